@@ -1,0 +1,202 @@
+// HAR 1.2 types with bb's extensions: the contract between capture/ (which
+// writes) and diff/ (which reads). See ../shared/DESIGN.md "The capture file".
+// Fields starting with `_` are extensions; other producers' extensions are
+// tolerated by readers and typed loosely here.
+
+/** One header or query pair, in wire order. */
+export interface HarNameValue {
+  name: string;
+  value: string;
+  comment?: string;
+}
+
+/** A cookie as HAR lists it. */
+export interface HarCookie {
+  name: string;
+  value: string;
+  path?: string;
+  domain?: string;
+  expires?: string | null;
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: string;
+  comment?: string;
+}
+
+/** A request body. */
+export interface HarPostData {
+  mimeType: string;
+  text?: string;
+  params?: Array<{ name: string; value?: string; fileName?: string; contentType?: string }>;
+  comment?: string;
+  /** bb: "base64" when text holds base64 of binary bytes. */
+  _encoding?: 'base64';
+}
+
+/** A response body. */
+export interface HarContent {
+  /** Decoded length in bytes. */
+  size: number;
+  /** size − bodySize; absent when unknown. */
+  compression?: number;
+  mimeType: string;
+  text?: string;
+  encoding?: 'base64' | string;
+  comment?: string;
+  /** bb: why text is raw bytes although content-encoded (e.g. "zstd: no decoder in Node 20"). */
+  _bbUndecoded?: string;
+}
+
+export interface HarRequest {
+  method: string;
+  url: string;
+  httpVersion: string;
+  cookies: HarCookie[];
+  headers: HarNameValue[];
+  queryString: HarNameValue[];
+  postData?: HarPostData;
+  headersSize: number;
+  bodySize: number;
+  comment?: string;
+}
+
+export interface HarResponse {
+  status: number;
+  statusText: string;
+  httpVersion: string;
+  cookies: HarCookie[];
+  headers: HarNameValue[];
+  content: HarContent;
+  redirectURL: string;
+  headersSize: number;
+  bodySize: number;
+  comment?: string;
+  /** bb: trailers as received, in order. */
+  _trailers?: HarNameValue[];
+}
+
+export interface HarTimings {
+  blocked?: number;
+  dns?: number;
+  connect?: number;
+  send: number;
+  wait: number;
+  receive: number;
+  ssl?: number;
+  comment?: string;
+}
+
+/** bb's facts about an exchange. */
+export interface BbEntryExt {
+  /** Counter value when the request arrived (shared with WS messages of the same capture). */
+  seq: number;
+  /** Counter value when the exchange completed. */
+  seqEnd?: number;
+  /** Set when the upstream failed; the response is then bb's own. */
+  error?: { code: string; message: string; phase: string };
+  /** Set when a side hung up mid-exchange. */
+  aborted?: 'client' | 'upstream';
+  /** Bytes recorded when a body went past the cap. */
+  truncated?: { request?: number; response?: number };
+  /** WebSocket: how the connection ended. */
+  close?: { code: number | null; reason: string; by: 'client' | 'server' | 'none'; time: number | null };
+  /** WebSocket: negotiated extensions, from the 101 (e.g. { "permessage-deflate": { ... } }). */
+  extensions?: Record<string, unknown>;
+  /** Raw request-target when it is not derivable from url (forward mode, odd targets). */
+  target?: string;
+  /** Set for tunnels that were not intercepted. */
+  tunnel?: { host: string; port: number; bytesUp: number; bytesDown: number };
+}
+
+/** One WebSocket message, in Chrome's shape plus `_bb`. */
+export interface HarWebSocketMessage {
+  type: 'send' | 'receive' | 'error';
+  /** Epoch seconds (float). Playwright writes epoch milliseconds; readers accept both. */
+  time: number;
+  opcode: number;
+  data: string;
+  _bb?: {
+    seq: number;
+    page?: string;
+    frames?: number;
+    compressed?: boolean;
+    /** close (8): decoded code and reason. */
+    code?: number;
+    reason?: string;
+    /** error rows: what went wrong. */
+    error?: string;
+  };
+}
+
+/** A server-sent event as it arrived. */
+export interface HarEventSourceMessage {
+  /** Epoch seconds (float), like WebSocket messages. */
+  time: number;
+  eventName: string;
+  eventId: string;
+  data: string;
+}
+
+export interface HarEntry {
+  pageref?: string;
+  startedDateTime: string;
+  time: number;
+  request: HarRequest;
+  response: HarResponse;
+  cache: Record<string, unknown>;
+  timings: HarTimings;
+  serverIPAddress?: string;
+  connection?: string;
+  comment?: string;
+  _resourceType?: string;
+  _webSocketMessages?: HarWebSocketMessage[];
+  _eventSourceMessages?: HarEventSourceMessage[];
+  _bb?: BbEntryExt;
+  [extension: `_${string}`]: unknown;
+}
+
+export interface HarPage {
+  startedDateTime: string;
+  id: string;
+  title: string;
+  pageTimings: { onContentLoad?: number; onLoad?: number; comment?: string };
+  comment?: string;
+}
+
+/** bb's facts about the whole capture. */
+export interface BbLogExt {
+  format: 1;
+  label: string;
+  /** The upstream origin (reverse mode) or "forward". */
+  target: string;
+  /** The proxy's own URL. */
+  listen: string;
+  startedDateTime: string;
+  endedDateTime: string;
+  /** false when recovered from a journal after a crash. */
+  complete: boolean;
+  counts: { entries: number; webSocketMessages: number };
+  /** The server's HOME, set by `bb compare`; feeds the <HOME> placeholder. */
+  serverHome?: string;
+  /** Set by `bb recover`: torn records dropped. */
+  recovered?: { droppedRecords: number; openExchanges: number };
+  /** Whether values were redacted at capture time. */
+  redacted?: boolean;
+}
+
+export interface HarLog {
+  version: string;
+  creator: { name: string; version: string; comment?: string };
+  browser?: { name: string; version: string };
+  pages?: HarPage[];
+  entries: HarEntry[];
+  comment?: string;
+  _bb?: BbLogExt;
+}
+
+export interface Har {
+  log: HarLog;
+}
+
+/** The version string bb writes in creator.version. */
+export const BB_HAR_FORMAT = 1;

@@ -1,0 +1,5 @@
+// The command list. Each command is one thin file exporting a BbCommand;
+// add a line here to register it.
+import type { BbCommand } from '../command.js';
+
+export const commands: BbCommand[] = [];

@@ -1,0 +1,280 @@
+// The facts the proxy emits about traffic, in the past tense.
+//
+// proxy/ knows nothing of HAR: capture/ turns these facts into a journal and
+// then a HAR file; anything else (a live log, a test) may listen too. Facts
+// carry raw bytes and raw headers exactly as they crossed the wire.
+//
+// Facts are delivered synchronously, in the order things happened, through a
+// FactBus. `exchange-completed` is emitted *before* the proxy forwards the
+// last byte of the response to the client, so a listener that writes it to
+// disk synchronously makes "what the client saw complete" crash-safe.
+import type { Duplex } from 'node:stream';
+
+/** Headers as on the wire: a flat [name, value, name, value, ...] list, Node's rawHeaders shape. */
+export type RawHeaders = string[];
+
+/** Epoch milliseconds with sub-millisecond precision. */
+export type EpochMs = number;
+
+/** Which side of the proxy a failure or hang-up came from. */
+export type Side = 'client' | 'upstream';
+
+/** A response bb itself wrote to the client (a 502 for an upstream failure, a 400 for a bad request). */
+export interface SyntheticResponse {
+  /** Status code bb sent. */
+  statusCode: number;
+  /** Reason phrase bb sent. */
+  statusMessage: string;
+  /** Headers bb sent, in order. */
+  rawHeaders: RawHeaders;
+  /** The whole body bb sent (short JSON). */
+  body: Buffer;
+}
+
+/** A failure, kept as data (never only a log line). */
+export interface FailureInfo {
+  /** Stable code: ECONNREFUSED, ECONNRESET, ETIMEDOUT, BB_UPSTREAM_HTTP2, HPE_..., ... */
+  code: string;
+  /** One sentence for people. */
+  message: string;
+  /** When it happened: 'connect' | 'request' | 'response' | 'parse' | 'tls'. */
+  phase: 'connect' | 'request' | 'response' | 'parse' | 'tls';
+}
+
+/** A client TCP connection was accepted. */
+export interface ConnectionOpened {
+  type: 'connection-opened';
+  /** Stable id of the client connection within this proxy ("c1", "c2", ...). */
+  connectionId: string;
+  time: EpochMs;
+  remoteAddress: string;
+  remotePort: number;
+}
+
+/** A client TCP connection ended (either side closed it). */
+export interface ConnectionClosed {
+  type: 'connection-closed';
+  connectionId: string;
+  time: EpochMs;
+}
+
+/** A request head arrived from the client. */
+export interface ExchangeStarted {
+  type: 'exchange-started';
+  /** Unique per proxy, increasing in arrival order. */
+  exchangeId: number;
+  connectionId: string;
+  time: EpochMs;
+  /** 'http' or 'https': the scheme the client used to reach bb. */
+  scheme: 'http' | 'https';
+  method: string;
+  /** The request-target exactly as sent ("/a/b?c=d", or absolute-form in forward mode). */
+  target: string;
+  /** "1.1" or "1.0". */
+  httpVersion: string;
+  rawHeaders: RawHeaders;
+  /** The upstream origin this exchange goes to ("http://127.0.0.1:3000"). */
+  upstream: string;
+  /** True when the request asks for a protocol upgrade (WebSocket). */
+  upgrade: boolean;
+}
+
+/** Some request body bytes went through to the upstream (decoded from chunked framing, else as sent). */
+export interface RequestBodyChunk {
+  type: 'request-body';
+  exchangeId: number;
+  time: EpochMs;
+  chunk: Buffer;
+}
+
+/** The client finished sending its request body. */
+export interface RequestEnded {
+  type: 'request-ended';
+  exchangeId: number;
+  time: EpochMs;
+  rawTrailers: RawHeaders;
+}
+
+/** The upstream's response head arrived (any status except 1xx informational; 101 is reported by upgrade-opened). */
+export interface ResponseStarted {
+  type: 'response-started';
+  exchangeId: number;
+  time: EpochMs;
+  statusCode: number;
+  statusMessage: string;
+  httpVersion: string;
+  rawHeaders: RawHeaders;
+}
+
+/** Some response body bytes arrived from the upstream (decoded from chunked framing, still content-encoded). */
+export interface ResponseBodyChunk {
+  type: 'response-body';
+  exchangeId: number;
+  time: EpochMs;
+  chunk: Buffer;
+}
+
+/** The exchange completed; emitted before the last byte of the response goes to the client. */
+export interface ExchangeCompleted {
+  type: 'exchange-completed';
+  exchangeId: number;
+  time: EpochMs;
+  rawTrailers: RawHeaders;
+}
+
+/** The upstream could not be used; the client got bb's own response (if it was still there). */
+export interface ExchangeFailed {
+  type: 'exchange-failed';
+  exchangeId: number;
+  time: EpochMs;
+  error: FailureInfo;
+  /** What bb wrote to the client instead, absent when the response had already started. */
+  response?: SyntheticResponse;
+}
+
+/** A side hung up before the exchange completed. */
+export interface ExchangeAborted {
+  type: 'exchange-aborted';
+  exchangeId: number;
+  time: EpochMs;
+  by: Side;
+  /** What was under way: 'request' (client still sending) or 'response' (response under way). */
+  phase: 'request' | 'response';
+  error?: FailureInfo;
+}
+
+/** Bytes from a client that never became a request (Node's parser refused them). */
+export interface ClientErrored {
+  type: 'client-error';
+  connectionId: string;
+  /** A fresh exchange id, so the bad exchange is recorded like any other. */
+  exchangeId: number;
+  time: EpochMs;
+  error: FailureInfo;
+  /** The bytes the parser refused, when Node gave them. */
+  rawPacket?: Buffer;
+  /** What bb wrote back (400/431/...), absent when the socket was just closed. */
+  response?: SyntheticResponse;
+}
+
+/** The upstream answered an upgrade request with 101 and bytes now flow both ways. */
+export interface UpgradeOpened {
+  type: 'upgrade-opened';
+  exchangeId: number;
+  time: EpochMs;
+  statusCode: number;
+  statusMessage: string;
+  httpVersion: string;
+  rawHeaders: RawHeaders;
+  /** The client's socket (bytes it sends go upstream). For taps: read only, never write. */
+  client: Duplex;
+  /** The upstream's socket. For taps: read only, never write. */
+  upstream: Duplex;
+}
+
+/** One whole WebSocket message (or control frame) crossed the proxy. */
+export interface WsMessage {
+  type: 'ws-message';
+  exchangeId: number;
+  /** When its first byte reached the proxy. */
+  time: EpochMs;
+  /** 'send' = client to server, 'receive' = server to client (Chrome's words). */
+  direction: 'send' | 'receive';
+  /** 1 text, 2 binary, 8 close, 9 ping, 10 pong. */
+  opcode: number;
+  /** The payload, inflated when permessage-deflate compressed it. */
+  data: Buffer;
+  /** How many frames carried it. */
+  frames: number;
+  /** True when it was compressed on the wire. */
+  compressed: boolean;
+  /** For close (8): the decoded code, when the payload has one. */
+  closeCode?: number;
+  /** For close (8): the decoded reason. */
+  closeReason?: string;
+}
+
+/** A WebSocket frame could not be parsed; that direction is no longer parsed, the bytes keep flowing. */
+export interface WsFrameError {
+  type: 'ws-error';
+  exchangeId: number;
+  time: EpochMs;
+  direction: 'send' | 'receive';
+  /** Stable code, e.g. WS_ERR_INVALID_OPCODE. */
+  code: string;
+  message: string;
+}
+
+/** An upgraded connection ended. */
+export interface UpgradeClosed {
+  type: 'upgrade-closed';
+  exchangeId: number;
+  time: EpochMs;
+  /** The close code seen in a close frame (the first one sent), if any. */
+  code?: number;
+  reason?: string;
+  /** Who sent the first close frame; 'none' when the sockets just ended. */
+  by: 'client' | 'server' | 'none';
+}
+
+/** Everything the proxy says. */
+export type Fact =
+  | ConnectionOpened
+  | ConnectionClosed
+  | ExchangeStarted
+  | RequestBodyChunk
+  | RequestEnded
+  | ResponseStarted
+  | ResponseBodyChunk
+  | ExchangeCompleted
+  | ExchangeFailed
+  | ExchangeAborted
+  | ClientErrored
+  | UpgradeOpened
+  | WsMessage
+  | WsFrameError
+  | UpgradeClosed;
+
+/** A listener of facts. It must not throw; if it does, the bus records the error and traffic goes on. */
+export type FactListener = (fact: Fact) => void;
+
+/**
+ * Delivers facts to listeners synchronously, isolating traffic from listener bugs:
+ * a listener that throws is logged once per error kind and counted, never rethrown.
+ */
+export class FactBus {
+  private readonly listeners: FactListener[] = [];
+  /** Errors thrown by listeners, for reporting at shutdown. */
+  readonly listenerErrors: Error[] = [];
+
+  /** Adds a listener; returns a function that removes it. */
+  on(listener: FactListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const at = this.listeners.indexOf(listener);
+      if (at >= 0) this.listeners.splice(at, 1);
+    };
+  }
+
+  /** Delivers one fact to every listener, in order. */
+  emit(fact: Fact): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(fact);
+      } catch (err) {
+        // Keep a bounded record: a listener failing on every fact must not grow memory.
+        if (this.listenerErrors.length < 100) this.listenerErrors.push(err as Error);
+      }
+    }
+  }
+
+  /** True when someone listens (lets the proxy skip work nobody wants). */
+  get hasListeners(): boolean {
+    return this.listeners.length > 0;
+  }
+}
+
+/** The clock facts use: epoch ms with sub-ms precision, monotonic within the process. */
+export function now(): EpochMs {
+  return performance.timeOrigin + performance.now();
+}

@@ -1,0 +1,28 @@
+// ws 8 exports Receiver, PerMessageDeflate and extension as named exports at run time,
+// but @types/ws does not declare them. Only what bb uses is declared here.
+declare module 'ws' {
+  import { EventEmitter } from 'node:events';
+  import { Writable } from 'node:stream';
+  export class Receiver extends Writable {
+    constructor(options?: {
+      allowSynchronousEvents?: boolean;
+      binaryType?: string;
+      extensions?: Record<string, unknown>;
+      isServer?: boolean;
+      maxPayload?: number;
+      skipUTF8Validation?: boolean;
+    });
+  }
+  export class PerMessageDeflate {
+    constructor(options?: Record<string, unknown>, isServer?: boolean, maxPayload?: number);
+    static readonly extensionName: string;
+    accept(configurations: Array<Record<string, unknown>>): Record<string, unknown>;
+    cleanup(): void;
+    decompress(data: Buffer, fin: boolean, callback: (err: Error | null, result?: Buffer) => void): void;
+  }
+  export const extension: {
+    parse(header: string): Record<string, Array<Record<string, unknown>>>;
+    format(extensions: Record<string, unknown>): string;
+  };
+  export { EventEmitter };
+}
