@@ -1,0 +1,242 @@
+// Checks a parsed HAR entry by entry and fills what other producers leave out.
+//
+// Pure: takes parsed JSON, returns typed HAR or throws a HarShapeError naming
+// the JSON path of the first wrong value ("log.entries[3].response.status must
+// be a number"). Unknown `_` fields pass through untouched; missing optional
+// fields get HAR's "unknown" values (-1, "", []); `null` counts as missing for
+// optional fields (several exporters write it).
+import type {
+  HarEntry,
+  HarLog,
+  HarNameValue,
+  HarWebSocketMessage,
+  HarEventSourceMessage,
+  HarPage,
+} from './har.js';
+
+/** A value in the file has the wrong type; `path` is its JSON path. */
+export class HarShapeError extends Error {
+  /** JSON path of the offending value, e.g. log.entries[3].response.status. */
+  readonly path: string;
+  constructor(path: string, expected: string, got: unknown) {
+    super(`${path} must be ${expected} (got ${describe(got)})`);
+    this.name = 'HarShapeError';
+    this.path = path;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)?.slice(0, 40)}`;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function obj(v: unknown, path: string): Obj {
+  if (!isObj(v)) throw new HarShapeError(path, 'an object', v);
+  return v;
+}
+
+function optObj(o: Obj, key: string, path: string): Obj | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  return obj(v, `${path}.${key}`);
+}
+
+function str(o: Obj, key: string, path: string, fallback?: string): string {
+  const v = o[key];
+  if ((v === undefined || v === null) && fallback !== undefined) return fallback;
+  if (typeof v !== 'string') throw new HarShapeError(`${path}.${key}`, 'a string', v);
+  return v;
+}
+
+function optStr(o: Obj, key: string, path: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new HarShapeError(`${path}.${key}`, 'a string', v);
+  return v;
+}
+
+function num(o: Obj, key: string, path: string, fallback?: number): number {
+  const v = o[key];
+  if ((v === undefined || v === null) && fallback !== undefined) return fallback;
+  if (typeof v !== 'number' || Number.isNaN(v)) throw new HarShapeError(`${path}.${key}`, 'a number', v);
+  return v;
+}
+
+function arr(o: Obj, key: string, path: string): unknown[] {
+  const v = o[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new HarShapeError(`${path}.${key}`, 'an array', v);
+  return v;
+}
+
+function nameValues(o: Obj, key: string, path: string): HarNameValue[] {
+  return arr(o, key, path).map((item, i) => {
+    const p = `${path}.${key}[${i}]`;
+    const nv = obj(item, p);
+    const value = nv.value;
+    // Some exporters write numbers or null as header/query values; keep them as text.
+    if (value !== undefined && value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new HarShapeError(`${p}.value`, 'a string', value);
+    }
+    return { ...nv, name: str(nv, 'name', p), value: value === undefined || value === null ? '' : String(value) };
+  });
+}
+
+/**
+ * Epoch seconds from a WebSocket/SSE `time`: Chrome and bb write seconds,
+ * Playwright writes milliseconds. Anything past year 5138 in seconds
+ * (1e11) is taken as milliseconds.
+ */
+export function toEpochSeconds(time: number): number {
+  return time > 1e11 ? time / 1000 : time;
+}
+
+function wsMessages(e: Obj, path: string): HarWebSocketMessage[] | undefined {
+  if (e._webSocketMessages === undefined || e._webSocketMessages === null) return undefined;
+  return arr(e, '_webSocketMessages', path).map((item, i) => {
+    const p = `${path}._webSocketMessages[${i}]`;
+    const m = obj(item, p);
+    const type = str(m, 'type', p);
+    return {
+      ...m,
+      type: type as HarWebSocketMessage['type'],
+      time: toEpochSeconds(num(m, 'time', p, 0)),
+      opcode: num(m, 'opcode', p, 1),
+      data: str(m, 'data', p, ''),
+    } as HarWebSocketMessage;
+  });
+}
+
+function sseMessages(e: Obj, path: string): HarEventSourceMessage[] | undefined {
+  if (e._eventSourceMessages === undefined || e._eventSourceMessages === null) return undefined;
+  return arr(e, '_eventSourceMessages', path).map((item, i) => {
+    const p = `${path}._eventSourceMessages[${i}]`;
+    const m = obj(item, p);
+    return {
+      ...m,
+      time: toEpochSeconds(num(m, 'time', p, 0)),
+      eventName: str(m, 'eventName', p, 'message'),
+      eventId: str(m, 'eventId', p, ''),
+      data: str(m, 'data', p, ''),
+    } as HarEventSourceMessage;
+  });
+}
+
+/** Checks one entry (at `path`, e.g. "log.entries[3]") and fills its missing optional fields. */
+export function validateEntry(raw: unknown, path: string): HarEntry {
+  const e = obj(raw, path);
+  const rp = `${path}.request`;
+  const req = obj(e.request, rp);
+  const sp = `${path}.response`;
+  const res = obj(e.response, sp);
+  const postRaw = optObj(req, 'postData', rp);
+  const pp = `${rp}.postData`;
+  const contentRaw = optObj(res, 'content', sp) ?? {};
+  const cp = `${sp}.content`;
+  const entry: HarEntry = {
+    ...(e as Partial<HarEntry>),
+    startedDateTime: str(e, 'startedDateTime', path, ''),
+    time: num(e, 'time', path, -1),
+    request: {
+      ...(req as object),
+      method: str(req, 'method', rp),
+      url: str(req, 'url', rp),
+      httpVersion: str(req, 'httpVersion', rp, ''),
+      cookies: arr(req, 'cookies', rp) as HarEntry['request']['cookies'],
+      headers: nameValues(req, 'headers', rp),
+      queryString: nameValues(req, 'queryString', rp),
+      headersSize: num(req, 'headersSize', rp, -1),
+      bodySize: num(req, 'bodySize', rp, -1),
+      ...(postRaw
+        ? {
+            postData: {
+              ...postRaw,
+              mimeType: str(postRaw, 'mimeType', pp, ''),
+              text: optStr(postRaw, 'text', pp),
+              params: arr(postRaw, 'params', pp) as NonNullable<HarEntry['request']['postData']>['params'],
+            },
+          }
+        : {}),
+    },
+    response: {
+      ...(res as object),
+      status: num(res, 'status', sp),
+      statusText: str(res, 'statusText', sp, ''),
+      httpVersion: str(res, 'httpVersion', sp, ''),
+      cookies: arr(res, 'cookies', sp) as HarEntry['response']['cookies'],
+      headers: nameValues(res, 'headers', sp),
+      content: {
+        ...contentRaw,
+        size: num(contentRaw, 'size', cp, -1),
+        mimeType: str(contentRaw, 'mimeType', cp, ''),
+        text: optStr(contentRaw, 'text', cp),
+        encoding: optStr(contentRaw, 'encoding', cp),
+      },
+      redirectURL: str(res, 'redirectURL', sp, ''),
+      headersSize: num(res, 'headersSize', sp, -1),
+      bodySize: num(res, 'bodySize', sp, -1),
+    },
+    cache: optObj(e, 'cache', path) ?? {},
+    timings: (optObj(e, 'timings', path) as HarEntry['timings'] | undefined) ?? { send: -1, wait: -1, receive: -1 },
+    pageref: optStr(e, 'pageref', path),
+    connection: e.connection === undefined || e.connection === null ? undefined : String(e.connection),
+  };
+  const ws = wsMessages(e, path);
+  if (ws) entry._webSocketMessages = ws;
+  const sse = sseMessages(e, path);
+  if (sse) entry._eventSourceMessages = sse;
+  if (e._bb !== undefined && e._bb !== null) obj(e._bb, `${path}._bb`);
+  return entry;
+}
+
+/** Checks one page and fills what is missing. */
+export function validatePage(raw: unknown, path: string): HarPage {
+  const p = obj(raw, path);
+  return {
+    ...(p as Partial<HarPage>),
+    id: str(p, 'id', path, ''),
+    title: str(p, 'title', path, ''),
+    startedDateTime: str(p, 'startedDateTime', path, ''),
+    pageTimings: (optObj(p, 'pageTimings', path) as HarPage['pageTimings'] | undefined) ?? {},
+  };
+}
+
+/** The log without its entries: everything a reader needs besides them. */
+export type HarLogHeader = Omit<HarLog, 'entries'>;
+
+/** Checks the log's own fields (everything but entries). `raw` must be the `log` object. */
+export function validateLogHeader(raw: Obj): HarLogHeader {
+  const creator = optObj(raw, 'creator', 'log') ?? {};
+  const header: HarLogHeader = {
+    ...(raw as Partial<HarLog>),
+    version: str(raw, 'version', 'log', ''),
+    creator: { ...creator, name: str(creator, 'name', 'log.creator', ''), version: str(creator, 'version', 'log.creator', '') },
+    pages: arr(raw, 'pages', 'log').map((p, i) => validatePage(p, `log.pages[${i}]`)),
+  };
+  delete (header as Partial<HarLog>).entries;
+  const bb = optObj(raw, '_bb', 'log');
+  if (bb) {
+    if (bb.complete !== undefined && typeof bb.complete !== 'boolean') throw new HarShapeError('log._bb.complete', 'a boolean', bb.complete);
+    optStr(bb, 'serverHome', 'log._bb');
+  }
+  return header;
+}
+
+/** Checks a whole parsed HAR document. */
+export function validateHar(doc: unknown): { log: HarLog } {
+  const root = obj(doc, '(top level)');
+  const log = obj(root.log, 'log');
+  if (!Array.isArray(log.entries)) throw new HarShapeError('log.entries', 'an array', log.entries);
+  const header = validateLogHeader(log);
+  const entries = log.entries.map((e, i) => validateEntry(e, `log.entries[${i}]`));
+  return { log: { ...header, entries } };
+}
+
+export { isObj };

@@ -1,0 +1,156 @@
+// Reads a capture file: any HAR 1.2 (bb's own, Chrome, Firefox, Safari,
+// Charles, Insomnia, mitmproxy, Playwright, HTTP Toolkit).
+//
+// Two forms: `readCapture` gives the whole Har; `streamCapture` gives the log
+// header and an async iterator of entries, so callers that only need one entry
+// at a time (the differ on huge captures) can stay bounded. Both check shapes
+// (see reader-validate.ts), tolerate a UTF-8 BOM, and refuse what cannot be
+// compared with an Error carrying exitCode 2 and a stable code:
+//   BB_CAPTURE_UNREADABLE  the file cannot be read
+//   BB_CAPTURE_INVALID     not JSON, not a HAR, or a value of the wrong type
+//   BB_CAPTURE_INCOMPLETE  log._bb.complete === false (recovered after a crash)
+//   BB_CAPTURE_EMPTY       no entries: an empty comparison is never a match
+// WebSocket and SSE message times come back in epoch seconds whatever the
+// producer wrote (Playwright writes milliseconds).
+import { readFile, stat } from 'node:fs/promises';
+import type { Har, HarEntry } from './har.js';
+import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
+
+export { toEpochSeconds, type HarLogHeader } from './reader-validate.js';
+
+/** Options for reading a capture. */
+export interface ReadCaptureOptions {
+  /** Accept a capture recovered after a crash (`log._bb.complete: false`). */
+  allowIncomplete?: boolean;
+}
+
+/** Why a capture cannot be used. */
+export type CaptureErrorCode = 'BB_CAPTURE_INVALID' | 'BB_CAPTURE_UNREADABLE' | 'BB_CAPTURE_INCOMPLETE' | 'BB_CAPTURE_EMPTY';
+
+/** A capture that cannot be compared: one sentence naming the file and what to do; exit code 2. */
+export class CaptureReadError extends Error {
+  /** Stable code (see CaptureErrorCode). */
+  readonly code: CaptureErrorCode;
+  /** Always 2: could not run. */
+  readonly exitCode = 2;
+  /** The file concerned. */
+  readonly file: string;
+  constructor(file: string, code: CaptureErrorCode, message: string) {
+    super(message.replace(/\s*\n\s*/g, ' '));
+    this.name = 'CaptureReadError';
+    this.code = code;
+    this.file = file;
+  }
+}
+
+/** A capture opened for entry-by-entry reading. */
+export interface CaptureStream {
+  /** The file read. */
+  readonly path: string;
+  /** Everything in `log` but the entries (pages, creator, `_bb`...). */
+  readonly header: HarLogHeader;
+  /** How many entries the file holds. */
+  readonly entryCount: number;
+  /** Yields each checked entry in file order; may be iterated more than once. */
+  entries(): AsyncIterable<HarEntry>;
+}
+
+// Past this, one JSON string would near V8's ~512 Mi-character limit. Bigger
+// files need a token-streaming parser (issue 8: stream-json, entry by entry).
+const WHOLE_FILE_LIMIT = 480 * 1024 * 1024;
+
+/** Reads and checks a whole capture file. */
+export async function readCapture(path: string, opts: ReadCaptureOptions = {}): Promise<Har> {
+  const doc = await parseFile(path);
+  let har: Har;
+  try {
+    har = validateHar(doc);
+  } catch (err) {
+    throw shapeError(path, err);
+  }
+  checkUsable(path, har.log, har.log.entries.length, opts);
+  return har;
+}
+
+/** Opens a capture for entry-by-entry reading (same checks as readCapture). */
+export async function streamCapture(path: string, opts: ReadCaptureOptions = {}): Promise<CaptureStream> {
+  const doc = await parseFile(path);
+  let header: HarLogHeader;
+  let rawEntries: unknown[];
+  try {
+    const root = doc as { log?: Record<string, unknown> };
+    if (typeof root !== 'object' || root === null || typeof root.log !== 'object' || root.log === null || Array.isArray(root.log)) {
+      throw new HarShapeError('log', 'an object', root?.log);
+    }
+    if (!Array.isArray(root.log.entries)) throw new HarShapeError('log.entries', 'an array', root.log.entries);
+    header = validateLogHeader(root.log);
+    rawEntries = root.log.entries;
+  } catch (err) {
+    throw shapeError(path, err);
+  }
+  checkUsable(path, header, rawEntries.length, opts);
+  return {
+    path,
+    header,
+    entryCount: rawEntries.length,
+    async *entries() {
+      for (let i = 0; i < rawEntries.length; i++) {
+        try {
+          yield validateEntry(rawEntries[i], `log.entries[${i}]`);
+        } catch (err) {
+          throw shapeError(path, err);
+        }
+      }
+    },
+  };
+}
+
+async function parseFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    const info = await stat(path);
+    if (info.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    if (info.size > WHOLE_FILE_LIMIT) {
+      throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE',
+        `${path} is ${Math.round(info.size / 1048576)} MB, past what this reader parses in one piece (${WHOLE_FILE_LIMIT / 1048576} MB); split the capture or use a build with streamed reading.`);
+    }
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if (err instanceof CaptureReadError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
+    throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.trim() === '') {
+    throw new CaptureReadError(path, 'BB_CAPTURE_INVALID', `${path} is empty, not a HAR file: record or export it again.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const reason = (err as Error).message;
+    throw new CaptureReadError(path, 'BB_CAPTURE_INVALID',
+      `${path} is not valid JSON (${reason}): the file is truncated or not a HAR; record or export it again.`);
+  }
+}
+
+function shapeError(path: string, err: unknown): Error {
+  if (err instanceof HarShapeError) {
+    const notHar = err.path === 'log' || err.path === '(top level)' || err.path === 'log.entries';
+    return new CaptureReadError(path, 'BB_CAPTURE_INVALID', notHar
+      ? `${path} is not a HAR file: ${err.message}; give a HAR 1.2 export.`
+      : `${path} is not a valid HAR: ${err.message}; fix or re-export the file.`);
+  }
+  return err as Error;
+}
+
+function checkUsable(path: string, header: HarLogHeader, entryCount: number, opts: ReadCaptureOptions): void {
+  if (header._bb?.complete === false && !opts.allowIncomplete) {
+    throw new CaptureReadError(path, 'BB_CAPTURE_INCOMPLETE',
+      `${path} is an incomplete capture (recovered after a crash): pass --allow-incomplete to compare it anyway.`);
+  }
+  if (entryCount === 0) {
+    throw new CaptureReadError(path, 'BB_CAPTURE_EMPTY',
+      `${path} holds no entries: an empty capture cannot be compared; check that traffic went through the proxy.`);
+  }
+}
