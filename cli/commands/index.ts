@@ -1,5 +1,6 @@
 // The command list. Each command is one thin file exporting a BbCommand;
 // add a line here to register it.
 import type { BbCommand } from '../command.js';
+import { caCommand } from './ca.js';
 
-export const commands: BbCommand[] = [];
+export const commands: BbCommand[] = [caCommand];

@@ -1,0 +1,91 @@
+// bb ca path | print | export --out FILE [--force] | trust-info
+// Shows bb's CA certificate (made on first use) and how to trust it. Never prints or writes the key.
+import { writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BbCommand } from '../command.js';
+import { UsageError } from '../errors.js';
+import { loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
+
+const ACTIONS = ['path', 'print', 'export', 'trust-info'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** bb's home: BB_HOME, else ~/.bb. */
+function bbHome(): string {
+  return resolve(process.env['BB_HOME'] || join(homedir(), '.bb'));
+}
+
+function describeCa(ca: Ca): string {
+  const x = ca.x509;
+  return [
+    `subject      ${x.subject.split('\n').join(', ')}`,
+    `sha256       ${x.fingerprint256}`,
+    `valid from   ${new Date(x.validFrom).toISOString()}`,
+    `valid until  ${new Date(x.validTo).toISOString()}`,
+    `certificate  ${ca.certPath}`,
+    '',
+  ].join('\n');
+}
+
+function trustInfo(ca: Ca): string {
+  const file = ca.certPath;
+  return [
+    `bb's CA certificate: ${file}`,
+    `(sha256 ${ca.x509.fingerprint256})`,
+    '',
+    'curl:',
+    `  curl --cacert ${file} -x http://127.0.0.1:8080 https://example.com/`,
+    'Node.js (read at start-up, added to the bundled roots):',
+    `  NODE_EXTRA_CA_CERTS=${file} node app.js`,
+    'Chromium / Chrome on Linux (NSS database; certutil comes with libnss3-tools):',
+    `  certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bb -i ${file}`,
+    'Debian / Ubuntu system store (curl, wget, OpenSSL-based tools; needs root):',
+    `  sudo cp ${file} /usr/local/share/ca-certificates/bb-ca.crt && sudo update-ca-certificates`,
+    '',
+    'Anyone holding ca.key can impersonate any site to clients that trust this CA: keep it private,',
+    'and remove the trust when you no longer record (certutil -D -n bb; delete the .crt and run',
+    'update-ca-certificates --fresh).',
+    '',
+  ].join('\n');
+}
+
+export const caCommand: BbCommand = {
+  command: 'ca <action>',
+  describe: "show bb's CA certificate (made on first use) and how to trust it: path | print | export | trust-info",
+  builder: (yargs) =>
+    yargs
+      .positional('action', { choices: ACTIONS, describe: 'what to do', type: 'string' })
+      .option('out', { type: 'string', describe: 'export: the file to write the certificate (PEM) to' })
+      .option('force', { type: 'boolean', default: false, describe: 'export: overwrite an existing file' }),
+  run: async (argv) => {
+    const action = argv['action'] as Action;
+    const out = argv['out'] as string | undefined;
+    if (action === 'export' && !out) throw new UsageError('bb ca export needs --out FILE, the file to write the certificate to.');
+    if (action !== 'export' && out !== undefined) throw new UsageError(`--out only goes with bb ca export, not bb ca ${action}.`);
+    const ca = await loadOrCreateCa(bbHome());
+    if (ca.created) process.stderr.write(`bb: made a new CA in ${ca.certPath}\n`);
+    switch (action) {
+      case 'path':
+        process.stdout.write(`${ca.certPath}\n`);
+        return 0;
+      case 'print':
+        process.stdout.write(describeCa(ca));
+        return 0;
+      case 'trust-info':
+        process.stdout.write(trustInfo(ca));
+        return 0;
+      case 'export': {
+        const target = resolve(out!);
+        try {
+          await writeFile(target, ca.certPem, { mode: 0o644, flag: argv['force'] ? 'w' : 'wx' });
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'EEXIST') throw new UsageError(`${target} exists: pass --force to overwrite it, or choose another --out.`, 'BB_EXISTS');
+          throw new UsageError(`cannot write ${target} (${code ?? (err as Error).message}): choose another --out.`, 'BB_WRITE');
+        }
+        process.stdout.write(`${target}\n`);
+        return 0;
+      }
+    }
+  },
+};
