@@ -1,0 +1,75 @@
+// Upstream failures as data: a stable code, a sentence, and the 502 bb sends.
+import type { FailureInfo, SyntheticResponse } from './events.js';
+
+/** An error in proxy options or start-up, meant for the user (exit code 2). */
+export class ProxyConfigError extends Error {
+  readonly code: string;
+  readonly exitCode = 2;
+  constructor(message: string, code = 'BB_PROXY_CONFIG') {
+    super(message);
+    this.name = 'ProxyConfigError';
+    this.code = code;
+  }
+}
+
+const SENTENCES: Record<string, string> = {
+  ECONNREFUSED: 'the upstream refused the connection (is the server running?)',
+  ECONNRESET: 'the upstream reset the connection',
+  EPIPE: 'the upstream closed the connection while bb was writing',
+  ETIMEDOUT: 'the upstream did not answer in time',
+  BB_CONNECT_TIMEOUT: 'the upstream did not accept the connection in time',
+  BB_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
+  BB_UPSTREAM_HTTP2: 'the upstream speaks HTTP/2 only; bb proxies HTTP/1.1',
+  BB_UPSTREAM_CLOSED: 'the upstream closed the connection before answering',
+  ENOTFOUND: 'the upstream host name does not resolve',
+  EHOSTUNREACH: 'the upstream host is unreachable',
+};
+
+/** Turns a Node error from the upstream side into a FailureInfo. */
+export function classifyUpstreamError(err: NodeJS.ErrnoException, phase: FailureInfo['phase'], firstBytes?: Buffer): FailureInfo {
+  let code = err.code ?? 'BB_UPSTREAM_ERROR';
+  if (code.startsWith('HPE_') && firstBytes && looksLikeHttp2(firstBytes)) code = 'BB_UPSTREAM_HTTP2';
+  if (code === 'ECONNRESET' && err.message === 'socket hang up') code = 'BB_UPSTREAM_CLOSED';
+  if (/^ERR_TLS_|^UNABLE_TO_|^CERT_|^DEPTH_ZERO|^SELF_SIGNED|^ERR_SSL/.test(code)) phase = 'tls';
+  const sentence = SENTENCES[code] ?? (code.startsWith('HPE_') ? 'the upstream sent a response bb cannot parse as HTTP/1.1' : err.message);
+  return { code, message: sentence === err.message ? sentence : `${sentence} (${err.message})`, phase };
+}
+
+// An HTTP/2 server answering an HTTP/1.1 request sends a SETTINGS frame: 3-byte length, type 0x04.
+// With prior knowledge only, some answer with a GOAWAY (type 0x07) instead.
+function looksLikeHttp2(bytes: Buffer): boolean {
+  return bytes.length >= 9 && (bytes[3] === 0x04 || bytes[3] === 0x07) && bytes.subarray(0, 4).toString('latin1') !== 'HTTP';
+}
+
+/** The response bb writes when the upstream failed: a short JSON body saying why. */
+export function badGateway(failure: FailureInfo, upstream: string): SyntheticResponse {
+  const body = Buffer.from(
+    JSON.stringify({ error: 'bb_upstream_failed', code: failure.code, message: failure.message, upstream }) + '\n',
+  );
+  return {
+    statusCode: 502,
+    statusMessage: 'Bad Gateway',
+    rawHeaders: ['Content-Type', 'application/json', 'Content-Length', String(body.length), 'X-BB-Error', failure.code],
+    body,
+  };
+}
+
+/** The response bb writes for a request Node's parser refused. */
+export function badRequest(code: string, message: string): SyntheticResponse {
+  const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const statusMessage = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  const body = Buffer.from(JSON.stringify({ error: 'bb_bad_request', code, message }) + '\n');
+  return {
+    statusCode: status,
+    statusMessage,
+    rawHeaders: ['Content-Type', 'application/json', 'Content-Length', String(body.length), 'Connection', 'close'],
+    body,
+  };
+}
+
+/** Serializes a synthetic response for writing on a raw socket. */
+export function serializeResponse(res: SyntheticResponse, httpVersion = '1.1'): Buffer {
+  let head = `HTTP/${httpVersion} ${res.statusCode} ${res.statusMessage}\r\n`;
+  for (let i = 0; i < res.rawHeaders.length; i += 2) head += `${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`;
+  return Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), res.body]);
+}

@@ -1,0 +1,7 @@
+// proxy/: the transparent proxy and the facts it emits. Imports nothing else of bb's.
+export { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
+export { FactBus, now, type Fact, type FactListener } from './events.js';
+export type * from './events.js';
+export { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
+export { ProxyConfigError } from './errors.js';
+export type { UpgradeTap } from './upgrade.js';

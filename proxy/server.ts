@@ -1,0 +1,195 @@
+// The proxy's sockets: an http.Server that accepts client connections and
+// hands each request, upgrade and parse failure to its handler. This is the
+// only file in proxy/ that listens.
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { FactBus, now } from './events.js';
+import { badRequest, ProxyConfigError, serializeResponse } from './errors.js';
+import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
+import { handleExchange, type ExchangeSettings } from './http-exchange.js';
+import { handleUpgrade, type UpgradeTap } from './upgrade.js';
+import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
+
+/** Options of one proxy. Validated by startProxy; errors say what to fix. */
+export interface ProxyOptions {
+  /** Reverse mode: the upstream origin, e.g. "http://127.0.0.1:3000". */
+  target?: string;
+  /** Forward mode: picks the upstream per request instead of `target`. */
+  resolveUpstream?: (req: http.IncomingMessage, scheme: 'http' | 'https') => Upstream;
+  /** Where to listen; default 127.0.0.1 port 0 (any free port). */
+  listen?: { host?: string; port?: number };
+  /** Where facts go; a new bus when absent. */
+  bus?: FactBus;
+  /** Add X-Forwarded-* headers (off: bb adds nothing by default). */
+  xfwd?: boolean;
+  /** Rewrite Host to the upstream's host (off: the server sees the client's Host). */
+  changeOrigin?: boolean;
+  /** Max wait for an upstream connection, ms (default 10 000). */
+  connectTimeoutMs?: number;
+  /** Max silence from the upstream during an exchange, ms (default 0 = none). */
+  upstreamTimeoutMs?: number;
+  /** TLS to https/wss upstreams. */
+  upstreamTls?: UpstreamTlsOptions;
+  /** Reads both directions of each upgraded connection (the WebSocket tap). */
+  tap?: UpgradeTap;
+  /** Max request head size, bytes (Node's default 16 KiB). */
+  maxHeaderSize?: number;
+}
+
+/** A listening proxy. */
+export interface RunningProxy {
+  /** "http://127.0.0.1:PORT". */
+  url: string;
+  host: string;
+  port: number;
+  /** The facts of this proxy. */
+  bus: FactBus;
+  /** The upstream origin (reverse mode) or "forward". */
+  target: string;
+  /** The underlying server (forward mode feeds it tunnelled sockets). */
+  server: http.Server;
+  /** Exchanges under way. */
+  inFlight(): number;
+  /** Registers a socket that did not come through listen() (a decrypted CONNECT tunnel). */
+  adopt(socket: Duplex, scheme: 'http' | 'https'): void;
+  /**
+   * Stops accepting, lets in-flight exchanges finish for up to graceMs, then
+   * closes every connection (upgraded ones included). Idempotent.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts a proxy; resolves once it listens. */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const bus = options.bus ?? new FactBus();
+  let resolveUpstream = options.resolveUpstream;
+  let targetLabel = 'forward';
+  if (!resolveUpstream) {
+    if (!options.target) throw new ProxyConfigError('a reverse proxy needs a target like http://127.0.0.1:3000');
+    let fixed: Upstream;
+    try {
+      fixed = parseUpstream(options.target);
+    } catch {
+      throw new ProxyConfigError(`the target must be an http(s) URL like http://127.0.0.1:3000, got '${options.target}'`, 'BB_BAD_TARGET');
+    }
+    resolveUpstream = () => fixed;
+    targetLabel = fixed.origin;
+  }
+  const host = options.listen?.host ?? '127.0.0.1';
+  const port = options.listen?.port ?? 0;
+
+  let exchangeCounter = 0;
+  let connectionCounter = 0;
+  const settings: ExchangeSettings = {
+    bus,
+    xfwd: options.xfwd ?? false,
+    changeOrigin: options.changeOrigin ?? false,
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? 0,
+    resolveUpstream,
+    nextExchangeId: () => ++exchangeCounter,
+  };
+  const tlsOptions = options.upstreamTls ?? {};
+  const connections = new Set<ConnectionState>();
+
+  const server = http.createServer({
+    // The upstream decides when idle connections end (1:1); bb only guards against clients that never finish a head.
+    keepAliveTimeout: 0,
+    requestTimeout: 0,
+    headersTimeout: 60_000,
+    maxHeaderSize: options.maxHeaderSize,
+    noDelay: true,
+  });
+  server.keepAliveTimeout = 0;
+
+  const track = (socket: Socket, scheme: 'http' | 'https'): ConnectionState => {
+    const state = trackConnection(socket, `c${++connectionCounter}`, scheme, bus, tlsOptions);
+    connections.add(state);
+    socket.once('close', () => connections.delete(state));
+    return state;
+  };
+  server.on('connection', (socket: Socket) => {
+    if (!connectionOf(socket)) track(socket, 'http');
+  });
+  const stateOf = (socket: Socket): ConnectionState => connectionOf(socket) ?? track(socket, 'http');
+
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handleExchange(stateOf(req.socket), req, res, settings);
+  });
+  // Handling 'checkContinue' stops Node from answering 100 itself: the server decides.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handleExchange(stateOf(req.socket), req, res, settings, true);
+  });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    handleUpgrade(stateOf(socket as Socket), req, socket, head, settings, options.tap);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    const conn = stateOf(socket as Socket);
+    const code = err.code ?? 'BB_CLIENT_ERROR';
+    const response = code === 'ECONNRESET' ? undefined : badRequest(code, err.message);
+    bus.emit({
+      type: 'client-error',
+      connectionId: conn.id,
+      exchangeId: settings.nextExchangeId(),
+      time: now(),
+      error: { code, message: err.message, phase: 'parse' },
+      rawPacket: err.rawPacket,
+      response: response && socket.writable ? response : undefined,
+    });
+    if (response && socket.writable) socket.end(serializeResponse(response));
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(
+        new ProxyConfigError(
+          err.code === 'EADDRINUSE'
+            ? `cannot listen on ${host}:${port}: the port is in use (pick another --listen port, or 0 for any)`
+            : `cannot listen on ${host}:${port}: ${err.message}`,
+          'BB_LISTEN',
+        ),
+      );
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  const inFlight = (): number => {
+    let n = 0;
+    for (const c of connections) n += c.active;
+    return n;
+  };
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    bus,
+    target: targetLabel,
+    server,
+    inFlight,
+    adopt(socket: Duplex, scheme: 'http' | 'https') {
+      track(socket as Socket, scheme);
+      server.emit('connection', socket);
+    },
+    close(graceMs = 5_000) {
+      closing ??= (async () => {
+        server.close();
+        server.closeIdleConnections();
+        const deadline = Date.now() + graceMs;
+        while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        for (const c of connections) c.socket.destroy();
+        server.closeAllConnections();
+        await new Promise((r) => setImmediate(r));
+      })();
+      return closing;
+    },
+  };
+}

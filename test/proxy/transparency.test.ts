@@ -1,0 +1,225 @@
+// What crosses bb must arrive unchanged at the other end: compared byte by
+// byte with raw sockets on both sides.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import { startProxy, type Fact } from '../../proxy/index.js';
+import { rawClient, rawUpstream, until, headLines, endToEnd, hasHead, type RawUpstream } from '../helpers/raw.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function proxyTo(upstream: RawUpstream | { port: number }, facts: Fact[] = []) {
+  const proxy = await startProxy({ target: `http://127.0.0.1:${upstream.port}` });
+  proxy.bus.on((f) => facts.push(f));
+  cleanups.push(() => proxy.close(100));
+  return proxy;
+}
+
+const joined = (u: RawUpstream, i = 0) => () => Buffer.concat(u.received[i] ?? []);
+
+test('forwards the request line, header case, order and duplicates unchanged', async () => {
+  const upstream = await rawUpstream((s) => s.on('data', () => s.write('HTTP/1.1 204 No Content\r\n\r\n')));
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  const sent =
+    'GET /a/b?c=1&c=2 HTTP/1.1\r\nHost: example.test:8080\r\nX-Mixed-Case: v\r\nx-dup: 1\r\nX-Dup: 2\r\nuser-agent: raw\r\nAccept: */*\r\n\r\n';
+  client.send(sent);
+  const got = await until(joined(upstream), hasHead);
+  assert.deepEqual(endToEnd(headLines(got)), endToEnd(headLines(Buffer.from(sent))));
+  assert.ok(!/^(date|via|x-forwarded-)/im.test(got.toString()), 'bb adds no Date, Via or X-Forwarded-*');
+  client.socket.destroy();
+});
+
+test('returns the status line, headers, chunked body and trailers unchanged', async () => {
+  const response =
+    'HTTP/1.1 200 Fine Thanks\r\nX-Mixed: a\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nTrailer: X-Checksum\r\nTransfer-Encoding: chunked\r\n\r\n' +
+    '5\r\nhello\r\n6\r\n world\r\n0\r\nX-Checksum: abc\r\n\r\n';
+  const upstream = await rawUpstream((s) => s.once('data', () => s.write(response)));
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  client.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  const got = await until(client.bytes, (b) => b.toString().endsWith('\r\n\r\n') && b.includes('X-Checksum: abc'));
+  assert.deepEqual(endToEnd(headLines(got)), endToEnd(headLines(Buffer.from(response))));
+  const body = got.toString().slice(got.indexOf('\r\n\r\n') + 4);
+  assert.match(body, /hello/);
+  assert.match(body, / world/);
+  assert.match(body, /0\r\nX-Checksum: abc\r\n\r\n$/);
+  assert.ok(!/^date:/im.test(got.toString()), 'no Date added');
+  client.socket.destroy();
+});
+
+test('passes gzip bodies through untouched, byte for byte', async () => {
+  const payload = zlib.gzipSync(Buffer.from(JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ i })) })));
+  const upstream = await rawUpstream((s) =>
+    s.once('data', () => {
+      s.write(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`);
+      s.write(payload);
+    }),
+  );
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  client.send('GET /data HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n');
+  const got = await until(client.bytes, (b) => hasHead(b) && b.length - (b.indexOf('\r\n\r\n') + 4) >= payload.length);
+  assert.deepEqual(got.subarray(got.indexOf('\r\n\r\n') + 4), payload);
+  client.socket.destroy();
+});
+
+test('forwards a POST body with Content-Length and with chunked framing', async () => {
+  const upstream = await rawUpstream((s, _i, rec) =>
+    s.on('data', () => {
+      const all = Buffer.concat(rec).toString();
+      const chunked = /chunked/i.test(all);
+      if (chunked ? all.endsWith('0\r\n\r\n') : all.endsWith('ping-pong-body')) {
+        s.write('HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok');
+      }
+    }),
+  );
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const a = await rawClient(proxy.port);
+  a.send('POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nping-pong-body');
+  await until(a.bytes, (b) => b.toString().endsWith('ok'));
+  const got = Buffer.concat(upstream.received[0]).toString();
+  assert.ok(got.endsWith('\r\n\r\nping-pong-body'), got);
+  assert.match(got, /^Content-Length: 14$/m);
+  a.socket.destroy();
+
+  const b = await rawClient(proxy.port);
+  b.send('POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nping-\r\n9\r\npong-body\r\n0\r\n\r\n');
+  await until(b.bytes, (x) => x.toString().endsWith('ok'));
+  const got2 = Buffer.concat(upstream.received[1]).toString();
+  const body = got2.slice(got2.indexOf('\r\n\r\n') + 4);
+  assert.equal(dechunk(body), 'ping-pong-body');
+  b.socket.destroy();
+});
+
+function dechunk(text: string): string {
+  let out = '';
+  let rest = text;
+  for (;;) {
+    const nl = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, nl), 16);
+    if (size === 0) return out;
+    out += rest.slice(nl + 2, nl + 2 + size);
+    rest = rest.slice(nl + 2 + size + 2);
+  }
+}
+
+test('passes 204 and 304 responses without inventing a body', async () => {
+  const upstream = await rawUpstream((s) => {
+    let n = 0;
+    s.on('data', (d) => {
+      const lines = d.toString().split('\r\n\r\n').filter((x) => x.startsWith('GET'));
+      for (const _ of lines) {
+        s.write(n++ === 0 ? 'HTTP/1.1 204 No Content\r\nX-A: 1\r\n\r\n' : 'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n');
+      }
+    });
+  });
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  client.send('GET /1 HTTP/1.1\r\nHost: x\r\n\r\n');
+  await until(client.bytes, (b) => b.includes('204'));
+  client.send('GET /2 HTTP/1.1\r\nHost: x\r\nIf-None-Match: "v1"\r\n\r\n');
+  const got = (await until(client.bytes, (b) => b.includes('304') && b.toString().endsWith('\r\n\r\n'))).toString();
+  assert.match(got, /^HTTP\/1\.1 204 No Content\r\nX-A: 1\r\n/);
+  assert.match(got, /HTTP\/1\.1 304 Not Modified\r\nETag: "v1"\r\n/);
+  assert.ok(!/transfer-encoding|content-length/i.test(got), got);
+  assert.equal(upstream.sockets.length, 1, 'both requests on one upstream connection');
+  client.socket.destroy();
+});
+
+test('pipelined keep-alive requests reach the server on one connection, in order', async () => {
+  const upstream = await rawUpstream((s, _i, rec) => {
+    let answered = 0;
+    s.on('data', () => {
+      const heads = Buffer.concat(rec).toString().split('\r\n\r\n').length - 1;
+      for (; answered < heads; answered++) s.write(`HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr${answered}`);
+    });
+  });
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  client.send('GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\nGET /three HTTP/1.1\r\nHost: x\r\n\r\n');
+  const got = (await until(client.bytes, (b) => b.toString().endsWith('r2'))).toString();
+  assert.match(got, /r0[\s\S]*r1[\s\S]*r2$/);
+  assert.equal(upstream.sockets.length, 1);
+  const seen = Buffer.concat(upstream.received[0]).toString().match(/^GET \S+/gm);
+  assert.deepEqual(seen, ['GET /one', 'GET /two', 'GET /three']);
+  client.socket.destroy();
+});
+
+test('each client connection gets its own upstream connection, closed with it', async () => {
+  const upstream = await rawUpstream((s) => s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx')));
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const a = await rawClient(proxy.port);
+  const b = await rawClient(proxy.port);
+  a.send('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
+  b.send('GET /b HTTP/1.1\r\nHost: x\r\n\r\n');
+  await until(a.bytes, (x) => x.toString().endsWith('x'));
+  await until(b.bytes, (x) => x.toString().endsWith('x'));
+  assert.equal(upstream.sockets.length, 2);
+  const upClosed = new Promise<void>((r) => upstream.sockets[0].once('close', () => r()));
+  a.socket.end();
+  await upClosed;
+  b.socket.destroy();
+});
+
+test('a server closing its side ends the client connection too', async () => {
+  const upstream = await rawUpstream((s) =>
+    s.once('data', () => s.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\nbye')),
+  );
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  client.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  await client.closed;
+  assert.match(client.bytes().toString(), /^HTTP\/1\.1 200 OK\r\nConnection: close\r\n[\s\S]*bye$/);
+});
+
+test('passes an upgrade through byte for byte, including a frame glued to the 101', async () => {
+  const head101 = 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nconnection: Upgrade\r\nSec-WebSocket-Accept: abc=\r\nX-Odd-Case: 1\r\n\r\n';
+  const glued = Buffer.from('810548656c6c6f', 'hex'); // text frame "Hello"
+  const upstream = await rawUpstream((s) => {
+    s.once('data', () => s.write(Buffer.concat([Buffer.from(head101), glued])));
+  });
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  const client = await rawClient(proxy.port);
+  const clientFrame = Buffer.from('818537fa213d7f9f4d5158', 'hex'); // masked "Hello"
+  client.send(Buffer.concat([
+    Buffer.from('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'),
+    clientFrame,
+  ]));
+  const got = await until(client.bytes, (b) => b.length >= head101.length + glued.length);
+  assert.deepEqual(got, Buffer.concat([Buffer.from(head101), glued]));
+  const up = await until(joined(upstream), (b) => hasHead(b) && b.length >= b.indexOf('\r\n\r\n') + 4 + clientFrame.length);
+  assert.deepEqual(up.subarray(up.indexOf('\r\n\r\n') + 4), clientFrame);
+  // After the upgrade, arbitrary bytes flow both ways.
+  client.send(Buffer.from([1, 2, 3]));
+  await until(joined(upstream), (b) => b.subarray(-3).equals(Buffer.from([1, 2, 3])));
+  upstream.sockets[0].write(Buffer.from([9, 8, 7]));
+  await until(client.bytes, (b) => b.subarray(-3).equals(Buffer.from([9, 8, 7])));
+  client.socket.destroy();
+});
+
+test('a listener that throws does not break traffic', async () => {
+  const upstream = await rawUpstream((s) => s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok')));
+  cleanups.push(() => upstream.close());
+  const proxy = await proxyTo(upstream);
+  proxy.bus.on(() => {
+    throw new Error('broken listener');
+  });
+  const client = await rawClient(proxy.port);
+  client.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  await until(client.bytes, (b) => b.toString().endsWith('ok'));
+  assert.ok(proxy.bus.listenerErrors.length > 0);
+  client.socket.destroy();
+});
