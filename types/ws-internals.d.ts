@@ -14,7 +14,8 @@ declare module 'ws' {
     });
   }
   export class PerMessageDeflate {
-    constructor(options?: Record<string, unknown>, isServer?: boolean, maxPayload?: number);
+    // ws 8.18+ takes isServer and maxPayload inside the options object.
+    constructor(options?: { isServer?: boolean; maxPayload?: number } & Record<string, unknown>);
     static readonly extensionName: string;
     accept(configurations: Array<Record<string, unknown>>): Record<string, unknown>;
     cleanup(): void;
