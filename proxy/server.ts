@@ -53,6 +53,8 @@ export interface RunningProxy {
   inFlight(): number;
   /** Registers a socket that did not come through listen() (a decrypted CONNECT tunnel). */
   adopt(socket: Duplex, scheme: 'http' | 'https'): void;
+  /** Takes the next exchange id (for entries made outside the HTTP server, such as opaque tunnels). */
+  nextExchangeId(): number;
   /**
    * Stops accepting, lets in-flight exchanges finish for up to graceMs, then
    * closes every connection (upgraded ones included). Idempotent.
@@ -179,6 +181,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       track(socket as Socket, scheme);
       server.emit('connection', socket);
     },
+    nextExchangeId: settings.nextExchangeId,
     close(graceMs = 5_000) {
       closing ??= (async () => {
         server.close();
