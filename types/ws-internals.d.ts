@@ -1,8 +1,9 @@
 // ws 8 exports Receiver, PerMessageDeflate and extension as named exports at run time,
 // but @types/ws does not declare them. Only what bb uses is declared here.
+// A module file, so the block below augments @types/ws instead of replacing it.
+import type { Writable } from 'node:stream';
+
 declare module 'ws' {
-  import { EventEmitter } from 'node:events';
-  import { Writable } from 'node:stream';
   export class Receiver extends Writable {
     constructor(options?: {
       allowSynchronousEvents?: boolean;
@@ -25,5 +26,4 @@ declare module 'ws' {
     parse(header: string): Record<string, Array<Record<string, unknown>>>;
     format(extensions: Record<string, unknown>): string;
   };
-  export { EventEmitter };
 }
