@@ -2,5 +2,6 @@
 // add a line here to register it.
 import type { BbCommand } from '../command.js';
 import { caCommand } from './ca.js';
+import { captureCommand } from './capture.js';
 
-export const commands: BbCommand[] = [caCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand];

@@ -1,0 +1,161 @@
+// bb capture: one recording proxy per --target, until SIGINT/SIGTERM.
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { UsageError } from '../errors.js';
+import { isLoopback, parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
+import { startAdmin, type AdminServer } from '../admin.js';
+import { liveLog } from '../live-log.js';
+import { useColor } from '../tty.js';
+import { parseByteSize, redactOptionsFrom } from '../options.js';
+import { defaultBbHome, startCapture, type CaptureHandle } from '../../start-capture.js';
+
+/** One proxy to start: target, where it listens, where its HAR goes. */
+export interface CapturePlan {
+  label: string;
+  target: TargetSpec;
+  listen: ListenAddress;
+  out: string;
+}
+
+/** Pairs targets with listens and outputs; throws UsageError with what to fix. */
+export function planCaptures(targets: string[], listens: string[], out: string | undefined, force: boolean): CapturePlan[] {
+  if (targets.length === 0) throw new UsageError('bb capture needs --target http://127.0.0.1:PORT (the server to record)', 'BB_NO_TARGET');
+  const specs = targets.map(parseTarget);
+  if (listens.length > specs.length) {
+    throw new UsageError(`${listens.length} --listen values for ${specs.length} --target: give at most one --listen per --target, in the same order`, 'BB_BAD_LISTEN');
+  }
+  const labels = specs.map((s, i) => s.label ?? (specs.length === 1 ? 'capture' : `target${i + 1}`));
+  const dup = labels.find((l, i) => labels.indexOf(l) !== i);
+  if (dup) throw new UsageError(`two targets are labelled '${dup}': labels name the capture files, so each must be unique`, 'BB_BAD_TARGET');
+  const asDir = out !== undefined && (specs.length > 1 || out.endsWith('/') || (existsSync(out) && statSync(out).isDirectory()));
+  const plans = specs.map((target, i) => ({
+    label: labels[i],
+    target,
+    listen: listens[i] !== undefined ? parseListen(listens[i]) : { host: '127.0.0.1', port: 0 },
+    out: resolve(out === undefined ? join('captures', specs.length === 1 && !target.label ? 'capture.har' : `${labels[i]}.har`) : asDir ? join(out, `${labels[i]}.har`) : out),
+  }));
+  // Refuse before anything starts, so no capture is left half-made.
+  for (const p of plans) {
+    if (existsSync(`${p.out}.journal`)) {
+      throw new UsageError(`a journal of an unfinished capture is left at ${p.out}.journal: run bb recover ${p.out} first (nothing is overwritten)`, 'BB_JOURNAL_LEFTOVER');
+    }
+    if (existsSync(p.out) && !force) {
+      throw new UsageError(`${p.out} exists: pass --force to overwrite it, or --out another path`, 'BB_OUT_EXISTS');
+    }
+  }
+  return plans;
+}
+
+export const captureCommand: BbCommand = {
+  command: 'capture',
+  describe: 'record traffic through a transparent proxy in front of each --target, until Ctrl-C',
+  builder: (y: Argv) =>
+    y
+      .option('target', { type: 'string', array: true, describe: 'server to record: URL or label=URL (repeat for several)' })
+      .option('listen', { type: 'string', array: true, describe: 'host:port per target, in order (default 127.0.0.1:0)' })
+      .option('out', { type: 'string', describe: 'HAR file (one target) or folder (several); default captures/' })
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite existing capture files' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
+      .option('redact', { type: 'string', array: true, describe: 'also redact header:NAME, query:NAME or json:KEY' })
+      .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are (captures then hold credentials)' })
+      .option('body-cap', { type: 'string', default: '16MiB', describe: 'max recorded bytes per body (the rest streams through)' })
+      .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
+      .option('xfwd', { type: 'boolean', default: false, describe: 'add X-Forwarded-For/-Proto/-Host' })
+      .option('change-origin', { type: 'boolean', default: false, describe: 'send the target host as Host' })
+      .option('connect-timeout', { type: 'number', default: 10_000, describe: 'ms to wait for an upstream connection' })
+      .option('upstream-timeout', { type: 'number', default: 0, describe: 'ms of upstream silence before a 502 (0 = wait)' })
+      .option('grace', { type: 'number', default: 5_000, describe: 'ms in-flight exchanges may take to finish at stop' })
+      .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" }),
+  run: async (argv) => {
+    const plans = planCaptures(
+      (argv.target as string[] | undefined) ?? [],
+      (argv.listen as string[] | undefined) ?? [],
+      argv.out as string | undefined,
+      Boolean(argv.force),
+    );
+    const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
+    const redact = redactOptionsFrom(argv);
+    const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
+    if (admin && !isLoopback(admin.host)) {
+      throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${admin.port || 9000}; '${admin.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
+    }
+    const quiet = Boolean(argv.quiet);
+    const color = useColor(process.stdout);
+    const bbHome = defaultBbHome();
+    let recordingErrors = 0;
+
+    const handles: CaptureHandle[] = [];
+    let adminServer: AdminServer | undefined;
+    const stopAll = async (): Promise<string[]> => {
+      await adminServer?.close();
+      return Promise.all(handles.map((h) => h.close(Number(argv.grace))));
+    };
+    try {
+      for (const plan of plans) {
+        if (!isLoopback(plan.listen.host)) {
+          process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
+        }
+        const handle = await startCapture({
+          target: plan.target.url,
+          label: plan.label,
+          out: plan.out,
+          force: Boolean(argv.force),
+          listen: plan.listen,
+          redact,
+          bodyCap,
+          bbHome,
+          serverHome: argv['server-home'] as string | undefined,
+          xfwd: Boolean(argv.xfwd),
+          changeOrigin: Boolean(argv['change-origin']),
+          connectTimeoutMs: Number(argv['connect-timeout']),
+          upstreamTimeoutMs: Number(argv['upstream-timeout']),
+          onRecordingError: (err) => {
+            recordingErrors++;
+            if (recordingErrors <= 5 || recordingErrors % 1000 === 0) {
+              process.stderr.write(`bb: RECORDING FAILED for ${plan.label} (${recordingErrors} so far): ${err.message}; traffic keeps flowing\n`);
+            }
+          },
+        });
+        handles.push(handle);
+        if (!quiet) {
+          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, write: (l) => process.stdout.write(l + '\n') }));
+        }
+        process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${plan.target.url}, recording to ${plan.out}\n`);
+      }
+      if (admin) {
+        adminServer = await startAdmin(admin, handles.map((h) => ({ label: h.label, url: h.url, out: h.out, step: h.step, stats: h.stats })));
+        process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
+      }
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
+
+    await new Promise<void>((resolveStop) => {
+      const onSignal = (signal: NodeJS.Signals): void => {
+        process.stderr.write(`bb: ${signal}: finishing in-flight exchanges, writing captures\n`);
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        // A second signal means now.
+        const force = (): void => process.exit(130);
+        process.once('SIGINT', force);
+        process.once('SIGTERM', force);
+        resolveStop();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    });
+    const written = await stopAll();
+    for (let i = 0; i < written.length; i++) {
+      const s = handles[i].stats();
+      process.stdout.write(`bb: ${handles[i].label}: wrote ${written[i]} (${s.entries} entries, ${s.webSocketMessages} WebSocket messages)\n`);
+    }
+    if (recordingErrors > 0) {
+      process.stderr.write(`bb: ${recordingErrors} recording failures: the captures miss what failed to write\n`);
+      return 1;
+    }
+    return 0;
+  },
+};

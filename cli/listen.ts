@@ -1,0 +1,58 @@
+// Parsing of address and target flags, with sentences that say what to type.
+import { UsageError } from './errors.js';
+
+/** A host:port to listen on. */
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/** Parses "127.0.0.1:8080", "[::1]:8080", ":8080" or "8080" (host defaults to 127.0.0.1). */
+export function parseListen(value: string, flag = '--listen'): ListenAddress {
+  const text = String(value).trim();
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*))?:?(\d+)$/.exec(text) ?? /^\[([^\]]+)\]:(\d+)$/.exec(text);
+  if (!m) throw new UsageError(`${flag} needs host:port like 127.0.0.1:8080 (or just a port), got '${text}'`, 'BB_BAD_LISTEN');
+  const host = m[1] || m[2] || '127.0.0.1';
+  const port = Number(m[3]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`${flag} port must be 0-65535, got '${text}'`, 'BB_BAD_LISTEN');
+  }
+  return { host, port };
+}
+
+/** A --target value: "old=http://127.0.0.1:3001" or just the URL. */
+export interface TargetSpec {
+  label?: string;
+  url: string;
+}
+
+/** Parses one --target value; the URL must be http(s) with a host. */
+export function parseTarget(value: string): TargetSpec {
+  const text = String(value).trim();
+  const eq = text.indexOf('=');
+  const hasLabel = eq > 0 && !text.slice(0, eq).includes(':');
+  const label = hasLabel ? text.slice(0, eq) : undefined;
+  const url = hasLabel ? text.slice(eq + 1) : text;
+  if (label !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(label)) {
+    throw new UsageError(`--target label '${label}' may hold only letters, digits, '.', '_' and '-' (it names the capture file)`, 'BB_BAD_TARGET');
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
+    throw new UsageError(`--target needs a URL like http://127.0.0.1:3000, got '${url}'`, 'BB_BAD_TARGET');
+  }
+  if (parsed.pathname !== '/' || parsed.search) {
+    throw new UsageError(`--target is an origin (scheme, host, port) like http://127.0.0.1:3000, without a path; got '${url}'`, 'BB_BAD_TARGET');
+  }
+  return { label, url: `${parsed.protocol}//${parsed.host}` };
+}

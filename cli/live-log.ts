@@ -1,0 +1,103 @@
+// The live output of `bb capture`: one line per finished exchange (id,
+// method, path, status, size, duration), and a running count on a TTY.
+import type { Fact, FactListener } from '../proxy/index.js';
+
+interface Pending {
+  method: string;
+  target: string;
+  start: number;
+  status?: number;
+  bytes: number;
+}
+
+/** Formats a byte count for people. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Options of a live log. */
+export interface LiveLogOptions {
+  /** Label shown first when several proxies run. */
+  label?: string;
+  /** Where lines go. */
+  write: (line: string) => void;
+  /** Colour the status. */
+  color: boolean;
+}
+
+/** A fact listener that prints one line per finished exchange; state is dropped as each ends. */
+export function liveLog(options: LiveLogOptions): FactListener & { finished: () => number } {
+  const pending = new Map<number, Pending>();
+  let finished = 0;
+  const paint = (status: number | string, text: string): string => {
+    if (!options.color) return text;
+    const s = Number(status);
+    const code = s >= 500 || Number.isNaN(s) ? 31 : s >= 400 ? 33 : s >= 300 ? 36 : 32;
+    return `\x1b[${code}m${text}\x1b[0m`;
+  };
+  const line = (id: number, p: Pending, status: string, note = ''): void => {
+    finished++;
+    const ms = Math.round(performance.timeOrigin + performance.now() - p.start);
+    const prefix = options.label ? `${options.label} ` : '';
+    const path = p.target.length > 80 ? p.target.slice(0, 77) + '...' : p.target;
+    options.write(`${prefix}#${id} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
+  };
+  const listener = (fact: Fact): void => {
+    switch (fact.type) {
+      case 'exchange-started':
+        pending.set(fact.exchangeId, { method: fact.method, target: fact.target, start: fact.time, bytes: 0 });
+        break;
+      case 'response-started': {
+        const p = pending.get(fact.exchangeId);
+        if (p) p.status = fact.statusCode;
+        break;
+      }
+      case 'response-body': {
+        const p = pending.get(fact.exchangeId);
+        if (p) p.bytes += fact.chunk.length;
+        break;
+      }
+      case 'upgrade-opened': {
+        const p = pending.get(fact.exchangeId);
+        if (p) p.status = fact.statusCode;
+        break;
+      }
+      case 'upgrade-closed': {
+        const p = pending.get(fact.exchangeId);
+        if (p) line(fact.exchangeId, p, String(p.status ?? 101), ' (websocket closed)');
+        pending.delete(fact.exchangeId);
+        break;
+      }
+      case 'exchange-completed': {
+        const p = pending.get(fact.exchangeId);
+        if (p && !(p.status === 101)) {
+          line(fact.exchangeId, p, String(p.status ?? '-'));
+          pending.delete(fact.exchangeId);
+        }
+        break;
+      }
+      case 'exchange-failed': {
+        const p = pending.get(fact.exchangeId);
+        if (p) line(fact.exchangeId, p, '502', ` (bb: ${fact.error.code})`);
+        pending.delete(fact.exchangeId);
+        break;
+      }
+      case 'exchange-aborted': {
+        const p = pending.get(fact.exchangeId);
+        if (p) line(fact.exchangeId, p, String(p.status ?? '-'), ` (aborted by ${fact.by})`);
+        pending.delete(fact.exchangeId);
+        break;
+      }
+      case 'client-error': {
+        const p: Pending = { method: '-', target: '(unparseable request)', start: fact.time, bytes: 0 };
+        line(fact.exchangeId, p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code})`);
+        break;
+      }
+      default:
+        break;
+    }
+  };
+  return Object.assign(listener, { finished: () => finished });
+}

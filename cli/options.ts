@@ -1,0 +1,25 @@
+// Options shared by several commands, parsed once with sentences that say what to type.
+import { UsageError } from './errors.js';
+import { parseRedactSpecs, type RedactConfig } from '../capture/index.js';
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** Parses "16MiB", "512k", "1048576". */
+export function parseByteSize(value: string, flag: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new UsageError(`${flag} needs a size like 16MiB, 512KiB or 1048576, got '${value}'`, 'BB_BAD_SIZE');
+  return Math.floor(Number(m[1]) * unit);
+}
+
+/** The redaction settings from --no-redact / --redact kind:NAME. */
+export function redactOptionsFrom(argv: Record<string, unknown>): RedactConfig | false | undefined {
+  if (argv.redact === false || argv['no-redact'] === true) return false;
+  const extra = argv.redact as string[] | undefined;
+  if (!extra || extra.length === 0) return undefined;
+  try {
+    return parseRedactSpecs(extra);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'BB_BAD_REDACT');
+  }
+}

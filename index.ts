@@ -1,0 +1,10 @@
+// bb's public entry point: what a test suite or script imports.
+//
+//   import { startCapture } from 'bb';
+//   const cap = await startCapture({ target: 'http://127.0.0.1:3000', out: 'captures/run.har' });
+//   ... drive traffic at cap.url ...
+//   const harPath = await cap.close();
+export { startCapture, defaultBbHome, type StartCaptureOptions, type CaptureHandle } from './start-capture.js';
+export { startProxy, FactBus, type ProxyOptions, type RunningProxy, type Fact, type FactListener } from './proxy/index.js';
+export { openCapture, recoverCapture, type Capture, type CaptureOptions, type RedactConfig } from './capture/index.js';
+export type * from './capture/har.js';

@@ -1,0 +1,110 @@
+// startCapture: a recording proxy in front of one server, in a few lines —
+// the same machinery `bb capture` runs, for test suites and scripts.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startProxy, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
+import { openCapture, type Capture, type RedactConfig } from './capture/index.js';
+
+/** Options of one recording proxy (the CLI's flags, as data). */
+export interface StartCaptureOptions {
+  /** The server to record, e.g. "http://127.0.0.1:3000". */
+  target: string;
+  /** Names the capture (log._bb.label); default "capture". */
+  label?: string;
+  /** Where the HAR goes; default captures/<label>.har under the working directory. */
+  out?: string;
+  /** Overwrite an existing `out`. */
+  force?: boolean;
+  /** Listen address; default 127.0.0.1 on any free port. */
+  listen?: { host?: string; port?: number };
+  /** Redaction rules; false keeps every value (--no-redact). Default: on, with the design's list. */
+  redact?: RedactConfig | false;
+  /** Max recorded bytes per body; default 16 MiB (the rest streams through unrecorded). */
+  bodyCap?: number;
+  /** bb's home (redaction key, CA); default BB_HOME or ~/.bb. */
+  bbHome?: string;
+  /** The server's HOME, recorded for the <HOME> placeholder. */
+  serverHome?: string;
+  /** Add X-Forwarded-* headers. */
+  xfwd?: boolean;
+  /** Rewrite Host to the target's. */
+  changeOrigin?: boolean;
+  /** Upstream connect timeout, ms (default 10 000). */
+  connectTimeoutMs?: number;
+  /** Max silence from the upstream during an exchange, ms (default none). */
+  upstreamTimeoutMs?: number;
+  /** TLS to an https target. */
+  upstreamTls?: UpstreamTlsOptions;
+  /** Called when recording fails (disk full...); traffic keeps flowing. */
+  onRecordingError?: (err: Error) => void;
+}
+
+/** A running recording proxy. */
+export interface CaptureHandle {
+  /** The proxy's URL: point clients here. */
+  url: string;
+  /** The capture's label. */
+  label: string;
+  /** The HAR path written at close. */
+  out: string;
+  /** Starts a new step (a HAR page): following entries and WS messages carry it. */
+  step(name: string): void;
+  /** Counts so far. */
+  stats(): ReturnType<Capture['stats']>;
+  /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
+  close(graceMs?: number): Promise<string>;
+  /** The proxy itself (facts bus, server). */
+  proxy: RunningProxy;
+}
+
+/** bb's home: BB_HOME, else ~/.bb. */
+export function defaultBbHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.BB_HOME ? resolve(env.BB_HOME) : join(homedir(), '.bb');
+}
+
+/** Starts a recording proxy in front of `options.target`. */
+export async function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
+  const label = options.label ?? 'capture';
+  const out = resolve(options.out ?? join('captures', `${label}.har`));
+  const proxy = await startProxy({
+    target: options.target,
+    listen: options.listen,
+    xfwd: options.xfwd,
+    changeOrigin: options.changeOrigin,
+    connectTimeoutMs: options.connectTimeoutMs,
+    upstreamTimeoutMs: options.upstreamTimeoutMs,
+    upstreamTls: options.upstreamTls,
+  });
+  let capture: Capture;
+  try {
+    capture = await openCapture({
+      out,
+      label,
+      target: proxy.target,
+      listen: proxy.url,
+      bbHome: options.bbHome ?? defaultBbHome(),
+      force: options.force,
+      redact: options.redact,
+      bodyCap: options.bodyCap,
+      serverHome: options.serverHome,
+      onError: options.onRecordingError,
+    });
+  } catch (err) {
+    await proxy.close(0);
+    throw err;
+  }
+  proxy.bus.on(capture.listener);
+  let closing: Promise<string> | undefined;
+  return {
+    url: proxy.url,
+    label,
+    out,
+    proxy,
+    step: (name) => capture.step(name),
+    stats: () => capture.stats(),
+    close(graceMs = 5_000) {
+      closing ??= proxy.close(graceMs).then(() => capture.close());
+      return closing;
+    },
+  };
+}
