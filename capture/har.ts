@@ -106,6 +106,10 @@ export interface BbEntryExt {
   target?: string;
   /** Set for tunnels that were not intercepted. */
   tunnel?: { host: string; port: number; bytesUp: number; bytesDown: number };
+  /** The exchange had not ended when the capture closed (or crashed). */
+  inFlight?: boolean;
+  /** Refused packets: base64 of the bytes Node's parser refused. */
+  rawPacket?: string;
 }
 
 /** One WebSocket message, in Chrome's shape plus `_bb`. */
@@ -125,6 +129,10 @@ export interface HarWebSocketMessage {
     reason?: string;
     /** error rows: what went wrong. */
     error?: string;
+    /** error rows: which direction stopped being parsed. */
+    direction?: 'send' | 'receive';
+    /** Payload bytes recorded when the message went past the body cap. */
+    truncated?: number;
   };
 }
 

@@ -1,0 +1,193 @@
+// One recording: opens the journal, listens to the proxy's facts, and on
+// close finalizes `<out>` atomically. The I/O shell around recorder.ts
+// (facts → records) and writer.ts (records → HAR).
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { FactListener } from '../proxy/events.js';
+import { now } from '../proxy/events.js';
+import { CaptureError } from './errors.js';
+import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
+import { Recorder } from './recorder.js';
+import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
+import { bbVersion } from './version.js';
+import { writeHarFromJournal } from './writer.js';
+import { join } from 'node:path';
+
+/** Default per-body cap on recorded bytes: 16 MiB. */
+export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
+
+/** How to record one proxy's traffic. */
+export interface CaptureOptions {
+  /** HAR path written at close; the journal is `${out}.journal`, bodies `${out}.bodies`. */
+  out: string;
+  /** Name of this side, e.g. "old". */
+  label: string;
+  /** Upstream origin ("http://127.0.0.1:3001") or "forward". */
+  target: string;
+  /** The proxy's own URL ("http://127.0.0.1:8080"). */
+  listen: string;
+  /** bb's home folder (the redaction key lives there; created 0700 if missing). */
+  bbHome: string;
+  /** Overwrite an existing `out`. */
+  force?: boolean;
+  /** Extra names to redact; false keeps every value (--no-redact). Default: the design's lists. */
+  redact?: RedactConfig | false;
+  /** Recorded bytes per body (and per WebSocket message); default 16 MiB. */
+  bodyCap?: number;
+  /** Recorded as log._bb.serverHome. */
+  serverHome?: string;
+  /** Recording failures (disk full, folder removed): called and counted, never thrown into traffic. */
+  onError?: (err: Error) => void;
+}
+
+/** Counts while recording. */
+export interface CaptureStats {
+  /** Exchanges seen so far (each becomes an entry). */
+  entries: number;
+  /** WebSocket messages and error rows recorded. */
+  webSocketMessages: number;
+  /** Exchanges begun and not ended. */
+  inFlight: number;
+  /** Failed writes (and listener failures). */
+  recordingErrors: number;
+  /** Steps begun. */
+  pages: number;
+}
+
+/** A recording in progress. */
+export interface Capture {
+  /** Attach with `bus.on(capture.listener)`. */
+  readonly listener: FactListener;
+  /** Starts a new HAR page; later entries get its pageref, WS messages `_bb.page`. */
+  step(name: string): void;
+  /** Live counts. */
+  stats(): CaptureStats;
+  /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
+  close(): Promise<string>;
+  /** The HAR path. */
+  readonly out: string;
+}
+
+/** The journal and bodies paths beside a HAR path. */
+export function journalPaths(out: string): { journal: string; bodies: string } {
+  return { journal: `${out}.journal`, bodies: `${out}.bodies` };
+}
+
+/** Starts recording into `opts.out`; refuses to overwrite a HAR or to bury a leftover journal. */
+export async function openCapture(opts: CaptureOptions): Promise<Capture> {
+  validate(opts);
+  const out = resolve(opts.out);
+  const paths = journalPaths(out);
+  if (existsSync(paths.journal)) {
+    throw new CaptureError(
+      `a journal from an earlier capture is left at ${paths.journal}: run \`bb recover ${opts.out}\` to keep it (or remove it).`,
+      'BB_JOURNAL_LEFTOVER',
+    );
+  }
+  if (existsSync(out) && !opts.force) {
+    throw new CaptureError(`${opts.out} already exists: choose another --out or pass --force to overwrite it.`, 'BB_OUT_EXISTS');
+  }
+  const redact = opts.redact ?? {};
+  // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
+  const keyFile = join(opts.bbHome, REDACT_KEY_FILE);
+  if (redact !== false) loadRedactKey(opts.bbHome);
+  mkdirSync(dirname(out), { recursive: true });
+
+  let recordingErrors = 0;
+  const onError = (err: Error) => {
+    recordingErrors++;
+    try {
+      opts.onError?.(err);
+    } catch {
+      // A reporter that throws must not reach traffic.
+    }
+  };
+  let journal: JournalAppender;
+  try {
+    journal = JournalAppender.create(paths.journal, paths.bodies, onError);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new CaptureError(`another capture is writing ${paths.journal}: give each capture its own --out.`, 'BB_JOURNAL_LEFTOVER');
+    }
+    throw new CaptureError(`cannot create ${paths.journal}: ${(err as Error).message}.`, 'BB_CAPTURE_OPEN');
+  }
+  const bodyCap = opts.bodyCap ?? DEFAULT_BODY_CAP;
+  const header: HeaderRecord = {
+    r: 'bb-journal',
+    v: JOURNAL_VERSION,
+    label: opts.label,
+    target: opts.target,
+    listen: opts.listen,
+    startedDateTime: new Date(now()).toISOString(),
+    bodyCap,
+    redact: redact === false ? false : { keyFile, headers: redact.headers ?? [], query: redact.query ?? [], json: redact.json ?? [] },
+    ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
+    creator: { name: 'bb', version: bbVersion() },
+  };
+  journal.appendRecord(header);
+  journal.flushNow();
+  const recorder = new Recorder(journal, bodyCap, onError);
+
+  let closing: Promise<string> | undefined;
+  const close = async (): Promise<string> => {
+    recorder.stopped = true;
+    journal.close();
+    await writeHarFromJournal({
+      journalPath: paths.journal,
+      bodiesPath: paths.bodies,
+      out,
+      complete: true,
+      endedAt: now(),
+      redactorFor: redactorFor,
+    });
+    // Journal first: a crash between the two leaves only bodies, which the next capture overwrites.
+    rmSync(paths.journal, { force: true });
+    rmSync(paths.bodies, { force: true });
+    return out;
+  };
+
+  return {
+    out,
+    listener: (fact) => recorder.record(fact),
+    step: (name) => {
+      if (!recorder.stopped) recorder.step(name, now());
+    },
+    stats: () => ({
+      entries: recorder.counts.entries,
+      webSocketMessages: recorder.counts.webSocketMessages,
+      inFlight: recorder.inFlight,
+      recordingErrors,
+      pages: recorder.counts.pages,
+    }),
+    close: () => (closing ??= close()),
+  };
+}
+
+/** The redactor a journal header asks for (its key file, else the given bb home's key). */
+export function redactorFor(header: HeaderRecord, bbHome?: string): Redactor | undefined {
+  if (header.redact === false) return undefined;
+  let key: Buffer;
+  try {
+    key = loadRedactKeyFile(header.redact.keyFile, false);
+  } catch (err) {
+    if (bbHome === undefined) {
+      throw new CaptureError(
+        `the redaction key ${header.redact.keyFile} this journal was recorded with is unreadable (${(err as Error).message}): restore it or set BB_HOME to the bb home that holds it.`,
+        'BB_REDACT_KEY',
+      );
+    }
+    key = loadRedactKey(bbHome);
+  }
+  return new Redactor(key, header.redact);
+}
+
+function validate(opts: CaptureOptions): void {
+  for (const name of ['out', 'label', 'target', 'listen', 'bbHome'] as const) {
+    if (typeof opts[name] !== 'string' || opts[name] === '') {
+      throw new CaptureError(`openCapture needs ${name} as a non-empty string.`, 'BB_CAPTURE_OPTIONS');
+    }
+  }
+  if (opts.bodyCap !== undefined && (!Number.isInteger(opts.bodyCap) || opts.bodyCap < 0)) {
+    throw new CaptureError(`bodyCap must be a whole number of bytes ≥ 0, got ${opts.bodyCap}.`, 'BB_CAPTURE_OPTIONS');
+  }
+}

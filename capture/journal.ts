@@ -1,0 +1,244 @@
+// The capture journal: what bb writes while it records, before any HAR exists.
+//
+// Two files sit beside the HAR-to-be `<out>`:
+//   `<out>.journal`  versioned NDJSON, one small record per line (no bodies);
+//   `<out>.bodies`   raw body / message bytes, appended as they cross,
+//                    referenced from the journal as (o = offset, n = length).
+// No base64 or JSON escaping of body bytes happens on the hot path.
+//
+// Record format, version 1 (every record is a JSON object; `r` says which;
+// `x` is the proxy's exchange id; `ts` epoch ms as a float; `seq` comes from
+// one counter per capture shared by exchanges and WebSocket messages):
+//
+//   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"serverHome"?,"creator":{name,version}}
+//                                        first line, always
+//   {"r":"page","id","title","ts"}       a step began (capture.step)
+//   {"r":"start","x","seq","c","ts","scheme","method","target","v","h","up","upg","page"?}
+//                                        request head (c = connection id, h = raw headers flat,
+//                                        v = HTTP version, up = upstream origin, upg = upgrade asked)
+//   {"r":"qb","x","ts","o"?,"n","w"}     request body chunk: w bytes crossed, n of them recorded at o
+//                                        (n < w past the body cap; o absent when n = 0)
+//   {"r":"qe","x","ts","tr"}             request ended (tr = raw trailers)
+//   {"r":"rs","x","ts","st","sm","v","h"} response head (status, reason, version, raw headers)
+//   {"r":"rb","x","ts","o"?,"n","w"}     response body chunk (still content-encoded)
+//   {"r":"done","x","ts","seq","tr"}     exchange completed           } end records: written with a
+//   {"r":"fail","x","ts","seq","err","resp"?}  upstream failed; resp =  } synchronous write call before
+//                                        bb's own response {st,sm,h,o?,n,w}  the proxy sends the last byte
+//   {"r":"abort","x","ts","seq","by","phase","err"?}  a side hung up  }
+//   {"r":"cerr","x","c","ts","seq","err","raw"?,"resp"?,"page"?}  bytes that never became a request
+//                                        (raw = {o?,n,w} of the refused packet)
+//   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
+//   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"page"?}
+//                                        WebSocket message: d = send|receive, op = opcode, f = frames,
+//                                        z = compressed on the wire, cc/cr = close code/reason
+//   {"r":"wse","x","ts","seq","d","code","msg","page"?}  a frame that did not parse
+//   {"r":"wsc","x","ts","seq","code"?,"reason"?,"by"}    upgraded connection ended (end record)
+//
+// Readers must ignore unknown record kinds and unknown fields (later versions
+// add, never change). A torn last line (the process died mid-write) does not
+// parse and is dropped.
+import { closeSync, fstatSync, openSync, writeSync, fchmodSync } from 'node:fs';
+import type { FailureInfo, RawHeaders } from '../proxy/events.js';
+import type { RedactConfig } from './redact.js';
+
+/** The journal format version this code writes. */
+export const JOURNAL_VERSION = 1;
+
+/** Where recorded bytes sit in `.bodies`. */
+export interface BodySlice {
+  /** Offset in `.bodies`; absent when nothing was recorded. */
+  o?: number;
+  /** Bytes recorded. */
+  n: number;
+  /** Bytes that crossed the wire (≥ n). */
+  w: number;
+}
+
+/** A response bb itself wrote, with its body in `.bodies`. */
+export interface SyntheticRef extends BodySlice {
+  st: number;
+  sm: string;
+  h: RawHeaders;
+}
+
+/** The first line of every journal. */
+export interface HeaderRecord {
+  r: 'bb-journal';
+  v: number;
+  label: string;
+  target: string;
+  listen: string;
+  startedDateTime: string;
+  bodyCap: number;
+  /** false = recorded with --no-redact; else the key file and extra names. */
+  redact: false | (RedactConfig & { keyFile: string });
+  serverHome?: string;
+  creator: { name: string; version: string };
+}
+
+export interface PageRecord { r: 'page'; id: string; title: string; ts: number }
+export interface StartRecord {
+  r: 'start'; x: number; seq: number; c: string; ts: number; scheme: string; method: string;
+  target: string; v: string; h: RawHeaders; up: string; upg: boolean; page?: string;
+}
+export interface BodyRecord extends BodySlice { r: 'qb' | 'rb'; x: number; ts: number }
+export interface RequestEndRecord { r: 'qe'; x: number; ts: number; tr: RawHeaders }
+export interface ResponseStartRecord { r: 'rs'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
+export interface DoneRecord { r: 'done'; x: number; ts: number; seq: number; tr: RawHeaders }
+export interface FailRecord { r: 'fail'; x: number; ts: number; seq: number; err: FailureInfo; resp?: SyntheticRef }
+export interface AbortRecord {
+  r: 'abort'; x: number; ts: number; seq: number; by: 'client' | 'upstream'; phase: string; err?: FailureInfo;
+}
+export interface ClientErrorRecord {
+  r: 'cerr'; x: number; c: string; ts: number; seq: number; err: FailureInfo; raw?: BodySlice; resp?: SyntheticRef; page?: string;
+}
+export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
+export interface WsMessageRecord extends BodySlice {
+  r: 'wsm'; x: number; ts: number; seq: number; d: 'send' | 'receive'; op: number; f: number; z: boolean;
+  cc?: number; cr?: string; page?: string;
+}
+export interface WsErrorRecord {
+  r: 'wse'; x: number; ts: number; seq: number; d: 'send' | 'receive'; code: string; msg: string; page?: string;
+}
+export interface WsCloseRecord {
+  r: 'wsc'; x: number; ts: number; seq: number; code?: number; reason?: string; by: 'client' | 'server' | 'none';
+}
+
+/** Any record after the header. */
+export type JournalRecord =
+  | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
+  | AbortRecord | ClientErrorRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord;
+
+/** Record kinds that end an exchange's entry. */
+export const END_RECORDS: ReadonlySet<string> = new Set(['done', 'fail', 'abort', 'cerr', 'wsc']);
+
+/** Parses one journal line; undefined when it is not a whole record (a torn write). */
+export function parseJournalLine(line: string): HeaderRecord | JournalRecord | undefined {
+  if (line === '') return undefined;
+  try {
+    const rec = JSON.parse(line) as { r?: unknown };
+    return rec !== null && typeof rec === 'object' && typeof rec.r === 'string' ? (rec as JournalRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Appends to `.journal` and `.bodies`. Writes are queued and flushed once per
+ * event-loop turn (setImmediate), or at once with flushNow() — bodies first,
+ * then journal lines, so a record never points at bytes not yet written.
+ * A failing write never throws: it is reported through onError and counted.
+ */
+export class JournalAppender {
+  private bodyQueue: Buffer[] = [];
+  private lineQueue: string[] = [];
+  private bodiesOffset = 0;
+  private scheduled: NodeJS.Immediate | undefined;
+  private closed = false;
+  /** Number of failed writes so far. */
+  errors = 0;
+
+  private constructor(
+    private journalFd: number,
+    private bodiesFd: number,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  /** Creates both files owner-only; the journal exclusively (another capture on the same out fails). */
+  static create(journalPath: string, bodiesPath: string, onError: (err: Error) => void): JournalAppender {
+    const journalFd = openSync(journalPath, 'wx', 0o600);
+    let bodiesFd: number;
+    try {
+      bodiesFd = openSync(bodiesPath, 'w', 0o600);
+      fchmodSync(bodiesFd, 0o600);
+    } catch (err) {
+      closeSync(journalFd);
+      throw err;
+    }
+    return new JournalAppender(journalFd, bodiesFd, onError);
+  }
+
+  /** Queues body bytes; returns the offset they will have in `.bodies`. */
+  appendBody(bytes: Buffer): number {
+    const at = this.bodiesOffset;
+    if (bytes.length === 0) return at;
+    this.bodyQueue.push(bytes);
+    this.bodiesOffset += bytes.length;
+    this.schedule();
+    return at;
+  }
+
+  /** Queues one record. */
+  appendRecord(record: HeaderRecord | JournalRecord): void {
+    this.lineQueue.push(JSON.stringify(record) + '\n');
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      this.flushNow();
+    });
+  }
+
+  /** Writes everything queued with synchronous write calls (bodies, then lines). */
+  flushNow(): void {
+    if (this.bodyQueue.length > 0) {
+      const bodies = this.bodyQueue.length === 1 ? this.bodyQueue[0]! : Buffer.concat(this.bodyQueue);
+      this.bodyQueue = [];
+      if (!this.writeAll(this.bodiesFd, bodies)) this.resyncBodiesOffset();
+    }
+    if (this.lineQueue.length > 0) {
+      const lines = Buffer.from(this.lineQueue.join(''), 'utf8');
+      this.lineQueue = [];
+      this.writeAll(this.journalFd, lines);
+    }
+  }
+
+  private writeAll(fd: number, buf: Buffer): boolean {
+    try {
+      let done = 0;
+      // Bounded: each pass writes at least one byte or throws.
+      while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+      return true;
+    } catch (err) {
+      this.errors++;
+      try {
+        this.onError(err as Error);
+      } catch {
+        // An error reporter that throws must not reach traffic either.
+      }
+      return false;
+    }
+  }
+
+  // After a failed body write the file is shorter than the offsets handed out:
+  // point later records at where bytes really land. Records already queued
+  // keep their (now dangling) offsets; the HAR writer notes such bodies as lost.
+  private resyncBodiesOffset(): void {
+    try {
+      this.bodiesOffset = fstatSync(this.bodiesFd).size;
+    } catch {
+      // The descriptor is gone: nothing more will be written anyway.
+    }
+  }
+
+  /** Flushes and closes both files. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    this.flushNow();
+    this.closed = true;
+    for (const fd of [this.journalFd, this.bodiesFd]) {
+      try {
+        closeSync(fd);
+      } catch (err) {
+        this.errors++;
+        this.onError(err as Error);
+      }
+    }
+  }
+}

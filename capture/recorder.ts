@@ -1,0 +1,182 @@
+// The hot path: proxy facts → journal records. Keeps only tiny per-exchange
+// state (bytes recorded so far, for the body cap) and forgets an exchange as
+// soon as its end record is written.
+import type { Fact, SyntheticResponse } from '../proxy/events.js';
+import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
+
+/** Per open exchange: recorded byte counts (for the cap). */
+interface OpenExchange {
+  reqRecorded: number;
+  resRecorded: number;
+}
+
+/** Live counts for Capture.stats(). */
+export interface RecorderCounts {
+  /** Exchanges (and refused packets) seen: each becomes an entry. */
+  entries: number;
+  /** WebSocket messages and error rows recorded. */
+  webSocketMessages: number;
+  /** Pages (steps) begun. */
+  pages: number;
+}
+
+/** Turns facts into journal records. */
+export class Recorder {
+  private seq = 0;
+  private readonly open = new Map<number, OpenExchange>();
+  private page: string | undefined;
+  /** Live counts. */
+  readonly counts: RecorderCounts = { entries: 0, webSocketMessages: 0, pages: 0 };
+  /** Set once the capture closes: later facts are ignored. */
+  stopped = false;
+
+  constructor(
+    private readonly journal: JournalAppender,
+    private readonly bodyCap: number,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  /** Exchanges begun and not yet ended. */
+  get inFlight(): number {
+    return this.open.size;
+  }
+
+  /** Begins a new page; later entries and WS messages carry its id. */
+  step(title: string, time: number): string {
+    this.counts.pages++;
+    const id = `page_${this.counts.pages}`;
+    this.page = id;
+    this.journal.appendRecord({ r: 'page', id, title, ts: time });
+    return id;
+  }
+
+  /** The FactListener body. Never throws. */
+  record(fact: Fact): void {
+    if (this.stopped) return;
+    try {
+      this.recordFact(fact);
+    } catch (err) {
+      this.onError(err as Error);
+    }
+  }
+
+  private recordFact(fact: Fact): void {
+    const j = this.journal;
+    switch (fact.type) {
+      case 'exchange-started': {
+        this.open.set(fact.exchangeId, { reqRecorded: 0, resRecorded: 0 });
+        this.counts.entries++;
+        j.appendRecord({
+          r: 'start', x: fact.exchangeId, seq: ++this.seq, c: fact.connectionId, ts: fact.time,
+          scheme: fact.scheme, method: fact.method, target: fact.target, v: fact.httpVersion,
+          h: fact.rawHeaders, up: fact.upstream, upg: fact.upgrade,
+          ...(this.page ? { page: this.page } : {}),
+        });
+        return;
+      }
+      case 'request-body':
+      case 'response-body': {
+        const ex = this.open.get(fact.exchangeId);
+        const request = fact.type === 'request-body';
+        const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
+        const slice = this.appendCapped(fact.chunk, already);
+        if (ex) {
+          if (request) ex.reqRecorded += slice.n;
+          else ex.resRecorded += slice.n;
+        }
+        j.appendRecord({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...slice });
+        return;
+      }
+      case 'request-ended':
+        j.appendRecord({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: fact.rawTrailers });
+        return;
+      case 'response-started':
+        j.appendRecord({
+          r: 'rs', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
+          v: fact.httpVersion, h: fact.rawHeaders,
+        });
+        return;
+      case 'exchange-completed':
+        this.open.delete(fact.exchangeId);
+        j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: fact.rawTrailers });
+        j.flushNow();
+        return;
+      case 'exchange-failed':
+        this.open.delete(fact.exchangeId);
+        j.appendRecord({
+          r: 'fail', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, err: fact.error,
+          ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
+        });
+        j.flushNow();
+        return;
+      case 'exchange-aborted':
+        this.open.delete(fact.exchangeId);
+        j.appendRecord({
+          r: 'abort', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by, phase: fact.phase,
+          ...(fact.error ? { err: fact.error } : {}),
+        });
+        j.flushNow();
+        return;
+      case 'client-error':
+        this.counts.entries++;
+        j.appendRecord({
+          r: 'cerr', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, seq: ++this.seq, err: fact.error,
+          ...(fact.rawPacket ? { raw: this.appendCapped(fact.rawPacket, 0) } : {}),
+          ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
+          ...(this.page ? { page: this.page } : {}),
+        });
+        j.flushNow();
+        return;
+      case 'upgrade-opened':
+        j.appendRecord({
+          r: 'upg', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
+          v: fact.httpVersion, h: fact.rawHeaders,
+        });
+        return;
+      case 'ws-message':
+        this.counts.webSocketMessages++;
+        j.appendRecord({
+          r: 'wsm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d: fact.direction, op: fact.opcode,
+          ...this.appendCapped(fact.data, 0), f: fact.frames, z: fact.compressed,
+          ...(fact.closeCode !== undefined ? { cc: fact.closeCode } : {}),
+          ...(fact.closeReason !== undefined ? { cr: fact.closeReason } : {}),
+          ...(this.page ? { page: this.page } : {}),
+        });
+        return;
+      case 'ws-error':
+        this.counts.webSocketMessages++;
+        j.appendRecord({
+          r: 'wse', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d: fact.direction, code: fact.code,
+          msg: fact.message, ...(this.page ? { page: this.page } : {}),
+        });
+        return;
+      case 'upgrade-closed':
+        this.open.delete(fact.exchangeId);
+        j.appendRecord({
+          r: 'wsc', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by,
+          ...(fact.code !== undefined ? { code: fact.code } : {}),
+          ...(fact.reason !== undefined ? { reason: fact.reason } : {}),
+        });
+        j.flushNow();
+        return;
+      default:
+        // connection-opened / connection-closed: the entries' `connection` says enough.
+        return;
+    }
+  }
+
+  // Records at most what is left under the cap; the rest only counts.
+  private appendCapped(bytes: Buffer, already: number): BodySlice {
+    const room = Math.max(0, this.bodyCap - already);
+    const n = Math.min(room, bytes.length);
+    if (n === 0) return { n: 0, w: bytes.length };
+    // Copy: the proxy may reuse or pool the buffer after the fact is delivered,
+    // and the write happens later in this turn.
+    const kept = Buffer.from(n === bytes.length ? bytes : bytes.subarray(0, n));
+    return { o: this.journal.appendBody(kept), n, w: bytes.length };
+  }
+
+  private synthetic(resp: SyntheticResponse): SyntheticRef {
+    return { st: resp.statusCode, sm: resp.statusMessage, h: resp.rawHeaders, ...this.appendCapped(resp.body, 0) };
+  }
+}

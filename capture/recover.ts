@@ -1,0 +1,51 @@
+// `bb recover`: turns a journal left by a crashed capture into `<out>` with
+// `complete: false`. Keeps every record that reached the disk; a torn last
+// line is dropped and counted.
+import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { redactorFor, journalPaths } from './capture.js';
+import { CaptureError } from './errors.js';
+import { writeHarFromJournal } from './writer.js';
+
+/** How recovery went. */
+export interface RecoverResult {
+  /** The HAR written. */
+  out: string;
+  /** Entries kept. */
+  entries: number;
+  /** Torn records dropped. */
+  dropped: number;
+  /** Exchanges that had not ended (kept, marked in flight). */
+  open: number;
+}
+
+/** Options for recoverCapture. */
+export interface RecoverOptions {
+  /** Overwrite an existing `<out>`. */
+  force?: boolean;
+  /** bb home whose redaction key is used when the journal's own key file is gone. */
+  bbHome?: string;
+}
+
+/** Writes `<out>` from `<out>.journal` (either path may be given), complete: false. */
+export async function recoverCapture(path: string, opts: RecoverOptions = {}): Promise<RecoverResult> {
+  const abs = resolve(path);
+  const out = abs.endsWith('.journal') ? abs.slice(0, -'.journal'.length) : abs;
+  const paths = journalPaths(out);
+  if (!existsSync(paths.journal)) {
+    throw new CaptureError(`no journal at ${paths.journal}: there is nothing to recover for ${out}.`, 'BB_JOURNAL_MISSING');
+  }
+  if (existsSync(out) && !opts.force) {
+    throw new CaptureError(`${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`, 'BB_OUT_EXISTS');
+  }
+  const result = await writeHarFromJournal({
+    journalPath: paths.journal,
+    bodiesPath: paths.bodies,
+    out,
+    complete: false,
+    redactorFor: (header) => redactorFor(header, opts.bbHome),
+  });
+  rmSync(paths.journal, { force: true });
+  rmSync(paths.bodies, { force: true });
+  return { out, entries: result.entries, dropped: result.dropped, open: result.open };
+}

@@ -1,0 +1,92 @@
+// An incremental text/event-stream parser, per the HTML standard's
+// "Interpreting an event stream" (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
+// Fed chunk by chunk with the time each chunk crossed, so every event gets
+// the time its dispatching blank line arrived.
+import type { HarEventSourceMessage } from './har.js';
+
+/** Parses an event stream as it arrives. */
+export class EventStreamParser {
+  /** Events dispatched so far. */
+  readonly events: HarEventSourceMessage[] = [];
+  private readonly decoder = new TextDecoder('utf-8');
+  private line = '';
+  private afterCR = false;
+  private first = true;
+  private data: string[] = [];
+  private eventType = '';
+  private lastEventId = '';
+
+  /** Feeds one chunk that arrived at `timeMs` (epoch ms). */
+  push(chunk: Uint8Array, timeMs: number): void {
+    this.feed(this.decoder.decode(chunk, { stream: true }), timeMs);
+  }
+
+  /** Ends the stream: a last event without its blank line is discarded, as the standard says. */
+  end(timeMs: number): HarEventSourceMessage[] {
+    this.feed(this.decoder.decode(), timeMs);
+    return this.events;
+  }
+
+  private feed(text: string, timeMs: number): void {
+    if (this.first && text.length > 0) {
+      this.first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i]!;
+      if (ch === '\n' && this.afterCR) {
+        // CRLF: the CR already ended the line.
+        this.afterCR = false;
+        continue;
+      }
+      this.afterCR = ch === '\r';
+      if (ch === '\r' || ch === '\n') {
+        this.processLine(this.line, timeMs);
+        this.line = '';
+      } else {
+        this.line += ch;
+      }
+    }
+  }
+
+  private processLine(line: string, timeMs: number): void {
+    if (line === '') {
+      this.dispatch(timeMs);
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    switch (field) {
+      case 'event':
+        this.eventType = value;
+        break;
+      case 'data':
+        this.data.push(value);
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.lastEventId = value;
+        break;
+      default:
+        // retry and unknown fields do not make events.
+        break;
+    }
+  }
+
+  private dispatch(timeMs: number): void {
+    if (this.data.length === 0) {
+      this.eventType = '';
+      return;
+    }
+    this.events.push({
+      time: timeMs / 1000,
+      eventName: this.eventType || 'message',
+      eventId: this.lastEventId,
+      data: this.data.join('\n'),
+    });
+    this.data = [];
+    this.eventType = '';
+  }
+}

@@ -1,0 +1,379 @@
+// Journal records of one exchange → one HAR entry. Pure: bytes come through
+// the `readBody` function the writer passes in, and nothing here touches disk.
+import type {
+  BbEntryExt, HarContent, HarEntry, HarEventSourceMessage, HarPostData, HarRequest, HarResponse, HarTimings,
+  HarWebSocketMessage,
+} from './har.js';
+import type {
+  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, RequestEndRecord,
+  ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
+} from './journal.js';
+import { bodyText, decodeContent, isEventStream, isJsonLinesType, isJsonType, utf8Text } from './body.js';
+import { EventStreamParser } from './sse.js';
+import {
+  headerPairs, headerValue, headerValues, headSize, parseCookieHeader, parseExtensions, parseParams,
+  parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
+} from './http-parts.js';
+import type { Redactor } from './redact.js';
+
+/** Everything the journal said about one exchange, gathered by the writer. */
+export interface ExchangeRecords {
+  /** The request head; absent for refused packets (cerr). */
+  start?: StartRecord;
+  /** Request body chunks, in order. */
+  requestBody: BodyRecord[];
+  /** Request end, when it came. */
+  requestEnd?: RequestEndRecord;
+  /** Response head, when it came. */
+  responseStart?: ResponseStartRecord;
+  /** Response body chunks, in order. */
+  responseBody: BodyRecord[];
+  /** The 101, for WebSockets. */
+  upgrade?: UpgradeRecord;
+  /** WebSocket messages and error rows, in order. */
+  ws: Array<WsMessageRecord | WsErrorRecord>;
+  /** The record that ended it; absent when still open at finalize. */
+  end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
+}
+
+/** What building an entry needs besides the records. */
+export interface EntryContext {
+  /** Reads recorded bytes; returns fewer bytes when they were lost (recording error). */
+  readBody(slice: BodySlice): Buffer;
+  /** Redacts values; absent with --no-redact. */
+  redactor?: Redactor;
+  /** Origin used when a request names no host (the proxy's listen URL). */
+  fallbackOrigin: string;
+  /** id → title of pages, for refused packets that carry only a page id. */
+  pageIds?: ReadonlySet<string>;
+}
+
+/** Fresh, empty records for an exchange. */
+export function emptyRecords(): ExchangeRecords {
+  return { requestBody: [], responseBody: [], ws: [] };
+}
+
+/** Builds the HAR entry for one exchange. */
+export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
+  if (!ex.start && ex.end?.r === 'cerr') return buildRefusedEntry(ex.end, ctx);
+  const start = ex.start!;
+  const bb: BbEntryExt = { seq: start.seq };
+  if (ex.end) bb.seqEnd = ex.end.seq;
+  const notes: string[] = [];
+
+  const request = buildRequest(start, ex, ctx, bb, notes);
+  let response: HarResponse;
+  const fail = ex.end?.r === 'fail' ? ex.end : undefined;
+  if (fail) bb.error = { code: fail.err.code, message: fail.err.message, phase: fail.err.phase };
+  if (ex.end?.r === 'abort') {
+    bb.aborted = ex.end.by;
+    notes.push(
+      `aborted by ${ex.end.by} during the ${ex.end.phase}` + (ex.end.err ? `: ${ex.end.err.code} ${ex.end.err.message}` : ''),
+    );
+  }
+  if (!ex.end) {
+    bb.inFlight = true;
+    notes.push('still in flight when the capture ended');
+  }
+
+  const entry: HarEntry = {
+    startedDateTime: new Date(start.ts).toISOString(),
+    time: 0,
+    request,
+    response: undefined as unknown as HarResponse,
+    cache: {},
+    timings: { send: -1, wait: -1, receive: -1 },
+    connection: start.c,
+  };
+  if (start.page) entry.pageref = start.page;
+
+  if (ex.upgrade) {
+    response = buildHead(ex.upgrade.st, ex.upgrade.sm, ex.upgrade.v, ex.upgrade.h, ctx);
+    entry._resourceType = 'websocket';
+    entry._webSocketMessages = ex.ws.map((m) => buildWsMessage(m, ctx));
+    bb.extensions = parseExtensions(headerValue(ex.upgrade.h, 'sec-websocket-extensions'));
+    const close = ex.end?.r === 'wsc' ? ex.end : undefined;
+    bb.close = close
+      ? { code: close.code ?? null, reason: close.reason ?? '', by: close.by, time: close.ts / 1000 }
+      : { code: null, reason: '', by: 'none', time: null };
+  } else if (fail?.resp) {
+    response = buildHead(fail.resp.st, fail.resp.sm, '1.1', fail.resp.h, ctx);
+    fillContent(response, [{ r: 'rb', x: start.x, ts: fail.ts, ...fail.resp }], fail.resp.h, ctx, bb, notes, false);
+  } else if (ex.responseStart) {
+    const rs = ex.responseStart;
+    response = buildHead(rs.st, rs.sm, rs.v, rs.h, ctx);
+    const events = fillContent(response, ex.responseBody, rs.h, ctx, bb, notes, true);
+    if (events) entry._eventSourceMessages = events;
+    if (ex.end?.r === 'done' && ex.end.tr.length > 0) response._trailers = headerPairs(ex.end.tr);
+  } else {
+    // No response reached the client (upstream failed after the head, or a hang-up).
+    response = emptyResponse();
+  }
+  entry.response = response;
+
+  entry.timings = timings(start.ts, ex);
+  entry.time = sumTimings(entry.timings);
+  if (notes.length > 0) entry.comment = notes.join('; ');
+  entry._bb = bb;
+  return entry;
+}
+
+function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext, bb: BbEntryExt, notes: string[]): HarRequest {
+  const { url, keepTarget } = requestUrl(start.scheme, start.target, start.h, ctx.fallbackOrigin);
+  if (keepTarget) bb.target = start.target;
+  const request = buildRequestHead(start.method, url, start.v, start.h, ctx);
+  request.headersSize = headSize(`${start.method} ${start.target} HTTP/${start.v}`, start.h);
+  request.bodySize = ex.requestBody.reduce((sum, c) => sum + c.w, 0);
+  if (request.bodySize > 0 || ex.requestBody.some((c) => c.n > 0)) {
+    request.postData = buildPostData(ex.requestBody, start.h, ctx, bb, notes);
+  }
+  if (ex.requestEnd && ex.requestEnd.tr.length > 0) (request as HarRequest & { _trailers?: unknown })._trailers = headerPairs(ex.requestEnd.tr);
+  return request;
+}
+
+function buildRequestHead(method: string, rawUrl: string, version: string, h: string[], ctx: EntryContext): HarRequest {
+  const r = ctx.redactor;
+  const { base, query, hash } = splitQuery(rawUrl);
+  const url = query === undefined || !r ? rawUrl : `${base}?${r.queryString(query)}${hash}`;
+  return {
+    method,
+    url,
+    httpVersion: `HTTP/${version}`,
+    cookies: parseCookieHeader(headerValues(h, 'cookie')).map((c) => (r ? { ...c, value: r.placeholder(c.value) } : c)),
+    headers: redactHeaders(h, ctx),
+    queryString: parseParams(query).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p)),
+    headersSize: -1,
+    bodySize: 0,
+  };
+}
+
+function buildHead(status: number, reason: string, version: string, h: string[], ctx: EntryContext): HarResponse {
+  const r = ctx.redactor;
+  const cookies = headerValues(h, 'set-cookie')
+    .map(parseSetCookie)
+    .filter((c) => c !== undefined)
+    .map((c) => (r ? { ...c, value: r.placeholder(c.value) } : c));
+  return {
+    status,
+    statusText: reason,
+    httpVersion: `HTTP/${version}`,
+    cookies,
+    headers: redactHeaders(h, ctx),
+    content: { size: 0, mimeType: headerValue(h, 'content-type') ?? '' },
+    redirectURL: headerValue(h, 'location') ?? '',
+    headersSize: headSize(`HTTP/${version} ${status} ${reason}`, h),
+    bodySize: 0,
+  };
+}
+
+function emptyResponse(): HarResponse {
+  return {
+    status: 0, statusText: '', httpVersion: '', cookies: [], headers: [],
+    content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: -1,
+  };
+}
+
+function redactHeaders(h: string[], ctx: EntryContext) {
+  const pairs = headerPairs(h);
+  const r = ctx.redactor;
+  return r ? pairs.map((p) => (r.isSecretHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
+}
+
+/** Concatenates recorded slices; notes bytes lost to a recording error. */
+function gather(chunks: BodySlice[], ctx: EntryContext, notes: string[]): { bytes: Buffer; recorded: number; wire: number } {
+  const parts: Buffer[] = [];
+  let recorded = 0;
+  let wire = 0;
+  let lost = 0;
+  for (const c of chunks) {
+    wire += c.w;
+    if (c.n === 0) continue;
+    const b = ctx.readBody(c);
+    lost += c.n - b.length;
+    recorded += c.n;
+    parts.push(b);
+  }
+  if (lost > 0) notes.push(`${lost} recorded body bytes were lost to a recording error`);
+  return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), recorded, wire };
+}
+
+function buildPostData(chunks: BodyRecord[], h: string[], ctx: EntryContext, bb: BbEntryExt, notes: string[]): HarPostData {
+  const mimeType = headerValue(h, 'content-type') ?? '';
+  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
+  const truncated = recorded < wire;
+  if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
+  const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated);
+  const { text, base64 } = decoded.undecoded
+    ? { text: decoded.bytes.toString('base64'), base64: true }
+    : bodyText(decoded.bytes, mimeType);
+  const post: HarPostData = { mimeType, text };
+  if (base64) {
+    post._encoding = 'base64';
+    if (decoded.undecoded) post.comment = decoded.undecoded;
+    return post;
+  }
+  const r = ctx.redactor;
+  if (/^application\/x-www-form-urlencoded\b/i.test(mimeType)) {
+    post.params = parseParams(text).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p));
+    if (r) {
+      const red = r.queryString(text);
+      if (red !== text) {
+        post.text = red;
+        post.comment = 'secret form values redacted';
+      }
+    }
+  } else if (r) {
+    const red = redactText(text, mimeType, r);
+    if (red !== undefined) {
+      post.text = red;
+      post.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
+    }
+  }
+  return post;
+}
+
+function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
+  if (isEventStream(mimeType)) return r.eventStreamText(text);
+  if (isJsonLinesType(mimeType)) return r.jsonLinesText(text);
+  if (isJsonType(mimeType) || mimeType === '' || /^text\/plain\b/i.test(mimeType)) return r.jsonText(text);
+  return undefined;
+}
+
+/** Fills response.content and bodySize; returns parsed SSE events for event streams. */
+function fillContent(
+  response: HarResponse, chunks: BodyRecord[], h: string[], ctx: EntryContext, bb: BbEntryExt, notes: string[], sse: boolean,
+): HarEventSourceMessage[] | undefined {
+  const mimeType = response.content.mimeType;
+  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
+  const truncated = recorded < wire;
+  if (truncated) bb.truncated = { ...bb.truncated, response: recorded };
+  response.bodySize = wire;
+  const encoding = headerValue(h, 'content-encoding');
+  const decoded = decodeContent(bytes, encoding, truncated);
+  const content: HarContent = { size: decoded.bytes.length, mimeType };
+  if (!truncated && !decoded.undecoded) content.compression = decoded.bytes.length - wire;
+  if (decoded.bytes.length > 0) {
+    // Bytes that should have decoded and did not are not text, whatever they look like.
+    const { text, base64 } = decoded.undecoded
+      ? { text: decoded.bytes.toString('base64'), base64: true }
+      : bodyText(decoded.bytes, mimeType);
+    content.text = text;
+    if (base64) content.encoding = 'base64';
+    if (decoded.undecoded) {
+      content._bbUndecoded = decoded.undecoded;
+      content.comment = decoded.undecoded;
+    }
+    const r = ctx.redactor;
+    if (!base64 && r) {
+      const red = redactText(text, mimeType, r);
+      if (red !== undefined) {
+        content.text = red;
+        content.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
+      }
+    }
+  }
+  if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
+  response.content = content;
+  if (!sse || !isEventStream(mimeType)) return undefined;
+  return eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
+}
+
+// Events are parsed chunk by chunk with each chunk's time; a content-encoded
+// stream is parsed from its decoded whole, every event at the last chunk's time.
+function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: EntryContext): HarEventSourceMessage[] {
+  const parser = new EventStreamParser();
+  const lastTs = chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0;
+  if (decodedWhole) parser.push(decodedWhole, lastTs);
+  else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
+  const events = parser.end(lastTs);
+  const r = ctx.redactor;
+  if (r) for (const e of events) e.data = r.jsonText(e.data) ?? e.data;
+  return events;
+}
+
+function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: EntryContext): HarWebSocketMessage {
+  if (m.r === 'wse') {
+    return {
+      type: 'error', time: m.ts / 1000, opcode: -1, data: m.msg,
+      _bb: { seq: m.seq, ...(m.page ? { page: m.page } : {}), error: m.code, direction: m.d },
+    };
+  }
+  const payload = m.n > 0 ? ctx.readBody(m) : Buffer.alloc(0);
+  let data: string;
+  if (m.op === 1) {
+    data = utf8Text(payload) ?? payload.toString('utf8');
+    const r = ctx.redactor;
+    if (r) data = r.jsonText(data) ?? data;
+  } else {
+    data = payload.toString('base64');
+  }
+  const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: m.seq, frames: m.f, compressed: m.z };
+  if (m.page) bb.page = m.page;
+  if (m.cc !== undefined) bb.code = m.cc;
+  if (m.cr !== undefined) bb.reason = m.cr;
+  if (m.n < m.w) bb.truncated = m.n;
+  return { type: m.d, time: m.ts / 1000, opcode: m.op, data, _bb: bb };
+}
+
+/** A refused packet (Node's parser said no) as an entry of its own. */
+function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry {
+  const notes: string[] = [];
+  const raw = rec.raw ? gather([rec.raw], ctx, notes).bytes : undefined;
+  const parsed = parseRefusedPacket(raw);
+  const origin = ctx.fallbackOrigin.replace(/\/+$/, '');
+  const request = parsed
+    ? buildRequestHead(parsed.method, requestUrl(origin.startsWith('https') ? 'https' : 'http', parsed.target, parsed.rawHeaders, origin).url, parsed.httpVersion, parsed.rawHeaders, ctx)
+    : buildRequestHead('-', origin + '/', '1.1', [], ctx);
+  if (!parsed) request.httpVersion = '';
+  request.bodySize = -1;
+  const bb: BbEntryExt = {
+    seq: rec.seq, seqEnd: rec.seq,
+    error: { code: rec.err.code, message: rec.err.message, phase: rec.err.phase },
+  };
+  if (raw && raw.length > 0) bb.rawPacket = raw.toString('base64');
+  let response = emptyResponse();
+  if (rec.resp) {
+    response = buildHead(rec.resp.st, rec.resp.sm, '1.1', rec.resp.h, ctx);
+    fillContent(response, [{ r: 'rb', x: rec.x, ts: rec.ts, ...rec.resp }], rec.resp.h, ctx, bb, notes, false);
+  }
+  notes.unshift(`the proxy refused these bytes: ${rec.err.code}`);
+  const entry: HarEntry = {
+    startedDateTime: new Date(rec.ts).toISOString(),
+    time: 0,
+    request,
+    response,
+    cache: {},
+    timings: { send: 0, wait: 0, receive: 0 },
+    connection: rec.c,
+    comment: notes.join('; '),
+    _bb: bb,
+  };
+  if (rec.page) entry.pageref = rec.page;
+  return entry;
+}
+
+const round = (ms: number) => Math.round(Math.max(0, ms) * 1000) / 1000;
+
+/** send = request head → request end, wait → response head, receive → end; unknown phases -1. */
+export function timings(startTs: number, ex: ExchangeRecords): HarTimings {
+  const reqEnd = ex.requestEnd?.ts;
+  const head = ex.responseStart?.ts ?? ex.upgrade?.ts;
+  const end = ex.upgrade ? head : ex.end?.ts;
+  const t: HarTimings = { blocked: -1, dns: -1, connect: -1, ssl: -1, send: -1, wait: -1, receive: -1 };
+  if (reqEnd !== undefined) t.send = round(reqEnd - startTs);
+  if (head !== undefined) {
+    t.wait = round(head - (reqEnd !== undefined && reqEnd < head ? reqEnd : startTs));
+    if (end !== undefined) t.receive = round(end - head);
+  } else if (ex.end && reqEnd !== undefined) {
+    // Failed or aborted before any response: the time waited still counts.
+    t.wait = round(ex.end.ts - reqEnd);
+  }
+  return t;
+}
+
+/** HAR's entry.time: the sum of the known phases. */
+export function sumTimings(t: HarTimings): number {
+  let sum = 0;
+  for (const v of [t.blocked, t.dns, t.connect, t.send, t.wait, t.receive]) if (v !== undefined && v > 0) sum += v;
+  return Math.round(sum * 1000) / 1000;
+}

@@ -1,0 +1,221 @@
+// Journal + bodies → HAR, streamed: keeps only the exchanges still open while
+// it replays the journal, writes each entry when its end record comes (so
+// entries are in completion order; HAR readers sort by startedDateTime), reads
+// bodies back from `.bodies` by offset, and writes pages, counts and log._bb
+// after the entries. Writes `<out>.tmp`, fsyncs, then renames: a reader never
+// sees half a file.
+import { createReadStream } from 'node:fs';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { BbLogExt, HarPage } from './har.js';
+import {
+  END_RECORDS, JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord,
+} from './journal.js';
+import { buildEntry, emptyRecords, type ExchangeRecords } from './to-har.js';
+import type { Redactor } from './redact.js';
+import { CaptureError } from './errors.js';
+
+/** How to turn one journal into a HAR. */
+export interface WriteHarOptions {
+  /** `<out>.journal`. */
+  journalPath: string;
+  /** `<out>.bodies`. */
+  bodiesPath: string;
+  /** The HAR to write (via `<out>.tmp`). */
+  out: string;
+  /** false when recovering after a crash. */
+  complete: boolean;
+  /** Makes the redactor from the journal's header; undefined result = keep values. */
+  redactorFor: (header: HeaderRecord) => Redactor | undefined;
+  /** endedDateTime; defaults to the last record's time. */
+  endedAt?: number;
+}
+
+/** What was written. */
+export interface WriteHarResult {
+  /** Entries in the HAR. */
+  entries: number;
+  /** WebSocket messages (and error rows) in the HAR. */
+  webSocketMessages: number;
+  /** Journal lines that did not parse (a torn last write). */
+  dropped: number;
+  /** Exchanges that had not ended, written as in flight. */
+  open: number;
+}
+
+/** Streams a journal into a HAR file atomically. */
+export async function writeHarFromJournal(opts: WriteHarOptions): Promise<WriteHarResult> {
+  const tmp = `${opts.out}.tmp`;
+  const file = await open(tmp, 'w', 0o600);
+  let bodiesFd: number | undefined;
+  try {
+    await file.chmod(0o600);
+    try {
+      bodiesFd = openSync(opts.bodiesPath, 'r');
+    } catch {
+      // No bodies file: every body reads back as lost, and the entries say so.
+    }
+    const out = new BufferedOut(file);
+    const result = await replay(opts, out, bodiesFd);
+    await out.flush();
+    await file.sync();
+    await file.close();
+    await rename(tmp, opts.out);
+    return result;
+  } catch (err) {
+    await file.close().catch(() => undefined);
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  } finally {
+    if (bodiesFd !== undefined) closeSync(bodiesFd);
+  }
+}
+
+async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number | undefined): Promise<WriteHarResult> {
+  const lines = createInterface({ input: createReadStream(opts.journalPath), crlfDelay: Infinity });
+  let header: HeaderRecord | undefined;
+  let ctx: Parameters<typeof buildEntry>[1] | undefined;
+  const open = new Map<number, ExchangeRecords>();
+  const pages: HarPage[] = [];
+  const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0 };
+  let lastTs = 0;
+  let first = true;
+
+  const writeEntry = (ex: ExchangeRecords) => {
+    const entry = buildEntry(ex, ctx!);
+    result.webSocketMessages += entry._webSocketMessages?.length ?? 0;
+    out.write((first ? '\n' : ',\n') + JSON.stringify(entry));
+    first = false;
+    result.entries++;
+  };
+
+  for await (const line of lines) {
+    const rec = parseJournalLine(line);
+    if (!rec) {
+      if (line !== '') result.dropped++;
+      continue;
+    }
+    if (!header) {
+      if (rec.r !== 'bb-journal') throw journalError(opts.journalPath, 'does not start with a bb journal header');
+      header = rec as HeaderRecord;
+      if (header.v > JOURNAL_VERSION) throw journalError(opts.journalPath, `is format ${header.v}, newer than this bb reads (${JOURNAL_VERSION})`);
+      const redactor = opts.redactorFor(header);
+      ctx = {
+        readBody: (slice) => readSlice(bodiesFd, slice),
+        fallbackOrigin: header.listen,
+        ...(redactor ? { redactor } : {}),
+      };
+      out.write(
+        `{"log":{"version":"1.2","creator":${JSON.stringify(header.creator)},"entries":[`,
+      );
+      continue;
+    }
+    const r = rec as JournalRecord;
+    if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
+    if (r.r === 'page') {
+      pages.push({ startedDateTime: new Date(r.ts).toISOString(), id: r.id, title: r.title, pageTimings: {} });
+      continue;
+    }
+    if (r.r === 'cerr') {
+      writeEntry({ ...emptyRecords(), end: r });
+      await out.drain();
+      continue;
+    }
+    if (r.r === 'start') {
+      open.set(r.x, { ...emptyRecords(), start: r });
+      continue;
+    }
+    const ex = typeof (r as { x?: unknown }).x === 'number' ? open.get((r as { x: number }).x) : undefined;
+    // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
+    if (!ex) continue;
+    switch (r.r) {
+      case 'qb': ex.requestBody.push(r); break;
+      case 'rb': ex.responseBody.push(r); break;
+      case 'qe': ex.requestEnd = r; break;
+      case 'rs': ex.responseStart = r; break;
+      case 'upg': ex.upgrade = r; break;
+      case 'wsm': case 'wse': ex.ws.push(r); break;
+      default: break;
+    }
+    if (END_RECORDS.has(r.r)) {
+      ex.end = r as ExchangeRecords['end'];
+      open.delete(ex.start!.x);
+      writeEntry(ex);
+      await out.drain();
+    }
+  }
+  if (!header) throw journalError(opts.journalPath, 'is empty (no header record)');
+  // What never ended goes in too, oldest first: a recovered capture keeps everything it saw.
+  for (const ex of [...open.values()].sort((a, b) => a.start!.seq - b.start!.seq)) {
+    writeEntry(ex);
+    result.open++;
+  }
+
+  const startedMs = Date.parse(header.startedDateTime);
+  const bb: BbLogExt = {
+    format: 1,
+    label: header.label,
+    target: header.target,
+    listen: header.listen,
+    startedDateTime: header.startedDateTime,
+    endedDateTime: new Date(opts.endedAt ?? Math.max(lastTs, startedMs)).toISOString(),
+    complete: opts.complete,
+    counts: { entries: result.entries, webSocketMessages: result.webSocketMessages },
+    redacted: header.redact !== false,
+    ...(header.serverHome !== undefined ? { serverHome: header.serverHome } : {}),
+    ...(opts.complete ? {} : { recovered: { droppedRecords: result.dropped, openExchanges: result.open } }),
+  };
+  out.write(`${first ? '' : '\n'}],"pages":${JSON.stringify(pages)},"_bb":${JSON.stringify(bb)}}}\n`);
+  return result;
+}
+
+function journalError(path: string, what: string): CaptureError {
+  return new CaptureError(`${path} ${what}: it is not a journal this bb can finalize.`, 'BB_JOURNAL_INVALID');
+}
+
+// Reads one recorded slice; fewer bytes come back when they never reached the file.
+function readSlice(fd: number | undefined, slice: BodySlice): Buffer {
+  if (fd === undefined || slice.o === undefined || slice.n === 0) return Buffer.alloc(0);
+  const buf = Buffer.allocUnsafe(slice.n);
+  let got = 0;
+  // Bounded: each pass reads at least one byte or stops at end of file.
+  while (got < slice.n) {
+    const n = readSync(fd, buf, got, slice.n - got, slice.o + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got === slice.n ? buf : buf.subarray(0, got);
+}
+
+/** Collects small writes into ~1 MiB writes. */
+class BufferedOut {
+  private parts: string[] = [];
+  private size = 0;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly file: FileHandle) {}
+
+  write(s: string): void {
+    this.parts.push(s);
+    this.size += s.length;
+  }
+
+  /** Writes out once ~1 MiB is collected; awaiting it keeps memory bounded by one batch. */
+  async drain(): Promise<void> {
+    if (this.size >= 1 << 20) await this.flush();
+  }
+
+  /** Writes out everything collected, in order. */
+  flush(): Promise<void> {
+    if (this.parts.length > 0) {
+      const chunk = this.parts.join('');
+      this.parts = [];
+      this.size = 0;
+      this.pending = this.pending.then(async () => {
+        await this.file.write(chunk);
+      });
+    }
+    return this.pending;
+  }
+}
