@@ -3,5 +3,6 @@
 import type { BbCommand } from '../command.js';
 import { caCommand } from './ca.js';
 import { captureCommand } from './capture.js';
+import { recoverCommand } from './recover.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand];

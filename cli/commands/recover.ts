@@ -1,0 +1,24 @@
+// bb recover: turns the journal a crashed capture left into a HAR (complete: false).
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { recoverCapture } from '../../capture/index.js';
+import { defaultBbHome } from '../../start-capture.js';
+
+export const recoverCommand: BbCommand = {
+  command: 'recover <capture>',
+  describe: 'write the HAR of a capture that was killed, from its journal (marked incomplete)',
+  builder: (y: Argv) =>
+    y
+      .positional('capture', { type: 'string', describe: 'the HAR path the capture was writing, or its .journal' })
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite an existing HAR at that path' }),
+  run: async (argv) => {
+    const result = await recoverCapture(String(argv.capture), {
+      force: Boolean(argv.force),
+      bbHome: defaultBbHome(),
+    });
+    const torn = result.dropped > 0 ? `, ${result.dropped} torn record${result.dropped === 1 ? '' : 's'} dropped` : '';
+    const open = result.open > 0 ? `, ${result.open} still in flight` : '';
+    process.stdout.write(`${result.out}\nrecovered ${result.entries} exchange${result.entries === 1 ? '' : 's'}${open}${torn} (capture marked incomplete)\n`);
+    return 0;
+  },
+};
