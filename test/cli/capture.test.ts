@@ -1,0 +1,140 @@
+// bb capture as a user runs it: a child process, real servers, curl-like clients.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { runBb, startBb } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bb-cli-capture-'));
+const env = { BB_HOME: join(dir, 'home') };
+const servers: http.Server[] = [];
+after(() => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    s.close();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function server(name: string): Promise<number> {
+  const s = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/slow') {
+        setTimeout(() => res.end('slow done'), 300);
+        return;
+      }
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ server: name, path: req.url }));
+    });
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as AddressInfo).port;
+}
+
+const badFlags: Array<[string, string[], RegExp]> = [
+  ['no target', ['capture'], /needs --target/],
+  ['a target without scheme', ['capture', '--target', 'localhost'], /--target needs a URL like http:\/\/127\.0\.0\.1:3000, got 'localhost'/],
+  ['a non-http target', ['capture', '--target', 'ftp://127.0.0.1:21'], /--target needs a URL/],
+  ['a bad listen', ['capture', '--target', 'http://127.0.0.1:1', '--listen', 'nowhere'], /--listen needs host:port/],
+  ['more listens than targets', ['capture', '--target', 'http://127.0.0.1:1', '--listen', '1', '--listen', '2'], /at most one --listen per --target/],
+  ['a non-loopback admin', ['capture', '--target', 'http://127.0.0.1:1', '--admin', '0.0.0.0:9000'], /--admin must bind a loopback address/],
+  ['a bad body cap', ['capture', '--target', 'http://127.0.0.1:1', '--body-cap', 'lots'], /--body-cap needs a size/],
+  ['an unknown flag', ['capture', '--target', 'http://127.0.0.1:1', '--bogus'], /Unknown argument: bogus/],
+];
+for (const [what, args, message] of badFlags) {
+  test(`refuses ${what} with exit 2 and one line`, async () => {
+    const { code, stderr } = await runBb([...args, '--out', join(dir, 'never.har')], env);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, message);
+    assert.equal(stderr.trim().split('\n').length, 1, stderr);
+    assert.ok(!existsSync(join(dir, 'never.har')));
+  });
+}
+
+test('records two targets to two files and stops cleanly on SIGTERM, finishing an in-flight exchange', async () => {
+  const [p1, p2] = [await server('old'), await server('new')];
+  const out = join(dir, 'two');
+  const bb = startBb(['capture', '--target', `old=http://127.0.0.1:${p1}`, '--target', `new=http://127.0.0.1:${p2}`, '--out', out + '/'], env);
+  const oldUrl = (await bb.waitFor(/old: (http:\/\/127\.0\.0\.1:\d+)/))[1];
+  const newUrl = (await bb.waitFor(/new: (http:\/\/127\.0\.0\.1:\d+)/))[1];
+  assert.deepEqual(await (await fetch(`${oldUrl}/a`)).json(), { server: 'old', path: '/a' });
+  assert.deepEqual(await (await fetch(`${newUrl}/b`)).json(), { server: 'new', path: '/b' });
+  const slow = fetch(`${oldUrl}/slow`).then((r) => r.text());
+  await bb.waitFor(/#\d+ GET \/b 200/);
+  await new Promise((r) => setTimeout(r, 50));
+  bb.child.kill('SIGTERM');
+  assert.equal(await slow, 'slow done', 'in-flight exchange finished during shutdown');
+  assert.equal(await bb.exited, 0, bb.stderr());
+  const oldHar = JSON.parse(readFileSync(join(out, 'old.har'), 'utf8'));
+  const newHar = JSON.parse(readFileSync(join(out, 'new.har'), 'utf8'));
+  assert.deepEqual(oldHar.log.entries.map((e: { request: { url: string } }) => new URL(e.request.url).pathname).sort(), ['/a', '/slow']);
+  assert.deepEqual(newHar.log.entries.map((e: { request: { url: string } }) => new URL(e.request.url).pathname), ['/b']);
+  assert.equal(oldHar.log._bb.label, 'old');
+  assert.equal(oldHar.log._bb.target, `http://127.0.0.1:${p1}`);
+  assert.equal(statSync(join(out, 'old.har')).mode & 0o777, 0o600);
+  assert.ok(!existsSync(join(out, 'old.har.journal')));
+});
+
+test('starts when the target is down, answering 502 until it is up', async () => {
+  const out = join(dir, 'down.har');
+  const probe = http.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out, '--quiet'], env);
+  const url = (await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1];
+  const res = await fetch(url);
+  assert.equal(res.status, 502);
+  assert.equal((await res.json()).code, 'ECONNREFUSED');
+  bb.child.kill('SIGINT');
+  assert.equal(await bb.exited, 0);
+  const har = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(har.log.entries[0].response.status, 502);
+  assert.equal(har.log.entries[0]._bb.error.code, 'ECONNREFUSED');
+});
+
+test('never overwrites a capture without --force, and stops on a leftover journal', async () => {
+  const port = await server('x');
+  const out = join(dir, 'exists.har');
+  writeFileSync(out, 'precious');
+  const r1 = await runBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out], env);
+  assert.equal(r1.code, 2);
+  assert.match(r1.stderr, /exists: pass --force/);
+  assert.equal(readFileSync(out, 'utf8'), 'precious');
+  const out2 = join(dir, 'left.har');
+  writeFileSync(`${out2}.journal`, '');
+  const r2 = await runBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out2, '--force'], env);
+  assert.equal(r2.code, 2);
+  assert.match(r2.stderr, new RegExp(`bb recover ${out2.replace(/[.]/g, '\\.')}`));
+});
+
+test('marks steps through the admin endpoint; the proxied port never answers admin routes', async () => {
+  const port = await server('steps');
+  const out = join(dir, 'steps.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out, '--admin', '127.0.0.1:0'], env);
+  const url = (await bb.waitFor(/capture: (http:\/\/127\.0\.0\.1:\d+)/))[1];
+  const admin = (await bb.waitFor(/admin: (http:\/\/127\.0\.0\.1:\d+)/))[1];
+  await fetch(`${url}/before`).then((r) => r.text());
+  const step = await fetch(`${admin}/step`, { method: 'POST', body: JSON.stringify({ name: 'login' }) });
+  assert.equal(step.status, 200);
+  await fetch(`${url}/after`).then((r) => r.text());
+  const proxiedStep = await fetch(`${url}/step`, { method: 'POST', body: '{"name":"x"}' });
+  assert.deepEqual(await proxiedStep.json(), { server: 'steps', path: '/step' }, 'the proxied port forwards /step to the server');
+  const status = await (await fetch(`${admin}/status`)).json();
+  assert.equal(status.captures[0].label, 'capture');
+  assert.equal((await fetch(`${admin}/step`, { method: 'POST', body: '{"name": "x", "label": "nope"}' })).status, 404);
+  assert.equal((await fetch(`${admin}/step`, { method: 'POST', body: 'not json' })).status, 400);
+  bb.child.kill('SIGTERM');
+  assert.equal(await bb.exited, 0);
+  const har = JSON.parse(readFileSync(out, 'utf8'));
+  assert.deepEqual(har.log.pages.map((p: { title: string }) => p.title), ['login']);
+  const byPath = Object.fromEntries(har.log.entries.map((e: { request: { url: string }; pageref?: string }) => [new URL(e.request.url).pathname, e.pageref]));
+  assert.equal(byPath['/before'], undefined);
+  assert.equal(byPath['/after'], har.log.pages[0].id);
+  assert.equal(byPath['/step'], har.log.pages[0].id);
+});
