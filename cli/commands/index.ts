@@ -4,5 +4,6 @@ import type { BbCommand } from '../command.js';
 import { caCommand } from './ca.js';
 import { captureCommand } from './capture.js';
 import { recoverCommand } from './recover.js';
+import { diffCommand } from './diff.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand];

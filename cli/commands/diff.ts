@@ -1,0 +1,55 @@
+// bb diff: compare two captures after normalizing; exit 0 match, 1 differences, 2 could not compare.
+import { writeFile } from 'node:fs/promises';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { diffCaptures, loadDiffConfig, renderJson, renderText } from '../../diff/index.js';
+import { UsageError } from '../errors.js';
+
+/** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
+export function useColor(stream: NodeJS.WriteStream): boolean {
+  return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
+}
+
+/** Writes a report to a file, or stdout for "-". */
+export async function writeReport(target: string, text: string, what: string): Promise<void> {
+  if (target === '-') {
+    process.stdout.write(text);
+    return;
+  }
+  try {
+    await writeFile(target, text);
+  } catch (err) {
+    throw new UsageError(`cannot write the ${what} report to ${target} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check the folder exists.`, 'BB_REPORT_UNWRITABLE');
+  }
+}
+
+export const diffCommand: BbCommand = {
+  command: 'diff <old> <new>',
+  describe: 'compare two captures (HAR) after normalizing what always varies',
+  builder: (y: Argv) =>
+    y
+      .positional('old', { type: 'string', describe: 'the old capture (HAR)' })
+      .positional('new', { type: 'string', describe: 'the new capture (HAR)' })
+      .option('config', { type: 'string', describe: 'bb.config.json with normalize / pairing / known rules' })
+      .option('allow-incomplete', { type: 'boolean', default: false, describe: 'compare captures recovered after a crash' })
+      .option('header-order', { type: 'boolean', default: false, describe: 'also compare header order and case' })
+      .option('json', { type: 'string', describe: 'write the full result as JSON to FILE ("-" = stdout)' })
+      .option('noise', { type: 'string', describe: 'a second capture of the old build: what differs between the old runs is noise' })
+      .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' }),
+  run: async (argv) => {
+    const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
+    const result = await diffCaptures(String(argv.old), String(argv.new), {
+      config,
+      allowIncomplete: Boolean(argv.allowIncomplete ?? argv['allow-incomplete']),
+      headerOrder: Boolean(argv.headerOrder ?? argv['header-order']),
+      strictKnown: Boolean(argv.strictKnown ?? argv['strict-known']),
+      ...(typeof argv.noise === 'string' ? { noisePath: argv.noise } : {}),
+    });
+    const json = typeof argv.json === 'string' ? argv.json : undefined;
+    // With --json -, stdout carries the JSON only; the text report goes to stderr.
+    const textStream = json === '-' ? process.stderr : process.stdout;
+    textStream.write(renderText(result, { color: useColor(textStream) }));
+    if (json !== undefined) await writeReport(json, renderJson(result), 'JSON');
+    return result.exitCode;
+  },
+};

@@ -1,0 +1,157 @@
+// Comparing one pair: field-by-field differences with paths, and WebSocket
+// messages as a sequence (missing / extra / reordered / changed).
+//
+// The structural walk is bounded: arrays of different lengths are aligned
+// with the same bounded aligner as entries (identical items anchor, the rest
+// pair inside their gap), so one inserted array item is one `added` row, and
+// no array costs more than the aligner's cell cap. Rows per pair are capped.
+import { createHash } from 'node:crypto';
+import { alignSequences } from './align.js';
+import { pairSequences } from './pair.js';
+import { joinPath, pathPattern } from './selector.js';
+import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
+
+/** Rows kept per entry pair; past it one row says how many more were cut. */
+export const MAX_ROWS_PER_PAIR = 1000;
+
+/** Canonical JSON: object keys sorted (key order carries no meaning in JSON). */
+export function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const keys = Object.keys(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/** Stable id of a difference: the same entry, path and kind give the same id in every run. */
+export function differenceId(entry: string, path: string, kind: DifferenceKind): string {
+  return createHash('sha256').update(`${entry}\n${path}\n${kind}`).digest('hex').slice(0, 10);
+}
+
+type Row = { kind: DifferenceKind; path: string; old?: unknown; new?: unknown };
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Field differences between two JSON values, appended to `out`. */
+export function diffValues(a: unknown, b: unknown, path: string, out: Row[]): void {
+  if (out.length > MAX_ROWS_PER_PAIR) return;
+  if (a === b) return;
+  if (isPlain(a) && isPlain(b)) {
+    for (const k of Object.keys(a)) {
+      const p = joinPath(path, k);
+      if (!(k in b)) out.push({ kind: 'removed', path: p, old: a[k] });
+      else diffValues(a[k], b[k], p, out);
+    }
+    for (const k of Object.keys(b)) if (!(k in a)) out.push({ kind: 'added', path: joinPath(path, k), new: b[k] });
+    return;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length === b.length) {
+      for (let i = 0; i < a.length; i++) diffValues(a[i], b[i], joinPath(path, i), out);
+      return;
+    }
+    const ta = a.map(canonical);
+    const tb = b.map(canonical);
+    const anchors = alignSequences(ta, tb);
+    const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [a.length, b.length]];
+    for (let g = 0; g + 1 < bounds.length; g++) {
+      const [a0, b0] = bounds[g]!;
+      const [a1, b1] = bounds[g + 1]!;
+      const n = a1 - a0 - 1;
+      const m = b1 - b0 - 1;
+      const both = Math.min(n, m);
+      for (let k = 0; k < both; k++) diffValues(a[a0 + 1 + k], b[b0 + 1 + k], joinPath(path, b0 + 1 + k), out);
+      for (let k = both; k < n; k++) out.push({ kind: 'removed', path: joinPath(path, a0 + 1 + k), old: a[a0 + 1 + k] });
+      for (let k = both; k < m; k++) out.push({ kind: 'added', path: joinPath(path, b0 + 1 + k), new: b[b0 + 1 + k] });
+    }
+    return;
+  }
+  if (canonical(a) !== canonical(b)) out.push({ kind: 'changed', path, old: a, new: b });
+}
+
+function wsLoose(m: NormalizedWsMessage): string {
+  const t = isPlain(m.data) && typeof m.data.type === 'string' ? m.data.type : '';
+  return `${m.type}|${m.opcode}|${t}`;
+}
+
+/** WebSocket messages compared in order: missing / extra / reordered / changed. */
+export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[]): void {
+  const ea = a.map(canonical);
+  const eb = b.map(canonical);
+  const lineup = pairSequences(ea, eb, a.map(wsLoose), b.map(wsLoose));
+  for (const l of lineup) {
+    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${l.old}]`, old: a[l.old!] });
+    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${l.new}]`, new: b[l.new!] });
+    else {
+      const p = `ws.messages[${l.old}]`;
+      if (l.status === 'reordered') out.push({ kind: 'reordered', path: p, old: `at ${l.old}`, new: `at ${l.new}` });
+      diffValues(a[l.old!], b[l.new!], p, out);
+    }
+  }
+}
+
+/** Options for comparing a pair. */
+export interface CompareOptions {
+  /** Also compare header names' order and case. */
+  headerOrder?: boolean;
+}
+
+/** One-line summary of an entry (for missing/extra rows). */
+export function entrySummary(e: NormalizedEntry): string {
+  return `${e.route} → ${e.response.status}`;
+}
+
+/** Differences of one pair of rendered entries (either side may be absent). */
+export function comparePair(
+  a: NormalizedEntry | undefined,
+  b: NormalizedEntry | undefined,
+  status: 'paired' | 'reordered' | 'missing' | 'extra',
+  opts: CompareOptions = {},
+): Difference[] {
+  const entry = (a ?? b)!;
+  const rows: Row[] = [];
+  if (!a) rows.push({ kind: 'extra', path: '', new: entrySummary(b!) });
+  else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
+  else {
+    if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `entry ${a.meta.index}`, new: `entry ${b.meta.index}` });
+    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request);
+    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response);
+    const ra = truncated ? { ...a.request, body: undefined } : a.request;
+    const rb = truncated ? { ...b.request, body: undefined } : b.request;
+    diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows);
+    const sa = truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response;
+    const sb = truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response;
+    diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows);
+    if (a.ws || b.ws) {
+      diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows);
+      diffValues(a.ws?.close ?? null, b.ws?.close ?? null, 'ws.close', rows);
+    }
+    if (opts.headerOrder && a.headerOrder && b.headerOrder) {
+      diffValues(a.headerOrder.request.join(', '), b.headerOrder.request.join(', '), 'request.headerOrder', rows);
+      diffValues(a.headerOrder.response.join(', '), b.headerOrder.response.join(', '), 'response.headerOrder', rows);
+    }
+  }
+  if (rows.length > MAX_ROWS_PER_PAIR) {
+    const cut = rows.length - MAX_ROWS_PER_PAIR;
+    rows.length = MAX_ROWS_PER_PAIR;
+    rows.push({ kind: 'changed', path: '(more)', old: `${cut}+ more differences not listed`, new: '' });
+  }
+  return rows.map((r) => ({
+    id: differenceId(entry.id, r.path, r.kind),
+    kind: r.kind,
+    entry: entry.id,
+    route: entry.route,
+    path: r.path,
+    pattern: pathPattern(r.path),
+    ...(r.old !== undefined ? { old: r.old } : {}),
+    ...(r.new !== undefined ? { new: r.new } : {}),
+    class: 'real' as const,
+  }));
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}

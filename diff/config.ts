@@ -1,0 +1,261 @@
+// The diff's config file (`--config bb.config.json`): `normalize`, `pairing`
+// and `known` keys. Parsed and validated once, up front; every mistake is an
+// Error with exitCode 2 naming the offending entry. Other top-level keys are
+// left alone (bb compare reads its own from the same file).
+import { readFile } from 'node:fs/promises';
+import type { DifferenceKind } from './types.js';
+import { BUILTIN_RULE_NAMES } from './normalize/rules.js';
+
+/** A key rule: values under this key (any depth) become `replace`. */
+export interface KeyRuleConfig {
+  /** Exact key, case-insensitive. */
+  key?: string;
+  /** Or a regular expression the key must match. */
+  pattern?: string;
+  /** Placeholder written instead of the value, e.g. "<SHA>". */
+  replace: string;
+}
+
+/** A value pattern: matches inside strings and object keys. */
+export interface PatternConfig {
+  /** Rule name (for reports and `disable`). */
+  name?: string;
+  /** JavaScript regular expression source. */
+  regex: string;
+  /** Regex flags besides g (e.g. "i"). */
+  flags?: string;
+  /** Fixed replacement (may use $1...); default "<MASKED>". */
+  replace?: string;
+  /** Or an ordinal class: each distinct match becomes <CLASS:n>, numbered by first appearance. */
+  ordinal?: string;
+}
+
+/** A per-path rule: mask (or drop) one field in the entries it selects. */
+export interface PathRuleConfig {
+  /** Glob over entry ids (`*` any run of characters); default all entries. */
+  where?: string;
+  /** Field path suffix (segment boundary, `*` one segment, `[]` any index). */
+  path: string;
+  /** Placeholder; default "<MASKED>". */
+  replace?: string;
+  /** Drop the field instead of masking it. */
+  ignore?: boolean;
+}
+
+/** The `normalize` section. */
+export interface NormalizeConfig {
+  /** Built-in rule names to switch off (see README "bb diff"). */
+  disable?: string[];
+  /** Extra key rules. */
+  keys?: KeyRuleConfig[];
+  /** Extra value patterns, applied before the built-in ordinals. */
+  patterns?: PatternConfig[];
+  /** Extra header names whose values are masked. */
+  headers?: string[];
+  /** Keys never normalized: they must match verbatim. Added to the built-in list. */
+  keep?: string[];
+  /** Per-path rules. */
+  paths?: PathRuleConfig[];
+  /** The server's home directory (both sides), when the captures do not carry log._bb.serverHome. */
+  serverHome?: string | string[];
+}
+
+/** Route-level pairing key: which same-route calls are the same call. */
+export interface RouteKeyConfig {
+  /** Glob over "METHOD path", e.g. "POST /graphql". */
+  route: string;
+  /** "graphql" (operationName), "jsonrpc" (method), "body:<dotted field>", or "body-hash". */
+  by: string;
+}
+
+/** The `pairing` section. */
+export interface PairingConfig {
+  /** Per-route keys. */
+  keys?: RouteKeyConfig[];
+  /** Globs over "METHOD path": such requests pair as a multiset within their page (concurrent fetches). */
+  unordered?: string[];
+}
+
+/** A ratified difference (issue 7). */
+export interface KnownConfig {
+  /** Glob over entry ids. */
+  where: string;
+  /** Field path suffix. */
+  path: string;
+  /** Only this kind of difference. */
+  kind?: DifferenceKind;
+  /** Why it is accepted (required). */
+  reason: string;
+  /** Milestone or version that introduced it. */
+  since?: string;
+  /** Issue/ticket URL. */
+  tracking?: string;
+}
+
+/** The whole diff config, validated. */
+export interface DiffConfig {
+  normalize: NormalizeConfig;
+  pairing: PairingConfig;
+  known: KnownConfig[];
+}
+
+const KINDS: DifferenceKind[] = ['changed', 'added', 'removed', 'extra', 'missing', 'reordered'];
+
+/** A config mistake: exit 2, naming the entry. */
+export class DiffConfigError extends Error {
+  /** Stable code. */
+  readonly code = 'BB_CONFIG_INVALID';
+  /** Could not run. */
+  readonly exitCode = 2;
+}
+
+/** An empty config: built-in rules only. */
+export function emptyDiffConfig(): DiffConfig {
+  return { normalize: {}, pairing: {}, known: [] };
+}
+
+/** Reads and validates a config file. */
+export async function loadDiffConfig(path: string): Promise<DiffConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw Object.assign(new DiffConfigError(`config ${path} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): check the --config path.`), {});
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (err) {
+    throw new DiffConfigError(`config ${path} is not valid JSON (${(err as Error).message}).`);
+  }
+  return validateDiffConfig(doc, path);
+}
+
+function fail(where: string, msg: string): never {
+  throw new DiffConfigError(`config ${where}: ${msg}`);
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function list(v: unknown, where: string): unknown[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) fail(where, 'must be an array');
+  return v;
+}
+
+function optString(o: Record<string, unknown>, key: string, where: string): string | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') fail(`${where}.${key}`, 'must be a string');
+  return v;
+}
+
+function needString(o: Record<string, unknown>, key: string, where: string): string {
+  const v = optString(o, key, where);
+  if (v === undefined || v === '') fail(`${where}.${key}`, 'is required (a non-empty string)');
+  return v;
+}
+
+function checkRegex(source: string, flags: string, where: string): void {
+  try {
+    new RegExp(source, flags);
+  } catch (err) {
+    fail(where, `bad regular expression ${JSON.stringify(source)}: ${(err as Error).message}`);
+  }
+}
+
+/** Validates a parsed config document; `file` names it in messages. */
+export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
+  if (!isObj(doc)) fail(file, 'must be a JSON object with normalize / pairing / known keys');
+  const n = doc.normalize ?? {};
+  if (!isObj(n)) fail(`${file} normalize`, 'must be an object');
+  const disable = list(n.disable, `${file} normalize.disable`).map((name, i) => {
+    if (typeof name !== 'string' || !BUILTIN_RULE_NAMES.includes(name)) {
+      fail(`${file} normalize.disable[${i}]`, `unknown rule ${JSON.stringify(name)}; known rules: ${BUILTIN_RULE_NAMES.join(', ')}`);
+    }
+    return name;
+  });
+  const keys = list(n.keys, `${file} normalize.keys`).map((k, i) => {
+    const where = `${file} normalize.keys[${i}]`;
+    if (!isObj(k)) fail(where, 'must be an object like {"key": "systemPromptHash", "replace": "<SHA>"}');
+    const key = optString(k, 'key', where);
+    const pattern = optString(k, 'pattern', where);
+    if (!key && !pattern) fail(where, 'needs "key" or "pattern"');
+    if (pattern) checkRegex(pattern, '', `${where}.pattern`);
+    return { key, pattern, replace: needString(k, 'replace', where) };
+  });
+  const patterns = list(n.patterns, `${file} normalize.patterns`).map((p, i) => {
+    const where = `${file} normalize.patterns[${i}]`;
+    if (!isObj(p)) fail(where, 'must be an object like {"regex": "conn_[a-z0-9]+", "replace": "<CONN>"}');
+    const regex = needString(p, 'regex', where);
+    const flags = optString(p, 'flags', where) ?? '';
+    if (/[^imsuy]/.test(flags)) fail(`${where}.flags`, `unsupported flags ${JSON.stringify(flags)} (use i, m, s, u)`);
+    checkRegex(regex, flags, `${where}.regex`);
+    const ordinal = optString(p, 'ordinal', where);
+    if (ordinal !== undefined && !/^[A-Z][A-Z0-9_]*$/.test(ordinal)) fail(`${where}.ordinal`, 'must be an upper-case class name like MSG');
+    return { name: optString(p, 'name', where), regex, flags, replace: optString(p, 'replace', where), ordinal };
+  });
+  const headers = list(n.headers, `${file} normalize.headers`).map((h, i) => {
+    if (typeof h !== 'string') fail(`${file} normalize.headers[${i}]`, 'must be a header name');
+    return h.toLowerCase();
+  });
+  const keep = list(n.keep, `${file} normalize.keep`).map((h, i) => {
+    if (typeof h !== 'string') fail(`${file} normalize.keep[${i}]`, 'must be a key name');
+    return h;
+  });
+  const paths = list(n.paths, `${file} normalize.paths`).map((p, i) => {
+    const where = `${file} normalize.paths[${i}]`;
+    if (!isObj(p)) fail(where, 'must be an object like {"path": "response.headers.content-length", "replace": "<LEN>"}');
+    return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ignore: p.ignore === true };
+  });
+  let serverHome: string | string[] | undefined;
+  if (n.serverHome !== undefined) {
+    if (typeof n.serverHome === 'string') serverHome = n.serverHome;
+    else serverHome = list(n.serverHome, `${file} normalize.serverHome`).map((s, i) => {
+      if (typeof s !== 'string') fail(`${file} normalize.serverHome[${i}]`, 'must be a path');
+      return s;
+    });
+  }
+
+  const pr = doc.pairing ?? {};
+  if (!isObj(pr)) fail(`${file} pairing`, 'must be an object');
+  const routeKeys = list(pr.keys, `${file} pairing.keys`).map((k, i) => {
+    const where = `${file} pairing.keys[${i}]`;
+    if (!isObj(k)) fail(where, 'must be an object like {"route": "POST /graphql", "by": "graphql"}');
+    const by = needString(k, 'by', where);
+    if (!['graphql', 'jsonrpc', 'body-hash'].includes(by) && !/^body:[^\s]+$/.test(by)) {
+      fail(`${where}.by`, `unknown key ${JSON.stringify(by)}; use graphql, jsonrpc, body-hash or body:<field>`);
+    }
+    return { route: needString(k, 'route', where), by };
+  });
+  const unordered = list(pr.unordered, `${file} pairing.unordered`).map((u, i) => {
+    if (typeof u !== 'string') fail(`${file} pairing.unordered[${i}]`, 'must be a route glob like "GET /v1/items/*"');
+    return u;
+  });
+
+  const known = list(doc.known, `${file} known`).map((k, i) => {
+    const where = `${file} known[${i}]`;
+    if (!isObj(k)) fail(where, 'must be an object with where, path and reason');
+    const reason = optString(k, 'reason', where);
+    if (!reason || !reason.trim()) fail(where, 'needs a "reason": say why this difference is accepted');
+    const kind = optString(k, 'kind', where);
+    if (kind !== undefined && !KINDS.includes(kind as DifferenceKind)) fail(`${where}.kind`, `must be one of ${KINDS.join(', ')}`);
+    return {
+      where: optString(k, 'where', where) ?? '*',
+      path: optString(k, 'path', where) ?? '',
+      ...(kind ? { kind: kind as DifferenceKind } : {}),
+      reason,
+      ...(k.since !== undefined ? { since: optString(k, 'since', where) } : {}),
+      ...(k.tracking !== undefined ? { tracking: optString(k, 'tracking', where) } : {}),
+    } as KnownConfig;
+  });
+
+  return Object.freeze({
+    normalize: { disable, keys, patterns, headers, keep, paths, serverHome },
+    pairing: { keys: routeKeys, unordered },
+    known,
+  });
+}

@@ -1,0 +1,20 @@
+// diff/'s public face: compare two capture files, render the result.
+import { createContext, defaultStages, runStages, type DiffOptions } from './pipeline.js';
+import type { DiffResult } from './types.js';
+
+export { loadDiffConfig, validateDiffConfig, emptyDiffConfig, DiffConfigError } from './config.js';
+export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
+export { renderText } from './report/text.js';
+export { renderJson } from './report/json.js';
+export { defaultStages, createContext, runStages } from './pipeline.js';
+export type { DiffOptions, DiffStage, DiffContext } from './pipeline.js';
+export { bodyParsers } from './normalize/bodies.js';
+export type { BodyParser } from './normalize/bodies.js';
+export { BUILTIN_RULE_NAMES } from './normalize/rules.js';
+export type * from './types.js';
+
+/** Compares two capture files; throws (exitCode 2) when either cannot be read or compared. */
+export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
+  const stages = options.stages ? options.stages([...defaultStages]) : defaultStages;
+  return runStages(createContext(oldPath, newPath, options), stages);
+}

@@ -1,0 +1,159 @@
+// Bodies parsed by media type, before any rule runs: JSON, JSONL line by
+// line, SSE into events, other text as text, binary as a size + digest.
+//
+// The parsers are an ordered list of named functions (first that accepts
+// wins), so a zip parser (issue 8) slots in by name before "binary".
+import { createHash } from 'node:crypto';
+import type { HarEventSourceMessage } from '../../capture/har.js';
+
+/** A body as bytes or text, with what the HAR says about it. */
+export interface RawBody {
+  /** Media type without parameters, lower-case ("" when unknown). */
+  media: string;
+  /** The text when the HAR holds text (decoded from base64 when it is UTF-8). */
+  text?: string;
+  /** The bytes when the HAR holds base64 that is not UTF-8 text. */
+  bytes?: Buffer;
+  /** SSE events the producer parsed (`_eventSourceMessages`). */
+  events?: HarEventSourceMessage[];
+}
+
+/** One server-sent event as compared. */
+export interface SseEvent {
+  /** Event name ("message" when none given). */
+  event: string;
+  /** Event id ("" when none). */
+  id: string;
+  /** data, parsed as JSON when it parses. */
+  data: unknown;
+}
+
+/** A parsed body: `events` for SSE, otherwise `value`. */
+export type ParsedBody =
+  | { kind: 'json' | 'jsonl' | 'text' | 'binary'; value: unknown }
+  | { kind: 'events'; events: SseEvent[] };
+
+/** One body parser. */
+export interface BodyParser {
+  /** Name, for editing the list. */
+  name: string;
+  /** Parses the body, or returns undefined to let the next parser try. */
+  parse: (body: RawBody) => ParsedBody | undefined;
+}
+
+const JSON_MEDIA = /^application\/(.+\+)?json$|^text\/json$/;
+const JSONL_MEDIA = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;
+const TEXT_MEDIA = /^text\/|^application\/(.+\+)?(xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|toml)$/;
+
+function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Parses SSE text per the HTML spec's event-stream rules (data lines joined by \n). */
+export function parseSseText(text: string): SseEvent[] {
+  const out: SseEvent[] = [];
+  let data: string[] = [];
+  let event = '';
+  let id = '';
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      if (data.length) out.push({ event: event || 'message', id, data: sseData(data.join('\n')) });
+      data = [];
+      event = '';
+      continue;
+    }
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') event = value;
+    else if (field === 'id') id = value;
+  }
+  if (data.length) out.push({ event: event || 'message', id, data: sseData(data.join('\n')) });
+  return out;
+}
+
+function sseData(s: string): unknown {
+  const j = tryJson(s);
+  return j.ok && s.trim() !== '' ? j.value : s;
+}
+
+/** The built-in parsers, in order. */
+export const bodyParsers: BodyParser[] = [
+  {
+    name: 'sse',
+    parse: (b) => {
+      if (b.events && b.events.length) {
+        return { kind: 'events', events: b.events.map((e) => ({ event: e.eventName || 'message', id: e.eventId ?? '', data: sseData(e.data) })) };
+      }
+      if (b.media === 'text/event-stream' && b.text !== undefined) return { kind: 'events', events: parseSseText(b.text) };
+      return undefined;
+    },
+  },
+  {
+    name: 'jsonl',
+    parse: (b) => {
+      if (b.text === undefined || !JSONL_MEDIA.test(b.media)) return undefined;
+      const lines = b.text.split(/\r?\n/).filter((l) => l.trim() !== '');
+      return { kind: 'jsonl', value: lines.map((l) => { const j = tryJson(l); return j.ok ? j.value : l; }) };
+    },
+  },
+  {
+    name: 'json',
+    parse: (b) => {
+      if (b.text === undefined) return undefined;
+      const t = b.text.trim();
+      // Parse by media type, and also untyped text that is plainly JSON.
+      if (!JSON_MEDIA.test(b.media) && !(t.startsWith('{') || t.startsWith('['))) return undefined;
+      const j = tryJson(b.text);
+      return j.ok ? { kind: 'json', value: j.value } : undefined;
+    },
+  },
+  {
+    name: 'text',
+    parse: (b) => (b.text !== undefined && (TEXT_MEDIA.test(b.media) || JSON_MEDIA.test(b.media) || JSONL_MEDIA.test(b.media) || b.bytes === undefined) ? { kind: 'text', value: b.text } : undefined),
+  },
+  {
+    name: 'binary',
+    parse: (b) => {
+      const bytes = b.bytes ?? Buffer.from(b.text ?? '', 'utf8');
+      return { kind: 'binary', value: `<binary ${bytes.length} bytes sha256:${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}>` };
+    },
+  },
+];
+
+/** Media type without parameters, lower-case. */
+export function mediaType(mime: string | undefined): string {
+  return (mime ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Text or bytes of a HAR body: base64 that decodes to valid UTF-8 becomes text. */
+export function rawBody(mime: string | undefined, text: string | undefined, encoding: string | undefined, events?: HarEventSourceMessage[]): RawBody | undefined {
+  const media = mediaType(mime);
+  if ((text === undefined || text === '') && !(events && events.length)) return undefined;
+  if (encoding === 'base64' && text !== undefined) {
+    const bytes = Buffer.from(text, 'base64');
+    const decoded = new TextDecoder('utf-8', { fatal: true });
+    try {
+      return { media, text: decoded.decode(bytes), bytes: TEXT_MEDIA.test(media) || JSON_MEDIA.test(media) ? undefined : bytes, events };
+    } catch {
+      return { media, bytes, events };
+    }
+  }
+  return { media, text, events };
+}
+
+/** Parses a body with the given parser list. */
+export function parseBody(body: RawBody, parsers: readonly BodyParser[] = bodyParsers): ParsedBody {
+  for (const p of parsers) {
+    const r = p.parse(body);
+    if (r) return r;
+  }
+  return { kind: 'text', value: body.text ?? '' };
+}

@@ -1,0 +1,202 @@
+// One HAR entry → the normalized entry that is paired and compared
+// (DESIGN.md "The normalized entry"). Pure: rules, homes and the ordinal
+// table come in; nothing is read from disk.
+import { createHash } from 'node:crypto';
+import type { HarEntry, HarNameValue, HarPage } from '../../capture/har.js';
+import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
+import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
+import { bodyParsers, parseBody, rawBody, type BodyParser } from './bodies.js';
+import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
+import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
+import { globMatcher, joinPath, pathMatcher } from '../selector.js';
+
+/** What normalizing one side needs. */
+export interface NormalizeContext {
+  /** Compiled rules. */
+  rules: RuleSet;
+  /** This side's server home directories, longest first. */
+  homes: string[];
+  /** Ordinal markers (shared by both sides). */
+  table: OrdinalTable;
+  /** Per-route pairing keys. */
+  routeKeys: RouteKeyConfig[];
+  /** Per-path rules. */
+  pathRules: PathRuleConfig[];
+  /** Body parsers (editable list). */
+  parsers?: readonly BodyParser[];
+}
+
+function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
+  const out: Record<string, MultiValue> = {};
+  for (const h of headers) {
+    const name = h.name.toLowerCase();
+    if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers some exporters list
+    let value = ctx.rules.maskedHeaders.get(name);
+    if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
+    value ??= normalizeString(h.value, ctx.rules, ctx.homes, ctx.table);
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+function queryMap(pairs: HarNameValue[]): Record<string, MultiValue> {
+  const out: Record<string, MultiValue> = {};
+  for (const q of pairs) {
+    const prev = out[q.name];
+    out[q.name] = prev === undefined ? q.value : Array.isArray(prev) ? [...prev, q.value] : [prev, q.value];
+  }
+  return out;
+}
+
+function splitUrl(url: string): { path: string; query: HarNameValue[] } {
+  try {
+    const u = new URL(url);
+    return { path: u.pathname, query: [...u.searchParams].map(([name, value]) => ({ name, value })) };
+  } catch {
+    const q = url.indexOf('?');
+    return { path: q < 0 ? url : url.slice(0, q), query: [] };
+  }
+}
+
+function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext): unknown {
+  if (opcode === 1) {
+    try {
+      return normalizeValue(JSON.parse(data), ctx.rules, ctx.homes, ctx.table);
+    } catch {
+      return normalizeString(data, ctx.rules, ctx.homes, ctx.table);
+    }
+  }
+  if (opcode === 8) {
+    if (bb?.code !== undefined) return { code: bb.code, reason: bb.reason ?? '' };
+    const bytes = Buffer.from(data, 'base64');
+    return bytes.length >= 2 ? { code: bytes.readUInt16BE(0), reason: bytes.subarray(2).toString('utf8') } : { code: null, reason: '' };
+  }
+  if (opcode === -1) return normalizeString(data, ctx.rules, ctx.homes, ctx.table);
+  return data;
+}
+
+function lookup(v: unknown, dotted: string): unknown {
+  let cur = v;
+  for (const part of dotted.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
+  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route));
+  if (!rule) return undefined;
+  let v: unknown;
+  if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
+  else if (rule.by === 'jsonrpc') v = Array.isArray(body) ? body.map((b) => lookup(b, 'method')).join(',') : lookup(body, 'method');
+  else if (rule.by === 'body-hash') v = createHash('sha256').update(JSON.stringify(unnumberDeep(body ?? null, ctx.table))).digest('hex').slice(0, 12);
+  else v = lookup(body, rule.by.slice('body:'.length));
+  if (v === undefined || v === null) return '-';
+  return unnumber(typeof v === 'string' ? v : JSON.stringify(v), ctx.table);
+}
+
+/** Page labels by id: titles (normalized), numbered "(2)" when a title repeats. */
+export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext): Map<string, string> {
+  const seen = new Map<string, number>();
+  const out = new Map<string, string>();
+  for (const p of pages ?? []) {
+    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table);
+    const n = (seen.get(title) ?? 0) + 1;
+    seen.set(title, n);
+    out.set(p.id, n === 1 ? title : `${title} (${n})`);
+  }
+  return out;
+}
+
+/** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
+export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
+  const { rules, homes, table } = ctx;
+  const parsers = ctx.parsers ?? bodyParsers;
+  const { path: rawPath, query: urlQuery } = splitUrl(e._bb?.target && !/^[a-z]+:/i.test(e.request.url) ? e._bb.target : e.request.url);
+  const path = normalizeString(rawPath, rules, homes, table);
+  const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), rules, homes, table) as Record<string, MultiValue>;
+
+  const post = e.request.postData;
+  let reqBody: unknown;
+  let reqParsed = false;
+  const reqRaw = post ? rawBody(post.mimeType, post.text, post._encoding) : undefined;
+  if (reqRaw) {
+    const p = parseBody(reqRaw, parsers);
+    reqParsed = p.kind !== 'binary';
+    reqBody = normalizeValue(p.kind === 'events' ? p.events : p.value, rules, homes, table);
+  } else if (post?.params?.length) {
+    reqBody = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), rules, homes, table);
+    reqParsed = true;
+  }
+
+  const c = e.response.content;
+  const resRaw = rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages);
+  let resBody: unknown;
+  let events: unknown[] | undefined;
+  let resParsed = false;
+  if (resRaw) {
+    const p = parseBody(resRaw, parsers);
+    resParsed = p.kind !== 'binary';
+    if (p.kind === 'events') events = normalizeValue(p.events, rules, homes, table) as unknown[];
+    else resBody = normalizeValue(p.value, rules, homes, table);
+  }
+
+  const method = e.request.method.toUpperCase();
+  const route = `${method} ${unnumber(path, table)}`;
+  const rk = routeKeyOf(route, reqBody, query, ctx);
+  const keyRoute = rk === undefined ? route : `${route}[${rk}]`;
+
+  const out: Omit<NormalizedEntry, 'id'> = {
+    key: `${page}\n${keyRoute}`,
+    route: keyRoute,
+    request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed) },
+    response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, resParsed) },
+    headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
+    meta: { index, page },
+  };
+  if (reqBody !== undefined) out.request.body = reqBody;
+  if (resBody !== undefined) out.response.body = resBody;
+  if (events !== undefined) out.response.events = events;
+  if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
+  if (e._bb?.error) out.meta.error = e._bb.error.code;
+  if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
+
+  const msgs = e._webSocketMessages;
+  if (msgs || e._resourceType === 'websocket') {
+    const messages: NormalizedWsMessage[] = [];
+    for (const m of msgs ?? []) {
+      if (rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
+      messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx) });
+    }
+    out.ws = { messages };
+    const close = e._bb?.close;
+    if (close) out.ws.close = { code: close.code, reason: normalizeString(close.reason ?? '', rules, homes, table), by: close.by };
+  }
+  return out;
+}
+
+/** Applies the config's per-path rules to a finished entry (in place). */
+export function applyPathRules(entry: NormalizedEntry, rules: PathRuleConfig[]): void {
+  const compiled = rules.map((r) => ({ where: globMatcher(r.where ?? '*'), path: pathMatcher(r.path), rule: r }));
+  const active = compiled.filter((c) => c.where(entry.id));
+  if (!active.length) return;
+  const walk = (v: unknown, path: string): unknown => {
+    if (v === null || typeof v !== 'object') return v;
+    const isArr = Array.isArray(v);
+    const src = v as Record<string, unknown>;
+    for (const k of Object.keys(src)) {
+      const p = isArr ? joinPath(path, Number(k)) : joinPath(path, k);
+      const hit = active.find((c) => c.path(p));
+      if (hit) {
+        if (hit.rule.ignore && !isArr) delete src[k];
+        else src[k] = hit.rule.replace ?? '<MASKED>';
+      } else src[k] = walk(src[k], p);
+    }
+    return v;
+  };
+  walk(entry.request, 'request');
+  walk(entry.response, 'response');
+  if (entry.ws) walk(entry.ws, 'ws');
+}

@@ -1,0 +1,173 @@
+// Ordinal placeholders (<SID:1>, <UUID:2>, ...) that do not shift.
+//
+// Normalizing replaces each identifier with a marker that remembers its class
+// and original value, made of private-use characters so no later pattern
+// can match inside it. Pairing sees markers as un-numbered placeholders
+// (<SID>), so an inserted request cannot change any key. Only then are the
+// numbers given out, walking the pairs in order and numbering the old and the
+// new entry of each pair in step, slot by slot: the same object maps to the
+// same number on both sides, and an entry present on one side only takes its
+// numbers after all paired ones, so it cannot renumber the rest.
+
+const OPEN = '\uE000';
+const SEP = '\uE001';
+const CLOSE = '\uE002';
+const DIGIT0 = 0xe010;
+const MARKER = /\uE000([\uE010-\uE01F]+)\uE001([\uE010-\uE01F]+)\uE002/g;
+
+function encode(n: number): string {
+  return [...n.toString(16)].map((d) => String.fromCharCode(DIGIT0 + parseInt(d, 16))).join('');
+}
+
+function decode(s: string): number {
+  return parseInt([...s].map((c) => (c.charCodeAt(0) - DIGIT0).toString(16)).join(''), 16);
+}
+
+/** Interns ordinal classes and values for one diff run (both sides share it). */
+export class OrdinalTable {
+  private readonly classes: string[] = [];
+  private readonly classIndex = new Map<string, number>();
+  private readonly valueIndex = new Map<string, number>();
+  private nextValue = 0;
+
+  /** The marker standing for `value` of class `cls`. */
+  mark(cls: string, value: string): string {
+    let c = this.classIndex.get(cls);
+    if (c === undefined) {
+      c = this.classes.length;
+      this.classes.push(cls);
+      this.classIndex.set(cls, c);
+    }
+    let v = this.valueIndex.get(value);
+    if (v === undefined) {
+      v = this.nextValue++;
+      this.valueIndex.set(value, v);
+    }
+    return OPEN + encode(c) + SEP + encode(v) + CLOSE;
+  }
+
+  /** Class name of a class index. */
+  className(c: number): string {
+    return this.classes[c] ?? '?';
+  }
+}
+
+/** True when the string holds at least one marker. */
+export function hasMarker(s: string): boolean {
+  return s.includes(OPEN);
+}
+
+/** Markers → un-numbered placeholders (<SID>): what pairing compares. */
+export function unnumber(s: string, table: OrdinalTable): string {
+  if (!s.includes(OPEN)) return s;
+  return s.replace(MARKER, (_m, c: string) => `<${table.className(decode(c))}>`);
+}
+
+/** Deep copy of a JSON value with every marker un-numbered (keys included). */
+export function unnumberDeep(v: unknown, table: OrdinalTable): unknown {
+  return mapStrings(v, (s) => unnumber(s, table));
+}
+
+/** Deep copy of a JSON value with each string (and key) passed through `f`. */
+export function mapStrings(v: unknown, f: (s: string) => string): unknown {
+  if (typeof v === 'string') return f(v);
+  if (Array.isArray(v)) return v.map((x) => mapStrings(x, f));
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[f(k)] = mapStrings(x, f);
+    return out;
+  }
+  return v;
+}
+
+interface Slot {
+  slot: string;
+  cls: number;
+  value: number;
+}
+
+function collect(v: unknown, path: string, out: Slot[]): void {
+  if (typeof v === 'string') {
+    if (!v.includes(OPEN)) return;
+    let k = 0;
+    for (const m of v.matchAll(MARKER)) out.push({ slot: `${path}#${k++}`, cls: decode(m[1]!), value: decode(m[2]!) });
+  } else if (Array.isArray(v)) {
+    v.forEach((x, i) => collect(x, `${path}[${i}]`, out));
+  } else if (v !== null && typeof v === 'object') {
+    for (const [key, x] of Object.entries(v)) {
+      collect(key, `${path}{}`, out);
+      collect(x, `${path}.${key.includes(OPEN) ? unnumberRaw(key) : key}`, out);
+    }
+  }
+}
+
+// Slot names only need to line up between the two sides: strip markers to a
+// class-only form without a table.
+function unnumberRaw(s: string): string {
+  return s.replace(MARKER, (_m, c: string) => `<${c}>`);
+}
+
+/** Numbers given out along the pairing, per side. */
+export class OrdinalNumbering {
+  private readonly counters = new Map<number, number>();
+  private readonly sides = [new Map<string, number>(), new Map<string, number>()];
+
+  constructor(private readonly table: OrdinalTable) {}
+
+  private fresh(cls: number): number {
+    const n = (this.counters.get(cls) ?? 0) + 1;
+    this.counters.set(cls, n);
+    return n;
+  }
+
+  private numberOne(side: 0 | 1, s: Slot): void {
+    const key = `${s.cls}:${s.value}`;
+    if (!this.sides[side]!.has(key)) this.sides[side]!.set(key, this.fresh(s.cls));
+  }
+
+  /** Numbers the markers of a paired old/new value in step, slot by slot. */
+  numberPair(oldValue: unknown, newValue: unknown): void {
+    const a: Slot[] = [];
+    const b: Slot[] = [];
+    collect(oldValue, '', a);
+    collect(newValue, '', b);
+    const bySlot = new Map(b.map((s) => [s.slot, s]));
+    for (const o of a) {
+      const n = bySlot.get(o.slot);
+      const ok = `${o.cls}:${o.value}`;
+      if (n && n.cls === o.cls) {
+        const nk = `${n.cls}:${n.value}`;
+        const oNum = this.sides[0]!.get(ok);
+        const nNum = this.sides[1]!.get(nk);
+        if (oNum === undefined && nNum === undefined) {
+          const k = this.fresh(o.cls);
+          this.sides[0]!.set(ok, k);
+          this.sides[1]!.set(nk, k);
+          continue;
+        }
+      }
+      this.numberOne(0, o);
+    }
+    for (const n of b) this.numberOne(1, n);
+  }
+
+  /** Numbers the markers of a value present on one side only. */
+  numberAlone(side: 0 | 1, value: unknown): void {
+    const a: Slot[] = [];
+    collect(value, '', a);
+    for (const s of a) this.numberOne(side, s);
+  }
+
+  /** Deep copy of a value with markers replaced by <CLASS:n> for that side. */
+  render(side: 0 | 1, value: unknown): unknown {
+    const map = this.sides[side]!;
+    return mapStrings(value, (s) => {
+      if (!s.includes(OPEN)) return s;
+      return s.replace(MARKER, (_m, c: string, v: string) => {
+        const cls = decode(c);
+        const n = map.get(`${cls}:${decode(v)}`);
+        return `<${this.table.className(cls)}${n === undefined ? '' : `:${n}`}>`;
+      });
+    });
+  }
+}

@@ -1,0 +1,203 @@
+// The normalizing rules: built-in defaults (each named, so a config can
+// switch it off) plus what the config adds, compiled once into a RuleSet.
+//
+// Key rules replace the value under a matching key at any depth; value
+// patterns rewrite inside strings and object keys; ordinal patterns leave
+// markers (see ordinals.ts) that become <CLASS:n>. The `keep` list wins over
+// everything: values under those keys are compared verbatim.
+import type { NormalizeConfig } from '../config.js';
+import type { OrdinalTable } from './ordinals.js';
+
+/** Names of the built-in rules, for `normalize.disable`. */
+export const BUILTIN_RULE_NAMES = [
+  'timestamp-keys',
+  'epoch-ms-keys',
+  'request-id-keys',
+  'iso-time',
+  'server-home',
+  'ipv4-mapped-loopback',
+  'loopback-port',
+  'session-id',
+  'ulid',
+  'uuid',
+  'volatile-headers',
+  'ws-ping-pong',
+];
+
+/** Keys compared verbatim by default (sequence numbers, cursors, counts, codes, event names). */
+export const DEFAULT_KEEP = [
+  'seq', 'cursor', 'protocol_version', 'protocolVersion', 'code', 'status', 'type', 'event', 'kind',
+  'prompt_tokens', 'completion_tokens', 'total_tokens', 'input_tokens', 'output_tokens', 'version',
+];
+
+/** Headers that vary per connection or per response whatever the server does. */
+export const VOLATILE_HEADERS = [
+  'date', 'age', 'etag', 'last-modified', 'expires',
+  // hop-by-hop: the proxy (or the client library) may add or change them.
+  'connection', 'keep-alive',
+  // random per WebSocket handshake (RFC 6455 §4.1, §4.2.2).
+  'sec-websocket-key', 'sec-websocket-accept',
+];
+
+/** Headers that carry request ids (masked as <ID> under request-id-keys). */
+export const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-correlation-id', 'x-trace-id', 'traceparent', 'x-amzn-trace-id', 'cf-ray'];
+
+// timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
+const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;
+// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms).
+const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|(Ms|_ms|MS)$/;
+const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
+
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g;
+const IPV4_MAPPED = /::ffff:127\.0\.0\.1/gi;
+const LOOPBACK_PORT = /\b(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g;
+const SESSION_ID = /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi;
+const ULID = /\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b/g;
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
+/** One key rule, compiled. */
+export interface KeyRule {
+  /** Rule name. */
+  name: string;
+  /** Whether the value under `key` is replaced. */
+  test: (key: string, value: unknown) => boolean;
+  /** The placeholder. */
+  replace: string;
+}
+
+/** One value rule, compiled: rewrites a string. */
+export interface ValueRule {
+  /** Rule name. */
+  name: string;
+  /** Rewrites one string; `homes` are this side's server home directories. */
+  apply: (s: string, homes: readonly string[], table: OrdinalTable) => string;
+}
+
+/** Everything normalize needs, compiled once per run. */
+export interface RuleSet {
+  /** Key rules in order. */
+  keyRules: KeyRule[];
+  /** Value rules in order. */
+  valueRules: ValueRule[];
+  /** Keys compared verbatim (exact names). */
+  keep: Set<string>;
+  /** Lower-case header name → placeholder. */
+  maskedHeaders: Map<string, string>;
+  /** Mask content-length of bodies that are compared parsed (text, JSON, events). */
+  maskBodyLength: boolean;
+  /** Drop WebSocket ping/pong (timer-driven) from comparison. */
+  dropPingPong: boolean;
+  /** Server home directories from the config (both sides). */
+  configHomes: string[];
+}
+
+function isScalar(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+function regexRule(name: string, re: RegExp, replace: string): ValueRule {
+  // String#replace with a global regex always starts at 0 and resets lastIndex.
+  return { name, apply: (s) => s.replace(re, replace) };
+}
+
+function ordinalRule(name: string, re: RegExp, cls: string): ValueRule {
+  return {
+    name,
+    apply: (s, _homes, table) => s.replace(re, (m) => table.mark(cls, m)),
+  };
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Compiles the built-ins minus `disable`, plus the config's rules. Config is already validated. */
+export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
+  const off = new Set(cfg.disable ?? []);
+  const on = (name: string) => !off.has(name);
+  const keyRules: KeyRule[] = [];
+  for (const k of cfg.keys ?? []) {
+    const re = k.pattern ? new RegExp(k.pattern) : undefined;
+    const exact = k.key?.toLowerCase();
+    keyRules.push({
+      name: `key:${k.key ?? k.pattern}`,
+      test: (key, v) => v !== null && (exact !== undefined ? key.toLowerCase() === exact : re!.test(key)),
+      replace: k.replace,
+    });
+  }
+  if (on('timestamp-keys')) keyRules.push({ name: 'timestamp-keys', test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), replace: '<TS>' });
+  if (on('epoch-ms-keys')) keyRules.push({ name: 'epoch-ms-keys', test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), replace: '<MS>' });
+  if (on('request-id-keys')) keyRules.push({ name: 'request-id-keys', test: (k, v) => isScalar(v) && REQUEST_ID_KEY.test(k), replace: '<ID>' });
+
+  const valueRules: ValueRule[] = [];
+  if (on('server-home')) {
+    valueRules.push({
+      name: 'server-home',
+      apply: (s, homes) => {
+        for (const h of homes) if (h && s.includes(h)) s = s.split(h).join('<HOME>');
+        return s;
+      },
+    });
+  }
+  if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1'));
+  if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>'));
+  if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>'));
+  (cfg.patterns ?? []).forEach((p, i) => {
+    const re = new RegExp(p.regex, `g${p.flags ?? ''}`);
+    const name = p.name ?? `pattern[${i}]`;
+    valueRules.push(p.ordinal ? ordinalRule(name, re, p.ordinal) : regexRule(name, re, p.replace ?? '<MASKED>'));
+  });
+  if (on('session-id')) valueRules.push(ordinalRule('session-id', SESSION_ID, 'SID'));
+  if (on('ulid')) valueRules.push(ordinalRule('ulid', ULID, 'ULID'));
+  if (on('uuid')) valueRules.push(ordinalRule('uuid', UUID, 'UUID'));
+
+  const maskedHeaders = new Map<string, string>();
+  if (on('volatile-headers')) for (const h of VOLATILE_HEADERS) maskedHeaders.set(h, '<VOLATILE>');
+  if (on('request-id-keys')) for (const h of REQUEST_ID_HEADERS) maskedHeaders.set(h, '<ID>');
+  for (const h of cfg.headers ?? []) maskedHeaders.set(h.toLowerCase(), '<MASKED>');
+
+  const homes = cfg.serverHome === undefined ? [] : Array.isArray(cfg.serverHome) ? cfg.serverHome : [cfg.serverHome];
+  return {
+    keyRules,
+    valueRules,
+    keep: new Set([...DEFAULT_KEEP, ...(cfg.keep ?? [])]),
+    maskedHeaders,
+    maskBodyLength: on('volatile-headers'),
+    dropPingPong: on('ws-ping-pong'),
+    configHomes: homes,
+  };
+}
+
+/** Applies the value rules to one string. */
+export function normalizeString(s: string, rules: RuleSet, homes: readonly string[], table: OrdinalTable): string {
+  for (const r of rules.valueRules) s = r.apply(s, homes, table);
+  return s;
+}
+
+/** Applies key rules and value patterns to a parsed JSON value, at any depth. */
+export function normalizeValue(v: unknown, rules: RuleSet, homes: readonly string[], table: OrdinalTable): unknown {
+  if (typeof v === 'string') return normalizeString(v, rules, homes, table);
+  if (Array.isArray(v)) return v.map((x) => normalizeValue(x, rules, homes, table));
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const nk = normalizeString(k, rules, homes, table);
+      if (rules.keep.has(k)) {
+        out[nk] = x;
+        continue;
+      }
+      const rule = rules.keyRules.find((r) => r.test(k, x));
+      out[nk] = rule ? rule.replace : normalizeValue(x, rules, homes, table);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Home directories for one side: the capture's own, then the config's, longest first. */
+export function homesFor(captureHome: string | undefined, extra: readonly string[] = [], rules: RuleSet): string[] {
+  const all = [captureHome, ...extra, ...rules.configHomes].filter((h): h is string => !!h && h !== '/');
+  return [...new Set(all)].sort((a, b) => b.length - a.length);
+}
+
+export { escapeRegex };

@@ -1,0 +1,120 @@
+// Pairing: which old item goes with which new item — entries of two
+// captures, or messages of two WebSocket connections.
+//
+// Stages, in order: (1) align identical items as sequences; (2) identical
+// items left over elsewhere are `reordered`; (3) inside each gap between
+// aligned items, align on the loose key (same route, same message type) and
+// pair them, to be compared field by field; (4) same loose key left over
+// elsewhere: `reordered`; (5) what is left is `missing` (old only) or
+// `extra` (new only). An insertion is one extra, never a cascade.
+import { createHash } from 'node:crypto';
+import { alignSequences } from './align.js';
+import { globMatcher } from './selector.js';
+import type { NormalizedEntry } from './types.js';
+
+/** One line-up of an old and/or new item, by index. */
+export interface Lineup {
+  /** Index in the old list. */
+  old?: number;
+  /** Index in the new list. */
+  new?: number;
+  /** How they were paired. */
+  status: 'paired' | 'reordered' | 'missing' | 'extra';
+}
+
+/** Pairs two sequences given an exact token and a loose key per item. */
+export function pairSequences(oldExact: string[], newExact: string[], oldLoose: string[], newLoose: string[]): Lineup[] {
+  const oldTaken = new Array<boolean>(oldExact.length).fill(false);
+  const newTaken = new Array<boolean>(newExact.length).fill(false);
+  const out: Lineup[] = [];
+  const take = (i: number, j: number, status: Lineup['status']) => {
+    oldTaken[i] = true;
+    newTaken[j] = true;
+    out.push({ old: i, new: j, status });
+  };
+  const anchors = alignSequences(oldExact, newExact);
+  for (const [i, j] of anchors) take(i, j, 'paired');
+
+  leftoversByToken(oldExact, newExact, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
+
+  // Gaps between anchors, aligned on the loose key.
+  const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [oldExact.length, newExact.length]];
+  for (let g = 0; g + 1 < bounds.length; g++) {
+    const [a0, b0] = bounds[g]!;
+    const [a1, b1] = bounds[g + 1]!;
+    const ai: number[] = [];
+    const bi: number[] = [];
+    for (let i = a0 + 1; i < a1; i++) if (!oldTaken[i]) ai.push(i);
+    for (let j = b0 + 1; j < b1; j++) if (!newTaken[j]) bi.push(j);
+    if (!ai.length || !bi.length) continue;
+    for (const [x, y] of alignSequences(ai.map((i) => oldLoose[i]!), bi.map((j) => newLoose[j]!))) take(ai[x]!, bi[y]!, 'paired');
+  }
+
+  leftoversByToken(oldLoose, newLoose, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
+
+  for (let i = 0; i < oldExact.length; i++) if (!oldTaken[i]) out.push({ old: i, status: 'missing' });
+  for (let j = 0; j < newExact.length; j++) if (!newTaken[j]) out.push({ new: j, status: 'extra' });
+  return out.sort(lineupOrder);
+}
+
+/** Old-side order; extras after the old item they follow in the new sequence. */
+function lineupOrder(x: Lineup, y: Lineup): number {
+  const kx = x.old ?? Infinity;
+  const ky = y.old ?? Infinity;
+  if (kx !== ky) return kx - ky;
+  return (x.new ?? 0) - (y.new ?? 0);
+}
+
+function leftoversByToken(a: string[], b: string[], aTaken: boolean[], bTaken: boolean[], take: (i: number, j: number) => void): void {
+  const free = new Map<string, number[]>();
+  for (let j = 0; j < b.length; j++) {
+    if (bTaken[j]) continue;
+    const list = free.get(b[j]!) ?? [];
+    list.push(j);
+    free.set(b[j]!, list);
+  }
+  for (let i = 0; i < a.length; i++) {
+    if (aTaken[i]) continue;
+    const list = free.get(a[i]!);
+    if (list?.length) take(i, list.shift()!);
+  }
+}
+
+/** Digest of the compared content of an entry (un-numbered placeholders). */
+export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumbered: (v: unknown) => unknown): string {
+  const body = JSON.stringify(unnumbered({ request: e.request, response: e.response, ws: e.ws ?? null }));
+  return `${e.key}\n${createHash('sha1').update(body).digest('base64')}`;
+}
+
+/**
+ * Pairs two captures' entries: in sequence, except entries whose route matches
+ * an `unordered` glob, which pair as a multiset within their page.
+ */
+export function pairEntries(
+  oldEntries: Array<{ key: string; route: string; token: string; page: string }>,
+  newEntries: Array<{ key: string; route: string; token: string; page: string }>,
+  unordered: string[],
+): Lineup[] {
+  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r)))(unordered.map(globMatcher)) : () => false;
+  const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
+  const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
+  const seq = pairSequences(oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token), oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key));
+  const out: Lineup[] = seq.map((l) => ({ ...l, old: l.old === undefined ? undefined : oi[l.old], new: l.new === undefined ? undefined : ni[l.new] }));
+  if (unordered.length) {
+    // Multiset: identical first, then same key in order; order never reported.
+    const uo = oldEntries.map((_, i) => i).filter((i) => isUnordered(oldEntries[i]!.route));
+    const un = newEntries.map((_, j) => j).filter((j) => isUnordered(newEntries[j]!.route));
+    const oT = new Array<boolean>(uo.length).fill(false);
+    const nT = new Array<boolean>(un.length).fill(false);
+    const take = (x: number, y: number) => {
+      oT[x] = true;
+      nT[y] = true;
+      out.push({ old: uo[x], new: un[y], status: 'paired' });
+    };
+    leftoversByToken(uo.map((i) => oldEntries[i]!.token), un.map((j) => newEntries[j]!.token), oT, nT, take);
+    leftoversByToken(uo.map((i) => oldEntries[i]!.key), un.map((j) => newEntries[j]!.key), oT, nT, take);
+    uo.forEach((i, x) => { if (!oT[x]) out.push({ old: i, status: 'missing' }); });
+    un.forEach((j, y) => { if (!nT[y]) out.push({ new: j, status: 'extra' }); });
+  }
+  return out.sort(lineupOrder);
+}

@@ -1,0 +1,11 @@
+// The --json report: the whole DiffResult with a format marker (shape in
+// README "bb diff").
+import type { DiffResult } from '../types.js';
+
+/** Version of the --json report's shape. */
+export const JSON_REPORT_FORMAT = 1;
+
+/** The result as one JSON document (pretty-printed, newline-terminated). */
+export function renderJson(result: DiffResult): string {
+  return `${JSON.stringify({ format: JSON_REPORT_FORMAT, tool: 'bb diff', ...result }, null, 2)}\n`;
+}

@@ -1,0 +1,140 @@
+// The plain data that flows through bb diff: normalized entries, pairs,
+// differences and the result. Everything here is JSON-serializable so a
+// stage can be replaced or inspected by name (see pipeline.ts).
+
+/** A header or query value: one string, or several in wire order when repeated. */
+export type MultiValue = string | string[];
+
+/** A WebSocket message as compared. */
+export interface NormalizedWsMessage {
+  /** "send" (client→server), "receive" or "error". */
+  type: string;
+  /** 1 text, 2 binary, 8 close, 9 ping, 10 pong, -1 error row. */
+  opcode: number;
+  /** Parsed JSON when the payload parses, else the (normalized) text or base64. */
+  data: unknown;
+}
+
+/** What is compared for one HAR entry (DESIGN.md "The normalized entry"). */
+export interface NormalizedEntry {
+  /** "<page title>/<METHOD> <normalized path>#<n>" (route key in brackets after the path when configured). */
+  id: string;
+  /** Pairing key: page + method + normalized path + route key (no occurrence, no ordinal numbers). */
+  key: string;
+  /** "METHOD path": the route, for grouping in reports and `pairing` selectors. */
+  route: string;
+  /** The compared request. */
+  request: {
+    method: string;
+    path: string;
+    query: Record<string, MultiValue>;
+    headers: Record<string, MultiValue>;
+    body?: unknown;
+  };
+  /** The compared response (`events` for text/event-stream). */
+  response: {
+    status: number;
+    headers: Record<string, MultiValue>;
+    body?: unknown;
+    events?: unknown[];
+  };
+  /** WebSocket connection, for upgrade entries. */
+  ws?: {
+    messages: NormalizedWsMessage[];
+    close?: { code: number | null; reason: string; by: string };
+  };
+  /** Header names in wire order and case: compared only with --header-order. */
+  headerOrder?: { request: string[]; response: string[] };
+  /** Facts about the entry that are not compared. */
+  meta: EntryMeta;
+}
+
+/** Not compared: where the entry came from and how to treat it. */
+export interface EntryMeta {
+  /** Index in log.entries of its file. */
+  index: number;
+  /** Page title ("" when the entry has no page). */
+  page: string;
+  /** bb's capture sequence number, when present. */
+  seq?: number;
+  /** Which bodies were cut at the capture's body cap (never a real difference). */
+  truncated?: { request?: boolean; response?: boolean };
+  /** bb's upstream failure code, when the response is bb's own. */
+  error?: string;
+}
+
+/** Kinds of difference (DESIGN.md "Comparing"). */
+export type DifferenceKind = 'changed' | 'added' | 'removed' | 'extra' | 'missing' | 'reordered';
+
+/** How a difference was classified. */
+export type DifferenceClass = 'real' | 'known' | 'noise';
+
+/** One difference between the two captures. */
+export interface Difference {
+  /** Stable id: hash of entry id + path + kind (same difference, same id, run after run). */
+  id: string;
+  /** What happened to the field, message or entry. */
+  kind: DifferenceKind;
+  /** Entry id (the old side's, or the new side's for an extra entry). */
+  entry: string;
+  /** "METHOD path" of the entry, for grouping. */
+  route: string;
+  /** Field path, e.g. response.body.items[0].name ("" for a whole entry). */
+  path: string;
+  /** The path with indices replaced by [] (for grouping and selectors). */
+  pattern: string;
+  /** Old value (absent for added/extra). */
+  old?: unknown;
+  /** New value (absent for removed/missing). */
+  new?: unknown;
+  /** real, known (matched a `known` entry) or noise (differs between two old runs too). */
+  class: DifferenceClass;
+  /** For known differences: the reason from the config. */
+  reason?: string;
+}
+
+/** How two entries (or one unpaired entry) line up. */
+export interface Pair {
+  /** Entry id (old side's when both exist). */
+  id: string;
+  /** "METHOD path" of the entry. */
+  route: string;
+  /** Index in the old file's log.entries, when present. */
+  old?: number;
+  /** Index in the new file's log.entries, when present. */
+  new?: number;
+  /** same: paired in order; reordered: found elsewhere in the sequence; missing/extra: one side only. */
+  status: 'paired' | 'reordered' | 'missing' | 'extra';
+  /** Number of differences found in this pair (all classes). */
+  differences: number;
+}
+
+/** A `known` entry of the config that matched nothing this run. */
+export interface StaleKnown {
+  /** Its position in the config's known list. */
+  index: number;
+  /** Its selector and reason, as written. */
+  where: string;
+  path: string;
+  kind?: DifferenceKind;
+  reason: string;
+}
+
+/** What bb diff found. Plain data; renderText / renderJson turn it into reports. */
+export interface DiffResult {
+  /** "match": nothing real differs; "diff": at least one real difference (or a stale known entry under --strict-known). */
+  verdict: 'match' | 'diff';
+  /** 0 match, 1 differences. (2 is an error thrown, never a result.) */
+  exitCode: 0 | 1;
+  /** The files compared. */
+  old: { path: string; entries: number };
+  new: { path: string; entries: number };
+  /** Counts of differences by class. */
+  counts: { real: number; known: number; noise: number; pairs: number };
+  /** Every entry pair, in old-file order then extras. */
+  pairs: Pair[];
+  /** Every difference, in pair order then path order. */
+  differences: Difference[];
+  /** Known entries that matched nothing. */
+  staleKnown: StaleKnown[];
+}
