@@ -132,14 +132,22 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   const close = async (): Promise<string> => {
     recorder.stopped = true;
     journal.close();
-    await writeHarFromJournal({
-      journalPath: paths.journal,
-      bodiesPath: paths.bodies,
-      out,
-      complete: true,
-      endedAt: now(),
-      redactorFor: redactorFor,
-    });
+    try {
+      await writeHarFromJournal({
+        journalPath: paths.journal,
+        bodiesPath: paths.bodies,
+        out,
+        complete: true,
+        endedAt: now(),
+        redactorFor: (header) => redactorFor(header),
+      });
+    } catch (err) {
+      if (err instanceof CaptureError) throw err;
+      throw new CaptureError(
+        `could not write ${out} (${(err as Error).message}); what was recorded stays in ${paths.journal}: fix the cause, then run \`bb recover ${out}\`.`,
+        'BB_CAPTURE_FINALIZE',
+      );
+    }
     // Journal first: a crash between the two leaves only bodies, which the next capture overwrites.
     rmSync(paths.journal, { force: true });
     rmSync(paths.bodies, { force: true });

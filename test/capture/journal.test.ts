@@ -1,0 +1,184 @@
+// The journal on disk: crash safety, recovery of torn records, refusals,
+// owner-only files, finalizing many exchanges, and recording failures.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FactBus, type Fact } from '../../proxy/events.js';
+import { openCapture, recoverCapture, parseJournalLine } from '../../capture/index.js';
+import type { Har } from '../../capture/har.js';
+import { assertValidHar } from '../helpers/har-schema.js';
+import { exchange, tempDir } from './capture-harness.js';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let n = 0;
+const base = () => ({ label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome });
+const fresh = () => join(tmp.dir, `j${++n}.har`);
+const readHar = async (path: string) => {
+  const har = JSON.parse(await readFile(path, 'utf8')) as Har;
+  assertValidHar(har);
+  return har;
+};
+
+before(async () => {
+  tmp = await tempDir();
+});
+after(async () => {
+  await tmp.remove();
+});
+
+describe('journal', () => {
+  it('has the completion record on disk as soon as exchange-completed is delivered', async () => {
+    const out = fresh();
+    const capture = await openCapture({ ...base(), out });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    const facts = exchange({ id: 1, status: 200, resHeaders: ['Content-Type', 'text/plain'], resBody: [Buffer.from('seen by the client')] });
+    for (const f of facts) bus.emit(f);
+    // No await since the last fact: what a SIGKILL now would leave behind.
+    const lines = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).map(parseJournalLine);
+    assert.equal(lines[0]?.r, 'bb-journal');
+    assert.deepEqual(lines.map((l) => l?.r), ['bb-journal', 'start', 'qe', 'rs', 'rb', 'done']);
+    assert.equal(readFileSync(`${out}.bodies`, 'utf8'), 'seen by the client');
+    await capture.close();
+  });
+
+  it('recovers a killed capture, dropping and counting a torn last record', async () => {
+    const out = fresh();
+    const capture = await openCapture({ ...base(), out });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    for (let i = 0; i < 5; i++) for (const f of exchange({ id: 10 + i, target: `/n/${i}`, status: 200, resHeaders: [], resBody: [Buffer.from(`body ${i}`)] })) bus.emit(f);
+    // One more still under way when the process "dies".
+    for (const f of exchange({ id: 20, target: '/open', status: 200, resHeaders: [], resBody: [Buffer.from('half')], end: 'none' })) bus.emit(f);
+    await new Promise((r) => setImmediate(r));
+    // Snapshot the files as a SIGKILL would leave them, plus half a record.
+    const crashed = fresh();
+    copyFileSync(`${out}.journal`, `${crashed}.journal`);
+    copyFileSync(`${out}.bodies`, `${crashed}.bodies`);
+    appendFileSync(`${crashed}.journal`, '{"r":"start","x":99,"seq":');
+    await capture.close();
+
+    const result = await recoverCapture(`${crashed}.journal`);
+    assert.deepEqual(result, { out: crashed, entries: 6, dropped: 1, open: 1 });
+    const har = await readHar(crashed);
+    assert.equal(har.log._bb?.complete, false);
+    assert.deepEqual(har.log._bb?.recovered, { droppedRecords: 1, openExchanges: 1 });
+    assert.deepEqual(har.log.entries.map((e) => new URL(e.request.url).pathname), ['/n/0', '/n/1', '/n/2', '/n/3', '/n/4', '/open']);
+    assert.deepEqual(har.log.entries.slice(0, 5).map((e) => e.response.content.text), ['body 0', 'body 1', 'body 2', 'body 3', 'body 4']);
+    assert.equal(har.log.entries[5]!._bb?.inFlight, true);
+    assert.equal(existsSync(`${crashed}.journal`), false);
+    assert.equal(existsSync(`${crashed}.bodies`), false);
+  });
+
+  it('refuses to recover without a journal, or over an existing HAR unless forced', async () => {
+    const out = fresh();
+    await assert.rejects(recoverCapture(out), (err: Error & { code?: string; exitCode?: number }) => {
+      assert.equal(err.code, 'BB_JOURNAL_MISSING');
+      assert.equal(err.exitCode, 2);
+      assert.doesNotMatch(err.message, /\n/);
+      return true;
+    });
+    writeFileSync(out, 'keep me');
+    writeFileSync(`${out}.journal`, JSON.stringify({ r: 'bb-journal', v: 1, label: 'l', target: 't', listen: 'http://127.0.0.1:1', startedDateTime: new Date().toISOString(), bodyCap: 10, redact: false, creator: { name: 'bb', version: '0' } }) + '\n');
+    await assert.rejects(recoverCapture(out), { code: 'BB_OUT_EXISTS' });
+    assert.equal(readFileSync(out, 'utf8'), 'keep me');
+    const result = await recoverCapture(out, { force: true });
+    assert.equal(result.entries, 0);
+    assert.equal((await readHar(out)).log._bb?.complete, false);
+  });
+
+  it('refuses to overwrite a HAR without force, and to start over a leftover journal', async () => {
+    const out = fresh();
+    writeFileSync(out, 'precious');
+    await assert.rejects(openCapture({ ...base(), out }), (err: Error & { code?: string; exitCode?: number }) => {
+      assert.equal(err.code, 'BB_OUT_EXISTS');
+      assert.equal(err.exitCode, 2);
+      return true;
+    });
+    assert.equal(readFileSync(out, 'utf8'), 'precious');
+    writeFileSync(`${out}.journal`, '');
+    for (const force of [false, true]) {
+      await assert.rejects(openCapture({ ...base(), out, force }), (err: Error & { code?: string; exitCode?: number }) => {
+        assert.equal(err.code, 'BB_JOURNAL_LEFTOVER');
+        assert.equal(err.exitCode, 2);
+        assert.match(err.message, /bb recover /);
+        return true;
+      });
+    }
+    assert.equal(readFileSync(out, 'utf8'), 'precious');
+  });
+
+  it('overwrites with force, creates every file owner-only, and removes the journal at close', async () => {
+    const out = fresh();
+    writeFileSync(out, 'old', { mode: 0o644 });
+    const capture = await openCapture({ ...base(), out, force: true });
+    assert.equal(statSync(`${out}.journal`).mode & 0o777, 0o600);
+    assert.equal(statSync(`${out}.bodies`).mode & 0o777, 0o600);
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    for (const f of exchange({ status: 200, resHeaders: [] })) bus.emit(f);
+    const [a, b] = [capture.close(), capture.close()];
+    assert.equal(await a, out);
+    assert.equal(await b, out);
+    assert.equal(statSync(out).mode & 0o777, 0o600);
+    assert.equal(existsSync(`${out}.journal`), false);
+    assert.equal(existsSync(`${out}.bodies`), false);
+    assert.equal(existsSync(`${out}.tmp`), false);
+    assert.equal((await readHar(out)).log.entries.length, 1);
+  });
+
+  it('finalizes a journal of many interleaved exchanges entry by entry', async () => {
+    const out = fresh();
+    const capture = await openCapture({ ...base(), out, serverHome: '/home/srv' });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    const total = 3000;
+    const width = 16;
+    // Run `width` exchanges at a time, their facts interleaved round-robin.
+    for (let first = 0; first < total; first += width) {
+      const group: Fact[][] = [];
+      for (let i = first; i < Math.min(total, first + width); i++) {
+        group.push(exchange({
+          id: 1000 + i, connectionId: `c${i % width}`, target: `/item/${i}`, status: 200,
+          resHeaders: ['Content-Type', 'application/json'], resBody: [Buffer.from(`{"i":${i},`), Buffer.from(`"pad":"${'x'.repeat(i % 200)}"}`)],
+        }));
+      }
+      for (let step = 0; group.some((g) => step < g.length); step++) for (const g of group) if (step < g.length) bus.emit(g[step]!);
+      if (first % 512 === 0) await new Promise((r) => setImmediate(r));
+    }
+    assert.deepEqual(capture.stats(), { entries: total, webSocketMessages: 0, inFlight: 0, recordingErrors: 0, pages: 0 });
+    await capture.close();
+    const har = await readHar(out);
+    assert.equal(har.log.entries.length, total);
+    assert.deepEqual(har.log._bb?.counts, { entries: total, webSocketMessages: 0 });
+    assert.equal(har.log._bb?.serverHome, '/home/srv');
+    for (const e of har.log.entries) {
+      const i = Number(new URL(e.request.url).pathname.split('/')[2]);
+      assert.deepEqual(JSON.parse(e.response.content.text!), { i, pad: 'x'.repeat(i % 200) });
+    }
+    const seqs = har.log.entries.map((e) => e._bb!.seq);
+    assert.equal(new Set(seqs).size, total);
+  });
+
+  it('reports failing writes through onError and keeps taking facts', async (t) => {
+    if (!existsSync('/dev/full')) return t.skip('no /dev/full to fill');
+    const out = fresh();
+    // Body bytes land on a full disk.
+    symlinkSync('/dev/full', `${out}.bodies`);
+    const errors: Error[] = [];
+    const capture = await openCapture({ ...base(), out, onError: (err) => errors.push(err) });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    for (let i = 0; i < 3; i++) for (const f of exchange({ target: `/f/${i}`, status: 200, resHeaders: [], resBody: [Buffer.from('lost bytes')] })) bus.emit(f);
+    assert.equal(bus.listenerErrors.length, 0);
+    assert.ok(errors.length >= 1, 'onError was not called');
+    assert.equal((errors[0] as NodeJS.ErrnoException).code, 'ENOSPC');
+    assert.equal(capture.stats().recordingErrors, errors.length);
+    assert.equal(capture.stats().entries, 3);
+    await capture.close();
+    const har = await readHar(out);
+    assert.equal(har.log.entries.length, 3);
+  });
+});
