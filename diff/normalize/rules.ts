@@ -50,7 +50,7 @@ const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 
 const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g;
 const IPV4_MAPPED = /::ffff:127\.0\.0\.1/gi;
-const LOOPBACK_PORT = /\b(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g;
+const LOOPBACK_PORT = /(?<![\w.])(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g;
 const SESSION_ID = /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi;
 const ULID = /\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b/g;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;

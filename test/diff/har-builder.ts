@@ -1,0 +1,124 @@
+// Builds HAR files in bb's capture shape (DESIGN.md "The capture file") for
+// the diff tests, and writes them to a temp folder.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/har.js';
+
+/** What a test says about one exchange. */
+export interface ExchangeSpec {
+  method?: string;
+  url: string;
+  status?: number;
+  requestBody?: unknown;
+  requestHeaders?: Array<[string, string]>;
+  responseHeaders?: Array<[string, string]>;
+  /** JSON value (serialized) or a string (sent as text/plain unless mime says otherwise). */
+  body?: unknown;
+  mime?: string;
+  page?: string;
+  ws?: Array<{ type: 'send' | 'receive'; data: unknown; opcode?: number }>;
+  wsTimeUnit?: 's' | 'ms';
+  close?: { code: number; reason: string; by: 'client' | 'server' | 'none' };
+}
+
+let clock = Date.parse('2026-01-01T00:00:00Z');
+
+/** One bb-shaped entry. */
+export function entry(spec: ExchangeSpec, seq: number): HarEntry {
+  clock += 1000;
+  const started = new Date(clock).toISOString();
+  const text = spec.body === undefined ? '' : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body);
+  const mime = spec.mime ?? (spec.body === undefined || typeof spec.body === 'string' ? 'text/plain' : 'application/json');
+  const u = new URL(spec.url);
+  const reqText = spec.requestBody === undefined ? undefined : typeof spec.requestBody === 'string' ? spec.requestBody : JSON.stringify(spec.requestBody);
+  const e: HarEntry = {
+    startedDateTime: started,
+    time: 3,
+    request: {
+      method: spec.method ?? 'GET',
+      url: spec.url,
+      httpVersion: 'HTTP/1.1',
+      cookies: [],
+      headers: [['Host', u.host], ['User-Agent', 'test'], ...(spec.requestHeaders ?? [])].map(([name, value]) => ({ name: name!, value: value! })),
+      queryString: [...u.searchParams].map(([name, value]) => ({ name, value })),
+      headersSize: -1,
+      bodySize: reqText ? Buffer.byteLength(reqText) : 0,
+      ...(reqText !== undefined ? { postData: { mimeType: 'application/json', text: reqText } } : {}),
+    },
+    response: {
+      status: spec.status ?? (spec.ws ? 101 : 200),
+      statusText: 'OK',
+      httpVersion: 'HTTP/1.1',
+      cookies: [],
+      headers: [['Content-Type', mime], ['Content-Length', String(Buffer.byteLength(text))], ['Date', new Date(clock).toUTCString()], ...(spec.responseHeaders ?? [])].map(([name, value]) => ({ name: name!, value: value! })),
+      content: { size: Buffer.byteLength(text), mimeType: mime, ...(text ? { text } : {}) },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: Buffer.byteLength(text),
+    },
+    cache: {},
+    timings: { send: 1, wait: 1, receive: 1 },
+    connection: `c${seq}`,
+    _bb: { seq },
+    ...(spec.page ? { pageref: spec.page } : {}),
+  };
+  if (spec.ws) {
+    e._resourceType = 'websocket';
+    e._webSocketMessages = spec.ws.map((m, i): HarWebSocketMessage => {
+      const t = clock / 1000 + i * 0.01;
+      return {
+        type: m.type,
+        time: spec.wsTimeUnit === 'ms' ? t * 1000 : t,
+        opcode: m.opcode ?? 1,
+        data: typeof m.data === 'string' ? m.data : JSON.stringify(m.data),
+      };
+    });
+    if (spec.close) e._bb!.close = { ...spec.close, time: clock / 1000 };
+  }
+  return e;
+}
+
+/** A bb-shaped capture from exchange specs; pages named by the specs' `page`. */
+export function capture(specs: ExchangeSpec[], opts: { serverHome?: string; complete?: boolean; creator?: string } = {}): Har {
+  const pages = [...new Set(specs.map((s) => s.page).filter((p): p is string => !!p))];
+  const entries = specs.map((s, i) => entry(s, i + 1));
+  return {
+    log: {
+      version: '1.2',
+      creator: { name: opts.creator ?? 'bb', version: '0.1.0' },
+      pages: pages.map((p) => ({ id: p, title: p, startedDateTime: new Date(clock).toISOString(), pageTimings: {} })),
+      entries,
+      _bb: {
+        format: 1,
+        label: 'test',
+        target: 'http://127.0.0.1:3001',
+        listen: 'http://127.0.0.1:8080',
+        startedDateTime: new Date(clock).toISOString(),
+        endedDateTime: new Date(clock).toISOString(),
+        complete: opts.complete ?? true,
+        counts: { entries: entries.length, webSocketMessages: 0 },
+        ...(opts.serverHome ? { serverHome: opts.serverHome } : {}),
+      },
+    },
+  };
+}
+
+/** A temp folder that writes HAR/JSON files; remove() deletes it. */
+export async function tempDir(): Promise<{ dir: string; write: (name: string, doc: unknown) => Promise<string>; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'bb-diff-'));
+  return {
+    dir,
+    write: async (name, doc) => {
+      const path = join(dir, name);
+      await writeFile(path, typeof doc === 'string' ? doc : JSON.stringify(doc, null, 1));
+      return path;
+    },
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A random uuid (v4 shape). */
+export function uuid(): string {
+  return crypto.randomUUID();
+}

@@ -1,0 +1,132 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { compileRules, normalizeValue, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
+import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
+import { parseSseText } from '../../diff/normalize/bodies.js';
+import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
+import { capture, tempDir, uuid } from './har-builder.js';
+
+/** Normalizes a value on one side and renders its ordinals as one entry would be. */
+function norm(v: unknown, cfg = {}, homes: string[] = []): unknown {
+  const rules = compileRules(cfg);
+  const table = new OrdinalTable();
+  const out = normalizeValue(v, rules, homes, table);
+  const n = new OrdinalNumbering(table);
+  n.numberAlone(0, out);
+  return n.render(0, out);
+}
+
+describe('built-in rules, one by one', () => {
+  const table: Array<[string, unknown, unknown, object?, string[]?]> = [
+    ['timestamp-like keys → <TS>', { created_at: 'x', updatedAt: 5, startTime: 't', timestamp: 1, name: 'n' }, { created_at: '<TS>', updatedAt: '<TS>', startTime: '<TS>', timestamp: '<TS>', name: 'n' }],
+    ['timestamp keys at any depth', { a: [{ b: { resolved_at: '2026' } }] }, { a: [{ b: { resolved_at: '<TS>' } }] }],
+    ['null timestamps stay null (presence is compared)', { ended_at: null }, { ended_at: null }],
+    ['epoch-ms keys and *Ms / *_ms → <MS>', { time: 1700000000000, since: 1, durationMs: 12, ttft_ms: 3, count: 7 }, { time: '<MS>', since: '<MS>', durationMs: '<MS>', ttft_ms: '<MS>', count: 7 }],
+    ['epoch-ms rule leaves strings to the patterns', { time: 'later' }, { time: 'later' }],
+    ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't' }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>' }],
+    ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
+    ['loopback ports', { url: 'http://127.0.0.1:41234/x', b: 'localhost:9', c: '[::1]:80' }, { url: 'http://127.0.0.1:<PORT>/x', b: 'localhost:<PORT>', c: '[::1]:<PORT>' }],
+    ['::ffff:127.0.0.1 → 127.0.0.1', { peer: '::ffff:127.0.0.1' }, { peer: '127.0.0.1' }],
+    ['server home → <HOME>', { cwd: '/tmp/home-abc/work', other: '/tmp/home-abcd' }, { cwd: '<HOME>/work', other: '<HOME>d' }, {}, ['/tmp/home-abc']],
+    ['session ids numbered by first appearance', { a: 'session_11111111-1111-4111-8111-111111111111', b: 'session_22222222-2222-4222-8222-222222222222', c: 'session_11111111-1111-4111-8111-111111111111' }, { a: '<SID:1>', b: '<SID:2>', c: '<SID:1>' }],
+    ['bare uuids → <UUID:n>', ['0f8fad5b-d9cb-469f-a165-70867728950e', '7c9e6679-7425-40de-944b-e07fc1f90ae7', '0f8fad5b-d9cb-469f-a165-70867728950e'], ['<UUID:1>', '<UUID:2>', '<UUID:1>']],
+    ['ULIDs → <ULID:n>', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', x: 'msg 01ARZ3NDEKTSV4RRFFQ69G5FAW' }, { id: '<ULID:1>', x: 'msg <ULID:2>' }],
+    ['patterns apply inside object keys', { cursors: { 'session_11111111-1111-4111-8111-111111111111': 4 } }, { cursors: { '<SID:1>': 4 } }],
+    ['the keep list is compared verbatim', { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }, { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }],
+    ['config keep adds keys', { stamp_at: 'x' }, { stamp_at: 'x' }, { keep: ['stamp_at'] }],
+    ['config switches a built-in off by name', { created_at: 'x', id: '0f8fad5b-d9cb-469f-a165-70867728950e' }, { created_at: 'x', id: '<UUID:1>' }, { disable: ['timestamp-keys'] }],
+    ['config key rules', { systemPromptHash: 'abc', n: { SystemPromptHash: 'd' } }, { systemPromptHash: '<SHA>', n: { SystemPromptHash: '<SHA>' } }, { keys: [{ key: 'systemPromptHash', replace: '<SHA>' }] }],
+    ['config patterns, fixed and ordinal', { a: 'conn_abc1', m: 'msg_x1 msg_x2 msg_x1' }, { a: '<CONN>', m: '<MSG:1> <MSG:2> <MSG:1>' }, { patterns: [{ regex: 'conn_[a-z0-9]+', replace: '<CONN>' }, { regex: 'msg_[a-z0-9]+', ordinal: 'MSG' }] }],
+  ];
+  for (const [name, input, want, cfg, homes] of table) {
+    it(name, () => assert.deepEqual(norm(input, cfg ?? {}, homes ?? []), want));
+  }
+
+  it('parses SSE text into events, data as JSON when it parses; the last id carries over (HTML spec)', () => {
+    assert.deepEqual(parseSseText('event: a\nid: 1\ndata: {"x":1}\n\n: comment\ndata: two\ndata: lines\n\n'), [
+      { event: 'a', id: '1', data: { x: 1 } },
+      { event: 'message', id: '1', data: 'two\nlines' },
+    ]);
+  });
+});
+
+describe('config validation', () => {
+  it('refuses an unknown rule name, naming it and the known ones', () => {
+    assert.throws(() => validateDiffConfig({ normalize: { disable: ['uuids'] } }, 'bb.config.json'), (err: Error & { exitCode: number }) => {
+      assert.equal(err.exitCode, 2);
+      assert.match(err.message, /normalize\.disable\[0\]: unknown rule "uuids"/);
+      assert.ok(err.message.includes(BUILTIN_RULE_NAMES.join(', ')));
+      return true;
+    });
+  });
+  it('refuses a bad regex, naming it', () => {
+    assert.throws(() => validateDiffConfig({ normalize: { patterns: [{ regex: 'a(b' }] } }), (err: Error & { exitCode: number }) => {
+      assert.equal(err.exitCode, 2);
+      assert.match(err.message, /normalize\.patterns\[0\]\.regex: bad regular expression "a\(b"/);
+      return true;
+    });
+  });
+  it('refuses an unknown pairing key', () => {
+    assert.throws(() => validateDiffConfig({ pairing: { keys: [{ route: 'POST /x', by: 'magic' }] } }), /pairing\.keys\[0\]\.by: unknown key "magic"/);
+  });
+});
+
+describe('whole captures', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+
+  function sessionRun(a: string, b: string) {
+    return capture([
+      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: a, created_at: new Date().toISOString() } },
+      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: b, created_at: new Date().toISOString() } },
+      { url: `http://127.0.0.1:4001/v1/sessions/${a}`, body: { id: a, forked_from: null } },
+      { url: `http://127.0.0.1:4001/v1/sessions/${b}`, body: { id: b, forked_from: a } },
+      { url: 'http://127.0.0.1:4001/v1/sessions', body: { items: [{ id: a }, { id: b }], cursors: { [a]: 1, [b]: 2 } } },
+    ]);
+  }
+
+  it('maps session A/B to <SID:1>/<SID:2> in both files whatever the ids', async () => {
+    const oldPath = await t.write('old.har', sessionRun(`session_${uuid()}`, `session_${uuid()}`));
+    const newPath = await t.write('new.har', sessionRun(`session_${uuid()}`, `session_${uuid()}`));
+    const r = await diffCaptures(oldPath, newPath);
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    assert.equal(r.exitCode, 0);
+    assert.equal(r.pairs.length, 5);
+    assert.ok(r.pairs.some((p) => p.id === '/GET /v1/sessions/<SID>#1'));
+  });
+
+  it('sees swapped identities: A and B exchanged in the fork is a difference', async () => {
+    const [a, b] = [`session_${uuid()}`, `session_${uuid()}`];
+    const oldPath = await t.write('old2.har', sessionRun(a, b));
+    const swapped = sessionRun(a, b);
+    (swapped.log.entries[3]!.response.content as { text: string }).text = JSON.stringify({ id: b, forked_from: b });
+    const newPath = await t.write('new2.har', swapped);
+    const r = await diffCaptures(oldPath, newPath);
+    assert.equal(r.verdict, 'diff');
+    assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['response.body.forked_from', '<SID:1>', '<SID:2>']]);
+  });
+
+  it('replaces the capture’s serverHome and masks volatile headers', async () => {
+    const run = (home: string, etag: string) => capture([{ url: 'http://127.0.0.1:1/cfg', body: { dir: `${home}/data` }, responseHeaders: [['ETag', etag], ['Connection', 'keep-alive']] }], { serverHome: home });
+    const r = await diffCaptures(await t.write('h1.har', run('/tmp/h-1', '"a"')), await t.write('h2.har', run('/tmp/h-22', '"b"')));
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('a status change is always reported (never normalized)', async () => {
+    const r = await diffCaptures(
+      await t.write('s1.har', capture([{ url: 'http://127.0.0.1:1/x', status: 200, body: 'ok' }])),
+      await t.write('s2.har', capture([{ url: 'http://127.0.0.1:1/x', status: 201, body: 'ok' }])),
+    );
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'response.status', 200, 201]]);
+  });
+
+  it('loads a config file and refuses a broken one with exit 2', async () => {
+    const good = await t.write('good.json', { normalize: { disable: ['uuid'] } });
+    assert.deepEqual((await loadDiffConfig(good)).normalize.disable, ['uuid']);
+    const bad = await t.write('bad.json', '{"normalize": ');
+    await assert.rejects(loadDiffConfig(bad), (err: Error & { exitCode: number }) => err.exitCode === 2 && /not valid JSON/.test(err.message));
+  });
+});
