@@ -1,0 +1,60 @@
+// The library API as a user calls it: `import { startCapture } from 'bb'`,
+// through the package's own exports (the built dist/), plus the README example.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'bb-api-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('startCapture records steps and exchanges, and close() returns the HAR path', async () => {
+  // Imported by package name, as a user's test suite would.
+  const { startCapture } = (await import('bb')) as typeof import('../../index.js');
+  const server = http.createServer((req, res) => res.end(`hi ${req.url}`));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  const cap = await startCapture({
+    target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    label: 'suite',
+    out: join(dir, 'suite.har'),
+    bbHome: join(dir, 'home'),
+  });
+  assert.match(cap.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  cap.step('first');
+  assert.equal(await (await fetch(`${cap.url}/one`)).text(), 'hi /one');
+  cap.step('second');
+  assert.equal(await (await fetch(`${cap.url}/two`)).text(), 'hi /two');
+  assert.equal(cap.stats().entries, 2);
+  const path = await cap.close();
+  assert.equal(path, join(dir, 'suite.har'));
+  const har = JSON.parse(readFileSync(path, 'utf8'));
+  assert.deepEqual(har.log.pages.map((p: { title: string }) => p.title), ['first', 'second']);
+  assert.deepEqual(
+    har.log.entries.map((e: { pageref: string; response: { content: { text: string } } }) => [e.pageref, e.response.content.text]),
+    [[har.log.pages[0].id, 'hi /one'], [har.log.pages[1].id, 'hi /two']],
+  );
+  assert.equal(await cap.close(), path, 'close is idempotent');
+});
+
+test('the README example runs as written', async () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const example = readFileSync(join(root, 'examples/record-in-a-test.mjs'), 'utf8');
+  assert.ok(readme.includes('examples/record-in-a-test.mjs'), 'README points at the example');
+  assert.ok(readme.includes("import { startCapture } from 'bb';"), 'README shows the import');
+  const { stdout } = await run(process.execPath, [join(root, 'examples/record-in-a-test.mjs')], {
+    cwd: root,
+    env: { ...process.env, BB_HOME: join(dir, 'home2') },
+  });
+  assert.match(stdout, /page_1 GET http:\/\/127\.0\.0\.1:\d+\/v1\/items\?token=<redacted:[0-9a-f]{8}> 200/);
+  assert.match(stdout, /page_2 GET http:\/\/127\.0\.0\.1:\d+\/v1\/items\/1 200/);
+  assert.ok(example.length > 0);
+});
