@@ -1,0 +1,116 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { alignSequences } from '../../diff/align.js';
+import { pairSequences } from '../../diff/pair.js';
+import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+describe('sequence alignment', () => {
+  it('aligns around one insertion', () => {
+    assert.deepEqual(alignSequences(['a', 'b', 'c'], ['a', 'x', 'b', 'c']), [[0, 0], [1, 2], [2, 3]]);
+  });
+  it('stays bounded and right on long sequences with a few edits', () => {
+    const a = Array.from({ length: 20000 }, (_, i) => `k${i % 5000}`);
+    const b = [...a.slice(0, 7000), 'new', ...a.slice(7000, 15000), ...a.slice(15001)];
+    const t0 = Date.now();
+    const m = alignSequences(a, b);
+    assert.ok(Date.now() - t0 < 5000);
+    assert.equal(m.length, a.length - 1);
+  });
+  it('pairs a swap as reordered, not as two changes', () => {
+    const l = pairSequences(['a', 'b', 'c'], ['b', 'a', 'c'], ['a', 'b', 'c'], ['b', 'a', 'c']);
+    assert.deepEqual(l.map((x) => x.status).sort(), ['paired', 'paired', 'reordered']);
+  });
+});
+
+describe('pairing entries', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+
+  const base = (): ExchangeSpec[] => [
+    { url: 'http://127.0.0.1:1/v1/meta', body: { v: 1 } },
+    { method: 'POST', url: 'http://127.0.0.1:1/v1/items', body: { id: uuid(), n: 1 } },
+    { method: 'POST', url: 'http://127.0.0.1:1/v1/items', body: { id: uuid(), n: 2 } },
+    { url: 'http://127.0.0.1:1/v1/items', body: { items: [{ n: 1 }, { n: 2 }] } },
+    { url: 'http://127.0.0.1:1/v1/health', body: 'ok' },
+  ];
+  async function diffSpecs(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
+    const name = uuid();
+    return diffCaptures(await t.write(`${name}-a.har`, capture(a)), await t.write(`${name}-b.har`, capture(b)), config ? { config: validateDiffConfig(config) } : {});
+  }
+
+  it('an inserted request is one extra and the rest stays clean (ordinals do not shift)', async () => {
+    const b = base();
+    b.splice(1, 0, { method: 'POST', url: 'http://127.0.0.1:1/v1/items', body: { id: uuid(), n: 0 } });
+    const r = await diffSpecs(base(), b);
+    assert.deepEqual(r.differences.map((d) => d.kind), ['extra'], show(r));
+    assert.equal(r.differences[0]!.entry, '/POST /v1/items#1');
+  });
+
+  it('a deleted request is one missing', async () => {
+    const b = base();
+    b.splice(2, 1);
+    const r = await diffSpecs(base(), b);
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.entry]), [['missing', '/POST /v1/items#2']], show(r));
+  });
+
+  it('duplicated requests pair one for one, the duplicate is extra', async () => {
+    const a = base();
+    const b = base();
+    b.splice(4, 0, { url: 'http://127.0.0.1:1/v1/items', body: { items: [{ n: 1 }, { n: 2 }] } });
+    const r = await diffSpecs(a, b);
+    assert.deepEqual(r.differences.map((d) => d.kind), ['extra'], show(r));
+    assert.equal(r.pairs.filter((p) => p.status === 'paired').length, 5);
+  });
+
+  it('a changed field is reported with its path and entry id', async () => {
+    const b = base();
+    b[3] = { url: 'http://127.0.0.1:1/v1/items', body: { items: [{ n: 1 }, { n: 3 }] } };
+    const r = await diffSpecs(base(), b);
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.entry, d.path, d.old, d.new]), [['changed', '/GET /v1/items#1', 'response.body.items[1].n', 2, 3]]);
+    assert.match(show(r), /^DIFF: 1 real/);
+    assert.match(show(r), /response\.body\.items\[\]\.n differs in 1 of 1 GET \/v1\/items/);
+  });
+
+  it('an unordered group pairs as a multiset', async () => {
+    const fetches = (order: number[]): ExchangeSpec[] => order.map((i) => ({ url: `http://127.0.0.1:1/v1/part/${i}`, body: { part: i } }));
+    const a = [...base(), ...fetches([1, 2, 3])];
+    const b = [...base(), ...fetches([3, 1, 2])];
+    const ordered = await diffSpecs(a, b);
+    assert.ok(ordered.differences.some((d) => d.kind === 'reordered'), show(ordered));
+    const r = await diffSpecs(a, b, { pairing: { unordered: ['GET /v1/part/*'] } });
+    assert.equal(r.verdict, 'match', show(r));
+  });
+
+  it('GraphQL POSTs pair by operationName', async () => {
+    const gql = (op: string, data: unknown): ExchangeSpec => ({ method: 'POST', url: 'http://127.0.0.1:1/graphql', requestBody: { operationName: op, query: `query ${op} { x }` }, body: { data } });
+    const a = [gql('GetUser', { u: 1 }), gql('ListItems', { items: [1, 2] }), gql('GetStats', { s: 9 })];
+    const b = [gql('GetUser', { u: 1 }), gql('GetStats', { s: 9 })];
+    const cfg = { pairing: { keys: [{ route: 'POST /graphql', by: 'graphql' }] } };
+    const r = await diffSpecs(a, b, cfg);
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.entry]), [['missing', '/POST /graphql[ListItems]#1']], show(r));
+    const changed = await diffSpecs(a, [gql('GetUser', { u: 1 }), gql('ListItems', { items: [1, 2, 3] }), gql('GetStats', { s: 9 })], cfg);
+    assert.deepEqual(changed.differences.map((d) => [d.kind, d.entry, d.path]), [['added', '/POST /graphql[ListItems]#1', 'response.body.data.items[2]']], show(changed));
+  });
+
+  it('an inserted array item is one added row', async () => {
+    const list = (xs: number[]): ExchangeSpec[] => [{ url: 'http://127.0.0.1:1/l', body: { items: xs.map((x) => ({ x })) } }];
+    const r = await diffSpecs(list([1, 2, 3, 4]), list([1, 2, 9, 3, 4]));
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.path]), [['added', 'response.body.items[2]']], show(r));
+  });
+
+  it('pages pair by title, not by id', async () => {
+    const a = capture([{ url: 'http://127.0.0.1:1/a', body: 'x', page: 'step one' }]);
+    const b = capture([{ url: 'http://127.0.0.1:1/a', body: 'x', page: 'step one' }]);
+    b.log.pages![0]!.id = 'page_99';
+    b.log.entries[0]!.pageref = 'page_99';
+    const r = await diffCaptures(await t.write('pa.har', a), await t.write('pb.har', b));
+    assert.equal(r.verdict, 'match', show(r));
+    assert.equal(r.pairs[0]!.id, 'step one/GET /a#1');
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+type Msg = NonNullable<ExchangeSpec['ws']>[number];
+const hello: Msg = { type: 'send', data: { type: 'client_hello', v: 1 } };
+const sub: Msg = { type: 'send', data: { type: 'subscribe', cursor: 0 } };
+const ev = (n: number, extra: object = {}): Msg => ({ type: 'receive', data: { type: 'event', seq: n, at: new Date().toISOString(), ...extra } });
+
+function conn(messages: Msg[], close = { code: 1000, reason: 'bye', by: 'client' as const }): ExchangeSpec {
+  return { url: 'http://127.0.0.1:1/ws', ws: messages, close };
+}
+
+describe('WebSocket sequences', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+  async function diff(a: Msg[], b: Msg[], closeB?: Parameters<typeof conn>[1]): Promise<DiffResult> {
+    const n = uuid();
+    return diffCaptures(await t.write(`${n}-a.har`, capture([conn(a)])), await t.write(`${n}-b.har`, capture([conn(b, closeB)])));
+  }
+  const rows = (r: DiffResult) => r.differences.map((d) => [d.kind, d.path]);
+
+  it('the same messages with fresh timestamps match', async () => {
+    const r = await diff([hello, sub, ev(1), ev(2)], [hello, sub, ev(1), ev(2)]);
+    assert.equal(r.verdict, 'match', show(r));
+  });
+
+  it('a reordered message is one reordered row', async () => {
+    const r = await diff([hello, sub, ev(1), ev(2), ev(3)], [hello, sub, ev(2), ev(1), ev(3)]);
+    assert.deepEqual(rows(r), [['reordered', 'ws.messages[2]']], show(r));
+  });
+
+  it('a missing message is one missing row, the rest pairs', async () => {
+    const r = await diff([hello, sub, ev(1), ev(2), ev(3)], [hello, sub, ev(1), ev(3)]);
+    assert.deepEqual(rows(r), [['missing', 'ws.messages[3]']], show(r));
+  });
+
+  it('an extra message is one extra row', async () => {
+    const r = await diff([hello, sub, ev(1), ev(2)], [hello, sub, ev(1), ev(5), ev(2)]);
+    assert.deepEqual(rows(r), [['extra', 'ws.messages[3]']], show(r));
+  });
+
+  it('a changed message reports the field inside it', async () => {
+    const r = await diff([hello, sub, ev(1), ev(2)], [hello, sub, ev(1, { grade: 'a' }), ev(2)]);
+    assert.deepEqual(rows(r), [['added', 'ws.messages[2].data.grade']], show(r));
+    const r2 = await diff([hello, sub, ev(1), ev(2)], [hello, { type: 'send', data: { type: 'subscribe', cursor: 7 } }, ev(1), ev(2)]);
+    assert.deepEqual(r2.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'ws.messages[1].data.cursor', 0, 7]], show(r2));
+  });
+
+  it('a different close code is ws.close.code', async () => {
+    const r = await diff([hello], [hello], { code: 1011, reason: 'bye', by: 'client' });
+    assert.deepEqual(rows(r), [['changed', 'ws.close.code']], show(r));
+  });
+
+  it('Playwright’s millisecond times and Chrome’s seconds compare equal', async () => {
+    const a = capture([{ ...conn([hello, ev(1)]), wsTimeUnit: 's' }], { creator: 'WebInspector' });
+    const b = capture([{ ...conn([hello, ev(1)]), wsTimeUnit: 'ms' }], { creator: 'Playwright' });
+    delete a.log._bb;
+    delete b.log._bb;
+    for (const e of [...a.log.entries, ...b.log.entries]) delete e._bb;
+    const r = await diffCaptures(await t.write('chrome-ws.har', a), await t.write('pw-ws.har', b));
+    assert.equal(r.verdict, 'match', show(r));
+  });
+});
