@@ -1,0 +1,151 @@
+// bb frames FILE [--conn ID | --url GLOB] [--type send|receive] [--opcode text,binary,ping,pong,close]
+//                [--grep REGEX] [--timeline] [--json] [--follow]
+// The WebSocket connections of any HAR and their messages in order; --follow tails a running capture.
+import { existsSync } from 'node:fs';
+import type { BbCommand } from '../command.js';
+import { UsageError } from '../errors.js';
+import { stdoutStyle, printLines } from '../inspect-style.js';
+import { readCapture } from '../../capture/reader.js';
+import { redactorFor } from '../../capture/capture.js';
+import {
+  wsConnections, filterConnections, timeline, framesText, timelineText, messageLine, followJournal,
+  connectionMatches, messageMatches, formatOffset, OPCODE_NAMES,
+  type FrameFilter, type FollowedEvent,
+} from '../../inspect/index.js';
+
+/** --opcode: names or numbers, comma separated. */
+function parseOpcodes(value: unknown): number[] | undefined {
+  if (value === undefined) return undefined;
+  const list = String(value).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  return list.map((name) => {
+    if (name in OPCODE_NAMES) return OPCODE_NAMES[name]!;
+    if (/^-?\d+$/.test(name)) return Number(name);
+    throw new UsageError(`--opcode takes text, binary, ping, pong, close, error or numbers, got '${name}'`, 'BB_BAD_OPCODE');
+  });
+}
+
+function parseGrep(value: unknown): RegExp | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return new RegExp(String(value));
+  } catch (err) {
+    throw new UsageError(`--grep needs a valid regular expression: ${(err as Error).message}`, 'BB_BAD_GREP');
+  }
+}
+
+function filterOf(argv: Record<string, unknown>): FrameFilter {
+  const f: FrameFilter = {};
+  if (argv['conn'] !== undefined) f.conn = String(argv['conn']);
+  if (argv['url'] !== undefined) f.url = String(argv['url']);
+  if (argv['type'] !== undefined) f.type = argv['type'] as 'send' | 'receive';
+  const opcodes = parseOpcodes(argv['opcode']);
+  if (opcodes) f.opcodes = opcodes;
+  const grep = parseGrep(argv['grep']);
+  if (grep) f.grep = grep;
+  return f;
+}
+
+/** A HAR path and its journal: FILE may name either `<out>` or `<out>.journal`. */
+function journalOf(file: string): { out: string; journal: string; bodies: string } {
+  const out = file.endsWith('.journal') ? file.slice(0, -'.journal'.length) : file;
+  return { out, journal: `${out}.journal`, bodies: `${out}.bodies` };
+}
+
+async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
+  const har = await readCapture(file, { allowIncomplete: true });
+  const style = stdoutStyle();
+  if (argv['timeline']) {
+    const events = timeline(har, filter);
+    if (argv['json']) process.stdout.write(JSON.stringify({ events }) + '\n');
+    else printLines(timelineText(events, style));
+    return 0;
+  }
+  const all = wsConnections(har);
+  const conns = filterConnections(all, filter);
+  if (argv['json']) {
+    const connections = conns.map(({ id, url, entry, messages }) => ({ id, url, entry, messages }));
+    process.stdout.write(JSON.stringify({ connections }) + '\n');
+    return 0;
+  }
+  if (all.length === 0) {
+    process.stderr.write(`bb: ${file} holds no WebSocket connections.\n`);
+    return 0;
+  }
+  const totals = new Map(all.map((c) => [c.id, c.messages.length]));
+  printLines(framesText(conns, totals, style));
+  return 0;
+}
+
+async function follow(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
+  const paths = journalOf(file);
+  if (!existsSync(paths.journal)) {
+    if (existsSync(paths.out)) return printCapture(paths.out, filter, argv);
+    throw new UsageError(`no running capture at ${paths.out}: neither ${paths.journal} nor ${paths.out} exists; check the path given to bb capture --out.`, 'BB_NO_CAPTURE');
+  }
+  const style = stdoutStyle();
+  const json = Boolean(argv['json']);
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let since: number | undefined;
+  const onEvent = (ev: FollowedEvent): void => {
+    if (ev.kind === 'ws') {
+      if (!connectionMatches({ id: ev.connection, url: ev.url }, filter) || !messageMatches(ev.message, filter)) return;
+      if (json) {
+        process.stdout.write(JSON.stringify({ kind: 'ws', connection: ev.connection, exchange: ev.exchange, url: ev.url, message: ev.message }) + '\n');
+      } else {
+        process.stdout.write(messageLine(ev.message, ev.openedAt, style, ev.connection) + '\n');
+      }
+      return;
+    }
+    if (filter.url !== undefined && !connectionMatches({ id: '', url: ev.url }, { url: filter.url })) return;
+    if (json) process.stdout.write(JSON.stringify(ev) + '\n');
+    else {
+      since ??= ev.time;
+      const seq = String(ev.seq).padStart(6);
+      const what = ev.kind === 'request' ? `▶ http ${ev.method} ${ev.url}` : `◀ http ${ev.status} ${ev.method} ${ev.url}`;
+      process.stdout.write(`${seq} #${String(ev.exchange).padEnd(5)} ${formatOffset(ev.time, since).padStart(11)} ${what}\n`);
+    }
+  };
+  try {
+    await followJournal({
+      journalPath: paths.journal,
+      bodiesPath: paths.bodies,
+      onEvent,
+      http: Boolean(argv['timeline']),
+      signal: controller.signal,
+      redactorFor: (header) => redactorFor(header, bbHomeFromEnv()),
+    });
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+  return 0;
+}
+
+function bbHomeFromEnv(): string | undefined {
+  return process.env['BB_HOME'] || undefined;
+}
+
+export const framesCommand: BbCommand = {
+  command: 'frames <file>',
+  describe: 'list the WebSocket connections of a capture (any HAR) and their messages in order',
+  builder: (yargs) =>
+    yargs
+      .positional('file', { type: 'string', describe: 'a HAR file (bb, Chrome, Playwright, mitmproxy, ...); with --follow, a running capture' })
+      .option('conn', { type: 'string', describe: 'only this connection (its id or entry index)' })
+      .option('url', { type: 'string', describe: 'only connections whose URL matches this glob (* and ?)' })
+      .option('type', { choices: ['send', 'receive'], describe: 'only messages sent by the client (send) or the server (receive)' })
+      .option('opcode', { type: 'string', describe: 'only these opcodes: text,binary,ping,pong,close,error (or numbers)' })
+      .option('grep', { type: 'string', describe: 'only messages whose payload matches this regular expression' })
+      .option('timeline', { type: 'boolean', default: false, describe: 'interleave every connection and the HTTP entries in total order' })
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document (with --follow: one object per line)' })
+      .option('follow', { type: 'boolean', default: false, describe: "tail a running capture's journal (<out>.journal) as messages arrive" })
+      .conflicts('conn', 'url'),
+  run: async (argv) => {
+    const file = String(argv['file']);
+    const filter = filterOf(argv);
+    return argv['follow'] ? follow(file, filter, argv) : printCapture(file, filter, argv);
+  },
+};

@@ -1,0 +1,175 @@
+// Text for people: the lines `bb frames` and `bb show` print. Pure: the CLI
+// decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
+import type { HarWebSocketMessage } from '../capture/har.js';
+import {
+  opcodeName, payloadBytes, payloadText,
+  type EntryRow, type TimelineEvent, type WsConnectionView,
+} from './model.js';
+
+/** How to render. */
+export interface Style {
+  /** ANSI colours on. */
+  color: boolean;
+  /** Line width to fit (columns). */
+  width: number;
+}
+
+const ANSI = { dim: '2', red: '31', green: '32', yellow: '33', cyan: '36', bold: '1' } as const;
+
+function paint(style: Style, colour: keyof typeof ANSI, text: string): string {
+  return style.color && text !== '' ? `\u001b[${ANSI[colour]}m${text}\u001b[0m` : text;
+}
+
+/** A byte count for people: 512B, 1.5KB, 3.2MB. Negative = unknown ("-"). */
+export function formatSize(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '-';
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)}MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)}GB`;
+}
+
+/** Seconds since a start, "+1.234s" ("?" when either is unknown). */
+export function formatOffset(seconds: number, since: number): string {
+  const d = seconds - since;
+  if (!Number.isFinite(d)) return '?';
+  return `${d < 0 ? '-' : '+'}${Math.abs(d).toFixed(3)}s`;
+}
+
+/** Escapes control characters so a payload stays on one line ("\n", "\t", "\x1b", "\u2028"). */
+export function escapeControls(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (ch) => {
+    switch (ch) {
+      case '\n': return '\\n';
+      case '\r': return '\\r';
+      case '\t': return '\\t';
+      default: {
+        const code = ch.charCodeAt(0);
+        return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+      }
+    }
+  });
+}
+
+/** Cuts a string to `width` characters, ending in "…" when cut. */
+export function clip(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  return chars.length <= width ? text : chars.slice(0, Math.max(0, width - 1)).join('') + '…';
+}
+
+/** A one-line preview of a message's payload. */
+export function preview(m: HarWebSocketMessage): string {
+  if (m.type === 'error') {
+    const code = (m._bb as { error?: unknown } | undefined)?.error;
+    return `${typeof code === 'string' ? `${code}: ` : ''}${escapeControls(m.data)}`;
+  }
+  if (m.opcode === 1 || m.opcode === 8 || m.opcode === 9 || m.opcode === 10) {
+    const text = payloadText(m);
+    if (m.opcode === 1 || !/\ufffd/.test(text)) return escapeControls(text);
+  }
+  const bytes = payloadBytes(m);
+  return bytes.length === 0 ? '' : `0x${bytes.subarray(0, 32).toString('hex')}${bytes.length > 32 ? '…' : ''}`;
+}
+
+const arrow = (m: HarWebSocketMessage, style: Style): string => {
+  const direction = m.type === 'error' ? (m._bb as { direction?: string } | undefined)?.direction : m.type;
+  if (direction === 'send') return paint(style, 'green', '→');
+  if (direction === 'receive') return paint(style, 'cyan', '←');
+  return ' ';
+};
+
+/** One message line: seq, [connection], time since open, arrow, opcode, size, preview. */
+export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string): string {
+  const seq = typeof m._bb?.seq === 'number' ? String(m._bb.seq) : '-';
+  const op = m.type === 'error' ? 'error' : opcodeName(m.opcode);
+  const size = m.type === 'error' ? '' : formatSize(payloadBytes(m).length);
+  const parts = [
+    paint(style, 'dim', seq.padStart(6)),
+    ...(connection !== undefined ? [connection.padEnd(6)] : []),
+    formatOffset(m.time, openedAt).padStart(11),
+    arrow(m, style),
+    (m.type === 'error' ? paint(style, 'red', op.padEnd(6)) : op.padEnd(6)),
+    size.padStart(7),
+  ];
+  const head = parts.join(' ');
+  const used = visibleLength(head) + 2;
+  return `${head}  ${clip(preview(m), Math.max(10, style.width - used))}`;
+}
+
+/** The heading line of one connection. */
+export function connectionHeading(c: WsConnectionView, style: Style, total: number): string {
+  const count = total === c.messages.length ? `${total} messages` : `${c.messages.length} of ${total} messages`;
+  return paint(style, 'bold', `connection ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 40))}  (entry ${c.entry}, ${count})`;
+}
+
+/** The lines of `bb frames` for some connections. */
+export function framesText(conns: WsConnectionView[], totals: Map<string, number>, style: Style): string[] {
+  const lines: string[] = [];
+  for (const c of conns) {
+    if (lines.length > 0) lines.push('');
+    lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length));
+    for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style));
+  }
+  return lines;
+}
+
+/** The lines of `bb frames --timeline`; times are since the first event. */
+export function timelineText(events: TimelineEvent[], style: Style): string[] {
+  const start = Math.min(...events.map(eventTime).filter(Number.isFinite));
+  return events.map((ev) => {
+    if (ev.kind === 'ws') return messageLine(ev.message, start, style, ev.connection);
+    const seq = paint(style, 'dim', (ev.seq !== undefined ? String(ev.seq) : '-').padStart(6));
+    const what = ev.kind === 'request'
+      ? `${paint(style, 'yellow', 'http')} ${ev.method} ${ev.url}`
+      : `${paint(style, 'yellow', 'http')} ${statusText(ev.status, style)} ${ev.method} ${ev.url}`;
+    const head = `${seq} ${'#' + String(ev.entry).padEnd(5)} ${formatOffset(ev.time, start).padStart(11)} ${ev.kind === 'request' ? '▶' : '◀'} `;
+    return head + clip(what, Math.max(10, style.width - visibleLength(head)));
+  });
+}
+
+function eventTime(ev: TimelineEvent): number {
+  return ev.kind === 'ws' ? ev.message.time : ev.time;
+}
+
+function statusText(status: number, style: Style): string {
+  const s = String(status);
+  return status >= 400 || status === 0 ? paint(style, 'red', s) : s;
+}
+
+/** The lines of `bb show`: a header and one line per entry; times since the capture's first entry. */
+export function showText(rows: EntryRow[], since: number, style: Style): string[] {
+  const header = ['seq', 'time', 'method', 'status', 'size', 'wire', 'ms', 'page', 'ws', 'url'];
+  const table = rows.map((r) => [
+    r.seq !== undefined ? String(r.seq) : '-',
+    formatOffset(r.time, since),
+    r.method,
+    r.error ? `${r.status}!` : String(r.status),
+    formatSize(r.contentSize),
+    formatSize(r.responseBodySize),
+    r.duration >= 0 ? r.duration.toFixed(0) : '-',
+    r.page ?? '',
+    r.webSocket ? String(r.webSocketMessages) : '',
+    r.url + (r.error ? `  (${r.error})` : ''),
+  ]);
+  const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...table.map((row) => [...row[i]!].length)));
+  const pageCol = 7;
+  widths[pageCol] = Math.min(widths[pageCol]!, 16);
+  const render = (cells: string[], isHeader: boolean): string => {
+    const fixed = cells.slice(0, -1).map((c, i) => {
+      const text = clip(c, widths[i]!);
+      const padded = i === 2 || i === 7 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!);
+      if (isHeader) return paint(style, 'dim', padded);
+      if (i === 3 && (cells[3]!.endsWith('!') || Number(cells[3]) >= 400)) return paint(style, 'red', padded);
+      return i === 0 ? paint(style, 'dim', padded) : padded;
+    });
+    const head = fixed.join('  ');
+    return `${head}  ${clip(cells.at(-1)!, Math.max(10, style.width - visibleLength(head) - 2))}`;
+  };
+  return [render(header, true), ...table.map((row) => render(row, false))];
+}
+
+/** Length without ANSI codes. */
+function visibleLength(text: string): number {
+  return [...text.replace(/\u001b\[[0-9;]*m/g, '')].length;
+}

@@ -1,0 +1,11 @@
+// inspect/: what `bb frames` and `bb show` list (pure model and text) and the
+// journal tail behind `bb frames --follow`. Reads capture files only.
+export {
+  wsConnections, filterConnections, connectionMatches, messageMatches, entryRows, filterRows, timeline,
+  opcodeName, payloadText, payloadBytes, globToRegExp, statusMatches, isWebSocketEntry, isoToSeconds, OPCODE_NAMES,
+  type WsConnectionView, type EntryRow, type TimelineEvent, type FrameFilter, type EntryFilter,
+} from './model.js';
+export {
+  framesText, timelineText, showText, messageLine, preview, escapeControls, formatSize, formatOffset, clip, type Style,
+} from './format.js';
+export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-tail.js';

@@ -1,0 +1,194 @@
+// Tails a running capture's journal (`<out>.journal`, format in
+// capture/journal.ts) for `bb frames --follow`: reads what is there, then
+// polls for appended lines, and turns WebSocket records into HAR-shaped
+// messages (payloads read from `<out>.bodies`). This file touches the disk.
+//
+// The capture writes body bytes before the journal line that points at them,
+// so a whole line's payload is always readable. A line without its newline
+// yet is kept until the rest arrives. The journal disappears when the capture
+// stops cleanly (it becomes `<out>`): following then ends.
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import type { HarWebSocketMessage } from '../capture/har.js';
+import {
+  parseJournalLine, type HeaderRecord, type StartRecord, type WsErrorRecord, type WsMessageRecord,
+} from '../capture/journal.js';
+import type { Redactor } from '../capture/redact.js';
+
+/** One followed event: a WebSocket message (or error row), or an HTTP request/response when asked. */
+export type FollowedEvent =
+  | { kind: 'ws'; connection: string; exchange: number; url: string; openedAt: number; message: HarWebSocketMessage }
+  | { kind: 'request'; connection: string; exchange: number; seq: number; time: number; method: string; url: string }
+  | { kind: 'response'; exchange: number; seq: number; time: number; method: string; url: string; status: number };
+
+/** How to follow. */
+export interface FollowOptions {
+  journalPath: string;
+  bodiesPath: string;
+  /** Called for every event, in journal order. */
+  onEvent: (event: FollowedEvent) => void;
+  /** Also report HTTP requests and responses (for --timeline). */
+  http?: boolean;
+  /** Poll interval, ms (default 200). */
+  pollMs?: number;
+  /** Stops following. */
+  signal?: AbortSignal;
+  /** The redactor the journal's header asks for (values are redacted only when the HAR is written). */
+  redactorFor?: (header: HeaderRecord) => Redactor | undefined;
+}
+
+/** Why following ended. */
+export type FollowEnd = 'capture-ended' | 'aborted';
+
+/** What is known of one exchange while following. */
+interface Exchange {
+  start: StartRecord;
+  url: string;
+  status?: number;
+  openedAt: number;
+}
+
+/** Follows until the journal goes away (the capture stopped) or the signal aborts. */
+export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
+  const pollMs = opts.pollMs ?? 200;
+  const exchanges = new Map<number, Exchange>();
+  let redactor: Redactor | undefined;
+  let offset = 0;
+  let partial = '';
+  let journal: FileHandle | undefined;
+  let bodies: FileHandle | undefined;
+  const readBody = async (o: number | undefined, n: number): Promise<Buffer> => {
+    if (n === 0 || o === undefined) return Buffer.alloc(0);
+    bodies ??= await open(opts.bodiesPath, 'r');
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await bodies.read(buf, 0, n, o);
+    return buf.subarray(0, bytesRead);
+  };
+  const handle = async (line: string): Promise<void> => {
+    const rec = parseJournalLine(line);
+    if (!rec) return;
+    switch (rec.r) {
+      case 'bb-journal':
+        redactor = opts.redactorFor?.(rec);
+        return;
+      case 'start': {
+        const url = urlOf(rec);
+        exchanges.set(rec.x, { start: rec, url, openedAt: rec.ts / 1000 });
+        if (opts.http) {
+          opts.onEvent({ kind: 'request', connection: rec.c, exchange: rec.x, seq: rec.seq, time: rec.ts / 1000, method: rec.method, url });
+        }
+        return;
+      }
+      case 'rs': {
+        const ex = exchanges.get(rec.x);
+        if (ex) ex.status = rec.st;
+        return;
+      }
+      case 'upg': {
+        const ex = exchanges.get(rec.x);
+        if (ex) ex.status = rec.st;
+        return;
+      }
+      case 'done':
+      case 'fail':
+      case 'abort': {
+        const ex = exchanges.get(rec.x);
+        if (opts.http && ex) {
+          const status = rec.r === 'fail' ? (rec.resp?.st ?? 0) : (ex.status ?? 0);
+          opts.onEvent({ kind: 'response', exchange: rec.x, seq: rec.seq, time: rec.ts / 1000, method: ex.start.method, url: ex.url, status });
+        }
+        if (rec.r !== 'done' || !ex?.start.upg) exchanges.delete(rec.x);
+        return;
+      }
+      case 'wsm':
+      case 'wse': {
+        const ex = exchanges.get(rec.x);
+        const message = await wsMessage(rec, readBody, redactor);
+        opts.onEvent({
+          kind: 'ws',
+          connection: ex?.start.c ?? String(rec.x),
+          exchange: rec.x,
+          url: ex?.url ?? '',
+          openedAt: ex?.openedAt ?? rec.ts / 1000,
+          message,
+        });
+        return;
+      }
+      case 'wsc':
+        exchanges.delete(rec.x);
+        return;
+      default:
+        return;
+    }
+  };
+
+  try {
+    for (;;) {
+      if (opts.signal?.aborted) return 'aborted';
+      let size: number;
+      try {
+        size = (await stat(opts.journalPath)).size;
+      } catch {
+        return 'capture-ended';
+      }
+      if (size > offset) {
+        journal ??= await open(opts.journalPath, 'r');
+        const buf = Buffer.alloc(size - offset);
+        const { bytesRead } = await journal.read(buf, 0, buf.length, offset);
+        offset += bytesRead;
+        // Split on newlines only: a multi-byte character never contains 0x0a.
+        const text = partial + buf.subarray(0, bytesRead).toString('utf8');
+        const lines = text.split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) await handle(line);
+        continue;
+      }
+      await sleep(pollMs, opts.signal);
+    }
+  } finally {
+    await journal?.close().catch(() => {});
+    await bodies?.close().catch(() => {});
+  }
+}
+
+/** The URL as the client addressed it: scheme, Host header and target (absolute-form stays as is). */
+function urlOf(rec: StartRecord): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rec.target)) return rec.target;
+  let host = '';
+  for (let i = 0; i + 1 < rec.h.length; i += 2) if (rec.h[i]!.toLowerCase() === 'host') host = rec.h[i + 1]!;
+  const scheme = rec.upg ? (rec.scheme === 'https' ? 'wss' : 'ws') : rec.scheme;
+  return `${scheme}://${host || new URL(rec.up).host}${rec.target}`;
+}
+
+/** A journal WebSocket record as HAR's message object (as capture/to-har.ts builds it). */
+async function wsMessage(
+  rec: WsMessageRecord | WsErrorRecord,
+  readBody: (o: number | undefined, n: number) => Promise<Buffer>,
+  redactor: Redactor | undefined,
+): Promise<HarWebSocketMessage> {
+  if (rec.r === 'wse') {
+    return {
+      type: 'error', time: rec.ts / 1000, opcode: -1, data: rec.msg,
+      _bb: { seq: rec.seq, ...(rec.page ? { page: rec.page } : {}), error: rec.code, direction: rec.d } as HarWebSocketMessage['_bb'],
+    };
+  }
+  const payload = await readBody(rec.o, rec.n);
+  let data = rec.op === 1 ? payload.toString('utf8') : payload.toString('base64');
+  if (rec.op === 1 && redactor) data = redactor.jsonText(data) ?? data;
+  const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: rec.seq, frames: rec.f, compressed: rec.z };
+  if (rec.page) bb.page = rec.page;
+  if (rec.cc !== undefined) bb.code = rec.cc;
+  if (rec.cr !== undefined) bb.reason = rec.cr;
+  return { type: rec.d, time: rec.ts / 1000, opcode: rec.op, data, _bb: bb };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,313 @@
+// What `bb frames` and `bb show` list, as plain data: WebSocket connections
+// with their messages in order, HTTP entries as rows, and the timeline that
+// interleaves both. Pure functions over a Har (from capture's reader, which
+// already turned every message time into epoch seconds).
+//
+// Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
+// else time, then position in the file (DESIGN.md "Inspecting").
+import type { Har, HarEntry, HarWebSocketMessage } from '../capture/har.js';
+
+/** One WebSocket connection of a capture. */
+export interface WsConnectionView {
+  /** HAR's `connection`, else the entry index (made unique with "/<index>" when shared). */
+  id: string;
+  /** The upgrade request's URL. */
+  url: string;
+  /** Index of the upgrade entry in `log.entries`. */
+  entry: number;
+  /** When the upgrade request started, epoch seconds. */
+  openedAt: number;
+  /** Its messages in order (HAR's own objects). */
+  messages: HarWebSocketMessage[];
+}
+
+/** One HTTP entry as `bb show` lists it. */
+export interface EntryRow {
+  /** Index in `log.entries`. */
+  entry: number;
+  /** `_bb.seq` when bb recorded it. */
+  seq?: number;
+  /** The entry's startedDateTime as written. */
+  startedDateTime: string;
+  /** startedDateTime in epoch seconds (NaN when unparsable). */
+  time: number;
+  method: string;
+  url: string;
+  status: number;
+  statusText: string;
+  /** Request body bytes on the wire (-1 unknown). */
+  requestBodySize: number;
+  /** Response body bytes on the wire (-1 unknown). */
+  responseBodySize: number;
+  /** Decoded response body bytes. */
+  contentSize: number;
+  /** Total time in ms (HAR's `time`). */
+  duration: number;
+  /** The page title (from pageref). */
+  page?: string;
+  /** HAR's `connection`. */
+  connection?: string;
+  /** True for WebSocket upgrades. */
+  webSocket: boolean;
+  /** How many WebSocket messages it holds. */
+  webSocketMessages: number;
+  /** bb's `_bb.error.code` (bb's own 502) or `_bb.aborted`. */
+  error?: string;
+}
+
+/** One event of the timeline, in total order. */
+export type TimelineEvent =
+  | { kind: 'request'; entry: number; seq?: number; time: number; method: string; url: string; status: number; page?: string }
+  | { kind: 'response'; entry: number; seq?: number; time: number; method: string; url: string; status: number }
+  | { kind: 'ws'; entry: number; connection: string; url: string; message: HarWebSocketMessage };
+
+/** Opcode names, as `--opcode` takes them. */
+export const OPCODE_NAMES: Readonly<Record<string, number>> = {
+  continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10, error: -1,
+};
+
+/** The name of an opcode ("text", "op3" for unknown ones). */
+export function opcodeName(opcode: number): string {
+  for (const [name, value] of Object.entries(OPCODE_NAMES)) if (value === opcode) return name;
+  return `op${opcode}`;
+}
+
+/** A sortable position: seq when known, else time, then position. */
+interface Keyed<T> {
+  item: T;
+  seq?: number;
+  time: number;
+  pos: number;
+}
+
+function byOrder<T>(a: Keyed<T>, b: Keyed<T>): number {
+  if (a.seq !== undefined && b.seq !== undefined && a.seq !== b.seq) return a.seq - b.seq;
+  const ta = Number.isFinite(a.time) ? a.time : Infinity;
+  const tb = Number.isFinite(b.time) ? b.time : Infinity;
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.pos - b.pos;
+}
+
+function sorted<T>(keyed: Array<Keyed<T>>): T[] {
+  return keyed.sort(byOrder).map((k) => k.item);
+}
+
+const seqOf = (x: { _bb?: { seq?: unknown } }): number | undefined =>
+  typeof x._bb?.seq === 'number' ? x._bb.seq : undefined;
+
+/** Epoch seconds of an ISO date (NaN when unparsable). */
+export function isoToSeconds(iso: string): number {
+  return Date.parse(iso) / 1000;
+}
+
+/** True when an entry is a WebSocket upgrade (Chrome's marker, messages, or a 101). */
+export function isWebSocketEntry(e: HarEntry): boolean {
+  return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response.status === 101;
+}
+
+/** Entries in capture order, with their index. */
+export function orderedEntries(har: Har): Array<{ entry: HarEntry; index: number }> {
+  return sorted(
+    har.log.entries.map((entry, index) => ({
+      item: { entry, index },
+      seq: seqOf(entry),
+      time: isoToSeconds(entry.startedDateTime),
+      pos: index,
+    })),
+  );
+}
+
+/** The WebSocket connections of a capture, in the order they opened, messages ordered. */
+export function wsConnections(har: Har): WsConnectionView[] {
+  const conns: WsConnectionView[] = [];
+  const used = new Set<string>();
+  for (const { entry, index } of orderedEntries(har)) {
+    if (!isWebSocketEntry(entry)) continue;
+    let id = entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
+    if (used.has(id)) id = `${id}/${index}`;
+    used.add(id);
+    const messages = sorted(
+      (entry._webSocketMessages ?? []).map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })),
+    );
+    conns.push({ id, url: entry.request.url, entry: index, openedAt: isoToSeconds(entry.startedDateTime), messages });
+  }
+  return conns;
+}
+
+/** What `bb frames` keeps. */
+export interface FrameFilter {
+  /** A connection id or entry index. */
+  conn?: string;
+  /** A glob over the URL (`*` any run, `?` one character). */
+  url?: string;
+  type?: 'send' | 'receive';
+  /** Opcodes to keep. */
+  opcodes?: number[];
+  /** Kept when the payload text matches. */
+  grep?: RegExp;
+}
+
+/** True when any message-level filter is set (connections without matches are then dropped). */
+function filtersMessages(f: FrameFilter): boolean {
+  return f.type !== undefined || f.opcodes !== undefined || f.grep !== undefined;
+}
+
+/** True when a connection passes the connection-level filters. */
+export function connectionMatches(conn: { id: string; url: string; entry?: number }, f: FrameFilter): boolean {
+  if (f.conn !== undefined && f.conn !== conn.id && f.conn !== String(conn.entry)) return false;
+  if (f.url !== undefined && !globToRegExp(f.url).test(conn.url)) return false;
+  return true;
+}
+
+/** True when a message passes the message-level filters. */
+export function messageMatches(m: HarWebSocketMessage, f: FrameFilter): boolean {
+  if (f.type !== undefined && m.type !== f.type && !(m.type === 'error' && errorDirection(m) === f.type)) return false;
+  if (f.opcodes !== undefined && !f.opcodes.includes(m.opcode)) return false;
+  if (f.grep !== undefined && !f.grep.test(payloadText(m))) return false;
+  return true;
+}
+
+function errorDirection(m: HarWebSocketMessage): unknown {
+  return (m._bb as { direction?: unknown } | undefined)?.direction;
+}
+
+/** Applies a filter to connections and their messages. */
+export function filterConnections(conns: WsConnectionView[], f: FrameFilter): WsConnectionView[] {
+  return conns
+    .filter((c) => connectionMatches(c, f))
+    .map((c) => ({ ...c, messages: c.messages.filter((m) => messageMatches(m, f)) }))
+    .filter((c) => !filtersMessages(f) || c.messages.length > 0);
+}
+
+/** The payload as text: opcode 1 as written, error rows their reason, close "code reason", else bytes as UTF-8. */
+export function payloadText(m: HarWebSocketMessage): string {
+  if (m.opcode === 1 || m.type === 'error') return m.data;
+  if (m.opcode === 8) {
+    const code = m._bb?.code;
+    const reason = m._bb?.reason;
+    if (code !== undefined) return `${code}${reason ? ` ${reason}` : ''}`;
+    const bytes = payloadBytes(m);
+    return bytes.length >= 2 ? `${bytes.readUInt16BE(0)} ${bytes.subarray(2).toString('utf8')}`.trim() : '';
+  }
+  return payloadBytes(m).toString('utf8');
+}
+
+/** The payload bytes: UTF-8 of the text for opcode 1, base64-decoded otherwise. */
+export function payloadBytes(m: HarWebSocketMessage): Buffer {
+  if (m.opcode === 1 || m.type === 'error') return Buffer.from(m.data, 'utf8');
+  return Buffer.from(m.data, 'base64');
+}
+
+/** Compiles a glob: `*` any run of characters, `?` one; the whole URL must match. */
+export function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, 's');
+}
+
+/** Page titles by id. */
+function pageTitles(har: Har): Map<string, string> {
+  return new Map((har.log.pages ?? []).map((p) => [p.id, p.title]));
+}
+
+/** One row per entry, in capture order. */
+export function entryRows(har: Har): EntryRow[] {
+  const titles = pageTitles(har);
+  return orderedEntries(har).map(({ entry: e, index }) => {
+    const row: EntryRow = {
+      entry: index,
+      startedDateTime: e.startedDateTime,
+      time: isoToSeconds(e.startedDateTime),
+      method: e.request.method,
+      url: e.request.url,
+      status: e.response.status,
+      statusText: e.response.statusText,
+      requestBodySize: e.request.bodySize,
+      responseBodySize: e.response.bodySize,
+      contentSize: e.response.content.size,
+      duration: e.time,
+      webSocket: isWebSocketEntry(e),
+      webSocketMessages: e._webSocketMessages?.length ?? 0,
+    };
+    const seq = seqOf(e);
+    if (seq !== undefined) row.seq = seq;
+    if (e.pageref !== undefined) row.page = titles.get(e.pageref) ?? e.pageref;
+    if (e.connection !== undefined) row.connection = String(e.connection);
+    const error = e._bb?.error?.code ?? (e._bb?.aborted ? `aborted by ${e._bb.aborted}` : undefined);
+    if (error !== undefined) row.error = error;
+    return row;
+  });
+}
+
+/** What `bb show` keeps. */
+export interface EntryFilter {
+  /** Methods (upper case) to keep. */
+  methods?: string[];
+  /** Status patterns: "404", "4xx". */
+  statuses?: string[];
+  /** A glob over the URL. */
+  url?: string;
+  /** A page title or id. */
+  page?: string;
+  /** Only WebSocket entries. */
+  ws?: boolean;
+}
+
+/** Applies a filter to entry rows; `har` resolves page ids. */
+export function filterRows(rows: EntryRow[], f: EntryFilter, har: Har): EntryRow[] {
+  const url = f.url !== undefined ? globToRegExp(f.url) : undefined;
+  const pageIds = new Set((har.log.pages ?? []).filter((p) => p.title === f.page || p.id === f.page).map((p) => p.title));
+  return rows.filter((r) => {
+    if (f.methods && !f.methods.includes(r.method.toUpperCase())) return false;
+    if (f.statuses && !f.statuses.some((s) => statusMatches(s, r.status))) return false;
+    if (url && !url.test(r.url)) return false;
+    if (f.page !== undefined && !(r.page === f.page || (r.page !== undefined && pageIds.has(r.page)))) return false;
+    if (f.ws && !r.webSocket) return false;
+    return true;
+  });
+}
+
+/** True when a status matches "404" or "4xx" (x = any digit). */
+export function statusMatches(pattern: string, status: number): boolean {
+  const p = pattern.trim().toLowerCase();
+  const s = String(status);
+  return p.length === s.length && [...p].every((ch, i) => ch === 'x' || ch === s[i]);
+}
+
+/** Every HTTP entry (request and, when it completed, response) and every WS message, in total order. */
+export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] {
+  const keyed: Array<Keyed<TimelineEvent>> = [];
+  const url = wsFilter.url !== undefined ? globToRegExp(wsFilter.url) : undefined;
+  const titles = pageTitles(har);
+  let pos = 0;
+  har.log.entries.forEach((e, index) => {
+    if (url && !url.test(e.request.url)) return;
+    const started = isoToSeconds(e.startedDateTime);
+    const request: TimelineEvent = {
+      kind: 'request', entry: index, time: started, method: e.request.method, url: e.request.url, status: e.response.status,
+    };
+    const seq = seqOf(e);
+    if (seq !== undefined) request.seq = seq;
+    if (e.pageref !== undefined) request.page = titles.get(e.pageref) ?? e.pageref;
+    keyed.push({ item: request, seq, time: started, pos: pos++ });
+    if (!isWebSocketEntry(e) && e.time >= 0) {
+      const done = started + e.time / 1000;
+      const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
+      const response: TimelineEvent = {
+        kind: 'response', entry: index, time: done, method: e.request.method, url: e.request.url, status: e.response.status,
+      };
+      if (seqEnd !== undefined) response.seq = seqEnd;
+      keyed.push({ item: response, seq: seqEnd, time: done, pos: pos++ });
+    }
+  });
+  for (const conn of filterConnections(wsConnections(har), wsFilter)) {
+    for (const message of conn.messages) {
+      keyed.push({
+        item: { kind: 'ws', entry: conn.entry, connection: conn.id, url: conn.url, message },
+        seq: seqOf(message),
+        time: message.time,
+        pos: pos++,
+      });
+    }
+  }
+  return sorted(keyed);
+}
