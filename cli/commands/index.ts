@@ -5,5 +5,7 @@ import { caCommand } from './ca.js';
 import { captureCommand } from './capture.js';
 import { recoverCommand } from './recover.js';
 import { diffCommand } from './diff.js';
+import { framesCommand } from './frames.js';
+import { showCommand } from './show.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, framesCommand, showCommand];
