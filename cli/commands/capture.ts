@@ -88,7 +88,21 @@ export const captureCommand: BbCommand = {
 
     const handles: CaptureHandle[] = [];
     let adminServer: AdminServer | undefined;
+    // A running count on a TTY: one status line on stderr, cleared before each log line.
+    const statusLine = process.stderr.isTTY && !quiet;
+    const clearStatus = (): void => {
+      if (statusLine) process.stderr.write('\r\x1b[K');
+    };
+    const ticker = statusLine
+      ? setInterval(() => {
+          const totals = handles.map((h) => h.stats()).reduce((a, s) => ({ e: a.e + s.entries, w: a.w + s.webSocketMessages, f: a.f + s.inFlight }), { e: 0, w: 0, f: 0 });
+          process.stderr.write(`\r\x1b[K[bb: ${totals.e} exchanges, ${totals.w} WebSocket messages, ${totals.f} in flight]`);
+        }, 500)
+      : undefined;
+    ticker?.unref();
     const stopAll = async (): Promise<string[]> => {
+      if (ticker) clearInterval(ticker);
+      clearStatus();
       await adminServer?.close();
       return Promise.all(handles.map((h) => h.close(Number(argv.grace))));
     };
@@ -120,7 +134,10 @@ export const captureCommand: BbCommand = {
         });
         handles.push(handle);
         if (!quiet) {
-          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, write: (l) => process.stdout.write(l + '\n') }));
+          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, write: (l) => {
+              clearStatus();
+              process.stdout.write(l + '\n');
+            } }));
         }
         process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${plan.target.url}, recording to ${plan.out}\n`);
       }
