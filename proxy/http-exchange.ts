@@ -82,13 +82,12 @@ export function handleExchange(
   const scheme = conn.scheme;
   res.sendDate = false;
   let upstream: Upstream;
+  let badTarget: string | undefined; // reported once fail() below is initialized
   try {
     upstream = settings.resolveUpstream(req, scheme);
   } catch (err) {
     upstream = { origin: 'invalid', tls: false, hostname: '', port: 0 };
-    startFact();
-    fail({ code: 'BB_BAD_TARGET', message: (err as Error).message, phase: 'request' });
-    return;
+    badTarget = (err as Error).message;
   }
   startFact();
 
@@ -133,7 +132,10 @@ export function handleExchange(
     }
   }
 
-  if (finished) return;
+  if (badTarget !== undefined) {
+    fail({ code: 'BB_BAD_TARGET', message: badTarget, phase: 'request' });
+    return;
+  }
 
   const requestFn = upstream.tls ? https.request : http.request;
   const outgoing = requestFn({
