@@ -1,0 +1,260 @@
+// Forward mode: bb as the HTTP(S)_PROXY of its clients.
+//
+// - Absolute-form requests (GET http://host/path) go to the host they name.
+// - CONNECT host:port: bb answers 200 and looks at the client's first bytes.
+//   A TLS ClientHello is terminated with a leaf for the SNI name (or the
+//   CONNECT host) and the decrypted socket is handed to the same HTTP server,
+//   so every request inside is recorded as in reverse mode, with scheme https
+//   and upstream https://host:port. Plain HTTP in a tunnel is handed over the
+//   same way without TLS. Anything else, and hosts outside `hosts`, is piped
+//   opaquely and recorded as one CONNECT entry (see tunnel.ts).
+// - Loopback only unless `allowRemote`: an open forward proxy relays for anyone.
+import type http from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import tls from 'node:tls';
+import { connectionOf } from './connection.js';
+import { ProxyConfigError } from './errors.js';
+import { now, type FactBus } from './events.js';
+import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
+import { createLeafFactory, type Ca, type LeafFactory } from './tls/index.js';
+import {
+  CONNECT_ESTABLISHED,
+  looksLikeHttp,
+  looksLikeTls,
+  openOpaqueTunnel,
+  parseAuthority,
+  readFirstBytes,
+  type ConnectRequest,
+  type TunnelTarget,
+} from './tunnel.js';
+import { parseUpstream, type Upstream } from './upstream.js';
+
+/** Options of a forward proxy: those of startProxy without a target, plus interception settings. */
+export interface ForwardProxyOptions extends Omit<ProxyOptions, 'target' | 'resolveUpstream' | 'changeOrigin'> {
+  /** bb's CA; leaves are made from it (give this or `leaves`). */
+  ca?: Ca;
+  /** A ready leaf factory (shared between proxies, or made by a test). */
+  leaves?: LeafFactory;
+  /** Host globs to intercept (`*` = any run of characters, case-insensitive); default: every host. */
+  hosts?: string[];
+  /** Permit a non-loopback listen address (the caller should warn). */
+  allowRemote?: boolean;
+  /** How long to wait for a tunnel client's first bytes before piping it opaquely, ms (default 1000). */
+  firstBytesTimeoutMs?: number;
+}
+
+/** A running forward proxy. */
+export interface RunningForwardProxy extends RunningProxy {
+  /** The leaf factory in use (its stats count leaves minted and cache hits). */
+  leaves: LeafFactory;
+  /** True when the proxy listens on a non-loopback address. */
+  remote: boolean;
+}
+
+/** What requests on a tunnelled socket are for. */
+interface TunnelInfo {
+  target: TunnelTarget;
+  /** The SNI name the client sent, for the upstream handshake. */
+  servername?: string;
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** A predicate over host names from globs ("*.example.com", "api.*"); no globs = every host. */
+export function hostMatcher(globs: readonly string[] | undefined): (host: string) => boolean {
+  const list = (globs ?? []).map((g) => g.trim()).filter((g) => g.length > 0);
+  if (list.length === 0) return () => true;
+  const patterns = list.map((glob) => {
+    const body = glob
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, '$1')
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    return new RegExp(`^${body}$`);
+  });
+  return (host) => {
+    const h = host.toLowerCase().replace(/\.$/, '');
+    return patterns.some((p) => p.test(h));
+  };
+}
+
+/** Starts bb in forward mode; resolves once it listens. */
+export async function startForwardProxy(options: ForwardProxyOptions): Promise<RunningForwardProxy> {
+  const listenHost = options.listen?.host ?? '127.0.0.1';
+  const remote = !isLoopbackHost(listenHost);
+  if (remote && !options.allowRemote) {
+    throw new ProxyConfigError(
+      `forward mode listens on loopback only: pass --allow-remote to listen on ${listenHost} (anyone who can reach it can relay through bb)`,
+      'BB_FORWARD_REMOTE',
+    );
+  }
+  if (!options.leaves && !options.ca) throw new ProxyConfigError('forward mode needs bb\'s CA to intercept TLS', 'BB_FORWARD_NO_CA');
+  const leaves = options.leaves ?? createLeafFactory(options.ca!);
+  const intercepts = hostMatcher(options.hosts);
+  const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 1_000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const tunnels = new WeakMap<object, TunnelInfo>();
+  const ownSockets = new Set<Socket>();
+  let self: { host: string; port: number } | undefined;
+
+  const refuseLoop = (host: string, port: number): void => {
+    if (self && port === self.port && (isLoopbackHost(host) || host === self.host || host === '0.0.0.0' || host === '::')) {
+      throw new Error(`the request names bb's own address (${host}:${port}); point it at the real server`);
+    }
+  };
+
+  const resolveUpstream = (req: http.IncomingMessage, scheme: 'http' | 'https'): Upstream => {
+    const tunnel = tunnels.get(req.socket);
+    if (tunnel) {
+      const upstream = parseUpstream(`${scheme}://${tunnel.target.authority}`);
+      if (scheme === 'https') upstream.servername = tunnel.servername ?? (isIP(tunnel.target.host) ? undefined : tunnel.target.host);
+      return upstream;
+    }
+    const target = req.url ?? '';
+    if (!/^https?:\/\//i.test(target)) {
+      throw new Error(`bb in forward mode takes absolute-form requests (GET http://host/path) and CONNECT tunnels, not '${target.slice(0, 100)}'`);
+    }
+    const upstream = parseUpstream(new URL(target).origin);
+    refuseLoop(upstream.hostname, upstream.port);
+    return upstream;
+  };
+
+  const proxy = await startProxy({ ...options, listen: { host: listenHost, port: options.listen?.port }, resolveUpstream });
+  self = { host: proxy.host, port: proxy.port };
+  const bus: FactBus = proxy.bus;
+
+  proxy.server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const request: ConnectRequest = {
+      exchangeId: 0, // taken when the entry is recorded, so ids follow the order of facts
+      connectionId: connectionOf(socket)?.id ?? 'c?',
+      time: now(),
+      target: req.url ?? '',
+      httpVersion: req.httpVersion,
+      rawHeaders: req.rawHeaders,
+    };
+    const target = parseAuthority(request.target);
+    let selfTarget = false;
+    try {
+      if (target) refuseLoop(target.host, target.port);
+    } catch {
+      selfTarget = true;
+    }
+    if (!target || selfTarget) {
+      refuseConnect(request, socket, target ? `CONNECT ${request.target} names bb itself` : `CONNECT needs host:port, got '${request.target.slice(0, 100)}'`);
+      return;
+    }
+    const tunnelOptions = (established: boolean) => ({
+      bus,
+      client: socket,
+      target,
+      request: { ...request, exchangeId: proxy.nextExchangeId() },
+      established,
+      connectTimeoutMs,
+      track: (s: Socket) => {
+        ownSockets.add(s);
+        s.once('close', () => ownSockets.delete(s));
+      },
+    });
+    if (!intercepts(target.host)) {
+      openOpaqueTunnel(tunnelOptions(false));
+      return;
+    }
+    socket.write(CONNECT_ESTABLISHED);
+    const answeredAt = now();
+    void readFirstBytes(socket, head, firstBytesTimeoutMs).then((first) => {
+      // A client that hangs up before sending anything (a browser's speculative preconnect) leaves no entry.
+      if (first.kind === 'closed' || socket.destroyed) return;
+      if (first.kind === 'bytes' && looksLikeTls(first.bytes)) interceptTls(socket, target);
+      else if (first.kind === 'bytes' && looksLikeHttp(first.bytes)) {
+        tunnels.set(socket, { target });
+        socket.resume();
+        proxy.server.emit('connection', socket);
+      } else openOpaqueTunnel(tunnelOptions(true), answeredAt);
+    });
+  });
+
+  function refuseConnect(request: ConnectRequest, socket: Socket, message: string): void {
+    const exchangeId = proxy.nextExchangeId();
+    const body = Buffer.from(JSON.stringify({ error: 'bb_bad_connect', message }) + '\n');
+    const response = {
+      statusCode: 400,
+      statusMessage: 'Bad Request',
+      rawHeaders: ['Content-Type', 'application/json', 'Content-Length', String(body.length), 'Connection', 'close'],
+      body,
+    };
+    bus.emit({ type: 'exchange-started', exchangeId, connectionId: request.connectionId, time: request.time, scheme: 'http', method: 'CONNECT', target: request.target, httpVersion: request.httpVersion, rawHeaders: request.rawHeaders, upstream: 'invalid', upgrade: false });
+    bus.emit({ type: 'exchange-failed', exchangeId, time: now(), error: { code: 'BB_BAD_CONNECT', message, phase: 'request' }, response });
+    let head = `HTTP/1.1 400 Bad Request\r\n`;
+    for (let i = 0; i < response.rawHeaders.length; i += 2) head += `${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}\r\n`;
+    socket.end(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body]));
+  }
+
+  function interceptTls(socket: Socket, target: TunnelTarget): void {
+    const connectionId = connectionOf(socket)?.id ?? 'c?';
+    leaves.contextFor(target.host).then(
+      (secureContext) => {
+        const tlsSocket = new tls.TLSSocket(socket, {
+          isServer: true,
+          secureContext,
+          ALPNProtocols: ['http/1.1'],
+          // The client may name another host than the CONNECT did: give it a leaf for the name it checks.
+          SNICallback: (name, done) => {
+            leaves.contextFor(name).then(
+              (ctx) => done(null, ctx),
+              () => done(null, secureContext),
+            );
+          },
+        });
+        let secure = false;
+        tlsSocket.once('secure', () => {
+          secure = true;
+          const sni = (tlsSocket as tls.TLSSocket & { servername?: string | false }).servername;
+          tunnels.set(tlsSocket, { target, servername: typeof sni === 'string' && sni ? sni : undefined });
+          // Synchronously, as Node's own https server does, so no decrypted byte is read before the parser.
+          proxy.adopt(tlsSocket, 'https');
+        });
+        tlsSocket.on('error', (err: NodeJS.ErrnoException) => {
+          if (!secure) recordHandshakeFailure(connectionId, target, err);
+          tlsSocket.destroy();
+        });
+      },
+      (err: Error) => {
+        // No leaf for this name (it cannot be a host name): nothing sensible to intercept.
+        recordHandshakeFailure(connectionId, target, Object.assign(err, { code: 'BB_NO_LEAF' }));
+        socket.destroy();
+      },
+    );
+  }
+
+  // The client refused bb's certificate (or hung up mid-handshake): one bad exchange, like a parse failure.
+  function recordHandshakeFailure(connectionId: string, target: TunnelTarget, err: NodeJS.ErrnoException): void {
+    const code = err.code ?? 'BB_CLIENT_TLS';
+    const hint = /ALERT|CERT/i.test(code) ? ' (does the client trust bb\'s CA? see bb ca trust-info)' : '';
+    // OpenSSL errors carry a short `reason` ("tlsv1 alert unknown ca") beside a long multi-line message.
+    const reason = (err as { reason?: string }).reason ?? err.message.split('\n')[0];
+    bus.emit({
+      type: 'client-error',
+      connectionId,
+      exchangeId: proxy.nextExchangeId(),
+      time: now(),
+      error: { code, message: `TLS with the client for ${target.authority} failed: ${reason}${hint}`, phase: 'tls' },
+    });
+  }
+
+  const close = proxy.close.bind(proxy);
+  return {
+    ...proxy,
+    leaves,
+    remote,
+    close: async (graceMs?: number) => {
+      await close(graceMs);
+      for (const s of ownSockets) s.destroy();
+    },
+  };
+}
