@@ -1,7 +1,11 @@
 // bb in forward mode with real clients: curl -x, undici's ProxyAgent, ws over wss, raw CONNECT sockets.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
+import WebSocket from 'ws';
 import { ProxyAgent, fetch } from 'undici';
 import { FactBus } from '../../proxy/events.js';
 import { startForwardProxy, hostMatcher, isLoopbackHost, type RunningForwardProxy } from '../../proxy/forward.js';
@@ -65,6 +69,41 @@ describe('forward proxy', () => {
     assert.equal(start.upstream, `https://127.0.0.1:${peers.httpsPort}`);
     const body = log.of(start.exchangeId).filter((f) => f.type === 'request-body').map((f) => (f as { chunk: Buffer }).chunk);
     assert.equal(Buffer.concat(body).toString(), 'u-body');
+  });
+
+  it('records the messages of a ws client over wss through the proxy', async () => {
+    // ws has no proxy support of its own: an agent whose sockets are CONNECT tunnels through bb.
+    const agent = new https.Agent({ keepAlive: false });
+    Object.assign(agent, {
+      createConnection(options: { host: string; port: number; servername?: string }, done: (err: Error | null, socket?: net.Socket) => void) {
+        const connect = http.request({ host: proxy.host, port: proxy.port, method: 'CONNECT', path: `${options.host}:${options.port}`, headers: { Host: `${options.host}:${options.port}` } });
+        connect.once('connect', (res, socket) => {
+          if (res.statusCode !== 200) return done(new Error(`CONNECT answered ${res.statusCode}`));
+          done(null, tls.connect({ socket, servername: options.servername || options.host, ca: [peers.ca.certPem], ALPNProtocols: ['http/1.1'] }));
+        });
+        connect.once('error', done);
+        connect.end();
+      },
+    });
+    const ws = new WebSocket(`wss://localhost:${peers.httpsPort}/ws`, { agent });
+    const reply = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send('hello over wss'));
+      ws.once('message', (data) => resolve(data.toString()));
+      ws.once('error', reject);
+    });
+    assert.equal(reply, 'echo:hello over wss');
+    ws.close(1000, 'done');
+    await new Promise((r) => ws.once('close', r));
+    const [start] = log.started((f) => f.target === '/ws' && f.upgrade);
+    assert.ok(start, 'the upgrade inside the tunnel is an exchange');
+    assert.equal(start.scheme, 'https');
+    assert.equal(start.upstream, `https://localhost:${peers.httpsPort}`);
+    await log.waitFor('upgrade-closed', (f) => f.type === 'upgrade-closed' && f.exchangeId === start.exchangeId);
+    const messages = log
+      .of(start.exchangeId)
+      .filter((f): f is Extract<typeof f, { type: 'ws-message' }> => f.type === 'ws-message' && f.opcode === 1)
+      .map((f) => `${f.direction} ${f.data.toString()}`);
+    assert.deepEqual(messages, ['send hello over wss', 'receive echo:hello over wss']);
   });
 
   it('proxies plain http absolute-form requests to the host they name', async () => {
