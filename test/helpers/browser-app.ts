@@ -1,0 +1,97 @@
+// A small web app for browser tests: a page that fetches JSON (with fresh
+// uuids and timestamps each run) and talks over a WebSocket, and headless
+// Debian chromium driven by playwright-core.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+/** Path of Debian's chromium, or undefined when it is not installed. */
+export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+
+/** Launch options for headless chromium on this machine (no downloads, no background traffic). */
+export function chromiumLaunchOptions(extraArgs: string[] = []) {
+  return {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      ...extraArgs,
+    ],
+  };
+}
+
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>loading</title></head>
+<body><pre id="out"></pre>
+<script>
+(async () => {
+  const out = document.getElementById('out');
+  const data = await (await fetch('/api/data?n=1')).json();
+  out.textContent = JSON.stringify(data);
+  const ws = new WebSocket('ws://' + location.host + '/ws');
+  const replies = [];
+  ws.onmessage = (ev) => {
+    replies.push(ev.data);
+    if (replies.length === 1) ws.send(JSON.stringify({ type: 'subscribe', cursor: 0 }));
+    else if (replies.length === 3) ws.close(1000, 'done');
+  };
+  ws.onopen = () => ws.send(JSON.stringify({ type: 'hello', id: data.id }));
+  ws.onclose = () => { document.title = 'done'; };
+})();
+</script></body></html>`;
+
+/** A running app. */
+export interface BrowserApp {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the app on 127.0.0.1:0. Each run answers with fresh ids and times. */
+export async function startBrowserApp(): Promise<BrowserApp> {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/' || req.url === '/index.html') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(PAGE);
+      return;
+    }
+    if (req.url?.startsWith('/api/data')) {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify({ id: randomUUID(), createdAt: new Date().toISOString(), items: [{ name: 'a' }, { name: 'b' }] }));
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('not found');
+  });
+  const wss = new WebSocketServer({ server, path: '/ws' });
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data));
+      if (msg.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', session: `session_${randomUUID()}`, at: new Date().toISOString() }));
+      if (msg.type === 'subscribe') {
+        ws.send(JSON.stringify({ type: 'event', seq: 1, at: new Date().toISOString() }));
+        ws.send(JSON.stringify({ type: 'event', seq: 2, at: new Date().toISOString() }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/`,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
