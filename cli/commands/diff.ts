@@ -33,7 +33,7 @@ export const diffCommand: BbCommand = {
       .option('config', { type: 'string', describe: 'bb.config.json with normalize / pairing / known rules' })
       .option('allow-incomplete', { type: 'boolean', default: false, describe: 'compare captures recovered after a crash' })
       .option('header-order', { type: 'boolean', default: false, describe: 'also compare header order and case' })
-      .option('json', { type: 'string', describe: 'write the full result as JSON to FILE ("-" = stdout)' })
+      .option('json', { type: 'string', nargs: 1, describe: 'write the full result as JSON to FILE ("-" = stdout)' })
       .option('noise', { type: 'string', describe: 'a second capture of the old build: what differs between the old runs is noise' })
       .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' }),
   run: async (argv) => {

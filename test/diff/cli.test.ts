@@ -1,0 +1,116 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { capture, tempDir, uuid } from './har-builder.js';
+
+const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
+
+function bb(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('bb diff on the command line', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  let same1: string;
+  let same2: string;
+  let changed: string;
+  before(async () => {
+    t = await tempDir();
+    const run = (n: number) => capture([
+      { method: 'POST', url: 'http://127.0.0.1:5001/v1/sessions', body: { id: `session_${uuid()}`, created_at: new Date().toISOString() } },
+      { url: 'http://127.0.0.1:5001/v1/items', body: { items: [{ name: 'a', n }, { name: 'b', n: 1 }] } },
+    ]);
+    same1 = await t.write('same1.har', run(1));
+    same2 = await t.write('same2.har', run(1));
+    changed = await t.write('changed.har', run(2));
+  });
+  after(() => t.remove());
+
+  it('exits 0 and prints MATCH first when only volatile values differ', async () => {
+    const r = await bb(['diff', same1, same2]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^MATCH /);
+  });
+
+  it('exits 1 with the field, its id and old → new', async () => {
+    const r = await bb(['diff', same1, changed], { NO_COLOR: '1' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^DIFF: 1 real/);
+    assert.match(r.stdout, /response\.body\.items\[\]\.n differs in 1 of 1 GET \/v1\/items/);
+    assert.match(r.stdout, /\[[0-9a-f]{10}\] \/GET \/v1\/items#1 response\.body\.items\[0\]\.n: 1 → 2/);
+    assert.ok(!r.stdout.includes('\x1b['), 'no colour when not a TTY');
+  });
+
+  it('--json - prints the structured result on stdout', async () => {
+    const r = await bb(['diff', same1, changed, '--json', '-']);
+    assert.equal(r.code, 1, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    assert.equal(doc.format, 1);
+    assert.equal(doc.verdict, 'diff');
+    assert.equal(doc.exitCode, 1);
+    assert.deepEqual(doc.counts, { real: 1, known: 0, noise: 0, pairs: 2 });
+    assert.equal(doc.pairs.length, 2);
+    const [d] = doc.differences;
+    assert.deepEqual({ kind: d.kind, entry: d.entry, path: d.path, pattern: d.pattern, old: d.old, new: d.new, class: d.class },
+      { kind: 'changed', entry: '/GET /v1/items#1', path: 'response.body.items[0].n', pattern: 'response.body.items[].n', old: 1, new: 2, class: 'real' });
+    assert.match(d.id, /^[0-9a-f]{10}$/);
+    assert.match(r.stderr, /^DIFF: 1 real/);
+  });
+
+  it('--json FILE writes the report and the ids are stable run after run', async () => {
+    const out = join(t.dir, 'report.json');
+    const r1 = await bb(['diff', same1, changed, '--json', out]);
+    assert.equal(r1.code, 1);
+    const a = JSON.parse(await readFile(out, 'utf8'));
+    await bb(['diff', same1, changed, '--json', out]);
+    const b = JSON.parse(await readFile(out, 'utf8'));
+    assert.equal(a.differences[0].id, b.differences[0].id);
+  });
+
+  it('exits 2 with one line for a missing file, an empty capture, an incomplete one and a bad config', async () => {
+    const empty = await t.write('empty.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [] } });
+    const incomplete = await t.write('incomplete.har', capture([{ url: 'http://127.0.0.1:1/x', body: 'x' }], { complete: false }));
+    const badConfig = await t.write('bad.config.json', { normalize: { patterns: [{ regex: '(' }] } });
+    const cases: Array<[string[], RegExp]> = [
+      [['diff', join(t.dir, 'nope.har'), same1], /nope\.har does not exist/],
+      [['diff', same1, empty], /holds no entries/],
+      [['diff', empty, empty, '--allow-incomplete'], /holds no entries/],
+      [['diff', same1, incomplete], /incomplete capture.*--allow-incomplete/],
+      [['diff', same1, same2, '--config', badConfig], /normalize\.patterns\[0\]\.regex: bad regular expression/],
+      [['diff', same1], /Not enough non-option arguments|new/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await bb(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+    const ok = await bb(['diff', incomplete, incomplete, '--allow-incomplete']);
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
+  it('refuses broken.har with exit 2 and one line', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const r = await bb(['diff', join(fixtures, 'broken.har'), join(fixtures, 'chrome.har')]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^bb: .*broken\.har is not valid JSON/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+});
