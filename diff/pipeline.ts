@@ -10,6 +10,7 @@ import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable, unnumber, unnumberDeep } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
+import { unzipStage, zipBodiesOf } from './normalize/zip.js';
 import { entryToken, pairEntries, type Lineup } from './pair.js';
 import { comparePair } from './compare.js';
 import type { DiffResult, Difference, NormalizedEntry, Pair, StaleKnown } from './types.js';
@@ -97,7 +98,7 @@ export function normalizeSide(har: Har, ctx: DiffContext, side: 'old' | 'new'): 
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.config.normalize.paths ?? [],
-    parsers: ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers,
+    parsers: zipBodiesOf(ctx).withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
   };
   const labels = pageLabels(har.log.pages, nctx);
   const occurrences = new Map<string, number>();
@@ -123,6 +124,7 @@ export const defaultStages: DiffStage[] = [
       [ctx.old.har, ctx.new.har] = await Promise.all([readCapture(ctx.old.path, { allowIncomplete }), readCapture(ctx.new.path, { allowIncomplete })]);
     },
   },
+  unzipStage,
   {
     name: 'normalize',
     run: (ctx) => {
