@@ -2,7 +2,7 @@
 // close finalizes `<out>` atomically. The I/O shell around recorder.ts
 // (facts → records) and writer.ts (records → HAR).
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/events.js';
 import { now } from '../proxy/events.js';
 import { CaptureError } from './errors.js';
@@ -11,7 +11,6 @@ import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
 import { bbVersion } from './version.js';
 import { writeHarFromJournal } from './writer.js';
-import { join } from 'node:path';
 
 /** Default per-body cap on recorded bytes: 16 MiB. */
 export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;

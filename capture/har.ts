@@ -58,6 +58,8 @@ export interface HarRequest {
   headersSize: number;
   bodySize: number;
   comment?: string;
+  /** bb: request trailers as received, in order. */
+  _trailers?: HarNameValue[];
 }
 
 export interface HarResponse {

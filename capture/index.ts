@@ -10,4 +10,5 @@ export {
 export type { RedactConfig } from './redact.js';
 export { CaptureError } from './errors.js';
 export { parseJournalLine, JOURNAL_VERSION } from './journal.js';
+export { buildWsMessage as webSocketMessageFromRecord } from './to-har.js';
 export type { HeaderRecord, JournalRecord, WsMessageRecord, WsErrorRecord, BodySlice } from './journal.js';

@@ -127,7 +127,7 @@ function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext
   if (request.bodySize > 0 || ex.requestBody.some((c) => c.n > 0)) {
     request.postData = buildPostData(ex.requestBody, start.h, ctx, bb, notes);
   }
-  if (ex.requestEnd && ex.requestEnd.tr.length > 0) (request as HarRequest & { _trailers?: unknown })._trailers = headerPairs(ex.requestEnd.tr);
+  if (ex.requestEnd && ex.requestEnd.tr.length > 0) request._trailers = headerPairs(ex.requestEnd.tr);
   return request;
 }
 
@@ -291,7 +291,8 @@ function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefi
   return events;
 }
 
-function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: EntryContext): HarWebSocketMessage {
+/** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */
+export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<EntryContext, 'readBody' | 'redactor'>): HarWebSocketMessage {
   if (m.r === 'wse') {
     return {
       type: 'error', time: m.ts / 1000, opcode: -1, data: m.msg,
