@@ -83,7 +83,7 @@ export function wsClose(code: number, reason = '', mask = false): Buffer {
 
 /** permessage-deflate's payload for a message (RFC 7692 §7.2.1: the trailing 00 00 ff ff removed). */
 export function deflatePayload(data: string | Buffer): Buffer {
-  const out = zlib.deflateRawSync(Buffer.isBuffer(data) ? data : Buffer.from(data), { flush: zlib.constants.Z_SYNC_FLUSH });
+  const out = zlib.deflateRawSync(Buffer.isBuffer(data) ? data : Buffer.from(data), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
   return out.subarray(0, out.length - 4);
 }
 
