@@ -88,7 +88,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   }
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
-  const keyFile = join(opts.bbHome, REDACT_KEY_FILE);
+  const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
   if (redact !== false) loadRedactKey(opts.bbHome);
   mkdirSync(dirname(out), { recursive: true });
 

@@ -2,7 +2,7 @@
 // owner-only files, finalizing many exchanges, and recording failures.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
@@ -160,6 +160,22 @@ describe('journal', () => {
     }
     const seqs = har.log.entries.map((e) => e._bb!.seq);
     assert.equal(new Set(seqs).size, total);
+  });
+
+  it('keeps taking facts when its folder is removed, and says at close where the journal was', async () => {
+    const folder = join(tmp.dir, `gone${++n}`);
+    const out = join(folder, 'x.har');
+    const capture = await openCapture({ ...base(), out });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    rmSync(folder, { recursive: true });
+    for (const f of exchange({ status: 200, resHeaders: [], resBody: [Buffer.from('b')] })) bus.emit(f);
+    assert.equal(bus.listenerErrors.length, 0);
+    await assert.rejects(capture.close(), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'BB_CAPTURE_FINALIZE');
+      assert.match(err.message, /bb recover /);
+      return true;
+    });
   });
 
   it('reports failing writes through onError and keeps taking facts', async (t) => {
