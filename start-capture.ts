@@ -3,12 +3,20 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startProxy, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
+import { startForwardProxy } from './proxy/forward.js';
+import { loadOrCreateCa } from './proxy/tls/index.js';
 import { openCapture, type Capture, type RedactConfig } from './capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface StartCaptureOptions {
-  /** The server to record, e.g. "http://127.0.0.1:3000". */
-  target: string;
+  /** The server to record, e.g. "http://127.0.0.1:3000" (reverse mode; ignored in forward mode). */
+  target?: string;
+  /** 'forward': bb is an HTTP(S) proxy for its clients, intercepting TLS with bb's CA (default 'reverse'). */
+  mode?: 'reverse' | 'forward';
+  /** Forward mode: host globs to intercept; others are tunnelled and recorded as tunnels (default all). */
+  hosts?: string[];
+  /** Forward mode: permit a non-loopback listen address. */
+  allowRemote?: boolean;
   /** Names the capture (log._bb.label); default "capture". */
   label?: string;
   /** Where the HAR goes; default captures/<label>.har under the working directory. */
@@ -66,15 +74,17 @@ export function defaultBbHome(env: NodeJS.ProcessEnv = process.env): string {
 export async function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
   const label = options.label ?? 'capture';
   const out = resolve(options.out ?? join('captures', `${label}.har`));
-  const proxy = await startProxy({
-    target: options.target,
+  const common = {
     listen: options.listen,
     xfwd: options.xfwd,
-    changeOrigin: options.changeOrigin,
     connectTimeoutMs: options.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
     upstreamTls: options.upstreamTls,
-  });
+  };
+  const proxy =
+    options.mode === 'forward'
+      ? await startForwardProxy({ ...common, ca: await loadOrCreateCa(options.bbHome ?? defaultBbHome()), hosts: options.hosts, allowRemote: options.allowRemote })
+      : await startProxy({ ...common, target: options.target, changeOrigin: options.changeOrigin });
   let capture: Capture;
   try {
     capture = await openCapture({

@@ -9,6 +9,7 @@ import { startAdmin, type AdminServer } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
+import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { defaultBbHome, startCapture, type CaptureHandle } from '../../start-capture.js';
 
 /** One proxy to start: target, where it listens, where its HAR goes. */
@@ -52,7 +53,7 @@ export const captureCommand: BbCommand = {
   command: 'capture',
   describe: 'record traffic through a transparent proxy in front of each --target, until Ctrl-C',
   builder: (y: Argv) =>
-    y
+    withForwardOptions(y)
       .option('target', { type: 'string', array: true, describe: 'server to record: URL or label=URL (repeat for several)' })
       .option('listen', { type: 'string', array: true, describe: 'host:port per target, in order (default 127.0.0.1:0)' })
       .option('out', { type: 'string', describe: 'HAR file (one target) or folder (several); default captures/' })
@@ -69,12 +70,12 @@ export const captureCommand: BbCommand = {
       .option('grace', { type: 'number', default: 5_000, describe: 'ms in-flight exchanges may take to finish at stop' })
       .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" }),
   run: async (argv) => {
-    const plans = planCaptures(
-      (argv.target as string[] | undefined) ?? [],
-      (argv.listen as string[] | undefined) ?? [],
-      argv.out as string | undefined,
-      Boolean(argv.force),
-    );
+    const fwd = forwardFlagsFrom(argv);
+    const upstreamTls = upstreamTlsFrom(argv);
+    let targets = (argv.target as string[] | undefined) ?? [];
+    let listens = (argv.listen as string[] | undefined) ?? [];
+    if (fwd.forward) ({ targets, listens } = forwardPlanArgs(targets, listens));
+    const plans = planCaptures(targets, listens, argv.out as string | undefined, Boolean(argv.force));
     const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
@@ -125,6 +126,8 @@ export const captureCommand: BbCommand = {
           changeOrigin: Boolean(argv['change-origin']),
           connectTimeoutMs: Number(argv['connect-timeout']),
           upstreamTimeoutMs: Number(argv['upstream-timeout']),
+          upstreamTls,
+          ...(fwd.forward ? { mode: 'forward' as const, hosts: fwd.hosts, allowRemote: fwd.allowRemote } : {}),
           onRecordingError: (err) => {
             recordingErrors++;
             if (recordingErrors <= 5 || recordingErrors % 1000 === 0) {
@@ -139,7 +142,8 @@ export const captureCommand: BbCommand = {
               process.stdout.write(l + '\n');
             } }));
         }
-        process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${plan.target.url}, recording to ${plan.out}\n`);
+        const upstreamText = fwd.forward ? `forward proxy (clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info)` : plan.target.url;
+        process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
       }
       if (admin) {
         adminServer = await startAdmin(admin, handles.map((h) => ({ label: h.label, url: h.url, out: h.out, step: h.step, stats: h.stats })));
