@@ -1,6 +1,6 @@
 // capture/'s public face: record proxy facts into HAR files, recover after a
 // crash, redact secrets. (The HAR reader lives in reader.ts.)
-export { openCapture, journalPaths, DEFAULT_BODY_CAP } from './capture.js';
+export { openCapture, journalPaths, redactorFor, DEFAULT_BODY_CAP } from './capture.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
