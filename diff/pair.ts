@@ -81,8 +81,9 @@ function leftoversByToken(a: string[], b: string[], aTaken: boolean[], bTaken: b
 }
 
 /** Digest of the compared content of an entry (un-numbered placeholders). */
-export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumbered: (v: unknown) => unknown): string {
-  const body = JSON.stringify(unnumbered({ request: e.request, response: e.response, ws: e.ws ?? null }));
+export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumberText: (s: string) => string): string {
+  // Markers survive JSON.stringify unescaped, so un-numbering the text equals un-numbering the value.
+  const body = unnumberText(JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null }));
   return `${e.key}\n${createHash('sha1').update(body).digest('base64')}`;
 }
 

@@ -7,7 +7,7 @@ import { readCapture } from '../capture/reader.js';
 import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
-import { OrdinalNumbering, OrdinalTable, unnumber, unnumberDeep } from './normalize/ordinals.js';
+import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf } from './normalize/zip.js';
@@ -135,7 +135,7 @@ export const defaultStages: DiffStage[] = [
   {
     name: 'pair',
     run: (ctx) => {
-      const un = (v: unknown) => unnumberDeep(v, ctx.table);
+      const un = (s: string) => unnumber(s, ctx.table);
       const keyed = (list: NormalizedEntry[]) => list.map((e) => ({ key: e.key, route: e.route, page: e.meta.page, token: entryToken(e, un) }));
       ctx.lineup = pairEntries(keyed(ctx.old.entries), keyed(ctx.new.entries), ctx.config.pairing.unordered ?? []);
     },

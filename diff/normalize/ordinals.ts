@@ -12,15 +12,21 @@
 const OPEN = '\uE000';
 const SEP = '\uE001';
 const CLOSE = '\uE002';
-const DIGIT0 = 0xe010;
-const MARKER = /\uE000([\uE010-\uE01F]+)\uE001([\uE010-\uE01F]+)\uE002/g;
+// Numbers are written in base 4096, one private-use character per digit.
+const DIGIT0 = 0xe100;
+const BASE = 0x1000;
+const MARKER = /\uE000([\uE100-\uF0FF]+)\uE001([\uE100-\uF0FF]+)\uE002/g;
 
 function encode(n: number): string {
-  return [...n.toString(16)].map((d) => String.fromCharCode(DIGIT0 + parseInt(d, 16))).join('');
+  let s = String.fromCharCode(DIGIT0 + (n % BASE));
+  for (n = Math.floor(n / BASE); n > 0; n = Math.floor(n / BASE)) s = String.fromCharCode(DIGIT0 + (n % BASE)) + s;
+  return s;
 }
 
 function decode(s: string): number {
-  return parseInt([...s].map((c) => (c.charCodeAt(0) - DIGIT0).toString(16)).join(''), 16);
+  let n = 0;
+  for (let i = 0; i < s.length; i++) n = n * BASE + (s.charCodeAt(i) - DIGIT0);
+  return n;
 }
 
 /** Interns ordinal classes and values for one diff run (both sides share it). */

@@ -95,15 +95,19 @@ function isScalar(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
-function regexRule(name: string, re: RegExp, replace: string): ValueRule {
+// A cheap test that must pass before a regex runs (most strings hold no id at all).
+type Hint = (s: string) => boolean;
+const always: Hint = () => true;
+
+function regexRule(name: string, re: RegExp, replace: string, hint: Hint = always): ValueRule {
   // String#replace with a global regex always starts at 0 and resets lastIndex.
-  return { name, apply: (s) => s.replace(re, replace) };
+  return { name, apply: (s) => (hint(s) ? s.replace(re, replace) : s) };
 }
 
-function ordinalRule(name: string, re: RegExp, cls: string): ValueRule {
+function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always): ValueRule {
   return {
     name,
-    apply: (s, _homes, table) => s.replace(re, (m) => table.mark(cls, m)),
+    apply: (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.mark(cls, m)) : s),
   };
 }
 
@@ -139,17 +143,17 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
       },
     });
   }
-  if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1'));
-  if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>'));
-  if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>'));
+  if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1', (s) => s.includes('::')));
+  if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>', (s) => s.includes(':') && (s.includes('127.0.0.1') || s.includes('localhost') || s.includes('[::1]'))));
+  if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>', (s) => s.length >= 16 && s.includes('-') && s.includes(':')));
   (cfg.patterns ?? []).forEach((p, i) => {
     const re = new RegExp(p.regex, `g${p.flags ?? ''}`);
     const name = p.name ?? `pattern[${i}]`;
     valueRules.push(p.ordinal ? ordinalRule(name, re, p.ordinal) : regexRule(name, re, p.replace ?? '<MASKED>'));
   });
-  if (on('session-id')) valueRules.push(ordinalRule('session-id', SESSION_ID, 'SID'));
-  if (on('ulid')) valueRules.push(ordinalRule('ulid', ULID, 'ULID'));
-  if (on('uuid')) valueRules.push(ordinalRule('uuid', UUID, 'UUID'));
+  if (on('session-id')) valueRules.push(ordinalRule('session-id', SESSION_ID, 'SID', (s) => s.length >= 40 && /session_/i.test(s)));
+  if (on('ulid')) valueRules.push(ordinalRule('ulid', ULID, 'ULID', (s) => s.length >= 26));
+  if (on('uuid')) valueRules.push(ordinalRule('uuid', UUID, 'UUID', (s) => s.length >= 36 && s.includes('-')));
 
   const maskedHeaders = new Map<string, string>();
   if (on('volatile-headers')) for (const h of VOLATILE_HEADERS) maskedHeaders.set(h, '<VOLATILE>');
