@@ -6,6 +6,11 @@ export { loadDiffConfig, validateDiffConfig, emptyDiffConfig, DiffConfigError } 
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
 export { renderText } from './report/text.js';
 export { renderJson } from './report/json.js';
+export { renderHtml } from './report/html.js';
+export type { HtmlOptions, PairView, EntryView } from './report/html.js';
+export { pairViewsFrom } from './report/html-views.js';
+export { renderJunit } from './report/junit.js';
+export type { JunitOptions } from './report/junit.js';
 export { defaultStages, createContext, runStages } from './pipeline.js';
 export type { DiffOptions, DiffStage, DiffContext } from './pipeline.js';
 export { bodyParsers } from './normalize/bodies.js';

@@ -1,0 +1,85 @@
+// The --junit report: one <testsuite>, one <testcase> per entry pair
+// (name = entry id, classname = "METHOD path"), so CI systems list them
+// natively. A pair fails only for real differences; known and noise
+// differences are listed in <system-out>. Captured text is escaped for XML
+// and characters XML 1.0 cannot hold (control characters, lone surrogates)
+// are written as \uXXXX.
+import type { DiffResult, Difference } from '../types.js';
+import { elidePair } from './text.js';
+
+/** Options for the JUnit report. */
+export interface JunitOptions {
+  /** The testsuite's name (default "bb diff"). */
+  suite?: string;
+  /** Differences listed per test case (default 50). */
+  maxListed?: number;
+  /** The report's timestamp (default now). */
+  timestamp?: Date;
+}
+
+// Characters outside XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets).
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\uD800-\uDBFF\uDC00-\uDFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Escapes text for XML content and attributes. */
+export function xmlEscape(s: unknown): string {
+  return String(s)
+    .replace(NOT_XML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+function line(d: Difference): string {
+  const [a, b] = elidePair(d.old, d.new, 200);
+  const change = d.kind === 'added' || d.kind === 'extra' ? `+ ${b}` : d.kind === 'removed' || d.kind === 'missing' ? `- ${a}` : `${a} → ${b}`;
+  const where = d.path || '(whole entry)';
+  return `[${d.id}] ${d.kind} ${where}: ${change}${d.reason ? ` (known: ${d.reason})` : ''}`;
+}
+
+function listing(diffs: Difference[], max: number): string {
+  const lines = diffs.slice(0, max).map(line);
+  if (diffs.length > max) lines.push(`… ${diffs.length - max} more`);
+  return lines.join('\n');
+}
+
+/** Renders the result as a JUnit XML document. */
+export function renderJunit(result: DiffResult, opts: JunitOptions = {}): string {
+  const max = opts.maxListed ?? 50;
+  const byEntry = new Map<string, Difference[]>();
+  for (const d of result.differences) {
+    const list = byEntry.get(d.entry) ?? [];
+    list.push(d);
+    byEntry.set(d.entry, list);
+  }
+  const cases: string[] = [];
+  let failures = 0;
+  for (const p of result.pairs) {
+    const diffs = byEntry.get(p.id) ?? [];
+    byEntry.delete(p.id); // an id shared by two pairs reports its rows once
+    const real = diffs.filter((d) => d.class === 'real');
+    const other = diffs.filter((d) => d.class !== 'real');
+    let inner = '';
+    if (real.length) {
+      failures++;
+      const message = `${real.length} real difference${real.length === 1 ? '' : 's'} (${p.status})`;
+      inner += `\n    <failure message="${xmlEscape(message)}" type="bb.diff.${real[0]!.kind}">${xmlEscape(listing(real, max))}</failure>`;
+    }
+    if (other.length) inner += `\n    <system-out>${xmlEscape(listing(other, max))}</system-out>`;
+    cases.push(`  <testcase name="${xmlEscape(p.id)}" classname="${xmlEscape(p.route)}" time="0">${inner}${inner ? '\n  ' : ''}</testcase>`);
+  }
+  // Stale known entries fail only when they alone made the verdict (--strict-known).
+  const staleFail = result.verdict === 'diff' && result.counts.real === 0;
+  for (const s of result.staleKnown) {
+    const text = `known[${s.index}] where ${JSON.stringify(s.where)} path ${JSON.stringify(s.path)} matched nothing: ${s.reason}`;
+    if (staleFail) failures++;
+    const inner = staleFail ? `<failure message="stale known entry" type="bb.diff.stale">${xmlEscape(text)}</failure>` : `<system-out>${xmlEscape(text)}</system-out>`;
+    cases.push(`  <testcase name="${xmlEscape(`known[${s.index}]`)}" classname="bb.known" time="0">\n    ${inner}\n  </testcase>`);
+  }
+  const ts = (opts.timestamp ?? new Date()).toISOString().replace(/\.\d+Z$/, '');
+  const suite = opts.suite ?? 'bb diff';
+  const props = `  <properties>\n    <property name="old" value="${xmlEscape(result.old.path)}"/>\n    <property name="new" value="${xmlEscape(result.new.path)}"/>\n    <property name="verdict" value="${xmlEscape(result.verdict)}"/>\n  </properties>`;
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="${xmlEscape(suite)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0" time="0" timestamp="${ts}">
+${props}
+${cases.join('\n')}
+</testsuite>
+`;
+}
