@@ -1,0 +1,135 @@
+// Benchmark helper processes: the upstream and each proxy run in their own
+// process, so the proxy's CPU and memory can be read alone from /proc. They
+// are TypeScript files started through tsx and speak over Node's IPC channel:
+//
+//   child → parent  { type: 'ready', port }            once it listens
+//   parent → child  { type: 'ask', id, what }           e.g. what = 'stats' or 'close'
+//   child → parent  { type: 'answer', id, value }       the answer to one ask
+//
+// Every child the benchmark starts is stopped by its own pid (never by name).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** A message between the benchmark and a helper process. */
+export type ChildMessage =
+  | { type: 'ready'; port: number }
+  | { type: 'ask'; id: number; what: string }
+  | { type: 'answer'; id: number; value: unknown; error?: string };
+
+/** A running helper process. */
+export interface Helper {
+  /** Its pid (for /proc). */
+  pid: number;
+  /** The port it listens on. */
+  port: number;
+  /** Asks it something; resolves to its answer. */
+  ask<T = unknown>(what: string, timeoutMs?: number): Promise<T>;
+  /** Ends it: asks it to close (bounded), then SIGKILLs its pid if it is still there. */
+  stop(): Promise<void>;
+  /** The process itself. */
+  process: ChildProcess;
+}
+
+/** The absolute path of a file beside bench/ (e.g. helperPath('proxy-peer.ts')). */
+export function benchPath(name: string): string {
+  return fileURLToPath(new URL(`../${name}`, import.meta.url));
+}
+
+/** Starts `node [nodeFlags] --import tsx <script> ...args` and waits for its ready message. */
+export async function startHelper(script: string, args: string[], nodeFlags: string[] = [], readyTimeoutMs = 30_000): Promise<Helper> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script, ...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', (code, signal) => {
+    exited = true;
+    for (const w of waiting.values()) w.reject(new Error(`${script} exited (${code ?? signal}) before answering`));
+    waiting.clear();
+  });
+  child.on('message', (msg: ChildMessage) => {
+    if (msg.type !== 'answer') return;
+    const w = waiting.get(msg.id);
+    if (!w) return;
+    waiting.delete(msg.id);
+    if (msg.error) w.reject(new Error(msg.error));
+    else w.resolve(msg.value);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} was not ready after ${readyTimeoutMs} ms`)), readyTimeoutMs);
+    child.on('message', (msg: ChildMessage) => {
+      if (msg.type === 'ready') {
+        clearTimeout(timer);
+        resolve(msg.port);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code} before it was ready`));
+    });
+  }).catch((err: Error) => {
+    if (!exited) child.kill('SIGKILL');
+    throw err;
+  });
+  const ask = <T>(what: string, timeoutMs = 120_000): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) {
+        reject(new Error(`${script} is not running`));
+        return;
+      }
+      const id = ++nextId;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        reject(new Error(`${script} did not answer '${what}' within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiting.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      child.send({ type: 'ask', id, what } satisfies ChildMessage);
+    });
+  return {
+    pid: child.pid!,
+    port,
+    process: child,
+    ask,
+    async stop() {
+      if (exited) return;
+      await Promise.race([ask('close', 180_000).catch(() => undefined), exitedPromise]);
+      await Promise.race([exitedPromise, new Promise((r) => setTimeout(r, 5_000))]);
+      if (!exited) child.kill('SIGKILL');
+      await exitedPromise;
+    },
+  };
+}
+
+/** The child side: says ready, then answers asks with `answer` ('close' must end the process after answering). */
+export function serveHelper(port: number, answer: (what: string) => unknown | Promise<unknown>): void {
+  if (!process.send) throw new Error('this helper runs as a child of the benchmark (no IPC channel)');
+  process.on('message', (msg: ChildMessage) => {
+    if (msg.type !== 'ask') return;
+    Promise.resolve()
+      .then(() => answer(msg.what))
+      .then(
+        (value) => ({ type: 'answer', id: msg.id, value }) satisfies ChildMessage,
+        (err: Error) => ({ type: 'answer', id: msg.id, value: null, error: err.message }) satisfies ChildMessage,
+      )
+      .then((reply) => {
+        // After 'close' the process ends once the answer is out (--cpu-prof writes its profile at exit).
+        process.send!(reply, undefined, {}, () => {
+          if (msg.what === 'close') process.exit(0);
+        });
+      });
+  });
+  // The benchmark going away ends its helpers too.
+  process.on('disconnect', () => process.exit(0));
+  process.send({ type: 'ready', port } satisfies ChildMessage);
+}

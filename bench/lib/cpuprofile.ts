@@ -1,0 +1,49 @@
+// Reads a V8 .cpuprofile (node --cpu-prof) and lists where self time went,
+// by function and source position: enough to point at a hot path without
+// opening DevTools. Pure apart from reading the file.
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** One line of the summary. */
+export interface HotSpot {
+  /** "functionName file:line" (file relative to the repo when inside it). */
+  where: string;
+  /** Self time, ms. */
+  selfMs: number;
+  /** Share of all sampled time, 0..1. */
+  share: number;
+}
+
+/** The top `limit` functions by self time in a .cpuprofile. */
+export function hotSpots(path: string, limit = 25, repoRoot = ''): HotSpot[] {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]!);
+    const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    if (!node) continue;
+    total += dt;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^file:\/\//, '').replace(repoRoot, '');
+    const where = `${functionName || '(anonymous)'} ${file ? `${file}:${lineNumber + 1}` : ''}`.trim();
+    self.set(where, (self.get(where) ?? 0) + dt);
+  }
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([where, selfMs]) => ({ where, selfMs, share: total > 0 ? selfMs / total : 0 }));
+}

@@ -1,0 +1,130 @@
+// One proxy configuration of the benchmark, in its own process so that its
+// CPU and peak RSS are its alone. Usage (started by bench/proxy.ts):
+//
+//   node --import tsx bench/proxy-peer.ts <kind> <upstream port> [work dir]
+//
+//   pipe       a raw TCP pipe (net): the limit for any proxy hop
+//   forwarder  a bare http-proxy-3 forwarder (ws: true, keep-alive agent), no recording
+//   bb-off     bb's proxy (startProxy) with no capture listening: recording off
+//   bb         bb recording to a HAR in the work dir (startCapture): recording on
+//
+// Asks: 'stats' (bb: the capture's counts), 'close' (bb: finalizes the HAR, answers its size and time).
+import http from 'node:http';
+import net from 'node:net';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { serveHelper } from './lib/child.js';
+// The built bb (npm run bench builds first): what `bb capture` runs.
+import { startCapture, startProxy } from '../dist/index.js';
+
+const [kind, portArg, workDir] = process.argv.slice(2);
+const upstreamPort = Number(portArg);
+const target = `http://127.0.0.1:${upstreamPort}`;
+
+type Answer = (what: string) => unknown | Promise<unknown>;
+
+async function pipe(): Promise<{ port: number; answer: Answer }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer({ noDelay: true }, (client) => {
+    const upstream = net.connect({ port: upstreamPort, host: '127.0.0.1', noDelay: true });
+    sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    answer: (what) => {
+      if (what === 'close') {
+        for (const s of sockets) s.destroy();
+        server.close();
+        return true;
+      }
+      return {};
+    },
+  };
+}
+
+async function forwarder(): Promise<{ port: number; answer: Answer }> {
+  const { createProxyServer } = await import('http-proxy-3');
+  const agent = new http.Agent({ keepAlive: true });
+  const proxy = createProxyServer({ target, ws: true, agent });
+  proxy.on('error', (_err: Error, _req: unknown, res: unknown) => {
+    if (res instanceof http.ServerResponse) {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    } else if (res instanceof net.Socket) {
+      res.destroy();
+    }
+  });
+  const server = http.createServer({ noDelay: true }, (req, res) => proxy.web(req, res));
+  server.on('upgrade', (req, socket, head) => proxy.ws(req, socket, head));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    answer: (what) => {
+      if (what === 'close') {
+        server.closeAllConnections();
+        server.close();
+        agent.destroy();
+        return true;
+      }
+      return {};
+    },
+  };
+}
+
+async function bbOff(): Promise<{ port: number; answer: Answer }> {
+  const proxy = await startProxy({ target });
+  return {
+    port: proxy.port,
+    answer: async (what) => {
+      if (what === 'close') {
+        await proxy.close(0);
+        return true;
+      }
+      return {};
+    },
+  };
+}
+
+async function bbRecording(): Promise<{ port: number; answer: Answer }> {
+  if (!workDir) throw new Error('bb needs a work dir for its HAR');
+  const out = join(workDir, 'bench.har');
+  const capture = await startCapture({ target, out, bbHome: join(workDir, 'home'), label: 'bench' });
+  return {
+    port: capture.proxy.port,
+    answer: async (what) => {
+      if (what === 'stats') return capture.stats();
+      if (what === 'close') {
+        const started = performance.now();
+        const stats = capture.stats();
+        await capture.close(1_000);
+        return { finalizeMs: performance.now() - started, harBytes: statSync(out).size, ...stats };
+      }
+      throw new Error(`unknown ask '${what}'`);
+    },
+  };
+}
+
+const kinds: Record<string, () => Promise<{ port: number; answer: Answer }>> = {
+  pipe,
+  forwarder,
+  'bb-off': bbOff,
+  bb: bbRecording,
+};
+const start = kinds[kind ?? ''];
+if (!start) {
+  console.error(`proxy-peer: unknown kind '${kind}' (one of ${Object.keys(kinds).join(', ')})`);
+  process.exit(2);
+}
+const { port, answer } = await start();
+serveHelper(port, answer);

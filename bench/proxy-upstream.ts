@@ -1,0 +1,66 @@
+// The benchmark's upstream, in its own process: node:http + ws on loopback.
+//
+//   GET  /small       a ~100-byte JSON body
+//   GET  /1mib        1 MiB of bytes (Content-Length)
+//   POST /upload      reads the body, answers small JSON with its size
+//   GET  /sse?n=N     text/event-stream: N events, one per write, one event-loop turn apart
+//   WebSocket (any path)  echoes every message back as it came (no compression)
+import http from 'node:http';
+import { WebSocketServer } from 'ws';
+import { serveHelper } from './lib/child.js';
+
+const small = Buffer.from(JSON.stringify({ id: 4711, name: 'small', tags: ['a', 'b', 'c'], ok: true, price: 12.5, note: 'x'.repeat(24) }));
+const mib = Buffer.alloc(1024 * 1024);
+for (let i = 0; i < mib.length; i++) mib[i] = (i * 31 + 7) & 0xff;
+
+const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, (req, res) => {
+  const url = req.url ?? '/';
+  if (url === '/small') {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': small.length });
+    res.end(small);
+  } else if (url === '/1mib') {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': mib.length });
+    res.end(mib);
+  } else if (url === '/upload') {
+    let size = 0;
+    req.on('data', (chunk: Buffer) => (size += chunk.length));
+    req.on('end', () => {
+      const body = Buffer.from(JSON.stringify({ received: size }));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+    });
+  } else if (url.startsWith('/sse')) {
+    const n = Math.min(10_000, Number(new URL(url, 'http://x').searchParams.get('n') ?? 100));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let sent = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      res.write(`id: ${sent}\nevent: tick\ndata: {"n":${sent},"payload":"${'s'.repeat(40)}"}\n\n`);
+      if (++sent >= n) res.end();
+      else setImmediate(next);
+    };
+    next();
+  } else {
+    res.writeHead(404, { 'content-length': 0 });
+    res.end();
+  }
+});
+server.headersTimeout = 60_000;
+server.requestTimeout = 0;
+const wss = new WebSocketServer({ server, perMessageDeflate: false });
+wss.on('connection', (socket) => {
+  socket.on('message', (data, isBinary) => socket.send(data, { binary: isBinary }));
+});
+
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address() as { port: number };
+  serveHelper(address.port, (what) => {
+    if (what === 'close') {
+      for (const client of wss.clients) client.terminate();
+      server.closeAllConnections();
+      server.close();
+      return true;
+    }
+    throw new Error(`unknown ask '${what}'`);
+  });
+});

@@ -1,0 +1,236 @@
+// The proxy benchmark: bb against the physical limit and its peers, on
+// loopback, in one run, against the same upstream.
+//
+//   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--only small,ws,...]
+//                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile]
+//
+// Configurations: direct (no proxy), a raw TCP pipe, a bare http-proxy-3
+// forwarder, bb with recording off, bb recording, and mitmdump when it is
+// installed. The upstream and every proxy run in their own processes; the
+// load comes from this one. Rounds interleave the configurations so noise
+// from other work on the machine falls on all of them alike; each figure is
+// the median of the rounds, ratios are taken round by round against direct
+// (and the forwarder) measured in the same round.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { hotSpots } from './lib/cpuprofile.js';
+import { httpLoad, sseLoad, undiciLoad, wsEchoLoad, type Measured } from './lib/load.js';
+import { cpuSeconds, peakRssMiB, resetPeakRss } from './lib/proc.js';
+import { longCapture, type LongOptions } from './proxy-long.js';
+import { findMitmdump, startMitmdump } from './proxy-mitm.js';
+import { printWorkload, printTargets, type Sample, type WorkloadResults } from './proxy-report.js';
+
+/** How long and how much: the full run and --quick. */
+interface Settings {
+  rounds: number;
+  /** Seconds per autocannon run. */
+  duration: number;
+  /** SSE streams per round, and events per stream. */
+  sseStreams: number;
+  sseEvents: number;
+  /** WebSocket round trips per client per round (32 clients). */
+  wsPerClient: number;
+  long: LongOptions | undefined;
+  profile: boolean;
+  only: string[] | undefined;
+  configs: string[] | undefined;
+}
+
+/** The workloads, in the order they run and print. */
+export const WORKLOADS = ['small', '1mib', 'post64k', 'sse', 'ws'] as const;
+type Workload = (typeof WORKLOADS)[number];
+
+/** Every configuration, in table order; mitmdump joins when installed. */
+export const CONFIGS = ['direct', 'pipe', 'forwarder', 'bb-off', 'bb'] as const;
+
+const CONNECTIONS = 32;
+const WS_CLIENTS = 32;
+
+function parseArgs(args: string[]): Settings {
+  const quick = args.includes('--quick');
+  const value = (name: string): string | undefined => {
+    const at = args.indexOf(name);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  const list = (name: string): string[] | undefined => value(name)?.split(',').map((s) => s.trim()).filter(Boolean);
+  const longCount = quick ? 10_000 : 200_000;
+  const settings: Settings = {
+    rounds: Number(value('--rounds') ?? (quick ? 1 : 3)),
+    duration: Number(value('--duration') ?? (quick ? 1 : 3)),
+    sseStreams: quick ? 10 : 30,
+    sseEvents: 100,
+    wsPerClient: quick ? 100 : 400,
+    long: args.includes('--no-long') ? undefined : { exchanges: longCount, wsMessages: longCount, connections: CONNECTIONS, wsClients: WS_CLIENTS },
+    profile: args.includes('--profile'),
+    only: args.includes('--long-only') ? [] : list('--only'),
+    configs: list('--configs'),
+  };
+  for (const w of settings.only ?? []) {
+    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--only takes workloads among ${WORKLOADS.join(', ')}, got '${w}'`);
+  }
+  if (!Number.isInteger(settings.rounds) || settings.rounds < 1) throw new Error(`--rounds needs a whole number ≥ 1, got '${value('--rounds')}'`);
+  if (!(settings.duration > 0)) throw new Error(`--duration needs seconds > 0, got '${value('--duration')}'`);
+  return settings;
+}
+
+/** A configuration under test: where clients connect, and whose process to measure (none for direct). */
+interface Config {
+  name: string;
+  port: number;
+  helper?: Helper;
+}
+
+const body64k = Buffer.alloc(64 * 1024, 0x61);
+
+/** Runs one workload once against one port (`warm`: a short unmeasured run of it, for JIT and pools). */
+async function runWorkload(workload: Workload, port: number, s: Settings, warm = false): Promise<Measured> {
+  const base = `http://127.0.0.1:${port}`;
+  const seconds = warm ? Math.min(0.5, s.duration) : s.duration;
+  switch (workload) {
+    case 'small':
+      return httpLoad({ url: `${base}/small`, connections: CONNECTIONS, duration: seconds });
+    case '1mib':
+      return undiciLoad(base, '/1mib', CONNECTIONS, seconds);
+    case 'post64k':
+      return httpLoad({
+        url: `${base}/upload`, connections: CONNECTIONS, duration: seconds, method: 'POST', body: body64k,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
+    case 'sse':
+      return sseLoad(base, warm ? 3 : s.sseStreams, s.sseEvents);
+    case 'ws':
+      return wsEchoLoad(`ws://127.0.0.1:${port}/echo`, WS_CLIENTS, warm ? 20 : s.wsPerClient);
+  }
+}
+
+/** One measured run: the load's figures plus the proxy process's CPU and peak RSS over it. */
+async function measure(workload: Workload, config: Config, s: Settings): Promise<Sample> {
+  const pid = config.helper?.pid;
+  if (pid !== undefined) resetPeakRss(pid);
+  const cpuBefore = pid !== undefined ? cpuSeconds(pid) : Number.NaN;
+  let m: Measured;
+  try {
+    m = await runWorkload(workload, config.port, s);
+  } catch (err) {
+    console.error(`  ${workload} through ${config.name} failed: ${(err as Error).message}`);
+    return { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN, errors: 1, cpuMsPer1k: Number.NaN, peakRss: Number.NaN };
+  }
+  const cpu = pid !== undefined ? cpuSeconds(pid) - cpuBefore : Number.NaN;
+  return {
+    rate: m.rate,
+    p50: m.p50,
+    p99: m.p99,
+    lastP50: m.lastP50,
+    errors: m.errors,
+    cpuMsPer1k: m.ops > 0 ? (cpu * 1000) / (m.ops / 1000) : Number.NaN,
+    peakRss: pid !== undefined ? peakRssMiB(pid) : Number.NaN,
+  };
+}
+
+async function startConfigs(names: string[], upstreamPort: number, workRoot: string, s: Settings): Promise<Config[]> {
+  const configs: Config[] = [];
+  for (const name of names) {
+    if (name === 'direct') {
+      configs.push({ name, port: upstreamPort });
+    } else if (name === 'mitmdump') {
+      const helper = await startMitmdump(upstreamPort, join(workRoot, 'mitm.flows'));
+      configs.push({ name, port: helper.port, helper });
+    } else {
+      const dir = join(workRoot, name);
+      const flags = name === 'bb' && s.profile ? ['--cpu-prof', '--cpu-prof-dir', join(workRoot, 'profile')] : [];
+      const helper = await startHelper(benchPath('proxy-peer.ts'), [name, String(upstreamPort), dir], flags);
+      configs.push({ name, port: helper.port, helper });
+    }
+  }
+  return configs;
+}
+
+function machineLine(): string {
+  const cpus = os.cpus();
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  return `${new Date().toISOString().slice(0, 10)} · Node ${process.version} · ${cpus.length} × ${cpus[0]?.model ?? 'CPU'} · loopback · load average at start ${load}`;
+}
+
+/** Runs the proxy benchmark and prints its tables. */
+export async function run(args: string[]): Promise<void> {
+  const s = parseArgs(args);
+  const mitmdump = findMitmdump();
+  const wanted = s.configs ?? [...CONFIGS, ...(mitmdump ? ['mitmdump'] : [])];
+  const names = wanted.includes('direct') ? wanted : ['direct', ...wanted]; // ratios need direct
+  for (const n of names) {
+    if (![...CONFIGS, 'mitmdump'].includes(n)) throw new Error(`--configs takes names among ${CONFIGS.join(', ')}, mitmdump; got '${n}'`);
+  }
+  const workloads = (s.only ?? [...WORKLOADS]) as Workload[];
+  console.log(`## proxy\n\n${machineLine()}`);
+  console.log(`rounds ${s.rounds}, ${s.duration} s per HTTP run, ${CONNECTIONS} keep-alive connections, ${WS_CLIENTS} WebSocket clients`);
+  if (!mitmdump) console.log('mitmdump is not installed: its rows and the "≥ 10× mitmdump" target are skipped.');
+
+  const workRoot = mkdtempSync(join(os.tmpdir(), 'bb-bench-proxy-'));
+  const upstream = await startHelper(benchPath('proxy-upstream.ts'), []);
+  let configs: Config[] = [];
+  const started = performance.now();
+  try {
+    configs = await startConfigs(names, upstream.port, workRoot, s);
+    const results: WorkloadResults[] = [];
+    if (workloads.length > 0) {
+      for (const workload of workloads) {
+        // Warm-up of this workload in every process (client included), unmeasured.
+        for (const c of configs) await runWorkload(workload, c.port, s, true).catch(() => undefined);
+        const samples = new Map<string, Sample[]>(configs.map((c) => [c.name, []]));
+        for (let round = 0; round < s.rounds; round++) {
+          // Rotate the order each round: whoever runs first in a noisy moment changes.
+          const order = configs.map((_, i) => configs[(i + round) % configs.length]!);
+          for (const c of order) samples.get(c.name)!.push(await measure(workload, c, s));
+        }
+        const result: WorkloadResults = { workload, samples };
+        results.push(result);
+        printWorkload(result);
+      }
+    }
+    let longPeak: number | undefined;
+    let recordingClose: unknown;
+    const bb = configs.find((c) => c.name === 'bb');
+    if (bb?.helper) {
+      recordingClose = await bb.helper.ask('close', 600_000).catch((err: Error) => ({ error: err.message }));
+      await bb.helper.stop();
+    }
+    if (s.long) longPeak = (await longCapture(upstream.port, join(workRoot, 'long'), s.long)).peakRss;
+    if (workloads.length > 0) printTargets(results, { longPeakRss: longPeak, mitmdump: Boolean(mitmdump), recordingClose });
+    if (s.profile) printProfile(join(workRoot, 'profile'));
+    console.log(`\nproxy benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    for (const c of configs) await c.helper?.stop();
+    await upstream.stop();
+    rmSync(workRoot, { recursive: true, force: true });
+  }
+}
+
+function printProfile(dir: string): void {
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  } catch {
+    // no profile written
+  }
+  if (files.length === 0) {
+    console.log('\nno CPU profile was written by the bb process');
+    return;
+  }
+  const root = benchPath('..').replace(/\/?$/, '/');
+  for (const file of files) {
+    console.log(`\n### CPU profile of bb recording (self time, top 30)\n`);
+    for (const h of hotSpots(join(dir, file), 30, root)) {
+      console.log(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.where}`);
+    }
+  }
+}
+
+// `node --import tsx bench/proxy.ts [flags]` runs it alone.
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  run(process.argv.slice(2)).catch((err: Error) => {
+    console.error(err.message);
+    process.exitCode = 1;
+  });
+}
