@@ -82,6 +82,9 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
   const defaultTimeout = opts.stepTimeoutMs ?? scenario.stepTimeoutMs ?? 30_000;
   let current: string | undefined;
   const wsBase = opts.baseUrl.replace(/^http/, 'ws').replace(/\/$/, '');
+  // One listener on the signal for the whole drive, shared by every race below.
+  const abort = aborted(opts.signal);
+  abort.catch(() => {});
 
   const t: ScenarioContext = {
     label: opts.label,
@@ -104,7 +107,7 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
         const timedOut = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`did not finish within ${timeoutMs} ms`)), timeoutMs);
         });
-        return await Promise.race([Promise.resolve().then(fn), timedOut, aborted(opts.signal)]);
+        return await Promise.race([Promise.resolve().then(fn), timedOut, abort]);
       } catch (err) {
         if (err instanceof ScenarioError) throw err;
         throw new ScenarioError(`scenario step "${name}" (${opts.label}) failed: ${(err as Error)?.message ?? String(err)}`, 'BB_STEP_FAILED');
@@ -118,7 +121,7 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
 
   let failed = true;
   try {
-    await Promise.race([Promise.resolve().then(() => scenario.run(t)), aborted(opts.signal)]);
+    await Promise.race([Promise.resolve().then(() => scenario.run(t)), abort]);
     failed = false;
   } catch (err) {
     if (err instanceof ScenarioError) throw err;

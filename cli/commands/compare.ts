@@ -1,0 +1,87 @@
+// bb compare: boot the old and new servers hermetically, drive the scenario
+// through a recording proxy in front of each, diff the captures.
+// Exit 0 match (known differences included), 1 real differences, 2 could not run, 130 interrupted.
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { UsageError } from '../errors.js';
+import { useColor } from '../tty.js';
+import { defaultBbHome } from '../../start-capture.js';
+import { killAllServersSync, stopAllServers } from '../../scenario/boot.js';
+import { loadCompareConfig, type TreeName } from '../../scenario/config.js';
+import { runCompare } from '../../scenario/run.js';
+
+/** Parses --trees old,new | old,old | new,new. */
+export function parseTrees(value: unknown): [TreeName, TreeName] {
+  const parts = String(value ?? 'old,new').split(',').map((s) => s.trim());
+  if (parts.length !== 2 || parts.some((p) => p !== 'old' && p !== 'new')) {
+    throw new UsageError(`--trees needs two of old/new like old,new or old,old, got '${String(value)}'`, 'BB_BAD_TREES');
+  }
+  return parts as [TreeName, TreeName];
+}
+
+/** A run folder name: <prefix>-YYYYMMDD-HHMMSS (UTC). */
+export function runFolderName(prefix: string, when = new Date()): string {
+  return `${prefix}-${when.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+}
+
+/** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string }): Promise<number> {
+  const config = await loadCompareConfig(opts.config);
+  const outDir = resolve(opts.out);
+  if (existsSync(outDir)) {
+    const taken = readdirSync(outDir).filter((f) => /\.har(\.journal)?$/.test(f));
+    if (taken.length) throw new UsageError(`run folder ${outDir} already holds ${taken[0]}: choose another --out or remove it.`, 'BB_OUT_EXISTS');
+  }
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`bb: ${signal}: stopping the servers\n`);
+    controller.abort();
+    void stopAllServers();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Last resort if something exits the process under us: no server survives bb.
+  process.on('exit', killAllServersSync);
+  try {
+    const run = await runCompare({
+      config,
+      trees: opts.trees,
+      noise: opts.noise,
+      outDir,
+      bbHome: defaultBbHome(),
+      hostEnv: process.env,
+      color: useColor(process.stdout),
+      signal: controller.signal,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(run.text.endsWith('\n') ? run.text : `${run.text}\n`);
+    const shown = (p: string) => relative(process.cwd(), p) || '.';
+    const reports = [run.reports.json, run.reports.html].filter((p): p is string => !!p).map(shown);
+    process.stderr.write(`bb: captures ${run.runs.map((r) => shown(r.har)).join(', ')}; reports ${reports.join(', ')}\n`);
+    return run.exitCode;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await stopAllServers();
+  }
+}
+
+export const compareCommand: BbCommand = {
+  command: 'compare',
+  describe: 'boot the old and new servers, drive the scenario through recording proxies, diff the captures',
+  builder: (y: Argv) =>
+    y
+      .option('config', { type: 'string', default: 'bb.config.json', describe: 'the compare config (servers, scenario, diff rules)' })
+      .option('trees', { type: 'string', default: 'old,new', describe: 'which trees fill the two slots: old,new | old,old | new,new' })
+      .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once; what differs between the old runs is noise' })
+      .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' }),
+  run: async (argv) =>
+    compareWithCli({
+      config: String(argv.config),
+      trees: parseTrees(argv.trees),
+      noise: Boolean(argv.noise),
+      out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
+    }),
+};

@@ -1,0 +1,29 @@
+// bb demo (npm start): bb compare on the bundled demo service, old vs new.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { compareWithCli, parseTrees, runFolderName } from './compare.js';
+
+// The config lives in the source tree (dist/ holds only compiled code): found from dist/cli/commands/ or cli/commands/.
+const demoConfig = ['../../../scenario/demo/bb.config.json', '../../scenario/demo/bb.config.json']
+  .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
+  .find((path) => existsSync(path)) ?? 'scenario/demo/bb.config.json';
+
+export const demoCommand: BbCommand = {
+  command: 'demo',
+  describe: 'run bb compare on the bundled demo service (old vs new, one known difference)',
+  builder: (y: Argv) =>
+    y
+      .option('trees', { type: 'string', default: 'old,new', describe: 'old,new | old,old | new,new' })
+      .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once, the old pair as noise' })
+      .option('out', { type: 'string', describe: 'run folder (default captures/demo-<time>/)' }),
+  run: async (argv) =>
+    compareWithCli({
+      config: demoConfig,
+      trees: parseTrees(argv.trees),
+      noise: Boolean(argv.noise),
+      out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('demo')),
+    }),
+};

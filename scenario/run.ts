@@ -1,0 +1,189 @@
+// `bb compare` end to end: per server, boot it hermetically, put a recording
+// proxy + capture in front of it, run the scenario against the proxy, close
+// the capture, stop the server; then diff the captures with the config's
+// rules and write the reports. The proxy records, not the driver.
+//
+// Servers run one after the other, never at once: the two runs cannot race
+// each other for CPU, ports or files, and a failure stops before the next
+// boot. Everything started is stopped in `finally` blocks, whatever happens.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startProxy } from '../proxy/index.js';
+import { openCapture } from '../capture/index.js';
+import * as diff from '../diff/index.js';
+import { diffCaptures, renderJson, renderText, type DiffResult } from '../diff/index.js';
+import { bootServer, describeExit, type BootedServer } from './boot.js';
+import type { CompareConfig, TreeName } from './config.js';
+import { driveScenario, loadScenario, type Scenario } from './drive.js';
+import { ScenarioError, logTail } from './errors.js';
+
+/** Options of runCompare (resolved by the CLI). */
+export interface CompareRunOptions {
+  /** The validated config. */
+  config: CompareConfig;
+  /** Which trees fill the two slots: old,new (default), old,old or new,new. */
+  trees?: [TreeName, TreeName];
+  /** Run old twice and new once; the two old captures feed the diff as noise. */
+  noise?: boolean;
+  /** The run folder (captures, server logs, reports); created if missing. */
+  outDir: string;
+  /** bb's home (redaction key, worktree cache). */
+  bbHome: string;
+  /** bb's environment; only allow-listed names reach servers. */
+  hostEnv: NodeJS.ProcessEnv;
+  /** Colour in the text report. */
+  color?: boolean;
+  /** Aborts the run (Ctrl-C); servers are stopped and the run throws exit 130. */
+  signal?: AbortSignal;
+  /** Progress lines for people (the CLI writes them to stderr). */
+  log?: (line: string) => void;
+}
+
+/** One recorded run of one server. */
+export interface RecordedRun {
+  /** Capture label, also the file stem ("old", "new", "old-2", "old-noise"). */
+  label: string;
+  /** The tree it ran. */
+  tree: TreeName;
+  /** The HAR written. */
+  har: string;
+  /** The server's temporary HOME (gone now; recorded in the HAR). */
+  serverHome: string;
+  /** Entries recorded. */
+  entries: number;
+}
+
+/** What a finished comparison reports. */
+export interface CompareRunResult {
+  /** 0 match (known differences included), 1 real differences. Failures throw exit 2 instead. */
+  exitCode: 0 | 1;
+  /** The diff's result. */
+  result: DiffResult;
+  /** The terminal report. */
+  text: string;
+  /** The recorded runs: the two compared first, then the noise run if any. */
+  runs: RecordedRun[];
+  /** Report files written. */
+  reports: { json: string; html?: string };
+}
+
+interface Slot {
+  tree: TreeName;
+  label: string;
+}
+
+/** Which runs to make: the compared pair, plus a second old run with --noise. */
+export function planSlots(trees: [TreeName, TreeName], noise: boolean): Slot[] {
+  if (noise) return [{ tree: 'old', label: 'old' }, { tree: 'new', label: 'new' }, { tree: 'old', label: 'old-noise' }];
+  const [a, b] = trees;
+  return [
+    { tree: a, label: a },
+    { tree: b, label: a === b ? `${b}-2` : b },
+  ];
+}
+
+/** Runs the whole comparison; throws a ScenarioError (exit 2) when it could not run. */
+export async function runCompare(opts: CompareRunOptions): Promise<CompareRunResult> {
+  const log = opts.log ?? (() => {});
+  const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false);
+  await mkdir(opts.outDir, { recursive: true, mode: 0o700 });
+  const scenario = await loadScenario(opts.config.scenario);
+  const runs: RecordedRun[] = [];
+  for (const slot of slots) {
+    interrupted(opts.signal);
+    log(`bb: ${slot.label}: booting the ${slot.tree} server`);
+    const run = await recordOne(slot, scenario, opts).catch((err: unknown) => {
+      interrupted(opts.signal);
+      throw err;
+    });
+    log(`bb: ${slot.label}: ${run.entries} entries recorded in ${run.har}`);
+    runs.push(run);
+  }
+  const [a, b, noiseRun] = runs as [RecordedRun, RecordedRun, RecordedRun | undefined];
+  const result = await diffCaptures(a.har, b.har, {
+    config: opts.config.diff,
+    ...(noiseRun ? { noisePath: noiseRun.har } : {}),
+    serverHome: { old: a.serverHome, new: b.serverHome },
+  });
+  const text = renderText(result, { color: opts.color ?? false });
+  const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
+  await writeFile(reports.json, renderJson(result), { mode: 0o600 });
+  // HTML reports come with the diff's renderHtml when it exists (issue 8).
+  const renderHtml = (diff as Record<string, unknown>).renderHtml as ((r: DiffResult) => string) | undefined;
+  if (typeof renderHtml === 'function') {
+    reports.html = join(opts.outDir, 'report.html');
+    await writeFile(reports.html, renderHtml(result), { mode: 0o600 });
+  }
+  return { exitCode: result.exitCode, result, text, runs, reports };
+}
+
+function interrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ScenarioError('bb compare was interrupted; every server it started has been stopped.', 'BB_INTERRUPTED', 130);
+}
+
+/** Boots one server, records the scenario through a proxy, stops everything. */
+async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions): Promise<RecordedRun> {
+  const spec = opts.config.servers[slot.tree];
+  const server = await bootServer(spec, { label: slot.label, runDir: opts.outDir, hostEnv: opts.hostEnv, bbHome: opts.bbHome });
+  try {
+    const proxy = await startProxy({ target: server.url, listen: { host: '127.0.0.1', port: 0 } });
+    try {
+      const capture = await openCapture({
+        out: join(opts.outDir, `${slot.label}.har`),
+        label: slot.label,
+        target: server.url,
+        listen: proxy.url,
+        bbHome: opts.bbHome,
+        serverHome: server.home,
+      });
+      proxy.bus.on(capture.listener);
+      let step: string | undefined;
+      let scenarioError: unknown;
+      const stop = new AbortController();
+      const onAbort = () => stop.abort(opts.signal?.reason);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      // A server that dies mid-scenario stops the scenario at once, naming the step.
+      void server.exited.then((exit) => {
+        if (!stop.signal.aborted) stop.abort(diedDuring(server, describeExit(exit), step));
+      });
+      try {
+        await driveScenario(scenario, {
+          baseUrl: proxy.url,
+          label: slot.label,
+          ready: server.ready,
+          step: (name) => {
+            step = name;
+            capture.step(name);
+          },
+          stepTimeoutMs: opts.config.stepTimeoutMs,
+          signal: stop.signal,
+        });
+      } catch (err) {
+        scenarioError = err;
+      } finally {
+        opts.signal?.removeEventListener('abort', onAbort);
+        stop.abort();
+      }
+      await proxy.close(2000);
+      const har = await capture.close();
+      // The server's death explains failed steps better than their own errors (a 502, a reset).
+      const exit = server.exitInfo();
+      if (exit) throw diedDuring(server, describeExit(exit), step);
+      if (scenarioError) throw scenarioError;
+      const entries = capture.stats().entries;
+      if (entries === 0) {
+        throw new ScenarioError(`the capture of server "${slot.label}" is empty: the scenario ${opts.config.scenario} sent no request.`, 'BB_CAPTURE_EMPTY');
+      }
+      return { label: slot.label, tree: slot.tree, har, serverHome: server.home, entries };
+    } finally {
+      await proxy.close(0);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+function diedDuring(server: BootedServer, how: string, step: string | undefined): ScenarioError {
+  const where = step ? `during scenario step "${step}"` : 'before the scenario began';
+  return new ScenarioError(`server "${server.label}" exited with ${how} ${where} (log: ${server.logs.stdout})${logTail(server.tail())}`, 'BB_SERVER_DIED');
+}
