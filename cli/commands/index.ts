@@ -7,5 +7,7 @@ import { recoverCommand } from './recover.js';
 import { diffCommand } from './diff.js';
 import { framesCommand } from './frames.js';
 import { showCommand } from './show.js';
+import { compareCommand } from './compare.js';
+import { demoCommand } from './demo.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, framesCommand, showCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, framesCommand, showCommand, compareCommand, demoCommand];
