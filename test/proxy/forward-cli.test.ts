@@ -1,0 +1,124 @@
+// `bb capture --mode forward` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { curl, startPeers, type ForwardPeers } from './forward-harness.js';
+
+const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
+let peers: ForwardPeers;
+const children = new Set<ChildProcess>();
+
+before(async () => {
+  peers = await startPeers();
+});
+after(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await peers?.close();
+});
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number>;
+}
+
+function bb(args: string[], env: NodeJS.ProcessEnv = {}): Run {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, BB_HOME: peers.home, NODE_EXTRA_CA_CERTS: '', ...env } });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code ?? 1);
+    }),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Waits (bounded) for the proxy URL on stdout. */
+async function proxyUrl(run: Run): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const m = /-> forward proxy/.test(run.stdout()) ? /(http:\/\/127\.0\.0\.1:\d+) ->/.exec(run.stdout()) : null;
+    if (m) return m[1]!;
+    if (run.child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`bb did not start: ${run.stdout()} ${run.stderr()}`);
+}
+
+interface HarLike {
+  log: { _bb: { target: string }; entries: Array<{ request: { method: string; url: string; postData?: { text?: string } }; response: { status: number }; _bb?: { target?: string } }> };
+}
+
+async function stop(run: Run, out: string): Promise<HarLike> {
+  run.child.kill('SIGTERM');
+  assert.equal(await run.exited, 0, run.stderr());
+  return JSON.parse(await readFile(out, 'utf8')) as HarLike;
+}
+
+describe('bb capture --mode forward', () => {
+  it('records https (intercepted), plain http and a tunnel outside --hosts in one HAR', async () => {
+    const out = join(peers.dir, 'fwd.har');
+    const run = bb(['capture', '--mode', 'forward', '--listen', '127.0.0.1:0', '--out', out, '--upstream-ca', peers.upstreamCaFile, '--hosts', 'localhost,127.0.0.1']);
+    const url = await proxyUrl(run);
+    assert.ok(run.stdout().includes(join(peers.home, 'ca.pem')), 'the start line names the CA to trust');
+    const https = await curl(['-x', url, '--cacert', peers.caFile, '--data-binary', 'payload', `https://localhost:${peers.httpsPort}/api?x=1`]);
+    assert.equal(https.code, 0, https.stderr);
+    const plain = await curl(['-x', url, `http://127.0.0.1:${peers.httpPort}/plain`]);
+    assert.equal(plain.code, 0, plain.stderr);
+    const har = await stop(run, out);
+    assert.equal(har.log._bb.target, 'forward');
+    const rows = har.log.entries.map((e) => `${e.request.method} ${e.request.url} ${e.response.status}`);
+    assert.deepEqual(rows, [`POST https://localhost:${peers.httpsPort}/api?x=1 200`, `GET http://127.0.0.1:${peers.httpPort}/plain 200`]);
+    assert.equal(har.log.entries[0]!.request.postData?.text, 'payload');
+  });
+
+  it('records a host outside --hosts as a CONNECT tunnel entry', async () => {
+    const out = join(peers.dir, 'tunnel.har');
+    const run = bb(['capture', '--mode', 'forward', '--listen', '127.0.0.1:0', '--out', out, '--hosts', '*.elsewhere.test']);
+    const url = await proxyUrl(run);
+    const res = await curl(['-x', url, '--cacert', peers.upstreamCaFile, `https://localhost:${peers.httpsPort}/secret`]);
+    assert.equal(res.code, 0, res.stderr);
+    const har = await stop(run, out);
+    assert.equal(har.log.entries.length, 1);
+    const [entry] = har.log.entries;
+    assert.equal(entry!.request.method, 'CONNECT');
+    assert.equal(entry!.response.status, 200);
+    assert.equal(entry!._bb?.target, `localhost:${peers.httpsPort}`);
+  });
+
+  it('keeps NODE_EXTRA_CA_CERTS when --upstream-ca adds another CA', async () => {
+    const out = join(peers.dir, 'extra.har');
+    // The upstream's CA comes only from the environment; --upstream-ca names an unrelated CA (bb's own).
+    const run = bb(['capture', '--mode', 'forward', '--listen', '127.0.0.1:0', '--out', out, '--upstream-ca', peers.caFile], { NODE_EXTRA_CA_CERTS: peers.upstreamCaFile });
+    const url = await proxyUrl(run);
+    const res = await curl(['-x', url, '--cacert', peers.caFile, '-w', '\n%{http_code}', `https://localhost:${peers.httpsPort}/env-ca`]);
+    assert.match(res.stdout, /\n200$/, res.stdout);
+    await stop(run, out);
+  });
+
+  it('refuses what does not make sense, with exit 2 and a sentence', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--target', 'http://127.0.0.1:1'], /--mode forward takes no --target/],
+      [['--listen', '0.0.0.0:0'], /--allow-remote/],
+      [['--upstream-ca', peers.upstreamCaFile, '--insecure-upstream'], /contradict/],
+      [['--upstream-ca', join(peers.dir, 'missing.pem')], /cannot be read/],
+    ];
+    for (const [extra, message] of cases) {
+      const run = bb(['capture', '--mode', 'forward', '--out', join(peers.dir, 'never.har'), ...extra]);
+      assert.equal(await run.exited, 2, `${extra.join(' ')}: ${run.stderr()}`);
+      assert.match(run.stderr(), message);
+    }
+    const hostsWithoutForward = bb(['capture', '--target', 'http://127.0.0.1:1', '--hosts', 'x.test', '--out', join(peers.dir, 'never.har')]);
+    assert.equal(await hostsWithoutForward.exited, 2);
+    assert.match(hostsWithoutForward.stderr(), /--hosts only goes with --mode forward/);
+  });
+});
