@@ -27,6 +27,7 @@ export class HarShapeError extends Error {
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
+  if (v === undefined) return 'nothing';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)?.slice(0, 40)}`;
 }
@@ -67,6 +68,19 @@ function num(o: Obj, key: string, path: string, fallback?: number): number {
   if ((v === undefined || v === null) && fallback !== undefined) return fallback;
   if (typeof v !== 'number' || Number.isNaN(v)) throw new HarShapeError(`${path}.${key}`, 'a number', v);
   return v;
+}
+
+// RFC 4648 base64, standard alphabet; whitespace tolerated (some exporters wrap lines).
+// Searched for a bad character rather than matched whole: linear even on a 100 MB body.
+const NOT_BASE64 = /[^A-Za-z0-9+/=\s]/;
+
+/** A text said to be base64 must be base64: decoding it would silently drop what is not. */
+function checkBase64(text: string | undefined, encoding: unknown, path: string): void {
+  if (encoding !== 'base64' || text === undefined) return;
+  const pad = text.indexOf('=');
+  const bare = /\s/.test(text) ? text.replace(/\s/g, '') : text;
+  const ok = !NOT_BASE64.test(text) && (pad < 0 || /^={1,2}\s*$/.test(text.slice(pad))) && bare.length % 4 !== 1;
+  if (!ok) throw new HarShapeError(path, 'base64 (its encoding says so)', text);
 }
 
 function arr(o: Obj, key: string, path: string): unknown[] {
@@ -188,6 +202,8 @@ export function validateEntry(raw: unknown, path: string): HarEntry {
     pageref: optStr(e, 'pageref', path),
     connection: e.connection === undefined || e.connection === null ? undefined : String(e.connection),
   };
+  checkBase64(entry.response.content.text, entry.response.content.encoding, `${cp}.text`);
+  if (entry.request.postData) checkBase64(entry.request.postData.text, entry.request.postData._encoding, `${pp}.text`);
   const ws = wsMessages(e, path);
   if (ws) entry._webSocketMessages = ws;
   const sse = sseMessages(e, path);
