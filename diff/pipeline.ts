@@ -13,6 +13,7 @@ import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf } from './normalize/zip.js';
 import { entryToken, pairEntries, type Lineup } from './pair.js';
 import { comparePair } from './compare.js';
+import { classifyKnown, classifyNoise } from './classify.js';
 import type { DiffResult, Difference, NormalizedEntry, Pair, StaleKnown } from './types.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
@@ -180,9 +181,21 @@ export const defaultStages: DiffStage[] = [
     },
   },
   {
+    name: 'noise',
+    run: async (ctx) => {
+      // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
+      if (!ctx.options.noisePath) return;
+      const sub = createContext(ctx.old.path, ctx.options.noisePath, { ...ctx.options, noisePath: undefined, strictKnown: false, config: { ...ctx.config, known: [] } });
+      const run = await runStages(sub, defaultStages.filter((s) => s.name !== 'noise' && s.name !== 'classify'));
+      ctx.noise = run.differences;
+    },
+  },
+  {
     name: 'classify',
-    run: () => {
-      // Everything is real until the triage stages (known, noise) say otherwise.
+    run: (ctx) => {
+      // Known first (a ratified difference stays ratified), then noise among what is left.
+      ctx.staleKnown = classifyKnown(ctx.differences, ctx.config.known);
+      if (ctx.noise) classifyNoise(ctx.differences, ctx.noise);
     },
   },
   {
@@ -201,6 +214,7 @@ export const defaultStages: DiffStage[] = [
         pairs: ctx.pairs,
         differences: ctx.differences,
         staleKnown: ctx.staleKnown,
+        ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
       };
     },
   },

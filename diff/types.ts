@@ -137,4 +137,6 @@ export interface DiffResult {
   differences: Difference[];
   /** Known entries that matched nothing. */
   staleKnown: StaleKnown[];
+  /** With --noise: the second old capture and how many differences it had with the old one. */
+  noiseRun?: { path: string; differences: number };
 }

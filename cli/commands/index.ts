@@ -5,9 +5,11 @@ import { caCommand } from './ca.js';
 import { captureCommand } from './capture.js';
 import { recoverCommand } from './recover.js';
 import { diffCommand } from './diff.js';
+import { noiseCommand } from './noise.js';
+import { knownCommand } from './known.js';
 import { framesCommand } from './frames.js';
 import { showCommand } from './show.js';
 import { compareCommand } from './compare.js';
 import { demoCommand } from './demo.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, framesCommand, showCommand, compareCommand, demoCommand];
+export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, noiseCommand, knownCommand, framesCommand, showCommand, compareCommand, demoCommand];

@@ -1,0 +1,76 @@
+// Turning differences into config: `bb known add` (the narrowest known entry
+// for one difference) and `bb noise` (what differs between two runs of one
+// build, as rules a person reviews and commits). Pure: text in, text out.
+import type { DiffConfig, KnownConfig, PathRuleConfig } from './config.js';
+import { knownMatches } from './classify.js';
+import type { Difference } from './types.js';
+
+/** The reason `bb noise` writes. */
+export const NOISE_REASON = 'noise: differs between two runs of one build';
+
+/** The narrowest known entry that matches exactly this difference. */
+export function narrowestKnown(d: Pick<Difference, 'entry' | 'path' | 'kind'>, reason: string, extra: { since?: string; tracking?: string } = {}): KnownConfig {
+  return {
+    where: d.entry,
+    path: d.path,
+    kind: d.kind,
+    reason,
+    ...(extra.since ? { since: extra.since } : {}),
+    ...(extra.tracking ? { tracking: extra.tracking } : {}),
+  };
+}
+
+/** The indentation a JSON text uses (two spaces when it cannot tell). */
+export function detectIndent(text: string): string | number {
+  const m = /^[{[][^\n]*\n([ \t]+)\S/.exec(text);
+  return m ? m[1]! : 2;
+}
+
+/**
+ * Adds a known entry to a config file's text (or a new config when `text` is
+ * undefined), keeping the other keys and the file's indentation. Returns
+ * undefined when an equal entry is already there.
+ */
+export function addKnownToConfigText(text: string | undefined, entry: KnownConfig): string | undefined {
+  const doc = text === undefined || text.trim() === '' ? {} : (JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>);
+  const known = Array.isArray(doc.known) ? (doc.known as KnownConfig[]) : [];
+  if (known.some((k) => k.where === entry.where && k.path === entry.path && (k.kind ?? undefined) === entry.kind)) return undefined;
+  doc.known = [...known, entry];
+  return `${JSON.stringify(doc, null, text ? detectIndent(text) : 2)}\n`;
+}
+
+/** Known entries (and their indices) that already select a difference. */
+export function knownCovering(config: DiffConfig, d: Difference): number[] {
+  return config.known.flatMap((k, i) => (knownMatches(k, d) ? [i] : []));
+}
+
+/**
+ * Rules that make two runs of one build match: a changed field is masked
+ * (`normalize.paths` with replace "<NOISE>"), a field present in one run only
+ * is dropped (`ignore`), and whole entries or messages that come and go become
+ * known entries with the noise reason. Field rules select the entry by id and
+ * the field with indices generalized (`items[].id`).
+ */
+export function noiseRules(differences: Difference[]): { normalize: { paths: PathRuleConfig[] }; known: KnownConfig[] } {
+  const paths: PathRuleConfig[] = [];
+  const known: KnownConfig[] = [];
+  const seen = new Set<string>();
+  for (const d of differences) {
+    const whole = d.path === '' || /^ws\.messages\[\d+\]$/.test(d.path) || d.kind === 'missing' || d.kind === 'extra' || d.kind === 'reordered';
+    if (whole) {
+      const k = narrowestKnown({ ...d, path: d.path.replace(/\[\d+\]$/, '[]') }, NOISE_REASON);
+      const key = `k\n${k.where}\n${k.path}\n${k.kind}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        known.push(k);
+      }
+      continue;
+    }
+    const rule: PathRuleConfig = d.kind === 'changed' ? { where: d.entry, path: d.pattern, replace: '<NOISE>' } : { where: d.entry, path: d.pattern, ignore: true };
+    const key = `p\n${rule.where}\n${rule.path}\n${rule.ignore ? 'i' : 'r'}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    paths.push(rule);
+  }
+  return { normalize: { paths }, known };
+}

@@ -1,0 +1,178 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { addKnownToConfigText } from '../../diff/triage-rules.js';
+import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+
+const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+function bb(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// The old service leaks a stack in its 40401 envelope; the new one dropped it.
+const envelope = (withStack: boolean, msg = 'unknown session') => ({
+  status: 404,
+  body: { code: 40401, msg, ...(withStack ? { stack: 'Error: at /srv/app/resolver.ts:12' } : {}) },
+});
+const run = (opts: { stack: boolean; msg?: string; items?: number }): ExchangeSpec[] => [
+  { url: 'http://127.0.0.1:1/v1/meta', body: { v: 1 }, page: 'meta' },
+  { method: 'POST', url: 'http://127.0.0.1:1/v1/sessions/session_x/prompts', ...envelope(opts.stack, opts.msg), page: 'errors' },
+  { url: 'http://127.0.0.1:1/v1/items', body: { items: Array.from({ length: opts.items ?? 2 }, (_, i) => ({ i })) }, page: 'meta' },
+];
+const stackKnown = { where: '*/POST /v1/sessions/*/prompts#*', path: 'response.body.stack', reason: 'M5c drops the stack field that leaked server paths', since: 'M5c' };
+
+describe('known differences', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  let oldPath: string;
+  before(async () => {
+    t = await tempDir();
+    oldPath = await t.write('old.har', capture(run({ stack: true })));
+  });
+  after(() => t.remove());
+
+  it('a known entry hides exactly its difference and no other', async () => {
+    const newPath = await t.write('new-two.har', capture(run({ stack: false, msg: 'no such session' })));
+    const r = await diffCaptures(oldPath, newPath, { config: validateDiffConfig({ known: [stackKnown] }) });
+    assert.equal(r.verdict, 'diff', show(r));
+    assert.deepEqual(r.counts, { real: 1, known: 1, noise: 0, pairs: 3 });
+    assert.deepEqual(r.differences.map((d) => [d.class, d.path]), [['real', 'response.body.msg'], ['known', 'response.body.stack']]);
+    assert.equal(r.differences[1]!.reason, stackKnown.reason);
+    assert.deepEqual(r.staleKnown, []);
+  });
+
+  it('only the known difference left: MATCH with 1 known, exit 0, KNOWN-DIFF printed', async () => {
+    const newPath = await t.write('new.har', capture(run({ stack: false })));
+    const r = await diffCaptures(oldPath, newPath, { config: validateDiffConfig({ known: [stackKnown] }) });
+    assert.equal(r.exitCode, 0);
+    const text = show(r);
+    assert.match(text, /^MATCH with 1 known/);
+    assert.match(text, /KNOWN-DIFF \[[0-9a-f]{10}\] errors\/POST \/v1\/sessions\/session_x\/prompts#1 response\.body\.stack/);
+    assert.match(text, /reason: M5c drops the stack field/);
+  });
+
+  it('a kind restricts the match', async () => {
+    const newPath = await t.write('new-k.har', capture(run({ stack: false })));
+    const r = await diffCaptures(oldPath, newPath, { config: validateDiffConfig({ known: [{ ...stackKnown, kind: 'changed' }] }) });
+    assert.equal(r.counts.real, 1);
+    assert.equal(r.staleKnown.length, 1);
+  });
+
+  it('a stale entry is reported, and fails the run with --strict-known', async () => {
+    const same = await t.write('same.har', capture(run({ stack: true })));
+    const config = validateDiffConfig({ known: [stackKnown] });
+    const r = await diffCaptures(oldPath, same, { config });
+    assert.equal(r.verdict, 'match');
+    assert.equal(r.staleKnown.length, 1);
+    assert.match(show(r), /Stale known entries[\s\S]*known\[0\] where "\*\/POST \/v1\/sessions\/\*\/prompts#\*"/);
+    const strict = await diffCaptures(oldPath, same, { config, strictKnown: true });
+    assert.equal(strict.exitCode, 1);
+    assert.match(show(strict), /^DIFF: 1 stale known/);
+  });
+
+  it('a reasonless entry is refused (exit 2)', async () => {
+    assert.throws(() => validateDiffConfig({ known: [{ where: '*', path: 'x' }] }), (err: Error & { exitCode: number }) => err.exitCode === 2 && /known\[0\]: needs a "reason"/.test(err.message));
+    const cfg = await t.write('reasonless.json', { known: [{ where: '*', path: 'response.body.stack', reason: '  ' }] });
+    const r = await bb(['diff', oldPath, oldPath, '--config', cfg]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /known\[0\]: needs a "reason"/);
+  });
+
+  it('bb known add round trip: the run after it passes', async () => {
+    const newPath = await t.write('new-rt.har', capture(run({ stack: false })));
+    const report = join(t.dir, 'report.json');
+    const cfgPath = join(t.dir, 'bb.config.json');
+    await t.write('bb.config.json', '{\n    "normalize": { "keep": ["turn"] },\n    "scenario": "kept as is"\n}\n');
+    const first = await bb(['diff', oldPath, newPath, '--json', report, '--config', cfgPath]);
+    assert.equal(first.code, 1, first.stderr);
+    const doc = JSON.parse(await readFile(report, 'utf8'));
+    const id = doc.differences[0].id;
+    const add = await bb(['known', 'add', id, '--from', report, '--reason', 'stack dropped on purpose', '--since', 'M5c', '--config', cfgPath]);
+    assert.equal(add.code, 0, add.stderr);
+    const written = await readFile(cfgPath, 'utf8');
+    assert.match(written, /^\{\n {4}"normalize"/, 'keeps the file’s indentation');
+    const cfg = JSON.parse(written);
+    assert.equal(cfg.scenario, 'kept as is');
+    assert.deepEqual(cfg.known, [{ where: 'errors/POST /v1/sessions/session_x/prompts#1', path: 'response.body.stack', kind: 'removed', reason: 'stack dropped on purpose', since: 'M5c' }]);
+    const again = await bb(['diff', oldPath, newPath, '--config', cfgPath]);
+    assert.equal(again.code, 0, again.stdout);
+    assert.match(again.stdout, /^MATCH with 1 known/);
+    const twice = await bb(['known', 'add', id, '--from', report, '--reason', 'again', '--config', cfgPath]);
+    assert.equal(twice.code, 0);
+    assert.match(twice.stdout, /already has a known entry/);
+    const unknownId = await bb(['known', 'add', 'ffffffffff', '--from', report, '--reason', 'x', '--config', cfgPath]);
+    assert.equal(unknownId.code, 2);
+    assert.match(unknownId.stderr, /no difference ffffffffff in/);
+  });
+
+  it('writes a new config when there is none', () => {
+    const text = addKnownToConfigText(undefined, { where: 'a', path: 'b', reason: 'r' })!;
+    assert.deepEqual(JSON.parse(text), { known: [{ where: 'a', path: 'b', reason: 'r' }] });
+  });
+});
+
+describe('noise from two runs of one build', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+
+  // A server that puts a random nonce in /a (every run) and a fixed one in /b.
+  const serverRun = (bNonce = 'fixed', extraPing = false): ExchangeSpec[] => [
+    { url: 'http://127.0.0.1:1/a', body: { nonce: randomUUID().slice(0, 8), v: 1 } },
+    { url: 'http://127.0.0.1:1/b', body: { nonce: bNonce, v: 1 } },
+    ...(extraPing ? [{ url: 'http://127.0.0.1:1/ping', body: 'pong' }] : []),
+  ];
+
+  it('hides the random field, and only that field in only that entry', async () => {
+    const oldPath = await t.write('o1.har', capture(serverRun()));
+    const old2 = await t.write('o2.har', capture(serverRun()));
+    const newPath = await t.write('n.har', capture(serverRun('changed')));
+    const plain = await diffCaptures(oldPath, newPath);
+    assert.equal(plain.counts.real, 2, show(plain));
+    const r = await diffCaptures(oldPath, newPath, { noisePath: old2 });
+    assert.deepEqual(r.differences.map((d) => [d.class, d.entry, d.path]), [['noise', '/GET /a#1', 'response.body.nonce'], ['real', '/GET /b#1', 'response.body.nonce']], show(r));
+    assert.equal(r.counts.noise, 1);
+    assert.equal(r.exitCode, 1);
+    assert.deepEqual(r.noiseRun, { path: old2, differences: 1 });
+    assert.match(show(r), /Noise[\s\S]*NOISE \[/);
+    const onlyNoise = await diffCaptures(oldPath, await t.write('n2.har', capture(serverRun())), { noisePath: old2 });
+    assert.equal(onlyNoise.exitCode, 0, show(onlyNoise));
+  });
+
+  it('bb noise output, used as config, makes the pair MATCH', async () => {
+    const a = await t.write('ra.har', capture(serverRun()));
+    const b = await t.write('rb.har', capture(serverRun('fixed', true)));
+    const rules = join(t.dir, 'rules.json');
+    const r = await bb(['noise', a, b, '-o', rules]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /2 differences between the two runs → 1 normalize path rule\(s\) and 1 known entry/);
+    const doc = JSON.parse(await readFile(rules, 'utf8'));
+    assert.deepEqual(doc.normalize.paths, [{ where: '/GET /a#1', path: 'response.body.nonce', replace: '<NOISE>' }]);
+    assert.deepEqual(doc.known, [{ where: '/GET /ping#1', path: '', kind: 'extra', reason: 'noise: differs between two runs of one build' }]);
+    const before = await bb(['diff', a, b]);
+    assert.equal(before.code, 1);
+    const after = await bb(['diff', a, b, '--config', rules]);
+    assert.equal(after.code, 0, after.stdout);
+    assert.match(after.stdout, /^MATCH with 1 known/);
+  });
+});
