@@ -105,6 +105,22 @@ describe('bb capture --mode forward', () => {
     await stop(run, out);
   });
 
+  it('verifies an https --target in reverse mode, trusting --upstream-ca on top of the roots', async () => {
+    const target = `https://localhost:${peers.httpsPort}`;
+    const trusted = bb(['capture', '--target', target, '--listen', '127.0.0.1:0', '--out', join(peers.dir, 'rev.har'), '--upstream-ca', peers.upstreamCaFile]);
+    const untrusted = bb(['capture', '--target', target, '--listen', '127.0.0.1:0', '--out', join(peers.dir, 'rev-untrusted.har')]);
+    for (const [run, status] of [[trusted, '200'], [untrusted, '502']] as const) {
+      const deadline = Date.now() + 15_000;
+      let m: RegExpExecArray | null = null;
+      while (!(m = /(http:\/\/127\.0\.0\.1:\d+) ->/.exec(run.stdout())) && Date.now() < deadline && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(m, run.stderr());
+      const res = await curl(['-w', '\n%{http_code}', `${m[1]}/reverse`]);
+      assert.match(res.stdout, new RegExp(`\\n${status}$`), res.stdout);
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exited, 0, run.stderr());
+    }
+  });
+
   it('refuses what does not make sense, with exit 2 and a sentence', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--target', 'http://127.0.0.1:1'], /--mode forward takes no --target/],
