@@ -5,3 +5,5 @@ export type * from './events.js';
 export { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 export { ProxyConfigError } from './errors.js';
 export type { UpgradeTap } from './upgrade.js';
+export { startForwardProxy, hostMatcher, type ForwardProxyOptions, type RunningForwardProxy } from './forward.js';
+export { loadOrCreateCa, createLeafFactory, CaError, type Ca, type LeafFactory } from './tls/index.js';
