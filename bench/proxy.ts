@@ -106,9 +106,10 @@ async function runWorkload(workload: Workload, port: number, s: Settings, warm =
 }
 
 /** One measured run: the load's figures plus the proxy process's CPU and peak RSS over it. */
-async function measure(workload: Workload, config: Config, s: Settings): Promise<Sample> {
+async function measure(workload: Workload, config: Config, s: Settings, profileFile?: string): Promise<Sample> {
   const pid = config.helper?.pid;
   if (pid !== undefined) resetPeakRss(pid);
+  if (profileFile) await config.helper?.ask('profile-start');
   const cpuBefore = pid !== undefined ? cpuSeconds(pid) : Number.NaN;
   let m: Measured;
   try {
@@ -116,6 +117,8 @@ async function measure(workload: Workload, config: Config, s: Settings): Promise
   } catch (err) {
     console.error(`  ${workload} through ${config.name} failed: ${(err as Error).message}`);
     return { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN, errors: 1, cpuMsPer1k: Number.NaN, peakRss: Number.NaN };
+  } finally {
+    if (profileFile) await config.helper?.ask(`profile-stop ${profileFile}`).catch(() => undefined);
   }
   const cpu = pid !== undefined ? cpuSeconds(pid) - cpuBefore : Number.NaN;
   return {
@@ -139,8 +142,7 @@ async function startConfigs(names: string[], upstreamPort: number, workRoot: str
       configs.push({ name, port: helper.port, helper });
     } else {
       const dir = join(workRoot, name);
-      const flags = name === 'bb' && s.profile ? ['--cpu-prof', '--cpu-prof-dir', join(workRoot, 'profile')] : [];
-      const helper = await startHelper(benchPath('proxy-peer.ts'), [name, String(upstreamPort), dir], flags);
+      const helper = await startHelper(benchPath('proxy-peer.ts'), [name, String(upstreamPort), dir]);
       configs.push({ name, port: helper.port, helper });
     }
   }
@@ -182,7 +184,10 @@ export async function run(args: string[]): Promise<void> {
         for (let round = 0; round < s.rounds; round++) {
           // Rotate the order each round: whoever runs first in a noisy moment changes.
           const order = configs.map((_, i) => configs[(i + round) % configs.length]!);
-          for (const c of order) samples.get(c.name)!.push(await measure(workload, c, s));
+          for (const c of order) {
+            const profileFile = s.profile && c.helper && c.name !== 'mitmdump' ? join(workRoot, 'profile', `${c.name}.${workload}.${round}.cpuprofile`) : undefined;
+            samples.get(c.name)!.push(await measure(workload, c, s, profileFile));
+          }
         }
         const result: WorkloadResults = { workload, samples };
         results.push(result);
@@ -207,6 +212,7 @@ export async function run(args: string[]): Promise<void> {
   }
 }
 
+/** Prints where bb spent its CPU per workload and configuration (profiles of the measured runs only). */
 function printProfile(dir: string): void {
   let files: string[] = [];
   try {
@@ -215,15 +221,19 @@ function printProfile(dir: string): void {
     // no profile written
   }
   if (files.length === 0) {
-    console.log('\nno CPU profile was written by the bb process');
+    console.log('\nno CPU profile was written');
     return;
   }
   const root = benchPath('..').replace(/\/?$/, '/');
-  for (const file of files) {
-    console.log(`\n### CPU profile of bb recording (self time, top 30)\n`);
-    for (const h of hotSpots(join(dir, file), 30, root)) {
-      console.log(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.where}`);
-    }
+  const groups = new Map<string, string[]>();
+  for (const f of files.sort()) {
+    const key = f.split('.').slice(0, 2).join(' '); // "bb small"
+    groups.set(key, [...(groups.get(key) ?? []), join(dir, f)]);
+  }
+  for (const [key, paths] of groups) {
+    const spots = hotSpots(paths, 25, root);
+    console.log(`\n### CPU profile: ${key} (self time of the measured rounds, idle excluded, top 25)\n`);
+    for (const h of spots) console.log(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(6)} ms  ${h.where}`);
   }
 }
 

@@ -26,21 +26,23 @@ export interface HotSpot {
   share: number;
 }
 
-/** The top `limit` functions by self time in a .cpuprofile. */
-export function hotSpots(path: string, limit = 25, repoRoot = ''): HotSpot[] {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+/** The top `limit` functions by self time over one or more .cpuprofile files; idle time is left out of the shares. */
+export function hotSpots(paths: string | string[], limit = 25, repoRoot = ''): HotSpot[] {
   const self = new Map<string, number>();
   let total = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    const node = byId.get(profile.samples[i]!);
-    const dt = (profile.timeDeltas[i] ?? 0) / 1000;
-    if (!node) continue;
-    total += dt;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const file = url.replace(/^file:\/\//, '').replace(repoRoot, '');
-    const where = `${functionName || '(anonymous)'} ${file ? `${file}:${lineNumber + 1}` : ''}`.trim();
-    self.set(where, (self.get(where) ?? 0) + dt);
+  for (const path of Array.isArray(paths) ? paths : [paths]) {
+    const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    for (let i = 0; i < profile.samples.length; i++) {
+      const node = byId.get(profile.samples[i]!);
+      const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+      if (!node || node.callFrame.functionName === '(idle)') continue;
+      total += dt;
+      const { functionName, url, lineNumber } = node.callFrame;
+      const file = url.replace(/^file:\/\//, '').replace(repoRoot, '');
+      const where = `${functionName || '(anonymous)'} ${file ? `${file}:${lineNumber + 1}` : ''}`.trim();
+      self.set(where, (self.get(where) ?? 0) + dt);
+    }
   }
   return [...self.entries()]
     .sort((a, b) => b[1] - a[1])
