@@ -172,7 +172,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     }
     out.ws = { messages };
     const close = e._bb?.close;
-    if (close) out.ws.close = { code: close.code, reason: normalizeString(close.reason ?? '', rules, homes, table), by: close.by };
+    if (close) out.ws.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), rules, homes, table), by: close.by };
   }
   return out;
 }
