@@ -1,7 +1,7 @@
 // `bb recover`: turns a journal left by a crashed capture into `<out>` with
 // `complete: false`. Keeps every record that reached the disk; a torn last
 // line is dropped and counted.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor, journalPaths } from './capture.js';
 import { CaptureError } from './errors.js';
@@ -38,13 +38,24 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   if (existsSync(out) && !opts.force) {
     throw new CaptureError(`${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`, 'BB_OUT_EXISTS');
   }
-  const result = await writeHarFromJournal({
-    journalPath: paths.journal,
-    bodiesPath: paths.bodies,
-    out,
-    complete: false,
-    redactorFor: (header) => redactorFor(header, opts.bbHome),
-  });
+  if (statSync(paths.journal).isDirectory()) {
+    throw new CaptureError(`${paths.journal} is a directory, not a journal: give the HAR path the capture was writing.`, 'BB_JOURNAL_MISSING');
+  }
+  let result: Awaited<ReturnType<typeof writeHarFromJournal>>;
+  try {
+    result = await writeHarFromJournal({
+      journalPath: paths.journal,
+      bodiesPath: paths.bodies,
+      out,
+      complete: false,
+      redactorFor: (header) => redactorFor(header, opts.bbHome),
+    });
+  } catch (err) {
+    if (err instanceof CaptureError) throw err;
+    // An I/O failure (permissions, a full disk): one sentence, the journal left in place.
+    const e = err as NodeJS.ErrnoException;
+    throw new CaptureError(`could not recover ${out} from ${paths.journal} (${e.code ?? e.message}): fix the cause and run bb recover again; the journal is kept.`, 'BB_RECOVER_FAILED');
+  }
   rmSync(paths.journal, { force: true });
   rmSync(paths.bodies, { force: true });
   return { out, entries: result.entries, dropped: result.dropped, open: result.open };
