@@ -1,0 +1,102 @@
+// Every reader of capture files, in process and through the CLI, with the
+// one verdict the hardening tests accept: exit 0 or 1, or a clean exit 2 with
+// one line. Anything else (an exception without an exit code, a stack trace,
+// several lines) is a crash.
+import { spawn } from 'node:child_process';
+import { diffCaptures } from '../../diff/index.js';
+import { readCapture } from '../../capture/reader.js';
+import { entryRows, filterRows, framesText, showText, timeline, timelineText, wsConnections, type Style } from '../../inspect/index.js';
+import { BB_BIN } from '../helpers/cli.js';
+
+/** How one reader ended. */
+export interface Outcome {
+  /** 0/1 as the command would exit, 2 for a user error, -1 for a crash. */
+  code: number;
+  /** The user error's message, or the crash's stack. */
+  message?: string;
+}
+
+const plain: Style = { color: false, width: 120 };
+
+async function outcome(run: () => Promise<number>): Promise<Outcome> {
+  try {
+    return { code: await run() };
+  } catch (err) {
+    const e = err as Error & { exitCode?: unknown };
+    if (typeof e?.exitCode === 'number') return { code: e.exitCode, message: e.message };
+    return { code: -1, message: e?.stack ?? String(err) };
+  }
+}
+
+/** What `bb diff`, `bb frames` and `bb show` do with a file, in process (no child processes: fast). */
+export async function readersInProcess(path: string, other: string): Promise<Record<'diff' | 'frames' | 'show', Outcome>> {
+  const diff = await outcome(async () => (await diffCaptures(other, path)).exitCode);
+  const frames = await outcome(async () => {
+    const har = await readCapture(path, { allowIncomplete: true });
+    const conns = wsConnections(har);
+    framesText(conns, new Map(conns.map((c) => [c.id, c.messages.length])), plain);
+    timelineText(timeline(har, {}), plain);
+    JSON.stringify({ connections: conns });
+    return 0;
+  });
+  const show = await outcome(async () => {
+    const har = await readCapture(path, { allowIncomplete: true });
+    const rows = entryRows(har);
+    showText(filterRows(rows, {}, har), 0, plain);
+    JSON.stringify({ entries: rows });
+    return 0;
+  });
+  return { diff, frames, show };
+}
+
+/** One run of the real CLI. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/bb.js args` with a temp BB_HOME and NO_COLOR; bounded by timeoutMs. */
+export function bb(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BB_BIN, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr });
+    });
+  });
+}
+
+/** Why a CLI run is not acceptable for bad input, or undefined when it is. */
+export function cliProblem(run: CliRun, mustBe2: boolean): string | undefined {
+  const all = run.stdout + run.stderr;
+  if (/\n\s+at .+:\d+:\d+\)?\n/.test(all) || /internal error/.test(all)) return `a stack trace or internal error:\n${all.slice(0, 1500)}`;
+  if (run.code === 2) {
+    const lines = run.stderr.split('\n').filter((l) => l !== '');
+    if (lines.length !== 1) return `exit 2 with ${lines.length} lines on stderr:\n${run.stderr.slice(0, 1500)}`;
+    if (!lines[0]!.startsWith('bb: ')) return `the line does not start with "bb: ": ${lines[0]}`;
+    return undefined;
+  }
+  if (mustBe2) return `exit ${run.code}, expected 2; stderr: ${run.stderr.slice(0, 500)}`;
+  if (run.code !== 0 && run.code !== 1) return `exit ${run.code}; stderr: ${run.stderr.slice(0, 500)}`;
+  return undefined;
+}
+
+/** Runs `fn` over `items` with at most `limit` at once (2 cores: keep child processes few). */
+export async function pool<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
