@@ -162,6 +162,8 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
       },
     });
     if (!intercepts(target.host)) {
+      // Bytes that came with the CONNECT head go first, once the upstream is there.
+      if (head.length > 0) socket.unshift(head);
       openOpaqueTunnel(tunnelOptions(false));
       return;
     }
