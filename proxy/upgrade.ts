@@ -11,6 +11,7 @@ import { badGateway, classifyUpstreamError, serializeResponse } from './errors.j
 import type { ConnectionState } from './connection.js';
 import { originForm, outgoingHeaders, type ExchangeSettings } from './http-exchange.js';
 import type { Upstream } from './upstream.js';
+import { tapWebSocket } from './ws-tap.js';
 
 /** Called once bytes flow both ways; it may read (never write) both sockets. */
 export type UpgradeTap = (args: {
@@ -26,6 +27,12 @@ function rawHead(statusLine: string, raw: RawHeaders): string {
   let head = statusLine + '\r\n';
   for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   return head + '\r\n';
+}
+
+function defaultTap(settings: ExchangeSettings): UpgradeTap {
+  return (args) => {
+    tapWebSocket({ ...args, emit: (fact) => settings.bus.emit(fact) });
+  };
 }
 
 /** Handles an 'upgrade' request from the client. */
@@ -123,12 +130,24 @@ export function handleUpgrade(
     if (upHead.length > 0) client.write(upHead);
     if (clientHead.length > 0) upSocket.write(clientHead);
     // The tap starts before piping so that it sees every chunk from the first one.
-    if (tap) {
+    const isWebSocket = /^websocket$/i.test(String(req.headers.upgrade ?? ''));
+    const useTap = tap ?? (isWebSocket ? defaultTap(settings) : undefined);
+    if (useTap) {
       try {
-        tap({ exchangeId, client, upstream: upSocket, clientHead, upstreamHead: upHead, responseHeaders: up.rawHeaders });
+        useTap({ exchangeId, client, upstream: upSocket, clientHead, upstreamHead: upHead, responseHeaders: up.rawHeaders });
       } catch {
         // A broken tap must never break the connection.
       }
+    } else {
+      // Not a WebSocket (or tapping is off): only the end is a fact.
+      let closedOnce = false;
+      const closed = (): void => {
+        if (closedOnce) return;
+        closedOnce = true;
+        bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
+      };
+      client.once('close', closed);
+      upSocket.once('close', closed);
     }
     client.pipe(upSocket);
     upSocket.pipe(client);
