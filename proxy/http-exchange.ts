@@ -58,6 +58,21 @@ export function originForm(target: string): string {
   }
 }
 
+/** Opens the upstream request for a client request: same method, target and raw headers, on this connection's agent. */
+export function upstreamRequest(conn: ConnectionState, req: http.IncomingMessage, upstream: Upstream, settings: ExchangeSettings): http.ClientRequest {
+  const requestFn = upstream.tls ? https.request : http.request;
+  return requestFn({
+    host: upstream.hostname,
+    port: upstream.port,
+    servername: upstream.servername,
+    method: req.method,
+    path: originForm(req.url ?? '/'),
+    headers: outgoingHeaders(req, upstream, settings, conn.scheme) as unknown as http.OutgoingHttpHeaders,
+    setHost: false,
+    agent: conn.agents.agentFor(upstream),
+  });
+}
+
 function pairs(raw: RawHeaders): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (let i = 0; i < raw.length; i += 2) out.push([raw[i], raw[i + 1]]);
@@ -137,17 +152,7 @@ export function handleExchange(
     return;
   }
 
-  const requestFn = upstream.tls ? https.request : http.request;
-  const outgoing = requestFn({
-    host: upstream.hostname,
-    port: upstream.port,
-    servername: upstream.servername,
-    method: req.method,
-    path: originForm(req.url ?? '/'),
-    headers: outgoingHeaders(req, upstream, settings, scheme) as unknown as http.OutgoingHttpHeaders,
-    setHost: false,
-    agent: conn.agents.agentFor(upstream),
-  });
+  const outgoing = upstreamRequest(conn, req, upstream, settings);
   let firstUpstreamBytes: Buffer | undefined;
   let connectTimer: NodeJS.Timeout | undefined;
 

@@ -2,14 +2,13 @@
 // server's 101 head to the client exactly as received (raw names and order),
 // then pipe bytes both ways untouched. A tap may read copies of both
 // directions; nothing is ever re-framed.
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { now, type FailureInfo, type RawHeaders } from './events.js';
 import { badGateway, classifyUpstreamError, serializeResponse } from './errors.js';
 import type { ConnectionState } from './connection.js';
-import { originForm, outgoingHeaders, type ExchangeSettings } from './http-exchange.js';
+import { upstreamRequest, type ExchangeSettings } from './http-exchange.js';
 import type { Upstream } from './upstream.js';
 import { tapWebSocket } from './ws-tap.js';
 
@@ -86,17 +85,7 @@ export function handleUpgrade(
     return;
   }
 
-  const requestFn = upstream.tls ? https.request : http.request;
-  const outgoing = requestFn({
-    host: upstream.hostname,
-    port: upstream.port,
-    servername: upstream.servername,
-    method: req.method,
-    path: originForm(req.url ?? '/'),
-    headers: outgoingHeaders(req, upstream, settings, conn.scheme) as unknown as http.OutgoingHttpHeaders,
-    setHost: false,
-    agent: conn.agents.agentFor(upstream),
-  });
+  const outgoing = upstreamRequest(conn, req, upstream, settings);
   outgoing.on('error', (err: NodeJS.ErrnoException) => {
     const bytes = outgoing.socket ? conn.firstBytes.get(outgoing.socket as Socket) : undefined;
     fail(classifyUpstreamError(err, err.code === 'ECONNREFUSED' ? 'connect' : 'request', bytes));
