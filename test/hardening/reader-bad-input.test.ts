@@ -6,29 +6,13 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { capture } from '../diff/har-builder.js';
 import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
 import { Cleanups, tempDir } from './harness.js';
-import { bb, cliProblem, pool, readersInProcess } from './readers.js';
+import { baseCapture, bb, cliProblem, pool, readersInProcess } from './readers.js';
 import { loadDiffConfig } from '../../diff/index.js';
-
-/** A small capture with what every reader looks at: query, JSON bodies, base64, a WebSocket, pages. */
-export function baseCapture(): Har {
-  const har = capture([
-    { url: 'http://127.0.0.1:8080/a?x=1', body: { a: 1, items: [1, 2] }, requestBody: { p: 1 }, page: 'one' },
-    { url: 'http://127.0.0.1:8080/bin', body: 'AAECAw==', mime: 'application/octet-stream' },
-    {
-      url: 'http://127.0.0.1:8080/ws',
-      ws: [{ type: 'send', data: { op: 'hi' } }, { type: 'receive', data: 'eW8=', opcode: 2 }, { type: 'receive', data: 'A+g=', opcode: 8 }],
-      close: { code: 1000, reason: '', by: 'client' },
-    },
-  ]);
-  har.log.entries[1]!.response.content.encoding = 'base64';
-  return har;
-}
 
 /** Every path in a JSON value, with the value there. */
 function paths(v: unknown, at: Array<string | number> = []): Array<[Array<string | number>, unknown]> {

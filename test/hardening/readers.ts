@@ -7,6 +7,8 @@ import { diffCaptures } from '../../diff/index.js';
 import { readCapture } from '../../capture/reader.js';
 import { entryRows, filterRows, framesText, showText, timeline, timelineText, wsConnections, type Style } from '../../inspect/index.js';
 import { BB_BIN } from '../helpers/cli.js';
+import { capture } from '../diff/har-builder.js';
+import type { Har } from '../../capture/har.js';
 
 /** How one reader ended. */
 export interface Outcome {
@@ -100,3 +102,19 @@ export async function pool<T, R>(items: T[], limit: number, fn: (item: T, index:
   await Promise.all(workers);
   return out;
 }
+
+/** A small capture with what every reader looks at: query, JSON bodies, base64, a WebSocket, pages. */
+export function baseCapture(): Har {
+  const har = capture([
+    { url: 'http://127.0.0.1:8080/a?x=1', body: { a: 1, items: [1, 2] }, requestBody: { p: 1 }, page: 'one' },
+    { url: 'http://127.0.0.1:8080/bin', body: 'AAECAw==', mime: 'application/octet-stream' },
+    {
+      url: 'http://127.0.0.1:8080/ws',
+      ws: [{ type: 'send', data: { op: 'hi' } }, { type: 'receive', data: 'eW8=', opcode: 2 }, { type: 'receive', data: 'A+g=', opcode: 8 }],
+      close: { code: 1000, reason: '', by: 'client' },
+    },
+  ]);
+  har.log.entries[1]!.response.content.encoding = 'base64';
+  return har;
+}
+
