@@ -76,9 +76,10 @@ export async function generateCapture(path: string, opts: GenOptions): Promise<n
       const messages = [];
       for (let m = 0; m < wsMessages; m++) {
         const send = m % 4 === 0;
+        const value = Math.floor(shape() * 1000);
         const data = send
           ? { type: 'subscribe', channel: WORDS[m % WORDS.length], id: m }
-          : { type: 'event', seq: m, at: iso(), session: `session_${uuidFrom(volatile)}`, value: real && m === wsMessages - 1 ? 'changed' : Math.floor(shape() * 1000) };
+          : { type: 'event', seq: m, at: iso(), session: `session_${uuidFrom(volatile)}`, value: real && m === wsMessages - 1 ? 'changed' : value };
         messages.push({ type: send ? 'send' : 'receive', time: clock / 1000, opcode: 1, data: JSON.stringify(data), _bb: { seq: ++seq } });
       }
       entry = {

@@ -15,6 +15,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Har, HarEntry } from './har.js';
 import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
+import { indexCaptureFile, type IndexedCapture } from './reader-index.js';
+
+export type { IndexedCapture } from './reader-index.js';
 
 export { toEpochSeconds, type HarLogHeader } from './reader-validate.js';
 
@@ -74,6 +77,11 @@ export async function readCapture(path: string, opts: ReadCaptureOptions = {}): 
 
 /** Opens a capture for entry-by-entry reading (same checks as readCapture). */
 export async function streamCapture(path: string, opts: ReadCaptureOptions = {}): Promise<CaptureStream> {
+  // Past one string's worth, read by entry offsets (the file stays open for re-iteration).
+  if (((await stat(path).catch(() => undefined))?.size ?? 0) > WHOLE_FILE_LIMIT) {
+    const cap = await indexCapture(path, opts);
+    return { path, header: cap.header, entryCount: cap.entryCount, entries: () => cap.entries() };
+  }
   const doc = await parseFile(path);
   let header: HarLogHeader;
   let rawEntries: unknown[];
@@ -101,6 +109,43 @@ export async function streamCapture(path: string, opts: ReadCaptureOptions = {})
           throw shapeError(path, err);
         }
       }
+    },
+  };
+}
+
+/**
+ * Opens a capture of any size by entry offsets (reader-index.ts): same checks
+ * and errors as readCapture; entries can be re-read in any order; close() it.
+ */
+export async function indexCapture(path: string, opts: ReadCaptureOptions = {}): Promise<IndexedCapture> {
+  let cap: IndexedCapture;
+  try {
+    cap = await indexCaptureFile(path);
+  } catch (err) {
+    if (err instanceof HarShapeError) throw shapeError(path, err);
+    if (err instanceof SyntaxError) throw new CaptureReadError(path, 'BB_CAPTURE_INVALID', `${path} is not valid JSON (${err.message}): the file is truncated or not a HAR; record or export it again.`);
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
+    throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+  }
+  try {
+    checkUsable(path, cap.header, cap.entryCount, opts);
+  } catch (err) {
+    await cap.close();
+    throw err;
+  }
+  const readEntry = async (i: number): Promise<HarEntry> => {
+    try {
+      return await cap.readEntry(i);
+    } catch (err) {
+      throw shapeError(path, err);
+    }
+  };
+  return {
+    ...cap,
+    readEntry,
+    async *entries() {
+      for (let i = 0; i < cap.entryCount; i++) yield await readEntry(i);
     },
   };
 }

@@ -1,6 +1,7 @@
 // diff/'s public face: compare two capture files, render the result.
 import { createContext, defaultStages, runStages, type DiffOptions } from './pipeline.js';
 import type { DiffResult } from './types.js';
+import { boundedStages, needsBounded } from './bounded.js';
 
 export { loadDiffConfig, validateDiffConfig, emptyDiffConfig, DiffConfigError } from './config.js';
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
@@ -12,6 +13,7 @@ export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit } from './report/junit.js';
 export type { JunitOptions } from './report/junit.js';
 export { defaultStages, createContext, runStages } from './pipeline.js';
+export { boundedStages, needsBounded, BOUNDED_THRESHOLD } from './bounded.js';
 export type { DiffOptions, DiffStage, DiffContext } from './pipeline.js';
 export { bodyParsers } from './normalize/bodies.js';
 export type { BodyParser } from './normalize/bodies.js';
@@ -20,6 +22,8 @@ export type * from './types.js';
 
 /** Compares two capture files; throws (exitCode 2) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
-  const stages = options.stages ? options.stages([...defaultStages]) : defaultStages;
+  // Big files: the same stages by name, bounded in memory (bounded.ts).
+  const base = (await needsBounded(oldPath, newPath)) ? boundedStages(defaultStages) : defaultStages;
+  const stages = options.stages ? options.stages([...base]) : base;
   return runStages(createContext(oldPath, newPath, options), stages);
 }

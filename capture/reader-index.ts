@@ -1,0 +1,209 @@
+// Reads captures of any size (DESIGN.md "Journal and crash safety": one
+// JSON string is capped at ~512 Mi characters in V8, and a 2 GB capture must
+// work). One pass over the bytes finds where each element of `log.entries`
+// starts and ends; the rest of the file (the log header) is parsed on its
+// own; each entry is then read back by its offsets and parsed alone.
+// Memory stays at one entry plus two numbers per entry, however big the
+// file, and entries can be re-read in any order (the differ pairs first,
+// then compares pair by pair).
+//
+// The scan is a byte-level state machine that only understands what it must:
+// strings (with escapes, across chunk boundaries), nesting depth, and the
+// keys of the root and `log` objects. Malformed JSON inside an entry is
+// caught when that entry is parsed.
+import { open, type FileHandle } from 'node:fs/promises';
+import type { HarEntry } from './har.js';
+import { HarShapeError, validateEntry, validateLogHeader, type HarLogHeader } from './reader-validate.js';
+
+/** A capture indexed by entry offsets. */
+export interface IndexedCapture {
+  /** The file read. */
+  readonly path: string;
+  /** Everything in `log` but the entries. */
+  readonly header: HarLogHeader;
+  /** How many entries the file holds. */
+  readonly entryCount: number;
+  /** Reads, parses and checks entry `i` (file order). */
+  readEntry(i: number): Promise<HarEntry>;
+  /** Yields each checked entry in file order. */
+  entries(): AsyncIterable<HarEntry>;
+  /** Closes the file. */
+  close(): Promise<void>;
+}
+
+const CHUNK = 8 * 1024 * 1024;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Where the entries are: byte ranges of each element and of the array itself. */
+interface Scan {
+  starts: number[];
+  ends: number[];
+  arrayOpen: number;
+  arrayClose: number;
+}
+
+/** Finds log.entries and each element's byte range in one pass. Throws HarShapeError when there is none. */
+async function scan(fh: FileHandle): Promise<Scan> {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let depth = 0;
+  let inString = false;
+  let escape = false;
+  let collecting = false;
+  let keyBytes: number[] = [];
+  let lastString = '';
+  // Bookkeeping for depths 0..3 only: container type, key expected, current key.
+  const isObj = [false, false, false, false];
+  const expectKey = [false, false, false, false];
+  const key = ['', '', '', ''];
+  let logOpen = false; // depth 2 is log
+  let inEntries = false; // depth 3 is log.entries
+  let arrayOpen = -1;
+  let arrayClose = -1;
+  let entryStart = -1;
+  let base = 0;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, CHUNK, base);
+    if (bytesRead === 0) break;
+    const view = buf.subarray(0, bytesRead);
+    let nextQuote = -2;
+    let nextBs = -2;
+    let i = 0;
+    while (i < bytesRead) {
+      if (inString) {
+        if (escape) {
+          escape = false;
+          i++;
+          continue;
+        }
+        if (nextQuote !== -1 && nextQuote < i) nextQuote = view.indexOf(QUOTE, i);
+        if (nextBs !== -1 && nextBs < i) nextBs = view.indexOf(BACKSLASH, i);
+        if (nextBs !== -1 && (nextQuote === -1 || nextBs < nextQuote)) {
+          if (collecting) for (let k = i; k <= nextBs; k++) keyBytes.push(view[k]!);
+          escape = true;
+          i = nextBs + 1;
+          continue;
+        }
+        if (nextQuote === -1) {
+          if (collecting) for (let k = i; k < bytesRead; k++) keyBytes.push(view[k]!);
+          i = bytesRead;
+          continue;
+        }
+        if (collecting) {
+          for (let k = i; k < nextQuote; k++) keyBytes.push(view[k]!);
+          lastString = Buffer.from(keyBytes).toString('utf8');
+          keyBytes = [];
+        }
+        inString = false;
+        i = nextQuote + 1;
+        continue;
+      }
+      const c = view[i]!;
+      switch (c) {
+        case QUOTE:
+          inString = true;
+          collecting = depth >= 1 && depth <= 2 && isObj[depth]! && expectKey[depth]!;
+          break;
+        case 0x7b: // {
+        case 0x5b: // [
+          if (inEntries && depth === 3 && entryStart < 0) entryStart = base + i;
+          if (depth === 1 && isObj[1] && key[1] === 'log' && c === 0x7b) logOpen = true;
+          if (depth === 2 && logOpen && isObj[2] && key[2] === 'entries' && c === 0x5b && arrayOpen < 0) {
+            inEntries = true;
+            arrayOpen = base + i;
+          }
+          depth++;
+          if (depth <= 3) {
+            isObj[depth] = c === 0x7b;
+            expectKey[depth] = c === 0x7b;
+          }
+          break;
+        case 0x7d: // }
+        case 0x5d: // ]
+          depth--;
+          if (inEntries && depth === 3 && entryStart >= 0) {
+            starts.push(entryStart);
+            ends.push(base + i + 1);
+            entryStart = -1;
+          } else if (inEntries && depth === 2) {
+            inEntries = false;
+            arrayClose = base + i;
+          } else if (depth === 1) logOpen = false;
+          break;
+        case 0x3a: // :
+          if (depth <= 2) {
+            key[depth] = lastString;
+            expectKey[depth] = false;
+          }
+          break;
+        case 0x2c: // ,
+          if (depth <= 3 && isObj[depth]) expectKey[depth] = true;
+          break;
+        case 0x20: case 0x0a: case 0x0d: case 0x09:
+          break;
+        default:
+          if (inEntries && depth === 3) throw new HarShapeError(`log.entries[${starts.length}]`, 'an object', 'a scalar');
+      }
+      i++;
+    }
+    base += bytesRead;
+  }
+  if (arrayOpen < 0 || arrayClose < 0) throw new HarShapeError('log.entries', 'an array', undefined);
+  return { starts, ends, arrayOpen, arrayClose };
+}
+
+async function readRange(fh: FileHandle, from: number, to: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(to - from);
+  let done = 0;
+  while (done < out.length) {
+    const { bytesRead } = await fh.read(out, done, out.length - done, from + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return out.subarray(0, done);
+}
+
+/**
+ * Indexes a capture file (throws HarShapeError for a file with no log.entries
+ * array, SyntaxError when the header is not JSON; errors from reading pass through).
+ */
+export async function indexCaptureFile(path: string): Promise<IndexedCapture> {
+  const fh = await open(path, 'r');
+  try {
+    const s = await scan(fh);
+    const size = (await fh.stat()).size;
+    let head = (await readRange(fh, 0, s.arrayOpen + 1)).toString('utf8');
+    if (head.charCodeAt(0) === 0xfeff) head = head.slice(1);
+    const tail = (await readRange(fh, s.arrayClose, size)).toString('utf8');
+    const root = JSON.parse(head + tail) as { log?: Record<string, unknown> };
+    if (typeof root !== 'object' || root === null || typeof root.log !== 'object' || root.log === null) throw new HarShapeError('log', 'an object', root?.log);
+    const header = validateLogHeader(root.log);
+    const starts = Float64Array.from(s.starts);
+    const ends = Float64Array.from(s.ends);
+    const readEntry = async (i: number): Promise<HarEntry> => {
+      const bytes = await readRange(fh, starts[i]!, ends[i]!);
+      let doc: unknown;
+      try {
+        doc = JSON.parse(bytes.toString('utf8'));
+      } catch (err) {
+        throw new HarShapeError(`log.entries[${i}]`, 'valid JSON', (err as Error).message);
+      }
+      return validateEntry(doc, `log.entries[${i}]`);
+    };
+    return {
+      path,
+      header,
+      entryCount: starts.length,
+      readEntry,
+      async *entries() {
+        for (let i = 0; i < starts.length; i++) yield await readEntry(i);
+      },
+      close: () => fh.close(),
+    };
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
