@@ -48,6 +48,8 @@ export interface ScriptedUpstream {
   connections(): number;
   /** Bytes received per connection, in accept order. */
   received(index: number): Buffer;
+  /** True once connection `index` has closed (the proxy hung up, or the script ended it). */
+  isClosed(index: number): boolean;
   /** Resolves when `n` connections have run their scripts to the end (or closed). */
   settled(n: number, timeoutMs?: number): Promise<void>;
   /** Closes every socket and the server. */
@@ -106,6 +108,7 @@ function requestEnd(buf: Buffer, from: number, headOnly: boolean): number {
 export async function scriptedUpstream(scriptFor: (index: number) => Step[]): Promise<ScriptedUpstream> {
   const sockets: net.Socket[] = [];
   const received: Buffer[] = [];
+  const closedSet = new Set<number>();
   let done = 0;
   const server = net.createServer((socket) => {
     const index = sockets.length;
@@ -125,6 +128,7 @@ export async function scriptedUpstream(scriptFor: (index: number) => Step[]): Pr
     });
     socket.on('close', () => {
       closed = true;
+      closedSet.add(index);
       wake?.();
     });
     socket.on('error', () => {});
@@ -169,6 +173,7 @@ export async function scriptedUpstream(scriptFor: (index: number) => Step[]): Pr
     url: `http://127.0.0.1:${port}`,
     connections: () => sockets.length,
     received: (i) => received[i] ?? Buffer.alloc(0),
+    isClosed: (i) => closedSet.has(i),
     async settled(n, timeoutMs = 5000) {
       const start = Date.now();
       while (done < n) {
