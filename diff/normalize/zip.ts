@@ -18,7 +18,7 @@ import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
 import type { HarEntry } from '../../capture/har.js';
 import type { DiffStage } from '../pipeline.js';
-import { bodyParsers, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { bodyParsers, mediaType, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
 
 /** Caps on what one zip body may expand to. */
 export interface ZipLimits {
@@ -164,17 +164,22 @@ function digest(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** The bytes of a parsed-for-normalize body: its bytes, else its text as UTF-8 (what the HAR holds). */
-function bytesOf(b: RawBody): Buffer | undefined {
-  return b.bytes ?? (b.text !== undefined ? Buffer.from(b.text, 'utf8') : undefined);
+/** The bytes of a parsed-for-normalize body when it is a zip (checked on a prefix first: most bodies are not). */
+function zipBytes(b: RawBody): Buffer | undefined {
+  if (b.bytes) return isZipBody(b.media, b.bytes) ? b.bytes : undefined;
+  if (b.text === undefined || !(ZIP_MEDIA.has(b.media) || b.text.startsWith('PK\x03\x04'))) return undefined;
+  return Buffer.from(b.text, 'utf8');
 }
 
 /** The bytes of a HAR body when it is a zip, else undefined. */
 export function zipBytesOf(mime: string | undefined, text: string | undefined, encoding: string | undefined): Buffer | undefined {
+  if (text === undefined || text === '') return undefined;
+  const media = mediaType(mime);
+  if (encoding === 'base64') {
+    if (!ZIP_MEDIA.has(media) && !isZipBody(media, Buffer.from(text.slice(0, 8), 'base64'))) return undefined;
+  } else if (!ZIP_MEDIA.has(media) && !text.startsWith('PK\x03\x04')) return undefined;
   const raw = rawBody(mime, text, encoding);
-  if (!raw) return undefined;
-  const bytes = bytesOf(raw);
-  return isZipBody(raw.media, bytes) ? bytes : undefined;
+  return raw ? zipBytes(raw) ?? (ZIP_MEDIA.has(media) ? raw.bytes ?? Buffer.from(raw.text ?? '', 'utf8') : undefined) : undefined;
 }
 
 /** Zip bodies decoded ahead of normalize, by digest, and the "zip" body parser that reads them. */
@@ -222,8 +227,8 @@ export class ZipBodies {
   readonly parser: BodyParser = {
     name: 'zip',
     parse: (b) => {
-      const bytes = bytesOf(b);
-      if (!bytes || !isZipBody(b.media, bytes)) return undefined;
+      const bytes = zipBytes(b);
+      if (!bytes) return undefined;
       return { kind: 'json', value: this.lookup(bytes) ?? { zipError: 'zip body was not decoded before normalize (no unzip stage)' } };
     },
   };
