@@ -1,0 +1,56 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoConfigWith, runBb } from './compare-helpers.js';
+
+describe('bb compare on the bundled demo', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bb-compare-demo-'));
+    env = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('old vs new: exit 0, MATCH with the one registered KNOWN-DIFF, captures and reports written', async () => {
+    const out = join(dir, 'demo');
+    const run = await runBb(['demo', '--out', out], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /^MATCH with 1 known\b/);
+    assert.match(run.stdout, /KNOWN-DIFF/);
+    assert.match(run.stdout, /response\.body\.error\.stack/);
+    for (const file of ['old.har', 'new.har', 'report.json', 'old.stdout.log', 'new.stderr.log']) assert.ok(existsSync(join(out, file)), file);
+    const har = JSON.parse(await readFile(join(out, 'old.har'), 'utf8'));
+    assert.equal(har.log._bb.label, 'old');
+    assert.match(har.log._bb.serverHome, /bb-home-old-/);
+    assert.ok(har.log.pages.some((p: { title: string }) => p.title === 'ws replay'));
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    assert.equal(report.counts.known, 1);
+    assert.equal(report.counts.real, 0);
+  });
+
+  for (const trees of ['old,old', 'new,new']) {
+    it(`${trees}: the same tree twice matches (the self-check)`, async () => {
+      const out = join(dir, trees.replace(',', '-'));
+      const run = await runBb(['demo', '--trees', trees, '--out', out], env);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      assert.match(run.stdout, /^MATCH\b/);
+      assert.doesNotMatch(run.stdout, /KNOWN-DIFF/);
+      const [tree] = trees.split(',');
+      assert.ok(existsSync(join(out, `${tree}.har`)) && existsSync(join(out, `${tree}-2.har`)));
+    });
+  }
+
+  it('a new variant with an unregistered change: exit 1 naming the entry and the field', async () => {
+    const config = await demoConfigWith(dir, 'drift.json', { newArgs: ['--drift'] });
+    const run = await runBb(['compare', '--config', config, '--out', join(dir, 'drift')], env);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, /^DIFF: \d+ real/);
+    assert.match(run.stdout, /create session\/POST \/v1\/sessions#1 response\.body\.pinned/);
+  });
+});
