@@ -38,9 +38,12 @@
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
-import { closeSync, fstatSync, openSync, writeSync, fchmodSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/events.js';
 import type { RedactConfig } from './redact.js';
+
+// Buffers per writev call (Linux's IOV_MAX).
+const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
 export const JOURNAL_VERSION = 1;
@@ -186,14 +189,41 @@ export class JournalAppender {
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
     if (this.bodyQueue.length > 0) {
-      const bodies = this.bodyQueue.length === 1 ? this.bodyQueue[0]! : Buffer.concat(this.bodyQueue);
+      // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
+      const bodies = this.bodyQueue;
       this.bodyQueue = [];
-      if (!this.writeAll(this.bodiesFd, bodies)) this.resyncBodiesOffset();
+      if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
     if (this.lineQueue.length > 0) {
       const lines = Buffer.from(this.lineQueue.join(''), 'utf8');
       this.lineQueue = [];
       this.writeAll(this.journalFd, lines);
+    }
+  }
+
+  private writeAllv(fd: number, buffers: Buffer[]): boolean {
+    try {
+      let pending = buffers;
+      // Bounded: each pass writes at least one byte or throws.
+      while (pending.length > 0) {
+        const batch = pending.length > IOV_MAX ? pending.slice(0, IOV_MAX) : pending;
+        let written = writevSync(fd, batch);
+        if (written <= 0) throw Object.assign(new Error('writev wrote nothing'), { code: 'EIO' });
+        let done = 0;
+        while (done < batch.length && written >= batch[done]!.length) written -= batch[done++]!.length;
+        const rest = pending.slice(done);
+        if (written > 0) rest[0] = rest[0]!.subarray(written);
+        pending = rest;
+      }
+      return true;
+    } catch (err) {
+      this.errors++;
+      try {
+        this.onError(err as Error);
+      } catch {
+        // An error reporter that throws must not reach traffic either.
+      }
+      return false;
     }
   }
 
