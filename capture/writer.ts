@@ -213,7 +213,15 @@ class BufferedOut {
       this.parts = [];
       this.size = 0;
       this.pending = this.pending.then(async () => {
-        await this.file.write(chunk);
+        // One write call may write less (disk full, file-size limit); the next one then fails.
+        // Without the loop a short HAR would be renamed into place as if whole.
+        const buf = Buffer.from(chunk, 'utf8');
+        let done = 0;
+        while (done < buf.length) {
+          const { bytesWritten } = await this.file.write(buf, done, buf.length - done);
+          if (bytesWritten <= 0) throw Object.assign(new Error('no space left: a write wrote nothing'), { code: 'ENOSPC' });
+          done += bytesWritten;
+        }
       });
     }
     return this.pending;
