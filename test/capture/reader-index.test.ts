@@ -1,0 +1,103 @@
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { indexCapture, readCapture, CaptureReadError } from '../../capture/reader.js';
+import { capture } from '../diff/har-builder.js';
+
+const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
+
+describe('indexCapture: entries by byte offsets', () => {
+  let dir = '';
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  async function write(name: string, text: string | Buffer): Promise<string> {
+    dir ||= await mkdtemp(join(tmpdir(), 'bb-index-'));
+    const p = join(dir, name);
+    await writeFile(p, text);
+    return p;
+  }
+
+  async function sameAsWholeRead(path: string): Promise<void> {
+    const whole = await readCapture(path, { allowIncomplete: true });
+    const cap = await indexCapture(path, { allowIncomplete: true });
+    try {
+      assert.equal(cap.entryCount, whole.log.entries.length);
+      const { entries: _e, ...header } = whole.log;
+      assert.deepEqual(cap.header, header);
+      for (let i = cap.entryCount - 1; i >= 0; i--) assert.deepEqual(await cap.readEntry(i), whole.log.entries[i], `entry ${i}`);
+      let n = 0;
+      for await (const e of cap.entries()) assert.deepEqual(e, whole.log.entries[n++]);
+      assert.equal(n, cap.entryCount);
+    } finally {
+      await cap.close();
+    }
+  }
+
+  it('reads what the whole-file reader reads, with strings full of braces, quotes and escapes', async () => {
+    const nasty = ['{"a":[1,2]}', '}]}]', '\\', '\\"', '"', 'log', 'entries', '\u2028', 'é😀', '\\\\"]'];
+    const har = capture(nasty.map((s, i) => ({ url: `http://127.0.0.1:3001/n${i}?q=${encodeURIComponent(s)}`, body: { s, entries: [{ log: s }], nested: { entries: [s] } }, page: i % 2 ? s : undefined })));
+    // Keys after the entries array, and pages after it too.
+    const { pages, ...rest } = har.log;
+    const moved = { log: { ...rest, comment: 'entries: [ { ] "', pages }, extra: { entries: [1] } };
+    await sameAsWholeRead(await write('nasty.har', JSON.stringify(moved)));
+    await sameAsWholeRead(await write('pretty.har', `\uFEFF${JSON.stringify(har, null, 2).replace(/\n/g, '\r\n')}`));
+  });
+
+  it('handles strings and escapes that span its 8 MiB read chunks', async () => {
+    // A body of backslashes and quotes bigger than one chunk, next to small entries.
+    const big = '\\"'.repeat(3 * 1024 * 1024) + '}]';
+    const har = capture([{ url: 'http://127.0.0.1:3001/a', body: 'x' }, { url: 'http://127.0.0.1:3001/big', body: big }, { url: 'http://127.0.0.1:3001/c', body: { ok: true } }]);
+    await sameAsWholeRead(await write('chunks.har', JSON.stringify(har)));
+  });
+
+  it('reads the shared producer fixtures the same way', async (t) => {
+    if (!existsSync(fixtures)) return t.skip('shared fixtures absent');
+    const files = (await readdir(fixtures)).filter((f) => f.endsWith('.har'));
+    assert.ok(files.length > 0);
+    for (const f of files) {
+      let wholeErr: unknown;
+      try {
+        await readCapture(join(fixtures, f), { allowIncomplete: true });
+      } catch (err) {
+        wholeErr = err;
+      }
+      if (wholeErr) continue; // fixtures meant to be refused are the whole reader's tests
+      await sameAsWholeRead(join(fixtures, f));
+    }
+  });
+
+  it('refuses what readCapture refuses, with the same codes', async () => {
+    const ok = capture([{ url: 'http://127.0.0.1:3001/a', body: 'x' }, { url: 'http://127.0.0.1:3001/b', body: 'y' }]);
+    const text = JSON.stringify(ok);
+    const cases: Array<[string, string | Buffer, string, RegExp?]> = [
+      ['no-entries.har', JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' } } }), 'BB_CAPTURE_INVALID', /log\.entries/],
+      ['truncated.har', text.slice(0, Math.floor(text.length * 0.6)), 'BB_CAPTURE_INVALID'],
+      ['empty.har', JSON.stringify({ ...ok, log: { ...ok.log, entries: [] } }), 'BB_CAPTURE_EMPTY'],
+      ['incomplete.har', JSON.stringify({ ...ok, log: { ...ok.log, _bb: { ...ok.log._bb!, complete: false } } }), 'BB_CAPTURE_INCOMPLETE'],
+      ['scalar-entry.har', JSON.stringify({ ...ok, log: { ...ok.log, entries: [ok.log.entries[0], 7] } }), 'BB_CAPTURE_INVALID', /log\.entries\[1\]/],
+    ];
+    for (const [name, body, code, msg] of cases) {
+      const p = await write(name, body);
+      await assert.rejects(indexCapture(p), (err: unknown) => {
+        assert.ok(err instanceof CaptureReadError, `${name}: ${String(err)}`);
+        assert.equal(err.code, code, `${name}: ${err.message}`);
+        assert.equal(err.exitCode, 2);
+        if (msg) assert.match(err.message, msg);
+        return true;
+      });
+    }
+    await assert.rejects(indexCapture(join(dir, 'absent.har')), (err: unknown) => err instanceof CaptureReadError && err.code === 'BB_CAPTURE_UNREADABLE');
+    // A broken entry is found when that entry is read, with its JSON path.
+    const broken = text.replace('"status":200', '"status":');
+    const cap = await indexCapture(await write('broken-entry.har', broken));
+    await assert.rejects(cap.readEntry(0), (err: unknown) => err instanceof CaptureReadError && err.code === 'BB_CAPTURE_INVALID' && /log\.entries\[0\]/.test(err.message));
+    assert.equal((await cap.readEntry(1)).request.url, 'http://127.0.0.1:3001/b');
+    await cap.close();
+    assert.ok((await readFile(join(dir, 'broken-entry.har'), 'utf8')).length > 0);
+  });
+});
