@@ -9,11 +9,12 @@
 // The one ratified difference: the old variant's 40401 envelope (unknown
 // session) carries a `stack` field that leaks server paths; the new one drops
 // it. Two switches exist for bb's own tests: `--drift` adds an unregistered
-// field to sessions, `--crash-on-export` makes the process die mid-scenario.
+// field to sessions, `--crash-on-export` makes the process die mid-scenario,
+// `--jitter` puts a random number in /v1/meta (noise no rule knows).
 //
 // Prints `READY {"port":N}` once listening on 127.0.0.1:0; stops on SIGTERM.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { SessionStore, ulid, type Session, type SessionEvent } from './sessions.js';
@@ -24,6 +25,7 @@ const { values: flags } = parseArgs({
     variant: { type: 'string', default: 'new' },
     drift: { type: 'boolean', default: false },
     'crash-on-export': { type: 'boolean', default: false },
+    jitter: { type: 'boolean', default: false },
   },
 });
 const variant = flags.variant === 'old' ? 'old' : 'new';
@@ -127,7 +129,8 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = url.pathname;
   let m: RegExpExecArray | null;
   if (method === 'GET' && path === '/v1/meta') {
-    return send(res, 200, { name: 'bb-demo', protocol_version: 2, started_at: startedAt, home, listen: `127.0.0.1:${port}`, ws_path: '/v1/ws' });
+    const meta = { name: 'bb-demo', protocol_version: 2, started_at: startedAt, home, listen: `127.0.0.1:${port}`, ws_path: '/v1/ws' };
+    return send(res, 200, flags.jitter ? { ...meta, nonce: randomInt(1e9) } : meta);
   }
   if (method === 'GET' && path === '/v1/connections') {
     // Only open ones: a socket whose close handshake began is on its way out.

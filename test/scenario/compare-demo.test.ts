@@ -46,6 +46,20 @@ describe('bb compare on the bundled demo', () => {
     });
   }
 
+  it('--noise: what differs between two old runs is noise, reported apart, and the run matches', async () => {
+    const config = await demoConfigWith(dir, 'jitter.json', { oldArgs: ['--jitter'], newArgs: ['--jitter'] });
+    const plain = await runBb(['compare', '--config', config, '--out', join(dir, 'jitter')], env);
+    assert.equal(plain.code, 1, 'without --noise the jitter is a real difference');
+    assert.match(plain.stdout, /meta\/GET \/v1\/meta#1 response\.body\.nonce/);
+    const out = join(dir, 'jitter-noise');
+    const run = await runBb(['compare', '--config', config, '--noise', '--out', out], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /^MATCH with 1 known\b/);
+    assert.ok(existsSync(join(out, 'old-noise.har')));
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    assert.ok(report.counts.noise >= 1, JSON.stringify(report.counts));
+  });
+
   it('a new variant with an unregistered change: exit 1 naming the entry and the field', async () => {
     const config = await demoConfigWith(dir, 'drift.json', { newArgs: ['--drift'] });
     const run = await runBb(['compare', '--config', config, '--out', join(dir, 'drift')], env);
