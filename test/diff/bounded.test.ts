@@ -1,0 +1,89 @@
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
+import type { Har } from '../../capture/har.js';
+import { capture, tempDir, uuid } from './har-builder.js';
+import { makeZip } from './zip-builder.js';
+
+function captures(): { a: Har; b: Har } {
+  const ids = Array.from({ length: 6 }, () => uuid());
+  const idsB = Array.from({ length: 6 }, () => uuid());
+  const a = capture([
+    { page: 'login', url: 'http://127.0.0.1:3001/v1/sessions', method: 'POST', requestBody: { user: 'u' }, body: { id: `session_${ids[0]}`, created_at: '2026-01-01T00:00:00Z' } },
+    { page: 'login', url: `http://127.0.0.1:3001/v1/sessions/session_${ids[0]}`, body: { id: `session_${ids[0]}`, items: [{ id: ids[1], n: 1 }, { id: ids[2], n: 2 }] } },
+    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [ids[3], ids[4]], total: 2 } },
+    { page: 'work', url: 'http://127.0.0.1:3001/v1/gone', body: { bye: true } },
+    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [ids[4]], total: 1 } },
+    { page: 'work', url: 'http://127.0.0.1:3001/ws', ws: [{ type: 'send', data: { type: 'hello', id: ids[5] } }, { type: 'receive', data: { type: 'welcome', id: ids[5] } }, { type: 'receive', data: { type: 'tick', n: 1 } }], close: { code: 1000, reason: '', by: 'client' } },
+  ]);
+  const b = capture([
+    { page: 'login', url: 'http://127.0.0.1:3001/v1/sessions', method: 'POST', requestBody: { user: 'u' }, body: { id: `session_${idsB[0]}`, created_at: '2027-01-01T00:00:00Z' } },
+    { page: 'login', url: 'http://127.0.0.1:3001/v1/extra', body: { hi: 1 } },
+    { page: 'login', url: `http://127.0.0.1:3001/v1/sessions/session_${idsB[0]}`, body: { id: `session_${idsB[0]}`, items: [{ id: idsB[1], n: 1 }, { id: idsB[2], n: 3 }] } },
+    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3], idsB[4]], total: 2 } },
+    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3]], total: 1 } },
+    { page: 'work', url: 'http://127.0.0.1:3001/ws', ws: [{ type: 'send', data: { type: 'hello', id: idsB[5] } }, { type: 'receive', data: { type: 'tick', n: 1 } }, { type: 'receive', data: { type: 'welcome', id: idsB[5] } }], close: { code: 1001, reason: 'away', by: 'server' } },
+    { page: 'work', url: 'http://127.0.0.1:3001/export', body: 'x' },
+  ]);
+  const zip = makeZip([{ name: 'session.json', data: JSON.stringify({ id: idsB[0], v: 2 }) }, { name: 'notes.md', data: '# hi' }]);
+  Object.assign(b.log.entries.at(-1)!.response.content, { mimeType: 'application/zip', text: zip.toString('base64'), encoding: 'base64' });
+  return { a, b };
+}
+
+describe('bounded stages (captures of any size)', () => {
+  const dirs: Array<{ remove: () => Promise<void> }> = [];
+  after(async () => {
+    for (const d of dirs) await d.remove();
+  });
+
+  const configs: Array<[string, DiffOptions]> = [
+    ['no config', {}],
+    ['path rules, known entries, header order', {
+      headerOrder: true,
+      config: validateDiffConfig({
+        normalize: { paths: [{ where: '*/GET /v1/items#*', path: 'total', replace: '<N>' }] },
+        known: [{ where: '*/GET /v1/sessions/*', path: 'items[].n', reason: 'n is computed differently now' }, { where: '*/GET /nothing*', path: 'x', reason: 'stale' }],
+      }),
+    }],
+  ];
+  for (const [name, options] of configs) {
+    it(`give the same result as the in-memory stages (${name})`, async () => {
+      const dir = await tempDir();
+      dirs.push(dir);
+      const { a, b } = captures();
+      const oldPath = await dir.write('old.har', a);
+      const newPath = await dir.write('new.har', b);
+      const whole = await runStages(createContext(oldPath, newPath, options), defaultStages);
+      const ctx = createContext(oldPath, newPath, options);
+      const bounded = await runStages(ctx, boundedStages(defaultStages));
+      assert.ok(whole.differences.length > 5, 'the captures differ in several ways');
+      assert.ok(whole.pairs.some((p) => p.status === 'extra') && whole.pairs.some((p) => p.status === 'missing'));
+      if (options.config) assert.ok(whole.counts.known > 0 && whole.staleKnown.length === 1, 'classify ran on both');
+      assert.deepEqual(bounded, whole);
+      // The HTML report gets its side-by-side views from the bounded run too.
+      const views = pairViewsFrom(ctx);
+      const i = bounded.pairs.findIndex((p) => p.differences > 0 && p.status === 'paired');
+      assert.ok(views(i)?.old && views(i)?.new, 'views kept for a differing pair');
+      assert.match(renderHtml(bounded, { views }), /jsondiffpatch-modified/);
+    });
+  }
+
+  it('keeps the stages it does not replace, by name, in order', () => {
+    const names = boundedStages(defaultStages).map((s) => s.name);
+    assert.deepEqual(names.filter((n) => n !== 'bounded-done'), defaultStages.map((s) => s.name));
+    assert.equal(names[names.indexOf('verdict') + 1], 'bounded-done');
+    for (const s of defaultStages.filter((x) => !['read', 'unzip', 'normalize', 'pair', 'number', 'compare'].includes(x.name))) {
+      assert.ok(boundedStages(defaultStages).includes(s), `${s.name} is kept as it is`);
+    }
+  });
+
+  it('is chosen by size', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { a, b } = captures();
+    const oldPath = await dir.write('old.har', a);
+    const newPath = await dir.write('new.har', b);
+    assert.equal(await needsBounded(oldPath, newPath), false);
+    assert.equal(await needsBounded(oldPath, newPath, 100), true);
+  });
+});
