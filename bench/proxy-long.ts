@@ -43,7 +43,7 @@ export async function longCapture(upstreamPort: number, workDir: string, opts: L
   };
   sample();
   const sampler = setInterval(sample, 500);
-  let closeInfo: { finalizeMs: number; harBytes: number; entries: number; webSocketMessages: number } | undefined;
+  let closeInfo: { finalizeMs: number; harBytes: number; peakRss: number; entries: number; webSocketMessages: number } | undefined;
   let peak = Number.NaN;
   let httpSeconds = Number.NaN;
   let wsSeconds = Number.NaN;
@@ -60,11 +60,11 @@ export async function longCapture(upstreamPort: number, workDir: string, opts: L
     if (ws.errors > 0) console.log(`long capture: ${ws.errors} WebSocket errors`);
     phase = 'finalize';
     done = 0;
+    peak = peakRssMiB(bb.pid);
     closeInfo = await bb.ask('close', 600_000);
-    sample();
+    peak = Math.max(peak, closeInfo?.peakRss ?? Number.NaN);
   } finally {
     clearInterval(sampler);
-    peak = peakRssMiB(bb.pid);
     await bb.stop();
   }
   print(samples, opts, { httpSeconds, wsSeconds, peak, closeInfo });

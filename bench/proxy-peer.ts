@@ -1,7 +1,7 @@
 // One proxy configuration of the benchmark, in its own process so that its
 // CPU and peak RSS are its alone. Usage (started by bench/proxy.ts):
 //
-//   node --import tsx bench/proxy-peer.ts <kind> <upstream port> [work dir]
+//   node <proxy-peer compiled to JS> <kind> <upstream port> [work dir]   (see lib/compile.ts)
 //
 //   pipe       a raw TCP pipe (net): the limit for any proxy hop
 //   forwarder  a bare http-proxy-3 forwarder (ws: true, keep-alive agent), no recording
@@ -16,7 +16,7 @@ import inspector from 'node:inspector';
 import net from 'node:net';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { serveHelper } from './lib/child.js';
+import { serveHelper } from './lib/serve.js';
 // The built bb (npm run bench builds first): what `bb capture` runs.
 import { startCapture, startProxy } from '../dist/index.js';
 
@@ -111,7 +111,8 @@ async function bbRecording(): Promise<{ port: number; answer: Answer }> {
         const started = performance.now();
         const stats = capture.stats();
         await capture.close(1_000);
-        return { finalizeMs: performance.now() - started, harBytes: statSync(out).size, ...stats };
+        // maxRSS (KiB): the process's peak, finalize included; it exits right after answering.
+        return { finalizeMs: performance.now() - started, harBytes: statSync(out).size, peakRss: process.resourceUsage().maxRSS / 1024, ...stats };
       }
       throw new Error(`unknown ask '${what}'`);
     },

@@ -7,7 +7,7 @@
 //   WebSocket (any path)  echoes every message back as it came (no compression)
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
-import { serveHelper } from './lib/child.js';
+import { serveHelper } from './lib/serve.js';
 
 const small = Buffer.from(JSON.stringify({ id: 4711, name: 'small', tags: ['a', 'b', 'c'], ok: true, price: 12.5, note: 'x'.repeat(24) }));
 const mib = Buffer.alloc(1024 * 1024);

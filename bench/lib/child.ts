@@ -1,20 +1,22 @@
 // Benchmark helper processes: the upstream and each proxy run in their own
 // process, so the proxy's CPU and memory can be read alone from /proc. They
-// are TypeScript files started through tsx and speak over Node's IPC channel:
+// are TypeScript files, compiled to plain JavaScript first (compile.ts: no
+// tsx inside a measured process), and speak over Node's IPC channel:
 //
 //   child → parent  { type: 'ready', port }            once it listens
 //   parent → child  { type: 'ask', id, what }           e.g. what = 'stats' or 'close'
 //   child → parent  { type: 'answer', id, value }       the answer to one ask
 //
 // Every child the benchmark starts is stopped by its own pid (never by name).
+// The child side is serve.ts (kept apart: a helper must not load the compiler).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compileForNode } from './compile.js';
 
-/** A message between the benchmark and a helper process. */
-export type ChildMessage =
-  | { type: 'ready'; port: number }
-  | { type: 'ask'; id: number; what: string }
-  | { type: 'answer'; id: number; value: unknown; error?: string };
+import type { ChildMessage } from './serve.js';
 
 /** A running helper process. */
 export interface Helper {
@@ -35,9 +37,17 @@ export function benchPath(name: string): string {
   return fileURLToPath(new URL(`../${name}`, import.meta.url));
 }
 
-/** Starts `node [nodeFlags] --import tsx <script> ...args` and waits for its ready message. */
+let compiledDir: string | undefined;
+const compiled = new Map<string, string>();
+
+/** Starts `node [nodeFlags] <script compiled to JS> ...args` (no tsx in the measured process) and waits for its ready message. */
 export async function startHelper(script: string, args: string[], nodeFlags: string[] = [], readyTimeoutMs = 30_000): Promise<Helper> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script, ...args], {
+  if (!compiledDir) {
+    compiledDir = mkdtempSync(join(tmpdir(), 'bb-bench-js-'));
+    process.once('exit', () => rmSync(compiledDir!, { recursive: true, force: true }));
+  }
+  const entry = compileForNode(script, compiledDir, compiled);
+  const child = spawn(process.execPath, [...nodeFlags, entry, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let nextId = 0;
@@ -109,27 +119,4 @@ export async function startHelper(script: string, args: string[], nodeFlags: str
       await exitedPromise;
     },
   };
-}
-
-/** The child side: says ready, then answers asks with `answer` ('close' must end the process after answering). */
-export function serveHelper(port: number, answer: (what: string) => unknown | Promise<unknown>): void {
-  if (!process.send) throw new Error('this helper runs as a child of the benchmark (no IPC channel)');
-  process.on('message', (msg: ChildMessage) => {
-    if (msg.type !== 'ask') return;
-    Promise.resolve()
-      .then(() => answer(msg.what))
-      .then(
-        (value) => ({ type: 'answer', id: msg.id, value }) satisfies ChildMessage,
-        (err: Error) => ({ type: 'answer', id: msg.id, value: null, error: err.message }) satisfies ChildMessage,
-      )
-      .then((reply) => {
-        // After 'close' the process ends once the answer is out (--cpu-prof writes its profile at exit).
-        process.send!(reply, undefined, {}, () => {
-          if (msg.what === 'close') process.exit(0);
-        });
-      });
-  });
-  // The benchmark going away ends its helpers too.
-  process.on('disconnect', () => process.exit(0));
-  process.send({ type: 'ready', port } satisfies ChildMessage);
 }

@@ -55,7 +55,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Autoca
 /** HTTP load with autocannon: keep-alive connections, for `seconds` or until `amount` responses. */
 export async function httpLoad(opts: AutocannonOptions & { onResponse?: () => void }): Promise<Measured> {
   const started = performance.now();
-  const instance = autocannon({ ...opts, duration: opts.amount ? undefined : opts.duration });
+  const { onResponse: _onResponse, ...options } = opts;
+  // autocannon refuses `duration: undefined`: pass one of duration or amount.
+  if (options.amount) delete options.duration;
+  const instance = autocannon(options);
   if (opts.onResponse) instance.on('response', opts.onResponse);
   const result = await instance;
   const seconds = (performance.now() - started) / 1000;
