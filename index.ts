@@ -8,3 +8,6 @@ export { startCapture, defaultBbHome, type StartCaptureOptions, type CaptureHand
 export { startProxy, FactBus, type ProxyOptions, type RunningProxy, type Fact, type FactListener } from './proxy/index.js';
 export { openCapture, recoverCapture, type Capture, type CaptureOptions, type RedactConfig } from './capture/index.js';
 export type * from './capture/har.js';
+export { defineScenario, type Scenario, type ScenarioContext } from './scenario/index.js';
+export { diffCaptures, loadDiffConfig, renderText, renderJson, type DiffResult, type DiffOptions } from './diff/index.js';
+export { readCapture, streamCapture } from './capture/reader.js';

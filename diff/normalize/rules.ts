@@ -52,8 +52,9 @@ const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|
 const IPV4_MAPPED = /::ffff:127\.0\.0\.1/gi;
 const LOOPBACK_PORT = /(?<![\w.])(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g;
 const SESSION_ID = /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi;
-const ULID = /\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b/g;
-const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+// Not \b: ids often come prefixed (msg_<ULID>, conn_<uuid>) and '_' is a word character.
+const ULID = /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g;
+const UUID = /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi;
 
 /** One key rule, compiled. */
 export interface KeyRule {
@@ -186,7 +187,9 @@ export function normalizeValue(v: unknown, rules: RuleSet, homes: readonly strin
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       const nk = normalizeString(k, rules, homes, table);
-      if (rules.keep.has(k)) {
+      // `keep` protects values (sequence numbers, cursors, type names); objects and
+      // arrays under a kept key are still normalized inside.
+      if (rules.keep.has(k) && (x === null || typeof x !== 'object')) {
         out[nk] = x;
         continue;
       }

@@ -31,6 +31,8 @@ describe('built-in rules, one by one', () => {
     ['session ids numbered by first appearance', { a: 'session_11111111-1111-4111-8111-111111111111', b: 'session_22222222-2222-4222-8222-222222222222', c: 'session_11111111-1111-4111-8111-111111111111' }, { a: '<SID:1>', b: '<SID:2>', c: '<SID:1>' }],
     ['bare uuids → <UUID:n>', ['0f8fad5b-d9cb-469f-a165-70867728950e', '7c9e6679-7425-40de-944b-e07fc1f90ae7', '0f8fad5b-d9cb-469f-a165-70867728950e'], ['<UUID:1>', '<UUID:2>', '<UUID:1>']],
     ['ULIDs → <ULID:n>', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', x: 'msg 01ARZ3NDEKTSV4RRFFQ69G5FAW' }, { id: '<ULID:1>', x: 'msg <ULID:2>' }],
+    ['prefixed ids keep their prefix and number the id', { m: 'msg_01ARZ3NDEKTSV4RRFFQ69G5FAV', c: 'conn_0f8fad5b-d9cb-469f-a165-70867728950e', w: 'x01ARZ3NDEKTSV4RRFFQ69G5FAV' }, { m: 'msg_<ULID:1>', c: 'conn_<UUID:1>', w: 'x01ARZ3NDEKTSV4RRFFQ69G5FAV' }],
+    ['objects under a kept key are still normalized inside', { event: { type: 'tick', at: '2026-01-01T00:00:00Z', created_at: 'x' }, type: 'verbatim-2026-01-01T00:00:00Z' }, { event: { type: 'tick', at: '<TS>', created_at: '<TS>' }, type: 'verbatim-2026-01-01T00:00:00Z' }],
     ['patterns apply inside object keys', { cursors: { 'session_11111111-1111-4111-8111-111111111111': 4 } }, { cursors: { '<SID:1>': 4 } }],
     ['the keep list is compared verbatim', { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }, { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }],
     ['config keep adds keys', { stamp_at: 'x' }, { stamp_at: 'x' }, { keep: ['stamp_at'] }],
