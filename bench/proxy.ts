@@ -58,8 +58,8 @@ function parseArgs(args: string[]): Settings {
   const longCount = quick ? 10_000 : 200_000;
   const settings: Settings = {
     rounds: Number(value('--rounds') ?? (quick ? 1 : 3)),
-    duration: Number(value('--duration') ?? (quick ? 1 : 3)),
-    sseStreams: quick ? 10 : 30,
+    duration: Number(value('--duration') ?? (quick ? 1 : 2)),
+    sseStreams: quick ? 10 : 40,
     sseEvents: 100,
     wsPerClient: quick ? 100 : 400,
     long: args.includes('--no-long') ? undefined : { exchanges: longCount, wsMessages: longCount, connections: CONNECTIONS, wsClients: WS_CLIENTS },
