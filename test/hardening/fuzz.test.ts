@@ -19,8 +19,8 @@ import { baseCapture, bb, cliProblem, pool, readersInProcess, type Outcome } fro
 import { Rand, mutateStructure, mutateText } from './mutate.js';
 
 const CASES = Number(process.env.BB_FUZZ_CASES ?? 2000);
-const CLI_CASES = Number(process.env.BB_FUZZ_CLI ?? 15);
-const DEADLINE_MS = Number(process.env.BB_FUZZ_MS ?? 40_000);
+const CLI_CASES = Number(process.env.BB_FUZZ_CLI ?? 8);
+const DEADLINE_MS = Number(process.env.BB_FUZZ_MS ?? 30_000);
 const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 /** One mutant and what it is expected to be. */

@@ -94,10 +94,14 @@ describe('bad input to the readers', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('answers exit 2 with one line naming the file through the CLI (each file, the commands in turn)', async () => {
+  it('answers exit 2 with one line naming the file through the CLI (each kind of file, the commands in turn)', async () => {
     const cmds = ['show', 'diff', 'frames'] as const;
-    const problems = (await pool(Object.keys(files), 2, async (name, i) => {
-      const path = files[name]!;
+    // Child processes are slow on a busy 2-core machine: one of each kind here (all of them in process above).
+    const kinds = ['truncated-at-200.har', 'not-a-har-object.har', 'entries-is-an-object.har', 'empty.har', 'binary.har',
+      'invalid-base64-body.har', 'a directory', 'a missing file'];
+    const problems = (await pool(kinds, 2, async (name, i) => {
+      const path = files[name];
+      assert.ok(path, `no file ${name}`);
       const cmd = cmds[i % 3]!;
       const r = await bb(cmd === 'diff' ? ['diff', basePath, path] : [cmd, path]);
       const p = cliProblem(r, true) ?? (r.stderr.includes(path) ? undefined : `the line does not name ${path}: ${r.stderr}`);
@@ -142,7 +146,7 @@ describe('bad input to the readers', () => {
       assert.ok(refused.includes(must), `${must} of the wrong type is accepted`);
     }
     // A sample through the CLI too: one line, the path named.
-    const sample = all.filter((_, i) => i % 25 === 3).slice(0, 6);
+    const sample = all.filter((_, i) => i % 40 === 3).slice(0, 4);
     const cli = (await pool(sample, 2, async ([at, value], k) => {
       const file = join(dir, `wrong-cli-${k}.har`);
       await writeFile(file, JSON.stringify(withValue(base, at, wrongType(value))));
