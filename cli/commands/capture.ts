@@ -109,9 +109,6 @@ export const captureCommand: BbCommand = {
     };
     try {
       for (const plan of plans) {
-        if (!isLoopback(plan.listen.host)) {
-          process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
-        }
         const handle = await startCapture({
           target: plan.target.url,
           label: plan.label,
@@ -136,6 +133,10 @@ export const captureCommand: BbCommand = {
           },
         });
         handles.push(handle);
+        // Warned once listening: a refused bind (forward mode without --allow-remote) stays one line.
+        if (!isLoopback(plan.listen.host)) {
+          process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
+        }
         if (!quiet) {
           handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, write: (l) => {
               clearStatus();
