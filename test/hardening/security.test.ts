@@ -20,6 +20,7 @@ import { startAdmin } from '../../cli/admin.js';
 import { isLoopback } from '../../cli/listen.js';
 import { startForwardProxy } from '../../proxy/forward.js';
 import { Cleanups, record, tempDir, waitUntil } from './harness.js';
+import { bb, cliProblem } from './readers.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
 const S = {
@@ -171,6 +172,14 @@ describe('security', () => {
     }
     for (const host of ['127.0.0.1', '::1', '[::1]', 'localhost', '127.1.2.3']) assert.equal(isLoopback(host), true, host);
     await assert.rejects(startForwardProxy({ listen: { host: '0.0.0.0', port: 0 } }), /--allow-remote/);
+    // Through the CLI: exit 2 and one line, nothing started.
+    const home = join(await tempDir(cleanups), 'home');
+    const fwd = await bb(['capture', '--mode', 'forward', '--listen', '0.0.0.0:0', '--out', join(home, 'f.har')], { BB_HOME: home });
+    assert.equal(cliProblem(fwd, true), undefined);
+    assert.match(fwd.stderr, /--allow-remote/);
+    const adm = await bb(['capture', '--target', target, '--admin', '0.0.0.0:0', '--out', join(home, 'a.har')], { BB_HOME: home });
+    assert.equal(cliProblem(adm, true), undefined);
+    assert.match(adm.stderr, /loopback/);
   });
 
   it('never answers bb\'s own routes on the proxied port; files and keys are owner-only under umask 000', async () => {
