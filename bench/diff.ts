@@ -1,7 +1,7 @@
 // The diff benchmark: time and peak RSS of `node bin/bb.js diff OLD NEW` on
 // generated captures (bench/gen-capture.ts) of growing size, with the growth
 // factor against the previous size measured in the same run. Files above
-// 128 MiB go through the bounded stages (diff/bounded.ts).
+// 64 MiB go through the bounded stages (diff/bounded.ts).
 //
 //   node --import tsx bench/diff.ts [--sizes 20,1000,10000,50000,200000] [--huge] [--keep]
 //   npm run bench -- diff [--huge]
@@ -98,7 +98,7 @@ export async function run(args: string[]): Promise<DiffRow[]> {
   const dir = join(tmpdir(), 'bb-bench-diff');
   await mkdir(dir, { recursive: true });
   console.log(`## diff\n\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`);
-  console.log('generated pairs (bench/gen-capture.ts): every 1000th entry a WebSocket connection of 2000 messages; new = old with other timestamps/uuids/ports and one real change per 500 entries\n');
+  console.log('generated pairs (bench/gen-capture.ts): every 1000th entry a WebSocket connection of 2000 messages; new = old with other timestamps/uuids/ports (ids from a pool of 2,000 per side, one fresh per body) and one real change per 500 entries\n');
   // Baseline in the same run: bb's start-up alone (loading the CLI), which every row includes.
   const boot: number[] = [];
   for (let i = 0; i < 3; i++) boot.push(await measureBoot());
@@ -122,7 +122,7 @@ export async function run(args: string[]): Promise<DiffRow[]> {
   const table = rows.map((r, i) => {
     const prev = rows[i - 1];
     const growth = prev ? `×${num(r.seconds / prev.seconds, 1)} time for ×${num(r.bytes / prev.bytes, 1)} bytes` : '—';
-    return [num(r.entries), num(r.bytes / 1048576, 1), r.bytes > 128 * 1048576 ? 'bounded' : 'in memory', num(r.seconds, 2), num(r.peakMiB, 0), num((r.seconds * 1e6) / r.entries, 0), growth, r.verdict];
+    return [num(r.entries), num(r.bytes / 1048576, 1), r.bytes > 64 * 1048576 ? 'bounded' : 'in memory', num(r.seconds, 2), num(r.peakMiB, 0), num((r.seconds * 1e6) / r.entries, 0), growth, r.verdict];
   });
   console.log(markdownTable(['entries (each)', 'MB (each)', 'mode', 'time s', 'peak RSS MiB', 'µs / entry', 'growth vs previous', 'verdict'], table));
   return rows;

@@ -3,7 +3,7 @@
 // thousands of messages, written entry by entry so any size fits.
 //
 // An "old" and a "new" capture from the same seed differ in every timestamp
-// and uuid (which normalizing must absorb) and, in the new one, in one field
+// and uuid (ids drawn from a pool of 2,000 per side, a fresh one per body) (which normalizing must absorb) and, in the new one, in one field
 // of every `realEvery`-th entry (real differences the diff must report).
 //
 //   node --import tsx bench/gen-capture.ts OUT.har ENTRIES old|new
@@ -64,6 +64,9 @@ export async function generateCapture(path: string, opts: GenOptions): Promise<n
   let clock = Date.parse('2026-01-01T00:00:00Z') + (opts.variant === 'old' ? 0 : 3_600_000);
   const iso = () => new Date((clock += Math.floor(volatile() * 50))).toISOString();
   let seq = 0;
+  // Services hand out the same ids again and again (products, users): a pool per side, picked by shared slots.
+  const pool = Array.from({ length: 2000 }, () => uuidFrom(volatile));
+  const pick = () => pool[Math.floor(shape() * pool.length)]!;
   await write(`{"log":{"version":"1.2","creator":{"name":"bb","version":"0.1.0"},"pages":[],"entries":[\n`);
   for (let n = 0; n < opts.entries; n++) {
     const isWs = (n + 1) % wsEvery === 0;
@@ -74,12 +77,13 @@ export async function generateCapture(path: string, opts: GenOptions): Promise<n
     let entry: Record<string, unknown>;
     if (isWs) {
       const messages = [];
+      const session = `session_${uuidFrom(volatile)}`;
       for (let m = 0; m < wsMessages; m++) {
         const send = m % 4 === 0;
         const value = Math.floor(shape() * 1000);
         const data = send
           ? { type: 'subscribe', channel: WORDS[m % WORDS.length], id: m }
-          : { type: 'event', seq: m, at: iso(), session: `session_${uuidFrom(volatile)}`, value: real && m === wsMessages - 1 ? 'changed' : value };
+          : { type: 'event', seq: m, at: iso(), session, value: real && m === wsMessages - 1 ? 'changed' : value };
         messages.push({ type: send ? 'send' : 'receive', time: clock / 1000, opcode: 1, data: JSON.stringify(data), _bb: { seq: ++seq } });
       }
       entry = {
@@ -95,9 +99,9 @@ export async function generateCapture(path: string, opts: GenOptions): Promise<n
       const body = {
         id: uuidFrom(volatile),
         created_at: iso(),
-        owner: { id: uuidFrom(volatile), name: WORDS[route]!, roles: ['reader', route % 2 ? 'writer' : 'admin'] },
+        owner: { id: pick(), name: WORDS[route]!, roles: ['reader', route % 2 ? 'writer' : 'admin'] },
         items: Array.from({ length: items }, (_, k) => ({
-          id: uuidFrom(volatile),
+          id: pick(),
           name: `${WORDS[(n + k) % WORDS.length]} ${k}`,
           price: Math.round(shape() * 10000) / 100,
           tags: [WORDS[k % WORDS.length], WORDS[(k + 3) % WORDS.length]],

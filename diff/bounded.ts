@@ -30,7 +30,7 @@ import type { PairView } from './report/html-pair.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';
 
 /** Files bigger than this (either side) are compared by the bounded stages. */
-export const BOUNDED_THRESHOLD = 128 * 1024 * 1024;
+export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
 
 /** Side-by-side views kept for the HTML report. */
 const MAX_VIEWS = 100;
