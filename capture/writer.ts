@@ -106,9 +106,10 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
         fallbackOrigin: header.listen,
         ...(redactor ? { redactor } : {}),
       };
-      out.write(
-        `{"log":{"version":"1.2","creator":${JSON.stringify(header.creator)},"entries":[`,
-      );
+      // A damaged header must not make the HAR invalid JSON ("creator":undefined).
+      const c = header.creator as { name?: unknown; version?: unknown } | undefined;
+      const creator = c && typeof c.name === 'string' && typeof c.version === 'string' ? { name: c.name, version: c.version } : { name: 'bb', version: 'unknown' };
+      out.write(`{"log":{"version":"1.2","creator":${JSON.stringify(creator)},"entries":[`);
       continue;
     }
     const r = rec as JournalRecord;
