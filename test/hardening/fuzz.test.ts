@@ -17,8 +17,13 @@ import { harProblems } from '../helpers/har-schema.js';
 import { Cleanups, echoServer, get, record, tempDir } from './harness.js';
 import { baseCapture, bb, cliProblem, pool, readersInProcess, type Outcome } from './readers.js';
 import { Rand, mutateStructure, mutateText } from './mutate.js';
+import { exchange } from '../capture/capture-harness.js';
+import { FactBus } from '../../proxy/events.js';
+import { openCapture, recoverCapture } from '../../capture/index.js';
+import { mkdir } from 'node:fs/promises';
 
 const CASES = Number(process.env.BB_FUZZ_CASES ?? 2000);
+const JOURNAL_CASES = Number(process.env.BB_FUZZ_JOURNALS ?? 300);
 const CLI_CASES = Number(process.env.BB_FUZZ_CLI ?? 8);
 const DEADLINE_MS = Number(process.env.BB_FUZZ_MS ?? 30_000);
 const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
@@ -141,6 +146,62 @@ describe('fuzzing the readers with seeded mutations of real captures', () => {
     // Bounded by time on a busy machine, but never vacuous: both kinds of mutants were tried.
     assert.ok(cases >= Math.min(CASES, 300), `only ${cases} cases ran`);
     assert.ok(valid > 0 && codes[2]! > 0, 'both valid and invalid mutants');
+  });
+
+  it(`recovers ${JOURNAL_CASES} mutated journals or refuses them in one sentence, never a crash`, async (t) => {
+    // A real journal (HTTP with bodies, a failure, an abort), then records mutated line by line.
+    const jdir = join(dir, 'journals');
+    await mkdir(jdir);
+    const live = join(jdir, 'live.har');
+    const home = join(jdir, 'home');
+    const cap = await openCapture({ out: live, label: 'j', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: home });
+    const bus = new FactBus();
+    bus.on(cap.listener);
+    for (let i = 0; i < 4; i++) {
+      for (const f of exchange({ target: `/j/${i}`, status: 200, reqBody: [Buffer.from('{"q":1}')], resHeaders: ['Content-Type', 'application/json', 'Content-Encoding', i === 2 ? 'gzip' : 'identity'], resBody: [Buffer.from(`{"i":${i}}`)] })) bus.emit(f);
+    }
+    for (const f of exchange({ target: '/j/failed', end: { type: 'exchange-failed', exchangeId: 0, time: 0, error: { code: 'ECONNREFUSED', message: 'refused', phase: 'connect' } } as never })) bus.emit(f);
+    await new Promise((r) => setImmediate(r));
+    const journal = await readFile(`${live}.journal`, 'utf8');
+    const bodies = await readFile(`${live}.bodies`);
+    await cap.close();
+    const lines = journal.split('\n').filter(Boolean);
+    const failures: string[] = [];
+    let recovered = 0;
+    let refused = 0;
+    for (let seed = 1; seed <= JOURNAL_CASES; seed++) {
+      const r = new Rand(seed * 31);
+      const copy = lines.map((l) => JSON.parse(l) as unknown);
+      let text: string;
+      if (r.float() < 0.25) {
+        text = mutateText(journal, r).text;
+      } else {
+        // Mutate one to three records (never only the header: that is the refusal case above).
+        for (let k = 1 + r.int(3); k > 0; k--) mutateStructure(copy[r.int(copy.length)], r);
+        text = copy.map((c) => JSON.stringify(c)).join('\n') + '\n';
+      }
+      const cdir = join(jdir, `m${seed}`);
+      await mkdir(cdir);
+      const out = join(cdir, 'cap.har');
+      await writeFile(`${out}.journal`, text);
+      await writeFile(`${out}.bodies`, bodies);
+      try {
+        await recoverCapture(out, { bbHome: home });
+        JSON.parse(await readFile(out, 'utf8'));
+        // What bb recover writes, bb's readers read (or refuse in one sentence).
+        const read = await readersInProcess(out, out);
+        for (const [cmd, o] of Object.entries(read)) if (o.code === -1 && failures.length < 10) failures.push(`seed ${seed}: ${cmd} of the recovered HAR crashed: ${o.message}`);
+        recovered++;
+      } catch (err) {
+        const e = err as Error & { exitCode?: number };
+        if (typeof e.exitCode !== 'number' || e.message.includes('\n')) {
+          if (failures.length < 10) failures.push(`seed ${seed}: ${e.stack}`);
+        } else refused++;
+      }
+    }
+    t.diagnostic(`${JOURNAL_CASES} journal mutants: ${recovered} recovered, ${refused} refused in one sentence`);
+    assert.deepEqual(failures, []);
+    assert.ok(recovered > 0);
   });
 
   it(`gives ${CLI_CASES} mutants through the CLI the same verdicts, in one line`, async () => {
