@@ -9,15 +9,17 @@ import { spawnSync } from 'node:child_process';
 const AREAS = ['proxy', 'diff', 'tls'];
 const root = new URL('..', import.meta.url).pathname;
 const argv = process.argv.slice(2);
-const areas = argv.filter((a) => AREAS.includes(a));
-const unknown = argv.filter((a) => !a.startsWith('-') && !AREAS.includes(a) && !/^\d/.test(a) && !a.includes(','));
-const flags = argv.filter((a) => !AREAS.includes(a));
-if (argv.includes('--help') || argv.includes('-h')) {
+// Areas come first (bare words), then flags for every area.
+const firstFlag = argv.findIndex((a) => a.startsWith('-'));
+const areas = firstFlag < 0 ? argv : argv.slice(0, firstFlag);
+const flags = firstFlag < 0 ? [] : argv.slice(firstFlag);
+if (flags.includes('--help') || flags.includes('-h')) {
   console.log(`usage: npm run bench [-- <area>...] [--quick] [area flags]\nareas: ${AREAS.join(', ')} (default: all)`);
   process.exit(0);
 }
-if (unknown.length > 0 && areas.length === 0) {
-  console.error(`unknown benchmark area '${unknown[0]}': pick among ${AREAS.join(', ')}`);
+const unknown = areas.find((a) => !AREAS.includes(a));
+if (unknown) {
+  console.error(`unknown benchmark area '${unknown}': pick among ${AREAS.join(', ')} (flags go after the areas)`);
   process.exit(2);
 }
 
