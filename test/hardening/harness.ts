@@ -121,10 +121,11 @@ export function get(port: number, path: string, headers: http.OutgoingHttpHeader
 /**
  * Runs `offend` while a good client sends GETs in a loop on its own
  * connections; returns how many good requests went through. Every good request
- * must get its own answer, or this throws.
+ * must get its own answer, or this throws. `origin` ("http://127.0.0.1:PORT")
+ * makes the requests absolute-form, for a forward proxy.
  */
 let alongsideRuns = 0;
-export async function alongside(port: number, offend: () => Promise<void>, tag = 'good'): Promise<number> {
+export async function alongside(port: number, offend: () => Promise<void>, tag = 'good', origin = ''): Promise<number> {
   let stop = false;
   let n = 0;
   const run = ++alongsideRuns;
@@ -132,7 +133,7 @@ export async function alongside(port: number, offend: () => Promise<void>, tag =
     // Bounded: the offender decides the duration, and each GET has a 5 s timeout.
     while (!stop && n < 10_000) {
       const path = `/${tag}/${run}-${n}`;
-      const r = await get(port, path);
+      const r = await get(port, origin + path);
       if (r.status !== 200 || r.body !== `ok ${path}`) throw new Error(`good client got ${r.status} ${r.body} for ${path}`);
       n++;
     }
@@ -144,7 +145,7 @@ export async function alongside(port: number, offend: () => Promise<void>, tag =
   }
   await loop;
   // One more after the offence: the proxy is alive and answers correctly.
-  const last = await get(port, `/${tag}/${run}-after`);
+  const last = await get(port, `${origin}/${tag}/${run}-after`);
   if (last.body !== `ok /${tag}/${run}-after`) throw new Error(`proxy answered ${last.status} ${last.body} after the offence`);
   return n + 1;
 }
