@@ -1,11 +1,49 @@
 // bb's command line: parses argv once, runs one command, owns process.exit.
-import yargs from 'yargs';
+import yargs, { type MiddlewareFunction } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.js';
-import { isUserError } from './errors.js';
+import { isUserError, UsageError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** The options yargs declared for the command being run (names by type). */
+interface DeclaredOptions {
+  array: string[];
+  boolean: string[];
+  number: string[];
+  string: string[];
+}
+
+/** The text the user typed after `--name` or in `--name=...` (for messages about it). */
+function typedValue(argv: string[], name: string): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith(`--${name}=`)) return argv[i].slice(name.length + 3);
+    if (argv[i] === `--${name}`) return argv[i + 1];
+  }
+  return undefined;
+}
+
+/**
+ * Refuses what yargs lets through: a one-value flag given twice (yargs makes
+ * it an array, which commands would take for a string) and a number flag
+ * given a word (NaN) or a negative (every number flag of bb is a count or ms).
+ */
+function checkFlagValues(args: Record<string, unknown>, declared: DeclaredOptions, argv: string[]): void {
+  const repeatable = new Set(declared.array);
+  for (const name of [...declared.string, ...declared.number, ...declared.boolean]) {
+    const value = args[name];
+    if (!repeatable.has(name) && Array.isArray(value)) {
+      throw new UsageError(`--${name} is given ${value.length} times: give it once`, 'BB_FLAG_REPEATED');
+    }
+  }
+  for (const name of declared.number) {
+    const value = args[name];
+    if (typeof value === 'number' && !(value >= 0)) {
+      throw new UsageError(`--${name} needs a number of 0 or more, got '${typedValue(argv, name) ?? value}'`, 'BB_BAD_NUMBER');
+    }
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
@@ -19,16 +57,28 @@ async function main(argv: string[]): Promise<number> {
       // yargs would otherwise run the handler anyway with missing arguments.
       throw err ?? Object.assign(new Error(`${msg} (see bb --help)`), { exitCode: 2, code: 'BB_USAGE' });
     })
-    .wrap(Math.min(100, process.stdout.columns || 100));
-  for (const cmd of commands) {
-    parser.command({
-      command: cmd.command,
-      describe: cmd.describe,
-      builder: cmd.builder,
-      handler: async (args) => {
-        exitCode = await cmd.run(args as Record<string, unknown>);
-      },
-    });
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    // yargs hands middleware the instance as a second argument (its types omit it).
+    .middleware(((args: Record<string, unknown>, y: { getOptions(): DeclaredOptions }) => checkFlagValues(args, y.getOptions(), argv)) as unknown as MiddlewareFunction);
+  // Only the command being run is loaded (its module graph is what costs at start-up);
+  // the others are listed by name and description for --help.
+  const wanted = argv.find((a) => !a.startsWith('-'));
+  for (const lazy of commands) {
+    if (lazy.name === wanted) {
+      const cmd = await lazy.load();
+      parser.command({
+        command: cmd.command,
+        describe: cmd.describe,
+        builder: cmd.builder,
+        handler: async (args) => {
+          exitCode = await cmd.run(args as Record<string, unknown>);
+        },
+      });
+    } else {
+      parser.command(lazy.name, lazy.describe, (y) => y, () => {
+        throw Object.assign(new Error(`bb ${lazy.name} could not be loaded`), { exitCode: 2 });
+      });
+    }
   }
   await parser.parseAsync();
   return exitCode;

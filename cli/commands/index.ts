@@ -1,15 +1,28 @@
-// The command list. Each command is one thin file exporting a BbCommand;
-// add a line here to register it.
+// The command list. Each command is one thin file exporting a BbCommand; it is
+// loaded only when that command runs (or for its --help), so `bb diff` does not
+// pay for the proxy, the browser-free scenario runner or TLS. Add a line here to
+// register a command: its name, its one-line description, and its loader.
 import type { BbCommand } from '../command.js';
-import { caCommand } from './ca.js';
-import { captureCommand } from './capture.js';
-import { recoverCommand } from './recover.js';
-import { diffCommand } from './diff.js';
-import { noiseCommand } from './noise.js';
-import { knownCommand } from './known.js';
-import { framesCommand } from './frames.js';
-import { showCommand } from './show.js';
-import { compareCommand } from './compare.js';
-import { demoCommand } from './demo.js';
 
-export const commands: BbCommand[] = [captureCommand, caCommand, recoverCommand, diffCommand, noiseCommand, knownCommand, framesCommand, showCommand, compareCommand, demoCommand];
+/** A command known by name, loaded on demand. */
+export interface LazyCommand {
+  /** The first word on the command line. */
+  name: string;
+  /** One line for `bb --help` (the loaded command's own describe is used once loaded). */
+  describe: string;
+  /** Loads the command module. */
+  load: () => Promise<BbCommand>;
+}
+
+export const commands: LazyCommand[] = [
+  { name: 'capture', describe: 'record traffic through a transparent proxy in front of each --target, until Ctrl-C', load: async () => (await import('./capture.js')).captureCommand },
+  { name: 'recover', describe: 'write the HAR of a capture that was killed, from its journal (marked incomplete)', load: async () => (await import('./recover.js')).recoverCommand },
+  { name: 'diff', describe: 'compare two captures (HAR) after normalizing what always varies', load: async () => (await import('./diff.js')).diffCommand },
+  { name: 'noise', describe: 'write what differs between two runs of one build as normalize rules / known entries to review', load: async () => (await import('./noise.js')).noiseCommand },
+  { name: 'known', describe: 'known add DIFF-ID --from report.json --reason "...": ratify a difference in the config', load: async () => (await import('./known.js')).knownCommand },
+  { name: 'frames', describe: 'list the WebSocket connections of a capture (any HAR) and their messages in order', load: async () => (await import('./frames.js')).framesCommand },
+  { name: 'show', describe: 'list the entries of a capture (any HAR): one line each, filters, --json', load: async () => (await import('./show.js')).showCommand },
+  { name: 'compare', describe: 'boot the old and new servers, drive the scenario through recording proxies, diff the captures', load: async () => (await import('./compare.js')).compareCommand },
+  { name: 'demo', describe: 'run bb compare on the bundled demo service (old vs new, one known difference)', load: async () => (await import('./demo.js')).demoCommand },
+  { name: 'ca', describe: "show bb's CA certificate (made on first use) and how to trust it: path | print | export | trust-info", load: async () => (await import('./ca.js')).caCommand },
+];
