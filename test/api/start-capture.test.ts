@@ -56,5 +56,7 @@ test('the README example runs as written', async () => {
   });
   assert.match(stdout, /page_1 GET http:\/\/127\.0\.0\.1:\d+\/v1\/items\?token=<redacted:[0-9a-f]{8}> 200/);
   assert.match(stdout, /page_2 GET http:\/\/127\.0\.0\.1:\d+\/v1\/items\/1 200/);
-  assert.ok(example.length > 0);
+  const written = /wrote (\S+)/.exec(stdout)?.[1];
+  assert.ok(written && example.includes('wrote'), 'the example says where its HAR is');
+  rmSync(written, { force: true });
 });
