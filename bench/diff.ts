@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCapture } from './gen-capture.js';
@@ -97,7 +97,7 @@ export async function run(args: string[]): Promise<DiffRow[]> {
   const a = parseArgs(args);
   const dir = join(tmpdir(), 'bb-bench-diff');
   await mkdir(dir, { recursive: true });
-  console.log(`## diff\n\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`);
+  console.log(`## diff\n\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the start`);
   console.log('generated pairs (bench/gen-capture.ts): every 1000th entry a WebSocket connection of 2000 messages; new = old with other timestamps/uuids/ports (ids from a pool of 2,000 per side, one fresh per body) and one real change per 500 entries\n');
   // Baseline in the same run: bb's start-up alone (loading the CLI), which every row includes.
   const boot: number[] = [];
