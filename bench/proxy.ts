@@ -132,8 +132,8 @@ async function measure(workload: Workload, config: Config, s: Settings, profileF
   };
 }
 
-async function startConfigs(names: string[], upstreamPort: number, workRoot: string, s: Settings): Promise<Config[]> {
-  const configs: Config[] = [];
+/** Starts every configuration into `configs` (filled as they start, so a failure still lets the caller stop the rest). */
+async function startConfigs(configs: Config[], names: string[], upstreamPort: number, workRoot: string): Promise<void> {
   for (const name of names) {
     if (name === 'direct') {
       configs.push({ name, port: upstreamPort });
@@ -146,7 +146,6 @@ async function startConfigs(names: string[], upstreamPort: number, workRoot: str
       configs.push({ name, port: helper.port, helper });
     }
   }
-  return configs;
 }
 
 function machineLine(): string {
@@ -170,11 +169,12 @@ export async function run(args: string[]): Promise<void> {
   if (!mitmdump) console.log('mitmdump is not installed: its rows and the "≥ 10× mitmdump" target are skipped.');
 
   const workRoot = mkdtempSync(join(os.tmpdir(), 'bb-bench-proxy-'));
-  const upstream = await startHelper(benchPath('proxy-upstream.ts'), []);
-  let configs: Config[] = [];
+  let upstream: Helper | undefined;
+  const configs: Config[] = [];
   const started = performance.now();
   try {
-    configs = await startConfigs(names, upstream.port, workRoot, s);
+    upstream = await startHelper(benchPath('proxy-upstream.ts'), []);
+    await startConfigs(configs, names, upstream.port, workRoot);
     const results: WorkloadResults[] = [];
     if (workloads.length > 0) {
       for (const workload of workloads) {
@@ -207,7 +207,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`\nproxy benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
   } finally {
     for (const c of configs) await c.helper?.stop();
-    await upstream.stop();
+    await upstream?.stop();
     rmSync(workRoot, { recursive: true, force: true });
   }
 }
