@@ -7,11 +7,12 @@
 //   npm run bench -- diff [--huge]
 //
 // --huge adds one pair over 600 MB each (a few minutes). Generated files are
-// kept in os.tmpdir()/bb-bench-diff between runs with --keep (else removed).
+// kept in os.tmpdir()/bb-bench-diff between runs with --keep (else a fresh
+// temp folder, removed at the end).
 // Needs a built dist/ (npm run bench builds it).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,7 +96,8 @@ async function pairFor(dir: string, entries: number, items?: number): Promise<{ 
 /** Prints the table (called by scripts/bench.mjs through bench/lib/area.ts). */
 export async function run(args: string[]): Promise<DiffRow[]> {
   const a = parseArgs(args);
-  const dir = join(tmpdir(), 'bb-bench-diff');
+  // --keep reuses one folder across runs; otherwise a fresh one (other runs may share the machine).
+  const dir = a.keep ? join(tmpdir(), 'bb-bench-diff') : await mkdtemp(join(tmpdir(), 'bb-bench-diff-'));
   await mkdir(dir, { recursive: true });
   console.log(`## diff\n\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the start`);
   console.log('generated pairs (bench/gen-capture.ts): every 1000th entry a WebSocket connection of 2000 messages; new = old with other timestamps/uuids/ports (ids from a pool of 2,000 per side, one fresh per body) and one real change per 500 entries\n');
