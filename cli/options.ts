@@ -14,8 +14,12 @@ export function parseByteSize(value: string, flag: string): number {
 
 /** The redaction settings from --no-redact / --redact kind:NAME. */
 export function redactOptionsFrom(argv: Record<string, unknown>): RedactConfig | false | undefined {
-  if (argv.redact === false || argv['no-redact'] === true) return false;
-  const extra = argv.redact as string[] | undefined;
+  // --redact is an array flag, so yargs turns --no-redact into `redact: [false]`.
+  const given = argv.redact === undefined ? [] : ([] as unknown[]).concat(argv.redact);
+  const off = argv['no-redact'] === true || given.includes(false);
+  const extra = given.filter((x): x is string => typeof x === 'string');
+  if (off && extra.length > 0) throw new UsageError(`--no-redact and --redact ${extra[0]} contradict each other: give one of them`, 'BB_BAD_REDACT');
+  if (off) return false;
   if (!extra || extra.length === 0) return undefined;
   try {
     return parseRedactSpecs(extra);

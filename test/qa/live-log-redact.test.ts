@@ -1,0 +1,45 @@
+// bb capture --no-redact through the CLI: values stay as they are, in the HAR and the live log.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBb } from '../helpers/cli.js';
+
+async function upstream(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = http.createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { log: { entries: Array<{ request: { url: string } }> } } }> {
+  const up = await upstream();
+  const dir = await mkdtemp(join(tmpdir(), 'bb-qa-livelog-'));
+  const out = join(dir, 'c.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${up.port}`, '--out', out, ...extra], { BB_HOME: join(dir, 'home') });
+  const killer = setTimeout(() => bb.child.kill('SIGKILL'), 20_000);
+  try {
+    const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+    const res = await fetch(`${base}/items?q=1&token=sekret-value&access_token=abc%20def`);
+    assert.equal(await res.text(), 'ok');
+    await bb.waitFor(/#1 GET /);
+    bb.child.kill('SIGINT');
+    assert.equal(await bb.exited, 0, bb.stderr());
+    return { stdout: bb.stdout(), har: JSON.parse(await readFile(out, 'utf8')) };
+  } finally {
+    clearTimeout(killer);
+    if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+    await up.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('bb capture live log', () => {
+  it('prints them as they are with --no-redact', async () => {
+    const { stdout, har } = await captureOnce(['--no-redact']);
+    assert.match(stdout, /^#1 GET \/items\?q=1&token=sekret-value&access_token=abc%20def 200 /m);
+    assert.match(har.log.entries[0]!.request.url, /\?q=1&token=sekret-value&access_token=abc%20def$/);
+  });
+});
