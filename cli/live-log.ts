@@ -25,6 +25,8 @@ export interface LiveLogOptions {
   write: (line: string) => void;
   /** Colour the status. */
   color: boolean;
+  /** How a request target is shown (bb capture redacts secret query values here as in the HAR). */
+  showTarget?: (target: string) => string;
 }
 
 /** A fact listener that prints one line per finished exchange; state is dropped as each ends. */
@@ -41,7 +43,8 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     finished++;
     const ms = Math.round(performance.timeOrigin + performance.now() - p.start);
     const prefix = options.label ? `${options.label} ` : '';
-    const path = p.target.length > 80 ? p.target.slice(0, 77) + '...' : p.target;
+    const target = options.showTarget ? options.showTarget(p.target) : p.target;
+    const path = target.length > 80 ? target.slice(0, 77) + '...' : target;
     options.write(`${prefix}#${id} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
   };
   const listener = (fact: Fact): void => {

@@ -11,6 +11,16 @@ import { useColor } from '../tty.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { defaultBbHome, startCapture, type CaptureHandle } from '../../start-capture.js';
+import { loadRedactKey, Redactor } from '../../capture/index.js';
+
+/** The request target as the live log shows it: secret query values as the HAR will hold them. */
+function liveTarget(redactor: Redactor | undefined): ((target: string) => string) | undefined {
+  if (!redactor) return undefined;
+  return (target) => {
+    const q = target.indexOf('?');
+    return q < 0 ? target : target.slice(0, q + 1) + redactor.queryString(target.slice(q + 1));
+  };
+}
 
 /** One proxy to start: target, where it listens, where its HAR goes. */
 export interface CapturePlan {
@@ -85,6 +95,7 @@ export const captureCommand: BbCommand = {
     const quiet = Boolean(argv.quiet);
     const color = useColor(process.stdout);
     const bbHome = defaultBbHome();
+    const showTarget = liveTarget(redact === false ? undefined : new Redactor(loadRedactKey(bbHome), redact));
     let recordingErrors = 0;
 
     const handles: CaptureHandle[] = [];
@@ -138,7 +149,7 @@ export const captureCommand: BbCommand = {
           process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
         }
         if (!quiet) {
-          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, write: (l) => {
+          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, showTarget, write: (l) => {
               clearStatus();
               process.stdout.write(l + '\n');
             } }));

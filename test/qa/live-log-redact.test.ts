@@ -1,4 +1,5 @@
-// bb capture --no-redact through the CLI: values stay as they are, in the HAR and the live log.
+// bb capture's line per exchange is read in terminals and kept in CI logs:
+// secrets in the query are redacted there exactly as in the HAR.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -37,6 +38,15 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
 }
 
 describe('bb capture live log', () => {
+  it('prints secret query values as the HAR holds them, never raw', async () => {
+    const { stdout, har } = await captureOnce([]);
+    assert.doesNotMatch(stdout, /sekret|abc/);
+    const line = stdout.split('\n').find((l) => l.startsWith('#1 GET '))!;
+    const recorded = har.log.entries[0]!.request.url;
+    assert.equal(line.split(' ')[2], recorded.slice(recorded.indexOf('/items')));
+    assert.match(line, /^#1 GET \/items\?q=1&token=<redacted:[0-9a-f]{8}>&access_token=<redacted:[0-9a-f]{8}> 200 /);
+  });
+
   it('prints them as they are with --no-redact', async () => {
     const { stdout, har } = await captureOnce(['--no-redact']);
     assert.match(stdout, /^#1 GET \/items\?q=1&token=sekret-value&access_token=abc%20def 200 /m);
