@@ -14,7 +14,7 @@ function filterOf(argv: Record<string, unknown>): EntryFilter {
   if (argv['method'] !== undefined) f.methods = list(argv['method']).map((m) => m.toUpperCase());
   if (argv['status'] !== undefined) {
     f.statuses = list(argv['status']);
-    const bad = f.statuses.find((s) => !/^[0-9xX]{3}$/.test(s));
+    const bad = f.statuses.find((s) => !/^(?:[0-9]{3}|[1-5][xX]{2})$/.test(s));
     if (bad !== undefined) throw new UsageError(`--status takes codes or classes like 404, 4xx or 2xx,3xx, got '${bad}'`, 'BB_BAD_STATUS');
   }
   if (argv['url'] !== undefined) f.url = String(argv['url']);

@@ -90,6 +90,12 @@ describe('bb show', () => {
     const bad = await bb(['show', file, '--status', 'teapot']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^bb: --status takes codes or classes like 404, 4xx or 2xx,3xx, got 'teapot'\n$/);
+    // A class no status has, or x in a code, is a typo, not "nothing matches".
+    for (const typo of ['9xx', '4x4', 'x04']) {
+      const r = await bb(['show', file, '--status', `200,${typo}`]);
+      assert.equal(r.code, 2, typo);
+      assert.match(r.stderr, new RegExp(`^bb: --status takes codes or classes like 404, 4xx or 2xx,3xx, got '${typo}'\\n$`));
+    }
   });
 
   it("lists mitmproxy's WebSocket export", async (t) => {
