@@ -51,6 +51,12 @@ describe('bb flags given the wrong way', () => {
     });
   }
 
+  it("puts yargs' own multi-line refusals on one line", async () => {
+    const r = await runBounded(['ca', 'bogus']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^bb: Invalid values: Argument: action, Given: "bogus", Choices: "path", "print", "export", "trust-info" \(see bb --help\)\n$/);
+  });
+
   it('still takes repeatable flags many times', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'bb-qa-flags-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
