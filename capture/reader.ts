@@ -13,6 +13,7 @@
 // WebSocket and SSE message times come back in epoch seconds whatever the
 // producer wrote (Playwright writes milliseconds).
 import { readFile, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import type { Har, HarEntry } from './har.js';
 import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
 import { indexCaptureFile, type IndexedCapture } from './reader-index.js';
@@ -125,8 +126,7 @@ export async function indexCapture(path: string, opts: ReadCaptureOptions = {}):
     if (err instanceof HarShapeError) throw shapeError(path, err);
     if (err instanceof SyntaxError) throw new CaptureReadError(path, 'BB_CAPTURE_INVALID', `${path} is not valid JSON (${err.message}): the file is truncated or not a HAR; record or export it again.`);
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
-    throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+    throw unreadable(path, e);
   }
   try {
     checkUsable(path, cap.header, cap.entryCount, opts);
@@ -150,6 +150,15 @@ export async function indexCapture(path: string, opts: ReadCaptureOptions = {}):
   };
 }
 
+/** The refusal for a file that cannot be opened; a missing HAR beside a journal is a capture not written yet. */
+function unreadable(path: string, e: NodeJS.ErrnoException): CaptureReadError {
+  if (e.code === 'ENOENT' && existsSync(`${path}.journal`)) {
+    return new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} is not written yet (${path}.journal is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`);
+  }
+  const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
+  return new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+}
+
 async function parseFile(path: string): Promise<unknown> {
   let text: string;
   try {
@@ -163,8 +172,7 @@ async function parseFile(path: string): Promise<unknown> {
   } catch (err) {
     if (err instanceof CaptureReadError) throw err;
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
-    throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+    throw unreadable(path, e);
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === '') {

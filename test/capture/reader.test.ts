@@ -128,6 +128,17 @@ describe('readCapture on hand-made files', () => {
     assert.match(err.message, /does not exist/);
   });
 
+  it('says a missing HAR beside its journal is a capture not written yet (stop it, or bb recover)', async () => {
+    const path = join(dir, 'running.har');
+    await writeFile(`${path}.journal`, '');
+    for (const read of [(p: string) => readCapture(p), (p: string) => streamCapture(p)]) {
+      const err = await read(path).then(() => assert.fail('read a HAR that is not there'), (e: unknown) => e);
+      assert.ok(err instanceof CaptureReadError);
+      assert.equal(err.code, 'BB_CAPTURE_UNREADABLE');
+      assert.equal(err.message, `${path} is not written yet (${path}.journal is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`);
+    }
+  });
+
   it('refuses an incomplete capture unless allowed', async () => {
     const doc = { log: { version: '1.2', creator: { name: 'bb', version: '0.1.0' }, entries: [minimalEntry()], _bb: { complete: false } } };
     const path = await write('incomplete.har', doc);
