@@ -13,6 +13,11 @@ import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions 
 import { defaultBbHome, startCapture, type CaptureHandle } from '../../start-capture.js';
 import { loadRedactKey, Redactor } from '../../capture/index.js';
 
+/** "1 entry", "2 entries". */
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** The request target as the live log shows it: secret query values as the HAR will hold them. */
 function liveTarget(redactor: Redactor | undefined): ((target: string) => string) | undefined {
   if (!redactor) return undefined;
@@ -183,7 +188,10 @@ export const captureCommand: BbCommand = {
     const written = await stopAll();
     for (let i = 0; i < written.length; i++) {
       const s = handles[i].stats();
-      process.stdout.write(`bb: ${handles[i].label}: wrote ${written[i]} (${s.entries} entries, ${s.webSocketMessages} WebSocket messages)\n`);
+      process.stdout.write(`bb: ${handles[i].label}: wrote ${written[i]} (${plural(s.entries, 'entry', 'entries')}, ${plural(s.webSocketMessages, 'WebSocket message', 'WebSocket messages')})\n`);
+      if (s.entries === 0) {
+        process.stderr.write(`bb: ${handles[i].label}: nothing went through ${handles[i].url}: point your clients at that URL (bb diff refuses an empty capture)\n`);
+      }
     }
     if (recordingErrors > 0) {
       process.stderr.write(`bb: ${recordingErrors} recording failures: the captures miss what failed to write\n`);
