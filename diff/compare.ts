@@ -75,6 +75,14 @@ function wsLoose(m: NormalizedWsMessage): string {
   return `${m.type}|${m.opcode}|${t}`;
 }
 
+const OPCODES: Record<number, string> = { 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', [-1]: 'error' };
+
+/** "receive text {"type":"event",...}": which message a reordered row is about (payload cut at 60 characters). */
+function messageSummary(m: NormalizedWsMessage): string {
+  const data = typeof m.data === 'string' ? m.data : JSON.stringify(m.data) ?? '';
+  return `${m.type} ${OPCODES[m.opcode] ?? m.opcode} ${data.length > 60 ? data.slice(0, 59) + '…' : data}`;
+}
+
 /** WebSocket messages compared in order: missing / extra / reordered / changed. */
 export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[]): void {
   const ea = a.map(canonical);
@@ -85,7 +93,10 @@ export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[],
     else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${l.new}]`, new: b[l.new!] });
     else {
       const p = `ws.messages[${l.old}]`;
-      if (l.status === 'reordered') out.push({ kind: 'reordered', path: p, old: `at ${l.old}`, new: `at ${l.new}` });
+      if (l.status === 'reordered') {
+        const what = messageSummary(a[l.old!]!);
+        out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
+      }
       diffValues(a[l.old!], b[l.new!], p, out);
     }
   }

@@ -39,6 +39,15 @@ export function elidePair(a: unknown, b: unknown, max = WIDTH): [string, string]
   return [cut(sa), cut(sb)];
 }
 
+/** A reordered WebSocket row ("at 2: <message>" → "at 3: <message>") as "moved 2 → 3: <message>". */
+function movedMessage(a: unknown, b: unknown): string | undefined {
+  const ma = typeof a === 'string' ? /^at (\d+): ([^]*)$/.exec(a) : null;
+  const mb = typeof b === 'string' ? /^at (\d+): ([^]*)$/.exec(b) : null;
+  if (!ma || !mb || ma[2] !== mb[2]) return undefined;
+  const what = ma[2]!.length > WIDTH ? `${ma[2]!.slice(0, WIDTH - 1)}…` : ma[2]!;
+  return `moved ${ma[1]} → ${mb[1]}: ${what}`;
+}
+
 interface Group {
   route: string;
   pattern: string;
@@ -90,7 +99,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       for (const d of g.rows.slice(0, samples)) {
         const tag = d.class === 'known' ? c('33', 'KNOWN-DIFF ') : d.class === 'noise' ? c('2', 'NOISE ') : '';
         const [a, b] = elidePair(d.old, d.new);
-        const change = d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
+        const moved = movedMessage(d.old, d.new);
+        const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
         lines.push(`    ${tag}[${d.id}] ${d.entry}${d.path ? ` ${d.path}` : ''}: ${change}`);
         if (showReason && d.reason) lines.push(`      reason: ${d.reason}`);
       }

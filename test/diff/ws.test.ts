@@ -34,6 +34,10 @@ describe('WebSocket sequences', () => {
   it('a reordered message is one reordered row', async () => {
     const r = await diff([hello, sub, ev(1), ev(2), ev(3)], [hello, sub, ev(2), ev(1), ev(3)]);
     assert.deepEqual(rows(r), [['reordered', 'ws.messages[2]']], show(r));
+    // The row says which message moved, not only the two positions.
+    const moved = 'receive text {"type":"event","seq":1,"at":"<TS>"}';
+    assert.deepEqual([r.differences[0]!.old, r.differences[0]!.new], [`at 2: ${moved}`, `at 3: ${moved}`], show(r));
+    assert.match(renderText(r, { color: false }), new RegExp(`ws\\.messages\\[2\\]: moved 2 → 3: ${moved.replace(/[{}[\]()"^$.*+?|\\]/g, '\\$&')}\n`));
   });
 
   it('a missing message is one missing row, the rest pairs', async () => {
