@@ -83,7 +83,9 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
       }
       case 'exchange-failed': {
         const p = pending.get(fact.exchangeId);
-        if (p) line(fact.exchangeId, p, '502', ` (bb: ${fact.error.code})`);
+        // The client got bb's own response, or (once the response had started) the server's status cut short.
+        if (p && fact.response) p.bytes += fact.response.body.length;
+        if (p) line(fact.exchangeId, p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code})`);
         pending.delete(fact.exchangeId);
         break;
       }
