@@ -57,7 +57,11 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       log: (line) => process.stderr.write(`${line}\n`),
     });
     process.stdout.write(run.text.endsWith('\n') ? run.text : `${run.text}\n`);
-    const shown = (p: string) => relative(process.cwd(), p) || '.';
+    // Short under the working directory; a folder elsewhere as it is, not ../../tmp/...
+    const shown = (p: string) => {
+      const rel = relative(process.cwd(), p) || '.';
+      return rel.startsWith('..') ? p : rel;
+    };
     const reports = [run.reports.json, run.reports.html].filter((p): p is string => !!p).map(shown);
     process.stderr.write(`bb: captures ${run.runs.map((r) => shown(r.har)).join(', ')}; reports ${reports.join(', ')}\n`);
     return run.exitCode;

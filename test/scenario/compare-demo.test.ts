@@ -24,6 +24,8 @@ describe('bb compare on the bundled demo', () => {
     assert.match(run.stdout, /^MATCH with 1 known\b/);
     assert.match(run.stdout, /KNOWN-DIFF/);
     assert.match(run.stdout, /response\.body\.error\.stack/);
+    // A run folder outside the working directory is named as given, not as ../../tmp/...
+    assert.ok(run.stderr.includes(`bb: captures ${join(out, 'old.har')}, ${join(out, 'new.har')}; reports ${join(out, 'report.json')}`), run.stderr);
     for (const file of ['old.har', 'new.har', 'report.json', 'old.stdout.log', 'new.stderr.log']) assert.ok(existsSync(join(out, file)), file);
     const har = JSON.parse(await readFile(join(out, 'old.har'), 'utf8'));
     assert.equal(har.log._bb.label, 'old');
