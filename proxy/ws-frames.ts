@@ -1,19 +1,27 @@
-// An incremental WebSocket frame-header scanner (RFC 6455 section 5.2).
+// An incremental, validating WebSocket frame parser for one direction of a
+// tapped connection (RFC 6455 section 5).
 //
-// ws's Receiver reports whole messages but not the frame-level facts the
-// capture wants (when the first byte of a message arrived, how many frames
-// carried it, whether RSV1 marked it compressed). This scanner reads the same
-// bytes alongside the Receiver, looking only at headers and skipping
-// payloads, so it costs a few comparisons per chunk.
+// It reads a copy-free view of the bytes the proxy pipes: frame headers are
+// read straight from the socket's chunks (collected into a small buffer only
+// when a header is split), and each frame's payload is handed out as
+// - a subarray of the chunk when the frame is unmasked and whole in it (socket
+//   chunks are fresh buffers nobody writes to again, so the view stays valid);
+// - a new buffer otherwise: masked payloads are unmasked into it (the one copy
+//   we need: the original bytes are still on their way to the other side) and
+//   payloads split across chunks are gathered into it.
+// Fragments are assembled into whole messages; permessage-deflate is left to
+// the caller (the unit says `compressed` and carries the compressed bytes).
 //
-// It reports one `ScannedUnit` per thing the Receiver will emit, in the order
-// the Receiver emits them: a data message when its FIN frame has fully
-// arrived, a control frame when it has fully arrived (control frames may sit
-// between the fragments of a data message, RFC 6455 section 5.4). It does not
-// validate: the Receiver rejects bad frames, and the tap stops both then.
+// It reports one `ParsedUnit` per message or control frame, in wire order of
+// completion: a data message when its FIN frame has fully arrived, a control
+// frame when it has (control frames may sit between the fragments of a data
+// message, section 5.4). It checks everything ws's Receiver checks, with the
+// same error codes and messages, except UTF-8 (the tap records bytes as they
+// are; the peers judge them). After a close frame, or an error, it reads no
+// further (section 5.5.1: nothing follows a close).
 
-/** One message or control frame, as seen in frame headers. */
-export interface ScannedUnit {
+/** One whole message or control frame. */
+export interface ParsedUnit {
   /** 1 text, 2 binary (the first frame's opcode), 8 close, 9 ping, 10 pong. */
   opcode: number;
   /** When the first byte of its first frame arrived (epoch ms). */
@@ -22,9 +30,31 @@ export interface ScannedUnit {
   frames: number;
   /** RSV1 on its first frame: permessage-deflate compressed it. */
   compressed: boolean;
+  /** The unmasked payload of all its frames (still compressed when `compressed`). */
+  data: Buffer;
 }
 
-/** Where the scanner is within a frame. */
+/** What one direction's parser enforces. */
+export interface FrameParserOptions {
+  /** Frames must be masked (client → server) or must not be (server → client), section 5.1. */
+  masked: boolean;
+  /** permessage-deflate was negotiated: RSV1 may mark a message's first frame (RFC 7692 section 6). */
+  deflate: boolean;
+  /** Largest message, in payload bytes on the wire (0 = no cap). */
+  maxPayload: number;
+}
+
+/** A frame the parser refuses; `code` is ws's (WS_ERR_...). */
+export class FrameError extends Error {
+  /** Stable code, the same as ws's Receiver uses. */
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Where the parser is within a frame. */
 const enum State {
   /** Waiting for the two fixed header bytes. */
   Info,
@@ -34,113 +64,259 @@ const enum State {
   Length64,
   /** Waiting for the 4 masking-key bytes. */
   Mask,
-  /** Skipping payload bytes. */
+  /** Reading payload bytes. */
   Payload,
 }
 
-/** Scans frame headers incrementally; feed it every chunk of one direction, in order. */
-export class FrameScanner {
+const EMPTY = Buffer.alloc(0);
+
+/** Parses one direction; feed it every chunk, in order. push() throws a FrameError on a bad frame. */
+export class FrameParser {
+  private readonly opts: FrameParserOptions;
+  private readonly onUnit: (unit: ParsedUnit) => void;
   private state = State.Info;
-  // Header bytes collected so far for the current state (at most 8).
+  // Header bytes of a header split across chunks (at most 8).
   private readonly header = Buffer.alloc(8);
   private headerHave = 0;
-  private payloadLeft = 0;
+  // Where take() made the wanted header bytes readable: the chunk itself or `header`.
+  private src: Buffer = this.header;
+  private srcAt = 0;
   // The frame being read.
   private frameTime = 0;
-  private frameFin = false;
-  private frameOpcode = 0;
-  private frameRsv1 = false;
-  private frameMasked = false;
-  // The data message being assembled across continuation frames, if any.
-  private message: ScannedUnit | undefined;
+  private fin = false;
+  private opcode = 0;
+  private rsv1 = false;
+  private masked = false;
+  private length = 0;
+  private readonly mask = Buffer.alloc(4);
+  // A payload split across chunks, gathered here.
+  private payload: Buffer | undefined;
+  private payloadHave = 0;
+  // The data message being assembled (opcode 0 = none in progress).
+  private messageOpcode = 0;
+  private messageTime = 0;
+  private messageFrames = 0;
+  private messageCompressed = false;
+  private messageBytes = 0;
+  private fragments: Buffer[] = [];
+  /** True after a close frame or an error: nothing more is read. */
+  ended = false;
 
-  /** Scans one chunk that arrived at `time`; returns the units completed in it, in order. */
-  push(chunk: Buffer, time: number): ScannedUnit[] {
-    const done: ScannedUnit[] = [];
-    let at = 0;
-    // A zero-length frame completes without consuming payload bytes, so the
-    // loop also runs when the chunk is used up but a frame is ready to finish.
-    while (at < chunk.length || (this.state === State.Payload && this.payloadLeft === 0)) {
-      switch (this.state) {
-        case State.Info: {
-          if (this.headerHave === 0) this.frameTime = time;
-          at = this.collect(chunk, at, 2);
-          if (this.headerHave < 2) break;
-          const b0 = this.header[0]!;
-          const b1 = this.header[1]!;
-          this.frameFin = (b0 & 0x80) !== 0;
-          this.frameRsv1 = (b0 & 0x40) !== 0;
-          this.frameOpcode = b0 & 0x0f;
-          this.frameMasked = (b1 & 0x80) !== 0;
-          const length = b1 & 0x7f;
-          this.headerHave = 0;
-          if (length === 126) this.state = State.Length16;
-          else if (length === 127) this.state = State.Length64;
-          else this.haveLength(length);
-          break;
-        }
-        case State.Length16:
-          at = this.collect(chunk, at, 2);
-          if (this.headerHave < 2) break;
-          this.headerHave = 0;
-          this.haveLength(this.header.readUInt16BE(0));
-          break;
-        case State.Length64:
-          at = this.collect(chunk, at, 8);
-          if (this.headerHave < 8) break;
-          this.headerHave = 0;
-          this.haveLength(this.header.readUInt32BE(0) * 2 ** 32 + this.header.readUInt32BE(4));
-          break;
-        case State.Mask:
-          at = this.collect(chunk, at, 4);
-          if (this.headerHave < 4) break;
-          this.headerHave = 0;
-          this.state = State.Payload;
-          break;
-        case State.Payload: {
-          const take = Math.min(this.payloadLeft, chunk.length - at);
-          at += take;
-          this.payloadLeft -= take;
-          if (this.payloadLeft === 0) {
-            const unit = this.frameDone();
-            if (unit) done.push(unit);
-            this.state = State.Info;
-          }
-          break;
-        }
-      }
-    }
-    return done;
+  constructor(opts: FrameParserOptions, onUnit: (unit: ParsedUnit) => void) {
+    this.opts = opts;
+    this.onUnit = onUnit;
   }
 
-  // Copies header bytes until `need` are held; returns the new chunk offset.
-  private collect(chunk: Buffer, at: number, need: number): number {
-    const take = Math.min(need - this.headerHave, chunk.length - at);
-    chunk.copy(this.header, this.headerHave, at, at + take);
-    this.headerHave += take;
-    return at + take;
+  /** Parses one chunk that arrived at `time`, reporting each unit it completes. */
+  push(chunk: Buffer, time: number): void {
+    const end = chunk.length;
+    let at = 0;
+    try {
+      while (at < end && !this.ended) {
+        switch (this.state) {
+          case State.Info:
+            if (this.headerHave === 0) this.frameTime = time;
+            at = this.take(chunk, at, 2);
+            if (this.headerHave === 0) this.info(this.src[this.srcAt]!, this.src[this.srcAt + 1]!);
+            break;
+          case State.Length16:
+            at = this.take(chunk, at, 2);
+            if (this.headerHave === 0) this.haveLength(this.src.readUInt16BE(this.srcAt));
+            break;
+          case State.Length64:
+            at = this.take(chunk, at, 8);
+            if (this.headerHave === 0) {
+              const high = this.src.readUInt32BE(this.srcAt);
+              // Past 2^53 - 1 a JavaScript number cannot hold the length.
+              if (high > 2 ** 21 - 1) {
+                throw this.error('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH', 'Unsupported WebSocket frame: payload length > 2^53 - 1');
+              }
+              this.haveLength(high * 2 ** 32 + this.src.readUInt32BE(this.srcAt + 4));
+            }
+            break;
+          case State.Mask:
+            at = this.take(chunk, at, 4);
+            if (this.headerHave === 0) {
+              this.src.copy(this.mask, 0, this.srcAt, this.srcAt + 4);
+              this.startPayload();
+            }
+            break;
+          case State.Payload:
+            at = this.readPayload(chunk, at);
+            break;
+        }
+      }
+    } finally {
+      // Do not pin the chunk until the next one arrives.
+      this.src = this.header;
+    }
+  }
+
+  // Makes `n` header bytes readable at src[srcAt]: in place when the chunk
+  // holds them all, else gathered into `header` across calls. headerHave is 0
+  // once they are all there. Returns the new chunk offset.
+  private take(chunk: Buffer, at: number, n: number): number {
+    if (this.headerHave === 0 && chunk.length - at >= n) {
+      this.src = chunk;
+      this.srcAt = at;
+      return at + n;
+    }
+    const k = Math.min(n - this.headerHave, chunk.length - at);
+    chunk.copy(this.header, this.headerHave, at, at + k);
+    this.headerHave += k;
+    if (this.headerHave === n) {
+      this.headerHave = 0;
+      this.src = this.header;
+      this.srcAt = 0;
+    }
+    return at + k;
+  }
+
+  // The two fixed header bytes: the checks ws's Receiver makes, in its order.
+  private info(b0: number, b1: number): void {
+    if ((b0 & 0x30) !== 0) throw this.error('WS_ERR_UNEXPECTED_RSV_2_3', 'Invalid WebSocket frame: RSV2 and RSV3 must be clear');
+    const rsv1 = (b0 & 0x40) !== 0;
+    if (rsv1 && !this.opts.deflate) throw this.error('WS_ERR_UNEXPECTED_RSV_1', 'Invalid WebSocket frame: RSV1 must be clear');
+    const fin = (b0 & 0x80) !== 0;
+    const opcode = b0 & 0x0f;
+    const length = b1 & 0x7f;
+    if (opcode === 0x00) {
+      if (rsv1) throw this.error('WS_ERR_UNEXPECTED_RSV_1', 'Invalid WebSocket frame: RSV1 must be clear');
+      if (this.messageOpcode === 0) throw this.error('WS_ERR_INVALID_OPCODE', 'Invalid WebSocket frame: invalid opcode 0');
+    } else if (opcode === 0x01 || opcode === 0x02) {
+      if (this.messageOpcode !== 0) throw this.error('WS_ERR_INVALID_OPCODE', `Invalid WebSocket frame: invalid opcode ${opcode}`);
+    } else if (opcode >= 0x08 && opcode <= 0x0a) {
+      if (!fin) throw this.error('WS_ERR_EXPECTED_FIN', 'Invalid WebSocket frame: FIN must be set');
+      if (rsv1) throw this.error('WS_ERR_UNEXPECTED_RSV_1', 'Invalid WebSocket frame: RSV1 must be clear');
+      // Control payloads fit in the 7-bit length (section 5.5); a close payload has a 2-byte code or nothing.
+      if (length > 0x7d || (opcode === 0x08 && length === 1)) {
+        throw this.error('WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH', `Invalid WebSocket frame: invalid payload length ${length}`);
+      }
+    } else {
+      throw this.error('WS_ERR_INVALID_OPCODE', `Invalid WebSocket frame: invalid opcode ${opcode}`);
+    }
+    const masked = (b1 & 0x80) !== 0;
+    if (this.opts.masked && !masked) throw this.error('WS_ERR_EXPECTED_MASK', 'Invalid WebSocket frame: MASK must be set');
+    if (!this.opts.masked && masked) throw this.error('WS_ERR_UNEXPECTED_MASK', 'Invalid WebSocket frame: MASK must be clear');
+    this.fin = fin;
+    this.opcode = opcode;
+    this.rsv1 = rsv1;
+    this.masked = masked;
+    if (length === 126) this.state = State.Length16;
+    else if (length === 127) this.state = State.Length64;
+    else this.haveLength(length);
   }
 
   private haveLength(length: number): void {
-    this.payloadLeft = length;
-    this.state = this.frameMasked ? State.Mask : State.Payload;
+    this.length = length;
+    if (length > 0 && this.opcode < 0x08) {
+      // The cap counts every data frame of the message, before any inflating.
+      this.messageBytes += length;
+      if (this.opts.maxPayload > 0 && this.messageBytes > this.opts.maxPayload) {
+        throw this.error('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', 'Max payload size exceeded');
+      }
+    }
+    if (this.masked) this.state = State.Mask;
+    else this.startPayload();
   }
 
-  // A frame has fully arrived: returns the unit it completes, if any.
-  private frameDone(): ScannedUnit | undefined {
-    const opcode = this.frameOpcode;
-    if (opcode >= 8) {
-      return { opcode, time: this.frameTime, frames: 1, compressed: false };
-    }
-    if (opcode !== 0 || !this.message) {
-      // A new data message (a stray continuation is counted as one; the Receiver rejects it).
-      this.message = { opcode, time: this.frameTime, frames: 1, compressed: this.frameRsv1 };
-    } else {
-      this.message.frames += 1;
-    }
-    if (!this.frameFin) return undefined;
-    const unit = this.message;
-    this.message = undefined;
-    return unit;
+  private startPayload(): void {
+    if (this.length === 0) this.frameDone(EMPTY);
+    else this.state = State.Payload;
   }
+
+  // Payload bytes from `at`; returns the new chunk offset.
+  private readPayload(chunk: Buffer, at: number): number {
+    const available = chunk.length - at;
+    const length = this.length;
+    if (this.payload === undefined && available >= length) {
+      // The whole payload is in this chunk.
+      const data = this.masked ? unmaskCopy(chunk, at, length, this.mask) : chunk.subarray(at, at + length);
+      this.frameDone(data);
+      return at + length;
+    }
+    if (this.payload === undefined) {
+      this.payload = Buffer.allocUnsafe(length);
+      this.payloadHave = 0;
+    }
+    const k = Math.min(length - this.payloadHave, available);
+    chunk.copy(this.payload, this.payloadHave, at, at + k);
+    this.payloadHave += k;
+    if (this.payloadHave === length) {
+      const data = this.payload;
+      this.payload = undefined;
+      if (this.masked) unmaskInPlace(data, this.mask);
+      this.frameDone(data);
+    }
+    return at + k;
+  }
+
+  // A frame has fully arrived: report the unit it completes, if any.
+  private frameDone(data: Buffer): void {
+    this.state = State.Info;
+    const opcode = this.opcode;
+    if (opcode >= 0x08) {
+      if (opcode === 0x08) {
+        if (data.length >= 2) {
+          const code = data.readUInt16BE(0);
+          if (!isValidCloseCode(code)) throw this.error('WS_ERR_INVALID_CLOSE_CODE', `Invalid WebSocket frame: invalid status code ${code}`);
+        }
+        this.ended = true;
+      }
+      this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: false, data });
+      return;
+    }
+    if (opcode !== 0) {
+      this.messageOpcode = opcode;
+      this.messageTime = this.frameTime;
+      this.messageCompressed = this.rsv1;
+    }
+    this.messageFrames++;
+    if (data.length > 0) this.fragments.push(data);
+    if (!this.fin) return;
+    const fragments = this.fragments;
+    const unit: ParsedUnit = {
+      opcode: this.messageOpcode,
+      time: this.messageTime,
+      frames: this.messageFrames,
+      compressed: this.messageCompressed,
+      data: fragments.length === 1 ? fragments[0]! : fragments.length === 0 ? EMPTY : Buffer.concat(fragments),
+    };
+    this.messageOpcode = 0;
+    this.messageFrames = 0;
+    this.messageBytes = 0;
+    this.fragments = fragments.length === 0 ? fragments : [];
+    this.onUnit(unit);
+  }
+
+  private error(code: string, message: string): FrameError {
+    this.ended = true;
+    this.payload = undefined;
+    this.fragments = [];
+    return new FrameError(code, message);
+  }
+}
+
+/** Close codes a peer may send (RFC 6455 section 7.4; ws's isValidStatusCode). */
+function isValidCloseCode(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
+}
+
+// Section 5.3: byte i of the payload is XORed with byte i mod 4 of the key.
+function unmaskCopy(src: Buffer, at: number, length: number, mask: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(length);
+  const m0 = mask[0]!, m1 = mask[1]!, m2 = mask[2]!, m3 = mask[3]!;
+  let i = 0;
+  for (; i + 3 < length; i += 4) {
+    out[i] = src[at + i]! ^ m0;
+    out[i + 1] = src[at + i + 1]! ^ m1;
+    out[i + 2] = src[at + i + 2]! ^ m2;
+    out[i + 3] = src[at + i + 3]! ^ m3;
+  }
+  for (; i < length; i++) out[i] = src[at + i]! ^ mask[i & 3]!;
+  return out;
+}
+
+function unmaskInPlace(buf: Buffer, mask: Buffer): void {
+  for (let i = 0; i < buf.length; i++) buf[i] = buf[i]! ^ mask[i & 3]!;
 }
