@@ -20,7 +20,7 @@ import type { HarEntry } from '../capture/har.js';
 import type { DiffContext, DiffStage } from './pipeline.js';
 import { homesFor } from './normalize/rules.js';
 import { OrdinalNumbering, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, pageLabels, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers } from './normalize/bodies.js';
 import { ZipBodies } from './normalize/zip.js';
 import { entryToken, pairEntries } from './pair.js';
@@ -139,6 +139,7 @@ const body = (e: NormalizedEntry) => ({ request: e.request, response: e.response
 export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
   read: async (ctx) => {
     const [o, n] = await Promise.all([openSide(ctx, ctx.old.path, 'old'), openSide(ctx, ctx.new.path, 'new')]);
+    if (!pagesComparable(o.cap.header.pages, n.cap.header.pages)) o.labels = n.labels = new Map();
     sides.set(ctx, { old: o, new: n });
   },
   unzip: () => {

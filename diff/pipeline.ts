@@ -8,7 +8,7 @@ import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, pageLabels, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf } from './normalize/zip.js';
 import { entryToken, pairEntries, type Lineup } from './pair.js';
@@ -101,7 +101,7 @@ export function normalizeSide(har: Har, ctx: DiffContext, side: 'old' | 'new'): 
     pathRules: ctx.config.normalize.paths ?? [],
     parsers: zipBodiesOf(ctx).withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
   };
-  const labels = pageLabels(har.log.pages, nctx);
+  const labels = pagesComparable(ctx.old.har?.log.pages, ctx.new.har?.log.pages) ? pageLabels(har.log.pages, nctx) : new Map<string, string>();
   const occurrences = new Map<string, number>();
   const out: NormalizedEntry[] = [];
   for (const { entry, index } of sortedEntries(har)) {

@@ -97,6 +97,15 @@ function routeKeyOf(route: string, body: unknown, query: Record<string, MultiVal
   return unnumber(typeof v === 'string' ? v : JSON.stringify(v), ctx.table);
 }
 
+/**
+ * Whether entry ids include page titles: only when both captures have pages or
+ * neither has. A browser's HAR (pages per navigation) against a proxy capture
+ * without steps would otherwise pair nothing.
+ */
+export function pagesComparable(oldPages: HarPage[] | undefined, newPages: HarPage[] | undefined): boolean {
+  return (oldPages?.length ?? 0) > 0 === (newPages?.length ?? 0) > 0;
+}
+
 /** Page labels by id: titles (normalized), numbered "(2)" when a title repeats. */
 export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext): Map<string, string> {
   const seen = new Map<string, number>();
