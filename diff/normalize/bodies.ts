@@ -97,6 +97,14 @@ export const bodyParsers: BodyParser[] = [
     },
   },
   {
+    name: 'multipart',
+    parse: (b) => {
+      if (!b.media.startsWith('multipart/')) return undefined;
+      const parts = multipartParts(b.bytes ?? Buffer.from(b.text ?? '', 'utf8'));
+      return parts ? { kind: 'json', value: { parts } } : undefined;
+    },
+  },
+  {
     name: 'jsonl',
     parse: (b) => {
       if (b.text === undefined || !JSONL_MEDIA.test(b.media)) return undefined;
@@ -127,6 +135,55 @@ export const bodyParsers: BodyParser[] = [
     },
   },
 ];
+
+/** One part of a multipart body as compared: its headers (lower-case names) and its body. */
+interface MultipartPart {
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * Splits a multipart body (RFC 2046 §5.1) on the boundary its first line
+ * names, so the random boundary is never compared. A part's body is JSON
+ * when it parses, text when it is UTF-8, else a binary summary. Undefined
+ * when the body does not start with a boundary line.
+ */
+function multipartParts(bytes: Buffer): MultipartPart[] | undefined {
+  const eol = bytes.indexOf('\r\n');
+  if (eol < 3 || bytes[0] !== 0x2d || bytes[1] !== 0x2d) return undefined;
+  const delimiter = Buffer.concat([Buffer.from('\r\n'), bytes.subarray(0, eol)]);
+  const parts: MultipartPart[] = [];
+  let at = eol + 2;
+  for (;;) {
+    const end = bytes.indexOf(delimiter, at);
+    const chunk = bytes.subarray(at, end < 0 ? bytes.length : end);
+    const split = chunk.indexOf('\r\n\r\n');
+    const head = split < 0 ? '' : chunk.subarray(0, split).toString('latin1');
+    const content = split < 0 ? chunk : chunk.subarray(split + 4);
+    const headers: Record<string, string> = {};
+    for (const line of head.split('\r\n')) {
+      const colon = line.indexOf(':');
+      if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    parts.push({ headers, body: partBody(content) });
+    if (end < 0) break;
+    at = end + delimiter.length;
+    // "--" after the delimiter closes the body (the epilogue is not compared).
+    if (bytes[at] === 0x2d && bytes[at + 1] === 0x2d) break;
+    at += 2;
+  }
+  return parts;
+}
+
+function partBody(content: Buffer): unknown {
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+    const j = tryJson(text);
+    return j.ok && /^\s*[[{]/.test(text) ? j.value : text;
+  } catch {
+    return `<binary ${content.length} bytes sha256:${createHash('sha256').update(content).digest('hex').slice(0, 16)}>`;
+  }
+}
 
 /** Media type without parameters, lower-case. */
 export function mediaType(mime: string | undefined): string {

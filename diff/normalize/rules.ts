@@ -14,6 +14,7 @@ export const BUILTIN_RULE_NAMES = [
   'epoch-ms-keys',
   'request-id-keys',
   'iso-time',
+  'multipart-boundary',
   'server-home',
   'ipv4-mapped-loopback',
   'loopback-port',
@@ -48,6 +49,8 @@ const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$
 const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|(Ms|_ms|MS)$/;
 const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 
+/** A multipart boundary parameter (random per request): `boundary=X` or `boundary="X"`. */
+const MULTIPART_BOUNDARY = /(boundary=)("?)[^";,\s]+"?/gi;
 const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g;
 const IPV4_MAPPED = /::ffff:127\.0\.0\.1/gi;
 const LOOPBACK_PORT = /(?<![\w.])(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g;
@@ -146,6 +149,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
   }
   if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1', (s) => s.includes('::')));
   if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>', (s) => s.includes(':') && (s.includes('127.0.0.1') || s.includes('localhost') || s.includes('[::1]'))));
+  if (on('multipart-boundary')) valueRules.push(regexRule('multipart-boundary', MULTIPART_BOUNDARY, '$1$2<BOUNDARY>$2', (s) => s.includes('oundary=')));
   if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>', (s) => s.length >= 16 && s.includes('-') && s.includes(':')));
   (cfg.patterns ?? []).forEach((p, i) => {
     const re = new RegExp(p.regex, `g${p.flags ?? ''}`);
