@@ -178,6 +178,12 @@ export class JournalAppender {
     this.schedule();
   }
 
+  /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records. */
+  appendLine(json: string): void {
+    this.lineQueue.push(json + '\n');
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = setImmediate(() => {

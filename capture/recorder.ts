@@ -84,7 +84,8 @@ export class Recorder {
           if (request) ex.reqRecorded += slice.n;
           else ex.resRecorded += slice.n;
         }
-        j.appendRecord({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...slice });
+        // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
+        j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
         return;
       }
       case 'request-ended':
@@ -135,13 +136,13 @@ export class Recorder {
         return;
       case 'ws-message':
         this.counts.webSocketMessages++;
-        j.appendRecord({
-          r: 'wsm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d: fact.direction, op: fact.opcode,
-          ...this.appendCapped(fact.data, 0), f: fact.frames, z: fact.compressed,
-          ...(fact.closeCode !== undefined ? { cc: fact.closeCode } : {}),
-          ...(fact.closeReason !== undefined ? { cr: fact.closeReason } : {}),
-          ...(this.page ? { page: this.page } : {}),
-        });
+        // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
+        let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${++this.seq},"d":"${fact.direction}","op":${fact.opcode}`;
+        line += `${sliceJson(this.appendCapped(fact.data, 0))},"f":${fact.frames},"z":${fact.compressed}`;
+        if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
+        if (fact.closeReason !== undefined) line += `,"cr":${JSON.stringify(fact.closeReason)}`;
+        if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
+        j.appendLine(line + '}');
         return;
       case 'ws-error':
         this.counts.webSocketMessages++;
@@ -181,4 +182,10 @@ export class Recorder {
   private synthetic(resp: SyntheticResponse): SyntheticRef {
     return { st: resp.statusCode, sm: resp.statusMessage, h: resp.rawHeaders, ...this.appendCapped(resp.body, 0) };
   }
+}
+
+// A BodySlice as the JSON members `,"o":..,"n":..,"w":..` (o absent when nothing was recorded).
+// Its numbers are whole and finite, so template literals print them as JSON does.
+function sliceJson(slice: BodySlice): string {
+  return slice.o === undefined ? `,"n":${slice.n},"w":${slice.w}` : `,"o":${slice.o},"n":${slice.n},"w":${slice.w}`;
 }
