@@ -127,7 +127,7 @@ export async function loadDiffConfig(path: string): Promise<DiffConfig> {
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new DiffConfigError(`config ${path} is not valid JSON (${(err as Error).message}).`);
+    throw new DiffConfigError(`config ${path} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
   }
   return validateDiffConfig(doc, path);
 }
@@ -258,4 +258,9 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     pairing: { keys: routeKeys, unordered },
     known,
   });
+}
+
+/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ');
 }

@@ -122,7 +122,7 @@ export async function loadCompareConfig(path: string): Promise<CompareConfig> {
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new ScenarioError(`config ${file} is not valid JSON (${(err as Error).message}).`, 'BB_CONFIG_INVALID');
+    throw new ScenarioError(`config ${file} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`, 'BB_CONFIG_INVALID');
   }
   return parseCompareConfig(doc, file);
 }
@@ -137,4 +137,9 @@ export function parseCompareConfig(doc: unknown, file: string): CompareConfig {
   const stepTimeoutMs = num(doc, 'stepTimeoutMs', file, '');
   const diff = validateDiffConfig(doc, file);
   return Object.freeze({ file, servers: Object.freeze(servers), scenario, ...(stepTimeoutMs ? { stepTimeoutMs } : {}), diff });
+}
+
+/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ');
 }

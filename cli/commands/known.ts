@@ -38,7 +38,7 @@ export const knownCommand: BbCommand = {
       report = JSON.parse((await readText(from, 'report', false))!);
     } catch (err) {
       if ((err as { exitCode?: number }).exitCode) throw err;
-      throw new UsageError(`${from} is not a bb diff --json report (${(err as Error).message}).`, 'BB_REPORT_INVALID');
+      throw new UsageError(`${from} is not a bb diff --json report (${oneLine((err as Error).message)}): pass the file bb diff --json wrote.`, 'BB_REPORT_INVALID');
     }
     if (!Array.isArray(report.differences)) throw new UsageError(`${from} is not a bb diff --json report (no "differences" list).`, 'BB_REPORT_INVALID');
     const d = report.differences.find((x) => x.id === id);
@@ -55,7 +55,7 @@ export const knownCommand: BbCommand = {
     try {
       next = addKnownToConfigText(text, entry);
     } catch (err) {
-      throw new UsageError(`config ${configPath} is not valid JSON (${(err as Error).message}).`, 'BB_CONFIG_INVALID');
+      throw new UsageError(`config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`, 'BB_CONFIG_INVALID');
     }
     if (next === undefined) {
       process.stdout.write(`${configPath} already has a known entry for ${d.entry} ${d.path || '(whole entry)'} (${d.kind}); nothing written.\n`);
@@ -67,3 +67,8 @@ export const knownCommand: BbCommand = {
     return 0;
   },
 };
+
+/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ');
+}
