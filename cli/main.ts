@@ -55,7 +55,8 @@ async function main(argv: string[]): Promise<number> {
     .exitProcess(false)
     .fail((msg, err) => {
       // yargs would otherwise run the handler anyway with missing arguments.
-      throw err ?? Object.assign(new Error(`${String(msg).replace(/\s*\n\s*/g, ' ')} (see bb --help)`), { exitCode: 2, code: 'BB_USAGE' });
+      const line = String(msg).replace(/\s*\n\s*/g, ' ');
+      throw err ?? Object.assign(new Error(line.includes('bb --help') ? line : `${line} (see bb --help)`), { exitCode: 2, code: 'BB_USAGE' });
     })
     .wrap(Math.min(100, process.stdout.columns || 100))
     // yargs hands middleware the instance as a second argument (its types omit it).
