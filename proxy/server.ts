@@ -190,6 +190,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         for (const c of connections) c.socket.destroy();
         server.closeAllConnections();
+        // Let every socket's 'close' run (and the WebSocket taps report upgrade-closed)
+        // before the caller finalizes a capture: bounded, sockets close within a few turns.
+        const closeBy = Date.now() + 1_000;
+        while (connections.size > 0 && Date.now() < closeBy) await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
       })();
       return closing;

@@ -60,3 +60,25 @@ test('the README example runs as written', async () => {
   assert.ok(written && example.includes('wrote'), 'the example says where its HAR is');
   rmSync(written, { force: true });
 });
+
+test('a WebSocket still open at close() is finalized as closed by "none", not as in flight', async () => {
+  const { startCapture } = (await import('bb')) as typeof import('../../index.js');
+  const { WebSocketServer, WebSocket } = await import('ws');
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => ws.on('message', (d) => ws.send(d)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  const cap = await startCapture({ target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, out: join(dir, 'open-ws.har'), bbHome: join(dir, 'home') });
+  const ws = new WebSocket(`${cap.url.replace('http', 'ws')}/live`);
+  ws.on('error', () => {});
+  await new Promise((r) => ws.once('open', r));
+  ws.send('still here');
+  await new Promise((r) => ws.once('message', r));
+  const har = JSON.parse(readFileSync(await cap.close(200), 'utf8'));
+  const [entry] = har.log.entries;
+  assert.equal(entry._bb.close.by, 'none');
+  assert.equal(entry._bb.inFlight, undefined);
+  assert.equal(typeof entry._bb.seqEnd, 'number');
+  assert.deepEqual(entry._webSocketMessages.map((m: { type: string; data: string }) => [m.type, m.data]), [['send', 'still here'], ['receive', 'still here']]);
+});
