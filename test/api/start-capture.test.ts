@@ -66,7 +66,7 @@ test('a WebSocket still open at close() is finalized as closed by "none", not as
   const { WebSocketServer, WebSocket } = await import('ws');
   const server = http.createServer();
   const wss = new WebSocketServer({ server });
-  wss.on('connection', (ws) => ws.on('message', (d) => ws.send(d)));
+  wss.on('connection', (ws) => ws.on('message', (d) => ws.send(String(d))));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   after(() => server.close());
   const cap = await startCapture({ target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, out: join(dir, 'open-ws.har'), bbHome: join(dir, 'home') });
