@@ -94,6 +94,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
   const tlsOptions = options.upstreamTls ?? {};
   const connections = new Set<ConnectionState>();
+  // Upgraded connections whose end (upgrade-closed) has not been reported yet.
+  const openUpgrades = new Set<number>();
+  bus.on((fact) => {
+    if (fact.type === 'upgrade-opened') openUpgrades.add(fact.exchangeId);
+    else if (fact.type === 'upgrade-closed') openUpgrades.delete(fact.exchangeId);
+  });
 
   const server = http.createServer({
     // The upstream decides when idle connections end (1:1); bb only guards against clients that never finish a head.
@@ -192,8 +198,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         server.closeAllConnections();
         // Let every socket's 'close' run (and the WebSocket taps report upgrade-closed)
         // before the caller finalizes a capture: bounded, sockets close within a few turns.
+        // A tap may still be inflating a last message: wait for its upgrade-closed too.
         const closeBy = Date.now() + 1_000;
-        while (connections.size > 0 && Date.now() < closeBy) await new Promise((r) => setTimeout(r, 5));
+        while ((connections.size > 0 || openUpgrades.size > 0) && Date.now() < closeBy) await new Promise((r) => setTimeout(r, 5));
         await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
       })();
