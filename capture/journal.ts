@@ -223,13 +223,18 @@ export class JournalAppender {
       }
       return true;
     } catch (err) {
-      this.errors++;
-      try {
-        this.onError(err as Error);
-      } catch {
-        // An error reporter that throws must not reach traffic either.
-      }
+      this.writeFailed(err as Error);
       return false;
+    }
+  }
+
+  /** Counts and reports a failed write; an error reporter that throws must not reach traffic either. */
+  private writeFailed(err: Error): void {
+    this.errors++;
+    try {
+      this.onError(err);
+    } catch {
+      // ignored: see above
     }
   }
 
@@ -240,12 +245,7 @@ export class JournalAppender {
       while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
       return true;
     } catch (err) {
-      this.errors++;
-      try {
-        this.onError(err as Error);
-      } catch {
-        // An error reporter that throws must not reach traffic either.
-      }
+      this.writeFailed(err as Error);
       return false;
     }
   }
