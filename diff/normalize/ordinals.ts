@@ -65,8 +65,35 @@ export function hasMarker(s: string): boolean {
 
 /** Markers → un-numbered placeholders (<SID>): what pairing compares. */
 export function unnumber(s: string, table: OrdinalTable): string {
-  if (!s.includes(OPEN)) return s;
-  return s.replace(MARKER, (_m, c: string) => `<${table.className(decode(c))}>`);
+  let at = s.indexOf(OPEN);
+  if (at < 0) return s;
+  // A scan rather than a regex with a callback: pairing tokens run this over whole entries.
+  let out = '';
+  let from = 0;
+  for (; at >= 0; at = s.indexOf(OPEN, from)) {
+    const sep = markerPart(s, at + 1, SEP);
+    const close = sep < 0 ? -1 : markerPart(s, sep + 1, CLOSE);
+    if (close < 0) {
+      // Not a whole marker: keep the character, as the regex would.
+      out += s.slice(from, at + 1);
+      from = at + 1;
+      continue;
+    }
+    out += s.slice(from, at) + '<' + table.className(decode(s.slice(at + 1, sep))) + '>';
+    from = close + 1;
+  }
+  return out + s.slice(from);
+}
+
+// Index of `end` after one or more marker digits starting at `i`, else -1.
+function markerPart(s: string, i: number, end: string): number {
+  const start = i;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xe100 && c <= 0xf0ff) continue;
+    return i > start && s[i] === end ? i : -1;
+  }
+  return -1;
 }
 
 /** Deep copy of a JSON value with every marker un-numbered (keys included). */
@@ -92,19 +119,86 @@ interface Slot {
   value: number;
 }
 
-function collect(v: unknown, path: string, out: Slot[]): void {
+// The path to the value being walked, as segments: an array index (number),
+// an object key (string), or KEY_OF (the key itself holds markers). Joined
+// into a slot name only where a marker is found, so the walk builds no string
+// for the many values that hold none.
+const KEY_OF = Symbol('key');
+type Segment = string | number | typeof KEY_OF;
+
+function slotPath(path: Segment[]): string {
+  let s = '';
+  for (const p of path) {
+    if (typeof p === 'number') s += `[${p}]`;
+    else if (p === KEY_OF) s += '{}';
+    else s += `.${p.includes(OPEN) ? unnumberRaw(p) : p}`;
+  }
+  return s;
+}
+
+function collectString(v: string, path: Segment[], out: Slot[]): void {
+  const at = slotPath(path);
+  let k = 0;
+  for (const m of v.matchAll(MARKER)) out.push({ slot: `${at}#${k++}`, cls: decode(m[1]!), value: decode(m[2]!) });
+}
+
+function collect(v: unknown, path: Segment[], out: Slot[]): void {
   if (typeof v === 'string') {
-    if (!v.includes(OPEN)) return;
-    let k = 0;
-    for (const m of v.matchAll(MARKER)) out.push({ slot: `${path}#${k++}`, cls: decode(m[1]!), value: decode(m[2]!) });
+    if (v.includes(OPEN)) collectString(v, path, out);
   } else if (Array.isArray(v)) {
-    v.forEach((x, i) => collect(x, `${path}[${i}]`, out));
+    for (let i = 0; i < v.length; i++) {
+      path.push(i);
+      collect(v[i], path, out);
+      path.pop();
+    }
   } else if (v !== null && typeof v === 'object') {
-    for (const [key, x] of Object.entries(v)) {
-      collect(key, `${path}{}`, out);
-      collect(x, `${path}.${key.includes(OPEN) ? unnumberRaw(key) : key}`, out);
+    const src = v as Record<string, unknown>;
+    for (const key of Object.keys(src)) {
+      if (key.includes(OPEN)) {
+        path.push(KEY_OF);
+        collectString(key, path, out);
+        path.pop();
+      }
+      path.push(key);
+      collect(src[key], path, out);
+      path.pop();
     }
   }
+}
+
+// Copy-on-write deep map of the strings that hold markers: a value with none
+// is returned as it is (no copy), so rendering allocates only along changes.
+function mapMarked(v: unknown, f: (s: string) => string): unknown {
+  if (typeof v === 'string') return v.includes(OPEN) ? f(v) : v;
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      const y = mapMarked(x, f);
+      if (out) out.push(y);
+      else if (y !== x) {
+        out = v.slice(0, i);
+        out.push(y);
+      }
+    }
+    return out ?? v;
+  }
+  const src = v as Record<string, unknown>;
+  const keys = Object.keys(src);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = src[k];
+    const nk = k.includes(OPEN) ? f(k) : k;
+    const y = mapMarked(x, f);
+    if (!out && (nk !== k || y !== x)) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]!] = src[keys[j]!];
+    }
+    if (out) out[nk] = y;
+  }
+  return out ?? v;
 }
 
 // Slot names only need to line up between the two sides: strip markers to a
@@ -135,8 +229,8 @@ export class OrdinalNumbering {
   numberPair(oldValue: unknown, newValue: unknown): void {
     const a: Slot[] = [];
     const b: Slot[] = [];
-    collect(oldValue, '', a);
-    collect(newValue, '', b);
+    collect(oldValue, [], a);
+    collect(newValue, [], b);
     const bySlot = new Map(b.map((s) => [s.slot, s]));
     for (const o of a) {
       const n = bySlot.get(o.slot);
@@ -160,15 +254,14 @@ export class OrdinalNumbering {
   /** Numbers the markers of a value present on one side only. */
   numberAlone(side: 0 | 1, value: unknown): void {
     const a: Slot[] = [];
-    collect(value, '', a);
+    collect(value, [], a);
     for (const s of a) this.numberOne(side, s);
   }
 
-  /** Deep copy of a value with markers replaced by <CLASS:n> for that side. */
+  /** The value with markers replaced by <CLASS:n> for that side; parts without markers are shared, not copied. */
   render(side: 0 | 1, value: unknown): unknown {
     const map = this.sides[side]!;
-    return mapStrings(value, (s) => {
-      if (!s.includes(OPEN)) return s;
+    return mapMarked(value, (s) => {
       return s.replace(MARKER, (_m, c: string, v: string) => {
         const cls = decode(c);
         const n = map.get(`${cls}:${decode(v)}`);

@@ -63,7 +63,7 @@ const UUID = /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 export interface KeyRule {
   /** Rule name. */
   name: string;
-  /** Whether the value under `key` is replaced. */
+  /** Whether the value under `key` is replaced; looks at the value's JSON type only (answers are memoized per key and type). */
   test: (key: string, value: unknown) => boolean;
   /** The placeholder. */
   replace: string;
@@ -73,7 +73,7 @@ export interface KeyRule {
 export interface ValueRule {
   /** Rule name. */
   name: string;
-  /** Rewrites one string; `homes` are this side's server home directories. */
+  /** Rewrites one string; `homes` are this side's server home directories. Pure given its arguments (results are memoized). */
   apply: (s: string, homes: readonly string[], table: OrdinalTable) => string;
 }
 
@@ -177,32 +177,113 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
   };
 }
 
+// Normalizing is pure given the rules, the ordinal table and the homes (a
+// marker names its value, never a number), so a string seen again (object
+// keys, ids from a pool, enum values) is answered from a memo instead of
+// running every pattern over it again. Bounded: short strings only, and the
+// memo starts over when full.
+const MEMO_MAX_LENGTH = 512;
+const MEMO_MAX_SIZE = 100_000;
+
+/** What one walk needs: the rules, this side's homes, the table, and the memos for that combination. */
+interface Walk {
+  rules: RuleSet;
+  homes: readonly string[];
+  table: OrdinalTable;
+  strings: Map<string, string>;
+  keys: Map<string, Array<KeyRule | null | undefined>>;
+}
+
+const walks = new WeakMap<RuleSet, WeakMap<OrdinalTable, WeakMap<readonly string[], Walk>>>();
+const keyMemos = new WeakMap<RuleSet, Map<string, Array<KeyRule | null | undefined>>>();
+
+function walkFor(rules: RuleSet, homes: readonly string[], table: OrdinalTable): Walk {
+  let byTable = walks.get(rules);
+  if (!byTable) walks.set(rules, (byTable = new WeakMap()));
+  let byHomes = byTable.get(table);
+  if (!byHomes) byTable.set(table, (byHomes = new WeakMap()));
+  let w = byHomes.get(homes);
+  if (!w) {
+    let keys = keyMemos.get(rules);
+    if (!keys) keyMemos.set(rules, (keys = new Map()));
+    byHomes.set(homes, (w = { rules, homes, table, strings: new Map(), keys }));
+  }
+  return w;
+}
+
+function applyValueRules(s: string, w: Walk): string {
+  for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table);
+  return s;
+}
+
+function walkString(s: string, w: Walk): string {
+  if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
+  let out = w.strings.get(s);
+  if (out === undefined) {
+    out = applyValueRules(s, w);
+    if (w.strings.size >= MEMO_MAX_SIZE) w.strings.clear();
+    w.strings.set(s, out);
+  }
+  return out;
+}
+
+// A key rule's test looks at the key and the value's JSON type only, so its
+// answer is kept per key and type (slot: string, number, boolean, null, array, object, other).
+function typeSlot(v: unknown): number {
+  switch (typeof v) {
+    case 'string': return 0;
+    case 'number': return 1;
+    case 'boolean': return 2;
+    case 'object': return v === null ? 3 : Array.isArray(v) ? 4 : 5;
+    default: return 6;
+  }
+}
+
+function keyRuleFor(k: string, x: unknown, w: Walk): KeyRule | null {
+  let slots = w.keys.get(k);
+  if (!slots) {
+    if (w.keys.size >= MEMO_MAX_SIZE) w.keys.clear();
+    w.keys.set(k, (slots = []));
+  }
+  const t = typeSlot(x);
+  let rule = slots[t];
+  if (rule === undefined) rule = slots[t] = w.rules.keyRules.find((r) => r.test(k, x)) ?? null;
+  return rule;
+}
+
+function walkValue(v: unknown, w: Walk): unknown {
+  if (typeof v === 'string') return walkString(v, w);
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = walkValue(v[i], w);
+    return out;
+  }
+  const src = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(src)) {
+    const x = src[k];
+    const nk = walkString(k, w);
+    // `keep` protects values (sequence numbers, cursors, type names); objects and
+    // arrays under a kept key are still normalized inside.
+    if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
+      out[nk] = x;
+      continue;
+    }
+    const rule = keyRuleFor(k, x, w);
+    out[nk] = rule ? rule.replace : walkValue(x, w);
+  }
+  return out;
+}
+
 /** Applies the value rules to one string. */
 export function normalizeString(s: string, rules: RuleSet, homes: readonly string[], table: OrdinalTable): string {
-  for (const r of rules.valueRules) s = r.apply(s, homes, table);
-  return s;
+  return walkString(s, walkFor(rules, homes, table));
 }
 
 /** Applies key rules and value patterns to a parsed JSON value, at any depth. */
 export function normalizeValue(v: unknown, rules: RuleSet, homes: readonly string[], table: OrdinalTable): unknown {
-  if (typeof v === 'string') return normalizeString(v, rules, homes, table);
-  if (Array.isArray(v)) return v.map((x) => normalizeValue(x, rules, homes, table));
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      const nk = normalizeString(k, rules, homes, table);
-      // `keep` protects values (sequence numbers, cursors, type names); objects and
-      // arrays under a kept key are still normalized inside.
-      if (rules.keep.has(k) && (x === null || typeof x !== 'object')) {
-        out[nk] = x;
-        continue;
-      }
-      const rule = rules.keyRules.find((r) => r.test(k, x));
-      out[nk] = rule ? rule.replace : normalizeValue(x, rules, homes, table);
-    }
-    return out;
-  }
-  return v;
+  return walkValue(v, walkFor(rules, homes, table));
 }
 
 /** Home directories for one side: the capture's own, then the config's, longest first. */
