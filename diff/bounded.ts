@@ -6,14 +6,17 @@
 // pair / number / compare replaced:
 //   read       index both files by entry offsets (capture/reader-index.ts)
 //   normalize  read each entry once, normalize it, keep only a small
-//              summary (sort key, pairing key, route, content token)
+//              summary (sort key, pairing key, route, content token) and,
+//              within a byte budget, the normalized entry as UTF-8 JSON
 //   pair       the same pairing, over the summaries
-//   compare    re-read and re-normalize each pair, number its ordinals in
-//              step (pairs in order first, lone entries after, as the
-//              number stage does), compare, drop it
+//   compare    take each pair's kept JSON (or re-read and re-normalize the
+//              entry past the budget), number its ordinals in step (pairs in
+//              order first, lone entries after, as the number stage does),
+//              compare, drop it
 // The other stages (noise, classify, verdict...) are kept as they are.
-// Memory: the summaries, the ordinal table, the differences, and a few
-// side-by-side views for the HTML report; never a whole capture.
+// Memory: the summaries, the kept JSON (capped), the ordinal table, the
+// differences, and a few side-by-side views for the HTML report; never a
+// whole capture.
 import { stat } from 'node:fs/promises';
 import { indexCapture, type IndexedCapture } from '../capture/reader.js';
 import type { HarEntry } from '../capture/har.js';
@@ -23,7 +26,7 @@ import { OrdinalNumbering, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers } from './normalize/bodies.js';
 import { ZipBodies } from './normalize/zip.js';
-import { entryToken, pairEntries } from './pair.js';
+import { contentText, entryToken, pairEntries, tokenOfText } from './pair.js';
 import { comparePair } from './compare.js';
 import { attachPairViews } from './report/html-views.js';
 import type { PairView } from './report/html-pair.js';
@@ -34,6 +37,14 @@ export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
 
 /** Side-by-side views kept for the HTML report. */
 const MAX_VIEWS = 100;
+
+/**
+ * Bytes of normalized entries kept per side between the two passes, so most
+ * entries are read, parsed and normalized once (about half a file's size for
+ * JSON APIs: a 50k-entry pair of 120 MB files fits). Past it, entries are
+ * re-read as they are compared.
+ */
+const KEPT_BYTES_PER_SIDE = 96 * 1024 * 1024;
 
 /** True when either file is past the threshold (missing files: false, the read stage reports them). */
 export async function needsBounded(oldPath: string, newPath: string, threshold = BOUNDED_THRESHOLD): Promise<boolean> {
@@ -51,6 +62,8 @@ interface Summary {
   page: string;
   id: string;
   token: string;
+  /** The normalized entry as JSON `[content, headerOrder, meta]` (see keep), until compare takes it. */
+  kept?: Buffer;
 }
 
 interface Side {
@@ -60,6 +73,8 @@ interface Side {
   zips: ZipBodies;
   /** Summaries in comparison order (seq, else start time). */
   list: Summary[];
+  /** Bytes of kept JSON left for this side. */
+  keepBudget: number;
 }
 
 const sides = new WeakMap<DiffContext, { old: Side; new: Side }>();
@@ -82,7 +97,7 @@ async function openSide(ctx: DiffContext, path: string, which: 'old' | 'new'): P
   };
   const zips = new ZipBodies();
   nctx.parsers = zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers);
-  return { cap, nctx, labels: pageLabels(cap.header.pages, nctx), zips, list: [] };
+  return { cap, nctx, labels: pageLabels(cap.header.pages, nctx), zips, list: [], keepBudget: KEPT_BYTES_PER_SIDE };
 }
 
 /** Reads entry `index` of a side and normalizes it (zip bodies decoded just for it). */
@@ -95,8 +110,26 @@ async function load(side: Side, index: number): Promise<{ entry: HarEntry; n: Om
   return { entry, n, page };
 }
 
+// Kept JSON holds what normalizeEntry built from the built-in parsers, which
+// is plain JSON (no undefined, no NaN, no class instances), so parsing it
+// back gives the same entry. Custom parsers may build anything: not kept.
+function keep(n: Omit<NormalizedEntry, 'id'>, text: string): Buffer {
+  return Buffer.from(`[${text},${JSON.stringify(n.headerOrder ?? null)},${JSON.stringify(n.meta)}]`, 'utf8');
+}
+
+function unkeep(s: Summary, kept: Buffer): Omit<NormalizedEntry, 'id'> {
+  const [content, headerOrder, meta] = JSON.parse(kept.toString('utf8')) as [Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null }, NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
+  const n: Omit<NormalizedEntry, 'id'> = { key: s.key, route: s.route, request: content.request, response: content.response, ...(headerOrder ? { headerOrder } : {}), meta };
+  if (content.ws !== null) n.ws = content.ws;
+  return n;
+}
+
 async function loadFull(side: Side, s: Summary): Promise<NormalizedEntry> {
-  const { n } = await load(side, s.index);
+  let n: Omit<NormalizedEntry, 'id'>;
+  if (s.kept) {
+    n = unkeep(s, s.kept);
+    s.kept = undefined;
+  } else n = (await load(side, s.index)).n;
   const e: NormalizedEntry = { id: s.id, ...n };
   applyPathRules(e, side.nctx.pathRules);
   return e;
@@ -105,9 +138,16 @@ async function loadFull(side: Side, s: Summary): Promise<NormalizedEntry> {
 async function summarize(ctx: DiffContext, side: Side): Promise<void> {
   const un = (t: string) => unnumber(t, ctx.table);
   const noPathRules = side.nctx.pathRules.length === 0;
+  const keeping = noPathRules && !ctx.options.bodyParsers;
   const list: Summary[] = [];
   for (let i = 0; i < side.cap.entryCount; i++) {
     const { entry, n, page } = await load(side, i);
+    const text = noPathRules ? contentText(n) : '';
+    let kept: Buffer | undefined;
+    if (keeping && side.keepBudget > 0) {
+      kept = keep(n, text);
+      side.keepBudget -= kept.length;
+    }
     list.push({
       index: i,
       ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
@@ -117,7 +157,8 @@ async function summarize(ctx: DiffContext, side: Side): Promise<void> {
       page,
       id: '',
       // Path rules need the id, known only once all entries are sorted: token later then.
-      token: noPathRules ? entryToken(n, un) : '',
+      token: noPathRules ? tokenOfText(n.key, text, un) : '',
+      ...(kept ? { kept } : {}),
     });
   }
   // The same order as pipeline.ts: seq when every entry has one, else start time.

@@ -80,11 +80,20 @@ function leftoversByToken(a: string[], b: string[], aTaken: boolean[], bTaken: b
   }
 }
 
+/** The compared content of an entry as JSON text, markers still in: what entryToken digests. */
+export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws'>): string {
+  return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null });
+}
+
+/** entryToken for an entry whose contentText is already at hand. */
+export function tokenOfText(key: string, text: string, unnumberText: (s: string) => string): string {
+  // Markers survive JSON.stringify unescaped, so un-numbering the text equals un-numbering the value.
+  return `${key}\n${createHash('sha1').update(unnumberText(text)).digest('base64')}`;
+}
+
 /** Digest of the compared content of an entry (un-numbered placeholders). */
 export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumberText: (s: string) => string): string {
-  // Markers survive JSON.stringify unescaped, so un-numbering the text equals un-numbering the value.
-  const body = unnumberText(JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null }));
-  return `${e.key}\n${createHash('sha1').update(body).digest('base64')}`;
+  return tokenOfText(e.key, contentText(e), unnumberText);
 }
 
 /**
