@@ -37,7 +37,7 @@ async function recordBoth(name: string): Promise<{ pwHar: string; bbHar: string;
   const context = await browser!.newContext({ recordHar: { path: pwHar, content: 'embed' } });
   const page = await context.newPage();
   await page.goto(`${cap.url}/`);
-  await page.waitForFunction(() => document.title === 'done', undefined, { timeout: 15_000 });
+  await page.waitForFunction(() => document.body?.dataset.done === '1', undefined, { timeout: 15_000 });
   await context.close();
   const bbHar = await cap.close();
   return { pwHar, bbHar, proxyUrl: cap.url };

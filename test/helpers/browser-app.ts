@@ -29,7 +29,7 @@ export function chromiumLaunchOptions(extraArgs: string[] = []) {
 }
 
 const PAGE = `<!doctype html>
-<html><head><meta charset="utf-8"><title>loading</title></head>
+<html><head><meta charset="utf-8"><title>bb test app</title></head>
 <body><pre id="out"></pre>
 <script>
 (async () => {
@@ -44,7 +44,8 @@ const PAGE = `<!doctype html>
     else if (replies.length === 3) ws.close(1000, 'done');
   };
   ws.onopen = () => ws.send(JSON.stringify({ type: 'hello', id: data.id }));
-  ws.onclose = () => { document.title = 'done'; };
+  // The title stays fixed: browsers' HARs name pages by it, whenever they read it.
+  ws.onclose = () => { document.body.dataset.done = '1'; };
 })();
 </script></body></html>`;
 
