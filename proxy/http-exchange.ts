@@ -84,6 +84,41 @@ function bodiless(method: string, status: number): boolean {
   return method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
 }
 
+/** What beginExchange found: the exchange's id and upstream, or why no upstream fits. */
+export interface BegunExchange {
+  exchangeId: number;
+  upstream: Upstream;
+  /** Set when resolveUpstream refused the request (the caller answers 502). */
+  badTarget?: string;
+}
+
+/** Takes an exchange id, resolves the upstream and emits exchange-started (for plain requests and upgrades alike). */
+export function beginExchange(conn: ConnectionState, req: http.IncomingMessage, settings: ExchangeSettings, upgrade: boolean): BegunExchange {
+  const exchangeId = settings.nextExchangeId();
+  let upstream: Upstream;
+  let badTarget: string | undefined;
+  try {
+    upstream = settings.resolveUpstream(req, conn.scheme);
+  } catch (err) {
+    upstream = { origin: 'invalid', tls: false, hostname: '', port: 0 };
+    badTarget = (err as Error).message;
+  }
+  settings.bus.emit({
+    type: 'exchange-started',
+    exchangeId,
+    connectionId: conn.id,
+    time: now(),
+    scheme: conn.scheme,
+    method: req.method ?? 'GET',
+    target: req.url ?? '/',
+    httpVersion: req.httpVersion,
+    rawHeaders: req.rawHeaders,
+    upstream: upstream.origin,
+    upgrade,
+  });
+  return { exchangeId, upstream, badTarget };
+}
+
 /** Handles one request (and, with `expectContinue`, the 100-continue dance). */
 export function handleExchange(
   conn: ConnectionState,
@@ -93,34 +128,9 @@ export function handleExchange(
   expectContinue = false,
 ): void {
   const { bus } = settings;
-  const exchangeId = settings.nextExchangeId();
   const scheme = conn.scheme;
   res.sendDate = false;
-  let upstream: Upstream;
-  let badTarget: string | undefined; // reported once fail() below is initialized
-  try {
-    upstream = settings.resolveUpstream(req, scheme);
-  } catch (err) {
-    upstream = { origin: 'invalid', tls: false, hostname: '', port: 0 };
-    badTarget = (err as Error).message;
-  }
-  startFact();
-
-  function startFact(): void {
-    bus.emit({
-      type: 'exchange-started',
-      exchangeId,
-      connectionId: conn.id,
-      time: now(),
-      scheme,
-      method: req.method ?? 'GET',
-      target: req.url ?? '/',
-      httpVersion: req.httpVersion,
-      rawHeaders: req.rawHeaders,
-      upstream: upstream.origin,
-      upgrade: false,
-    });
-  }
+  const { exchangeId, upstream, badTarget } = beginExchange(conn, req, settings, false);
 
   let finished = false; // completed, failed or aborted: exactly one terminal fact
   let responseStarted = false;

@@ -8,8 +8,7 @@ import type { Socket } from 'node:net';
 import { now, type FailureInfo, type RawHeaders } from './events.js';
 import { badGateway, classifyUpstreamError, serializeResponse } from './errors.js';
 import type { ConnectionState } from './connection.js';
-import { upstreamRequest, type ExchangeSettings } from './http-exchange.js';
-import type { Upstream } from './upstream.js';
+import { beginExchange, upstreamRequest, type ExchangeSettings } from './http-exchange.js';
 import { tapWebSocket } from './ws-tap.js';
 
 /** Called once bytes flow both ways; it may read (never write) both sockets. */
@@ -44,26 +43,7 @@ export function handleUpgrade(
   tap: UpgradeTap | undefined,
 ): void {
   const { bus } = settings;
-  const exchangeId = settings.nextExchangeId();
-  let upstream: Upstream;
-  try {
-    upstream = settings.resolveUpstream(req, conn.scheme);
-  } catch (err) {
-    upstream = { origin: 'invalid', tls: false, hostname: '', port: 0 };
-  }
-  bus.emit({
-    type: 'exchange-started',
-    exchangeId,
-    connectionId: conn.id,
-    time: now(),
-    scheme: conn.scheme,
-    method: req.method ?? 'GET',
-    target: req.url ?? '/',
-    httpVersion: req.httpVersion,
-    rawHeaders: req.rawHeaders,
-    upstream: upstream.origin,
-    upgrade: true,
-  });
+  const { exchangeId, upstream, badTarget } = beginExchange(conn, req, settings, true);
   let finished = false;
   conn.active++;
   const settle = (): boolean => {
@@ -80,8 +60,8 @@ export function handleUpgrade(
     if (client.writable) client.end(serializeResponse(response));
   };
 
-  if (upstream.origin === 'invalid') {
-    fail({ code: 'BB_BAD_TARGET', message: 'the upgrade request names no usable upstream', phase: 'request' });
+  if (badTarget !== undefined) {
+    fail({ code: 'BB_BAD_TARGET', message: badTarget, phase: 'request' });
     return;
   }
 
