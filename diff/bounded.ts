@@ -20,11 +20,9 @@
 import { stat } from 'node:fs/promises';
 import { indexCapture, type IndexedCapture } from '../capture/reader.js';
 import type { HarEntry } from '../capture/har.js';
-import type { DiffContext, DiffStage } from './pipeline.js';
-import { homesFor } from './normalize/rules.js';
+import { normalizeContextFor, type DiffContext, type DiffStage } from './pipeline.js';
 import { OrdinalNumbering, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
-import { bodyParsers } from './normalize/bodies.js';
 import { ZipBodies } from './normalize/zip.js';
 import { contentText, entryToken, pairEntries, tokenOfText } from './pair.js';
 import { comparePair } from './compare.js';
@@ -114,16 +112,8 @@ function state(ctx: DiffContext): { old: Side; new: Side } {
 
 async function openSide(ctx: DiffContext, path: string, which: 'old' | 'new'): Promise<Side> {
   const cap = await indexCapture(path, { allowIncomplete: ctx.options.allowIncomplete });
-  const nctx: NormalizeContext = {
-    rules: ctx.rules,
-    homes: homesFor(cap.header._bb?.serverHome, ctx.options.serverHome?.[which] ? [ctx.options.serverHome[which]!] : [], ctx.rules),
-    table: ctx.table,
-    routeKeys: ctx.config.pairing.keys ?? [],
-    pathRules: ctx.config.normalize.paths ?? [],
-    parsers: bodyParsers,
-  };
   const zips = new ZipBodies();
-  nctx.parsers = zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers);
+  const nctx = normalizeContextFor(ctx, which, cap.header._bb?.serverHome, zips);
   return { cap, nctx, labels: pageLabels(cap.header.pages, nctx), zips, list: [], keepBudget: KEPT_BYTES_PER_SIDE, kept: new KeptBytes() };
 }
 

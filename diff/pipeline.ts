@@ -10,7 +10,7 @@ import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
-import { unzipStage, zipBodiesOf } from './normalize/zip.js';
+import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { entryToken, pairEntries, type Lineup } from './pair.js';
 import { comparePair } from './compare.js';
 import { classifyKnown, classifyNoise } from './classify.js';
@@ -91,16 +91,21 @@ function sortedEntries(har: Har): Array<{ entry: Har['log']['entries'][number]; 
   return list.sort((a, b) => (a.entry.startedDateTime < b.entry.startedDateTime ? -1 : a.entry.startedDateTime > b.entry.startedDateTime ? 1 : a.index - b.index));
 }
 
-/** Normalizes one side's entries (ids numbered per page + route). */
-export function normalizeSide(har: Har, ctx: DiffContext, side: 'old' | 'new'): NormalizedEntry[] {
-  const nctx: NormalizeContext = {
+/** What normalizing one side needs: the run's rules and table, that side's homes, the body parsers with zip support. */
+export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies): NormalizeContext {
+  return {
     rules: ctx.rules,
-    homes: homesFor(har.log._bb?.serverHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
+    homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.config.normalize.paths ?? [],
-    parsers: zipBodiesOf(ctx).withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
+    parsers: zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
   };
+}
+
+/** Normalizes one side's entries (ids numbered per page + route). */
+export function normalizeSide(har: Har, ctx: DiffContext, side: 'old' | 'new'): NormalizedEntry[] {
+  const nctx = normalizeContextFor(ctx, side, har.log._bb?.serverHome, zipBodiesOf(ctx));
   const labels = pagesComparable(ctx.old.har?.log.pages, ctx.new.har?.log.pages) ? pageLabels(har.log.pages, nctx) : new Map<string, string>();
   const occurrences = new Map<string, number>();
   const out: NormalizedEntry[] = [];
