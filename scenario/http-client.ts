@@ -3,6 +3,7 @@
 // operation's stream ends when the operation does) and never throws on an
 // HTTP status unless the caller asks with `expect`.
 import { Pool } from 'undici';
+import { EventStreamParser } from '../capture/sse.js';
 
 /** Per-request options. */
 export interface RequestOptions {
@@ -141,26 +142,9 @@ function decode(status: number, headers: Record<string, string | string[]>, raw:
   return { status, headers, body, raw, ...(events ? { events } : {}) };
 }
 
-/** Parses a whole text/event-stream body (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
+/** Parses a whole text/event-stream body with capture's parser (the HTML standard's rules, one implementation). */
 export function parseSse(text: string): SseEvent[] {
-  const events: SseEvent[] = [];
-  let data: string[] = [];
-  let event = '';
-  let id: string | undefined;
-  for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
-    if (line === '') {
-      if (data.length) events.push({ event: event || 'message', data: data.join('\n'), ...(id !== undefined ? { id } : {}) });
-      data = [];
-      event = '';
-      continue;
-    }
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'data') data.push(value);
-    else if (field === 'event') event = value;
-    else if (field === 'id') id = value;
-  }
-  return events;
+  const parser = new EventStreamParser();
+  parser.push(Buffer.from(text, 'utf8'), 0);
+  return parser.end(0).map((m) => ({ event: m.eventName, data: m.data, ...(m.eventId !== '' ? { id: m.eventId } : {}) }));
 }
