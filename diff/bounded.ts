@@ -22,7 +22,7 @@ import { indexCapture, type IndexedCapture } from '../capture/reader.js';
 import type { HarEntry } from '../capture/har.js';
 import { normalizeContextFor, type DiffContext, type DiffStage } from './pipeline.js';
 import { OrdinalNumbering, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { contentText, entryToken, pairEntries, tokenOfText } from './pair.js';
 import { comparePair } from './compare.js';
@@ -114,7 +114,7 @@ async function openSide(ctx: DiffContext, path: string, which: 'old' | 'new'): P
   const cap = await indexCapture(path, { allowIncomplete: ctx.options.allowIncomplete });
   const zips = new ZipBodies();
   const nctx = normalizeContextFor(ctx, which, cap.header._bb?.serverHome, zips);
-  return { cap, nctx, labels: pageLabels(cap.header.pages, nctx), zips, list: [], keepBudget: KEPT_BYTES_PER_SIDE, kept: new KeptBytes() };
+  return { cap, nctx, labels: new Map(), zips, list: [], keepBudget: KEPT_BYTES_PER_SIDE, kept: new KeptBytes() };
 }
 
 /** Reads entry `index` of a side and normalizes it (zip bodies decoded just for it). */
@@ -197,7 +197,9 @@ const body = (e: NormalizedEntry) => ({ request: e.request, response: e.response
 export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
   read: async (ctx) => {
     const [o, n] = await Promise.all([openSide(ctx, ctx.old.path, 'old'), openSide(ctx, ctx.new.path, 'new')]);
-    if (!pagesComparable(o.cap.header.pages, n.cap.header.pages)) o.labels = n.labels = new Map();
+    const labels = pairedPageLabels(o.cap.header.pages, n.cap.header.pages, o.nctx, n.nctx);
+    o.labels = labels.old;
+    n.labels = labels.new;
     sides.set(ctx, { old: o, new: n });
   },
   unzip: () => {

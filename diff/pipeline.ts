@@ -8,7 +8,7 @@ import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, pageLabels, pagesComparable, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { entryToken, pairEntries, type Lineup } from './pair.js';
@@ -104,9 +104,7 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
 }
 
 /** Normalizes one side's entries (ids numbered per page + route). */
-export function normalizeSide(har: Har, ctx: DiffContext, side: 'old' | 'new'): NormalizedEntry[] {
-  const nctx = normalizeContextFor(ctx, side, har.log._bb?.serverHome, zipBodiesOf(ctx));
-  const labels = pagesComparable(ctx.old.har?.log.pages, ctx.new.har?.log.pages) ? pageLabels(har.log.pages, nctx) : new Map<string, string>();
+function normalizeSide(har: Har, nctx: NormalizeContext, labels: Map<string, string>): NormalizedEntry[] {
   const occurrences = new Map<string, number>();
   const out: NormalizedEntry[] = [];
   for (const { entry, index } of sortedEntries(har)) {
@@ -134,8 +132,13 @@ export const defaultStages: DiffStage[] = [
   {
     name: 'normalize',
     run: (ctx) => {
-      ctx.old.entries = normalizeSide(ctx.old.har!, ctx, 'old');
-      ctx.new.entries = normalizeSide(ctx.new.har!, ctx, 'new');
+      const oldHar = ctx.old.har!;
+      const newHar = ctx.new.har!;
+      const oldCtx = normalizeContextFor(ctx, 'old', oldHar.log._bb?.serverHome, zipBodiesOf(ctx));
+      const newCtx = normalizeContextFor(ctx, 'new', newHar.log._bb?.serverHome, zipBodiesOf(ctx));
+      const labels = pairedPageLabels(oldHar.log.pages, newHar.log.pages, oldCtx, newCtx);
+      ctx.old.entries = normalizeSide(oldHar, oldCtx, labels.old);
+      ctx.new.entries = normalizeSide(newHar, newCtx, labels.new);
     },
   },
   {

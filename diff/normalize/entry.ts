@@ -9,6 +9,7 @@ import { bodyParsers, parseBody, rawBody, type BodyParser } from './bodies.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 import { globMatcher, joinPath, pathMatcher } from '../selector.js';
+import { alignSequences } from '../align.js';
 
 /** What normalizing one side needs. */
 export interface NormalizeContext {
@@ -115,6 +116,44 @@ export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext):
     const n = (seen.get(title) ?? 0) + 1;
     seen.set(title, n);
     out.set(p.id, n === 1 ? title : `${title} (${n})`);
+  }
+  return out;
+}
+
+/**
+ * Both sides' page labels, paired by title and order (DESIGN.md "Pairing"):
+ * equal titles pair along their longest common sequence; between two such
+ * anchors, the pages left on each side pair in order and the new page takes
+ * the old page's label. A browser names a page by its document title when it
+ * reads it, which a script may change while the page loads ("loading" in one
+ * recording, "loaded 3" in the next): the same page, the same place in the
+ * sequence. No labels at all when only one side has pages.
+ */
+export function pairedPageLabels(
+  oldPages: HarPage[] | undefined,
+  newPages: HarPage[] | undefined,
+  oldCtx: NormalizeContext,
+  newCtx: NormalizeContext,
+): { old: Map<string, string>; new: Map<string, string> } {
+  if (!pagesComparable(oldPages, newPages)) return { old: new Map(), new: new Map() };
+  const o = [...pageLabels(oldPages, oldCtx)];
+  const n = [...pageLabels(newPages, newCtx)];
+  const out = { old: new Map(o), new: new Map(n) };
+  const used = new Set(n.map(([, label]) => label));
+  const relabel = (oi: number, ni: number) => {
+    const label = o[oi]![1];
+    if (label === n[ni]![1] || used.has(label)) return;
+    used.delete(n[ni]![1]);
+    used.add(label);
+    out.new.set(n[ni]![0], label);
+  };
+  // Between two anchors (equal titles), what is left on each side pairs in order.
+  let gapO = 0;
+  let gapN = 0;
+  for (const [oi, ni] of [...alignSequences(o.map(([, l]) => l), n.map(([, l]) => l)), [o.length, n.length] as const]) {
+    for (let k = 0; k < Math.min(oi - gapO, ni - gapN); k++) relabel(gapO + k, gapN + k);
+    gapO = oi + 1;
+    gapN = ni + 1;
   }
   return out;
 }

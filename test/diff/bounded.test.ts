@@ -20,10 +20,10 @@ function captures(): { a: Har; b: Har } {
     { page: 'login', url: 'http://127.0.0.1:3001/v1/sessions', method: 'POST', requestBody: { user: 'u' }, body: { id: `session_${idsB[0]}`, created_at: '2027-01-01T00:00:00Z' } },
     { page: 'login', url: 'http://127.0.0.1:3001/v1/extra', body: { hi: 1 } },
     { page: 'login', url: `http://127.0.0.1:3001/v1/sessions/session_${idsB[0]}`, body: { id: `session_${idsB[0]}`, items: [{ id: idsB[1], n: 1 }, { id: idsB[2], n: 3 }] } },
-    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3], idsB[4]], total: 2 } },
-    { page: 'work', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3]], total: 1 } },
-    { page: 'work', url: 'http://127.0.0.1:3001/ws', ws: [{ type: 'send', data: { type: 'hello', id: idsB[5] } }, { type: 'receive', data: { type: 'tick', n: 1 } }, { type: 'receive', data: { type: 'welcome', id: idsB[5] } }], close: { code: 1001, reason: 'away', by: 'server' } },
-    { page: 'work', url: 'http://127.0.0.1:3001/export', body: 'x' },
+    { page: 'working', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3], idsB[4]], total: 2 } },
+    { page: 'working', url: 'http://127.0.0.1:3001/v1/items', body: { items: [idsB[3]], total: 1 } },
+    { page: 'working', url: 'http://127.0.0.1:3001/ws', ws: [{ type: 'send', data: { type: 'hello', id: idsB[5] } }, { type: 'receive', data: { type: 'tick', n: 1 } }, { type: 'receive', data: { type: 'welcome', id: idsB[5] } }], close: { code: 1001, reason: 'away', by: 'server' } },
+    { page: 'working', url: 'http://127.0.0.1:3001/export', body: 'x' },
   ]);
   const zip = makeZip([{ name: 'session.json', data: JSON.stringify({ id: idsB[0], v: 2 }) }, { name: 'notes.md', data: '# hi' }]);
   Object.assign(b.log.entries.at(-1)!.response.content, { mimeType: 'application/zip', text: zip.toString('base64'), encoding: 'base64' });
@@ -60,6 +60,7 @@ describe('bounded stages (captures of any size)', () => {
       assert.ok(whole.pairs.some((p) => p.status === 'extra') && whole.pairs.some((p) => p.status === 'missing'));
       if (options.config) assert.ok(whole.counts.known > 0 && whole.staleKnown.length === 1, 'classify ran on both');
       assert.deepEqual(bounded, whole);
+      assert.ok(whole.pairs.some((p) => p.id === 'work/GET /v1/items#2' && p.status === 'paired'), 'the renamed page pairs by its place');
       // The HTML report gets its side-by-side views from the bounded run too.
       const views = pairViewsFrom(ctx);
       const i = bounded.pairs.findIndex((p) => p.differences > 0 && p.status === 'paired');
