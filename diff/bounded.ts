@@ -85,8 +85,10 @@ interface Summary {
   page: string;
   id: string;
   token: string;
-  /** The normalized entry as JSON `[content, headerOrder, meta]` (see keep), until compare takes it. */
+  /** The normalized entry's contentText as UTF-8 (see keep), until compare takes it. */
   kept?: Buffer;
+  /** With `kept`: `[headerOrder, meta]` as JSON. */
+  keptRest?: Buffer;
 }
 
 interface Side {
@@ -130,12 +132,13 @@ async function load(side: Side, index: number): Promise<{ entry: HarEntry; n: Om
 // Kept JSON holds what normalizeEntry built from the built-in parsers, which
 // is plain JSON (no undefined, no NaN, no class instances), so parsing it
 // back gives the same entry. Custom parsers may build anything: not kept.
-function keep(side: Side, n: Omit<NormalizedEntry, 'id'>, text: string): Buffer {
-  return side.kept.put(`[${text},${JSON.stringify(n.headerOrder ?? null)},${JSON.stringify(n.meta)}]`);
+function keep(side: Side, n: Omit<NormalizedEntry, 'id'>, text: string): { kept: Buffer; keptRest: Buffer } {
+  return { kept: side.kept.put(text), keptRest: side.kept.put(`[${JSON.stringify(n.headerOrder ?? null)},${JSON.stringify(n.meta)}]`) };
 }
 
-function unkeep(s: Summary, kept: Buffer): Omit<NormalizedEntry, 'id'> {
-  const [content, headerOrder, meta] = JSON.parse(kept.toString('utf8')) as [Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null }, NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
+function unkeep(s: Summary, kept: Buffer, keptRest: Buffer): Omit<NormalizedEntry, 'id'> {
+  const content = JSON.parse(kept.toString('utf8')) as Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null };
+  const [headerOrder, meta] = JSON.parse(keptRest.toString('utf8')) as [NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
   const n: Omit<NormalizedEntry, 'id'> = { key: s.key, route: s.route, request: content.request, response: content.response, ...(headerOrder ? { headerOrder } : {}), meta };
   if (content.ws !== null) n.ws = content.ws;
   return n;
@@ -143,9 +146,9 @@ function unkeep(s: Summary, kept: Buffer): Omit<NormalizedEntry, 'id'> {
 
 async function loadFull(side: Side, s: Summary): Promise<NormalizedEntry> {
   let n: Omit<NormalizedEntry, 'id'>;
-  if (s.kept) {
-    n = unkeep(s, s.kept);
-    s.kept = undefined;
+  if (s.kept && s.keptRest) {
+    n = unkeep(s, s.kept, s.keptRest);
+    s.kept = s.keptRest = undefined;
   } else n = (await load(side, s.index)).n;
   const e: NormalizedEntry = { id: s.id, ...n };
   applyPathRules(e, side.nctx.pathRules);
@@ -160,10 +163,10 @@ async function summarize(ctx: DiffContext, side: Side): Promise<void> {
   for (let i = 0; i < side.cap.entryCount; i++) {
     const { entry, n, page } = await load(side, i);
     const text = noPathRules ? contentText(n) : '';
-    let kept: Buffer | undefined;
+    let kept: ReturnType<typeof keep> | undefined;
     if (keeping && side.keepBudget > 0) {
       kept = keep(side, n, text);
-      side.keepBudget -= kept.length;
+      side.keepBudget -= kept.kept.length + kept.keptRest.length;
     }
     list.push({
       index: i,
@@ -175,7 +178,7 @@ async function summarize(ctx: DiffContext, side: Side): Promise<void> {
       id: '',
       // Path rules need the id, known only once all entries are sorted: token later then.
       token: noPathRules ? tokenOfText(n.key, text, un) : '',
-      ...(kept ? { kept } : {}),
+      ...kept,
     });
   }
   // The same order as pipeline.ts: seq when every entry has one, else start time.
@@ -242,8 +245,18 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
     for (let k = 0; k < ctx.lineup.length; k++) {
       const l = ctx.lineup[k]!;
       if (l.old === undefined || l.new === undefined) continue;
-      const a = await loadFull(s.old, s.old.list[l.old]!);
-      const b = await loadFull(s.new, s.new.list[l.new]!);
+      const so = s.old.list[l.old]!;
+      const sn = s.new.list[l.new]!;
+      // Most pairs are equal once numbered. Equal un-numbered content (the
+      // tokens) and the same number in every slot, found on the kept texts,
+      // is what comparePair's own shortcut would conclude: no parsing back.
+      if (l.status === 'paired' && !ctx.options.headerOrder && so.kept && sn.kept && so.token === sn.token && numbering.numberPairText(so.kept.toString('utf8'), sn.kept.toString('utf8'))) {
+          found[k] = { diffs: [], pair: { id: unnumber(so.id, ctx.table), route: so.route, old: so.index, new: sn.index, status: l.status, differences: 0 } };
+        so.kept = so.keptRest = sn.kept = sn.keptRest = undefined;
+        continue;
+      }
+      const a = await loadFull(s.old, so);
+      const b = await loadFull(s.new, sn);
       numbering.numberPair(body(a), body(b));
       finish(k, render(0, a), render(1, b));
     }

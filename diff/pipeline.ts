@@ -247,7 +247,13 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
 
 /** Runs the stages on a context and returns its result. */
 export async function runStages(ctx: DiffContext, stages: DiffStage[]): Promise<DiffResult> {
-  for (const s of stages) await s.run(ctx);
+  // BB_DIFF_STAGE_TIMES=1: each stage's wall time on stderr (what the diff benchmark profiles).
+  const timed = process.env.BB_DIFF_STAGE_TIMES === '1';
+  for (const s of stages) {
+    const t0 = timed ? performance.now() : 0;
+    await s.run(ctx);
+    if (timed) process.stderr.write(`bb diff stage ${s.name}: ${(performance.now() - t0).toFixed(0)} ms\n`);
+  }
   if (!ctx.result) throw new Error('bb diff: the stage list has no verdict stage');
   return ctx.result;
 }

@@ -120,18 +120,27 @@ interface Slot {
 }
 
 // The path to the value being walked, as segments: an array index (number),
-// an object key (string), or KEY_OF (the key itself holds markers). Joined
-// into a slot name only where a marker is found, so the walk builds no string
-// for the many values that hold none.
-const KEY_OF = Symbol('key');
-type Segment = string | number | typeof KEY_OF;
+// an object key (string), or a MarkerKey (a key that itself holds markers,
+// named by its place among such keys of its object: ids as keys carry no name
+// of their own). Joined into a slot name only where a marker is found, so the
+// walk builds no string for the many values that hold none. Slot names are
+// unambiguous (keys quoted), so two values with the same structure have the
+// same slots in the same order, which is what OrdinalNumbering.numberPairText
+// relies on.
+class MarkerKey {
+  constructor(
+    readonly nth: number,
+    readonly ofKey: boolean,
+  ) {}
+}
+type Segment = string | number | MarkerKey;
 
 function slotPath(path: Segment[]): string {
   let s = '';
   for (const p of path) {
     if (typeof p === 'number') s += `[${p}]`;
-    else if (p === KEY_OF) s += '{}';
-    else s += `.${p.includes(OPEN) ? unnumberRaw(p) : p}`;
+    else if (p instanceof MarkerKey) s += p.ofKey ? `{${p.nth}}` : `{${p.nth}}=`;
+    else s += `.${JSON.stringify(p)}`;
   }
   return s;
 }
@@ -153,17 +162,36 @@ function collect(v: unknown, path: Segment[], out: Slot[]): void {
     }
   } else if (v !== null && typeof v === 'object') {
     const src = v as Record<string, unknown>;
+    let nth = 0;
     for (const key of Object.keys(src)) {
       if (key.includes(OPEN)) {
-        path.push(KEY_OF);
+        path.push(new MarkerKey(nth, true));
         collectString(key, path, out);
         path.pop();
-      }
-      path.push(key);
+        path.push(new MarkerKey(nth++, false));
+      } else path.push(key);
       collect(src[key], path, out);
       path.pop();
     }
   }
+}
+
+/**
+ * The markers of a text in order, as [class, value] pairs: the same sequence
+ * `collect` finds in the value the text is the JSON of (JSON writes each key
+ * before its value, in Object.keys order, and leaves private-use characters
+ * unescaped).
+ */
+function markersOf(s: string): number[] {
+  const out: number[] = [];
+  for (let at = s.indexOf(OPEN); at >= 0; at = s.indexOf(OPEN, at + 1)) {
+    const sep = markerPart(s, at + 1, SEP);
+    const close = sep < 0 ? -1 : markerPart(s, sep + 1, CLOSE);
+    if (close < 0) continue;
+    out.push(decode(s.slice(at + 1, sep)), decode(s.slice(sep + 1, close)));
+    at = close;
+  }
+  return out;
 }
 
 // Copy-on-write deep map of the strings that hold markers: a value with none
@@ -201,16 +229,17 @@ function mapMarked(v: unknown, f: (s: string) => string): unknown {
   return out ?? v;
 }
 
-// Slot names only need to line up between the two sides: strip markers to a
-// class-only form without a table.
-function unnumberRaw(s: string): string {
-  return s.replace(MARKER, (_m, c: string) => `<${c}>`);
+// One number for a (class, value) pair: values stay far below 2^32 and
+// classes are few, so the product is an exact integer (a cheaper map key than
+// a string).
+function slotKey(cls: number, value: number): number {
+  return cls * 0x1_0000_0000 + value;
 }
 
 /** Numbers given out along the pairing, per side. */
 export class OrdinalNumbering {
   private readonly counters = new Map<number, number>();
-  private readonly sides = [new Map<string, number>(), new Map<string, number>()];
+  private readonly sides = [new Map<number, number>(), new Map<number, number>()];
 
   constructor(private readonly table: OrdinalTable) {}
 
@@ -221,7 +250,7 @@ export class OrdinalNumbering {
   }
 
   private numberOne(side: 0 | 1, s: Slot): void {
-    const key = `${s.cls}:${s.value}`;
+    const key = slotKey(s.cls, s.value);
     if (!this.sides[side]!.has(key)) this.sides[side]!.set(key, this.fresh(s.cls));
   }
 
@@ -234,9 +263,9 @@ export class OrdinalNumbering {
     const bySlot = new Map(b.map((s) => [s.slot, s]));
     for (const o of a) {
       const n = bySlot.get(o.slot);
-      const ok = `${o.cls}:${o.value}`;
+      const ok = slotKey(o.cls, o.value);
       if (n && n.cls === o.cls) {
-        const nk = `${n.cls}:${n.value}`;
+        const nk = slotKey(n.cls, n.value);
         const oNum = this.sides[0]!.get(ok);
         const nNum = this.sides[1]!.get(nk);
         if (oNum === undefined && nNum === undefined) {
@@ -249,6 +278,38 @@ export class OrdinalNumbering {
       this.numberOne(0, o);
     }
     for (const n of b) this.numberOne(1, n);
+  }
+
+  /**
+   * numberPair for two values known to have the same structure (their
+   * un-numbered JSON texts are equal), given as those JSON texts: numbers the
+   * markers in step exactly as numberPair would, without parsing. True when
+   * every slot then has the same number on both sides, so the rendered values
+   * are equal; false when they may differ (numberPair on the parsed values is
+   * then a no-op, all being numbered).
+   */
+  numberPairText(oldText: string, newText: string): boolean {
+    const a = markersOf(oldText);
+    const b = markersOf(newText);
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 2) if (a[i] !== b[i]) return false;
+    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
+    for (let i = 0; i < a.length; i += 2) {
+      const ok = slotKey(a[i]!, a[i + 1]!);
+      const nk = slotKey(b[i]!, b[i + 1]!);
+      if (!old.has(ok) && !cur.has(nk)) {
+        const k = this.fresh(a[i]!);
+        old.set(ok, k);
+        cur.set(nk, k);
+      } else if (!old.has(ok)) old.set(ok, this.fresh(a[i]!));
+    }
+    let same = true;
+    for (let i = 0; i < b.length; i += 2) {
+      const nk = slotKey(b[i]!, b[i + 1]!);
+      if (!cur.has(nk)) cur.set(nk, this.fresh(b[i]!));
+      if (old.get(slotKey(a[i]!, a[i + 1]!)) !== cur.get(nk)) same = false;
+    }
+    return same;
   }
 
   /** Numbers the markers of a value present on one side only. */
@@ -264,7 +325,7 @@ export class OrdinalNumbering {
     return mapMarked(value, (s) => {
       return s.replace(MARKER, (_m, c: string, v: string) => {
         const cls = decode(c);
-        const n = map.get(`${cls}:${decode(v)}`);
+        const n = map.get(slotKey(cls, decode(v)));
         return `<${this.table.className(cls)}${n === undefined ? '' : `:${n}`}>`;
       });
     });
