@@ -114,19 +114,29 @@ function messageSummary(m: NormalizedWsMessage): string {
 
 /** WebSocket messages compared in order: missing / extra / reordered / changed. */
 export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[]): void {
-  const ea = a.map(canonical);
-  const eb = b.map(canonical);
-  const lineup = pairSequences(ea, eb, a.map(wsLoose), b.map(wsLoose));
+  // The same messages at the start and the end pair as they are: that is what
+  // the aligner does first with them, so only the middle gets tokens (most
+  // connections differ in a few messages of thousands).
+  let pre = 0;
+  while (pre < a.length && pre < b.length && sameValue(a[pre], b[pre])) pre++;
+  let suf = 0;
+  while (suf < a.length - pre && suf < b.length - pre && sameValue(a[a.length - 1 - suf], b[b.length - 1 - suf])) suf++;
+  const ma = a.slice(pre, a.length - suf);
+  const mb = b.slice(pre, b.length - suf);
+  if (!ma.length && !mb.length) return;
+  const lineup = pairSequences(ma.map(canonical), mb.map(canonical), ma.map(wsLoose), mb.map(wsLoose));
   for (const l of lineup) {
-    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${l.old}]`, old: a[l.old!] });
-    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${l.new}]`, new: b[l.new!] });
+    const io = l.old === undefined ? undefined : l.old + pre;
+    const jn = l.new === undefined ? undefined : l.new + pre;
+    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${io}]`, old: a[io!] });
+    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${jn}]`, new: b[jn!] });
     else {
-      const p = `ws.messages[${l.old}]`;
+      const p = `ws.messages[${io}]`;
       if (l.status === 'reordered') {
-        const what = messageSummary(a[l.old!]!);
-        out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
+        const what = messageSummary(a[io!]!);
+        out.push({ kind: 'reordered', path: p, old: `at ${io}: ${what}`, new: `at ${jn}: ${what}` });
       }
-      diffValues(a[l.old!], b[l.new!], p, out);
+      diffValues(a[io!], b[jn!], p, out);
     }
   }
 }

@@ -231,11 +231,12 @@ export const defaultStages: DiffStage[] = [
 /** A fresh context for comparing two files. */
 export function createContext(oldPath: string, newPath: string, options: DiffOptions): DiffContext {
   const config = options.config ?? emptyDiffConfig();
+  const rules = compileRules(config.normalize);
   return {
     options,
     config,
-    rules: compileRules(config.normalize),
-    table: new OrdinalTable(),
+    rules,
+    table: new OrdinalTable(rules.ordinalClasses),
     old: { path: oldPath, entries: [], rendered: [] },
     new: { path: newPath, entries: [], rendered: [] },
     lineup: [],

@@ -36,6 +36,11 @@ export class OrdinalTable {
   private readonly valueIndex = new Map<string, number>();
   private nextValue = 0;
 
+  /** `classes`: class names to intern first, in order (RuleSet.ordinalClasses), so two tables agree on class numbers. */
+  constructor(classes: readonly string[] = []) {
+    for (const c of classes) this.classIndex.set(c, this.classes.push(c) - 1);
+  }
+
   /** The marker standing for `value` of class `cls`. */
   mark(cls: string, value: string): string {
     let c = this.classIndex.get(cls);
@@ -177,12 +182,12 @@ function collect(v: unknown, path: Segment[], out: Slot[]): void {
 }
 
 /**
- * The markers of a text in order, as [class, value] pairs: the same sequence
- * `collect` finds in the value the text is the JSON of (JSON writes each key
- * before its value, in Object.keys order, and leaves private-use characters
- * unescaped).
+ * The markers of a text in order, as [class, value] pairs flattened: the same
+ * sequence `collect` finds in the value the text is the JSON of (JSON writes
+ * each key before its value, in Object.keys order, and leaves private-use
+ * characters unescaped).
  */
-function markersOf(s: string): number[] {
+export function markersOf(s: string): number[] {
   const out: number[] = [];
   for (let at = s.indexOf(OPEN); at >= 0; at = s.indexOf(OPEN, at + 1)) {
     const sep = markerPart(s, at + 1, SEP);
@@ -289,8 +294,11 @@ export class OrdinalNumbering {
    * then a no-op, all being numbered).
    */
   numberPairText(oldText: string, newText: string): boolean {
-    const a = markersOf(oldText);
-    const b = markersOf(newText);
+    return this.numberPairMarkers(markersOf(oldText), markersOf(newText));
+  }
+
+  /** numberPairText given each text's markersOf. */
+  numberPairMarkers(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i += 2) if (a[i] !== b[i]) return false;
     const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];

@@ -93,6 +93,8 @@ export interface RuleSet {
   dropPingPong: boolean;
   /** Server home directories from the config (both sides). */
   configHomes: string[];
+  /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
+  ordinalClasses: string[];
 }
 
 function isScalar(v: unknown): boolean {
@@ -108,9 +110,10 @@ function regexRule(name: string, re: RegExp, replace: string, hint: Hint = alway
   return { name, apply: (s) => (hint(s) ? s.replace(re, replace) : s) };
 }
 
-function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always): ValueRule {
+function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always): ValueRule & { cls: string } {
   return {
     name,
+    cls,
     apply: (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.mark(cls, m)) : s),
   };
 }
@@ -174,6 +177,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     maskBodyLength: on('volatile-headers'),
     dropPingPong: on('ws-ping-pong'),
     configHomes: homes,
+    ordinalClasses: [...new Set(valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])))],
   };
 }
 

@@ -2,6 +2,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
+import { CaptureReadError } from '../../capture/reader.js';
 import { capture, tempDir, uuid } from './har-builder.js';
 import { makeZip } from './zip-builder.js';
 
@@ -56,6 +57,13 @@ describe('bounded stages (captures of any size)', () => {
       const whole = await runStages(createContext(oldPath, newPath, options), defaultStages);
       const ctx = createContext(oldPath, newPath, options);
       const bounded = await runStages(ctx, boundedStages(defaultStages));
+      // Each side in its own worker thread (the default) or in this thread: the same result.
+      process.env.BB_DIFF_WORKERS = '0';
+      try {
+        assert.deepEqual(await runStages(createContext(oldPath, newPath, options), boundedStages(defaultStages)), whole, 'sides in the calling thread');
+      } finally {
+        delete process.env.BB_DIFF_WORKERS;
+      }
       assert.ok(whole.differences.length > 5, 'the captures differ in several ways');
       assert.ok(whole.pairs.some((p) => p.status === 'extra') && whole.pairs.some((p) => p.status === 'missing'));
       if (options.config) assert.ok(whole.counts.known > 0 && whole.staleKnown.length === 1, 'classify ran on both');
@@ -75,6 +83,36 @@ describe('bounded stages (captures of any size)', () => {
     assert.equal(names[names.indexOf('verdict') + 1], 'bounded-done');
     for (const s of defaultStages.filter((x) => !['read', 'unzip', 'normalize', 'pair', 'number', 'compare'].includes(x.name))) {
       assert.ok(boundedStages(defaultStages).includes(s), `${s.name} is kept as it is`);
+    }
+  });
+
+  it('reports a side that cannot be read as the in-process read does, and leaves no thread running', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { a, b } = captures();
+    const good = await dir.write('good.har', a);
+    const text = JSON.stringify(b);
+    const broken = await dir.write('broken.har', text.slice(0, text.indexOf('"entries"') + 200));
+    const missing = `${good}.missing`;
+    for (const [oldPath, newPath] of [[good, broken], [missing, good]] as const) {
+      const errorOf = async () => {
+        try {
+          await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
+        } catch (err) {
+          const e = err as Error & { code?: string; exitCode?: number };
+          return { name: e.name, message: e.message, code: e.code, exitCode: e.exitCode, isCaptureError: e instanceof CaptureReadError };
+        }
+        assert.fail('the diff ran');
+      };
+      const inWorkers = await errorOf();
+      process.env.BB_DIFF_WORKERS = '0';
+      try {
+        assert.deepEqual(inWorkers, await errorOf());
+      } finally {
+        delete process.env.BB_DIFF_WORKERS;
+      }
+      assert.equal(inWorkers.exitCode, 2);
+      assert.ok(inWorkers.isCaptureError, inWorkers.message);
     }
   });
 

@@ -1,0 +1,160 @@
+// The bounded diff's handle on one side (diff/bounded-side.ts): in a worker
+// thread, so the two sides are read and normalized at once (the normalize
+// pass is most of a big diff's time, and each side's is independent), or in
+// the calling thread when the run carries code a worker cannot get (custom
+// body parsers) or BB_DIFF_WORKERS=0 says so.
+import { Worker } from 'node:worker_threads';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CaptureReadError, type CaptureErrorCode } from '../capture/reader.js';
+import { SideWork, type EntryTexts, type SideHeader, type SideSpec, type Summary } from './bounded-side.js';
+import type { DiffContext } from './pipeline.js';
+
+/** A side as the bounded stages use it, wherever it runs. */
+export interface SideHandle {
+  readonly header: SideHeader;
+  /** Summaries in comparison order, and the chunks their `kept` refs point into. */
+  summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }>;
+  /** Entry `index` in kept form, normalized again. */
+  load(index: number): Promise<EntryTexts>;
+  close(): Promise<void>;
+}
+
+/** Messages to the worker. */
+export type Request =
+  | { id: number; op: 'summarize'; labels: Array<[string, string]> }
+  | { id: number; op: 'load'; index: number }
+  | { id: number; op: 'close' };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Messages back: id 0 answers the opening. */
+export type Reply = { id: number; result: unknown } | { id: number; error: ErrorData };
+
+/** An error as data: what the CLI and library callers look at. */
+export interface ErrorData {
+  name: string;
+  message: string;
+  code?: string;
+  exitCode?: number;
+  file?: string;
+  stack?: string;
+}
+
+export function errorData(err: unknown): ErrorData {
+  const e = (err instanceof Error ? err : new Error(String(err))) as Error & { code?: unknown; exitCode?: unknown; file?: unknown };
+  return {
+    name: e.name,
+    message: e.message,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e.exitCode === 'number' ? { exitCode: e.exitCode } : {}),
+    ...(typeof e.file === 'string' ? { file: e.file } : {}),
+    ...(e.stack ? { stack: e.stack } : {}),
+  };
+}
+
+/** The error again, of its class where callers test the class (capture read errors). */
+export function fromErrorData(d: ErrorData): Error {
+  if (d.name === 'CaptureReadError' && d.file !== undefined && d.code) return new CaptureReadError(d.file, d.code as CaptureErrorCode, d.message);
+  const e = new Error(d.message) as Error & { code?: string; exitCode?: number };
+  e.name = d.name;
+  if (d.code) e.code = d.code;
+  if (d.exitCode !== undefined) e.exitCode = d.exitCode;
+  if (d.stack) e.stack = d.stack;
+  return e;
+}
+
+// The worker module next to this one: .js from dist/; .ts when run from
+// source (the tests), where the worker registers tsx itself first: a worker
+// started on a .ts file does not get tsx's loader hooks from `--import tsx`.
+const FROM_SOURCE = extname(fileURLToPath(import.meta.url)) === '.ts';
+const WORKER_URL = new URL(`./bounded-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
+
+function startWorker(spec: SideSpec): Worker {
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: spec });
+  const api = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  return new Worker(boot, { eval: true, workerData: spec });
+}
+
+class WorkerSide implements SideHandle {
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private failed: Error | undefined;
+  header!: SideHeader;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (r: Reply) => {
+      const p = this.pending.get(r.id);
+      if (!p) return;
+      this.pending.delete(r.id);
+      this.settled();
+      if ('error' in r) p.reject(fromErrorData(r.error));
+      else p.resolve(r.result);
+    });
+    const fail = (err: Error) => {
+      this.failed ??= err;
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`bb diff: a diff worker stopped (exit code ${code}); run again with BB_DIFF_WORKERS=0 to diff in one thread`)));
+    // Only a pending request keeps the process alive: a run that throws
+    // between stages leaves no thread holding it open.
+    worker.unref();
+  }
+
+  static async open(spec: SideSpec): Promise<WorkerSide> {
+    const w = new WorkerSide(startWorker(spec));
+    w.header = (await w.call(0, undefined)) as SideHeader;
+    return w;
+  }
+
+  private settled(): void {
+    if (this.pending.size === 0) this.worker.unref();
+  }
+
+  private call(id: number, req: Request | undefined): Promise<unknown> {
+    if (this.failed) return Promise.reject(this.failed);
+    this.worker.ref();
+    const done = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (req) this.worker.postMessage(req);
+    return done;
+  }
+
+  private request(req: DistributiveOmit<Request, 'id'>): Promise<unknown> {
+    const id = this.nextId++;
+    return this.call(id, { ...req, id } as Request);
+  }
+
+  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }> {
+    const r = (await this.request({ op: 'summarize', labels: [...labels] })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array };
+    return { list: r.list, chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers };
+  }
+
+  async load(index: number): Promise<EntryTexts> {
+    return (await this.request({ op: 'load', index })) as EntryTexts;
+  }
+
+  async close(): Promise<void> {
+    if (this.failed) return;
+    await this.request({ op: 'close' });
+    await this.worker.terminate();
+  }
+}
+
+/** Whether the sides of this run go to worker threads. */
+export function useWorkers(ctx: DiffContext): boolean {
+  return !ctx.options.bodyParsers && process.env.BB_DIFF_WORKERS !== '0';
+}
+
+/** Opens one side, in a worker when `useWorkers` says so. */
+export async function openSide(ctx: DiffContext, which: 'old' | 'new'): Promise<SideHandle> {
+  const spec: SideSpec = {
+    path: ctx[which].path,
+    which,
+    options: { config: ctx.config, allowIncomplete: ctx.options.allowIncomplete, serverHome: ctx.options.serverHome },
+  };
+  if (useWorkers(ctx)) return WorkerSide.open(spec);
+  return SideWork.open(spec, ctx);
+}

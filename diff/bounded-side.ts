@@ -1,0 +1,251 @@
+// One side of a bounded diff (diff/bounded.ts): index the file, read and
+// normalize each entry once, keep a small summary per entry and, within a
+// byte budget, the normalized entry as UTF-8 JSON; later hand any entry back
+// in that same form. Pure of the other side, so it runs in a worker thread
+// (diff/bounded-worker.ts), one per side, both sides at once, or in the
+// calling thread when the diff has code a worker cannot get (custom body
+// parsers).
+//
+// The side has its own OrdinalTable. Markers then mean something only within
+// their side, which is all the differ needs: numbering keys markers by side,
+// classes are seeded from the rules (the same class numbers everywhere), and
+// routes, keys and ids hold no markers.
+import { indexCapture, type IndexedCapture } from '../capture/reader.js';
+import type { HarEntry, HarPage } from '../capture/har.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
+import { markersOf, unnumber } from './normalize/ordinals.js';
+import { applyPathRules, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
+import { ZipBodies } from './normalize/zip.js';
+import { contentText, entryToken, tokenOfText } from './pair.js';
+import type { NormalizedEntry } from './types.js';
+
+/**
+ * Bytes of normalized entries kept per side between the two passes, so most
+ * entries are read, parsed and normalized once (about half a file's size for
+ * JSON APIs: a 50k-entry pair of 120 MB files fits). Past it, entries are
+ * re-read as they are compared.
+ */
+export const KEPT_BYTES_PER_SIDE = 96 * 1024 * 1024;
+
+/** Size of the chunks kept JSON is written into. */
+const KEPT_CHUNK = 4 * 1024 * 1024;
+
+/** Where an entry's kept JSON is: chunk index, start, and the byte lengths of its two parts. */
+export interface KeptRef {
+  chunk: number;
+  at: number;
+  /** contentText (request, response, ws). */
+  text: number;
+  /** `[headerOrder, meta]`. */
+  rest: number;
+}
+
+/**
+ * What is kept of one entry between the passes. The marker sequence lets the
+ * compare pass number an entry that is equal to its pair once numbered
+ * without reading it again, kept or not.
+ */
+export interface Summary {
+  /** Index in log.entries. */
+  index: number;
+  key: string;
+  route: string;
+  page: string;
+  id: string;
+  /** Pairing token (entryToken). */
+  token: string;
+  kept?: KeptRef;
+  /** Where this entry's markersOf(contentText) is in the side's marker list, and how many numbers (absent with path rules). */
+  marks?: [number, number];
+}
+
+/** A side's header facts the other side and the main thread need. */
+export interface SideHeader {
+  pages: HarPage[] | undefined;
+  entryCount: number;
+  /** log._bb.serverHome, for the page titles' normalizing. */
+  serverHome: string | undefined;
+}
+
+/** An entry in kept form: contentText and `[headerOrder, meta]`, both JSON (path rules not applied). */
+export interface EntryTexts {
+  text: string;
+  rest: string;
+}
+
+/** What opening a side needs: only data, so it crosses into a worker. */
+export interface SideSpec {
+  path: string;
+  which: 'old' | 'new';
+  options: Pick<DiffOptions, 'config' | 'allowIncomplete' | 'serverHome'>;
+}
+
+/**
+ * Kept JSON written one after another into big chunks. Small Buffers would
+ * come from Node's shared 8 KiB pool, where each would pin the slab holding
+ * the (garbage) raw entry bytes read just before it: 3× the memory, measured.
+ * Each chunk owns its ArrayBuffer, so a worker can hand the chunks over
+ * without copying.
+ */
+/** Marker sequences of all entries, one after another (growing as needed). */
+class MarkerList {
+  private data = new Uint32Array(1 << 16);
+  private length = 0;
+
+  add(m: number[]): [number, number] {
+    if (this.length + m.length > this.data.length) {
+      const next = new Uint32Array(Math.max(this.data.length * 2, this.length + m.length));
+      next.set(this.data.subarray(0, this.length));
+      this.data = next;
+    }
+    this.data.set(m, this.length);
+    this.length += m.length;
+    return [this.length - m.length, m.length];
+  }
+
+  /** The numbers written, in an ArrayBuffer of their own (to hand over). */
+  take(): Uint32Array {
+    return this.data.slice(0, this.length);
+  }
+}
+
+class KeptBytes {
+  readonly chunks: Buffer[] = [];
+  private at = 0;
+
+  /** Writes `text` then `rest` as UTF-8, side by side in one chunk; where they went. */
+  put(text: string, rest: string): KeptRef {
+    const lt = Buffer.byteLength(text, 'utf8');
+    const lr = Buffer.byteLength(rest, 'utf8');
+    let chunk = this.chunks.at(-1);
+    if (!chunk || lt + lr > chunk.length - this.at) {
+      chunk = Buffer.allocUnsafeSlow(Math.max(KEPT_CHUNK, lt + lr));
+      this.chunks.push(chunk);
+      this.at = 0;
+    }
+    const at = this.at;
+    chunk.write(text, at, 'utf8');
+    chunk.write(rest, at + lt, 'utf8');
+    this.at += lt + lr;
+    return { chunk: this.chunks.length - 1, at, text: lt, rest: lr };
+  }
+}
+
+// Kept JSON holds what normalizeEntry built from the built-in parsers, which
+// is plain JSON (no undefined, no NaN, no class instances), so parsing it
+// back gives the same entry. Custom parsers may build anything: not kept.
+function restOf(n: Omit<NormalizedEntry, 'id'>): string {
+  return `[${JSON.stringify(n.headerOrder ?? null)},${JSON.stringify(n.meta)}]`;
+}
+
+/** The normalized entry back from its kept form (the summary gives key and route). */
+export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'> {
+  const content = JSON.parse(t.text) as Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null };
+  const [headerOrder, meta] = JSON.parse(t.rest) as [NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
+  const n: Omit<NormalizedEntry, 'id'> = { key: s.key, route: s.route, request: content.request, response: content.response, ...(headerOrder ? { headerOrder } : {}), meta };
+  if (content.ws !== null) n.ws = content.ws;
+  return n;
+}
+
+/** One side: opened (indexed), then summarized once, then asked for entries. */
+export class SideWork {
+  private readonly kept = new KeptBytes();
+  private labels = new Map<string, string>();
+
+  private constructor(
+    private readonly cap: IndexedCapture,
+    private readonly ctx: DiffContext,
+    private readonly nctx: NormalizeContext,
+    private readonly zips: ZipBodies,
+    private readonly keeping: boolean,
+  ) {}
+
+  /**
+   * Indexes the file. `ctx`: the run's context when the side runs in the
+   * calling thread (its custom parsers apply); a worker makes its own from the spec.
+   */
+  static async open(spec: SideSpec, ctx?: DiffContext): Promise<SideWork> {
+    const cap = await indexCapture(spec.path, { allowIncomplete: spec.options.allowIncomplete });
+    const c = ctx ?? createContext(spec.path, spec.path, spec.options);
+    const zips = new ZipBodies();
+    const nctx = normalizeContextFor(c, spec.which, cap.header._bb?.serverHome, zips);
+    // Kept texts parse back to the same entry only for the built-in parsers.
+    return new SideWork(cap, c, nctx, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
+  }
+
+  get header(): SideHeader {
+    return { pages: this.cap.header.pages, entryCount: this.cap.entryCount, serverHome: this.cap.header._bb?.serverHome };
+  }
+
+  /** Reads entry `index` and normalizes it (zip bodies decoded just for it). */
+  private async normalized(index: number): Promise<{ entry: HarEntry; n: Omit<NormalizedEntry, 'id'>; page: string }> {
+    const entry = await this.cap.readEntry(index);
+    await this.zips.prepareEntry(entry, this.nctx.parsers);
+    const page = entry.pageref ? this.labels.get(entry.pageref) ?? '' : '';
+    const n = normalizeEntry(entry, index, page, this.nctx);
+    this.zips.clear();
+    return { entry, n, page };
+  }
+
+  /** Entry `index` in kept form, read and normalized again. */
+  async load(index: number): Promise<EntryTexts> {
+    const { n } = await this.normalized(index);
+    return { text: contentText(n), rest: restOf(n) };
+  }
+
+  /**
+   * Reads every entry once: summaries in comparison order (seq, else start
+   * time, as pipeline.ts sorts), ids numbered, and the kept chunks the
+   * summaries point into. `labels`: page id → label (pairedPageLabels).
+   */
+  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }> {
+    this.labels = labels;
+    const un = (t: string) => unnumber(t, this.ctx.table);
+    const noPathRules = this.nctx.pathRules.length === 0;
+    let budget = KEPT_BYTES_PER_SIDE;
+    const marks = new MarkerList();
+    const list: Array<Summary & { seq?: number; started: string }> = [];
+    for (let i = 0; i < this.cap.entryCount; i++) {
+      const { entry, n, page } = await this.normalized(i);
+      const text = noPathRules ? contentText(n) : '';
+      let kept: KeptRef | undefined;
+      if (this.keeping && budget > 0) {
+        kept = this.kept.put(text, restOf(n));
+        budget -= kept.text + kept.rest;
+      }
+      list.push({
+        index: i,
+        ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
+        started: entry.startedDateTime,
+        key: n.key,
+        route: n.route,
+        page,
+        id: '',
+        // Path rules need the id, known only once all entries are sorted: token later then.
+        token: noPathRules ? tokenOfText(n.key, text, un) : '',
+        ...(kept ? { kept } : {}),
+        ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
+      });
+    }
+    if (list.every((s) => s.seq !== undefined)) list.sort((a, b) => a.seq! - b.seq!);
+    else list.sort((a, b) => (a.started < b.started ? -1 : a.started > b.started ? 1 : a.index - b.index));
+    const occurrences = new Map<string, number>();
+    for (const s of list) {
+      const count = (occurrences.get(s.key) ?? 0) + 1;
+      occurrences.set(s.key, count);
+      s.id = `${s.page}/${s.route}#${count}`;
+    }
+    if (!noPathRules) {
+      for (const s of list) {
+        const e: NormalizedEntry = { id: s.id, ...(await this.normalized(s.index)).n };
+        applyPathRules(e, this.nctx.pathRules);
+        s.token = entryToken(e, un);
+      }
+    }
+    return { list: list.map(({ seq: _seq, started: _started, ...s }) => s), chunks: this.kept.chunks, markers: marks.take() };
+  }
+
+  async close(): Promise<void> {
+    await this.cap.close();
+  }
+}

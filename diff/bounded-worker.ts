@@ -1,0 +1,38 @@
+// The worker thread of one bounded-diff side (diff/bounded-side.ts): opens
+// the side from workerData, answers 0 with its header, then serves
+// summarize / load / close requests by id. Errors go back as data
+// (diff/bounded-remote.ts rebuilds them).
+import { parentPort, workerData } from 'node:worker_threads';
+import { SideWork, type SideSpec } from './bounded-side.js';
+import { errorData, type Reply, type Request } from './bounded-remote.js';
+
+const port = parentPort!;
+const post = (reply: Reply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
+
+let work: SideWork | undefined;
+try {
+  work = await SideWork.open(workerData as SideSpec);
+  post({ id: 0, result: work.header });
+} catch (err) {
+  post({ id: 0, error: errorData(err) });
+}
+
+port.on('message', async (req: Request) => {
+  try {
+    if (!work) throw new Error('bb diff: the side did not open');
+    if (req.op === 'summarize') {
+      const out = await work.summarize(new Map(req.labels));
+      // The chunks own their ArrayBuffers: handed over, not copied.
+      const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
+      post({ id: req.id, result: { list: out.list, chunks: buffers, markers: out.markers } }, [...buffers, out.markers.buffer as ArrayBuffer]);
+    } else if (req.op === 'load') {
+      post({ id: req.id, result: await work.load(req.index) });
+    } else {
+      await work.close();
+      post({ id: req.id, result: null });
+      port.close();
+    }
+  } catch (err) {
+    post({ id: req.id, error: errorData(err) });
+  }
+});
