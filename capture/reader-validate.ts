@@ -46,7 +46,8 @@ function obj(v: unknown, path: string): Obj {
 function optObj(o: Obj, key: string, path: string): Obj | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
-  return obj(v, `${path}.${key}`);
+  if (!isObj(v)) throw new HarShapeError(`${path}.${key}`, 'an object', v);
+  return v;
 }
 
 function str(o: Obj, key: string, path: string, fallback?: string): string {
@@ -92,6 +93,8 @@ function arr(o: Obj, key: string, path: string): unknown[] {
 
 function nameValues(o: Obj, key: string, path: string): HarNameValue[] {
   return arr(o, key, path).map((item, i) => {
+    // Most items are already right: taken as they are (no path built, no copy).
+    if (isObj(item) && typeof item.name === 'string' && typeof item.value === 'string') return item as unknown as HarNameValue;
     const p = `${path}.${key}[${i}]`;
     const nv = obj(item, p);
     const value = nv.value;
@@ -115,6 +118,9 @@ export function toEpochSeconds(time: number): number {
 function wsMessages(e: Obj, path: string): HarWebSocketMessage[] | undefined {
   if (e._webSocketMessages === undefined || e._webSocketMessages === null) return undefined;
   return arr(e, '_webSocketMessages', path).map((item, i) => {
+    if (isObj(item) && typeof item.type === 'string' && typeof item.time === 'number' && item.time <= 1e11 && typeof item.opcode === 'number' && !Number.isNaN(item.opcode) && typeof item.data === 'string') {
+      return item as unknown as HarWebSocketMessage;
+    }
     const p = `${path}._webSocketMessages[${i}]`;
     const m = obj(item, p);
     const type = str(m, 'type', p);
@@ -131,6 +137,9 @@ function wsMessages(e: Obj, path: string): HarWebSocketMessage[] | undefined {
 function sseMessages(e: Obj, path: string): HarEventSourceMessage[] | undefined {
   if (e._eventSourceMessages === undefined || e._eventSourceMessages === null) return undefined;
   return arr(e, '_eventSourceMessages', path).map((item, i) => {
+    if (isObj(item) && typeof item.time === 'number' && item.time <= 1e11 && typeof item.eventName === 'string' && typeof item.eventId === 'string' && typeof item.data === 'string') {
+      return item as unknown as HarEventSourceMessage;
+    }
     const p = `${path}._eventSourceMessages[${i}]`;
     const m = obj(item, p);
     return {
