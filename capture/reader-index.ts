@@ -47,6 +47,13 @@ interface Scan {
   arrayClose: number;
 }
 
+/** True when the bytes just before `at` (from `from` on) are an odd run of backslashes. */
+function oddBackslashesBefore(view: Buffer, at: number, from: number): boolean {
+  let k = at - 1;
+  while (k >= from && view[k] === BACKSLASH) k--;
+  return ((at - 1 - k) & 1) === 1;
+}
+
 /** Finds log.entries and each element's byte range in one pass. Throws HarShapeError when there is none. */
 function scan(fd: number): Scan {
   const buf = Buffer.allocUnsafe(CHUNK);
@@ -72,36 +79,32 @@ function scan(fd: number): Scan {
     const bytesRead = readSync(fd, buf, 0, CHUNK, base);
     if (bytesRead === 0) break;
     const view = buf.subarray(0, bytesRead);
-    let nextQuote = -2;
-    let nextBs = -2;
     let i = 0;
     while (i < bytesRead) {
       if (inString) {
         if (escape) {
+          // The chunk before ended on a backslash: this byte is escaped.
           escape = false;
           i++;
           continue;
         }
-        if (nextQuote !== -1 && nextQuote < i) nextQuote = view.indexOf(QUOTE, i);
-        if (nextBs !== -1 && nextBs < i) nextBs = view.indexOf(BACKSLASH, i);
-        if (nextBs !== -1 && (nextQuote === -1 || nextBs < nextQuote)) {
-          if (collecting) for (let k = i; k <= nextBs; k++) keyBytes.push(view[k]!);
-          escape = true;
-          i = nextBs + 1;
-          continue;
-        }
-        if (nextQuote === -1) {
+        // The closing quote: the next quote after an even run of backslashes
+        // (bodies held as JSON strings escape every quote of their own).
+        let q = view.indexOf(QUOTE, i);
+        while (q !== -1 && oddBackslashesBefore(view, q, i)) q = view.indexOf(QUOTE, q + 1);
+        if (q === -1) {
           if (collecting) for (let k = i; k < bytesRead; k++) keyBytes.push(view[k]!);
+          escape = oddBackslashesBefore(view, bytesRead, i);
           i = bytesRead;
           continue;
         }
         if (collecting) {
-          for (let k = i; k < nextQuote; k++) keyBytes.push(view[k]!);
+          for (let k = i; k < q; k++) keyBytes.push(view[k]!);
           lastString = Buffer.from(keyBytes).toString('utf8');
           keyBytes = [];
         }
         inString = false;
-        i = nextQuote + 1;
+        i = q + 1;
         continue;
       }
       const c = view[i]!;

@@ -55,6 +55,16 @@ describe('indexCapture: entries by byte offsets', () => {
     await sameAsWholeRead(await write('chunks.har', JSON.stringify(har)));
   });
 
+  it('finds the end of a string whatever run of backslashes its 8 MiB read chunk ends on', async () => {
+    // Each backslash-quote of the body is three backslashes and a quote in the file: shifting
+    // the body by 0..7 bytes puts the chunk boundary after one, two or three backslashes, or a quote.
+    for (let pad = 0; pad < 8; pad++) {
+      const body = 'a'.repeat(pad) + '\\"'.repeat((8 * 1024 * 1024) / 4 + 16) + '\\';
+      const har = capture([{ url: 'http://127.0.0.1:3001/big', body }, { url: 'http://127.0.0.1:3001/after', body: { ok: pad } }]);
+      await sameAsWholeRead(await write(`edge-${pad}.har`, JSON.stringify(har)));
+    }
+  });
+
   it('reads the shared producer fixtures the same way', async (t) => {
     if (!existsSync(fixtures)) return t.skip('shared fixtures absent');
     const files = (await readdir(fixtures)).filter((f) => f.endsWith('.har'));
