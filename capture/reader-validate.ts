@@ -163,54 +163,45 @@ export function validateEntry(raw: unknown, path: string): HarEntry {
   const pp = `${rp}.postData`;
   const contentRaw = optObj(res, 'content', sp) ?? {};
   const cp = `${sp}.content`;
-  const entry: HarEntry = {
-    ...(e as Partial<HarEntry>),
-    startedDateTime: str(e, 'startedDateTime', path, ''),
-    time: num(e, 'time', path, -1),
-    request: {
-      ...(req as object),
-      method: str(req, 'method', rp),
-      url: str(req, 'url', rp),
-      httpVersion: str(req, 'httpVersion', rp, ''),
-      cookies: arr(req, 'cookies', rp) as HarEntry['request']['cookies'],
-      headers: nameValues(req, 'headers', rp),
-      queryString: nameValues(req, 'queryString', rp),
-      headersSize: num(req, 'headersSize', rp, -1),
-      bodySize: num(req, 'bodySize', rp, -1),
-      ...(postRaw
-        ? {
-            postData: {
-              ...postRaw,
-              mimeType: str(postRaw, 'mimeType', pp, ''),
-              text: optStr(postRaw, 'text', pp),
-              params: arr(postRaw, 'params', pp) as NonNullable<HarEntry['request']['postData']>['params'],
-            },
-          }
-        : {}),
-    },
-    response: {
-      ...(res as object),
-      status: num(res, 'status', sp),
-      statusText: str(res, 'statusText', sp, ''),
-      httpVersion: str(res, 'httpVersion', sp, ''),
-      cookies: arr(res, 'cookies', sp) as HarEntry['response']['cookies'],
-      headers: nameValues(res, 'headers', sp),
-      content: {
-        ...contentRaw,
-        size: num(contentRaw, 'size', cp, -1),
-        mimeType: str(contentRaw, 'mimeType', cp, ''),
-        text: optStr(contentRaw, 'text', cp),
-        encoding: optStr(contentRaw, 'encoding', cp),
-      },
-      redirectURL: str(res, 'redirectURL', sp, ''),
-      headersSize: num(res, 'headersSize', sp, -1),
-      bodySize: num(res, 'bodySize', sp, -1),
-    },
-    cache: optObj(e, 'cache', path) ?? {},
-    timings: (optObj(e, 'timings', path) as HarEntry['timings'] | undefined) ?? { send: -1, wait: -1, receive: -1 },
-    pageref: optStr(e, 'pageref', path),
-    connection: e.connection === undefined || e.connection === null ? undefined : String(e.connection),
-  };
+  // Filled in place, in the order a copy would have appended missing keys:
+  // the parsed JSON is the caller's own, and copying every level of every
+  // entry cost more than the checks (bounded diffs read each entry once or twice).
+  e.startedDateTime = str(e, 'startedDateTime', path, '');
+  e.time = num(e, 'time', path, -1);
+  req.method = str(req, 'method', rp);
+  req.url = str(req, 'url', rp);
+  req.httpVersion = str(req, 'httpVersion', rp, '');
+  req.cookies = arr(req, 'cookies', rp);
+  req.headers = nameValues(req, 'headers', rp);
+  req.queryString = nameValues(req, 'queryString', rp);
+  req.headersSize = num(req, 'headersSize', rp, -1);
+  req.bodySize = num(req, 'bodySize', rp, -1);
+  if (postRaw) {
+    postRaw.mimeType = str(postRaw, 'mimeType', pp, '');
+    postRaw.text = optStr(postRaw, 'text', pp);
+    postRaw.params = arr(postRaw, 'params', pp);
+    req.postData = postRaw;
+  }
+  res.status = num(res, 'status', sp);
+  res.statusText = str(res, 'statusText', sp, '');
+  res.httpVersion = str(res, 'httpVersion', sp, '');
+  res.cookies = arr(res, 'cookies', sp);
+  res.headers = nameValues(res, 'headers', sp);
+  contentRaw.size = num(contentRaw, 'size', cp, -1);
+  contentRaw.mimeType = str(contentRaw, 'mimeType', cp, '');
+  contentRaw.text = optStr(contentRaw, 'text', cp);
+  contentRaw.encoding = optStr(contentRaw, 'encoding', cp);
+  res.content = contentRaw;
+  res.redirectURL = str(res, 'redirectURL', sp, '');
+  res.headersSize = num(res, 'headersSize', sp, -1);
+  res.bodySize = num(res, 'bodySize', sp, -1);
+  e.request = req;
+  e.response = res;
+  e.cache = optObj(e, 'cache', path) ?? {};
+  e.timings = optObj(e, 'timings', path) ?? { send: -1, wait: -1, receive: -1 };
+  e.pageref = optStr(e, 'pageref', path);
+  e.connection = e.connection === undefined || e.connection === null ? undefined : String(e.connection);
+  const entry = e as unknown as HarEntry;
   checkBase64(entry.response.content.text, entry.response.content.encoding, `${cp}.text`);
   if (entry.request.postData) checkBase64(entry.request.postData.text, entry.request.postData._encoding, `${pp}.text`);
   const ws = wsMessages(e, path);
