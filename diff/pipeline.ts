@@ -253,7 +253,7 @@ export async function runStages(ctx: DiffContext, stages: DiffStage[]): Promise<
   for (const s of stages) {
     const t0 = timed ? performance.now() : 0;
     await s.run(ctx);
-    if (timed) process.stderr.write(`bb diff stage ${s.name}: ${(performance.now() - t0).toFixed(0)} ms\n`);
+    if (timed) process.stderr.write(`bb diff stage ${s.name}: ${(performance.now() - t0).toFixed(0)} ms (at ${performance.now().toFixed(0)} ms)\n`);
   }
   if (!ctx.result) throw new Error('bb diff: the stage list has no verdict stage');
   return ctx.result;
