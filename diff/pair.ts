@@ -7,7 +7,7 @@
 // pair them, to be compared field by field; (4) same loose key left over
 // elsewhere: `reordered`; (5) what is left is `missing` (old only) or
 // `extra` (new only). An insertion is one extra, never a cascade.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from './selector.js';
 import type { NormalizedEntry } from './types.js';
@@ -88,7 +88,8 @@ export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'w
 /** entryToken for an entry whose contentText is already at hand. */
 export function tokenOfText(key: string, text: string, unnumberText: (s: string) => string): string {
   // Markers survive JSON.stringify unescaped, so un-numbering the text equals un-numbering the value.
-  return `${key}\n${createHash('sha1').update(unnumberText(text)).digest('base64')}`;
+  // One-shot hash: no Hash object per entry (measurable at 50k entries a side).
+  return `${key}\n${hash('sha1', unnumberText(text), 'base64')}`;
 }
 
 /** Digest of the compared content of an entry (un-numbered placeholders). */
