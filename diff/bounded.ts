@@ -135,7 +135,7 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
     const views = new Map<number, PairView>();
     const finish = (k: number, a: NormalizedEntry | undefined, b: NormalizedEntry | undefined) => {
       const l = ctx.lineup[k]!;
-      const diffs = comparePair(a, b, l.status, { headerOrder: ctx.options.headerOrder });
+      const diffs = comparePair(a, b, l.status, { headerOrder: ctx.options.headerOrder, wsOrder: ctx.config.pairing.wsOrder });
       const e = (a ?? b)!;
       found[k] = {
         diffs,

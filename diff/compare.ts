@@ -112,8 +112,45 @@ function messageSummary(m: NormalizedWsMessage): string {
   return `${m.type} ${OPCODES[m.opcode] ?? m.opcode} ${data.length > 60 ? data.slice(0, 59) + '…' : data}`;
 }
 
-/** WebSocket messages compared in order: missing / extra / reordered / changed. */
-export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[]): void {
+/**
+ * WebSocket messages compared in order: missing / extra / reordered /
+ * changed. `order` "direction" (the default) compares what each side sent as
+ * its own sequence: across directions, which message crossed first is up to
+ * timing whenever a client sends without waiting, and two runs of one build
+ * differ in it. "total" compares the one sequence as captured.
+ */
+export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction'): void {
+  if (order === 'total') {
+    diffSequence(a, b, a.map((_, i) => i), b.map((_, j) => j), out);
+    return;
+  }
+  const directions = [...new Set([...a.map((m) => m.type), ...b.map((m) => m.type)])];
+  if (directions.length <= 1) {
+    diffSequence(a, b, a.map((_, i) => i), b.map((_, j) => j), out);
+    return;
+  }
+  // Each direction on its own, rows merged back in the one-sequence order (by old position, extras after by new position).
+  const rows: Array<{ row: Row; old: number; new: number }> = [];
+  for (const d of directions) {
+    const ia: number[] = [];
+    const ib: number[] = [];
+    a.forEach((m, i) => m.type === d && ia.push(i));
+    b.forEach((m, j) => m.type === d && ib.push(j));
+    const part: Row[] = [];
+    const keys: Array<[number, number]> = [];
+    diffSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, part, keys);
+    part.forEach((row, k) => rows.push({ row, old: keys[k]![0], new: keys[k]![1] }));
+  }
+  rows.sort((x, y) => x.old - y.old || x.new - y.new);
+  for (const r of rows) out.push(r.row);
+}
+
+/**
+ * One message sequence; `ia` / `ib` give each message's place in the whole
+ * connection (paths name those). `keys`, when given, gets each row's
+ * [old place or Infinity, new place or 0] for merging.
+ */
+function diffSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[], out: Row[], keys?: Array<[number, number]>): void {
   // The same messages at the start and the end pair as they are: that is what
   // the aligner does first with them, so only the middle gets tokens (most
   // connections differ in a few messages of thousands).
@@ -126,18 +163,22 @@ export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[],
   if (!ma.length && !mb.length) return;
   const lineup = pairSequences(ma.map(canonical), mb.map(canonical), ma.map(wsLoose), mb.map(wsLoose));
   for (const l of lineup) {
-    const io = l.old === undefined ? undefined : l.old + pre;
-    const jn = l.new === undefined ? undefined : l.new + pre;
-    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${io}]`, old: a[io!] });
-    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${jn}]`, new: b[jn!] });
+    const x = l.old === undefined ? undefined : l.old + pre;
+    const y = l.new === undefined ? undefined : l.new + pre;
+    const io = x === undefined ? undefined : ia[x]!;
+    const jn = y === undefined ? undefined : ib[y]!;
+    const before = out.length;
+    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${io}]`, old: a[x!] });
+    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${jn}]`, new: b[y!] });
     else {
       const p = `ws.messages[${io}]`;
       if (l.status === 'reordered') {
-        const what = messageSummary(a[io!]!);
+        const what = messageSummary(a[x!]!);
         out.push({ kind: 'reordered', path: p, old: `at ${io}: ${what}`, new: `at ${jn}: ${what}` });
       }
-      diffValues(a[io!], b[jn!], p, out);
+      diffValues(a[x!], b[y!], p, out);
     }
+    if (keys) for (let k = before; k < out.length; k++) keys.push([io ?? Infinity, jn ?? 0]);
   }
 }
 
@@ -145,6 +186,8 @@ export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[],
 export interface CompareOptions {
   /** Also compare header names' order and case. */
   headerOrder?: boolean;
+  /** WebSocket message order per direction (default) or as one sequence (PairingConfig.wsOrder). */
+  wsOrder?: 'direction' | 'total';
 }
 
 /** One-line summary of an entry (for missing/extra rows). */
@@ -176,7 +219,7 @@ export function comparePair(
     const sb = truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response;
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows);
     if (a.ws || b.ws) {
-      diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows);
+      diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder);
       diffValues(a.ws?.close ?? null, b.ws?.close ?? null, 'ws.close', rows);
     }
     if (opts.headerOrder && a.headerOrder && b.headerOrder) {

@@ -74,6 +74,13 @@ export interface PairingConfig {
   keys?: RouteKeyConfig[];
   /** Globs over "METHOD path": such requests pair as a multiset within their page (concurrent fetches). */
   unordered?: string[];
+  /**
+   * WebSocket message order compared per direction ("direction", the
+   * default: what the client sent, in order, and what the server sent, in
+   * order) or as one sequence ("total": how the two directions interleave
+   * counts too, which timing decides when a client sends without waiting).
+   */
+  wsOrder?: 'direction' | 'total';
 }
 
 /** A ratified difference (issue 7). */
@@ -236,6 +243,11 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     return u;
   });
 
+  const wsOrder = pr.wsOrder;
+  if (wsOrder !== undefined && wsOrder !== 'direction' && wsOrder !== 'total') {
+    fail(`${file} pairing.wsOrder`, `must be "direction" (each direction's order) or "total" (the interleaving too); got ${JSON.stringify(wsOrder)}`);
+  }
+
   const known = list(doc.known, `${file} known`).map((k, i) => {
     const where = `${file} known[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object with where, path and reason');
@@ -255,7 +267,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
 
   return Object.freeze({
     normalize: { disable, keys, patterns, headers, keep, paths, serverHome },
-    pairing: { keys: routeKeys, unordered },
+    pairing: { keys: routeKeys, unordered, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
     known,
   });
 }

@@ -175,7 +175,7 @@ export const defaultStages: DiffStage[] = [
       for (const l of ctx.lineup) {
         const a = l.old === undefined ? undefined : ctx.old.rendered[l.old];
         const b = l.new === undefined ? undefined : ctx.new.rendered[l.new];
-        const diffs = comparePair(a, b, l.status, { headerOrder: ctx.options.headerOrder });
+        const diffs = comparePair(a, b, l.status, { headerOrder: ctx.options.headerOrder, wsOrder: ctx.config.pairing.wsOrder });
         ctx.differences.push(...diffs);
         ctx.pairs.push({
           id: (a ?? b)!.id,

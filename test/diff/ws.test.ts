@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
@@ -20,9 +20,9 @@ describe('WebSocket sequences', () => {
     t = await tempDir();
   });
   after(() => t.remove());
-  async function diff(a: Msg[], b: Msg[], closeB?: Parameters<typeof conn>[1]): Promise<DiffResult> {
+  async function diff(a: Msg[], b: Msg[], closeB?: Parameters<typeof conn>[1], options: DiffOptions = {}): Promise<DiffResult> {
     const n = uuid();
-    return diffCaptures(await t.write(`${n}-a.har`, capture([conn(a)])), await t.write(`${n}-b.har`, capture([conn(b, closeB)])));
+    return diffCaptures(await t.write(`${n}-a.har`, capture([conn(a)])), await t.write(`${n}-b.har`, capture([conn(b, closeB)])), options);
   }
   const rows = (r: DiffResult) => r.differences.map((d) => [d.kind, d.path]);
 
@@ -38,6 +38,28 @@ describe('WebSocket sequences', () => {
     const moved = 'receive text {"type":"event","seq":1,"at":"<TS>"}';
     assert.deepEqual([r.differences[0]!.old, r.differences[0]!.new], [`at 2: ${moved}`, `at 3: ${moved}`], show(r));
     assert.match(renderText(r, { color: false }), new RegExp(`ws\\.messages\\[2\\]: moved 2 → 3: ${moved.replace(/[{}[\]()"^$.*+?|\\]/g, '\\$&')}\n`));
+  });
+
+  it('how the two directions interleave is timing, not protocol: compared per direction by default, as one sequence with wsOrder "total"', async () => {
+    // A client that sends three requests without waiting; the server answers each.
+    const req = (n: number): Msg => ({ type: 'send', data: { type: 'get', n } });
+    const res = (n: number): Msg => ({ type: 'receive', data: { type: 'got', n } });
+    const run1 = [req(1), res(1), req(2), res(2), req(3), res(3)];
+    const run2 = [req(1), req(2), res(1), req(3), res(2), res(3)];
+    const r = await diff(run1, run2);
+    assert.equal(r.verdict, 'match', show(r));
+    const total = await diff(run1, run2, undefined, { config: validateDiffConfig({ pairing: { wsOrder: 'total' } }) });
+    assert.equal(total.verdict, 'diff', show(total));
+    assert.ok(total.differences.every((d) => d.kind === 'reordered'), show(total));
+    // Order within a direction still counts, and rows name places in the whole connection.
+    const swapped = await diff(run1, [req(1), res(2), req(2), res(1), req(3), res(3)]);
+    assert.deepEqual(rows(swapped), [['reordered', 'ws.messages[1]']], show(swapped));
+    const changed = await diff(run1, [req(1), res(1), req(2), { type: 'receive', data: { type: 'got', n: 9 } }, req(3), res(3)]);
+    assert.deepEqual(changed.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'ws.messages[3].data.n', 2, 9]], show(changed));
+  });
+
+  it('refuses a wsOrder it does not know, saying what it takes', () => {
+    assert.throws(() => validateDiffConfig({ pairing: { wsOrder: 'strict' } }), /pairing\.wsOrder.*"direction".*"total"/);
   });
 
   it('a missing message is one missing row, the rest pairs', async () => {
