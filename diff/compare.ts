@@ -7,7 +7,7 @@
 // no array costs more than the aligner's cell cap. Rows per pair are capped.
 import { createHash } from 'node:crypto';
 import { alignSequences } from './align.js';
-import { pairSequences } from './pair.js';
+import { pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
 
@@ -112,45 +112,34 @@ function messageSummary(m: NormalizedWsMessage): string {
   return `${m.type} ${OPCODES[m.opcode] ?? m.opcode} ${data.length > 60 ? data.slice(0, 59) + '…' : data}`;
 }
 
+/** One line of two connections' messages, by place in each connection; `same`: known equal without looking (the common start and end). */
+export type MessageLineup = Lineup & { same?: boolean };
+
 /**
- * WebSocket messages compared in order: missing / extra / reordered /
- * changed. `order` "direction" (the default) compares what each side sent as
- * its own sequence: across directions, which message crossed first is up to
- * timing whenever a client sends without waiting, and two runs of one build
- * differ in it. "total" compares the one sequence as captured.
+ * How two connections' messages line up. `order` "direction" (the default)
+ * lines up what each side sent as its own sequence: across directions, which
+ * message crossed first is up to timing whenever a client sends without
+ * waiting, and two runs of one build differ in it. "total" lines up the one
+ * sequence as captured. In the one-sequence order either way: by old place,
+ * extras after by new place.
  */
-export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction'): void {
-  if (order === 'total') {
-    diffSequence(a, b, a.map((_, i) => i), b.map((_, j) => j), out);
-    return;
-  }
-  const directions = [...new Set([...a.map((m) => m.type), ...b.map((m) => m.type)])];
-  if (directions.length <= 1) {
-    diffSequence(a, b, a.map((_, i) => i), b.map((_, j) => j), out);
-    return;
-  }
-  // Each direction on its own, rows merged back in the one-sequence order (by old position, extras after by new position).
-  const rows: Array<{ row: Row; old: number; new: number }> = [];
+export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' = 'direction'): MessageLineup[] {
+  const all = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const directions = order === 'total' ? [] : [...new Set([...a.map((m) => m.type), ...b.map((m) => m.type)])];
+  if (directions.length <= 1) return lineUpSequence(a, b, all(a.length), all(b.length));
+  const out: MessageLineup[] = [];
   for (const d of directions) {
     const ia: number[] = [];
     const ib: number[] = [];
     a.forEach((m, i) => m.type === d && ia.push(i));
     b.forEach((m, j) => m.type === d && ib.push(j));
-    const part: Row[] = [];
-    const keys: Array<[number, number]> = [];
-    diffSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, part, keys);
-    part.forEach((row, k) => rows.push({ row, old: keys[k]![0], new: keys[k]![1] }));
+    out.push(...lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib));
   }
-  rows.sort((x, y) => x.old - y.old || x.new - y.new);
-  for (const r of rows) out.push(r.row);
+  return out.sort((x, y) => (x.old ?? Infinity) - (y.old ?? Infinity) || (x.new ?? 0) - (y.new ?? 0));
 }
 
-/**
- * One message sequence; `ia` / `ib` give each message's place in the whole
- * connection (paths name those). `keys`, when given, gets each row's
- * [old place or Infinity, new place or 0] for merging.
- */
-function diffSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[], out: Row[], keys?: Array<[number, number]>): void {
+/** One sequence; `ia` / `ib`: each message's place in the whole connection. */
+function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[]): MessageLineup[] {
   // The same messages at the start and the end pair as they are: that is what
   // the aligner does first with them, so only the middle gets tokens (most
   // connections differ in a few messages of thousands).
@@ -158,27 +147,37 @@ function diffSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: nu
   while (pre < a.length && pre < b.length && sameValue(a[pre], b[pre])) pre++;
   let suf = 0;
   while (suf < a.length - pre && suf < b.length - pre && sameValue(a[a.length - 1 - suf], b[b.length - 1 - suf])) suf++;
+  const out: MessageLineup[] = [];
+  for (let k = 0; k < pre; k++) out.push({ old: ia[k]!, new: ib[k]!, status: 'paired', same: true });
   const ma = a.slice(pre, a.length - suf);
   const mb = b.slice(pre, b.length - suf);
-  if (!ma.length && !mb.length) return;
-  const lineup = pairSequences(ma.map(canonical), mb.map(canonical), ma.map(wsLoose), mb.map(wsLoose));
-  for (const l of lineup) {
-    const x = l.old === undefined ? undefined : l.old + pre;
-    const y = l.new === undefined ? undefined : l.new + pre;
-    const io = x === undefined ? undefined : ia[x]!;
-    const jn = y === undefined ? undefined : ib[y]!;
-    const before = out.length;
-    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${io}]`, old: a[x!] });
-    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${jn}]`, new: b[y!] });
-    else {
-      const p = `ws.messages[${io}]`;
-      if (l.status === 'reordered') {
-        const what = messageSummary(a[x!]!);
-        out.push({ kind: 'reordered', path: p, old: `at ${io}: ${what}`, new: `at ${jn}: ${what}` });
-      }
-      diffValues(a[x!], b[y!], p, out);
+  if (ma.length || mb.length) {
+    for (const l of pairSequences(ma.map(canonical), mb.map(canonical), ma.map(wsLoose), mb.map(wsLoose))) {
+      out.push({
+        ...(l.old !== undefined ? { old: ia[l.old + pre]! } : {}),
+        ...(l.new !== undefined ? { new: ib[l.new + pre]! } : {}),
+        status: l.status,
+      });
     }
-    if (keys) for (let k = before; k < out.length; k++) keys.push([io ?? Infinity, jn ?? 0]);
+  }
+  for (let k = suf; k > 0; k--) out.push({ old: ia[a.length - k]!, new: ib[b.length - k]!, status: 'paired', same: true });
+  return out.sort((x, y) => (x.old ?? Infinity) - (y.old ?? Infinity) || (x.new ?? 0) - (y.new ?? 0));
+}
+
+/** WebSocket messages compared in order (lineUpMessages): missing / extra / reordered / changed. */
+export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction'): void {
+  for (const l of lineUpMessages(a, b, order)) {
+    if (l.same) continue;
+    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${l.old}]`, old: a[l.old!] });
+    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${l.new}]`, new: b[l.new!] });
+    else {
+      const p = `ws.messages[${l.old}]`;
+      if (l.status === 'reordered') {
+        const what = messageSummary(a[l.old!]!);
+        out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
+      }
+      diffValues(a[l.old!], b[l.new!], p, out);
+    }
   }
 }
 

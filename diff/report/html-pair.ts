@@ -9,8 +9,7 @@
 import { createHash } from 'node:crypto';
 import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
-import { pairSequences } from '../pair.js';
-import { canonical } from '../compare.js';
+import { canonical, lineUpMessages } from '../compare.js';
 import type { NormalizedEntry, NormalizedWsMessage } from '../types.js';
 
 /** The compared content of one side of a pair, as the HTML view shows it. */
@@ -22,6 +21,8 @@ export interface PairView {
   old?: EntryView;
   /** The new entry. */
   new?: EntryView;
+  /** How WebSocket messages line up (the run's pairing.wsOrder). */
+  wsOrder?: 'direction' | 'total';
 }
 
 /** Bounds on what one pair's view may hold. */
@@ -77,11 +78,6 @@ export function httpDeltaHtml(view: PairView, limits: ViewLimits = DEFAULT_VIEW_
   return format(delta, a) ?? '';
 }
 
-function wsLoose(m: NormalizedWsMessage): string {
-  const d = m.data as { type?: unknown } | null;
-  return `${m.type}|${m.opcode}|${d && typeof d === 'object' && typeof d.type === 'string' ? d.type : ''}`;
-}
-
 function messageCell(m: NormalizedWsMessage | undefined, index: number | undefined, limits: ViewLimits): string {
   if (!m) return '<td class="ws-none"></td>';
   const dir = m.type === 'send' ? '→' : m.type === 'receive' ? '←' : '!';
@@ -94,12 +90,12 @@ export function wsColumnsHtml(view: PairView, limits: ViewLimits = DEFAULT_VIEW_
   const a = view.old?.ws?.messages ?? [];
   const b = view.new?.ws?.messages ?? [];
   if (!view.old?.ws && !view.new?.ws) return '';
-  const lineup = pairSequences(a.map(canonical), b.map(canonical), a.map(wsLoose), b.map(wsLoose));
+  const lineup = lineUpMessages(a, b, view.wsOrder);
   const rows: string[] = [];
   for (const l of lineup.slice(0, limits.maxMessages)) {
     const ma = l.old === undefined ? undefined : a[l.old];
     const mb = l.new === undefined ? undefined : b[l.new];
-    const same = ma && mb && canonical(ma) === canonical(mb);
+    const same = l.same || (ma && mb && canonical(ma) === canonical(mb));
     const status = l.status === 'paired' ? (same ? 'same' : 'changed') : l.status;
     rows.push(`<tr class="ws-${status}"><td class="ws-status">${esc(status)}</td>${messageCell(ma, l.old, limits)}${messageCell(mb, l.new, limits)}</tr>`);
   }

@@ -13,17 +13,19 @@ export function attachPairViews(ctx: object, views: Map<number, PairView>): void
 
 /** Both sides of pair `i` of ctx.pairs, looked up by their index in log.entries. */
 export function pairViewsFrom(ctx: DiffContext): (pairIndex: number) => PairView | undefined {
+  const wsOrder = ctx.config.pairing.wsOrder;
+  const withOrder = (v: PairView | undefined): PairView | undefined => (v && wsOrder ? { ...v, wsOrder } : v);
   const kept = attached.get(ctx);
-  if (kept) return (i) => kept.get(i);
+  if (kept) return (i) => withOrder(kept.get(i));
   const byIndex = (list: NormalizedEntry[]) => new Map(list.map((e) => [e.meta.index, e]));
   const oldSide = byIndex(ctx.old.rendered);
   const newSide = byIndex(ctx.new.rendered);
   return (i) => {
     const p = ctx.pairs[i];
     if (!p) return undefined;
-    return {
+    return withOrder({
       ...(p.old !== undefined && oldSide.has(p.old) ? { old: oldSide.get(p.old)! } : {}),
       ...(p.new !== undefined && newSide.has(p.new) ? { new: newSide.get(p.new)! } : {}),
-    };
+    });
   };
 }

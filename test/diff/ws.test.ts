@@ -2,6 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+import { lineUpMessages } from '../../diff/compare.js';
+import { wsColumnsHtml, type PairView } from '../../diff/report/html-pair.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -56,6 +58,17 @@ describe('WebSocket sequences', () => {
     assert.deepEqual(rows(swapped), [['reordered', 'ws.messages[1]']], show(swapped));
     const changed = await diff(run1, [req(1), res(1), req(2), { type: 'receive', data: { type: 'got', n: 9 } }, req(3), res(3)]);
     assert.deepEqual(changed.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'ws.messages[3].data.n', 2, 9]], show(changed));
+  });
+
+  it('the HTML report lines the two columns up the way the rows were compared', () => {
+    const m = (type: 'send' | 'receive', n: number) => ({ type, opcode: 1, data: { type: type === 'send' ? 'get' : 'got', n } });
+    const a = [m('send', 1), m('receive', 1), m('send', 2), m('receive', 2)];
+    const b = [m('send', 1), m('send', 2), m('receive', 1), m('receive', 2)];
+    const entry = (messages: typeof a) => ({ request: {}, response: {}, ws: { messages, close: null } }) as unknown as PairView['old'];
+    const statuses = (html: string) => [...html.matchAll(/<tr class="ws-(\w+)">/g)].map((x) => x[1]);
+    assert.deepEqual(statuses(wsColumnsHtml({ old: entry(a), new: entry(b) })), ['same', 'same', 'same', 'same', 'close']);
+    assert.ok(statuses(wsColumnsHtml({ old: entry(a), new: entry(b), wsOrder: 'total' })).includes('reordered'));
+    assert.deepEqual(lineUpMessages(a, b).map((l) => [l.old, l.new]), [[0, 0], [1, 2], [2, 1], [3, 3]]);
   });
 
   it('refuses a wsOrder it does not know, saying what it takes', () => {
