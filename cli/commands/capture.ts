@@ -103,6 +103,24 @@ export const captureCommand: BbCommand = {
     const showTarget = liveTarget(redact === false ? undefined : new Redactor(loadRedactKey(bbHome), redact));
     let recordingErrors = 0;
 
+    // Signals are taken from the start: one that arrives while the proxies
+    // start (a client that stops bb as soon as it prints its URL) still stops
+    // it gracefully, once they are up, instead of killing it with nothing written.
+    let resolveStop: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.stderr.write(`bb: ${signal}: finishing in-flight exchanges, writing captures\n`);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      // A second signal means now.
+      const force = (): void => process.exit(130);
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
+      resolveStop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+
     const handles: CaptureHandle[] = [];
     let adminServer: AdminServer | undefined;
     // A running count on a TTY: one status line on stderr, cleared before each log line.
@@ -167,24 +185,13 @@ export const captureCommand: BbCommand = {
         process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
       }
     } catch (err) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       await stopAll();
       throw err;
     }
 
-    await new Promise<void>((resolveStop) => {
-      const onSignal = (signal: NodeJS.Signals): void => {
-        process.stderr.write(`bb: ${signal}: finishing in-flight exchanges, writing captures\n`);
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        // A second signal means now.
-        const force = (): void => process.exit(130);
-        process.once('SIGINT', force);
-        process.once('SIGTERM', force);
-        resolveStop();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-    });
+    await stopped;
     const written = await stopAll();
     for (let i = 0; i < written.length; i++) {
       const s = handles[i].stats();

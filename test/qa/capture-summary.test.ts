@@ -8,6 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBb } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { BB_BIN } from '../helpers/cli.js';
 
 async function captureRun(requests: number): Promise<{ code: number; stdout: string; stderr: string }> {
   const server = http.createServer((_req, res) => res.end('ok'));
@@ -42,5 +45,39 @@ describe('bb capture summary', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /: wrote \S+c\.har \(0 entries, 0 WebSocket messages\)\n$/);
     assert.match(r.stderr, /^bb: capture: nothing went through <URL>: point your clients at that URL \(bb diff refuses an empty capture\)$/m);
+  });
+
+  it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = await mkdtemp(join(tmpdir(), 'bb-qa-sigint-'));
+    try {
+      for (let i = 0; i < 5; i++) {
+        const out = join(dir, `c${i}.har`);
+        const child = spawn(process.execPath, [BB_BIN, 'capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], {
+          env: { ...process.env, NO_COLOR: '1', BB_HOME: join(dir, 'home') },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        let sent = false;
+        child.stdout!.on('data', (c: Buffer) => {
+          stdout += c;
+          if (!sent && / -> /.test(stdout)) {
+            sent = true;
+            child.kill('SIGINT');
+          }
+        });
+        child.stderr!.on('data', (c: Buffer) => (stderr += c));
+        const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('close', (c, sg) => r([c, sg])));
+        clearTimeout(killer);
+        assert.deepEqual([code, signal], [0, null], `run ${i}: ${stderr}`);
+        assert.ok(existsSync(out), `run ${i} wrote its capture`);
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
