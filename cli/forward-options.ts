@@ -45,11 +45,10 @@ export function forwardFlagsFrom(argv: Record<string, unknown>): ForwardFlags {
 }
 
 /**
- * Reads --upstream-ca and --insecure-upstream. Node's `ca:` replaces its whole
- * store, NODE_EXTRA_CA_CERTS included, so that file is read here and added
- * beside the --upstream-ca files: together they extend the bundled roots.
+ * Reads --upstream-ca and --insecure-upstream. The files extend Node's roots
+ * and NODE_EXTRA_CA_CERTS (the upstream pool adds those; proxy/upstream.ts).
  */
-export function upstreamTlsFrom(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): UpstreamTlsOptions {
+export function upstreamTlsFrom(argv: Record<string, unknown>): UpstreamTlsOptions {
   const files = ((argv['upstream-ca'] as string[] | undefined) ?? []).map(String);
   const insecure = Boolean(argv['insecure-upstream']);
   if (insecure && files.length > 0) {
@@ -57,16 +56,7 @@ export function upstreamTlsFrom(argv: Record<string, unknown>, env: NodeJS.Proce
   }
   if (insecure) return { insecure: true };
   if (files.length === 0) return {};
-  const extraCa = files.map((file) => readCaFile(file, '--upstream-ca'));
-  const envFile = env['NODE_EXTRA_CA_CERTS'];
-  if (envFile) {
-    try {
-      extraCa.push(readCaFile(envFile, 'NODE_EXTRA_CA_CERTS'));
-    } catch {
-      // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS; so does bb (by ignoring it).
-    }
-  }
-  return { extraCa };
+  return { extraCa: files.map((file) => readCaFile(file, '--upstream-ca')) };
 }
 
 function readCaFile(file: string, flag: string): string {

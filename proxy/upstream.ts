@@ -4,6 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 
 /** An upstream origin. */
@@ -24,6 +25,20 @@ export interface UpstreamTlsOptions {
   extraCa?: string[];
   /** Skip certificate verification (explicit opt-out). */
   insecure?: boolean;
+}
+
+/**
+ * The PEM text of NODE_EXTRA_CA_CERTS, when set and readable (Node itself
+ * only warns about an unreadable one; so does bb, by leaving it out).
+ */
+export function environmentCa(env: NodeJS.ProcessEnv = process.env): string[] {
+  const file = env['NODE_EXTRA_CA_CERTS'];
+  if (!file) return [];
+  try {
+    return [readFileSync(file, 'utf8')];
+  } catch {
+    return [];
+  }
 }
 
 /** Parses an origin URL ("http://127.0.0.1:3000") into an Upstream; throws TypeError when it is not one. */
@@ -60,7 +75,8 @@ export class ConnectionAgents {
     /** Called when an idle upstream socket closes (the server ended keep-alive). */
     private readonly onUpstreamSocket: (socket: Socket) => void,
   ) {
-    this.caList = tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...tlsOptions.extraCa] : undefined;
+    // Node's `ca:` replaces its whole store, NODE_EXTRA_CA_CERTS included: extra CAs add to both.
+    this.caList = tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...environmentCa(), ...tlsOptions.extraCa] : undefined;
   }
 
   /** The agent for an upstream, made on first use. */

@@ -82,3 +82,29 @@ test('a WebSocket still open at close() is finalized as closed by "none", not as
   assert.equal(typeof entry._bb.seqEnd, 'number');
   assert.deepEqual(entry._webSocketMessages.map((m: { type: string; data: string }) => [m.type, m.data]), [['send', 'still here'], ['receive', 'still here']]);
 });
+
+test('startCapture given upstreamTls.extraCa still trusts NODE_EXTRA_CA_CERTS, as Node would without it', async () => {
+  const { startCapture } = (await import('bb')) as typeof import('../../index.js');
+  const { startPeers } = await import('../proxy/forward-harness.js');
+  const peers = await startPeers();
+  after(() => peers.close());
+  const saved = process.env.NODE_EXTRA_CA_CERTS;
+  // The upstream's CA comes only from the environment; extraCa names an unrelated CA (bb's own).
+  process.env.NODE_EXTRA_CA_CERTS = peers.upstreamCaFile;
+  try {
+    for (const [env, status] of [[peers.upstreamCaFile, 200], ['', 502]] as const) {
+      process.env.NODE_EXTRA_CA_CERTS = env;
+      const cap = await startCapture({
+        target: `https://localhost:${peers.httpsPort}`,
+        out: join(dir, `extra-ca-${status}.har`),
+        bbHome: join(dir, 'home3'),
+        upstreamTls: { extraCa: [readFileSync(peers.caFile, 'utf8')] },
+      });
+      assert.equal((await fetch(`${cap.url}/lib-env-ca`)).status, status, `NODE_EXTRA_CA_CERTS=${env || '(unset)'}`);
+      await cap.close();
+    }
+  } finally {
+    if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+    else process.env.NODE_EXTRA_CA_CERTS = saved;
+  }
+});
