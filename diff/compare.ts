@@ -7,7 +7,7 @@
 // no array costs more than the aligner's cell cap. Rows per pair are capped.
 import { createHash } from 'node:crypto';
 import { alignSequences } from './align.js';
-import { pairSequences, type Lineup } from './pair.js';
+import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
 
@@ -135,7 +135,7 @@ export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[
     b.forEach((m, j) => m.type === d && ib.push(j));
     out.push(...lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib));
   }
-  return out.sort((x, y) => (x.old ?? Infinity) - (y.old ?? Infinity) || (x.new ?? 0) - (y.new ?? 0));
+  return out.sort(lineupOrder);
 }
 
 /** One sequence; `ia` / `ib`: each message's place in the whole connection. */
@@ -161,7 +161,7 @@ function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: 
     }
   }
   for (let k = suf; k > 0; k--) out.push({ old: ia[a.length - k]!, new: ib[b.length - k]!, status: 'paired', same: true });
-  return out.sort((x, y) => (x.old ?? Infinity) - (y.old ?? Infinity) || (x.new ?? 0) - (y.new ?? 0));
+  return out.sort(lineupOrder);
 }
 
 /** WebSocket messages compared in order (lineUpMessages): missing / extra / reordered / changed. */

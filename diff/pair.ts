@@ -58,7 +58,7 @@ export function pairSequences(oldExact: string[], newExact: string[], oldLoose: 
 }
 
 /** Old-side order; extras after the old item they follow in the new sequence. */
-function lineupOrder(x: Lineup, y: Lineup): number {
+export function lineupOrder(x: Lineup, y: Lineup): number {
   const kx = x.old ?? Infinity;
   const ky = y.old ?? Infinity;
   if (kx !== ky) return kx - ky;

@@ -1,30 +1,16 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { runBb } from '../helpers/cli.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { capture, tempDir, uuid } from './har-builder.js';
 
-const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
-function bb(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+// The real CLI, run to completion (NO_COLOR set: output is compared as text).
+const bb = runBb;
 
 describe('bb diff on the command line', () => {
   let t: Awaited<ReturnType<typeof tempDir>>;

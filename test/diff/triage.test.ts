@@ -1,32 +1,17 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { runBb } from '../helpers/cli.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
 import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
 
-const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
-function bb(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+// The real CLI, run to completion (NO_COLOR set: output is compared as text).
+const bb = runBb;
 
 // The old service leaks a stack in its 40401 envelope; the new one dropped it.
 const envelope = (withStack: boolean, msg = 'unknown session') => ({
