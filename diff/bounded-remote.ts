@@ -14,7 +14,7 @@ import type { DiffContext } from './pipeline.js';
 export interface SideHandle {
   readonly header: SideHeader;
   /** Summaries in comparison order, and the chunks their `kept` refs point into. */
-  summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }>;
+  summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }>;
   /** Entry `index` in kept form, normalized again. */
   load(index: number): Promise<EntryTexts>;
   close(): Promise<void>;
@@ -131,9 +131,9 @@ class WorkerSide implements SideHandle {
     return this.call(id, { ...req, id } as Request);
   }
 
-  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }> {
-    const r = (await this.request({ op: 'summarize', labels: [...labels] })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array };
-    return { list: r.list, chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers };
+  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
+    const r = (await this.request({ op: 'summarize', labels: [...labels] })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
+    return { list: r.list, chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
   }
 
   async load(index: number): Promise<EntryTexts> {

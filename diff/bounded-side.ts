@@ -17,6 +17,8 @@ import { markersOf, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { contentText, entryToken, tokenOfText } from './pair.js';
+import { assignIds, sortForComparison } from './engine.js';
+import { shapeOf } from './findings.js';
 import type { NormalizedEntry } from './types.js';
 
 /**
@@ -57,6 +59,10 @@ export interface Summary {
   kept?: KeptRef;
   /** Where this entry's markersOf(contentText) is in the side's marker list, and how many numbers (absent with path rules). */
   marks?: [number, number];
+  /** bb's capture sequence number. */
+  seq?: number;
+  /** Its shape (field patterns) as an index into the side's shape list. */
+  shape: number;
 }
 
 /** A side's header facts the other side and the main thread need. */
@@ -198,13 +204,20 @@ export class SideWork {
    * time, as pipeline.ts sorts), ids numbered, and the kept chunks the
    * summaries point into. `labels`: page id → label (pairedPageLabels).
    */
-  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array }> {
+  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
     this.labels = labels;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
-    const list: Array<Summary & { seq?: number; started: string }> = [];
+    const shapes = new Map<string, number>();
+    const shapeNumber = (body: Parameters<typeof shapeOf>[0]) => {
+      const text = shapeOf(body, un).join('\n');
+      let k = shapes.get(text);
+      if (k === undefined) shapes.set(text, (k = shapes.size));
+      return k;
+    };
+    const list: Array<Summary & { started: string }> = [];
     for (let i = 0; i < this.cap.entryCount; i++) {
       const { entry, n, page } = await this.normalized(i);
       const text = noPathRules ? contentText(n) : '';
@@ -221,28 +234,24 @@ export class SideWork {
         route: n.route,
         page,
         id: '',
-        // Path rules need the id, known only once all entries are sorted: token later then.
+        // Path rules need the id, known only once all entries are sorted: token and shape later then.
         token: noPathRules ? tokenOfText(n.key, text, un) : '',
+        shape: noPathRules ? shapeNumber(n) : -1,
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });
     }
-    if (list.every((s) => s.seq !== undefined)) list.sort((a, b) => a.seq! - b.seq!);
-    else list.sort((a, b) => (a.started < b.started ? -1 : a.started > b.started ? 1 : a.index - b.index));
-    const occurrences = new Map<string, number>();
-    for (const s of list) {
-      const count = (occurrences.get(s.key) ?? 0) + 1;
-      occurrences.set(s.key, count);
-      s.id = `${s.page}/${s.route}#${count}`;
-    }
+    sortForComparison(list);
+    assignIds(list, (s) => s.page);
     if (!noPathRules) {
       for (const s of list) {
         const e: NormalizedEntry = { id: s.id, ...(await this.normalized(s.index)).n };
         applyPathRules(e, this.nctx.pathRules);
         s.token = entryToken(e, un);
+        s.shape = shapeNumber(e);
       }
     }
-    return { list: list.map(({ seq: _seq, started: _started, ...s }) => s), chunks: this.kept.chunks, markers: marks.take() };
+    return { list: list.map(({ started: _started, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: [...shapes.keys()] };
   }
 
   async close(): Promise<void> {

@@ -24,7 +24,7 @@ port.on('message', async (req: Request) => {
       const out = await work.summarize(new Map(req.labels));
       // The chunks own their ArrayBuffers: handed over, not copied.
       const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
-      post({ id: req.id, result: { list: out.list, chunks: buffers, markers: out.markers } }, [...buffers, out.markers.buffer as ArrayBuffer]);
+      post({ id: req.id, result: { list: out.list, chunks: buffers, markers: out.markers, shapes: out.shapes } }, [...buffers, out.markers.buffer as ArrayBuffer]);
     } else if (req.op === 'load') {
       post({ id: req.id, result: await work.load(req.index) });
     } else {

@@ -52,14 +52,18 @@ export function classifyKnown(differences: Difference[], known: KnownConfig[]): 
 
 /**
  * Marks real differences as noise (in place) when the same entry id and path
- * also differ between the two old runs. A path that is noise in one entry is
- * not hidden in another entry unless it differs there too.
+ * also differ between the two old runs, kind for kind (DESIGN.md "Classify"):
+ * a value that changed between the old runs hides a changed value, never a
+ * field that is removed or added or a whole entry or message that is missing
+ * or extra; those are noise only when the old pair shows the same presence
+ * difference. A path that is noise in one entry is not hidden in another
+ * entry unless it differs there too.
  */
 export function classifyNoise(differences: Difference[], noise: Difference[]): number {
-  const noisy = new Set(noise.map((d) => `${d.entry}\n${d.path}`));
+  const noisy = new Set(noise.map((d) => `${d.entry}\n${d.path}\n${d.kind}`));
   let n = 0;
   for (const d of differences) {
-    if (d.class !== 'real' || !noisy.has(`${d.entry}\n${d.path}`)) continue;
+    if (d.class !== 'real' || !noisy.has(`${d.entry}\n${d.path}\n${d.kind}`)) continue;
     d.class = 'noise';
     n++;
   }

@@ -6,7 +6,7 @@
 // pair inside their gap), so one inserted array item is one `added` row, and
 // no array costs more than the aligner's cell cap. Rows per pair are capped.
 import { createHash } from 'node:crypto';
-import { alignSequences } from './align.js';
+import { alignItems, identityOf, DEFAULT_ARRAY_RULES, type ArrayRules } from './arrays.js';
 import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
@@ -62,41 +62,47 @@ export function sameValue(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** Field differences between two JSON values, appended to `out`. */
-export function diffValues(a: unknown, b: unknown, path: string, out: Row[]): void {
+/**
+ * Field differences between two JSON values, appended to `out`. Arrays line
+ * up by identity first (diff/arrays.ts): a moved item is one `reordered` row,
+ * an inserted one one `added` row.
+ */
+export function diffValues(a: unknown, b: unknown, path: string, out: Row[], rules: ArrayRules = DEFAULT_ARRAY_RULES): void {
   if (out.length > MAX_ROWS_PER_PAIR) return;
   if (a === b) return;
   if (isPlain(a) && isPlain(b)) {
     for (const k of Object.keys(a)) {
       const p = joinPath(path, k);
       if (!(k in b)) out.push({ kind: 'removed', path: p, old: a[k] });
-      else diffValues(a[k], b[k], p, out);
+      else diffValues(a[k], b[k], p, out, rules);
     }
     for (const k of Object.keys(b)) if (!(k in a)) out.push({ kind: 'added', path: joinPath(path, k), new: b[k] });
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
-    if (a.length === b.length) {
-      for (let i = 0; i < a.length; i++) diffValues(a[i], b[i], joinPath(path, i), out);
-      return;
-    }
+    if (sameValue(a, b)) return;
+    const keys = rules.keysFor(path);
     const ta = a.map(canonical);
     const tb = b.map(canonical);
-    const anchors = alignSequences(ta, tb);
-    const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [a.length, b.length]];
-    for (let g = 0; g + 1 < bounds.length; g++) {
-      const [a0, b0] = bounds[g]!;
-      const [a1, b1] = bounds[g + 1]!;
-      const n = a1 - a0 - 1;
-      const m = b1 - b0 - 1;
-      const both = Math.min(n, m);
-      for (let k = 0; k < both; k++) diffValues(a[a0 + 1 + k], b[b0 + 1 + k], joinPath(path, b0 + 1 + k), out);
-      for (let k = both; k < n; k++) out.push({ kind: 'removed', path: joinPath(path, a0 + 1 + k), old: a[a0 + 1 + k] });
-      for (let k = both; k < m; k++) out.push({ kind: 'added', path: joinPath(path, b0 + 1 + k), new: b[b0 + 1 + k] });
+    const lineup = alignItems(ta, tb, a.map((v) => identityOf(v, keys, canonical)), b.map((v) => identityOf(v, keys, canonical)), rules.unordered(path));
+    for (const l of lineup) {
+      if (l.status === 'removed') out.push({ kind: 'removed', path: joinPath(path, l.old!), old: a[l.old!] });
+      else if (l.status === 'added') out.push({ kind: 'added', path: joinPath(path, l.new!), new: b[l.new!] });
+      else {
+        const p = joinPath(path, l.old!);
+        if (l.status === 'moved') out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${itemSummary(a[l.old!])}`, new: `at ${l.new}: ${itemSummary(b[l.new!])}` });
+        if (l.status !== 'same') diffValues(a[l.old!], b[l.new!], p, out, rules);
+      }
     }
     return;
   }
   if (canonical(a) !== canonical(b)) out.push({ kind: 'changed', path, old: a, new: b });
+}
+
+/** An array item in a reordered row: its JSON, cut at 60 characters. */
+function itemSummary(v: unknown): string {
+  const s = canonical(v);
+  return s.length > 60 ? `${s.slice(0, 59)}…` : s;
 }
 
 function wsLoose(m: NormalizedWsMessage): string {
@@ -112,6 +118,15 @@ function messageSummary(m: NormalizedWsMessage): string {
   return `${m.type} ${OPCODES[m.opcode] ?? m.opcode} ${data.length > 60 ? data.slice(0, 59) + '…' : data}`;
 }
 
+/** How lineUpMessages tells equal messages: `same` for the common start and end, `token` (per side) for the rest. */
+export interface MessageEquality {
+  same: (x: NormalizedWsMessage, y: NormalizedWsMessage) => boolean;
+  token: (side: 0 | 1, m: NormalizedWsMessage) => string;
+}
+
+/** Rendered (numbered) messages: equal when their JSON is. */
+const RENDERED: MessageEquality = { same: sameValue, token: (_side, m) => canonical(m) };
+
 /** One line of two connections' messages, by place in each connection; `same`: known equal without looking (the common start and end). */
 export type MessageLineup = Lineup & { same?: boolean };
 
@@ -123,36 +138,36 @@ export type MessageLineup = Lineup & { same?: boolean };
  * sequence as captured. In the one-sequence order either way: by old place,
  * extras after by new place.
  */
-export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' = 'direction'): MessageLineup[] {
+export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' = 'direction', eq: MessageEquality = RENDERED): MessageLineup[] {
   const all = (n: number) => Array.from({ length: n }, (_, i) => i);
   const directions = order === 'total' ? [] : [...new Set([...a.map((m) => m.type), ...b.map((m) => m.type)])];
-  if (directions.length <= 1) return lineUpSequence(a, b, all(a.length), all(b.length));
+  if (directions.length <= 1) return lineUpSequence(a, b, all(a.length), all(b.length), eq);
   const out: MessageLineup[] = [];
   for (const d of directions) {
     const ia: number[] = [];
     const ib: number[] = [];
     a.forEach((m, i) => m.type === d && ia.push(i));
     b.forEach((m, j) => m.type === d && ib.push(j));
-    out.push(...lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib));
+    out.push(...lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, eq));
   }
   return out.sort(lineupOrder);
 }
 
 /** One sequence; `ia` / `ib`: each message's place in the whole connection. */
-function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[]): MessageLineup[] {
+function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[], eq: MessageEquality): MessageLineup[] {
   // The same messages at the start and the end pair as they are: that is what
   // the aligner does first with them, so only the middle gets tokens (most
   // connections differ in a few messages of thousands).
   let pre = 0;
-  while (pre < a.length && pre < b.length && sameValue(a[pre], b[pre])) pre++;
+  while (pre < a.length && pre < b.length && eq.same(a[pre], b[pre])) pre++;
   let suf = 0;
-  while (suf < a.length - pre && suf < b.length - pre && sameValue(a[a.length - 1 - suf], b[b.length - 1 - suf])) suf++;
+  while (suf < a.length - pre && suf < b.length - pre && eq.same(a[a.length - 1 - suf], b[b.length - 1 - suf])) suf++;
   const out: MessageLineup[] = [];
   for (let k = 0; k < pre; k++) out.push({ old: ia[k]!, new: ib[k]!, status: 'paired', same: true });
   const ma = a.slice(pre, a.length - suf);
   const mb = b.slice(pre, b.length - suf);
   if (ma.length || mb.length) {
-    for (const l of pairSequences(ma.map(canonical), mb.map(canonical), ma.map(wsLoose), mb.map(wsLoose))) {
+    for (const l of pairSequences(ma.map((m) => eq.token(0, m)), mb.map((m) => eq.token(1, m)), ma.map(wsLoose), mb.map(wsLoose))) {
       out.push({
         ...(l.old !== undefined ? { old: ia[l.old + pre]! } : {}),
         ...(l.new !== undefined ? { new: ib[l.new + pre]! } : {}),
@@ -165,7 +180,7 @@ function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: 
 }
 
 /** WebSocket messages compared in order (lineUpMessages): missing / extra / reordered / changed. */
-export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction'): void {
+export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction', rules: ArrayRules = DEFAULT_ARRAY_RULES): void {
   for (const l of lineUpMessages(a, b, order)) {
     if (l.same) continue;
     if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${l.old}]`, old: a[l.old!] });
@@ -176,7 +191,7 @@ export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[],
         const what = messageSummary(a[l.old!]!);
         out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
       }
-      diffValues(a[l.old!], b[l.new!], p, out);
+      diffValues(a[l.old!], b[l.new!], p, out, rules);
     }
   }
 }
@@ -187,6 +202,20 @@ export interface CompareOptions {
   headerOrder?: boolean;
   /** WebSocket message order per direction (default) or as one sequence (PairingConfig.wsOrder). */
   wsOrder?: 'direction' | 'total';
+  /** Identity keys and multiset arrays (pairing.arrayKeys, normalize.unorderedArrays). */
+  arrays?: ArrayRules;
+}
+
+/** The request line of a normalized entry, query included: `GET /posts?_sort=views&_order=desc`. */
+export function requestLine(e: Pick<NormalizedEntry, 'request'>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(e.request.query)) for (const x of Array.isArray(v) ? v : [v]) parts.push(x === '' ? k : `${k}=${x}`);
+  return `${e.request.method} ${e.request.path}${parts.length ? `?${parts.join('&')}` : ''}`;
+}
+
+/** How a person names one exchange of a capture: `#<seq>`, else `#<index>` (DESIGN.md "Inspecting"). */
+export function exchangeName(e: NormalizedEntry): string {
+  return `#${e.meta.seq ?? e.meta.index}`;
 }
 
 /** One-line summary of an entry (for missing/extra rows). */
@@ -208,17 +237,18 @@ export function comparePair(
   if (!a) rows.push({ kind: 'extra', path: '', new: entrySummary(b!) });
   else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
   else {
-    if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `entry ${a.meta.index}`, new: `entry ${b.meta.index}` });
+    if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `at ${exchangeName(a)}`, new: `at ${exchangeName(b)}` });
     const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request);
     const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response);
     const ra = truncated ? { ...a.request, body: undefined } : a.request;
     const rb = truncated ? { ...b.request, body: undefined } : b.request;
-    diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows);
+    const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;
+    diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
     const sa = truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response;
     const sb = truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response;
-    diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows);
+    diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
-      diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder);
+      diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
       diffValues(a.ws?.close ?? null, b.ws?.close ?? null, 'ws.close', rows);
     }
     if (opts.headerOrder && a.headerOrder && b.headerOrder) {
@@ -231,11 +261,13 @@ export function comparePair(
     rows.length = MAX_ROWS_PER_PAIR;
     rows.push({ kind: 'changed', path: '(more)', old: `${cut}+ more differences not listed`, new: '' });
   }
+  const request = requestLine(entry);
   return rows.map((r) => ({
     id: differenceId(entry.id, r.path, r.kind),
     kind: r.kind,
     entry: entry.id,
     route: entry.route,
+    request,
     path: r.path,
     pattern: pathPattern(r.path),
     ...(r.old !== undefined ? { old: r.old } : {}),

@@ -58,6 +58,8 @@ export interface NormalizeConfig {
   paths?: PathRuleConfig[];
   /** The server's home directory (both sides), when the captures do not carry log._bb.serverHome. */
   serverHome?: string | string[];
+  /** Field paths (suffix selectors, `[]` any index) of arrays compared as multisets: order never reported. */
+  unorderedArrays?: string[];
 }
 
 /** Route-level pairing key: which same-route calls are the same call. */
@@ -81,6 +83,8 @@ export interface PairingConfig {
    * counts too, which timing decides when a client sends without waiting).
    */
   wsOrder?: 'direction' | 'total';
+  /** Identity keys of array items by array path (`{ "path": "response.body.items", "key": "sku" }`); default keys id, _id, uuid, key. */
+  arrayKeys?: Array<{ path: string; key: string }>;
 }
 
 /** A ratified difference (issue 7). */
@@ -218,6 +222,10 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     if (!isObj(p)) fail(where, 'must be an object like {"path": "response.headers.content-length", "replace": "<LEN>"}');
     return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ignore: p.ignore === true };
   });
+  const unorderedArrays = list(n.unorderedArrays, `${file} normalize.unorderedArrays`).map((u, i) => {
+    if (typeof u !== 'string' || !u) fail(`${file} normalize.unorderedArrays[${i}]`, 'must be a field path like "response.body.tags"');
+    return u;
+  });
   let serverHome: string | string[] | undefined;
   if (n.serverHome !== undefined) {
     if (typeof n.serverHome === 'string') serverHome = n.serverHome;
@@ -243,6 +251,11 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     return u;
   });
 
+  const arrayKeys = list(pr.arrayKeys, `${file} pairing.arrayKeys`).map((k, i) => {
+    const where = `${file} pairing.arrayKeys[${i}]`;
+    if (!isObj(k)) fail(where, 'must be an object like {"path": "response.body.items", "key": "sku"}');
+    return { path: needString(k, 'path', where), key: needString(k, 'key', where) };
+  });
   const wsOrder = pr.wsOrder;
   if (wsOrder !== undefined && wsOrder !== 'direction' && wsOrder !== 'total') {
     fail(`${file} pairing.wsOrder`, `must be "direction" (each direction's order) or "total" (the interleaving too); got ${JSON.stringify(wsOrder)}`);
@@ -266,8 +279,8 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   });
 
   return Object.freeze({
-    normalize: { disable, keys, patterns, headers, keep, paths, serverHome },
-    pairing: { keys: routeKeys, unordered, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
+    normalize: { disable, keys, patterns, headers, keep, paths, serverHome, unorderedArrays },
+    pairing: { keys: routeKeys, unordered, arrayKeys, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
     known,
   });
 }

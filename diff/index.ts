@@ -6,6 +6,7 @@ import { boundedStages, needsBounded } from './bounded.js';
 export { loadDiffConfig, validateDiffConfig, emptyDiffConfig, DiffConfigError } from './config.js';
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
 export { renderText } from './report/text.js';
+export { buildFindings, findingPattern } from './findings.js';
 export { renderJson } from './report/json.js';
 export { renderHtml } from './report/html.js';
 export type { HtmlOptions, PairView, EntryView } from './report/html.js';
@@ -23,7 +24,7 @@ export type * from './types.js';
 /** Compares two capture files; throws (exitCode 2) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
   // Big files: the same stages by name, bounded in memory (bounded.ts).
-  const base = (await needsBounded(oldPath, newPath)) ? boundedStages(defaultStages) : defaultStages;
+  const base = (await needsBounded(oldPath, newPath, options.boundedThreshold)) ? boundedStages(defaultStages) : defaultStages;
   const stages = options.stages ? options.stages([...base]) : base;
   return runStages(createContext(oldPath, newPath, options), stages);
 }

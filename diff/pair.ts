@@ -1,7 +1,8 @@
 // Pairing: which old item goes with which new item — entries of two
-// captures, or messages of two WebSocket connections.
+// captures (pairByKeys: by key sequence), or messages of two WebSocket
+// connections (pairSequences).
 //
-// Stages, in order: (1) align identical items as sequences; (2) identical
+// pairSequences' stages, in order: (1) align identical items as sequences; (2) identical
 // items left over elsewhere are `reordered`; (3) inside each gap between
 // aligned items, align on the loose key (same route, same message type) and
 // pair them, to be compared field by field; (4) same loose key left over
@@ -98,6 +99,67 @@ export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumberText: (s: str
 }
 
 /**
+ * Pairs entries as sequences of keys (DESIGN.md "Pair"): entries whose keys
+ * come in the same order pair position by position, whatever their bodies.
+ * Content (the tokens) decides only where the key sequence cannot: in a run
+ * of one key that has more entries on one side (which of five `GET /posts`
+ * is the extra one), equal content pairs first and the rest by place. An
+ * entry is `reordered` only when its key sits elsewhere in the other
+ * sequence.
+ */
+export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: string[], newTokens: string[]): Lineup[] {
+  const oldTaken = new Array<boolean>(oldKeys.length).fill(false);
+  const newTaken = new Array<boolean>(newKeys.length).fill(false);
+  const out: Lineup[] = [];
+  const take = (i: number, j: number, status: Lineup['status']) => {
+    oldTaken[i] = newTaken[j] = true;
+    out.push({ old: i, new: j, status });
+  };
+  const anchors = alignSequences(oldKeys, newKeys);
+  const runOf = (keys: string[], from: number, to: number, k: string) => {
+    for (let x = from; x < to; x++) if (keys[x] !== k) return false;
+    return true;
+  };
+  for (let p = 0; p < anchors.length; ) {
+    const key = oldKeys[anchors[p]![0]]!;
+    // A block: anchors of one key with nothing but that key between them, and the same key's free neighbours.
+    let q = p;
+    while (q + 1 < anchors.length && oldKeys[anchors[q + 1]![0]] === key && runOf(oldKeys, anchors[q]![0] + 1, anchors[q + 1]![0], key) && runOf(newKeys, anchors[q]![1] + 1, anchors[q + 1]![1], key)) q++;
+    let i0 = anchors[p]![0];
+    let j0 = anchors[p]![1];
+    const prevI = p > 0 ? anchors[p - 1]![0] : -1;
+    const prevJ = p > 0 ? anchors[p - 1]![1] : -1;
+    while (i0 - 1 > prevI && oldKeys[i0 - 1] === key) i0--;
+    while (j0 - 1 > prevJ && newKeys[j0 - 1] === key) j0--;
+    let i1 = anchors[q]![0] + 1;
+    let j1 = anchors[q]![1] + 1;
+    const nextI = q + 1 < anchors.length ? anchors[q + 1]![0] : oldKeys.length;
+    const nextJ = q + 1 < anchors.length ? anchors[q + 1]![1] : newKeys.length;
+    while (i1 < nextI && oldKeys[i1] === key) i1++;
+    while (j1 < nextJ && newKeys[j1] === key) j1++;
+    if (i1 - i0 === j1 - j0 && q - p + 1 === i1 - i0) {
+      for (let k = p; k <= q; k++) take(anchors[k]![0], anchors[k]![1], 'paired');
+    } else {
+      // Counts differ: equal content pairs first, the rest by place between those.
+      const inner = alignSequences(oldTokens.slice(i0, i1), newTokens.slice(j0, j1));
+      const bounds: Array<[number, number]> = [[-1, -1], ...inner, [i1 - i0, j1 - j0]];
+      for (let g = 0; g + 1 < bounds.length; g++) {
+        if (g > 0) take(i0 + bounds[g]![0], j0 + bounds[g]![1], 'paired');
+        const n = Math.min(bounds[g + 1]![0] - bounds[g]![0], bounds[g + 1]![1] - bounds[g]![1]) - 1;
+        for (let k = 1; k <= n; k++) take(i0 + bounds[g]![0] + k, j0 + bounds[g]![1] + k, 'paired');
+      }
+    }
+    p = q + 1;
+  }
+  // Keys left over that sit elsewhere: the same content first, then any entry of the key.
+  leftoversByToken(oldTokens, newTokens, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
+  leftoversByToken(oldKeys, newKeys, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
+  for (let i = 0; i < oldKeys.length; i++) if (!oldTaken[i]) out.push({ old: i, status: 'missing' });
+  for (let j = 0; j < newKeys.length; j++) if (!newTaken[j]) out.push({ new: j, status: 'extra' });
+  return out.sort(lineupOrder);
+}
+
+/**
  * Pairs two captures' entries: in sequence, except entries whose route matches
  * an `unordered` glob, which pair as a multiset within their page.
  */
@@ -109,7 +171,7 @@ export function pairEntries(
   const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r)))(unordered.map(globMatcher)) : () => false;
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
-  const seq = pairSequences(oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token), oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key));
+  const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));
   const out: Lineup[] = seq.map((l) => ({ ...l, old: l.old === undefined ? undefined : oi[l.old], new: l.new === undefined ? undefined : ni[l.new] }));
   if (unordered.length) {
     // Multiset: identical first, then same key in order; order never reported.

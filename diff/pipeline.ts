@@ -7,14 +7,17 @@ import { readCapture } from '../capture/reader.js';
 import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
-import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
+import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
-import { entryToken, pairEntries, type Lineup } from './pair.js';
-import { comparePair } from './compare.js';
+import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
+import { arrayRules, type ArrayRules } from './arrays.js';
+import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';
+import { buildFindings, shapeOf, ShapeTable, type PairShape } from './findings.js';
+import type { PairView } from './report/html-pair.js';
 import { classifyKnown, classifyNoise } from './classify.js';
-import type { DiffResult, Difference, NormalizedEntry, Pair, StaleKnown } from './types.js';
+import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, StaleKnown } from './types.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
 export interface DiffOptions {
@@ -34,6 +37,10 @@ export interface DiffOptions {
   stages?: (defaults: DiffStage[]) => DiffStage[];
   /** Edits the body parser list (e.g. insert "zip" before "binary"). */
   bodyParsers?: (defaults: BodyParser[]) => BodyParser[];
+  /** Keep side-by-side views of differing pairs for the HTML report (result.views). */
+  views?: boolean;
+  /** Files bigger than this (either side) take the bounded path (default BOUNDED_THRESHOLD; tests force it with 0). */
+  boundedThreshold?: number;
 }
 
 /** One side of the comparison as it moves through the stages. */
@@ -44,8 +51,10 @@ export interface DiffSide {
   har?: Har;
   /** Normalized entries in capture order (normalize stage), markers not yet numbered. */
   entries: NormalizedEntry[];
-  /** Entries with ordinal numbers rendered (number stage). */
-  rendered: NormalizedEntry[];
+  /** Each entry's summary, in the same order (pair stage). */
+  summaries: EntrySummary[];
+  /** Each entry's field patterns, in the same order (pair stage). */
+  shapes: Array<Set<string>>;
 }
 
 /** What the stages share. */
@@ -71,6 +80,16 @@ export interface DiffContext {
   staleKnown: StaleKnown[];
   /** Noise differences between the two old runs (issue 7). */
   noise?: Difference[];
+  /** Side-by-side views of differing pairs, by index in `pairs` (compare stage, with options.views). */
+  views: Map<number, PairView>;
+  /** Findings (findings stage). */
+  findings: Finding[];
+  /** Each line-up's route and side shapes (compare stage), for the findings' `of` counts. */
+  pairShapes: PairShape[];
+  /** The stage list this context runs (runStages). */
+  stages: DiffStage[];
+  /** The bounded path's open sides (bounded.ts's read stage), when it runs. */
+  bounded?: unknown;
   /** The result (verdict stage). */
   result?: DiffResult;
 }
@@ -81,14 +100,6 @@ export interface DiffStage {
   name: string;
   /** Does the work on the context. */
   run: (ctx: DiffContext) => void | Promise<void>;
-}
-
-function sortedEntries(har: Har): Array<{ entry: Har['log']['entries'][number]; index: number }> {
-  const list = har.log.entries.map((entry, index) => ({ entry, index }));
-  const allSeq = list.every((x) => typeof x.entry._bb?.seq === 'number');
-  // bb writes entries in completion order; seq is arrival order. Others: start time.
-  if (allSeq) return list.sort((a, b) => a.entry._bb!.seq - b.entry._bb!.seq);
-  return list.sort((a, b) => (a.entry.startedDateTime < b.entry.startedDateTime ? -1 : a.entry.startedDateTime > b.entry.startedDateTime ? 1 : a.index - b.index));
 }
 
 /** What normalizing one side needs: the run's rules and table, that side's homes, the body parsers with zip support. */
@@ -103,21 +114,38 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
   };
 }
 
-/** Normalizes one side's entries (ids numbered per page + route). */
+/** Normalizes one side's entries, in comparison order, ids numbered per pairing key (engine.ts). */
 function normalizeSide(har: Har, nctx: NormalizeContext, labels: Map<string, string>): NormalizedEntry[] {
-  const occurrences = new Map<string, number>();
+  const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
   const out: NormalizedEntry[] = [];
-  for (const { entry, index } of sortedEntries(har)) {
+  for (const { entry, index } of order) {
     const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
-    const n = normalizeEntry(entry, index, page, nctx);
-    const count = (occurrences.get(n.key) ?? 0) + 1;
-    occurrences.set(n.key, count);
-    const e: NormalizedEntry = { id: `${page}/${n.route}#${count}`, ...n };
-    applyPathRules(e, nctx.pathRules);
-    out.push(e);
+    out.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
   }
+  assignIds(out, (e) => e.meta.page);
+  for (const e of out) applyPathRules(e, nctx.pathRules);
   return out;
 }
+
+/** The run's array rules (pairing.arrayKeys, normalize.unorderedArrays). */
+export function arrayRulesOf(config: DiffConfig): ArrayRules {
+  return arrayRules(config.pairing.arrayKeys, config.normalize.unorderedArrays);
+}
+
+/** What the compare loop needs of a run. */
+export function loopSettings(ctx: DiffContext): LoopSettings {
+  return {
+    table: ctx.table,
+    numbering: new OrdinalNumbering(ctx.table),
+    arrays: arrayRulesOf(ctx.config),
+    headerOrder: ctx.options.headerOrder,
+    wsOrder: ctx.config.pairing.wsOrder,
+    maxViews: ctx.options.views ? MAX_VIEWS : 0,
+  };
+}
+
+/** Side-by-side views kept for the HTML report (the report shows at most this many pairs side by side). */
+export const MAX_VIEWS = 300;
 
 /** The built-in stages, in order. */
 export const defaultStages: DiffStage[] = [
@@ -144,48 +172,33 @@ export const defaultStages: DiffStage[] = [
   {
     name: 'pair',
     run: (ctx) => {
-      const un = (s: string) => unnumber(s, ctx.table);
-      const keyed = (list: NormalizedEntry[]) => list.map((e) => ({ key: e.key, route: e.route, page: e.meta.page, token: entryToken(e, un) }));
-      ctx.lineup = pairEntries(keyed(ctx.old.entries), keyed(ctx.new.entries), ctx.config.pairing.unordered ?? []);
-    },
-  },
-  {
-    name: 'number',
-    run: (ctx) => {
-      // Pairs first, in order, both sides in step; lone entries after, so they cannot shift the rest.
-      const numbering = new OrdinalNumbering(ctx.table);
-      const body = (e: NormalizedEntry) => ({ request: e.request, response: e.response, ws: e.ws });
-      for (const l of ctx.lineup) if (l.old !== undefined && l.new !== undefined) numbering.numberPair(body(ctx.old.entries[l.old]!), body(ctx.new.entries[l.new]!));
-      for (const l of ctx.lineup) {
-        if (l.new === undefined) numbering.numberAlone(0, body(ctx.old.entries[l.old!]!));
-        if (l.old === undefined) numbering.numberAlone(1, body(ctx.new.entries[l.new!]!));
-      }
-      const render = (side: 0 | 1, e: NormalizedEntry): NormalizedEntry => ({
-        ...e,
-        id: unnumber(e.id, ctx.table),
-        ...(numbering.render(side, body(e)) as Pick<NormalizedEntry, 'request' | 'response' | 'ws'>),
-      });
-      ctx.old.rendered = ctx.old.entries.map((e) => render(0, e));
-      ctx.new.rendered = ctx.new.entries.map((e) => render(1, e));
+      const un = (t: string) => unnumber(t, ctx.table);
+      const summarize = (list: NormalizedEntry[]): EntrySummary[] =>
+        list.map((e) => {
+          const text = contentText(e);
+          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token: tokenOfText(e.key, text, un), marks: markersOf(text) };
+        });
+      ctx.old.summaries = summarize(ctx.old.entries);
+      ctx.new.summaries = summarize(ctx.new.entries);
+      const shapes = new ShapeTable();
+      for (const side of [ctx.old, ctx.new]) side.shapes = side.entries.map((e) => shapes.shapes[shapes.add(shapeOf(e, un))]!);
+      const keyed = (list: NormalizedEntry[], sums: EntrySummary[]) => list.map((e, i) => ({ key: e.key, route: e.route, page: e.meta.page, token: sums[i]!.token }));
+      ctx.lineup = pairEntries(keyed(ctx.old.entries, ctx.old.summaries), keyed(ctx.new.entries, ctx.new.summaries), ctx.config.pairing.unordered ?? []);
     },
   },
   {
     name: 'compare',
-    run: (ctx) => {
-      for (const l of ctx.lineup) {
-        const a = l.old === undefined ? undefined : ctx.old.rendered[l.old];
-        const b = l.new === undefined ? undefined : ctx.new.rendered[l.new];
-        const diffs = comparePair(a, b, l.status, { headerOrder: ctx.options.headerOrder, wsOrder: ctx.config.pairing.wsOrder });
-        ctx.differences.push(...diffs);
-        ctx.pairs.push({
-          id: (a ?? b)!.id,
-          route: (a ?? b)!.route,
-          ...(a ? { old: a.meta.index } : {}),
-          ...(b ? { new: b.meta.index } : {}),
-          status: l.status,
-          differences: diffs.length,
-        });
-      }
+    run: async (ctx) => {
+      const sides = [ctx.old, ctx.new] as const;
+      const found = await compareLineup(ctx.lineup, { summary: (side, i) => sides[side].summaries[i]!, entry: (side, i) => sides[side].entries[i]! }, loopSettings(ctx));
+      ctx.differences.push(...found.differences);
+      ctx.pairs.push(...found.pairs);
+      ctx.views = found.views;
+      ctx.pairShapes = ctx.lineup.map((l) => ({
+        route: (l.old !== undefined ? ctx.old.entries[l.old] : ctx.new.entries[l.new!])!.route,
+        ...(l.old !== undefined ? { old: ctx.old.shapes[l.old] } : {}),
+        ...(l.new !== undefined ? { new: ctx.new.shapes[l.new] } : {}),
+      }));
     },
   },
   {
@@ -194,7 +207,8 @@ export const defaultStages: DiffStage[] = [
       // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
       if (!ctx.options.noisePath) return;
       const sub = createContext(ctx.old.path, ctx.options.noisePath, { ...ctx.options, noisePath: undefined, strictKnown: false, config: { ...ctx.config, known: [] } });
-      const run = await runStages(sub, defaultStages.filter((s) => s.name !== 'noise' && s.name !== 'classify'));
+      // The same stage list as this run (bounded when this run is), so the noise run sees what this one does.
+      const run = await runStages(sub, ctx.stages.filter((s) => s.name !== 'noise' && s.name !== 'classify' && s.name !== 'findings'));
       ctx.noise = run.differences;
     },
   },
@@ -207,9 +221,16 @@ export const defaultStages: DiffStage[] = [
     },
   },
   {
+    name: 'findings',
+    run: (ctx) => {
+      ctx.findings = buildFindings(ctx.differences, ctx.pairShapes);
+    },
+  },
+  {
     name: 'verdict',
     run: (ctx) => {
       const count = (c: string) => ctx.differences.filter((d) => d.class === c).length;
+      const findings = (c: string) => ctx.findings.filter((f) => f.class === c).length;
       const real = count('real');
       const failStale = !!ctx.options.strictKnown && ctx.staleKnown.length > 0;
       const diff = real > 0 || failStale;
@@ -218,11 +239,13 @@ export const defaultStages: DiffStage[] = [
         exitCode: diff ? 1 : 0,
         old: { path: ctx.old.path, entries: ctx.old.har?.log.entries.length ?? 0 },
         new: { path: ctx.new.path, entries: ctx.new.har?.log.entries.length ?? 0 },
-        counts: { real, known: count('known'), noise: count('noise'), pairs: ctx.pairs.length },
+        counts: { real, known: count('known'), noise: count('noise'), pairs: ctx.pairs.length, findings: { real: findings('real'), known: findings('known'), noise: findings('noise') } },
         pairs: ctx.pairs,
+        findings: ctx.findings,
         differences: ctx.differences,
         staleKnown: ctx.staleKnown,
         ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
+        ...(ctx.options.views ? { views: ctx.views } : {}),
       };
     },
   },
@@ -237,9 +260,13 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     config,
     rules,
     table: new OrdinalTable(rules.ordinalClasses),
-    old: { path: oldPath, entries: [], rendered: [] },
-    new: { path: newPath, entries: [], rendered: [] },
+    old: { path: oldPath, entries: [], summaries: [], shapes: [] },
+    new: { path: newPath, entries: [], summaries: [], shapes: [] },
     lineup: [],
+    views: new Map(),
+    findings: [],
+    pairShapes: [],
+    stages: [],
     differences: [],
     pairs: [],
     staleKnown: [],
@@ -248,6 +275,7 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
 
 /** Runs the stages on a context and returns its result. */
 export async function runStages(ctx: DiffContext, stages: DiffStage[]): Promise<DiffResult> {
+  ctx.stages = stages;
   // BB_DIFF_STAGE_TIMES=1: each stage's wall time on stderr (what the diff benchmark profiles).
   const timed = process.env.BB_DIFF_STAGE_TIMES === '1';
   for (const s of stages) {

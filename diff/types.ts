@@ -2,6 +2,8 @@
 // differences and the result. Everything here is JSON-serializable so a
 // stage can be replaced or inspected by name (see pipeline.ts).
 
+import type { PairView } from './report/html-pair.js';
+
 /** A header or query value: one string, or several in wire order when repeated. */
 export type MultiValue = string | string[];
 
@@ -79,6 +81,8 @@ export interface Difference {
   entry: string;
   /** "METHOD path" of the entry, for grouping. */
   route: string;
+  /** The normalized request line with its query (`GET /posts?_sort=views`): which call of the route it is. */
+  request: string;
   /** Field path, e.g. response.body.items[0].name ("" for a whole entry). */
   path: string;
   /** The path with indices replaced by [] (for grouping and selectors). */
@@ -90,6 +94,38 @@ export interface Difference {
   /** real, known (matched a `known` entry) or noise (differs between two old runs too). */
   class: DifferenceClass;
   /** For known differences: the reason from the config. */
+  reason?: string;
+  /** Id of the finding this row belongs to (findings stage). */
+  finding?: string;
+}
+
+/**
+ * What changed, once (DESIGN.md "Findings"): every difference row of one
+ * class and kind with the same field pattern and the same old → new values,
+ * across entries and routes; rows whose values vary, per route.
+ */
+export interface Finding {
+  /** Stable id: a hash of kind, pattern and values (or route), not of the class. */
+  id: string;
+  class: DifferenceClass;
+  kind: DifferenceKind;
+  /** Field pattern: indices as [], ordinal numbers dropped ("" for a whole entry). */
+  pattern: string;
+  /** The old value, when every row has the same one. */
+  old?: unknown;
+  /** The new value, when every row has the same one. */
+  new?: unknown;
+  /** Ids of its difference rows. */
+  rows: string[];
+  /** Entry pairs that have it. */
+  entries: number;
+  /** Entry pairs of its routes where the field exists on either side (all of them for whole-entry kinds). */
+  of: number;
+  /** Its routes ("METHOD path"). */
+  routes: string[];
+  /** Up to three entries that have it: id and request line. */
+  samples: Array<{ id: string; request: string }>;
+  /** For known findings: the reason. */
   reason?: string;
 }
 
@@ -107,6 +143,10 @@ export interface Pair {
   status: 'paired' | 'reordered' | 'missing' | 'extra';
   /** Number of differences found in this pair (all classes). */
   differences: number;
+  /** The request line with query (old side's when both exist). */
+  request?: string;
+  /** Each side's exchange name (`#<seq>`, else `#<index>`). */
+  exchange?: { old?: string; new?: string };
 }
 
 /** A `known` entry of the config that matched nothing this run. */
@@ -129,14 +169,18 @@ export interface DiffResult {
   /** The files compared. */
   old: { path: string; entries: number };
   new: { path: string; entries: number };
-  /** Counts of differences by class. */
-  counts: { real: number; known: number; noise: number; pairs: number };
+  /** Counts of differences (rows) by class, and of findings by class. */
+  counts: { real: number; known: number; noise: number; pairs: number; findings: { real: number; known: number; noise: number } };
   /** Every entry pair, in old-file order then extras. */
   pairs: Pair[];
+  /** What changed, once: real findings first (largest first), then known, then noise. */
+  findings: Finding[];
   /** Every difference, in pair order then path order. */
   differences: Difference[];
   /** Known entries that matched nothing. */
   staleKnown: StaleKnown[];
+  /** With options.views: both sides of differing pairs, by index in `pairs`, for the HTML report (never in --json). */
+  views?: Map<number, PairView>;
   /** With --noise: the second old capture and how many differences it had with the old one. */
   noiseRun?: { path: string; differences: number };
 }

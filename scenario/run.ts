@@ -10,8 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startProxy } from '../proxy/index.js';
 import { openCapture } from '../capture/index.js';
-import * as diff from '../diff/index.js';
-import { diffCaptures, renderJson, renderText, type DiffResult } from '../diff/index.js';
+import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult } from '../diff/index.js';
 import { bootServer, describeExit, type BootedServer } from './boot.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
@@ -104,16 +103,14 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     config: opts.config.diff,
     ...(noiseRun ? { noisePath: noiseRun.har } : {}),
     serverHome: { old: a.serverHome, new: b.serverHome },
+    // The HTML report gets the same side-by-side views as bb diff --html.
+    views: true,
   });
   const text = renderText(result, { color: opts.color ?? false });
   const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
   await writeFile(reports.json, renderJson(result), { mode: 0o600 });
-  // HTML reports come with the diff's renderHtml when it exists (issue 8).
-  const renderHtml = (diff as Record<string, unknown>).renderHtml as ((r: DiffResult) => string) | undefined;
-  if (typeof renderHtml === 'function') {
-    reports.html = join(opts.outDir, 'report.html');
-    await writeFile(reports.html, renderHtml(result), { mode: 0o600 });
-  }
+  reports.html = join(opts.outDir, 'report.html');
+  await writeFile(reports.html, renderHtml(result, { views: pairViewsFrom(result) }), { mode: 0o600 });
   return { exitCode: result.exitCode, result, text, runs, reports };
 }
 

@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffContext } from '../../diff/index.js';
+import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText } from '../../diff/index.js';
 import { UsageError } from '../errors.js';
 
 /** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
@@ -37,7 +37,8 @@ export const diffCommand: BbCommand = {
       .option('html', { type: 'string', nargs: 1, describe: 'write a self-contained HTML report to FILE ("-" = stdout)' })
       .option('junit', { type: 'string', nargs: 1, describe: 'write a JUnit XML report (one test case per entry pair) to FILE ("-" = stdout)' })
       .option('noise', { type: 'string', describe: 'a second capture of the old build: what differs between the old runs is noise' })
-      .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' }),
+      .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' })
+      .option('rows', { type: 'boolean', default: false, describe: 'print every difference row under its finding' }),
   run: async (argv) => {
     const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
     const html = typeof argv.html === 'string' ? argv.html : undefined;
@@ -45,10 +46,9 @@ export const diffCommand: BbCommand = {
     if ([argv.json, html, junit].filter((t) => t === '-').length > 1) {
       throw new UsageError('only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.', 'BB_REPORT_STDOUT_TWICE');
     }
-    // The HTML report's side-by-side views need the run's rendered entries.
-    let kept: DiffContext | undefined;
     const result = await diffCaptures(String(argv.old), String(argv.new), {
-      ...(html !== undefined ? { stages: (d) => [...d, { name: 'keep-context', run: (ctx) => void (kept = ctx) }] } : {}),
+      // The HTML report's side-by-side views of differing pairs.
+      views: html !== undefined,
       config,
       allowIncomplete: Boolean(argv.allowIncomplete ?? argv['allow-incomplete']),
       headerOrder: Boolean(argv.headerOrder ?? argv['header-order']),
@@ -58,9 +58,9 @@ export const diffCommand: BbCommand = {
     const json = typeof argv.json === 'string' ? argv.json : undefined;
     // With --json -, stdout carries the JSON only; the text report goes to stderr.
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;
-    textStream.write(renderText(result, { color: useColor(textStream) }));
+    textStream.write(renderText(result, { color: useColor(textStream), rows: Boolean(argv.rows) }));
     if (json !== undefined) await writeReport(json, renderJson(result), 'JSON');
-    if (html !== undefined) await writeReport(html, renderHtml(result, kept ? { views: pairViewsFrom(kept) } : {}), 'HTML');
+    if (html !== undefined) await writeReport(html, renderHtml(result, { views: pairViewsFrom(result) }), 'HTML');
     if (junit !== undefined) await writeReport(junit, renderJunit(result), 'JUnit');
     return result.exitCode;
   },

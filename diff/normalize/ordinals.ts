@@ -4,10 +4,11 @@
 // and original value, made of private-use characters so no later pattern
 // can match inside it. Pairing sees markers as un-numbered placeholders
 // (<SID>), so an inserted request cannot change any key. Only then are the
-// numbers given out, walking the pairs in order and numbering the old and the
-// new entry of each pair in step, slot by slot: the same object maps to the
-// same number on both sides, and an entry present on one side only takes its
-// numbers after all paired ones, so it cannot renumber the rest.
+// numbers given out (diff/correspond.ts): walking the pairs in order, a
+// marker of the old entry and one of the new entry met at the same aligned
+// place share a number; what no place binds is numbered after, and entries
+// present on one side only take their numbers after all paired ones, so
+// neither can renumber the rest.
 
 const OPEN = '\uE000';
 const SEP = '\uE001';
@@ -118,69 +119,6 @@ export function mapStrings(v: unknown, f: (s: string) => string): unknown {
   return v;
 }
 
-interface Slot {
-  slot: string;
-  cls: number;
-  value: number;
-}
-
-// The path to the value being walked, as segments: an array index (number),
-// an object key (string), or a MarkerKey (a key that itself holds markers,
-// named by its place among such keys of its object: ids as keys carry no name
-// of their own). Joined into a slot name only where a marker is found, so the
-// walk builds no string for the many values that hold none. Slot names are
-// unambiguous (keys quoted), so two values with the same structure have the
-// same slots in the same order, which is what OrdinalNumbering.numberPairText
-// relies on.
-class MarkerKey {
-  constructor(
-    readonly nth: number,
-    readonly ofKey: boolean,
-  ) {}
-}
-type Segment = string | number | MarkerKey;
-
-function slotPath(path: Segment[]): string {
-  let s = '';
-  for (const p of path) {
-    if (typeof p === 'number') s += `[${p}]`;
-    else if (p instanceof MarkerKey) s += p.ofKey ? `{${p.nth}}` : `{${p.nth}}=`;
-    else s += `.${JSON.stringify(p)}`;
-  }
-  return s;
-}
-
-function collectString(v: string, path: Segment[], out: Slot[]): void {
-  const at = slotPath(path);
-  let k = 0;
-  for (const m of v.matchAll(MARKER)) out.push({ slot: `${at}#${k++}`, cls: decode(m[1]!), value: decode(m[2]!) });
-}
-
-function collect(v: unknown, path: Segment[], out: Slot[]): void {
-  if (typeof v === 'string') {
-    if (v.includes(OPEN)) collectString(v, path, out);
-  } else if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      path.push(i);
-      collect(v[i], path, out);
-      path.pop();
-    }
-  } else if (v !== null && typeof v === 'object') {
-    const src = v as Record<string, unknown>;
-    let nth = 0;
-    for (const key of Object.keys(src)) {
-      if (key.includes(OPEN)) {
-        path.push(new MarkerKey(nth, true));
-        collectString(key, path, out);
-        path.pop();
-        path.push(new MarkerKey(nth++, false));
-      } else path.push(key);
-      collect(src[key], path, out);
-      path.pop();
-    }
-  }
-}
-
 /**
  * The markers of a text in order, as [class, value] pairs flattened: the same
  * sequence `collect` finds in the value the text is the JSON of (JSON writes
@@ -254,77 +192,120 @@ export class OrdinalNumbering {
     return n;
   }
 
-  private numberOne(side: 0 | 1, s: Slot): void {
-    const key = slotKey(s.cls, s.value);
-    if (!this.sides[side]!.has(key)) this.sides[side]!.set(key, this.fresh(s.cls));
+  private numberString(side: 0 | 1, s: string): void {
+    const m = markersOf(s);
+    const map = this.sides[side]!;
+    for (let i = 0; i < m.length; i += 2) {
+      const key = slotKey(m[i]!, m[i + 1]!);
+      if (!map.has(key)) map.set(key, this.fresh(m[i]!));
+    }
   }
 
-  /** Numbers the markers of a paired old/new value in step, slot by slot. */
-  numberPair(oldValue: unknown, newValue: unknown): void {
-    const a: Slot[] = [];
-    const b: Slot[] = [];
-    collect(oldValue, [], a);
-    collect(newValue, [], b);
-    const bySlot = new Map(b.map((s) => [s.slot, s]));
-    for (const o of a) {
-      const n = bySlot.get(o.slot);
-      const ok = slotKey(o.cls, o.value);
-      if (n && n.cls === o.cls) {
-        const nk = slotKey(n.cls, n.value);
-        const oNum = this.sides[0]!.get(ok);
-        const nNum = this.sides[1]!.get(nk);
-        if (oNum === undefined && nNum === undefined) {
-          const k = this.fresh(o.cls);
-          this.sides[0]!.set(ok, k);
-          this.sides[1]!.set(nk, k);
-          continue;
-        }
-      }
-      this.numberOne(0, o);
-    }
-    for (const n of b) this.numberOne(1, n);
+  /** The number given to marker (cls, value) on `side`, if any. */
+  numberOf(side: 0 | 1, cls: number, value: number): number | undefined {
+    return this.sides[side]!.get(slotKey(cls, value));
   }
 
   /**
-   * numberPair for two values known to have the same structure (their
-   * un-numbered JSON texts are equal), given as those JSON texts: numbers the
-   * markers in step exactly as numberPair would, without parsing. True when
-   * every slot then has the same number on both sides, so the rendered values
-   * are equal; false when they may differ (numberPair on the parsed values is
-   * then a no-op, all being numbered).
+   * Binds the markers of two strings met at the same aligned place: the k-th
+   * marker of each, when of one class and both still unnumbered, get one
+   * number (DESIGN.md "Value correspondence"). Markers already numbered keep
+   * their numbers; a value that breaks a binding then renders differently.
    */
-  numberPairText(oldText: string, newText: string): boolean {
-    return this.numberPairMarkers(markersOf(oldText), markersOf(newText));
+  bindStrings(a: string, b: string): void {
+    const ma = markersOf(a);
+    const mb = markersOf(b);
+    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
+    for (let i = 0; i < ma.length && i < mb.length; i += 2) {
+      if (ma[i] !== mb[i]) continue;
+      const ok = slotKey(ma[i]!, ma[i + 1]!);
+      const nk = slotKey(mb[i]!, mb[i + 1]!);
+      if (old.has(ok) || cur.has(nk)) continue;
+      const k = this.fresh(ma[i]!);
+      old.set(ok, k);
+      cur.set(nk, k);
+    }
   }
 
-  /** numberPairText given each text's markersOf. */
+  /**
+   * Binds two values known to have the same structure (their un-numbered JSON
+   * texts are equal), given as their markersOf sequences, and true when every
+   * slot then has the same number on both sides (the rendered values are
+   * equal). Nothing is bound unless that holds: when it would not, the
+   * caller binds along the aligned walk instead (bindPair), which may pair
+   * array items other than by place.
+   */
   numberPairMarkers(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i += 2) if (a[i] !== b[i]) return false;
     const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
+    // Dry run: slots numbered already must agree, unnumbered ones must be unnumbered on both sides.
+    const pending = new Map<number, number>();
+    const pendingNew = new Set<number>();
     for (let i = 0; i < a.length; i += 2) {
       const ok = slotKey(a[i]!, a[i + 1]!);
       const nk = slotKey(b[i]!, b[i + 1]!);
-      if (!old.has(ok) && !cur.has(nk)) {
-        const k = this.fresh(a[i]!);
-        old.set(ok, k);
-        cur.set(nk, k);
-      } else if (!old.has(ok)) old.set(ok, this.fresh(a[i]!));
+      const on = old.get(ok);
+      const nn = cur.get(nk);
+      if (on !== undefined || nn !== undefined) {
+        if (on !== nn) return false;
+        continue;
+      }
+      const p = pending.get(ok);
+      if (p !== undefined) {
+        if (p !== nk) return false;
+      } else {
+        if (pendingNew.has(nk)) return false;
+        pending.set(ok, nk);
+        pendingNew.add(nk);
+      }
     }
-    let same = true;
-    for (let i = 0; i < b.length; i += 2) {
-      const nk = slotKey(b[i]!, b[i + 1]!);
-      if (!cur.has(nk)) cur.set(nk, this.fresh(b[i]!));
-      if (old.get(slotKey(a[i]!, a[i + 1]!)) !== cur.get(nk)) same = false;
+    for (let i = 0; i < a.length; i += 2) {
+      const ok = slotKey(a[i]!, a[i + 1]!);
+      if (old.has(ok)) continue;
+      const k = this.fresh(a[i]!);
+      old.set(ok, k);
+      cur.set(pending.get(ok)!, k);
     }
-    return same;
+    return true;
   }
 
-  /** Numbers the markers of a value present on one side only. */
+  /**
+   * True when two strings could render equal: the same text around their
+   * markers, markers of the same classes, and markers numbered on both sides
+   * carrying the same number.
+   */
+  compatible(a: string, b: string): boolean {
+    if (a === b) return true;
+    const ma = markersOf(a);
+    const mb = markersOf(b);
+    if (ma.length !== mb.length || ma.length === 0) return false;
+    for (let i = 0; i < ma.length; i += 2) {
+      if (ma[i] !== mb[i]) return false;
+      const x = this.sides[0]!.get(slotKey(ma[i]!, ma[i + 1]!));
+      const y = this.sides[1]!.get(slotKey(mb[i]!, mb[i + 1]!));
+      if (x !== undefined && y !== undefined && x !== y) return false;
+    }
+    return a.replace(MARKER, '$1') === b.replace(MARKER, '$1');
+  }
+
+  /** numberPairMarkers on two JSON texts. */
+  numberPairText(oldText: string, newText: string): boolean {
+    return this.numberPairMarkers(markersOf(oldText), markersOf(newText));
+  }
+
+  /** Numbers, in walk order, every marker of a value not numbered yet (a value present on one side only, or what binding left). */
   numberAlone(side: 0 | 1, value: unknown): void {
-    const a: Slot[] = [];
-    collect(value, [], a);
-    for (const s of a) this.numberOne(side, s);
+    if (typeof value === 'string') {
+      if (value.includes(OPEN)) this.numberString(side, value);
+    } else if (Array.isArray(value)) {
+      for (const x of value) this.numberAlone(side, x);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, x] of Object.entries(value)) {
+        if (k.includes(OPEN)) this.numberString(side, k);
+        this.numberAlone(side, x);
+      }
+    }
   }
 
   /** The value with markers replaced by <CLASS:n> for that side; parts without markers are shared, not copied. */

@@ -7,5 +7,6 @@ export const JSON_REPORT_FORMAT = 1;
 
 /** The result as one JSON document (pretty-printed, newline-terminated). */
 export function renderJson(result: DiffResult): string {
-  return `${JSON.stringify({ format: JSON_REPORT_FORMAT, tool: 'bb diff', ...result }, null, 2)}\n`;
+  const { views: _views, ...data } = result;
+  return `${JSON.stringify({ format: JSON_REPORT_FORMAT, tool: 'bb diff', ...data }, null, 2)}\n`;
 }

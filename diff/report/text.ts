@@ -1,14 +1,16 @@
-// The terminal report: verdict line first, then differences grouped by route,
-// field pattern and kind with counts and samples, each sample with its stable
-// id and old → new values elided around the change.
-import type { DiffResult, Difference } from '../types.js';
+// The terminal report (DESIGN.md "Report"): verdict line first, then one line
+// per real finding, largest first, with a sample request line each; known and
+// noise findings folded to a line each. --rows prints every difference row
+// (stable id, request line, entry id, path, old → new elided around the
+// change) under its finding.
+import type { DiffResult, Difference, Finding } from '../types.js';
 
 /** Options for the text report. */
 export interface TextOptions {
   /** ANSI colours (the CLI decides: TTY and no NO_COLOR). */
   color: boolean;
-  /** Samples shown per group (default 3). */
-  samples?: number;
+  /** Print every difference row under its finding (--rows). */
+  rows?: boolean;
 }
 
 const WIDTH = 60;
@@ -48,71 +50,65 @@ function movedMessage(a: unknown, b: unknown): string | undefined {
   return `moved ${ma[1]} → ${mb[1]}: ${what}`;
 }
 
-interface Group {
-  route: string;
-  pattern: string;
-  kind: string;
-  rows: Difference[];
-  entries: Set<string>;
+/** What a finding says, on one line: pattern, kind, values, where. */
+export function findingLine(f: Finding, c: (code: string, s: string) => string = (_c, s) => s): string {
+  const what = f.pattern === '' ? `entry ${f.kind}` : `${f.pattern} ${f.kind}`;
+  let values = '';
+  if (f.kind === 'changed' && ('old' in f || 'new' in f)) {
+    const [a, b] = elidePair(f.old, f.new);
+    values = ` ${c('31', a)} → ${c('32', b)}`;
+  } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old))}`;
+  else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new))}`;
+  const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
+  const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
+  return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
 }
 
-function groupsOf(diffs: Difference[]): Group[] {
-  const map = new Map<string, Group>();
-  for (const d of diffs) {
-    const k = `${d.route}\n${d.pattern}\n${d.kind}`;
-    let g = map.get(k);
-    if (!g) map.set(k, (g = { route: d.route, pattern: d.pattern, kind: d.kind, rows: [], entries: new Set() }));
-    g.rows.push(d);
-    g.entries.add(d.entry);
-  }
-  return [...map.values()];
-}
-
-/** Renders the result for a terminal. */
+/** Renders the result for a terminal: verdict, then one line per finding; `rows`: every row under its finding. */
 export function renderText(result: DiffResult, opts: TextOptions): string {
   const c = (code: string, s: string) => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
-  const samples = opts.samples ?? 3;
   const lines: string[] = [];
   const { real, known, noise } = result.counts;
+  const f = result.counts.findings;
   const stale = result.staleKnown.length;
+  const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
   let verdict: string;
-  if (result.verdict === 'match') verdict = c('1;32', known ? `MATCH with ${known} known` : 'MATCH');
-  else verdict = c('1;31', real ? `DIFF: ${real} real` : `DIFF: ${stale} stale known`);
+  if (result.verdict === 'match') verdict = c('1;32', f.known ? `MATCH with ${f.known} known` : 'MATCH');
+  else verdict = c('1;31', real ? `DIFF: ${plural(f.real, 'real finding')} (${plural(real, 'difference')})` : `DIFF: ${stale} stale known`);
   const extras = [
     `${result.counts.pairs} pairs`,
-    ...(real && known ? [`${known} known`] : []),
-    ...(noise ? [`${noise} noise`] : []),
+    ...(real && known ? [`${plural(f.known, 'known finding')}`] : []),
+    ...(noise ? [`${plural(f.noise, 'noise finding')}`] : []),
     ...(stale ? [`${stale} stale known`] : []),
   ];
   lines.push(`${verdict}  (${extras.join(', ')}; ${result.old.path} → ${result.new.path})`);
 
-  const perRoute = new Map<string, number>();
-  for (const p of result.pairs) perRoute.set(p.route, (perRoute.get(p.route) ?? 0) + 1);
-  const section = (title: string, diffs: Difference[], showReason: boolean) => {
-    if (!diffs.length) return;
+  const byId = new Map(result.differences.map((d) => [d.id, d]));
+  const rowLine = (d: Difference) => {
+    const [a, b] = elidePair(d.old, d.new);
+    const moved = movedMessage(d.old, d.new);
+    const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
+    return `      [${d.id}] ${d.request} (${d.entry})${d.path ? ` ${d.path}` : ''}: ${change}`;
+  };
+  const section = (title: string, cls: Finding['class'], folded: boolean) => {
+    const list = result.findings.filter((x) => x.class === cls);
+    if (!list.length) return;
     lines.push('', c('1', title));
-    for (const g of groupsOf(diffs)) {
-      const total = perRoute.get(g.route) ?? g.entries.size;
-      const what = g.pattern === '' ? `entry ${g.kind}` : `${g.pattern} ${g.kind === 'changed' ? 'differs' : `is ${g.kind}`}`;
-      const times = g.rows.length > g.entries.size ? ` (${g.rows.length} values)` : '';
-      lines.push(`  ${what} in ${g.entries.size} of ${total} ${g.route}${times}`);
-      for (const d of g.rows.slice(0, samples)) {
-        const tag = d.class === 'known' ? c('33', 'KNOWN-DIFF ') : d.class === 'noise' ? c('2', 'NOISE ') : '';
-        const [a, b] = elidePair(d.old, d.new);
-        const moved = movedMessage(d.old, d.new);
-        const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
-        lines.push(`    ${tag}[${d.id}] ${d.entry}${d.path ? ` ${d.path}` : ''}: ${change}`);
-        if (showReason && d.reason) lines.push(`      reason: ${d.reason}`);
-      }
-      if (g.rows.length > samples) lines.push(c('2', `    … ${g.rows.length - samples} more`));
+    for (const x of list) {
+      const tag = cls === 'known' ? c('33', 'KNOWN-DIFF ') : cls === 'noise' ? c('2', 'NOISE ') : '';
+      lines.push(`  ${tag}[${x.id}] ${findingLine(x, c)}`);
+      if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
+      if (opts.rows) for (const id of x.rows) lines.push(rowLine(byId.get(id)!));
+      else if (!folded) lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
     }
   };
-  section('Differences', result.differences.filter((d) => d.class === 'real'), false);
-  section('Known differences', result.differences.filter((d) => d.class === 'known'), true);
-  section('Noise (differs between two runs of the old build too)', result.differences.filter((d) => d.class === 'noise'), false);
+  section('Real findings', 'real', false);
+  section('Known findings', 'known', true);
+  section('Noise findings (differ between two runs of the old build too)', 'noise', true);
   if (stale) {
     lines.push('', c('1', 'Stale known entries (matched nothing: parity restored? remove them)'));
     for (const s of result.staleKnown) lines.push(`  known[${s.index}] where ${JSON.stringify(s.where)} path ${JSON.stringify(s.path)}: ${s.reason}`);
   }
+  if (real && !opts.rows) lines.push('', c('2', 'bb diff --rows lists every difference under its finding; bb known add FINDING-ID --from report.json ratifies one.'));
   return `${lines.join('\n')}\n`;
 }

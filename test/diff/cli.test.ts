@@ -36,11 +36,11 @@ describe('bb diff on the command line', () => {
   });
 
   it('exits 1 with the field, its id and old → new', async () => {
-    const r = await bb(['diff', same1, changed], { NO_COLOR: '1' });
+    const r = await bb(['diff', same1, changed, '--rows'], { NO_COLOR: '1' });
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stdout, /^DIFF: 1 real/);
-    assert.match(r.stdout, /response\.body\.items\[\]\.n differs in 1 of 1 GET \/v1\/items/);
-    assert.match(r.stdout, /\[[0-9a-f]{10}\] \/GET \/v1\/items#1 response\.body\.items\[0\]\.n: 1 → 2/);
+    assert.match(r.stdout, /^DIFF: 1 real finding \(1 difference\)/);
+    assert.match(r.stdout, /\[F[0-9a-f]{9}\] response\.body\.items\[\]\.n changed 1 → 2 in 1 of 1 GET \/v1\/items/);
+    assert.match(r.stdout, /\[[0-9a-f]{10}\] GET \/v1\/items \(\/GET \/v1\/items#1\) response\.body\.items\[0\]\.n: 1 → 2/);
     assert.ok(!r.stdout.includes('\x1b['), 'no colour when not a TTY');
   });
 
@@ -51,7 +51,7 @@ describe('bb diff on the command line', () => {
     assert.equal(doc.format, 1);
     assert.equal(doc.verdict, 'diff');
     assert.equal(doc.exitCode, 1);
-    assert.deepEqual(doc.counts, { real: 1, known: 0, noise: 0, pairs: 2 });
+    assert.deepEqual(doc.counts, { real: 1, known: 0, noise: 0, pairs: 2, findings: { real: 1, known: 0, noise: 0 } });
     assert.equal(doc.pairs.length, 2);
     const [d] = doc.differences;
     assert.deepEqual({ kind: d.kind, entry: d.entry, path: d.path, pattern: d.pattern, old: d.old, new: d.new, class: d.class },

@@ -35,7 +35,7 @@ async function reportFor(dir: { write: (n: string, d: unknown) => Promise<string
     { page: SCRIPT_BREAK, url: `http://127.0.0.1:3001/${encodeURIComponent(SCRIPT_BREAK)}`, body: { html: SCRIPT_BREAK, s: JS_URL, ...hostileKey, css: STYLE_BREAK, svg: ALERT } },
     { url: 'http://127.0.0.1:3001/ws', ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'msg', text: IMG } }, { type: 'receive', data: SCRIPT_BREAK }, { type: 'receive', data: { type: 'bye' } }] },
   ]);
-  const ctx = createContext(await dir.write('old.har', a), await dir.write('new.har', b), {});
+  const ctx = createContext(await dir.write('old.har', a), await dir.write('new.har', b), { views: true });
   const result = await runStages(ctx, defaultStages);
   for (const d of result.differences) {
     if (d.route === 'GET /v1/build') Object.assign(d, { class: 'known', reason: 'the build name <b>is</b> in the body' });

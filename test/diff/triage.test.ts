@@ -38,7 +38,7 @@ describe('known differences', () => {
     const newPath = await t.write('new-two.har', capture(run({ stack: false, msg: 'no such session' })));
     const r = await diffCaptures(oldPath, newPath, { config: validateDiffConfig({ known: [stackKnown] }) });
     assert.equal(r.verdict, 'diff', show(r));
-    assert.deepEqual(r.counts, { real: 1, known: 1, noise: 0, pairs: 3 });
+    assert.deepEqual(r.counts, { real: 1, known: 1, noise: 0, pairs: 3, findings: { real: 1, known: 1, noise: 0 } });
     assert.deepEqual(r.differences.map((d) => [d.class, d.path]), [['real', 'response.body.msg'], ['known', 'response.body.stack']]);
     assert.equal(r.differences[1]!.reason, stackKnown.reason);
     assert.deepEqual(r.staleKnown, []);
@@ -50,7 +50,7 @@ describe('known differences', () => {
     assert.equal(r.exitCode, 0);
     const text = show(r);
     assert.match(text, /^MATCH with 1 known/);
-    assert.match(text, /KNOWN-DIFF \[[0-9a-f]{10}\] errors\/POST \/v1\/sessions\/session_x\/prompts#1 response\.body\.stack/);
+    assert.match(text, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.body\.stack removed .* in 1 of 1 POST \/v1\/sessions\/session_x\/prompts\n/);
     assert.match(text, /reason: M5c drops the stack field/);
   });
 

@@ -39,7 +39,7 @@ describe('WebSocket sequences', () => {
     // The row says which message moved, not only the two positions.
     const moved = 'receive text {"type":"event","seq":1,"at":"<TS>"}';
     assert.deepEqual([r.differences[0]!.old, r.differences[0]!.new], [`at 2: ${moved}`, `at 3: ${moved}`], show(r));
-    assert.match(renderText(r, { color: false }), new RegExp(`ws\\.messages\\[2\\]: moved 2 → 3: ${moved.replace(/[{}[\]()"^$.*+?|\\]/g, '\\$&')}\n`));
+    assert.match(renderText(r, { color: false, rows: true }), new RegExp(`ws\\.messages\\[2\\]: moved 2 → 3: ${moved.replace(/[{}[\]()"^$.*+?|\\]/g, '\\$&')}\n`));
   });
 
   it('how the two directions interleave is timing, not protocol: compared per direction by default, as one sequence with wsOrder "total"', async () => {

@@ -1,0 +1,133 @@
+// Value correspondence (DESIGN.md "Value correspondence"): an identifier the
+// server made up is equal in the old and the new capture when it sits in the
+// same places. For one pair of entries, the walk meets old and new values at
+// the same aligned place — same key, array items aligned by identity
+// (diff/arrays.ts), WebSocket messages lined up as the comparison lines them
+// up — and binds the markers it meets there to one number. Only then is
+// what no place bound numbered, in walk order: a field present on one side
+// only (a removed Location header carrying the new record's id) can no longer
+// take a number before the place where both sides hold the id.
+import { alignItems, identityOf, type ArrayRules } from './arrays.js';
+import { canonical, lineUpMessages } from './compare.js';
+import { joinPath } from './selector.js';
+import type { OrdinalNumbering } from './normalize/ordinals.js';
+import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
+
+/** What of an entry is compared (and so numbered). */
+export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
+
+const OPEN = '\uE000';
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The walk's state for one pair. */
+class Binder {
+  constructor(
+    private readonly numbering: OrdinalNumbering,
+    private readonly rules: ArrayRules,
+  ) {}
+
+  /** Renders a value of one side as it stands (bound markers numbered, others as <CLASS>), for alignment tokens. */
+  private token(side: 0 | 1, v: unknown): string {
+    return canonical(this.numbering.render(side, v));
+  }
+
+  /** True when the two values could render equal (numbers given so far agree). */
+  compatible(x: unknown, y: unknown): boolean {
+    if (x === y) return true;
+    if (typeof x === 'string' || typeof y === 'string') return typeof x === 'string' && typeof y === 'string' && x.includes(OPEN) && this.numbering.compatible(x, y);
+    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) if (!this.compatible(x[i], y[i])) return false;
+      return true;
+    }
+    if (Array.isArray(y)) return false;
+    const kx = Object.keys(x);
+    const ky = Object.keys(y);
+    if (kx.length !== ky.length) return false;
+    for (let i = 0; i < kx.length; i++) {
+      const a = kx[i]!;
+      const b = ky[i]!;
+      if (a !== b && !(a.includes(OPEN) && this.numbering.compatible(a, b))) return false;
+      if (!this.compatible((x as Record<string, unknown>)[a], (y as Record<string, unknown>)[b])) return false;
+    }
+    return true;
+  }
+
+  /** Binds what sits at the same aligned places of `x` (old) and `y` (new). */
+  bind(x: unknown, y: unknown, path: string): void {
+    if (typeof x === 'string') {
+      if (typeof y === 'string' && x.includes(OPEN) && y.includes(OPEN)) this.numbering.bindStrings(x, y);
+      return;
+    }
+    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return;
+    if (Array.isArray(x)) {
+      if (Array.isArray(y)) this.bindArrays(x, y, path);
+      return;
+    }
+    if (Array.isArray(y)) return;
+    const a = x as Record<string, unknown>;
+    const b = y as Record<string, unknown>;
+    const markedA: string[] = [];
+    const markedB: string[] = [];
+    for (const k of Object.keys(a)) {
+      if (k.includes(OPEN)) markedA.push(k);
+      else if (Object.hasOwn(b, k)) this.bind(a[k], b[k], this.rules.needsPaths ? joinPath(path, k) : path);
+    }
+    for (const k of Object.keys(b)) if (k.includes(OPEN)) markedB.push(k);
+    // Keys that are identifiers themselves: by place among such keys.
+    for (let i = 0; i < markedA.length && i < markedB.length; i++) {
+      this.numbering.bindStrings(markedA[i]!, markedB[i]!);
+      this.bind(a[markedA[i]!], b[markedB[i]!], path);
+    }
+  }
+
+  private bindArrays(a: unknown[], b: unknown[], path: string): void {
+    const item = (i: number) => (this.rules.needsPaths ? joinPath(path, i) : path);
+    // Most arrays hold the same items in the same places: pair them by place.
+    if (a.length === b.length) {
+      let same = true;
+      for (let i = 0; same && i < a.length; i++) same = this.compatible(a[i], b[i]);
+      if (same) {
+        for (let i = 0; i < a.length; i++) this.bind(a[i], b[i], item(i));
+        return;
+      }
+    }
+    const keys = this.rules.keysFor(path);
+    const lineup = alignItems(
+      a.map((v) => this.token(0, v)),
+      b.map((v) => this.token(1, v)),
+      a.map((v) => identityOf(v, keys, (k) => this.token(0, k))),
+      b.map((v) => identityOf(v, keys, (k) => this.token(1, k))),
+      this.rules.unordered(path),
+    );
+    for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old], b[l.new], item(l.old));
+  }
+
+  bindMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' | undefined): void {
+    const lineup = lineUpMessages(a, b, order, {
+      same: (x, y) => this.compatible(x, y),
+      token: (side, m) => this.token(side, m),
+    });
+    for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old]!.data, b[l.new]!.data, `ws.messages[${l.old}].data`);
+  }
+}
+
+/**
+ * Numbers the markers of one pair (old, new): first what the aligned walk
+ * meets on both sides, then, in walk order, what is left on each side.
+ */
+export function bindPair(numbering: OrdinalNumbering, a: EntryBody, b: EntryBody, rules: ArrayRules, wsOrder?: 'direction' | 'total'): void {
+  const binder = new Binder(numbering, rules);
+  binder.bind(a.request, b.request, 'request');
+  binder.bind(a.response, b.response, 'response');
+  if (a.ws && b.ws) {
+    binder.bindMessages(a.ws.messages, b.ws.messages, wsOrder);
+    binder.bind(a.ws.close, b.ws.close, 'ws.close');
+  }
+  numbering.numberAlone(0, a);
+  numbering.numberAlone(1, b);
+}

@@ -1,0 +1,164 @@
+// Rows → findings (DESIGN.md "Findings"): a real upgrade changes a handful
+// of things that show up in hundreds of places. A finding is every
+// difference row of one class and kind with the same field pattern (indices
+// as [], ordinal numbers dropped) and the same old → new values, across any
+// number of entries and routes; rows of one pattern whose values vary group
+// per route, and whole entries (missing, extra, reordered) always do. Pure.
+import { createHash } from 'node:crypto';
+import { canonical } from './compare.js';
+import { joinPath } from './selector.js';
+import type { Difference, DifferenceClass, Finding } from './types.js';
+
+const OPEN = '\uE000';
+const MARKER = /\uE000[\uE100-\uF0FF]+\uE001[\uE100-\uF0FF]+\uE002/g;
+
+/** A field pattern with ordinal numbers dropped: `items[]["<UUID:3>"]` → `items[]["<UUID>"]`. */
+export function findingPattern(pattern: string): string {
+  return pattern.replace(/<([A-Z][A-Z0-9_]*):\d+>/g, '<$1>');
+}
+
+/**
+ * The field patterns an entry has (its shape), as the differences name them:
+ * every path from the top with indices as [] and identifiers as their class.
+ * `unnumberKey` turns a key holding markers into its un-numbered form.
+ */
+export function shapeOf(body: { request: unknown; response: unknown; ws?: unknown }, unnumberKey: (k: string) => string): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown, path: string) => {
+    out.add(path);
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      const p = `${path}[]`;
+      for (const x of v) walk(x, p);
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) walk(x, joinPath(path, k.includes(OPEN) ? unnumberKey(k) : k));
+  };
+  walk(body.request, 'request');
+  walk(body.response, 'response');
+  if (body.ws !== undefined) walk(body.ws, 'ws');
+  return [...out].sort();
+}
+
+/** Interns shapes: equal shapes get one number, so entries carry a number and the table the patterns. */
+export class ShapeTable {
+  /** Patterns of each shape. */
+  readonly shapes: Array<Set<string>> = [];
+  private readonly index = new Map<string, number>();
+
+  /** The number of a shape given as its sorted patterns. */
+  add(patterns: string[]): number {
+    const key = patterns.join('\n');
+    let n = this.index.get(key);
+    if (n === undefined) {
+      n = this.shapes.push(new Set(patterns)) - 1;
+      this.index.set(key, n);
+    }
+    return n;
+  }
+
+  /** The number of a shape given as its joined text (from a worker's table). */
+  addText(text: string): number {
+    return this.add(text === '' ? [] : text.split('\n'));
+  }
+}
+
+/** One line-up as the findings stage sees it: its route and each side's shape. */
+export interface PairShape {
+  route: string;
+  old?: Set<string>;
+  new?: Set<string>;
+}
+
+/** A stable finding id: `F` and nine hex digits of a hash of its class-independent parts. */
+export function findingId(parts: string[]): string {
+  return `F${createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 9)}`;
+}
+
+const CLASS_ORDER: Record<DifferenceClass, number> = { real: 0, known: 1, noise: 2 };
+const WHOLE = new Set(['missing', 'extra']);
+
+/**
+ * Groups the classified rows into findings (setting each row's `finding`),
+ * real first, largest first within a class. `pairs`: every line-up's route
+ * and shapes, for the `of` counts.
+ */
+export function buildFindings(differences: Difference[], pairs: PairShape[]): Finding[] {
+  // (class, kind, pattern, reason) → value signature → rows
+  const buckets = new Map<string, Map<string, Difference[]>>();
+  for (const d of differences) {
+    const pattern = findingPattern(d.pattern);
+    const b = `${d.class}\n${d.kind}\n${pattern}\n${d.reason ?? ''}`;
+    let sub = buckets.get(b);
+    if (!sub) buckets.set(b, (sub = new Map()));
+    // Whole entries and messages group per route; fields by their values.
+    const sig = d.path === '' || WHOLE.has(d.kind) || d.kind === 'reordered' ? `route\n${d.route}` : `value\n${findingPattern(valueSig(d.old))}\n${findingPattern(valueSig(d.new))}`;
+    const list = sub.get(sig);
+    if (list) list.push(d);
+    else sub.set(sig, [d]);
+  }
+  const routesOf = new Map<string, PairShape[]>();
+  for (const p of pairs) {
+    const list = routesOf.get(p.route);
+    if (list) list.push(p);
+    else routesOf.set(p.route, [p]);
+  }
+  const of = (pattern: string, routes: string[], whole: boolean) => {
+    let n = 0;
+    for (const r of routes) for (const p of routesOf.get(r) ?? []) if (whole || p.old?.has(pattern) || p.new?.has(pattern)) n++;
+    return n;
+  };
+  const out: Finding[] = [];
+  for (const sub of buckets.values()) {
+    // Value groups seen in one entry only are what varies: those group per route.
+    const groups: Array<{ sig: string; rows: Difference[] }> = [];
+    const varying = new Map<string, Difference[]>();
+    for (const [sig, rows] of sub) {
+      if (sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) groups.push({ sig, rows });
+      else {
+        const list = varying.get(rows[0]!.route);
+        if (list) list.push(...rows);
+        else varying.set(rows[0]!.route, [...rows]);
+      }
+    }
+    for (const [route, rows] of varying) groups.push({ sig: `route\n${route}`, rows });
+    for (const { sig, rows } of groups) {
+      const first = rows[0]!;
+      const pattern = findingPattern(first.pattern);
+      const routes = [...new Set(rows.map((r) => r.route))];
+      const entries = [...new Set(rows.map((r) => r.entry))];
+      const sameValues = rows.every((r) => canonical(r.old) === canonical(first.old) && canonical(r.new) === canonical(first.new));
+      const whole = first.path === '' || WHOLE.has(first.kind) || /^ws\.messages\[\]$/.test(pattern);
+      const id = findingId([first.kind, pattern, sig]);
+      const samples: Finding['samples'] = [];
+      const seen = new Set<string>();
+      for (const r of rows) {
+        if (seen.has(r.entry)) continue;
+        seen.add(r.entry);
+        samples.push({ id: r.entry, request: r.request });
+        if (samples.length === 3) break;
+      }
+      const f: Finding = {
+        id,
+        class: first.class,
+        kind: first.kind,
+        pattern,
+        ...(sameValues && first.old !== undefined ? { old: first.old } : {}),
+        ...(sameValues && first.new !== undefined ? { new: first.new } : {}),
+        rows: rows.map((r) => r.id),
+        entries: entries.length,
+        of: Math.max(entries.length, of(pattern, routes, whole)),
+        routes,
+        samples,
+        ...(first.reason ? { reason: first.reason } : {}),
+      };
+      for (const r of rows) r.finding = id;
+      out.push(f);
+    }
+  }
+  return out.sort((x, y) => CLASS_ORDER[x.class] - CLASS_ORDER[y.class] || y.rows.length - x.rows.length || y.entries - x.entries || (x.pattern < y.pattern ? -1 : x.pattern > y.pattern ? 1 : 0) || (x.id < y.id ? -1 : 1));
+}
+
+function valueSig(v: unknown): string {
+  return v === undefined ? '∅' : canonical(v).replace(MARKER, '');
+}
