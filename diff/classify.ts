@@ -18,10 +18,17 @@ function compile(known: KnownConfig[]): KnownMatcher[] {
   return known.map((entry, index) => ({
     index,
     entry,
-    where: globMatcher(entry.where),
+    where: whereMatcher(entry.where),
     // An empty path selects the whole-entry rows (missing / extra / reordered entry) only.
     path: entry.path === '' ? (p: string) => p === '' : pathMatcher(entry.path),
   }));
+}
+
+/** A known entry's `where`: one glob, or any of several. */
+function whereMatcher(where: string | string[]): (id: string) => boolean {
+  if (typeof where === 'string') return globMatcher(where);
+  const all = where.map(globMatcher);
+  return (id) => all.some((m) => m(id));
 }
 
 /** True when a known entry selects this difference. */

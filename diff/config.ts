@@ -89,8 +89,8 @@ export interface PairingConfig {
 
 /** A ratified difference (issue 7). */
 export interface KnownConfig {
-  /** Glob over entry ids. */
-  where: string;
+  /** Glob over entry ids, or several (any of them matches: a finding's routes). */
+  where: string | string[];
   /** Field path suffix. */
   path: string;
   /** Only this kind of difference. */
@@ -269,7 +269,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     const kind = optString(k, 'kind', where);
     if (kind !== undefined && !KINDS.includes(kind as DifferenceKind)) fail(`${where}.kind`, `must be one of ${KINDS.join(', ')}`);
     return {
-      where: optString(k, 'where', where) ?? '*',
+      where: knownWhere(k.where, where),
       path: optString(k, 'path', where) ?? '',
       ...(kind ? { kind: kind as DifferenceKind } : {}),
       reason,
@@ -283,6 +283,14 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     pairing: { keys: routeKeys, unordered, arrayKeys, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
     known,
   });
+}
+
+/** A known entry's `where`: a glob, or a non-empty list of globs (default "*"). */
+function knownWhere(v: unknown, where: string): string | string[] {
+  if (v === undefined) return '*';
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.length > 0 && v.every((g) => typeof g === 'string')) return v as string[];
+  fail(`${where}.where`, 'must be a glob over entry ids like "*/GET /v1/items#*", or a list of them');
 }
 
 /** A JSON.parse message on one line (V8 quotes the source text, newlines included). */

@@ -108,6 +108,11 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     for (const r of routes) for (const p of routesOf.get(r) ?? []) if (whole || p.old?.has(pattern) || p.new?.has(pattern)) n++;
     return n;
   };
+  const fieldRoutes = (pattern: string) => {
+    const out = new Set<string>();
+    for (const [r, list] of routesOf) if (list.some((p) => p.old?.has(pattern) || p.new?.has(pattern))) out.add(r);
+    return out;
+  };
   const out: Finding[] = [];
   for (const sub of buckets.values()) {
     // Value groups seen in one entry only are what varies: those group per route.
@@ -149,6 +154,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
         entries: entries.length,
         of: Math.max(entries.length, of(pattern, routes, whole)),
         routes,
+        everywhere: !whole && [...fieldRoutes(pattern)].every((r) => routes.includes(r)),
         samples,
         ...(first.reason ? { reason: first.reason } : {}),
       };

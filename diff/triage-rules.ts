@@ -3,7 +3,7 @@
 // build, as rules a person reviews and commits). Pure: text in, text out.
 import type { DiffConfig, KnownConfig, PathRuleConfig } from './config.js';
 import { knownMatches } from './classify.js';
-import type { Difference } from './types.js';
+import type { Difference, Finding } from './types.js';
 
 /** The reason `bb noise` writes. */
 export const NOISE_REASON = 'noise: differs between two runs of one build';
@@ -14,6 +14,28 @@ export function narrowestKnown(d: Pick<Difference, 'entry' | 'path' | 'kind'>, r
     where: d.entry,
     path: d.path,
     kind: d.kind,
+    reason,
+    ...(extra.since ? { since: extra.since } : {}),
+    ...(extra.tracking ? { tracking: extra.tracking } : {}),
+  };
+}
+
+/** An entry-id glob selecting every entry of a route, on any page (for GET /posts: star, slash, the route, #star). */
+export function routeGlob(route: string): string {
+  return `*/${route}#*`;
+}
+
+/**
+ * The known entry that ratifies a whole finding (DESIGN.md "Findings"): its
+ * pattern and kind, `where` its routes (`*` when it spans every route where
+ * the field exists).
+ */
+export function knownForFinding(f: Pick<Finding, 'pattern' | 'kind' | 'routes' | 'everywhere'>, reason: string, extra: { since?: string; tracking?: string } = {}): KnownConfig {
+  const where = f.everywhere ? '*' : f.routes.length === 1 ? routeGlob(f.routes[0]!) : f.routes.map(routeGlob);
+  return {
+    where,
+    path: f.pattern,
+    kind: f.kind,
     reason,
     ...(extra.since ? { since: extra.since } : {}),
     ...(extra.tracking ? { tracking: extra.tracking } : {}),
@@ -34,7 +56,7 @@ export function detectIndent(text: string): string | number {
 export function addKnownToConfigText(text: string | undefined, entry: KnownConfig): string | undefined {
   const doc = text === undefined || text.trim() === '' ? {} : (JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>);
   const known = Array.isArray(doc.known) ? (doc.known as KnownConfig[]) : [];
-  if (known.some((k) => k.where === entry.where && k.path === entry.path && (k.kind ?? undefined) === entry.kind)) return undefined;
+  if (known.some((k) => JSON.stringify(k.where) === JSON.stringify(entry.where) && k.path === entry.path && (k.kind ?? undefined) === entry.kind)) return undefined;
   doc.known = [...known, entry];
   return `${JSON.stringify(doc, null, text ? detectIndent(text) : 2)}\n`;
 }

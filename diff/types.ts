@@ -123,6 +123,8 @@ export interface Finding {
   of: number;
   /** Its routes ("METHOD path"). */
   routes: string[];
+  /** True when its routes are every route of the comparison where the field exists (whole-entry kinds: never). */
+  everywhere: boolean;
   /** Up to three entries that have it: id and request line. */
   samples: Array<{ id: string; request: string }>;
   /** For known findings: the reason. */
@@ -154,7 +156,7 @@ export interface StaleKnown {
   /** Its position in the config's known list. */
   index: number;
   /** Its selector and reason, as written. */
-  where: string;
+  where: string | string[];
   path: string;
   kind?: DifferenceKind;
   reason: string;

@@ -1,9 +1,9 @@
-// bb known add: ratify one difference from a --json report by writing the narrowest known entry into the config.
+// bb known add: ratify a finding (one known entry over its routes) or one difference (the narrowest entry) from a --json report, written into the config.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { validateDiffConfig, type Difference } from '../../diff/index.js';
-import { addKnownToConfigText, narrowestKnown } from '../../diff/triage-rules.js';
+import { validateDiffConfig, type Difference, type Finding } from '../../diff/index.js';
+import { addKnownToConfigText, knownForFinding, narrowestKnown } from '../../diff/triage-rules.js';
 import { UsageError } from '../errors.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
@@ -18,12 +18,12 @@ async function readText(path: string, what: string, missingOk: boolean): Promise
 
 export const knownCommand: BbCommand = {
   command: 'known <action> <id>',
-  describe: 'known add DIFF-ID --from report.json --reason "...": ratify a difference in the config',
+  describe: 'known add FINDING-ID|DIFF-ID --from report.json --reason "...": ratify a finding (or one difference) in the config',
   builder: (y: Argv) =>
     y
       .positional('action', { type: 'string', choices: ['add'], describe: 'add' })
-      .positional('id', { type: 'string', describe: 'the difference id from a bb diff --json report' })
-      .option('from', { type: 'string', nargs: 1, demandOption: true, describe: 'the bb diff --json report holding the difference' })
+      .positional('id', { type: 'string', describe: 'a finding id (F…) or difference id from a bb diff --json report' })
+      .option('from', { type: 'string', nargs: 1, demandOption: true, describe: 'the bb diff --json report holding it' })
       .option('reason', { type: 'string', nargs: 1, demandOption: true, describe: 'why this difference is accepted' })
       .option('since', { type: 'string', nargs: 1, describe: 'milestone or version that introduced it' })
       .option('tracking', { type: 'string', nargs: 1, describe: 'issue or ticket URL' })
@@ -33,7 +33,7 @@ export const knownCommand: BbCommand = {
     const from = String(argv.from);
     const reason = String(argv.reason).trim();
     if (!reason) throw new UsageError('--reason must say why the difference is accepted.', 'BB_KNOWN_NO_REASON');
-    let report: { differences?: Difference[] };
+    let report: { differences?: Difference[]; findings?: Finding[] };
     try {
       report = JSON.parse((await readText(from, 'report', false))!);
     } catch (err) {
@@ -41,16 +41,24 @@ export const knownCommand: BbCommand = {
       throw new UsageError(`${from} is not a bb diff --json report (${oneLine((err as Error).message)}): pass the file bb diff --json wrote.`, 'BB_REPORT_INVALID');
     }
     if (!Array.isArray(report.differences)) throw new UsageError(`${from} is not a bb diff --json report (no "differences" list).`, 'BB_REPORT_INVALID');
-    const d = report.differences.find((x) => x.id === id);
-    if (!d) {
-      throw new UsageError(`no difference ${id} in ${from} (it lists ${report.differences.length}): copy an id shown in brackets by bb diff.`, 'BB_DIFF_ID_UNKNOWN');
-    }
-    const configPath = String(argv.config);
-    const text = await readText(configPath, 'config', true);
-    const entry = narrowestKnown(d, reason, {
+    const extra = {
       ...(typeof argv.since === 'string' ? { since: argv.since } : {}),
       ...(typeof argv.tracking === 'string' ? { tracking: argv.tracking } : {}),
-    });
+    };
+    // A finding id ratifies the whole finding (its real occurrence first, when a part of it is already known).
+    const findings = (report.findings ?? []).filter((f) => f.id === id).sort((x, y) => (x.class === 'real' ? 0 : 1) - (y.class === 'real' ? 0 : 1));
+    const finding = findings[0];
+    const d = finding ? undefined : report.differences.find((x) => x.id === id);
+    if (!finding && !d) {
+      throw new UsageError(
+        `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`,
+        'BB_DIFF_ID_UNKNOWN',
+      );
+    }
+    const what = finding ? `finding ${finding.id} (${finding.pattern || 'whole entry'} ${finding.kind}, ${finding.entries} entries)` : `${d!.entry} ${d!.path || '(whole entry)'} (${d!.kind})`;
+    const configPath = String(argv.config);
+    const text = await readText(configPath, 'config', true);
+    const entry = finding ? knownForFinding(finding, reason, extra) : narrowestKnown(d!, reason, extra);
     let next: string | undefined;
     try {
       next = addKnownToConfigText(text, entry);
@@ -58,7 +66,7 @@ export const knownCommand: BbCommand = {
       throw new UsageError(`config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`, 'BB_CONFIG_INVALID');
     }
     if (next === undefined) {
-      process.stdout.write(`${configPath} already has a known entry for ${d.entry} ${d.path || '(whole entry)'} (${d.kind}); nothing written.\n`);
+      process.stdout.write(`${configPath} already has a known entry for ${what}; nothing written.\n`);
       return 0;
     }
     validateDiffConfig(JSON.parse(next), configPath);
