@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import type { HarEntry, HarNameValue, HarPage } from '../../capture/har.js';
 import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
-import { bodyParsers, parseBody, rawBody, type BodyParser } from './bodies.js';
+import { bodyParsers, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 import { globMatcher, joinPath, pathMatcher } from '../selector.js';
@@ -60,8 +61,11 @@ function splitUrl(url: string): { path: string; query: HarNameValue[] } {
   }
 }
 
-function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext): unknown {
+function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext, eio: string | undefined): unknown {
   if (opcode === 1) {
+    // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
+    const packet = eio === undefined ? undefined : decodeEnginePacket(data, eio);
+    if (packet) return normalizeValue(packet, ctx.rules, ctx.homes, ctx.table);
     try {
       return normalizeValue(JSON.parse(data), ctx.rules, ctx.homes, ctx.table);
     } catch {
@@ -165,11 +169,13 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const { path: rawPath, query: urlQuery } = splitUrl(e._bb?.target && !/^[a-z]+:/i.test(e.request.url) ? e._bb.target : e.request.url);
   const path = normalizeString(rawPath, rules, homes, table);
   const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), rules, homes, table) as Record<string, MultiValue>;
+  const eio = engineIoVersion(e.request.url);
+  const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
 
   const post = e.request.postData;
   let reqBody: unknown;
   let reqParsed = false;
-  const reqRaw = post ? rawBody(post.mimeType, post.text, post._encoding) : undefined;
+  const reqRaw = withUrl(post ? rawBody(post.mimeType, post.text, post._encoding) : undefined);
   if (reqRaw) {
     const p = parseBody(reqRaw, parsers);
     reqParsed = p.kind !== 'binary';
@@ -180,7 +186,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   }
 
   const c = e.response.content;
-  const resRaw = rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages);
+  const resRaw = withUrl(rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages));
   let resBody: unknown;
   let events: unknown[] | undefined;
   let resParsed = false;
@@ -216,7 +222,9 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     const messages: NormalizedWsMessage[] = [];
     for (const m of msgs ?? []) {
       if (rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
-      messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx) });
+      // Engine.IO heartbeats ("2", "3") are timer-driven too; "2probe" / "3probe" of the upgrade are kept.
+      if (rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
+      messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx, eio) });
     }
     out.ws = { messages };
     const close = e._bb?.close;
