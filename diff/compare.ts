@@ -209,8 +209,8 @@ export function comparePair(
   else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
   else {
     if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `entry ${a.meta.index}`, new: `entry ${b.meta.index}` });
-    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request);
-    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response);
+    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request);
+    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response);
     const ra = truncated ? { ...a.request, body: undefined } : a.request;
     const rb = truncated ? { ...b.request, body: undefined } : b.request;
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows);

@@ -218,6 +218,16 @@ export function rawBody(mime: string | undefined, text: string | undefined, enco
   return { media, text, events };
 }
 
+/**
+ * Whether a body of this media type is compared parsed (text, JSON, events,
+ * parts, zip entries) rather than as a binary digest: the guess for a body
+ * the producer did not record, so its content-length is treated as it is on
+ * the side that recorded it.
+ */
+export function parsedByMedia(media: string): boolean {
+  return media === '' || TEXT_MEDIA.test(media) || JSON_MEDIA.test(media) || JSONL_MEDIA.test(media) || media === 'text/event-stream' || media.startsWith('multipart/') || /(^|[/+.-])zip$/.test(media);
+}
+
 /** Parses a body with the given parser list. */
 export function parseBody(body: RawBody, parsers: readonly BodyParser[] = bodyParsers): ParsedBody {
   for (const p of parsers) {

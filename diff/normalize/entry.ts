@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { HarEntry, HarNameValue, HarPage } from '../../capture/har.js';
 import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
-import { bodyParsers, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { bodyParsers, mediaType, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
@@ -162,6 +162,35 @@ export function pairedPageLabels(
   return out;
 }
 
+function contentLength(headers: HarNameValue[]): number {
+  const h = headers.find((x) => x.name.toLowerCase() === 'content-length');
+  return h ? Number(h.value) || 0 : 0;
+}
+
+/**
+ * A request body the producer did not record: the request had one
+ * (bodySize or Content-Length above 0) and postData holds neither text nor
+ * params (browsers leave postData out of some exports).
+ */
+export function requestNotRecorded(e: HarEntry): boolean {
+  const post = e.request.postData;
+  if (post && ((post.text !== undefined && post.text !== '') || post.params?.length)) return false;
+  return e.request.bodySize > 0 || contentLength(e.request.headers) > 0;
+}
+
+/**
+ * A response body the producer did not record: content.size (or a
+ * Content-Length) above 0 and no text. Responses that have no body by
+ * definition (to HEAD, 1xx, 204, 304: RFC 9110 §6.4.1) never count.
+ */
+export function responseNotRecorded(e: HarEntry): boolean {
+  const c = e.response.content;
+  if ((c.text !== undefined && c.text !== '') || e._eventSourceMessages?.length) return false;
+  const status = e.response.status;
+  if (e.request.method.toUpperCase() === 'HEAD' || (status >= 100 && status < 200) || status === 204 || status === 304) return false;
+  return c.size > 0 || contentLength(e.response.headers) > 0;
+}
+
 /** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const { rules, homes, table } = ctx;
@@ -175,8 +204,12 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const post = e.request.postData;
   let reqBody: unknown;
   let reqParsed = false;
+  const reqNotRecorded = requestNotRecorded(e);
   const reqRaw = withUrl(post ? rawBody(post.mimeType, post.text, post._encoding) : undefined);
-  if (reqRaw) {
+  if (reqNotRecorded) {
+    // Not compared (compare.ts drops it on both sides); its length is treated as the recording side's would be.
+    reqParsed = parsedByMedia(mediaType(post?.mimeType ?? e.request.headers.find((h) => h.name.toLowerCase() === 'content-type')?.value));
+  } else if (reqRaw) {
     const p = parseBody(reqRaw, parsers);
     reqParsed = p.kind !== 'binary';
     reqBody = normalizeValue(p.kind === 'events' ? p.events : p.value, rules, homes, table);
@@ -186,11 +219,13 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   }
 
   const c = e.response.content;
+  const resNotRecorded = responseNotRecorded(e);
   const resRaw = withUrl(rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages));
   let resBody: unknown;
   let events: unknown[] | undefined;
   let resParsed = false;
-  if (resRaw) {
+  if (resNotRecorded) resParsed = parsedByMedia(mediaType(c.mimeType));
+  else if (resRaw) {
     const p = parseBody(resRaw, parsers);
     resParsed = p.kind !== 'binary';
     if (p.kind === 'events') events = normalizeValue(p.events, rules, homes, table) as unknown[];
@@ -216,6 +251,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
   if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
+  if (reqNotRecorded || resNotRecorded) out.meta.notRecorded = { request: reqNotRecorded, response: resNotRecorded };
 
   const msgs = e._webSocketMessages;
   if (msgs || e._resourceType === 'websocket') {
