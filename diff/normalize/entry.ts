@@ -26,6 +26,11 @@ export interface NormalizeContext {
   pathRules: PathRuleConfig[];
   /** Body parsers (editable list). */
   parsers?: readonly BodyParser[];
+  /**
+   * Whether the host is part of entry keys, routes and ids (`GET //a.test/x`):
+   * decided once per pair of captures by hostsInKeys, the same for both sides.
+   */
+  hosts?: boolean;
 }
 
 function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
@@ -90,8 +95,9 @@ function lookup(v: unknown, dotted: string): unknown {
   return cur;
 }
 
-function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route));
+// A rule's route matches the route with or without its host (`POST /graphql` matches `POST //a.test/graphql`).
+function routeKeyOf(route: string, plainRoute: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
+  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route) || (route !== plainRoute && globMatcher(k.route)(plainRoute)));
   if (!rule) return undefined;
   let v: unknown;
   if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
@@ -116,7 +122,8 @@ export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext):
   const seen = new Map<string, number>();
   const out = new Map<string, string>();
   for (const p of pages ?? []) {
-    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table);
+    // A title that is a URL ending in "/" loses it, so ids read `https://x/GET /#1`, never `https://x//GET`.
+    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table).replace(/(?<=.)\/+$/, '');
     const n = (seen.get(title) ?? 0) + 1;
     seen.set(title, n);
     out.set(p.id, n === 1 ? title : `${title} (${n})`);
@@ -191,6 +198,36 @@ export function responseNotRecorded(e: HarEntry): boolean {
   return c.size > 0 || contentLength(e.response.headers) > 0;
 }
 
+/** The host an entry went to, normalized ("a.test", "127.0.0.1:<PORT>" under loopback-port), markers unnumbered; "" when the URL has none. */
+export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'table'>): string {
+  let host = '';
+  try {
+    host = new URL(e.request.url).host.toLowerCase();
+  } catch {
+    const h = e.request.headers.find((x) => x.name.toLowerCase() === 'host' || x.name === ':authority');
+    host = h ? h.value.toLowerCase() : '';
+  }
+  return host && unnumber(normalizeString(host, ctx.rules, [], ctx.table), ctx.table);
+}
+
+/** The distinct normalized hosts of a capture's entries. */
+export function hostsOf(entries: readonly HarEntry[], ctx: Pick<NormalizeContext, 'rules' | 'table'>): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) out.add(entryHost(e, ctx));
+  return out;
+}
+
+/**
+ * Whether entry keys include the host, decided for a pair of captures: yes
+ * when either has more than one host (forward mode, a browser's HAR), so
+ * `https://a.test/` and `https://b.test/` do not pair; no for captures of one
+ * host each (a reverse proxy), so old and new on different hosts or ports
+ * still pair.
+ */
+export function hostsInKeys(oldHosts: ReadonlySet<string>, newHosts: ReadonlySet<string>): boolean {
+  return oldHosts.size > 1 || newHosts.size > 1;
+}
+
 /** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const { rules, homes, table } = ctx;
@@ -233,8 +270,11 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   }
 
   const method = e.request.method.toUpperCase();
-  const route = `${method} ${unnumber(path, table)}`;
-  const rk = routeKeyOf(route, reqBody, query, ctx);
+  const plainRoute = `${method} ${unnumber(path, table)}`;
+  // With hosts in keys, the route names the host as a network-path reference (RFC 3986 §4.2): `GET //a.test/x`.
+  const host = ctx.hosts ? entryHost(e, ctx) : '';
+  const route = host ? `${method} //${host}${unnumber(path, table)}` : plainRoute;
+  const rk = routeKeyOf(route, plainRoute, reqBody, query, ctx);
   const keyRoute = rk === undefined ? route : `${route}[${rk}]`;
 
   const out: Omit<NormalizedEntry, 'id'> = {
