@@ -13,8 +13,10 @@ import type { DiffContext } from './pipeline.js';
 /** A side as the bounded stages use it, wherever it runs. */
 export interface SideHandle {
   readonly header: SideHeader;
-  /** Summaries in comparison order, and the chunks their `kept` refs point into. */
-  summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }>;
+  /** Reads every entry once; the side's distinct hosts. */
+  summarize(labels: Map<string, string>): Promise<{ hosts: string[] }>;
+  /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
+  finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }>;
   /** Entry `index` in kept form, normalized again. */
   load(index: number): Promise<EntryTexts>;
   close(): Promise<void>;
@@ -23,6 +25,7 @@ export interface SideHandle {
 /** Messages to the worker. */
 export type Request =
   | { id: number; op: 'summarize'; labels: Array<[string, string]> }
+  | { id: number; op: 'finish'; hosts: boolean }
   | { id: number; op: 'load'; index: number }
   | { id: number; op: 'close' };
 
@@ -131,8 +134,12 @@ class WorkerSide implements SideHandle {
     return this.call(id, { ...req, id } as Request);
   }
 
-  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
-    const r = (await this.request({ op: 'summarize', labels: [...labels] })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
+  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
+    return (await this.request({ op: 'summarize', labels: [...labels] })) as { hosts: string[] };
+  }
+
+  async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
+    const r = (await this.request({ op: 'finish', hosts })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
     return { list: r.list, chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
   }
 

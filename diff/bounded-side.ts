@@ -14,7 +14,7 @@ import { indexCapture, type IndexedCapture } from '../capture/reader.js';
 import type { HarEntry, HarPage } from '../capture/har.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
 import { markersOf, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { contentText, entryToken, tokenOfText } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
@@ -153,10 +153,17 @@ export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'
   return n;
 }
 
-/** One side: opened (indexed), then summarized once, then asked for entries. */
+/** A summary between summarize and finish. */
+type Pending = Summary & { started: string; host: string };
+
+/** One side: opened (indexed), then summarized and finished once, then asked for entries. */
 export class SideWork {
   private readonly kept = new KeptBytes();
   private labels = new Map<string, string>();
+  /** Shapes seen so far, text → number. */
+  private readonly shapeTexts = new Map<string, number>();
+  /** What summarize read, until finish. */
+  private pending: { list: Pending[]; marks: MarkerList; shapes: (body: Parameters<typeof shapeOf>[0]) => number } | undefined;
 
   private constructor(
     private readonly cap: IndexedCapture,
@@ -200,26 +207,30 @@ export class SideWork {
   }
 
   /**
-   * Reads every entry once: summaries in comparison order (seq, else start
-   * time, as pipeline.ts sorts), ids numbered, and the kept chunks the
-   * summaries point into. `labels`: page id → label (pairedPageLabels).
+   * Reads every entry once, keeping summaries, and answers the side's
+   * distinct hosts: whether keys include hosts is decided for both sides
+   * together (hostsInKeys) before `finish` orders and names the entries.
+   * `labels`: page id → label (pairedPageLabels).
    */
-  async summarize(labels: Map<string, string>): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
+  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
     this.labels = labels;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
-    const shapes = new Map<string, number>();
+    const shapes = this.shapeTexts;
     const shapeNumber = (body: Parameters<typeof shapeOf>[0]) => {
       const text = shapeOf(body, un).join('\n');
       let k = shapes.get(text);
       if (k === undefined) shapes.set(text, (k = shapes.size));
       return k;
     };
-    const list: Array<Summary & { started: string }> = [];
+    const list: Pending[] = [];
+    const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
       const { entry, n, page } = await this.normalized(i);
+      const host = entryHost(entry, this.nctx);
+      hosts.add(host);
       const text = noPathRules ? contentText(n) : '';
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
@@ -230,6 +241,7 @@ export class SideWork {
         index: i,
         ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
         started: entry.startedDateTime,
+        host,
         key: n.key,
         route: n.route,
         page,
@@ -241,6 +253,34 @@ export class SideWork {
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });
     }
+    this.pending = { list, marks, shapes: shapeNumber };
+    return { hosts: [...hosts] };
+  }
+
+  /**
+   * Finishes what summarize began: with `hosts` (either capture has several),
+   * keys, routes and tokens name the host as normalizeEntry would; then the
+   * summaries in comparison order (engine.ts), ids numbered, path rules
+   * applied, and the kept chunks the summaries point into.
+   */
+  async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
+    if (!this.pending) throw new Error('bb diff: finish before summarize');
+    const { list, marks, shapes: shapeNumber } = this.pending;
+    const shapeTexts = this.shapeTexts;
+    this.pending = undefined;
+    const un = (t: string) => unnumber(t, this.ctx.table);
+    const noPathRules = this.nctx.pathRules.length === 0;
+    this.nctx.hosts = hosts;
+    if (hosts) {
+      for (const s of list) {
+        if (!s.host) continue;
+        const keyRoute = s.route.replace(/^(\S+) /, `$1 //${s.host}`);
+        const key = `${s.page}\n${keyRoute}`;
+        if (s.token) s.token = key + s.token.slice(s.key.length);
+        s.key = key;
+        s.route = keyRoute;
+      }
+    }
     sortForComparison(list);
     assignIds(list, (s) => s.page);
     if (!noPathRules) {
@@ -251,7 +291,7 @@ export class SideWork {
         s.shape = shapeNumber(e);
       }
     }
-    return { list: list.map(({ started: _started, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: [...shapes.keys()] };
+    return { list: list.map(({ started: _started, host: _host, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: [...shapeTexts.keys()] };
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 // The worker thread of one bounded-diff side (diff/bounded-side.ts): opens
 // the side from workerData, answers 0 with its header, then serves
-// summarize / load / close requests by id. Errors go back as data
+// summarize / finish / load / close requests by id. Errors go back as data
 // (diff/bounded-remote.ts rebuilds them).
 import { parentPort, workerData } from 'node:worker_threads';
 import { SideWork, type SideSpec } from './bounded-side.js';
@@ -21,7 +21,9 @@ port.on('message', async (req: Request) => {
   try {
     if (!work) throw new Error('bb diff: the side did not open');
     if (req.op === 'summarize') {
-      const out = await work.summarize(new Map(req.labels));
+      post({ id: req.id, result: await work.summarize(new Map(req.labels)) });
+    } else if (req.op === 'finish') {
+      const out = await work.finish(req.hosts);
       // The chunks own their ArrayBuffers: handed over, not copied.
       const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
       post({ id: req.id, result: { list: out.list, chunks: buffers, markers: out.markers, shapes: out.shapes } }, [...buffers, out.markers.buffer as ArrayBuffer]);

@@ -21,7 +21,7 @@
 // whole capture.
 import { stat } from 'node:fs/promises';
 import { loopSettings, normalizeContextFor, type DiffContext, type DiffStage } from './pipeline.js';
-import { applyPathRules, pairedPageLabels } from './normalize/entry.js';
+import { applyPathRules, hostsInKeys, pairedPageLabels } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { pairEntries } from './pair.js';
 import { compareLineup, type EntrySource } from './engine.js';
@@ -102,7 +102,10 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
   normalize: async (ctx) => {
     const s = state(ctx);
     try {
-      const [o, n] = await Promise.all([s.old.handle.summarize(s.old.labels), s.new.handle.summarize(s.new.labels)]);
+      const [ho, hn] = await Promise.all([s.old.handle.summarize(s.old.labels), s.new.handle.summarize(s.new.labels)]);
+      // Hosts in keys or not is decided for both sides at once, as the in-memory normalize stage does.
+      ctx.hostsInKeys = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
+      const [o, n] = await Promise.all([s.old.handle.finish(ctx.hostsInKeys), s.new.handle.finish(ctx.hostsInKeys)]);
       const shapes = new ShapeTable();
       for (const [to, from] of [[s.old, o], [s.new, n]] as const) {
         to.list = from.list;

@@ -238,8 +238,9 @@ export function comparePair(
   else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
   else {
     if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `at ${exchangeName(a)}`, new: `at ${exchangeName(b)}` });
-    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request);
-    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response);
+    // A body cut at the cap, or one the producer did not record, is not compared on either side.
+    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request);
+    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response);
     const ra = truncated ? { ...a.request, body: undefined } : a.request;
     const rb = truncated ? { ...b.request, body: undefined } : b.request;
     const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;

@@ -168,7 +168,9 @@ export function pairEntries(
   newEntries: Array<{ key: string; route: string; token: string; page: string }>,
   unordered: string[],
 ): Lineup[] {
-  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r)))(unordered.map(globMatcher)) : () => false;
+  // A glob matches the route as it is or without its host (`GET //a.test/x` → `GET /x`), as route keys do.
+  const withoutHost = (r: string) => r.replace(/^(\S+) \/\/[^/]*/, '$1 ');
+  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r) || f(withoutHost(r))))(unordered.map(globMatcher)) : () => false;
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
   const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));

@@ -8,7 +8,7 @@ import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, hostsInKeys, hostsOf, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
@@ -67,6 +67,8 @@ export interface DiffContext {
   rules: RuleSet;
   /** Ordinal markers for this run. */
   table: OrdinalTable;
+  /** Whether entry keys, routes and ids include the host (hostsInKeys: either capture has several); set before normalizing. */
+  hostsInKeys?: boolean;
   /** Old and new. */
   old: DiffSide;
   new: DiffSide;
@@ -111,6 +113,7 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.config.normalize.paths ?? [],
     parsers: zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
+    hosts: ctx.hostsInKeys ?? false,
   };
 }
 
@@ -162,6 +165,7 @@ export const defaultStages: DiffStage[] = [
     run: (ctx) => {
       const oldHar = ctx.old.har!;
       const newHar = ctx.new.har!;
+      ctx.hostsInKeys = hostsInKeys(hostsOf(oldHar.log.entries, ctx), hostsOf(newHar.log.entries, ctx));
       const oldCtx = normalizeContextFor(ctx, 'old', oldHar.log._bb?.serverHome, zipBodiesOf(ctx));
       const newCtx = normalizeContextFor(ctx, 'new', newHar.log._bb?.serverHome, zipBodiesOf(ctx));
       const labels = pairedPageLabels(oldHar.log.pages, newHar.log.pages, oldCtx, newCtx);

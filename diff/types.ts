@@ -61,6 +61,8 @@ export interface EntryMeta {
   seq?: number;
   /** Which bodies were cut at the capture's body cap (never a real difference). */
   truncated?: { request?: boolean; response?: boolean };
+  /** Which bodies the producer did not record though there was one (a browser HAR without postData or content text): not compared. */
+  notRecorded?: { request?: boolean; response?: boolean };
   /** bb's upstream failure code, when the response is bb's own. */
   error?: string;
 }

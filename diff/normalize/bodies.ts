@@ -5,6 +5,7 @@
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/har.js';
+import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
 export interface RawBody {
@@ -16,6 +17,8 @@ export interface RawBody {
   bytes?: Buffer;
   /** SSE events the producer parsed (`_eventSourceMessages`). */
   events?: HarEventSourceMessage[];
+  /** The entry's request URL, for parsers chosen by URL (Engine.IO polling). */
+  url?: string;
 }
 
 /** One server-sent event as compared. */
@@ -86,6 +89,15 @@ function sseData(s: string): unknown {
 
 /** The built-in parsers, in order. */
 export const bodyParsers: BodyParser[] = [
+  {
+    // Engine.IO long-polling bodies (engine-io.ts): chosen by the URL's EIO and transport parameters.
+    name: 'engine-io',
+    parse: (b) => {
+      const version = b.text === undefined || b.bytes !== undefined ? undefined : engineIoVersion(b.url);
+      const packets = version === undefined ? undefined : decodeEnginePayload(b.text!, version);
+      return packets ? { kind: 'json', value: packets } : undefined;
+    },
+  },
   {
     name: 'sse',
     parse: (b) => {
@@ -204,6 +216,16 @@ export function rawBody(mime: string | undefined, text: string | undefined, enco
     }
   }
   return { media, text, events };
+}
+
+/**
+ * Whether a body of this media type is compared parsed (text, JSON, events,
+ * parts, zip entries) rather than as a binary digest: the guess for a body
+ * the producer did not record, so its content-length is treated as it is on
+ * the side that recorded it.
+ */
+export function parsedByMedia(media: string): boolean {
+  return media === '' || TEXT_MEDIA.test(media) || JSON_MEDIA.test(media) || JSONL_MEDIA.test(media) || media === 'text/event-stream' || media.startsWith('multipart/') || /(^|[/+.-])zip$/.test(media);
 }
 
 /** Parses a body with the given parser list. */

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import type { HarEntry, HarNameValue, HarPage } from '../../capture/har.js';
 import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
-import { bodyParsers, parseBody, rawBody, type BodyParser } from './bodies.js';
+import { bodyParsers, mediaType, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 import { globMatcher, joinPath, pathMatcher } from '../selector.js';
@@ -25,6 +26,11 @@ export interface NormalizeContext {
   pathRules: PathRuleConfig[];
   /** Body parsers (editable list). */
   parsers?: readonly BodyParser[];
+  /**
+   * Whether the host is part of entry keys, routes and ids (`GET //a.test/x`):
+   * decided once per pair of captures by hostsInKeys, the same for both sides.
+   */
+  hosts?: boolean;
 }
 
 function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
@@ -60,8 +66,11 @@ function splitUrl(url: string): { path: string; query: HarNameValue[] } {
   }
 }
 
-function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext): unknown {
+function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext, eio: string | undefined): unknown {
   if (opcode === 1) {
+    // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
+    const packet = eio === undefined ? undefined : decodeEnginePacket(data, eio);
+    if (packet) return normalizeValue(packet, ctx.rules, ctx.homes, ctx.table);
     try {
       return normalizeValue(JSON.parse(data), ctx.rules, ctx.homes, ctx.table);
     } catch {
@@ -86,8 +95,9 @@ function lookup(v: unknown, dotted: string): unknown {
   return cur;
 }
 
-function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route));
+// A rule's route matches the route with or without its host (`POST /graphql` matches `POST //a.test/graphql`).
+function routeKeyOf(route: string, plainRoute: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
+  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route) || (route !== plainRoute && globMatcher(k.route)(plainRoute)));
   if (!rule) return undefined;
   let v: unknown;
   if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
@@ -112,7 +122,8 @@ export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext):
   const seen = new Map<string, number>();
   const out = new Map<string, string>();
   for (const p of pages ?? []) {
-    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table);
+    // A title that is a URL ending in "/" loses it, so ids read `https://x/GET /#1`, never `https://x//GET`.
+    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table).replace(/(?<=.)\/+$/, '');
     const n = (seen.get(title) ?? 0) + 1;
     seen.set(title, n);
     out.set(p.id, n === 1 ? title : `${title} (${n})`);
@@ -158,6 +169,65 @@ export function pairedPageLabels(
   return out;
 }
 
+function contentLength(headers: HarNameValue[]): number {
+  const h = headers.find((x) => x.name.toLowerCase() === 'content-length');
+  return h ? Number(h.value) || 0 : 0;
+}
+
+/**
+ * A request body the producer did not record: the request had one
+ * (bodySize or Content-Length above 0) and postData holds neither text nor
+ * params (browsers leave postData out of some exports).
+ */
+export function requestNotRecorded(e: HarEntry): boolean {
+  const post = e.request.postData;
+  if (post && ((post.text !== undefined && post.text !== '') || post.params?.length)) return false;
+  return e.request.bodySize > 0 || contentLength(e.request.headers) > 0;
+}
+
+/**
+ * A response body the producer did not record: content.size (or a
+ * Content-Length) above 0 and no text. Responses that have no body by
+ * definition (to HEAD, 1xx, 204, 304: RFC 9110 §6.4.1) never count.
+ */
+export function responseNotRecorded(e: HarEntry): boolean {
+  const c = e.response.content;
+  if ((c.text !== undefined && c.text !== '') || e._eventSourceMessages?.length) return false;
+  const status = e.response.status;
+  if (e.request.method.toUpperCase() === 'HEAD' || (status >= 100 && status < 200) || status === 204 || status === 304) return false;
+  return c.size > 0 || contentLength(e.response.headers) > 0;
+}
+
+/** The host an entry went to, normalized ("a.test", "127.0.0.1:<PORT>" under loopback-port), markers unnumbered; "" when the URL has none. */
+export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'table'>): string {
+  let host = '';
+  try {
+    host = new URL(e.request.url).host.toLowerCase();
+  } catch {
+    const h = e.request.headers.find((x) => x.name.toLowerCase() === 'host' || x.name === ':authority');
+    host = h ? h.value.toLowerCase() : '';
+  }
+  return host && unnumber(normalizeString(host, ctx.rules, [], ctx.table), ctx.table);
+}
+
+/** The distinct normalized hosts of a capture's entries. */
+export function hostsOf(entries: readonly HarEntry[], ctx: Pick<NormalizeContext, 'rules' | 'table'>): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) out.add(entryHost(e, ctx));
+  return out;
+}
+
+/**
+ * Whether entry keys include the host, decided for a pair of captures: yes
+ * when either has more than one host (forward mode, a browser's HAR), so
+ * `https://a.test/` and `https://b.test/` do not pair; no for captures of one
+ * host each (a reverse proxy), so old and new on different hosts or ports
+ * still pair.
+ */
+export function hostsInKeys(oldHosts: ReadonlySet<string>, newHosts: ReadonlySet<string>): boolean {
+  return oldHosts.size > 1 || newHosts.size > 1;
+}
+
 /** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const { rules, homes, table } = ctx;
@@ -165,12 +235,18 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const { path: rawPath, query: urlQuery } = splitUrl(e._bb?.target && !/^[a-z]+:/i.test(e.request.url) ? e._bb.target : e.request.url);
   const path = normalizeString(rawPath, rules, homes, table);
   const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), rules, homes, table) as Record<string, MultiValue>;
+  const eio = engineIoVersion(e.request.url);
+  const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
 
   const post = e.request.postData;
   let reqBody: unknown;
   let reqParsed = false;
-  const reqRaw = post ? rawBody(post.mimeType, post.text, post._encoding) : undefined;
-  if (reqRaw) {
+  const reqNotRecorded = requestNotRecorded(e);
+  const reqRaw = withUrl(post ? rawBody(post.mimeType, post.text, post._encoding) : undefined);
+  if (reqNotRecorded) {
+    // Not compared (compare.ts drops it on both sides); its length is treated as the recording side's would be.
+    reqParsed = parsedByMedia(mediaType(post?.mimeType ?? e.request.headers.find((h) => h.name.toLowerCase() === 'content-type')?.value));
+  } else if (reqRaw) {
     const p = parseBody(reqRaw, parsers);
     reqParsed = p.kind !== 'binary';
     reqBody = normalizeValue(p.kind === 'events' ? p.events : p.value, rules, homes, table);
@@ -180,11 +256,13 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   }
 
   const c = e.response.content;
-  const resRaw = rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages);
+  const resNotRecorded = responseNotRecorded(e);
+  const resRaw = withUrl(rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages));
   let resBody: unknown;
   let events: unknown[] | undefined;
   let resParsed = false;
-  if (resRaw) {
+  if (resNotRecorded) resParsed = parsedByMedia(mediaType(c.mimeType));
+  else if (resRaw) {
     const p = parseBody(resRaw, parsers);
     resParsed = p.kind !== 'binary';
     if (p.kind === 'events') events = normalizeValue(p.events, rules, homes, table) as unknown[];
@@ -192,8 +270,11 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   }
 
   const method = e.request.method.toUpperCase();
-  const route = `${method} ${unnumber(path, table)}`;
-  const rk = routeKeyOf(route, reqBody, query, ctx);
+  const plainRoute = `${method} ${unnumber(path, table)}`;
+  // With hosts in keys, the route names the host as a network-path reference (RFC 3986 §4.2): `GET //a.test/x`.
+  const host = ctx.hosts ? entryHost(e, ctx) : '';
+  const route = host ? `${method} //${host}${unnumber(path, table)}` : plainRoute;
+  const rk = routeKeyOf(route, plainRoute, reqBody, query, ctx);
   const keyRoute = rk === undefined ? route : `${route}[${rk}]`;
 
   const out: Omit<NormalizedEntry, 'id'> = {
@@ -210,13 +291,16 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
   if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
+  if (reqNotRecorded || resNotRecorded) out.meta.notRecorded = { request: reqNotRecorded, response: resNotRecorded };
 
   const msgs = e._webSocketMessages;
   if (msgs || e._resourceType === 'websocket') {
     const messages: NormalizedWsMessage[] = [];
     for (const m of msgs ?? []) {
       if (rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
-      messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx) });
+      // Engine.IO heartbeats ("2", "3") are timer-driven too; "2probe" / "3probe" of the upgrade are kept.
+      if (rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
+      messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx, eio) });
     }
     out.ws = { messages };
     const close = e._bb?.close;

@@ -124,7 +124,7 @@ describe('comparison bugs of a real upgrade (issue 15)', () => {
       assert.equal(r.findings.length, 2, show(r));
       const [server, title] = r.findings;
       assert.deepEqual({ ...server, id: '', rows: server!.rows.length }, {
-        id: '', class: 'real', kind: 'changed', pattern: 'response.headers.server', old: 'api/1.4', new: 'api/2.0', rows: 4, entries: 4, of: 4, routes: ['GET /a', 'GET /b', 'GET /c'],
+        id: '', class: 'real', kind: 'changed', pattern: 'response.headers.server', old: 'api/1.4', new: 'api/2.0', rows: 4, entries: 4, of: 4, routes: ['GET /a', 'GET /b', 'GET /c'], everywhere: true,
         samples: [{ id: '/GET /a#1', request: 'GET /a' }, { id: '/GET /a#2', request: 'GET /a' }, { id: '/GET /b#1', request: 'GET /b' }],
       });
       assert.match(server!.id, /^F[0-9a-f]{9}$/);

@@ -105,7 +105,7 @@ describe('known differences', () => {
     assert.match(twice.stdout, /already has a known entry/);
     const unknownId = await bb(['known', 'add', 'ffffffffff', '--from', report, '--reason', 'x', '--config', cfgPath]);
     assert.equal(unknownId.code, 2);
-    assert.match(unknownId.stderr, /no difference ffffffffff in/);
+    assert.match(unknownId.stderr, /no finding or difference ffffffffff in/);
   });
 
   it('writes a new config when there is none', () => {

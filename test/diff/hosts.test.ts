@@ -1,0 +1,93 @@
+// Hosts in entry keys (DESIGN.md "Pair"): decided per pair of captures. When
+// either capture has several hosts (forward mode, a browser's HAR) the host
+// is part of the key, route and id, so two sites' `GET /` never pair; captures
+// of one host each (a reverse proxy) leave it out, so old and new on
+// different hosts or ports still pair.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { compileRules } from '../../diff/normalize/rules.js';
+import { OrdinalTable } from '../../diff/normalize/ordinals.js';
+import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
+import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+
+const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+describe('hosts in entry keys', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+  // Both paths (in memory, and bounded forced with a zero threshold) must agree; the in-memory result is returned.
+  async function diff(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
+    const name = `${Math.random()}`;
+    const [pa, pb] = [await t.write(`${name}-a.har`, capture(a)), await t.write(`${name}-b.har`, capture(b))];
+    const options = config ? { config: validateDiffConfig(config) } : {};
+    const inMemory = await diffCaptures(pa, pb, options);
+    const bounded = await diffCaptures(pa, pb, { ...options, boundedThreshold: 0 });
+    assert.deepEqual({ ...bounded, old: inMemory.old, new: inMemory.new }, inMemory, 'the bounded path agrees');
+    return inMemory;
+  }
+
+  it('normalizes hosts with the loopback-port rule and counts them per capture', () => {
+    const rules = compileRules();
+    const table = new OrdinalTable(rules.ordinalClasses);
+    const host = (url: string) => entryHost(capture([{ url }]).log.entries[0]!, { rules, table });
+    assert.equal(host('http://127.0.0.1:43123/x'), '127.0.0.1:<PORT>');
+    assert.equal(host('https://A.Test/x'), 'a.test');
+    assert.equal(host('https://a.test:8443/x'), 'a.test:8443');
+    const two = capture([{ url: 'http://127.0.0.1:3001/a' }, { url: 'http://127.0.0.1:4002/b' }]).log.entries;
+    assert.deepEqual([...hostsOf(two, { rules, table })], ['127.0.0.1:<PORT>']);
+    assert.equal(hostsInKeys(new Set(['a.test']), new Set(['b.test'])), false);
+    assert.equal(hostsInKeys(new Set(['a.test', 'b.test']), new Set(['b.test'])), true);
+  });
+
+  it('in a capture of several hosts, GET / of two sites do not pair', async () => {
+    const r = await diff(
+      [{ url: 'https://a.test/', body: { site: 'a' } }, { url: 'https://b.test/', body: { site: 'b' } }],
+      [{ url: 'https://b.test/', body: { site: 'b' } }],
+    );
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.entry, d.route]), [['missing', '/GET //a.test/#1', 'GET //a.test/']], show(r));
+    assert.deepEqual(r.pairs.map((p) => [p.id, p.status]), [['/GET //a.test/#1', 'missing'], ['/GET //b.test/#1', 'paired']]);
+  });
+
+  it('captures of one host each pair across hosts and ports', async () => {
+    const same = (origin: string): ExchangeSpec[] => [{ url: `${origin}/v1/items`, body: [1] }, { method: 'POST', url: `${origin}/v1/items`, body: { ok: true } }];
+    for (const [a, b] of [['http://127.0.0.1:3001', 'http://127.0.0.1:4002'], ['https://staging.test', 'https://prod.test:8443']]) {
+      const r = await diff(same(a!), same(b!));
+      assert.deepEqual(r.pairs.map((p) => [p.id, p.status]), [['/GET /v1/items#1', 'paired'], ['/POST /v1/items#1', 'paired']], show(r));
+      // What differs is what was on the wire: the Host header, where no rule normalizes it.
+      assert.ok(r.differences.every((d) => d.path === 'request.headers.host'), show(r));
+    }
+  });
+
+  it('unordered route globs written without a host still apply with hosts in keys', async () => {
+    const part = (n: number): ExchangeSpec => ({ url: `https://api.test/v1/parts/${n}`, body: { n } });
+    const r = await diff([part(1), part(2), { url: 'https://cdn.test/a.js', body: 'x' }], [part(2), part(1), { url: 'https://cdn.test/a.js', body: 'x' }], { pairing: { unordered: ['GET /v1/parts/*'] } });
+    assert.deepEqual(r.differences, [], show(r));
+  });
+
+  it('route keys configured without a host still apply with hosts in keys', async () => {
+    const gql = (host: string, op: string): ExchangeSpec => ({ method: 'POST', url: `https://${host}/graphql`, requestBody: { operationName: op, query: '{x}' }, body: { data: op } });
+    const r = await diff(
+      [gql('api.test', 'A'), gql('api.test', 'B'), { url: 'https://cdn.test/app.js', body: 'x' }],
+      [gql('api.test', 'B'), { url: 'https://cdn.test/app.js', body: 'x' }],
+      { pairing: { keys: [{ route: 'POST /graphql', by: 'graphql' }] } },
+    );
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.entry]), [['missing', '/POST //api.test/graphql[A]#1']], show(r));
+  });
+
+  it('ids of pages named by a URL ending in "/" never read https://x//GET (Chrome export)', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const r = await diffCaptures(join(fixtures, 'chrome.har'), join(fixtures, 'chrome.har'));
+    assert.equal(r.verdict, 'match', show(r));
+    const ids = r.pairs.map((p) => p.id);
+    assert.ok(ids.every((id) => !id.includes('//GET')), ids.join('\n'));
+    assert.ok(ids.includes('https://mitmproxy.org/GET //mitmproxy.org/#1'), ids.join('\n'));
+  });
+});

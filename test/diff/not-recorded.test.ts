@@ -1,0 +1,101 @@
+// Bodies the producer did not record (DESIGN.md "Normalize"): a browser's HAR
+// without postData though the request had a body, or a response with a size
+// and no text. Such a body is not compared, and its content-length is not
+// masked on one side only. Real exports from ../shared/fixtures/har/, read in
+// place, with the body taken out as a browser's "without content" export does.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { boundedStages, createContext, defaultStages, diffCaptures, renderText, runStages, type DiffResult } from '../../diff/index.js';
+import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
+import type { Har, HarEntry } from '../../capture/har.js';
+import { capture, tempDir } from './har-builder.js';
+
+const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+// The bounded path (files over 64 MiB), forced; its sides in this thread (BB_DIFF_WORKERS=0) to keep the test quick.
+async function bounded(oldPath: string, newPath: string): Promise<DiffResult> {
+  process.env.BB_DIFF_WORKERS = '0';
+  try {
+    return await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
+  } finally {
+    delete process.env.BB_DIFF_WORKERS;
+  }
+}
+
+async function fixture(name: string): Promise<Har> {
+  return JSON.parse((await readFile(join(fixtures, name), 'utf8')).replace(/^\uFEFF/, '')) as Har;
+}
+
+describe('bodies the producer did not record', () => {
+  let t: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    t = await tempDir();
+  });
+  after(() => t.remove());
+
+  async function both(a: Har, b: Har): Promise<DiffResult[]> {
+    const name = `${Math.random()}`;
+    const oldPath = await t.write(`${name}-old.har`, a);
+    const newPath = await t.write(`${name}-new.har`, b);
+    return [await diffCaptures(oldPath, newPath), await bounded(oldPath, newPath)];
+  }
+
+  it('a Chrome POST exported without postData matches the export with it, both ways, on both paths', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const recorded = await fixture('postdata.har');
+    const bare = structuredClone(recorded);
+    delete bare.log.entries[0]!.request.postData;
+    assert.equal(requestNotRecorded(bare.log.entries[0]!), true);
+    assert.equal(requestNotRecorded(recorded.log.entries[0]!), false);
+    for (const r of [...(await both(recorded, bare)), ...(await both(bare, recorded))]) assert.equal(r.verdict, 'match', show(r));
+  });
+
+  it('a response exported without its text matches the export with it (mitmproxy JSON, Insomnia HTML)', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    for (const [name, i] of [['mitmproxy-export.har', 1], ['insomnia.har', 0]] as const) {
+      const recorded = await fixture(name);
+      const bare = structuredClone(recorded);
+      delete bare.log.entries[i]!.response.content.text;
+      delete bare.log.entries[i]!.response.content.encoding;
+      assert.equal(responseNotRecorded(bare.log.entries[i]!), true, name);
+      for (const r of [...(await both(recorded, bare)), ...(await both(bare, recorded))]) assert.equal(r.verdict, 'match', `${name}\n${show(r)}`);
+    }
+  });
+
+  it('what else differs in such a pair is still reported', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const recorded = await fixture('mitmproxy-export.har');
+    const bare = structuredClone(recorded);
+    const e = bare.log.entries[1]!;
+    delete e.response.content.text;
+    e.response.status = 500;
+    for (const r of await both(recorded, bare)) assert.deepEqual(r.differences.map((d) => [d.kind, d.path]), [['changed', 'response.status']], show(r));
+  });
+
+  it('responses without a body by definition are never "not recorded"', () => {
+    const base = capture([{ url: 'http://127.0.0.1:1/x', body: '' }]).log.entries[0]!;
+    const withLength = (method: string, status: number, size: number): HarEntry => ({
+      ...base,
+      request: { ...base.request, method },
+      response: { ...base.response, status, headers: [{ name: 'Content-Length', value: '78258' }], content: { size, mimeType: 'application/octet-stream' } },
+    });
+    assert.equal(responseNotRecorded(withLength('HEAD', 200, 78258)), false);
+    assert.equal(responseNotRecorded(withLength('GET', 304, 78258)), false);
+    assert.equal(responseNotRecorded(withLength('GET', 204, 0)), false);
+    assert.equal(responseNotRecorded(withLength('GET', 200, 0)), true);
+    assert.equal(responseNotRecorded(withLength('GET', 200, 78258)), true);
+  });
+
+  it('the Firefox HEAD with Content-Length and no body still matches itself and keeps its length compared', async (t2) => {
+    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const head = await fixture('head-content-length.har');
+    const other = structuredClone(head);
+    other.log.entries[0]!.response.headers = other.log.entries[0]!.response.headers.map((h) => (h.name.toLowerCase() === 'content-length' ? { ...h, value: '1' } : h));
+    for (const r of await both(head, other)) assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['response.headers.content-length', '78258', '1']], show(r));
+  });
+});
