@@ -3,7 +3,9 @@
 // difference row of one class and kind with the same field pattern (indices
 // as [], ordinal numbers dropped) and the same old → new values, across any
 // number of entries and routes; rows of one pattern whose values vary group
-// per route, and whole entries (missing, extra, reordered) always do. Pure.
+// per route, and whole entries (missing, extra, reordered) always do. A
+// field that was removed or added is one finding whatever values it held
+// (shown when they are all the same). Pure.
 import { createHash } from 'node:crypto';
 import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
@@ -91,8 +93,14 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     const b = `${d.class}\n${d.kind}\n${pattern}\n${d.reason ?? ''}`;
     let sub = buckets.get(b);
     if (!sub) buckets.set(b, (sub = new Map()));
-    // Whole entries and messages group per route; fields by their values.
-    const sig = d.path === '' || WHOLE.has(d.kind) || d.kind === 'reordered' ? `route\n${d.route}` : `value\n${findingPattern(valueSig(d.old))}\n${findingPattern(valueSig(d.new))}`;
+    // Whole entries and messages group per route; a field that comes or goes
+    // is one change whatever it held; a changed field groups by its values.
+    const sig =
+      d.path === '' || WHOLE.has(d.kind) || d.kind === 'reordered'
+        ? `route\n${d.route}`
+        : d.kind === 'removed' || d.kind === 'added'
+          ? 'presence'
+          : `value\n${findingPattern(valueSig(d.old))}\n${findingPattern(valueSig(d.new))}`;
     const list = sub.get(sig);
     if (list) list.push(d);
     else sub.set(sig, [d]);
@@ -119,7 +127,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     const groups: Array<{ sig: string; rows: Difference[] }> = [];
     const varying = new Map<string, Difference[]>();
     for (const [sig, rows] of sub) {
-      if (sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) groups.push({ sig, rows });
+      if (sig === 'presence' || sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) groups.push({ sig, rows });
       else {
         const list = varying.get(rows[0]!.route);
         if (list) list.push(...rows);
