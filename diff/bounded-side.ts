@@ -18,7 +18,7 @@ import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from
 import { ZipBodies } from './normalize/zip.js';
 import { contentText, entryToken, tokenOfText } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
-import { shapeOf } from './findings.js';
+import { ShapeIndex } from './findings.js';
 import type { NormalizedEntry } from './types.js';
 
 /**
@@ -160,10 +160,10 @@ type Pending = Summary & { started: string; host: string };
 export class SideWork {
   private readonly kept = new KeptBytes();
   private labels = new Map<string, string>();
-  /** Shapes seen so far, text → number. */
-  private readonly shapeTexts = new Map<string, number>();
+  /** Entries' shapes (field patterns), made on the side's first read. */
+  private shapes: ShapeIndex | undefined;
   /** What summarize read, until finish. */
-  private pending: { list: Pending[]; marks: MarkerList; shapes: (body: Parameters<typeof shapeOf>[0]) => number } | undefined;
+  private pending: { list: Pending[]; marks: MarkerList } | undefined;
 
   private constructor(
     private readonly cap: IndexedCapture,
@@ -218,13 +218,8 @@ export class SideWork {
     const noPathRules = this.nctx.pathRules.length === 0;
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
-    const shapes = this.shapeTexts;
-    const shapeNumber = (body: Parameters<typeof shapeOf>[0]) => {
-      const text = shapeOf(body, un).join('\n');
-      let k = shapes.get(text);
-      if (k === undefined) shapes.set(text, (k = shapes.size));
-      return k;
-    };
+    const shapes = (this.shapes = new ShapeIndex(un));
+    const shapeNumber = (body: Parameters<ShapeIndex['add']>[0]) => shapes.add(body);
     const list: Pending[] = [];
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
@@ -253,7 +248,7 @@ export class SideWork {
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });
     }
-    this.pending = { list, marks, shapes: shapeNumber };
+    this.pending = { list, marks };
     return { hosts: [...hosts] };
   }
 
@@ -265,8 +260,8 @@ export class SideWork {
    */
   async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
     if (!this.pending) throw new Error('bb diff: finish before summarize');
-    const { list, marks, shapes: shapeNumber } = this.pending;
-    const shapeTexts = this.shapeTexts;
+    const { list, marks } = this.pending;
+    const shapes = this.shapes!;
     this.pending = undefined;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
@@ -288,10 +283,10 @@ export class SideWork {
         const e: NormalizedEntry = { id: s.id, ...(await this.normalized(s.index)).n };
         applyPathRules(e, this.nctx.pathRules);
         s.token = entryToken(e, un);
-        s.shape = shapeNumber(e);
+        s.shape = shapes.add(e);
       }
     }
-    return { list: list.map(({ started: _started, host: _host, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: [...shapeTexts.keys()] };
+    return { list: list.map(({ started: _started, host: _host, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
   }
 
   async close(): Promise<void> {

@@ -20,26 +20,95 @@ export function findingPattern(pattern: string): string {
 }
 
 /**
- * The field patterns an entry has (its shape), as the differences name them:
- * every path from the top with indices as [] and identifiers as their class.
- * `unnumberKey` turns a key holding markers into its un-numbered form.
+ * The field patterns entries have (their shapes), as the differences name
+ * them: every path from the top with indices as [] and identifiers as their
+ * class. Patterns are nodes of a trie, so walking an entry builds no strings
+ * (a path is spelled once, when first met); an entry's shape is the set of
+ * nodes it touches, and equal sets get one shape number.
  */
-export function shapeOf(body: { request: unknown; response: unknown; ws?: unknown }, unnumberKey: (k: string) => string): string[] {
-  const out = new Set<string>();
-  const walk = (v: unknown, path: string) => {
-    out.add(path);
-    if (v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) {
-      const p = `${path}[]`;
-      for (const x of v) walk(x, p);
-      return;
+export class ShapeIndex {
+  private readonly paths: string[] = [];
+  private readonly children: Array<Map<string, number>> = [];
+  private readonly itemOf: number[] = [];
+  private seen = new Uint32Array(1024);
+  private epoch = 0;
+  private readonly shapeIds = new Map<string, number>();
+  private readonly shapeNodes: number[][] = [];
+  private readonly roots: Record<'request' | 'response' | 'ws', number>;
+
+  /** `unnumberKey` turns a key holding markers into its un-numbered form. */
+  constructor(private readonly unnumberKey: (k: string) => string) {
+    this.roots = { request: this.node('request'), response: this.node('response'), ws: this.node('ws') };
+  }
+
+  private node(path: string): number {
+    this.children.push(new Map());
+    this.itemOf.push(-1);
+    return this.paths.push(path) - 1;
+  }
+
+  private child(n: number, key: string): number {
+    const k = key.includes(OPEN) ? this.unnumberKey(key) : key;
+    let c = this.children[n]!.get(k);
+    if (c === undefined) this.children[n]!.set(k, (c = this.node(joinPath(this.paths[n]!, k))));
+    return c;
+  }
+
+  private item(n: number): number {
+    let c = this.itemOf[n]!;
+    if (c < 0) this.itemOf[n] = c = this.node(`${this.paths[n]}[]`);
+    return c;
+  }
+
+  /** The shape number of an entry's compared content. */
+  add(body: { request: unknown; response: unknown; ws?: unknown }): number {
+    if (++this.epoch === 0xffffffff) {
+      this.seen.fill(0);
+      this.epoch = 1;
     }
-    for (const [k, x] of Object.entries(v)) walk(x, joinPath(path, k.includes(OPEN) ? unnumberKey(k) : k));
-  };
-  walk(body.request, 'request');
-  walk(body.response, 'response');
-  if (body.ws !== undefined) walk(body.ws, 'ws');
-  return [...out].sort();
+    const touched: number[] = [];
+    const walk = (v: unknown, n: number) => {
+      if (n >= this.seen.length) {
+        const next = new Uint32Array(Math.max(this.seen.length * 2, n + 1));
+        next.set(this.seen);
+        this.seen = next;
+      }
+      if (this.seen[n] !== this.epoch) {
+        this.seen[n] = this.epoch;
+        touched.push(n);
+      }
+      if (v === null || typeof v !== 'object') return;
+      if (Array.isArray(v)) {
+        if (v.length) {
+          const c = this.item(n);
+          for (const x of v) walk(x, c);
+        }
+        return;
+      }
+      for (const k in v) walk((v as Record<string, unknown>)[k], this.child(n, k));
+    };
+    walk(body.request, this.roots.request);
+    walk(body.response, this.roots.response);
+    if (body.ws !== undefined) walk(body.ws, this.roots.ws);
+    touched.sort((a, b) => a - b);
+    const key = touched.join(',');
+    let s = this.shapeIds.get(key);
+    if (s === undefined) {
+      s = this.shapeNodes.push(touched) - 1;
+      this.shapeIds.set(key, s);
+    }
+    return s;
+  }
+
+  /** Every shape's patterns, joined by newlines, by shape number (to hand to ShapeTable.addText). */
+  texts(): string[] {
+    return this.shapeNodes.map((nodes) => nodes.map((n) => this.paths[n]).join('\n'));
+  }
+
+  /** Every shape's patterns as a set, by shape number. */
+  sets(): Array<Set<string>> {
+    return this.shapeNodes.map((nodes) => new Set(nodes.map((n) => this.paths[n]!)));
+  }
 }
 
 /** Interns shapes: equal shapes get one number, so entries carry a number and the table the patterns. */

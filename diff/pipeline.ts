@@ -14,7 +14,7 @@ import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
 import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';
-import { buildFindings, shapeOf, ShapeTable, type PairShape } from './findings.js';
+import { buildFindings, ShapeIndex, type PairShape } from './findings.js';
 import type { PairView } from './report/html-pair.js';
 import { classifyKnown, classifyNoise } from './classify.js';
 import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, StaleKnown } from './types.js';
@@ -184,8 +184,11 @@ export const defaultStages: DiffStage[] = [
         });
       ctx.old.summaries = summarize(ctx.old.entries);
       ctx.new.summaries = summarize(ctx.new.entries);
-      const shapes = new ShapeTable();
-      for (const side of [ctx.old, ctx.new]) side.shapes = side.entries.map((e) => shapes.shapes[shapes.add(shapeOf(e, un))]!);
+      const shapes = new ShapeIndex(un);
+      const numbers = [ctx.old.entries.map((e) => shapes.add(e)), ctx.new.entries.map((e) => shapes.add(e))] as const;
+      const sets = shapes.sets();
+      ctx.old.shapes = numbers[0].map((k) => sets[k]!);
+      ctx.new.shapes = numbers[1].map((k) => sets[k]!);
       const keyed = (list: NormalizedEntry[], sums: EntrySummary[]) => list.map((e, i) => ({ key: e.key, route: e.route, page: e.meta.page, token: sums[i]!.token }));
       ctx.lineup = pairEntries(keyed(ctx.old.entries, ctx.old.summaries), keyed(ctx.new.entries, ctx.new.summaries), ctx.config.pairing.unordered ?? []);
     },
