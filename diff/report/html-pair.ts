@@ -43,6 +43,28 @@ export function esc(s: unknown): string {
   return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/**
+ * Escapes an id, entry id, path, request line or value so that it wraps only
+ * at spaces and after `/`, `.` and `[`: the pieces between are
+ * `<span class="t">` (white-space: nowrap in the page CSS, so the browser's
+ * own breaks after `-`, `?` or `%` cannot split them) and a `<wbr>` follows
+ * each piece that ends in / . [. What still does not fit scrolls inside its
+ * own box (page CSS).
+ */
+export function tok(s: unknown): string {
+  const pieces = String(s).match(/ +|[^ /.[]*[/.[]|[^ /.[]+/g) ?? [];
+  return pieces
+    .map((p, i) => {
+      if (p[0] === ' ') return p;
+      const body = /[/.[]$/.test(p) ? p.slice(0, -1) : p;
+      // Letters, digits and _ hold no break opportunity: no span needed.
+      const html = /^\w*$/.test(body) ? esc(p) : `<span class="t">${esc(p)}</span>`;
+      const next = pieces[i + 1];
+      return body !== p && next !== undefined && next[0] !== ' ' ? `${html}<wbr>` : html;
+    })
+    .join('');
+}
+
 function digest(s: string): string {
   return createHash('sha256').update(s).digest('hex').slice(0, 12);
 }
@@ -82,7 +104,7 @@ function messageCell(m: NormalizedWsMessage | undefined, index: number | undefin
   if (!m) return '<td class="ws-none"></td>';
   const dir = m.type === 'send' ? '→' : m.type === 'receive' ? '←' : '!';
   const data = typeof m.data === 'string' ? m.data : JSON.stringify(elide(m.data, limits));
-  return `<td><span class="ws-meta">#${index} ${esc(dir)} ${esc(m.type)} op ${esc(m.opcode)}</span> <code>${esc(data.length > limits.maxString ? `${data.slice(0, limits.maxString)}…` : data)}</code></td>`;
+  return `<td><span class="ws-meta">#${index} ${esc(dir)} ${esc(m.type)} op ${esc(m.opcode)}</span> <div class="x"><code>${tok(data.length > limits.maxString ? `${data.slice(0, limits.maxString)}…` : data)}</code></div></td>`;
 }
 
 /** WebSocket messages of a pair as a two-column table aligned like the comparison ("" without messages). */

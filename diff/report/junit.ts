@@ -1,11 +1,13 @@
 // The --junit report: one <testsuite>, one <testcase> per entry pair
 // (name = entry id, classname = "METHOD path"), so CI systems list them
-// natively. A pair fails only for real differences; known and noise
-// differences are listed in <system-out>. Captured text is escaped for XML
+// natively. A pair fails only for real differences: the failure's message
+// names its findings (id + the terminal's finding line), its text lists
+// them and then the rows. Known and noise ones go to <system-out>, the same
+// way. Captured text is escaped for XML
 // and characters XML 1.0 cannot hold (control characters, lone surrogates)
 // are written as \uXXXX.
-import type { DiffResult, Difference } from '../types.js';
-import { elidePair } from './text.js';
+import type { DiffResult, Difference, Finding } from '../types.js';
+import { elidePair, findingLine } from './text.js';
 
 /** Options for the JUnit report. */
 export interface JunitOptions {
@@ -13,6 +15,8 @@ export interface JunitOptions {
   suite?: string;
   /** Differences listed per test case (default 50). */
   maxListed?: number;
+  /** Findings named in a failure's message (default 5; the text lists them all). */
+  maxInMessage?: number;
   /** The report's timestamp (default now). */
   timestamp?: Date;
 }
@@ -34,15 +38,38 @@ function line(d: Difference): string {
   return `[${d.id}] ${d.kind} ${where}: ${change}${d.reason ? ` (known: ${d.reason})` : ''}`;
 }
 
-function listing(diffs: Difference[], max: number): string {
-  const lines = diffs.slice(0, max).map(line);
-  if (diffs.length > max) lines.push(`… ${diffs.length - max} more`);
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The findings the rows belong to, in the result's order (real first, largest first). */
+function findingsOf(diffs: Difference[], findings: Map<string, { finding: Finding; order: number }>): Finding[] {
+  const ids = new Set(diffs.map((d) => d.finding).filter((id): id is string => id !== undefined));
+  return [...ids]
+    .flatMap((id) => {
+      const f = findings.get(id);
+      return f ? [f] : [];
+    })
+    .sort((a, b) => a.order - b.order)
+    .map((f) => f.finding);
+}
+
+/** "[id] finding line" (with the reason of a known one). */
+function findingText(f: Finding): string {
+  return `[${f.id}] ${findingLine(f)}${f.reason ? ` (known: ${f.reason})` : ''}`;
+}
+
+/** Findings, then the rows: what a test case's failure or system-out says. */
+function listing(found: Finding[], diffs: Difference[], max: number): string {
+  const lines = [`${plural(found.length, 'finding')}:`, ...found.map((f) => `  ${findingText(f)}`), '', `${plural(diffs.length, 'row')}:`];
+  lines.push(...diffs.slice(0, max).map((d) => `  ${line(d)}`));
+  if (diffs.length > max) lines.push(`  … ${diffs.length - max} more`);
   return lines.join('\n');
 }
 
 /** Renders the result as a JUnit XML document. */
 export function renderJunit(result: DiffResult, opts: JunitOptions = {}): string {
   const max = opts.maxListed ?? 50;
+  const inMessage = opts.maxInMessage ?? 5;
+  const findings = new Map(result.findings.map((finding, order) => [finding.id, { finding, order }]));
   const byEntry = new Map<string, Difference[]>();
   for (const d of result.differences) {
     const list = byEntry.get(d.entry) ?? [];
@@ -59,10 +86,13 @@ export function renderJunit(result: DiffResult, opts: JunitOptions = {}): string
     let inner = '';
     if (real.length) {
       failures++;
-      const message = `${real.length} real difference${real.length === 1 ? '' : 's'} (${p.status})`;
-      inner += `\n    <failure message="${xmlEscape(message)}" type="bb.diff.${real[0]!.kind}">${xmlEscape(listing(real, max))}</failure>`;
+      const found = findingsOf(real, findings);
+      const named = found.slice(0, inMessage).map(findingText);
+      if (found.length > inMessage) named.push(`… ${found.length - inMessage} more`);
+      const message = `${plural(found.length, 'real finding')} (${plural(real.length, 'difference')}, ${p.status}): ${named.join('; ')}`;
+      inner += `\n    <failure message="${xmlEscape(message)}" type="bb.diff.${real[0]!.kind}">${xmlEscape(listing(found, real, max))}</failure>`;
     }
-    if (other.length) inner += `\n    <system-out>${xmlEscape(listing(other, max))}</system-out>`;
+    if (other.length) inner += `\n    <system-out>${xmlEscape(listing(findingsOf(other, findings), other, max))}</system-out>`;
     cases.push(`  <testcase name="${xmlEscape(p.id)}" classname="${xmlEscape(p.route)}" time="0">${inner}${inner ? '\n  ' : ''}</testcase>`);
   }
   // Stale known entries fail only when they alone made the verdict (--strict-known).

@@ -2,7 +2,8 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { diffCaptures, renderJunit, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, renderJunit, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { findingLine } from '../../diff/report/text.js';
 import { xmlEscape } from '../../diff/report/junit.js';
 import { capture, tempDir } from './har-builder.js';
 import { startBb } from '../helpers/cli.js';
@@ -92,12 +93,11 @@ describe('JUnit report', () => {
       { url: `http://127.0.0.1:3001/${encodeURIComponent('<x>&"')}`, body: { s: HOSTILE } },
       { url: 'http://127.0.0.1:3001/added', body: {} },
     ]);
-    const r = await diffCaptures(await dir.write('old.har', a), await dir.write('new.har', b));
-    // Triage is another stage's job; here the classes are set by hand to test the rendering.
-    for (const d of r.differences) {
-      if (d.route === 'GET /known') Object.assign(d, { class: 'known', reason: 'build name is in the body' });
-      if (d.route === 'GET /noise') d.class = 'noise';
-    }
+    // A second run of the old build where only the jitter differs: noise. The build name: a known entry.
+    const a2 = structuredClone(a);
+    a2.log.entries[3]!.response.content.text = JSON.stringify({ jitter: 3 });
+    const config = validateDiffConfig({ known: [{ where: '*/GET /known#*', path: 'response.body.build', reason: 'build name is in the body' }] });
+    const r = await diffCaptures(await dir.write('old.har', a), await dir.write('new.har', b), { config, noisePath: await dir.write('old2.har', a2) });
     return { result: r, dir: dir.dir };
   }
 
@@ -119,9 +119,13 @@ describe('JUnit report', () => {
     assert.match(known.children[0]!.text, /response\.body\.build.*known: build name is in the body/);
     assert.deepEqual(byRoute.get('GET /noise')!.children.map((c) => c.name), ['system-out']);
     const real = byRoute.get('GET /real')!.children[0]!;
-    assert.equal(real.attrs.message, '2 real differences (paired)');
+    const found = r.findings.filter((f) => f.routes.includes('GET /real'));
+    assert.equal(found.length, 2);
+    assert.equal(real.attrs.message, `2 real findings (2 differences, paired): ${found.map((f) => `[${f.id}] ${findingLine(f)}`).join('; ')}`);
+    assert.match(real.attrs.message!, /response\.body\.v changed 1 → 2 in 1 of 1 GET \/real/);
     assert.match(real.text, /response\.body\.v: 1 → 2/);
     assert.match(real.text, /response\.body\.note: "a" → "b"/);
+    assert.match(known.children[0]!.text, /^1 finding:\n {2}\[F\w+\] response\.body\.build changed "old" → "new" in 1 of 1 GET \/known \(known: build name is in the body\)\n/);
     assert.equal(byRoute.get('GET /real')!.attrs.name, '/GET /real#1');
   });
 
@@ -136,6 +140,50 @@ describe('JUnit report', () => {
     assert.ok(failure.text.includes('\\u0001') && failure.text.includes('\\ufffe') && failure.text.includes('\\ud800'));
     assert.equal(xmlEscape('a<b>&"\''), 'a&lt;b&gt;&amp;&quot;&apos;');
     assert.equal(xmlEscape('😀'), '😀', 'surrogate pairs stay');
+  });
+
+  it('a failing case names its findings (id and line) in the message, and lists them before its rows', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    // One change on three routes (one finding), one on a single route, one route that stays the same.
+    const side = (server: string, count: number) =>
+      capture([
+        { url: 'http://127.0.0.1:3001/a', body: { ok: true }, responseHeaders: [['Server', server]] },
+        { url: 'http://127.0.0.1:3001/b?page=2', body: { count }, responseHeaders: [['Server', server]] },
+        { url: 'http://127.0.0.1:3001/c', body: { ok: true }, responseHeaders: [['Server', server]] },
+        { url: 'http://127.0.0.1:3001/same', body: { ok: true } },
+      ]);
+    const r = await diffCaptures(await dir.write('old.har', side('api/1.4', 1)), await dir.write('new.har', side('api/2.0', 2)));
+    const server = r.findings.find((f) => f.pattern === 'response.headers.server')!;
+    const count = r.findings.find((f) => f.pattern === 'response.body.count')!;
+    assert.equal(server.entries, 3);
+    assert.deepEqual(server.routes.length, 3);
+    const suite = parseXml(renderJunit(r, { timestamp: new Date('2026-01-01T00:00:00Z') }));
+    const cases = new Map(suite.children.filter((c) => c.name === 'testcase').map((c) => [c.attrs.classname, c]));
+    assert.equal(cases.size, 4);
+    assert.equal(Number(suite.attrs.failures), 3);
+    assert.deepEqual(cases.get('GET /same')!.children, []);
+    for (const route of ['GET /a', 'GET /c']) {
+      const failure = cases.get(route)!.children.find((c) => c.name === 'failure')!;
+      assert.equal(failure.attrs.message, `1 real finding (1 difference, paired): [${server.id}] ${findingLine(server)}`);
+      assert.match(failure.attrs.message!, /response\.headers\.server changed "api\/1\.4" → "api\/2\.0" in 3 of 3 entries, 3 routes/);
+    }
+    const b = cases.get('GET /b')!.children.find((c) => c.name === 'failure')!;
+    const order = r.findings.filter((f) => f === server || f === count);
+    assert.equal(b.attrs.message, `2 real findings (2 differences, paired): ${order.map((f) => `[${f.id}] ${findingLine(f)}`).join('; ')}`);
+    // The text: its findings, then its rows (each row under the findings that hold it).
+    const lines = b.text.split('\n');
+    assert.deepEqual(lines.slice(0, 3), ['2 findings:', ...order.map((f) => `  [${f.id}] ${findingLine(f)}`)]);
+    assert.equal(lines[3], '');
+    assert.equal(lines[4], '2 rows:');
+    const rows = r.differences.filter((d) => d.route === 'GET /b');
+    assert.deepEqual(lines.slice(5).map((l) => l.match(/^ {2}\[(\w+)\]/)?.[1]), rows.map((d) => d.id));
+    assert.ok(rows.every((d) => d.finding === server.id || d.finding === count.id));
+    // Only the first few findings go in the message; the text keeps them all.
+    const short = parseXml(renderJunit(r, { maxInMessage: 1 }));
+    const bShort = short.children.find((c) => c.attrs.classname === 'GET /b')!.children[0]!;
+    assert.equal(bShort.attrs.message, `2 real findings (2 differences, paired): [${order[0]!.id}] ${findingLine(order[0]!)}; … 1 more`);
+    assert.equal(bShort.text, b.text);
   });
 
   it('bb diff --junit FILE and --html FILE write the reports; --junit - writes XML alone to stdout', async () => {
