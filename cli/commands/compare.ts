@@ -56,12 +56,21 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),
     });
-    process.stdout.write(run.text.endsWith('\n') ? run.text : `${run.text}\n`);
     // Short under the working directory; a folder elsewhere as it is, not ../../tmp/...
     const shown = (p: string) => {
       const rel = relative(process.cwd(), p) || '.';
       return rel.startsWith('..') ? p : rel;
     };
+    process.stdout.write(run.text.endsWith('\n') ? run.text : `${run.text}\n`);
+    const [first, second] = opts.trees;
+    if (first === second && run.result.counts.real > 0) {
+      // A self-check that differs says the comparison is not ready yet, not that the build changed.
+      process.stdout.write(
+        `\nThe same build (${first},${second}) differs from itself: these fields vary run to run. ` +
+          `bb noise ${shown(run.runs[0]!.har)} ${shown(run.runs[1]!.har)} -o noise.json writes rules for them (review, then merge into your config), ` +
+          `or compare with --noise to set them apart.\n`,
+      );
+    }
     const reports = [run.reports.json, run.reports.html].filter((p): p is string => !!p).map(shown);
     process.stderr.write(`bb: captures ${run.runs.map((r) => shown(r.har)).join(', ')}; reports ${reports.join(', ')}\n`);
     return run.exitCode;

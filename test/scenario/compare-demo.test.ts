@@ -62,6 +62,13 @@ describe('bb compare on the bundled demo', () => {
     assert.ok(report.counts.noise >= 1, JSON.stringify(report.counts));
   });
 
+  it('old,old that differs says what that means and what to do', async () => {
+    const config = await demoConfigWith(dir, 'jitter-self.json', { oldArgs: ['--jitter'], newArgs: ['--jitter'] });
+    const run = await runBb(['compare', '--config', config, '--trees', 'old,old', '--out', join(dir, 'jitter-self')], env);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, /The same build \(old,old\) differs from itself: these fields vary run to run\. bb noise \S+old\.har \S+old-2\.har -o noise\.json writes rules for them/);
+  });
+
   it('a new variant with an unregistered change: exit 1 naming the entry and the field', async () => {
     const config = await demoConfigWith(dir, 'drift.json', { newArgs: ['--drift'] });
     const run = await runBb(['compare', '--config', config, '--out', join(dir, 'drift')], env);
