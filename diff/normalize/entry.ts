@@ -7,6 +7,7 @@ import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, mediaType, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
+import { EIO_SID } from './rules.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 import { globMatcher, joinPath, pathMatcher } from '../selector.js';
@@ -70,7 +71,11 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
   if (opcode === 1) {
     // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
     const packet = eio === undefined ? undefined : decodeEnginePacket(data, eio);
-    if (packet) return normalizeValue(packet, ctx.rules, ctx.homes, ctx.table);
+    if (packet) {
+      const v = normalizeValue(packet, ctx.rules, ctx.homes, ctx.table);
+      engineIoSids(v, ctx.table);
+      return v;
+    }
     try {
       return normalizeValue(JSON.parse(data), ctx.rules, ctx.homes, ctx.table);
     } catch {
@@ -228,6 +233,25 @@ export function hostsInKeys(oldHosts: ReadonlySet<string>, newHosts: ReadonlySet
   return oldHosts.size > 1 || newHosts.size > 1;
 }
 
+/**
+ * Engine.IO's per-connection values (https://socket.io/docs/v4/engine-io-protocol/):
+ * the session id the open packet hands out and every later URL carries
+ * (`sid`), numbered as an ordinal so it corresponds across captures, and the
+ * cache-busting `t` query parameter, masked.
+ */
+function engineIoQuery(query: Record<string, MultiValue>, table: OrdinalTable): void {
+  if (typeof query.sid === 'string' && query.sid) query.sid = table.mark(EIO_SID, query.sid);
+  if (query.t !== undefined) query.t = '<T>';
+}
+
+/** The open packets' `sid` (a polling body's packets, or one WebSocket packet) as EIO_SID ordinals. */
+function engineIoSids(v: unknown, table: OrdinalTable): void {
+  for (const p of Array.isArray(v) ? v : [v]) {
+    const data = p && typeof p === 'object' && (p as { eio?: unknown }).eio === 'open' ? (p as { data?: unknown }).data : undefined;
+    if (data && typeof data === 'object' && typeof (data as { sid?: unknown }).sid === 'string') (data as { sid: string }).sid = table.mark(EIO_SID, (data as { sid: string }).sid);
+  }
+}
+
 /** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const { rules, homes, table } = ctx;
@@ -237,6 +261,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), rules, homes, table) as Record<string, MultiValue>;
   const eio = engineIoVersion(e.request.url);
   const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
+  if (eio !== undefined) engineIoQuery(query, table);
 
   const post = e.request.postData;
   let reqBody: unknown;
@@ -268,6 +293,8 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     if (p.kind === 'events') events = normalizeValue(p.events, rules, homes, table) as unknown[];
     else resBody = normalizeValue(p.value, rules, homes, table);
   }
+
+  if (eio !== undefined) engineIoSids(resBody, table);
 
   const method = e.request.method.toUpperCase();
   const plainRoute = `${method} ${unnumber(path, table)}`;

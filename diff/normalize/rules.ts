@@ -8,6 +8,10 @@
 import type { NormalizeConfig } from '../config.js';
 import type { OrdinalTable } from './ordinals.js';
 
+
+/** The ordinal class of Engine.IO session ids (the `sid` of the open packet and of every later URL). */
+export const EIO_SID = 'EIO_SID';
+
 /** Names of the built-in rules, for `normalize.disable`. */
 export const BUILTIN_RULE_NAMES = [
   'timestamp-keys',
@@ -177,7 +181,8 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     maskBodyLength: on('volatile-headers'),
     dropPingPong: on('ws-ping-pong'),
     configHomes: homes,
-    ordinalClasses: [...new Set(valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])))],
+    // EIO_SID: Engine.IO session ids (entry.ts), numbered like any ordinal.
+    ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID])],
   };
 }
 

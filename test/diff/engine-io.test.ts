@@ -112,14 +112,14 @@ describe('bb diff of Socket.IO traffic', () => {
   after(() => t.remove());
 
   // One Socket.IO session: the polling handshake, then a WebSocket with chat events carrying a timestamp.
-  function session(ts: number, opts: { pollPrefix?: string; wsPrefix?: string } = {}): ExchangeSpec[] {
-    const poll = 'http://127.0.0.1:3000/socket.io/?EIO=4&transport=polling';
+  function session(ts: number, opts: { pollPrefix?: string; wsPrefix?: string; sid?: string; t?: string } = {}): ExchangeSpec[] {
+    const poll = `http://127.0.0.1:3000/socket.io/?EIO=4&transport=polling&t=${opts.t ?? 'OzX3k1a'}`;
     return [
-      { url: poll, mime: 'text/plain; charset=UTF-8', body: '0{"sid":"lv_VI97HAXpY6yYWAAAC","upgrades":["websocket"],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}' },
-      { method: 'POST', url: `${poll}&sid=lv_VI97HAXpY6yYWAAAC`, requestBody: '40', mime: 'text/plain; charset=UTF-8', body: 'ok' },
-      { url: `${poll}&sid=lv_VI97HAXpY6yYWAAAC`, mime: 'text/plain; charset=UTF-8', body: `${opts.pollPrefix ?? '42'}["motd",{"text":"hi","ts":${ts}}]\x1e40{"sid":"wZX3oN0bSVIhsaknAAAI"}` },
+      { url: poll, mime: 'text/plain; charset=UTF-8', body: `0{"sid":"${opts.sid ?? 'lv_VI97HAXpY6yYWAAAC'}","upgrades":["websocket"],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}` },
+      { method: 'POST', url: `${poll}&sid=${opts.sid ?? 'lv_VI97HAXpY6yYWAAAC'}`, requestBody: '40', mime: 'text/plain; charset=UTF-8', body: 'ok' },
+      { url: `${poll}&sid=${opts.sid ?? 'lv_VI97HAXpY6yYWAAAC'}`, mime: 'text/plain; charset=UTF-8', body: `${opts.pollPrefix ?? '42'}["motd",{"text":"hi","ts":${ts}}]\x1e40{"sid":"wZX3oN0bSVIhsaknAAAI"}` },
       {
-        url: 'http://127.0.0.1:3000/socket.io/?EIO=4&transport=websocket&sid=lv_VI97HAXpY6yYWAAAC',
+        url: `http://127.0.0.1:3000/socket.io/?EIO=4&transport=websocket&sid=${opts.sid ?? 'lv_VI97HAXpY6yYWAAAC'}`,
         ws: [
           { type: 'send', data: '2probe' },
           { type: 'receive', data: '3probe' },
@@ -142,6 +142,16 @@ describe('bb diff of Socket.IO traffic', () => {
 
   it('two sessions that differ only in timestamps inside 42[...] match, on both paths', async () => {
     for (const r of await both(session(1796000000000), session(1796000093123))) assert.equal(r.verdict, 'match', show(r));
+  });
+
+  it('the session id the open packet hands out corresponds across runs, and the t cache-buster is masked', async () => {
+    for (const r of await both(session(1, { sid: 'lv_VI97HAXpY6yYWAAAC', t: 'OzX3k1a' }), session(1, { sid: 'Qm3bT0zz1xYVAAAB', t: 'P0aa91' }))) {
+      assert.equal(r.verdict, 'match', show(r));
+    }
+    // A later URL that carries another session than the one handed out breaks the binding.
+    const wrong = session(1, { sid: 'Qm3bT0zz1xYVAAAB' });
+    wrong[3]!.url = wrong[3]!.url.replace('Qm3bT0zz1xYVAAAB', 'someOtherSession1');
+    for (const r of await both(session(1), wrong)) assert.deepEqual(r.differences.map((d) => d.path), ['request.query.sid'], show(r));
   });
 
   it('a changed packet type is still a difference', async () => {
