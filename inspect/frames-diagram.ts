@@ -80,7 +80,7 @@ export interface DiagramOptions {
   http?: boolean;
   /** Keep rows of this step only (a page title or id). */
   page?: string;
-  /** Preview characters per row (default 120). */
+  /** Preview characters per row (default 100). */
   previewWidth?: number;
   /** HTTP bodies shown in the panel are cut past this many characters (default 256 KiB). */
   maxHttpBody?: number;
@@ -183,7 +183,7 @@ function httpRows(ev: Extract<TimelineEvent, { kind: 'request' | 'response' }>, 
 
 /** Builds the diagram of a capture with `bb frames`' filters. */
 export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramOptions = {}): FramesDiagram {
-  const width = opts.previewWidth ?? 120;
+  const width = opts.previewWidth ?? 100;
   const maxBody = opts.maxHttpBody ?? 256 * 1024;
   const all = wsConnections(har);
   const conns = filterConnectionsByPage(filterConnections(all, filter), har, opts.page);

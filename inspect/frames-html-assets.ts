@@ -1,9 +1,10 @@
 // The stylesheet and the one script of `bb frames --html` (frames-html.ts
 // writes them inline under the page's nonce).
 //
-// The script reads two JSON blocks: #bb-data (lanes, rows, bands) at load,
-// #bb-payloads (every row's whole payload) on the first click only, so a
-// big capture opens without parsing its payloads. Rows are virtualized:
+// The script reads two JSON blocks: #bb-data (lanes, rows, bands) before
+// it, and #bb-payloads (every row's whole payload), which comes after it
+// in the page and is parsed on the first click only: a big capture draws
+// its first rows before the browser has even read its payloads. Rows are virtualized:
 // `ys` holds every row's y, and only rows inside the scrolled window (plus
 // OVER rows either side) exist as elements. Captured strings are set with
 // textContent or element properties only.
@@ -165,23 +166,25 @@ function pretty(text){
   if(t.charAt(0)==='{'||t.charAt(0)==='['){try{return JSON.stringify(JSON.parse(t),null,2);}catch(e){}}
   return text;
 }
-function bodyText(b){
-  if(!b)return '(no body)';
-  var s=b.encoding==='base64'?hexDump(b.data):pretty(b.data);
-  return b.cut?s+'\n… cut: '+b.cut+' characters in the capture (bb show --body prints it whole)':s;
-}
+// Payloads (frames-html.ts payloadData): [opcode, data, base64?, truncated] or [head, base64?, body, cut].
 function payloadText(p){
-  if(p.kind==='http')return p.head+'\n\n'+bodyText(p.body);
-  var s=p.encoding==='text'?pretty(p.data):hexDump(p.data);
-  return p.truncated!=null?s+'\n… recorded '+p.truncated+' bytes (past the body cap)':s;
+  if(typeof p[0]==='string'){
+    if(p[2]==null)return p[0]+'\n\n(no body)';
+    var b=p[1]?hexDump(p[2]):pretty(p[2]);
+    return p[0]+'\n\n'+(p[3]!=null?b+'\n… cut: '+p[3]+' characters in the capture (bb show --body prints it whole)':b);
+  }
+  var s=p[2]?hexDump(p[1]):pretty(p[1]);
+  return p[3]!=null?s+'\n… recorded '+p[3]+' bytes (past the body cap)':s;
 }
 var OPS={'-1':'error',0:'continuation',1:'text',2:'binary',8:'close',9:'ping',10:'pong'};
 function show(i){
   if(i<0||i>=n)return;
+  // The payload block comes after this script: while the parser is still in it, wait for it.
+  if(document.readyState==='loading'){document.addEventListener('DOMContentLoaded',function(){show(i);},{once:true});return;}
   if(!P)P=JSON.parse($('bb-payloads').textContent);
   selected=i;first=-1;render();
   var r=rows[i],p=P[i],lane=lanes[r[0]];
-  var what=r[8]==='ws'?(OPS[p.opcode]||'opcode '+p.opcode):r[8];
+  var what=r[8]==='ws'?(OPS[p[0]]||'opcode '+p[0]):r[8];
   $('panel-title').textContent=(r[3]!=null?'#'+r[3]+' ':'')+(r[1]===0?'→ ':'← ')+what+' · '+(lane.kind==='ws'?'connection '+lane.id:'HTTP');
   var meta=$('panel-meta');meta.replaceChildren();
   function add(k,v){if(v==null||v==='')return;meta.appendChild(el('dt',null,k));meta.appendChild(el('dd',null,String(v)));}
@@ -189,7 +192,7 @@ function show(i){
   add('time',r[4]==null?'unknown':new Date((D.t0+r[4])*1000).toISOString()+' ('+offset(r[4])+')');
   add('size',r[5]);
   if(lane.kind==='ws')add('url',lane.url);
-  add('step',D.pages[i]);
+  add('step',bandOf[i]>=0?bands[bandOf[i]][0]:null);
   var c=closes[i];if(c){add('close code',c.code==null?'none':c.code);add('close reason',c.reason===''?'(empty)':c.reason);}
   add('error',r[7]);
   $('panel-payload').textContent=payloadText(p);
@@ -220,4 +223,5 @@ if(!n)body.appendChild(el('p','empty','No messages match.'));
 render();
 $('status').textContent=n?'click an arrow for its payload; ↑/↓ step through':'';
 document.body.setAttribute('data-ready','1');
+performance.mark('bb-ready');
 })();`;

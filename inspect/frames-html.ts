@@ -11,7 +11,7 @@
 // messages cost 50,000 numbers, not 50,000 DOM nodes.
 import { randomBytes } from 'node:crypto';
 import { esc, scriptJson } from '../diff/index.js';
-import type { DiagramRow, FramesDiagram } from './frames-diagram.js';
+import type { DiagramPayload, DiagramRow, FramesDiagram } from './frames-diagram.js';
 import { formatSize } from './format.js';
 import { FRAMES_CSS, FRAMES_SCRIPT } from './frames-html-assets.js';
 
@@ -47,12 +47,18 @@ function rowData(d: FramesDiagram, t0: number): unknown[] {
     r.dir === 'send' ? 0 : 1,
     rowClass(r),
     r.seq ?? null,
-    Number.isFinite(r.time) ? Math.round((r.time - t0) * 1e6) / 1e6 : null,
+    Number.isFinite(r.time) ? Math.round((r.time - t0) * 1e3) / 1e3 : null,
     r.size >= 0 ? formatSize(r.size) : '',
     r.label,
     r.error ?? null,
     r.kind,
   ]);
+}
+
+/** A payload as a compact array: [opcode, data, base64?, truncated] (ws) or [head, base64?, body, cut] (HTTP). */
+function payloadData(p: DiagramPayload): unknown[] {
+  if (p.kind === 'ws') return [p.opcode, p.data, p.encoding === 'base64' ? 1 : 0, p.truncated ?? null];
+  return [p.head, p.body?.encoding === 'base64' ? 1 : 0, p.body?.data ?? null, p.body?.cut ?? null];
 }
 
 /** Renders the diagram as one self-contained HTML page. */
@@ -67,7 +73,6 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
     rows: rowData(d, t0),
     bands: d.bands.map((b) => [b.name, b.from, b.to]),
     closes: d.rows.map((r, i) => (r.close ? [i, r.close.code ?? null, r.close.reason] : null)).filter((c) => c !== null),
-    pages: d.rows.map((r) => r.page ?? null),
     t0,
     byTime: Boolean(opts.byTime),
   };
@@ -91,8 +96,8 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
 <div id="main"><div id="scroll" tabindex="0"><div id="canvas"><div id="heads"></div><div id="body"><div id="lines"></div><div id="bands"></div><div id="rows"></div></div></div></div>
 <aside id="panel" hidden><button type="button" id="panel-close" aria-label="close">×</button><h2 id="panel-title"></h2><dl id="panel-meta"></dl><pre id="panel-payload"></pre></aside></div>
 <script type="application/json" id="bb-data">${scriptJson(data)}</script>
-<script type="application/json" id="bb-payloads">${scriptJson(d.payloads)}</script>
 <script nonce="${nonce}">${FRAMES_SCRIPT}</script>
+<script type="application/json" id="bb-payloads">${scriptJson(d.payloads.map(payloadData))}</script>
 </body></html>
 `;
 }
