@@ -129,12 +129,24 @@ function closeOf(m: HarWebSocketMessage): { code?: number; reason: string } {
   return bytes.length >= 2 ? { code: bytes.readUInt16BE(0), reason: bytes.subarray(2).toString('utf8') } : { reason: '' };
 }
 
+/**
+ * A text message cut to what a preview of `width` characters can show, so a
+ * megabyte payload is not escaped and split into characters whole. Escaping
+ * only lengthens text and a character is at most two UTF-16 units, so
+ * 2 × width + 2 units always give clip() more than `width` characters.
+ */
+function headOf(m: HarWebSocketMessage, width: number): HarWebSocketMessage {
+  const text = m.opcode === 1 || m.type === 'error';
+  const keep = width * 2 + 2;
+  return text && m.data.length > keep ? { ...m, data: m.data.slice(0, keep) } : m;
+}
+
 function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: DiagramRow; payload: DiagramPayload } {
   const size = m.type === 'error' ? -1 : payloadBytes(m).length;
   const direction = m.type === 'error' ? m._bb?.direction : m.type;
   const row: DiagramRow = {
     lane, dir: direction === 'send' ? 'send' : 'receive', kind: 'ws', opcode: m.opcode, time: m.time, size,
-    label: `${opcodeName(m.opcode)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(m), width)}`.trimEnd(),
+    label: `${opcodeName(m.opcode)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width)), width)}`.trimEnd(),
   };
   if (m._bb?.seq !== undefined) row.seq = m._bb.seq;
   if (m.type === 'error') row.error = m._bb?.error ?? 'unparsable frame';

@@ -95,6 +95,20 @@ describe('framesDiagram', () => {
     assert.deepEqual(filterConnectionsByPage(wsConnections(bbHar as Har), bbHar as Har, 'nope'), []);
   });
 
+  it('previews long payloads in one clipped line, whole in the payload', () => {
+    const long = 'x'.repeat(5000);
+    const emoji = '😀'.repeat(300);
+    const d = framesDiagram(har([wsEntry('ws://x.test/', '2024-05-01T10:00:00.000Z', [
+      { type: 'send', time: t0, opcode: 1, data: long },
+      { type: 'send', time: t0 + 1, opcode: 1, data: emoji },
+      { type: 'send', time: t0 + 2, opcode: 1, data: '\n'.repeat(300) },
+    ])]) as Har, {}, { previewWidth: 50 });
+    assert.equal(d.rows[0]!.label, `text 4.9KB ${'x'.repeat(49)}…`);
+    assert.equal(d.rows[1]!.label, `text 1.2KB ${'😀'.repeat(49)}…`);
+    assert.equal(d.rows[2]!.label, `text 300B ${'\\n'.repeat(24)}\\…`);
+    assert.equal((d.payloads[0] as { data: string }).data, long);
+  });
+
   it('reads Playwright milliseconds and mitmproxy exports', async (t) => {
     const files = await tempDir();
     t.after(() => files.remove());
