@@ -9,3 +9,8 @@ export {
   framesText, timelineText, showText, messageLine, preview, escapeControls, formatSize, formatOffset, clip, type Style,
 } from './format.js';
 export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-tail.js';
+export {
+  framesDiagram, filterConnectionsByPage, filterTimelineByPage,
+  type FramesDiagram, type DiagramLane, type DiagramRow, type DiagramBand, type DiagramPayload, type DiagramOptions,
+} from './frames-diagram.js';
+export { framesHtml, type FramesHtmlOptions } from './frames-html.js';

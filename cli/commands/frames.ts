@@ -1,15 +1,18 @@
 // bb frames FILE [--conn ID | --url GLOB] [--type send|receive] [--opcode text,binary,ping,pong,close]
-//                [--grep REGEX] [--timeline] [--json] [--follow]
+//                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]]
 // The WebSocket connections of any HAR and their messages in order; --follow tails a running capture.
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
 import { readCapture } from '../../capture/reader.js';
 import { redactorFor } from '../../capture/capture.js';
+import { writeReport } from './diff.js';
 import {
   wsConnections, filterConnections, timeline, framesText, timelineText, messageLine, followJournal,
   connectionMatches, messageMatches, formatOffset, OPCODE_NAMES,
+  framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage,
   type FrameFilter, type FollowedEvent,
 } from '../../inspect/index.js';
 
@@ -53,15 +56,17 @@ function journalOf(file: string): { out: string; journal: string; bodies: string
 
 async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
   const har = await readCapture(file, { allowIncomplete: true });
+  const page = argv['page'] === undefined ? undefined : String(argv['page']);
+  if (argv['html'] !== undefined) return writeHtml(har, file, filter, page, argv);
   const style = stdoutStyle();
   if (argv['timeline']) {
-    const events = timeline(har, filter);
+    const events = filterTimelineByPage(timeline(har, filter), har, page);
     if (argv['json']) process.stdout.write(JSON.stringify({ events }) + '\n');
     else printLines(timelineText(events, style));
     return 0;
   }
   const all = wsConnections(har);
-  const conns = filterConnections(all, filter);
+  const conns = filterConnectionsByPage(filterConnections(all, filter), har, page);
   if (argv['json']) {
     const connections = conns.map(({ id, url, entry, messages }) => ({ id, url, entry, messages }));
     process.stdout.write(JSON.stringify({ connections }) + '\n');
@@ -73,6 +78,17 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
   printLines(framesText(conns, totals, style));
+  return 0;
+}
+
+/** --html FILE: the sequence diagram page (inspect/frames-html.ts). */
+async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: string, filter: FrameFilter, page: string | undefined, argv: Record<string, unknown>): Promise<number> {
+  const diagram = framesDiagram(har, filter, { http: Boolean(argv['timeline']), ...(page !== undefined ? { page } : {}) });
+  const given = ['conn', 'url', 'type', 'opcode', 'grep', 'page']
+    .filter((k) => argv[k] !== undefined).map((k) => `--${k} ${String(argv[k])}`).join(' ');
+  const html = framesHtml(diagram, { title: `bb frames ${basename(file)}`, byTime: Boolean(argv['time']), filters: given });
+  await writeReport(String(argv['html']), html, 'HTML');
+  if (diagram.rows.length === 0) process.stderr.write(`bb: nothing to draw: ${diagram.totalConnections ? 'no messages match' : `${file} holds no WebSocket connections`}.\n`);
   return 0;
 }
 
@@ -139,13 +155,19 @@ export const framesCommand: BbCommand = {
       .option('type', { choices: ['send', 'receive'], describe: 'only messages sent by the client (send) or the server (receive)' })
       .option('opcode', { type: 'string', describe: 'only these opcodes: text,binary,ping,pong,close,error (or numbers)' })
       .option('grep', { type: 'string', describe: 'only messages whose payload matches this regular expression' })
+      .option('page', { type: 'string', describe: 'only messages (and, with --timeline, entries) of this step: a page title or id' })
       .option('timeline', { type: 'boolean', default: false, describe: 'interleave every connection and the HTTP entries in total order' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON document (with --follow: one object per line)' })
       .option('follow', { type: 'boolean', default: false, describe: "tail a running capture's journal (<out>.journal) as messages arrive" })
+      .option('html', { type: 'string', nargs: 1, describe: 'write the frame order as a sequence diagram, one self-contained page, to FILE ("-" = stdout)' })
+      .option('time', { type: 'boolean', default: false, describe: 'with --html: space rows by time instead of one row per message' })
       .conflicts('conn', 'url'),
   run: async (argv) => {
     const file = String(argv['file']);
     const filter = filterOf(argv);
+    if (argv['html'] !== undefined && (argv['json'] || argv['follow'])) {
+      throw new UsageError(`--html draws a finished capture as a page: drop ${argv['json'] ? '--json' : '--follow'}, or run it separately.`, 'BB_FRAMES_HTML_CONFLICT');
+    }
     return argv['follow'] ? follow(file, filter, argv) : printCapture(file, filter, argv);
   },
 };
