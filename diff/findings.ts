@@ -44,7 +44,13 @@ export class ShapeIndex {
   private node(path: string): number {
     this.children.push(new Map());
     this.itemOf.push(-1);
-    return this.paths.push(path) - 1;
+    const n = this.paths.push(path) - 1;
+    if (n >= this.seen.length) {
+      const next = new Uint32Array(this.seen.length * 2);
+      next.set(this.seen);
+      this.seen = next;
+    }
+    return n;
   }
 
   private child(n: number, key: string): number {
@@ -60,37 +66,48 @@ export class ShapeIndex {
     return c;
   }
 
+  private touched: number[] = [];
+
+  private mark(n: number): void {
+    if (this.seen[n] !== this.epoch) {
+      this.seen[n] = this.epoch;
+      this.touched.push(n);
+    }
+  }
+
+  // Marks node n and everything under it for value v (primitives mark their node only).
+  private walk(v: unknown, n: number): void {
+    this.mark(n);
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      if (!v.length) return;
+      const c = this.item(n);
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        if (x === null || typeof x !== 'object') this.mark(c);
+        else this.walk(x, c);
+      }
+      return;
+    }
+    for (const k in v) {
+      const x = (v as Record<string, unknown>)[k];
+      const c = this.child(n, k);
+      if (x === null || typeof x !== 'object') this.mark(c);
+      else this.walk(x, c);
+    }
+  }
+
   /** The shape number of an entry's compared content. */
   add(body: { request: unknown; response: unknown; ws?: unknown }): number {
     if (++this.epoch === 0xffffffff) {
       this.seen.fill(0);
       this.epoch = 1;
     }
-    const touched: number[] = [];
-    const walk = (v: unknown, n: number) => {
-      if (n >= this.seen.length) {
-        const next = new Uint32Array(Math.max(this.seen.length * 2, n + 1));
-        next.set(this.seen);
-        this.seen = next;
-      }
-      if (this.seen[n] !== this.epoch) {
-        this.seen[n] = this.epoch;
-        touched.push(n);
-      }
-      if (v === null || typeof v !== 'object') return;
-      if (Array.isArray(v)) {
-        if (v.length) {
-          const c = this.item(n);
-          for (const x of v) walk(x, c);
-        }
-        return;
-      }
-      for (const k in v) walk((v as Record<string, unknown>)[k], this.child(n, k));
-    };
-    walk(body.request, this.roots.request);
-    walk(body.response, this.roots.response);
-    if (body.ws !== undefined) walk(body.ws, this.roots.ws);
-    touched.sort((a, b) => a - b);
+    this.touched = [];
+    this.walk(body.request, this.roots.request);
+    this.walk(body.response, this.roots.response);
+    if (body.ws !== undefined) this.walk(body.ws, this.roots.ws);
+    const touched = this.touched.sort((a, b) => a - b);
     const key = touched.join(',');
     let s = this.shapeIds.get(key);
     if (s === undefined) {
