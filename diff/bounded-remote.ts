@@ -13,8 +13,8 @@ import type { DiffContext } from './pipeline.js';
 /** A side as the bounded stages use it, wherever it runs. */
 export interface SideHandle {
   readonly header: SideHeader;
-  /** Reads every entry once; the side's distinct hosts. */
-  summarize(labels: Map<string, string>): Promise<{ hosts: string[] }>;
+  /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. */
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
   finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }>;
   /** Entry `index` in kept form, normalized again. */
@@ -32,7 +32,7 @@ export type Request =
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Messages back: id 0 answers the opening. */
-export type Reply = { id: number; result: unknown } | { id: number; error: ErrorData };
+export type Reply = { id: number; result: unknown } | { id: number; error: ErrorData } | { id: number; progress: number };
 
 /** An error as data: what the CLI and library callers look at. */
 export interface ErrorData {
@@ -88,10 +88,15 @@ class WorkerSide implements SideHandle {
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private failed: Error | undefined;
+  private onProgress: ((done: number) => void) | undefined;
   header!: SideHeader;
 
   private constructor(private readonly worker: Worker) {
     worker.on('message', (r: Reply) => {
+      if ('progress' in r) {
+        this.onProgress?.(r.progress);
+        return;
+      }
       const p = this.pending.get(r.id);
       if (!p) return;
       this.pending.delete(r.id);
@@ -134,8 +139,13 @@ class WorkerSide implements SideHandle {
     return this.call(id, { ...req, id } as Request);
   }
 
-  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
-    return (await this.request({ op: 'summarize', labels: [...labels] })) as { hosts: string[] };
+  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }> {
+    this.onProgress = onProgress;
+    try {
+      return (await this.request({ op: 'summarize', labels: [...labels] })) as { hosts: string[] };
+    } finally {
+      this.onProgress = undefined;
+    }
   }
 
   async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {

@@ -29,6 +29,9 @@ import type { NormalizedEntry } from './types.js';
  */
 export const KEPT_BYTES_PER_SIDE = 96 * 1024 * 1024;
 
+/** Entries between two progress reports of a side. */
+const PROGRESS_EVERY = 2000;
+
 /** Size of the chunks kept JSON is written into. */
 const KEPT_CHUNK = 4 * 1024 * 1024;
 
@@ -212,7 +215,7 @@ export class SideWork {
    * together (hostsInKeys) before `finish` orders and names the entries.
    * `labels`: page id → label (pairedPageLabels).
    */
-  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
+  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }> {
     this.labels = labels;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
@@ -226,6 +229,7 @@ export class SideWork {
       const { entry, n, page } = await this.normalized(i);
       const host = entryHost(entry, this.nctx);
       hosts.add(host);
+      if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {

@@ -21,7 +21,7 @@ port.on('message', async (req: Request) => {
   try {
     if (!work) throw new Error('bb diff: the side did not open');
     if (req.op === 'summarize') {
-      post({ id: req.id, result: await work.summarize(new Map(req.labels)) });
+      post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done })) });
     } else if (req.op === 'finish') {
       const out = await work.finish(req.hosts);
       // The chunks own their ArrayBuffers: handed over, not copied.

@@ -102,7 +102,13 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
   normalize: async (ctx) => {
     const s = state(ctx);
     try {
-      const [ho, hn] = await Promise.all([s.old.handle.summarize(s.old.labels), s.new.handle.summarize(s.new.labels)]);
+      const total = s.old.handle.header.entryCount + s.new.handle.header.entryCount;
+      const read = [0, 0];
+      const report = (k: 0 | 1) => (done: number) => {
+        read[k] = done;
+        ctx.options.onProgress?.({ stage: 'normalize', done: read[0]! + read[1]!, total });
+      };
+      const [ho, hn] = await Promise.all([s.old.handle.summarize(s.old.labels, report(0)), s.new.handle.summarize(s.new.labels, report(1))]);
       // Hosts in keys or not is decided for both sides at once, as the in-memory normalize stage does.
       ctx.hostsInKeys = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
       const [o, n] = await Promise.all([s.old.handle.finish(ctx.hostsInKeys), s.new.handle.finish(ctx.hostsInKeys)]);

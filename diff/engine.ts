@@ -78,6 +78,8 @@ export interface LoopSettings {
   wsOrder?: 'direction' | 'total';
   /** Keep the side-by-side views of up to this many differing pairs (0: none). */
   maxViews: number;
+  /** Line-ups compared so far, now and then. */
+  progress?: (done: number, total: number) => void;
 }
 
 /** What the loop found, by line-up index. */
@@ -126,6 +128,7 @@ export async function compareLineup(lineup: Lineup[], source: EntrySource, s: Lo
   const name = (x: EntrySummary) => `#${x.seq ?? x.index}`;
   for (let k = 0; k < lineup.length; k++) {
     const l = lineup[k]!;
+    if (s.progress && k % 5000 === 4999) s.progress(k + 1, lineup.length);
     if (l.old === undefined || l.new === undefined) continue;
     const so = source.summary(0, l.old);
     const sn = source.summary(1, l.new);

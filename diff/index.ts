@@ -17,7 +17,7 @@ export { renderJunit } from './report/junit.js';
 export type { JunitOptions } from './report/junit.js';
 export { defaultStages, createContext, runStages } from './pipeline.js';
 export { boundedStages, needsBounded, BOUNDED_THRESHOLD } from './bounded.js';
-export type { DiffOptions, DiffStage, DiffContext } from './pipeline.js';
+export type { DiffOptions, DiffStage, DiffContext, DiffProgress } from './pipeline.js';
 export { bodyParsers } from './normalize/bodies.js';
 export type { BodyParser } from './normalize/bodies.js';
 export { BUILTIN_RULE_NAMES } from './normalize/rules.js';

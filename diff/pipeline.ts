@@ -41,6 +41,15 @@ export interface DiffOptions {
   views?: boolean;
   /** Files bigger than this (either side) take the bounded path (default BOUNDED_THRESHOLD; tests force it with 0). */
   boundedThreshold?: number;
+  /** Where the run is: each stage as it starts, and entries done in the long ones (for a progress line). */
+  onProgress?: (p: DiffProgress) => void;
+}
+
+/** One progress report: the stage, and for the long stages how many of how many. */
+export interface DiffProgress {
+  stage: string;
+  done?: number;
+  total?: number;
 }
 
 /** One side of the comparison as it moves through the stages. */
@@ -144,6 +153,7 @@ export function loopSettings(ctx: DiffContext): LoopSettings {
     headerOrder: ctx.options.headerOrder,
     wsOrder: ctx.config.pairing.wsOrder,
     maxViews: ctx.options.views ? MAX_VIEWS : 0,
+    ...(ctx.options.onProgress ? { progress: (done: number, total: number) => ctx.options.onProgress!({ stage: 'compare', done, total }) } : {}),
   };
 }
 
@@ -213,7 +223,14 @@ export const defaultStages: DiffStage[] = [
     run: async (ctx) => {
       // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
       if (!ctx.options.noisePath) return;
-      const sub = createContext(ctx.old.path, ctx.options.noisePath, { ...ctx.options, noisePath: undefined, strictKnown: false, config: { ...ctx.config, known: [] } });
+      const progress = ctx.options.onProgress;
+      const sub = createContext(ctx.old.path, ctx.options.noisePath, {
+        ...ctx.options,
+        noisePath: undefined,
+        strictKnown: false,
+        config: { ...ctx.config, known: [] },
+        ...(progress ? { onProgress: (p: DiffProgress) => progress({ ...p, stage: `noise run: ${p.stage}` }) } : {}),
+      });
       // The same stage list as this run (bounded when this run is), so the noise run sees what this one does.
       const run = await runStages(sub, ctx.stages.filter((s) => s.name !== 'noise' && s.name !== 'classify' && s.name !== 'findings'));
       ctx.noise = run.differences;
@@ -286,6 +303,7 @@ export async function runStages(ctx: DiffContext, stages: DiffStage[]): Promise<
   // BB_DIFF_STAGE_TIMES=1: each stage's wall time on stderr (what the diff benchmark profiles).
   const timed = process.env.BB_DIFF_STAGE_TIMES === '1';
   for (const s of stages) {
+    ctx.options.onProgress?.({ stage: s.name });
     const t0 = timed ? performance.now() : 0;
     await s.run(ctx);
     if (timed) process.stderr.write(`bb diff stage ${s.name}: ${(performance.now() - t0).toFixed(0)} ms (at ${performance.now().toFixed(0)} ms)\n`);
