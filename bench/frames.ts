@@ -22,6 +22,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, chromiumLaunchOptions } from '../test/helpers/browser-app.js';
 import { markdownTable, num, auto } from './lib/table.js';
 import { percentile } from './lib/stats.js';
+import { rng } from './gen-capture.js';
 
 const BIN = fileURLToPath(new URL('../bin/bb.js', import.meta.url));
 
@@ -30,20 +31,10 @@ function option(args: string[], name: string): string | undefined {
   return at >= 0 ? args[at + 1] : undefined;
 }
 
-/** mulberry32: the same capture on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Writes a bb-shaped capture with `messages` WebSocket messages across five connections. */
 export async function writeFramesCapture(path: string, messages: number): Promise<number> {
+  // The same capture on every run.
   const r = rng(7);
   const conns = 5;
   const t0 = Date.parse('2026-01-01T00:00:00Z') / 1000;

@@ -7,20 +7,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../diff/normalize/engine-io.js';
-import { boundedStages, createContext, defaultStages, diffCaptures, renderText, runStages, type DiffResult } from '../../diff/index.js';
-import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { capture, tempDir, type ExchangeSpec, diffBounded as bounded } from './har-builder.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
-// The bounded path (files over 64 MiB), forced; its sides in this thread (BB_DIFF_WORKERS=0) to keep the test quick.
-async function bounded(oldPath: string, newPath: string): Promise<DiffResult> {
-  process.env.BB_DIFF_WORKERS = '0';
-  try {
-    return await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
-  } finally {
-    delete process.env.BB_DIFF_WORKERS;
-  }
-}
 
 describe('Engine.IO / Socket.IO packets', () => {
   it('reads the Engine.IO revision from the EIO and transport parameters, whatever the path', () => {

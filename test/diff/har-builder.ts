@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/har.js';
+import { diffCaptures, type DiffOptions, type DiffResult } from '../../diff/index.js';
 
 /** What a test says about one exchange. */
 export interface ExchangeSpec {
@@ -121,4 +122,14 @@ export async function tempDir(): Promise<{ dir: string; write: (name: string, do
 /** A random uuid (v4 shape). */
 export function uuid(): string {
   return crypto.randomUUID();
+}
+
+/** bb diff on the bounded path (the one for files over 64 MiB), forced; its sides in this thread (BB_DIFF_WORKERS=0) to keep tests quick. */
+export async function diffBounded(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
+  process.env.BB_DIFF_WORKERS = '0';
+  try {
+    return await diffCaptures(oldPath, newPath, { ...options, boundedThreshold: 0 });
+  } finally {
+    delete process.env.BB_DIFF_WORKERS;
+  }
 }

@@ -9,23 +9,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { boundedStages, createContext, defaultStages, diffCaptures, renderText, runStages, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
 import type { Har, HarEntry } from '../../capture/har.js';
-import { capture, tempDir } from './har-builder.js';
+import { capture, tempDir, diffBounded as bounded } from './har-builder.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
-// The bounded path (files over 64 MiB), forced; its sides in this thread (BB_DIFF_WORKERS=0) to keep the test quick.
-async function bounded(oldPath: string, newPath: string): Promise<DiffResult> {
-  process.env.BB_DIFF_WORKERS = '0';
-  try {
-    return await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
-  } finally {
-    delete process.env.BB_DIFF_WORKERS;
-  }
-}
 
 async function fixture(name: string): Promise<Har> {
   return JSON.parse((await readFile(join(fixtures, name), 'utf8')).replace(/^\uFEFF/, '')) as Har;
