@@ -61,6 +61,10 @@ export interface Capture {
   step(name: string): void;
   /** Live counts. */
   stats(): CaptureStats;
+  /** The `_bb.seq` of an exchange under way (or of the refused packet just recorded), by proxy exchange id. */
+  seqOf(exchangeId: number): number | undefined;
+  /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
+  discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
   close(): Promise<string>;
   /** The HAR path. */
@@ -166,6 +170,13 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
       recordingErrors,
       pages: recorder.counts.pages,
     }),
+    seqOf: (exchangeId) => recorder.startSeq(exchangeId),
+    discard: () => {
+      recorder.stopped = true;
+      journal.close();
+      rmSync(paths.journal, { force: true });
+      rmSync(paths.bodies, { force: true });
+    },
     close: () => (closing ??= close()),
   };
 }

@@ -3,6 +3,8 @@
 import type { Fact, FactListener } from '../proxy/index.js';
 
 interface Pending {
+  /** The exchange's `_bb.seq` when known (else the proxy's exchange id). */
+  seq: number;
   method: string;
   target: string;
   start: number;
@@ -27,6 +29,8 @@ export interface LiveLogOptions {
   color: boolean;
   /** How a request target is shown (bb capture redacts secret query values here as in the HAR). */
   showTarget?: (target: string) => string;
+  /** The capture's seq for a proxy exchange id, so the log says `#<seq>` as bb show and bb frames do. */
+  seqOf?: (exchangeId: number) => number | undefined;
 }
 
 /** A fact listener that prints one line per finished exchange; state is dropped as each ends. */
@@ -39,18 +43,18 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     const code = s >= 500 || Number.isNaN(s) ? 31 : s >= 400 ? 33 : s >= 300 ? 36 : 32;
     return `\x1b[${code}m${text}\x1b[0m`;
   };
-  const line = (id: number, p: Pending, status: string, note = ''): void => {
+  const line = (p: Pending, status: string, note = ''): void => {
     finished++;
     const ms = Math.round(performance.timeOrigin + performance.now() - p.start);
     const prefix = options.label ? `${options.label} ` : '';
     const target = options.showTarget ? options.showTarget(p.target) : p.target;
     const path = target.length > 80 ? target.slice(0, 77) + '...' : target;
-    options.write(`${prefix}#${id} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
+    options.write(`${prefix}#${p.seq} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
   };
   const listener = (fact: Fact): void => {
     switch (fact.type) {
       case 'exchange-started':
-        pending.set(fact.exchangeId, { method: fact.method, target: fact.target, start: fact.time, bytes: 0 });
+        pending.set(fact.exchangeId, { seq: options.seqOf?.(fact.exchangeId) ?? fact.exchangeId, method: fact.method, target: fact.target, start: fact.time, bytes: 0 });
         break;
       case 'response-started': {
         const p = pending.get(fact.exchangeId);
@@ -69,14 +73,14 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
       }
       case 'upgrade-closed': {
         const p = pending.get(fact.exchangeId);
-        if (p) line(fact.exchangeId, p, String(p.status ?? 101), ' (websocket closed)');
+        if (p) line(p, String(p.status ?? 101), ' (websocket closed)');
         pending.delete(fact.exchangeId);
         break;
       }
       case 'exchange-completed': {
         const p = pending.get(fact.exchangeId);
         if (p && !(p.status === 101)) {
-          line(fact.exchangeId, p, String(p.status ?? '-'));
+          line(p, String(p.status ?? '-'));
           pending.delete(fact.exchangeId);
         }
         break;
@@ -85,19 +89,19 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
         const p = pending.get(fact.exchangeId);
         // The client got bb's own response, or (once the response had started) the server's status cut short.
         if (p && fact.response) p.bytes += fact.response.body.length;
-        if (p) line(fact.exchangeId, p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code})`);
+        if (p) line(p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code})`);
         pending.delete(fact.exchangeId);
         break;
       }
       case 'exchange-aborted': {
         const p = pending.get(fact.exchangeId);
-        if (p) line(fact.exchangeId, p, String(p.status ?? '-'), ` (aborted by ${fact.by})`);
+        if (p) line(p, String(p.status ?? '-'), ` (aborted by ${fact.by})`);
         pending.delete(fact.exchangeId);
         break;
       }
       case 'client-error': {
-        const p: Pending = { method: '-', target: '(unparseable request)', start: fact.time, bytes: 0 };
-        line(fact.exchangeId, p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code})`);
+        const p: Pending = { seq: options.seqOf?.(fact.exchangeId) ?? fact.exchangeId, method: '-', target: '(unparseable request)', start: fact.time, bytes: 0 };
+        line(p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code})`);
         break;
       }
       default:
