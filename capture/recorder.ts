@@ -139,6 +139,7 @@ export class Recorder {
           ...(fact.rawPacket ? { raw: this.appendCapped(fact.rawPacket, 0) } : {}),
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
           ...(this.page ? { page: this.page } : {}),
+          ...(fact.authority ? { host: fact.authority } : {}),
         });
         j.flushNow();
         return;

@@ -1,6 +1,6 @@
 // The live output of `bb capture`: one line per finished exchange (id,
 // method, path, status, size, duration), and a running count on a TTY.
-import type { Fact, FactListener } from '../proxy/index.js';
+import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener } from '../proxy/index.js';
 
 interface Pending {
   /** The exchange's `_bb.seq` when known (else the proxy's exchange id). */
@@ -31,6 +31,20 @@ export interface LiveLogOptions {
   showTarget?: (target: string) => string;
   /** The capture's seq for a proxy exchange id, so the log says `#<seq>` as bb show and bb frames do. */
   seqOf?: (exchangeId: number) => number | undefined;
+  /** Forward mode: show each request's full URL (scheme and host), not only its path. */
+  forward?: boolean;
+}
+
+/** The header's value (first, case-insensitive) in a raw [name, value, ...] list. */
+function headerOf(rawHeaders: string[], name: string): string | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
+  return undefined;
+}
+
+/** `https://api.test:443` → `https://api.test` (the default port is not written). */
+function originOf(scheme: string, authority: string): string {
+  const defaultPort = scheme === 'https' ? ':443' : ':80';
+  return `${scheme}://${authority.endsWith(defaultPort) ? authority.slice(0, -defaultPort.length) : authority}`;
 }
 
 /** A fact listener that prints one line per finished exchange; state is dropped as each ends. */
@@ -53,9 +67,14 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
   };
   const listener = (fact: Fact): void => {
     switch (fact.type) {
-      case 'exchange-started':
-        pending.set(fact.exchangeId, { seq: options.seqOf?.(fact.exchangeId) ?? fact.exchangeId, method: fact.method, target: fact.target, start: fact.time, bytes: 0 });
+      case 'exchange-started': {
+        // In forward mode a tunnelled request names only its path: the host is in Host.
+        const host = headerOf(fact.rawHeaders, 'host');
+        const target = options.forward && fact.target.startsWith('/') && host ? originOf(fact.scheme, host) + fact.target : fact.target;
+        const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
+        pending.set(fact.exchangeId, { seq, method: fact.method, target, start: fact.time, bytes: 0 });
         break;
+      }
       case 'response-started': {
         const p = pending.get(fact.exchangeId);
         if (p) p.status = fact.statusCode;
@@ -89,7 +108,9 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
         const p = pending.get(fact.exchangeId);
         // The client got bb's own response, or (once the response had started) the server's status cut short.
         if (p && fact.response) p.bytes += fact.response.body.length;
-        if (p) line(p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code})`);
+        // An upstream certificate bb cannot verify: say which flags fix it.
+        const fix = isVerifyFailure(fact.error.code) ? `: ${UPSTREAM_VERIFY_HINT}` : '';
+        if (p) line(p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code}${fix})`);
         pending.delete(fact.exchangeId);
         break;
       }
@@ -100,8 +121,11 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
         break;
       }
       case 'client-error': {
-        const p: Pending = { seq: options.seqOf?.(fact.exchangeId) ?? fact.exchangeId, method: '-', target: '(unparseable request)', start: fact.time, bytes: 0 };
-        line(p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code})`);
+        const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
+        // A forward-mode TLS handshake the client refused names the host it was for, and what to do.
+        const target = fact.authority ? `${originOf('https', fact.authority)}/` : '(unparseable request)';
+        const p: Pending = { seq, method: '-', target, start: fact.time, bytes: 0 };
+        line(p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code}${fact.hint ? `: ${fact.hint}` : ''})`);
         break;
       }
       default:

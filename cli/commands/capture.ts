@@ -205,7 +205,7 @@ export const captureCommand: BbCommand = {
         process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
       }
       if (!quiet) {
-        handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, showTarget, seqOf: handle.seqOf, write: (l) => {
+        handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, showTarget, seqOf: handle.seqOf, forward: fwd.forward, write: (l) => {
             clearStatus();
             process.stdout.write(l + '\n');
           } }));
