@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { startProxy, type Fact, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
 import { startForwardProxy } from './proxy/forward.js';
 import { loadOrCreateCa } from './proxy/tls/index.js';
-import { openCapture, type Capture, type RedactConfig } from './capture/index.js';
+import { openCapture, type Capture, type RedactConfig, type WriteProgress } from './capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface StartCaptureOptions {
@@ -64,7 +64,7 @@ export interface CaptureHandle {
   /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
   discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
-  close(graceMs?: number): Promise<string>;
+  close(graceMs?: number, onProgress?: (progress: WriteProgress) => void): Promise<string>;
   /** The proxy itself (facts bus, server). */
   proxy: RunningProxy;
 }
@@ -141,8 +141,8 @@ export async function bindCapture(options: StartCaptureOptions): Promise<BoundCa
         await proxy.close(0);
         capture.discard();
       },
-      close(graceMs = 5_000) {
-        closing ??= proxy.close(graceMs).then(() => capture.close());
+      close(graceMs = 5_000, onProgress) {
+        closing ??= proxy.close(graceMs).then(() => capture.close(onProgress));
         return closing;
       },
     };

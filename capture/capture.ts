@@ -10,7 +10,7 @@ import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.j
 import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
 import { bbVersion } from './version.js';
-import { writeHarFromJournal } from './writer.js';
+import { writeHarFromJournal, type WriteProgress } from './writer.js';
 
 /** Default per-body cap on recorded bytes: 16 MiB. */
 export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
@@ -66,7 +66,7 @@ export interface Capture {
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
-  close(): Promise<string>;
+  close(onProgress?: (progress: WriteProgress) => void): Promise<string>;
   /** The HAR path. */
   readonly out: string;
 }
@@ -132,7 +132,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   const recorder = new Recorder(journal, bodyCap, onError);
 
   let closing: Promise<string> | undefined;
-  const close = async (): Promise<string> => {
+  const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {
     recorder.stopped = true;
     journal.close();
     try {
@@ -143,6 +143,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
         complete: true,
         endedAt: now(),
         redactorFor: (header) => redactorFor(header),
+        ...(onProgress ? { onProgress } : {}),
       });
     } catch (err) {
       if (err instanceof CaptureError) throw err;
@@ -177,7 +178,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
       rmSync(paths.journal, { force: true });
       rmSync(paths.bodies, { force: true });
     },
-    close: () => (closing ??= close()),
+    close: (onProgress) => (closing ??= close(onProgress)),
   };
 }
 

@@ -1,6 +1,6 @@
 // bb capture: one recording proxy per --target, until SIGINT/SIGTERM.
 import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -8,6 +8,7 @@ import { isLoopback, parseListen, parseTarget, type ListenAddress, type TargetSp
 import { startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
+import { progressDelay, progressLine, writingText } from '../progress.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindCapture, defaultBbHome, type BoundCapture, type CaptureHandle } from '../../start-capture.js';
@@ -142,7 +143,24 @@ export const captureCommand: BbCommand = {
       if (ticker) clearInterval(ticker);
       clearStatus();
       await adminServer?.close();
-      return Promise.all(handles.map((h) => h.close(Number(argv.grace))));
+      // Finalizing a long capture takes a while: entries written / recorded, on a TTY only.
+      const progress = progressLine({ stream: process.stderr, quiet, afterMs: progressDelay(process.env) });
+      const written = handles.map(() => 0);
+      const totals = handles.map((h) => h.stats().entries);
+      const all = totals.reduce((a, b) => a + b, 0);
+      try {
+        return await Promise.all(
+          handles.map((h, i) =>
+            h.close(Number(argv.grace), (p) => {
+              written[i] = p.entries;
+              const what = handles.length === 1 ? `writing ${basename(h.out)}` : `writing ${handles.length} captures`;
+              progress.update(writingText(what, { ...p, entries: written.reduce((a, b) => a + b, 0) }, all));
+            }),
+          ),
+        );
+      } finally {
+        progress.done();
+      }
     };
     // Every port is bound before any file is made: a start that fails (a port
     // in use, forward mode refused) leaves no capture, journal or folder behind.
