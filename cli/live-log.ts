@@ -69,8 +69,8 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     switch (fact.type) {
       case 'exchange-started': {
         // In forward mode a tunnelled request names only its path: the host is in Host.
-        const host = headerOf(fact.rawHeaders, 'host');
-        const target = options.forward && fact.target.startsWith('/') && host ? originOf(fact.scheme, host) + fact.target : fact.target;
+        const host = options.forward && fact.target.startsWith('/') ? headerOf(fact.rawHeaders, 'host') : undefined;
+        const target = host ? originOf(fact.scheme, host) + fact.target : fact.target;
         const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
         pending.set(fact.exchangeId, { seq, method: fact.method, target, start: fact.time, bytes: 0 });
         break;
