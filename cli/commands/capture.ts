@@ -146,15 +146,14 @@ export const captureCommand: BbCommand = {
       // Finalizing a long capture takes a while: entries written / recorded, on a TTY only.
       const progress = progressLine({ stream: process.stderr, quiet, afterMs: progressDelay(process.env) });
       const written = handles.map(() => 0);
-      const totals = handles.map((h) => h.stats().entries);
-      const all = totals.reduce((a, b) => a + b, 0);
+      const recorded = handles.reduce((sum, h) => sum + h.stats().entries, 0);
       try {
         return await Promise.all(
           handles.map((h, i) =>
             h.close(Number(argv.grace), (p) => {
               written[i] = p.entries;
               const what = handles.length === 1 ? `writing ${basename(h.out)}` : `writing ${handles.length} captures`;
-              progress.update(writingText(what, { ...p, entries: written.reduce((a, b) => a + b, 0) }, all));
+              progress.update(writingText(what, { ...p, entries: written.reduce((a, b) => a + b, 0) }, recorded));
             }),
           ),
         );
