@@ -2,10 +2,10 @@
 // the same machinery `bb capture` runs, for test suites and scripts.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startProxy, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
+import { startProxy, type Fact, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
 import { startForwardProxy } from './proxy/forward.js';
 import { loadOrCreateCa } from './proxy/tls/index.js';
-import { openCapture, type Capture, type RedactConfig } from './capture/index.js';
+import { openCapture, type Capture, type RedactConfig, type WriteProgress } from './capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface StartCaptureOptions {
@@ -59,8 +59,12 @@ export interface CaptureHandle {
   step(name: string): void;
   /** Counts so far. */
   stats(): ReturnType<Capture['stats']>;
+  /** The `_bb.seq` of an exchange under way, by the proxy's exchange id (what the live log shows as #<seq>). */
+  seqOf(exchangeId: number): number | undefined;
+  /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
+  discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
-  close(graceMs?: number): Promise<string>;
+  close(graceMs?: number, onProgress?: (progress: WriteProgress) => void): Promise<string>;
   /** The proxy itself (facts bus, server). */
   proxy: RunningProxy;
 }
@@ -70,8 +74,29 @@ export function defaultBbHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.BB_HOME ? resolve(env.BB_HOME) : join(homedir(), '.bb');
 }
 
-/** Starts a recording proxy in front of `options.target`. */
-export async function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
+/**
+ * A proxy that listens but has created no file yet. Binding every port (each
+ * proxy, the admin endpoint) before any capture file exists means a start
+ * that fails leaves nothing behind. Facts that arrive before `record()` are
+ * kept and recorded then.
+ */
+export interface BoundCapture {
+  /** The proxy's URL. */
+  url: string;
+  /** The capture's label. */
+  label: string;
+  /** The HAR path `record()` will write at close. */
+  out: string;
+  /** The proxy itself. */
+  proxy: RunningProxy;
+  /** Opens the capture files (journal, bodies) and starts recording. */
+  record(): Promise<CaptureHandle>;
+  /** Stops the proxy without recording anything. */
+  close(): Promise<void>;
+}
+
+/** Starts the proxy of a capture (binds its port) without creating any file. */
+export async function bindCapture(options: StartCaptureOptions): Promise<BoundCapture> {
   const label = options.label ?? 'capture';
   const out = resolve(options.out ?? join('captures', `${label}.har`));
   const common = {
@@ -85,9 +110,10 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
     options.mode === 'forward'
       ? await startForwardProxy({ ...common, ca: await loadOrCreateCa(options.bbHome ?? defaultBbHome()), hosts: options.hosts, allowRemote: options.allowRemote })
       : await startProxy({ ...common, target: options.target, changeOrigin: options.changeOrigin });
-  let capture: Capture;
-  try {
-    capture = await openCapture({
+  const early: Fact[] = [];
+  const stopBuffering = proxy.bus.on((fact) => early.push(fact));
+  const record = async (): Promise<CaptureHandle> => {
+    const capture = await openCapture({
       out,
       label,
       target: proxy.target,
@@ -99,22 +125,49 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
       serverHome: options.serverHome,
       onError: options.onRecordingError,
     });
-  } catch (err) {
-    await proxy.close(0);
-    throw err;
-  }
-  proxy.bus.on(capture.listener);
-  let closing: Promise<string> | undefined;
+    stopBuffering();
+    for (const fact of early.splice(0)) capture.listener(fact);
+    proxy.bus.on(capture.listener);
+    let closing: Promise<string> | undefined;
+    return {
+      url: proxy.url,
+      label,
+      out,
+      proxy,
+      step: (name) => capture.step(name),
+      stats: () => capture.stats(),
+      seqOf: (exchangeId) => capture.seqOf(exchangeId),
+      discard: async () => {
+        await proxy.close(0);
+        capture.discard();
+      },
+      close(graceMs = 5_000, onProgress) {
+        closing ??= proxy.close(graceMs).then(() => capture.close(onProgress));
+        return closing;
+      },
+    };
+  };
   return {
     url: proxy.url,
     label,
     out,
     proxy,
-    step: (name) => capture.step(name),
-    stats: () => capture.stats(),
-    close(graceMs = 5_000) {
-      closing ??= proxy.close(graceMs).then(() => capture.close());
-      return closing;
+    record,
+    close: async () => {
+      stopBuffering();
+      early.length = 0;
+      await proxy.close(0);
     },
   };
+}
+
+/** Starts a recording proxy in front of `options.target`. */
+export async function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
+  const bound = await bindCapture(options);
+  try {
+    return await bound.record();
+  } catch (err) {
+    await bound.close();
+    throw err;
+  }
 }

@@ -10,7 +10,7 @@ import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.j
 import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
 import { bbVersion } from './version.js';
-import { writeHarFromJournal } from './writer.js';
+import { writeHarFromJournal, type WriteProgress } from './writer.js';
 
 /** Default per-body cap on recorded bytes: 16 MiB. */
 export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
@@ -61,8 +61,12 @@ export interface Capture {
   step(name: string): void;
   /** Live counts. */
   stats(): CaptureStats;
+  /** The `_bb.seq` of an exchange under way (or of the refused packet just recorded), by proxy exchange id. */
+  seqOf(exchangeId: number): number | undefined;
+  /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
+  discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
-  close(): Promise<string>;
+  close(onProgress?: (progress: WriteProgress) => void): Promise<string>;
   /** The HAR path. */
   readonly out: string;
 }
@@ -128,7 +132,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   const recorder = new Recorder(journal, bodyCap, onError);
 
   let closing: Promise<string> | undefined;
-  const close = async (): Promise<string> => {
+  const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {
     recorder.stopped = true;
     journal.close();
     try {
@@ -139,6 +143,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
         complete: true,
         endedAt: now(),
         redactorFor: (header) => redactorFor(header),
+        ...(onProgress ? { onProgress } : {}),
       });
     } catch (err) {
       if (err instanceof CaptureError) throw err;
@@ -166,7 +171,14 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
       recordingErrors,
       pages: recorder.counts.pages,
     }),
-    close: () => (closing ??= close()),
+    seqOf: (exchangeId) => recorder.startSeq(exchangeId),
+    discard: () => {
+      recorder.stopped = true;
+      journal.close();
+      rmSync(paths.journal, { force: true });
+      rmSync(paths.bodies, { force: true });
+    },
+    close: (onProgress) => (closing ??= close(onProgress)),
   };
 }
 

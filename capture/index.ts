@@ -4,6 +4,7 @@ export { openCapture, journalPaths, redactorFor, DEFAULT_BODY_CAP } from './capt
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
+export type { WriteProgress } from './writer.js';
 export {
   loadRedactKey, parseRedactSpecs, Redactor, DEFAULT_REDACTED_HEADERS, DEFAULT_REDACTED_KEYS, REDACT_KEY_FILE,
 } from './redact.js';

@@ -26,7 +26,8 @@
 //   {"r":"fail","x","ts","seq","err","resp"?}  upstream failed; resp =  } synchronous write call before
 //                                        bb's own response {st,sm,h,o?,n,w}  the proxy sends the last byte
 //   {"r":"abort","x","ts","seq","by","phase","err"?}  a side hung up  }
-//   {"r":"cerr","x","c","ts","seq","err","raw"?,"resp"?,"page"?}  bytes that never became a request
+//   {"r":"cerr","x","c","ts","seq","err","raw"?,"resp"?,"page"?,"host"?}  bytes that never became a request
+//                                    (host: the CONNECT host:port of a TLS handshake the client refused)
 //                                        (raw = {o?,n,w} of the refused packet)
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
 //   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"page"?}
@@ -94,7 +95,7 @@ export interface AbortRecord {
   r: 'abort'; x: number; ts: number; seq: number; by: 'client' | 'upstream'; phase: string; err?: FailureInfo;
 }
 export interface ClientErrorRecord {
-  r: 'cerr'; x: number; c: string; ts: number; seq: number; err: FailureInfo; raw?: BodySlice; resp?: SyntheticRef; page?: string;
+  r: 'cerr'; x: number; c: string; ts: number; seq: number; err: FailureInfo; raw?: BodySlice; resp?: SyntheticRef; page?: string; host?: string;
 }
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface WsMessageRecord extends BodySlice {

@@ -8,6 +8,8 @@ import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
 interface OpenExchange {
   reqRecorded: number;
   resRecorded: number;
+  /** The exchange's `_bb.seq` (taken when its request arrived). */
+  seq: number;
 }
 
 /** Live counts for Capture.stats(). */
@@ -25,6 +27,8 @@ export class Recorder {
   private seq = 0;
   private readonly open = new Map<number, OpenExchange>();
   private page: string | undefined;
+  /** The last refused packet (a one-record exchange) and its seq, for startSeq. */
+  private lastRefused = { x: -1, seq: 0 };
   /** Live counts. */
   readonly counts: RecorderCounts = { entries: 0, webSocketMessages: 0, pages: 0 };
   /** Set once the capture closes: later facts are ignored. */
@@ -39,6 +43,14 @@ export class Recorder {
   /** Exchanges begun and not yet ended. */
   get inFlight(): number {
     return this.open.size;
+  }
+
+  /**
+   * The seq an open exchange (or the refused packet just recorded) got: the
+   * `#<seq>` people read everywhere (live log, bb show, bb frames).
+   */
+  startSeq(exchangeId: number): number | undefined {
+    return this.open.get(exchangeId)?.seq ?? (this.lastRefused.x === exchangeId ? this.lastRefused.seq : undefined);
   }
 
   /** Begins a new page; later entries and WS messages carry its id. */
@@ -64,10 +76,11 @@ export class Recorder {
     const j = this.journal;
     switch (fact.type) {
       case 'exchange-started': {
-        this.open.set(fact.exchangeId, { reqRecorded: 0, resRecorded: 0 });
+        const seq = ++this.seq;
+        this.open.set(fact.exchangeId, { reqRecorded: 0, resRecorded: 0, seq });
         this.counts.entries++;
         j.appendRecord({
-          r: 'start', x: fact.exchangeId, seq: ++this.seq, c: fact.connectionId, ts: fact.time,
+          r: 'start', x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: fact.target, v: fact.httpVersion,
           h: fact.rawHeaders, up: fact.upstream, upg: fact.upgrade,
           ...(this.page ? { page: this.page } : {}),
@@ -120,11 +133,13 @@ export class Recorder {
         return;
       case 'client-error':
         this.counts.entries++;
+        this.lastRefused = { x: fact.exchangeId, seq: ++this.seq };
         j.appendRecord({
-          r: 'cerr', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, seq: ++this.seq, err: fact.error,
+          r: 'cerr', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, seq: this.lastRefused.seq, err: fact.error,
           ...(fact.rawPacket ? { raw: this.appendCapped(fact.rawPacket, 0) } : {}),
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
           ...(this.page ? { page: this.page } : {}),
+          ...(fact.authority ? { host: fact.authority } : {}),
         });
         j.flushNow();
         return;

@@ -5,7 +5,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor, journalPaths } from './capture.js';
 import { CaptureError } from './errors.js';
-import { writeHarFromJournal } from './writer.js';
+import { writeHarFromJournal, type WriteProgress } from './writer.js';
 
 /** How recovery went. */
 export interface RecoverResult {
@@ -25,6 +25,8 @@ export interface RecoverOptions {
   force?: boolean;
   /** bb home whose redaction key is used when the journal's own key file is gone. */
   bbHome?: string;
+  /** Told how far the writing is (a long journal shows progress). */
+  onProgress?: (progress: WriteProgress) => void;
 }
 
 /** Writes `<out>` from `<out>.journal` (either path may be given), complete: false. */
@@ -49,6 +51,7 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
       out,
       complete: false,
       redactorFor: (header) => redactorFor(header, opts.bbHome),
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     });
   } catch (err) {
     if (err instanceof CaptureError) throw err;

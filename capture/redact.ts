@@ -6,8 +6,8 @@
 // capture, so diffs keep working while values stay out of the files.
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
 import { createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, openSync, readFileSync, writeSync, closeSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /** Extra names to redact on top of the built-in lists (all matched case-insensitively, whole names). */
 export interface RedactConfig {
@@ -43,26 +43,40 @@ export function loadRedactKey(bbHome: string): Buffer {
 export function loadRedactKeyFile(path: string, create: boolean): Buffer {
   if (!existsSync(path)) {
     if (!create) throw new Error(`redaction key ${path} is missing`);
-    const dir = join(path, '..');
-    if (!existsSync(dir)) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      chmodSync(dir, 0o700);
-    }
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeSync(fd, randomBytes(32).toString('hex') + '\n');
-      } finally {
-        closeSync(fd);
-      }
-    } catch (err) {
-      // Another capture created it first: use theirs.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
+    createKeyFile(path);
   }
   const hex = readFileSync(path, 'utf8').trim();
   if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`redaction key ${path} is not 64 hex digits`);
   return Buffer.from(hex, 'hex');
+}
+
+// Written whole under a temporary name, then linked into place: link fails
+// when the key exists, so of several captures starting at once on a fresh
+// home one wins and the others read its key, never a half-written file.
+function createKeyFile(path: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+  }
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(32).toString('hex') + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, path);
+    } catch (err) {
+      // Another capture made it first: use theirs.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 /** Parses CLI/config specs like `header:X-Token`, `query:sig`, `json:session_key` into a RedactConfig. */

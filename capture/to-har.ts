@@ -316,12 +316,18 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
   return { type: m.d, time: m.ts / 1000, opcode: m.op, data, _bb: bb };
 }
 
+/** `https://host` from a CONNECT authority (`host:443` → `https://host`). */
+function httpsOrigin(authority: string): string {
+  return `https://${authority.endsWith(':443') ? authority.slice(0, -4) : authority}`;
+}
+
 /** A refused packet (Node's parser said no) as an entry of its own. */
 function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry {
   const notes: string[] = [];
   const raw = rec.raw ? gather([rec.raw], ctx, notes).bytes : undefined;
   const parsed = parseRefusedPacket(raw);
-  const origin = ctx.fallbackOrigin.replace(/\/+$/, '');
+  // A forward-mode TLS handshake the client refused is listed under the host it was for.
+  const origin = rec.host ? httpsOrigin(rec.host) : ctx.fallbackOrigin.replace(/\/+$/, '');
   const request = parsed
     ? buildRequestHead(parsed.method, requestUrl(origin.startsWith('https') ? 'https' : 'http', parsed.target, parsed.rawHeaders, origin).url, parsed.httpVersion, parsed.rawHeaders, ctx)
     : buildRequestHead('-', origin + '/', '1.1', [], ctx);

@@ -5,7 +5,7 @@
 // after the entries. Writes `<out>.tmp`, fsyncs, then renames: a reader never
 // sees half a file.
 import { createReadStream } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
@@ -30,7 +30,22 @@ export interface WriteHarOptions {
   redactorFor: (header: HeaderRecord) => Redactor | undefined;
   /** endedDateTime; defaults to the last record's time. */
   endedAt?: number;
+  /** Told how far the writing is, every few hundred entries and at the end (a long finalize or recover shows progress). */
+  onProgress?: (progress: WriteProgress) => void;
 }
+
+/** How far writing a HAR is. */
+export interface WriteProgress {
+  /** Entries written so far. */
+  entries: number;
+  /** Journal bytes read so far. */
+  journalBytesRead: number;
+  /** The journal's size when writing began. */
+  journalBytes: number;
+}
+
+/** Entries between two progress reports. */
+const PROGRESS_EVERY = 256;
 
 /** What was written. */
 export interface WriteHarResult {
@@ -73,7 +88,10 @@ export async function writeHarFromJournal(opts: WriteHarOptions): Promise<WriteH
 }
 
 async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number | undefined): Promise<WriteHarResult> {
-  const lines = createInterface({ input: createReadStream(opts.journalPath), crlfDelay: Infinity });
+  const input = createReadStream(opts.journalPath);
+  const journalBytes = opts.onProgress ? (await stat(opts.journalPath)).size : 0;
+  const progress = (): void => opts.onProgress?.({ entries: result.entries, journalBytesRead: input.bytesRead, journalBytes });
+  const lines = createInterface({ input, crlfDelay: Infinity });
   let header: HeaderRecord | undefined;
   let ctx: Parameters<typeof buildEntry>[1] | undefined;
   const open = new Map<number, ExchangeRecords>();
@@ -88,6 +106,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
     out.write((first ? '\n' : ',\n') + JSON.stringify(entry));
     first = false;
     result.entries++;
+    if (result.entries % PROGRESS_EVERY === 0) progress();
   };
 
   for await (const line of lines) {
@@ -167,6 +186,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
     ...(header.serverHome !== undefined ? { serverHome: header.serverHome } : {}),
     ...(opts.complete ? {} : { recovered: { droppedRecords: result.dropped, openExchanges: result.open } }),
   };
+  progress();
   out.write(`${first ? '' : '\n'}],"pages":${JSON.stringify(pages)},"_bb":${JSON.stringify(bb)}}}\n`);
   return result;
 }

@@ -16,7 +16,8 @@ export function isLoopback(host: string): boolean {
 /** Parses "127.0.0.1:8080", "[::1]:8080", ":8080" or "8080" (host defaults to 127.0.0.1). */
 export function parseListen(value: string, flag = '--listen'): ListenAddress {
   const text = String(value).trim();
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*))?:?(\d+)$/.exec(text) ?? /^\[([^\]]+)\]:(\d+)$/.exec(text);
+  // A bare port ("8085") or ":8085" means 127.0.0.1; otherwise host:port, with the colon required.
+  const m = /^:?(\d+)$/.exec(text) ? [text, undefined, undefined, text.replace(/^:/, '')] : /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
   if (!m) throw new UsageError(`${flag} needs host:port like 127.0.0.1:8080 (or just a port), got '${text}'`, 'BB_BAD_LISTEN');
   const host = m[1] || m[2] || '127.0.0.1';
   const port = Number(m[3]);

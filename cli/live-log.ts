@@ -1,8 +1,10 @@
 // The live output of `bb capture`: one line per finished exchange (id,
 // method, path, status, size, duration), and a running count on a TTY.
-import type { Fact, FactListener } from '../proxy/index.js';
+import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener } from '../proxy/index.js';
 
 interface Pending {
+  /** The exchange's `_bb.seq` when known (else the proxy's exchange id). */
+  seq: number;
   method: string;
   target: string;
   start: number;
@@ -27,6 +29,22 @@ export interface LiveLogOptions {
   color: boolean;
   /** How a request target is shown (bb capture redacts secret query values here as in the HAR). */
   showTarget?: (target: string) => string;
+  /** The capture's seq for a proxy exchange id, so the log says `#<seq>` as bb show and bb frames do. */
+  seqOf?: (exchangeId: number) => number | undefined;
+  /** Forward mode: show each request's full URL (scheme and host), not only its path. */
+  forward?: boolean;
+}
+
+/** The header's value (first, case-insensitive) in a raw [name, value, ...] list. */
+function headerOf(rawHeaders: string[], name: string): string | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
+  return undefined;
+}
+
+/** `https://api.test:443` → `https://api.test` (the default port is not written). */
+function originOf(scheme: string, authority: string): string {
+  const defaultPort = scheme === 'https' ? ':443' : ':80';
+  return `${scheme}://${authority.endsWith(defaultPort) ? authority.slice(0, -defaultPort.length) : authority}`;
 }
 
 /** A fact listener that prints one line per finished exchange; state is dropped as each ends. */
@@ -39,19 +57,24 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     const code = s >= 500 || Number.isNaN(s) ? 31 : s >= 400 ? 33 : s >= 300 ? 36 : 32;
     return `\x1b[${code}m${text}\x1b[0m`;
   };
-  const line = (id: number, p: Pending, status: string, note = ''): void => {
+  const line = (p: Pending, status: string, note = ''): void => {
     finished++;
     const ms = Math.round(performance.timeOrigin + performance.now() - p.start);
     const prefix = options.label ? `${options.label} ` : '';
     const target = options.showTarget ? options.showTarget(p.target) : p.target;
     const path = target.length > 80 ? target.slice(0, 77) + '...' : target;
-    options.write(`${prefix}#${id} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
+    options.write(`${prefix}#${p.seq} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
   };
   const listener = (fact: Fact): void => {
     switch (fact.type) {
-      case 'exchange-started':
-        pending.set(fact.exchangeId, { method: fact.method, target: fact.target, start: fact.time, bytes: 0 });
+      case 'exchange-started': {
+        // In forward mode a tunnelled request names only its path: the host is in Host.
+        const host = options.forward && fact.target.startsWith('/') ? headerOf(fact.rawHeaders, 'host') : undefined;
+        const target = host ? originOf(fact.scheme, host) + fact.target : fact.target;
+        const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
+        pending.set(fact.exchangeId, { seq, method: fact.method, target, start: fact.time, bytes: 0 });
         break;
+      }
       case 'response-started': {
         const p = pending.get(fact.exchangeId);
         if (p) p.status = fact.statusCode;
@@ -69,14 +92,14 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
       }
       case 'upgrade-closed': {
         const p = pending.get(fact.exchangeId);
-        if (p) line(fact.exchangeId, p, String(p.status ?? 101), ' (websocket closed)');
+        if (p) line(p, String(p.status ?? 101), ' (websocket closed)');
         pending.delete(fact.exchangeId);
         break;
       }
       case 'exchange-completed': {
         const p = pending.get(fact.exchangeId);
         if (p && !(p.status === 101)) {
-          line(fact.exchangeId, p, String(p.status ?? '-'));
+          line(p, String(p.status ?? '-'));
           pending.delete(fact.exchangeId);
         }
         break;
@@ -85,19 +108,24 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
         const p = pending.get(fact.exchangeId);
         // The client got bb's own response, or (once the response had started) the server's status cut short.
         if (p && fact.response) p.bytes += fact.response.body.length;
-        if (p) line(fact.exchangeId, p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code})`);
+        // An upstream certificate bb cannot verify: say which flags fix it.
+        const fix = isVerifyFailure(fact.error.code) ? `: ${UPSTREAM_VERIFY_HINT}` : '';
+        if (p) line(p, String(fact.response?.statusCode ?? p.status ?? 502), ` (bb: ${fact.error.code}${fix})`);
         pending.delete(fact.exchangeId);
         break;
       }
       case 'exchange-aborted': {
         const p = pending.get(fact.exchangeId);
-        if (p) line(fact.exchangeId, p, String(p.status ?? '-'), ` (aborted by ${fact.by})`);
+        if (p) line(p, String(p.status ?? '-'), ` (aborted by ${fact.by})`);
         pending.delete(fact.exchangeId);
         break;
       }
       case 'client-error': {
-        const p: Pending = { method: '-', target: '(unparseable request)', start: fact.time, bytes: 0 };
-        line(fact.exchangeId, p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code})`);
+        const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
+        // A forward-mode TLS handshake the client refused names the host it was for, and what to do.
+        const target = fact.authority ? `${originOf('https', fact.authority)}/` : '(unparseable request)';
+        const p: Pending = { seq, method: '-', target, start: fact.time, bytes: 0 };
+        line(p, String(fact.response?.statusCode ?? '-'), ` (${fact.error.code}${fact.hint ? `: ${fact.hint}` : ''})`);
         break;
       }
       default:

@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.js';
 import { isUserError, UsageError } from './errors.js';
+import { bbUsageMessage, unknownCommand } from './usage.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -45,17 +46,27 @@ function checkFlagValues(args: Record<string, unknown>, declared: DeclaredOption
   }
 }
 
+/** The flags of the command yargs was parsing (the third argument of .fail() is its usage object, whatever its types say). */
+function declaredFlags(instance: unknown): string[] {
+  const usage = instance as { getDescriptions?: () => Record<string, unknown> } | undefined;
+  return Object.keys(usage?.getDescriptions?.() ?? {});
+}
+
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
+  const wanted = argv.find((a) => !a.startsWith('-'));
   const parser = yargs(argv)
     .scriptName('bb')
     .version(pkg.version)
     .strict()
     .demandCommand(1, 'bb needs a command: try bb --help')
     .exitProcess(false)
-    .fail((msg, err) => {
+    .fail((msg, err, instance) => {
       // yargs would otherwise run the handler anyway with missing arguments.
       const line = String(msg).replace(/\s*\n\s*/g, ' ');
+      // Missing arguments and misspelt flags, in bb's words (the flags known are the running command's).
+      const said = err ? undefined : bbUsageMessage(line, wanted, argv, declaredFlags(instance));
+      if (said !== undefined) throw new UsageError(said, 'BB_USAGE');
       throw err ?? Object.assign(new Error(line.includes('bb --help') ? line : `${line} (see bb --help)`), { exitCode: 2, code: 'BB_USAGE' });
     })
     .wrap(Math.min(100, process.stdout.columns || 100))
@@ -63,7 +74,9 @@ async function main(argv: string[]): Promise<number> {
     .middleware(((args: Record<string, unknown>, y: { getOptions(): DeclaredOptions }) => checkFlagValues(args, y.getOptions(), argv)) as unknown as MiddlewareFunction);
   // Only the command being run is loaded (its module graph is what costs at start-up);
   // the others are listed by name and description for --help.
-  const wanted = argv.find((a) => !a.startsWith('-'));
+  if (wanted !== undefined && argv[0] === wanted && !commands.some((c) => c.name === wanted)) {
+    throw new UsageError(unknownCommand(wanted, commands.map((c) => c.name)), 'BB_UNKNOWN_COMMAND');
+  }
   for (const lazy of commands) {
     if (lazy.name === wanted) {
       const cmd = await lazy.load();

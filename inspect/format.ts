@@ -100,7 +100,7 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
 /** The heading line of one connection. */
 export function connectionHeading(c: WsConnectionView, style: Style, total: number): string {
   const count = total === c.messages.length ? `${total} messages` : `${c.messages.length} of ${total} messages`;
-  return paint(style, 'bold', `connection ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 40))}  (entry ${c.entry}, ${count})`;
+  return paint(style, 'bold', `connection ${c.id}`) + `  #${c.exchange}  ${clip(c.url, Math.max(20, style.width - 40))}  (${count})`;
 }
 
 /** The lines of `bb frames` for some connections. */
@@ -123,7 +123,7 @@ export function timelineText(events: TimelineEvent[], style: Style): string[] {
     const what = ev.kind === 'request'
       ? `${paint(style, 'yellow', 'http')} ${ev.method} ${ev.url}`
       : `${paint(style, 'yellow', 'http')} ${statusText(ev.status, style)} ${ev.method} ${ev.url}`;
-    const head = `${seq} ${'#' + String(ev.entry).padEnd(5)} ${formatOffset(ev.time, start).padStart(11)} ${ev.kind === 'request' ? '▶' : '◀'} `;
+    const head = `${seq} ${'#' + String(ev.exchange).padEnd(5)} ${formatOffset(ev.time, start).padStart(11)} ${ev.kind === 'request' ? '▶' : '◀'} `;
     return head + clip(what, Math.max(10, style.width - visibleLength(head)));
   });
 }
@@ -139,9 +139,9 @@ function statusText(status: number, style: Style): string {
 
 /** The lines of `bb show`: a header and one line per entry; times since the capture's first entry. */
 export function showText(rows: EntryRow[], since: number, style: Style): string[] {
-  const header = ['seq', 'time', 'method', 'status', 'size', 'wire', 'ms', 'page', 'ws', 'url'];
+  const header = ['#', 'time', 'method', 'status', 'size', 'wire', 'ms', 'page', 'ws', 'url'];
   const table = rows.map((r) => [
-    r.seq !== undefined ? String(r.seq) : '-',
+    `#${r.seq ?? r.entry}`,
     formatOffset(r.time, since),
     r.method,
     r.error ? `${r.status}!` : String(r.status),
@@ -158,7 +158,7 @@ export function showText(rows: EntryRow[], since: number, style: Style): string[
   const render = (cells: string[], isHeader: boolean): string => {
     const fixed = cells.slice(0, -1).map((c, i) => {
       const text = clip(c, widths[i]!);
-      const padded = i === 2 || i === 7 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!);
+      const padded = i === 0 || i === 2 || i === 7 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!);
       if (isHeader) return paint(style, 'dim', padded);
       if (i === 3 && (cells[3]!.endsWith('!') || Number(cells[3]) >= 400)) return paint(style, 'red', padded);
       return i === 0 ? paint(style, 'dim', padded) : padded;

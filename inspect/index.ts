@@ -8,6 +8,7 @@ export {
 export {
   framesText, timelineText, showText, messageLine, preview, escapeControls, formatSize, formatOffset, clip, type Style,
 } from './format.js';
+export { exchangeText, bodyLines, findExchange, isExchangeName, exchangeNumber } from './exchange.js';
 export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-tail.js';
 export {
   framesDiagram, filterConnectionsByPage, filterTimelineByPage,

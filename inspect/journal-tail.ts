@@ -15,6 +15,7 @@ import {
 import type { Redactor } from '../capture/redact.js';
 
 /** One followed event: a WebSocket message (or error row), or an HTTP request/response when asked. */
+// `exchange` is the exchange's name, `#<exchange>`: the seq its request got (its `_bb.seq` in the HAR).
 export type FollowedEvent =
   | { kind: 'ws'; connection: string; exchange: number; url: string; openedAt: number; message: HarWebSocketMessage }
   | { kind: 'request'; connection: string; exchange: number; seq: number; time: number; method: string; url: string }
@@ -74,7 +75,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
         const url = urlOf(rec);
         exchanges.set(rec.x, { start: rec, url, openedAt: rec.ts / 1000 });
         if (opts.http) {
-          opts.onEvent({ kind: 'request', connection: rec.c, exchange: rec.x, seq: rec.seq, time: rec.ts / 1000, method: rec.method, url });
+          opts.onEvent({ kind: 'request', connection: rec.c, exchange: rec.seq, seq: rec.seq, time: rec.ts / 1000, method: rec.method, url });
         }
         return;
       }
@@ -94,7 +95,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
         const ex = exchanges.get(rec.x);
         if (opts.http && ex) {
           const status = rec.r === 'fail' ? (rec.resp?.st ?? 0) : (ex.status ?? 0);
-          opts.onEvent({ kind: 'response', exchange: rec.x, seq: rec.seq, time: rec.ts / 1000, method: ex.start.method, url: ex.url, status });
+          opts.onEvent({ kind: 'response', exchange: ex.start.seq, seq: rec.seq, time: rec.ts / 1000, method: ex.start.method, url: ex.url, status });
         }
         if (rec.r !== 'done' || !ex?.start.upg) exchanges.delete(rec.x);
         return;
@@ -106,7 +107,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
         opts.onEvent({
           kind: 'ws',
           connection: ex?.start.c ?? String(rec.x),
-          exchange: rec.x,
+          exchange: ex?.start.seq ?? rec.x,
           url: ex?.url ?? '',
           openedAt: ex?.openedAt ?? rec.ts / 1000,
           message,

@@ -13,8 +13,10 @@ export interface WsConnectionView {
   id: string;
   /** The upgrade request's URL. */
   url: string;
-  /** Index of the upgrade entry in `log.entries`. */
+  /** Index of the upgrade entry in `log.entries` (shown only in --json). */
   entry: number;
+  /** The upgrade exchange's name, `#<exchange>`: its `_bb.seq`, else the entry index. */
+  exchange: number;
   /** When the upgrade request started, epoch seconds. */
   openedAt: number;
   /** Its messages in order (HAR's own objects). */
@@ -57,8 +59,8 @@ export interface EntryRow {
 
 /** One event of the timeline, in total order. */
 export type TimelineEvent =
-  | { kind: 'request'; entry: number; seq?: number; time: number; method: string; url: string; status: number; page?: string }
-  | { kind: 'response'; entry: number; seq?: number; time: number; method: string; url: string; status: number }
+  | { kind: 'request'; entry: number; exchange: number; seq?: number; time: number; method: string; url: string; status: number; page?: string }
+  | { kind: 'response'; entry: number; exchange: number; seq?: number; time: number; method: string; url: string; status: number }
   | { kind: 'ws'; entry: number; connection: string; url: string; message: HarWebSocketMessage };
 
 /** Opcode names, as `--opcode` takes them. */
@@ -129,14 +131,14 @@ export function wsConnections(har: Har): WsConnectionView[] {
     const messages = sorted(
       (entry._webSocketMessages ?? []).map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })),
     );
-    conns.push({ id, url: entry.request.url, entry: index, openedAt: isoToSeconds(entry.startedDateTime), messages });
+    conns.push({ id, url: entry.request.url, entry: index, exchange: seqOf(entry) ?? index, openedAt: isoToSeconds(entry.startedDateTime), messages });
   }
   return conns;
 }
 
 /** What `bb frames` keeps. */
 export interface FrameFilter {
-  /** A connection id or entry index. */
+  /** A connection id, `#<exchange>` of its upgrade, or entry index. */
   conn?: string;
   /** A glob over the URL (`*` any run, `?` one character). */
   url?: string;
@@ -153,8 +155,8 @@ function filtersMessages(f: FrameFilter): boolean {
 }
 
 /** True when a connection passes the connection-level filters. */
-export function connectionMatches(conn: { id: string; url: string; entry?: number }, f: FrameFilter): boolean {
-  if (f.conn !== undefined && f.conn !== conn.id && f.conn !== String(conn.entry)) return false;
+export function connectionMatches(conn: { id: string; url: string; entry?: number; exchange?: number }, f: FrameFilter): boolean {
+  if (f.conn !== undefined && f.conn !== conn.id && f.conn !== String(conn.entry) && f.conn !== `#${conn.exchange}`) return false;
   if (f.url !== undefined && !globToRegExp(f.url).test(conn.url)) return false;
   return true;
 }
@@ -282,8 +284,9 @@ export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] 
   har.log.entries.forEach((e, index) => {
     if (url && !url.test(e.request.url)) return;
     const started = isoToSeconds(e.startedDateTime);
+    const exchange = seqOf(e) ?? index;
     const request: TimelineEvent = {
-      kind: 'request', entry: index, time: started, method: e.request.method, url: e.request.url, status: e.response.status,
+      kind: 'request', entry: index, exchange, time: started, method: e.request.method, url: e.request.url, status: e.response.status,
     };
     const seq = seqOf(e);
     if (seq !== undefined) request.seq = seq;
@@ -293,7 +296,7 @@ export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] 
       const done = started + e.time / 1000;
       const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
       const response: TimelineEvent = {
-        kind: 'response', entry: index, time: done, method: e.request.method, url: e.request.url, status: e.response.status,
+        kind: 'response', entry: index, exchange, time: done, method: e.request.method, url: e.request.url, status: e.response.status,
       };
       if (seqEnd !== undefined) response.seq = seqEnd;
       keyed.push({ item: response, seq: seqEnd, time: done, pos: pos++ });

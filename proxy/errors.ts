@@ -25,13 +25,23 @@ const SENTENCES: Record<string, string> = {
   EHOSTUNREACH: 'the upstream host is unreachable',
 };
 
+/** What to do when bb cannot verify an upstream's certificate: the flags that fix it. */
+export const UPSTREAM_VERIFY_HINT = "trust the upstream's CA with --upstream-ca FILE, or skip verification with --insecure-upstream";
+
+const UPSTREAM_VERIFY_SENTENCE = `bb could not verify the upstream's certificate: ${UPSTREAM_VERIFY_HINT}`;
+
+/** True for the codes Node gives when an upstream's certificate fails verification (unknown CA, expired, wrong name). */
+export function isVerifyFailure(code: string): boolean {
+  return /^UNABLE_TO_|^CERT_|^DEPTH_ZERO_SELF_SIGNED|^SELF_SIGNED_CERT|^ERR_TLS_CERT_ALTNAME_INVALID$/.test(code);
+}
+
 /** Turns a Node error from the upstream side into a FailureInfo. */
 export function classifyUpstreamError(err: NodeJS.ErrnoException, phase: FailureInfo['phase'], firstBytes?: Buffer): FailureInfo {
   let code = err.code ?? 'BB_UPSTREAM_ERROR';
   if (code.startsWith('HPE_') && firstBytes && looksLikeHttp2(firstBytes)) code = 'BB_UPSTREAM_HTTP2';
   if (code === 'ECONNRESET' && err.message === 'socket hang up') code = 'BB_UPSTREAM_CLOSED';
   if (/^ERR_TLS_|^UNABLE_TO_|^CERT_|^DEPTH_ZERO|^SELF_SIGNED|^ERR_SSL/.test(code)) phase = 'tls';
-  const sentence = SENTENCES[code] ?? (code.startsWith('HPE_') ? 'the upstream sent a response bb cannot parse as HTTP/1.1' : err.message);
+  const sentence = SENTENCES[code] ?? (isVerifyFailure(code) ? UPSTREAM_VERIFY_SENTENCE : code.startsWith('HPE_') ? 'the upstream sent a response bb cannot parse as HTTP/1.1' : err.message);
   return { code, message: sentence === err.message ? sentence : `${sentence} (${err.message})`, phase };
 }
 

@@ -155,6 +155,10 @@ export interface ClientErrored {
   rawPacket?: Buffer;
   /** What bb wrote back (400/431/...), absent when the socket was just closed. */
   response?: SyntheticResponse;
+  /** Forward mode: the CONNECT host:port whose TLS handshake the client refused. */
+  authority?: string;
+  /** What the user can do about it, one short clause ("the client does not trust bb's CA: bb ca trust-info"). */
+  hint?: string;
 }
 
 /** The upstream answered an upgrade request with 101 and bytes now flow both ways. */

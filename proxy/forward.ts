@@ -237,7 +237,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   // The client refused bb's certificate (or hung up mid-handshake): one bad exchange, like a parse failure.
   function recordHandshakeFailure(connectionId: string, target: TunnelTarget, err: NodeJS.ErrnoException): void {
     const code = err.code ?? 'BB_CLIENT_TLS';
-    const hint = /ALERT|CERT/i.test(code) ? ' (does the client trust bb\'s CA? see bb ca trust-info)' : '';
+    const hint = /ALERT|CERT/i.test(code) ? "the client does not trust bb's CA: bb ca trust-info" : undefined;
     // OpenSSL errors carry a short `reason` ("tlsv1 alert unknown ca") beside a long multi-line message.
     const reason = (err as { reason?: string }).reason ?? err.message.split('\n')[0];
     bus.emit({
@@ -245,7 +245,9 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
       connectionId,
       exchangeId: proxy.nextExchangeId(),
       time: now(),
-      error: { code, message: `TLS with the client for ${target.authority} failed: ${reason}${hint}`, phase: 'tls' },
+      error: { code, message: `TLS with the client for ${target.authority} failed: ${reason}${hint ? ` (${hint})` : ''}`, phase: 'tls' },
+      authority: target.authority,
+      ...(hint ? { hint } : {}),
     });
   }
 

@@ -3,7 +3,7 @@ export { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
 export { FactBus, now, type Fact, type FactListener } from './events.js';
 export type * from './events.js';
 export { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
-export { ProxyConfigError } from './errors.js';
+export { ProxyConfigError, isVerifyFailure, UPSTREAM_VERIFY_HINT } from './errors.js';
 export type { UpgradeTap } from './upgrade.js';
 export { startForwardProxy, hostMatcher, type ForwardProxyOptions, type RunningForwardProxy } from './forward.js';
 export { loadOrCreateCa, createLeafFactory, CaError, type Ca, type LeafFactory } from './tls/index.js';

@@ -1,16 +1,17 @@
 // bb capture: one recording proxy per --target, until SIGINT/SIGTERM.
 import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { isLoopback, parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
-import { startAdmin, type AdminServer } from '../admin.js';
+import { startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
+import { progressDelay, progressLine, writingText } from '../progress.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
-import { defaultBbHome, startCapture, type CaptureHandle } from '../../start-capture.js';
+import { bindCapture, defaultBbHome, type BoundCapture, type CaptureHandle } from '../../start-capture.js';
 import { loadRedactKey, Redactor } from '../../capture/index.js';
 
 /** "1 entry", "2 entries". */
@@ -45,6 +46,9 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   const labels = specs.map((s, i) => s.label ?? (specs.length === 1 ? 'capture' : `target${i + 1}`));
   const dup = labels.find((l, i) => labels.indexOf(l) !== i);
   if (dup) throw new UsageError(`two targets are labelled '${dup}': labels name the capture files, so each must be unique`, 'BB_BAD_TARGET');
+  if (out !== undefined && specs.length > 1 && /\.har$/i.test(out)) {
+    throw new UsageError(`with ${specs.length} targets --out is a folder (one <label>.har each), got '${out}': give a folder like --out captures/`, 'BB_BAD_OUT');
+  }
   const asDir = out !== undefined && (specs.length > 1 || out.endsWith('/') || (existsSync(out) && statSync(out).isDirectory()));
   const plans = specs.map((target, i) => ({
     label: labels[i],
@@ -139,57 +143,94 @@ export const captureCommand: BbCommand = {
       if (ticker) clearInterval(ticker);
       clearStatus();
       await adminServer?.close();
-      return Promise.all(handles.map((h) => h.close(Number(argv.grace))));
+      // Finalizing a long capture takes a while: entries written / recorded, on a TTY only.
+      const progress = progressLine({ stream: process.stderr, quiet, afterMs: progressDelay(process.env) });
+      const written = handles.map(() => 0);
+      const recorded = handles.reduce((sum, h) => sum + h.stats().entries, 0);
+      try {
+        return await Promise.all(
+          handles.map((h, i) =>
+            h.close(Number(argv.grace), (p) => {
+              written[i] = p.entries;
+              const what = handles.length === 1 ? `writing ${basename(h.out)}` : `writing ${handles.length} captures`;
+              progress.update(writingText(what, { ...p, entries: written.reduce((a, b) => a + b, 0) }, recorded));
+            }),
+          ),
+        );
+      } finally {
+        progress.done();
+      }
     };
+    // Every port is bound before any file is made: a start that fails (a port
+    // in use, forward mode refused) leaves no capture, journal or folder behind.
+    const bound: BoundCapture[] = [];
+    const adminTargets: AdminTarget[] = [];
     try {
       for (const plan of plans) {
-        const handle = await startCapture({
-          target: plan.target.url,
-          label: plan.label,
-          out: plan.out,
-          force: Boolean(argv.force),
-          listen: plan.listen,
-          redact,
-          bodyCap,
-          bbHome,
-          serverHome: argv['server-home'] as string | undefined,
-          xfwd: Boolean(argv.xfwd),
-          changeOrigin: Boolean(argv['change-origin']),
-          connectTimeoutMs: Number(argv['connect-timeout']),
-          upstreamTimeoutMs: Number(argv['upstream-timeout']),
-          upstreamTls,
-          ...(fwd.forward ? { mode: 'forward' as const, hosts: fwd.hosts, allowRemote: fwd.allowRemote } : {}),
-          onRecordingError: (err) => {
-            recordingErrors++;
-            if (recordingErrors <= 5 || recordingErrors % 1000 === 0) {
-              process.stderr.write(`bb: RECORDING FAILED for ${plan.label} (${recordingErrors} so far): ${err.message}; traffic keeps flowing\n`);
-            }
-          },
-        });
-        handles.push(handle);
-        // Warned once listening: a refused bind (forward mode without --allow-remote) stays one line.
-        if (!isLoopback(plan.listen.host)) {
-          process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
-        }
-        if (!quiet) {
-          handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, showTarget, write: (l) => {
-              clearStatus();
-              process.stdout.write(l + '\n');
-            } }));
-        }
-        const upstreamText = fwd.forward ? `forward proxy (clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info)` : plan.target.url;
-        process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
+        bound.push(
+          await bindCapture({
+            target: plan.target.url,
+            label: plan.label,
+            out: plan.out,
+            force: Boolean(argv.force),
+            listen: plan.listen,
+            redact,
+            bodyCap,
+            bbHome,
+            serverHome: argv['server-home'] as string | undefined,
+            xfwd: Boolean(argv.xfwd),
+            changeOrigin: Boolean(argv['change-origin']),
+            connectTimeoutMs: Number(argv['connect-timeout']),
+            upstreamTimeoutMs: Number(argv['upstream-timeout']),
+            upstreamTls,
+            ...(fwd.forward ? { mode: 'forward' as const, hosts: fwd.hosts, allowRemote: fwd.allowRemote } : {}),
+            onRecordingError: (err) => {
+              recordingErrors++;
+              if (recordingErrors <= 5 || recordingErrors % 1000 === 0) {
+                process.stderr.write(`bb: RECORDING FAILED for ${plan.label} (${recordingErrors} so far): ${err.message}; traffic keeps flowing\n`);
+              }
+            },
+          }),
+        );
       }
-      if (admin) {
-        adminServer = await startAdmin(admin, handles.map((h) => ({ label: h.label, url: h.url, out: h.out, step: h.step, stats: h.stats })));
-        process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
-      }
+      if (admin) adminServer = await startAdmin(admin, adminTargets);
     } catch (err) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await stopAll();
+      if (ticker) clearInterval(ticker);
+      await adminServer?.close();
+      await Promise.all(bound.map((b) => b.close()));
       throw err;
     }
+    try {
+      for (const b of bound) handles.push(await b.record());
+    } catch (err) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      if (ticker) clearInterval(ticker);
+      await adminServer?.close();
+      await Promise.all(handles.map((h) => h.discard()));
+      await Promise.all(bound.slice(handles.length).map((b) => b.close()));
+      throw err;
+    }
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i];
+      const handle = handles[i];
+      adminTargets.push({ label: handle.label, url: handle.url, out: handle.out, step: handle.step, stats: handle.stats });
+      // Warned once listening: a refused bind (forward mode without --allow-remote) stays one line.
+      if (!isLoopback(plan.listen.host)) {
+        process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
+      }
+      if (!quiet) {
+        handle.proxy.bus.on(liveLog({ label: plans.length > 1 ? plan.label : undefined, color, showTarget, seqOf: handle.seqOf, forward: fwd.forward, write: (l) => {
+            clearStatus();
+            process.stdout.write(l + '\n');
+          } }));
+      }
+      const upstreamText = fwd.forward ? `forward proxy (clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info)` : plan.target.url;
+      process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
+    }
+    if (adminServer) process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
 
     await stopped;
     const written = await stopAll();

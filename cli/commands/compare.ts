@@ -2,7 +2,7 @@
 // through a recording proxy in front of each, diff the captures.
 // Exit 0 match (known differences included), 1 real differences, 2 could not run, 130 interrupted.
 import { existsSync, readdirSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -71,14 +71,30 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
           `or compare with --noise to set them apart.\n`,
       );
     }
-    const reports = [run.reports.json, run.reports.html].filter((p): p is string => !!p).map(shown);
-    process.stderr.write(`bb: captures ${run.runs.map((r) => shown(r.har)).join(', ')}; reports ${reports.join(', ')}\n`);
+    const reports = [run.reports.json, run.reports.html].filter((p): p is string => !!p);
+    process.stderr.write(`${whereWritten(run.runs.map((r) => r.har), reports, shown)}\n`);
     return run.exitCode;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await stopAllServers();
   }
+}
+
+/**
+ * The run's last line: "bb: wrote old.har, new.har and report.json, report.html
+ * in captures/demo-…/" when they share a folder (they do unless --out says
+ * otherwise), else each path in full.
+ */
+export function whereWritten(captures: string[], reports: string[], shown: (path: string) => string): string {
+  const all = [...captures, ...reports];
+  const folder = dirname(all[0] ?? '.');
+  const list = (paths: string[], what: string): string => (paths.length === 0 ? '' : `${what} ${paths.map((p) => basename(p)).join(', ')}`);
+  if (all.every((p) => dirname(p) === folder)) {
+    const parts = [list(captures, 'the captures'), list(reports, 'the reports')].filter(Boolean);
+    return `bb: wrote ${parts.join(' and ')} in ${shown(folder)}${sep}`;
+  }
+  return `bb: wrote the captures ${captures.map(shown).join(', ')}${reports.length ? ` and the reports ${reports.map(shown).join(', ')}` : ''}`;
 }
 
 export const compareCommand: BbCommand = {

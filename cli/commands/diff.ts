@@ -2,8 +2,16 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText } from '../../diff/index.js';
+import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffProgress, type DiffResult } from '../../diff/index.js';
 import { UsageError } from '../errors.js';
+import { progressDelay, progressLine } from '../progress.js';
+
+/** "bb diff: normalize 12,000 of 100,000 entries (12%)", or the stage alone. */
+export function diffProgressText(p: DiffProgress): string {
+  if (p.done === undefined || !p.total) return `bb diff: ${p.stage}…`;
+  const what = p.stage.endsWith('compare') ? 'pairs' : 'entries';
+  return `bb diff: ${p.stage} ${p.done.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} ${what} (${Math.floor((p.done / p.total) * 100)}%)`;
+}
 
 /** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
 export function useColor(stream: NodeJS.WriteStream): boolean {
@@ -38,7 +46,8 @@ export const diffCommand: BbCommand = {
       .option('junit', { type: 'string', nargs: 1, describe: 'write a JUnit XML report (one test case per entry pair) to FILE ("-" = stdout)' })
       .option('noise', { type: 'string', describe: 'a second capture of the old build: what differs between the old runs is noise' })
       .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' })
-      .option('rows', { type: 'boolean', default: false, describe: 'print every difference row under its finding' }),
+      .option('rows', { type: 'boolean', default: false, describe: 'print every difference row under its finding' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long diff runs (there is none on a pipe either)' }),
   run: async (argv) => {
     const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
     const html = typeof argv.html === 'string' ? argv.html : undefined;
@@ -46,15 +55,26 @@ export const diffCommand: BbCommand = {
     if ([argv.json, html, junit].filter((t) => t === '-').length > 1) {
       throw new UsageError('only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.', 'BB_REPORT_STDOUT_TWICE');
     }
-    const result = await diffCaptures(String(argv.old), String(argv.new), {
+    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: progressDelay(process.env) });
+    // BB_DIFF_BOUNDED_BYTES: the size past which the bounded path is taken (default 64 MiB).
+    const bounded = Number(process.env['BB_DIFF_BOUNDED_BYTES']);
+    const options: DiffOptions = {
       // The HTML report's side-by-side views of differing pairs.
       views: html !== undefined,
+      onProgress: (p) => progress.update(diffProgressText(p)),
+      ...(process.env['BB_DIFF_BOUNDED_BYTES'] !== undefined && Number.isFinite(bounded) && bounded >= 0 ? { boundedThreshold: bounded } : {}),
       config,
       allowIncomplete: Boolean(argv.allowIncomplete ?? argv['allow-incomplete']),
       headerOrder: Boolean(argv.headerOrder ?? argv['header-order']),
       strictKnown: Boolean(argv.strictKnown ?? argv['strict-known']),
       ...(typeof argv.noise === 'string' ? { noisePath: argv.noise } : {}),
-    });
+    };
+    let result: DiffResult;
+    try {
+      result = await diffCaptures(String(argv.old), String(argv.new), options);
+    } finally {
+      progress.done();
+    }
     const json = typeof argv.json === 'string' ? argv.json : undefined;
     // With --json -, stdout carries the JSON only; the text report goes to stderr.
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;

@@ -54,18 +54,30 @@ function journalOf(file: string): { out: string; journal: string; bodies: string
   return { out, journal: `${out}.journal`, bodies: `${out}.bodies` };
 }
 
+/** The filter flags as typed (`--grep X --type send`), for saying that nothing matched them. */
+function givenFilters(argv: Record<string, unknown>, names: readonly string[]): string {
+  return names.filter((n) => argv[n] !== undefined).map((n) => `--${n} ${String(argv[n])}`).join(' ');
+}
+
+const CONNECTION_FILTERS = ['conn', 'url'] as const;
+const MESSAGE_FILTERS = ['type', 'opcode', 'grep'] as const;
+
 async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
   const har = await readCapture(file, { allowIncomplete: true });
   const page = argv['page'] === undefined ? undefined : String(argv['page']);
   if (argv['html'] !== undefined) return writeHtml(har, file, filter, page, argv);
   const style = stdoutStyle();
+  const all = wsConnections(har);
   if (argv['timeline']) {
     const events = filterTimelineByPage(timeline(har, filter), har, page);
     if (argv['json']) process.stdout.write(JSON.stringify({ events }) + '\n');
     else printLines(timelineText(events, style));
+    const given = givenFilters(argv, [...CONNECTION_FILTERS, ...MESSAGE_FILTERS]);
+    if (given && !argv['json'] && !events.some((e) => e.kind === 'ws') && all.length > 0) {
+      process.stderr.write(`bb: no messages match ${given}\n`);
+    }
     return 0;
   }
-  const all = wsConnections(har);
   const conns = filterConnectionsByPage(filterConnections(all, filter), har, page);
   if (argv['json']) {
     const connections = conns.map(({ id, url, entry, messages }) => ({ id, url, entry, messages }));
@@ -78,6 +90,12 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
   printLines(framesText(conns, totals, style));
+  if (conns.length === 0) {
+    // Say which filter emptied the list: the connection filters, or the message filters within them.
+    const byConnection = all.filter((c) => connectionMatches(c, filter));
+    const given = byConnection.length === 0 ? givenFilters(argv, CONNECTION_FILTERS) : givenFilters(argv, MESSAGE_FILTERS);
+    process.stderr.write(byConnection.length === 0 ? `bb: no WebSocket connection matches ${given}\n` : `bb: no messages match ${given}\n`);
+  }
   return 0;
 }
 
@@ -150,7 +168,7 @@ export const framesCommand: BbCommand = {
   builder: (yargs) =>
     yargs
       .positional('file', { type: 'string', describe: 'a HAR file (bb, Chrome, Playwright, mitmproxy, ...); with --follow, a running capture' })
-      .option('conn', { type: 'string', describe: 'only this connection (its id or entry index)' })
+      .option('conn', { type: 'string', describe: "only this connection: its id (c3), or '#N' of its upgrade exchange" })
       .option('url', { type: 'string', describe: 'only connections whose URL matches this glob (* and ?)' })
       .option('type', { choices: ['send', 'receive'], describe: 'only messages sent by the client (send) or the server (receive)' })
       .option('opcode', { type: 'string', describe: 'only these opcodes: text,binary,ping,pong,close,error (or numbers)' })

@@ -3,6 +3,8 @@ import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { recoverCapture } from '../../capture/index.js';
 import { defaultBbHome } from '../../start-capture.js';
+import { basename } from 'node:path';
+import { progressDelay, progressLine, writingText } from '../progress.js';
 
 export const recoverCommand: BbCommand = {
   command: 'recover <capture>',
@@ -10,12 +12,20 @@ export const recoverCommand: BbCommand = {
   builder: (y: Argv) =>
     y
       .positional('capture', { type: 'string', describe: 'the HAR path the capture was writing, or its .journal' })
-      .option('force', { type: 'boolean', default: false, describe: 'overwrite an existing HAR at that path' }),
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite an existing HAR at that path' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long journal is written' }),
   run: async (argv) => {
-    const result = await recoverCapture(String(argv.capture), {
-      force: Boolean(argv.force),
-      bbHome: defaultBbHome(),
-    });
+    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: progressDelay(process.env) });
+    let result: Awaited<ReturnType<typeof recoverCapture>>;
+    try {
+      result = await recoverCapture(String(argv.capture), {
+        force: Boolean(argv.force),
+        bbHome: defaultBbHome(),
+        onProgress: (p) => progress.update(writingText(`recovering ${basename(String(argv.capture))}`, p)),
+      });
+    } finally {
+      progress.done();
+    }
     const torn = result.dropped > 0 ? `, ${result.dropped} torn record${result.dropped === 1 ? '' : 's'} dropped` : '';
     const open = result.open > 0 ? `, ${result.open} still in flight` : '';
     process.stdout.write(`${result.out}\nrecovered ${result.entries} exchange${result.entries === 1 ? '' : 's'}${open}${torn} (capture marked incomplete)\n`);

@@ -1,10 +1,13 @@
 // bb show FILE [--method M] [--status 4xx] [--url GLOB] [--page NAME] [--ws] [--json]
-// One line per entry of any HAR: seq, time, method, status, sizes, duration, page, WS messages, URL.
+// bb show FILE --entry '#N' [--body | --json]
+// One line per entry of any HAR: #<seq>, time, method, status, sizes, duration, page, WS messages, URL;
+// or one exchange whole.
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
 import { readCapture } from '../../capture/reader.js';
-import { entryRows, filterRows, showText, type EntryFilter } from '../../inspect/index.js';
+import { entryRows, exchangeText, filterRows, findExchange, isExchangeName, showText, type EntryFilter } from '../../inspect/index.js';
+import type { Har } from '../../capture/har.js';
 
 const list = (value: unknown): string[] =>
   String(value).split(',').map((s) => s.trim()).filter(Boolean);
@@ -23,9 +26,25 @@ function filterOf(argv: Record<string, unknown>): EntryFilter {
   return f;
 }
 
+const FILTERS = ['method', 'status', 'url', 'page', 'ws'] as const;
+
+/** `bb show FILE --entry '#N'`: one exchange whole (--json: its HAR entry as written). */
+function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>): number {
+  const found = findExchange(har, wanted);
+  if (!found) {
+    throw new UsageError(`${file} has no exchange ${wanted.startsWith('#') ? wanted : `#${wanted}`}: bb show ${file} lists them`, 'BB_NO_ENTRY');
+  }
+  if (argv['json']) {
+    process.stdout.write(JSON.stringify(found.entry) + '\n');
+    return 0;
+  }
+  printLines(exchangeText(found.entry, found.index, stdoutStyle(), { body: Boolean(argv['body']) }));
+  return 0;
+}
+
 export const showCommand: BbCommand = {
   command: 'show <file>',
-  describe: 'list the entries of a capture (any HAR): one line each, filters, --json',
+  describe: "list the entries of a capture (any HAR): one line each, filters, --json; --entry '#N' --body shows one whole",
   builder: (yargs) =>
     yargs
       .positional('file', { type: 'string', describe: 'a HAR file (bb, Chrome, Playwright, mitmproxy, ...)' })
@@ -34,11 +53,19 @@ export const showCommand: BbCommand = {
       .option('url', { type: 'string', describe: 'only URLs matching this glob (* and ?)' })
       .option('page', { type: 'string', describe: 'only entries of this page (step) title or id' })
       .option('ws', { type: 'boolean', default: false, describe: 'only WebSocket connections' })
-      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document: { entries: [...] }' }),
+      .option('entry', { type: 'string', describe: "one exchange whole, by its number: '#4' (request, response, headers)" })
+      .option('body', { type: 'boolean', default: false, describe: 'with --entry: also the bodies (decoded, JSON pretty-printed), SSE events, WebSocket messages' })
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document: { entries: [...] }; with --entry, the HAR entry' }),
   run: async (argv) => {
     const file = String(argv['file']);
     const filter = filterOf(argv);
+    const wanted = argv['entry'] !== undefined ? String(argv['entry']) : undefined;
+    if (wanted !== undefined && !isExchangeName(wanted)) {
+      throw new UsageError(`--entry takes an exchange as bb show lists it, like '#4', got '${wanted}'`, 'BB_BAD_ENTRY');
+    }
+    if (argv['body'] && wanted === undefined) throw new UsageError("--body goes with --entry: bb show CAPTURE --entry '#4' --body", 'BB_USAGE');
     const har = await readCapture(file, { allowIncomplete: true });
+    if (wanted !== undefined) return showOne(har, file, wanted, argv);
     const all = entryRows(har);
     const rows = filterRows(all, filter, har);
     if (argv['json']) {
@@ -47,7 +74,10 @@ export const showCommand: BbCommand = {
     }
     const since = Math.min(...all.map((r) => r.time).filter(Number.isFinite), Infinity);
     printLines(showText(rows, Number.isFinite(since) ? since : 0, stdoutStyle()));
-    if (rows.length === 0) process.stderr.write(`bb: no entry of ${file} matches.\n`);
+    if (rows.length === 0) {
+      const given = FILTERS.filter((n) => argv[n] !== undefined && argv[n] !== false).map((n) => (argv[n] === true ? `--${n}` : `--${n} ${String(argv[n])}`));
+      process.stderr.write(all.length === 0 ? `bb: ${file} holds no entries\n` : `bb: no entries match ${given.join(' ')}\n`);
+    }
     return 0;
   },
 };

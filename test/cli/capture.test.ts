@@ -44,7 +44,7 @@ const badFlags: Array<[string, string[], RegExp]> = [
   ['more listens than targets', ['capture', '--target', 'http://127.0.0.1:1', '--listen', '1', '--listen', '2'], /at most one --listen per --target/],
   ['a non-loopback admin', ['capture', '--target', 'http://127.0.0.1:1', '--admin', '0.0.0.0:9000'], /--admin must bind a loopback address/],
   ['a bad body cap', ['capture', '--target', 'http://127.0.0.1:1', '--body-cap', 'lots'], /--body-cap needs a size/],
-  ['an unknown flag', ['capture', '--target', 'http://127.0.0.1:1', '--bogus'], /Unknown argument: bogus/],
+  ['an unknown flag', ['capture', '--target', 'http://127.0.0.1:1', '--bogus'], /unknown flag --bogus: bb capture --help lists the flags/],
 ];
 for (const [what, args, message] of badFlags) {
   test(`refuses ${what} with exit 2 and one line`, async () => {

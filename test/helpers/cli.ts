@@ -19,6 +19,28 @@ export interface BbProcess {
 /** Starts bb with args; env merges over process.env (NO_COLOR set). */
 export function startBb(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): BbProcess {
   const child = spawn(process.execPath, [BB_BIN, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  return collect(child);
+}
+
+/** Quotes one word for sh. */
+const shellWord = (w: string): string => `'${w.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Starts bb on a pseudo-terminal (util-linux `script`), as a person at a
+ * terminal runs it: stdout and stderr are a TTY, both arrive on stdout(), and
+ * `type('\x03')` is a Ctrl-C (the terminal turns it into SIGINT for bb).
+ */
+export function startBbOnTty(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): BbProcess & { type(text: string): void } {
+  const command = [process.execPath, BB_BIN, ...args].map(shellWord).join(' ');
+  const child = spawn('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], {
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return Object.assign(collect(child), { type: (text: string) => void child.stdin!.write(text) });
+}
+
+function collect(child: ChildProcess): BbProcess {
   let out = '';
   let err = '';
   child.stdout!.on('data', (c) => (out += c));

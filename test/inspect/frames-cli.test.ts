@@ -51,7 +51,7 @@ describe('bb frames', () => {
     const run = await bb(['frames', path.chrome!]);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.trimEnd().split('\n');
-    assert.match(lines[0]!, /^connection 4711 {2}wss:\/\/app\.test\/live {2}\(entry 1, 5 messages\)$/);
+    assert.match(lines[0]!, /^connection 4711 {2}#1 {2}wss:\/\/app\.test\/live {2}\(5 messages\)$/);
     const rows = lines.slice(1).map((l) => l.trim().split(/\s+/).slice(0, 5).join(' '));
     assert.deepEqual(rows, [
       '- +0.500s → text 5B',
@@ -71,7 +71,7 @@ describe('bb frames', () => {
     assert.equal(pw.code, 0, pw.stderr);
     const body = (out: string) => out.split('\n').slice(1).join('\n');
     assert.equal(body(pw.stdout), body(ch.stdout));
-    assert.match(pw.stdout, /^connection 0 {2}ws:\/\/127\.0\.0\.1:5000\/pw/, 'the entry index names a connection without a connection field');
+    assert.match(pw.stdout, /^connection 0 {2}#0 {2}ws:\/\/127\.0\.0\.1:5000\/pw/, 'the entry index names a connection without a connection field');
     const doc = JSON.parse((await bb(['frames', path.playwright!, '--json'])).stdout);
     assert.deepEqual(doc.connections[0].messages.map((m: Msg) => m.time), [t0 + 0.5, t0 + 0.5, t0 + 1, t0 + 1.5, t0 + 2]);
   });
@@ -125,7 +125,7 @@ describe('bb frames', () => {
       const run = await bb(['frames', path.chrome!, ...args]);
       assert.equal(run.code, 0, run.stderr);
       const lines = run.stdout.trimEnd().split('\n');
-      assert.match(lines[0]!, new RegExp(`\\(entry 1, ${expected.length} of 5 messages\\)`));
+      assert.match(lines[0]!, new RegExp(`#1  wss://app\\.test/live  \\(${expected.length} of 5 messages\\)`));
       assert.deepEqual(lines.slice(1).map((l) => l.split(/  +/).at(-1)), expected);
     });
   }

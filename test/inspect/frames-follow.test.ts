@@ -119,10 +119,10 @@ describe('bb frames --follow', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     assert.equal(got.all.length, 4);
-    assert.match(got.all[3]!, /^ +5 #2 +\+0\.006s ◀ http 201 POST http:\/\/h\.test\/api$/);
+    assert.match(got.all[3]!, /^ +5 #4 +\+0\.006s ◀ http 201 POST http:\/\/h\.test\/api$/);
     assert.match(got.all[0]!, /^ +1 #1 +\+0\.000s ▶ http GET ws:\/\/h\.test\/ws$/);
     assert.match(got.all[1]!, /^ +2 c1 +\+0\.002s → text +7B {2}keep me$/);
-    assert.match(got.all[2]!, /^ +4 #2 +\+0\.004s ▶ http POST http:\/\/h\.test\/api$/);
+    assert.match(got.all[2]!, /^ +4 #4 +\+0\.004s ▶ http POST http:\/\/h\.test\/api$/);
   });
 
   it('prints the finished HAR when the capture has already stopped, and refuses a path with neither', async () => {
@@ -141,7 +141,7 @@ describe('bb frames --follow', () => {
     const got = lines(finished);
     const [finishedCode] = await once(finished, 'exit');
     assert.equal(finishedCode, 0);
-    assert.match(got.all[0]!, /^connection 0 {2}ws:\/\/h\.test\/x/);
+    assert.match(got.all[0]!, /^connection 0 {2}#0 {2}ws:\/\/h\.test\/x/);
     assert.match(got.all[1]!, /→ text +4B {2}over$/);
   });
 });

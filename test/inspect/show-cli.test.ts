@@ -35,15 +35,15 @@ describe('bb show', () => {
   });
   after(() => files.remove());
 
-  it('prints one line per entry in seq order: seq, time, method, status, sizes, duration, page, ws count, url', async () => {
+  it('prints one line per entry in seq order: #seq, time, method, status, sizes, duration, page, ws count, url', async () => {
     const run = await bb(['show', file]);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.trimEnd().split('\n');
-    assert.match(lines[0]!, /^seq +time +method +status +size +wire +ms +page +ws +url$/);
+    assert.match(lines[0]!, /^# +time +method +status +size +wire +ms +page +ws +url$/);
     const cells = lines.slice(1).map((l) => l.trim().split(/\s+/));
-    assert.deepEqual(cells.map((c) => c[0]), ['1', '2', '3', '6']);
-    assert.deepEqual(cells[0], ['1', '+0.800s', 'POST', '401', '42B', '40B', '12', 'sign', 'in', 'http://127.0.0.1:4000/api/login']);
-    assert.deepEqual(cells[1]!.slice(0, 4), ['2', '+0.000s', 'GET', '101']);
+    assert.deepEqual(cells.map((c) => c[0]), ['#1', '#2', '#3', '#6']);
+    assert.deepEqual(cells[0], ['#1', '+0.800s', 'POST', '401', '42B', '40B', '12', 'sign', 'in', 'http://127.0.0.1:4000/api/login']);
+    assert.deepEqual(cells[1]!.slice(0, 4), ['#2', '+0.000s', 'GET', '101']);
     assert.deepEqual(cells[1]!.slice(-3), ['in', '2', 'ws://127.0.0.1:4000/live']);
     assert.deepEqual(cells[3]!.slice(3, 4), ['502!']);
     assert.ok(lines.every((l) => [...l].length <= 100), 'fits COLUMNS');
@@ -86,7 +86,7 @@ describe('bb show', () => {
     const none = await bb(['show', file, '--method', 'DELETE']);
     assert.equal(none.code, 0);
     assert.equal(none.stdout.trimEnd().split('\n').length, 1, 'only the header');
-    assert.match(none.stderr, /no entry of .* matches/);
+    assert.match(none.stderr, /^bb: no entries match --method DELETE\n$/);
     const bad = await bb(['show', file, '--status', 'teapot']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^bb: --status takes codes or classes like 404, 4xx or 2xx,3xx, got 'teapot'\n$/);

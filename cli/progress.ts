@@ -1,0 +1,62 @@
+// Progress of long work on a TTY: one line on stderr, rewritten in place,
+// shown only once the work has run past a moment (~2 s), and never on a pipe
+// or with --quiet, so scripts and logs see only the result.
+import type { WriteProgress } from '../capture/index.js';
+
+/** A progress line. `update` is cheap to call often; `done` clears the line. */
+export interface Progress {
+  update(text: string): void;
+  done(): void;
+}
+
+/** Options of a progress line. */
+export interface ProgressOptions {
+  /** Where it goes (stderr). */
+  stream: NodeJS.WriteStream;
+  /** --quiet: nothing at all. */
+  quiet: boolean;
+  /** Nothing before this many ms (default 2000). */
+  afterMs?: number;
+  /** At most one redraw per this many ms (default 200). */
+  everyMs?: number;
+}
+
+/** A progress line on a TTY, or one that does nothing. */
+export function progressLine(options: ProgressOptions): Progress {
+  if (options.quiet || !options.stream.isTTY) return { update: () => {}, done: () => {} };
+  const started = Date.now();
+  const afterMs = options.afterMs ?? 2_000;
+  const everyMs = options.everyMs ?? 200;
+  let drawnAt = 0;
+  let shown = false;
+  return {
+    update(text) {
+      const now = Date.now();
+      if (now - started < afterMs || now - drawnAt < everyMs) return;
+      drawnAt = now;
+      shown = true;
+      options.stream.write(`\r\x1b[K${text}`);
+    },
+    done() {
+      if (shown) options.stream.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}
+
+/** "bb: writing old.har: 1,200 of 5,000 entries (24%)", or with the journal's share when the total is unknown. */
+export function writingText(what: string, p: WriteProgress, totalEntries?: number): string {
+  const n = p.entries.toLocaleString('en-US');
+  if (totalEntries !== undefined && totalEntries > 0) {
+    const pct = Math.min(100, Math.floor((p.entries / totalEntries) * 100));
+    return `bb: ${what}: ${n} of ${totalEntries.toLocaleString('en-US')} entries (${pct}%)`;
+  }
+  const pct = p.journalBytes > 0 ? Math.min(100, Math.floor((p.journalBytesRead / p.journalBytes) * 100)) : 0;
+  return `bb: ${what}: ${n} entries, ${pct}% of the journal read`;
+}
+
+/** The delay before progress shows: BB_PROGRESS_AFTER_MS (tests set 0), else ~2 s. */
+export function progressDelay(env: NodeJS.ProcessEnv): number | undefined {
+  const v = Number(env['BB_PROGRESS_AFTER_MS']);
+  return env['BB_PROGRESS_AFTER_MS'] !== undefined && Number.isFinite(v) && v >= 0 ? v : undefined;
+}

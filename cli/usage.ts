@@ -1,0 +1,88 @@
+// yargs' refusals, said the way bb speaks: what is missing and the line to
+// type, an unknown command or flag with the nearest real one. Pure: main.ts
+// hands in the message, argv and the names it knows.
+
+/** What each command needs when its arguments are missing, and the line to type. */
+const USAGE: Readonly<Record<string, { needs: string; usage: string }>> = {
+  diff: { needs: 'two captures, the old and the new', usage: 'bb diff OLD.har NEW.har' },
+  noise: { needs: 'two captures of the same build', usage: 'bb noise A.har B.har -o rules.json' },
+  show: { needs: 'a capture', usage: 'bb show CAPTURE.har' },
+  frames: { needs: 'a capture', usage: 'bb frames CAPTURE.har' },
+  recover: { needs: 'the capture to recover', usage: 'bb recover captures/capture.har' },
+  known: { needs: 'an action and a difference id', usage: 'bb known add DIFF-ID --from report.json --reason "..."' },
+  ca: { needs: 'an action', usage: 'bb ca path|print|export|trust-info' },
+};
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The known name nearest to `typed`, when it is near enough to be a typo (or `typed` is its prefix). */
+export function nearest(typed: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of known) {
+    const distance = name.startsWith(typed) && typed.length >= 3 ? 0.5 : editDistance(typed.toLowerCase(), name.toLowerCase());
+    if (distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  const allowed = Math.max(1, Math.min(3, Math.floor(typed.length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** `unknown command 'dif' — did you mean 'diff'?` (or a pointer to bb --help). */
+export function unknownCommand(typed: string, commands: readonly string[]): string {
+  const near = nearest(typed, commands);
+  return near ? `unknown command '${typed}' — did you mean '${near}'?` : `unknown command '${typed}': bb --help lists the commands (${commands.join(', ')})`;
+}
+
+/** True when the user typed `name` as a flag (`--name`, `--name=...`, `-n`). */
+function typedAsFlag(argv: readonly string[], name: string): boolean {
+  return argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `-${name}` || a === `--no-${name}`);
+}
+
+/**
+ * Rewrites one yargs failure message for the command being run (`command`
+ * may be undefined), given the argv and the flags that command declares.
+ * Returns undefined for messages it does not know (main.ts keeps those).
+ */
+export function bbUsageMessage(message: string, command: string | undefined, argv: readonly string[], flags: readonly string[]): string | undefined {
+  if (/^Not enough non-option arguments/.test(message) && command !== undefined) {
+    const u = USAGE[command];
+    return u ? `bb ${command} needs ${u.needs}: ${u.usage}` : undefined;
+  }
+  const unknown = /^Unknown arguments?: (.*)$/.exec(message);
+  if (unknown) {
+    const names = unknown[1]!.split(', ').map((n) => n.trim()).filter(Boolean);
+    const flagNames = names.filter((n) => typedAsFlag(argv, n));
+    const known = flags.filter((f) => !/[A-Z]/.test(f) && f !== 'help' && f !== 'version');
+    const first = flagNames[0];
+    if (first !== undefined) {
+      const negated = argv.includes(`--no-${first}`);
+      const typed = negated ? `--no-${first}` : first.length === 1 && argv.includes(`-${first}`) ? `-${first}` : `--${first}`;
+      const near = nearest(first, known);
+      const suggestion = near === undefined ? undefined : negated && known.includes(`no-${near}`) ? `--no-${near}` : `--${near}`;
+      return suggestion ? `unknown flag ${typed} — did you mean ${suggestion}?` : `unknown flag ${typed}: bb ${command ?? ''} --help lists the flags`.replace('  ', ' ');
+    }
+    // Not a flag: a word too many.
+    const extra = names.find((n) => argv.includes(n));
+    if (extra !== undefined && command !== undefined) {
+      const u = USAGE[command];
+      return `unexpected argument '${extra}'${u ? `: ${u.usage}` : ` (bb ${command} --help)`}`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,154 @@
+// bb capture's start-up as a new user meets it: listen addresses, --out with
+// several targets, a port in use, and many captures starting at once on a
+// fresh bb home. Real child processes, real sockets on 127.0.0.1.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import { runBb, startBb } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bb-cli-start-'));
+const env = { BB_HOME: join(dir, 'home') };
+const servers: Array<http.Server | net.Server> = [];
+after(() => {
+  for (const s of servers) {
+    if (s instanceof http.Server) s.closeAllConnections();
+    s.close();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function upstream(): Promise<number> {
+  const s = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end(`hello from ${req.url}`));
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as AddressInfo).port;
+}
+
+/** A port something else already listens on. */
+async function busyPort(): Promise<number> {
+  const s = net.createServer();
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as AddressInfo).port;
+}
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+for (const form of ['bare', 'colon'] as const) {
+  test(`--listen ${form === 'bare' ? 'PORT' : ':PORT'} listens on 127.0.0.1:PORT`, async () => {
+    const target = await upstream();
+    const port = await freePort();
+    const out = join(dir, `listen-${form}.har`);
+    const bb = startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--listen', form === 'bare' ? String(port) : `:${port}`, '--out', out], env);
+    const url = (await bb.waitFor(/capture: (http:\/\/[^ ]+) ->/))[1];
+    assert.equal(url, `http://127.0.0.1:${port}`);
+    assert.equal(await (await fetch(`${url}/x`)).text(), 'hello from /x');
+    bb.child.kill('SIGINT');
+    assert.equal(await bb.exited, 0, bb.stderr());
+  });
+}
+
+test('several targets with --out NAME.har is exit 2 saying --out is a folder, and creates nothing', async () => {
+  const out = join(dir, 'one.har');
+  const { code, stderr } = await runBb(['capture', '--target', 'old=http://127.0.0.1:1', '--target', 'new=http://127.0.0.1:2', '--out', out], env);
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^bb: with 2 targets --out is a folder .*got '.*one\.har'.*--out captures\//);
+  assert.equal(stderr.trim().split('\n').length, 1, stderr);
+  assert.ok(!existsSync(out), 'no folder named one.har');
+});
+
+test('--admin on a port in use is exit 2 and leaves no capture behind, so the retry starts', async () => {
+  const target = await upstream();
+  const admin = await busyPort();
+  const folder = join(dir, 'admin-busy');
+  const out = join(folder, 'x.har');
+  const args = ['capture', '--target', `http://127.0.0.1:${target}`, '--out', out];
+  const failed = await runBb([...args, '--admin', `127.0.0.1:${admin}`], env);
+  assert.equal(failed.code, 2, failed.stderr);
+  assert.match(failed.stderr, /cannot listen on --admin 127\.0\.0\.1:\d+: the port is in use/);
+  assert.doesNotMatch(failed.stdout, /recording to/, 'nothing claims to record');
+  assert.ok(!existsSync(folder), `nothing left behind: ${existsSync(folder) ? readdirSync(folder).join(', ') : ''}`);
+  const retry = startBb([...args, '--admin', '127.0.0.1:0'], env);
+  await retry.waitFor(/admin: http/);
+  retry.child.kill('SIGINT');
+  assert.equal(await retry.exited, 0, retry.stderr());
+  assert.ok(existsSync(out));
+});
+
+test('a second --listen in use is exit 2 and the first target leaves no file either', async () => {
+  const target = await upstream();
+  const busy = await busyPort();
+  const folder = join(dir, 'listen-busy');
+  const failed = await runBb(
+    ['capture', '--target', `old=http://127.0.0.1:${target}`, '--target', `new=http://127.0.0.1:${target}`, '--listen', '0', '--listen', String(busy), '--out', folder + '/'],
+    env,
+  );
+  assert.equal(failed.code, 2, failed.stderr);
+  assert.match(failed.stderr, /the port is in use/);
+  assert.ok(!existsSync(folder), `nothing left behind: ${existsSync(folder) ? readdirSync(folder).join(', ') : ''}`);
+});
+
+test('ten bb capture at once on a fresh bb home share one redaction key', async () => {
+  const target = await upstream();
+  const home = join(dir, 'fresh-home');
+  const runs = Array.from({ length: 10 }, (_, i) =>
+    startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--out', join(dir, 'ten', `c${i}.har`), '--quiet'], { BB_HOME: home }),
+  );
+  const urls = await Promise.all(runs.map(async (bb) => (await bb.waitFor(/capture: (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1]));
+  // The same secret in every capture must become the same placeholder.
+  await Promise.all(urls.map((url) => fetch(`${url}/s?token=same-secret`).then((r) => r.text())));
+  for (const bb of runs) bb.child.kill('SIGINT');
+  const codes = await Promise.all(runs.map((bb) => bb.exited));
+  assert.deepEqual(codes, Array(10).fill(0), runs.map((bb) => bb.stderr()).join('\n'));
+  for (const bb of runs) assert.doesNotMatch(bb.stderr(), /internal error|redaction key/);
+  assert.match(readFileSync(join(home, 'redact.key'), 'utf8'), /^[0-9a-f]{64}\n$/);
+  assert.deepEqual(readdirSync(home).sort(), ['redact.key'], 'no temporary files left in bb home');
+  const placeholders = new Set(
+    Array.from({ length: 10 }, (_, i) => new URL(JSON.parse(readFileSync(join(dir, 'ten', `c${i}.har`), 'utf8')).log.entries[0].request.url as string).search),
+  );
+  assert.equal(placeholders.size, 1, [...placeholders].join('\n'));
+  assert.match(decodeURIComponent([...placeholders][0]!), /^\?token=<redacted:[0-9a-f]{8}>$/);
+});
+
+test('ten bb capture at once agree on the key even while one of them is slow to write it', async () => {
+  const home = join(dir, 'slow-home');
+  const preload = fileURLToPath(new URL('../helpers/slow-key-writes.mjs', import.meta.url));
+  const runs = Array.from({ length: 10 }, (_, i) =>
+    startBb(['capture', '--target', 'http://127.0.0.1:1', '--out', join(dir, 'slow', `c${i}.har`), '--quiet'], { BB_HOME: home, NODE_OPTIONS: `--import ${preload}` }),
+  );
+  await Promise.all(runs.map((bb) => bb.waitFor(/capture: http/, 60_000).catch(() => undefined)));
+  for (const bb of runs) bb.child.kill('SIGINT');
+  const codes = await Promise.all(runs.map((bb) => bb.exited));
+  assert.deepEqual(codes, Array(10).fill(0), runs.map((bb) => bb.stderr()).join('\n'));
+  assert.deepEqual(readdirSync(home), ['redact.key']);
+});
+
+test('ten bb capture --mode forward at once on a fresh bb home share one CA', async () => {
+  const home = join(dir, 'fresh-ca-home');
+  const runs = Array.from({ length: 10 }, (_, i) =>
+    startBb(['capture', '--mode', 'forward', '--listen', '127.0.0.1:0', '--out', join(dir, 'ten-ca', `f${i}.har`), '--quiet'], { BB_HOME: home }),
+  );
+  await Promise.all(runs.map((bb) => bb.waitFor(/forward: http:\/\/127\.0\.0\.1:\d+/, 60_000)));
+  for (const bb of runs) bb.child.kill('SIGINT');
+  const codes = await Promise.all(runs.map((bb) => bb.exited));
+  assert.deepEqual(codes, Array(10).fill(0), runs.map((bb) => bb.stderr()).join('\n'));
+  assert.deepEqual(readdirSync(home).sort(), ['ca.key', 'ca.pem', 'redact.key'], 'one CA, no temporary files');
+  const path = await runBb(['ca', 'print'], { BB_HOME: home });
+  assert.equal(path.code, 0, path.stderr);
+});

@@ -1,0 +1,55 @@
+// Running bb from another folder, as README's set-up says: `npm install -g
+// <checkout>` or `npm link` in the checkout, here into a temporary prefix so
+// nothing global changes. The checkout is already built (npm test builds
+// first), so the install runs offline and without scripts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const checkout = fileURLToPath(new URL('../../', import.meta.url));
+const version = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { version: string }).version;
+
+function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, timeout: 120_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const ways: Array<[string, (prefix: string) => [string[], NodeJS.ProcessEnv]]> = [
+  ['npm install -g <checkout>', (prefix) => [['install', '-g', checkout, '--prefix', prefix], {}]],
+  ['npm link in the checkout', (prefix) => [['link'], { NPM_CONFIG_PREFIX: prefix }]],
+];
+
+for (const [way, argsFor] of ways) {
+  test(`${way} puts bb on PATH: bb --version and bb show work from another folder`, async (t) => {
+    const tmp = mkdtempSync(join(tmpdir(), 'bb-install-'));
+    t.after(() => rmSync(tmp, { recursive: true, force: true }));
+    const prefix = join(tmp, 'prefix');
+    const [args, env] = argsFor(prefix);
+    const installed = await run('npm', [...args, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: checkout, env });
+    assert.equal(installed.code, 0, installed.stderr);
+
+    const elsewhere = join(tmp, 'elsewhere');
+    const path = { PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
+    mkdirSync(elsewhere);
+    const v = await run('bb', ['--version'], { cwd: elsewhere, env: path });
+    assert.equal(v.code, 0, v.stderr);
+    assert.equal(v.stdout.trim(), version);
+    // A relative path is read from the folder bb runs in.
+    const entry = {
+      startedDateTime: '2024-05-01T10:00:00.000Z', time: 1, cache: {}, timings: { send: 0, wait: 1, receive: 0 },
+      request: { method: 'GET', url: 'http://h.test/here', httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: 'text/plain' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+    };
+    writeFileSync(join(elsewhere, 'x.har'), JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: [entry] } }));
+    const show = await run('bb', ['show', 'x.har'], { cwd: elsewhere, env: { ...path, NO_COLOR: '1' } });
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.stdout, /^#0 .*GET .*http:\/\/h\.test\/here$/m);
+  });
+}
