@@ -231,6 +231,7 @@ export class SideWork {
       hosts.add(host);
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
+      const token = noPathRules ? tokenOfText(n.key, text, un) : '';
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
         kept = this.kept.put(text, restOf(n));
@@ -246,7 +247,7 @@ export class SideWork {
         page,
         id: '',
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
-        token: noPathRules ? tokenOfText(n.key, text, un) : '',
+        token,
         shape: noPathRules ? shapeNumber(n) : -1,
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),

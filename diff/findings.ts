@@ -84,8 +84,8 @@ export class ShapeIndex {
       const c = this.item(n);
       for (let i = 0; i < v.length; i++) {
         const x = v[i];
-        if (x === null || typeof x !== 'object') this.mark(c);
-        else this.walk(x, c);
+        if (x !== null && typeof x === 'object') this.walk(x, c);
+        else this.mark(c);
       }
       return;
     }
@@ -107,12 +107,22 @@ export class ShapeIndex {
     this.walk(body.request, this.roots.request);
     this.walk(body.response, this.roots.response);
     if (body.ws !== undefined) this.walk(body.ws, this.roots.ws);
-    const touched = this.touched.sort((a, b) => a - b);
-    const key = touched.join(',');
+    // The nodes in the order first met: the same structure meets them in the
+    // same order (key order aside, which only makes two shapes of one set).
+    // Keyed by two 32-bit hashes of that order rather than a joined string.
+    const touched = this.touched;
+    let h1 = 0x811c9dc5;
+    let h2 = touched.length;
+    for (let i = 0; i < touched.length; i++) {
+      h1 = Math.imul(h1 ^ touched[i]!, 0x01000193);
+      h2 = Math.imul(h2 + touched[i]! + 0x9e3779b9, 0x85ebca6b) ^ (h2 >>> 13);
+    }
+    const key = `${h1 >>> 0}:${h2 >>> 0}:${touched.length}`;
     let s = this.shapeIds.get(key);
+    if (s !== undefined && !sameNodes(this.shapeNodes[s]!, touched)) s = undefined; // a hash collision: a shape of its own, unnamed
     if (s === undefined) {
       s = this.shapeNodes.push(touched) - 1;
-      this.shapeIds.set(key, s);
+      if (!this.shapeIds.has(key)) this.shapeIds.set(key, s);
     }
     return s;
   }
@@ -126,6 +136,12 @@ export class ShapeIndex {
   sets(): Array<Set<string>> {
     return this.shapeNodes.map((nodes) => new Set(nodes.map((n) => this.paths[n]!)));
   }
+}
+
+function sameNodes(a: number[], b: number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Interns shapes: equal shapes get one number, so entries carry a number and the table the patterns. */

@@ -203,6 +203,9 @@ export function responseNotRecorded(e: HarEntry): boolean {
   return c.size > 0 || contentLength(e.response.headers) > 0;
 }
 
+/** Hosts are normalized without home directories; one array, so the rules' memo is found again for every entry. */
+const NO_HOMES: readonly string[] = [];
+
 /** The host an entry went to, normalized ("a.test", "127.0.0.1:<PORT>" under loopback-port), markers unnumbered; "" when the URL has none. */
 export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'table'>): string {
   let host = '';
@@ -212,7 +215,7 @@ export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'ta
     const h = e.request.headers.find((x) => x.name.toLowerCase() === 'host' || x.name === ':authority');
     host = h ? h.value.toLowerCase() : '';
   }
-  return host && unnumber(normalizeString(host, ctx.rules, [], ctx.table), ctx.table);
+  return host && unnumber(normalizeString(host, ctx.rules, NO_HOMES, ctx.table), ctx.table);
 }
 
 /** The distinct normalized hosts of a capture's entries. */
