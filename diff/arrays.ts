@@ -13,6 +13,7 @@
 // never per-index field changes; an inserted item is one `added`.
 import { alignSequences } from './align.js';
 import { pathMatcher } from './selector.js';
+import { leftoversByToken, lineupOrder } from './pair.js';
 
 /** How one old and/or new item lines up. `same`: equal tokens in order; `moved`: found elsewhere. */
 export interface ItemLineup {
@@ -77,11 +78,11 @@ export function alignItems(ta: readonly string[], tb: readonly string[], ida: Re
     out.push({ old: i, new: j, status });
   };
   let anchors: Array<[number, number]> = [];
-  if (unordered) matchAnywhere(ta, tb, oldTaken, newTaken, (i, j) => take(i, j, 'same'));
+  if (unordered) leftoversByToken(ta, tb, oldTaken, newTaken, (i, j) => take(i, j, 'same'));
   else {
     anchors = alignSequences(ta, tb);
     for (const [i, j] of anchors) take(i, j, 'same');
-    matchAnywhere(ta, tb, oldTaken, newTaken, (i, j) => take(i, j, 'moved'));
+    leftoversByToken(ta, tb, oldTaken, newTaken, (i, j) => take(i, j, 'moved'));
   }
   const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [ta.length, tb.length]];
   const eachGap = (f: (ai: number[], bi: number[]) => void) => {
@@ -100,10 +101,10 @@ export function alignItems(ta: readonly string[], tb: readonly string[], ida: Re
     if (!oa.length || !ob.length) return;
     for (const [x, y] of alignSequences(oa.map((i) => ida[i]!), ob.map((j) => idb[j]!))) take(oa[x]!, ob[y]!, 'paired');
   });
-  // Same identity elsewhere.
-  const idOld = ida.map((v) => v ?? '');
-  const idNew = idb.map((v) => v ?? '');
-  matchAnywhere(idOld, idNew, oldTaken, newTaken, (i, j) => take(i, j, unordered ? 'paired' : 'moved'), true);
+  // Same identity elsewhere (an item without one matches nothing: a token of its own).
+  const idOld = ida.map((v, i) => v ?? `\u0000old ${i}`);
+  const idNew = idb.map((v, j) => v ?? `\u0000new ${j}`);
+  leftoversByToken(idOld, idNew, oldTaken, newTaken, (i, j) => take(i, j, unordered ? 'paired' : 'moved'));
   // Items without identity pair by place inside their gap.
   eachGap((ai, bi) => {
     const oa = ai.filter((i) => ida[i] === undefined);
@@ -112,30 +113,5 @@ export function alignItems(ta: readonly string[], tb: readonly string[], ida: Re
   });
   for (let i = 0; i < ta.length; i++) if (!oldTaken[i]) out.push({ old: i, status: 'removed' });
   for (let j = 0; j < tb.length; j++) if (!newTaken[j]) out.push({ new: j, status: 'added' });
-  return out.sort(itemOrder);
-}
-
-/** Old order; an added item after the old item it follows in the new array. */
-function itemOrder(x: ItemLineup, y: ItemLineup): number {
-  const kx = x.old ?? Infinity;
-  const ky = y.old ?? Infinity;
-  if (kx !== ky) return kx - ky;
-  return (x.new ?? 0) - (y.new ?? 0);
-}
-
-// Pairs free items with equal tokens, first free new item for each old item in order.
-function matchAnywhere(a: readonly string[], b: readonly string[], aTaken: boolean[], bTaken: boolean[], take: (i: number, j: number) => void, skipEmpty = false): void {
-  const free = new Map<string, number[]>();
-  for (let j = 0; j < b.length; j++) {
-    if (bTaken[j] || (skipEmpty && b[j] === '')) continue;
-    const list = free.get(b[j]!);
-    if (list) list.push(j);
-    else free.set(b[j]!, [j]);
-  }
-  if (!free.size) return;
-  for (let i = 0; i < a.length; i++) {
-    if (aTaken[i] || (skipEmpty && a[i] === '')) continue;
-    const list = free.get(a[i]!);
-    if (list?.length) take(i, list.shift()!);
-  }
+  return out.sort(lineupOrder);
 }

@@ -10,17 +10,11 @@
 import { alignItems, identityOf, type ArrayRules } from './arrays.js';
 import { canonical, lineUpMessages } from './compare.js';
 import { joinPath } from './selector.js';
-import type { OrdinalNumbering } from './normalize/ordinals.js';
+import { hasMarker, type OrdinalNumbering } from './normalize/ordinals.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
 /** What of an entry is compared (and so numbered). */
 export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
-
-const OPEN = '\uE000';
-
-function isPlain(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** The walk's state for one pair. */
 class Binder {
@@ -37,7 +31,7 @@ class Binder {
   /** True when the two values could render equal (numbers given so far agree). */
   compatible(x: unknown, y: unknown): boolean {
     if (x === y) return true;
-    if (typeof x === 'string' || typeof y === 'string') return typeof x === 'string' && typeof y === 'string' && x.includes(OPEN) && this.numbering.compatible(x, y);
+    if (typeof x === 'string' || typeof y === 'string') return typeof x === 'string' && typeof y === 'string' && hasMarker(x) && this.numbering.compatible(x, y);
     if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
     if (Array.isArray(x)) {
       if (!Array.isArray(y) || x.length !== y.length) return false;
@@ -51,7 +45,7 @@ class Binder {
     for (let i = 0; i < kx.length; i++) {
       const a = kx[i]!;
       const b = ky[i]!;
-      if (a !== b && !(a.includes(OPEN) && this.numbering.compatible(a, b))) return false;
+      if (a !== b && !(hasMarker(a) && this.numbering.compatible(a, b))) return false;
       if (!this.compatible((x as Record<string, unknown>)[a], (y as Record<string, unknown>)[b])) return false;
     }
     return true;
@@ -60,7 +54,7 @@ class Binder {
   /** Binds what sits at the same aligned places of `x` (old) and `y` (new). */
   bind(x: unknown, y: unknown, path: string): void {
     if (typeof x === 'string') {
-      if (typeof y === 'string' && x.includes(OPEN) && y.includes(OPEN)) this.numbering.bindStrings(x, y);
+      if (typeof y === 'string' && hasMarker(x) && hasMarker(y)) this.numbering.bindStrings(x, y);
       return;
     }
     if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return;
@@ -74,10 +68,10 @@ class Binder {
     const markedA: string[] = [];
     const markedB: string[] = [];
     for (const k of Object.keys(a)) {
-      if (k.includes(OPEN)) markedA.push(k);
+      if (hasMarker(k)) markedA.push(k);
       else if (Object.hasOwn(b, k)) this.bind(a[k], b[k], this.rules.needsPaths ? joinPath(path, k) : path);
     }
-    for (const k of Object.keys(b)) if (k.includes(OPEN)) markedB.push(k);
+    for (const k of Object.keys(b)) if (hasMarker(k)) markedB.push(k);
     // Keys that are identifiers themselves: by place among such keys.
     for (let i = 0; i < markedA.length && i < markedB.length; i++) {
       this.numbering.bindStrings(markedA[i]!, markedB[i]!);

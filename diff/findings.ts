@@ -9,10 +9,9 @@
 import { createHash } from 'node:crypto';
 import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
+import { hasMarker } from './normalize/ordinals.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';
 
-const OPEN = '\uE000';
-const MARKER = /\uE000[\uE100-\uF0FF]+\uE001[\uE100-\uF0FF]+\uE002/g;
 
 /** A field pattern with ordinal numbers dropped: `items[]["<UUID:3>"]` → `items[]["<UUID>"]`. */
 export function findingPattern(pattern: string): string {
@@ -54,7 +53,7 @@ export class ShapeIndex {
   }
 
   private child(n: number, key: string): number {
-    const k = key.includes(OPEN) ? this.unnumberKey(key) : key;
+    const k = hasMarker(key) ? this.unnumberKey(key) : key;
     let c = this.children[n]!.get(k);
     if (c === undefined) this.children[n]!.set(k, (c = this.node(joinPath(this.paths[n]!, k))));
     return c;
@@ -207,20 +206,33 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     if (list) list.push(d);
     else sub.set(sig, [d]);
   }
-  const routesOf = new Map<string, PairShape[]>();
+  // Per route, the line-ups counted by their (old shape, new shape): shapes
+  // are shared sets, so a route has a few combinations however many pairs it
+  // has, and each finding's counts look at those, not at every pair.
+  const shapeIds = new Map<Set<string> | undefined, number>([[undefined, 0]]);
+  const idOf = (s: Set<string> | undefined) => {
+    let id = shapeIds.get(s);
+    if (id === undefined) shapeIds.set(s, (id = shapeIds.size));
+    return id;
+  };
+  const routesOf = new Map<string, Map<string, PairShape & { n: number }>>();
   for (const p of pairs) {
-    const list = routesOf.get(p.route);
-    if (list) list.push(p);
-    else routesOf.set(p.route, [p]);
+    let combos = routesOf.get(p.route);
+    if (!combos) routesOf.set(p.route, (combos = new Map()));
+    const key = `${idOf(p.old)}:${idOf(p.new)}`;
+    const c = combos.get(key);
+    if (c) c.n++;
+    else combos.set(key, { ...p, n: 1 });
   }
+  const has = (p: PairShape, pattern: string) => !!(p.old?.has(pattern) || p.new?.has(pattern));
   const of = (pattern: string, routes: string[], whole: boolean) => {
     let n = 0;
-    for (const r of routes) for (const p of routesOf.get(r) ?? []) if (whole || p.old?.has(pattern) || p.new?.has(pattern)) n++;
+    for (const r of routes) for (const c of routesOf.get(r)?.values() ?? []) if (whole || has(c, pattern)) n += c.n;
     return n;
   };
   const fieldRoutes = (pattern: string) => {
     const out = new Set<string>();
-    for (const [r, list] of routesOf) if (list.some((p) => p.old?.has(pattern) || p.new?.has(pattern))) out.add(r);
+    for (const [r, combos] of routesOf) for (const c of combos.values()) if (has(c, pattern)) out.add(r);
     return out;
   };
   const out: Finding[] = [];
@@ -275,6 +287,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
   return out.sort((x, y) => CLASS_ORDER[x.class] - CLASS_ORDER[y.class] || y.rows.length - x.rows.length || y.entries - x.entries || (x.pattern < y.pattern ? -1 : x.pattern > y.pattern ? 1 : 0) || (x.id < y.id ? -1 : 1));
 }
 
+// Rows hold rendered values (<UUID:3>, never markers): their JSON, ordinal numbers dropped by the caller.
 function valueSig(v: unknown): string {
-  return v === undefined ? '∅' : canonical(v).replace(MARKER, '');
+  return v === undefined ? '∅' : canonical(v);
 }

@@ -59,14 +59,15 @@ export function pairSequences(oldExact: string[], newExact: string[], oldLoose: 
 }
 
 /** Old-side order; extras after the old item they follow in the new sequence. */
-export function lineupOrder(x: Lineup, y: Lineup): number {
+export function lineupOrder(x: Pick<Lineup, 'old' | 'new'>, y: Pick<Lineup, 'old' | 'new'>): number {
   const kx = x.old ?? Infinity;
   const ky = y.old ?? Infinity;
   if (kx !== ky) return kx - ky;
   return (x.new ?? 0) - (y.new ?? 0);
 }
 
-function leftoversByToken(a: string[], b: string[], aTaken: boolean[], bTaken: boolean[], take: (i: number, j: number) => void): void {
+/** Pairs items left free with equal tokens anywhere: the first free new item for each free old item, in order. */
+export function leftoversByToken(a: readonly string[], b: readonly string[], aTaken: boolean[], bTaken: boolean[], take: (i: number, j: number) => void): void {
   const free = new Map<string, number[]>();
   for (let j = 0; j < b.length; j++) {
     if (bTaken[j]) continue;
