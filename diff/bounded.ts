@@ -137,7 +137,15 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
     const source: EntrySource = {
       summary: (k, i) => {
         const x = sides[k].list[i]!;
-        return { id: x.id, route: x.route, index: x.index, ...(x.seq !== undefined ? { seq: x.seq } : {}), token: x.token, ...(marksKept && x.marks ? { marks: sides[k].markers.subarray(x.marks[0], x.marks[0] + x.marks[1]) } : {}) };
+        return {
+          id: x.id,
+          route: x.route,
+          index: x.index,
+          ...(x.seq !== undefined ? { seq: x.seq } : {}),
+          token: x.token,
+          shape: sides[k].shapes[x.shape]!,
+          ...(marksKept && x.marks ? { marks: sides[k].markers.subarray(x.marks[0], x.marks[0] + x.marks[1]) } : {}),
+        };
       },
       entry: async (k, i) => {
         const x = sides[k].list[i]!;
@@ -154,15 +162,11 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
       ctx.differences.push(...found.differences);
       ctx.pairs.push(...found.pairs);
       ctx.views = found.views;
+      ctx.pairShapes = found.shapes;
     } catch (err) {
       await closeAll([s.old.handle, s.new.handle]);
       throw err;
     }
-    ctx.pairShapes = ctx.lineup.map((l) => ({
-      route: (l.old !== undefined ? s.old.list[l.old] : s.new.list[l.new!])!.route,
-      ...(l.old !== undefined ? { old: s.old.shapes[s.old.list[l.old]!.shape] } : {}),
-      ...(l.new !== undefined ? { new: s.new.shapes[s.new.list[l.new]!.shape] } : {}),
-    }));
     s.old.chunks = s.new.chunks = [];
     s.old.markers = s.new.markers = new Uint32Array();
   },

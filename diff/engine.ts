@@ -5,12 +5,16 @@
 // in where entries are kept between the passes; they hand this loop an
 // EntrySource.
 import { bindPair, type EntryBody } from './correspond.js';
-import { comparePair, exchangeName, requestLine } from './compare.js';
+import { comparePair, requestLine } from './compare.js';
 import type { ArrayRules } from './arrays.js';
 import { unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/ordinals.js';
 import type { Lineup } from './pair.js';
 import type { PairView } from './report/html-pair.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';
+import type { PairShape } from './findings.js';
+
+/** An entry as a pair names it: from its summary, or from the entry itself (id, route, index, seq). */
+type EntryMeta = Pick<EntrySummary, 'id' | 'route' | 'index' | 'seq'>;
 
 /** What ordering needs of an entry. */
 export interface Orderable {
@@ -58,6 +62,8 @@ export interface EntrySummary {
   token: string;
   /** markersOf its content text, when kept (no path rules changed the entry after the text was taken). */
   marks?: ArrayLike<number>;
+  /** Its field patterns (findings.ts ShapeIndex), for the findings' `of` counts. */
+  shape: Set<string>;
 }
 
 /** Where the loop gets entries from: side 0 old, 1 new; `i` is the place in comparison order. */
@@ -87,6 +93,8 @@ export interface LoopResult {
   differences: Difference[];
   pairs: Pair[];
   views: Map<number, PairView>;
+  /** Each line-up's route and side shapes, for the findings stage. */
+  shapes: PairShape[];
 }
 
 const bodyOf = (e: NormalizedEntry): EntryBody => ({ request: e.request, response: e.response, ws: e.ws });
@@ -106,26 +114,28 @@ export async function compareLineup(lineup: Lineup[], source: EntrySource, s: Lo
     id: unnumber(e.id, s.table),
     ...(s.numbering.render(side, bodyOf(e)) as EntryBody),
   });
+  // What a pair says of itself from its summaries (the equal-pair shortcut reads no more than that).
+  const pairOf = (l: Lineup, a: EntryMeta | undefined, b: EntryMeta | undefined, differences: number): Pair => {
+    const x = (a ?? b)!;
+    return {
+      id: unnumber(x.id, s.table),
+      route: x.route,
+      ...(a ? { old: a.index } : {}),
+      ...(b ? { new: b.index } : {}),
+      status: l.status,
+      differences,
+      exchange: { ...(a ? { old: `#${a.seq ?? a.index}` } : {}), ...(b ? { new: `#${b.seq ?? b.index}` } : {}) },
+    };
+  };
   const finish = (k: number, a: NormalizedEntry | undefined, b: NormalizedEntry | undefined) => {
     const l = lineup[k]!;
     const diffs = comparePair(a, b, l.status, { headerOrder: s.headerOrder, wsOrder: s.wsOrder, arrays: s.arrays });
     const e = (a ?? b)!;
-    found[k] = {
-      diffs,
-      pair: {
-        id: e.id,
-        route: e.route,
-        ...(a ? { old: a.meta.index } : {}),
-        ...(b ? { new: b.meta.index } : {}),
-        status: l.status,
-        differences: diffs.length,
-        request: requestLine(e),
-        exchange: { ...(a ? { old: exchangeName(a) } : {}), ...(b ? { new: exchangeName(b) } : {}) },
-      },
-    };
+    const sa = l.old !== undefined ? source.summary(0, l.old) : undefined;
+    const sb = l.new !== undefined ? source.summary(1, l.new) : undefined;
+    found[k] = { diffs, pair: { ...pairOf(l, sa, sb, diffs.length), request: requestLine(e) } };
     if (diffs.length && views.size < s.maxViews) views.set(k, { ...(a ? { old: bodyOf(a) } : {}), ...(b ? { new: bodyOf(b) } : {}), ...(s.wsOrder ? { wsOrder: s.wsOrder } : {}) });
   };
-  const name = (x: EntrySummary) => `#${x.seq ?? x.index}`;
   for (let k = 0; k < lineup.length; k++) {
     const l = lineup[k]!;
     if (s.progress && k % 5000 === 4999) s.progress(k + 1, lineup.length);
@@ -135,7 +145,7 @@ export async function compareLineup(lineup: Lineup[], source: EntrySource, s: Lo
     if (!s.headerOrder && l.status === 'paired' && so.token === sn.token && so.marks && sn.marks && s.numbering.numberPairMarkers(so.marks, sn.marks)) {
       source.release?.(0, l.old);
       source.release?.(1, l.new);
-      found[k] = { diffs: [], pair: { id: unnumber(so.id, s.table), route: so.route, old: so.index, new: sn.index, status: l.status, differences: 0, exchange: { old: name(so), new: name(sn) } } };
+      found[k] = { diffs: [], pair: pairOf(l, so, sn, 0) };
       continue;
     }
     const [a, b] = await Promise.all([source.entry(0, l.old), source.entry(1, l.new)]);
@@ -154,10 +164,16 @@ export async function compareLineup(lineup: Lineup[], source: EntrySource, s: Lo
       finish(k, undefined, render(1, b));
     }
   }
-  const out: LoopResult = { differences: [], pairs: [], views };
-  for (const f of found) {
+  const out: LoopResult = { differences: [], pairs: [], views, shapes: [] };
+  for (const [k, f] of found.entries()) {
     out.differences.push(...f!.diffs);
     out.pairs.push(f!.pair);
+    const l = lineup[k]!;
+    out.shapes.push({
+      route: f!.pair.route,
+      ...(l.old !== undefined ? { old: source.summary(0, l.old).shape } : {}),
+      ...(l.new !== undefined ? { new: source.summary(1, l.new).shape } : {}),
+    });
   }
   return out;
 }

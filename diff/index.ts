@@ -10,7 +10,7 @@ export { buildFindings, findingPattern } from './findings.js';
 export { renderJson } from './report/json.js';
 export { renderHtml } from './report/html.js';
 // The HTML report's escaping, for other self-contained pages (bb frames --html).
-export { esc, scriptJson } from './report/html.js';
+export { esc, pageHead, scriptJson } from './report/html.js';
 export type { HtmlOptions, PairView, EntryView } from './report/html.js';
 export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit } from './report/junit.js';

@@ -62,8 +62,6 @@ export interface DiffSide {
   entries: NormalizedEntry[];
   /** Each entry's summary, in the same order (pair stage). */
   summaries: EntrySummary[];
-  /** Each entry's field patterns, in the same order (pair stage). */
-  shapes: Array<Set<string>>;
 }
 
 /** What the stages share. */
@@ -187,18 +185,16 @@ export const defaultStages: DiffStage[] = [
     name: 'pair',
     run: (ctx) => {
       const un = (t: string) => unnumber(t, ctx.table);
-      const summarize = (list: NormalizedEntry[]): EntrySummary[] =>
-        list.map((e) => {
-          const text = contentText(e);
-          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token: tokenOfText(e.key, text, un), marks: markersOf(text) };
-        });
-      ctx.old.summaries = summarize(ctx.old.entries);
-      ctx.new.summaries = summarize(ctx.new.entries);
       const shapes = new ShapeIndex(un);
-      const numbers = [ctx.old.entries.map((e) => shapes.add(e)), ctx.new.entries.map((e) => shapes.add(e))] as const;
+      const numbers = [ctx.old.entries.map((e) => shapes.add(e)), ctx.new.entries.map((e) => shapes.add(e))];
       const sets = shapes.sets();
-      ctx.old.shapes = numbers[0].map((k) => sets[k]!);
-      ctx.new.shapes = numbers[1].map((k) => sets[k]!);
+      const summarize = (list: NormalizedEntry[], shape: number[]): EntrySummary[] =>
+        list.map((e, i) => {
+          const text = contentText(e);
+          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token: tokenOfText(e.key, text, un), marks: markersOf(text), shape: sets[shape[i]!]! };
+        });
+      ctx.old.summaries = summarize(ctx.old.entries, numbers[0]!);
+      ctx.new.summaries = summarize(ctx.new.entries, numbers[1]!);
       const keyed = (list: NormalizedEntry[], sums: EntrySummary[]) => list.map((e, i) => ({ key: e.key, route: e.route, page: e.meta.page, token: sums[i]!.token }));
       ctx.lineup = pairEntries(keyed(ctx.old.entries, ctx.old.summaries), keyed(ctx.new.entries, ctx.new.summaries), ctx.config.pairing.unordered ?? []);
     },
@@ -211,11 +207,7 @@ export const defaultStages: DiffStage[] = [
       ctx.differences.push(...found.differences);
       ctx.pairs.push(...found.pairs);
       ctx.views = found.views;
-      ctx.pairShapes = ctx.lineup.map((l) => ({
-        route: (l.old !== undefined ? ctx.old.entries[l.old] : ctx.new.entries[l.new!])!.route,
-        ...(l.old !== undefined ? { old: ctx.old.shapes[l.old] } : {}),
-        ...(l.new !== undefined ? { new: ctx.new.shapes[l.new] } : {}),
-      }));
+      ctx.pairShapes = found.shapes;
     },
   },
   {
@@ -284,8 +276,8 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     config,
     rules,
     table: new OrdinalTable(rules.ordinalClasses),
-    old: { path: oldPath, entries: [], summaries: [], shapes: [] },
-    new: { path: newPath, entries: [], summaries: [], shapes: [] },
+    old: { path: oldPath, entries: [], summaries: [] },
+    new: { path: newPath, entries: [], summaries: [] },
     lineup: [],
     views: new Map(),
     findings: [],

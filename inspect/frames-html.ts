@@ -10,7 +10,7 @@
 // creates elements only for the rows in view (plus a margin), so 50,000
 // messages cost 50,000 numbers, not 50,000 DOM nodes.
 import { randomBytes } from 'node:crypto';
-import { esc, scriptJson } from '../diff/index.js';
+import { esc, pageHead, scriptJson } from '../diff/index.js';
 import type { DiagramPayload, DiagramRow, FramesDiagram } from './frames-diagram.js';
 import { formatSize } from './format.js';
 import { FRAMES_CSS, FRAMES_SCRIPT } from './frames-html-assets.js';
@@ -81,15 +81,7 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
   const summary = `${d.rows.length} rows · ${wsLanes} of ${d.totalConnections} WebSocket connection${d.totalConnections === 1 ? '' : 's'}${opts.filters ? ` · ${opts.filters}` : ''}`;
   const legend = ['text', 'binary', 'close', 'ping', 'pong', 'error', 'http']
     .map((c) => `<span class="lg c-${c}"><i></i>${c}</span>`).join('');
-  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'none'; base-uri 'none'; form-action 'none'`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title>
-<style nonce="${nonce}">${FRAMES_CSS}</style>
-</head><body>
+  return `${pageHead(title, nonce, { css: FRAMES_CSS, nonced: true })}
 <header id="top"><h1>${esc(title)}</h1><span id="summary">${esc(summary)}</span>
 <label><input type="checkbox" id="by-time"${opts.byTime ? ' checked' : ''}> space rows by time</label>
 <span class="legend">${legend}</span><span id="status"></span></header>

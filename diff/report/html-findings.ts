@@ -8,7 +8,7 @@
 // attribute built from a result is a fragment id made of a hash's
 // characters (`anchor`), never a captured string.
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
-import { elidePair, findingLine } from './text.js';
+import { elidePair, findingLine, plural } from './text.js';
 import { esc, tok } from './html-pair.js';
 
 /** Classes in report order: real before known before noise. */
@@ -62,7 +62,6 @@ const FINDING_HEAD = '<thead><tr><th>id</th><th>request</th><th>entry</th><th>pa
 const ROW_COLS = '<colgroup><col class="w-class"><col class="w-fid"><col class="w-id"><col class="w-kind"><col class="w-req"><col class="w-entry"><col class="w-path"><col class="w-change"></colgroup>';
 const ROW_HEAD = '<thead><tr><th>class</th><th>finding</th><th>id</th><th>kind</th><th>request</th><th>entry</th><th>path</th><th>old → new</th></tr></thead>';
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** One finding: summary line (tag, id, findingLine, counts), then its samples and rows when unfolded. */
 function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number): string {

@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { DiffResult, Difference, DifferenceClass, Pair } from '../types.js';
 import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-findings.js';
+import { plural, verdictText } from './text.js';
 import { DEFAULT_VIEW_LIMITS, esc, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
 
 export { esc, type PairView, type EntryView } from './html-pair.js';
@@ -53,6 +54,25 @@ export function jsondiffpatchCss(): string {
     jdpCss = readFileSync(req.resolve('jsondiffpatch/formatters/styles/html.css'), 'utf8').replace(/<\//g, '<\\/');
   }
   return jdpCss;
+}
+
+/**
+ * The head of one of bb's self-contained pages, up to and including
+ * `<body>`: a CSP that lets only the nonce's script run and loads nothing
+ * (`style.nonced`: only the nonce's style too; else inline styles are
+ * allowed, as jsondiffpatch's view needs), no referrer, the title escaped.
+ */
+export function pageHead(title: string, nonce: string, style: { css: string; nonced: boolean }): string {
+  const styleSrc = style.nonced ? `'nonce-${nonce}'` : "'unsafe-inline'";
+  const csp = `default-src 'none'; style-src ${styleSrc}; script-src 'nonce-${nonce}'; img-src 'none'; base-uri 'none'; form-action 'none'`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title>
+<style${style.nonced ? ` nonce="${nonce}"` : ''}>${style.css}</style>
+</head><body>`;
 }
 
 /** JSON safe inside <script type="application/json">: cannot end the element or the line. */
@@ -118,14 +138,6 @@ function countBy<T>(items: T[], key: (t: T) => string): Array<[string, number]> 
   return [...m.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
-/** The verdict, in the terminal report's words. */
-export function verdictText(result: DiffResult): string {
-  const f = result.counts.findings;
-  if (result.verdict === 'match') return f.known ? `MATCH with ${f.known} known` : 'MATCH';
-  return result.counts.real ? `DIFF: ${plural(f.real, 'real finding')} (${plural(result.counts.real, 'difference')})` : `DIFF: ${result.staleKnown.length} stale known`;
-}
 
 function breakdownHtml(result: DiffResult): string {
   const findingsBy = countBy(result.findings, (f) => `${f.class}\n${f.kind}`);
@@ -224,15 +236,7 @@ export function renderHtml(result: DiffResult, opts: HtmlOptions = {}): string {
     verdict: result.verdict,
     differences: result.differences.slice(0, maxRows).map((d) => ({ id: d.id, class: d.class, entry: d.entry, path: d.path, finding: d.finding })),
   };
-  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'none'; base-uri 'none'; form-action 'none'`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(opts.title ?? 'bb diff')}: ${esc(result.verdict.toUpperCase())}</title>
-<style>${PAGE_CSS}${jsondiffpatchCss()}</style>
-</head><body>
+  return `${pageHead(`${opts.title ?? 'bb diff'}: ${result.verdict.toUpperCase()}`, nonce, { css: PAGE_CSS + jsondiffpatchCss(), nonced: false })}
 ${summaryHtml(result)}
 ${filtersHtml()}
 ${findingsHtml(result, opts.maxRowsPerFinding ?? 100)}

@@ -7,7 +7,7 @@
 // and characters XML 1.0 cannot hold (control characters, lone surrogates)
 // are written as \uXXXX.
 import type { DiffResult, Difference, Finding } from '../types.js';
-import { elidePair, findingLine } from './text.js';
+import { elidePair, findingLine, plural } from './text.js';
 
 /** Options for the JUnit report. */
 export interface JunitOptions {
@@ -38,7 +38,6 @@ function line(d: Difference): string {
   return `[${d.id}] ${d.kind} ${where}: ${change}${d.reason ? ` (known: ${d.reason})` : ''}`;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** The findings the rows belong to, in the result's order (real first, largest first). */
 function findingsOf(diffs: Difference[], findings: Map<string, { finding: Finding; order: number }>): Finding[] {

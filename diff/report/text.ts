@@ -64,6 +64,18 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
   return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
 }
 
+/** "3 rows", "1 row": a count with its noun. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The verdict every report leads with: MATCH, MATCH with N known, DIFF: N real findings (M differences), DIFF: N stale known. */
+export function verdictText(result: DiffResult): string {
+  const f = result.counts.findings;
+  if (result.verdict === 'match') return f.known ? `MATCH with ${f.known} known` : 'MATCH';
+  return result.counts.real ? `DIFF: ${plural(f.real, 'real finding')} (${plural(result.counts.real, 'difference')})` : `DIFF: ${result.staleKnown.length} stale known`;
+}
+
 /** Renders the result for a terminal: verdict, then one line per finding; `rows`: every row under its finding. */
 export function renderText(result: DiffResult, opts: TextOptions): string {
   const c = (code: string, s: string) => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -71,10 +83,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   const { real, known, noise } = result.counts;
   const f = result.counts.findings;
   const stale = result.staleKnown.length;
-  const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-  let verdict: string;
-  if (result.verdict === 'match') verdict = c('1;32', f.known ? `MATCH with ${f.known} known` : 'MATCH');
-  else verdict = c('1;31', real ? `DIFF: ${plural(f.real, 'real finding')} (${plural(real, 'difference')})` : `DIFF: ${stale} stale known`);
+  const verdict = c(result.verdict === 'match' ? '1;32' : '1;31', verdictText(result));
   const extras = [
     `${result.counts.pairs} pairs`,
     ...(real && known ? [`${plural(f.known, 'known finding')}`] : []),
