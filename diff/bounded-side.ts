@@ -16,7 +16,7 @@ import { createContext, normalizeContextFor, type DiffContext, type DiffOptions 
 import { markersOf, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
-import { contentText, entryToken, tokenOfText } from './pair.js';
+import { contentDigest, contentText, entryToken, tokenOf } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
 import { ShapeIndex } from './findings.js';
 import type { NormalizedEntry } from './types.js';
@@ -157,7 +157,7 @@ export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'
 }
 
 /** A summary between summarize and finish. */
-type Pending = Summary & { started: string; host: string };
+type Pending = Summary & { started: string; host: string; digest: string };
 
 /** One side: opened (indexed), then summarized and finished once, then asked for entries. */
 export class SideWork {
@@ -222,7 +222,6 @@ export class SideWork {
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
     const shapes = (this.shapes = new ShapeIndex(un));
-    const shapeNumber = (body: Parameters<ShapeIndex['add']>[0]) => shapes.add(body);
     const list: Pending[] = [];
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
@@ -231,7 +230,8 @@ export class SideWork {
       hosts.add(host);
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
-      const token = noPathRules ? tokenOfText(n.key, text, un) : '';
+      // The token waits for the entry's name (finish): its key may gain the host.
+      const digest = noPathRules ? contentDigest(text, un) : '';
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
         kept = this.kept.put(text, restOf(n));
@@ -247,8 +247,9 @@ export class SideWork {
         page,
         id: '',
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
-        token,
-        shape: noPathRules ? shapeNumber(n) : -1,
+        token: '',
+        digest,
+        shape: noPathRules ? shapes.add(n) : -1,
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });
@@ -258,10 +259,9 @@ export class SideWork {
   }
 
   /**
-   * Finishes what summarize began: with `hosts` (either capture has several),
-   * keys, routes and tokens name the host as normalizeEntry would; then the
-   * summaries in comparison order (engine.ts), ids numbered, path rules
-   * applied, and the kept chunks the summaries point into.
+   * Finishes what summarize began: the summaries in comparison order, named
+   * by engine.ts's assignIds (with `hosts`, routes and keys name the host),
+   * tokens made, path rules applied, and the kept chunks the summaries point into.
    */
   async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
     if (!this.pending) throw new Error('bb diff: finish before summarize');
@@ -270,28 +270,19 @@ export class SideWork {
     this.pending = undefined;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
-    this.nctx.hosts = hosts;
-    if (hosts) {
-      for (const s of list) {
-        if (!s.host) continue;
-        const keyRoute = s.route.replace(/^(\S+) /, `$1 //${s.host}`);
-        const key = `${s.page}\n${keyRoute}`;
-        if (s.token) s.token = key + s.token.slice(s.key.length);
-        s.key = key;
-        s.route = keyRoute;
-      }
-    }
     sortForComparison(list);
-    assignIds(list, (s) => s.page);
-    if (!noPathRules) {
+    assignIds(list, (s) => s.page, hosts ? (s) => s.host : undefined);
+    if (noPathRules) for (const s of list) s.token = tokenOf(s.key, s.digest);
+    else {
       for (const s of list) {
-        const e: NormalizedEntry = { id: s.id, ...(await this.normalized(s.index)).n };
+        // Read again for the path rules, which select by id; named as the summary is.
+        const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
         applyPathRules(e, this.nctx.pathRules);
         s.token = entryToken(e, un);
         s.shape = shapes.add(e);
       }
     }
-    return { list: list.map(({ started: _started, host: _host, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
+    return { list: list.map(({ started: _started, host: _host, digest: _digest, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
   }
 
   async close(): Promise<void> {

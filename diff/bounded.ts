@@ -110,8 +110,8 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
       };
       const [ho, hn] = await Promise.all([s.old.handle.summarize(s.old.labels, report(0)), s.new.handle.summarize(s.new.labels, report(1))]);
       // Hosts in keys or not is decided for both sides at once, as the in-memory normalize stage does.
-      ctx.hostsInKeys = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
-      const [o, n] = await Promise.all([s.old.handle.finish(ctx.hostsInKeys), s.new.handle.finish(ctx.hostsInKeys)]);
+      const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
+      const [o, n] = await Promise.all([s.old.handle.finish(withHosts), s.new.handle.finish(withHosts)]);
       const shapes = new ShapeTable();
       for (const [to, from] of [[s.old, o], [s.new, n]] as const) {
         to.list = from.list;

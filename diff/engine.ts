@@ -6,6 +6,7 @@
 // EntrySource.
 import { bindPair, type EntryBody } from './correspond.js';
 import { comparePair, requestLine } from './compare.js';
+import { entryKey, routeWithHost } from './normalize/entry.js';
 import type { ArrayRules } from './arrays.js';
 import { unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/ordinals.js';
 import type { Lineup } from './pair.js';
@@ -42,10 +43,20 @@ export function sortForComparison<T extends Orderable>(list: T[]): T[] {
   return list.sort((a, b) => time.get(a)! - time.get(b)! || a.index - b.index);
 }
 
-/** Gives each entry (in comparison order) its id `<page>/<route>#<n>`, n counting per pairing key. */
-export function assignIds<T extends { key: string; route: string; id: string }>(list: T[], pageOf: (e: T) => string): void {
+/**
+ * Names each entry (in comparison order): with `hostOf` (hosts in keys:
+ * either capture has several), its route and key name its host; then its id
+ * `<page>/<route>#<n>`, n counting per pairing key. Both paths name entries
+ * here, after both sides are read, so the host decision is made once.
+ */
+export function assignIds<T extends { key: string; route: string; id: string }>(list: T[], pageOf: (e: T) => string, hostOf?: (e: T, i: number) => string): void {
   const occurrences = new Map<string, number>();
-  for (const e of list) {
+  for (const [i, e] of list.entries()) {
+    const host = hostOf?.(e, i);
+    if (host) {
+      e.route = routeWithHost(e.route, host);
+      e.key = entryKey(pageOf(e), e.route);
+    }
     const n = (occurrences.get(e.key) ?? 0) + 1;
     occurrences.set(e.key, n);
     e.id = `${pageOf(e)}/${e.route}#${n}`;

@@ -11,6 +11,7 @@
 import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from './selector.js';
+import { routeWithoutHost } from './normalize/entry.js';
 import type { NormalizedEntry } from './types.js';
 
 /** One line-up of an old and/or new item, by index. */
@@ -87,11 +88,21 @@ export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'w
   return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null });
 }
 
-/** entryToken for an entry whose contentText is already at hand. */
-export function tokenOfText(key: string, text: string, unnumberText: (s: string) => string): string {
+/** The digest of an entry's contentText with markers un-numbered: its token without the key. */
+export function contentDigest(text: string, unnumberText: (s: string) => string): string {
   // Markers survive JSON.stringify unescaped, so un-numbering the text equals un-numbering the value.
   // One-shot hash: no Hash object per entry (measurable at 50k entries a side).
-  return `${key}\n${hash('sha1', unnumberText(text), 'base64')}`;
+  return hash('sha1', unnumberText(text), 'base64');
+}
+
+/** A pairing token: the key and the content digest. */
+export function tokenOf(key: string, digest: string): string {
+  return `${key}\n${digest}`;
+}
+
+/** entryToken for an entry whose contentText is already at hand. */
+export function tokenOfText(key: string, text: string, unnumberText: (s: string) => string): string {
+  return tokenOf(key, contentDigest(text, unnumberText));
 }
 
 /** Digest of the compared content of an entry (un-numbered placeholders). */
@@ -170,8 +181,7 @@ export function pairEntries(
   unordered: string[],
 ): Lineup[] {
   // A glob matches the route as it is or without its host (`GET //a.test/x` → `GET /x`), as route keys do.
-  const withoutHost = (r: string) => r.replace(/^(\S+) \/\/[^/]*/, '$1 ');
-  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r) || f(withoutHost(r))))(unordered.map(globMatcher)) : () => false;
+  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r) || f(routeWithoutHost(r))))(unordered.map(globMatcher)) : () => false;
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
   const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));

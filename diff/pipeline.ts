@@ -8,7 +8,7 @@ import type { Har } from '../capture/har.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, hostsInKeys, hostsOf, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, entryHost, hostsInKeys, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
@@ -74,8 +74,6 @@ export interface DiffContext {
   rules: RuleSet;
   /** Ordinal markers for this run. */
   table: OrdinalTable;
-  /** Whether entry keys, routes and ids include the host (hostsInKeys: either capture has several); set before normalizing. */
-  hostsInKeys?: boolean;
   /** Old and new. */
   old: DiffSide;
   new: DiffSide;
@@ -120,21 +118,20 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.config.normalize.paths ?? [],
     parsers: zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
-    hosts: ctx.hostsInKeys ?? false,
   };
 }
 
-/** Normalizes one side's entries, in comparison order, ids numbered per pairing key (engine.ts). */
-function normalizeSide(har: Har, nctx: NormalizeContext, labels: Map<string, string>): NormalizedEntry[] {
+/** Normalizes one side's entries, in comparison order, not yet named; and each one's host. */
+function normalizeSide(har: Har, nctx: NormalizeContext, labels: Map<string, string>): { entries: NormalizedEntry[]; hosts: string[] } {
   const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
-  const out: NormalizedEntry[] = [];
+  const entries: NormalizedEntry[] = [];
+  const hosts: string[] = [];
   for (const { entry, index } of order) {
     const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
-    out.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
+    entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
+    hosts.push(entryHost(entry, nctx));
   }
-  assignIds(out, (e) => e.meta.page);
-  for (const e of out) applyPathRules(e, nctx.pathRules);
-  return out;
+  return { entries, hosts };
 }
 
 /** The run's array rules (pairing.arrayKeys, normalize.unorderedArrays). */
@@ -173,12 +170,18 @@ export const defaultStages: DiffStage[] = [
     run: (ctx) => {
       const oldHar = ctx.old.har!;
       const newHar = ctx.new.har!;
-      ctx.hostsInKeys = hostsInKeys(hostsOf(oldHar.log.entries, ctx), hostsOf(newHar.log.entries, ctx));
       const oldCtx = normalizeContextFor(ctx, 'old', oldHar.log._bb?.serverHome, zipBodiesOf(ctx));
       const newCtx = normalizeContextFor(ctx, 'new', newHar.log._bb?.serverHome, zipBodiesOf(ctx));
       const labels = pairedPageLabels(oldHar.log.pages, newHar.log.pages, oldCtx, newCtx);
-      ctx.old.entries = normalizeSide(oldHar, oldCtx, labels.old);
-      ctx.new.entries = normalizeSide(newHar, newCtx, labels.new);
+      const sides = [normalizeSide(oldHar, oldCtx, labels.old), normalizeSide(newHar, newCtx, labels.new)];
+      // Hosts in keys is decided for both sides at once (DESIGN.md "Pair"); entries are named after.
+      const withHosts = hostsInKeys(new Set(sides[0]!.hosts), new Set(sides[1]!.hosts));
+      for (const [k, side] of [ctx.old, ctx.new].entries()) {
+        const { entries, hosts } = sides[k]!;
+        assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => hosts[i]! : undefined);
+        for (const e of entries) applyPathRules(e, ctx.config.normalize.paths ?? []);
+        side.entries = entries;
+      }
     },
   },
   {

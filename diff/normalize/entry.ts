@@ -27,11 +27,6 @@ export interface NormalizeContext {
   pathRules: PathRuleConfig[];
   /** Body parsers (editable list). */
   parsers?: readonly BodyParser[];
-  /**
-   * Whether the host is part of entry keys, routes and ids (`GET //a.test/x`):
-   * decided once per pair of captures by hostsInKeys, the same for both sides.
-   */
-  hosts?: boolean;
 }
 
 function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
@@ -100,9 +95,9 @@ function lookup(v: unknown, dotted: string): unknown {
   return cur;
 }
 
-// A rule's route matches the route with or without its host (`POST /graphql` matches `POST //a.test/graphql`).
-function routeKeyOf(route: string, plainRoute: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route) || (route !== plainRoute && globMatcher(k.route)(plainRoute)));
+// A rule's route is written without a host (`POST /graphql`): it applies on every host.
+function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
+  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route));
   if (!rule) return undefined;
   let v: unknown;
   if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
@@ -218,6 +213,21 @@ export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'ta
   return host && unnumber(normalizeString(host, ctx.rules, NO_HOMES, ctx.table), ctx.table);
 }
 
+/** The pairing key of an entry: its page and its route. */
+export function entryKey(page: string, route: string): string {
+  return `${page}\n${route}`;
+}
+
+/** A route naming its host as a network-path reference (RFC 3986 §4.2): `GET /x` → `GET //a.test/x`; no host, no change. */
+export function routeWithHost(route: string, host: string): string {
+  return host ? route.replace(/^(\S+) /, `$1 //${host}`) : route;
+}
+
+/** A route without its host: `GET //a.test/x` → `GET /x`. */
+export function routeWithoutHost(route: string): string {
+  return route.replace(/^(\S+) \/\/[^/]*/, '$1 ');
+}
+
 /** The distinct normalized hosts of a capture's entries. */
 export function hostsOf(entries: readonly HarEntry[], ctx: Pick<NormalizeContext, 'rules' | 'table'>): Set<string> {
   const out = new Set<string>();
@@ -300,15 +310,13 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (eio !== undefined) engineIoSids(resBody, table);
 
   const method = e.request.method.toUpperCase();
-  const plainRoute = `${method} ${unnumber(path, table)}`;
-  // With hosts in keys, the route names the host as a network-path reference (RFC 3986 §4.2): `GET //a.test/x`.
-  const host = ctx.hosts ? entryHost(e, ctx) : '';
-  const route = host ? `${method} //${host}${unnumber(path, table)}` : plainRoute;
-  const rk = routeKeyOf(route, plainRoute, reqBody, query, ctx);
+  // The route without its host: assignIds (engine.ts) adds it when either capture has several.
+  const route = `${method} ${unnumber(path, table)}`;
+  const rk = routeKeyOf(route, reqBody, query, ctx);
   const keyRoute = rk === undefined ? route : `${route}[${rk}]`;
 
   const out: Omit<NormalizedEntry, 'id'> = {
-    key: `${page}\n${keyRoute}`,
+    key: entryKey(page, keyRoute),
     route: keyRoute,
     request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed) },
     response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, resParsed) },
