@@ -2,6 +2,7 @@
 // shown only once the work has run past a moment (~2 s), and never on a pipe
 // or with --quiet, so scripts and logs see only the result.
 import type { WriteProgress } from '../capture/index.js';
+import type { DiffProgress } from '../diff/index.js';
 
 /** A progress line. `update` is cheap to call often; `done` clears the line. */
 export interface Progress {
@@ -53,6 +54,13 @@ export function writingText(what: string, p: WriteProgress, totalEntries?: numbe
   }
   const pct = p.journalBytes > 0 ? Math.min(100, Math.floor((p.journalBytesRead / p.journalBytes) * 100)) : 0;
   return `bb: ${what}: ${n} entries, ${pct}% of the journal read`;
+}
+
+/** "bb diff: normalize 12,000 of 100,000 entries (12%)", or the stage alone. */
+export function diffProgressText(p: DiffProgress): string {
+  if (p.done === undefined || !p.total) return `bb diff: ${p.stage}…`;
+  const what = p.stage.endsWith('compare') ? 'pairs' : 'entries';
+  return `bb diff: ${p.stage} ${p.done.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} ${what} (${Math.floor((p.done / p.total) * 100)}%)`;
 }
 
 /** The delay before progress shows: BB_PROGRESS_AFTER_MS (tests set 0), else ~2 s. */

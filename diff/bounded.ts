@@ -24,7 +24,7 @@ import { loopSettings, normalizeContextFor, type DiffContext, type DiffStage } f
 import { applyPathRules, hostsInKeys, pairedPageLabels } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { pairEntries } from './pair.js';
-import { compareLineup, type EntrySource } from './engine.js';
+import { compareLineup, type EntrySource, type EntrySummary } from './engine.js';
 import { ShapeTable } from './findings.js';
 import { fromTexts, type EntryTexts, type Summary } from './bounded-side.js';
 import { openSide, type SideHandle } from './bounded-remote.js';
@@ -134,19 +134,20 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
     const sides = [s.old, s.new] as const;
     // Kept marker sequences hold the content as it was before path rules: the shortcut only without them.
     const marksKept = !(ctx.config.normalize.paths ?? []).length;
+    // Each summary once, as the loop reads it (it asks for one several times).
+    const summaries = sides.map((side) =>
+      side.list.map((x): EntrySummary => ({
+        id: x.id,
+        route: x.route,
+        index: x.index,
+        ...(x.seq !== undefined ? { seq: x.seq } : {}),
+        token: x.token,
+        shape: side.shapes[x.shape]!,
+        ...(marksKept && x.marks ? { marks: side.markers.subarray(x.marks[0], x.marks[0] + x.marks[1]) } : {}),
+      })),
+    );
     const source: EntrySource = {
-      summary: (k, i) => {
-        const x = sides[k].list[i]!;
-        return {
-          id: x.id,
-          route: x.route,
-          index: x.index,
-          ...(x.seq !== undefined ? { seq: x.seq } : {}),
-          token: x.token,
-          shape: sides[k].shapes[x.shape]!,
-          ...(marksKept && x.marks ? { marks: sides[k].markers.subarray(x.marks[0], x.marks[0] + x.marks[1]) } : {}),
-        };
-      },
+      summary: (k, i) => summaries[k]![i]!,
       entry: async (k, i) => {
         const x = sides[k].list[i]!;
         const e: NormalizedEntry = { id: x.id, ...fromTexts(x, await texts(sides[k], x)) };

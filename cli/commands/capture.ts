@@ -194,17 +194,9 @@ export const captureCommand: BbCommand = {
         );
       }
       if (admin) adminServer = await startAdmin(admin, adminTargets);
-    } catch (err) {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      if (ticker) clearInterval(ticker);
-      await adminServer?.close();
-      await Promise.all(bound.map((b) => b.close()));
-      throw err;
-    }
-    try {
       for (const b of bound) handles.push(await b.record());
     } catch (err) {
+      // Undo a failed start: captures begun are discarded, the rest only unbound.
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       if (ticker) clearInterval(ticker);

@@ -2,16 +2,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffProgress, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { UsageError } from '../errors.js';
-import { progressDelay, progressLine } from '../progress.js';
+import { diffProgressText, progressDelay, progressLine } from '../progress.js';
 
-/** "bb diff: normalize 12,000 of 100,000 entries (12%)", or the stage alone. */
-export function diffProgressText(p: DiffProgress): string {
-  if (p.done === undefined || !p.total) return `bb diff: ${p.stage}…`;
-  const what = p.stage.endsWith('compare') ? 'pairs' : 'entries';
-  return `bb diff: ${p.stage} ${p.done.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} ${what} (${Math.floor((p.done / p.total) * 100)}%)`;
-}
 
 /** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
 export function useColor(stream: NodeJS.WriteStream): boolean {

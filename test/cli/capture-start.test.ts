@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { runBb, startBb } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bb-cli-start-'));
 const env = { BB_HOME: join(dir, 'home') };
@@ -41,14 +42,6 @@ async function busyPort(): Promise<number> {
   return (s.address() as AddressInfo).port;
 }
 
-/** A port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 for (const form of ['bare', 'colon'] as const) {
   test(`--listen ${form === 'bare' ? 'PORT' : ':PORT'} listens on 127.0.0.1:PORT`, async () => {

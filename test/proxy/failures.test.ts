@@ -4,10 +4,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import http2 from 'node:http2';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { startProxy, type Fact } from '../../proxy/index.js';
 import { rawClient, rawUpstream, until } from '../helpers/raw.js';
+import { freePort } from '../helpers/ports.js';
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 after(async () => {
@@ -24,13 +24,6 @@ async function proxyTo(port: number, extra: Parameters<typeof startProxy>[0] = {
 
 const terminal = (facts: Fact[]) => facts.filter((f) => ['exchange-completed', 'exchange-failed', 'exchange-aborted'].includes(f.type));
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 test('an upstream that is down gives a 502 with a JSON reason, then works once it is up', async () => {
   const port = await freePort();
