@@ -31,7 +31,10 @@ const shellWord = (w: string): string => `'${w.replace(/'/g, `'\\''`)}'`;
  * `type('\x03')` is a Ctrl-C (the terminal turns it into SIGINT for bb).
  */
 export function startBbOnTty(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): BbProcess & { type(text: string): void } {
-  const command = [process.execPath, BB_BIN, ...args].map(shellWord).join(' ');
+  // `exec`: bb is the pty's foreground process itself. Under a shell that
+  // stays in between (dash, /bin/sh where SHELL is unset), a Ctrl-C bb handles
+  // would still end the shell with 130 once bb exits.
+  const command = 'exec ' + [process.execPath, BB_BIN, ...args].map(shellWord).join(' ');
   const child = spawn('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], {
     env: { ...process.env, NO_COLOR: '1', ...env },
     cwd,
