@@ -5,12 +5,8 @@ import type { BbCommand } from '../command.js';
 import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { UsageError } from '../errors.js';
 import { diffProgressText, progressDelay, progressLine } from '../progress.js';
+import { useColor } from '../tty.js';
 
-
-/** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
-export function useColor(stream: NodeJS.WriteStream): boolean {
-  return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
-}
 
 /** Writes a report to a file, or stdout for "-". */
 export async function writeReport(target: string, text: string, what: string): Promise<void> {

@@ -35,6 +35,16 @@ describe('bb diff on the command line', () => {
     assert.match(r.stdout, /^MATCH /);
   });
 
+  it('colours the report on a pipe with FORCE_COLOR, and never with NO_COLOR', async () => {
+    const forced = await bb(['diff', same1, changed], { NO_COLOR: '', FORCE_COLOR: '1' });
+    assert.equal(forced.code, 1, forced.stderr);
+    assert.match(forced.stdout, /\x1b\[/);
+    const plain = await bb(['diff', same1, changed], { NO_COLOR: '', FORCE_COLOR: '0' });
+    assert.doesNotMatch(plain.stdout, /\x1b\[/, 'FORCE_COLOR=0 on a pipe: no colour');
+    const both = await bb(['diff', same1, changed], { NO_COLOR: '1', FORCE_COLOR: '1' });
+    assert.doesNotMatch(both.stdout, /\x1b\[/, 'NO_COLOR wins');
+  });
+
   it('exits 1 with the field, its id and old → new', async () => {
     const r = await bb(['diff', same1, changed, '--rows'], { NO_COLOR: '1' });
     assert.equal(r.code, 1, r.stderr);
