@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UsageError } from './errors.js';
-import { isLoopback, type ListenAddress } from './listen.js';
+import { isLoopbackHost } from '../core/index.js';
+import type { ListenAddress } from './listen.js';
 
 /** What the admin endpoint controls: one entry per proxy of this process. */
 export interface AdminTarget {
@@ -34,7 +35,7 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 
 /** Starts the admin endpoint; refuses any non-loopback address. */
 export async function startAdmin(address: ListenAddress, targets: AdminTarget[]): Promise<AdminServer> {
-  if (!isLoopback(address.host)) {
+  if (!isLoopbackHost(address.host)) {
     throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${address.port || 9000}; '${address.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
   }
   const server = http.createServer((req, res) => {

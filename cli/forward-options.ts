@@ -37,7 +37,7 @@ export function forwardFlagsFrom(argv: Record<string, unknown>): ForwardFlags {
   const forward = argv['mode'] === 'forward';
   const hosts = ((argv['hosts'] as string[] | undefined) ?? []).flatMap((h) => String(h).split(',')).map((h) => h.trim()).filter(Boolean);
   for (const glob of hosts) {
-    if (!/^[A-Za-z0-9*._:[\]-]+$/.test(glob)) throw new UsageError(`--hosts takes host globs like *.example.com, got '${glob}'`, 'BB_BAD_HOSTS');
+    if (!/^[A-Za-z0-9*?._:[\]-]+$/.test(glob)) throw new UsageError(`--hosts takes host globs like *.example.com, got '${glob}'`, 'BB_BAD_HOSTS');
   }
   if (!forward && hosts.length > 0) throw new UsageError('--hosts only goes with --mode forward (a reverse proxy has one --target)', 'BB_BAD_HOSTS');
   if (!forward && argv['allow-remote']) throw new UsageError('--allow-remote only goes with --mode forward', 'BB_USAGE');

@@ -7,12 +7,6 @@ export interface ListenAddress {
   port: number;
 }
 
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
-}
-
 /** Parses "127.0.0.1:8080", "[::1]:8080", ":8080" or "8080" (host defaults to 127.0.0.1). */
 export function parseListen(value: string, flag = '--listen'): ListenAddress {
   const text = String(value).trim();

@@ -3,7 +3,8 @@
 // (the same entry and path also differ between two captures of the old
 // build). Known entries that matched nothing are stale. Pure functions.
 import type { KnownConfig } from './config.js';
-import { globMatcher, pathMatcher } from './selector.js';
+import { globMatcher } from '../core/index.js';
+import { pathMatcher } from './selector.js';
 import type { Difference, StaleKnown } from './types.js';
 
 /** A compiled known entry. */
@@ -27,7 +28,7 @@ function compile(known: KnownConfig[]): KnownMatcher[] {
 /** A known entry's `where`: one glob, or any of several. */
 function whereMatcher(where: string | string[]): (id: string) => boolean {
   if (typeof where === 'string') return globMatcher(where);
-  const all = where.map(globMatcher);
+  const all = where.map((w) => globMatcher(w));
   return (id) => all.some((m) => m(id));
 }
 

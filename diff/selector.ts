@@ -1,13 +1,7 @@
 // Selectors shared by config rules and known differences (DESIGN.md
-// "Classify"): `where` is a glob over entry ids (`*` = any run of
-// characters); `path` is a field-path suffix matching at a segment boundary,
+// "Classify"): `where` is a glob over entry ids (core/glob.ts: `*` any run
+// of characters, `?` one); `path` is a field-path suffix matching at a segment boundary,
 // where `*` is one segment and `[]` any index.
-
-/** Compiles a `where` glob over entry ids (or routes). */
-export function globMatcher(glob: string): (s: string) => boolean {
-  const re = new RegExp(`^${glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
-  return (s) => re.test(s);
-}
 
 /** Splits a field path into segments: `a.b[0]["x.y"]` → ["a", "b", "[0]", "x.y"]. */
 export function splitPath(path: string): string[] {

@@ -2,7 +2,7 @@
 // journal tail behind `bb frames --follow`. Reads capture files only.
 export {
   wsConnections, filterConnections, connectionMatches, messageMatches, entryRows, filterRows, timeline,
-  opcodeName, payloadText, payloadBytes, globToRegExp, statusMatches, isWebSocketEntry, isoToSeconds, OPCODE_NAMES,
+  opcodeName, payloadText, payloadBytes, statusMatches, isWebSocketEntry, isoToSeconds, OPCODE_NAMES,
   type WsConnectionView, type EntryRow, type TimelineEvent, type FrameFilter, type EntryFilter,
 } from './model.js';
 export {

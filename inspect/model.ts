@@ -6,6 +6,7 @@
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (DESIGN.md "Inspecting").
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/har.js';
+import { globToRegExp } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -198,12 +199,6 @@ export function payloadText(m: HarWebSocketMessage): string {
 export function payloadBytes(m: HarWebSocketMessage): Buffer {
   if (m.opcode === 1 || m.type === 'error') return Buffer.from(m.data, 'utf8');
   return Buffer.from(m.data, 'base64');
-}
-
-/** Compiles a glob: `*` any run of characters, `?` one; the whole URL must match. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 's');
 }
 
 /** Page titles by id. */

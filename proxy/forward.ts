@@ -12,6 +12,7 @@
 import type http from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
+import { globToRegExp, isLoopbackHost } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { ProxyConfigError } from './errors.js';
 import { now, type FactBus } from './events.js';
@@ -58,25 +59,11 @@ interface TunnelInfo {
   servername?: string;
 }
 
-/** True for addresses only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(h);
-}
-
-/** A predicate over host names from globs ("*.example.com", "api.*"); no globs = every host. */
+/** A predicate over host names from globs ("*.example.com", "api.*"), case-insensitive; no globs = every host. */
 export function hostMatcher(globs: readonly string[] | undefined): (host: string) => boolean {
   const list = (globs ?? []).map((g) => g.trim()).filter((g) => g.length > 0);
   if (list.length === 0) return () => true;
-  const patterns = list.map((glob) => {
-    const body = glob
-      .toLowerCase()
-      .replace(/^\[(.*)\]$/, '$1')
-      .split('*')
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*');
-    return new RegExp(`^${body}$`);
-  });
+  const patterns = list.map((glob) => globToRegExp(glob.replace(/^\[(.*)\]$/, '$1'), { ignoreCase: true }));
   return (host) => {
     const h = host.toLowerCase().replace(/\.$/, '');
     return patterns.some((p) => p.test(h));

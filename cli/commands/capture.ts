@@ -4,7 +4,8 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { isLoopback, parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
+import { isLoopbackHost } from '../../core/index.js';
+import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
 import { startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
@@ -98,7 +99,7 @@ export const captureCommand: BbCommand = {
     const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
-    if (admin && !isLoopback(admin.host)) {
+    if (admin && !isLoopbackHost(admin.host)) {
       throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${admin.port || 9000}; '${admin.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
     }
     const quiet = Boolean(argv.quiet);
@@ -210,7 +211,7 @@ export const captureCommand: BbCommand = {
       const handle = handles[i];
       adminTargets.push({ label: handle.label, url: handle.url, out: handle.out, step: handle.step, stats: handle.stats });
       // Warned once listening: a refused bind (forward mode without --allow-remote) stays one line.
-      if (!isLoopback(plan.listen.host)) {
+      if (!isLoopbackHost(plan.listen.host)) {
         process.stderr.write(`bb: warning: ${plan.label} listens on ${plan.listen.host}, reachable from other machines\n`);
       }
       if (!quiet) {

@@ -10,7 +10,8 @@ import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { EIO_SID } from './rules.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
-import { globMatcher, joinPath, pathMatcher } from '../selector.js';
+import { globMatcher } from '../../core/index.js';
+import { joinPath, pathMatcher } from '../selector.js';
 import { alignSequences } from '../align.js';
 
 /** What normalizing one side needs. */

@@ -17,7 +17,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/har.js';
 import { BB_BIN } from '../helpers/cli.js';
 import { startAdmin } from '../../cli/admin.js';
-import { isLoopback } from '../../cli/listen.js';
+import { isLoopbackHost as isLoopback } from '../../core/index.js';
 import { startForwardProxy } from '../../proxy/forward.js';
 import { Cleanups, record, tempDir, waitUntil } from './harness.js';
 import { bb, cliProblem } from './readers.js';

@@ -8,7 +8,8 @@ import tls from 'node:tls';
 import WebSocket from 'ws';
 import { ProxyAgent, fetch } from 'undici';
 import { FactBus } from '../../proxy/events.js';
-import { startForwardProxy, hostMatcher, isLoopbackHost, type RunningForwardProxy } from '../../proxy/forward.js';
+import { isLoopbackHost } from '../../core/index.js';
+import { startForwardProxy, hostMatcher, type RunningForwardProxy } from '../../proxy/forward.js';
 import { curl, FactLog, header, startPeers, type ForwardPeers } from './forward-harness.js';
 
 let peers: ForwardPeers;
