@@ -2,6 +2,7 @@
 // writes) and diff/ (which reads). See ../shared/DESIGN.md "The capture file".
 // Fields starting with `_` are extensions; other producers' extensions are
 // tolerated by readers and typed loosely here.
+import type { EventStreamMessage } from '../core/index.js';
 
 /** One header or query pair, in wire order. */
 export interface HarNameValue {
@@ -139,13 +140,7 @@ export interface HarWebSocketMessage {
 }
 
 /** A server-sent event as it arrived. */
-export interface HarEventSourceMessage {
-  /** Epoch seconds (float), like WebSocket messages. */
-  time: number;
-  eventName: string;
-  eventId: string;
-  data: string;
-}
+export type HarEventSourceMessage = EventStreamMessage;
 
 export interface HarEntry {
   pageref?: string;

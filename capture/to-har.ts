@@ -9,7 +9,7 @@ import type {
   ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { bodyText, decodeContent, isEventStream, isJsonLinesType, isJsonType, utf8Text } from './body.js';
-import { EventStreamParser } from './sse.js';
+import { EventStreamParser } from '../core/index.js';
 import {
   headerPairs, headerValue, headerValues, headSize, parseCookieHeader, parseExtensions, parseParams,
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,

@@ -1,3 +1,4 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
 export { globToRegExp, globMatcher, type GlobOptions } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
+export { EventStreamParser, type EventStreamMessage } from './event-stream.js';

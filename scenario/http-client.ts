@@ -3,7 +3,7 @@
 // operation's stream ends when the operation does) and never throws on an
 // HTTP status unless the caller asks with `expect`.
 import { Pool } from 'undici';
-import { EventStreamParser } from '../capture/sse.js';
+import { EventStreamParser } from '../core/index.js';
 
 /** Per-request options. */
 export interface RequestOptions {

@@ -5,6 +5,7 @@
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/har.js';
+import { EventStreamParser } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
@@ -56,30 +57,14 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** Parses SSE text per the HTML spec's event-stream rules (data lines joined by \n). */
+/**
+ * Parses SSE text with the one event-stream parser (core/event-stream.ts, the
+ * HTML standard's rules, as bb's own capture does): a leading BOM is skipped,
+ * an id holding NUL is ignored, a last event without its blank line is not an
+ * event. Data that parses as JSON is compared as JSON.
+ */
 export function parseSseText(text: string): SseEvent[] {
-  const out: SseEvent[] = [];
-  let data: string[] = [];
-  let event = '';
-  let id = '';
-  for (const line of text.split(/\r\n|\r|\n/)) {
-    if (line === '') {
-      if (data.length) out.push({ event: event || 'message', id, data: sseData(data.join('\n')) });
-      data = [];
-      event = '';
-      continue;
-    }
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
-    else if (field === 'event') event = value;
-    else if (field === 'id') id = value;
-  }
-  if (data.length) out.push({ event: event || 'message', id, data: sseData(data.join('\n')) });
-  return out;
+  return EventStreamParser.parseText(text).map((e) => ({ event: e.eventName, id: e.eventId, data: sseData(e.data) }));
 }
 
 function sseData(s: string): unknown {

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { EventStreamParser } from '../../capture/sse.js';
+import { EventStreamParser } from '../../core/index.js';
 import { bodyText, decodeContent } from '../../capture/body.js';
 import { parseExtensions, parseRefusedPacket, parseSetCookie, requestUrl, parseParams } from '../../capture/http-parts.js';
 import { Redactor } from '../../capture/redact.js';

@@ -50,6 +50,13 @@ describe('built-in rules, one by one', () => {
       { event: 'message', id: '1', data: 'two\nlines' },
     ]);
   });
+
+  it('reads SSE text as bb\'s capture does: BOM skipped, NUL id ignored, an unterminated last event dropped', () => {
+    assert.deepEqual(parseSseText('\ufeffid: a\0b\ndata: 1\n\nid: 2\ndata: {"n":2}\n\ndata: cut'), [
+      { event: 'message', id: '', data: 1 },
+      { event: 'message', id: '2', data: { n: 2 } },
+    ]);
+  });
 });
 
 describe('config validation', () => {

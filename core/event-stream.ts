@@ -2,12 +2,20 @@
 // "Interpreting an event stream" (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
 // Fed chunk by chunk with the time each chunk crossed, so every event gets
 // the time its dispatching blank line arrived.
-import type { HarEventSourceMessage } from './har.js';
+
+/** A server-sent event as it arrived (a HAR `_eventSourceMessages` item). */
+export interface EventStreamMessage {
+  /** Epoch seconds (float), like WebSocket messages. */
+  time: number;
+  eventName: string;
+  eventId: string;
+  data: string;
+}
 
 /** Parses an event stream as it arrives. */
 export class EventStreamParser {
   /** Events dispatched so far. */
-  readonly events: HarEventSourceMessage[] = [];
+  readonly events: EventStreamMessage[] = [];
   private readonly decoder = new TextDecoder('utf-8');
   private line = '';
   private afterCR = false;
@@ -22,9 +30,16 @@ export class EventStreamParser {
   }
 
   /** Ends the stream: a last event without its blank line is discarded, as the standard says. */
-  end(timeMs: number): HarEventSourceMessage[] {
+  end(timeMs: number): EventStreamMessage[] {
     this.feed(this.decoder.decode(), timeMs);
     return this.events;
+  }
+
+  /** Parses a whole stream held as text (a body another producer recorded); times are 0. */
+  static parseText(text: string): EventStreamMessage[] {
+    const p = new EventStreamParser();
+    p.feed(text, 0);
+    return p.end(0);
   }
 
   private feed(text: string, timeMs: number): void {
