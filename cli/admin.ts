@@ -33,11 +33,16 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Starts the admin endpoint; refuses any non-loopback address. */
-export async function startAdmin(address: ListenAddress, targets: AdminTarget[]): Promise<AdminServer> {
+/** Refuses an --admin address other machines could reach. */
+export function checkAdminAddress(address: ListenAddress): void {
   if (!isLoopbackHost(address.host)) {
     throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${address.port || 9000}; '${address.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
   }
+}
+
+/** Starts the admin endpoint; refuses any non-loopback address. */
+export async function startAdmin(address: ListenAddress, targets: AdminTarget[]): Promise<AdminServer> {
+  checkAdminAddress(address);
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/status') {

@@ -181,7 +181,8 @@ export function pairEntries(
   unordered: string[],
 ): Lineup[] {
   // A glob matches the route as it is or without its host (`GET //a.test/x` → `GET /x`), as route keys do.
-  const isUnordered = unordered.length ? ((m) => (r: string) => m.some((f) => f(r) || f(routeWithoutHost(r))))(unordered.map((g) => globMatcher(g))) : () => false;
+  const unorderedRoutes = unordered.map((g) => globMatcher(g));
+  const isUnordered = (r: string): boolean => unorderedRoutes.some((f) => f(r) || f(routeWithoutHost(r)));
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
   const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));

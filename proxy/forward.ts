@@ -65,7 +65,7 @@ export function hostMatcher(globs: readonly string[] | undefined): (host: string
   if (list.length === 0) return () => true;
   const patterns = list.map((glob) => globToRegExp(glob.replace(/^\[(.*)\]$/, '$1'), { ignoreCase: true }));
   return (host) => {
-    const h = host.toLowerCase().replace(/\.$/, '');
+    const h = host.replace(/\.$/, '');
     return patterns.some((p) => p.test(h));
   };
 }

@@ -6,7 +6,7 @@ import type { BbCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { isLoopbackHost } from '../../core/index.js';
 import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
-import { startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
+import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
 import { progressDelay, progressLine, writingText } from '../progress.js';
@@ -99,9 +99,8 @@ export const captureCommand: BbCommand = {
     const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
-    if (admin && !isLoopbackHost(admin.host)) {
-      throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${admin.port || 9000}; '${admin.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
-    }
+    // Refused before any port is bound (startAdmin checks too, for library callers).
+    if (admin) checkAdminAddress(admin);
     const quiet = Boolean(argv.quiet);
     const color = useColor(process.stdout);
     const bbHome = defaultBbHome();

@@ -7,7 +7,6 @@ import { UsageError } from '../errors.js';
 import { diffProgressText, progressDelay, progressLine } from '../progress.js';
 import { useColor } from '../tty.js';
 
-
 /** Writes a report to a file, or stdout for "-". */
 export async function writeReport(target: string, text: string, what: string): Promise<void> {
   if (target === '-') {
