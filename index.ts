@@ -11,3 +11,4 @@ export type * from './capture/har.js';
 export { defineScenario, type Scenario, type ScenarioContext } from './scenario/index.js';
 export { diffCaptures, loadDiffConfig, renderText, renderJson, type DiffResult, type DiffOptions } from './diff/index.js';
 export { readCapture, streamCapture } from './capture/reader.js';
+export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './core/index.js';

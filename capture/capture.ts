@@ -5,12 +5,12 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/events.js';
 import { now } from '../proxy/events.js';
-import { CaptureError } from './errors.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
 import { bbVersion } from './version.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
+import { BbError, isBbError } from '../core/index.js';
 
 /** Default per-body cap on recorded bytes: 16 MiB. */
 export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
@@ -82,13 +82,10 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   const out = resolve(opts.out);
   const paths = journalPaths(out);
   if (existsSync(paths.journal)) {
-    throw new CaptureError(
-      `a journal from an earlier capture is left at ${paths.journal}: run \`bb recover ${opts.out}\` to keep it (or remove it).`,
-      'BB_JOURNAL_LEFTOVER',
-    );
+    throw new BbError('BB_JOURNAL_LEFTOVER', `a journal from an earlier capture is left at ${paths.journal}: run \`bb recover ${opts.out}\` to keep it (or remove it).`);
   }
   if (existsSync(out) && !opts.force) {
-    throw new CaptureError(`${opts.out} already exists: choose another --out or pass --force to overwrite it.`, 'BB_OUT_EXISTS');
+    throw new BbError('BB_OUT_EXISTS', `${opts.out} already exists: choose another --out or pass --force to overwrite it.`);
   }
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
@@ -110,9 +107,9 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
     journal = JournalAppender.create(paths.journal, paths.bodies, onError);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new CaptureError(`another capture is writing ${paths.journal}: give each capture its own --out.`, 'BB_JOURNAL_LEFTOVER');
+      throw new BbError('BB_JOURNAL_LEFTOVER', `another capture is writing ${paths.journal}: give each capture its own --out.`);
     }
-    throw new CaptureError(`cannot create ${paths.journal}: ${(err as Error).message}.`, 'BB_CAPTURE_OPEN');
+    throw new BbError('BB_CAPTURE_OPEN', `cannot create ${paths.journal}: ${(err as Error).message}.`);
   }
   const bodyCap = opts.bodyCap ?? DEFAULT_BODY_CAP;
   const header: HeaderRecord = {
@@ -146,11 +143,8 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
         ...(onProgress ? { onProgress } : {}),
       });
     } catch (err) {
-      if (err instanceof CaptureError) throw err;
-      throw new CaptureError(
-        `could not write ${out} (${(err as Error).message}); what was recorded stays in ${paths.journal}: fix the cause, then run \`bb recover ${out}\`.`,
-        'BB_CAPTURE_FINALIZE',
-      );
+      if (isBbError(err)) throw err;
+      throw new BbError('BB_CAPTURE_FINALIZE', `could not write ${out} (${(err as Error).message}); what was recorded stays in ${paths.journal}: fix the cause, then run \`bb recover ${out}\`.`);
     }
     // Journal first: a crash between the two leaves only bodies, which the next capture overwrites.
     rmSync(paths.journal, { force: true });
@@ -190,10 +184,7 @@ export function redactorFor(header: HeaderRecord, bbHome?: string): Redactor | u
     key = loadRedactKeyFile(header.redact.keyFile, false);
   } catch (err) {
     if (bbHome === undefined) {
-      throw new CaptureError(
-        `the redaction key ${header.redact.keyFile} this journal was recorded with is unreadable (${(err as Error).message}): restore it or set BB_HOME to the bb home that holds it.`,
-        'BB_REDACT_KEY',
-      );
+      throw new BbError('BB_REDACT_KEY', `the redaction key ${header.redact.keyFile} this journal was recorded with is unreadable (${(err as Error).message}): restore it or set BB_HOME to the bb home that holds it.`);
     }
     key = loadRedactKey(bbHome);
   }
@@ -203,10 +194,10 @@ export function redactorFor(header: HeaderRecord, bbHome?: string): Redactor | u
 function validate(opts: CaptureOptions): void {
   for (const name of ['out', 'label', 'target', 'listen', 'bbHome'] as const) {
     if (typeof opts[name] !== 'string' || opts[name] === '') {
-      throw new CaptureError(`openCapture needs ${name} as a non-empty string.`, 'BB_CAPTURE_OPTIONS');
+      throw new BbError('BB_CAPTURE_OPTIONS', `openCapture needs ${name} as a non-empty string.`);
     }
   }
   if (opts.bodyCap !== undefined && (!Number.isInteger(opts.bodyCap) || opts.bodyCap < 0)) {
-    throw new CaptureError(`bodyCap must be a whole number of bytes ≥ 0, got ${opts.bodyCap}.`, 'BB_CAPTURE_OPTIONS');
+    throw new BbError('BB_CAPTURE_OPTIONS', `bodyCap must be a whole number of bytes ≥ 0, got ${opts.bodyCap}.`);
   }
 }

@@ -9,7 +9,6 @@ export {
   loadRedactKey, parseRedactSpecs, Redactor, DEFAULT_REDACTED_HEADERS, DEFAULT_REDACTED_KEYS, REDACT_KEY_FILE,
 } from './redact.js';
 export type { RedactConfig } from './redact.js';
-export { CaptureError } from './errors.js';
 export { parseJournalLine, JOURNAL_VERSION } from './journal.js';
 export { buildWsMessage as webSocketMessageFromRecord } from './to-har.js';
 export type { HeaderRecord, JournalRecord, WsMessageRecord, WsErrorRecord, BodySlice } from './journal.js';

@@ -5,7 +5,7 @@
 // header and an async iterator of entries, so callers that only need one entry
 // at a time (the differ on huge captures) can stay bounded. Both check shapes
 // (see reader-validate.ts), tolerate a UTF-8 BOM, and refuse what cannot be
-// compared with an Error carrying exitCode 2 and a stable code:
+// compared with a CaptureReadError (core's BbError naming the file):
 //   BB_CAPTURE_UNREADABLE  the file cannot be read
 //   BB_CAPTURE_INVALID     not JSON, not a HAR, or a value of the wrong type
 //   BB_CAPTURE_INCOMPLETE  log._bb.complete === false (recovered after a crash)
@@ -14,6 +14,7 @@
 // producer wrote (Playwright writes milliseconds).
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { BbError, type BbErrorOptions } from '../core/index.js';
 import type { Har, HarEntry } from './har.js';
 import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
 import { indexCaptureFile, type IndexedCapture } from './reader-index.js';
@@ -31,19 +32,14 @@ export interface ReadCaptureOptions {
 /** Why a capture cannot be used. */
 export type CaptureErrorCode = 'BB_CAPTURE_INVALID' | 'BB_CAPTURE_UNREADABLE' | 'BB_CAPTURE_INCOMPLETE' | 'BB_CAPTURE_EMPTY';
 
-/** A capture that cannot be compared: one sentence naming the file and what to do; exit code 2. */
-export class CaptureReadError extends Error {
-  /** Stable code (see CaptureErrorCode). */
-  readonly code: CaptureErrorCode;
-  /** Always 2: could not run. */
-  readonly exitCode = 2;
+/** A capture that cannot be compared: one sentence naming the file and what to do. */
+export class CaptureReadError extends BbError<CaptureErrorCode> {
   /** The file concerned. */
   readonly file: string;
-  constructor(file: string, code: CaptureErrorCode, message: string) {
-    super(message.replace(/\s*\n\s*/g, ' '));
+  constructor(code: CaptureErrorCode, message: string, options: BbErrorOptions & { file: string }) {
+    super(code, message.replace(/\s*\n\s*/g, ' '), options);
     this.name = 'CaptureReadError';
-    this.code = code;
-    this.file = file;
+    this.file = options.file;
   }
 }
 
@@ -124,7 +120,7 @@ export async function indexCapture(path: string, opts: ReadCaptureOptions = {}):
     cap = await indexCaptureFile(path);
   } catch (err) {
     if (err instanceof HarShapeError) throw shapeError(path, err);
-    if (err instanceof SyntaxError) throw new CaptureReadError(path, 'BB_CAPTURE_INVALID', `${path} is not valid JSON (${err.message}): the file is truncated or not a HAR; record or export it again.`);
+    if (err instanceof SyntaxError) throw new CaptureReadError('BB_CAPTURE_INVALID', `${path} is not valid JSON (${err.message}): the file is truncated or not a HAR; record or export it again.`, { file: path });
     const e = err as NodeJS.ErrnoException;
     throw unreadable(path, e);
   }
@@ -153,10 +149,10 @@ export async function indexCapture(path: string, opts: ReadCaptureOptions = {}):
 /** The refusal for a file that cannot be opened; a missing HAR beside a journal is a capture not written yet. */
 function unreadable(path: string, e: NodeJS.ErrnoException): CaptureReadError {
   if (e.code === 'ENOENT' && existsSync(`${path}.journal`)) {
-    return new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} is not written yet (${path}.journal is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`);
+    return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} is not written yet (${path}.journal is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`, { file: path });
   }
   const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
-  return new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`);
+  return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`, { file: path });
 }
 
 async function parseFile(path: string): Promise<unknown> {
@@ -165,8 +161,7 @@ async function parseFile(path: string): Promise<unknown> {
     const info = await stat(path);
     if (info.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
     if (info.size > WHOLE_FILE_LIMIT) {
-      throw new CaptureReadError(path, 'BB_CAPTURE_UNREADABLE',
-        `${path} is ${Math.round(info.size / 1048576)} MB, past what this reader parses in one piece (${WHOLE_FILE_LIMIT / 1048576} MB); split the capture or use a build with streamed reading.`);
+      throw new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} is ${Math.round(info.size / 1048576)} MB, past what this reader parses in one piece (${WHOLE_FILE_LIMIT / 1048576} MB); split the capture or use a build with streamed reading.`, { file: path });
     }
     text = await readFile(path, 'utf8');
   } catch (err) {
@@ -176,34 +171,31 @@ async function parseFile(path: string): Promise<unknown> {
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === '') {
-    throw new CaptureReadError(path, 'BB_CAPTURE_INVALID', `${path} is empty, not a HAR file: record or export it again.`);
+    throw new CaptureReadError('BB_CAPTURE_INVALID', `${path} is empty, not a HAR file: record or export it again.`, { file: path });
   }
   try {
     return JSON.parse(text);
   } catch (err) {
     const reason = (err as Error).message;
-    throw new CaptureReadError(path, 'BB_CAPTURE_INVALID',
-      `${path} is not valid JSON (${reason}): the file is truncated or not a HAR; record or export it again.`);
+    throw new CaptureReadError('BB_CAPTURE_INVALID', `${path} is not valid JSON (${reason}): the file is truncated or not a HAR; record or export it again.`, { file: path });
   }
 }
 
 function shapeError(path: string, err: unknown): Error {
   if (err instanceof HarShapeError) {
     const notHar = err.path === 'log' || err.path === '(top level)' || err.path === 'log.entries';
-    return new CaptureReadError(path, 'BB_CAPTURE_INVALID', notHar
+    return new CaptureReadError('BB_CAPTURE_INVALID', notHar
       ? `${path} is not a HAR file: ${err.message}; give a HAR 1.2 export.`
-      : `${path} is not a valid HAR: ${err.message}; fix or re-export the file.`);
+      : `${path} is not a valid HAR: ${err.message}; fix or re-export the file.`, { file: path });
   }
   return err as Error;
 }
 
 function checkUsable(path: string, header: HarLogHeader, entryCount: number, opts: ReadCaptureOptions): void {
   if (header._bb?.complete === false && !opts.allowIncomplete) {
-    throw new CaptureReadError(path, 'BB_CAPTURE_INCOMPLETE',
-      `${path} is an incomplete capture (recovered after a crash): pass --allow-incomplete to compare it anyway.`);
+    throw new CaptureReadError('BB_CAPTURE_INCOMPLETE', `${path} is an incomplete capture (recovered after a crash): pass --allow-incomplete to compare it anyway.`, { file: path });
   }
   if (entryCount === 0) {
-    throw new CaptureReadError(path, 'BB_CAPTURE_EMPTY',
-      `${path} holds no entries: an empty capture cannot be compared; check that traffic went through the proxy.`);
+    throw new CaptureReadError('BB_CAPTURE_EMPTY', `${path} holds no entries: an empty capture cannot be compared; check that traffic went through the proxy.`, { file: path });
   }
 }

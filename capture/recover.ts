@@ -4,8 +4,8 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor, journalPaths } from './capture.js';
-import { CaptureError } from './errors.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
+import { BbError, isBbError } from '../core/index.js';
 
 /** How recovery went. */
 export interface RecoverResult {
@@ -35,13 +35,13 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   const out = abs.endsWith('.journal') ? abs.slice(0, -'.journal'.length) : abs;
   const paths = journalPaths(out);
   if (!existsSync(paths.journal)) {
-    throw new CaptureError(`no journal at ${paths.journal}: there is nothing to recover for ${out}.`, 'BB_JOURNAL_MISSING');
+    throw new BbError('BB_JOURNAL_MISSING', `no journal at ${paths.journal}: there is nothing to recover for ${out}.`);
   }
   if (existsSync(out) && !opts.force) {
-    throw new CaptureError(`${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`, 'BB_OUT_EXISTS');
+    throw new BbError('BB_OUT_EXISTS', `${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`);
   }
   if (statSync(paths.journal).isDirectory()) {
-    throw new CaptureError(`${paths.journal} is a directory, not a journal: give the HAR path the capture was writing.`, 'BB_JOURNAL_MISSING');
+    throw new BbError('BB_JOURNAL_MISSING', `${paths.journal} is a directory, not a journal: give the HAR path the capture was writing.`);
   }
   let result: Awaited<ReturnType<typeof writeHarFromJournal>>;
   try {
@@ -54,10 +54,10 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     });
   } catch (err) {
-    if (err instanceof CaptureError) throw err;
+    if (isBbError(err)) throw err;
     // An I/O failure (permissions, a full disk): one sentence, the journal left in place.
     const e = err as NodeJS.ErrnoException;
-    throw new CaptureError(`could not recover ${out} from ${paths.journal} (${e.code ?? e.message}): fix the cause and run bb recover again; the journal is kept.`, 'BB_RECOVER_FAILED');
+    throw new BbError('BB_RECOVER_FAILED', `could not recover ${out} from ${paths.journal} (${e.code ?? e.message}): fix the cause and run bb recover again; the journal is kept.`);
   }
   rmSync(paths.journal, { force: true });
   rmSync(paths.bodies, { force: true });

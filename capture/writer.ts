@@ -14,7 +14,7 @@ import {
 } from './journal.js';
 import { buildEntry, emptyRecords, type ExchangeRecords } from './to-har.js';
 import type { Redactor } from './redact.js';
-import { CaptureError } from './errors.js';
+import { BbError } from '../core/index.js';
 
 /** How to turn one journal into a HAR. */
 export interface WriteHarOptions {
@@ -191,8 +191,8 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
   return result;
 }
 
-function journalError(path: string, what: string): CaptureError {
-  return new CaptureError(`${path} ${what}: it is not a journal this bb can finalize.`, 'BB_JOURNAL_INVALID');
+function journalError(path: string, what: string): BbError {
+  return new BbError('BB_JOURNAL_INVALID', `${path} ${what}: it is not a journal this bb can finalize.`);
 }
 
 // Reads one recorded slice; fewer bytes come back when they never reached the file.

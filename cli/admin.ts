@@ -6,9 +6,9 @@
 //   GET  /status                                             → 200 {"captures":[{label,url,out,...counts}]}
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UsageError } from './errors.js';
 import { isLoopbackHost } from '../core/index.js';
 import type { ListenAddress } from './listen.js';
+import { BbError } from '../core/index.js';
 
 /** What the admin endpoint controls: one entry per proxy of this process. */
 export interface AdminTarget {
@@ -36,7 +36,7 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 /** Refuses an --admin address other machines could reach. */
 export function checkAdminAddress(address: ListenAddress): void {
   if (!isLoopbackHost(address.host)) {
-    throw new UsageError(`--admin must bind a loopback address like 127.0.0.1:${address.port || 9000}; '${address.host}' would let others mark steps`, 'BB_ADMIN_NOT_LOOPBACK');
+    throw new BbError('BB_ADMIN_NOT_LOOPBACK', `--admin must bind a loopback address like 127.0.0.1:${address.port || 9000}; '${address.host}' would let others mark steps`);
   }
 }
 
@@ -89,7 +89,7 @@ export async function startAdmin(address: ListenAddress, targets: AdminTarget[])
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new UsageError(`cannot listen on --admin ${address.host}:${address.port}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`, 'BB_ADMIN_LISTEN')),
+      reject(new BbError('BB_ADMIN_LISTEN', `cannot listen on --admin ${address.host}:${address.port}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)),
     );
     server.listen(address.port, address.host, () => resolve());
   });

@@ -1,8 +1,9 @@
 import type { Argv } from 'yargs';
 
 /**
- * One CLI command. `run` returns the exit code; it throws an Error with
- * `exitCode` (see errors.ts) for user mistakes. Only main.ts calls process.exit.
+ * One CLI command. `run` returns the exit code (0 same, 1 different); it
+ * throws a BbError for what the user must fix (exit.ts maps its code to a
+ * status). Only main.ts calls process.exit.
  */
 export interface BbCommand {
   /** yargs command spec, e.g. 'diff <old> <new>'. */

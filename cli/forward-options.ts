@@ -9,8 +9,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { UsageError } from './errors.js';
 import type { UpstreamTlsOptions } from '../proxy/index.js';
+import { BbError } from '../core/index.js';
 
 /** Forward-mode settings from argv. */
 export interface ForwardFlags {
@@ -37,10 +37,10 @@ export function forwardFlagsFrom(argv: Record<string, unknown>): ForwardFlags {
   const forward = argv['mode'] === 'forward';
   const hosts = ((argv['hosts'] as string[] | undefined) ?? []).flatMap((h) => String(h).split(',')).map((h) => h.trim()).filter(Boolean);
   for (const glob of hosts) {
-    if (!/^[A-Za-z0-9*?._:[\]-]+$/.test(glob)) throw new UsageError(`--hosts takes host globs like *.example.com, got '${glob}'`, 'BB_BAD_HOSTS');
+    if (!/^[A-Za-z0-9*?._:[\]-]+$/.test(glob)) throw new BbError('BB_BAD_HOSTS', `--hosts takes host globs like *.example.com, got '${glob}'`);
   }
-  if (!forward && hosts.length > 0) throw new UsageError('--hosts only goes with --mode forward (a reverse proxy has one --target)', 'BB_BAD_HOSTS');
-  if (!forward && argv['allow-remote']) throw new UsageError('--allow-remote only goes with --mode forward', 'BB_USAGE');
+  if (!forward && hosts.length > 0) throw new BbError('BB_BAD_HOSTS', '--hosts only goes with --mode forward (a reverse proxy has one --target)');
+  if (!forward && argv['allow-remote']) throw new BbError('BB_USAGE', '--allow-remote only goes with --mode forward');
   return { forward, hosts, allowRemote: Boolean(argv['allow-remote']) };
 }
 
@@ -52,7 +52,7 @@ export function upstreamTlsFrom(argv: Record<string, unknown>): UpstreamTlsOptio
   const files = ((argv['upstream-ca'] as string[] | undefined) ?? []).map(String);
   const insecure = Boolean(argv['insecure-upstream']);
   if (insecure && files.length > 0) {
-    throw new UsageError('--upstream-ca and --insecure-upstream contradict each other: keep verification with --upstream-ca, or drop it', 'BB_USAGE');
+    throw new BbError('BB_USAGE', '--upstream-ca and --insecure-upstream contradict each other: keep verification with --upstream-ca, or drop it');
   }
   if (insecure) return { insecure: true };
   if (files.length === 0) return {};
@@ -65,14 +65,14 @@ function readCaFile(file: string, flag: string): string {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UsageError(`${flag} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}): give a PEM certificate file`, 'BB_BAD_CA');
+    throw new BbError('BB_BAD_CA', `${flag} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}): give a PEM certificate file`);
   }
   const first = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(text);
   try {
     if (!first) throw new Error('no PEM block');
     new X509Certificate(first[0]);
   } catch {
-    throw new UsageError(`${flag} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, 'BB_BAD_CA');
+    throw new BbError('BB_BAD_CA', `${flag} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   }
   return text;
 }
@@ -83,7 +83,7 @@ export const FORWARD_PLAN_TARGET = 'forward=http://forward.invalid';
 /** Checks --target against --mode forward and gives planCaptures its arguments (listen default 127.0.0.1:8080). */
 export function forwardPlanArgs(targets: string[], listens: string[]): { targets: string[]; listens: string[] } {
   if (targets.length > 0) {
-    throw new UsageError('--mode forward takes no --target: each request names its own host (point clients at bb with HTTPS_PROXY)', 'BB_USAGE');
+    throw new BbError('BB_USAGE', '--mode forward takes no --target: each request names its own host (point clients at bb with HTTPS_PROXY)');
   }
   return { targets: [FORWARD_PLAN_TARGET], listens: listens.length > 0 ? listens : ['127.0.0.1:8080'] };
 }

@@ -1,5 +1,5 @@
 // Parsing of address and target flags, with sentences that say what to type.
-import { UsageError } from './errors.js';
+import { BbError } from '../core/index.js';
 
 /** A host:port to listen on. */
 export interface ListenAddress {
@@ -12,11 +12,11 @@ export function parseListen(value: string, flag = '--listen'): ListenAddress {
   const text = String(value).trim();
   // A bare port ("8085") or ":8085" means 127.0.0.1; otherwise host:port, with the colon required.
   const m = /^:?(\d+)$/.exec(text) ? [text, undefined, undefined, text.replace(/^:/, '')] : /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
-  if (!m) throw new UsageError(`${flag} needs host:port like 127.0.0.1:8080 (or just a port), got '${text}'`, 'BB_BAD_LISTEN');
+  if (!m) throw new BbError('BB_BAD_LISTEN', `${flag} needs host:port like 127.0.0.1:8080 (or just a port), got '${text}'`);
   const host = m[1] || m[2] || '127.0.0.1';
   const port = Number(m[3]);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`${flag} port must be 0-65535, got '${text}'`, 'BB_BAD_LISTEN');
+    throw new BbError('BB_BAD_LISTEN', `${flag} port must be 0-65535, got '${text}'`);
   }
   return { host, port };
 }
@@ -35,7 +35,7 @@ export function parseTarget(value: string): TargetSpec {
   const label = hasLabel ? text.slice(0, eq) : undefined;
   const url = hasLabel ? text.slice(eq + 1) : text;
   if (label !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(label)) {
-    throw new UsageError(`--target label '${label}' may hold only letters, digits, '.', '_' and '-' (it names the capture file)`, 'BB_BAD_TARGET');
+    throw new BbError('BB_BAD_TARGET', `--target label '${label}' may hold only letters, digits, '.', '_' and '-' (it names the capture file)`);
   }
   let parsed: URL | undefined;
   try {
@@ -44,10 +44,10 @@ export function parseTarget(value: string): TargetSpec {
     parsed = undefined;
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
-    throw new UsageError(`--target needs a URL like http://127.0.0.1:3000, got '${url}'`, 'BB_BAD_TARGET');
+    throw new BbError('BB_BAD_TARGET', `--target needs a URL like http://127.0.0.1:3000, got '${url}'`);
   }
   if (parsed.pathname !== '/' || parsed.search) {
-    throw new UsageError(`--target is an origin (scheme, host, port) like http://127.0.0.1:3000, without a path; got '${url}'`, 'BB_BAD_TARGET');
+    throw new BbError('BB_BAD_TARGET', `--target is an origin (scheme, host, port) like http://127.0.0.1:3000, without a path; got '${url}'`);
   }
   return { label, url: `${parsed.protocol}//${parsed.host}` };
 }

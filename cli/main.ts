@@ -3,8 +3,10 @@ import yargs, { type MiddlewareFunction } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.js';
-import { isUserError, UsageError } from './errors.js';
+
 import { bbUsageMessage, unknownCommand } from './usage.js';
+import { BbError, isBbError } from '../core/index.js';
+import { exitStatusFor } from './exit.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -35,13 +37,13 @@ function checkFlagValues(args: Record<string, unknown>, declared: DeclaredOption
   for (const name of [...declared.string, ...declared.number, ...declared.boolean]) {
     const value = args[name];
     if (!repeatable.has(name) && Array.isArray(value)) {
-      throw new UsageError(`--${name} is given ${value.length} times: give it once`, 'BB_FLAG_REPEATED');
+      throw new BbError('BB_FLAG_REPEATED', `--${name} is given ${value.length} times: give it once`);
     }
   }
   for (const name of declared.number) {
     const value = args[name];
     if (typeof value === 'number' && !(value >= 0)) {
-      throw new UsageError(`--${name} needs a number of 0 or more, got '${typedValue(argv, name) ?? value}'`, 'BB_BAD_NUMBER');
+      throw new BbError('BB_BAD_NUMBER', `--${name} needs a number of 0 or more, got '${typedValue(argv, name) ?? value}'`);
     }
   }
 }
@@ -66,8 +68,8 @@ async function main(argv: string[]): Promise<number> {
       const line = String(msg).replace(/\s*\n\s*/g, ' ');
       // Missing arguments and misspelt flags, in bb's words (the flags known are the running command's).
       const said = err ? undefined : bbUsageMessage(line, wanted, argv, declaredFlags(instance));
-      if (said !== undefined) throw new UsageError(said, 'BB_USAGE');
-      throw err ?? Object.assign(new Error(line.includes('bb --help') ? line : `${line} (see bb --help)`), { exitCode: 2, code: 'BB_USAGE' });
+      if (said !== undefined) throw new BbError('BB_USAGE', said);
+      throw err ?? new BbError('BB_USAGE', line.includes('bb --help') ? line : `${line} (see bb --help)`);
     })
     .wrap(Math.min(100, process.stdout.columns || 100))
     // yargs hands middleware the instance as a second argument (its types omit it).
@@ -75,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   // Only the command being run is loaded (its module graph is what costs at start-up);
   // the others are listed by name and description for --help.
   if (wanted !== undefined && argv[0] === wanted && !commands.some((c) => c.name === wanted)) {
-    throw new UsageError(unknownCommand(wanted, commands.map((c) => c.name)), 'BB_UNKNOWN_COMMAND');
+    throw new BbError('BB_UNKNOWN_COMMAND', unknownCommand(wanted, commands.map((c) => c.name)));
   }
   for (const lazy of commands) {
     if (lazy.name === wanted) {
@@ -90,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
       });
     } else {
       parser.command(lazy.name, lazy.describe, (y) => y, () => {
-        throw Object.assign(new Error(`bb ${lazy.name} could not be loaded`), { exitCode: 2 });
+        throw new Error(`bb ${lazy.name} could not be loaded`);
       });
     }
   }
@@ -103,11 +105,9 @@ main(hideBin(process.argv)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (isUserError(err)) {
-      process.stderr.write(`bb: ${err.message}\n`);
-      process.exit(err.exitCode);
-    }
-    process.stderr.write(`bb: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
-    process.exit(2);
+    // A BbError is meant for the user: its sentence, no stack. Anything else is bb's bug.
+    if (isBbError(err)) process.stderr.write(`bb: ${err.message}\n`);
+    else process.stderr.write(`bb: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(exitStatusFor(err));
   },
 );

@@ -1,6 +1,6 @@
 // Options shared by several commands, parsed once with sentences that say what to type.
-import { UsageError } from './errors.js';
 import { parseRedactSpecs, type RedactConfig } from '../capture/index.js';
+import { BbError } from '../core/index.js';
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -8,7 +8,7 @@ const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 102
 export function parseByteSize(value: string, flag: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new UsageError(`${flag} needs a size like 16MiB, 512KiB or 1048576, got '${value}'`, 'BB_BAD_SIZE');
+  if (!m || unit === undefined) throw new BbError('BB_BAD_SIZE', `${flag} needs a size like 16MiB, 512KiB or 1048576, got '${value}'`);
   return Math.floor(Number(m[1]) * unit);
 }
 
@@ -18,12 +18,12 @@ export function redactOptionsFrom(argv: Record<string, unknown>): RedactConfig |
   const given = argv.redact === undefined ? [] : ([] as unknown[]).concat(argv.redact);
   const off = argv['no-redact'] === true || given.includes(false);
   const extra = given.filter((x): x is string => typeof x === 'string');
-  if (off && extra.length > 0) throw new UsageError(`--no-redact and --redact ${extra[0]} contradict each other: give one of them`, 'BB_BAD_REDACT');
+  if (off && extra.length > 0) throw new BbError('BB_BAD_REDACT', `--no-redact and --redact ${extra[0]} contradict each other: give one of them`);
   if (off) return false;
   if (!extra || extra.length === 0) return undefined;
   try {
     return parseRedactSpecs(extra);
   } catch (err) {
-    throw new UsageError((err as Error).message, 'BB_BAD_REDACT');
+    throw new BbError('BB_BAD_REDACT', (err as Error).message);
   }
 }

@@ -2,3 +2,5 @@
 export { globToRegExp, globMatcher, type GlobOptions } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
+export { BbError, isBbError, type BbErrorOptions } from './errors.js';
+export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';

@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CaptureReadError, type CaptureErrorCode } from '../capture/reader.js';
+import { BbError, isBbError, type BbCode } from '../core/index.js';
 import { SideWork, type EntryTexts, type SideHeader, type SideSpec, type Summary } from './bounded-side.js';
 import type { DiffContext } from './pipeline.js';
 
@@ -38,31 +39,31 @@ export type Reply = { id: number; result: unknown } | { id: number; error: Error
 export interface ErrorData {
   name: string;
   message: string;
+  /** Set for a BbError: its code. */
   code?: string;
-  exitCode?: number;
+  /** Set for a CaptureReadError: the file. */
   file?: string;
   stack?: string;
 }
 
 export function errorData(err: unknown): ErrorData {
-  const e = (err instanceof Error ? err : new Error(String(err))) as Error & { code?: unknown; exitCode?: unknown; file?: unknown };
+  const e = err instanceof Error ? err : new Error(String(err));
   return {
     name: e.name,
     message: e.message,
-    ...(typeof e.code === 'string' ? { code: e.code } : {}),
-    ...(typeof e.exitCode === 'number' ? { exitCode: e.exitCode } : {}),
-    ...(typeof e.file === 'string' ? { file: e.file } : {}),
+    ...(isBbError(e) ? { code: e.code } : {}),
+    ...(e instanceof CaptureReadError ? { file: e.file } : {}),
     ...(e.stack ? { stack: e.stack } : {}),
   };
 }
 
-/** The error again, of its class where callers test the class (capture read errors). */
+/** The error again, of its class (a BbError stays one, so the CLI maps its code). */
 export function fromErrorData(d: ErrorData): Error {
-  if (d.name === 'CaptureReadError' && d.file !== undefined && d.code) return new CaptureReadError(d.file, d.code as CaptureErrorCode, d.message);
-  const e = new Error(d.message) as Error & { code?: string; exitCode?: number };
+  let e: Error;
+  if (d.file !== undefined && d.code) e = new CaptureReadError(d.code as CaptureErrorCode, d.message, { file: d.file });
+  else if (d.code) e = new BbError(d.code as BbCode, d.message);
+  else e = new Error(d.message);
   e.name = d.name;
-  if (d.code) e.code = d.code;
-  if (d.exitCode !== undefined) e.exitCode = d.exitCode;
   if (d.stack) e.stack = d.stack;
   return e;
 }

@@ -1,10 +1,11 @@
 // The diff's config file (`--config bb.config.json`): `normalize`, `pairing`
 // and `known` keys. Parsed and validated once, up front; every mistake is an
-// Error with exitCode 2 naming the offending entry. Other top-level keys are
+// BbError (BB_CONFIG_INVALID) naming the offending entry. Other top-level keys are
 // left alone (bb compare reads its own from the same file).
 import { readFile } from 'node:fs/promises';
 import type { DifferenceKind } from './types.js';
 import { BUILTIN_RULE_NAMES } from './normalize/rules.js';
+import { BbError } from '../core/index.js';
 
 /** A key rule: values under this key (any depth) become `replace`. */
 export interface KeyRuleConfig {
@@ -112,14 +113,6 @@ export interface DiffConfig {
 
 const KINDS: DifferenceKind[] = ['changed', 'added', 'removed', 'extra', 'missing', 'reordered'];
 
-/** A config mistake: exit 2, naming the entry. */
-export class DiffConfigError extends Error {
-  /** Stable code. */
-  readonly code = 'BB_CONFIG_INVALID';
-  /** Could not run. */
-  readonly exitCode = 2;
-}
-
 /** An empty config: built-in rules only. */
 export function emptyDiffConfig(): DiffConfig {
   return { normalize: {}, pairing: {}, known: [] };
@@ -132,19 +125,19 @@ export async function loadDiffConfig(path: string): Promise<DiffConfig> {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw Object.assign(new DiffConfigError(`config ${path} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): check the --config path.`), {});
+    throw Object.assign(new BbError('BB_CONFIG_INVALID', `config ${path} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): check the --config path.`), {});
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new DiffConfigError(`config ${path} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
+    throw new BbError('BB_CONFIG_INVALID', `config ${path} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
   }
   return validateDiffConfig(doc, path);
 }
 
 function fail(where: string, msg: string): never {
-  throw new DiffConfigError(`config ${where}: ${msg}`);
+  throw new BbError('BB_CONFIG_INVALID', `config ${where}: ${msg}`);
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

@@ -3,7 +3,7 @@ import { createContext, defaultStages, runStages, type DiffOptions } from './pip
 import type { DiffResult } from './types.js';
 import { boundedStages, needsBounded } from './bounded.js';
 
-export { loadDiffConfig, validateDiffConfig, emptyDiffConfig, DiffConfigError } from './config.js';
+export { loadDiffConfig, validateDiffConfig, emptyDiffConfig } from './config.js';
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
 export { renderText } from './report/text.js';
 export { buildFindings, findingPattern } from './findings.js';
@@ -23,7 +23,7 @@ export type { BodyParser } from './normalize/bodies.js';
 export { BUILTIN_RULE_NAMES } from './normalize/rules.js';
 export type * from './types.js';
 
-/** Compares two capture files; throws (exitCode 2) when either cannot be read or compared. */
+/** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
   // Big files: the same stages by name, bounded in memory (bounded.ts).
   const base = (await needsBounded(oldPath, newPath, options.boundedThreshold)) ? boundedStages(defaultStages) : defaultStages;

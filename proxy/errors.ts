@@ -1,17 +1,6 @@
 // Upstream failures as data: a stable code, a sentence, and the 502 bb sends.
 import type { FailureInfo, SyntheticResponse } from './events.js';
 
-/** An error in proxy options or start-up, meant for the user (exit code 2). */
-export class ProxyConfigError extends Error {
-  readonly code: string;
-  readonly exitCode = 2;
-  constructor(message: string, code = 'BB_PROXY_CONFIG') {
-    super(message);
-    this.name = 'ProxyConfigError';
-    this.code = code;
-  }
-}
-
 const SENTENCES: Record<string, string> = {
   ECONNREFUSED: 'the upstream refused the connection (is the server running?)',
   ECONNRESET: 'the upstream reset the connection',

@@ -14,7 +14,6 @@ import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { globToRegExp, isLoopbackHost } from '../core/index.js';
 import { connectionOf } from './connection.js';
-import { ProxyConfigError } from './errors.js';
 import { now, type FactBus } from './events.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
 import { createLeafFactory, type Ca, type LeafFactory } from './tls/index.js';
@@ -29,6 +28,7 @@ import {
   type TunnelTarget,
 } from './tunnel.js';
 import { parseUpstream, type Upstream } from './upstream.js';
+import { BbError } from '../core/index.js';
 
 /** Options of a forward proxy: those of startProxy without a target, plus interception settings. */
 export interface ForwardProxyOptions extends Omit<ProxyOptions, 'target' | 'resolveUpstream' | 'changeOrigin'> {
@@ -75,12 +75,9 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   const listenHost = options.listen?.host ?? '127.0.0.1';
   const remote = !isLoopbackHost(listenHost);
   if (remote && !options.allowRemote) {
-    throw new ProxyConfigError(
-      `forward mode listens on loopback only: pass --allow-remote to listen on ${listenHost} (anyone who can reach it can relay through bb)`,
-      'BB_FORWARD_REMOTE',
-    );
+    throw new BbError('BB_FORWARD_REMOTE', `forward mode listens on loopback only: pass --allow-remote to listen on ${listenHost} (anyone who can reach it can relay through bb)`);
   }
-  if (!options.leaves && !options.ca) throw new ProxyConfigError('forward mode needs bb\'s CA to intercept TLS', 'BB_FORWARD_NO_CA');
+  if (!options.leaves && !options.ca) throw new BbError('BB_FORWARD_NO_CA', 'forward mode needs bb\'s CA to intercept TLS');
   const leaves = options.leaves ?? createLeafFactory(options.ca!);
   const intercepts = hostMatcher(options.hosts);
   const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 1_000;

@@ -5,11 +5,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FactBus, now } from './events.js';
-import { badRequest, ProxyConfigError, serializeResponse } from './errors.js';
+import { badRequest, serializeResponse } from './errors.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
 import { handleExchange, type ExchangeSettings } from './http-exchange.js';
 import { handleUpgrade, type UpgradeTap } from './upgrade.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
+import { BbError } from '../core/index.js';
 
 /** Options of one proxy. Validated by startProxy; errors say what to fix. */
 export interface ProxyOptions {
@@ -68,12 +69,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   let resolveUpstream = options.resolveUpstream;
   let targetLabel = 'forward';
   if (!resolveUpstream) {
-    if (!options.target) throw new ProxyConfigError('a reverse proxy needs a target like http://127.0.0.1:3000');
+    if (!options.target) throw new BbError('BB_PROXY_CONFIG', 'a reverse proxy needs a target like http://127.0.0.1:3000');
     let fixed: Upstream;
     try {
       fixed = parseUpstream(options.target);
     } catch {
-      throw new ProxyConfigError(`the target must be an http(s) URL like http://127.0.0.1:3000, got '${options.target}'`, 'BB_BAD_TARGET');
+      throw new BbError('BB_BAD_TARGET', `the target must be an http(s) URL like http://127.0.0.1:3000, got '${options.target}'`);
     }
     resolveUpstream = () => fixed;
     targetLabel = fixed.origin;
@@ -152,12 +153,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
       reject(
-        new ProxyConfigError(
-          err.code === 'EADDRINUSE'
+        new BbError('BB_LISTEN', err.code === 'EADDRINUSE'
             ? `cannot listen on ${host}:${port}: the port is in use (pick another --listen port, or 0 for any)`
-            : `cannot listen on ${host}:${port}: ${err.message}`,
-          'BB_LISTEN',
-        ),
+            : `cannot listen on ${host}:${port}: ${err.message}`),
       );
     };
     server.once('error', onError);

@@ -12,8 +12,9 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScenarioError, logTail } from './errors.js';
+import { logTail } from './log-tail.js';
 import { prepareWorktree } from './worktree.js';
+import { BbError, type BbCode } from '../core/index.js';
 
 /** How bb knows a server is ready. Several may be given: line first, then port, then health. */
 export interface ReadinessSpec {
@@ -132,14 +133,14 @@ export function hermeticEnv(host: NodeJS.ProcessEnv, home: string, extra: Record
   return { ...env, ...extra };
 }
 
-/** Boots a server and resolves once it is ready; throws a ScenarioError (exit 2) naming it otherwise. */
+/** Boots a server and resolves once it is ready; throws a BbError naming it otherwise. */
 export async function bootServer(spec: ServerSpec, opts: BootOptions): Promise<BootedServer> {
   const { label } = opts;
   const timeoutMs = opts.timeoutMs ?? spec.bootTimeoutMs ?? 30_000;
   let cwd = spec.cwd;
   let worktree: string | undefined;
   if ('repo' in spec) {
-    if (!opts.bbHome) throw new ScenarioError(`server "${label}" is a git ref, which needs bb's home for its worktree.`, 'BB_CONFIG');
+    if (!opts.bbHome) throw new BbError('BB_CONFIG_INVALID', `server "${label}" is a git ref, which needs bb's home for its worktree.`);
     const gitEnv = { ...hermeticEnv(opts.hostEnv, opts.hostEnv.HOME ?? tmpdir()), GIT_TERMINAL_PROMPT: '0' };
     const tree = await prepareWorktree({
       repo: spec.repo,
@@ -308,17 +309,14 @@ class RunningServer implements BootedServer {
       let origin = port !== undefined ? `http://127.0.0.1:${port}` : '';
       if (spec.health !== undefined) {
         const health = /^https?:/.test(spec.health) ? spec.health : origin + spec.health;
-        if (!/^https?:/.test(health)) throw new ScenarioError(`server "${this.label}": health path ${spec.health} needs a port (ready.port or a READY payload with "port").`, 'BB_CONFIG');
+        if (!/^https?:/.test(health)) throw new BbError('BB_CONFIG_INVALID', `server "${this.label}": health path ${spec.health} needs a port (ready.port or a READY payload with "port").`);
         awaiting = `${health} to answer 2xx`;
         await this.probeHealth(health, deadline);
         if (!origin) origin = new URL(health).origin;
         if (!('port' in this.ready)) this.ready = { ...this.ready, port: Number(new URL(health).port) };
       }
       if (!origin) {
-        throw new ScenarioError(
-          `server "${this.label}" gave no port: print READY {"port": N}, or set ready.port or ready.health in the config.`,
-          'BB_SERVER_NO_PORT',
-        );
+        throw new BbError('BB_SERVER_NO_PORT', `server "${this.label}" gave no port: print READY {"port": N}, or set ready.port or ready.health in the config.`);
       }
       this.url = origin;
     };
@@ -344,9 +342,9 @@ class RunningServer implements BootedServer {
     }
   }
 
-  /** A ScenarioError naming this server, its log and its last lines. */
-  failure(what: string, code: string): ScenarioError {
-    return new ScenarioError(`server "${this.label}" ${what} (log: ${this.logs.stdout})${logTail(this.tail())}`, code);
+  /** A BbError naming this server, its log and its last lines. */
+  failure(what: string, code: BbCode): BbError {
+    return new BbError(code, `server "${this.label}" ${what} (log: ${this.logs.stdout})${logTail(this.tail())}`);
   }
 
   private waitLine(pattern: string, deadline: number): Promise<Record<string, unknown>> {
@@ -354,7 +352,7 @@ class RunningServer implements BootedServer {
     try {
       re = new RegExp(pattern);
     } catch (e) {
-      return Promise.reject(new ScenarioError(`server "${this.label}": ready.line /${pattern}/ is not a valid regex: ${(e as Error).message}.`, 'BB_CONFIG'));
+      return Promise.reject(new BbError('BB_CONFIG_INVALID', `server "${this.label}": ready.line /${pattern}/ is not a valid regex: ${(e as Error).message}.`));
     }
     return new Promise((resolve, reject) => {
       const waiter = (line: string) => {

@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { validateDiffConfig, type DiffConfig } from '../diff/index.js';
 import type { ReadinessSpec, ServerSpec } from './boot.js';
-import { ScenarioError } from './errors.js';
+import { BbError } from '../core/index.js';
 
 /** Which tree a run slot uses. */
 export type TreeName = 'old' | 'new';
@@ -38,7 +38,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function bad(file: string, where: string, what: string): never {
-  throw new ScenarioError(`config ${file} ${where}: ${what}`, 'BB_CONFIG_INVALID');
+  throw new BbError('BB_CONFIG_INVALID', `config ${file} ${where}: ${what}`);
 }
 
 function str(o: Obj, key: string, file: string, where: string, required = false): string | undefined {
@@ -113,16 +113,13 @@ export async function loadCompareConfig(path: string): Promise<CompareConfig> {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ScenarioError(
-      `config ${file} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): pass --config with the path of your bb.config.json.`,
-      'BB_CONFIG_MISSING',
-    );
+    throw new BbError('BB_CONFIG_MISSING', `config ${file} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): pass --config with the path of your bb.config.json.`);
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new ScenarioError(`config ${file} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`, 'BB_CONFIG_INVALID');
+    throw new BbError('BB_CONFIG_INVALID', `config ${file} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
   }
   return parseCompareConfig(doc, file);
 }

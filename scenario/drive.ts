@@ -11,9 +11,9 @@
 //     });
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ScenarioError } from './errors.js';
 import { createHttpClient, type HttpClient } from './http-client.js';
 import { openWs, type WsClient, type WsOptions } from './ws-client.js';
+import { BbError, isBbError } from '../core/index.js';
 
 export type { HttpClient, HttpResponse, RequestOptions, SseEvent } from './http-client.js';
 export type { WsClient, WsOptions, MessageMatch } from './ws-client.js';
@@ -74,7 +74,7 @@ export interface DriveResult {
   steps: Array<{ name: string; ms: number }>;
 }
 
-/** Runs a scenario against baseUrl; throws a ScenarioError (exit 2) naming the step that failed. */
+/** Runs a scenario against baseUrl; throws a BbError naming the step that failed. */
 export async function driveScenario(scenario: Scenario, opts: DriveOptions): Promise<DriveResult> {
   const http = createHttpClient(opts.baseUrl);
   const sockets: WsClient[] = [];
@@ -109,8 +109,8 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
         });
         return await Promise.race([Promise.resolve().then(fn), timedOut, abort]);
       } catch (err) {
-        if (err instanceof ScenarioError) throw err;
-        throw new ScenarioError(`scenario step "${name}" (${opts.label}) failed: ${(err as Error)?.message ?? String(err)}`, 'BB_STEP_FAILED');
+        if (isBbError(err)) throw err;
+        throw new BbError('BB_STEP_FAILED', `scenario step "${name}" (${opts.label}) failed: ${(err as Error)?.message ?? String(err)}`);
       } finally {
         clearTimeout(timer);
         steps.push({ name, ms: Date.now() - t0 });
@@ -124,11 +124,8 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
     await Promise.race([Promise.resolve().then(() => scenario.run(t)), abort]);
     failed = false;
   } catch (err) {
-    if (err instanceof ScenarioError) throw err;
-    throw new ScenarioError(
-      `scenario (${opts.label}) failed outside any step: ${(err as Error)?.message ?? String(err)}`,
-      'BB_SCENARIO_FAILED',
-    );
+    if (isBbError(err)) throw err;
+    throw new BbError('BB_SCENARIO_FAILED', `scenario (${opts.label}) failed outside any step: ${(err as Error)?.message ?? String(err)}`);
   } finally {
     await Promise.all(sockets.map((s) => s.close().catch(() => {})));
     // After a failure, requests still in flight are abandoned rather than awaited.
@@ -141,7 +138,7 @@ export async function driveScenario(scenario: Scenario, opts: DriveOptions): Pro
 function aborted(signal: AbortSignal | undefined): Promise<never> {
   return new Promise((_, reject) => {
     if (!signal) return;
-    const fire = () => reject(signal.reason instanceof Error ? signal.reason : new ScenarioError('the run was interrupted', 'BB_INTERRUPTED', 130));
+    const fire = () => reject(signal.reason instanceof Error ? signal.reason : new BbError('BB_INTERRUPTED', 'the run was interrupted'));
     if (signal.aborted) fire();
     else signal.addEventListener('abort', fire, { once: true });
   });
@@ -162,9 +159,9 @@ export async function loadScenario(path: string): Promise<Scenario> {
   } catch (err) {
     const e = err as Error & { code?: string };
     if (e.code === 'ERR_MODULE_NOT_FOUND' && e.message.includes(file)) {
-      throw new ScenarioError(`scenario module ${file} does not exist.`, 'BB_SCENARIO_MISSING');
+      throw new BbError('BB_SCENARIO_MISSING', `scenario module ${file} does not exist.`);
     }
-    throw new ScenarioError(`scenario module ${file} could not be loaded: ${e.message.split('\n')[0]}`, 'BB_SCENARIO_LOAD');
+    throw new BbError('BB_SCENARIO_LOAD', `scenario module ${file} could not be loaded: ${e.message.split('\n')[0]}`);
   }
   let found = mod.default as unknown;
   // tsx may wrap a CommonJS-looking module's default once more.
@@ -173,8 +170,5 @@ export async function loadScenario(path: string): Promise<Scenario> {
   }
   if (typeof found === 'function') return defineScenario(found as ScenarioFn);
   if (found && typeof found === 'object' && (found as Scenario).kind === 'bb-scenario') return found as Scenario;
-  throw new ScenarioError(
-    `scenario module ${file} has no default export: write \`export default defineScenario(async (t) => { ... })\`.`,
-    'BB_SCENARIO_SHAPE',
-  );
+  throw new BbError('BB_SCENARIO_SHAPE', `scenario module ${file} has no default export: write \`export default defineScenario(async (t) => { ... })\`.`);
 }

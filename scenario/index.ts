@@ -12,4 +12,3 @@ export { loadCompareConfig, parseCompareConfig } from './config.js';
 export type { CompareConfig, TreeName } from './config.js';
 export { runCompare, planSlots } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
-export { ScenarioError } from './errors.js';

@@ -14,7 +14,8 @@ import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type D
 import { bootServer, describeExit, type BootedServer } from './boot.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
-import { ScenarioError, logTail } from './errors.js';
+import { logTail } from './log-tail.js';
+import { BbError } from '../core/index.js';
 
 /** Options of runCompare (resolved by the CLI). */
 export interface CompareRunOptions {
@@ -81,7 +82,7 @@ export function planSlots(trees: [TreeName, TreeName], noise: boolean): Slot[] {
   ];
 }
 
-/** Runs the whole comparison; throws a ScenarioError (exit 2) when it could not run. */
+/** Runs the whole comparison; throws a BbError when it could not run. */
 export async function runCompare(opts: CompareRunOptions): Promise<CompareRunResult> {
   const log = opts.log ?? (() => {});
   const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false);
@@ -115,7 +116,7 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
 }
 
 function interrupted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ScenarioError('bb compare was interrupted; every server it started has been stopped.', 'BB_INTERRUPTED', 130);
+  if (signal?.aborted) throw new BbError('BB_INTERRUPTED', 'bb compare was interrupted; every server it started has been stopped.');
 }
 
 /** Boots one server, records the scenario through a proxy, stops everything. */
@@ -169,7 +170,7 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
       if (scenarioError) throw scenarioError;
       const entries = capture.stats().entries;
       if (entries === 0) {
-        throw new ScenarioError(`the capture of server "${slot.label}" is empty: the scenario ${opts.config.scenario} sent no request.`, 'BB_CAPTURE_EMPTY');
+        throw new BbError('BB_CAPTURE_EMPTY', `the capture of server "${slot.label}" is empty: the scenario ${opts.config.scenario} sent no request.`);
       }
       return { label: slot.label, tree: slot.tree, har, serverHome: server.home, entries };
     } finally {
@@ -180,7 +181,7 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
   }
 }
 
-function diedDuring(server: BootedServer, how: string, step: string | undefined): ScenarioError {
+function diedDuring(server: BootedServer, how: string, step: string | undefined): BbError {
   const where = step ? `during scenario step "${step}"` : 'before the scenario began';
-  return new ScenarioError(`server "${server.label}" exited with ${how} ${where} (log: ${server.logs.stdout})${logTail(server.tail())}`, 'BB_SERVER_DIED');
+  return new BbError('BB_SERVER_DIED', `server "${server.label}" exited with ${how} ${where} (log: ${server.logs.stdout})${logTail(server.tail())}`);
 }

@@ -11,7 +11,8 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ScenarioError, logTail } from './errors.js';
+import { logTail } from './log-tail.js';
+import { BbError } from '../core/index.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -52,21 +53,18 @@ async function git(args: string[], env: NodeJS.ProcessEnv, label: string): Promi
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     const why = (e.stderr || e.message).trim().split('\n').pop();
-    throw new ScenarioError(`server "${label}": git ${args.join(' ')} failed: ${why}`, 'BB_GIT_FAILED');
+    throw new BbError('BB_GIT_FAILED', `server "${label}": git ${args.join(' ')} failed: ${why}`);
   }
 }
 
 /** Makes (or reuses) the worktree of `ref` and runs the install command once. */
 export async function prepareWorktree(req: WorktreeRequest): Promise<PreparedTree> {
   const repo = await realpath(req.repo).catch(() => {
-    throw new ScenarioError(`server "${req.label}": repository ${req.repo} does not exist.`, 'BB_GIT_FAILED');
+    throw new BbError('BB_GIT_FAILED', `server "${req.label}": repository ${req.repo} does not exist.`);
   });
   const commit = await git(['-C', repo, 'rev-parse', '--verify', '--quiet', `${req.ref}^{commit}`], req.env, req.label).catch(
     () => {
-      throw new ScenarioError(
-        `server "${req.label}": ref "${req.ref}" is not a commit in ${repo}; give a branch, tag or commit id.`,
-        'BB_GIT_BAD_REF',
-      );
+      throw new BbError('BB_GIT_BAD_REF', `server "${req.label}": ref "${req.ref}" is not a commit in ${repo}; give a branch, tag or commit id.`);
     },
   );
   const hash = createHash('sha256').update(`${repo}\0${commit}`).digest('hex').slice(0, 16);
@@ -124,15 +122,9 @@ async function runInstall(req: WorktreeRequest, dir: string): Promise<void> {
   });
   await new Promise<void>((resolve) => log.end(resolve));
   if (result.timedOut) {
-    throw new ScenarioError(
-      `server "${req.label}": install "${req.install}" did not finish within ${req.installTimeoutMs} ms (log: ${logPath})${logTail(tail)}`,
-      'BB_INSTALL_FAILED',
-    );
+    throw new BbError('BB_INSTALL_FAILED', `server "${req.label}": install "${req.install}" did not finish within ${req.installTimeoutMs} ms (log: ${logPath})${logTail(tail)}`);
   }
   if (result.code !== 0) {
-    throw new ScenarioError(
-      `server "${req.label}": install "${req.install}" failed with ${result.signal ?? `exit code ${result.code}`} (log: ${logPath})${logTail(tail)}`,
-      'BB_INSTALL_FAILED',
-    );
+    throw new BbError('BB_INSTALL_FAILED', `server "${req.label}": install "${req.install}" failed with ${result.signal ?? `exit code ${result.code}`} (log: ${logPath})${logTail(tail)}`);
   }
 }

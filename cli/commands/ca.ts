@@ -4,8 +4,8 @@ import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { BbCommand } from '../command.js';
-import { UsageError } from '../errors.js';
 import { loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
+import { BbError } from '../../core/index.js';
 
 const ACTIONS = ['path', 'print', 'export', 'trust-info'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -60,8 +60,8 @@ export const caCommand: BbCommand = {
   run: async (argv) => {
     const action = argv['action'] as Action;
     const out = argv['out'] as string | undefined;
-    if (action === 'export' && !out) throw new UsageError('bb ca export needs --out FILE, the file to write the certificate to.');
-    if (action !== 'export' && out !== undefined) throw new UsageError(`--out only goes with bb ca export, not bb ca ${action}.`);
+    if (action === 'export' && !out) throw new BbError('BB_USAGE', 'bb ca export needs --out FILE, the file to write the certificate to.');
+    if (action !== 'export' && out !== undefined) throw new BbError('BB_USAGE', `--out only goes with bb ca export, not bb ca ${action}.`);
     const ca = await loadOrCreateCa(bbHome());
     if (ca.created) process.stderr.write(`bb: made a new CA in ${ca.certPath}\n`);
     switch (action) {
@@ -80,8 +80,8 @@ export const caCommand: BbCommand = {
           await writeFile(target, ca.certPem, { mode: 0o644, flag: argv['force'] ? 'w' : 'wx' });
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'EEXIST') throw new UsageError(`${target} exists: pass --force to overwrite it, or choose another --out.`, 'BB_EXISTS');
-          throw new UsageError(`cannot write ${target} (${code ?? (err as Error).message}): choose another --out.`, 'BB_WRITE');
+          if (code === 'EEXIST') throw new BbError('BB_OUT_EXISTS', `${target} exists: pass --force to overwrite it, or choose another --out.`);
+          throw new BbError('BB_OUT_UNWRITABLE', `cannot write ${target} (${code ?? (err as Error).message}): choose another --out.`);
         }
         process.stdout.write(`${target}\n`);
         return 0;

@@ -3,7 +3,6 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { UsageError } from '../errors.js';
 import { isLoopbackHost } from '../../core/index.js';
 import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
 import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
@@ -14,6 +13,7 @@ import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindCapture, defaultBbHome, type BoundCapture, type CaptureHandle } from '../../start-capture.js';
 import { loadRedactKey, Redactor } from '../../capture/index.js';
+import { BbError } from '../../core/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {
@@ -37,18 +37,18 @@ export interface CapturePlan {
   out: string;
 }
 
-/** Pairs targets with listens and outputs; throws UsageError with what to fix. */
+/** Pairs targets with listens and outputs; throws a BbError saying what to fix. */
 export function planCaptures(targets: string[], listens: string[], out: string | undefined, force: boolean): CapturePlan[] {
-  if (targets.length === 0) throw new UsageError('bb capture needs --target http://127.0.0.1:PORT (the server to record)', 'BB_NO_TARGET');
+  if (targets.length === 0) throw new BbError('BB_NO_TARGET', 'bb capture needs --target http://127.0.0.1:PORT (the server to record)');
   const specs = targets.map(parseTarget);
   if (listens.length > specs.length) {
-    throw new UsageError(`${listens.length} --listen values for ${specs.length} --target: give at most one --listen per --target, in the same order`, 'BB_BAD_LISTEN');
+    throw new BbError('BB_BAD_LISTEN', `${listens.length} --listen values for ${specs.length} --target: give at most one --listen per --target, in the same order`);
   }
   const labels = specs.map((s, i) => s.label ?? (specs.length === 1 ? 'capture' : `target${i + 1}`));
   const dup = labels.find((l, i) => labels.indexOf(l) !== i);
-  if (dup) throw new UsageError(`two targets are labelled '${dup}': labels name the capture files, so each must be unique`, 'BB_BAD_TARGET');
+  if (dup) throw new BbError('BB_BAD_TARGET', `two targets are labelled '${dup}': labels name the capture files, so each must be unique`);
   if (out !== undefined && specs.length > 1 && /\.har$/i.test(out)) {
-    throw new UsageError(`with ${specs.length} targets --out is a folder (one <label>.har each), got '${out}': give a folder like --out captures/`, 'BB_BAD_OUT');
+    throw new BbError('BB_BAD_OUT', `with ${specs.length} targets --out is a folder (one <label>.har each), got '${out}': give a folder like --out captures/`);
   }
   const asDir = out !== undefined && (specs.length > 1 || out.endsWith('/') || (existsSync(out) && statSync(out).isDirectory()));
   const plans = specs.map((target, i) => ({
@@ -60,10 +60,10 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   // Refuse before anything starts, so no capture is left half-made.
   for (const p of plans) {
     if (existsSync(`${p.out}.journal`)) {
-      throw new UsageError(`a journal of an unfinished capture is left at ${p.out}.journal: run bb recover ${p.out} first (nothing is overwritten)`, 'BB_JOURNAL_LEFTOVER');
+      throw new BbError('BB_JOURNAL_LEFTOVER', `a journal of an unfinished capture is left at ${p.out}.journal: run bb recover ${p.out} first (nothing is overwritten)`);
     }
     if (existsSync(p.out) && !force) {
-      throw new UsageError(`${p.out} exists: pass --force to overwrite it, or --out another path`, 'BB_OUT_EXISTS');
+      throw new BbError('BB_OUT_EXISTS', `${p.out} exists: pass --force to overwrite it, or --out another path`);
     }
   }
   return plans;

@@ -5,18 +5,18 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { UsageError } from '../errors.js';
 import { useColor } from '../tty.js';
 import { defaultBbHome } from '../../start-capture.js';
 import { killAllServersSync, stopAllServers } from '../../scenario/boot.js';
 import { loadCompareConfig, type TreeName } from '../../scenario/config.js';
 import { runCompare } from '../../scenario/run.js';
+import { BbError } from '../../core/index.js';
 
 /** Parses --trees old,new | old,old | new,new. */
 export function parseTrees(value: unknown): [TreeName, TreeName] {
   const parts = String(value ?? 'old,new').split(',').map((s) => s.trim());
   if (parts.length !== 2 || parts.some((p) => p !== 'old' && p !== 'new')) {
-    throw new UsageError(`--trees needs two of old/new like old,new or old,old, got '${String(value)}'`, 'BB_BAD_TREES');
+    throw new BbError('BB_BAD_TREES', `--trees needs two of old/new like old,new or old,old, got '${String(value)}'`);
   }
   return parts as [TreeName, TreeName];
 }
@@ -32,7 +32,7 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
   const outDir = resolve(opts.out);
   if (existsSync(outDir)) {
     const taken = readdirSync(outDir).filter((f) => /\.har(\.journal)?$/.test(f));
-    if (taken.length) throw new UsageError(`run folder ${outDir} already holds ${taken[0]}: choose another --out or remove it.`, 'BB_OUT_EXISTS');
+    if (taken.length) throw new BbError('BB_OUT_EXISTS', `run folder ${outDir} already holds ${taken[0]}: choose another --out or remove it.`);
   }
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {

@@ -3,9 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
-import { UsageError } from '../errors.js';
 import { diffProgressText, progressDelay, progressLine } from '../progress.js';
 import { useColor } from '../tty.js';
+import { BbError } from '../../core/index.js';
 
 /** Writes a report to a file, or stdout for "-". */
 export async function writeReport(target: string, text: string, what: string): Promise<void> {
@@ -16,7 +16,7 @@ export async function writeReport(target: string, text: string, what: string): P
   try {
     await writeFile(target, text);
   } catch (err) {
-    throw new UsageError(`cannot write the ${what} report to ${target} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check the folder exists.`, 'BB_REPORT_UNWRITABLE');
+    throw new BbError('BB_REPORT_UNWRITABLE', `cannot write the ${what} report to ${target} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check the folder exists.`);
   }
 }
 
@@ -42,7 +42,7 @@ export const diffCommand: BbCommand = {
     const html = typeof argv.html === 'string' ? argv.html : undefined;
     const junit = typeof argv.junit === 'string' ? argv.junit : undefined;
     if ([argv.json, html, junit].filter((t) => t === '-').length > 1) {
-      throw new UsageError('only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.', 'BB_REPORT_STDOUT_TWICE');
+      throw new BbError('BB_REPORT_STDOUT_TWICE', 'only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.');
     }
     const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: progressDelay(process.env) });
     // BB_DIFF_BOUNDED_BYTES: the size past which the bounded path is taken (default 64 MiB).

@@ -4,7 +4,6 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';
-import { UsageError } from '../errors.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
 import { readCapture } from '../../capture/reader.js';
 import { redactorFor } from '../../capture/capture.js';
@@ -15,6 +14,7 @@ import {
   framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage,
   type FrameFilter, type FollowedEvent,
 } from '../../inspect/index.js';
+import { BbError } from '../../core/index.js';
 
 /** --opcode: names or numbers, comma separated. */
 function parseOpcodes(value: unknown): number[] | undefined {
@@ -23,7 +23,7 @@ function parseOpcodes(value: unknown): number[] | undefined {
   return list.map((name) => {
     if (name in OPCODE_NAMES) return OPCODE_NAMES[name]!;
     if (/^-?\d+$/.test(name)) return Number(name);
-    throw new UsageError(`--opcode takes text, binary, ping, pong, close, error or numbers, got '${name}'`, 'BB_BAD_OPCODE');
+    throw new BbError('BB_BAD_OPCODE', `--opcode takes text, binary, ping, pong, close, error or numbers, got '${name}'`);
   });
 }
 
@@ -32,7 +32,7 @@ function parseGrep(value: unknown): RegExp | undefined {
   try {
     return new RegExp(String(value));
   } catch (err) {
-    throw new UsageError(`--grep needs a valid regular expression: ${(err as Error).message}`, 'BB_BAD_GREP');
+    throw new BbError('BB_BAD_GREP', `--grep needs a valid regular expression: ${(err as Error).message}`);
   }
 }
 
@@ -114,7 +114,7 @@ async function follow(file: string, filter: FrameFilter, argv: Record<string, un
   const paths = journalOf(file);
   if (!existsSync(paths.journal)) {
     if (existsSync(paths.out)) return printCapture(paths.out, filter, argv);
-    throw new UsageError(`no running capture at ${paths.out}: neither ${paths.journal} nor ${paths.out} exists; check the path given to bb capture --out.`, 'BB_NO_CAPTURE');
+    throw new BbError('BB_NO_CAPTURE', `no running capture at ${paths.out}: neither ${paths.journal} nor ${paths.out} exists; check the path given to bb capture --out.`);
   }
   const style = stdoutStyle();
   const json = Boolean(argv['json']);
@@ -184,7 +184,7 @@ export const framesCommand: BbCommand = {
     const file = String(argv['file']);
     const filter = filterOf(argv);
     if (argv['html'] !== undefined && (argv['json'] || argv['follow'])) {
-      throw new UsageError(`--html draws a finished capture as a page: drop ${argv['json'] ? '--json' : '--follow'}, or run it separately.`, 'BB_FRAMES_HTML_CONFLICT');
+      throw new BbError('BB_FRAMES_HTML_CONFLICT', `--html draws a finished capture as a page: drop ${argv['json'] ? '--json' : '--follow'}, or run it separately.`);
     }
     return argv['follow'] ? follow(file, filter, argv) : printCapture(file, filter, argv);
   },

@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { validateDiffConfig, type Difference, type Finding } from '../../diff/index.js';
 import { addKnownToConfigText, knownForFinding, narrowestKnown } from '../../diff/triage-rules.js';
-import { UsageError } from '../errors.js';
+import { BbError, isBbError } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
   try {
@@ -12,7 +12,7 @@ async function readText(path: string, what: string, missingOk: boolean): Promise
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && missingOk) return undefined;
-    throw new UsageError(`cannot read ${what} ${path} (${code === 'ENOENT' ? 'it does not exist' : code}): check the path.`, 'BB_FILE_UNREADABLE');
+    throw new BbError('BB_FILE_UNREADABLE', `cannot read ${what} ${path} (${code === 'ENOENT' ? 'it does not exist' : code}): check the path.`);
   }
 }
 
@@ -32,15 +32,15 @@ export const knownCommand: BbCommand = {
     const id = String(argv.id);
     const from = String(argv.from);
     const reason = String(argv.reason).trim();
-    if (!reason) throw new UsageError('--reason must say why the difference is accepted.', 'BB_KNOWN_NO_REASON');
+    if (!reason) throw new BbError('BB_KNOWN_NO_REASON', '--reason must say why the difference is accepted.');
     let report: { differences?: Difference[]; findings?: Finding[] };
     try {
       report = JSON.parse((await readText(from, 'report', false))!);
     } catch (err) {
-      if ((err as { exitCode?: number }).exitCode) throw err;
-      throw new UsageError(`${from} is not a bb diff --json report (${oneLine((err as Error).message)}): pass the file bb diff --json wrote.`, 'BB_REPORT_INVALID');
+      if (isBbError(err)) throw err;
+      throw new BbError('BB_REPORT_INVALID', `${from} is not a bb diff --json report (${oneLine((err as Error).message)}): pass the file bb diff --json wrote.`);
     }
-    if (!Array.isArray(report.differences)) throw new UsageError(`${from} is not a bb diff --json report (no "differences" list).`, 'BB_REPORT_INVALID');
+    if (!Array.isArray(report.differences)) throw new BbError('BB_REPORT_INVALID', `${from} is not a bb diff --json report (no "differences" list).`);
     const extra = {
       ...(typeof argv.since === 'string' ? { since: argv.since } : {}),
       ...(typeof argv.tracking === 'string' ? { tracking: argv.tracking } : {}),
@@ -50,10 +50,7 @@ export const knownCommand: BbCommand = {
     const finding = findings[0];
     const d = finding ? undefined : report.differences.find((x) => x.id === id);
     if (!finding && !d) {
-      throw new UsageError(
-        `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`,
-        'BB_DIFF_ID_UNKNOWN',
-      );
+      throw new BbError('BB_DIFF_ID_UNKNOWN', `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`);
     }
     const what = finding ? `finding ${finding.id} (${finding.pattern || 'whole entry'} ${finding.kind}, ${finding.entries} entries)` : `${d!.entry} ${d!.path || '(whole entry)'} (${d!.kind})`;
     const configPath = String(argv.config);
@@ -63,7 +60,7 @@ export const knownCommand: BbCommand = {
     try {
       next = addKnownToConfigText(text, entry);
     } catch (err) {
-      throw new UsageError(`config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`, 'BB_CONFIG_INVALID');
+      throw new BbError('BB_CONFIG_INVALID', `config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
     }
     if (next === undefined) {
       process.stdout.write(`${configPath} already has a known entry for ${what}; nothing written.\n`);

@@ -3,11 +3,11 @@
 // One line per entry of any HAR: #<seq>, time, method, status, sizes, duration, page, WS messages, URL;
 // or one exchange whole.
 import type { BbCommand } from '../command.js';
-import { UsageError } from '../errors.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
 import { readCapture } from '../../capture/reader.js';
 import { entryRows, exchangeText, filterRows, findExchange, isExchangeName, showText, type EntryFilter } from '../../inspect/index.js';
 import type { Har } from '../../capture/har.js';
+import { BbError } from '../../core/index.js';
 
 const list = (value: unknown): string[] =>
   String(value).split(',').map((s) => s.trim()).filter(Boolean);
@@ -18,7 +18,7 @@ function filterOf(argv: Record<string, unknown>): EntryFilter {
   if (argv['status'] !== undefined) {
     f.statuses = list(argv['status']);
     const bad = f.statuses.find((s) => !/^(?:[0-9]{3}|[1-5][xX]{2})$/.test(s));
-    if (bad !== undefined) throw new UsageError(`--status takes codes or classes like 404, 4xx or 2xx,3xx, got '${bad}'`, 'BB_BAD_STATUS');
+    if (bad !== undefined) throw new BbError('BB_BAD_STATUS', `--status takes codes or classes like 404, 4xx or 2xx,3xx, got '${bad}'`);
   }
   if (argv['url'] !== undefined) f.url = String(argv['url']);
   if (argv['page'] !== undefined) f.page = String(argv['page']);
@@ -32,7 +32,7 @@ const FILTERS = ['method', 'status', 'url', 'page', 'ws'] as const;
 function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>): number {
   const found = findExchange(har, wanted);
   if (!found) {
-    throw new UsageError(`${file} has no exchange ${wanted.startsWith('#') ? wanted : `#${wanted}`}: bb show ${file} lists them`, 'BB_NO_ENTRY');
+    throw new BbError('BB_NO_ENTRY', `${file} has no exchange ${wanted.startsWith('#') ? wanted : `#${wanted}`}: bb show ${file} lists them`);
   }
   if (argv['json']) {
     process.stdout.write(JSON.stringify(found.entry) + '\n');
@@ -61,9 +61,9 @@ export const showCommand: BbCommand = {
     const filter = filterOf(argv);
     const wanted = argv['entry'] !== undefined ? String(argv['entry']) : undefined;
     if (wanted !== undefined && !isExchangeName(wanted)) {
-      throw new UsageError(`--entry takes an exchange as bb show lists it, like '#4', got '${wanted}'`, 'BB_BAD_ENTRY');
+      throw new BbError('BB_BAD_ENTRY', `--entry takes an exchange as bb show lists it, like '#4', got '${wanted}'`);
     }
-    if (argv['body'] && wanted === undefined) throw new UsageError("--body goes with --entry: bb show CAPTURE --entry '#4' --body", 'BB_USAGE');
+    if (argv['body'] && wanted === undefined) throw new BbError('BB_USAGE', "--body goes with --entry: bb show CAPTURE --entry '#4' --body");
     const har = await readCapture(file, { allowIncomplete: true });
     if (wanted !== undefined) return showOne(har, file, wanted, argv);
     const all = entryRows(har);

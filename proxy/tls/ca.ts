@@ -9,6 +9,7 @@ import { chmod, link, mkdir, readFile, unlink, writeFile, rename } from 'node:fs
 import { join, resolve } from 'node:path';
 import forge from 'node-forge';
 import { daysFrom, randomSerial, signCertificate, subjectKeyId } from './x509.js';
+import { BbError, isBbError } from '../../core/index.js';
 
 const { pki } = forge;
 
@@ -40,19 +41,6 @@ export interface Ca {
   created: boolean;
 }
 
-/** A CA problem the user must fix; carries a stable code and exit code 2 ("could not run"). */
-export class CaError extends Error {
-  /** Stable code: BB_CA_UNREADABLE, BB_CA_CORRUPT, BB_CA_MISMATCH, BB_CA_EXPIRED, BB_CA_INCOMPLETE. */
-  readonly code: string;
-  /** Process exit code for the CLI. */
-  readonly exitCode = 2;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'CaError';
-    this.code = code;
-  }
-}
-
 /** Loads bb's CA from `bbHome`, creating it (and the folder, 0700) on first use. */
 export async function loadOrCreateCa(bbHome: string): Promise<Ca> {
   const home = resolve(bbHome);
@@ -69,10 +57,7 @@ export async function loadOrCreateCa(bbHome: string): Promise<Ca> {
     }
     if (attempt >= 20) {
       const missing = certPem === undefined ? CA_CERT_FILE : CA_KEY_FILE;
-      throw new CaError(
-        'BB_CA_INCOMPLETE',
-        `bb's CA in ${home} is incomplete (${missing} is missing): delete ${CA_CERT_FILE} and ${CA_KEY_FILE} there to make a new CA.`,
-      );
+      throw new BbError('BB_CA_INCOMPLETE', `bb's CA in ${home} is incomplete (${missing} is missing): delete ${CA_CERT_FILE} and ${CA_KEY_FILE} there to make a new CA.`);
     }
     await new Promise((done) => setTimeout(done, 50));
   }
@@ -94,7 +79,7 @@ async function readIfExists(path: string, paths: CaPaths): Promise<string | unde
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    throw new CaError('BB_CA_UNREADABLE', `cannot read ${path} (${code ?? (err as Error).message}): fix its permissions, or ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_UNREADABLE', `cannot read ${path} (${code ?? (err as Error).message}): fix its permissions, or ${regenerateHint(paths)}.`);
   }
 }
 
@@ -105,22 +90,22 @@ function parseCa(certPem: string, keyPem: string, paths: CaPaths, created: boole
     x509 = new X509Certificate(certPem);
     cert = pki.certificateFromPem(certPem);
   } catch {
-    throw new CaError('BB_CA_CORRUPT', `${paths.certPath} is not a readable certificate: ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_CORRUPT', `${paths.certPath} is not a readable certificate: ${regenerateHint(paths)}.`);
   }
   let key: KeyObject;
   try {
     key = createPrivateKey(keyPem);
   } catch {
-    throw new CaError('BB_CA_CORRUPT', `${paths.keyPath} is not a readable private key: ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_CORRUPT', `${paths.keyPath} is not a readable private key: ${regenerateHint(paths)}.`);
   }
   if (!x509.checkPrivateKey(key)) {
-    throw new CaError('BB_CA_MISMATCH', `${paths.keyPath} does not belong to ${paths.certPath}: ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_MISMATCH', `${paths.keyPath} does not belong to ${paths.certPath}: ${regenerateHint(paths)}.`);
   }
   if (!x509.ca) {
-    throw new CaError('BB_CA_CORRUPT', `${paths.certPath} is not a CA certificate: ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_CORRUPT', `${paths.certPath} is not a CA certificate: ${regenerateHint(paths)}.`);
   }
   if (new Date(x509.validTo).getTime() < Date.now()) {
-    throw new CaError('BB_CA_EXPIRED', `bb's CA in ${paths.certPath} expired on ${x509.validTo}: ${regenerateHint(paths)}.`);
+    throw new BbError('BB_CA_EXPIRED', `bb's CA in ${paths.certPath} expired on ${x509.validTo}: ${regenerateHint(paths)}.`);
   }
   return { certPath: paths.certPath, keyPath: paths.keyPath, certPem, x509, cert, key, keyId: subjectKeyId(cert), created };
 }
@@ -155,7 +140,7 @@ async function createCa(paths: CaPaths): Promise<Ca | undefined> {
     // The mode given to mkdir passes through the umask; say it once more.
     if (createdHome !== undefined) await chmod(paths.home, 0o700);
   } catch (err) {
-    throw new CaError('BB_CA_UNREADABLE', `cannot create bb's home ${paths.home} (${(err as NodeJS.ErrnoException).code}): set BB_HOME to a writable folder.`);
+    throw new BbError('BB_CA_UNREADABLE', `cannot create bb's home ${paths.home} (${(err as NodeJS.ErrnoException).code}): set BB_HOME to a writable folder.`);
   }
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -175,8 +160,8 @@ async function createCa(paths: CaPaths): Promise<Ca | undefined> {
     }
     await rename(certTmp, paths.certPath);
   } catch (err) {
-    if (err instanceof CaError) throw err;
-    throw new CaError('BB_CA_UNREADABLE', `cannot write bb's CA in ${paths.home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set BB_HOME to a writable folder.`);
+    if (isBbError(err)) throw err;
+    throw new BbError('BB_CA_UNREADABLE', `cannot write bb's CA in ${paths.home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set BB_HOME to a writable folder.`);
   } finally {
     await unlink(keyTmp).catch(() => undefined);
     await unlink(certTmp).catch(() => undefined);

@@ -1,5 +1,5 @@
 // The public face of bb's TLS pieces: the CA and the leaf factory.
-export { loadOrCreateCa, buildCaCertificate, CaError, CA_CERT_FILE, CA_KEY_FILE, CA_COMMON_NAME, type Ca } from './ca.js';
+export { loadOrCreateCa, buildCaCertificate, CA_CERT_FILE, CA_KEY_FILE, CA_COMMON_NAME, type Ca } from './ca.js';
 export {
   createLeafFactory,
   normalizeHost,

@@ -10,6 +10,8 @@ import { openCapture, recoverCapture, parseJournalLine } from '../../capture/ind
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { exchange, tempDir } from './capture-harness.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let n = 0;
@@ -74,9 +76,10 @@ describe('journal', () => {
 
   it('refuses to recover without a journal, or over an existing HAR unless forced', async () => {
     const out = fresh();
-    await assert.rejects(recoverCapture(out), (err: Error & { code?: string; exitCode?: number }) => {
+    await assert.rejects(recoverCapture(out), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'BB_JOURNAL_MISSING');
-      assert.equal(err.exitCode, 2);
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.doesNotMatch(err.message, /\n/);
       return true;
     });
@@ -92,17 +95,19 @@ describe('journal', () => {
   it('refuses to overwrite a HAR without force, and to start over a leftover journal', async () => {
     const out = fresh();
     writeFileSync(out, 'precious');
-    await assert.rejects(openCapture({ ...base(), out }), (err: Error & { code?: string; exitCode?: number }) => {
+    await assert.rejects(openCapture({ ...base(), out }), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'BB_OUT_EXISTS');
-      assert.equal(err.exitCode, 2);
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       return true;
     });
     assert.equal(readFileSync(out, 'utf8'), 'precious');
     writeFileSync(`${out}.journal`, '');
     for (const force of [false, true]) {
-      await assert.rejects(openCapture({ ...base(), out, force }), (err: Error & { code?: string; exitCode?: number }) => {
+      await assert.rejects(openCapture({ ...base(), out, force }), (err: Error & { code?: string }) => {
         assert.equal(err.code, 'BB_JOURNAL_LEFTOVER');
-        assert.equal(err.exitCode, 2);
+        assert.ok(isBbError(err), String(err));
+        assert.equal(exitStatusFor(err), 2);
         assert.match(err.message, /bb recover /);
         return true;
       });

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { indexCapture, readCapture, CaptureReadError } from '../../capture/reader.js';
 import { capture } from '../diff/har-builder.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
@@ -96,7 +98,8 @@ describe('indexCapture: entries by byte offsets', () => {
       await assert.rejects(indexCapture(p), (err: unknown) => {
         assert.ok(err instanceof CaptureReadError, `${name}: ${String(err)}`);
         assert.equal(err.code, code, `${name}: ${err.message}`);
-        assert.equal(err.exitCode, 2);
+        assert.ok(isBbError(err), String(err));
+        assert.equal(exitStatusFor(err), 2);
         if (msg) assert.match(err.message, msg);
         return true;
       });

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readCapture, streamCapture, CaptureReadError } from '../../capture/reader.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
@@ -29,7 +31,8 @@ describe('readCapture on other producers’ exports', () => {
     for (const name of names) {
       if (name === 'broken.har') {
         await assert.rejects(readCapture(join(fixtures, name)), (err: CaptureReadError) => {
-          assert.equal(err.exitCode, 2);
+          assert.ok(isBbError(err), String(err));
+          assert.equal(exitStatusFor(err), 2);
           assert.equal(err.code, 'BB_CAPTURE_INVALID');
           assert.match(err.message, /broken\.har is not valid JSON/);
           assert.ok(!err.message.includes('\n'));

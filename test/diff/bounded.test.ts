@@ -5,6 +5,8 @@ import type { Har } from '../../capture/har.js';
 import { CaptureReadError } from '../../capture/reader.js';
 import { capture, tempDir, uuid } from './har-builder.js';
 import { makeZip } from './zip-builder.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 function captures(): { a: Har; b: Har } {
   const ids = Array.from({ length: 6 }, () => uuid());
@@ -100,8 +102,8 @@ describe('bounded stages (captures of any size)', () => {
         try {
           await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
         } catch (err) {
-          const e = err as Error & { code?: string; exitCode?: number };
-          return { name: e.name, message: e.message, code: e.code, exitCode: e.exitCode, isCaptureError: e instanceof CaptureReadError };
+          const e = err as Error & { code?: string };
+          return { name: e.name, message: e.message, code: e.code, exitStatus: exitStatusFor(e), isBbError: isBbError(e), isCaptureError: e instanceof CaptureReadError };
         }
         assert.fail('the diff ran');
       };
@@ -112,7 +114,8 @@ describe('bounded stages (captures of any size)', () => {
       } finally {
         delete process.env.BB_DIFF_WORKERS;
       }
-      assert.equal(inWorkers.exitCode, 2);
+      assert.ok(inWorkers.isBbError, inWorkers.message);
+      assert.equal(inWorkers.exitStatus, 2);
       assert.ok(inWorkers.isCaptureError, inWorkers.message);
     }
   });

@@ -5,6 +5,8 @@ import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js
 import { parseSseText } from '../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
 import { capture, tempDir, uuid } from './har-builder.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 /** Normalizes a value on one side and renders its ordinals as one entry would be. */
 function norm(v: unknown, cfg = {}, homes: string[] = []): unknown {
@@ -61,16 +63,18 @@ describe('built-in rules, one by one', () => {
 
 describe('config validation', () => {
   it('refuses an unknown rule name, naming it and the known ones', () => {
-    assert.throws(() => validateDiffConfig({ normalize: { disable: ['uuids'] } }, 'bb.config.json'), (err: Error & { exitCode: number }) => {
-      assert.equal(err.exitCode, 2);
+    assert.throws(() => validateDiffConfig({ normalize: { disable: ['uuids'] } }, 'bb.config.json'), (err: Error) => {
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.match(err.message, /normalize\.disable\[0\]: unknown rule "uuids"/);
       assert.ok(err.message.includes(BUILTIN_RULE_NAMES.join(', ')));
       return true;
     });
   });
   it('refuses a bad regex, naming it', () => {
-    assert.throws(() => validateDiffConfig({ normalize: { patterns: [{ regex: 'a(b' }] } }), (err: Error & { exitCode: number }) => {
-      assert.equal(err.exitCode, 2);
+    assert.throws(() => validateDiffConfig({ normalize: { patterns: [{ regex: 'a(b' }] } }), (err: Error) => {
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.match(err.message, /normalize\.patterns\[0\]\.regex: bad regular expression "a\(b"/);
       return true;
     });
@@ -136,6 +140,6 @@ describe('whole captures', () => {
     const good = await t.write('good.json', { normalize: { disable: ['uuid'] } });
     assert.deepEqual((await loadDiffConfig(good)).normalize.disable, ['uuid']);
     const bad = await t.write('bad.json', '{"normalize": ');
-    await assert.rejects(loadDiffConfig(bad), (err: Error & { exitCode: number }) => err.exitCode === 2 && /not valid JSON/.test(err.message));
+    await assert.rejects(loadDiffConfig(bad), (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /not valid JSON/.test(err.message));
   });
 });

@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { BB_BIN } from '../helpers/cli.js';
-import { CaptureError } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
 import { Cleanups, get, record, tempDir, waitUntil } from './harness.js';
 import { bb } from './readers.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 /** The body the upstream sends for /item/<id>: checkable by the client and in the HAR. */
 const bodyFor = (id: string, size: number): string => `${id}:`.padEnd(size, id.slice(-1) || 'x');
@@ -130,8 +131,9 @@ describe('recording failures and crashes of bb capture', () => {
       assert.deepEqual(r, { status: 200, body: bodyFor(`after${i}`, 64) });
     }
     await assert.rejects(rec.cap.close(0), (err: Error) => {
-      assert.ok(err instanceof CaptureError, String(err));
-      assert.equal(err.exitCode, 2);
+      assert.ok(isBbError(err), String(err));
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.doesNotMatch(err.message, /\n/);
       assert.match(err.message, /cap\.har/);
       return true;

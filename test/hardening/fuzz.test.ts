@@ -21,6 +21,8 @@ import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import { mkdir } from 'node:fs/promises';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const CASES = Number(process.env.BB_FUZZ_CASES ?? 2000);
 const JOURNAL_CASES = Number(process.env.BB_FUZZ_JOURNALS ?? 300);
@@ -193,8 +195,8 @@ describe('fuzzing the readers with seeded mutations of real captures', () => {
         for (const [cmd, o] of Object.entries(read)) if (o.code === -1 && failures.length < 10) failures.push(`seed ${seed}: ${cmd} of the recovered HAR crashed: ${o.message}`);
         recovered++;
       } catch (err) {
-        const e = err as Error & { exitCode?: number };
-        if (typeof e.exitCode !== 'number' || e.message.includes('\n')) {
+        const e = err as Error;
+        if (!isBbError(e) || e.message.includes('\n')) {
           if (failures.length < 10) failures.push(`seed ${seed}: ${e.stack}`);
         } else refused++;
       }

@@ -13,6 +13,8 @@ import type { Har } from '../../capture/har.js';
 import { Cleanups, tempDir } from './harness.js';
 import { baseCapture, bb, cliProblem, pool, readersInProcess } from './readers.js';
 import { loadDiffConfig } from '../../diff/index.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 /** Every path in a JSON value, with the value there. */
 function paths(v: unknown, at: Array<string | number> = []): Array<[Array<string | number>, unknown]> {
@@ -176,8 +178,8 @@ describe('bad input to the readers', () => {
         await loadDiffConfig(file);
         problems.push(`${name} was accepted`);
       } catch (err) {
-        const e = err as Error & { exitCode?: number };
-        if (e.exitCode !== 2 || !e.message.includes(name) || !pathRe.test(e.message) || e.message.includes('\n')) problems.push(`${name}: ${e.stack}`);
+        const e = err as Error;
+        if (!isBbError(e) || exitStatusFor(e) !== 2 || !e.message.includes(name) || !pathRe.test(e.message) || e.message.includes('\n')) problems.push(`${name}: ${e.stack}`);
       }
     }
     assert.deepEqual(problems, []);
@@ -260,8 +262,8 @@ describe('bad input to the readers', () => {
         const res = await recoverCapture(join(rdir, name), { bbHome: join(rdir, 'home') });
         problems.push(`${name} recovered ${res.entries} entries`);
       } catch (err) {
-        const e = err as Error & { exitCode?: number };
-        if (e.exitCode !== 2 || !e.message.includes(name) || e.message.includes('\n')) problems.push(`${name}: ${e.stack}`);
+        const e = err as Error;
+        if (!isBbError(e) || exitStatusFor(e) !== 2 || !e.message.includes(name) || e.message.includes('\n')) problems.push(`${name}: ${e.stack}`);
       }
     }
     for (const name of ['nothing-here.har', 'foreign.har']) {

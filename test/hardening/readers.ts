@@ -9,6 +9,8 @@ import { entryRows, filterRows, framesText, showText, timeline, timelineText, ws
 import { BB_BIN } from '../helpers/cli.js';
 import { capture } from '../diff/har-builder.js';
 import type { Har } from '../../capture/har.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 /** How one reader ended. */
 export interface Outcome {
@@ -24,8 +26,8 @@ async function outcome(run: () => Promise<number>): Promise<Outcome> {
   try {
     return { code: await run() };
   } catch (err) {
-    const e = err as Error & { exitCode?: unknown };
-    if (typeof e?.exitCode === 'number') return { code: e.exitCode, message: e.message };
+    const e = err as Error;
+    if (isBbError(e)) return { code: exitStatusFor(e), message: e.message };
     return { code: -1, message: e?.stack ?? String(err) };
   }
 }

@@ -11,6 +11,8 @@ import { FactBus } from '../../proxy/events.js';
 import { isLoopbackHost } from '../../core/index.js';
 import { startForwardProxy, hostMatcher, type RunningForwardProxy } from '../../proxy/forward.js';
 import { curl, FactLog, header, startPeers, type ForwardPeers } from './forward-harness.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 let peers: ForwardPeers;
 let proxy: RunningForwardProxy;
@@ -155,10 +157,12 @@ describe('forward proxy', () => {
   });
 
   it('refuses a non-loopback listen without allowRemote', async () => {
-    await assert.rejects(startForwardProxy({ leaves: proxy.leaves, listen: { host: '0.0.0.0' } }), {
-      code: 'BB_FORWARD_REMOTE',
-      exitCode: 2,
-      message: /--allow-remote/,
+    await assert.rejects(startForwardProxy({ leaves: proxy.leaves, listen: { host: '0.0.0.0' } }), (err: Error & { code?: string }) => {
+      assert.ok(isBbError(err), String(err));
+      assert.equal(err.code, 'BB_FORWARD_REMOTE');
+      assert.equal(exitStatusFor(err), 2);
+      assert.match(err.message, /--allow-remote/);
+      return true;
     });
     const open = await startForwardProxy({ leaves: proxy.leaves, listen: { host: '0.0.0.0' }, allowRemote: true });
     try {

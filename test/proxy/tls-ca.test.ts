@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import forge from 'node-forge';
 import { CA_CERT_FILE, CA_KEY_FILE, loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const temps: string[] = [];
@@ -22,10 +24,11 @@ after(async () => {
 async function rejectsWith(promise: Promise<Ca>, code: string): Promise<Error> {
   const err = await promise.then(
     () => assert.fail(`expected ${code}`),
-    (e: unknown) => e as Error & { code: string; exitCode: number },
+    (e: unknown) => e as Error & { code: string },
   );
   assert.equal((err as { code?: string }).code, code, err.message);
-  assert.equal((err as { exitCode?: number }).exitCode, 2);
+  assert.ok(isBbError(err), String(err));
+  assert.equal(exitStatusFor(err), 2);
   assert.match(err.message, /delete ca\.pem and ca\.key/);
   return err;
 }

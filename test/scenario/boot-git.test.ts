@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootServer, type BootedServer } from '../../scenario/boot.js';
 import { prepareWorktree } from '../../scenario/worktree.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
 
@@ -71,15 +73,15 @@ describe('git-ref servers', () => {
   it('refuses an unknown ref with exit code 2', async () => {
     await assert.rejects(
       bootServer({ repo, ref: 'no-such-branch', command: 'node', args: ['server.mjs', 'line'] }, { label: 'old', runDir, hostEnv: process.env, bbHome }),
-      (err: Error & { exitCode?: number; code?: string }) =>
-        err.exitCode === 2 && err.code === 'BB_GIT_BAD_REF' && /ref "no-such-branch" is not a commit/.test(err.message),
+      (err: Error & { code?: string }) =>
+        isBbError(err) && exitStatusFor(err) === 2 && err.code === 'BB_GIT_BAD_REF' && /ref "no-such-branch" is not a commit/.test(err.message),
     );
   });
 
   it('reports a failing install with exit code 2 and its output', async () => {
     await assert.rejects(
       prepareWorktree({ repo, ref: 'main', install: 'echo cannot fetch >&2; exit 7', bbHome, label: 'new', runDir, env: process.env, installTimeoutMs: 10_000 }),
-      (err: Error & { exitCode?: number }) => err.exitCode === 2 && /exit code 7/.test(err.message) && /cannot fetch/.test(err.message),
+      (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /exit code 7/.test(err.message) && /cannot fetch/.test(err.message),
     );
   });
 });

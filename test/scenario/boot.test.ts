@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootServer, groupAlive, type BootedServer } from '../../scenario/boot.js';
 import { freePort } from '../helpers/ports.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
 
@@ -92,8 +94,9 @@ describe('bootServer', () => {
 
   it('fails with exit code 2 within its timeout when the server never gets ready', async () => {
     const t0 = Date.now();
-    await assert.rejects(boot(['never'], {}, { timeoutMs: 1200 }), (err: Error & { exitCode?: number; code?: string }) => {
-      assert.equal(err.exitCode, 2);
+    await assert.rejects(boot(['never'], {}, { timeoutMs: 1200 }), (err: Error & { code?: string }) => {
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.equal(err.code, 'BB_SERVER_NOT_READY');
       assert.match(err.message, /server "srv" was not ready within 1200 ms \(waiting for a stdout line matching/);
       assert.match(err.message, /booting, slowly/);
@@ -103,8 +106,9 @@ describe('bootServer', () => {
   });
 
   it('fails with exit code 2 and the log tail when the server exits before it is ready', async () => {
-    await assert.rejects(boot(['early-exit']), (err: Error & { exitCode?: number; code?: string }) => {
-      assert.equal(err.exitCode, 2);
+    await assert.rejects(boot(['early-exit']), (err: Error & { code?: string }) => {
+      assert.ok(isBbError(err), String(err));
+      assert.equal(exitStatusFor(err), 2);
       assert.equal(err.code, 'BB_SERVER_EXITED');
       assert.match(err.message, /server "srv" exited with exit code 3 before it was ready/);
       assert.match(err.message, /fatal: config file missing/);
@@ -115,7 +119,7 @@ describe('bootServer', () => {
   it('fails with exit code 2 when the command does not exist', async () => {
     await assert.rejects(
       bootServer({ command: '/nonexistent/bin/server', args: [] }, { label: 'ghost', runDir, hostEnv: process.env }),
-      (err: Error & { exitCode?: number }) => err.exitCode === 2 && /server "ghost" could not be started/.test(err.message),
+      (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /server "ghost" could not be started/.test(err.message),
     );
   });
 

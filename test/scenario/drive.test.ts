@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 import { defineScenario, driveScenario, loadScenario, type ScenarioContext } from '../../scenario/drive.js';
 import { parseSse } from '../../scenario/http-client.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -105,8 +107,9 @@ describe('driveScenario', () => {
           await t.http.get('/nope', { expect: 200 });
         });
       }),
-      (err: Error & { exitCode?: number; code?: string }) => {
-        assert.equal(err.exitCode, 2);
+      (err: Error & { code?: string }) => {
+        assert.ok(isBbError(err), String(err));
+        assert.equal(exitStatusFor(err), 2);
         assert.equal(err.code, 'BB_STEP_FAILED');
         assert.match(err.message, /^scenario step "create session" \(old\) failed: GET \/nope answered 404, expected 200/);
         return true;
@@ -163,8 +166,8 @@ describe('driveScenario', () => {
   });
 
   it('refuses a module without a default export, and a missing one, with exit code 2', async () => {
-    await assert.rejects(loadScenario(fixture('no-default.mjs')), (e: Error & { exitCode?: number }) => e.exitCode === 2 && /no default export/.test(e.message));
-    await assert.rejects(loadScenario(fixture('absent.ts')), (e: Error & { exitCode?: number }) => e.exitCode === 2 && /does not exist|could not be loaded/.test(e.message));
+    await assert.rejects(loadScenario(fixture('no-default.mjs')), (e: Error) => isBbError(e) && exitStatusFor(e) === 2 && /no default export/.test(e.message));
+    await assert.rejects(loadScenario(fixture('absent.ts')), (e: Error) => isBbError(e) && exitStatusFor(e) === 2 && /does not exist|could not be loaded/.test(e.message));
   });
 });
 

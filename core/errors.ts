@@ -1,0 +1,34 @@
+// The one error type of bb. Every failure bb raises for a person to act on is
+// a BbError: a code from codes.ts (stable, greppable, asserted by tests) and
+// one sentence saying what is wrong and what to do. Library layers carry no
+// process exit status: the CLI maps codes to statuses (cli/exit.ts).
+//
+// Errors cross module copies (the built dist/ beside the sources under tsx)
+// and worker threads, where `instanceof` fails, so the class is branded and
+// isBbError checks the brand.
+import type { BbCode } from './codes.js';
+
+const BRAND = Symbol.for('bb.BbError');
+
+/** Options of a BbError. */
+export interface BbErrorOptions {
+  /** The error that led to this one. */
+  cause?: unknown;
+}
+
+/** A failure a user can act on: a stable code and one sentence. */
+export class BbError<C extends BbCode = BbCode> extends Error {
+  /** Stable code from core/codes.ts. */
+  readonly code: C;
+  constructor(code: C, message: string, options: BbErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BbError';
+    this.code = code;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+}
+
+/** True for a BbError from any copy of bb (brand check, not `instanceof`). */
+export function isBbError(err: unknown): err is BbError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
+}
