@@ -87,3 +87,12 @@ describe('the table of codes', () => {
     assert.deepEqual(unused, [], 'codes in the table that nothing raises');
   });
 });
+
+describe('the codes page', () => {
+  it('docs/reliability.md lists every code with the meaning the table gives', () => {
+    const page = readFileSync(join(root, 'docs', 'reliability.md'), 'utf8');
+    for (const [code, meaning] of [...Object.entries(ERROR_CODES), ...Object.entries(FAILURE_CODES)]) {
+      assert.ok(page.includes(`| \`${code}\` | ${meaning} |`), `${code} is not on the page as the table says`);
+    }
+  });
+});
