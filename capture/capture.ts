@@ -3,17 +3,16 @@
 // (facts → records) and writer.ts (records → HAR).
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { FactListener } from '../proxy/events.js';
-import { now } from '../proxy/events.js';
+import type { FactListener } from '../proxy/index.js';
+import { now } from '../proxy/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
 import { bbVersion } from './version.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
+import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
 
-/** Default per-body cap on recorded bytes: 16 MiB. */
-export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
 
 /** How to record one proxy's traffic. */
 export interface CaptureOptions {
@@ -69,11 +68,6 @@ export interface Capture {
   close(onProgress?: (progress: WriteProgress) => void): Promise<string>;
   /** The HAR path. */
   readonly out: string;
-}
-
-/** The journal and bodies paths beside a HAR path. */
-export function journalPaths(out: string): { journal: string; bodies: string } {
-  return { journal: `${out}.journal`, bodies: `${out}.bodies` };
 }
 
 /** Starts recording into `opts.out`; refuses to overwrite a HAR or to bury a leftover journal. */

@@ -1,6 +1,7 @@
 // capture/'s public face: record proxy facts into HAR files, recover after a
-// crash, redact secrets. (The HAR reader lives in reader.ts.)
-export { openCapture, journalPaths, redactorFor, DEFAULT_BODY_CAP } from './capture.js';
+// crash, redact secrets, read any HAR (the types of the format are har.ts).
+export { openCapture, redactorFor } from './capture.js';
+export { DEFAULT_BODY_CAP, journalPaths, type CapturePaths } from './options.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
@@ -11,4 +12,10 @@ export {
 export type { RedactConfig } from './redact.js';
 export { parseJournalLine, JOURNAL_VERSION } from './journal.js';
 export { buildWsMessage as webSocketMessageFromRecord } from './to-har.js';
-export type { HeaderRecord, JournalRecord, WsMessageRecord, WsErrorRecord, BodySlice } from './journal.js';
+export type { HeaderRecord, JournalRecord, StartRecord, WsMessageRecord, WsErrorRecord, BodySlice } from './journal.js';
+export {
+  readCapture, streamCapture, indexCapture, toEpochSeconds, CaptureReadError,
+  type ReadCaptureOptions, type CaptureErrorCode, type CaptureStream, type IndexedCapture, type HarLogHeader,
+} from './reader.js';
+export type * from './har.js';
+export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-follow.js';

@@ -40,7 +40,7 @@
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
 import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } from 'node:fs';
-import type { FailureInfo, RawHeaders } from '../proxy/events.js';
+import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
 
 // Buffers per writev call (Linux's IOV_MAX).

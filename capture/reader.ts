@@ -15,6 +15,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { BbError, type BbErrorOptions } from '../core/index.js';
+import { journalPaths } from './options.js';
 import type { Har, HarEntry } from './har.js';
 import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
 import { indexCaptureFile, type IndexedCapture } from './reader-index.js';
@@ -148,8 +149,8 @@ export async function indexCapture(path: string, opts: ReadCaptureOptions = {}):
 
 /** The refusal for a file that cannot be opened; a missing HAR beside a journal is a capture not written yet. */
 function unreadable(path: string, e: NodeJS.ErrnoException): CaptureReadError {
-  if (e.code === 'ENOENT' && existsSync(`${path}.journal`)) {
-    return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} is not written yet (${path}.journal is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`, { file: path });
+  if (e.code === 'ENOENT' && existsSync(journalPaths(path).journal)) {
+    return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} is not written yet (${journalPaths(path).journal} is there): stop the capture with Ctrl-C, or if it was killed run bb recover ${path}.`, { file: path });
   }
   const why = e.code === 'ENOENT' ? 'does not exist' : e.code === 'EACCES' ? 'is not readable (permission denied)' : e.code === 'EISDIR' ? 'is a directory, not a HAR file' : `cannot be read (${e.code ?? e.message})`;
   return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path} ${why}: check the path.`, { file: path });

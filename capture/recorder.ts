@@ -1,7 +1,7 @@
 // The hot path: proxy facts → journal records. Keeps only tiny per-exchange
 // state (bytes recorded so far, for the body cap) and forgets an exchange as
 // soon as its end record is written.
-import type { Fact, SyntheticResponse } from '../proxy/events.js';
+import type { Fact, SyntheticResponse } from '../proxy/index.js';
 import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */

@@ -3,7 +3,8 @@
 // line is dropped and counted.
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { redactorFor, journalPaths } from './capture.js';
+import { redactorFor } from './capture.js';
+import { journalPaths } from './options.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 
@@ -31,9 +32,8 @@ export interface RecoverOptions {
 
 /** Writes `<out>` from `<out>.journal` (either path may be given), complete: false. */
 export async function recoverCapture(path: string, opts: RecoverOptions = {}): Promise<RecoverResult> {
-  const abs = resolve(path);
-  const out = abs.endsWith('.journal') ? abs.slice(0, -'.journal'.length) : abs;
-  const paths = journalPaths(out);
+  const paths = journalPaths(resolve(path));
+  const out = paths.out;
   if (!existsSync(paths.journal)) {
     throw new BbError('BB_JOURNAL_MISSING', `no journal at ${paths.journal}: there is nothing to recover for ${out}.`);
   }

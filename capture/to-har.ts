@@ -131,10 +131,20 @@ function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext
   return request;
 }
 
+/** The URL a start record's entry shows (request.url): absolute, its query redacted when the capture is. */
+export function entryUrl(start: StartRecord, fallbackOrigin: string, redactor: Redactor | undefined): string {
+  return redactedUrl(requestUrl(start.scheme, start.target, start.h, fallbackOrigin).url, redactor);
+}
+
+function redactedUrl(rawUrl: string, r: Redactor | undefined): string {
+  const { base, query, hash } = splitQuery(rawUrl);
+  return query === undefined || !r ? rawUrl : `${base}?${r.queryString(query)}${hash}`;
+}
+
 function buildRequestHead(method: string, rawUrl: string, version: string, h: string[], ctx: EntryContext): HarRequest {
   const r = ctx.redactor;
-  const { base, query, hash } = splitQuery(rawUrl);
-  const url = query === undefined || !r ? rawUrl : `${base}?${r.queryString(query)}${hash}`;
+  const { query } = splitQuery(rawUrl);
+  const url = redactedUrl(rawUrl, r);
   return {
     method,
     url,

@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import type { BbEnvironment } from './environment.js';
 
 /**
  * One CLI command. `run` returns the exit code (0 same, 1 different); it
@@ -12,6 +13,6 @@ export interface BbCommand {
   describe: string;
   /** Declares options and positionals. */
   builder: (yargs: Argv) => Argv;
-  /** Does the work; resolves to the process exit code. */
-  run: (argv: Record<string, unknown>) => Promise<number>;
+  /** Does the work with the flags and the environment read at start-up; resolves to the process exit code. */
+  run: (argv: Record<string, unknown>, environment: BbEnvironment) => Promise<number>;
 }

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { UpstreamTlsOptions } from '../proxy/index.js';
 import { BbError } from '../core/index.js';
+import type { BbEnvironment } from './environment.js';
 
 /** Forward-mode settings from argv. */
 export interface ForwardFlags {
@@ -46,9 +47,9 @@ export function forwardFlagsFrom(argv: Record<string, unknown>): ForwardFlags {
 
 /**
  * Reads --upstream-ca and --insecure-upstream. The files extend Node's roots
- * and NODE_EXTRA_CA_CERTS (the upstream pool adds those; proxy/upstream.ts).
+ * and NODE_EXTRA_CA_CERTS (read once into the environment; proxy/upstream.ts adds them).
  */
-export function upstreamTlsFrom(argv: Record<string, unknown>): UpstreamTlsOptions {
+export function upstreamTlsFrom(argv: Record<string, unknown>, environment: BbEnvironment): UpstreamTlsOptions {
   const files = ((argv['upstream-ca'] as string[] | undefined) ?? []).map(String);
   const insecure = Boolean(argv['insecure-upstream']);
   if (insecure && files.length > 0) {
@@ -56,7 +57,7 @@ export function upstreamTlsFrom(argv: Record<string, unknown>): UpstreamTlsOptio
   }
   if (insecure) return { insecure: true };
   if (files.length === 0) return {};
-  return { extraCa: files.map((file) => readCaFile(file, '--upstream-ca')) };
+  return { extraCa: files.map((file) => readCaFile(file, '--upstream-ca')), nodeExtraCa: [...environment.nodeExtraCa] };
 }
 
 function readCaFile(file: string, flag: string): string {

@@ -7,6 +7,7 @@ import { commands } from './commands/index.js';
 import { bbUsageMessage, unknownCommand } from './usage.js';
 import { BbError, isBbError } from '../core/index.js';
 import { exitStatusFor } from './exit.js';
+import { readEnvironment } from './environment.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -87,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
         describe: cmd.describe,
         builder: cmd.builder,
         handler: async (args) => {
-          exitCode = await cmd.run(args as Record<string, unknown>);
+          exitCode = await cmd.run(args as Record<string, unknown>, readEnvironment());
         },
       });
     } else {

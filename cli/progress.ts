@@ -62,9 +62,3 @@ export function diffProgressText(p: DiffProgress): string {
   const what = p.stage.endsWith('compare') ? 'pairs' : 'entries';
   return `bb diff: ${p.stage} ${p.done.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} ${what} (${Math.floor((p.done / p.total) * 100)}%)`;
 }
-
-/** The delay before progress shows: BB_PROGRESS_AFTER_MS (tests set 0), else ~2 s. */
-export function progressDelay(env: NodeJS.ProcessEnv): number | undefined {
-  const v = Number(env['BB_PROGRESS_AFTER_MS']);
-  return env['BB_PROGRESS_AFTER_MS'] !== undefined && Number.isFinite(v) && v >= 0 ? v : undefined;
-}

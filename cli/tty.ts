@@ -1,7 +1,10 @@
-// Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org).
+// Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org);
+// FORCE_COLOR (not "0") turns it on for pipes (bb diff | less -R).
+import type { BbEnvironment } from './environment.js';
+
 /** True when `stream` should get ANSI colours. */
-export function useColor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
-  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
+export function useColor(stream: NodeJS.WriteStream, color: BbEnvironment['color']): boolean {
+  if (color.no) return false;
+  if (color.force) return true;
   return Boolean(stream.isTTY);
 }

@@ -4,3 +4,4 @@ export { isLoopbackHost } from './hosts.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';
+export { bbHomeFrom, type BbHome } from './home.js';

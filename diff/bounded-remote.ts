@@ -2,11 +2,11 @@
 // thread, so the two sides are read and normalized at once (the normalize
 // pass is most of a big diff's time, and each side's is independent), or in
 // the calling thread when the run carries code a worker cannot get (custom
-// body parsers) or BB_DIFF_WORKERS=0 says so.
+// body parsers) or `workers: false` says so (BB_DIFF_WORKERS=0 on the command line).
 import { Worker } from 'node:worker_threads';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CaptureReadError, type CaptureErrorCode } from '../capture/reader.js';
+import { CaptureReadError, type CaptureErrorCode } from '../capture/index.js';
 import { BbError, isBbError, type BbCode } from '../core/index.js';
 import { SideWork, type EntryTexts, type SideHeader, type SideSpec, type Summary } from './bounded-side.js';
 import type { DiffContext } from './pipeline.js';
@@ -167,7 +167,7 @@ class WorkerSide implements SideHandle {
 
 /** Whether the sides of this run go to worker threads. */
 export function useWorkers(ctx: DiffContext): boolean {
-  return !ctx.options.bodyParsers && process.env.BB_DIFF_WORKERS !== '0';
+  return !ctx.options.bodyParsers && ctx.options.workers !== false;
 }
 
 /** Opens one side, in a worker when `useWorkers` says so. */

@@ -10,8 +10,8 @@
 // their side, which is all the differ needs: numbering keys markers by side,
 // classes are seeded from the rules (the same class numbers everywhere), and
 // routes, keys and ids hold no markers.
-import { indexCapture, type IndexedCapture } from '../capture/reader.js';
-import type { HarEntry, HarPage } from '../capture/har.js';
+import { indexCapture, type IndexedCapture } from '../capture/index.js';
+import type { HarEntry, HarPage } from '../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
 import { markersOf, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';

@@ -4,112 +4,11 @@
 // left alone (bb compare reads its own from the same file).
 import { readFile } from 'node:fs/promises';
 import type { DifferenceKind } from './types.js';
+import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import { BUILTIN_RULE_NAMES } from './normalize/rules.js';
 import { BbError } from '../core/index.js';
 
-/** A key rule: values under this key (any depth) become `replace`. */
-export interface KeyRuleConfig {
-  /** Exact key, case-insensitive. */
-  key?: string;
-  /** Or a regular expression the key must match. */
-  pattern?: string;
-  /** Placeholder written instead of the value, e.g. "<SHA>". */
-  replace: string;
-}
-
-/** A value pattern: matches inside strings and object keys. */
-export interface PatternConfig {
-  /** Rule name (for reports and `disable`). */
-  name?: string;
-  /** JavaScript regular expression source. */
-  regex: string;
-  /** Regex flags besides g (e.g. "i"). */
-  flags?: string;
-  /** Fixed replacement (may use $1...); default "<MASKED>". */
-  replace?: string;
-  /** Or an ordinal class: each distinct match becomes <CLASS:n>, numbered by first appearance. */
-  ordinal?: string;
-}
-
-/** A per-path rule: mask (or drop) one field in the entries it selects. */
-export interface PathRuleConfig {
-  /** Glob over entry ids (`*` any run of characters); default all entries. */
-  where?: string;
-  /** Field path suffix (segment boundary, `*` one segment, `[]` any index). */
-  path: string;
-  /** Placeholder; default "<MASKED>". */
-  replace?: string;
-  /** Drop the field instead of masking it. */
-  ignore?: boolean;
-}
-
-/** The `normalize` section. */
-export interface NormalizeConfig {
-  /** Built-in rule names to switch off (see README "bb diff"). */
-  disable?: string[];
-  /** Extra key rules. */
-  keys?: KeyRuleConfig[];
-  /** Extra value patterns, applied before the built-in ordinals. */
-  patterns?: PatternConfig[];
-  /** Extra header names whose values are masked. */
-  headers?: string[];
-  /** Keys never normalized: they must match verbatim. Added to the built-in list. */
-  keep?: string[];
-  /** Per-path rules. */
-  paths?: PathRuleConfig[];
-  /** The server's home directory (both sides), when the captures do not carry log._bb.serverHome. */
-  serverHome?: string | string[];
-  /** Field paths (suffix selectors, `[]` any index) of arrays compared as multisets: order never reported. */
-  unorderedArrays?: string[];
-}
-
-/** Route-level pairing key: which same-route calls are the same call. */
-export interface RouteKeyConfig {
-  /** Glob over "METHOD path", e.g. "POST /graphql". */
-  route: string;
-  /** "graphql" (operationName), "jsonrpc" (method), "body:<dotted field>", or "body-hash". */
-  by: string;
-}
-
-/** The `pairing` section. */
-export interface PairingConfig {
-  /** Per-route keys. */
-  keys?: RouteKeyConfig[];
-  /** Globs over "METHOD path": such requests pair as a multiset within their page (concurrent fetches). */
-  unordered?: string[];
-  /**
-   * WebSocket message order compared per direction ("direction", the
-   * default: what the client sent, in order, and what the server sent, in
-   * order) or as one sequence ("total": how the two directions interleave
-   * counts too, which timing decides when a client sends without waiting).
-   */
-  wsOrder?: 'direction' | 'total';
-  /** Identity keys of array items by array path (`{ "path": "response.body.items", "key": "sku" }`); default keys id, _id, uuid, key. */
-  arrayKeys?: Array<{ path: string; key: string }>;
-}
-
-/** A ratified difference (issue 7). */
-export interface KnownConfig {
-  /** Glob over entry ids, or several (any of them matches: a finding's routes). */
-  where: string | string[];
-  /** Field path suffix. */
-  path: string;
-  /** Only this kind of difference. */
-  kind?: DifferenceKind;
-  /** Why it is accepted (required). */
-  reason: string;
-  /** Milestone or version that introduced it. */
-  since?: string;
-  /** Issue/ticket URL. */
-  tracking?: string;
-}
-
-/** The whole diff config, validated. */
-export interface DiffConfig {
-  normalize: NormalizeConfig;
-  pairing: PairingConfig;
-  known: KnownConfig[];
-}
+export type * from './config-types.js';
 
 const KINDS: DifferenceKind[] = ['changed', 'added', 'removed', 'extra', 'missing', 'reordered'];
 

@@ -10,7 +10,7 @@ import { entryKey, routeWithHost } from './normalize/entry.js';
 import type { ArrayRules } from './arrays.js';
 import { unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/ordinals.js';
 import type { Lineup } from './pair.js';
-import type { PairView } from './report/html-pair.js';
+import type { PairView } from './types.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';
 import type { PairShape } from './findings.js';
 

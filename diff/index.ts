@@ -30,3 +30,4 @@ export async function diffCaptures(oldPath: string, newPath: string, options: Di
   const stages = options.stages ? options.stages([...base]) : base;
   return runStages(createContext(oldPath, newPath, options), stages);
 }
+export { narrowestKnown, knownForFinding, addKnownToConfigText, knownCovering, noiseRules, routeGlob, NOISE_REASON } from './triage-rules.js';

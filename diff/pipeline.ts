@@ -3,19 +3,19 @@
 // verdict. Each stage is a function of the context; the list can be edited by
 // name (insert a zip or streaming stage, replace the classifier) without
 // touching the others.
-import { readCapture } from '../capture/reader.js';
-import type { Har } from '../capture/har.js';
+import { readCapture } from '../capture/index.js';
+import type { Har } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, hostsInKeys, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
-import { unzipStage, zipBodiesOf, type ZipBodies } from './normalize/zip.js';
+import { zipBodiesOf, type ZipBodies } from './normalize/zip.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
 import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';
 import { buildFindings, ShapeIndex, type PairShape } from './findings.js';
-import type { PairView } from './report/html-pair.js';
+import type { PairView } from './types.js';
 import { classifyKnown, classifyNoise } from './classify.js';
 import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, StaleKnown } from './types.js';
 
@@ -43,6 +43,10 @@ export interface DiffOptions {
   boundedThreshold?: number;
   /** Where the run is: each stage as it starts, and entries done in the long ones (for a progress line). */
   onProgress?: (p: DiffProgress) => void;
+  /** The bounded path's two sides run in worker threads (default true; false keeps them in this thread). */
+  workers?: boolean;
+  /** Called after each stage with its wall time in ms (what the diff benchmark profiles). */
+  onStageTime?: (stage: string, ms: number) => void;
 }
 
 /** One progress report: the stage, and for the long stages how many of how many. */
@@ -154,6 +158,16 @@ export function loopSettings(ctx: DiffContext): LoopSettings {
 
 /** Side-by-side views kept for the HTML report (the report shows at most this many pairs side by side). */
 export const MAX_VIEWS = 300;
+
+/** The "unzip" stage (after "read"): decodes both captures' zip bodies for the "zip" parser. */
+export const unzipStage: DiffStage = {
+  name: 'unzip',
+  run: async (ctx) => {
+    const zips = zipBodiesOf(ctx);
+    const parsers = ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers;
+    for (const side of [ctx.old, ctx.new]) if (side.har) await zips.prepareEntries(side.har.log.entries, parsers);
+  },
+};
 
 /** The built-in stages, in order. */
 export const defaultStages: DiffStage[] = [
@@ -295,13 +309,12 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
 /** Runs the stages on a context and returns its result. */
 export async function runStages(ctx: DiffContext, stages: DiffStage[]): Promise<DiffResult> {
   ctx.stages = stages;
-  // BB_DIFF_STAGE_TIMES=1: each stage's wall time on stderr (what the diff benchmark profiles).
-  const timed = process.env.BB_DIFF_STAGE_TIMES === '1';
+  const timed = ctx.options.onStageTime;
   for (const s of stages) {
     ctx.options.onProgress?.({ stage: s.name });
     const t0 = timed ? performance.now() : 0;
     await s.run(ctx);
-    if (timed) process.stderr.write(`bb diff stage ${s.name}: ${(performance.now() - t0).toFixed(0)} ms (at ${performance.now().toFixed(0)} ms)\n`);
+    timed?.(s.name, performance.now() - t0);
   }
   if (!ctx.result) throw new Error('bb diff: the stage list has no verdict stage');
   return ctx.result;

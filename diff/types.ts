@@ -2,7 +2,6 @@
 // differences and the result. Everything here is JSON-serializable so a
 // stage can be replaced or inspected by name (see pipeline.ts).
 
-import type { PairView } from './report/html-pair.js';
 
 /** A header or query value: one string, or several in wire order when repeated. */
 export type MultiValue = string | string[];
@@ -187,4 +186,17 @@ export interface DiffResult {
   views?: Map<number, PairView>;
   /** With --noise: the second old capture and how many differences it had with the old one. */
   noiseRun?: { path: string; differences: number };
+}
+
+/** The compared content of one side of a pair, as the HTML view shows it. */
+export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
+
+/** Both sides of a pair (either may be absent for missing / extra entries). */
+export interface PairView {
+  /** The old entry (rendered: ordinal placeholders numbered). */
+  old?: EntryView;
+  /** The new entry. */
+  new?: EntryView;
+  /** How WebSocket messages line up (the run's pairing.wsOrder). */
+  wsOrder?: 'direction' | 'total';
 }

@@ -3,7 +3,7 @@
 // (decoded, JSON pretty-printed, binary as a hex preview with its size), SSE
 // events and WebSocket messages. Pure: text lines from a HAR entry. Captured
 // content is hostile: every control character is escaped, line by line.
-import type { Har, HarEntry, HarNameValue } from '../capture/har.js';
+import type { Har, HarEntry, HarNameValue } from '../capture/index.js';
 import { escapeControls, formatSize, messageLine, formatOffset, type Style } from './format.js';
 import { isoToSeconds, orderedEntries } from './model.js';
 

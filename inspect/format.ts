@@ -1,6 +1,6 @@
 // Text for people: the lines `bb frames` and `bb show` print. Pure: the CLI
 // decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
-import type { HarWebSocketMessage } from '../capture/har.js';
+import type { HarWebSocketMessage } from '../capture/index.js';
 import {
   opcodeName, payloadBytes, payloadText,
   type EntryRow, type TimelineEvent, type WsConnectionView,

@@ -4,7 +4,7 @@
 // row's whole payload. Pure: ordering and the --conn/--url/--type/--opcode/
 // --grep filters are the frames model's own (timeline(), wsConnections(),
 // filterConnections()); this file only adds --page and the layout facts.
-import type { Har, HarEntry, HarWebSocketMessage } from '../capture/har.js';
+import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
 import { filterConnections, isWebSocketEntry, opcodeName, payloadBytes, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
 import { clip, formatSize, preview } from './format.js';
 

@@ -1,5 +1,5 @@
-// inspect/: what `bb frames` and `bb show` list (pure model and text) and the
-// journal tail behind `bb frames --follow`. Reads capture files only.
+// inspect/: what `bb frames` and `bb show` list (pure model and text).
+// Reads capture files only (`bb frames --follow` tails through capture/'s followJournal).
 export {
   wsConnections, filterConnections, connectionMatches, messageMatches, entryRows, filterRows, timeline,
   opcodeName, payloadText, payloadBytes, statusMatches, isWebSocketEntry, isoToSeconds, OPCODE_NAMES,
@@ -9,7 +9,6 @@ export {
   framesText, timelineText, showText, messageLine, preview, escapeControls, formatSize, formatOffset, clip, type Style,
 } from './format.js';
 export { exchangeText, bodyLines, findExchange, isExchangeName, exchangeNumber } from './exchange.js';
-export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-tail.js';
 export {
   framesDiagram, filterConnectionsByPage, filterTimelineByPage,
   type FramesDiagram, type DiagramLane, type DiagramRow, type DiagramBand, type DiagramPayload, type DiagramOptions,

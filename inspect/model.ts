@@ -5,7 +5,7 @@
 //
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (DESIGN.md "Inspecting").
-import type { Har, HarEntry, HarWebSocketMessage } from '../capture/har.js';
+import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
 import { globToRegExp } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */

@@ -29,6 +29,7 @@ import {
 } from './tunnel.js';
 import { parseUpstream, type Upstream } from './upstream.js';
 import { BbError } from '../core/index.js';
+import { PROXY_DEFAULTS } from './options.js';
 
 /** Options of a forward proxy: those of startProxy without a target, plus interception settings. */
 export interface ForwardProxyOptions extends Omit<ProxyOptions, 'target' | 'resolveUpstream' | 'changeOrigin'> {
@@ -80,8 +81,8 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   if (!options.leaves && !options.ca) throw new BbError('BB_FORWARD_NO_CA', 'forward mode needs bb\'s CA to intercept TLS');
   const leaves = options.leaves ?? createLeafFactory(options.ca!);
   const intercepts = hostMatcher(options.hosts);
-  const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 1_000;
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? PROXY_DEFAULTS.firstBytesTimeoutMs;
+  const connectTimeoutMs = options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs;
   const tunnels = new WeakMap<object, TunnelInfo>();
   const ownSockets = new Set<Socket>();
   let self: { host: string; port: number } | undefined;

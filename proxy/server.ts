@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FactBus, now } from './events.js';
 import { badRequest, serializeResponse } from './errors.js';
+import { PROXY_DEFAULTS } from './options.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
 import { handleExchange, type ExchangeSettings } from './http-exchange.js';
 import { handleUpgrade, type UpgradeTap } from './upgrade.js';
@@ -88,8 +89,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     bus,
     xfwd: options.xfwd ?? false,
     changeOrigin: options.changeOrigin ?? false,
-    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
-    upstreamTimeoutMs: options.upstreamTimeoutMs ?? 0,
+    connectTimeoutMs: options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs,
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? PROXY_DEFAULTS.upstreamTimeoutMs,
     resolveUpstream,
     nextExchangeId: () => ++exchangeCounter,
   };
@@ -186,7 +187,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       server.emit('connection', socket);
     },
     nextExchangeId: settings.nextExchangeId,
-    close(graceMs = 5_000) {
+    close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         server.close();
         server.closeIdleConnections();

@@ -1,10 +1,10 @@
 // Where an exchange goes, and the per-client-connection upstream agents that
 // keep the client↔upstream mapping 1:1 (one upstream connection per client
 // connection, reused for keep-alive, closed with it).
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 
 /** An upstream origin. */
@@ -25,14 +25,20 @@ export interface UpstreamTlsOptions {
   extraCa?: string[];
   /** Skip certificate verification (explicit opt-out). */
   insecure?: boolean;
+  /**
+   * The PEM of NODE_EXTRA_CA_CERTS, read by the caller (the CLI, the package
+   * entry point): Node adds it to its roots only while no `ca` is given, so
+   * with extraCa bb must add it itself.
+   */
+  nodeExtraCa?: string[];
 }
 
 /**
- * The PEM text of NODE_EXTRA_CA_CERTS, when set and readable (Node itself
- * only warns about an unreadable one; so does bb, by leaving it out).
+ * The PEM text of a NODE_EXTRA_CA_CERTS file, when set and readable (Node
+ * itself only warns about an unreadable one; so does bb, by leaving it out).
+ * The caller reads the variable: proxy/ takes no environment.
  */
-export function environmentCa(env: NodeJS.ProcessEnv = process.env): string[] {
-  const file = env['NODE_EXTRA_CA_CERTS'];
+export function readExtraCaFile(file: string | undefined): string[] {
   if (!file) return [];
   try {
     return [readFileSync(file, 'utf8')];
@@ -76,7 +82,7 @@ export class ConnectionAgents {
     private readonly onUpstreamSocket: (socket: Socket) => void,
   ) {
     // Node's `ca:` replaces its whole store, NODE_EXTRA_CA_CERTS included: extra CAs add to both.
-    this.caList = tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...environmentCa(), ...tlsOptions.extraCa] : undefined;
+    this.caList = tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...(tlsOptions.nodeExtraCa ?? []), ...tlsOptions.extraCa] : undefined;
   }
 
   /** The agent for an upstream, made on first use. */

@@ -12,3 +12,4 @@ export { loadCompareConfig, parseCompareConfig } from './config.js';
 export type { CompareConfig, TreeName } from './config.js';
 export { runCompare, planSlots } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
+export { startRecording, bindRecording, type RecordingOptions, type Recording, type BoundRecording } from './record.js';

@@ -8,8 +8,7 @@
 // boot. Everything started is stopped in `finally` blocks, whatever happens.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startProxy } from '../proxy/index.js';
-import { openCapture } from '../capture/index.js';
+import { startRecording } from './record.js';
 import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult } from '../diff/index.js';
 import { bootServer, describeExit, type BootedServer } from './boot.js';
 import type { CompareConfig, TreeName } from './config.js';
@@ -115,6 +114,9 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   return { exitCode: result.exitCode, result, text, runs, reports };
 }
 
+/** How long a scenario's last exchanges may take to finish once it is done, ms. */
+const SCENARIO_GRACE_MS = 2_000;
+
 function interrupted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new BbError('BB_INTERRUPTED', 'bb compare was interrupted; every server it started has been stopped.');
 }
@@ -124,17 +126,15 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
   const spec = opts.config.servers[slot.tree];
   const server = await bootServer(spec, { label: slot.label, runDir: opts.outDir, hostEnv: opts.hostEnv, bbHome: opts.bbHome });
   try {
-    const proxy = await startProxy({ target: server.url, listen: { host: '127.0.0.1', port: 0 } });
+    const recording = await startRecording({
+      target: server.url,
+      listen: { host: '127.0.0.1', port: 0 },
+      out: join(opts.outDir, `${slot.label}.har`),
+      label: slot.label,
+      bbHome: opts.bbHome,
+      serverHome: server.home,
+    });
     try {
-      const capture = await openCapture({
-        out: join(opts.outDir, `${slot.label}.har`),
-        label: slot.label,
-        target: server.url,
-        listen: proxy.url,
-        bbHome: opts.bbHome,
-        serverHome: server.home,
-      });
-      proxy.bus.on(capture.listener);
       let step: string | undefined;
       let scenarioError: unknown;
       const stop = new AbortController();
@@ -146,12 +146,12 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
       });
       try {
         await driveScenario(scenario, {
-          baseUrl: proxy.url,
+          baseUrl: recording.url,
           label: slot.label,
           ready: server.ready,
           step: (name) => {
             step = name;
-            capture.step(name);
+            recording.step(name);
           },
           stepTimeoutMs: opts.config.stepTimeoutMs,
           signal: stop.signal,
@@ -162,19 +162,19 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
         opts.signal?.removeEventListener('abort', onAbort);
         stop.abort();
       }
-      await proxy.close(2000);
-      const har = await capture.close();
+      const har = await recording.close(SCENARIO_GRACE_MS);
       // The server's death explains failed steps better than their own errors (a 502, a reset).
       const exit = server.exitInfo();
       if (exit) throw diedDuring(server, describeExit(exit), step);
       if (scenarioError) throw scenarioError;
-      const entries = capture.stats().entries;
+      const entries = recording.stats().entries;
       if (entries === 0) {
         throw new BbError('BB_CAPTURE_EMPTY', `the capture of server "${slot.label}" is empty: the scenario ${opts.config.scenario} sent no request.`);
       }
       return { label: slot.label, tree: slot.tree, har, serverHome: server.home, entries };
     } finally {
-      await proxy.close(0);
+      // Already closed on the way out, unless something above threw first.
+      await recording.close(0).catch(() => {});
     }
   } finally {
     await server.stop();

@@ -1,19 +1,13 @@
 // bb ca path | print | export --out FILE [--force] | trust-info
 // Shows bb's CA certificate (made on first use) and how to trust it. Never prints or writes the key.
 import { writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { BbCommand } from '../command.js';
-import { loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
+import { loadOrCreateCa, type Ca } from '../../proxy/index.js';
 import { BbError } from '../../core/index.js';
 
 const ACTIONS = ['path', 'print', 'export', 'trust-info'] as const;
 type Action = (typeof ACTIONS)[number];
-
-/** bb's home: BB_HOME, else ~/.bb. */
-function bbHome(): string {
-  return resolve(process.env['BB_HOME'] || join(homedir(), '.bb'));
-}
 
 function describeCa(ca: Ca): string {
   const x = ca.x509;
@@ -57,12 +51,12 @@ export const caCommand: BbCommand = {
       .positional('action', { choices: ACTIONS, describe: 'what to do', type: 'string' })
       .option('out', { type: 'string', describe: 'export: the file to write the certificate (PEM) to' })
       .option('force', { type: 'boolean', default: false, describe: 'export: overwrite an existing file' }),
-  run: async (argv) => {
+  run: async (argv, environment) => {
     const action = argv['action'] as Action;
     const out = argv['out'] as string | undefined;
     if (action === 'export' && !out) throw new BbError('BB_USAGE', 'bb ca export needs --out FILE, the file to write the certificate to.');
     if (action !== 'export' && out !== undefined) throw new BbError('BB_USAGE', `--out only goes with bb ca export, not bb ca ${action}.`);
-    const ca = await loadOrCreateCa(bbHome());
+    const ca = await loadOrCreateCa(environment.home.path);
     if (ca.created) process.stderr.write(`bb: made a new CA in ${ca.certPath}\n`);
     switch (action) {
       case 'path':

@@ -8,11 +8,11 @@ import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '.
 import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
-import { progressDelay, progressLine, writingText } from '../progress.js';
+import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
-import { bindCapture, defaultBbHome, type BoundCapture, type CaptureHandle } from '../../start-capture.js';
-import { loadRedactKey, Redactor } from '../../capture/index.js';
+import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
+import { journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
 import { BbError } from '../../core/index.js';
 
 /** "1 entry", "2 entries". */
@@ -59,8 +59,9 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   }));
   // Refuse before anything starts, so no capture is left half-made.
   for (const p of plans) {
-    if (existsSync(`${p.out}.journal`)) {
-      throw new BbError('BB_JOURNAL_LEFTOVER', `a journal of an unfinished capture is left at ${p.out}.journal: run bb recover ${p.out} first (nothing is overwritten)`);
+    const journal = journalPaths(p.out).journal;
+    if (existsSync(journal)) {
+      throw new BbError('BB_JOURNAL_LEFTOVER', `a journal of an unfinished capture is left at ${journal}: run bb recover ${p.out} first (nothing is overwritten)`);
     }
     if (existsSync(p.out) && !force) {
       throw new BbError('BB_OUT_EXISTS', `${p.out} exists: pass --force to overwrite it, or --out another path`);
@@ -89,9 +90,9 @@ export const captureCommand: BbCommand = {
       .option('upstream-timeout', { type: 'number', default: 0, describe: 'ms of upstream silence before a 502 (0 = wait)' })
       .option('grace', { type: 'number', default: 5_000, describe: 'ms in-flight exchanges may take to finish at stop' })
       .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" }),
-  run: async (argv) => {
+  run: async (argv, environment) => {
     const fwd = forwardFlagsFrom(argv);
-    const upstreamTls = upstreamTlsFrom(argv);
+    const upstreamTls = upstreamTlsFrom(argv, environment);
     let targets = (argv.target as string[] | undefined) ?? [];
     let listens = (argv.listen as string[] | undefined) ?? [];
     if (fwd.forward) ({ targets, listens } = forwardPlanArgs(targets, listens));
@@ -102,8 +103,8 @@ export const captureCommand: BbCommand = {
     // Refused before any port is bound (startAdmin checks too, for library callers).
     if (admin) checkAdminAddress(admin);
     const quiet = Boolean(argv.quiet);
-    const color = useColor(process.stdout);
-    const bbHome = defaultBbHome();
+    const color = useColor(process.stdout, environment.color);
+    const bbHome = environment.home.path;
     const showTarget = liveTarget(redact === false ? undefined : new Redactor(loadRedactKey(bbHome), redact));
     let recordingErrors = 0;
 
@@ -125,7 +126,7 @@ export const captureCommand: BbCommand = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
 
-    const handles: CaptureHandle[] = [];
+    const handles: Recording[] = [];
     let adminServer: AdminServer | undefined;
     // A running count on a TTY: one status line on stderr, cleared before each log line.
     const statusLine = process.stderr.isTTY && !quiet;
@@ -144,7 +145,7 @@ export const captureCommand: BbCommand = {
       clearStatus();
       await adminServer?.close();
       // Finalizing a long capture takes a while: entries written / recorded, on a TTY only.
-      const progress = progressLine({ stream: process.stderr, quiet, afterMs: progressDelay(process.env) });
+      const progress = progressLine({ stream: process.stderr, quiet, afterMs: environment.progressAfterMs });
       const written = handles.map(() => 0);
       const recorded = handles.reduce((sum, h) => sum + h.stats().entries, 0);
       try {
@@ -163,12 +164,12 @@ export const captureCommand: BbCommand = {
     };
     // Every port is bound before any file is made: a start that fails (a port
     // in use, forward mode refused) leaves no capture, journal or folder behind.
-    const bound: BoundCapture[] = [];
+    const bound: BoundRecording[] = [];
     const adminTargets: AdminTarget[] = [];
     try {
       for (const plan of plans) {
         bound.push(
-          await bindCapture({
+          await bindRecording({
             target: plan.target.url,
             label: plan.label,
             out: plan.out,

@@ -6,11 +6,11 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { useColor } from '../tty.js';
-import { defaultBbHome } from '../../start-capture.js';
-import { killAllServersSync, stopAllServers } from '../../scenario/boot.js';
-import { loadCompareConfig, type TreeName } from '../../scenario/config.js';
-import { runCompare } from '../../scenario/run.js';
+import { killAllServersSync, stopAllServers } from '../../scenario/index.js';
+import { loadCompareConfig, type TreeName } from '../../scenario/index.js';
+import { runCompare } from '../../scenario/index.js';
 import { BbError } from '../../core/index.js';
+import type { BbEnvironment } from '../environment.js';
 
 /** Parses --trees old,new | old,old | new,new. */
 export function parseTrees(value: unknown): [TreeName, TreeName] {
@@ -27,7 +27,7 @@ export function runFolderName(prefix: string, when = new Date()): string {
 }
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
-export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string }): Promise<number> {
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string }, environment: BbEnvironment): Promise<number> {
   const config = await loadCompareConfig(opts.config);
   const outDir = resolve(opts.out);
   if (existsSync(outDir)) {
@@ -50,9 +50,9 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       trees: opts.trees,
       noise: opts.noise,
       outDir,
-      bbHome: defaultBbHome(),
-      hostEnv: process.env,
-      color: useColor(process.stdout),
+      bbHome: environment.home.path,
+      hostEnv: environment.host,
+      color: useColor(process.stdout, environment.color),
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),
     });
@@ -106,11 +106,11 @@ export const compareCommand: BbCommand = {
       .option('trees', { type: 'string', default: 'old,new', describe: 'which trees fill the two slots: old,new | old,old | new,new' })
       .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once; what differs between the old runs is noise' })
       .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' }),
-  run: async (argv) =>
+  run: async (argv, environment) =>
     compareWithCli({
       config: String(argv.config),
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
       out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
-    }),
+    }, environment),
 };

@@ -19,11 +19,11 @@ export const demoCommand: BbCommand = {
       .option('trees', { type: 'string', default: 'old,new', describe: 'old,new | old,old | new,new' })
       .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once, the old pair as noise' })
       .option('out', { type: 'string', describe: 'run folder (default captures/demo-<time>/)' }),
-  run: async (argv) =>
+  run: async (argv, environment) =>
     compareWithCli({
       config: demoConfig,
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
       out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('demo')),
-    }),
+    }, environment),
 };

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
-import { diffProgressText, progressDelay, progressLine } from '../progress.js';
+import { diffProgressText, progressLine } from '../progress.js';
 import { useColor } from '../tty.js';
 import { BbError } from '../../core/index.js';
 
@@ -37,21 +37,22 @@ export const diffCommand: BbCommand = {
       .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' })
       .option('rows', { type: 'boolean', default: false, describe: 'print every difference row under its finding' })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long diff runs (there is none on a pipe either)' }),
-  run: async (argv) => {
+  run: async (argv, environment) => {
     const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
     const html = typeof argv.html === 'string' ? argv.html : undefined;
     const junit = typeof argv.junit === 'string' ? argv.junit : undefined;
     if ([argv.json, html, junit].filter((t) => t === '-').length > 1) {
       throw new BbError('BB_REPORT_STDOUT_TWICE', 'only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.');
     }
-    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: progressDelay(process.env) });
-    // BB_DIFF_BOUNDED_BYTES: the size past which the bounded path is taken (default 64 MiB).
-    const bounded = Number(process.env['BB_DIFF_BOUNDED_BYTES']);
+    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
     const options: DiffOptions = {
       // The HTML report's side-by-side views of differing pairs.
       views: html !== undefined,
       onProgress: (p) => progress.update(diffProgressText(p)),
-      ...(process.env['BB_DIFF_BOUNDED_BYTES'] !== undefined && Number.isFinite(bounded) && bounded >= 0 ? { boundedThreshold: bounded } : {}),
+      // BB_DIFF_BOUNDED_BYTES: the size past which the bounded path is taken (default 64 MiB).
+      ...(environment.diffBoundedBytes !== undefined ? { boundedThreshold: environment.diffBoundedBytes } : {}),
+      workers: environment.diffWorkers,
+      ...(environment.diffStageTimes ? { onStageTime: (stage: string, ms: number) => process.stderr.write(`bb diff stage ${stage}: ${ms.toFixed(0)} ms (at ${performance.now().toFixed(0)} ms)\n`) } : {}),
       config,
       allowIncomplete: Boolean(argv.allowIncomplete ?? argv['allow-incomplete']),
       headerOrder: Boolean(argv.headerOrder ?? argv['header-order']),
@@ -67,7 +68,7 @@ export const diffCommand: BbCommand = {
     const json = typeof argv.json === 'string' ? argv.json : undefined;
     // With --json -, stdout carries the JSON only; the text report goes to stderr.
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;
-    textStream.write(renderText(result, { color: useColor(textStream), rows: Boolean(argv.rows) }));
+    textStream.write(renderText(result, { color: useColor(textStream, environment.color), rows: Boolean(argv.rows) }));
     if (json !== undefined) await writeReport(json, renderJson(result), 'JSON');
     if (html !== undefined) await writeReport(html, renderHtml(result, { views: pairViewsFrom(result) }), 'HTML');
     if (junit !== undefined) await writeReport(junit, renderJunit(result), 'JUnit');

@@ -4,15 +4,15 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';
+import type { BbEnvironment } from '../environment.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
-import { readCapture } from '../../capture/reader.js';
-import { redactorFor } from '../../capture/capture.js';
+import { followJournal, readCapture, redactorFor, journalPaths, type FollowedEvent } from '../../capture/index.js';
 import { writeReport } from './diff.js';
 import {
-  wsConnections, filterConnections, timeline, framesText, timelineText, messageLine, followJournal,
+  wsConnections, filterConnections, timeline, framesText, timelineText, messageLine,
   connectionMatches, messageMatches, formatOffset, OPCODE_NAMES,
   framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage,
-  type FrameFilter, type FollowedEvent,
+  type FrameFilter,
 } from '../../inspect/index.js';
 import { BbError } from '../../core/index.js';
 
@@ -48,11 +48,6 @@ function filterOf(argv: Record<string, unknown>): FrameFilter {
   return f;
 }
 
-/** A HAR path and its journal: FILE may name either `<out>` or `<out>.journal`. */
-function journalOf(file: string): { out: string; journal: string; bodies: string } {
-  const out = file.endsWith('.journal') ? file.slice(0, -'.journal'.length) : file;
-  return { out, journal: `${out}.journal`, bodies: `${out}.bodies` };
-}
 
 /** The filter flags as typed (`--grep X --type send`), for saying that nothing matched them. */
 function givenFilters(argv: Record<string, unknown>, names: readonly string[]): string {
@@ -62,11 +57,11 @@ function givenFilters(argv: Record<string, unknown>, names: readonly string[]): 
 const CONNECTION_FILTERS = ['conn', 'url'] as const;
 const MESSAGE_FILTERS = ['type', 'opcode', 'grep'] as const;
 
-async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
+async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment): Promise<number> {
   const har = await readCapture(file, { allowIncomplete: true });
   const page = argv['page'] === undefined ? undefined : String(argv['page']);
   if (argv['html'] !== undefined) return writeHtml(har, file, filter, page, argv);
-  const style = stdoutStyle();
+  const style = stdoutStyle(environment);
   const all = wsConnections(har);
   if (argv['timeline']) {
     const events = filterTimelineByPage(timeline(har, filter), har, page);
@@ -110,13 +105,13 @@ async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: str
   return 0;
 }
 
-async function follow(file: string, filter: FrameFilter, argv: Record<string, unknown>): Promise<number> {
-  const paths = journalOf(file);
+async function follow(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment): Promise<number> {
+  const paths = journalPaths(file);
   if (!existsSync(paths.journal)) {
-    if (existsSync(paths.out)) return printCapture(paths.out, filter, argv);
+    if (existsSync(paths.out)) return printCapture(paths.out, filter, argv, environment);
     throw new BbError('BB_NO_CAPTURE', `no running capture at ${paths.out}: neither ${paths.journal} nor ${paths.out} exists; check the path given to bb capture --out.`);
   }
-  const style = stdoutStyle();
+  const style = stdoutStyle(environment);
   const json = Boolean(argv['json']);
   const controller = new AbortController();
   const stop = (): void => controller.abort();
@@ -149,17 +144,13 @@ async function follow(file: string, filter: FrameFilter, argv: Record<string, un
       onEvent,
       http: Boolean(argv['timeline']),
       signal: controller.signal,
-      redactorFor: (header) => redactorFor(header, bbHomeFromEnv()),
+      redactorFor: (header) => redactorFor(header, environment.home.fromEnv ? environment.home.path : undefined),
     });
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
   }
   return 0;
-}
-
-function bbHomeFromEnv(): string | undefined {
-  return process.env['BB_HOME'] || undefined;
 }
 
 export const framesCommand: BbCommand = {
@@ -180,12 +171,12 @@ export const framesCommand: BbCommand = {
       .option('html', { type: 'string', nargs: 1, describe: 'write the frame order as a sequence diagram, one self-contained page, to FILE ("-" = stdout)' })
       .option('time', { type: 'boolean', default: false, describe: 'with --html: space rows by time instead of one row per message' })
       .conflicts('conn', 'url'),
-  run: async (argv) => {
+  run: async (argv, environment) => {
     const file = String(argv['file']);
     const filter = filterOf(argv);
     if (argv['html'] !== undefined && (argv['json'] || argv['follow'])) {
       throw new BbError('BB_FRAMES_HTML_CONFLICT', `--html draws a finished capture as a page: drop ${argv['json'] ? '--json' : '--follow'}, or run it separately.`);
     }
-    return argv['follow'] ? follow(file, filter, argv) : printCapture(file, filter, argv);
+    return argv['follow'] ? follow(file, filter, argv, environment) : printCapture(file, filter, argv, environment);
   },
 };

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { validateDiffConfig, type Difference, type Finding } from '../../diff/index.js';
-import { addKnownToConfigText, knownForFinding, narrowestKnown } from '../../diff/triage-rules.js';
+import { addKnownToConfigText, knownForFinding, narrowestKnown } from '../../diff/index.js';
 import { BbError, isBbError } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {

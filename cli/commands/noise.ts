@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { diffCaptures, loadDiffConfig } from '../../diff/index.js';
-import { noiseRules } from '../../diff/triage-rules.js';
+import { noiseRules } from '../../diff/index.js';
 import { writeReport } from './diff.js';
 
 export const noiseCommand: BbCommand = {

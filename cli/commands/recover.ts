@@ -2,9 +2,8 @@
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { recoverCapture } from '../../capture/index.js';
-import { defaultBbHome } from '../../start-capture.js';
 import { basename } from 'node:path';
-import { progressDelay, progressLine, writingText } from '../progress.js';
+import { progressLine, writingText } from '../progress.js';
 
 export const recoverCommand: BbCommand = {
   command: 'recover <capture>',
@@ -14,13 +13,13 @@ export const recoverCommand: BbCommand = {
       .positional('capture', { type: 'string', describe: 'the HAR path the capture was writing, or its .journal' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite an existing HAR at that path' })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long journal is written' }),
-  run: async (argv) => {
-    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: progressDelay(process.env) });
+  run: async (argv, environment) => {
+    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
     let result: Awaited<ReturnType<typeof recoverCapture>>;
     try {
       result = await recoverCapture(String(argv.capture), {
         force: Boolean(argv.force),
-        bbHome: defaultBbHome(),
+        bbHome: environment.home.path,
         onProgress: (p) => progress.update(writingText(`recovering ${basename(String(argv.capture))}`, p)),
       });
     } finally {

@@ -3,10 +3,11 @@
 // One line per entry of any HAR: #<seq>, time, method, status, sizes, duration, page, WS messages, URL;
 // or one exchange whole.
 import type { BbCommand } from '../command.js';
+import type { BbEnvironment } from '../environment.js';
 import { stdoutStyle, printLines } from '../inspect-style.js';
-import { readCapture } from '../../capture/reader.js';
+import { readCapture } from '../../capture/index.js';
 import { entryRows, exchangeText, filterRows, findExchange, isExchangeName, showText, type EntryFilter } from '../../inspect/index.js';
-import type { Har } from '../../capture/har.js';
+import type { Har } from '../../capture/index.js';
 import { BbError } from '../../core/index.js';
 
 const list = (value: unknown): string[] =>
@@ -29,7 +30,7 @@ function filterOf(argv: Record<string, unknown>): EntryFilter {
 const FILTERS = ['method', 'status', 'url', 'page', 'ws'] as const;
 
 /** `bb show FILE --entry '#N'`: one exchange whole (--json: its HAR entry as written). */
-function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>): number {
+function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>, environment: BbEnvironment): number {
   const found = findExchange(har, wanted);
   if (!found) {
     throw new BbError('BB_NO_ENTRY', `${file} has no exchange ${wanted.startsWith('#') ? wanted : `#${wanted}`}: bb show ${file} lists them`);
@@ -38,7 +39,7 @@ function showOne(har: Har, file: string, wanted: string, argv: Record<string, un
     process.stdout.write(JSON.stringify(found.entry) + '\n');
     return 0;
   }
-  printLines(exchangeText(found.entry, found.index, stdoutStyle(), { body: Boolean(argv['body']) }));
+  printLines(exchangeText(found.entry, found.index, stdoutStyle(environment), { body: Boolean(argv['body']) }));
   return 0;
 }
 
@@ -56,7 +57,7 @@ export const showCommand: BbCommand = {
       .option('entry', { type: 'string', describe: "one exchange whole, by its number: '#4' (request, response, headers)" })
       .option('body', { type: 'boolean', default: false, describe: 'with --entry: also the bodies (decoded, JSON pretty-printed), SSE events, WebSocket messages' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON document: { entries: [...] }; with --entry, the HAR entry' }),
-  run: async (argv) => {
+  run: async (argv, environment) => {
     const file = String(argv['file']);
     const filter = filterOf(argv);
     const wanted = argv['entry'] !== undefined ? String(argv['entry']) : undefined;
@@ -65,7 +66,7 @@ export const showCommand: BbCommand = {
     }
     if (argv['body'] && wanted === undefined) throw new BbError('BB_USAGE', "--body goes with --entry: bb show CAPTURE --entry '#4' --body");
     const har = await readCapture(file, { allowIncomplete: true });
-    if (wanted !== undefined) return showOne(har, file, wanted, argv);
+    if (wanted !== undefined) return showOne(har, file, wanted, argv, environment);
     const all = entryRows(har);
     const rows = filterRows(all, filter, har);
     if (argv['json']) {
@@ -73,7 +74,7 @@ export const showCommand: BbCommand = {
       return 0;
     }
     const since = Math.min(...all.map((r) => r.time).filter(Number.isFinite), Infinity);
-    printLines(showText(rows, Number.isFinite(since) ? since : 0, stdoutStyle()));
+    printLines(showText(rows, Number.isFinite(since) ? since : 0, stdoutStyle(environment)));
     if (rows.length === 0) {
       const given = FILTERS.filter((n) => argv[n] !== undefined && argv[n] !== false).map((n) => (argv[n] === true ? `--${n}` : `--${n} ${String(argv[n])}`));
       process.stderr.write(all.length === 0 ? `bb: ${file} holds no entries\n` : `bb: no entries match ${given.join(' ')}\n`);

@@ -4,7 +4,7 @@
 // The parsers are an ordered list of named functions (first that accepts
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
-import type { HarEventSourceMessage } from '../../capture/har.js';
+import type { HarEventSourceMessage } from '../../capture/index.js';
 import { EventStreamParser } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
 

@@ -2,7 +2,7 @@
 // (DESIGN.md "The normalized entry"). Pure: rules, homes and the ordinal
 // table come in; nothing is read from disk.
 import { createHash } from 'node:crypto';
-import type { HarEntry, HarNameValue, HarPage } from '../../capture/har.js';
+import type { HarEntry, HarNameValue, HarPage } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, mediaType, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';

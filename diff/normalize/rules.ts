@@ -5,7 +5,7 @@
 // patterns rewrite inside strings and object keys; ordinal patterns leave
 // markers (see ordinals.ts) that become <CLASS:n>. The `keep` list wins over
 // everything: values under those keys are compared verbatim.
-import type { NormalizeConfig } from '../config.js';
+import type { NormalizeConfig } from '../config-types.js';
 import type { OrdinalTable } from './ordinals.js';
 
 

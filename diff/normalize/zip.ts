@@ -16,9 +16,8 @@
 import { createHash } from 'node:crypto';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
-import type { HarEntry } from '../../capture/har.js';
-import type { DiffStage } from '../pipeline.js';
-import { bodyParsers, mediaType, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import type { HarEntry } from '../../capture/index.js';
+import { mediaType, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
 
 /** Caps on what one zip body may expand to. */
 export interface ZipLimits {
@@ -250,13 +249,3 @@ export function zipBodiesOf(run: object): ZipBodies {
   if (!z) perRun.set(run, (z = new ZipBodies()));
   return z;
 }
-
-/** The "unzip" stage (after "read"): decodes both captures' zip bodies for the "zip" parser. */
-export const unzipStage: DiffStage = {
-  name: 'unzip',
-  run: async (ctx) => {
-    const zips = zipBodiesOf(ctx);
-    const parsers = ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers;
-    for (const side of [ctx.old, ctx.new]) if (side.har) await zips.prepareEntries(side.har.log.entries, parsers);
-  },
-};

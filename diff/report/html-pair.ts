@@ -10,20 +10,9 @@ import { createHash } from 'node:crypto';
 import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
 import { canonical, lineUpMessages } from '../compare.js';
-import type { NormalizedEntry, NormalizedWsMessage } from '../types.js';
+import type { EntryView, NormalizedEntry, NormalizedWsMessage, PairView } from '../types.js';
 
-/** The compared content of one side of a pair, as the HTML view shows it. */
-export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
-
-/** Both sides of a pair (either may be absent for missing / extra entries). */
-export interface PairView {
-  /** The old entry (rendered: ordinal placeholders numbered). */
-  old?: EntryView;
-  /** The new entry. */
-  new?: EntryView;
-  /** How WebSocket messages line up (the run's pairing.wsOrder). */
-  wsOrder?: 'direction' | 'total';
-}
+export type { EntryView, PairView } from '../types.js';
 
 /** Bounds on what one pair's view may hold. */
 export interface ViewLimits {

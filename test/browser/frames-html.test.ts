@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import WebSocket, { WebSocketServer } from 'ws';
-import { startCapture } from '../../start-capture.js';
+import { startCapture } from '../../index.js';
 import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { startCapture } from '../../start-capture.js';
+import { startCapture } from '../../index.js';
 import { CHROMIUM, chromiumLaunchOptions, startBrowserApp, type BrowserApp } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
 

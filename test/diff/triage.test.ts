@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
 import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -74,7 +76,7 @@ describe('known differences', () => {
   });
 
   it('a reasonless entry is refused (exit 2)', async () => {
-    assert.throws(() => validateDiffConfig({ known: [{ where: '*', path: 'x' }] }), (err: Error & { exitCode: number }) => err.exitCode === 2 && /known\[0\]: needs a "reason"/.test(err.message));
+    assert.throws(() => validateDiffConfig({ known: [{ where: '*', path: 'x' }] }), (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /known\[0\]: needs a "reason"/.test(err.message));
     const cfg = await t.write('reasonless.json', { known: [{ where: '*', path: 'response.body.stack', reason: '  ' }] });
     const r = await bb(['diff', oldPath, oldPath, '--config', cfg]);
     assert.equal(r.code, 2);

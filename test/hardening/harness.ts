@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer } from 'ws';
-import { startCapture, type CaptureHandle, type StartCaptureOptions } from '../../start-capture.js';
+import { startCapture, type CaptureHandle, type StartCaptureOptions } from '../../index.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 

@@ -21,6 +21,8 @@ import { isLoopbackHost as isLoopback } from '../../core/index.js';
 import { startForwardProxy } from '../../proxy/forward.js';
 import { Cleanups, record, tempDir, waitUntil } from './harness.js';
 import { bb, cliProblem } from './readers.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
 const S = {
@@ -168,7 +170,7 @@ describe('security', () => {
   it('refuses a non-loopback admin endpoint, and forward mode on a non-loopback address without allowRemote', async () => {
     for (const host of ['0.0.0.0', '::', '192.0.2.1', '10.0.0.1', '127.0.0.1.example.com', 'localhost.example.com', '0', '']) {
       assert.equal(isLoopback(host), false, host);
-      await assert.rejects(startAdmin({ host, port: 0 }, []), (err: Error & { exitCode?: number }) => err.exitCode === 2 && /loopback/.test(err.message), host);
+      await assert.rejects(startAdmin({ host, port: 0 }, []), (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /loopback/.test(err.message), host);
     }
     for (const host of ['127.0.0.1', '::1', '[::1]', 'localhost', '127.1.2.3']) assert.equal(isLoopback(host), true, host);
     await assert.rejects(startForwardProxy({ listen: { host: '0.0.0.0', port: 0 } }), /--allow-remote/);

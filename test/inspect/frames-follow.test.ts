@@ -90,10 +90,10 @@ describe('bb frames --follow', () => {
 
     const objects = got.all.map((l) => JSON.parse(l));
     assert.deepEqual(objects.map((o) => [o.kind, o.connection, o.url, o.message.type, o.message.opcode, o.message.data]), [
-      ['ws', 'c1', 'ws://127.0.0.1:4000/chat', 'send', 1, 'hello'],
-      ['ws', 'c1', 'ws://127.0.0.1:4000/chat', 'receive', 2, 'AP8='],
-      ['ws', 'c1', 'ws://127.0.0.1:4000/chat', 'error', -1, 'Invalid WebSocket frame: invalid opcode 3'],
-      ['ws', 'c1', 'ws://127.0.0.1:4000/chat', 'send', 8, close.toString('base64')],
+      ['ws', 'c1', 'http://127.0.0.1:4000/chat', 'send', 1, 'hello'],
+      ['ws', 'c1', 'http://127.0.0.1:4000/chat', 'receive', 2, 'AP8='],
+      ['ws', 'c1', 'http://127.0.0.1:4000/chat', 'error', -1, 'Invalid WebSocket frame: invalid opcode 3'],
+      ['ws', 'c1', 'http://127.0.0.1:4000/chat', 'send', 8, close.toString('base64')],
     ]);
     assert.deepEqual(objects[3].message._bb, { seq: 5, frames: 1, compressed: false, code: 1000, reason: 'bye' });
     assert.equal(objects[0].message.time, (ts + 2) / 1000);
@@ -120,7 +120,7 @@ describe('bb frames --follow', () => {
     assert.equal(code, 0);
     assert.equal(got.all.length, 4);
     assert.match(got.all[3]!, /^ +5 #4 +\+0\.006s ◀ http 201 POST http:\/\/h\.test\/api$/);
-    assert.match(got.all[0]!, /^ +1 #1 +\+0\.000s ▶ http GET ws:\/\/h\.test\/ws$/);
+    assert.match(got.all[0]!, /^ +1 #1 +\+0\.000s ▶ http GET http:\/\/h\.test\/ws$/);
     assert.match(got.all[1]!, /^ +2 c1 +\+0\.002s → text +7B {2}keep me$/);
     assert.match(got.all[2]!, /^ +4 #4 +\+0\.004s ▶ http POST http:\/\/h\.test\/api$/);
   });

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
-import { startCapture, type CaptureHandle } from '../../start-capture.js';
+import { startCapture, type CaptureHandle } from '../../index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 let dir: string;

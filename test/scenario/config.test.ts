@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCompareConfig } from '../../scenario/config.js';
 import { planSlots } from '../../scenario/run.js';
+import { isBbError } from '../../core/index.js';
+import { exitStatusFor } from '../../cli/exit.js';
 
 const file = '/work/proj/bb/bb.config.json';
 const ok = { servers: { old: { command: 'node', args: ['s.js'] }, new: { command: 'npm start' } }, scenario: 'scenario.ts' };
@@ -32,7 +34,7 @@ describe('parseCompareConfig', () => {
   ];
   for (const [name, doc, message] of refusals) {
     it(`refuses ${name} with exit code 2`, () => {
-      assert.throws(() => parseCompareConfig(doc, file), (err: Error & { exitCode?: number }) => err.exitCode === 2 && message.test(err.message));
+      assert.throws(() => parseCompareConfig(doc, file), (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && message.test(err.message));
     });
   }
 });

@@ -1,18 +1,20 @@
-// Tails a running capture's journal (`<out>.journal`, format in
-// capture/journal.ts) for `bb frames --follow`: reads what is there, then
-// polls for appended lines, and turns WebSocket records into HAR-shaped
-// messages (payloads read from `<out>.bodies`). This file touches the disk.
+// Tails a running capture's journal (`<out>.journal`, format in journal.ts)
+// for `bb frames --follow`: reads what is there, then polls for appended
+// lines, and turns records into what the finished HAR will hold, with the
+// same functions the writer uses (to-har.ts: URLs with their query redacted,
+// WebSocket messages with text checked as UTF-8 and truncation noted), so
+// following a capture shows what `bb frames` shows of it afterwards.
+// Payloads are read from `<out>.bodies`. This file touches the disk.
 //
 // The capture writes body bytes before the journal line that points at them,
 // so a whole line's payload is always readable. A line without its newline
 // yet is kept until the rest arrives. The journal disappears when the capture
 // stops cleanly (it becomes `<out>`): following then ends.
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { HarWebSocketMessage } from '../capture/har.js';
-import {
-  parseJournalLine, type HeaderRecord, type StartRecord, type WsErrorRecord, type WsMessageRecord,
-} from '../capture/journal.js';
-import type { Redactor } from '../capture/redact.js';
+import type { HarWebSocketMessage } from './har.js';
+import { parseJournalLine, type HeaderRecord, type StartRecord } from './journal.js';
+import type { Redactor } from './redact.js';
+import { buildWsMessage, entryUrl } from './to-har.js';
 
 /** One followed event: a WebSocket message (or error row), or an HTTP request/response when asked. */
 // `exchange` is the exchange's name, `#<exchange>`: the seq its request got (its `_bb.seq` in the HAR).
@@ -53,6 +55,8 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   const pollMs = opts.pollMs ?? 200;
   const exchanges = new Map<number, Exchange>();
   let redactor: Redactor | undefined;
+  // The proxy's own address: the origin of a request that named no Host (as the writer does).
+  let listen = '';
   let offset = 0;
   let partial = '';
   let journal: FileHandle | undefined;
@@ -70,9 +74,10 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
     switch (rec.r) {
       case 'bb-journal':
         redactor = opts.redactorFor?.(rec);
+        listen = rec.listen;
         return;
       case 'start': {
-        const url = urlOf(rec);
+        const url = entryUrl(rec, listen, redactor);
         exchanges.set(rec.x, { start: rec, url, openedAt: rec.ts / 1000 });
         if (opts.http) {
           opts.onEvent({ kind: 'request', connection: rec.c, exchange: rec.seq, seq: rec.seq, time: rec.ts / 1000, method: rec.method, url });
@@ -103,7 +108,8 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
       case 'wsm':
       case 'wse': {
         const ex = exchanges.get(rec.x);
-        const message = await wsMessage(rec, readBody, redactor);
+        const payload = rec.r === 'wsm' ? await readBody(rec.o, rec.n) : undefined;
+        const message = buildWsMessage(rec, { readBody: () => payload!, redactor });
         opts.onEvent({
           kind: 'ws',
           connection: ex?.start.c ?? String(rec.x),
@@ -152,36 +158,6 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
 }
 
 /** The URL as the client addressed it: scheme, Host header and target (absolute-form stays as is). */
-function urlOf(rec: StartRecord): string {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rec.target)) return rec.target;
-  let host = '';
-  for (let i = 0; i + 1 < rec.h.length; i += 2) if (rec.h[i]!.toLowerCase() === 'host') host = rec.h[i + 1]!;
-  const scheme = rec.upg ? (rec.scheme === 'https' ? 'wss' : 'ws') : rec.scheme;
-  return `${scheme}://${host || new URL(rec.up).host}${rec.target}`;
-}
-
-/** A journal WebSocket record as HAR's message object (as capture/to-har.ts builds it). */
-async function wsMessage(
-  rec: WsMessageRecord | WsErrorRecord,
-  readBody: (o: number | undefined, n: number) => Promise<Buffer>,
-  redactor: Redactor | undefined,
-): Promise<HarWebSocketMessage> {
-  if (rec.r === 'wse') {
-    return {
-      type: 'error', time: rec.ts / 1000, opcode: -1, data: rec.msg,
-      _bb: { seq: rec.seq, ...(rec.page ? { page: rec.page } : {}), error: rec.code, direction: rec.d } as HarWebSocketMessage['_bb'],
-    };
-  }
-  const payload = await readBody(rec.o, rec.n);
-  let data = rec.op === 1 ? payload.toString('utf8') : payload.toString('base64');
-  if (rec.op === 1 && redactor) data = redactor.jsonText(data) ?? data;
-  const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: rec.seq, frames: rec.f, compressed: rec.z };
-  if (rec.page) bb.page = rec.page;
-  if (rec.cc !== undefined) bb.code = rec.cc;
-  if (rec.cr !== undefined) bb.reason = rec.cr;
-  return { type: rec.d, time: rec.ts / 1000, opcode: rec.op, data, _bb: bb };
-}
-
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

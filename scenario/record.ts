@@ -1,14 +1,12 @@
-// startCapture: a recording proxy in front of one server, in a few lines —
-// the same machinery `bb capture` runs, for test suites and scripts.
-import { homedir } from 'node:os';
+// The one place a proxy and a capture are wired together: a recording proxy
+// in front of one server. `bb capture`, `bb compare` (run.ts) and the
+// package's startCapture all record through here.
 import { join, resolve } from 'node:path';
-import { startProxy, type Fact, type RunningProxy, type UpstreamTlsOptions } from './proxy/index.js';
-import { startForwardProxy } from './proxy/forward.js';
-import { loadOrCreateCa } from './proxy/tls/index.js';
-import { openCapture, type Capture, type RedactConfig, type WriteProgress } from './capture/index.js';
+import { loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type RunningProxy, type UpstreamTlsOptions } from '../proxy/index.js';
+import { openCapture, type Capture, type RedactConfig, type WriteProgress } from '../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
-export interface StartCaptureOptions {
+export interface RecordingOptions {
   /** The server to record, e.g. "http://127.0.0.1:3000" (reverse mode; ignored in forward mode). */
   target?: string;
   /** 'forward': bb is an HTTP(S) proxy for its clients, intercepting TLS with bb's CA (default 'reverse'). */
@@ -29,8 +27,8 @@ export interface StartCaptureOptions {
   redact?: RedactConfig | false;
   /** Max recorded bytes per body; default 16 MiB (the rest streams through unrecorded). */
   bodyCap?: number;
-  /** bb's home (redaction key, CA); default BB_HOME or ~/.bb. */
-  bbHome?: string;
+  /** bb's home (redaction key, CA); the package's startRecording defaults it to BB_HOME or ~/.bb. */
+  bbHome: string;
   /** The server's HOME, recorded for the <HOME> placeholder. */
   serverHome?: string;
   /** Add X-Forwarded-* headers. */
@@ -48,7 +46,7 @@ export interface StartCaptureOptions {
 }
 
 /** A running recording proxy. */
-export interface CaptureHandle {
+export interface Recording {
   /** The proxy's URL: point clients here. */
   url: string;
   /** The capture's label. */
@@ -69,18 +67,13 @@ export interface CaptureHandle {
   proxy: RunningProxy;
 }
 
-/** bb's home: BB_HOME, else ~/.bb. */
-export function defaultBbHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BB_HOME ? resolve(env.BB_HOME) : join(homedir(), '.bb');
-}
-
 /**
  * A proxy that listens but has created no file yet. Binding every port (each
  * proxy, the admin endpoint) before any capture file exists means a start
  * that fails leaves nothing behind. Facts that arrive before `record()` are
  * kept and recorded then.
  */
-export interface BoundCapture {
+export interface BoundRecording {
   /** The proxy's URL. */
   url: string;
   /** The capture's label. */
@@ -90,13 +83,13 @@ export interface BoundCapture {
   /** The proxy itself. */
   proxy: RunningProxy;
   /** Opens the capture files (journal, bodies) and starts recording. */
-  record(): Promise<CaptureHandle>;
+  record(): Promise<Recording>;
   /** Stops the proxy without recording anything. */
   close(): Promise<void>;
 }
 
 /** Starts the proxy of a capture (binds its port) without creating any file. */
-export async function bindCapture(options: StartCaptureOptions): Promise<BoundCapture> {
+export async function bindRecording(options: RecordingOptions): Promise<BoundRecording> {
   const label = options.label ?? 'capture';
   const out = resolve(options.out ?? join('captures', `${label}.har`));
   const common = {
@@ -108,17 +101,17 @@ export async function bindCapture(options: StartCaptureOptions): Promise<BoundCa
   };
   const proxy =
     options.mode === 'forward'
-      ? await startForwardProxy({ ...common, ca: await loadOrCreateCa(options.bbHome ?? defaultBbHome()), hosts: options.hosts, allowRemote: options.allowRemote })
+      ? await startForwardProxy({ ...common, ca: await loadOrCreateCa(options.bbHome), hosts: options.hosts, allowRemote: options.allowRemote })
       : await startProxy({ ...common, target: options.target, changeOrigin: options.changeOrigin });
   const early: Fact[] = [];
   const stopBuffering = proxy.bus.on((fact) => early.push(fact));
-  const record = async (): Promise<CaptureHandle> => {
+  const record = async (): Promise<Recording> => {
     const capture = await openCapture({
       out,
       label,
       target: proxy.target,
       listen: proxy.url,
-      bbHome: options.bbHome ?? defaultBbHome(),
+      bbHome: options.bbHome,
       force: options.force,
       redact: options.redact,
       bodyCap: options.bodyCap,
@@ -141,7 +134,7 @@ export async function bindCapture(options: StartCaptureOptions): Promise<BoundCa
         await proxy.close(0);
         capture.discard();
       },
-      close(graceMs = 5_000, onProgress) {
+      close(graceMs = PROXY_DEFAULTS.closeGraceMs, onProgress) {
         closing ??= proxy.close(graceMs).then(() => capture.close(onProgress));
         return closing;
       },
@@ -162,8 +155,8 @@ export async function bindCapture(options: StartCaptureOptions): Promise<BoundCa
 }
 
 /** Starts a recording proxy in front of `options.target`. */
-export async function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
-  const bound = await bindCapture(options);
+export async function startRecording(options: RecordingOptions): Promise<Recording> {
+  const bound = await bindRecording(options);
   try {
     return await bound.record();
   } catch (err) {

@@ -1,0 +1,25 @@
+// capture/'s defaults and the names of its files, once. A capture at <out>
+// is written through <out>.journal (records) and <out>.bodies (body bytes)
+// until it closes; every command that takes a capture path accepts either
+// <out> or <out>.journal and finds the rest here.
+
+/** Default per-body cap on recorded bytes: 16 MiB (the rest streams through unrecorded). */
+export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
+
+const JOURNAL = '.journal';
+
+/** A capture's three paths. */
+export interface CapturePaths {
+  /** The HAR written at close. */
+  out: string;
+  /** The journal, present while recording (or after a crash). */
+  journal: string;
+  /** The body bytes the journal points into. */
+  bodies: string;
+}
+
+/** The paths of a capture named by its HAR path or its journal's. */
+export function journalPaths(outOrJournal: string): CapturePaths {
+  const out = outOrJournal.endsWith(JOURNAL) ? outOrJournal.slice(0, -JOURNAL.length) : outOrJournal;
+  return { out, journal: `${out}${JOURNAL}`, bodies: `${out}.bodies` };
+}

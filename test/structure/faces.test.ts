@@ -1,0 +1,108 @@
+// The house rules over the import graph of bb's sources: each folder is used
+// through its face (index.ts), layers import only downwards, and no module
+// imports itself in a circle. A failing case names the file and the import.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Each folder and the folders it may import (through their faces). */
+const LAYERS: Record<string, string[]> = {
+  core: [],
+  proxy: ['core'],
+  capture: ['core', 'proxy'],
+  diff: ['core', 'capture'],
+  inspect: ['core', 'capture', 'diff'],
+  scenario: ['core', 'proxy', 'capture', 'diff'],
+  cli: ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports of a file (static, re-exports, dynamic with a literal), resolved to .ts paths. */
+function importsOf(file: string): { spec: string; target: string }[] {
+  const text = readFileSync(file, 'utf8');
+  const out: { spec: string; target: string }[] = [];
+  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)|(?:^|\n)\s*import\s+'(\.[^']+)'/g)) {
+    const spec = (m[1] ?? m[2] ?? m[3])!;
+    const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
+    out.push({ spec, target: existsSync(target) ? target : resolve(dirname(file), spec) });
+  }
+  return out;
+}
+
+const folderOf = (path: string): string => relative(root, path).split('/')[0]!;
+const files = [...Object.keys(LAYERS).flatMap((f) => sources(join(root, f))), join(root, 'index.ts')];
+
+describe('the import graph', () => {
+  it('reaches another folder only through its index.ts', () => {
+    const past: string[] = [];
+    for (const file of files) {
+      const from = folderOf(file);
+      for (const { spec, target } of importsOf(file)) {
+        const to = folderOf(target);
+        if (to === from || !(to in LAYERS)) continue;
+        if (relative(root, target) !== `${to}/index.ts`) past.push(`${relative(root, file)} imports ${spec}`);
+      }
+    }
+    assert.deepEqual(past, []);
+  });
+
+  it('runs downwards: each folder imports only the layers under it, and nothing imports cli/', () => {
+    const up: string[] = [];
+    for (const file of files) {
+      const from = folderOf(file);
+      if (!(from in LAYERS)) continue; // the package entry point may use every face
+      for (const { spec, target } of importsOf(file)) {
+        const to = folderOf(target);
+        if (to === from) continue;
+        if (!LAYERS[from]!.includes(to)) up.push(`${relative(root, file)} (${from}) imports ${spec} (${to})`);
+      }
+    }
+    assert.deepEqual(up, []);
+  });
+
+  it('has no circles', () => {
+    const graph = new Map(files.map((f) => [f, importsOf(f).map((i) => i.target).filter((t) => t.endsWith('.ts'))]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (f: string): void => {
+      state.set(f, 'open');
+      stack.push(f);
+      for (const t of graph.get(f) ?? []) {
+        if (state.get(t) === 'open') circles.push(stack.slice(stack.indexOf(t)).concat(t).map((p) => relative(root, p)).join(' → '));
+        else if (!state.has(t)) visit(t);
+      }
+      stack.pop();
+      state.set(f, 'done');
+    };
+    for (const f of files) if (!state.has(f)) visit(f);
+    assert.deepEqual(circles, []);
+  });
+
+  it('keeps process.env and process.exit in cli/ and the package entry point', () => {
+    const offenders = files
+      .filter((f) => ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'].includes(folderOf(f)))
+      .filter((f) => !relative(root, f).startsWith('scenario/demo/')) // the demo server is a program of its own
+      .filter((f) => /process\.env\b|process\.exit\(/.test(readFileSync(f, 'utf8').replace(/^\s*(\/\/|\/\*|\*).*$/gm, '')))
+      .map((f) => relative(root, f));
+    assert.deepEqual(offenders, []);
+  });
+
+  it('core/ imports only node: modules', () => {
+    const bad = sources(join(root, 'core')).flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!).filter((s) => !s.startsWith('node:') && !s.startsWith('./')).map((s) => `${relative(root, f)}: ${s}`),
+    );
+    assert.deepEqual(bad, []);
+  });
+});
