@@ -1,6 +1,7 @@
 // Body bytes → what HAR shows: content-encoding decoded, then text when the
 // bytes are UTF-8 text, else base64 of the exact bytes. Pure functions.
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync, constants as zlib } from 'node:zlib';
+import { isBinaryMedia } from '../core/index.js';
 
 /** The outcome of undoing Content-Encoding. */
 export interface DecodedBody {
@@ -58,13 +59,12 @@ function decodeOne(bytes: Buffer, coding: string, truncated: boolean): Buffer {
   }
 }
 
-const BINARY_TYPES = /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|x-gzip|pdf|wasm|x-protobuf|protobuf|grpc|zstd|x-tar|vnd\.)/i;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Text (UTF-8, no control bytes, not a binary media type) or base64 of the exact bytes. */
 export function bodyText(bytes: Buffer, mimeType: string): { text: string; base64: boolean } {
   if (bytes.length === 0) return { text: '', base64: false };
-  if (!BINARY_TYPES.test(mimeType.trim()) || /\+(json|xml)\b/i.test(mimeType)) {
+  if (!isBinaryMedia(mimeType)) {
     const text = utf8Text(bytes);
     if (text !== undefined) return { text, base64: false };
   }
@@ -82,19 +82,4 @@ export function utf8Text(bytes: Buffer): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** True for media types whose bodies are JSON (application/json, +json). */
-export function isJsonType(mimeType: string): boolean {
-  return /^application\/([\w.+-]*\+)?json\b|^text\/json\b/i.test(mimeType.trim());
-}
-
-/** True for JSON Lines / NDJSON media types. */
-export function isJsonLinesType(mimeType: string): boolean {
-  return /^application\/(x-)?(ndjson|jsonl|json-seq|jsonlines)\b/i.test(mimeType.trim());
-}
-
-/** True for text/event-stream. */
-export function isEventStream(mimeType: string): boolean {
-  return /^text\/event-stream\b/i.test(mimeType.trim());
 }

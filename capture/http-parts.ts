@@ -3,27 +3,9 @@
 import type { HarCookie, HarNameValue } from './har.js';
 import { safeDecode } from './redact.js';
 
-/** Flat rawHeaders ([n, v, n, v, ...]) → ordered name/value pairs, duplicates kept. */
-export function headerPairs(raw: readonly string[]): HarNameValue[] {
-  const out: HarNameValue[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push({ name: raw[i]!, value: raw[i + 1]! });
-  return out;
-}
+import { headerPairs, headerValue, headerValues } from '../core/index.js';
 
-/** The first value of a header, case-insensitively. */
-export function headerValue(raw: readonly string[], name: string): string | undefined {
-  const lower = name.toLowerCase();
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === lower) return raw[i + 1];
-  return undefined;
-}
-
-/** All values of a header, in order. */
-export function headerValues(raw: readonly string[], name: string): string[] {
-  const lower = name.toLowerCase();
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === lower) out.push(raw[i + 1]!);
-  return out;
-}
+export { headerPairs, headerValue, headerValues };
 
 /** Byte size of a head as HTTP/1.x serializes it: start line, "name: value" lines, blank line. */
 export function headSize(startLine: string, raw: readonly string[]): number {

@@ -8,8 +8,8 @@ import type {
   AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, RequestEndRecord,
   ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
-import { bodyText, decodeContent, isEventStream, isJsonLinesType, isJsonType, utf8Text } from './body.js';
-import { EventStreamParser } from '../core/index.js';
+import { bodyText, decodeContent, utf8Text } from './body.js';
+import { EventStreamParser, isEventStreamMedia, isJsonLinesMedia, isJsonMedia, mediaType } from '../core/index.js';
 import {
   headerPairs, headerValue, headerValues, headSize, parseCookieHeader, parseExtensions, parseParams,
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
@@ -243,9 +243,10 @@ function buildPostData(chunks: BodyRecord[], h: string[], ctx: EntryContext, bb:
 }
 
 function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
-  if (isEventStream(mimeType)) return r.eventStreamText(text);
-  if (isJsonLinesType(mimeType)) return r.jsonLinesText(text);
-  if (isJsonType(mimeType) || mimeType === '' || /^text\/plain\b/i.test(mimeType)) return r.jsonText(text);
+  if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
+  if (isJsonLinesMedia(mimeType)) return r.jsonLinesText(text);
+  const media = mediaType(mimeType);
+  if (isJsonMedia(media) || media === '' || media === 'text/plain') return r.jsonText(text);
   return undefined;
 }
 
@@ -284,7 +285,7 @@ function fillContent(
   }
   if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
   response.content = content;
-  if (!sse || !isEventStream(mimeType)) return undefined;
+  if (!sse || !isEventStreamMedia(mimeType)) return undefined;
   return eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
 }
 

@@ -6,9 +6,8 @@
 //   GET  /status                                             → 200 {"captures":[{label,url,out,...counts}]}
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isLoopbackHost } from '../core/index.js';
+import { BbError, isLoopbackHost } from '../core/index.js';
 import type { ListenAddress } from './listen.js';
-import { BbError } from '../core/index.js';
 
 /** What the admin endpoint controls: one entry per proxy of this process. */
 export interface AdminTarget {

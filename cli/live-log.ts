@@ -1,6 +1,7 @@
 // The live output of `bb capture`: one line per finished exchange (id,
 // method, path, status, size, duration), and a running count on a TTY.
 import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener } from '../proxy/index.js';
+import { headerValue } from '../core/index.js';
 
 interface Pending {
   /** The exchange's `_bb.seq` when known (else the proxy's exchange id). */
@@ -35,11 +36,6 @@ export interface LiveLogOptions {
   forward?: boolean;
 }
 
-/** The header's value (first, case-insensitive) in a raw [name, value, ...] list. */
-function headerOf(rawHeaders: string[], name: string): string | undefined {
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
-  return undefined;
-}
 
 /** `https://api.test:443` → `https://api.test` (the default port is not written). */
 function originOf(scheme: string, authority: string): string {
@@ -69,7 +65,7 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     switch (fact.type) {
       case 'exchange-started': {
         // In forward mode a tunnelled request names only its path: the host is in Host.
-        const host = options.forward && fact.target.startsWith('/') ? headerOf(fact.rawHeaders, 'host') : undefined;
+        const host = options.forward && fact.target.startsWith('/') ? headerValue(fact.rawHeaders, 'host') : undefined;
         const target = host ? originOf(fact.scheme, host) + fact.target : fact.target;
         const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
         pending.set(fact.exchangeId, { seq, method: fact.method, target, start: fact.time, bytes: 0 });

@@ -5,3 +5,5 @@ export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';
 export { bbHomeFrom, type BbHome } from './home.js';
+export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isZipMedia, isBinaryMedia, isTextualMedia } from './media-type.js';
+export { headerPairs, headerValue, headerValues, serializeHead, type HeaderPair } from './raw-headers.js';

@@ -6,6 +6,7 @@
 import type { Har, HarEntry, HarNameValue } from '../capture/index.js';
 import { escapeControls, formatSize, messageLine, formatOffset, type Style } from './format.js';
 import { isoToSeconds, orderedEntries } from './model.js';
+import { isJsonLinesMedia, isJsonMedia, isTextualMedia } from '../core/index.js';
 
 /** Bytes shown in a binary body's hex preview. */
 const HEX_PREVIEW_BYTES = 64;
@@ -31,8 +32,6 @@ export function isExchangeName(name: string): boolean {
   return /^#?\d+$/.test(name.trim());
 }
 
-const JSON_TYPE = /[/+]json\b|^application\/(?:x-)?ndjson/i;
-const TEXT_TYPE = /^text\/|[/+](?:json|xml|javascript|x-www-form-urlencoded|graphql)\b|ndjson|event-stream/i;
 
 /** True when bytes read as text: valid UTF-8 without NUL or other non-whitespace controls. */
 function looksLikeText(bytes: Buffer): boolean {
@@ -44,7 +43,7 @@ function looksLikeText(bytes: Buffer): boolean {
 /** A body as lines: JSON pretty-printed, text as is (controls escaped), binary as a hex preview with its size. */
 export function bodyLines(bytes: Buffer, mimeType: string): string[] {
   if (bytes.length === 0) return [];
-  const textual = TEXT_TYPE.test(mimeType) || looksLikeText(bytes);
+  const textual = isTextualMedia(mimeType) || looksLikeText(bytes);
   if (!textual) {
     const shown = bytes.subarray(0, HEX_PREVIEW_BYTES);
     const lines = [`(binary, ${formatSize(bytes.length)}${mimeType ? `, ${mimeType}` : ''})`];
@@ -55,7 +54,7 @@ export function bodyLines(bytes: Buffer, mimeType: string): string[] {
     return lines;
   }
   const text = bytes.toString('utf8');
-  if (JSON_TYPE.test(mimeType) || /^\s*[[{]/.test(text)) {
+  if ((isJsonMedia(mimeType) || isJsonLinesMedia(mimeType)) || /^\s*[[{]/.test(text)) {
     try {
       return JSON.stringify(JSON.parse(text), null, 2).split('\n').map(escapeControls);
     } catch {

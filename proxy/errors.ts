@@ -1,5 +1,6 @@
 // Upstream failures as data: a stable code, a sentence, and the 502 bb sends.
 import type { FailureInfo, SyntheticResponse } from './events.js';
+import { serializeHead } from '../core/index.js';
 
 const SENTENCES: Record<string, string> = {
   ECONNREFUSED: 'the upstream refused the connection (is the server running?)',
@@ -68,7 +69,5 @@ export function badRequest(code: string, message: string): SyntheticResponse {
 
 /** Serializes a synthetic response for writing on a raw socket. */
 export function serializeResponse(res: SyntheticResponse, httpVersion = '1.1'): Buffer {
-  let head = `HTTP/${httpVersion} ${res.statusCode} ${res.statusMessage}\r\n`;
-  for (let i = 0; i < res.rawHeaders.length; i += 2) head += `${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`;
-  return Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), res.body]);
+  return Buffer.concat([Buffer.from(serializeHead(`HTTP/${httpVersion} ${res.statusCode} ${res.statusMessage}`, res.rawHeaders), 'latin1'), res.body]);
 }

@@ -12,7 +12,7 @@
 import type http from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
-import { globToRegExp, isLoopbackHost } from '../core/index.js';
+import { BbError, globToRegExp, isLoopbackHost, serializeHead } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { now, type FactBus } from './events.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
@@ -28,7 +28,6 @@ import {
   type TunnelTarget,
 } from './tunnel.js';
 import { parseUpstream, type Upstream } from './upstream.js';
-import { BbError } from '../core/index.js';
 import { PROXY_DEFAULTS } from './options.js';
 
 /** Options of a forward proxy: those of startProxy without a target, plus interception settings. */
@@ -177,9 +176,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
     };
     bus.emit({ type: 'exchange-started', exchangeId, connectionId: request.connectionId, time: request.time, scheme: 'http', method: 'CONNECT', target: request.target, httpVersion: request.httpVersion, rawHeaders: request.rawHeaders, upstream: 'invalid', upgrade: false });
     bus.emit({ type: 'exchange-failed', exchangeId, time: now(), error: { code: 'BB_BAD_CONNECT', message, phase: 'request' }, response });
-    let head = `HTTP/1.1 400 Bad Request\r\n`;
-    for (let i = 0; i < response.rawHeaders.length; i += 2) head += `${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}\r\n`;
-    socket.end(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body]));
+    socket.end(Buffer.concat([Buffer.from(serializeHead('HTTP/1.1 400 Bad Request', response.rawHeaders), 'latin1'), body]));
   }
 
   function interceptTls(socket: Socket, target: TunnelTarget): void {

@@ -13,6 +13,7 @@ import { now, type FactBus, type FailureInfo, type RawHeaders } from './events.j
 import { badGateway, classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import type { Upstream } from './upstream.js';
+import { serializeHead } from '../core/index.js';
 
 /** Per-proxy settings an exchange needs. */
 export interface ExchangeSettings {
@@ -199,9 +200,7 @@ export function handleExchange(
     if (info.statusCode !== 100 && info.statusCode !== 101) {
       const socket = res.socket;
       if (socket && !res.headersSent) {
-        let head = `HTTP/1.1 ${info.statusCode} ${info.statusMessage}\r\n`;
-        for (let i = 0; i < info.rawHeaders.length; i += 2) head += `${info.rawHeaders[i]}: ${info.rawHeaders[i + 1]}\r\n`;
-        socket.write(head + '\r\n', 'latin1');
+        socket.write(serializeHead(`HTTP/1.1 ${info.statusCode} ${info.statusMessage}`, info.rawHeaders), 'latin1');
       }
     }
   });

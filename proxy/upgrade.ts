@@ -10,6 +10,7 @@ import { badGateway, classifyUpstreamError, serializeResponse } from './errors.j
 import type { ConnectionState } from './connection.js';
 import { beginExchange, upstreamRequest, type ExchangeSettings } from './http-exchange.js';
 import { tapWebSocket } from './ws-tap.js';
+import { serializeHead } from '../core/index.js';
 
 /** Called once bytes flow both ways; it may read (never write) both sockets. */
 export type UpgradeTap = (args: {
@@ -20,12 +21,6 @@ export type UpgradeTap = (args: {
   upstreamHead: Buffer;
   responseHeaders: RawHeaders;
 }) => void;
-
-function rawHead(statusLine: string, raw: RawHeaders): string {
-  let head = statusLine + '\r\n';
-  for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-  return head + '\r\n';
-}
 
 function defaultTap(settings: ExchangeSettings): UpgradeTap {
   return (args) => {
@@ -95,7 +90,7 @@ export function handleUpgrade(
       client,
       upstream: upSocket,
     });
-    client.write(rawHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
+    client.write(serializeHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
     if (upHead.length > 0) client.write(upHead);
     if (clientHead.length > 0) upSocket.write(clientHead);
     // The tap starts before piping so that it sees every chunk from the first one.
@@ -142,7 +137,7 @@ export function handleUpgrade(
       rawHeaders: up.rawHeaders,
     });
     const chunked = /chunked/i.test(String(up.headers['transfer-encoding'] ?? ''));
-    client.write(rawHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
+    client.write(serializeHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
     up.on('data', (chunk: Buffer) => {
       bus.emit({ type: 'response-body', exchangeId, time: now(), chunk });
       client.write(chunked ? Buffer.concat([Buffer.from(chunk.length.toString(16) + '\r\n'), chunk, Buffer.from('\r\n')]) : chunk);

@@ -3,7 +3,7 @@
 // operation's stream ends when the operation does) and never throws on an
 // HTTP status unless the caller asks with `expect`.
 import { Pool } from 'undici';
-import { EventStreamParser } from '../core/index.js';
+import { EventStreamParser, isJsonMedia } from '../core/index.js';
 
 /** Per-request options. */
 export interface RequestOptions {
@@ -124,7 +124,7 @@ function decode(status: number, headers: Record<string, string | string[]>, raw:
   let body: unknown = raw;
   let events: SseEvent[] | undefined;
   if (!encoded && raw.length > 0) {
-    if (/[/+]json\b/.test(type)) {
+    if (isJsonMedia(type)) {
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {

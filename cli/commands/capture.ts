@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { isLoopbackHost } from '../../core/index.js';
+import { BbError, isLoopbackHost } from '../../core/index.js';
 import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
 import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
@@ -13,7 +13,6 @@ import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
 import { journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
-import { BbError } from '../../core/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {

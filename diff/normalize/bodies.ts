@@ -5,7 +5,7 @@
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/index.js';
-import { EventStreamParser } from '../../core/index.js';
+import { EventStreamParser, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
@@ -45,9 +45,6 @@ export interface BodyParser {
   parse: (body: RawBody) => ParsedBody | undefined;
 }
 
-const JSON_MEDIA = /^application\/(.+\+)?json$|^text\/json$/;
-const JSONL_MEDIA = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;
-const TEXT_MEDIA = /^text\/|^application\/(.+\+)?(xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|toml)$/;
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -104,7 +101,7 @@ export const bodyParsers: BodyParser[] = [
   {
     name: 'jsonl',
     parse: (b) => {
-      if (b.text === undefined || !JSONL_MEDIA.test(b.media)) return undefined;
+      if (b.text === undefined || !isJsonLinesMedia(b.media)) return undefined;
       const lines = b.text.split(/\r?\n/).filter((l) => l.trim() !== '');
       return { kind: 'jsonl', value: lines.map((l) => { const j = tryJson(l); return j.ok ? j.value : l; }) };
     },
@@ -115,14 +112,14 @@ export const bodyParsers: BodyParser[] = [
       if (b.text === undefined) return undefined;
       const t = b.text.trim();
       // Parse by media type, and also untyped text that is plainly JSON.
-      if (!JSON_MEDIA.test(b.media) && !(t.startsWith('{') || t.startsWith('['))) return undefined;
+      if (!isJsonMedia(b.media) && !(t.startsWith('{') || t.startsWith('['))) return undefined;
       const j = tryJson(b.text);
       return j.ok ? { kind: 'json', value: j.value } : undefined;
     },
   },
   {
     name: 'text',
-    parse: (b) => (b.text !== undefined && (TEXT_MEDIA.test(b.media) || JSON_MEDIA.test(b.media) || JSONL_MEDIA.test(b.media) || b.bytes === undefined) ? { kind: 'text', value: b.text } : undefined),
+    parse: (b) => (b.text !== undefined && (isTextMedia(b.media) || isJsonMedia(b.media) || isJsonLinesMedia(b.media) || b.bytes === undefined) ? { kind: 'text', value: b.text } : undefined),
   },
   {
     name: 'binary',
@@ -182,11 +179,6 @@ function partBody(content: Buffer): unknown {
   }
 }
 
-/** Media type without parameters, lower-case. */
-export function mediaType(mime: string | undefined): string {
-  return (mime ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
 /** Text or bytes of a HAR body: base64 that decodes to valid UTF-8 becomes text. */
 export function rawBody(mime: string | undefined, text: string | undefined, encoding: string | undefined, events?: HarEventSourceMessage[]): RawBody | undefined {
   const media = mediaType(mime);
@@ -195,7 +187,7 @@ export function rawBody(mime: string | undefined, text: string | undefined, enco
     const bytes = Buffer.from(text, 'base64');
     const decoded = new TextDecoder('utf-8', { fatal: true });
     try {
-      return { media, text: decoded.decode(bytes), bytes: TEXT_MEDIA.test(media) || JSON_MEDIA.test(media) ? undefined : bytes, events };
+      return { media, text: decoded.decode(bytes), bytes: isTextMedia(media) || isJsonMedia(media) ? undefined : bytes, events };
     } catch {
       return { media, bytes, events };
     }
@@ -210,7 +202,7 @@ export function rawBody(mime: string | undefined, text: string | undefined, enco
  * the side that recorded it.
  */
 export function parsedByMedia(media: string): boolean {
-  return media === '' || TEXT_MEDIA.test(media) || JSON_MEDIA.test(media) || JSONL_MEDIA.test(media) || media === 'text/event-stream' || media.startsWith('multipart/') || /(^|[/+.-])zip$/.test(media);
+  return media === '' || isTextualMedia(media) || media.startsWith('multipart/') || isZipMedia(media);
 }
 
 /** Parses a body with the given parser list. */

@@ -5,12 +5,12 @@ import { createHash } from 'node:crypto';
 import type { HarEntry, HarNameValue, HarPage } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
-import { bodyParsers, mediaType, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { bodyParsers, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { EIO_SID } from './rules.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
-import { globMatcher } from '../../core/index.js';
+import { globMatcher, mediaType } from '../../core/index.js';
 import { joinPath, pathMatcher } from '../selector.js';
 import { alignSequences } from '../align.js';
 
@@ -97,8 +97,16 @@ function lookup(v: unknown, dotted: string): unknown {
 }
 
 // A rule's route is written without a host (`POST /graphql`): it applies on every host.
+// Each pairing.keys route glob compiled once per rule object, not once per entry.
+const routeMatchers = new WeakMap<object, (route: string) => boolean>();
+function routeMatches(rule: { route: string }, route: string): boolean {
+  let match = routeMatchers.get(rule);
+  if (!match) routeMatchers.set(rule, (match = globMatcher(rule.route)));
+  return match(route);
+}
+
 function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => globMatcher(k.route)(route));
+  const rule = ctx.routeKeys.find((k) => routeMatches(k, route));
   if (!rule) return undefined;
   let v: unknown;
   if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;

@@ -17,7 +17,8 @@ import { createHash } from 'node:crypto';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
 import type { HarEntry } from '../../capture/index.js';
-import { mediaType, parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
+import { isZipMedia, mediaType } from '../../core/index.js';
 
 /** Caps on what one zip body may expand to. */
 export interface ZipLimits {
@@ -33,7 +34,6 @@ export const DEFAULT_ZIP_LIMITS: Readonly<ZipLimits> = Object.freeze({ maxTotalB
 /** A zip body as compared: entries by name, or why it could not be read. */
 export type ZipValue = { entries: Record<string, unknown> } | { zipError: string };
 
-const ZIP_MEDIA = new Set(['application/zip', 'application/x-zip-compressed', 'application/x-zip']);
 const MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 
 const TEXT_PARTS: Record<string, string> = {
@@ -47,7 +47,7 @@ const TEXT_PARTS: Record<string, string> = {
 
 /** True when a body is a zip: by media type, or by the local-file-header magic PK\x03\x04. */
 export function isZipBody(media: string, bytes: Buffer | undefined): boolean {
-  if (ZIP_MEDIA.has(media)) return true;
+  if (isZipMedia(media)) return true;
   return !!bytes && bytes.length >= 4 && bytes.subarray(0, 4).equals(MAGIC);
 }
 
@@ -166,7 +166,7 @@ function digest(bytes: Buffer): string {
 /** The bytes of a parsed-for-normalize body when it is a zip (checked on a prefix first: most bodies are not). */
 function zipBytes(b: RawBody): Buffer | undefined {
   if (b.bytes) return isZipBody(b.media, b.bytes) ? b.bytes : undefined;
-  if (b.text === undefined || !(ZIP_MEDIA.has(b.media) || b.text.startsWith('PK\x03\x04'))) return undefined;
+  if (b.text === undefined || !(isZipMedia(b.media) || b.text.startsWith('PK\x03\x04'))) return undefined;
   return Buffer.from(b.text, 'utf8');
 }
 
@@ -175,10 +175,10 @@ export function zipBytesOf(mime: string | undefined, text: string | undefined, e
   if (text === undefined || text === '') return undefined;
   const media = mediaType(mime);
   if (encoding === 'base64') {
-    if (!ZIP_MEDIA.has(media) && !isZipBody(media, Buffer.from(text.slice(0, 8), 'base64'))) return undefined;
-  } else if (!ZIP_MEDIA.has(media) && !text.startsWith('PK\x03\x04')) return undefined;
+    if (!isZipMedia(media) && !isZipBody(media, Buffer.from(text.slice(0, 8), 'base64'))) return undefined;
+  } else if (!isZipMedia(media) && !text.startsWith('PK\x03\x04')) return undefined;
   const raw = rawBody(mime, text, encoding);
-  return raw ? zipBytes(raw) ?? (ZIP_MEDIA.has(media) ? raw.bytes ?? Buffer.from(raw.text ?? '', 'utf8') : undefined) : undefined;
+  return raw ? zipBytes(raw) ?? (isZipMedia(media) ? raw.bytes ?? Buffer.from(raw.text ?? '', 'utf8') : undefined) : undefined;
 }
 
 /** Zip bodies decoded ahead of normalize, by digest, and the "zip" body parser that reads them. */

@@ -1,0 +1,53 @@
+// What a Content-Type says about a body: the one set of media-type tests, so
+// the capture (redaction, UTF-8), the differ (parsers) and the inspectors
+// (bb show) agree on what is JSON, JSON Lines, an event stream, text, a zip
+// or binary. Each takes a Content-Type value (parameters and case allowed) or
+// a media type as mediaType() returns it.
+
+/** The media type alone, lower-case: "application/json; charset=utf-8" → "application/json". */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+const JSON = /^application\/([\w.-]+\+)?json$|^text\/json$/;
+const JSON_LINES = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;
+const TEXT = /^text\/|^application\/([\w.-]+\+)?(xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|toml)$/;
+const BINARY = /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|x-gzip|pdf|wasm|x-protobuf|protobuf|grpc|zstd|x-tar|vnd\.)/;
+const ZIP = /(^|[/+.-])zip$|^application\/x-zip-compressed$/;
+
+/** JSON: application/json, any +json, text/json. */
+export function isJsonMedia(contentType: string | undefined): boolean {
+  return JSON.test(mediaType(contentType));
+}
+
+/** JSON Lines / NDJSON / JSON text sequences. */
+export function isJsonLinesMedia(contentType: string | undefined): boolean {
+  return JSON_LINES.test(mediaType(contentType));
+}
+
+/** Server-sent events. */
+export function isEventStreamMedia(contentType: string | undefined): boolean {
+  return mediaType(contentType) === 'text/event-stream';
+}
+
+/** Text that is not JSON: text/*, XML, JavaScript, forms, GraphQL, YAML, TOML. */
+export function isTextMedia(contentType: string | undefined): boolean {
+  return TEXT.test(mediaType(contentType));
+}
+
+/** A zip archive (application/zip, +zip, vendor types ending in zip). */
+export function isZipMedia(contentType: string | undefined): boolean {
+  return ZIP.test(mediaType(contentType));
+}
+
+/** Declared binary (images, audio, archives, protobuf...), unless it is +json or +xml. */
+export function isBinaryMedia(contentType: string | undefined): boolean {
+  const media = mediaType(contentType);
+  return BINARY.test(media) && !/\+(json|xml)$/.test(media);
+}
+
+/** Readable as text when the bytes allow: JSON, JSON Lines, event streams and text. */
+export function isTextualMedia(contentType: string | undefined): boolean {
+  const media = mediaType(contentType);
+  return TEXT.test(media) || JSON.test(media) || JSON_LINES.test(media) || media === 'text/event-stream';
+}
