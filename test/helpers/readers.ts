@@ -1,12 +1,12 @@
 // Every reader of capture files, in process and through the CLI, with the
-// one verdict the hardening tests accept: exit 0 or 1, or a clean exit 2 with
-// one line. Anything else (an exception without an exit code, a stack trace,
-// several lines) is a crash.
+// one verdict the bad-input and fuzz tests accept: exit 0 or 1, or a clean
+// exit 2 with one line. Anything else (an exception without an exit code, a
+// stack trace, several lines) is a crash.
 import { spawn } from 'node:child_process';
 import { diffCaptures } from '../../diff/index.js';
 import { readCapture } from '../../capture/reader.js';
 import { entryRows, filterRows, framesText, showText, timeline, timelineText, wsConnections, type Style } from '../../inspect/index.js';
-import { BB_BIN } from '../helpers/cli.js';
+import { BB_BIN } from './cli.js';
 import { capture } from '../diff/har-builder.js';
 import type { Har } from '../../capture/har.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { rawClient } from '../helpers/raw.js';
 import { garbageBytes } from '../helpers/scripted-upstream.js';
-import { Cleanups, alongside, echoServer, record, waitUntil, type Recording } from './harness.js';
+import { Cleanups, alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 
 describe('bad input to the forward proxy', () => {
   const cleanups = new Cleanups();

@@ -10,8 +10,8 @@ import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
-import { Cleanups, tempDir } from './harness.js';
-import { baseCapture, bb, cliProblem, pool, readersInProcess } from './readers.js';
+import { Cleanups, tempDir } from '../helpers/recording.js';
+import { baseCapture, bb, cliProblem, pool, readersInProcess } from '../helpers/readers.js';
 import { loadDiffConfig } from '../../diff/index.js';
 
 /** Every path in a JSON value, with the value there. */

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/har.js';
 import { startBb, type BbProcess } from '../helpers/cli.js';
-import { Cleanups, tempDir, waitUntil } from './harness.js';
+import { Cleanups, tempDir, waitUntil } from '../helpers/recording.js';
 
 const HEAVY = process.env.BB_LOAD_HEAVY === '1' ? 5 : 1;
 const CONNECTIONS = 500;

@@ -1,7 +1,7 @@
-// Shared by the hardening tests: a recording proxy in a temp folder (its own
-// bb home), the HAR it writes, a well-behaved client running alongside an
-// offender, and small waiting helpers. Everything is loopback, bounded and
-// cleaned up by the caller's after().
+// Shared by the bad-input and end-to-end tests: a recording proxy in a temp
+// folder (its own bb home), the HAR it writes, a well-behaved client running
+// alongside an offender, and small waiting helpers. Everything is loopback,
+// bounded and cleaned up by the caller's after().
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { WebSocketServer } from 'ws';
 import { startCapture, type CaptureHandle, type StartCaptureOptions } from '../../start-capture.js';
 import type { Har, HarEntry } from '../../capture/har.js';
-import { assertValidHar } from '../helpers/har-schema.js';
+import { assertValidHar } from './har-schema.js';
 
 /** A list of cleanups run in reverse order (register with `add`, run in after()). */
 export class Cleanups {

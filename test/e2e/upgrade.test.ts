@@ -1,5 +1,5 @@
 // End to end, as a user meets an upgrade: two versions of a service of our
-// own (test/diff/upgrade-service.ts), each behind a real `bb capture`, driven
+// own (test/e2e/upgrade-service.ts), each behind a real `bb capture`, driven
 // by the same requests through undici; `bb diff` must report one finding per
 // change and nothing false, and `bb known add` on each finding must take the
 // comparison to MATCH.

@@ -16,8 +16,8 @@ import { once } from 'node:events';
 import { BB_BIN } from '../helpers/cli.js';
 import { CaptureError } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
-import { Cleanups, get, record, tempDir, waitUntil } from './harness.js';
-import { bb } from './readers.js';
+import { Cleanups, get, record, tempDir, waitUntil } from '../helpers/recording.js';
+import { bb } from '../helpers/readers.js';
 
 /** The body the upstream sends for /item/<id>: checkable by the client and in the HAR. */
 const bodyFor = (id: string, size: number): string => `${id}:`.padEnd(size, id.slice(-1) || 'x');

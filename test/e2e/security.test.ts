@@ -19,8 +19,8 @@ import { BB_BIN } from '../helpers/cli.js';
 import { startAdmin } from '../../cli/admin.js';
 import { isLoopbackHost as isLoopback } from '../../core/index.js';
 import { startForwardProxy } from '../../proxy/forward.js';
-import { Cleanups, record, tempDir, waitUntil } from './harness.js';
-import { bb, cliProblem } from './readers.js';
+import { Cleanups, record, tempDir, waitUntil } from '../helpers/recording.js';
+import { bb, cliProblem } from '../helpers/readers.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
 const S = {
