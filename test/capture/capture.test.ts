@@ -15,7 +15,7 @@ import { openCapture, type Capture } from '../../capture/index.js';
 import { readCapture } from '../../capture/reader.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
-import { tempDir } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const BIN = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 256));
 const GZ_TEXT = 'compressible text '.repeat(300);
@@ -54,7 +54,7 @@ function app(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 describe('capture through the proxy', () => {
-  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  const tmp = tempDir();
   let server: http.Server;
   let wss: WebSocketServer;
   let proxy: RunningProxy;
@@ -68,7 +68,6 @@ describe('capture through the proxy', () => {
   };
 
   before(async () => {
-    tmp = await tempDir();
     server = http.createServer(app);
     wss = new WebSocketServer({ server });
     wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })));
@@ -138,7 +137,6 @@ describe('capture through the proxy', () => {
 
   after(async () => {
     for (const c of cleanups.reverse()) await c();
-    await tmp.remove();
   });
 
   it('records JSON with the URL as addressed, redacted query and body', () => {

@@ -10,7 +10,8 @@ import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
-import { Cleanups, tempDir } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
 import { baseCapture, bb, cliProblem, pool, readersInProcess } from '../helpers/readers.js';
 import { loadDiffConfig } from '../../diff/index.js';
 
@@ -51,7 +52,7 @@ describe('bad input to the readers', () => {
   const files: Record<string, string> = {};
 
   before(async () => {
-    dir = await tempDir(cleanups);
+    dir = tempDir(cleanups).dir;
     basePath = join(dir, 'base.har');
     const base = JSON.stringify(baseCapture(), null, 1);
     await writeFile(basePath, base);

@@ -1,11 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile, readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readCapture, streamCapture, CaptureReadError } from '../../capture/reader.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
@@ -64,18 +64,7 @@ describe('readCapture on other producers’ exports', () => {
 });
 
 describe('readCapture on hand-made files', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-reader-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-  async function write(name: string, doc: unknown): Promise<string> {
-    const path = join(dir, name);
-    await writeFile(path, typeof doc === 'string' ? doc : JSON.stringify(doc));
-    return path;
-  }
+  const { dir, write } = tempDir();
   async function refusal(path: string, opts = {}): Promise<CaptureReadError> {
     try {
       await readCapture(path, opts);

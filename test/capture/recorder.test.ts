@@ -1,22 +1,15 @@
 // The recorder writes its hottest records (qb, rb, wsm) as hand-built JSON:
 // each line must be exactly what JSON.stringify writes for the record, field
 // order included, whatever the optional fields and the body cap do.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
 import { openCapture } from '../../capture/index.js';
-import { tempDir } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-before(async () => {
-  tmp = await tempDir();
-});
-after(async () => {
-  await tmp.remove();
-});
-
+const tmp = tempDir();
 const T = 1764625000123.4567;
 const closePayload = Buffer.concat([Buffer.from([0x03, 0xe8]), Buffer.from('bye "quoted" \\ \u2028 é\n')]);
 

@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
-import { tempDir } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const tmp = await tempDir();
+const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
 const server = http.createServer((req, res) => {
   req.resume();
@@ -26,7 +26,6 @@ after(async () => {
   if (bb && bb.child.exitCode === null && bb.child.signalCode === null) bb.child.kill('SIGKILL');
   server.closeAllConnections();
   server.close();
-  await tmp.remove();
 });
 
 test('recovers every exchange a client saw complete after SIGKILL', async () => {

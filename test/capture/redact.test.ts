@@ -1,6 +1,6 @@
 // Redaction (capture/redact.ts): at every position of a capture, stable placeholders
 // across captures, --no-redact, and the Redactor's rules as tables.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,19 +9,13 @@ import { Duplex } from 'node:stream';
 import type { Fact } from '../../proxy/events.js';
 import type { Har } from '../../capture/har.js';
 import { loadRedactKey, parseRedactSpecs, Redactor } from '../../capture/index.js';
-import { exchange, only, recordFacts, tempDir, TEST_T0 } from './capture-harness.js';
+import { exchange, only, recordFacts, TEST_T0 } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SECRET = 's3cr3t-value-42';
 const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
-let tmp: Awaited<ReturnType<typeof tempDir>>;
+const tmp = tempDir();
 let n = 0;
-
-before(async () => {
-  tmp = await tempDir();
-});
-after(async () => {
-  await tmp.remove();
-});
 
 /** One exchange carrying SECRET in every place redaction covers, plus a WebSocket and an SSE stream. */
 function secretFacts(): Fact[] {

@@ -4,15 +4,14 @@
 import { describe, it, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { BB_BIN, runBb, startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-cli-capture-'));
+const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home') };
 const servers: http.Server[] = [];
 after(() => {
@@ -20,7 +19,6 @@ after(() => {
     s.closeAllConnections();
     s.close();
   }
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function server(name: string): Promise<number> {
@@ -146,7 +144,7 @@ test('marks steps through the admin endpoint; the proxied port never answers adm
 async function captureRun(requests: number): Promise<{ code: number; stdout: string; stderr: string }> {
   const server = http.createServer((_req, res) => res.end('ok'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const dir = await mkdtemp(join(tmpdir(), 'bb-qa-summary-'));
+  const dir = tempDir().dir;
   const out = join(dir, 'c.har');
   const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') });
   const killer = setTimeout(() => bb.child.kill('SIGKILL'), 20_000);
@@ -160,7 +158,6 @@ async function captureRun(requests: number): Promise<{ code: number; stdout: str
     clearTimeout(killer);
     if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
     await new Promise((r) => server.close(r));
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -181,7 +178,7 @@ describe('bb capture summary', () => {
   it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const dir = await mkdtemp(join(tmpdir(), 'bb-qa-sigint-'));
+    const dir = tempDir().dir;
     try {
       for (let i = 0; i < 5; i++) {
         const out = join(dir, `c${i}.har`);
@@ -208,7 +205,6 @@ describe('bb capture summary', () => {
       }
     } finally {
       await new Promise((r) => server.close(r));
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -2,15 +2,14 @@
 // command reads it (V8's JSON.parse message quotes the text, newlines included).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 describe('configs that are not JSON', () => {
   it('bb diff --config, bb known add --config / --from and bb compare --config answer one line, exit 2', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'bb-qa-config-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = tempDir(t).dir;
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{\n  "known": [\n}\n');
     const report = join(dir, 'report.json');

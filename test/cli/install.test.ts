@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers/tmp.js';
 
 const checkout = fileURLToPath(new URL('../../', import.meta.url));
 const version = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { version: string }).version;
@@ -28,8 +28,7 @@ const ways: Array<[string, (prefix: string) => [string[], NodeJS.ProcessEnv]]> =
 
 for (const [way, argsFor] of ways) {
   test(`${way} puts bb on PATH: bb --version and bb show work from another folder`, async (t) => {
-    const tmp = mkdtempSync(join(tmpdir(), 'bb-install-'));
-    t.after(() => rmSync(tmp, { recursive: true, force: true }));
+    const tmp = tempDir(t).dir;
     const prefix = join(tmp, 'prefix');
     const [args, env] = argsFor(prefix);
     const installed = await run('npm', [...args, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: checkout, env });

@@ -6,12 +6,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startBb } from '../helpers/cli.js';
 import { liveLog } from '../../cli/live-log.js';
 import type { Fact } from '../../proxy/index.js';
+import { tempDir } from '../helpers/tmp.js';
 
 function run(facts: object[]): string[] {
   const lines: string[] = [];
@@ -49,7 +49,7 @@ async function upstream(): Promise<{ port: number; close: () => Promise<void> }>
 
 async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { log: { entries: Array<{ request: { url: string } }> } } }> {
   const up = await upstream();
-  const dir = await mkdtemp(join(tmpdir(), 'bb-qa-livelog-'));
+  const dir = tempDir().dir;
   const out = join(dir, 'c.har');
   const bb = startBb(['capture', '--target', `http://127.0.0.1:${up.port}`, '--out', out, ...extra], { BB_HOME: join(dir, 'home') });
   const killer = setTimeout(() => bb.child.kill('SIGKILL'), 20_000);
@@ -65,7 +65,6 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
     clearTimeout(killer);
     if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
     await up.close();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 

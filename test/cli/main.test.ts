@@ -2,10 +2,10 @@
 // a flag repeated that takes one value, a number flag given a word or a negative.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** Runs bb to its end; a bb that starts anyway is stopped after 8 s (the test then fails on its output). */
 async function runBounded(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -41,8 +41,7 @@ describe('bb flags given the wrong way', () => {
   ];
   for (const c of cases) {
     it(`refuses ${c.name} with one line and exit 2, writing nothing`, async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'bb-qa-flags-'));
-      t.after(() => rm(dir, { recursive: true, force: true }));
+      const dir = tempDir(t).dir;
       const r = await runBounded(c.args(dir), { BB_HOME: join(dir, 'home') });
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, c.says);
@@ -58,8 +57,7 @@ describe('bb flags given the wrong way', () => {
   });
 
   it('still takes repeatable flags many times', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'bb-qa-flags-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = tempDir(t).dir;
     // Two --target and two --listen are fine; the second --listen is refused only for its port.
     const r = await runBounded(['capture', '--target', 'a=http://127.0.0.1:9', '--target', 'b=http://127.0.0.1:9', '--listen', '127.0.0.1:0', '--listen', '127.0.0.1:99999', '--out', dir]);
     assert.equal(r.code, 2);

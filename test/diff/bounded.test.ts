@@ -1,10 +1,11 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
 import { CaptureReadError } from '../../capture/reader.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from './har-builder.js';
 import { makeZip } from './zip-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 function captures(): { a: Har; b: Har } {
   const ids = Array.from({ length: 6 }, () => uuid());
@@ -32,10 +33,6 @@ function captures(): { a: Har; b: Har } {
 }
 
 describe('bounded stages (captures of any size)', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
 
   const configs: Array<[string, DiffOptions]> = [
     ['no config', {}],
@@ -49,8 +46,7 @@ describe('bounded stages (captures of any size)', () => {
   ];
   for (const [name, given] of configs) {
     it(`give the same result as the in-memory stages (${name})`, async () => {
-      const dir = await tempDir();
-      dirs.push(dir);
+      const dir = tempDir();
       const { a, b } = captures();
       const oldPath = await dir.write('old.har', a);
       const newPath = await dir.write('new.har', b);
@@ -88,8 +84,7 @@ describe('bounded stages (captures of any size)', () => {
   });
 
   it('reports a side that cannot be read as the in-process read does, and leaves no thread running', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { a, b } = captures();
     const good = await dir.write('good.har', a);
     const text = JSON.stringify(b);
@@ -118,8 +113,7 @@ describe('bounded stages (captures of any size)', () => {
   });
 
   it('is chosen by size', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { a, b } = captures();
     const oldPath = await dir.write('old.har', a);
     const newPath = await dir.write('new.har', b);

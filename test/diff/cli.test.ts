@@ -1,11 +1,12 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../helpers/cli.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from './har-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
@@ -13,12 +14,11 @@ const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.m
 const bb = runBb;
 
 describe('bb diff on the command line', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
+  const t = tempDir();
   let same1: string;
   let same2: string;
   let changed: string;
   before(async () => {
-    t = await tempDir();
     const run = (n: number) => capture([
       { method: 'POST', url: 'http://127.0.0.1:5001/v1/sessions', body: { id: `session_${uuid()}`, created_at: new Date().toISOString() } },
       { url: 'http://127.0.0.1:5001/v1/items', body: { items: [{ name: 'a', n }, { name: 'b', n: 1 }] } },
@@ -27,7 +27,6 @@ describe('bb diff on the command line', () => {
     same2 = await t.write('same2.har', run(1));
     changed = await t.write('changed.har', run(2));
   });
-  after(() => t.remove());
 
   it('exits 0 and prints MATCH first when only volatile values differ', async () => {
     const r = await bb(['diff', same1, same2]);

@@ -1,8 +1,5 @@
 // Builds HAR files in bb's capture shape (DESIGN.md "The capture file") for
-// the diff tests, and writes them to a temp folder.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// the diff tests.
 import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/har.js';
 import { diffCaptures, type DiffOptions, type DiffResult } from '../../diff/index.js';
 
@@ -102,20 +99,6 @@ export function capture(specs: ExchangeSpec[], opts: { serverHome?: string; comp
         ...(opts.serverHome ? { serverHome: opts.serverHome } : {}),
       },
     },
-  };
-}
-
-/** A temp folder that writes HAR/JSON files; remove() deletes it. */
-export async function tempDir(): Promise<{ dir: string; write: (name: string, doc: unknown) => Promise<string>; remove: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'bb-diff-'));
-  return {
-    dir,
-    write: async (name, doc) => {
-      const path = join(dir, name);
-      await writeFile(path, typeof doc === 'string' ? doc : JSON.stringify(doc, null, 1));
-      return path;
-    },
-    remove: () => rm(dir, { recursive: true, force: true }),
   };
 }
 

@@ -3,7 +3,7 @@
 // is part of the key, route and id, so two sites' `GET /` never pair; captures
 // of one host each (a reverse proxy) leave it out, so old and new on
 // different hosts or ports still pair.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,17 +12,14 @@ import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '.
 import { compileRules } from '../../diff/normalize/rules.js';
 import { OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
-import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+import { capture, type ExchangeSpec } from './har-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
 describe('hosts in entry keys', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
   // Both paths (in memory, and bounded forced with a zero threshold) must agree; the in-memory result is returned.
   async function diff(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
     const name = `${Math.random()}`;

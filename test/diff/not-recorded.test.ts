@@ -3,7 +3,7 @@
 // and no text. Such a body is not compared, and its content-length is not
 // masked on one side only. Real exports from ../shared/fixtures/har/, read in
 // place, with the body taken out as a browser's "without content" export does.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
 import type { Har, HarEntry } from '../../capture/har.js';
-import { capture, tempDir, diffBounded as bounded } from './har-builder.js';
+import { capture, diffBounded as bounded } from './har-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
@@ -23,11 +24,7 @@ async function fixture(name: string): Promise<Har> {
 }
 
 describe('bodies the producer did not record', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   async function both(a: Har, b: Har): Promise<DiffResult[]> {
     const name = `${Math.random()}`;

@@ -8,17 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from './har-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
 describe('captures from other producers', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   it('every shared fixture diffs against itself as MATCH', async (t2) => {
     if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
@@ -79,9 +76,8 @@ describe('Playwright recordHar (headless Debian chromium)', () => {
   const chromium = '/usr/bin/chromium';
   let server: Server | undefined;
   let port = 0;
-  let t: Awaited<ReturnType<typeof tempDir>>;
+  const t = tempDir();
   before(async () => {
-    t = await tempDir();
     if (!existsSync(chromium)) return;
     // A page whose API answers fresh uuids and timestamps on every call.
     server = createServer((req, res) => {
@@ -98,7 +94,6 @@ describe('Playwright recordHar (headless Debian chromium)', () => {
   });
   after(async () => {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await t.remove();
   });
 
   it('two recordings of the same page MATCH with the default rules', async (t2) => {

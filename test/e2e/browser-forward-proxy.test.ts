@@ -6,15 +6,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { startCapture, type CaptureHandle } from '../../start-capture.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 let dir: string;
@@ -32,7 +32,7 @@ ws.onmessage = (e) => { document.title = e.data; ws.close(1000, 'bye'); };
 `;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'bb-chromium-'));
+  dir = tempDir().dir;
   const upstreamCa = await loadOrCreateCa(join(dir, 'upstream-ca'));
   const pem = await createLeafFactory(upstreamCa).pemFor('localhost');
   server = https.createServer({ key: pem.keyPem, cert: pem.chainPem }, (req, res) => {
@@ -61,7 +61,6 @@ after(async () => {
   wss?.close();
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
-  await rm(dir, { recursive: true, force: true });
 });
 
 interface Entry {

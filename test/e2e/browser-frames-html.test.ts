@@ -9,9 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -19,11 +17,12 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { startCapture } from '../../start-capture.js';
 import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const HOSTILE = `</script><img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>`;
 const HOSTILE_STEP = '</script><b id="pwn">bye</b>';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-frames-html-'));
+const dir = tempDir().dir;
 let browser: Browser | undefined;
 let server: http.Server;
 let capturePath = '';
@@ -105,7 +104,6 @@ after(async () => {
   await browser?.close();
   server?.closeAllConnections();
   await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface TimelineJson {

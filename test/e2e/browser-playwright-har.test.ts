@@ -3,15 +3,14 @@
 // capture of the same traffic served back by Playwright's routeFromHAR.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startCapture } from '../../start-capture.js';
 import { CHROMIUM, chromiumLaunchOptions, startBrowserApp, type BrowserApp } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-browser-'));
+const dir = tempDir().dir;
 const bbHome = join(dir, 'home');
 let browser: Browser | undefined;
 let app: BrowserApp;
@@ -23,7 +22,6 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await app?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface FramesJson {

@@ -16,7 +16,9 @@ import { once } from 'node:events';
 import { BB_BIN } from '../helpers/cli.js';
 import { CaptureError } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
-import { Cleanups, get, record, tempDir, waitUntil } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
+import { get, record, waitUntil } from '../helpers/recording.js';
 import { bb } from '../helpers/readers.js';
 
 /** The body the upstream sends for /item/<id>: checkable by the client and in the HAR. */
@@ -80,7 +82,7 @@ describe('recording failures and crashes of bb capture', () => {
   after(() => cleanups.run());
 
   it('keeps serving when the disk fills, says so loudly, and keeps the journal readable for bb recover', async () => {
-    const dir = await tempDir(cleanups);
+    const dir = tempDir(cleanups).dir;
     const out = join(dir, 'cap.har');
     const env = { BB_HOME: join(dir, 'home') };
     // 384 KiB per file: the bodies file fills after ~24 of the 16 KiB bodies; the journal never does.
@@ -120,7 +122,7 @@ describe('recording failures and crashes of bb capture', () => {
   });
 
   it('keeps serving when the capture folder is removed, and the close says what failed', async () => {
-    const root = await tempDir(cleanups);
+    const root = tempDir(cleanups).dir;
     const errors: Error[] = [];
     const rec = await record(cleanups, target, { out: join(root, 'gone', 'cap.har'), onRecordingError: (e) => errors.push(e) });
     for (let i = 0; i < 5; i++) assert.equal((await get(rec.port, `/item/before${i}`)).status, 200);
@@ -139,7 +141,7 @@ describe('recording failures and crashes of bb capture', () => {
   });
 
   it('recovers after SIGKILL under heavy traffic every exchange the clients saw complete', async () => {
-    const dir = await tempDir(cleanups);
+    const dir = tempDir(cleanups).dir;
     const out = join(dir, 'killed.har');
     const env = { BB_HOME: join(dir, 'home') };
     const child = await startCaptureChild(cleanups, ['--target', target, '--out', out], env);

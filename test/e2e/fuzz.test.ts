@@ -14,7 +14,9 @@ import WebSocket from 'ws';
 import { once } from 'node:events';
 import type { Har } from '../../capture/har.js';
 import { harProblems } from '../helpers/har-schema.js';
-import { Cleanups, echoServer, get, record, tempDir } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
+import { echoServer, get, record } from '../helpers/recording.js';
 import { baseCapture, bb, cliProblem, pool, readersInProcess, type Outcome } from '../helpers/readers.js';
 import { Rand, mutateStructure, mutateText } from './mutate.js';
 import { exchange } from '../capture/capture-harness.js';
@@ -89,7 +91,7 @@ describe('fuzzing the readers with seeded mutations of real captures', () => {
   let dir: string;
 
   before(async () => {
-    dir = await tempDir(cleanups, 'bb-fuzz-');
+    dir = tempDir(cleanups, 'bb-fuzz-').dir;
     const add = async (name: string, doc: Har) => {
       // Few entries per file keep each case cheap; the shapes are what matter.
       doc.log.entries = doc.log.entries.slice(0, 5);

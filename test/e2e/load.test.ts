@@ -13,7 +13,9 @@ import { once } from 'node:events';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/har.js';
 import { startBb, type BbProcess } from '../helpers/cli.js';
-import { Cleanups, tempDir, waitUntil } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
+import { waitUntil } from '../helpers/recording.js';
 
 const HEAVY = process.env.BB_LOAD_HEAVY === '1' ? 5 : 1;
 const CONNECTIONS = 500;
@@ -62,7 +64,7 @@ describe('load through bb capture', () => {
       server.closeAllConnections();
       server.close(() => r());
     }));
-    const dir = await tempDir(cleanups, 'bb-load-');
+    const dir = tempDir(cleanups, 'bb-load-').dir;
     out = join(dir, 'load.har');
     child = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') });
     cleanups.add(() => {

@@ -5,16 +5,15 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
+import { tempDir } from '../helpers/tmp.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'bb-api-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir().dir;
 
 test('startCapture records steps and exchanges, and close() returns the HAR path', async () => {
   // Imported by package name, as a user's test suite would.

@@ -19,7 +19,9 @@ import { BB_BIN } from '../helpers/cli.js';
 import { startAdmin } from '../../cli/admin.js';
 import { isLoopbackHost as isLoopback } from '../../core/index.js';
 import { startForwardProxy } from '../../proxy/forward.js';
-import { Cleanups, record, tempDir, waitUntil } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
+import { record, waitUntil } from '../helpers/recording.js';
 import { bb, cliProblem } from '../helpers/readers.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
@@ -98,7 +100,7 @@ describe('security', () => {
   }
 
   async function captureOnce(name: string, bbHome: string, redact?: false): Promise<{ har: Har; text: string }> {
-    const dir = await tempDir(cleanups);
+    const dir = tempDir(cleanups).dir;
     const rec = await record(cleanups, target, { out: join(dir, `${name}.har`), bbHome, redact: redact ?? { headers: ['x-extra-secret'] } });
     await drive(rec.port);
     const har = await rec.finish();
@@ -110,7 +112,7 @@ describe('security', () => {
   let bbHome: string;
 
   it('redacts every secret in every position and keeps the rest', async () => {
-    bbHome = join(await tempDir(cleanups), 'home');
+    bbHome = tempDir(cleanups).bbHome;
     first = await captureOnce('first', bbHome);
     for (const [name, secret] of Object.entries(S)) {
       assert.ok(!first.text.includes(needle(secret)), `${name} leaked into the HAR`);
@@ -155,7 +157,7 @@ describe('security', () => {
     assert.deepEqual(placeholders(second.text), placeholders(first.text));
     assert.ok(new Set(placeholders(first.text)).size >= 8, 'distinct secrets, distinct placeholders');
     // Another bb home has another key: its placeholders differ.
-    const other = await captureOnce('other', join(await tempDir(cleanups), 'home'));
+    const other = await captureOnce('other', tempDir(cleanups).bbHome);
     assert.notDeepEqual(new Set(placeholders(other.text)), new Set(placeholders(first.text)));
   });
 
@@ -173,7 +175,7 @@ describe('security', () => {
     for (const host of ['127.0.0.1', '::1', '[::1]', 'localhost', '127.1.2.3']) assert.equal(isLoopback(host), true, host);
     await assert.rejects(startForwardProxy({ listen: { host: '0.0.0.0', port: 0 } }), /--allow-remote/);
     // Through the CLI: exit 2 and one line, nothing started.
-    const home = join(await tempDir(cleanups), 'home');
+    const home = tempDir(cleanups).bbHome;
     const fwd = await bb(['capture', '--mode', 'forward', '--listen', '0.0.0.0:0', '--out', join(home, 'f.har')], { BB_HOME: home });
     assert.equal(cliProblem(fwd, true), undefined);
     assert.match(fwd.stderr, /--allow-remote/);
@@ -183,7 +185,7 @@ describe('security', () => {
   });
 
   it('never answers bb\'s own routes on the proxied port; files and keys are owner-only under umask 000', async () => {
-    const dir = await tempDir(cleanups);
+    const dir = tempDir(cleanups).dir;
     const home = join(dir, 'home');
     const out = join(dir, 'cap.har');
     const env = { ...process.env, NO_COLOR: '1', BB_HOME: home };

@@ -3,13 +3,13 @@
 // by the same requests through undici; `bb diff` must report one finding per
 // change and nothing false, and `bb known add` on each finding must take the
 // comparison to MATCH.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBb, startBb } from '../helpers/cli.js';
 import { startUpgradeService } from './upgrade-service.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** The same traffic for each version, through its proxy. */
 async function drive(base: string): Promise<void> {
@@ -49,12 +49,11 @@ describe('bb diff on a framework-like upgrade, end to end', () => {
   let dir: string;
   const env = () => ({ BB_HOME: join(dir, 'home') });
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-upgrade-'));
+    dir = tempDir().dir;
     await record(1, join(dir, 'old.har'), join(dir, 'home'));
     await record(2, join(dir, 'new.har'), join(dir, 'home'));
     await record(1, join(dir, 'old2.har'), join(dir, 'home'));
   });
-  after(() => rm(dir, { recursive: true, force: true }));
 
   it('two runs of one version match: the random ids are not differences', async () => {
     const r = await runBb(['diff', join(dir, 'old.har'), join(dir, 'old2.har')], env());

@@ -2,8 +2,7 @@
 // folder (its own bb home), the HAR it writes, a well-behaved client running
 // alongside an offender, and small waiting helpers. Everything is loopback,
 // bounded and cleaned up by the caller's after().
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,33 +11,8 @@ import { WebSocketServer } from 'ws';
 import { startCapture, type CaptureHandle, type StartCaptureOptions } from '../../start-capture.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from './har-schema.js';
-
-/** A list of cleanups run in reverse order (register with `add`, run in after()). */
-export class Cleanups {
-  private readonly list: Array<() => unknown> = [];
-  /** Registers one cleanup. */
-  add(fn: () => unknown): void {
-    this.list.push(fn);
-  }
-  /** Runs them all, newest first; a failing one does not stop the rest. */
-  async run(): Promise<void> {
-    for (const fn of this.list.reverse()) {
-      try {
-        await fn();
-      } catch {
-        // Keep cleaning.
-      }
-    }
-    this.list.length = 0;
-  }
-}
-
-/** A temp folder removed by `cleanups`. */
-export async function tempDir(cleanups: Cleanups, prefix = 'bb-hard-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  cleanups.add(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+import type { Cleanups } from './cleanups.js';
+import { tempDir } from './tmp.js';
 
 /** A recording proxy whose HAR can be read back once. */
 export interface Recording {
@@ -53,7 +27,7 @@ export interface Recording {
 
 /** Starts startCapture in front of `target`, writing into a fresh temp folder. */
 export async function record(cleanups: Cleanups, target: string, opts: Partial<StartCaptureOptions> = {}): Promise<Recording> {
-  const dir = await tempDir(cleanups);
+  const { dir } = tempDir(cleanups);
   const cap = await startCapture({ target, out: join(dir, 'cap.har'), bbHome: join(dir, 'home'), label: 'hard', ...opts });
   cleanups.add(() => cap.close(0));
   return {

@@ -1,9 +1,10 @@
 // `bb frames` against HARs shaped like Chrome's, Playwright's, mitmproxy's and bb's own.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bb, entry, har, tempDir, wsEntry, type Msg } from './hars.js';
+import { bb, entry, har, wsEntry, type Msg } from './hars.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
@@ -35,17 +36,15 @@ const bbHar = har([
 ], { _bb: { format: 1, label: 'new', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: '2024-05-01T10:00:00.000Z', endedDateTime: '2024-05-01T10:00:01.000Z', complete: true, counts: { entries: 2, webSocketMessages: 4 } } });
 
 describe('bb frames', () => {
-  let files: Awaited<ReturnType<typeof tempDir>>;
+  const files = tempDir();
   const path: Record<string, string> = {};
   before(async () => {
-    files = await tempDir();
     path.chrome = await files.write('chrome.har', chrome);
     path.playwright = await files.write('playwright.har', playwright);
     path.bb = await files.write('bb.har', bbHar);
     path.broken = await files.write('broken.har', '{"log": {"entries": [');
     path.long = await files.write('long.har', har([wsEntry('ws://x.test/', '2024-05-01T10:00:00.000Z', [{ type: 'send', time: t0, opcode: 1, data: 'y'.repeat(5000) }])]));
   });
-  after(() => files.remove());
 
   it('lists a Chrome export in time order, then position, with time since the connection opened', async () => {
     const run = await bb(['frames', path.chrome!]);

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import type { Har } from '../../capture/har.js';
 import { readCapture } from '../../capture/reader.js';
 import { filterConnectionsByPage, framesDiagram, framesHtml, wsConnections } from '../../inspect/index.js';
-import { bb, entry, har, tempDir, wsEntry, type Msg } from './hars.js';
+import { bb, entry, har, wsEntry, type Msg } from './hars.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
@@ -110,8 +111,7 @@ describe('framesDiagram', () => {
   });
 
   it('reads Playwright milliseconds and mitmproxy exports', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const pw = await readCapture(await files.write('pw.har', har([wsEntry('ws://127.0.0.1:5000/pw', '2024-05-01T10:00:00.000Z', chromeMessagesA.map((m) => ({ ...m, time: m.time * 1000 })))])));
     const d = framesDiagram(pw);
     assert.deepEqual(d.rows.map((r) => r.time), chromeMessagesA.map((m) => m.time));
@@ -148,8 +148,7 @@ describe('framesHtml', () => {
   });
 
   it('writes the page to stdout with --html -, and refuses --html with --json', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const path = await files.write('bb.har', bbHar);
     const run = await bb(['frames', path, '--html', '-', '--page', 'chat']);
     assert.equal(run.code, 0, run.stderr);
@@ -164,8 +163,7 @@ describe('framesHtml', () => {
   });
 
   it('--page filters the text view too', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const path = await files.write('bb.har', bbHar);
     const json = JSON.parse((await bb(['frames', path, '--json', '--page', 'sign in'])).stdout) as { connections: Array<{ messages: Msg[] }> };
     assert.deepEqual(json.connections.map((c) => c.messages.map((m) => m.data)), [['first']]);

@@ -7,7 +7,8 @@ import { appendFileSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { har, tempDir, wsEntry } from './hars.js';
+import { har, wsEntry } from './hars.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const BIN = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
 const ts = Date.parse('2024-05-01T10:00:00.000Z');
@@ -51,15 +52,12 @@ function lines(child: ChildProcess): { all: string[]; until(n: number): Promise<
 
 describe('bb frames --follow', () => {
   const children: ChildProcess[] = [];
-  const dirs: Array<() => Promise<void>> = [];
   after(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    for (const d of dirs) await d();
   });
 
   it('prints what is journaled, then each message as it arrives, one JSON object per line', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
+    const tmp = tempDir();
     const out = join(tmp.dir, 'live.har');
     const j = new FakeJournal(out);
     j.record({ r: 'bb-journal', v: 1, label: 'new', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: new Date(ts).toISOString(), bodyCap: 1024, redact: false, creator: { name: 'bb', version: '0' } });
@@ -100,8 +98,7 @@ describe('bb frames --follow', () => {
   });
 
   it('prints text lines with filters, HTTP entries with --timeline, and stops on SIGINT', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
+    const tmp = tempDir();
     const out = join(tmp.dir, 'live.har');
     const j = new FakeJournal(out);
     j.record({ r: 'bb-journal', v: 1, label: 'x', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: new Date(ts).toISOString(), bodyCap: 1024, redact: false, creator: { name: 'bb', version: '0' } });
@@ -126,8 +123,7 @@ describe('bb frames --follow', () => {
   });
 
   it('prints the finished HAR when the capture has already stopped, and refuses a path with neither', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
+    const tmp = tempDir();
     const none = spawn(process.execPath, [BIN, 'frames', join(tmp.dir, 'nothing.har'), '--follow']);
     children.push(none);
     let stderr = '';

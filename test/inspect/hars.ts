@@ -1,9 +1,6 @@
 // Hand-made HARs for the inspect tests, in the shapes other producers write,
 // and a runner for the bb CLI.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
@@ -42,20 +39,6 @@ export function wsEntry(url: string, startedDateTime: string, messages: Msg[], e
 /** A HAR document. */
 export function har(entries: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): unknown {
   return { log: { version: '1.2', creator: { name: 'test', version: '1' }, pages: [], entries, ...extra } };
-}
-
-/** A temp folder for HAR files, removed by the returned cleanup. */
-export async function tempDir(): Promise<{ dir: string; write(name: string, doc: unknown): Promise<string>; remove(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'bb-inspect-'));
-  return {
-    dir,
-    async write(name, doc) {
-      const path = join(dir, name);
-      await writeFile(path, typeof doc === 'string' ? doc : JSON.stringify(doc));
-      return path;
-    },
-    remove: () => rm(dir, { recursive: true, force: true }),
-  };
 }
 
 /** What a CLI run gave. */

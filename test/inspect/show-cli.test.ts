@@ -1,9 +1,10 @@
 // `bb show` against hand-made HARs and mitmproxy's WebSocket export.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bb, entry, har, tempDir, wsEntry } from './hars.js';
+import { bb, entry, har, wsEntry } from './hars.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 
@@ -27,13 +28,11 @@ const capture = har(
 );
 
 describe('bb show', () => {
-  let files: Awaited<ReturnType<typeof tempDir>>;
+  const files = tempDir();
   let file = '';
   before(async () => {
-    files = await tempDir();
     file = await files.write('capture.har', capture);
   });
-  after(() => files.remove());
 
   it('prints one line per entry in seq order: #seq, time, method, status, sizes, duration, page, ws count, url', async () => {
     const run = await bb(['show', file]);

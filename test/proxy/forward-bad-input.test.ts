@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { rawClient } from '../helpers/raw.js';
 import { garbageBytes } from '../helpers/scripted-upstream.js';
-import { Cleanups, alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 
 describe('bad input to the forward proxy', () => {
   const cleanups = new Cleanups();

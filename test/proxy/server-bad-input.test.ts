@@ -4,7 +4,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawClient } from '../helpers/raw.js';
-import { Cleanups, alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 
 /** A request Node's parser refuses, and the status bb must answer with. */

@@ -1,24 +1,16 @@
 // `bb ca` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers/tmp.js';
 
 const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
-let dir: string;
-let home: string;
-
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'bb-ca-cli-'));
-  home = join(dir, 'home');
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDir().dir;
+let home = join(dir, 'home');
 
 function bb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

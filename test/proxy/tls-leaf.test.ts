@@ -1,13 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import forge from 'node-forge';
 import { createLeafFactory, loadOrCreateCa, normalizeHost, type Ca, type LeafFactory } from '../../proxy/tls/index.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 let home: string;
@@ -19,7 +18,7 @@ let port: number;
 let fallbackHost = '127.0.0.1';
 
 before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'bb-leaf-'));
+  home = tempDir().dir;
   ca = await loadOrCreateCa(home);
   leaves = createLeafFactory(ca);
   server = tls.createServer({
@@ -32,7 +31,6 @@ before(async () => {
 });
 after(async () => {
   await new Promise((done) => server.close(done));
-  await rm(home, { recursive: true, force: true });
 });
 
 /** Connects with bb's CA as the only trust anchor; resolves with the peer certificate and what the server said. */

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { rawClient } from '../helpers/raw.js';
 import { scriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { OP, afterHead, deflatePayload, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/raw-client-ws.js';
-import { Cleanups, alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har } from '../../capture/har.js';
 
 /** One invalid frame, built for a direction (masked from the client, unmasked from the server). */

@@ -1,12 +1,12 @@
 import { describe, it, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, readFile, writeFile, copyFile, realpath } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile, copyFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootServer, type BootedServer } from '../../scenario/boot.js';
 import { prepareWorktree } from '../../scenario/worktree.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
 
@@ -23,7 +23,7 @@ describe('git-ref servers', () => {
     }).trim();
 
   before(async () => {
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'bb-git-test-')));
+    dir = await realpath(tempDir().dir);
     repo = join(dir, 'repo');
     bbHome = join(dir, 'bbhome');
     runDir = join(dir, 'run');
@@ -39,7 +39,6 @@ describe('git-ref servers', () => {
   });
   after(async () => {
     await Promise.all(started.map((s) => s.stop()));
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('boots the server from a worktree of the commit, under bb home cache', async () => {

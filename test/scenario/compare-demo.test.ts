@@ -1,21 +1,14 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { demoConfigWith, runBb } from './compare-helpers.js';
+import { tempDir } from '../helpers/tmp.js';
 
 describe('bb compare on the bundled demo', () => {
-  let dir: string;
-  let env: NodeJS.ProcessEnv;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-compare-demo-'));
-    env = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir().dir;
+  const env: NodeJS.ProcessEnv = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
 
   it('old vs new: exit 0, MATCH with the one registered KNOWN-DIFF, captures and reports written', async () => {
     const out = join(dir, 'demo');

@@ -1,10 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { demoConfigWith, paths, runBb } from './compare-helpers.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** True when pid names a live (non-zombie) process. */
 function pidAlive(pid: number): boolean {
@@ -18,8 +18,8 @@ function pidAlive(pid: number): boolean {
 }
 
 describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
-  let dir: string;
-  let env: NodeJS.ProcessEnv;
+  const dir = tempDir().dir;
+  const env: NodeJS.ProcessEnv = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
   const fixtureServer = (mode: string, extra: Record<string, unknown> = {}) => ({ command: 'node', args: [paths.fixtureServer, mode], ...extra });
   const config = async (name: string, doc: Record<string, unknown>) => {
     const file = join(dir, name);
@@ -31,14 +31,6 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
     await writeFile(file, `export default async (t) => {\n${body}\n};\n`);
     return file;
   };
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-compare-fail-'));
-    env = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('a server that dies mid-scenario: exit 2 naming the server, the step and its log', async () => {
     const cfg = await demoConfigWith(dir, 'crash.json', { newArgs: ['--crash-on-export'] });
