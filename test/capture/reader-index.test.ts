@@ -5,7 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { indexCapture, readCapture, CaptureReadError } from '../../capture/reader.js';
-import { capture } from '../diff/har-builder.js';
+import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));

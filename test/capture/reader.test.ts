@@ -5,21 +5,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readCapture, streamCapture, CaptureReadError } from '../../capture/reader.js';
+import { entry, har } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
-function minimalEntry(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    startedDateTime: '2024-01-01T00:00:00.000Z',
-    time: 1,
-    request: { method: 'GET', url: 'http://127.0.0.1:1/x', httpVersion: 'HTTP/1.1', headers: [], queryString: [], cookies: [], headersSize: -1, bodySize: 0 },
-    response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [], cookies: [], content: { size: 0, mimeType: 'text/plain' }, redirectURL: '', headersSize: -1, bodySize: 0 },
-    cache: {},
-    timings: { send: 0, wait: 0, receive: 0 },
-    ...extra,
-  };
-}
+/** The smallest entry readers take, in another producer's shape (overrides on top). */
+const minimalEntry = (extra: Record<string, unknown> = {}) => entry('http://127.0.0.1:1/x', '2024-01-01T00:00:00.000Z', extra);
 
 describe('readCapture on other producers’ exports', () => {
   it('reads every fixture but broken.har, and refuses broken.har with one line', async (t) => {
@@ -80,7 +72,7 @@ describe('readCapture on hand-made files', () => {
   it('names the JSON path of a value of the wrong type', async () => {
     const entries = [minimalEntry(), minimalEntry(), minimalEntry(), minimalEntry()];
     (entries[3]!.response as Record<string, unknown>).status = '200';
-    const err = await refusal(await write('wrong.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries } }));
+    const err = await refusal(await write('wrong.har', har(entries)));
     assert.equal(err.code, 'BB_CAPTURE_INVALID');
     assert.match(err.message, /log\.entries\[3\]\.response\.status must be a number/);
   });
@@ -139,7 +131,7 @@ describe('readCapture on hand-made files', () => {
   });
 
   it('refuses a capture with no entries, even when incomplete is allowed', async () => {
-    const path = await write('empty.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [] } });
+    const path = await write('empty.har', har([]));
     const err = await refusal(path, { allowIncomplete: true });
     assert.equal(err.code, 'BB_CAPTURE_EMPTY');
   });
@@ -159,7 +151,7 @@ describe('readCapture on hand-made files', () => {
   });
 
   it('streams the same entries with the header apart', async () => {
-    const path = await write('two.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [minimalEntry(), minimalEntry()], pages: [{ id: 'p', title: 'T', startedDateTime: '', pageTimings: {} }] } });
+    const path = await write('two.har', har([minimalEntry(), minimalEntry()], { pages: [{ id: 'p', title: 'T', startedDateTime: '', pageTimings: {} }] }));
     const s = await streamCapture(path);
     assert.equal(s.entryCount, 2);
     assert.equal(s.header.pages![0]!.title, 'T');

@@ -5,19 +5,20 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBb } from '../helpers/cli.js';
+import { har } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('configs that are not JSON', () => {
   it('bb diff --config, bb known add --config / --from and bb compare --config answer one line, exit 2', async (t) => {
-    const dir = tempDir(t).dir;
+    const tmp = tempDir(t);
+    const dir = tmp.dir;
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{\n  "known": [\n}\n');
     const report = join(dir, 'report.json');
     await writeFile(report, JSON.stringify({ differences: [{ id: 'abc', kind: 'changed', entry: '/GET /x#1', path: 'response.status' }] }));
-    const har = join(dir, 'x.har');
-    await writeFile(har, JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: [] } }));
+    const empty = await tmp.write('x.har', har([]));
     const runs = [
-      ['diff', har, har, '--config', bad],
+      ['diff', empty, empty, '--config', bad],
       ['known', 'add', 'abc', '--from', report, '--reason', 'r', '--config', bad],
       ['known', 'add', 'abc', '--from', bad, '--reason', 'r', '--config', join(dir, 'new.json')],
       ['compare', '--config', bad, '--out', join(dir, 'run')],

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { entry, har } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const checkout = fileURLToPath(new URL('../../', import.meta.url));
@@ -41,12 +42,7 @@ for (const [way, argsFor] of ways) {
     assert.equal(v.code, 0, v.stderr);
     assert.equal(v.stdout.trim(), version);
     // A relative path is read from the folder bb runs in.
-    const entry = {
-      startedDateTime: '2024-05-01T10:00:00.000Z', time: 1, cache: {}, timings: { send: 0, wait: 1, receive: 0 },
-      request: { method: 'GET', url: 'http://h.test/here', httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
-      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: 'text/plain' }, redirectURL: '', headersSize: -1, bodySize: 0 },
-    };
-    writeFileSync(join(elsewhere, 'x.har'), JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: [entry] } }));
+    writeFileSync(join(elsewhere, 'x.har'), JSON.stringify(har([entry('http://h.test/here', '2024-05-01T10:00:00.000Z')])));
     const show = await run('bb', ['show', 'x.har'], { cwd: elsewhere, env: { ...path, NO_COLOR: '1' } });
     assert.equal(show.code, 0, show.stderr);
     assert.match(show.stdout, /^#0 .*GET .*http:\/\/h\.test\/here$/m);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { globMatcher, globToRegExp } from '../../core/index.js';
 import { hostMatcher } from '../../proxy/index.js';
 import { diffCaptures, validateDiffConfig } from '../../diff/index.js';
-import { capture } from '../diff/har-builder.js';
+import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('globToRegExp', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
 import { CaptureReadError } from '../../capture/reader.js';
-import { capture, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
 import { makeZip } from './zip-builder.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { capture, uuid } from './har-builder.js';
+import { capture, har, uuid } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
@@ -80,7 +80,7 @@ describe('bb diff on the command line', () => {
   });
 
   it('exits 2 with one line for a missing file, an empty capture, an incomplete one and a bad config', async () => {
-    const empty = await t.write('empty.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [] } });
+    const empty = await t.write('empty.har', har([]));
     const incomplete = await t.write('incomplete.har', capture([{ url: 'http://127.0.0.1:1/x', body: 'x' }], { complete: false }));
     const badConfig = await t.write('bad.config.json', { normalize: { patterns: [{ regex: '(' }] } });
     const cases: Array<[string[], RegExp]> = [

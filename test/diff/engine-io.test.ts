@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../diff/normalize/engine-io.js';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
-import { capture, type ExchangeSpec, diffBounded as bounded } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
+import { diffBounded as bounded } from './diff-bounded.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { noiseRules } from '../../diff/triage-rules.js';
-import { capture, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PATHS: Array<[string, DiffOptions]> = [

@@ -12,7 +12,7 @@ import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '.
 import { compileRules } from '../../diff/normalize/rules.js';
 import { OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
-import { capture, type ExchangeSpec } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));

@@ -4,7 +4,7 @@ import { compileRules, normalizeValue, BUILTIN_RULE_NAMES } from '../../diff/nor
 import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { parseSseText } from '../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
-import { capture, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** Normalizes a value on one side and renders its ordinals as one entry would be. */

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
 import type { Har, HarEntry } from '../../capture/har.js';
-import { capture, diffBounded as bounded } from './har-builder.js';
+import { capture } from '../helpers/har.js';
+import { diffBounded as bounded } from './diff-bounded.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));

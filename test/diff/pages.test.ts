@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures } from '../../diff/index.js';
-import { capture } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const tmp = tempDir();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { alignSequences } from '../../diff/align.js';
 import { pairSequences } from '../../diff/pair.js';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { capture, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));

@@ -9,7 +9,7 @@ import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffR
 import { findingLine } from '../../diff/report/text.js';
 import { elide, esc, tok } from '../../diff/report/html-pair.js';
 import { scriptJson } from '../../diff/report/html.js';
-import { capture } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';

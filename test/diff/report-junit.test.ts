@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { diffCaptures, renderJunit, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { findingLine } from '../../diff/report/text.js';
 import { xmlEscape } from '../../diff/report/junit.js';
-import { capture } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { startBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

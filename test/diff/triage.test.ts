@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
-import { capture, type ExchangeSpec } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
-import { capture, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { lineUpMessages } from '../../diff/compare.js';
 import { wsColumnsHtml, type PairView } from '../../diff/report/html-pair.js';
 import { tempDir } from '../helpers/tmp.js';

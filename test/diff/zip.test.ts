@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readZip, decodeZipName, isZipBody, DEFAULT_ZIP_LIMITS } from '../../diff/normalize/zip.js';
 import { diffCaptures } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { makeZip, type ZipSpec } from './zip-builder.js';
 import { tempDir } from '../helpers/tmp.js';
 

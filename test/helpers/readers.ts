@@ -7,7 +7,7 @@ import { diffCaptures } from '../../diff/index.js';
 import { readCapture } from '../../capture/reader.js';
 import { entryRows, filterRows, framesText, showText, timeline, timelineText, wsConnections, type Style } from '../../inspect/index.js';
 import { BB_BIN } from './cli.js';
-import { capture } from '../diff/har-builder.js';
+import { capture } from './har.js';
 import type { Har } from '../../capture/har.js';
 
 /** How one reader ended. */

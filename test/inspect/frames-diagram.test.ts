@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import type { Har } from '../../capture/har.js';
 import { readCapture } from '../../capture/reader.js';
 import { filterConnectionsByPage, framesDiagram, framesHtml, wsConnections } from '../../inspect/index.js';
-import { bb, entry, har, wsEntry, type Msg } from './hars.js';
+import { bb } from './hars.js';
+import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));

@@ -7,7 +7,7 @@ import { appendFileSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { har, wsEntry } from './hars.js';
+import { har, wsEntry } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const BIN = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));

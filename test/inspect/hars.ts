@@ -1,45 +1,8 @@
-// Hand-made HARs for the inspect tests, in the shapes other producers write,
-// and a runner for the bb CLI.
+// A runner for the bb CLI, for the inspect tests.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
-
-/** One message as a producer writes it. */
-export interface Msg {
-  type: 'send' | 'receive' | 'error';
-  time: number;
-  opcode: number;
-  data: string;
-  _bb?: Record<string, unknown>;
-}
-
-/** A HAR entry with what readers require, plus overrides. */
-export function entry(url: string, startedDateTime: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const { status = 200, method = 'GET', ...rest } = extra as { status?: number; method?: string };
-  return {
-    startedDateTime,
-    time: 12,
-    request: { method, url, httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
-    response: {
-      status, statusText: '', httpVersion: 'HTTP/1.1', cookies: [], headers: [],
-      content: { size: 42, mimeType: 'application/json' }, redirectURL: '', headersSize: -1, bodySize: 40,
-    },
-    cache: {},
-    timings: { send: 1, wait: 10, receive: 1 },
-    ...rest,
-  };
-}
-
-/** A WebSocket entry (Chrome's marker, a 101, messages). */
-export function wsEntry(url: string, startedDateTime: string, messages: Msg[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return entry(url, startedDateTime, { status: 101, _resourceType: 'websocket', _webSocketMessages: messages, ...extra });
-}
-
-/** A HAR document. */
-export function har(entries: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): unknown {
-  return { log: { version: '1.2', creator: { name: 'test', version: '1' }, pages: [], entries, ...extra } };
-}
 
 /** What a CLI run gave. */
 export interface Run {

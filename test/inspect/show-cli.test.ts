@@ -3,7 +3,8 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bb, entry, har, wsEntry } from './hars.js';
+import { bb } from './hars.js';
+import { entry, har, wsEntry } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));

@@ -1,7 +1,8 @@
-// Builds HAR files in bb's capture shape (DESIGN.md "The capture file") for
-// the diff tests.
+// Hand-made HARs for tests, in two shapes: bb's own capture (DESIGN.md "The
+// capture file"), built from what a test says about each exchange, and the
+// plainer shapes other producers write (Chrome, Playwright, mitmproxy), built
+// entry by entry with overrides.
 import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/har.js';
-import { diffCaptures, type DiffOptions, type DiffResult } from '../../diff/index.js';
 
 /** What a test says about one exchange. */
 export interface ExchangeSpec {
@@ -23,7 +24,7 @@ export interface ExchangeSpec {
 let clock = Date.parse('2026-01-01T00:00:00Z');
 
 /** One bb-shaped entry. */
-export function entry(spec: ExchangeSpec, seq: number): HarEntry {
+export function bbEntry(spec: ExchangeSpec, seq: number): HarEntry {
   clock += 1000;
   const started = new Date(clock).toISOString();
   const text = spec.body === undefined ? '' : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body);
@@ -80,7 +81,7 @@ export function entry(spec: ExchangeSpec, seq: number): HarEntry {
 /** A bb-shaped capture from exchange specs; pages named by the specs' `page`. */
 export function capture(specs: ExchangeSpec[], opts: { serverHome?: string; complete?: boolean; creator?: string } = {}): Har {
   const pages = [...new Set(specs.map((s) => s.page).filter((p): p is string => !!p))];
-  const entries = specs.map((s, i) => entry(s, i + 1));
+  const entries = specs.map((s, i) => bbEntry(s, i + 1));
   return {
     log: {
       version: '1.2',
@@ -107,12 +108,38 @@ export function uuid(): string {
   return crypto.randomUUID();
 }
 
-/** bb diff on the bounded path (the one for files over 64 MiB), forced; its sides in this thread (BB_DIFF_WORKERS=0) to keep tests quick. */
-export async function diffBounded(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
-  process.env.BB_DIFF_WORKERS = '0';
-  try {
-    return await diffCaptures(oldPath, newPath, { ...options, boundedThreshold: 0 });
-  } finally {
-    delete process.env.BB_DIFF_WORKERS;
-  }
+/** One message as a producer writes it. */
+export interface Msg {
+  type: 'send' | 'receive' | 'error';
+  time: number;
+  opcode: number;
+  data: string;
+  _bb?: Record<string, unknown>;
+}
+
+/** A HAR entry in another producer's shape, with what readers require, plus overrides (`status` and `method` go where they belong). */
+export function entry(url: string, startedDateTime: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const { status = 200, method = 'GET', ...rest } = extra as { status?: number; method?: string };
+  return {
+    startedDateTime,
+    time: 12,
+    request: { method, url, httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
+    response: {
+      status, statusText: '', httpVersion: 'HTTP/1.1', cookies: [], headers: [],
+      content: { size: 42, mimeType: 'application/json' }, redirectURL: '', headersSize: -1, bodySize: 40,
+    },
+    cache: {},
+    timings: { send: 1, wait: 10, receive: 1 },
+    ...rest,
+  };
+}
+
+/** A WebSocket entry (Chrome's marker, a 101, messages). */
+export function wsEntry(url: string, startedDateTime: string, messages: Msg[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return entry(url, startedDateTime, { status: 101, _resourceType: 'websocket', _webSocketMessages: messages, ...extra });
+}
+
+/** A HAR document around entries (of either shape). */
+export function har(entries: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): unknown {
+  return { log: { version: '1.2', creator: { name: 'test', version: '1' }, pages: [], entries, ...extra } };
 }
