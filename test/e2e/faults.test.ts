@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawClient } from '../helpers/raw.js';
 import { httpResponse, scriptedUpstream, type ScriptedUpstream, type Step } from '../helpers/scripted-upstream.js';
-import { afterHead, parseFrames, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/raw-client-ws.js';
+import { afterHead, parseFrames, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { get, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har, HarEntry } from '../../capture/har.js';

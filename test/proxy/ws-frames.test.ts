@@ -1,7 +1,7 @@
 // FrameParser (proxy/ws-frames.ts) fed literal frame bytes, whole and a byte at a time.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { frame, MASK } from './ws-tap-harness.js';
+import { MASK, wsFrame } from '../helpers/ws-frames.js';
 import { FrameError, FrameParser, type FrameParserOptions, type ParsedUnit } from '../../proxy/ws-frames.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
@@ -16,10 +16,10 @@ describe('FrameParser', () => {
 
   it('reports units one byte at a time, with 16- and 64-bit lengths', () => {
     const bytes = Buffer.concat([
-      frame({ opcode: 1, payload: 'a'.repeat(300) }),
-      frame({ opcode: 2, payload: Buffer.alloc(70000, 7), fin: false }),
-      frame({ opcode: 9 }),
-      frame({ opcode: 0, payload: '' }),
+      wsFrame({ opcode: 1, payload: 'a'.repeat(300) }),
+      wsFrame({ opcode: 2, payload: Buffer.alloc(70000, 7), fin: false }),
+      wsFrame({ opcode: 9 }),
+      wsFrame({ opcode: 0, payload: '' }),
     ]);
     const ping = { opcode: 9, time: 300 + 4 + 70000 + 10, frames: 1, compressed: false, data: '' };
     const expected = [
@@ -33,7 +33,7 @@ describe('FrameParser', () => {
   });
 
   it('unmasks into a copy and leaves the chunk as it was, whole or split (RFC 6455 section 5.3)', () => {
-    const bytes = Buffer.concat([hex('818537fa213d7f9f4d5158'), frame({ opcode: 2, payload: Buffer.alloc(1000, 3), mask: MASK })]);
+    const bytes = Buffer.concat([hex('818537fa213d7f9f4d5158'), wsFrame({ opcode: 2, payload: Buffer.alloc(1000, 3), mask: MASK })]);
     const before = Buffer.from(bytes);
     for (const step of [1, 7, bytes.length]) {
       assert.deepEqual(parse(bytes, { masked: true }, step).map((u) => u.data), ['48656c6c6f', Buffer.alloc(1000, 3).toString('hex')]);
@@ -43,8 +43,8 @@ describe('FrameParser', () => {
 
   it('assembles a compressed fragmented message without inflating it, and stops after a close', () => {
     const bytes = Buffer.concat([
-      frame({ opcode: 1, rsv1: true, fin: false, payload: 'ab' }),
-      frame({ opcode: 0, payload: 'cd' }),
+      wsFrame({ opcode: 1, rsv1: true, fin: false, payload: 'ab' }),
+      wsFrame({ opcode: 0, payload: 'cd' }),
       hex('880203e8'),
       hex('810548656c6c6f'),
     ]);
@@ -55,8 +55,8 @@ describe('FrameParser', () => {
   });
 
   const refusals = [
-    { bytes: frame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK' },
-    { bytes: frame({ opcode: 1, payload: 'x' }), opts: { masked: true }, code: 'WS_ERR_EXPECTED_MASK' },
+    { bytes: wsFrame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK' },
+    { bytes: wsFrame({ opcode: 1, payload: 'x' }), opts: { masked: true }, code: 'WS_ERR_EXPECTED_MASK' },
     { bytes: hex('8300'), code: 'WS_ERR_INVALID_OPCODE' },
     { bytes: hex('8b00'), code: 'WS_ERR_INVALID_OPCODE' },
     { bytes: hex('8000'), code: 'WS_ERR_INVALID_OPCODE' },

@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawClient } from '../helpers/raw.js';
 import { scriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { OP, afterHead, deflatePayload, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/raw-client-ws.js';
+import { OP, afterHead, deflatePayload, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har } from '../../capture/har.js';

@@ -1,7 +1,8 @@
-// WebSocket bytes for raw-socket tests (RFC 6455 §5): frame builders for
-// valid and invalid frames (masked or not, fragmented, reserved opcodes, RSV
-// bits, lying lengths, bad deflate data), the upgrade handshake, and a small
-// frame parser to read what a peer received.
+// WebSocket bytes for raw-socket tests (RFC 6455 §5): the one frame builder,
+// for valid and invalid frames (masked or not, fragmented, reserved opcodes,
+// RSV bits, lying lengths, bad deflate data), permessage-deflate payloads
+// (one message alone, or a sender's stream keeping its context), the upgrade
+// handshake, and a small frame parser to read what a peer received.
 import { createHash, randomBytes } from 'node:crypto';
 import zlib from 'node:zlib';
 
@@ -81,10 +82,38 @@ export function wsClose(code: number, reason = '', mask = false): Buffer {
   return wsFrame({ opcode: OP.close, payload, mask });
 }
 
+/** A fixed mask key for client frames, so a test's bytes are the same on every run. */
+export const MASK = Buffer.from('37fa213d', 'hex');
+
 /** permessage-deflate's payload for a message (RFC 7692 §7.2.1: the trailing 00 00 ff ff removed). */
 export function deflatePayload(data: string | Buffer): Buffer {
   const out = zlib.deflateRawSync(Buffer.isBuffer(data) ? data : Buffer.from(data), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
   return out.subarray(0, out.length - 4);
+}
+
+/** A permessage-deflate compressor for one sender, with its own window and context choice. */
+export class Compressor {
+  private readonly deflate: zlib.DeflateRaw;
+  private out: Buffer[] = [];
+  constructor(
+    windowBits: number,
+    private readonly noContextTakeover: boolean,
+  ) {
+    this.deflate = zlib.createDeflateRaw({ windowBits });
+    this.deflate.on('data', (c: Buffer) => this.out.push(c));
+  }
+  /** Compresses one whole message (RFC 7692 section 7.2.1: sync flush, trailer removed). */
+  async message(data: Buffer | string): Promise<Buffer> {
+    this.deflate.write(Buffer.from(data));
+    await new Promise<void>((resolve) => this.deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => resolve()));
+    const all = Buffer.concat(this.out);
+    this.out = [];
+    if (this.noContextTakeover) this.deflate.reset();
+    return all.subarray(0, all.length - 4);
+  }
+  close(): void {
+    this.deflate.close();
+  }
 }
 
 /** A fresh Sec-WebSocket-Key. */
