@@ -12,7 +12,8 @@ import { openCapture, recoverCapture } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
-import { baseCapture, bb, cliProblem, pool, readersInProcess } from '../helpers/readers.js';
+import { baseCapture, cliProblem, pool, readersInProcess } from '../helpers/readers.js';
+import { runBb } from '../helpers/cli.js';
 import { loadDiffConfig } from '../../diff/index.js';
 
 /** Every path in a JSON value, with the value there. */
@@ -104,7 +105,7 @@ describe('bad input to the readers', () => {
       const path = files[name];
       assert.ok(path, `no file ${name}`);
       const cmd = cmds[i % 3]!;
-      const r = await bb(cmd === 'diff' ? ['diff', basePath, path] : [cmd, path]);
+      const r = await runBb(cmd === 'diff' ? ['diff', basePath, path] : [cmd, path]);
       const p = cliProblem(r, true) ?? (r.stderr.includes(path) ? undefined : `the line does not name ${path}: ${r.stderr}`);
       return p && `${cmd} ${name}: ${p}`;
     })).filter(Boolean);
@@ -112,10 +113,10 @@ describe('bad input to the readers', () => {
   });
 
   it('names the JSON path of an invalid base64 body', async () => {
-    const r = await bb(['show', files['invalid-base64-body.har']!]);
+    const r = await runBb(['show', files['invalid-base64-body.har']!]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /log\.entries\[1\]\.response\.content\.text must be base64/);
-    const q = await bb(['diff', basePath, files['invalid-base64-request.har']!]);
+    const q = await runBb(['diff', basePath, files['invalid-base64-request.har']!]);
     assert.equal(q.code, 2);
     assert.match(q.stderr, /log\.entries\[0\]\.request\.postData\.text must be base64/);
   });
@@ -151,7 +152,7 @@ describe('bad input to the readers', () => {
     const cli = (await pool(sample, 2, async ([at, value], k) => {
       const file = join(dir, `wrong-cli-${k}.har`);
       await writeFile(file, JSON.stringify(withValue(base, at, wrongType(value))));
-      const r = await bb(['diff', basePath, file]);
+      const r = await runBb(['diff', basePath, file]);
       const p = cliProblem(r, false) ?? (r.code === 2 && !r.stderr.includes(jsonPath(at)) && !/complete|empty/.test(r.stderr) ? `no path in ${r.stderr}` : undefined);
       return p && `${jsonPath(at)}: ${p}`;
     })).filter(Boolean);
@@ -182,12 +183,12 @@ describe('bad input to the readers', () => {
       }
     }
     assert.deepEqual(problems, []);
-    const r = await bb(['diff', basePath, basePath, '--config', join(dir, 'bad-regex.json')]);
+    const r = await runBb(['diff', basePath, basePath, '--config', join(dir, 'bad-regex.json')]);
     assert.equal(cliProblem(r, true), undefined);
     assert.match(r.stderr, /bad-regex\.json.*normalize\.patterns\[0\]\.regex/);
-    const grep = await bb(['frames', basePath, '--grep', '(']);
+    const grep = await runBb(['frames', basePath, '--grep', '(']);
     assert.equal(cliProblem(grep, true), undefined);
-    const missing = await bb(['diff', basePath, basePath, '--config', join(dir, 'nope.json')]);
+    const missing = await runBb(['diff', basePath, basePath, '--config', join(dir, 'nope.json')]);
     assert.equal(cliProblem(missing, true), undefined);
     assert.match(missing.stderr, /nope\.json/);
   });
@@ -228,7 +229,7 @@ describe('bad input to the readers', () => {
       let har: Har;
       if (k === 5) {
         // Through the CLI for a few cuts: exit 0, the path printed, the torn record counted.
-        const r = await bb(['recover', cout], { BB_HOME: join(jdir, 'home') });
+        const r = await runBb(['recover', cout], { BB_HOME: join(jdir, 'home') });
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stdout, /torn record/);
         cli++;
@@ -266,7 +267,7 @@ describe('bad input to the readers', () => {
       }
     }
     for (const name of ['nothing-here.har', 'foreign.har']) {
-      const r = await bb(['recover', join(rdir, name)], { BB_HOME: join(rdir, 'home') });
+      const r = await runBb(['recover', join(rdir, name)], { BB_HOME: join(rdir, 'home') });
       const p = cliProblem(r, true) ?? (r.stderr.includes(name) ? undefined : `does not name ${name}: ${r.stderr}`);
       if (p) problems.push(`cli ${name}: ${p}`);
     }

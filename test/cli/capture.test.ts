@@ -5,10 +5,9 @@ import { describe, it, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { BB_BIN, runBb, startBb } from '../helpers/cli.js';
+import { runBb, startBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir().dir;
@@ -146,8 +145,7 @@ async function captureRun(requests: number): Promise<{ code: number; stdout: str
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const dir = tempDir().dir;
   const out = join(dir, 'c.har');
-  const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') });
-  const killer = setTimeout(() => bb.child.kill('SIGKILL'), 20_000);
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
   try {
     const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
     for (let i = 0; i < requests; i++) assert.equal(await (await fetch(`${base}/x`)).text(), 'ok');
@@ -155,7 +153,6 @@ async function captureRun(requests: number): Promise<{ code: number; stdout: str
     const code = await bb.exited;
     return { code, stdout: bb.stdout(), stderr: bb.stderr().replaceAll(dir, '<DIR>').replace(base!, '<URL>') };
   } finally {
-    clearTimeout(killer);
     if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
     await new Promise((r) => server.close(r));
   }
@@ -182,25 +179,16 @@ describe('bb capture summary', () => {
     try {
       for (let i = 0; i < 5; i++) {
         const out = join(dir, `c${i}.har`);
-        const child = spawn(process.execPath, [BB_BIN, 'capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], {
-          env: { ...process.env, NO_COLOR: '1', BB_HOME: join(dir, 'home') },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
+        const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+        // On the data event itself, not a poll: the helper's own listener has already added the chunk to stdout().
         let sent = false;
-        child.stdout!.on('data', (c: Buffer) => {
-          stdout += c;
-          if (!sent && / -> /.test(stdout)) {
+        bb.child.stdout!.on('data', () => {
+          if (!sent && / -> /.test(bb.stdout())) {
             sent = true;
-            child.kill('SIGINT');
+            bb.child.kill('SIGINT');
           }
         });
-        child.stderr!.on('data', (c: Buffer) => (stderr += c));
-        const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-        const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('close', (c, sg) => r([c, sg])));
-        clearTimeout(killer);
-        assert.deepEqual([code, signal], [0, null], `run ${i}: ${stderr}`);
+        assert.equal(await bb.exited, 0, `run ${i}: ${bb.stderr()}`);
         assert.ok(existsSync(out), `run ${i} wrote its capture`);
       }
     } finally {

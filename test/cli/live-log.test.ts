@@ -51,8 +51,7 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
   const up = await upstream();
   const dir = tempDir().dir;
   const out = join(dir, 'c.har');
-  const bb = startBb(['capture', '--target', `http://127.0.0.1:${up.port}`, '--out', out, ...extra], { BB_HOME: join(dir, 'home') });
-  const killer = setTimeout(() => bb.child.kill('SIGKILL'), 20_000);
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${up.port}`, '--out', out, ...extra], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
   try {
     const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
     const res = await fetch(`${base}/items?q=1&token=sekret-value&access_token=abc%20def`);
@@ -62,7 +61,6 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
     assert.equal(await bb.exited, 0, bb.stderr());
     return { stdout: bb.stdout(), har: JSON.parse(await readFile(out, 'utf8')) };
   } finally {
-    clearTimeout(killer);
     if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
     await up.close();
   }

@@ -4,17 +4,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startBb } from '../helpers/cli.js';
+import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** Runs bb to its end; a bb that starts anyway is stopped after 8 s (the test then fails on its output). */
-async function runBounded(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const p = startBb(args, env);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 8000);
-  const code = await p.exited;
-  clearTimeout(timer);
-  return { code, stdout: p.stdout(), stderr: p.stderr() };
-}
+const runBounded = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, env, { timeoutMs: 8000 });
 
 describe('bb flags given the wrong way', () => {
   const cases: Array<{ name: string; args: (dir: string) => string[]; says: RegExp }> = [

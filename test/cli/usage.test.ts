@@ -26,7 +26,7 @@ const cases: Array<[string, string[], RegExp]> = [
 for (const [what, args, says] of cases) {
   test(`${what}: one line in bb's words, exit 2, nothing written`, async (t) => {
     const dir = tempDir(t).dir;
-    const r = await runBb(args, { BB_HOME: join(dir, 'home') }, dir);
+    const r = await runBb(args, { BB_HOME: join(dir, 'home') }, { cwd: dir });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, says);
     assert.doesNotMatch(r.stderr, /Not enough non-option|Unknown argument/);

@@ -6,51 +6,28 @@
 // gets back every exchange the clients saw complete.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { BB_BIN } from '../helpers/cli.js';
+import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { CaptureError } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 import { get, record, waitUntil } from '../helpers/recording.js';
-import { bb } from '../helpers/readers.js';
 
 /** The body the upstream sends for /item/<id>: checkable by the client and in the HAR. */
 const bodyFor = (id: string, size: number): string => `${id}:`.padEnd(size, id.slice(-1) || 'x');
 
-/** A running `bb capture` child and its output. */
-interface Child {
-  child: ChildProcess;
-  url: string;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number>;
-}
-
-async function startCaptureChild(cleanups: Cleanups, args: string[], env: NodeJS.ProcessEnv, fileBlocks?: number): Promise<Child> {
-  const argv = [BB_BIN, 'capture', '--quiet', ...args];
+/** Starts `bb capture --quiet` as a child; `fileBlocks` limits the size of each file it writes. */
+async function startCaptureChild(args: string[], env: NodeJS.ProcessEnv, fileBlocks?: number): Promise<BbProcess & { url: string }> {
   // `ulimit -f` (512-byte blocks) makes writes past the limit fail with EFBIG, like a full disk.
-  const child = fileBlocks === undefined
-    ? spawn(process.execPath, argv, { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn('sh', ['-c', `ulimit -f ${fileBlocks} && exec "$0" "$@"`, process.execPath, ...argv], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (err += c));
-  const exited = new Promise<number>((r) => child.on('close', (code, signal) => r(code ?? (signal === 'SIGKILL' ? 137 : 143))));
-  cleanups.add(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await waitUntil(() => /-> http/.test(out) || child.exitCode !== null, 'bb capture to start', 30_000);
-  const m = /(http:\/\/127\.0\.0\.1:\d+) -> /.exec(out);
-  assert.ok(m, `bb capture did not start: ${out} ${err}`);
-  return { child, url: m[1]!, stdout: () => out, stderr: () => err, exited };
+  const bb = startBb(['capture', '--quiet', ...args], env, fileBlocks === undefined ? {} : { sh: `ulimit -f ${fileBlocks}` });
+  const [, url] = await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) -> /, 30_000);
+  return Object.assign(bb, { url: url! });
 }
 
 describe('recording failures and crashes of bb capture', () => {
@@ -86,7 +63,7 @@ describe('recording failures and crashes of bb capture', () => {
     const out = join(dir, 'cap.har');
     const env = { BB_HOME: join(dir, 'home') };
     // 384 KiB per file: the bodies file fills after ~24 of the 16 KiB bodies; the journal never does.
-    const bb1 = await startCaptureChild(cleanups, ['--target', target, '--out', out, '--upstream-timeout', '300'], env, 768);
+    const bb1 = await startCaptureChild(['--target', target, '--out', out, '--upstream-timeout', '300'], env, 768);
     const port = Number(new URL(bb1.url).port);
     const ids = Array.from({ length: 60 }, (_, i) => `full${i}`);
     for (const id of ids) {
@@ -109,7 +86,7 @@ describe('recording failures and crashes of bb capture', () => {
     assert.ok(existsSync(`${out}.journal`) || existsSync(out), 'the recording is kept somewhere');
     if (!existsSync(out)) {
       assert.match(bb1.stderr(), /bb recover/);
-      const rec = await bb(['recover', out], env);
+      const rec = await runBb(['recover', out], env);
       assert.equal(rec.code, 0, rec.stderr);
     }
     const har = JSON.parse(await readFile(out, 'utf8')) as Har;
@@ -144,7 +121,7 @@ describe('recording failures and crashes of bb capture', () => {
     const dir = tempDir(cleanups).dir;
     const out = join(dir, 'killed.har');
     const env = { BB_HOME: join(dir, 'home') };
-    const child = await startCaptureChild(cleanups, ['--target', target, '--out', out], env);
+    const child = await startCaptureChild(['--target', target, '--out', out], env);
     const port = Number(new URL(child.url).port);
     const completed = new Set<string>();
     let killed = false;
@@ -176,7 +153,7 @@ describe('recording failures and crashes of bb capture', () => {
     await Promise.all(loops);
     assert.equal(await child.exited, 137);
     const seen = new Set(completed);
-    const rec = await bb(['recover', out], env);
+    const rec = await runBb(['recover', out], env);
     assert.equal(rec.code, 0, rec.stderr);
     assert.match(rec.stdout, /recovered \d+ exchange/);
     const har = JSON.parse(await readFile(out, 'utf8')) as Har;

@@ -17,7 +17,8 @@ import { harProblems } from '../helpers/har-schema.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 import { echoServer, get, record } from '../helpers/recording.js';
-import { baseCapture, bb, cliProblem, pool, readersInProcess, type Outcome } from '../helpers/readers.js';
+import { baseCapture, cliProblem, pool, readersInProcess, type Outcome } from '../helpers/readers.js';
+import { runBb } from '../helpers/cli.js';
 import { Rand, mutateStructure, mutateText } from './mutate.js';
 import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
@@ -214,7 +215,7 @@ describe('fuzzing the readers with seeded mutations of real captures', () => {
       await writeFile(file, m.text);
       const inProcess = await readersInProcess(file, m.origin);
       const cmd = (['diff', 'show', 'frames'] as const)[i % 3]!;
-      const run = await bb(cmd === 'diff' ? ['diff', m.origin, file] : [cmd, file]);
+      const run = await runBb(cmd === 'diff' ? ['diff', m.origin, file] : [cmd, file]);
       const problem = cliProblem(run, false) ?? (run.code !== inProcess[cmd].code ? `exit ${run.code}, in process ${inProcess[cmd].code}` : undefined);
       return problem && `seed ${seed} ${cmd} (${m.what}): ${problem}`;
     })).filter(Boolean);

@@ -7,7 +7,6 @@
 // key and the CA key owner-only even under umask 000.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -15,14 +14,14 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/har.js';
-import { BB_BIN } from '../helpers/cli.js';
+import { runBb, startBb } from '../helpers/cli.js';
 import { startAdmin } from '../../cli/admin.js';
 import { isLoopbackHost as isLoopback } from '../../core/index.js';
 import { startForwardProxy } from '../../proxy/forward.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
-import { record, waitUntil } from '../helpers/recording.js';
-import { bb, cliProblem } from '../helpers/readers.js';
+import { record } from '../helpers/recording.js';
+import { cliProblem } from '../helpers/readers.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
 const S = {
@@ -176,10 +175,10 @@ describe('security', () => {
     await assert.rejects(startForwardProxy({ listen: { host: '0.0.0.0', port: 0 } }), /--allow-remote/);
     // Through the CLI: exit 2 and one line, nothing started.
     const home = tempDir(cleanups).bbHome;
-    const fwd = await bb(['capture', '--mode', 'forward', '--listen', '0.0.0.0:0', '--out', join(home, 'f.har')], { BB_HOME: home });
+    const fwd = await runBb(['capture', '--mode', 'forward', '--listen', '0.0.0.0:0', '--out', join(home, 'f.har')], { BB_HOME: home });
     assert.equal(cliProblem(fwd, true), undefined);
     assert.match(fwd.stderr, /--allow-remote/);
-    const adm = await bb(['capture', '--target', target, '--admin', '0.0.0.0:0', '--out', join(home, 'a.har')], { BB_HOME: home });
+    const adm = await runBb(['capture', '--target', target, '--admin', '0.0.0.0:0', '--out', join(home, 'a.har')], { BB_HOME: home });
     assert.equal(cliProblem(adm, true), undefined);
     assert.match(adm.stderr, /loopback/);
   });
@@ -188,14 +187,11 @@ describe('security', () => {
     const dir = tempDir(cleanups).dir;
     const home = join(dir, 'home');
     const out = join(dir, 'cap.har');
-    const env = { ...process.env, NO_COLOR: '1', BB_HOME: home };
-    const child = spawn('sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, BB_BIN, 'capture', '--target', target, '--out', out, '--admin', '127.0.0.1:0', '--quiet'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    cleanups.add(() => child.exitCode === null && child.kill('SIGKILL'));
-    await waitUntil(() => /admin: http/.test(stdout) || child.exitCode !== null, 'bb capture with --admin', 30_000);
-    const proxy = /(http:\/\/127\.0\.0\.1:\d+) -> /.exec(stdout)![1]!;
-    const admin = /admin: (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+    const env = { BB_HOME: home };
+    const bb = startBb(['capture', '--target', target, '--out', out, '--admin', '127.0.0.1:0', '--quiet'], env, { sh: 'umask 000' });
+    await bb.waitFor(/admin: http/, 30_000);
+    const proxy = /(http:\/\/127\.0\.0\.1:\d+) -> /.exec(bb.stdout())![1]!;
+    const admin = /admin: (http:\/\/127\.0\.0\.1:\d+)/.exec(bb.stdout())![1]!;
     upstreamHits = [];
     const status = await fetch(`${proxy}/status`);
     assert.match(await status.text(), /"secret"/, 'the server answered /status, not bb');
@@ -209,16 +205,13 @@ describe('security', () => {
     assert.equal(await mode(`${out}.bodies`), 0o600);
     assert.equal(await mode(home), 0o700);
     assert.equal(await mode(join(home, 'redact.key')), 0o600);
-    child.kill('SIGTERM');
-    await once(child, 'close');
+    bb.child.kill('SIGTERM');
+    await bb.exited;
     assert.equal(await mode(out), 0o600, 'the HAR');
     // The CA, made on first use by `bb ca path`, under the same umask.
-    const ca = spawn('sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, BB_BIN, 'ca', 'path'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let caOut = '';
-    ca.stdout.on('data', (c) => (caOut += c));
-    const [code] = (await once(ca, 'close')) as [number];
-    assert.equal(code, 0);
-    assert.match(caOut, /ca\.pem/);
+    const ca = await runBb(['ca', 'path'], env, { sh: 'umask 000' });
+    assert.equal(ca.code, 0);
+    assert.match(ca.stdout, /ca\.pem/);
     assert.equal(await mode(join(home, 'ca.key')), 0o600, 'the CA key');
     assert.equal(await mode(home), 0o700);
   });

@@ -31,15 +31,13 @@ async function drive(base: string): Promise<void> {
 /** Records one version through `bb capture` into `out`. */
 async function record(version: 1 | 2, out: string, home: string): Promise<void> {
   const service = await startUpgradeService(version);
-  const bb = startBb(['capture', '--target', service.url, '--out', out, '--quiet'], { BB_HOME: home });
-  const killer = setTimeout(() => bb.child.kill('SIGKILL'), 30_000);
+  const bb = startBb(['capture', '--target', service.url, '--out', out, '--quiet'], { BB_HOME: home }, { timeoutMs: 30_000 });
   try {
     const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
     await drive(base!);
     bb.child.kill('SIGINT');
     assert.equal(await bb.exited, 0, bb.stderr());
   } finally {
-    clearTimeout(killer);
     if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
     await service.close();
   }

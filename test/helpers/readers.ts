@@ -2,11 +2,10 @@
 // one verdict the bad-input and fuzz tests accept: exit 0 or 1, or a clean
 // exit 2 with one line. Anything else (an exception without an exit code, a
 // stack trace, several lines) is a crash.
-import { spawn } from 'node:child_process';
 import { diffCaptures } from '../../diff/index.js';
 import { readCapture } from '../../capture/reader.js';
 import { entryRows, filterRows, framesText, showText, timeline, timelineText, wsConnections, type Style } from '../../inspect/index.js';
-import { BB_BIN } from './cli.js';
+import type { BbRun } from './cli.js';
 import { capture } from './har.js';
 import type { Har } from '../../capture/har.js';
 
@@ -51,28 +50,8 @@ export async function readersInProcess(path: string, other: string): Promise<Rec
   return { diff, frames, show };
 }
 
-/** One run of the real CLI. */
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node bin/bb.js args` with a temp BB_HOME and NO_COLOR; bounded by timeoutMs. */
-export function bb(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<CliRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BB_BIN, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr });
-    });
-  });
-}
+/** One run of the real CLI (what runBb gives). */
+export type CliRun = Pick<BbRun, 'code' | 'stdout' | 'stderr'>;
 
 /** Why a CLI run is not acceptable for bad input, or undefined when it is. */
 export function cliProblem(run: CliRun, mustBe2: boolean): string | undefined {

@@ -3,9 +3,12 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bb } from './hars.js';
+import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
@@ -107,7 +110,7 @@ describe('bb frames', () => {
   });
 
   it('colours only when asked (FORCE_COLOR) and never with NO_COLOR', async () => {
-    assert.match((await bb(['frames', path.bb!], { FORCE_COLOR: '1' })).stdout, /\u001b\[/);
+    assert.match((await bb(['frames', path.bb!], { FORCE_COLOR: '1', NO_COLOR: undefined })).stdout, /\u001b\[/);
     assert.doesNotMatch((await bb(['frames', path.bb!], { FORCE_COLOR: '1', NO_COLOR: '1' })).stdout, /\u001b\[/);
   });
 

@@ -7,9 +7,12 @@ import { fileURLToPath } from 'node:url';
 import type { Har } from '../../capture/har.js';
 import { readCapture } from '../../capture/reader.js';
 import { filterConnectionsByPage, framesDiagram, framesHtml, wsConnections } from '../../inspect/index.js';
-import { bb } from './hars.js';
+import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;

@@ -3,9 +3,12 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bb } from './hars.js';
+import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
 const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 

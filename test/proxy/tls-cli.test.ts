@@ -1,24 +1,17 @@
 // `bb ca` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
 const dir = tempDir().dir;
 let home = join(dir, 'home');
 
-function bb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, BB_HOME: home }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+/** `bb ca ...` run to its end with the current bb home. */
+const bb = (...args: string[]) => runBb(args, { BB_HOME: home });
 
 describe('bb ca', () => {
   it('path makes the CA on first use and prints its absolute path alone', async () => {
