@@ -1,14 +1,12 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { indexCapture, readCapture, CaptureReadError } from '../../capture/reader.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 describe('indexCapture: entries by byte offsets', () => {
   const { dir, write } = tempDir();
@@ -57,7 +55,8 @@ describe('indexCapture: entries by byte offsets', () => {
   });
 
   it('reads the shared producer fixtures the same way', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const files = (await readdir(fixtures)).filter((f) => f.endsWith('.har'));
     assert.ok(files.length > 0);
     for (const f of files) {

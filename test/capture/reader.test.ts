@@ -1,21 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readCapture, streamCapture, CaptureReadError } from '../../capture/reader.js';
 import { entry, har } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 /** The smallest entry readers take, in another producer's shape (overrides on top). */
 const minimalEntry = (extra: Record<string, unknown> = {}) => entry('http://127.0.0.1:1/x', '2024-01-01T00:00:00.000Z', extra);
 
 describe('readCapture on other producers’ exports', () => {
   it('reads every fixture but broken.har, and refuses broken.har with one line', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const names = (await readdir(fixtures)).filter((n) => n.endsWith('.har'));
     assert.ok(names.length >= 10);
     for (const name of names) {
@@ -41,13 +40,15 @@ describe('readCapture on other producers’ exports', () => {
   });
 
   it('tolerates a byte-order mark', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const har = await readCapture(join(fixtures, 'with-bom.har'));
     assert.equal(har.log.entries.length, 1);
   });
 
   it('keeps mitmproxy WebSocket messages in epoch seconds', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const har = await readCapture(join(fixtures, 'mitmproxy-websocket.har'));
     const msgs = har.log.entries.flatMap((e) => e._webSocketMessages ?? []);
     assert.equal(msgs.length, 5);

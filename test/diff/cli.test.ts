@@ -1,14 +1,12 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../helpers/cli.js';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { capture, har, uuid } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 // The real CLI, run to completion (NO_COLOR set: output is compared as text).
 const bb = runBb;
@@ -102,7 +100,8 @@ describe('bb diff on the command line', () => {
   });
 
   it('refuses broken.har with exit 2 and one line', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t2);
+    if (!fixtures) return;
     const r = await bb(['diff', join(fixtures, 'broken.har'), join(fixtures, 'chrome.har')]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^bb: .*broken\.har is not valid JSON/);

@@ -6,10 +6,8 @@
 // BB_FUZZ_CLI raise the counts for a longer run.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { once } from 'node:events';
 import type { Har } from '../../capture/har.js';
@@ -24,12 +22,12 @@ import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import { mkdir } from 'node:fs/promises';
+import { sharedFixture } from '../helpers/fixtures.js';
 
 const CASES = Number(process.env.BB_FUZZ_CASES ?? 2000);
 const JOURNAL_CASES = Number(process.env.BB_FUZZ_JOURNALS ?? 300);
 const CLI_CASES = Number(process.env.BB_FUZZ_CLI ?? 8);
 const DEADLINE_MS = Number(process.env.BB_FUZZ_MS ?? 30_000);
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 /** One mutant and what it is expected to be. */
 interface Mutant {
@@ -102,8 +100,8 @@ describe('fuzzing the readers with seeded mutations of real captures', () => {
       corpus.push({ path, doc, text });
     };
     for (const name of ['chrome', 'firefox', 'charles', 'head-content-length']) {
-      const file = join(FIXTURES, `${name}.har`);
-      if (existsSync(file)) await add(name, JSON.parse((await readFile(file, 'utf8')).replace(/^\ufeff/, '')) as Har);
+      const file = sharedFixture(undefined, `${name}.har`);
+      if (file) await add(name, JSON.parse((await readFile(file, 'utf8')).replace(/^\ufeff/, '')) as Har);
     }
     await add('literal', baseCapture());
     // And one recorded here: HTTP with bodies and a WebSocket conversation.

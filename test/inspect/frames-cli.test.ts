@@ -1,16 +1,14 @@
 // `bb frames` against HARs shaped like Chrome's, Playwright's, mitmproxy's and bb's own.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
 /** bb run to its end at the width the expected lines are laid out for. */
 const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
@@ -162,7 +160,8 @@ describe('bb frames', () => {
   });
 
   it("reads mitmproxy's WebSocket export", async (t) => {
-    if (!existsSync(MITM)) return t.skip('shared fixtures absent');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const run = await bb(['frames', MITM]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout.split('\n').filter((l) => l.startsWith('connection ')).length, 3);

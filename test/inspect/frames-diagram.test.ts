@@ -2,19 +2,17 @@
 // on hand-made HARs in the shapes Chrome, Playwright, mitmproxy and bb write.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Har } from '../../capture/har.js';
 import { readCapture } from '../../capture/reader.js';
 import { filterConnectionsByPage, framesDiagram, framesHtml, wsConnections } from '../../inspect/index.js';
 import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
 /** bb run to its end at the width the expected lines are laid out for. */
 const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 const labels = (d: ReturnType<typeof framesDiagram>) => d.rows.map((r) => `${d.lanes[r.lane]!.id} ${r.dir} ${r.label}`);
@@ -120,7 +118,8 @@ describe('framesDiagram', () => {
     const d = framesDiagram(pw);
     assert.deepEqual(d.rows.map((r) => r.time), chromeMessagesA.map((m) => m.time));
     assert.equal(d.lanes[0]!.id, '0', 'the entry index names a connection without a connection field');
-    if (!existsSync(MITM)) return t.skip('../shared/fixtures/har is not beside this checkout');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const mitm = framesDiagram(await readCapture(MITM));
     assert.equal(mitm.rows.length, 5);
     assert.equal(mitm.lanes.length, 3);

@@ -1,16 +1,14 @@
 // `bb show` against hand-made HARs and mitmproxy's WebSocket export.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { runBb } from '../helpers/cli.js';
 import { entry, har, wsEntry } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
 /** bb run to its end at the width the expected lines are laid out for. */
 const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
 
 // Written out of order: seq puts the POST first although its startedDateTime is later.
 const capture = har(
@@ -102,7 +100,8 @@ describe('bb show', () => {
   });
 
   it("lists mitmproxy's WebSocket export", async (t) => {
-    if (!existsSync(MITM)) return t.skip('shared fixtures absent');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const run = await bb(['show', MITM, '--json']);
     assert.equal(run.code, 0, run.stderr);
     const rows = JSON.parse(run.stdout).entries;
