@@ -8,6 +8,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { startCapture } from '../../start-capture.js';
 import { CHROMIUM, chromiumLaunchOptions, startBrowserApp, type BrowserApp } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
+import { lazy } from '../helpers/steps.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir().dir;
@@ -41,11 +42,12 @@ async function recordBoth(name: string): Promise<{ pwHar: string; bbHar: string;
   return { pwHar, bbHar, proxyUrl: cap.url };
 }
 
-let first: { pwHar: string; bbHar: string; proxyUrl: string } | undefined;
+// The first recording, made when a test first needs it: the tests after the first read it too.
+const firstRecording = lazy(() => recordBoth('one'));
 
 test('bb frames reads Playwright recordHar, and bb lists the same messages in the same order', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
-  first = await recordBoth('one');
+  const first = await firstRecording();
   const pw = await runBb(['frames', first.pwHar, '--json']);
   assert.equal(pw.code, 0, pw.stderr);
   const bb = await runBb(['frames', first.bbHar, '--json']);
@@ -65,7 +67,8 @@ test('bb frames reads Playwright recordHar, and bb lists the same messages in th
 });
 
 test("Playwright's HAR diffs against bb's capture of the same traffic: every request pairs", async (t) => {
-  if (!browser || !first) return t.skip('needs the recording of the first test');
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const first = await firstRecording();
   // Playwright's HAR has pages (one per navigation), bb's has none: ids then leave pages out.
   const diff = await runBb(['diff', first.pwHar, first.bbHar, '--json', '-']);
   assert.ok(diff.code === 0 || diff.code === 1, diff.stderr);
@@ -78,7 +81,8 @@ test("Playwright's HAR diffs against bb's capture of the same traffic: every req
 });
 
 test('bb show lists the entries of a Playwright HAR', async (t) => {
-  if (!browser || !first) return t.skip('needs the recording of the previous test');
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const first = await firstRecording();
   const shown = await runBb(['show', first.pwHar]);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /GET .*\/api\/data\?n=1/);
@@ -86,7 +90,8 @@ test('bb show lists the entries of a Playwright HAR', async (t) => {
 });
 
 test("Playwright's routeFromHAR serves a page from bb's capture", async (t) => {
-  if (!browser || !first) return t.skip('needs the recording of the first test');
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const first = await firstRecording();
   // The proxy is closed: only the HAR can answer this URL now.
   const context = await browser.newContext();
   await context.routeFromHAR(first.bbHar, { notFound: 'abort' });
@@ -99,7 +104,8 @@ test("Playwright's routeFromHAR serves a page from bb's capture", async (t) => {
 });
 
 test('two Playwright recordings of a page with fresh uuids and timestamps diff as MATCH', async (t) => {
-  if (!browser || !first) return t.skip('needs the recording of the first test');
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const first = await firstRecording();
   const second = await recordBoth('two');
   const pwDiff = await runBb(['diff', first.pwHar, second.pwHar]);
   assert.equal(pwDiff.code, 0, pwDiff.stdout + pwDiff.stderr);

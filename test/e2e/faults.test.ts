@@ -8,6 +8,7 @@ import { rawClient } from '../helpers/raw.js';
 import { httpResponse, scriptedUpstream, type ScriptedUpstream, type Step } from '../helpers/scripted-upstream.js';
 import { afterHead, parseFrames, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { Steps } from '../helpers/steps.js';
 import { get, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 
@@ -45,26 +46,28 @@ describe('faults on either side of an exchange', () => {
     rec = await record(cleanups, upstream.url, { upstreamTimeoutMs: 400 });
   });
   after(() => cleanups.run());
+  // Each fault is driven once, by its own test or by the HAR test, which needs them all.
+  const steps = new Steps();
 
-  it('passes on the bytes so far when the upstream resets mid-body, and records the abort', async () => {
+  it('passes on the bytes so far when the upstream resets mid-body, and records the abort', steps.add(async () => {
     serve([{ wait: 'request' }, { send: 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf of it' }, { wait: 30 }, { reset: true }]);
     const c = await rawClient(rec.port);
     c.send('GET /reset-mid-body HTTP/1.1\r\nHost: x\r\n\r\n');
     await c.closed;
     assert.match(c.bytes().toString('latin1'), /^HTTP\/1\.1 200 OK[\s\S]*half of it$/);
     await healthy();
-  });
+  }));
 
-  it('closes the client when the upstream half-closes before the Content-Length is reached', async () => {
+  it('closes the client when the upstream half-closes before the Content-Length is reached', steps.add(async () => {
     serve([{ wait: 'request' }, { send: 'HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort' }, { halfClose: true }, { wait: 'client-end' }]);
     const c = await rawClient(rec.port);
     c.send('GET /fin-mid-body HTTP/1.1\r\nHost: x\r\n\r\n');
     await c.closed;
     assert.match(c.bytes().toString('latin1'), /short$/);
     await healthy();
-  });
+  }));
 
-  it('closes the client when a chunked body breaks off, and when it turns to garbage', async () => {
+  it('closes the client when a chunked body breaks off, and when it turns to garbage', steps.add(async () => {
     serve([{ wait: 'request' }, { send: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n' }, { wait: 30 }, { reset: true }]);
     const a = await rawClient(rec.port);
     a.send('GET /chunked-reset HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -76,9 +79,9 @@ describe('faults on either side of an exchange', () => {
     b.send('GET /chunked-garbage HTTP/1.1\r\nHost: x\r\n\r\n');
     await b.closed;
     await healthy();
-  });
+  }));
 
-  it('answers 502 when the upstream sends garbage instead of a response, or closes without answering', async () => {
+  it('answers 502 when the upstream sends garbage instead of a response, or closes without answering', steps.add(async () => {
     serve([{ wait: 'request' }, { garbage: 300, seed: 3 }, { wait: 'client-end' }]);
     const garbage = await get(rec.port, '/garbage-response');
     assert.equal(garbage.status, 502);
@@ -90,9 +93,9 @@ describe('faults on either side of an exchange', () => {
     const reset = await get(rec.port, '/reset-before-answer');
     assert.equal(reset.status, 502);
     await healthy();
-  });
+  }));
 
-  it('answers 502 after the upstream timeout when the upstream accepts and never answers', async () => {
+  it('answers 502 after the upstream timeout when the upstream accepts and never answers', steps.add(async () => {
     serve([{ wait: 'request' }, { stall: true }]);
     const started = Date.now();
     const r = await get(rec.port, '/never-answers');
@@ -107,9 +110,9 @@ describe('faults on either side of an exchange', () => {
     await c.closed;
     assert.match(c.bytes().toString('latin1'), /abc$/);
     await healthy();
-  });
+  }));
 
-  it('records the events so far when the upstream dies mid-SSE', async () => {
+  it('records the events so far when the upstream dies mid-SSE', steps.add(async () => {
     serve([
       { wait: 'request' },
       { send: 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n' },
@@ -124,9 +127,9 @@ describe('faults on either side of an exchange', () => {
     await c.closed;
     assert.match(c.bytes().toString('latin1'), /data: two/);
     await healthy();
-  });
+  }));
 
-  it('records the messages so far when the upstream dies mid-WebSocket, and closes the client', async () => {
+  it('records the messages so far when the upstream dies mid-WebSocket, and closes the client', steps.add(async () => {
     const key = wsKey();
     serve([
       { wait: 'head' },
@@ -144,9 +147,9 @@ describe('faults on either side of an exchange', () => {
     const texts = parseFrames(afterHead(c.bytes())).frames.map((f) => f.payload.toString());
     assert.deepEqual(texts, ['from server 1', 'from server 2']);
     await healthy();
-  });
+  }));
 
-  it('closes the upstream side whenever the client hangs up: mid-head, mid-body, waiting, mid-response, mid-WebSocket', async () => {
+  it('closes the upstream side whenever the client hangs up: mid-head, mid-body, waiting, mid-response, mid-WebSocket', steps.add(async () => {
     // Mid-head: no request exists yet, so no upstream connection is made.
     const before = upstream.connections();
     const head = await rawClient(rec.port);
@@ -194,9 +197,10 @@ describe('faults on either side of an exchange', () => {
     ws.socket.destroy();
     await upstreamClosed(index);
     await healthy();
-  });
+  }));
 
-  it('keeps each fault in the HAR as far as it got, marked', async () => {
+  it('keeps each fault in the HAR as far as it got, marked', async (t) => {
+    await steps.runAll(t);
     har = await rec.finish();
     const reset = entry('/reset-mid-body');
     assert.equal(reset.response.status, 200);

@@ -3,7 +3,7 @@
 // connections exchanging messages. No crash, nothing lost or duplicated (the
 // HAR's counts equal what the clients counted), bb's RSS bounded throughout.
 // BB_LOAD_HEAVY=1 multiplies the counts by five.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -14,6 +14,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/har.js';
 import { startBb, type BbProcess } from '../helpers/cli.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { Steps } from '../helpers/steps.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitUntil } from '../helpers/recording.js';
 
@@ -81,8 +82,10 @@ describe('load through bb capture', () => {
     cleanups.add(() => clearInterval(sampler));
   });
   after(() => cleanups.run());
+  // Each load runs once, by its own test or by the HAR test, which counts them all.
+  const steps = new Steps<TestContext>();
 
-  it(`carries ${EXCHANGES} exchanges on ${CONNECTIONS} concurrent keep-alive connections`, async (t) => {
+  it(`carries ${EXCHANGES} exchanges on ${CONNECTIONS} concurrent keep-alive connections`, steps.add(async (t) => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS, maxFreeSockets: CONNECTIONS, keepAliveMsecs: 60_000 });
     cleanups.add(() => agent.destroy());
     const sockets = new Set<unknown>();
@@ -117,9 +120,9 @@ describe('load through bb capture', () => {
     assert.deepEqual(failures, []);
     assert.equal(httpOk, EXCHANGES);
     assert.ok(sockets.size >= CONNECTIONS * 0.9 && sockets.size <= CONNECTIONS, `${sockets.size} keep-alive sockets used`);
-  });
+  }));
 
-  it(`carries ${WS_CONNECTIONS} concurrent WebSocket connections exchanging ${WS_MESSAGES} messages each`, async () => {
+  it(`carries ${WS_CONNECTIONS} concurrent WebSocket connections exchanging ${WS_MESSAGES} messages each`, steps.add(async () => {
     await Promise.all(Array.from({ length: WS_CONNECTIONS }, async (_, c) => {
       const ws = new WebSocket(`ws://127.0.0.1:${proxyPort}/ws/${c}`, { perMessageDeflate: c % 2 === 0 });
       await once(ws, 'open');
@@ -139,9 +142,10 @@ describe('load through bb capture', () => {
       await once(ws, 'close');
     }));
     assert.equal(wsCounts.received, WS_CONNECTIONS * WS_MESSAGES);
-  });
+  }));
 
-  it('writes a HAR whose counts equal the clients\' counts, with no entry lost or duplicated, and RSS stayed bounded', async () => {
+  it('writes a HAR whose counts equal the clients\' counts, with no entry lost or duplicated, and RSS stayed bounded', async (t) => {
+    await steps.runAll(t);
     // Let the last close frames reach the journal, then stop bb and let it write the HAR.
     await new Promise((r) => setTimeout(r, 300));
     child.child.kill('SIGTERM');

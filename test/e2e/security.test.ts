@@ -22,6 +22,7 @@ import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 import { record } from '../helpers/recording.js';
 import { cliProblem } from '../helpers/readers.js';
+import { lazy } from '../helpers/steps.js';
 
 /** Secrets, each unique, so a leak is found by searching the file for it. */
 const S = {
@@ -106,13 +107,13 @@ describe('security', () => {
     return { har, text: await readFile(join(dir, `${name}.har`), 'utf8') };
   }
 
-  let first: { har: Har; text: string };
-  let second: { har: Har; text: string };
-  let bbHome: string;
+  // One bb home, and the first capture in it, made when a test first needs them: the second capture and
+  // --no-redact use the same home (its redaction key), the second compares its placeholders with the first's.
+  const sharedHome = lazy(async () => tempDir(cleanups).bbHome);
+  const firstCapture = lazy(async () => captureOnce('first', await sharedHome()));
 
   it('redacts every secret in every position and keeps the rest', async () => {
-    bbHome = tempDir(cleanups).bbHome;
-    first = await captureOnce('first', bbHome);
+    const first = await firstCapture();
     for (const [name, secret] of Object.entries(S)) {
       assert.ok(!first.text.includes(needle(secret)), `${name} leaked into the HAR`);
     }
@@ -151,7 +152,8 @@ describe('security', () => {
   });
 
   it('maps the same secret to the same placeholder in a second capture, and different secrets apart', async () => {
-    second = await captureOnce('second', bbHome);
+    const first = await firstCapture();
+    const second = await captureOnce('second', await sharedHome());
     const placeholders = (text: string) => [...text.matchAll(/<redacted:[0-9a-f]{8}>/g)].map((m) => m[0]);
     assert.deepEqual(placeholders(second.text), placeholders(first.text));
     assert.ok(new Set(placeholders(first.text)).size >= 8, 'distinct secrets, distinct placeholders');
@@ -161,7 +163,7 @@ describe('security', () => {
   });
 
   it('keeps every value with --no-redact', async () => {
-    const plain = await captureOnce('plain', bbHome, false);
+    const plain = await captureOnce('plain', await sharedHome(), false);
     for (const [name, secret] of Object.entries(S)) assert.ok(plain.text.includes(needle(secret)), `${name} is kept`);
     assert.doesNotMatch(plain.text, /<redacted:/);
   });

@@ -9,6 +9,7 @@ import net from 'node:net';
 import { rawClient } from '../helpers/raw.js';
 import { garbageBytes } from '../helpers/scripted-upstream.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { Steps } from '../helpers/steps.js';
 import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 
 describe('bad input to the forward proxy', () => {
@@ -28,9 +29,11 @@ describe('bad input to the forward proxy', () => {
   });
   after(() => cleanups.run());
 
-  const offend = (fn: () => Promise<void>) => async () => {
+  // Each offence runs once, with a good client alongside, by its own test or by the HAR test, which needs them all.
+  const steps = new Steps();
+  const offend = (fn: () => Promise<void>) => steps.add(async () => {
     good += await alongside(rec.port, fn, 'fwd-good', echo.url);
-  };
+  });
 
   /** Sends bytes on a fresh connection; resolves with what came back once bb closed it. */
   async function exchangeRaw(bytes: string | Buffer, then?: (c: Awaited<ReturnType<typeof rawClient>>) => Promise<void>): Promise<string> {
@@ -89,7 +92,8 @@ describe('bad input to the forward proxy', () => {
     await new Promise((r) => setTimeout(r, 100));
   }));
 
-  it('records the refusals with _bb.error and every good request once', async () => {
+  it('records the refusals with _bb.error and every good request once', async (t) => {
+    await steps.runAll(t);
     const har = await rec.finish();
     const refused = har.log.entries.filter((e) => e.request.method === 'CONNECT' && e._bb?.error);
     assert.ok(refused.length >= badConnects.length, `${refused.length} refused CONNECTs recorded`);

@@ -111,6 +111,14 @@ export class FactLog {
   constructor(bus: FactBus) {
     bus.on((fact) => this.facts.push(fact));
   }
+  /** How many facts there are so far: a mark that since() and waitFor() can start from. */
+  mark(): number {
+    return this.facts.length;
+  }
+  /** The facts after a mark: what one test caused, whatever other tests did before it. */
+  since(mark: number): Fact[] {
+    return this.facts.slice(mark);
+  }
   /** The facts of one exchange. */
   of(exchangeId: number): Fact[] {
     return this.facts.filter((f) => 'exchangeId' in f && f.exchangeId === exchangeId);
@@ -119,11 +127,11 @@ export class FactLog {
   started(where: (f: Extract<Fact, { type: 'exchange-started' }>) => boolean = () => true): Array<Extract<Fact, { type: 'exchange-started' }>> {
     return this.facts.filter((f): f is Extract<Fact, { type: 'exchange-started' }> => f.type === 'exchange-started' && where(f));
   }
-  /** Waits (bounded) until a fact matching the predicate exists. */
-  async waitFor(what: string, predicate: (f: Fact) => boolean, timeoutMs = 5_000): Promise<Fact> {
+  /** Waits (bounded) until a fact matching the predicate exists (after the mark `from`, when given). */
+  async waitFor(what: string, predicate: (f: Fact) => boolean, timeoutMs = 5_000, from = 0): Promise<Fact> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const found = this.facts.find(predicate);
+      const found = this.facts.find((f, i) => i >= from && predicate(f));
       if (found) return found;
       await new Promise((r) => setTimeout(r, 20));
     }

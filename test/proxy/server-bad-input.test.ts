@@ -5,6 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawClient } from '../helpers/raw.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { Steps } from '../helpers/steps.js';
 import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 
@@ -68,8 +69,10 @@ describe('bad input to the proxy', () => {
   });
   after(() => cleanups.run());
 
+  // Each offence is sent once, by its own test or by the HAR test, which needs them all.
+  const steps = new Steps();
   for (const offence of offences) {
-    it(`answers ${offence.status} to ${offence.name} and closes that connection only`, async () => {
+    it(`answers ${offence.status} to ${offence.name} and closes that connection only`, steps.add(async () => {
       goodTotal += await alongside(rec.port, async () => {
         const c = await rawClient(rec.port);
         c.send(offence.bytes);
@@ -80,10 +83,10 @@ describe('bad input to the proxy', () => {
         assert.doesNotMatch(reply, /smuggled/, 'nothing after the refused bytes is served');
         seen.push({ offence, reply });
       });
-    });
+    }));
   }
 
-  it('answers a good request, then refuses a bad one sent next on the same connection', async () => {
+  it('answers a good request, then refuses a bad one sent next on the same connection', steps.add(async () => {
     goodTotal += await alongside(rec.port, async () => {
       const c = await rawClient(rec.port);
       c.send('GET /first HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -94,9 +97,9 @@ describe('bad input to the proxy', () => {
       assert.match(reply, /^HTTP\/1\.1 200 OK\r\n[\s\S]*ok \/first/);
       assert.match(reply, /HTTP\/1\.1 400 Bad Request/);
     });
-  });
+  }));
 
-  it('refuses a bad request pipelined in the same packet as a good one, and the good one is still recorded', async () => {
+  it('refuses a bad request pipelined in the same packet as a good one, and the good one is still recorded', steps.add(async () => {
     goodTotal += await alongside(rec.port, async () => {
       const c = await rawClient(rec.port);
       c.send('GET /pipelined-first HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nBroken\r\n\r\n');
@@ -104,9 +107,9 @@ describe('bad input to the proxy', () => {
       // Node refuses the packet before the first answer is back; bb then answers 400 and closes.
       assert.match(c.bytes().toString('latin1'), /HTTP\/1\.1 400 Bad Request/);
     });
-  });
+  }));
 
-  it('closes a connection whose chunked body is invalid, without touching others', async () => {
+  it('closes a connection whose chunked body is invalid, without touching others', steps.add(async () => {
     goodTotal += await alongside(rec.port, async () => {
       const c = await rawClient(rec.port);
       c.send('POST /chunky HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nZZ-not-hex\r\n\r\n');
@@ -116,9 +119,9 @@ describe('bad input to the proxy', () => {
       assert.doesNotMatch(reply, /ok \/chunky/);
       extra.chunked = reply;
     });
-  });
+  }));
 
-  it('serves a client that trickles its headers one byte at a time', async () => {
+  it('serves a client that trickles its headers one byte at a time', steps.add(async () => {
     goodTotal += await alongside(rec.port, async () => {
       const c = await rawClient(rec.port);
       const request = 'GET /trickle HTTP/1.1\r\nHost: x\r\nX-Slow: yes\r\nConnection: close\r\n\r\n';
@@ -129,18 +132,18 @@ describe('bad input to the proxy', () => {
       await c.closed;
       assert.match(c.bytes().toString('latin1'), /^HTTP\/1\.1 200 OK[\s\S]*ok \/trickle$/);
     });
-  });
+  }));
 
-  it('keeps serving others while a client sends half a head and stalls', async () => {
+  it('keeps serving others while a client sends half a head and stalls', steps.add(async () => {
     const c = await rawClient(rec.port);
     cleanups.add(() => c.socket.destroy());
     c.send('GET /stalled HTTP/1.1\r\nHost: x\r\nX-Part');
     goodTotal += await alongside(rec.port, () => new Promise((r) => setTimeout(r, 300)));
     assert.equal(c.bytes().length, 0, 'the stalled client got nothing yet');
     c.socket.destroy();
-  });
+  }));
 
-  it('passes garbage sent after an accepted upgrade to the server and records a WebSocket error row', async () => {
+  it('passes garbage sent after an accepted upgrade to the server and records a WebSocket error row', steps.add(async () => {
     goodTotal += await alongside(rec.port, async () => {
       const c = await rawClient(rec.port);
       c.send(
@@ -154,9 +157,10 @@ describe('bad input to the proxy', () => {
       // The ws server refuses it (close 1002 or a plain close); bb just passes bytes and the end along.
       await c.closed;
     });
-  });
+  }));
 
-  it('records every refused request with _bb.error, its bytes and bb\'s response, in a valid HAR', async () => {
+  it('records every refused request with _bb.error, its bytes and bb\'s response, in a valid HAR', async (t) => {
+    await steps.runAll(t);
     const har = await rec.finish();
     const refused = refusedEntries(har);
     // One per offence, two for the pipelined bad requests; the invalid chunked body may add one.

@@ -14,8 +14,6 @@ let ca: Ca;
 let leaves: LeafFactory;
 let server: tls.Server;
 let port: number;
-/** The host the server mints its leaf for when the client sends no SNI (IP hosts). */
-let fallbackHost = '127.0.0.1';
 
 before(async () => {
   home = tempDir().dir;
@@ -33,8 +31,11 @@ after(async () => {
   await new Promise((done) => server.close(done));
 });
 
-/** Connects with bb's CA as the only trust anchor; resolves with the peer certificate and what the server said. */
-async function connect(servername?: string): Promise<{ cert: tls.PeerCertificate; text: string; alpn: string | false }> {
+/**
+ * Connects with bb's CA as the only trust anchor; resolves with the peer certificate and what the server said.
+ * Without a servername (IP hosts) the server mints its leaf for `fallbackHost`.
+ */
+async function connect(servername?: string, fallbackHost = '127.0.0.1'): Promise<{ cert: tls.PeerCertificate; text: string; alpn: string | false }> {
   // Without SNI (IP hosts) the server uses its default context: point it at the fallback host's leaf,
   // and let the test check the identity itself (the socket goes to 127.0.0.1 whatever the leaf names).
   const noSni = servername === undefined;
@@ -80,13 +81,11 @@ describe('createLeafFactory', () => {
   });
 
   it('serves leaves with IP SANs for IPv4 and IPv6 hosts', async () => {
-    fallbackHost = '127.0.0.1';
-    const v4 = await connect();
+    const v4 = await connect(undefined, '127.0.0.1');
     assert.equal(v4.cert.subjectaltname, 'IP Address:127.0.0.1');
     assert.equal(tls.checkServerIdentity('127.0.0.1', v4.cert), undefined);
     assert.ok(tls.checkServerIdentity('127.0.0.2', v4.cert) instanceof Error);
-    fallbackHost = '[::1]';
-    const v6 = await connect();
+    const v6 = await connect(undefined, '[::1]');
     assert.equal(tls.checkServerIdentity('::1', v6.cert), undefined);
     assert.ok(tls.checkServerIdentity('::2', v6.cert) instanceof Error);
   });

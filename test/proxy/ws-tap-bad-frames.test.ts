@@ -8,6 +8,7 @@ import { rawClient } from '../helpers/raw.js';
 import { scriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { OP, afterHead, deflatePayload, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { Steps } from '../helpers/steps.js';
 import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har } from '../../capture/har.js';
 
@@ -89,9 +90,11 @@ describe('invalid WebSocket frames, in each direction', () => {
     goodRec = await record(cleanups, good.url);
   });
 
+  // Each case is sent once, by its own test or by the HAR test, which needs them all.
+  const steps = new Steps();
   for (const direction of ['send', 'receive'] as const) {
     for (const bad of badFrames) {
-      it(`${direction === 'send' ? 'client → server' : 'server → client'}: ${bad.name} reaches the peer byte for byte and is an error row`, async () => {
+      it(`${direction === 'send' ? 'client → server' : 'server → client'}: ${bad.name} reaches the peer byte for byte and is an error row`, steps.add(async () => {
         goodTotal += await alongside(goodRec.port, async () => {
           const index = upstream.connections();
           const path = `/ws/${direction}/${cases.length}`;
@@ -115,11 +118,12 @@ describe('invalid WebSocket frames, in each direction', () => {
           c.socket.end();
           await c.closed;
         });
-      });
+      }));
     }
   }
 
-  it('records each connection: the first message, then one error row for the bad direction', async () => {
+  it('records each connection: the first message, then one error row for the bad direction', async (t) => {
+    await steps.runAll(t);
     const har: Har = await rec.finish();
     for (const { path, direction, bad } of cases) {
       const entry = har.log.entries.find((e) => e.request.url.endsWith(path));
