@@ -1,30 +1,15 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootServer, groupAlive, type BootedServer } from '../../scenario/boot.js';
 import { freePort } from '../helpers/ports.js';
+import { pidAlive } from '../helpers/processes.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
-
-
-/** True when pid names a live (non-zombie) process. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('bootServer', () => {
   const runDir = tempDir().dir;

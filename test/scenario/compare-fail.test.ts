@@ -5,18 +5,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMPARE_TIMEOUT_MS, demoConfigWith, paths, runCompare } from './compare-helpers.js';
 import { startBb } from '../helpers/cli.js';
+import { pidAlive } from '../helpers/processes.js';
 import { tempDir } from '../helpers/tmp.js';
-
-/** True when pid names a live (non-zombie) process. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
   const dir = tempDir().dir;
