@@ -188,7 +188,7 @@ describe('bb capture summary', () => {
             bb.child.kill('SIGINT');
           }
         });
-        assert.equal(await bb.exited, 0, `run ${i}: ${bb.stderr()}`);
+        assert.deepEqual([await bb.exited, bb.child.signalCode], [0, null], `run ${i}: ${bb.stderr()}`);
         assert.ok(existsSync(out), `run ${i} wrote its capture`);
       }
     } finally {

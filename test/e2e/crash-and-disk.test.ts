@@ -26,8 +26,10 @@ const bodyFor = (id: string, size: number): string => `${id}:`.padEnd(size, id.s
 async function startCaptureChild(args: string[], env: NodeJS.ProcessEnv, fileBlocks?: number): Promise<BbProcess & { url: string }> {
   // `ulimit -f` (512-byte blocks) makes writes past the limit fail with EFBIG, like a full disk.
   const bb = startBb(['capture', '--quiet', ...args], env, fileBlocks === undefined ? {} : { sh: `ulimit -f ${fileBlocks}` });
-  const [, url] = await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) -> /, 30_000);
-  return Object.assign(bb, { url: url! });
+  await bb.waitFor(/-> http/, 30_000).catch(() => undefined);
+  const m = /(http:\/\/127\.0\.0\.1:\d+) -> /.exec(bb.stdout());
+  assert.ok(m, `bb capture did not start: ${bb.stdout()} ${bb.stderr()}`);
+  return Object.assign(bb, { url: m[1]! });
 }
 
 describe('recording failures and crashes of bb capture', () => {
