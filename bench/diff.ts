@@ -93,7 +93,7 @@ async function pairFor(dir: string, entries: number, items?: number): Promise<{ 
   return { oldPath, newPath, bytes: (await stat(oldPath)).size };
 }
 
-/** Prints the table (called by scripts/bench.mjs through bench/lib/area.ts). */
+/** Prints the table (called by bench/run.mjs through bench/lib/area.ts). */
 export async function run(args: string[]): Promise<DiffRow[]> {
   const a = parseArgs(args);
   // --keep reuses one folder across runs; otherwise a fresh one (other runs may share the machine).

@@ -1,5 +1,5 @@
 // Runs one benchmark area in its own process: imports bench/<area>.ts and
-// calls its exported `run(args)`. Started by scripts/bench.mjs through tsx:
+// calls its exported `run(args)`. Started by bench/run.mjs through tsx:
 //
 //   node --import tsx bench/lib/area.ts <area> [args...]
 //

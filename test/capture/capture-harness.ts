@@ -1,17 +1,10 @@
 // Shared by the capture tests: literal facts in, a validated HAR out.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact, type RawHeaders } from '../../proxy/events.js';
 import { openCapture, type CaptureOptions } from '../../capture/index.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
-
-/** A temp folder with a bb home inside; remove() cleans up. */
-export async function tempDir(): Promise<{ dir: string; bbHome: string; remove: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'bb-capture-'));
-  return { dir, bbHome: join(dir, 'home'), remove: () => rm(dir, { recursive: true, force: true }) };
-}
 
 /** Records the facts into a fresh capture and returns the parsed, schema-checked HAR. */
 export async function recordFacts(

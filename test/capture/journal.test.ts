@@ -1,6 +1,6 @@
 // The journal on disk: crash safety, recovery of torn records, refusals,
 // owner-only files, finalizing many exchanges, and recording failures.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -9,11 +9,12 @@ import { FactBus, type Fact } from '../../proxy/events.js';
 import { openCapture, recoverCapture, parseJournalLine } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
-import { exchange, tempDir } from './capture-harness.js';
+import { exchange } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
+const tmp = tempDir();
 let n = 0;
 const base = () => ({ label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome });
 const fresh = () => join(tmp.dir, `j${++n}.har`);
@@ -22,13 +23,6 @@ const readHar = async (path: string) => {
   assertValidHar(har);
   return har;
 };
-
-before(async () => {
-  tmp = await tempDir();
-});
-after(async () => {
-  await tmp.remove();
-});
 
 describe('journal', () => {
   it('has the completion record on disk as soon as exchange-completed is delivered', async () => {

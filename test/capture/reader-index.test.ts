@@ -1,28 +1,17 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { indexCapture, readCapture, CaptureReadError } from '../../capture/reader.js';
-import { capture } from '../diff/har-builder.js';
+import { capture } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 describe('indexCapture: entries by byte offsets', () => {
-  let dir = '';
-  after(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-  async function write(name: string, text: string | Buffer): Promise<string> {
-    dir ||= await mkdtemp(join(tmpdir(), 'bb-index-'));
-    const p = join(dir, name);
-    await writeFile(p, text);
-    return p;
-  }
+  const { dir, write } = tempDir();
 
   async function sameAsWholeRead(path: string): Promise<void> {
     const whole = await readCapture(path, { allowIncomplete: true });
@@ -68,7 +57,8 @@ describe('indexCapture: entries by byte offsets', () => {
   });
 
   it('reads the shared producer fixtures the same way', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const files = (await readdir(fixtures)).filter((f) => f.endsWith('.har'));
     assert.ok(files.length > 0);
     for (const f of files) {

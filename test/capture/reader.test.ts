@@ -1,31 +1,22 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile, readdir } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readCapture, streamCapture, CaptureReadError } from '../../capture/reader.js';
+import { entry, har } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
-function minimalEntry(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    startedDateTime: '2024-01-01T00:00:00.000Z',
-    time: 1,
-    request: { method: 'GET', url: 'http://127.0.0.1:1/x', httpVersion: 'HTTP/1.1', headers: [], queryString: [], cookies: [], headersSize: -1, bodySize: 0 },
-    response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [], cookies: [], content: { size: 0, mimeType: 'text/plain' }, redirectURL: '', headersSize: -1, bodySize: 0 },
-    cache: {},
-    timings: { send: 0, wait: 0, receive: 0 },
-    ...extra,
-  };
-}
+/** The smallest entry readers take, in another producer's shape (overrides on top). */
+const minimalEntry = (extra: Record<string, unknown> = {}) => entry('http://127.0.0.1:1/x', '2024-01-01T00:00:00.000Z', extra);
 
 describe('readCapture on other producers’ exports', () => {
   it('reads every fixture but broken.har, and refuses broken.har with one line', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const names = (await readdir(fixtures)).filter((n) => n.endsWith('.har'));
     assert.ok(names.length >= 10);
     for (const name of names) {
@@ -52,13 +43,15 @@ describe('readCapture on other producers’ exports', () => {
   });
 
   it('tolerates a byte-order mark', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const har = await readCapture(join(fixtures, 'with-bom.har'));
     assert.equal(har.log.entries.length, 1);
   });
 
   it('keeps mitmproxy WebSocket messages in epoch seconds', async (t) => {
-    if (!existsSync(fixtures)) return t.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t);
+    if (!fixtures) return;
     const har = await readCapture(join(fixtures, 'mitmproxy-websocket.har'));
     const msgs = har.log.entries.flatMap((e) => e._webSocketMessages ?? []);
     assert.equal(msgs.length, 5);
@@ -67,18 +60,7 @@ describe('readCapture on other producers’ exports', () => {
 });
 
 describe('readCapture on hand-made files', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-reader-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-  async function write(name: string, doc: unknown): Promise<string> {
-    const path = join(dir, name);
-    await writeFile(path, typeof doc === 'string' ? doc : JSON.stringify(doc));
-    return path;
-  }
+  const { dir, write } = tempDir();
   async function refusal(path: string, opts = {}): Promise<CaptureReadError> {
     try {
       await readCapture(path, opts);
@@ -94,7 +76,7 @@ describe('readCapture on hand-made files', () => {
   it('names the JSON path of a value of the wrong type', async () => {
     const entries = [minimalEntry(), minimalEntry(), minimalEntry(), minimalEntry()];
     (entries[3]!.response as Record<string, unknown>).status = '200';
-    const err = await refusal(await write('wrong.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries } }));
+    const err = await refusal(await write('wrong.har', har(entries)));
     assert.equal(err.code, 'BB_CAPTURE_INVALID');
     assert.match(err.message, /log\.entries\[3\]\.response\.status must be a number/);
   });
@@ -153,7 +135,7 @@ describe('readCapture on hand-made files', () => {
   });
 
   it('refuses a capture with no entries, even when incomplete is allowed', async () => {
-    const path = await write('empty.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [] } });
+    const path = await write('empty.har', har([]));
     const err = await refusal(path, { allowIncomplete: true });
     assert.equal(err.code, 'BB_CAPTURE_EMPTY');
   });
@@ -173,7 +155,7 @@ describe('readCapture on hand-made files', () => {
   });
 
   it('streams the same entries with the header apart', async () => {
-    const path = await write('two.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [minimalEntry(), minimalEntry()], pages: [{ id: 'p', title: 'T', startedDateTime: '', pageTimings: {} }] } });
+    const path = await write('two.har', har([minimalEntry(), minimalEntry()], { pages: [{ id: 'p', title: 'T', startedDateTime: '', pageTimings: {} }] }));
     const s = await streamCapture(path);
     assert.equal(s.entryCount, 2);
     assert.equal(s.header.pages![0]!.title, 'T');

@@ -1,5 +1,6 @@
-// Redaction at every position, stable placeholders across captures, and --no-redact.
-import { describe, it, before, after } from 'node:test';
+// Redaction (capture/redact.ts): at every position of a capture, stable placeholders
+// across captures, --no-redact, and the Redactor's rules as tables.
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,19 +9,13 @@ import { Duplex } from 'node:stream';
 import type { Fact } from '../../proxy/events.js';
 import type { Har } from '../../capture/har.js';
 import { loadRedactKey, parseRedactSpecs, Redactor } from '../../capture/index.js';
-import { exchange, only, recordFacts, tempDir, TEST_T0 } from './capture-harness.js';
+import { exchange, only, recordFacts, TEST_T0 } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SECRET = 's3cr3t-value-42';
 const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
-let tmp: Awaited<ReturnType<typeof tempDir>>;
+const tmp = tempDir();
 let n = 0;
-
-before(async () => {
-  tmp = await tempDir();
-});
-after(async () => {
-  await tmp.remove();
-});
 
 /** One exchange carrying SECRET in every place redaction covers, plus a WebSocket and an SSE stream. */
 function secretFacts(): Fact[] {
@@ -141,5 +136,27 @@ describe('redaction', () => {
     assert.equal((await stat(join(home, 'redact.key'))).mode & 0o777, 0o600);
     assert.equal((await stat(home)).mode & 0o777, 0o700);
     assert.ok(loadRedactKey(home).equals(key), 'the key changed between loads');
+  });
+});
+
+describe('Redactor', () => {
+  const r = new Redactor(Buffer.alloc(32, 7), { json: ['extra'] });
+  it('redacts string values of whole keys only, at any depth, any case', () => {
+    const v = { TOKEN: 'a', token_count: 'b', prompt_tokens: 11, token: 5, list: [{ password: 'p' }, 'password'], extra: 'e', deep: { client_secret: null } };
+    assert.equal(r.jsonValue(v), true);
+    assert.deepEqual(v, {
+      TOKEN: r.placeholder('a'), token_count: 'b', prompt_tokens: 11, token: 5, list: [{ password: r.placeholder('p') }, 'password'],
+      extra: r.placeholder('e'), deep: { client_secret: null },
+    });
+  });
+  it('leaves non-secret text untouched, byte for byte', () => {
+    assert.equal(r.jsonText('{ "a" : 1 }'), undefined);
+    assert.equal(r.jsonText('not json'), undefined);
+    assert.equal(r.queryString('a=1&b=%20'), 'a=1&b=%20');
+  });
+  it('keeps the Authorization scheme and Set-Cookie attributes', () => {
+    assert.equal(r.headerValue('authorization', 'Bearer abc'), `Bearer ${r.placeholder('abc')}`);
+    assert.equal(r.headerValue('Set-Cookie', 'a=b; Path=/'), `a=${r.placeholder('b')}; Path=/`);
+    assert.equal(r.headerValue('X-Other', 'v'), 'v');
   });
 });

@@ -1,23 +1,17 @@
 // Literal facts through a real capture (journal → HAR), one shape per test.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { Duplex } from 'node:stream';
 import type { Fact } from '../../proxy/events.js';
-import { exchange, only, recordFacts, tempDir, TEST_T0 } from './capture-harness.js';
+import { exchange, only, recordFacts, TEST_T0 } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
+const tmp = tempDir();
 let n = 0;
 const rec = (facts: Fact[], opts: Parameters<typeof recordFacts>[3] = {}) =>
   recordFacts(tmp.dir, tmp.bbHome, facts, { name: `t${++n}`, redact: false, ...opts });
-
-before(async () => {
-  tmp = await tempDir();
-});
-after(async () => {
-  await tmp.remove();
-});
 
 describe('HTTP entries', () => {
   it('records the request as the client addressed it, headers in wire order with duplicates', async () => {

@@ -5,15 +5,15 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { runBb, startBb } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-cli-start-'));
+const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home') };
 const servers: Array<http.Server | net.Server> = [];
 after(() => {
@@ -21,7 +21,6 @@ after(() => {
     if (s instanceof http.Server) s.closeAllConnections();
     s.close();
   }
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function upstream(): Promise<number> {

@@ -1,14 +1,16 @@
-// bb capture as a user runs it: a child process, real servers, curl-like clients.
-import { test, after } from 'node:test';
+// bb capture as a user runs it: a child process, real servers, curl-like
+// clients; and its last lines, which say what was written in plain words (an
+// empty capture, clients pointed elsewhere, says so while it can still be fixed).
+import { describe, it, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { runBb, startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-cli-capture-'));
+const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home') };
 const servers: http.Server[] = [];
 after(() => {
@@ -16,7 +18,6 @@ after(() => {
     s.closeAllConnections();
     s.close();
   }
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function server(name: string): Promise<number> {
@@ -137,4 +138,61 @@ test('marks steps through the admin endpoint; the proxied port never answers adm
   assert.equal(byPath['/before'], undefined);
   assert.equal(byPath['/after'], har.log.pages[0].id);
   assert.equal(byPath['/step'], har.log.pages[0].id);
+});
+
+async function captureRun(requests: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  const server = http.createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const dir = tempDir().dir;
+  const out = join(dir, 'c.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+  try {
+    const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+    for (let i = 0; i < requests; i++) assert.equal(await (await fetch(`${base}/x`)).text(), 'ok');
+    bb.child.kill('SIGINT');
+    const code = await bb.exited;
+    return { code, stdout: bb.stdout(), stderr: bb.stderr().replaceAll(dir, '<DIR>').replace(base!, '<URL>') };
+  } finally {
+    if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+    await new Promise((r) => server.close(r));
+  }
+}
+
+describe('bb capture summary', () => {
+  it('counts one entry as "1 entry"', async () => {
+    const r = await captureRun(1);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /: wrote \S+c\.har \(1 entry, 0 WebSocket messages\)\n$/);
+  });
+
+  it('says an empty capture holds nothing and where clients should have gone', async () => {
+    const r = await captureRun(0);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /: wrote \S+c\.har \(0 entries, 0 WebSocket messages\)\n$/);
+    assert.match(r.stderr, /^bb: capture: nothing went through <URL>: point your clients at that URL \(bb diff refuses an empty capture\)$/m);
+  });
+
+  it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = tempDir().dir;
+    try {
+      for (let i = 0; i < 5; i++) {
+        const out = join(dir, `c${i}.har`);
+        const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+        // On the data event itself, not a poll: the helper's own listener has already added the chunk to stdout().
+        let sent = false;
+        bb.child.stdout!.on('data', () => {
+          if (!sent && / -> /.test(bb.stdout())) {
+            sent = true;
+            bb.child.kill('SIGINT');
+          }
+        });
+        assert.deepEqual([await bb.exited, bb.child.signalCode], [0, null], `run ${i}: ${bb.stderr()}`);
+        assert.ok(existsSync(out), `run ${i} wrote its capture`);
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
 });

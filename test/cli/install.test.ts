@@ -5,10 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { entry, har } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const checkout = fileURLToPath(new URL('../../', import.meta.url));
 const version = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { version: string }).version;
@@ -28,8 +29,7 @@ const ways: Array<[string, (prefix: string) => [string[], NodeJS.ProcessEnv]]> =
 
 for (const [way, argsFor] of ways) {
   test(`${way} puts bb on PATH: bb --version and bb show work from another folder`, async (t) => {
-    const tmp = mkdtempSync(join(tmpdir(), 'bb-install-'));
-    t.after(() => rmSync(tmp, { recursive: true, force: true }));
+    const tmp = tempDir(t).dir;
     const prefix = join(tmp, 'prefix');
     const [args, env] = argsFor(prefix);
     const installed = await run('npm', [...args, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: checkout, env });
@@ -42,12 +42,7 @@ for (const [way, argsFor] of ways) {
     assert.equal(v.code, 0, v.stderr);
     assert.equal(v.stdout.trim(), version);
     // A relative path is read from the folder bb runs in.
-    const entry = {
-      startedDateTime: '2024-05-01T10:00:00.000Z', time: 1, cache: {}, timings: { send: 0, wait: 1, receive: 0 },
-      request: { method: 'GET', url: 'http://h.test/here', httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
-      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: 'text/plain' }, redirectURL: '', headersSize: -1, bodySize: 0 },
-    };
-    writeFileSync(join(elsewhere, 'x.har'), JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: [entry] } }));
+    writeFileSync(join(elsewhere, 'x.har'), JSON.stringify(har([entry('http://h.test/here', '2024-05-01T10:00:00.000Z')])));
     const show = await run('bb', ['show', 'x.har'], { cwd: elsewhere, env: { ...path, NO_COLOR: '1' } });
     assert.equal(show.code, 0, show.stderr);
     assert.match(show.stdout, /^#0 .*GET .*http:\/\/h\.test\/here$/m);

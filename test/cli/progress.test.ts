@@ -5,13 +5,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { runBb, startBb, startBbOnTty } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-progress-'));
+const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home'), BB_PROGRESS_AFTER_MS: '0' };
 const EXCHANGES = 600;
 let server: http.Server;
@@ -39,7 +39,6 @@ before(async () => {
 after(() => {
   server.closeAllConnections();
   server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** A fresh copy of the crashed capture's journal and bodies, as `name`. */

@@ -2,11 +2,11 @@
 // yargs: one line saying what to type, exit 2, through the real CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runBb } from '../helpers/cli.js';
 import { editDistance, nearest } from '../../cli/usage.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const cases: Array<[string, string[], RegExp]> = [
   ['one capture given to bb diff', ['diff', 'one.har'], /^bb: bb diff needs two captures, the old and the new: bb diff OLD\.har NEW\.har\n$/],
@@ -25,9 +25,8 @@ const cases: Array<[string, string[], RegExp]> = [
 
 for (const [what, args, says] of cases) {
   test(`${what}: one line in bb's words, exit 2, nothing written`, async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'bb-usage-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const r = await runBb(args, { BB_HOME: join(dir, 'home') }, dir);
+    const dir = tempDir(t).dir;
+    const r = await runBb(args, { BB_HOME: join(dir, 'home') }, { cwd: dir });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, says);
     assert.doesNotMatch(r.stderr, /Not enough non-option|Unknown argument/);

@@ -1,9 +1,10 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { globMatcher, globToRegExp } from '../../core/index.js';
 import { hostMatcher } from '../../proxy/index.js';
 import { diffCaptures, validateDiffConfig } from '../../diff/index.js';
-import { capture, tempDir } from '../diff/har-builder.js';
+import { capture } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 describe('globToRegExp', () => {
   it('reads * as any run (slashes included), ? as one character, the rest literally', () => {
@@ -32,7 +33,6 @@ describe('globToRegExp', () => {
 
 describe('a known entry with ? in its where', () => {
   const t = tempDir();
-  after(async () => (await t).remove());
 
   it('ratifies the difference on every route the ? stands for, and no other', async () => {
     const run = (v: number) => capture([
@@ -40,7 +40,7 @@ describe('a known entry with ? in its where', () => {
       { url: 'http://127.0.0.1:1/v2/items', body: { v } },
       { url: 'http://127.0.0.1:1/v10/items', body: { v } },
     ]);
-    const dir = await t;
+    const dir = t;
     const oldPath = await dir.write('old.har', run(1));
     const newPath = await dir.write('new.har', run(2));
     const config = validateDiffConfig({ known: [{ where: '*/GET /v?/items#*', path: 'response.body.v', reason: 'v bumped' }] });

@@ -1,10 +1,11 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
 import { CaptureReadError } from '../../capture/reader.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
 import { makeZip } from './zip-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
@@ -34,10 +35,6 @@ function captures(): { a: Har; b: Har } {
 }
 
 describe('bounded stages (captures of any size)', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
 
   const configs: Array<[string, DiffOptions]> = [
     ['no config', {}],
@@ -51,8 +48,7 @@ describe('bounded stages (captures of any size)', () => {
   ];
   for (const [name, given] of configs) {
     it(`give the same result as the in-memory stages (${name})`, async () => {
-      const dir = await tempDir();
-      dirs.push(dir);
+      const dir = tempDir();
       const { a, b } = captures();
       const oldPath = await dir.write('old.har', a);
       const newPath = await dir.write('new.har', b);
@@ -61,12 +57,7 @@ describe('bounded stages (captures of any size)', () => {
       const ctx = createContext(oldPath, newPath, options);
       const bounded = await runStages(ctx, boundedStages(defaultStages));
       // Each side in its own worker thread (the default) or in this thread: the same result.
-      process.env.BB_DIFF_WORKERS = '0';
-      try {
-        assert.deepEqual(await runStages(createContext(oldPath, newPath, options), boundedStages(defaultStages)), whole, 'sides in the calling thread');
-      } finally {
-        delete process.env.BB_DIFF_WORKERS;
-      }
+      assert.deepEqual(await runStages(createContext(oldPath, newPath, { ...options, workers: false }), boundedStages(defaultStages)), whole, 'sides in the calling thread');
       assert.ok(whole.differences.length > 5, 'the captures differ in several ways');
       assert.ok(whole.pairs.some((p) => p.status === 'extra') && whole.pairs.some((p) => p.status === 'missing'));
       if (options.config) assert.ok(whole.counts.known > 0 && whole.staleKnown.length === 1, 'classify ran on both');
@@ -90,30 +81,24 @@ describe('bounded stages (captures of any size)', () => {
   });
 
   it('reports a side that cannot be read as the in-process read does, and leaves no thread running', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { a, b } = captures();
     const good = await dir.write('good.har', a);
     const text = JSON.stringify(b);
     const broken = await dir.write('broken.har', text.slice(0, text.indexOf('"entries"') + 200));
     const missing = `${good}.missing`;
     for (const [oldPath, newPath] of [[good, broken], [missing, good]] as const) {
-      const errorOf = async () => {
+      const errorOf = async (workers: boolean) => {
         try {
-          await runStages(createContext(oldPath, newPath, {}), boundedStages(defaultStages));
+          await runStages(createContext(oldPath, newPath, { workers }), boundedStages(defaultStages));
         } catch (err) {
           const e = err as Error & { code?: string };
           return { name: e.name, message: e.message, code: e.code, exitStatus: exitStatusFor(e), isBbError: isBbError(e), isCaptureError: e instanceof CaptureReadError };
         }
         assert.fail('the diff ran');
       };
-      const inWorkers = await errorOf();
-      process.env.BB_DIFF_WORKERS = '0';
-      try {
-        assert.deepEqual(inWorkers, await errorOf());
-      } finally {
-        delete process.env.BB_DIFF_WORKERS;
-      }
+      const inWorkers = await errorOf(true);
+      assert.deepEqual(inWorkers, await errorOf(false));
       assert.ok(inWorkers.isBbError, inWorkers.message);
       assert.equal(inWorkers.exitStatus, 2);
       assert.ok(inWorkers.isCaptureError, inWorkers.message);
@@ -121,8 +106,7 @@ describe('bounded stages (captures of any size)', () => {
   });
 
   it('is chosen by size', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { a, b } = captures();
     const oldPath = await dir.write('old.har', a);
     const newPath = await dir.write('new.har', b);

@@ -1,24 +1,22 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../helpers/cli.js';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, har, uuid } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 
 // The real CLI, run to completion (NO_COLOR set: output is compared as text).
 const bb = runBb;
 
 describe('bb diff on the command line', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
+  const t = tempDir();
   let same1: string;
   let same2: string;
   let changed: string;
   before(async () => {
-    t = await tempDir();
     const run = (n: number) => capture([
       { method: 'POST', url: 'http://127.0.0.1:5001/v1/sessions', body: { id: `session_${uuid()}`, created_at: new Date().toISOString() } },
       { url: 'http://127.0.0.1:5001/v1/items', body: { items: [{ name: 'a', n }, { name: 'b', n: 1 }] } },
@@ -27,7 +25,6 @@ describe('bb diff on the command line', () => {
     same2 = await t.write('same2.har', run(1));
     changed = await t.write('changed.har', run(2));
   });
-  after(() => t.remove());
 
   it('exits 0 and prints MATCH first when only volatile values differ', async () => {
     const r = await bb(['diff', same1, same2]);
@@ -81,7 +78,7 @@ describe('bb diff on the command line', () => {
   });
 
   it('exits 2 with one line for a missing file, an empty capture, an incomplete one and a bad config', async () => {
-    const empty = await t.write('empty.har', { log: { version: '1.2', creator: { name: 'bb', version: '1' }, entries: [] } });
+    const empty = await t.write('empty.har', har([]));
     const incomplete = await t.write('incomplete.har', capture([{ url: 'http://127.0.0.1:1/x', body: 'x' }], { complete: false }));
     const badConfig = await t.write('bad.config.json', { normalize: { patterns: [{ regex: '(' }] } });
     const cases: Array<[string[], RegExp]> = [
@@ -103,7 +100,8 @@ describe('bb diff on the command line', () => {
   });
 
   it('refuses broken.har with exit 2 and one line', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t2);
+    if (!fixtures) return;
     const r = await bb(['diff', join(fixtures, 'broken.har'), join(fixtures, 'chrome.har')]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^bb: .*broken\.har is not valid JSON/);

@@ -4,11 +4,13 @@
 // (https://github.com/socketio/socket.io-protocol), and the Engine.IO
 // protocol's payload examples (https://github.com/socketio/engine.io-protocol,
 // v4 and the v3 branch).
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../diff/normalize/engine-io.js';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
-import { capture, tempDir, type ExchangeSpec, diffBounded as bounded } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
+import { diffBounded as bounded } from './diff-bounded.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -96,11 +98,7 @@ describe('Engine.IO / Socket.IO packets', () => {
 });
 
 describe('bb diff of Socket.IO traffic', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   // One Socket.IO session: the polling handshake, then a WebSocket with chat events carrying a timestamp.
   function session(ts: number, opts: { pollPrefix?: string; wsPrefix?: string; sid?: string; t?: string } = {}): ExchangeSpec[] {

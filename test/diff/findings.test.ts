@@ -1,11 +1,12 @@
 // The four comparison bugs of issue 15, each on both paths (in memory, and
 // the bounded path forced with a zero threshold), and findings built from
 // the rows.
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { noiseRules } from '../../diff/triage-rules.js';
-import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const PATHS: Array<[string, DiffOptions]> = [
   ['in memory', {}],
@@ -16,13 +17,8 @@ const rows = (r: DiffResult) => r.differences.map((d) => `${d.class} ${d.kind} $
 const show = (r: DiffResult) => renderText(r, { color: false, rows: true });
 
 describe('comparison bugs of a real upgrade (issue 15)', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
   const write = async (docs: Record<string, ExchangeSpec[]>): Promise<Record<string, string>> => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const out: Record<string, string> = {};
     for (const [name, specs] of Object.entries(docs)) out[name] = await dir.write(`${name}.har`, capture(specs));
     return out;

@@ -3,26 +3,21 @@
 // is part of the key, route and id, so two sites' `GET /` never pair; captures
 // of one host each (a reverse proxy) leave it out, so old and new on
 // different hosts or ports still pair.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { compileRules } from '../../diff/normalize/rules.js';
 import { OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
-import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
 describe('hosts in entry keys', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
   // Both paths (in memory, and bounded forced with a zero threshold) must agree; the in-memory result is returned.
   async function diff(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
     const name = `${Math.random()}`;
@@ -83,7 +78,8 @@ describe('hosts in entry keys', () => {
   });
 
   it('ids of pages named by a URL ending in "/" never read https://x//GET (Chrome export)', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t2);
+    if (!fixtures) return;
     const r = await diffCaptures(join(fixtures, 'chrome.har'), join(fixtures, 'chrome.har'));
     assert.equal(r.verdict, 'match', show(r));
     const ids = r.pairs.map((p) => p.id);

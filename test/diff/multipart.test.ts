@@ -1,11 +1,12 @@
 // multipart/form-data bodies: every client picks a random boundary per request,
 // so two runs of the same upload differ only there. The boundary is masked in
 // the Content-Type header and the body is compared part by part.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { diffCaptures, loadDiffConfig, type DiffResult } from '../../diff/index.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const FILE = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(40, 0xff)]); // not UTF-8
 
@@ -31,11 +32,7 @@ function upload(note: string, file = FILE, asText = false) {
 }
 
 describe('multipart bodies', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
   async function diff(a: unknown, b: unknown): Promise<DiffResult> {
     const n = uuid();
     return diffCaptures(await t.write(`${n}-a.har`, a), await t.write(`${n}-b.har`, b));

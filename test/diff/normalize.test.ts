@@ -1,10 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileRules, normalizeValue, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { parseSseText } from '../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
@@ -85,11 +86,7 @@ describe('config validation', () => {
 });
 
 describe('whole captures', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   function sessionRun(a: string, b: string) {
     return capture([

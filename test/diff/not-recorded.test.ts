@@ -3,31 +3,26 @@
 // and no text. Such a body is not compared, and its content-length is not
 // masked on one side only. Real exports from ../shared/fixtures/har/, read in
 // place, with the body taken out as a browser's "without content" export does.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
 import type { Har, HarEntry } from '../../capture/har.js';
-import { capture, tempDir, diffBounded as bounded } from './har-builder.js';
+import { capture } from '../helpers/har.js';
+import { diffBounded as bounded } from './diff-bounded.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
 
 async function fixture(name: string): Promise<Har> {
-  return JSON.parse((await readFile(join(fixtures, name), 'utf8')).replace(/^\uFEFF/, '')) as Har;
+  return JSON.parse((await readFile(sharedFixture(undefined, name)!, 'utf8')).replace(/^\uFEFF/, '')) as Har;
 }
 
 describe('bodies the producer did not record', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   async function both(a: Har, b: Har): Promise<DiffResult[]> {
     const name = `${Math.random()}`;
@@ -37,7 +32,7 @@ describe('bodies the producer did not record', () => {
   }
 
   it('a Chrome POST exported without postData matches the export with it, both ways, on both paths', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    if (!sharedFixture(t2)) return;
     const recorded = await fixture('postdata.har');
     const bare = structuredClone(recorded);
     delete bare.log.entries[0]!.request.postData;
@@ -47,7 +42,7 @@ describe('bodies the producer did not record', () => {
   });
 
   it('a response exported without its text matches the export with it (mitmproxy JSON, Insomnia HTML)', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    if (!sharedFixture(t2)) return;
     for (const [name, i] of [['mitmproxy-export.har', 1], ['insomnia.har', 0]] as const) {
       const recorded = await fixture(name);
       const bare = structuredClone(recorded);
@@ -59,7 +54,7 @@ describe('bodies the producer did not record', () => {
   });
 
   it('what else differs in such a pair is still reported', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    if (!sharedFixture(t2)) return;
     const recorded = await fixture('mitmproxy-export.har');
     const bare = structuredClone(recorded);
     const e = bare.log.entries[1]!;
@@ -83,7 +78,7 @@ describe('bodies the producer did not record', () => {
   });
 
   it('the Firefox HEAD with Content-Length and no body still matches itself and keeps its length compared', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    if (!sharedFixture(t2)) return;
     const head = await fixture('head-content-length.har');
     const other = structuredClone(head);
     other.log.entries[0]!.response.headers = other.log.entries[0]!.response.headers.map((h) => (h.name.toLowerCase() === 'content-length' ? { ...h, value: '1' } : h));

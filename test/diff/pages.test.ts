@@ -1,12 +1,12 @@
 // Pages pair by title when both captures have them; a capture without pages
 // (a proxy recording with no steps) still pairs with a browser HAR that has them.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures } from '../../diff/index.js';
-import { capture, tempDir } from './har-builder.js';
+import { capture } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const tmp = await tempDir();
-after(() => tmp.remove());
+const tmp = tempDir();
 
 const exchanges = (page?: string) => [
   { url: 'http://127.0.0.1:8080/', body: 'home', mime: 'text/html', page },

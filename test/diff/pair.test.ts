@@ -1,9 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { alignSequences } from '../../diff/align.js';
 import { pairSequences } from '../../diff/pair.js';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -26,11 +27,7 @@ describe('sequence alignment', () => {
 });
 
 describe('pairing entries', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   const base = (): ExchangeSpec[] => [
     { url: 'http://127.0.0.1:1/v1/meta', body: { v: 1 } },

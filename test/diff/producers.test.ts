@@ -4,24 +4,21 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture, tempDir, uuid } from './har-builder.js';
+import { capture, uuid } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const fixtures = fileURLToPath(new URL('../../../shared/fixtures/har/', import.meta.url));
 const show = (r: DiffResult) => renderText(r, { color: false });
 
 describe('captures from other producers', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   it('every shared fixture diffs against itself as MATCH', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t2);
+    if (!fixtures) return;
     const names = (await readdir(fixtures)).filter((n) => n.endsWith('.har') && n !== 'broken.har');
     assert.ok(names.length >= 10);
     for (const n of names) {
@@ -32,7 +29,8 @@ describe('captures from other producers', () => {
   });
 
   it('different producers’ exports diff against each other without failing', async (t2) => {
-    if (!existsSync(fixtures)) return t2.skip('shared HAR fixtures absent');
+    const fixtures = sharedFixture(t2);
+    if (!fixtures) return;
     const r = await diffCaptures(join(fixtures, 'chrome.har'), join(fixtures, 'firefox.har'));
     assert.equal(r.verdict, 'diff');
     assert.ok(r.differences.every((d) => typeof d.id === 'string' && d.entry.length > 0));
@@ -79,9 +77,8 @@ describe('Playwright recordHar (headless Debian chromium)', () => {
   const chromium = '/usr/bin/chromium';
   let server: Server | undefined;
   let port = 0;
-  let t: Awaited<ReturnType<typeof tempDir>>;
+  const t = tempDir();
   before(async () => {
-    t = await tempDir();
     if (!existsSync(chromium)) return;
     // A page whose API answers fresh uuids and timestamps on every call.
     server = createServer((req, res) => {
@@ -98,7 +95,6 @@ describe('Playwright recordHar (headless Debian chromium)', () => {
   });
   after(async () => {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await t.remove();
   });
 
   it('two recordings of the same page MATCH with the default rules', async (t2) => {

@@ -9,7 +9,8 @@ import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffR
 import { findingLine } from '../../diff/report/text.js';
 import { elide, esc, tok } from '../../diff/report/html-pair.js';
 import { scriptJson } from '../../diff/report/html.js';
-import { capture, tempDir } from './har-builder.js';
+import { capture } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -55,14 +56,9 @@ async function reportFor(dir: { write: (n: string, d: unknown) => Promise<string
 }
 
 describe('HTML report: the page text', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
 
   it('is self-contained: a CSP with a nonce, no external URL, one script with the nonce', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html } = await reportFor(dir);
     const csp = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/);
     assert.ok(csp, 'CSP meta tag');
@@ -77,8 +73,7 @@ describe('HTML report: the page text', () => {
   });
 
   it('escapes everything captured; the JSON data block cannot close its element', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html } = await reportFor(dir);
     for (const p of [IMG, SCRIPT_BREAK, STYLE_BREAK, ALERT]) assert.ok(!html.includes(p), `raw payload in page: ${p}`);
     assert.doesNotMatch(html, /<img|<svg|<iframe/i);
@@ -91,8 +86,7 @@ describe('HTML report: the page text', () => {
   });
 
   it('puts findings first, real before known before noise, each with its id, line, counts, samples and rows', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html, result } = await reportFor(dir);
     assert.deepEqual(result.findings.map((f) => f.class).filter((c, i, all) => all.indexOf(c) === i), ['real', 'known', 'noise']);
     const at = (marker: string) => {
@@ -119,8 +113,7 @@ describe('HTML report: the page text', () => {
   });
 
   it('says the verdict and the counts once; each pair is headed by its request line and both exchanges', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html, result } = await reportFor(dir);
     const f = result.counts.findings;
     assert.match(html, new RegExp(`<h1 class="verdict-diff" id="verdict">DIFF: ${f.real} real findings \\(${result.counts.real} differences\\)</h1>`));
@@ -139,8 +132,7 @@ describe('HTML report: the page text', () => {
   });
 
   it('wraps ids, entry ids and paths only after / . [ and never mid-token', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html, result } = await reportFor(dir);
     // Pieces between / . [ and spaces are unbreakable spans (plain text when only word characters).
     assert.equal(tok('/GET /v1/a.b[0]'), '/<wbr>GET /<wbr>v1/<wbr>a.<wbr>b[<wbr><span class="t">0]</span>');
@@ -167,7 +159,6 @@ describe('HTML report: the page text', () => {
 
 describe('HTML report in headless chromium', () => {
   let browser: Browser | undefined;
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
   before(async () => {
     if (!existsSync(CHROMIUM)) return;
     browser = await chromium.launch({
@@ -177,13 +168,11 @@ describe('HTML report in headless chromium', () => {
   });
   after(async () => {
     await browser?.close();
-    for (const d of dirs) await d.remove();
   });
 
   it('renders the summary and a pair, its filters hide rows, and no captured payload runs', async (t) => {
     if (!browser) return t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html, result } = await reportFor(dir);
     const file = join(dir.dir, 'report.html');
     await writeFile(file, html);
@@ -254,8 +243,7 @@ describe('HTML report in headless chromium', () => {
 
   it('fits a 1400 px window, shows findings before rows, unfolds a finding into its rows, logs no errors', async (t) => {
     if (!browser) return t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const { html, result } = await reportFor(dir);
     const file = join(dir.dir, 'report.html');
     await writeFile(file, html);

@@ -1,12 +1,13 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { diffCaptures, renderJunit, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { findingLine } from '../../diff/report/text.js';
 import { xmlEscape } from '../../diff/report/junit.js';
-import { capture, tempDir } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** A parsed XML element. */
 interface El {
@@ -69,14 +70,9 @@ function parseXml(xml: string): El {
 const HOSTILE = '</failure><testcase name="x"> & ]]> \u0001 \uFFFE "quoted" \'single\' \uD800';
 
 describe('JUnit report', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
 
   async function result(): Promise<{ result: DiffResult; dir: string }> {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     const a = capture([
       { url: 'http://127.0.0.1:3001/same', body: { ok: true } },
       { url: 'http://127.0.0.1:3001/real', body: { v: 1, note: 'a' } },
@@ -143,8 +139,7 @@ describe('JUnit report', () => {
   });
 
   it('a failing case names its findings (id and line) in the message, and lists them before its rows', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     // One change on three routes (one finding), one on a single route, one route that stays the same.
     const side = (server: string, count: number) =>
       capture([

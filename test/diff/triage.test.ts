@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../helpers/cli.js';
 import { readFile } from 'node:fs/promises';
@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
-import { capture, tempDir, type ExchangeSpec } from './har-builder.js';
+import { capture, type ExchangeSpec } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
@@ -28,13 +29,11 @@ const run = (opts: { stack: boolean; msg?: string; items?: number }): ExchangeSp
 const stackKnown = { where: '*/POST /v1/sessions/*/prompts#*', path: 'response.body.stack', reason: 'M5c drops the stack field that leaked server paths', since: 'M5c' };
 
 describe('known differences', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
+  const t = tempDir();
   let oldPath: string;
   before(async () => {
-    t = await tempDir();
     oldPath = await t.write('old.har', capture(run({ stack: true })));
   });
-  after(() => t.remove());
 
   it('a known entry hides exactly its difference and no other', async () => {
     const newPath = await t.write('new-two.har', capture(run({ stack: false, msg: 'no such session' })));
@@ -117,11 +116,7 @@ describe('known differences', () => {
 });
 
 describe('noise from two runs of one build', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
 
   // A server that puts a random nonce in /a (every run) and a fixed one in /b.
   const serverRun = (bNonce = 'fixed', extraPing = false): ExchangeSpec[] => [

@@ -1,9 +1,10 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
-import { capture, tempDir, uuid, type ExchangeSpec } from './har-builder.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { lineUpMessages } from '../../diff/compare.js';
 import { wsColumnsHtml, type PairView } from '../../diff/report/html-pair.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -17,11 +18,7 @@ function conn(messages: Msg[], close = { code: 1000, reason: 'bye', by: 'client'
 }
 
 describe('WebSocket sequences', () => {
-  let t: Awaited<ReturnType<typeof tempDir>>;
-  before(async () => {
-    t = await tempDir();
-  });
-  after(() => t.remove());
+  const t = tempDir();
   async function diff(a: Msg[], b: Msg[], closeB?: Parameters<typeof conn>[1], options: DiffOptions = {}): Promise<DiffResult> {
     const n = uuid();
     return diffCaptures(await t.write(`${n}-a.har`, capture([conn(a)])), await t.write(`${n}-b.har`, capture([conn(b, closeB)])), options);

@@ -1,10 +1,11 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readZip, decodeZipName, isZipBody, DEFAULT_ZIP_LIMITS } from '../../diff/normalize/zip.js';
 import { diffCaptures } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture, tempDir } from './har-builder.js';
+import { capture } from '../helpers/har.js';
 import { makeZip, type ZipSpec } from './zip-builder.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const session = (id: string, model = 'm1') => JSON.stringify({ id, model, created_at: '2026-01-01T00:00:00Z' });
 
@@ -106,14 +107,9 @@ describe('zip bodies: reading', () => {
 });
 
 describe('zip bodies: bb diff', () => {
-  const dirs: Array<{ remove: () => Promise<void> }> = [];
-  after(async () => {
-    for (const d of dirs) await d.remove();
-  });
 
   async function diffZips(a: Har, b: Har) {
-    const dir = await tempDir();
-    dirs.push(dir);
+    const dir = tempDir();
     return diffCaptures(await dir.write('old.har', a), await dir.write('new.har', b));
   }
 

@@ -29,7 +29,8 @@ export function chromiumLaunchOptions(extraArgs: string[] = []) {
 }
 
 const PAGE = `<!doctype html>
-<html><head><meta charset="utf-8"><title>bb test app</title></head>
+<html><head><meta charset="utf-8"><title>bb test app</title>
+<link rel="icon" href="data:,"></head>
 <body><pre id="out"></pre>
 <script>
 (async () => {

@@ -5,14 +5,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { runBb, startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bb-exchange-'));
+const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home'), COLUMNS: '200' };
 const out = join(dir, 'live.har');
 let server: http.Server;
@@ -80,7 +80,6 @@ after(() => {
   wss.close();
   server.closeAllConnections();
   server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Entry {

@@ -1,11 +1,14 @@
 // `bb frames` against HARs shaped like Chrome's, Playwright's, mitmproxy's and bb's own.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { bb, entry, har, tempDir, wsEntry, type Msg } from './hars.js';
+import { runBb } from '../helpers/cli.js';
+import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
+
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
@@ -35,17 +38,15 @@ const bbHar = har([
 ], { _bb: { format: 1, label: 'new', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: '2024-05-01T10:00:00.000Z', endedDateTime: '2024-05-01T10:00:01.000Z', complete: true, counts: { entries: 2, webSocketMessages: 4 } } });
 
 describe('bb frames', () => {
-  let files: Awaited<ReturnType<typeof tempDir>>;
+  const files = tempDir();
   const path: Record<string, string> = {};
   before(async () => {
-    files = await tempDir();
     path.chrome = await files.write('chrome.har', chrome);
     path.playwright = await files.write('playwright.har', playwright);
     path.bb = await files.write('bb.har', bbHar);
     path.broken = await files.write('broken.har', '{"log": {"entries": [');
     path.long = await files.write('long.har', har([wsEntry('ws://x.test/', '2024-05-01T10:00:00.000Z', [{ type: 'send', time: t0, opcode: 1, data: 'y'.repeat(5000) }])]));
   });
-  after(() => files.remove());
 
   it('lists a Chrome export in time order, then position, with time since the connection opened', async () => {
     const run = await bb(['frames', path.chrome!]);
@@ -107,7 +108,7 @@ describe('bb frames', () => {
   });
 
   it('colours only when asked (FORCE_COLOR) and never with NO_COLOR', async () => {
-    assert.match((await bb(['frames', path.bb!], { FORCE_COLOR: '1' })).stdout, /\u001b\[/);
+    assert.match((await bb(['frames', path.bb!], { FORCE_COLOR: '1', NO_COLOR: undefined })).stdout, /\u001b\[/);
     assert.doesNotMatch((await bb(['frames', path.bb!], { FORCE_COLOR: '1', NO_COLOR: '1' })).stdout, /\u001b\[/);
   });
 
@@ -159,7 +160,8 @@ describe('bb frames', () => {
   });
 
   it("reads mitmproxy's WebSocket export", async (t) => {
-    if (!existsSync(MITM)) return t.skip('shared fixtures absent');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const run = await bb(['frames', MITM]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout.split('\n').filter((l) => l.startsWith('connection ')).length, 3);

@@ -2,14 +2,17 @@
 // on hand-made HARs in the shapes Chrome, Playwright, mitmproxy and bb write.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Har } from '../../capture/har.js';
 import { readCapture } from '../../capture/reader.js';
 import { filterConnectionsByPage, framesDiagram, framesHtml, wsConnections } from '../../inspect/index.js';
-import { bb, entry, har, tempDir, wsEntry, type Msg } from './hars.js';
+import { runBb } from '../helpers/cli.js';
+import { entry, har, wsEntry, type Msg } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
+
 const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 const labels = (d: ReturnType<typeof framesDiagram>) => d.rows.map((r) => `${d.lanes[r.lane]!.id} ${r.dir} ${r.label}`);
@@ -110,13 +113,13 @@ describe('framesDiagram', () => {
   });
 
   it('reads Playwright milliseconds and mitmproxy exports', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const pw = await readCapture(await files.write('pw.har', har([wsEntry('ws://127.0.0.1:5000/pw', '2024-05-01T10:00:00.000Z', chromeMessagesA.map((m) => ({ ...m, time: m.time * 1000 })))])));
     const d = framesDiagram(pw);
     assert.deepEqual(d.rows.map((r) => r.time), chromeMessagesA.map((m) => m.time));
     assert.equal(d.lanes[0]!.id, '0', 'the entry index names a connection without a connection field');
-    if (!existsSync(MITM)) return t.skip('../shared/fixtures/har is not beside this checkout');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const mitm = framesDiagram(await readCapture(MITM));
     assert.equal(mitm.rows.length, 5);
     assert.equal(mitm.lanes.length, 3);
@@ -148,8 +151,7 @@ describe('framesHtml', () => {
   });
 
   it('writes the page to stdout with --html -, and refuses --html with --json', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const path = await files.write('bb.har', bbHar);
     const run = await bb(['frames', path, '--html', '-', '--page', 'chat']);
     assert.equal(run.code, 0, run.stderr);
@@ -164,8 +166,7 @@ describe('framesHtml', () => {
   });
 
   it('--page filters the text view too', async (t) => {
-    const files = await tempDir();
-    t.after(() => files.remove());
+    const files = tempDir(t);
     const path = await files.write('bb.har', bbHar);
     const json = JSON.parse((await bb(['frames', path, '--json', '--page', 'sign in'])).stdout) as { connections: Array<{ messages: Msg[] }> };
     assert.deepEqual(json.connections.map((c) => c.messages.map((m) => m.data)), [['first']]);

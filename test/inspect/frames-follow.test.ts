@@ -1,15 +1,12 @@
 // `bb frames --follow` tails a capture journal (format: capture/journal.ts) as it grows,
 // and ends when the journal goes away (a clean stop renames it into the HAR).
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { once } from 'node:events';
-import { har, tempDir, wsEntry } from './hars.js';
-
-const BIN = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
+import { startBb, type BbProcess } from '../helpers/cli.js';
+import { har, wsEntry } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 const ts = Date.parse('2024-05-01T10:00:00.000Z');
 
 /** Writes journal + bodies the way capture's JournalAppender lays them out. */
@@ -31,35 +28,23 @@ class FakeJournal {
   }
 }
 
-/** Lines a child prints, as they come. */
-function lines(child: ChildProcess): { all: string[]; until(n: number): Promise<void> } {
-  const all: string[] = [];
-  let rest = '';
-  child.stdout!.on('data', (c: Buffer) => {
-    const parts = (rest + c.toString()).split('\n');
-    rest = parts.pop()!;
-    all.push(...parts);
-  });
+/** The whole lines bb has printed so far (a line still being written is not one yet). */
+function lines(bb: BbProcess): { readonly all: string[]; until(n: number): Promise<void> } {
+  const whole = () => bb.stdout().split('\n').slice(0, -1);
   return {
-    all,
+    get all() {
+      return whole();
+    },
     async until(n) {
-      for (let i = 0; i < 300 && all.length < n; i++) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(all.length >= n, `expected ${n} lines, got ${JSON.stringify(all)}`);
+      for (let i = 0; i < 300 && whole().length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(whole().length >= n, `expected ${n} lines, got ${JSON.stringify(whole())}`);
     },
   };
 }
 
 describe('bb frames --follow', () => {
-  const children: ChildProcess[] = [];
-  const dirs: Array<() => Promise<void>> = [];
-  after(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    for (const d of dirs) await d();
-  });
-
   it('prints what is journaled, then each message as it arrives, one JSON object per line', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
+    const tmp = tempDir();
     const out = join(tmp.dir, 'live.har');
     const j = new FakeJournal(out);
     j.record({ r: 'bb-journal', v: 1, label: 'new', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: new Date(ts).toISOString(), bodyCap: 1024, redact: false, creator: { name: 'bb', version: '0' } });
@@ -67,8 +52,7 @@ describe('bb frames --follow', () => {
     j.record({ r: 'upg', x: 1, ts: ts + 1, st: 101, sm: 'Switching Protocols', v: '1.1', h: ['Upgrade', 'websocket'] });
     j.message(1, 2, 'send', 1, Buffer.from('hello'));
 
-    const child = spawn(process.execPath, [BIN, 'frames', out, '--follow', '--json'], { env: { ...process.env, NO_COLOR: '1' } });
-    children.push(child);
+    const child = startBb(['frames', out, '--follow', '--json']);
     const got = lines(child);
     await got.until(1);
     j.message(1, 3, 'receive', 2, Buffer.from([0, 255]));
@@ -85,8 +69,7 @@ describe('bb frames --follow', () => {
     await got.until(4);
     // The clean stop: the journal goes away, following ends.
     rmSync(`${out}.journal`);
-    const [code] = await once(child, 'exit');
-    assert.equal(code, 0);
+    assert.equal(await child.exited, 0);
 
     const objects = got.all.map((l) => JSON.parse(l));
     assert.deepEqual(objects.map((o) => [o.kind, o.connection, o.url, o.message.type, o.message.opcode, o.message.data]), [
@@ -100,8 +83,7 @@ describe('bb frames --follow', () => {
   });
 
   it('prints text lines with filters, HTTP entries with --timeline, and stops on SIGINT', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
+    const tmp = tempDir();
     const out = join(tmp.dir, 'live.har');
     const j = new FakeJournal(out);
     j.record({ r: 'bb-journal', v: 1, label: 'x', target: 'http://127.0.0.1:3000', listen: 'http://127.0.0.1:4000', startedDateTime: new Date(ts).toISOString(), bodyCap: 1024, redact: false, creator: { name: 'bb', version: '0' } });
@@ -111,13 +93,11 @@ describe('bb frames --follow', () => {
     j.record({ r: 'start', x: 2, seq: 4, c: 'c2', ts: ts + 4, scheme: 'http', method: 'POST', target: '/api', v: '1.1', h: ['Host', 'h.test'], up: 'http://127.0.0.1:3000', upg: false });
     j.record({ r: 'rs', x: 2, ts: ts + 5, st: 201, sm: 'Created', v: '1.1', h: [] });
     j.record({ r: 'done', x: 2, ts: ts + 6, seq: 5, tr: [] });
-    const child = spawn(process.execPath, [BIN, 'frames', out, '--follow', '--timeline', '--grep', 'keep'], { env: { ...process.env, NO_COLOR: '1', COLUMNS: '100' } });
-    children.push(child);
+    const child = startBb(['frames', out, '--follow', '--timeline', '--grep', 'keep'], { COLUMNS: '100' });
     const got = lines(child);
     await got.until(4);
-    child.kill('SIGINT');
-    const [code] = await once(child, 'exit');
-    assert.equal(code, 0);
+    child.child.kill('SIGINT');
+    assert.equal(await child.exited, 0);
     assert.equal(got.all.length, 4);
     assert.match(got.all[3]!, /^ +5 #4 +\+0\.006s ◀ http 201 POST http:\/\/h\.test\/api$/);
     assert.match(got.all[0]!, /^ +1 #1 +\+0\.000s ▶ http GET http:\/\/h\.test\/ws$/);
@@ -126,21 +106,14 @@ describe('bb frames --follow', () => {
   });
 
   it('prints the finished HAR when the capture has already stopped, and refuses a path with neither', async () => {
-    const tmp = await tempDir();
-    dirs.push(tmp.remove);
-    const none = spawn(process.execPath, [BIN, 'frames', join(tmp.dir, 'nothing.har'), '--follow']);
-    children.push(none);
-    let stderr = '';
-    none.stderr.on('data', (c) => (stderr += c));
-    const [code] = await once(none, 'exit');
-    assert.equal(code, 2);
-    assert.match(stderr, /^bb: no running capture at .*nothing\.har/);
+    const tmp = tempDir();
+    const none = startBb(['frames', join(tmp.dir, 'nothing.har'), '--follow']);
+    assert.equal(await none.exited, 2);
+    assert.match(none.stderr(), /^bb: no running capture at .*nothing\.har/);
     const done = await tmp.write('done.har', har([wsEntry('ws://h.test/x', '2024-05-01T10:00:00.000Z', [{ type: 'send', time: ts / 1000, opcode: 1, data: 'over' }])]));
-    const finished = spawn(process.execPath, [BIN, 'frames', done, '--follow'], { env: { ...process.env, NO_COLOR: '1' } });
-    children.push(finished);
+    const finished = startBb(['frames', done, '--follow']);
     const got = lines(finished);
-    const [finishedCode] = await once(finished, 'exit');
-    assert.equal(finishedCode, 0);
+    assert.equal(await finished.exited, 0);
     assert.match(got.all[0]!, /^connection 0 {2}#0 {2}ws:\/\/h\.test\/x/);
     assert.match(got.all[1]!, /→ text +4B {2}over$/);
   });

@@ -1,11 +1,14 @@
 // `bb show` against hand-made HARs and mitmproxy's WebSocket export.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { bb, entry, har, tempDir, wsEntry } from './hars.js';
+import { runBb } from '../helpers/cli.js';
+import { entry, har, wsEntry } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
+import { sharedFixture } from '../helpers/fixtures.js';
 
-const MITM = fileURLToPath(new URL('../../../shared/fixtures/har/mitmproxy-websocket.har', import.meta.url));
+/** bb run to its end at the width the expected lines are laid out for. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });
+
 
 // Written out of order: seq puts the POST first although its startedDateTime is later.
 const capture = har(
@@ -27,13 +30,11 @@ const capture = har(
 );
 
 describe('bb show', () => {
-  let files: Awaited<ReturnType<typeof tempDir>>;
+  const files = tempDir();
   let file = '';
   before(async () => {
-    files = await tempDir();
     file = await files.write('capture.har', capture);
   });
-  after(() => files.remove());
 
   it('prints one line per entry in seq order: #seq, time, method, status, sizes, duration, page, ws count, url', async () => {
     const run = await bb(['show', file]);
@@ -99,7 +100,8 @@ describe('bb show', () => {
   });
 
   it("lists mitmproxy's WebSocket export", async (t) => {
-    if (!existsSync(MITM)) return t.skip('shared fixtures absent');
+    const MITM = sharedFixture(t, 'mitmproxy-websocket.har');
+    if (!MITM) return;
     const run = await bb(['show', MITM, '--json']);
     assert.equal(run.code, 0, run.stderr);
     const rows = JSON.parse(run.stdout).entries;

@@ -1,49 +1,25 @@
 // `bb capture --mode forward` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startBb, type BbProcess } from '../helpers/cli.js';
 import { curl, startPeers, type ForwardPeers } from './forward-harness.js';
 
-const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
 let peers: ForwardPeers;
-const children = new Set<ChildProcess>();
 
 before(async () => {
   peers = await startPeers();
 });
 after(async () => {
-  for (const child of children) child.kill('SIGKILL');
   await peers?.close();
 });
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number>;
-}
-
-function bb(args: string[], env: NodeJS.ProcessEnv = {}): Run {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, BB_HOME: peers.home, NODE_EXTRA_CA_CERTS: '', ...env } });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number>((resolve) =>
-    child.once('exit', (code) => {
-      children.delete(child);
-      resolve(code ?? 1);
-    }),
-  );
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
+/** Starts bb with the peers' bb home, trusting no extra CA from the environment unless `env` says so. */
+const bb = (args: string[], env: NodeJS.ProcessEnv = {}): BbProcess => startBb(args, { BB_HOME: peers.home, NODE_EXTRA_CA_CERTS: '', ...env });
 
 /** Waits (bounded) for the proxy URL on stdout. */
-async function proxyUrl(run: Run): Promise<string> {
+async function proxyUrl(run: BbProcess): Promise<string> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     const m = /-> forward proxy/.test(run.stdout()) ? /(http:\/\/127\.0\.0\.1:\d+) ->/.exec(run.stdout()) : null;
@@ -58,7 +34,7 @@ interface HarLike {
   log: { _bb: { target: string }; entries: Array<{ request: { method: string; url: string; postData?: { text?: string } }; response: { status: number }; _bb?: { target?: string } }> };
 }
 
-async function stop(run: Run, out: string): Promise<HarLike> {
+async function stop(run: BbProcess, out: string): Promise<HarLike> {
   run.child.kill('SIGTERM');
   assert.equal(await run.exited, 0, run.stderr());
   return JSON.parse(await readFile(out, 'utf8')) as HarLike;

@@ -2,14 +2,15 @@
 // bb through upstreamTls.extraCa, never by the client), a plain HTTP upstream,
 // bb's CA in a temp home, and a fact recorder grouped by exchange.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { FactBus, type Fact } from '../../proxy/events.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
 import { createLeafFactory, loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
 
 /** Answers every request with JSON describing it; /ws upgrades to an echoing WebSocket. */
@@ -58,7 +59,8 @@ export interface ForwardPeers {
 
 /** Starts the upstreams and makes both CAs. */
 export async function startPeers(): Promise<ForwardPeers> {
-  const dir = await mkdtemp(join(tmpdir(), 'bb-forward-'));
+  const owned = new Cleanups();
+  const { dir } = tempDir(owned);
   const home = join(dir, 'home');
   const ca = await loadOrCreateCa(home);
   // The upstream's own CA lives apart: the client never trusts it.
@@ -97,7 +99,7 @@ export async function startPeers(): Promise<ForwardPeers> {
       httpServer.closeAllConnections();
       await new Promise((r) => httpsServer.close(r));
       await new Promise((r) => httpServer.close(r));
-      await rm(dir, { recursive: true, force: true });
+      await owned.run();
     },
   };
 }
@@ -109,6 +111,14 @@ export class FactLog {
   constructor(bus: FactBus) {
     bus.on((fact) => this.facts.push(fact));
   }
+  /** How many facts there are so far: a mark that since() and waitFor() can start from. */
+  mark(): number {
+    return this.facts.length;
+  }
+  /** The facts after a mark: what one test caused, whatever other tests did before it. */
+  since(mark: number): Fact[] {
+    return this.facts.slice(mark);
+  }
   /** The facts of one exchange. */
   of(exchangeId: number): Fact[] {
     return this.facts.filter((f) => 'exchangeId' in f && f.exchangeId === exchangeId);
@@ -117,11 +127,11 @@ export class FactLog {
   started(where: (f: Extract<Fact, { type: 'exchange-started' }>) => boolean = () => true): Array<Extract<Fact, { type: 'exchange-started' }>> {
     return this.facts.filter((f): f is Extract<Fact, { type: 'exchange-started' }> => f.type === 'exchange-started' && where(f));
   }
-  /** Waits (bounded) until a fact matching the predicate exists. */
-  async waitFor(what: string, predicate: (f: Fact) => boolean, timeoutMs = 5_000): Promise<Fact> {
+  /** Waits (bounded) until a fact matching the predicate exists (after the mark `from`, when given). */
+  async waitFor(what: string, predicate: (f: Fact) => boolean, timeoutMs = 5_000, from = 0): Promise<Fact> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const found = this.facts.find(predicate);
+      const found = this.facts.find((f, i) => i >= from && predicate(f));
       if (found) return found;
       await new Promise((r) => setTimeout(r, 20));
     }

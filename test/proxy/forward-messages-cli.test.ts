@@ -10,20 +10,16 @@ import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { curl, startPeers, type ForwardPeers } from './forward-harness.js';
 
 let peers: ForwardPeers;
-const running = new Set<BbProcess>();
 before(async () => {
   peers = await startPeers();
 });
 after(async () => {
-  for (const bb of running) bb.child.kill('SIGKILL');
   await peers?.close();
 });
 
+/** Starts bb capture with the peers' bb home, trusting no extra CA from the environment. */
 function capture(args: string[]): BbProcess {
-  const bb = startBb(['capture', ...args], { BB_HOME: peers.home, NODE_EXTRA_CA_CERTS: '' });
-  running.add(bb);
-  void bb.exited.then(() => running.delete(bb));
-  return bb;
+  return startBb(['capture', ...args], { BB_HOME: peers.home, NODE_EXTRA_CA_CERTS: '' });
 }
 
 async function stop(bb: BbProcess): Promise<void> {

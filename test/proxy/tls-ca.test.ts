@@ -1,25 +1,19 @@
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
 import { CA_CERT_FILE, CA_KEY_FILE, loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const temps: string[] = [];
+/** A bb home that does not exist yet (so loadOrCreateCa makes it), in a fresh temp folder. */
 async function tempHome(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bb-ca-'));
-  temps.push(dir);
-  // A folder that does not exist yet, so loadOrCreateCa makes it.
-  return join(dir, 'home');
+  return tempDir().bbHome;
 }
-after(async () => {
-  for (const dir of temps) await rm(dir, { recursive: true, force: true });
-});
 
 async function rejectsWith(promise: Promise<Ca>, code: string): Promise<Error> {
   const err = await promise.then(

@@ -1,47 +1,31 @@
 // `bb ca` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const bin = fileURLToPath(new URL('../../bin/bb.js', import.meta.url));
-let dir: string;
-let home: string;
-
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'bb-ca-cli-'));
-  home = join(dir, 'home');
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-function bb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, BB_HOME: home }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+/** `bb ca ...` run to its end with `home` as the bb home (each test makes its own). */
+const bb = (home: string, ...args: string[]) => runBb(args, { BB_HOME: home });
 
 describe('bb ca', () => {
-  it('path makes the CA on first use and prints its absolute path alone', async () => {
-    const first = await bb('ca', 'path');
+  it('path makes the CA on first use and prints its absolute path alone', async (t) => {
+    const home = tempDir(t).bbHome;
+    const first = await bb(home, 'ca', 'path');
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stdout, `${join(home, 'ca.pem')}\n`);
     assert.match(first.stderr, /made a new CA/);
     assert.equal((await stat(join(home, 'ca.key'))).mode & 0o777, 0o600);
-    const second = await bb('ca', 'path');
+    const second = await bb(home, 'ca', 'path');
     assert.equal(second.stdout, first.stdout);
     assert.equal(second.stderr, '');
   });
 
-  it('print shows subject, SHA-256 fingerprint and validity', async () => {
-    const { code, stdout } = await bb('ca', 'print');
+  it('print shows subject, SHA-256 fingerprint and validity', async (t) => {
+    const home = tempDir(t).bbHome;
+    const { code, stdout } = await bb(home, 'ca', 'print');
     assert.equal(code, 0);
     const x509 = new X509Certificate(await readFile(join(home, 'ca.pem')));
     assert.match(stdout, /subject +CN=bb recording proxy CA, O=bb/);
@@ -49,28 +33,31 @@ describe('bb ca', () => {
     assert.ok(stdout.includes(new Date(x509.validTo).toISOString()), stdout);
   });
 
-  it('export writes the certificate, never the key, and refuses to overwrite without --force', async () => {
-    const out = join(dir, 'exported.pem');
-    const written = await bb('ca', 'export', '--out', out);
+  it('export writes the certificate, never the key, and refuses to overwrite without --force', async (t) => {
+    const tmp = tempDir(t);
+    const home = tmp.bbHome;
+    const out = tmp.path('exported.pem');
+    const written = await bb(home, 'ca', 'export', '--out', out);
     assert.equal(written.code, 0, written.stderr);
     const pem = await readFile(out, 'utf8');
     assert.equal(pem, await readFile(join(home, 'ca.pem'), 'utf8'));
     assert.doesNotMatch(pem, /PRIVATE KEY/);
     await writeFile(out, 'mine');
-    const refused = await bb('ca', 'export', '--out', out);
+    const refused = await bb(home, 'ca', 'export', '--out', out);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /exists: pass --force/);
     assert.equal(await readFile(out, 'utf8'), 'mine');
-    const forced = await bb('ca', 'export', '--out', out, '--force');
+    const forced = await bb(home, 'ca', 'export', '--out', out, '--force');
     assert.equal(forced.code, 0, forced.stderr);
     assert.equal(await readFile(out, 'utf8'), pem);
-    const missing = await bb('ca', 'export');
+    const missing = await bb(home, 'ca', 'export');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /needs --out FILE/);
   });
 
-  it('trust-info names curl, Node, NSS and the Debian store with the real path', async () => {
-    const { code, stdout } = await bb('ca', 'trust-info');
+  it('trust-info names curl, Node, NSS and the Debian store with the real path', async (t) => {
+    const home = tempDir(t).bbHome;
+    const { code, stdout } = await bb(home, 'ca', 'trust-info');
     assert.equal(code, 0);
     const file = join(home, 'ca.pem');
     assert.ok(stdout.includes(`--cacert ${file}`));
@@ -79,12 +66,11 @@ describe('bb ca', () => {
     assert.ok(stdout.includes('update-ca-certificates'));
   });
 
-  it('refuses a corrupt CA with exit 2 and says how to regenerate', async () => {
-    const corrupt = join(dir, 'corrupt');
-    home = corrupt;
-    await bb('ca', 'path');
+  it('refuses a corrupt CA with exit 2 and says how to regenerate', async (t) => {
+    const corrupt = tempDir(t).path('corrupt');
+    await bb(corrupt, 'ca', 'path');
     await writeFile(join(corrupt, 'ca.pem'), 'garbage');
-    const { code, stdout, stderr } = await bb('ca', 'print');
+    const { code, stdout, stderr } = await bb(corrupt, 'ca', 'print');
     assert.equal(code, 2);
     assert.equal(stdout, '');
     assert.match(stderr, /^bb: .*ca\.pem is not a readable certificate: delete ca\.pem and ca\.key in .* to make a new CA/);

@@ -1,13 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import forge from 'node-forge';
 import { createLeafFactory, loadOrCreateCa, normalizeHost, type Ca, type LeafFactory } from '../../proxy/tls/index.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 let home: string;
@@ -15,11 +14,9 @@ let ca: Ca;
 let leaves: LeafFactory;
 let server: tls.Server;
 let port: number;
-/** The host the server mints its leaf for when the client sends no SNI (IP hosts). */
-let fallbackHost = '127.0.0.1';
 
 before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'bb-leaf-'));
+  home = tempDir().dir;
   ca = await loadOrCreateCa(home);
   leaves = createLeafFactory(ca);
   server = tls.createServer({
@@ -32,11 +29,13 @@ before(async () => {
 });
 after(async () => {
   await new Promise((done) => server.close(done));
-  await rm(home, { recursive: true, force: true });
 });
 
-/** Connects with bb's CA as the only trust anchor; resolves with the peer certificate and what the server said. */
-async function connect(servername?: string): Promise<{ cert: tls.PeerCertificate; text: string; alpn: string | false }> {
+/**
+ * Connects with bb's CA as the only trust anchor; resolves with the peer certificate and what the server said.
+ * Without a servername (IP hosts) the server mints its leaf for `fallbackHost`.
+ */
+async function connect(servername?: string, fallbackHost = '127.0.0.1'): Promise<{ cert: tls.PeerCertificate; text: string; alpn: string | false }> {
   // Without SNI (IP hosts) the server uses its default context: point it at the fallback host's leaf,
   // and let the test check the identity itself (the socket goes to 127.0.0.1 whatever the leaf names).
   const noSni = servername === undefined;
@@ -82,13 +81,11 @@ describe('createLeafFactory', () => {
   });
 
   it('serves leaves with IP SANs for IPv4 and IPv6 hosts', async () => {
-    fallbackHost = '127.0.0.1';
-    const v4 = await connect();
+    const v4 = await connect(undefined, '127.0.0.1');
     assert.equal(v4.cert.subjectaltname, 'IP Address:127.0.0.1');
     assert.equal(tls.checkServerIdentity('127.0.0.1', v4.cert), undefined);
     assert.ok(tls.checkServerIdentity('127.0.0.2', v4.cert) instanceof Error);
-    fallbackHost = '[::1]';
-    const v6 = await connect();
+    const v6 = await connect(undefined, '[::1]');
     assert.equal(tls.checkServerIdentity('::1', v6.cert), undefined);
     assert.ok(tls.checkServerIdentity('::2', v6.cert) instanceof Error);
   });

@@ -3,10 +3,10 @@
 //
 //   driverClient ── proxyClient ══pipe══ proxyUpstream ── driverServer
 //
-// Tests write literal frame bytes at either driver end and read back both the
-// facts and the bytes that reached the far end.
+// Tests write literal frame bytes (test/helpers/ws-frames.ts builds them) at
+// either driver end and read back both the facts and the bytes that reached
+// the far end.
 import net from 'node:net';
-import zlib from 'node:zlib';
 import { once } from 'node:events';
 import type { Fact } from '../../proxy/events.js';
 import { tapWebSocket, type WsTap } from '../../proxy/ws-tap.js';
@@ -98,65 +98,3 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
 function brief(fact: Fact): unknown {
   return fact.type === 'ws-message' ? { ...fact, data: fact.data.toString('hex').slice(0, 40) } : fact;
 }
-
-/** Frame fields for `frame()`. */
-export interface FrameSpec {
-  opcode: number;
-  payload?: Buffer | string;
-  fin?: boolean;
-  rsv1?: boolean;
-  /** Mask key (client frames); omitted = unmasked. */
-  mask?: Buffer;
-}
-
-/** Encodes one frame (RFC 6455 section 5.2), masking when a key is given. */
-export function frame(spec: FrameSpec): Buffer {
-  const payload = Buffer.from(spec.payload ?? '');
-  const b0 = (spec.fin === false ? 0 : 0x80) | (spec.rsv1 ? 0x40 : 0) | spec.opcode;
-  const maskBit = spec.mask ? 0x80 : 0;
-  let head: Buffer;
-  if (payload.length < 126) head = Buffer.from([b0, maskBit | payload.length]);
-  else if (payload.length < 65536) {
-    head = Buffer.alloc(4);
-    head[0] = b0;
-    head[1] = maskBit | 126;
-    head.writeUInt16BE(payload.length, 2);
-  } else {
-    head = Buffer.alloc(10);
-    head[0] = b0;
-    head[1] = maskBit | 127;
-    head.writeUInt32BE(0, 2);
-    head.writeUInt32BE(payload.length, 6);
-  }
-  if (!spec.mask) return Buffer.concat([head, payload]);
-  const masked = Buffer.from(payload.map((b, i) => b ^ spec.mask![i % 4]!));
-  return Buffer.concat([head, spec.mask, masked]);
-}
-
-/** A permessage-deflate compressor for one sender, with its own window and context choice. */
-export class Compressor {
-  private readonly deflate: zlib.DeflateRaw;
-  private out: Buffer[] = [];
-  constructor(
-    windowBits: number,
-    private readonly noContextTakeover: boolean,
-  ) {
-    this.deflate = zlib.createDeflateRaw({ windowBits });
-    this.deflate.on('data', (c: Buffer) => this.out.push(c));
-  }
-  /** Compresses one whole message (RFC 7692 section 7.2.1: sync flush, trailer removed). */
-  async message(data: Buffer | string): Promise<Buffer> {
-    this.deflate.write(Buffer.from(data));
-    await new Promise<void>((resolve) => this.deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => resolve()));
-    const all = Buffer.concat(this.out);
-    this.out = [];
-    if (this.noContextTakeover) this.deflate.reset();
-    return all.subarray(0, all.length - 4);
-  }
-  close(): void {
-    this.deflate.close();
-  }
-}
-
-/** A mask key for client frames. */
-export const MASK = Buffer.from('37fa213d', 'hex');

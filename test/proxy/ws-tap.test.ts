@@ -1,8 +1,8 @@
 // The WebSocket tap fed literal frame bytes through real loopback sockets.
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { harness, frame, Compressor, MASK, type Harness } from './ws-tap-harness.js';
-import { FrameError, FrameParser, type FrameParserOptions, type ParsedUnit } from '../../proxy/ws-frames.js';
+import { harness, type Harness } from './ws-tap-harness.js';
+import { Compressor, MASK, wsFrame } from '../helpers/ws-frames.js';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
 const deflateHeaders = (value: string) => ['Upgrade', 'websocket', 'Sec-WebSocket-Extensions', value];
@@ -69,8 +69,8 @@ describe('tapWebSocket', () => {
 
   it('reports an empty close without a code, and pings and pongs with their payloads', async () => {
     const h = await start();
-    h.driverClient.write(Buffer.concat([frame({ opcode: 9, payload: 'p', mask: MASK }), frame({ opcode: 8, mask: MASK })]));
-    h.driverServer.write(frame({ opcode: 10, payload: 'p' }));
+    h.driverClient.write(Buffer.concat([wsFrame({ opcode: 9, payload: 'p', mask: MASK }), wsFrame({ opcode: 8, mask: MASK })]));
+    h.driverServer.write(wsFrame({ opcode: 10, payload: 'p' }));
     await h.until(() => h.of('ws-message').length === 3, 'three messages');
     const send = h.of('ws-message').filter((m) => m.direction === 'send');
     assert.deepEqual(send.map((m) => [m.opcode, m.data.toString()]), [[9, 'p'], [8, '']]);
@@ -82,7 +82,7 @@ describe('tapWebSocket', () => {
 
   it('parses frames glued to the heads (bytes that came with the request and the 101)', async () => {
     const h = await start({
-      clientHead: frame({ opcode: 1, payload: 'from client', mask: MASK }),
+      clientHead: wsFrame({ opcode: 1, payload: 'from client', mask: MASK }),
       upstreamHead: hex('810548656c6c6f'),
     });
     await h.until(() => h.of('ws-message').length === 2, 'two messages');
@@ -104,7 +104,7 @@ describe('tapWebSocket', () => {
 
   it('records binary and invalid UTF-8 payloads as bytes', async () => {
     const h = await start();
-    h.driverServer.write(Buffer.concat([hex('8102c328'), frame({ opcode: 2, payload: hex('00ff10') })]));
+    h.driverServer.write(Buffer.concat([hex('8102c328'), wsFrame({ opcode: 2, payload: hex('00ff10') })]));
     await h.until(() => h.of('ws-message').length === 2, 'two messages');
     assert.deepEqual(h.of('ws-message').map((m) => [m.opcode, m.data.toString('hex')]), [[1, 'c328'], [2, '00ff10']]);
     assert.equal(h.of('ws-error').length, 0);
@@ -116,8 +116,8 @@ describe('tapWebSocket', () => {
     const client = new Compressor(15, false);
     const text = 'the same words again and again '.repeat(8);
     for (let i = 0; i < 3; i++) {
-      h.driverServer.write(frame({ opcode: 1, rsv1: true, payload: await server.message(text + i) }));
-      h.driverClient.write(frame({ opcode: 1, rsv1: true, payload: await client.message(text + i), mask: MASK }));
+      h.driverServer.write(wsFrame({ opcode: 1, rsv1: true, payload: await server.message(text + i) }));
+      h.driverClient.write(wsFrame({ opcode: 1, rsv1: true, payload: await client.message(text + i), mask: MASK }));
     }
     server.close();
     client.close();
@@ -136,8 +136,8 @@ describe('tapWebSocket', () => {
     const packed = await server.message('x'.repeat(3000) + 'end');
     server.close();
     const cut = Math.floor(packed.length / 2);
-    h.driverServer.write(frame({ opcode: 2, rsv1: true, fin: false, payload: packed.subarray(0, cut) }));
-    h.driverServer.write(frame({ opcode: 0, payload: packed.subarray(cut) }));
+    h.driverServer.write(wsFrame({ opcode: 2, rsv1: true, fin: false, payload: packed.subarray(0, cut) }));
+    h.driverServer.write(wsFrame({ opcode: 0, payload: packed.subarray(cut) }));
     await h.until(() => h.of('ws-message').length === 1, 'one message');
     const [m] = h.of('ws-message');
     assert.equal(m!.data.toString(), 'x'.repeat(3000) + 'end');
@@ -160,8 +160,8 @@ describe('tapWebSocket', () => {
       // Long-distance repeats: back-references beyond 512 bytes and into earlier messages.
       const body = Array.from({ length: 120 }, (_, i) => `item-${i % 40}-${(i * 7919) % 1000}`).join(',');
       for (let i = 0; i < 3; i++) {
-        h.driverServer.write(frame({ opcode: 1, rsv1: true, payload: await server.message(`${i}:${body}`) }));
-        h.driverClient.write(frame({ opcode: 1, rsv1: true, payload: await client.message(`${i}:${body}`), mask: MASK }));
+        h.driverServer.write(wsFrame({ opcode: 1, rsv1: true, payload: await server.message(`${i}:${body}`) }));
+        h.driverClient.write(wsFrame({ opcode: 1, rsv1: true, payload: await client.message(`${i}:${body}`), mask: MASK }));
       }
       server.close();
       client.close();
@@ -176,7 +176,7 @@ describe('tapWebSocket', () => {
 
   it('turns an invalid frame into one error fact, keeps parsing the other direction, and forwards every byte', async () => {
     const h = await start();
-    const bad = Buffer.concat([frame({ opcode: 3, payload: 'zz', mask: MASK }), frame({ opcode: 1, payload: 'after', mask: MASK })]);
+    const bad = Buffer.concat([wsFrame({ opcode: 3, payload: 'zz', mask: MASK }), wsFrame({ opcode: 1, payload: 'after', mask: MASK })]);
     h.driverClient.write(bad);
     await h.until(() => h.of('ws-error').length === 1, 'the error');
     h.driverServer.write(hex('810548656c6c6f'));
@@ -190,14 +190,14 @@ describe('tapWebSocket', () => {
   });
 
   const badFrames = [
-    { name: 'RSV1 without deflate', bytes: frame({ opcode: 1, rsv1: true, payload: 'x' }), code: 'WS_ERR_UNEXPECTED_RSV_1', headers: [] },
+    { name: 'RSV1 without deflate', bytes: wsFrame({ opcode: 1, rsv1: true, payload: 'x' }), code: 'WS_ERR_UNEXPECTED_RSV_1', headers: [] },
     { name: 'RSV2', bytes: hex('a100'), code: 'WS_ERR_UNEXPECTED_RSV_2_3', headers: [] },
-    { name: 'a masked server frame', bytes: frame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK', headers: [] },
+    { name: 'a masked server frame', bytes: wsFrame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK', headers: [] },
     { name: 'a fragmented ping', bytes: hex('0900'), code: 'WS_ERR_EXPECTED_FIN', headers: [] },
     { name: 'a bad close code', bytes: hex('880203ed'), code: 'WS_ERR_INVALID_CLOSE_CODE', headers: [] },
     {
       name: 'invalid deflate data',
-      bytes: frame({ opcode: 1, rsv1: true, payload: hex('ffffffff') }),
+      bytes: wsFrame({ opcode: 1, rsv1: true, payload: hex('ffffffff') }),
       code: 'Z_DATA_ERROR',
       headers: deflateHeaders('permessage-deflate'),
     },
@@ -215,9 +215,9 @@ describe('tapWebSocket', () => {
 
   it('reports a message over maxPayload as an error, compressed or not', async () => {
     const h = await start({ maxPayload: 100, responseHeaders: deflateHeaders('permessage-deflate') });
-    h.driverClient.write(frame({ opcode: 2, payload: Buffer.alloc(101), mask: MASK }));
+    h.driverClient.write(wsFrame({ opcode: 2, payload: Buffer.alloc(101), mask: MASK }));
     const server = new Compressor(15, false);
-    h.driverServer.write(frame({ opcode: 1, rsv1: true, payload: await server.message('a'.repeat(500)) }));
+    h.driverServer.write(wsFrame({ opcode: 1, rsv1: true, payload: await server.message('a'.repeat(500)) }));
     server.close();
     await h.until(() => h.of('ws-error').length === 2, 'two errors');
     assert.deepEqual(
@@ -238,7 +238,7 @@ describe('tapWebSocket', () => {
     // Small frames sit inside one socket chunk, where ws would unmask in place;
     // a paused far end keeps the pipe's writes queued while the tap parses.
     h.driverServer.pause();
-    const frames = Array.from({ length: 20000 }, (_, i) => frame({ opcode: 2, payload: Buffer.alloc(1000, i % 251), mask: MASK }));
+    const frames = Array.from({ length: 20000 }, (_, i) => wsFrame({ opcode: 2, payload: Buffer.alloc(1000, i % 251), mask: MASK }));
     const bytes = Buffer.concat(frames);
     h.driverClient.write(bytes);
     // Let the pipe back up: the tap has parsed what the pipe still holds.
@@ -256,7 +256,7 @@ describe('tapWebSocket', () => {
 
   it('reports upgrade-closed with the first close frame once both sockets closed', async () => {
     const h = await start();
-    h.driverClient.write(frame({ opcode: 8, payload: Buffer.concat([hex('0bb8'), Buffer.from('going')]), mask: MASK }));
+    h.driverClient.write(wsFrame({ opcode: 8, payload: Buffer.concat([hex('0bb8'), Buffer.from('going')]), mask: MASK }));
     await h.until(() => h.of('ws-message').length === 1, 'the client close');
     h.driverServer.write(hex('880203e8'));
     await h.until(() => h.of('ws-message').length === 2, 'the server close');
@@ -303,79 +303,4 @@ describe('tapWebSocket', () => {
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(h.facts, []);
   });
-});
-
-describe('FrameParser', () => {
-  const parse = (bytes: Buffer, opts: Partial<FrameParserOptions> = {}, step = bytes.length) => {
-    const units: ParsedUnit[] = [];
-    const parser = new FrameParser({ masked: false, deflate: false, maxPayload: 0, ...opts }, (u) => units.push(u));
-    for (let i = 0; i < bytes.length; i += step) parser.push(bytes.subarray(i, i + step), i);
-    return units.map((u) => ({ ...u, data: u.data.toString('hex') }));
-  };
-
-  it('reports units one byte at a time, with 16- and 64-bit lengths', () => {
-    const bytes = Buffer.concat([
-      frame({ opcode: 1, payload: 'a'.repeat(300) }),
-      frame({ opcode: 2, payload: Buffer.alloc(70000, 7), fin: false }),
-      frame({ opcode: 9 }),
-      frame({ opcode: 0, payload: '' }),
-    ]);
-    const ping = { opcode: 9, time: 300 + 4 + 70000 + 10, frames: 1, compressed: false, data: '' };
-    const expected = [
-      { opcode: 1, time: 0, frames: 1, compressed: false, data: Buffer.from('a'.repeat(300)).toString('hex') },
-      ping,
-      { opcode: 2, time: 304, frames: 2, compressed: false, data: Buffer.alloc(70000, 7).toString('hex') },
-    ];
-    assert.deepEqual(parse(bytes, {}, 1), expected);
-    assert.deepEqual(parse(bytes, {}, 1000), expected.map((u) => ({ ...u, time: u === ping ? 70000 : 0 })));
-    assert.deepEqual(parse(bytes), expected.map((u) => ({ ...u, time: 0 })));
-  });
-
-  it('unmasks into a copy and leaves the chunk as it was, whole or split (RFC 6455 section 5.3)', () => {
-    const bytes = Buffer.concat([hex('818537fa213d7f9f4d5158'), frame({ opcode: 2, payload: Buffer.alloc(1000, 3), mask: MASK })]);
-    const before = Buffer.from(bytes);
-    for (const step of [1, 7, bytes.length]) {
-      assert.deepEqual(parse(bytes, { masked: true }, step).map((u) => u.data), ['48656c6c6f', Buffer.alloc(1000, 3).toString('hex')]);
-      assert.ok(bytes.equals(before), 'the chunk is untouched');
-    }
-  });
-
-  it('assembles a compressed fragmented message without inflating it, and stops after a close', () => {
-    const bytes = Buffer.concat([
-      frame({ opcode: 1, rsv1: true, fin: false, payload: 'ab' }),
-      frame({ opcode: 0, payload: 'cd' }),
-      hex('880203e8'),
-      hex('810548656c6c6f'),
-    ]);
-    assert.deepEqual(parse(bytes, { deflate: true }), [
-      { opcode: 1, time: 0, frames: 2, compressed: true, data: '61626364' },
-      { opcode: 8, time: 0, frames: 1, compressed: false, data: '03e8' },
-    ]);
-  });
-
-  const refusals = [
-    { bytes: frame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK' },
-    { bytes: frame({ opcode: 1, payload: 'x' }), opts: { masked: true }, code: 'WS_ERR_EXPECTED_MASK' },
-    { bytes: hex('8300'), code: 'WS_ERR_INVALID_OPCODE' },
-    { bytes: hex('8b00'), code: 'WS_ERR_INVALID_OPCODE' },
-    { bytes: hex('8000'), code: 'WS_ERR_INVALID_OPCODE' },
-    { bytes: hex('0100' + '0100'), code: 'WS_ERR_INVALID_OPCODE' },
-    { bytes: hex('c100'), code: 'WS_ERR_UNEXPECTED_RSV_1' },
-    { bytes: hex('0100' + 'c000'), opts: { deflate: true }, code: 'WS_ERR_UNEXPECTED_RSV_1' },
-    { bytes: hex('c900'), opts: { deflate: true }, code: 'WS_ERR_UNEXPECTED_RSV_1' },
-    { bytes: hex('9100'), code: 'WS_ERR_UNEXPECTED_RSV_2_3' },
-    { bytes: hex('0900'), code: 'WS_ERR_EXPECTED_FIN' },
-    { bytes: hex('897e00c8'), code: 'WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH' },
-    { bytes: hex('880103'), code: 'WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH' },
-    { bytes: hex('880203ed'), code: 'WS_ERR_INVALID_CLOSE_CODE' },
-    { bytes: hex('827f8000000000000000'), code: 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH' },
-    { bytes: hex('027e0080' + '00'.repeat(128) + '807e0080'), opts: { maxPayload: 200 }, code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' },
-  ];
-  for (const r of refusals) {
-    it(`refuses ${r.bytes.subarray(0, 12).toString('hex')} with ${r.code}`, () => {
-      for (const step of [1, r.bytes.length]) {
-        assert.throws(() => parse(r.bytes, r.opts, step), (err: FrameError) => err instanceof FrameError && err.code === r.code);
-      }
-    });
-  }
 });

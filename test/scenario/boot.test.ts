@@ -1,35 +1,20 @@
-import { describe, it, after, before } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, readFile, readdir } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootServer, groupAlive, type BootedServer } from '../../scenario/boot.js';
 import { freePort } from '../helpers/ports.js';
+import { pidAlive } from '../helpers/processes.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
 
-
-/** True when pid names a live (non-zombie) process. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 describe('bootServer', () => {
-  let runDir: string;
+  const runDir = tempDir().dir;
   const started: BootedServer[] = [];
   const boot = async (args: string[], extra: Partial<Parameters<typeof bootServer>[0]> = {}, opts: Partial<Parameters<typeof bootServer>[1]> = {}) => {
     const s = await bootServer({ command: 'node', args: [fixture, ...args], ...extra }, { label: 'srv', runDir, hostEnv: process.env, graceMs: 500, ...opts });
@@ -37,12 +22,8 @@ describe('bootServer', () => {
     return s;
   };
 
-  before(async () => {
-    runDir = await mkdtemp(join(tmpdir(), 'bb-boot-test-'));
-  });
   after(async () => {
     await Promise.all(started.map((s) => s.stop()));
-    await rm(runDir, { recursive: true, force: true });
   });
 
   it('is ready at a READY line and takes the JSON after it as the payload', async () => {

@@ -1,25 +1,18 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { demoConfigWith, runBb } from './compare-helpers.js';
+import { demoConfigWith, runCompare } from './compare-helpers.js';
+import { tempDir } from '../helpers/tmp.js';
 
 describe('bb compare on the bundled demo', () => {
-  let dir: string;
-  let env: NodeJS.ProcessEnv;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-compare-demo-'));
-    env = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir().dir;
+  const env = { BB_HOME: join(dir, 'home') };
 
   it('old vs new: exit 0, MATCH with the one registered KNOWN-DIFF, captures and reports written', async () => {
     const out = join(dir, 'demo');
-    const run = await runBb(['demo', '--out', out], env);
+    const run = await runCompare(['demo', '--out', out], env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^MATCH with 1 known\b/);
     assert.match(run.stdout, /KNOWN-DIFF/);
@@ -40,7 +33,7 @@ describe('bb compare on the bundled demo', () => {
   for (const trees of ['old,old', 'new,new']) {
     it(`${trees}: the same tree twice matches (the self-check)`, async () => {
       const out = join(dir, trees.replace(',', '-'));
-      const run = await runBb(['demo', '--trees', trees, '--out', out], env);
+      const run = await runCompare(['demo', '--trees', trees, '--out', out], env);
       assert.equal(run.code, 0, run.stdout + run.stderr);
       assert.match(run.stdout, /^MATCH\b/);
       assert.doesNotMatch(run.stdout, /KNOWN-DIFF/);
@@ -51,11 +44,11 @@ describe('bb compare on the bundled demo', () => {
 
   it('--noise: what differs between two old runs is noise, reported apart, and the run matches', async () => {
     const config = await demoConfigWith(dir, 'jitter.json', { oldArgs: ['--jitter'], newArgs: ['--jitter'] });
-    const plain = await runBb(['compare', '--config', config, '--out', join(dir, 'jitter')], env);
+    const plain = await runCompare(['compare', '--config', config, '--out', join(dir, 'jitter')], env);
     assert.equal(plain.code, 1, 'without --noise the jitter is a real difference');
     assert.match(plain.stdout, /response\.body\.nonce changed .* in 1 of 1 GET \/v1\/meta/);
     const out = join(dir, 'jitter-noise');
-    const run = await runBb(['compare', '--config', config, '--noise', '--out', out], env);
+    const run = await runCompare(['compare', '--config', config, '--noise', '--out', out], env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^MATCH with 1 known\b/);
     assert.ok(existsSync(join(out, 'old-noise.har')));
@@ -65,14 +58,14 @@ describe('bb compare on the bundled demo', () => {
 
   it('old,old that differs says what that means and what to do', async () => {
     const config = await demoConfigWith(dir, 'jitter-self.json', { oldArgs: ['--jitter'], newArgs: ['--jitter'] });
-    const run = await runBb(['compare', '--config', config, '--trees', 'old,old', '--out', join(dir, 'jitter-self')], env);
+    const run = await runCompare(['compare', '--config', config, '--trees', 'old,old', '--out', join(dir, 'jitter-self')], env);
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(run.stdout, /The same build \(old,old\) differs from itself: these fields vary run to run\. bb noise \S+old\.har \S+old-2\.har -o noise\.json writes rules for them/);
   });
 
   it('a new variant with an unregistered change: exit 1 naming the entry and the field', async () => {
     const config = await demoConfigWith(dir, 'drift.json', { newArgs: ['--drift'] });
-    const run = await runBb(['compare', '--config', config, '--out', join(dir, 'drift')], env);
+    const run = await runCompare(['compare', '--config', config, '--out', join(dir, 'drift')], env);
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(run.stdout, /^DIFF: \d+ real/);
     assert.match(run.stdout, /response\.body\.pinned added false in \d+ of \d+ entries, \d+ routes\n\s+e\.g\. POST \/v1\/sessions /);

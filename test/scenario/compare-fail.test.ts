@@ -1,25 +1,16 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { demoConfigWith, paths, runBb } from './compare-helpers.js';
-
-/** True when pid names a live (non-zombie) process. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+import { COMPARE_TIMEOUT_MS, demoConfigWith, paths, runCompare } from './compare-helpers.js';
+import { startBb } from '../helpers/cli.js';
+import { pidAlive } from '../helpers/processes.js';
+import { tempDir } from '../helpers/tmp.js';
 
 describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
-  let dir: string;
-  let env: NodeJS.ProcessEnv;
+  const dir = tempDir().dir;
+  const env = { BB_HOME: join(dir, 'home') };
   const fixtureServer = (mode: string, extra: Record<string, unknown> = {}) => ({ command: 'node', args: [paths.fixtureServer, mode], ...extra });
   const config = async (name: string, doc: Record<string, unknown>) => {
     const file = join(dir, name);
@@ -32,17 +23,9 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
     return file;
   };
 
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'bb-compare-fail-'));
-    env = { ...process.env, BB_HOME: join(dir, 'home'), NO_COLOR: '1' };
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
   it('a server that dies mid-scenario: exit 2 naming the server, the step and its log', async () => {
     const cfg = await demoConfigWith(dir, 'crash.json', { newArgs: ['--crash-on-export'] });
-    const run = await runBb(['compare', '--config', cfg, '--out', join(dir, 'crash')], env);
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'crash')], env);
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /server "new" exited with exit code 70 during scenario step "export"/);
     assert.match(run.stderr, /crashing on export, as asked/);
@@ -54,11 +37,13 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
       servers: { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') },
       scenario: await scenario('noop.mjs', "await t.step('one', () => t.http.get('/cwd'));"),
     });
-    const run = await runBb(['compare', '--config', cfg, '--out', join(dir, 'never')], env);
+    const t0 = Date.now();
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'never')], env);
+    const ms = Date.now() - t0;
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /server "old" was not ready within 1500 ms \(waiting for a stdout line matching/);
     assert.match(run.stderr, /booting, slowly/);
-    assert.ok(run.ms < 1500 + 6000, `took ${run.ms} ms`);
+    assert.ok(ms < 1500 + 6000, `took ${ms} ms`);
   });
 
   it('a step that throws: exit 2 naming the step', async () => {
@@ -66,7 +51,7 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
       servers: { old: fixtureServer('line'), new: fixtureServer('line') },
       scenario: await scenario('throws.mjs', "await t.step('check token', async () => { if (t.ready.token !== 'other') throw new Error('token mismatch'); });"),
     });
-    const run = await runBb(['compare', '--config', cfg, '--out', join(dir, 'throws')], env);
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'throws')], env);
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /scenario step "check token" \(old\) failed: token mismatch/);
   });
@@ -76,14 +61,14 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
       servers: { old: fixtureServer('line'), new: fixtureServer('line') },
       scenario: await scenario('empty.mjs', "await t.step('idle', async () => {});"),
     });
-    const run = await runBb(['compare', '--config', cfg, '--out', join(dir, 'empty')], env);
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'empty')], env);
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /the capture of server "old" is empty/);
   });
 
   it('a bad config: exit 2 naming the key', async () => {
     const cfg = await config('bad.json', { servers: { old: { args: [] }, new: fixtureServer('line') }, scenario: 'x.mjs' });
-    const run = await runBb(['compare', '--config', cfg], env);
+    const run = await runCompare(['compare', '--config', cfg], env);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /servers\.old\.command: must be a non-empty string/);
   });
@@ -95,21 +80,21 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
       scenario: await scenario('hang.mjs', "await t.step('wait', async () => { await t.http.get('/cwd'); await new Promise((r) => setTimeout(r, 30000)); }, { timeoutMs: 60000 });"),
     });
     let ready: { pid: number; grandchild: number } | undefined;
-    const run = await runBb(['compare', '--config', cfg, '--out', out], env, 45_000, (child) => {
-      const poll = setInterval(() => {
-        const log = join(out, 'old.stdout.log');
-        const line = existsSync(log) ? readFileSync(log, 'utf8').split('\n').find((l) => l.startsWith('READY ')) : undefined;
-        if (!line) return;
-        clearInterval(poll);
-        ready = JSON.parse(line.slice(6));
-        // Give the scenario a moment to be inside its step, then interrupt.
-        setTimeout(() => child.kill('SIGINT'), 300);
-      }, 50);
-      child.on('close', () => clearInterval(poll));
-    });
-    assert.ok(ready, `the server never printed READY: ${run.stderr}`);
-    assert.equal(run.code, 130, run.stdout + run.stderr);
-    assert.match(run.stderr, /interrupted/);
+    const bb = startBb(['compare', '--config', cfg, '--out', out], env, { timeoutMs: COMPARE_TIMEOUT_MS });
+    const poll = setInterval(() => {
+      const log = join(out, 'old.stdout.log');
+      const line = existsSync(log) ? readFileSync(log, 'utf8').split('\n').find((l) => l.startsWith('READY ')) : undefined;
+      if (!line) return;
+      clearInterval(poll);
+      ready = JSON.parse(line.slice(6));
+      // Give the scenario a moment to be inside its step, then interrupt.
+      setTimeout(() => bb.child.kill('SIGINT'), 300);
+    }, 50);
+    const code = await bb.exited;
+    clearInterval(poll);
+    assert.ok(ready, `the server never printed READY: ${bb.stderr()}`);
+    assert.equal(code, 130, bb.stdout() + bb.stderr());
+    assert.match(bb.stderr(), /interrupted/);
     assert.equal(pidAlive(ready.pid), false, 'server still running');
     assert.equal(pidAlive(ready.grandchild), false, 'grandchild still running');
   });

@@ -1,12 +1,11 @@
-// Shared by the bb compare tests: spawn the real CLI, write configs around the demo.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Shared by the bb compare tests: run the real CLI, write configs around the demo.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runBb, type BbRun } from '../helpers/cli.js';
 
 /** Absolute paths the tests need. */
 export const paths = {
-  bin: fileURLToPath(new URL('../../bin/bb.js', import.meta.url)),
   repo: fileURLToPath(new URL('../../', import.meta.url)),
   demoDir: fileURLToPath(new URL('../../scenario/demo/', import.meta.url)),
   demoConfig: fileURLToPath(new URL('../../scenario/demo/bb.config.json', import.meta.url)),
@@ -15,31 +14,12 @@ export const paths = {
   fixtureServer: fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url)),
 };
 
-/** What a finished bb run printed. */
-export interface BbRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+/** How long a bb compare (or demo) run may take: two servers boot and a scenario runs. */
+export const COMPARE_TIMEOUT_MS = 45_000;
 
-/** Spawns `node bin/bb.js ...args`; `onSpawn` gets the child (e.g. to signal it). Killed by pid after timeoutMs. */
-export function runBb(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 45_000, onSpawn?: (child: ChildProcess) => void): Promise<BbRun> {
-  const t0 = Date.now();
-  const child = spawn(process.execPath, [paths.bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c) => (stdout += c));
-  child.stderr!.on('data', (c) => (stderr += c));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  onSpawn?.(child);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 });
-    });
-  });
+/** Runs bb compare or bb demo to its end, killed after COMPARE_TIMEOUT_MS. */
+export function runCompare(args: string[], env: NodeJS.ProcessEnv): Promise<BbRun> {
+  return runBb(args, env, { timeoutMs: COMPARE_TIMEOUT_MS });
 }
 
 /** The demo config with absolute paths, its servers' args changed by `edit`, written into dir. */

@@ -1,0 +1,97 @@
+// A bb capture process SIGKILLed under traffic, then `bb recover`: every
+// exchange its clients saw complete is in the recovered HAR.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { once } from 'node:events';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
+import type { Har } from '../../capture/har.js';
+import { assertValidHar } from '../helpers/har-schema.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ path: req.url, pad: 'p'.repeat(2000) }));
+  });
+});
+let bb: BbProcess | undefined;
+after(async () => {
+  if (bb && bb.child.exitCode === null && bb.child.signalCode === null) bb.child.kill('SIGKILL');
+  server.closeAllConnections();
+  server.close();
+});
+
+test('recovers every exchange a client saw complete after SIGKILL', async () => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const out = join(tmp.dir, 'killed.har');
+  bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  const url = (await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  const completed: string[] = [];
+  let stop = false;
+  const worker = async (w: number) => {
+    // Bounded: stops at the kill, or after 2000 requests.
+    for (let i = 0; i < 2000 && !stop; i++) {
+      const path = `/w${w}/r${i}`;
+      const ok = await new Promise<boolean>((resolve) => {
+        const req = http.get(`${url}${path}`, { agent }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve(res.statusCode === 200 && JSON.parse(body).path === path));
+          res.on('error', () => resolve(false));
+        });
+        req.on('error', () => resolve(false));
+      });
+      if (!ok) return;
+      completed.push(path);
+    }
+  };
+  const workers = [0, 1, 2, 3].map(worker);
+  // Kill once traffic is well under way.
+  for (let i = 0; i < 500 && completed.length < 200; i++) await new Promise((r) => setTimeout(r, 10));
+  bb.child.kill('SIGKILL');
+  stop = true;
+  await Promise.all(workers);
+  await bb.exited;
+  agent.destroy();
+  assert.ok(completed.length >= 200, `only ${completed.length} exchanges before the kill`);
+  assert.ok(existsSync(`${out}.journal`), 'the journal is left behind');
+  assert.ok(!existsSync(out));
+
+  const r = await runBb(['recover', out], env);
+  assert.equal(r.code, 0, r.stderr);
+  const [path, summary] = r.stdout.trim().split('\n');
+  assert.equal(path, out);
+  assert.match(summary!, /^recovered \d+ exchanges/);
+  const har = JSON.parse(readFileSync(out, 'utf8')) as Har;
+  assertValidHar(har);
+  assert.equal(har.log._bb?.complete, false);
+  const recorded = new Map(har.log.entries.map((e) => [new URL(e.request.url).pathname, e]));
+  const missing = completed.filter((p) => !recorded.get(p) || recorded.get(p)!._bb?.seqEnd === undefined);
+  assert.deepEqual(missing, [], `${missing.length} of ${completed.length} completed exchanges are missing or unfinished`);
+  for (const p of completed.slice(0, 50)) assert.equal(JSON.parse(recorded.get(p)!.response.content.text!).path, p);
+  assert.ok(!existsSync(`${out}.journal`));
+});
+
+test('bb recover says so in one line and exits 2 without a journal, and never overwrites without --force', async () => {
+  const r = await runBb(['recover', join(tmp.dir, 'nothing.har')], env);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^bb: no journal at .*nothing\.har\.journal/);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  const out = join(tmp.dir, 'taken.har');
+  writeFileSync(out, 'precious');
+  writeFileSync(`${out}.journal`, '');
+  const r2 = await runBb(['recover', out], env);
+  assert.equal(r2.code, 2);
+  assert.match(r2.stderr, /already exists: .*--force/);
+  assert.equal(readFileSync(out, 'utf8'), 'precious');
+});
