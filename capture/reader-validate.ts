@@ -13,6 +13,7 @@ import type {
   HarEventSourceMessage,
   HarPage,
 } from './har.js';
+import { toEpochSeconds } from '../core/index.js';
 
 /** A value in the file has the wrong type; `path` is its JSON path. */
 export class HarShapeError extends Error {
@@ -106,14 +107,7 @@ function nameValues(o: Obj, key: string, path: string): HarNameValue[] {
   });
 }
 
-/**
- * Epoch seconds from a WebSocket/SSE `time`: Chrome and bb write seconds,
- * Playwright writes milliseconds. Anything past year 5138 in seconds
- * (1e11) is taken as milliseconds.
- */
-export function toEpochSeconds(time: number): number {
-  return time > 1e11 ? time / 1000 : time;
-}
+export { toEpochSeconds };
 
 function wsMessages(e: Obj, path: string): HarWebSocketMessage[] | undefined {
   if (e._webSocketMessages === undefined || e._webSocketMessages === null) return undefined;

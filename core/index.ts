@@ -7,3 +7,4 @@ export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './cod
 export { bbHomeFrom, type BbHome } from './home.js';
 export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isZipMedia, isBinaryMedia, isTextualMedia } from './media-type.js';
 export { headerPairs, headerValue, headerValues, serializeHead, type HeaderPair } from './raw-headers.js';
+export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';

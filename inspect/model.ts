@@ -6,7 +6,7 @@
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (DESIGN.md "Inspecting").
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
-import { globToRegExp } from '../core/index.js';
+import { globToRegExp, isoToSeconds } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -98,10 +98,8 @@ function sorted<T>(keyed: Array<Keyed<T>>): T[] {
 const seqOf = (x: { _bb?: { seq?: unknown } }): number | undefined =>
   typeof x._bb?.seq === 'number' ? x._bb.seq : undefined;
 
-/** Epoch seconds of an ISO date (NaN when unparsable). */
-export function isoToSeconds(iso: string): number {
-  return Date.parse(iso) / 1000;
-}
+// isoToSeconds is core's (core/clock.ts); inspect/'s face keeps offering it.
+export { isoToSeconds };
 
 /** True when an entry is a WebSocket upgrade (Chrome's marker, messages, or a 101). */
 export function isWebSocketEntry(e: HarEntry): boolean {

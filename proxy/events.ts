@@ -9,12 +9,12 @@
 // last byte of the response to the client, so a listener that writes it to
 // disk synchronously makes "what the client saw complete" crash-safe.
 import type { Duplex } from 'node:stream';
+import { now, type EpochMs } from '../core/index.js';
 
 /** Headers as on the wire: a flat [name, value, name, value, ...] list, Node's rawHeaders shape. */
 export type RawHeaders = string[];
 
-/** Epoch milliseconds with sub-millisecond precision. */
-export type EpochMs = number;
+export type { EpochMs };
 
 /** Which side of the proxy a failure or hang-up came from. */
 export type Side = 'client' | 'upstream';
@@ -278,7 +278,4 @@ export class FactBus {
   }
 }
 
-/** The clock facts use: epoch ms with sub-ms precision, monotonic within the process. */
-export function now(): EpochMs {
-  return performance.timeOrigin + performance.now();
-}
+export { now };
