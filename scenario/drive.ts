@@ -76,7 +76,7 @@ export interface DriveResult {
 
 /** Runs a scenario against baseUrl; throws a BbError naming the step that failed. */
 export async function driveScenario(scenario: Scenario, opts: DriveOptions): Promise<DriveResult> {
-  const http = createHttpClient(opts.baseUrl);
+  const http = await createHttpClient(opts.baseUrl);
   const sockets: WsClient[] = [];
   const steps: DriveResult['steps'] = [];
   const defaultTimeout = opts.stepTimeoutMs ?? scenario.stepTimeoutMs ?? 30_000;

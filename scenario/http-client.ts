@@ -2,7 +2,9 @@
 // JSON in and out. It reads whole bodies (SSE streams included: a long
 // operation's stream ends when the operation does) and never throws on an
 // HTTP status unless the caller asks with `expect`.
-import { Pool } from 'undici';
+// undici is loaded when a scenario runs, not when scenario/ is imported:
+// bb capture records through scenario/record.ts and should not pay for it at start-up.
+import type { Pool } from 'undici';
 import { EventStreamParser, isJsonMedia } from '../core/index.js';
 
 /** Per-request options. */
@@ -66,9 +68,10 @@ export interface HttpClient {
 }
 
 /** Makes the client for one base URL (e.g. the proxy's http://127.0.0.1:PORT). */
-export function createHttpClient(baseUrl: string): HttpClient {
+export async function createHttpClient(baseUrl: string): Promise<HttpClient> {
+  const { Pool: PoolClass } = await import('undici');
   const origin = new URL(baseUrl).origin;
-  const pool = new Pool(origin, { connections: 8 });
+  const pool: Pool = new PoolClass(origin, { connections: 8 });
   const request = async (method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse> => {
     const what = `${method} ${path}`;
     const headers: Record<string, string> = { ...opts.headers };
