@@ -84,11 +84,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
         }
         return;
       }
-      case 'rs': {
-        const ex = exchanges.get(rec.x);
-        if (ex) ex.status = rec.st;
-        return;
-      }
+      case 'rs':
       case 'upg': {
         const ex = exchanges.get(rec.x);
         if (ex) ex.status = rec.st;

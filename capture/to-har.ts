@@ -133,18 +133,19 @@ function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext
 
 /** The URL a start record's entry shows (request.url): absolute, its query redacted when the capture is. */
 export function entryUrl(start: StartRecord, fallbackOrigin: string, redactor: Redactor | undefined): string {
-  return redactedUrl(requestUrl(start.scheme, start.target, start.h, fallbackOrigin).url, redactor);
+  const rawUrl = requestUrl(start.scheme, start.target, start.h, fallbackOrigin).url;
+  return redactedUrl(rawUrl, splitQuery(rawUrl), redactor);
 }
 
-function redactedUrl(rawUrl: string, r: Redactor | undefined): string {
-  const { base, query, hash } = splitQuery(rawUrl);
+function redactedUrl(rawUrl: string, { base, query, hash }: ReturnType<typeof splitQuery>, r: Redactor | undefined): string {
   return query === undefined || !r ? rawUrl : `${base}?${r.queryString(query)}${hash}`;
 }
 
 function buildRequestHead(method: string, rawUrl: string, version: string, h: string[], ctx: EntryContext): HarRequest {
   const r = ctx.redactor;
-  const { query } = splitQuery(rawUrl);
-  const url = redactedUrl(rawUrl, r);
+  const parts = splitQuery(rawUrl);
+  const { query } = parts;
+  const url = redactedUrl(rawUrl, parts, r);
   return {
     method,
     url,

@@ -4,7 +4,6 @@
 // server boot gets the parent environment as `hostEnv`).
 import { homedir } from 'node:os';
 import { bbHomeFrom, type BbHome } from '../core/index.js';
-import { readExtraCaFile } from '../proxy/index.js';
 
 /** The environment as bb uses it. */
 export interface BbEnvironment {
@@ -22,8 +21,8 @@ export interface BbEnvironment {
   readonly columns: number | undefined;
   /** NO_COLOR / FORCE_COLOR as tty.ts reads them. */
   readonly color: { readonly no: boolean; readonly force: boolean };
-  /** The PEM of NODE_EXTRA_CA_CERTS when set and readable: Node adds it to its roots only when bb passes none of its own. */
-  readonly nodeExtraCa: readonly string[];
+  /** NODE_EXTRA_CA_CERTS: Node adds that file to its roots only while bb passes none of its own (read when --upstream-ca needs it). */
+  readonly nodeExtraCaFile: string | undefined;
   /** The whole parent environment, for children bb starts (servers, worktree installs). */
   readonly host: Readonly<NodeJS.ProcessEnv>;
 }
@@ -48,7 +47,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env, userHome: 
       no: env['NO_COLOR'] !== undefined && env['NO_COLOR'] !== '',
       force: env['FORCE_COLOR'] !== undefined && env['FORCE_COLOR'] !== '0',
     }),
-    nodeExtraCa: Object.freeze(readExtraCaFile(env['NODE_EXTRA_CA_CERTS'])),
+    nodeExtraCaFile: env['NODE_EXTRA_CA_CERTS'] || undefined,
     host: Object.freeze({ ...env }),
   });
 }

@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import type { UpstreamTlsOptions } from '../proxy/index.js';
+import { readExtraCaFile, type UpstreamTlsOptions } from '../proxy/index.js';
 import { BbError } from '../core/index.js';
 import type { BbEnvironment } from './environment.js';
 
@@ -57,7 +57,7 @@ export function upstreamTlsFrom(argv: Record<string, unknown>, environment: BbEn
   }
   if (insecure) return { insecure: true };
   if (files.length === 0) return {};
-  return { extraCa: files.map((file) => readCaFile(file, '--upstream-ca')), nodeExtraCa: [...environment.nodeExtraCa] };
+  return { extraCa: files.map((file) => readCaFile(file, '--upstream-ca')), nodeExtraCa: readExtraCaFile(environment.nodeExtraCaFile) };
 }
 
 function readCaFile(file: string, flag: string): string {

@@ -12,7 +12,8 @@ import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, redactOptionsFrom } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
-import { journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
+import { PROXY_DEFAULTS } from '../../proxy/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {
@@ -81,13 +82,13 @@ export const captureCommand: BbCommand = {
       .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
       .option('redact', { type: 'string', array: true, describe: 'also redact header:NAME, query:NAME or json:KEY' })
       .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are (captures then hold credentials)' })
-      .option('body-cap', { type: 'string', default: '16MiB', describe: 'max recorded bytes per body (the rest streams through)' })
+      .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
       .option('xfwd', { type: 'boolean', default: false, describe: 'add X-Forwarded-For/-Proto/-Host' })
       .option('change-origin', { type: 'boolean', default: false, describe: 'send the target host as Host' })
-      .option('connect-timeout', { type: 'number', default: 10_000, describe: 'ms to wait for an upstream connection' })
-      .option('upstream-timeout', { type: 'number', default: 0, describe: 'ms of upstream silence before a 502 (0 = wait)' })
-      .option('grace', { type: 'number', default: 5_000, describe: 'ms in-flight exchanges may take to finish at stop' })
+      .option('connect-timeout', { type: 'number', default: PROXY_DEFAULTS.connectTimeoutMs, describe: 'ms to wait for an upstream connection' })
+      .option('upstream-timeout', { type: 'number', default: PROXY_DEFAULTS.upstreamTimeoutMs, describe: 'ms of upstream silence before a 502 (0 = wait)' })
+      .option('grace', { type: 'number', default: PROXY_DEFAULTS.closeGraceMs, describe: 'ms in-flight exchanges may take to finish at stop' })
       .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" }),
   run: async (argv, environment) => {
     const fwd = forwardFlagsFrom(argv);

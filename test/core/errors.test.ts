@@ -2,27 +2,18 @@
 // is in the table, and the CLI is the only place statuses come from.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BbError, isBbError, ERROR_CODES, FAILURE_CODES } from '../../core/index.js';
 import * as built from '../../dist/core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
+import { allSources, repoRoot } from '../helpers/sources.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const SOURCE_FOLDERS = ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario', 'cli'];
+const root = repoRoot;
 // BB_ names that are environment variables, not codes.
 const ENV_NAMES = new Set(['BB_HOME', 'BB_PROGRESS_AFTER_MS', 'BB_DIFF_BOUNDED_BYTES', 'BB_DIFF_STAGE_TIMES', 'BB_DIFF_WORKERS', 'BB_REDACT_KEY_FILE']);
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
-const files = [...SOURCE_FOLDERS.flatMap((f) => sources(join(root, f))), join(root, 'index.ts')];
+const files = allSources();
 
 describe('BbError', () => {
   it('carries a code, a sentence and a cause', () => {

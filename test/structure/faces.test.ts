@@ -3,11 +3,11 @@
 // imports itself in a circle. A failing case names the file and the import.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { allSources, repoRoot, sourceFiles } from '../helpers/sources.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = repoRoot;
 
 /** Each folder and the folders it may import (through their faces). */
 const LAYERS: Record<string, string[]> = {
@@ -19,14 +19,6 @@ const LAYERS: Record<string, string[]> = {
   scenario: ['core', 'proxy', 'capture', 'diff'],
   cli: ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'],
 };
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
-  });
-}
 
 /** Relative imports of a file (static, re-exports, dynamic with a literal), resolved to .ts paths. */
 function importsOf(file: string): { spec: string; target: string }[] {
@@ -41,7 +33,7 @@ function importsOf(file: string): { spec: string; target: string }[] {
 }
 
 const folderOf = (path: string): string => relative(root, path).split('/')[0]!;
-const files = [...Object.keys(LAYERS).flatMap((f) => sources(join(root, f))), join(root, 'index.ts')];
+const files = allSources();
 
 describe('the import graph', () => {
   it('reaches another folder only through its index.ts', () => {
@@ -100,7 +92,7 @@ describe('the import graph', () => {
   });
 
   it('core/ imports only node: modules', () => {
-    const bad = sources(join(root, 'core')).flatMap((f) =>
+    const bad = sourceFiles(join(root, 'core')).flatMap((f) =>
       [...readFileSync(f, 'utf8').matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!).filter((s) => !s.startsWith('node:') && !s.startsWith('./')).map((s) => `${relative(root, f)}: ${s}`),
     );
     assert.deepEqual(bad, []);
