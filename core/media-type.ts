@@ -6,8 +6,20 @@
 
 /** The media type alone, lower-case: "application/json; charset=utf-8" → "application/json". */
 export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (contentType === undefined) return '';
+  // A capture holds few distinct Content-Types and every body asks several
+  // of these tests, so answers are memoized (bounded: starts over when full).
+  let media = memo.get(contentType);
+  if (media === undefined) {
+    const semi = contentType.indexOf(';');
+    media = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(contentType, media);
+  }
+  return media;
 }
+const memo = new Map<string, string>();
+const MEMO_MAX = 256;
 
 const JSON = /^application\/([\w.-]+\+)?json$|^text\/json$/;
 const JSON_LINES = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;
