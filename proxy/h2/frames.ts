@@ -15,92 +15,10 @@
 // the connection with GOAWAY carrying it; after one the parser reads no
 // further. Stream errors (section 5.4.2) are reported as STREAM_ERROR facts
 // and parsing goes on: the peer answers them with RST_STREAM.
+import { CLIENT_PREFACE, DEFAULT_MAX_FRAME_SIZE, errorName, type H2ConnectionError, type H2ErrorName, type H2Frame, type Priority } from './frame-types.js';
+import { FLAG, NAMES, TYPE, checkFrameHeader, readSettings } from './frame-rules.js';
 
-/** Error code names by value (RFC 9113 section 7). */
-const ERROR_NAMES = [
-  'NO_ERROR', 'PROTOCOL_ERROR', 'INTERNAL_ERROR', 'FLOW_CONTROL_ERROR', 'SETTINGS_TIMEOUT', 'STREAM_CLOSED',
-  'FRAME_SIZE_ERROR', 'REFUSED_STREAM', 'CANCEL', 'COMPRESSION_ERROR', 'CONNECT_ERROR', 'ENHANCE_YOUR_CALM',
-  'INADEQUATE_SECURITY', 'HTTP_1_1_REQUIRED',
-] as const;
-
-/** An RFC 9113 error code name. */
-export type H2ErrorName = (typeof ERROR_NAMES)[number];
-
-/** The name of an error code; unknown codes (section 7: no special behaviour) as `0x` and their hex. */
-export function errorName(code: number): string {
-  return ERROR_NAMES[code] ?? `0x${code.toString(16)}`;
-}
-
-/** The value of an error code name, for the GOAWAY or RST_STREAM a caller sends. */
-export function errorCode(name: H2ErrorName): number {
-  return ERROR_NAMES.indexOf(name);
-}
-
-/** The client connection preface (section 3.4). */
-export const CLIENT_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-
-/** SETTINGS_MAX_FRAME_SIZE's initial value and smallest legal value (section 6.5.2). */
-export const DEFAULT_MAX_FRAME_SIZE = 16384;
-
-/** Setting identifiers this parser checks (section 6.5.2). */
-export const SETTINGS = {
-  HEADER_TABLE_SIZE: 1,
-  ENABLE_PUSH: 2,
-  MAX_CONCURRENT_STREAMS: 3,
-  INITIAL_WINDOW_SIZE: 4,
-  MAX_FRAME_SIZE: 5,
-  MAX_HEADER_LIST_SIZE: 6,
-} as const;
-
-/** A connection error: the connection must be closed with GOAWAY(code) (section 5.4.1). */
-export interface H2ConnectionError {
-  /** The RFC 9113 error code name for the GOAWAY. */
-  code: H2ErrorName;
-  /** What was wrong, in a sentence. */
-  message: string;
-}
-
-/** PRIORITY fields of a HEADERS or PRIORITY frame (RFC 9113 section 5.3.2, deprecated but still on the wire). */
-export interface Priority {
-  /** The E flag. */
-  exclusive: boolean;
-  /** The stream it depends on. */
-  dependency: number;
-  /** Weight as sent (0-255, meaning 1-256). */
-  weight: number;
-}
-
-/** One frame, or one piece of a DATA frame, in wire order. `time` is when its chunk arrived (epoch ms). */
-export type H2Frame =
-  | {
-      type: 'DATA'; streamId: number; time: number;
-      /** Payload bytes that arrived in one chunk, padding left out: a subarray of that chunk. */
-      data: Buffer;
-      /** This piece ends its frame. */
-      last: boolean;
-      /** END_STREAM, on the frame's last piece only. */
-      endStream: boolean;
-    }
-  | {
-      type: 'HEADERS'; streamId: number; time: number; endStream: boolean; priority?: Priority;
-      /** The whole header block: the fragments of the HEADERS and its CONTINUATIONs, padding left out. */
-      block: Buffer;
-      /** How many frames carried it (1 + CONTINUATIONs). */
-      frames: number;
-    }
-  | { type: 'PRIORITY'; streamId: number; time: number; priority: Priority }
-  | { type: 'RST_STREAM'; streamId: number; time: number; errorCode: number; error: string }
-  | {
-      type: 'SETTINGS'; time: number; ack: boolean;
-      /** [identifier, value] in the order sent (section 6.5.3: processed in order). */
-      settings: Array<[number, number]>;
-    }
-  | { type: 'PUSH_PROMISE'; streamId: number; time: number; promisedStreamId: number; block: Buffer; frames: number }
-  | { type: 'PING'; time: number; ack: boolean; data: Buffer }
-  | { type: 'GOAWAY'; time: number; lastStreamId: number; errorCode: number; error: string; debug: Buffer }
-  | { type: 'WINDOW_UPDATE'; streamId: number; time: number; increment: number }
-  | { type: 'UNKNOWN'; frameType: number; flags: number; streamId: number; time: number; length: number }
-  | { type: 'STREAM_ERROR'; streamId: number; time: number; code: H2ErrorName; message: string };
+export * from './frame-types.js';
 
 /** What one direction's parser enforces. */
 export interface H2FrameParserOptions {
@@ -113,12 +31,6 @@ export interface H2FrameParserOptions {
   /** Most CONTINUATION frames in one header block (empty ones grow nothing); default 1024. */
   maxContinuations?: number;
 }
-
-const TYPE = { DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PUSH_PROMISE: 5, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
-const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
-const NAMES = ['DATA', 'HEADERS', 'PRIORITY', 'RST_STREAM', 'SETTINGS', 'PUSH_PROMISE', 'PING', 'GOAWAY', 'WINDOW_UPDATE', 'CONTINUATION'];
-const MAX_WINDOW = 2 ** 31 - 1;
-const MAX_FRAME_SIZE_LIMIT = 2 ** 24 - 1;
 
 /** Where the parser is. */
 const enum State {
@@ -312,7 +224,11 @@ export class H2FrameParser {
     this.type = h[3]!;
     this.flags = h[4]!;
     this.streamId = h.readUInt32BE(5) & 0x7fffffff;
-    const error = this.checkHeader();
+    const error = checkFrameHeader({
+      length: this.length, type: this.type, flags: this.flags, streamId: this.streamId, maxFrameSize: this.maxFrameSize,
+      seenFrame: this.seenFrame, fromClient: this.fromClient, block: this.block,
+      maxHeaderBlock: this.maxHeaderBlock, maxContinuations: this.maxContinuations,
+    });
     if (error) {
       this.fail(error[0], error[1]);
       return;
@@ -334,81 +250,6 @@ export class H2FrameParser {
         this.endFrame(Buffer.alloc(0));
       }
     }
-  }
-
-  // The checks of sections 4.2, 6.x and 3.4 that need only the header.
-  private checkHeader(): [H2ErrorName, string] | undefined {
-    const { length, type, flags, streamId } = this;
-    const name = NAMES[type] ?? `frame type 0x${type.toString(16)}`;
-    if (length > this.maxFrameSize) {
-      return ['FRAME_SIZE_ERROR', `a ${name} frame of ${length} bytes exceeds SETTINGS_MAX_FRAME_SIZE ${this.maxFrameSize} (RFC 9113 section 4.2)`];
-    }
-    if (!this.seenFrame && (type !== TYPE.SETTINGS || flags & FLAG.ACK)) {
-      return ['PROTOCOL_ERROR', `the first frame is ${name}, not SETTINGS (RFC 9113 section 3.4)`];
-    }
-    //
-    // While a header block is open, only its CONTINUATIONs may come (section 6.10).
-    //
-    const block = this.block;
-    if (block && (type !== TYPE.CONTINUATION || streamId !== block.streamId)) {
-      return ['PROTOCOL_ERROR', `a ${name} frame on stream ${streamId} interrupts the header block of stream ${block.streamId} (RFC 9113 section 6.10)`];
-    }
-    switch (type) {
-      case TYPE.DATA:
-      case TYPE.HEADERS:
-      case TYPE.PRIORITY:
-      case TYPE.RST_STREAM:
-      case TYPE.PUSH_PROMISE:
-      case TYPE.CONTINUATION:
-        if (streamId === 0) return ['PROTOCOL_ERROR', `a ${name} frame on stream 0 (RFC 9113 section 6)`];
-        break;
-      case TYPE.SETTINGS:
-      case TYPE.PING:
-      case TYPE.GOAWAY:
-        if (streamId !== 0) return ['PROTOCOL_ERROR', `a ${name} frame on stream ${streamId}, not 0 (RFC 9113 section 6)`];
-        break;
-    }
-    const sizeError = (rule: string): [H2ErrorName, string] => ['FRAME_SIZE_ERROR', `a ${name} frame of ${length} bytes; ${rule}`];
-    switch (type) {
-      case TYPE.DATA:
-        if (flags & FLAG.PADDED && length < 1) return sizeError('a PADDED DATA frame holds at least its pad length (RFC 9113 section 6.1)');
-        break;
-      case TYPE.RST_STREAM:
-        if (length !== 4) return sizeError('RST_STREAM is 4 bytes (RFC 9113 section 6.4)');
-        break;
-      case TYPE.SETTINGS:
-        if (flags & FLAG.ACK && length !== 0) return sizeError('a SETTINGS ACK is empty (RFC 9113 section 6.5)');
-        if (length % 6 !== 0) return sizeError('SETTINGS is a multiple of 6 bytes (RFC 9113 section 6.5)');
-        break;
-      case TYPE.PING:
-        if (length !== 8) return sizeError('PING is 8 bytes (RFC 9113 section 6.7)');
-        break;
-      case TYPE.GOAWAY:
-        if (length < 8) return sizeError('GOAWAY is at least 8 bytes (RFC 9113 section 6.8)');
-        break;
-      case TYPE.WINDOW_UPDATE:
-        if (length !== 4) return sizeError('WINDOW_UPDATE is 4 bytes (RFC 9113 section 6.9)');
-        break;
-      case TYPE.PUSH_PROMISE:
-        if (this.fromClient) return ['PROTOCOL_ERROR', 'a client sent PUSH_PROMISE (RFC 9113 section 8.4)'];
-        break;
-      case TYPE.CONTINUATION:
-        if (!block) return ['PROTOCOL_ERROR', `a CONTINUATION frame on stream ${streamId} follows no open header block (RFC 9113 section 6.10)`];
-        break;
-    }
-    //
-    // The CONTINUATION flood guard: a header block is held until END_HEADERS,
-    // so its size and frame count are capped (RFC 9113 section 10.5).
-    //
-    if (type === TYPE.HEADERS || type === TYPE.PUSH_PROMISE || type === TYPE.CONTINUATION) {
-      if ((block?.size ?? 0) + length > this.maxHeaderBlock) {
-        return ['ENHANCE_YOUR_CALM', `the header block of stream ${streamId} exceeds ${this.maxHeaderBlock} bytes (RFC 9113 section 10.5)`];
-      }
-      if (block && block.frames > this.maxContinuations) {
-        return ['ENHANCE_YOUR_CALM', `the header block of stream ${streamId} spans more than ${this.maxContinuations} CONTINUATION frames (RFC 9113 section 10.5)`];
-      }
-    }
-    return undefined;
   }
 
   private endData(piece: Buffer, time: number): void {
@@ -478,8 +319,12 @@ export class H2FrameParser {
         this.onFrame({ type: 'RST_STREAM', streamId, time, errorCode: code, error: errorName(code) });
         return;
       }
-      case TYPE.SETTINGS:
-        return this.endSettings(p);
+      case TYPE.SETTINGS: {
+        const settings = readSettings(p);
+        if ('code' in settings) this.fail(settings.code, settings.message);
+        else this.onFrame({ type: 'SETTINGS', time, ack: (flags & FLAG.ACK) !== 0, settings });
+        return;
+      }
       case TYPE.PING:
         this.onFrame({ type: 'PING', time, ack: (flags & FLAG.ACK) !== 0, data: p });
         return;
@@ -500,28 +345,6 @@ export class H2FrameParser {
         return;
       }
     }
-  }
-
-  private endSettings(p: Buffer): void {
-    const settings: Array<[number, number]> = [];
-    for (let at = 0; at < p.length; at += 6) {
-      const id = p.readUInt16BE(at);
-      const value = p.readUInt32BE(at + 2);
-      if (id === SETTINGS.ENABLE_PUSH && value > 1) {
-        this.fail('PROTOCOL_ERROR', `SETTINGS_ENABLE_PUSH is ${value}, not 0 or 1 (RFC 9113 section 6.5.2)`);
-        return;
-      }
-      if (id === SETTINGS.INITIAL_WINDOW_SIZE && value > MAX_WINDOW) {
-        this.fail('FLOW_CONTROL_ERROR', `SETTINGS_INITIAL_WINDOW_SIZE is ${value}, over 2^31-1 (RFC 9113 section 6.5.2)`);
-        return;
-      }
-      if (id === SETTINGS.MAX_FRAME_SIZE && (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_FRAME_SIZE_LIMIT)) {
-        this.fail('PROTOCOL_ERROR', `SETTINGS_MAX_FRAME_SIZE is ${value}, outside 16384..16777215 (RFC 9113 section 6.5.2)`);
-        return;
-      }
-      settings.push([id, value]);
-    }
-    this.onFrame({ type: 'SETTINGS', time: this.time, ack: (this.flags & FLAG.ACK) !== 0, settings });
   }
 
   private endBlock(): void {
