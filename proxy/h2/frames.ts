@@ -68,7 +68,7 @@ interface OpenBlock {
 /** Parses one direction; feed it every chunk in order. push() returns the connection error, once found. */
 export class H2FrameParser {
   private readonly fromClient: boolean;
-  private readonly maxHeaderBlock: number;
+  private maxHeaderBlock: number;
   private readonly maxContinuations: number;
   private readonly onFrame: (frame: H2Frame) => void;
   private maxFrameSize: number;
@@ -107,6 +107,11 @@ export class H2FrameParser {
   /** Follows the receiving side's SETTINGS_MAX_FRAME_SIZE (section 6.5.2), from the next frame header on. */
   setMaxFrameSize(size: number): void {
     this.maxFrameSize = size;
+  }
+
+  /** Sets the header block cap (the CONTINUATION flood guard), from the next frame header on. */
+  setMaxHeaderBlock(size: number): void {
+    this.maxHeaderBlock = size;
   }
 
   /** Reads one chunk that arrived at `time`; returns the connection error if there is one (now or before). */

@@ -6,9 +6,11 @@
 // strings (one char per octet), so what was sent survives exactly: pseudo-
 // headers, order, duplicates and case as on the wire.
 //
-// Errors are returned as values, all of RFC 9113's COMPRESSION_ERROR (the
-// caller closes the connection with GOAWAY); after one the decoder refuses
-// every later block, since its table no longer matches the encoder's.
+// Errors are returned as values with the RFC 9113 code the caller closes the
+// connection with (GOAWAY): COMPRESSION_ERROR for a malformed block,
+// ENHANCE_YOUR_CALM for a list over the cap (section 10.5: excessive, not
+// malformed). After one the decoder refuses every later block, since its
+// table no longer matches the encoder's.
 import { huffmanDecode } from './huffman.js';
 
 /** The static table, RFC 7541 Appendix A (index 1 is STATIC[0]). */
@@ -41,10 +43,10 @@ export interface DecodedHeaders {
   listSize: number;
 }
 
-/** A block the decoder refuses: always RFC 9113's COMPRESSION_ERROR. */
+/** A block the decoder refuses. */
 export interface HpackError {
-  /** The RFC 9113 error code name. */
-  code: 'COMPRESSION_ERROR';
+  /** The RFC 9113 error code name: malformed, or over the header list cap. */
+  code: 'COMPRESSION_ERROR' | 'ENHANCE_YOUR_CALM';
   /** What was wrong, in a sentence. */
   message: string;
 }
@@ -67,7 +69,7 @@ export class HpackDecoder {
   private size = 0;
   private tableSize = DEFAULT_HEADER_TABLE_SIZE;
   private sizeLimit: number;
-  private readonly maxListSize: number;
+  private maxListSize: number;
   private failed: HpackError | undefined;
 
   constructor(opts: HpackDecoderOptions = {}) {
@@ -105,6 +107,11 @@ export class HpackDecoder {
       this.tableSize = limit;
       this.evict(0);
     }
+  }
+
+  /** Sets the header list cap (the HPACK bomb guard) for the blocks decoded from now on. */
+  setHeaderListCap(cap: number): void {
+    this.maxListSize = cap;
   }
 
   /** Decodes one complete header block (a HEADERS or PUSH_PROMISE fragment with its CONTINUATIONs). */
@@ -207,7 +214,7 @@ export class HpackDecoder {
       // megabytes; stop as soon as the list passes the cap, not after.
       //
       if (listSize > this.maxListSize) {
-        return fail(`a header list decodes to more than ${this.maxListSize} octets (SETTINGS_MAX_HEADER_LIST_SIZE cap)`);
+        return { code: 'ENHANCE_YOUR_CALM', message: `a header list decodes to more than ${this.maxListSize} octets (the SETTINGS_MAX_HEADER_LIST_SIZE cap, RFC 9113 section 10.5.1)` };
       }
     }
     return { headers, neverIndexed, listSize };

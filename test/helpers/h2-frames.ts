@@ -10,9 +10,9 @@ export const F = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRI
 /** The client connection preface. */
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-/** One frame: 24-bit length, type, flags, 31-bit stream id, payload. */
+/** One frame: 24-bit length, type, flags, 31-bit stream id, payload (bytes, or hex with spaces allowed). */
 export function h2Frame(type: number, flags: number, streamId: number, payload: Buffer | string = Buffer.alloc(0)): Buffer {
-  const body = typeof payload === 'string' ? Buffer.from(payload, 'hex') : payload;
+  const body = typeof payload === 'string' ? Buffer.from(payload.replace(/\s+/g, ''), 'hex') : payload;
   const head = Buffer.alloc(9);
   head.writeUIntBE(body.length, 0, 3);
   head[3] = type;
