@@ -32,7 +32,9 @@ export async function startH2Relay(upstreamPort: number): Promise<H2Relay> {
     const upstream = net.connect(upstreamPort, '127.0.0.1');
     const facts: H2Fact[] = [];
     const session = new H2Session({}, (fact) => facts.push(fact));
-    const closed = Promise.all([once(client, 'close'), once(upstream, 'close')]).then(() => undefined);
+    // Not once(): it rejects on the 'error' a reset socket emits first.
+    const closedOne = (s: net.Socket) => new Promise<void>((resolve) => s.on('close', () => resolve()));
+    const closed = Promise.all([closedOne(client), closedOne(upstream)]).then(() => undefined);
     connections.push({ facts, closed });
     for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
       sockets.add(from);

@@ -39,6 +39,14 @@ describe('H2Session SETTINGS', () => {
     assert.equal(s.fromClient(Buffer.concat([ACK, headers(1, '3fe13f 82')]), 2)?.code, 'COMPRESSION_ERROR');
   });
 
+  it('accepts a size update up to a larger SETTINGS_HEADER_TABLE_SIZE still waiting for its ACK', () => {
+    // The server may act on the client's SETTINGS before its ACK is on the wire.
+    const { s, kinds } = session();
+    s.fromClient(Buffer.concat([PREFACE, settings([[1, 8192]])]), 0);
+    assert.equal(s.fromServer(Buffer.concat([EMPTY_SETTINGS, headers(1, '3fe13f 88')]), 1), undefined);
+    assert.deepEqual(kinds(), ['server response 1 :status: 200']);
+  });
+
   it('pairs each ACK with the oldest unacknowledged SETTINGS for SETTINGS_MAX_FRAME_SIZE', () => {
     const { s } = session();
     const big = h2Frame(T.DATA, 0, 1, Buffer.alloc(20000));
