@@ -59,6 +59,8 @@ export interface HpackDecoderOptions {
   maxHeaderListSize?: number;
 }
 
+const fail = (message: string): HpackError => ({ code: 'COMPRESSION_ERROR', message });
+
 // Integers beyond this cannot be an index, a length or a size a peer may use.
 const MAX_INTEGER = 2 ** 32 - 1;
 
@@ -71,6 +73,9 @@ export class HpackDecoder {
   private sizeLimit: number;
   private maxListSize: number;
   private failed: HpackError | undefined;
+  // The block being decoded and the read position in it.
+  private block: Buffer = Buffer.alloc(0);
+  private pos = 0;
 
   constructor(opts: HpackDecoderOptions = {}) {
     this.sizeLimit = DEFAULT_HEADER_TABLE_SIZE;
@@ -122,53 +127,22 @@ export class HpackDecoder {
     return result;
   }
 
-  private decodeBlock(block: Uint8Array): DecodedHeaders | HpackError {
+  private decodeBlock(bytes: Uint8Array): DecodedHeaders | HpackError {
+    const block = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    this.block = block;
+    this.pos = 0;
     const headers: Array<[string, string]> = [];
     const neverIndexed: number[] = [];
     let listSize = 0;
-    let pos = 0;
-    const fail = (message: string): HpackError => ({ code: 'COMPRESSION_ERROR', message });
-    // Reads an integer with an n-bit prefix at pos (section 5.1); -1 when truncated or too large.
-    const integer = (prefixBits: number): number => {
-      const max = (1 << prefixBits) - 1;
-      let value = block[pos++]! & max;
-      if (value < max) return value;
-      let multiplier = 1;
-      for (;;) {
-        if (pos >= block.length) return -1;
-        const byte = block[pos++]!;
-        value += (byte & 0x7f) * multiplier;
-        if (value > MAX_INTEGER) return -1;
-        if ((byte & 0x80) === 0) return value;
-        multiplier *= 128;
-      }
-    };
-    // Reads a string literal at pos (section 5.2).
-    const string = (): string | HpackError => {
-      if (pos >= block.length) return fail('a header block ends where a string literal should start');
-      const huffman = (block[pos]! & 0x80) !== 0;
-      const length = integer(7);
-      if (length < 0 || pos + length > block.length) return fail('a string literal runs past the end of its header block');
-      const octets = block.subarray(pos, pos + length);
-      pos += length;
-      if (!huffman) return Buffer.from(octets.buffer, octets.byteOffset, octets.length).toString('latin1');
-      const decoded = huffmanDecode(octets);
-      return 'error' in decoded ? fail(decoded.error) : decoded.value;
-    };
-    const lookup = (index: number): readonly [string, string] | undefined => {
-      if (index >= 1 && index <= STATIC.length) return STATIC[index - 1];
-      return this.entries[this.entries.length - 1 - (index - STATIC.length - 1)];
-    };
-
-    while (pos < block.length) {
-      const first = block[pos]!;
+    while (this.pos < block.length) {
+      const first = block[this.pos]!;
       if ((first & 0xe0) === 0x20) {
         //
         // Dynamic table size update (section 6.3): only before the first field
         // (section 4.2), and never above the decoding side's SETTINGS limit.
         //
         if (headers.length > 0) return fail('a dynamic table size update comes after a header field (RFC 7541 section 4.2)');
-        const size = integer(5);
+        const size = this.integer(5);
         if (size < 0) return fail('a dynamic table size update is truncated or too large');
         if (size > this.sizeLimit) {
           return fail(`a dynamic table size update to ${size} exceeds SETTINGS_HEADER_TABLE_SIZE ${this.sizeLimit}`);
@@ -181,27 +155,27 @@ export class HpackDecoder {
       let value: string;
       if (first & 0x80) {
         // Indexed header field (section 6.1).
-        const index = integer(7);
+        const index = this.integer(7);
         if (index < 0) return fail('a header field index is truncated or too large');
-        const entry = index > 0 ? lookup(index) : undefined;
+        const entry = index > 0 ? this.lookup(index) : undefined;
         if (!entry) return fail(`a header field refers to index ${index}, which is in neither table`);
         [name, value] = entry;
       } else {
         // Literal header field: with incremental indexing (6 bits), without (4), never indexed (4) (section 6.2).
         const indexing = (first & 0xc0) === 0x40;
         const never = (first & 0xf0) === 0x10;
-        const index = integer(indexing ? 6 : 4);
+        const index = this.integer(indexing ? 6 : 4);
         if (index < 0) return fail('a header field index is truncated or too large');
         if (index > 0) {
-          const entry = lookup(index);
+          const entry = this.lookup(index);
           if (!entry) return fail(`a header field names index ${index}, which is in neither table`);
           name = entry[0];
         } else {
-          const literal = string();
+          const literal = this.string();
           if (typeof literal !== 'string') return literal;
           name = literal;
         }
-        const literal = string();
+        const literal = this.string();
         if (typeof literal !== 'string') return literal;
         value = literal;
         if (never) neverIndexed.push(headers.length);
@@ -218,6 +192,42 @@ export class HpackDecoder {
       }
     }
     return { headers, neverIndexed, listSize };
+  }
+
+  // Reads an integer with an n-bit prefix at pos (section 5.1); -1 when truncated or too large.
+  private integer(prefixBits: number): number {
+    const block = this.block;
+    const max = (1 << prefixBits) - 1;
+    let value = block[this.pos++]! & max;
+    if (value < max) return value;
+    let multiplier = 1;
+    for (;;) {
+      if (this.pos >= block.length) return -1;
+      const byte = block[this.pos++]!;
+      value += (byte & 0x7f) * multiplier;
+      if (value > MAX_INTEGER) return -1;
+      if ((byte & 0x80) === 0) return value;
+      multiplier *= 128;
+    }
+  }
+
+  // Reads a string literal at pos (section 5.2).
+  private string(): string | HpackError {
+    const block = this.block;
+    if (this.pos >= block.length) return fail('a header block ends where a string literal should start');
+    const huffman = (block[this.pos]! & 0x80) !== 0;
+    const length = this.integer(7);
+    if (length < 0 || this.pos + length > block.length) return fail('a string literal runs past the end of its header block');
+    const start = this.pos;
+    this.pos += length;
+    if (!huffman) return block.toString('latin1', start, this.pos);
+    const decoded = huffmanDecode(block, start, this.pos);
+    return typeof decoded === 'string' ? decoded : fail(decoded.error);
+  }
+
+  private lookup(index: number): readonly [string, string] | undefined {
+    if (index <= STATIC.length) return STATIC[index - 1];
+    return this.entries[this.entries.length - 1 - (index - STATIC.length - 1)];
   }
 
   // Adds an entry, evicting the oldest to make room (section 4.4); an entry

@@ -4,10 +4,12 @@
 // and ordered by symbol, and each length's first code follows the last code
 // of the shorter lengths. So the code lengths alone define it; the table
 // below is the "len" column of Appendix B, for symbols 0..255 and EOS (256).
-// Decoding walks the bits, comparing the code read so far against the first
-// code of its length (one add and compare per bit, no tree). The code is
-// complete (every 30-bit pattern starts with some code), so no bit sequence
-// runs past 30 bits without a symbol.
+//
+// Decoding reads 4 bits at a time through a state table built once at load:
+// the states are the 256 inner nodes of the code tree (257 leaves), and each
+// (state, nibble) entry says which node the 4 bits lead to and which symbol,
+// if any, they complete. Every code is at least 5 bits long, so one nibble
+// completes at most one symbol. Two lookups per input byte.
 
 /** Bit length of each symbol's code, symbol 0..256 (256 is EOS), RFC 7541 Appendix B. */
 const CODE_LENGTHS: readonly number[] = [
@@ -23,56 +25,89 @@ const CODE_LENGTHS: readonly number[] = [
 ];
 
 const EOS = 256;
-const MAX_LENGTH = 30;
 
-// Canonical code tables: for each length, the first code, how many codes,
-// and where its symbols start in SYMBOLS (symbols ordered by length, then value).
-const firstCode = new Array<number>(MAX_LENGTH + 1).fill(0);
-const countOf = new Array<number>(MAX_LENGTH + 1).fill(0);
-const startOf = new Array<number>(MAX_LENGTH + 1).fill(0);
-const SYMBOLS: number[] = CODE_LENGTHS.map((_, symbol) => symbol).sort((a, b) => CODE_LENGTHS[a]! - CODE_LENGTHS[b]! || a - b);
-for (const length of CODE_LENGTHS) countOf[length]!++;
+// Entry layout: bits 0-7 the next state, 8-16 the symbol, bit 17 "emits a
+// symbol", bit 18 "reaches EOS" (an error, section 5.2).
+const EMITS = 1 << 17;
+const HITS_EOS = 1 << 18;
+
+// The code tree: child[2 * node + bit] is an inner node (>= 0) or a leaf
+// (-1 - symbol). depth and ones say how many bits lead to a node and
+// whether they are all ones (a valid padding when at most 7).
+const child: number[] = [-1, -1];
+const depth: number[] = [0];
+const ones: boolean[] = [true];
 {
+  const symbols = CODE_LENGTHS.map((_, symbol) => symbol).sort((a, b) => CODE_LENGTHS[a]! - CODE_LENGTHS[b]! || a - b);
   let code = 0;
-  let start = 0;
-  for (let length = 1; length <= MAX_LENGTH; length++) {
-    firstCode[length] = code;
-    startOf[length] = start;
-    code = (code + countOf[length]!) * 2;
-    start += countOf[length]!;
+  let length = CODE_LENGTHS[symbols[0]!]!;
+  for (const symbol of symbols) {
+    code *= 2 ** (CODE_LENGTHS[symbol]! - length);
+    length = CODE_LENGTHS[symbol]!;
+    let node = 0;
+    for (let bit = length - 1; bit > 0; bit--) {
+      const b = Math.floor(code / 2 ** bit) % 2;
+      if (child[2 * node + b]! === -1) {
+        const inner = depth.length;
+        child.push(-1, -1);
+        depth.push(depth[node]! + 1);
+        ones.push(ones[node]! && b === 1);
+        child[2 * node + b] = inner;
+      }
+      node = child[2 * node + b]!;
+    }
+    child[2 * node + (code % 2)] = -1 - symbol;
+    code++;
+  }
+}
+const TRANSITIONS = new Int32Array(depth.length * 16);
+for (let state = 0; state < depth.length; state++) {
+  for (let nibble = 0; nibble < 16; nibble++) {
+    let node = state;
+    let entry = 0;
+    for (let bit = 3; bit >= 0; bit--) {
+      const next = child[2 * node + ((nibble >> bit) & 1)]!;
+      if (next >= 0) {
+        node = next;
+        continue;
+      }
+      const symbol = -1 - next;
+      entry |= symbol === EOS ? HITS_EOS : EMITS | (symbol << 8);
+      node = 0;
+    }
+    TRANSITIONS[state * 16 + nibble] = entry | node;
   }
 }
 
-/** Decodes a Huffman-coded string literal into its octets (as latin1), or returns a sentence saying why it is malformed. */
-export function huffmanDecode(bytes: Uint8Array): { value: string } | { error: string } {
+// Decoded octets go here first; grown when a longer string comes.
+let scratch = Buffer.allocUnsafe(4096);
+
+/** Decodes the Huffman-coded string literal in bytes[start, end) into its octets (as latin1), or says why it is malformed. */
+export function huffmanDecode(bytes: Uint8Array, start = 0, end = bytes.length): string | { error: string } {
   // Every code is at least 5 bits long, so n bytes hold at most 8n/5 symbols.
-  const out = Buffer.allocUnsafe(Math.ceil((bytes.length * 8) / 5));
+  const most = Math.ceil(((end - start) * 8) / 5);
+  if (scratch.length < most) scratch = Buffer.allocUnsafe(most);
+  const out = scratch;
   let written = 0;
-  let code = 0;
-  let length = 0;
-  for (let i = 0; i < bytes.length; i++) {
+  let state = 0;
+  let flags = 0;
+  for (let i = start; i < end; i++) {
     const byte = bytes[i]!;
-    for (let bit = 7; bit >= 0; bit--) {
-      code = code * 2 + ((byte >> bit) & 1);
-      length++;
-      const index = code - firstCode[length]!;
-      if (index < countOf[length]!) {
-        const symbol = SYMBOLS[startOf[length]! + index]!;
-        //
-        // Section 5.2: a string literal that contains the EOS symbol is a decoding error.
-        //
-        if (symbol === EOS) return { error: 'a Huffman string contains the EOS symbol' };
-        out[written++] = symbol;
-        code = 0;
-        length = 0;
-      }
-    }
+    let entry = TRANSITIONS[state * 16 + (byte >> 4)]!;
+    if (entry & EMITS) out[written++] = (entry >> 8) & 0x1ff;
+    flags |= entry;
+    entry = TRANSITIONS[(entry & 0xff) * 16 + (byte & 15)]!;
+    if (entry & EMITS) out[written++] = (entry >> 8) & 0x1ff;
+    flags |= entry;
+    state = entry & 0xff;
   }
   //
-  // Section 5.2: padding is the most significant bits of EOS (all ones) and
-  // strictly shorter than 8 bits; anything else is a decoding error.
+  // Section 5.2: a string literal that contains the EOS symbol is a decoding
+  // error, and padding is the most significant bits of EOS (all ones),
+  // strictly shorter than 8 bits.
   //
-  if (length > 7) return { error: 'a Huffman string ends with more than 7 bits of padding' };
-  if (code !== 2 ** length - 1) return { error: 'a Huffman string ends with padding that is not EOS\'s prefix' };
-  return { value: out.toString('latin1', 0, written) };
+  if (flags & HITS_EOS) return { error: 'a Huffman string contains the EOS symbol' };
+  if (!ones[state]) return { error: "a Huffman string ends with padding that is not EOS's prefix" };
+  if (depth[state]! > 7) return { error: 'a Huffman string ends with more than 7 bits of padding' };
+  return out.toString('latin1', 0, written);
 }
