@@ -3,7 +3,7 @@
 // CONTINUATION, and every connection error the issue names.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { H2FrameParser, type H2ConnectionError, type H2Frame, type H2FrameParserOptions } from '../../proxy/h2/frames.js';
+import { H2FrameParser, errorCode, errorName, type H2ConnectionError, type H2Frame, type H2FrameParserOptions } from '../../proxy/h2/frames.js';
 import { HpackDecoder } from '../../proxy/h2/hpack.js';
 import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
 import { examples, hex } from '../helpers/hpack-examples.js';
@@ -112,6 +112,12 @@ describe('H2FrameParser', () => {
       assert.ok(Buffer.concat(pieces).equals(Buffer.alloc(20000, 7)));
     }
     assert.ok(bytes.equals(before));
+  });
+
+  it('names error codes both ways, unknown ones by their hex (RFC 9113 section 7)', () => {
+    assert.deepEqual([0, 1, 8, 9, 11, 13].map(errorName), ['NO_ERROR', 'PROTOCOL_ERROR', 'CANCEL', 'COMPRESSION_ERROR', 'ENHANCE_YOUR_CALM', 'HTTP_1_1_REQUIRED']);
+    assert.equal(errorName(0x1f), '0x1f');
+    assert.deepEqual((['NO_ERROR', 'FRAME_SIZE_ERROR', 'HTTP_1_1_REQUIRED'] as const).map(errorCode), [0, 6, 13]);
   });
 
   it('times a frame by its header\'s first byte and a DATA piece by its chunk', () => {

@@ -55,6 +55,35 @@ describe('H2Session SETTINGS', () => {
     assert.equal(s.fromServer(Buffer.concat([ACK, big]), 2)?.code, 'FRAME_SIZE_ERROR');
   });
 
+  it("refuses an HPACK bomb far over the server's SETTINGS_MAX_HEADER_LIST_SIZE with ENHANCE_YOUR_CALM, and reads nothing after", () => {
+    const { s, facts } = session();
+    s.fromServer(Buffer.concat([settings([[6, 8192]])]), 0);
+    // A 4000-octet value indexed once, then referenced 200 times: 800 KB from a 4 KB block.
+    const bomb = Buffer.concat([hex('82 40 01 78 7f a1 1e'), Buffer.alloc(4000, 0x76), Buffer.alloc(200, 0xbe)]);
+    const error = s.fromClient(Buffer.concat([PREFACE, EMPTY_SETTINGS, ACK, h2Frame(T.HEADERS, F.END_HEADERS, 1, bomb)]), 1);
+    assert.equal(error?.code, 'ENHANCE_YOUR_CALM');
+    assert.match(error!.message, /more than 32768 octets/);
+    assert.equal(s.fromClient(headers(3, '82'), 2)?.code, 'ENHANCE_YOUR_CALM');
+    assert.deepEqual(facts.filter((f) => f.type === 'headers' || f.type === 'error').map((f) => f.type), ['error']);
+  });
+
+  it('refuses a bad preface, a frame on stream 0, an oversized frame and a CONTINUATION flood, each on its own connection', () => {
+    const cases: Array<[Buffer, string]> = [
+      [Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'), 'PROTOCOL_ERROR'],
+      [Buffer.concat([PREFACE, EMPTY_SETTINGS, headers(0, '82')]), 'PROTOCOL_ERROR'],
+      [Buffer.concat([PREFACE, EMPTY_SETTINGS, h2Frame(T.DATA, 0, 1, Buffer.alloc(16385))]), 'FRAME_SIZE_ERROR'],
+      // Empty CONTINUATIONs grow nothing but never end: the count cap stops them.
+      [Buffer.concat([PREFACE, EMPTY_SETTINGS, headers(1, '82', 0), ...Array.from({ length: 2000 }, () => h2Frame(T.CONTINUATION, 0, 1))]), 'ENHANCE_YOUR_CALM'],
+      // 16 KiB CONTINUATIONs: the size cap (1 MiB with no SETTINGS_MAX_HEADER_LIST_SIZE) stops them.
+      [Buffer.concat([PREFACE, EMPTY_SETTINGS, headers(1, '82', 0), ...Array.from({ length: 70 }, () => h2Frame(T.CONTINUATION, 0, 1, Buffer.alloc(16384)))]), 'ENHANCE_YOUR_CALM'],
+    ];
+    for (const [bytes, code] of cases) {
+      const { s, facts } = session();
+      assert.equal(s.fromClient(bytes, 0)?.code, code);
+      assert.deepEqual(facts.filter((f) => f.type === 'error').map((f) => f.type === 'error' && f.code), [code]);
+    }
+  });
+
   it('names each HEADERS block by its place and drops ended and reset streams', () => {
     const { s, kinds, facts } = session();
     s.fromClient(Buffer.concat([PREFACE, EMPTY_SETTINGS, headers(1, '82'), h2Frame(T.DATA, 0, 1, 'aa'), headers(1, '00 01 74 01 31', F.END_HEADERS | F.END_STREAM), headers(3, '82', F.END_HEADERS | F.END_STREAM)]), 0);
