@@ -83,6 +83,7 @@ interface Limits {
   maxFrameSize: number;
   headerTableSize: number;
   maxHeaderListSize: number | undefined;
+  enablePush: boolean;
 }
 
 // Reads one direction: its parser, its decoder, and the SETTINGS of the side
@@ -112,6 +113,9 @@ export class H2Session {
   private readonly client: Direction;
   private readonly server: Direction;
   private readonly streams = new Map<number, StreamState>();
+  // The highest stream id opened so far, odd (client) and even (pushed):
+  // ids only grow (section 5.1.1), so a smaller one not in `streams` is closed.
+  private readonly lastOpened = [0, 0];
 
   constructor(opts: H2SessionOptions, onFact: (fact: H2Fact) => void) {
     this.onFact = onFact;
@@ -144,7 +148,7 @@ export class H2Session {
   }
 
   private direction(from: H2Side): Direction {
-    const defaults: Limits = { maxFrameSize: DEFAULT_MAX_FRAME_SIZE, headerTableSize: DEFAULT_HEADER_TABLE_SIZE, maxHeaderListSize: undefined };
+    const defaults: Limits = { maxFrameSize: DEFAULT_MAX_FRAME_SIZE, headerTableSize: DEFAULT_HEADER_TABLE_SIZE, maxHeaderListSize: undefined, enablePush: true };
     const cap = this.listCap(undefined);
     const dir: Direction = {
       from,
@@ -195,10 +199,18 @@ export class H2Session {
         return;
       }
       case 'PUSH_PROMISE': {
+        //
+        // A client that turned push off (and has no SETTINGS turning it back
+        // on in flight) must treat a promise as PROTOCOL_ERROR (section 6.5.2).
+        //
+        if (![dir.receiverAcked, ...dir.receiverPending].some((l) => l.enablePush)) {
+          return this.fail(dir, frame.time, 'PROTOCOL_ERROR', `a PUSH_PROMISE on stream ${frame.streamId} after the client set SETTINGS_ENABLE_PUSH to 0 (RFC 9113 section 6.5.2)`);
+        }
         const decoded = dir.decoder.decode(frame.block);
         if ('code' in decoded) return this.fail(dir, frame.time, decoded.code, decoded.message);
         // The promised stream's request is the promise; the client sends nothing on it.
         this.streams.set(frame.promisedStreamId, { requested: true, responded: false, clientEnded: true, serverEnded: false });
+        this.lastOpened[0] = Math.max(this.lastOpened[0]!, frame.promisedStreamId);
         this.onFact({ type: 'push', streamId: frame.streamId, time: frame.time, promisedStreamId: frame.promisedStreamId, headers: decoded.headers, neverIndexed: decoded.neverIndexed });
         return;
       }
@@ -236,12 +248,15 @@ export class H2Session {
     dir.parser.setMaxHeaderBlock(this.listCap(widest));
   }
 
+  // A stream's state; frames on a closed stream (a DATA racing a RST_STREAM)
+  // get a throwaway one, so closed streams are never held again.
   private stream(id: number): StreamState {
-    let stream = this.streams.get(id);
-    if (!stream) {
-      stream = { requested: false, responded: false, clientEnded: false, serverEnded: false };
-      this.streams.set(id, stream);
-    }
+    const known = this.streams.get(id);
+    if (known) return known;
+    const stream = { requested: false, responded: false, clientEnded: false, serverEnded: false };
+    if (id <= this.lastOpened[id % 2]!) return { ...stream, requested: true };
+    this.lastOpened[id % 2] = id;
+    this.streams.set(id, stream);
     return stream;
   }
 
@@ -278,6 +293,7 @@ function withSettings(base: Limits, settings: Array<[number, number]>): Limits {
     if (id === SETTINGS.MAX_FRAME_SIZE) next.maxFrameSize = value;
     else if (id === SETTINGS.HEADER_TABLE_SIZE) next.headerTableSize = value;
     else if (id === SETTINGS.MAX_HEADER_LIST_SIZE) next.maxHeaderListSize = value;
+    else if (id === SETTINGS.ENABLE_PUSH) next.enablePush = value === 1;
   }
   return next;
 }

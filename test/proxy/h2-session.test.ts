@@ -84,6 +84,31 @@ describe('H2Session SETTINGS', () => {
     }
   });
 
+  it('holds no state for ended, reset or closed streams over 10000 streams', () => {
+    const { s, facts } = session();
+    s.fromClient(Buffer.concat([PREFACE, EMPTY_SETTINGS]), 0);
+    s.fromServer(EMPTY_SETTINGS, 0);
+    for (let i = 0; i < 5000; i++) {
+      const ended = 4 * i + 1;
+      const reset = 4 * i + 3;
+      s.fromClient(Buffer.concat([headers(ended, '82', F.END_HEADERS | F.END_STREAM), headers(reset, '82'), h2Frame(T.RST_STREAM, 0, reset, '00000008')]), i);
+      // The server's answers race the reset: they name a closed stream.
+      s.fromServer(Buffer.concat([headers(ended, '88'), h2Frame(T.DATA, F.END_STREAM, ended, 'aa'), headers(reset, '88'), h2Frame(T.DATA, F.END_STREAM, reset, 'bb')]), i);
+    }
+    assert.equal(s.openStreams, 0);
+    assert.equal(facts.filter((f) => f.type === 'error').length, 0);
+    assert.equal(facts.filter((f) => f.type === 'data' && f.endStream).length, 10000);
+  });
+
+  it('refuses a PUSH_PROMISE once the client has turned push off, and not while that is unacknowledged', () => {
+    const promise = h2Frame(T.PUSH_PROMISE, F.END_HEADERS, 1, hex('00000002 82'));
+    const { s, kinds } = session();
+    s.fromClient(Buffer.concat([PREFACE, settings([[2, 0]]), headers(1, '82')]), 0);
+    assert.equal(s.fromServer(Buffer.concat([EMPTY_SETTINGS, promise]), 1), undefined);
+    assert.equal(s.fromServer(Buffer.concat([ACK, promise]), 2)?.code, 'PROTOCOL_ERROR');
+    assert.deepEqual(kinds(), ['client request 1 :method: GET', 'push 1', 'server PROTOCOL_ERROR']);
+  });
+
   it('names each HEADERS block by its place and drops ended and reset streams', () => {
     const { s, kinds, facts } = session();
     s.fromClient(Buffer.concat([PREFACE, EMPTY_SETTINGS, headers(1, '82'), h2Frame(T.DATA, 0, 1, 'aa'), headers(1, '00 01 74 01 31', F.END_HEADERS | F.END_STREAM), headers(3, '82', F.END_HEADERS | F.END_STREAM)]), 0);
