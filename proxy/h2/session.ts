@@ -78,6 +78,9 @@ export interface H2SessionOptions {
   defaultHeaderListCap?: number;
 }
 
+// How many SETTINGS of one side may wait for their ACK.
+const MAX_PENDING_SETTINGS = 64;
+
 // The values of one side's SETTINGS this reader follows.
 interface Limits {
   maxFrameSize: number;
@@ -182,6 +185,11 @@ export class H2Session {
           if (acked) dir.receiverAcked = acked;
           this.applyLimits(dir);
         } else {
+          // A side that keeps sending SETTINGS its peer never acknowledges
+          // would grow this queue without end (the peer times out, section 6.5.3).
+          if (governed.receiverPending.length >= MAX_PENDING_SETTINGS) {
+            return this.fail(dir, frame.time, 'ENHANCE_YOUR_CALM', `more than ${MAX_PENDING_SETTINGS} SETTINGS frames wait for their ACK (RFC 9113 section 10.5)`);
+          }
           const base = governed.receiverPending.at(-1) ?? governed.receiverAcked;
           governed.receiverPending.push(withSettings(base, frame.settings));
           this.applyLimits(governed);

@@ -84,6 +84,13 @@ describe('H2Session SETTINGS', () => {
     }
   });
 
+  it('refuses SETTINGS that pile up unacknowledged with ENHANCE_YOUR_CALM', () => {
+    const { s } = session();
+    const sixtyFour = Buffer.concat(Array.from({ length: 64 }, () => settings([[3, 100]])));
+    assert.equal(s.fromClient(Buffer.concat([PREFACE, sixtyFour]), 0), undefined);
+    assert.equal(s.fromClient(settings([[3, 100]]), 1)?.code, 'ENHANCE_YOUR_CALM');
+  });
+
   it('holds no state for ended, reset or closed streams over 10000 streams', () => {
     const { s, facts } = session();
     s.fromClient(Buffer.concat([PREFACE, EMPTY_SETTINGS]), 0);
