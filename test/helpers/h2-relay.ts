@@ -66,16 +66,25 @@ export async function startH2Relay(upstreamPort: number): Promise<H2Relay> {
 
 /** What the facts say about one stream. */
 export interface SeenStream {
+  /** The request's fields (a push's promised request too). */
   request?: Array<[string, string]>;
   /** Names of request fields sent never-indexed. */
   requestNeverIndexed: string[];
+  /** The request's DATA, joined. */
   requestBody: Buffer;
+  /** The client's trailing HEADERS. */
   requestTrailers?: Array<[string, string]>;
+  /** Each 1xx head. */
   informational: Array<Array<[string, string]>>;
+  /** The final response head. */
   response?: Array<[string, string]>;
+  /** The response's DATA, joined. */
   responseBody: Buffer;
+  /** The server's trailing HEADERS. */
   responseTrailers?: Array<[string, string]>;
+  /** END_STREAM from the client. */
   clientEnded: boolean;
+  /** END_STREAM from the server. */
   serverEnded: boolean;
   /** RST_STREAM, by the side that sent it. */
   reset?: { from: string; error: string };
