@@ -181,3 +181,27 @@ describe('bb diff --timing', () => {
     assert.doesNotMatch(section, /<img/);
   });
 });
+
+describe('bb diff --timing --timing-metric total', () => {
+  it('judges on total time when asked, and reports both times either way', async () => {
+    const dir = tempDir();
+    const o = runOf(['/body'], 10, (_p, k) => 10 + k * 0.01);
+    const mk = (extra: number) => {
+      const har = timed(o.specs, o.waits);
+      // Same time to first byte, a body that takes `extra` ms more to arrive.
+      for (const e of har.log.entries) {
+        e.timings.receive = 1 + extra;
+        e.time = e.timings.send + e.timings.wait + e.timings.receive;
+      }
+      return har;
+    };
+    const a = await dir.write('a.har', mk(0));
+    const b = await dir.write('b.har', mk(40));
+    const ttfb = byRoute(await diffCaptures(a, b, { timing: {} })).get('/GET /body')!;
+    assert.equal(ttfb.verdict, '~');
+    assert.ok(ttfb.new.total.p50! > 50 && ttfb.new.ttfb.p50! < 11, JSON.stringify(ttfb.new));
+    const total = byRoute(await diffCaptures(a, b, { timing: { metric: 'total' } })).get('/GET /body')!;
+    assert.equal(total.verdict, 'slower');
+    assert.equal(total.old.p50, total.old.total.p50);
+  });
+});
