@@ -99,7 +99,8 @@ export function timingReport(oldSamples: readonly TimingSample[], newSamples: re
     const so = sorted(go, metric);
     const sn = sorted(gn, metric);
     const enough = so.length >= MIN_SAMPLES && sn.length >= MIN_SAMPLES;
-    const { ratio, ci } = so.length && sn.length ? ratioOfMedians(so, sn, seedOf(route), options.resamples) : { ratio: null, ci: null };
+    // No interval for a route with too few samples: it gets no verdict, and a capture of unnormalized paths has thousands of such routes.
+    const { ratio, ci } = so.length && sn.length ? ratioOfMedians(so, sn, seedOf(route), enough ? options.resamples : 0) : { ratio: null, ci: null };
     const p = so.length && sn.length ? mannWhitneyU(so, sn).p : null;
     const delta = so.length && sn.length ? round3(quantile(sn, 0.5) - quantile(so, 0.5)) : null;
     let noiseRatio: TimingRouteReport['noise'];
