@@ -96,3 +96,25 @@ describe('timing statistics', () => {
     assert.equal(geometricMean([]), null);
   });
 });
+
+describe('the bootstrap of big samples (m out of n)', () => {
+  it('gives about the interval the full bootstrap gives, at bounded cost', () => {
+    // 4,000 samples a side from a long-tailed distribution (log-normal-ish).
+    const random = mulberry32(11);
+    const draw = (scale: number) => ascending(Array.from({ length: 4000 }, () => scale * Math.exp(0.5 * (random() + random() + random() - 1.5))));
+    const old = draw(10);
+    const slow = draw(12);
+    const fast = ratioOfMedians(old, slow, 5);
+    // The full bootstrap, the slow way: every sample drawn, 400 resamples.
+    const full: number[] = [];
+    const r2 = mulberry32(6);
+    const med = (s: Float64Array) => median(ascending(Array.from({ length: s.length }, () => s[Math.floor(r2() * s.length)]!)));
+    for (let b = 0; b < 400; b++) full.push(med(slow) / med(old));
+    const f = ascending(full);
+    const lo = quantile(f, 0.025);
+    const hi = quantile(f, 0.975);
+    const width = hi - lo;
+    assert.ok(Math.abs(fast.ci![0] - lo) < 0.25 * width && Math.abs(fast.ci![1] - hi) < 0.25 * width, `m-out-of-n ${fast.ci} against full ${lo}, ${hi}`);
+    close(fast.ratio!, 1.2, 0.05, 'ratio');
+  });
+});
