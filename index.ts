@@ -8,7 +8,7 @@ export { startProxy, FactBus, type ProxyOptions, type RunningProxy, type Fact, t
 export { openCapture, recoverCapture, type Capture, type CaptureOptions, type RedactConfig } from './capture/index.js';
 export type * from './capture/index.js';
 export { defineScenario, type Scenario, type ScenarioContext } from './scenario/index.js';
-export { diffCaptures, loadDiffConfig, renderText, renderJson, type DiffResult, type DiffOptions } from './diff/index.js';
+export { diffCaptures, loadDiffConfig, renderText, renderJson, type DiffResult, type DiffOptions, type TimingOptions, type TimingReport } from './diff/index.js';
 export { readCapture, streamCapture } from './capture/index.js';
 export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './core/index.js';
 

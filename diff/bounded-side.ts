@@ -20,6 +20,7 @@ import { contentDigest, contentText, entryToken, tokenOf } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
 import { ShapeIndex } from './findings.js';
 import type { NormalizedEntry } from './types.js';
+import { timesOf, type TimingSample } from './timing.js';
 
 /**
  * Bytes of normalized entries kept per side between the two passes, so most
@@ -66,6 +67,8 @@ export interface Summary {
   seq?: number;
   /** Its shape (field patterns) as an index into the side's shape list. */
   shape: number;
+  /** Its times (bb diff --timing), taken on this one read. */
+  times: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
 }
 
 /** A side's header facts the other side and the main thread need. */
@@ -250,6 +253,7 @@ export class SideWork {
         token: '',
         digest,
         shape: noPathRules ? shapes.add(n) : -1,
+        times: timesOf(entry),
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });

@@ -10,7 +10,7 @@ import { BbError } from '../core/index.js';
 
 export type * from './config-types.js';
 
-const KINDS: DifferenceKind[] = ['changed', 'added', 'removed', 'extra', 'missing', 'reordered'];
+const KINDS: DifferenceKind[] = ['changed', 'added', 'removed', 'extra', 'missing', 'reordered', 'slower'];
 
 /** An empty config: built-in rules only. */
 export function emptyDiffConfig(): DiffConfig {

@@ -179,7 +179,8 @@ export function findingId(parts: string[]): string {
 }
 
 const CLASS_ORDER: Record<DifferenceClass, number> = { real: 0, known: 1, noise: 2 };
-const WHOLE = new Set(['missing', 'extra']);
+// Timing findings (slower) are about a route as a whole, like missing and extra entries.
+const WHOLE = new Set(['missing', 'extra', 'slower']);
 
 /**
  * Groups the classified rows into findings (setting each row's `finding`),

@@ -14,6 +14,8 @@ export { esc, pageHead, scriptJson } from './report/html.js';
 export type { HtmlOptions, PairView, EntryView } from './report/html.js';
 export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit } from './report/junit.js';
+export { timingReport, timesOf, timingRoute, TIMING_DEFAULTS, MIN_SAMPLES } from './timing.js';
+export type { TimingOptions, TimingReport, TimingRouteReport, TimingSample, TimingVerdict, TimingMetric, TimingSkip } from './timing.js';
 export type { JunitOptions } from './report/junit.js';
 export { defaultStages, createContext, runStages } from './pipeline.js';
 export { boundedStages, needsBounded, BOUNDED_THRESHOLD } from './bounded.js';

@@ -18,6 +18,7 @@ import { buildFindings, ShapeIndex, type PairShape } from './findings.js';
 import type { PairView } from './types.js';
 import { classifyKnown, classifyNoise } from './classify.js';
 import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, StaleKnown } from './types.js';
+import { budgetDifferences, timesOf, timingReport, type TimingOptions, type TimingSample } from './timing.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
 export interface DiffOptions {
@@ -47,6 +48,8 @@ export interface DiffOptions {
   workers?: boolean;
   /** Called after each stage with its wall time in ms (what the diff benchmark profiles). */
   onStageTime?: (stage: string, ms: number) => void;
+  /** bb diff --timing: per-route timing in the result (DESIGN.md "Timing"). */
+  timing?: TimingOptions;
 }
 
 /** One progress report: the stage, and for the long stages how many of how many. */
@@ -66,6 +69,8 @@ export interface DiffSide {
   entries: NormalizedEntry[];
   /** Each entry's summary, in the same order (pair stage). */
   summaries: EntrySummary[];
+  /** Each entry's times, named as the entries are (normalize stage, both paths). */
+  timing: TimingSample[];
 }
 
 /** What the stages share. */
@@ -91,6 +96,10 @@ export interface DiffContext {
   staleKnown: StaleKnown[];
   /** Noise differences between the two old runs (issue 7). */
   noise?: Difference[];
+  /** The second old run's times, with --noise. */
+  noiseTiming?: TimingSample[];
+  /** The Timing section (timing stage, with options.timing). */
+  timing?: DiffResult['timing'];
   /** Side-by-side views of differing pairs, by index in `pairs` (compare stage, with options.views). */
   views: Map<number, PairView>;
   /** Findings (findings stage). */
@@ -169,6 +178,39 @@ export const unzipStage: DiffStage = {
   },
 };
 
+/**
+ * The times of more runs (bb compare --repeat): each old run i read and
+ * normalized beside new run i by this run's own read and normalize stages
+ * (bounded or not), so their entries are named as the compared pair's are.
+ */
+async function timesOfRuns(ctx: DiffContext, runs: { old: string[]; new: string[] }): Promise<{ old: TimingSample[]; new: TimingSample[] }> {
+  const out = { old: [] as TimingSample[], new: [] as TimingSample[] };
+  for (let i = 0; i < Math.max(runs.old.length, runs.new.length); i++) {
+    const a = runs.old[i];
+    const b = runs.new[i];
+    const sub = createContext(a ?? b!, b ?? a!, { ...ctx.options, noisePath: undefined, timing: undefined, views: false });
+    for (const s of ctx.stages) if (s.name === 'read' || s.name === 'normalize' || s.name === 'bounded-done') await s.run(sub);
+    if (a) out.old.push(...sub.old.timing);
+    if (b) out.new.push(...sub.new.timing);
+  }
+  return out;
+}
+
+/** The "timing" stage (after "noise", before "classify", so a route over budget is classified like any difference). */
+export const timingStage: DiffStage = {
+  name: 'timing',
+  run: async (ctx) => {
+    const t = ctx.options.timing;
+    if (!t) return;
+    const more = t.runs ? await timesOfRuns(ctx, t.runs) : { old: [], new: [] };
+    const oldS = [...ctx.old.timing, ...more.old];
+    const newS = [...ctx.new.timing, ...more.new];
+    const noise = ctx.noiseTiming && ctx.options.noisePath ? { samples: ctx.noiseTiming, path: ctx.options.noisePath } : undefined;
+    ctx.timing = timingReport(oldS, newS, t, noise, { old: 1 + (t.runs?.old.length ?? 0), new: 1 + (t.runs?.new.length ?? 0) });
+    ctx.differences.push(...budgetDifferences(ctx.timing, oldS, newS));
+  },
+};
+
 /** The built-in stages, in order. */
 export const defaultStages: DiffStage[] = [
   {
@@ -195,6 +237,8 @@ export const defaultStages: DiffStage[] = [
         assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => hosts[i]! : undefined);
         for (const e of entries) applyPathRules(e, ctx.config.normalize.paths ?? []);
         side.entries = entries;
+        const har = k === 0 ? oldHar : newHar;
+        side.timing = entries.map((e) => ({ id: e.id, route: e.route, ...timesOf(har.log.entries[e.meta.index]!) }));
       }
     },
   },
@@ -241,10 +285,12 @@ export const defaultStages: DiffStage[] = [
         ...(progress ? { onProgress: (p: DiffProgress) => progress({ ...p, stage: `noise run: ${p.stage}` }) } : {}),
       });
       // The same stage list as this run (bounded when this run is), so the noise run sees what this one does.
-      const run = await runStages(sub, ctx.stages.filter((s) => s.name !== 'noise' && s.name !== 'classify' && s.name !== 'findings'));
+      const run = await runStages(sub, ctx.stages.filter((s) => s.name !== 'noise' && s.name !== 'timing' && s.name !== 'classify' && s.name !== 'findings'));
       ctx.noise = run.differences;
+      ctx.noiseTiming = sub.new.timing;
     },
   },
+  timingStage,
   {
     name: 'classify',
     run: (ctx) => {
@@ -278,6 +324,7 @@ export const defaultStages: DiffStage[] = [
         differences: ctx.differences,
         staleKnown: ctx.staleKnown,
         ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
+        ...(ctx.timing ? { timing: ctx.timing } : {}),
         ...(ctx.options.views ? { views: ctx.views } : {}),
       };
     },
@@ -293,8 +340,8 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     config,
     rules,
     table: new OrdinalTable(rules.ordinalClasses),
-    old: { path: oldPath, entries: [], summaries: [] },
-    new: { path: newPath, entries: [], summaries: [] },
+    old: { path: oldPath, entries: [], summaries: [], timing: [] },
+    new: { path: newPath, entries: [], summaries: [], timing: [] },
     lineup: [],
     views: new Map(),
     findings: [],

@@ -1,6 +1,7 @@
 // The plain data that flows through bb diff: normalized entries, pairs,
 // differences and the result. Everything here is JSON-serializable so a
 // stage can be replaced or inspected by name (see pipeline.ts).
+import type { TimingReport } from './timing-types.js';
 
 
 /** A header or query value: one string, or several in wire order when repeated. */
@@ -66,8 +67,8 @@ export interface EntryMeta {
   error?: string;
 }
 
-/** Kinds of difference (DESIGN.md "Comparing"). */
-export type DifferenceKind = 'changed' | 'added' | 'removed' | 'extra' | 'missing' | 'reordered';
+/** Kinds of difference (DESIGN.md "Comparing"); `slower` is a route over --timing-budget (DESIGN.md "Timing"). */
+export type DifferenceKind = 'changed' | 'added' | 'removed' | 'extra' | 'missing' | 'reordered' | 'slower';
 
 /** How a difference was classified. */
 export type DifferenceClass = 'real' | 'known' | 'noise';
@@ -186,6 +187,8 @@ export interface DiffResult {
   views?: Map<number, PairView>;
   /** With --noise: the second old capture and how many differences it had with the old one. */
   noiseRun?: { path: string; differences: number };
+  /** With --timing: per-route timing, old → new (DESIGN.md "Timing"). */
+  timing?: TimingReport;
 }
 
 /** The compared content of one side of a pair, as the HTML view shows it. */

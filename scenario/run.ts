@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startRecording } from './record.js';
-import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult } from '../diff/index.js';
+import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../diff/index.js';
 import { bootServer, describeExit, type BootedServer } from './boot.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
@@ -24,6 +24,10 @@ export interface CompareRunOptions {
   trees?: [TreeName, TreeName];
   /** Run old twice and new once; the two old captures feed the diff as noise. */
   noise?: boolean;
+  /** Runs of each side (default 1), interleaved old, new, old, new, …: the first pair is diffed, every run feeds the timing. */
+  repeat?: number;
+  /** Per-route timing (bb diff --timing); on by itself with repeat > 1. */
+  timing?: TimingOptions;
   /** The run folder (captures, server logs, reports); created if missing. */
   outDir: string;
   /** bb's home (redaction key, worktree cache). */
@@ -71,20 +75,28 @@ interface Slot {
   label: string;
 }
 
-/** Which runs to make: the compared pair, plus a second old run with --noise. */
-export function planSlots(trees: [TreeName, TreeName], noise: boolean): Slot[] {
-  if (noise) return [{ tree: 'old', label: 'old' }, { tree: 'new', label: 'new' }, { tree: 'old', label: 'old-noise' }];
-  const [a, b] = trees;
-  return [
+/**
+ * Which runs to make: the compared pair; with `repeat` N, N − 1 more pairs
+ * right after it, interleaved (old, new, old, new, …, so drift over time
+ * falls on both sides alike), labelled `<label>-run<k>`; then a second old
+ * run with --noise.
+ */
+export function planSlots(trees: [TreeName, TreeName], noise: boolean, repeat = 1): Slot[] {
+  const [a, b] = noise ? (['old', 'new'] as const) : trees;
+  const first: Slot[] = [
     { tree: a, label: a },
     { tree: b, label: a === b ? `${b}-2` : b },
   ];
+  const more: Slot[] = [];
+  for (let k = 2; k <= repeat; k++) more.push(...first.map((s) => ({ tree: s.tree, label: `${s.label}-run${k}` })));
+  return [...first, ...more, ...(noise ? [{ tree: 'old' as const, label: 'old-noise' }] : [])];
 }
 
 /** Runs the whole comparison; throws a BbError when it could not run. */
 export async function runCompare(opts: CompareRunOptions): Promise<CompareRunResult> {
   const log = opts.log ?? (() => {});
-  const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false);
+  const repeat = opts.repeat ?? 1;
+  const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false, repeat);
   await mkdir(opts.outDir, { recursive: true, mode: 0o700 });
   const scenario = await loadScenario(opts.config.scenario);
   const runs: RecordedRun[] = [];
@@ -98,10 +110,15 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     log(`bb: ${slot.label}: ${run.entries} entries recorded in ${run.har}`);
     runs.push(run);
   }
-  const [a, b, noiseRun] = runs as [RecordedRun, RecordedRun, RecordedRun | undefined];
+  const [a, b] = runs as [RecordedRun, RecordedRun];
+  const noiseRun = opts.noise ? runs.at(-1) : undefined;
+  // The repeated pairs, after the first and before the noise run: timing only.
+  const more = runs.slice(2, 2 * repeat);
+  const timing = opts.timing ?? (repeat > 1 ? {} : undefined);
   const result = await diffCaptures(a.har, b.har, {
     config: opts.config.diff,
     ...(noiseRun ? { noisePath: noiseRun.har } : {}),
+    ...(timing ? { timing: { ...timing, ...(more.length ? { runs: { old: more.filter((_, i) => i % 2 === 0).map((r) => r.har), new: more.filter((_, i) => i % 2 === 1).map((r) => r.har) } } : {}) } } : {}),
     serverHome: { old: a.serverHome, new: b.serverHome },
     // The HTML report gets the same side-by-side views as bb diff --html.
     views: true,

@@ -11,6 +11,8 @@ import { loadCompareConfig, type TreeName } from '../../scenario/index.js';
 import { runCompare } from '../../scenario/index.js';
 import { BbError } from '../../core/index.js';
 import type { BbEnvironment } from '../environment.js';
+import type { TimingOptions } from '../../diff/index.js';
+import { timingFlags } from './diff.js';
 
 /** Parses --trees old,new | old,old | new,new. */
 export function parseTrees(value: unknown): [TreeName, TreeName] {
@@ -27,7 +29,7 @@ export function runFolderName(prefix: string, when = new Date()): string {
 }
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
-export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string }, environment: BbEnvironment): Promise<number> {
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; repeat?: number; timing?: TimingOptions }, environment: BbEnvironment): Promise<number> {
   const config = await loadCompareConfig(opts.config);
   const outDir = resolve(opts.out);
   if (existsSync(outDir)) {
@@ -49,6 +51,8 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       config,
       trees: opts.trees,
       noise: opts.noise,
+      ...(opts.repeat !== undefined ? { repeat: opts.repeat } : {}),
+      ...(opts.timing ? { timing: opts.timing } : {}),
       outDir,
       bbHome: environment.home.path,
       hostEnv: environment.host,
@@ -97,6 +101,9 @@ export function whereWritten(captures: string[], reports: string[], shown: (path
   return `bb: wrote the captures ${captures.map(shown).join(', ')}${reports.length ? ` and the reports ${reports.map(shown).join(', ')}` : ''}`;
 }
 
+/** Most runs per side --repeat takes (each boots the server once). */
+export const MAX_REPEAT = 100;
+
 export const compareCommand: BbCommand = {
   command: 'compare',
   describe: 'boot the old and new servers, drive the scenario through recording proxies, diff the captures',
@@ -105,12 +112,26 @@ export const compareCommand: BbCommand = {
       .option('config', { type: 'string', default: 'bb.config.json', describe: 'the compare config (servers, scenario, diff rules)' })
       .option('trees', { type: 'string', default: 'old,new', describe: 'which trees fill the two slots: old,new | old,old | new,new' })
       .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once; what differs between the old runs is noise' })
-      .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' }),
-  run: async (argv, environment) =>
-    compareWithCli({
+      .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' })
+      .option('repeat', { type: 'number', describe: 'run each side N times, interleaved: the first pair is diffed, every run feeds the timing (implies --timing)' })
+      .option('timing', { type: 'boolean', default: false, describe: 'add per-route timing, old → new (as bb diff --timing)' })
+      .option('timing-threshold', { type: 'number', describe: 'a ratio of medians inside ×1/R..×R is ~ (default 1.2)' })
+      .option('timing-floor', { type: 'number', describe: 'a median change under this many ms is ~ (default 1)' })
+      .option('timing-budget', { type: 'number', describe: 'a route whose whole 95 % interval is above this ratio fails as a real finding' })
+      .option('timing-metric', { type: 'string', choices: ['ttfb', 'total'], describe: 'the time the verdict is on (default ttfb)' }),
+  run: async (argv, environment) => {
+    const repeat = typeof argv.repeat === 'number' ? argv.repeat : undefined;
+    if (repeat !== undefined && !(Number.isInteger(repeat) && repeat >= 1 && repeat <= MAX_REPEAT)) {
+      throw new BbError('BB_BAD_NUMBER', `--repeat needs a whole number of runs from 1 to ${MAX_REPEAT}, got ${repeat}`);
+    }
+    const { timing } = timingFlags(argv);
+    return compareWithCli({
       config: String(argv.config),
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
       out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
-    }, environment),
+      ...(repeat !== undefined ? { repeat } : {}),
+      ...(timing ? { timing } : {}),
+    }, environment);
+  },
 };

@@ -20,6 +20,30 @@ export async function writeReport(target: string, text: string, what: string): P
   }
 }
 
+/**
+ * --timing and its settings as DiffOptions.timing; a --timing-* flag without
+ * --timing turns timing on (asking for a budget means asking for timing).
+ */
+export function timingFlags(argv: Record<string, unknown>): Pick<DiffOptions, 'timing'> {
+  const num = (name: string) => (typeof argv[name] === 'number' ? (argv[name] as number) : undefined);
+  const threshold = num('timing-threshold');
+  const floor = num('timing-floor');
+  const budget = num('timing-budget');
+  const metric = argv['timing-metric'];
+  const on = argv.timing === true || threshold !== undefined || floor !== undefined || budget !== undefined || metric !== undefined;
+  if (!on) return {};
+  if (threshold !== undefined && !(threshold >= 1)) throw new BbError('BB_BAD_NUMBER', `--timing-threshold needs a ratio of 1 or more like 1.2, got ${threshold}`);
+  if (budget !== undefined && !(budget > 0)) throw new BbError('BB_BAD_NUMBER', `--timing-budget needs a ratio above 0 like 1.5, got ${budget}`);
+  return {
+    timing: {
+      ...(threshold !== undefined ? { threshold } : {}),
+      ...(floor !== undefined ? { floor } : {}),
+      ...(budget !== undefined ? { budget } : {}),
+      ...(metric === 'ttfb' || metric === 'total' ? { metric } : {}),
+    },
+  };
+}
+
 export const diffCommand: BbCommand = {
   command: 'diff <old> <new>',
   describe: 'compare two captures (HAR) after normalizing what always varies',
@@ -36,6 +60,11 @@ export const diffCommand: BbCommand = {
       .option('noise', { type: 'string', describe: 'a second capture of the old build: what differs between the old runs is noise' })
       .option('strict-known', { type: 'boolean', default: false, describe: 'fail when a known difference matched nothing (stale)' })
       .option('rows', { type: 'boolean', default: false, describe: 'print every difference row under its finding' })
+      .option('timing', { type: 'boolean', default: false, describe: 'add per-route timing, old → new (time to first byte at the proxy)' })
+      .option('timing-threshold', { type: 'number', describe: 'a ratio of medians inside ×1/R..×R is ~ (default 1.2)' })
+      .option('timing-floor', { type: 'number', describe: 'a median change under this many ms is ~ (default 1)' })
+      .option('timing-budget', { type: 'number', describe: 'a route whose whole 95 % interval is above this ratio fails as a real finding' })
+      .option('timing-metric', { type: 'string', choices: ['ttfb', 'total'], describe: 'the time the verdict is on (default ttfb)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long diff runs (there is none on a pipe either)' }),
   run: async (argv, environment) => {
     const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
@@ -58,6 +87,7 @@ export const diffCommand: BbCommand = {
       headerOrder: Boolean(argv.headerOrder ?? argv['header-order']),
       strictKnown: Boolean(argv.strictKnown ?? argv['strict-known']),
       ...(typeof argv.noise === 'string' ? { noisePath: argv.noise } : {}),
+      ...timingFlags(argv),
     };
     let result: DiffResult;
     try {

@@ -25,6 +25,7 @@ import { createRequire } from 'node:module';
 import type { DiffResult, Difference, DifferenceClass, Pair } from '../types.js';
 import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-findings.js';
 import { plural, verdictText } from './text.js';
+import { TIMING_CSS, timingHtml } from './html-timing.js';
 import { DEFAULT_VIEW_LIMITS, esc, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
 
 export { esc, type PairView, type EntryView } from './html-pair.js';
@@ -236,10 +237,11 @@ export function renderHtml(result: DiffResult, opts: HtmlOptions = {}): string {
     verdict: result.verdict,
     differences: result.differences.slice(0, maxRows).map((d) => ({ id: d.id, class: d.class, entry: d.entry, path: d.path, finding: d.finding })),
   };
-  return `${pageHead(`${opts.title ?? 'bb diff'}: ${result.verdict.toUpperCase()}`, nonce, { css: PAGE_CSS + jsondiffpatchCss(), nonced: false })}
+  return `${pageHead(`${opts.title ?? 'bb diff'}: ${result.verdict.toUpperCase()}`, nonce, { css: PAGE_CSS + TIMING_CSS + jsondiffpatchCss(), nonced: false })}
 ${summaryHtml(result)}
 ${filtersHtml()}
 ${findingsHtml(result, opts.maxRowsPerFinding ?? 100)}
+${timingHtml(result.timing)}
 ${rowsHtml(result, maxRows)}
 <section id="pairs"><h2>Pairs</h2>
 ${sections.join('\n')}

@@ -7,6 +7,8 @@ export const JSON_REPORT_FORMAT = 1;
 
 /** The result as one JSON document (pretty-printed, newline-terminated). */
 export function renderJson(result: DiffResult): string {
-  const { views: _views, ...data } = result;
-  return `${JSON.stringify({ format: JSON_REPORT_FORMAT, tool: 'bb diff', ...data }, null, 2)}\n`;
+  const { views: _views, timing, ...data } = result;
+  // The strip charts' points are the HTML report's; JSON keeps the statistics.
+  const t = timing ? { timing: { ...timing, routes: timing.routes.map(({ strip: _strip, ...r }) => r) } } : {};
+  return `${JSON.stringify({ format: JSON_REPORT_FORMAT, tool: 'bb diff', ...data, ...t }, null, 2)}\n`;
 }

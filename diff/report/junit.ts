@@ -6,6 +6,8 @@
 // way. Captured text is escaped for XML
 // and characters XML 1.0 cannot hold (control characters, lone surrogates)
 // are written as \uXXXX.
+import { timingRoute } from '../timing.js';
+import { ms, pValue, times } from './timing-text.js';
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { elidePair, findingLine, plural } from './text.js';
 
@@ -70,7 +72,13 @@ export function renderJunit(result: DiffResult, opts: JunitOptions = {}): string
   const inMessage = opts.maxInMessage ?? 5;
   const findings = new Map(result.findings.map((finding, order) => [finding.id, { finding, order }]));
   const byEntry = new Map<string, Difference[]>();
+  // Timing findings get test cases of their own, one per route (below).
+  const slower = new Map<string, Difference>();
   for (const d of result.differences) {
+    if (d.kind === 'slower') {
+      slower.set(timingRoute(d.entry), d);
+      continue;
+    }
     const list = byEntry.get(d.entry) ?? [];
     list.push(d);
     byEntry.set(d.entry, list);
@@ -93,6 +101,16 @@ export function renderJunit(result: DiffResult, opts: JunitOptions = {}): string
     }
     if (other.length) inner += `\n    <system-out>${xmlEscape(listing(findingsOf(other, findings), other, max))}</system-out>`;
     cases.push(`  <testcase name="${xmlEscape(p.id)}" classname="${xmlEscape(p.route)}" time="0">${inner}${inner ? '\n  ' : ''}</testcase>`);
+  }
+  for (const r of result.timing?.routes ?? []) {
+    const d = slower.get(r.route);
+    const text = `${r.verdict} ${times(r.ratio)}${r.ci ? ` [${r.ci[0]}, ${r.ci[1]}]` : ''}, median ${ms(r.old.p50)} → ${ms(r.new.p50)} ms, p=${pValue(r.p)}, n=${r.old.n}/${r.new.n}`;
+    let inner = `<system-out>${xmlEscape(text)}</system-out>`;
+    if (d?.class === 'real') {
+      failures++;
+      inner = `<failure message="${xmlEscape(`slower than the budget ×${result.timing!.budget}: ${text}`)}" type="bb.diff.slower">${xmlEscape(line(d))}</failure>`;
+    } else if (d) inner = `<system-out>${xmlEscape(`${text} (known: ${d.reason ?? ''})`)}</system-out>`;
+    cases.push(`  <testcase name="${xmlEscape(r.route)}" classname="bb.timing" time="0">\n    ${inner}\n  </testcase>`);
   }
   // Stale known entries fail only when they alone made the verdict (--strict-known).
   const staleFail = result.verdict === 'diff' && result.counts.real === 0;

@@ -4,6 +4,7 @@
 // (stable id, request line, entry id, path, old → new elided around the
 // change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
+import { ms, times, timingLines } from './timing-text.js';
 
 /** Options for the text report. */
 export interface TextOptions {
@@ -54,12 +55,15 @@ function movedMessage(a: unknown, b: unknown): string | undefined {
 export function findingLine(f: Finding, c: (code: string, s: string) => string = (_c, s) => s): string {
   const what = f.pattern === '' ? `entry ${f.kind}` : `${f.pattern} ${f.kind}`;
   let values = '';
-  if (f.kind === 'changed' && ('old' in f || 'new' in f)) {
+  if (f.kind === 'slower' && typeof f.old === 'number' && typeof f.new === 'number') values = ` median ${c('31', `${ms(f.old)} ms`)} → ${c('31', `${ms(f.new)} ms`)} (${times(f.old > 0 ? f.new / f.old : null)})`;
+  else if (f.kind === 'changed' && ('old' in f || 'new' in f)) {
     const [a, b] = elidePair(f.old, f.new);
     values = ` ${c('31', a)} → ${c('32', b)}`;
   } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old))}`;
   else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new))}`;
   const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
+  // A timing finding is about a route as a whole (its samples are in the Timing section).
+  if (f.kind === 'slower') return `${what}${values} in ${where}`;
   const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
   return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
 }
@@ -118,6 +122,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
     lines.push('', c('1', 'Stale known entries (matched nothing: parity restored? remove them)'));
     for (const s of result.staleKnown) lines.push(`  known[${s.index}] where ${JSON.stringify(s.where)} path ${JSON.stringify(s.path)}: ${s.reason}`);
   }
+  lines.push(...timingLines(result.timing, c));
   if (real && !opts.rows) lines.push('', c('2', 'bb diff --rows lists every difference under its finding; bb known add FINDING-ID --from report.json ratifies one.'));
   return `${lines.join('\n')}\n`;
 }
