@@ -295,7 +295,9 @@ export const defaultStages: DiffStage[] = [
     name: 'classify',
     run: (ctx) => {
       // Known first (a ratified difference stays ratified), then noise among what is left.
-      ctx.staleKnown = classifyKnown(ctx.differences, ctx.config.known);
+      // A `slower` entry can only match when a budget is judged: without one it is not stale, just not asked.
+      const judged = ctx.options.timing?.budget !== undefined;
+      ctx.staleKnown = classifyKnown(ctx.differences, ctx.config.known).filter((k) => judged || k.kind !== 'slower');
       if (ctx.noise) classifyNoise(ctx.differences, ctx.noise);
     },
   },

@@ -61,6 +61,15 @@ describe('bb diff --timing on the command line', () => {
     const known = await runBb(['diff', old, neu, '--timing-budget', '2', '--config', config]);
     assert.equal(known.code, 0, known.stdout + known.stderr);
     assert.match(known.stdout, /^MATCH with 1 known/);
+    // Without a budget nothing is judged for time, so the slower entry is not stale; with one and no slow route, it is.
+    const json2 = t.path('plain.json');
+    const plain = await runBb(['diff', old, neu, '--config', config, '--json', json2]);
+    assert.equal(plain.code, 0, plain.stdout + plain.stderr);
+    assert.deepEqual((JSON.parse(await readFile(json2, 'utf8')) as { staleKnown: unknown[] }).staleKnown, []);
+    const json3 = t.path('same.json');
+    const same = await runBb(['diff', old, old, '--timing-budget', '2', '--config', config, '--json', json3]);
+    assert.equal(same.code, 0, same.stdout + same.stderr);
+    assert.equal((JSON.parse(await readFile(json3, 'utf8')) as { staleKnown: Array<{ kind?: string }> }).staleKnown[0]?.kind, 'slower');
   });
 
   it('refuses a threshold under 1 and a budget of 0 with exit 2 and one line', async () => {
