@@ -1,0 +1,126 @@
+// The service the replay tests re-drive: it makes up every id at random
+// (items, sessions, WebSocket cursors), so a replay that sends the old ids
+// back gets 404s and one that follows them gets what the original got.
+// Counts what it saw (requests in flight at once, WS messages) for asserts.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+
+/** A running replay service. */
+export interface ReplayService {
+  url: string;
+  /** Most requests in flight at once. */
+  maxInFlight(): number;
+  /** Client WS messages received, as text. */
+  wsReceived: string[];
+  /** Requests seen: "METHOD path status". */
+  log: string[];
+  close(): Promise<void>;
+}
+
+const id = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+
+/** Starts one fresh instance on 127.0.0.1, port 0. */
+export async function startReplayService(): Promise<ReplayService> {
+  const items = new Map<string, { id: string; name: string; n: number }>();
+  const sessions = new Map<string, string>();
+  const cursors = new Map<number, string>();
+  let inFlight = 0;
+  let max = 0;
+  const log: string[] = [];
+  const wsReceived: string[] = [];
+  const send = (res: http.ServerResponse, status: number, body?: unknown, headers: Record<string, string | string[]> = {}) => {
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers });
+    res.end(text);
+  };
+  const server = http.createServer((req, res) => {
+    inFlight++;
+    max = Math.max(max, inFlight);
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const url = new URL(req.url!, 'http://x');
+      const body = Buffer.concat(chunks).toString();
+      const json = () => (body ? JSON.parse(body) : {});
+      const parts = url.pathname.split('/').filter(Boolean);
+      res.on('finish', () => {
+        inFlight--;
+        log.push(`${req.method} ${url.pathname} ${res.statusCode}`);
+      });
+      // /slow?ms=N answers after N ms (concurrency tests).
+      if (parts[0] === 'slow') {
+        await new Promise((r) => setTimeout(r, Number(url.searchParams.get('ms') ?? 200)));
+        return send(res, 200, { ok: true });
+      }
+      if (parts[0] === 'login' && req.method === 'POST') {
+        const { user, password } = json();
+        if (password !== 'hunter2') return send(res, 401, { error: 'bad password' });
+        const sid = randomBytes(12).toString('base64url');
+        sessions.set(sid, user);
+        return send(res, 200, { user }, { 'set-cookie': `sid=${sid}; Path=/; HttpOnly` });
+      }
+      if (parts[0] === 'me') {
+        const sid = /sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+        const user = sid ? sessions.get(sid) : undefined;
+        return user ? send(res, 200, { user }) : send(res, 401, { error: 'no session' });
+      }
+      if (parts[0] === 'token') return send(res, 200, id('tok'));
+      if (parts[0] === 'items') {
+        const item = parts[1] ? items.get(parts[1]) : undefined;
+        if (!parts[1] && req.method === 'POST') {
+          const created = { id: id('item'), name: json().name, n: 0 };
+          items.set(created.id, created);
+          return send(res, 201, created, { location: `/items/${created.id}` });
+        }
+        if (!parts[1] && req.method === 'GET') return send(res, 200, [...items.values()]);
+        if (!item) return send(res, 404, { error: 'no such item' });
+        if (req.method === 'GET') return send(res, 200, item);
+        if (req.method === 'PATCH') {
+          Object.assign(item, json(), { n: item.n + 1 });
+          return send(res, 200, item);
+        }
+        if (req.method === 'DELETE') {
+          items.delete(item.id);
+          return send(res, 204);
+        }
+      }
+      send(res, 404, { error: 'not found' });
+    });
+  });
+  // WebSocket: hello with a session, subscribe with a server-issued cursor, replies.
+  const wss = new WebSocketServer({ server, perMessageDeflate: true });
+  wss.on('connection', (ws) => {
+    const session = id('wss');
+    let n = 0;
+    ws.send(JSON.stringify({ type: 'hello', session, cursor: Math.floor(100000 + Math.random() * 900000) }));
+    ws.on('message', (data) => {
+      const text = data.toString();
+      wsReceived.push(text);
+      const msg = JSON.parse(text);
+      if (msg.type === 'subscribe') {
+        const ok = msg.session === session && typeof msg.cursor === 'number';
+        const cursor = Math.floor(100000 + Math.random() * 900000);
+        cursors.set(cursor, session);
+        ws.send(JSON.stringify(ok ? { type: 'subscribed', next: cursor } : { type: 'error', error: 'unknown session' }));
+      } else if (msg.type === 'ack') {
+        ws.send(JSON.stringify(cursors.get(msg.cursor) === session ? { type: 'event', n: ++n } : { type: 'error', error: 'unknown cursor' }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    maxInFlight: () => max,
+    wsReceived,
+    log,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
