@@ -45,26 +45,32 @@ export interface WsReplayResult {
   received: number;
 }
 
-/** ws options for the permessage-deflate the original's 101 negotiated (false when none). */
+/**
+ * ws options that offer permessage-deflate as the original client did (the
+ * same Sec-WebSocket-Extensions offer, RFC 7692 §7.1), so the target can
+ * negotiate what the original server did; false when the original offered none.
+ */
 export function deflateOptions(entry: PlannedExchange['entry']): WebSocket.PerMessageDeflateOptions | false {
-  const offered = entry.response?.headers?.find((h) => h.name.toLowerCase() === 'sec-websocket-extensions')?.value ?? '';
-  const ext = entry._bb?.extensions?.['permessage-deflate'] as Record<string, unknown> | undefined;
-  if (!ext && !/permessage-deflate/i.test(offered)) return false;
+  const offer = entry.request.headers.filter((h) => h.name.toLowerCase() === 'sec-websocket-extensions').map((h) => h.value).join(', ');
+  const first = offer.split(',').map((s) => s.trim()).find((s) => /^permessage-deflate\b/i.test(s));
+  if (!first) return false;
   const params = new Map<string, string | true>();
-  for (const part of offered.split(';').slice(1)) {
-    const [k, v] = part.split('=').map((s) => s.trim());
+  for (const part of first.split(';').slice(1)) {
+    const [k, v] = part.split('=').map((x) => x.trim().replace(/^"|"$/g, ''));
     if (k) params.set(k.toLowerCase(), v ?? true);
   }
-  const bits = (name: string) => {
-    const v = params.get(name) ?? ext?.[name];
-    return typeof v === 'string' || typeof v === 'number' ? Number(v) : undefined;
+  const bits = (name: string): number | undefined => {
+    const v = params.get(name);
+    return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
   };
+  const client = params.get('client_max_window_bits');
   return {
-    clientNoContextTakeover: params.has('client_no_context_takeover') || ext?.['client_no_context_takeover'] === true,
-    serverNoContextTakeover: params.has('server_no_context_takeover') || ext?.['server_no_context_takeover'] === true,
-    ...(bits('client_max_window_bits') ? { clientMaxWindowBits: bits('client_max_window_bits') } : {}),
-    ...(bits('server_max_window_bits') ? { serverMaxWindowBits: bits('server_max_window_bits') } : {}),
-    // Every message compressed as the original chose per message; ws's threshold would skip small ones.
+    serverNoContextTakeover: params.has('server_no_context_takeover'),
+    clientNoContextTakeover: params.has('client_no_context_takeover'),
+    ...(bits('server_max_window_bits') ? { serverMaxWindowBits: bits('server_max_window_bits')! } : {}),
+    // ws offers a bare client_max_window_bits unless told a number, or told false (not offered).
+    ...(client === undefined ? { clientMaxWindowBits: false as unknown as number } : bits('client_max_window_bits') ? { clientMaxWindowBits: bits('client_max_window_bits')! } : {}),
+    // Each message is compressed as the original chose (`compress` per send); ws's size threshold would skip small ones.
     threshold: 0,
   };
 }

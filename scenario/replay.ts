@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { BbError } from '../core/index.js';
 import { readCapture, type RedactConfig } from '../capture/index.js';
-import { planReplay } from './replay-plan.js';
+import { planReplay, type ReplayPlan } from './replay-plan.js';
 import { Correlation, type Rewritten } from './replay-correlate.js';
 import { driveReplay, type DriveReplayResult } from './replay-drive.js';
 import { startRecording } from './record.js';
@@ -106,13 +106,60 @@ export function parseReplayTarget(target: string): URL {
   return url;
 }
 
+/** A capture read, planned and checked for secrets, ready to replay against any number of servers. */
+export interface PreparedReplay {
+  /** The capture. */
+  readonly path: string;
+  /** The plan. */
+  readonly plan: ReplayPlan;
+  /** A fresh correlation for one run (what it learns belongs to one target). */
+  correlation(): Correlation;
+}
+
+/** Reads and plans a capture; throws a BbError (before anything is sent) when it cannot be replayed. */
+export async function prepareReplay(path: string, options: Pick<ReplayOptions, 'headers' | 'values' | 'correlate'> = {}): Promise<PreparedReplay> {
+  const har = await readCapture(path, { allowIncomplete: true });
+  const plan = planReplay(har, path);
+  const opts = { correlate: options.correlate ?? true, headers: options.headers ?? [], values: options.values ?? {}, file: path };
+  // Built once now so a missing secret stops the replay before any server is touched.
+  new Correlation(plan, opts);
+  return { path, plan, correlation: () => new Correlation(plan, opts) };
+}
+
+/** Where and how one run of a prepared replay goes. */
+export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | 'waitMs' | 'timeoutMs' | 'onProgress' | 'signal'> & {
+  /** The recording proxy's URL. */
+  proxyUrl: string;
+  /** Starts a step (a page) in the recording. */
+  step(title: string): void;
+};
+
+/** What one run did. */
+export type ReplayRunResult = DriveReplayResult & { rewritten: Rewritten[] };
+
+/** Replays a prepared capture through a recording proxy that is already running. */
+export async function replayThrough(prepared: PreparedReplay, options: ReplayRunOptions): Promise<ReplayRunResult> {
+  const pace = options.pace ?? 'asap';
+  const correlation = prepared.correlation();
+  const drove = await driveReplay(prepared.plan, {
+    proxyUrl: options.proxyUrl,
+    speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
+    ws: options.ws ?? 'wait',
+    waitMs: options.waitMs ?? 5_000,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    headers: options.headers ?? [],
+    correlation,
+    step: options.step,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return { ...drove, rewritten: correlation.rewritten() };
+}
+
 /** Replays the capture at `path` against `options.target`; throws a BbError when it could not run. */
 export async function replayCapture(path: string, options: ReplayOptions): Promise<ReplaySummary> {
   const target = parseReplayTarget(options.target);
-  const har = await readCapture(path, { allowIncomplete: true });
-  const plan = planReplay(har, path);
-  const headers = options.headers ?? [];
-  const correlation = new Correlation(plan, { correlate: options.correlate ?? true, headers, values: options.values ?? {}, file: path });
+  const prepared = await prepareReplay(path, options);
   const down = await probe(target, 5_000);
   if (down) throw new BbError('BB_REPLAY_TARGET_DOWN', `the target ${target.origin} does not accept connections (${down}): start it, or check --target. Nothing was sent.`);
   const recording = await startRecording({
@@ -125,39 +172,26 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(options.serverHome ? { serverHome: options.serverHome } : {}),
   });
-  let drove: DriveReplayResult;
+  let run: ReplayRunResult;
   try {
-    const pace = options.pace ?? 'asap';
-    drove = await driveReplay(plan, {
-      proxyUrl: recording.url,
-      speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
-      ws: options.ws ?? 'wait',
-      waitMs: options.waitMs ?? 5_000,
-      timeoutMs: options.timeoutMs ?? 30_000,
-      headers,
-      correlation,
-      step: (title) => recording.step(title),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
   }
-  const rewritten = correlation.rewritten();
-  const http = plan.exchanges.length;
-  const line = `replayed ${drove.replayed} exchanges and ${drove.webSocketMessages} WebSocket messages to ${target.origin}, ${rewritten.length} values rewritten → ${recording.out}` +
-    (drove.failed.length ? ` (${drove.failed.length} of ${http} got no response)` : '');
+  const total = prepared.plan.exchanges.length;
+  const line = `replayed ${run.replayed} exchanges and ${run.webSocketMessages} WebSocket messages to ${target.origin}, ${run.rewritten.length} values rewritten → ${recording.out}` +
+    (run.failed.length ? ` (${run.failed.length} of ${total} got no response)` : '');
   return {
     out: recording.out,
     target: target.origin,
-    replayed: drove.replayed,
-    failed: drove.failed,
-    webSocketMessages: drove.webSocketMessages,
-    rewritten,
-    skipped: plan.skipped,
-    timeouts: drove.timeouts,
-    exitCode: drove.failed.length ? 1 : 0,
+    replayed: run.replayed,
+    failed: run.failed,
+    webSocketMessages: run.webSocketMessages,
+    rewritten: run.rewritten,
+    skipped: prepared.plan.skipped,
+    timeouts: run.timeouts,
+    exitCode: run.failed.length ? 1 : 0,
     line,
   };
 }

@@ -27,7 +27,7 @@ export function runFolderName(prefix: string, when = new Date()): string {
 }
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
-export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string }, environment: BbEnvironment): Promise<number> {
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; replay?: string }, environment: BbEnvironment): Promise<number> {
   const config = await loadCompareConfig(opts.config);
   const outDir = resolve(opts.out);
   if (existsSync(outDir)) {
@@ -55,6 +55,7 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       color: useColor(process.stdout, environment.color),
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),
+      ...(opts.replay !== undefined ? { replay: resolve(opts.replay) } : {}),
     });
     // Short under the working directory; a folder elsewhere as it is, not ../../tmp/...
     const shown = (p: string) => {
@@ -105,12 +106,14 @@ export const compareCommand: BbCommand = {
       .option('config', { type: 'string', default: 'bb.config.json', describe: 'the compare config (servers, scenario, diff rules)' })
       .option('trees', { type: 'string', default: 'old,new', describe: 'which trees fill the two slots: old,new | old,old | new,new' })
       .option('noise', { type: 'boolean', default: false, describe: 'run old twice and new once; what differs between the old runs is noise' })
-      .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' }),
+      .option('out', { type: 'string', describe: 'run folder for captures, server logs and reports (default captures/compare-<time>/)' })
+      .option('replay', { type: 'string', describe: "a capture (HAR) to replay against each server instead of the config's scenario" }),
   run: async (argv, environment) =>
     compareWithCli({
       config: String(argv.config),
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
       out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
+      ...(typeof argv.replay === 'string' ? { replay: argv.replay } : {}),
     }, environment),
 };
