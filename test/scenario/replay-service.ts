@@ -19,6 +19,26 @@ export interface ReplayService {
   close(): Promise<void>;
 }
 
+/** A page a browser loads: create an item, read it back by its id, then the WebSocket conversation. */
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>replay app</title><link rel="icon" href="data:,"></head>
+<body><pre id="out"></pre><script>
+(async () => {
+  const created = await (await fetch('/items', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from the browser' }) })).json();
+  const got = await fetch('/items/' + created.id);
+  document.getElementById('out').textContent = got.status;
+  const ws = new WebSocket('ws://' + location.host + '/ws');
+  let sub;
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    if (m.type === 'hello') ws.send(JSON.stringify({ type: 'subscribe', session: m.session, cursor: m.cursor }));
+    else if (m.type === 'subscribed') { sub = m.next; ws.send(JSON.stringify({ type: 'ack', cursor: sub })); }
+    else if (m.type === 'event') ws.close(1000, 'done');
+  };
+  ws.onclose = () => { document.body.dataset.done = '1'; };
+})();
+</script></body></html>`;
+
 const id = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 
 /** Starts one fresh instance on 127.0.0.1, port 0. */
@@ -49,6 +69,10 @@ export async function startReplayService(): Promise<ReplayService> {
         inFlight--;
         log.push(`${req.method} ${url.pathname} ${res.statusCode}`);
       });
+      if (url.pathname === '/') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+        return res.end(PAGE);
+      }
       // /slow?ms=N answers after N ms (concurrency tests).
       if (parts[0] === 'slow') {
         await new Promise((r) => setTimeout(r, Number(url.searchParams.get('ms') ?? 200)));
