@@ -98,6 +98,12 @@ export interface CorrelateOptions {
   values: Readonly<Record<string, string>>;
   /** The capture, for messages. */
   file: string;
+  /**
+   * The placeholder redaction gives a value (bb's keyed hash), when the key is
+   * known: a value issued in the clear (a token in a text body) and sent back
+   * where it was redacted (a `token` query parameter) is still the same value.
+   */
+  placeholderOf?: (value: string) => string;
 }
 
 /** Fills a secret map from replay.values given by field name: the placeholders those fields hold. */
@@ -148,12 +154,19 @@ export class Correlation {
 
   private bind(v: IssuedValue, exchange: number, clientSent: Set<string>): void {
     if (this.byValue.has(v.value) || clientSent.has(v.value)) return;
-    const b: Binding = { value: v.value, exchange, place: v.place, uses: 0 };
+    this.add({ value: v.value, exchange, place: v.place, uses: 0 });
+    if (this.opts.placeholderOf && !v.value.startsWith('<redacted:')) {
+      const p = this.opts.placeholderOf(v.value);
+      if (!this.byValue.has(p) && !clientSent.has(p)) this.add({ value: p, exchange, place: v.place, uses: 0 });
+    }
+  }
+
+  private add(b: Binding): void {
     this.bindings.push(b);
-    this.byValue.set(v.value, b);
-    const mine = this.issuedBy.get(exchange) ?? new Map<string, Binding[]>();
-    this.issuedBy.set(exchange, mine);
-    mine.set(v.place, [...(mine.get(v.place) ?? []), b]);
+    this.byValue.set(b.value, b);
+    const mine = this.issuedBy.get(b.exchange) ?? new Map<string, Binding[]>();
+    this.issuedBy.set(b.exchange, mine);
+    mine.set(b.place, [...(mine.get(b.place) ?? []), b]);
   }
 
   private noteUses(key: string, tokens: string[], clientSent: Set<string>): void {

@@ -29,13 +29,9 @@ export const WS_OWN_HEADERS = new Set(['sec-websocket-key', 'sec-websocket-versi
 
 /** The parts of a HAR request the replay re-sends. */
 export function requestParts(req: HarRequest): RequestParts {
-  let target: string;
-  try {
-    const u = new URL(req.url);
-    target = u.pathname + u.search;
-  } catch {
-    target = req.url.startsWith('/') ? req.url : `/${req.url}`;
-  }
+  // As written, not through URL(): its parser would percent-encode a placeholder's < and >, hiding it.
+  const rest = req.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split('#')[0]!;
+  const target = rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`;
   const headers: Array<[string, string]> = [];
   for (const h of req.headers ?? []) {
     const lower = h.name.toLowerCase();

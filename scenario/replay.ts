@@ -6,7 +6,7 @@
 // driver (replay-drive.ts) runs → finalize the capture, whatever happened.
 import { connect } from 'node:net';
 import { BbError } from '../core/index.js';
-import { readCapture, type RedactConfig } from '../capture/index.js';
+import { loadRedactKey, readCapture, Redactor, type RedactConfig } from '../capture/index.js';
 import { planReplay, type ReplayPlan } from './replay-plan.js';
 import { Correlation, type Rewritten } from './replay-correlate.js';
 import { driveReplay, type DriveReplayResult } from './replay-drive.js';
@@ -117,10 +117,18 @@ export interface PreparedReplay {
 }
 
 /** Reads and plans a capture; throws a BbError (before anything is sent) when it cannot be replayed. */
-export async function prepareReplay(path: string, options: Pick<ReplayOptions, 'headers' | 'values' | 'correlate'> = {}): Promise<PreparedReplay> {
+export async function prepareReplay(path: string, options: Pick<ReplayOptions, 'headers' | 'values' | 'correlate'> & { bbHome?: string } = {}): Promise<PreparedReplay> {
   const har = await readCapture(path, { allowIncomplete: true });
   const plan = planReplay(har, path);
-  const opts = { correlate: options.correlate ?? true, headers: options.headers ?? [], values: options.values ?? {}, file: path };
+  // The capture's own key when it was redacted here: then a value redacted in a request is matched to its issue in the clear.
+  const redactor = options.bbHome !== undefined && har.log._bb?.redacted !== false ? new Redactor(loadRedactKey(options.bbHome)) : undefined;
+  const opts = {
+    correlate: options.correlate ?? true,
+    headers: options.headers ?? [],
+    values: options.values ?? {},
+    file: path,
+    ...(redactor ? { placeholderOf: (v: string) => redactor.placeholder(v) } : {}),
+  };
   // Built once now so a missing secret stops the replay before any server is touched.
   new Correlation(plan, opts);
   return { path, plan, correlation: () => new Correlation(plan, opts) };

@@ -95,7 +95,7 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   const source = opts.replay ?? opts.config.scenario;
   // A capture as the scenario: each server gets the same replay (read, planned and checked once).
   const scenario: Driver = /\.har$/i.test(source)
-    ? { replay: await prepareReplay(source, { ...(opts.config.replayValues ? { values: opts.config.replayValues } : {}) }) }
+    ? { replay: await prepareReplay(source, { bbHome: opts.bbHome, ...(opts.config.replayValues ? { values: opts.config.replayValues } : {}) }) }
     : { scenario: await loadScenario(source) };
   const runs: RecordedRun[] = [];
   for (const slot of slots) {

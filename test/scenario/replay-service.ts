@@ -46,6 +46,8 @@ export async function startReplayService(): Promise<ReplayService> {
   const items = new Map<string, { id: string; name: string; n: number }>();
   const sessions = new Map<string, string>();
   const cursors = new Map<number, string>();
+  const tokens = new Set<string>();
+  const sids = new Set<string>();
   let inFlight = 0;
   let max = 0;
   const log: string[] = [];
@@ -90,7 +92,26 @@ export async function startReplayService(): Promise<ReplayService> {
         const user = sid ? sessions.get(sid) : undefined;
         return user ? send(res, 200, { user }) : send(res, 401, { error: 'no session' });
       }
-      if (parts[0] === 'token') return send(res, 200, id('tok'));
+      // A plain-text token, then a request that must carry it (as `token`, a name bb redacts).
+      if (parts[0] === 'token') {
+        const token = id('tok');
+        tokens.add(token);
+        return send(res, 200, token);
+      }
+      if (parts[0] === 'secure') return tokens.has(url.searchParams.get('token') ?? '') ? send(res, 200, { ok: true }) : send(res, 403, { error: 'bad token' });
+      // Engine.IO's long-polling handshake: a packet type before the JSON; later polls carry the sid.
+      if (parts[0] === 'eio') {
+        const sid = url.searchParams.get('sid');
+        if (sid === null) {
+          const fresh = randomBytes(10).toString('base64url');
+          sids.add(fresh);
+          res.writeHead(200, { 'content-type': 'text/plain; charset=UTF-8' });
+          return res.end(`0${JSON.stringify({ sid: fresh, upgrades: ['websocket'], pingInterval: 25000, pingTimeout: 20000, maxPayload: 1000000 })}`);
+        }
+        if (!sids.has(sid)) return send(res, 400, { code: 1, message: 'Session ID unknown' });
+        res.writeHead(200, { 'content-type': 'text/plain; charset=UTF-8' });
+        return res.end('40{"sid":"' + randomBytes(10).toString('base64url') + '"}\x1e2');
+      }
       if (parts[0] === 'items') {
         const item = parts[1] ? items.get(parts[1]) : undefined;
         if (!parts[1] && req.method === 'POST') {

@@ -110,6 +110,30 @@ describe('bb replay: a REST service that issues random ids', () => {
   });
 });
 
+describe('bb replay: values issued in bodies that are not plain JSON', () => {
+  it("Engine.IO's 0{\"sid\":…} handshake and a plain-text token sent back as a redacted query parameter are followed", async () => {
+    const original = await recordCapture('eio', async (url) => {
+      const c = new Client(url);
+      const handshake = (await call(c, 'GET', '/eio?EIO=4&transport=polling')).body as string;
+      const sid = JSON.parse(handshake.slice(1)).sid;
+      assert.equal((await call(c, 'GET', `/eio?EIO=4&transport=polling&sid=${sid}`)).status, 200);
+      const token = (await call(c, 'GET', '/token')).body as string;
+      assert.equal((await call(c, 'GET', `/secure?token=${token}`)).status, 200);
+      await c.close();
+    });
+    const har = await readHar(original);
+    assert.ok(har.log.entries.some((e) => /\/secure\?token=<redacted:[0-9a-f]{8}>$/.test(e.request.url)), 'the token is redacted where it is sent');
+    const fresh = await service();
+    const report = tmp.path('eio.json');
+    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('eio-replay.har'), '--json', report], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.deepEqual(fresh.log, ['GET /eio 200', 'GET /eio 200', 'GET /token 200', 'GET /secure 200']);
+    const paths = JSON.parse(await readFile(report, 'utf8')).rewritten.map((r: any) => r.from.path);
+    assert.ok(paths.includes('body:$.sid~0'), paths.join(', '));
+    assert.ok(paths.includes('body:~0'), paths.join(', '));
+  });
+});
+
 describe('bb replay: a session-cookie login, through redaction', () => {
   let original: string;
   before(async () => {
