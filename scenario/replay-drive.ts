@@ -8,7 +8,7 @@
 import type { Client } from 'undici';
 import type { Correlation } from './replay-correlate.js';
 import type { ReplayPlan, Waits } from './replay-plan.js';
-import { laneClient, requestParts, sendRequest, withHeaders } from './replay-request.js';
+import { laneClient, loadUndici, requestParts, sendRequest, withHeaders } from './replay-request.js';
 import { replayWebSocket } from './replay-ws.js';
 
 /** How the driver runs. */
@@ -67,7 +67,9 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
   const result: DriveReplayResult = { replayed: 0, failed: [], webSocketMessages: 0, timeouts: [] };
   let finished = 0;
   let page: string | undefined;
-  const t0 = performance.now();
+  // The schedule starts when the first exchange does, undici loaded: start-up is not taken from the first gap.
+  await loadUndici();
+  let t0: number | undefined;
 
   const finish = (i: number) => {
     isDone[i] = 1;
@@ -110,6 +112,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           continue;
         }
         await waitFor(ex.waits, ex.key);
+        t0 ??= performance.now() - ex.offsetMs / (opts.speed || 1);
         if (opts.speed > 0) await sleep(t0 + ex.offsetMs / opts.speed - performance.now());
         if (ex.page !== undefined && ex.page !== page) {
           page = ex.page;

@@ -1,0 +1,72 @@
+// bb replay's pacing and progress: --pace original keeps the gaps, <N>x
+// scales them, asap keeps only the order; a terminal sees "done / total".
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from 'undici';
+import { startRecording } from '../../scenario/index.js';
+import { runBb, startBbOnTty } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startReplayService, type ReplayService } from './replay-service.js';
+
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+const services: ReplayService[] = [];
+after(async () => {
+  for (const s of services) await s.close();
+});
+
+/** When the service saw each request (ms, its own clock). */
+async function timedService(): Promise<{ s: ReplayService; times: number[] }> {
+  const s = await startReplayService();
+  services.push(s);
+  const times: number[] = [];
+  const push = s.log.push.bind(s.log);
+  s.log.push = (...items: string[]) => {
+    times.push(performance.now());
+    return push(...items);
+  };
+  return { s, times };
+}
+
+describe('bb replay: pacing', () => {
+  let original: string;
+  before(async () => {
+    const { s } = await timedService();
+    const rec = await startRecording({ target: s.url, out: tmp.path('gaps.har'), label: 'gaps', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const c = new Client(rec.url);
+    for (let i = 0; i < 3; i++) {
+      await (await c.request({ method: 'GET', path: '/items' })).body.text();
+      if (i < 2) await new Promise((r) => setTimeout(r, 500));
+    }
+    await c.close();
+    original = await rec.close(1000);
+  });
+
+  const gaps = (t: number[]) => t.slice(1).map((x, i) => x - t[i]!);
+  const span = (t: number[]) => t.at(-1)! - t[0]!;
+
+  it('--pace original keeps the 500 ms gaps; --pace 2x halves them', async () => {
+    const one = await timedService();
+    assert.equal((await runBb(['replay', original, '--target', one.s.url, '--out', tmp.path('p1.har'), '--pace', 'original'], env)).code, 0);
+    // The schedule is kept from the replay's start: the first exchange's own set-up may eat into the first gap, not the span.
+    assert.ok(span(one.times) >= 950, `span ${span(one.times).toFixed(0)} ms`);
+    const two = await timedService();
+    assert.equal((await runBb(['replay', original, '--target', two.s.url, '--out', tmp.path('p2.har'), '--pace', '2x'], env)).code, 0);
+    assert.ok(span(two.times) >= 450 && span(two.times) < 950, `span ${span(two.times).toFixed(0)} ms`);
+  });
+
+  it('asap keeps the order only', async () => {
+    const fast = await timedService();
+    assert.equal((await runBb(['replay', original, '--target', fast.s.url, '--out', tmp.path('p0.har')], env)).code, 0);
+    assert.equal(fast.s.log.length, 3);
+    for (const g of gaps(fast.times)) assert.ok(g < 450, `gap ${g.toFixed(0)} ms`);
+  });
+
+  it('on a terminal a progress line counts exchanges done out of the total', async () => {
+    const { s } = await timedService();
+    const bb = startBbOnTty(['replay', original, '--target', s.url, '--out', tmp.path('tty.har'), '--pace', 'original'], { ...env, BB_PROGRESS_AFTER_MS: '0' }, { timeoutMs: 30_000 });
+    assert.equal(await bb.exited, 0, bb.stdout());
+    assert.match(bb.stdout(), /bb replay: [12] \/ 3 exchanges/);
+    assert.match(bb.stdout(), /replayed 3 exchanges/);
+  });
+});
