@@ -213,16 +213,23 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
 function planMessages(msgs: HarWebSocketMessage[], bySeq: boolean, openMs: number): NonNullable<PlannedExchange['ws']> {
   let received = 0;
   const messages: PlannedMessage[] = [];
+  // Within one conversation, arrival times order the messages: a compressed
+  // message takes its `_bb.seq` when its inflate is done, which can be after a
+  // reply in the other direction that it caused; its time is its chunk's.
   const ordered = msgs
     .map((m, k) => ({ m, k }))
     .filter(({ m }) => m.type === 'send' || m.type === 'receive')
-    .sort((a, b) => (bySeq ? a.m._bb!.seq - b.m._bb!.seq : messageMs(a.m) - messageMs(b.m)) || a.k - b.k);
+    .sort((a, b) => messageMs(a.m) - messageMs(b.m) || (a.m._bb?.seq ?? 0) - (b.m._bb?.seq ?? 0) || a.k - b.k);
+  let last = -Infinity;
   for (const { m } of ordered) {
+    // Positions follow that order (a hair past the previous one when seq disagrees).
+    const at = bySeq ? m._bb!.seq : messageMs(m);
+    last = at > last ? at : last + 1e-3;
     const pm: PlannedMessage = {
       type: m.type as 'send' | 'receive',
       opcode: m.opcode,
       data: m.data,
-      pos: bySeq ? m._bb!.seq : messageMs(m),
+      pos: last,
       offsetMs: Number.isNaN(openMs) ? 0 : Math.max(0, messageMs(m) - openMs),
       receivedBefore: received,
       waits: { after: [], received: [] },

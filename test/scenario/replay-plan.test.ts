@@ -58,6 +58,20 @@ describe('planReplay', () => {
     assert.equal(ws.ws!.received, 2);
   });
 
+  it("orders a conversation by arrival time when a compressed message's seq came late (its inflate finished after the reply)", () => {
+    const late = planReplay(har([
+      entry(1, 9, 'w', '/ws', { _resourceType: 'websocket', _webSocketMessages: [
+        { type: 'receive', time: 1767225600.1, opcode: 1, data: '{"next":123456}', _bb: { seq: 4, compressed: true } },
+        { type: 'send', time: 1767225600.05, opcode: 1, data: 'hi', _bb: { seq: 2 } },
+        { type: 'send', time: 1767225600.2, opcode: 1, data: '{"ack":123456}', _bb: { seq: 3 } },
+      ] }),
+    ]));
+    const messages = late.exchanges[0]!.ws!.messages;
+    assert.deepEqual(messages.map((m) => m.data), ['hi', '{"next":123456}', '{"ack":123456}']);
+    assert.equal(messages[2]!.receivedBefore, 1);
+    assert.ok(messages[2]!.pos > messages[1]!.pos);
+  });
+
   it('keys entries by _bb.seq and times offsets from the first start', () => {
     assert.equal(byPath('/a').key, '#1');
     assert.equal(byPath('/c').offsetMs, 300);

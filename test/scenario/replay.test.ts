@@ -208,12 +208,12 @@ describe('bb replay: a WebSocket conversation with server-issued session and cur
       ws.on('message', (d) => inbox.push(JSON.parse(d.toString())));
       await new Promise((r) => ws.once('open', r));
       const hello = await next();
-      ws.send(JSON.stringify({ type: 'subscribe', session: hello.session, cursor: hello.cursor }));
+      ws.send(JSON.stringify({ type: 'subscribe', session: hello.session, cursor: hello.cursor }), { compress: false });
       const sub = await next();
       assert.equal(sub.type, 'subscribed');
       ws.send(JSON.stringify({ type: 'ack', cursor: sub.next }));
       assert.equal((await next()).type, 'event');
-      ws.send(JSON.stringify({ type: 'ack', cursor: sub.next }));
+      ws.send(JSON.stringify({ type: 'ack', cursor: sub.next, note: 'x'.repeat(2000) }));
       assert.equal((await next()).type, 'event');
       ws.close(4001, 'done');
       await new Promise((r) => ws.once('close', r));
@@ -231,6 +231,10 @@ describe('bb replay: a WebSocket conversation with server-issued session and cur
     assert.ok(!data(har).includes('receive error'));
     assert.equal(ws._bb!.close!.code, 4001);
     assert.ok(ws._bb!.extensions && 'permessage-deflate' in ws._bb!.extensions, 'deflate negotiated as in the original');
+    // Each client message compressed or not as the original was.
+    const compressed = (h: Har) => h.log.entries[0]!._webSocketMessages!.filter((m) => m.type === 'send' && m.opcode === 1).map((m) => m._bb?.compressed ?? false);
+    assert.deepEqual(compressed(await readHar(original)), [false, true, true]);
+    assert.deepEqual(compressed(har), [false, true, true]);
   });
 });
 
