@@ -20,6 +20,7 @@ import { httpLoad } from './lib/load.js';
 import { spread } from './lib/stats.js';
 import { markdownTable, num, ratio, withSpread } from './lib/table.js';
 import { replayCapture, startCapture } from '../dist/index.js';
+import { prepareReplay, replayThrough } from '../dist/scenario/index.js';
 
 interface Args {
   exchanges: number;
@@ -69,6 +70,15 @@ async function replayOnce(har: string, upstream: string, dir: string, run: numbe
   return { whole: summary.replayed / whole, drive: summary.replayed / drive, replayed: summary.replayed };
 }
 
+/** The driver alone, through a recording proxy in another process (what a proxy off the driver's thread would allow). */
+async function driveOnly(har: string, proxyPort: number): Promise<number> {
+  const prepared = await prepareReplay(har, {});
+  const started = performance.now();
+  const run = await replayThrough(prepared, { proxyUrl: `http://127.0.0.1:${proxyPort}`, step: () => {} });
+  if (run.failed.length) throw new Error(`the replay lost ${run.failed.length} exchanges: ${run.failed[0]!.reason}`);
+  return run.replayed / ((performance.now() - started) / 1000);
+}
+
 /** Entry point for bench/lib/area.ts. */
 export async function run(argv: string[]): Promise<void> {
   const a = parseArgs(argv);
@@ -90,6 +100,7 @@ export async function run(argv: string[]): Promise<void> {
     const viaProxy: number[] = [];
     const whole: number[] = [];
     const drive: number[] = [];
+    const external: number[] = [];
     for (let r = 1; r <= a.runs; r++) {
       direct.push((await httpLoad({ url: `${origin}/small`, connections: a.connections, amount: a.exchanges })).rate);
       viaProxy.push((await httpLoad({ url: `http://127.0.0.1:${proxy.port}/small`, connections: a.connections, amount: a.exchanges })).rate);
@@ -97,12 +108,14 @@ export async function run(argv: string[]): Promise<void> {
       whole.push(one.whole);
       drive.push(one.drive);
       await rm(join(dir, `replay-${r}.har`), { force: true });
+      external.push(await driveOnly(har, proxy.port));
     }
     const d = spread(direct);
     const rows = [
       ['autocannon → server (baseline)', withSpread(d, (v) => num(v)), '1.00×'],
       ['autocannon → bb recording proxy → server', withSpread(spread(viaProxy), (v) => num(v)), ratio(spread(viaProxy.map((v, i) => v / direct[i]!)))],
       ['bb replay asap, driving (first to last exchange)', withSpread(spread(drive), (v) => num(v)), ratio(spread(drive.map((v, i) => v / direct[i]!)))],
+      ['bb replay driver → bb recording proxy in its own process → server', withSpread(spread(external), (v) => num(v)), ratio(spread(external.map((v, i) => v / direct[i]!)))],
       ['bb replay asap, whole call (read, plan, drive, write HAR)', withSpread(spread(whole), (v) => num(v)), ratio(spread(whole.map((v, i) => v / direct[i]!)))],
     ];
     console.log(markdownTable(['exchanges/s', 'rate', 'vs autocannon direct'], rows));
