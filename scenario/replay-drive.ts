@@ -54,7 +54,19 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+/** Sleeps, cut short when `signal` aborts (Ctrl-C must not wait out a long original gap). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** Re-drives the plan; resolves when every lane is done. */
 export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): Promise<DriveReplayResult> {
@@ -106,14 +118,16 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
     try {
       for (const i of lane) {
         const ex = plan.exchanges[i]!;
+        if (!opts.signal?.aborted) {
+          await waitFor(ex.waits, ex.key);
+          t0 ??= performance.now() - ex.offsetMs / (opts.speed || 1);
+          if (opts.speed > 0) await sleep(t0 + ex.offsetMs / opts.speed - performance.now(), opts.signal);
+        }
         if (opts.signal?.aborted) {
           result.failed.push({ entry: ex.key, reason: 'the replay was interrupted' });
           finish(i);
           continue;
         }
-        await waitFor(ex.waits, ex.key);
-        t0 ??= performance.now() - ex.offsetMs / (opts.speed || 1);
-        if (opts.speed > 0) await sleep(t0 + ex.offsetMs / opts.speed - performance.now());
         if (ex.page !== undefined && ex.page !== page) {
           page = ex.page;
           opts.step(ex.page);
@@ -132,6 +146,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
               receiveWaiters.get(i)?.forEach((w) => w());
             },
             onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
+            ...(opts.signal ? { signal: opts.signal } : {}),
           });
           if (ws.opened) result.replayed++;
           else result.failed.push({ entry: ex.key, reason: ws.reason ?? 'the WebSocket did not open' });

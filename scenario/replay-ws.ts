@@ -31,6 +31,8 @@ export interface WsReplayContext {
   onReceived(count: number): void;
   /** A wait that ran out. */
   onTimeout(what: string, waitedMs: number): void;
+  /** Stops the conversation (Ctrl-C): the socket is closed at once with 1001 (going away). */
+  signal?: AbortSignal;
 }
 
 /** How the conversation went. */
@@ -144,9 +146,14 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
 
   let sent = 0;
   let closeSent = false;
+  const onAbort = () => {
+    if (!closed) closeWith(ws, 1001, 'bb replay interrupted');
+  };
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal?.aborted) onAbort();
   for (const [k, m] of ex.ws!.messages.entries()) {
     if (m.type !== 'send' || m.opcode === 10) continue;
-    if (closed) break;
+    if (closed || ctx.signal?.aborted) break;
     const what = `${ex.key} message ${k + 1}`;
     await ctx.waitFor(m.waits, what);
     if (ctx.mode === 'timing') {
@@ -162,7 +169,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
       break;
     }
   }
-  if (!closeSent && !closed) {
+  if (!closeSent && !closed && !ctx.signal?.aborted) {
     // The rest of what the server said, then the close the original ended with.
     await untilReceived(ex.ws!.received, `${ex.key} end`);
     const close = ex.entry._bb?.close;
@@ -172,6 +179,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
     if (!closed) closeWith(ws, close?.code ?? 1000, close?.reason ?? '');
   }
   await Promise.race([closedP, sleep(ctx.waitMs)]);
+  ctx.signal?.removeEventListener('abort', onAbort);
   if (!closed) ws.terminate();
   return { opened: true, sent, received };
 }

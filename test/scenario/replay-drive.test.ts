@@ -4,7 +4,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'undici';
 import { startRecording } from '../../scenario/index.js';
-import { runBb, startBbOnTty } from '../helpers/cli.js';
+import { readFile } from 'node:fs/promises';
+import { runBb, startBb, startBbOnTty } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startReplayService, type ReplayService } from './replay-service.js';
 
@@ -59,6 +60,22 @@ describe('bb replay: pacing', () => {
     assert.equal((await runBb(['replay', original, '--target', fast.s.url, '--out', tmp.path('p0.har')], env)).code, 0);
     assert.equal(fast.s.log.length, 3);
     for (const g of gaps(fast.times)) assert.ok(g < 450, `gap ${g.toFixed(0)} ms`);
+  });
+
+  it('Ctrl-C stops a paced replay at once: exit 130, the capture written with what crossed', async () => {
+    const { s, times } = await timedService();
+    const out = tmp.path('interrupted.har');
+    const bb = startBb(['replay', original, '--target', s.url, '--out', out, '--pace', '0.1x'], env, { timeoutMs: 30_000 });
+    for (let i = 0; i < 200 && times.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(times.length, 1, 'the first exchange went');
+    const stopped = performance.now();
+    bb.child.kill('SIGINT');
+    assert.equal(await bb.exited, 130, bb.stderr());
+    // The next exchange was 5 s away at 0.1x: the sleep was cut short.
+    assert.ok(performance.now() - stopped < 4_000);
+    assert.match(bb.stderr(), /bb replay was interrupted; what it replayed is in /);
+    const har = JSON.parse(await readFile(out, 'utf8'));
+    assert.equal(har.log.entries.length, 1);
   });
 
   it('on a terminal a progress line counts exchanges done out of the total', async () => {
