@@ -197,17 +197,26 @@ export class Correlation {
           if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens(sent), clientSent);
         },
       });
-      if (!this.opts.correlate) continue;
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.
-      events.push({ pos: ex.ws ? ex.start : ex.end, order: 1, run: () => responseValues(recordedResponse(ex.entry)).forEach((v) => this.bind(v, ex.i, clientSent)) });
+      if (this.opts.correlate) events.push({ pos: ex.ws ? ex.start : ex.end, order: 1, run: () => responseValues(recordedResponse(ex.entry)).forEach((v) => this.bind(v, ex.i, clientSent)) });
       let r = 0;
       ex.ws?.messages.forEach((m, k) => {
         if (m.type === 'receive') {
           const rr = m.opcode === 1 ? r : -1;
           if (m.opcode === 1 || m.opcode === 2 || m.opcode === 9 || m.opcode === 10) r++;
-          if (rr >= 0) events.push({ pos: m.pos, order: 1, run: () => messageValues(m.data, rr).forEach((v) => this.bind(v, ex.i, clientSent)) });
+          if (rr >= 0 && this.opts.correlate) events.push({ pos: m.pos, order: 1, run: () => messageValues(m.data, rr).forEach((v) => this.bind(v, ex.i, clientSent)) });
         } else if (m.opcode === 1) {
-          events.push({ pos: m.pos, order: 0, run: () => this.noteUses(`${ex.i}/${k}`, tokensOf(m.data), clientSent) });
+          events.push({
+            pos: m.pos,
+            order: 0,
+            run: () => {
+              // A client message's JSON is redacted like a body: its secrets are asked for by field name too.
+              const asBody: RequestParts = { method: 'WS', target: '', headers: [], body: { text: m.data, base64: false, mime: 'application/json' } };
+              secretsByName(asBody, this.opts.values, this.secrets);
+              this.checkSecrets(ex, asBody, `client WebSocket message ${k + 1} of `);
+              if (this.opts.correlate) this.noteUses(`${ex.i}/${k}`, tokensOf(m.data), clientSent);
+            },
+          });
         }
       });
     }
@@ -216,14 +225,14 @@ export class Correlation {
   }
 
   /** Stops the replay (before anything is sent) for a client secret nobody can supply. */
-  private checkSecrets(ex: PlannedExchange, parts: RequestParts): void {
+  private checkSecrets(ex: PlannedExchange, parts: RequestParts, what = ''): void {
     const texts = [parts.target, ...parts.headers.map(([, v]) => v), parts.body && !parts.body.base64 ? parts.body.text : ''];
     for (const text of texts) {
       for (const p of placeholdersIn(text)) {
         if (this.secrets.has(p) || (this.opts.correlate && this.byValue.has(p))) continue;
         throw new BbError(
           'BB_REPLAY_SECRET',
-          `${this.opts.file}: ${ex.key} ${ex.entry.request.method} ${parts.target.split('?')[0]} carries a redacted value ${p} that no server response explains, in ${whereIs(parts, p)}. Nothing was sent.`,
+          `${this.opts.file}: ${what}${ex.key} ${ex.entry.request.method} ${requestParts(ex.entry.request).target.split('?')[0]} carries a redacted value ${p} that no server response explains, in ${whereIs(parts, p)}. Nothing was sent.`,
         );
       }
     }

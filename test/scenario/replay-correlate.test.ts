@@ -74,4 +74,13 @@ describe('Correlation', () => {
     assert.equal(c.rewriteRequest(requestParts(plan.exchanges[0]!.entry.request), c.replacementsFor(0)).body!.text, '{"user":"alice","password":"hunter2"}');
     assert.doesNotThrow(() => correlate(login, { '<redacted:0123abcd>': 'hunter2' }));
   });
+
+  it('checks client WebSocket messages for secrets too, with --no-correlate as well', () => {
+    const ws = { ...entry(1, 'GET', '/ws', { status: 101 }), _resourceType: 'websocket', _webSocketMessages: [{ type: 'send' as const, time: 1767225601, opcode: 1, data: '{"type":"auth","token":"<redacted:0123abcd>"}', _bb: { seq: 3 } }] };
+    for (const on of [true, false]) {
+      assert.throws(() => new Correlation(planReplay(har(ws)), { correlate: on, headers: [], values: {}, file: 'cap.har' }), (err) => isBbError(err) && /client WebSocket message 1 of #2 GET \/ws .* JSON body field token/.test(err.message));
+    }
+    const { c } = correlate(har(ws), { token: 'real-token' });
+    assert.equal(c.rewriteMessage(ws._webSocketMessages[0]!.data, c.replacementsFor(0, 0)), '{"type":"auth","token":"real-token"}');
+  });
 });

@@ -16,6 +16,8 @@ export interface ReplayService {
   wsReceived: string[];
   /** Requests seen: "METHOD path status". */
   log: string[];
+  /** When each request arrived (performance.now() of this process). */
+  arrivals: number[];
   close(): Promise<void>;
 }
 
@@ -57,7 +59,9 @@ export async function startReplayService(): Promise<ReplayService> {
     res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers });
     res.end(text);
   };
+  const arrivals: number[] = [];
   const server = http.createServer((req, res) => {
+    arrivals.push(performance.now());
     inFlight++;
     max = Math.max(max, inFlight);
     const chunks: Buffer[] = [];
@@ -160,6 +164,7 @@ export async function startReplayService(): Promise<ReplayService> {
     maxInFlight: () => max,
     wsReceived,
     log,
+    arrivals,
     close: () =>
       new Promise<void>((r) => {
         for (const c of wss.clients) c.terminate();
