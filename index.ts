@@ -17,7 +17,10 @@ export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type Failu
 import { homedir } from 'node:os';
 import { bbHomeFrom } from './core/index.js';
 import { readExtraCaFile } from './proxy/index.js';
-import { startRecording, type Recording, type RecordingOptions } from './scenario/index.js';
+import { join } from 'node:path';
+import { replayCapture as replayWith, startRecording, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary } from './scenario/index.js';
+
+export type { ReplaySummary, ReplayPace, Rewritten } from './scenario/index.js';
 
 /** Options of startCapture: a recording proxy's settings, the CLI's flags as data. */
 export type StartCaptureOptions = Omit<RecordingOptions, 'bbHome'> & {
@@ -37,4 +40,22 @@ export function defaultBbHome(): string {
 export function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
   const upstreamTls = options.upstreamTls?.extraCa?.length && !options.upstreamTls.nodeExtraCa ? { ...options.upstreamTls, nodeExtraCa: readExtraCaFile(process.env['NODE_EXTRA_CA_CERTS']) } : options.upstreamTls;
   return startRecording({ ...options, bbHome: options.bbHome ?? defaultBbHome(), ...(upstreamTls ? { upstreamTls } : {}) });
+}
+
+/** Options of replayCapture: bb replay's flags as data. */
+export type ReplayCaptureOptions = Omit<ReplayOptions, 'bbHome' | 'out'> & {
+  /** Where the new capture goes; default captures/replay-<time>.har under the working directory. */
+  out?: string;
+  /** bb's home (the redaction key, so the same secret gets the same placeholder); default BB_HOME, else ~/.bb. */
+  bbHome?: string;
+};
+
+/**
+ * Replays the client side of the capture at `path` against `options.target`
+ * through a recording proxy, following server-issued ids (the same machinery
+ * as `bb replay`); resolves to the summary, whose `out` is the new capture.
+ */
+export function replayCapture(path: string, options: ReplayCaptureOptions): Promise<ReplaySummary> {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return replayWith(path, { ...options, out: options.out ?? join('captures', `replay-${stamp}.har`), bbHome: options.bbHome ?? defaultBbHome() });
 }

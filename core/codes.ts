@@ -81,6 +81,15 @@ export const ERROR_CODES = {
   BB_GIT_FAILED: 'git failed while making a worktree',
   BB_INSTALL_FAILED: "installing a worktree's dependencies failed",
   BB_INTERRUPTED: 'the run was interrupted (Ctrl-C)',
+  // Replaying a capture (scenario/replay*)
+  BB_REPLAY_NO_ENTRIES: 'the capture given to bb replay holds no request it can replay',
+  BB_REPLAY_NO_REQUEST: 'an entry of the capture given to bb replay has no request',
+  BB_REPLAY_TRUNCATED: 'a request body was truncated at capture, so it cannot be re-sent',
+  BB_REPLAY_SECRET: 'a request carries a redacted client secret that --header or replay.values must supply',
+  BB_REPLAY_TARGET_DOWN: 'the replay target does not accept connections',
+  BB_BAD_PACE: '--pace is not asap, original or a factor like 2x',
+  BB_BAD_WS_MODE: '--ws is not wait or timing',
+  BB_BAD_HEADER: "--header is not 'Name: value'",
 } as const;
 
 /** Codes bb writes into captures when an exchange failed (data, not thrown at the user). */

@@ -33,3 +33,4 @@ export async function diffCaptures(oldPath: string, newPath: string, options: Di
   return runStages(createContext(oldPath, newPath, options), stages);
 }
 export { narrowestKnown, knownForFinding, addKnownToConfigText, knownCovering, noiseRules, routeGlob, NOISE_REASON } from './triage-rules.js';
+export { sortForComparison, type Orderable } from './engine.js';

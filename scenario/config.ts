@@ -26,8 +26,10 @@ export interface CompareConfig {
   readonly file: string;
   /** The two servers, paths resolved. */
   readonly servers: Readonly<Record<TreeName, ServerSpec>>;
-  /** Absolute path of the scenario module. */
+  /** Absolute path of the scenario module, or of a capture (.har) to replay as the scenario. */
   readonly scenario: string;
+  /** replay.values: redacted client secrets for a replayed capture (by placeholder or field name). */
+  readonly replayValues?: Readonly<Record<string, string>>;
   /** Default bound per scenario step (ms), when set. */
   readonly stepTimeoutMs?: number;
   /** The diff's part of the file. */
@@ -133,7 +135,17 @@ export function parseCompareConfig(doc: unknown, file: string): CompareConfig {
   const scenario = resolve(dir, str(doc, 'scenario', file, '', true)!);
   const stepTimeoutMs = num(doc, 'stepTimeoutMs', file, '');
   const diff = validateDiffConfig(doc, file);
-  return Object.freeze({ file, servers: Object.freeze(servers), scenario, ...(stepTimeoutMs ? { stepTimeoutMs } : {}), diff });
+  const replayValues = parseReplayValues(doc.replay, file);
+  return Object.freeze({ file, servers: Object.freeze(servers), scenario, ...(stepTimeoutMs ? { stepTimeoutMs } : {}), ...(replayValues ? { replayValues } : {}), diff });
+}
+
+/** `"replay": { "values": { "password": "…" } }`: strings only. */
+function parseReplayValues(v: unknown, file: string): Readonly<Record<string, string>> | undefined {
+  if (v === undefined) return undefined;
+  if (!isObj(v)) bad(file, 'replay', 'must be an object like { "values": { "password": "…" } }');
+  if (v.values === undefined) return undefined;
+  if (!isObj(v.values) || Object.values(v.values).some((x) => typeof x !== 'string')) bad(file, 'replay.values', 'must map field names or <redacted:…> placeholders to strings');
+  return Object.freeze({ ...(v.values as Record<string, string>) });
 }
 
 /** A JSON.parse message on one line (V8 quotes the source text, newlines included). */

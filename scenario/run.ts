@@ -14,6 +14,7 @@ import { bootServer, describeExit, type BootedServer } from './boot.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
 import { logTail } from './log-tail.js';
+import { prepareReplay, replayThrough, type PreparedReplay } from './replay.js';
 import { BbError } from '../core/index.js';
 
 /** Options of runCompare (resolved by the CLI). */
@@ -40,6 +41,8 @@ export interface CompareRunOptions {
   signal?: AbortSignal;
   /** Progress lines for people (the CLI writes them to stderr). */
   log?: (line: string) => void;
+  /** A capture to replay as the scenario (bb compare --replay), instead of the config's scenario. */
+  replay?: string;
 }
 
 /** One recorded run of one server. */
@@ -70,6 +73,9 @@ export interface CompareRunResult {
   reports: { json: string; html?: string };
 }
 
+/** What drives each server: a scenario module, or a capture replayed. */
+type Driver = { scenario: Scenario; replay?: undefined } | { replay: PreparedReplay; scenario?: undefined };
+
 interface Slot {
   tree: TreeName;
   label: string;
@@ -98,7 +104,11 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   const repeat = opts.repeat ?? 1;
   const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false, repeat);
   await mkdir(opts.outDir, { recursive: true, mode: 0o700 });
-  const scenario = await loadScenario(opts.config.scenario);
+  const source = opts.replay ?? opts.config.scenario;
+  // A capture as the scenario: each server gets the same replay (read, planned and checked once).
+  const scenario: Driver = /\.har$/i.test(source)
+    ? { replay: await prepareReplay(source, { bbHome: opts.bbHome, ...(opts.config.replayValues ? { values: opts.config.replayValues } : {}) }) }
+    : { scenario: await loadScenario(source) };
   const runs: RecordedRun[] = [];
   for (const slot of slots) {
     interrupted(opts.signal);
@@ -139,7 +149,7 @@ function interrupted(signal: AbortSignal | undefined): void {
 }
 
 /** Boots one server, records the scenario through a proxy, stops everything. */
-async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions): Promise<RecordedRun> {
+async function recordOne(slot: Slot, driver: Driver, opts: CompareRunOptions): Promise<RecordedRun> {
   const spec = opts.config.servers[slot.tree];
   const server = await bootServer(spec, { label: slot.label, runDir: opts.outDir, hostEnv: opts.hostEnv, bbHome: opts.bbHome });
   try {
@@ -162,7 +172,17 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
         if (!stop.signal.aborted) stop.abort(diedDuring(server, describeExit(exit), step));
       });
       try {
-        await driveScenario(scenario, {
+        if (driver.replay) {
+          const run = await replayThrough(driver.replay, {
+            proxyUrl: recording.url,
+            step: (name) => {
+              step = name;
+              recording.step(name);
+            },
+            signal: stop.signal,
+          });
+          if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${run.failed.length} replayed exchanges got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
+        } else await driveScenario(driver.scenario, {
           baseUrl: recording.url,
           label: slot.label,
           ready: server.ready,
@@ -186,7 +206,7 @@ async function recordOne(slot: Slot, scenario: Scenario, opts: CompareRunOptions
       if (scenarioError) throw scenarioError;
       const entries = recording.stats().entries;
       if (entries === 0) {
-        throw new BbError('BB_CAPTURE_EMPTY', `the capture of server "${slot.label}" is empty: the scenario ${opts.config.scenario} sent no request.`);
+        throw new BbError('BB_CAPTURE_EMPTY', `the capture of server "${slot.label}" is empty: the scenario ${driver.replay?.path ?? opts.config.scenario} sent no request.`);
       }
       return { label: slot.label, tree: slot.tree, har, serverHome: server.home, entries };
     } finally {

@@ -29,7 +29,7 @@ export function runFolderName(prefix: string, when = new Date()): string {
 }
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
-export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; repeat?: number; timing?: TimingOptions }, environment: BbEnvironment): Promise<number> {
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; repeat?: number; timing?: TimingOptions; replay?: string }, environment: BbEnvironment): Promise<number> {
   const config = await loadCompareConfig(opts.config);
   const outDir = resolve(opts.out);
   if (existsSync(outDir)) {
@@ -59,6 +59,7 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       color: useColor(process.stdout, environment.color),
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),
+      ...(opts.replay !== undefined ? { replay: resolve(opts.replay) } : {}),
     });
     // Short under the working directory; a folder elsewhere as it is, not ../../tmp/...
     const shown = (p: string) => {
@@ -118,7 +119,8 @@ export const compareCommand: BbCommand = {
       .option('timing-threshold', { type: 'number', describe: 'a ratio of medians inside ×1/R..×R is ~ (default 1.2)' })
       .option('timing-floor', { type: 'number', describe: 'a median change under this many ms is ~ (default 1)' })
       .option('timing-budget', { type: 'number', describe: 'a route whose whole 95 % interval is above this ratio fails as a real finding' })
-      .option('timing-metric', { type: 'string', choices: ['ttfb', 'total'], describe: 'the time the verdict is on (default ttfb)' }),
+      .option('timing-metric', { type: 'string', choices: ['ttfb', 'total'], describe: 'the time the verdict is on (default ttfb)' })
+      .option('replay', { type: 'string', describe: "a capture (HAR) to replay against each server instead of the config's scenario" }),
   run: async (argv, environment) => {
     const repeat = typeof argv.repeat === 'number' ? argv.repeat : undefined;
     if (repeat !== undefined && !(Number.isInteger(repeat) && repeat >= 1 && repeat <= MAX_REPEAT)) {
@@ -132,6 +134,7 @@ export const compareCommand: BbCommand = {
       out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
       ...(repeat !== undefined ? { repeat } : {}),
       ...(timing ? { timing } : {}),
+      ...(typeof argv.replay === 'string' ? { replay: argv.replay } : {}),
     }, environment);
   },
 };

@@ -60,6 +60,17 @@ test('the README example runs as written', async () => {
   rmSync(written, { force: true });
 });
 
+test('the replay example runs as written: the fresh server\'s id followed, the two captures MATCH', async () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  assert.ok(readme.includes('examples/replay-a-capture.mjs'), 'README points at the example');
+  const { replayCapture } = (await import('bb')) as typeof import('../../index.js');
+  assert.equal(typeof replayCapture, 'function', 'replayCapture is on the public entry point');
+  const { stdout } = await run(process.execPath, [join(root, 'examples/replay-a-capture.mjs')], { cwd: root, env: { ...process.env, BB_HOME: join(dir, 'home3') } });
+  assert.match(stdout, /^replayed 2 exchanges and 0 WebSocket messages to http:\/\/127\.0\.0\.1:\d+, 1 values rewritten → /);
+  assert.match(stdout, /path: 'body:\$\.id~0'/);
+  assert.match(stdout, /^MATCH {2}\(2 pairs;/m);
+});
+
 test('a WebSocket still open at close() is finalized as closed by "none", not as in flight', async () => {
   const { startCapture } = (await import('bb')) as typeof import('../../index.js');
   const { WebSocketServer, WebSocket } = await import('ws');

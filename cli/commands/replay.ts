@@ -1,0 +1,128 @@
+// bb replay: re-drive a capture's client side against --target through a
+// recording proxy. Exit 0 every exchange got a response, 1 some did not,
+// 2 could not run (nothing sent), 130 interrupted (the capture is written).
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { BbError } from '../../core/index.js';
+import { replayCapture, type ReplayPace } from '../../scenario/index.js';
+import { progressLine } from '../progress.js';
+import { redactOptionsFrom } from '../options.js';
+import { runFolderName } from './compare.js';
+import { writeReport } from './diff.js';
+
+/** Parses --pace asap | original | <N>x. */
+export function parsePace(value: unknown): ReplayPace {
+  const text = String(value ?? 'asap').trim();
+  if (text === 'asap' || text === 'original') return text;
+  const m = /^(\d+(?:\.\d+)?)x$/.exec(text);
+  if (m && Number(m[1]) > 0) return Number(m[1]);
+  throw new BbError('BB_BAD_PACE', `--pace needs asap, original or a speed like 2x, got '${text}'`);
+}
+
+/** Parses --header 'Name: value' flags. */
+export function parseHeaders(values: unknown): Array<[string, string]> {
+  const list = values === undefined ? [] : Array.isArray(values) ? values : [values];
+  return list.map((v) => {
+    const text = String(v);
+    const colon = text.indexOf(':');
+    const name = colon > 0 ? text.slice(0, colon).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new BbError('BB_BAD_HEADER', `--header needs 'Name: value' like --header 'Authorization: Bearer …', got '${text}'`);
+    return [name, text.slice(colon + 1).trim()];
+  });
+}
+
+/** replay.values from a config file (bb.config.json or the compare config). */
+export function replayValuesFrom(file: string | undefined): Record<string, string> {
+  if (file === undefined) return {};
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
+    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${e.message}): fix it or leave --config out.`);
+  }
+  const values = (doc as { replay?: { values?: unknown } })?.replay?.values;
+  if (values === undefined) return {};
+  if (typeof values !== 'object' || values === null || Array.isArray(values) || Object.values(values).some((v) => typeof v !== 'string')) {
+    throw new BbError('BB_CONFIG_INVALID', `${file} replay.values must be an object of strings like { "password": "…" } or { "<redacted:0123abcd>": "…" }`);
+  }
+  return values as Record<string, string>;
+}
+
+export const replayCommand: BbCommand = {
+  command: 'replay <capture>',
+  describe: "re-drive a capture's client side against --target through a recording proxy, following the server's ids",
+  builder: (y: Argv) =>
+    y
+      .positional('capture', { type: 'string', describe: 'the capture to replay (any HAR with requests)' })
+      .option('target', { type: 'string', describe: 'the server to replay against, e.g. http://127.0.0.1:3001' })
+      .option('out', { type: 'string', describe: 'the new capture (default captures/replay-<time>.har)' })
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite --out if it exists' })
+      .option('pace', { type: 'string', default: 'asap', describe: 'asap (order only) | original (keep the gaps) | <N>x (gaps / N)' })
+      .option('ws', { type: 'string', default: 'wait', describe: "WebSocket pacing: wait (for the server's messages) | timing (original gaps)" })
+      .option('header', { type: 'string', array: true, describe: "'Name: value' set on every request, replacing that header (repeatable)" })
+      .option('correlate', { type: 'boolean', default: true, describe: 'follow server-issued ids and cookies (--no-correlate sends the old values)' })
+      .option('config', { type: 'string', describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
+      .option('json', { type: 'string', nargs: 1, describe: 'write the replay report as JSON to FILE ("-" = stdout)' })
+      .option('wait-ms', { type: 'number', default: 5000, describe: "bound on each wait for the target's WebSocket messages, ms" })
+      .option('redact', { type: 'string', array: true, describe: 'also redact header:NAME, query:NAME or json:KEY in the new capture' })
+      .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are in the new capture' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'no progress line' }),
+  run: async (argv, environment) => {
+    if (typeof argv.target !== 'string') throw new BbError('BB_NO_TARGET', 'bb replay needs --target http://127.0.0.1:PORT (the server to replay against)');
+    const capture = String(argv.capture);
+    const pace = parsePace(argv.pace);
+    const ws = String(argv.ws);
+    if (ws !== 'wait' && ws !== 'timing') throw new BbError('BB_BAD_WS_MODE', `--ws needs wait or timing, got '${ws}'`);
+    const headers = parseHeaders(argv.header);
+    const values = replayValuesFrom(typeof argv.config === 'string' ? argv.config : undefined);
+    const out = resolve(typeof argv.out === 'string' ? argv.out : join('captures', `${runFolderName('replay')}.har`));
+    const force = Boolean(argv.force);
+    // Refused before anything is read or sent: a recording is never overwritten by accident.
+    if (existsSync(out) && !force) throw new BbError('BB_OUT_EXISTS', `${out} exists: choose another --out, or add --force to overwrite it.`);
+    const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
+    const controller = new AbortController();
+    const onSignal = () => controller.abort();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let summary;
+    try {
+      summary = await replayCapture(capture, {
+        target: argv.target,
+        out,
+        force,
+        pace,
+        ws,
+        headers,
+        values,
+        correlate: argv.correlate !== false,
+        bbHome: environment.home.path,
+        redact: redactOptionsFrom(argv),
+        waitMs: Number(argv.waitMs ?? argv['wait-ms'] ?? 5000),
+        onProgress: (done, total) => progress.update(`bb replay: ${done} / ${total} exchanges`),
+        signal: controller.signal,
+      });
+    } finally {
+      progress.done();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    const shown = relative(process.cwd(), summary.out);
+    const line = summary.line.replace(summary.out, shown.startsWith('..') ? summary.out : shown);
+    const json = typeof argv.json === 'string' ? argv.json : undefined;
+    const textStream = json === '-' ? process.stderr : process.stdout;
+    for (const f of summary.failed.slice(0, 5)) process.stderr.write(`bb replay: ${f.entry}: ${f.reason}\n`);
+    if (summary.failed.length > 5) process.stderr.write(`bb replay: … and ${summary.failed.length - 5} more without a response\n`);
+    for (const t of summary.timeouts.slice(0, 5)) process.stderr.write(`bb replay: ${t.what} (gave up after ${t.waitedMs} ms)\n`);
+    textStream.write(`${line}\n`);
+    if (json !== undefined) {
+      const report = { replayed: summary.replayed, failed: summary.failed, rewritten: summary.rewritten, skipped: summary.skipped, timeouts: summary.timeouts, webSocketMessages: summary.webSocketMessages, out: summary.out, target: summary.target };
+      await writeReport(json, `${JSON.stringify(report, null, 2)}\n`, 'JSON');
+    }
+    if (controller.signal.aborted) throw new BbError('BB_INTERRUPTED', `bb replay was interrupted; what it replayed is in ${shown}.`);
+    return summary.exitCode;
+  },
+};
