@@ -74,13 +74,14 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
   };
 
 
+  const order = new WireOrder(emit);
   const directions = (['send', 'receive'] as const).map((direction) =>
     new DirectionParser({
       direction,
       exchangeId: opts.exchangeId,
       extensionsHeader: extensionsHeader(opts.responseHeaders),
       maxPayload,
-      emit,
+      order,
       onClose: (code, reason) => {
         firstClose ??= { code, reason, by: direction === 'send' ? 'client' : 'server' };
       },
@@ -154,15 +155,53 @@ interface DirectionOptions {
   /** The 101's Sec-WebSocket-Extensions values, joined ('' when absent). */
   extensionsHeader: string;
   maxPayload: number;
-  emit: (fact: Fact) => void;
+  /** The connection's one wire order, shared by both directions. */
+  order: WireOrder;
   /** Called for every close frame, in order (the tap keeps the first). */
   onClose: (code: number | undefined, reason: string | undefined) => void;
+}
+
+/**
+ * Facts of both directions in the order their bytes arrived. Inflate is
+ * asynchronous, so a compressed message is ready after the reply it caused
+ * may already be parsed; the capture numbers facts (`_bb.seq`) as they are
+ * emitted, so each message takes a ticket when its last frame is parsed and
+ * facts leave in ticket order. Every ticket is settled (with nothing when its
+ * message is dropped), so one direction never holds up the other for good.
+ */
+class WireOrder {
+  private issued = 0;
+  private next = 0;
+  private readonly settled = new Map<number, Fact | null>();
+
+  constructor(private readonly emit: (fact: Fact) => void) {}
+
+  /** The next place in wire order. */
+  ticket(): number {
+    return this.issued++;
+  }
+
+  /** The fact (or nothing) for `ticket`; emits every fact whose turn has come. */
+  settle(ticket: number, fact: Fact | null): void {
+    this.settled.set(ticket, fact);
+    for (let f = this.settled.get(this.next); f !== undefined; f = this.settled.get(this.next)) {
+      this.settled.delete(this.next++);
+      if (f) this.emit(f);
+    }
+  }
+}
+
+/** A parsed unit with its place in wire order. */
+interface QueuedUnit {
+  unit: ParsedUnit;
+  ticket: number;
 }
 
 /** A parse error waiting behind messages that are still being inflated. */
 interface QueuedError {
   error: FrameError;
   time: number;
+  ticket: number;
 }
 
 /**
@@ -176,7 +215,7 @@ class DirectionParser {
   private parser: FrameParser | undefined;
   private deflate: PerMessageDeflate | undefined;
   // Units parsed but not yet emitted because an inflate runs ahead of them, in order.
-  private readonly queue: Array<ParsedUnit | QueuedError> = [];
+  private readonly queue: Array<QueuedUnit | QueuedError> = [];
   private inflating = false;
   private idleWaiters: Array<() => void> = [];
   // No more facts from this direction: it failed, or a close frame ended it.
@@ -196,7 +235,7 @@ class DirectionParser {
         this.deflate = deflate;
       }
     } catch (err) {
-      this.fail(now(), 'WS_ERR_INVALID_EXTENSIONS', `the 101's Sec-WebSocket-Extensions cannot be used: ${(err as Error).message}`);
+      this.fail(opts.order.ticket(), now(), 'WS_ERR_INVALID_EXTENSIONS', `the 101's Sec-WebSocket-Extensions cannot be used: ${(err as Error).message}`);
       return;
     }
     this.parser = new FrameParser(
@@ -214,8 +253,9 @@ class DirectionParser {
       parser.push(chunk, time);
     } catch (err) {
       const error = err instanceof FrameError ? err : new FrameError('WS_ERR_PARSE', (err as Error).message);
-      if (this.inflating || this.queue.length > 0) this.queue.push({ error, time });
-      else this.fail(time, error.code, error.message);
+      const ticket = this.opts.order.ticket();
+      if (this.inflating || this.queue.length > 0) this.queue.push({ error, time, ticket });
+      else this.fail(ticket, time, error.code, error.message);
     }
   }
 
@@ -228,7 +268,7 @@ class DirectionParser {
   /** Stops reporting and frees zlib once it is idle. */
   dispose(): void {
     this.done = true;
-    this.queue.length = 0;
+    this.dropQueue();
     // Closing zlib under a pending inflate makes ws's flush callback throw
     // (it reads the closed stream): wait for the inflate to finish first.
     void this.finish().then(() => {
@@ -238,21 +278,22 @@ class DirectionParser {
   }
 
   private unit(unit: ParsedUnit): void {
+    const queued = { unit, ticket: this.opts.order.ticket() };
     if (this.inflating || this.queue.length > 0) {
-      this.queue.push(unit);
+      this.queue.push(queued);
       return;
     }
-    if (unit.compressed) this.inflate(unit);
-    else this.report(unit, unit.data);
+    if (unit.compressed) this.inflate(queued);
+    else this.report(queued, unit.data);
   }
 
   // Inflates one compressed message; the queue behind it moves on when it is done.
-  private inflate(unit: ParsedUnit): void {
+  private inflate(queued: QueuedUnit): void {
     this.inflating = true;
-    this.deflate!.decompress(unit.data, true, (err, data) => {
+    this.deflate!.decompress(queued.unit.data, true, (err, data) => {
       this.inflating = false;
-      if (err) this.fail(this.lastChunkTime, (err as Error & { code?: string }).code ?? 'WS_ERR_PARSE', err.message);
-      else this.report(unit, data!);
+      if (err) this.fail(queued.ticket, this.lastChunkTime, (err as Error & { code?: string }).code ?? 'WS_ERR_PARSE', err.message);
+      else this.report(queued, data!);
       this.drain();
       if (!this.inflating) {
         const waiters = this.idleWaiters;
@@ -266,15 +307,23 @@ class DirectionParser {
   private drain(): void {
     while (this.queue.length > 0 && !this.done && !this.inflating) {
       const next = this.queue.shift()!;
-      if ('error' in next) this.fail(next.time, next.error.code, next.error.message);
-      else if (next.compressed) this.inflate(next);
-      else this.report(next, next.data);
+      if ('error' in next) this.fail(next.ticket, next.time, next.error.code, next.error.message);
+      else if (next.unit.compressed) this.inflate(next);
+      else this.report(next, next.unit.data);
     }
-    if (this.done) this.queue.length = 0;
+    if (this.done) this.dropQueue();
   }
 
-  private report(unit: ParsedUnit, data: Buffer): void {
-    if (this.done) return;
+  // Units that will never be reported still settle their place, so the other direction goes on.
+  private dropQueue(): void {
+    for (const q of this.queue.splice(0)) this.opts.order.settle(q.ticket, null);
+  }
+
+  private report({ unit, ticket }: QueuedUnit, data: Buffer): void {
+    if (this.done) {
+      this.opts.order.settle(ticket, null);
+      return;
+    }
     const fact: WsMessage = {
       type: 'ws-message',
       exchangeId: this.opts.exchangeId,
@@ -293,15 +342,18 @@ class DirectionParser {
         fact.closeReason = data.toString('utf8', 2);
       }
     }
-    this.opts.emit(fact);
+    this.opts.order.settle(ticket, fact);
     if (unit.opcode === 8) this.opts.onClose(fact.closeCode, fact.closeReason);
   }
 
-  private fail(time: number, code: string, message: string): void {
-    if (this.done) return;
+  private fail(ticket: number, time: number, code: string, message: string): void {
+    if (this.done) {
+      this.opts.order.settle(ticket, null);
+      return;
+    }
     this.done = true;
-    this.queue.length = 0;
-    this.opts.emit({ type: 'ws-error', exchangeId: this.opts.exchangeId, time, direction: this.opts.direction, code, message });
+    this.dropQueue();
+    this.opts.order.settle(ticket, { type: 'ws-error', exchangeId: this.opts.exchangeId, time, direction: this.opts.direction, code, message });
   }
 }
 

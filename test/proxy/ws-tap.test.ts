@@ -130,6 +130,21 @@ describe('tapWebSocket', () => {
     }
   });
 
+  it('reports messages in wire order across directions while a compressed one is still inflating', async () => {
+    const h = await start({ responseHeaders: deflateHeaders('permessage-deflate') });
+    const client = new Compressor(15, false);
+    // 16 MiB that deflate to a few KiB: inflating takes milliseconds, the reply's loopback hop far less.
+    const big = 'x'.repeat(16 * 1024 * 1024);
+    const frame = wsFrame({ opcode: 1, rsv1: true, payload: await client.message(big), mask: MASK });
+    client.close();
+    // The server answers as soon as the client's first bytes reach it, uncompressed.
+    h.driverServer.once('data', () => h.driverServer.write(wsFrame({ opcode: 1, payload: 'ack' })));
+    h.driverClient.write(frame);
+    await h.until(() => h.of('ws-message').length === 2, 'two messages');
+    const got = h.of('ws-message').map((m) => [m.direction, m.data.length]);
+    assert.deepEqual(got, [['send', big.length], ['receive', 3]]);
+  });
+
   it('inflates a compressed message split across fragments', async () => {
     const h = await start({ responseHeaders: deflateHeaders('permessage-deflate') });
     const server = new Compressor(15, true);
