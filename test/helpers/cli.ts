@@ -102,7 +102,7 @@ function collect(child: ChildProcess, timeoutMs?: number): BbProcess {
     stderr: () => err,
     exited,
     timedOut: () => timedOut,
-    async waitFor(pattern, timeoutMs = 10_000) {
+    async waitFor(pattern, timeoutMs = 30_000) {
       const start = Date.now();
       for (;;) {
         const m = out.match(pattern);
