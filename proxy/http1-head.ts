@@ -141,6 +141,15 @@ export function parseFieldLines(text: string, from: number, to: number, rawHeade
   return undefined;
 }
 
+/** RFC 9110 §6.5.1: framing fields cannot be trailers (llhttp refuses them too). */
+export function judgeTrailers(rawTrailers: RawHeaders): Http1Fault | undefined {
+  for (let i = 0; i < rawTrailers.length; i += 2) {
+    const name = rawTrailers[i]!.toLowerCase();
+    if (name === 'content-length' || name === 'transfer-encoding') return fault('HPE_INVALID_CONTENT_LENGTH', `${rawTrailers[i]} cannot be a trailer`);
+  }
+  return undefined;
+}
+
 /** A comma-separated list (RFC 9110 §5.6.1), lower-cased, elements trimmed; empty elements kept as ''. */
 function listItems(value: string): string[] {
   return value.split(',').map((v) => v.trim().toLowerCase());

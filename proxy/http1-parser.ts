@@ -18,6 +18,7 @@ import {
   parseResponseHead,
   isHttp1Fault,
   isTchar,
+  judgeTrailers,
   type Http1Fault,
   type Http1Head,
 } from './http1-head.js';
@@ -214,7 +215,7 @@ export class Http1Parser {
           const block = this.block.bytes().toString('latin1');
           this.block.reset();
           const rawTrailers: RawHeaders = [];
-          const bad = parseFieldLines(block, 0, block.length - 2, rawTrailers);
+          const bad = parseFieldLines(block, 0, block.length - 2, rawTrailers) ?? judgeTrailers(rawTrailers);
           if (bad) return this.fail(bad, false);
           p = end;
           this.complete(p, rawTrailers);
