@@ -251,7 +251,7 @@ export function parseRequestHead(text: string, raw: Buffer): RequestHead | Http1
 function targetForm(method: string, target: string): Http1Fault | undefined {
   const c = target.charCodeAt(0);
   if (method === 'CONNECT') {
-    return /^[A-Za-z0-9._~%!$&'()*+,;=[\]:-]+:[0-9]{1,5}$/.test(target) ? undefined : fault('HPE_INVALID_URL', 'CONNECT needs a host:port target');
+    return /^[A-Za-z0-9._~%!$&'()*+,;=[\]:-]+:[0-9]{1,5}$/.test(target) ? undefined : fault('HPE_INVALID_URL', 'CONNECT needs host:port as its target');
   }
   if (c === 0x2f) return undefined; // '/'
   if (target === '*') return method === 'OPTIONS' ? undefined : fault('HPE_INVALID_URL', "only OPTIONS may use the '*' target");

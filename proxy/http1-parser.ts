@@ -72,6 +72,7 @@ const enum S {
 
 /** Collects a block of CRLF-terminated lines up to and including an empty line (a head or trailers). */
 class LineBlock {
+  constructor(private readonly max: number) {}
   private parts: Buffer[] = [];
   /** Bytes collected so far. */
   length = 0;
@@ -96,7 +97,7 @@ class LineBlock {
       const lf = chunk.indexOf(10, p);
       if (lf < 0) {
         const n = chunk.length - from;
-        if (this.length + n > MAX_HEAD_BYTES) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${MAX_HEAD_BYTES} bytes` };
+        if (this.length + n > this.max) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${this.max} bytes` };
         if (n > 0) {
           this.parts.push(chunk.subarray(from));
           this.length += n;
@@ -105,7 +106,7 @@ class LineBlock {
         return -1;
       }
       const abs = this.length + (lf - from);
-      if (abs + 1 > MAX_HEAD_BYTES) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${MAX_HEAD_BYTES} bytes` };
+      if (abs + 1 > this.max) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${this.max} bytes` };
       const prevCr = lf > from ? chunk[lf - 1] === 13 : this.lastWasCr;
       if (!prevCr) return { code: 'HPE_LF_EXPECTED', reason: 'a line ends with a bare LF; HTTP/1.1 lines end with CRLF' };
       if (abs - this.lineStart === 1) {
@@ -135,7 +136,7 @@ const isQdtext = (c: number): boolean => c === 0x09 || c === 0x20 || c === 0x21 
 /** An incremental, strict HTTP/1.1 parser for one direction of one connection. */
 export class Http1Parser {
   private state = S.Head;
-  private readonly block = new LineBlock();
+  private readonly block: LineBlock;
   private remaining = 0;
   private chunkLine = 0;
   private sizeDigits = 0;
@@ -143,11 +144,14 @@ export class Http1Parser {
   private current: Http1Head | undefined;
   private failure: FeedOutcome | undefined;
 
-  /** `side` says which direction this parser reads. */
+  /** `side` says which direction this parser reads; `maxHeadBytes` caps heads and trailer blocks. */
   constructor(
     readonly side: 'request' | 'response',
     private readonly listener: Http1Listener,
-  ) {}
+    maxHeadBytes = MAX_HEAD_BYTES,
+  ) {
+    this.block = new LineBlock(maxHeadBytes);
+  }
 
   /** Response side: a request with `method` went upstream; its response comes after those already expected. */
   expect(method: string): void {
@@ -157,6 +161,11 @@ export class Http1Parser {
   /** Requests sent whose final response has not begun. */
   get pending(): number {
     return this.inFlight.length;
+  }
+
+  /** True while a head is being read (or awaited): its bytes so far are held by the parser, not yet judged. */
+  get readingHead(): boolean {
+    return this.state === S.Head;
   }
 
   /** True between messages (nothing of a next message read yet). */
