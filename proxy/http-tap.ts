@@ -17,314 +17,28 @@
 // failed before a response began (a close if the response had begun).
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { now, type EpochMs, type FactBus, type FailureInfo, type SyntheticResponse } from './events.js';
-import { badGateway, badRequest, classifyUpstreamError, serializeResponse } from './errors.js';
+import { now, type FailureInfo } from './events.js';
+import { badGateway, classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
-import { Http1Parser, type FeedOutcome } from './http1-parser.js';
-import type { RequestHead, ResponseHead } from './http1-head.js';
-import { connectUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
-import { outgoingHead } from './request-rewrite.js';
-import { handOver, type UpgradeTap } from './upgrade.js';
+import { Http1Parser } from './http1-parser.js';
+import type { ResponseHead } from './http1-head.js';
+import { connectUpstream, type Upstream } from './upstream.js';
+import { handOver } from './upgrade.js';
+import { TapRequests } from './tap-requests.js';
+import type { Exchange, TapSettings } from './tap-settings.js';
 
-/** What resolveUpstream is told about a request (http.IncomingMessage has the same fields). */
-export interface UpstreamQuery {
-  /** The request-target as sent. */
-  url: string;
-  method: string;
-  httpVersion: string;
-  rawHeaders: string[];
-  /** The client socket (forward mode knows tunnels by it). */
-  socket: Duplex;
-}
-
-/** Per-proxy settings the tap needs. */
-export interface TapSettings {
-  bus: FactBus;
-  /** Add X-Forwarded-For/-Proto/-Host. */
-  xfwd: boolean;
-  /** Rewrite Host to the upstream's host. */
-  changeOrigin: boolean;
-  /** Max wait for the upstream's TCP/TLS connection (0 = none). */
-  connectTimeoutMs: number;
-  /** Max silence from the upstream while an exchange is under way (0 = none). */
-  upstreamTimeoutMs: number;
-  /** TLS to https upstreams. */
-  tlsOptions: UpstreamTlsOptions;
-  /** Largest request head, bytes. */
-  maxHeadBytes: number;
-  /** Picks the upstream for a request (reverse: fixed; forward: from the request); throws to refuse. */
-  resolveUpstream: (req: UpstreamQuery, scheme: 'http' | 'https') => Upstream;
-  /** Next exchange id (shared with upgrades, client errors and tunnels). */
-  nextExchangeId: () => number;
-  /** Reads both directions of each upgraded connection (default: the WebSocket tap for websocket upgrades). */
-  tap?: UpgradeTap;
-  /** Forward mode: a CONNECT request; the socket is the caller's from here on, `head` the bytes after it. */
-  onConnect?: (req: UpstreamQuery, socket: Duplex, head: Buffer) => void;
-}
-
-/** How long a client may take to send a whole head once it began one. */
-const HEAD_TIMEOUT_MS = 60_000;
-
-/** One request in flight: sent upstream (or answered by bb), its response not finished. */
-interface Exchange {
-  id: number;
-  method: string;
-  head: RequestHead;
-  upgrade: boolean;
-  /** bb answers this one itself (a 502 for a bad target, a 400 for a refused head), when its turn comes. */
-  synthetic?: { response: SyntheticResponse; fact: () => void; close: boolean };
-  requestEnded: boolean;
-  responseStarted: boolean;
-  finished: boolean;
-}
+export type { TapSettings, UpstreamQuery } from './tap-settings.js';
 
 /** Starts tapping one client connection. */
 export function tapConnection(conn: ConnectionState, client: Duplex, settings: TapSettings): void {
   new HttpTap(conn, client, settings).start();
 }
 
-class HttpTap {
-  private readonly requests: Http1Parser;
-  private responses: Http1Parser | undefined;
-  private upstream: Socket | undefined;
-  private upstreamOrigin = '';
-  private upstreamFirstBytes: Buffer | undefined;
-  private connectTimer: NodeJS.Timeout | undefined;
-  /** Exchanges in order; the front one is being answered. */
-  private readonly queue: Exchange[] = [];
-  /** The exchange whose request is being received. */
-  private sending: Exchange | undefined;
-  /** Client bytes of a head not yet whole (the parser holds a copy; these are for a refusal's record). */
-  private heldHead: Buffer[] = [];
-  /** Client bytes after an upgrade request, kept until the answer says what they are. */
-  private afterUpgrade: Buffer[] | undefined;
-  /** Client bytes for the next upstream, while the previous one still answers (forward mode, another origin). */
-  private outbox: { upstream: Upstream; bytes: Buffer[] } | undefined;
-  private cChunk: Buffer = Buffer.alloc(0);
-  private cFrom = 0;
-  private rChunk: Buffer = Buffer.alloc(0);
-  private rFrom = 0;
-  private rHead: ResponseHead | undefined;
-  private rPendingHead: Buffer | undefined;
-  private rHeldHead: Buffer[] = [];
-  private rHeadAt: EpochMs = 0;
-  private closed = false;
-  private headTimer: NodeJS.Timeout | undefined;
-  private clientEnded = false;
-  private refused = false;
-
-  constructor(
-    private readonly conn: ConnectionState,
-    private readonly client: Duplex,
-    private readonly settings: TapSettings,
-  ) {
-    this.requests = new Http1Parser('request', {
-      head: (head, end) => this.onRequestHead(head as RequestHead, end),
-      body: (chunk, start, end) => {
-        if (this.sending && !this.sending.synthetic) settings.bus.emit({ type: 'request-body', exchangeId: this.sending.id, time: now(), chunk: chunk.subarray(start, end) });
-      },
-      end: (end, rawTrailers) => {
-        this.forwardUp(this.cChunk, this.cFrom, end);
-        this.cFrom = end;
-        const ex = this.sending;
-        this.sending = undefined;
-        if (!ex) return;
-        ex.requestEnded = true;
-        if (!ex.synthetic) settings.bus.emit({ type: 'request-ended', exchangeId: ex.id, time: now(), rawTrailers });
-        if (ex.synthetic && this.queue[0] === ex) this.answerSynthetic();
-      },
-    }, settings.maxHeadBytes);
-  }
-
-  start(): void {
-    this.client.on('data', this.onClientData);
-    this.client.on('end', this.onClientEnd);
-    this.client.on('error', () => {});
-    this.client.once('close', this.onClientClose);
-  }
-
-  // ---- client → upstream
-
-  private readonly onClientData = (chunk: Buffer): void => {
-    if (this.refused) return;
-    if (this.afterUpgrade) {
-      this.afterUpgrade.push(chunk);
-      return;
-    }
-    this.feedRequests(chunk);
-  };
-
-  private feedRequests(chunk: Buffer): void {
-    this.cChunk = chunk;
-    this.cFrom = 0;
-    const out = this.requests.feed(chunk);
-    if (out.state === 'ok') {
-      if (!this.requests.readingHead) this.forwardUp(chunk, this.cFrom, chunk.length);
-      else if (this.cFrom < chunk.length) this.heldHead.push(chunk.subarray(this.cFrom));
-      this.armHeadTimer();
-    } else if (out.state === 'switched') this.onRequestSwitch(chunk.subarray(out.at));
-    else this.onRequestFault(out, chunk);
-  }
-
-  /** A client that starts a head must finish it in time (Node's headersTimeout, 60 s): else bb answers 408. */
-  private armHeadTimer(): void {
-    const partial = this.requests.readingHead && !this.requests.idle;
-    if (!partial) {
-      clearTimeout(this.headTimer);
-      this.headTimer = undefined;
-    } else if (!this.headTimer) {
-      this.headTimer = setTimeout(() => {
-        if (this.closed || this.refused) return;
-        const fault = { code: 'ERR_HTTP_REQUEST_TIMEOUT', reason: `the client did not finish its request head within ${HEAD_TIMEOUT_MS / 1000} s` };
-        this.cFrom = 0;
-        this.onRequestFault({ state: 'error', fault, head: true, tooLarge: false }, Buffer.alloc(0));
-      }, HEAD_TIMEOUT_MS);
-    }
-  }
-
-  private onRequestHead(head: RequestHead, end: number): void {
-    this.heldHead = [];
-    this.cFrom = end;
-    if (head.method === 'CONNECT') {
-      // Handled at the switch: a CONNECT never goes upstream.
-      this.lastConnect = head;
-      return;
-    }
-    const query: UpstreamQuery = { url: head.target, method: head.method, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders, socket: this.client };
-    let upstream: Upstream | undefined;
-    let badTarget: string | undefined;
-    try {
-      upstream = this.settings.resolveUpstream(query, this.conn.scheme);
-    } catch (err) {
-      badTarget = (err as Error).message;
-    }
-    const ex: Exchange = { id: this.settings.nextExchangeId(), method: head.method, head, upgrade: head.upgrade, requestEnded: false, responseStarted: false, finished: false };
-    this.settings.bus.emit({
-      type: 'exchange-started',
-      exchangeId: ex.id,
-      connectionId: this.conn.id,
-      time: now(),
-      scheme: this.conn.scheme,
-      method: head.method,
-      target: head.target,
-      httpVersion: head.httpVersion,
-      rawHeaders: head.rawHeaders,
-      upstream: upstream?.origin ?? 'invalid',
-      upgrade: head.upgrade,
-    });
-    this.conn.active++;
-    this.queue.push(ex);
-    this.sending = ex;
-    if (!upstream) {
-      const failure: FailureInfo = { code: 'BB_BAD_TARGET', message: badTarget ?? 'no upstream', phase: 'request' };
-      const response = badGateway(failure, 'invalid');
-      ex.synthetic = { response, close: false, fact: () => this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
-      return;
-    }
-    this.route(upstream);
-    this.writeUp(outgoingHead(head, upstream, this.settings, this.conn.scheme, (this.client as Socket).remoteAddress ?? ''));
-    if (!this.outbox) this.responses!.expect(head.method);
-  }
-
-  /** Makes `upstream` the one bytes go to: opened now, or after the current one has answered everything. */
-  private route(upstream: Upstream): void {
-    if (this.outbox) {
-      if (this.outbox.upstream.origin !== upstream.origin) this.outbox = { upstream, bytes: this.outbox.bytes };
-      return;
-    }
-    if (this.upstream && this.upstreamOrigin === upstream.origin && !this.upstream.destroyed) return;
-    const busy = this.upstream && !this.upstream.destroyed && this.queue.some((e) => !e.finished && !e.synthetic && e !== this.sending);
-    if (busy) {
-      this.outbox = { upstream, bytes: [] };
-      return;
-    }
-    this.openUpstream(upstream);
-  }
-
-  private writeUp(bytes: Buffer): void {
-    if (bytes.length === 0) return;
-    if (this.sending?.synthetic) return; // a request bb answers itself: its bytes go nowhere
-    if (this.outbox) this.outbox.bytes.push(bytes);
-    else this.upstream?.write(bytes);
-  }
-
-  private forwardUp(chunk: Buffer, from: number, to: number): void {
-    if (to > from) this.writeUp(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to));
-  }
-
-  private onRequestSwitch(rest: Buffer): void {
-    if (this.lastConnect) {
-      this.onConnect(rest);
-      return;
-    }
-    this.afterUpgrade = rest.length > 0 ? [rest] : [];
-  }
-
-  private onConnect(rest: Buffer): void {
-    const head = this.lastConnect;
-    this.detachClient();
-    if (!head || !this.settings.onConnect || this.queue.length > 0) {
-      this.client.destroy();
-      return;
-    }
-    this.settings.onConnect({ url: head.target, method: head.method, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders, socket: this.client }, this.client, rest);
-  }
-
-  private lastConnect: RequestHead | undefined;
-
-  private onRequestFault(out: Extract<FeedOutcome, { state: 'error' }>, chunk: Buffer): void {
-    const { fault } = out;
-    this.refused = true;
-    this.client.pause();
-    if (!out.head && this.sending) {
-      // The request had begun: its body is broken. Nothing more can be framed; both sides end.
-      const ex = this.sending;
-      this.finish(ex);
-      this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: ex.id, time: now(), by: 'client', phase: 'request', error: { code: fault.code, message: fault.reason, phase: 'parse' } });
-      this.destroyAll();
-      return;
-    }
-    const rawPacket = Buffer.concat([...this.heldHead, chunk.subarray(this.cFrom)]);
-    this.heldHead = [];
-    const response = badRequest(fault.code, fault.reason);
-    const id = this.settings.nextExchangeId();
-    this.settings.bus.emit({ type: 'client-error', connectionId: this.conn.id, exchangeId: id, time: now(), error: { code: fault.code, message: fault.reason, phase: 'parse' }, rawPacket, response });
-    const ex: Exchange = { id, method: '', head: undefined as unknown as RequestHead, upgrade: false, requestEnded: true, responseStarted: false, finished: false, synthetic: { response, close: true, fact: () => {} } };
-    this.queue.push(ex);
-    this.conn.active++;
-    if (this.queue[0] === ex) this.answerSynthetic();
-  }
-
-  private readonly onClientEnd = (): void => {
-    this.clientEnded = true;
-    if (this.closed) return;
-    if (this.sending && !this.sending.requestEnded && !this.refused) {
-      const ex = this.sending;
-      this.finish(ex);
-      this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: ex.id, time: now(), by: 'client', phase: 'request' });
-      this.destroyAll();
-      return;
-    }
-    // Pass the half-close on: the server sees the client's close behaviour.
-    if (this.upstream && !this.upstream.destroyed) this.upstream.end();
-    else if (this.queue.length === 0) this.client.end();
-  };
-
-  private readonly onClientClose = (): void => {
-    this.closed = true;
-    clearTimeout(this.headTimer);
-    for (const ex of this.queue) {
-      if (ex.finished) continue;
-      this.finish(ex);
-      if (!ex.synthetic) this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: ex.id, time: now(), by: 'client', phase: ex.responseStarted || ex.requestEnded ? 'response' : 'request' });
-    }
-    this.queue.length = 0;
-    this.upstream?.destroy();
-  };
-
+/** The upstream side: frames each response by the request it answers and passes it on, facts first. */
+class HttpTap extends TapRequests {
   // ---- upstream → client
 
-  private openUpstream(upstream: Upstream): void {
+  protected openUpstream(upstream: Upstream): void {
     const old = this.upstream;
     if (old) {
       old.removeAllListeners('close');
@@ -365,7 +79,7 @@ class HttpTap {
     });
   }
 
-  private onUpstreamData(socket: Socket, chunk: Buffer): void {
+  protected onUpstreamData(socket: Socket, chunk: Buffer): void {
     if (socket !== this.upstream || !this.responses) return;
     this.upstreamFirstBytes ??= chunk;
     const time = now();
@@ -383,7 +97,7 @@ class HttpTap {
     }
   }
 
-  private onResponseHead(head: ResponseHead, end: number): void {
+  protected onResponseHead(head: ResponseHead, end: number): void {
     this.rHead = head;
     this.rPendingHead = head.raw;
     this.rHeldHead = [];
@@ -404,16 +118,27 @@ class HttpTap {
   }
 
   /** Writes the pending response head and response bytes up to `to` to the client. */
-  private forwardDown(to: number): void {
+  protected forwardDown(to: number): void {
+    let ok = true;
     if (this.rPendingHead) {
-      this.client.write(this.rPendingHead);
+      ok = this.client.write(this.rPendingHead);
       this.rPendingHead = undefined;
     }
-    if (to > this.rFrom) this.client.write(this.rFrom === 0 && to === this.rChunk.length ? this.rChunk : this.rChunk.subarray(this.rFrom, to));
+    if (to > this.rFrom) ok = this.client.write(this.rFrom === 0 && to === this.rChunk.length ? this.rChunk : this.rChunk.subarray(this.rFrom, to)) && ok;
     this.rFrom = to;
+    if (!ok && this.upstream && !this.clientDraining) {
+      // Backpressure: a slow client slows the server down.
+      const up = this.upstream;
+      this.clientDraining = true;
+      up.pause();
+      this.client.once('drain', () => {
+        this.clientDraining = false;
+        up.resume();
+      });
+    }
   }
 
-  private onResponseEnd(end: number, rawTrailers: string[]): void {
+  protected onResponseEnd(end: number, rawTrailers: string[]): void {
     const head = this.rHead;
     this.rHead = undefined;
     this.rHeadAt = now();
@@ -430,7 +155,7 @@ class HttpTap {
   }
 
   /** After a final response: a refused upgrade reads HTTP again; bb's own answers and a waiting upstream take their turn. */
-  private afterResponse(ex: Exchange): void {
+  protected afterResponse(ex: Exchange): void {
     if (ex.upgrade && this.afterUpgrade) {
       const held = this.afterUpgrade;
       this.afterUpgrade = undefined;
@@ -447,23 +172,7 @@ class HttpTap {
     }
   }
 
-  /** Writes bb's own answers at the front of the queue, in turn. */
-  private answerSynthetic(): void {
-    while (this.queue[0]?.synthetic && this.queue[0].requestEnded) {
-      const ex = this.queue.shift()!;
-      const { response, fact, close } = ex.synthetic!;
-      this.finish(ex);
-      fact();
-      if (close) {
-        this.client.end(serializeResponse(response));
-        this.upstream?.end();
-        return;
-      }
-      this.client.write(serializeResponse(response));
-    }
-  }
-
-  private onResponseSwitch(socket: Socket, upstreamHead: Buffer): void {
+  protected onResponseSwitch(socket: Socket, upstreamHead: Buffer): void {
     const ex = this.queue.shift();
     const head = this.lastSwitch;
     if (!ex || !head) {
@@ -492,10 +201,8 @@ class HttpTap {
     handOver({ exchangeId: ex.id, request: ex.head, response: head, client: this.client, upstream: socket, clientHead, upstreamHead, bus: this.settings.bus, tap: this.settings.tap });
   }
 
-  private lastSwitch: ResponseHead | undefined;
-
   /** The upstream ended (FIN) or closed: finish a close-delimited body, fail what was waiting, and end the client (1:1). */
-  private onUpstreamGone(socket: Socket, err: NodeJS.ErrnoException | undefined, fin: boolean): void {
+  protected onUpstreamGone(socket: Socket, err: NodeJS.ErrnoException | undefined, fin: boolean): void {
     if (socket !== this.upstream) return;
     if (fin && this.responses) {
       const out = this.responses.finish();
@@ -519,7 +226,7 @@ class HttpTap {
   }
 
   /** The upstream cannot go on: 502 for each waiting exchange whose response had not begun, a close if one had. */
-  private upstreamFailed(socket: Socket, failure: FailureInfo): void {
+  protected upstreamFailed(socket: Socket, failure: FailureInfo): void {
     socket.destroy();
     if (socket === this.upstream) this.upstream = undefined;
     this.responses = undefined;
@@ -547,25 +254,5 @@ class HttpTap {
       ex.synthetic = { response, close: false, fact: () => this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
     }
     this.answerSynthetic();
-  }
-
-  private finish(ex: Exchange): void {
-    if (ex.finished) return;
-    ex.finished = true;
-    this.conn.active--;
-  }
-
-  private detachClient(): void {
-    this.client.pause();
-    this.client.off('data', this.onClientData);
-    this.client.off('end', this.onClientEnd);
-    this.client.off('close', this.onClientClose);
-    // As Node's http.Server does for CONNECT and upgrades: whoever adds a 'data' listener next makes it flow.
-    (this.client as unknown as { readableFlowing: boolean | null }).readableFlowing = null;
-  }
-
-  private destroyAll(): void {
-    this.upstream?.destroy();
-    this.client.destroy();
   }
 }
