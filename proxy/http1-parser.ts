@@ -25,6 +25,8 @@ import {
 
 /** The largest head (start line, fields, blank line) or trailer block bb reads: 16 KiB, Node's default. */
 export const MAX_HEAD_BYTES = 16 * 1024;
+/** How every response this parser accepts begins. */
+const STATUS_PREFIX = Buffer.from('HTTP/1.', 'latin1');
 /** The longest chunk-size line (size and extensions) bb reads. */
 const MAX_CHUNK_LINE = 4096;
 
@@ -119,6 +121,17 @@ class LineBlock {
     }
   }
 
+  /** True while the block's first bytes (and `chunk[from..]`) could still start with `prefix`. */
+  couldStartWith(prefix: Buffer, chunk: Buffer, from: number): boolean {
+    let i = 0;
+    for (const part of this.parts) {
+      for (let j = 0; j < part.length && i < prefix.length; j++, i++) if (part[j] !== prefix[i]) return false;
+      if (i >= prefix.length) return true;
+    }
+    for (let j = from; j < chunk.length && i < prefix.length; j++, i++) if (chunk[j] !== prefix[i]) return false;
+    return true;
+  }
+
   /** The collected bytes (a view when they came in one chunk). */
   bytes(): Buffer {
     return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
@@ -186,6 +199,10 @@ export class Http1Parser {
     while (p < len) {
       switch (this.state) {
         case S.Head: {
+          // A response that does not start like one is refused at once, as llhttp does, not after 16 KiB.
+          if (this.side === 'response' && this.block.length < STATUS_PREFIX.length && !this.block.couldStartWith(STATUS_PREFIX, chunk, p)) {
+            return this.fail({ code: 'HPE_INVALID_CONSTANT', reason: 'the response does not start with HTTP/1.' }, true);
+          }
           const end = this.block.scan(chunk, p);
           if (end === -1) return OK;
           if (typeof end !== 'number') return this.fail(end, true);
