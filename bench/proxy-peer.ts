@@ -5,6 +5,7 @@
 //
 //   pipe       a raw TCP pipe (net): the limit for any proxy hop
 //   forwarder  a bare http-proxy-3 forwarder (ws: true, keep-alive agent), no recording
+//   tee        the forwarder plus a synchronous write of every body byte to a file: the floor for any recorder
 //   bb-off     bb's proxy (startProxy) with no capture listening: recording off
 //   bb         bb recording to a HAR in the work dir (startCapture): recording on
 //
@@ -14,7 +15,7 @@
 import http from 'node:http';
 import inspector from 'node:inspector';
 import net from 'node:net';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { serveHelper } from './lib/serve.js';
 // The built bb (npm run bench builds first): what `bb capture` runs.
@@ -56,8 +57,10 @@ async function pipe(): Promise<{ port: number; answer: Answer }> {
   };
 }
 
-async function forwarder(): Promise<{ port: number; answer: Answer }> {
+async function forwarder(teeFile?: string): Promise<{ port: number; answer: Answer }> {
   const { createProxyServer } = await import('http-proxy-3');
+  // tee: every body byte, both ways, written once with a synchronous write (as a recorder must, at least).
+  const fd = teeFile ? openSync(teeFile, 'w') : undefined;
   const agent = new http.Agent({ keepAlive: true });
   const proxy = createProxyServer({ target, ws: true, agent });
   proxy.on('error', (_err: Error, _req: unknown, res: unknown) => {
@@ -68,6 +71,10 @@ async function forwarder(): Promise<{ port: number; answer: Answer }> {
       res.destroy();
     }
   });
+  if (fd !== undefined) {
+    proxy.on('proxyReq', (_proxyReq: unknown, req: http.IncomingMessage) => req.on('data', (c: Buffer) => writeSync(fd, c)));
+    proxy.on('proxyRes', (proxyRes: http.IncomingMessage) => proxyRes.on('data', (c: Buffer) => writeSync(fd, c)));
+  }
   const server = http.createServer({ noDelay: true }, (req, res) => proxy.web(req, res));
   server.on('upgrade', (req, socket, head) => proxy.ws(req, socket, head));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -78,6 +85,7 @@ async function forwarder(): Promise<{ port: number; answer: Answer }> {
         server.closeAllConnections();
         server.close();
         agent.destroy();
+        if (fd !== undefined) closeSync(fd);
         return true;
       }
       return {};
@@ -121,7 +129,12 @@ async function bbRecording(): Promise<{ port: number; answer: Answer }> {
 
 const kinds: Record<string, () => Promise<{ port: number; answer: Answer }>> = {
   pipe,
-  forwarder,
+  forwarder: () => forwarder(),
+  tee: () => {
+    if (!workDir) throw new Error('tee needs a work dir for its file');
+    mkdirSync(workDir, { recursive: true });
+    return forwarder(join(workDir, 'tee.bin'));
+  },
   'bb-off': bbOff,
   bb: bbRecording,
 };

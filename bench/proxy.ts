@@ -5,8 +5,8 @@
 //                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile]
 //
 // Configurations: direct (no proxy), a raw TCP pipe, a bare http-proxy-3
-// forwarder, bb with recording off, bb recording, and mitmdump when it is
-// installed. The upstream and every proxy run in their own processes; the
+// forwarder, that forwarder teeing every body byte to a file (tee), bb with
+// recording off, bb recording, and mitmdump when it is installed. The upstream and every proxy run in their own processes; the
 // load comes from this one. Rounds interleave the configurations so noise
 // from other work on the machine falls on all of them alike; each figure is
 // the median of the rounds, ratios are taken round by round against direct
@@ -43,7 +43,7 @@ export const WORKLOADS = ['small', '1mib', 'post64k', 'sse', 'ws'] as const;
 type Workload = (typeof WORKLOADS)[number];
 
 /** Every configuration, in table order; mitmdump joins when installed. */
-export const CONFIGS = ['direct', 'pipe', 'forwarder', 'bb-off', 'bb'] as const;
+export const CONFIGS = ['direct', 'pipe', 'forwarder', 'tee', 'bb-off', 'bb'] as const;
 
 const CONNECTIONS = 32;
 const WS_CLIENTS = 32;

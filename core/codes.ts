@@ -101,7 +101,6 @@ export const FAILURE_CODES = {
   BB_UPSTREAM_ERROR: 'the upstream failed without a code of its own',
   BB_BAD_CONNECT: 'a forward-mode CONNECT named no usable host:port',
   BB_NO_LEAF: 'bb could not make a certificate for the host a client asked for',
-  BB_CLIENT_ERROR: 'the client side failed without a code of its own',
   BB_CLIENT_TLS: "the client's TLS handshake with bb failed without a code of its own",
 } as const;
 

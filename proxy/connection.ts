@@ -1,8 +1,7 @@
-// State kept per client connection: its id, its own upstream agents (the 1:1
-// mapping), and how many exchanges are under way on it.
+// State kept per client connection: its id, the scheme it reached bb with,
+// and how many exchanges are under way on it (graceful stop waits for them).
 import type { Socket } from 'node:net';
 import { now, type FactBus } from './events.js';
-import { ConnectionAgents, type UpstreamTlsOptions } from './upstream.js';
 
 /** One client connection as the proxy sees it. */
 export interface ConnectionState {
@@ -10,12 +9,8 @@ export interface ConnectionState {
   id: string;
   /** The scheme the client used to reach bb ('https' inside an intercepted tunnel). */
   scheme: 'http' | 'https';
-  /** This connection's upstream agents. */
-  agents: ConnectionAgents;
   /** Exchanges under way (request received, response not finished). */
   active: number;
-  /** First bytes each upstream socket received (to tell an HTTP/2-only server). */
-  firstBytes: WeakMap<Socket, Buffer>;
   /** The client socket. */
   socket: Socket;
 }
@@ -23,35 +18,11 @@ export interface ConnectionState {
 const STATE = Symbol('bb.connection');
 
 /** Registers a freshly accepted client socket and returns its state. */
-export function trackConnection(
-  socket: Socket,
-  id: string,
-  scheme: 'http' | 'https',
-  bus: FactBus,
-  tlsOptions: UpstreamTlsOptions,
-): ConnectionState {
-  const firstBytes = new WeakMap<Socket, Buffer>();
-  const state: ConnectionState = {
-    id,
-    scheme,
-    active: 0,
-    firstBytes,
-    socket,
-    agents: new ConnectionAgents(tlsOptions, (upstreamSocket) => {
-      upstreamSocket.once('data', (chunk: Buffer) => firstBytes.set(upstreamSocket, chunk));
-      // 1:1: when the server ends an idle keep-alive connection, end the client's too,
-      // so the client sees the server's close behaviour.
-      upstreamSocket.once('close', () => {
-        if (state.active === 0 && !socket.destroyed) socket.end();
-      });
-    }),
-  };
+export function trackConnection(socket: Socket, id: string, scheme: 'http' | 'https', bus: FactBus): ConnectionState {
+  const state: ConnectionState = { id, scheme, active: 0, socket };
   (socket as Socket & { [STATE]?: ConnectionState })[STATE] = state;
   bus.emit({ type: 'connection-opened', connectionId: id, time: now(), remoteAddress: socket.remoteAddress ?? '', remotePort: socket.remotePort ?? 0 });
-  socket.once('close', () => {
-    state.agents.destroy();
-    bus.emit({ type: 'connection-closed', connectionId: id, time: now() });
-  });
+  socket.once('close', () => bus.emit({ type: 'connection-closed', connectionId: id, time: now() }));
   return state;
 }
 

@@ -9,13 +9,12 @@
 //   same way without TLS. Anything else, and hosts outside `hosts`, is piped
 //   opaquely and recorded as one CONNECT entry (see tunnel.ts).
 // - Loopback only unless `allowRemote`: an open forward proxy relays for anyone.
-import type http from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { BbError, globToRegExp, isLoopbackHost, serializeHead } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { now, type FactBus } from './events.js';
-import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
+import { startProxy, type ProxyOptions, type RunningProxy, type UpstreamQuery } from './server.js';
 import { createLeafFactory, type Ca, type LeafFactory } from './tls/index.js';
 import {
   CONNECT_ESTABLISHED,
@@ -92,7 +91,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
     }
   };
 
-  const resolveUpstream = (req: http.IncomingMessage, scheme: 'http' | 'https'): Upstream => {
+  const resolveUpstream = (req: UpstreamQuery, scheme: 'http' | 'https'): Upstream => {
     const tunnel = tunnels.get(req.socket);
     if (tunnel) {
       const upstream = parseUpstream(`${scheme}://${tunnel.target.authority}`);
@@ -112,7 +111,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   self = { host: proxy.host, port: proxy.port };
   const bus: FactBus = proxy.bus;
 
-  proxy.server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+  proxy.server.on('connect', (req: UpstreamQuery, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const request: ConnectRequest = {
       exchangeId: 0, // taken when the entry is recorded, so ids follow the order of facts

@@ -1,24 +1,25 @@
-// The proxy's sockets: an http.Server that accepts client connections and
-// hands each request, upgrade and parse failure to its handler. This is the
-// only file in proxy/ that listens.
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+// The proxy's sockets: a net.Server that accepts client connections and
+// hands each one to the HTTP tap (http-tap.ts), which passes bytes through
+// and reads a copy. This is the only file in proxy/ that listens.
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { FactBus, now } from './events.js';
-import { badRequest, serializeResponse } from './errors.js';
+import { FactBus } from './events.js';
 import { PROXY_DEFAULTS } from './options.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
-import { handleExchange, type ExchangeSettings } from './http-exchange.js';
-import { handleUpgrade, type UpgradeTap } from './upgrade.js';
+import { tapConnection, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import type { UpgradeTap } from './upgrade.js';
+import { MAX_HEAD_BYTES } from './http1-parser.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 import { BbError } from '../core/index.js';
+
+export type { UpstreamQuery };
 
 /** Options of one proxy. Validated by startProxy; errors say what to fix. */
 export interface ProxyOptions {
   /** Reverse mode: the upstream origin, e.g. "http://127.0.0.1:3000". */
   target?: string;
   /** Forward mode: picks the upstream per request instead of `target`. */
-  resolveUpstream?: (req: http.IncomingMessage, scheme: 'http' | 'https') => Upstream;
+  resolveUpstream?: (req: UpstreamQuery, scheme: 'http' | 'https') => Upstream;
   /** Where to listen; default 127.0.0.1 port 0 (any free port). */
   listen?: { host?: string; port?: number };
   /** Where facts go; a new bus when absent. */
@@ -49,8 +50,8 @@ export interface RunningProxy {
   bus: FactBus;
   /** The upstream origin (reverse mode) or "forward". */
   target: string;
-  /** The underlying server (forward mode feeds it tunnelled sockets). */
-  server: http.Server;
+  /** The underlying server (forward mode feeds it tunnelled sockets and hears 'connect' from it). */
+  server: net.Server;
   /** Exchanges under way. */
   inFlight(): number;
   /** Registers a socket that did not come through listen() (a decrypted CONNECT tunnel). */
@@ -85,16 +86,25 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   let exchangeCounter = 0;
   let connectionCounter = 0;
-  const settings: ExchangeSettings = {
+  const tlsOptions = options.upstreamTls ?? {};
+  const server = net.createServer({ allowHalfOpen: true, noDelay: true });
+  const settings: TapSettings = {
     bus,
     xfwd: options.xfwd ?? false,
     changeOrigin: options.changeOrigin ?? false,
     connectTimeoutMs: options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? PROXY_DEFAULTS.upstreamTimeoutMs,
+    tlsOptions,
+    maxHeadBytes: options.maxHeaderSize ?? MAX_HEAD_BYTES,
     resolveUpstream,
     nextExchangeId: () => ++exchangeCounter,
+    tap: options.tap,
+    // Forward mode listens for 'connect' (as on an http.Server); without a listener a CONNECT is refused by a close.
+    onConnect: (req, socket, head) => {
+      if (server.listenerCount('connect') > 0) server.emit('connect', req, socket, head);
+      else socket.destroy();
+    },
   };
-  const tlsOptions = options.upstreamTls ?? {};
   const connections = new Set<ConnectionState>();
   // Upgraded connections whose end (upgrade-closed) has not been reported yet.
   const openUpgrades = new Set<number>();
@@ -103,52 +113,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     else if (fact.type === 'upgrade-closed') openUpgrades.delete(fact.exchangeId);
   });
 
-  const server = http.createServer({
-    // The upstream decides when idle connections end (1:1); bb only guards against clients that never finish a head.
-    keepAliveTimeout: 0,
-    requestTimeout: 0,
-    headersTimeout: 60_000,
-    maxHeaderSize: options.maxHeaderSize,
-    noDelay: true,
-  });
-  server.keepAliveTimeout = 0;
-
   const track = (socket: Socket, scheme: 'http' | 'https'): ConnectionState => {
-    const state = trackConnection(socket, `c${++connectionCounter}`, scheme, bus, tlsOptions);
+    const state = trackConnection(socket, `c${++connectionCounter}`, scheme, bus);
     connections.add(state);
     socket.once('close', () => connections.delete(state));
     return state;
   };
   server.on('connection', (socket: Socket) => {
-    if (!connectionOf(socket)) track(socket, 'http');
-  });
-  const stateOf = (socket: Socket): ConnectionState => connectionOf(socket) ?? track(socket, 'http');
-
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handleExchange(stateOf(req.socket), req, res, settings);
-  });
-  // Handling 'checkContinue' stops Node from answering 100 itself: the server decides.
-  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handleExchange(stateOf(req.socket), req, res, settings, true);
-  });
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    handleUpgrade(stateOf(socket as Socket), req, socket, head, settings, options.tap);
-  });
-  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
-    const conn = stateOf(socket as Socket);
-    const code = err.code ?? 'BB_CLIENT_ERROR';
-    const response = code === 'ECONNRESET' ? undefined : badRequest(code, err.message);
-    bus.emit({
-      type: 'client-error',
-      connectionId: conn.id,
-      exchangeId: settings.nextExchangeId(),
-      time: now(),
-      error: { code, message: err.message, phase: 'parse' },
-      rawPacket: err.rawPacket,
-      response: response && socket.writable ? response : undefined,
-    });
-    if (response && socket.writable) socket.end(serializeResponse(response));
-    else socket.destroy();
+    const state = connectionOf(socket) ?? track(socket, 'http');
+    socket.on('error', () => {});
+    tapConnection(state, socket, settings);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -190,11 +164,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         server.close();
-        server.closeIdleConnections();
+        for (const c of connections) if (c.active === 0) c.socket.destroy();
         const deadline = Date.now() + graceMs;
         while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         for (const c of connections) c.socket.destroy();
-        server.closeAllConnections();
         // Let every socket's 'close' run (and the WebSocket taps report upgrade-closed)
         // before the caller finalizes a capture: bounded, sockets close within a few turns.
         // A tap may still be inflating a last message: wait for its upgrade-closed too.

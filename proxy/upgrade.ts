@@ -1,16 +1,11 @@
-// Upgrade requests (WebSocket): forward the request head exactly, write the
-// server's 101 head to the client exactly as received (raw names and order),
-// then pipe bytes both ways untouched. A tap may read copies of both
-// directions; nothing is ever re-framed.
-import type http from 'node:http';
+// After a 101: the client gets the server's 101 head exactly as received,
+// then bytes are piped both ways untouched. A tap may read copies of both
+// directions (the WebSocket tap by default); nothing is ever re-framed.
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { now, type FailureInfo, type RawHeaders } from './events.js';
-import { badGateway, classifyUpstreamError, serializeResponse } from './errors.js';
-import type { ConnectionState } from './connection.js';
-import { beginExchange, upstreamRequest, type ExchangeSettings } from './http-exchange.js';
+import { now, type FactBus, type RawHeaders } from './events.js';
+import type { RequestHead, ResponseHead } from './http1-head.js';
 import { tapWebSocket } from './ws-tap.js';
-import { serializeHead } from '../core/index.js';
 
 /** Called once bytes flow both ways; it may read (never write) both sockets. */
 export type UpgradeTap = (args: {
@@ -22,131 +17,60 @@ export type UpgradeTap = (args: {
   responseHeaders: RawHeaders;
 }) => void;
 
-function defaultTap(settings: ExchangeSettings): UpgradeTap {
-  return (args) => {
-    tapWebSocket({ ...args, emit: (fact) => settings.bus.emit(fact) });
-  };
+/** What the HTTP tap hands over when the upstream answered an upgrade with 101. */
+export interface HandOver {
+  exchangeId: number;
+  request: RequestHead;
+  /** The 101 (its raw bytes go to the client as they came). */
+  response: ResponseHead;
+  client: Duplex;
+  upstream: Socket;
+  /** Client bytes that came after the upgrade request head. */
+  clientHead: Buffer;
+  /** Upstream bytes that came after the 101 head. */
+  upstreamHead: Buffer;
+  bus: FactBus;
+  /** The tap to run; default: the WebSocket tap for websocket upgrades. */
+  tap?: UpgradeTap;
 }
 
-/** Handles an 'upgrade' request from the client. */
-export function handleUpgrade(
-  conn: ConnectionState,
-  req: http.IncomingMessage,
-  client: Duplex,
-  clientHead: Buffer,
-  settings: ExchangeSettings,
-  tap: UpgradeTap | undefined,
-): void {
-  const { bus } = settings;
-  const { exchangeId, upstream, badTarget } = beginExchange(conn, req, settings, true);
-  let finished = false;
-  conn.active++;
-  const settle = (): boolean => {
-    if (finished) return false;
-    finished = true;
-    conn.active--;
-    return true;
-  };
+const upgradeOf = (raw: RawHeaders): string => {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'upgrade') return raw[i + 1]!;
+  return '';
+};
 
-  const fail = (failure: FailureInfo): void => {
-    if (!settle()) return;
-    const response = badGateway(failure, upstream.origin);
-    bus.emit({ type: 'exchange-failed', exchangeId, time: now(), error: failure, response });
-    if (client.writable) client.end(serializeResponse(response));
-  };
-
-  if (badTarget !== undefined) {
-    fail({ code: 'BB_BAD_TARGET', message: badTarget, phase: 'request' });
-    return;
-  }
-
-  const outgoing = upstreamRequest(conn, req, upstream, settings);
-  outgoing.on('error', (err: NodeJS.ErrnoException) => {
-    const bytes = outgoing.socket ? conn.firstBytes.get(outgoing.socket as Socket) : undefined;
-    fail(classifyUpstreamError(err, err.code === 'ECONNREFUSED' ? 'connect' : 'request', bytes));
-  });
-  client.on('error', () => outgoing.destroy());
-  client.once('close', () => {
-    if (!finished && settle()) {
-      bus.emit({ type: 'exchange-aborted', exchangeId, time: now(), by: 'client', phase: 'request' });
-      outgoing.destroy();
-    }
-  });
-
-  outgoing.on('upgrade', (up: http.IncomingMessage, upSocket: Socket, upHead: Buffer) => {
-    if (!settle()) {
-      upSocket.destroy();
-      return;
-    }
-    const time = now();
-    bus.emit({
-      type: 'upgrade-opened',
-      exchangeId,
-      time,
-      statusCode: up.statusCode ?? 101,
-      statusMessage: up.statusMessage ?? '',
-      httpVersion: up.httpVersion,
-      rawHeaders: up.rawHeaders,
-      client,
-      upstream: upSocket,
-    });
-    client.write(serializeHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
-    if (upHead.length > 0) client.write(upHead);
-    if (clientHead.length > 0) upSocket.write(clientHead);
+/** Pipes an upgraded connection and starts its tap. */
+export function handOver(h: HandOver): void {
+  const { client, upstream, bus, exchangeId } = h;
+  client.write(h.response.raw);
+  if (h.upstreamHead.length > 0) client.write(h.upstreamHead);
+  if (h.clientHead.length > 0) upstream.write(h.clientHead);
+  const isWebSocket = /^websocket$/i.test(upgradeOf(h.request.rawHeaders));
+  const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? (args) => tapWebSocket({ ...args, emit: (fact) => bus.emit(fact) }) : undefined);
+  if (tap) {
     // The tap starts before piping so that it sees every chunk from the first one.
-    const isWebSocket = /^websocket$/i.test(String(req.headers.upgrade ?? ''));
-    const useTap = tap ?? (isWebSocket ? defaultTap(settings) : undefined);
-    if (useTap) {
-      try {
-        useTap({ exchangeId, client, upstream: upSocket, clientHead, upstreamHead: upHead, responseHeaders: up.rawHeaders });
-      } catch {
-        // A broken tap must never break the connection.
-      }
-    } else {
-      // Not a WebSocket (or tapping is off): only the end is a fact.
-      let closedOnce = false;
-      const closed = (): void => {
-        if (closedOnce) return;
-        closedOnce = true;
-        bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
-      };
-      client.once('close', closed);
-      upSocket.once('close', closed);
+    try {
+      tap({ exchangeId, client, upstream, clientHead: h.clientHead, upstreamHead: h.upstreamHead, responseHeaders: h.response.rawHeaders });
+    } catch {
+      // A broken tap must never break the connection.
     }
-    client.pipe(upSocket);
-    upSocket.pipe(client);
-    // Either side ending or failing ends the other (half-close is passed on by pipe's end()).
-    upSocket.on('error', () => client.destroy());
-    client.on('error', () => upSocket.destroy());
-    upSocket.on('close', () => client.destroy());
-    client.on('close', () => upSocket.destroy());
-    upSocket.setTimeout(0);
-    upSocket.setNoDelay(true);
-  });
-
-  // The server refused the upgrade: pass its answer on verbatim and end the connection,
-  // since the socket now belongs to bb and cannot go back to the HTTP parser.
-  outgoing.on('response', (up: http.IncomingMessage) => {
-    bus.emit({
-      type: 'response-started',
-      exchangeId,
-      time: now(),
-      statusCode: up.statusCode ?? 502,
-      statusMessage: up.statusMessage ?? '',
-      httpVersion: up.httpVersion,
-      rawHeaders: up.rawHeaders,
-    });
-    const chunked = /chunked/i.test(String(up.headers['transfer-encoding'] ?? ''));
-    client.write(serializeHead(`HTTP/${up.httpVersion} ${up.statusCode} ${up.statusMessage}`, up.rawHeaders), 'latin1');
-    up.on('data', (chunk: Buffer) => {
-      bus.emit({ type: 'response-body', exchangeId, time: now(), chunk });
-      client.write(chunked ? Buffer.concat([Buffer.from(chunk.length.toString(16) + '\r\n'), chunk, Buffer.from('\r\n')]) : chunk);
-    });
-    up.on('end', () => {
-      if (settle()) bus.emit({ type: 'exchange-completed', exchangeId, time: now(), rawTrailers: up.rawTrailers });
-      client.end(chunked ? '0\r\n\r\n' : undefined);
-    });
-    up.on('error', () => client.destroy());
-  });
-  outgoing.end();
+  } else {
+    // Not a WebSocket (or tapping is off): only the end is a fact.
+    let closedOnce = false;
+    const closed = (): void => {
+      if (closedOnce) return;
+      closedOnce = true;
+      bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
+    };
+    client.once('close', closed);
+    upstream.once('close', closed);
+  }
+  client.pipe(upstream);
+  upstream.pipe(client);
+  // Either side ending or failing ends the other (half-close is passed on by pipe's end()).
+  upstream.on('error', () => client.destroy());
+  client.on('error', () => upstream.destroy());
+  upstream.on('close', () => client.destroy());
+  client.on('close', () => upstream.destroy());
+  client.resume();
 }

@@ -1,11 +1,8 @@
-// Where an exchange goes, and the per-client-connection upstream agents that
-// keep the client↔upstream mapping 1:1 (one upstream connection per client
-// connection, reused for keep-alive, closed with it).
+// Where an exchange goes, and the one upstream connection the tap opens per
+// client connection (1:1: reused for keep-alive, closed with it).
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
 import tls from 'node:tls';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 
 /** An upstream origin. */
 export interface Upstream {
@@ -67,52 +64,23 @@ function isIpAddress(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
 }
 
-/**
- * One client connection's upstream agents: a keep-alive agent per origin with
- * a single socket, so pipelined and keep-alive requests reach the server on
- * one connection, as the client sent them.
- */
-export class ConnectionAgents {
-  private readonly agents = new Map<string, http.Agent>();
-  private readonly caList: string[] | undefined;
+const caLists = new WeakMap<UpstreamTlsOptions, string[] | undefined>();
 
-  constructor(
-    private readonly tlsOptions: UpstreamTlsOptions,
-    /** Called when an idle upstream socket closes (the server ended keep-alive). */
-    private readonly onUpstreamSocket: (socket: Socket) => void,
-  ) {
+/** Opens one TCP (or TLS, ALPN http/1.1) connection to an upstream: the tap's 1:1 upstream socket. */
+export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions): Socket {
+  if (!upstream.tls) return net.connect({ host: upstream.hostname, port: upstream.port, noDelay: true });
+  if (!caLists.has(tlsOptions)) {
     // Node's `ca:` replaces its whole store, NODE_EXTRA_CA_CERTS included: extra CAs add to both.
-    this.caList = tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...(tlsOptions.nodeExtraCa ?? []), ...tlsOptions.extraCa] : undefined;
+    caLists.set(tlsOptions, tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...(tlsOptions.nodeExtraCa ?? []), ...tlsOptions.extraCa] : undefined);
   }
-
-  /** The agent for an upstream, made on first use. */
-  agentFor(upstream: Upstream): http.Agent {
-    let agent = this.agents.get(upstream.origin);
-    if (!agent) {
-      const options = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1, scheduling: 'fifo' as const };
-      agent = upstream.tls
-        ? new https.Agent({
-            ...options,
-            ca: this.caList,
-            rejectUnauthorized: !this.tlsOptions.insecure,
-            ALPNProtocols: ['http/1.1'],
-          })
-        : new http.Agent(options);
-      const created = agent as http.Agent & { createConnection: (...args: unknown[]) => Socket };
-      const original = created.createConnection.bind(agent);
-      created.createConnection = (...args: unknown[]) => {
-        const socket = original(...args);
-        this.onUpstreamSocket(socket);
-        return socket;
-      };
-      this.agents.set(upstream.origin, agent);
-    }
-    return agent;
-  }
-
-  /** Closes every upstream socket of this client connection. */
-  destroy(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
-  }
+  const socket = tls.connect({
+    host: upstream.hostname,
+    port: upstream.port,
+    servername: upstream.servername,
+    ca: caLists.get(tlsOptions),
+    rejectUnauthorized: !tlsOptions.insecure,
+    ALPNProtocols: ['http/1.1'],
+  });
+  socket.setNoDelay(true);
+  return socket;
 }

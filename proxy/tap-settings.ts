@@ -1,0 +1,59 @@
+// What the HTTP tap is given (per proxy) and what it keeps per exchange.
+import type { Duplex } from 'node:stream';
+import type { FactBus, SyntheticResponse } from './events.js';
+import type { RequestHead } from './http1-head.js';
+import type { Upstream, UpstreamTlsOptions } from './upstream.js';
+import type { UpgradeTap } from './upgrade.js';
+
+/** What resolveUpstream is told about a request (http.IncomingMessage has the same fields). */
+export interface UpstreamQuery {
+  /** The request-target as sent. */
+  url: string;
+  method: string;
+  httpVersion: string;
+  rawHeaders: string[];
+  /** The client socket (forward mode knows tunnels by it). */
+  socket: Duplex;
+}
+
+/** Per-proxy settings the tap needs. */
+export interface TapSettings {
+  bus: FactBus;
+  /** Add X-Forwarded-For/-Proto/-Host. */
+  xfwd: boolean;
+  /** Rewrite Host to the upstream's host. */
+  changeOrigin: boolean;
+  /** Max wait for the upstream's TCP/TLS connection (0 = none). */
+  connectTimeoutMs: number;
+  /** Max silence from the upstream while an exchange is under way (0 = none). */
+  upstreamTimeoutMs: number;
+  /** TLS to https upstreams. */
+  tlsOptions: UpstreamTlsOptions;
+  /** Largest request head, bytes. */
+  maxHeadBytes: number;
+  /** Picks the upstream for a request (reverse: fixed; forward: from the request); throws to refuse. */
+  resolveUpstream: (req: UpstreamQuery, scheme: 'http' | 'https') => Upstream;
+  /** Next exchange id (shared with upgrades, client errors and tunnels). */
+  nextExchangeId: () => number;
+  /** Reads both directions of each upgraded connection (default: the WebSocket tap for websocket upgrades). */
+  tap?: UpgradeTap;
+  /** Forward mode: a CONNECT request; the socket is the caller's from here on, `head` the bytes after it. */
+  onConnect?: (req: UpstreamQuery, socket: Duplex, head: Buffer) => void;
+}
+
+/** How long a client may take to send a whole head once it began one. */
+export const HEAD_TIMEOUT_MS = 60_000;
+
+/** One request in flight: sent upstream (or answered by bb), its response not finished. */
+export interface Exchange {
+  id: number;
+  method: string;
+  head: RequestHead;
+  upgrade: boolean;
+  /** bb answers this one itself (a 502 for a bad target, a 400 for a refused head), when its turn comes. */
+  synthetic?: { response: SyntheticResponse; fact: () => void; close: boolean };
+  requestEnded: boolean;
+  responseStarted: boolean;
+  finished: boolean;
+}
+
