@@ -7,6 +7,15 @@
 export type MultiValue = string | string[];
 
 /** A WebSocket message as compared. */
+/** A gRPC call as compared: messages in order (opcode 2, data decoded), grpc-status and grpc-message. */
+export interface NormalizedGrpc {
+  messages: NormalizedWsMessage[];
+  /** grpc-status; null when the call ended without one. */
+  status: number | null;
+  /** grpc-message, when present. */
+  message?: string;
+}
+
 export interface NormalizedWsMessage {
   /** "send" (client→server), "receive" or "error". */
   type: string;
@@ -44,6 +53,8 @@ export interface NormalizedEntry {
     messages: NormalizedWsMessage[];
     close?: { code: number | null; reason: string; by: string };
   };
+  /** gRPC call: its messages (protobuf decoded without a schema) and status, compared like WebSocket messages. */
+  grpc?: NormalizedGrpc;
   /** Header names in wire order and case: compared only with --header-order. */
   headerOrder?: { request: string[]; response: string[] };
   /** Facts about the entry that are not compared. */
@@ -189,7 +200,7 @@ export interface DiffResult {
 }
 
 /** The compared content of one side of a pair, as the HTML view shows it. */
-export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
+export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>;
 
 /** Both sides of a pair (either may be absent for missing / extra entries). */
 export interface PairView {

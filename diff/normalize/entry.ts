@@ -2,8 +2,9 @@
 // (DESIGN.md "The normalized entry"). Pure: rules, homes and the ordinal
 // table come in; nothing is read from disk.
 import { createHash } from 'node:crypto';
-import type { HarEntry, HarNameValue, HarPage } from '../../capture/index.js';
-import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
+import { grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue, type HarPage } from '../../capture/index.js';
+import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
+import { decodeProtobuf } from './protobuf.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
@@ -285,6 +286,8 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
   if (eio !== undefined) engineIoQuery(query, table);
 
+  // A gRPC call's bodies are its framed messages: compared as messages (grpc), not as bytes.
+  const grpcMsgs = e._grpcMessages;
   const post = e.request.postData;
   let reqBody: unknown;
   let reqParsed = false;
@@ -332,8 +335,11 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page },
   };
-  if (reqBody !== undefined) out.request.body = reqBody;
-  if (resBody !== undefined) out.response.body = resBody;
+  if (grpcMsgs) out.grpc = normalizeGrpc(grpcMsgs, e, ctx);
+  else {
+    if (reqBody !== undefined) out.request.body = reqBody;
+    if (resBody !== undefined) out.response.body = resBody;
+  }
   if (events !== undefined) out.response.events = events;
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
@@ -353,6 +359,25 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     const close = e._bb?.close;
     if (close) out.ws.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), rules, homes, table), by: close.by };
   }
+  return out;
+}
+
+/**
+ * A gRPC call as compared: each message decoded from the protobuf wire
+ * format without a schema (protobuf.ts), its values normalized like a JSON
+ * body; one that does not parse (or was cut short) compares as its base64.
+ * The status comes from the trailers (bb moves a gRPC-Web trailer frame
+ * there), else trailers-only headers.
+ */
+function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, ctx: NormalizeContext): NormalizedGrpc {
+  const messages = msgs.map((m) => {
+    const bytes = Buffer.from(m.data, 'base64');
+    const decoded = m._bb?.truncated === undefined && m._bb?.undecoded === undefined ? decodeProtobuf(bytes) : undefined;
+    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.rules, ctx.homes, ctx.table) : m.data };
+  });
+  const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
+  const out: NormalizedGrpc = { messages, status };
+  if (message !== undefined) out.message = normalizeString(message, ctx.rules, ctx.homes, ctx.table);
   return out;
 }
 
@@ -378,4 +403,5 @@ export function applyPathRules(entry: NormalizedEntry, rules: PathRuleConfig[]):
   walk(entry.request, 'request');
   walk(entry.response, 'response');
   if (entry.ws) walk(entry.ws, 'ws');
+  if (entry.grpc) walk(entry.grpc, 'grpc');
 }
