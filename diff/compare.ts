@@ -241,12 +241,14 @@ export function comparePair(
     // A body cut at the cap, or one the producer did not record, is not compared on either side.
     const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request);
     const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response);
-    const ra = truncated ? { ...a.request, body: undefined } : a.request;
-    const rb = truncated ? { ...b.request, body: undefined } : b.request;
+    // HTTP/1.x against HTTP/2: connection-specific headers exist only on one side by protocol.
+    const crossed = !a.meta.h2 !== !b.meta.h2;
+    const ra = withoutHopHeaders(truncated ? { ...a.request, body: undefined } : a.request, crossed);
+    const rb = withoutHopHeaders(truncated ? { ...b.request, body: undefined } : b.request, crossed);
     const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
-    const sa = truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response;
-    const sb = truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response;
+    const sa = withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response, crossed);
+    const sb = withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response, crossed);
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
@@ -282,6 +284,16 @@ export function comparePair(
     ...(r.new !== undefined ? { new: r.new } : {}),
     class: 'real' as const,
   }));
+}
+
+/** Headers HTTP/2 forbids as connection-specific (RFC 9113 §8.2.2); HTTP/3 likewise (RFC 9114 §4.2). */
+const HOP_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+
+function withoutHopHeaders<T extends { headers: Record<string, unknown> }>(side: T, crossed: boolean): T {
+  if (!crossed || !HOP_HEADERS.some((h) => h in side.headers)) return side;
+  const headers = { ...side.headers };
+  for (const h of HOP_HEADERS) delete headers[h];
+  return { ...side, headers };
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -73,6 +73,8 @@ export interface EntryMeta {
   truncated?: { request?: boolean; response?: boolean };
   /** Which bodies the producer did not record though there was one (a browser HAR without postData or content text): not compared. */
   notRecorded?: { request?: boolean; response?: boolean };
+  /** Spoken over HTTP/2 or later: no connection-specific headers (compare.ts drops them against an HTTP/1.x side). */
+  h2?: boolean;
   /** bb's upstream failure code, when the response is bb's own. */
   error?: string;
 }

@@ -31,11 +31,22 @@ export interface NormalizeContext {
   parsers?: readonly BodyParser[];
 }
 
-function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
+/** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
+export function isH2OrLater(e: HarEntry): boolean {
+  return [e.request.httpVersion, e.response.httpVersion].some((v) => /^(https?\/)?(2|3)(\.0)?$|^h[23]/i.test(v ?? ''));
+}
+
+function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string): Record<string, MultiValue> {
   const out: Record<string, MultiValue> = {};
+  // :authority is HTTP/2's Host (RFC 9113 §8.3.1): compared as host, so h1 and h2 recordings agree.
+  // Exporters that leave pseudo-headers out (mitmproxy) still have it in the URL.
+  if (h2Url !== undefined && !headers.some((h) => h.name.toLowerCase() === 'host')) {
+    const authority = headers.find((h) => h.name === ':authority')?.value ?? urlHost(h2Url);
+    if (authority) headers = [{ name: 'host', value: authority }, ...headers];
+  }
   for (const h of headers) {
     const name = h.name.toLowerCase();
-    if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers some exporters list
+    if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
     let value = ctx.rules.maskedHeaders.get(name);
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
     value ??= normalizeString(h.value, ctx.rules, ctx.homes, ctx.table);
@@ -43,6 +54,14 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
     out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
   }
   return out;
+}
+
+function urlHost(url: string): string | undefined {
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function queryMap(pairs: HarNameValue[]): Record<string, MultiValue> {
@@ -330,7 +349,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const out: Omit<NormalizedEntry, 'id'> = {
     key: entryKey(page, keyRoute),
     route: keyRoute,
-    request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed) },
+    request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed, isH2OrLater(e) ? e.request.url : undefined) },
     response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, resParsed) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page },
@@ -343,6 +362,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (events !== undefined) out.response.events = events;
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
+  if (isH2OrLater(e)) out.meta.h2 = true;
   if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
   if (reqNotRecorded || resNotRecorded) out.meta.notRecorded = { request: reqNotRecorded, response: resNotRecorded };
 
