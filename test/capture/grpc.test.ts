@@ -110,6 +110,12 @@ describe('gRPC-Web over HTTP/1.1 through the proxy', () => {
             await sleep(40);
           }
           res.end(frame('grpc-status: 14\r\ngrpc-message: going%20away\r\n', 0x80));
+        } else if (req.url === '/demo.Echo/Trailers') {
+          // Plain gRPC framing with its status in HTTP/1.1 chunked trailers.
+          res.writeHead(200, { 'Content-Type': 'application/grpc', Trailer: 'grpc-status, grpc-message' });
+          res.write(frame(Buffer.from('0801', 'hex')));
+          res.addTrailers({ 'grpc-status': '3', 'grpc-message': 'bad%20arg' });
+          res.end();
         } else {
           res.writeHead(200, head);
           res.end(frame('x'.repeat(4000)));
@@ -135,9 +141,10 @@ describe('gRPC-Web over HTTP/1.1 through the proxy', () => {
     assert.equal(unary[0], 1, 'the client got the compressed frame as the server sent it');
     await call('/demo.Echo/Stream', frame('go'));
     const big = await call('/demo.Echo/Big', frame('big'));
+    await call('/demo.Echo/Trailers', frame(''));
     assert.equal(big.length, 4005, 'the capped body still crossed whole');
     const har = await rec.finish();
-    const [u, s, b] = har.log.entries;
+    const [u, s, b, tr] = har.log.entries;
 
     assert.deepEqual(u!._grpcMessages!.map((m) => [m.type, m.compressed, Buffer.from(m.data, 'base64').toString('hex')]), [
       ['send', false, '089601'],
@@ -157,5 +164,8 @@ describe('gRPC-Web over HTTP/1.1 through the proxy', () => {
     assert.ok(bigReceive!._bb!.truncated! > 0 && bigReceive!._bb!.truncated! < 1000, `recorded ${bigReceive!._bb!.truncated}`);
     assert.deepEqual(b!._bb!.grpc, { status: null });
     assert.match(b!.comment ?? '', /cut short/);
+
+    assert.deepEqual(tr!._grpcMessages!.map((m) => [m.type, Buffer.from(m.data, 'base64').toString('hex')]), [['send', ''], ['receive', '0801']]);
+    assert.deepEqual(tr!._bb!.grpc, { status: 3, message: 'bad arg' });
   });
 });
