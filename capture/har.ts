@@ -113,6 +113,29 @@ export interface BbEntryExt {
   inFlight?: boolean;
   /** Refused packets: base64 of the bytes Node's parser refused. */
   rawPacket?: string;
+  /** gRPC calls: grpc-status (null when no trailers came) and grpc-message, percent-decoded. */
+  grpc?: { status: number | null; message?: string };
+}
+
+/** One gRPC (or gRPC-Web) length-prefixed message (DESIGN.md "HTTP/2 and gRPC"). */
+export interface HarGrpcMessage {
+  type: 'send' | 'receive';
+  /** Epoch seconds (float): when its last byte was recorded. */
+  time: number;
+  /** The compressed flag of its prefix. */
+  compressed: boolean;
+  /** base64 of the message, decompressed when grpc-encoding is gzip or deflate. */
+  data: string;
+  _bb?: {
+    /** Capture order, when the capture has one per message (absent over HTTP/1.1: see docs/capture-format.md). */
+    seq?: number;
+    /** Bytes recorded of a message cut short (body cap, hang-up); its declared length is `length`. */
+    truncated?: number;
+    /** The length its prefix declared. */
+    length?: number;
+    /** Why a compressed message stays compressed (unknown grpc-encoding, does not inflate). */
+    undecoded?: string;
+  };
 }
 
 /** One WebSocket message, in Chrome's shape plus `_bb`. */
@@ -156,6 +179,7 @@ export interface HarEntry {
   _resourceType?: string;
   _webSocketMessages?: HarWebSocketMessage[];
   _eventSourceMessages?: HarEventSourceMessage[];
+  _grpcMessages?: HarGrpcMessage[];
   _bb?: BbEntryExt;
   [extension: `_${string}`]: unknown;
 }

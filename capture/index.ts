@@ -18,4 +18,5 @@ export {
   type ReadCaptureOptions, type CaptureErrorCode, type CaptureStream, type IndexedCapture, type HarLogHeader,
 } from './reader.js';
 export type * from './har.js';
+export { grpcStatus, grpcMedia, type GrpcMedia } from './grpc.js';
 export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-follow.js';

@@ -9,7 +9,7 @@ import type {
   HarEntry,
   HarLog,
   HarNameValue,
-  HarWebSocketMessage,
+  HarWebSocketMessage, HarGrpcMessage,
   HarEventSourceMessage,
   HarPage,
 } from './har.js';
@@ -128,6 +128,19 @@ function wsMessages(e: Obj, path: string): HarWebSocketMessage[] | undefined {
   });
 }
 
+function grpcMessages(e: Obj, path: string): HarGrpcMessage[] | undefined {
+  if (e._grpcMessages === undefined || e._grpcMessages === null) return undefined;
+  return arr(e, '_grpcMessages', path).map((item, i) => {
+    const p = `${path}._grpcMessages[${i}]`;
+    const m = obj(item, p);
+    const type = str(m, 'type', p);
+    if (type !== 'send' && type !== 'receive') throw new HarShapeError(`${p}.type`, '"send" or "receive"', type);
+    const data = str(m, 'data', p, '');
+    checkBase64(data, 'base64', `${p}.data`);
+    return { ...m, type, time: toEpochSeconds(num(m, 'time', p, 0)), compressed: m.compressed === true, data } as HarGrpcMessage;
+  });
+}
+
 function sseMessages(e: Obj, path: string): HarEventSourceMessage[] | undefined {
   if (e._eventSourceMessages === undefined || e._eventSourceMessages === null) return undefined;
   return arr(e, '_eventSourceMessages', path).map((item, i) => {
@@ -200,6 +213,8 @@ export function validateEntry(raw: unknown, path: string): HarEntry {
   if (entry.request.postData) checkBase64(entry.request.postData.text, entry.request.postData._encoding, `${pp}.text`);
   const ws = wsMessages(e, path);
   if (ws) entry._webSocketMessages = ws;
+  const grpc = grpcMessages(e, path);
+  if (grpc) entry._grpcMessages = grpc;
   const sse = sseMessages(e, path);
   if (sse) entry._eventSourceMessages = sse;
   if (e._bb !== undefined && e._bb !== null) obj(e._bb, `${path}._bb`);

@@ -15,6 +15,7 @@ import {
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
 } from './http-parts.js';
 import type { Redactor } from './redact.js';
+import { grpcEntryParts } from './grpc.js';
 
 /** Everything the journal said about one exchange, gathered by the writer. */
 export interface ExchangeRecords {
@@ -110,6 +111,13 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     response = emptyResponse();
   }
   entry.response = response;
+  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody);
+  if (grpc) {
+    entry._grpcMessages = grpc.messages;
+    bb.grpc = grpc.status;
+    if (grpc.trailers && !response._trailers) response._trailers = grpc.trailers;
+    notes.push(...grpc.notes);
+  }
 
   entry.timings = timings(start.ts, ex);
   entry.time = sumTimings(entry.timings);

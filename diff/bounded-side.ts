@@ -152,10 +152,11 @@ function restOf(n: Omit<NormalizedEntry, 'id'>): string {
 
 /** The normalized entry back from its kept form (the summary gives key and route). */
 export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'> {
-  const content = JSON.parse(t.text) as Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null };
+  const content = JSON.parse(t.text) as Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null; grpc?: NormalizedEntry['grpc'] };
   const [headerOrder, meta] = JSON.parse(t.rest) as [NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
   const n: Omit<NormalizedEntry, 'id'> = { key: s.key, route: s.route, request: content.request, response: content.response, ...(headerOrder ? { headerOrder } : {}), meta };
   if (content.ws !== null) n.ws = content.ws;
+  if (content.grpc) n.grpc = content.grpc;
   return n;
 }
 

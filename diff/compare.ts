@@ -180,13 +180,13 @@ function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: 
 }
 
 /** WebSocket messages compared in order (lineUpMessages): missing / extra / reordered / changed. */
-export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction', rules: ArrayRules = DEFAULT_ARRAY_RULES): void {
+export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction', rules: ArrayRules = DEFAULT_ARRAY_RULES, root: 'ws' | 'grpc' = 'ws'): void {
   for (const l of lineUpMessages(a, b, order)) {
     if (l.same) continue;
-    if (l.status === 'missing') out.push({ kind: 'missing', path: `ws.messages[${l.old}]`, old: a[l.old!] });
-    else if (l.status === 'extra') out.push({ kind: 'extra', path: `ws.messages[${l.new}]`, new: b[l.new!] });
+    if (l.status === 'missing') out.push({ kind: 'missing', path: `${root}.messages[${l.old}]`, old: a[l.old!] });
+    else if (l.status === 'extra') out.push({ kind: 'extra', path: `${root}.messages[${l.new}]`, new: b[l.new!] });
     else {
-      const p = `ws.messages[${l.old}]`;
+      const p = `${root}.messages[${l.old}]`;
       if (l.status === 'reordered') {
         const what = messageSummary(a[l.old!]!);
         out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
@@ -232,7 +232,7 @@ export function comparePair(
 ): Difference[] {
   const entry = (a ?? b)!;
   // Most pairs are the same once normalized: say so without building a path per field.
-  if (a && b && status === 'paired' && !opts.headerOrder && sameValue(a.request, b.request) && sameValue(a.response, b.response) && sameValue(a.ws, b.ws)) return [];
+  if (a && b && status === 'paired' && !opts.headerOrder && sameValue(a.request, b.request) && sameValue(a.response, b.response) && sameValue(a.ws, b.ws) && sameValue(a.grpc, b.grpc)) return [];
   const rows: Row[] = [];
   if (!a) rows.push({ kind: 'extra', path: '', new: entrySummary(b!) });
   else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
@@ -241,16 +241,25 @@ export function comparePair(
     // A body cut at the cap, or one the producer did not record, is not compared on either side.
     const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request);
     const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response);
-    const ra = truncated ? { ...a.request, body: undefined } : a.request;
-    const rb = truncated ? { ...b.request, body: undefined } : b.request;
+    // HTTP/1.x against HTTP/2: connection-specific headers exist only on one side by protocol.
+    const crossed = !a.meta.h2 !== !b.meta.h2;
+    const ra = withoutHopHeaders(truncated ? { ...a.request, body: undefined } : a.request, crossed);
+    const rb = withoutHopHeaders(truncated ? { ...b.request, body: undefined } : b.request, crossed);
     const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
-    const sa = truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response;
-    const sb = truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response;
+    const sa = withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response, crossed);
+    const sb = withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response, crossed);
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
       diffValues(a.ws?.close ?? null, b.ws?.close ?? null, 'ws.close', rows);
+    }
+    if (a.grpc || b.grpc) {
+      // Messages of a body cut at the cap are not compared on either side (the cut one, or those never recorded).
+      const kept = (m: NormalizedWsMessage) => !(m.type === 'send' ? truncated : truncatedRes);
+      diffMessages((a.grpc?.messages ?? []).filter(kept), (b.grpc?.messages ?? []).filter(kept), rows, opts.wsOrder, arrays, 'grpc');
+      diffValues(a.grpc?.status ?? null, b.grpc?.status ?? null, 'grpc.status', rows);
+      diffValues(a.grpc?.message ?? null, b.grpc?.message ?? null, 'grpc.message', rows);
     }
     if (opts.headerOrder && a.headerOrder && b.headerOrder) {
       diffValues(a.headerOrder.request.join(', '), b.headerOrder.request.join(', '), 'request.headerOrder', rows);
@@ -275,6 +284,16 @@ export function comparePair(
     ...(r.new !== undefined ? { new: r.new } : {}),
     class: 'real' as const,
   }));
+}
+
+/** Headers HTTP/2 forbids as connection-specific (RFC 9113 §8.2.2); HTTP/3 likewise (RFC 9114 §4.2). */
+const HOP_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+
+function withoutHopHeaders<T extends { headers: Record<string, unknown> }>(side: T, crossed: boolean): T {
+  if (!crossed || !HOP_HEADERS.some((h) => h in side.headers)) return side;
+  const headers = { ...side.headers };
+  for (const h of HOP_HEADERS) delete headers[h];
+  return { ...side, headers };
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -14,7 +14,7 @@ import { hasMarker, type OrdinalNumbering } from './normalize/ordinals.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
 /** What of an entry is compared (and so numbered). */
-export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
+export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>;
 
 /** The walk's state for one pair. */
 class Binder {
@@ -101,12 +101,12 @@ class Binder {
     for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old], b[l.new], item(l.old));
   }
 
-  bindMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' | undefined): void {
+  bindMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' | undefined, root: 'ws' | 'grpc' = 'ws'): void {
     const lineup = lineUpMessages(a, b, order, {
       same: (x, y) => this.compatible(x, y),
       token: (side, m) => this.token(side, m),
     });
-    for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old]!.data, b[l.new]!.data, `ws.messages[${l.old}].data`);
+    for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old]!.data, b[l.new]!.data, `${root}.messages[${l.old}].data`);
   }
 }
 
@@ -122,6 +122,7 @@ export function bindPair(numbering: OrdinalNumbering, a: EntryBody, b: EntryBody
     binder.bindMessages(a.ws.messages, b.ws.messages, wsOrder);
     binder.bind(a.ws.close, b.ws.close, 'ws.close');
   }
+  if (a.grpc && b.grpc) binder.bindMessages(a.grpc.messages, b.grpc.messages, wsOrder, 'grpc');
   numbering.numberAlone(0, a);
   numbering.numberAlone(1, b);
 }

@@ -108,7 +108,7 @@ export interface LoopResult {
   shapes: PairShape[];
 }
 
-const bodyOf = (e: NormalizedEntry): EntryBody => ({ request: e.request, response: e.response, ws: e.ws });
+const bodyOf = (e: NormalizedEntry): EntryBody => ({ request: e.request, response: e.response, ws: e.ws, grpc: e.grpc });
 
 /**
  * Numbers and compares every line-up: pairs first, in order, both sides in

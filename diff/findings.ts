@@ -33,11 +33,11 @@ export class ShapeIndex {
   private epoch = 0;
   private readonly shapeIds = new Map<string, number>();
   private readonly shapeNodes: number[][] = [];
-  private readonly roots: Record<'request' | 'response' | 'ws', number>;
+  private readonly roots: Record<'request' | 'response' | 'ws' | 'grpc', number>;
 
   /** `unnumberKey` turns a key holding markers into its un-numbered form. */
   constructor(private readonly unnumberKey: (k: string) => string) {
-    this.roots = { request: this.node('request'), response: this.node('response'), ws: this.node('ws') };
+    this.roots = { request: this.node('request'), response: this.node('response'), ws: this.node('ws'), grpc: this.node('grpc') };
   }
 
   private node(path: string): number {
@@ -97,7 +97,7 @@ export class ShapeIndex {
   }
 
   /** The shape number of an entry's compared content. */
-  add(body: { request: unknown; response: unknown; ws?: unknown }): number {
+  add(body: { request: unknown; response: unknown; ws?: unknown; grpc?: unknown }): number {
     if (++this.epoch === 0xffffffff) {
       this.seen.fill(0);
       this.epoch = 1;
@@ -106,6 +106,7 @@ export class ShapeIndex {
     this.walk(body.request, this.roots.request);
     this.walk(body.response, this.roots.response);
     if (body.ws !== undefined) this.walk(body.ws, this.roots.ws);
+    if (body.grpc !== undefined) this.walk(body.grpc, this.roots.grpc);
     // The nodes in the order first met: the same structure meets them in the
     // same order (key order aside, which only makes two shapes of one set).
     // Keyed by two 32-bit hashes of that order rather than a joined string.

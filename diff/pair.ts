@@ -84,8 +84,8 @@ export function leftoversByToken(a: readonly string[], b: readonly string[], aTa
 }
 
 /** The compared content of an entry as JSON text, markers still in: what entryToken digests. */
-export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws'>): string {
-  return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null });
+export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>): string {
+  return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null, ...(e.grpc ? { grpc: e.grpc } : {}) });
 }
 
 /** The digest of an entry's contentText with markers un-numbered: its token without the key. */

@@ -8,6 +8,15 @@ import type { TimingReport } from './timing-types.js';
 export type MultiValue = string | string[];
 
 /** A WebSocket message as compared. */
+/** A gRPC call as compared: messages in order (opcode 2, data decoded), grpc-status and grpc-message. */
+export interface NormalizedGrpc {
+  messages: NormalizedWsMessage[];
+  /** grpc-status; null when the call ended without one. */
+  status: number | null;
+  /** grpc-message, when present. */
+  message?: string;
+}
+
 export interface NormalizedWsMessage {
   /** "send" (client→server), "receive" or "error". */
   type: string;
@@ -45,6 +54,8 @@ export interface NormalizedEntry {
     messages: NormalizedWsMessage[];
     close?: { code: number | null; reason: string; by: string };
   };
+  /** gRPC call: its messages (protobuf decoded without a schema) and status, compared like WebSocket messages. */
+  grpc?: NormalizedGrpc;
   /** Header names in wire order and case: compared only with --header-order. */
   headerOrder?: { request: string[]; response: string[] };
   /** Facts about the entry that are not compared. */
@@ -63,6 +74,8 @@ export interface EntryMeta {
   truncated?: { request?: boolean; response?: boolean };
   /** Which bodies the producer did not record though there was one (a browser HAR without postData or content text): not compared. */
   notRecorded?: { request?: boolean; response?: boolean };
+  /** Spoken over HTTP/2 or later: no connection-specific headers (compare.ts drops them against an HTTP/1.x side). */
+  h2?: boolean;
   /** bb's upstream failure code, when the response is bb's own. */
   error?: string;
 }
@@ -192,7 +205,7 @@ export interface DiffResult {
 }
 
 /** The compared content of one side of a pair, as the HTML view shows it. */
-export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws'>;
+export type EntryView = Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>;
 
 /** Both sides of a pair (either may be absent for missing / extra entries). */
 export interface PairView {

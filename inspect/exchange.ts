@@ -5,7 +5,7 @@
 // content is hostile: every control character is escaped, line by line.
 import type { Har, HarEntry, HarNameValue } from '../capture/index.js';
 import { escapeControls, formatSize, messageLine, formatOffset, type Style } from './format.js';
-import { isoToSeconds, orderedEntries } from './model.js';
+import { grpcAsMessage, grpcCallStatus, grpcStatusText, isGrpcEntry, isoToSeconds, orderedEntries } from './model.js';
 import { isJsonLinesMedia, isJsonMedia, isTextualMedia } from '../core/index.js';
 
 /** Bytes shown in a binary body's hex preview. */
@@ -144,6 +144,11 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
       const ordered = [...messages].sort((a, b) => (a._bb?.seq ?? 0) - (b._bb?.seq ?? 0) || a.time - b.time);
       for (const m of ordered) lines.push(messageLine(m, opened, style));
     }
+  }
+  if (isGrpcEntry(entry)) {
+    const grpc = entry._grpcMessages!;
+    lines.push('', `${grpcStatusText(grpcCallStatus(entry))}; ${dim(`${grpc.length} gRPC message${grpc.length === 1 ? '' : 's'}${options.body ? ':' : ' (--body lists them)'}`)}`);
+    if (options.body) for (const m of grpc) lines.push(messageLine(grpcAsMessage(m), isoToSeconds(entry.startedDateTime), style));
   }
   if (bb?.close) lines.push(dim(`closed by ${bb.close.by}${bb.close.code !== null ? ` with ${bb.close.code}` : ''}${bb.close.reason ? ` ${escapeControls(bb.close.reason)}` : ''}`));
   return lines;

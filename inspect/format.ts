@@ -2,7 +2,7 @@
 // decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
 import type { HarWebSocketMessage } from '../capture/index.js';
 import {
-  opcodeName, payloadBytes, payloadText,
+  grpcStatusText, opcodeName, payloadBytes, payloadText,
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
 
@@ -82,7 +82,7 @@ const arrow = (m: HarWebSocketMessage, style: Style): string => {
 /** One message line: seq, [connection], time since open, arrow, opcode, size, preview. */
 export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string): string {
   const seq = typeof m._bb?.seq === 'number' ? String(m._bb.seq) : '-';
-  const op = m.type === 'error' ? 'error' : opcodeName(m.opcode);
+  const op = m.type === 'error' ? 'error' : (m._bb as { grpc?: boolean } | undefined)?.grpc ? 'grpc' : opcodeName(m.opcode);
   const size = m.type === 'error' ? '' : formatSize(payloadBytes(m).length);
   const parts = [
     paint(style, 'dim', seq.padStart(6)),
@@ -100,6 +100,7 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
 /** The heading line of one connection. */
 export function connectionHeading(c: WsConnectionView, style: Style, total: number): string {
   const count = total === c.messages.length ? `${total} messages` : `${c.messages.length} of ${total} messages`;
+  if (c.grpc) return paint(style, 'bold', `grpc call ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 60))}  (${count}; ${grpcStatusText(c.grpc)})`;
   return paint(style, 'bold', `connection ${c.id}`) + `  #${c.exchange}  ${clip(c.url, Math.max(20, style.width - 40))}  (${count})`;
 }
 
@@ -149,8 +150,8 @@ export function showText(rows: EntryRow[], since: number, style: Style): string[
     formatSize(r.responseBodySize),
     r.duration >= 0 ? r.duration.toFixed(0) : '-',
     r.page ?? '',
-    r.webSocket ? String(r.webSocketMessages) : '',
-    r.url + (r.error ? `  (${r.error})` : ''),
+    r.webSocket ? String(r.webSocketMessages) : r.grpc ? String(r.grpc.messages) : '',
+    r.url + (r.error ? `  (${r.error})` : '') + (r.grpc ? `  [${grpcStatusText(r.grpc)}]` : ''),
   ]);
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...table.map((row) => [...row[i]!].length)));
   const pageCol = 7;

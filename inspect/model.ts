@@ -5,7 +5,7 @@
 //
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (DESIGN.md "Inspecting").
-import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
+import { grpcStatus, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 import { globToRegExp, isoToSeconds } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */
@@ -20,8 +20,44 @@ export interface WsConnectionView {
   exchange: number;
   /** When the upgrade request started, epoch seconds. */
   openedAt: number;
-  /** Its messages in order (HAR's own objects). */
+  /** Its messages in order (HAR's own objects; a gRPC call's as grpcAsMessage shows them). */
   messages: HarWebSocketMessage[];
+  /** Set for a gRPC call (listed like a connection, one per call): its status. */
+  grpc?: GrpcCallStatus;
+}
+
+/** A gRPC call's grpc-status (null: none came) and grpc-message. */
+export interface GrpcCallStatus {
+  status: number | null;
+  message?: string;
+}
+
+/** gRPC status code names (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+export const GRPC_STATUS_NAMES: readonly string[] = [
+  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+];
+
+/** "grpc 14 UNAVAILABLE: going away", "grpc no status". */
+export function grpcStatusText(s: GrpcCallStatus): string {
+  if (s.status === null) return 'grpc no status';
+  const name = GRPC_STATUS_NAMES[s.status];
+  return `grpc ${s.status}${name ? ` ${name}` : ''}${s.message ? `: ${s.message}` : ''}`;
+}
+
+/** True when an entry is a gRPC call bb (or another tool) split into messages. */
+export function isGrpcEntry(e: HarEntry): boolean {
+  return Array.isArray(e._grpcMessages);
+}
+
+/** A gRPC call's status as its HAR says (bb's _bb.grpc, else the trailers, else trailers-only headers). */
+export function grpcCallStatus(e: HarEntry): GrpcCallStatus {
+  return e._bb?.grpc ?? grpcStatus(e.response._trailers, e.response.headers);
+}
+
+/** A gRPC message in the shape frames lists (opcode 2, binary), marked `_bb.grpc`; seq kept when the capture has one. */
+export function grpcAsMessage(m: HarGrpcMessage): HarWebSocketMessage {
+  return { type: m.type, time: m.time, opcode: 2, data: m.data, _bb: { ...m._bb, grpc: true, compressed: m.compressed } as unknown as NonNullable<HarWebSocketMessage['_bb']> };
 }
 
 /** One HTTP entry as `bb show` lists it. */
@@ -54,6 +90,8 @@ export interface EntryRow {
   webSocket: boolean;
   /** How many WebSocket messages it holds. */
   webSocketMessages: number;
+  /** A gRPC call: its status and how many messages it holds. */
+  grpc?: GrpcCallStatus & { messages: number };
   /** bb's `_bb.error.code` (bb's own 502) or `_bb.aborted`. */
   error?: string;
 }
@@ -123,14 +161,18 @@ export function wsConnections(har: Har): WsConnectionView[] {
   const conns: WsConnectionView[] = [];
   const used = new Set<string>();
   for (const { entry, index } of orderedEntries(har)) {
-    if (!isWebSocketEntry(entry)) continue;
-    let id = entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
+    const grpc = !isWebSocketEntry(entry) && isGrpcEntry(entry);
+    if (!grpc && !isWebSocketEntry(entry)) continue;
+    const exchange = seqOf(entry) ?? index;
+    // A gRPC call is named by its exchange: many calls share one connection.
+    let id = grpc ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
     if (used.has(id)) id = `${id}/${index}`;
     used.add(id);
-    const messages = sorted(
-      (entry._webSocketMessages ?? []).map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })),
-    );
-    conns.push({ id, url: entry.request.url, entry: index, exchange: seqOf(entry) ?? index, openedAt: isoToSeconds(entry.startedDateTime), messages });
+    const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : entry._webSocketMessages ?? [];
+    const messages = sorted(raw.map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })));
+    const view: WsConnectionView = { id, url: entry.request.url, entry: index, exchange, openedAt: isoToSeconds(entry.startedDateTime), messages };
+    if (grpc) view.grpc = grpcCallStatus(entry);
+    conns.push(view);
   }
   return conns;
 }
@@ -227,6 +269,7 @@ export function entryRows(har: Har): EntryRow[] {
     if (seq !== undefined) row.seq = seq;
     if (e.pageref !== undefined) row.page = titles.get(e.pageref) ?? e.pageref;
     if (e.connection !== undefined) row.connection = String(e.connection);
+    if (isGrpcEntry(e)) row.grpc = { ...grpcCallStatus(e), messages: e._grpcMessages!.length };
     const error = e._bb?.error?.code ?? (e._bb?.aborted ? `aborted by ${e._bb.aborted}` : undefined);
     if (error !== undefined) row.error = error;
     return row;

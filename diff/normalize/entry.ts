@@ -2,8 +2,9 @@
 // (DESIGN.md "The normalized entry"). Pure: rules, homes and the ordinal
 // table come in; nothing is read from disk.
 import { createHash } from 'node:crypto';
-import type { HarEntry, HarNameValue, HarPage } from '../../capture/index.js';
-import type { MultiValue, NormalizedEntry, NormalizedWsMessage } from '../types.js';
+import { grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue, type HarPage } from '../../capture/index.js';
+import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
+import { decodeProtobuf } from './protobuf.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
@@ -30,11 +31,22 @@ export interface NormalizeContext {
   parsers?: readonly BodyParser[];
 }
 
-function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean): Record<string, MultiValue> {
+/** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
+export function isH2OrLater(e: HarEntry): boolean {
+  return [e.request.httpVersion, e.response.httpVersion].some((v) => /^(https?\/)?(2|3)(\.0)?$|^h[23]/i.test(v ?? ''));
+}
+
+function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string): Record<string, MultiValue> {
   const out: Record<string, MultiValue> = {};
+  // :authority is HTTP/2's Host (RFC 9113 §8.3.1): compared as host, so h1 and h2 recordings agree.
+  // Exporters that leave pseudo-headers out (mitmproxy) still have it in the URL.
+  if (h2Url !== undefined && !headers.some((h) => h.name.toLowerCase() === 'host')) {
+    const authority = headers.find((h) => h.name === ':authority')?.value ?? urlHost(h2Url);
+    if (authority) headers = [{ name: 'host', value: authority }, ...headers];
+  }
   for (const h of headers) {
     const name = h.name.toLowerCase();
-    if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers some exporters list
+    if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
     let value = ctx.rules.maskedHeaders.get(name);
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
     value ??= normalizeString(h.value, ctx.rules, ctx.homes, ctx.table);
@@ -42,6 +54,14 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
     out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
   }
   return out;
+}
+
+function urlHost(url: string): string | undefined {
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function queryMap(pairs: HarNameValue[]): Record<string, MultiValue> {
@@ -285,6 +305,8 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
   if (eio !== undefined) engineIoQuery(query, table);
 
+  // A gRPC call's bodies are its framed messages: compared as messages (grpc), not as bytes.
+  const grpcMsgs = e._grpcMessages;
   const post = e.request.postData;
   let reqBody: unknown;
   let reqParsed = false;
@@ -327,16 +349,20 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const out: Omit<NormalizedEntry, 'id'> = {
     key: entryKey(page, keyRoute),
     route: keyRoute,
-    request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed) },
+    request: { method, path, query, headers: headerMap(e.request.headers, ctx, reqParsed, isH2OrLater(e) ? e.request.url : undefined) },
     response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, resParsed) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page },
   };
-  if (reqBody !== undefined) out.request.body = reqBody;
-  if (resBody !== undefined) out.response.body = resBody;
+  if (grpcMsgs) out.grpc = normalizeGrpc(grpcMsgs, e, ctx);
+  else {
+    if (reqBody !== undefined) out.request.body = reqBody;
+    if (resBody !== undefined) out.response.body = resBody;
+  }
   if (events !== undefined) out.response.events = events;
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
+  if (isH2OrLater(e)) out.meta.h2 = true;
   if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
   if (reqNotRecorded || resNotRecorded) out.meta.notRecorded = { request: reqNotRecorded, response: resNotRecorded };
 
@@ -353,6 +379,25 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     const close = e._bb?.close;
     if (close) out.ws.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), rules, homes, table), by: close.by };
   }
+  return out;
+}
+
+/**
+ * A gRPC call as compared: each message decoded from the protobuf wire
+ * format without a schema (protobuf.ts), its values normalized like a JSON
+ * body; one that does not parse (or was cut short) compares as its base64.
+ * The status comes from the trailers (bb moves a gRPC-Web trailer frame
+ * there), else trailers-only headers.
+ */
+function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, ctx: NormalizeContext): NormalizedGrpc {
+  const messages = msgs.map((m) => {
+    const bytes = Buffer.from(m.data, 'base64');
+    const decoded = m._bb?.truncated === undefined && m._bb?.undecoded === undefined ? decodeProtobuf(bytes) : undefined;
+    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.rules, ctx.homes, ctx.table) : m.data };
+  });
+  const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
+  const out: NormalizedGrpc = { messages, status };
+  if (message !== undefined) out.message = normalizeString(message, ctx.rules, ctx.homes, ctx.table);
   return out;
 }
 
@@ -378,4 +423,5 @@ export function applyPathRules(entry: NormalizedEntry, rules: PathRuleConfig[]):
   walk(entry.request, 'request');
   walk(entry.response, 'response');
   if (entry.ws) walk(entry.ws, 'ws');
+  if (entry.grpc) walk(entry.grpc, 'grpc');
 }

@@ -1,0 +1,247 @@
+// gRPC and gRPC-Web bodies → their length-prefixed messages (DESIGN.md
+// "HTTP/2 and gRPC"). Pure: recorded chunks with their times in, HAR's
+// `_grpcMessages`, the trailers of a gRPC-Web trailer frame and the call's
+// status out.
+//
+// Framing (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md,
+// "Length-Prefixed-Message"): 1 byte flags (bit 0: compressed), 4 bytes
+// big-endian length, the message. gRPC-Web
+// (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-WEB.md) adds flag
+// bit 7 for the trailer frame, whose payload is an HTTP/1 header block, and
+// `application/grpc-web-text`, the same frames in base64 (each write may be
+// padded on its own, so the text is decoded segment by segment).
+import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
+import type { BodyRecord, BodySlice } from './journal.js';
+
+/** Decompressed bytes kept per message: past it the message stays compressed and says so. */
+export const GRPC_INFLATE_CAP = 16 * 1024 * 1024;
+
+/** Which gRPC flavour a content-type names, or undefined for anything else. */
+export interface GrpcMedia {
+  /** gRPC-Web (trailers may come in a trailer frame). */
+  web: boolean;
+  /** gRPC-Web-text: the frames are base64. */
+  text: boolean;
+}
+
+/** The gRPC flavour of a content-type (`application/grpc`, `+proto`, `-web`, `-web+proto`, `-web-text`...). */
+export function grpcMedia(contentType: string | undefined): GrpcMedia | undefined {
+  const m = /^\s*application\/grpc(-web(-text)?)?(\+[\w.-]+)?\s*(;|$)/i.exec(contentType ?? '');
+  return m ? { web: m[1] !== undefined, text: m[2] !== undefined } : undefined;
+}
+
+/** Recorded body bytes and the time (epoch ms) they were seen. */
+export interface GrpcChunk {
+  bytes: Buffer;
+  ts: number;
+}
+
+/** How one direction's body is to be split. */
+export interface GrpcSplitOptions {
+  type: 'send' | 'receive';
+  media: GrpcMedia;
+  /** The direction's `grpc-encoding` header (identity when absent). */
+  encoding?: string;
+  /** Fewer bytes were recorded than crossed (body cap): a cut last message is expected. */
+  truncated: boolean;
+}
+
+/** One direction's messages, the trailer frame's headers, and what a reader should know. */
+export interface GrpcSplit {
+  messages: HarGrpcMessage[];
+  /** gRPC-Web: the trailer frame's headers, in order. */
+  trailers?: HarNameValue[];
+  /** Sentences for the entry's comment. */
+  notes: string[];
+}
+
+/** Splits one direction's recorded body into gRPC messages, each timed by the chunk that held its last byte. */
+export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): GrpcSplit {
+  const { bytes, timeAt } = opts.media.text ? fromBase64Text(chunks) : joined(chunks);
+  const out: GrpcSplit = { messages: [], notes: [] };
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.length - at < 5) {
+      out.notes.push(`${opts.type}: ${bytes.length - at} bytes of a message prefix cut short`);
+      break;
+    }
+    const flags = bytes[at]!;
+    const length = bytes.readUInt32BE(at + 1);
+    const start = at + 5;
+    const end = start + length;
+    const have = Math.min(end, bytes.length);
+    const payload = bytes.subarray(start, have);
+    const time = timeAt(have - 1) / 1000;
+    at = end;
+    if (opts.media.web && flags & 0x80) {
+      out.trailers = parseTrailerBlock(payload.toString('latin1'));
+      continue;
+    }
+    const msg: HarGrpcMessage = { type: opts.type, time, compressed: (flags & 1) === 1, data: '' };
+    if (have < end) {
+      // Cut short (body cap or a hang-up): keep what came, as it came; never inflate a fragment.
+      msg.data = payload.toString('base64');
+      msg._bb = { truncated: payload.length, length };
+      out.notes.push(`${opts.type}: last message cut short, ${payload.length} of ${length} bytes recorded`);
+      out.messages.push(msg);
+      break;
+    }
+    if (msg.compressed) {
+      const inflated = inflate(payload, opts.encoding);
+      if (typeof inflated === 'string') {
+        msg.data = payload.toString('base64');
+        msg._bb = { undecoded: inflated };
+        out.notes.push(`${opts.type}: ${inflated}`);
+      } else msg.data = inflated.toString('base64');
+    } else msg.data = payload.toString('base64');
+    out.messages.push(msg);
+  }
+  if (opts.truncated && !out.notes.some((n) => n.includes('cut short'))) out.notes.push(`${opts.type}: body past the cap, later messages not recorded`);
+  return out;
+}
+
+/** Decompresses one message per its grpc-encoding; a string says why it stays compressed. */
+function inflate(payload: Buffer, encoding: string | undefined): Buffer | string {
+  const coding = (encoding ?? 'identity').trim().toLowerCase();
+  const opts = { maxOutputLength: GRPC_INFLATE_CAP };
+  try {
+    if (coding === 'gzip') return gunzipSync(payload, opts);
+    if (coding === 'deflate') {
+      // grpc-encoding deflate is zlib-wrapped (RFC 1950); some peers send raw deflate.
+      try {
+        return inflateSync(payload, opts);
+      } catch {
+        return inflateRawSync(payload, opts);
+      }
+    }
+  } catch (err) {
+    return `grpc-encoding ${coding}: does not decompress (${(err as Error).message}), kept compressed`;
+  }
+  if (coding === 'identity') return 'compressed flag set with grpc-encoding identity, kept as sent';
+  return `grpc-encoding ${coding}: no decoder, kept compressed`;
+}
+
+/** A gRPC-Web trailer frame's payload: `name: value` lines (CRLF or LF). */
+export function parseTrailerBlock(text: string): HarNameValue[] {
+  const out: HarNameValue[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    out.push({ name: line.slice(0, colon).trim(), value: line.slice(colon + 1).trim() });
+  }
+  return out;
+}
+
+/** grpc-status and grpc-message from the first list that has a status (trailers, trailer frame, trailers-only headers). */
+export function grpcStatus(...lists: Array<HarNameValue[] | undefined>): { status: number | null; message?: string } {
+  for (const list of lists) {
+    const status = list?.find((h) => h.name.toLowerCase() === 'grpc-status');
+    if (!status) continue;
+    const message = list!.find((h) => h.name.toLowerCase() === 'grpc-message')?.value;
+    const n = Number(status.value.trim());
+    const out: { status: number | null; message?: string } = { status: Number.isInteger(n) ? n : null };
+    if (message !== undefined && message !== '') out.message = percentDecoded(message);
+    return out;
+  }
+  return { status: null };
+}
+
+// grpc-message is percent-encoded (PROTOCOL-HTTP2.md "Responses"); a bad escape stays as sent.
+function percentDecoded(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
+/** What a gRPC exchange adds to its HAR entry. */
+export interface GrpcEntryParts {
+  /** Both directions' messages, ordered by time (sends first on a tie). */
+  messages: HarGrpcMessage[];
+  /** The status from the trailers, the trailer frame, or trailers-only headers. */
+  status: { status: number | null; message?: string };
+  /** gRPC-Web: the trailer frame's headers (they become response._trailers). */
+  trailers?: HarNameValue[];
+  notes: string[];
+}
+
+/** The gRPC parts of an exchange whose request or response is `application/grpc*`; undefined otherwise. */
+export function grpcEntryParts(
+  request: HarRequest, response: HarResponse, reqBody: BodyRecord[], resBody: BodyRecord[], readBody: (s: BodySlice) => Buffer,
+): GrpcEntryParts | undefined {
+  const header = (list: HarNameValue[], name: string) => list.find((h) => h.name.toLowerCase() === name)?.value;
+  const reqMedia = grpcMedia(header(request.headers, 'content-type'));
+  const resMedia = grpcMedia(header(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);
+  if (!reqMedia && !resMedia) return undefined;
+  const side = (type: 'send' | 'receive', body: BodyRecord[], media: GrpcMedia | undefined, headers: HarNameValue[]): GrpcSplit => {
+    if (!media) return { messages: [], notes: [] };
+    const chunks = body.filter((c) => c.n > 0).map((c) => ({ bytes: readBody(c), ts: c.ts }));
+    const truncated = body.reduce((n, c) => n + c.w - c.n, 0) > 0;
+    return splitGrpcBody(chunks, { type, media, encoding: header(headers, 'grpc-encoding'), truncated });
+  };
+  const sent = side('send', reqBody, reqMedia ?? resMedia, request.headers);
+  const received = side('receive', resBody, resMedia, response.headers);
+  const messages = [...sent.messages, ...received.messages].sort((a, b) => a.time - b.time || (a.type === b.type ? 0 : a.type === 'send' ? -1 : 1));
+  const parts: GrpcEntryParts = {
+    messages,
+    status: grpcStatus(response._trailers, received.trailers, response.headers),
+    notes: [...sent.notes, ...received.notes],
+  };
+  if (received.trailers) parts.trailers = received.trailers;
+  return parts;
+}
+
+interface Timed {
+  bytes: Buffer;
+  /** The time of the chunk holding byte `offset` of `bytes`. */
+  timeAt(offset: number): number;
+}
+
+function timeFinder(ends: number[], times: number[]): (offset: number) => number {
+  return (offset) => {
+    let lo = 0;
+    let hi = ends.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid]! > offset) hi = mid;
+      else lo = mid + 1;
+    }
+    return times[lo] ?? 0;
+  };
+}
+
+function joined(chunks: GrpcChunk[]): Timed {
+  const ends: number[] = [];
+  const times: number[] = [];
+  let total = 0;
+  for (const c of chunks) {
+    if (c.bytes.length === 0) continue;
+    total += c.bytes.length;
+    ends.push(total);
+    times.push(c.ts);
+  }
+  return { bytes: Buffer.concat(chunks.map((c) => c.bytes)), timeAt: timeFinder(ends, times) };
+}
+
+// Base64 text decoded by segments that end at padding (a gRPC-Web-text peer
+// encodes each write on its own); a segment's bytes take the time of the chunk
+// holding its last character.
+function fromBase64Text(chunks: GrpcChunk[]): Timed {
+  const raw = joined(chunks);
+  const text = raw.bytes.toString('latin1');
+  const parts: Buffer[] = [];
+  const ends: number[] = [];
+  const times: number[] = [];
+  let total = 0;
+  const segment = /[A-Za-z0-9+/_-]+={0,2}/g;
+  for (let m = segment.exec(text); m !== null; m = segment.exec(text)) {
+    const bytes = Buffer.from(m[0], 'base64');
+    total += bytes.length;
+    ends.push(total);
+    times.push(raw.timeAt(m.index + m[0].length - 1));
+    parts.push(bytes);
+  }
+  return { bytes: Buffer.concat(parts), timeAt: timeFinder(ends, times) };
+}

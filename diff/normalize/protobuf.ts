@@ -1,0 +1,103 @@
+// Protobuf wire format decoded without a schema, for comparing gRPC messages
+// (DESIGN.md "HTTP/2 and gRPC"). https://protobuf.dev/programming-guides/encoding/
+// A message is a run of records: a varint key (field number << 3 | wire
+// type), then the value. Field numbers become keys; a field seen more than
+// once becomes an array (repeated). Pure.
+//
+// Without a schema a length-delimited value is ambiguous: a nested message,
+// a string, bytes or a packed repeated field. Printable UTF-8 text is read as
+// a string first ("hi" = 68 69 also parses as field 13 = 105, which no one
+// meant); then as a nested message when it parses wholly; then as UTF-8;
+// else as bytes, `{ $bytes: base64 }`. Packed fields stay whatever that gives.
+
+/** A decoded message: field number → value, or values when repeated. */
+export type ProtoMessage = { [field: string]: ProtoValue | ProtoValue[] };
+/** One decoded field value. */
+export type ProtoValue = number | string | ProtoMessage | { $bytes: string };
+
+/** Nesting followed at most this deep; deeper length-delimited values stay bytes. */
+export const MAX_PROTO_DEPTH = 32;
+
+/** Decodes a whole message; undefined when the bytes are not one (a bad key, a record past the end, groups). */
+export function decodeProtobuf(bytes: Uint8Array, depth = 0): ProtoMessage | undefined {
+  const out: ProtoMessage = {};
+  let at = 0;
+  while (at < bytes.length) {
+    const key = readVarint(bytes, at);
+    if (!key) return undefined;
+    at = key.next;
+    const field = key.value / 8n;
+    const wire = Number(key.value & 7n);
+    if (field === 0n || field > 0x1fffffffn) return undefined; // field numbers are 1 .. 2^29-1
+    let value: ProtoValue;
+    if (wire === 0) {
+      const v = readVarint(bytes, at);
+      if (!v) return undefined;
+      value = safe(v.value);
+      at = v.next;
+    } else if (wire === 1) {
+      if (at + 8 > bytes.length) return undefined;
+      value = safe(Buffer.from(bytes.buffer, bytes.byteOffset + at, 8).readBigUInt64LE(0));
+      at += 8;
+    } else if (wire === 5) {
+      if (at + 4 > bytes.length) return undefined;
+      value = Buffer.from(bytes.buffer, bytes.byteOffset + at, 4).readUInt32LE(0);
+      at += 4;
+    } else if (wire === 2) {
+      const len = readVarint(bytes, at);
+      if (!len || len.value > BigInt(bytes.length - len.next)) return undefined;
+      const end = len.next + Number(len.value);
+      value = lengthDelimited(bytes.subarray(len.next, end), depth);
+      at = end;
+    } else {
+      // 3 and 4 are groups (deprecated, never emitted by proto3); 6 and 7 do not exist.
+      return undefined;
+    }
+    const name = field.toString();
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+/** A length-delimited value, read as the header comment says. */
+function lengthDelimited(bytes: Uint8Array, depth: number): ProtoValue {
+  const text = utf8(bytes);
+  if (text !== undefined && (text === '' || PRINTABLE.test(text))) return text;
+  if (depth < MAX_PROTO_DEPTH) {
+    const nested = decodeProtobuf(bytes, depth + 1);
+    if (nested) return nested;
+  }
+  if (text !== undefined) return text;
+  return { $bytes: Buffer.from(bytes).toString('base64') };
+}
+
+// Text a person wrote: no control characters but tab, newline and carriage return.
+const PRINTABLE = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u;
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function utf8(bytes: Uint8Array): string | undefined {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A number when it is exact in a double, else its decimal string (uint64 ids). */
+function safe(v: bigint): number | string {
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+}
+
+/** A base-128 varint (at most 10 bytes); undefined when cut short or too long. */
+function readVarint(bytes: Uint8Array, at: number): { value: bigint; next: number } | undefined {
+  let value = 0n;
+  for (let i = 0; i < 10; i++) {
+    if (at + i >= bytes.length) return undefined;
+    const b = bytes[at + i]!;
+    value |= BigInt(b & 0x7f) << BigInt(7 * i);
+    if ((b & 0x80) === 0) return { value, next: at + i + 1 };
+  }
+  return undefined;
+}

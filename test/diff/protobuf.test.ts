@@ -1,0 +1,46 @@
+// The schema-less protobuf decoder, on the literal bytes of the protobuf
+// encoding guide (https://protobuf.dev/programming-guides/encoding/).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeProtobuf } from '../../diff/normalize/protobuf.js';
+
+const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
+
+describe('decodeProtobuf', () => {
+  it('reads a varint field: "08 96 01" is field 1 = 150 (encoding guide, "A Simple Message")', () => {
+    assert.deepEqual(decodeProtobuf(hex('08 96 01')), { 1: 150 });
+  });
+
+  it('reads a string: "12 07 74 65 73 74 69 6e 67" is field 2 = "testing" (encoding guide, "Length-Delimited Records")', () => {
+    assert.deepEqual(decodeProtobuf(hex('12 07 74 65 73 74 69 6e 67')), { 2: 'testing' });
+  });
+
+  it('reads a nested message: "1a 03 08 96 01" is field 3 = { 1: 150 } (encoding guide, "Submessages")', () => {
+    assert.deepEqual(decodeProtobuf(hex('1a 03 08 96 01')), { 3: { 1: 150 } });
+  });
+
+  it('reads repeated fields as arrays (encoding guide, "Repeated Elements": 22 05 68 65 6c 6c 6f 28 01 28 02 28 03)', () => {
+    assert.deepEqual(decodeProtobuf(hex('22 05 68 65 6c 6c 6f 28 01 28 02 28 03')), { 4: 'hello', 5: [1, 2, 3] });
+  });
+
+  it('reads fixed32 and fixed64 little-endian, and uint64 past 2^53 as a decimal string', () => {
+    assert.deepEqual(decodeProtobuf(hex('0d 01 00 00 00 11 02 00 00 00 00 00 00 00')), { 1: 1, 2: 2 });
+    assert.deepEqual(decodeProtobuf(hex('08 ff ff ff ff ff ff ff ff ff 01')), { 1: '18446744073709551615' });
+  });
+
+  it('reads printable text as a string even when it would parse as a message ("hi" = 68 69 = field 13 varint 105)', () => {
+    assert.deepEqual(decodeProtobuf(hex('0a 02 68 69')), { 1: 'hi' });
+  });
+
+  it('keeps bytes that are neither a message nor UTF-8 as base64', () => {
+    assert.deepEqual(decodeProtobuf(hex('0a 02 ff ff')), { 1: { $bytes: '//8=' } });
+  });
+
+  it('refuses what is not a whole message: a cut record, field 0, a group, a length past the end', () => {
+    assert.equal(decodeProtobuf(hex('08 96')), undefined);
+    assert.equal(decodeProtobuf(hex('00 01')), undefined);
+    assert.equal(decodeProtobuf(hex('0b 0c')), undefined);
+    assert.equal(decodeProtobuf(hex('0a 05 61')), undefined);
+    assert.deepEqual(decodeProtobuf(hex('')), {});
+  });
+});
