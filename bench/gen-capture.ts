@@ -9,6 +9,7 @@
 //   node --import tsx bench/gen-capture.ts OUT.har ENTRIES old|new
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { mulberry32 } from '../core/index.js';
 
 /** What to generate. */
 export interface GenOptions {
@@ -27,16 +28,7 @@ export interface GenOptions {
 }
 
 /** A small deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 function uuidFrom(r: () => number): string {
   const h = () => Math.floor(r() * 0x100000000).toString(16).padStart(8, '0');

@@ -8,3 +8,4 @@ export { bbHomeFrom, type BbHome } from './home.js';
 export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isZipMedia, isBinaryMedia, isTextualMedia } from './media-type.js';
 export { headerPairs, headerValue, headerValues, serializeHead, type HeaderPair } from './raw-headers.js';
 export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
+export { mulberry32 } from './random.js';

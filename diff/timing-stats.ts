@@ -5,6 +5,7 @@
 // Criterion (a confidence interval on the change that must clear a
 // threshold). Nothing here reads a clock or Math.random: the same samples
 // always give the same numbers.
+import { mulberry32 } from '../core/index.js';
 
 /** The q-quantile (0..1) of ascending `sorted`, interpolating linearly between ranks (R's type 7, numpy's default); NaN when empty. */
 export function quantile(sorted: ArrayLike<number>, q: number): number {
@@ -33,17 +34,6 @@ export function seedOf(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32: a small seeded generator of floats in [0, 1); plenty for resampling, and the same sequence everywhere. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The median of one resample (with replacement) of ascending `sorted`.

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
-import { mulberry32 } from '../../diff/timing-stats.js';
+import { mulberry32 } from '../../core/index.js';
 import { Cleanups, atFileEnd } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 

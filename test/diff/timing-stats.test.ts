@@ -5,7 +5,8 @@
 // by hand from the distribution of U.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ascending, erfc, exactUCounts, geometricMean, mannWhitneyU, median, mulberry32, quantile, ratioOfMedians, seedOf } from '../../diff/timing-stats.js';
+import { ascending, erfc, exactUCounts, geometricMean, mannWhitneyU, median, quantile, ratioOfMedians, seedOf } from '../../diff/timing-stats.js';
+import { mulberry32 } from '../../core/index.js';
 
 const close = (actual: number, expected: number, tol: number, what: string) => assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} is not within ${tol} of ${expected}`);
 

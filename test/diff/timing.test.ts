@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { diffCaptures, renderHtml, renderJson, renderJunit, renderText, validateDiffConfig, type DiffOptions, type DiffResult, type TimingRouteReport } from '../../diff/index.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
-import { mulberry32 } from '../../diff/timing-stats.js';
+import { mulberry32 } from '../../core/index.js';
 import type { Har } from '../../capture/har.js';
 
 const PATHS: Array<[string, DiffOptions]> = [

@@ -14,6 +14,7 @@
 // connection only when it says so; a script that runs out leaves it open.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { mulberry32 } from '../../core/index.js';
 
 /** One step of a connection's script. */
 export type Step =
@@ -66,16 +67,7 @@ export function httpResponse(body: string | Buffer = '', status = 200, headers: 
 }
 
 /** A small deterministic PRNG (mulberry32): the same seed gives the same bytes. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32;
 
 /** n pseudo-random bytes from `seed`. */
 export function garbageBytes(n: number, seed = 1): Buffer {

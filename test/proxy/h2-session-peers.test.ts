@@ -15,6 +15,7 @@ import { errorName } from '../../proxy/h2/frames.js';
 import { startH2Relay, streamsOf, type SeenStream } from '../helpers/h2-relay.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
+import { mulberry32 } from '../../core/index.js';
 
 const run = promisify(execFile);
 type Pairs = Array<[string, string]>;
@@ -22,14 +23,7 @@ const pairs = (raw: string[]): Pairs => Array.from({ length: raw.length / 2 }, (
 
 /** mulberry32: a small seeded generator, so a failing seed can be replayed. */
 function random(seed: number) {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
   const text = (n: number) => Array.from({ length: n }, () => pick('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/=;,'.split(''))).join('');
