@@ -123,7 +123,7 @@ function inflate(payload: Buffer, encoding: string | undefined): Buffer | string
 }
 
 /** A gRPC-Web trailer frame's payload: `name: value` lines (CRLF or LF). */
-export function parseTrailerBlock(text: string): HarNameValue[] {
+function parseTrailerBlock(text: string): HarNameValue[] {
   const out: HarNameValue[] = [];
   for (const line of text.split(/\r?\n/)) {
     const colon = line.indexOf(':');

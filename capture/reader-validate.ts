@@ -9,7 +9,8 @@ import type {
   HarEntry,
   HarLog,
   HarNameValue,
-  HarWebSocketMessage, HarGrpcMessage,
+  HarWebSocketMessage,
+  HarGrpcMessage,
   HarEventSourceMessage,
   HarPage,
 } from './har.js';

@@ -67,8 +67,8 @@ export interface Summary {
   seq?: number;
   /** Its shape (field patterns) as an index into the side's shape list. */
   shape: number;
-  /** Its times (bb diff --timing), taken on this one read. */
-  times: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
+  /** Its times, taken on this one read only when the run asks for timing (bb diff --timing). */
+  times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
 }
 
 /** A side's header facts the other side and the main thread need. */
@@ -89,7 +89,7 @@ export interface EntryTexts {
 export interface SideSpec {
   path: string;
   which: 'old' | 'new';
-  options: Pick<DiffOptions, 'config' | 'allowIncomplete' | 'serverHome'>;
+  options: Pick<DiffOptions, 'config' | 'allowIncomplete' | 'serverHome' | 'timing'>;
 }
 
 /**
@@ -223,6 +223,7 @@ export class SideWork {
     this.labels = labels;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
+    const timed = this.ctx.options.timing !== undefined;
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
     const shapes = (this.shapes = new ShapeIndex(un));
@@ -254,7 +255,7 @@ export class SideWork {
         token: '',
         digest,
         shape: noPathRules ? shapes.add(n) : -1,
-        times: timesOf(entry),
+        ...(timed ? { times: timesOf(entry) } : {}),
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
       });

@@ -119,8 +119,10 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
         to.markers = from.markers;
         to.shapes = from.shapes.map((t) => shapes.shapes[shapes.addText(t)]!);
       }
-      ctx.old.timing = o.list.map((x) => ({ id: x.id, route: x.route, ...x.times }));
-      ctx.new.timing = n.list.map((x) => ({ id: x.id, route: x.route, ...x.times }));
+      if (ctx.options.timing) {
+        ctx.old.timing = o.list.map((x) => ({ id: x.id, route: x.route, ...x.times! }));
+        ctx.new.timing = n.list.map((x) => ({ id: x.id, route: x.route, ...x.times! }));
+      }
     } catch (err) {
       await closeAll([s.old.handle, s.new.handle]);
       throw err;

@@ -69,7 +69,7 @@ export interface DiffSide {
   entries: NormalizedEntry[];
   /** Each entry's summary, in the same order (pair stage). */
   summaries: EntrySummary[];
-  /** Each entry's times, named as the entries are (normalize stage, both paths). */
+  /** Each entry's times, named as the entries are (normalize stage, both paths, only with options.timing). */
   timing: TimingSample[];
 }
 
@@ -188,7 +188,8 @@ async function timesOfRuns(ctx: DiffContext, runs: { old: string[]; new: string[
   for (let i = 0; i < Math.max(runs.old.length, runs.new.length); i++) {
     const a = runs.old[i];
     const b = runs.new[i];
-    const sub = createContext(a ?? b!, b ?? a!, { ...ctx.options, noisePath: undefined, timing: undefined, views: false });
+    // options.timing stays: it is what makes the read and normalize stages take times (the timing stage is not run here).
+    const sub = createContext(a ?? b!, b ?? a!, { ...ctx.options, noisePath: undefined, views: false });
     for (const s of ctx.stages) if (s.name === 'read' || s.name === 'normalize' || s.name === 'bounded-done') await s.run(sub);
     if (a) out.old.push(...sub.old.timing);
     if (b) out.new.push(...sub.new.timing);
@@ -237,8 +238,10 @@ export const defaultStages: DiffStage[] = [
         assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => hosts[i]! : undefined);
         for (const e of entries) applyPathRules(e, ctx.config.normalize.paths ?? []);
         side.entries = entries;
-        const har = k === 0 ? oldHar : newHar;
-        side.timing = entries.map((e) => ({ id: e.id, route: e.route, ...timesOf(har.log.entries[e.meta.index]!) }));
+        if (ctx.options.timing) {
+          const har = k === 0 ? oldHar : newHar;
+          side.timing = entries.map((e) => ({ id: e.id, route: e.route, ...timesOf(har.log.entries[e.meta.index]!) }));
+        }
       }
     },
   },

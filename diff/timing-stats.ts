@@ -131,7 +131,7 @@ export function erfc(x: number): number {
 }
 
 /** P(Z > z) for a standard normal Z. */
-export function normalUpperTail(z: number): number {
+function normalUpperTail(z: number): number {
   return 0.5 * erfc(z / Math.SQRT2);
 }
 

@@ -150,11 +150,6 @@ export function timingReport(oldSamples: readonly TimingSample[], newSamples: re
   };
 }
 
-/** The field path a timing finding names: `timing.ttfb` or `timing.total`. */
-export function timingPath(metric: TimingMetric): string {
-  return `timing.${metric}`;
-}
-
 /**
  * The real differences of kind `slower` for the routes over budget, one per
  * route, named by the route's first entry id so `known` entries select them
@@ -164,7 +159,7 @@ export function timingPath(metric: TimingMetric): string {
 export function budgetDifferences(report: TimingReport, oldSamples: readonly TimingSample[], newSamples: readonly TimingSample[]): Difference[] {
   const first = new Map<string, TimingSample>();
   for (const s of [...oldSamples, ...newSamples]) if (!first.has(timingRoute(s.id))) first.set(timingRoute(s.id), s);
-  const path = timingPath(report.metric);
+  const path = `timing.${report.metric}`; // timing.ttfb or timing.total
   return report.routes
     .filter((r) => r.overBudget)
     .map((r) => {

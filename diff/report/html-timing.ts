@@ -12,7 +12,7 @@ const H = 34;
 const PAD = 4;
 
 /** One route's strip chart: old samples on the upper row, new on the lower, a tick at each median. */
-export function stripSvg(r: TimingRouteReport): string {
+function stripSvg(r: TimingRouteReport): string {
   const all = [...r.strip.old, ...r.strip.new].filter((x) => x > 0);
   if (!all.length) return '';
   // Log scale: a 5× change looks the same on a 1 ms route as on a 1 s one.

@@ -21,7 +21,7 @@ export function pValue(p: number | null): string {
 }
 
 /** What a route's line says after its name and verdict. */
-export function routeFigures(r: TimingRouteReport): string {
+function routeFigures(r: TimingRouteReport): string {
   const sign = r.delta !== null && r.delta > 0 ? '+' : '';
   const ci = r.ci ? ` [${r.ci[0].toFixed(2)}, ${r.ci[1].toFixed(2)}]` : '';
   const noise = r.noise ? `  old/old2 ${times(r.noise.ratio)}` : '';

@@ -7,9 +7,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../diff/normalize/engine-io.js';
-import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { renderText, type DiffResult } from '../../diff/index.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
-import { diffBounded as bounded } from './diff-bounded.js';
+import { diffBothPaths } from './diff-bounded.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
@@ -122,12 +122,7 @@ describe('bb diff of Socket.IO traffic', () => {
     ];
   }
 
-  async function both(a: ExchangeSpec[], b: ExchangeSpec[]): Promise<[DiffResult, DiffResult]> {
-    const name = `${Math.random()}`;
-    const oldPath = await t.write(`${name}-old.har`, capture(a));
-    const newPath = await t.write(`${name}-new.har`, capture(b));
-    return [await diffCaptures(oldPath, newPath), await bounded(oldPath, newPath)];
-  }
+  const both = (a: ExchangeSpec[], b: ExchangeSpec[]) => diffBothPaths(t, capture(a), capture(b));
 
   it('two sessions that differ only in timestamps inside 42[...] match, on both paths', async () => {
     for (const r of await both(session(1796000000000), session(1796000093123))) assert.equal(r.verdict, 'match', show(r));

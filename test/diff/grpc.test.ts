@@ -3,10 +3,10 @@
 // grpc-status compared. In memory and on the bounded path.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { renderText, type DiffResult } from '../../diff/index.js';
 import type { Har, HarGrpcMessage } from '../../capture/har.js';
 import { capture } from '../helpers/har.js';
-import { diffBounded } from './diff-bounded.js';
+import { diffBothPaths } from './diff-bounded.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false, rows: true });
@@ -26,12 +26,7 @@ function call(receive: string[], status = '0', message?: string, at = 0): Har {
 
 describe('gRPC messages in the diff', () => {
   const t = tempDir();
-  async function both(a: Har, b: Har): Promise<DiffResult[]> {
-    const n = `${Math.random()}`;
-    const oldPath = await t.write(`${n}-a.har`, a);
-    const newPath = await t.write(`${n}-b.har`, b);
-    return [await diffCaptures(oldPath, newPath), await diffBounded(oldPath, newPath)];
-  }
+  const both = (a: Har, b: Har) => diffBothPaths(t, a, b);
   const rows = (r: DiffResult) => r.differences.map((d) => [d.kind, d.path, d.old, d.new]);
 
   it('the same messages at other times match', async () => {

@@ -6,16 +6,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { renderText, type DiffResult } from '../../diff/index.js';
 import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { capture } from '../helpers/har.js';
-import { diffBounded as bounded } from './diff-bounded.js';
+import { diffBothPaths } from './diff-bounded.js';
 import { tempDir } from '../helpers/tmp.js';
 import { sharedFixture } from '../helpers/fixtures.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
-
 
 async function fixture(name: string): Promise<Har> {
   return JSON.parse((await readFile(sharedFixture(undefined, name)!, 'utf8')).replace(/^\uFEFF/, '')) as Har;
@@ -24,12 +23,7 @@ async function fixture(name: string): Promise<Har> {
 describe('bodies the producer did not record', () => {
   const t = tempDir();
 
-  async function both(a: Har, b: Har): Promise<DiffResult[]> {
-    const name = `${Math.random()}`;
-    const oldPath = await t.write(`${name}-old.har`, a);
-    const newPath = await t.write(`${name}-new.har`, b);
-    return [await diffCaptures(oldPath, newPath), await bounded(oldPath, newPath)];
-  }
+  const both = (a: Har, b: Har) => diffBothPaths(t, a, b);
 
   it('a Chrome POST exported without postData matches the export with it, both ways, on both paths', async (t2) => {
     if (!sharedFixture(t2)) return;
