@@ -24,7 +24,7 @@ export function decodeContent(raw: Buffer, contentEncoding: string | undefined, 
   // Codings are listed in the order applied: undo them last first (RFC 9110 §8.4).
   for (const coding of [...codings].reverse()) {
     try {
-      bytes = decodeOne(bytes, coding, truncated);
+      bytes = decodeCoding(bytes, coding, { truncated });
     } catch (err) {
       const why =
         coding === 'zstd'
@@ -38,9 +38,15 @@ export function decodeContent(raw: Buffer, contentEncoding: string | undefined, 
   return { bytes, decoded: true };
 }
 
-function decodeOne(bytes: Buffer, coding: string, truncated: boolean): Buffer {
-  // A body cut at the cap is a prefix of a stream: flush what decodes instead of failing.
-  const flush = truncated ? { finishFlush: zlib.Z_SYNC_FLUSH } : {};
+/**
+ * One content coding undone (gzip, deflate zlib-wrapped or raw, br).
+ * `truncated`: the bytes are a prefix (cut at the cap): flush what decodes
+ * instead of failing. `maxOutputLength` bounds the output (zlib throws past it).
+ * Throws for an unknown coding or bytes that do not decode.
+ */
+export function decodeCoding(bytes: Buffer, coding: string, opts: { truncated?: boolean; maxOutputLength?: number } = {}): Buffer {
+  const cap = opts.maxOutputLength !== undefined ? { maxOutputLength: opts.maxOutputLength } : {};
+  const flush = opts.truncated ? { ...cap, finishFlush: zlib.Z_SYNC_FLUSH } : cap;
   switch (coding) {
     case 'gzip':
     case 'x-gzip':
@@ -53,7 +59,7 @@ function decodeOne(bytes: Buffer, coding: string, truncated: boolean): Buffer {
         return inflateRawSync(bytes, flush);
       }
     case 'br':
-      return brotliDecompressSync(bytes, truncated ? { finishFlush: zlib.BROTLI_OPERATION_FLUSH } : {});
+      return brotliDecompressSync(bytes, opts.truncated ? { ...cap, finishFlush: zlib.BROTLI_OPERATION_FLUSH } : cap);
     default:
       throw new Error(`unknown coding ${coding}`);
   }

@@ -10,7 +10,7 @@
 // bit 7 for the trailer frame, whose payload is an HTTP/1 header block, and
 // `application/grpc-web-text`, the same frames in base64 (each write may be
 // padded on its own, so the text is decoded segment by segment).
-import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice } from './journal.js';
 
@@ -104,22 +104,14 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
 /** Decompresses one message per its grpc-encoding; a string says why it stays compressed. */
 function inflate(payload: Buffer, encoding: string | undefined): Buffer | string {
   const coding = (encoding ?? 'identity').trim().toLowerCase();
-  const opts = { maxOutputLength: GRPC_INFLATE_CAP };
+  if (coding === 'identity') return 'compressed flag set with grpc-encoding identity, kept as sent';
+  // grpc-encoding gzip and deflate (zlib-wrapped, RFC 1950; some peers send raw) as HTTP's codings are.
+  if (coding !== 'gzip' && coding !== 'deflate') return `grpc-encoding ${coding}: no decoder, kept compressed`;
   try {
-    if (coding === 'gzip') return gunzipSync(payload, opts);
-    if (coding === 'deflate') {
-      // grpc-encoding deflate is zlib-wrapped (RFC 1950); some peers send raw deflate.
-      try {
-        return inflateSync(payload, opts);
-      } catch {
-        return inflateRawSync(payload, opts);
-      }
-    }
+    return decodeCoding(payload, coding, { maxOutputLength: GRPC_INFLATE_CAP });
   } catch (err) {
     return `grpc-encoding ${coding}: does not decompress (${(err as Error).message}), kept compressed`;
   }
-  if (coding === 'identity') return 'compressed flag set with grpc-encoding identity, kept as sent';
-  return `grpc-encoding ${coding}: no decoder, kept compressed`;
 }
 
 /** A gRPC-Web trailer frame's payload: `name: value` lines (CRLF or LF). */
