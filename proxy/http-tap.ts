@@ -217,8 +217,8 @@ class HttpTap extends TapRequests {
       return;
     }
     // Bytes that never made a head (an HTTP/2-only server's SETTINGS frame) say more than the close does.
-    if (!err && this.upstreamFirstBytes && !this.queue[0]?.responseStarted) err = Object.assign(new Error('the upstream closed the connection inside a response head'), { code: 'HPE_INVALID_EOF_STATE' });
     const started = this.queue[0]?.responseStarted === true;
+    if (!err && this.upstreamFirstBytes && !started) err = Object.assign(new Error('the upstream closed the connection inside a response head'), { code: 'HPE_INVALID_EOF_STATE' });
     let failure: FailureInfo;
     if (err) failure = classifyUpstreamError(err, started ? 'response' : err.code === 'ECONNREFUSED' || err.code === 'BB_CONNECT_TIMEOUT' ? 'connect' : 'request', this.upstreamFirstBytes);
     else if (started) failure = { code: 'ECONNRESET', message: 'the upstream closed the connection mid-response', phase: 'response' };
