@@ -18,7 +18,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { now, type FailureInfo } from './events.js';
-import { badGateway, classifyUpstreamError } from './errors.js';
+import { classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import { Http1Parser } from './http1-parser.js';
 import type { ResponseHead } from './http1-head.js';
@@ -64,7 +64,7 @@ class HttpTap extends TapRequests {
     }
     if (this.settings.upstreamTimeoutMs > 0) {
       socket.setTimeout(this.settings.upstreamTimeoutMs, () => {
-        if (this.queue.some((e) => !e.finished && !e.synthetic)) {
+        if (this.awaitingUpstream()) {
           socket.destroy(Object.assign(new Error(`no data from the upstream for ${this.settings.upstreamTimeoutMs} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
         }
       });
@@ -163,7 +163,7 @@ class HttpTap extends TapRequests {
       for (const chunk of held) if (!this.refused) this.feedRequests(chunk);
     }
     if (this.queue[0]?.synthetic) this.answerSynthetic();
-    if (this.outbox && !this.queue.some((e) => !e.finished && !e.synthetic && e !== this.sending)) {
+    if (this.outbox && !this.awaitingUpstream(this.sending)) {
       const { upstream, bytes } = this.outbox;
       this.outbox = undefined;
       this.openUpstream(upstream);
@@ -211,17 +211,18 @@ class HttpTap extends TapRequests {
         return;
       }
     }
-    const waiting = this.queue.some((e) => !e.finished && !e.synthetic);
-    if (!waiting) {
+    if (!this.awaitingUpstream()) {
       if (!fin) this.upstream = undefined;
       if (!this.closed && !this.outbox && !this.afterUpgrade) this.client.end();
       return;
     }
     // Bytes that never made a head (an HTTP/2-only server's SETTINGS frame) say more than the close does.
-    if (!err && this.upstreamFirstBytes && !this.queue[0]?.responseStarted) err = Object.assign(new Error('the upstream closed the connection inside a response head'), { code: 'HPE_INVALID_EOF_STATE' });
-    const failure = err
-      ? classifyUpstreamError(err, this.queue[0]?.responseStarted ? 'response' : err.code === 'ECONNREFUSED' || err.code === 'BB_CONNECT_TIMEOUT' ? 'connect' : 'request', this.upstreamFirstBytes)
-      : { code: this.queue[0]?.responseStarted ? 'ECONNRESET' : 'BB_UPSTREAM_CLOSED', message: this.queue[0]?.responseStarted ? 'the upstream closed the connection mid-response' : 'the upstream closed the connection before answering', phase: (this.queue[0]?.responseStarted ? 'response' : 'request') as FailureInfo['phase'] };
+    const started = this.queue[0]?.responseStarted === true;
+    if (!err && this.upstreamFirstBytes && !started) err = Object.assign(new Error('the upstream closed the connection inside a response head'), { code: 'HPE_INVALID_EOF_STATE' });
+    let failure: FailureInfo;
+    if (err) failure = classifyUpstreamError(err, started ? 'response' : err.code === 'ECONNREFUSED' || err.code === 'BB_CONNECT_TIMEOUT' ? 'connect' : 'request', this.upstreamFirstBytes);
+    else if (started) failure = { code: 'ECONNRESET', message: 'the upstream closed the connection mid-response', phase: 'response' };
+    else failure = { code: 'BB_UPSTREAM_CLOSED', message: 'the upstream closed the connection before answering', phase: 'request' };
     this.upstreamFailed(socket, failure);
   }
 
@@ -248,11 +249,7 @@ class HttpTap extends TapRequests {
       this.destroyAll();
       return;
     }
-    for (const ex of this.queue) {
-      if (ex.finished || ex.synthetic) continue;
-      const response = badGateway(failure, this.upstreamOrigin);
-      ex.synthetic = { response, close: false, fact: () => this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
-    }
+    for (const ex of this.queue) if (!ex.finished && !ex.synthetic) this.failWith502(ex, failure, this.upstreamOrigin);
     this.answerSynthetic();
   }
 }

@@ -10,7 +10,8 @@
 // requests in flight that pipelining, HEAD and CONNECT need (RFC 9112 §6.3).
 //
 // States are named numbers; a chunk is walked once. Heads and trailers are
-// line blocks: collected until an empty line, then parsed whole (capped).
+// line blocks (http1-lines.ts): collected until an empty line, then parsed
+// whole (capped).
 import type { RawHeaders } from './events.js';
 import {
   parseFieldLines,
@@ -22,6 +23,7 @@ import {
   type Http1Fault,
   type Http1Head,
 } from './http1-head.js';
+import { LineBlock } from './http1-lines.js';
 
 /** The largest head (start line, fields, blank line) or trailer block bb reads: 16 KiB, Node's default. */
 export const MAX_HEAD_BYTES = 16 * 1024;
@@ -70,72 +72,6 @@ const enum S {
   Trailers,
   Switched,
   Dead,
-}
-
-/** Collects a block of CRLF-terminated lines up to and including an empty line (a head or trailers). */
-class LineBlock {
-  constructor(private readonly max: number) {}
-  private parts: Buffer[] = [];
-  /** Bytes collected so far. */
-  length = 0;
-  private lineStart = 0;
-  private lastWasCr = false;
-
-  /** Starts a new block. */
-  reset(): void {
-    this.parts = [];
-    this.length = 0;
-    this.lineStart = 0;
-    this.lastWasCr = false;
-  }
-
-  /**
-   * Reads chunk[from..]: returns the offset just past the block's empty line,
-   * -1 when the block needs more bytes, or a fault (bare LF, over the cap).
-   */
-  scan(chunk: Buffer, from: number): number | Http1Fault {
-    let p = from;
-    for (;;) {
-      const lf = chunk.indexOf(10, p);
-      if (lf < 0) {
-        const n = chunk.length - from;
-        if (this.length + n > this.max) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${this.max} bytes` };
-        if (n > 0) {
-          this.parts.push(chunk.subarray(from));
-          this.length += n;
-          this.lastWasCr = chunk[chunk.length - 1] === 13;
-        }
-        return -1;
-      }
-      const abs = this.length + (lf - from);
-      if (abs + 1 > this.max) return { code: 'HPE_HEADER_OVERFLOW', reason: `the head is larger than ${this.max} bytes` };
-      const prevCr = lf > from ? chunk[lf - 1] === 13 : this.lastWasCr;
-      if (!prevCr) return { code: 'HPE_LF_EXPECTED', reason: 'a line ends with a bare LF; HTTP/1.1 lines end with CRLF' };
-      if (abs - this.lineStart === 1) {
-        this.parts.push(chunk.subarray(from, lf + 1));
-        this.length += lf + 1 - from;
-        return lf + 1;
-      }
-      this.lineStart = abs + 1;
-      p = lf + 1;
-    }
-  }
-
-  /** True while the block's first bytes (and `chunk[from..]`) could still start with `prefix`. */
-  couldStartWith(prefix: Buffer, chunk: Buffer, from: number): boolean {
-    let i = 0;
-    for (const part of this.parts) {
-      for (let j = 0; j < part.length && i < prefix.length; j++, i++) if (part[j] !== prefix[i]) return false;
-      if (i >= prefix.length) return true;
-    }
-    for (let j = from; j < chunk.length && i < prefix.length; j++, i++) if (chunk[j] !== prefix[i]) return false;
-    return true;
-  }
-
-  /** The collected bytes (a view when they came in one chunk). */
-  bytes(): Buffer {
-    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
-  }
 }
 
 const HEX = new Int8Array(256).fill(-1);

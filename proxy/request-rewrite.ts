@@ -14,7 +14,7 @@ export interface RewriteSettings {
 }
 
 /** The request-target to send upstream: origin-form, even when the client used absolute-form (forward mode). */
-export function originForm(target: string): string {
+function originForm(target: string): string {
   if (target.startsWith('/') || target === '*') return target;
   try {
     const url = new URL(target);

@@ -121,7 +121,6 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
   server.on('connection', (socket: Socket) => {
     const state = connectionOf(socket) ?? track(socket, 'http');
-    socket.on('error', () => {});
     tapConnection(state, socket, settings);
   });
 

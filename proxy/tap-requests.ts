@@ -5,8 +5,8 @@
 // ends. CONNECT and upgrades stop the parser: what follows is not HTTP.
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { now, type FailureInfo } from './events.js';
-import { badGateway, badRequest } from './errors.js';
+import { now } from './events.js';
+import { badRequest } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import { Http1Parser, type FeedOutcome } from './http1-parser.js';
 import type { RequestHead } from './http1-head.js';
@@ -97,11 +97,10 @@ export abstract class TapRequests extends TapState {
       this.lastConnect = head;
       return;
     }
-    const query: UpstreamQuery = { url: head.target, method: head.method, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders, socket: this.client };
-    let upstream: Upstream | undefined;
+        let upstream: Upstream | undefined;
     let badTarget: string | undefined;
     try {
-      upstream = this.settings.resolveUpstream(query, this.conn.scheme);
+      upstream = this.settings.resolveUpstream(this.queryOf(head), this.conn.scheme);
     } catch (err) {
       badTarget = (err as Error).message;
     }
@@ -123,9 +122,7 @@ export abstract class TapRequests extends TapState {
     this.queue.push(ex);
     this.sending = ex;
     if (!upstream) {
-      const failure: FailureInfo = { code: 'BB_BAD_TARGET', message: badTarget ?? 'no upstream', phase: 'request' };
-      const response = badGateway(failure, 'invalid');
-      ex.synthetic = { response, close: false, fact: () => this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
+      this.failWith502(ex, { code: 'BB_BAD_TARGET', message: badTarget ?? 'no upstream', phase: 'request' }, 'invalid');
       return;
     }
     this.route(upstream);
@@ -140,7 +137,7 @@ export abstract class TapRequests extends TapState {
       return;
     }
     if (this.upstream && this.upstreamOrigin === upstream.origin && !this.upstream.destroyed) return;
-    const busy = this.upstream && !this.upstream.destroyed && this.queue.some((e) => !e.finished && !e.synthetic && e !== this.sending);
+    const busy = this.upstream && !this.upstream.destroyed && this.awaitingUpstream(this.sending);
     if (busy) {
       this.outbox = { upstream, bytes: [] };
       return;
@@ -166,6 +163,11 @@ export abstract class TapRequests extends TapState {
     if (to > from) this.writeUp(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to));
   }
 
+  /** A request as resolveUpstream and onConnect see it. */
+  protected queryOf(head: RequestHead): UpstreamQuery {
+    return { url: head.target, method: head.method, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders, socket: this.client };
+  }
+
   protected onRequestSwitch(rest: Buffer): void {
     if (this.lastConnect) {
       this.onConnect(rest);
@@ -181,7 +183,7 @@ export abstract class TapRequests extends TapState {
       this.client.destroy();
       return;
     }
-    this.settings.onConnect({ url: head.target, method: head.method, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders, socket: this.client }, this.client, rest);
+    this.settings.onConnect(this.queryOf(head), this.client, rest);
   }
 
   protected onRequestFault(out: Extract<FeedOutcome, { state: 'error' }>, chunk: Buffer): void {

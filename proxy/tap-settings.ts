@@ -2,6 +2,7 @@
 import type { Duplex } from 'node:stream';
 import type { FactBus, SyntheticResponse } from './events.js';
 import type { RequestHead } from './http1-head.js';
+import type { RewriteSettings } from './request-rewrite.js';
 import type { Upstream, UpstreamTlsOptions } from './upstream.js';
 import type { UpgradeTap } from './upgrade.js';
 
@@ -17,12 +18,8 @@ export interface UpstreamQuery {
 }
 
 /** Per-proxy settings the tap needs. */
-export interface TapSettings {
+export interface TapSettings extends RewriteSettings {
   bus: FactBus;
-  /** Add X-Forwarded-For/-Proto/-Host. */
-  xfwd: boolean;
-  /** Rewrite Host to the upstream's host. */
-  changeOrigin: boolean;
   /** Max wait for the upstream's TCP/TLS connection (0 = none). */
   connectTimeoutMs: number;
   /** Max silence from the upstream while an exchange is under way (0 = none). */

@@ -3,8 +3,8 @@
 // go of the client socket, ending everything.
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { serializeResponse } from './errors.js';
-import type { EpochMs } from './events.js';
+import { badGateway, serializeResponse } from './errors.js';
+import { now, type EpochMs, type FailureInfo } from './events.js';
 import type { ConnectionState } from './connection.js';
 import type { Http1Parser } from './http1-parser.js';
 import type { RequestHead, ResponseHead } from './http1-head.js';
@@ -66,6 +66,17 @@ export abstract class TapState {
       }
       this.client.write(serializeResponse(response));
     }
+  }
+
+  /** Makes `ex` one bb answers with a 502 for `failure` (recorded as exchange-failed when its turn comes). */
+  protected failWith502(ex: Exchange, failure: FailureInfo, origin: string): void {
+    const response = badGateway(failure, origin);
+    ex.synthetic = { response, close: false, fact: () => this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
+  }
+
+  /** True while an exchange other than `except` still waits for the upstream's answer. */
+  protected awaitingUpstream(except?: Exchange): boolean {
+    return this.queue.some((e) => !e.finished && !e.synthetic && e !== except);
   }
 
   /** Marks an exchange done (once) for the in-flight count graceful stop waits on. */

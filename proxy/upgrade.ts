@@ -3,6 +3,7 @@
 // directions (the WebSocket tap by default); nothing is ever re-framed.
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
+import { headerValue } from '../core/index.js';
 import { now, type FactBus, type RawHeaders } from './events.js';
 import type { RequestHead, ResponseHead } from './http1-head.js';
 import { tapWebSocket } from './ws-tap.js';
@@ -34,18 +35,13 @@ export interface HandOver {
   tap?: UpgradeTap;
 }
 
-const upgradeOf = (raw: RawHeaders): string => {
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'upgrade') return raw[i + 1]!;
-  return '';
-};
-
 /** Pipes an upgraded connection and starts its tap. */
 export function handOver(h: HandOver): void {
   const { client, upstream, bus, exchangeId } = h;
   client.write(h.response.raw);
   if (h.upstreamHead.length > 0) client.write(h.upstreamHead);
   if (h.clientHead.length > 0) upstream.write(h.clientHead);
-  const isWebSocket = /^websocket$/i.test(upgradeOf(h.request.rawHeaders));
+  const isWebSocket = /^websocket$/i.test(headerValue(h.request.rawHeaders, 'upgrade') ?? '');
   const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? (args) => tapWebSocket({ ...args, emit: (fact) => bus.emit(fact) }) : undefined);
   if (tap) {
     // The tap starts before piping so that it sees every chunk from the first one.

@@ -17,6 +17,7 @@
 // that direction is no longer parsed; the bytes keep flowing.
 import type { Duplex } from 'node:stream';
 import { PerMessageDeflate, extension } from 'ws';
+import { headerValues } from '../core/index.js';
 import { now, type Fact, type WsMessage } from './events.js';
 import { FrameError, FrameParser, type ParsedUnit } from './ws-frames.js';
 
@@ -359,9 +360,5 @@ class DirectionParser {
 
 /** The 101's Sec-WebSocket-Extensions values, joined as one list ('' when absent). */
 function extensionsHeader(rawHeaders: string[]): string {
-  const values: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.toLowerCase() === 'sec-websocket-extensions') values.push(rawHeaders[i + 1]!);
-  }
-  return values.join(', ');
+  return headerValues(rawHeaders, 'sec-websocket-extensions').join(', ');
 }

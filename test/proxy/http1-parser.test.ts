@@ -18,6 +18,14 @@ function parseEveryCut(side: 'request' | 'response', bytes: string, methods: str
   return whole;
 }
 
+/** parseEveryCut for bytes that must be refused with a code matching `code`. */
+function parseRefusedEveryCut(side: 'request' | 'response', bytes: string, code: RegExp, methods: string[] = []): Parsed {
+  const parsed = parseEveryCut(side, bytes, methods);
+  assert.equal(parsed.outcome, 'error');
+  assert.match(parsed.code!, code);
+  return parsed;
+}
+
 // RFC 9112 §2.1 (the example request and response).
 const rfcRequest = 'GET /hello.txt HTTP/1.1\r\nUser-Agent: curl/7.64.1\r\nHost: www.example.com\r\nAccept-Language: en, mi\r\n\r\n';
 const rfcResponse =
@@ -139,9 +147,7 @@ describe('the HTTP/1.1 parser, request side', () => {
   ];
   for (const [name, bytes, code] of refused) {
     it(`refuses ${name}, however the bytes are cut`, () => {
-      const parsed = parseEveryCut('request', bytes);
-      assert.equal(parsed.outcome, 'error');
-      assert.match(parsed.code!, code);
+      const parsed = parseRefusedEveryCut('request', bytes, code);
       assert.ok(parsed.messages.every((m) => !m.complete), 'no message of it completes');
     });
   }
@@ -226,9 +232,7 @@ describe('the HTTP/1.1 parser, response side', () => {
   ];
   for (const [name, bytes, code] of refused) {
     it(`refuses ${name}, however the bytes are cut`, () => {
-      const parsed = parseEveryCut('response', bytes, ['GET']);
-      assert.equal(parsed.outcome, 'error');
-      assert.match(parsed.code!, code);
+      parseRefusedEveryCut('response', bytes, code, ['GET']);
     });
   }
 });
