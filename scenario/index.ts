@@ -8,7 +8,7 @@ export type {
   Scenario, ScenarioFn, ScenarioContext, DriveOptions, DriveResult,
   HttpClient, HttpResponse, RequestOptions, SseEvent, WsClient, WsOptions, MessageMatch,
 } from './drive.js';
-export { loadCompareConfig, parseCompareConfig } from './config.js';
+export { loadCompareConfig, parseCompareConfig, parseReplayValues } from './config.js';
 export type { CompareConfig, TreeName } from './config.js';
 export { runCompare, planSlots } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
