@@ -10,7 +10,7 @@ export type {
 } from './drive.js';
 export { loadCompareConfig, parseCompareConfig, parseReplayValues } from './config.js';
 export type { CompareConfig, TreeName } from './config.js';
-export { runCompare, planSlots } from './run.js';
+export { runCompare, planSlots, runFolderName } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
 export { startRecording, bindRecording, type RecordingOptions, type Recording, type BoundRecording } from './record.js';
 export { replayCapture, parseReplayTarget, prepareReplay, replayThrough } from './replay.js';
