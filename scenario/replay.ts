@@ -129,9 +129,9 @@ export async function prepareReplay(path: string, options: Pick<ReplayOptions, '
     file: path,
     ...(redactor ? { placeholderOf: (v: string) => redactor.placeholder(v) } : {}),
   };
-  // Built once now so a missing secret stops the replay before any server is touched.
-  new Correlation(plan, opts);
-  return { path, plan, correlation: () => new Correlation(plan, opts) };
+  // Built once now, so a missing secret stops the replay before any server is touched; each run gets a fresh copy of it.
+  const built = new Correlation(plan, opts);
+  return { path, plan, correlation: () => built.fresh() };
 }
 
 /** Where and how one run of a prepared replay goes. */
