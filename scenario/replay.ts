@@ -93,7 +93,7 @@ async function probe(target: URL, timeoutMs: number): Promise<string | undefined
 }
 
 /** Parses a replay target URL; throws BB_BAD_TARGET with what to give. */
-export function parseReplayTarget(target: string): URL {
+function parseReplayTarget(target: string): URL {
   let url: URL | undefined;
   try {
     url = new URL(target);

@@ -101,7 +101,7 @@ export function whereWritten(captures: string[], reports: string[], shown: (path
 }
 
 /** Most runs per side --repeat takes (each boots the server once). */
-export const MAX_REPEAT = 100;
+const MAX_REPEAT = 100;
 
 export const compareCommand: BbCommand = {
   command: 'compare',

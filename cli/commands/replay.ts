@@ -13,7 +13,7 @@ import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
 
 /** Parses --pace asap | original | <N>x. */
-export function parsePace(value: unknown): ReplayPace {
+function parsePace(value: unknown): ReplayPace {
   const text = String(value ?? 'asap').trim();
   if (text === 'asap' || text === 'original') return text;
   const m = /^(\d+(?:\.\d+)?)x$/.exec(text);
@@ -22,7 +22,7 @@ export function parsePace(value: unknown): ReplayPace {
 }
 
 /** Parses --header 'Name: value' flags. */
-export function parseHeaders(values: unknown): Array<[string, string]> {
+function parseHeaders(values: unknown): Array<[string, string]> {
   const list = values === undefined ? [] : Array.isArray(values) ? values : [values];
   return list.map((v) => {
     const text = String(v);
@@ -34,7 +34,7 @@ export function parseHeaders(values: unknown): Array<[string, string]> {
 }
 
 /** replay.values from a config file (bb.config.json or the compare config). */
-export function replayValuesFrom(file: string | undefined): Record<string, string> {
+function replayValuesFrom(file: string | undefined): Record<string, string> {
   if (file === undefined) return {};
   let doc: unknown;
   try {
