@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { bbHomeFrom } from './core/index.js';
 import { readExtraCaFile } from './proxy/index.js';
 import { join } from 'node:path';
-import { replayCapture as replayWith, startRecording, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary } from './scenario/index.js';
+import { replayCapture as replayWith, runFolderName, startRecording, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary } from './scenario/index.js';
 
 export type { ReplaySummary, ReplayPace, Rewritten } from './scenario/index.js';
 
@@ -56,6 +56,5 @@ export type ReplayCaptureOptions = Omit<ReplayOptions, 'bbHome' | 'out'> & {
  * as `bb replay`); resolves to the summary, whose `out` is the new capture.
  */
 export function replayCapture(path: string, options: ReplayCaptureOptions): Promise<ReplaySummary> {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return replayWith(path, { ...options, out: options.out ?? join('captures', `replay-${stamp}.har`), bbHome: options.bbHome ?? defaultBbHome() });
+  return replayWith(path, { ...options, out: options.out ?? join('captures', `${runFolderName('replay')}.har`), bbHome: options.bbHome ?? defaultBbHome() });
 }

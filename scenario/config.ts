@@ -139,8 +139,8 @@ export function parseCompareConfig(doc: unknown, file: string): CompareConfig {
   return Object.freeze({ file, servers: Object.freeze(servers), scenario, ...(stepTimeoutMs ? { stepTimeoutMs } : {}), ...(replayValues ? { replayValues } : {}), diff });
 }
 
-/** `"replay": { "values": { "password": "…" } }`: strings only. */
-function parseReplayValues(v: unknown, file: string): Readonly<Record<string, string>> | undefined {
+/** `"replay": { "values": { "password": "…" } }`: strings only (the compare config and bb replay --config share this rule). */
+export function parseReplayValues(v: unknown, file: string): Readonly<Record<string, string>> | undefined {
   if (v === undefined) return undefined;
   if (!isObj(v)) bad(file, 'replay', 'must be an object like { "values": { "password": "…" } }');
   if (v.values === undefined) return undefined;

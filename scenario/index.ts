@@ -8,11 +8,11 @@ export type {
   Scenario, ScenarioFn, ScenarioContext, DriveOptions, DriveResult,
   HttpClient, HttpResponse, RequestOptions, SseEvent, WsClient, WsOptions, MessageMatch,
 } from './drive.js';
-export { loadCompareConfig, parseCompareConfig } from './config.js';
+export { loadCompareConfig, parseCompareConfig, parseReplayValues } from './config.js';
 export type { CompareConfig, TreeName } from './config.js';
-export { runCompare, planSlots } from './run.js';
+export { runCompare, planSlots, runFolderName } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
 export { startRecording, bindRecording, type RecordingOptions, type Recording, type BoundRecording } from './record.js';
-export { replayCapture, parseReplayTarget, prepareReplay, replayThrough } from './replay.js';
+export { replayCapture, prepareReplay, replayThrough } from './replay.js';
 export type { ReplayOptions, ReplaySummary, ReplayPace, PreparedReplay, ReplayRunOptions, ReplayRunResult } from './replay.js';
 export type { Rewritten } from './replay-correlate.js';

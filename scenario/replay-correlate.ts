@@ -28,7 +28,6 @@ interface Binding {
   value: string;
   exchange: number;
   place: string;
-  uses: number;
 }
 
 /** What to replace in one request or message. */
@@ -139,25 +138,39 @@ function secretsByName(parts: RequestParts, values: Readonly<Record<string, stri
 
 /** The correlation of one plan: bindings, uses, and what the target has issued so far. */
 export class Correlation {
-  private readonly bindings: Binding[] = [];
-  private readonly byValue = new Map<string, Binding>();
+  // Built from the plan once; shared by fresh() copies (no run changes them).
+  private readonly bindings: Binding[];
+  private readonly byValue: Map<string, Binding>;
   /** exchange → its bindings, by place (what to learn from its live response). */
-  private readonly issuedBy = new Map<number, Map<string, Binding[]>>();
+  private readonly issuedBy: Map<number, Map<string, Binding[]>>;
   /** exchange → values its request uses; "i/k" → values message k uses. */
-  private readonly uses = new Map<string, Binding[]>();
+  private readonly uses: Map<string, Binding[]>;
+  private readonly secrets: Map<string, string>;
+  // One run's: what the target issued, and how often each binding's live value was sent.
   private readonly learned = new Map<Binding, string>();
-  private readonly secrets = new Map<string, string>();
+  private readonly counts = new Map<Binding, number>();
 
-  constructor(private readonly plan: ReplayPlan, private readonly opts: CorrelateOptions) {
-    this.build();
+  /** Builds the tables from the plan (`from`: share another correlation's instead). */
+  constructor(private readonly plan: ReplayPlan, private readonly opts: CorrelateOptions, from?: Correlation) {
+    this.bindings = from?.bindings ?? [];
+    this.byValue = from?.byValue ?? new Map();
+    this.issuedBy = from?.issuedBy ?? new Map();
+    this.uses = from?.uses ?? new Map();
+    this.secrets = from?.secrets ?? new Map();
+    if (!from) this.build();
+  }
+
+  /** A correlation for another run of the same plan: the tables are not built again, nothing learned yet. */
+  fresh(): Correlation {
+    return new Correlation(this.plan, this.opts, this);
   }
 
   private bind(v: IssuedValue, exchange: number, clientSent: Set<string>): void {
     if (this.byValue.has(v.value) || clientSent.has(v.value)) return;
-    this.add({ value: v.value, exchange, place: v.place, uses: 0 });
+    this.add({ value: v.value, exchange, place: v.place });
     if (this.opts.placeholderOf && !v.value.startsWith('<redacted:')) {
       const p = this.opts.placeholderOf(v.value);
-      if (!this.byValue.has(p) && !clientSent.has(p)) this.add({ value: p, exchange, place: v.place, uses: 0 });
+      if (!this.byValue.has(p) && !clientSent.has(p)) this.add({ value: p, exchange, place: v.place });
     }
   }
 
@@ -317,12 +330,12 @@ export class Correlation {
   private count(used: string[]): void {
     for (const v of used) {
       const b = this.byValue.get(v);
-      if (b && this.learned.has(b)) b.uses++;
+      if (b && this.learned.has(b)) this.counts.set(b, (this.counts.get(b) ?? 0) + 1);
     }
   }
 
   /** The bindings that were used, for the report. */
   rewritten(): Rewritten[] {
-    return this.bindings.filter((b) => b.uses > 0).map((b) => ({ from: { entry: this.plan.exchanges[b.exchange]!.key, path: b.place }, uses: b.uses }));
+    return this.bindings.filter((b) => this.counts.has(b)).map((b) => ({ from: { entry: this.plan.exchanges[b.exchange]!.key, path: b.place }, uses: this.counts.get(b)! }));
   }
 }

@@ -9,7 +9,7 @@ import type { Client } from 'undici';
 import type { Correlation } from './replay-correlate.js';
 import type { ReplayPlan, Waits } from './replay-plan.js';
 import { laneClient, loadUndici, requestParts, sendRequest, withHeaders } from './replay-request.js';
-import { replayWebSocket } from './replay-ws.js';
+import { replayWebSocket, waitUntil } from './replay-ws.js';
 
 /** How the driver runs. */
 export interface DriveReplayOptions {
@@ -95,20 +95,9 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
     for (const { exchange, count } of waits.received) {
       if (isDone[exchange] || (received.get(exchange) ?? 0) >= count) continue;
       const t = performance.now();
-      const ok = await new Promise<boolean>((resolve) => {
-        const set = receiveWaiters.get(exchange) ?? new Set<() => void>();
-        receiveWaiters.set(exchange, set);
-        const check = () => {
-          if (isDone[exchange] || (received.get(exchange) ?? 0) >= count) end(true);
-        };
-        const timer = setTimeout(() => end(false), opts.waitMs);
-        const end = (v: boolean) => {
-          clearTimeout(timer);
-          set.delete(check);
-          resolve(v);
-        };
-        set.add(check);
-      });
+      const set = receiveWaiters.get(exchange) ?? new Set<() => void>();
+      receiveWaiters.set(exchange, set);
+      const ok = await waitUntil(set, () => Boolean(isDone[exchange]) || (received.get(exchange) ?? 0) >= count, opts.waitMs);
       if (!ok) result.timeouts.push({ what: `${what}: waited for ${plan.exchanges[exchange]!.key}'s server message ${count}`, waitedMs: Math.round(performance.now() - t) });
     }
   };

@@ -46,7 +46,7 @@ const MAX_LENGTH = 4096;
 const MAX_PLAIN_TEXT = 4096;
 
 /** True when a token can be a server-issued value. */
-export function isCandidate(token: string): boolean {
+function isCandidate(token: string): boolean {
   if (token.length < MIN_LENGTH || token.length > MAX_LENGTH) return false;
   // Decimal fractions and versions of a number ("12.50") are measurements, not ids.
   if (/^-?\d+\.\d+$/.test(token)) return false;
@@ -87,7 +87,7 @@ export function parseLooseJson(text: string): { value: unknown } | undefined {
 }
 
 /** The values in a JSON value: string tokens and 4+ digit integers, by JSON path. */
-export function jsonValues(value: unknown, prefix: string, out: IssuedValue[]): void {
+function jsonValues(value: unknown, prefix: string, out: IssuedValue[]): void {
   const walk = (v: unknown, path: string, depth: number): void => {
     // Bounded depth: captured content is hostile input.
     if (depth > 64) return;
@@ -105,7 +105,7 @@ export function jsonValues(value: unknown, prefix: string, out: IssuedValue[]): 
 }
 
 /** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
-export function textValues(text: string, prefix: string, out: IssuedValue[]): void {
+function textValues(text: string, prefix: string, out: IssuedValue[]): void {
   const packets = text.includes('\x1e') ? text.split('\x1e') : [text];
   packets.forEach((packet, p) => {
     const at = packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;

@@ -129,18 +129,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const untilReceived = async (count: number, what: string): Promise<void> => {
     if (received >= count || closed) return;
     const t = performance.now();
-    const ok = await new Promise<boolean>((resolve) => {
-      const check = () => {
-        if (received >= count || closed) done(true);
-      };
-      const timer = setTimeout(() => done(false), ctx.waitMs);
-      const done = (v: boolean) => {
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve(v);
-      };
-      waiters.add(check);
-    });
+    const ok = await waitUntil(waiters, () => received >= count || closed, ctx.waitMs);
     if (!ok) ctx.onTimeout(`${what}: waited for server message ${count} (${received} arrived)`, Math.round(performance.now() - t));
   };
 
@@ -207,4 +196,20 @@ function send(ws: WebSocket, m: PlannedMessage, ctx: WsReplayContext, ex: Planne
       closeWith(ws, m.code ?? 1000, m.reason ?? '');
       break;
   }
+}
+
+/** Resolves true when `ready()` holds at a call of one of `waiters` (the caller's notify), false after `ms`. */
+export function waitUntil(waiters: Set<() => void>, ready: () => boolean, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const check = () => {
+      if (ready()) end(true);
+    };
+    const timer = setTimeout(() => end(false), ms);
+    const end = (v: boolean) => {
+      clearTimeout(timer);
+      waiters.delete(check);
+      resolve(v);
+    };
+    waiters.add(check);
+  });
 }

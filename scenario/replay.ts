@@ -93,7 +93,7 @@ async function probe(target: URL, timeoutMs: number): Promise<string | undefined
 }
 
 /** Parses a replay target URL; throws BB_BAD_TARGET with what to give. */
-export function parseReplayTarget(target: string): URL {
+function parseReplayTarget(target: string): URL {
   let url: URL | undefined;
   try {
     url = new URL(target);
@@ -129,9 +129,9 @@ export async function prepareReplay(path: string, options: Pick<ReplayOptions, '
     file: path,
     ...(redactor ? { placeholderOf: (v: string) => redactor.placeholder(v) } : {}),
   };
-  // Built once now so a missing secret stops the replay before any server is touched.
-  new Correlation(plan, opts);
-  return { path, plan, correlation: () => new Correlation(plan, opts) };
+  // Built once now, so a missing secret stops the replay before any server is touched; each run gets a fresh copy of it.
+  const built = new Correlation(plan, opts);
+  return { path, plan, correlation: () => built.fresh() };
 }
 
 /** Where and how one run of a prepared replay goes. */

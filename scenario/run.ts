@@ -98,6 +98,11 @@ export function planSlots(trees: [TreeName, TreeName], noise: boolean, repeat = 
   return [...first, ...more, ...(noise ? [{ tree: 'old' as const, label: 'old-noise' }] : [])];
 }
 
+/** A run folder name: <prefix>-YYYYMMDD-HHMMSS (UTC). */
+export function runFolderName(prefix: string, when = new Date()): string {
+  return `${prefix}-${when.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+}
+
 /** Runs the whole comparison; throws a BbError when it could not run. */
 export async function runCompare(opts: CompareRunOptions): Promise<CompareRunResult> {
   const log = opts.log ?? (() => {});

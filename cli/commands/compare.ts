@@ -8,7 +8,7 @@ import type { BbCommand } from '../command.js';
 import { useColor } from '../tty.js';
 import { killAllServersSync, stopAllServers } from '../../scenario/index.js';
 import { loadCompareConfig, type TreeName } from '../../scenario/index.js';
-import { runCompare } from '../../scenario/index.js';
+import { runCompare, runFolderName } from '../../scenario/index.js';
 import { BbError } from '../../core/index.js';
 import type { BbEnvironment } from '../environment.js';
 import type { TimingOptions } from '../../diff/index.js';
@@ -23,10 +23,8 @@ export function parseTrees(value: unknown): [TreeName, TreeName] {
   return parts as [TreeName, TreeName];
 }
 
-/** A run folder name: <prefix>-YYYYMMDD-HHMMSS (UTC). */
-export function runFolderName(prefix: string, when = new Date()): string {
-  return `${prefix}-${when.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
-}
+// Kept here too for the commands that import it from compare (demo, replay).
+export { runFolderName };
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
 export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; repeat?: number; timing?: TimingOptions; replay?: string }, environment: BbEnvironment): Promise<number> {
@@ -103,7 +101,7 @@ export function whereWritten(captures: string[], reports: string[], shown: (path
 }
 
 /** Most runs per side --repeat takes (each boots the server once). */
-export const MAX_REPEAT = 100;
+const MAX_REPEAT = 100;
 
 export const compareCommand: BbCommand = {
   command: 'compare',

@@ -6,14 +6,14 @@ import { join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { BbError } from '../../core/index.js';
-import { replayCapture, type ReplayPace } from '../../scenario/index.js';
+import { parseReplayValues, replayCapture, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
 import { redactOptionsFrom } from '../options.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
 
 /** Parses --pace asap | original | <N>x. */
-export function parsePace(value: unknown): ReplayPace {
+function parsePace(value: unknown): ReplayPace {
   const text = String(value ?? 'asap').trim();
   if (text === 'asap' || text === 'original') return text;
   const m = /^(\d+(?:\.\d+)?)x$/.exec(text);
@@ -22,7 +22,7 @@ export function parsePace(value: unknown): ReplayPace {
 }
 
 /** Parses --header 'Name: value' flags. */
-export function parseHeaders(values: unknown): Array<[string, string]> {
+function parseHeaders(values: unknown): Array<[string, string]> {
   const list = values === undefined ? [] : Array.isArray(values) ? values : [values];
   return list.map((v) => {
     const text = String(v);
@@ -34,7 +34,7 @@ export function parseHeaders(values: unknown): Array<[string, string]> {
 }
 
 /** replay.values from a config file (bb.config.json or the compare config). */
-export function replayValuesFrom(file: string | undefined): Record<string, string> {
+function replayValuesFrom(file: string | undefined): Record<string, string> {
   if (file === undefined) return {};
   let doc: unknown;
   try {
@@ -44,12 +44,7 @@ export function replayValuesFrom(file: string | undefined): Record<string, strin
     if (e.code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
     throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${e.message}): fix it or leave --config out.`);
   }
-  const values = (doc as { replay?: { values?: unknown } })?.replay?.values;
-  if (values === undefined) return {};
-  if (typeof values !== 'object' || values === null || Array.isArray(values) || Object.values(values).some((v) => typeof v !== 'string')) {
-    throw new BbError('BB_CONFIG_INVALID', `${file} replay.values must be an object of strings like { "password": "…" } or { "<redacted:0123abcd>": "…" }`);
-  }
-  return values as Record<string, string>;
+  return { ...parseReplayValues((doc as { replay?: unknown } | null)?.replay, file) };
 }
 
 export const replayCommand: BbCommand = {

@@ -239,29 +239,35 @@ describe('bb replay: a WebSocket conversation with server-issued session and cur
 });
 
 describe('bb replay: concurrency', () => {
-  it('two requests that overlapped on two connections overlap again at the server; sequential ones stay sequential', async () => {
-    const original = await recordCapture('overlap', async (url) => {
+  /** Records `body` driven on two connections of its own. */
+  const recordOnTwo = (name: string, body: (a: Client, b: Client) => Promise<void>) =>
+    recordCapture(name, async (url) => {
       const a = new Client(url);
       const b = new Client(url);
+      await body(a, b);
+      await Promise.all([a.close(), b.close()]);
+    });
+  /** Replays `capture` against a fresh service; resolves to the service once bb replay exited 0. */
+  const replayFresh = async (capture: string, out: string) => {
+    const fresh = await service();
+    const run = await runBb(['replay', capture, '--target', fresh.url, '--out', tmp.path(out)], env);
+    assert.equal(run.code, 0, run.stderr);
+    return fresh;
+  };
+
+  it('two requests that overlapped on two connections overlap again at the server; sequential ones stay sequential', async () => {
+    const original = await recordOnTwo('overlap', async (a, b) => {
       await Promise.all([call(a, 'GET', '/slow?ms=300'), call(b, 'GET', '/slow?ms=300')]);
       await call(a, 'GET', '/slow?ms=10');
       await call(b, 'GET', '/slow?ms=10');
-      await Promise.all([a.close(), b.close()]);
     });
-    const fresh = await service();
-    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('overlap-replay.har')], env);
-    assert.equal(run.code, 0, run.stderr);
+    const fresh = await replayFresh(original, 'overlap-replay.har');
     assert.equal(fresh.maxInFlight(), 2);
-    const sequential = await recordCapture('sequential', async (url) => {
-      const a = new Client(url);
-      const b = new Client(url);
+    const sequential = await recordOnTwo('sequential', async (a, b) => {
       await call(a, 'GET', '/slow?ms=100');
       await call(b, 'GET', '/slow?ms=100');
-      await Promise.all([a.close(), b.close()]);
     });
-    const fresh2 = await service();
-    const run2 = await runBb(['replay', sequential, '--target', fresh2.url, '--out', tmp.path('sequential-replay.har')], env);
-    assert.equal(run2.code, 0, run2.stderr);
+    const fresh2 = await replayFresh(sequential, 'sequential-replay.har');
     // On two connections, but the second started after the first ended: happens-before keeps them apart.
     assert.equal(fresh2.maxInFlight(), 1);
   });
