@@ -20,3 +20,4 @@ export {
 export type * from './har.js';
 export { grpcStatus, grpcMedia, type GrpcMedia } from './grpc.js';
 export { followJournal, type FollowedEvent, type FollowOptions, type FollowEnd } from './journal-follow.js';
+export { decodeContent, type DecodedBody } from './body.js';

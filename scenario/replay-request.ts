@@ -3,10 +3,9 @@
 // lane is one connection as the original's was). The response is read to
 // its end (SSE streams included) and handed back decoded for correlation.
 // undici is loaded when a replay runs, not when scenario/ is imported.
-import { brotliDecompressSync, gunzipSync, inflateSync, inflateRawSync } from 'node:zlib';
 import type { Client } from 'undici';
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType } from '../core/index.js';
-import type { HarEntry, HarRequest } from '../capture/index.js';
+import { decodeContent, type HarEntry, type HarRequest } from '../capture/index.js';
 import type { ResponseView } from './replay-values.js';
 
 /** A request as the replay sends it. */
@@ -92,28 +91,6 @@ export async function laneClient(proxyUrl: string, timeoutMs: number): Promise<C
   return new Client(proxyUrl, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000, pipelining: 1 });
 }
 
-function decode(bytes: Buffer, encoding: string | undefined): Buffer {
-  try {
-    switch ((encoding ?? '').trim().toLowerCase()) {
-      case 'gzip':
-      case 'x-gzip':
-        return gunzipSync(bytes);
-      case 'deflate':
-        try {
-          return inflateSync(bytes);
-        } catch {
-          return inflateRawSync(bytes);
-        }
-      case 'br':
-        return brotliDecompressSync(bytes);
-      default:
-        return bytes;
-    }
-  } catch {
-    return bytes;
-  }
-}
-
 /** Sends one request on `client` and reads the whole response. Throws what undici throws (the proxy is gone). */
 export async function sendRequest(client: Client, parts: RequestParts, signal?: AbortSignal): Promise<LiveResponse> {
   const flat: string[] = [];
@@ -129,7 +106,8 @@ export async function sendRequest(client: Client, parts: RequestParts, signal?: 
   const get = (name: string) => headers.find((h) => h.name === name)?.value;
   const proxyError = get('x-bb-error');
   const ct = get('content-type');
-  const bytes = decode(Buffer.concat(chunks), get('content-encoding'));
+  // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
+  const bytes = decodeContent(Buffer.concat(chunks), get('content-encoding'), false).bytes;
   let view: ResponseView;
   if (isEventStreamMedia(ct)) view = { headers, events: EventStreamParser.parseText(bytes.toString('utf8')).map((e) => e.data) };
   else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8') } : {}) };
