@@ -115,6 +115,12 @@ export interface BbEntryExt {
   rawPacket?: string;
   /** gRPC calls: grpc-status (null when no trailers came) and grpc-message, percent-decoded. */
   grpc?: { status: number | null; message?: string };
+  /** HTTP/2: the stream id. */
+  stream?: number;
+  /** HTTP/2: the stream whose PUSH_PROMISE made this entry. */
+  pushed?: number;
+  /** HTTP/2: the RST_STREAM error code's name that ended the stream ("CANCEL"). */
+  reset?: string;
 }
 
 /** One gRPC (or gRPC-Web) length-prefixed message (DESIGN.md "HTTP/2 and gRPC"). */

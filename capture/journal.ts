@@ -85,6 +85,8 @@ export interface PageRecord { r: 'page'; id: string; title: string; ts: number }
 export interface StartRecord {
   r: 'start'; x: number; seq: number; c: string; ts: number; scheme: string; method: string;
   target: string; v: string; h: RawHeaders; up: string; upg: boolean; page?: string;
+  /** HTTP/2 stream id; parent stream of a pushed one. */
+  sid?: number; push?: number;
 }
 export interface BodyRecord extends BodySlice { r: 'qb' | 'rb'; x: number; ts: number }
 export interface RequestEndRecord { r: 'qe'; x: number; ts: number; tr: RawHeaders }
@@ -93,9 +95,13 @@ export interface DoneRecord { r: 'done'; x: number; ts: number; seq: number; tr:
 export interface FailRecord { r: 'fail'; x: number; ts: number; seq: number; err: FailureInfo; resp?: SyntheticRef }
 export interface AbortRecord {
   r: 'abort'; x: number; ts: number; seq: number; by: 'client' | 'upstream'; phase: string; err?: FailureInfo;
+  /** HTTP/2: the RST_STREAM error code's name. */
+  rst?: string;
 }
 export interface ClientErrorRecord {
   r: 'cerr'; x: number; c: string; ts: number; seq: number; err: FailureInfo; raw?: BodySlice; resp?: SyntheticRef; page?: string; host?: string;
+  /** 'upstream' when the refused bytes came from the upstream (h2 connection errors). */
+  by?: 'upstream';
 }
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface WsMessageRecord extends BodySlice {

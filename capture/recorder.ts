@@ -84,6 +84,8 @@ export class Recorder {
           scheme: fact.scheme, method: fact.method, target: fact.target, v: fact.httpVersion,
           h: fact.rawHeaders, up: fact.upstream, upg: fact.upgrade,
           ...(this.page ? { page: this.page } : {}),
+          ...(fact.stream !== undefined ? { sid: fact.stream } : {}),
+          ...(fact.pushedBy !== undefined ? { push: fact.pushedBy } : {}),
         });
         return;
       }
@@ -128,6 +130,7 @@ export class Recorder {
         j.appendRecord({
           r: 'abort', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by, phase: fact.phase,
           ...(fact.error ? { err: fact.error } : {}),
+          ...(fact.reset ? { rst: fact.reset } : {}),
         });
         j.flushNow();
         return;
@@ -140,6 +143,7 @@ export class Recorder {
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
           ...(this.page ? { page: this.page } : {}),
           ...(fact.authority ? { host: fact.authority } : {}),
+          ...(fact.by === 'upstream' ? { by: 'upstream' as const } : {}),
         });
         j.flushNow();
         return;

@@ -77,6 +77,10 @@ export interface ExchangeStarted {
   upstream: string;
   /** True when the request asks for a protocol upgrade (WebSocket). */
   upgrade: boolean;
+  /** HTTP/2: the stream id (one exchange per stream). */
+  stream?: number;
+  /** HTTP/2: the stream whose PUSH_PROMISE made this exchange (its request is the promise). */
+  pushedBy?: number;
 }
 
 /** Some request body bytes went through to the upstream (decoded from chunked framing, else as sent). */
@@ -141,9 +145,11 @@ export interface ExchangeAborted {
   /** What was under way: 'request' (client still sending) or 'response' (response under way). */
   phase: 'request' | 'response';
   error?: FailureInfo;
+  /** HTTP/2: the RST_STREAM error code's name ("CANCEL") when a reset ended it. */
+  reset?: string;
 }
 
-/** Bytes from a client that never became a request (Node's parser refused them). */
+/** Bytes that never became a request (bb's parser refused them), or an h2 connection ended for a protocol error. */
 export interface ClientErrored {
   type: 'client-error';
   connectionId: string;
@@ -159,6 +165,8 @@ export interface ClientErrored {
   authority?: string;
   /** What the user can do about it, one short clause ("the client does not trust bb's CA: bb ca trust-info"). */
   hint?: string;
+  /** Who sent the refused bytes, when not the client (an h2 upstream's malformed frame). */
+  by?: Side;
 }
 
 /** The upstream answered an upgrade request with 101 and bytes now flow both ways. */
