@@ -133,7 +133,7 @@ export interface HarGrpcMessage {
   /** base64 of the message, decompressed when grpc-encoding is gzip or deflate. */
   data: string;
   _bb?: {
-    /** Capture order, when the capture has one per message (absent over HTTP/1.1: see docs/capture-format.md). */
+    /** Capture order, taken when the message's last byte crossed (absent for a cut message and gRPC-Web-text). */
     seq?: number;
     /** Bytes recorded of a message cut short (body cap, hang-up); its declared length is `length`. */
     truncated?: number;

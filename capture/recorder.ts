@@ -3,6 +3,8 @@
 // soon as its end record is written.
 import type { Fact, SyntheticResponse } from '../proxy/index.js';
 import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
+import { GrpcMessageCounter, grpcMedia } from './grpc.js';
+import { headerValue } from '../core/index.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -10,6 +12,8 @@ interface OpenExchange {
   resRecorded: number;
   /** The exchange's `_bb.seq` (taken when its request arrived). */
   seq: number;
+  /** gRPC calls: whole messages counted per direction as they cross, each taking a seq. */
+  grpc?: { send: GrpcMessageCounter; receive: GrpcMessageCounter };
 }
 
 /** Live counts for Capture.stats(). */
@@ -77,7 +81,13 @@ export class Recorder {
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
-        this.open.set(fact.exchangeId, { reqRecorded: 0, resRecorded: 0, seq });
+        const ex: OpenExchange = { reqRecorded: 0, resRecorded: 0, seq };
+        // gRPC calls are POSTs: only those pay for the content-type look-up.
+        if (fact.method === 'POST') {
+          const media = grpcMedia(headerValue(fact.rawHeaders, 'content-type'));
+          if (media && !media.text) ex.grpc = { send: new GrpcMessageCounter(media.web), receive: new GrpcMessageCounter(media.web) };
+        }
+        this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
         j.appendRecord({
           r: 'start', x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
@@ -101,6 +111,10 @@ export class Recorder {
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
         j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
+        if (ex?.grpc) {
+          const d = request ? 'send' : 'receive';
+          for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
+        }
         return;
       }
       case 'request-ended':

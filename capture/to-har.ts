@@ -5,7 +5,7 @@ import type {
   HarWebSocketMessage,
 } from './har.js';
 import type {
-  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, RequestEndRecord,
+  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
   ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { bodyText, decodeContent, utf8Text } from './body.js';
@@ -33,6 +33,8 @@ export interface ExchangeRecords {
   upgrade?: UpgradeRecord;
   /** WebSocket messages and error rows, in order. */
   ws: Array<WsMessageRecord | WsErrorRecord>;
+  /** gRPC messages' seqs, in the order their last bytes crossed. */
+  grpcSeq?: GrpcSeqRecord[];
   /** The record that ended it; absent when still open at finalize. */
   end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
 }
@@ -114,7 +116,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     response = emptyResponse();
   }
   entry.response = response;
-  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody);
+  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq);
   if (grpc) {
     entry._grpcMessages = grpc.messages;
     bb.grpc = grpc.status;

@@ -123,9 +123,16 @@ describe('gRPC with @grpc/grpc-js through the h2 tap', () => {
     assert.equal(get._bb!.grpc!.status, 0);
     assert.deepEqual(messages(call(har, 'List')).map(([t, m]) => [t, (m as ItemValue).name]), [['send', 'l'], ['receive', 'item 0'], ['receive', 'item 1'], ['receive', 'item 2']]);
     assert.deepEqual(messages(call(har, 'Sum')).map(([t, m]) => [t, (m as ItemValue).n]), [['send', 1], ['send', 2], ['send', 3], ['send', 4], ['receive', 10]]);
+    // Each message took its seq when its last byte crossed: a bidi call reads in causal order.
     const chat = messages(call(har, 'Chat')).map(([t, m]) => `${t} ${(m as ItemValue).name}`);
-    assert.deepEqual(chat.filter((x) => x.startsWith('send')), ['send m0', 'send m1', 'send m2']);
-    assert.deepEqual(chat.filter((x) => x.startsWith('receive')), ['receive echo m0', 'receive echo m1', 'receive echo m2']);
+    assert.deepEqual(chat, ['send m0', 'receive echo m0', 'send m1', 'receive echo m1', 'send m2', 'receive echo m2']);
+    for (const name of ['Get', 'List', 'Sum', 'Chat']) {
+      const e = call(har, name);
+      const seqs = e._grpcMessages!.map((m) => m._bb?.seq);
+      assert.ok(seqs.every((q) => typeof q === 'number'), `${name}: every message has a seq`);
+      assert.deepEqual([...seqs].sort((a, b) => a! - b!), seqs, `${name}: messages in seq order`);
+      assert.ok(seqs[0]! > e._bb!.seq && seqs.at(-1)! < e._bb!.seqEnd!, `${name}: within the call's own seq range`);
+    }
     const fail = call(har, 'Fail');
     assert.equal(fail._bb!.grpc!.status, grpc.status.NOT_FOUND);
     assert.equal(fail._bb!.grpc!.message, 'no such item');
