@@ -129,6 +129,10 @@ export class Recorder {
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
         j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: fact.rawTrailers });
+        // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
+        if (!fact.batched) j.flushNow();
+        return;
+      case 'flush':
         j.flushNow();
         return;
       case 'exchange-failed':

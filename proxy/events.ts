@@ -124,6 +124,17 @@ export interface ExchangeCompleted {
   exchangeId: number;
   time: EpochMs;
   rawTrailers: RawHeaders;
+  /**
+   * More completions may follow from the same chunk (h2: many streams end in
+   * one read): a durable listener may wait for the `flush` fact, which comes
+   * before that chunk is forwarded, instead of writing at each completion.
+   */
+  batched?: boolean;
+}
+
+/** The proxy is about to forward a chunk that completes the batched exchanges before it: make their records durable now. */
+export interface Flush {
+  type: 'flush';
 }
 
 /** The upstream could not be used; the client got bb's own response (if it was still there). */
@@ -239,6 +250,7 @@ export type Fact =
   | ResponseStarted
   | ResponseBodyChunk
   | ExchangeCompleted
+  | Flush
   | ExchangeFailed
   | ExchangeAborted
   | ClientErrored

@@ -36,6 +36,8 @@ export class H2Streams {
   private readonly open = new Map<number, StreamExchange>();
   /** The highest stream id a client request opened (the GOAWAY bb may send names it). */
   highestClientStream = 0;
+  /** Streams completed since the last flush (their chunk is not forwarded yet). */
+  private unflushed = false;
 
   constructor(
     private readonly conn: ConnectionState,
@@ -165,7 +167,16 @@ export class H2Streams {
 
   private complete(streamId: number, ex: StreamExchange, rawTrailers: RawHeaders): void {
     this.end(streamId);
-    this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers });
+    // One server chunk may end a hundred streams: their records reach the OS in one write, at flush().
+    this.unflushed = true;
+    this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
+  }
+
+  /** Before forwarding a chunk: the completions read from it become durable (the crash rule), in one write. */
+  flush(): void {
+    if (!this.unflushed) return;
+    this.unflushed = false;
+    this.settings.bus.emit({ type: 'flush' });
   }
 
   private end(streamId: number): void {

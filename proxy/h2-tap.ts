@@ -230,6 +230,7 @@ class H2Tap {
     }
     const boundary = this.session.serverAtFrameBoundary;
     const error = this.session.fromServer(chunk, now());
+    this.streams.flush();
     if (error) {
       this.protocolError('server', error, chunk, boundary);
       return;
