@@ -1,7 +1,7 @@
 // The proxy benchmark: bb against the physical limit and its peers, on
 // loopback, in one run, against the same upstream.
 //
-//   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--only small,ws,...]
+//   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--only small,ws,h2,...]
 //                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile]
 //
 // Configurations: direct (no proxy), a raw TCP pipe, a bare http-proxy-3
@@ -21,6 +21,7 @@ import { cpuSeconds, peakRssMiB, resetPeakRss } from './lib/proc.js';
 import { longCapture, type LongOptions } from './proxy-long.js';
 import { findMitmdump, startMitmdump } from './proxy-mitm.js';
 import { printWorkload, printTargets, type Sample, type WorkloadResults } from './proxy-report.js';
+import { runH2 } from './proxy-h2.js';
 
 /** How long and how much: the full run and --quick. */
 interface Settings {
@@ -68,7 +69,7 @@ function parseArgs(args: string[]): Settings {
     configs: list('--configs'),
   };
   for (const w of settings.only ?? []) {
-    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--only takes workloads among ${WORKLOADS.join(', ')}, got '${w}'`);
+    if (!(WORKLOADS as readonly string[]).includes(w) && w !== 'h2') throw new Error(`--only takes workloads among ${WORKLOADS.join(', ')}, h2; got '${w}'`);
   }
   if (!Number.isInteger(settings.rounds) || settings.rounds < 1) throw new Error(`--rounds needs a whole number ≥ 1, got '${value('--rounds')}'`);
   if (!(settings.duration > 0)) throw new Error(`--duration needs seconds > 0, got '${value('--duration')}'`);
@@ -163,7 +164,7 @@ export async function run(args: string[]): Promise<void> {
   for (const n of names) {
     if (![...CONFIGS, 'mitmdump'].includes(n)) throw new Error(`--configs takes names among ${CONFIGS.join(', ')}, mitmdump; got '${n}'`);
   }
-  const workloads = (s.only ?? [...WORKLOADS]) as Workload[];
+  const workloads = (s.only ?? [...WORKLOADS]).filter((w) => w !== 'h2') as Workload[];
   console.log(`## proxy\n\n${machineLine()}`);
   console.log(`rounds ${s.rounds}, ${s.duration} s per HTTP run, ${CONNECTIONS} keep-alive connections, ${WS_CLIENTS} WebSocket clients`);
   if (!mitmdump) console.log('mitmdump is not installed: its rows and the "≥ 10× mitmdump" target are skipped.');
@@ -204,6 +205,8 @@ export async function run(args: string[]): Promise<void> {
     if (s.long) longPeak = (await longCapture(upstream.port, join(workRoot, 'long'), s.long)).peakRss;
     if (workloads.length > 0) printTargets(results, { longPeakRss: longPeak, mitmdump: Boolean(mitmdump), recordingClose });
     if (s.profile) printProfile(join(workRoot, 'profile'));
+    // The h2 rows (their own upstream and peers; see proxy-h2.ts).
+    if (!s.only || s.only.includes('h2')) await runH2(args);
     console.log(`\nproxy benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
   } finally {
     for (const c of configs) await c.helper?.stop();

@@ -12,7 +12,7 @@
 // padded on its own, so the text is decoded segment by segment).
 import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
-import type { BodyRecord, BodySlice } from './journal.js';
+import type { BodyRecord, BodySlice, GrpcSeqRecord } from './journal.js';
 
 /** Decompressed bytes kept per message: past it the message stays compressed and says so. */
 export const GRPC_INFLATE_CAP = 16 * 1024 * 1024;
@@ -29,6 +29,49 @@ export interface GrpcMedia {
 export function grpcMedia(contentType: string | undefined): GrpcMedia | undefined {
   const m = /^\s*application\/grpc(-web(-text)?)?(\+[\w.-]+)?\s*(;|$)/i.exec(contentType ?? '');
   return m ? { web: m[1] !== undefined, text: m[2] !== undefined } : undefined;
+}
+
+/**
+ * Counts whole length-prefixed messages of one direction as its bytes stream
+ * through, so the recorder can give each its `_bb.seq` in the capture's one
+ * order at the moment its last byte crossed. Binary framing only (gRPC-Web-text
+ * is base64: its messages are split when the HAR is written, and carry no seq).
+ */
+export class GrpcMessageCounter {
+  private readonly prefix = Buffer.alloc(5);
+  private have = 0;
+  /** Bytes of the current message still to come; -1 while reading a prefix. */
+  private left = -1;
+  private trailer = false;
+
+  constructor(private readonly web: boolean) {}
+
+  /** Reads one chunk; returns how many messages (not gRPC-Web trailer frames) it completed. */
+  feed(chunk: Buffer): number {
+    let done = 0;
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.left < 0) {
+        const take = Math.min(5 - this.have, chunk.length - pos);
+        chunk.copy(this.prefix, this.have, pos, pos + take);
+        this.have += take;
+        pos += take;
+        if (this.have < 5) break;
+        this.have = 0;
+        this.trailer = this.web && (this.prefix[0]! & 0x80) !== 0;
+        this.left = this.prefix.readUInt32BE(1);
+      } else {
+        const take = Math.min(this.left, chunk.length - pos);
+        pos += take;
+        this.left -= take;
+      }
+      if (this.left === 0) {
+        if (!this.trailer) done++;
+        this.left = -1;
+      }
+    }
+    return done;
+  }
 }
 
 /** Recorded body bytes and the time (epoch ms) they were seen. */
@@ -162,6 +205,7 @@ export interface GrpcEntryParts {
 /** The gRPC parts of an exchange whose request or response is `application/grpc*`; undefined otherwise. */
 export function grpcEntryParts(
   request: HarRequest, response: HarResponse, reqBody: BodyRecord[], resBody: BodyRecord[], readBody: (s: BodySlice) => Buffer,
+  seqs?: GrpcSeqRecord[],
 ): GrpcEntryParts | undefined {
   const header = (list: HarNameValue[], name: string) => list.find((h) => h.name.toLowerCase() === name)?.value;
   const reqMedia = grpcMedia(header(request.headers, 'content-type'));
@@ -175,7 +219,12 @@ export function grpcEntryParts(
   };
   const sent = side('send', reqBody, reqMedia ?? resMedia, request.headers);
   const received = side('receive', resBody, resMedia, response.headers);
-  const messages = [...sent.messages, ...received.messages].sort((a, b) => a.time - b.time || (a.type === b.type ? 0 : a.type === 'send' ? -1 : 1));
+  const numbered = seqs !== undefined && seqs.length > 0 && numberMessages(sent.messages, received.messages, seqs);
+  const messages = [...sent.messages, ...received.messages].sort(
+    numbered
+      ? (a, b) => (a._bb?.seq ?? Infinity) - (b._bb?.seq ?? Infinity) || a.time - b.time
+      : (a, b) => a.time - b.time || (a.type === b.type ? 0 : a.type === 'send' ? -1 : 1),
+  );
   const parts: GrpcEntryParts = {
     messages,
     status: grpcStatus(response._trailers, received.trailers, response.headers),
@@ -183,6 +232,22 @@ export function grpcEntryParts(
   };
   if (received.trailers) parts.trailers = received.trailers;
   return parts;
+}
+
+// The k-th whole message of a direction gets the k-th seq the recorder took for it
+// (a message cut short never completed, so it has none). True when any was numbered.
+function numberMessages(sent: HarGrpcMessage[], received: HarGrpcMessage[], seqs: GrpcSeqRecord[]): boolean {
+  const bySide = { send: seqs.filter((r) => r.d === 'send'), receive: seqs.filter((r) => r.d === 'receive') };
+  let any = false;
+  for (const [list, taken] of [[sent, bySide.send], [received, bySide.receive]] as const) {
+    for (let k = 0; k < list.length && k < taken.length; k++) {
+      const m = list[k]!;
+      if (m._bb?.truncated !== undefined) break;
+      m._bb = { seq: taken[k]!.seq, ...m._bb };
+      any = true;
+    }
+  }
+  return any;
 }
 
 interface Timed {

@@ -115,6 +115,12 @@ export interface BbEntryExt {
   rawPacket?: string;
   /** gRPC calls: grpc-status (null when no trailers came) and grpc-message, percent-decoded. */
   grpc?: { status: number | null; message?: string };
+  /** HTTP/2: the stream id. */
+  stream?: number;
+  /** HTTP/2: the stream whose PUSH_PROMISE made this entry. */
+  pushed?: number;
+  /** HTTP/2: the RST_STREAM error code's name that ended the stream ("CANCEL"). */
+  reset?: string;
 }
 
 /** One gRPC (or gRPC-Web) length-prefixed message (DESIGN.md "HTTP/2 and gRPC"). */
@@ -127,7 +133,7 @@ export interface HarGrpcMessage {
   /** base64 of the message, decompressed when grpc-encoding is gzip or deflate. */
   data: string;
   _bb?: {
-    /** Capture order, when the capture has one per message (absent over HTTP/1.1: see docs/capture-format.md). */
+    /** Capture order, taken when the message's last byte crossed (absent for a cut message and gRPC-Web-text). */
     seq?: number;
     /** Bytes recorded of a message cut short (body cap, hang-up); its declared length is `length`. */
     truncated?: number;

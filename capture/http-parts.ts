@@ -23,7 +23,8 @@ export function requestUrl(
 ): { url: string; keepTarget: boolean } {
   // Absolute-form (forward proxy): the client addressed exactly this.
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return { url: target, keepTarget: false };
-  const host = headerValue(rawHeaders, 'host');
+  // h2 names the host in :authority (RFC 9113 section 8.3.1), Host only as a fallback.
+  const host = headerValue(rawHeaders, ':authority') ?? headerValue(rawHeaders, 'host');
   const origin = host ? `${scheme}://${host}` : fallbackOrigin.replace(/\/+$/, '');
   if (target.startsWith('/')) return { url: origin + target, keepTarget: false };
   // asterisk-form (OPTIONS *) and authority-form (CONNECT host:port) are not paths.

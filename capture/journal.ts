@@ -14,9 +14,10 @@
 //    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"serverHome"?,"creator":{name,version}}
 //                                        first line, always
 //   {"r":"page","id","title","ts"}       a step began (capture.step)
-//   {"r":"start","x","seq","c","ts","scheme","method","target","v","h","up","upg","page"?}
+//   {"r":"start","x","seq","c","ts","scheme","method","target","v","h","up","upg","page"?,"sid"?,"push"?}
 //                                        request head (c = connection id, h = raw headers flat,
-//                                        v = HTTP version, up = upstream origin, upg = upgrade asked)
+//                                        v = HTTP version, up = upstream origin, upg = upgrade asked;
+//                                        h2: sid = stream id, push = the stream whose PUSH_PROMISE made it)
 //   {"r":"qb","x","ts","o"?,"n","w"}     request body chunk: w bytes crossed, n of them recorded at o
 //                                        (n < w past the body cap; o absent when n = 0)
 //   {"r":"qe","x","ts","tr"}             request ended (tr = raw trailers)
@@ -25,9 +26,10 @@
 //   {"r":"done","x","ts","seq","tr"}     exchange completed           } end records: written with a
 //   {"r":"fail","x","ts","seq","err","resp"?}  upstream failed; resp =  } synchronous write call before
 //                                        bb's own response {st,sm,h,o?,n,w}  the proxy sends the last byte
-//   {"r":"abort","x","ts","seq","by","phase","err"?}  a side hung up  }
-//   {"r":"cerr","x","c","ts","seq","err","raw"?,"resp"?,"page"?,"host"?}  bytes that never became a request
-//                                    (host: the CONNECT host:port of a TLS handshake the client refused)
+//   {"r":"abort","x","ts","seq","by","phase","err"?,"rst"?}  a side hung up (h2: rst = RST_STREAM code name) }
+//   {"r":"cerr","x","c","ts","seq","err","raw"?,"resp"?,"page"?,"host"?,"by"?}  bytes that never became a request
+//                                    (host: the CONNECT host:port of a TLS handshake the client refused;
+//                                     by "upstream": an h2 connection error of the upstream's)
 //                                        (raw = {o?,n,w} of the refused packet)
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
 //   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"page"?}
@@ -35,6 +37,8 @@
 //                                        z = compressed on the wire, cc/cr = close code/reason
 //   {"r":"wse","x","ts","seq","d","code","msg","page"?}  a frame that did not parse
 //   {"r":"wsc","x","ts","seq","code"?,"reason"?,"by"}    upgraded connection ended (end record)
+//   {"r":"gm","x","ts","seq","d"}        a gRPC message's last byte crossed (d = send|receive): the k-th
+//                                        of a direction is the k-th message split from that body
 //
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
@@ -85,6 +89,8 @@ export interface PageRecord { r: 'page'; id: string; title: string; ts: number }
 export interface StartRecord {
   r: 'start'; x: number; seq: number; c: string; ts: number; scheme: string; method: string;
   target: string; v: string; h: RawHeaders; up: string; upg: boolean; page?: string;
+  /** HTTP/2 stream id; parent stream of a pushed one. */
+  sid?: number; push?: number;
 }
 export interface BodyRecord extends BodySlice { r: 'qb' | 'rb'; x: number; ts: number }
 export interface RequestEndRecord { r: 'qe'; x: number; ts: number; tr: RawHeaders }
@@ -93,9 +99,13 @@ export interface DoneRecord { r: 'done'; x: number; ts: number; seq: number; tr:
 export interface FailRecord { r: 'fail'; x: number; ts: number; seq: number; err: FailureInfo; resp?: SyntheticRef }
 export interface AbortRecord {
   r: 'abort'; x: number; ts: number; seq: number; by: 'client' | 'upstream'; phase: string; err?: FailureInfo;
+  /** HTTP/2: the RST_STREAM error code's name. */
+  rst?: string;
 }
 export interface ClientErrorRecord {
   r: 'cerr'; x: number; c: string; ts: number; seq: number; err: FailureInfo; raw?: BodySlice; resp?: SyntheticRef; page?: string; host?: string;
+  /** 'upstream' when the refused bytes came from the upstream (h2 connection errors). */
+  by?: 'upstream';
 }
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface WsMessageRecord extends BodySlice {
@@ -109,10 +119,12 @@ export interface WsCloseRecord {
   r: 'wsc'; x: number; ts: number; seq: number; code?: number; reason?: string; by: 'client' | 'server' | 'none';
 }
 
+/** A gRPC message's last byte crossed (its `_bb.seq`); d = its direction. */
+export interface GrpcSeqRecord { r: 'gm'; x: number; ts: number; seq: number; d: 'send' | 'receive' }
 /** Any record after the header. */
 export type JournalRecord =
   | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
-  | AbortRecord | ClientErrorRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord;
+  | AbortRecord | ClientErrorRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */
 export const END_RECORDS: ReadonlySet<string> = new Set(['done', 'fail', 'abort', 'cerr', 'wsc']);

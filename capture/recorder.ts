@@ -3,6 +3,8 @@
 // soon as its end record is written.
 import type { Fact, SyntheticResponse } from '../proxy/index.js';
 import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
+import { GrpcMessageCounter, grpcMedia } from './grpc.js';
+import { headerValue } from '../core/index.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -10,6 +12,8 @@ interface OpenExchange {
   resRecorded: number;
   /** The exchange's `_bb.seq` (taken when its request arrived). */
   seq: number;
+  /** gRPC calls: whole messages counted per direction as they cross, each taking a seq. */
+  grpc?: { send: GrpcMessageCounter; receive: GrpcMessageCounter };
 }
 
 /** Live counts for Capture.stats(). */
@@ -77,13 +81,21 @@ export class Recorder {
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
-        this.open.set(fact.exchangeId, { reqRecorded: 0, resRecorded: 0, seq });
+        const ex: OpenExchange = { reqRecorded: 0, resRecorded: 0, seq };
+        // gRPC calls are POSTs: only those pay for the content-type look-up.
+        if (fact.method === 'POST') {
+          const media = grpcMedia(headerValue(fact.rawHeaders, 'content-type'));
+          if (media && !media.text) ex.grpc = { send: new GrpcMessageCounter(media.web), receive: new GrpcMessageCounter(media.web) };
+        }
+        this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
         j.appendRecord({
           r: 'start', x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: fact.target, v: fact.httpVersion,
           h: fact.rawHeaders, up: fact.upstream, upg: fact.upgrade,
           ...(this.page ? { page: this.page } : {}),
+          ...(fact.stream !== undefined ? { sid: fact.stream } : {}),
+          ...(fact.pushedBy !== undefined ? { push: fact.pushedBy } : {}),
         });
         return;
       }
@@ -99,6 +111,10 @@ export class Recorder {
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
         j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
+        if (ex?.grpc) {
+          const d = request ? 'send' : 'receive';
+          for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
+        }
         return;
       }
       case 'request-ended':
@@ -113,6 +129,10 @@ export class Recorder {
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
         j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: fact.rawTrailers });
+        // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
+        if (!fact.batched) j.flushNow();
+        return;
+      case 'flush':
         j.flushNow();
         return;
       case 'exchange-failed':
@@ -128,6 +148,7 @@ export class Recorder {
         j.appendRecord({
           r: 'abort', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by, phase: fact.phase,
           ...(fact.error ? { err: fact.error } : {}),
+          ...(fact.reset ? { rst: fact.reset } : {}),
         });
         j.flushNow();
         return;
@@ -140,6 +161,7 @@ export class Recorder {
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
           ...(this.page ? { page: this.page } : {}),
           ...(fact.authority ? { host: fact.authority } : {}),
+          ...(fact.by === 'upstream' ? { by: 'upstream' as const } : {}),
         });
         j.flushNow();
         return;

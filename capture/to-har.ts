@@ -5,7 +5,7 @@ import type {
   HarWebSocketMessage,
 } from './har.js';
 import type {
-  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, RequestEndRecord,
+  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
   ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { bodyText, decodeContent, utf8Text } from './body.js';
@@ -33,6 +33,8 @@ export interface ExchangeRecords {
   upgrade?: UpgradeRecord;
   /** WebSocket messages and error rows, in order. */
   ws: Array<WsMessageRecord | WsErrorRecord>;
+  /** gRPC messages' seqs, in the order their last bytes crossed. */
+  grpcSeq?: GrpcSeqRecord[];
   /** The record that ended it; absent when still open at finalize. */
   end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
 }
@@ -60,6 +62,8 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   const start = ex.start!;
   const bb: BbEntryExt = { seq: start.seq };
   if (ex.end) bb.seqEnd = ex.end.seq;
+  if (start.sid !== undefined) bb.stream = start.sid;
+  if (start.push !== undefined) bb.pushed = start.push;
   const notes: string[] = [];
 
   const request = buildRequest(start, ex, ctx, bb, notes);
@@ -68,6 +72,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   if (fail) bb.error = { code: fail.err.code, message: fail.err.message, phase: fail.err.phase };
   if (ex.end?.r === 'abort') {
     bb.aborted = ex.end.by;
+    if (ex.end.rst) bb.reset = ex.end.rst;
     notes.push(
       `aborted by ${ex.end.by} during the ${ex.end.phase}` + (ex.end.err ? `: ${ex.end.err.code} ${ex.end.err.message}` : ''),
     );
@@ -111,7 +116,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     response = emptyResponse();
   }
   entry.response = response;
-  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody);
+  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq);
   if (grpc) {
     entry._grpcMessages = grpc.messages;
     bb.grpc = grpc.status;
@@ -130,7 +135,8 @@ function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext
   const { url, keepTarget } = requestUrl(start.scheme, start.target, start.h, ctx.fallbackOrigin);
   if (keepTarget) bb.target = start.target;
   const request = buildRequestHead(start.method, url, start.v, start.h, ctx);
-  request.headersSize = headSize(`${start.method} ${start.target} HTTP/${start.v}`, start.h);
+  // An h2 head crosses HPACK-compressed: its size is not a text head's.
+  request.headersSize = start.v === '2.0' ? -1 : headSize(`${start.method} ${start.target} HTTP/${start.v}`, start.h);
   request.bodySize = ex.requestBody.reduce((sum, c) => sum + c.w, 0);
   if (request.bodySize > 0 || ex.requestBody.some((c) => c.n > 0)) {
     request.postData = buildPostData(ex.requestBody, start.h, ctx, bb, notes);
@@ -180,7 +186,7 @@ function buildHead(status: number, reason: string, version: string, h: string[],
     headers: redactHeaders(h, ctx),
     content: { size: 0, mimeType: headerValue(h, 'content-type') ?? '' },
     redirectURL: headerValue(h, 'location') ?? '',
-    headersSize: headSize(`HTTP/${version} ${status} ${reason}`, h),
+    headersSize: version === '2.0' ? -1 : headSize(`HTTP/${version} ${status} ${reason}`, h),
     bodySize: 0,
   };
 }
@@ -363,7 +369,7 @@ function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry 
     response = buildHead(rec.resp.st, rec.resp.sm, '1.1', rec.resp.h, ctx);
     fillContent(response, [{ r: 'rb', x: rec.x, ts: rec.ts, ...rec.resp }], rec.resp.h, ctx, bb, notes, false);
   }
-  notes.unshift(`the proxy refused these bytes: ${rec.err.code}`);
+  notes.unshift(rec.by === 'upstream' ? `the proxy refused the upstream's bytes: ${rec.err.code}` : `the proxy refused these bytes: ${rec.err.code}`);
   const entry: HarEntry = {
     startedDateTime: new Date(rec.ts).toISOString(),
     time: 0,

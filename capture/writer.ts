@@ -156,6 +156,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
       case 'rs': ex.responseStart = r; break;
       case 'upg': ex.upgrade = r; break;
       case 'wsm': case 'wse': ex.ws.push(r); break;
+      case 'gm': (ex.grpcSeq ??= []).push(r); break;
       default: break;
     }
     if (END_RECORDS.has(r.r)) {

@@ -68,7 +68,10 @@ async function main(argv: string[]): Promise<number> {
       // yargs would otherwise run the handler anyway with missing arguments.
       const line = String(msg).replace(/\s*\n\s*/g, ' ');
       // Missing arguments and misspelt flags, in bb's words (the flags known are the running command's).
-      const said = err ? undefined : bbUsageMessage(line, wanted, argv, declaredFlags(instance));
+      // yargs throws its own YError for some usage mistakes (a flag's missing value): those are the user's too.
+      const usage = !err || err.name === 'YError';
+      const said = usage ? bbUsageMessage(line, wanted, argv, declaredFlags(instance)) : undefined;
+      if (said === undefined && usage && err) throw new BbError('BB_USAGE', `${line} (see bb --help)`);
       if (said !== undefined) throw new BbError('BB_USAGE', said);
       throw err ?? new BbError('BB_USAGE', line.includes('bb --help') ? line : `${line} (see bb --help)`);
     })

@@ -64,6 +64,13 @@ export function bbUsageMessage(message: string, command: string | undefined, arg
     const u = USAGE[command];
     return u ? `bb ${command} needs ${u.needs}: ${u.usage}` : undefined;
   }
+  // A value flag typed last, with nothing after it ("bb diff a b --json").
+  const valueless = /^Not enough arguments following: (.+)$/.exec(message);
+  if (valueless) {
+    const name = valueless[1]!.trim();
+    const typed = name.length === 1 ? `-${name}` : `--${name}`;
+    return `${typed} needs a value${command ? ` (see bb ${command} --help)` : ''}`;
+  }
   const unknown = /^Unknown arguments?: (.*)$/.exec(message);
   if (unknown) {
     const names = unknown[1]!.split(', ').map((n) => n.trim()).filter(Boolean);

@@ -247,8 +247,10 @@ export function comparePair(
     const rb = withoutHopHeaders(truncated ? { ...b.request, body: undefined } : b.request, crossed);
     const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
-    const sa = withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response, crossed);
-    const sb = withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response, crossed);
+    // A gRPC call's status is compared once, as grpc.status (from trailers or trailers-only headers alike).
+    const grpcBoth = !!(a.grpc && b.grpc);
+    const sa = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response, crossed), grpcBoth);
+    const sb = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response, crossed), grpcBoth);
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
@@ -293,6 +295,15 @@ function withoutHopHeaders<T extends { headers: Record<string, unknown> }>(side:
   if (!crossed || !HOP_HEADERS.some((h) => h in side.headers)) return side;
   const headers = { ...side.headers };
   for (const h of HOP_HEADERS) delete headers[h];
+  return { ...side, headers };
+}
+
+const GRPC_STATUS_FIELDS = ['grpc-status', 'grpc-message'];
+
+function withoutGrpcStatus<T extends { headers: Record<string, unknown> }>(side: T, grpc: boolean): T {
+  if (!grpc || !GRPC_STATUS_FIELDS.some((h) => h in side.headers)) return side;
+  const headers = { ...side.headers };
+  for (const h of GRPC_STATUS_FIELDS) delete headers[h];
   return { ...side, headers };
 }
 

@@ -11,6 +11,7 @@ const SENTENCES: Record<string, string> = {
   BB_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
   BB_UPSTREAM_HTTP2: 'the upstream speaks HTTP/2 only; bb proxies HTTP/1.1',
   BB_UPSTREAM_CLOSED: 'the upstream closed the connection before answering',
+  BB_UPSTREAM_NOT_H2: 'the client spoke HTTP/2 (h2c prior knowledge) and the upstream does not: point bb at an h2c server, or let the client use HTTP/1.1',
   ENOTFOUND: 'the upstream host name does not resolve',
   EHOSTUNREACH: 'the upstream host is unreachable',
 };

@@ -77,6 +77,10 @@ export interface ExchangeStarted {
   upstream: string;
   /** True when the request asks for a protocol upgrade (WebSocket). */
   upgrade: boolean;
+  /** HTTP/2: the stream id (one exchange per stream). */
+  stream?: number;
+  /** HTTP/2: the stream whose PUSH_PROMISE made this exchange (its request is the promise). */
+  pushedBy?: number;
 }
 
 /** Some request body bytes went through to the upstream (decoded from chunked framing, else as sent). */
@@ -120,6 +124,17 @@ export interface ExchangeCompleted {
   exchangeId: number;
   time: EpochMs;
   rawTrailers: RawHeaders;
+  /**
+   * More completions may follow from the same chunk (h2: many streams end in
+   * one read): a durable listener may wait for the `flush` fact, which comes
+   * before that chunk is forwarded, instead of writing at each completion.
+   */
+  batched?: boolean;
+}
+
+/** The proxy is about to forward a chunk that completes the batched exchanges before it: make their records durable now. */
+export interface Flush {
+  type: 'flush';
 }
 
 /** The upstream could not be used; the client got bb's own response (if it was still there). */
@@ -141,9 +156,11 @@ export interface ExchangeAborted {
   /** What was under way: 'request' (client still sending) or 'response' (response under way). */
   phase: 'request' | 'response';
   error?: FailureInfo;
+  /** HTTP/2: the RST_STREAM error code's name ("CANCEL") when a reset ended it. */
+  reset?: string;
 }
 
-/** Bytes from a client that never became a request (Node's parser refused them). */
+/** Bytes that never became a request (bb's parser refused them), or an h2 connection ended for a protocol error. */
 export interface ClientErrored {
   type: 'client-error';
   connectionId: string;
@@ -159,6 +176,8 @@ export interface ClientErrored {
   authority?: string;
   /** What the user can do about it, one short clause ("the client does not trust bb's CA: bb ca trust-info"). */
   hint?: string;
+  /** Who sent the refused bytes, when not the client (an h2 upstream's malformed frame). */
+  by?: Side;
 }
 
 /** The upstream answered an upgrade request with 101 and bytes now flow both ways. */
@@ -231,6 +250,7 @@ export type Fact =
   | ResponseStarted
   | ResponseBodyChunk
   | ExchangeCompleted
+  | Flush
   | ExchangeFailed
   | ExchangeAborted
   | ClientErrored

@@ -99,6 +99,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     resolveUpstream,
     nextExchangeId: () => ++exchangeCounter,
     tap: options.tap,
+    // h2c needs prior knowledge of the target: reverse mode only.
+    h2c: !options.resolveUpstream,
     // Forward mode listens for 'connect' (as on an http.Server); without a listener a CONNECT is refused by a close.
     onConnect: (req, socket, head) => {
       if (server.listenerCount('connect') > 0) server.emit('connect', req, socket, head);

@@ -14,6 +14,7 @@ import type { Upstream } from './upstream.js';
 import { outgoingHead } from './request-rewrite.js';
 import { TapState } from './tap-state.js';
 import { HEAD_TIMEOUT_MS, type Exchange, type TapSettings, type UpstreamQuery } from './tap-settings.js';
+import { startsLikeH2, tapH2 } from './h2-tap.js';
 
 /** Reads the client's requests and passes them upstream; the upstream side is the subclass's (http-tap.ts). */
 export abstract class TapRequests extends TapState {
@@ -90,6 +91,7 @@ export abstract class TapRequests extends TapState {
   }
 
   protected onRequestHead(head: RequestHead, end: number): void {
+    this.heads++;
     this.heldHead = [];
     this.cFrom = end;
     if (head.method === 'CONNECT') {
@@ -188,6 +190,16 @@ export abstract class TapRequests extends TapState {
 
   protected onRequestFault(out: Extract<FeedOutcome, { state: 'error' }>, chunk: Buffer): void {
     const { fault } = out;
+    // "PRI * HTTP/2.0" as a connection's first head is no HTTP/1.1 request but the h2 preface (h2c with prior knowledge).
+    if (out.head && this.settings.h2c && this.queue.length === 0 && this.heads === 0) {
+      const bytes = this.heldHead.length > 0 ? Buffer.concat([...this.heldHead, chunk]) : chunk;
+      if (startsLikeH2(bytes)) {
+        this.detachClient();
+        clearTimeout(this.headTimer);
+        tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings });
+        return;
+      }
+    }
     this.refused = true;
     this.client.pause();
     if (!out.head && this.sending) {

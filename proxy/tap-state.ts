@@ -42,6 +42,8 @@ export abstract class TapState {
   protected headTimer: NodeJS.Timeout | undefined;
   protected clientEnded = false;
   protected refused = false;
+  /** Request heads read on this connection (only a first one may be the h2 preface). */
+  protected heads = 0;
 
   protected lastConnect: RequestHead | undefined;
   protected lastSwitch: ResponseHead | undefined;

@@ -66,18 +66,23 @@ function isIpAddress(host: string): boolean {
 
 const caLists = new WeakMap<UpstreamTlsOptions, string[] | undefined>();
 
-/** Opens one TCP (or TLS, ALPN http/1.1) connection to an upstream: the tap's 1:1 upstream socket. */
-export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions): Socket {
-  if (!upstream.tls) return net.connect({ host: upstream.hostname, port: upstream.port, noDelay: true });
+/** The `ca` list for TLS to upstreams (undefined: Node's own roots), built once per options object. */
+export function upstreamCa(tlsOptions: UpstreamTlsOptions): string[] | undefined {
   if (!caLists.has(tlsOptions)) {
     // Node's `ca:` replaces its whole store, NODE_EXTRA_CA_CERTS included: extra CAs add to both.
     caLists.set(tlsOptions, tlsOptions.extraCa?.length ? [...tls.rootCertificates, ...(tlsOptions.nodeExtraCa ?? []), ...tlsOptions.extraCa] : undefined);
   }
+  return caLists.get(tlsOptions);
+}
+
+/** Opens one TCP (or TLS, ALPN http/1.1) connection to an upstream: the tap's 1:1 upstream socket. */
+export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions): Socket {
+  if (!upstream.tls) return net.connect({ host: upstream.hostname, port: upstream.port, noDelay: true });
   const socket = tls.connect({
     host: upstream.hostname,
     port: upstream.port,
     servername: upstream.servername,
-    ca: caLists.get(tlsOptions),
+    ca: upstreamCa(tlsOptions),
     rejectUnauthorized: !tlsOptions.insecure,
     ALPNProtocols: ['http/1.1'],
   });

@@ -104,6 +104,14 @@ export class H2FrameParser {
     return this.failure;
   }
 
+  /**
+   * True between whole frames (the preface read, no frame or header block
+   * half read): where a frame of bb's own (a GOAWAY) may go into this byte stream.
+   */
+  get atFrameBoundary(): boolean {
+    return this.state === State.Header && this.headHave === 0 && this.block === undefined;
+  }
+
   /** Follows the receiving side's SETTINGS_MAX_FRAME_SIZE (section 6.5.2), from the next frame header on. */
   setMaxFrameSize(size: number): void {
     this.maxFrameSize = size;

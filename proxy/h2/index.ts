@@ -14,4 +14,5 @@ export {
   type H2Frame,
   type Priority,
 } from './frame-types.js';
+export { goawayFrame, rstStreamFrame } from './write.js';
 export { HpackDecoder, DEFAULT_HEADER_TABLE_SIZE, type DecodedHeaders, type HpackDecoderOptions, type HpackError } from './hpack.js';

@@ -133,6 +133,16 @@ export class H2Session {
     return this.streams.size;
   }
 
+  /** True when the client's byte stream stands between whole frames (bb may add one of its own). */
+  get clientAtFrameBoundary(): boolean {
+    return !this.client.error && this.client.parser.atFrameBoundary;
+  }
+
+  /** True when the server's byte stream stands between whole frames. */
+  get serverAtFrameBoundary(): boolean {
+    return !this.server.error && this.server.parser.atFrameBoundary;
+  }
+
   /** Reads bytes the client sent; returns the connection error of that direction, if any. */
   fromClient(chunk: Buffer, time: number): H2ConnectionError | undefined {
     return this.read(this.client, chunk, time);

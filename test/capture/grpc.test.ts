@@ -156,11 +156,15 @@ describe('gRPC-Web over HTTP/1.1 through the proxy', () => {
     const msgs = s!._grpcMessages!;
     assert.deepEqual(msgs.map((m) => [m.type, Buffer.from(m.data, 'base64').toString()]), [['send', 'go'], ['receive', 'one'], ['receive', 'two'], ['receive', 'three']]);
     assert.ok(msgs[3]!.time - msgs[1]!.time >= 0.06, `each streamed message has its own time (${msgs[1]!.time} .. ${msgs[3]!.time})`);
+    // Over HTTP/1.1 too, each whole message took a seq in the capture's order as its last byte crossed.
+    const seqs = msgs.map((m) => m._bb?.seq);
+    assert.ok(seqs.every((q, i) => typeof q === 'number' && q > s!._bb!.seq && q < s!._bb!.seqEnd! && (i === 0 || q > seqs[i - 1]!)), JSON.stringify(seqs));
     assert.deepEqual(s!._bb!.grpc, { status: 14, message: 'going away' });
 
     const [bigSend, bigReceive] = b!._grpcMessages!;
     assert.equal(Buffer.from(bigSend!.data, 'base64').toString(), 'big');
     assert.equal(bigReceive!._bb!.length, 4000);
+    assert.equal(bigReceive!._bb!.seq, undefined, 'a message cut at the cap has no seq of its own');
     assert.ok(bigReceive!._bb!.truncated! > 0 && bigReceive!._bb!.truncated! < 1000, `recorded ${bigReceive!._bb!.truncated}`);
     assert.deepEqual(b!._bb!.grpc, { status: null });
     assert.match(b!.comment ?? '', /cut short/);

@@ -1,0 +1,113 @@
+// Real h2 peers for the h2 tap's tests: a node:http2 server behind a plain
+// TCP listener that keeps every byte it receives and sends, and a
+// node:http2 client whose socket does the same, so a test can check that
+// the bytes crossing bb are exactly the peers' own.
+import http2 from 'node:http2';
+import net, { type AddressInfo } from 'node:net';
+import type { Cleanups } from './cleanups.js';
+
+/** Bytes one connection carried, per direction. */
+export interface Wire {
+  /** What this end received. */
+  received: Buffer[];
+  /** What this end sent. */
+  sent: Buffer[];
+}
+
+/** An h2c server (prior knowledge) on 127.0.0.1 port 0 that records its connections' bytes. */
+export interface H2Server {
+  port: number;
+  url: string;
+  /** One per accepted connection, in accept order. */
+  wires: Wire[];
+  server: http2.Http2Server;
+}
+
+/** Keeps the bytes a socket reads and writes. */
+function recordSocket(socket: net.Socket): Wire {
+  const wire: Wire = { received: [], sent: [] };
+  socket.on('data', (c: Buffer) => wire.received.push(c));
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (Buffer.isBuffer(chunk) || chunk instanceof Uint8Array) wire.sent.push(Buffer.from(chunk));
+    else if (typeof chunk === 'string') wire.sent.push(Buffer.from(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8'));
+    return write(chunk, ...rest);
+  }) as typeof socket.write;
+  return wire;
+}
+
+/** Starts an h2c server; `onStream` answers each stream. */
+export async function h2Server(
+  cleanups: Cleanups,
+  onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void,
+  settings: http2.Settings = {},
+): Promise<H2Server> {
+  const server = http2.createServer({ settings });
+  server.on('stream', onStream);
+  server.on('sessionError', () => {});
+  const wires: Wire[] = [];
+  const sockets = new Set<net.Socket>();
+  const tcp = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    wires.push(recordSocket(socket));
+    server.emit('connection', socket);
+  });
+  await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+  cleanups.add(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        tcp.close(() => r());
+      }),
+  );
+  const port = (tcp.address() as AddressInfo).port;
+  return { port, url: `http://127.0.0.1:${port}`, wires, server };
+}
+
+/** A node:http2 client session to `url` whose socket's bytes are recorded. */
+export function h2Client(url: string, cleanups: Cleanups, settings: http2.Settings = {}): { session: http2.ClientHttp2Session; wire: Wire } {
+  const { hostname, port } = new URL(url);
+  let wire!: Wire;
+  const session = http2.connect(url, {
+    settings,
+    createConnection: () => {
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      wire = recordSocket(socket);
+      return socket;
+    },
+  });
+  session.on('error', () => {});
+  cleanups.add(() => session.destroy());
+  return { session, wire };
+}
+
+/** The result of one request on an h2 client session. */
+export interface H2Result {
+  status: number;
+  headers: http2.IncomingHttpHeaders;
+  body: Buffer;
+  trailers: http2.IncomingHttpHeaders | undefined;
+  rstCode: number;
+}
+
+/** Sends one request and collects the response (resolves on the stream's close). */
+export function h2Request(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body?: Buffer | string): Promise<H2Result> {
+  return new Promise((resolve) => {
+    const req = session.request(headers, { endStream: body === undefined });
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let head: http2.IncomingHttpHeaders = {};
+    let trailers: http2.IncomingHttpHeaders | undefined;
+    req.on('response', (h) => {
+      head = h;
+      status = Number(h[':status']);
+    });
+    req.on('trailers', (t) => (trailers = t));
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('error', () => {});
+    // rstCode is set once the close has been handled.
+    req.on('close', () => setImmediate(() => resolve({ status, headers: head, body: Buffer.concat(chunks), trailers, rstCode: req.rstCode ?? 0 })));
+    if (body !== undefined) req.end(body);
+  });
+}
