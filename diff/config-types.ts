@@ -57,6 +57,8 @@ export interface NormalizeConfig {
   serverHome?: string | string[];
   /** Field paths (suffix selectors, `[]` any index) of arrays compared as multisets: order never reported. */
   unorderedArrays?: string[];
+  /** `.proto` files whose services name gRPC messages' fields (absolute once validated; the file gives them relative to itself). */
+  proto?: string[];
 }
 
 /** Route-level pairing key: which same-route calls are the same call. */

@@ -3,9 +3,11 @@
 // BbError (BB_CONFIG_INVALID) naming the offending entry. Other top-level keys are
 // left alone (bb compare reads its own from the same file).
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import { BUILTIN_RULE_NAMES } from './normalize/rules.js';
+import { ProtoSchema } from './normalize/proto-schema.js';
 import { BbError } from '../core/index.js';
 
 export type * from './config-types.js';
@@ -118,6 +120,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     if (typeof u !== 'string' || !u) fail(`${file} normalize.unorderedArrays[${i}]`, 'must be a field path like "response.body.tags"');
     return u;
   });
+  const proto = protoFiles(n.proto, file);
   let serverHome: string | string[] | undefined;
   if (n.serverHome !== undefined) {
     if (typeof n.serverHome === 'string') serverHome = n.serverHome;
@@ -171,10 +174,25 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   });
 
   return Object.freeze({
-    normalize: { disable, keys, patterns, headers, keep, paths, serverHome, unorderedArrays },
+    normalize: { disable, keys, patterns, headers, keep, paths, serverHome, unorderedArrays, ...(proto.length ? { proto } : {}) },
     pairing: { keys: routeKeys, unordered, arrayKeys, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
     known,
   });
+}
+
+/**
+ * `normalize.proto`: a path or a list of paths, relative to the config file,
+ * resolved and parsed now so a missing or broken file stops the run up front.
+ */
+function protoFiles(v: unknown, file: string): string[] {
+  const where = `${file} normalize.proto`;
+  const raw = typeof v === 'string' ? [v] : list(v, where);
+  const files = raw.map((p, i) => {
+    if (typeof p !== 'string' || !p) fail(`${where}[${i}]`, 'must be the path of a .proto file like "protos/echo.proto"');
+    return resolve(dirname(file), p);
+  });
+  if (files.length) ProtoSchema.load(files, `config ${where}`);
+  return files;
 }
 
 /** A known entry's `where`: a glob, or a non-empty list of globs (default "*"). */

@@ -11,6 +11,7 @@ import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize
 import { applyPathRules, entryHost, hostsInKeys, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { zipBodiesOf, type ZipBodies } from './normalize/zip.js';
+import { ProtoSchema } from './normalize/proto-schema.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
 import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';
@@ -81,6 +82,8 @@ export interface DiffContext {
   config: DiffConfig;
   /** Compiled rules. */
   rules: RuleSet;
+  /** The config's `.proto` files, parsed (absent without normalize.proto). */
+  proto?: ProtoSchema;
   /** Ordinal markers for this run. */
   table: OrdinalTable;
   /** Old and new. */
@@ -131,6 +134,7 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.config.normalize.paths ?? [],
     parsers: zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
+    ...(ctx.proto ? { proto: ctx.proto } : {}),
   };
 }
 
@@ -340,10 +344,12 @@ export const defaultStages: DiffStage[] = [
 export function createContext(oldPath: string, newPath: string, options: DiffOptions): DiffContext {
   const config = options.config ?? emptyDiffConfig();
   const rules = compileRules(config.normalize);
+  const protoFiles = config.normalize.proto ?? [];
   return {
     options,
     config,
     rules,
+    ...(protoFiles.length ? { proto: ProtoSchema.load(protoFiles, 'config normalize.proto') } : {}),
     table: new OrdinalTable(rules.ordinalClasses),
     old: { path: oldPath, entries: [], summaries: [], timing: [] },
     new: { path: newPath, entries: [], summaries: [], timing: [] },

@@ -54,7 +54,7 @@ export interface NormalizedEntry {
     messages: NormalizedWsMessage[];
     close?: { code: number | null; reason: string; by: string };
   };
-  /** gRPC call: its messages (protobuf decoded without a schema) and status, compared like WebSocket messages. */
+  /** gRPC call: its messages (protobuf decoded with the config's .proto files, else without a schema) and status, compared like WebSocket messages. */
   grpc?: NormalizedGrpc;
   /** Header names in wire order and case: compared only with --header-order. */
   headerOrder?: { request: string[]; response: string[] };

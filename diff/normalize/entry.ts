@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue, type HarPage } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
 import { decodeProtobuf } from './protobuf.js';
+import type { ProtoSchema } from './proto-schema.js';
 import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
@@ -29,6 +30,8 @@ export interface NormalizeContext {
   pathRules: PathRuleConfig[];
   /** Body parsers (editable list). */
   parsers?: readonly BodyParser[];
+  /** The config's `.proto` files: gRPC messages of the methods they define decode with field names. */
+  proto?: ProtoSchema;
 }
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
@@ -354,7 +357,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page },
   };
-  if (grpcMsgs) out.grpc = normalizeGrpc(grpcMsgs, e, ctx);
+  if (grpcMsgs) out.grpc = normalizeGrpc(grpcMsgs, e, rawPath, ctx);
   else {
     if (reqBody !== undefined) out.request.body = reqBody;
     if (resBody !== undefined) out.response.body = resBody;
@@ -383,16 +386,18 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
 }
 
 /**
- * A gRPC call as compared: each message decoded from the protobuf wire
- * format without a schema (protobuf.ts), its values normalized like a JSON
- * body; one that does not parse (or was cut short) compares as its base64.
- * The status comes from the trailers (bb moves a gRPC-Web trailer frame
- * there), else trailers-only headers.
+ * A gRPC call as compared: each message decoded with its method's type when
+ * the config's .proto files define the method (`path`, proto-schema.ts),
+ * else from the protobuf wire format without a schema (protobuf.ts), its
+ * values normalized like a JSON body; one that does not parse (or was cut
+ * short) compares as its base64. The status comes from the trailers (bb
+ * moves a gRPC-Web trailer frame there), else trailers-only headers.
  */
-function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, ctx: NormalizeContext): NormalizedGrpc {
+function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: NormalizeContext): NormalizedGrpc {
   const messages = msgs.map((m) => {
     const bytes = Buffer.from(m.data, 'base64');
-    const decoded = m._bb?.truncated === undefined && m._bb?.undecoded === undefined ? decodeProtobuf(bytes) : undefined;
+    const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
+    const decoded = whole ? (ctx.proto?.decode(path, m.type, bytes) ?? decodeProtobuf(bytes)) : undefined;
     return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.rules, ctx.homes, ctx.table) : m.data };
   });
   const { status, message } = grpcStatus(e.response._trailers, e.response.headers);

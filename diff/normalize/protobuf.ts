@@ -18,44 +18,77 @@ export type ProtoValue = number | string | ProtoMessage | { $bytes: string };
 /** Nesting followed at most this deep; deeper length-delimited values stay bytes. */
 export const MAX_PROTO_DEPTH = 32;
 
+/** One record of a message as it is on the wire: field number, wire type, raw value. */
+export interface ProtoRecord {
+  /** Field number, 1 .. 2^29-1. */
+  field: number;
+  /** Wire type: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32. */
+  wire: 0 | 1 | 2 | 5;
+  /** The value of a varint or fixed64 record. */
+  big?: bigint;
+  /** The value of a fixed32 record. */
+  fixed32?: number;
+  /** The payload of a length-delimited record. */
+  bytes?: Uint8Array;
+  /** Where the next record starts. */
+  next: number;
+}
+
+/** The record at `at`; undefined when there is none (a bad key, a value past the end, groups). */
+export function readRecord(bytes: Uint8Array, at: number): ProtoRecord | undefined {
+  const key = readVarint(bytes, at);
+  if (!key) return undefined;
+  at = key.next;
+  const field = key.value / 8n;
+  const wire = Number(key.value & 7n);
+  if (field === 0n || field > 0x1fffffffn) return undefined; // field numbers are 1 .. 2^29-1
+  const f = Number(field);
+  if (wire === 0) {
+    const v = readVarint(bytes, at);
+    return v && { field: f, wire, big: v.value, next: v.next };
+  }
+  if (wire === 1) {
+    if (at + 8 > bytes.length) return undefined;
+    return { field: f, wire, big: Buffer.from(bytes.buffer, bytes.byteOffset + at, 8).readBigUInt64LE(0), next: at + 8 };
+  }
+  if (wire === 5) {
+    if (at + 4 > bytes.length) return undefined;
+    return { field: f, wire, fixed32: Buffer.from(bytes.buffer, bytes.byteOffset + at, 4).readUInt32LE(0), next: at + 4 };
+  }
+  if (wire === 2) {
+    const len = readVarint(bytes, at);
+    if (!len || len.value > BigInt(bytes.length - len.next)) return undefined;
+    const end = len.next + Number(len.value);
+    return { field: f, wire, bytes: bytes.subarray(len.next, end), next: end };
+  }
+  // 3 and 4 are groups (deprecated, never emitted by proto3); 6 and 7 do not exist.
+  return undefined;
+}
+
+/** A record's value read without a schema, as the header comment says. */
+export function recordValue(r: ProtoRecord, depth = 0): ProtoValue {
+  if (r.wire === 5) return r.fixed32!;
+  if (r.wire === 2) return lengthDelimited(r.bytes!, depth);
+  return safe(r.big!);
+}
+
+/** Adds a value under `key`; a key seen again becomes an array (repeated). */
+export function addField(out: Record<string, unknown>, key: string, value: unknown): void {
+  const prev = out[key];
+  if (prev === undefined) out[key] = value;
+  else if (Array.isArray(prev)) prev.push(value); // an array only this function made
+  else out[key] = [prev, value];
+}
+
 /** Decodes a whole message; undefined when the bytes are not one (a bad key, a record past the end, groups). */
 export function decodeProtobuf(bytes: Uint8Array, depth = 0): ProtoMessage | undefined {
   const out: ProtoMessage = {};
   let at = 0;
   while (at < bytes.length) {
-    const key = readVarint(bytes, at);
-    if (!key) return undefined;
-    at = key.next;
-    const field = key.value / 8n;
-    const wire = Number(key.value & 7n);
-    if (field === 0n || field > 0x1fffffffn) return undefined; // field numbers are 1 .. 2^29-1
-    let value: ProtoValue;
-    if (wire === 0) {
-      const v = readVarint(bytes, at);
-      if (!v) return undefined;
-      value = safe(v.value);
-      at = v.next;
-    } else if (wire === 1) {
-      if (at + 8 > bytes.length) return undefined;
-      value = safe(Buffer.from(bytes.buffer, bytes.byteOffset + at, 8).readBigUInt64LE(0));
-      at += 8;
-    } else if (wire === 5) {
-      if (at + 4 > bytes.length) return undefined;
-      value = Buffer.from(bytes.buffer, bytes.byteOffset + at, 4).readUInt32LE(0);
-      at += 4;
-    } else if (wire === 2) {
-      const len = readVarint(bytes, at);
-      if (!len || len.value > BigInt(bytes.length - len.next)) return undefined;
-      const end = len.next + Number(len.value);
-      value = lengthDelimited(bytes.subarray(len.next, end), depth);
-      at = end;
-    } else {
-      // 3 and 4 are groups (deprecated, never emitted by proto3); 6 and 7 do not exist.
-      return undefined;
-    }
-    const name = field.toString();
-    const prev = out[name];
-    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    const r = readRecord(bytes, at);
+    if (!r) return undefined;
+    at = r.next;
+    addField(out, String(r.field), recordValue(r, depth));
   }
   return out;
 }
