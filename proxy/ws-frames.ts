@@ -267,6 +267,12 @@ export class FrameParser {
       this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: false, data });
       return;
     }
+    if (opcode !== 0 && this.fin) {
+      // The usual message: one frame, nothing to assemble.
+      this.messageBytes = 0;
+      this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: this.rsv1, data });
+      return;
+    }
     if (opcode !== 0) {
       this.messageOpcode = opcode;
       this.messageTime = this.frameTime;
