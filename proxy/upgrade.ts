@@ -1,6 +1,13 @@
 // After a 101: the client gets the server's 101 head exactly as received,
-// then bytes are piped both ways untouched. A tap may read copies of both
+// then bytes are relayed both ways untouched. A tap may read copies of both
 // directions (the WebSocket tap by default); nothing is ever re-framed.
+//
+// The relay is one 'data' listener per socket that writes the chunk on and
+// then hands it to the tap: the bytes leave before any parsing or recording
+// runs (a message's latency through bb is one write call), and each chunk
+// costs one listener call, as a bare pipe does, instead of a pipe's listener
+// plus a tap's. Backpressure is a pipe's: a full writer pauses the reader
+// until it drains.
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { headerValue } from '../core/index.js';
@@ -8,7 +15,18 @@ import { now, type FactBus, type RawHeaders } from './events.js';
 import type { RequestHead, ResponseHead } from './http1-head.js';
 import { tapWebSocket } from './ws-tap.js';
 
-/** Called once bytes flow both ways; it may read (never write) both sockets. */
+/** Per direction, what the relay passes each chunk to once it is forwarded, with the time it arrived (epoch ms). */
+export interface TapFeeds {
+  /** A chunk the client sent. */
+  fromClient?(chunk: Buffer, time: number): void;
+  /** A chunk the upstream sent. */
+  fromUpstream?(chunk: Buffer, time: number): void;
+}
+
+/**
+ * Called once bytes flow both ways; it may read (never write) both sockets,
+ * either with listeners of its own or by returning feeds the relay calls.
+ */
 export type UpgradeTap = (args: {
   exchangeId: number;
   client: Duplex;
@@ -16,7 +34,7 @@ export type UpgradeTap = (args: {
   clientHead: Buffer;
   upstreamHead: Buffer;
   responseHeaders: RawHeaders;
-}) => void;
+}) => TapFeeds | void;
 
 /** What the HTTP tap hands over when the upstream answered an upgrade with 101. */
 export interface HandOver {
@@ -35,18 +53,27 @@ export interface HandOver {
   tap?: UpgradeTap;
 }
 
-/** Pipes an upgraded connection and starts its tap. */
+/** The built-in WebSocket tap, fed by the relay. */
+function webSocketTap(bus: FactBus): UpgradeTap {
+  return (args) => {
+    const tap = tapWebSocket({ ...args, emit: (fact) => bus.emit(fact), fed: true });
+    return { fromClient: tap.fromClient, fromUpstream: tap.fromUpstream };
+  };
+}
+
+/** Relays an upgraded connection and starts its tap. */
 export function handOver(h: HandOver): void {
   const { client, upstream, bus, exchangeId } = h;
   client.write(h.response.raw);
   if (h.upstreamHead.length > 0) client.write(h.upstreamHead);
   if (h.clientHead.length > 0) upstream.write(h.clientHead);
   const isWebSocket = /^websocket$/i.test(headerValue(h.request.rawHeaders, 'upgrade') ?? '');
-  const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? (args) => tapWebSocket({ ...args, emit: (fact) => bus.emit(fact) }) : undefined);
+  const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? webSocketTap(bus) : undefined);
+  let feeds: TapFeeds | void = undefined;
   if (tap) {
-    // The tap starts before piping so that it sees every chunk from the first one.
+    // The tap starts before the relay so that it sees every chunk from the first one.
     try {
-      tap({ exchangeId, client, upstream, clientHead: h.clientHead, upstreamHead: h.upstreamHead, responseHeaders: h.response.rawHeaders });
+      feeds = tap({ exchangeId, client, upstream, clientHead: h.clientHead, upstreamHead: h.upstreamHead, responseHeaders: h.response.rawHeaders });
     } catch {
       // A broken tap must never break the connection.
     }
@@ -61,12 +88,37 @@ export function handOver(h: HandOver): void {
     client.once('close', closed);
     upstream.once('close', closed);
   }
-  client.pipe(upstream);
-  upstream.pipe(client);
-  // Either side ending or failing ends the other (half-close is passed on by pipe's end()).
+  relay(client, upstream, feeds?.fromClient?.bind(feeds));
+  relay(upstream, client, feeds?.fromUpstream?.bind(feeds));
+  // Either side ending or failing ends the other (half-close is passed on by relay's end()).
   upstream.on('error', () => client.destroy());
   client.on('error', () => upstream.destroy());
   upstream.on('close', () => client.destroy());
   client.on('close', () => upstream.destroy());
   client.resume();
+}
+
+/** Forwards every chunk `from` reads to `to`, then feeds it to the tap; `from`'s end ends `to`. */
+function relay(from: Duplex, to: Duplex, feed: ((chunk: Buffer, time: number) => void) | undefined): void {
+  let draining = false;
+  const drained = (): void => {
+    draining = false;
+    from.resume();
+  };
+  from.on('data', (chunk: Buffer) => {
+    const time = feed ? now() : 0;
+    if (!to.write(chunk) && !draining) {
+      draining = true;
+      from.pause();
+      to.once('drain', drained);
+    }
+    if (!feed) return;
+    try {
+      feed(chunk, time);
+    } catch {
+      // A broken tap must never break the connection: it reads no more of this direction.
+      feed = undefined;
+    }
+  });
+  from.once('end', () => to.end());
 }

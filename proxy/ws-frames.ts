@@ -88,7 +88,8 @@ export class FrameParser {
   private rsv1 = false;
   private masked = false;
   private length = 0;
-  private readonly mask = Buffer.alloc(4);
+  // The masking key as one 32-bit word in the machine's byte order (see unmask()).
+  private mask = 0;
   // A payload split across chunks, gathered here.
   private payload: Buffer | undefined;
   private payloadHave = 0;
@@ -137,7 +138,7 @@ export class FrameParser {
           case State.Mask:
             at = this.take(chunk, at, 4);
             if (this.headerHave === 0) {
-              this.src.copy(this.mask, 0, this.srcAt, this.srcAt + 4);
+              this.mask = maskWord(this.src, this.srcAt);
               this.startPayload();
             }
             break;
@@ -231,7 +232,7 @@ export class FrameParser {
     const length = this.length;
     if (this.payload === undefined && available >= length) {
       // The whole payload is in this chunk.
-      const data = this.masked ? unmaskCopy(chunk, at, length, this.mask) : chunk.subarray(at, at + length);
+      const data = this.masked ? unmask(chunk, at, length, this.mask) : chunk.subarray(at, at + length);
       this.frameDone(data);
       return at + length;
     }
@@ -264,6 +265,12 @@ export class FrameParser {
         this.ended = true;
       }
       this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: false, data });
+      return;
+    }
+    if (opcode !== 0 && this.fin) {
+      // The usual message: one frame, nothing to assemble.
+      this.messageBytes = 0;
+      this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: this.rsv1, data });
       return;
     }
     if (opcode !== 0) {
@@ -303,9 +310,34 @@ function isValidCloseCode(code: number): boolean {
 }
 
 // Section 5.3: byte i of the payload is XORed with byte i mod 4 of the key.
-function unmaskCopy(src: Buffer, at: number, length: number, mask: Buffer): Buffer {
+//
+// The key is kept as one 32-bit word in the machine's byte order: the bytes
+// are written to (and the word read from) a 4-byte Int32Array's own memory,
+// so word and payload views agree on byte order everywhere. Small payloads
+// (the usual chat-sized message) are unmasked byte by byte: making an
+// Int32Array view costs more than it saves below a few hundred bytes.
+const keyBytes = new Uint8Array(4);
+const keyWord = new Int32Array(keyBytes.buffer);
+const WORDWISE_FROM = 512;
+
+function maskWord(src: Buffer, at: number): number {
+  keyBytes[0] = src[at]!;
+  keyBytes[1] = src[at + 1]!;
+  keyBytes[2] = src[at + 2]!;
+  keyBytes[3] = src[at + 3]!;
+  return keyWord[0]!;
+}
+
+// The unmasked payload in a new buffer (the bytes in `src` are still on their way to the other side).
+function unmask(src: Buffer, at: number, length: number, mask: number): Buffer {
   const out = Buffer.allocUnsafe(length);
-  const m0 = mask[0]!, m1 = mask[1]!, m2 = mask[2]!, m3 = mask[3]!;
+  if (length >= WORDWISE_FROM) {
+    src.copy(out, 0, at, at + length);
+    unmaskInPlace(out, mask);
+    return out;
+  }
+  keyWord[0] = mask;
+  const m0 = keyBytes[0]!, m1 = keyBytes[1]!, m2 = keyBytes[2]!, m3 = keyBytes[3]!;
   let i = 0;
   for (; i + 3 < length; i += 4) {
     out[i] = src[at + i]! ^ m0;
@@ -313,10 +345,18 @@ function unmaskCopy(src: Buffer, at: number, length: number, mask: Buffer): Buff
     out[i + 2] = src[at + i + 2]! ^ m2;
     out[i + 3] = src[at + i + 3]! ^ m3;
   }
-  for (; i < length; i++) out[i] = src[at + i]! ^ mask[i & 3]!;
+  for (; i < length; i++) out[i] = src[at + i]! ^ keyBytes[i & 3]!;
   return out;
 }
 
-function unmaskInPlace(buf: Buffer, mask: Buffer): void {
-  for (let i = 0; i < buf.length; i++) buf[i] = buf[i]! ^ mask[i & 3]!;
+function unmaskInPlace(buf: Buffer, mask: number): void {
+  keyWord[0] = mask;
+  let i = 0;
+  // allocUnsafe's pool slices start on 8-byte boundaries and larger buffers at 0, so the view is aligned.
+  if (buf.length >= WORDWISE_FROM && (buf.byteOffset & 3) === 0) {
+    const words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
+    for (let w = 0; w < words.length; w++) words[w] ^= mask;
+    i = words.length * 4;
+  }
+  for (; i < buf.length; i++) buf[i] = buf[i]! ^ keyBytes[i & 3]!;
 }

@@ -1,9 +1,10 @@
 // The WebSocket tap: parses a copy of an upgraded connection's bytes into
 // ws-message facts, without relaying, re-framing or pausing anything.
 //
-// The proxy pipes client <-> upstream raw and hands the tap both sockets. The
-// tap adds 'data' listeners (every chunk reaches the pipe and the tap; the pipe
-// keeps its backpressure) and feeds each direction to its own FrameParser
+// The proxy relays client <-> upstream raw and hands the tap both sockets.
+// Either the relay passes the tap every chunk right after forwarding it (`fed`:
+// the proxy's own relay, one 'data' listener per socket), or the tap adds its
+// own 'data' listeners beside a pipe. Each direction goes to its own FrameParser
 // (ws-frames.ts): client frames must be masked, the upstream's must not. Each
 // direction inflates permessage-deflate messages with its own ws
 // PerMessageDeflate, whose isServer flag picks the right side's negotiated
@@ -39,12 +40,18 @@ export interface WsTapOptions {
   emit: (fact: Fact) => void;
   /** Messages larger than this (bytes, inflated) become an error row; default 64 MiB. */
   maxPayload?: number;
+  /** The caller passes every chunk to fromClient()/fromUpstream(); the tap adds no 'data' listeners. */
+  fed?: boolean;
 }
 
 /** A running tap. */
 export interface WsTap {
   /** Detaches from both sockets; no more facts are emitted. Idempotent. */
   stop(): void;
+  /** Parses a chunk the client sent, which reached the proxy at `time` (epoch ms); for a `fed` tap. */
+  fromClient(chunk: Buffer, time: number): void;
+  /** Parses a chunk the upstream sent, which reached the proxy at `time` (epoch ms); for a `fed` tap. */
+  fromUpstream(chunk: Buffer, time: number): void;
 }
 
 /** Default cap on one message's inflated size. */
@@ -95,8 +102,10 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
   receive.push(opts.upstreamHead, now());
   const onClientData = (chunk: Buffer): void => send.push(chunk, now());
   const onUpstreamData = (chunk: Buffer): void => receive.push(chunk, now());
-  opts.client.on('data', onClientData);
-  opts.upstream.on('data', onUpstreamData);
+  if (!opts.fed) {
+    opts.client.on('data', onClientData);
+    opts.upstream.on('data', onUpstreamData);
+  }
 
   // upgrade-closed once both sockets have closed and both parsers have drained
   // (inflate is asynchronous: a message may still be on its way).
@@ -146,6 +155,8 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
       stopped = true;
       detach();
     },
+    fromClient: (chunk, time) => send.push(chunk, time),
+    fromUpstream: (chunk, time) => receive.push(chunk, time),
   };
 }
 
@@ -184,6 +195,12 @@ class WireOrder {
 
   /** The fact (or nothing) for `ticket`; emits every fact whose turn has come. */
   settle(ticket: number, fact: Fact | null): void {
+    if (ticket === this.next && this.settled.size === 0) {
+      // The usual case (nothing inflating): its turn has come, nothing waits behind it.
+      this.next++;
+      if (fact) this.emit(fact);
+      return;
+    }
     this.settled.set(ticket, fact);
     for (let f = this.settled.get(this.next); f !== undefined; f = this.settled.get(this.next)) {
       this.settled.delete(this.next++);
@@ -279,13 +296,10 @@ class DirectionParser {
   }
 
   private unit(unit: ParsedUnit): void {
-    const queued = { unit, ticket: this.opts.order.ticket() };
-    if (this.inflating || this.queue.length > 0) {
-      this.queue.push(queued);
-      return;
-    }
-    if (unit.compressed) this.inflate(queued);
-    else this.report(queued, unit.data);
+    const ticket = this.opts.order.ticket();
+    if (this.inflating || this.queue.length > 0) this.queue.push({ unit, ticket });
+    else if (unit.compressed) this.inflate({ unit, ticket });
+    else this.report(unit, ticket, unit.data);
   }
 
   // Inflates one compressed message; the queue behind it moves on when it is done.
@@ -294,7 +308,7 @@ class DirectionParser {
     this.deflate!.decompress(queued.unit.data, true, (err, data) => {
       this.inflating = false;
       if (err) this.fail(queued.ticket, this.lastChunkTime, (err as Error & { code?: string }).code ?? 'WS_ERR_PARSE', err.message);
-      else this.report(queued, data!);
+      else this.report(queued.unit, queued.ticket, data!);
       this.drain();
       if (!this.inflating) {
         const waiters = this.idleWaiters;
@@ -310,7 +324,7 @@ class DirectionParser {
       const next = this.queue.shift()!;
       if ('error' in next) this.fail(next.ticket, next.time, next.error.code, next.error.message);
       else if (next.unit.compressed) this.inflate(next);
-      else this.report(next, next.unit.data);
+      else this.report(next.unit, next.ticket, next.unit.data);
     }
     if (this.done) this.dropQueue();
   }
@@ -320,7 +334,7 @@ class DirectionParser {
     for (const q of this.queue.splice(0)) this.opts.order.settle(q.ticket, null);
   }
 
-  private report({ unit, ticket }: QueuedUnit, data: Buffer): void {
+  private report(unit: ParsedUnit, ticket: number, data: Buffer): void {
     if (this.done) {
       this.opts.order.settle(ticket, null);
       return;
