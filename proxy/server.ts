@@ -6,7 +6,8 @@ import type { Duplex } from 'node:stream';
 import { FactBus } from './events.js';
 import { PROXY_DEFAULTS } from './options.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
-import { tapConnection, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
 import { MAX_HEAD_BYTES } from './http1-parser.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
@@ -40,6 +41,14 @@ export interface ProxyOptions {
   maxHeaderSize?: number;
 }
 
+/** How an adopted socket is tapped. */
+export interface AdoptOptions {
+  /** The upstream connection made for this client before its handshake finished. */
+  upstream?: PreconnectedUpstream;
+  /** The protocol both sides agreed on by ALPN (absent: none). */
+  alpn?: string;
+}
+
 /** A listening proxy. */
 export interface RunningProxy {
   /** "http://127.0.0.1:PORT". */
@@ -54,8 +63,13 @@ export interface RunningProxy {
   server: net.Server;
   /** Exchanges under way. */
   inFlight(): number;
-  /** Registers a socket that did not come through listen() (a decrypted CONNECT tunnel). */
-  adopt(socket: Duplex, scheme: 'http' | 'https'): void;
+  /**
+   * Registers a socket that did not come through listen() (a decrypted
+   * CONNECT tunnel, a client of --listen-tls) and taps it: the h2 tap when
+   * `alpn` is h2, else the HTTP/1.1 tap; `upstream` is one already connected
+   * for it (ALPN mirrored), used instead of a connection of the tap's own.
+   */
+  adopt(socket: Duplex, scheme: 'http' | 'https', options?: AdoptOptions): void;
   /** Takes the next exchange id (for entries made outside the HTTP server, such as opaque tunnels). */
   nextExchangeId(): number;
   /**
@@ -155,9 +169,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     target: targetLabel,
     server,
     inFlight,
-    adopt(socket: Duplex, scheme: 'http' | 'https') {
-      track(socket as Socket, scheme);
-      server.emit('connection', socket);
+    adopt(socket: Duplex, scheme: 'http' | 'https', adoptOptions: AdoptOptions = {}) {
+      const state = track(socket as Socket, scheme);
+      if (adoptOptions.alpn === 'h2') tapH2({ conn: state, client: socket, head: Buffer.alloc(0), settings, upstream: adoptOptions.upstream });
+      else if (adoptOptions.upstream) tapConnection(state, socket, settings, adoptOptions.upstream);
+      else server.emit('connection', socket);
     },
     nextExchangeId: settings.nextExchangeId,
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
