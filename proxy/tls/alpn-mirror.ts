@@ -24,7 +24,7 @@ import type { LeafFactory } from './leaf.js';
 export const NO_APPLICATION_PROTOCOL = 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL';
 
 /** What the client read: a whole ClientHello, or why not (its bytes are put back either way). */
-export type ReadHello = { hello: ClientHelloInfo } | { refused: string } | { closed: true };
+export type ReadHello = { hello: ClientHelloInfo; /** Bytes of the records that held it. */ length: number } | { refused: string } | { closed: true };
 
 /**
  * Reads a client's first TLS records until its ClientHello is whole (it may
@@ -47,7 +47,7 @@ export function readClientHello(socket: Socket, waitMs: number, maxBytes = MAX_C
       chunks.push(chunk);
       size += chunk.length;
       const out = parseClientHello(chunks.length === 1 ? chunk : Buffer.concat(chunks), maxBytes);
-      if (out.state === 'ok') done({ hello: out.hello });
+      if (out.state === 'ok') done({ hello: out.hello, length: out.length });
       else if (out.state === 'refused') done({ refused: out.reason });
       // Records of a few bytes each cannot make the buffer grow without bound either.
       else if (size > 2 * maxBytes) done({ refused: `no whole ClientHello in ${size} bytes` });

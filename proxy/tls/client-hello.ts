@@ -57,7 +57,7 @@ export function parseClientHello(bytes: Buffer, maxBytes = MAX_CLIENT_HELLO_BYTE
     if (version < 0x0301 || version > 0x0303) return refused(`record version 0x${version.toString(16).padStart(4, '0')} (0x0301 to 0x0303 expected)`);
     if (length === 0 || length > MAX_RECORD) return refused(`record length ${length} (1 to ${MAX_RECORD})`);
     // The header alone says how long the message is: refuse an oversized one before waiting for its bytes.
-    if (messageLength < 0 && collected === 0 && bytes.length >= at + RECORD_HEADER + 4) {
+    if (collected === 0 && length >= 4 && bytes.length >= at + RECORD_HEADER + 4) {
       const declared = bytes.readUIntBE(at + RECORD_HEADER + 1, 3);
       if (bytes[at + RECORD_HEADER] === CLIENT_HELLO && declared + 4 > maxBytes) return refused(`a ClientHello of ${declared} bytes is over bb's ${maxBytes}`);
     }
