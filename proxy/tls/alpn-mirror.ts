@@ -206,10 +206,8 @@ function alpnOption(alpn: ClientAlpn): Pick<tls.TlsOptions, 'ALPNProtocols' | 'A
   }
 }
 
-/** The client's error when bb refused it as the upstream refused bb: says why, in one line. */
+/** The client's error when bb refused it as the upstream refused bb: OpenSSL's server-side code, and why in one line. */
 function refusalOf(err: NodeJS.ErrnoException): NodeJS.ErrnoException {
-  return Object.assign(new Error('the upstream accepts none of the protocols the client offers by ALPN (no_application_protocol), so neither does bb'), {
-    code: NO_APPLICATION_PROTOCOL,
-    cause: err,
-  });
+  const reason = 'the upstream accepts none of the protocols the client offers by ALPN (no_application_protocol), so bb refused them too';
+  return Object.assign(new Error(reason), { code: 'ERR_SSL_NO_APPLICATION_PROTOCOL', reason, cause: err });
 }
