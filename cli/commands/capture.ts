@@ -233,7 +233,8 @@ export const captureCommand: BbCommand = {
             process.stdout.write(l + '\n');
           } }));
       }
-      const upstreamText = fwd.forward ? `forward proxy (clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info)` : plan.target.url;
+      const trust = `clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info`;
+      const upstreamText = fwd.forward ? `forward proxy (${trust})` : listenTls ? `${plan.target.url} (TLS with bb's leaf, ALPN mirrored; ${trust})` : plan.target.url;
       process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
     }
     if (adminServer) process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
