@@ -3,19 +3,20 @@
 // - Absolute-form requests (GET http://host/path) go to the host they name.
 // - CONNECT host:port: bb answers 200 and looks at the client's first bytes.
 //   A TLS ClientHello is terminated with a leaf for the SNI name (or the
-//   CONNECT host) and the decrypted socket is handed to the same HTTP server,
-//   so every request inside is recorded as in reverse mode, with scheme https
-//   and upstream https://host:port. Plain HTTP in a tunnel is handed over the
+//   CONNECT host), ALPN mirrored (tls/alpn-mirror.ts: bb connects upstream
+//   offering the client's list and answers with the upstream's choice), and
+//   the decrypted socket is handed to the tap (h2 or HTTP/1.1) with that
+//   upstream connection, so every request inside is recorded as in reverse
+//   mode, with scheme https and upstream https://host:port. Plain HTTP in a tunnel is handed over the
 //   same way without TLS. Anything else, and hosts outside `hosts`, is piped
 //   opaquely and recorded as one CONNECT entry (see tunnel.ts).
 // - Loopback only unless `allowRemote`: an open forward proxy relays for anyone.
 import { isIP, type Socket } from 'node:net';
-import tls from 'node:tls';
 import { BbError, globToRegExp, isLoopbackHost, serializeHead } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { now, type FactBus } from './events.js';
 import { startProxy, type ProxyOptions, type RunningProxy, type UpstreamQuery } from './server.js';
-import { createLeafFactory, type Ca, type LeafFactory } from './tls/index.js';
+import { createLeafFactory, terminateMirrored, type Ca, type LeafFactory } from './tls/index.js';
 import {
   CONNECT_ESTABLISHED,
   looksLikeHttp,
@@ -85,6 +86,11 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   const ownSockets = new Set<Socket>();
   let self: { host: string; port: number } | undefined;
 
+  const track = (s: Socket): void => {
+    ownSockets.add(s);
+    s.once('close', () => ownSockets.delete(s));
+  };
+
   const refuseLoop = (host: string, port: number): void => {
     if (self && port === self.port && (isLoopbackHost(host) || host === self.host || host === '0.0.0.0' || host === '::')) {
       throw new Error(`the request names bb's own address (${host}:${port}); point it at the real server`);
@@ -139,10 +145,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
       request: { ...request, exchangeId: proxy.nextExchangeId() },
       established,
       connectTimeoutMs,
-      track: (s: Socket) => {
-        ownSockets.add(s);
-        s.once('close', () => ownSockets.delete(s));
-      },
+      track,
     });
     if (!intercepts(target.host)) {
       // Bytes that came with the CONNECT head go first, once the upstream is there.
@@ -180,39 +183,23 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
 
   function interceptTls(socket: Socket, target: TunnelTarget): void {
     const connectionId = connectionOf(socket)?.id ?? 'c?';
-    leaves.contextFor(target.host).then(
-      (secureContext) => {
-        const tlsSocket = new tls.TLSSocket(socket, {
-          isServer: true,
-          secureContext,
-          ALPNProtocols: ['http/1.1'],
-          // The client may name another host than the CONNECT did: give it a leaf for the name it checks.
-          SNICallback: (name, done) => {
-            leaves.contextFor(name).then(
-              (ctx) => done(null, ctx),
-              () => done(null, secureContext),
-            );
-          },
-        });
-        let secure = false;
-        tlsSocket.once('secure', () => {
-          secure = true;
-          const sni = (tlsSocket as tls.TLSSocket & { servername?: string | false }).servername;
-          tunnels.set(tlsSocket, { target, servername: typeof sni === 'string' && sni ? sni : undefined });
-          // Synchronously, as Node's own https server does, so no decrypted byte is read before the parser.
-          proxy.adopt(tlsSocket, 'https');
-        });
-        tlsSocket.on('error', (err: NodeJS.ErrnoException) => {
-          if (!secure) recordHandshakeFailure(connectionId, target, err);
-          tlsSocket.destroy();
-        });
+    terminateMirrored({
+      socket,
+      leaves,
+      defaultHost: target.host,
+      upstream: parseUpstream(`https://${target.authority}`),
+      servernameFromClient: true,
+      tlsOptions: options.upstreamTls ?? {},
+      connectTimeoutMs,
+      helloTimeoutMs: PROXY_DEFAULTS.clientHelloTimeoutMs,
+      track,
+      onSecure: ({ client, alpn, upstream, servername }) => {
+        tunnels.set(client, { target, servername });
+        // Synchronously, as Node's own https server does, so no decrypted byte is read before the parser.
+        proxy.adopt(client, 'https', { upstream, alpn });
       },
-      (err: Error) => {
-        // No leaf for this name (it cannot be a host name): nothing sensible to intercept.
-        recordHandshakeFailure(connectionId, target, Object.assign(err, { code: 'BB_NO_LEAF' }));
-        socket.destroy();
-      },
-    );
+      onFailure: (err) => recordHandshakeFailure(connectionId, target, err),
+    });
   }
 
   // The client refused bb's certificate (or hung up mid-handshake): one bad exchange, like a parse failure.

@@ -25,13 +25,13 @@ import type { ResponseHead } from './http1-head.js';
 import { connectUpstream, type Upstream } from './upstream.js';
 import { handOver } from './upgrade.js';
 import { TapRequests } from './tap-requests.js';
-import type { Exchange, TapSettings } from './tap-settings.js';
+import type { Exchange, PreconnectedUpstream, TapSettings } from './tap-settings.js';
 
-export type { TapSettings, UpstreamQuery } from './tap-settings.js';
+export type { PreconnectedUpstream, TapSettings, UpstreamQuery } from './tap-settings.js';
 
-/** Starts tapping one client connection. */
-export function tapConnection(conn: ConnectionState, client: Duplex, settings: TapSettings): void {
-  new HttpTap(conn, client, settings).start();
+/** Starts tapping one client connection; `upstream` is one already connected for it (TLS interception with ALPN mirrored), used for its first exchange. */
+export function tapConnection(conn: ConnectionState, client: Duplex, settings: TapSettings, upstream?: PreconnectedUpstream): void {
+  new HttpTap(conn, client, settings, upstream).start();
 }
 
 /** The upstream side: frames each response by the request it answers and passes it on, facts first. */
@@ -44,7 +44,8 @@ class HttpTap extends TapRequests {
       old.removeAllListeners('close');
       old.destroy();
     }
-    const socket = connectUpstream(upstream, this.settings.tlsOptions);
+    const preconnected = this.takePreconnected(upstream.origin);
+    const socket = preconnected ?? connectUpstream(upstream, this.settings.tlsOptions);
     this.upstream = socket;
     this.upstreamOrigin = upstream.origin;
     this.upstreamFirstBytes = undefined;
@@ -56,7 +57,7 @@ class HttpTap extends TapRequests {
       },
       end: (end, rawTrailers) => this.onResponseEnd(end, rawTrailers),
     });
-    if (this.settings.connectTimeoutMs > 0) {
+    if (this.settings.connectTimeoutMs > 0 && !preconnected) {
       this.connectTimer = setTimeout(() => {
         socket.destroy(Object.assign(new Error(`no connection after ${this.settings.connectTimeoutMs} ms`), { code: 'BB_CONNECT_TIMEOUT' }));
       }, this.settings.connectTimeoutMs);

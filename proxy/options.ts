@@ -12,4 +12,6 @@ export const PROXY_DEFAULTS = Object.freeze({
   closeGraceMs: 5_000,
   /** Forward mode: how long to wait for a tunnelled client's first bytes (TLS or not), ms. */
   firstBytesTimeoutMs: 1_000,
+  /** Intercepted TLS: how long a client may take to send the rest of its ClientHello once it began, ms. */
+  clientHelloTimeoutMs: 10_000,
 });

@@ -6,11 +6,14 @@ import type { Duplex } from 'node:stream';
 import { FactBus } from './events.js';
 import { PROXY_DEFAULTS } from './options.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
-import { tapConnection, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
 import { MAX_HEAD_BYTES } from './http1-parser.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 import { BbError } from '../core/index.js';
+import { tlsTerminator } from './listen-tls.js';
+import type { LeafFactory } from './tls/index.js';
 
 export type { UpstreamQuery };
 
@@ -38,6 +41,16 @@ export interface ProxyOptions {
   tap?: UpgradeTap;
   /** Max request head size, bytes (Node's default 16 KiB). */
   maxHeaderSize?: number;
+  /** Reverse mode in front of an https target: terminate the clients' TLS with leaves from this factory, ALPN mirrored (--listen-tls). */
+  listenTls?: { leaves: LeafFactory };
+}
+
+/** How an adopted socket is tapped. */
+export interface AdoptOptions {
+  /** The upstream connection made for this client before its handshake finished. */
+  upstream?: PreconnectedUpstream;
+  /** The protocol both sides agreed on by ALPN (absent: none). */
+  alpn?: string;
 }
 
 /** A listening proxy. */
@@ -54,8 +67,13 @@ export interface RunningProxy {
   server: net.Server;
   /** Exchanges under way. */
   inFlight(): number;
-  /** Registers a socket that did not come through listen() (a decrypted CONNECT tunnel). */
-  adopt(socket: Duplex, scheme: 'http' | 'https'): void;
+  /**
+   * Registers a socket that did not come through listen() (a decrypted
+   * CONNECT tunnel, a client of --listen-tls) and taps it: the h2 tap when
+   * `alpn` is h2, else the HTTP/1.1 tap; `upstream` is one already connected
+   * for it (ALPN mirrored), used instead of a connection of the tap's own.
+   */
+  adopt(socket: Duplex, scheme: 'http' | 'https', options?: AdoptOptions): void;
   /** Takes the next exchange id (for entries made outside the HTTP server, such as opaque tunnels). */
   nextExchangeId(): number;
   /**
@@ -70,6 +88,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const bus = options.bus ?? new FactBus();
   let resolveUpstream = options.resolveUpstream;
   let targetLabel = 'forward';
+  let fixedUpstream: Upstream | undefined;
   if (!resolveUpstream) {
     if (!options.target) throw new BbError('BB_PROXY_CONFIG', 'a reverse proxy needs a target like http://127.0.0.1:3000');
     let fixed: Upstream;
@@ -80,6 +99,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }
     resolveUpstream = () => fixed;
     targetLabel = fixed.origin;
+    fixedUpstream = fixed;
+    if (options.listenTls && !fixed.tls) {
+      throw new BbError('BB_PROXY_CONFIG', `listening with TLS needs an https:// target (bb speaks TLS on both sides), got '${options.target}'`);
+    }
+  } else if (options.listenTls) {
+    throw new BbError('BB_PROXY_CONFIG', 'listening with TLS is for a reverse proxy with an https target (forward mode intercepts TLS inside CONNECT tunnels)');
   }
   const host = options.listen?.host ?? '127.0.0.1';
   const port = options.listen?.port ?? 0;
@@ -121,7 +146,27 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     socket.once('close', () => connections.delete(state));
     return state;
   };
+  // Sockets whose TLS bb is terminating (--listen-tls), and upstreams made for them, until the tap has them.
+  const handshaking = new Set<Socket>();
+  const terminateTls = options.listenTls
+    ? tlsTerminator({
+        bus,
+        leaves: options.listenTls.leaves,
+        upstream: fixedUpstream!,
+        tlsOptions,
+        connectTimeoutMs: settings.connectTimeoutMs,
+        nextExchangeId: settings.nextExchangeId,
+        nextConnectionId: () => `c${++connectionCounter}`,
+        adopt: (socket, scheme, adoptOptions) => adopt(socket, scheme, adoptOptions),
+        track: (socket) => {
+          handshaking.add(socket);
+          socket.once('close', () => handshaking.delete(socket));
+        },
+        release: (socket) => handshaking.delete(socket),
+      })
+    : undefined;
   server.on('connection', (socket: Socket) => {
+    if (terminateTls && !connectionOf(socket)) return terminateTls(socket);
     const state = connectionOf(socket) ?? track(socket, 'http');
     tapConnection(state, socket, settings);
   });
@@ -143,6 +188,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
+  function adopt(socket: Duplex, scheme: 'http' | 'https', adoptOptions: AdoptOptions = {}): void {
+    const state = track(socket as Socket, scheme);
+    if (adoptOptions.alpn === 'h2') tapH2({ conn: state, client: socket, head: Buffer.alloc(0), settings, upstream: adoptOptions.upstream });
+    else if (adoptOptions.upstream) tapConnection(state, socket, settings, adoptOptions.upstream);
+    else server.emit('connection', socket);
+  }
+
   let closing: Promise<void> | undefined;
   const inFlight = (): number => {
     let n = 0;
@@ -150,22 +202,20 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     return n;
   };
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url: `${options.listenTls ? 'https' : 'http'}://${urlHost}:${address.port}`,
     host: address.address,
     port: address.port,
     bus,
     target: targetLabel,
     server,
     inFlight,
-    adopt(socket: Duplex, scheme: 'http' | 'https') {
-      track(socket as Socket, scheme);
-      server.emit('connection', socket);
-    },
+    adopt,
     nextExchangeId: settings.nextExchangeId,
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         server.close();
         for (const c of connections) if (c.active === 0) c.socket.destroy();
+        for (const s of handshaking) s.destroy();
         const deadline = Date.now() + graceMs;
         while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         for (const c of connections) c.socket.destroy();

@@ -13,15 +13,15 @@ import type { RequestHead } from './http1-head.js';
 import type { Upstream } from './upstream.js';
 import { outgoingHead } from './request-rewrite.js';
 import { TapState } from './tap-state.js';
-import { HEAD_TIMEOUT_MS, type Exchange, type TapSettings, type UpstreamQuery } from './tap-settings.js';
+import { HEAD_TIMEOUT_MS, type Exchange, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './tap-settings.js';
 import { startsLikeH2, tapH2 } from './h2-tap.js';
 
 /** Reads the client's requests and passes them upstream; the upstream side is the subclass's (http-tap.ts). */
 export abstract class TapRequests extends TapState {
   protected readonly requests: Http1Parser;
 
-  constructor(conn: ConnectionState, client: Duplex, settings: TapSettings) {
-    super(conn, client, settings);
+  constructor(conn: ConnectionState, client: Duplex, settings: TapSettings, preconnected?: PreconnectedUpstream) {
+    super(conn, client, settings, preconnected);
     this.requests = new Http1Parser('request', {
       head: (head, end) => this.onRequestHead(head as RequestHead, end),
       body: (chunk, start, end) => {
@@ -246,6 +246,7 @@ export abstract class TapRequests extends TapState {
     }
     this.queue.length = 0;
     this.upstream?.destroy();
+    this.preconnected?.socket.destroy();
   };
 
   protected detachClient(): void {

@@ -1,4 +1,5 @@
 // What the HTTP tap is given (per proxy) and what it keeps per exchange.
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FactBus, SyntheticResponse } from './events.js';
 import type { RequestHead } from './http1-head.js';
@@ -38,6 +39,14 @@ export interface TapSettings extends RewriteSettings {
   h2c?: boolean;
   /** Forward mode: a CONNECT request; the socket is the caller's from here on, `head` the bytes after it. */
   onConnect?: (req: UpstreamQuery, socket: Duplex, head: Buffer) => void;
+}
+
+/** An upstream connection made before the tap started (TLS interception connects first to learn the upstream's ALPN choice). */
+export interface PreconnectedUpstream {
+  /** The connected (TLS) socket, not yet read. */
+  socket: Socket;
+  /** Its origin, "https://host:port": used when the first request resolves to the same one. */
+  origin: string;
 }
 
 /** How long a client may take to send a whole head once it began one. */

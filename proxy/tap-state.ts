@@ -9,7 +9,7 @@ import type { ConnectionState } from './connection.js';
 import type { Http1Parser } from './http1-parser.js';
 import type { RequestHead, ResponseHead } from './http1-head.js';
 import type { Upstream } from './upstream.js';
-import type { Exchange, TapSettings } from './tap-settings.js';
+import type { Exchange, PreconnectedUpstream, TapSettings } from './tap-settings.js';
 
 /** Fields and shared steps of the tap (tap-requests.ts reads the client, http-tap.ts the upstream). */
 export abstract class TapState {
@@ -52,7 +52,19 @@ export abstract class TapState {
     protected readonly conn: ConnectionState,
     protected readonly client: Duplex,
     protected readonly settings: TapSettings,
+    /** An upstream connected before the tap began, for the first exchange (then undefined). */
+    protected preconnected?: PreconnectedUpstream,
   ) {}
+
+  /** The pre-connected upstream when it is for `origin` and still open; dropped (closed) otherwise: it serves the first exchange only. */
+  protected takePreconnected(origin: string): Socket | undefined {
+    const pre = this.preconnected;
+    this.preconnected = undefined;
+    if (!pre) return undefined;
+    if (pre.origin === origin && !pre.socket.destroyed && pre.socket.readable && pre.socket.writable) return pre.socket;
+    pre.socket.destroy();
+    return undefined;
+  }
 
   /** Writes bb's own answers at the front of the queue, in turn. */
   protected answerSynthetic(): void {

@@ -64,6 +64,9 @@ function isIpAddress(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
 }
 
+/** What the HTTP/1.1 tap offers when it connects by itself. */
+export const HTTP1_ALPN: readonly string[] = Object.freeze(['http/1.1']);
+
 const caLists = new WeakMap<UpstreamTlsOptions, string[] | undefined>();
 
 /** The `ca` list for TLS to upstreams (undefined: Node's own roots), built once per options object. */
@@ -75,8 +78,13 @@ export function upstreamCa(tlsOptions: UpstreamTlsOptions): string[] | undefined
   return caLists.get(tlsOptions);
 }
 
-/** Opens one TCP (or TLS, ALPN http/1.1) connection to an upstream: the tap's 1:1 upstream socket. */
-export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions): Socket {
+/**
+ * Opens one TCP (or TLS) connection to an upstream: the tap's 1:1 upstream
+ * socket. TLS offers `alpn` (default http/1.1, what the HTTP/1.1 tap speaks;
+ * null offers none): an intercepting proxy passes on the client's own list
+ * (names as latin1 strings, one char per byte, sent as those bytes).
+ */
+export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions, alpn: readonly string[] | null = HTTP1_ALPN): Socket {
   if (!upstream.tls) return net.connect({ host: upstream.hostname, port: upstream.port, noDelay: true });
   const socket = tls.connect({
     host: upstream.hostname,
@@ -84,8 +92,13 @@ export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptio
     servername: upstream.servername,
     ca: upstreamCa(tlsOptions),
     rejectUnauthorized: !tlsOptions.insecure,
-    ALPNProtocols: ['http/1.1'],
+    ...(alpn && alpn.length > 0 ? { ALPNProtocols: alpnWire(alpn) } : {}),
   });
   socket.setNoDelay(true);
   return socket;
+}
+
+/** An ALPN list in its wire form (RFC 7301 §3.1: each name behind its one-byte length), so every byte is sent as the client sent it. */
+export function alpnWire(names: readonly string[]): Buffer {
+  return Buffer.concat(names.flatMap((name) => [Buffer.of(name.length), Buffer.from(name, 'latin1')]));
 }

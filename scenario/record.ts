@@ -2,7 +2,7 @@
 // in front of one server. `bb capture`, `bb compare` (run.ts) and the
 // package's startCapture all record through here.
 import { join, resolve } from 'node:path';
-import { loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type RunningProxy, type UpstreamTlsOptions } from '../proxy/index.js';
+import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type RunningProxy, type UpstreamTlsOptions } from '../proxy/index.js';
 import { openCapture, type Capture, type RedactConfig, type WriteProgress } from '../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
@@ -35,6 +35,8 @@ export interface RecordingOptions {
   xfwd?: boolean;
   /** Rewrite Host to the target's. */
   changeOrigin?: boolean;
+  /** Reverse mode in front of an https target: bb terminates the clients' TLS with a leaf from its CA, ALPN mirrored (--listen-tls); the URL is https://. */
+  listenTls?: boolean;
   /** Upstream connect timeout, ms (default 10 000). */
   connectTimeoutMs?: number;
   /** Max silence from the upstream during an exchange, ms (default none). */
@@ -102,7 +104,12 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
   const proxy =
     options.mode === 'forward'
       ? await startForwardProxy({ ...common, ca: await loadOrCreateCa(options.bbHome), hosts: options.hosts, allowRemote: options.allowRemote })
-      : await startProxy({ ...common, target: options.target, changeOrigin: options.changeOrigin });
+      : await startProxy({
+          ...common,
+          target: options.target,
+          changeOrigin: options.changeOrigin,
+          ...(options.listenTls ? { listenTls: { leaves: createLeafFactory(await loadOrCreateCa(options.bbHome)) } } : {}),
+        });
   const early: Fact[] = [];
   const stopBuffering = proxy.bus.on((fact) => early.push(fact));
   const record = async (): Promise<Recording> => {

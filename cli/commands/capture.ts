@@ -70,6 +70,15 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   return plans;
 }
 
+/** --listen-tls terminates TLS in front of https targets only: refused with one line before anything starts. */
+export function checkListenTls(plans: CapturePlan[], forward: boolean): void {
+  if (forward) throw new BbError('BB_USAGE', '--listen-tls is for reverse mode: forward mode intercepts TLS inside CONNECT tunnels already');
+  const plain = plans.find((p) => !/^https:/i.test(p.target.url));
+  if (plain) {
+    throw new BbError('BB_USAGE', `--listen-tls needs an https:// target (bb terminates the client's TLS and speaks TLS to the target), got ${plain.target.url}: drop --listen-tls or give the https URL`);
+  }
+}
+
 export const captureCommand: BbCommand = {
   command: 'capture',
   describe: 'record traffic through a transparent proxy in front of each --target, until Ctrl-C',
@@ -84,6 +93,7 @@ export const captureCommand: BbCommand = {
       .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are (captures then hold credentials)' })
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
+      .option('listen-tls', { type: 'boolean', default: false, describe: "terminate clients' TLS with a leaf from bb's CA in front of an https --target (ALPN mirrored: h2 clients get h2)" })
       .option('xfwd', { type: 'boolean', default: false, describe: 'add X-Forwarded-For/-Proto/-Host' })
       .option('change-origin', { type: 'boolean', default: false, describe: 'send the target host as Host' })
       .option('connect-timeout', { type: 'number', default: PROXY_DEFAULTS.connectTimeoutMs, describe: 'ms to wait for an upstream connection' })
@@ -97,6 +107,8 @@ export const captureCommand: BbCommand = {
     let listens = (argv.listen as string[] | undefined) ?? [];
     if (fwd.forward) ({ targets, listens } = forwardPlanArgs(targets, listens));
     const plans = planCaptures(targets, listens, argv.out as string | undefined, Boolean(argv.force));
+    const listenTls = Boolean(argv['listen-tls']);
+    if (listenTls) checkListenTls(plans, fwd.forward);
     const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
@@ -181,6 +193,7 @@ export const captureCommand: BbCommand = {
             serverHome: argv['server-home'] as string | undefined,
             xfwd: Boolean(argv.xfwd),
             changeOrigin: Boolean(argv['change-origin']),
+            listenTls,
             connectTimeoutMs: Number(argv['connect-timeout']),
             upstreamTimeoutMs: Number(argv['upstream-timeout']),
             upstreamTls,
@@ -220,7 +233,8 @@ export const captureCommand: BbCommand = {
             process.stdout.write(l + '\n');
           } }));
       }
-      const upstreamText = fwd.forward ? `forward proxy (clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info)` : plan.target.url;
+      const trust = `clients trust ${join(bbHome, 'ca.pem')}: see bb ca trust-info`;
+      const upstreamText = fwd.forward ? `forward proxy (${trust})` : listenTls ? `${plan.target.url} (TLS with bb's leaf, ALPN mirrored; ${trust})` : plan.target.url;
       process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
     }
     if (adminServer) process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
