@@ -104,12 +104,12 @@ export const FAILURE_CODES = {
   BB_CLIENT_TLS: "the client's TLS handshake with bb failed without a code of its own",
   BB_UPSTREAM_NOT_H2: 'the client spoke h2 and the upstream does not',
   // h2 connection errors (RFC 9113 section 7), recorded for the side that committed them
-  H2_PROTOCOL_ERROR: 'an h2 peer broke the protocol; bb closed the connection with GOAWAY(PROTOCOL_ERROR)',
-  H2_FRAME_SIZE_ERROR: 'an h2 peer sent a frame larger than allowed; bb closed the connection',
-  H2_COMPRESSION_ERROR: 'an h2 peer sent a header block HPACK cannot decode; bb closed the connection',
-  H2_ENHANCE_YOUR_CALM: 'an h2 peer sent far more header data than it may (a bomb or flood); bb closed the connection',
-  H2_FLOW_CONTROL_ERROR: 'an h2 peer broke flow control; bb closed the connection',
-  H2_GOAWAY: 'an h2 peer ended the connection with an error code',
+  BB_H2_PROTOCOL_ERROR: 'an h2 peer broke the protocol; bb closed the connection with GOAWAY(PROTOCOL_ERROR)',
+  BB_H2_FRAME_SIZE_ERROR: 'an h2 peer sent a frame larger than allowed; bb closed the connection',
+  BB_H2_COMPRESSION_ERROR: 'an h2 peer sent a header block HPACK cannot decode; bb closed the connection',
+  BB_H2_ENHANCE_YOUR_CALM: 'an h2 peer sent far more header data than it may (a bomb or flood); bb closed the connection',
+  BB_H2_FLOW_CONTROL_ERROR: 'an h2 peer broke flow control; bb closed the connection',
+  BB_H2_GOAWAY: 'an h2 peer ended the connection with an error code',
 } as const;
 
 /** A code an error bb raises carries. */

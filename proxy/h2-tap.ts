@@ -60,6 +60,19 @@ const GOAWAY_LINGER_MS = 2_000;
 /** Most bytes of an offending chunk kept in the record. */
 const RAW_LIMIT = 64 * 1024;
 
+// The recorded code of a connection error, spelt out so the codes table sees each one.
+const FAILURE_CODES: Partial<Record<H2ConnectionError['code'], string>> = {
+  PROTOCOL_ERROR: 'BB_H2_PROTOCOL_ERROR',
+  FRAME_SIZE_ERROR: 'BB_H2_FRAME_SIZE_ERROR',
+  COMPRESSION_ERROR: 'BB_H2_COMPRESSION_ERROR',
+  ENHANCE_YOUR_CALM: 'BB_H2_ENHANCE_YOUR_CALM',
+  FLOW_CONTROL_ERROR: 'BB_H2_FLOW_CONTROL_ERROR',
+};
+
+function failureCode(code: H2ConnectionError['code']): string {
+  return FAILURE_CODES[code] ?? 'BB_H2_PROTOCOL_ERROR';
+}
+
 class H2Tap {
   private readonly conn: ConnectionState;
   private readonly client: Duplex;
@@ -106,7 +119,7 @@ class H2Tap {
       this.goaway = { by, lastStreamId: fact.lastStreamId, error: fact.error };
       if (fact.errorCode !== 0) {
         const debug = fact.debug.length > 0 ? `: ${fact.debug.toString('utf8').slice(0, 200)}` : '';
-        this.record({ code: 'H2_GOAWAY', message: `the ${by === 'client' ? 'client' : 'upstream'} ended the connection with GOAWAY(${fact.error})${debug}`, phase: 'response' }, by, undefined);
+        this.record({ code: 'BB_H2_GOAWAY', message: `the ${by === 'client' ? 'client' : 'upstream'} ended the connection with GOAWAY(${fact.error})${debug}`, phase: 'response' }, by, undefined);
       }
       return;
     }
@@ -260,7 +273,7 @@ class H2Tap {
     this.done = true;
     const goaway = this.goaway?.by === 'upstream' ? this.goaway : undefined;
     const failure: FailureInfo = goaway
-      ? { code: 'H2_GOAWAY', message: `the upstream sent GOAWAY(${goaway.error}, last stream ${goaway.lastStreamId}) and closed before this stream ended`, phase: 'response' }
+      ? { code: 'BB_H2_GOAWAY', message: `the upstream sent GOAWAY(${goaway.error}, last stream ${goaway.lastStreamId}) and closed before this stream ended`, phase: 'response' }
       : err
         ? classifyUpstreamError(err, 'response')
         : { code: 'ECONNRESET', message: 'the upstream closed the connection with streams open', phase: 'response' };
@@ -303,7 +316,7 @@ class H2Tap {
   private protocolError(side: H2Side, error: H2ConnectionError, chunk: Buffer, boundaryBefore: boolean): void {
     this.done = true;
     const by: Side = side === 'client' ? 'client' : 'upstream';
-    const failure: FailureInfo = { code: `H2_${error.code}`, message: `the ${by} broke HTTP/2: ${error.message}`, phase: 'parse' };
+    const failure: FailureInfo = { code: failureCode(error.code), message: `the ${by} broke HTTP/2: ${error.message}`, phase: 'parse' };
     this.record(failure, by, chunk);
     this.streams.abortAll(by, failure);
     const debug = `bb: ${error.message}`.slice(0, 256);

@@ -55,7 +55,7 @@ async function closedWithin(closed: Promise<void>, ms = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-const refused = (entries: HarEntry[]) => entries.filter((e) => e._bb?.rawPacket !== undefined || e._bb?.error?.code.startsWith('H2_'));
+const refused = (entries: HarEntry[]) => entries.filter((e) => e._bb?.rawPacket !== undefined || e._bb?.error?.code.startsWith("BB_H2_"));
 
 describe('bb answers h2 streams itself when the upstream cannot', () => {
   it('an upstream that is down: each stream gets a 502 that says why, recorded with _bb.error', async () => {
@@ -160,7 +160,7 @@ describe('a client that breaks h2 gets GOAWAY with the right code; others go on'
       const har = await rec.finish();
       const errors = refused(har.log.entries);
       assert.equal(errors.length, 1, JSON.stringify(har.log.entries.map((e) => [e.request.url, e._bb?.error])));
-      assert.equal(errors[0]!._bb!.error!.code, `H2_${o.code}`);
+      assert.equal(errors[0]!._bb!.error!.code, `BB_H2_${o.code}`);
       assert.match(errors[0]!._bb!.error!.message, /^the client broke HTTP\/2/);
       assert.ok(har.log.entries.some((e) => e.request.url.endsWith('/after') && e.response.status === 200));
     });
@@ -188,7 +188,7 @@ describe('an upstream that breaks h2', () => {
     const har = await rec.finish();
     const errors = refused(har.log.entries);
     assert.equal(errors.length, 1);
-    assert.equal(errors[0]!._bb!.error!.code, 'H2_FRAME_SIZE_ERROR');
+    assert.equal(errors[0]!._bb!.error!.code, 'BB_H2_FRAME_SIZE_ERROR');
     assert.match(errors[0]!.comment ?? '', /refused the upstream's bytes/);
     const stream = har.log.entries.find((e) => e._bb?.stream === 1)!;
     assert.equal(stream._bb!.aborted, 'upstream');
@@ -212,7 +212,7 @@ describe('an upstream that breaks h2', () => {
     await closedWithin(client.closed);
     assert.deepEqual(goaways(client.bytes().subarray(9)), [['ENHANCE_YOUR_CALM', 'calm down']], 'the server’s GOAWAY crossed unchanged');
     const har = await rec.finish();
-    const g = har.log.entries.find((e) => e._bb?.error?.code === 'H2_GOAWAY')!;
+    const g = har.log.entries.find((e) => e._bb?.error?.code === 'BB_H2_GOAWAY')!;
     assert.match(g._bb!.error!.message, /upstream ended the connection with GOAWAY\(ENHANCE_YOUR_CALM\): calm down/);
     const stream = har.log.entries.find((e) => e._bb?.stream === 1)!;
     assert.equal(stream._bb!.aborted, 'upstream');
