@@ -170,6 +170,9 @@ function finishClient(opts: MirrorOptions, alpn: ClientAlpn, upstream?: { socket
       let secure = false;
       client.once('secure', () => {
         secure = true;
+        // A server-side TLSSocket made without a tls.Server never clears this flag after its handshake, and
+        // node:http2 (bb answering a stream itself) waits for a 'secureConnect' that never comes while it is set.
+        (client as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
         const sni = (client as tls.TLSSocket & { servername?: string | false }).servername;
         const agreed = client.alpnProtocol;
         opts.onSecure({ client, alpn: agreed || undefined, upstream, servername: typeof sni === 'string' && sni ? sni : undefined });
