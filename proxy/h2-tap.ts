@@ -169,6 +169,13 @@ class H2Tap {
     socket.on('error', (err: NodeJS.ErrnoException) => (failure ??= err));
     socket.on('end', () => this.onUpstreamEnd());
     socket.once('close', () => this.onUpstreamClose(failure));
+    const ms = this.settings.upstreamTimeoutMs;
+    if (ms > 0 && 'setTimeout' in socket) {
+      // Silence only counts while a stream waits for the server (as for HTTP/1.1): an idle h2 connection may stay open.
+      (socket as net.Socket).setTimeout(ms, () => {
+        if (this.streams.size > 0) socket.destroy(Object.assign(new Error(`no data from the upstream for ${ms} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
+      });
+    }
     if (connected) this.onConnected();
   }
 
@@ -278,7 +285,11 @@ class H2Tap {
         ? classifyUpstreamError(err, 'response')
         : { code: 'ECONNRESET', message: 'the upstream closed the connection with streams open', phase: 'response' };
     if (this.streams.size > 0) this.streams.abortAll('upstream', failure);
-    if (err) this.client.destroy();
+    if (err?.code === 'BB_UPSTREAM_TIMEOUT' && this.session.serverAtFrameBoundary) {
+      // bb gave up on a silent server: the client hears it as a GOAWAY (its streams were not all answered), not a reset.
+      this.client.end(goawayFrame(this.streams.highestClientStream, 'INTERNAL_ERROR', `bb: ${failure.message}`.slice(0, 256)));
+      setTimeout(() => this.client.destroy(), GOAWAY_LINGER_MS).unref();
+    } else if (err) this.client.destroy();
     else this.client.end();
   }
 

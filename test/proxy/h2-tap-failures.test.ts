@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Cleanups } from '../helpers/cleanups.js';
-import { record } from '../helpers/recording.js';
+import { record, waitUntil } from '../helpers/recording.js';
 import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 import { rawClient, rawUpstream, until } from '../helpers/raw.js';
 import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
@@ -93,6 +93,53 @@ describe('bb answers h2 streams itself when the upstream cannot', () => {
     const e = har.log.entries.find((x) => x.request.url.endsWith('/x'))!;
     assert.equal(e._bb!.error!.code, 'BB_UPSTREAM_NOT_H2');
     assert.equal(e.response.status, 502);
+  });
+});
+
+describe('--upstream-timeout on h2', () => {
+  it('an upstream that accepts and never speaks: each waiting stream gets a 502 BB_UPSTREAM_TIMEOUT', async () => {
+    const silent = await rawUpstream(() => {});
+    cleanups.add(() => silent.close());
+    const rec = await record(cleanups, `http://127.0.0.1:${silent.port}`, { upstreamTimeoutMs: 300 });
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const r = await h2Request(session, { ':path': '/silent' });
+    assert.equal(r.status, 502);
+    assert.equal(r.headers['x-bb-error'], 'BB_UPSTREAM_TIMEOUT');
+    assert.ok(Buffer.concat(silent.received[0]!).subarray(0, 24).equals(PREFACE), 'the client preface reached the upstream');
+    session.close();
+    const har = await rec.finish();
+    const e = har.log.entries.find((x) => x.request.url.endsWith('/silent'))!;
+    assert.equal(e.response.status, 502);
+    assert.equal(e._bb!.error!.code, 'BB_UPSTREAM_TIMEOUT');
+  });
+
+  it('an h2 upstream that answers one stream and leaves another waiting: GOAWAY to the client, the waiting stream recorded as timed out', async () => {
+    const server = await h2Server(cleanups, (stream, headers) => {
+      stream.on('error', () => {});
+      if (headers[':path'] === '/fast') {
+        stream.respond({ ':status': 200 });
+        stream.end('fast');
+      } // /slow: never answered
+    });
+    const rec = await record(cleanups, server.url, { upstreamTimeoutMs: 400 });
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const heard: Array<[string, string]> = [];
+    session.on('goaway', (code: number, _last: number, debug?: Buffer) => heard.push([errorName(code), debug?.toString() ?? '']));
+    const fast = await h2Request(session, { ':path': '/fast' });
+    assert.equal(fast.status, 200);
+    assert.equal(fast.body.toString(), 'fast');
+    const slow = await h2Request(session, { ':path': '/slow' });
+    assert.equal(slow.status, 0, 'no response for the stream the server left waiting');
+    await waitUntil(() => heard.length > 0, 'a GOAWAY from bb');
+    assert.equal(heard.length, 1, 'bb ended the client connection with one GOAWAY');
+    assert.equal(heard[0]![0], 'INTERNAL_ERROR');
+    assert.match(heard[0]![1], /no data from the upstream for 400 ms/);
+    const har = await rec.finish();
+    const byPath = (p: string) => har.log.entries.find((x) => x.request.url.endsWith(p))!;
+    assert.equal(byPath('/fast').response.status, 200);
+    assert.equal(byPath('/fast')._bb!.error, undefined);
+    assert.match(byPath('/slow').comment ?? '', /aborted by upstream.*BB_UPSTREAM_TIMEOUT/);
+    assert.equal(byPath('/slow')._bb!.aborted, 'upstream');
   });
 });
 
