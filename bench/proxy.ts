@@ -102,7 +102,8 @@ async function runWorkload(workload: Workload, port: number, s: Settings, warm =
     case 'sse':
       return sseLoad(base, warm ? 3 : s.sseStreams, s.sseEvents);
     case 'ws':
-      return wsEchoLoad(`ws://127.0.0.1:${port}/echo`, WS_CLIENTS, warm ? 20 : s.wsPerClient);
+      // The warm-up must reach the optimizing JIT in every process: 20 round trips per client left the first round cold.
+      return wsEchoLoad(`ws://127.0.0.1:${port}/echo`, WS_CLIENTS, warm ? Math.max(100, Math.round(s.wsPerClient / 2)) : s.wsPerClient);
   }
 }
 
