@@ -99,6 +99,24 @@ describe('bb diff --timing', () => {
     assert.equal(r.exitCode, 0);
   });
 
+  it('a budget is not failed by an interval alone: the change must be significant too', async () => {
+    // Two bimodal runs (found by a seeded search): the bootstrap interval of the ratio of medians clears 1.5 and the
+    // median grew by 3 ms, but the ranks overlap (Mann–Whitney p = 0.09): what old vs old gave on a loaded machine.
+    const a = [0.396, 0.309, 0.312, 0.346, 3.783, 0.333];
+    const b = [0.344, 3.359, 3.915, 3.32, 3.385, 3.633];
+    const old = runOf(['/flaky'], 6, (_p, k) => a[k]!);
+    const neu = runOf(['/flaky'], 6, (_p, k) => b[k]!);
+    const f = await files({ old: timed(old.specs, old.waits), new: timed(neu.specs, neu.waits) });
+    const r = await diffCaptures(f.old!, f.new!, { timing: { budget: 1.5 } });
+    const route = byRoute(r).get('/GET /flaky')!;
+    assert.ok(route.ci![0] > 1.5, `the interval clears the budget: ${JSON.stringify(route.ci)}`);
+    assert.ok(route.delta! > 1, 'past the floor');
+    assert.ok(route.p! >= 0.05, `not significant: p = ${route.p}`);
+    assert.equal(route.verdict, '~');
+    assert.equal(route.overBudget, undefined);
+    assert.equal(r.exitCode, 0);
+  });
+
   it('leaves out bb\'s 502s, aborted and truncated exchanges, and counts them', async () => {
     const o = runOf(['/x'], 8, () => 10);
     const bad = (i: number) => (i === 0 ? { error: { code: 'ECONNREFUSED', message: 'refused', phase: 'connect' } } : i === 1 ? { aborted: 'client' } : i === 2 ? { truncated: { response: 10 } } : {});
