@@ -227,6 +227,13 @@ export class SideWork {
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
     const shapes = (this.shapes = new ShapeIndex(un));
+    // Equal un-numbered content is equal structure: one shape walk per distinct digest.
+    const shapeOfDigest = new Map<string, number>();
+    const shapeOf = (digest: string, n: Omit<NormalizedEntry, 'id'>): number => {
+      let s = shapeOfDigest.get(digest);
+      if (s === undefined) shapeOfDigest.set(digest, (s = shapes.add(n)));
+      return s;
+    };
     const list: Pending[] = [];
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
@@ -254,7 +261,7 @@ export class SideWork {
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
         token: '',
         digest,
-        shape: noPathRules ? shapes.add(n) : -1,
+        shape: noPathRules ? shapeOf(digest, n) : -1,
         ...(timed ? { times: timesOf(entry) } : {}),
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
