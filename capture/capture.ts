@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/index.js';
-import { now } from '../proxy/index.js';
+import { now } from '../core/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';

@@ -160,6 +160,10 @@ export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'
   return n;
 }
 
+// An http(s) or ws(s) URL's scheme and authority: in these schemes the host
+// part ends at the first slash, backslash, ? or # (WHATWG URL), so they alone decide the host.
+const AUTHORITY = /^(?:https?|wss?):\/\/[^/?#\\]*/i;
+
 /** A summary between summarize and finish. */
 type Pending = Summary & { started: string; host: string; digest: string };
 
@@ -169,6 +173,8 @@ export class SideWork {
   private labels = new Map<string, string>();
   /** Entries' shapes (field patterns), made on the side's first read. */
   private shapes: ShapeIndex | undefined;
+  /** entryHost by a URL's scheme and authority (all that decides it), asked once per distinct one. */
+  private readonly hostOfAuthority = new Map<string, string>();
   /** What summarize read, until finish. */
   private pending: { list: Pending[]; marks: MarkerList } | undefined;
 
@@ -207,6 +213,18 @@ export class SideWork {
     return { entry, n, page };
   }
 
+  /** entryHost, from the memo when the URL's scheme and authority parse on their own (else the Host header may decide). */
+  private hostOf(entry: HarEntry): string {
+    const authority = AUTHORITY.exec(entry.request.url)?.[0];
+    if (authority === undefined) return entryHost(entry, this.nctx);
+    let host = this.hostOfAuthority.get(authority);
+    if (host === undefined) {
+      host = entryHost(entry, this.nctx);
+      if (URL.canParse(authority)) this.hostOfAuthority.set(authority, host);
+    }
+    return host;
+  }
+
   /** Entry `index` in kept form, read and normalized again. */
   async load(index: number): Promise<EntryTexts> {
     const { n } = await this.normalized(index);
@@ -227,11 +245,18 @@ export class SideWork {
     let budget = KEPT_BYTES_PER_SIDE;
     const marks = new MarkerList();
     const shapes = (this.shapes = new ShapeIndex(un));
+    // Equal un-numbered content is equal structure: one shape walk per distinct digest.
+    const shapeOfDigest = new Map<string, number>();
+    const shapeOf = (digest: string, n: Omit<NormalizedEntry, 'id'>): number => {
+      let s = shapeOfDigest.get(digest);
+      if (s === undefined) shapeOfDigest.set(digest, (s = shapes.add(n)));
+      return s;
+    };
     const list: Pending[] = [];
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
       const { entry, n, page } = await this.normalized(i);
-      const host = entryHost(entry, this.nctx);
+      const host = this.hostOf(entry);
       hosts.add(host);
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
@@ -254,7 +279,7 @@ export class SideWork {
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
         token: '',
         digest,
-        shape: noPathRules ? shapes.add(n) : -1,
+        shape: noPathRules ? shapeOf(digest, n) : -1,
         ...(timed ? { times: timesOf(entry) } : {}),
         ...(kept ? { kept } : {}),
         ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),

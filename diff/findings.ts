@@ -53,9 +53,14 @@ export class ShapeIndex {
   }
 
   private child(n: number, key: string): number {
+    const children = this.children[n]!;
+    // Most keys hold no markers and were met before: found as they are, no marker test.
+    // (Keys holding markers are not kept as met: ids as keys would grow the map per entry.)
+    let c = children.get(key);
+    if (c !== undefined) return c;
     const k = hasMarker(key) ? this.unnumberKey(key) : key;
-    let c = this.children[n]!.get(k);
-    if (c === undefined) this.children[n]!.set(k, (c = this.node(joinPath(this.paths[n]!, k))));
+    c = children.get(k);
+    if (c === undefined) children.set(k, (c = this.node(joinPath(this.paths[n]!, k))));
     return c;
   }
 
