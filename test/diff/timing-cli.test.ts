@@ -72,12 +72,19 @@ describe('bb diff --timing on the command line', () => {
     assert.equal((JSON.parse(await readFile(json3, 'utf8')) as { staleKnown: Array<{ kind?: string }> }).staleKnown[0]?.kind, 'slower');
   });
 
-  it('refuses a threshold under 1 and a budget of 0 with exit 2 and one line', async () => {
+  it('refuses a threshold under 1, a budget of 0 and a floor that is not a number of 0 or more with exit 2 and one line', async () => {
     const a = await runBb(['diff', old, neu, '--timing-threshold', '0.5']);
     assert.equal(a.code, 2);
     assert.match(a.stderr, /--timing-threshold needs a ratio of 1 or more/);
     const b = await runBb(['diff', old, neu, '--timing-budget', '0']);
     assert.equal(b.code, 2);
     assert.match(b.stderr, /--timing-budget needs a ratio above 0/);
+    // `1ms` is not a number (yargs would make it NaN, and `delta > NaN` would judge every route ~ in silence).
+    for (const floor of ['1ms', '-1']) {
+      const c = await runBb(['diff', old, neu, '--timing-floor', floor]);
+      assert.equal(c.code, 2, `--timing-floor ${floor}: ${c.stdout}${c.stderr}`);
+      assert.match(c.stderr, new RegExp(`--timing-floor needs a number of 0 or more, got '${floor}'`));
+      assert.equal(c.stderr.trim().split('\n').length, 1, c.stderr);
+    }
   });
 });
