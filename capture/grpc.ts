@@ -10,6 +10,7 @@
 // bit 7 for the trailer frame, whose payload is an HTTP/1 header block, and
 // `application/grpc-web-text`, the same frames in base64 (each write may be
 // padded on its own, so the text is decoded segment by segment).
+import { pairValue } from '../core/index.js';
 import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice, GrpcSeqRecord } from './journal.js';
@@ -171,10 +172,10 @@ function parseTrailerBlock(text: string): HarNameValue[] {
 /** grpc-status and grpc-message from the first list that has a status (trailers, trailer frame, trailers-only headers). */
 export function grpcStatus(...lists: Array<HarNameValue[] | undefined>): { status: number | null; message?: string } {
   for (const list of lists) {
-    const status = list?.find((h) => h.name.toLowerCase() === 'grpc-status');
-    if (!status) continue;
-    const message = list!.find((h) => h.name.toLowerCase() === 'grpc-message')?.value;
-    const n = Number(status.value.trim());
+    const status = pairValue(list, 'grpc-status');
+    if (status === undefined) continue;
+    const message = pairValue(list, 'grpc-message');
+    const n = Number(status.trim());
     const out: { status: number | null; message?: string } = { status: Number.isInteger(n) ? n : null };
     if (message !== undefined && message !== '') out.message = percentDecoded(message);
     return out;
@@ -207,15 +208,14 @@ export function grpcEntryParts(
   request: HarRequest, response: HarResponse, reqBody: BodyRecord[], resBody: BodyRecord[], readBody: (s: BodySlice) => Buffer,
   seqs?: GrpcSeqRecord[],
 ): GrpcEntryParts | undefined {
-  const header = (list: HarNameValue[], name: string) => list.find((h) => h.name.toLowerCase() === name)?.value;
-  const reqMedia = grpcMedia(header(request.headers, 'content-type'));
-  const resMedia = grpcMedia(header(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);
+  const reqMedia = grpcMedia(pairValue(request.headers, 'content-type'));
+  const resMedia = grpcMedia(pairValue(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);
   if (!reqMedia && !resMedia) return undefined;
   const side = (type: 'send' | 'receive', body: BodyRecord[], media: GrpcMedia | undefined, headers: HarNameValue[]): GrpcSplit => {
     if (!media) return { messages: [], notes: [] };
     const chunks = body.filter((c) => c.n > 0).map((c) => ({ bytes: readBody(c), ts: c.ts }));
     const truncated = body.reduce((n, c) => n + c.w - c.n, 0) > 0;
-    return splitGrpcBody(chunks, { type, media, encoding: header(headers, 'grpc-encoding'), truncated });
+    return splitGrpcBody(chunks, { type, media, encoding: pairValue(headers, 'grpc-encoding'), truncated });
   };
   const sent = side('send', reqBody, reqMedia ?? resMedia, request.headers);
   const received = side('receive', resBody, resMedia, response.headers);

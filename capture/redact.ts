@@ -142,28 +142,22 @@ export class Redactor {
   headerValue(name: string, value: string): string {
     const lower = name.toLowerCase();
     if (!this.headerNames.has(lower)) return value;
-    if (lower === 'cookie') {
-      return value
-        .split(';')
-        .map((part) => {
-          const eq = part.indexOf('=');
-          if (eq < 0) return part;
-          return `${part.slice(0, eq)}=${this.placeholder(part.slice(eq + 1).trim())}`;
-        })
-        .join(';');
-    }
+    if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
       const semi = value.indexOf(';');
-      const pair = semi < 0 ? value : value.slice(0, semi);
-      const eq = pair.indexOf('=');
-      if (eq < 0) return value;
-      return `${pair.slice(0, eq)}=${this.placeholder(pair.slice(eq + 1).trim())}${semi < 0 ? '' : value.slice(semi)}`;
+      return semi < 0 ? this.pairWithPlaceholder(value) : this.pairWithPlaceholder(value.slice(0, semi)) + value.slice(semi);
     }
     if (lower === 'authorization' || lower === 'proxy-authorization') {
       const m = /^([A-Za-z][A-Za-z0-9._~+-]*) +(\S.*)$/.exec(value);
       if (m) return `${m[1]} ${this.placeholder(m[2]!)}`;
     }
     return this.placeholder(value);
+  }
+
+  /** "name=value" with the value (trimmed) a placeholder; a part without "=" stays as it is. */
+  private pairWithPlaceholder(part: string): string {
+    const eq = part.indexOf('=');
+    return eq < 0 ? part : `${part.slice(0, eq)}=${this.placeholder(part.slice(eq + 1).trim())}`;
   }
 
   /** Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte. */

@@ -1,21 +1,18 @@
 // Journal records of one exchange → one HAR entry. Pure: bytes come through
 // the `readBody` function the writer passes in, and nothing here touches disk.
+import type { BbEntryExt, HarEntry, HarRequest, HarResponse, HarTimings, HarWebSocketMessage } from './har.js';
 import type {
-  BbEntryExt, HarContent, HarEntry, HarEventSourceMessage, HarPostData, HarRequest, HarResponse, HarTimings,
-  HarWebSocketMessage,
-} from './har.js';
-import type {
-  AbortRecord, BodyRecord, BodySlice, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
+  AbortRecord, BodyRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
   ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
-import { bodyText, decodeContent, utf8Text } from './body.js';
-import { EventStreamParser, isEventStreamMedia, isJsonLinesMedia, isJsonMedia, mediaType } from '../core/index.js';
+import { utf8Text } from './body.js';
 import {
   headerPairs, headerValue, headerValues, headSize, parseCookieHeader, parseExtensions, parseParams,
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
 } from './http-parts.js';
 import type { Redactor } from './redact.js';
 import { grpcEntryParts } from './grpc.js';
+import { buildPostData, fillContent, gather, type BodyContext } from './to-har-bodies.js';
 
 /** Everything the journal said about one exchange, gathered by the writer. */
 export interface ExchangeRecords {
@@ -40,11 +37,7 @@ export interface ExchangeRecords {
 }
 
 /** What building an entry needs besides the records. */
-export interface EntryContext {
-  /** Reads recorded bytes; returns fewer bytes when they were lost (recording error). */
-  readBody(slice: BodySlice): Buffer;
-  /** Redacts values; absent with --no-redact. */
-  redactor?: Redactor;
+export interface EntryContext extends BodyContext {
   /** Origin used when a request names no host (the proxy's listen URL). */
   fallbackOrigin: string;
   /** id → title of pages, for refused packets that carry only a page id. */
@@ -202,119 +195,6 @@ function redactHeaders(h: string[], ctx: EntryContext) {
   const pairs = headerPairs(h);
   const r = ctx.redactor;
   return r ? pairs.map((p) => (r.isSecretHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
-}
-
-/** Concatenates recorded slices; notes bytes lost to a recording error. */
-function gather(chunks: BodySlice[], ctx: EntryContext, notes: string[]): { bytes: Buffer; recorded: number; wire: number } {
-  const parts: Buffer[] = [];
-  let recorded = 0;
-  let wire = 0;
-  let lost = 0;
-  for (const c of chunks) {
-    wire += c.w;
-    if (c.n === 0) continue;
-    const b = ctx.readBody(c);
-    lost += c.n - b.length;
-    recorded += c.n;
-    parts.push(b);
-  }
-  if (lost > 0) notes.push(`${lost} recorded body bytes were lost to a recording error`);
-  return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), recorded, wire };
-}
-
-function buildPostData(chunks: BodyRecord[], h: string[], ctx: EntryContext, bb: BbEntryExt, notes: string[]): HarPostData {
-  const mimeType = headerValue(h, 'content-type') ?? '';
-  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
-  const truncated = recorded < wire;
-  if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
-  const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated);
-  const { text, base64 } = decoded.undecoded
-    ? { text: decoded.bytes.toString('base64'), base64: true }
-    : bodyText(decoded.bytes, mimeType);
-  const post: HarPostData = { mimeType, text };
-  if (base64) {
-    post._encoding = 'base64';
-    if (decoded.undecoded) post.comment = decoded.undecoded;
-    return post;
-  }
-  const r = ctx.redactor;
-  if (/^application\/x-www-form-urlencoded\b/i.test(mimeType)) {
-    post.params = parseParams(text).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p));
-    if (r) {
-      const red = r.queryString(text);
-      if (red !== text) {
-        post.text = red;
-        post.comment = 'secret form values redacted';
-      }
-    }
-  } else if (r) {
-    const red = redactText(text, mimeType, r);
-    if (red !== undefined) {
-      post.text = red;
-      post.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
-    }
-  }
-  return post;
-}
-
-function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
-  if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
-  if (isJsonLinesMedia(mimeType)) return r.jsonLinesText(text);
-  const media = mediaType(mimeType);
-  if (isJsonMedia(media) || media === '' || media === 'text/plain') return r.jsonText(text);
-  return undefined;
-}
-
-/** Fills response.content and bodySize; returns parsed SSE events for event streams. */
-function fillContent(
-  response: HarResponse, chunks: BodyRecord[], h: string[], ctx: EntryContext, bb: BbEntryExt, notes: string[], sse: boolean,
-): HarEventSourceMessage[] | undefined {
-  const mimeType = response.content.mimeType;
-  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
-  const truncated = recorded < wire;
-  if (truncated) bb.truncated = { ...bb.truncated, response: recorded };
-  response.bodySize = wire;
-  const encoding = headerValue(h, 'content-encoding');
-  const decoded = decodeContent(bytes, encoding, truncated);
-  const content: HarContent = { size: decoded.bytes.length, mimeType };
-  if (!truncated && !decoded.undecoded) content.compression = decoded.bytes.length - wire;
-  if (decoded.bytes.length > 0) {
-    // Bytes that should have decoded and did not are not text, whatever they look like.
-    const { text, base64 } = decoded.undecoded
-      ? { text: decoded.bytes.toString('base64'), base64: true }
-      : bodyText(decoded.bytes, mimeType);
-    content.text = text;
-    if (base64) content.encoding = 'base64';
-    if (decoded.undecoded) {
-      content._bbUndecoded = decoded.undecoded;
-      content.comment = decoded.undecoded;
-    }
-    const r = ctx.redactor;
-    if (!base64 && r) {
-      const red = redactText(text, mimeType, r);
-      if (red !== undefined) {
-        content.text = red;
-        content.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
-      }
-    }
-  }
-  if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
-  response.content = content;
-  if (!sse || !isEventStreamMedia(mimeType)) return undefined;
-  return eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
-}
-
-// Events are parsed chunk by chunk with each chunk's time; a content-encoded
-// stream is parsed from its decoded whole, every event at the last chunk's time.
-function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: EntryContext): HarEventSourceMessage[] {
-  const parser = new EventStreamParser();
-  const lastTs = chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0;
-  if (decodedWhole) parser.push(decodedWhole, lastTs);
-  else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
-  const events = parser.end(lastTs);
-  const r = ctx.redactor;
-  if (r) for (const e of events) e.data = r.jsonText(e.data) ?? e.data;
-  return events;
 }
 
 /** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */

@@ -1,4 +1,5 @@
 // Options shared by several commands, parsed once with sentences that say what to type.
+import type { Argv } from 'yargs';
 import { parseRedactSpecs, type RedactConfig } from '../capture/index.js';
 import { BbError } from '../core/index.js';
 
@@ -10,6 +11,13 @@ export function parseByteSize(value: string, flag: string): number {
   const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
   if (!m || unit === undefined) throw new BbError('BB_BAD_SIZE', `${flag} needs a size like 16MiB, 512KiB or 1048576, got '${value}'`);
   return Math.floor(Number(m[1]) * unit);
+}
+
+/** Adds --redact and --no-redact (read back with redactOptionsFrom); `where` names the capture they apply to (" in the new capture"). */
+export function withRedactOptions(y: Argv, where = ''): Argv {
+  return y
+    .option('redact', { type: 'string', array: true, describe: `also redact header:NAME, query:NAME or json:KEY${where}` })
+    .option('no-redact', { type: 'boolean', describe: `keep secrets as they are${where} (captures then hold credentials)` });
 }
 
 /** The redaction settings from --no-redact / --redact kind:NAME. */

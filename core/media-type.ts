@@ -47,6 +47,11 @@ export function isTextMedia(contentType: string | undefined): boolean {
   return TEXT.test(mediaType(contentType));
 }
 
+/** An HTML form body: application/x-www-form-urlencoded. */
+export function isFormMedia(contentType: string | undefined): boolean {
+  return mediaType(contentType) === 'application/x-www-form-urlencoded';
+}
+
 /** A zip archive (application/zip, +zip, vendor types ending in zip). */
 export function isZipMedia(contentType: string | undefined): boolean {
   return ZIP.test(mediaType(contentType));

@@ -30,6 +30,21 @@ export function headerValues(raw: readonly string[], name: string): string[] {
   return out;
 }
 
+/** The first value of a header in a name/value list (HAR's headers), its name matched case-insensitively. */
+export function pairValue(pairs: readonly HeaderPair[] | undefined, name: string): string | undefined {
+  if (pairs === undefined) return undefined;
+  const lower = name.toLowerCase();
+  for (const p of pairs) if (p.name.toLowerCase() === lower) return p.value;
+  return undefined;
+}
+
+/** Every value of a header in a name/value list, in order. */
+export function pairValues(pairs: readonly HeaderPair[] | undefined, name: string): string[] {
+  if (pairs === undefined) return [];
+  const lower = name.toLowerCase();
+  return pairs.filter((p) => p.name.toLowerCase() === lower).map((p) => p.value);
+}
+
 /** An HTTP/1.x head as written on a socket: start line, "name: value" lines, blank line (latin1 text). */
 export function serializeHead(startLine: string, raw: readonly string[]): string {
   let head = startLine + '\r\n';

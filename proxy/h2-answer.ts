@@ -5,6 +5,7 @@
 // node:http2 reads the whole connection from its preface on.
 import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
+import { headerPairs } from '../core/index.js';
 import { badGateway } from './errors.js';
 import type { FailureInfo, SyntheticResponse } from './events.js';
 import type { H2Streams } from './h2-streams.js';
@@ -18,10 +19,10 @@ export function answerWith502(client: Duplex, replay: Buffer, failure: FailureIn
   server.on('stream', (stream: http2.ServerHttp2Stream, _headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     const response = badGateway(failure, origin);
     // The h2 form of bb's 502: the same body, lower-case field names, no Content-Length framing of its own.
-    const h2: SyntheticResponse = { ...response, statusMessage: '', rawHeaders: [':status', '502', ...h2Fields(response.rawHeaders)] };
+    const h2: SyntheticResponse = { ...response, statusMessage: '', rawHeaders: [':status', '502', ...headerPairs(response.rawHeaders).flatMap((h) => [h.name.toLowerCase(), h.value])] };
     streams.failed(stream.id ?? 0, rawHeaders, failure, h2);
     stream.on('error', () => {});
-    stream.respond(Object.fromEntries(pairs(h2.rawHeaders)));
+    stream.respond(Object.fromEntries(headerPairs(h2.rawHeaders).map((h) => [h.name, h.value])));
     stream.end(response.body);
   });
   server.on('session', (session) => {
@@ -30,16 +31,4 @@ export function answerWith502(client: Duplex, replay: Buffer, failure: FailureIn
   });
   client.unshift(replay);
   server.emit('connection', client);
-}
-
-function h2Fields(raw: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push(raw[i]!.toLowerCase(), raw[i + 1]!);
-  return out;
-}
-
-function pairs(raw: string[]): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
-  return out;
 }

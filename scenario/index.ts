@@ -13,6 +13,6 @@ export type { CompareConfig, TreeName } from './config.js';
 export { runCompare, planSlots, runFolderName } from './run.js';
 export type { CompareRunOptions, CompareRunResult, RecordedRun } from './run.js';
 export { startRecording, bindRecording, type RecordingOptions, type Recording, type BoundRecording } from './record.js';
-export { replayCapture, prepareReplay, replayThrough } from './replay.js';
+export { replayCapture, prepareReplay, replayThrough, REPLAY_DEFAULTS } from './replay.js';
 export type { ReplayOptions, ReplaySummary, ReplayPace, PreparedReplay, ReplayRunOptions, ReplayRunResult } from './replay.js';
 export type { Rewritten } from './replay-correlate.js';

@@ -11,7 +11,7 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { BbError } from '../core/index.js';
+import { BbError, isFormMedia } from '../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './replay-plan.js';
 import { recordedResponse, requestParts, type RequestParts } from './replay-request.js';
 import { messageValues, parseLooseJson, placeholdersIn, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './replay-values.js';
@@ -312,7 +312,7 @@ export class Correlation {
     let body = parts.body;
     if (body && !body.base64) {
       const json = parseLooseJson(body.text) !== undefined;
-      const form = /x-www-form-urlencoded/i.test(body.mime);
+      const form = isFormMedia(body.mime);
       body = { ...body, text: take(rewriteTokens(body.text, map, json ? jsonEscape : form ? encodeURIComponent : undefined)) };
     }
     this.count(used);

@@ -4,7 +4,7 @@
 // its end (SSE streams included) and handed back decoded for correlation.
 // undici is loaded when a replay runs, not when scenario/ is imported.
 import type { Client } from 'undici';
-import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType } from '../core/index.js';
+import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType, pairValue } from '../core/index.js';
 import { decodeContent, type HarEntry, type HarRequest } from '../capture/index.js';
 import type { ResponseView } from './replay-values.js';
 
@@ -56,7 +56,7 @@ export function withHeaders(headers: Array<[string, string]>, overrides: Readonl
 export function recordedResponse(entry: HarEntry): ResponseView {
   const res = entry.response;
   const headers = res?.headers ?? [];
-  const ct = headers.find((h) => h.name.toLowerCase() === 'content-type')?.value ?? res?.content?.mimeType;
+  const ct = pairValue(headers, 'content-type') ?? res?.content?.mimeType;
   const c = res?.content;
   if (isEventStreamMedia(ct)) {
     const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);

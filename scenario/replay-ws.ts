@@ -6,6 +6,7 @@
 // and the conversation goes on); `--ws timing` keeps the original gaps.
 // Text, binary and pings go as recorded (pongs are ws's own answers to the
 // target's pings); the close carries the original code.
+import { pairValue, pairValues } from '../core/index.js';
 import WebSocket from 'ws';
 import type { Correlation } from './replay-correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './replay-plan.js';
@@ -53,7 +54,7 @@ export interface WsReplayResult {
  * negotiate what the original server did; false when the original offered none.
  */
 export function deflateOptions(entry: PlannedExchange['entry']): WebSocket.PerMessageDeflateOptions | false {
-  const offer = entry.request.headers.filter((h) => h.name.toLowerCase() === 'sec-websocket-extensions').map((h) => h.value).join(', ');
+  const offer = pairValues(entry.request.headers, 'sec-websocket-extensions').join(', ');
   const first = offer.split(',').map((s) => s.trim()).find((s) => /^permessage-deflate\b/i.test(s));
   if (!first) return false;
   const params = new Map<string, string | true>();
@@ -82,7 +83,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 /** Re-drives one WebSocket exchange. */
 export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext): Promise<WsReplayResult> {
   const parts = ctx.correlation.rewriteRequest(requestParts(ex.entry.request), ctx.correlation.replacementsFor(ex.i));
-  const protocolHeader = ex.entry.request.headers.find((h) => h.name.toLowerCase() === 'sec-websocket-protocol')?.value;
+  const protocolHeader = pairValue(ex.entry.request.headers, 'sec-websocket-protocol');
   const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
   const headers: Record<string, string> = {};
   for (const [n, v] of withHeaders(parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase())), ctx.headers)) headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;

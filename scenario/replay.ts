@@ -145,16 +145,28 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
 /** What one run did. */
 export type ReplayRunResult = DriveReplayResult & { rewritten: Rewritten[] };
 
+/** The replay's defaults, once: replayThrough and bb replay's flags (--pace, --ws, --wait-ms) read them. */
+export const REPLAY_DEFAULTS = Object.freeze({
+  /** Order only, no gaps. */
+  pace: 'asap' as const,
+  /** WebSocket pacing: wait for the server's messages. */
+  ws: 'wait' as const,
+  /** Bound on each wait for the target, ms. */
+  waitMs: 5_000,
+  /** Bound on each exchange, ms. */
+  timeoutMs: 30_000,
+});
+
 /** Replays a prepared capture through a recording proxy that is already running. */
 export async function replayThrough(prepared: PreparedReplay, options: ReplayRunOptions): Promise<ReplayRunResult> {
-  const pace = options.pace ?? 'asap';
+  const pace = options.pace ?? REPLAY_DEFAULTS.pace;
   const correlation = prepared.correlation();
   const drove = await driveReplay(prepared.plan, {
     proxyUrl: options.proxyUrl,
     speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
-    ws: options.ws ?? 'wait',
-    waitMs: options.waitMs ?? 5_000,
-    timeoutMs: options.timeoutMs ?? 30_000,
+    ws: options.ws ?? REPLAY_DEFAULTS.ws,
+    waitMs: options.waitMs ?? REPLAY_DEFAULTS.waitMs,
+    timeoutMs: options.timeoutMs ?? REPLAY_DEFAULTS.timeoutMs,
     headers: options.headers ?? [],
     correlation,
     step: options.step,

@@ -1,7 +1,7 @@
 // bb ca path | print | export --out FILE [--force] | trust-info
 // Shows bb's CA certificate (made on first use) and how to trust it. Never prints or writes the key.
 import { writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { BbCommand } from '../command.js';
 import { loadOrCreateCa, type Ca } from '../../proxy/index.js';
 import { BbError } from '../../core/index.js';

@@ -9,7 +9,7 @@ import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } fro
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
 import { progressLine, writingText } from '../progress.js';
-import { parseByteSize, redactOptionsFrom } from '../options.js';
+import { parseByteSize, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
 import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
@@ -83,14 +83,12 @@ export const captureCommand: BbCommand = {
   command: 'capture',
   describe: 'record traffic through a transparent proxy in front of each --target, until Ctrl-C',
   builder: (y: Argv) =>
-    withForwardOptions(y)
+    withRedactOptions(withForwardOptions(y))
       .option('target', { type: 'string', array: true, describe: 'server to record: URL or label=URL (repeat for several)' })
       .option('listen', { type: 'string', array: true, describe: 'host:port per target, in order (default 127.0.0.1:0)' })
       .option('out', { type: 'string', describe: 'HAR file (one target) or folder (several); default captures/' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite existing capture files' })
       .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
-      .option('redact', { type: 'string', array: true, describe: 'also redact header:NAME, query:NAME or json:KEY' })
-      .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are (captures then hold credentials)' })
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
       .option('listen-tls', { type: 'boolean', default: false, describe: "terminate clients' TLS with a leaf from bb's CA in front of an https --target (ALPN mirrored: h2 clients get h2)" })

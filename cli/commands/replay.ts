@@ -6,9 +6,9 @@ import { join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { BbError } from '../../core/index.js';
-import { parseReplayValues, replayCapture, type ReplayPace } from '../../scenario/index.js';
+import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
-import { redactOptionsFrom } from '../options.js';
+import { redactOptionsFrom, withRedactOptions } from '../options.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
 
@@ -51,20 +51,18 @@ export const replayCommand: BbCommand = {
   command: 'replay <capture>',
   describe: "re-drive a capture's client side against --target through a recording proxy, following the server's ids",
   builder: (y: Argv) =>
-    y
+    withRedactOptions(y, ' in the new capture')
       .positional('capture', { type: 'string', describe: 'the capture to replay (any HAR with requests)' })
       .option('target', { type: 'string', describe: 'the server to replay against, e.g. http://127.0.0.1:3001' })
       .option('out', { type: 'string', describe: 'the new capture (default captures/replay-<time>.har)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite --out if it exists' })
-      .option('pace', { type: 'string', default: 'asap', describe: 'asap (order only) | original (keep the gaps) | <N>x (gaps / N)' })
-      .option('ws', { type: 'string', default: 'wait', describe: "WebSocket pacing: wait (for the server's messages) | timing (original gaps)" })
+      .option('pace', { type: 'string', default: REPLAY_DEFAULTS.pace, describe: 'asap (order only) | original (keep the gaps) | <N>x (gaps / N)' })
+      .option('ws', { type: 'string', default: REPLAY_DEFAULTS.ws, describe: "WebSocket pacing: wait (for the server's messages) | timing (original gaps)" })
       .option('header', { type: 'string', array: true, describe: "'Name: value' set on every request, replacing that header (repeatable)" })
       .option('correlate', { type: 'boolean', default: true, describe: 'follow server-issued ids and cookies (--no-correlate sends the old values)' })
       .option('config', { type: 'string', describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
       .option('json', { type: 'string', nargs: 1, describe: 'write the replay report as JSON to FILE ("-" = stdout)' })
-      .option('wait-ms', { type: 'number', default: 5000, describe: "bound on each wait for the target's WebSocket messages, ms" })
-      .option('redact', { type: 'string', array: true, describe: 'also redact header:NAME, query:NAME or json:KEY in the new capture' })
-      .option('no-redact', { type: 'boolean', describe: 'keep secrets as they are in the new capture' })
+      .option('wait-ms', { type: 'number', default: REPLAY_DEFAULTS.waitMs, describe: "bound on each wait for the target's WebSocket messages, ms" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line' }),
   run: async (argv, environment) => {
     if (typeof argv.target !== 'string') throw new BbError('BB_NO_TARGET', 'bb replay needs --target http://127.0.0.1:PORT (the server to replay against)');
@@ -96,7 +94,7 @@ export const replayCommand: BbCommand = {
         correlate: argv.correlate !== false,
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
-        waitMs: Number(argv.waitMs ?? argv['wait-ms'] ?? 5000),
+        waitMs: Number(argv.waitMs ?? argv['wait-ms'] ?? REPLAY_DEFAULTS.waitMs),
         onProgress: (done, total) => progress.update(`bb replay: ${done} / ${total} exchanges`),
         signal: controller.signal,
       });

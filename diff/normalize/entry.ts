@@ -12,7 +12,7 @@ import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { EIO_SID } from './rules.js';
 import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
-import { globMatcher, mediaType } from '../../core/index.js';
+import { globMatcher, mediaType, pairValue } from '../../core/index.js';
 import { joinPath, pathMatcher } from '../selector.js';
 import { alignSequences } from '../align.js';
 
@@ -202,8 +202,7 @@ export function pairedPageLabels(
 }
 
 function contentLength(headers: HarNameValue[]): number {
-  const h = headers.find((x) => x.name.toLowerCase() === 'content-length');
-  return h ? Number(h.value) || 0 : 0;
+  return Number(pairValue(headers, 'content-length') ?? 0) || 0;
 }
 
 /**
@@ -317,7 +316,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const reqRaw = withUrl(post ? rawBody(post.mimeType, post.text, post._encoding) : undefined);
   if (reqNotRecorded) {
     // Not compared (compare.ts drops it on both sides); its length is treated as the recording side's would be.
-    reqParsed = parsedByMedia(mediaType(post?.mimeType ?? e.request.headers.find((h) => h.name.toLowerCase() === 'content-type')?.value));
+    reqParsed = parsedByMedia(mediaType(post?.mimeType ?? pairValue(e.request.headers, 'content-type')));
   } else if (reqRaw) {
     const p = parseBody(reqRaw, parsers);
     reqParsed = p.kind !== 'binary';

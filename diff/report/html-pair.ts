@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
 import { canonical, lineUpMessages } from '../compare.js';
-import type { EntryView, NormalizedEntry, NormalizedWsMessage, PairView } from '../types.js';
+import type { EntryView, NormalizedWsMessage, PairView } from '../types.js';
 
 export type { EntryView, PairView } from '../types.js';
 

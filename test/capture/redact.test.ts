@@ -159,4 +159,9 @@ describe('Redactor', () => {
     assert.equal(r.headerValue('Set-Cookie', 'a=b; Path=/'), `a=${r.placeholder('b')}; Path=/`);
     assert.equal(r.headerValue('X-Other', 'v'), 'v');
   });
+  it('keeps cookie names and parts without "=" in Cookie and Set-Cookie', () => {
+    assert.equal(r.headerValue('Cookie', 'a=1; b= 2;flag'), `a=${r.placeholder('1')}; b=${r.placeholder('2')};flag`);
+    assert.equal(r.headerValue('set-cookie', 'sid=x'), `sid=${r.placeholder('x')}`);
+    assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), 'novalue; Path=/');
+  });
 });

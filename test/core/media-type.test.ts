@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isZipMedia, isBinaryMedia, isTextualMedia,
+  mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isFormMedia, isZipMedia, isBinaryMedia, isTextualMedia,
 } from '../../core/index.js';
 
 describe('media types', () => {
@@ -12,7 +12,7 @@ describe('media types', () => {
   });
 
   it('agrees, one table, on what each kind is', () => {
-    const rows: [string, ('json' | 'jsonl' | 'sse' | 'text' | 'zip' | 'binary')[]][] = [
+    const rows: [string, ('json' | 'jsonl' | 'sse' | 'text' | 'form' | 'zip' | 'binary')[]][] = [
       ['application/json', ['json']],
       ['application/json; charset=utf-8', ['json']],
       ['application/problem+json', ['json']],
@@ -26,7 +26,9 @@ describe('media types', () => {
       ['text/html; charset=utf-8', ['text']],
       ['application/xml', ['text']],
       ['application/atom+xml', ['text']],
-      ['application/x-www-form-urlencoded', ['text']],
+      ['application/x-www-form-urlencoded', ['text', 'form']],
+      ['Application/X-WWW-Form-Urlencoded; charset=utf-8', ['text', 'form']],
+      ['application/x-www-form-urlencoded-v2', []],
       ['application/zip', ['zip', 'binary']],
       ['application/x-zip-compressed', ['zip']],
       ['application/epub+zip', ['zip']],
@@ -40,7 +42,7 @@ describe('media types', () => {
     for (const [type, kinds] of rows) {
       const got = [
         isJsonMedia(type) && 'json', isJsonLinesMedia(type) && 'jsonl', isEventStreamMedia(type) && 'sse',
-        isTextMedia(type) && 'text', isZipMedia(type) && 'zip', isBinaryMedia(type) && 'binary',
+        isTextMedia(type) && 'text', isFormMedia(type) && 'form', isZipMedia(type) && 'zip', isBinaryMedia(type) && 'binary',
       ].filter(Boolean);
       assert.deepEqual(got, kinds, type);
       assert.equal(isTextualMedia(type), kinds.some((k) => k === 'json' || k === 'jsonl' || k === 'sse' || k === 'text'), `${type} textual`);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { headerPairs, headerValue, headerValues, serializeHead } from '../../core/index.js';
+import { headerPairs, headerValue, headerValues, pairValue, pairValues, serializeHead } from '../../core/index.js';
 
 const raw = ['Host', 'a.test', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Empty', ''];
 
@@ -17,6 +17,16 @@ describe('raw headers', () => {
     assert.equal(headerValue(raw, 'x-empty'), '');
     assert.equal(headerValue(raw, 'absent'), undefined);
     assert.equal(headerValue(['Odd'], 'odd'), undefined, 'a name without a value is not a header');
+  });
+
+  it('looks names up in HAR-style name/value lists the same way', () => {
+    const pairs = headerPairs(raw);
+    assert.equal(pairValue(pairs, 'SET-COOKIE'), 'a=1');
+    assert.deepEqual(pairValues(pairs, 'Set-Cookie'), ['a=1', 'b=2']);
+    assert.equal(pairValue(pairs, 'x-empty'), '');
+    assert.equal(pairValue(pairs, 'absent'), undefined);
+    assert.equal(pairValue(undefined, 'host'), undefined);
+    assert.deepEqual(pairValues(undefined, 'host'), []);
   });
 
   it('serializes an HTTP/1.1 head byte for byte as the headers came (RFC 9112 section 2.1)', () => {

@@ -21,15 +21,20 @@ export interface Skippable {
  * A folder that is there without `name` in it always throws.
  */
 export function sharedFixture(t: Skippable | undefined, name?: string): string | undefined {
-  if (!existsSync(SHARED_FIXTURES)) {
-    if (process.env.CI === 'true') {
-      throw new Error(`the shared HAR fixtures are not at ${SHARED_FIXTURES} (../shared/fixtures/har beside the checkout): a CI run needs them, it does not skip the tests that read them`);
+  return fixtureIn(SHARED_FIXTURES, t, name, process.env.CI === 'true');
+}
+
+/** sharedFixture's rule for any folder, `ci` saying whether a missing folder fails (exported for its own test). */
+export function fixtureIn(folder: string, t: Skippable | undefined, name: string | undefined, ci: boolean): string | undefined {
+  if (!existsSync(folder)) {
+    if (ci) {
+      throw new Error(`the shared HAR fixtures are not at ${folder} (../shared/fixtures/har beside the checkout): a CI run needs them, it does not skip the tests that read them`);
     }
-    t?.skip(`shared HAR fixtures absent: no ${SHARED_FIXTURES}`);
+    t?.skip(`shared HAR fixtures absent: no ${folder}`);
     return undefined;
   }
-  if (name === undefined) return SHARED_FIXTURES;
-  const path = join(SHARED_FIXTURES, name);
-  if (!existsSync(path)) throw new Error(`the shared HAR fixtures at ${SHARED_FIXTURES} have no ${name}`);
+  if (name === undefined) return folder;
+  const path = join(folder, name);
+  if (!existsSync(path)) throw new Error(`the shared HAR fixtures at ${folder} have no ${name}`);
   return path;
 }

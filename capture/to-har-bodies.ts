@@ -1,0 +1,133 @@
+// Recorded body bytes → HAR content and postData: the slices gathered,
+// content codings undone, text or base64, secrets redacted, event streams
+// parsed into events. Split from to-har.ts (the entry's shape) because bodies
+// are their own concern; still pure, bytes come through `readBody`.
+import type { BbEntryExt, HarContent, HarEventSourceMessage, HarPostData, HarResponse } from './har.js';
+import type { BodyRecord, BodySlice } from './journal.js';
+import { bodyText, decodeContent } from './body.js';
+import { EventStreamParser, isEventStreamMedia, isFormMedia, isJsonLinesMedia, isJsonMedia, mediaType } from '../core/index.js';
+import { headerValue, parseParams } from './http-parts.js';
+import type { Redactor } from './redact.js';
+
+/** What reading an exchange's bodies needs. */
+export interface BodyContext {
+  /** Reads recorded bytes; returns fewer bytes when they were lost (recording error). */
+  readBody(slice: BodySlice): Buffer;
+  /** Redacts values; absent with --no-redact. */
+  redactor?: Redactor;
+}
+
+/** Concatenates recorded slices; notes bytes lost to a recording error. */
+export function gather(chunks: BodySlice[], ctx: BodyContext, notes: string[]): { bytes: Buffer; recorded: number; wire: number } {
+  const parts: Buffer[] = [];
+  let recorded = 0;
+  let wire = 0;
+  let lost = 0;
+  for (const c of chunks) {
+    wire += c.w;
+    if (c.n === 0) continue;
+    const b = ctx.readBody(c);
+    lost += c.n - b.length;
+    recorded += c.n;
+    parts.push(b);
+  }
+  if (lost > 0) notes.push(`${lost} recorded body bytes were lost to a recording error`);
+  return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), recorded, wire };
+}
+
+/** The request body as HAR postData: decoded, text or base64, form params, secrets redacted. */
+export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContext, bb: BbEntryExt, notes: string[]): HarPostData {
+  const mimeType = headerValue(h, 'content-type') ?? '';
+  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
+  const truncated = recorded < wire;
+  if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
+  const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated);
+  const { text, base64 } = decoded.undecoded
+    ? { text: decoded.bytes.toString('base64'), base64: true }
+    : bodyText(decoded.bytes, mimeType);
+  const post: HarPostData = { mimeType, text };
+  if (base64) {
+    post._encoding = 'base64';
+    if (decoded.undecoded) post.comment = decoded.undecoded;
+    return post;
+  }
+  const r = ctx.redactor;
+  if (isFormMedia(mimeType)) {
+    post.params = parseParams(text).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p));
+    if (r) {
+      const red = r.queryString(text);
+      if (red !== text) {
+        post.text = red;
+        post.comment = 'secret form values redacted';
+      }
+    }
+  } else if (r) {
+    const red = redactText(text, mimeType, r);
+    if (red !== undefined) {
+      post.text = red;
+      post.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
+    }
+  }
+  return post;
+}
+
+/** A body's text with its secrets redacted by media type; undefined when nothing changed. */
+function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
+  if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
+  if (isJsonLinesMedia(mimeType)) return r.jsonLinesText(text);
+  const media = mediaType(mimeType);
+  if (isJsonMedia(media) || media === '' || media === 'text/plain') return r.jsonText(text);
+  return undefined;
+}
+
+/** Fills response.content and bodySize; returns parsed SSE events for event streams. */
+export function fillContent(
+  response: HarResponse, chunks: BodyRecord[], h: string[], ctx: BodyContext, bb: BbEntryExt, notes: string[], sse: boolean,
+): HarEventSourceMessage[] | undefined {
+  const mimeType = response.content.mimeType;
+  const { bytes, recorded, wire } = gather(chunks, ctx, notes);
+  const truncated = recorded < wire;
+  if (truncated) bb.truncated = { ...bb.truncated, response: recorded };
+  response.bodySize = wire;
+  const encoding = headerValue(h, 'content-encoding');
+  const decoded = decodeContent(bytes, encoding, truncated);
+  const content: HarContent = { size: decoded.bytes.length, mimeType };
+  if (!truncated && !decoded.undecoded) content.compression = decoded.bytes.length - wire;
+  if (decoded.bytes.length > 0) {
+    // Bytes that should have decoded and did not are not text, whatever they look like.
+    const { text, base64 } = decoded.undecoded
+      ? { text: decoded.bytes.toString('base64'), base64: true }
+      : bodyText(decoded.bytes, mimeType);
+    content.text = text;
+    if (base64) content.encoding = 'base64';
+    if (decoded.undecoded) {
+      content._bbUndecoded = decoded.undecoded;
+      content.comment = decoded.undecoded;
+    }
+    const r = ctx.redactor;
+    if (!base64 && r) {
+      const red = redactText(text, mimeType, r);
+      if (red !== undefined) {
+        content.text = red;
+        content.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
+      }
+    }
+  }
+  if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
+  response.content = content;
+  if (!sse || !isEventStreamMedia(mimeType)) return undefined;
+  return eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
+}
+
+// Events are parsed chunk by chunk with each chunk's time; a content-encoded
+// stream is parsed from its decoded whole, every event at the last chunk's time.
+function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: BodyContext): HarEventSourceMessage[] {
+  const parser = new EventStreamParser();
+  const lastTs = chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0;
+  if (decodedWhole) parser.push(decodedWhole, lastTs);
+  else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
+  const events = parser.end(lastTs);
+  const r = ctx.redactor;
+  if (r) for (const e of events) e.data = r.jsonText(e.data) ?? e.data;
+  return events;
+}
