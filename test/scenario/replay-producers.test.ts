@@ -1,6 +1,6 @@
 // bb replay reads any HAR, not only bb's: every HAR other producers exported
 // (Chrome, Firefox, Safari, Charles, Insomnia, mitmproxy's, in the shared
-// fixtures) is replayed by the real binary against a catch-all server on
+// fixtures) is replayed (replayCapture, what the binary calls) against a catch-all server on
 // loopback; what belongs to another origin is skipped with its reason, the
 // rest reaches the server, WebSocket client messages included.
 import { describe, it, after } from 'node:test';
@@ -11,6 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import type { Har } from '../../capture/index.js';
+import { replayCapture } from '../../scenario/index.js';
 import { runBb } from '../helpers/cli.js';
 import { sharedFixture } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -51,10 +52,9 @@ describe('bb replay: HARs other producers exported', () => {
       const har: Har = JSON.parse((await readFile(join(fixtures, name), 'utf8')).replace(/^\uFEFF/, ''));
       const before = requests;
       const textsBefore = wsTexts.length;
-      const report = tmp.path(`${name}.json`);
-      const run = await runBb(['replay', join(fixtures, name), '--target', target, '--out', tmp.path(`replay-${name}`), '--wait-ms', '300', '--json', report], env);
-      assert.equal(run.code, 0, `${name}: ${run.stdout}${run.stderr}`);
-      const r = JSON.parse(await readFile(report, 'utf8'));
+      // In process (the CLI's own call): twelve bb processes would outlast a loaded machine's file timeout.
+      const r = await replayCapture(join(fixtures, name), { target, out: tmp.path(`replay-${name}`), bbHome: tmp.bbHome, waitMs: 300 });
+      assert.equal(r.exitCode, 0, `${name}: ${r.line} ${JSON.stringify(r.failed)}`);
       assert.ok(r.replayed >= 1, name);
       assert.equal(r.replayed + r.skipped.length, har.log.entries.length, `${name}: ${JSON.stringify(r.skipped)}`);
       for (const s of r.skipped) assert.match(s.reason, /another origin/, name);
