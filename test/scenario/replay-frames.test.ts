@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { startRecording } from '../../scenario/index.js';
 import type { Har } from '../../capture/index.js';
@@ -87,6 +88,8 @@ async function fresh(): Promise<FramesServer> {
   return s;
 }
 
+let recorded = '';
+
 /** Waits until `frames` holds `n` entries (bounded). */
 async function untilFrames(s: FramesServer, n: number): Promise<void> {
   for (let i = 0; i < 500 && s.frames.length < n; i++) await new Promise((r) => setTimeout(r, 10));
@@ -117,6 +120,7 @@ describe('bb replay: binary messages, pings, the close code and SSE', () => {
     } finally {
       await rec.close(1000);
     }
+    recorded = rec.out;
     assert.deepEqual(source.frames, ['binary 0001feff', 'ping 6862', 'text plain text', 'close 4002']);
 
     const target = await fresh();
@@ -135,5 +139,26 @@ describe('bb replay: binary messages, pings, the close code and SSE', () => {
     const sent = wsEntry._webSocketMessages!.filter((m) => m.type === 'send').map((m) => m.opcode);
     assert.deepEqual(sent.slice(0, 3), [2, 9, 1]);
     assert.equal(wsEntry._bb!.close!.code, 4002);
+  });
+
+  it('without --out writes captures/replay-<time>.har under its folder; an existing --out needs --force', async () => {
+    assert.ok(recorded, 'the first test recorded the capture');
+    const target = await fresh();
+    const cwd = tmp.path('default-out');
+    await mkdir(cwd, { recursive: true });
+    const run = await runBb(['replay', recorded, '--target', target.url], env, { cwd });
+    assert.equal(run.code, 0, run.stderr);
+    const written = await readdir(join(cwd, 'captures'));
+    assert.equal(written.length, 1, written.join(' '));
+    assert.match(written[0]!, /^replay-.+\.har$/);
+    assert.ok(run.stdout.includes(`→ captures/${written[0]!}`), run.stdout);
+    const taken = tmp.path('taken-frames.har');
+    await writeFile(taken, 'precious');
+    const refused = await runBb(['replay', recorded, '--target', target.url, '--out', taken], env);
+    assert.equal(refused.code, 2);
+    assert.equal(await readFile(taken, 'utf8'), 'precious');
+    const forced = await runBb(['replay', recorded, '--target', target.url, '--out', taken, '--force'], env);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.ok(JSON.parse(await readFile(taken, 'utf8')).log.entries.length > 0, '--force overwrote it with the replay');
   });
 });

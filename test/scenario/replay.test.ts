@@ -3,8 +3,7 @@
 // against a fresh instance, the two captures compared with bb diff.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { Client } from 'undici';
 import WebSocket from 'ws';
 import { startRecording } from '../../scenario/index.js';
@@ -108,21 +107,6 @@ describe('bb replay: a REST service that issues random ids', () => {
     assert.match(run.stderr, /exists: choose another --out, or add --force/);
     assert.equal(await readFile(out, 'utf8'), 'precious');
     assert.deepEqual(fresh.log, []);
-    const forced = await runBb(['replay', original, '--target', fresh.url, '--out', out, '--force'], env);
-    assert.equal(forced.code, 0, forced.stderr);
-    assert.ok((await readHar(out)).log.entries.length > 0, '--force overwrote it with the replay');
-  });
-
-  it('without --out writes captures/replay-<time>.har under the folder it runs in', async () => {
-    const fresh = await service();
-    const cwd = tmp.path('default-out');
-    await mkdir(cwd, { recursive: true });
-    const run = await runBb(['replay', original, '--target', fresh.url], env, { cwd });
-    assert.equal(run.code, 0, run.stderr);
-    const written = await readdir(join(cwd, 'captures'));
-    assert.equal(written.length, 1, written.join(' '));
-    assert.match(written[0]!, /^replay-.+\.har$/);
-    assert.match(run.stdout, new RegExp(`→ captures/${written[0]!.replace(/[.]/g, '\\.')}$`, 'm'));
   });
 });
 
