@@ -33,6 +33,17 @@ describe('bb compare --replay on the bundled demo', () => {
     assert.match(self.stdout, /^MATCH\b/);
   });
 
+  it('the noise run and the self-check pair get the same replay', async () => {
+    const noise = await runCompare(['compare', '--config', paths.demoConfig, '--replay', recorded, '--noise', '--out', join(dir, 'noise')], env);
+    assert.equal(noise.code, 0, noise.stdout + noise.stderr);
+    assert.match(noise.stdout, /^MATCH with 1 known\b/m);
+    const noiseHar = JSON.parse(await readFile(join(dir, 'noise', 'old-noise.har'), 'utf8'));
+    assert.equal(noiseHar.log.entries.length, 20);
+    const self = await runCompare(['compare', '--config', paths.demoConfig, '--replay', recorded, '--trees', 'old,old', '--out', join(dir, 'self')], env);
+    assert.equal(self.code, 0, self.stdout + self.stderr);
+    assert.match(self.stdout, /^MATCH\b/m);
+  });
+
   it('"scenario": "CAPTURE.har" in the config does the same', async () => {
     const config = await demoConfigWith(dir, 'har-scenario.json', { scenario: recorded });
     const run = await runCompare(['compare', '--config', config, '--out', join(dir, 'config-har')], env);

@@ -274,7 +274,7 @@ describe('bb replay: concurrency', () => {
 });
 
 describe('bb replay: bad input', () => {
-  it('a file that is not a HAR, a HAR without entries, a truncated request body, a target that is down: exit 2, one line each', async () => {
+  it('a file that is not a HAR, a cut-off file, a HAR without entries, an entry without a request, a truncated request body, a target that is down: exit 2, one line each', async () => {
     const fresh = await service();
     const notHar = await tmp.write('not.har', { hello: 'world' });
     const empty = await tmp.write('empty.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } });
@@ -286,9 +286,15 @@ describe('bb replay: bad input', () => {
     });
     const truncated = await tmp.write('truncated.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({ _bb: { seq: 1, seqEnd: 2, truncated: { request: 4 } } })] } });
     const fine = await tmp.write('fine.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({})] } });
+    const { request: _dropped, ...noRequest } = entry({}) as Record<string, unknown>;
+    const requestless = await tmp.write('requestless.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({}), noRequest] } });
+    const cut = tmp.path('cut.har');
+    await writeFile(cut, JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({})] } }).slice(0, 120));
     const cases: Array<[string[], RegExp]> = [
       [[notHar, '--target', fresh.url], /not\.har/],
       [[empty, '--target', fresh.url], /no (entries|exchanges)/],
+      [[requestless, '--target', fresh.url], /log\.entries\[1\]\.request must be an object/],
+      [[cut, '--target', fresh.url], /cut\.har is not valid JSON .*truncated/],
       [[truncated, '--target', fresh.url], /request body of #1 POST .* was truncated at capture \(4 bytes kept\)/],
       [[fine, '--target', 'http://127.0.0.1:9'], /the target http:\/\/127\.0\.0\.1:9 does not accept connections \(ECONNREFUSED\)/],
       [[fine, '--target', 'localhost'], /--target needs a URL like http:\/\/127\.0\.0\.1:3000/],
