@@ -131,6 +131,29 @@ test('ten bb capture at once agree on the key even while one of them is slow to 
   assert.deepEqual(readdirSync(home), ['redact.key']);
 });
 
+test('captures started while the first is still writing the key read no half-written key and use the one key', async () => {
+  const target = await upstream();
+  const home = join(dir, 'mid-write-home');
+  const preload = fileURLToPath(new URL('../helpers/slow-key-writes.mjs', import.meta.url));
+  const start = (i: number, env: NodeJS.ProcessEnv) =>
+    startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--out', join(dir, 'mid-write', `c${i}.har`), '--quiet'], { BB_HOME: home, ...env });
+  // The first writes its key for 4 s; the others start once its file is on disk, so they meet it mid-write whatever the load.
+  const first = start(0, { NODE_OPTIONS: `--import ${preload}`, BB_TEST_SLOW_KEY_MS: '4000' });
+  for (let i = 0; i < 600 && !(existsSync(home) && readdirSync(home).some((n) => n.startsWith('redact.key'))); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(readdirSync(home).some((n) => n.startsWith('redact.key')), 'the first capture began its key');
+  const runs = [first, ...Array.from({ length: 4 }, (_, i) => start(i + 1, {}))];
+  const urls = await Promise.all(runs.map(async (bb) => (await bb.waitFor(/capture: (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1]));
+  await Promise.all(urls.map((url) => fetch(`${url}/s?token=same-secret`).then((r) => r.text())));
+  for (const bb of runs) bb.child.kill('SIGINT');
+  const codes = await Promise.all(runs.map((bb) => bb.exited));
+  assert.deepEqual(codes, Array(runs.length).fill(0), runs.map((bb) => bb.stderr()).join('\n'));
+  assert.deepEqual(readdirSync(home), ['redact.key']);
+  const placeholders = new Set(
+    runs.map((_, i) => new URL(JSON.parse(readFileSync(join(dir, 'mid-write', `c${i}.har`), 'utf8')).log.entries[0].request.url as string).search),
+  );
+  assert.equal(placeholders.size, 1, `one key, one placeholder: ${[...placeholders].join(' ')}`);
+});
+
 test('ten bb capture --mode forward at once on a fresh bb home share one CA', async () => {
   const home = join(dir, 'fresh-ca-home');
   const runs = Array.from({ length: 10 }, (_, i) =>
