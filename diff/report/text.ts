@@ -1,8 +1,8 @@
 // The terminal report (DESIGN.md "Report"): verdict line first, then one line
 // per real finding, largest first, with a sample request line each; known and
 // noise findings folded to a line each. --rows prints every difference row
-// (stable id, request line, entry id, path, old → new elided around the
-// change) under its finding.
+// (stable id, request line, entry id and each side's #<seq>, path, old → new
+// elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ms, times, timingLines } from './timing-text.js';
 
@@ -97,11 +97,19 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   lines.push(`${verdict}  (${extras.join(', ')}; ${result.old.path} → ${result.new.path})`);
 
   const byId = new Map(result.differences.map((d) => [d.id, d]));
+  // A row names the exchange of each side it points at (DESIGN.md "Inspecting": `#<seq>`), as bb show lists them.
+  const exchanges = new Map(result.pairs.map((p) => [p.id, p.exchange]));
+  const sides = (entry: string) => {
+    const x = exchanges.get(entry);
+    if (!x) return '';
+    const named = [x.old !== undefined ? `old ${x.old}` : '', x.new !== undefined ? `new ${x.new}` : ''].filter(Boolean);
+    return named.length ? `, ${named.join(' → ')}` : '';
+  };
   const rowLine = (d: Difference) => {
     const [a, b] = elidePair(d.old, d.new);
     const moved = movedMessage(d.old, d.new);
     const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
-    return `      [${d.id}] ${d.request} (${d.entry})${d.path ? ` ${d.path}` : ''}: ${change}`;
+    return `      [${d.id}] ${d.request} (${d.entry}${sides(d.entry)})${d.path ? ` ${d.path}` : ''}: ${change}`;
   };
   const section = (title: string, cls: Finding['class'], folded: boolean) => {
     const list = result.findings.filter((x) => x.class === cls);

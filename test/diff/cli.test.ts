@@ -47,8 +47,21 @@ describe('bb diff on the command line', () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stdout, /^DIFF: 1 real finding \(1 difference\)/);
     assert.match(r.stdout, /\[F[0-9a-f]{9}\] response\.body\.items\[\]\.n changed 1 → 2 in 1 of 1 GET \/v1\/items/);
-    assert.match(r.stdout, /\[[0-9a-f]{10}\] GET \/v1\/items \(\/GET \/v1\/items#1\) response\.body\.items\[0\]\.n: 1 → 2/);
+    assert.match(r.stdout, /\[[0-9a-f]{10}\] GET \/v1\/items \(\/GET \/v1\/items#1, old #2 → new #2\) response\.body\.items\[0\]\.n: 1 → 2/);
     assert.ok(!r.stdout.includes('\x1b['), 'no colour when not a TTY');
+  });
+
+  it('--rows names each side\'s exchange by its #<seq>, as bb show lists it, not by its index', async () => {
+    const items = (n: number) => ({ url: 'http://127.0.0.1:5001/v1/items', body: { n } });
+    const oldHar = await t.write('rows-old.har', capture([{ url: 'http://127.0.0.1:5001/v1/a', body: 'a' }, items(1)]));
+    // One exchange more before /v1/items: its seq is 3 in the new capture, 2 in the old.
+    const newHar = await t.write('rows-new.har', capture([{ url: 'http://127.0.0.1:5001/v1/a', body: 'a' }, { url: 'http://127.0.0.1:5001/v1/extra', body: 'x' }, items(2)]));
+    const r = await bb(['diff', oldHar, newHar, '--rows'], { NO_COLOR: '1' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^ {6}\[[0-9a-f]{10}\] GET \/v1\/items \(\/GET \/v1\/items#1, old #2 → new #3\) response\.body\.n: 1 → 2$/m);
+    assert.match(r.stdout, /^ {6}\[[0-9a-f]{10}\] GET \/v1\/extra \(\/GET \/v1\/extra#1, new #2\): /m);
+    const shown = await bb(['show', newHar], { NO_COLOR: '1' });
+    assert.match(shown.stdout, /^#3 .*\/v1\/items$/m, 'bb show lists the same exchange as #3');
   });
 
   it('--json - prints the structured result on stdout', async () => {
