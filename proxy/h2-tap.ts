@@ -20,7 +20,7 @@ import { now, type FailureInfo, type Side } from './events.js';
 import { classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
-import { upstreamCa, type Upstream } from './upstream.js';
+import { armConnectTimeout, armSilenceTimeout, upstreamCa, type Upstream } from './upstream.js';
 import { H2Session, goawayFrame, type H2ConnectionError, type H2Fact, type H2Side } from './h2/index.js';
 import { H2Streams } from './h2-streams.js';
 import { answerWith502 } from './h2-answer.js';
@@ -144,21 +144,14 @@ class H2Tap {
           rejectUnauthorized: !this.settings.tlsOptions.insecure, ALPNProtocols: ['h2'],
         })
       : net.connect({ host: upstream.hostname, port: upstream.port, noDelay: true });
-    let timer: NodeJS.Timeout | undefined;
-    if (this.settings.connectTimeoutMs > 0) {
-      timer = setTimeout(() => {
-        socket.destroy(Object.assign(new Error(`no connection after ${this.settings.connectTimeoutMs} ms`), { code: 'BB_CONNECT_TIMEOUT' }));
-      }, this.settings.connectTimeoutMs);
-    }
+    armConnectTimeout(socket, this.settings.connectTimeoutMs, upstream.tls ? 'secureConnect' : 'connect');
     socket.once(upstream.tls ? 'secureConnect' : 'connect', () => {
-      clearTimeout(timer);
       if (upstream.tls && (socket as tls.TLSSocket).alpnProtocol !== 'h2') {
         this.notH2(`the upstream's TLS did not agree to h2 (ALPN: ${(socket as tls.TLSSocket).alpnProtocol || 'none'})`);
         return;
       }
       this.onConnected();
     });
-    socket.once('close', () => clearTimeout(timer));
     this.attachUpstream(socket, false);
   }
 
@@ -169,13 +162,8 @@ class H2Tap {
     socket.on('error', (err: NodeJS.ErrnoException) => (failure ??= err));
     socket.on('end', () => this.onUpstreamEnd());
     socket.once('close', () => this.onUpstreamClose(failure));
-    const ms = this.settings.upstreamTimeoutMs;
-    if (ms > 0 && 'setTimeout' in socket) {
-      // Silence only counts while a stream waits for the server (as for HTTP/1.1): an idle h2 connection may stay open.
-      (socket as net.Socket).setTimeout(ms, () => {
-        if (this.streams.size > 0) socket.destroy(Object.assign(new Error(`no data from the upstream for ${ms} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
-      });
-    }
+    // Silence only counts while a stream waits for the server, as for HTTP/1.1.
+    if (socket instanceof net.Socket) armSilenceTimeout(socket, this.settings.upstreamTimeoutMs, () => this.streams.size > 0);
     if (connected) this.onConnected();
   }
 

@@ -22,7 +22,7 @@ import { classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import { Http1Parser } from './http1-parser.js';
 import type { ResponseHead } from './http1-head.js';
-import { connectUpstream, type Upstream } from './upstream.js';
+import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from './upstream.js';
 import { handOver } from './upgrade.js';
 import { TapRequests } from './tap-requests.js';
 import type { Exchange, PreconnectedUpstream, TapSettings } from './tap-settings.js';
@@ -57,25 +57,13 @@ class HttpTap extends TapRequests {
       },
       end: (end, rawTrailers) => this.onResponseEnd(end, rawTrailers),
     });
-    if (this.settings.connectTimeoutMs > 0 && !preconnected) {
-      this.connectTimer = setTimeout(() => {
-        socket.destroy(Object.assign(new Error(`no connection after ${this.settings.connectTimeoutMs} ms`), { code: 'BB_CONNECT_TIMEOUT' }));
-      }, this.settings.connectTimeoutMs);
-      socket.once(upstream.tls ? 'secureConnect' : 'connect', () => clearTimeout(this.connectTimer));
-    }
-    if (this.settings.upstreamTimeoutMs > 0) {
-      socket.setTimeout(this.settings.upstreamTimeoutMs, () => {
-        if (this.awaitingUpstream()) {
-          socket.destroy(Object.assign(new Error(`no data from the upstream for ${this.settings.upstreamTimeoutMs} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
-        }
-      });
-    }
+    if (!preconnected) armConnectTimeout(socket, this.settings.connectTimeoutMs, upstream.tls ? 'secureConnect' : 'connect');
+    armSilenceTimeout(socket, this.settings.upstreamTimeoutMs, () => this.awaitingUpstream());
     let failure: NodeJS.ErrnoException | undefined;
     socket.on('data', (chunk: Buffer) => this.onUpstreamData(socket, chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => (failure ??= err));
     socket.on('end', () => this.onUpstreamGone(socket, undefined, true));
     socket.once('close', () => {
-      clearTimeout(this.connectTimer);
       this.onUpstreamGone(socket, failure, false);
     });
   }

@@ -5,6 +5,7 @@
 import net, { type Socket } from 'node:net';
 import { now, type EpochMs, type FactBus, type FailureInfo, type RawHeaders } from './events.js';
 import { badGateway, classifyUpstreamError, serializeResponse } from './errors.js';
+import { armConnectTimeout } from './upstream.js';
 
 /** The host and port a CONNECT names. */
 export interface TunnelTarget {
@@ -147,13 +148,9 @@ export function openOpaqueTunnel(opts: OpaqueTunnelOptions, answeredAt?: EpochMs
   const upstream = net.connect({ host: target.host, port: target.port, noDelay: true });
   opts.track(upstream);
   let connected = false;
-  const timer =
-    opts.connectTimeoutMs > 0
-      ? setTimeout(() => upstream.destroy(Object.assign(new Error(`no connection after ${opts.connectTimeoutMs} ms`), { code: 'BB_CONNECT_TIMEOUT' })), opts.connectTimeoutMs)
-      : undefined;
+  armConnectTimeout(upstream, opts.connectTimeoutMs, 'connect');
 
   upstream.once('connect', () => {
-    clearTimeout(timer);
     connected = true;
     if (!opts.established) {
       if (client.destroyed) {
@@ -168,7 +165,6 @@ export function openOpaqueTunnel(opts: OpaqueTunnelOptions, answeredAt?: EpochMs
     client.resume();
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
-    clearTimeout(timer);
     const failure: FailureInfo = classifyUpstreamError(err, connected ? 'response' : 'connect');
     if (!connected && !opts.established) {
       const response = badGateway(failure, upstreamLabel);
@@ -188,7 +184,6 @@ export function openOpaqueTunnel(opts: OpaqueTunnelOptions, answeredAt?: EpochMs
     finish(() => bus.emit({ type: 'exchange-completed', exchangeId, time: now(), rawTrailers: [] }));
   };
   upstream.once('close', () => {
-    clearTimeout(timer);
     if (!connected) {
       // Closed before connecting without an error event (destroyed when the proxy closed).
       finish(() => bus.emit({ type: 'exchange-aborted', exchangeId, time: now(), by: 'upstream', phase: 'request' }));

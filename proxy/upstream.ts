@@ -102,3 +102,25 @@ export function connectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptio
 export function alpnWire(names: readonly string[]): Buffer {
   return Buffer.concat(names.flatMap((name) => [Buffer.of(name.length), Buffer.from(name, 'latin1')]));
 }
+
+/**
+ * Destroys an upstream socket that is still connecting after `ms` with a BB_CONNECT_TIMEOUT error
+ * (classifyUpstreamError names it); the timer ends once `connectEvent` fires or the socket closes.
+ */
+export function armConnectTimeout(socket: Socket, ms: number, connectEvent: 'connect' | 'secureConnect'): void {
+  if (ms <= 0) return;
+  const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no connection after ${ms} ms`), { code: 'BB_CONNECT_TIMEOUT' })), ms);
+  socket.once(connectEvent, () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Destroys an upstream socket silent for `ms` with a BB_UPSTREAM_TIMEOUT error, but only while `waiting()`
+ * says a client waits for it (`--upstream-timeout`: an idle kept-alive connection may stay open).
+ */
+export function armSilenceTimeout(socket: Socket, ms: number, waiting: () => boolean): void {
+  if (ms <= 0) return;
+  socket.setTimeout(ms, () => {
+    if (waiting()) socket.destroy(Object.assign(new Error(`no data from the upstream for ${ms} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
+  });
+}
