@@ -112,17 +112,17 @@ export function timingReport(oldSamples: readonly TimingSample[], newSamples: re
       noiseRatio = { ratio: r2 === null ? null : round3(r2), n: s2.length };
       noisy = s2.length >= MIN_SAMPLES && so.length >= MIN_SAMPLES && r2 !== null && (r2 > threshold || r2 < 1 / threshold);
     }
+    // What a verdict and the budget both ask: enough samples, not noisy, and a significant change. (An interval alone
+    // can clear the budget on a loaded machine while the samples do not differ: x8.3 [1.57, 20.7], p = 0.052, old vs old.)
+    const judged = enough && !noisy && ci !== null && delta !== null && p !== null && p < ALPHA;
     let verdict: TimingVerdict = '~';
     if (!enough) verdict = 'n too small';
     else if (noisy) verdict = 'noisy';
-    else if (ci && p !== null && delta !== null && p < ALPHA) {
+    else if (judged) {
       if (ci[0] > threshold && delta > floor) verdict = 'slower';
       else if (ci[1] < 1 / threshold && -delta > floor) verdict = 'faster';
     }
-    // Over budget also needs the change to be significant: a bootstrap interval of medians from a few runs on a loaded
-    // machine can clear the budget while the samples do not differ (seen: x8.3 [1.57, 20.7], p = 0.052, old vs old).
-    const overBudget =
-      options.budget !== undefined && enough && !noisy && !!ci && ci[0] > options.budget && delta !== null && delta > floor && p !== null && p < ALPHA;
+    const overBudget = judged && options.budget !== undefined && ci[0] > options.budget && delta > floor;
     out.push({
       route,
       old: side(go),
