@@ -8,8 +8,8 @@ import http from 'node:http';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
 import { runBb, startBb } from '../helpers/cli.js';
+import { helloServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir().dir;
@@ -22,13 +22,9 @@ after(() => {
 });
 
 async function upstream(): Promise<number> {
-  const s = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.end(`hello from ${req.url}`));
-  });
-  servers.push(s);
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  return (s.address() as AddressInfo).port;
+  const { server, port } = await helloServer();
+  servers.push(server);
+  return port;
 }
 
 test('ten bb capture at once on a fresh bb home share one redaction key', async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { runBb, startBb } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
+import { helloServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir().dir;
@@ -24,13 +25,9 @@ after(() => {
 });
 
 async function upstream(): Promise<number> {
-  const s = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.end(`hello from ${req.url}`));
-  });
-  servers.push(s);
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  return (s.address() as AddressInfo).port;
+  const { server, port } = await helloServer();
+  servers.push(server);
+  return port;
 }
 
 /** A port something else already listens on. */

@@ -4,7 +4,6 @@
 // chain the server sends: bb sends leaf + CA). Skipped when chromium is absent.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, createPublicKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -14,6 +13,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { startCapture, type CaptureHandle } from '../../index.js';
+import { forwardProxyFlags } from '../helpers/browser-app.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -76,16 +76,13 @@ describe('chromium through the forward proxy', () => {
       t.skip(`${CHROMIUM} is not installed`);
       return;
     }
-    const ca = await loadOrCreateCa(join(dir, 'home'));
-    const spki = createHash('sha256').update(createPublicKey(ca.key).export({ type: 'spki', format: 'der' })).digest('base64');
+    const proxyFlags = await forwardProxyFlags(capture.url, join(dir, 'home'));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       timeout: 30_000,
       args: [
         '--no-sandbox',
-        `--proxy-server=${capture.url}`,
-        '--proxy-bypass-list=<-loopback>',
-        `--ignore-certificate-errors-spki-list=${spki}`,
+        ...proxyFlags,
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',

@@ -7,7 +7,6 @@
 // is absent.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +14,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { startCapture, type CaptureHandle } from '../../index.js';
-import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
+import { CHROMIUM, chromiumLaunchOptions, forwardProxyFlags } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -96,10 +95,8 @@ describe('chromium through the forward proxy to an h2-only server', () => {
       t.skip('chromium is not installed');
       return;
     }
-    const ca = await loadOrCreateCa(join(dir, 'home'));
-    const spki = createHash('sha256').update(createPublicKey(ca.key).export({ type: 'spki', format: 'der' })).digest('base64');
     browser = await chromium.launch({
-      ...chromiumLaunchOptions([`--proxy-server=${capture.url}`, '--proxy-bypass-list=<-loopback>', `--ignore-certificate-errors-spki-list=${spki}`]),
+      ...chromiumLaunchOptions(await forwardProxyFlags(capture.url, join(dir, 'home'))),
       timeout: 30_000,
     });
     const pwHar = join(dir, 'playwright.har');

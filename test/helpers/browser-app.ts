@@ -2,13 +2,24 @@
 // uuids and timestamps each run) and talks over a WebSocket, and headless
 // Debian chromium driven by playwright-core.
 import http from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createHash, createPublicKey, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { loadOrCreateCa } from '../../proxy/tls/index.js';
 
 /** Path of Debian's chromium, or undefined when it is not installed. */
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+
+/**
+ * Chromium flags that send every request through bb's forward proxy at `proxyUrl` and trust the CA in
+ * `bbHome` by its key (--ignore-certificate-errors-spki-list matches keys in the chain: bb sends leaf + CA).
+ */
+export async function forwardProxyFlags(proxyUrl: string, bbHome: string): Promise<string[]> {
+  const ca = await loadOrCreateCa(bbHome);
+  const spki = createHash('sha256').update(createPublicKey(ca.key).export({ type: 'spki', format: 'der' })).digest('base64');
+  return [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>', `--ignore-certificate-errors-spki-list=${spki}`];
+}
 
 /** Launch options for headless chromium on this machine (no downloads, no background traffic). */
 export function chromiumLaunchOptions(extraArgs: string[] = []) {

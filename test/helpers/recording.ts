@@ -12,6 +12,7 @@ import { startCapture, type CaptureHandle, type StartCaptureOptions } from '../.
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from './har-schema.js';
 import type { Cleanups } from './cleanups.js';
+import { closeHttpAndWs } from './servers.js';
 import { tempDir } from './tmp.js';
 
 /** A recording proxy whose HAR can be read back once. */
@@ -64,15 +65,7 @@ export async function echoServer(cleanups: Cleanups): Promise<{ url: string; por
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  cleanups.add(
-    () =>
-      new Promise<void>((r) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
+  cleanups.add(() => closeHttpAndWs(server, wss));
   const port = (server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, port, requests: () => requests };
 }

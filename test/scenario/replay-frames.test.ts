@@ -14,6 +14,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { startRecording } from '../../scenario/index.js';
 import type { Har } from '../../capture/index.js';
 import { runBb } from '../helpers/cli.js';
+import { closeHttpAndWs } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const tmp = tempDir();
@@ -68,13 +69,7 @@ async function startFramesServer(): Promise<FramesServer> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     frames,
     log,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: () => closeHttpAndWs(server, wss),
   };
 }
 

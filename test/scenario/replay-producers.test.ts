@@ -14,6 +14,7 @@ import type { Har } from '../../capture/index.js';
 import { replayCapture } from '../../scenario/index.js';
 import { runBb } from '../helpers/cli.js';
 import { sharedFixture } from '../helpers/fixtures.js';
+import { closeHttpAndWs } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const tmp = tempDir();
@@ -31,15 +32,7 @@ describe('bb replay: HARs other producers exported', () => {
   server.on('upgrade', () => requests++);
   const wss = new WebSocketServer({ server });
   wss.on('connection', (ws) => ws.on('message', (d, binary) => binary || wsTexts.push(d.toString())));
-  after(
-    () =>
-      new Promise<void>((r) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
+  after(() => closeHttpAndWs(server, wss));
 
   it('each replays: exit 0, replayed + skipped = its entries, each replayed request reaches the target', async (t) => {
     const fixtures = sharedFixture(t);

@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { WebSocketServer } from 'ws';
+import { closeHttpAndWs } from '../helpers/servers.js';
 
 /** A running replay service. */
 export interface ReplayService {
@@ -165,12 +166,6 @@ export async function startReplayService(): Promise<ReplayService> {
     wsReceived,
     log,
     arrivals,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: () => closeHttpAndWs(server, wss),
   };
 }
