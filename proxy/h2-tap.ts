@@ -21,7 +21,7 @@ import { classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
 import { armConnectTimeout, armSilenceTimeout, upstreamCa, type Upstream } from './upstream.js';
-import { H2Session, goawayFrame, type H2ConnectionError, type H2Fact, type H2Side } from './h2/index.js';
+import { H2Session, goawayFrame, type H2ConnectionError, type H2ErrorName, type H2Fact, type H2Side } from './h2/index.js';
 import { H2Streams } from './h2-streams.js';
 import { answerWith502 } from './h2-answer.js';
 
@@ -275,8 +275,7 @@ class H2Tap {
     if (this.streams.size > 0) this.streams.abortAll('upstream', failure);
     if (err?.code === 'BB_UPSTREAM_TIMEOUT' && this.session.serverAtFrameBoundary) {
       // bb gave up on a silent server: the client hears it as a GOAWAY (its streams were not all answered), not a reset.
-      this.client.end(goawayFrame(this.streams.highestClientStream, 'INTERNAL_ERROR', `bb: ${failure.message}`.slice(0, 256)));
-      setTimeout(() => this.client.destroy(), GOAWAY_LINGER_MS).unref();
+      goAway(this.client, this.streams.highestClientStream, 'INTERNAL_ERROR', `bb: ${failure.message}`.slice(0, 256));
     } else if (err) this.client.destroy();
     else this.client.end();
   }
@@ -322,17 +321,13 @@ class H2Tap {
     // The offending chunk went nowhere, so its direction stands where it stood before it.
     const toClientOk = side === 'server' ? boundaryBefore : this.session.serverAtFrameBoundary;
     const toServerOk = this.connected && (side === 'client' ? boundaryBefore : this.session.clientAtFrameBoundary);
-    if (toClientOk) this.client.end(goawayFrame(this.streams.highestClientStream, error.code, debug));
+    if (toClientOk) goAway(this.client, this.streams.highestClientStream, error.code, debug);
     else this.client.destroy();
     const up = this.upstream;
     if (up) {
-      if (toServerOk) up.end(goawayFrame(0, error.code, debug));
+      if (toServerOk) goAway(up, 0, error.code, debug);
       else up.destroy();
     }
-    setTimeout(() => {
-      this.client.destroy();
-      up?.destroy();
-    }, GOAWAY_LINGER_MS).unref();
   }
 
   /** A connection-level event as an entry of its own (the shape of a refused packet). */
@@ -345,3 +340,8 @@ class H2Tap {
   }
 }
 
+/** Ends `socket` with a GOAWAY frame, and destroys it if the peer has not closed within GOAWAY_LINGER_MS. */
+function goAway(socket: Duplex, lastStreamId: number, code: H2ErrorName, debug: string): void {
+  socket.end(goawayFrame(lastStreamId, code, debug));
+  setTimeout(() => socket.destroy(), GOAWAY_LINGER_MS).unref();
+}
