@@ -22,7 +22,6 @@
 import { stat } from 'node:fs/promises';
 import { loopSettings, normalizeContextFor, type DiffContext, type DiffStage } from './pipeline.js';
 import { applyPathRules, hostsInKeys, pairedPageLabels } from './normalize/entry.js';
-import { ZipBodies } from './normalize/zip.js';
 import { pairEntries } from './pair.js';
 import { compareLineup, type EntrySource, type EntrySummary } from './engine.js';
 import { ShapeTable } from './findings.js';
@@ -92,8 +91,7 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
       throw failed?.reason;
     }
     // Page titles normalize to labels without markers: this thread's table names the classes alike.
-    const zips = new ZipBodies();
-    const labels = pairedPageLabels(o.header.pages, n.header.pages, normalizeContextFor(ctx, 'old', o.header.serverHome, zips), normalizeContextFor(ctx, 'new', n.header.serverHome, zips));
+    const labels = pairedPageLabels(o.header.pages, n.header.pages, normalizeContextFor(ctx, 'old', o.header.serverHome, ctx.zips), normalizeContextFor(ctx, 'new', n.header.serverHome, ctx.zips));
     ctx.bounded = { old: side(o, labels.old), new: side(n, labels.new) } satisfies BoundedState;
   },
   unzip: () => {

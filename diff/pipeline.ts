@@ -8,9 +8,9 @@ import type { Har } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
 import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, entryHost, hostsInKeys, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
+import { applyPathRules, entryHost, hostsInKeys, normalizeContext, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
-import { zipBodiesOf, type ZipBodies } from './normalize/zip.js';
+import { ZipBodies } from './normalize/zip.js';
 import { ProtoSchema } from './normalize/proto-schema.js';
 import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
@@ -86,6 +86,8 @@ export interface DiffContext {
   proto?: ProtoSchema;
   /** Ordinal markers for this run. */
   table: OrdinalTable;
+  /** Both captures' zip bodies, decoded by the unzip stage for the "zip" parser (in-memory path). */
+  zips: ZipBodies;
   /** Old and new. */
   old: DiffSide;
   new: DiffSide;
@@ -127,7 +129,7 @@ export interface DiffStage {
 
 /** What normalizing one side needs: the run's rules and table, that side's homes, the body parsers with zip support. */
 export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies): NormalizeContext {
-  return {
+  return normalizeContext({
     rules: ctx.rules,
     homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
     table: ctx.table,
@@ -135,7 +137,7 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
     pathRules: ctx.config.normalize.paths ?? [],
     parsers: zips.withParser(ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers),
     ...(ctx.proto ? { proto: ctx.proto } : {}),
-  };
+  });
 }
 
 /** Normalizes one side's entries, in comparison order, not yet named; and each one's host. */
@@ -176,7 +178,7 @@ export const MAX_VIEWS = 300;
 export const unzipStage: DiffStage = {
   name: 'unzip',
   run: async (ctx) => {
-    const zips = zipBodiesOf(ctx);
+    const zips = ctx.zips;
     const parsers = ctx.options.bodyParsers ? ctx.options.bodyParsers([...bodyParsers]) : bodyParsers;
     for (const side of [ctx.old, ctx.new]) if (side.har) await zips.prepareEntries(side.har.log.entries, parsers);
   },
@@ -231,8 +233,8 @@ export const defaultStages: DiffStage[] = [
     run: (ctx) => {
       const oldHar = ctx.old.har!;
       const newHar = ctx.new.har!;
-      const oldCtx = normalizeContextFor(ctx, 'old', oldHar.log._bb?.serverHome, zipBodiesOf(ctx));
-      const newCtx = normalizeContextFor(ctx, 'new', newHar.log._bb?.serverHome, zipBodiesOf(ctx));
+      const oldCtx = normalizeContextFor(ctx, 'old', oldHar.log._bb?.serverHome, ctx.zips);
+      const newCtx = normalizeContextFor(ctx, 'new', newHar.log._bb?.serverHome, ctx.zips);
       const labels = pairedPageLabels(oldHar.log.pages, newHar.log.pages, oldCtx, newCtx);
       const sides = [normalizeSide(oldHar, oldCtx, labels.old), normalizeSide(newHar, newCtx, labels.new)];
       // Hosts in keys is decided for both sides at once (DESIGN.md "Pair"); entries are named after.
@@ -351,6 +353,7 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     rules,
     ...(protoFiles.length ? { proto: ProtoSchema.load(protoFiles, 'config normalize.proto') } : {}),
     table: new OrdinalTable(rules.ordinalClasses),
+    zips: new ZipBodies(),
     old: { path: oldPath, entries: [], summaries: [], timing: [] },
     new: { path: newPath, entries: [], summaries: [], timing: [] },
     lineup: [],

@@ -10,7 +10,7 @@ import type { PathRuleConfig, RouteKeyConfig } from '../config.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type BodyParser, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoVersion } from './engine-io.js';
 import { EIO_SID } from './rules.js';
-import { normalizeString, normalizeValue, type RuleSet } from './rules.js';
+import { normalizeString, normalizeValue, valueWalk, type RuleSet, type ValueWalk } from './rules.js';
 import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 import { globMatcher, mediaType, pairValue } from '../../core/index.js';
 import { joinPath, pathMatcher } from '../selector.js';
@@ -24,14 +24,46 @@ export interface NormalizeContext {
   homes: string[];
   /** Ordinal markers (shared by both sides). */
   table: OrdinalTable;
-  /** Per-route pairing keys. */
-  routeKeys: RouteKeyConfig[];
+  /** The rules over this side's homes and the table, with this side's memo of normalized strings. */
+  walk: ValueWalk;
+  /** The same without homes, for hosts (a host never holds a path). */
+  hostWalk: ValueWalk;
+  /** Per-route pairing keys, each route glob compiled once. */
+  routeKeys: CompiledRouteKey[];
   /** Per-path rules. */
   pathRules: PathRuleConfig[];
   /** Body parsers (editable list). */
   parsers?: readonly BodyParser[];
   /** The config's `.proto` files: gRPC messages of the methods they define decode with field names. */
   proto?: ProtoSchema;
+}
+
+/** A pairing.keys rule with its route glob compiled. */
+export interface CompiledRouteKey extends RouteKeyConfig {
+  matches: (route: string) => boolean;
+}
+
+/** Hosts are normalized without home directories. */
+const NO_HOMES: readonly string[] = [];
+
+/** What a NormalizeContext is made of; the walks and compiled route keys are derived here, once per side. */
+export function normalizeContext(parts: {
+  rules: RuleSet;
+  homes: string[];
+  table: OrdinalTable;
+  routeKeys: readonly RouteKeyConfig[];
+  pathRules: PathRuleConfig[];
+  parsers?: readonly BodyParser[];
+  proto?: ProtoSchema;
+}): NormalizeContext {
+  const { rules, homes, table } = parts;
+  return {
+    ...parts,
+    walk: valueWalk(rules, homes, table),
+    hostWalk: valueWalk(rules, NO_HOMES, table),
+    // A rule's route is written without a host (`POST /graphql`): it applies on every host.
+    routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),
+  };
 }
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
@@ -52,7 +84,7 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
     if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
     let value = ctx.rules.maskedHeaders.get(name);
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
-    value ??= normalizeString(h.value, ctx.rules, ctx.homes, ctx.table);
+    value ??= normalizeString(h.value, ctx.walk);
     const prev = out[name];
     out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
   }
@@ -91,14 +123,14 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
     // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
     const packet = eio === undefined ? undefined : decodeEnginePacket(data, eio);
     if (packet) {
-      const v = normalizeValue(packet, ctx.rules, ctx.homes, ctx.table);
+      const v = normalizeValue(packet, ctx.walk);
       engineIoSids(v, ctx.table);
       return v;
     }
     try {
-      return normalizeValue(JSON.parse(data), ctx.rules, ctx.homes, ctx.table);
+      return normalizeValue(JSON.parse(data), ctx.walk);
     } catch {
-      return normalizeString(data, ctx.rules, ctx.homes, ctx.table);
+      return normalizeString(data, ctx.walk);
     }
   }
   if (opcode === 8) {
@@ -106,7 +138,7 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
     const bytes = Buffer.from(data, 'base64');
     return bytes.length >= 2 ? { code: bytes.readUInt16BE(0), reason: bytes.subarray(2).toString('utf8') } : { code: null, reason: '' };
   }
-  if (opcode === -1) return normalizeString(data, ctx.rules, ctx.homes, ctx.table);
+  if (opcode === -1) return normalizeString(data, ctx.walk);
   return data;
 }
 
@@ -119,17 +151,8 @@ function lookup(v: unknown, dotted: string): unknown {
   return cur;
 }
 
-// A rule's route is written without a host (`POST /graphql`): it applies on every host.
-// Each pairing.keys route glob compiled once per rule object, not once per entry.
-const routeMatchers = new WeakMap<object, (route: string) => boolean>();
-function routeMatches(rule: { route: string }, route: string): boolean {
-  let match = routeMatchers.get(rule);
-  if (!match) routeMatchers.set(rule, (match = globMatcher(rule.route)));
-  return match(route);
-}
-
 function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => routeMatches(k, route));
+  const rule = ctx.routeKeys.find((k) => k.matches(route));
   if (!rule) return undefined;
   let v: unknown;
   if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
@@ -155,7 +178,7 @@ export function pageLabels(pages: HarPage[] | undefined, ctx: NormalizeContext):
   const out = new Map<string, string>();
   for (const p of pages ?? []) {
     // A title that is a URL ending in "/" loses it, so ids read `https://x/GET /#1`, never `https://x//GET`.
-    const title = unnumber(normalizeString(p.title || p.id, ctx.rules, ctx.homes, ctx.table), ctx.table).replace(/(?<=.)\/+$/, '');
+    const title = unnumber(normalizeString(p.title || p.id, ctx.walk), ctx.table).replace(/(?<=.)\/+$/, '');
     const n = (seen.get(title) ?? 0) + 1;
     seen.set(title, n);
     out.set(p.id, n === 1 ? title : `${title} (${n})`);
@@ -229,11 +252,8 @@ export function responseNotRecorded(e: HarEntry): boolean {
   return c.size > 0 || contentLength(e.response.headers) > 0;
 }
 
-/** Hosts are normalized without home directories; one array, so the rules' memo is found again for every entry. */
-const NO_HOMES: readonly string[] = [];
-
 /** The host an entry went to, normalized ("a.test", "127.0.0.1:<PORT>" under loopback-port), markers unnumbered; "" when the URL has none. */
-export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'table'>): string {
+export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'hostWalk' | 'table'>): string {
   let host = '';
   try {
     host = new URL(e.request.url).host.toLowerCase();
@@ -241,7 +261,7 @@ export function entryHost(e: HarEntry, ctx: Pick<NormalizeContext, 'rules' | 'ta
     const h = e.request.headers.find((x) => x.name.toLowerCase() === 'host' || x.name === ':authority');
     host = h ? h.value.toLowerCase() : '';
   }
-  return host && unnumber(normalizeString(host, ctx.rules, NO_HOMES, ctx.table), ctx.table);
+  return host && unnumber(normalizeString(host, ctx.hostWalk), ctx.table);
 }
 
 /** The pairing key of an entry: its page and its route. */
@@ -260,7 +280,7 @@ export function routeWithoutHost(route: string): string {
 }
 
 /** The distinct normalized hosts of a capture's entries. */
-export function hostsOf(entries: readonly HarEntry[], ctx: Pick<NormalizeContext, 'rules' | 'table'>): Set<string> {
+export function hostsOf(entries: readonly HarEntry[], ctx: Pick<NormalizeContext, 'hostWalk' | 'table'>): Set<string> {
   const out = new Set<string>();
   for (const e of entries) out.add(entryHost(e, ctx));
   return out;
@@ -298,11 +318,11 @@ function engineIoSids(v: unknown, table: OrdinalTable): void {
 
 /** Normalizes one entry. `occurrence` numbers the ids; call `entryKey` first to count them. */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
-  const { rules, homes, table } = ctx;
+  const { walk, table } = ctx;
   const parsers = ctx.parsers ?? bodyParsers;
   const { path: rawPath, query: urlQuery } = splitUrl(e._bb?.target && !/^[a-z]+:/i.test(e.request.url) ? e._bb.target : e.request.url);
-  const path = normalizeString(rawPath, rules, homes, table);
-  const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), rules, homes, table) as Record<string, MultiValue>;
+  const path = normalizeString(rawPath, walk);
+  const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), walk) as Record<string, MultiValue>;
   const eio = engineIoVersion(e.request.url);
   const withUrl = (raw: RawBody | undefined): RawBody | undefined => (raw && eio !== undefined ? { ...raw, url: e.request.url } : raw);
   if (eio !== undefined) engineIoQuery(query, table);
@@ -320,9 +340,9 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   } else if (reqRaw) {
     const p = parseBody(reqRaw, parsers);
     reqParsed = p.kind !== 'binary';
-    reqBody = normalizeValue(p.kind === 'events' ? p.events : p.value, rules, homes, table);
+    reqBody = normalizeValue(p.kind === 'events' ? p.events : p.value, walk);
   } else if (post?.params?.length) {
-    reqBody = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), rules, homes, table);
+    reqBody = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), walk);
     reqParsed = true;
   }
 
@@ -336,8 +356,8 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   else if (resRaw) {
     const p = parseBody(resRaw, parsers);
     resParsed = p.kind !== 'binary';
-    if (p.kind === 'events') events = normalizeValue(p.events, rules, homes, table) as unknown[];
-    else resBody = normalizeValue(p.value, rules, homes, table);
+    if (p.kind === 'events') events = normalizeValue(p.events, walk) as unknown[];
+    else resBody = normalizeValue(p.value, walk);
   }
 
   if (eio !== undefined) engineIoSids(resBody, table);
@@ -372,14 +392,14 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (msgs || e._resourceType === 'websocket') {
     const messages: NormalizedWsMessage[] = [];
     for (const m of msgs ?? []) {
-      if (rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
+      if (ctx.rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
       // Engine.IO heartbeats ("2", "3") are timer-driven too; "2probe" / "3probe" of the upgrade are kept.
-      if (rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
+      if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
       messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx, eio) });
     }
     out.ws = { messages };
     const close = e._bb?.close;
-    if (close) out.ws.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), rules, homes, table), by: close.by };
+    if (close) out.ws.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), walk), by: close.by };
   }
   return out;
 }
@@ -397,11 +417,11 @@ function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: N
     const bytes = Buffer.from(m.data, 'base64');
     const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
     const decoded = whole ? (ctx.proto?.decode(path, m.type, bytes) ?? decodeProtobuf(bytes)) : undefined;
-    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.rules, ctx.homes, ctx.table) : m.data };
+    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk) : m.data };
   });
   const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
   const out: NormalizedGrpc = { messages, status };
-  if (message !== undefined) out.message = normalizeString(message, ctx.rules, ctx.homes, ctx.table);
+  if (message !== undefined) out.message = normalizeString(message, ctx.walk);
   return out;
 }
 

@@ -99,6 +99,12 @@ export interface RuleSet {
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
   ordinalClasses: string[];
+  /**
+   * Which key rule answers a key, by key and the value's JSON type slot (see
+   * typeSlot): the answer depends on the rules alone, so every side and every
+   * walk over these rules shares it. Bounded like the walks' string memos.
+   */
+  keyMemo: Map<string, Array<KeyRule | null | undefined>>;
 }
 
 function isScalar(v: unknown): boolean {
@@ -183,6 +189,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     configHomes: homes,
     // EIO_SID: Engine.IO session ids (entry.ts), numbered like any ordinal.
     ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID])],
+    keyMemo: new Map(),
   };
 }
 
@@ -194,38 +201,29 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
 const MEMO_MAX_LENGTH = 512;
 const MEMO_MAX_SIZE = 100_000;
 
-/** What one walk needs: the rules, this side's homes, the table, and the memos for that combination. */
-interface Walk {
-  rules: RuleSet;
-  homes: readonly string[];
-  table: OrdinalTable;
-  strings: Map<string, string>;
-  keys: Map<string, Array<KeyRule | null | undefined>>;
+/**
+ * What normalizing values on one side needs: the rules, this side's homes,
+ * the run's ordinal table, and the memo of strings already normalized with
+ * that combination. A NormalizeContext holds one per side (valueWalk).
+ */
+export interface ValueWalk {
+  readonly rules: RuleSet;
+  readonly homes: readonly string[];
+  readonly table: OrdinalTable;
+  readonly strings: Map<string, string>;
 }
 
-const walks = new WeakMap<RuleSet, WeakMap<OrdinalTable, WeakMap<readonly string[], Walk>>>();
-const keyMemos = new WeakMap<RuleSet, Map<string, Array<KeyRule | null | undefined>>>();
-
-function walkFor(rules: RuleSet, homes: readonly string[], table: OrdinalTable): Walk {
-  let byTable = walks.get(rules);
-  if (!byTable) walks.set(rules, (byTable = new WeakMap()));
-  let byHomes = byTable.get(table);
-  if (!byHomes) byTable.set(table, (byHomes = new WeakMap()));
-  let w = byHomes.get(homes);
-  if (!w) {
-    let keys = keyMemos.get(rules);
-    if (!keys) keyMemos.set(rules, (keys = new Map()));
-    byHomes.set(homes, (w = { rules, homes, table, strings: new Map(), keys }));
-  }
-  return w;
+/** A walk with an empty string memo. */
+export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable): ValueWalk {
+  return { rules, homes, table, strings: new Map() };
 }
 
-function applyValueRules(s: string, w: Walk): string {
+function applyValueRules(s: string, w: ValueWalk): string {
   for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table);
   return s;
 }
 
-function walkString(s: string, w: Walk): string {
+function walkString(s: string, w: ValueWalk): string {
   if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
   let out = w.strings.get(s);
   if (out === undefined) {
@@ -248,11 +246,12 @@ function typeSlot(v: unknown): number {
   }
 }
 
-function keyRuleFor(k: string, x: unknown, w: Walk): KeyRule | null {
-  let slots = w.keys.get(k);
+function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
+  const memo = w.rules.keyMemo;
+  let slots = memo.get(k);
   if (!slots) {
-    if (w.keys.size >= MEMO_MAX_SIZE) w.keys.clear();
-    w.keys.set(k, (slots = []));
+    if (memo.size >= MEMO_MAX_SIZE) memo.clear();
+    memo.set(k, (slots = []));
   }
   const t = typeSlot(x);
   let rule = slots[t];
@@ -260,7 +259,7 @@ function keyRuleFor(k: string, x: unknown, w: Walk): KeyRule | null {
   return rule;
 }
 
-function walkValue(v: unknown, w: Walk): unknown {
+function walkValue(v: unknown, w: ValueWalk): unknown {
   if (typeof v === 'string') return walkString(v, w);
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
@@ -286,13 +285,13 @@ function walkValue(v: unknown, w: Walk): unknown {
 }
 
 /** Applies the value rules to one string. */
-export function normalizeString(s: string, rules: RuleSet, homes: readonly string[], table: OrdinalTable): string {
-  return walkString(s, walkFor(rules, homes, table));
+export function normalizeString(s: string, w: ValueWalk): string {
+  return walkString(s, w);
 }
 
 /** Applies key rules and value patterns to a parsed JSON value, at any depth. */
-export function normalizeValue(v: unknown, rules: RuleSet, homes: readonly string[], table: OrdinalTable): unknown {
-  return walkValue(v, walkFor(rules, homes, table));
+export function normalizeValue(v: unknown, w: ValueWalk): unknown {
+  return walkValue(v, w);
 }
 
 /** Home directories for one side: the capture's own, then the config's, longest first. */

@@ -240,12 +240,3 @@ export class ZipBodies {
     return out;
   }
 }
-
-const perRun = new WeakMap<object, ZipBodies>();
-
-/** The ZipBodies table of one diff run (keyed by its context object). */
-export function zipBodiesOf(run: object): ZipBodies {
-  let z = perRun.get(run);
-  if (!z) perRun.set(run, (z = new ZipBodies()));
-  return z;
-}

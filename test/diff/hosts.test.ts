@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { compileRules } from '../../diff/normalize/rules.js';
+import { compileRules, valueWalk } from '../../diff/normalize/rules.js';
 import { OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
@@ -32,12 +32,12 @@ describe('hosts in entry keys', () => {
   it('normalizes hosts with the loopback-port rule and counts them per capture', () => {
     const rules = compileRules();
     const table = new OrdinalTable(rules.ordinalClasses);
-    const host = (url: string) => entryHost(capture([{ url }]).log.entries[0]!, { rules, table });
+    const host = (url: string) => entryHost(capture([{ url }]).log.entries[0]!, { hostWalk: valueWalk(rules, [], table), table });
     assert.equal(host('http://127.0.0.1:43123/x'), '127.0.0.1:<PORT>');
     assert.equal(host('https://A.Test/x'), 'a.test');
     assert.equal(host('https://a.test:8443/x'), 'a.test:8443');
     const two = capture([{ url: 'http://127.0.0.1:3001/a' }, { url: 'http://127.0.0.1:4002/b' }]).log.entries;
-    assert.deepEqual([...hostsOf(two, { rules, table })], ['127.0.0.1:<PORT>']);
+    assert.deepEqual([...hostsOf(two, { hostWalk: valueWalk(rules, [], table), table })], ['127.0.0.1:<PORT>']);
     assert.equal(hostsInKeys(new Set(['a.test']), new Set(['b.test'])), false);
     assert.equal(hostsInKeys(new Set(['a.test', 'b.test']), new Set(['b.test'])), true);
   });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRules, normalizeValue, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
+import { compileRules, normalizeValue, valueWalk, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
 import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { parseSseText } from '../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
@@ -13,7 +13,7 @@ import { exitStatusFor } from '../../cli/exit.js';
 function norm(v: unknown, cfg = {}, homes: string[] = []): unknown {
   const rules = compileRules(cfg);
   const table = new OrdinalTable();
-  const out = normalizeValue(v, rules, homes, table);
+  const out = normalizeValue(v, valueWalk(rules, homes, table));
   const n = new OrdinalNumbering(table);
   n.numberAlone(0, out);
   return n.render(0, out);
