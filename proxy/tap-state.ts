@@ -18,7 +18,6 @@ export abstract class TapState {
   protected upstream: Socket | undefined;
   protected upstreamOrigin = '';
   protected upstreamFirstBytes: Buffer | undefined;
-  protected connectTimer: NodeJS.Timeout | undefined;
   /** Exchanges in order; the front one is being answered. */
   protected readonly queue: Exchange[] = [];
   /** The exchange whose request is being received. */

@@ -20,11 +20,9 @@ import { alignSequences } from '../align.js';
 export interface NormalizeContext {
   /** Compiled rules. */
   rules: RuleSet;
-  /** This side's server home directories, longest first. */
-  homes: string[];
   /** Ordinal markers (shared by both sides). */
   table: OrdinalTable;
-  /** The rules over this side's homes and the table, with this side's memo of normalized strings. */
+  /** The rules over this side's server homes (longest first) and the table, with this side's memo of normalized strings. */
   walk: ValueWalk;
   /** The same without homes, for hosts (a host never holds a path). */
   hostWalk: ValueWalk;
@@ -56,9 +54,10 @@ export function normalizeContext(parts: {
   parsers?: readonly BodyParser[];
   proto?: ProtoSchema;
 }): NormalizeContext {
-  const { rules, homes, table } = parts;
+  const { homes, ...rest } = parts;
+  const { rules, table } = rest;
   return {
-    ...parts,
+    ...rest,
     walk: valueWalk(rules, homes, table),
     hostWalk: valueWalk(rules, NO_HOMES, table),
     // A rule's route is written without a host (`POST /graphql`): it applies on every host.

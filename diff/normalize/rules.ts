@@ -223,7 +223,8 @@ function applyValueRules(s: string, w: ValueWalk): string {
   return s;
 }
 
-function walkString(s: string, w: ValueWalk): string {
+/** Applies the value rules to one string. */
+export function normalizeString(s: string, w: ValueWalk): string {
   if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
   let out = w.strings.get(s);
   if (out === undefined) {
@@ -259,19 +260,20 @@ function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
   return rule;
 }
 
-function walkValue(v: unknown, w: ValueWalk): unknown {
-  if (typeof v === 'string') return walkString(v, w);
+/** Applies key rules and value patterns to a parsed JSON value, at any depth. */
+export function normalizeValue(v: unknown, w: ValueWalk): unknown {
+  if (typeof v === 'string') return normalizeString(v, w);
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = walkValue(v[i], w);
+    for (let i = 0; i < v.length; i++) out[i] = normalizeValue(v[i], w);
     return out;
   }
   const src = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(src)) {
     const x = src[k];
-    const nk = walkString(k, w);
+    const nk = normalizeString(k, w);
     // `keep` protects values (sequence numbers, cursors, type names); objects and
     // arrays under a kept key are still normalized inside.
     if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
@@ -279,19 +281,9 @@ function walkValue(v: unknown, w: ValueWalk): unknown {
       continue;
     }
     const rule = keyRuleFor(k, x, w);
-    out[nk] = rule ? rule.replace : walkValue(x, w);
+    out[nk] = rule ? rule.replace : normalizeValue(x, w);
   }
   return out;
-}
-
-/** Applies the value rules to one string. */
-export function normalizeString(s: string, w: ValueWalk): string {
-  return walkString(s, w);
-}
-
-/** Applies key rules and value patterns to a parsed JSON value, at any depth. */
-export function normalizeValue(v: unknown, w: ValueWalk): unknown {
-  return walkValue(v, w);
 }
 
 /** Home directories for one side: the capture's own, then the config's, longest first. */
