@@ -161,8 +161,9 @@ function scan(fd: number): Scan {
   return { starts, ends, arrayOpen, arrayClose };
 }
 
-function readRange(fd: number, from: number, to: number): Buffer {
-  const out = Buffer.allocUnsafe(to - from);
+/** Bytes from..to (fewer at the end of the file), into `into` when given (it must be long enough). */
+function readRange(fd: number, from: number, to: number, into?: Buffer): Buffer {
+  const out = into ? into.subarray(0, to - from) : Buffer.allocUnsafe(to - from);
   let done = 0;
   while (done < out.length) {
     const bytesRead = readSync(fd, out, done, out.length - done, from + done);
@@ -170,6 +171,36 @@ function readRange(fd: number, from: number, to: number): Buffer {
     done += bytesRead;
   }
   return out.subarray(0, done);
+}
+
+/** Bytes read ahead when entries are read in file order. */
+const WINDOW = 1024 * 1024;
+
+/**
+ * Entry texts by byte range. Entries read in file order (a pass over the
+ * capture) come out of one read-ahead window, a pread per megabyte instead
+ * of one per entry (measured: the reads were a tenth of a bounded diff's
+ * worker time); any other read takes just its range.
+ */
+class ReadWindow {
+  private buf: Buffer | undefined;
+  private from = 0;
+  private to = 0;
+  private last = -2;
+
+  constructor(private readonly fd: number) {}
+
+  text(from: number, to: number, i: number): string {
+    const inOrder = i === this.last + 1;
+    this.last = i;
+    if (this.buf && from >= this.from && to <= this.to) return this.buf.toString('utf8', from - this.from, to - this.from);
+    if (!inOrder) return readRange(this.fd, from, to).toString('utf8');
+    if (!this.buf || this.buf.length < to - from) this.buf = Buffer.allocUnsafeSlow(Math.max(WINDOW, to - from));
+    const bytes = readRange(this.fd, from, from + this.buf.length, this.buf);
+    this.from = from;
+    this.to = from + bytes.length;
+    return bytes.toString('utf8', 0, Math.min(to - from, bytes.length));
+  }
 }
 
 /**
@@ -194,11 +225,11 @@ export async function indexCaptureFile(path: string): Promise<IndexedCapture> {
     const header = validateLogHeader(root.log);
     const starts = Float64Array.from(s.starts);
     const ends = Float64Array.from(s.ends);
+    const window = new ReadWindow(fd);
     const readEntry = async (i: number): Promise<HarEntry> => {
-      const bytes = readRange(fd, starts[i]!, ends[i]!);
       let doc: unknown;
       try {
-        doc = JSON.parse(bytes.toString('utf8'));
+        doc = JSON.parse(window.text(starts[i]!, ends[i]!, i));
       } catch (err) {
         throw new HarShapeError(`log.entries[${i}]`, 'valid JSON', (err as Error).message);
       }

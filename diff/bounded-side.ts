@@ -13,7 +13,7 @@
 import { indexCapture, type IndexedCapture } from '../capture/index.js';
 import type { HarEntry, HarPage } from '../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
-import { markersOf, unnumber } from './normalize/ordinals.js';
+import { unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
 import { contentDigest, contentText, entryToken, tokenOf } from './pair.js';
@@ -127,17 +127,21 @@ class KeptBytes {
 
   /** Writes `text` then `rest` as UTF-8, side by side in one chunk; where they went. */
   put(text: string, rest: string): KeptRef {
-    const lt = Buffer.byteLength(text, 'utf8');
-    const lr = Buffer.byteLength(rest, 'utf8');
+    // A UTF-16 code unit takes at most 3 UTF-8 bytes: with that much room left
+    // the texts are written without measuring them first (a pass less over each).
+    const most = 3 * (text.length + rest.length);
     let chunk = this.chunks.at(-1);
-    if (!chunk || lt + lr > chunk.length - this.at) {
-      chunk = Buffer.allocUnsafeSlow(Math.max(KEPT_CHUNK, lt + lr));
-      this.chunks.push(chunk);
-      this.at = 0;
+    if (!chunk || most > chunk.length - this.at) {
+      const need = Buffer.byteLength(text, 'utf8') + Buffer.byteLength(rest, 'utf8');
+      if (!chunk || need > chunk.length - this.at) {
+        chunk = Buffer.allocUnsafeSlow(Math.max(KEPT_CHUNK, need));
+        this.chunks.push(chunk);
+        this.at = 0;
+      }
     }
     const at = this.at;
-    chunk.write(text, at, 'utf8');
-    chunk.write(rest, at + lt, 'utf8');
+    const lt = chunk.write(text, at, 'utf8');
+    const lr = chunk.write(rest, at + lt, 'utf8');
     this.at += lt + lr;
     return { chunk: this.chunks.length - 1, at, text: lt, rest: lr };
   }
@@ -261,7 +265,8 @@ export class SideWork {
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
       // The token waits for the entry's name (finish): its key may gain the host.
-      const digest = noPathRules ? contentDigest(text, un) : '';
+      const markers: number[] = [];
+      const digest = noPathRules ? contentDigest(text, (t) => unnumber(t, this.ctx.table, markers)) : '';
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
         kept = this.kept.put(text, restOf(n));
@@ -282,7 +287,7 @@ export class SideWork {
         shape: noPathRules ? shapeOf(digest, n) : -1,
         ...(timed ? { times: timesOf(entry) } : {}),
         ...(kept ? { kept } : {}),
-        ...(noPathRules ? { marks: marks.add(markersOf(text)) } : {}),
+        ...(noPathRules ? { marks: marks.add(markers) } : {}),
       });
     }
     this.pending = { list, marks };

@@ -7,7 +7,7 @@ import { readCapture } from '../capture/index.js';
 import type { Har } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
-import { markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
+import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, hostsInKeys, normalizeContext, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { ZipBodies } from './normalize/zip.js';
@@ -260,8 +260,9 @@ export const defaultStages: DiffStage[] = [
       const sets = shapes.sets();
       const summarize = (list: NormalizedEntry[], shape: number[]): EntrySummary[] =>
         list.map((e, i) => {
-          const text = contentText(e);
-          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token: tokenOfText(e.key, text, un), marks: markersOf(text), shape: sets[shape[i]!]! };
+          const marks: number[] = [];
+          const token = tokenOfText(e.key, contentText(e), (t) => unnumber(t, ctx.table, marks));
+          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token, marks, shape: sets[shape[i]!]! };
         });
       ctx.old.summaries = summarize(ctx.old.entries, numbers[0]!);
       ctx.new.summaries = summarize(ctx.new.entries, numbers[1]!);

@@ -69,8 +69,11 @@ export function hasMarker(s: string): boolean {
   return s.includes(OPEN);
 }
 
-/** Markers → un-numbered placeholders (<SID>): what pairing compares. */
-export function unnumber(s: string, table: OrdinalTable): string {
+/**
+ * Markers → un-numbered placeholders (<SID>): what pairing compares. With
+ * `markers`, the same scan appends the text's markersOf sequence to it.
+ */
+export function unnumber(s: string, table: OrdinalTable, markers?: number[]): string {
   let at = s.indexOf(OPEN);
   if (at < 0) return s;
   // A scan rather than a regex with a callback: pairing tokens run this over whole entries.
@@ -85,7 +88,9 @@ export function unnumber(s: string, table: OrdinalTable): string {
       from = at + 1;
       continue;
     }
-    out += s.slice(from, at) + '<' + table.className(decode(s.slice(at + 1, sep))) + '>';
+    const cls = decode(s.slice(at + 1, sep));
+    markers?.push(cls, decode(s.slice(sep + 1, close)));
+    out += s.slice(from, at) + '<' + table.className(cls) + '>';
     from = close + 1;
   }
   return out + s.slice(from);

@@ -46,6 +46,23 @@ describe('indexCapture: entries by byte offsets', () => {
     await sameAsWholeRead(await write('chunks.har', JSON.stringify(har)));
   });
 
+  it('reads entries in file order through its read-ahead window, and out of order, the same', async () => {
+    // ~1,500 entries of ~1.4 KB (past the 1 MiB window twice), one entry bigger than the window,
+    // multi-byte characters that may straddle a window's end, and the file's last entry.
+    const specs = Array.from({ length: 1500 }, (_, i) => ({ url: `http://127.0.0.1:3001/e${i}`, body: { i, text: `é😀${'x'.repeat(1300 + (i % 7))}` } }));
+    specs.splice(700, 0, { url: 'http://127.0.0.1:3001/huge', body: { i: -1, text: 'ü'.repeat(700 * 1024) } });
+    const path = await write('window.har', JSON.stringify(capture(specs)));
+    const whole = await readCapture(path);
+    const cap = await indexCapture(path);
+    try {
+      // In order, a jump back, in order again, a jump forward over the window's end, the last one twice.
+      const order = [...Array(cap.entryCount).keys(), 3, 4, 5, 690, 699, 700, 701, 702, 1400, 1401, cap.entryCount - 1, cap.entryCount - 1, 0, 1];
+      for (const i of order) assert.deepEqual(await cap.readEntry(i), whole.log.entries[i], `entry ${i}`);
+    } finally {
+      await cap.close();
+    }
+  });
+
   it('finds the end of a string whatever run of backslashes its 8 MiB read chunk ends on', async () => {
     // Each backslash-quote of the body is three backslashes and a quote in the file: shifting
     // the body by 0..7 bytes puts the chunk boundary after one, two or three backslashes, or a quote.
