@@ -79,6 +79,8 @@ export interface ValueRule {
   name: string;
   /** Rewrites one string; `homes` are this side's server home directories. Pure given its arguments (results are memoized). */
   apply: (s: string, homes: readonly string[], table: OrdinalTable) => string;
+  /** No string shorter than this is changed (given the homes); absent: any string may be. */
+  shortest?: (homes: readonly string[]) => number;
 }
 
 /** Everything normalize needs, compiled once per run. */
@@ -115,16 +117,18 @@ function isScalar(v: unknown): boolean {
 type Hint = (s: string) => boolean;
 const always: Hint = () => true;
 
-function regexRule(name: string, re: RegExp, replace: string, hint: Hint = always): ValueRule {
+// `shortest`: the length of the shortest string the built-in pattern matches (config patterns have none).
+function regexRule(name: string, re: RegExp, replace: string, hint: Hint = always, shortest?: number): ValueRule {
   // String#replace with a global regex always starts at 0 and resets lastIndex.
-  return { name, apply: (s) => (hint(s) ? s.replace(re, replace) : s) };
+  return { name, apply: (s) => (hint(s) ? s.replace(re, replace) : s), ...(shortest !== undefined ? { shortest: () => shortest } : {}) };
 }
 
-function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always): ValueRule & { cls: string } {
+function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always, shortest?: number): ValueRule & { cls: string } {
   return {
     name,
     cls,
     apply: (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.mark(cls, m)) : s),
+    ...(shortest !== undefined ? { shortest: () => shortest } : {}),
   };
 }
 
@@ -158,20 +162,23 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
         for (const h of homes) if (h && s.includes(h)) s = s.split(h).join('<HOME>');
         return s;
       },
+      shortest: (homes) => Math.min(...homes.filter((h) => h).map((h) => h.length)),
     });
   }
-  if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1', (s) => s.includes('::')));
-  if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>', (s) => s.includes(':') && (s.includes('127.0.0.1') || s.includes('localhost') || s.includes('[::1]'))));
-  if (on('multipart-boundary')) valueRules.push(regexRule('multipart-boundary', MULTIPART_BOUNDARY, '$1$2<BOUNDARY>$2', (s) => s.includes('oundary=')));
-  if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>', (s) => s.length >= 16 && s.includes('-') && s.includes(':')));
+  // Shortest matches: '::ffff:127.0.0.1', '[::1]:0', 'boundary=x', '2020-01-01T00:00'.
+  if (on('ipv4-mapped-loopback')) valueRules.push(regexRule('ipv4-mapped-loopback', IPV4_MAPPED, '127.0.0.1', (s) => s.includes('::'), 16));
+  if (on('loopback-port')) valueRules.push(regexRule('loopback-port', LOOPBACK_PORT, '$1:<PORT>', (s) => s.includes(':') && (s.includes('127.0.0.1') || s.includes('localhost') || s.includes('[::1]')), 7));
+  if (on('multipart-boundary')) valueRules.push(regexRule('multipart-boundary', MULTIPART_BOUNDARY, '$1$2<BOUNDARY>$2', (s) => s.includes('oundary='), 10));
+  if (on('iso-time')) valueRules.push(regexRule('iso-time', ISO_TIME, '<TS>', (s) => s.length >= 16 && s.includes('-') && s.includes(':'), 16));
   (cfg.patterns ?? []).forEach((p, i) => {
     const re = new RegExp(p.regex, `g${p.flags ?? ''}`);
     const name = p.name ?? `pattern[${i}]`;
     valueRules.push(p.ordinal ? ordinalRule(name, re, p.ordinal) : regexRule(name, re, p.replace ?? '<MASKED>'));
   });
-  if (on('session-id')) valueRules.push(ordinalRule('session-id', SESSION_ID, 'SID', (s) => s.length >= 40 && /session_/i.test(s)));
-  if (on('ulid')) valueRules.push(ordinalRule('ulid', ULID, 'ULID', (s) => s.length >= 26));
-  if (on('uuid')) valueRules.push(ordinalRule('uuid', UUID, 'UUID', (s) => s.length >= 36 && s.includes('-')));
+  // Shortest matches: 'session_' and 32 hex digits, 26 ULID characters, 36 of a UUID.
+  if (on('session-id')) valueRules.push(ordinalRule('session-id', SESSION_ID, 'SID', (s) => s.length >= 40 && /session_/i.test(s), 40));
+  if (on('ulid')) valueRules.push(ordinalRule('ulid', ULID, 'ULID', (s) => s.length >= 26, 26));
+  if (on('uuid')) valueRules.push(ordinalRule('uuid', UUID, 'UUID', (s) => s.length >= 36 && s.includes('-'), 36));
 
   const maskedHeaders = new Map<string, string>();
   if (on('volatile-headers')) for (const h of VOLATILE_HEADERS) maskedHeaders.set(h, '<VOLATILE>');
@@ -211,11 +218,14 @@ export interface ValueWalk {
   readonly homes: readonly string[];
   readonly table: OrdinalTable;
   readonly strings: Map<string, string>;
+  /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
+  readonly shortest: number;
 }
 
 /** A walk with an empty string memo. */
 export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable): ValueWalk {
-  return { rules, homes, table, strings: new Map() };
+  const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)));
+  return { rules, homes, table, strings: new Map(), shortest };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
@@ -225,6 +235,7 @@ function applyValueRules(s: string, w: ValueWalk): string {
 
 /** Applies the value rules to one string. */
 export function normalizeString(s: string, w: ValueWalk): string {
+  if (s.length < w.shortest) return s;
   if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
   let out = w.strings.get(s);
   if (out === undefined) {

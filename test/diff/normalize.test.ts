@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRules, normalizeValue, valueWalk, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
+import { compileRules, normalizeString, normalizeValue, valueWalk, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sharedFixture } from '../helpers/fixtures.js';
 import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
 import { parseSseText } from '../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
@@ -59,6 +62,78 @@ describe('built-in rules, one by one', () => {
       { event: 'message', id: '', data: 1 },
       { event: 'message', id: '2', data: { n: 2 } },
     ]);
+  });
+});
+
+describe('strings too short for any value rule', () => {
+  // Each built-in value rule's shortest match: the walk skips shorter strings without running the rules or the memo.
+  const shortestMatch: Record<string, string> = {
+    'ipv4-mapped-loopback': '::ffff:127.0.0.1',
+    'loopback-port': '[::1]:0',
+    'multipart-boundary': 'boundary=x',
+    'iso-time': '2026-01-02T03:04',
+    'session-id': `session_${'a'.repeat(32)}`,
+    ulid: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    uuid: '123e4567-e89b-12d3-a456-426614174000',
+    'server-home': '/x',
+  };
+
+  it('knows the shortest string each built-in rule changes, and the rule changes no shorter substring of it', () => {
+    const rules = compileRules();
+    const table = new OrdinalTable();
+    const homes = ['/x'];
+    for (const r of rules.valueRules) {
+      const example = shortestMatch[r.name];
+      assert.ok(example !== undefined && r.shortest, `${r.name}: an example and a shortest length`);
+      assert.equal(r.shortest(homes), example.length, r.name);
+      assert.notEqual(r.apply(example, homes, table), example, `${r.name} changes ${example}`);
+      for (let len = 1; len < example.length; len++) {
+        for (let at = 0; at + len <= example.length; at++) {
+          const sub = example.slice(at, at + len);
+          assert.equal(r.apply(sub, homes, table), sub, `${r.name} leaves ${JSON.stringify(sub)}`);
+        }
+      }
+    }
+  });
+
+  it('has the walk skip only strings no rule would change: every string of the shared HAR fixtures, as the rules give it', async (t) => {
+    const dir = sharedFixture(t);
+    if (!dir) return;
+    const strings = new Set<string>(['a', '[::1]:1', 'x:1', 'ab', '/x', '/x/y', '', ...Object.values(shortestMatch)]);
+    const collect = (v: unknown): void => {
+      if (typeof v === 'string') {
+        strings.add(v);
+        try {
+          if (/^\s*[[{]/.test(v)) collect(JSON.parse(v));
+        } catch {
+          // not JSON: the string itself is enough
+        }
+      } else if (Array.isArray(v)) v.forEach(collect);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (strings.add(k), collect(x));
+    };
+    for (const f of (await readdir(dir)).filter((f) => f.endsWith('.har'))) {
+      try {
+        collect(JSON.parse((await readFile(join(dir, f), 'utf8')).replace(/^\uFEFF/, '')));
+      } catch {
+        // broken.har is broken on purpose
+      }
+    }
+    assert.ok(strings.size > 500, `${strings.size} strings`);
+    for (const [cfg, homes, shortest] of [
+      [{}, [], 7],
+      [{}, ['/x', '/home/someone'], 2],
+      [{ patterns: [{ regex: 'a', replace: 'b' }] }, [], 0],
+    ] as Array<[object, string[], number]>) {
+      const rules = compileRules(cfg);
+      const table = new OrdinalTable();
+      const walk = valueWalk(rules, homes, table);
+      assert.equal(walk.shortest, shortest);
+      for (const s of strings) {
+        let expected = s;
+        for (const r of rules.valueRules) expected = r.apply(expected, homes, table);
+        assert.equal(normalizeString(s, walk), expected, JSON.stringify(s));
+      }
+    }
   });
 });
 
