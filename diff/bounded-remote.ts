@@ -10,6 +10,7 @@ import { CaptureReadError, type CaptureErrorCode } from '../capture/index.js';
 import { BbError, isBbError, type BbCode } from '../core/index.js';
 import { SideWork, type EntryTexts, type SideHeader, type SideSpec, type Summary } from './bounded-side.js';
 import type { DiffContext } from './pipeline.js';
+import { unpackSummaries, type PackedSummaries } from './bounded-pack.js';
 
 /** A side as the bounded stages use it, wherever it runs. */
 export interface SideHandle {
@@ -150,8 +151,8 @@ class WorkerSide implements SideHandle {
   }
 
   async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
-    const r = (await this.request({ op: 'finish', hosts })) as { list: Summary[]; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
-    return { list: r.list, chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
+    const r = (await this.request({ op: 'finish', hosts })) as { list: PackedSummaries; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
+    return { list: unpackSummaries(r.list), chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
   }
 
   async load(index: number): Promise<EntryTexts> {

@@ -318,7 +318,9 @@ export class SideWork {
         s.shape = shapes.add(e);
       }
     }
-    return { list: list.map(({ started: _started, host: _host, digest: _digest, ...s }) => s), chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
+    // The pending fields (started, host, digest) stay on the summaries: a worker packs only
+    // the Summary fields (bounded-pack.ts), and in this thread they are a few short strings.
+    return { list, chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SideWork, type SideSpec } from './bounded-side.js';
 import { errorData, type Reply, type Request } from './bounded-remote.js';
+import { packSummaries } from './bounded-pack.js';
 
 const port = parentPort!;
 const post = (reply: Reply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
@@ -26,7 +27,8 @@ port.on('message', async (req: Request) => {
       const out = await work.finish(req.hosts);
       // The chunks own their ArrayBuffers: handed over, not copied.
       const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
-      post({ id: req.id, result: { list: out.list, chunks: buffers, markers: out.markers, shapes: out.shapes } }, [...buffers, out.markers.buffer as ArrayBuffer]);
+      const list = packSummaries(out.list);
+      post({ id: req.id, result: { list, chunks: buffers, markers: out.markers, shapes: out.shapes } }, [...buffers, out.markers.buffer as ArrayBuffer, list.numbers.buffer as ArrayBuffer]);
     } else if (req.op === 'load') {
       post({ id: req.id, result: await work.load(req.index) });
     } else {
