@@ -9,3 +9,4 @@ export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMed
 export { headerPairs, headerValue, headerValues, pairValue, pairValues, serializeHead, type HeaderPair } from './raw-headers.js';
 export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
+export { appendAll } from './arrays.js';

@@ -6,6 +6,8 @@
 // sides (patience diff) and, when there are none, walked greedily with a
 // bounded look-ahead. Nothing here is quadratic past the cell cap.
 
+import { appendAll } from '../core/index.js';
+
 /** Gaps with at most this many cells get an exact LCS. */
 const LCS_CELLS = 4_000_000;
 /** Greedy look-ahead when no unique anchor exists. */
@@ -20,17 +22,17 @@ export function alignSequences(a: readonly string[], b: readonly string[]): Arra
     while (alo < ahi && blo < bhi && a[alo] === b[blo]) out.push([alo++, blo++]);
     const tail: Array<[number, number]> = [];
     while (ahi > alo && bhi > blo && a[ahi - 1] === b[bhi - 1]) tail.push([--ahi, --bhi]);
-    out.push(...tail);
+    appendAll(out, tail);
     const n = ahi - alo;
     const m = bhi - blo;
     if (n === 0 || m === 0) continue;
     if (n * m <= LCS_CELLS) {
-      out.push(...lcs(a, b, alo, ahi, blo, bhi));
+      appendAll(out, lcs(a, b, alo, ahi, blo, bhi));
       continue;
     }
     const anchors = uniqueAnchors(a, b, alo, ahi, blo, bhi);
     if (anchors.length === 0) {
-      out.push(...greedy(a, b, alo, ahi, blo, bhi));
+      appendAll(out, greedy(a, b, alo, ahi, blo, bhi));
       continue;
     }
     let pa = alo;

@@ -28,6 +28,7 @@ import { ShapeTable } from './findings.js';
 import { fromTexts, type EntryTexts, type Summary } from './bounded-side.js';
 import { openSide, type SideHandle } from './bounded-remote.js';
 import type { NormalizedEntry } from './types.js';
+import { appendAll } from '../core/index.js';
 
 /** Files bigger than this (either side) are compared by the bounded stages. */
 export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
@@ -162,8 +163,8 @@ export const boundedReplacements: Partial<Record<string, DiffStage['run']>> = {
     };
     try {
       const found = await compareLineup(ctx.lineup, source, loopSettings(ctx));
-      ctx.differences.push(...found.differences);
-      ctx.pairs.push(...found.pairs);
+      appendAll(ctx.differences, found.differences);
+      appendAll(ctx.pairs, found.pairs);
       ctx.views = found.views;
       ctx.pairShapes = found.shapes;
     } catch (err) {

@@ -10,6 +10,7 @@ import { alignItems, identityOf, DEFAULT_ARRAY_RULES, type ArrayRules } from './
 import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
+import { appendAll } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
 export const MAX_ROWS_PER_PAIR = 1000;
@@ -148,7 +149,7 @@ export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[
     const ib: number[] = [];
     a.forEach((m, i) => m.type === d && ia.push(i));
     b.forEach((m, j) => m.type === d && ib.push(j));
-    out.push(...lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, eq));
+    appendAll(out, lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, eq));
   }
   return out.sort(lineupOrder);
 }

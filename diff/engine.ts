@@ -13,6 +13,7 @@ import type { Lineup } from './pair.js';
 import type { PairView } from './types.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';
 import type { PairShape } from './findings.js';
+import { appendAll } from '../core/index.js';
 
 /** An entry as a pair names it: from its summary, or from the entry itself (id, route, index, seq). */
 type EntryMeta = Pick<EntrySummary, 'id' | 'route' | 'index' | 'seq'>;
@@ -177,7 +178,7 @@ export async function compareLineup(lineup: Lineup[], source: EntrySource, s: Lo
   }
   const out: LoopResult = { differences: [], pairs: [], views, shapes: [] };
   for (const [k, f] of found.entries()) {
-    out.differences.push(...f!.diffs);
+    appendAll(out.differences, f!.diffs);
     out.pairs.push(f!.pair);
     const l = lineup[k]!;
     out.shapes.push({

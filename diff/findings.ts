@@ -11,6 +11,7 @@ import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
 import { hasMarker } from './normalize/ordinals.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';
+import { appendAll } from '../core/index.js';
 
 
 /** A field pattern with ordinal numbers dropped: `items[]["<UUID:3>"]` → `items[]["<UUID>"]`. */
@@ -251,7 +252,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
       if (sig === 'presence' || sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) groups.push({ sig, rows });
       else {
         const list = varying.get(rows[0]!.route);
-        if (list) list.push(...rows);
+        if (list) appendAll(list, rows);
         else varying.set(rows[0]!.route, [...rows]);
       }
     }

@@ -20,6 +20,7 @@ import type { PairView } from './types.js';
 import { classifyKnown, classifyNoise } from './classify.js';
 import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, StaleKnown } from './types.js';
 import { budgetDifferences, timesOf, timingReport, type TimingOptions, type TimingSample } from './timing.js';
+import { appendAll } from '../core/index.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
 export interface DiffOptions {
@@ -197,8 +198,8 @@ async function timesOfRuns(ctx: DiffContext, runs: { old: string[]; new: string[
     // options.timing stays: it is what makes the read and normalize stages take times (the timing stage is not run here).
     const sub = createContext(a ?? b!, b ?? a!, { ...ctx.options, noisePath: undefined, views: false });
     for (const s of ctx.stages) if (s.name === 'read' || s.name === 'normalize' || s.name === 'bounded-done') await s.run(sub);
-    if (a) out.old.push(...sub.old.timing);
-    if (b) out.new.push(...sub.new.timing);
+    if (a) appendAll(out.old, sub.old.timing);
+    if (b) appendAll(out.new, sub.new.timing);
   }
   return out;
 }
@@ -214,7 +215,7 @@ export const timingStage: DiffStage = {
     const newS = [...ctx.new.timing, ...more.new];
     const noise = ctx.noiseTiming && ctx.options.noisePath ? { samples: ctx.noiseTiming, path: ctx.options.noisePath } : undefined;
     ctx.timing = timingReport(oldS, newS, t, noise, { old: 1 + (t.runs?.old.length ?? 0), new: 1 + (t.runs?.new.length ?? 0) });
-    ctx.differences.push(...budgetDifferences(ctx.timing, oldS, newS));
+    appendAll(ctx.differences, budgetDifferences(ctx.timing, oldS, newS));
   },
 };
 
@@ -275,8 +276,8 @@ export const defaultStages: DiffStage[] = [
     run: async (ctx) => {
       const sides = [ctx.old, ctx.new] as const;
       const found = await compareLineup(ctx.lineup, { summary: (side, i) => sides[side].summaries[i]!, entry: (side, i) => sides[side].entries[i]! }, loopSettings(ctx));
-      ctx.differences.push(...found.differences);
-      ctx.pairs.push(...found.pairs);
+      appendAll(ctx.differences, found.differences);
+      appendAll(ctx.pairs, found.pairs);
       ctx.views = found.views;
       ctx.pairShapes = found.shapes;
     },

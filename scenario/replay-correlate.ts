@@ -11,7 +11,7 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { BbError, isFormMedia } from '../core/index.js';
+import { appendAll, BbError, isFormMedia } from '../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './replay-plan.js';
 import { recordedResponse, requestParts, type RequestParts } from './replay-request.js';
 import { messageValues, parseLooseJson, placeholdersIn, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './replay-values.js';
@@ -50,9 +50,9 @@ function cookieValues(headers: ReadonlyArray<[string, string]>): string[] {
 /** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
 export function requestTokens(parts: RequestParts): string[] {
   const out = tokensOf(parts.target);
-  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') out.push(...tokensOf(v));
+  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') appendAll(out, tokensOf(v));
   out.push(...cookieValues(parts.headers), ...tokensOf(cookieValues(parts.headers).join(' ')));
-  if (parts.body && !parts.body.base64) out.push(...tokensOf(parts.body.text));
+  if (parts.body && !parts.body.base64) appendAll(out, tokensOf(parts.body.text));
   return out;
 }
 

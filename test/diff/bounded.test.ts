@@ -8,6 +8,8 @@ import { makeZip } from './zip-builder.js';
 import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
+import { spawn } from 'node:child_process';
+import { BB_BIN } from '../helpers/cli.js';
 
 function captures(): { a: Har; b: Har } {
   const ids = Array.from({ length: 6 }, () => uuid());
@@ -112,5 +114,27 @@ describe('bounded stages (captures of any size)', () => {
     const newPath = await dir.write('new.har', b);
     assert.equal(await needsBounded(oldPath, newPath), false);
     assert.equal(await needsBounded(oldPath, newPath, 100), true);
+  });
+});
+
+describe('a diff of more entries than one call takes arguments', () => {
+  const { write } = tempDir();
+
+  it('compares 30k entries a side on both paths, with a stack small enough that spreading them into one push overflows it', async () => {
+    // A 200k-entry diff once died of `ctx.pairs.push(...found.pairs)` (RangeError past ~125k
+    // items on the default stack); a 200 KB stack gets the same past ~25k, so 30k shows it here.
+    const specs = (tag: string) => Array.from({ length: 30_000 }, (_, i) => ({ url: `http://127.0.0.1:3001/n/${i % 40}`, body: { i, tag: i === 7 ? tag : 'same' } }));
+    const oldPath = await write('many-old.har', capture(specs('old')));
+    const newPath = await write('many-new.har', capture(specs('new')));
+    for (const env of [{}, { BB_DIFF_BOUNDED_BYTES: '0' }]) {
+      const child = spawn(process.execPath, ['--stack-size=200', BB_BIN, 'diff', oldPath, newPath], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c));
+      child.stderr.on('data', (c: Buffer) => (err += c));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 1, `${JSON.stringify(env)}: ${err.split('\n')[0]}`);
+      assert.match(out, /^DIFF: 1 real finding \(1 difference\)/, JSON.stringify(env));
+    }
   });
 });
