@@ -55,6 +55,18 @@ function declaredFlags(instance: unknown): string[] {
   return Object.keys(usage?.getDescriptions?.() ?? {});
 }
 
+/**
+ * yargs renders the running command's whole help text right after starting
+ * its handler, in case it is shown later: ~40 ms of a small `bb diff`
+ * (measured), blocking the handler's first reads. Help is rendered anyway
+ * when it is shown (--help, a usage error), so the eager copy is skipped.
+ * The hook is yargs's internal one: when it is not there, nothing changes.
+ */
+function skipEagerHelp(parser: unknown): void {
+  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
+}
+
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const wanted = argv.find((a) => !a.startsWith('-'));
@@ -78,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
     .wrap(Math.min(100, process.stdout.columns || 100))
     // yargs hands middleware the instance as a second argument (its types omit it).
     .middleware(((args: Record<string, unknown>, y: { getOptions(): DeclaredOptions }) => checkFlagValues(args, y.getOptions(), argv)) as unknown as MiddlewareFunction);
+  skipEagerHelp(parser);
   // Only the command being run is loaded (its module graph is what costs at start-up);
   // the others are listed by name and description for --help.
   if (wanted !== undefined && argv[0] === wanted && !commands.some((c) => c.name === wanted)) {

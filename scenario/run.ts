@@ -142,7 +142,7 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
   await writeFile(reports.json, renderJson(result), { mode: 0o600 });
   reports.html = join(opts.outDir, 'report.html');
-  await writeFile(reports.html, renderHtml(result, { views: pairViewsFrom(result) }), { mode: 0o600 });
+  await writeFile(reports.html, await renderHtml(result, { views: pairViewsFrom(result) }), { mode: 0o600 });
   return { exitCode: result.exitCode, result, text, runs, reports };
 }
 

@@ -100,7 +100,7 @@ export const diffCommand: BbCommand = {
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;
     textStream.write(renderText(result, { color: useColor(textStream, environment.color), rows: Boolean(argv.rows) }));
     if (json !== undefined) await writeReport(json, renderJson(result), 'JSON');
-    if (html !== undefined) await writeReport(html, renderHtml(result, { views: pairViewsFrom(result) }), 'HTML');
+    if (html !== undefined) await writeReport(html, await renderHtml(result, { views: pairViewsFrom(result) }), 'HTML');
     if (junit !== undefined) await writeReport(junit, renderJunit(result), 'JUnit');
     return result.exitCode;
   },

@@ -9,7 +9,8 @@
 // characters (`anchor`), never a captured string.
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
 import { elidePair, findingLine, plural } from './text.js';
-import { esc, tok } from './html-pair.js';
+import { tok } from './html-pair.js';
+import { esc } from './html-page.js';
 
 /** Classes in report order: real before known before noise. */
 export const CLASS_ORDER: readonly DifferenceClass[] = ['real', 'known', 'noise'];

@@ -11,6 +11,7 @@ import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
 import { canonical, lineUpMessages } from '../compare.js';
 import type { EntryView, NormalizedWsMessage, PairView } from '../types.js';
+import { esc } from './html-page.js';
 
 export type { EntryView, PairView } from '../types.js';
 
@@ -26,11 +27,6 @@ export interface ViewLimits {
 
 /** The default bounds. */
 export const DEFAULT_VIEW_LIMITS: Readonly<ViewLimits> = Object.freeze({ maxString: 2000, maxArray: 500, maxMessages: 2000 });
-
-/** Escapes text for HTML content and quoted attributes: & < > " '. */
-export function esc(s: unknown): string {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 /**
  * Escapes an id, entry id, path, request line or value so that it wraps only

@@ -26,9 +26,10 @@ import type { DiffResult, Difference, DifferenceClass, Pair } from '../types.js'
 import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-findings.js';
 import { plural, verdictText } from './text.js';
 import { TIMING_CSS, timingHtml } from './html-timing.js';
-import { DEFAULT_VIEW_LIMITS, esc, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
+import { DEFAULT_VIEW_LIMITS, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
+import { esc, pageHead, scriptJson } from './html-page.js';
 
-export { esc, type PairView, type EntryView } from './html-pair.js';
+export type { PairView, EntryView } from './html-pair.js';
 
 /** Options for the HTML report. */
 export interface HtmlOptions {
@@ -55,35 +56,6 @@ export function jsondiffpatchCss(): string {
     jdpCss = readFileSync(req.resolve('jsondiffpatch/formatters/styles/html.css'), 'utf8').replace(/<\//g, '<\\/');
   }
   return jdpCss;
-}
-
-/**
- * The head of one of bb's self-contained pages, up to and including
- * `<body>`: a CSP that lets only the nonce's script run and loads nothing
- * (`style.nonced`: only the nonce's style too; else inline styles are
- * allowed, as jsondiffpatch's view needs), no referrer, the title escaped.
- */
-export function pageHead(title: string, nonce: string, style: { css: string; nonced: boolean }): string {
-  const styleSrc = style.nonced ? `'nonce-${nonce}'` : "'unsafe-inline'";
-  const csp = `default-src 'none'; style-src ${styleSrc}; script-src 'nonce-${nonce}'; img-src 'none'; base-uri 'none'; form-action 'none'`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title>
-<style${style.nonced ? ` nonce="${nonce}"` : ''}>${style.css}</style>
-</head><body>`;
-}
-
-/** JSON safe inside <script type="application/json">: cannot end the element or the line. */
-export function scriptJson(v: unknown): string {
-  return JSON.stringify(v)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
 }
 
 const PAGE_CSS = `

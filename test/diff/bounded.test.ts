@@ -69,7 +69,7 @@ describe('bounded stages (captures of any size)', () => {
       const views = pairViewsFrom(bounded);
       const i = bounded.pairs.findIndex((p) => p.differences > 0 && p.status === 'paired');
       assert.ok(views(i)?.old && views(i)?.new, 'views kept for a differing pair');
-      assert.match(renderHtml(bounded, { views }), /jsondiffpatch-modified/);
+      assert.match(await renderHtml(bounded, { views }), /jsondiffpatch-modified/);
     });
   }
 

@@ -7,8 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { findingLine } from '../../diff/report/text.js';
-import { elide, esc, tok } from '../../diff/report/html-pair.js';
-import { scriptJson } from '../../diff/report/html.js';
+import { elide, tok } from '../../diff/report/html-pair.js';
+import { esc, scriptJson } from '../../diff/report/html-page.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -52,7 +52,7 @@ async function reportFor(dir: { write: (n: string, d: unknown) => Promise<string
   const { a, a2, b } = captures();
   const config = validateDiffConfig({ known: [{ where: '*/GET /v1/build#*', path: 'response.body.build', reason: 'the build name <b>is</b> in the body' }] });
   const result = await diffCaptures(await dir.write('old.har', a), await dir.write('new.har', b), { views: true, config, noisePath: await dir.write('old2.har', a2) });
-  return { html: renderHtml(result, { views: pairViewsFrom(result) }), result };
+  return { html: await renderHtml(result, { views: pairViewsFrom(result) }), result };
 }
 
 describe('HTML report: the page text', () => {

@@ -177,7 +177,7 @@ describe('bb diff --timing', () => {
       assert.ok(json.timing.geomean > 1);
       const junit = renderJunit(r);
       assert.match(junit, /type="bb\.diff\.slower"/);
-      const html = renderHtml(r);
+      const html = await renderHtml(r);
       assert.match(html, /<section id="timing">/);
       assert.match(html, /<svg[^>]*class="strip"/);
 
@@ -193,7 +193,7 @@ describe('bb diff --timing', () => {
     const o = runOf(['/x'], 6, () => 10);
     for (const s of o.specs) s.page = '<img src=x onerror=alert(1)>';
     const f = await files({ old: timed(o.specs, o.waits), new: timed(o.specs, o.waits) });
-    const html = renderHtml(await diffCaptures(f.old!, f.new!, { timing: {} }));
+    const html = await renderHtml(await diffCaptures(f.old!, f.new!, { timing: {} }));
     const section = html.slice(html.indexOf('<section id="timing">'));
     assert.match(section, /&lt;img src=x onerror=alert\(1\)&gt;\/GET \/x/);
     assert.doesNotMatch(section, /<img/);
