@@ -16,7 +16,7 @@ import { createContext, normalizeContextFor, type DiffContext, type DiffOptions 
 import { unnumber } from './normalize/ordinals.js';
 import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
 import { ZipBodies } from './normalize/zip.js';
-import { contentDigest, contentText, entryToken, tokenOf } from './pair.js';
+import { contentText, digestAndMarks, entryToken, tokenOf } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
 import { ShapeIndex } from './findings.js';
 import type { NormalizedEntry } from './types.js';
@@ -265,8 +265,7 @@ export class SideWork {
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
       const text = noPathRules ? contentText(n) : '';
       // The token waits for the entry's name (finish): its key may gain the host.
-      const markers: number[] = [];
-      const digest = noPathRules ? contentDigest(text, (t) => unnumber(t, this.ctx.table, markers)) : '';
+      const { digest, marks: markers } = noPathRules ? digestAndMarks(text, this.ctx.table) : { digest: '', marks: [] };
       let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
         kept = this.kept.put(text, restOf(n));

@@ -13,6 +13,7 @@ import { alignSequences } from './align.js';
 import { globMatcher } from '../core/index.js';
 import { routeWithoutHost } from './normalize/entry.js';
 import type { NormalizedEntry } from './types.js';
+import { unnumber, type OrdinalTable } from './normalize/ordinals.js';
 
 /** One line-up of an old and/or new item, by index. */
 export interface Lineup {
@@ -95,19 +96,23 @@ export function contentDigest(text: string, unnumberText: (s: string) => string)
   return hash('sha1', unnumberText(text), 'base64');
 }
 
+/**
+ * An entry's contentDigest and its markersOf sequence, from one scan of its
+ * contentText (both paths keep the sequence for the equal-pair shortcut).
+ */
+export function digestAndMarks(text: string, table: OrdinalTable): { digest: string; marks: number[] } {
+  const marks: number[] = [];
+  return { digest: contentDigest(text, (t) => unnumber(t, table, marks)), marks };
+}
+
 /** A pairing token: the key and the content digest. */
 export function tokenOf(key: string, digest: string): string {
   return `${key}\n${digest}`;
 }
 
-/** entryToken for an entry whose contentText is already at hand. */
-export function tokenOfText(key: string, text: string, unnumberText: (s: string) => string): string {
-  return tokenOf(key, contentDigest(text, unnumberText));
-}
-
 /** Digest of the compared content of an entry (un-numbered placeholders). */
 export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumberText: (s: string) => string): string {
-  return tokenOfText(e.key, contentText(e), unnumberText);
+  return tokenOf(e.key, contentDigest(contentText(e), unnumberText));
 }
 
 /**

@@ -12,7 +12,7 @@ import { applyPathRules, entryHost, hostsInKeys, normalizeContext, normalizeEntr
 import { bodyParsers, type BodyParser } from './normalize/bodies.js';
 import { ZipBodies } from './normalize/zip.js';
 import { ProtoSchema } from './normalize/proto-schema.js';
-import { contentText, pairEntries, tokenOfText, type Lineup } from './pair.js';
+import { contentText, digestAndMarks, pairEntries, tokenOf, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
 import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';
 import { buildFindings, ShapeIndex, type PairShape } from './findings.js';
@@ -261,9 +261,8 @@ export const defaultStages: DiffStage[] = [
       const sets = shapes.sets();
       const summarize = (list: NormalizedEntry[], shape: number[]): EntrySummary[] =>
         list.map((e, i) => {
-          const marks: number[] = [];
-          const token = tokenOfText(e.key, contentText(e), (t) => unnumber(t, ctx.table, marks));
-          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token, marks, shape: sets[shape[i]!]! };
+          const { digest, marks } = digestAndMarks(contentText(e), ctx.table);
+          return { id: e.id, route: e.route, index: e.meta.index, ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}), token: tokenOf(e.key, digest), marks, shape: sets[shape[i]!]! };
         });
       ctx.old.summaries = summarize(ctx.old.entries, numbers[0]!);
       ctx.new.summaries = summarize(ctx.new.entries, numbers[1]!);

@@ -8,8 +8,7 @@ import { makeZip } from './zip-builder.js';
 import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
-import { spawn } from 'node:child_process';
-import { BB_BIN } from '../helpers/cli.js';
+import { runBb } from '../helpers/cli.js';
 
 function captures(): { a: Har; b: Har } {
   const ids = Array.from({ length: 6 }, () => uuid());
@@ -127,14 +126,9 @@ describe('a diff of more entries than one call takes arguments', () => {
     const oldPath = await write('many-old.har', capture(specs('old')));
     const newPath = await write('many-new.har', capture(specs('new')));
     for (const env of [{}, { BB_DIFF_BOUNDED_BYTES: '0' }]) {
-      const child = spawn(process.execPath, ['--stack-size=200', BB_BIN, 'diff', oldPath, newPath], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c));
-      child.stderr.on('data', (c: Buffer) => (err += c));
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      assert.equal(code, 1, `${JSON.stringify(env)}: ${err.split('\n')[0]}`);
-      assert.match(out, /^DIFF: 1 real finding \(1 difference\)/, JSON.stringify(env));
+      const run = await runBb(['diff', oldPath, newPath], env, { nodeFlags: ['--stack-size=200'] });
+      assert.equal(run.code, 1, `${JSON.stringify(env)}: ${run.stderr.split('\n')[0]}`);
+      assert.match(run.stdout, /^DIFF: 1 real finding \(1 difference\)/, JSON.stringify(env));
     }
   });
 });

@@ -23,6 +23,8 @@ export interface BbOptions {
    * then execs bb in its place, so bb keeps the pid and gets the signals.
    */
   sh?: string;
+  /** Flags for node itself, before bin/bb.js (`--stack-size=200`); not with `sh`. */
+  nodeFlags?: string[];
 }
 
 /** A running bb with its output collected. */
@@ -45,7 +47,7 @@ export interface BbProcess {
 export function startBb(args: string[], env: NodeJS.ProcessEnv = {}, opts: BbOptions = {}): BbProcess {
   const [command, argv] = opts.sh
     ? ['sh', ['-c', `${opts.sh} && exec "$0" "$@"`, process.execPath, BB_BIN, ...args]]
-    : [process.execPath, [BB_BIN, ...args]];
+    : [process.execPath, [...(opts.nodeFlags ?? []), BB_BIN, ...args]];
   const child = spawn(command, argv, { env: { ...process.env, NO_COLOR: '1', ...env }, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return collect(child, opts.timeoutMs);
 }
