@@ -134,3 +134,66 @@ if (list) console.log(`  ${[...codes].sort().join(' ')}`);
 console.log(`environment names left out of the codes: ${[...envNames].sort().join(' ') || 'none'}`);
 console.log(`source files reading process.env / calling process.exit below cli/: ${envBelowCli.length}${envBelowCli.length ? ` (${envBelowCli.join(', ')})` : ''}`);
 console.log(`README.md lines: ${readmeLines}; docs/*.md pages: ${docsPages}; longest source file: ${longest[0]} ${longest[1]} lines`);
+
+// Faces (issue 32): how many names each folder's index.ts exports, and how
+// many of them no source file outside the folder imports. TypeScript comes
+// from this script's own checkout, so a bare worktree can still be measured.
+{
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  let ts;
+  try {
+    ts = require('typescript');
+  } catch {
+    console.log('faces: typescript not installed beside this script, skipped');
+  }
+  if (ts) {
+    const faces = [...new Set(sources.map(folderOf))].filter((f) => f !== '(root)' && existsSync(join(root, f, 'index.ts'))).sort();
+    const entry = existsSync(join(root, 'index.ts')) ? [join(root, 'index.ts')] : [];
+    const program = ts.createProgram([...entry, ...faces.map((f) => join(root, f, 'index.ts'))], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true });
+    const checker = program.getTypeChecker();
+    const exportsOf = (path) => {
+      const file = program.getSourceFile(path);
+      const symbol = file && checker.getSymbolAtLocation(file);
+      return symbol ? checker.getExportsOfModule(symbol).map((s) => s.getName()) : [];
+    };
+    // Names imported from a face by files outside its folder ('*' = all of them).
+    const used = new Map(faces.map((f) => [f, new Set()]));
+    for (const file of sources) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s+(type\s+)?(\*|\{[^}]*\}|[\w$]+(?:\s*,\s*\{[^}]*\})?)(?:\s+as\s+[\w$]+)?\s+from\s+'(\.[^']+)'/g)) {
+        const target = relative(root, resolve(dirname(join(root, file)), m[3].replace(/\.js$/, '.ts')));
+        const face = target.endsWith('/index.ts') ? target.slice(0, -'/index.ts'.length) : undefined;
+        if (!face || !used.has(face) || folderOf(file) === face) continue;
+        if (m[2] === '*') used.get(face).add('*');
+        for (const part of (m[2].match(/\{([^}]*)\}/)?.[1] ?? '').split(',')) {
+          const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0].trim();
+          if (name) used.get(face).add(name);
+        }
+      }
+    }
+    const rows = faces.map((f) => {
+      const names = exportsOf(join(root, f, 'index.ts'));
+      const u = used.get(f);
+      const unused = u.has('*') ? [] : names.filter((n) => !u.has(n));
+      return { f, names, unused };
+    });
+    console.log(`faces' exports (names; of them imported by no other folder): ${rows.map((r) => `${r.f} ${r.names.length} (${r.unused.length})`).join(', ')}`);
+    if (list) for (const r of rows) if (r.unused.length) console.log(`  ${r.f} unused: ${r.unused.join(' ')}`);
+    if (entry.length) {
+      const names = exportsOf(entry[0]);
+      console.log(`package entry point (index.ts) exports: ${names.length} names`);
+      if (list) console.log(`  ${names.sort().join(' ')}`);
+    }
+  }
+}
+
+// Tests at the mirrored path (issue 32): test/<same path>.test.ts or .cli.test.ts.
+{
+  const testFiles = new Set(tracked.filter((f) => /^test\/.*\.test\.ts$/.test(f)));
+  const mirrored = sources.filter((f) => ['test', 'cli.test'].some((k) => testFiles.has(`test/${f.replace(/\.ts$/, `.${k}.ts`)}`)));
+  const named = new Set(sources.map((f) => f.replace(/\.ts$/, '')));
+  const topical = [...testFiles].filter((t) => !named.has(t.slice('test/'.length).replace(/(\.cli)?\.test\.ts$/, '')) && !t.startsWith('test/e2e/') && !t.startsWith('test/structure/') && !t.startsWith('test/docs/'));
+  console.log(`source files with a test at test/<same path>.test.ts (or .cli.test.ts): ${mirrored.length} of ${sources.length}; test files named by topic (outside e2e/, structure/, docs/): ${topical.length} of ${testFiles.size}`);
+  if (list) for (const t of topical.sort()) console.log(`  ${t}`);
+}
