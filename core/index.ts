@@ -10,3 +10,4 @@ export { headerPairs, headerValue, headerValues, pairValue, pairValues, serializ
 export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
 export { appendAll } from './arrays.js';
+export { esc, pageHead, scriptJson } from './html.js';

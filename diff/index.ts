@@ -9,8 +9,6 @@ export { renderText } from './report/text.js';
 export { buildFindings, findingPattern } from './findings.js';
 export { renderJson } from './report/json.js';
 export { renderHtml } from './report/html-lazy.js';
-// The HTML report's escaping, for other self-contained pages (bb frames --html).
-export { esc, pageHead, scriptJson } from './report/html-page.js';
 export type { HtmlOptions, PairView, EntryView } from './report/html.js';
 export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit } from './report/junit.js';

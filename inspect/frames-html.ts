@@ -10,7 +10,7 @@
 // creates elements only for the rows in view (plus a margin), so 50,000
 // messages cost 50,000 numbers, not 50,000 DOM nodes.
 import { randomBytes } from 'node:crypto';
-import { esc, pageHead, scriptJson } from '../diff/index.js';
+import { esc, pageHead, scriptJson } from '../core/index.js';
 import type { DiagramPayload, DiagramRow, FramesDiagram } from './frames-diagram.js';
 import { formatSize } from './format.js';
 import { FRAMES_CSS, FRAMES_SCRIPT } from './frames-html-assets.js';

@@ -10,7 +10,7 @@
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
 import { elidePair, findingLine, plural } from './text.js';
 import { tok } from './html-pair.js';
-import { esc } from './html-page.js';
+import { esc } from '../../core/index.js';
 
 /** Classes in report order: real before known before noise. */
 export const CLASS_ORDER: readonly DifferenceClass[] = ['real', 'known', 'noise'];

@@ -11,7 +11,7 @@ import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
 import { canonical, lineUpMessages } from '../compare.js';
 import type { EntryView, NormalizedWsMessage, PairView } from '../types.js';
-import { esc } from './html-page.js';
+import { esc } from '../../core/index.js';
 
 export type { EntryView, PairView } from '../types.js';
 

@@ -4,7 +4,7 @@
 // numbers: nothing runs, nothing loads. Route names are captured content and
 // go through `esc` like everything else.
 import type { TimingReport, TimingRouteReport } from '../timing.js';
-import { esc } from './html-page.js';
+import { esc } from '../../core/index.js';
 import { ms, pValue, times } from './timing-text.js';
 
 const W = 260;

@@ -27,7 +27,7 @@ import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-finding
 import { plural, verdictText } from './text.js';
 import { TIMING_CSS, timingHtml } from './html-timing.js';
 import { DEFAULT_VIEW_LIMITS, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
-import { esc, pageHead, scriptJson } from './html-page.js';
+import { esc, pageHead, scriptJson } from '../../core/index.js';
 
 export type { PairView, EntryView } from './html-pair.js';
 

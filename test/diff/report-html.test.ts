@@ -8,7 +8,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { findingLine } from '../../diff/report/text.js';
 import { elide, tok } from '../../diff/report/html-pair.js';
-import { esc, scriptJson } from '../../diff/report/html-page.js';
+import { esc, scriptJson } from '../../core/html.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 

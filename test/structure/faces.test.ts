@@ -15,7 +15,7 @@ const LAYERS: Record<string, string[]> = {
   proxy: ['core'],
   capture: ['core', 'proxy'],
   diff: ['core', 'capture'],
-  inspect: ['core', 'capture', 'diff'],
+  inspect: ['core', 'capture'],
   scenario: ['core', 'proxy', 'capture', 'diff'],
   cli: ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'],
 };

@@ -1,7 +1,7 @@
 // What every self-contained page of bb shares (the diff report, bb frames
-// --html): escaping, the head with its CSP, JSON for a script element.
-// Apart from report/html.ts so that those who need only these do not load
-// the report and jsondiffpatch's formatter.
+// --html, the live view): escaping, the head with its CSP, JSON for a script
+// element. In core/ so that inspect/ (and any page) escapes with the same
+// function as the diff report without loading diff/ or jsondiffpatch.
 
 /** Escapes text for HTML content and quoted attributes: & < > " '. */
 export function esc(s: unknown): string {
