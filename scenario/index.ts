@@ -2,7 +2,7 @@
 // record/ wires a recording proxy (proxy + capture); replay/ re-drives a capture
 // through one; compare/ boots servers hermetically, drives scenarios, runs bb compare.
 export {
-  bootServer, stopAllServers, killAllServersSync, hermeticEnv, groupAlive, describeExit, PASSED_ENV, prepareWorktree,
+  bootServer, RunningServers, hermeticEnv, groupAlive, describeExit, PASSED_ENV, prepareWorktree,
   defineScenario, driveScenario, loadScenario, loadCompareConfig, parseCompareConfig, parseReplayValues,
   runCompare, planSlots, runFolderName,
 } from './compare/index.js';

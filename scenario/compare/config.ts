@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { validateDiffConfig, type DiffConfig } from '../../diff/index.js';
-import type { ReadinessSpec, ServerSpec } from './boot/server.js';
+import type { ReadinessSpec, ServerSpec } from './boot/spec.js';
 import { BbError } from '../../core/index.js';
 
 /** Which tree a run slot uses. */

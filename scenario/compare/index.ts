@@ -1,6 +1,9 @@
 // scenario/compare/'s face: boot servers hermetically, drive scenarios, run bb compare.
-export { bootServer, stopAllServers, killAllServersSync, hermeticEnv, groupAlive, describeExit, PASSED_ENV } from './boot/server.js';
-export type { BootedServer, BootOptions, ServerSpec, CommandServerSpec, GitServerSpec, ReadinessSpec, ExitInfo } from './boot/server.js';
+export { bootServer } from './boot/server.js';
+export type { BootedServer, BootOptions } from './boot/server.js';
+export type { ServerSpec, CommandServerSpec, GitServerSpec, ReadinessSpec } from './boot/spec.js';
+export { hermeticEnv, PASSED_ENV } from './boot/env.js';
+export { RunningServers, groupAlive, describeExit, type ExitInfo } from './boot/process-group.js';
 export { prepareWorktree } from './worktree.js';
 export type { PreparedTree, WorktreeRequest } from './worktree.js';
 export { defineScenario, driveScenario, loadScenario } from './drive.js';

@@ -5,12 +5,15 @@
 //
 // Servers run one after the other, never at once: the two runs cannot race
 // each other for CPU, ports or files, and a failure stops before the next
-// boot. Everything started is stopped in `finally` blocks, whatever happens.
+// boot. Everything started is stopped in `finally` blocks, whatever happens;
+// the servers of a run are kept in a RunningServers that runCompare owns, so
+// an abort (Ctrl-C) stops them at once and the run's end leaves none behind.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startRecording } from '../record/index.js';
 import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
-import { bootServer, describeExit, type BootedServer } from './boot/server.js';
+import { bootServer, type BootedServer } from './boot/server.js';
+import { describeExit, RunningServers } from './boot/process-group.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
 import { logTail } from './log-tail.js';
@@ -43,6 +46,8 @@ export interface CompareRunOptions {
   log?: (line: string) => void;
   /** A capture to replay as the scenario (bb compare --replay), instead of the config's scenario. */
   replay?: string;
+  /** Where the run keeps its servers (the CLI passes one to kill them synchronously at process exit); default a new one. */
+  servers?: RunningServers;
 }
 
 /** One recorded run of one server. */
@@ -115,15 +120,23 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     ? { replay: await prepareReplay(source, { bbHome: opts.bbHome, ...(opts.config.replayValues ? { values: opts.config.replayValues } : {}) }) }
     : { scenario: await loadScenario(source) };
   const runs: RecordedRun[] = [];
-  for (const slot of slots) {
-    interrupted(opts.signal);
-    log(`bb: ${slot.label}: booting the ${slot.tree} server`);
-    const run = await recordOne(slot, scenario, opts).catch((err: unknown) => {
+  const servers = opts.servers ?? new RunningServers();
+  const stopServers = () => void servers.stopAll();
+  opts.signal?.addEventListener('abort', stopServers, { once: true });
+  try {
+    for (const slot of slots) {
       interrupted(opts.signal);
-      throw err;
-    });
-    log(`bb: ${slot.label}: ${run.entries} entries recorded in ${run.har}`);
-    runs.push(run);
+      log(`bb: ${slot.label}: booting the ${slot.tree} server`);
+      const run = await recordOne(slot, scenario, servers, opts).catch((err: unknown) => {
+        interrupted(opts.signal);
+        throw err;
+      });
+      log(`bb: ${slot.label}: ${run.entries} entries recorded in ${run.har}`);
+      runs.push(run);
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', stopServers);
+    await servers.stopAll();
   }
   const [a, b] = runs as [RecordedRun, RecordedRun];
   const noiseRun = opts.noise ? runs.at(-1) : undefined;
@@ -154,9 +167,9 @@ function interrupted(signal: AbortSignal | undefined): void {
 }
 
 /** Boots one server, records the scenario through a proxy, stops everything. */
-async function recordOne(slot: Slot, driver: Driver, opts: CompareRunOptions): Promise<RecordedRun> {
+async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, opts: CompareRunOptions): Promise<RecordedRun> {
   const spec = opts.config.servers[slot.tree];
-  const server = await bootServer(spec, { label: slot.label, runDir: opts.outDir, hostEnv: opts.hostEnv, bbHome: opts.bbHome });
+  const server = await bootServer(spec, { label: slot.label, runDir: opts.outDir, hostEnv: opts.hostEnv, bbHome: opts.bbHome, servers });
   try {
     const recording = await startRecording({
       target: server.url,
