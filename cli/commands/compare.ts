@@ -6,9 +6,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { useColor } from '../tty.js';
-import { killAllServersSync, stopAllServers } from '../../scenario/index.js';
-import { loadCompareConfig, type TreeName } from '../../scenario/index.js';
-import { runCompare, runFolderName } from '../../scenario/index.js';
+import { loadCompareConfig, runCompare, runFolderName, RunningServers, type TreeName } from '../../scenario/index.js';
 import { BbError } from '../../core/index.js';
 import type { BbEnvironment } from '../environment.js';
 import type { TimingOptions } from '../../diff/index.js';
@@ -35,15 +33,16 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
     if (taken.length) throw new BbError('BB_OUT_EXISTS', `run folder ${outDir} already holds ${taken[0]}: choose another --out or remove it.`);
   }
   const controller = new AbortController();
+  // runCompare owns its servers: it stops them when aborted and when it ends.
+  const servers = new RunningServers();
   const onSignal = (signal: NodeJS.Signals) => {
     process.stderr.write(`bb: ${signal}: stopping the servers\n`);
     controller.abort();
-    void stopAllServers();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // Last resort if something exits the process under us: no server survives bb.
-  process.on('exit', killAllServersSync);
+  process.on('exit', () => servers.killAllSync());
   try {
     const run = await runCompare({
       config,
@@ -56,6 +55,7 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
       hostEnv: environment.host,
       color: useColor(process.stdout, environment.color),
       signal: controller.signal,
+      servers,
       log: (line) => process.stderr.write(`${line}\n`),
       ...(opts.replay !== undefined ? { replay: resolve(opts.replay) } : {}),
     });
@@ -80,7 +80,6 @@ export async function compareWithCli(opts: { config: string; trees: [TreeName, T
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await stopAllServers();
   }
 }
 

@@ -7,9 +7,9 @@ import type { BbCommand } from '../command.js';
 import { compareWithCli, parseTrees, runFolderName } from './compare.js';
 
 // The config lives in the source tree (dist/ holds only compiled code): found from dist/cli/commands/ or cli/commands/.
-const demoConfig = ['../../../scenario/demo/bb.config.json', '../../scenario/demo/bb.config.json']
+const demoConfig = ['../../../scenario/compare/demo/bb.config.json', '../../scenario/compare/demo/bb.config.json']
   .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
-  .find((path) => existsSync(path)) ?? 'scenario/demo/bb.config.json';
+  .find((path) => existsSync(path)) ?? 'scenario/compare/demo/bb.config.json';
 
 export const demoCommand: BbCommand = {
   command: 'demo',

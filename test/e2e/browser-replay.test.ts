@@ -10,7 +10,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startReplayService, type ReplayService } from '../scenario/replay-service.js';
+import { startReplayService, type ReplayService } from '../scenario/replay/service.js';
 
 const tmp = tempDir();
 let browser: Browser | undefined;

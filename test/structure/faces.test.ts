@@ -32,7 +32,26 @@ function importsOf(file: string): { spec: string; target: string }[] {
   return out;
 }
 
+/**
+ * scenario/'s products and the sibling products each may import (through
+ * their index.ts): a recording proxy is the floor; replay records through it;
+ * compare boots servers and drives them with a scenario or a replay. A
+ * product never imports scenario/index.ts, which is for other folders.
+ * shadow/ (its own issue) will sit beside replay on record.
+ */
+const SCENARIO_PRODUCTS: Record<string, string[]> = {
+  record: [],
+  replay: ['record'],
+  compare: ['record', 'replay'],
+};
+
 const folderOf = (path: string): string => relative(root, path).split('/')[0]!;
+/** The scenario product a path lies in ('' for scenario/'s own files), or undefined outside scenario/. */
+const productOf = (path: string): string | undefined => {
+  const parts = relative(root, path).split('/');
+  if (parts[0] !== 'scenario') return undefined;
+  return parts.length > 2 ? parts[1]! : '';
+};
 const files = allSources();
 
 describe('the import graph', () => {
@@ -63,6 +82,23 @@ describe('the import graph', () => {
     assert.deepEqual(up, []);
   });
 
+  it("keeps scenario/'s products apart: a product imports a sibling only through its index.ts, and only one under it", () => {
+    const past: string[] = [];
+    for (const file of files) {
+      const from = productOf(file);
+      if (!from) continue;
+      for (const { spec, target } of importsOf(file)) {
+        const to = productOf(target);
+        if (to === undefined || to === from) continue;
+        if (!(from in SCENARIO_PRODUCTS)) past.push(`${relative(root, file)} lies in scenario/${from}/, which is not a product the house knows`);
+        else if (to === '') past.push(`${relative(root, file)} (${from}) imports ${spec}: scenario/'s face is for other folders`);
+        else if (!SCENARIO_PRODUCTS[from]!.includes(to)) past.push(`${relative(root, file)} (${from}) imports ${spec} (${to}), not a product under it`);
+        else if (relative(root, target) !== `scenario/${to}/index.ts`) past.push(`${relative(root, file)} (${from}) imports ${spec}, not scenario/${to}/index.ts`);
+      }
+    }
+    assert.deepEqual(past, []);
+  });
+
   it('has no circles', () => {
     const graph = new Map(files.map((f) => [f, importsOf(f).map((i) => i.target).filter((t) => t.endsWith('.ts'))]));
     const circles: string[] = [];
@@ -85,7 +121,7 @@ describe('the import graph', () => {
   it('keeps process.env and process.exit in cli/ and the package entry point', () => {
     const offenders = files
       .filter((f) => ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'].includes(folderOf(f)))
-      .filter((f) => !relative(root, f).startsWith('scenario/demo/')) // the demo server is a program of its own
+      .filter((f) => !relative(root, f).startsWith('scenario/compare/demo/')) // the demo server is a program of its own
       .filter((f) => /process\.env\b|process\.exit\(/.test(readFileSync(f, 'utf8').replace(/^\s*(\/\/|\/\*|\*).*$/gm, '')))
       .map((f) => relative(root, f));
     assert.deepEqual(offenders, []);

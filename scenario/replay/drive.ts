@@ -1,0 +1,172 @@
+// The replay's driver: one async loop per lane, each exchange started when
+// what happened before it in the original has happened again (its waits),
+// and not before its original time under --pace original / Nx. HTTP goes
+// through one undici Client per lane (one connection, as the original had),
+// WebSockets through ws.ts. Nothing here throws for a failed
+// exchange: failures are counted and the replay goes on, so the capture
+// holds everything that crossed.
+import type { Client } from 'undici';
+import type { Correlation } from './correlate.js';
+import type { ReplayPlan, Waits } from './plan.js';
+import { laneClient, loadUndici, requestParts, sendRequest, withHeaders } from './request.js';
+import { replayWebSocket, waitUntil } from './ws.js';
+
+/** How the driver runs. */
+export interface DriveReplayOptions {
+  /** The recording proxy's URL. */
+  proxyUrl: string;
+  /** 0 = asap (order only); 1 = original gaps; 2 = twice as fast. */
+  speed: number;
+  /** WebSocket pacing. */
+  ws: 'wait' | 'timing';
+  /** Bound on each wait for the target (a response, a server message), ms. */
+  waitMs: number;
+  /** Bound on one HTTP exchange, ms. */
+  timeoutMs: number;
+  /** --header overrides. */
+  headers: ReadonlyArray<[string, string]>;
+  /** The correlation. */
+  correlation: Correlation;
+  /** Starts a step (the original's page titles). */
+  step(title: string): void;
+  /** Exchanges done so far. */
+  onProgress?(done: number, total: number): void;
+  /** Stops the replay (Ctrl-C): lanes stop at their next exchange. */
+  signal?: AbortSignal;
+}
+
+/** What the driver did. */
+export interface DriveReplayResult {
+  /** Exchanges that got a response (whatever its status). */
+  replayed: number;
+  /** Exchanges that got none, and why. */
+  failed: Array<{ entry: string; reason: string }>;
+  /** WebSocket messages sent and received. */
+  webSocketMessages: number;
+  /** Waits that ran out. */
+  timeouts: Array<{ what: string; waitedMs: number }>;
+}
+
+/** A promise with its resolver. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Sleeps, cut short when `signal` aborts (Ctrl-C must not wait out a long original gap). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Re-drives the plan; resolves when every lane is done. */
+export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): Promise<DriveReplayResult> {
+  const n = plan.exchanges.length;
+  const done = Array.from({ length: n }, deferred);
+  const isDone = new Uint8Array(n);
+  // Per WebSocket exchange: server messages received, and who waits on them.
+  const received = new Map<number, number>();
+  const receiveWaiters = new Map<number, Set<() => void>>();
+  const result: DriveReplayResult = { replayed: 0, failed: [], webSocketMessages: 0, timeouts: [] };
+  let finished = 0;
+  let page: string | undefined;
+  // The schedule starts when the first exchange does, undici loaded: start-up is not taken from the first gap.
+  await loadUndici();
+  let t0: number | undefined;
+
+  const finish = (i: number) => {
+    isDone[i] = 1;
+    done[i]!.resolve();
+    receiveWaiters.get(i)?.forEach((w) => w());
+    opts.onProgress?.(++finished, n);
+  };
+
+  const waitFor = async (waits: Waits, what: string): Promise<void> => {
+    for (const a of waits.after) if (!isDone[a]) await done[a]!.promise;
+    for (const { exchange, count } of waits.received) {
+      if (isDone[exchange] || (received.get(exchange) ?? 0) >= count) continue;
+      const t = performance.now();
+      const set = receiveWaiters.get(exchange) ?? new Set<() => void>();
+      receiveWaiters.set(exchange, set);
+      const ok = await waitUntil(set, () => Boolean(isDone[exchange]) || (received.get(exchange) ?? 0) >= count, opts.waitMs);
+      if (!ok) result.timeouts.push({ what: `${what}: waited for ${plan.exchanges[exchange]!.key}'s server message ${count}`, waitedMs: Math.round(performance.now() - t) });
+    }
+  };
+
+  const runLane = async (lane: number[]): Promise<void> => {
+    let client: Client | undefined;
+    try {
+      for (const i of lane) {
+        const ex = plan.exchanges[i]!;
+        if (!opts.signal?.aborted) {
+          await waitFor(ex.waits, ex.key);
+          t0 ??= performance.now() - ex.offsetMs / (opts.speed || 1);
+          if (opts.speed > 0) await sleep(t0 + ex.offsetMs / opts.speed - performance.now(), opts.signal);
+        }
+        if (opts.signal?.aborted) {
+          result.failed.push({ entry: ex.key, reason: 'the replay was interrupted' });
+          finish(i);
+          continue;
+        }
+        if (ex.page !== undefined && ex.page !== page) {
+          page = ex.page;
+          opts.step(ex.page);
+        }
+        if (ex.ws) {
+          const ws = await replayWebSocket(ex, {
+            proxyUrl: opts.proxyUrl,
+            headers: opts.headers,
+            correlation: opts.correlation,
+            mode: opts.ws,
+            waitMs: opts.waitMs,
+            speed: opts.speed,
+            waitFor,
+            onReceived: (count) => {
+              received.set(i, count);
+              receiveWaiters.get(i)?.forEach((w) => w());
+            },
+            onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
+            ...(opts.signal ? { signal: opts.signal } : {}),
+          });
+          if (ws.opened) result.replayed++;
+          else result.failed.push({ entry: ex.key, reason: ws.reason ?? 'the WebSocket did not open' });
+          result.webSocketMessages += ws.sent + ws.received;
+          finish(i);
+          continue;
+        }
+        client ??= await laneClient(opts.proxyUrl, opts.timeoutMs);
+        try {
+          const parts = requestParts(ex.entry.request);
+          const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
+          const res = await sendRequest(client, sent);
+          if (res.proxyError) result.failed.push({ entry: ex.key, reason: `no response from the target (${res.proxyError})` });
+          else {
+            result.replayed++;
+            opts.correlation.learnResponse(i, res.view);
+          }
+        } catch (err) {
+          const e = err as NodeJS.ErrnoException;
+          result.failed.push({ entry: ex.key, reason: `the request failed (${e.code ?? e.message})` });
+          // A broken connection is not reused: the next request of the lane gets a fresh one.
+          await client.destroy().catch(() => {});
+          client = undefined;
+        }
+        finish(i);
+      }
+    } finally {
+      await client?.close().catch(() => {});
+    }
+  };
+
+  await Promise.all(plan.lanes.map(runLane));
+  return result;
+}

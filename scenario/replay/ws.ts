@@ -1,0 +1,216 @@
+// One replayed WebSocket conversation (ws 8): the upgrade with the
+// original's headers and subprotocols, permessage-deflate offered as the
+// original negotiated it, then the client's messages in order. `--ws wait`
+// sends client message k once the target has sent as many messages as the
+// original server had before k (bounded; a wait that runs out is reported
+// and the conversation goes on); `--ws timing` keeps the original gaps.
+// Text, binary and pings go as recorded (pongs are ws's own answers to the
+// target's pings); the close carries the original code.
+import { pairValue, pairValues } from '../../core/index.js';
+import WebSocket from 'ws';
+import type { Correlation } from './correlate.js';
+import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
+import { requestParts, withHeaders, WS_OWN_HEADERS } from './request.js';
+
+/** What the conversation needs from the driver. */
+export interface WsReplayContext {
+  /** The recording proxy's URL (http://…). */
+  proxyUrl: string;
+  /** --header overrides. */
+  headers: ReadonlyArray<[string, string]>;
+  /** The correlation (rewrites and learning); undefined with nothing to rewrite. */
+  correlation: Correlation;
+  /** wait | timing. */
+  mode: 'wait' | 'timing';
+  /** Bound on each wait for the target, ms. */
+  waitMs: number;
+  /** Gap scale: 1 keeps original gaps, 2 halves them; 0 (asap) sends at once in timing mode too. */
+  speed: number;
+  /** Waits on other lanes (exchanges done, other sockets' progress). */
+  waitFor(waits: Waits, what: string): Promise<void>;
+  /** Called for each server message received (the driver's counts for other lanes). */
+  onReceived(count: number): void;
+  /** A wait that ran out. */
+  onTimeout(what: string, waitedMs: number): void;
+  /** Stops the conversation (Ctrl-C): the socket is closed at once with 1001 (going away). */
+  signal?: AbortSignal;
+}
+
+/** How the conversation went. */
+export interface WsReplayResult {
+  /** False when the socket could not be opened (refused, not a 101). */
+  opened: boolean;
+  /** Why not, in a few words. */
+  reason?: string;
+  /** Client messages sent (data, ping, close). */
+  sent: number;
+  /** Server messages received (data, ping, pong). */
+  received: number;
+}
+
+/**
+ * ws options that offer permessage-deflate as the original client did (the
+ * same Sec-WebSocket-Extensions offer, RFC 7692 §7.1), so the target can
+ * negotiate what the original server did; false when the original offered none.
+ */
+export function deflateOptions(entry: PlannedExchange['entry']): WebSocket.PerMessageDeflateOptions | false {
+  const offer = pairValues(entry.request.headers, 'sec-websocket-extensions').join(', ');
+  const first = offer.split(',').map((s) => s.trim()).find((s) => /^permessage-deflate\b/i.test(s));
+  if (!first) return false;
+  const params = new Map<string, string | true>();
+  for (const part of first.split(';').slice(1)) {
+    const [k, v] = part.split('=').map((x) => x.trim().replace(/^"|"$/g, ''));
+    if (k) params.set(k.toLowerCase(), v ?? true);
+  }
+  const bits = (name: string): number | undefined => {
+    const v = params.get(name);
+    return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+  };
+  const client = params.get('client_max_window_bits');
+  return {
+    serverNoContextTakeover: params.has('server_no_context_takeover'),
+    clientNoContextTakeover: params.has('client_no_context_takeover'),
+    ...(bits('server_max_window_bits') ? { serverMaxWindowBits: bits('server_max_window_bits')! } : {}),
+    // ws offers a bare client_max_window_bits unless told a number, or told false (not offered).
+    ...(client === undefined ? { clientMaxWindowBits: false as unknown as number } : bits('client_max_window_bits') ? { clientMaxWindowBits: bits('client_max_window_bits')! } : {}),
+    // Each message is compressed as the original chose (`compress` per send); ws's size threshold would skip small ones.
+    threshold: 0,
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref?.());
+
+/** Re-drives one WebSocket exchange. */
+export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext): Promise<WsReplayResult> {
+  const parts = ctx.correlation.rewriteRequest(requestParts(ex.entry.request), ctx.correlation.replacementsFor(ex.i));
+  const protocolHeader = pairValue(ex.entry.request.headers, 'sec-websocket-protocol');
+  const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const headers: Record<string, string> = {};
+  for (const [n, v] of withHeaders(parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase())), ctx.headers)) headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;
+  const url = ctx.proxyUrl.replace(/^http/, 'ws') + parts.target;
+  const deflate = deflateOptions(ex.entry);
+  const ws = new WebSocket(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });
+
+  let received = 0;
+  let closed = false;
+  const waiters = new Set<() => void>();
+  const notify = () => waiters.forEach((w) => w());
+  const bump = () => {
+    received++;
+    ctx.onReceived(received);
+    notify();
+  };
+  ws.on('message', (data, isBinary) => {
+    if (!isBinary) ctx.correlation.learnMessage(ex.i, received, data.toString());
+    bump();
+  });
+  ws.on('ping', bump);
+  ws.on('pong', bump);
+  const closedP = new Promise<void>((resolve) => ws.once('close', () => {
+    closed = true;
+    notify();
+    resolve();
+  }));
+
+  const opened = await new Promise<WsReplayResult>((resolve) => {
+    ws.once('open', () => resolve({ opened: true, sent: 0, received: 0 }));
+    ws.once('unexpected-response', (_req, res) => {
+      const bbError = res.headers['x-bb-error'];
+      resolve({ opened: false, reason: bbError ? `the target failed (${String(bbError)})` : `the server refused the WebSocket with ${res.statusCode}`, sent: 0, received: 0 });
+      res.resume();
+      ws.terminate();
+    });
+    ws.once('error', (err) => resolve({ opened: false, reason: `the WebSocket failed (${(err as NodeJS.ErrnoException).code ?? err.message})`, sent: 0, received: 0 }));
+  });
+  if (!opened.opened) return opened;
+  ws.on('error', () => {});
+  const openedAt = performance.now();
+
+  /** Waits until `count` server messages have arrived (or the socket closed), at most waitMs. */
+  const untilReceived = async (count: number, what: string): Promise<void> => {
+    if (received >= count || closed) return;
+    const t = performance.now();
+    const ok = await waitUntil(waiters, () => received >= count || closed, ctx.waitMs);
+    if (!ok) ctx.onTimeout(`${what}: waited for server message ${count} (${received} arrived)`, Math.round(performance.now() - t));
+  };
+
+  let sent = 0;
+  let closeSent = false;
+  const onAbort = () => {
+    if (!closed) closeWith(ws, 1001, 'bb replay interrupted');
+  };
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal?.aborted) onAbort();
+  for (const [k, m] of ex.ws!.messages.entries()) {
+    if (m.type !== 'send' || m.opcode === 10) continue;
+    if (closed || ctx.signal?.aborted) break;
+    const what = `${ex.key} message ${k + 1}`;
+    await ctx.waitFor(m.waits, what);
+    if (ctx.mode === 'timing') {
+      if (ctx.speed > 0) await sleep(openedAt + m.offsetMs / ctx.speed - performance.now());
+    } else {
+      await untilReceived(m.receivedBefore, what);
+    }
+    if (closed) break;
+    send(ws, m, ctx, ex, k);
+    sent++;
+    if (m.opcode === 8) {
+      closeSent = true;
+      break;
+    }
+  }
+  if (!closeSent && !closed && !ctx.signal?.aborted) {
+    // The rest of what the server said, then the close the original ended with.
+    await untilReceived(ex.ws!.received, `${ex.key} end`);
+    const close = ex.entry._bb?.close;
+    if (close?.by === 'server') {
+      await Promise.race([closedP, sleep(ctx.waitMs)]);
+    }
+    if (!closed) closeWith(ws, close?.code ?? 1000, close?.reason ?? '');
+  }
+  await Promise.race([closedP, sleep(ctx.waitMs)]);
+  ctx.signal?.removeEventListener('abort', onAbort);
+  if (!closed) ws.terminate();
+  return { opened: true, sent, received };
+}
+
+function closeWith(ws: WebSocket, code: number, reason: string): void {
+  // 1005 and 1006 are never sent on the wire (RFC 6455 §7.4.1): they mean "none" and "dropped".
+  if (code === 1006) ws.terminate();
+  else if (code === 1005) ws.close();
+  else ws.close(code, reason);
+}
+
+function send(ws: WebSocket, m: PlannedMessage, ctx: WsReplayContext, ex: PlannedExchange, k: number): void {
+  const compress = m.compressed ?? true;
+  switch (m.opcode) {
+    case 1:
+      ws.send(ctx.correlation.rewriteMessage(m.data, ctx.correlation.replacementsFor(ex.i, k)), { binary: false, compress });
+      break;
+    case 2:
+      ws.send(Buffer.from(m.data, 'base64'), { binary: true, compress });
+      break;
+    case 9:
+      ws.ping(Buffer.from(m.data, 'base64'));
+      break;
+    case 8:
+      closeWith(ws, m.code ?? 1000, m.reason ?? '');
+      break;
+  }
+}
+
+/** Resolves true when `ready()` holds at a call of one of `waiters` (the caller's notify), false after `ms`. */
+export function waitUntil(waiters: Set<() => void>, ready: () => boolean, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const check = () => {
+      if (ready()) end(true);
+    };
+    const timer = setTimeout(() => end(false), ms);
+    const end = (v: boolean) => {
+      clearTimeout(timer);
+      waiters.delete(check);
+      resolve(v);
+    };
+    waiters.add(check);
+  });
+}
