@@ -262,14 +262,26 @@ export type Fact =
 /** A listener of facts. It must not throw; if it does, the bus records the error and traffic goes on. */
 export type FactListener = (fact: Fact) => void;
 
+/** What the bus caught from its listeners, for the one report at shutdown. */
+export interface ListenerErrorReport {
+  /** How many times a listener threw, in all. */
+  count: number;
+  /** One error per kind (name and message), first seen first, with how often that kind was thrown among the kept ones. */
+  kinds: Array<{ error: Error; times: number }>;
+}
+
 /**
  * Delivers facts to listeners synchronously, isolating traffic from listener bugs:
- * a listener that throws is logged once per error kind and counted, never rethrown.
+ * a listener that throws is counted and kept (the first 100), never rethrown,
+ * so the proxied connection goes on; whoever owns the bus reports them when
+ * it stops (`errorReport()`; `bb capture` prints one line per kind at exit).
  */
 export class FactBus {
   private readonly listeners: FactListener[] = [];
-  /** Errors thrown by listeners, for reporting at shutdown. */
+  /** Errors thrown by listeners, the first 100, for reporting at shutdown. */
   readonly listenerErrors: Error[] = [];
+  /** How many times a listener threw, including those past the first 100. */
+  listenerErrorCount = 0;
 
   /** Adds a listener; returns a function that removes it. */
   on(listener: FactListener): () => void {
@@ -286,10 +298,24 @@ export class FactBus {
       try {
         listener(fact);
       } catch (err) {
+        this.listenerErrorCount++;
         // Keep a bounded record: a listener failing on every fact must not grow memory.
-        if (this.listenerErrors.length < 100) this.listenerErrors.push(err as Error);
+        if (this.listenerErrors.length < 100) this.listenerErrors.push(err instanceof Error ? err : new Error(String(err)));
       }
     }
+  }
+
+  /** The listener errors so far grouped by kind, or undefined when no listener threw. */
+  errorReport(): ListenerErrorReport | undefined {
+    if (this.listenerErrorCount === 0) return undefined;
+    const kinds = new Map<string, { error: Error; times: number }>();
+    for (const error of this.listenerErrors) {
+      const kind = `${error.name}: ${error.message}`;
+      const seen = kinds.get(kind);
+      if (seen) seen.times++;
+      else kinds.set(kind, { error, times: 1 });
+    }
+    return { count: this.listenerErrorCount, kinds: [...kinds.values()] };
   }
 
   /** True when someone listens (lets the proxy skip work nobody wants). */

@@ -1,5 +1,5 @@
 // The proxy's defaults, once: the proxy, forward mode, the recording wiring
-// (scenario/record.ts) and the CLI's flags (bb capture --connect-timeout,
+// (scenario/record/) and the CLI's flags (bb capture --connect-timeout,
 // --grace) all read them from here.
 
 /** Defaults of the proxy's options. */

@@ -196,6 +196,12 @@ export const captureCommand: BbCommand = {
             upstreamTimeoutMs: Number(argv['upstream-timeout']),
             upstreamTls,
             ...(fwd.forward ? { mode: 'forward' as const, hosts: fwd.hosts, allowRemote: fwd.allowRemote } : {}),
+            onListenerErrors: (report) => {
+              // The capture's own listener never throws (it reports through onRecordingError): this is another observer, the live log.
+              for (const { error, times } of report.kinds) {
+                process.stderr.write(`bb: ${plan.label}: a listener of the proxy's facts threw ${error.name}: ${error.message} (${times} of ${report.count} listener errors); traffic went on, the live log may miss lines\n`);
+              }
+            },
             onRecordingError: (err) => {
               recordingErrors++;
               if (recordingErrors <= 5 || recordingErrors % 1000 === 0) {

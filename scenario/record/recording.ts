@@ -3,7 +3,7 @@
 // `bb replay` (replay/run.ts) and the package's startCapture all record
 // through here.
 import { join, resolve } from 'node:path';
-import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
+import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
 import { openCapture, type Capture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
@@ -46,6 +46,8 @@ export interface RecordingOptions {
   upstreamTls?: UpstreamTlsOptions;
   /** Called when recording fails (disk full...); traffic keeps flowing. */
   onRecordingError?: (err: Error) => void;
+  /** Called once at close when a listener of the proxy's facts threw (traffic went on; the bus kept the errors). */
+  onListenerErrors?: (report: ListenerErrorReport) => void;
 }
 
 /** A running recording proxy. */
@@ -143,7 +145,12 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
         capture.discard();
       },
       close(graceMs = PROXY_DEFAULTS.closeGraceMs, onProgress) {
-        closing ??= proxy.close(graceMs).then(() => capture.close(onProgress));
+        closing ??= proxy.close(graceMs).then(() => {
+          // Reported once the proxy is quiet, so the report counts every fact it delivered.
+          const report = proxy.bus.errorReport();
+          if (report) options.onListenerErrors?.(report);
+          return capture.close(onProgress);
+        });
         return closing;
       },
     };

@@ -69,3 +69,20 @@ export async function startUpgradeService(version: 1 | 2): Promise<UpgradeServic
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
+
+/** The same traffic for each version, through its proxy (the upgrade test and the docs' diff example). */
+export async function driveUpgradeService(base: string): Promise<void> {
+  const json = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
+    return (await res.json()) as { id?: string };
+  };
+  const a = await json('POST', '/posts', { title: 'zebra' });
+  const b = await json('POST', '/posts', { title: 'apple' });
+  await json('GET', '/posts');
+  await json('GET', '/posts?_sort=title');
+  await json('GET', `/posts/${a.id}`);
+  await json('GET', `/posts/${b.id}`);
+  await json('GET', '/posts/nope');
+  await json('GET', '/users/nope');
+  await json('GET', '/tags');
+}

@@ -8,25 +8,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBb, startBb } from '../helpers/cli.js';
-import { startUpgradeService } from './upgrade-service.js';
+import { driveUpgradeService, startUpgradeService } from './upgrade-service.js';
 import { tempDir } from '../helpers/tmp.js';
-
-/** The same traffic for each version, through its proxy. */
-async function drive(base: string): Promise<void> {
-  const json = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
-    return (await res.json()) as { id?: string };
-  };
-  const a = await json('POST', '/posts', { title: 'zebra' });
-  const b = await json('POST', '/posts', { title: 'apple' });
-  await json('GET', '/posts');
-  await json('GET', '/posts?_sort=title');
-  await json('GET', `/posts/${a.id}`);
-  await json('GET', `/posts/${b.id}`);
-  await json('GET', '/posts/nope');
-  await json('GET', '/users/nope');
-  await json('GET', '/tags');
-}
 
 /** Records one version through `bb capture` into `out`. */
 async function record(version: 1 | 2, out: string, home: string): Promise<void> {
@@ -34,7 +17,7 @@ async function record(version: 1 | 2, out: string, home: string): Promise<void> 
   const bb = startBb(['capture', '--target', service.url, '--out', out, '--quiet'], { BB_HOME: home }, { timeoutMs: 30_000 });
   try {
     const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
-    await drive(base!);
+    await driveUpgradeService(base!);
     bb.child.kill('SIGINT');
     assert.equal(await bb.exited, 0, bb.stderr());
   } finally {

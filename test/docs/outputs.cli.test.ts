@@ -1,0 +1,158 @@
+// Every command output shown in README.md and docs/*.md comes from a real
+// run of this build and keeps its shape (test/docs/output-shape.ts says the
+// rule and the marker). The runs are few and shared: one `bb demo` (its
+// capture is then replayed), one `bb compare --repeat 3` for the timing
+// blocks, one recorded upgrade pair diffed once, one live log against an
+// https server bb does not trust. They run side by side in one before().
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runBb, startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startRecording } from '../../scenario/index.js';
+import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
+import { driveUpgradeService, startUpgradeService } from '../e2e/upgrade-service.js';
+import { mask, realLines, shapeMismatch, shownBlocks, type ShownBlock } from './output-shape.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
+const blocks: ShownBlock[] = pages.flatMap((page) => shownBlocks(page, readFileSync(join(root, page), 'utf8')));
+
+const tmp = tempDir();
+const cwd = tmp.dir;
+const env = { BB_HOME: tmp.bbHome };
+// stdout and stderr in one pipe, in the order bb wrote them (as a terminal shows them).
+const merged = { cwd, sh: 'exec 2>&1' };
+const closers: Array<() => Promise<unknown>> = [];
+after(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+/** `bb demo`, then its old capture replayed against a fresh new-variant demo server. */
+async function demoAndReplay(): Promise<Record<string, string>> {
+  const demo = await runBb(['demo'], env, merged);
+  assert.equal(demo.code, 0, demo.stdout);
+  const run = readdirSync(join(cwd, 'captures')).find((n) => n.startsWith('demo-'))!;
+  const server = spawn(process.execPath, [join(root, 'dist/scenario/compare/demo/server.js'), '--variant', 'new'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  closers.push(() => new Promise((r) => (server.exitCode !== null ? r(0) : (server.once('exit', r), server.kill('SIGTERM')))));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    server.stdout!.on('data', (c) => {
+      out += c;
+      const ready = /READY (\{.*\})/.exec(out);
+      if (ready) resolve((JSON.parse(ready[1]) as { port: number }).port);
+    });
+    server.once('exit', () => reject(new Error(`the demo server exited: ${out}`)));
+  });
+  const replay = await runBb(['replay', `captures/${run}/old.har`, '--target', `http://127.0.0.1:${port}`, '--out', 'captures/new.har'], env, { cwd });
+  assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+  return { 'bb demo': demo.stdout, 'bb replay': replay.stdout };
+}
+
+/** `bb compare --repeat 3 --timing-budget 1.5` on the timing fixture (new /slow waits 40 ms instead of 10). */
+async function timing(): Promise<Record<string, string>> {
+  const fixtures = join(root, 'test/scenario/fixtures');
+  const server = (slowMs: number) => ({ command: 'node', args: [join(fixtures, 'timing-server.mjs'), String(slowMs)] });
+  const config = await tmp.write('timing.json', { servers: { old: server(10), new: server(40) }, scenario: join(fixtures, 'timing-scenario.mjs') });
+  const r = await runBb(['compare', '--config', config, '--repeat', '3', '--timing-budget', '1.5', '--out', 'run'], env, merged);
+  assert.equal(r.code, 1, r.stdout);
+  return { 'bb compare --repeat 3 --timing-budget 1.5': r.stdout };
+}
+
+/** The upgrade pair: old through `bb capture` (its live log), new through the library; then `bb diff old.har new.har`. */
+async function upgradePair(): Promise<Record<string, string>> {
+  const [v1, v2] = await Promise.all([startUpgradeService(1), startUpgradeService(2)]);
+  closers.push(() => v1.close(), () => v2.close());
+  const capture = startBb(['capture', '--target', v1.url, '--out', 'old.har'], env, { cwd, timeoutMs: 30_000 });
+  const [, base] = await capture.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+  await driveUpgradeService(base!);
+  capture.child.kill('SIGINT');
+  assert.equal(await capture.exited, 0, capture.stderr());
+  const rec = await startRecording({ target: v2.url, out: tmp.path('new.har'), bbHome: tmp.bbHome });
+  await driveUpgradeService(rec.url);
+  await rec.close(1000);
+  const diff = await runBb(['diff', 'old.har', 'new.har'], env, { cwd });
+  assert.equal(diff.code, 1, diff.stdout + diff.stderr);
+  return { 'bb capture': capture.stdout(), 'bb diff old.har new.har': diff.stdout };
+}
+
+/** `bb capture` in front of an https server whose CA bb was not given: the live log's 502 line. */
+async function untrustedUpstream(): Promise<Record<string, string>> {
+  const leaf = await createLeafFactory(await loadOrCreateCa(tmp.path('upstream-ca'))).pemFor('127.0.0.1');
+  const server = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (_req, res) => res.end('never reached'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => server.close(r)));
+  const capture = startBb(['capture', '--target', `https://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', 'tls.har'], env, { cwd, timeoutMs: 30_000 });
+  const [, base] = await capture.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+  assert.equal((await fetch(`${base}/v1/items`)).status, 502);
+  await capture.waitFor(/ 502 /);
+  capture.child.kill('SIGINT');
+  assert.equal(await capture.exited, 0, capture.stderr());
+  return { 'bb capture (untrusted https target)': capture.stdout() };
+}
+
+describe('the outputs shown in the docs', () => {
+  let real: Record<string, string> = {};
+  before(async () => {
+    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream()]);
+    real = Object.assign({}, ...runs) as Record<string, string>;
+    // BB_DOCS_OUTPUTS=folder keeps each real output there (paths relative), to paste into a page after a change.
+    if (process.env.BB_DOCS_OUTPUTS) {
+      for (const [name, text] of Object.entries(real)) await writeFile(join(process.env.BB_DOCS_OUTPUTS, `${name.replace(/[^\w.-]+/g, '_')}.txt`), realLines(text, cwd).join('\n') + '\n');
+    }
+  });
+
+  it('masks what varies and keeps the words', () => {
+    const table: Array<[string, string]> = [
+      ['#7 GET /v1/items 200 1.2 KB 3 ms', '#N GET /vN/items N <SIZE> <TIME>'],
+      ['#5 GET /posts/0b3c8f2e-51a4-4d7e-9a0c-2f1e5d6c7b8a 200 84 B 1 ms', '#N GET /posts/<UUID> N <SIZE> <TIME>'],
+      ['  [Fbf82ddb54] response.headers.x-powered-by removed "shelf" in 9 of 9 entries, 6 routes', '  [<ID>] response.headers.x-powered-by removed "shelf" in N of N entries, N routes'],
+      ['  timing/GET /a     ~            ×0.91 [0.64, 1.29]  -0.99 ms (10.5 → 9.47 ms)  p=2.2e-10', '  timing/<ROUTE> <VERDICT> ×N [N, N] <TIME> (N → <TIME>) p=N'],
+      ['MATCH with 1 known  (20 pairs; captures/demo-20261201-212706/old.har', 'MATCH with N known (N pairs; captures/demoNN/old.har'],
+      ['- "Error: x\\n    at f (file:///work/main/scenario…', '- "Error: x\\n at f (file://<PATH>…'],
+      ['KNOWN-DIFF [47fec6dfbb] errors/POST', 'KNOWN-DIFF [<ID>] errors/POST'],
+    ];
+    for (const [line, masked] of table) assert.equal(mask(line), masked, line);
+  });
+
+  it('holds a block to a contiguous run of the real lines, … taking any number', () => {
+    const real = ['a 1', 'b 2', 'c 3', 'd 4'];
+    assert.equal(shapeMismatch(['b 7', 'c 8'], real), undefined);
+    assert.equal(shapeMismatch(['$ bb x', 'a 1', '…', 'd 9'], real), undefined);
+    assert.match(shapeMismatch(['a 1', 'c 3'], real) ?? '', /line 2 of the block/);
+    assert.match(shapeMismatch(['b 1', 'x'], real) ?? '', /shown: x\n {2}real: {2}c N/);
+  });
+
+  it('marks every block that shows a command output', () => {
+    // Lines only bb prints: an unmarked block with one is an output nobody checks.
+    const outputish = /^(DIFF: |MATCH|bb: |replayed |#\d+ (GET|POST)|Timing \(|\s+\[F[0-9a-f]{10}\])/;
+    const marked = new Set(blocks.flatMap((b) => b.lines));
+    for (const page of pages) {
+      const lines = readFileSync(join(root, page), 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        if (line.startsWith('    ') && outputish.test(line.slice(4))) assert.ok(marked.has(line.slice(4)), `${page}:${i + 1} shows an output without an <!-- output: NAME --> marker: ${line.trim()}`);
+      });
+    }
+    assert.ok(blocks.length >= 8, `found ${blocks.length} marked blocks`);
+  });
+
+  it('each marked block has the shape of its real run', () => {
+    const failures: string[] = [];
+    for (const block of blocks) {
+      const output = real[block.name];
+      if (output === undefined) {
+        failures.push(`${block.page}:${block.line}: no run is named '${block.name}' (runs: ${Object.keys(real).join(', ')})`);
+        continue;
+      }
+      const mismatch = shapeMismatch(block.lines, realLines(output, cwd));
+      if (mismatch) failures.push(`${block.page}:${block.line} (${block.name}) drifted from the real output, ${mismatch}`);
+    }
+    assert.deepEqual(failures, [], failures.join('\n\n'));
+  });
+});
