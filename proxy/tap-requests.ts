@@ -171,6 +171,9 @@ export abstract class TapRequests extends TapState {
   }
 
   protected onRequestSwitch(rest: Buffer): void {
+    // What follows is not read as HTTP: a head timer armed by this request's first bytes must not answer 408 into it later.
+    clearTimeout(this.headTimer);
+    this.headTimer = undefined;
     if (this.lastConnect) {
       this.onConnect(rest);
       return;
