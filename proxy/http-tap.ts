@@ -1,6 +1,6 @@
 // The HTTP/1.1 tap: one client connection, its lazily opened upstream
 // connection (1:1), and the bytes between them passed on unchanged while
-// bb's parser (http1-parser.ts) reads a copy and turns it into the facts of
+// bb's parser (http1/parser.ts) reads a copy and turns it into the facts of
 // events.ts (DESIGN "The tap").
 //
 // Request side: a head is held until it is whole and judged; an accepted
@@ -20,8 +20,8 @@ import type { Duplex } from 'node:stream';
 import { now, type FailureInfo } from './events.js';
 import { classifyUpstreamError } from './errors.js';
 import type { ConnectionState } from './connection.js';
-import { Http1Parser } from './http1-parser.js';
-import type { ResponseHead } from './http1-head.js';
+import { Http1Parser } from './http1/parser.js';
+import type { ResponseHead } from './http1/head.js';
 import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from './upstream.js';
 import { handOver } from './upgrade.js';
 import { TapRequests } from './tap-requests.js';

@@ -9,7 +9,7 @@ import { connectionOf, trackConnection, type ConnectionState } from './connectio
 import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http-tap.js';
 import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
-import { MAX_HEAD_BYTES } from './http1-parser.js';
+import { MAX_HEAD_BYTES } from './http1/parser.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 import { BbError } from '../core/index.js';
 import { tlsTerminator } from './listen-tls.js';

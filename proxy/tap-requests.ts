@@ -1,5 +1,5 @@
 // The client side of the HTTP tap: each request head is held until whole and
-// judged (http1-parser.ts), then goes upstream as received (rewritten only
+// judged (http1/parser.ts), then goes upstream as received (rewritten only
 // when a flag asks); body bytes follow as they arrive. A refused head gets
 // bb's 400/431/408 once the responses before it are out, and the connection
 // ends. CONNECT and upgrades stop the parser: what follows is not HTTP.
@@ -8,8 +8,8 @@ import type { Duplex } from 'node:stream';
 import { now } from './events.js';
 import { badRequest } from './errors.js';
 import type { ConnectionState } from './connection.js';
-import { Http1Parser, type FeedOutcome } from './http1-parser.js';
-import type { RequestHead } from './http1-head.js';
+import { Http1Parser, type FeedOutcome } from './http1/parser.js';
+import type { RequestHead } from './http1/head.js';
 import type { Upstream } from './upstream.js';
 import { outgoingHead } from './request-rewrite.js';
 import { TapState } from './tap-state.js';

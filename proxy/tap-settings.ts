@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FactBus, SyntheticResponse } from './events.js';
-import type { RequestHead } from './http1-head.js';
+import type { RequestHead } from './http1/head.js';
 import type { RewriteSettings } from './request-rewrite.js';
 import type { Upstream, UpstreamTlsOptions } from './upstream.js';
 import type { UpgradeTap } from './upgrade.js';

@@ -6,8 +6,8 @@ import type { Duplex } from 'node:stream';
 import { badGateway, serializeResponse } from './errors.js';
 import { now, type EpochMs, type FailureInfo } from './events.js';
 import type { ConnectionState } from './connection.js';
-import type { Http1Parser } from './http1-parser.js';
-import type { RequestHead, ResponseHead } from './http1-head.js';
+import type { Http1Parser } from './http1/parser.js';
+import type { RequestHead, ResponseHead } from './http1/head.js';
 import type { Upstream } from './upstream.js';
 import type { Exchange, PreconnectedUpstream, TapSettings } from './tap-settings.js';
 
