@@ -50,7 +50,7 @@ export type { PreconnectedUpstream, TapSettings, UpstreamQuery } from '../tap-se
 export type TapState = 'idle' | 'request-head' | 'streaming' | 'awaiting-upstream' | 'switched' | 'refused' | 'closed';
 
 /** How long a client may take to send a whole head once it began one (Node's headersTimeout). */
-export const HEAD_TIMEOUT_MS = 60_000;
+const HEAD_TIMEOUT_MS = 60_000;
 
 /** Starts tapping one client connection; `upstream` is one already connected for it (TLS interception with ALPN mirrored), used for its first exchange. */
 export function tapConnection(conn: ConnectionState, client: Duplex, settings: TapSettings, upstream?: PreconnectedUpstream): void {
