@@ -1,7 +1,7 @@
 // The HTTP/1.1 tap: one client connection, its upstream connection (1:1),
 // and the bytes between them passed on unchanged while bb's parser
 // (parser.ts) reads a copy of each direction and turns it into the facts of
-// events.ts (docs/architecture.md, "The tap").
+// events.ts (docs/architecture.md).
 //
 // This file is the connection: its one named state, every change of it (in
 // enter()), the client socket's events, and the steps that change what the
