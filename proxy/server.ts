@@ -1,15 +1,15 @@
 // The proxy's sockets: a net.Server that accepts client connections and
-// hands each one to the HTTP tap (http-tap.ts), which passes bytes through
+// hands each one to the HTTP/1 tap (http1/tap.ts), which passes bytes through
 // and reads a copy. This is the only file in proxy/ that listens.
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FactBus } from './events.js';
 import { PROXY_DEFAULTS } from './options.js';
 import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
-import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http-tap.js';
+import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http1/tap.js';
 import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
-import { MAX_HEAD_BYTES } from './http1-parser.js';
+import { MAX_HEAD_BYTES } from './http1/parser.js';
 import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 import { BbError } from '../core/index.js';
 import { tlsTerminator } from './listen-tls.js';

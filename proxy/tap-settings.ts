@@ -1,8 +1,7 @@
-// What the HTTP tap is given (per proxy) and what it keeps per exchange.
+// What the HTTP/1 and h2 taps are given, per proxy.
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FactBus, SyntheticResponse } from './events.js';
-import type { RequestHead } from './http1-head.js';
+import type { FactBus } from './events.js';
 import type { RewriteSettings } from './request-rewrite.js';
 import type { Upstream, UpstreamTlsOptions } from './upstream.js';
 import type { UpgradeTap } from './upgrade.js';
@@ -48,20 +47,3 @@ export interface PreconnectedUpstream {
   /** Its origin, "https://host:port": used when the first request resolves to the same one. */
   origin: string;
 }
-
-/** How long a client may take to send a whole head once it began one. */
-export const HEAD_TIMEOUT_MS = 60_000;
-
-/** One request in flight: sent upstream (or answered by bb), its response not finished. */
-export interface Exchange {
-  id: number;
-  method: string;
-  head: RequestHead;
-  upgrade: boolean;
-  /** bb answers this one itself (a 502 for a bad target, a 400 for a refused head), when its turn comes. */
-  synthetic?: { response: SyntheticResponse; fact: () => void; close: boolean };
-  requestEnded: boolean;
-  responseStarted: boolean;
-  finished: boolean;
-}
-

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { headerValue } from '../core/index.js';
 import { now, type FactBus, type RawHeaders } from './events.js';
-import type { RequestHead, ResponseHead } from './http1-head.js';
+import type { RequestHead, ResponseHead } from './http1/head.js';
 import { tapWebSocket } from './ws-tap.js';
 
 /** Per direction, what the relay passes each chunk to once it is forwarded, with the time it arrived (epoch ms). */

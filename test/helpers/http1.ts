@@ -1,7 +1,7 @@
 // Feeds bytes to bb's HTTP/1.1 parser and collects what it found, in a shape
 // tests can compare (heads, bodies, trailers, how it ended).
-import { Http1Parser, type FeedOutcome } from '../../proxy/http1-parser.js';
-import type { Http1Head } from '../../proxy/http1-head.js';
+import { Http1Parser, type FeedOutcome } from '../../proxy/http1/parser.js';
+import type { Http1Head } from '../../proxy/http1/head.js';
 
 /** One message as the parser framed it. */
 export interface ParsedMessage {

@@ -1,7 +1,7 @@
 // The line blocks of HTTP/1.1: a head or a trailer section, collected as
 // CRLF-terminated lines up to an empty line, capped, so the parser can judge
 // it whole (http1-parser.ts walks everything else byte by byte).
-import type { Http1Fault } from './http1-head.js';
+import type { Http1Fault } from './head.js';
 
 /** Collects a block of CRLF-terminated lines up to and including an empty line (a head or trailers). */
 export class LineBlock {

@@ -1,6 +1,6 @@
 // Parsing and judging one complete HTTP/1.1 head (RFC 9112 §2–§6).
 //
-// The incremental parser (http1-parser.ts) finds where a head ends and has
+// The incremental parser (parser.ts) finds where a head ends and has
 // already checked that every LF in it follows a CR; this file reads the start
 // line and the field lines, and decides the one framing the body has. It is
 // strict on purpose: anything two parsers could read two ways (a
@@ -8,7 +8,7 @@
 // obs-fold, a space before the colon) is refused, so bb never forwards bytes
 // the server might frame differently than bb recorded them.
 import { METHODS } from 'node:http';
-import type { RawHeaders } from './events.js';
+import type { RawHeaders } from '../events.js';
 
 /** Why a head (or body framing) was refused: an llhttp-style code and one sentence. */
 export interface Http1Fault {

@@ -10,8 +10,8 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as tick } from 'node:timers/promises';
-import { parsePieces, type ParsedMessage, type Parsed } from '../helpers/http1.js';
-import { requestCorpus, responseCorpus, fuzzRequests, fuzzResponses, type FuzzCase, type ResponseCase } from '../helpers/http1-fuzz.js';
+import { parsePieces, type ParsedMessage, type Parsed } from '../../helpers/http1.js';
+import { requestCorpus, responseCorpus, fuzzRequests, fuzzResponses, type FuzzCase, type ResponseCase } from '../../helpers/http1-fuzz.js';
 
 /** What Node made of some bytes. */
 interface NodeView {

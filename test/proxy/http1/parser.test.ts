@@ -3,8 +3,8 @@
 // boundary and one byte at a time: every cut must give the same result.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Http1Parser, MAX_HEAD_BYTES } from '../../proxy/http1-parser.js';
-import { parsePieces, splits, type Parsed } from '../helpers/http1.js';
+import { Http1Parser, MAX_HEAD_BYTES } from '../../../proxy/http1/parser.js';
+import { parsePieces, splits, type Parsed } from '../../helpers/http1.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 

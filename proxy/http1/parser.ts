@@ -4,15 +4,15 @@
 // into the chunk they were fed).
 //
 // One parser reads one direction of one connection. The request side judges
-// every head (http1-head.ts) before the tap lets it go upstream. The response
+// every head (head.ts) before the tap lets it go upstream. The response
 // side frames each response by the request it answers: the tap calls
 // expect(method) as each request goes upstream, which is the queue of
 // requests in flight that pipelining, HEAD and CONNECT need (RFC 9112 §6.3).
 //
 // States are named numbers; a chunk is walked once. Heads and trailers are
-// line blocks (http1-lines.ts): collected until an empty line, then parsed
+// line blocks (lines.ts): collected until an empty line, then parsed
 // whole (capped).
-import type { RawHeaders } from './events.js';
+import type { RawHeaders } from '../events.js';
 import {
   parseFieldLines,
   parseRequestHead,
@@ -22,8 +22,8 @@ import {
   judgeTrailers,
   type Http1Fault,
   type Http1Head,
-} from './http1-head.js';
-import { LineBlock } from './http1-lines.js';
+} from './head.js';
+import { LineBlock } from './lines.js';
 
 /** The largest head (start line, fields, blank line) or trailer block bb reads: 16 KiB, Node's default. */
 export const MAX_HEAD_BYTES = 16 * 1024;
