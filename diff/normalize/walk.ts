@@ -18,9 +18,13 @@ const MEMO_MAX_SIZE = 100_000;
  * that combination. A NormalizeContext holds one per side (valueWalk).
  */
 export interface ValueWalk {
+  /** The run's compiled rules. */
   readonly rules: RuleSet;
+  /** This side's server home directories, longest first (server-home). */
   readonly homes: readonly string[];
+  /** The run's ordinal table (both sides share it). */
   readonly table: OrdinalTable;
+  /** Strings already normalized with this combination, bounded (MEMO_MAX_SIZE). */
   readonly strings: Map<string, string>;
   /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
   readonly shortest: number;
