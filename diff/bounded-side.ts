@@ -13,9 +13,7 @@
 import { indexCapture, type IndexedCapture } from '../capture/index.js';
 import type { HarEntry, HarPage } from '../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
-import { unnumber } from './normalize/ordinals.js';
-import { applyPathRules, entryHost, normalizeEntry, type NormalizeContext } from './normalize/entry.js';
-import { ZipBodies } from './normalize/zip.js';
+import { applyPathRules, entryHost, normalizeEntry, unnumber, ZipBodies, type NormalizeContext } from './normalize/index.js';
 import { contentText, digestAndMarks, entryToken, tokenOf } from './pair.js';
 import { assignIds, sortForComparison } from './engine.js';
 import { ShapeIndex } from './findings.js';

@@ -21,7 +21,7 @@
 // whole capture.
 import { stat } from 'node:fs/promises';
 import { loopSettings, normalizeContextFor, type DiffContext, type DiffStage } from './pipeline.js';
-import { applyPathRules, hostsInKeys, pairedPageLabels } from './normalize/entry.js';
+import { applyPathRules, hostsInKeys, pairedPageLabels } from './normalize/index.js';
 import { pairEntries } from './pair.js';
 import { compareLineup, type EntrySource, type EntrySummary } from './engine.js';
 import { ShapeTable } from './findings.js';

@@ -6,8 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
-import { BUILTIN_RULE_NAMES } from './normalize/rules.js';
-import { ProtoSchema } from './normalize/proto-schema.js';
+import { BUILTIN_RULE_NAMES, ProtoSchema } from './normalize/index.js';
 import { BbError } from '../core/index.js';
 
 export type * from './config-types.js';

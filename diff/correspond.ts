@@ -10,7 +10,7 @@
 import { alignItems, identityOf, type ArrayRules } from './arrays.js';
 import { canonical, lineUpMessages } from './compare.js';
 import { joinPath } from './selector.js';
-import { hasMarker, type OrdinalNumbering } from './normalize/ordinals.js';
+import { hasMarker, type OrdinalNumbering } from './normalize/index.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
 /** What of an entry is compared (and so numbered). */

@@ -6,9 +6,8 @@
 // EntrySource.
 import { bindPair, type EntryBody } from './correspond.js';
 import { comparePair, requestLine } from './compare.js';
-import { entryKey, routeWithHost } from './normalize/entry.js';
+import { entryKey, routeWithHost, unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/index.js';
 import type { ArrayRules } from './arrays.js';
-import { unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/ordinals.js';
 import type { Lineup } from './pair.js';
 import type { PairView } from './types.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
-import { hasMarker } from './normalize/ordinals.js';
+import { hasMarker } from './normalize/index.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';
 import { appendAll } from '../core/index.js';
 

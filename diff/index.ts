@@ -18,9 +18,8 @@ export type { JunitOptions } from './report/junit.js';
 export { defaultStages, createContext, runStages } from './pipeline.js';
 export { boundedStages, needsBounded, BOUNDED_THRESHOLD } from './bounded.js';
 export type { DiffOptions, DiffStage, DiffContext, DiffProgress } from './pipeline.js';
-export { bodyParsers } from './normalize/bodies.js';
-export type { BodyParser } from './normalize/bodies.js';
-export { BUILTIN_RULE_NAMES } from './normalize/rules.js';
+export { bodyParsers, BUILTIN_RULE_NAMES } from './normalize/index.js';
+export type { BodyParser } from './normalize/index.js';
 export type * from './types.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */

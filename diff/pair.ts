@@ -11,9 +11,8 @@
 import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from '../core/index.js';
-import { routeWithoutHost } from './normalize/entry.js';
+import { routeWithoutHost, unnumber, type OrdinalTable } from './normalize/index.js';
 import type { NormalizedEntry } from './types.js';
-import { unnumber, type OrdinalTable } from './normalize/ordinals.js';
 
 /** One line-up of an old and/or new item, by index. */
 export interface Lineup {

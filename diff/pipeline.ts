@@ -6,12 +6,10 @@
 import { readCapture } from '../capture/index.js';
 import type { Har } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
-import { compileRules, homesFor, type RuleSet } from './normalize/rules.js';
-import { OrdinalNumbering, OrdinalTable, unnumber } from './normalize/ordinals.js';
-import { applyPathRules, entryHost, hostsInKeys, normalizeContext, normalizeEntry, pairedPageLabels, type NormalizeContext } from './normalize/entry.js';
-import { bodyParsers, type BodyParser } from './normalize/bodies.js';
-import { ZipBodies } from './normalize/zip.js';
-import { ProtoSchema } from './normalize/proto-schema.js';
+import {
+  applyPathRules, bodyParsers, compileRules, entryHost, homesFor, hostsInKeys, normalizeContext, normalizeEntry, OrdinalNumbering, OrdinalTable,
+  pairedPageLabels, ProtoSchema, unnumber, ZipBodies, type BodyParser, type NormalizeContext, type RuleSet,
+} from './normalize/index.js';
 import { contentText, digestAndMarks, pairEntries, tokenOf, type Lineup } from './pair.js';
 import { arrayRules, type ArrayRules } from './arrays.js';
 import { assignIds, compareLineup, sortForComparison, type EntrySummary, type LoopSettings } from './engine.js';

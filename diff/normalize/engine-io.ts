@@ -28,6 +28,8 @@
 //   { eio: "message", binary: "<binary 4 bytes sha256:…>" }
 // A polling body is the array of its packets, in order.
 import { createHash } from 'node:crypto';
+import type { MultiValue } from '../types.js';
+import type { OrdinalTable } from './ordinals.js';
 
 /** Engine.IO packet type names by their wire character. */
 const ENGINE_TYPES: Record<string, string> = { 0: 'open', 1: 'close', 2: 'ping', 3: 'pong', 4: 'message', 5: 'upgrade', 6: 'noop' };
@@ -184,4 +186,26 @@ export function decodeEnginePayload(text: string, version = '4'): EnginePacket[]
     out.push(packet);
   }
   return out;
+}
+
+/** The ordinal class of Engine.IO session ids (the `sid` of the open packet and of every later URL). */
+export const EIO_SID = 'EIO_SID';
+
+/**
+ * Engine.IO's per-connection values (https://socket.io/docs/v4/engine-io-protocol/):
+ * the session id the open packet hands out and every later URL carries
+ * (`sid`), numbered as an ordinal so it corresponds across captures, and the
+ * cache-busting `t` query parameter, masked.
+ */
+export function engineIoQuery(query: Record<string, MultiValue>, table: OrdinalTable): void {
+  if (typeof query.sid === 'string' && query.sid) query.sid = table.mark(EIO_SID, query.sid);
+  if (query.t !== undefined) query.t = '<T>';
+}
+
+/** The open packets' `sid` (a polling body's packets, or one WebSocket packet) as EIO_SID ordinals. */
+export function engineIoSids(v: unknown, table: OrdinalTable): void {
+  for (const p of Array.isArray(v) ? v : [v]) {
+    const data = p && typeof p === 'object' && (p as { eio?: unknown }).eio === 'open' ? (p as { data?: unknown }).data : undefined;
+    if (data && typeof data === 'object' && typeof (data as { sid?: unknown }).sid === 'string') (data as { sid: string }).sid = table.mark(EIO_SID, (data as { sid: string }).sid);
+  }
 }

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readZip, decodeZipName, isZipBody, DEFAULT_ZIP_LIMITS } from '../../diff/normalize/zip.js';
-import { diffCaptures } from '../../diff/index.js';
-import type { Har } from '../../capture/har.js';
-import { capture } from '../helpers/har.js';
-import { makeZip, type ZipSpec } from './zip-builder.js';
-import { tempDir } from '../helpers/tmp.js';
+import { readZip, decodeZipName, isZipBody, DEFAULT_ZIP_LIMITS } from '../../../diff/normalize/zip.js';
+import { diffCaptures } from '../../../diff/index.js';
+import type { Har } from '../../../capture/har.js';
+import { capture } from '../../helpers/har.js';
+import { makeZip, type ZipSpec } from '../zip-builder.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const session = (id: string, model = 'm1') => JSON.stringify({ id, model, created_at: '2026-01-01T00:00:00Z' });
 

@@ -6,13 +6,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { renderText, type DiffResult } from '../../diff/index.js';
-import { requestNotRecorded, responseNotRecorded } from '../../diff/normalize/entry.js';
-import type { Har, HarEntry } from '../../capture/har.js';
-import { capture } from '../helpers/har.js';
-import { diffBothPaths } from './diff-bounded.js';
-import { tempDir } from '../helpers/tmp.js';
-import { sharedFixture } from '../helpers/fixtures.js';
+import { renderText, type DiffResult } from '../../../diff/index.js';
+import { requestNotRecorded, responseNotRecorded } from '../../../diff/normalize/not-recorded.js';
+import type { Har, HarEntry } from '../../../capture/har.js';
+import { capture } from '../../helpers/har.js';
+import { diffBothPaths } from '../diff-bounded.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 

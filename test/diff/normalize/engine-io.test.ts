@@ -6,11 +6,11 @@
 // v4 and the v3 branch).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../diff/normalize/engine-io.js';
-import { renderText, type DiffResult } from '../../diff/index.js';
-import { capture, type ExchangeSpec } from '../helpers/har.js';
-import { diffBothPaths } from './diff-bounded.js';
-import { tempDir } from '../helpers/tmp.js';
+import { decodeEnginePacket, decodeEnginePayload, decodeSocketIoPacket, engineIoVersion } from '../../../diff/normalize/engine-io.js';
+import { renderText, type DiffResult } from '../../../diff/index.js';
+import { capture, type ExchangeSpec } from '../../helpers/har.js';
+import { diffBothPaths } from '../diff-bounded.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 

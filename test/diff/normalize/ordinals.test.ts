@@ -2,10 +2,10 @@
 // stages' shortcut) must give out the same numbers, pair after pair.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OrdinalNumbering, OrdinalTable, unnumber } from '../../diff/normalize/ordinals.js';
-import { bindPair } from '../../diff/correspond.js';
-import { DEFAULT_ARRAY_RULES } from '../../diff/arrays.js';
-import type { NormalizedEntry } from '../../diff/types.js';
+import { OrdinalNumbering, OrdinalTable, unnumber } from '../../../diff/normalize/ordinals.js';
+import { bindPair } from '../../../diff/correspond.js';
+import { DEFAULT_ARRAY_RULES } from '../../../diff/arrays.js';
+import type { NormalizedEntry } from '../../../diff/types.js';
 
 // A small deterministic generator, so a failure names a reproducible case.
 function random(seed: number): () => number {

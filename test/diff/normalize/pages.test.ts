@@ -2,9 +2,9 @@
 // (a proxy recording with no steps) still pairs with a browser HAR that has them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures } from '../../diff/index.js';
-import { capture } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
+import { diffCaptures } from '../../../diff/index.js';
+import { capture } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const tmp = tempDir();
 

@@ -1,16 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRules, normalizeString, normalizeValue, valueWalk, BUILTIN_RULE_NAMES } from '../../diff/normalize/rules.js';
+import { compileRules } from '../../../diff/normalize/rules.js';
+import { normalizeString, normalizeValue, valueWalk } from '../../../diff/normalize/walk.js';
+import { BUILTIN_RULE_NAMES } from '../../../diff/normalize/builtin-rules.js';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sharedFixture } from '../helpers/fixtures.js';
-import { OrdinalNumbering, OrdinalTable } from '../../diff/normalize/ordinals.js';
-import { parseSseText } from '../../diff/normalize/bodies.js';
-import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../diff/index.js';
-import { capture, uuid } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
-import { isBbError } from '../../core/index.js';
-import { exitStatusFor } from '../../cli/exit.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
+import { OrdinalNumbering, OrdinalTable } from '../../../diff/normalize/ordinals.js';
+import { parseSseText } from '../../../diff/normalize/bodies.js';
+import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../../diff/index.js';
+import { capture, uuid } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { isBbError } from '../../../core/index.js';
+import { exitStatusFor } from '../../../cli/exit.js';
 
 /** Normalizes a value on one side and renders its ordinals as one entry would be. */
 function norm(v: unknown, cfg = {}, homes: string[] = []): unknown {

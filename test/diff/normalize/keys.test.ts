@@ -6,13 +6,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { compileRules, valueWalk } from '../../diff/normalize/rules.js';
-import { OrdinalTable } from '../../diff/normalize/ordinals.js';
-import { entryHost, hostsInKeys, hostsOf } from '../../diff/normalize/entry.js';
-import { capture, type ExchangeSpec } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
-import { sharedFixture } from '../helpers/fixtures.js';
+import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { compileRules } from '../../../diff/normalize/rules.js';
+import { valueWalk } from '../../../diff/normalize/walk.js';
+import { OrdinalTable } from '../../../diff/normalize/ordinals.js';
+import { entryHost, hostsInKeys, hostsOf } from '../../../diff/normalize/keys.js';
+import { capture, type ExchangeSpec } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 

@@ -1,0 +1,183 @@
+// The built-in normalizing rules, one table: each rule's name (what
+// `normalize.disable` takes and docs/diff.md "Built-in rules" lists, in this
+// order), and what it does: a key rule, a value rule, headers it masks, or a
+// switch. rules.ts compiles the rules left on into a RuleSet; nothing else
+// names a built-in rule.
+//
+// Value rules run over every string in `step` order, the config's patterns at
+// CONFIG_PATTERNS_STEP: the rewrites that make a value comparable (homes,
+// loopback addresses, boundaries, times) before them, the ordinal ids after,
+// so a config pattern claims its ids (`conn_<uuid>` as its own class) first.
+
+/** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
+export type Hint = (s: string) => boolean;
+
+/** A built-in key rule: the value under a matching key is replaced. */
+export interface BuiltinKeyRule {
+  /** Whether the value under `key` is replaced; looks at the value's JSON type only (rules.ts memoizes by key and type). */
+  test: (key: string, value: unknown) => boolean;
+  /** The placeholder. */
+  replace: string;
+}
+
+/** A built-in value rule: a regex rewrite, an ordinal marking, or a rewrite of its own (server-home). */
+export type BuiltinValueRule =
+  | {
+      /** Position among the value rules. */
+      step: number;
+      /** The pattern (global). */
+      pattern: RegExp;
+      /** The replacement (`$1` and the like allowed). */
+      replace: string;
+      /** Must pass before the pattern runs. */
+      hint: Hint;
+      /** The length of the shortest string the pattern matches. */
+      shortest: number;
+    }
+  | {
+      /** Position among the value rules. */
+      step: number;
+      /** The pattern (global). */
+      pattern: RegExp;
+      /** The ordinal class each match is marked as (ordinals.ts). */
+      ordinal: string;
+      /** Must pass before the pattern runs. */
+      hint: Hint;
+      /** The length of the shortest string the pattern matches. */
+      shortest: number;
+    }
+  | {
+      /** Position among the value rules. */
+      step: number;
+      /** Rewrites one string given this side's server homes. */
+      apply: (s: string, homes: readonly string[]) => string;
+      /** No string shorter than this (given the homes) is changed. */
+      shortest: (homes: readonly string[]) => number;
+    };
+
+/** One built-in rule: its name and what it contributes when on. */
+export interface BuiltinRule {
+  /** The name `normalize.disable` takes. */
+  name: string;
+  /** A key rule. */
+  key?: BuiltinKeyRule;
+  /** A value rule. */
+  value?: BuiltinValueRule;
+  /** Lower-case header names whose values are replaced by `replace`. */
+  headers?: { names: readonly string[]; replace: string };
+  /** Also mask content-length of bodies that are compared parsed (text, JSON, events). */
+  maskBodyLength?: true;
+  /** Drop WebSocket ping/pong (timer-driven) from comparison. */
+  dropPingPong?: true;
+}
+
+/** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
+export const CONFIG_PATTERNS_STEP = 6;
+
+function isScalar(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+/** Headers that vary per connection or per response whatever the server does. */
+const VOLATILE_HEADERS = [
+  'date', 'age', 'etag', 'last-modified', 'expires',
+  // hop-by-hop: the proxy (or the client library) may add or change them.
+  'connection', 'keep-alive',
+  // random per WebSocket handshake (RFC 6455 §4.1, §4.2.2).
+  'sec-websocket-key', 'sec-websocket-accept',
+];
+
+/** Headers that carry request ids (masked as <ID> under request-id-keys). */
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-correlation-id', 'x-trace-id', 'traceparent', 'x-amzn-trace-id', 'cf-ray'];
+
+// timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
+const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;
+// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms).
+const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|(Ms|_ms|MS)$/;
+const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
+
+/** The built-in rules, on by default, in the order their names are listed. */
+export const BUILTIN_RULES: readonly BuiltinRule[] = [
+  { name: 'timestamp-keys', key: { test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), replace: '<TS>' } },
+  { name: 'epoch-ms-keys', key: { test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), replace: '<MS>' } },
+  {
+    name: 'request-id-keys',
+    key: { test: (k, v) => isScalar(v) && REQUEST_ID_KEY.test(k), replace: '<ID>' },
+    headers: { names: REQUEST_ID_HEADERS, replace: '<ID>' },
+  },
+  {
+    name: 'iso-time',
+    // Shortest match: '2020-01-01T00:00'.
+    value: {
+      step: 5,
+      pattern: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g,
+      replace: '<TS>',
+      hint: (s) => s.length >= 16 && s.includes('-') && s.includes(':'),
+      shortest: 16,
+    },
+  },
+  {
+    name: 'multipart-boundary',
+    // A multipart boundary parameter (random per request): `boundary=X` or `boundary="X"`. Shortest match: 'boundary=x'.
+    value: { step: 4, pattern: /(boundary=)("?)[^";,\s]+"?/gi, replace: '$1$2<BOUNDARY>$2', hint: (s) => s.includes('oundary='), shortest: 10 },
+  },
+  {
+    name: 'server-home',
+    value: {
+      step: 1,
+      apply: (s, homes) => {
+        for (const h of homes) if (h && s.includes(h)) s = s.split(h).join('<HOME>');
+        return s;
+      },
+      shortest: (homes) => Math.min(...homes.filter((h) => h).map((h) => h.length)),
+    },
+  },
+  {
+    name: 'ipv4-mapped-loopback',
+    // Shortest match: '::ffff:127.0.0.1'.
+    value: { step: 2, pattern: /::ffff:127\.0\.0\.1/gi, replace: '127.0.0.1', hint: (s) => s.includes('::'), shortest: 16 },
+  },
+  {
+    name: 'loopback-port',
+    // Shortest match: '[::1]:0'.
+    value: {
+      step: 3,
+      pattern: /(?<![\w.])(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\b/g,
+      replace: '$1:<PORT>',
+      hint: (s) => s.includes(':') && (s.includes('127.0.0.1') || s.includes('localhost') || s.includes('[::1]')),
+      shortest: 7,
+    },
+  },
+  {
+    name: 'session-id',
+    // Shortest match: 'session_' and 32 hex digits.
+    value: {
+      step: 7,
+      pattern: /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi,
+      ordinal: 'SID',
+      hint: (s) => s.length >= 40 && /session_/i.test(s),
+      shortest: 40,
+    },
+  },
+  {
+    name: 'ulid',
+    // Not \b: ids often come prefixed (msg_<ULID>, conn_<uuid>) and '_' is a word character. 26 characters.
+    value: { step: 8, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
+  },
+  {
+    name: 'uuid',
+    // 36 characters.
+    value: {
+      step: 9,
+      pattern: /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi,
+      ordinal: 'UUID',
+      hint: (s) => s.length >= 36 && s.includes('-'),
+      shortest: 36,
+    },
+  },
+  { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
+  { name: 'ws-ping-pong', dropPingPong: true },
+];
+
+/** Names of the built-in rules, for `normalize.disable`. */
+export const BUILTIN_RULE_NAMES: string[] = BUILTIN_RULES.map((r) => r.name);

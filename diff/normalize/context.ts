@@ -1,0 +1,62 @@
+// What normalizing one side needs, built once per side from what the run
+// compiled once (rules, path rules, the ordinal table): the walks over this
+// side's server homes and the compiled route keys.
+import type { PathRuleConfig, RouteKeyConfig } from '../config-types.js';
+import type { BodyParser } from './bodies.js';
+import type { ProtoSchema } from './proto-schema.js';
+import type { OrdinalTable } from './ordinals.js';
+import type { RuleSet } from './rules.js';
+import { valueWalk, type ValueWalk } from './walk.js';
+import { compilePathRules, type PathRules } from './path-rules.js';
+import { globMatcher } from '../../core/index.js';
+
+/** What normalizing one side needs. */
+export interface NormalizeContext {
+  /** Compiled rules. */
+  rules: RuleSet;
+  /** Ordinal markers (shared by both sides). */
+  table: OrdinalTable;
+  /** The rules over this side's server homes (longest first) and the table, with this side's memo of normalized strings. */
+  walk: ValueWalk;
+  /** The same without homes, for hosts (a host never holds a path). */
+  hostWalk: ValueWalk;
+  /** Per-route pairing keys, each route glob compiled once. */
+  routeKeys: CompiledRouteKey[];
+  /** Per-path rules, compiled once per run (both sides share them). */
+  pathRules: PathRules;
+  /** Body parsers (editable list). */
+  parsers?: readonly BodyParser[];
+  /** The config's `.proto` files: gRPC messages of the methods they define decode with field names. */
+  proto?: ProtoSchema;
+}
+
+/** A pairing.keys rule with its route glob compiled. */
+export interface CompiledRouteKey extends RouteKeyConfig {
+  /** Whether the rule applies to this route (`POST /graphql`). */
+  matches: (route: string) => boolean;
+}
+
+/** Hosts are normalized without home directories. */
+const NO_HOMES: readonly string[] = [];
+
+/** What a NormalizeContext is made of; the walks and compiled route keys are derived here, once per side. */
+export function normalizeContext(parts: {
+  rules: RuleSet;
+  homes: string[];
+  table: OrdinalTable;
+  routeKeys: readonly RouteKeyConfig[];
+  pathRules: readonly PathRuleConfig[];
+  parsers?: readonly BodyParser[];
+  proto?: ProtoSchema;
+}): NormalizeContext {
+  const { homes, ...rest } = parts;
+  const { rules, table } = rest;
+  return {
+    ...rest,
+    walk: valueWalk(rules, homes, table),
+    hostWalk: valueWalk(rules, NO_HOMES, table),
+    // A rule's route is written without a host (`POST /graphql`): it applies on every host.
+    routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),
+    pathRules: compilePathRules(parts.pathRules),
+  };
+}

@@ -1,0 +1,13 @@
+// diff/normalize/'s face for the rest of diff/: what the stages use to turn
+// a capture's entries into normalized entries.
+export { normalizeContext, type NormalizeContext } from './context.js';
+export { normalizeEntry } from './entry.js';
+export { entryHost, entryKey, hostsInKeys, routeWithHost, routeWithoutHost } from './keys.js';
+export { pairedPageLabels } from './pages.js';
+export { applyPathRules } from './path-rules.js';
+export { compileRules, homesFor, type RuleSet } from './rules.js';
+export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
+export { bodyParsers, type BodyParser } from './bodies.js';
+export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
+export { ZipBodies } from './zip.js';
+export { ProtoSchema } from './proto-schema.js';

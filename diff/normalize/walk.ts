@@ -1,0 +1,106 @@
+// The value walk: applies a RuleSet's key rules and value patterns to
+// strings and parsed values, at any depth, for one side (its server homes)
+// and the run's ordinal table.
+import type { KeyRule, RuleSet } from './rules.js';
+import type { OrdinalTable } from './ordinals.js';
+
+// Normalizing is pure given the rules, the ordinal table and the homes (a
+// marker names its value, never a number), so a string seen again (object
+// keys, ids from a pool, enum values) is answered from a memo instead of
+// running every pattern over it again. Bounded: short strings only, and the
+// memo starts over when full.
+const MEMO_MAX_LENGTH = 512;
+const MEMO_MAX_SIZE = 100_000;
+
+/**
+ * What normalizing values on one side needs: the rules, this side's homes,
+ * the run's ordinal table, and the memo of strings already normalized with
+ * that combination. A NormalizeContext holds one per side (valueWalk).
+ */
+export interface ValueWalk {
+  /** The run's compiled rules. */
+  readonly rules: RuleSet;
+  /** This side's server home directories, longest first (server-home). */
+  readonly homes: readonly string[];
+  /** The run's ordinal table (both sides share it). */
+  readonly table: OrdinalTable;
+  /** Strings already normalized with this combination, bounded (MEMO_MAX_SIZE). */
+  readonly strings: Map<string, string>;
+  /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
+  readonly shortest: number;
+}
+
+/** A walk with an empty string memo. */
+export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable): ValueWalk {
+  const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)));
+  return { rules, homes, table, strings: new Map(), shortest };
+}
+
+function applyValueRules(s: string, w: ValueWalk): string {
+  for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table);
+  return s;
+}
+
+/** Applies the value rules to one string. */
+export function normalizeString(s: string, w: ValueWalk): string {
+  if (s.length < w.shortest) return s;
+  if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
+  let out = w.strings.get(s);
+  if (out === undefined) {
+    out = applyValueRules(s, w);
+    if (w.strings.size >= MEMO_MAX_SIZE) w.strings.clear();
+    w.strings.set(s, out);
+  }
+  return out;
+}
+
+// A key rule's test looks at the key and the value's JSON type only, so its
+// answer is kept per key and type (slot: string, number, boolean, null, array, object, other).
+function typeSlot(v: unknown): number {
+  switch (typeof v) {
+    case 'string': return 0;
+    case 'number': return 1;
+    case 'boolean': return 2;
+    case 'object': return v === null ? 3 : Array.isArray(v) ? 4 : 5;
+    default: return 6;
+  }
+}
+
+function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
+  const memo = w.rules.keyMemo;
+  let slots = memo.get(k);
+  if (!slots) {
+    if (memo.size >= MEMO_MAX_SIZE) memo.clear();
+    memo.set(k, (slots = []));
+  }
+  const t = typeSlot(x);
+  let rule = slots[t];
+  if (rule === undefined) rule = slots[t] = w.rules.keyRules.find((r) => r.test(k, x)) ?? null;
+  return rule;
+}
+
+/** Applies key rules and value patterns to a parsed JSON value, at any depth. */
+export function normalizeValue(v: unknown, w: ValueWalk): unknown {
+  if (typeof v === 'string') return normalizeString(v, w);
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = normalizeValue(v[i], w);
+    return out;
+  }
+  const src = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(src)) {
+    const x = src[k];
+    const nk = normalizeString(k, w);
+    // `keep` protects values (sequence numbers, cursors, type names); objects and
+    // arrays under a kept key are still normalized inside.
+    if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
+      out[nk] = x;
+      continue;
+    }
+    const rule = keyRuleFor(k, x, w);
+    out[nk] = rule ? rule.replace : normalizeValue(x, w);
+  }
+  return out;
+}

@@ -1,0 +1,39 @@
+// The built-in rules' table: the names `normalize.disable` takes come from it,
+// and its value rules run in step order with the config's patterns at theirs.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUILTIN_RULES, BUILTIN_RULE_NAMES, CONFIG_PATTERNS_STEP } from '../../../diff/normalize/builtin-rules.js';
+import { compileRules } from '../../../diff/normalize/rules.js';
+
+describe('the built-in rules table', () => {
+  it('lists the names in the order docs/diff.md shows them', () => {
+    assert.deepEqual(BUILTIN_RULE_NAMES, [
+      'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'multipart-boundary', 'server-home',
+      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'volatile-headers', 'ws-ping-pong',
+    ]);
+  });
+
+  it('gives each value rule its own step, none at the config patterns\' step', () => {
+    const steps = BUILTIN_RULES.flatMap((r) => (r.value ? [r.value.step] : []));
+    assert.equal(new Set(steps).size, steps.length);
+    assert.ok(!steps.includes(CONFIG_PATTERNS_STEP));
+  });
+
+  it('compiles value rules in step order: rewrites, the config\'s patterns, then ordinal ids', () => {
+    const rules = compileRules({ patterns: [{ name: 'mine', regex: 'x', replace: 'y' }] });
+    assert.deepEqual(rules.valueRules.map((r) => r.name), [
+      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'mine', 'session-id', 'ulid', 'uuid',
+    ]);
+  });
+
+  it('drops a disabled rule from every part it contributes to', () => {
+    const on = compileRules({});
+    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong'] });
+    assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
+    assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
+    assert.ok(on.keyRules.some((r) => r.name === 'request-id-keys'));
+    assert.equal(off.maskedHeaders.size, 0);
+    assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));
+    assert.deepEqual([on.maskBodyLength, on.dropPingPong, off.maskBodyLength, off.dropPingPong], [true, true, false, false]);
+  });
+});
