@@ -1,7 +1,7 @@
 // The diff benchmark: time and peak RSS of `node bin/bb.js diff OLD NEW` on
 // generated captures (bench/gen-capture.ts) of growing size, with the growth
 // factor against the previous size measured in the same run. Files above
-// 64 MiB go through the bounded stages (diff/bounded.ts).
+// 64 MiB are kept in the bounded store (diff/store/bounded.ts).
 //
 //   node --import tsx bench/diff.ts [--sizes 20,1000,10000,50000,200000] [--huge] [--keep]
 //   npm run bench -- diff [--huge]

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { alignItems, identityOf, DEFAULT_ARRAY_RULES, type ArrayRules } from './arrays.js';
 import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
-import type { Difference, DifferenceKind, NormalizedEntry, NormalizedWsMessage } from './types.js';
+import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { appendAll } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
@@ -35,7 +35,12 @@ export function differenceId(entry: string, path: string, kind: DifferenceKind):
   return createHash('sha256').update(`${entry}\n${path}\n${kind}`).digest('hex').slice(0, 10);
 }
 
-type Row = { kind: DifferenceKind; path: string; old?: unknown; new?: unknown };
+type Row = { kind: DifferenceKind; path: string; old?: unknown; new?: unknown; move?: Move };
+
+/** A reordered row: the move as data, and each side's "at N: <summary>" (what --json shows). */
+function movedRow(path: string, from: number, to: number, oldItem: string, newItem: string): Row {
+  return { kind: 'reordered', path, old: `at ${from}: ${oldItem}`, new: `at ${to}: ${newItem}`, move: { from, to, ...(oldItem === newItem ? { item: oldItem } : {}) } };
+}
 
 function isPlain(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -91,7 +96,7 @@ export function diffValues(a: unknown, b: unknown, path: string, out: Row[], rul
       else if (l.status === 'added') out.push({ kind: 'added', path: joinPath(path, l.new!), new: b[l.new!] });
       else {
         const p = joinPath(path, l.old!);
-        if (l.status === 'moved') out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${itemSummary(a[l.old!])}`, new: `at ${l.new}: ${itemSummary(b[l.new!])}` });
+        if (l.status === 'moved') out.push(movedRow(p, l.old!, l.new!, itemSummary(a[l.old!]), itemSummary(b[l.new!])));
         if (l.status !== 'same') diffValues(a[l.old!], b[l.new!], p, out, rules);
       }
     }
@@ -190,7 +195,7 @@ export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[],
       const p = `${root}.messages[${l.old}]`;
       if (l.status === 'reordered') {
         const what = messageSummary(a[l.old!]!);
-        out.push({ kind: 'reordered', path: p, old: `at ${l.old}: ${what}`, new: `at ${l.new}: ${what}` });
+        out.push(movedRow(p, l.old!, l.new!, what, what));
       }
       diffValues(a[l.old!], b[l.new!], p, out, rules);
     }
@@ -286,6 +291,7 @@ export function comparePair(
     ...(r.old !== undefined ? { old: r.old } : {}),
     ...(r.new !== undefined ? { new: r.new } : {}),
     class: 'real' as const,
+    ...(r.move ? { move: r.move } : {}),
   }));
 }
 

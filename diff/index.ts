@@ -1,7 +1,7 @@
 // diff/'s public face: compare two capture files, render the result.
-import { createContext, defaultStages, runStages, type DiffOptions } from './pipeline.js';
+import { createContext, type DiffOptions } from './context.js';
+import { diffPipe, runStages } from './stages.js';
 import type { DiffResult } from './types.js';
-import { boundedStages, needsBounded } from './bounded.js';
 
 export { loadDiffConfig, validateDiffConfig, emptyDiffConfig } from './config.js';
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
@@ -15,19 +15,20 @@ export { renderJunit } from './report/junit.js';
 export { timingReport, timesOf, timingRoute, TIMING_DEFAULTS, MIN_SAMPLES } from './timing.js';
 export type { TimingOptions, TimingReport, TimingRouteReport, TimingSample, TimingVerdict, TimingMetric, TimingSkip } from './timing.js';
 export type { JunitOptions } from './report/junit.js';
-export { defaultStages, createContext, runStages } from './pipeline.js';
-export { boundedStages, needsBounded, BOUNDED_THRESHOLD } from './bounded.js';
-export type { DiffOptions, DiffStage, DiffContext, DiffProgress } from './pipeline.js';
-export { bodyParsers, BUILTIN_RULE_NAMES } from './normalize/index.js';
-export type { BodyParser } from './normalize/index.js';
+export { defaultStages, diffPipe, runStages } from './stages.js';
+export { createContext } from './context.js';
+export { Pipe } from './pipe.js';
+export { needsBounded, BOUNDED_THRESHOLD } from './store/bounded.js';
+export type { DiffOptions, DiffStage, DiffContext, DiffProgress, StagePart, SideStore, EntrySummary, StoreKind } from './context.js';
+export { bodyParsers, type BodyParser, BUILTIN_RULE_NAMES } from './normalize/index.js';
 export type * from './types.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {
-  // Big files: the same stages by name, bounded in memory (bounded.ts).
-  const base = (await needsBounded(oldPath, newPath, options.boundedThreshold)) ? boundedStages(defaultStages) : defaultStages;
-  const stages = options.stages ? options.stages([...base]) : base;
-  return runStages(createContext(oldPath, newPath, options), stages);
+  // One stage list for every size: the read stage keeps big files in the bounded store (store/bounded.ts).
+  const pipe = diffPipe();
+  options.stages?.(pipe);
+  return runStages(createContext(oldPath, newPath, options), pipe.list());
 }
 export { narrowestKnown, knownForFinding, addKnownToConfigText, knownCovering, noiseRules, routeGlob, NOISE_REASON } from './triage-rules.js';
-export { sortForComparison, type Orderable } from './engine.js';
+export { sortForComparison, type Orderable } from './order.js';

@@ -83,7 +83,7 @@ export function leftoversByToken(a: readonly string[], b: readonly string[], aTa
   }
 }
 
-/** The compared content of an entry as JSON text, markers still in: what entryToken digests. */
+/** The compared content of an entry as JSON text, markers still in: what its pairing token digests. */
 export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>): string {
   return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null, ...(e.grpc ? { grpc: e.grpc } : {}) });
 }
@@ -107,11 +107,6 @@ export function digestAndMarks(text: string, table: OrdinalTable): { digest: str
 /** A pairing token: the key and the content digest. */
 export function tokenOf(key: string, digest: string): string {
   return `${key}\n${digest}`;
-}
-
-/** Digest of the compared content of an entry (un-numbered placeholders). */
-export function entryToken(e: Omit<NormalizedEntry, 'id'>, unnumberText: (s: string) => string): string {
-  return tokenOf(e.key, contentDigest(contentText(e), unnumberText));
 }
 
 /**
@@ -180,8 +175,8 @@ export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: stri
  * an `unordered` glob, which pair as a multiset within their page.
  */
 export function pairEntries(
-  oldEntries: Array<{ key: string; route: string; token: string; page: string }>,
-  newEntries: Array<{ key: string; route: string; token: string; page: string }>,
+  oldEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string }>,
+  newEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string }>,
   unordered: string[],
 ): Lineup[] {
   // A glob matches the route as it is or without its host (`GET //a.test/x` → `GET /x`), as route keys do.

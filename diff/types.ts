@@ -1,6 +1,6 @@
 // The plain data that flows through bb diff: normalized entries, pairs,
 // differences and the result. Everything here is JSON-serializable so a
-// stage can be replaced or inspected by name (see pipeline.ts).
+// stage can be replaced or inspected by name (see stages.ts).
 import type { TimingReport } from './timing-types.js';
 
 
@@ -112,6 +112,18 @@ export interface Difference {
   reason?: string;
   /** Id of the finding this row belongs to (findings stage). */
   finding?: string;
+  /** A reordered array item or message: where it moved (not in --json, whose `old`/`new` say "at N: …"). */
+  move?: Move;
+}
+
+/** Where a reordered item or message sits on each side, and what it is when both sides read alike. */
+export interface Move {
+  /** Its place among the old side's items. */
+  from: number;
+  /** Its place among the new side's items. */
+  to: number;
+  /** Its summary, when the old and new items read the same (a message or item that only moved). */
+  item?: string;
 }
 
 /**

@@ -1,13 +1,13 @@
 // What normalizing one side needs, built once per side from what the run
 // compiled once (rules, path rules, the ordinal table): the walks over this
 // side's server homes and the compiled route keys.
-import type { PathRuleConfig, RouteKeyConfig } from '../config-types.js';
+import type { RouteKeyConfig } from '../config-types.js';
 import type { BodyParser } from './bodies.js';
 import type { ProtoSchema } from './proto-schema.js';
 import type { OrdinalTable } from './ordinals.js';
 import type { RuleSet } from './rules.js';
 import { valueWalk, type ValueWalk } from './walk.js';
-import { compilePathRules, type PathRules } from './path-rules.js';
+import type { PathRules } from './path-rules.js';
 import { globMatcher } from '../../core/index.js';
 
 /** What normalizing one side needs. */
@@ -45,7 +45,7 @@ export function normalizeContext(parts: {
   homes: string[];
   table: OrdinalTable;
   routeKeys: readonly RouteKeyConfig[];
-  pathRules: readonly PathRuleConfig[];
+  pathRules: PathRules;
   parsers?: readonly BodyParser[];
   proto?: ProtoSchema;
 }): NormalizeContext {
@@ -57,6 +57,5 @@ export function normalizeContext(parts: {
     hostWalk: valueWalk(rules, NO_HOMES, table),
     // A rule's route is written without a host (`POST /graphql`): it applies on every host.
     routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),
-    pathRules: compilePathRules(parts.pathRules),
   };
 }

@@ -161,7 +161,7 @@ function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | und
 
 /**
  * Normalizes one entry. `index` is its place in log.entries, `page` its page
- * label (pages.ts); engine.ts names it (`id`) once every entry is normalized.
+ * label (pages.ts); order.ts names it (`id`) once every entry is normalized.
  */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const eio = engineIoVersion(e.request.url);
@@ -170,7 +170,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const req = normalizeRequest(e, ctx, eio);
   const res = normalizeResponse(e, ctx, eio);
 
-  // The route without its host: assignIds (engine.ts) adds it when either capture has several.
+  // The route without its host: assignIds (order.ts) adds it when either capture has several.
   const route = `${req.method} ${unnumber(req.path, ctx.table)}`;
   const rk = routeKeyOf(route, req.body, req.query, ctx);
   const keyRoute = rk === undefined ? route : `${route}[${rk}]`;

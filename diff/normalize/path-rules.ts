@@ -1,8 +1,7 @@
 // The config's per-path rules (`normalize.paths`): mask or drop the fields
 // they select in the entries they select, after entries are named (a rule's
-// `where` is a glob over entry ids). Compiled once per run: a NormalizeContext
-// holds the compiled list, and a caller that hands over the config's list
-// itself gets the same compiled list back (memoized by the list).
+// `where` is a glob over entry ids). Compiled once per run (createContext):
+// the stores and each side's NormalizeContext share the compiled list.
 import type { NormalizedEntry } from '../types.js';
 import type { PathRuleConfig } from '../config-types.js';
 import { globMatcher } from '../../core/index.js';
@@ -19,24 +18,15 @@ export interface CompiledPathRule extends PathRuleConfig {
 /** A run's per-path rules, compiled (compilePathRules). */
 export type PathRules = readonly CompiledPathRule[];
 
-// A compiled list answers for itself, so compiling it again costs a lookup.
-const compiledOf = new WeakMap<readonly PathRuleConfig[], PathRules>();
-
-/** The rules compiled: once per list (a run's config is resolved once, so once per run). */
+/** The config's per-path rules with their selectors compiled (once per run, in createContext). */
 export function compilePathRules(rules: readonly PathRuleConfig[]): PathRules {
-  let out = compiledOf.get(rules);
-  if (!out) {
-    out = rules.map((r) => ({ ...r, selects: globMatcher(r.where ?? '*'), at: pathMatcher(r.path) }));
-    compiledOf.set(rules, out);
-    compiledOf.set(out, out);
-  }
-  return out;
+  return rules.map((r) => ({ ...r, selects: globMatcher(r.where ?? '*'), at: pathMatcher(r.path) }));
 }
 
-/** Applies the per-path rules (compiled, or the config's list, compiled once) to a finished entry (in place). */
-export function applyPathRules(entry: NormalizedEntry, rules: readonly PathRuleConfig[]): void {
+/** Applies a run's compiled per-path rules to a finished entry (in place). */
+export function applyPathRules(entry: NormalizedEntry, rules: PathRules): void {
   if (!rules.length) return;
-  const active = compilePathRules(rules).filter((c) => c.selects(entry.id));
+  const active = rules.filter((c) => c.selects(entry.id));
   if (!active.length) return;
   const walk = (v: unknown, path: string): unknown => {
     if (v === null || typeof v !== 'object') return v;

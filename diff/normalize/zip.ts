@@ -5,7 +5,7 @@
 // of the body); binary parts compare by name and size; mtimes are ignored.
 //
 // yauzl is asynchronous and body parsers are not, so reading happens in a
-// stage before normalize (`unzipStage`, or `ZipBodies#prepareEntry` for
+// step before normalize (the in-memory store's open, or `ZipBodies#prepareEntry` for
 // callers that read entries one at a time): each zip body is decoded once
 // and kept by digest, and the synchronous "zip" parser looks it up.
 //

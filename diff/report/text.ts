@@ -42,13 +42,12 @@ export function elidePair(a: unknown, b: unknown, max = WIDTH): [string, string]
   return [cut(sa), cut(sb)];
 }
 
-/** A reordered WebSocket row ("at 2: <message>" → "at 3: <message>") as "moved 2 → 3: <message>". */
-function movedMessage(a: unknown, b: unknown): string | undefined {
-  const ma = typeof a === 'string' ? /^at (\d+): ([^]*)$/.exec(a) : null;
-  const mb = typeof b === 'string' ? /^at (\d+): ([^]*)$/.exec(b) : null;
-  if (!ma || !mb || ma[2] !== mb[2]) return undefined;
-  const what = ma[2]!.length > WIDTH ? `${ma[2]!.slice(0, WIDTH - 1)}…` : ma[2]!;
-  return `moved ${ma[1]} → ${mb[1]}: ${what}`;
+/** A reordered message or item that reads the same on both sides, as "moved 2 → 3: <message>". */
+function movedLine(d: Difference): string | undefined {
+  const m = d.move;
+  if (m?.item === undefined) return undefined;
+  const what = m.item.length > WIDTH ? `${m.item.slice(0, WIDTH - 1)}…` : m.item;
+  return `moved ${m.from} → ${m.to}: ${what}`;
 }
 
 /** What a finding says, on one line: pattern, kind, values, where. */
@@ -107,7 +106,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   };
   const rowLine = (d: Difference) => {
     const [a, b] = elidePair(d.old, d.new);
-    const moved = movedMessage(d.old, d.new);
+    const moved = movedLine(d);
     const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
     return `      [${d.id}] ${d.request} (${d.entry}${sides(d.entry)})${d.path ? ` ${d.path}` : ''}: ${change}`;
   };

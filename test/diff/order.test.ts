@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sortForComparison } from '../../diff/engine.js';
+import { sortForComparison } from '../../diff/order.js';
 
 describe('comparison order', () => {
   it('orders entries without bb sequence numbers by the instant they started, offsets included', () => {

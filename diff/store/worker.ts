@@ -1,11 +1,11 @@
-// The worker thread of one bounded-diff side (diff/bounded-side.ts): opens
+// The worker thread of one bounded-store side (store/side-work.ts): opens
 // the side from workerData, answers 0 with its header, then serves
 // summarize / finish / load / close requests by id. Errors go back as data
-// (diff/bounded-remote.ts rebuilds them).
+// (store/worker-client.ts rebuilds them).
 import { parentPort, workerData } from 'node:worker_threads';
-import { SideWork, type SideSpec } from './bounded-side.js';
-import { errorData, type Reply, type Request } from './bounded-remote.js';
-import { packSummaries } from './bounded-pack.js';
+import { SideWork, type SideSpec } from './side-work.js';
+import { errorData, type Reply, type Request } from './worker-client.js';
+import { packSummaries } from './pack.js';
 
 const port = parentPort!;
 const post = (reply: Reply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
@@ -25,9 +25,10 @@ port.on('message', async (req: Request) => {
       post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done })) });
     } else if (req.op === 'finish') {
       const out = await work.finish(req.hosts);
+      // Packed before the transfer: the summaries' marks are views into the markers' buffer.
+      const list = packSummaries(out.summaries, out.kept);
       // The chunks own their ArrayBuffers: handed over, not copied.
       const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
-      const list = packSummaries(out.list);
       post({ id: req.id, result: { list, chunks: buffers, markers: out.markers, shapes: out.shapes } }, [...buffers, out.markers.buffer as ArrayBuffer, list.numbers.buffer as ArrayBuffer]);
     } else if (req.op === 'load') {
       post({ id: req.id, result: await work.load(req.index) });

@@ -1,4 +1,4 @@
-// The bounded diff's handle on one side (diff/bounded-side.ts): in a worker
+// The bounded store's handle on one side (store/side-work.ts): in a worker
 // thread, so the two sides are read and normalized at once (the normalize
 // pass is most of a big diff's time, and each side's is independent), or in
 // the calling thread when the run carries code a worker cannot get (custom
@@ -6,21 +6,23 @@
 import { Worker } from 'node:worker_threads';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CaptureReadError, type CaptureErrorCode } from '../capture/index.js';
-import { BbError, isBbError, type BbCode } from '../core/index.js';
-import { SideWork, type EntryTexts, type SideHeader, type SideSpec, type Summary } from './bounded-side.js';
-import type { DiffContext } from './pipeline.js';
-import { unpackSummaries, type PackedSummaries } from './bounded-pack.js';
+import { CaptureReadError, type CaptureErrorCode } from '../../capture/index.js';
+import { BbError, isBbError, type BbCode } from '../../core/index.js';
+import { SideWork, type EntryTexts, type SideSpec, type SideSummaries } from './side-work.js';
+import type { DiffContext, SideHeader } from '../context.js';
+import { unpackSummaries, type PackedSummaries } from './pack.js';
 
-/** A side as the bounded stages use it, wherever it runs. */
+/** A side as the bounded store uses it, wherever it runs. */
 export interface SideHandle {
+  /** The side's log facts. */
   readonly header: SideHeader;
   /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
-  finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }>;
+  finish(hosts: boolean): Promise<SideSummaries>;
   /** Entry `index` in kept form, normalized again. */
   load(index: number): Promise<EntryTexts>;
+  /** Closes the file (and ends the thread). */
   close(): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export interface ErrorData {
   stack?: string;
 }
 
+/** An error as data, to cross from the worker. */
 export function errorData(err: unknown): ErrorData {
   const e = err instanceof Error ? err : new Error(String(err));
   return {
@@ -73,7 +76,7 @@ export function fromErrorData(d: ErrorData): Error {
 // source (the tests), where the worker registers tsx itself first: a worker
 // started on a .ts file does not get tsx's loader hooks from `--import tsx`.
 const FROM_SOURCE = extname(fileURLToPath(import.meta.url)) === '.ts';
-const WORKER_URL = new URL(`./bounded-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
+const WORKER_URL = new URL(`./worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
 const YOUNG_GENERATION_MB = 96;
 
@@ -150,9 +153,9 @@ class WorkerSide implements SideHandle {
     }
   }
 
-  async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
+  async finish(hosts: boolean): Promise<SideSummaries> {
     const r = (await this.request({ op: 'finish', hosts })) as { list: PackedSummaries; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[] };
-    return { list: unpackSummaries(r.list), chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
+    return { ...unpackSummaries(r.list, r.markers), chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes };
   }
 
   async load(index: number): Promise<EntryTexts> {

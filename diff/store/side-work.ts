@@ -1,24 +1,24 @@
-// One side of a bounded diff (diff/bounded.ts): index the file, read and
-// normalize each entry once, keep a small summary per entry and, within a
-// byte budget, the normalized entry as UTF-8 JSON; later hand any entry back
-// in that same form. Pure of the other side, so it runs in a worker thread
-// (diff/bounded-worker.ts), one per side, both sides at once, or in the
-// calling thread when the diff has code a worker cannot get (custom body
+// The work of one side of the bounded store (store/bounded.ts): index the
+// file, read and normalize each entry once, keep a small summary per entry
+// and, within a byte budget, the normalized entry as UTF-8 JSON; later hand
+// any entry back in that same form. Pure of the other side, so it runs in a
+// worker thread (store/worker.ts), one per side, both sides at once, or in
+// the calling thread when the diff has code a worker cannot get (custom body
 // parsers).
 //
 // The side has its own OrdinalTable. Markers then mean something only within
 // their side, which is all the differ needs: numbering keys markers by side,
 // classes are seeded from the rules (the same class numbers everywhere), and
 // routes, keys and ids hold no markers.
-import { indexCapture, type IndexedCapture } from '../capture/index.js';
-import type { HarEntry, HarPage } from '../capture/index.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffOptions } from './pipeline.js';
-import { applyPathRules, entryHost, normalizeEntry, unnumber, ZipBodies, type NormalizeContext } from './normalize/index.js';
-import { contentText, digestAndMarks, entryToken, tokenOf } from './pair.js';
-import { assignIds, sortForComparison } from './engine.js';
-import { ShapeIndex } from './findings.js';
-import type { NormalizedEntry } from './types.js';
-import { timesOf, type TimingSample } from './timing.js';
+import { indexCapture, type IndexedCapture } from '../../capture/index.js';
+import type { HarEntry } from '../../capture/index.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
+import { unnumber, applyPathRules, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
+import { assignIds, sortForComparison } from '../order.js';
+import { ShapeIndex } from '../findings.js';
+import type { NormalizedEntry } from '../types.js';
+import { timesOf } from '../timing.js';
 
 /**
  * Bytes of normalized entries kept per side between the two passes, so most
@@ -44,37 +44,18 @@ export interface KeptRef {
   rest: number;
 }
 
-/**
- * What is kept of one entry between the passes. The marker sequence lets the
- * compare pass number an entry that is equal to its pair once numbered
- * without reading it again, kept or not.
- */
-export interface Summary {
-  /** Index in log.entries. */
-  index: number;
-  key: string;
-  route: string;
-  page: string;
-  id: string;
-  /** Pairing token (entryToken). */
-  token: string;
-  kept?: KeptRef;
-  /** Where this entry's markersOf(contentText) is in the side's marker list, and how many numbers (absent with path rules). */
-  marks?: [number, number];
-  /** bb's capture sequence number. */
-  seq?: number;
-  /** Its shape (field patterns) as an index into the side's shape list. */
-  shape: number;
-  /** Its times, taken on this one read only when the run asks for timing (bb diff --timing). */
-  times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
-}
-
-/** A side's header facts the other side and the main thread need. */
-export interface SideHeader {
-  pages: HarPage[] | undefined;
-  entryCount: number;
-  /** log._bb.serverHome, for the page titles' normalizing. */
-  serverHome: string | undefined;
+/** A side's summaries in comparison order, and what they and their kept forms point into. */
+export interface SideSummaries {
+  /** In comparison order; `marks` are views into `markers`. */
+  summaries: EntrySummary[];
+  /** Where each entry's kept JSON is, by place in comparison order (absent: past the budget, or not kept). */
+  kept: Array<KeptRef | undefined>;
+  /** What `kept` points into. */
+  chunks: Buffer[];
+  /** Every entry's marker sequence, one after another. */
+  markers: Uint32Array;
+  /** The side's shapes, each as its patterns joined by newlines (ShapeTable.addText). */
+  shapes: string[];
 }
 
 /** An entry in kept form: contentText and `[headerOrder, meta]`, both JSON (path rules not applied). */
@@ -153,7 +134,7 @@ function restOf(n: Omit<NormalizedEntry, 'id'>): string {
 }
 
 /** The normalized entry back from its kept form (the summary gives key and route). */
-export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'> {
+export function fromTexts(s: Pick<EntrySummary, 'key' | 'route'>, t: EntryTexts): Omit<NormalizedEntry, 'id'> {
   const content = JSON.parse(t.text) as Pick<NormalizedEntry, 'request' | 'response'> & { ws: NormalizedEntry['ws'] | null; grpc?: NormalizedEntry['grpc'] };
   const [headerOrder, meta] = JSON.parse(t.rest) as [NormalizedEntry['headerOrder'] | null, NormalizedEntry['meta']];
   const n: Omit<NormalizedEntry, 'id'> = { key: s.key, route: s.route, request: content.request, response: content.response, ...(headerOrder ? { headerOrder } : {}), meta };
@@ -166,8 +147,19 @@ export function fromTexts(s: Summary, t: EntryTexts): Omit<NormalizedEntry, 'id'
 // part ends at the first slash, backslash, ? or # (WHATWG URL), so they alone decide the host.
 const AUTHORITY = /^(?:https?|wss?):\/\/[^/?#\\]*/i;
 
-/** A summary between summarize and finish. */
-type Pending = Summary & { started: string; host: string; digest: string };
+/** What summarize read, by index in log.entries, until finish. */
+interface Pending {
+  /** Summaries in file order, not yet named. */
+  list: EntrySummary[];
+  /** startedDateTime (for the order), host (for the names) and content digest (for the token). */
+  started: string[];
+  hosts: string[];
+  digests: string[];
+  /** Where each entry's kept JSON and marker sequence went. */
+  kept: Array<KeptRef | undefined>;
+  markRefs: Array<[number, number] | undefined>;
+  marks: MarkerList;
+}
 
 /** One side: opened (indexed), then summarized and finished once, then asked for entries. */
 export class SideWork {
@@ -178,7 +170,7 @@ export class SideWork {
   /** entryHost by a URL's scheme and authority (all that decides it), asked once per distinct one. */
   private readonly hostOfAuthority = new Map<string, string>();
   /** What summarize read, until finish. */
-  private pending: { list: Pending[]; marks: MarkerList } | undefined;
+  private pending: Pending | undefined;
 
   private constructor(
     private readonly cap: IndexedCapture,
@@ -254,7 +246,7 @@ export class SideWork {
       if (s === undefined) shapeOfDigest.set(digest, (s = shapes.add(n)));
       return s;
     };
-    const list: Pending[] = [];
+    const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks };
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
       const { entry, n, page } = await this.normalized(i);
@@ -264,60 +256,63 @@ export class SideWork {
       const text = noPathRules ? contentText(n) : '';
       // The token waits for the entry's name (finish): its key may gain the host.
       const { digest, marks: markers } = noPathRules ? digestAndMarks(text, this.ctx.table) : { digest: '', marks: [] };
-      let kept: KeptRef | undefined;
       if (this.keeping && budget > 0) {
-        kept = this.kept.put(text, restOf(n));
+        const kept = this.kept.put(text, restOf(n));
         budget -= kept.text + kept.rest;
+        p.kept[i] = kept;
       }
-      list.push({
+      p.list.push({
         index: i,
         ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
-        started: entry.startedDateTime,
-        host,
         key: n.key,
         route: n.route,
         page,
         id: '',
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
         token: '',
-        digest,
         shape: noPathRules ? shapeOf(digest, n) : -1,
         ...(timed ? { times: timesOf(entry) } : {}),
-        ...(kept ? { kept } : {}),
-        ...(noPathRules ? { marks: marks.add(markers) } : {}),
       });
+      p.started.push(entry.startedDateTime);
+      p.hosts.push(host);
+      p.digests.push(digest);
+      if (noPathRules) p.markRefs[i] = marks.add(markers);
     }
-    this.pending = { list, marks };
+    this.pending = p;
     return { hosts: [...hosts] };
   }
 
   /**
    * Finishes what summarize began: the summaries in comparison order, named
-   * by engine.ts's assignIds (with `hosts`, routes and keys name the host),
+   * by order.ts's assignIds (with `hosts`, routes and keys name the host),
    * tokens made, path rules applied, and the kept chunks the summaries point into.
    */
-  async finish(hosts: boolean): Promise<{ list: Summary[]; chunks: Buffer[]; markers: Uint32Array; shapes: string[] }> {
-    if (!this.pending) throw new Error('bb diff: finish before summarize');
-    const { list, marks } = this.pending;
+  async finish(hosts: boolean): Promise<SideSummaries> {
+    const p = this.pending;
+    if (!p) throw new Error('bb diff: finish before summarize');
     const shapes = this.shapes!;
     this.pending = undefined;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
-    sortForComparison(list);
-    assignIds(list, (s) => s.page, hosts ? (s) => s.host : undefined);
-    if (noPathRules) for (const s of list) s.token = tokenOf(s.key, s.digest);
-    else {
+    const list = sortForComparison(p.list, (s) => p.started[s.index]);
+    assignIds(list, (s) => s.page, hosts ? (s) => p.hosts[s.index]! : undefined);
+    const markers = p.marks.take();
+    if (noPathRules) {
+      for (const s of list) {
+        s.token = tokenOf(s.key, p.digests[s.index]!);
+        const m = p.markRefs[s.index];
+        if (m) s.marks = markers.subarray(m[0], m[0] + m[1]);
+      }
+    } else {
       for (const s of list) {
         // Read again for the path rules, which select by id; named as the summary is.
         const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
         applyPathRules(e, this.nctx.pathRules);
-        s.token = entryToken(e, un);
+        s.token = tokenOf(s.key, contentDigest(contentText(e), un));
         s.shape = shapes.add(e);
       }
     }
-    // The pending fields (started, host, digest) stay on the summaries: a worker packs only
-    // the Summary fields (bounded-pack.ts), and in this thread they are a few short strings.
-    return { list, chunks: this.kept.chunks, markers: marks.take(), shapes: shapes.texts() };
+    return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts() };
   }
 
   async close(): Promise<void> {

@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { boundedStages, createContext, defaultStages, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions } from '../../diff/index.js';
-import type { Har } from '../../capture/har.js';
-import { CaptureReadError } from '../../capture/reader.js';
-import { capture, uuid } from '../helpers/har.js';
-import { makeZip } from './zip-builder.js';
-import { tempDir } from '../helpers/tmp.js';
-import { isBbError } from '../../core/index.js';
-import { exitStatusFor } from '../../cli/exit.js';
-import { runBb } from '../helpers/cli.js';
+import { createContext, defaultStages, diffCaptures, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions, type DiffStage, type StoreKind } from '../../../diff/index.js';
+import type { Har } from '../../../capture/har.js';
+import { CaptureReadError } from '../../../capture/reader.js';
+import { capture, uuid } from '../../helpers/har.js';
+import { makeZip } from '../zip-builder.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { isBbError } from '../../../core/index.js';
+import { exitStatusFor } from '../../../cli/exit.js';
+import { runBb } from '../../helpers/cli.js';
 
 function captures(): { a: Har; b: Har } {
   const ids = Array.from({ length: 6 }, () => uuid());
@@ -35,7 +35,7 @@ function captures(): { a: Har; b: Har } {
   return { a, b };
 }
 
-describe('bounded stages (captures of any size)', () => {
+describe('the bounded store (captures of any size)', () => {
 
   const configs: Array<[string, DiffOptions]> = [
     ['no config', {}],
@@ -48,17 +48,17 @@ describe('bounded stages (captures of any size)', () => {
     }],
   ];
   for (const [name, given] of configs) {
-    it(`give the same result as the in-memory stages (${name})`, async () => {
+    it(`gives the same result as the in-memory store (${name})`, async () => {
       const dir = tempDir();
       const { a, b } = captures();
       const oldPath = await dir.write('old.har', a);
       const newPath = await dir.write('new.har', b);
       const options: DiffOptions = { ...given, views: true };
-      const whole = await runStages(createContext(oldPath, newPath, options), defaultStages);
-      const ctx = createContext(oldPath, newPath, options);
-      const bounded = await runStages(ctx, boundedStages(defaultStages));
+      const whole = await runStages(createContext(oldPath, newPath, options, 'memory'), defaultStages);
+      const ctx = createContext(oldPath, newPath, options, 'bounded');
+      const bounded = await runStages(ctx, defaultStages);
       // Each side in its own worker thread (the default) or in this thread: the same result.
-      assert.deepEqual(await runStages(createContext(oldPath, newPath, { ...options, workers: false }), boundedStages(defaultStages)), whole, 'sides in the calling thread');
+      assert.deepEqual(await runStages(createContext(oldPath, newPath, { ...options, workers: false }, 'bounded'), defaultStages), whole, 'sides in the calling thread');
       assert.ok(whole.differences.length > 5, 'the captures differ in several ways');
       assert.ok(whole.pairs.some((p) => p.status === 'extra') && whole.pairs.some((p) => p.status === 'missing'));
       if (options.config) assert.ok(whole.counts.known > 0 && whole.staleKnown.length === 1, 'classify ran on both');
@@ -72,13 +72,20 @@ describe('bounded stages (captures of any size)', () => {
     });
   }
 
-  it('keeps the stages it does not replace, by name, in order', () => {
-    const names = boundedStages(defaultStages).map((s) => s.name);
-    assert.deepEqual(names.filter((n) => n !== 'bounded-done'), defaultStages.map((s) => s.name));
-    assert.equal(names[names.indexOf('verdict') + 1], 'bounded-done');
-    for (const s of defaultStages.filter((x) => !['read', 'unzip', 'normalize', 'pair', 'compare'].includes(x.name))) {
-      assert.ok(boundedStages(defaultStages).includes(s), `${s.name} is kept as it is`);
+  it('runs the one stage list, the store being the only difference, and an edit by name reaches both stores', async () => {
+    const dir = tempDir();
+    const { a, b } = captures();
+    const oldPath = await dir.write('old.har', a);
+    const newPath = await dir.write('new.har', b);
+    assert.deepEqual(defaultStages.map((s) => s.name), ['read', 'normalize', 'pair', 'compare', 'noise', 'timing', 'classify', 'findings', 'verdict']);
+    for (const [threshold, kind] of [[undefined, 'memory'], [0, 'bounded']] as Array<[number | undefined, StoreKind]>) {
+      const seen: Array<[string, number]> = [];
+      const probe: DiffStage = { name: 'probe', run: (ctx) => void seen.push([ctx.storeKind!, ctx.old.store!.summaries.length]) };
+      const result = await diffCaptures(oldPath, newPath, { workers: false, ...(threshold !== undefined ? { boundedThreshold: threshold } : {}), stages: (pipe) => void pipe.after('normalize', probe) });
+      assert.deepEqual(seen, [[kind, a.log.entries.length]], `the inserted stage ran once, after normalize, in the ${kind} store`);
+      assert.equal(result.old.entries, a.log.entries.length);
     }
+    await assert.rejects(diffCaptures(oldPath, newPath, { stages: (pipe) => void pipe.before('unzip', defaultStages[0]!) }), /no step 'unzip'/, 'an unknown stage name throws');
   });
 
   it('reports a side that cannot be read as the in-process read does, and leaves no thread running', async () => {
@@ -91,7 +98,7 @@ describe('bounded stages (captures of any size)', () => {
     for (const [oldPath, newPath] of [[good, broken], [missing, good]] as const) {
       const errorOf = async (workers: boolean) => {
         try {
-          await runStages(createContext(oldPath, newPath, { workers }), boundedStages(defaultStages));
+          await runStages(createContext(oldPath, newPath, { workers }, 'bounded'), defaultStages);
         } catch (err) {
           const e = err as Error & { code?: string };
           return { name: e.name, message: e.message, code: e.code, exitStatus: exitStatusFor(e), isBbError: isBbError(e), isCaptureError: e instanceof CaptureReadError };

@@ -1,0 +1,118 @@
+// The compare loop (DESIGN.md "One engine"): numbers each pair's
+// identifiers along aligned places and compares it, over the two sides'
+// stores (diff/store/): in memory or bounded, the loop is the same; only
+// where entries are kept between the passes differs.
+import { bindPair, type EntryBody } from './correspond.js';
+import { comparePair, requestLine } from './compare.js';
+import type { EntrySummary, SideStore } from './context.js';
+import type { ArrayRules } from './arrays.js';
+import { unnumber, type OrdinalNumbering, type OrdinalTable } from './normalize/index.js';
+import type { Lineup } from './pair.js';
+import type { PairView } from './types.js';
+import type { Difference, NormalizedEntry, Pair } from './types.js';
+import type { PairShape } from './findings.js';
+import { appendAll } from '../core/index.js';
+
+/** What the compare loop needs of the run. */
+export interface LoopSettings {
+  table: OrdinalTable;
+  numbering: OrdinalNumbering;
+  arrays: ArrayRules;
+  headerOrder?: boolean;
+  wsOrder?: 'direction' | 'total';
+  /** Keep the side-by-side views of up to this many differing pairs (0: none). */
+  maxViews: number;
+  /** Line-ups compared so far, now and then. */
+  progress?: (done: number, total: number) => void;
+}
+
+/** What the loop found, by line-up index. */
+export interface LoopResult {
+  differences: Difference[];
+  pairs: Pair[];
+  views: Map<number, PairView>;
+  /** Each line-up's route and side shapes, for the findings stage. */
+  shapes: PairShape[];
+}
+
+const bodyOf = (e: NormalizedEntry): EntryBody => ({ request: e.request, response: e.response, ws: e.ws, grpc: e.grpc });
+
+/**
+ * Numbers and compares every line-up: pairs first, in order, both sides in
+ * step (an identifier bound where both sides hold it keeps one number);
+ * entries present on one side only after, so they cannot shift the rest.
+ * A pair whose un-numbered content is equal and whose markers bind in step
+ * is equal once numbered: nothing read, parsed or walked.
+ */
+export async function compareLineup(lineup: Lineup[], stores: readonly [SideStore, SideStore], s: LoopSettings): Promise<LoopResult> {
+  const summary = (side: 0 | 1, i: number): EntrySummary => stores[side].summaries[i]!;
+  const found: Array<{ diffs: Difference[]; pair: Pair } | undefined> = new Array(lineup.length);
+  const views = new Map<number, PairView>();
+  const render = (side: 0 | 1, e: NormalizedEntry): NormalizedEntry => ({
+    ...e,
+    id: unnumber(e.id, s.table),
+    ...(s.numbering.render(side, bodyOf(e)) as EntryBody),
+  });
+  // What a pair says of itself from its summaries (the equal-pair shortcut reads no more than that).
+  const pairOf = (l: Lineup, a: EntrySummary | undefined, b: EntrySummary | undefined, differences: number): Pair => {
+    const x = (a ?? b)!;
+    return {
+      id: unnumber(x.id, s.table),
+      route: x.route,
+      ...(a ? { old: a.index } : {}),
+      ...(b ? { new: b.index } : {}),
+      status: l.status,
+      differences,
+      exchange: { ...(a ? { old: `#${a.seq ?? a.index}` } : {}), ...(b ? { new: `#${b.seq ?? b.index}` } : {}) },
+    };
+  };
+  const finish = (k: number, a: NormalizedEntry | undefined, b: NormalizedEntry | undefined) => {
+    const l = lineup[k]!;
+    const diffs = comparePair(a, b, l.status, { headerOrder: s.headerOrder, wsOrder: s.wsOrder, arrays: s.arrays });
+    const e = (a ?? b)!;
+    const sa = l.old !== undefined ? summary(0, l.old) : undefined;
+    const sb = l.new !== undefined ? summary(1, l.new) : undefined;
+    found[k] = { diffs, pair: { ...pairOf(l, sa, sb, diffs.length), request: requestLine(e) } };
+    if (diffs.length && views.size < s.maxViews) views.set(k, { ...(a ? { old: bodyOf(a) } : {}), ...(b ? { new: bodyOf(b) } : {}), ...(s.wsOrder ? { wsOrder: s.wsOrder } : {}) });
+  };
+  for (let k = 0; k < lineup.length; k++) {
+    const l = lineup[k]!;
+    if (s.progress && k % 5000 === 4999) s.progress(k + 1, lineup.length);
+    if (l.old === undefined || l.new === undefined) continue;
+    const so = summary(0, l.old);
+    const sn = summary(1, l.new);
+    if (!s.headerOrder && l.status === 'paired' && so.token === sn.token && so.marks && sn.marks && s.numbering.numberPairMarkers(so.marks, sn.marks)) {
+      stores[0].release(l.old);
+      stores[1].release(l.new);
+      found[k] = { diffs: [], pair: pairOf(l, so, sn, 0) };
+      continue;
+    }
+    const [a, b] = await Promise.all([stores[0].entry(l.old), stores[1].entry(l.new)]);
+    bindPair(s.numbering, bodyOf(a), bodyOf(b), s.arrays, s.wsOrder);
+    finish(k, render(0, a), render(1, b));
+  }
+  for (let k = 0; k < lineup.length; k++) {
+    const l = lineup[k]!;
+    if (l.new === undefined) {
+      const a = await stores[0].entry(l.old!);
+      s.numbering.numberAlone(0, bodyOf(a));
+      finish(k, render(0, a), undefined);
+    } else if (l.old === undefined) {
+      const b = await stores[1].entry(l.new);
+      s.numbering.numberAlone(1, bodyOf(b));
+      finish(k, undefined, render(1, b));
+    }
+  }
+  const out: LoopResult = { differences: [], pairs: [], views, shapes: [] };
+  for (const [k, f] of found.entries()) {
+    appendAll(out.differences, f!.diffs);
+    out.pairs.push(f!.pair);
+    const l = lineup[k]!;
+    out.shapes.push({
+      route: f!.pair.route,
+      ...(l.old !== undefined ? { old: stores[0].shapes[summary(0, l.old).shape] } : {}),
+      ...(l.new !== undefined ? { new: stores[1].shapes[summary(1, l.new).shape] } : {}),
+    });
+  }
+  return out;
+}

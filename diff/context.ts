@@ -1,0 +1,238 @@
+// What bb diff's stages share (diff/stages.ts): the options, the run's
+// compiled rules and ordinal table, and each side's store (diff/store/), the
+// one thing that differs between a small and a big capture. The stages see a
+// side only through SideStore: its summaries, then its entries one at a time.
+import type { HarPage } from '../capture/index.js';
+import { emptyDiffConfig, type DiffConfig } from './config.js';
+import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules } from './normalize/index.js';
+import type { Lineup } from './pair.js';
+import type { PairShape } from './findings.js';
+import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
+import type { TimingOptions, TimingSample } from './timing.js';
+import type { Pipe } from './pipe.js';
+
+/** Options of one comparison (flags already parsed by the CLI or the caller). */
+export interface DiffOptions {
+  /** Parsed, validated config (loadDiffConfig); default: built-in rules only. */
+  config?: DiffConfig;
+  /** Accept captures recovered after a crash. */
+  allowIncomplete?: boolean;
+  /** Also compare header order and case. */
+  headerOrder?: boolean;
+  /** A second capture of the old build: what differs between the two old runs is noise (issue 7). */
+  noisePath?: string;
+  /** Stale known entries fail the run (issue 7). */
+  strictKnown?: boolean;
+  /** Server home directories per side, on top of log._bb.serverHome and the config's. */
+  serverHome?: { old?: string; new?: string };
+  /** Edits the stage pipe by name (e.g. `pipe.after('normalize', stage)`); an unknown name throws. */
+  stages?: (pipe: Pipe<DiffStage>) => void;
+  /** Edits the body parser list (e.g. insert "zip" before "binary"). */
+  bodyParsers?: (defaults: BodyParser[]) => BodyParser[];
+  /** Keep side-by-side views of differing pairs for the HTML report (result.views). */
+  views?: boolean;
+  /** Files bigger than this (either side) are kept in the bounded store (default BOUNDED_THRESHOLD; tests force it with 0). */
+  boundedThreshold?: number;
+  /** Where the run is: each stage as it starts, and entries done in the long ones (for a progress line). */
+  onProgress?: (p: DiffProgress) => void;
+  /** The bounded store's two sides run in worker threads (default true; false keeps them in this thread). */
+  workers?: boolean;
+  /** Called after each stage with its wall time in ms (what the diff benchmark profiles). */
+  onStageTime?: (stage: string, ms: number) => void;
+  /** bb diff --timing: per-route timing in the result (DESIGN.md "Timing"). */
+  timing?: TimingOptions;
+}
+
+/** One progress report: the stage, and for the long stages how many of how many. */
+export interface DiffProgress {
+  /** The stage's name. */
+  stage: string;
+  /** Entries (or line-ups) done so far. */
+  done?: number;
+  /** Of how many. */
+  total?: number;
+}
+
+/**
+ * An entry as the stages know it between the passes: what pairing, naming
+ * and the compare loop's equal-pair shortcut need, without the entry itself.
+ * Both stores make it; the bounded one sends it across from its worker.
+ */
+export interface EntrySummary {
+  /** Index in log.entries. */
+  index: number;
+  /** bb's capture sequence number. */
+  seq?: number;
+  /** Pairing key: page and route. */
+  key: string;
+  /** "METHOD path" (with the host when hosts are in keys). */
+  route: string;
+  /** Its page's label ("" without a page). */
+  page: string;
+  /** `<page>/<route>#<n>`, markers in (order.ts assignIds). */
+  id: string;
+  /** Pairing token: key and un-numbered content digest (pair.ts tokenOf). */
+  token: string;
+  /** markersOf its content text, when kept (no path rule changed the entry after the text was taken). */
+  marks?: ArrayLike<number>;
+  /** Its shape (field patterns) as an index into its store's `shapes`. */
+  shape: number;
+  /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
+  times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
+}
+
+/** Log-level facts of a side, known once it is open. */
+export interface SideHeader {
+  /** log.pages, for the page labels (pairedPageLabels needs both sides'). */
+  pages: HarPage[] | undefined;
+  /** How many entries the capture holds. */
+  entryCount: number;
+  /** log._bb.serverHome, for the page titles' normalizing. */
+  serverHome: string | undefined;
+}
+
+/**
+ * Where one side's entries are kept between the passes: in memory
+ * (store/memory.ts) or bounded, each entry read once and its normalized form
+ * kept within a byte budget (store/bounded.ts). Opened by the read stage;
+ * summarize, then finish, once each; then entries by place in comparison order.
+ */
+export interface SideStore {
+  /** The side's log facts (read stage). */
+  readonly header: SideHeader;
+  /** Reads and normalizes every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. */
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }>;
+  /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */
+  finish(hosts: boolean): Promise<void>;
+  /** Summaries in comparison order (after finish). */
+  readonly summaries: readonly EntrySummary[];
+  /** The side's shapes (field patterns), by a summary's `shape`. */
+  readonly shapes: ReadonlyArray<Set<string>>;
+  /** The normalized entry at place `i` of comparison order, markers in, path rules applied. */
+  entry(i: number): NormalizedEntry | Promise<NormalizedEntry>;
+  /** The compare loop is done with entry `i` (what was kept of it may go). */
+  release(i: number): void;
+  /** The compare loop is done with every entry: only the summaries stay. */
+  releaseAll(): void;
+  /** Frees the side (files, threads); safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Which store the sides are kept in. */
+export type StoreKind = 'memory' | 'bounded';
+
+/** One side of the comparison as it moves through the stages. */
+export interface DiffSide {
+  /** The file. */
+  path: string;
+  /** Its store (read stage). */
+  store?: SideStore;
+  /** Each entry's times, named as the entries are (normalize stage, only with options.timing). */
+  timing: TimingSample[];
+}
+
+/** What the stages share. */
+export interface DiffContext {
+  /** The options. */
+  options: DiffOptions;
+  /** The config (defaults when none was given). */
+  config: DiffConfig;
+  /** Compiled rules. */
+  rules: RuleSet;
+  /** The config's per-path rules (normalize.paths), compiled once for the run. */
+  pathRules: PathRules;
+  /** The config's `.proto` files, parsed (absent without normalize.proto). */
+  proto?: ProtoSchema;
+  /** Ordinal markers for this run. */
+  table: OrdinalTable;
+  /** The store the sides go to: chosen by size in the read stage unless given (a sub-run takes its parent's). */
+  storeKind?: StoreKind;
+  /** Old and new. */
+  old: DiffSide;
+  new: DiffSide;
+  /** Pairing (pair stage). */
+  lineup: Lineup[];
+  /** Differences (compare stage), classified by the classify stage. */
+  differences: Difference[];
+  /** Per-pair counts. */
+  pairs: Pair[];
+  /** Known entries that matched nothing (classify stage). */
+  staleKnown: StaleKnown[];
+  /** Noise differences between the two old runs (issue 7). */
+  noise?: Difference[];
+  /** The second old run's times, with --noise. */
+  noiseTiming?: TimingSample[];
+  /** The Timing section (timing stage, with options.timing). */
+  timing?: DiffResult['timing'];
+  /** Side-by-side views of differing pairs, by index in `pairs` (compare stage, with options.views). */
+  views: Map<number, PairView>;
+  /** Findings (findings stage). */
+  findings: Finding[];
+  /** Each line-up's route and side shapes (compare stage), for the findings' `of` counts. */
+  pairShapes: PairShape[];
+  /** The stage list this context runs (runStages). */
+  stages: readonly DiffStage[];
+  /** The result (verdict stage). */
+  result?: DiffResult;
+}
+
+/**
+ * Which runs take a stage: `read` every run that reads a pair of captures
+ * (the extra --timing runs stop there), `compare` every comparison (the
+ * --noise run stops there), `judge` only the run whose verdict is asked.
+ */
+export type StagePart = 'read' | 'compare' | 'judge';
+
+/** A named stage. */
+export interface DiffStage {
+  /** Name, for editing the pipe. */
+  name: string;
+  /** Does the work on the context. */
+  run: (ctx: DiffContext) => void | Promise<void>;
+  /** Which runs take it (default `compare`: the run and its --noise run). */
+  part?: StagePart;
+}
+
+/** A fresh context for comparing two files; `storeKind` fixes the store (else the read stage chooses by size). */
+export function createContext(oldPath: string, newPath: string, options: DiffOptions, storeKind?: StoreKind): DiffContext {
+  const config = options.config ?? emptyDiffConfig();
+  const rules = compileRules(config.normalize);
+  const protoFiles = config.normalize.proto ?? [];
+  return {
+    options,
+    config,
+    rules,
+    pathRules: compilePathRules(config.normalize.paths ?? []),
+    ...(protoFiles.length ? { proto: ProtoSchema.load(protoFiles, 'config normalize.proto') } : {}),
+    table: new OrdinalTable(rules.ordinalClasses),
+    ...(storeKind ? { storeKind } : {}),
+    old: { path: oldPath, timing: [] },
+    new: { path: newPath, timing: [] },
+    lineup: [],
+    views: new Map(),
+    findings: [],
+    pairShapes: [],
+    stages: [],
+    differences: [],
+    pairs: [],
+    staleKnown: [],
+  };
+}
+
+/** The body parsers of a run: the built-in list, edited by options.bodyParsers. */
+export function parsersOf(options: DiffOptions): readonly BodyParser[] {
+  return options.bodyParsers ? options.bodyParsers([...bodyParsers]) : bodyParsers;
+}
+
+/** What normalizing one side needs: the run's rules and table, that side's homes, the body parsers with zip support. */
+export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies): NormalizeContext {
+  return normalizeContext({
+    rules: ctx.rules,
+    homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
+    table: ctx.table,
+    routeKeys: ctx.config.pairing.keys ?? [],
+    pathRules: ctx.pathRules,
+    parsers: zips.withParser(parsersOf(ctx.options)),
+    ...(ctx.proto ? { proto: ctx.proto } : {}),
+  });
+}

@@ -1,0 +1,52 @@
+// The order entries are compared in and the ids that count along it. Both
+// stores order and name their entries here, after both sides are read, so
+// the host decision (hostsInKeys) is made once for the two; the ids count
+// per key in comparison order, so the two go together.
+import { entryKey, routeWithHost } from './normalize/index.js';
+
+/** What ordering needs of an entry. */
+export interface Orderable {
+  /** Index in log.entries. */
+  index: number;
+  /** bb's capture sequence number. */
+  seq?: number;
+  /** HAR's startedDateTime, as written. */
+  started?: string;
+}
+
+/**
+ * Sorts entries into comparison order (in place): `_bb.seq` when every
+ * entry has one (bb writes entries in completion order; seq is arrival
+ * order), else the start time as a date (ISO strings with offsets do not
+ * sort as text), else file position. `startedOf`: where an item's start
+ * time is, when it does not carry it as `started`.
+ */
+export function sortForComparison<T extends Omit<Orderable, 'started'>>(list: T[], startedOf: (x: T) => string | undefined = (x) => (x as Orderable).started): T[] {
+  if (list.every((x) => typeof x.seq === 'number')) return list.sort((a, b) => a.seq! - b.seq! || a.index - b.index);
+  const time = new Map<T, number>();
+  for (const x of list) {
+    const started = startedOf(x);
+    const t = started === undefined ? NaN : Date.parse(started);
+    time.set(x, Number.isNaN(t) ? Infinity : t);
+  }
+  return list.sort((a, b) => time.get(a)! - time.get(b)! || a.index - b.index);
+}
+
+/**
+ * Names each entry (in comparison order): with `hostOf` (hosts in keys:
+ * either capture has several), its route and key name its host; then its id
+ * `<page>/<route>#<n>`, n counting per pairing key.
+ */
+export function assignIds<T extends { key: string; route: string; id: string }>(list: T[], pageOf: (e: T) => string, hostOf?: (e: T, i: number) => string): void {
+  const occurrences = new Map<string, number>();
+  for (const [i, e] of list.entries()) {
+    const host = hostOf?.(e, i);
+    if (host) {
+      e.route = routeWithHost(e.route, host);
+      e.key = entryKey(pageOf(e), e.route);
+    }
+    const n = (occurrences.get(e.key) ?? 0) + 1;
+    occurrences.set(e.key, n);
+    e.id = `${pageOf(e)}/${e.route}#${n}`;
+  }
+}

@@ -1,0 +1,256 @@
+// bb diff as one list of named stages over one context (DESIGN.md
+// "Comparing"): read → normalize → pair → compare → noise → timing →
+// classify → findings → verdict. A small capture and a big one go through
+// the same stages; only the store each side is kept in differs (in memory,
+// or bounded: store/), chosen by the read stage. The list lives in a named
+// pipe (pipe.ts), edited by name without touching the others.
+import { arrayRules, type ArrayRules } from './arrays.js';
+import type { DiffConfig } from './config.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type SideStore, type StagePart } from './context.js';
+import { hostsInKeys, pairedPageLabels, OrdinalNumbering, ZipBodies } from './normalize/index.js';
+import { pairEntries } from './pair.js';
+import { compareLineup, type LoopSettings } from './compare-loop.js';
+import { buildFindings } from './findings.js';
+import { classifyKnown, classifyNoise } from './classify.js';
+import { budgetDifferences, timingReport, type TimingSample } from './timing.js';
+import { Pipe } from './pipe.js';
+import { MemoryStore } from './store/memory.js';
+import { BoundedStore, needsBounded } from './store/bounded.js';
+import type { DiffResult } from './types.js';
+import { appendAll } from '../core/index.js';
+
+/** The run's array rules (pairing.arrayKeys, normalize.unorderedArrays). */
+export function arrayRulesOf(config: DiffConfig): ArrayRules {
+  return arrayRules(config.pairing.arrayKeys, config.normalize.unorderedArrays);
+}
+
+/** Side-by-side views kept for the HTML report (the report shows at most this many pairs side by side). */
+export const MAX_VIEWS = 300;
+
+/** What the compare loop needs of a run. */
+function loopSettings(ctx: DiffContext): LoopSettings {
+  return {
+    table: ctx.table,
+    numbering: new OrdinalNumbering(ctx.table),
+    arrays: arrayRulesOf(ctx.config),
+    headerOrder: ctx.options.headerOrder,
+    wsOrder: ctx.config.pairing.wsOrder,
+    maxViews: ctx.options.views ? MAX_VIEWS : 0,
+    ...(ctx.options.onProgress ? { progress: (done: number, total: number) => ctx.options.onProgress!({ stage: 'compare', done, total }) } : {}),
+  };
+}
+
+/** Both sides' stores, once the read stage opened them. */
+function storesOf(ctx: DiffContext): [SideStore, SideStore] {
+  if (!ctx.old.store || !ctx.new.store) throw new Error('bb diff: the stages need the read stage first');
+  return [ctx.old.store, ctx.new.store];
+}
+
+/** Closes both sides' stores (after the run, or when it failed: then quietly). */
+async function closeStores(ctx: DiffContext, quietly: boolean): Promise<void> {
+  const closing = [ctx.old.store?.close(), ctx.new.store?.close()];
+  if (quietly) await Promise.all(closing.map((c) => c?.catch(() => undefined)));
+  else await Promise.all(closing);
+}
+
+/** Opens both sides in the store the run is kept in; when one cannot open, the other is closed and the first failure thrown. */
+async function openStores(ctx: DiffContext): Promise<void> {
+  ctx.storeKind ??= (await needsBounded(ctx.old.path, ctx.new.path, ctx.options.boundedThreshold)) ? 'bounded' : 'memory';
+  const open = ctx.storeKind === 'bounded' ? BoundedStore.open : MemoryStore.open;
+  const opened = await Promise.allSettled([open(ctx, 'old'), open(ctx, 'new')]);
+  const [o, n] = opened.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+  const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed || !o || !n) {
+    await Promise.all([o?.close().catch(() => undefined), n?.close().catch(() => undefined)]);
+    throw failed?.reason;
+  }
+  ctx.old.store = o;
+  ctx.new.store = n;
+}
+
+/**
+ * The times of more runs (bb compare --repeat): each old run i read and
+ * normalized beside new run i by this run's own `read` stages, in this run's
+ * store, so their entries are named as the compared pair's are.
+ */
+async function timesOfRuns(ctx: DiffContext, runs: { old: string[]; new: string[] }): Promise<{ old: TimingSample[]; new: TimingSample[] }> {
+  const out = { old: [] as TimingSample[], new: [] as TimingSample[] };
+  for (let i = 0; i < Math.max(runs.old.length, runs.new.length); i++) {
+    const a = runs.old[i];
+    const b = runs.new[i];
+    // options.timing stays: it is what makes the read stages take times (the timing stage is not run here).
+    const sub = createContext(a ?? b!, b ?? a!, { ...ctx.options, noisePath: undefined, views: false }, ctx.storeKind);
+    await runParts(sub, ctx.stages, ['read']);
+    if (a) appendAll(out.old, sub.old.timing);
+    if (b) appendAll(out.new, sub.new.timing);
+  }
+  return out;
+}
+
+/** The built-in stages, in order. */
+export const defaultStages: readonly DiffStage[] = [
+  {
+    name: 'read',
+    part: 'read',
+    run: openStores,
+  },
+  {
+    name: 'normalize',
+    part: 'read',
+    run: async (ctx) => {
+      const [o, n] = storesOf(ctx);
+      // Page titles normalize to labels without markers: this thread's table names the classes alike.
+      const zips = new ZipBodies();
+      const labels = pairedPageLabels(o.header.pages, n.header.pages, normalizeContextFor(ctx, 'old', o.header.serverHome, zips), normalizeContextFor(ctx, 'new', n.header.serverHome, zips));
+      const total = o.header.entryCount + n.header.entryCount;
+      const read = [0, 0];
+      const report = (k: 0 | 1) => (done: number) => {
+        read[k] = done;
+        ctx.options.onProgress?.({ stage: 'normalize', done: read[0]! + read[1]!, total });
+      };
+      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0)), n.summarize(labels.new, report(1))]);
+      // Hosts in keys or not is decided for both sides at once (DESIGN.md "Pair"); entries are named after.
+      const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
+      await Promise.all([o.finish(withHosts), n.finish(withHosts)]);
+      if (ctx.options.timing) {
+        for (const side of [ctx.old, ctx.new]) side.timing = side.store!.summaries.map((x) => ({ id: x.id, route: x.route, ...x.times! }));
+      }
+    },
+  },
+  {
+    name: 'pair',
+    run: (ctx) => {
+      const [o, n] = storesOf(ctx);
+      ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? []);
+    },
+  },
+  {
+    name: 'compare',
+    run: async (ctx) => {
+      const stores = storesOf(ctx);
+      const found = await compareLineup(ctx.lineup, stores, loopSettings(ctx));
+      appendAll(ctx.differences, found.differences);
+      appendAll(ctx.pairs, found.pairs);
+      ctx.views = found.views;
+      ctx.pairShapes = found.shapes;
+      for (const s of stores) s.releaseAll();
+    },
+  },
+  {
+    name: 'noise',
+    part: 'judge',
+    run: async (ctx) => {
+      // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
+      if (!ctx.options.noisePath) return;
+      const progress = ctx.options.onProgress;
+      const sub = createContext(
+        ctx.old.path,
+        ctx.options.noisePath,
+        {
+          ...ctx.options,
+          noisePath: undefined,
+          strictKnown: false,
+          config: { ...ctx.config, known: [] },
+          ...(progress ? { onProgress: (p: DiffProgress) => progress({ ...p, stage: `noise run: ${p.stage}` }) } : {}),
+        },
+        ctx.storeKind,
+      );
+      // This run's own stages up to the comparison, in this run's store, so the noise run sees what this one does.
+      await runParts(sub, ctx.stages, ['read', 'compare']);
+      ctx.noise = sub.differences;
+      ctx.noiseTiming = sub.new.timing;
+    },
+  },
+  {
+    // After "noise", before "classify", so a route over budget is classified like any difference.
+    name: 'timing',
+    part: 'judge',
+    run: async (ctx) => {
+      const t = ctx.options.timing;
+      if (!t) return;
+      const more = t.runs ? await timesOfRuns(ctx, t.runs) : { old: [], new: [] };
+      const oldS = [...ctx.old.timing, ...more.old];
+      const newS = [...ctx.new.timing, ...more.new];
+      const noise = ctx.noiseTiming && ctx.options.noisePath ? { samples: ctx.noiseTiming, path: ctx.options.noisePath } : undefined;
+      ctx.timing = timingReport(oldS, newS, t, noise, { old: 1 + (t.runs?.old.length ?? 0), new: 1 + (t.runs?.new.length ?? 0) });
+      appendAll(ctx.differences, budgetDifferences(ctx.timing, oldS, newS));
+    },
+  },
+  {
+    name: 'classify',
+    part: 'judge',
+    run: (ctx) => {
+      // Known first (a ratified difference stays ratified), then noise among what is left.
+      // A `slower` entry can only match when a budget is judged: without one it is not stale, just not asked.
+      const judged = ctx.options.timing?.budget !== undefined;
+      ctx.staleKnown = classifyKnown(ctx.differences, ctx.config.known).filter((k) => judged || k.kind !== 'slower');
+      if (ctx.noise) classifyNoise(ctx.differences, ctx.noise);
+    },
+  },
+  {
+    name: 'findings',
+    part: 'judge',
+    run: (ctx) => {
+      ctx.findings = buildFindings(ctx.differences, ctx.pairShapes);
+    },
+  },
+  {
+    name: 'verdict',
+    part: 'judge',
+    run: (ctx) => {
+      const count = (c: string) => ctx.differences.filter((d) => d.class === c).length;
+      const findings = (c: string) => ctx.findings.filter((f) => f.class === c).length;
+      const real = count('real');
+      const failStale = !!ctx.options.strictKnown && ctx.staleKnown.length > 0;
+      const diff = real > 0 || failStale;
+      ctx.result = {
+        verdict: diff ? 'diff' : 'match',
+        exitCode: diff ? 1 : 0,
+        old: { path: ctx.old.path, entries: ctx.old.store?.header.entryCount ?? 0 },
+        new: { path: ctx.new.path, entries: ctx.new.store?.header.entryCount ?? 0 },
+        counts: { real, known: count('known'), noise: count('noise'), pairs: ctx.pairs.length, findings: { real: findings('real'), known: findings('known'), noise: findings('noise') } },
+        pairs: ctx.pairs,
+        findings: ctx.findings,
+        differences: ctx.differences,
+        staleKnown: ctx.staleKnown,
+        ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
+        ...(ctx.timing ? { timing: ctx.timing } : {}),
+        ...(ctx.options.views ? { views: ctx.views } : {}),
+      };
+    },
+  },
+];
+
+/** A fresh pipe of the built-in stages, to edit by name. */
+export function diffPipe(): Pipe<DiffStage> {
+  return new Pipe('bb diff stages', defaultStages);
+}
+
+/**
+ * Runs the stages of the given parts on a context (all stages when `parts`
+ * is absent), then closes its stores, also when a stage throws.
+ */
+async function runParts(ctx: DiffContext, stages: readonly DiffStage[], parts?: readonly StagePart[]): Promise<void> {
+  ctx.stages = stages;
+  const timed = ctx.options.onStageTime;
+  try {
+    for (const s of stages) {
+      if (parts && !parts.includes(s.part ?? 'compare')) continue;
+      ctx.options.onProgress?.({ stage: s.name });
+      const t0 = timed ? performance.now() : 0;
+      await s.run(ctx);
+      timed?.(s.name, performance.now() - t0);
+    }
+  } catch (err) {
+    await closeStores(ctx, true);
+    throw err;
+  }
+  await closeStores(ctx, false);
+}
+
+/** Runs the stages on a context and returns its result. */
+export async function runStages(ctx: DiffContext, stages: readonly DiffStage[]): Promise<DiffResult> {
+  await runParts(ctx, stages);
+  if (!ctx.result) throw new Error('bb diff: the stage list has no verdict stage');
+  return ctx.result;
+}

@@ -1,0 +1,100 @@
+// The in-memory store: a side small enough to parse whole. The read stage
+// parses the capture and decodes its zip bodies; the normalize pass
+// normalizes every entry in comparison order and keeps them all, so the
+// compare loop takes each one as it is.
+import { readCapture, type Har } from '../../capture/index.js';
+import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
+import { applyPathRules, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
+import { contentText, digestAndMarks, tokenOf } from '../pair.js';
+import { assignIds, sortForComparison } from '../order.js';
+import { ShapeIndex } from '../findings.js';
+import { timesOf } from '../timing.js';
+import type { NormalizedEntry } from '../types.js';
+
+/** One side parsed whole, its entries normalized and kept until compared. */
+export class MemoryStore implements SideStore {
+  readonly header: SideHeader;
+  summaries: EntrySummary[] = [];
+  shapes: Array<Set<string>> = [];
+  /** Normalized entries in comparison order (summarize), named and path-ruled by finish. */
+  private entries: NormalizedEntry[] = [];
+  /** Each entry's host, in the same order. */
+  private hosts: string[] = [];
+
+  private constructor(
+    private readonly ctx: DiffContext,
+    private readonly which: 'old' | 'new',
+    private har: Har | undefined,
+    private readonly zips: ZipBodies,
+  ) {
+    this.header = { pages: har!.log.pages, entryCount: har!.log.entries.length, serverHome: har!.log._bb?.serverHome };
+  }
+
+  /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
+  static async open(ctx: DiffContext, which: 'old' | 'new'): Promise<MemoryStore> {
+    const har = await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete });
+    const zips = new ZipBodies();
+    await zips.prepareEntries(har.log.entries, parsersOf(ctx.options));
+    return new MemoryStore(ctx, which, har, zips);
+  }
+
+  // No await in summarize and finish: each side runs whole when called, old
+  // before new, so the run's ordinal table meets values in one fixed order.
+  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
+    const har = this.har!;
+    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips);
+    const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
+    for (const { entry, index } of order) {
+      const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
+      this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
+      this.hosts.push(entryHost(entry, nctx));
+    }
+    return { hosts: [...new Set(this.hosts)] };
+  }
+
+  async finish(withHosts: boolean): Promise<void> {
+    const { table, pathRules, options } = this.ctx;
+    const entries = this.entries;
+    assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => this.hosts[i]! : undefined);
+    for (const e of entries) applyPathRules(e, pathRules);
+    const shapes = new ShapeIndex((t) => unnumber(t, table));
+    const logEntries = this.har!.log.entries;
+    this.summaries = entries.map((e) => {
+      const { digest, marks } = digestAndMarks(contentText(e), table);
+      return {
+        index: e.meta.index,
+        ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}),
+        key: e.key,
+        route: e.route,
+        page: e.meta.page,
+        id: e.id,
+        token: tokenOf(e.key, digest),
+        marks,
+        shape: shapes.add(e),
+        ...(options.timing ? { times: timesOf(logEntries[e.meta.index]!) } : {}),
+      };
+    });
+    this.shapes = shapes.sets();
+    // The entries are all that is needed from here on.
+    this.har = undefined;
+    this.hosts = [];
+    this.zips.clear();
+  }
+
+  entry(i: number): NormalizedEntry {
+    return this.entries[i]!;
+  }
+
+  release(): void {
+    // Kept whole until the compare loop is done (releaseAll).
+  }
+
+  releaseAll(): void {
+    this.entries = [];
+  }
+
+  async close(): Promise<void> {
+    this.releaseAll();
+    this.har = undefined;
+  }
+}
