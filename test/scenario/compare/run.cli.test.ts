@@ -40,13 +40,12 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
       servers: { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') },
       scenario: await scenario('noop.mjs', "await t.step('one', () => t.http.get('/cwd'));"),
     });
-    const t0 = Date.now();
     const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'never')], env);
-    const ms = Date.now() - t0;
+    // bb gave up by its boot timer: it exited by itself (2), runCompare's own bound did not kill it.
+    assert.equal(run.timedOut, false);
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /server "old" was not ready within 1500 ms \(waiting for a stdout line matching/);
     assert.match(run.stderr, /booting, slowly/);
-    assert.ok(ms < 1500 + 6000, `took ${ms} ms`);
   });
 
   it('a step that throws: exit 2 naming the step', async () => {
