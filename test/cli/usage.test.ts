@@ -1,40 +1,8 @@
-// Missing arguments, unknown commands and misspelt flags speak bb, not
-// yargs: one line saying what to type, exit 2, through the real CLI.
+// The nearest-name search behind bb's "did you mean" (cli/usage.ts); the
+// refusals themselves, through the real CLI: usage.cli.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { runBb } from '../helpers/cli.js';
 import { editDistance, nearest } from '../../cli/usage.js';
-import { tempDir } from '../helpers/tmp.js';
-
-const cases: Array<[string, string[], RegExp]> = [
-  ['one capture given to bb diff', ['diff', 'one.har'], /^bb: bb diff needs two captures, the old and the new: bb diff OLD\.har NEW\.har\n$/],
-  ['bb show without a capture', ['show'], /^bb: bb show needs a capture: bb show CAPTURE\.har\n$/],
-  ['bb frames without a capture', ['frames'], /^bb: bb frames needs a capture: bb frames CAPTURE\.har\n$/],
-  ['bb recover without a capture', ['recover'], /^bb: bb recover needs the capture to recover: bb recover captures\/capture\.har\n$/],
-  ['a misspelt command', ['dif', 'a.har', 'b.har'], /^bb: unknown command 'dif' — did you mean 'diff'\?\n$/],
-  ['a swapped-letter command', ['shwo', 'a.har'], /^bb: unknown command 'shwo' — did you mean 'show'\?\n$/],
-  ['a command nothing like bb\'s', ['frobnicate'], /^bb: unknown command 'frobnicate': bb --help lists the commands \(capture, .*\)\n$/],
-  ['a misspelt flag', ['capture', '--targt', 'http://127.0.0.1:1'], /^bb: unknown flag --targt — did you mean --target\?\n$/],
-  ['a misspelt flag of bb show', ['show', 'a.har', '--metod', 'GET'], /^bb: unknown flag --metod — did you mean --method\?\n$/],
-  ['a misspelt negated flag', ['capture', '--target', 'http://127.0.0.1:1', '--no-redakt'], /^bb: unknown flag --no-redakt — did you mean --no-redact\?\n$/],
-  ['a flag nothing like any', ['capture', '--target', 'http://127.0.0.1:1', '--zzzzzz'], /^bb: unknown flag --zzzzzz: bb capture --help lists the flags\n$/],
-  ['a value flag typed last without its value', ['diff', 'a.har', 'b.har', '--json'], /^bb: --json needs a value \(see bb diff --help\)\n$/],
-  ['a capture too many', ['show', 'a.har', 'b.har'], /^bb: unexpected argument 'b\.har': bb show CAPTURE\.har\n$/],
-];
-
-for (const [what, args, says] of cases) {
-  test(`${what}: one line in bb's words, exit 2, nothing written`, async (t) => {
-    const dir = tempDir(t).dir;
-    const r = await runBb(args, { BB_HOME: join(dir, 'home') }, { cwd: dir });
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, says);
-    assert.doesNotMatch(r.stderr, /Not enough non-option|Not enough arguments|Unknown argument|internal error/);
-    assert.equal(r.stdout, '');
-    assert.deepEqual(readdirSync(dir), []);
-  });
-}
 
 test('suggestions: a typo or a prefix finds the name, anything far finds nothing', () => {
   assert.equal(editDistance('targt', 'target'), 1);

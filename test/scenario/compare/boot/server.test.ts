@@ -9,6 +9,7 @@ import { groupAlive } from '../../../../scenario/compare/boot/process-group.js';
 import { freePort } from '../../../helpers/ports.js';
 import { pidAlive } from '../../../helpers/processes.js';
 import { tempDir } from '../../../helpers/tmp.js';
+import { settlesWithin } from '../../../helpers/bounded.js';
 import { isBbError } from '../../../../core/index.js';
 import { exitStatusFor } from '../../../../cli/exit.js';
 
@@ -75,8 +76,8 @@ describe('bootServer', () => {
   });
 
   it('fails with exit code 2 within its timeout when the server never gets ready', async () => {
-    const t0 = Date.now();
-    await assert.rejects(boot(['never'], {}, { timeoutMs: 1200 }), (err: Error & { code?: string }) => {
+    // boot gives up by its own timer: the server never gets ready nor exits.
+    await assert.rejects(settlesWithin(boot(['never'], {}, { timeoutMs: 1200 }), 20_000, 'boot of a server that never gets ready'), (err: Error & { code?: string }) => {
       assert.ok(isBbError(err), String(err));
       assert.equal(exitStatusFor(err), 2);
       assert.equal(err.code, 'BB_SERVER_NOT_READY');
@@ -84,7 +85,6 @@ describe('bootServer', () => {
       assert.match(err.message, /booting, slowly/);
       return true;
     });
-    assert.ok(Date.now() - t0 < 1200 + 1500, `took ${Date.now() - t0} ms`);
   });
 
   it('fails with exit code 2 and the log tail when the server exits before it is ready', async () => {
@@ -119,10 +119,10 @@ describe('bootServer', () => {
 
   it('kills a server that ignores SIGTERM after the grace period', async () => {
     const s = await boot(['stubborn']);
-    const t0 = Date.now();
     await s.stop();
     assert.equal(pidAlive(s.pid), false);
-    assert.ok(Date.now() - t0 >= 450, 'SIGKILL came only after the grace period');
+    // In that order: SIGTERM came and the server outlived it, then SIGKILL ended it.
+    assert.match(await readFile(s.logs.stdout, 'utf8'), /ignoring SIGTERM\n/, 'SIGTERM came first');
     assert.equal((await s.exited).signal, 'SIGKILL');
   });
 

@@ -1,10 +1,10 @@
 // `bb show` against hand-made HARs and mitmproxy's WebSocket export.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { runBb } from '../helpers/cli.js';
-import { entry, har, wsEntry } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
-import { sharedFixture } from '../helpers/fixtures.js';
+import { runBb } from '../../helpers/cli.js';
+import { entry, har, wsEntry } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
 
 /** bb run to its end at the width the expected lines are laid out for. */
 const bb = (args: string[], env: NodeJS.ProcessEnv = {}) => runBb(args, { COLUMNS: '100', ...env });

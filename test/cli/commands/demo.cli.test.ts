@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { demoConfigWith, runCompare } from './helpers.js';
+import { demoConfigWith, runCompare } from '../../scenario/compare/helpers.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 describe('bb compare on the bundled demo', () => {

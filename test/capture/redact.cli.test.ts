@@ -1,6 +1,6 @@
 // Many bb capture processes starting at once on a fresh bb home: the
 // redaction key and the CA are made once, atomically, and every process uses
-// the same ones. Apart from capture-start.test.ts so each file stays well
+// the same ones. Apart from test/cli/commands/capture.cli.test.ts so each file stays well
 // inside the suite's per-file time on a busy machine. Real child processes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

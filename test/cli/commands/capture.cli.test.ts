@@ -1,14 +1,21 @@
 // bb capture as a user runs it: a child process, real servers, curl-like
 // clients; and its last lines, which say what was written in plain words (an
 // empty capture, clients pointed elsewhere, says so while it can still be fixed).
-import { describe, it, test, after } from 'node:test';
+import { describe, it, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { writeFileSync, readFileSync, statSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { runBb, startBb } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import net from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
+import { runBb, startBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { freePort } from '../../helpers/ports.js';
+import { helloServer } from '../../helpers/servers.js';
+import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
+import { curl } from '../../proxy/forward-harness.js';
+import { startHttp1Upstream, type AlpnUpstream } from '../../proxy/alpn-peers.js';
 
 const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home') };
@@ -194,5 +201,141 @@ describe('bb capture summary', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+// bb capture's start-up as a new user meets it: listen addresses, --out with
+// several targets, a port in use (many captures starting at once on a fresh
+// bb home: test/capture/redact.cli.test.ts). Real child processes, real sockets on
+// 127.0.0.1.
+describe("bb capture's start-up", () => {
+  const dir = tempDir().dir;
+  const env = { BB_HOME: join(dir, 'home') };
+  const servers: Array<http.Server | net.Server> = [];
+  after(() => {
+    for (const s of servers) {
+      if (s instanceof http.Server) s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  async function upstream(): Promise<number> {
+    const { server, port } = await helloServer();
+    servers.push(server);
+    return port;
+  }
+
+  /** A port something else already listens on. */
+  async function busyPort(): Promise<number> {
+    const s = net.createServer();
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    return (s.address() as AddressInfo).port;
+  }
+
+
+  for (const form of ['bare', 'colon'] as const) {
+    test(`--listen ${form === 'bare' ? 'PORT' : ':PORT'} listens on 127.0.0.1:PORT`, async () => {
+      const target = await upstream();
+      const port = await freePort();
+      const out = join(dir, `listen-${form}.har`);
+      const bb = startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--listen', form === 'bare' ? String(port) : `:${port}`, '--out', out], env);
+      const url = (await bb.waitFor(/capture: (http:\/\/[^ ]+) ->/))[1];
+      assert.equal(url, `http://127.0.0.1:${port}`);
+      assert.equal(await (await fetch(`${url}/x`)).text(), 'hello from /x');
+      bb.child.kill('SIGINT');
+      assert.equal(await bb.exited, 0, bb.stderr());
+    });
+  }
+
+  test('several targets with --out NAME.har is exit 2 saying --out is a folder, and creates nothing', async () => {
+    const out = join(dir, 'one.har');
+    const { code, stderr } = await runBb(['capture', '--target', 'old=http://127.0.0.1:1', '--target', 'new=http://127.0.0.1:2', '--out', out], env);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /^bb: with 2 targets --out is a folder .*got '.*one\.har'.*--out captures\//);
+    assert.equal(stderr.trim().split('\n').length, 1, stderr);
+    assert.ok(!existsSync(out), 'no folder named one.har');
+  });
+
+  test('--admin on a port in use is exit 2 and leaves no capture behind, so the retry starts', async () => {
+    const target = await upstream();
+    const admin = await busyPort();
+    const folder = join(dir, 'admin-busy');
+    const out = join(folder, 'x.har');
+    const args = ['capture', '--target', `http://127.0.0.1:${target}`, '--out', out];
+    const failed = await runBb([...args, '--admin', `127.0.0.1:${admin}`], env);
+    assert.equal(failed.code, 2, failed.stderr);
+    assert.match(failed.stderr, /cannot listen on --admin 127\.0\.0\.1:\d+: the port is in use/);
+    assert.doesNotMatch(failed.stdout, /recording to/, 'nothing claims to record');
+    assert.ok(!existsSync(folder), `nothing left behind: ${existsSync(folder) ? readdirSync(folder).join(', ') : ''}`);
+    const retry = startBb([...args, '--admin', '127.0.0.1:0'], env);
+    await retry.waitFor(/admin: http/);
+    retry.child.kill('SIGINT');
+    assert.equal(await retry.exited, 0, retry.stderr());
+    assert.ok(existsSync(out));
+  });
+
+  test('a second --listen in use is exit 2 and the first target leaves no file either', async () => {
+    const target = await upstream();
+    const busy = await busyPort();
+    const folder = join(dir, 'listen-busy');
+    const failed = await runBb(
+      ['capture', '--target', `old=http://127.0.0.1:${target}`, '--target', `new=http://127.0.0.1:${target}`, '--listen', '0', '--listen', String(busy), '--out', folder + '/'],
+      env,
+    );
+    assert.equal(failed.code, 2, failed.stderr);
+    assert.match(failed.stderr, /the port is in use/);
+    assert.ok(!existsSync(folder), `nothing left behind: ${existsSync(folder) ? readdirSync(folder).join(', ') : ''}`);
+  });
+});
+
+// `bb capture --listen-tls` through the real CLI (bin/bb.js loads dist/: `npm test` builds first).
+describe('bb capture --listen-tls', () => {
+  let dir: string;
+  let home: string;
+  let upstreamCaFile: string;
+  let h1: AlpnUpstream;
+
+  before(async () => {
+    dir = tempDir().dir;
+    home = join(dir, 'home');
+    const upstreamCa = await loadOrCreateCa(join(dir, 'upstream-ca'));
+    upstreamCaFile = join(dir, 'upstream-ca.pem');
+    await writeFile(upstreamCaFile, upstreamCa.certPem);
+    h1 = await startHttp1Upstream(createLeafFactory(upstreamCa));
+  });
+  after(async () => {
+    await h1?.close();
+  });
+
+  it('listens on https://, records what curl sends through it, and names the CA', async () => {
+    const out = join(dir, 'tls.har');
+    const run = startBb(['capture', '--listen-tls', '--target', `https://localhost:${h1.port}`, '--upstream-ca', upstreamCaFile, '--out', out], { BB_HOME: home, NODE_EXTRA_CA_CERTS: '' }, { timeoutMs: 60_000 });
+    const [, url] = await run.waitFor(/(https:\/\/127\.0\.0\.1:\d+) -> https:\/\/localhost:\d+/, 20_000);
+    const port = new URL(url!).port;
+    assert.ok(run.stdout().includes(`clients trust ${join(home, 'ca.pem')}`), run.stdout());
+    const res = await curl(['--cacert', join(home, 'ca.pem'), '--http1.1', `https://localhost:${port}/cli-tls?q=1`]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout, 'h1 /cli-tls?q=1');
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.stderr());
+    const har = JSON.parse(await readFile(out, 'utf8')) as { log: { _bb: { listen: string }; entries: Array<{ request: { url: string }; response: { status: number } }> } };
+    assert.match(har.log._bb.listen, /^https:\/\//);
+    assert.deepEqual(har.log.entries.map((e) => `${e.request.url} ${e.response.status}`), [`https://localhost:${port}/cli-tls?q=1 200`]);
+  });
+
+  it('refuses an http:// target in one line, exit 2, before anything starts', async () => {
+    const out = join(dir, 'never.har');
+    const res = await runBb(['capture', '--listen-tls', '--target', 'http://127.0.0.1:3000', '--out', out], { BB_HOME: home });
+    assert.equal(res.code, 2);
+    assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
+    assert.match(res.stderr, /--listen-tls needs an https:\/\/ target .*got http:\/\/127\.0\.0\.1:3000/);
+    await assert.rejects(readFile(out), /ENOENT/);
+  });
+
+  it('refuses --listen-tls with --mode forward', async () => {
+    const res = await runBb(['capture', '--mode', 'forward', '--listen-tls'], { BB_HOME: home });
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /--listen-tls is for reverse mode/);
   });
 });

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runBb } from '../helpers/cli.js';
-import { har } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
+import { runBb } from '../../helpers/cli.js';
+import { har } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 describe('configs that are not JSON', () => {
   it('bb diff --config, bb known add --config / --from and bb compare --config answer one line, exit 2', async (t) => {

@@ -1,7 +1,7 @@
 // The lazy command list must say what each command says of itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commands } from '../../cli/commands/index.js';
+import { commands } from '../../../cli/commands/index.js';
 
 test('every listed command loads, and its name and description match the module', async () => {
   for (const lazy of commands) {

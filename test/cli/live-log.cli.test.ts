@@ -1,0 +1,53 @@
+// bb capture's line per exchange through a real bb capture: the lines are
+// read in terminals and kept in CI logs, so secrets in the query are redacted
+// there exactly as in the HAR (the lines themselves: live-log.test.ts).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+async function upstream(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = http.createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { log: { entries: Array<{ request: { url: string } }> } } }> {
+  const up = await upstream();
+  const dir = tempDir().dir;
+  const out = join(dir, 'c.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${up.port}`, '--out', out, ...extra], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+  try {
+    const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+    const res = await fetch(`${base}/items?q=1&token=sekret-value&access_token=abc%20def`);
+    assert.equal(await res.text(), 'ok');
+    await bb.waitFor(/#1 GET /);
+    bb.child.kill('SIGINT');
+    assert.equal(await bb.exited, 0, bb.stderr());
+    return { stdout: bb.stdout(), har: JSON.parse(await readFile(out, 'utf8')) };
+  } finally {
+    if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+    await up.close();
+  }
+}
+
+describe('bb capture live log', () => {
+  it('prints secret query values as the HAR holds them, never raw', async () => {
+    const { stdout, har } = await captureOnce([]);
+    assert.doesNotMatch(stdout, /sekret|=abc\b/);
+    const line = stdout.split('\n').find((l) => l.startsWith('#1 GET '))!;
+    const recorded = har.log.entries[0]!.request.url;
+    assert.equal(line.split(' ')[2], recorded.slice(recorded.indexOf('/items')));
+    assert.match(line, /^#1 GET \/items\?q=1&token=<redacted:[0-9a-f]{8}>&access_token=<redacted:[0-9a-f]{8}> 200 /);
+  });
+
+  it('prints them as they are with --no-redact', async () => {
+    const { stdout, har } = await captureOnce(['--no-redact']);
+    assert.match(stdout, /^#1 GET \/items\?q=1&token=sekret-value&access_token=abc%20def 200 /m);
+    assert.match(har.log.entries[0]!.request.url, /\?q=1&token=sekret-value&access_token=abc%20def$/);
+  });
+});

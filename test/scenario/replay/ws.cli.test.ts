@@ -1,0 +1,252 @@
+// bb replay's WebSocket conversations against servers that do not answer as
+// the original did: a bounded wait that runs out is reported and the
+// conversation goes on; a refused upgrade is an exchange without a response;
+// --ws timing keeps the original gaps instead of waiting.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import WebSocket, { WebSocketServer } from 'ws';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { startRecording } from '../../../scenario/index.js';
+import { runBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { startReplayService, type ReplayService } from './service.js';
+import type { Har } from '../../../capture/index.js';
+import { closeHttpAndWs } from '../../helpers/servers.js';
+
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+const closers: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of closers.reverse()) await c();
+});
+
+/** A server that takes any WebSocket and says nothing unless spoken to; records what it got and when. */
+async function quietServer(): Promise<{ url: string; got: Array<{ text: string; at: number }> }> {
+  const server = http.createServer((_req, res) => res.end());
+  const wss = new WebSocketServer({ server });
+  const got: Array<{ text: string; at: number }> = [];
+  wss.on('connection', (ws) => ws.on('message', (d) => got.push({ text: d.toString(), at: performance.now() })));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise<void>((r) => {
+    for (const c of wss.clients) c.terminate();
+    server.closeAllConnections();
+    server.close(() => r());
+  }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got };
+}
+
+describe('bb replay: WebSockets that do not go as recorded', () => {
+  let original: string;
+  let service: ReplayService;
+  before(async () => {
+    service = await startReplayService();
+    closers.push(() => service.close());
+    const rec = await startRecording({ target: service.url, out: tmp.path('ws.har'), label: 'ws', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const ws = new WebSocket(rec.url.replace('http', 'ws') + '/ws');
+    const hello = await new Promise<any>((r) => ws.once('message', (d) => r(JSON.parse(d.toString()))));
+    // 600 ms between the hello and the subscribe: what --ws timing keeps.
+    await new Promise((r) => setTimeout(r, 600));
+    ws.send(JSON.stringify({ type: 'subscribe', session: hello.session, cursor: hello.cursor }));
+    await new Promise((r) => ws.once('message', r));
+    ws.close(1000);
+    await new Promise((r) => ws.once('close', r));
+    original = await rec.close(1000);
+  });
+
+  it('--ws wait: a server that never sends the hello makes the wait run out; it is reported and the message still goes', async () => {
+    const quiet = await quietServer();
+    const report = tmp.path('quiet.json');
+    const run = await runBb(['replay', original, '--target', quiet.url, '--out', tmp.path('quiet.har'), '--wait-ms', '400', '--json', report], env);
+    // The wait ended by its own timer: bb finished by itself, runBb's bound did not kill it.
+    assert.equal(run.timedOut, false);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /bb replay: #\d+ message \d+: waited for server message 1 \(0 arrived\) \(gave up after \d+ ms\)/);
+    assert.equal(quiet.got.length, 1);
+    assert.equal(JSON.parse(quiet.got[0]!.text).type, 'subscribe');
+    const json = JSON.parse(await readFile(report, 'utf8'));
+    // Each wait the recorded conversation had ran out, after the whole --wait-ms (less a timer's granularity).
+    const timeouts = json.timeouts as Array<{ what: string; waitedMs: number }>;
+    assert.deepEqual(timeouts.map((w) => w.what), ['#1 message 2: waited for server message 1 (0 arrived)', '#1 message 4: waited for server message 2 (0 arrived)']);
+    assert.ok(timeouts.every((w) => w.waitedMs >= 350), JSON.stringify(timeouts));
+  });
+
+  it('--ws timing: the subscribe goes about 600 ms after the opening, without waiting for anything', async () => {
+    const quiet = await quietServer();
+    const run = await runBb(['replay', original, '--target', quiet.url, '--out', tmp.path('timing.har'), '--ws', 'timing', '--pace', 'original'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /waited for/);
+    const har = JSON.parse(await readFile(tmp.path('timing.har'), 'utf8'));
+    const msgs = har.log.entries[0]._webSocketMessages.filter((m: { opcode: number }) => m.opcode === 1);
+    const opened = Date.parse(har.log.entries[0].startedDateTime) / 1000;
+    assert.ok(msgs[0].time - opened >= 0.5, `sent ${(msgs[0].time - opened).toFixed(3)} s after the upgrade`);
+  });
+
+  it('a server that refuses the upgrade: exit 1, the refusal named with its status', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end('no websockets here');
+    });
+    server.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    const out = tmp.path('refused.har');
+    const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out], env);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stderr, /bb replay: #\d+: the server refused the WebSocket with 403/);
+    assert.match(run.stdout, /\(1 of 1 got no response\)/);
+    const har = JSON.parse(await readFile(out, 'utf8'));
+    assert.equal(har.log.entries[0].response.status, 403);
+  });
+});
+
+// bb replay of what the REST and JSON conversations do not exercise: binary
+// WebSocket messages, client pings and the close code go as recorded; an SSE
+// stream is read to its end and a value issued in one of its events is
+// followed. A fresh server on loopback makes up its tickets at random and
+// counts what it received, frame kind and bytes.
+describe('bb replay: binary messages, pings, the close code and SSE', () => {
+  const tmp = tempDir();
+  const env = { BB_HOME: tmp.bbHome };
+
+  interface FramesServer {
+    url: string;
+    /** Client WebSocket frames as "text X", "binary HEX", "ping HEX", "close CODE". */
+    frames: string[];
+    /** Requests as "METHOD path status". */
+    log: string[];
+    close(): Promise<void>;
+  }
+
+  /** A server that issues a ticket inside an SSE event and wants it back on /redeem; /bin is a WebSocket that notes every frame. */
+  async function startFramesServer(): Promise<FramesServer> {
+    const tickets = new Set<string>();
+    const frames: string[] = [];
+    const log: string[] = [];
+    const server = http.createServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      res.on('finish', () => log.push(`${req.method} ${url.pathname} ${res.statusCode}`));
+      if (url.pathname === '/events') {
+        const ticket = `tkt_${randomBytes(8).toString('hex')}`;
+        tickets.add(ticket);
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+        res.write('event: hello\ndata: {"phase":"start"}\n\n');
+        // The ticket comes in a later write, so the stream is read past its first chunk.
+        setTimeout(() => res.end(`event: ticket\ndata: ${JSON.stringify({ ticket })}\n\n`), 50);
+        return;
+      }
+      if (url.pathname === '/redeem') {
+        const ok = tickets.has(url.searchParams.get('ticket') ?? '');
+        res.writeHead(ok ? 200 : 403, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ ok }));
+      }
+      res.writeHead(404).end();
+    });
+    const wss = new WebSocketServer({ server, path: '/bin' });
+    wss.on('connection', (ws) => {
+      ws.on('message', (data, isBinary) => {
+        const bytes = data as Buffer;
+        frames.push(isBinary ? `binary ${bytes.toString('hex')}` : `text ${bytes.toString()}`);
+        ws.send(isBinary ? Buffer.from([0xee, ...bytes]) : `got ${bytes.length}`, { binary: isBinary });
+      });
+      ws.on('ping', (data) => frames.push(`ping ${data.toString('hex')}`));
+      ws.on('close', (code) => frames.push(`close ${code}`));
+      ws.send('ready');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      frames,
+      log,
+      close: () => closeHttpAndWs(server, wss),
+    };
+  }
+
+  const servers: FramesServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.close();
+  });
+  async function fresh(): Promise<FramesServer> {
+    const s = await startFramesServer();
+    servers.push(s);
+    return s;
+  }
+
+  let recorded = '';
+
+  /** Waits until `frames` holds `n` entries (bounded). */
+  async function untilFrames(s: FramesServer, n: number): Promise<void> {
+    for (let i = 0; i < 500 && s.frames.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  it('the fresh server gets the same frames, kind and bytes, and the ticket issued inside its SSE event', async () => {
+    const source = await fresh();
+    const rec = await startRecording({ target: source.url, out: tmp.path('frames.har'), label: 'frames', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    try {
+      // SSE read to its end, then the ticket from its second event sent back.
+      const events = await (await fetch(`${rec.url}/events`)).text();
+      const ticket = /"ticket":"([^"]+)"/.exec(events)![1]!;
+      assert.equal((await fetch(`${rec.url}/redeem?ticket=${ticket}`)).status, 200);
+      // A WebSocket: binary, a ping with a payload, text, closed with 4002.
+      const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/bin`);
+      const inbox: Buffer[] = [];
+      const next = () => new Promise<void>((r) => ws.once('message', (d) => (inbox.push(d as Buffer), r())));
+      await next();
+      ws.send(Buffer.from([0x00, 0x01, 0xfe, 0xff]));
+      await next();
+      ws.ping(Buffer.from('hb'));
+      ws.send('plain text');
+      await next();
+      ws.close(4002, 'bye');
+      await new Promise((r) => ws.once('close', r));
+      await untilFrames(source, 4);
+    } finally {
+      await rec.close(1000);
+    }
+    recorded = rec.out;
+    assert.deepEqual(source.frames, ['binary 0001feff', 'ping 6862', 'text plain text', 'close 4002']);
+
+    const target = await fresh();
+    const out = tmp.path('frames-replay.har');
+    const run = await runBb(['replay', rec.out, '--target', target.url, '--out', out], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    await untilFrames(target, 4);
+    assert.deepEqual(target.frames, source.frames);
+    // The ticket the fresh server issued in its SSE event is the one redeemed.
+    assert.deepEqual(target.log.filter((l) => !l.startsWith('GET /bin')), ['GET /events 200', 'GET /redeem 200']);
+    const har: Har = JSON.parse(await readFile(out, 'utf8'));
+    const sse = har.log.entries.find((e) => e.request.url.endsWith('/events'))!;
+    const body = sse.response.content.text ?? '';
+    assert.match(body, /event: ticket/, 'the stream read to its end');
+    const wsEntry = har.log.entries.find((e) => e._webSocketMessages)!;
+    const sent = wsEntry._webSocketMessages!.filter((m) => m.type === 'send').map((m) => m.opcode);
+    assert.deepEqual(sent.slice(0, 3), [2, 9, 1]);
+    assert.equal(wsEntry._bb!.close!.code, 4002);
+  });
+
+  it('without --out writes captures/replay-<time>.har under its folder; an existing --out needs --force', async () => {
+    assert.ok(recorded, 'the first test recorded the capture');
+    const target = await fresh();
+    const cwd = tmp.path('default-out');
+    await mkdir(cwd, { recursive: true });
+    const run = await runBb(['replay', recorded, '--target', target.url], env, { cwd });
+    assert.equal(run.code, 0, run.stderr);
+    const written = await readdir(join(cwd, 'captures'));
+    assert.equal(written.length, 1, written.join(' '));
+    assert.match(written[0]!, /^replay-.+\.har$/);
+    assert.ok(run.stdout.includes(`→ captures/${written[0]!}`), run.stdout);
+    const taken = tmp.path('taken-frames.har');
+    await writeFile(taken, 'precious');
+    const refused = await runBb(['replay', recorded, '--target', target.url, '--out', taken], env);
+    assert.equal(refused.code, 2);
+    assert.equal(await readFile(taken, 'utf8'), 'precious');
+    const forced = await runBb(['replay', recorded, '--target', target.url, '--out', taken, '--force'], env);
+    assert.equal(forced.code, 0, forced.stderr);
+    const replayed = JSON.parse(await readFile(taken, 'utf8')) as Har;
+    const recordedHar = JSON.parse(await readFile(recorded, 'utf8')) as Har;
+    assert.equal(replayed.log.entries.length, recordedHar.log.entries.length, '--force overwrote it with the replay of every recorded exchange');
+  });
+});
