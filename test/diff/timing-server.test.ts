@@ -3,6 +3,7 @@
 // delayed route is `slower` with a ratio near the delay, the others `~`; two
 // runs of the old variant, over 20 seeded repetitions of the whole check
 // (record both, interleaved; diff), never give a route over a budget of 1.5.
+// test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -4,6 +4,7 @@
 // capture is then replayed), one `bb compare --repeat 3` for the timing
 // blocks, one recorded upgrade pair diffed once, one live log against an
 // https server bb does not trust. They run side by side in one before().
+// test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
 // bb compare through the real CLI: failing closed, --repeat, and a capture as the scenario.
+// test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
