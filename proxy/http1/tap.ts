@@ -163,6 +163,8 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       this.client.destroy();
       return;
     }
+    // The upstream of earlier requests on this connection serves no one now.
+    this.upstreamSide.drop();
     this.settings.onConnect(this.clientSide.queryOf(head), this.client, rest);
   }
 
@@ -285,6 +287,8 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
 
   /** The upstream is gone with nothing awaited: the client ends too (1:1), unless it is closed or waits for an upgrade's answer. */
   upstreamEnded(): void {
-    if (this.state !== 'closed' && this.state !== 'awaiting-upstream') this.client.end();
+    // Once switched, the client socket carries a tunnel or an h2 connection
+    // that this upstream connection has no part in: its end is not the client's.
+    if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched') this.client.end();
   }
 }

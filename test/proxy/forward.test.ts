@@ -238,6 +238,42 @@ describe('forward proxy tunnels', () => {
     }
   });
 
+  it('keeps a tunnel opened after plain requests on the same connection when their upstream closes', async () => {
+    // The plain request's upstream ends its keep-alive connection 150 ms after
+    // the answer. That connection is no longer the client's: its close must
+    // not end the tunnel now carried by the client socket.
+    const plain = http.createServer((_req, res) => res.end('plain'));
+    plain.keepAliveTimeout = 150;
+    const echo = net.createServer((s) => s.pipe(s));
+    await Promise.all([new Promise<void>((r) => plain.listen(0, '127.0.0.1', r)), new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))]);
+    const plainPort = (plain.address() as net.AddressInfo).port;
+    const echoPort = (echo.address() as net.AddressInfo).port;
+    const upstreamClosed = new Promise<void>((r) => plain.once('connection', (s: net.Socket) => s.once('close', () => r())));
+    const socket = net.connect(proxy.port, '127.0.0.1');
+    try {
+      let text = '';
+      const until = (re: RegExp) => new Promise<void>((resolve, reject) => {
+        const check = () => (re.test(text) ? (socket.off('data', onData), resolve()) : undefined);
+        const onData = (d: Buffer) => ((text += d.toString('latin1')), check());
+        socket.on('data', onData);
+        socket.once('end', () => reject(new Error(`bb ended the client connection; it had sent: ${JSON.stringify(text)}`)));
+        check();
+      });
+      socket.write(`GET http://127.0.0.1:${plainPort}/ HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\n\r\n`);
+      await until(/\r\n\r\nplain$/);
+      socket.write(`CONNECT 127.0.0.1:${echoPort} HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\n\r\n`);
+      await until(/HTTP\/1\.1 200 [^\r]*\r\n(?:[^\r]+\r\n)*\r\n$/);
+      await upstreamClosed;
+      text = '';
+      socket.write('still here');
+      await until(/^still here$/);
+    } finally {
+      socket.destroy();
+      plain.close();
+      echo.close();
+    }
+  });
+
   it('pipes a server-speaks-first tunnel after the first-bytes wait', async () => {
     const banner = net.createServer((s) => {
       s.write('220 hello\r\n');
