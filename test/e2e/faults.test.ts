@@ -136,7 +136,8 @@ describe('faults on either side of an exchange', () => {
     serve([
       { wait: 'head' },
       { send: Buffer.concat([Buffer.from(upgradeResponse(key), 'latin1'), wsFrame({ payload: 'from server 1' })]) },
-      { wait: 30 },
+      // The client's frame first, so the HAR's order is the wire's whatever the machine's load.
+      { wait: 'more' },
       { send: wsFrame({ payload: 'from server 2' }) },
       { wait: 30 },
       { reset: true },

@@ -24,6 +24,8 @@ export type Step =
   | { wait: number }
   /** Waits until the client half-closes (or closes) its side. */
   | { wait: 'client-end' }
+  /** Waits for any bytes past those a wait has consumed (a WebSocket frame after the upgrade), and consumes them. */
+  | { wait: 'more' }
   /** Writes exact bytes. */
   | { send: string | Buffer }
   /** Writes n pseudo-random bytes from a fixed seed (deterministic garbage). */
@@ -132,6 +134,10 @@ export async function scriptedUpstream(scriptFor: (index: number) => Step[]): Pr
         if ('wait' in step) {
           if (typeof step.wait === 'number') await new Promise((r) => setTimeout(r, step.wait as number));
           else if (step.wait === 'client-end') while (!clientEnded && !closed) await changed();
+          else if (step.wait === 'more') {
+            while (received[index]!.length <= consumed && !closed && !clientEnded) await changed();
+            consumed = received[index]!.length;
+          }
           else {
             for (;;) {
               const end = requestEnd(received[index]!, consumed, step.wait === 'head');
