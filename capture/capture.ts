@@ -28,7 +28,7 @@ export interface CaptureOptions {
   bbHome: string;
   /** Overwrite an existing `out`. */
   force?: boolean;
-  /** Extra names to redact; false keeps every value (--no-redact). Default: the design's lists. */
+  /** Extra names to redact; false keeps every value (--no-redact). Default: the lists in docs/capture.md "What the proxy guarantees". */
   redact?: RedactConfig | false;
   /** Recorded bytes per body (and per WebSocket message); default 16 MiB. */
   bodyCap?: number;

@@ -1,7 +1,7 @@
-// gRPC and gRPC-Web bodies → their length-prefixed messages (DESIGN.md
-// "HTTP/2 and gRPC"). Pure: recorded chunks with their times in, HAR's
-// `_grpcMessages`, the trailers of a gRPC-Web trailer frame and the call's
-// status out.
+// gRPC and gRPC-Web bodies → their length-prefixed messages
+// (docs/capture-format.md "HTTP/2 and gRPC entries"). Pure: recorded chunks
+// with their times in, HAR's `_grpcMessages`, the trailers of a gRPC-Web
+// trailer frame and the call's status out.
 //
 // Framing (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md,
 // "Length-Prefixed-Message"): 1 byte flags (bit 0: compressed), 4 bytes

@@ -1,5 +1,5 @@
 // HAR 1.2 types with bb's extensions: the contract between capture/ (which
-// writes) and diff/ (which reads). See ../shared/DESIGN.md "The capture file".
+// writes) and diff/ (which reads). See docs/capture-format.md "What a capture holds".
 // Fields starting with `_` are extensions; other producers' extensions are
 // tolerated by readers and typed loosely here.
 import type { EventStreamMessage } from '../core/index.js';
@@ -123,7 +123,7 @@ export interface BbEntryExt {
   reset?: string;
 }
 
-/** One gRPC (or gRPC-Web) length-prefixed message (DESIGN.md "HTTP/2 and gRPC"). */
+/** One gRPC (or gRPC-Web) length-prefixed message (docs/capture-format.md "HTTP/2 and gRPC entries"). */
 export interface HarGrpcMessage {
   type: 'send' | 'receive';
   /** Epoch seconds (float): when its last byte was recorded. */

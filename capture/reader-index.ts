@@ -1,4 +1,4 @@
-// Reads captures of any size (DESIGN.md "Journal and crash safety": one
+// Reads captures of any size (docs/diff.md "Captures of any size": one
 // JSON string is capped at ~512 Mi characters in V8, and a 2 GB capture must
 // work). One pass over the bytes finds where each element of `log.entries`
 // starts and ends; the rest of the file (the log header) is parsed on its

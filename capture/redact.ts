@@ -1,4 +1,5 @@
-// Redaction of secrets in recorded traffic (DESIGN.md "Redaction").
+// Redaction of secrets in recorded traffic (docs/capture.md "What the proxy
+// guarantees": redacted by default).
 //
 // A secret becomes `<redacted:XXXXXXXX>`: the first 8 hex digits of
 // HMAC-SHA256(key, value), with one key per user under bb's home. The same

@@ -1,5 +1,5 @@
 // Array items aligned by identity before their fields are compared
-// (DESIGN.md "Pair": arrays inside bodies). Used twice per pair with the same
+// (docs/diff.md "Arrays inside bodies"). Used twice per pair with the same
 // rules: once to bind old ↔ new identifiers (diff/correspond.ts), once to
 // compare the numbered values (diff/compare.ts), so both walks pair the same
 // items.

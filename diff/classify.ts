@@ -1,7 +1,8 @@
-// Classify (DESIGN.md "Classify"): each difference is real, known (it
-// matches a `known` entry of the config, which carries the reason) or noise
-// (the same entry and path also differ between two captures of the old
-// build). Known entries that matched nothing are stale. Pure functions.
+// Classify (docs/diff.md "Triage: known differences, noise, `bb known add`, `bb
+// noise`"): each difference is real, known (it matches a `known` entry of the
+// config, which carries the reason) or noise (the same entry and path also
+// differ between two captures of the old build). Known entries that matched
+// nothing are stale. Pure functions.
 import type { KnownConfig } from './config.js';
 import { globMatcher } from '../core/index.js';
 import { pathMatcher } from './selector.js';
@@ -60,12 +61,13 @@ export function classifyKnown(differences: Difference[], known: KnownConfig[]): 
 
 /**
  * Marks real differences as noise (in place) when the same entry id and path
- * also differ between the two old runs, kind for kind (DESIGN.md "Classify"):
- * a value that changed between the old runs hides a changed value, never a
- * field that is removed or added or a whole entry or message that is missing
- * or extra; those are noise only when the old pair shows the same presence
- * difference. A path that is noise in one entry is not hidden in another
- * entry unless it differs there too.
+ * also differ between the two old runs, kind for kind (docs/diff.md "Triage:
+ * known differences, noise, `bb known add`, `bb noise`"): a value that changed
+ * between the old runs hides a changed value, never a field that is removed or
+ * added or a whole entry or message that is missing or extra; those are noise
+ * only when the old pair shows the same presence difference. A path that is
+ * noise in one entry is not hidden in another entry unless it differs there
+ * too.
  */
 export function classifyNoise(differences: Difference[], noise: Difference[]): number {
   const noisy = new Set(noise.map((d) => `${d.entry}\n${d.path}\n${d.kind}`));

@@ -1,6 +1,6 @@
-// The compare loop (DESIGN.md "One engine"): numbers each pair's
-// identifiers along aligned places and compares it, over the two sides'
-// stores (diff/store/): in memory or bounded, the loop is the same; only
+// The compare loop (docs/diff.md "Captures of any size": one engine): numbers
+// each pair's identifiers along aligned places and compares it, over the two
+// sides' stores (diff/store/): in memory or bounded, the loop is the same; only
 // where entries are kept between the passes differs.
 import { bindPair, type EntryBody } from './correspond.js';
 import { comparePair, requestLine } from './compare.js';

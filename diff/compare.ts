@@ -219,7 +219,7 @@ export function requestLine(e: Pick<NormalizedEntry, 'request'>): string {
   return `${e.request.method} ${e.request.path}${parts.length ? `?${parts.join('&')}` : ''}`;
 }
 
-/** How a person names one exchange of a capture: `#<seq>`, else `#<index>` (DESIGN.md "Inspecting"). */
+/** How a person names one exchange of a capture: `#<seq>`, else `#<index>` (docs/frames-and-show.md "One name per thing"). */
 export function exchangeName(e: NormalizedEntry): string {
   return `#${e.meta.seq ?? e.meta.index}`;
 }

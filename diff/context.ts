@@ -39,7 +39,7 @@ export interface DiffOptions {
   workers?: boolean;
   /** Called after each stage with its wall time in ms (what the diff benchmark profiles). */
   onStageTime?: (stage: string, ms: number) => void;
-  /** bb diff --timing: per-route timing in the result (DESIGN.md "Timing"). */
+  /** bb diff --timing: per-route timing in the result (docs/timing.md). */
   timing?: TimingOptions;
 }
 

@@ -1,12 +1,12 @@
-// Value correspondence (DESIGN.md "Value correspondence"): an identifier the
-// server made up is equal in the old and the new capture when it sits in the
-// same places. For one pair of entries, the walk meets old and new values at
-// the same aligned place — same key, array items aligned by identity
-// (diff/arrays.ts), WebSocket messages lined up as the comparison lines them
-// up — and binds the markers it meets there to one number. Only then is
-// what no place bound numbered, in walk order: a field present on one side
-// only (a removed Location header carrying the new record's id) can no longer
-// take a number before the place where both sides hold the id.
+// Value correspondence (docs/diff.md "Ids numbered along aligned places"): an
+// identifier the server made up is equal in the old and the new capture when it
+// sits in the same places. For one pair of entries, the walk meets old and new
+// values at the same aligned place — same key, array items aligned by identity
+// (diff/arrays.ts), WebSocket messages lined up as the comparison lines them up
+// — and binds the markers it meets there to one number. Only then is what no
+// place bound numbered, in walk order: a field present on one side only (a
+// removed Location header carrying the new record's id) can no longer take a
+// number before the place where both sides hold the id.
 import { alignItems, identityOf, type ArrayRules } from './arrays.js';
 import { canonical, lineUpMessages } from './compare.js';
 import { joinPath } from './selector.js';

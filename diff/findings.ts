@@ -1,4 +1,4 @@
-// Rows → findings (DESIGN.md "Findings"): a real upgrade changes a handful
+// Rows → findings (docs/diff.md "Findings"): a real upgrade changes a handful
 // of things that show up in hundreds of places. A finding is every
 // difference row of one class and kind with the same field pattern (indices
 // as [], ordinal numbers dropped) and the same old → new values, across any

@@ -110,13 +110,12 @@ export function tokenOf(key: string, digest: string): string {
 }
 
 /**
- * Pairs entries as sequences of keys (DESIGN.md "Pair"): entries whose keys
- * come in the same order pair position by position, whatever their bodies.
- * Content (the tokens) decides only where the key sequence cannot: in a run
- * of one key that has more entries on one side (which of five `GET /posts`
- * is the extra one), equal content pairs first and the rest by place. An
- * entry is `reordered` only when its key sits elsewhere in the other
- * sequence.
+ * Pairs entries as sequences of keys (docs/diff.md "Pairing"): entries whose
+ * keys come in the same order pair position by position, whatever their bodies.
+ * Content (the tokens) decides only where the key sequence cannot: in a run of
+ * one key that has more entries on one side (which of five `GET /posts` is the
+ * extra one), equal content pairs first and the rest by place. An entry is
+ * `reordered` only when its key sits elsewhere in the other sequence.
  */
 export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: string[], newTokens: string[]): Lineup[] {
   const oldTaken = new Array<boolean>(oldKeys.length).fill(false);

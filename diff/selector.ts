@@ -1,5 +1,5 @@
-// Selectors shared by config rules and known differences (DESIGN.md
-// "Classify"): `where` is a glob over entry ids (core/glob.ts: `*` any run
+// Selectors shared by config rules and known differences (docs/diff.md
+// "Config"): `where` is a glob over entry ids (core/glob.ts: `*` any run
 // of characters, `?` one); `path` is a field-path suffix matching at a segment boundary,
 // where `*` is one segment and `[]` any index.
 

@@ -1,9 +1,9 @@
-// bb diff as one list of named stages over one context (DESIGN.md
-// "Comparing"): read → normalize → pair → compare → noise → timing →
-// classify → findings → verdict. A small capture and a big one go through
-// the same stages; only the store each side is kept in differs (in memory,
-// or bounded: store/), chosen by the read stage. The list lives in a named
-// pipe (pipe.ts), edited by name without touching the others.
+// bb diff as one list of named stages over one context (docs/diff.md "Captures
+// of any size"): read → normalize → pair → compare → noise → timing → classify
+// → findings → verdict. A small capture and a big one go through the same
+// stages; only the store each side is kept in differs (in memory, or bounded:
+// store/), chosen by the read stage. The list lives in a named pipe (pipe.ts),
+// edited by name without touching the others.
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type SideStore, type StagePart } from './context.js';
@@ -109,7 +109,7 @@ export const defaultStages: readonly DiffStage[] = [
         ctx.options.onProgress?.({ stage: 'normalize', done: read[0]! + read[1]!, total });
       };
       const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0)), n.summarize(labels.new, report(1))]);
-      // Hosts in keys or not is decided for both sides at once (DESIGN.md "Pair"); entries are named after.
+      // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.
       const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
       await Promise.all([o.finish(withHosts), n.finish(withHosts)]);
       if (ctx.options.timing) {

@@ -1,10 +1,10 @@
-// The statistics behind bb diff --timing (DESIGN.md "Timing"), pure and
-// seeded: quantiles, the ratio of medians with a bootstrap 95 % interval,
-// the Mann–Whitney U test and the geometric mean. The practice follows
-// benchstat (Mann–Whitney U, `~` when not significant, n printed) and
-// Criterion (a confidence interval on the change that must clear a
-// threshold). Nothing here reads a clock or Math.random: the same samples
-// always give the same numbers.
+// The statistics behind bb diff --timing (docs/timing.md "The statistics"),
+// pure and seeded: quantiles, the ratio of medians with a bootstrap 95 %
+// interval, the Mann–Whitney U test and the geometric mean. The practice
+// follows benchstat (Mann–Whitney U, `~` when not significant, n printed) and
+// Criterion (a confidence interval on the change that must clear a threshold).
+// Nothing here reads a clock or Math.random: the same samples always give the
+// same numbers.
 import { mulberry32 } from '../core/index.js';
 
 /** The q-quantile (0..1) of ascending `sorted`, interpolating linearly between ranks (R's type 7, numpy's default); NaN when empty. */

@@ -1,6 +1,6 @@
-// The shapes of bb diff --timing (DESIGN.md "Timing"): what the read stage
-// keeps per exchange, the options, and the report. Types only, a leaf that
-// diff/types.ts and diff/timing.ts both import.
+// The shapes of bb diff --timing (docs/timing.md "Reading the report"): what
+// the read stage keeps per exchange, the options, and the report. Types only, a
+// leaf that diff/types.ts and diff/timing.ts both import.
 
 /** Why an exchange's time is left out: bb's own 502 (`_bb.error`), a side hung up, a body cut at the cap, or no time recorded. */
 export type TimingSkip = 'error' | 'aborted' | 'truncated' | 'untimed';
@@ -38,7 +38,7 @@ export interface TimingOptions {
   resamples?: number;
 }
 
-/** Verdicts, from DESIGN.md: slower / faster / ~ / n too small, and noisy with --noise. */
+/** Verdicts (docs/timing.md "Verdicts"): slower / faster / ~ / n too small, and noisy with --noise. */
 export type TimingVerdict = 'slower' | 'faster' | '~' | 'n too small' | 'noisy';
 
 /** p50 / p90 / p99 of one time. */

@@ -1,4 +1,4 @@
-// bb diff --timing (DESIGN.md "Timing"): is the new build slower, per route,
+// bb diff --timing (docs/timing.md): is the new build slower, per route,
 // with statistics that do not cry wolf. Per route (an entry id without its
 // `#n`: page, method, normalized path and any pairing route key; the query is
 // never part of it) the samples of each side give n and p50/p90/p99 of time

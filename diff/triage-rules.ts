@@ -26,9 +26,9 @@ export function routeGlob(route: string): string {
 }
 
 /**
- * The known entry that ratifies a whole finding (DESIGN.md "Findings"): its
- * pattern and kind, `where` its routes (`*` when it spans every route where
- * the field exists).
+ * The known entry that ratifies a whole finding (docs/diff.md "Triage: known
+ * differences, noise, `bb known add`, `bb noise`"): its pattern and kind,
+ * `where` its routes (`*` when it spans every route where the field exists).
  */
 export function knownForFinding(f: Pick<Finding, 'pattern' | 'kind' | 'routes' | 'everywhere'>, reason: string, extra: { since?: string; tracking?: string } = {}): KnownConfig {
   const where = f.everywhere ? '*' : f.routes.length === 1 ? routeGlob(f.routes[0]!) : f.routes.map(routeGlob);

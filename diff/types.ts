@@ -26,7 +26,7 @@ export interface NormalizedWsMessage {
   data: unknown;
 }
 
-/** What is compared for one HAR entry (DESIGN.md "The normalized entry"). */
+/** What is compared for one HAR entry (docs/diff.md "What is compared"). */
 export interface NormalizedEntry {
   /** "<page title>/<METHOD> <normalized path>#<n>" (route key in brackets after the path when configured). */
   id: string;
@@ -80,7 +80,7 @@ export interface EntryMeta {
   error?: string;
 }
 
-/** Kinds of difference (DESIGN.md "Comparing"); `slower` is a route over --timing-budget (DESIGN.md "Timing"). */
+/** Kinds of difference (docs/diff.md "What is compared"); `slower` is a route over --timing-budget (docs/timing.md "Failing a build: `--timing-budget R`"). */
 export type DifferenceKind = 'changed' | 'added' | 'removed' | 'extra' | 'missing' | 'reordered' | 'slower';
 
 /** How a difference was classified. */
@@ -127,7 +127,7 @@ export interface Move {
 }
 
 /**
- * What changed, once (DESIGN.md "Findings"): every difference row of one
+ * What changed, once (docs/diff.md "Findings"): every difference row of one
  * class and kind with the same field pattern and the same old → new values,
  * across entries and routes; rows whose values vary, per route.
  */
@@ -212,7 +212,7 @@ export interface DiffResult {
   views?: Map<number, PairView>;
   /** With --noise: the second old capture and how many differences it had with the old one. */
   noiseRun?: { path: string; differences: number };
-  /** With --timing: per-route timing, old → new (DESIGN.md "Timing"). */
+  /** With --timing: per-route timing, old → new (docs/timing.md "Reading the report"). */
   timing?: TimingReport;
 }
 

@@ -1,10 +1,10 @@
 // `bb frames --html`: the diagram as one self-contained page, with the diff
-// report's safety rules (DESIGN.md "Report and exit codes"): no network, a
-// Content-Security-Policy that lets only this page's nonce run script and
-// style, every captured string escaped. Captured content reaches the page
-// only as JSON in <script type="application/json"> (scriptJson writes `<`,
-// `>`, `&`, U+2028/9 as \u escapes, so it cannot close its element); the
-// page's script puts it on screen with textContent, never as markup.
+// report's safety rules (docs/reports.md "Reports for people and CI"): no
+// network, a Content-Security-Policy that lets only this page's nonce run
+// script and style, every captured string escaped. Captured content reaches the
+// page only as JSON in <script type="application/json"> (scriptJson writes `<`,
+// `>`, `&`, U+2028/9 as \u escapes, so it cannot close its element); the page's
+// script puts it on screen with textContent, never as markup.
 //
 // Rows are virtualized: the script keeps every row's y position and
 // creates elements only for the rows in view (plus a margin), so 50,000

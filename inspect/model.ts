@@ -4,7 +4,8 @@
 // already turned every message time into epoch seconds).
 //
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
-// else time, then position in the file (DESIGN.md "Inspecting").
+// else time, then position in the file (docs/frames-and-show.md "Order and
+// connection ids").
 import { grpcStatus, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 import { globToRegExp, isoToSeconds } from '../core/index.js';
 

@@ -1,8 +1,9 @@
-// When bb must speak h2 itself: the upstream could not be reached (or does
-// not speak h2) before it sent a byte, so the client's connection is handed
-// to node:http2, which answers each of its streams with bb's 502 (DESIGN
-// "HTTP/2 and gRPC"). The client's bytes read so far are put back first, so
-// node:http2 reads the whole connection from its preface on.
+// When bb must speak h2 itself: the upstream could not be reached (or does not
+// speak h2) before it sent a byte, so the client's connection is handed to
+// node:http2, which answers each of its streams with bb's 502
+// (docs/capture-format.md "HTTP/2 and gRPC entries"). The client's bytes read
+// so far are put back first, so node:http2 reads the whole connection from its
+// preface on.
 import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { headerPairs } from '../core/index.js';

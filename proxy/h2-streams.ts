@@ -1,8 +1,8 @@
 // The facts of one tapped h2 connection, stream by stream: H2Session reads
 // copies of both byte streams and says what crossed (headers, DATA pieces,
 // trailers, resets, pushes); this turns that into the proxy's facts of
-// events.ts, one exchange per stream (DESIGN "HTTP/2 and gRPC"), so capture/
-// records h2 as it records HTTP/1.1.
+// events.ts, one exchange per stream (docs/capture-format.md "HTTP/2 and gRPC
+// entries"), so capture/ records h2 as it records HTTP/1.1.
 //
 // Everything here runs synchronously inside H2Session.fromServer, before the
 // tap forwards the chunk it read: the record of a stream's last DATA frame

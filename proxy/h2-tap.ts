@@ -2,7 +2,7 @@
 // knowledge in reverse mode, or h2 negotiated by ALPN inside TLS), its own
 // upstream connection (1:1), and the frames between them passed on
 // unchanged while bb's passive reader (proxy/h2/) reads a copy of each
-// direction (DESIGN "HTTP/2 and gRPC", "The tap").
+// direction (docs/capture.md "What the proxy guarantees": HTTP/2 and gRPC).
 //
 // bb writes bytes of its own only where it must speak:
 // - the upstream cannot be reached, or its first frame is not SETTINGS (it

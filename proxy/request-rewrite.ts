@@ -1,6 +1,7 @@
 // The only request bytes bb writes itself: a head rebuilt when a flag asks
 // (--change-origin, --xfwd) or forward mode needs origin-form. Otherwise the
-// head goes upstream exactly as the client sent it (DESIGN "Transparency").
+// head goes upstream exactly as the client sent it (docs/capture.md "What
+// the proxy guarantees": transparent).
 import type { RequestHead } from './http1/head.js';
 import type { Upstream } from './upstream.js';
 import { serializeHead } from '../core/index.js';

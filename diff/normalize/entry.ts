@@ -1,5 +1,5 @@
 // One HAR entry → the normalized entry that is paired and compared
-// (DESIGN.md "The normalized entry"). Pure: rules, homes and the ordinal
+// (docs/diff.md "What is compared"). Pure: rules, homes and the ordinal
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.

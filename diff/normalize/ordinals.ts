@@ -213,9 +213,10 @@ export class OrdinalNumbering {
 
   /**
    * Binds the markers of two strings met at the same aligned place: the k-th
-   * marker of each, when of one class and both still unnumbered, get one
-   * number (DESIGN.md "Value correspondence"). Markers already numbered keep
-   * their numbers; a value that breaks a binding then renders differently.
+   * marker of each, when of one class and both still unnumbered, get one number
+   * (docs/diff.md "Ids numbered along aligned places"). Markers already
+   * numbered keep their numbers; a value that breaks a binding then renders
+   * differently.
    */
   bindStrings(a: string, b: string): void {
     const ma = markersOf(a);

@@ -31,11 +31,11 @@ export function pageLabels(pages: HarPage[] | undefined, ctx: Pick<NormalizeCont
 }
 
 /**
- * Both sides' page labels, paired by title and order (DESIGN.md "Pairing"):
- * equal titles pair along their longest common sequence; between two such
- * anchors, the pages left on each side pair in order and the new page takes
- * the old page's label. A browser names a page by its document title when it
- * reads it, which a script may change while the page loads ("loading" in one
+ * Both sides' page labels, paired by title and order (docs/diff.md "What is
+ * compared"): equal titles pair along their longest common sequence; between
+ * two such anchors, the pages left on each side pair in order and the new page
+ * takes the old page's label. A browser names a page by its document title when
+ * it reads it, which a script may change while the page loads ("loading" in one
  * recording, "loaded 3" in the next): the same page, the same place in the
  * sequence. No labels at all when only one side has pages.
  */

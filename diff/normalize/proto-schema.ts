@@ -1,8 +1,8 @@
 // gRPC messages decoded with the `.proto` files the config lists
-// (`normalize.proto`, DESIGN.md "HTTP/2 and gRPC"), through protobufjs: the
-// method comes from the call's path `/package.Service/Method`, a request
-// ("send") decodes with its request type, a response ("receive") with its
-// response type. Fields by name, enums by name, 64-bit integers as decimal
+// (`normalize.proto`, docs/diff.md "gRPC with .proto files"), through
+// protobufjs: the method comes from the call's path `/package.Service/Method`,
+// a request ("send") decodes with its request type, a response ("receive") with
+// its response type. Fields by name, enums by name, 64-bit integers as decimal
 // strings, bytes as base64, defaults left out (only what was on the wire).
 //
 // protobufjs skips fields its type does not know and reads a field of the

@@ -1,5 +1,5 @@
 // Protobuf wire format decoded without a schema, for comparing gRPC messages
-// (DESIGN.md "HTTP/2 and gRPC"). https://protobuf.dev/programming-guides/encoding/
+// (docs/diff.md "gRPC"). https://protobuf.dev/programming-guides/encoding/
 // A message is a run of records: a varint key (field number << 3 | wire
 // type), then the value. Field numbers become keys; a field seen more than
 // once becomes an array (repeated). Pure.

@@ -1,8 +1,8 @@
-// Zip bodies (DESIGN.md "Normalize"): a body that is a zip, by media type or
-// by its magic bytes, is read in memory with yauzl into
-// `{ entries: { name: value } }`. Text parts (.json/.jsonl/.md/.txt/.log)
-// are parsed like bodies (the rules normalize them afterwards, with the rest
-// of the body); binary parts compare by name and size; mtimes are ignored.
+// Zip bodies (docs/diff.md "Zip bodies"): a body that is a zip, by media type
+// or by its magic bytes, is read in memory with yauzl into `{ entries: { name:
+// value } }`. Text parts (.json/.jsonl/.md/.txt/.log) are parsed like bodies
+// (the rules normalize them afterwards, with the rest of the body); binary
+// parts compare by name and size; mtimes are ignored.
 //
 // yauzl is asynchronous and body parsers are not, so reading happens in a
 // step before normalize (the in-memory store's open, or `ZipBodies#prepareEntry` for

@@ -1,7 +1,7 @@
-// The HTML report's findings and rows (DESIGN.md "Findings"): each finding is
-// a <details> whose summary is its one line (text.ts findingLine, the same
-// words as the terminal) and whose body holds its samples and its rows; then
-// every row in one table, each linked to its finding.
+// The HTML report's findings and rows (docs/reports.md "Reports for people and
+// CI"): each finding is a <details> whose summary is its one line (text.ts
+// findingLine, the same words as the terminal) and whose body holds its samples
+// and its rows; then every row in one table, each linked to its finding.
 //
 // Captured content is hostile: ids, entry ids, paths, request lines and
 // values go through `tok` (escaped, wrapping only after / . [); the only

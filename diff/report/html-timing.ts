@@ -1,8 +1,8 @@
-// The HTML report's Timing section (DESIGN.md "Timing"): a table, one row
-// per route, slowest change first, each with an inline SVG strip chart of the
-// old and new samples on a log scale (medians marked). Plain markup and
-// numbers: nothing runs, nothing loads. Route names are captured content and
-// go through `esc` like everything else.
+// The HTML report's Timing section (docs/timing.md "Reading the report"): a
+// table, one row per route, slowest change first, each with an inline SVG strip
+// chart of the old and new samples on a log scale (medians marked). Plain
+// markup and numbers: nothing runs, nothing loads. Route names are captured
+// content and go through `esc` like everything else.
 import type { TimingReport, TimingRouteReport } from '../timing.js';
 import { esc } from '../../core/index.js';
 import { ms, pValue, times } from './timing-text.js';

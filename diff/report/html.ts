@@ -1,14 +1,14 @@
-// The --html report: one self-contained page (DESIGN.md "Report and exit
-// codes"). No network: inline CSS (jsondiffpatch's own, read from
+// The --html report: one self-contained page (docs/reports.md "Reports for
+// people and CI"). No network: inline CSS (jsondiffpatch's own, read from
 // node_modules at run time) and one inline script allowed by a per-page
 // nonce in the Content-Security-Policy; nothing else can run.
 //
-// Layout (DESIGN.md "Report and exit codes"): verdict and the counts line
-// (once), counts by kind and endpoint folded, filters (real / known / noise
-// checkboxes, hiding findings, rows and pairs), the findings (real before
+// Layout (docs/reports.md "Reports for people and CI"): verdict and the counts
+// line (once), counts by kind and endpoint folded, filters (real / known /
+// noise checkboxes, hiding findings, rows and pairs), the findings (real before
 // known before noise, each folded over its rows), every difference row, then
-// each differing pair side by side (jsondiffpatch HTML view, WebSocket
-// columns) under its request line and each side's exchange (`#seq`).
+// each differing pair side by side (jsondiffpatch HTML view, WebSocket columns)
+// under its request line and each side's exchange (`#seq`).
 //
 // Width: the page fits its window. Ids, entry ids, paths and request lines
 // wrap only after / . [ (see `tok`), never mid-token; whatever still does not

@@ -1,6 +1,6 @@
-// The terminal report (DESIGN.md "Report"): verdict line first, then one line
-// per real finding, largest first, with a sample request line each; known and
-// noise findings folded to a line each. --rows prints every difference row
+// The terminal report (docs/diff.md "Findings"): verdict line first, then one
+// line per real finding, largest first, with a sample request line each; known
+// and noise findings folded to a line each. --rows prints every difference row
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
@@ -96,7 +96,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   lines.push(`${verdict}  (${extras.join(', ')}; ${result.old.path} → ${result.new.path})`);
 
   const byId = new Map(result.differences.map((d) => [d.id, d]));
-  // A row names the exchange of each side it points at (DESIGN.md "Inspecting": `#<seq>`), as bb show lists them.
+  // A row names the exchange of each side it points at (docs/frames-and-show.md "One name per thing": `#<seq>`), as bb show lists them.
   const exchanges = new Map(result.pairs.map((p) => [p.id, p.exchange]));
   const sides = (entry: string) => {
     const x = exchanges.get(entry);

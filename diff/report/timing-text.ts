@@ -1,6 +1,7 @@
-// The Timing section of the terminal report (DESIGN.md "Timing"): one line
-// per route, slowest change first, with the verdict, the ratio of medians and
-// its interval, the absolute change beside it, the p-value and n per side.
+// The Timing section of the terminal report (docs/timing.md "Reading the
+// report"): one line per route, slowest change first, with the verdict, the
+// ratio of medians and its interval, the absolute change beside it, the p-value
+// and n per side.
 import type { TimingReport, TimingRouteReport } from '../timing.js';
 
 /** Milliseconds, to a precision that suits their size. */

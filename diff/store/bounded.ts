@@ -1,6 +1,6 @@
-// The bounded store: a side of any size (DESIGN.md "Comparing": align on
-// small keys first, then compare pair by pair, re-reading bodies as needed;
-// never hold two parsed 600 MB captures).
+// The bounded store: a side of any size (docs/diff.md "Captures of any size":
+// align on small keys first, then compare pair by pair, re-reading bodies as
+// needed; never hold two parsed 600 MB captures).
 //
 // Each side is read by its SideWork (store/side-work.ts), in a worker thread
 // (store/worker-client.ts) so both files are indexed and normalized at once,

@@ -1,10 +1,11 @@
-// Terminating a client's TLS with ALPN mirrored, never translated (DESIGN
-// "HTTP/2 and gRPC", as mitmproxy does): bb reads the client's ClientHello
-// (client-hello.ts), connects to the upstream offering exactly the client's
-// ALPN list, and only then finishes the client's handshake offering the one
-// protocol the upstream chose (h2 ↔ h2, http/1.1 ↔ http/1.1, none ↔ none).
-// The upstream connection made on the way is handed to the tap with the
-// decrypted client socket, so the server sees one connection per client.
+// Terminating a client's TLS with ALPN mirrored, never translated
+// (docs/forward-mode-and-tls.md "ALPN: mirrored, never translated", as
+// mitmproxy does): bb reads the client's ClientHello (client-hello.ts),
+// connects to the upstream offering exactly the client's ALPN list, and only
+// then finishes the client's handshake offering the one protocol the upstream
+// chose (h2 ↔ h2, http/1.1 ↔ http/1.1, none ↔ none). The upstream connection
+// made on the way is handed to the tap with the decrypted client socket, so the
+// server sees one connection per client.
 //
 // - A ClientHello bb cannot read strictly: terminated as before bb looked
 //   (ALPN http/1.1, the tap connects by itself).

@@ -24,7 +24,7 @@ export interface RecordingOptions {
   force?: boolean;
   /** Listen address; default 127.0.0.1 on any free port. */
   listen?: { host?: string; port?: number };
-  /** Redaction rules; false keeps every value (--no-redact). Default: on, with the design's list. */
+  /** Redaction rules; false keeps every value (--no-redact). Default: on, with the lists in docs/capture.md "What the proxy guarantees". */
   redact?: RedactConfig | false;
   /** Max recorded bytes per body; default 16 MiB (the rest streams through unrecorded). */
   bodyCap?: number;

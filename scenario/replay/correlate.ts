@@ -1,9 +1,9 @@
-// Correlation (DESIGN.md "Replay"): bind each value the server issued to
-// where it was issued (exchange + place), find where the client sent it
-// back, and on replay put the target's value from the same place in its
-// stead. Built offline over the original's timeline (requests at their
-// start, responses at their end, WebSocket messages where they crossed);
-// learned online as the target's responses arrive.
+// Correlation (docs/replay.md "Correlation: following the server's ids"): bind
+// each value the server issued to where it was issued (exchange + place), find
+// where the client sent it back, and on replay put the target's value from the
+// same place in its stead. Built offline over the original's timeline (requests
+// at their start, responses at their end, WebSocket messages where they
+// crossed); learned online as the target's responses arrive.
 //
 // A value the client sent before any server issued it is the client's own
 // (an id it made up, echoed back): it is never bound. Redacted placeholders

@@ -1,4 +1,4 @@
-// bb replay (DESIGN.md "Replay"): re-drive the client side of a capture
+// bb replay (docs/replay.md): re-drive the client side of a capture
 // against another server, through bb's own recording proxy, so the output
 // is a capture like any other. Read → plan (plan.ts) → correlate
 // (correlate.ts: stops here, before anything is sent, for a client

@@ -1,10 +1,11 @@
-// Server-issued values (DESIGN.md "Replay"): what a response, an event or a
-// server WebSocket message hands the client that the client may send back
-// later. A value is a token of 4+ characters (a redacted placeholder counts
-// as one token) or an integer of 4+ digits, found at a place: a header and
-// token index, a cookie name, a JSON path. The same function reads the
-// original capture and the target's live responses, so a place names the
-// same slot on both sides and the target's value there replaces the old one.
+// Server-issued values (docs/replay.md "Correlation: following the server's
+// ids"): what a response, an event or a server WebSocket message hands the
+// client that the client may send back later. A value is a token of 4+
+// characters (a redacted placeholder counts as one token) or an integer of 4+
+// digits, found at a place: a header and token index, a cookie name, a JSON
+// path. The same function reads the original capture and the target's live
+// responses, so a place names the same slot on both sides and the target's
+// value there replaces the old one.
 //
 // Bodies that are not plain JSON still count: a length or packet-type prefix
 // before the JSON (Engine.IO's `0{"sid":…}`, Socket.IO's `42[…]`, packets

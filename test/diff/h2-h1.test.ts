@@ -1,9 +1,9 @@
 // An HTTP/1.1 and an HTTP/2 recording of the same exchange compare equal
-// (DESIGN.md "HTTP/2 and gRPC"): Chrome's `http/2.0` with pseudo-headers in
-// `headers`, mitmproxy's `HTTP/2.0` without them. The h2 side is the real
-// export from ../shared/fixtures/har/, read in place; the h1 side is the same
-// exchange written the way HTTP/1.1 carries it (Host instead of :authority,
-// header names in their case, Connection and Keep-Alive).
+// (docs/diff.md "HTTP/1.1 against HTTP/2"): Chrome's `http/2.0` with
+// pseudo-headers in `headers`, mitmproxy's `HTTP/2.0` without them. The h2 side
+// is the real export from ../shared/fixtures/har/, read in place; the h1 side
+// is the same exchange written the way HTTP/1.1 carries it (Host instead of
+// :authority, header names in their case, Connection and Keep-Alive).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';

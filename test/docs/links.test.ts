@@ -3,6 +3,13 @@
 // definitions) must name a file in the repository, and each #anchor a
 // heading of the file it points into, slugged as GitHub does. README stays a
 // landing page: under 300 lines.
+//
+// And the links from the code to the docs: a comment in a source, test or
+// bench file that names `docs/<page>.md "<Heading>"` (or `docs/<page>.md`
+// alone) must name a page that exists and a heading that page has, written
+// as the page writes it, so a renamed section breaks this test rather than
+// the reader's trail. No comment points at the design notes kept outside
+// the repository, which its readers never see.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -18,11 +25,10 @@ const pages = [
     .map((name) => `docs/${name}`),
 ];
 
-/** The text with fenced code blocks and inline code spans blanked out (same line count). */
-function prose(markdown: string): string {
-  const lines = markdown.split('\n');
+/** The lines of a markdown text with fenced code blocks (fences included) blanked out. */
+function unfenced(markdown: string): string[] {
   let fence: string | undefined;
-  const kept = lines.map((line) => {
+  return markdown.split('\n').map((line) => {
     const open = /^ {0,3}(`{3,}|~{3,})/.exec(line);
     if (fence !== undefined) {
       if (open && open[1][0] === fence[0] && open[1].length >= fence.length && line.trim() === open[1]) fence = undefined;
@@ -34,8 +40,12 @@ function prose(markdown: string): string {
     }
     return line;
   });
+}
+
+/** The text with fenced code blocks and inline code spans blanked out (same line count). */
+function prose(markdown: string): string {
   // A code span (within one paragraph) keeps its place and its line breaks, not its characters.
-  return kept
+  return unfenced(markdown)
     .join('\n')
     .replace(/(`+)((?:[^\n]|\n(?![ \t]*\n))*?[^`])\1(?!`)/g, (span) => `code${span.replace(/[^\n]/g, '')}`);
 }
@@ -51,25 +61,19 @@ function slug(heading: string): string {
     .replace(/ /g, '-');
 }
 
+/** A line's ATX heading text (closing #s dropped), or undefined when the line is no heading. */
+function headingOf(line: string): string | undefined {
+  return /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(line)?.[1];
+}
+
 /** Every anchor a markdown file offers: its headings (duplicates get -1, -2, ...) and explicit ids. */
 function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
-  const lines = markdown.split('\n');
-  let fence: string | undefined;
-  for (const line of lines) {
-    const open = /^ {0,3}(`{3,}|~{3,})/.exec(line);
-    if (fence !== undefined) {
-      if (open && open[1][0] === fence[0] && open[1].length >= fence.length && line.trim() === open[1]) fence = undefined;
-      continue;
-    }
-    if (open) {
-      fence = open[1];
-      continue;
-    }
-    const heading = /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(line);
-    if (heading) {
-      const base = slug(heading[1]);
+  for (const line of unfenced(markdown)) {
+    const heading = headingOf(line);
+    if (heading !== undefined) {
+      const base = slug(heading);
       const n = seen.get(base) ?? 0;
       seen.set(base, n + 1);
       anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -115,6 +119,70 @@ function brokenLink(page: string, target: string): string | undefined {
   if (!anchorsOf(readFileSync(file, 'utf8')).has(anchor)) return `${target}: ${inRepo} has no heading #${anchor}`;
   return undefined;
 }
+
+/** Source, test and bench files (and the bin, the examples): every script of ours outside node_modules and dist. */
+function codeFiles(dir = root): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const path = join(dir, d.name);
+    if (d.isDirectory()) return ['node_modules', 'dist', 'captures'].includes(d.name) || d.name.startsWith('.') ? [] : codeFiles(path);
+    return /\.(ts|mts|cts|js|mjs|cjs)$/.test(d.name) ? [relative(root, path)] : [];
+  });
+}
+
+/** One comment of a script. */
+interface Comment {
+  /** The line its run of comment lines starts on (1-based). */
+  line: number;
+  /** Its text, the comment markers dropped, its lines joined by single spaces. */
+  text: string;
+}
+
+/**
+ * The comments of a script, each run of comment lines (`//` lines, or the
+ * lines of a `/** ... *\/` block) joined into one text by single spaces, so a
+ * reference wrapped over two lines reads as one.
+ */
+function commentsOf(source: string): Comment[] {
+  const comments: Comment[] = [];
+  let open: Comment | undefined;
+  source.split('\n').forEach((line, i) => {
+    const whole = /^\s*(?:\/\/+|\/\*+|\*+(?!\/))\s?(.*)$/.exec(line);
+    const tail = whole ? undefined : /\s\/\/\s?(.*)$/.exec(line);
+    const text = (whole ?? tail)?.[1].replace(/\s*\*+\/\s*$/, '').trim();
+    if (text === undefined) {
+      open = undefined;
+      return;
+    }
+    if (open && whole) {
+      if (text !== '') open.text = open.text === '' ? text : `${open.text} ${text}`;
+    } else {
+      open = { line: i + 1, text };
+      comments.push(open);
+    }
+    if (!whole) open = undefined; // a comment after code stands alone
+  });
+  return comments;
+}
+
+/** Each `docs/<page>.md` (or `docs/<page>.md#anchor`) a comment names, with the `"Heading"` that follows it, if any. */
+function docsRefsOf(comment: string): { page: string; heading?: string }[] {
+  return [...comment.matchAll(/\bdocs\/([\w.-]+?\.md(?:#[\w-]+)?)(?:\s+"([^"]+)")?/g)].map((m) => ({ page: `docs/${m[1]}`, heading: m[2] }));
+}
+
+/** Why a comment's reference to a docs page (and heading or anchor) is broken, or undefined when both exist. */
+function brokenDocsRef(page: string, heading?: string): string | undefined {
+  if (page.includes('#')) return brokenLink('README.md', page) ?? (heading === undefined ? undefined : brokenDocsRef(page.split('#')[0], heading));
+  const file = join(root, page);
+  if (!existsSync(file)) return `${page}: no such page`;
+  if (heading === undefined) return undefined;
+  const headings = unfenced(readFileSync(file, 'utf8')).flatMap((line) => headingOf(line) ?? []);
+  const wanted = heading.replace(/\s+/g, ' ');
+  if (headings.some((h) => h.replace(/\s+/g, ' ') === wanted)) return undefined;
+  return `${page} has no heading "${wanted}" (it has: ${headings.map((h) => `"${h}"`).join(', ')})`;
+}
+
+/** The design notes outside the repository, by name. */
+const designNotes = /\bDESIGN\b/;
 
 describe('documentation links', () => {
   it('finds the pages: README.md and docs/*.md', () => {
@@ -167,5 +235,74 @@ describe('documentation links', () => {
     assert.match(brokenLink('docs/diff.md', '../README.md#no-such-heading') ?? '', /README\.md has no heading #no-such-heading/);
     assert.match(brokenLink('docs/reports.md', 'docs/frames-html.png') ?? '', /no such file docs\/docs\/frames-html\.png/);
     assert.match(brokenLink('README.md', '../outside.md') ?? '', /outside the repository/);
+  });
+});
+
+describe('links from code comments to the docs', () => {
+  const files = codeFiles();
+
+  it('finds the scripts: source, test and bench', () => {
+    for (const f of ['index.ts', 'diff/pair.ts', 'test/docs/links.test.ts', 'bench/run.mjs']) assert.ok(files.includes(f), f);
+  });
+
+  it('every docs/<page>.md "<Heading>" in a comment names a page and a heading it has', () => {
+    const broken = files.flatMap((f) =>
+      commentsOf(readFileSync(join(root, f), 'utf8')).flatMap(({ line, text }) =>
+        docsRefsOf(text).flatMap(({ page, heading }) => {
+          const why = brokenDocsRef(page, heading);
+          return why === undefined ? [] : [`${f}:${line}: ${why}`];
+        }),
+      ),
+    );
+    assert.deepEqual(broken, []);
+  });
+
+  it('no comment, README or docs page points at the design notes outside the repository', () => {
+    const inComments = files.flatMap((f) =>
+      commentsOf(readFileSync(join(root, f), 'utf8')).flatMap(({ line, text }) => {
+        const at = text.search(designNotes);
+        return at === -1 ? [] : [`${f}:${line}: …${text.slice(Math.max(0, at - 30), at + 40)}…`];
+      }),
+    );
+    const inPages = pages.flatMap((page) =>
+      readFileSync(join(root, page), 'utf8')
+        .split('\n')
+        .flatMap((text, i) => (designNotes.test(text) ? [`${page}:${i + 1}: ${text}`] : [])),
+    );
+    assert.deepEqual([...inComments, ...inPages], []);
+  });
+
+  it('checks what it claims to: comments, references, pages and headings', () => {
+    const source = [
+      '// One (docs/diff.md "What is',
+      '// compared"): two',
+      'const x = 1; // after code (docs/timing.md)',
+      '/**',
+      ' * A block (docs/nope.md "X").',
+      ' */',
+      "const url = 'http://a/b';",
+      '/** One line. */',
+    ].join('\n');
+    assert.deepEqual(commentsOf(source), [
+      { line: 1, text: 'One (docs/diff.md "What is compared"): two' },
+      { line: 3, text: 'after code (docs/timing.md)' },
+      { line: 4, text: 'A block (docs/nope.md "X").' },
+      { line: 8, text: 'One line.' },
+    ]);
+    assert.deepEqual(
+      commentsOf(source).flatMap((c) => docsRefsOf(c.text)),
+      [{ page: 'docs/diff.md', heading: 'What is compared' }, { page: 'docs/timing.md', heading: undefined }, { page: 'docs/nope.md', heading: 'X' }],
+    );
+    assert.deepEqual(docsRefsOf('the docs/*.md pages; docs/diff.md shows them'), [{ page: 'docs/diff.md', heading: undefined }]);
+    assert.equal(brokenDocsRef('docs/diff.md', 'What is compared'), undefined);
+    assert.equal(brokenDocsRef('docs/diff.md', 'Triage: known differences, noise, `bb known add`, `bb noise`'), undefined);
+    assert.equal(brokenDocsRef('docs/timing.md'), undefined);
+    assert.match(brokenDocsRef('docs/diff.md', 'Pair') ?? '', /docs\/diff\.md has no heading "Pair"/);
+    assert.match(brokenDocsRef('docs/diff.md', 'pairing') ?? '', /has no heading "pairing"/);
+    assert.match(brokenDocsRef('docs/nope.md', 'X') ?? '', /docs\/nope\.md: no such page/);
+    assert.deepEqual(docsRefsOf('(docs/diff.md#pairing)'), [{ page: 'docs/diff.md#pairing', heading: undefined }]);
+    assert.equal(brokenDocsRef('docs/diff.md#pairing'), undefined);
+    assert.match(brokenDocsRef('docs/diff.md#pair') ?? '', /docs\/diff\.md has no heading #pair/);
+    assert.ok(designNotes.test('see DESIGN.md "Pair"') && !designNotes.test('by design'));
   });
 });

@@ -1,7 +1,7 @@
-// Hand-made HARs for tests, in two shapes: bb's own capture (DESIGN.md "The
-// capture file"), built from what a test says about each exchange, and the
-// plainer shapes other producers write (Chrome, Playwright, mitmproxy), built
-// entry by entry with overrides.
+// Hand-made HARs for tests, in two shapes: bb's own capture
+// (docs/capture-format.md "What a capture holds"), built from what a test says
+// about each exchange, and the plainer shapes other producers write (Chrome,
+// Playwright, mitmproxy), built entry by entry with overrides.
 import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/har.js';
 
 /** What a test says about one exchange. */

@@ -1,7 +1,8 @@
-// ALPN mirrored in forward mode (DESIGN "HTTP/2 and gRPC"): bb offers the
-// upstream exactly the client's ALPN list and answers the client with what
-// the upstream chose, over the one upstream connection it made for that.
-// Real peers: curl, node:tls clients, a node:http2 server, a node:https one.
+// ALPN mirrored in forward mode (docs/forward-mode-and-tls.md "ALPN: mirrored,
+// never translated"): bb offers the upstream exactly the client's ALPN list and
+// answers the client with what the upstream chose, over the one upstream
+// connection it made for that. Real peers: curl, node:tls clients, a node:http2
+// server, a node:https one.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -1,8 +1,8 @@
-// Hosts in entry keys (DESIGN.md "Pair"): decided per pair of captures. When
-// either capture has several hosts (forward mode, a browser's HAR) the host
-// is part of the key, route and id, so two sites' `GET /` never pair; captures
-// of one host each (a reverse proxy) leave it out, so old and new on
-// different hosts or ports still pair.
+// Hosts in entry keys (docs/diff.md "What is compared"): decided per pair of
+// captures. When either capture has several hosts (forward mode, a browser's
+// HAR) the host is part of the key, route and id, so two sites' `GET /` never
+// pair; captures of one host each (a reverse proxy) leave it out, so old and
+// new on different hosts or ports still pair.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -1,8 +1,9 @@
-// Bodies the producer did not record (DESIGN.md "Normalize"): a browser's HAR
-// without postData though the request had a body, or a response with a size
-// and no text. Such a body is not compared, and its content-length is not
-// masked on one side only. Real exports from ../shared/fixtures/har/, read in
-// place, with the body taken out as a browser's "without content" export does.
+// Bodies the producer did not record (docs/diff.md "What is compared"): a
+// browser's HAR without postData though the request had a body, or a response
+// with a size and no text. Such a body is not compared, and its content-length
+// is not masked on one side only. Real exports from ../shared/fixtures/har/,
+// read in place, with the body taken out as a browser's "without content"
+// export does.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
