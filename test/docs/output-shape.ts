@@ -46,7 +46,8 @@ export function shownBlocks(page: string, markdown: string): ShownBlock[] {
  * What varies between runs, masked (in this order):
  * `file://` paths cut short by `…`; uuids → <UUID>; finding and row ids (`F` + 9 hex, 10 hex) → <ID>;
  * durations (`3 ms`, `1.2 s`) → <TIME>; sizes (`131 B`, `1.2 KB`) → <SIZE>;
- * a timing row's route and verdict (their order among unchanged routes varies);
+ * a timing row's route, verdict and budget mark (rows are sorted by their change,
+ * and under load a fast route's noisy ratio can sort above the slow one);
  * any other number (ports, counts, dates, ratios, p-values) → N;
  * runs of spaces after the indentation → one space (column padding).
  */
@@ -57,7 +58,7 @@ export function mask(line: string): string {
     .replace(/\b(F[0-9a-f]{9}|[0-9a-f]{10})\b/g, '<ID>')
     .replace(/[-+]?\d+(\.\d+)? ?(ms|s)\b/g, '<TIME>')
     .replace(/\d+(\.\d+)? ?(B|KB|MB|GB)\b/g, '<SIZE>')
-    .replace(/^(\s*timing\/)\S+ \S+\s+(slower|faster|~|n too small|noisy)(?=\s)/, '$1<ROUTE> <VERDICT>')
+    .replace(/^(\s*timing\/)\S+ \S+\s+(slower|faster|~|n too small|noisy)(?=\s)(.*?)(\s+OVER BUDGET)?$/, '$1<ROUTE> <VERDICT>$3')
     .replace(/[-+]?\d+(\.\d+)?(e[-+]?\d+)?/g, 'N')
     .replace(/(\S) {2,}/g, '$1 ')
     .trimEnd();

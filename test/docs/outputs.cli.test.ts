@@ -115,6 +115,7 @@ describe('the outputs shown in the docs', () => {
       ['#5 GET /posts/0b3c8f2e-51a4-4d7e-9a0c-2f1e5d6c7b8a 200 84 B 1 ms', '#N GET /posts/<UUID> N <SIZE> <TIME>'],
       ['  [Fbf82ddb54] response.headers.x-powered-by removed "shelf" in 9 of 9 entries, 6 routes', '  [<ID>] response.headers.x-powered-by removed "shelf" in N of N entries, N routes'],
       ['  timing/GET /a     ~            ×0.91 [0.64, 1.29]  -0.99 ms (10.5 → 9.47 ms)  p=2.2e-10', '  timing/<ROUTE> <VERDICT> ×N [N, N] <TIME> (N → <TIME>) p=N'],
+      ['  timing/GET /slow  slower       ×3.59 [3.45, 4.03]  +31.0 ms (12.0 → 43.0 ms)  p=2.2e-10  n=18/18  OVER BUDGET', '  timing/<ROUTE> <VERDICT> ×N [N, N] <TIME> (N → <TIME>) p=N n=N/N'],
       ['MATCH with 1 known  (20 pairs; captures/demo-20261201-212706/old.har', 'MATCH with N known (N pairs; captures/demoNN/old.har'],
       ['- "Error: x\\n    at f (file:///work/main/scenario…', '- "Error: x\\n at f (file://<PATH>…'],
       ['KNOWN-DIFF [47fec6dfbb] errors/POST', 'KNOWN-DIFF [<ID>] errors/POST'],
