@@ -4,13 +4,40 @@
 //   const cap = await startCapture({ target: 'http://127.0.0.1:3000', out: 'captures/run.har' });
 //   ... drive traffic at cap.url ...
 //   const harPath = await cap.close();
-export { startProxy, FactBus, type ProxyOptions, type RunningProxy, type Fact, type FactListener } from './proxy/index.js';
-export { openCapture, recoverCapture, type Capture, type CaptureOptions, type RedactConfig } from './capture/index.js';
-export type * from './capture/index.js';
-export { defineScenario, type Scenario, type ScenarioContext } from './scenario/index.js';
-export { diffCaptures, loadDiffConfig, renderText, renderJson, type DiffResult, type DiffOptions, type TimingOptions, type TimingReport } from './diff/index.js';
-export { readCapture, streamCapture } from './capture/index.js';
-export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './core/index.js';
+//
+// Every name here is meant for users; test/structure/entry-point.test.ts keeps
+// the list and checks that each type a function takes or gives is here too.
+// The journal (capture's crash-safe on-disk records) and the helpers the CLI
+// shares with the library stay private. startCapture and replayCapture are below.
+
+// The proxy on its own, and the facts it emits.
+export {
+  startProxy, FactBus,
+  type ProxyOptions, type RunningProxy, type AdoptOptions, type Fact, type FactListener, type ListenerErrorReport,
+  type Upstream, type UpstreamQuery, type UpstreamTlsOptions, type UpgradeTap, type LeafFactory,
+} from './proxy/index.js';
+// Capture files: write, recover, read; the HAR format with bb's extensions.
+export {
+  openCapture, recoverCapture, readCapture, streamCapture,
+  type Capture, type CaptureOptions, type CaptureStats, type WriteProgress, type RedactConfig,
+  type RecoverOptions, type RecoverResult, type ReadCaptureOptions, type CaptureStream, type HarLogHeader,
+  type Har, type HarLog, type HarPage, type HarEntry, type HarRequest, type HarResponse, type HarTimings,
+  type HarNameValue, type HarCookie, type HarPostData, type HarContent,
+  type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt,
+} from './capture/index.js';
+// Scenarios for bb compare.
+export { defineScenario, type Scenario, type ScenarioFn, type ScenarioContext } from './scenario/index.js';
+// Comparing two captures, its options (the stage pipe, the body parsers) and result, and the four reports.
+export {
+  diffCaptures, loadDiffConfig, renderText, renderJson, renderHtml, renderJunit, pairViewsFrom,
+  type DiffOptions, type DiffConfig, type NormalizeConfig, type PairingConfig, type KnownConfig,
+  type Pipe, type DiffStage, type DiffContext, type StagePart, type DiffProgress, type BodyParser, type RawBody, type ParsedBody,
+  type TimingOptions, type TimingReport,
+  type DiffResult, type Finding, type Difference, type Pair, type StaleKnown, type PairView, type EntryView,
+  type TextOptions, type HtmlOptions, type ViewLimits, type JunitOptions,
+} from './diff/index.js';
+// Errors: one class, a stable code on each.
+export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode, type BbErrorOptions } from './core/index.js';
 
 // The package is a composition root like the CLI: the one place outside cli/
 // that reads process.env, to give library callers the CLI's defaults.

@@ -20,7 +20,7 @@ import { httpLoad } from './lib/load.js';
 import { spread } from './lib/stats.js';
 import { markdownTable, num, ratio, withSpread } from './lib/table.js';
 import { replayCapture, startCapture } from '../dist/index.js';
-import { prepareReplay, replayThrough } from '../dist/scenario/index.js';
+import { prepareReplay, replayThrough } from '../dist/scenario/replay/run.js';
 
 interface Args {
   exchanges: number;

@@ -1,12 +1,12 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
-export { globToRegExp, globMatcher, type GlobOptions } from './glob.js';
+export { globToRegExp, globMatcher } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';
 export { bbHomeFrom, type BbHome } from './home.js';
 export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isFormMedia, isZipMedia, isBinaryMedia, isTextualMedia } from './media-type.js';
-export { headerPairs, headerValue, headerValues, pairValue, pairValues, serializeHead, type HeaderPair } from './raw-headers.js';
+export { headerPairs, headerValue, headerValues, pairValue, pairValues, serializeHead } from './raw-headers.js';
 export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
 export { appendAll } from './arrays.js';

@@ -5,7 +5,7 @@
 import type { BbCommand } from '../command.js';
 
 /** A command known by name, loaded on demand. */
-export interface LazyCommand {
+interface LazyCommand {
   /** The first word on the command line. */
   name: string;
   /** One line for `bb --help` (the loaded command's own describe is used once loaded). */

@@ -7,7 +7,7 @@ export { pairedPageLabels } from './pages.js';
 export { applyPathRules, compilePathRules, type PathRules } from './path-rules.js';
 export { compileRules, homesFor, type RuleSet } from './rules.js';
 export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
-export { bodyParsers, type BodyParser } from './bodies.js';
+export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './bodies.js';
 export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
 export { ZipBodies } from './zip.js';
 export { ProtoSchema } from './proto-schema.js';

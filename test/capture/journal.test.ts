@@ -6,7 +6,8 @@ import { appendFileSync, copyFileSync, existsSync, readFileSync, rmSync, statSyn
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
-import { openCapture, recoverCapture, parseJournalLine } from '../../capture/index.js';
+import { openCapture, recoverCapture } from '../../capture/index.js';
+import { parseJournalLine } from '../../capture/journal.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { exchange } from './capture-harness.js';

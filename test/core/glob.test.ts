@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { globMatcher, globToRegExp } from '../../core/index.js';
-import { hostMatcher } from '../../proxy/index.js';
+import { hostMatcher } from '../../proxy/forward.js';
 import { diffCaptures, validateDiffConfig } from '../../diff/index.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -4,7 +4,8 @@
 // report on both paths and run after run, and the reports that show it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderHtml, renderJson, renderJunit, renderText, validateDiffConfig, type DiffOptions, type DiffResult, type TimingRouteReport } from '../../diff/index.js';
+import { diffCaptures, renderHtml, renderJson, renderJunit, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
+import type { TimingRouteReport } from '../../diff/timing.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 import { mulberry32 } from '../../core/index.js';

@@ -18,7 +18,7 @@ import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 import { rawClient, rawUpstream, until } from '../helpers/raw.js';
 import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
 import { freePort } from '../helpers/ports.js';
-import { errorName } from '../../proxy/h2/index.js';
+import { errorName } from '../../proxy/h2/frame-types.js';
 import type { HarEntry } from '../../capture/har.js';
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@
 // each refused with a reason rather than guessed at.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseClientHello, type ClientHelloOutcome } from '../../proxy/tls/index.js';
+import { parseClientHello, type ClientHelloOutcome } from '../../proxy/tls/client-hello.js';
 import { alpnExtension, clientHello, extension, records, RFC8448_CLIENT_HELLO, sniExtension } from './client-hello-bytes.js';
 
 const ok = (out: ClientHelloOutcome) => {

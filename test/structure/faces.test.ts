@@ -1,11 +1,13 @@
 // The house rules over the import graph of bb's sources: each folder is used
-// through its face (index.ts), layers import only downwards, and no module
-// imports itself in a circle. A failing case names the file and the import.
+// through its face (index.ts), a face lists only what other folders use,
+// layers import only downwards, and no module imports itself in a circle.
+// A failing case names the file and the import (or the name).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { allSources, repoRoot, sourceFiles } from '../helpers/sources.js';
+import { exportedNames, faceFiles, importsOf as importsByName, programOf } from '../helpers/faces.js';
 
 const root = repoRoot;
 
@@ -20,17 +22,9 @@ const LAYERS: Record<string, string[]> = {
   cli: ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario'],
 };
 
-/** Relative imports of a file (static, re-exports, dynamic with a literal), resolved to .ts paths. */
-function importsOf(file: string): { spec: string; target: string }[] {
-  const text = readFileSync(file, 'utf8');
-  const out: { spec: string; target: string }[] = [];
-  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)|(?:^|\n)\s*import\s+'(\.[^']+)'/g)) {
-    const spec = (m[1] ?? m[2] ?? m[3])!;
-    const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
-    out.push({ spec, target: existsSync(target) ? target : resolve(dirname(file), spec) });
-  }
-  return out;
-}
+/** Relative imports of a file (static, re-exports, dynamic with a literal), resolved to absolute .ts paths. */
+const importsOf = (file: string): { spec: string; target: string }[] =>
+  importsByName(relative(root, file)).map(({ spec, target }) => ({ spec, target: join(root, target) }));
 
 /**
  * scenario/'s products and the sibling products each may import (through
@@ -132,5 +126,24 @@ describe('the import graph', () => {
       [...readFileSync(f, 'utf8').matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!).filter((s) => !s.startsWith('node:') && !s.startsWith('./')).map((s) => `${relative(root, f)}: ${s}`),
     );
     assert.deepEqual(bad, []);
+  });
+
+  // A face lists what the rest of bb uses, nothing else: a name no other
+  // folder imports is the folder's own business (tests reach inside). For a
+  // face below a folder (diff/normalize/, scenario/replay/) "other" is any
+  // file outside that subfolder. The package entry point is checked on its
+  // own (entry-point.test.ts) and counts as a user of every face.
+  it('a face exports only names another folder imports', () => {
+    const faces = faceFiles();
+    const program = programOf(faces);
+    const imports = files.map((f) => relative(root, f)).flatMap(importsByName);
+    const unused: string[] = [];
+    for (const face of faces) {
+      const dir = `${dirname(face)}/`;
+      const used = new Set(imports.filter((i) => i.target === face && !i.from.startsWith(dir)).flatMap((i) => i.names));
+      if (used.has('*')) continue;
+      for (const name of exportedNames(program, face)) if (!used.has(name)) unused.push(`${face} exports ${name}, which no file outside ${dir} imports`);
+    }
+    assert.deepEqual(unused, []);
   });
 });

@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createContext, defaultStages, diffCaptures, needsBounded, pairViewsFrom, renderHtml, runStages, validateDiffConfig, type DiffOptions, type DiffStage, type StoreKind } from '../../../diff/index.js';
+import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffOptions, type DiffStage } from '../../../diff/index.js';
+import { createContext, type StoreKind } from '../../../diff/context.js';
+import { defaultStages, runStages } from '../../../diff/stages.js';
+import { needsBounded } from '../../../diff/store/bounded.js';
 import type { Har } from '../../../capture/har.js';
 import { CaptureReadError } from '../../../capture/reader.js';
 import { capture, uuid } from '../../helpers/har.js';
