@@ -12,7 +12,7 @@ import { createLeafFactory, loadOrCreateCa, type Ca, type LeafFactory } from '..
 import { isBbError } from '../../core/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { curl, FactLog } from './forward-harness.js';
-import { startH2Upstream, startHttp1Upstream, type AlpnUpstream } from './alpn-peers.js';
+import { startH2Upstream, startHttp1Upstream, type AlpnUpstream } from './tls/alpn-peers.js';
 
 let bbCa: Ca;
 let leaves: LeafFactory;

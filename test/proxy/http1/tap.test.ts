@@ -3,11 +3,11 @@
 // up, and the bad exchange is in the HAR as far as it got, with `_bb.error`.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawClient } from '../helpers/raw.js';
-import { Cleanups } from '../helpers/cleanups.js';
-import { Steps } from '../helpers/steps.js';
-import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
-import type { Har, HarEntry } from '../../capture/har.js';
+import { rawClient } from '../../helpers/raw.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { Steps } from '../../helpers/steps.js';
+import { alongside, echoServer, record, waitUntil, type Recording } from '../../helpers/recording.js';
+import type { Har, HarEntry } from '../../../capture/har.js';
 
 /** A request Node's parser refuses, and the status bb must answer with. */
 interface Offence {

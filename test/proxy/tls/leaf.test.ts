@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import forge from 'node-forge';
-import { createLeafFactory, loadOrCreateCa, normalizeHost, type Ca, type LeafFactory } from '../../proxy/tls/index.js';
-import { tempDir } from '../helpers/tmp.js';
+import { createLeafFactory, loadOrCreateCa, normalizeHost, type Ca, type LeafFactory } from '../../../proxy/tls/index.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 let home: string;

@@ -5,12 +5,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { findingLine } from '../../diff/report/text.js';
-import { elide, tok } from '../../diff/report/html-pair.js';
-import { esc, scriptJson } from '../../core/html.js';
-import { capture } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
+import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { findingLine } from '../../../diff/report/text.js';
+import { elide, tok } from '../../../diff/report/html-pair.js';
+import { esc, scriptJson } from '../../../core/html.js';
+import { capture } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
