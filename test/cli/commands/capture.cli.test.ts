@@ -15,7 +15,7 @@ import { freePort } from '../../helpers/ports.js';
 import { helloServer } from '../../helpers/servers.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { curl } from '../../proxy/forward-harness.js';
-import { startHttp1Upstream, type AlpnUpstream } from '../../proxy/alpn-peers.js';
+import { startHttp1Upstream, type AlpnUpstream } from '../../proxy/tls/alpn-peers.js';
 
 const dir = tempDir().dir;
 const env = { BB_HOME: join(dir, 'home') };

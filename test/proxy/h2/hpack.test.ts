@@ -4,9 +4,9 @@
 // at 8a1406e decode to their expected header lists.)
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { HpackDecoder, type DecodedHeaders, type HpackError } from '../../proxy/h2/hpack.js';
-import { huffmanDecode } from '../../proxy/h2/huffman.js';
-import { examples, hex } from '../helpers/hpack-examples.js';
+import { HpackDecoder, type DecodedHeaders, type HpackError } from '../../../proxy/h2/hpack.js';
+import { huffmanDecode } from '../../../proxy/h2/huffman.js';
+import { examples, hex } from '../../helpers/hpack-examples.js';
 
 const decoded = (result: DecodedHeaders | HpackError): DecodedHeaders => {
   if ('code' in result) assert.fail(result.message);

@@ -5,7 +5,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { LeafFactory } from '../../proxy/tls/index.js';
+import type { LeafFactory } from '../../../proxy/tls/index.js';
 
 /** A TLS upstream and what it saw. */
 export interface AlpnUpstream {

@@ -1,11 +1,11 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { runBb } from '../helpers/cli.js';
+import { runBb } from '../../helpers/cli.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { capture, har, uuid } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
-import { sharedFixture } from '../helpers/fixtures.js';
+import { capture, har, uuid } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
 
 
 // The real CLI, run to completion (NO_COLOR set: output is compared as text).

@@ -4,9 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { diffCaptures, loadDiffConfig, type DiffResult } from '../../diff/index.js';
-import { capture, uuid } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
+import { diffCaptures, loadDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { capture, uuid } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const FILE = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(40, 0xff)]); // not UTF-8
 

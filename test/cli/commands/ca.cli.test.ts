@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runBb } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import { runBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 /** `bb ca ...` run to its end with `home` as the bb home (each test makes its own). */
 const bb = (home: string, ...args: string[]) => runBb(args, { BB_HOME: home });

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import forge from 'node-forge';
-import { createLeafFactory, loadOrCreateCa, type Ca, type LeafFactory } from '../../proxy/tls/index.js';
-import { normalizeHost } from '../../proxy/tls/leaf.js';
-import { tempDir } from '../helpers/tmp.js';
+import { createLeafFactory, loadOrCreateCa, type Ca, type LeafFactory } from '../../../proxy/tls/index.js';
+import { normalizeHost } from '../../../proxy/tls/leaf.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 let home: string;

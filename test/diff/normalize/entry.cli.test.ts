@@ -7,10 +7,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import type { Har, HarEntry, HarNameValue } from '../../capture/har.js';
-import { runBb } from '../helpers/cli.js';
-import { sharedFixture } from '../helpers/fixtures.js';
-import { tempDir } from '../helpers/tmp.js';
+import type { Har, HarEntry, HarNameValue } from '../../../capture/har.js';
+import { runBb } from '../../helpers/cli.js';
+import { sharedFixture } from '../../helpers/fixtures.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 async function fixture(name: string): Promise<Har> {
   return JSON.parse((await readFile(sharedFixture(undefined, name)!, 'utf8')).replace(/^\uFEFF/, '')) as Har;

@@ -4,11 +4,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import { loadOrCreateCa, type Ca } from '../../proxy/tls/index.js';
-import { CA_CERT_FILE, CA_KEY_FILE } from '../../proxy/tls/ca.js';
-import { tempDir } from '../helpers/tmp.js';
-import { isBbError } from '../../core/index.js';
-import { exitStatusFor } from '../../cli/exit.js';
+import { loadOrCreateCa, type Ca } from '../../../proxy/tls/index.js';
+import { CA_CERT_FILE, CA_KEY_FILE } from '../../../proxy/tls/ca.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { isBbError } from '../../../core/index.js';
+import { exitStatusFor } from '../../../cli/exit.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 /** A bb home that does not exist yet (so loadOrCreateCa makes it), in a fresh temp folder. */

@@ -2,12 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { diffCaptures, renderJunit, validateDiffConfig, type DiffResult } from '../../diff/index.js';
-import { findingLine } from '../../diff/report/text.js';
-import { xmlEscape } from '../../diff/report/junit.js';
-import { capture } from '../helpers/har.js';
-import { startBb } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import { diffCaptures, renderJunit, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { findingLine } from '../../../diff/report/text.js';
+import { xmlEscape } from '../../../diff/report/junit.js';
+import { capture } from '../../helpers/har.js';
+import { startBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 /** A parsed XML element. */
 interface El {

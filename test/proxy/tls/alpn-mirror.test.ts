@@ -10,12 +10,12 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import { join } from 'node:path';
-import { FactBus } from '../../proxy/events.js';
-import { startForwardProxy, type RunningForwardProxy } from '../../proxy/forward.js';
-import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
-import { Cleanups } from '../helpers/cleanups.js';
-import { record } from '../helpers/recording.js';
-import { curl, FactLog, startPeers, type ForwardPeers } from './forward-harness.js';
+import { FactBus } from '../../../proxy/events.js';
+import { startForwardProxy, type RunningForwardProxy } from '../../../proxy/forward.js';
+import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { record } from '../../helpers/recording.js';
+import { curl, FactLog, startPeers, type ForwardPeers } from '../forward-harness.js';
 import { startH2Upstream, startHttp1Upstream, type AlpnUpstream } from './alpn-peers.js';
 
 let peers: ForwardPeers;

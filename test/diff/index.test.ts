@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -24,7 +24,9 @@ describe('captures from other producers', () => {
     for (const n of names) {
       const r = await diffCaptures(join(fixtures, n), join(fixtures, n));
       assert.equal(r.verdict, 'match', `${n}\n${show(r)}`);
-      assert.ok(r.pairs.length > 0, n);
+      // A capture against itself pairs every entry it has.
+      const entries = (JSON.parse((await readFile(join(fixtures, n), 'utf8')).replace(/^\uFEFF/, '')) as Har).log.entries.length;
+      assert.equal(r.pairs.length, entries, n);
     }
   });
 
@@ -33,7 +35,11 @@ describe('captures from other producers', () => {
     if (!fixtures) return;
     const r = await diffCaptures(join(fixtures, 'chrome.har'), join(fixtures, 'firefox.har'));
     assert.equal(r.verdict, 'diff');
-    assert.ok(r.differences.every((d) => typeof d.id === 'string' && d.entry.length > 0));
+    // Every difference has a 10-hex id and names its entry as <page>/METHOD path#n (a page may be a URL).
+    for (const d of r.differences) {
+      assert.match(d.id, /^[0-9a-f]{10}$/);
+      assert.match(d.entry, /^.*\/[A-Z]+ \S*#\d+$/, d.entry);
+    }
     const ws = await diffCaptures(join(fixtures, 'mitmproxy-websocket.har'), join(fixtures, 'mitmproxy-websocket.har'));
     assert.equal(ws.verdict, 'match');
   });

@@ -3,10 +3,10 @@
 // CONTINUATION, and every connection error the issue names.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { H2FrameParser, errorCode, errorName, type H2ConnectionError, type H2Frame, type H2FrameParserOptions } from '../../proxy/h2/frames.js';
-import { HpackDecoder } from '../../proxy/h2/hpack.js';
-import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
-import { examples, hex } from '../helpers/hpack-examples.js';
+import { H2FrameParser, errorCode, errorName, type H2ConnectionError, type H2Frame, type H2FrameParserOptions } from '../../../proxy/h2/frames.js';
+import { HpackDecoder } from '../../../proxy/h2/hpack.js';
+import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../../helpers/h2-frames.js';
+import { examples, hex } from '../../helpers/hpack-examples.js';
 
 type Plain = Record<string, unknown>;
 

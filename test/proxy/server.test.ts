@@ -240,12 +240,17 @@ test('a listener that throws does not break traffic', async () => {
   const upstream = await rawUpstream((s) => s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok')));
   cleanups.push(() => upstream.close());
   const proxy = await proxyTo(upstream);
-  proxy.bus.on(() => {
-    throw new Error('broken listener');
+  const delivered: string[] = [];
+  proxy.bus.on((f) => {
+    delivered.push(f.type);
+    throw new Error(`broken listener on ${f.type}`);
   });
   const client = await rawClient(proxy.port);
   client.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
   await until(client.bytes, (b) => b.toString().endsWith('ok'));
-  assert.ok(proxy.bus.listenerErrors.length > 0);
+  // Every fact reached the listener and each throw was kept, in order, while the client got its answer.
+  assert.deepEqual(proxy.bus.listenerErrors.map((e) => e.message), delivered.map((t) => `broken listener on ${t}`));
+  // The upstream writes its answer in one write, and exchange-completed is out before the client sees the end.
+  assert.deepEqual(delivered, ['connection-opened', 'exchange-started', 'request-ended', 'response-started', 'response-body', 'exchange-completed']);
   client.socket.destroy();
 });

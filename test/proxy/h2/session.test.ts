@@ -3,9 +3,9 @@
 // traffic through a plain relay that feeds the session a copy), curl and nghttp.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { H2Session, type H2Fact } from '../../proxy/h2/session.js';
-import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
-import { hex } from '../helpers/hpack-examples.js';
+import { H2Session, type H2Fact } from '../../../proxy/h2/session.js';
+import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../../helpers/h2-frames.js';
+import { hex } from '../../helpers/hpack-examples.js';
 
 const settings = (pairs: Array<[number, number]>) =>
   h2Frame(T.SETTINGS, 0, 0, Buffer.concat(pairs.map(([id, v]) => { const b = Buffer.alloc(6); b.writeUInt16BE(id); b.writeUInt32BE(v, 2); return b; })));
