@@ -57,7 +57,7 @@ export function foreignRequestReason(headers: RequestAuthority, port: number): s
   const from = origin ? loopbackAuthority(origin[1]!) : undefined;
   // An origin leaves out the scheme's default port (80).
   if (!from || (from.port ?? '80') !== String(port)) {
-    return `refused: Origin ${shown(origins.join(', '))} is a web page of another origin; bb answers only clients without an Origin and its own pages at http://${own}`;
+    return `refused: Origin ${shown(origins.join(', '))} is a web page of another origin; bb answers only clients that send no Origin, or pages of http://127.0.0.1:${port}, http://localhost:${port} or http://[::1]:${port}`;
   }
   return undefined;
 }
