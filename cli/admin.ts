@@ -1,12 +1,13 @@
 // The admin endpoint: a loopback-only HTTP server on its own port that lets
 // any driver mark steps (HAR pages) and read counts. The proxied ports never
-// answer these routes.
+// answer these routes. Requests from web pages (a foreign Host or Origin: DNS
+// rebinding, cross-origin POSTs) get 403 before any route, recorded nowhere.
 //
 //   POST /step   {"name": "create session", "label"?: "old"}  → 200 {"ok":true,"labels":[...]}
 //   GET  /status                                             → 200 {"captures":[{label,url,out,...counts}]}
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BbError, isLoopbackHost } from '../core/index.js';
+import { BbError, foreignRequestReason, isLoopbackHost } from '../core/index.js';
 import type { ListenAddress } from './listen.js';
 
 /** What the admin endpoint controls: one entry per proxy of this process. */
@@ -42,7 +43,14 @@ export function checkAdminAddress(address: ListenAddress): void {
 /** Starts the admin endpoint; refuses any non-loopback address. */
 export async function startAdmin(address: ListenAddress, targets: AdminTarget[]): Promise<AdminServer> {
   checkAdminAddress(address);
+  let port = address.port; // the bound one once listening (address.port may be 0)
   const server = http.createServer((req, res) => {
+    const refusal = foreignRequestReason(req.headersDistinct, port);
+    if (refusal) {
+      res.setHeader('Connection', 'close'); // the body, if any, is not read
+      reply(res, 403, { error: refusal });
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/status') {
       reply(res, 200, { captures: targets.map((t) => ({ label: t.label, url: t.url, out: t.out, ...t.stats() })) });
@@ -93,6 +101,7 @@ export async function startAdmin(address: ListenAddress, targets: AdminTarget[])
     server.listen(address.port, address.host, () => resolve());
   });
   const a = server.address() as AddressInfo;
+  port = a.port;
   const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
   return {
     url: `http://${host}:${a.port}`,

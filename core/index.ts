@@ -1,6 +1,7 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
 export { globToRegExp, globMatcher } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
+export { foreignRequestReason } from './local-request.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';
