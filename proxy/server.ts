@@ -117,6 +117,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     bus,
     xfwd: options.xfwd ?? false,
     changeOrigin: options.changeOrigin ?? false,
+    // Forward mode names the upstream in the request line; the upstream itself expects origin-form.
+    originForm: !!options.resolveUpstream,
     connectTimeoutMs: options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? PROXY_DEFAULTS.upstreamTimeoutMs,
     tlsOptions,
