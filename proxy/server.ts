@@ -35,6 +35,8 @@ export interface ProxyOptions {
   connectTimeoutMs?: number;
   /** Max silence from the upstream during an exchange, ms (default 0 = none). */
   upstreamTimeoutMs?: number;
+  /** Max time for a client's first byte, and for a whole request head once begun, ms (default 60 000, as Node's headersTimeout). */
+  headTimeoutMs?: number;
   /** TLS to https/wss upstreams. */
   upstreamTls?: UpstreamTlsOptions;
   /** Reads both directions of each upgraded connection (the WebSocket tap). */
@@ -121,6 +123,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     originForm: !!options.resolveUpstream,
     connectTimeoutMs: options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? PROXY_DEFAULTS.upstreamTimeoutMs,
+    headTimeoutMs: options.headTimeoutMs ?? PROXY_DEFAULTS.headTimeoutMs,
     tlsOptions,
     maxHeadBytes: options.maxHeaderSize ?? MAX_HEAD_BYTES,
     resolveUpstream,
