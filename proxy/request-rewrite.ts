@@ -1,7 +1,9 @@
 // The only request bytes bb writes itself: a head rebuilt when a flag asks
 // (--change-origin, --xfwd) or forward mode needs origin-form. Otherwise the
 // head goes upstream exactly as the client sent it (docs/capture.md "What
-// the proxy guarantees": transparent).
+// the proxy guarantees": transparent). A reverse proxy keeps an absolute-form
+// request line too: a server must accept that form (RFC 9112 §3.2.2), and
+// what it does with it is part of what is being recorded.
 import type { RequestHead } from './http1/head.js';
 import type { Upstream } from './upstream.js';
 import { serializeHead } from '../core/index.js';
@@ -12,10 +14,12 @@ export interface RewriteSettings {
   xfwd: boolean;
   /** Rewrite Host to the upstream's host. */
   changeOrigin: boolean;
+  /** Send request-targets in origin-form (forward mode: the client's absolute-form names the upstream, a server expects a path). */
+  originForm: boolean;
 }
 
-/** The request-target to send upstream: origin-form, even when the client used absolute-form (forward mode). */
-function originForm(target: string): string {
+/** A request-target in origin-form, even when the client used absolute-form. */
+function toOriginForm(target: string): string {
   if (target.startsWith('/') || target === '*') return target;
   try {
     const url = new URL(target);
@@ -31,7 +35,7 @@ function originForm(target: string): string {
  * (names, order and duplicates kept).
  */
 export function outgoingHead(head: RequestHead, upstream: Upstream, settings: RewriteSettings, scheme: string, remoteAddress: string): Buffer {
-  const target = originForm(head.target);
+  const target = settings.originForm ? toOriginForm(head.target) : head.target;
   if (!settings.changeOrigin && !settings.xfwd && target === head.target) return head.raw;
   const raw = head.rawHeaders.slice();
   let host = '';

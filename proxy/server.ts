@@ -35,6 +35,8 @@ export interface ProxyOptions {
   connectTimeoutMs?: number;
   /** Max silence from the upstream during an exchange, ms (default 0 = none). */
   upstreamTimeoutMs?: number;
+  /** Max time for a client's first byte, and for a whole request head once begun, ms (default 60 000, as Node's headersTimeout). */
+  headTimeoutMs?: number;
   /** TLS to https/wss upstreams. */
   upstreamTls?: UpstreamTlsOptions;
   /** Reads both directions of each upgraded connection (the WebSocket tap). */
@@ -117,8 +119,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     bus,
     xfwd: options.xfwd ?? false,
     changeOrigin: options.changeOrigin ?? false,
+    // Forward mode names the upstream in the request line; the upstream itself expects origin-form.
+    originForm: !!options.resolveUpstream,
     connectTimeoutMs: options.connectTimeoutMs ?? PROXY_DEFAULTS.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? PROXY_DEFAULTS.upstreamTimeoutMs,
+    headTimeoutMs: options.headTimeoutMs ?? PROXY_DEFAULTS.headTimeoutMs,
     tlsOptions,
     maxHeadBytes: options.maxHeaderSize ?? MAX_HEAD_BYTES,
     resolveUpstream,

@@ -26,6 +26,8 @@ export interface TapSettings extends RewriteSettings {
   upstreamTimeoutMs: number;
   /** TLS to https upstreams. */
   tlsOptions: UpstreamTlsOptions;
+  /** Max time for a client's first byte, and for a whole request head once begun (0 = none). */
+  headTimeoutMs: number;
   /** Largest request head, bytes. */
   maxHeadBytes: number;
   /** Picks the upstream for a request (reverse: fixed; forward: from the request); throws to refuse. */

@@ -16,6 +16,9 @@ import type { RequestHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
 import type { UpstreamSide } from './upstream-side.js';
 
+/** Client bytes held after an upgrade request before bb stops reading the client: what follows waits in the client's socket buffers. */
+export const MAX_HELD_AFTER_UPGRADE = 64 * 1024;
+
 /** What the client side asks of its connection (tap.ts). */
 export interface ClientSideOwner {
   /** Writes bb's own answers at the front of the queue, in turn. */
@@ -40,6 +43,8 @@ export class ClientSide {
   private heldHead: Buffer[] = [];
   /** Client bytes after an upgrade request, kept until the answer says what they are. */
   private afterUpgrade: Buffer[] = [];
+  /** Their length. */
+  private heldBytes = 0;
 
   constructor(
     private readonly conn: ConnectionState,
@@ -85,20 +90,30 @@ export class ClientSide {
     return this.parser.idle ? 'idle' : 'request-head';
   }
 
-  /** The parser stopped at an upgrade request: `rest` (the bytes after it) is held, and so is what follows, until the answer. */
-  holdAfterUpgrade(rest: Buffer): void {
-    this.afterUpgrade = rest.length > 0 ? [rest] : [];
+  /** The parser stopped at an upgrade request: `rest` (the bytes after it) is held, and so is what follows, until the answer. False once the hold is full. */
+  holdAfterUpgrade(rest: Buffer): boolean {
+    this.afterUpgrade = [];
+    this.heldBytes = 0;
+    return this.hold(rest);
   }
 
-  /** Holds a client chunk that came while an upgrade waits for its answer. */
-  hold(chunk: Buffer): void {
-    this.afterUpgrade.push(chunk);
+  /** Holds a client chunk that came while an upgrade waits for its answer; false once MAX_HELD_AFTER_UPGRADE is reached (stop reading the client). */
+  hold(chunk: Buffer): boolean {
+    if (chunk.length > 0) this.afterUpgrade.push(chunk);
+    this.heldBytes += chunk.length;
+    return !this.holdFull;
+  }
+
+  /** True once the bytes held after an upgrade request reach MAX_HELD_AFTER_UPGRADE. */
+  get holdFull(): boolean {
+    return this.heldBytes >= MAX_HELD_AFTER_UPGRADE;
   }
 
   /** The bytes held after an upgrade request (none are held after this). */
   takeHeld(): Buffer[] {
     const held = this.afterUpgrade;
     this.afterUpgrade = [];
+    this.heldBytes = 0;
     return held;
   }
 

@@ -19,7 +19,7 @@ export interface Exchange {
   /** The request asks to switch protocols (Upgrade). */
   upgrade: boolean;
   /** bb answers this one itself (a 502 for a bad target, a 400 for a refused head), when its turn comes. */
-  synthetic?: { response: SyntheticResponse; fact: () => void; close: boolean };
+  synthetic?: { response: SyntheticResponse; fact: () => void; close: boolean; failure?: FailureInfo };
   /** The request's last byte was read. */
   requestEnded: boolean;
   /** The response head was read (a final one, not 1xx). */
@@ -64,7 +64,19 @@ export class Exchanges {
   /** Makes `ex` one bb answers with a 502 for `failure` (recorded as exchange-failed when its turn comes). */
   failWith502(ex: Exchange, failure: FailureInfo, origin: string): void {
     const response = badGateway(failure, origin);
-    ex.synthetic = { response, close: false, fact: () => this.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
+    ex.synthetic = { response, close: false, failure, fact: () => this.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response }) };
+  }
+
+  /** Finishes every exchange still under way as failed and never answered (no response of bb's either): `failure` says why, or a 502's own failure. */
+  failUnanswered(failure: FailureInfo): void {
+    for (const ex of this.queue) {
+      if (ex.finished) continue;
+      this.finish(ex);
+      // A refused head was recorded when refused (client-error); a 502 of bb's keeps its own reason.
+      const error = ex.synthetic ? ex.synthetic.failure : failure;
+      if (error) this.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error });
+    }
+    this.queue.length = 0;
   }
 
   /** Finishes every exchange still under way as aborted by the client; `phase` says how far each got. */

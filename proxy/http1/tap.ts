@@ -13,23 +13,29 @@
 //
 // bb speaks only where it must: its 400/431/408 for a refused head, a 502
 // for an upstream that failed before a response began (a close if the
-// response had begun).
+// response had begun). It adds nothing after a body the upstream's close
+// ended (RFC 9112 §6.3 item 8): the client connection ends there too.
 //
 // The state says what the client's bytes are; it moves after each chunk the
-// client side reads, and when the upstream answers an upgrade:
+// client side reads, when the upstream answers an upgrade, and when the
+// upstream's close ends a response body:
 //
-//        ┌──────────── reading HTTP requests ────────────┐
-//        │  idle ⇄ request-head ⇄ streaming (⇄ idle)     │
-//        └───┬──────────────┬──────────────┬─────────────┘
-//            │ upgrade      │ CONNECT,     │ refused head, broken body,
-//            │ request ends │ h2 preface   │ head not whole in 60 s
-//            ▼              ▼              ▼
-//    awaiting-upstream ─101─▶ switched   refused
-//            │ any other final response: held bytes are read again → idle
+//    opened ── first bytes ──▶ ┌──────────── reading HTTP requests ────────────┐
+//      │ no byte within        │  idle ⇄ request-head ⇄ streaming (⇄ idle)     │
+//      │ the head timeout      └───┬──────────────┬──────────────┬─────────────┘
+//      ▼                           │ upgrade      │ CONNECT,     │ refused head, broken body,
+//    (bb closes it, silently)      │ request ends │ h2 preface   │ head not whole in time
+//                                  ▼              ▼              ▼
+//                          awaiting-upstream ─101─▶ switched   refused
+//                                  │ any other final response: held bytes are read again → idle
 //
+//   A response body ended by the upstream's close → ended (bb ends the
+//   client; what it sends after is not read), from any state but switched.
 //   Every state but switched (the client is no longer ours) → closed when
 //   the client socket closes. The head timer runs exactly while the state is
-//   request-head.
+//   opened or request-head. While awaiting-upstream, bb holds at most
+//   MAX_HELD_AFTER_UPGRADE client bytes, then stops reading the client until
+//   the answer says what they are (backpressure, not memory).
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { badRequest, serializeResponse } from '../errors.js';
@@ -47,10 +53,10 @@ import { UpstreamSide, type UpstreamSideOwner } from './upstream-side.js';
 export type { PreconnectedUpstream, TapSettings, UpstreamQuery } from '../tap-settings.js';
 
 /** What an HTTP/1 connection is now (see the diagram at the top of this file). */
-export type TapState = 'idle' | 'request-head' | 'streaming' | 'awaiting-upstream' | 'switched' | 'refused' | 'closed';
+export type TapState = 'opened' | 'idle' | 'request-head' | 'streaming' | 'awaiting-upstream' | 'switched' | 'refused' | 'ended' | 'closed';
 
-/** How long a client may take to send a whole head once it began one (Node's headersTimeout). */
-const HEAD_TIMEOUT_MS = 60_000;
+/** The states the head timer runs in: a client must send its first byte, and finish a head it began, in time. */
+const TIMED: ReadonlySet<TapState> = new Set(['opened', 'request-head']);
 
 /** Starts tapping one client connection; `upstream` is one already connected for it (TLS interception with ALPN mirrored), used for its first exchange. */
 export function tapConnection(conn: ConnectionState, client: Duplex, settings: TapSettings, upstream?: PreconnectedUpstream): void {
@@ -60,8 +66,8 @@ export function tapConnection(conn: ConnectionState, client: Duplex, settings: T
 /** One tapped HTTP/1 connection: its state, its two directions, the exchanges in flight. */
 class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   /** What the connection is now; changed only by enter(). */
-  private state: TapState = 'idle';
-  /** Armed while the state is request-head: bb answers 408 when it fires. */
+  private state: TapState = 'opened';
+  /** Armed while the state is opened or request-head: bb closes the connection, or answers 408, when it fires. */
   private headTimer: NodeJS.Timeout | undefined;
   private readonly exchanges: Exchanges;
   private readonly clientSide: ClientSide;
@@ -78,31 +84,37 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.clientSide = new ClientSide(conn, client, settings, this.exchanges, this.upstreamSide, this);
   }
 
-  /** Starts reading the client. */
+  /** Starts reading the client (and the head timer of the state it starts in, opened). */
   start(): void {
+    this.armHeadTimer();
     this.client.on('data', this.onClientData);
     this.client.on('end', this.onClientEnd);
     this.client.on('error', () => {});
     this.client.once('close', this.onClientClose);
   }
 
-  /** The one place the state changes. A client that starts a head must finish it in time, so the head timer starts on entering request-head and stops on leaving it. */
+  /** The one place the state changes. The head timer starts on entering a timed state (opened, request-head) and stops on leaving it. */
   private enter(next: TapState): void {
     if (next === this.state) return;
-    if (this.state === 'request-head') {
+    if (TIMED.has(this.state)) {
       clearTimeout(this.headTimer);
       this.headTimer = undefined;
     }
     this.state = next;
-    if (next === 'request-head') this.headTimer = setTimeout(this.onHeadTimeout, HEAD_TIMEOUT_MS);
+    if (TIMED.has(next)) this.armHeadTimer();
+  }
+
+  private armHeadTimer(): void {
+    if (this.settings.headTimeoutMs > 0) this.headTimer = setTimeout(this.onHeadTimeout, this.settings.headTimeoutMs);
   }
 
   // ---- the client socket
 
   private readonly onClientData = (chunk: Buffer): void => {
-    if (this.state === 'refused') return;
+    if (this.state === 'refused' || this.state === 'ended') return;
     if (this.state === 'awaiting-upstream') {
-      this.clientSide.hold(chunk);
+      // Backpressure: past a small hold the client waits for the answer, its bytes in its own socket buffers.
+      if (!this.clientSide.hold(chunk)) this.client.pause();
       return;
     }
     this.read(chunk);
@@ -117,14 +129,19 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   }
 
   private readonly onHeadTimeout = (): void => {
+    if (this.state === 'opened') {
+      // No byte, so no request to answer or record: the connection goes, as Node's http.Server lets it.
+      this.client.destroy();
+      return;
+    }
     if (this.state !== 'request-head') return;
-    const fault = { code: 'ERR_HTTP_REQUEST_TIMEOUT', reason: `the client did not finish its request head within ${HEAD_TIMEOUT_MS / 1000} s` };
+    const fault = { code: 'ERR_HTTP_REQUEST_TIMEOUT', reason: `the client did not finish its request head within ${this.settings.headTimeoutMs / 1000} s` };
     this.onRequestFault({ state: 'error', fault, head: true, tooLarge: false }, Buffer.alloc(0));
   };
 
   private readonly onClientEnd = (): void => {
     this.clientSide.ended = true;
-    if (this.state === 'closed') return;
+    if (this.state === 'closed' || this.state === 'ended') return;
     const sending = this.clientSide.sending;
     if (sending && !sending.requestEnded && this.state !== 'refused') {
       this.exchanges.finish(sending);
@@ -150,7 +167,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       this.onConnect(rest);
       return;
     }
-    this.clientSide.holdAfterUpgrade(rest);
+    if (!this.clientSide.holdAfterUpgrade(rest)) this.client.pause();
     this.enter('awaiting-upstream');
   }
 
@@ -235,9 +252,10 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.client.destroy();
   }
 
-  /** True while bb still reads the client (a drained upstream may resume it). */
+  /** True while bb still reads the client (a drained upstream may resume it): not once it is refused, ended or closed, nor while a full hold waits for an upgrade's answer. */
   mayResumeClient(): boolean {
-    return this.state !== 'refused' && this.state !== 'closed';
+    if (this.state === 'awaiting-upstream') return !this.clientSide.holdFull;
+    return this.state !== 'refused' && this.state !== 'ended' && this.state !== 'closed';
   }
 
   /** True once the client sent its FIN. */
@@ -245,8 +263,12 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     return this.clientSide.ended;
   }
 
-  /** After a final response: a refused upgrade reads HTTP again; bb's own answers and a waiting upstream take their turn. */
-  responseEnded(ex: Exchange): void {
+  /** After a final response: a body the upstream's close ended ends the connection; else a refused upgrade reads HTTP again, and bb's own answers and a waiting upstream take their turn. */
+  responseEnded(ex: Exchange, byClose: boolean): void {
+    if (byClose) {
+      this.endAfterCloseDelimited();
+      return;
+    }
     if (ex.upgrade && this.state === 'awaiting-upstream') this.readAgain(this.clientSide.takeHeld());
     if (this.exchanges.front?.synthetic) this.answerSynthetic();
     this.upstreamSide.openWaiting(this.clientSide.sending);
@@ -257,6 +279,21 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.clientSide.resume();
     this.enter('idle');
     for (const chunk of held) if (this.state !== 'refused') this.read(chunk);
+    // The client may be paused by a full hold; a busy upstream resumes it when it drains.
+    if (this.mayResumeClient() && !this.upstreamSide.congested) this.client.resume();
+  }
+
+  /**
+   * The upstream's close ended a response body, so the client reads to its
+   * close: nothing bb wrote after it could be told from the body. The client
+   * connection ends too; requests pipelined behind are recorded unanswered.
+   */
+  private endAfterCloseDelimited(): void {
+    if (this.state === 'switched' || this.state === 'closed') return;
+    this.exchanges.failUnanswered({ code: 'BB_UPSTREAM_CLOSED', message: 'the upstream closed the connection to end the close-delimited response before this one, so this pipelined request was never answered', phase: 'request' });
+    this.enter('ended');
+    this.client.end();
+    this.upstreamSide.end();
   }
 
   /** The upstream answered 101: both sockets go to the upgrade tap (upgrade.ts) with the bytes each sent past its head. */
@@ -289,6 +326,6 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   upstreamEnded(): void {
     // Once switched, the client socket carries a tunnel or an h2 connection
     // that this upstream connection has no part in: its end is not the client's.
-    if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched') this.client.end();
+    if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched' && this.state !== 'ended') this.client.end();
   }
 }

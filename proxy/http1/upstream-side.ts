@@ -26,8 +26,8 @@ export interface UpstreamSideOwner {
   mayResumeClient(): boolean;
   /** True once the client sent its FIN. */
   readonly clientEnded: boolean;
-  /** A final response for `ex` ended and its last byte was passed on. */
-  responseEnded(ex: Exchange): void;
+  /** A final response for `ex` ended and its last byte was passed on; `byClose` when the upstream's close ended its body. */
+  responseEnded(ex: Exchange, byClose: boolean): void;
   /** The upstream answered 101 (`head`, undefined if the parser switched without one); `upstreamHead` is what it sent after. */
   upgraded(socket: Socket, head: ResponseHead | undefined, upstreamHead: Buffer): void;
   /** The upstream ended or closed with nothing awaited. */
@@ -124,9 +124,15 @@ export class UpstreamSide {
     return true;
   }
 
-  /** Ends the upstream after bb's own last answer. */
+  /** Ends the upstream once the client connection ends (after bb's own last answer, or a close-delimited body); bytes kept for a next upstream are dropped. */
   end(): void {
+    this.outbox = undefined;
     this.socket?.end();
+  }
+
+  /** True while the upstream has not drained what was written to it (the client is paused until it does). */
+  get congested(): boolean {
+    return this.socket?.writableNeedDrain === true;
   }
 
   /** Destroys the upstream connection. */
@@ -262,7 +268,8 @@ export class UpstreamSide {
       this.exchanges.queue.shift();
     }
     if (end >= 0) this.forwardDown(end);
-    if (final) this.owner.responseEnded(ex);
+    // end < 0: the upstream's close ended the body (parser.finish()).
+    if (final) this.owner.responseEnded(ex, end < 0);
   }
 
   /** The upstream ended (FIN) or closed: finish a close-delimited body, fail what was waiting, and end the client (1:1). */

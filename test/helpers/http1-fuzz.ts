@@ -17,7 +17,7 @@ export interface ResponseCase extends FuzzCase {
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 const big = 'x'.repeat(20 * 1024);
 
-/** The hardening corpus for requests (test/proxy/http1/tap.test.ts's offences and their relatives). */
+/** The hardening corpus for requests (test/proxy/http1/tap-bad-input.test.ts's offences and their relatives). */
 export const requestCorpus: FuzzCase[] = [
   ['not HTTP', 'HELLO THERE\r\n\r\n'],
   ['unknown version', 'GET / HTTP/7.3\r\nHost: x\r\n\r\n'],
