@@ -119,8 +119,22 @@ export interface BbEntryExt {
   stream?: number;
   /** HTTP/2: the stream whose PUSH_PROMISE made this entry. */
   pushed?: number;
-  /** HTTP/2: the RST_STREAM error code's name that ended the stream ("CANCEL"). */
+  /** HTTP/2: the RST_STREAM error code's name that ended the stream ("CANCEL"); for a reset burst, its most frequent. */
   reset?: string;
+  /** HTTP/2: this entry stands for a burst of streams reset before any response (a rapid-reset flood), not for one stream. */
+  resetBurst?: HarResetBurst;
+}
+
+/** A burst of h2 streams reset before any response, summed in one entry (docs/capture-format.md "HTTP/2 and gRPC entries"). */
+export interface HarResetBurst {
+  /** How many streams the entry stands for. */
+  count: number;
+  /** Their stream ids, as inclusive [first, last] ranges of ids two apart (a client's streams are odd). */
+  streams: Array<[number, number]>;
+  /** When the last of them was reset; the entry's startedDateTime is when the first opened. */
+  endedDateTime: string;
+  /** How many streams each side reset with each RST_STREAM code, most first. */
+  resets: Array<{ by: 'client' | 'upstream'; code: string; count: number }>;
 }
 
 /** One gRPC (or gRPC-Web) length-prefixed message (docs/capture-format.md "HTTP/2 and gRPC entries"). */

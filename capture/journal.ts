@@ -31,6 +31,11 @@
 //                                    (host: the CONNECT host:port of a TLS handshake the client refused;
 //                                     by "upstream": an h2 connection error of the upstream's)
 //                                        (raw = {o?,n,w} of the refused packet)
+//   {"r":"rsts","x","c","ts","te","seq","scheme","method","target","v","h","up","sid","n","ids","rst","page"?}
+//                                        h2: n streams of a flooding connection reset before any response,
+//                                        one record for all (te = when the last was reset; the head is the
+//                                        first stream's, sid its id; ids = [first, last] id ranges, two apart;
+//                                        rst = [{by, code, n}]): an exchange of one record, like cerr
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
 //   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"page"?}
 //                                        WebSocket message: d = send|receive, op = opcode, f = frames,
@@ -107,6 +112,21 @@ export interface ClientErrorRecord {
   /** 'upstream' when the refused bytes came from the upstream (h2 connection errors). */
   by?: 'upstream';
 }
+/** h2: streams of a flooding connection reset before any response, summed (proxy's StreamsReset). */
+export interface ResetBurstRecord {
+  r: 'rsts'; x: number; c: string; ts: number; seq: number; scheme: string; method: string; target: string; v: string; h: RawHeaders; up: string;
+  /** When the last stream was reset. */
+  te: number;
+  /** The first stream's id (the head is its). */
+  sid: number;
+  /** How many streams. */
+  n: number;
+  /** Their ids as [first, last] ranges of ids two apart. */
+  ids: Array<[number, number]>;
+  /** How many each side reset with each code, most first. */
+  rst: Array<{ by: 'client' | 'upstream'; code: string; n: number }>;
+  page?: string;
+}
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface WsMessageRecord extends BodySlice {
   r: 'wsm'; x: number; ts: number; seq: number; d: 'send' | 'receive'; op: number; f: number; z: boolean;
@@ -124,7 +144,7 @@ export interface GrpcSeqRecord { r: 'gm'; x: number; ts: number; seq: number; d:
 /** Any record after the header. */
 export type JournalRecord =
   | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
-  | AbortRecord | ClientErrorRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
+  | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */
 export const END_RECORDS: ReadonlySet<string> = new Set(['done', 'fail', 'abort', 'cerr', 'wsc']);

@@ -31,8 +31,8 @@ export class Recorder {
   private seq = 0;
   private readonly open = new Map<number, OpenExchange>();
   private page: string | undefined;
-  /** The last refused packet (a one-record exchange) and its seq, for startSeq. */
-  private lastRefused = { x: -1, seq: 0 };
+  /** The last one-record exchange (a refused packet, a reset burst) and its seq, for startSeq. */
+  private lastOneRecord = { x: -1, seq: 0 };
   /** Live counts. */
   readonly counts: RecorderCounts = { entries: 0, webSocketMessages: 0, pages: 0 };
   /** Set once the capture closes: later facts are ignored. */
@@ -54,7 +54,7 @@ export class Recorder {
    * `#<seq>` people read everywhere (live log, bb show, bb frames).
    */
   startSeq(exchangeId: number): number | undefined {
-    return this.open.get(exchangeId)?.seq ?? (this.lastRefused.x === exchangeId ? this.lastRefused.seq : undefined);
+    return this.open.get(exchangeId)?.seq ?? (this.lastOneRecord.x === exchangeId ? this.lastOneRecord.seq : undefined);
   }
 
   /** Begins a new page; later entries and WS messages carry its id. */
@@ -154,9 +154,9 @@ export class Recorder {
         return;
       case 'client-error':
         this.counts.entries++;
-        this.lastRefused = { x: fact.exchangeId, seq: ++this.seq };
+        this.lastOneRecord = { x: fact.exchangeId, seq: ++this.seq };
         j.appendRecord({
-          r: 'cerr', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, seq: this.lastRefused.seq, err: fact.error,
+          r: 'cerr', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, seq: this.lastOneRecord.seq, err: fact.error,
           ...(fact.rawPacket ? { raw: this.appendCapped(fact.rawPacket, 0) } : {}),
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
           ...(this.page ? { page: this.page } : {}),
@@ -164,6 +164,18 @@ export class Recorder {
           ...(fact.by === 'upstream' ? { by: 'upstream' as const } : {}),
         });
         j.flushNow();
+        return;
+      case 'streams-reset':
+        // One record for a whole burst, so a rapid-reset flood costs a line a burst, not a line a stream.
+        this.counts.entries++;
+        this.lastOneRecord = { x: fact.exchangeId, seq: ++this.seq };
+        j.appendRecord({
+          r: 'rsts', x: fact.exchangeId, c: fact.connectionId, ts: fact.time, te: fact.endTime, seq: this.lastOneRecord.seq,
+          scheme: fact.scheme, method: fact.method, target: fact.target, v: '2.0', h: fact.rawHeaders, up: fact.upstream,
+          sid: fact.streams[0]?.[0] ?? 0, n: fact.count, ids: fact.streams,
+          rst: fact.resets.map((r) => ({ by: r.by, code: r.code, n: r.count })),
+          ...(this.page ? { page: this.page } : {}),
+        });
         return;
       case 'upgrade-opened':
         j.appendRecord({

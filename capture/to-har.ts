@@ -3,7 +3,7 @@
 import type { BbEntryExt, HarEntry, HarRequest, HarResponse, HarTimings, HarWebSocketMessage } from './har.js';
 import type {
   AbortRecord, BodyRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
-  ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
+  ResetBurstRecord, ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { utf8Text } from './body.js';
 import {
@@ -32,6 +32,8 @@ export interface ExchangeRecords {
   ws: Array<WsMessageRecord | WsErrorRecord>;
   /** gRPC messages' seqs, in the order their last bytes crossed. */
   grpcSeq?: GrpcSeqRecord[];
+  /** h2: a burst of streams reset before any response, one record for the whole entry. */
+  burst?: ResetBurstRecord;
   /** The record that ended it; absent when still open at finalize. */
   end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
 }
@@ -52,6 +54,7 @@ export function emptyRecords(): ExchangeRecords {
 /** Builds the HAR entry for one exchange. */
 export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   if (!ex.start && ex.end?.r === 'cerr') return buildRefusedEntry(ex.end, ctx);
+  if (!ex.start && ex.burst) return buildResetBurstEntry(ex.burst, ctx);
   const start = ex.start!;
   const bb: BbEntryExt = { seq: start.seq };
   if (ex.end) bb.seqEnd = ex.end.seq;
@@ -259,6 +262,35 @@ function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry 
     timings: { send: 0, wait: 0, receive: 0 },
     connection: rec.c,
     comment: notes.join('; '),
+    _bb: bb,
+  };
+  if (rec.page) entry.pageref = rec.page;
+  return entry;
+}
+
+/** A burst of h2 streams reset before any response as one entry: the first stream's request, standing for all. */
+function buildResetBurstEntry(rec: ResetBurstRecord, ctx: EntryContext): HarEntry {
+  const { url, keepTarget } = requestUrl(rec.scheme, rec.target, rec.h, ctx.fallbackOrigin);
+  const request = buildRequestHead(rec.method, url, rec.v, rec.h, ctx);
+  const resets = rec.rst.map((r) => ({ by: r.by, code: r.code, count: r.n }));
+  const bb: BbEntryExt = {
+    seq: rec.seq, seqEnd: rec.seq, stream: rec.sid,
+    aborted: resets[0]?.by ?? 'client',
+    ...(resets[0] ? { reset: resets[0].code } : {}),
+    resetBurst: { count: rec.n, streams: rec.ids, endedDateTime: new Date(rec.te).toISOString(), resets },
+  };
+  if (keepTarget) bb.target = rec.target;
+  const spanMs = round(rec.te - rec.ts);
+  const codes = resets.map((r) => `${r.by} ${r.code} × ${r.count}`).join(', ');
+  const entry: HarEntry = {
+    startedDateTime: new Date(rec.ts).toISOString(),
+    time: 0,
+    request,
+    response: emptyResponse(),
+    cache: {},
+    timings: { send: -1, wait: -1, receive: -1 },
+    connection: rec.c,
+    comment: `stands for ${rec.n} HTTP/2 streams reset before a response (${codes}) within ${spanMs} ms; the request shown is the first one's (stream ${rec.sid})`,
     _bb: bb,
   };
   if (rec.page) entry.pageref = rec.page;

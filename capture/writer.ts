@@ -133,12 +133,13 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
     }
     const r = rec as JournalRecord;
     if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
+    if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
     if (r.r === 'page') {
       pages.push({ startedDateTime: new Date(r.ts).toISOString(), id: r.id, title: r.title, pageTimings: {} });
       continue;
     }
-    if (r.r === 'cerr') {
-      writeEntry({ ...emptyRecords(), end: r });
+    if (r.r === 'cerr' || r.r === 'rsts') {
+      writeEntry(r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r });
       await out.drain();
       continue;
     }

@@ -116,6 +116,12 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
         pending.delete(fact.exchangeId);
         break;
       }
+      case 'streams-reset': {
+        // One line for a burst of h2 streams reset before any response (a rapid-reset flood), as the HAR has one entry.
+        const p: Pending = { seq: options.seqOf?.(fact.exchangeId) ?? fact.exchangeId, method: fact.method, target: fact.target, start: fact.time, bytes: 0 };
+        line(p, '-', ` (${fact.count} h2 streams reset before a response)`);
+        break;
+      }
       case 'client-error': {
         const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
         // A forward-mode TLS handshake the client refused names the host it was for, and what to do.

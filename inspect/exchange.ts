@@ -108,6 +108,12 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
   const bb = entry._bb;
   if (bb?.error) lines.push(`bb: ${bb.error.code} (${bb.error.phase}): ${escapeControls(bb.error.message)}`);
   if (bb?.aborted) lines.push(`bb: aborted by the ${bb.aborted}`);
+  if (bb?.resetBurst) {
+    const b = bb.resetBurst;
+    const ids = b.streams.slice(0, 4).map(([first, last]) => (first === last ? `${first}` : `${first}-${last}`)).join(', ') + (b.streams.length > 4 ? ', ...' : '');
+    const codes = b.resets.map((r) => `${r.by} ${r.code} × ${r.count}`).join(', ');
+    lines.push(`bb: stands for ${b.count} HTTP/2 streams reset before a response (${codes}), streams ${ids}, until ${b.endedDateTime}; the request below is the first one's`);
+  }
   lines.push('', bold(escapeControls(requestLine(entry))), ...headerLines(entry.request.headers));
   const reqBytes = requestBody(entry);
   if (options.body && reqBytes.length > 0) {

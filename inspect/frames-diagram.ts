@@ -5,7 +5,7 @@
 // --grep filters are the frames model's own (timeline(), wsConnections(),
 // filterConnections()); this file only adds --page and the layout facts.
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
-import { filterConnections, isWebSocketEntry, opcodeName, payloadBytes, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
+import { entryError, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
 import { clip, formatSize, preview } from './format.js';
 
 /** One lane: a participant on the client side of the diagram. */
@@ -170,7 +170,7 @@ function cutBody(encoding: 'text' | 'base64', data: string | undefined, max: num
 const sized = (bytes: number): string => (bytes > 0 ? ` ${formatSize(bytes)}` : '');
 
 function httpRows(ev: Extract<TimelineEvent, { kind: 'request' | 'response' }>, e: HarEntry, lane: number, maxBody: number): { row: DiagramRow; payload: DiagramPayload } {
-  const error = e._bb?.error?.code ?? (e._bb?.aborted ? `aborted by ${e._bb.aborted}` : undefined);
+  const error = entryError(e);
   if (ev.kind === 'request') {
     const body = e.request.postData;
     const row: DiagramRow = { lane, dir: 'send', kind: 'request', time: ev.time, size: e.request.bodySize, label: `${e.request.method}${sized(e.request.bodySize)} ${clip(e.request.url, 200)}` };

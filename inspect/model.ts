@@ -93,7 +93,7 @@ export interface EntryRow {
   webSocketMessages: number;
   /** A gRPC call: its status and how many messages it holds. */
   grpc?: GrpcCallStatus & { messages: number };
-  /** bb's `_bb.error.code` (bb's own 502) or `_bb.aborted`. */
+  /** bb's `_bb.error.code` (bb's own 502), `_bb.aborted`, or how many streams a reset burst stands for. */
   error?: string;
 }
 
@@ -271,10 +271,19 @@ export function entryRows(har: Har): EntryRow[] {
     if (e.pageref !== undefined) row.page = titles.get(e.pageref) ?? e.pageref;
     if (e.connection !== undefined) row.connection = String(e.connection);
     if (isGrpcEntry(e)) row.grpc = { ...grpcCallStatus(e), messages: e._grpcMessages!.length };
-    const error = e._bb?.error?.code ?? (e._bb?.aborted ? `aborted by ${e._bb.aborted}` : undefined);
+    const error = entryError(e);
     if (error !== undefined) row.error = error;
     return row;
   });
+}
+
+/** What went wrong with an entry, in a few words: bb's error code, who aborted it, or how many reset streams it stands for. */
+export function entryError(e: HarEntry): string | undefined {
+  const bb = e._bb;
+  if (bb?.error) return bb.error.code;
+  // A burst of h2 streams reset before any response (a rapid-reset flood) is one entry standing for many.
+  if (bb?.resetBurst) return `${bb.resetBurst.count} streams reset by ${bb.aborted ?? 'client'}`;
+  return bb?.aborted ? `aborted by ${bb.aborted}` : undefined;
 }
 
 /** What `bb show` keeps. */

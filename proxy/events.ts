@@ -180,6 +180,37 @@ export interface ClientErrored {
   by?: Side;
 }
 
+/**
+ * HTTP/2: streams of one connection reset before any response while it
+ * flooded (rapid reset), summed as one exchange instead of one per stream.
+ * Streams that got more than a reset (an answer, request body bytes) are
+ * exchanges of their own and not in it.
+ */
+export interface StreamsReset {
+  type: 'streams-reset';
+  connectionId: string;
+  /** A fresh exchange id, so the burst is recorded like any exchange. */
+  exchangeId: number;
+  /** When the first of its streams opened. */
+  time: EpochMs;
+  /** When the last of its streams was reset. */
+  endTime: EpochMs;
+  /** 'http' or 'https': the scheme the client used to reach bb. */
+  scheme: 'http' | 'https';
+  /** The first stream's method, target and headers: they stand for all of them. */
+  method: string;
+  target: string;
+  rawHeaders: RawHeaders;
+  /** The upstream origin the streams went to. */
+  upstream: string;
+  /** How many streams it sums. */
+  count: number;
+  /** Their ids, as [first, last] ranges of ids two apart (client streams are odd). */
+  streams: Array<[number, number]>;
+  /** How many streams each side reset with each RST_STREAM code ("CANCEL"), most first. */
+  resets: Array<{ by: Side; code: string; count: number }>;
+}
+
 /** The upstream answered an upgrade request with 101 and bytes now flow both ways. */
 export interface UpgradeOpened {
   type: 'upgrade-opened';
@@ -254,6 +285,7 @@ export type Fact =
   | ExchangeFailed
   | ExchangeAborted
   | ClientErrored
+  | StreamsReset
   | UpgradeOpened
   | WsMessage
   | WsFrameError

@@ -7,14 +7,27 @@
 // Everything here runs synchronously inside H2Session.fromServer, before the
 // tap forwards the chunk it read: the record of a stream's last DATA frame
 // reaches the journal before the client can see that frame (the crash rule).
+//
+// While a connection floods (rapid reset, h2-reset-bursts.ts), a new stream
+// is held: no exchange yet, only its head. The first thing that is more than
+// a reset (response headers, request body bytes or trailers, bb's own 502,
+// the connection ending) starts its exchange with the head's time, so
+// nothing of it is lost; a held stream that is only reset is summed into the
+// connection's burst instead.
 import { now, type FailureInfo, type RawHeaders, type Side, type SyntheticResponse } from './events.js';
 import type { ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
 import type { H2Fact } from './h2/index.js';
+import { BURST_SPAN_MS, ResetBurst, ResetFloodGauge, type HeldHead } from './h2-reset-bursts.js';
 
 /** One stream's exchange while it is open. */
 interface StreamExchange {
-  id: number;
+  /** The exchange id; undefined while the stream is held. */
+  id: number | undefined;
+  /** A held stream's head, until its exchange starts. */
+  held?: HeldHead;
+  /** When the request ended (held streams emit it when they start). */
+  requestEndedAt?: number;
   requestEnded: boolean;
   responseStarted: boolean;
 }
@@ -31,6 +44,14 @@ function field(headers: ReadonlyArray<readonly [string, string]>, name: string):
   return undefined;
 }
 
+/** A request's method, target and flat headers, as its exchange starts with them. */
+function requestHead(headers: Array<[string, string]>): { method: string; target: string; rawHeaders: RawHeaders } {
+  const method = field(headers, ':method') ?? '';
+  // CONNECT names an authority, not a path (RFC 9113 section 8.5).
+  const target = field(headers, ':path') ?? (method === 'CONNECT' ? field(headers, ':authority') ?? '' : '');
+  return { method, target, rawHeaders: flat(headers) };
+}
+
 /** The open exchanges of one h2 connection, keyed by stream id. */
 export class H2Streams {
   private readonly open = new Map<number, StreamExchange>();
@@ -38,6 +59,10 @@ export class H2Streams {
   highestClientStream = 0;
   /** Streams completed since the last flush (their chunk is not forwarded yet). */
   private unflushed = false;
+  private readonly gauge = new ResetFloodGauge();
+  /** Held streams reset so far, not yet recorded. */
+  private burst: ResetBurst | undefined;
+  private burstTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly conn: ConnectionState,
@@ -63,11 +88,11 @@ export class H2Streams {
       case 'headers': {
         if (f.from === 'client') {
           if (f.kind === 'request') {
-            const ex = this.begin(f.streamId, f.headers, f.time);
+            const ex = this.gauge.flooding(f.time) ? this.hold(f.streamId, f.headers, f.time) : this.begin(f.streamId, f.headers, f.time);
             if (f.endStream) this.requestEnded(f.streamId, ex, []);
           } else {
             const ex = this.open.get(f.streamId);
-            if (ex) this.requestEnded(f.streamId, ex, flat(f.headers));
+            if (ex) this.requestEnded(f.streamId, this.started(ex), flat(f.headers));
           }
           return;
         }
@@ -76,7 +101,7 @@ export class H2Streams {
         if (f.kind === 'response') {
           ex.responseStarted = true;
           bus.emit({
-            type: 'response-started', exchangeId: ex.id, time: f.time,
+            type: 'response-started', exchangeId: this.started(ex).id!, time: f.time,
             statusCode: Number(field(f.headers, ':status') ?? 0), statusMessage: '', httpVersion: '2.0', rawHeaders: flat(f.headers),
           });
           if (f.endStream) this.complete(f.streamId, ex, []);
@@ -90,12 +115,12 @@ export class H2Streams {
         if (!ex) return;
         if (f.from === 'client') {
           if (ex.requestEnded) return;
-          if (f.data.length > 0) bus.emit({ type: 'request-body', exchangeId: ex.id, time: f.time, chunk: f.data });
+          if (f.data.length > 0) bus.emit({ type: 'request-body', exchangeId: this.started(ex).id!, time: f.time, chunk: f.data });
           if (f.endStream) this.requestEnded(f.streamId, ex, []);
           return;
         }
         if (!ex.responseStarted) return;
-        if (f.data.length > 0) bus.emit({ type: 'response-body', exchangeId: ex.id, time: f.time, chunk: f.data });
+        if (f.data.length > 0) bus.emit({ type: 'response-body', exchangeId: ex.id!, time: f.time, chunk: f.data });
         if (f.endStream) this.complete(f.streamId, ex, []);
         return;
       }
@@ -108,8 +133,14 @@ export class H2Streams {
         const ex = this.open.get(f.streamId);
         if (!ex) return;
         this.end(f.streamId);
+        const by: Side = f.from === 'client' ? 'client' : 'upstream';
+        if (!ex.responseStarted) this.gauge.resetEarly(f.time);
+        if (ex.held) {
+          this.addToBurst(ex.held, by, f.error, f.time);
+          return;
+        }
         bus.emit({
-          type: 'exchange-aborted', exchangeId: ex.id, time: f.time, by: f.from === 'client' ? 'client' : 'upstream',
+          type: 'exchange-aborted', exchangeId: ex.id!, time: f.time, by,
           phase: ex.responseStarted ? 'response' : 'request', reset: f.error,
         });
         return;
@@ -128,48 +159,94 @@ export class H2Streams {
       ex = this.begin(streamId, pairs, now());
     }
     this.end(streamId);
-    this.settings.bus.emit({ type: 'exchange-failed', exchangeId: ex.id, time: now(), error: failure, response });
+    this.settings.bus.emit({ type: 'exchange-failed', exchangeId: this.started(ex).id!, time: now(), error: failure, response });
   }
 
-  /** The connection went away: every open stream ends, aborted by `by`. */
+  /** The connection went away: every open stream ends, aborted by `by`, and the burst so far is recorded. */
   abortAll(by: Side, error?: FailureInfo): void {
     for (const [streamId, ex] of [...this.open]) {
       this.end(streamId);
       this.settings.bus.emit({
-        type: 'exchange-aborted', exchangeId: ex.id, time: now(), by, phase: ex.responseStarted ? 'response' : 'request',
+        type: 'exchange-aborted', exchangeId: this.started(ex).id!, time: now(), by, phase: ex.responseStarted ? 'response' : 'request',
         ...(error ? { error } : {}),
       });
     }
+    this.endBurst();
+  }
+
+  /** Records the held streams reset so far as one exchange (the burst is as long or as wide as one may be, or the connection ends). */
+  endBurst(): void {
+    const burst = this.burst;
+    if (!burst) return;
+    this.burst = undefined;
+    clearTimeout(this.burstTimer);
+    this.burstTimer = undefined;
+    this.settings.bus.emit({
+      type: 'streams-reset', connectionId: this.conn.id, exchangeId: this.settings.nextExchangeId(), time: burst.first.time,
+      scheme: this.conn.scheme, ...requestHead(burst.first.headers), upstream: this.origin(), ...burst.summary(),
+    });
+  }
+
+  private addToBurst(head: HeldHead, by: Side, code: string, time: number): void {
+    if (!this.burst) {
+      this.burst = new ResetBurst(head, time);
+      // A burst is recorded within BURST_SPAN_MS even if the flood stops there and the connection stays open.
+      this.burstTimer = setTimeout(() => this.endBurst(), BURST_SPAN_MS).unref();
+    }
+    this.burst.add(head.streamId, by, code, time);
+    if (this.burst.full || time - this.burst.began >= BURST_SPAN_MS) this.endBurst();
   }
 
   private begin(streamId: number, headers: Array<[string, string]>, time: number, pushedBy?: number): StreamExchange {
-    const ex: StreamExchange = { id: this.settings.nextExchangeId(), requestEnded: false, responseStarted: false };
+    const ex: StreamExchange = { id: undefined, requestEnded: false, responseStarted: false };
     if (pushedBy === undefined) this.highestClientStream = Math.max(this.highestClientStream, streamId);
     this.open.set(streamId, ex);
     this.conn.active++;
-    const method = field(headers, ':method') ?? '';
+    this.emitStart(ex, { streamId, time, headers }, pushedBy);
+    return ex;
+  }
+
+  /** Opens a flooding connection's stream without an exchange: only its head is kept. */
+  private hold(streamId: number, headers: Array<[string, string]>, time: number): StreamExchange {
+    const ex: StreamExchange = { id: undefined, held: { streamId, time, headers }, requestEnded: false, responseStarted: false };
+    this.highestClientStream = Math.max(this.highestClientStream, streamId);
+    this.open.set(streamId, ex);
+    this.conn.active++;
+    return ex;
+  }
+
+  /** The stream's exchange, started now from its held head if it was held. */
+  private started(ex: StreamExchange): StreamExchange {
+    const held = ex.held;
+    if (!held) return ex;
+    ex.held = undefined;
+    this.emitStart(ex, held, undefined);
+    if (ex.requestEndedAt !== undefined) this.settings.bus.emit({ type: 'request-ended', exchangeId: ex.id!, time: ex.requestEndedAt, rawTrailers: [] });
+    return ex;
+  }
+
+  private emitStart(ex: StreamExchange, head: HeldHead, pushedBy: number | undefined): void {
+    ex.id = this.settings.nextExchangeId();
     this.settings.bus.emit({
-      type: 'exchange-started', exchangeId: ex.id, connectionId: this.conn.id, time, scheme: this.conn.scheme,
-      method,
-      // CONNECT names an authority, not a path (RFC 9113 section 8.5).
-      target: field(headers, ':path') ?? (method === 'CONNECT' ? field(headers, ':authority') ?? '' : ''),
-      httpVersion: '2.0', rawHeaders: flat(headers), upstream: this.origin(), upgrade: false, stream: streamId,
+      type: 'exchange-started', exchangeId: ex.id, connectionId: this.conn.id, time: head.time, scheme: this.conn.scheme,
+      ...requestHead(head.headers), httpVersion: '2.0', upstream: this.origin(), upgrade: false, stream: head.streamId,
       ...(pushedBy !== undefined ? { pushedBy } : {}),
     });
-    return ex;
   }
 
   private requestEnded(_streamId: number, ex: StreamExchange, rawTrailers: RawHeaders): void {
     if (ex.requestEnded) return;
     ex.requestEnded = true;
-    this.settings.bus.emit({ type: 'request-ended', exchangeId: ex.id, time: now(), rawTrailers });
+    // A held stream's request end is told when (if ever) its exchange starts.
+    if (ex.held) ex.requestEndedAt = now();
+    else this.settings.bus.emit({ type: 'request-ended', exchangeId: ex.id!, time: now(), rawTrailers });
   }
 
   private complete(streamId: number, ex: StreamExchange, rawTrailers: RawHeaders): void {
     this.end(streamId);
     // One server chunk may end a hundred streams: their records reach the OS in one write, at flush().
     this.unflushed = true;
-    this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
+    this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id!, time: now(), rawTrailers, batched: true });
   }
 
   /** Before forwarding a chunk: the completions read from it become durable (the crash rule), in one write. */

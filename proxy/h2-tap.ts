@@ -105,6 +105,8 @@ class H2Tap {
     this.client.on('end', this.onClientEnd);
     this.client.on('error', () => {});
     this.client.once('close', this.onClientClose);
+    // Whichever way the connection ends, the reset burst it leaves is recorded (this listener stays when bb answers itself).
+    this.client.once('close', () => this.streams.endBurst());
     if (this.begin.head.length > 0) this.onClient(this.begin.head);
     if (this.done) return;
     if (this.begin.upstream) {
