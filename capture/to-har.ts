@@ -11,6 +11,7 @@ import {
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
 } from './http-parts.js';
 import type { Redactor } from './redact.js';
+import { redactRawPacket } from './redact-raw.js';
 import { grpcEntryParts } from './grpc.js';
 import { buildPostData, fillContent, gather, type BodyContext } from './to-har-bodies.js';
 
@@ -178,7 +179,7 @@ function buildHead(status: number, reason: string, version: string, h: string[],
     cookies,
     headers: redactHeaders(h, ctx),
     content: { size: 0, mimeType: headerValue(h, 'content-type') ?? '' },
-    redirectURL: headerValue(h, 'location') ?? '',
+    redirectURL: r ? r.url(headerValue(h, 'location') ?? '') : (headerValue(h, 'location') ?? ''),
     headersSize: version === '2.0' ? -1 : headSize(`HTTP/${version} ${status} ${reason}`, h),
     bodySize: 0,
   };
@@ -194,7 +195,7 @@ function emptyResponse(): HarResponse {
 function redactHeaders(h: string[], ctx: EntryContext) {
   const pairs = headerPairs(h);
   const r = ctx.redactor;
-  return r ? pairs.map((p) => (r.isSecretHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
+  return r ? pairs.map((p) => (r.redactsHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
 }
 
 /** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */
@@ -243,7 +244,8 @@ function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry 
     seq: rec.seq, seqEnd: rec.seq,
     error: { code: rec.err.code, message: rec.err.message, phase: rec.err.phase },
   };
-  if (raw && raw.length > 0) bb.rawPacket = raw.toString('base64');
+  // The bytes themselves are redacted too: base64 hides a secret from grep, not from a reader.
+  if (raw && raw.length > 0) bb.rawPacket = (ctx.redactor ? redactRawPacket(raw, rec.err.code, ctx.redactor) : raw).toString('base64');
   let response = emptyResponse();
   if (rec.resp) {
     response = buildHead(rec.resp.st, rec.resp.sm, '1.1', rec.resp.h, ctx);
