@@ -8,6 +8,7 @@
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
 import { createHmac } from 'node:crypto';
 import { redactJsonText, redactJsonValue } from './redact-json.js';
+import { BodySeal } from './body-seal.js';
 
 /** Extra names to redact on top of the built-in lists (all matched case-insensitively, whole names). */
 export interface RedactConfig {
@@ -77,6 +78,24 @@ export class Redactor {
       this.cache.set(value, p);
     }
     return p;
+  }
+
+  /** The seal of a capture's body sidecar (body-seal.ts), keyed by this redactor's key and the capture's nonce. */
+  bodySeal(nonce: string): BodySeal {
+    return new BodySeal(this.key, nonce);
+  }
+
+  /** Raw headers (flat name, value list) with every value headerValue changes redacted. */
+  head(h: string[]): string[] {
+    let out: string[] | undefined;
+    for (let i = 0; i + 1 < h.length; i += 2) {
+      if (!this.redactsHeader(h[i]!)) continue;
+      const value = this.headerValue(h[i]!, h[i + 1]!);
+      if (value === h[i + 1]) continue;
+      out ??= h.slice();
+      out[i + 1] = value;
+    }
+    return out ?? h;
   }
 
   /** True when a header's value is a secret. */

@@ -127,7 +127,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
 
 function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext, bb: BbEntryExt, notes: string[]): HarRequest {
   const { url, keepTarget } = requestUrl(start.scheme, start.target, start.h, ctx.fallbackOrigin);
-  if (keepTarget) bb.target = start.target;
+  if (keepTarget) bb.target = ctx.redactor ? ctx.redactor.url(start.target) : start.target;
   const request = buildRequestHead(start.method, url, start.v, start.h, ctx);
   // An h2 head crosses HPACK-compressed: its size is not a text head's.
   request.headersSize = start.v === '2.0' ? -1 : headSize(`${start.method} ${start.target} HTTP/${start.v}`, start.h);
