@@ -10,6 +10,7 @@ import { loadRedactKey, Redactor } from '../../capture/index.js';
 import { exchange, recordFacts, TEST_T0 } from './capture-harness.js';
 import { tempDir } from '../helpers/tmp.js';
 import { F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
+import { decodedStrings } from '../helpers/decoded.js';
 
 const tmp = tempDir();
 // The bb home's key: placeholders in tables and in captured entries agree.
@@ -17,24 +18,8 @@ const r = new Redactor(loadRedactKey(tmp.bbHome));
 const P = (v: string) => r.placeholder(v);
 let n = 0;
 
-/** Every string in a value, with base64-looking strings also decoded (latin1) and URL escapes undone. */
-function decodedText(value: unknown): string {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') {
-      out.push(v);
-      if (/^[A-Za-z0-9+/=\s]{8,}$/.test(v)) out.push(Buffer.from(v, 'base64').toString('latin1'));
-      try {
-        out.push(decodeURIComponent(v));
-      } catch {
-        // not URL-encoded
-      }
-    } else if (Array.isArray(v)) v.forEach(walk);
-    else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  walk(value);
-  return out.join('\n');
-}
+/** Every string in a value, decoded as a reader would (test/helpers/decoded.ts). */
+const decodedText = (value: unknown): string => decodedStrings(value).join('\n');
 
 function assertNoSecret(text: string, secrets: string[]): void {
   for (const s of secrets) assert.ok(!text.includes(s), `secret ${s} is in the capture`);

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { startBb, type BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { F, T, h2Frame } from '../helpers/h2-frames.js';
+import { decodedStrings } from '../helpers/decoded.js';
 
 const run = promisify(execFile);
 const tmp = tempDir();
@@ -100,21 +101,6 @@ async function sendSecrets(url: string): Promise<void> {
     sock.on('close', () => resolve(got));
   });
   assert.match(answer, /^HTTP\/1\.1 431 /);
-}
-
-/** Every string of a JSON value, plus base64-looking ones decoded and URL escapes undone. */
-function decodedStrings(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') {
-    out.push(value);
-    if (/^[A-Za-z0-9+/=\s]{8,}$/.test(value)) out.push(Buffer.from(value, 'base64').toString('latin1'));
-    try {
-      out.push(decodeURIComponent(value));
-    } catch {
-      // not URL-encoded
-    }
-  } else if (Array.isArray(value)) for (const v of value) decodedStrings(v, out);
-  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) decodedStrings(v, out);
-  return out;
 }
 
 /** The journal's records decoded, plus the sidecar's bytes as text. */
