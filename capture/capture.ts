@@ -7,8 +7,10 @@ import type { FactListener } from '../proxy/index.js';
 import { now } from '../core/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
-import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE, Redactor, type RedactConfig } from './redact.js';
+import { Redactor, type RedactConfig } from './redact.js';
+import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { bbVersion } from './version.js';
+import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
@@ -84,7 +86,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
   const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
-  if (redact !== false) loadRedactKey(opts.bbHome);
+  const redactor = redact === false ? undefined : new Redactor(loadRedactKey(opts.bbHome), redact);
   mkdirSync(dirname(out), { recursive: true });
 
   let recordingErrors = 0;
@@ -115,12 +117,14 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
     startedDateTime: new Date(now()).toISOString(),
     bodyCap,
     redact: redact === false ? false : { keyFile, headers: redact.headers ?? [], query: redact.query ?? [], json: redact.json ?? [] },
+    ...(redactor ? { seal: BodySeal.nonce() } : {}),
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
     creator: { name: 'bb', version: bbVersion() },
   };
   journal.appendRecord(header);
   journal.flushNow();
-  const recorder = new Recorder(journal, bodyCap, onError);
+  if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
+  const recorder = new Recorder(journal, bodyCap, onError, redactor);
 
   let closing: Promise<string> | undefined;
   const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {

@@ -6,7 +6,8 @@ export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';
-export { loadRedactKey, parseRedactSpecs, Redactor } from './redact.js';
+export { parseRedactSpecs, Redactor } from './redact.js';
+export { loadRedactKey } from './redact-key.js';
 export type { RedactConfig } from './redact.js';
 export {
   readCapture, streamCapture, indexCapture, CaptureReadError,

@@ -14,6 +14,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { HarWebSocketMessage } from './har.js';
 import { parseJournalLine, type HeaderRecord, type StartRecord } from './journal.js';
 import type { Redactor } from './redact.js';
+import type { BodySeal } from './body-seal.js';
 import { buildWsMessage, entryUrl } from './to-har.js';
 
 /** One followed event: a WebSocket message (or error row), or an HTTP request/response when asked. */
@@ -55,6 +56,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   const pollMs = opts.pollMs ?? 200;
   const exchanges = new Map<number, Exchange>();
   let redactor: Redactor | undefined;
+  let seal: BodySeal | undefined;
   // The proxy's own address: the origin of a request that named no Host (as the writer does).
   let listen = '';
   let offset = 0;
@@ -66,7 +68,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
     bodies ??= await open(opts.bodiesPath, 'r');
     const buf = Buffer.alloc(n);
     const { bytesRead } = await bodies.read(buf, 0, n, o);
-    return buf.subarray(0, bytesRead);
+    return seal ? seal.apply(buf.subarray(0, bytesRead), o) : buf.subarray(0, bytesRead);
   };
   const handle = async (line: string): Promise<void> => {
     const rec = parseJournalLine(line);
@@ -74,6 +76,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
     switch (rec.r) {
       case 'bb-journal':
         redactor = opts.redactorFor?.(rec);
+        seal = rec.seal !== undefined ? redactor?.bodySeal(rec.seal) : undefined;
         listen = rec.listen;
         return;
       case 'start': {

@@ -11,8 +11,11 @@
 // one counter per capture shared by exchanges and WebSocket messages):
 //
 //   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
-//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"serverHome"?,"creator":{name,version}}
-//                                        first line, always
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"creator":{name,version}}
+//                                        first line, always. Version 2, with redaction on: heads, targets
+//                                        and trailers are already redacted here, and `.bodies` is sealed
+//                                        (body-seal.ts; seal = the capture's nonce): no secret sits in
+//                                        clear in either file, even after a kill -9
 //   {"r":"page","id","title","ts"}       a step began (capture.step)
 //   {"r":"start","x","seq","c","ts","scheme","method","target","v","h","up","upg","page"?,"sid"?,"push"?}
 //                                        request head (c = connection id, h = raw headers flat,
@@ -51,12 +54,13 @@
 import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
+import type { BodySeal } from './body-seal.js';
 
 // Buffers per writev call (Linux's IOV_MAX).
 const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
-export const JOURNAL_VERSION = 1;
+export const JOURNAL_VERSION = 2;
 
 /** Where recorded bytes sit in `.bodies`. */
 export interface BodySlice {
@@ -86,6 +90,8 @@ export interface HeaderRecord {
   bodyCap: number;
   /** false = recorded with --no-redact; else the key file and extra names. */
   redact: false | (RedactConfig & { keyFile: string });
+  /** The nonce `.bodies` is sealed with (version 2, redaction on); absent = bodies in clear. */
+  seal?: string;
   serverHome?: string;
   creator: { name: string; version: string };
 }
@@ -174,6 +180,8 @@ export class JournalAppender {
   private closed = false;
   /** Number of failed writes so far. */
   errors = 0;
+  /** Seals body bytes as they are appended (redaction on); set before the first body. */
+  seal: BodySeal | undefined;
 
   private constructor(
     private journalFd: number,
@@ -199,7 +207,7 @@ export class JournalAppender {
   appendBody(bytes: Buffer): number {
     const at = this.bodiesOffset;
     if (bytes.length === 0) return at;
-    this.bodyQueue.push(bytes);
+    this.bodyQueue.push(this.seal ? this.seal.apply(bytes, at) : bytes);
     this.bodiesOffset += bytes.length;
     this.schedule();
     return at;

@@ -5,6 +5,7 @@ import type { Fact, SyntheticResponse } from '../proxy/index.js';
 import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
 import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
+import type { Redactor } from './redact.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -42,7 +43,14 @@ export class Recorder {
     private readonly journal: JournalAppender,
     private readonly bodyCap: number,
     private readonly onError: (err: Error) => void,
+    /** With redaction on: heads, targets and trailers reach the journal already redacted (bodies are sealed by the appender). */
+    private readonly redactor?: Redactor,
   ) {}
+
+  // Raw headers as the journal may hold them.
+  private head(h: string[]): string[] {
+    return this.redactor ? this.redactor.head(h) : h;
+  }
 
   /** Exchanges begun and not yet ended. */
   get inFlight(): number {
@@ -91,8 +99,8 @@ export class Recorder {
         this.counts.entries++;
         j.appendRecord({
           r: 'start', x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
-          scheme: fact.scheme, method: fact.method, target: fact.target, v: fact.httpVersion,
-          h: fact.rawHeaders, up: fact.upstream, upg: fact.upgrade,
+          scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
+          h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           ...(this.page ? { page: this.page } : {}),
           ...(fact.stream !== undefined ? { sid: fact.stream } : {}),
           ...(fact.pushedBy !== undefined ? { push: fact.pushedBy } : {}),
@@ -118,17 +126,17 @@ export class Recorder {
         return;
       }
       case 'request-ended':
-        j.appendRecord({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: fact.rawTrailers });
+        j.appendRecord({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) });
         return;
       case 'response-started':
         j.appendRecord({
           r: 'rs', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
-          v: fact.httpVersion, h: fact.rawHeaders,
+          v: fact.httpVersion, h: this.head(fact.rawHeaders),
         });
         return;
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
-        j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: fact.rawTrailers });
+        j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) });
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
@@ -180,7 +188,7 @@ export class Recorder {
       case 'upgrade-opened':
         j.appendRecord({
           r: 'upg', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
-          v: fact.httpVersion, h: fact.rawHeaders,
+          v: fact.httpVersion, h: this.head(fact.rawHeaders),
         });
         return;
       case 'ws-message':
@@ -229,7 +237,7 @@ export class Recorder {
   }
 
   private synthetic(resp: SyntheticResponse): SyntheticRef {
-    return { st: resp.statusCode, sm: resp.statusMessage, h: resp.rawHeaders, ...this.appendCapped(resp.body, 0) };
+    return { st: resp.statusCode, sm: resp.statusMessage, h: this.head(resp.rawHeaders), ...this.appendCapped(resp.body, 0) };
   }
 }
 

@@ -6,9 +6,9 @@
 // secret therefore maps to the same placeholder in the old and the new
 // capture, so diffs keep working while values stay out of the files.
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
-import { createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHmac } from 'node:crypto';
+import { redactJsonText, redactJsonValue } from './redact-json.js';
+import { BodySeal } from './body-seal.js';
 
 /** Extra names to redact on top of the built-in lists (all matched case-insensitively, whole names). */
 export interface RedactConfig {
@@ -21,64 +21,22 @@ export interface RedactConfig {
 }
 
 /** Headers whose values are secrets. */
-export const DEFAULT_REDACTED_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key'];
+export const DEFAULT_REDACTED_HEADERS = [
+  'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key',
+  'x-auth-token', 'x-amz-security-token', 'x-csrf-token', 'x-xsrf-token', 'authentication-info', 'proxy-authentication-info',
+];
+
+/** Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). */
+export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh'];
 
 /** Query parameter names and JSON keys whose string values are secrets. */
 export const DEFAULT_REDACTED_KEYS = [
   'password', 'passwd', 'secret', 'client_secret', 'api_key', 'apikey',
-  'access_token', 'refresh_token', 'id_token', 'token',
+  'access_token', 'refresh_token', 'id_token', 'token', 'jwt', 'private_key',
 ];
 
-/** The file under bb's home holding the redaction key. */
-export const REDACT_KEY_FILE = 'redact.key';
-
-/**
- * Reads the redaction key from `<bbHome>/redact.key`, creating it (32 random
- * bytes, hex, file 0600, folder 0700 when created) on first use.
- */
-export function loadRedactKey(bbHome: string): Buffer {
-  return loadRedactKeyFile(join(bbHome, REDACT_KEY_FILE), true);
-}
-
-/** Reads a redaction key file; creates it (and its folder) when `create` and it is missing. */
-export function loadRedactKeyFile(path: string, create: boolean): Buffer {
-  if (!existsSync(path)) {
-    if (!create) throw new Error(`redaction key ${path} is missing`);
-    createKeyFile(path);
-  }
-  const hex = readFileSync(path, 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`redaction key ${path} is not 64 hex digits`);
-  return Buffer.from(hex, 'hex');
-}
-
-// Written whole under a temporary name, then linked into place: link fails
-// when the key exists, so of several captures starting at once on a fresh
-// home one wins and the others read its key, never a half-written file.
-function createKeyFile(path: string): void {
-  const dir = dirname(path);
-  if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
-  }
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    const fd = openSync(tmp, 'wx', 0o600);
-    try {
-      writeSync(fd, randomBytes(32).toString('hex') + '\n');
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, path);
-    } catch (err) {
-      // Another capture made it first: use theirs.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
+/** A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). */
+const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
 
 /** Parses CLI/config specs like `header:X-Token`, `query:sig`, `json:session_key` into a RedactConfig. */
 export function parseRedactSpecs(specs: string[]): RedactConfig {
@@ -111,6 +69,7 @@ export class Redactor {
 
   /** The placeholder for one secret value. */
   placeholder(value: string): string {
+    if (PLACEHOLDER.test(value)) return value;
     let p = this.cache.get(value);
     if (p === undefined) {
       p = `<redacted:${createHmac('sha256', this.key).update(value, 'utf8').digest('hex').slice(0, 8)}>`;
@@ -121,14 +80,44 @@ export class Redactor {
     return p;
   }
 
+  /** The seal of a capture's body sidecar (body-seal.ts), keyed by this redactor's key and the capture's nonce. */
+  bodySeal(nonce: string): BodySeal {
+    return new BodySeal(this.key, nonce);
+  }
+
+  /** Raw headers (flat name, value list) with every value headerValue changes redacted. */
+  head(h: string[]): string[] {
+    let out: string[] | undefined;
+    for (let i = 0; i + 1 < h.length; i += 2) {
+      if (!this.redactsHeader(h[i]!)) continue;
+      const value = this.headerValue(h[i]!, h[i + 1]!);
+      if (value === h[i + 1]) continue;
+      out ??= h.slice();
+      out[i + 1] = value;
+    }
+    return out ?? h;
+  }
+
   /** True when a header's value is a secret. */
   isSecretHeader(name: string): boolean {
     return this.headerNames.has(name.toLowerCase());
   }
 
-  /** True when a query/form parameter's value is a secret. */
+  /** True when headerValue may change a header's value (a secret, or a URL). */
+  redactsHeader(name: string): boolean {
+    const lower = name.toLowerCase();
+    return this.headerNames.has(lower) || URL_HEADERS.includes(lower);
+  }
+
+  /**
+   * True when a query/form parameter's value is a secret: its name, or any
+   * bracketed part of it (`token[]`, `password[0]`, `user[password]`).
+   */
   isSecretParam(name: string): boolean {
-    return this.queryNames.has(name.toLowerCase());
+    const lower = name.toLowerCase();
+    if (this.queryNames.has(lower)) return true;
+    if (!lower.includes('[')) return false;
+    return lower.split(/[[\]]+/).some((part) => part !== '' && this.queryNames.has(part));
   }
 
   /** True when a JSON key's string value is a secret. */
@@ -142,6 +131,8 @@ export class Redactor {
    */
   headerValue(name: string, value: string): string {
     const lower = name.toLowerCase();
+    if (lower === 'refresh') return value.replace(/(url\s*=\s*['"]?)([^'"]*)/i, (_all, lead: string, url: string) => lead + this.url(url));
+    if (URL_HEADERS.includes(lower)) return this.url(value);
     if (!this.headerNames.has(lower)) return value;
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
@@ -161,6 +152,23 @@ export class Redactor {
     return eq < 0 ? part : `${part.slice(0, eq)}=${this.placeholder(part.slice(eq + 1).trim())}`;
   }
 
+  /**
+   * Redacts a URL (absolute or a reference) like the request URL: the query's
+   * secret parameters, and the fragment's when it holds parameters (OAuth's
+   * implicit flow answers `#access_token=…`). The rest stays byte for byte.
+   */
+  url(raw: string): string {
+    const hashAt = raw.indexOf('#');
+    const beforeHash = hashAt < 0 ? raw : raw.slice(0, hashAt);
+    const q = beforeHash.indexOf('?');
+    let out = q < 0 ? beforeHash : `${beforeHash.slice(0, q)}?${this.queryString(beforeHash.slice(q + 1))}`;
+    if (hashAt >= 0) {
+      const fragment = raw.slice(hashAt + 1);
+      out += `#${fragment.includes('=') ? this.queryString(fragment) : fragment}`;
+    }
+    return out;
+  }
+
   /** Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte. */
   queryString(raw: string): string {
     return raw
@@ -176,44 +184,19 @@ export class Redactor {
   }
 
   /**
-   * Redacts a parsed JSON value in place: string values under secret keys.
-   * Returns true when anything changed.
+   * Redacts a parsed JSON value in place: strings under secret keys, at any
+   * depth (redact-json.ts). Returns true when anything changed.
    */
   jsonValue(value: unknown): boolean {
-    let changed = false;
-    const walk = (v: unknown, depth: number): void => {
-      // Bounded depth: captured content is hostile input.
-      if (depth > 200 || v === null || typeof v !== 'object') return;
-      if (Array.isArray(v)) {
-        for (const item of v) walk(item, depth + 1);
-        return;
-      }
-      const obj = v as Record<string, unknown>;
-      for (const key of Object.keys(obj)) {
-        const item = obj[key];
-        if (typeof item === 'string' && this.jsonKeys.has(key.toLowerCase())) {
-          obj[key] = this.placeholder(item);
-          changed = true;
-        } else {
-          walk(item, depth + 1);
-        }
-      }
-    };
-    walk(value, 0);
-    return changed;
+    return redactJsonValue(value, this);
   }
 
-  /** Redacts a JSON text; returns the re-serialized text when something changed, else undefined. */
+  /**
+   * Redacts a JSON text (behind an XSSI prefix too); the redacted text when
+   * something changed, else undefined. Fails closed (redact-json.ts).
+   */
   jsonText(text: string): string | undefined {
-    const first = text.trimStart()[0];
-    if (first !== '{' && first !== '[') return undefined;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    return this.jsonValue(parsed) ? JSON.stringify(parsed) : undefined;
+    return redactJsonText(text, this);
   }
 
   /** Redacts JSON Lines / NDJSON text line by line; undefined when nothing changed. */

@@ -8,6 +8,7 @@ import { bodyText, decodeContent } from './body.js';
 import { EventStreamParser, isEventStreamMedia, isFormMedia, isJsonLinesMedia, isJsonMedia, mediaType } from '../core/index.js';
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
+import { multipartBoundary, redactMultipart } from './redact-raw.js';
 
 /** What reading an exchange's bodies needs. */
 export interface BodyContext {
@@ -42,6 +43,13 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   const truncated = recorded < wire;
   if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
   const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated);
+  // Multipart is redacted as bytes: a part holding a file must not keep a password field beside it readable in base64.
+  const boundary = ctx.redactor && !decoded.undecoded ? multipartBoundary(mimeType) : undefined;
+  const multipart = boundary ? redactMultipart(decoded.bytes, boundary, ctx.redactor!) : undefined;
+  if (multipart) {
+    decoded.bytes = multipart;
+    notes.push('secret multipart fields redacted');
+  }
   const { text, base64 } = decoded.undecoded
     ? { text: decoded.bytes.toString('base64'), base64: true }
     : bodyText(decoded.bytes, mimeType);

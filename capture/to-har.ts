@@ -11,6 +11,7 @@ import {
   parseRefusedPacket, parseSetCookie, requestUrl, splitQuery,
 } from './http-parts.js';
 import type { Redactor } from './redact.js';
+import { redactRawPacket } from './redact-raw.js';
 import { grpcEntryParts } from './grpc.js';
 import { buildPostData, fillContent, gather, type BodyContext } from './to-har-bodies.js';
 
@@ -129,7 +130,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
 
 function buildRequest(start: StartRecord, ex: ExchangeRecords, ctx: EntryContext, bb: BbEntryExt, notes: string[]): HarRequest {
   const { url, keepTarget } = requestUrl(start.scheme, start.target, start.h, ctx.fallbackOrigin);
-  if (keepTarget) bb.target = start.target;
+  if (keepTarget) bb.target = ctx.redactor ? ctx.redactor.url(start.target) : start.target;
   const request = buildRequestHead(start.method, url, start.v, start.h, ctx);
   // An h2 head crosses HPACK-compressed: its size is not a text head's.
   request.headersSize = start.v === '2.0' ? -1 : headSize(`${start.method} ${start.target} HTTP/${start.v}`, start.h);
@@ -181,7 +182,7 @@ function buildHead(status: number, reason: string, version: string, h: string[],
     cookies,
     headers: redactHeaders(h, ctx),
     content: { size: 0, mimeType: headerValue(h, 'content-type') ?? '' },
-    redirectURL: headerValue(h, 'location') ?? '',
+    redirectURL: r ? r.url(headerValue(h, 'location') ?? '') : (headerValue(h, 'location') ?? ''),
     headersSize: version === '2.0' ? -1 : headSize(`HTTP/${version} ${status} ${reason}`, h),
     bodySize: 0,
   };
@@ -197,7 +198,7 @@ function emptyResponse(): HarResponse {
 function redactHeaders(h: string[], ctx: EntryContext) {
   const pairs = headerPairs(h);
   const r = ctx.redactor;
-  return r ? pairs.map((p) => (r.isSecretHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
+  return r ? pairs.map((p) => (r.redactsHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
 }
 
 /** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */
@@ -246,7 +247,8 @@ function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry 
     seq: rec.seq, seqEnd: rec.seq,
     error: { code: rec.err.code, message: rec.err.message, phase: rec.err.phase },
   };
-  if (raw && raw.length > 0) bb.rawPacket = raw.toString('base64');
+  // The bytes themselves are redacted too: base64 hides a secret from grep, not from a reader.
+  if (raw && raw.length > 0) bb.rawPacket = (ctx.redactor ? redactRawPacket(raw, rec.err.code, ctx.redactor) : raw).toString('base64');
   let response = emptyResponse();
   if (rec.resp) {
     response = buildHead(rec.resp.st, rec.resp.sm, '1.1', rec.resp.h, ctx);

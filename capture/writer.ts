@@ -120,8 +120,9 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
       header = rec as HeaderRecord;
       if (header.v > JOURNAL_VERSION) throw journalError(opts.journalPath, `is format ${header.v}, newer than this bb reads (${JOURNAL_VERSION})`);
       const redactor = opts.redactorFor(header);
+      const seal = header.seal !== undefined ? redactor?.bodySeal(header.seal) : undefined;
       ctx = {
-        readBody: (slice) => readSlice(bodiesFd, slice),
+        readBody: seal ? (slice) => seal.apply(readSlice(bodiesFd, slice), slice.o ?? 0) : (slice) => readSlice(bodiesFd, slice),
         fallbackOrigin: header.listen,
         ...(redactor ? { redactor } : {}),
       };

@@ -6,8 +6,8 @@ import { appendFileSync, copyFileSync, existsSync, readFileSync, rmSync, statSyn
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
-import { openCapture, recoverCapture } from '../../capture/index.js';
-import { parseJournalLine } from '../../capture/journal.js';
+import { loadRedactKey, openCapture, recoverCapture, Redactor } from '../../capture/index.js';
+import { parseJournalLine, type HeaderRecord } from '../../capture/journal.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { exchange } from './capture-harness.js';
@@ -37,7 +37,10 @@ describe('journal', () => {
     const lines = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).map(parseJournalLine);
     assert.equal(lines[0]?.r, 'bb-journal');
     assert.deepEqual(lines.map((l) => l?.r), ['bb-journal', 'start', 'qe', 'rs', 'rb', 'done']);
-    assert.equal(readFileSync(`${out}.bodies`, 'utf8'), 'seen by the client');
+    // The sidecar is sealed (redaction is on): the bytes are on disk, readable with the bb home's key only.
+    const seal = new Redactor(loadRedactKey(tmp.bbHome)).bodySeal((lines[0] as HeaderRecord).seal!);
+    assert.notEqual(readFileSync(`${out}.bodies`, 'utf8'), 'seen by the client');
+    assert.equal(seal.apply(readFileSync(`${out}.bodies`), 0).toString('utf8'), 'seen by the client');
     await capture.close();
   });
 

@@ -1,0 +1,51 @@
+// The body sidecar, sealed (issue 34 item 6: secrets must not sit in clear
+// in the files a kill -9 leaves). Bodies stream into `<out>.bodies` before
+// anything knows whether they hold a secret (a JSON body is whole only at
+// its end, and holding it would break the memory bound), so with redaction
+// on, every byte is encrypted as it is appended: AES-256-CTR under a key
+// derived from the bb home's redaction key and a nonce drawn per capture
+// (stored in the journal's header). CTR encrypts at any offset alone, so a
+// slice reads back without the bytes before it, and a failed write that
+// moves offsets breaks nothing. The HAR is written, redacted, from the
+// decrypted bytes; the key never leaves bb's home, the capture folder can.
+import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
+
+const BLOCK = 16;
+
+/** Encrypts (and, being CTR, decrypts) body bytes by their offset in the sidecar. */
+export class BodySeal {
+  private readonly key: Buffer;
+  private readonly iv: Buffer;
+
+  /** `redactKey`: the bb home's redaction key; `nonce`: the capture's, as hex. */
+  constructor(redactKey: Buffer, nonce: string) {
+    this.key = createHmac('sha256', redactKey).update(`bb bodies key ${nonce}`).digest();
+    this.iv = createHmac('sha256', redactKey).update(`bb bodies iv ${nonce}`).digest().subarray(0, BLOCK);
+  }
+
+  /** A fresh nonce for a new capture. */
+  static nonce(): string {
+    return randomBytes(16).toString('hex');
+  }
+
+  /** The bytes that sit (or sat) at `offset` of the sidecar, sealed or unsealed. */
+  apply(bytes: Buffer, offset: number): Buffer {
+    if (bytes.length === 0) return bytes;
+    const cipher = createCipheriv('aes-256-ctr', this.key, counterAt(this.iv, Math.floor(offset / BLOCK)));
+    const skip = offset % BLOCK;
+    if (skip > 0) cipher.update(Buffer.alloc(skip));
+    return cipher.update(bytes);
+  }
+}
+
+/** The 128-bit big-endian counter `iv + blocks`. */
+function counterAt(iv: Buffer, blocks: number): Buffer {
+  const out = Buffer.from(iv);
+  let carry = blocks;
+  for (let i = BLOCK - 1; i >= 0 && carry > 0; i--) {
+    const sum = out[i]! + (carry % 256);
+    out[i] = sum % 256;
+    carry = Math.floor(carry / 256) + Math.floor(sum / 256);
+  }
+  return out;
+}

@@ -1,0 +1,133 @@
+// Secrets in JSON texts (issue 34 items 4 and 6). Fails closed: every depth
+// is walked (iteratively: captured content is hostile input), a JSON text
+// that does not parse (cut at the body cap, or not quite JSON) is scanned
+// token by token instead of kept, and a text whose redacted form cannot be
+// re-serialized (nested deeper than V8's stack) is replaced by a marker.
+// Under a secret key every string below is a secret (`"password": ["…"]`).
+
+/** What redacting JSON needs from the Redactor. */
+export interface JsonSecrets {
+  /** True when a key's string values (and every string under it) are secrets. */
+  isSecretJsonKey(key: string): boolean;
+  /** The placeholder for one secret. */
+  placeholder(value: string): string;
+}
+
+/** Prefixes servers put before JSON so a `<script>` cannot read it (XSSI): kept, the JSON after them redacted. */
+const XSSI_PREFIX = /^\s*(?:\)\]\}'?,?|while\s*\(\s*1\s*\)\s*;|for\s*\(\s*;\s*;\s*\)\s*;)\s*/;
+
+/** Redacts a JSON text; the redacted text when something changed, else undefined. */
+export function redactJsonText(text: string, s: JsonSecrets): string | undefined {
+  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? '';
+  const body = prefix ? text.slice(prefix.length) : text;
+  const first = body.trimStart()[0];
+  if (first !== '{' && first !== '[') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (err) {
+    if (err instanceof RangeError) return tooDeep(text);
+    const scanned = scanJsonTokens(body, s);
+    return scanned === undefined ? undefined : prefix + scanned;
+  }
+  if (!redactJsonValue(parsed, s)) return undefined;
+  try {
+    return prefix + JSON.stringify(parsed);
+  } catch (err) {
+    if (err instanceof RangeError) return tooDeep(text);
+    throw err;
+  }
+}
+
+/** The marker that replaces a body too deep to re-serialize once redacted. */
+function tooDeep(text: string): string {
+  return `<redacted: JSON nested too deep to inspect, ${Buffer.byteLength(text)} bytes not kept>`;
+}
+
+/** Redacts a parsed JSON value in place; true when anything changed. */
+export function redactJsonValue(value: unknown, s: JsonSecrets): boolean {
+  let changed = false;
+  // [container, every string under it is secret]
+  const stack: Array<[object, boolean]> = [];
+  if (value !== null && typeof value === 'object') stack.push([value, false]);
+  while (stack.length > 0) {
+    const [v, secret] = stack.pop()!;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        if (typeof item === 'string' && secret) {
+          v[i] = s.placeholder(item);
+          changed = true;
+        } else if (item !== null && typeof item === 'object') stack.push([item, secret]);
+      }
+      continue;
+    }
+    const obj = v as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      const item = obj[key];
+      const under = secret || s.isSecretJsonKey(key);
+      if (typeof item === 'string' && under) {
+        // defineProperty: a key `__proto__` (an own property after JSON.parse) must not hit the setter.
+        Object.defineProperty(obj, key, { value: s.placeholder(item), writable: true, enumerable: true, configurable: true });
+        changed = true;
+      } else if (item !== null && typeof item === 'object') stack.push([item, under]);
+    }
+  }
+  return changed;
+}
+
+/**
+ * Redacts string values in a text that looks like JSON but does not parse:
+ * strings are found token by token, containers tracked on a stack, and a
+ * string that is a value under a secret key becomes a placeholder (kept
+ * quoted; an unterminated one too). Everything else stays byte for byte.
+ */
+export function scanJsonTokens(text: string, s: JsonSecrets): string | undefined {
+  // Per open container: is it an object, the last key read in it, is all of it secret.
+  const stack: Array<{ obj: boolean; key: string | undefined; secret: boolean }> = [];
+  let expectKey = false;
+  let out = '';
+  let copied = 0;
+  let changed = false;
+  const valueSecret = () => {
+    const top = stack[stack.length - 1];
+    return top !== undefined && (top.secret || (top.obj && top.key !== undefined && s.isSecretJsonKey(top.key)));
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      stack.push({ obj: c === '{', key: undefined, secret: valueSecret() });
+      expectKey = c === '{';
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+      expectKey = false;
+    } else if (c === ',') {
+      expectKey = stack[stack.length - 1]?.obj ?? false;
+    } else if (c === ':') {
+      expectKey = false;
+    } else if (c === '"') {
+      let end = i + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const raw = text.slice(i + 1, Math.min(end, text.length));
+      const top = stack[stack.length - 1];
+      if (top?.obj && expectKey) {
+        top.key = unescapeJson(raw);
+      } else if (valueSecret()) {
+        out += text.slice(copied, i) + JSON.stringify(s.placeholder(unescapeJson(raw)));
+        copied = Math.min(end + 1, text.length);
+        changed = true;
+      }
+      i = end;
+    }
+  }
+  return changed ? out + text.slice(copied) : undefined;
+}
+
+/** A JSON string literal's content unescaped; the raw text when the escapes are broken. */
+function unescapeJson(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
