@@ -80,6 +80,10 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
   let firstClose: FirstClose | undefined;
   const emit = (fact: Fact): void => {
     if (stopped) return;
+    // The first close in wire order (facts leave in it; a close behind a message still inflating is reported after the other side's reply).
+    if (fact.type === 'ws-message' && fact.opcode === 8) {
+      firstClose ??= { code: fact.closeCode, reason: fact.closeReason, by: fact.direction === 'send' ? 'client' : 'server' };
+    }
     try {
       opts.emit(fact);
     } catch {
@@ -96,9 +100,6 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
       extensionsHeader: extensionsHeader(opts.responseHeaders),
       keep,
       order,
-      onClose: (code, reason) => {
-        firstClose ??= { code, reason, by: direction === 'send' ? 'client' : 'server' };
-      },
     }),
   );
   const [send, receive] = directions as [DirectionParser, DirectionParser];
@@ -176,8 +177,6 @@ interface DirectionOptions {
   keep: number;
   /** The connection's one wire order, shared by both directions. */
   order: WireOrder;
-  /** Called for every close frame, in order (the tap keeps the first). */
-  onClose: (code: number | undefined, reason: string | undefined) => void;
 }
 
 /**
@@ -358,7 +357,6 @@ class DirectionParser {
       }
     }
     this.opts.order.settle(ticket, fact);
-    if (unit.opcode === 8) this.opts.onClose(fact.closeCode, fact.closeReason);
   }
 
   private fail(ticket: number, time: number, code: string, message: string): void {
