@@ -179,6 +179,8 @@ export interface HarWebSocketMessage {
     direction?: 'send' | 'receive';
     /** Payload bytes recorded when the message went past the body cap. */
     truncated?: number;
+    /** With `truncated`: the whole message's payload bytes (inflated when it was compressed). */
+    size?: number;
   };
 }
 

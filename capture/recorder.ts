@@ -195,7 +195,7 @@ export class Recorder {
         this.counts.webSocketMessages++;
         // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
         let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${++this.seq},"d":"${fact.direction}","op":${fact.opcode}`;
-        line += `${sliceJson(this.appendCapped(fact.data, 0))},"f":${fact.frames},"z":${fact.compressed}`;
+        line += `${sliceJson(this.appendCapped(fact.data, 0, fact.size))},"f":${fact.frames},"z":${fact.compressed}`;
         if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
         if (fact.closeReason !== undefined) line += `,"cr":${JSON.stringify(fact.closeReason)}`;
         if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
@@ -223,17 +223,18 @@ export class Recorder {
     }
   }
 
-  // Records at most what is left under the cap; the rest only counts.
-  private appendCapped(bytes: Buffer, already: number): BodySlice {
+  // Records at most what is left under the cap; the rest only counts. `whole`: the bytes
+  // are the first of a longer payload (a WebSocket message the tap cut), whose size it is.
+  private appendCapped(bytes: Buffer, already: number, whole = bytes.length): BodySlice {
     const room = Math.max(0, this.bodyCap - already);
     const n = Math.min(room, bytes.length);
-    if (n === 0) return { n: 0, w: bytes.length };
+    if (n === 0) return { n: 0, w: whole };
     // No copy: the proxy never changes a chunk after emitting it (Node's sockets and
     // parsers hand out fresh buffers, and the WebSocket tap unmasks its own copy), and
     // the bytes reach the file at the end of this turn. Copying every body byte cost
     // more than writing it (bench/proxy: 1 MiB responses, GC of the copies).
     const kept = n === bytes.length ? bytes : bytes.subarray(0, n);
-    return { o: this.journal.appendBody(kept), n, w: bytes.length };
+    return { o: this.journal.appendBody(kept), n, w: whole };
   }
 
   private synthetic(resp: SyntheticResponse): SyntheticRef {

@@ -222,7 +222,10 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
   if (m.page) bb.page = m.page;
   if (m.cc !== undefined) bb.code = m.cc;
   if (m.cr !== undefined) bb.reason = m.cr;
-  if (m.n < m.w) bb.truncated = m.n;
+  if (m.n < m.w) {
+    bb.truncated = m.n;
+    bb.size = m.w;
+  }
   return { type: m.d, time: m.ts / 1000, opcode: m.op, data, _bb: bb };
 }
 

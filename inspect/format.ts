@@ -83,7 +83,9 @@ const arrow = (m: HarWebSocketMessage, style: Style): string => {
 export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string): string {
   const seq = typeof m._bb?.seq === 'number' ? String(m._bb.seq) : '-';
   const op = m.type === 'error' ? 'error' : (m._bb as { grpc?: boolean } | undefined)?.grpc ? 'grpc' : opcodeName(m.opcode);
-  const size = m.type === 'error' ? '' : formatSize(payloadBytes(m).length);
+  // A message cut at the body cap shows its whole size, and its preview says how much was kept.
+  const whole = m._bb?.truncated !== undefined ? m._bb.size : undefined;
+  const size = m.type === 'error' ? '' : formatSize(whole ?? payloadBytes(m).length);
   const parts = [
     paint(style, 'dim', seq.padStart(6)),
     ...(connection !== undefined ? [connection.padEnd(6)] : []),
@@ -94,7 +96,8 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
   ];
   const head = parts.join(' ');
   const used = visibleLength(head) + 2;
-  return `${head}  ${clip(preview(m), Math.max(10, style.width - used))}`;
+  const cut = whole !== undefined ? paint(style, 'dim', `(recorded ${formatSize(m._bb!.truncated!)}) `) : '';
+  return `${head}  ${cut}${clip(preview(m), Math.max(10, style.width - used - visibleLength(cut)))}`;
 }
 
 /** The heading line of one connection. */

@@ -49,7 +49,7 @@ export interface DiagramRow {
 
 /** A payload as the side panel shows it. */
 export type DiagramPayload =
-  | { kind: 'ws'; opcode: number; encoding: 'text' | 'base64'; data: string; truncated?: number }
+  | { kind: 'ws'; opcode: number; encoding: 'text' | 'base64'; data: string; truncated?: number; size?: number }
   | { kind: 'http'; head: string; body?: { encoding: 'text' | 'base64'; data: string; cut?: number } };
 
 /** A band of consecutive rows that crossed in one step. */
@@ -142,7 +142,7 @@ function headOf(m: HarWebSocketMessage, width: number): HarWebSocketMessage {
 }
 
 function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: DiagramRow; payload: DiagramPayload } {
-  const size = m.type === 'error' ? -1 : payloadBytes(m).length;
+  const size = m.type === 'error' ? -1 : (m._bb?.truncated !== undefined ? m._bb.size : undefined) ?? payloadBytes(m).length;
   const direction = m.type === 'error' ? m._bb?.direction : m.type;
   const row: DiagramRow = {
     lane, dir: direction === 'send' ? 'send' : 'receive', kind: 'ws', opcode: m.opcode, time: m.time, size,
@@ -153,7 +153,10 @@ function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: Diag
   if (m.opcode === 8) row.close = closeOf(m);
   const text = m.opcode === 1 || m.type === 'error';
   const payload: DiagramPayload = { kind: 'ws', opcode: m.opcode, encoding: text ? 'text' : 'base64', data: m.data };
-  if (m._bb?.truncated !== undefined) payload.truncated = m._bb.truncated;
+  if (m._bb?.truncated !== undefined) {
+    payload.truncated = m._bb.truncated;
+    if (m._bb.size !== undefined) payload.size = m._bb.size;
+  }
   return { row, payload };
 }
 

@@ -236,8 +236,10 @@ export interface WsMessage {
   direction: 'send' | 'receive';
   /** 1 text, 2 binary, 8 close, 9 ping, 10 pong. */
   opcode: number;
-  /** The payload, inflated when permessage-deflate compressed it. */
+  /** The payload, inflated when permessage-deflate compressed it (its first bytes only when `size` is set). */
   data: Buffer;
+  /** The whole payload's bytes (inflated), when `data` holds only the first ones (the tap's cap); absent when `data` is whole. */
+  size?: number;
   /** How many frames carried it. */
   frames: number;
   /** True when it was compressed on the wire. */

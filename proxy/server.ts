@@ -41,6 +41,8 @@ export interface ProxyOptions {
   upstreamTls?: UpstreamTlsOptions;
   /** Reads both directions of each upgraded connection (the WebSocket tap). */
   tap?: UpgradeTap;
+  /** The WebSocket tap: payload bytes (inflated) of a message its fact carries, the rest only counted; a recording passes its body cap (default 64 MiB). */
+  wsKeep?: number;
   /** Max request head size, bytes (Node's default 16 KiB). */
   maxHeaderSize?: number;
   /** Reverse mode in front of an https target: terminate the clients' TLS with leaves from this factory, ALPN mirrored (--listen-tls). */
@@ -129,6 +131,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     resolveUpstream,
     nextExchangeId: () => ++exchangeCounter,
     tap: options.tap,
+    wsKeep: options.wsKeep,
     // h2c needs prior knowledge of the target: reverse mode only.
     h2c: !options.resolveUpstream,
     // Forward mode listens for 'connect' (as on an http.Server); without a listener a CONNECT is refused by a close.

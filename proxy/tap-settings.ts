@@ -36,6 +36,8 @@ export interface TapSettings extends RewriteSettings {
   nextExchangeId: () => number;
   /** Reads both directions of each upgraded connection (default: the WebSocket tap for websocket upgrades). */
   tap?: UpgradeTap;
+  /** The WebSocket tap: payload bytes of a message it keeps (default DEFAULT_WS_KEEP). */
+  wsKeep?: number;
   /** Reverse mode: a connection opening with the h2 preface goes to the h2 tap (h2c with prior knowledge). */
   h2c?: boolean;
   /** Forward mode: a CONNECT request; the socket is the caller's from here on, `head` the bytes after it. */

@@ -51,12 +51,14 @@ export interface HandOver {
   bus: FactBus;
   /** The tap to run; default: the WebSocket tap for websocket upgrades. */
   tap?: UpgradeTap;
+  /** The WebSocket tap: payload bytes of a message it keeps (default DEFAULT_WS_KEEP). */
+  wsKeep?: number;
 }
 
 /** The built-in WebSocket tap, fed by the relay. */
-function webSocketTap(bus: FactBus): UpgradeTap {
+function webSocketTap(bus: FactBus, keep: number | undefined): UpgradeTap {
   return (args) => {
-    const tap = tapWebSocket({ ...args, emit: (fact) => bus.emit(fact), fed: true });
+    const tap = tapWebSocket({ ...args, emit: (fact) => bus.emit(fact), fed: true, keep });
     return { fromClient: tap.fromClient, fromUpstream: tap.fromUpstream };
   };
 }
@@ -68,7 +70,7 @@ export function handOver(h: HandOver): void {
   if (h.upstreamHead.length > 0) client.write(h.upstreamHead);
   if (h.clientHead.length > 0) upstream.write(h.clientHead);
   const isWebSocket = /^websocket$/i.test(headerValue(h.request.rawHeaders, 'upgrade') ?? '');
-  const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? webSocketTap(bus) : undefined);
+  const tap: UpgradeTap | undefined = h.tap ?? (isWebSocket ? webSocketTap(bus, h.wsKeep) : undefined);
   let feeds: TapFeeds | void = undefined;
   if (tap) {
     // The tap starts before the relay so that it sees every chunk from the first one.

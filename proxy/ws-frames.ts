@@ -9,8 +9,12 @@
 // - a new buffer otherwise: masked payloads are unmasked into it (the one copy
 //   we need: the original bytes are still on their way to the other side) and
 //   payloads split across chunks are gathered into it.
-// Fragments are assembled into whole messages; permessage-deflate is left to
-// the caller (the unit says `compressed` and carries the compressed bytes).
+// Fragments are assembled into whole messages, but never more than `keep`
+// bytes of one: past that its bytes are only counted (the unit says `size`),
+// so a message of any length costs at most `keep` bytes of memory. A
+// compressed message (permessage-deflate) is not gathered at all: each piece
+// of its payload goes to `onCompressed` as it arrives, for the caller to
+// inflate as a stream (its unit then carries no data).
 //
 // It reports one `ParsedUnit` per message or control frame, in wire order of
 // completion: a data message when its FIN frame has fully arrived, a control
@@ -30,8 +34,10 @@ export interface ParsedUnit {
   frames: number;
   /** RSV1 on its first frame: permessage-deflate compressed it. */
   compressed: boolean;
-  /** The unmasked payload of all its frames (still compressed when `compressed`). */
+  /** The unmasked payload of all its frames, at most `keep` bytes of it; empty when `compressed` (the bytes went to onCompressed). */
   data: Buffer;
+  /** Payload bytes of all its frames, when `data` holds only the first `keep` of them (absent when `data` is whole). */
+  size?: number;
 }
 
 /** What one direction's parser enforces. */
@@ -40,8 +46,8 @@ export interface FrameParserOptions {
   masked: boolean;
   /** permessage-deflate was negotiated: RSV1 may mark a message's first frame (RFC 7692 section 6). */
   deflate: boolean;
-  /** Largest message, in payload bytes on the wire (0 = no cap). */
-  maxPayload: number;
+  /** Payload bytes of a message handed out in its unit (Infinity = all); the rest is counted, not kept. */
+  keep: number;
 }
 
 /** A frame the parser refuses; `code` is ws's (WS_ERR_...). */
@@ -90,22 +96,33 @@ export class FrameParser {
   private length = 0;
   // The masking key as one 32-bit word in the machine's byte order (see unmask()).
   private mask = 0;
-  // A payload split across chunks, gathered here.
-  private payload: Buffer | undefined;
+  // Payload bytes of the frame read so far, and how many of them are kept
+  // (the frame's first `frameKeep`: all of a control frame, what fits under
+  // `keep` of a data message, none of a compressed one).
   private payloadHave = 0;
+  private frameKeep = 0;
+  // The kept bytes: a view (or unmasked copy) when they were whole in one
+  // chunk, else gathered (still masked) into `payload` across chunks.
+  private direct: Buffer | undefined;
+  private payload: Buffer | undefined;
   // The data message being assembled (opcode 0 = none in progress).
   private messageOpcode = 0;
   private messageTime = 0;
   private messageFrames = 0;
   private messageCompressed = false;
+  // Payload bytes of its frames so far, and how many of them are kept.
   private messageBytes = 0;
+  private messageKept = 0;
   private fragments: Buffer[] = [];
+  private readonly onCompressed: (piece: Buffer) => void;
   /** True after a close frame or an error: nothing more is read. */
   ended = false;
 
-  constructor(opts: FrameParserOptions, onUnit: (unit: ParsedUnit) => void) {
+  /** `onCompressed` gets each piece of a compressed message's payload, unmasked, in order, as it arrives. */
+  constructor(opts: FrameParserOptions, onUnit: (unit: ParsedUnit) => void, onCompressed: (piece: Buffer) => void = () => {}) {
     this.opts = opts;
     this.onUnit = onUnit;
+    this.onCompressed = onCompressed;
   }
 
   /** Parses one chunk that arrived at `time`, reporting each unit it completes. */
@@ -210,13 +227,10 @@ export class FrameParser {
 
   private haveLength(length: number): void {
     this.length = length;
-    if (length > 0 && this.opcode < 0x08) {
-      // The cap counts every data frame of the message, before any inflating.
-      this.messageBytes += length;
-      if (this.opts.maxPayload > 0 && this.messageBytes > this.opts.maxPayload) {
-        throw this.error('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', 'Max payload size exceeded');
-      }
-    }
+    if (this.opcode >= 0x08) this.frameKeep = length;
+    else if (this.opcode === 0 ? this.messageCompressed : this.rsv1) this.frameKeep = 0;
+    else this.frameKeep = Math.min(length, Math.max(0, this.opts.keep - this.messageKept));
+    if (this.opcode < 0x08) this.messageBytes += length;
     if (this.masked) this.state = State.Mask;
     else this.startPayload();
   }
@@ -228,25 +242,29 @@ export class FrameParser {
 
   // Payload bytes from `at`; returns the new chunk offset.
   private readPayload(chunk: Buffer, at: number): number {
-    const available = chunk.length - at;
     const length = this.length;
-    if (this.payload === undefined && available >= length) {
-      // The whole payload is in this chunk.
-      const data = this.masked ? unmask(chunk, at, length, this.mask) : chunk.subarray(at, at + length);
-      this.frameDone(data);
-      return at + length;
+    const have = this.payloadHave;
+    const k = Math.min(length - have, chunk.length - at);
+    if (this.frameKeep === 0 && this.opcode < 0x08 && (this.opcode === 0 ? this.messageCompressed : this.rsv1)) {
+      // A compressed message: every piece goes on to be inflated, none is kept here.
+      this.onCompressed(this.masked ? unmask(chunk, at, k, rotateMask(this.mask, have)) : chunk.subarray(at, at + k));
+    } else if (have < this.frameKeep) {
+      const want = Math.min(this.frameKeep - have, k);
+      if (have === 0 && want === this.frameKeep) {
+        // The usual case: every kept byte is in this chunk.
+        this.direct = this.masked ? unmask(chunk, at, want, this.mask) : chunk.subarray(at, at + want);
+      } else {
+        this.payload ??= Buffer.allocUnsafe(this.frameKeep);
+        chunk.copy(this.payload, have, at, at + want);
+      }
     }
-    if (this.payload === undefined) {
-      this.payload = Buffer.allocUnsafe(length);
-      this.payloadHave = 0;
-    }
-    const k = Math.min(length - this.payloadHave, available);
-    chunk.copy(this.payload, this.payloadHave, at, at + k);
-    this.payloadHave += k;
+    this.payloadHave = have + k;
     if (this.payloadHave === length) {
-      const data = this.payload;
+      const data = this.direct ?? this.payload ?? EMPTY;
+      if (this.payload !== undefined && this.masked) unmaskInPlace(data, this.mask);
+      this.direct = undefined;
       this.payload = undefined;
-      if (this.masked) unmaskInPlace(data, this.mask);
+      this.payloadHave = 0;
       this.frameDone(data);
     }
     return at + k;
@@ -269,8 +287,10 @@ export class FrameParser {
     }
     if (opcode !== 0 && this.fin) {
       // The usual message: one frame, nothing to assemble.
+      const unit: ParsedUnit = { opcode, time: this.frameTime, frames: 1, compressed: this.rsv1, data };
+      if (!this.rsv1 && this.length > data.length) unit.size = this.length;
       this.messageBytes = 0;
-      this.onUnit({ opcode, time: this.frameTime, frames: 1, compressed: this.rsv1, data });
+      this.onUnit(unit);
       return;
     }
     if (opcode !== 0) {
@@ -279,6 +299,7 @@ export class FrameParser {
       this.messageCompressed = this.rsv1;
     }
     this.messageFrames++;
+    this.messageKept += data.length;
     if (data.length > 0) this.fragments.push(data);
     if (!this.fin) return;
     const fragments = this.fragments;
@@ -289,9 +310,12 @@ export class FrameParser {
       compressed: this.messageCompressed,
       data: fragments.length === 1 ? fragments[0]! : fragments.length === 0 ? EMPTY : Buffer.concat(fragments),
     };
+    if (!this.messageCompressed && this.messageBytes > this.messageKept) unit.size = this.messageBytes;
     this.messageOpcode = 0;
     this.messageFrames = 0;
     this.messageBytes = 0;
+    this.messageKept = 0;
+    this.messageCompressed = false;
     this.fragments = fragments.length === 0 ? fragments : [];
     this.onUnit(unit);
   }
@@ -299,6 +323,7 @@ export class FrameParser {
   private error(code: string, message: string): FrameError {
     this.ended = true;
     this.payload = undefined;
+    this.direct = undefined;
     this.fragments = [];
     return new FrameError(code, message);
   }
@@ -329,6 +354,16 @@ function maskWord(src: Buffer, at: number): number {
 }
 
 // The unmasked payload in a new buffer (the bytes in `src` are still on their way to the other side).
+/** The key word for a payload piece that starts `offset` bytes into its frame (the key's byte offset mod 4 goes first). */
+function rotateMask(mask: number, offset: number): number {
+  const shift = offset & 3;
+  if (shift === 0) return mask;
+  keyWord[0] = mask;
+  const b = [keyBytes[0]!, keyBytes[1]!, keyBytes[2]!, keyBytes[3]!];
+  for (let i = 0; i < 4; i++) keyBytes[i] = b[(i + shift) & 3]!;
+  return keyWord[0]!;
+}
+
 function unmask(src: Buffer, at: number, length: number, mask: number): Buffer {
   const out = Buffer.allocUnsafe(length);
   if (length >= WORDWISE_FROM) {

@@ -6,9 +6,14 @@
 // the proxy's own relay, one 'data' listener per socket), or the tap adds its
 // own 'data' listeners beside a pipe. Each direction goes to its own FrameParser
 // (ws-frames.ts): client frames must be masked, the upstream's must not. Each
-// direction inflates permessage-deflate messages with its own ws
-// PerMessageDeflate, whose isServer flag picks the right side's negotiated
+// direction inflates permessage-deflate messages with its own
+// MessageInflater (ws-inflate.ts), set up from the sending side's negotiated
 // parameters.
+//
+// A message is never held whole: the tap keeps its first `keep` payload bytes
+// (inflated) and counts the rest, so a message larger than that (the peers
+// allow what they like) becomes a fact with those bytes and its `size`, and
+// the frames behind it are parsed as usual.
 //
 // ws's Receiver did this job before; a direct parser costs a fraction of it
 // (no Writable stream per direction, no copy of every chunk, one pass over the
@@ -17,10 +22,12 @@
 // Failures are facts: a frame the parser rejects becomes one ws-error and
 // that direction is no longer parsed; the bytes keep flowing.
 import type { Duplex } from 'node:stream';
+import zlib from 'node:zlib';
 import { PerMessageDeflate, extension } from 'ws';
 import { headerValues } from '../core/index.js';
 import { now, type Fact, type WsMessage } from './events.js';
 import { FrameError, FrameParser, type ParsedUnit } from './ws-frames.js';
+import { MessageInflater, type Inflated } from './ws-inflate.js';
 
 /** What the proxy hands the tap once an upgrade succeeded and both sockets are piped. */
 export interface WsTapOptions {
@@ -38,8 +45,8 @@ export interface WsTapOptions {
   responseHeaders: string[];
   /** Where facts go (FactBus.emit): ws-message, ws-error, upgrade-closed. */
   emit: (fact: Fact) => void;
-  /** Messages larger than this (bytes, inflated) become an error row; default 64 MiB. */
-  maxPayload?: number;
+  /** Payload bytes (inflated) of a message its fact carries; the rest is counted (`size`), not held. Default 64 MiB. */
+  keep?: number;
   /** The caller passes every chunk to fromClient()/fromUpstream(); the tap adds no 'data' listeners. */
   fed?: boolean;
 }
@@ -54,8 +61,8 @@ export interface WsTap {
   fromUpstream(chunk: Buffer, time: number): void;
 }
 
-/** Default cap on one message's inflated size. */
-export const DEFAULT_WS_MAX_PAYLOAD = 64 * 1024 * 1024;
+/** Default payload bytes of one message the tap keeps (inflated). */
+export const DEFAULT_WS_KEEP = 64 * 1024 * 1024;
 
 type Direction = 'send' | 'receive';
 
@@ -68,12 +75,15 @@ interface FirstClose {
 
 /** Starts tapping an upgraded connection. Never throws, never writes to or pauses a socket. */
 export function tapWebSocket(opts: WsTapOptions): WsTap {
-  // ws keeps the cap in an int32 (`| 0`).
-  const maxPayload = Math.min(opts.maxPayload ?? DEFAULT_WS_MAX_PAYLOAD, 2 ** 31 - 1);
+  const keep = opts.keep ?? DEFAULT_WS_KEEP;
   let stopped = false;
   let firstClose: FirstClose | undefined;
   const emit = (fact: Fact): void => {
     if (stopped) return;
+    // The first close in wire order (facts leave in it; a close behind a message still inflating is reported after the other side's reply).
+    if (fact.type === 'ws-message' && fact.opcode === 8) {
+      firstClose ??= { code: fact.closeCode, reason: fact.closeReason, by: fact.direction === 'send' ? 'client' : 'server' };
+    }
     try {
       opts.emit(fact);
     } catch {
@@ -88,11 +98,8 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
       direction,
       exchangeId: opts.exchangeId,
       extensionsHeader: extensionsHeader(opts.responseHeaders),
-      maxPayload,
+      keep,
       order,
-      onClose: (code, reason) => {
-        firstClose ??= { code, reason, by: direction === 'send' ? 'client' : 'server' };
-      },
     }),
   );
   const [send, receive] = directions as [DirectionParser, DirectionParser];
@@ -166,11 +173,10 @@ interface DirectionOptions {
   exchangeId: number;
   /** The 101's Sec-WebSocket-Extensions values, joined ('' when absent). */
   extensionsHeader: string;
-  maxPayload: number;
+  /** Payload bytes of a message to keep. */
+  keep: number;
   /** The connection's one wire order, shared by both directions. */
   order: WireOrder;
-  /** Called for every close frame, in order (the tap keeps the first). */
-  onClose: (code: number | undefined, reason: string | undefined) => void;
 }
 
 /**
@@ -209,32 +215,29 @@ class WireOrder {
   }
 }
 
-/** A parsed unit with its place in wire order. */
-interface QueuedUnit {
-  unit: ParsedUnit;
+/** A unit (or a parse error) with its place in wire order, waiting for those before it. */
+interface Queued {
   ticket: number;
-}
-
-/** A parse error waiting behind messages that are still being inflated. */
-interface QueuedError {
-  error: FrameError;
+  unit?: ParsedUnit;
+  error?: FrameError;
   time: number;
-  ticket: number;
+  /** A compressed message: set once it is inflated (or could not be). */
+  inflated?: Inflated | Error;
 }
 
 /**
- * Parses one direction: a FrameParser for frames and messages, then
- * PerMessageDeflate for compressed ones. Inflate is asynchronous, so once a
- * compressed message is being inflated, later units (and a parse error) wait
- * in a queue: facts leave in wire order, as ws's Receiver would emit them.
+ * Parses one direction: a FrameParser for frames and messages, then a
+ * MessageInflater for compressed ones, fed piece by piece as they arrive.
+ * Inflating is asynchronous, so once a compressed message is waiting for
+ * its result, later units (and a parse error) wait behind it in a queue:
+ * facts leave in wire order, as ws's Receiver would emit them.
  */
 class DirectionParser {
   private readonly opts: DirectionOptions;
   private parser: FrameParser | undefined;
-  private deflate: PerMessageDeflate | undefined;
-  // Units parsed but not yet emitted because an inflate runs ahead of them, in order.
-  private readonly queue: Array<QueuedUnit | QueuedError> = [];
-  private inflating = false;
+  private inflater: MessageInflater | undefined;
+  // Units parsed but not yet reported because a compressed message ahead of them is still inflating, in order.
+  private readonly queue: Queued[] = [];
   private idleWaiters: Array<() => void> = [];
   // No more facts from this direction: it failed, or a close frame ended it.
   private done = false;
@@ -244,21 +247,16 @@ class DirectionParser {
     this.opts = opts;
     const isServer = opts.direction === 'send';
     try {
-      // Parsed here, once per direction: accept() mutates what it is given.
-      const offers = opts.extensionsHeader ? extension.parse(opts.extensionsHeader)[PerMessageDeflate.extensionName] : undefined;
-      if (offers) {
-        // isServer picks which side's parameters (window bits, context takeover) inflate.
-        const deflate = new PerMessageDeflate({ isServer, maxPayload: opts.maxPayload });
-        deflate.accept(offers);
-        this.deflate = deflate;
-      }
+      this.inflater = inflaterFor(opts.extensionsHeader, isServer, opts.keep);
     } catch (err) {
       this.fail(opts.order.ticket(), now(), 'WS_ERR_INVALID_EXTENSIONS', `the 101's Sec-WebSocket-Extensions cannot be used: ${(err as Error).message}`);
       return;
     }
+    const inflater = this.inflater;
     this.parser = new FrameParser(
-      { masked: isServer, deflate: this.deflate !== undefined, maxPayload: opts.maxPayload },
+      { masked: isServer, deflate: inflater !== undefined, keep: opts.keep },
       (unit) => this.unit(unit),
+      inflater ? (piece) => inflater.write(piece) : undefined,
     );
   }
 
@@ -272,61 +270,61 @@ class DirectionParser {
     } catch (err) {
       const error = err instanceof FrameError ? err : new FrameError('WS_ERR_PARSE', (err as Error).message);
       const ticket = this.opts.order.ticket();
-      if (this.inflating || this.queue.length > 0) this.queue.push({ error, time, ticket });
+      if (this.queue.length > 0) this.queue.push({ ticket, error, time });
       else this.fail(ticket, time, error.code, error.message);
     }
   }
 
   /** Resolves once no inflate is running and nothing waits to be reported. */
   finish(): Promise<void> {
-    if (!this.inflating) return Promise.resolve();
+    if (this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Stops reporting and frees zlib once it is idle. */
+  /** Stops reporting and frees zlib. */
   dispose(): void {
     this.done = true;
     this.dropQueue();
-    // Closing zlib under a pending inflate makes ws's flush callback throw
-    // (it reads the closed stream): wait for the inflate to finish first.
-    void this.finish().then(() => {
-      this.deflate?.cleanup();
-      this.deflate = undefined;
-    });
+    this.inflater?.close();
+    this.inflater = undefined;
   }
 
   private unit(unit: ParsedUnit): void {
     const ticket = this.opts.order.ticket();
-    if (this.inflating || this.queue.length > 0) this.queue.push({ unit, ticket });
-    else if (unit.compressed) this.inflate({ unit, ticket });
-    else this.report(unit, ticket, unit.data);
+    if (unit.compressed) {
+      const queued: Queued = { ticket, unit, time: unit.time };
+      this.queue.push(queued);
+      // The inflater may answer at once (it failed before): the entry is queued first.
+      this.inflater!.end((result) => {
+        queued.inflated = result;
+        this.drain();
+      });
+    } else if (this.queue.length > 0) {
+      this.queue.push({ ticket, unit, time: unit.time });
+    } else {
+      this.report(unit, ticket, unit.data, unit.size);
+    }
   }
 
-  // Inflates one compressed message; the queue behind it moves on when it is done.
-  private inflate(queued: QueuedUnit): void {
-    this.inflating = true;
-    this.deflate!.decompress(queued.unit.data, true, (err, data) => {
-      this.inflating = false;
-      if (err) this.fail(queued.ticket, this.lastChunkTime, (err as Error & { code?: string }).code ?? 'WS_ERR_PARSE', err.message);
-      else this.report(queued.unit, queued.ticket, data!);
-      this.drain();
-      if (!this.inflating) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const resolve of waiters) resolve();
-      }
-    });
-  }
-
-  // Reports queued units in order until the next compressed one starts inflating.
+  // Reports queued units in order up to the first compressed one still inflating.
   private drain(): void {
-    while (this.queue.length > 0 && !this.done && !this.inflating) {
-      const next = this.queue.shift()!;
-      if ('error' in next) this.fail(next.ticket, next.time, next.error.code, next.error.message);
-      else if (next.unit.compressed) this.inflate(next);
-      else this.report(next.unit, next.ticket, next.unit.data);
+    while (this.queue.length > 0 && !this.done) {
+      const next = this.queue[0]!;
+      if (next.unit?.compressed && next.inflated === undefined) break;
+      this.queue.shift();
+      if (next.error) this.fail(next.ticket, next.time, next.error.code, next.error.message);
+      else if (next.inflated instanceof Error) {
+        const err = next.inflated as Error & { code?: string };
+        this.fail(next.ticket, this.lastChunkTime, err.code ?? 'WS_ERR_PARSE', err.message);
+      } else if (next.inflated) this.report(next.unit!, next.ticket, next.inflated.data, next.inflated.size);
+      else this.report(next.unit!, next.ticket, next.unit!.data, next.unit!.size);
     }
     if (this.done) this.dropQueue();
+    if (this.queue.length === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
   }
 
   // Units that will never be reported still settle their place, so the other direction goes on.
@@ -334,7 +332,7 @@ class DirectionParser {
     for (const q of this.queue.splice(0)) this.opts.order.settle(q.ticket, null);
   }
 
-  private report(unit: ParsedUnit, ticket: number, data: Buffer): void {
+  private report(unit: ParsedUnit, ticket: number, data: Buffer, size: number | undefined): void {
     if (this.done) {
       this.opts.order.settle(ticket, null);
       return;
@@ -349,6 +347,7 @@ class DirectionParser {
       frames: unit.frames,
       compressed: unit.compressed,
     };
+    if (size !== undefined && size > data.length) fact.size = size;
     if (unit.opcode === 8) {
       // RFC 6455 section 5.5.1: nothing follows a close frame in this direction.
       this.done = true;
@@ -358,7 +357,6 @@ class DirectionParser {
       }
     }
     this.opts.order.settle(ticket, fact);
-    if (unit.opcode === 8) this.opts.onClose(fact.closeCode, fact.closeReason);
   }
 
   private fail(ticket: number, time: number, code: string, message: string): void {
@@ -370,6 +368,24 @@ class DirectionParser {
     this.dropQueue();
     this.opts.order.settle(ticket, { type: 'ws-error', exchangeId: this.opts.exchangeId, time, direction: this.opts.direction, code, message });
   }
+}
+
+/**
+ * The inflater for one direction, from the 101's permessage-deflate
+ * parameters (undefined when it was not negotiated). ws's PerMessageDeflate
+ * reads and checks them, so a 101 ws would refuse is refused here with ws's
+ * words; throws then. `isServer` picks the side whose messages this
+ * direction inflates: the client's parameters for what the server receives.
+ */
+function inflaterFor(extensionsHeader: string, isServer: boolean, keep: number): MessageInflater | undefined {
+  const offers = extensionsHeader ? extension.parse(extensionsHeader)[PerMessageDeflate.extensionName] : undefined;
+  if (!offers) return undefined;
+  const negotiation = new PerMessageDeflate({ isServer });
+  const params = negotiation.accept(offers);
+  negotiation.cleanup();
+  const sender = isServer ? 'client' : 'server';
+  const bits = params[`${sender}_max_window_bits`];
+  return new MessageInflater({ windowBits: typeof bits === 'number' ? bits : zlib.constants.Z_DEFAULT_WINDOWBITS, takeover: !params[`${sender}_no_context_takeover`], keep });
 }
 
 /** The 101's Sec-WebSocket-Extensions values, joined as one list ('' when absent). */

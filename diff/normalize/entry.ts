@@ -210,7 +210,10 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
     if (ctx.rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
     // Engine.IO heartbeats ("2", "3") are timer-driven too; "2probe" / "3probe" of the upgrade are kept.
     if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
-    messages.push({ type: m.type, opcode: m.opcode, data: wsData(m.opcode, m.data, m._bb, ctx, eio) });
+    // A message cut at the body cap compares as what was kept (never parsed: a prefix is no packet or JSON) and says so.
+    const cut = m._bb?.truncated;
+    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio);
+    messages.push({ type: m.type, opcode: m.opcode, data });
   }
   const out: NonNullable<NormalizedEntry['ws']> = { messages };
   const close = e._bb?.close;

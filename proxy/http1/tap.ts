@@ -319,7 +319,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       client: this.client,
       upstream: socket,
     });
-    handOver({ exchangeId: ex.id, request: ex.head, response: head, client: this.client, upstream: socket, clientHead, upstreamHead, bus: this.settings.bus, tap: this.settings.tap });
+    handOver({ exchangeId: ex.id, request: ex.head, response: head, client: this.client, upstream: socket, clientHead, upstreamHead, bus: this.settings.bus, tap: this.settings.tap, wsKeep: this.settings.wsKeep });
   }
 
   /** The upstream is gone with nothing awaited: the client ends too (1:1), unless it is closed or waits for an upgrade's answer. */

@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { openCapture, type Capture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, openCapture, type Capture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -103,6 +103,8 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
     connectTimeoutMs: options.connectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
     upstreamTls: options.upstreamTls,
+    // The tap holds no more of a WebSocket message than the capture records of it.
+    wsKeep: options.bodyCap ?? DEFAULT_BODY_CAP,
   };
   const proxy =
     options.mode === 'forward'

@@ -30,7 +30,7 @@ export interface HarnessOptions {
   responseHeaders?: string[];
   clientHead?: Buffer;
   upstreamHead?: Buffer;
-  maxPayload?: number;
+  keep?: number;
 }
 
 /** A running harness. */
@@ -67,7 +67,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     upstreamHead: opts.upstreamHead ?? Buffer.alloc(0),
     responseHeaders: opts.responseHeaders ?? [],
     emit: (fact) => facts.push(fact),
-    maxPayload: opts.maxPayload,
+    keep: opts.keep,
   });
   const toServer: Buffer[] = [];
   const toClient: Buffer[] = [];

@@ -1,0 +1,47 @@
+// A WebSocket message cut at the body cap (`_bb.truncated` kept bytes,
+// `_bb.size` whole; issue 34 item 7) as the readers treat it: `bb diff`
+// compares what was kept and says it was cut, `bb frames` shows the whole
+// size and how much was recorded.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { diffCaptures, renderText } from '../../../diff/index.js';
+import { messageLine } from '../../../inspect/index.js';
+import type { HarWebSocketMessage } from '../../../capture/har.js';
+import { har, wsEntry, type Msg } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const T0 = '2024-05-01T10:00:00.000Z';
+const at = Date.parse(T0) / 1000;
+
+/** A text message cut at `kept` characters of `size` bytes. */
+function cut(text: string, size: number): Msg {
+  return { type: 'receive', time: at + 1, opcode: 1, data: text, _bb: { seq: 2, truncated: Buffer.byteLength(text), size } };
+}
+const after: Msg = { type: 'receive', time: at + 2, opcode: 1, data: '{"next":1}', _bb: { seq: 3 } };
+
+describe('a WebSocket message cut at the body cap', () => {
+  const t = tempDir();
+  const diff = async (a: Msg, b: Msg) =>
+    diffCaptures(await t.write(`a-${Math.random()}.har`, har([wsEntry('http://127.0.0.1:1/ws', T0, [a, after])])), await t.write(`b-${Math.random()}.har`, har([wsEntry('http://127.0.0.1:1/ws', T0, [b, after])])));
+
+  it('compares equal when both kept the same bytes of the same size', async () => {
+    const r = await diff(cut('{"items":[1,2,3', 73400320), cut('{"items":[1,2,3', 73400320));
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('compares what was kept, and the rows say the message was cut', async () => {
+    const r = await diff(cut('{"items":[1,2,3', 73400320), cut('{"items":[1,9,3', 73400320));
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'ws.messages[0].data.kept', '{"items":[1,2,3', '{"items":[1,9,3']]);
+  });
+
+  it('reports a different whole size', async () => {
+    const r = await diff(cut('abc', 1000), cut('abc', 2000));
+    assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['ws.messages[0].data.truncated.size', 1000, 2000]]);
+  });
+
+  it('bb frames shows the whole size and how much was recorded', () => {
+    const m = cut('{"items":[1,2,3', 73400320) as unknown as HarWebSocketMessage;
+    const line = messageLine(m, at, { color: false, width: 120 });
+    assert.equal(line, '     2     +1.000s ← text    70.0MB  (recorded 15B) {"items":[1,2,3');
+  });
+});
