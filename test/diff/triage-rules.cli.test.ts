@@ -74,6 +74,18 @@ describe('known differences', () => {
     assert.match(show(strict), /^DIFF: 1 stale known/);
   });
 
+  it('in a self-check (both captures of one build) an unmet known entry is expected, not stale, and never fails the run', async () => {
+    const same = await t.write('same-build.har', capture(run({ stack: true })));
+    const r = await diffCaptures(oldPath, same, { config: validateDiffConfig({ known: [stackKnown] }), sameBuild: true, strictKnown: true });
+    assert.equal(r.exitCode, 0, show(r));
+    assert.deepEqual(r.staleKnown, []);
+    assert.deepEqual(r.sameBuild, { knownUnmet: 1 });
+    const text = show(r);
+    assert.match(text, /^MATCH {2}\(3 pairs;/);
+    assert.match(text, /\n1 known entry matched nothing, as expected: both captures are of one build, so none of the ratified changes is in them\.\n/);
+    assert.doesNotMatch(text, /[Ss]tale/);
+  });
+
   it('a reasonless entry is refused (exit 2)', async () => {
     assert.throws(() => validateDiffConfig({ known: [{ where: '*', path: 'x' }] }), (err: Error) => isBbError(err) && exitStatusFor(err) === 2 && /known\[0\]: needs a "reason"/.test(err.message));
     const cfg = await t.write('reasonless.json', { known: [{ where: '*', path: 'response.body.stack', reason: '  ' }] });
