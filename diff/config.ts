@@ -206,8 +206,9 @@ function knownWhere(v: unknown, where: string): string | string[] {
 }
 
 /**
- * A known entry's recorded values (docs/diff.md "Triage"): `old` / `new` any
- * JSON value, `oldShape` / `newShape` a shape name, one of the two per side.
+ * A known entry's recorded values (docs/diff.md "Triage: known differences,
+ * noise, `bb known add`, `bb noise`"): `old` / `new` any JSON value,
+ * `oldShape` / `newShape` a shape name, one of the two per side.
  */
 function knownValues(k: Record<string, unknown>, where: string): KnownValues {
   const out: KnownValues = {};
