@@ -4,7 +4,7 @@ import { runBb } from '../helpers/cli.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, renderHtml, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -84,6 +84,9 @@ describe('known differences', () => {
     assert.match(text, /^MATCH {2}\(3 pairs;/);
     assert.match(text, /\n1 known entry matched nothing, as expected: both captures are of one build, so none of the ratified changes is in them\.\n/);
     assert.doesNotMatch(text, /[Ss]tale/);
+    const html = await renderHtml(r);
+    assert.match(html, /<p id="same-build">1 known entry matched nothing, as expected: both captures are of one build/);
+    assert.doesNotMatch(html, /Stale known/);
   });
 
   it('a reasonless entry is refused (exit 2)', async () => {
