@@ -9,7 +9,7 @@ const USAGE: Readonly<Record<string, { needs: string; usage: string }>> = {
   show: { needs: 'a capture', usage: 'bb show CAPTURE.har' },
   frames: { needs: 'a capture', usage: 'bb frames CAPTURE.har' },
   recover: { needs: 'the capture to recover', usage: 'bb recover captures/capture.har' },
-  known: { needs: 'an action and a difference id', usage: 'bb known add DIFF-ID --from report.json --reason "..."' },
+  known: { needs: 'an action and finding ids (or --all)', usage: 'bb known add FINDING-ID... --from report.json --reason "..."' },
   ca: { needs: 'an action', usage: 'bb ca path|print|export|trust-info' },
 };
 

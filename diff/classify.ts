@@ -1,11 +1,14 @@
 // Classify (docs/diff.md "Triage: known differences, noise, `bb known add`, `bb
 // noise`"): each difference is real, known (it matches a `known` entry of the
 // config, which carries the reason) or noise (the same entry and path also
-// differ between two captures of the old build). Known entries that matched
-// nothing are stale. Pure functions.
+// differ between two captures of the old build). A known entry that recorded
+// values (diff/ratified.ts) passes only rows holding them; a row at its place
+// with other values stays real and carries what was ratified. Known entries
+// that matched nothing are stale. Pure functions.
 import type { KnownConfig } from './config.js';
 import { globMatcher } from '../core/index.js';
 import { pathMatcher } from './selector.js';
+import { knownValuesOf, valuesMatch } from './ratified.js';
 import type { Difference, StaleKnown } from './types.js';
 
 /** A compiled known entry. */
@@ -33,26 +36,42 @@ function whereMatcher(where: string | string[]): (id: string) => boolean {
   return (id) => all.some((m) => m(id));
 }
 
-/** True when a known entry selects this difference. */
-export function knownMatches(k: KnownConfig, d: Pick<Difference, 'entry' | 'path' | 'kind'>): boolean {
-  const [m] = compile([k]);
-  return m!.where(d.entry) && m!.path(d.path) && (!k.kind || k.kind === d.kind);
+// The place a known entry selects: entry ids, field path and kind (its values aside).
+function selects(m: KnownMatcher, d: Pick<Difference, 'entry' | 'path' | 'kind'>): boolean {
+  return m.where(d.entry) && m.path(d.path) && (!m.entry.kind || m.entry.kind === d.kind);
+}
+
+/** True when a known entry selects this difference: its place, and its values when it recorded some. */
+export function knownMatches(k: KnownConfig, d: Pick<Difference, 'entry' | 'path' | 'kind' | 'old' | 'new'>): boolean {
+  return selects(compile([k])[0]!, d) && valuesMatch(k, d);
 }
 
 /**
  * Marks real differences matched by a known entry as known (in place, with
- * the reason) and returns the known entries that matched nothing.
+ * the reason); a real difference at a known entry's place whose values are
+ * not the recorded ones gets `ratified` instead. Returns the known entries
+ * that matched nothing (a broken ratification matched its place: not stale).
  */
 export function classifyKnown(differences: Difference[], known: KnownConfig[]): StaleKnown[] {
   const matchers = compile(known);
   const used = new Set<number>();
   for (const d of differences) {
     if (d.class !== 'real') continue;
-    const m = matchers.find((k) => k.where(d.entry) && k.path(d.path) && (!k.entry.kind || k.entry.kind === d.kind));
-    if (!m) continue;
-    d.class = 'known';
-    d.reason = m.entry.reason;
-    used.add(m.index);
+    let broken: KnownMatcher | undefined;
+    const m = matchers.find((k) => {
+      if (!selects(k, d)) return false;
+      if (valuesMatch(k.entry, d)) return true;
+      broken ??= k;
+      return false;
+    });
+    if (m) {
+      d.class = 'known';
+      d.reason = m.entry.reason;
+      used.add(m.index);
+    } else if (broken) {
+      d.ratified = { known: broken.index, ...knownValuesOf(broken.entry), reason: broken.entry.reason };
+      used.add(broken.index);
+    }
   }
   return matchers
     .filter((m) => !used.has(m.index))

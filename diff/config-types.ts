@@ -1,7 +1,7 @@
 // The shapes of the diff's config file (bb.config.json's `normalize`,
 // `pairing` and `known` keys): types only, a leaf every diff module may import
 // (config.ts validates a file into them; normalize/rules.ts compiles them).
-import type { DifferenceKind } from './types.js';
+import type { DifferenceKind, KnownValues } from './types.js';
 
 /** A key rule: values under this key (any depth) become `replace`. */
 export interface KeyRuleConfig {
@@ -86,8 +86,8 @@ export interface PairingConfig {
   arrayKeys?: Array<{ path: string; key: string }>;
 }
 
-/** A ratified difference (issue 7). */
-export interface KnownConfig {
+/** A ratified difference (issue 7); the values it recorded, when `bb known add` wrote it (issue 33). */
+export interface KnownConfig extends KnownValues {
   /** Glob over entry ids, or several (any of them matches: a finding's routes). */
   where: string | string[];
   /** Field path suffix. */

@@ -6,8 +6,10 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
+import type { KnownValues } from './types.js';
 import { BUILTIN_RULE_NAMES, ProtoSchema } from './normalize/index.js';
 import { BbError } from '../core/index.js';
+import { isShapeName, TYPE_SHAPES } from './ratified.js';
 
 export type * from './config-types.js';
 
@@ -166,6 +168,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
       where: knownWhere(k.where, where),
       path: optString(k, 'path', where) ?? '',
       ...(kind ? { kind: kind as DifferenceKind } : {}),
+      ...knownValues(k, where),
       reason,
       ...(k.since !== undefined ? { since: optString(k, 'since', where) } : {}),
       ...(k.tracking !== undefined ? { tracking: optString(k, 'tracking', where) } : {}),
@@ -200,6 +203,24 @@ function knownWhere(v: unknown, where: string): string | string[] {
   if (typeof v === 'string') return v;
   if (Array.isArray(v) && v.length > 0 && v.every((g) => typeof g === 'string')) return v as string[];
   fail(`${where}.where`, 'must be a glob over entry ids like "*/GET /v1/items#*", or a list of them');
+}
+
+/**
+ * A known entry's recorded values (docs/diff.md "Triage: known differences,
+ * noise, `bb known add`, `bb noise`"): `old` / `new` any JSON value,
+ * `oldShape` / `newShape` a shape name, one of the two per side.
+ */
+function knownValues(k: Record<string, unknown>, where: string): KnownValues {
+  const out: KnownValues = {};
+  for (const side of ['old', 'new'] as const) {
+    const shapeKey = `${side}Shape` as const;
+    const shape = optString(k, shapeKey, where);
+    if (shape !== undefined && !isShapeName(shape)) fail(`${where}.${shapeKey}`, `must be a shape: ${TYPE_SHAPES.join(', ')} or a placeholder like "<UUID>"; got ${JSON.stringify(shape)}`);
+    if (side in k && shape !== undefined) fail(where, `has both "${side}" and "${shapeKey}": keep the value or the shape`);
+    if (side in k) out[side] = k[side];
+    if (shape !== undefined) out[shapeKey] = shape;
+  }
+  return out;
 }
 
 /** A JSON.parse message on one line (V8 quotes the source text, newlines included). */

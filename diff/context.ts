@@ -23,6 +23,8 @@ export interface DiffOptions {
   noisePath?: string;
   /** Stale known entries fail the run (issue 7). */
   strictKnown?: boolean;
+  /** Both captures are of one build (bb compare --trees old,old): known entries that match nothing are expected there, not stale. */
+  sameBuild?: boolean;
   /** Server home directories per side, on top of log._bb.serverHome and the config's. */
   serverHome?: { old?: string; new?: string };
   /** Edits the stage pipe by name (e.g. `pipe.after('normalize', stage)`); an unknown name throws. */
@@ -158,6 +160,8 @@ export interface DiffContext {
   pairs: Pair[];
   /** Known entries that matched nothing (classify stage). */
   staleKnown: StaleKnown[];
+  /** With options.sameBuild: how many known entries matched nothing (expected there; classify stage). */
+  knownUnmet: number;
   /** Noise differences between the two old runs (issue 7). */
   noise?: Difference[];
   /** The second old run's times, with --noise. */
@@ -216,6 +220,7 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     differences: [],
     pairs: [],
     staleKnown: [],
+    knownUnmet: 0,
   };
 }
 

@@ -273,6 +273,8 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
         samples.push({ id: r.entry, request: r.request });
         if (samples.length === 3) break;
       }
+      // A real finding at a ratified place says what was ratified (its rows broke the same entry, or the first one's).
+      const ratified = rows.find((r) => r.ratified)?.ratified;
       const f: Finding = {
         id,
         class: first.class,
@@ -287,6 +289,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
         everywhere: !whole && [...fieldRoutes(pattern)].every((r) => routes.includes(r)),
         samples,
         ...(first.reason ? { reason: first.reason } : {}),
+        ...(ratified ? { ratified } : {}),
       };
       for (const r of rows) r.finding = id;
       out.push(f);

@@ -17,7 +17,8 @@ export type { HtmlOptions } from './report/html.js';
 export type { ViewLimits } from './report/html-pair.js';
 export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit, type JunitOptions } from './report/junit.js';
-export { narrowestKnown, knownForFinding, addKnownToConfigText, noiseRules } from './triage-rules.js';
+export { narrowestKnown, knownForFinding, findingOnRoutes, addKnownToConfigText, noiseRules } from './triage-rules.js';
+export { ratifiedSides } from './ratified.js';
 export { sortForComparison } from './order.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */

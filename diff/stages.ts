@@ -183,7 +183,10 @@ export const defaultStages: readonly DiffStage[] = [
       // Known first (a ratified difference stays ratified), then noise among what is left.
       // A `slower` entry can only match when a budget is judged: without one it is not stale, just not asked.
       const judged = ctx.options.timing?.budget !== undefined;
-      ctx.staleKnown = classifyKnown(ctx.differences, ctx.config.known).filter((k) => judged || k.kind !== 'slower');
+      const unmet = classifyKnown(ctx.differences, ctx.config.known).filter((k) => judged || k.kind !== 'slower');
+      // The same build twice has none of the ratified changes: their entries matching nothing is the expected outcome.
+      if (ctx.options.sameBuild) ctx.knownUnmet = unmet.length;
+      else ctx.staleKnown = unmet;
       if (ctx.noise) classifyNoise(ctx.differences, ctx.noise);
     },
   },
@@ -213,6 +216,7 @@ export const defaultStages: readonly DiffStage[] = [
         findings: ctx.findings,
         differences: ctx.differences,
         staleKnown: ctx.staleKnown,
+        ...(ctx.options.sameBuild ? { sameBuild: { knownUnmet: ctx.knownUnmet } } : {}),
         ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
         ...(ctx.timing ? { timing: ctx.timing } : {}),
         ...(ctx.options.views ? { views: ctx.views } : {}),

@@ -114,6 +114,33 @@ export interface Difference {
   finding?: string;
   /** A reordered array item or message: where it moved (not in --json, whose `old`/`new` say "at N: …"). */
   move?: Move;
+  /** A real row at a ratified place whose values are not the ratified ones: what the known entry recorded. */
+  ratified?: BrokenRatification;
+}
+
+/**
+ * What a known entry written by `bb known add` records of the changed rows it
+ * ratified, per side: the value when every row held the same one (normalized,
+ * ordinal numbers dropped), else the shape they shared (diff/ratified.ts).
+ * None of them: the entry matches any value.
+ */
+export interface KnownValues {
+  /** The old value every ratified row held. */
+  old?: unknown;
+  /** The new value every ratified row held. */
+  new?: unknown;
+  /** Or the shape of the old values ("number", "string", "<UUID>", …). */
+  oldShape?: string;
+  /** Or the shape of the new values. */
+  newShape?: string;
+}
+
+/** A known entry whose place a row matched but whose recorded values it did not: the row stays real. */
+export interface BrokenRatification extends KnownValues {
+  /** Its position in the config's known list. */
+  known: number;
+  /** Its reason. */
+  reason: string;
 }
 
 /** Where a reordered item or message sits on each side, and what it is when both sides read alike. */
@@ -156,6 +183,8 @@ export interface Finding {
   samples: Array<{ id: string; request: string }>;
   /** For known findings: the reason. */
   reason?: string;
+  /** A real finding at a ratified place with other values: what was ratified ("was ratified as 201 → 200, now 201 → 500"). */
+  ratified?: BrokenRatification;
 }
 
 /** How two entries (or one unpaired entry) line up. */
@@ -206,8 +235,10 @@ export interface DiffResult {
   findings: Finding[];
   /** Every difference, in pair order then path order. */
   differences: Difference[];
-  /** Known entries that matched nothing. */
+  /** Known entries that matched nothing (none when `sameBuild`: there they are expected). */
   staleKnown: StaleKnown[];
+  /** Both captures are of one build (bb compare --trees old,old): how many known entries matched nothing, as expected. */
+  sameBuild?: { knownUnmet: number };
   /** With options.views: both sides of differing pairs, by index in `pairs`, for the HTML report (never in --json). */
   views?: Map<number, PairView>;
   /** With --noise: the second old capture and how many differences it had with the old one. */

@@ -1,10 +1,10 @@
-// bb known add: ratify a finding (one known entry over its routes) or one difference (the narrowest entry) from a --json report, written into the config.
+// bb known add: ratify findings (one known entry over each one's routes, with the values it ratified) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { validateDiffConfig, type Difference, type Finding } from '../../diff/index.js';
-import { addKnownToConfigText, knownForFinding, narrowestKnown } from '../../diff/index.js';
-import { BbError, isBbError } from '../../core/index.js';
+import { validateDiffConfig, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
+import { addKnownToConfigText, findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
+import { BbError, globMatcher, isBbError } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
   try {
@@ -16,24 +16,83 @@ async function readText(path: string, what: string, missingOk: boolean): Promise
   }
 }
 
+/** What the report holds, as bb known add reads it. */
+interface Report {
+  differences: Difference[];
+  findings?: Finding[];
+}
+
+/** One thing to ratify: the entry to write and how to name it. */
+interface Ratification {
+  entry: KnownConfig;
+  what: string;
+}
+
+const findingName = (f: Finding) => `finding ${f.id} (${f.pattern || 'whole entry'} ${f.kind}, ${f.entries} entries)`;
+
+/**
+ * The entries to write: each id (a finding: its real occurrence first, when a
+ * part of it is already known; else a difference), or with --all / --route
+ * every real finding; --route keeps the part of each finding on its routes.
+ */
+function ratifications(report: Report, from: string, ids: string[], opts: { all: boolean; route?: string }, reason: string, extra: { since?: string; tracking?: string }): Ratification[] {
+  const rowsById = new Map(report.differences.map((d) => [d.id, d]));
+  const rowsOf = (f: Finding) => f.rows.flatMap((id) => rowsById.get(id) ?? []);
+  const route = opts.route !== undefined ? globMatcher(opts.route) : undefined;
+  const out: Ratification[] = [];
+  const finding = (f: Finding) => {
+    const part = route ? findingOnRoutes(f, rowsOf(f), route) : { finding: f, rows: rowsOf(f) };
+    if (part) out.push({ entry: knownForFinding(part.finding, part.rows, reason, extra), what: findingName(f) });
+  };
+  if (!ids.length) {
+    for (const f of report.findings ?? []) if (f.class === 'real') finding(f);
+    if (!out.length) throw new BbError('BB_DIFF_ID_UNKNOWN', `no real finding${opts.route !== undefined ? ` on a route like ${JSON.stringify(opts.route)}` : ''} in ${from}: nothing to ratify.`);
+    return out;
+  }
+  for (const id of ids) {
+    const f = (report.findings ?? []).filter((x) => x.id === id).sort((x, y) => (x.class === 'real' ? 0 : 1) - (y.class === 'real' ? 0 : 1))[0];
+    const d = f ? undefined : rowsById.get(id);
+    if (!f && !d) {
+      throw new BbError('BB_DIFF_ID_UNKNOWN', `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`);
+    }
+    if (f) finding(f);
+    else if (!route || route(d!.route)) out.push({ entry: narrowestKnown(d!, reason, extra), what: `${d!.entry} ${d!.path || '(whole entry)'} (${d!.kind})` });
+  }
+  if (!out.length) throw new BbError('BB_DIFF_ID_UNKNOWN', `none of ${ids.join(', ')} is on a route like ${JSON.stringify(opts.route)} in ${from}: nothing to ratify.`);
+  return out;
+}
+
+/** One line per written entry: where, path, kind, and what it fixed ("as 201 → 200"). */
+function writtenLine(configPath: string, k: KnownConfig): string {
+  const [a, b] = ratifiedSides(k);
+  const values = a === '*' && b === '*' ? '' : ` as ${a} → ${b}`;
+  return `added to ${configPath}: known where ${JSON.stringify(k.where)} path ${JSON.stringify(k.path)} kind ${k.kind}${values}: ${k.reason}\n`;
+}
+
 export const knownCommand: BbCommand = {
-  command: 'known <action> <id>',
-  describe: 'known add FINDING-ID|DIFF-ID --from report.json --reason "...": ratify a finding (or one difference) in the config',
+  command: 'known <action> [ids..]',
+  describe: 'known add FINDING-ID... | --all | --route GLOB --from report.json --reason "...": ratify findings (or differences) in the config, with the values they had',
   builder: (y: Argv) =>
     y
       .positional('action', { type: 'string', choices: ['add'], describe: 'add' })
-      .positional('id', { type: 'string', describe: 'a finding id (F…) or difference id from a bb diff --json report' })
-      .option('from', { type: 'string', nargs: 1, demandOption: true, describe: 'the bb diff --json report holding it' })
-      .option('reason', { type: 'string', nargs: 1, demandOption: true, describe: 'why this difference is accepted' })
+      .positional('ids', { type: 'string', array: true, describe: 'finding ids (F…) or difference ids from a bb diff --json report' })
+      .option('from', { type: 'string', nargs: 1, demandOption: true, describe: 'the bb diff --json report holding them' })
+      .option('reason', { type: 'string', nargs: 1, demandOption: true, describe: 'why these differences are accepted' })
+      .option('all', { type: 'boolean', default: false, describe: 'every real finding of the report' })
+      .option('route', { type: 'string', nargs: 1, describe: 'every real finding (or the ids given) on the routes this glob over "METHOD path" selects, that part only' })
       .option('since', { type: 'string', nargs: 1, describe: 'milestone or version that introduced it' })
       .option('tracking', { type: 'string', nargs: 1, describe: 'issue or ticket URL' })
       .option('config', { type: 'string', nargs: 1, default: 'bb.config.json', describe: 'the config file to write (created when absent)' }),
   run: async (argv) => {
-    const id = String(argv.id);
+    const ids = ((argv.ids as unknown[] | undefined) ?? []).map(String);
+    const all = argv.all === true;
+    const routeGlob = typeof argv.route === 'string' ? argv.route : undefined;
+    if (ids.length && all) throw new BbError('BB_USAGE', 'bb known add takes finding ids or --all, not both: --all ratifies every real finding of the report.');
+    if (!ids.length && !all && routeGlob === undefined) throw new BbError('BB_USAGE', 'bb known add needs finding ids, --all or --route GLOB: bb known add FINDING-ID --from report.json --reason "...".');
     const from = String(argv.from);
     const reason = String(argv.reason).trim();
     if (!reason) throw new BbError('BB_KNOWN_NO_REASON', '--reason must say why the difference is accepted.');
-    let report: { differences?: Difference[]; findings?: Finding[] };
+    let report: Partial<Report>;
     try {
       report = JSON.parse((await readText(from, 'report', false))!);
     } catch (err) {
@@ -45,30 +104,29 @@ export const knownCommand: BbCommand = {
       ...(typeof argv.since === 'string' ? { since: argv.since } : {}),
       ...(typeof argv.tracking === 'string' ? { tracking: argv.tracking } : {}),
     };
-    // A finding id ratifies the whole finding (its real occurrence first, when a part of it is already known).
-    const findings = (report.findings ?? []).filter((f) => f.id === id).sort((x, y) => (x.class === 'real' ? 0 : 1) - (y.class === 'real' ? 0 : 1));
-    const finding = findings[0];
-    const d = finding ? undefined : report.differences.find((x) => x.id === id);
-    if (!finding && !d) {
-      throw new BbError('BB_DIFF_ID_UNKNOWN', `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`);
-    }
-    const what = finding ? `finding ${finding.id} (${finding.pattern || 'whole entry'} ${finding.kind}, ${finding.entries} entries)` : `${d!.entry} ${d!.path || '(whole entry)'} (${d!.kind})`;
+    const todo = ratifications(report as Report, from, ids, { all, ...(routeGlob !== undefined ? { route: routeGlob } : {}) }, reason, extra);
     const configPath = String(argv.config);
-    const text = await readText(configPath, 'config', true);
-    const entry = finding ? knownForFinding(finding, reason, extra) : narrowestKnown(d!, reason, extra);
-    let next: string | undefined;
-    try {
-      next = addKnownToConfigText(text, entry);
-    } catch (err) {
-      throw new BbError('BB_CONFIG_INVALID', `config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
+    const original = await readText(configPath, 'config', true);
+    let text = original;
+    const lines: string[] = [];
+    for (const { entry, what } of todo) {
+      let next: string | undefined;
+      try {
+        next = addKnownToConfigText(text, entry);
+      } catch (err) {
+        throw new BbError('BB_CONFIG_INVALID', `config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
+      }
+      if (next === undefined) lines.push(`${configPath} already has a known entry for ${what}; nothing written.\n`);
+      else {
+        text = next;
+        lines.push(writtenLine(configPath, entry));
+      }
     }
-    if (next === undefined) {
-      process.stdout.write(`${configPath} already has a known entry for ${what}; nothing written.\n`);
-      return 0;
+    if (text !== original) {
+      validateDiffConfig(JSON.parse(text!), configPath);
+      await writeFile(configPath, text!);
     }
-    validateDiffConfig(JSON.parse(next), configPath);
-    await writeFile(configPath, next);
-    process.stdout.write(`added to ${configPath}: known where ${JSON.stringify(entry.where)} path ${JSON.stringify(entry.path)} kind ${entry.kind}: ${reason}\n`);
+    process.stdout.write(lines.join(''));
     return 0;
   },
 };

@@ -8,7 +8,7 @@
 // attribute built from a result is a fragment id made of a hash's
 // characters (`anchor`), never a captured string.
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
-import { elidePair, findingLine, plural } from './text.js';
+import { brokenRatificationText, elidePair, findingLine, plural } from './text.js';
 import { tok } from './html-pair.js';
 import { esc } from '../../core/index.js';
 
@@ -68,7 +68,10 @@ const ROW_HEAD = '<thead><tr><th>class</th><th>finding</th><th>id</th><th>kind</
 function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number): string {
   const a = anchor(f.id);
   const counts = `${plural(f.rows.length, 'row')} · ${f.entries} of ${f.of} entries · ${plural(f.routes.length, 'route')}`;
-  const summary = `<summary><span class="tag tag-${f.class}">${f.class}</span> <code class="fid">${esc(f.id)}</code> <span class="fline">${tok(findingLine(f))}</span> <span class="fcounts">${esc(counts)}</span></summary>`;
+  // A finding that breaks a ratification says so in its summary line: it is why the run fails.
+  const broken = brokenRatificationText(f);
+  const ratified = broken ? ` <span class="fratified">${tok(broken)}</span>` : '';
+  const summary = `<summary><span class="tag tag-${f.class}">${f.class}</span> <code class="fid">${esc(f.id)}</code> <span class="fline">${tok(findingLine(f))}</span>${ratified} <span class="fcounts">${esc(counts)}</span></summary>`;
   const parts: string[] = [];
   if (f.reason) parts.push(`<p>reason: ${esc(f.reason)}</p>`);
   if (f.routes.length > 1) {

@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { DiffResult, Difference, DifferenceClass, Pair } from '../types.js';
 import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-findings.js';
-import { plural, verdictText } from './text.js';
+import { plural, sameBuildText, verdictText } from './text.js';
 import { TIMING_CSS, timingHtml } from './html-timing.js';
 import { DEFAULT_VIEW_LIMITS, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
 import { esc, pageHead, scriptJson } from '../../core/index.js';
@@ -75,7 +75,7 @@ col.w-req{width:18%}col.w-entry{width:17%}col.w-path{width:20%}col.w-change{widt
 #findings h3{font-size:1.05em;margin:.8em 0 .3em}
 details.finding{border-left:3px solid #ddd;margin:.3em 0;padding:.1em .5em}
 details.finding.c-real{border-left-color:#cf222e}details.finding.c-known{border-left-color:#d4a72c}
-details.finding>summary{cursor:pointer}.fid{color:#555}.fcounts{color:#555;font-size:.9em;margin-left:.5em}
+details.finding>summary{cursor:pointer}.fid{color:#555}.fratified{color:#b00;margin-left:.5em}.fcounts{color:#555;font-size:.9em;margin-left:.5em}
 .fbody{padding:.2em 0 .2em 1.2em}.fbody p{margin:.2em 0}
 section.pair{border:1px solid #ccc;margin:1em 0;padding:.5em}section.pair h3{margin:.2em 0;font-size:1em}
 .seq{color:#555;font-weight:normal;margin-left:.5em}.pair-meta{color:#555;margin:.2em 0}
@@ -150,12 +150,14 @@ function summaryHtml(result: DiffResult): string {
   const stale = result.staleKnown.length
     ? `<h2>Stale known entries</h2><ul>${result.staleKnown.map((s) => `<li>known[${s.index}] where <code>${tok(s.where)}</code> path <code>${tok(s.path)}</code>: ${esc(s.reason)}</li>`).join('')}</ul>`
     : '';
+  const sameBuild = sameBuildText(result);
+  const expected = sameBuild ? `<p id="same-build">${esc(sameBuild)}</p>` : '';
   return `<header id="summary">
 <h1 class="verdict-${result.verdict}" id="verdict">${esc(verdictText(result))}</h1>
 <p class="files"><code>${tok(result.old.path)}</code> (${result.old.entries} entries) → <code>${tok(result.new.path)}</code> (${result.new.entries} entries)${result.noiseRun ? `; noise from <code>${tok(result.noiseRun.path)}</code>` : ''}</p>
 <p id="counts">${counts.join(' · ')}</p>
 ${breakdownHtml(result)}
-${stale}</header>`;
+${stale}${expected}</header>`;
 }
 
 function filtersHtml(): string {

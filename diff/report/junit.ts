@@ -9,7 +9,7 @@
 import { timingRoute } from '../timing.js';
 import { ms, pValue, times } from './timing-text.js';
 import type { DiffResult, Difference, Finding } from '../types.js';
-import { elidePair, findingLine, plural } from './text.js';
+import { brokenRatificationText, elidePair, findingLine, plural } from './text.js';
 
 /** Options for the JUnit report. */
 export interface JunitOptions {
@@ -55,7 +55,8 @@ function findingsOf(diffs: Difference[], findings: Map<string, { finding: Findin
 
 /** "[id] finding line" (with the reason of a known one). */
 function findingText(f: Finding): string {
-  return `[${f.id}] ${findingLine(f)}${f.reason ? ` (known: ${f.reason})` : ''}`;
+  const broken = brokenRatificationText(f);
+  return `[${f.id}] ${findingLine(f)}${f.reason ? ` (known: ${f.reason})` : ''}${broken ? `; ${broken}` : ''}`;
 }
 
 /** Findings, then the rows: what a test case's failure or system-out says. */

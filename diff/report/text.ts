@@ -4,6 +4,7 @@
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
+import { ratifiedSides } from '../ratified.js';
 import { ms, times, timingLines } from './timing-text.js';
 
 /** Options for the text report. */
@@ -67,6 +68,20 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
   return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
 }
 
+/** A real finding that breaks a ratification: "was ratified as 201 → 200, now 201 → 500 (known[3]: reason)"; undefined for others. */
+export function brokenRatificationText(f: Finding): string | undefined {
+  if (!f.ratified) return undefined;
+  const [a, b] = ratifiedSides(f.ratified);
+  const now = 'old' in f || 'new' in f ? elidePair(f.old, f.new).join(' → ') : 'other values';
+  return `was ratified as ${a} → ${b}, now ${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
+}
+
+/** The line a self-check run (both captures of one build) says instead of listing stale known entries; undefined otherwise. */
+export function sameBuildText(result: DiffResult): string | undefined {
+  const n = result.sameBuild?.knownUnmet;
+  return n ? `${plural(n, 'known entry', 'known entries')} matched nothing, as expected: both captures are of one build, so none of the ratified changes is in them.` : undefined;
+}
+
 /** "3 rows", "1 row": a count with its noun. */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -117,6 +132,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
     for (const x of list) {
       const tag = cls === 'known' ? c('33', 'KNOWN-DIFF ') : cls === 'noise' ? c('2', 'NOISE ') : '';
       lines.push(`  ${tag}[${x.id}] ${findingLine(x, c)}`);
+      const broken = brokenRatificationText(x);
+      if (broken) lines.push(`      ${c('31', broken)}`);
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
       if (opts.rows) for (const id of x.rows) lines.push(rowLine(byId.get(id)!));
       else if (!folded) lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
@@ -129,6 +146,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
     lines.push('', c('1', 'Stale known entries (matched nothing: parity restored? remove them)'));
     for (const s of result.staleKnown) lines.push(`  known[${s.index}] where ${JSON.stringify(s.where)} path ${JSON.stringify(s.path)}: ${s.reason}`);
   }
+  const sameBuild = sameBuildText(result);
+  if (sameBuild) lines.push('', sameBuild);
   lines.push(...timingLines(result.timing, c));
   if (real && !opts.rows) lines.push('', c('2', 'bb diff --rows lists every difference under its finding; bb known add FINDING-ID --from report.json ratifies one.'));
   return `${lines.join('\n')}\n`;

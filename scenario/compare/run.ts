@@ -148,6 +148,8 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     ...(noiseRun ? { noisePath: noiseRun.har } : {}),
     ...(timing ? { timing: { ...timing, ...(more.length ? { runs: { old: more.filter((_, i) => i % 2 === 0).map((r) => r.har), new: more.filter((_, i) => i % 2 === 1).map((r) => r.har) } } : {}) } } : {}),
     serverHome: { old: a.serverHome, new: b.serverHome },
+    // A self-check (--trees old,old): known entries that match nothing are expected, not stale.
+    ...(a.tree === b.tree ? { sameBuild: true } : {}),
     // The HTML report gets the same side-by-side views as bb diff --html.
     views: true,
   });

@@ -4,7 +4,7 @@ import { runBb } from '../helpers/cli.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
+import { diffCaptures, renderHtml, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { addKnownToConfigText } from '../../diff/triage-rules.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -72,6 +72,21 @@ describe('known differences', () => {
     const strict = await diffCaptures(oldPath, same, { config, strictKnown: true });
     assert.equal(strict.exitCode, 1);
     assert.match(show(strict), /^DIFF: 1 stale known/);
+  });
+
+  it('in a self-check (both captures of one build) an unmet known entry is expected, not stale, and never fails the run', async () => {
+    const same = await t.write('same-build.har', capture(run({ stack: true })));
+    const r = await diffCaptures(oldPath, same, { config: validateDiffConfig({ known: [stackKnown] }), sameBuild: true, strictKnown: true });
+    assert.equal(r.exitCode, 0, show(r));
+    assert.deepEqual(r.staleKnown, []);
+    assert.deepEqual(r.sameBuild, { knownUnmet: 1 });
+    const text = show(r);
+    assert.match(text, /^MATCH {2}\(3 pairs;/);
+    assert.match(text, /\n1 known entry matched nothing, as expected: both captures are of one build, so none of the ratified changes is in them\.\n/);
+    assert.doesNotMatch(text, /[Ss]tale/);
+    const html = await renderHtml(r);
+    assert.match(html, /<p id="same-build">1 known entry matched nothing, as expected: both captures are of one build/);
+    assert.doesNotMatch(html, /Stale known/);
   });
 
   it('a reasonless entry is refused (exit 2)', async () => {

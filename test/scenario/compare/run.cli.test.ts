@@ -197,6 +197,9 @@ describe('bb compare --replay on the bundled demo', () => {
     const self = await runCompare(['compare', '--config', paths.demoConfig, '--replay', recorded, '--trees', 'old,old', '--out', join(dir, 'self')], env);
     assert.equal(self.code, 0, self.stdout + self.stderr);
     assert.match(self.stdout, /^MATCH\b/m);
+    // The demo's one known entry ratifies an old → new change: in old,old it is expected to match nothing.
+    assert.match(self.stdout, /^1 known entry matched nothing, as expected: both captures are of one build/m);
+    assert.doesNotMatch(self.stdout, /[Ss]tale/);
   });
 
   it('"scenario": "CAPTURE.har" in the config does the same', async () => {
