@@ -226,12 +226,12 @@ export function parsersOf(options: DiffOptions): readonly BodyParser[] {
   return options.bodyParsers ? options.bodyParsers([...bodyParsers]) : bodyParsers;
 }
 
-/** What normalizing one side needs: the run's rules and table, that side's homes and time window (from its header), the body parsers with zip support. */
-export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', header: Pick<SideHeader, 'serverHome' | 'window'>, zips: ZipBodies): NormalizeContext {
+/** What normalizing one side needs: the run's rules and table, that side's homes and time window (SideHeader.window), the body parsers with zip support. */
+export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies, window?: CaptureWindow): NormalizeContext {
   return normalizeContext({
     rules: ctx.rules,
-    homes: homesFor(header.serverHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
-    ...(header.window ? { window: header.window } : {}),
+    homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
+    ...(window ? { window } : {}),
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.pathRules,

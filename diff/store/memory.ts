@@ -43,7 +43,7 @@ export class MemoryStore implements SideStore {
   // before new, so the run's ordinal table meets values in one fixed order.
   async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
     const har = this.har!;
-    const nctx = normalizeContextFor(this.ctx, this.which, this.header, this.zips);
+    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window);
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
     for (const { entry, index } of order) {
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';

@@ -196,7 +196,7 @@ export class SideWork {
     const at = (i: number) => (i >= 0 ? cap.readEntry(i).catch(() => undefined) : undefined);
     const window = captureWindow(await at(n ? 0 : -1), await at(n - 1), cap.header.pages);
     const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window };
-    const nctx = normalizeContextFor(c, spec.which, header, zips);
+    const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
     return new SideWork(cap, header, c, nctx, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
   }
