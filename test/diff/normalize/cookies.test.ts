@@ -4,7 +4,8 @@
 // changed SameSite is its own finding rather than one changed header line.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { renderText, type DiffResult } from '../../../diff/index.js';
+import { diffAgreeing } from '../diff-bounded.js';
 import { lifetime, requestCookies } from '../../../diff/normalize/cookies.js';
 import { normalizeContext } from '../../../diff/normalize/context.js';
 import { compileRules } from '../../../diff/normalize/rules.js';
@@ -50,16 +51,8 @@ function run(opts: { sid?: string; setCookie?: string; lag?: number } = {}): Exc
 
 describe('cookies as fields', () => {
   const t = tempDir();
-  // Both stores (in memory, and bounded forced with a zero threshold) must agree; the in-memory result is returned.
-  async function diff(a: Har, b: Har, config?: unknown): Promise<DiffResult> {
-    const name = `${Math.random()}`;
-    const [pa, pb] = [await t.write(`${name}-a.har`, a), await t.write(`${name}-b.har`, b)];
-    const options = config ? { config: validateDiffConfig(config) } : {};
-    const inMemory = await diffCaptures(pa, pb, options);
-    const bounded = await diffCaptures(pa, pb, { ...options, boundedThreshold: 0, workers: false });
-    assert.deepEqual({ ...bounded, old: inMemory.old, new: inMemory.new }, inMemory, 'the bounded path agrees');
-    return inMemory;
-  }
+  // Both stores (in memory, and bounded) must agree (diffAgreeing).
+  const diff = (a: Har, b: Har, config?: unknown) => diffAgreeing(t, a, b, config);
   const real = (r: DiffResult) => r.findings.filter((f) => f.class === 'real').map((f) => `${f.kind} ${f.pattern}`);
 
   it('matches two runs that set a random session cookie (redacted) with Max-Age and an Expires seconds apart', async () => {

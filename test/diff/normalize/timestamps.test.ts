@@ -4,7 +4,8 @@
 // (a day each way); far from it they are values and compare as such.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { renderText, type DiffResult } from '../../../diff/index.js';
+import { diffAgreeing } from '../diff-bounded.js';
 import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, DAY_MS } from '../../../diff/normalize/timestamps.js';
 import type { Har, HarEntry } from '../../../capture/har.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
@@ -39,15 +40,7 @@ function run(skew: number, extra: Partial<ExchangeSpec> = {}): ExchangeSpec[] {
 
 describe('timestamps by value', () => {
   const t = tempDir();
-  async function diff(a: Har, b: Har, config?: unknown): Promise<DiffResult> {
-    const name = `${Math.random()}`;
-    const [pa, pb] = [await t.write(`${name}-a.har`, a), await t.write(`${name}-b.har`, b)];
-    const options = config ? { config: validateDiffConfig(config) } : {};
-    const inMemory = await diffCaptures(pa, pb, options);
-    const bounded = await diffCaptures(pa, pb, { ...options, boundedThreshold: 0, workers: false });
-    assert.deepEqual({ ...bounded, old: inMemory.old, new: inMemory.new }, inMemory, 'the bounded path agrees');
-    return inMemory;
-  }
+  const diff = (a: Har, b: Har, config?: unknown) => diffAgreeing(t, a, b, config);
 
   it('matches epoch seconds and ms under short keys, in headers and in text, that differ between runs', async () => {
     const r = await diff(stamped(capture(run(0))), stamped(capture(run(7))));
