@@ -146,10 +146,15 @@ export class Redactor {
     return this.placeholder(value);
   }
 
-  /** "name=value" with the value (trimmed) a placeholder; a part without "=" stays as it is. */
+  /**
+   * "name=value" with the value (trimmed) a placeholder; a part without "="
+   * stays as it is, and so does an empty value: `sid=` (a cookie cleared) is
+   * no secret, and a placeholder would make it look set.
+   */
   private pairWithPlaceholder(part: string): string {
     const eq = part.indexOf('=');
-    return eq < 0 ? part : `${part.slice(0, eq)}=${this.placeholder(part.slice(eq + 1).trim())}`;
+    const value = part.slice(eq + 1).trim();
+    return eq < 0 || value === '' ? part : `${part.slice(0, eq)}=${this.placeholder(value)}`;
   }
 
   /**

@@ -4,7 +4,7 @@
 // side only through SideStore: its summaries, then its entries one at a time.
 import type { HarPage } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
-import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules } from './normalize/index.js';
+import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules, type CaptureWindow } from './normalize/index.js';
 import type { Lineup } from './pair.js';
 import type { PairShape } from './findings.js';
 import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
@@ -91,6 +91,8 @@ export interface SideHeader {
   entryCount: number;
   /** log._bb.serverHome, for the page titles' normalizing. */
   serverHome: string | undefined;
+  /** When the side was recorded, a day's slack each way (captureWindow): timestamps by value. */
+  window: CaptureWindow | undefined;
 }
 
 /**
@@ -229,11 +231,12 @@ export function parsersOf(options: DiffOptions): readonly BodyParser[] {
   return options.bodyParsers ? options.bodyParsers([...bodyParsers]) : bodyParsers;
 }
 
-/** What normalizing one side needs: the run's rules and table, that side's homes, the body parsers with zip support. */
-export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies): NormalizeContext {
+/** What normalizing one side needs: the run's rules and table, that side's homes and time window (SideHeader.window), the body parsers with zip support. */
+export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies, window?: CaptureWindow): NormalizeContext {
   return normalizeContext({
     rules: ctx.rules,
     homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
+    ...(window ? { window } : {}),
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.pathRules,

@@ -101,7 +101,7 @@ export const defaultStages: readonly DiffStage[] = [
       const [o, n] = storesOf(ctx);
       // Page titles normalize to labels without markers: this thread's table names the classes alike.
       const zips = new ZipBodies();
-      const labels = pairedPageLabels(o.header.pages, n.header.pages, normalizeContextFor(ctx, 'old', o.header.serverHome, zips), normalizeContextFor(ctx, 'new', n.header.serverHome, zips));
+      const labels = pairedPageLabels(o.header.pages, n.header.pages, normalizeContextFor(ctx, 'old', o.header.serverHome, zips, o.header.window), normalizeContextFor(ctx, 'new', n.header.serverHome, zips, n.header.window));
       const total = o.header.entryCount + n.header.entryCount;
       const read = [0, 0];
       const report = (k: 0 | 1) => (done: number) => {

@@ -7,6 +7,18 @@ import type { TimingReport } from './timing-types.js';
 /** A header or query value: one string, or several in wire order when repeated. */
 export type MultiValue = string | string[];
 
+/**
+ * One Set-Cookie as compared (`response.cookies.NAME`): its value and its
+ * attributes under their lower-case names (`expires`, `max-age`, `path`,
+ * `domain`, `samesite`, …), a flag attribute (`secure`, `httponly`) as true.
+ */
+export interface NormalizedSetCookie {
+  /** The cookie's value, normalized ("" stays "": an emptied cookie is visible). */
+  value: string;
+  /** Attributes by lower-case name: their value as written and normalized, or true for a flag. */
+  [attribute: string]: string | true;
+}
+
 /** A WebSocket message as compared. */
 /** A gRPC call as compared: messages in order (opcode 2, data decoded), grpc-status and grpc-message. */
 export interface NormalizedGrpc {
@@ -40,12 +52,16 @@ export interface NormalizedEntry {
     path: string;
     query: Record<string, MultiValue>;
     headers: Record<string, MultiValue>;
+    /** The Cookie header(s) as name → value (cookies rule; the header is then not in `headers`). */
+    cookies?: Record<string, MultiValue>;
     body?: unknown;
   };
   /** The compared response (`events` for text/event-stream). */
   response: {
     status: number;
     headers: Record<string, MultiValue>;
+    /** Each Set-Cookie by cookie name, several in wire order when one name is set twice (cookies rule; the header is then not in `headers`). */
+    cookies?: Record<string, NormalizedSetCookie | NormalizedSetCookie[]>;
     body?: unknown;
     events?: unknown[];
   };

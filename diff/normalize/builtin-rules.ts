@@ -8,6 +8,7 @@
 // CONFIG_PATTERNS_STEP: the rewrites that make a value comparable (homes,
 // loopback addresses, boundaries, times) before them, the ordinal ids after,
 // so a config pattern claims its ids (`conn_<uuid>` as its own class) first.
+import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
 export type Hint = (s: string) => boolean;
@@ -49,8 +50,8 @@ export type BuiltinValueRule =
   | {
       /** Position among the value rules. */
       step: number;
-      /** Rewrites one string given this side's server homes. */
-      apply: (s: string, homes: readonly string[]) => string;
+      /** Rewrites one string given this side's server homes and time window (timestamps.ts). */
+      apply: (s: string, homes: readonly string[], window: CaptureWindow | undefined) => string;
       /** No string shorter than this (given the homes) is changed. */
       shortest: (homes: readonly string[]) => number;
     };
@@ -69,10 +70,16 @@ export interface BuiltinRule {
   maskBodyLength?: true;
   /** Drop WebSocket ping/pong (timer-driven) from comparison. */
   dropPingPong?: true;
+  /** Numbers that are epoch seconds or milliseconds inside the side's time window → <TS>, under any key. */
+  epochNumbers?: true;
+  /** Cookie and Set-Cookie headers compared as fields (cookies.ts). */
+  cookies?: true;
+  /** A Set-Cookie's Expires compared as the lifetime it gives from the response's date (cookies.ts). */
+  cookieLifetimes?: true;
 }
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
-export const CONFIG_PATTERNS_STEP = 6;
+export const CONFIG_PATTERNS_STEP = 8;
 
 function isScalar(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
@@ -117,6 +124,19 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     },
   },
   {
+    name: 'http-dates',
+    // Inside the side's time window only: a fixed date (an expiry in 1970) is a value.
+    value: { step: 6, apply: (s, _homes, w) => (mayHoldHttpDate(s) ? httpDatesInText(s, w) : s), shortest: () => HTTP_DATE_SHORTEST },
+    // A cookie's Expires is the response's date plus a lifetime, often beyond the window: compared as that lifetime.
+    cookieLifetimes: true,
+  },
+  {
+    name: 'epoch-timestamps',
+    // Strings (headers, cookies, text bodies) here; JSON numbers in walk.ts. 10 digits at least.
+    value: { step: 7, apply: (s, _homes, w) => (mayHoldEpoch(s) ? epochsInText(s, w) : s), shortest: () => 10 },
+    epochNumbers: true,
+  },
+  {
     name: 'multipart-boundary',
     // A multipart boundary parameter (random per request): `boundary=X` or `boundary="X"`. Shortest match: 'boundary=x'.
     value: { step: 4, pattern: /(boundary=)("?)[^";,\s]+"?/gi, replace: '$1$2<BOUNDARY>$2', hint: (s) => s.includes('oundary='), shortest: 10 },
@@ -152,7 +172,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     name: 'session-id',
     // Shortest match: 'session_' and 32 hex digits.
     value: {
-      step: 7,
+      step: 9,
       pattern: /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi,
       ordinal: 'SID',
       hint: (s) => s.length >= 40 && /session_/i.test(s),
@@ -162,21 +182,29 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   {
     name: 'ulid',
     // Not \b: ids often come prefixed (msg_<ULID>, conn_<uuid>) and '_' is a word character. 26 characters.
-    value: { step: 8, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
+    value: { step: 10, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
   },
   {
     name: 'uuid',
     // 36 characters.
     value: {
-      step: 9,
+      step: 11,
       pattern: /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi,
       ordinal: 'UUID',
       hint: (s) => s.length >= 36 && s.includes('-'),
       shortest: 36,
     },
   },
+  {
+    name: 'redacted',
+    // bb's redaction placeholder (capture/redact.ts): an HMAC of the secret
+    // under the recording's key, so two recordings never share one. Compared
+    // like an id: the same secret in the same places. 19 characters.
+    value: { step: 12, pattern: /<redacted:[0-9a-f]{8}>/g, ordinal: 'REDACTED', hint: (s) => s.includes('<redacted:'), shortest: 19 },
+  },
   { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
   { name: 'ws-ping-pong', dropPingPong: true },
+  { name: 'cookies', cookies: true },
 ];
 
 /** Names of the built-in rules, for `normalize.disable`. */

@@ -1,6 +1,6 @@
 // What normalizing one side needs, built once per side from what the run
 // compiled once (rules, path rules, the ordinal table): the walks over this
-// side's server homes and the compiled route keys.
+// side's server homes and time window, and the compiled route keys.
 import type { RouteKeyConfig } from '../config-types.js';
 import type { BodyParser } from './bodies.js';
 import type { ProtoSchema } from './proto-schema.js';
@@ -8,6 +8,7 @@ import type { OrdinalTable } from './ordinals.js';
 import type { RuleSet } from './rules.js';
 import { valueWalk, type ValueWalk } from './walk.js';
 import type { PathRules } from './path-rules.js';
+import type { CaptureWindow } from './timestamps.js';
 import { globMatcher } from '../../core/index.js';
 
 /** What normalizing one side needs. */
@@ -39,22 +40,23 @@ export interface CompiledRouteKey extends RouteKeyConfig {
 /** Hosts are normalized without home directories. */
 const NO_HOMES: readonly string[] = [];
 
-/** What a NormalizeContext is made of; the walks and compiled route keys are derived here, once per side. */
+/** What a NormalizeContext is made of (`window`: the side's time window, timestamps.ts); the walks and compiled route keys are derived here, once per side. */
 export function normalizeContext(parts: {
   rules: RuleSet;
   homes: string[];
+  window?: CaptureWindow;
   table: OrdinalTable;
   routeKeys: readonly RouteKeyConfig[];
   pathRules: PathRules;
   parsers?: readonly BodyParser[];
   proto?: ProtoSchema;
 }): NormalizeContext {
-  const { homes, ...rest } = parts;
+  const { homes, window, ...rest } = parts;
   const { rules, table } = rest;
   return {
     ...rest,
-    walk: valueWalk(rules, homes, table),
-    hostWalk: valueWalk(rules, NO_HOMES, table),
+    walk: valueWalk(rules, homes, table, window),
+    hostWalk: valueWalk(rules, NO_HOMES, table, window),
     // A rule's route is written without a host (`POST /graphql`): it applies on every host.
     routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),
   };

@@ -14,6 +14,7 @@ import { normalizeString, normalizeValue } from './walk.js';
 import { unnumber, unnumberDeep } from './ordinals.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
+import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
 import { mediaType, pairValue } from '../../core/index.js';
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
@@ -32,6 +33,7 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
   for (const h of headers) {
     const name = h.name.toLowerCase();
     if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
+    if (comparedAsCookies(name, ctx)) continue; // compared as request.cookies / response.cookies (cookies.ts)
     let value = ctx.rules.maskedHeaders.get(name);
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
     value ??= normalizeString(h.value, ctx.walk);
@@ -191,6 +193,12 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     if (res.body !== undefined) out.response.body = res.body;
   }
   if (res.events !== undefined) out.response.events = res.events;
+  if (ctx.rules.cookies) {
+    const sent = comparedAsCookies('cookie', ctx) ? requestCookies(e.request.headers, ctx) : undefined;
+    const set = comparedAsCookies('set-cookie', ctx) ? responseCookies(e, ctx) : undefined;
+    if (sent) out.request.cookies = sent;
+    if (set) out.response.cookies = set;
+  }
   if (typeof e._bb?.seq === 'number') out.meta.seq = e._bb.seq;
   if (e._bb?.error) out.meta.error = e._bb.error.code;
   if (h2) out.meta.h2 = true;

@@ -11,3 +11,4 @@ export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './b
 export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
 export { ZipBodies } from './zip.js';
 export { ProtoSchema } from './proto-schema.js';
+export { captureWindow, type CaptureWindow } from './timestamps.js';

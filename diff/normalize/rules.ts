@@ -8,6 +8,7 @@
 // everything: values under those keys are compared verbatim.
 import type { NormalizeConfig } from '../config-types.js';
 import type { OrdinalTable } from './ordinals.js';
+import type { CaptureWindow } from './timestamps.js';
 import { BUILTIN_RULES, CONFIG_PATTERNS_STEP, type BuiltinValueRule, type Hint } from './builtin-rules.js';
 import { EIO_SID } from './engine-io.js';
 
@@ -31,8 +32,8 @@ export interface KeyRule {
 export interface ValueRule {
   /** Rule name. */
   name: string;
-  /** Rewrites one string; `homes` are this side's server home directories. Pure given its arguments (results are memoized). */
-  apply: (s: string, homes: readonly string[], table: OrdinalTable) => string;
+  /** Rewrites one string; `homes` are this side's server home directories, `window` its time window. Pure given its arguments (results are memoized). */
+  apply: (s: string, homes: readonly string[], table: OrdinalTable, window: CaptureWindow | undefined) => string;
   /** No string shorter than this is changed (given the homes); absent: any string may be. */
   shortest?: (homes: readonly string[]) => number;
 }
@@ -51,6 +52,12 @@ export interface RuleSet {
   maskBodyLength: boolean;
   /** Drop WebSocket ping/pong (timer-driven) from comparison. */
   dropPingPong: boolean;
+  /** JSON numbers that are epoch seconds or milliseconds inside the side's time window → <TS> (epoch-timestamps). */
+  epochNumbers: boolean;
+  /** Cookie and Set-Cookie compared as fields, `request.cookies` and `response.cookies` (cookies). */
+  cookies: boolean;
+  /** A Set-Cookie's Expires compared as a lifetime from the response's date (http-dates). */
+  cookieLifetimes: boolean;
   /** Server home directories from the config (both sides). */
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
@@ -82,7 +89,10 @@ function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always,
 
 /** A built-in value rule of the table, compiled. */
 function builtinValueRule(name: string, v: BuiltinValueRule): ValueRule {
-  if ('apply' in v) return { name, apply: v.apply, shortest: v.shortest };
+  if ('apply' in v) {
+    const apply = v.apply;
+    return { name, apply: (s, homes, _table, window) => apply(s, homes, window), shortest: v.shortest };
+  }
   return 'ordinal' in v ? ordinalRule(name, v.pattern, v.ordinal, v.hint, v.shortest) : regexRule(name, v.pattern, v.replace, v.hint, v.shortest);
 }
 
@@ -124,6 +134,9 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     maskedHeaders,
     maskBodyLength: builtins.some((r) => r.maskBodyLength),
     dropPingPong: builtins.some((r) => r.dropPingPong),
+    epochNumbers: builtins.some((r) => r.epochNumbers),
+    cookies: builtins.some((r) => r.cookies),
+    cookieLifetimes: builtins.some((r) => r.cookieLifetimes),
     configHomes: homes,
     // EIO_SID: Engine.IO session ids (engine-io.ts), numbered like any ordinal.
     ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID])],

@@ -1,10 +1,11 @@
 // The value walk: applies a RuleSet's key rules and value patterns to
-// strings and parsed values, at any depth, for one side (its server homes)
-// and the run's ordinal table.
+// strings and parsed values, at any depth, for one side (its server homes
+// and time window) and the run's ordinal table.
 import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
+import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 
-// Normalizing is pure given the rules, the ordinal table and the homes (a
+// Normalizing is pure given the rules, the ordinal table, the homes and the window (a
 // marker names its value, never a number), so a string seen again (object
 // keys, ids from a pool, enum values) is answered from a memo instead of
 // running every pattern over it again. Bounded: short strings only, and the
@@ -24,6 +25,8 @@ export interface ValueWalk {
   readonly homes: readonly string[];
   /** The run's ordinal table (both sides share it). */
   readonly table: OrdinalTable;
+  /** This side's time window (timestamps.ts); undefined when its capture has no times. */
+  readonly window: CaptureWindow | undefined;
   /** Strings already normalized with this combination, bounded (MEMO_MAX_SIZE). */
   readonly strings: Map<string, string>;
   /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
@@ -31,13 +34,13 @@ export interface ValueWalk {
 }
 
 /** A walk with an empty string memo. */
-export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable): ValueWalk {
+export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable, window?: CaptureWindow): ValueWalk {
   const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)));
-  return { rules, homes, table, strings: new Map(), shortest };
+  return { rules, homes, table, window, strings: new Map(), shortest };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
-  for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table);
+  for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table, w.window);
   return s;
 }
 
@@ -82,6 +85,8 @@ function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
 /** Applies key rules and value patterns to a parsed JSON value, at any depth. */
 export function normalizeValue(v: unknown, w: ValueWalk): unknown {
   if (typeof v === 'string') return normalizeString(v, w);
+  // epoch-timestamps: a number inside the side's time window, under any key.
+  if (typeof v === 'number') return w.rules.epochNumbers && w.window && isEpochInWindow(v, w.window) ? TIMESTAMP : v;
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);

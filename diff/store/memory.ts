@@ -4,7 +4,7 @@
 // compare loop takes each one as it is.
 import { readCapture, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
-import { applyPathRules, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
+import { applyPathRules, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -27,7 +27,8 @@ export class MemoryStore implements SideStore {
     private har: Har | undefined,
     private readonly zips: ZipBodies,
   ) {
-    this.header = { pages: har!.log.pages, entryCount: har!.log.entries.length, serverHome: har!.log._bb?.serverHome };
+    const { pages, entries } = har!.log;
+    this.header = { pages, entryCount: entries.length, serverHome: har!.log._bb?.serverHome, window: captureWindow(entries[0], entries.at(-1), pages) };
   }
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
@@ -42,7 +43,7 @@ export class MemoryStore implements SideStore {
   // before new, so the run's ordinal table meets values in one fixed order.
   async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
     const har = this.har!;
-    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips);
+    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window);
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
     for (const { entry, index } of order) {
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';

@@ -13,7 +13,7 @@
 import { indexCapture, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
-import { unnumber, applyPathRules, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { unnumber, applyPathRules, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -174,6 +174,8 @@ export class SideWork {
 
   private constructor(
     private readonly cap: IndexedCapture,
+    /** The side's pages, size, home and time window. */
+    readonly header: SideHeader,
     private readonly ctx: DiffContext,
     private readonly nctx: NormalizeContext,
     private readonly zips: ZipBodies,
@@ -188,13 +190,15 @@ export class SideWork {
     const cap = await indexCapture(spec.path, { allowIncomplete: spec.options.allowIncomplete });
     const c = ctx ?? createContext(spec.path, spec.path, spec.options);
     const zips = new ZipBodies();
-    const nctx = normalizeContextFor(c, spec.which, cap.header._bb?.serverHome, zips);
+    // The time window from the first and last entries (captureWindow): two reads, not a pass over the file.
+    // One that does not read is left out here: summarize reports it, in file order.
+    const n = cap.entryCount;
+    const at = (i: number) => (i >= 0 ? cap.readEntry(i).catch(() => undefined) : undefined);
+    const window = captureWindow(await at(n ? 0 : -1), await at(n - 1), cap.header.pages);
+    const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window };
+    const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
-    return new SideWork(cap, c, nctx, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
-  }
-
-  get header(): SideHeader {
-    return { pages: this.cap.header.pages, entryCount: this.cap.entryCount, serverHome: this.cap.header._bb?.serverHome };
+    return new SideWork(cap, header, c, nctx, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
   }
 
   /** Reads entry `index` and normalizes it (zip bodies decoded just for it). */

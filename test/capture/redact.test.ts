@@ -164,4 +164,8 @@ describe('Redactor', () => {
     assert.equal(r.headerValue('set-cookie', 'sid=x'), `sid=${r.placeholder('x')}`);
     assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), 'novalue; Path=/');
   });
+  it('keeps an empty cookie value empty: a cleared cookie stays visibly cleared', () => {
+    assert.equal(r.headerValue('set-cookie', 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT'), 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
+    assert.equal(r.headerValue('Cookie', 'a=; b=2'), `a=; b=${r.placeholder('2')}`);
+  });
 });

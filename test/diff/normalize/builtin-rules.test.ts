@@ -8,8 +8,8 @@ import { compileRules } from '../../../diff/normalize/rules.js';
 describe('the built-in rules table', () => {
   it('lists the names in the order docs/diff.md shows them', () => {
     assert.deepEqual(BUILTIN_RULE_NAMES, [
-      'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'multipart-boundary', 'server-home',
-      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'volatile-headers', 'ws-ping-pong',
+      'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'http-dates', 'epoch-timestamps', 'multipart-boundary', 'server-home',
+      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'volatile-headers', 'ws-ping-pong', 'cookies',
     ]);
   });
 
@@ -22,18 +22,19 @@ describe('the built-in rules table', () => {
   it('compiles value rules in step order: rewrites, the config\'s patterns, then ordinal ids', () => {
     const rules = compileRules({ patterns: [{ name: 'mine', regex: 'x', replace: 'y' }] });
     assert.deepEqual(rules.valueRules.map((r) => r.name), [
-      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'mine', 'session-id', 'ulid', 'uuid',
+      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'http-dates', 'epoch-timestamps', 'mine', 'session-id', 'ulid', 'uuid', 'redacted',
     ]);
   });
 
   it('drops a disabled rule from every part it contributes to', () => {
     const on = compileRules({});
-    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong'] });
+    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates'] });
     assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
     assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
     assert.ok(on.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.equal(off.maskedHeaders.size, 0);
     assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.deepEqual([on.maskBodyLength, on.dropPingPong, off.maskBodyLength, off.dropPingPong], [true, true, false, false]);
+    assert.deepEqual([on.epochNumbers, on.cookies, on.cookieLifetimes, off.epochNumbers, off.cookies, off.cookieLifetimes], [true, true, true, false, false, false]);
   });
 });

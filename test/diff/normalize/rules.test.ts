@@ -78,7 +78,12 @@ describe('strings too short for any value rule', () => {
     ulid: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
     uuid: '123e4567-e89b-12d3-a456-426614174000',
     'server-home': '/x',
+    // Dated inside the window below (November 1994).
+    'http-dates': 'Sun, 6-Nov-94 08:49:37 GMT',
+    'epoch-timestamps': '0784111777',
+    redacted: '<redacted:0123abcd>',
   };
+  const window = { from: Date.parse('1994-11-05T00:00:00Z'), to: Date.parse('1994-11-08T00:00:00Z') };
 
   it('knows the shortest string each built-in rule changes, and the rule changes no shorter substring of it', () => {
     const rules = compileRules();
@@ -88,11 +93,11 @@ describe('strings too short for any value rule', () => {
       const example = shortestMatch[r.name];
       assert.ok(example !== undefined && r.shortest, `${r.name}: an example and a shortest length`);
       assert.equal(r.shortest(homes), example.length, r.name);
-      assert.notEqual(r.apply(example, homes, table), example, `${r.name} changes ${example}`);
+      assert.notEqual(r.apply(example, homes, table, window), example, `${r.name} changes ${example}`);
       for (let len = 1; len < example.length; len++) {
         for (let at = 0; at + len <= example.length; at++) {
           const sub = example.slice(at, at + len);
-          assert.equal(r.apply(sub, homes, table), sub, `${r.name} leaves ${JSON.stringify(sub)}`);
+          assert.equal(r.apply(sub, homes, table, window), sub, `${r.name} leaves ${JSON.stringify(sub)}`);
         }
       }
     }
@@ -132,7 +137,7 @@ describe('strings too short for any value rule', () => {
       assert.equal(walk.shortest, shortest);
       for (const s of strings) {
         let expected = s;
-        for (const r of rules.valueRules) expected = r.apply(expected, homes, table);
+        for (const r of rules.valueRules) expected = r.apply(expected, homes, table, undefined);
         assert.equal(normalizeString(s, walk), expected, JSON.stringify(s));
       }
     }

@@ -1,0 +1,97 @@
+// Timestamps by value (docs/diff.md "Built-in rules"): a number that is
+// epoch seconds or milliseconds, or an HTTP date, inside the capture's own
+// time window is a timestamp whatever key or header holds it. The window is
+// the side's own (when it was recorded) widened by a day each way, so a date
+// or number far from it (a fixed expiry in 1970 or 9999, a count that happens
+// to be large) stays a value and is compared as one.
+import type { HarEntry, HarPage } from '../../capture/index.js';
+
+/** When one side was recorded, widened by a day each way: epoch milliseconds. */
+export interface CaptureWindow {
+  /** The earliest time that counts as "during the capture". */
+  readonly from: number;
+  /** The latest. */
+  readonly to: number;
+}
+
+/** One day in milliseconds: the window's slack on each side. */
+export const DAY_MS = 86_400_000;
+
+/**
+ * The window of one side: its first and last entries in file order (the
+ * last one's duration included) and its pages. Two entries rather than every
+ * one: the bounded store reads two entries up front where reading all would
+ * cost a whole pass over a big file, and with a day of slack either way no
+ * capture's middle falls outside. Undefined when no time parses: the rules
+ * that need a window then change nothing.
+ */
+export function captureWindow(first: HarEntry | undefined, last: HarEntry | undefined, pages: readonly HarPage[] = []): CaptureWindow | undefined {
+  const times: number[] = [];
+  const add = (t: number) => Number.isFinite(t) && times.push(t);
+  for (const e of [first, last]) {
+    if (!e) continue;
+    const t = Date.parse(e.startedDateTime);
+    add(t);
+    if (e.time > 0) add(t + e.time);
+  }
+  for (const p of pages) add(Date.parse(p.startedDateTime));
+  if (!times.length) return undefined;
+  return { from: Math.min(...times) - DAY_MS, to: Math.max(...times) + DAY_MS };
+}
+
+/** The placeholder of a timestamp found by value. */
+export const TIMESTAMP = '<TS>';
+
+/** True when `n` is epoch seconds (a fraction allowed) or whole epoch milliseconds inside the window. */
+export function isEpochInWindow(n: number, w: CaptureWindow): boolean {
+  if (n >= w.from && n <= w.to) return Number.isInteger(n);
+  const ms = n * 1000;
+  return ms >= w.from && ms <= w.to;
+}
+
+// 10 digits (seconds, a fraction allowed) or 13 (milliseconds), not part of a
+// longer word or number: `_` may precede (`ts_1796416406`), a letter, digit
+// or dot may not (hex ids, the fraction of another number).
+const EPOCH_IN_TEXT = /(?<![0-9A-Za-z.])(?:\d{13}|\d{10}(?:\.\d{1,9})?)(?![0-9A-Za-z])/g;
+
+/** Epoch seconds or milliseconds inside a string (a header, a cookie, a text body) → <TS> when inside the window. */
+export function epochsInText(s: string, w: CaptureWindow | undefined): string {
+  if (!w) return s;
+  return s.replace(EPOCH_IN_TEXT, (m) => (isEpochInWindow(Number(m), w) ? TIMESTAMP : m));
+}
+
+const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), the
+// obsolete RFC 850 form and Netscape's cookie form with dashes
+// (`Sunday, 06-Nov-94 …`, `Wed, 21-Oct-2015 …`), an RFC 5322 zone offset.
+const HTTP_DATE = new RegExp(`\\b${DAY_NAME}, \\d{1,2}[ -]${MONTH}[ -]\\d{2,4} \\d{2}:\\d{2}:\\d{2} (?:GMT|UTC|[+-]\\d{4})\\b`, 'g');
+
+/** The shortest HTTP date: `Sun, 6-Nov-94 08:49:37 GMT`. */
+export const HTTP_DATE_SHORTEST = 26;
+
+/** HTTP dates inside a string → <TS> when inside the window. */
+export function httpDatesInText(s: string, w: CaptureWindow | undefined): string {
+  if (!w) return s;
+  return s.replace(HTTP_DATE, (m) => {
+    const t = Date.parse(m);
+    return t >= w.from && t <= w.to ? TIMESTAMP : m;
+  });
+}
+
+/** True when a string may hold an HTTP date (the regex runs only then). */
+export function mayHoldHttpDate(s: string): boolean {
+  return s.length >= HTTP_DATE_SHORTEST && s.includes(':') && s.includes(', ');
+}
+
+/** True when a string may hold epoch digits. */
+export function mayHoldEpoch(s: string): boolean {
+  let run = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++run >= 10) return true;
+    } else run = 0;
+  }
+  return false;
+}

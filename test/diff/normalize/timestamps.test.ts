@@ -1,0 +1,107 @@
+// Timestamps by value (docs/diff.md "Built-in rules"): epoch seconds and
+// milliseconds under any key, and epoch digits and HTTP dates in headers and
+// text, are timestamps when they fall inside the capture's own time window
+// (a day each way); far from it they are values and compare as such.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderText, type DiffResult } from '../../../diff/index.js';
+import { diffAgreeing } from '../diff-bounded.js';
+import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, DAY_MS } from '../../../diff/normalize/timestamps.js';
+import type { Har, HarEntry } from '../../../capture/har.js';
+import { capture, type ExchangeSpec } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const show = (r: DiffResult) => renderText(r, { color: false });
+
+/** Every `NOW_MS(+N)` / `NOW_S(+N)` in a body or header becomes the entry's start (+ N seconds) in epoch ms / seconds. */
+function stamped(har: Har): Har {
+  for (const e of har.log.entries) {
+    const start = Date.parse(e.startedDateTime);
+    const fill = (s: string) =>
+      s.replace(/NOW_(MS|S)\(([+-]\d+)\)/g, (_m, unit: string, n: string) => {
+        const ms = start + Number(n) * 1000;
+        return String(unit === 'MS' ? ms : Math.floor(ms / 1000));
+      }).replace(/HTTPDATE\(([+-]\d+)\)/g, (_m, n: string) => new Date(start + Number(n) * 1000).toUTCString());
+    for (const h of e.response.headers) h.value = fill(h.value);
+    if (e.response.content.text) e.response.content.text = fill(e.response.content.text);
+  }
+  return har;
+}
+
+/** One run of an app returning epoch fields under short keys; `skew` seconds move every time it reports. */
+function run(skew: number, extra: Partial<ExchangeSpec> = {}): ExchangeSpec[] {
+  const at = (unit: 'MS' | 'S') => `NOW_${unit}(${skew >= 0 ? '+' : ''}${skew})`;
+  return [
+    { url: 'http://127.0.0.1:3001/a', mime: 'application/json', body: `{"t":${at('MS')},"s":${at('S')},"list":[${at('MS')}],"n":42}`, responseHeaders: [['X-Generated', at('S')], ['X-Served', `HTTPDATE(${skew >= 0 ? '+' : ''}${skew})`]] },
+    { url: 'http://127.0.0.1:3001/log', body: `built at ${at('MS')} on node` },
+    ...(extra.url ? [extra as ExchangeSpec] : []),
+  ];
+}
+
+describe('timestamps by value', () => {
+  const t = tempDir();
+  const diff = (a: Har, b: Har, config?: unknown) => diffAgreeing(t, a, b, config);
+
+  it('matches epoch seconds and ms under short keys, in headers and in text, that differ between runs', async () => {
+    const r = await diff(stamped(capture(run(0))), stamped(capture(run(7))));
+    assert.equal(r.verdict, 'match', show(r));
+  });
+
+  it('reports an epoch value far outside the window as a changed value', async () => {
+    const fixed = (v: number) => ({ url: 'http://127.0.0.1:3001/fixed', body: { t: v } });
+    const r = await diff(stamped(capture(run(0, fixed(1500000000000)))), stamped(capture(run(0, fixed(1500000000001)))));
+    assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['response.body.t', 1500000000000, 1500000000001]], show(r));
+  });
+
+  it('reports a number changed to one that is not a timestamp', async () => {
+    const r = await diff(stamped(capture(run(0))), patchN(stamped(capture(run(0))), 43));
+    assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['response.body.n', 42, 43]], show(r));
+  });
+
+  it('compares as today with epoch-timestamps and http-dates disabled by name', async () => {
+    const r = await diff(stamped(capture(run(0))), stamped(capture(run(7))), { normalize: { disable: ['epoch-timestamps', 'http-dates'] } });
+    assert.deepEqual(r.differences.map((d) => d.path).sort(), [
+      'response.body', 'response.body.list[0]', 'response.body.s', 'response.body.t', 'response.headers.x-generated', 'response.headers.x-served',
+    ], show(r));
+  });
+});
+
+/** The first entry's body with `n` set to `n`. */
+function patchN(har: Har, n: number): Har {
+  const e: HarEntry = har.log.entries[0]!;
+  e.response.content.text = e.response.content.text!.replace('"n":42', `"n":${n}`);
+  return har;
+}
+
+describe('the capture window', () => {
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  const entry = (at: number, time = 0) => ({ startedDateTime: new Date(at).toISOString(), time }) as HarEntry;
+  const w = captureWindow(entry(start), entry(start + 60_000, 5000))!;
+
+  it('spans the first and last entries (the last one\'s duration too) and the pages, a day each way', () => {
+    assert.deepEqual(w, { from: start - DAY_MS, to: start + 65_000 + DAY_MS });
+    const page = { id: 'p', title: 'p', startedDateTime: new Date(start - 3_600_000).toISOString(), pageTimings: {} };
+    assert.equal(captureWindow(entry(start), undefined, [page])!.from, start - 3_600_000 - DAY_MS);
+    assert.equal(captureWindow(undefined, undefined, []), undefined);
+    assert.equal(captureWindow({ startedDateTime: 'not a date', time: 0 } as HarEntry, undefined), undefined);
+  });
+
+  it('tells epoch seconds and milliseconds inside it from other numbers', () => {
+    const s = Math.floor(start / 1000);
+    const table: Array<[number, boolean]> = [
+      [start, true], [start + DAY_MS, true], [start - DAY_MS - 1, false], [s, true], [s + 0.25, true], [start + 0.5, false],
+      [42, false], [1500000000000, false], [1500000000, false], [s * 1_000_000, false],
+    ];
+    for (const [n, want] of table) assert.equal(isEpochInWindow(n, w), want, String(n));
+  });
+
+  it('finds epoch digits and HTTP dates inside text, not inside longer numbers, words or ids', () => {
+    const ms = String(start);
+    const s = String(start / 1000);
+    assert.equal(epochsInText(`at ${ms}, t=${s}.5; id_${s}`, w), 'at <TS>, t=<TS>; id_<TS>');
+    for (const kept of [`${ms}1`, `a${s}`, `0.${ms}`, `${s}ab`, '1500000000000']) assert.equal(epochsInText(kept, w), kept);
+    assert.equal(epochsInText(ms, undefined), ms);
+    assert.equal(httpDatesInText('served Thu, 01 Jan 2026 00:00:05 GMT; Wed, 01-Jan-2026 01:00:00 GMT', w), 'served <TS>; <TS>');
+    assert.equal(httpDatesInText('Thu, 01 Jan 1970 00:00:00 GMT', w), 'Thu, 01 Jan 1970 00:00:00 GMT');
+  });
+});
