@@ -25,7 +25,7 @@ const KEPT_PAYLOAD: Record<number, (length: number) => number> = {
 
 /** A refused packet with its secrets redacted; binary bytes that are neither HTTP/1 nor HTTP/2 stay. */
 export function redactRawPacket(raw: Buffer, errorCode: string, r: Redactor): Buffer {
-  if (errorCode.startsWith('BB_H2_') || raw.subarray(0, H2_PREFACE.length).equals(H2_PREFACE)) return blankH2Payloads(raw);
+  if (/^BB_H2_/.test(errorCode) || raw.subarray(0, H2_PREFACE.length).equals(H2_PREFACE)) return blankH2Payloads(raw);
   const firstLine = raw.subarray(0, Math.min(raw.length, 8192)).toString('latin1').split('\n', 1)[0]!;
   // A TLS ClientHello or other binary: no HTTP text to redact in.
   if (!/^[\x20-\x7e\t\r]*$/.test(firstLine) || !/\S/.test(firstLine)) return raw;
