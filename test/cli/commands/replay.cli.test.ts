@@ -1,31 +1,20 @@
 // bb replay's flags around waiting: --timeout bounds every exchange, Ctrl-C
 // (SIGINT, SIGTERM) stops a replay at once whatever it waits on, with the
 // capture written and exit 130; --server-home is recorded as in bb capture.
-import { describe, it, after, before } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Har } from '../../../capture/index.js';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { settlesWithin } from '../../helpers/bounded.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { recordPatience, startPatientServer, type PatientServer } from '../../scenario/replay/patience.js';
+import { readHar, recordPatience, startPatientServer, type PatientServer } from '../../scenario/replay/patience.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
-const servers: PatientServer[] = [];
-after(async () => {
-  for (const s of servers) await s.close();
-});
-
-const readHar = async (path: string): Promise<Har> => JSON.parse(await readFile(path, 'utf8'));
 
 /** A fresh server that holds /slow open (the original got its answer at once). */
-async function slowServer(): Promise<PatientServer> {
-  const s = await startPatientServer(['/slow']);
-  servers.push(s);
-  return s;
-}
+const slowServer = (): Promise<PatientServer> => startPatientServer(['/slow']);
 
 describe('bb replay: waiting, bounded and interrupted', () => {
   let original: string;
@@ -44,7 +33,8 @@ describe('bb replay: waiting, bounded and interrupted', () => {
     assert.deepEqual(server.arrived, ['GET /first', 'GET /slow', 'GET /last']);
     const json = JSON.parse(await readFile(report, 'utf8'));
     assert.equal(json.replayed, 2);
-    assert.deepEqual(json.cut.map((c: { why: string; afterMs: number }) => [c.why, c.afterMs]), [['timeout', 500]]);
+    assert.deepEqual(json.cut.map((c: { why: string }) => c.why), ['timeout']);
+    assert.ok(json.cut[0].afterMs >= 500, `cut once the 500 ms had passed (${json.cut[0].afterMs})`);
     const slow = (await readHar(out)).log.entries.find((e) => e.request.url.endsWith('/slow'))!;
     assert.equal(slow._bb?.aborted, 'client');
   });

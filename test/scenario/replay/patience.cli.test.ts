@@ -1,23 +1,16 @@
 // The original client's patience: a request it aborted is aborted after the
 // same time in replay, recorded as aborted, and counted as cut; the replay
 // goes on and finishes long before the 30 s bound on an exchange.
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import type { Har } from '../../../capture/index.js';
 import { runBb } from '../../helpers/cli.js';
 import { settlesWithin } from '../../helpers/bounded.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { recordPatience, startPatientServer, type PatientServer } from './patience.js';
+import { readHar, recordPatience, startPatientServer } from './patience.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
-const servers: PatientServer[] = [];
-after(async () => {
-  for (const s of servers) await s.close();
-});
-
-const readHar = async (path: string): Promise<Har> => JSON.parse(await readFile(path, 'utf8'));
 
 describe('bb replay keeps the original client’s patience', () => {
   it('a request the client aborted at ~1 s is cut after about that time, recorded as aborted, and the replay goes on', async () => {
@@ -27,7 +20,6 @@ describe('bb replay keeps the original client’s patience', () => {
     assert.ok(hung.time >= 900, `the original waited about 1 s (${hung.time} ms)`);
 
     const server = await startPatientServer(['/hang']);
-    servers.push(server);
     const out = tmp.path('aborted-replay.har');
     const report = tmp.path('aborted-replay.json');
     // Well under the 30 s every exchange is otherwise given.

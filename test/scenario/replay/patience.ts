@@ -3,7 +3,10 @@
 // request the original client aborted, --timeout, Ctrl-C during a wait).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { startRecording } from '../../../scenario/index.js';
+import type { Har } from '../../../capture/index.js';
+import { atFileEnd } from '../../helpers/cleanups.js';
 import { closeHttpAndWs } from '../../helpers/servers.js';
 
 /** A server that answers every path but those in `hang`, which it holds open until the client leaves. */
@@ -20,7 +23,10 @@ export interface PatientServer {
   close(): Promise<void>;
 }
 
-/** Starts one on 127.0.0.1, port 0. */
+/** A HAR file, parsed. */
+export const readHar = async (path: string): Promise<Har> => JSON.parse(await readFile(path, 'utf8'));
+
+/** Starts one on 127.0.0.1, port 0, closed when the test file ends. */
 export async function startPatientServer(hang: string[] = ['/hang']): Promise<PatientServer> {
   const arrived: string[] = [];
   const abandoned: string[] = [];
@@ -43,16 +49,19 @@ export async function startPatientServer(hang: string[] = ['/hang']): Promise<Pa
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    for (const res of held) res.destroy();
+    return (closed ??= closeHttpAndWs(server));
+  };
+  atFileEnd(close);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hang: hanging,
     arrived,
     abandoned,
     arrival: (path) => (arrived.some((a) => a.endsWith(` ${path}`)) ? Promise.resolve() : new Promise((resolve) => waiters.push({ path, resolve }))),
-    close: () => {
-      for (const res of held) res.destroy();
-      return closeHttpAndWs(server);
-    },
+    close,
   };
 }
 
@@ -73,9 +82,9 @@ export function get(url: string, path: string, abortAfterMs?: number): Promise<n
 }
 
 /**
- * Records GET /first, GET `path` and GET /last through bb's proxy into `out`,
- * against a server that answers `path` only when `answered` (else the client
- * gives up after `abortAfterMs`, or the server answers at once when unset).
+ * Records GET /first, GET `path` and GET /last through bb's proxy into `out`.
+ * With `abortAfterMs` the server holds `path` open and the client gives up
+ * after that long; without it the server answers at once.
  */
 export async function recordPatience(out: string, bbHome: string, path: string, abortAfterMs?: number): Promise<string> {
   const server = await startPatientServer(abortAfterMs === undefined ? [] : [path]);
