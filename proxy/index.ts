@@ -7,3 +7,5 @@ export type { UpgradeTap } from './upgrade.js';
 export { startForwardProxy } from './forward.js';
 export { loadOrCreateCa, createLeafFactory, type Ca, type LeafFactory } from './tls/index.js';
 export { PROXY_DEFAULTS } from './options.js';
+export { Http1Parser } from './http1/parser.js';
+export type { Http1Head } from './http1/head.js';

@@ -63,6 +63,8 @@ export const replayCommand: BbCommand = {
       .option('config', { type: 'string', describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
       .option('json', { type: 'string', nargs: 1, describe: 'write the replay report as JSON to FILE ("-" = stdout)' })
       .option('wait-ms', { type: 'number', default: REPLAY_DEFAULTS.waitMs, describe: "bound on each wait for the target's WebSocket messages, ms" })
+      .option('timeout', { type: 'number', default: REPLAY_DEFAULTS.timeoutMs, describe: 'bound on each exchange, ms: past it the request is cut and counted' })
+      .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line' }),
   run: async (argv, environment) => {
     if (typeof argv.target !== 'string') throw new BbError('BB_NO_TARGET', 'bb replay needs --target http://127.0.0.1:PORT (the server to replay against)');
@@ -71,6 +73,8 @@ export const replayCommand: BbCommand = {
     const ws = String(argv.ws);
     if (ws !== 'wait' && ws !== 'timing') throw new BbError('BB_BAD_WS_MODE', `--ws needs wait or timing, got '${ws}'`);
     const headers = parseHeaders(argv.header);
+    const timeoutMs = Number(argv.timeout ?? REPLAY_DEFAULTS.timeoutMs);
+    if (!(timeoutMs > 0)) throw new BbError('BB_BAD_NUMBER', `--timeout needs a number of milliseconds above 0 like 10000, got ${timeoutMs}`);
     const values = replayValuesFrom(typeof argv.config === 'string' ? argv.config : undefined);
     const out = resolve(typeof argv.out === 'string' ? argv.out : join('captures', `${runFolderName('replay')}.har`));
     const force = Boolean(argv.force);
@@ -95,6 +99,8 @@ export const replayCommand: BbCommand = {
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
         waitMs: Number(argv.waitMs ?? argv['wait-ms'] ?? REPLAY_DEFAULTS.waitMs),
+        timeoutMs,
+        ...(typeof argv['server-home'] === 'string' ? { serverHome: argv['server-home'] } : {}),
         onProgress: (done, total) => progress.update(`bb replay: ${done} / ${total} exchanges`),
         signal: controller.signal,
       });
@@ -112,7 +118,7 @@ export const replayCommand: BbCommand = {
     for (const t of summary.timeouts.slice(0, 5)) process.stderr.write(`bb replay: ${t.what} (gave up after ${t.waitedMs} ms)\n`);
     textStream.write(`${line}\n`);
     if (json !== undefined) {
-      const report = { replayed: summary.replayed, failed: summary.failed, rewritten: summary.rewritten, skipped: summary.skipped, timeouts: summary.timeouts, webSocketMessages: summary.webSocketMessages, out: summary.out, target: summary.target };
+      const report = { replayed: summary.replayed, failed: summary.failed, rewritten: summary.rewritten, skipped: summary.skipped, timeouts: summary.timeouts, cut: summary.cut, webSocketMessages: summary.webSocketMessages, out: summary.out, target: summary.target };
       await writeReport(json, `${JSON.stringify(report, null, 2)}\n`, 'JSON');
     }
     if (controller.signal.aborted) throw new BbError('BB_INTERRUPTED', `bb replay was interrupted; what it replayed is in ${shown}.`);

@@ -13,7 +13,7 @@
 // stops before sending anything.
 import { appendAll, BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { recordedResponse, requestParts, type RequestParts } from './request.js';
+import { recordedResponse, requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
 import { messageValues, parseLooseJson, placeholdersIn, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './values.js';
 
 /** One binding as the report shows it. */
@@ -50,7 +50,7 @@ function cookieValues(headers: ReadonlyArray<[string, string]>): string[] {
 /** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
 export function requestTokens(parts: RequestParts): string[] {
   const out = tokensOf(parts.target);
-  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') appendAll(out, tokensOf(v));
+  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie' && !WIRE_HEADERS.has(n.toLowerCase())) appendAll(out, tokensOf(v));
   out.push(...cookieValues(parts.headers), ...tokensOf(cookieValues(parts.headers).join(' ')));
   if (parts.body && !parts.body.base64) appendAll(out, tokensOf(parts.body.text));
   return out;
@@ -293,6 +293,8 @@ export class Correlation {
     };
     const target = take(rewriteTokens(parts.target, map, encodeURIComponent));
     const headers = parts.headers.map(([n, v]): [string, string] => {
+      // Host and framing follow the target and the body (wireRequest), not the server's values.
+      if (WIRE_HEADERS.has(n.toLowerCase())) return [n, v];
       if (n.toLowerCase() !== 'cookie') return [n, take(rewriteTokens(v, map))];
       // Cookie values are replaced whole (they may hold '=' or ':'), else token by token.
       const cookie = v

@@ -1,27 +1,31 @@
 // The replay's driver: one async loop per lane, each exchange started when
 // what happened before it in the original has happened again (its waits),
 // and not before its original time under --pace original / Nx. HTTP goes
-// through one undici Client per lane (one connection, as the original had),
-// WebSockets through ws.ts. Nothing here throws for a failed
-// exchange: failures are counted and the replay goes on, so the capture
-// holds everything that crossed.
-import type { Client } from 'undici';
+// through one socket per lane (connection.ts: one connection, as the
+// original had, the head as recorded), WebSockets through ws.ts. A request
+// the original client aborted is cut after the same time; every exchange is
+// bounded by --timeout; Ctrl-C cuts whatever is waited on. Nothing here
+// throws for a failed exchange: failures are counted and the replay goes on,
+// so the capture holds everything that crossed.
 import type { Correlation } from './correlate.js';
 import type { ReplayPlan, Waits } from './plan.js';
-import { laneClient, loadUndici, requestParts, sendRequest, withHeaders } from './request.js';
+import { LaneConnection, type CutReason } from './connection.js';
+import { liveResponse, requestParts, wireRequest, withHeaders } from './request.js';
 import { replayWebSocket, waitUntil } from './ws.js';
 
 /** How the driver runs. */
 export interface DriveReplayOptions {
   /** The recording proxy's URL. */
   proxyUrl: string;
+  /** The Host requests carry (the target's host). */
+  host: string;
   /** 0 = asap (order only); 1 = original gaps; 2 = twice as fast. */
   speed: number;
   /** WebSocket pacing. */
   ws: 'wait' | 'timing';
   /** Bound on each wait for the target (a response, a server message), ms. */
   waitMs: number;
-  /** Bound on one HTTP exchange, ms. */
+  /** Bound on one HTTP exchange, ms (--timeout). */
   timeoutMs: number;
   /** --header overrides. */
   headers: ReadonlyArray<[string, string]>;
@@ -31,7 +35,7 @@ export interface DriveReplayOptions {
   step(title: string): void;
   /** Exchanges done so far. */
   onProgress?(done: number, total: number): void;
-  /** Stops the replay (Ctrl-C): lanes stop at their next exchange. */
+  /** Stops the replay (Ctrl-C): exchanges under way are cut, lanes stop, waits end. */
   signal?: AbortSignal;
 }
 
@@ -45,6 +49,8 @@ export interface DriveReplayResult {
   webSocketMessages: number;
   /** Waits that ran out. */
   timeouts: Array<{ what: string; waitedMs: number }>;
+  /** Exchanges cut before their response ended: as the original client did, or by --timeout. */
+  cut: Array<{ entry: string; why: Exclude<CutReason, 'interrupted'>; afterMs: number }>;
 }
 
 /** A promise with its resolver. */
@@ -76,12 +82,17 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
   // Per WebSocket exchange: server messages received, and who waits on them.
   const received = new Map<number, number>();
   const receiveWaiters = new Map<number, Set<() => void>>();
-  const result: DriveReplayResult = { replayed: 0, failed: [], webSocketMessages: 0, timeouts: [] };
+  const result: DriveReplayResult = { replayed: 0, failed: [], webSocketMessages: 0, timeouts: [], cut: [] };
   let finished = 0;
   let page: string | undefined;
-  // The schedule starts when the first exchange does, undici loaded: start-up is not taken from the first gap.
-  await loadUndici();
+  // The schedule starts when the first exchange does: start-up is not taken from the first gap.
   let t0: number | undefined;
+  const proxy = new URL(opts.proxyUrl);
+  // Ctrl-C ends every wait at once (another lane's exchange, a server message).
+  const interrupted = new Promise<void>((resolve) => {
+    if (opts.signal?.aborted) resolve();
+    else opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+  }).then(() => receiveWaiters.forEach((set) => set.forEach((w) => w())));
 
   const finish = (i: number) => {
     isDone[i] = 1;
@@ -91,19 +102,20 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
   };
 
   const waitFor = async (waits: Waits, what: string): Promise<void> => {
-    for (const a of waits.after) if (!isDone[a]) await done[a]!.promise;
+    for (const a of waits.after) if (!isDone[a]) await Promise.race([done[a]!.promise, interrupted]);
     for (const { exchange, count } of waits.received) {
+      if (opts.signal?.aborted) return;
       if (isDone[exchange] || (received.get(exchange) ?? 0) >= count) continue;
       const t = performance.now();
       const set = receiveWaiters.get(exchange) ?? new Set<() => void>();
       receiveWaiters.set(exchange, set);
-      const ok = await waitUntil(set, () => Boolean(isDone[exchange]) || (received.get(exchange) ?? 0) >= count, opts.waitMs);
+      const ok = await waitUntil(set, () => Boolean(isDone[exchange]) || (received.get(exchange) ?? 0) >= count || Boolean(opts.signal?.aborted), opts.waitMs);
       if (!ok) result.timeouts.push({ what: `${what}: waited for ${plan.exchanges[exchange]!.key}'s server message ${count}`, waitedMs: Math.round(performance.now() - t) });
     }
   };
 
   const runLane = async (lane: number[]): Promise<void> => {
-    let client: Client | undefined;
+    const connection = new LaneConnection(proxy.hostname.replace(/^\[|\]$/g, ''), Number(proxy.port || 80));
     try {
       for (const i of lane) {
         const ex = plan.exchanges[i]!;
@@ -143,27 +155,33 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           finish(i);
           continue;
         }
-        client ??= await laneClient(opts.proxyUrl, opts.timeoutMs);
-        try {
-          const parts = requestParts(ex.entry.request);
-          const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
-          const res = await sendRequest(client, sent);
+        const parts = requestParts(ex.entry.request);
+        const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
+        // The original client's patience: it gave up after entry.time, with no response (or not all of it).
+        const clientAbortMs = ex.entry._bb?.aborted === 'client' ? Math.max(0, ex.entry.time) : undefined;
+        const outcome = await connection.exchange(wireRequest(sent, opts.host), {
+          timeoutMs: opts.timeoutMs,
+          ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        if (outcome.kind === 'response') {
+          const res = liveResponse(outcome.status, outcome.rawHeaders, outcome.body);
           if (res.proxyError) result.failed.push({ entry: ex.key, reason: `no response from the target (${res.proxyError})` });
           else {
             result.replayed++;
             opts.correlation.learnResponse(i, res.view);
           }
-        } catch (err) {
-          const e = err as NodeJS.ErrnoException;
-          result.failed.push({ entry: ex.key, reason: `the request failed (${e.code ?? e.message})` });
-          // A broken connection is not reused: the next request of the lane gets a fresh one.
-          await client.destroy().catch(() => {});
-          client = undefined;
+        } else if (outcome.kind === 'failed') result.failed.push({ entry: ex.key, reason: outcome.reason });
+        else if (outcome.why === 'interrupted') result.failed.push({ entry: ex.key, reason: 'the replay was interrupted' });
+        else {
+          result.cut.push({ entry: ex.key, why: outcome.why, afterMs: outcome.afterMs });
+          // Cut as the original was is the original's outcome; cut by --timeout is no response.
+          if (outcome.why === 'timeout') result.failed.push({ entry: ex.key, reason: `no response within --timeout ${opts.timeoutMs} ms` });
         }
         finish(i);
       }
     } finally {
-      await client?.close().catch(() => {});
+      connection.close();
     }
   };
 

@@ -1,10 +1,12 @@
-// One replayed HTTP request: its parts from the HAR entry (pure), and the
-// send through bb's recording proxy with undici (one Client per lane, so a
-// lane is one connection as the original's was). The response is read to
-// its end (SSE streams included) and handed back decoded for correlation.
-// undici is loaded when a replay runs, not when scenario/ is imported.
-import type { Client } from 'undici';
-import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType, pairValue } from '../../core/index.js';
+// One replayed HTTP request, pure: its parts from the HAR entry (the head
+// as recorded: names in their case and order, nothing added or dropped), and
+// the bytes that go on the socket (wireRequest): Host following the target,
+// the body re-encoded with its recorded Content-Encoding and framed as the
+// original was (Content-Length to the body's size, or chunked). The send
+// itself is connection.ts.
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
+import { EventStreamParser, headerPairs, headerValue, isEventStreamMedia, isTextualMedia, mediaType, pairValue, serializeHead } from '../../core/index.js';
 import { decodeContent, type HarEntry, type HarRequest } from '../../capture/index.js';
 import type { ResponseView } from './values.js';
 
@@ -14,14 +16,22 @@ export interface RequestParts {
   method: string;
   /** Path and query, as the client addressed them. */
   target: string;
-  /** Headers in order, hop-by-hop and framing headers left out. */
+  /** "1.0" or "1.1": the request line's version as recorded (HTTP/2 entries go as 1.1). */
+  version?: string;
+  /** Headers in their recorded case and order (HTTP/2 pseudo-headers left out: they are the request line). */
   headers: Array<[string, string]>;
-  /** The body: text (or base64 of bytes) and its media type. */
-  body?: { text: string; base64: boolean; mime: string };
+  /** The body: text (or base64 of bytes) and its media type, as the capture holds it (decoded). */
+  body?: { text: string; base64: boolean; mime: string; asSent?: boolean };
+  /** Request trailers, as recorded (sent when the body goes chunked). */
+  trailers?: Array<[string, string]>;
 }
 
-/** Headers the replay's own connection sets (framing, hop-by-hop, the proxy's Host). */
-const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'upgrade', 'te', 'trailer', 'expect', 'http2-settings']);
+/**
+ * Headers about the connection and the message's framing, not the
+ * application: correlation neither binds nor rewrites them, and the WebSocket
+ * client writes its own.
+ */
+export const WIRE_HEADERS = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'upgrade', 'te', 'trailer', 'expect', 'http2-settings']);
 
 /** Headers a WebSocket client writes itself on the upgrade. */
 export const WS_OWN_HEADERS = new Set(['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-accept', 'sec-websocket-protocol']);
@@ -32,17 +42,27 @@ export function requestParts(req: HarRequest): RequestParts {
   const rest = req.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split('#')[0]!;
   const target = rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`;
   const headers: Array<[string, string]> = [];
-  for (const h of req.headers ?? []) {
-    const lower = h.name.toLowerCase();
-    // HTTP/2 pseudo-headers (Chrome's HARs) are the request line, already in `target`.
-    if (lower.startsWith(':') || DROPPED.has(lower)) continue;
-    headers.push([h.name, h.value]);
-  }
+  // HTTP/2 pseudo-headers (Chrome's HARs) are the request line, already in `target`.
+  for (const h of req.headers ?? []) if (!h.name.startsWith(':')) headers.push([h.name, h.value]);
   const pd = req.postData;
   let body: RequestParts['body'];
-  if (pd?.text !== undefined) body = { text: pd.text, base64: pd._encoding === 'base64', mime: pd.mimeType ?? '' };
-  else if (pd?.params?.length) body = { text: pd.params.map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(p.value ?? '')}`).join('&'), base64: false, mime: pd.mimeType || 'application/x-www-form-urlencoded' };
-  return { method: req.method, target, headers, ...(body ? { body } : {}) };
+  if (pd?.text !== undefined) body = { text: pd.text, base64: pd._encoding === 'base64', mime: pd.mimeType ?? '', ...(/kept as sent/.test(pd.comment ?? '') ? { asSent: true } : {}) };
+  else if (pd?.params?.length) body = paramsBody(pd.params, pd.mimeType || pairValue(req.headers, 'content-type') || '');
+  const trailers = req._trailers?.map((t): [string, string] => [t.name, t.value]);
+  return { method: req.method, target, version: /^HTTP\/1\.0$/i.test(req.httpVersion ?? '') ? '1.0' : '1.1', headers, ...(body ? { body } : {}), ...(trailers?.length ? { trailers } : {}) };
+}
+
+/** A body from HAR's params alone: multipart with the recorded boundary, else URL-encoded. */
+function paramsBody(params: NonNullable<HarRequest['postData']>['params'] & object, mime: string): NonNullable<RequestParts['body']> {
+  const boundary = /^multipart\/form-data\b.*;\s*boundary="?([^";]+)"?/i.exec(mime)?.[1];
+  if (boundary === undefined) {
+    return { text: params.map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(p.value ?? '')}`).join('&'), base64: false, mime: mime || 'application/x-www-form-urlencoded' };
+  }
+  // RFC 7578 §4: each part under the boundary the Content-Type names, so the two agree.
+  const parts = params.map((p) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.fileName !== undefined ? `; filename="${p.fileName}"` : ''}\r\n` +
+    (p.contentType ? `Content-Type: ${p.contentType}\r\n` : '') + `\r\n${p.value ?? ''}\r\n`);
+  return { text: `${parts.join('')}--${boundary}--\r\n`, base64: false, mime };
 }
 
 /** Sets `--header` overrides: each replaces every header of its name, or is added. */
@@ -50,6 +70,82 @@ export function withHeaders(headers: Array<[string, string]>, overrides: Readonl
   if (overrides.length === 0) return headers;
   const names = new Set(overrides.map(([n]) => n.toLowerCase()));
   return [...headers.filter(([n]) => !names.has(n.toLowerCase())), ...overrides];
+}
+
+/** Content codings the replay can apply again (zstd where this Node has it). */
+const ENCODERS: Record<string, ((bytes: Buffer) => Buffer) | undefined> = {
+  gzip: (b) => gzipSync(b),
+  'x-gzip': (b) => gzipSync(b),
+  deflate: (b) => deflateSync(b),
+  br: (b) => brotliCompressSync(b),
+  zstd: (zlib as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync,
+};
+
+/**
+ * The body as it crossed: a capture holds request bodies decoded, so each
+ * recorded Content-Encoding is applied again, in the order listed (RFC 9110
+ * §8.4). Bytes that already decode as declared (a HAR that kept them raw), or
+ * that the capture says it kept as sent, go as they are; so does a body whose
+ * coding this Node cannot apply.
+ */
+export function encodeBody(bytes: Buffer, contentEncoding: string | undefined, asSent = false): Buffer {
+  const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0 || bytes.length === 0 || asSent) return bytes;
+  if (codings.some((c) => ENCODERS[c] === undefined)) return bytes;
+  if (decodeContent(bytes, contentEncoding, false).decoded) return bytes;
+  return codings.reduce((b, c) => ENCODERS[c]!(b), bytes);
+}
+
+/** A request's bytes on the wire. */
+export interface WireRequest {
+  /** Method, for the response parser (HEAD has no body). */
+  method: string;
+  /** The head: request line and fields, to the blank line. */
+  head: Buffer;
+  /** The body as framed (chunked framing included); empty when none. */
+  body: Buffer;
+}
+
+/**
+ * The bytes of one request: the recorded head with Host set to `host` (in
+ * its place; first when the capture had none, as HTTP/2 entries do) and the
+ * body's framing header set to what is sent: Content-Length to its size, or
+ * the body chunked when the original was (its trailers after it).
+ */
+export function wireRequest(parts: RequestParts, host: string): WireRequest {
+  const raw: string[] = [];
+  let hasHost = false;
+  let hasLength = false;
+  let chunked = false;
+  let encoding: string | undefined;
+  for (const [name, value] of parts.headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'host') {
+      if (hasHost) continue;
+      hasHost = true;
+      raw.push(name, host);
+      continue;
+    }
+    if (lower === 'content-length') {
+      if (hasLength) continue;
+      hasLength = true;
+    } else if (lower === 'transfer-encoding') chunked ||= /(^|,)\s*chunked\s*$/i.test(value);
+    else if (lower === 'content-encoding') encoding = encoding === undefined ? value : `${encoding}, ${value}`;
+    raw.push(name, value);
+  }
+  if (!hasHost) raw.unshift('Host', host);
+  const lengthAt = raw.findIndex((n, i) => i % 2 === 0 && n.toLowerCase() === 'content-length') + 1;
+  const b = parts.body;
+  const bytes = b ? encodeBody(b.base64 ? Buffer.from(b.text, 'base64') : Buffer.from(b.text, 'utf8'), encoding, b.asSent) : Buffer.alloc(0);
+  let body = bytes;
+  if (chunked) {
+    const trailers = (parts.trailers ?? []).map(([n, v]) => `${n}: ${v}\r\n`).join('');
+    body = Buffer.concat([bytes.length ? Buffer.from(`${bytes.length.toString(16)}\r\n`, 'latin1') : Buffer.alloc(0), bytes, Buffer.from(`${bytes.length ? '\r\n' : ''}0\r\n${trailers}\r\n`, 'latin1')]);
+    if (lengthAt > 0) raw.splice(lengthAt - 1, 2);
+  } else if (lengthAt > 0) raw[lengthAt] = String(bytes.length);
+  else if (bytes.length > 0) raw.push('Content-Length', String(bytes.length));
+  const head = Buffer.from(serializeHead(`${parts.method} ${parts.target} HTTP/${parts.version ?? '1.1'}`, raw), 'latin1');
+  return { method: parts.method, head, body };
 }
 
 /** The view of a recorded response the extractor reads. */
@@ -67,6 +163,7 @@ export function recordedResponse(entry: HarEntry): ResponseView {
   return { headers, ...(text !== undefined ? { text } : {}) };
 }
 
+
 /** What the target answered to one replayed request. */
 export interface LiveResponse {
   /** HTTP status. */
@@ -77,39 +174,15 @@ export interface LiveResponse {
   view: ResponseView;
 }
 
-let undici: typeof import('undici') | undefined;
-
-/** Loads undici once. */
-export async function loadUndici(): Promise<typeof import('undici')> {
-  undici ??= await import('undici');
-  return undici;
-}
-
-/** One connection to the recording proxy, for one lane. */
-export async function laneClient(proxyUrl: string, timeoutMs: number): Promise<Client> {
-  const { Client } = await loadUndici();
-  return new Client(proxyUrl, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000, pipelining: 1 });
-}
-
-/** Sends one request on `client` and reads the whole response. Throws what undici throws (the proxy is gone). */
-export async function sendRequest(client: Client, parts: RequestParts, signal?: AbortSignal): Promise<LiveResponse> {
-  const flat: string[] = [];
-  for (const [n, v] of parts.headers) flat.push(n, v);
-  const body = parts.body ? (parts.body.base64 ? Buffer.from(parts.body.text, 'base64') : Buffer.from(parts.body.text, 'utf8')) : undefined;
-  const res = await client.request({ method: parts.method, path: parts.target, headers: flat, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
-  const chunks: Buffer[] = [];
-  for await (const chunk of res.body) chunks.push(chunk as Buffer);
-  const headers: Array<{ name: string; value: string }> = [];
-  for (const [name, value] of Object.entries(res.headers)) {
-    for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) headers.push({ name, value: String(v) });
-  }
-  const get = (name: string) => headers.find((h) => h.name === name)?.value;
-  const proxyError = get('x-bb-error');
-  const ct = get('content-type');
+/** The view of a live response (raw headers, body as received): decoded as the capture decodes it. */
+export function liveResponse(status: number, rawHeaders: readonly string[], body: Buffer): LiveResponse {
+  const headers = headerPairs(rawHeaders);
+  const proxyError = headerValue(rawHeaders, 'x-bb-error');
+  const ct = headerValue(rawHeaders, 'content-type');
   // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
-  const bytes = decodeContent(Buffer.concat(chunks), get('content-encoding'), false).bytes;
+  const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), false).bytes;
   let view: ResponseView;
   if (isEventStreamMedia(ct)) view = { headers, events: EventStreamParser.parseText(bytes.toString('utf8')).map((e) => e.data) };
   else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8') } : {}) };
-  return { status: res.statusCode, ...(proxyError ? { proxyError } : {}), view };
+  return { status, ...(proxyError ? { proxyError } : {}), view };
 }

@@ -43,7 +43,7 @@ export interface ReplayOptions {
   serverHome?: string;
   /** Bound on each wait for the target (a WebSocket message, another lane), ms (default 5000). */
   waitMs?: number;
-  /** Bound on one HTTP exchange, ms (default 30 000). */
+  /** Bound on one HTTP exchange, ms (default 30 000): past it the exchange is cut (--timeout). */
   timeoutMs?: number;
   /** Exchanges done so far, for a progress line. */
   onProgress?: (done: number, total: number) => void;
@@ -69,6 +69,8 @@ export interface ReplaySummary {
   skipped: Array<{ entry: string; reason: string }>;
   /** Bounded waits that ran out. */
   timeouts: DriveReplayResult['timeouts'];
+  /** Exchanges cut before their response ended: `client` as the original client did (not a failure), `timeout` by --timeout (also in failed). */
+  cut: DriveReplayResult['cut'];
   /** 0 every exchange got a response, 1 some did not. */
   exitCode: 0 | 1;
   /** The one summary line. */
@@ -138,6 +140,8 @@ export async function prepareReplay(path: string, options: Pick<ReplayOptions, '
 export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | 'waitMs' | 'timeoutMs' | 'onProgress' | 'signal'> & {
   /** The recording proxy's URL. */
   proxyUrl: string;
+  /** The Host requests carry: the target's (default the proxy's own, as a client of it would send). */
+  host?: string;
   /** Starts a step (a page) in the recording. */
   step(title: string): void;
 };
@@ -145,7 +149,7 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
 /** What one run did. */
 export type ReplayRunResult = DriveReplayResult & { rewritten: Rewritten[] };
 
-/** The replay's defaults, once: replayThrough and bb replay's flags (--pace, --ws, --wait-ms) read them. */
+/** The replay's defaults, once: replayThrough and bb replay's flags (--pace, --ws, --wait-ms, --timeout) read them. */
 export const REPLAY_DEFAULTS = Object.freeze({
   /** Order only, no gaps. */
   pace: 'asap' as const,
@@ -163,6 +167,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
   const correlation = prepared.correlation();
   const drove = await driveReplay(prepared.plan, {
     proxyUrl: options.proxyUrl,
+    host: options.host ?? new URL(options.proxyUrl).host,
     speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
     ws: options.ws ?? REPLAY_DEFAULTS.ws,
     waitMs: options.waitMs ?? REPLAY_DEFAULTS.waitMs,
@@ -194,13 +199,14 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   });
   let run: ReplayRunResult;
   try {
-    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, step: (title) => recording.step(title) });
+    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
   }
   const total = prepared.plan.exchanges.length;
-  const line = `replayed ${run.replayed} exchanges and ${run.webSocketMessages} WebSocket messages to ${target.origin}, ${run.rewritten.length} values rewritten → ${recording.out}` +
+  const line = `replayed ${run.replayed} exchanges and ${run.webSocketMessages} WebSocket messages to ${target.origin}, ${run.rewritten.length} values rewritten` +
+    (run.cut.length ? `, ${run.cut.length} cut` : '') + ` → ${recording.out}` +
     (run.failed.length ? ` (${run.failed.length} of ${total} got no response)` : '');
   return {
     out: recording.out,
@@ -211,6 +217,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     rewritten: run.rewritten,
     skipped: prepared.plan.skipped,
     timeouts: run.timeouts,
+    cut: run.cut,
     exitCode: run.failed.length ? 1 : 0,
     line,
   };

@@ -10,7 +10,7 @@ import { pairValue, pairValues } from '../../core/index.js';
 import WebSocket from 'ws';
 import type { Correlation } from './correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
-import { requestParts, withHeaders, WS_OWN_HEADERS } from './request.js';
+import { requestParts, withHeaders, WIRE_HEADERS, WS_OWN_HEADERS } from './request.js';
 
 /** What the conversation needs from the driver. */
 export interface WsReplayContext {
@@ -86,7 +86,9 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const protocolHeader = pairValue(ex.entry.request.headers, 'sec-websocket-protocol');
   const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
   const headers: Record<string, string> = {};
-  for (const [n, v] of withHeaders(parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase())), ctx.headers)) headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;
+  // The WebSocket client writes the upgrade's own and framing headers (Host, Connection, Upgrade, Sec-WebSocket-*).
+  const own = parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase()) && !WIRE_HEADERS.has(n.toLowerCase()));
+  for (const [n, v] of withHeaders(own, ctx.headers)) headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;
   const url = ctx.proxyUrl.replace(/^http/, 'ws') + parts.target;
   const deflate = deflateOptions(ex.entry);
   const ws = new WebSocket(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });
@@ -147,7 +149,8 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
     const what = `${ex.key} message ${k + 1}`;
     await ctx.waitFor(m.waits, what);
     if (ctx.mode === 'timing') {
-      if (ctx.speed > 0) await sleep(openedAt + m.offsetMs / ctx.speed - performance.now());
+      // Ctrl-C closes the socket: a long original gap ends with it.
+      if (ctx.speed > 0) await Promise.race([sleep(openedAt + m.offsetMs / ctx.speed - performance.now()), closedP]);
     } else {
       await untilReceived(m.receivedBefore, what);
     }

@@ -1,0 +1,133 @@
+// One lane's connection to the recording proxy: bb's own head writer
+// (request.ts's wireRequest) on a plain socket, and bb's own HTTP/1.1 parser
+// reading the answer, so nothing between the capture and the wire
+// normalizes the head (a client library lower-cases names and adds a
+// Connection the client never sent). The socket is kept for the lane's next
+// request unless the exchange ended it (Connection: close, HTTP/1.0, a body
+// delimited by the close, a cut).
+//
+// An exchange can be cut: after the original client's patience (it aborted
+// at that time), by --timeout, or by Ctrl-C. The socket is then destroyed,
+// which the recording proxy records as the client aborting, as it was.
+import { connect, type Socket } from 'node:net';
+import { headerValue } from '../../core/index.js';
+import { Http1Parser, type Http1Head } from '../../proxy/index.js';
+import type { WireRequest } from './request.js';
+
+/** Why an exchange was cut: as the original client did, --timeout, or Ctrl-C. */
+export type CutReason = 'client' | 'timeout' | 'interrupted';
+
+/** How one exchange on the socket ended. */
+export type ExchangeOutcome =
+  /** A whole response (whatever its status). */
+  | { kind: 'response'; status: number; rawHeaders: string[]; body: Buffer }
+  /** Cut before the response ended, after `afterMs`. */
+  | { kind: 'cut'; why: CutReason; afterMs: number }
+  /** The connection failed (refused, reset, not HTTP), in a few words. */
+  | { kind: 'failed'; reason: string };
+
+/** When an exchange is cut. */
+export interface ExchangeLimits {
+  /** The original client aborted after this many ms: cut at the same time. */
+  clientAbortMs?: number;
+  /** Cut after this many ms whatever happens (--timeout). */
+  timeoutMs: number;
+  /** Ctrl-C: cut at once. */
+  signal?: AbortSignal;
+}
+
+/** setTimeout's largest delay; a longer bound is no bound. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Whether the connection outlives this exchange (RFC 9112 §9.3). */
+function persists(req: WireRequest, res: Extract<Http1Head, { kind: 'response' }>): boolean {
+  if (res.framing === 'close' || res.switches) return false;
+  if (/\bclose\b/i.test(headerValue(res.rawHeaders, 'connection') ?? '')) return false;
+  // The request's own Connection and version, read from the head it sent.
+  const head = req.head.toString('latin1');
+  if (/\r\nconnection:[^\r]*\bclose\b/i.test(head)) return false;
+  const http10 = head.slice(0, head.indexOf('\r\n')).endsWith('HTTP/1.0');
+  return res.httpVersion === '1.1' && (!http10 || /\r\nconnection:[^\r]*\bkeep-alive\b/i.test(head));
+}
+
+/** One lane's connection: requests one after the other, the socket reused while it lasts. */
+export class LaneConnection {
+  private socket: Socket | undefined;
+
+  /** `host` and `port` of the recording proxy. */
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  /** Sends one request and reads its response to the end; never throws. */
+  exchange(req: WireRequest, limits: ExchangeLimits): Promise<ExchangeOutcome> {
+    if (limits.signal?.aborted) return Promise.resolve({ kind: 'cut', why: 'interrupted', afterMs: 0 });
+    const socket = this.socket && !this.socket.destroyed ? this.socket : this.open();
+    return new Promise<ExchangeOutcome>((resolve) => {
+      const started = performance.now();
+      let response: Extract<Http1Head, { kind: 'response' }> | undefined;
+      const chunks: Buffer[] = [];
+      let settled = false;
+      const finish = (outcome: ExchangeOutcome, keep = false) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        limits.signal?.removeEventListener('abort', onAbort);
+        socket.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
+        if (!keep) this.drop(socket);
+        resolve(outcome);
+      };
+      const cut = (why: CutReason) => finish({ kind: 'cut', why, afterMs: Math.round(performance.now() - started) });
+      const parser = new Http1Parser('response', {
+        head: (head) => {
+          if (head.kind === 'response' && !head.informational) response = head;
+        },
+        body: (chunk, start, end) => {
+          if (response) chunks.push(Buffer.from(chunk.subarray(start, end)));
+        },
+        end: () => {
+          if (response) finish({ kind: 'response', status: response.statusCode, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }, persists(req, response));
+        },
+      });
+      parser.expect(req.method);
+      const onData = (chunk: Buffer) => {
+        const outcome = parser.feed(chunk);
+        if (outcome.state === 'error') finish({ kind: 'failed', reason: `the answer is not HTTP/1.1 (${outcome.fault.reason})` });
+      };
+      const onEnd = () => {
+        parser.finish();
+        finish({ kind: 'failed', reason: 'the connection closed before the response ended' });
+      };
+      const onError = (err: NodeJS.ErrnoException) => finish({ kind: 'failed', reason: `the request failed (${err.code ?? err.message})` });
+      const onAbort = () => cut('interrupted');
+      const client = limits.clientAbortMs;
+      const bound = Math.min(client ?? Infinity, limits.timeoutMs);
+      const timer = setTimeout(() => cut(client !== undefined && client <= limits.timeoutMs ? 'client' : 'timeout'), Math.min(Math.max(0, bound), MAX_TIMER_MS));
+      limits.signal?.addEventListener('abort', onAbort, { once: true });
+      socket.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
+      socket.write(req.body.length ? Buffer.concat([req.head, req.body]) : req.head);
+    });
+  }
+
+  /** Closes the connection (the lane is done). */
+  close(): void {
+    if (this.socket) this.drop(this.socket);
+  }
+
+  private open(): Socket {
+    const socket = connect({ host: this.host, port: this.port, noDelay: true });
+    // Between exchanges nobody listens: an idle socket's error only ends it.
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      if (this.socket === socket) this.socket = undefined;
+    });
+    this.socket = socket;
+    return socket;
+  }
+
+  private drop(socket: Socket): void {
+    socket.destroy();
+    if (this.socket === socket) this.socket = undefined;
+  }
+}

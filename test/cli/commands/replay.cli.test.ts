@@ -1,0 +1,76 @@
+// bb replay's flags around waiting: --timeout bounds every exchange, Ctrl-C
+// (SIGINT, SIGTERM) stops a replay at once whatever it waits on, with the
+// capture written and exit 130; --server-home is recorded as in bb capture.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { runBb, startBb } from '../../helpers/cli.js';
+import { settlesWithin } from '../../helpers/bounded.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { readHar, recordPatience, startPatientServer, type PatientServer } from '../../scenario/replay/patience.js';
+
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+
+/** A fresh server that holds /slow open (the original got its answer at once). */
+const slowServer = (): Promise<PatientServer> => startPatientServer(['/slow']);
+
+describe('bb replay: waiting, bounded and interrupted', () => {
+  let original: string;
+  before(async () => {
+    original = await recordPatience(tmp.path('answered.har'), tmp.bbHome, '/slow');
+  });
+
+  it('--timeout MS cuts an exchange the target does not answer in time: named on stderr, counted, exit 1', async () => {
+    const server = await slowServer();
+    const out = tmp.path('timeout.har');
+    const report = tmp.path('timeout.json');
+    const run = await settlesWithin(runBb(['replay', original, '--target', server.url, '--out', out, '--timeout', '500', '--json', report], env), 20_000, 'the replay');
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, /, 1 cut → .* \(1 of 3 got no response\)$/m);
+    assert.match(run.stderr, /#\d+: no response within --timeout 500 ms/);
+    assert.deepEqual(server.arrived, ['GET /first', 'GET /slow', 'GET /last']);
+    const json = JSON.parse(await readFile(report, 'utf8'));
+    assert.equal(json.replayed, 2);
+    assert.deepEqual(json.cut.map((c: { why: string }) => c.why), ['timeout']);
+    assert.ok(json.cut[0].afterMs >= 500, `cut once the 500 ms had passed (${json.cut[0].afterMs})`);
+    const slow = (await readHar(out)).log.entries.find((e) => e.request.url.endsWith('/slow'))!;
+    assert.equal(slow._bb?.aborted, 'client');
+  });
+
+  it('refuses a --timeout that is not a positive number', async () => {
+    for (const value of ['soon', '0']) {
+      const run = await runBb(['replay', original, '--target', 'http://127.0.0.1:9', '--timeout', value], env);
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, /--timeout needs a number/);
+    }
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${signal} during a long wait on the target stops at once: exit 130, the capture written`, async () => {
+      const server = await slowServer();
+      const out = tmp.path(`${signal}.har`);
+      const bb = startBb(['replay', original, '--target', server.url, '--out', out], env, { timeoutMs: 60_000 });
+      await settlesWithin(server.arrival('/slow'), 20_000, 'the request for /slow');
+      bb.child.kill(signal);
+      // Far less than the 30 s the exchange would otherwise be given.
+      const code = await settlesWithin(bb.exited, 10_000, `bb after ${signal}`);
+      assert.equal(code, 130, bb.stdout() + bb.stderr());
+      assert.match(bb.stderr(), /interrupted/);
+      assert.ok(existsSync(out), 'the capture is written');
+      const entries = (await readHar(out)).log.entries.map((e) => [new URL(e.request.url).pathname, e._bb?.aborted ?? null]);
+      assert.deepEqual(entries, [['/first', null], ['/slow', 'client']]);
+      assert.deepEqual(server.arrived, ['GET /first', 'GET /slow']);
+    });
+  }
+
+  it('--server-home DIR is recorded in the new capture, as bb capture does', async () => {
+    const server = await slowServer();
+    server.hang.clear();
+    const out = tmp.path('home.har');
+    const run = await runBb(['replay', original, '--target', server.url, '--out', out, '--server-home', '/srv/app-home'], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal((await readHar(out)).log._bb?.serverHome, '/srv/app-home');
+  });
+});
