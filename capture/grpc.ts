@@ -169,6 +169,17 @@ function parseTrailerBlock(text: string): HarNameValue[] {
   return out;
 }
 
+/** gRPC status code names, by code (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+const GRPC_STATUS_NAMES: readonly string[] = [
+  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+];
+
+/** The name of a gRPC status code (`NOT_FOUND` for 5), or undefined for a code outside the table. */
+export function grpcStatusName(code: number): string | undefined {
+  return Number.isInteger(code) ? GRPC_STATUS_NAMES[code] : undefined;
+}
+
 /** grpc-status and grpc-message from the first list that has a status (trailers, trailer frame, trailers-only headers). */
 export function grpcStatus(...lists: Array<HarNameValue[] | undefined>): { status: number | null; message?: string } {
   for (const list of lists) {

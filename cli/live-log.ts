@@ -1,6 +1,7 @@
 // The live output of `bb capture`: one line per finished exchange (id,
 // method, path, status, size, duration), and a running count on a TTY.
-import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener } from '../proxy/index.js';
+import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener, type RawHeaders } from '../proxy/index.js';
+import { grpcMedia, grpcStatusName } from '../capture/index.js';
 import { headerValue } from '../core/index.js';
 
 interface Pending {
@@ -10,6 +11,8 @@ interface Pending {
   target: string;
   start: number;
   status?: number;
+  /** A gRPC response: the grpc-status of its head ('' when none: it comes in the trailers, unless trailers-only). */
+  grpc?: string;
   bytes: number;
 }
 
@@ -36,6 +39,18 @@ export interface LiveLogOptions {
   forward?: boolean;
 }
 
+
+/**
+ * The status a line shows: a gRPC call that failed as `grpc 5 NOT_FOUND` (its
+ * HTTP status says 200 whatever happened), else the HTTP status.
+ */
+function shownStatus(p: Pending, trailers: RawHeaders): string {
+  const raw = p.grpc === undefined ? undefined : headerValue(trailers, 'grpc-status') ?? p.grpc;
+  const code = raw ? Number(raw.trim()) : NaN;
+  if (!(Number.isInteger(code) && code > 0)) return String(p.status ?? '-');
+  const name = grpcStatusName(code);
+  return `grpc ${code}${name ? ` ${name}` : ''}`;
+}
 
 /** `https://api.test:443` → `https://api.test` (the default port is not written). */
 function originOf(scheme: string, authority: string): string {
@@ -64,8 +79,8 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
   const listener = (fact: Fact): void => {
     switch (fact.type) {
       case 'exchange-started': {
-        // In forward mode a tunnelled request names only its path: the host is in Host.
-        const host = options.forward && fact.target.startsWith('/') ? headerValue(fact.rawHeaders, 'host') : undefined;
+        // In forward mode a tunnelled request names only its path: the host is in Host (HTTP/2: :authority).
+        const host = options.forward && fact.target.startsWith('/') ? headerValue(fact.rawHeaders, 'host') ?? headerValue(fact.rawHeaders, ':authority') : undefined;
         const target = host ? originOf(fact.scheme, host) + fact.target : fact.target;
         const seq = options.seqOf?.(fact.exchangeId) ?? fact.exchangeId;
         pending.set(fact.exchangeId, { seq, method: fact.method, target, start: fact.time, bytes: 0 });
@@ -73,7 +88,10 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
       }
       case 'response-started': {
         const p = pending.get(fact.exchangeId);
-        if (p) p.status = fact.statusCode;
+        if (!p) break;
+        p.status = fact.statusCode;
+        // gRPC says how a call ended in grpc-status: a trailer, or a header of a trailers-only response.
+        if (grpcMedia(headerValue(fact.rawHeaders, 'content-type'))) p.grpc = headerValue(fact.rawHeaders, 'grpc-status') ?? '';
         break;
       }
       case 'response-body': {
@@ -95,7 +113,7 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
       case 'exchange-completed': {
         const p = pending.get(fact.exchangeId);
         if (p && !(p.status === 101)) {
-          line(p, String(p.status ?? '-'));
+          line(p, shownStatus(p, fact.rawTrailers));
           pending.delete(fact.exchangeId);
         }
         break;

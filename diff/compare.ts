@@ -307,11 +307,17 @@ function withoutHopHeaders<T extends { headers: Record<string, unknown> }>(side:
 
 const GRPC_STATUS_FIELDS = ['grpc-status', 'grpc-message'];
 
-function withoutGrpcStatus<T extends { headers: Record<string, unknown> }>(side: T, grpc: boolean): T {
-  if (!grpc || !GRPC_STATUS_FIELDS.some((h) => h in side.headers)) return side;
-  const headers = { ...side.headers };
-  for (const h of GRPC_STATUS_FIELDS) delete headers[h];
-  return { ...side, headers };
+/** A gRPC response without grpc-status and grpc-message in its headers (trailers-only) or trailers; trailers left empty are gone. */
+function withoutGrpcStatus<T extends { headers: Record<string, unknown>; trailers?: Record<string, unknown> }>(side: T, grpc: boolean): T {
+  const has = (m: Record<string, unknown> | undefined) => m !== undefined && GRPC_STATUS_FIELDS.some((h) => h in m);
+  if (!grpc || (!has(side.headers) && !has(side.trailers))) return side;
+  const without = (m: Record<string, unknown>) => {
+    const out = { ...m };
+    for (const h of GRPC_STATUS_FIELDS) delete out[h];
+    return out;
+  };
+  const trailers = side.trailers && without(side.trailers);
+  return { ...side, headers: without(side.headers), trailers: trailers && Object.keys(trailers).length > 0 ? trailers : undefined };
 }
 
 function stripUndefined<T extends object>(o: T): T {

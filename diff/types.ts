@@ -55,6 +55,8 @@ export interface NormalizedEntry {
     /** The Cookie header(s) as name → value (cookies rule; the header is then not in `headers`). */
     cookies?: Record<string, MultiValue>;
     body?: unknown;
+    /** Chunked or HTTP/2 trailers, lower-case name → value like headers; absent when none came. */
+    trailers?: Record<string, MultiValue>;
   };
   /** The compared response (`events` for text/event-stream). */
   response: {
@@ -64,6 +66,8 @@ export interface NormalizedEntry {
     cookies?: Record<string, NormalizedSetCookie | NormalizedSetCookie[]>;
     body?: unknown;
     events?: unknown[];
+    /** Chunked or HTTP/2 trailers (a gRPC call's too, but for grpc-status and grpc-message, compared as `grpc`); absent when none came. */
+    trailers?: Record<string, MultiValue>;
   };
   /** WebSocket connection, for upgrade entries. */
   ws?: {

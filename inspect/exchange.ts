@@ -1,7 +1,7 @@
 // One exchange whole, for `bb show CAPTURE --entry '#4' [--body]`: request
-// line and headers, request body, status line and headers, response body
-// (decoded, JSON pretty-printed, binary as a hex preview with its size), SSE
-// events and WebSocket messages. Pure: text lines from a HAR entry. Captured
+// line and headers, request body and trailers, status line and headers,
+// response body (decoded, JSON pretty-printed, binary as a hex preview with
+// its size) and trailers, SSE events and WebSocket messages. Pure: text lines from a HAR entry. Captured
 // content is hostile: every control character is escaped, line by line.
 import type { Har, HarEntry, HarNameValue } from '../capture/index.js';
 import { escapeControls, formatSize, messageLine, formatOffset, type Style } from './format.js';
@@ -68,6 +68,11 @@ function headerLines(headers: HarNameValue[]): string[] {
   return headers.map((h) => `${escapeControls(h.name)}: ${escapeControls(h.value)}`);
 }
 
+/** Trailers after the body they end (chunked or HTTP/2), as headers are shown; none when none came. */
+function trailerLines(trailers: HarNameValue[] | undefined, dim: (t: string) => string): string[] {
+  return trailers?.length ? ['', dim('trailers:'), ...headerLines(trailers)] : [];
+}
+
 /** The request body's bytes (postData, base64 when `_encoding` says so). */
 function requestBody(entry: HarEntry): Buffer {
   const post = entry.request.postData;
@@ -122,6 +127,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
   } else if (reqBytes.length > 0) {
     lines.push(dim(`(request body ${formatSize(reqBytes.length)}: --body shows it)`));
   }
+  lines.push(...trailerLines(entry.request._trailers, dim));
   const res = entry.response;
   lines.push('', bold(escapeControls([res.httpVersion, res.status, res.statusText].filter((x) => x !== '' && x !== undefined).join(' '))), ...headerLines(res.headers));
   const resBytes = responseBody(entry);
@@ -143,6 +149,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
   if (options.body && bb?.truncated?.response !== undefined) {
     lines.push(dim(`(recorded ${formatSize(bb.truncated.response)} of ${formatSize(res.bodySize)}: the rest streamed through unrecorded)`));
   }
+  lines.push(...trailerLines(res._trailers, dim));
   if (messages.length > 0) {
     const opened = isoToSeconds(entry.startedDateTime);
     lines.push('', dim(`${messages.length} WebSocket message${messages.length === 1 ? '' : 's'}${options.body ? ':' : ' (--body lists them)'}`));

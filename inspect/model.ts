@@ -6,7 +6,7 @@
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (docs/frames-and-show.md "Order and
 // connection ids").
-import { grpcStatus, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
+import { grpcStatus, grpcStatusName, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 import { globToRegExp, isoToSeconds } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */
@@ -33,16 +33,10 @@ export interface GrpcCallStatus {
   message?: string;
 }
 
-/** gRPC status code names (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
-export const GRPC_STATUS_NAMES: readonly string[] = [
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
-];
-
 /** "grpc 14 UNAVAILABLE: going away", "grpc no status". */
 export function grpcStatusText(s: GrpcCallStatus): string {
   if (s.status === null) return 'grpc no status';
-  const name = GRPC_STATUS_NAMES[s.status];
+  const name = grpcStatusName(s.status);
   return `grpc ${s.status}${name ? ` ${name}` : ''}${s.message ? `: ${s.message}` : ''}`;
 }
 

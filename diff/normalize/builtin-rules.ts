@@ -92,6 +92,8 @@ const VOLATILE_HEADERS = [
   'connection', 'keep-alive',
   // random per WebSocket handshake (RFC 6455 §4.1, §4.2.2).
   'sec-websocket-key', 'sec-websocket-accept',
+  // the deadline a gRPC call has left when it goes out (PROTOCOL-HTTP2.md "Timeout"): a clock reading, new on every run.
+  'grpc-timeout',
 ];
 
 /** Headers that carry request ids (masked as <ID> under request-id-keys). */

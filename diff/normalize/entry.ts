@@ -186,6 +186,9 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page },
   };
+  // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
+  if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, ctx, false);
+  if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, ctx, false);
   // A gRPC call's bodies are its framed messages: compared as messages (grpc), not as bytes.
   if (e._grpcMessages) out.grpc = normalizeGrpc(e._grpcMessages, e, req.rawPath, ctx);
   else {

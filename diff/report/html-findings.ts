@@ -35,7 +35,7 @@ export function findingLink(findingId: string | undefined): string {
 
 /** A row's change: "+ new", "- old" or "old → new", elided around the change. */
 function changeText(d: Difference): string {
-  const [a, b] = elidePair(d.old, d.new, 120);
+  const [a, b] = elidePair(d.old, d.new, 120, d.path);
   return d.kind === 'added' || d.kind === 'extra' ? `+ ${b}` : d.kind === 'removed' || d.kind === 'missing' ? `- ${a}` : `${a} → ${b}`;
 }
 

@@ -34,7 +34,7 @@ export function xmlEscape(s: unknown): string {
 }
 
 function line(d: Difference): string {
-  const [a, b] = elidePair(d.old, d.new, 200);
+  const [a, b] = elidePair(d.old, d.new, 200, d.path);
   const change = d.kind === 'added' || d.kind === 'extra' ? `+ ${b}` : d.kind === 'removed' || d.kind === 'missing' ? `- ${a}` : `${a} → ${b}`;
   const where = d.path || '(whole entry)';
   return `[${d.id}] ${d.kind} ${where}: ${change}${d.reason ? ` (known: ${d.reason})` : ''}`;

@@ -6,6 +6,7 @@
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { ms, times, timingLines } from './timing-text.js';
+import { shownValue } from './shown-value.js';
 
 /** Options for the text report. */
 export interface TextOptions {
@@ -17,16 +18,16 @@ export interface TextOptions {
 
 const WIDTH = 60;
 
-/** A value as short JSON-ish text. */
-export function shortValue(v: unknown, max = WIDTH): string {
-  const s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? '∅' : JSON.stringify(v) ?? String(v);
+/** A value as short JSON-ish text; `path`: the field it is the value of (shown-value.ts). */
+export function shortValue(v: unknown, max = WIDTH, path = ''): string {
+  const s = shownValue(v, path);
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }
 
-/** old → new, both elided around the first and last changed characters. */
-export function elidePair(a: unknown, b: unknown, max = WIDTH): [string, string] {
-  const sa = a === undefined ? '∅' : JSON.stringify(a) ?? String(a);
-  const sb = b === undefined ? '∅' : JSON.stringify(b) ?? String(b);
+/** old → new, both elided around the first and last changed characters; `path`: the field they are values of (shown-value.ts). */
+export function elidePair(a: unknown, b: unknown, max = WIDTH, path = ''): [string, string] {
+  const sa = shownValue(a, path);
+  const sb = shownValue(b, path);
   if (sa.length <= max && sb.length <= max) return [sa, sb];
   let pre = 0;
   while (pre < sa.length && pre < sb.length && sa[pre] === sb[pre]) pre++;
@@ -57,10 +58,10 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
   let values = '';
   if (f.kind === 'slower' && typeof f.old === 'number' && typeof f.new === 'number') values = ` median ${c('31', `${ms(f.old)} ms`)} → ${c('31', `${ms(f.new)} ms`)} (${times(f.old > 0 ? f.new / f.old : null)})`;
   else if (f.kind === 'changed' && ('old' in f || 'new' in f)) {
-    const [a, b] = elidePair(f.old, f.new);
+    const [a, b] = elidePair(f.old, f.new, WIDTH, f.pattern);
     values = ` ${c('31', a)} → ${c('32', b)}`;
-  } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old))}`;
-  else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new))}`;
+  } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old, WIDTH, f.pattern))}`;
+  else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new, WIDTH, f.pattern))}`;
   const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
   // A timing finding is about a route as a whole (its samples are in the Timing section).
   if (f.kind === 'slower') return `${what}${values} in ${where}`;
@@ -72,7 +73,7 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
 export function brokenRatificationText(f: Finding): string | undefined {
   if (!f.ratified) return undefined;
   const [a, b] = ratifiedSides(f.ratified);
-  const now = 'old' in f || 'new' in f ? elidePair(f.old, f.new).join(' → ') : 'other values';
+  const now = 'old' in f || 'new' in f ? elidePair(f.old, f.new, WIDTH, f.pattern).join(' → ') : 'other values';
   return `was ratified as ${a} → ${b}, now ${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
 }
 
@@ -120,7 +121,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
     return named.length ? `, ${named.join(' → ')}` : '';
   };
   const rowLine = (d: Difference) => {
-    const [a, b] = elidePair(d.old, d.new);
+    const [a, b] = elidePair(d.old, d.new, WIDTH, d.path);
     const moved = movedLine(d);
     const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
     return `      [${d.id}] ${d.request} (${d.entry}${sides(d.entry)})${d.path ? ` ${d.path}` : ''}: ${change}`;

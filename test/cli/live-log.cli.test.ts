@@ -7,8 +7,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { startBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { driveItems, itemsServer } from '../helpers/grpc-items.js';
 
 async function upstream(): Promise<{ port: number; close: () => Promise<void> }> {
   const server = http.createServer((_req, res) => res.end('ok'));
@@ -49,5 +52,25 @@ describe('bb capture live log', () => {
     const { stdout, har } = await captureOnce(['--no-redact']);
     assert.match(stdout, /^#1 GET \/items\?q=1&token=sekret-value&access_token=abc%20def 200 /m);
     assert.match(har.log.entries[0]!.request.url, /\?q=1&token=sekret-value&access_token=abc%20def$/);
+  });
+
+  it('says a gRPC call that failed is one, by its status code and name, not 200', async () => {
+    const cleanups = new Cleanups();
+    const dir = tempDir(cleanups).dir;
+    const port = await itemsServer(cleanups, { lookupStatus: grpc.status.NOT_FOUND });
+    const bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', join(dir, 'g.har')], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+    try {
+      const [, base] = await bb.waitFor(/: http:\/\/127\.0\.0\.1:(\d+) -> /);
+      assert.equal(await driveItems(Number(base)), grpc.status.NOT_FOUND);
+      const [failed] = await bb.waitFor(/^#\d+ POST \/demo\.Items\/Lookup .*$/m);
+      const [stored] = await bb.waitFor(/^#\d+ POST \/demo\.Items\/Store .*$/m);
+      assert.match(failed!, /^#\d+ POST \/demo\.Items\/Lookup grpc 5 NOT_FOUND \d+ B \d+ ms$/);
+      assert.match(stored!, /^#\d+ POST \/demo\.Items\/Store 200 \d+ B \d+ ms$/, 'a call that succeeded keeps its HTTP status');
+      bb.child.kill('SIGINT');
+      assert.equal(await bb.exited, 0, bb.stderr());
+    } finally {
+      if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+      await cleanups.run();
+    }
   });
 });

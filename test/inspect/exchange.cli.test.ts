@@ -38,6 +38,11 @@ before(async () => {
       } else if (req.url === '/bin') {
         res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
         res.end(Buffer.from(Array.from({ length: 100 }, (_, i) => i)));
+      } else if (req.url === '/trailers') {
+        res.writeHead(200, { 'Content-Type': 'text/plain', Trailer: 'x-checksum' });
+        res.write('sum ');
+        res.addTrailers({ 'x-checksum': `sha-${req.trailers['x-sent'] ?? 'none'}` });
+        res.end('me');
       } else if (req.url === '/sse') {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         res.end('event: tick\nid: 1\ndata: {"n":1}\n\ndata: plain\n\n');
@@ -71,6 +76,18 @@ before(async () => {
   await (await fetch(`${url}/bin`)).arrayBuffer();
   await (await fetch(`${url}/sse`)).text();
   await bb.waitFor(/GET \/sse 200/);
+  // A chunked request and response, each ending with a trailer.
+  await new Promise<void>((resolve, reject) => {
+    const req = http.request(`${url}/trailers`, { method: 'PUT', headers: { 'Transfer-Encoding': 'chunked', Trailer: 'x-sent' } }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.write('data');
+    req.addTrailers({ 'x-sent': '42' });
+    req.end();
+  });
+  await bb.waitFor(/PUT \/trailers 200/);
   bb.child.kill('SIGINT');
   assert.equal(await bb.exited, 0, bb.stderr());
 });
@@ -160,6 +177,16 @@ test("bb show --entry shows polling payloads as text, binary as a hex preview wi
   assert.match(ws.stdout, /^\d+ WebSocket messages:$/m);
   assert.match(ws.stdout, /→ text +5B {2}hello$/m);
   assert.match(ws.stdout, /← text +10B {2}echo:hello$/m);
+});
+
+test('bb show --entry prints the request and response trailers after their bodies', async () => {
+  const r = await runBb(['show', out, '--entry', `#${byPath('/trailers', 'PUT')._bb.seq}`, '--body'], env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^data\n\ntrailers:\nx-sent: 42$/m);
+  assert.match(r.stdout, /^sum me\n\ntrailers:\nx-checksum: sha-42$/m);
+  // Without --body too: trailers are part of the heads.
+  const heads = await runBb(['show', out, '--entry', `#${byPath('/trailers', 'PUT')._bb.seq}`], env);
+  assert.match(heads.stdout, /^trailers:\nx-checksum: sha-42$/m);
 });
 
 test("bb show --entry '#N' --json prints the HAR entry as written; an unknown #N is exit 2", async () => {

@@ -31,6 +31,7 @@ describe('the built-in rules table', () => {
     const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates'] });
     assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
     assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
+    assert.equal(on.maskedHeaders.get('grpc-timeout'), '<VOLATILE>', "a gRPC call's deadline left is a clock reading");
     assert.ok(on.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.equal(off.maskedHeaders.size, 0);
     assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));

@@ -1,0 +1,63 @@
+// A small real gRPC service for tests of what bb makes of a call's status,
+// trailers and deadline: @grpc/grpc-js over h2c on 127.0.0.1:0, messages
+// encoded by protobufjs. `Lookup` fails with the status the server is given;
+// `Store` succeeds and ends with the trailing metadata it is given.
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import type { Cleanups } from './cleanups.js';
+
+// { name = 1 (string), n = 2 (int32) }.
+const Item = new protobuf.Type('Item').add(new protobuf.Field('name', 1, 'string')).add(new protobuf.Field('n', 2, 'int32'));
+
+/** An Item message's value. */
+export interface ItemValue {
+  name: string;
+  n: number;
+}
+
+const codec = {
+  requestSerialize: (v: ItemValue) => Buffer.from(Item.encode(Item.create(v)).finish()),
+  requestDeserialize: (b: Buffer) => Item.toObject(Item.decode(b), { defaults: true }) as ItemValue,
+};
+const unary = (path: string) => ({ path, requestStream: false, responseStream: false, ...codec, responseSerialize: codec.requestSerialize, responseDeserialize: codec.requestDeserialize });
+const SERVICE = { lookup: unary('/demo.Items/Lookup'), store: unary('/demo.Items/Store') } as const;
+
+/** How a server of the service answers. */
+export interface ItemsBehaviour {
+  /** The status Lookup fails with (grpc.status.NOT_FOUND...). */
+  lookupStatus: grpc.status;
+  /** Trailing metadata Store ends with. */
+  storeTrailers?: Record<string, string>;
+}
+
+/** Starts a server of the service on 127.0.0.1:0 (shut down by `cleanups`); its port. */
+export async function itemsServer(cleanups: Cleanups, behaviour: ItemsBehaviour): Promise<number> {
+  const server = new grpc.Server();
+  server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
+    lookup: (_call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => done({ code: behaviour.lookupStatus, details: 'no such item' }),
+    store: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      const trailers = new grpc.Metadata();
+      for (const [k, v] of Object.entries(behaviour.storeTrailers ?? {})) trailers.set(k, v);
+      done(null, { name: `stored ${call.request.name}`, n: call.request.n }, trailers);
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
+  return port;
+}
+
+/** Calls Lookup then Store through `port`, each with a deadline `deadlineMs` away (sent as grpc-timeout); Lookup's status code. */
+export async function driveItems(port: number, deadlineMs?: number): Promise<number> {
+  const Client = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+  const options = (): grpc.CallOptions => (deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs });
+  try {
+    const code = await new Promise<number>((resolve) => client.lookup!({ name: 'a', n: 1 }, options(), (err: grpc.ServiceError | null) => resolve(err?.code ?? 0)));
+    await new Promise<void>((resolve, reject) => client.store!({ name: 'b', n: 2 }, options(), (err: Error | null) => (err ? reject(err) : resolve())));
+    return code;
+  } finally {
+    client.close();
+  }
+}
