@@ -11,10 +11,11 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { appendAll, BbError, isFormMedia } from '../../core/index.js';
+import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { recordedResponse, requestParts, type RequestParts } from './request.js';
-import { messageValues, parseLooseJson, placeholdersIn, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './values.js';
+import { messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { requestParts, type RequestParts } from './request.js';
+import { placeholdersIn } from './values.js';
 
 /** One binding as the report shows it. */
 export interface Rewritten {
@@ -34,27 +35,6 @@ interface Binding {
 export type Replacements = ReadonlyMap<string, string>;
 
 const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
-
-function cookieValues(headers: ReadonlyArray<[string, string]>): string[] {
-  const out: string[] = [];
-  for (const [n, v] of headers) {
-    if (n.toLowerCase() !== 'cookie') continue;
-    for (const part of v.split(';')) {
-      const eq = part.indexOf('=');
-      if (eq > 0) out.push(part.slice(eq + 1).trim());
-    }
-  }
-  return out;
-}
-
-/** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
-export function requestTokens(parts: RequestParts): string[] {
-  const out = tokensOf(parts.target);
-  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') appendAll(out, tokensOf(v));
-  out.push(...cookieValues(parts.headers), ...tokensOf(cookieValues(parts.headers).join(' ')));
-  if (parts.body && !parts.body.base64) appendAll(out, tokensOf(parts.body.text));
-  return out;
-}
 
 /** Names where a placeholder sits in a request, for the error that asks for it. */
 function whereIs(parts: RequestParts, placeholder: string): string {

@@ -4,9 +4,9 @@
 // its end (SSE streams included) and handed back decoded for correlation.
 // undici is loaded when a replay runs, not when scenario/ is imported.
 import type { Client } from 'undici';
-import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType, pairValue } from '../../core/index.js';
-import { decodeContent, type HarEntry, type HarRequest } from '../../capture/index.js';
-import type { ResponseView } from './values.js';
+import { EventStreamParser, isEventStreamMedia, isTextualMedia, mediaType } from '../../core/index.js';
+import { decodeContent, type HarRequest } from '../../capture/index.js';
+import type { ResponseView } from '../../diff/index.js';
 
 /** A request as the replay sends it. */
 export interface RequestParts {
@@ -50,21 +50,6 @@ export function withHeaders(headers: Array<[string, string]>, overrides: Readonl
   if (overrides.length === 0) return headers;
   const names = new Set(overrides.map(([n]) => n.toLowerCase()));
   return [...headers.filter(([n]) => !names.has(n.toLowerCase())), ...overrides];
-}
-
-/** The view of a recorded response the extractor reads. */
-export function recordedResponse(entry: HarEntry): ResponseView {
-  const res = entry.response;
-  const headers = res?.headers ?? [];
-  const ct = pairValue(headers, 'content-type') ?? res?.content?.mimeType;
-  const c = res?.content;
-  if (isEventStreamMedia(ct)) {
-    const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
-    return { headers, events: events.map((e) => e.data) };
-  }
-  let text: string | undefined;
-  if (c?.text !== undefined && (ct === undefined || ct === '' || isTextualMedia(ct))) text = c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text;
-  return { headers, ...(text !== undefined ? { text } : {}) };
 }
 
 /** What the target answered to one replayed request. */
