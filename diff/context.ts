@@ -231,12 +231,13 @@ export function parsersOf(options: DiffOptions): readonly BodyParser[] {
   return options.bodyParsers ? options.bodyParsers([...bodyParsers]) : bodyParsers;
 }
 
-/** What normalizing one side needs: the run's rules and table, that side's homes and time window (SideHeader.window), the body parsers with zip support. */
-export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies, window?: CaptureWindow): NormalizeContext {
+/** What normalizing one side needs: the run's rules and table, that side's homes, time window (SideHeader.window) and bound values (diff/bind), the body parsers with zip support. */
+export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captureHome: string | undefined, zips: ZipBodies, window?: CaptureWindow, issued?: ReadonlySet<string>): NormalizeContext {
   return normalizeContext({
     rules: ctx.rules,
     homes: homesFor(captureHome, ctx.options.serverHome?.[side] ? [ctx.options.serverHome[side]!] : [], ctx.rules),
     ...(window ? { window } : {}),
+    ...(issued ? { issued } : {}),
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
     pathRules: ctx.pathRules,

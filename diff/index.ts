@@ -20,6 +20,7 @@ export { renderJunit, type JunitOptions } from './report/junit.js';
 export { narrowestKnown, knownForFinding, findingOnRoutes, addKnownToConfigText, noiseRules } from './triage-rules.js';
 export { ratifiedSides } from './ratified.js';
 export { sortForComparison } from './order.js';
+export { messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {

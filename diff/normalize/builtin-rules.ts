@@ -76,6 +76,8 @@ export interface BuiltinRule {
   cookies?: true;
   /** A Set-Cookie's Expires compared as the lifetime it gives from the response's date (cookies.ts). */
   cookieLifetimes?: true;
+  /** Values a server issued and its client sent back compare through their binding, whatever their shape (diff/bind). */
+  issued?: true;
 }
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
@@ -207,6 +209,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
   { name: 'ws-ping-pong', dropPingPong: true },
   { name: 'cookies', cookies: true },
+  { name: 'issued-values', issued: true },
 ];
 
 /** Names of the built-in rules, for `normalize.disable`. */

@@ -40,7 +40,7 @@ export interface CompiledRouteKey extends RouteKeyConfig {
 /** Hosts are normalized without home directories. */
 const NO_HOMES: readonly string[] = [];
 
-/** What a NormalizeContext is made of (`window`: the side's time window, timestamps.ts); the walks and compiled route keys are derived here, once per side. */
+/** What a NormalizeContext is made of (`window`: the side's time window, timestamps.ts; `issued`: its bound values, diff/bind); the walks and compiled route keys are derived here, once per side. */
 export function normalizeContext(parts: {
   rules: RuleSet;
   homes: string[];
@@ -50,12 +50,14 @@ export function normalizeContext(parts: {
   pathRules: PathRules;
   parsers?: readonly BodyParser[];
   proto?: ProtoSchema;
+  /** The side's bound values (diff/bind), marked as issued by the walk (not the host walk). */
+  issued?: ReadonlySet<string>;
 }): NormalizeContext {
-  const { homes, window, ...rest } = parts;
+  const { homes, window, issued, ...rest } = parts;
   const { rules, table } = rest;
   return {
     ...rest,
-    walk: valueWalk(rules, homes, table, window),
+    walk: valueWalk(rules, homes, table, window, rules.issued ? issued : undefined),
     hostWalk: valueWalk(rules, NO_HOMES, table, window),
     // A rule's route is written without a host (`POST /graphql`): it applies on every host.
     routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),

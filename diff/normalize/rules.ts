@@ -11,6 +11,7 @@ import type { OrdinalTable } from './ordinals.js';
 import type { CaptureWindow } from './timestamps.js';
 import { BUILTIN_RULES, CONFIG_PATTERNS_STEP, type BuiltinValueRule, type Hint } from './builtin-rules.js';
 import { EIO_SID } from './engine-io.js';
+import { ISSUED_CLASS } from '../bind/index.js';
 
 /** Keys compared verbatim by default (sequence numbers, cursors, counts, codes, event names). */
 export const DEFAULT_KEEP = [
@@ -58,6 +59,8 @@ export interface RuleSet {
   cookies: boolean;
   /** A Set-Cookie's Expires compared as a lifetime from the response's date (http-dates). */
   cookieLifetimes: boolean;
+  /** Values a server issued and its client sent back are marked <ISSUED:n> (issued-values, diff/bind). */
+  issued: boolean;
   /** Server home directories from the config (both sides). */
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
@@ -137,9 +140,10 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     epochNumbers: builtins.some((r) => r.epochNumbers),
     cookies: builtins.some((r) => r.cookies),
     cookieLifetimes: builtins.some((r) => r.cookieLifetimes),
+    issued: builtins.some((r) => r.issued),
     configHomes: homes,
-    // EIO_SID: Engine.IO session ids (engine-io.ts), numbered like any ordinal.
-    ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID])],
+    // EIO_SID: Engine.IO session ids (engine-io.ts), ISSUED: bound values (diff/bind), numbered like any ordinal.
+    ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID, ISSUED_CLASS])],
     keyMemo: new Map(),
   };
 }

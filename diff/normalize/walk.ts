@@ -4,6 +4,7 @@
 import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
+import { ISSUED_CLASS, markIssued } from '../bind/index.js';
 
 // Normalizing is pure given the rules, the ordinal table, the homes and the window (a
 // marker names its value, never a number), so a string seen again (object
@@ -31,16 +32,24 @@ export interface ValueWalk {
   readonly strings: Map<string, string>;
   /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
   readonly shortest: number;
+  /** Values this side's server issued and its client sent back (diff/bind), marked `<ISSUED:n>` wherever they appear. */
+  readonly issued: ReadonlySet<string> | undefined;
 }
 
-/** A walk with an empty string memo. */
-export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable, window?: CaptureWindow): ValueWalk {
-  const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)));
-  return { rules, homes, table, window, strings: new Map(), shortest };
+/** Issued values are tokens of 4+ characters (diff/bind). */
+const ISSUED_SHORTEST = 4;
+
+/** A walk with an empty string memo; `issued`: the side's bound values (diff/bind boundValues), when the issued-values rule is on. */
+export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable, window?: CaptureWindow, issued?: ReadonlySet<string>): ValueWalk {
+  const marks = issued?.size ? issued : undefined;
+  const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)), marks ? ISSUED_SHORTEST : Infinity);
+  return { rules, homes, table, window, strings: new Map(), shortest, issued: marks };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
   for (const r of w.rules.valueRules) s = r.apply(s, w.homes, w.table, w.window);
+  // After the shapes (a uuid stays <UUID:n>): what is left of a bound value is marked as issued.
+  if (w.issued) s = markIssued(s, w.issued, (v) => w.table.mark(ISSUED_CLASS, v));
   return s;
 }
 
@@ -86,7 +95,12 @@ function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
 export function normalizeValue(v: unknown, w: ValueWalk): unknown {
   if (typeof v === 'string') return normalizeString(v, w);
   // epoch-timestamps: a number inside the side's time window, under any key.
-  if (typeof v === 'number') return w.rules.epochNumbers && w.window && isEpochInWindow(v, w.window) ? TIMESTAMP : v;
+  if (typeof v === 'number') {
+    if (w.rules.epochNumbers && w.window && isEpochInWindow(v, w.window)) return TIMESTAMP;
+    // An issued integer id (4+ digits) compares through its binding, as the same id in a path or a string does.
+    if (w.issued && Number.isInteger(v) && Math.abs(v) >= 1000 && w.issued.has(String(v))) return w.table.mark(ISSUED_CLASS, String(v));
+    return v;
+  }
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);

@@ -9,6 +9,7 @@ import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
+import { boundValues } from '../bind/index.js';
 import type { NormalizedEntry } from '../types.js';
 
 /** One side parsed whole, its entries normalized and kept until compared. */
@@ -43,7 +44,9 @@ export class MemoryStore implements SideStore {
   // before new, so the run's ordinal table meets values in one fixed order.
   async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
     const har = this.har!;
-    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window);
+    // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
+    const issued = this.ctx.rules.issued ? boundValues(har.log.entries) : undefined;
+    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued);
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
     for (const { entry, index } of order) {
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';

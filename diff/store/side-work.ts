@@ -19,6 +19,7 @@ import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
+import { IssuedTimeline } from '../bind/index.js';
 
 /**
  * Bytes of normalized entries kept per side between the two passes, so most
@@ -177,7 +178,9 @@ export class SideWork {
     /** The side's pages, size, home and time window. */
     readonly header: SideHeader,
     private readonly ctx: DiffContext,
-    private readonly nctx: NormalizeContext,
+    /** The side's normalize context; summarize makes it again with the side's bound values. */
+    private nctx: NormalizeContext,
+    private readonly which: 'old' | 'new',
     private readonly zips: ZipBodies,
     private readonly keeping: boolean,
   ) {}
@@ -198,7 +201,7 @@ export class SideWork {
     const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window };
     const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
-    return new SideWork(cap, header, c, nctx, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
+    return new SideWork(cap, header, c, nctx, spec.which, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
   }
 
   /** Reads entry `index` and normalizes it (zip bodies decoded just for it). */
@@ -237,6 +240,13 @@ export class SideWork {
    */
   async summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }> {
     this.labels = labels;
+    if (this.ctx.rules.issued) {
+      // The side's bound values (diff/bind) must be known before its first entry is normalized:
+      // one more read of the file, in file order as the in-memory store reads it.
+      const timeline = new IssuedTimeline();
+      for await (const e of this.cap.entries()) timeline.add(e);
+      this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, timeline.bound);
+    }
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
     const timed = this.ctx.options.timing !== undefined;

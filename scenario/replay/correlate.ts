@@ -11,10 +11,11 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { appendAll, BbError, isFormMedia } from '../../core/index.js';
+import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { recordedResponse, requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
-import { messageValues, parseLooseJson, placeholdersIn, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './values.js';
+import { messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
+import { placeholdersIn } from './values.js';
 
 /** One binding as the report shows it. */
 export interface Rewritten {
@@ -34,27 +35,6 @@ interface Binding {
 export type Replacements = ReadonlyMap<string, string>;
 
 const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
-
-function cookieValues(headers: ReadonlyArray<[string, string]>): string[] {
-  const out: string[] = [];
-  for (const [n, v] of headers) {
-    if (n.toLowerCase() !== 'cookie') continue;
-    for (const part of v.split(';')) {
-      const eq = part.indexOf('=');
-      if (eq > 0) out.push(part.slice(eq + 1).trim());
-    }
-  }
-  return out;
-}
-
-/** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
-export function requestTokens(parts: RequestParts): string[] {
-  const out = tokensOf(parts.target);
-  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie' && !WIRE_HEADERS.has(n.toLowerCase())) appendAll(out, tokensOf(v));
-  out.push(...cookieValues(parts.headers), ...tokensOf(cookieValues(parts.headers).join(' ')));
-  if (parts.body && !parts.body.base64) appendAll(out, tokensOf(parts.body.text));
-  return out;
-}
 
 /** Names where a placeholder sits in a request, for the error that asks for it. */
 function whereIs(parts: RequestParts, placeholder: string): string {
@@ -207,7 +187,8 @@ export class Correlation {
           secretsByName(parts, this.opts.values, this.secrets);
           const sent = { ...parts, headers: parts.headers.filter(([n]) => !overridden.has(n.toLowerCase())) };
           this.checkSecrets(ex, sent);
-          if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens(sent), clientSent);
+          // Framing and connection headers are the wire's, not values a client sends back.
+          if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), clientSent);
         },
       });
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.

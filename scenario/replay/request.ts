@@ -7,8 +7,8 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import { EventStreamParser, headerPairs, headerValue, isEventStreamMedia, isTextualMedia, mediaType, pairValue, serializeHead } from '../../core/index.js';
-import { decodeContent, type HarEntry, type HarRequest } from '../../capture/index.js';
-import type { ResponseView } from './values.js';
+import { decodeContent, type HarRequest } from '../../capture/index.js';
+import type { ResponseView } from '../../diff/index.js';
 
 /** A request as the replay sends it. */
 export interface RequestParts {
@@ -147,22 +147,6 @@ export function wireRequest(parts: RequestParts, host: string): WireRequest {
   const head = Buffer.from(serializeHead(`${parts.method} ${parts.target} HTTP/${parts.version ?? '1.1'}`, raw), 'latin1');
   return { method: parts.method, head, body };
 }
-
-/** The view of a recorded response the extractor reads. */
-export function recordedResponse(entry: HarEntry): ResponseView {
-  const res = entry.response;
-  const headers = res?.headers ?? [];
-  const ct = pairValue(headers, 'content-type') ?? res?.content?.mimeType;
-  const c = res?.content;
-  if (isEventStreamMedia(ct)) {
-    const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
-    return { headers, events: events.map((e) => e.data) };
-  }
-  let text: string | undefined;
-  if (c?.text !== undefined && (ct === undefined || ct === '' || isTextualMedia(ct))) text = c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text;
-  return { headers, ...(text !== undefined ? { text } : {}) };
-}
-
 
 /** What the target answered to one replayed request. */
 export interface LiveResponse {

@@ -9,7 +9,7 @@ describe('the built-in rules table', () => {
   it('lists the names in the order docs/diff.md shows them', () => {
     assert.deepEqual(BUILTIN_RULE_NAMES, [
       'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'http-dates', 'epoch-timestamps', 'multipart-boundary', 'server-home',
-      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'volatile-headers', 'ws-ping-pong', 'cookies',
+      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'volatile-headers', 'ws-ping-pong', 'cookies', 'issued-values',
     ]);
   });
 

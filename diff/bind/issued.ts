@@ -1,0 +1,219 @@
+// Server-issued values (docs/diff.md "Issued values", docs/replay.md
+// "Correlation: following the server's ids"): what a response, an event or a
+// server WebSocket message hands the client that the client may send back
+// later. A value is a token of 4+ characters (a redacted placeholder counts as
+// one token) or an integer of 4+ digits, found at a place: a header and token
+// index, a cookie name, a JSON path. The same function reads a capture and a
+// target's live responses, so a place names the same slot on both sides.
+// `bb diff` (bound.ts) and `bb replay` (scenario/replay/correlate.ts) both ask
+// this file what counts as issued and where it is.
+//
+// Bodies that are not plain JSON still count: a length or packet-type prefix
+// before the JSON (Engine.IO's `0{"sid":…}`, Socket.IO's `42[…]`, packets
+// joined by \x1e) is skipped, and a short plain-text body is a token list.
+// Prose never is (prose.ts): a JSON string, header value, text body or event
+// that is an error message, a sentence or markup issues nothing.
+import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
+import type { HarEntry, HarRequest } from '../../capture/index.js';
+import { isProse } from './prose.js';
+
+/** One value a server issued, at its place. */
+export interface IssuedValue {
+  /** Where in the response: "header:location#0~2", "cookie:sid", "body:$.id~0", "ws[3]:$.cursor". */
+  place: string;
+  /** The value as it was on the wire (a placeholder for a redacted secret). */
+  value: string;
+}
+
+/** A response as the extractor reads it: the capture's or the target's, same shape. */
+export interface ResponseView {
+  /** Headers in order (any case; duplicates kept). */
+  headers: ReadonlyArray<{ name: string; value: string }>;
+  /** The decoded body as text, when it is text. */
+  text?: string;
+  /** Data of each server-sent event, in order. */
+  events?: readonly string[];
+}
+
+/**
+ * Tokens: maximal runs of characters ids are made of. The separators are
+ * those of URLs, cookies, JSON and prose; `-`, `_`, `.` and `~` stay inside
+ * (UUIDs, JWTs, prefixed ids such as session_…).
+ */
+const TOKEN = /<redacted:[0-9a-f]{8}>|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
+
+/** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
+const MIN_LENGTH = 4;
+const MAX_LENGTH = 4096;
+
+/** A short plain-text body is a list of tokens; past this it is prose or data, not a token. */
+const MAX_PLAIN_TEXT = 4096;
+
+/** True when a token can be a server-issued value. */
+function isCandidate(token: string): boolean {
+  if (token.length < MIN_LENGTH || token.length > MAX_LENGTH) return false;
+  // Decimal fractions and versions of a number ("12.50") are measurements, not ids.
+  if (/^-?\d+\.\d+$/.test(token)) return false;
+  return true;
+}
+
+/** The candidate tokens of a text, in order. */
+export function tokensOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(TOKEN)) if (isCandidate(m[0])) out.push(m[0]);
+  return out;
+}
+
+/** Replaces whole tokens of `text` that `map` has a value for; `encode` turns a new value into the text's syntax. */
+export function rewriteTokens(text: string, map: { get(token: string): string | undefined }, encode: (value: string) => string = (v) => v): { text: string; uses: string[] } {
+  const uses: string[] = [];
+  const out = text.replace(TOKEN, (token) => {
+    const next = map.get(token);
+    if (next === undefined) return token;
+    uses.push(token);
+    return encode(next);
+  });
+  return { text: out, uses };
+}
+
+/** Parses JSON text, or JSON after a short non-JSON prefix (Engine.IO/Socket.IO packet types, lengths). */
+export function parseLooseJson(text: string): { value: unknown } | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  const start = trimmed.search(/[[{]/);
+  // A prefix longer than a packet header is prose with a brace in it.
+  if (start < 0 || start > 16) return undefined;
+  try {
+    return { value: JSON.parse(trimmed.slice(start)) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The values in a JSON value: string tokens and 4+ digit integers, by JSON path. */
+function jsonValues(value: unknown, prefix: string, out: IssuedValue[]): void {
+  const walk = (v: unknown, path: string, depth: number): void => {
+    // Bounded depth: captured content is hostile input.
+    if (depth > 64) return;
+    if (typeof v === 'string') {
+      // A sentence or an error message in a field is written for people, not issued.
+      if (isProse(v)) return;
+      tokensOf(v).forEach((token, k) => out.push({ place: `${prefix}${path}~${k}`, value: token }));
+    } else if (typeof v === 'number') {
+      if (Number.isInteger(v) && Math.abs(v) >= 1000) out.push({ place: `${prefix}${path}`, value: String(v) });
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, item] of Object.entries(v)) walk(item, `${path}.${key}`, depth + 1);
+    }
+  };
+  walk(value, '$', 0);
+}
+
+/** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
+function textValues(text: string, prefix: string, out: IssuedValue[]): void {
+  const packets = text.includes('\x1e') ? text.split('\x1e') : [text];
+  packets.forEach((packet, p) => {
+    const at = packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
+    const json = parseLooseJson(packet);
+    if (json) jsonValues(json.value, at, out);
+    else if (packet.length <= MAX_PLAIN_TEXT && !isProse(packet)) tokensOf(packet).forEach((token, k) => out.push({ place: `${at}~${k}`, value: token }));
+  });
+}
+
+/** The cookie a Set-Cookie value sets: its name and value. */
+export function setCookiePair(value: string): { name: string; value: string } | undefined {
+  const pair = value.split(';', 1)[0]!;
+  const eq = pair.indexOf('=');
+  if (eq <= 0) return undefined;
+  return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() };
+}
+
+/** Headers whose values are not issued to the client for later use (or are the body's own framing). */
+const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'server', 'age', 'expires', 'last-modified', 'cache-control', 'content-encoding', 'accept-ranges', 'x-bb-error']);
+
+/** Every value a response issues, in order, each at its place. */
+export function responseValues(res: ResponseView): IssuedValue[] {
+  const out: IssuedValue[] = [];
+  const seen = new Map<string, number>();
+  for (const { name, value } of res.headers) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith(':') || NOT_ISSUED.has(lower)) continue;
+    const n = seen.get(lower) ?? 0;
+    seen.set(lower, n + 1);
+    if (lower === 'set-cookie') {
+      const pair = setCookiePair(value);
+      // A cookie value is issued whole: it goes back whole in Cookie.
+      if (pair && pair.value.length >= MIN_LENGTH) out.push({ place: `cookie:${pair.name}`, value: pair.value });
+      continue;
+    }
+    if (!isProse(value)) tokensOf(value).forEach((token, k) => out.push({ place: `header:${lower}#${n}~${k}`, value: token }));
+  }
+  if (res.text !== undefined) textValues(res.text, 'body', out);
+  res.events?.forEach((data, i) => textValues(data, `sse[${i}]`, out));
+  return out;
+}
+
+/** The values a server WebSocket message (the r-th the server sent) issues. */
+export function messageValues(text: string, r: number): IssuedValue[] {
+  const out: IssuedValue[] = [];
+  textValues(text, `ws[${r}]`, out);
+  return out;
+}
+
+/** The view of a recorded response the extractor reads: headers, a textual body decoded, or an event stream's data. */
+export function recordedResponse(entry: HarEntry): ResponseView {
+  const res = entry.response;
+  const headers = res?.headers ?? [];
+  const ct = pairValue(headers, 'content-type') ?? res?.content?.mimeType;
+  const c = res?.content;
+  if (isEventStreamMedia(ct)) {
+    const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
+    return { headers, events: events.map((e) => e.data) };
+  }
+  let text: string | undefined;
+  if (c?.text !== undefined && (ct === undefined || ct === '' || isTextualMedia(ct))) text = c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text;
+  return { headers, ...(text !== undefined ? { text } : {}) };
+}
+
+/** A request as the client sent it, for what it carries back: target (path and query), headers in order, body text. */
+export interface SentRequest {
+  /** Path and query as the client addressed them. */
+  target: string;
+  /** Headers in order (name, value). */
+  headers: ReadonlyArray<readonly [string, string]>;
+  /** The body as text (base64 bodies carry no tokens). */
+  body?: { text: string; base64: boolean };
+}
+
+/** The values of every Cookie header's pairs. */
+function cookieValues(headers: SentRequest['headers']): string[] {
+  const out: string[] = [];
+  for (const [n, v] of headers) {
+    if (n.toLowerCase() !== 'cookie') continue;
+    for (const part of v.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq > 0) out.push(part.slice(eq + 1).trim());
+    }
+  }
+  return out;
+}
+
+/** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
+export function requestTokens(parts: SentRequest): string[] {
+  const out = tokensOf(parts.target);
+  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') for (const t of tokensOf(v)) out.push(t);
+  const cookies = cookieValues(parts.headers);
+  out.push(...cookies, ...tokensOf(cookies.join(' ')));
+  if (parts.body && !parts.body.base64) for (const t of tokensOf(parts.body.text)) out.push(t);
+  return out;
+}
+
+/** A recorded request as sent: its target without scheme and authority, its headers (HTTP/2 pseudo-headers aside), its body or form fields. */
+export function sentRequest(req: HarRequest): SentRequest {
+  const target = req.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split('#')[0]!;
+  const headers = (req.headers ?? []).filter((h) => !h.name.startsWith(':')).map((h): [string, string] => [h.name, h.value]);
+  const pd = req.postData;
+  const body = pd?.text !== undefined ? { text: pd.text, base64: pd._encoding === 'base64' } : pd?.params?.length ? { text: pd.params.map((p) => `${p.name}=${p.value ?? ''}`).join('&'), base64: false } : undefined;
+  return { target, headers, ...(body ? { body } : {}) };
+}

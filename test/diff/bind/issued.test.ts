@@ -1,0 +1,80 @@
+// Server-issued values, read the same way from a capture and a live answer
+// (diff/bind/issued.ts: what bb diff binds and bb replay follows).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { messageValues, parseLooseJson, responseValues, rewriteTokens, tokensOf } from '../../../diff/bind/index.js';
+
+describe('tokensOf', () => {
+  const table: Array<[string, string[]]> = [
+    ['/v1/sessions/session_4f2a-9b/prompts', ['v1', 'sessions', 'session_4f2a-9b', 'prompts'].filter((t) => t.length >= 4)],
+    ['sid=<redacted:0123abcd>; theme=dark', ['<redacted:0123abcd>', 'theme', 'dark']],
+    ['Bearer eyJhbGciOi.eyJzdWIi.sig', ['Bearer', 'eyJhbGciOi.eyJzdWIi.sig']],
+    ['{"price":12.50,"n":123,"id":4711}', ['price', '4711']],
+    ['a b c', []],
+  ];
+  for (const [text, tokens] of table) it(`splits ${JSON.stringify(text)}`, () => assert.deepEqual(tokensOf(text), tokens));
+});
+
+describe('responseValues', () => {
+  it('reads headers by occurrence and token, Set-Cookie whole, JSON leaves by path (strings and 4+ digit integers)', () => {
+    const values = responseValues({
+      headers: [
+        { name: 'Location', value: '/items/item_abc123' },
+        { name: 'Set-Cookie', value: 'sid=a/b+c==; Path=/' },
+        { name: 'Date', value: 'Thu, 03 Dec 2026 05:00:00 GMT' },
+      ],
+      text: '{"id":"item_abc123","n":7,"cursor":123456,"tags":["alpha beta-1"]}',
+    });
+    assert.deepEqual(values, [
+      { place: 'header:location#0~0', value: 'items' },
+      { place: 'header:location#0~1', value: 'item_abc123' },
+      { place: 'cookie:sid', value: 'a/b+c==' },
+      { place: 'body:$.id~0', value: 'item_abc123' },
+      { place: 'body:$.cursor', value: '123456' },
+      { place: 'body:$.tags[0]~0', value: 'alpha' },
+      { place: 'body:$.tags[0]~1', value: 'beta-1' },
+    ]);
+  });
+
+  it("reads JSON after a packet prefix (Engine.IO's 0{…}), packets joined by \\x1e, and a bare plain-text token", () => {
+    assert.deepEqual(responseValues({ headers: [], text: '0{"sid":"lv_VI97HAXpY6yYWAAAC","pingInterval":25000}' }), [
+      { place: 'body:$.sid~0', value: 'lv_VI97HAXpY6yYWAAAC' },
+      { place: 'body:$.pingInterval', value: '25000' },
+    ]);
+    assert.deepEqual(responseValues({ headers: [], text: '40{"sid":"abcd1234"}\x1e2' }), [{ place: 'body[0]:$.sid~0', value: 'abcd1234' }]);
+    assert.deepEqual(responseValues({ headers: [], text: 'tok_9f8e7d6c\n' }), [{ place: 'body:~0', value: 'tok_9f8e7d6c' }]);
+    assert.deepEqual(responseValues({ headers: [], events: ['{"cursor":98765}'] }), [{ place: 'sse[0]:$.cursor', value: '98765' }]);
+    assert.deepEqual(messageValues('42["joined",{"room":"room_1234"}]', 3), [
+      { place: 'ws[3]:$[0]~0', value: 'joined' },
+      { place: 'ws[3]:$[1].room~0', value: 'room_1234' },
+    ]);
+  });
+
+  it('never binds words of prose: error messages, sentences, HTML, prose headers (issue 36 item 3)', () => {
+    const values = responseValues({
+      headers: [{ name: 'X-Error', value: 'Item not found here' }, { name: 'Location', value: '/items/a1b2c3d4e5f6' }],
+      text: '{"errors":[{"message":"Cannot query field \\"name\\" on type \\"Query\\".","code":"GRAPHQL_VALIDATION"}],"id":"a1b2c3d4e5f6"}',
+    });
+    assert.deepEqual(values, [
+      { place: 'header:location#0~0', value: 'items' },
+      { place: 'header:location#0~1', value: 'a1b2c3d4e5f6' },
+      { place: 'body:$.errors[0].code~0', value: 'GRAPHQL_VALIDATION' },
+      { place: 'body:$.id~0', value: 'a1b2c3d4e5f6' },
+    ]);
+    assert.deepEqual(responseValues({ headers: [], text: '<!DOCTYPE html><html><body><h1>Server error</h1><p>Please retry later</p></body></html>' }), []);
+    assert.deepEqual(responseValues({ headers: [], text: 'Internal Server Error' }), []);
+    assert.deepEqual(responseValues({ headers: [], events: ['The model is thinking about it'] }), []);
+  });
+
+  it('does not take prose with a brace far in as JSON', () => {
+    assert.equal(parseLooseJson('this is a long sentence that has {"a":1} in it'), undefined);
+  });
+});
+
+describe('rewriteTokens', () => {
+  it('replaces whole tokens only, escaped for their context, and lists what it used', () => {
+    const map = new Map([['item_abc123', 'item_new/1'], ['<redacted:0123abcd>', 'real"cookie']]);
+    assert.deepEqual(rewriteTokens('/items/item_abc123?x=item_abc1234', map, encodeURIComponent), { text: '/items/item_new%2F1?x=item_abc1234', uses: ['item_abc123'] });
+    assert.deepEqual(rewriteTokens('{"c":"<redacted:0123abcd>"}', map, (v) => JSON.stringify(v).slice(1, -1)), { text: '{"c":"real\\"cookie"}', uses: ['<redacted:0123abcd>'] });
+  });
+});
