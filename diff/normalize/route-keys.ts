@@ -9,12 +9,23 @@
 import { createHash } from 'node:crypto';
 import type { HarNameValue } from '../../capture/index.js';
 import type { MultiValue, RequestKey } from '../types.js';
-import type { NormalizeContext } from './context.js';
-import { normalizeString } from './walk.js';
-import { unnumber, unnumberDeep } from './ordinals.js';
+import { normalizeString, type ValueWalk } from './walk.js';
+import { unnumber, unnumberDeep, type OrdinalTable } from './ordinals.js';
 
 /** The built-in key detectors, in the order they are tried; `pairing.disable` takes these names. */
 export const KEY_DETECTORS = ['engine-io', 'graphql', 'jsonrpc'] as const;
+
+/** What keying needs of the side's NormalizeContext (context.ts builds it). */
+export interface KeyContext {
+  /** The config's `pairing.keys`, route globs compiled. */
+  routeKeys: ReadonlyArray<{ by: string; matches: (route: string) => boolean }>;
+  /** The built-in detectors left on. */
+  keyDetectors: ReadonlySet<string>;
+  /** The side's value walk (header values normalize like any string). */
+  walk: ValueWalk;
+  /** The ordinal table (keys hold markers unnumbered). */
+  table: OrdinalTable;
+}
 
 /** The request as its key reads it: the route without host or key, the normalized body and query, the raw headers, the Engine.IO revision. */
 export interface KeyedRequest {
@@ -64,7 +75,7 @@ export function keyedRequestLine(method: string, path: string, query: Record<str
 }
 
 /** The key of a request: the config's rule for its route, else the first detector left on that recognizes it; undefined for neither. */
-export function requestKeyOf(r: KeyedRequest, ctx: Pick<NormalizeContext, 'routeKeys' | 'keyDetectors' | 'walk' | 'table'>): RequestKey | undefined {
+export function requestKeyOf(r: KeyedRequest, ctx: KeyContext): RequestKey | undefined {
   const rule = ctx.routeKeys.find((k) => k.matches(r.route));
   if (rule) return configuredKey(rule.by, r, ctx);
   for (const name of KEY_DETECTORS) {
@@ -76,7 +87,7 @@ export function requestKeyOf(r: KeyedRequest, ctx: Pick<NormalizeContext, 'route
 }
 
 /** A scalar as key text, markers unnumbered; "-" for none. */
-function keyText(v: unknown, ctx: Pick<NormalizeContext, 'table'>): string {
+function keyText(v: unknown, ctx: Pick<KeyContext, 'table'>): string {
   if (v === undefined || v === null) return '-';
   return unnumber(typeof v === 'string' ? v : JSON.stringify(v), ctx.table);
 }
@@ -91,7 +102,7 @@ function lookup(v: unknown, dotted: string): unknown {
 }
 
 /** A `pairing.keys` rule's key (config.ts validated `by`). */
-function configuredKey(by: string, r: KeyedRequest, ctx: Pick<NormalizeContext, 'walk' | 'table'>): RequestKey | undefined {
+function configuredKey(by: string, r: KeyedRequest, ctx: Pick<KeyContext, 'walk' | 'table'>): RequestKey | undefined {
   if (by.startsWith('query:')) {
     const name = by.slice('query:'.length);
     const v = r.query[name];
@@ -110,7 +121,7 @@ function configuredKey(by: string, r: KeyedRequest, ctx: Pick<NormalizeContext, 
 }
 
 /** The built-in detectors by name: a key when the request is of their protocol, else undefined. */
-const DETECTORS: Record<(typeof KEY_DETECTORS)[number], (r: KeyedRequest, ctx: Pick<NormalizeContext, 'table'>) => RequestKey | undefined> = {
+const DETECTORS: Record<(typeof KEY_DETECTORS)[number], (r: KeyedRequest, ctx: Pick<KeyContext, 'table'>) => RequestKey | undefined> = {
   'engine-io': engineIoKey,
   graphql: graphqlKey,
   jsonrpc: jsonRpcKey,
@@ -121,7 +132,7 @@ const GRAPHQL_DOCUMENT = /^\s*(?:#[^\n]*\n\s*)*(?:(?:query|mutation|subscription
 const OPERATION_NAME = /\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/;
 
 /** One GraphQL operation's name: `operationName`, else the document's first named operation, else `#` and a hash of the document. */
-function operationOf(op: unknown, ctx: Pick<NormalizeContext, 'table'>): string | undefined {
+function operationOf(op: unknown, ctx: Pick<KeyContext, 'table'>): string | undefined {
   if (!op || typeof op !== 'object' || Array.isArray(op)) return undefined;
   const { query, operationName, extensions } = op as { query?: unknown; operationName?: unknown; extensions?: unknown };
   const named = typeof operationName === 'string' && operationName !== '' ? operationName : undefined;
@@ -136,7 +147,7 @@ function operationOf(op: unknown, ctx: Pick<NormalizeContext, 'table'>): string 
 }
 
 /** GraphQL over HTTP: a JSON body (or a batch of them) with a `query` document, or a GET with `?query=`: keyed by operation. */
-function graphqlKey(r: KeyedRequest, ctx: Pick<NormalizeContext, 'table'>): RequestKey | undefined {
+function graphqlKey(r: KeyedRequest, ctx: Pick<KeyContext, 'table'>): RequestKey | undefined {
   if (Array.isArray(r.body) && r.body.length) {
     const ops = r.body.map((b) => operationOf(b, ctx));
     return ops.every((o) => o !== undefined) ? { bracket: ops.join(',') } : undefined;
@@ -161,7 +172,7 @@ function safeJson(s: string): unknown {
 }
 
 /** JSON-RPC: a body (or a batch) with a string `method` and a `jsonrpc` version (2.0) or `params` and `id` (1.0): keyed by method. */
-function jsonRpcKey(r: KeyedRequest, ctx: Pick<NormalizeContext, 'table'>): RequestKey | undefined {
+function jsonRpcKey(r: KeyedRequest, ctx: Pick<KeyContext, 'table'>): RequestKey | undefined {
   const methodOf = (b: unknown): string | undefined => {
     if (!b || typeof b !== 'object' || Array.isArray(b)) return undefined;
     const o = b as Record<string, unknown>;
