@@ -10,6 +10,7 @@ import { alignItems, identityOf, DEFAULT_ARRAY_RULES, type ArrayRules } from './
 import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
+import { keyedRequestLine } from './normalize/index.js';
 import { appendAll } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
@@ -212,11 +213,9 @@ export interface CompareOptions {
   arrays?: ArrayRules;
 }
 
-/** The request line of a normalized entry, query included: `GET /posts?_sort=views&_order=desc`. */
-export function requestLine(e: Pick<NormalizedEntry, 'request'>): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(e.request.query)) for (const x of Array.isArray(v) ? v : [v]) parts.push(x === '' ? k : `${k}=${x}`);
-  return `${e.request.method} ${e.request.path}${parts.length ? `?${parts.join('&')}` : ''}`;
+/** The request line of a normalized entry, query and route key included: `GET /posts?_sort=views&_order=desc`, `POST /graphql[CreateItem]`. */
+export function requestLine(e: Pick<NormalizedEntry, 'request'> & { meta?: Pick<NormalizedEntry['meta'], 'requestKey'> }): string {
+  return keyedRequestLine(e.request.method, e.request.path, e.request.query, e.meta?.requestKey);
 }
 
 /** How a person names one exchange of a capture: `#<seq>`, else `#<index>` (docs/frames-and-show.md "One name per thing"). */

@@ -65,14 +65,16 @@ export interface NormalizeConfig {
 export interface RouteKeyConfig {
   /** Glob over "METHOD path", e.g. "POST /graphql". */
   route: string;
-  /** "graphql" (operationName), "jsonrpc" (method), "body:<dotted field>", or "body-hash". */
+  /** "graphql" (operation name, else the query's hash), "jsonrpc" (method), "body:<dotted field>", "body-hash", "query:<parameter>" or "header:<name>". */
   by: string;
 }
 
 /** The `pairing` section. */
 export interface PairingConfig {
-  /** Per-route keys. */
+  /** Per-route keys (they take precedence over the built-in detectors). */
   keys?: RouteKeyConfig[];
+  /** Built-in key detectors switched off: "graphql", "jsonrpc", "engine-io" (diff/normalize/route-keys.ts). */
+  disable?: string[];
   /** Globs over "METHOD path": such requests pair as a multiset within their page (concurrent fetches). */
   unordered?: string[];
   /**

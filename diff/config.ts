@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import type { KnownValues } from './types.js';
-import { BUILTIN_RULE_NAMES, ProtoSchema } from './normalize/index.js';
+import { BUILTIN_RULE_NAMES, KEY_DETECTORS, ProtoSchema } from './normalize/index.js';
 import { BbError } from '../core/index.js';
 import { isShapeName, TYPE_SHAPES } from './ratified.js';
 
@@ -137,10 +137,16 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
     const where = `${file} pairing.keys[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object like {"route": "POST /graphql", "by": "graphql"}');
     const by = needString(k, 'by', where);
-    if (!['graphql', 'jsonrpc', 'body-hash'].includes(by) && !/^body:[^\s]+$/.test(by)) {
-      fail(`${where}.by`, `unknown key ${JSON.stringify(by)}; use graphql, jsonrpc, body-hash or body:<field>`);
+    if (!['graphql', 'jsonrpc', 'body-hash'].includes(by) && !/^body:[^\s]+$/.test(by) && !/^query:[^\s]+$/.test(by) && !/^header:[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(by)) {
+      fail(`${where}.by`, `unknown key ${JSON.stringify(by)}; use graphql, jsonrpc, body-hash, body:<field>, query:<parameter> or header:<name>`);
     }
     return { route: needString(k, 'route', where), by };
+  });
+  const disableKeys = list(pr.disable, `${file} pairing.disable`).map((name, i) => {
+    if (typeof name !== 'string' || !(KEY_DETECTORS as readonly string[]).includes(name)) {
+      fail(`${file} pairing.disable[${i}]`, `unknown key detector ${JSON.stringify(name)}; built-in detectors: ${KEY_DETECTORS.join(', ')}`);
+    }
+    return name as string;
   });
   const unordered = list(pr.unordered, `${file} pairing.unordered`).map((u, i) => {
     if (typeof u !== 'string') fail(`${file} pairing.unordered[${i}]`, 'must be a route glob like "GET /v1/items/*"');
@@ -177,7 +183,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
 
   return Object.freeze({
     normalize: { disable, keys, patterns, headers, keep, paths, serverHome, unorderedArrays, ...(proto.length ? { proto } : {}) },
-    pairing: { keys: routeKeys, unordered, arrayKeys, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
+    pairing: { keys: routeKeys, ...(disableKeys.length ? { disable: disableKeys } : {}), unordered, arrayKeys, ...(wsOrder ? { wsOrder: wsOrder as PairingConfig['wsOrder'] } : {}) },
     known,
   });
 }

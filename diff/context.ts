@@ -240,6 +240,7 @@ export function normalizeContextFor(ctx: DiffContext, side: 'old' | 'new', captu
     ...(issued ? { issued } : {}),
     table: ctx.table,
     routeKeys: ctx.config.pairing.keys ?? [],
+    disabledKeys: ctx.config.pairing.disable ?? [],
     pathRules: ctx.pathRules,
     parsers: zips.withParser(parsersOf(ctx.options)),
     ...(ctx.proto ? { proto: ctx.proto } : {}),

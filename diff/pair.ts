@@ -11,7 +11,7 @@
 import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from '../core/index.js';
-import { routeWithoutHost, unnumber, type OrdinalTable } from './normalize/index.js';
+import { routeWithoutHost, routeWithoutKey, unnumber, type OrdinalTable } from './normalize/index.js';
 import type { NormalizedEntry } from './types.js';
 
 /** One line-up of an old and/or new item, by index. */
@@ -178,9 +178,9 @@ export function pairEntries(
   newEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string }>,
   unordered: string[],
 ): Lineup[] {
-  // A glob matches the route as it is or without its host (`GET //a.test/x` → `GET /x`), as route keys do.
+  // A glob matches the route as it is, without its host (`GET //a.test/x` → `GET /x`), as route keys do, or without its key (`POST /graphql[A]` → `POST /graphql`).
   const unorderedRoutes = unordered.map((g) => globMatcher(g));
-  const isUnordered = (r: string): boolean => unorderedRoutes.some((f) => f(r) || f(routeWithoutHost(r)));
+  const isUnordered = (r: string): boolean => unorderedRoutes.some((f) => f(r) || f(routeWithoutHost(r)) || f(routeWithoutKey(r)) || f(routeWithoutKey(routeWithoutHost(r))));
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
   const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));

@@ -82,6 +82,16 @@ export interface NormalizedEntry {
   meta: EntryMeta;
 }
 
+/** What a key adds to its entry's route and request line. */
+export interface RequestKey {
+  /** Shown in brackets after the path (`POST /graphql[CreateItem]`): an operation, a method, a field's or header's value. */
+  bracket?: string;
+  /** Query parameters the key is made of, `name=value`, shown as the route's query (`GET /socket.io/?transport=websocket`). */
+  query?: string[];
+  /** Query parameter names the request line leaves out besides the key's own: what the key already says, or per-connection bookkeeping. */
+  hide?: string[];
+}
+
 /** Not compared: where the entry came from and how to treat it. */
 export interface EntryMeta {
   /** Index in log.entries of its file. */
@@ -98,6 +108,8 @@ export interface EntryMeta {
   h2?: boolean;
   /** bb's upstream failure code, when the response is bb's own. */
   error?: string;
+  /** The entry's route key (normalize/route-keys.ts): what its route and request line show of it. */
+  requestKey?: RequestKey;
 }
 
 /** Kinds of difference (docs/diff.md "What is compared"); `slower` is a route over --timing-budget (docs/timing.md "Failing a build: `--timing-budget R`"). */

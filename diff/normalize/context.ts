@@ -1,6 +1,7 @@
 // What normalizing one side needs, built once per side from what the run
 // compiled once (rules, path rules, the ordinal table): the walks over this
-// side's server homes and time window, and the compiled route keys.
+// side's server homes and time window, and the compiled route keys and key
+// detectors.
 import type { RouteKeyConfig } from '../config-types.js';
 import type { BodyParser } from './bodies.js';
 import type { ProtoSchema } from './proto-schema.js';
@@ -9,6 +10,7 @@ import type { RuleSet } from './rules.js';
 import { valueWalk, type ValueWalk } from './walk.js';
 import type { PathRules } from './path-rules.js';
 import type { CaptureWindow } from './timestamps.js';
+import { KEY_DETECTORS } from './route-keys.js';
 import { globMatcher } from '../../core/index.js';
 
 /** What normalizing one side needs. */
@@ -23,6 +25,8 @@ export interface NormalizeContext {
   hostWalk: ValueWalk;
   /** Per-route pairing keys, each route glob compiled once. */
   routeKeys: CompiledRouteKey[];
+  /** The built-in key detectors left on (route-keys.ts KEY_DETECTORS minus `pairing.disable`). */
+  keyDetectors: ReadonlySet<string>;
   /** Per-path rules, compiled once per run (both sides share them). */
   pathRules: PathRules;
   /** Body parsers (editable list). */
@@ -47,13 +51,15 @@ export function normalizeContext(parts: {
   window?: CaptureWindow;
   table: OrdinalTable;
   routeKeys: readonly RouteKeyConfig[];
+  /** Built-in key detectors switched off (`pairing.disable`). */
+  disabledKeys?: readonly string[];
   pathRules: PathRules;
   parsers?: readonly BodyParser[];
   proto?: ProtoSchema;
   /** The side's bound values (diff/bind), marked as issued by the walk (not the host walk). */
   issued?: ReadonlySet<string>;
 }): NormalizeContext {
-  const { homes, window, issued, ...rest } = parts;
+  const { homes, window, issued, disabledKeys = [], ...rest } = parts;
   const { rules, table } = rest;
   return {
     ...rest,
@@ -61,5 +67,6 @@ export function normalizeContext(parts: {
     hostWalk: valueWalk(rules, NO_HOMES, table, window),
     // A rule's route is written without a host (`POST /graphql`): it applies on every host.
     routeKeys: parts.routeKeys.map((k) => ({ ...k, matches: globMatcher(k.route) })),
+    keyDetectors: new Set(KEY_DETECTORS.filter((d) => !disabledKeys.includes(d))),
   };
 }

@@ -3,7 +3,6 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { createHash } from 'node:crypto';
 import { grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
 import type { NormalizeContext } from './context.js';
@@ -11,7 +10,8 @@ import { decodeProtobuf } from './protobuf.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue } from './walk.js';
-import { unnumber, unnumberDeep } from './ordinals.js';
+import { unnumber } from './ordinals.js';
+import { keyedRoute, requestKeyOf } from './route-keys.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
 import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
@@ -68,28 +68,6 @@ function splitUrl(url: string): { path: string; query: HarNameValue[] } {
     const q = url.indexOf('?');
     return { path: q < 0 ? url : url.slice(0, q), query: [] };
   }
-}
-
-function lookup(v: unknown, dotted: string): unknown {
-  let cur = v;
-  for (const part of dotted.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
-}
-
-/** The route key of `pairing.keys` (`[operationName]`, `[method]`, a body hash or field), or undefined when no rule's route matches. */
-function routeKeyOf(route: string, body: unknown, query: Record<string, MultiValue>, ctx: NormalizeContext): string | undefined {
-  const rule = ctx.routeKeys.find((k) => k.matches(route));
-  if (!rule) return undefined;
-  let v: unknown;
-  if (rule.by === 'graphql') v = lookup(body, 'operationName') ?? query.operationName;
-  else if (rule.by === 'jsonrpc') v = Array.isArray(body) ? body.map((b) => lookup(b, 'method')).join(',') : lookup(body, 'method');
-  else if (rule.by === 'body-hash') v = createHash('sha256').update(JSON.stringify(unnumberDeep(body ?? null, ctx.table))).digest('hex').slice(0, 12);
-  else v = lookup(body, rule.by.slice('body:'.length));
-  if (v === undefined || v === null) return '-';
-  return unnumber(typeof v === 'string' ? v : JSON.stringify(v), ctx.table);
 }
 
 /** An Engine.IO connection's bodies carry its URL (the parser reads the protocol revision from it). */
@@ -174,8 +152,8 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
 
   // The route without its host: assignIds (order.ts) adds it when either capture has several.
   const route = `${req.method} ${unnumber(req.path, ctx.table)}`;
-  const rk = routeKeyOf(route, req.body, req.query, ctx);
-  const keyRoute = rk === undefined ? route : `${route}[${rk}]`;
+  const rk = requestKeyOf({ route, method: req.method, body: req.body, query: req.query, headers: e.request.headers, responseBody: res.body, ...(eio !== undefined ? { eio } : {}) }, ctx);
+  const keyRoute = keyedRoute(route, rk);
 
   const h2 = isH2OrLater(e);
   const out: Omit<NormalizedEntry, 'id'> = {
@@ -184,7 +162,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
     request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, ctx, req.parsed, h2 ? e.request.url : undefined) },
     response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, res.parsed) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
-    meta: { index, page },
+    meta: { index, page, ...(rk ? { requestKey: rk } : {}) },
   };
   // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
   if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, ctx, false);

@@ -3,6 +3,7 @@
 export { normalizeContext, type NormalizeContext } from './context.js';
 export { normalizeEntry } from './entry.js';
 export { entryHost, entryKey, hostsInKeys, routeWithHost, routeWithoutHost } from './keys.js';
+export { KEY_DETECTORS, keyedRequestLine, routeWithoutKey } from './route-keys.js';
 export { pairedPageLabels } from './pages.js';
 export { applyPathRules, compilePathRules, type PathRules } from './path-rules.js';
 export { compileRules, homesFor, type RuleSet } from './rules.js';

@@ -1,7 +1,8 @@
 // The HTML report's findings and rows (docs/reports.md "Reports for people and
 // CI"): each finding is a <details> whose summary is its one line (text.ts
-// findingLine, the same words as the terminal) and whose body holds its samples
-// and its rows; then every row in one table, each linked to its finding.
+// findingLine, the same words as the terminal) and whose body holds its
+// samples, the bb show command that opens the first (show-command.ts) and its
+// rows; then every row in one table, each linked to its finding.
 //
 // Captured content is hostile: ids, entry ids, paths, request lines and
 // values go through `tok` (escaped, wrapping only after / . [); the only
@@ -10,6 +11,7 @@
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
 import { brokenRatificationText, elidePair, findingLine, plural } from './text.js';
 import { tok } from './html-pair.js';
+import { exchangesOf, showCommand } from './show-command.js';
 import { esc } from '../../core/index.js';
 
 /** Classes in report order: real before known before noise. */
@@ -65,7 +67,7 @@ const ROW_HEAD = '<thead><tr><th>class</th><th>finding</th><th>id</th><th>kind</
 
 
 /** One finding: summary line (tag, id, findingLine, counts), then its samples and rows when unfolded. */
-function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number): string {
+function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number, open: string | undefined): string {
   const a = anchor(f.id);
   const counts = `${plural(f.rows.length, 'row')} · ${f.entries} of ${f.of} entries · ${plural(f.routes.length, 'route')}`;
   // A finding that breaks a ratification says so in its summary line: it is why the run fails.
@@ -79,6 +81,7 @@ function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number)
     parts.push(`<p class="froutes">routes: ${shown.join(' · ')}${f.routes.length > 20 ? ` · … ${f.routes.length - 20} more` : ''}</p>`);
   }
   parts.push(`<p class="fsamples">e.g. ${f.samples.map((s) => `<code>${tok(s.request)}</code> (<code>${tok(s.id)}</code>)`).join(' · ')}</p>`);
+  if (open) parts.push(`<p class="fopen">open the first: <code>${tok(open)}</code></p>`);
   const rows = f.rows.slice(0, maxRows).flatMap((id) => {
     const d = byId.get(id);
     return d ? [rowHtml(d, true)] : [];
@@ -91,10 +94,11 @@ function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number)
 /** The findings section: real, then known, then noise, each finding folded over its rows. */
 export function findingsHtml(result: DiffResult, maxRowsPerFinding: number): string {
   const byId = new Map(result.differences.map((d) => [d.id, d]));
+  const exchanges = exchangesOf(result);
   const groups = CLASS_ORDER.flatMap((cls) => {
     const list = result.findings.filter((f) => f.class === cls);
     if (!list.length) return [];
-    return [`<div class="fgroup c-${cls}"><h3>${esc(TITLES[cls])} (${list.length})</h3>${list.map((f) => findingHtml(f, byId, maxRowsPerFinding)).join('\n')}</div>`];
+    return [`<div class="fgroup c-${cls}"><h3>${esc(TITLES[cls])} (${list.length})</h3>${list.map((f) => findingHtml(f, byId, maxRowsPerFinding, showCommand(f, result, exchanges))).join('\n')}</div>`];
   });
   const body = groups.length ? groups.join('\n') : '<p>Nothing differs.</p>';
   return `<section id="findings"><h2>Findings</h2>\n${body}\n</section>`;

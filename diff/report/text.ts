@@ -1,5 +1,6 @@
 // The terminal report (docs/diff.md "Findings"): verdict line first, then one
-// line per real finding, largest first, with a sample request line each; known
+// line per real finding, largest first, with its sample request lines and the
+// bb show command that opens the first (show-command.ts) under it; known
 // and noise findings folded to a line each. --rows prints every difference row
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
@@ -7,6 +8,7 @@ import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
+import { exchangesOf, showCommand } from './show-command.js';
 
 /** Options for the text report. */
 export interface TextOptions {
@@ -113,7 +115,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
 
   const byId = new Map(result.differences.map((d) => [d.id, d]));
   // A row names the exchange of each side it points at (docs/frames-and-show.md "One name per thing": `#<seq>`), as bb show lists them.
-  const exchanges = new Map(result.pairs.map((p) => [p.id, p.exchange]));
+  const exchanges = exchangesOf(result);
   const sides = (entry: string) => {
     const x = exchanges.get(entry);
     if (!x) return '';
@@ -137,7 +139,11 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       if (broken) lines.push(`      ${c('31', broken)}`);
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
       if (opts.rows) for (const id of x.rows) lines.push(rowLine(byId.get(id)!));
-      else if (!folded) lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
+      else if (!folded) {
+        lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
+        const open = showCommand(x, result, exchanges);
+        if (open) lines.push(c('2', `      ${open}`));
+      }
     }
   };
   section('Real findings', 'real', false);
