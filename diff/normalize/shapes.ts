@@ -117,12 +117,13 @@ export function looksGenerated(token: string): boolean {
 }
 
 /**
- * Whether the token is hex digits of one case with a digit (`deadbeefcafe` is
- * a word). Digits alone count: one random 12-hex id in 300 has no letter, and
- * a long digit string in a string is an id as often as anything.
+ * Whether the token is hex digits of one case with a digit and a letter. Not
+ * `deadbeefcafe` (a word), nor digits alone (a number, a compact date): so a
+ * random 12-hex id that drew no letter (one in 300; one in 2,500 at 16) keeps
+ * its digits and reads as changed.
  */
 function isHex(t: string): boolean {
-  return (/^[0-9a-f]+$/.test(t) || /^[0-9A-F]+$/.test(t)) && /[0-9]/.test(t);
+  return (/^[0-9a-f]+$/.test(t) || /^[0-9A-F]+$/.test(t)) && /[0-9]/.test(t) && /[a-fA-F]/.test(t);
 }
 
 /** The shape of a whole token of [A-Za-z0-9_-] (or a whole base64 value), or undefined when it does not look generated. */
@@ -137,22 +138,32 @@ export function shapeOf(token: string): string | undefined {
 const CANDIDATES = /(?<![A-Za-z0-9_-])(?:(eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)|[A-Za-z0-9_-]{12,})(?![A-Za-z0-9_-])/g;
 // A whole value in the standard base64 alphabet, padded or not (a header value, a JSON string).
 const WHOLE_BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+// A digest names what it digests (bb's own `<binary 44 bytes sha256:…>` among them): content, not a generated value.
+const DIGEST_LABEL = /(?:sha\d*|md5|digest|hash|checksum)[:=]$/i;
+
+/** Whether the whole string is one base64 value: in the alphabet, and showing `+`, padding, or a `/` that does not start it as a path's does. */
+function wholeBase64(s: string): boolean {
+  if (s.length < TOKEN_LENGTHS.min || s.length > TOKEN_LENGTHS.max || !WHOLE_BASE64.test(s)) return false;
+  return (s.includes('+') || s.endsWith('=') || (s.includes('/') && !s.startsWith('/'))) && looksGenerated(s);
+}
 
 /**
  * The generated-looking tokens of a string, in order, not overlapping: the
  * whole string when it is one base64 value; else each JWT and each run of
  * [A-Za-z0-9_-] that has a shape as a whole, or, failing that, its parts
- * between `_` and `-` that have one (`order_status_a1b2c3d4e5f6`).
+ * between `_` and `-` that have one (`internationalization_service_a1b2c3d4e5f6`).
+ * A run right after a digest label (`sha256:`) is content, left as it is.
  */
 export function shapeSpans(s: string): ShapeSpan[] {
   if (s.length < SHORTEST_SHAPE) return [];
-  if (/[+/=]/.test(s) && s.length >= TOKEN_LENGTHS.min && s.length <= TOKEN_LENGTHS.max && WHOLE_BASE64.test(s) && looksGenerated(s)) {
+  if (wholeBase64(s)) {
     return [{ start: 0, end: s.length, cls: s.length === NANOID_LENGTH ? 'NANOID' : `B64_${s.length}` }];
   }
   const out: ShapeSpan[] = [];
   for (const m of s.matchAll(CANDIDATES)) {
     const start = m.index;
     const run = m[0];
+    if (DIGEST_LABEL.test(s.slice(Math.max(0, start - 9), start))) continue;
     if (m[1] !== undefined) {
       out.push({ start, end: start + run.length, cls: 'JWT' });
       continue;
