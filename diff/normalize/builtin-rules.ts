@@ -6,8 +6,12 @@
 //
 // Value rules run over every string in `step` order, the config's patterns at
 // CONFIG_PATTERNS_STEP: the rewrites that make a value comparable (homes,
-// loopback addresses, boundaries, times) before them, the ordinal ids after,
-// so a config pattern claims its ids (`conn_<uuid>` as its own class) first.
+// loopback addresses, boundaries, times) before them, the built-ins that
+// recognise whole tokens (ordinal ids, generated shapes) after, so a config
+// pattern claims its ids (`conn_<uuid>` as its own class) first. A config
+// match that would cut one of those tokens in two is left out
+// (config-patterns.ts): a pattern may take a whole uuid, never its tail.
+import { NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
@@ -50,6 +54,18 @@ export type BuiltinValueRule =
   | {
       /** Position among the value rules. */
       step: number;
+      /** The tokens of a string to mark, each as an ordinal of its own class (shapes.ts). */
+      spans: (s: string) => ShapeSpan[];
+      /** Every class `spans` gives, in a fixed order (ordinal tables are seeded with them). */
+      classes: readonly string[];
+      /** Must pass before the spans are looked for. */
+      hint: Hint;
+      /** The length of the shortest string that holds a span. */
+      shortest: number;
+    }
+  | {
+      /** Position among the value rules. */
+      step: number;
       /** Rewrites one string given this side's server homes and time window (timestamps.ts). */
       apply: (s: string, homes: readonly string[], window: CaptureWindow | undefined) => string;
       /** No string shorter than this (given the homes) is changed. */
@@ -78,6 +94,8 @@ export interface BuiltinRule {
   cookieLifetimes?: true;
   /** Values a server issued and its client sent back compare through their binding, whatever their shape (diff/bind). */
   issued?: true;
+  /** Integers of 4+ digits (and digit strings) under id keys marked as ordinals of their type (shapes.ts numericIdShape). */
+  numericIds?: { classes: readonly string[] };
 }
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
@@ -206,6 +224,12 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     // like an id: the same secret in the same places. 19 characters.
     value: { step: 12, pattern: /<redacted:[0-9a-f]{8}>/g, ordinal: 'REDACTED', hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
+  {
+    name: 'generated-ids',
+    // Last: uuids, ULIDs and the config's ids are claimed first. 12 characters (a 12-digit hex id).
+    value: { step: 13, spans: shapeSpans, classes: SHAPE_CLASSES, hint: (s) => s.length >= SHORTEST_SHAPE, shortest: SHORTEST_SHAPE },
+  },
+  { name: 'numeric-ids', numericIds: { classes: NUMERIC_ID_CLASSES } },
   { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
   { name: 'ws-ping-pong', dropPingPong: true },
   { name: 'cookies', cookies: true },

@@ -12,6 +12,8 @@ import type { CaptureWindow } from './timestamps.js';
 import { BUILTIN_RULES, CONFIG_PATTERNS_STEP, type BuiltinValueRule, type Hint } from './builtin-rules.js';
 import { EIO_SID } from './engine-io.js';
 import { ISSUED_CLASS } from '../bind/index.js';
+import { compileConfigPatterns, tokenGuard } from './config-patterns.js';
+import { markSpans } from './shapes.js';
 
 /** Keys compared verbatim by default (sequence numbers, cursors, counts, codes, event names). */
 export const DEFAULT_KEEP = [
@@ -61,6 +63,8 @@ export interface RuleSet {
   cookieLifetimes: boolean;
   /** Values a server issued and its client sent back are marked <ISSUED:n> (issued-values, diff/bind). */
   issued: boolean;
+  /** Integers of 4+ digits and digit strings under id keys marked as ordinals INT / DIGITS (numeric-ids). */
+  numericIds: boolean;
   /** Server home directories from the config (both sides). */
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
@@ -91,7 +95,12 @@ function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always,
 }
 
 /** A built-in value rule of the table, compiled. */
-function builtinValueRule(name: string, v: BuiltinValueRule): ValueRule {
+function builtinValueRule(name: string, v: BuiltinValueRule): ValueRule & { classes?: readonly string[] } {
+  if ('spans' in v) {
+    const { hint, spans } = v;
+    const shortest = v.shortest;
+    return { name, classes: v.classes, apply: (s, _homes, table) => (hint(s) ? markSpans(s, spans(s), (cls, m) => table.mark(cls, m)) : s), shortest: () => shortest };
+  }
   if ('apply' in v) {
     const apply = v.apply;
     return { name, apply: (s, homes, _table, window) => apply(s, homes, window), shortest: v.shortest };
@@ -117,11 +126,13 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
 
   // The built-in value rules in step order, the config's patterns at theirs.
   const steps: { step: number; rules: ValueRule[] }[] = builtins.flatMap((r) => (r.value ? [{ step: r.value.step, rules: [builtinValueRule(r.name, r.value)] }] : []));
-  const patterns = (cfg.patterns ?? []).map((p, i) => {
-    const re = new RegExp(p.regex, `g${p.flags ?? ''}`);
-    const name = p.name ?? `pattern[${i}]`;
-    return p.ordinal ? ordinalRule(name, re, p.ordinal) : regexRule(name, re, p.replace ?? '<MASKED>');
-  });
+  // The config's patterns may not cut a token a built-in after them takes whole.
+  const later = builtins.flatMap((r) => (r.value && r.value.step > CONFIG_PATTERNS_STEP ? [r.value] : []));
+  const patterns: ValueRule[] = compileConfigPatterns(cfg.patterns ?? [], tokenGuard(later)).map((p) => ({
+    name: p.name,
+    ...(p.cls ? { cls: p.cls } : {}),
+    apply: (s, _homes, table) => p.apply(s, table),
+  }));
   steps.push({ step: CONFIG_PATTERNS_STEP, rules: patterns });
   const valueRules = steps.sort((a, b) => a.step - b.step).flatMap((s) => s.rules);
 
@@ -141,9 +152,17 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     cookies: builtins.some((r) => r.cookies),
     cookieLifetimes: builtins.some((r) => r.cookieLifetimes),
     issued: builtins.some((r) => r.issued),
+    numericIds: builtins.some((r) => r.numericIds),
     configHomes: homes,
     // EIO_SID: Engine.IO session ids (engine-io.ts), ISSUED: bound values (diff/bind), numbered like any ordinal.
-    ordinalClasses: [...new Set([...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : [])), EIO_SID, ISSUED_CLASS])],
+    ordinalClasses: [
+      ...new Set([
+        ...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : 'classes' in r && Array.isArray(r.classes) ? (r.classes as string[]) : [])),
+        ...builtins.flatMap((r) => r.numericIds?.classes ?? []),
+        EIO_SID,
+        ISSUED_CLASS,
+      ]),
+    ],
     keyMemo: new Map(),
   };
 }

@@ -5,6 +5,7 @@ import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { ISSUED_CLASS, markIssued } from '../bind/index.js';
+import { numericIdShape } from './shapes.js';
 
 // Normalizing is pure given the rules, the ordinal table, the homes and the window (a
 // marker names its value, never a number), so a string seen again (object
@@ -119,7 +120,9 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
       continue;
     }
     const rule = keyRuleFor(k, x, w);
-    out[nk] = rule ? rule.replace : normalizeValue(x, w);
+    // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213").
+    const numeric = !rule && w.rules.numericIds ? numericIdShape(k, x) : undefined;
+    out[nk] = rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w);
   }
   return out;
 }

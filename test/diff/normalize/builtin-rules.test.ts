@@ -9,7 +9,8 @@ describe('the built-in rules table', () => {
   it('lists the names in the order docs/diff.md shows them', () => {
     assert.deepEqual(BUILTIN_RULE_NAMES, [
       'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'http-dates', 'epoch-timestamps', 'multipart-boundary', 'server-home',
-      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'volatile-headers', 'ws-ping-pong', 'cookies', 'issued-values',
+      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids', 'numeric-ids', 'volatile-headers', 'ws-ping-pong',
+      'cookies', 'issued-values',
     ]);
   });
 
@@ -19,16 +20,16 @@ describe('the built-in rules table', () => {
     assert.ok(!steps.includes(CONFIG_PATTERNS_STEP));
   });
 
-  it('compiles value rules in step order: rewrites, the config\'s patterns, then ordinal ids', () => {
+  it('compiles value rules in step order: rewrites, the config\'s patterns, then ordinal ids and generated shapes', () => {
     const rules = compileRules({ patterns: [{ name: 'mine', regex: 'x', replace: 'y' }] });
     assert.deepEqual(rules.valueRules.map((r) => r.name), [
-      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'http-dates', 'epoch-timestamps', 'mine', 'session-id', 'ulid', 'uuid', 'redacted',
+      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'http-dates', 'epoch-timestamps', 'mine', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids',
     ]);
   });
 
   it('drops a disabled rule from every part it contributes to', () => {
     const on = compileRules({});
-    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates'] });
+    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates', 'numeric-ids', 'generated-ids'] });
     assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
     assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
     assert.equal(on.maskedHeaders.get('grpc-timeout'), '<VOLATILE>', "a gRPC call's deadline left is a clock reading");
@@ -37,5 +38,9 @@ describe('the built-in rules table', () => {
     assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.deepEqual([on.maskBodyLength, on.dropPingPong, off.maskBodyLength, off.dropPingPong], [true, true, false, false]);
     assert.deepEqual([on.epochNumbers, on.cookies, on.cookieLifetimes, off.epochNumbers, off.cookies, off.cookieLifetimes], [true, true, true, false, false, false]);
+    assert.deepEqual([on.numericIds, off.numericIds], [true, false]);
+    // The shapes' ordinal classes come and go with their rules.
+    assert.ok(on.ordinalClasses.includes('HEX12') && on.ordinalClasses.includes('INT'));
+    assert.ok(!off.ordinalClasses.includes('HEX12') && !off.ordinalClasses.includes('INT'));
   });
 });

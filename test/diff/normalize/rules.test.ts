@@ -46,6 +46,8 @@ describe('built-in rules, one by one', () => {
     ['config keep adds keys', { stamp_at: 'x' }, { stamp_at: 'x' }, { keep: ['stamp_at'] }],
     ['config switches a built-in off by name', { created_at: 'x', id: '0f8fad5b-d9cb-469f-a165-70867728950e' }, { created_at: 'x', id: '<UUID:1>' }, { disable: ['timestamp-keys'] }],
     ['config key rules', { systemPromptHash: 'abc', n: { SystemPromptHash: 'd' } }, { systemPromptHash: '<SHA>', n: { SystemPromptHash: '<SHA>' } }, { keys: [{ key: 'systemPromptHash', replace: '<SHA>' }] }],
+    ['generated ids → their shape, numbered', { a: 'a1b2c3d4e5f6', n: 'V1StGXR8_Z5jdHi6B-myT', b: '3kTMd9Zq0XwV1bPs7yLr2A', again: 'a1b2c3d4e5f6', word: 'getUserNameFromSession' }, { a: '<HEX12:1>', n: '<NANOID:1>', b: '<B64_22:1>', again: '<HEX12:1>', word: 'getUserNameFromSession' }],
+    ['numeric ids under id keys, not counts or prices', { id: 48213, orderId: '10234', count: 48213, price: 1299, small: { id: 7 } }, { id: '<INT:1>', orderId: '<DIGITS:1>', count: 48213, price: 1299, small: { id: 7 } }],
     ['config patterns, fixed and ordinal', { a: 'conn_abc1', m: 'msg_x1 msg_x2 msg_x1' }, { a: '<CONN>', m: '<MSG:1> <MSG:2> <MSG:1>' }, { patterns: [{ regex: 'conn_[a-z0-9]+', replace: '<CONN>' }, { regex: 'msg_[a-z0-9]+', ordinal: 'MSG' }] }],
   ];
   for (const [name, input, want, cfg, homes] of table) {
@@ -82,6 +84,7 @@ describe('strings too short for any value rule', () => {
     'http-dates': 'Sun, 6-Nov-94 08:49:37 GMT',
     'epoch-timestamps': '0784111777',
     redacted: '<redacted:0123abcd>',
+    'generated-ids': 'a1b2c3d4e5f6',
   };
   const window = { from: Date.parse('1994-11-05T00:00:00Z'), to: Date.parse('1994-11-08T00:00:00Z') };
 

@@ -1,0 +1,211 @@
+// Values that look generated (docs/diff.md "Generated values"): a random id
+// nobody echoes (a create response's id, a session cookie) differs run to run
+// and carries no meaning but its shape. The `generated-ids` rule marks such
+// tokens as ordinals of their shape (<HEX12:n>, <NANOID:n>, <B64_22:n>,
+// <JWT:n>), so the same place holding the same shape compares equal through
+// the numbering along aligned places (correspond.ts), an id echoed elsewhere
+// still has to be the same id, and a shape change (12 hex → uuid) is a change.
+// `numeric-ids` does the same for integers of 4+ digits under id keys.
+//
+// A shape is length and alphabet. Alphabets that contain one another are one
+// shape: a random base64 value need not show a `+` or `/`, nor a base64url
+// one a `-` or `_`, nor a base62 one a digit, so base62, base64url and base64
+// tokens of one length are one shape (B64_L) and only hex (a value made of
+// hex digits alone is never chance for a 12+ character token of a larger
+// alphabet) and the nanoid length stand apart. What is not generated is
+// words: English, snake_case, camelCase, SCREAMING_CASE, kebab-case, numbers
+// and dates (looksGenerated).
+
+/** Hex tokens of these lengths are shapes (12 covers short object ids, 64 a sha-256). */
+export const HEX_LENGTHS = { min: 12, max: 64 } as const;
+/** Base62 / base64url / base64 tokens of these lengths are shapes; longer runs are data (blobs), compared as they are. */
+export const TOKEN_LENGTHS = { min: 16, max: 128 } as const;
+/** nanoid's default length: 21 characters of A-Za-z0-9_- (no base64 encoding has this length). */
+const NANOID_LENGTH = 21;
+
+/** A generated-looking token inside a string: where it is and its shape. */
+export interface ShapeSpan {
+  /** Offset of its first character. */
+  start: number;
+  /** Offset after its last character. */
+  end: number;
+  /** Its shape, the ordinal class it is marked as (HEX12, NANOID, B64_22, JWT). */
+  cls: string;
+}
+
+/** Every class the `generated-ids` rule marks, in a fixed order (ordinal tables are seeded with them). */
+export const SHAPE_CLASSES: readonly string[] = [
+  ...range(HEX_LENGTHS.min, HEX_LENGTHS.max).map((n) => `HEX${n}`),
+  'NANOID',
+  ...range(TOKEN_LENGTHS.min, TOKEN_LENGTHS.max).filter((n) => n !== NANOID_LENGTH).map((n) => `B64_${n}`),
+  'JWT',
+];
+
+/** The classes of `numeric-ids`: a JSON integer, a string of digits. */
+export const NUMERIC_ID_CLASSES = ['INT', 'DIGITS'] as const;
+
+/** The shortest string `generated-ids` changes (a 12-digit hex token). */
+export const SHORTEST_SHAPE = HEX_LENGTHS.min;
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+// Letter runs as words are written: `Session`, `session`, `HTTP` before `Server`.
+const LETTER_PARTS = /[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]/g;
+
+// The commonest letter pairs inside English words (about a fifth of all pairs):
+// words are mostly made of them, random letters rarely. A dictionary would do
+// no better on identifiers (`getUserName`, `sha256WithRSAEncryption`).
+const COMMON_PAIRS = new Set(
+  ('th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ' +
+    'ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee ' +
+    'wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op ' +
+    'wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt oc fa ef cu rn sc gi da cr cl du ga qu ue ff ba ' +
+    'ey ls va um pp ua up lu go ru ug ds lt pi rc rr eg au ck mu br bi pt ak pu ui rg ib ki rk ys ob mm fu ph og ms ud mb ip ub ' +
+    'oi rl gu dr cc ft wn nu af hu nn eo vo rv nf xp gn fl iz ok gl aw ju oa eq sy sl ps jo nk kn gs xt ik dd cy sk xi oy ws ' +
+    'lv dg wr xa eb tm xc ja ym sw bj ox').split(' '),
+);
+
+/** Counts of a token's digits, upper- and lower-case letters. */
+function classes(t: string): { digits: number; upper: number; lower: number } {
+  let digits = 0;
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+    else if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+  }
+  return { digits, upper, lower };
+}
+
+/** Whether the letters of a run read as words: common pairs inside words, and for mixed case, camelCase words of 3+ letters. */
+function wordLike(t: string, mixedCase: boolean): boolean {
+  let letters = 0;
+  let pairs = 0;
+  let inLongParts = 0;
+  for (const part of t.match(LETTER_PARTS) ?? []) {
+    letters += part.length;
+    if (part.length >= 3) inLongParts += part.length;
+    const l = part.toLowerCase();
+    for (let i = 1; i < l.length; i++) if (COMMON_PAIRS.has(l.slice(i - 1, i + 1))) pairs++;
+  }
+  if (letters === 0) return true;
+  const score = pairs / letters;
+  // Mixed case: a random value's capitals break its letters into short parts; one case: only the pairs tell.
+  return mixedCase ? score >= 0.6 || (inLongParts >= 0.9 * letters && score >= 0.4) : score >= 0.7;
+}
+
+/**
+ * Whether a token of letters, digits and `_-+/=` looks generated rather than
+ * written by a person: it has letters, it mixes classes (digits with letters,
+ * or both cases), its letters do not read as words, and it is not short
+ * pieces joined by separators (`gpt-4o-mini-2024-07-18`, `user_2fa_enabled_v2`).
+ * Tuned so a random hex, nanoid, base62, base36 or base64 value passes
+ * practically always (the test draws many) and words, identifiers, dates and
+ * versions do not.
+ */
+export function looksGenerated(token: string): boolean {
+  const { digits, upper, lower } = classes(token);
+  // Numbers, dates, versions: no letters. Words, snake_case, IN_STOCK: one case, no digits.
+  if (upper + lower === 0 || (digits === 0 && (upper === 0 || lower === 0))) return false;
+  const segments = token.split(/[-_+/=]+/).filter((x) => x);
+  if (segments.length >= 3 && segments.every((x) => x.length <= 4 || wordLike(x, /[A-Z]/.test(x) && /[a-z]/.test(x)))) return false;
+  return !wordLike(token, upper > 0 && lower > 0);
+}
+
+/**
+ * Whether the token is hex digits of one case with a digit and a letter. Not
+ * `deadbeefcafe` (a word), nor digits alone (a number, a compact date): so a
+ * random 12-hex id that drew no letter (one in 300; one in 2,500 at 16) keeps
+ * its digits and reads as changed.
+ */
+function isHex(t: string): boolean {
+  return (/^[0-9a-f]+$/.test(t) || /^[0-9A-F]+$/.test(t)) && /[0-9]/.test(t) && /[a-fA-F]/.test(t);
+}
+
+/** The shape of a whole token of [A-Za-z0-9_-] (or a whole base64 value), or undefined when it does not look generated. */
+export function shapeOf(token: string): string | undefined {
+  const n = token.length;
+  if (isHex(token)) return n >= HEX_LENGTHS.min && n <= HEX_LENGTHS.max ? `HEX${n}` : undefined;
+  if (n < TOKEN_LENGTHS.min || n > TOKEN_LENGTHS.max || !looksGenerated(token)) return undefined;
+  return n === NANOID_LENGTH ? 'NANOID' : `B64_${n}`;
+}
+
+// A JWT (RFC 7519 §3: base64url header `{"…` . payload . signature, the last may be empty), or a run of url-safe token characters.
+const CANDIDATES = /(?<![A-Za-z0-9_-])(?:(eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)|[A-Za-z0-9_-]{12,})(?![A-Za-z0-9_-])/g;
+// A whole value in the standard base64 alphabet, padded or not (a header value, a JSON string).
+const WHOLE_BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+// A digest names what it digests (bb's own `<binary 44 bytes sha256:…>` among them): content, not a generated value.
+const DIGEST_LABEL = /(?:sha\d*|md5|digest|hash|checksum)[:=]$/i;
+
+/** Whether the whole string is one base64 value: in the alphabet, and showing `+`, padding, or a `/` that does not start it as a path's does. */
+function wholeBase64(s: string): boolean {
+  if (s.length < TOKEN_LENGTHS.min || s.length > TOKEN_LENGTHS.max || !WHOLE_BASE64.test(s)) return false;
+  return (s.includes('+') || s.endsWith('=') || (s.includes('/') && !s.startsWith('/'))) && looksGenerated(s);
+}
+
+/**
+ * The generated-looking tokens of a string, in order, not overlapping: the
+ * whole string when it is one base64 value; else each JWT and each run of
+ * [A-Za-z0-9_-] that has a shape as a whole, or, failing that, its parts
+ * between `_` and `-` that have one (`internationalization_service_a1b2c3d4e5f6`).
+ * A run right after a digest label (`sha256:`) is content, left as it is.
+ */
+export function shapeSpans(s: string): ShapeSpan[] {
+  if (s.length < SHORTEST_SHAPE) return [];
+  if (wholeBase64(s)) {
+    return [{ start: 0, end: s.length, cls: s.length === NANOID_LENGTH ? 'NANOID' : `B64_${s.length}` }];
+  }
+  const out: ShapeSpan[] = [];
+  for (const m of s.matchAll(CANDIDATES)) {
+    const start = m.index;
+    const run = m[0];
+    if (DIGEST_LABEL.test(s.slice(Math.max(0, start - 9), start))) continue;
+    if (m[1] !== undefined) {
+      out.push({ start, end: start + run.length, cls: 'JWT' });
+      continue;
+    }
+    const whole = shapeOf(run);
+    if (whole) {
+      out.push({ start, end: start + run.length, cls: whole });
+      continue;
+    }
+    // Past the longest shape a run is data (a blob), not ids to cut out of it.
+    if (run.length > TOKEN_LENGTHS.max) continue;
+    for (const p of run.matchAll(/[A-Za-z0-9]{12,}/g)) {
+      const cls = shapeOf(p[0]);
+      if (cls) out.push({ start: start + p.index, end: start + p.index + p[0].length, cls });
+    }
+  }
+  return out;
+}
+
+/** The string with each span (in order, not overlapping) replaced by `mark(cls, token)`. */
+export function markSpans(s: string, spans: readonly ShapeSpan[], mark: (cls: string, value: string) => string): string {
+  if (spans.length === 0) return s;
+  let out = '';
+  let from = 0;
+  for (const { start, end, cls } of spans) {
+    out += s.slice(from, start) + mark(cls, s.slice(start, end));
+    from = end;
+  }
+  return out + s.slice(from);
+}
+
+// id, Id, ID alone or ending a key after a lower-case letter, a digit, `_` or `-`: userId, order_id, x-id. Not `paid`, not `PAID`.
+const ID_KEY = /^(id|Id|ID)$|[a-z0-9](Id|ID)$|[_-](id|ID|Id)$/;
+
+/**
+ * The numeric-id class of a value under `key`, or undefined: a non-negative
+ * JSON integer of 4+ digits (INT) or a string of 4+ digits (DIGITS), under a
+ * key that says id. Only there: a count, a price or a port under any other
+ * key is compared as it is, and ids under 1000 (fixtures, enums) too.
+ */
+export function numericIdShape(key: string, value: unknown): (typeof NUMERIC_ID_CLASSES)[number] | undefined {
+  if (!ID_KEY.test(key)) return undefined;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 1000 ? 'INT' : undefined;
+  return typeof value === 'string' && /^[0-9]{4,}$/.test(value) ? 'DIGITS' : undefined;
+}
