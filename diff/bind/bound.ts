@@ -27,6 +27,15 @@ export const ISSUED_CLASS = 'ISSUED';
 /** Distinct values one timeline remembers: captured content is hostile input (past it, new values are not followed). */
 const MAX_VALUES = 1_000_000;
 
+/**
+ * A value a server made rather than a word of its protocol: it holds a digit, or capitals past its
+ * first letter. `websocket` in an Engine.IO handshake's upgrades, sent back as `?transport=websocket`,
+ * is the protocol's word, compared as written; `Xk9fQ2`, `4821` and `aB3_x-…` are made.
+ */
+export function madeNotWord(v: string): boolean {
+  return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
+}
+
 /** One capture's timeline, entry by entry: what the server issued, what the client sent first, what was sent back. */
 export class IssuedTimeline {
   private readonly issued = new Set<string>();
@@ -36,8 +45,9 @@ export class IssuedTimeline {
 
   private sent(tokens: readonly string[]): void {
     for (const t of tokens) {
-      if (this.issued.has(t)) this.bound.add(t);
-      else if (this.clientSent.size < MAX_VALUES) this.clientSent.add(t);
+      if (this.issued.has(t)) {
+        if (madeNotWord(t)) this.bound.add(t);
+      } else if (this.clientSent.size < MAX_VALUES) this.clientSent.add(t);
     }
   }
 
