@@ -1,10 +1,12 @@
 // The terminal report (docs/diff.md "Findings"): verdict line first, then one
-// line per real finding, largest first, with a sample request line each; known
-// and noise findings folded to a line each. --rows prints every difference row
+// line per real finding, largest first, with a sample request line each and
+// the findings that follow from it indented under it (`↳`); known and noise
+// findings folded to a line each. --rows prints every difference row
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
+import { noResponse } from '../findings-fold.js';
 import { ms, times, timingLines } from './timing-text.js';
 
 /** Options for the text report. */
@@ -51,8 +53,41 @@ function movedLine(d: Difference): string | undefined {
   return `moved ${m.from} → ${m.to}: ${what}`;
 }
 
+type Paint = (code: string, s: string) => string;
+const plain: Paint = (_c, s) => s;
+
 /** What a finding says, on one line: pattern, kind, values, where. */
-export function findingLine(f: Finding, c: (code: string, s: string) => string = (_c, s) => s): string {
+export function findingLine(f: Finding, c: Paint = plain): string {
+  const { what, values } = findingWhat(f, c);
+  const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
+  // A timing finding is about a route as a whole (its samples are in the Timing section).
+  if (f.kind === 'slower') return `${what}${values} in ${where}`;
+  const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
+  return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
+}
+
+/**
+ * The lines under a finding for its consequences (findings-fold.ts), one
+ * each: `↳ [id] response.body changed`, with how many of the cause's entries
+ * it holds on when not all of them.
+ */
+export function consequenceLines(f: Finding, c: Paint = plain): string[] {
+  return (f.consequences ?? []).map((k) => {
+    const { what, values } = findingWhat(k, c);
+    const part = k.entries < f.entries ? ` in ${k.entries} of these ${f.entries}` : '';
+    const rows = k.rows.length > k.entries ? ` (${k.rows.length} rows)` : '';
+    const broken = brokenRatificationText(k);
+    return `↳ [${k.id}] ${what}${values}${part}${rows}${broken ? `; ${broken}` : ''}`;
+  });
+}
+
+// A finding's field and kind, and its values when it has one pair: "response.status changed 200 → 404", "no response in old (new answered 500)".
+function findingWhat(f: Finding, c: Paint): { what: string; values: string } {
+  const none = noResponse(f);
+  if (none) {
+    const other = none === 'old' ? f.new : f.old;
+    return { what: `no response in ${none}`, values: other === undefined ? '' : ` (${none === 'old' ? 'new' : 'old'} answered ${c(none === 'old' ? '32' : '31', shortValue(other))})` };
+  }
   const what = f.pattern === '' ? `entry ${f.kind}` : `${f.pattern} ${f.kind}`;
   let values = '';
   if (f.kind === 'slower' && typeof f.old === 'number' && typeof f.new === 'number') values = ` median ${c('31', `${ms(f.old)} ms`)} → ${c('31', `${ms(f.new)} ms`)} (${times(f.old > 0 ? f.new / f.old : null)})`;
@@ -61,11 +96,12 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
     values = ` ${c('31', a)} → ${c('32', b)}`;
   } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old))}`;
   else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new))}`;
-  const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
-  // A timing finding is about a route as a whole (its samples are in the Timing section).
-  if (f.kind === 'slower') return `${what}${values} in ${where}`;
-  const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
-  return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
+  return { what, values };
+}
+
+/** Ids of a finding's rows and then of its consequences' rows: every row it holds, in the order --rows lists them. */
+export function rowsUnder(f: Finding): string[] {
+  return f.consequences?.length ? [...f.rows, ...f.consequences.flatMap((k) => k.rows)] : f.rows;
 }
 
 /** A real finding that breaks a ratification: "was ratified as 201 → 200, now 201 → 500 (known[3]: reason)"; undefined for others. */
@@ -134,8 +170,9 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       lines.push(`  ${tag}[${x.id}] ${findingLine(x, c)}`);
       const broken = brokenRatificationText(x);
       if (broken) lines.push(`      ${c('31', broken)}`);
+      for (const k of consequenceLines(x, c)) lines.push(`      ${k}`);
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
-      if (opts.rows) for (const id of x.rows) lines.push(rowLine(byId.get(id)!));
+      if (opts.rows) for (const id of rowsUnder(x)) lines.push(rowLine(byId.get(id)!));
       else if (!folded) lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
     }
   };

@@ -1,0 +1,97 @@
+// A real server whose new build replaces one route by a 404 page, recorded
+// through bb twice: bb diff reports ONE finding with its consequences under
+// it, --rows still lists every row, and `bb known add` of that finding
+// ratifies the consequences too, so the next diff is a MATCH.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record, get } from '../helpers/recording.js';
+import { runBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import type { DiffResult } from '../../diff/index.js';
+
+const cleanups = new Cleanups();
+after(() => cleanups.run());
+
+/** The app: `build` says which release answers; "new" retired /legacy behind a framework's 404 page. */
+async function app(): Promise<{ url: string; setBuild(b: 'old' | 'new'): void }> {
+  let build: 'old' | 'new' = 'old';
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    res.setHeader('X-Powered-By', 'Express');
+    if (url.pathname === '/legacy' && build === 'new') {
+      const page = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><pre>Cannot GET ${url.pathname}${url.search}</pre></body></html>\n`;
+      res.writeHead(404, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': "default-src 'none'", 'X-Content-Type-Options': 'nosniff' });
+      res.end(page);
+      return;
+    }
+    const body = url.pathname === '/legacy' ? { id: Number(url.searchParams.get('id')), name: `legacy ${url.searchParams.get('id')}` } : { ok: true, path: url.pathname };
+    const headers: http.OutgoingHttpHeaders = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=60' };
+    if (url.pathname === '/legacy') Object.assign(headers, { ETag: `W/"legacy-${url.searchParams.get('id')}"`, 'X-Legacy': 'yes', Vary: 'Accept' });
+    res.writeHead(200, headers);
+    res.end(JSON.stringify(body));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.add(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, setBuild: (b) => (build = b) };
+}
+
+describe('a route replaced by a 404 page', () => {
+  it('is one finding with its consequences; --rows lists every row; known add of it gives MATCH', async () => {
+    const target = await app();
+    const dir = tempDir(cleanups).dir;
+    const files: Record<string, string> = {};
+    for (const build of ['old', 'new'] as const) {
+      target.setBuild(build);
+      const rec = await record(cleanups, target.url);
+      for (const path of ['/health', '/legacy?id=1', '/legacy?id=2', '/items', '/legacy?id=3']) await get(rec.port, path);
+      const har = await rec.finish();
+      files[build] = join(dir, `${build}.har`);
+      await writeFile(files[build]!, JSON.stringify(har));
+    }
+    const report = join(dir, 'report.json');
+    const r = await runBb(['diff', files.old!, files.new!, '--json', report]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^DIFF: 1 real finding \(\d+ differences\)/, r.stdout);
+    const result = JSON.parse(await readFile(report, 'utf8')) as DiffResult;
+    assert.equal(result.findings.length, 1, r.stdout);
+    const [f] = result.findings;
+    assert.deepEqual([f!.pattern, f!.old, f!.new, f!.entries, f!.routes], ['response.status', 200, 404, 3, ['GET /legacy']]);
+    const consequences = f!.consequences!.map((c) => `${c.kind} ${c.pattern}`).sort();
+    assert.deepEqual(consequences, [
+      'added response.headers.content-security-policy',
+      'added response.headers.x-content-type-options',
+      'changed response.body',
+      'changed response.headers.cache-control',
+      'changed response.headers.content-type',
+      'removed response.headers.etag',
+      'removed response.headers.vary',
+      'removed response.headers.x-legacy',
+    ], r.stdout);
+    // The cause line, then each consequence indented under it.
+    assert.match(r.stdout, /\n {2}\[F[0-9a-f]{9}\] response\.status changed 200 → 404 in 3 of 3 GET \/legacy\n( {6}↳ \[F[0-9a-f]{9}\] response\.[^\n]+\n){8} {6}e\.g\. GET \/legacy\?id=1/, r.stdout);
+    // Every row is still listed, each under the finding that holds it.
+    const rows = await runBb(['diff', files.old!, files.new!, '--rows']);
+    assert.equal(rows.code, 1, rows.stderr);
+    assert.equal(result.differences.length, 1 + f!.consequences!.reduce((n, c) => n + c.rows.length, 0));
+    for (const d of result.differences) {
+      assert.equal(d.finding, f!.id);
+      assert.ok(rows.stdout.includes(`[${d.id}]`), `--rows lists ${d.id}:\n${rows.stdout}`);
+    }
+    // Ratifying the finding ratifies what follows from it.
+    const config = join(dir, 'bb.config.json');
+    const known = await runBb(['known', 'add', f!.id, '--from', report, '--reason', 'legacy retired in 2.0', '--config', config]);
+    assert.equal(known.code, 0, known.stderr);
+    assert.equal(known.stdout.split('\n').filter((l) => l.startsWith('added to')).length, 9, known.stdout);
+    const again = await runBb(['diff', files.old!, files.new!, '--config', config]);
+    assert.equal(again.code, 0, again.stdout);
+    assert.match(again.stdout, /^MATCH with 1 known/, again.stdout);
+    assert.match(again.stdout, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.status changed 200 → 404[^\n]*\n {6}↳ /, again.stdout);
+  });
+});
