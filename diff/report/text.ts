@@ -170,7 +170,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       lines.push(`  ${tag}[${x.id}] ${findingLine(x, c)}`);
       const broken = brokenRatificationText(x);
       if (broken) lines.push(`      ${c('31', broken)}`);
-      for (const k of consequenceLines(x, c)) lines.push(`      ${k}`);
+      // Known and noise findings stay one line (their consequences are under them in --rows and the other reports).
+      if (!folded || opts.rows) for (const k of consequenceLines(x, c)) lines.push(`      ${k}`);
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
       if (opts.rows) for (const id of rowsUnder(x)) lines.push(rowLine(byId.get(id)!));
       else if (!folded) lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
