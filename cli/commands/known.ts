@@ -1,4 +1,4 @@
-// bb known add: ratify findings (one known entry over each one's routes, with the values it ratified) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
+// bb known add: ratify findings (one known entry over each one's routes, with the values it ratified; a folded finding's consequences too) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
