@@ -4,53 +4,28 @@
 // ratifies the consequences too, so the next diff is a MATCH.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, get } from '../helpers/recording.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { retiredRouteApp, RETIRED_ROUTE_CALLS } from '../helpers/retired-route.js';
 import type { DiffResult } from '../../diff/index.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
 
-/** The app: `build` says which release answers; "new" retired /legacy behind a framework's 404 page. */
-async function app(): Promise<{ url: string; setBuild(b: 'old' | 'new'): void }> {
-  let build: 'old' | 'new' = 'old';
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url!, 'http://x');
-    res.setHeader('X-Powered-By', 'Express');
-    if (url.pathname === '/legacy' && build === 'new') {
-      const page = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><pre>Cannot GET ${url.pathname}${url.search}</pre></body></html>\n`;
-      res.writeHead(404, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': "default-src 'none'", 'X-Content-Type-Options': 'nosniff' });
-      res.end(page);
-      return;
-    }
-    const body = url.pathname === '/legacy' ? { id: Number(url.searchParams.get('id')), name: `legacy ${url.searchParams.get('id')}` } : { ok: true, path: url.pathname };
-    const headers: http.OutgoingHttpHeaders = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=60' };
-    if (url.pathname === '/legacy') Object.assign(headers, { ETag: `W/"legacy-${url.searchParams.get('id')}"`, 'X-Legacy': 'yes', Vary: 'Accept' });
-    res.writeHead(200, headers);
-    res.end(JSON.stringify(body));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanups.add(() => new Promise((r) => server.close(r)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, setBuild: (b) => (build = b) };
-}
-
 describe('a route replaced by a 404 page', () => {
   it('is one finding with its consequences; --rows lists every row; known add of it gives MATCH', async () => {
-    const target = await app();
+    const target = await retiredRouteApp();
+    cleanups.add(() => target.close());
     const dir = tempDir(cleanups).dir;
     const files: Record<string, string> = {};
     for (const build of ['old', 'new'] as const) {
       target.setBuild(build);
       const rec = await record(cleanups, target.url);
-      for (const path of ['/health', '/legacy?id=1', '/legacy?id=2', '/items', '/legacy?id=3']) await get(rec.port, path);
+      for (const path of RETIRED_ROUTE_CALLS) await get(rec.port, path);
       const har = await rec.finish();
       files[build] = join(dir, `${build}.har`);
       await writeFile(files[build]!, JSON.stringify(har));
