@@ -5,7 +5,8 @@
 // number of entries and routes; rows of one pattern whose values vary group
 // per route, and whole entries (missing, extra, reordered) always do. A
 // field that was removed or added is one finding whatever values it held
-// (shown when they are all the same). Pure.
+// (shown when they are all the same). What follows from a status change
+// folds under it (findings-fold.ts). Pure.
 import { createHash } from 'node:crypto';
 import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
