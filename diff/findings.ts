@@ -5,13 +5,16 @@
 // number of entries and routes; rows of one pattern whose values vary group
 // per route, and whole entries (missing, extra, reordered) always do. A
 // field that was removed or added is one finding whatever values it held
-// (shown when they are all the same). Pure.
+// (shown when they are all the same). What follows from a status change
+// folds under it (findings-fold.ts). Pure.
 import { createHash } from 'node:crypto';
 import { canonical } from './compare.js';
 import { joinPath } from './selector.js';
 import { hasMarker } from './normalize/index.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';
 import { appendAll } from '../core/index.js';
+import { foldConsequences, followsFromStatus, statusChanges, statusKey, STATUS_PATTERN, type BuiltFinding } from './findings-fold.js';
+import { valueShape } from './ratified.js';
 
 
 /** A field pattern with ordinal numbers dropped: `items[]["<UUID:3>"]` → `items[]["<UUID>"]`. */
@@ -243,20 +246,34 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     for (const [r, combos] of routesOf) for (const c of combos.values()) if (has(c, pattern)) out.add(r);
     return out;
   };
-  const out: Finding[] = [];
+  const built: BuiltFinding[] = [];
+  const statusOf = statusChanges(differences);
   for (const sub of buckets.values()) {
-    // Value groups seen in one entry only are what varies: those group per route.
+    // A status and what follows from it are told apart by each entry's status change (findings-fold.ts).
+    const p0 = findingPattern(sub.values().next().value![0]!.pattern);
+    const byStatus = p0 === STATUS_PATTERN || followsFromStatus(p0);
+    const statusChange = (r: Difference) => (byStatus ? statusOf.get(statusKey(r.class, r.entry)) : undefined);
+    // Value groups seen in one entry only are what varies: those group per
+    // route, apart by the kinds of their values and by their entries' status
+    // change (a JSON body that became a 404 page and a text that was edited are
+    // two changes, not one that varies).
     const groups: Array<{ sig: string; rows: Difference[] }> = [];
-    const varying = new Map<string, Difference[]>();
+    const varying = new Map<string, Map<string, Difference[]>>();
     for (const [sig, rows] of sub) {
-      if (sig === 'presence' || sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) groups.push({ sig, rows });
+      if (sig === 'presence' || sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) appendAll(groups, splitByStatus(sig, rows, statusChange));
       else {
-        const list = varying.get(rows[0]!.route);
+        const r = rows[0]!;
+        let parts = varying.get(r.route);
+        if (!parts) varying.set(r.route, (parts = new Map()));
+        const change = statusChange(r);
+        const part = `${valueShape(r.old) ?? '∅'} → ${valueShape(r.new) ?? '∅'}${change ? `\nstatus ${change}` : ''}`;
+        const list = parts.get(part);
         if (list) appendAll(list, rows);
-        else varying.set(rows[0]!.route, [...rows]);
+        else parts.set(part, [...rows]);
       }
     }
-    for (const [route, rows] of varying) groups.push({ sig: `route\n${route}`, rows });
+    // A route's varying rows in one part keep the id they always had; parts are named by what sets them apart.
+    for (const [route, parts] of varying) for (const [part, rows] of parts) groups.push({ sig: parts.size === 1 ? `route\n${route}` : `route\n${route}\n${part}`, rows });
     for (const { sig, rows } of groups) {
       const first = rows[0]!;
       const pattern = findingPattern(first.pattern);
@@ -292,10 +309,28 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
         ...(ratified ? { ratified } : {}),
       };
       for (const r of rows) r.finding = id;
-      out.push(f);
+      built.push({ finding: f, rows });
     }
   }
-  return out.sort((x, y) => CLASS_ORDER[x.class] - CLASS_ORDER[y.class] || y.rows.length - x.rows.length || y.entries - x.entries || (x.pattern < y.pattern ? -1 : x.pattern > y.pattern ? 1 : 0) || (x.id < y.id ? -1 : 1));
+  return foldConsequences(built).sort((x, y) => CLASS_ORDER[x.class] - CLASS_ORDER[y.class] || y.rows.length - x.rows.length || y.entries - x.entries || (x.pattern < y.pattern ? -1 : x.pattern > y.pattern ? 1 : 0) || (x.id < y.id ? -1 : 1));
+}
+
+/**
+ * A group of rows whose entries all had their status changed, in more than
+ * one way: one group per status change, so each part folds under its cause.
+ * Any other group stays whole (a header that changed on every response is one
+ * change, whatever some of those responses' status did).
+ */
+function splitByStatus(sig: string, rows: Difference[], statusChange: (r: Difference) => string | undefined): Array<{ sig: string; rows: Difference[] }> {
+  const parts = new Map<string, Difference[]>();
+  for (const r of rows) {
+    const change = statusChange(r);
+    if (change === undefined) return [{ sig, rows }];
+    const list = parts.get(change);
+    if (list) list.push(r);
+    else parts.set(change, [r]);
+  }
+  return parts.size < 2 ? [{ sig, rows }] : [...parts].map(([change, part]) => ({ sig: `${sig}\nstatus ${change}`, rows: part }));
 }
 
 // Rows hold rendered values (<UUID:3>, never markers): their JSON, ordinal numbers dropped by the caller.

@@ -142,7 +142,7 @@ export interface Difference {
   class: DifferenceClass;
   /** For known differences: the reason from the config. */
   reason?: string;
-  /** Id of the finding this row belongs to (findings stage). */
+  /** Id of the finding this row belongs to (findings stage): one the report lists, the cause for a row of a consequence. */
   finding?: string;
   /** A reordered array item or message: where it moved (not in --json, whose `old`/`new` say "at N: …"). */
   move?: Move;
@@ -188,7 +188,8 @@ export interface Move {
 /**
  * What changed, once (docs/diff.md "Findings"): every difference row of one
  * class and kind with the same field pattern and the same old → new values,
- * across entries and routes; rows whose values vary, per route.
+ * across entries and routes; rows whose values vary, per route. Findings
+ * that follow from a status change are listed under it (`consequences`).
  */
 export interface Finding {
   /** Stable id: a hash of kind, pattern and values (or route), not of the class. */
@@ -217,6 +218,8 @@ export interface Finding {
   reason?: string;
   /** A real finding at a ratified place with other values: what was ratified ("was ratified as 201 → 200, now 201 → 500"). */
   ratified?: BrokenRatification;
+  /** For a status change: the findings that follow from it on its entries (body, headers, …), folded under it (diff/findings-fold.ts). */
+  consequences?: Finding[];
 }
 
 /** How two entries (or one unpaired entry) line up. */

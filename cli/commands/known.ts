@@ -1,4 +1,4 @@
-// bb known add: ratify findings (one known entry over each one's routes, with the values it ratified) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
+// bb known add: ratify findings (one known entry over each one's routes, with the values it ratified; a folded finding's consequences too) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
@@ -40,17 +40,22 @@ function ratifications(report: Report, from: string, ids: string[], opts: { all:
   const rowsOf = (f: Finding) => f.rows.flatMap((id) => rowsById.get(id) ?? []);
   const route = opts.route !== undefined ? globMatcher(opts.route) : undefined;
   const out: Ratification[] = [];
+  // A folded finding is its cause and its consequences (diff/findings-fold.ts): ratifying it ratifies them all, one entry each.
   const finding = (f: Finding) => {
-    const part = route ? findingOnRoutes(f, rowsOf(f), route) : { finding: f, rows: rowsOf(f) };
-    if (part) out.push({ entry: knownForFinding(part.finding, part.rows, reason, extra), what: findingName(f) });
+    for (const x of [f, ...(f.consequences ?? [])]) {
+      const part = route ? findingOnRoutes(x, rowsOf(x), route) : { finding: x, rows: rowsOf(x) };
+      if (part) out.push({ entry: knownForFinding(part.finding, part.rows, reason, extra), what: findingName(x) });
+    }
   };
+  // A consequence can be ratified on its own, by its id.
+  const findings = (report.findings ?? []).flatMap((f) => [f, ...(f.consequences ?? [])]);
   if (!ids.length) {
     for (const f of report.findings ?? []) if (f.class === 'real') finding(f);
     if (!out.length) throw new BbError('BB_DIFF_ID_UNKNOWN', `no real finding${opts.route !== undefined ? ` on a route like ${JSON.stringify(opts.route)}` : ''} in ${from}: nothing to ratify.`);
     return out;
   }
   for (const id of ids) {
-    const f = (report.findings ?? []).filter((x) => x.id === id).sort((x, y) => (x.class === 'real' ? 0 : 1) - (y.class === 'real' ? 0 : 1))[0];
+    const f = findings.filter((x) => x.id === id).sort((x, y) => (x.class === 'real' ? 0 : 1) - (y.class === 'real' ? 0 : 1))[0];
     const d = f ? undefined : rowsById.get(id);
     if (!f && !d) {
       throw new BbError('BB_DIFF_ID_UNKNOWN', `no finding or difference ${id} in ${from} (it lists ${report.findings?.length ?? 0} findings and ${report.differences.length} differences): copy an id shown in brackets by bb diff.`);

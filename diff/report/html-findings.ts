@@ -1,15 +1,16 @@
 // The HTML report's findings and rows (docs/reports.md "Reports for people and
 // CI"): each finding is a <details> whose summary is its one line (text.ts
-// findingLine, the same words as the terminal) and whose body holds its
-// samples, the bb show command that opens the first (show-command.ts) and its
-// rows; then every row in one table, each linked to its finding.
+// findingLine, the same words as the terminal) and whose body holds the
+// findings that follow from it, its samples, the bb show command that opens
+// the first (show-command.ts) and its rows (theirs too); then every row in one
+// table, each linked to its finding.
 //
 // Captured content is hostile: ids, entry ids, paths, request lines and
 // values go through `tok` (escaped, wrapping only after / . [); the only
 // attribute built from a result is a fragment id made of a hash's
 // characters (`anchor`), never a captured string.
 import type { DiffResult, Difference, DifferenceClass, Finding } from '../types.js';
-import { brokenRatificationText, elidePair, findingLine, plural } from './text.js';
+import { brokenRatificationText, consequenceLines, elidePair, findingLine, plural, rowsUnder } from './text.js';
 import { tok } from './html-pair.js';
 import { exchangesOf, showCommand } from './show-command.js';
 import { esc } from '../../core/index.js';
@@ -69,24 +70,28 @@ const ROW_HEAD = '<thead><tr><th>class</th><th>finding</th><th>id</th><th>kind</
 /** One finding: summary line (tag, id, findingLine, counts), then its samples and rows when unfolded. */
 function findingHtml(f: Finding, byId: Map<string, Difference>, maxRows: number, open: string | undefined): string {
   const a = anchor(f.id);
-  const counts = `${plural(f.rows.length, 'row')} · ${f.entries} of ${f.of} entries · ${plural(f.routes.length, 'route')}`;
+  const counts = `${plural(rowsUnder(f).length, 'row')} · ${f.entries} of ${f.of} entries · ${plural(f.routes.length, 'route')}`;
   // A finding that breaks a ratification says so in its summary line: it is why the run fails.
   const broken = brokenRatificationText(f);
   const ratified = broken ? ` <span class="fratified">${tok(broken)}</span>` : '';
   const summary = `<summary><span class="tag tag-${f.class}">${f.class}</span> <code class="fid">${esc(f.id)}</code> <span class="fline">${tok(findingLine(f))}</span>${ratified} <span class="fcounts">${esc(counts)}</span></summary>`;
   const parts: string[] = [];
   if (f.reason) parts.push(`<p>reason: ${esc(f.reason)}</p>`);
+  // What follows from it (findings-fold.ts), one item each, in the terminal's words.
+  const consequences = consequenceLines(f);
+  if (consequences.length) parts.push(`<ul class="fconsequences">${consequences.map((k) => `<li>${tok(k)}</li>`).join('')}</ul>`);
   if (f.routes.length > 1) {
     const shown = f.routes.slice(0, 20).map((r) => `<code>${tok(r)}</code>`);
     parts.push(`<p class="froutes">routes: ${shown.join(' · ')}${f.routes.length > 20 ? ` · … ${f.routes.length - 20} more` : ''}</p>`);
   }
   parts.push(`<p class="fsamples">e.g. ${f.samples.map((s) => `<code>${tok(s.request)}</code> (<code>${tok(s.id)}</code>)`).join(' · ')}</p>`);
   if (open) parts.push(`<p class="fopen">open the first: <code>${tok(open)}</code></p>`);
-  const rows = f.rows.slice(0, maxRows).flatMap((id) => {
+  const all = rowsUnder(f);
+  const rows = all.slice(0, maxRows).flatMap((id) => {
     const d = byId.get(id);
     return d ? [rowHtml(d, true)] : [];
   });
-  const more = f.rows.length > maxRows ? `<p>… ${f.rows.length - maxRows} more rows (see the differences below, or --json).</p>` : '';
+  const more = all.length > maxRows ? `<p>… ${all.length - maxRows} more rows (see the differences below, or --json).</p>` : '';
   parts.push(`<table class="rows frows">${FINDING_COLS}${FINDING_HEAD}<tbody>${rows.join('')}</tbody></table>${more}`);
   return `<details class="finding c-${f.class}"${a ? ` id="${a}"` : ''} data-class="${f.class}">${summary}<div class="fbody">${parts.join('')}</div></details>`;
 }

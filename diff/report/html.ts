@@ -76,6 +76,7 @@ col.w-req{width:18%}col.w-entry{width:17%}col.w-path{width:20%}col.w-change{widt
 details.finding{border-left:3px solid #ddd;margin:.3em 0;padding:.1em .5em}
 details.finding.c-real{border-left-color:#cf222e}details.finding.c-known{border-left-color:#d4a72c}
 details.finding>summary{cursor:pointer}.fid{color:#555}.fratified{color:#b00;margin-left:.5em}.fcounts{color:#555;font-size:.9em;margin-left:.5em}
+ul.fconsequences{list-style:none;margin:.3em 0;padding-left:1em}
 .fbody{padding:.2em 0 .2em 1.2em}.fbody p{margin:.2em 0}
 section.pair{border:1px solid #ccc;margin:1em 0;padding:.5em}section.pair h3{margin:.2em 0;font-size:1em}
 .seq{color:#555;font-weight:normal;margin-left:.5em}.pair-meta{color:#555;margin:.2em 0}

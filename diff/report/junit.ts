@@ -2,14 +2,14 @@
 // (name = entry id, classname = "METHOD path"), so CI systems list them
 // natively. A pair fails only for real differences: the failure's message
 // names its findings (id + the terminal's finding line), its text lists
-// them and then the rows. Known and noise ones go to <system-out>, the same
+// them (each with its consequences under it) and then the rows. Known and noise ones go to <system-out>, the same
 // way. Captured text is escaped for XML
 // and characters XML 1.0 cannot hold (control characters, lone surrogates)
 // are written as \uXXXX.
 import { timingRoute } from '../timing.js';
 import { ms, pValue, times } from './timing-text.js';
 import type { DiffResult, Difference, Finding } from '../types.js';
-import { brokenRatificationText, elidePair, findingLine, plural } from './text.js';
+import { brokenRatificationText, consequenceLines, elidePair, findingLine, plural } from './text.js';
 
 /** Options for the JUnit report. */
 export interface JunitOptions {
@@ -61,7 +61,7 @@ function findingText(f: Finding): string {
 
 /** Findings, then the rows: what a test case's failure or system-out says. */
 function listing(found: Finding[], diffs: Difference[], max: number): string {
-  const lines = [`${plural(found.length, 'finding')}:`, ...found.map((f) => `  ${findingText(f)}`), '', `${plural(diffs.length, 'row')}:`];
+  const lines = [`${plural(found.length, 'finding')}:`, ...found.flatMap((f) => [`  ${findingText(f)}`, ...consequenceLines(f).map((k) => `    ${k}`)]), '', `${plural(diffs.length, 'row')}:`];
   lines.push(...diffs.slice(0, max).map((d) => `  ${line(d)}`));
   if (diffs.length > max) lines.push(`  … ${diffs.length - max} more`);
   return lines.join('\n');

@@ -1,11 +1,13 @@
 // The terminal report (docs/diff.md "Findings"): verdict line first, then one
-// line per real finding, largest first, with its sample request lines and the
-// bb show command that opens the first (show-command.ts) under it; known
-// and noise findings folded to a line each. --rows prints every difference row
+// line per real finding, largest first, with its sample request lines, the
+// bb show command that opens the first (show-command.ts) and the findings
+// that follow from it indented under it (`↳`); known and noise findings
+// folded to a line each. --rows prints every difference row
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
+import { noResponse } from '../findings-fold.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
 import { exchangesOf, showCommand } from './show-command.js';
@@ -54,8 +56,41 @@ function movedLine(d: Difference): string | undefined {
   return `moved ${m.from} → ${m.to}: ${what}`;
 }
 
+type Paint = (code: string, s: string) => string;
+const plain: Paint = (_c, s) => s;
+
 /** What a finding says, on one line: pattern, kind, values, where. */
-export function findingLine(f: Finding, c: (code: string, s: string) => string = (_c, s) => s): string {
+export function findingLine(f: Finding, c: Paint = plain): string {
+  const { what, values } = findingWhat(f, c);
+  const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
+  // A timing finding is about a route as a whole (its samples are in the Timing section).
+  if (f.kind === 'slower') return `${what}${values} in ${where}`;
+  const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
+  return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
+}
+
+/**
+ * The lines under a finding for its consequences (findings-fold.ts), one
+ * each: `↳ [id] response.body changed`, with how many of the cause's entries
+ * it holds on when not all of them.
+ */
+export function consequenceLines(f: Finding, c: Paint = plain): string[] {
+  return (f.consequences ?? []).map((k) => {
+    const { what, values } = findingWhat(k, c);
+    const part = k.entries < f.entries ? ` in ${k.entries} of these ${f.entries}` : '';
+    const rows = k.rows.length > k.entries ? ` (${k.rows.length} rows)` : '';
+    const broken = brokenRatificationText(k);
+    return `↳ [${k.id}] ${what}${values}${part}${rows}${broken ? `; ${broken}` : ''}`;
+  });
+}
+
+// A finding's field and kind, and its values when it has one pair: "response.status changed 200 → 404", "no response in old (new answered 500)".
+function findingWhat(f: Finding, c: Paint): { what: string; values: string } {
+  const none = noResponse(f);
+  if (none) {
+    const other = none === 'old' ? f.new : f.old;
+    return { what: `no response in ${none}`, values: other === undefined ? '' : ` (${none === 'old' ? 'new' : 'old'} answered ${c(none === 'old' ? '32' : '31', shortValue(other, WIDTH, f.pattern))})` };
+  }
   const what = f.pattern === '' ? `entry ${f.kind}` : `${f.pattern} ${f.kind}`;
   let values = '';
   if (f.kind === 'slower' && typeof f.old === 'number' && typeof f.new === 'number') values = ` median ${c('31', `${ms(f.old)} ms`)} → ${c('31', `${ms(f.new)} ms`)} (${times(f.old > 0 ? f.new / f.old : null)})`;
@@ -64,11 +99,12 @@ export function findingLine(f: Finding, c: (code: string, s: string) => string =
     values = ` ${c('31', a)} → ${c('32', b)}`;
   } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old, WIDTH, f.pattern))}`;
   else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new, WIDTH, f.pattern))}`;
-  const where = f.routes.length === 1 ? f.routes[0]! : `${f.routes.length} routes`;
-  // A timing finding is about a route as a whole (its samples are in the Timing section).
-  if (f.kind === 'slower') return `${what}${values} in ${where}`;
-  const rows = f.rows.length > f.entries ? ` (${f.rows.length} rows)` : '';
-  return `${what}${values} in ${f.entries} of ${f.of} ${f.routes.length === 1 ? where : `entries, ${where}`}${rows}`;
+  return { what, values };
+}
+
+/** Ids of a finding's rows and then of its consequences' rows: every row it holds, in the order --rows lists them. */
+export function rowsUnder(f: Finding): string[] {
+  return f.consequences?.length ? [...f.rows, ...f.consequences.flatMap((k) => k.rows)] : f.rows;
 }
 
 /** A real finding that breaks a ratification: "was ratified as 201 → 200, now 201 → 500 (known[3]: reason)"; undefined for others. */
@@ -137,8 +173,10 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       lines.push(`  ${tag}[${x.id}] ${findingLine(x, c)}`);
       const broken = brokenRatificationText(x);
       if (broken) lines.push(`      ${c('31', broken)}`);
+      // Known and noise findings stay one line (their consequences are under them in --rows and the other reports).
+      if (!folded || opts.rows) for (const k of consequenceLines(x, c)) lines.push(`      ${k}`);
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
-      if (opts.rows) for (const id of x.rows) lines.push(rowLine(byId.get(id)!));
+      if (opts.rows) for (const id of rowsUnder(x)) lines.push(rowLine(byId.get(id)!));
       else if (!folded) {
         lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
         const open = showCommand(x, result, exchanges);

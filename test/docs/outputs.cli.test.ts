@@ -3,7 +3,7 @@
 // rule and the marker). The runs are few and shared: one `bb demo` (its
 // capture is then replayed), one `bb compare --repeat 3` for the timing
 // blocks, one recorded upgrade pair diffed once, one live log against an
-// https server bb does not trust. They run side by side in one before().
+// https server bb does not trust, one route retired behind a 404 page. They run side by side in one before().
 // test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { runBb, startBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startRecording } from '../../scenario/index.js';
+import { retiredRouteApp, RETIRED_ROUTE_CALLS } from '../helpers/retired-route.js';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { driveUpgradeService, startUpgradeService } from '../e2e/upgrade-service.js';
 import { mask, realLines, shapeMismatch, shownBlocks, type ShownBlock } from './output-shape.js';
@@ -102,10 +103,25 @@ async function untrustedUpstream(): Promise<Record<string, string>> {
   return { 'bb capture (untrusted https target)': capture.stdout() };
 }
 
+/** A route retired behind a 404 page between two recordings of one app: `bb diff` folds what follows under the status finding. */
+async function retiredRoute(): Promise<Record<string, string>> {
+  const app = await retiredRouteApp();
+  closers.push(() => app.close());
+  for (const build of ['old', 'new'] as const) {
+    app.setBuild(build);
+    const rec = await startRecording({ target: app.url, out: tmp.path(`retired-${build}.har`), bbHome: tmp.bbHome });
+    for (const path of RETIRED_ROUTE_CALLS) await (await fetch(`${rec.url}${path}`)).text();
+    await rec.close(1000);
+  }
+  const diff = await runBb(['diff', 'retired-old.har', 'retired-new.har'], env, { cwd });
+  assert.equal(diff.code, 1, diff.stdout + diff.stderr);
+  return { 'bb diff retired-old.har retired-new.har': diff.stdout };
+}
+
 describe('the outputs shown in the docs', () => {
   let real: Record<string, string> = {};
   before(async () => {
-    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream()]);
+    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream(), retiredRoute()]);
     real = Object.assign({}, ...runs) as Record<string, string>;
     // BB_DOCS_OUTPUTS=folder keeps each real output there (paths relative), to paste into a page after a change.
     if (process.env.BB_DOCS_OUTPUTS) {

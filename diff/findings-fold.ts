@@ -1,0 +1,90 @@
+// Consequences fold under their cause (docs/diff.md "Findings"): a response
+// whose status changed (200 → 404, or 0 → 500 where the client got no answer)
+// differs in its body, content-type, content-length and headers as a matter
+// of course; listed as findings of their own they bury the one change among
+// ten lines. A finding of the response (its headers, cookies, body, events,
+// trailers, WebSocket or gRPC messages) whose every entry had one status
+// change, of its own class, is listed under that status finding as one of its
+// `consequences`. A finding that also holds on other entries (a header that
+// changed on every response) is a change of its own and stays one. Pure.
+import type { Difference, DifferenceClass, Finding } from './types.js';
+
+/** The field whose change is a cause. */
+export const STATUS_PATTERN = 'response.status';
+
+/** True for a field pattern a status change accounts for: everything the response carries but its status. */
+export function followsFromStatus(pattern: string): boolean {
+  return pattern !== STATUS_PATTERN && /^(response|ws|grpc)\./.test(pattern);
+}
+
+/** True for a status finding where one side got no response at all (status 0: the client gave up, or the upstream never answered). */
+export function noResponse(f: Pick<Finding, 'pattern' | 'kind' | 'old' | 'new'>): 'old' | 'new' | undefined {
+  if (f.pattern !== STATUS_PATTERN || f.kind !== 'changed') return undefined;
+  return f.old === 0 ? 'old' : f.new === 0 ? 'new' : undefined;
+}
+
+/**
+ * Each entry's status change, by class and entry (`200 → 404`): what a
+ * consequence's rows are split by, so that the part on each cause's entries
+ * folds under it.
+ */
+export function statusChanges(differences: readonly Difference[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of differences) if (d.pattern === STATUS_PATTERN && d.kind === 'changed') out.set(statusKey(d.class, d.entry), `${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
+  return out;
+}
+
+/** The key statusChanges uses for an entry of a class. */
+export function statusKey(cls: DifferenceClass, entry: string): string {
+  return `${cls}\n${entry}`;
+}
+
+/** A finding with the rows it holds, as the findings stage builds it. */
+export interface BuiltFinding {
+  finding: Finding;
+  rows: Difference[];
+}
+
+/**
+ * Folds consequences under their causes: returns the findings the report
+ * lists (causes carry `consequences`, sorted by pattern), and points every row
+ * of a consequence at its cause (`finding`), so a row's finding is always one
+ * the report lists.
+ */
+export function foldConsequences(built: BuiltFinding[]): Finding[] {
+  const causeOf = new Map<string, BuiltFinding>();
+  for (const b of built) {
+    if (b.finding.pattern !== STATUS_PATTERN || b.finding.kind !== 'changed') continue;
+    for (const r of b.rows) causeOf.set(statusKey(r.class, r.entry), b);
+  }
+  if (!causeOf.size) return built.map((b) => b.finding);
+  const top: Finding[] = [];
+  const folded = new Map<BuiltFinding, BuiltFinding[]>();
+  for (const b of built) {
+    const cause = followsFromStatus(b.finding.pattern) ? soleCause(b.rows, causeOf) : undefined;
+    if (!cause) {
+      top.push(b.finding);
+      continue;
+    }
+    const list = folded.get(cause);
+    if (list) list.push(b);
+    else folded.set(cause, [b]);
+  }
+  for (const [cause, list] of folded) {
+    list.sort((x, y) => (x.finding.pattern < y.finding.pattern ? -1 : x.finding.pattern > y.finding.pattern ? 1 : x.finding.kind < y.finding.kind ? -1 : x.finding.kind > y.finding.kind ? 1 : 0));
+    cause.finding.consequences = list.map((c) => c.finding);
+    for (const c of list) for (const r of c.rows) r.finding = cause.finding.id;
+  }
+  return top;
+}
+
+// The one status finding every row's entry belongs to, if there is one.
+function soleCause(rows: Difference[], causeOf: Map<string, BuiltFinding>): BuiltFinding | undefined {
+  let cause: BuiltFinding | undefined;
+  for (const r of rows) {
+    const c = causeOf.get(statusKey(r.class, r.entry));
+    if (!c || (cause && c !== cause)) return undefined;
+    cause = c;
+  }
+  return cause;
+}
