@@ -19,8 +19,10 @@ export interface VaryingShape {
   replace: string;
 }
 
-// Runs of letters and digits, and runs of anything else (kept literal).
-const TOKENS = /[A-Za-z0-9]+|[^A-Za-z0-9]+/g;
+// A cookie's lifetime as normalized (normalize/cookies.ts: `<TS+337d23h8m>`, `<TS>`) is one part; then runs
+// of letters and digits, and runs of anything else (kept literal).
+const LIFETIME = /^<TS(?:[+-](?:[0-9]+[dhm])+)?>$/;
+const TOKENS = /<TS(?:[+-](?:[0-9]+[dhm])+)?>|[A-Za-z0-9]+|[^A-Za-z0-9<]+|</g;
 const ALNUM = /^[A-Za-z0-9]+$/;
 const URL_SAFE = /^[A-Za-z0-9_-]+$/;
 
@@ -79,13 +81,15 @@ export function varyingShape(a: unknown, b: unknown): VaryingShape | undefined {
   if (ta === undefined || tb === undefined || ta === tb) return undefined;
   const pa = ta.match(TOKENS) ?? [];
   const pb = tb.match(TOKENS) ?? [];
-  const aligned = pa.length === pb.length && pa.every((x, i) => x === pb[i] || (ALNUM.test(x) && ALNUM.test(pb[i]!)));
+  const lifetimes = (x: string, y: string) => LIFETIME.test(x) && LIFETIME.test(y);
+  const aligned = pa.length === pb.length && pa.every((x, i) => x === pb[i] || (ALNUM.test(x) && ALNUM.test(pb[i]!)) || lifetimes(x, pb[i]!));
   // A url-safe token (a nanoid, base62) whose parts do not line up, or share nothing but - and _, or are one run of both cases:
   // where its - and _ fall is chance too.
   const shared = pa.some((x, i) => ALNUM.test(x) && x === pb[i]);
-  const token = !aligned || (!shared && (pa.length > 1 || (/[a-z]/.test(ta + tb) && /[A-Z]/.test(ta + tb))));
+  const urlSafe = URL_SAFE.test(ta) && URL_SAFE.test(tb);
+  const token = !aligned || (urlSafe && !shared && (pa.length > 1 || (/[a-z]/.test(ta + tb) && /[A-Z]/.test(ta + tb))));
   if (token) {
-    if (!URL_SAFE.test(ta) || !URL_SAFE.test(tb)) return undefined;
+    if (!urlSafe) return undefined;
     const exact = ta.length === tb.length;
     return { regex: `^[A-Za-z0-9_-]${exact ? `{${ta.length}}` : '+'}$`, replace: `<TOKEN${exact ? ta.length : ''}>` };
   }
@@ -97,6 +101,9 @@ export function varyingShape(a: unknown, b: unknown): VaryingShape | undefined {
     if (x === y) {
       regex += escapeRegex(x);
       replace += x.replace(/\$/g, '$$$$');
+    } else if (lifetimes(x, y)) {
+      regex += '<TS(?:[+-](?:[0-9]+[dhm])+)?>';
+      replace += '<LIFETIME>';
     } else {
       const part = varyingPart(x, y);
       regex += part.regex;
