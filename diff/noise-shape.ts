@@ -138,8 +138,10 @@ export function looksGenerated(s: string): boolean {
  */
 export function entryGlob(id: string): string {
   const safe = id.replace(/[*?]/g, '?');
-  const at = safe.indexOf(' /');
-  if (at < 0) return safe;
+  // The path starts after the method (`<page>/GET /…`); a page title may hold " /" itself.
+  const method = /(?:^|\/)[A-Z][A-Z-]* \//.exec(safe);
+  if (!method) return safe;
+  const at = method.index + method[0].length - 2;
   const hash = safe.lastIndexOf('#');
   const end = hash > at ? hash : safe.length;
   const path = safe.slice(at + 1, end).split('/').map((seg) => {

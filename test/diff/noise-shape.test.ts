@@ -44,6 +44,7 @@ describe('globs of generated ids', () => {
     assert.equal(entryGlob('/POST /graphql[CreateItem]#1'), '/POST /graphql[CreateItem]#1');
     assert.equal(entryGlob('/GET /orders/123456[x]#1'), '/GET /orders/*[x]#1');
     assert.equal(entryGlob('/GET /a#1'), '/GET /a#1');
+    assert.equal(entryGlob('Home / 20240101x/GET /u/12345#3'), 'Home / 20240101x/GET /u/*#3');
   });
 
   it('a field path has its generated keys as one-segment wildcards', () => {
