@@ -33,7 +33,7 @@ export {
   type DiffOptions, type DiffConfig, type NormalizeConfig, type PairingConfig, type KnownConfig,
   type Pipe, type DiffStage, type DiffContext, type StagePart, type DiffProgress, type BodyParser, type RawBody, type ParsedBody,
   type TimingOptions, type TimingReport,
-  type DiffResult, type Finding, type Difference, type Pair, type StaleKnown, type PairView, type EntryView,
+  type DiffResult, type Finding, type Difference, type Pair, type StaleKnown, type PairView, type EntryView, type NoiseHidden, type RuleHidden,
   type TextOptions, type HtmlOptions, type ViewLimits, type JunitOptions,
 } from './diff/index.js';
 // Errors: one class, a stable code on each.

@@ -1,15 +1,17 @@
 // Classify (docs/diff.md "Triage: known differences, noise, `bb known add`, `bb
 // noise`"): each difference is real, known (it matches a `known` entry of the
 // config, which carries the reason) or noise (the same entry and path also
-// differ between two captures of the old build). A known entry that recorded
+// differ between two captures of the old build, kind for kind and value for
+// value). A known entry that recorded
 // values (diff/ratified.ts) passes only rows holding them; a row at its place
 // with other values stays real and carries what was ratified. Known entries
 // that matched nothing are stale. Pure functions.
 import type { KnownConfig } from './config.js';
 import { globMatcher } from '../core/index.js';
 import { pathMatcher } from './selector.js';
-import { knownValuesOf, valuesMatch } from './ratified.js';
-import type { Difference, StaleKnown } from './types.js';
+import { knownValuesOf, valueShape, valuesMatch } from './ratified.js';
+import { entryGlob, hasShape, varyingShape } from './noise-shape.js';
+import type { Difference, DifferenceKind, NoiseHidden, StaleKnown } from './types.js';
 
 /** A compiled known entry. */
 interface KnownMatcher {
@@ -78,23 +80,68 @@ export function classifyKnown(differences: Difference[], known: KnownConfig[]): 
     .map((m) => ({ index: m.index, where: m.entry.where, path: m.entry.path, ...(m.entry.kind ? { kind: m.entry.kind } : {}), reason: m.entry.reason }));
 }
 
+// Whole entries and WebSocket messages that are on one side only: their presence varies.
+const PRESENCE: ReadonlySet<DifferenceKind> = new Set(['missing', 'extra']);
+
+// The place whose presence varies: the entry as a glob without its occurrence (entryGlob), and the field pattern.
+function presenceKey(d: Pick<Difference, 'entry' | 'pattern'>): string {
+  return `${entryGlob(d.entry).replace(/#\d+$/, '')}\n${d.pattern}`;
+}
+
 /**
- * Marks real differences as noise (in place) when the same entry id and path
- * also differ between the two old runs, kind for kind (docs/diff.md "Triage:
- * known differences, noise, `bb known add`, `bb noise`"): a value that changed
- * between the old runs hides a changed value, never a field that is removed or
- * added or a whole entry or message that is missing or extra; those are noise
- * only when the old pair shows the same presence difference. A path that is
- * noise in one entry is not hidden in another entry unless it differs there
- * too.
+ * True when a value that changed between the old runs (`n`) explains a
+ * changed row (`d`), value for value: both of the row's values have the shape
+ * the two old values share (noise-shape.ts), when they share one, and are
+ * of the old values' types (a string never hides a number).
  */
-export function classifyNoise(differences: Difference[], noise: Difference[]): number {
-  const noisy = new Set(noise.map((d) => `${d.entry}\n${d.path}\n${d.kind}`));
-  let n = 0;
-  for (const d of differences) {
-    if (d.class !== 'real' || !noisy.has(`${d.entry}\n${d.path}\n${d.kind}`)) continue;
-    d.class = 'noise';
-    n++;
+function explains(n: Pick<Difference, 'old' | 'new'>, d: Pick<Difference, 'old' | 'new'>): boolean {
+  const types = new Set([valueShape(n.old), valueShape(n.new)]);
+  if (!types.has(valueShape(d.old)) || !types.has(valueShape(d.new))) return false;
+  const shape = varyingShape(n.old, n.new);
+  return !shape || (hasShape(shape, d.old) && hasShape(shape, d.new));
+}
+
+/**
+ * Marks real differences as noise (in place) when the two old runs differ at
+ * the same place too, kind for kind and value for value (docs/diff.md "Triage:
+ * known differences, noise, `bb known add`, `bb noise`"): a value that changed
+ * between the old runs hides a changed value of its shape (never one of
+ * another shape), never a field that is removed or added; a field removed or
+ * added, a reordered item, only the same kind at the same place. An entry or
+ * message on one side only between the old runs makes its presence noise in
+ * both directions (missing or extra alike: which run has it is chance), as
+ * many rows as the old runs showed, so a route gone altogether stays real. A
+ * path that is noise in one entry is not hidden in another entry unless it
+ * differs there too. Returns how many rows it hid, by kind.
+ */
+export function classifyNoise(differences: Difference[], noise: Difference[]): NoiseHidden {
+  const changed = new Map<string, Difference[]>();
+  const same = new Set<string>();
+  const presence = new Map<string, number>();
+  for (const n of noise) {
+    if (PRESENCE.has(n.kind)) presence.set(presenceKey(n), (presence.get(presenceKey(n)) ?? 0) + 1);
+    else if (n.kind === 'changed') {
+      const k = `${n.entry}\n${n.path}`;
+      changed.set(k, [...(changed.get(k) ?? []), n]);
+    } else same.add(`${n.entry}\n${n.path}\n${n.kind}`);
   }
-  return n;
+  const hidden: NoiseHidden = { rows: 0, byKind: {} };
+  for (const d of differences) {
+    if (d.class !== 'real') continue;
+    let hide = false;
+    if (PRESENCE.has(d.kind)) {
+      const k = presenceKey(d);
+      const left = presence.get(k) ?? 0;
+      if (left > 0) {
+        presence.set(k, left - 1);
+        hide = true;
+      }
+    } else if (d.kind === 'changed') hide = (changed.get(`${d.entry}\n${d.path}`) ?? []).some((n) => explains(n, d));
+    else hide = same.has(`${d.entry}\n${d.path}\n${d.kind}`);
+    if (!hide) continue;
+    d.class = 'noise';
+    hidden.rows++;
+    hidden.byKind[d.kind] = (hidden.byKind[d.kind] ?? 0) + 1;
+  }
+  return hidden;
 }

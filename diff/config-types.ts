@@ -33,8 +33,10 @@ export interface PathRuleConfig {
   where?: string;
   /** Field path suffix (segment boundary, `*` one segment, `[]` any index). */
   path: string;
-  /** Placeholder; default "<MASKED>". */
+  /** Placeholder; default "<MASKED>" (with `pattern`: written for each match, may use $1…). */
   replace?: string;
+  /** Mask only what this regex matches inside the value (a string, or a number's text); a value it does not match is compared as it is. Without it the whole field is masked. */
+  pattern?: string;
   /** Drop the field instead of masking it. */
   ignore?: boolean;
 }

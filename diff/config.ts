@@ -115,7 +115,13 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const paths = list(n.paths, `${file} normalize.paths`).map((p, i) => {
     const where = `${file} normalize.paths[${i}]`;
     if (!isObj(p)) fail(where, 'must be an object like {"path": "response.headers.content-length", "replace": "<LEN>"}');
-    return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ignore: p.ignore === true };
+    const pattern = optString(p, 'pattern', where);
+    if (pattern === '') fail(`${where}.pattern`, 'must not be empty');
+    if (pattern !== undefined) {
+      checkRegex(pattern, 'g', `${where}.pattern`);
+      if (p.ignore === true) fail(where, '"pattern" masks inside the value, "ignore" drops the field: use one');
+    }
+    return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ...(pattern !== undefined ? { pattern } : {}), ignore: p.ignore === true };
   });
   const unorderedArrays = list(n.unorderedArrays, `${file} normalize.unorderedArrays`).map((u, i) => {
     if (typeof u !== 'string' || !u) fail(`${file} normalize.unorderedArrays[${i}]`, 'must be a field path like "response.body.tags"');

@@ -4,10 +4,10 @@
 // side only through SideStore: its summaries, then its entries one at a time.
 import type { HarPage } from '../capture/index.js';
 import { emptyDiffConfig, type DiffConfig } from './config.js';
-import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules, type CaptureWindow } from './normalize/index.js';
+import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
 import type { Lineup } from './pair.js';
 import type { PairShape } from './findings.js';
-import type { DiffResult, Difference, Finding, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
+import type { DiffResult, Difference, Finding, NoiseHidden, RuleHidden, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
 import type { TimingOptions, TimingSample } from './timing.js';
 import type { Pipe } from './pipe.js';
 
@@ -81,6 +81,8 @@ export interface EntrySummary {
   shape: number;
   /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
   times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
+  /** What the config's erasing path rules masked or dropped in it (path-rules.ts erasedNote), when any did: rule-hidden.ts counts the rows they hid. */
+  erased?: ErasedNote[];
 }
 
 /** Log-level facts of a side, known once it is open. */
@@ -166,6 +168,10 @@ export interface DiffContext {
   knownUnmet: number;
   /** Noise differences between the two old runs (issue 7). */
   noise?: Difference[];
+  /** How many rows of this run noise hid (classify stage, with --noise). */
+  noiseHidden?: NoiseHidden;
+  /** Rows the config's erasing path rules hid, per rule (classify stage). */
+  hiddenByRules: RuleHidden[];
   /** The second old run's times, with --noise. */
   noiseTiming?: TimingSample[];
   /** The Timing section (timing stage, with options.timing). */
@@ -223,6 +229,7 @@ export function createContext(oldPath: string, newPath: string, options: DiffOpt
     pairs: [],
     staleKnown: [],
     knownUnmet: 0,
+    hiddenByRules: [],
   };
 }
 

@@ -12,6 +12,7 @@ import { pairEntries } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
 import { buildFindings } from './findings.js';
 import { classifyKnown, classifyNoise } from './classify.js';
+import { rowsHiddenByRules } from './rule-hidden.js';
 import { budgetDifferences, timingReport, type TimingSample } from './timing.js';
 import { Pipe } from './pipe.js';
 import { MemoryStore } from './store/memory.js';
@@ -187,7 +188,10 @@ export const defaultStages: readonly DiffStage[] = [
       // The same build twice has none of the ratified changes: their entries matching nothing is the expected outcome.
       if (ctx.options.sameBuild) ctx.knownUnmet = unmet.length;
       else ctx.staleKnown = unmet;
-      if (ctx.noise) classifyNoise(ctx.differences, ctx.noise);
+      if (ctx.noise) ctx.noiseHidden = classifyNoise(ctx.differences, ctx.noise);
+      // A rule that erases a field hides whatever differed there: counted, never silent.
+      const [o, n] = storesOf(ctx);
+      ctx.hiddenByRules = rowsHiddenByRules(ctx.lineup, [o.summaries, n.summaries], ctx.config.normalize.paths ?? []);
     },
   },
   {
@@ -217,7 +221,8 @@ export const defaultStages: readonly DiffStage[] = [
         differences: ctx.differences,
         staleKnown: ctx.staleKnown,
         ...(ctx.options.sameBuild ? { sameBuild: { knownUnmet: ctx.knownUnmet } } : {}),
-        ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length } } : {}),
+        ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length, hidden: ctx.noiseHidden ?? { rows: 0, byKind: {} } } } : {}),
+        ...(ctx.hiddenByRules.length ? { hiddenByRules: ctx.hiddenByRules } : {}),
         ...(ctx.timing ? { timing: ctx.timing } : {}),
         ...(ctx.options.views ? { views: ctx.views } : {}),
       };

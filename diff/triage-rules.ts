@@ -4,8 +4,9 @@
 // one build, as rules a person reviews and commits). Pure: text in, text out.
 import type { DiffConfig, KnownConfig, PathRuleConfig } from './config.js';
 import { knownMatches } from './classify.js';
-import { knownValuesOf, recordValues } from './ratified.js';
-import type { Difference, Finding } from './types.js';
+import { knownValuesOf, recordValues, valueShape } from './ratified.js';
+import { entryGlob, pathGlob, varyingShape } from './noise-shape.js';
+import type { Difference, DifferenceKind, Finding } from './types.js';
 
 /** The reason `bb noise` writes. */
 export const NOISE_REASON = 'noise: differs between two runs of one build';
@@ -84,34 +85,51 @@ export function knownCovering(config: DiffConfig, d: Difference): number[] {
   return config.known.flatMap((k, i) => (knownMatches(k, d) ? [i] : []));
 }
 
+// What is on one side only, in pairs: a rule for one direction is written for both (which run has it is chance).
+const BOTH_WAYS: Partial<Record<DifferenceKind, [DifferenceKind, DifferenceKind]>> = {
+  missing: ['missing', 'extra'],
+  extra: ['missing', 'extra'],
+  removed: ['removed', 'added'],
+  added: ['removed', 'added'],
+};
+
 /**
- * Rules that make two runs of one build match: a changed field is masked
- * (`normalize.paths` with replace "<NOISE>"), a field present in one run only
- * is dropped (`ignore`), and whole entries or messages that come and go become
- * known entries with the noise reason. Field rules select the entry by id and
- * the field with indices generalized (`items[].id`).
+ * Rules that make two runs of one build match, and that will match a third
+ * run (docs/diff.md "Triage: known differences, noise, `bb known add`, `bb
+ * noise`"): a changed value becomes a `normalize.paths` rule whose `pattern`
+ * is the shape both values share (noise-shape.ts: `^[0-9a-f]{12}$` →
+ * `<HEX12>`), so a value of another shape stays a real change; a value with
+ * no such shape, a field, entry or message that comes and goes (both
+ * directions), a reordered item, become known entries with the noise reason
+ * (visible as KNOWN-DIFF, never erased; a changed value's entry records the
+ * values' types). Never a literal random value: entry ids and field paths
+ * have their generated segments as globs (`*`). Never a rule that erases a
+ * whole field.
  */
 export function noiseRules(differences: Difference[]): { normalize: { paths: PathRuleConfig[] }; known: KnownConfig[] } {
   const paths: PathRuleConfig[] = [];
   const known: KnownConfig[] = [];
   const seen = new Set<string>();
+  const once = <T>(list: T[], x: T) => {
+    const key = JSON.stringify(x);
+    if (seen.has(key)) return;
+    seen.add(key);
+    list.push(x);
+  };
   for (const d of differences) {
-    const whole = d.path === '' || /^ws\.messages\[\d+\]$/.test(d.path) || d.kind === 'missing' || d.kind === 'extra' || d.kind === 'reordered';
-    if (whole) {
-      // Entry and place only: the values of two runs of one build are what varies, never a thing to record.
-      const k = narrowestKnown({ entry: d.entry, kind: d.kind, path: d.path.replace(/\[\d+\]$/, '[]') }, NOISE_REASON);
-      const key = `k\n${k.where}\n${k.path}\n${k.kind}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        known.push(k);
-      }
+    const where = entryGlob(d.entry);
+    const whole = d.path === '' || /^ws\.messages\[\d+\]$/.test(d.path);
+    // A whole entry or message keeps its place (`ws.messages[]`); a field's path loses its generated keys.
+    const path = whole ? d.pattern : pathGlob(d.pattern);
+    const shape = d.kind === 'changed' && !whole ? varyingShape(d.old, d.new) : undefined;
+    if (shape) {
+      once(paths, { where, path, pattern: shape.regex, replace: shape.replace });
       continue;
     }
-    const rule: PathRuleConfig = d.kind === 'changed' ? { where: d.entry, path: d.pattern, replace: '<NOISE>' } : { where: d.entry, path: d.pattern, ignore: true };
-    const key = `p\n${rule.where}\n${rule.path}\n${rule.ignore ? 'i' : 'r'}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    paths.push(rule);
+    const kinds = BOTH_WAYS[d.kind] ?? [d.kind];
+    const types = d.kind === 'changed' ? { oldShape: valueShape(d.old)!, newShape: valueShape(d.new)! } : {};
+    // Entry and place only (a changed value: its types): the values of two runs of one build are what varies, never a thing to record.
+    for (const kind of kinds) once(known, { where, path, kind, ...types, reason: NOISE_REASON });
   }
   return { normalize: { paths }, known };
 }

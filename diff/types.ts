@@ -276,10 +276,32 @@ export interface DiffResult {
   sameBuild?: { knownUnmet: number };
   /** With options.views: both sides of differing pairs, by index in `pairs`, for the HTML report (never in --json). */
   views?: Map<number, PairView>;
-  /** With --noise: the second old capture and how many differences it had with the old one. */
-  noiseRun?: { path: string; differences: number };
+  /** With --noise: the second old capture, how many differences it had with the old one, and how many rows of this comparison they hid. */
+  noiseRun?: { path: string; differences: number; hidden: NoiseHidden };
+  /** Rows hidden by config path rules that erase a field (no `pattern`), per rule that hid any (nothing disappears silently). */
+  hiddenByRules?: RuleHidden[];
   /** With --timing: per-route timing, old → new (docs/timing.md "Reading the report"). */
   timing?: TimingReport;
+}
+
+/** How many rows noise hid (bb diff --noise), in all and by kind. */
+export interface NoiseHidden {
+  /** Rows classified noise. */
+  rows: number;
+  /** Of them, by kind (`changed`, `missing`, …). */
+  byKind: Partial<Record<DifferenceKind, number>>;
+}
+
+/** A config path rule without a pattern that hid rows: the values it masked or dropped differed between the sides. */
+export interface RuleHidden {
+  /** The rule, as the config names it (`normalize.paths[0]`). */
+  rule: string;
+  /** Its `where`, when it has one. */
+  where?: string;
+  /** Its `path`. */
+  path: string;
+  /** Rows it hid: places in paired entries where the erased values differed or were on one side only. */
+  rows: number;
 }
 
 /** The compared content of one side of a pair, as the HTML view shows it. */

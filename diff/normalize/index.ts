@@ -5,7 +5,7 @@ export { normalizeEntry } from './entry.js';
 export { entryHost, entryKey, hostsInKeys, routeWithHost, routeWithoutHost } from './keys.js';
 export { KEY_DETECTORS, keyedRequestLine, routeWithoutKey } from './route-keys.js';
 export { pairedPageLabels } from './pages.js';
-export { applyPathRules, compilePathRules, type PathRules } from './path-rules.js';
+export { applyPathRules, applyPathRulesNoting, compilePathRules, type PathRules, type ErasedNote } from './path-rules.js';
 export { compileRules, homesFor, type RuleSet } from './rules.js';
 export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
 export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './bodies.js';

@@ -1,7 +1,12 @@
 // The config's per-path rules (`normalize.paths`): mask or drop the fields
 // they select in the entries they select, after entries are named (a rule's
 // `where` is a glob over entry ids). Compiled once per run (createContext):
-// the stores and each side's NormalizeContext share the compiled list.
+// the stores and each side's NormalizeContext share the compiled list. A rule
+// with a `pattern` masks what it matches inside the value (a value of another
+// shape stays itself: value for value); one without erases the field, and
+// what it erased is noted so the report can count the rows it hid
+// (rule-hidden.ts): nothing disappears silently.
+import { hash } from 'node:crypto';
 import type { NormalizedEntry } from '../types.js';
 import type { PathRuleConfig } from '../config-types.js';
 import { globMatcher } from '../../core/index.js';
@@ -13,6 +18,10 @@ export interface CompiledPathRule extends PathRuleConfig {
   selects: (id: string) => boolean;
   /** Whether the rule applies to the field at this path (`path`). */
   at: (path: string) => boolean;
+  /** Its place in the config's list (`normalize.paths[i]`). */
+  index: number;
+  /** The compiled `pattern`, when the rule masks inside values instead of erasing the field. */
+  regex?: RegExp;
 }
 
 /** A run's per-path rules, compiled (compilePathRules). */
@@ -20,11 +29,37 @@ export type PathRules = readonly CompiledPathRule[];
 
 /** The config's per-path rules with their selectors compiled (once per run, in createContext). */
 export function compilePathRules(rules: readonly PathRuleConfig[]): PathRules {
-  return rules.map((r) => ({ ...r, selects: globMatcher(r.where ?? '*'), at: pathMatcher(r.path) }));
+  return rules.map((r, index) => ({ ...r, selects: globMatcher(r.where ?? '*'), at: pathMatcher(r.path), index, ...(r.pattern !== undefined ? { regex: new RegExp(r.pattern, 'g') } : {}) }));
 }
 
-/** Applies a run's compiled per-path rules to a finished entry (in place). */
-export function applyPathRules(entry: NormalizedEntry, rules: PathRules): void {
+// A scalar value with a rule's pattern masked inside its text (a string as it is, a number's or boolean's JSON); other values and no match: unchanged.
+function maskInside(v: unknown, rule: CompiledPathRule): unknown {
+  const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : undefined;
+  if (text === undefined) return v;
+  const out = text.replace(rule.regex!, rule.replace ?? '<MASKED>');
+  return out === text ? v : out;
+}
+
+/** What an erasing rule found at one place: `rule index, tab, path, tab, digest of the value` (un-numbered). */
+export type ErasedNote = string;
+
+/**
+ * Applies the rules (applyPathRules) and answers what the erasing ones masked
+ * or dropped, one note per place (undefined when nothing): the stores keep it
+ * on the entry's summary. `unnumberText` drops ordinal numbers, so one id
+ * numbered apart on each side reads alike.
+ */
+export function applyPathRulesNoting(entry: NormalizedEntry, rules: PathRules, unnumberText: (s: string) => string): ErasedNote[] | undefined {
+  const notes: ErasedNote[] = [];
+  applyPathRules(entry, rules, (rule, path, value) => notes.push(`${rule}\t${path}\t${hash('sha1', unnumberText(JSON.stringify(value) ?? ''), 'base64')}`));
+  return notes.length ? notes : undefined;
+}
+
+/**
+ * Applies a run's compiled per-path rules to a finished entry (in place).
+ * `onErase`: called with each value a rule without a pattern masks or drops.
+ */
+export function applyPathRules(entry: NormalizedEntry, rules: PathRules, onErase?: (rule: number, path: string, value: unknown) => void): void {
   if (!rules.length) return;
   const active = rules.filter((c) => c.selects(entry.id));
   if (!active.length) return;
@@ -35,7 +70,11 @@ export function applyPathRules(entry: NormalizedEntry, rules: PathRules): void {
     for (const k of Object.keys(src)) {
       const p = isArr ? joinPath(path, Number(k)) : joinPath(path, k);
       const hit = active.find((c) => c.at(p));
-      if (hit) {
+      // Pattern rules at one place all apply, in order (bb noise may write several shapes for one field).
+      if (hit?.regex) {
+        for (const c of active) if (c.regex && c.at(p)) src[k] = maskInside(src[k], c);
+      } else if (hit) {
+        onErase?.(hit.index, p, src[k]);
         if (hit.ignore && !isArr) delete src[k];
         else src[k] = hit.replace ?? '<MASKED>';
       } else src[k] = walk(src[k], p);

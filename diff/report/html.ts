@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { DiffResult, Difference, DifferenceClass, Pair } from '../types.js';
 import { CLASS_ORDER, findingLink, findingsHtml, rowsHtml } from './html-findings.js';
-import { plural, sameBuildText, verdictText } from './text.js';
+import { hiddenTexts, plural, sameBuildText, verdictText } from './text.js';
 import { TIMING_CSS, timingHtml } from './html-timing.js';
 import { DEFAULT_VIEW_LIMITS, httpDeltaHtml, tok, wsColumnsHtml, type PairView, type ViewLimits } from './html-pair.js';
 import { esc, pageHead, scriptJson } from '../../core/index.js';
@@ -153,12 +153,14 @@ function summaryHtml(result: DiffResult): string {
     : '';
   const sameBuild = sameBuildText(result);
   const expected = sameBuild ? `<p id="same-build">${esc(sameBuild)}</p>` : '';
+  const hiddenLines = hiddenTexts(result);
+  const hidden = hiddenLines.length ? `<ul id="hidden">${hiddenLines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '';
   return `<header id="summary">
 <h1 class="verdict-${result.verdict}" id="verdict">${esc(verdictText(result))}</h1>
 <p class="files"><code>${tok(result.old.path)}</code> (${result.old.entries} entries) → <code>${tok(result.new.path)}</code> (${result.new.entries} entries)${result.noiseRun ? `; noise from <code>${tok(result.noiseRun.path)}</code>` : ''}</p>
 <p id="counts">${counts.join(' · ')}</p>
 ${breakdownHtml(result)}
-${stale}${expected}</header>`;
+${stale}${expected}${hidden}</header>`;
 }
 
 function filtersHtml(): string {

@@ -8,6 +8,7 @@
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { noResponse } from '../findings-fold.js';
+import { ruleHiddenText } from '../rule-hidden.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
 import { exchangesOf, showCommand } from './show-command.js';
@@ -121,6 +122,22 @@ export function sameBuildText(result: DiffResult): string | undefined {
   return n ? `${plural(n, 'known entry', 'known entries')} matched nothing, as expected: both captures are of one build, so none of the ratified changes is in them.` : undefined;
 }
 
+/**
+ * What noise and erasing rules hid, one line each (nothing disappears
+ * silently): `N rows hidden as noise (changed 2, missing 1); …`, `hidden by
+ * rule normalize.paths[0] (response.body.token): 3 rows`.
+ */
+export function hiddenTexts(result: DiffResult): string[] {
+  const out: string[] = [];
+  const run = result.noiseRun;
+  if (run) {
+    const kinds = Object.entries(run.hidden.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
+    out.push(`${plural(run.hidden.rows, 'row')} hidden as noise${kinds ? ` (${kinds})` : ''}; ${run.path} differs from ${result.old.path} in ${plural(run.differences, 'row')}.`);
+  }
+  for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (the rule erases the whole field: give it a "pattern" to mask only what varies).`);
+  return out;
+}
+
 /** "3 rows", "1 row": a count with its noun. */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -187,6 +204,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   section('Real findings', 'real', false);
   section('Known findings', 'known', true);
   section('Noise findings (differ between two runs of the old build too)', 'noise', true);
+  const hidden = hiddenTexts(result);
+  if (hidden.length) lines.push('', ...hidden);
   if (stale) {
     lines.push('', c('1', 'Stale known entries (matched nothing: parity restored? remove them)'));
     for (const s of result.staleKnown) lines.push(`  known[${s.index}] where ${JSON.stringify(s.where)} path ${JSON.stringify(s.path)}: ${s.reason}`);

@@ -4,7 +4,7 @@
 // compare loop takes each one as it is.
 import { readCapture, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
-import { applyPathRules, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
+import { applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -60,10 +60,11 @@ export class MemoryStore implements SideStore {
     const { table, pathRules, options } = this.ctx;
     const entries = this.entries;
     assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => this.hosts[i]! : undefined);
-    for (const e of entries) applyPathRules(e, pathRules);
+    const un = (t: string) => unnumber(t, table);
+    const erased = entries.map((e) => applyPathRulesNoting(e, pathRules, un));
     const shapes = new ShapeIndex((t) => unnumber(t, table));
     const logEntries = this.har!.log.entries;
-    this.summaries = entries.map((e) => {
+    this.summaries = entries.map((e, i) => {
       const { digest, marks } = digestAndMarks(contentText(e), table);
       return {
         index: e.meta.index,
@@ -76,6 +77,7 @@ export class MemoryStore implements SideStore {
         marks,
         shape: shapes.add(e),
         ...(options.timing ? { times: timesOf(logEntries[e.meta.index]!) } : {}),
+        ...(erased[i] ? { erased: erased[i] } : {}),
       };
     });
     this.shapes = shapes.sets();

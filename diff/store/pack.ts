@@ -24,6 +24,8 @@ export interface PackedSummaries {
   tokens: string[];
   /** Per entry, when the run asked for timing. */
   times?: Array<EntrySummary['times']>;
+  /** Per entry, when an erasing path rule masked something in any (EntrySummary.erased). */
+  erased?: Array<EntrySummary['erased']>;
 }
 
 /**
@@ -44,6 +46,7 @@ export function packSummaries(list: readonly EntrySummary[], kept: ReadonlyArray
   const tokens = new Array<string>(list.length);
   const timed = list.some((s) => s.times !== undefined);
   const times = timed ? new Array<EntrySummary['times']>(list.length) : undefined;
+  const erased = list.some((s) => s.erased !== undefined) ? list.map((s) => s.erased) : undefined;
   for (let i = 0; i < list.length; i++) {
     const s = list[i]!;
     const k = kept[i];
@@ -65,7 +68,7 @@ export function packSummaries(list: readonly EntrySummary[], kept: ReadonlyArray
     tokens[i] = s.token;
     if (times) times[i] = s.times;
   }
-  return { count: list.length, names, numbers, ids, tokens, ...(times ? { times } : {}) };
+  return { count: list.length, names, numbers, ids, tokens, ...(times ? { times } : {}), ...(erased ? { erased } : {}) };
 }
 
 /** The summaries and kept refs again, as packSummaries was given them; `marks` become views into `markers`. */
@@ -88,6 +91,8 @@ export function unpackSummaries(p: PackedSummaries, markers: Uint32Array): { sum
     if (n[o + 10]! >= 0) s.marks = markers.subarray(n[o + 10]!, n[o + 10]! + n[o + 11]!);
     const t = p.times?.[i];
     if (t) s.times = t;
+    const e = p.erased?.[i];
+    if (e) s.erased = e;
     summaries[i] = s;
     kept[i] = n[o + 6]! >= 0 ? { chunk: n[o + 6]!, at: n[o + 7]!, text: n[o + 8]!, rest: n[o + 9]! } : undefined;
   }

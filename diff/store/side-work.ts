@@ -13,7 +13,7 @@
 import { indexCapture, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
-import { unnumber, applyPathRules, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { unnumber, applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -321,7 +321,8 @@ export class SideWork {
       for (const s of list) {
         // Read again for the path rules, which select by id; named as the summary is.
         const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
-        applyPathRules(e, this.nctx.pathRules);
+        const erased = applyPathRulesNoting(e, this.nctx.pathRules, un);
+        if (erased) s.erased = erased;
         s.token = tokenOf(s.key, contentDigest(contentText(e), un));
         s.shape = shapes.add(e);
       }

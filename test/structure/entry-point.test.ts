@@ -32,7 +32,7 @@ const EXPORTS = [
   // Comparing two captures: options (the stage pipe, the body parsers), config, result (diff/).
   'diffCaptures', 'DiffOptions', 'Pipe', 'DiffStage', 'DiffContext', 'StagePart', 'DiffProgress', 'BodyParser', 'RawBody', 'ParsedBody',
   'loadDiffConfig', 'DiffConfig', 'NormalizeConfig', 'PairingConfig', 'KnownConfig', 'TimingOptions', 'TimingReport',
-  'DiffResult', 'Finding', 'Difference', 'Pair', 'StaleKnown', 'PairView', 'EntryView',
+  'DiffResult', 'Finding', 'Difference', 'Pair', 'StaleKnown', 'PairView', 'EntryView', 'NoiseHidden', 'RuleHidden',
   // The four reports (diff/report/).
   'renderText', 'TextOptions', 'renderJson', 'renderHtml', 'HtmlOptions', 'ViewLimits', 'pairViewsFrom', 'renderJunit', 'JunitOptions',
   // Errors: one class, a stable code on each (core/).
