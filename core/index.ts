@@ -1,5 +1,5 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
-export { globToRegExp, globMatcher } from './glob.js';
+export { globMatcher, matchGlob, type GlobMeter, type GlobOptions } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, type BbErrorOptions } from './errors.js';
