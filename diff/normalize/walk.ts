@@ -3,6 +3,7 @@
 // and the run's ordinal table.
 import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
+import { setOwn } from '../../core/index.js';
 
 // Normalizing is pure given the rules, the ordinal table and the homes (a
 // marker names its value, never a number), so a string seen again (object
@@ -96,11 +97,11 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
     // `keep` protects values (sequence numbers, cursors, type names); objects and
     // arrays under a kept key are still normalized inside.
     if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
-      out[nk] = x;
+      setOwn(out, nk, x);
       continue;
     }
     const rule = keyRuleFor(k, x, w);
-    out[nk] = rule ? rule.replace : normalizeValue(x, w);
+    setOwn(out, nk, rule ? rule.replace : normalizeValue(x, w));
   }
   return out;
 }
