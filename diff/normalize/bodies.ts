@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/index.js';
 import { EventStreamParser, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType, setOwn } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
+import { parseComparedJson } from './json.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
 export interface RawBody {
@@ -48,7 +49,7 @@ export interface BodyParser {
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseComparedJson(text) };
   } catch {
     return { ok: false };
   }

@@ -11,6 +11,7 @@ import { decodeProtobuf } from './protobuf.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue } from './walk.js';
+import { parseComparedJson } from './json.js';
 import { unnumber, unnumberDeep } from './ordinals.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
@@ -229,7 +230,7 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
       return v;
     }
     try {
-      return normalizeValue(JSON.parse(data), ctx.walk);
+      return normalizeValue(parseComparedJson(data), ctx.walk);
     } catch {
       return normalizeString(data, ctx.walk);
     }
