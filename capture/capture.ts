@@ -2,7 +2,7 @@
 // close finalizes `<out>` atomically. The I/O shell around recorder.ts
 // (facts → records) and writer.ts (records → HAR).
 import { existsSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/index.js';
 import { now } from '../core/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
@@ -84,7 +84,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
   const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
   if (redact !== false) loadRedactKey(opts.bbHome);
-  makeOutFolder(out);
+  makeOutFolder(dirname(out));
 
   let recordingErrors = 0;
   const onError = (err: Error) => {

@@ -19,4 +19,4 @@ export type {
 export { grpcStatus } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent } from './body.js';
-export { writeOutFile } from './out-file.js';
+export { makeOutFolder, writeOutFile } from './out-file.js';

@@ -6,7 +6,6 @@
 // replaces a symlink itself, never the file it points to.
 import { lstatSync, mkdirSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { BbError } from '../core/index.js';
 
 /** What is being written, for the sentences a refusal says. */
@@ -61,12 +60,12 @@ function unwritable(path: string, what: string, err: unknown, bbCode: OutFileOpt
   return new BbError(bbCode, `cannot write ${what} ${path} (${why}): choose another path.`);
 }
 
-/** Creates the folder `path` goes in; BB_OUT_UNWRITABLE (one sentence) when a file is in the way or it cannot be made. */
-export function makeOutFolder(path: string, what = '--out'): void {
+/** Creates `folder` (and its parents); BB_OUT_UNWRITABLE (one sentence) when a file is in the way or it cannot be made. */
+export function makeOutFolder(folder: string, what = '--out', mode?: number): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(folder, { recursive: true, ...(mode !== undefined ? { mode } : {}) });
   } catch (err) {
-    throw unwritable(path, what, err);
+    throw unwritable(folder, what, err);
   }
 }
 

@@ -30,6 +30,14 @@ describe('files bb writes on request', () => {
     assert.match(r.stderr, /plain/);
   });
 
+  it('refuses a run folder (bb demo --out, as bb compare) under a regular file in one line, exit 2', async () => {
+    await writeFile(t.path('plain3'), 'not a folder');
+    const r = await runBb(['demo', '--out', t.path('plain3', 'run')], { BB_HOME: t.bbHome });
+    assert.equal(r.code, 2);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /plain3/);
+  });
+
   for (const flag of ['--json', '--html', '--junit']) {
     it(`bb diff ${flag}: refuses an existing file, and a symlink, without --force`, async () => {
       const report = t.path(`exists${flag}`);
