@@ -40,11 +40,8 @@ export function parseComparedJson(text: string, maxDepth = MAX_COMPARED_DEPTH): 
   return JSON.parse(out + text.slice(at));
 }
 
-/** [start, end) of each outermost array or object opened below `maxDepth` levels, in valid JSON text. */
-function deepSpans(text: string, maxDepth: number): Array<[number, number]> {
-  const spans: Array<[number, number]> = [];
-  let depth = 0;
-  let start = 0;
+/** Calls `visit` with each character of valid JSON text outside its strings, and its index. */
+function outsideStrings(text: string, visit: (c: number, i: number) => void): void {
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -52,12 +49,22 @@ function deepSpans(text: string, maxDepth: number): Array<[number, number]> {
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
-    else if (OPENERS.has(c)) {
+    else visit(c, i);
+  }
+}
+
+/** [start, end) of each outermost array or object opened below `maxDepth` levels, in valid JSON text. */
+function deepSpans(text: string, maxDepth: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let depth = 0;
+  let start = 0;
+  outsideStrings(text, (c, i) => {
+    if (OPENERS.has(c)) {
       if (++depth === maxDepth + 1) start = i;
     } else if (CLOSERS.has(c)) {
       if (depth-- === maxDepth + 1) spans.push([start, i + 1]);
     }
-  }
+  });
   return spans;
 }
 
@@ -65,17 +72,11 @@ function deepSpans(text: string, maxDepth: number): Array<[number, number]> {
 function compact(text: string): string {
   let out = '';
   let from = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
+  outsideStrings(text, (c, i) => {
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
       out += text.slice(from, i);
       from = i + 1;
     }
-  }
+  });
   return out + text.slice(from);
 }

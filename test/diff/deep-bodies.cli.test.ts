@@ -43,10 +43,11 @@ describe('bb diff on JSON nested 5,000 levels deep', () => {
   for (const env of [{}, { BB_DIFF_BOUNDED_BYTES: '1' }]) it(`finds a changed leaf as one difference where the compared depth ends, in every report ${JSON.stringify(env)}`, async () => {
     const a = await t.write('old.har', deepCapture(nested(5000, 'x'), nested(5000, 'x')));
     const b = await t.write('new.har', deepCapture(nested(5000, 'y'), nested(5000, 'y')));
-    const r = await runBb(['diff', a, b, '--json', t.path('r.json'), '--html', t.path('r.html'), '--junit', t.path('r.xml')], env);
+    const dir = tempDir();
+    const r = await runBb(['diff', a, b, '--json', dir.path('r.json'), '--html', dir.path('r.html'), '--junit', dir.path('r.xml')], env);
     assert.equal(r.stderr, '');
     assert.equal(r.code, 1);
-    const rows = (JSON.parse(await readFile(t.path('r.json'), 'utf8')) as { differences: Row[] }).differences;
+    const rows = (JSON.parse(await readFile(dir.path('r.json'), 'utf8')) as { differences: Row[] }).differences;
     assert.deepEqual(rows.map((d) => [d.kind, d.path]), [
       ['changed', pathAt('response.body', MAX_COMPARED_DEPTH)],
       ['changed', pathAt('ws.messages[0].data', MAX_COMPARED_DEPTH)],
@@ -54,8 +55,8 @@ describe('bb diff on JSON nested 5,000 levels deep', () => {
     const old = rows[0]!.old as string;
     assert.ok(old.startsWith(`(nested deeper than ${MAX_COMPARED_DEPTH} levels, compared as text) {"a":{"a":`), old.slice(0, 100));
     assert.ok(old.endsWith('"x"' + '}'.repeat(5000 - MAX_COMPARED_DEPTH)));
-    assert.match(await readFile(t.path('r.html'), 'utf8'), /compared as text/);
-    assert.match(await readFile(t.path('r.xml'), 'utf8'), /<failure/);
+    assert.match(await readFile(dir.path('r.html'), 'utf8'), /compared as text/);
+    assert.match(await readFile(dir.path('r.xml'), 'utf8'), /<failure/);
   });
 
   it('compares field by field down to the stated depth', async () => {
