@@ -1,7 +1,7 @@
 // One recording: opens the journal, listens to the proxy's facts, and on
 // close finalizes `<out>` atomically. The I/O shell around recorder.ts
 // (facts → records) and writer.ts (records → HAR).
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/index.js';
 import { now } from '../core/index.js';
@@ -14,6 +14,7 @@ import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
+import { checkOutPath, makeOutFolder } from './out-file.js';
 
 
 /** How to record one proxy's traffic. */
@@ -80,14 +81,12 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   if (existsSync(paths.journal)) {
     throw new BbError('BB_JOURNAL_LEFTOVER', `a journal from an earlier capture is left at ${paths.journal}: run \`bb recover ${opts.out}\` to keep it (or remove it).`);
   }
-  if (existsSync(out) && !opts.force) {
-    throw new BbError('BB_OUT_EXISTS', `${opts.out} already exists: choose another --out or pass --force to overwrite it.`);
-  }
+  checkOutPath(opts.out, { force: opts.force });
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
   const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
   const redactor = redact === false ? undefined : new Redactor(loadRedactKey(opts.bbHome), redact);
-  mkdirSync(dirname(out), { recursive: true });
+  makeOutFolder(dirname(out));
 
   let recordingErrors = 0;
   const onError = (err: Error) => {

@@ -20,3 +20,4 @@ export type {
 export { grpcMedia, grpcStatus, grpcStatusName } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent } from './body.js';
+export { makeOutFolder, writeOutFile } from './out-file.js';

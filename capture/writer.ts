@@ -2,10 +2,10 @@
 // it replays the journal, writes each entry when its end record comes (so
 // entries are in completion order; HAR readers sort by startedDateTime), reads
 // bodies back from `.bodies` by offset, and writes pages, counts and log._bb
-// after the entries. Writes `<out>.tmp`, fsyncs, then renames: a reader never
-// sees half a file.
+// after the entries. Writes a temporary file, fsyncs, then renames
+// (out-file.ts, the rule of every file bb writes): a reader never sees half a file.
 import { createReadStream } from 'node:fs';
-import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
@@ -15,6 +15,7 @@ import {
 import { buildEntry, emptyRecords, type ExchangeRecords } from './to-har.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
+import { openAtomic } from './out-file.js';
 
 /** How to turn one journal into a HAR. */
 export interface WriteHarOptions {
@@ -22,7 +23,7 @@ export interface WriteHarOptions {
   journalPath: string;
   /** `<out>.bodies`. */
   bodiesPath: string;
-  /** The HAR to write (via `<out>.tmp`). */
+  /** The HAR to write (via a temporary file beside it); whether it may be replaced was settled when the capture opened. */
   out: string;
   /** false when recovering after a crash. */
   complete: boolean;
@@ -61,11 +62,10 @@ export interface WriteHarResult {
 
 /** Streams a journal into a HAR file atomically. */
 export async function writeHarFromJournal(opts: WriteHarOptions): Promise<WriteHarResult> {
-  const tmp = `${opts.out}.tmp`;
-  const file = await open(tmp, 'w', 0o600);
+  const target = await openAtomic(opts.out, 0o600);
+  const file = target.handle;
   let bodiesFd: number | undefined;
   try {
-    await file.chmod(0o600);
     try {
       bodiesFd = openSync(opts.bodiesPath, 'r');
     } catch {
@@ -74,13 +74,10 @@ export async function writeHarFromJournal(opts: WriteHarOptions): Promise<WriteH
     const out = new BufferedOut(file);
     const result = await replay(opts, out, bodiesFd);
     await out.flush();
-    await file.sync();
-    await file.close();
-    await rename(tmp, opts.out);
+    await target.commit();
     return result;
   } catch (err) {
-    await file.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
+    await target.abort();
     throw err;
   } finally {
     if (bodiesFd !== undefined) closeSync(bodiesFd);

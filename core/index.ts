@@ -1,5 +1,5 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
-export { globToRegExp, globMatcher } from './glob.js';
+export { globMatcher } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
 export { foreignRequestReason } from './local-request.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
@@ -12,3 +12,4 @@ export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
 export { appendAll } from './arrays.js';
 export { esc, pageHead, scriptJson } from './html.js';
+export { getOwn, setOwn } from './own-keys.js';

@@ -11,7 +11,7 @@ import { lineupOrder, pairSequences, type Lineup } from './pair.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { keyedRequestLine } from './normalize/index.js';
-import { appendAll } from '../core/index.js';
+import { appendAll, setOwn } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
 export const MAX_ROWS_PER_PAIR = 1000;
@@ -80,10 +80,10 @@ export function diffValues(a: unknown, b: unknown, path: string, out: Row[], rul
   if (isPlain(a) && isPlain(b)) {
     for (const k of Object.keys(a)) {
       const p = joinPath(path, k);
-      if (!(k in b)) out.push({ kind: 'removed', path: p, old: a[k] });
+      if (!Object.hasOwn(b, k)) out.push({ kind: 'removed', path: p, old: a[k] });
       else diffValues(a[k], b[k], p, out, rules);
     }
-    for (const k of Object.keys(b)) if (!(k in a)) out.push({ kind: 'added', path: joinPath(path, k), new: b[k] });
+    for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push({ kind: 'added', path: joinPath(path, k), new: b[k] });
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -321,6 +321,6 @@ function withoutGrpcStatus<T extends { headers: Record<string, unknown>; trailer
 
 function stripUndefined<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) setOwn(out, k, v);
   return out as T;
 }

@@ -7,7 +7,7 @@
 // else time, then position in the file (docs/frames-and-show.md "Order and
 // connection ids").
 import { grpcStatus, grpcStatusName, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
-import { globToRegExp, isoToSeconds } from '../core/index.js';
+import { globMatcher, isoToSeconds } from '../core/index.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -193,7 +193,7 @@ function filtersMessages(f: FrameFilter): boolean {
 /** True when a connection passes the connection-level filters. */
 export function connectionMatches(conn: { id: string; url: string; entry?: number; exchange?: number }, f: FrameFilter): boolean {
   if (f.conn !== undefined && f.conn !== conn.id && f.conn !== String(conn.entry) && f.conn !== `#${conn.exchange}`) return false;
-  if (f.url !== undefined && !globToRegExp(f.url).test(conn.url)) return false;
+  if (f.url !== undefined && !globMatcher(f.url)(conn.url)) return false;
   return true;
 }
 
@@ -296,12 +296,12 @@ export interface EntryFilter {
 
 /** Applies a filter to entry rows; `har` resolves page ids. */
 export function filterRows(rows: EntryRow[], f: EntryFilter, har: Har): EntryRow[] {
-  const url = f.url !== undefined ? globToRegExp(f.url) : undefined;
+  const url = f.url !== undefined ? globMatcher(f.url) : undefined;
   const pageIds = new Set((har.log.pages ?? []).filter((p) => p.title === f.page || p.id === f.page).map((p) => p.title));
   return rows.filter((r) => {
     if (f.methods && !f.methods.includes(r.method.toUpperCase())) return false;
     if (f.statuses && !f.statuses.some((s) => statusMatches(s, r.status))) return false;
-    if (url && !url.test(r.url)) return false;
+    if (url && !url(r.url)) return false;
     if (f.page !== undefined && !(r.page === f.page || (r.page !== undefined && pageIds.has(r.page)))) return false;
     if (f.ws && !r.webSocket) return false;
     return true;
@@ -318,11 +318,11 @@ export function statusMatches(pattern: string, status: number): boolean {
 /** Every HTTP entry (request and, when it completed, response) and every WS message, in total order. */
 export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] {
   const keyed: Array<Keyed<TimelineEvent>> = [];
-  const url = wsFilter.url !== undefined ? globToRegExp(wsFilter.url) : undefined;
+  const url = wsFilter.url !== undefined ? globMatcher(wsFilter.url) : undefined;
   const titles = pageTitles(har);
   let pos = 0;
   har.log.entries.forEach((e, index) => {
-    if (url && !url.test(e.request.url)) return;
+    if (url && !url(e.request.url)) return;
     const started = isoToSeconds(e.startedDateTime);
     const exchange = seqOf(e) ?? index;
     const request: TimelineEvent = {

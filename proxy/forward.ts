@@ -12,7 +12,7 @@
 //   opaquely and recorded as one CONNECT entry (see tunnel.ts).
 // - Loopback only unless `allowRemote`: an open forward proxy relays for anyone.
 import { isIP, type Socket } from 'node:net';
-import { BbError, globToRegExp, isLoopbackHost, serializeHead } from '../core/index.js';
+import { BbError, globMatcher, isLoopbackHost, serializeHead } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { now, type FactBus } from './events.js';
 import { startProxy, type ProxyOptions, type RunningProxy, type UpstreamQuery } from './server.js';
@@ -63,10 +63,10 @@ interface TunnelInfo {
 export function hostMatcher(globs: readonly string[] | undefined): (host: string) => boolean {
   const list = (globs ?? []).map((g) => g.trim()).filter((g) => g.length > 0);
   if (list.length === 0) return () => true;
-  const patterns = list.map((glob) => globToRegExp(glob.replace(/^\[(.*)\]$/, '$1'), { ignoreCase: true }));
+  const patterns = list.map((glob) => globMatcher(glob.replace(/^\[(.*)\]$/, '$1'), { ignoreCase: true }));
   return (host) => {
     const h = host.replace(/\.$/, '');
-    return patterns.some((p) => p.test(h));
+    return patterns.some((matches) => matches(h));
   };
 }
 

@@ -1,23 +1,23 @@
 // bb diff: compare two captures after normalizing; exit 0 match, 1 differences, 2 could not compare.
-import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, renderJunit, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { diffProgressText, progressLine } from '../progress.js';
 import { useColor } from '../tty.js';
 import { BbError } from '../../core/index.js';
+import { writeOutFile } from '../../capture/index.js';
 
-/** Writes a report to a file, or stdout for "-". */
-export async function writeReport(target: string, text: string, what: string): Promise<void> {
+/**
+ * Writes a report to stdout for "-", else to a file by the HAR's rule
+ * (capture/out-file.ts): an existing file or symlink only with --force, and
+ * then replaced by a rename, never written through. `flag` names it in errors.
+ */
+export async function writeReport(target: string, text: string, flag: string, force: boolean): Promise<void> {
   if (target === '-') {
     process.stdout.write(text);
     return;
   }
-  try {
-    await writeFile(target, text);
-  } catch (err) {
-    throw new BbError('BB_REPORT_UNWRITABLE', `cannot write the ${what} report to ${target} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check the folder exists.`);
-  }
+  await writeOutFile(target, text, { force, what: flag, mode: 0o644, unwritable: 'BB_REPORT_UNWRITABLE' });
 }
 
 /**
@@ -65,7 +65,8 @@ export const diffCommand: BbCommand = {
       .option('timing-floor', { type: 'number', describe: 'a median change under this many ms is ~ (default 1)' })
       .option('timing-budget', { type: 'number', describe: 'a route whose whole 95 % interval is above this ratio fails as a real finding' })
       .option('timing-metric', { type: 'string', choices: ['ttfb', 'total'], describe: 'the time the verdict is on (default ttfb)' })
-      .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long diff runs (there is none on a pipe either)' }),
+      .option('quiet', { type: 'boolean', default: false, describe: 'no progress line while a long diff runs (there is none on a pipe either)' })
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite report files that exist' }),
   run: async (argv, environment) => {
     const config = typeof argv.config === 'string' ? await loadDiffConfig(argv.config) : undefined;
     const html = typeof argv.html === 'string' ? argv.html : undefined;
@@ -96,12 +97,13 @@ export const diffCommand: BbCommand = {
       progress.done();
     }
     const json = typeof argv.json === 'string' ? argv.json : undefined;
+    const force = Boolean(argv.force);
     // With --json -, stdout carries the JSON only; the text report goes to stderr.
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;
     textStream.write(renderText(result, { color: useColor(textStream, environment.color), rows: Boolean(argv.rows) }));
-    if (json !== undefined) await writeReport(json, renderJson(result), 'JSON');
-    if (html !== undefined) await writeReport(html, await renderHtml(result, { views: pairViewsFrom(result) }), 'HTML');
-    if (junit !== undefined) await writeReport(junit, renderJunit(result), 'JUnit');
+    if (json !== undefined) await writeReport(json, renderJson(result), '--json', force);
+    if (html !== undefined) await writeReport(html, await renderHtml(result, { views: pairViewsFrom(result) }), '--html', force);
+    if (junit !== undefined) await writeReport(junit, renderJunit(result), '--junit', force);
     return result.exitCode;
   },
 };

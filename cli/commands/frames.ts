@@ -100,7 +100,7 @@ async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: str
   const given = ['conn', 'url', 'type', 'opcode', 'grep', 'page']
     .filter((k) => argv[k] !== undefined).map((k) => `--${k} ${String(argv[k])}`).join(' ');
   const html = framesHtml(diagram, { title: `bb frames ${basename(file)}`, byTime: Boolean(argv['time']), filters: given });
-  await writeReport(String(argv['html']), html, 'HTML');
+  await writeReport(String(argv['html']), html, '--html', Boolean(argv['force']));
   if (diagram.rows.length === 0) process.stderr.write(`bb: nothing to draw: ${diagram.totalConnections ? 'no messages match' : `${file} holds no WebSocket connections`}.\n`);
   return 0;
 }
@@ -170,6 +170,7 @@ export const framesCommand: BbCommand = {
       .option('follow', { type: 'boolean', default: false, describe: "tail a running capture's journal (<out>.journal) as messages arrive" })
       .option('html', { type: 'string', nargs: 1, describe: 'write the frame order as a sequence diagram, one self-contained page, to FILE ("-" = stdout)' })
       .option('time', { type: 'boolean', default: false, describe: 'with --html: space rows by time instead of one row per message' })
+      .option('force', { type: 'boolean', default: false, describe: 'with --html: overwrite FILE if it exists' })
       .conflicts('conn', 'url'),
   run: async (argv, environment) => {
     const file = String(argv['file']);

@@ -119,7 +119,7 @@ export const replayCommand: BbCommand = {
     textStream.write(`${line}\n`);
     if (json !== undefined) {
       const report = { replayed: summary.replayed, failed: summary.failed, rewritten: summary.rewritten, skipped: summary.skipped, timeouts: summary.timeouts, cut: summary.cut, webSocketMessages: summary.webSocketMessages, out: summary.out, target: summary.target };
-      await writeReport(json, `${JSON.stringify(report, null, 2)}\n`, 'JSON');
+      await writeReport(json, `${JSON.stringify(report, null, 2)}\n`, '--json', force);
     }
     if (controller.signal.aborted) throw new BbError('BB_INTERRUPTED', `bb replay was interrupted; what it replayed is in ${shown}.`);
     return summary.exitCode;

@@ -5,8 +5,9 @@
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/index.js';
-import { EventStreamParser, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType } from '../../core/index.js';
+import { EventStreamParser, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType, setOwn } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
+import { parseComparedJson } from './json.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
 export interface RawBody {
@@ -48,7 +49,7 @@ export interface BodyParser {
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseComparedJson(text) };
   } catch {
     return { ok: false };
   }
@@ -157,7 +158,7 @@ function multipartParts(bytes: Buffer): MultipartPart[] | undefined {
     const headers: Record<string, string> = {};
     for (const line of head.split('\r\n')) {
       const colon = line.indexOf(':');
-      if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      if (colon > 0) setOwn(headers, line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
     }
     parts.push({ headers, body: partBody(content) });
     if (end < 0) break;

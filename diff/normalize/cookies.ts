@@ -11,6 +11,7 @@ import type { MultiValue, NormalizedSetCookie } from '../types.js';
 import type { NormalizeContext } from './context.js';
 import { normalizeString } from './walk.js';
 import { DAY_MS, TIMESTAMP } from './timestamps.js';
+import { getOwn, setOwn } from '../../core/index.js';
 
 /** The headers the cookies rule takes out of `headers` (unless the config masks them). */
 export const COOKIE_HEADERS = ['cookie', 'set-cookie'];
@@ -20,9 +21,10 @@ export function comparedAsCookies(name: string, ctx: NormalizeContext): boolean 
   return ctx.rules.cookies && COOKIE_HEADERS.includes(name) && !ctx.rules.maskedHeaders.has(name);
 }
 
+// Names come from the peer: a cookie or attribute called __proto__ is a field like any other (core/own-keys.ts).
 function add<T>(out: Record<string, T | T[]>, name: string, value: T): void {
-  const prev = out[name];
-  out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  const prev = getOwn(out, name) as T | T[] | undefined;
+  setOwn(out, name, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
 }
 
 /** "name=value" split at its first "=" (RFC 6265 §5.2 steps 2–5): both trimmed; no "=": the whole part is the name, the value "". */
@@ -60,9 +62,9 @@ export function responseCookies(e: HarEntry, ctx: NormalizeContext): Record<stri
       const [key, raw] = nameValue(a);
       const attr = key.toLowerCase();
       // A flag (Secure, HttpOnly, Partitioned) has no "="; the last of a repeated attribute wins (§5.3).
-      if (!a.includes('=')) cookie[attr] = true;
-      else if (attr === 'expires' && ctx.rules.cookieLifetimes) cookie[attr] = lifetime(raw, responseTime(e)) ?? normalizeString(raw, ctx.walk);
-      else cookie[attr] = normalizeString(raw, ctx.walk);
+      if (!a.includes('=')) setOwn(cookie, attr, true);
+      else if (attr === 'expires' && ctx.rules.cookieLifetimes) setOwn(cookie, attr, lifetime(raw, responseTime(e)) ?? normalizeString(raw, ctx.walk));
+      else setOwn(cookie, attr, normalizeString(raw, ctx.walk));
     }
     add(out, normalizeString(name, ctx.walk), cookie);
   }

@@ -30,6 +30,7 @@
 import { createHash } from 'node:crypto';
 import type { MultiValue } from '../types.js';
 import type { OrdinalTable } from './ordinals.js';
+import { parseComparedJson } from './json.js';
 
 /** Engine.IO packet type names by their wire character. */
 const ENGINE_TYPES: Record<string, string> = { 0: 'open', 1: 'close', 2: 'ping', 3: 'pong', 4: 'message', 5: 'upgrade', 6: 'noop' };
@@ -80,7 +81,7 @@ function binarySummary(bytes: Buffer): string {
 
 function jsonOrText(s: string): unknown {
   try {
-    return JSON.parse(s);
+    return parseComparedJson(s);
   } catch {
     return s;
   }
@@ -117,7 +118,7 @@ export function decodeSocketIoPacket(s: string): Omit<EnginePacket, 'eio'> | und
   }
   let payload: unknown;
   try {
-    payload = JSON.parse(rest);
+    payload = parseComparedJson(rest);
   } catch {
     return undefined;
   }

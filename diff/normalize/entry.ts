@@ -10,12 +10,13 @@ import { decodeProtobuf } from './protobuf.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue } from './walk.js';
-import { unnumber } from './ordinals.js';
+import { parseComparedJson } from './json.js';
+import { unnumber, unnumberDeep } from './ordinals.js';
 import { keyedRoute, requestKeyOf } from './route-keys.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
 import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
-import { mediaType, pairValue } from '../../core/index.js';
+import { getOwn, mediaType, pairValue, setOwn } from '../../core/index.js';
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
 function isH2OrLater(e: HarEntry): boolean {
@@ -37,8 +38,8 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
     let value = ctx.rules.maskedHeaders.get(name);
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
     value ??= normalizeString(h.value, ctx.walk);
-    const prev = out[name];
-    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    const prev = getOwn(out, name);
+    setOwn(out, name, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
   }
   return out;
 }
@@ -54,8 +55,8 @@ function urlHost(url: string): string | undefined {
 function queryMap(pairs: HarNameValue[]): Record<string, MultiValue> {
   const out: Record<string, MultiValue> = {};
   for (const q of pairs) {
-    const prev = out[q.name];
-    out[q.name] = prev === undefined ? q.value : Array.isArray(prev) ? [...prev, q.value] : [prev, q.value];
+    const prev = getOwn(out, q.name);
+    setOwn(out, q.name, prev === undefined ? q.value : Array.isArray(prev) ? [...prev, q.value] : [prev, q.value]);
   }
   return out;
 }
@@ -221,7 +222,7 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
       return v;
     }
     try {
-      return normalizeValue(JSON.parse(data), ctx.walk);
+      return normalizeValue(parseComparedJson(data), ctx.walk);
     } catch {
       return normalizeString(data, ctx.walk);
     }

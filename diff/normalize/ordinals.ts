@@ -10,6 +10,8 @@
 // present on one side only take their numbers after all paired ones, so
 // neither can renumber the rest.
 
+import { setOwn } from '../../core/index.js';
+
 const OPEN = '\uE000';
 const SEP = '\uE001';
 const CLOSE = '\uE002';
@@ -118,7 +120,7 @@ export function mapStrings(v: unknown, f: (s: string) => string): unknown {
   if (Array.isArray(v)) return v.map((x) => mapStrings(x, f));
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[f(k)] = mapStrings(x, f);
+    for (const [k, x] of Object.entries(v)) setOwn(out, f(k), mapStrings(x, f));
     return out;
   }
   return v;
@@ -170,9 +172,9 @@ function mapMarked(v: unknown, f: (s: string) => string): unknown {
     const y = mapMarked(x, f);
     if (!out && (nk !== k || y !== x)) {
       out = {};
-      for (let j = 0; j < i; j++) out[keys[j]!] = src[keys[j]!];
+      for (let j = 0; j < i; j++) setOwn(out, keys[j]!, src[keys[j]!]);
     }
-    if (out) out[nk] = y;
+    if (out) setOwn(out, nk, y);
   }
   return out ?? v;
 }

@@ -6,6 +6,7 @@ import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { ISSUED_CLASS, markIssued } from '../bind/index.js';
 import { numericIdShape } from './shapes.js';
+import { setOwn } from '../../core/index.js';
 
 // Normalizing is pure given the rules, the ordinal table, the homes and the window (a
 // marker names its value, never a number), so a string seen again (object
@@ -128,13 +129,13 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
     // `keep` protects values (sequence numbers, cursors, type names); objects and
     // arrays under a kept key are still normalized inside.
     if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
-      out[nk] = x;
+      setOwn(out, nk, x);
       continue;
     }
     const rule = keyRuleFor(k, x, w);
     // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213").
     const numeric = !rule && w.rules.numericIds ? numericIdShape(k, x) : undefined;
-    out[nk] = rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w);
+    setOwn(out, nk, rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w));
   }
   return out;
 }

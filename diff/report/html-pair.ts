@@ -11,7 +11,7 @@ import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
 import { canonical, lineUpMessages } from '../compare.js';
 import type { EntryView, NormalizedWsMessage, PairView } from '../types.js';
-import { esc } from '../../core/index.js';
+import { esc, setOwn } from '../../core/index.js';
 
 export type { EntryView, PairView } from '../types.js';
 
@@ -66,7 +66,7 @@ export function elide(v: unknown, limits: ViewLimits = DEFAULT_VIEW_LIMITS): unk
   }
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[str(k)] = elide(x, limits);
+    for (const [k, x] of Object.entries(v)) setOwn(out, str(k), elide(x, limits));
     return out;
   }
   return v;

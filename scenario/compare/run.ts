@@ -8,9 +8,9 @@
 // boot. Everything started is stopped in `finally` blocks, whatever happens;
 // the servers of a run are kept in a RunningServers that runCompare owns, so
 // an abort (Ctrl-C) stops them at once and the run's end leaves none behind.
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startRecording } from '../record/index.js';
+import { makeOutFolder, writeOutFile } from '../../capture/index.js';
 import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
 import { bootServer, type BootedServer } from './boot/server.js';
 import { describeExit, RunningServers } from './boot/process-group.js';
@@ -113,7 +113,7 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   const log = opts.log ?? (() => {});
   const repeat = opts.repeat ?? 1;
   const slots = planSlots(opts.trees ?? ['old', 'new'], opts.noise ?? false, repeat);
-  await mkdir(opts.outDir, { recursive: true, mode: 0o700 });
+  makeOutFolder(opts.outDir, '--out', 0o700);
   const source = opts.replay ?? opts.config.scenario;
   // A capture as the scenario: each server gets the same replay (read, planned and checked once).
   const scenario: Driver = /\.har$/i.test(source)
@@ -155,9 +155,10 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
   });
   const text = renderText(result, { color: opts.color ?? false });
   const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
-  await writeFile(reports.json, renderJson(result), { mode: 0o600 });
+  // The run folder is the command's own: its reports are replaced (never written through a symlink).
+  await writeOutFile(reports.json, renderJson(result), { force: true, mode: 0o600, unwritable: 'BB_REPORT_UNWRITABLE' });
   reports.html = join(opts.outDir, 'report.html');
-  await writeFile(reports.html, await renderHtml(result, { views: pairViewsFrom(result) }), { mode: 0o600 });
+  await writeOutFile(reports.html, await renderHtml(result, { views: pairViewsFrom(result) }), { force: true, mode: 0o600, unwritable: 'BB_REPORT_UNWRITABLE' });
   return { exitCode: result.exitCode, result, text, runs, reports };
 }
 

@@ -6,7 +6,7 @@
 // and the conversation goes on); `--ws timing` keeps the original gaps.
 // Text, binary and pings go as recorded (pongs are ws's own answers to the
 // target's pings); the close carries the original code.
-import { pairValue, pairValues } from '../../core/index.js';
+import { getOwn, pairValue, pairValues, setOwn } from '../../core/index.js';
 import WebSocket from 'ws';
 import type { Correlation } from './correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
@@ -88,7 +88,10 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const headers: Record<string, string> = {};
   // The WebSocket client writes the upgrade's own and framing headers (Host, Connection, Upgrade, Sec-WebSocket-*).
   const own = parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase()) && !WIRE_HEADERS.has(n.toLowerCase()));
-  for (const [n, v] of withHeaders(own, ctx.headers)) headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;
+  for (const [n, v] of withHeaders(own, ctx.headers)) {
+    const prev = getOwn(headers, n);
+    setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
+  }
   const url = ctx.proxyUrl.replace(/^http/, 'ws') + parts.target;
   const deflate = deflateOptions(ex.entry);
   const ws = new WebSocket(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });

@@ -1,0 +1,82 @@
+// JSON as bb diff compares it: parsed, except that a value nested deeper than
+// MAX_COMPARED_DEPTH levels is kept as its JSON text.
+//
+// V8 parses JSON of any depth (its parser keeps its own stack), but every
+// later step is a recursive walk — normalizing, comparing, JSON.stringify for
+// the reports, structured clone to a worker — and 5,000 levels overflowed the
+// call stack: a valid capture made bb diff die with a RangeError (issue 34).
+// Past the stated depth a value is one string, found by scanning the text
+// (no recursion), with the whitespace outside strings taken out: two such
+// values are equal when their JSON is, key order included; value patterns
+// still run over that text, key rules do not reach inside it.
+
+/** How many levels of arrays and objects are compared field by field; deeper values are compared as their JSON text. */
+export const MAX_COMPARED_DEPTH = 500;
+
+/** What a value nested past `maxDepth` levels starts with, before its JSON text. */
+export function deepJsonMark(maxDepth = MAX_COMPARED_DEPTH): string {
+  return `(nested deeper than ${maxDepth} levels, compared as text) `;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPENERS = new Set([0x7b, 0x5b]); // { [
+const CLOSERS = new Set([0x7d, 0x5d]); // } ]
+
+/** JSON.parse, with each value nested deeper than `maxDepth` replaced by deepJsonMark + its compact JSON text; throws as JSON.parse does. */
+export function parseComparedJson(text: string, maxDepth = MAX_COMPARED_DEPTH): unknown {
+  const value: unknown = JSON.parse(text);
+  // Nesting n levels takes 2n characters: short texts need no scan.
+  if (text.length < 2 * (maxDepth + 1)) return value;
+  const spans = deepSpans(text, maxDepth);
+  if (spans.length === 0) return value;
+  const mark = deepJsonMark(maxDepth);
+  let out = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    out += text.slice(at, start) + JSON.stringify(mark + compact(text.slice(start, end)));
+    at = end;
+  }
+  return JSON.parse(out + text.slice(at));
+}
+
+/** Calls `visit` with each character of valid JSON text outside its strings, and its index. */
+function outsideStrings(text: string, visit: (c: number, i: number) => void): void {
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else visit(c, i);
+  }
+}
+
+/** [start, end) of each outermost array or object opened below `maxDepth` levels, in valid JSON text. */
+function deepSpans(text: string, maxDepth: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let depth = 0;
+  let start = 0;
+  outsideStrings(text, (c, i) => {
+    if (OPENERS.has(c)) {
+      if (++depth === maxDepth + 1) start = i;
+    } else if (CLOSERS.has(c)) {
+      if (depth-- === maxDepth + 1) spans.push([start, i + 1]);
+    }
+  });
+  return spans;
+}
+
+/** Valid JSON text without the whitespace between tokens. */
+function compact(text: string): string {
+  let out = '';
+  let from = 0;
+  outsideStrings(text, (c, i) => {
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
+      out += text.slice(from, i);
+      from = i + 1;
+    }
+  });
+  return out + text.slice(from);
+}
