@@ -26,19 +26,20 @@ describe('noise from a second old run (issue 33 item 5)', () => {
   const write = async (specs: ExchangeSpec[]) => t.write(`c${n++}.har`, capture(specs));
 
   // A login that sets a random session cookie (with Max-Age and an Expires that moves with the clock) and answers a random reference.
-  const login = (opts: { maxAge?: boolean; ref?: string; cookie?: boolean } = {}): ExchangeSpec => ({
+  // `expiresIn` differs per run on purpose: two random draws rounded to the minute could meet (1 in ~170) and leave the old runs no noise.
+  const login = (opts: { maxAge?: boolean; ref?: string; cookie?: boolean; expiresIn?: number } = {}): ExchangeSpec => ({
     method: 'POST',
     url: 'http://127.0.0.1:1/login',
     requestBody: { user: 'ann' },
     body: { ok: true, ref: opts.ref ?? hex12() },
-    ...(opts.cookie === false ? {} : { responseHeaders: [['Set-Cookie', `sid=${hex12()}${opts.maxAge === false ? '' : '; Max-Age=3600'}; Expires=${new Date(Date.now() + Math.floor(Math.random() * 1e7)).toUTCString()}; Path=/; HttpOnly`]] as Array<[string, string]> }),
+    ...(opts.cookie === false ? {} : { responseHeaders: [['Set-Cookie', `sid=${hex12()}${opts.maxAge === false ? '' : '; Max-Age=3600'}; Expires=${new Date(Date.now() + (opts.expiresIn ?? 3_600_000)).toUTCString()}; Path=/; HttpOnly`]] as Array<[string, string]> }),
   });
 
   for (const [name, base] of PATHS) {
     it(`a cookie attribute the new build lost is real though the cookie varies between old runs (${name})`, async () => {
-      const old = await write([login()]);
-      const old2 = await write([login()]);
-      const neu = await write([login({ maxAge: false })]);
+      const old = await write([login({ expiresIn: 3_600_000 })]);
+      const old2 = await write([login({ expiresIn: 7_200_000 })]);
+      const neu = await write([login({ maxAge: false, expiresIn: 10_800_000 })]);
       const r = await diffCaptures(old, neu, { ...base, noisePath: old2 });
       assert.deepEqual(rows(r).filter((x) => x.startsWith('real')), ['real removed /POST /login#1 response.cookies.sid.max-age'], show(r));
       assert.equal(r.exitCode, 1);
