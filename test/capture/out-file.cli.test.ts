@@ -6,9 +6,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { lstat, readFile, symlink, writeFile } from 'node:fs/promises';
-import { runBb } from '../../helpers/cli.js';
-import { capture } from '../../helpers/har.js';
-import { tempDir } from '../../helpers/tmp.js';
+import { runBb } from '../helpers/cli.js';
+import { capture } from '../helpers/har.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** stderr is one line of bb's, without a stack trace. */
 function oneLine(stderr: string): void {

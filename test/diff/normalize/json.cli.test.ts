@@ -5,10 +5,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { runBb } from '../helpers/cli.js';
-import { capture } from '../helpers/har.js';
-import { tempDir } from '../helpers/tmp.js';
-import { MAX_COMPARED_DEPTH } from '../../diff/normalize/json.js';
+import { runBb } from '../../helpers/cli.js';
+import { capture } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { MAX_COMPARED_DEPTH } from '../../../diff/normalize/json.js';
 
 const nested = (depth: number, leaf: string) => '{"a":'.repeat(depth) + JSON.stringify(leaf) + '}'.repeat(depth);
 const nestedArray = (depth: number, leaf: string) => '['.repeat(depth) + JSON.stringify(leaf) + ']'.repeat(depth);
