@@ -2,7 +2,7 @@
 // URL is 3,000 characters: bb diff answers (issue 34 item 12). Before, the glob
 // was a backtracking regex and bb spun at 100 % CPU; a 100-character URL
 // already took seconds, so runBb's 30 s kill is a bound on liveness, not a
-// speed assert (the steps are bounded in test/core/glob-linear.test.ts).
+// speed assert (the steps are bounded in test/core/glob.test.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../helpers/cli.js';

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import { Cleanups } from '../helpers/cleanups.js';
-import { record } from '../helpers/recording.js';
-import { runBb } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { driveItems, itemsServer, type ItemsBehaviour } from '../helpers/grpc-items.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { record } from '../../helpers/recording.js';
+import { runBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { driveItems, itemsServer, type ItemsBehaviour } from '../../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
