@@ -32,3 +32,8 @@ export class BbError<C extends BbCode = BbCode> extends Error {
 export function isBbError(err: unknown): err is BbError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
 }
+
+/** A library's message on one line, for bb's one-line errors (V8's JSON.parse and protobufjs quote source lines, newlines included). */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ');
+}

@@ -8,7 +8,7 @@ import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import type { KnownValues } from './types.js';
 import { BUILTIN_RULE_NAMES, KEY_DETECTORS, ProtoSchema } from './normalize/index.js';
-import { BbError } from '../core/index.js';
+import { BbError, oneLine } from '../core/index.js';
 import { isShapeName, TYPE_SHAPES } from './ratified.js';
 
 export type * from './config-types.js';
@@ -29,13 +29,16 @@ export async function loadDiffConfig(path: string): Promise<DiffConfig> {
     const code = (err as NodeJS.ErrnoException).code;
     throw Object.assign(new BbError('BB_CONFIG_INVALID', `config ${path} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): check the --config path.`), {});
   }
-  let doc: unknown;
+  return validateDiffConfig(parseConfigJson(text, path), path);
+}
+
+/** A config file's text as JSON (a leading BOM allowed); a one-line BB_CONFIG_INVALID naming `file` when it is not. bb compare's config reads through it too. */
+export function parseConfigJson(text: string, file: string): unknown {
   try {
-    doc = JSON.parse(text.replace(/^\uFEFF/, ''));
+    return JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new BbError('BB_CONFIG_INVALID', `config ${path} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
+    throw new BbError('BB_CONFIG_INVALID', `config ${file} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
   }
-  return validateDiffConfig(doc, path);
 }
 
 function fail(where: string, msg: string): never {
@@ -235,7 +238,3 @@ function knownValues(k: Record<string, unknown>, where: string): KnownValues {
   return out;
 }
 
-/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ');
-}

@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { validateDiffConfig, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
 import { addKnownToConfigText, findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
-import { BbError, globMatcher, isBbError } from '../../core/index.js';
+import { BbError, globMatcher, isBbError, oneLine } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
   try {
@@ -136,7 +136,3 @@ export const knownCommand: BbCommand = {
   },
 };
 
-/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ');
-}

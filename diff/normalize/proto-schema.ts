@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Protobuf from 'protobufjs';
-import { BbError } from '../../core/index.js';
+import { BbError, oneLine } from '../../core/index.js';
 import { addField, MAX_PROTO_DEPTH, readRecord, recordValue, type ProtoRecord } from './protobuf.js';
 
 // Loaded on first use: a diff without .proto files does not pay for the module (~35 ms, in every worker too).
@@ -147,7 +147,3 @@ function wireFits(field: Protobuf.Field, r: ProtoRecord, pb: typeof Protobuf): b
   return field.repeated && r.wire === 2 && (field.resolvedType instanceof pb.Enum || packed[field.type] !== undefined);
 }
 
-/** A message on one line (protobufjs quotes source lines). */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ');
-}

@@ -13,7 +13,7 @@
 //     }
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { validateDiffConfig, type DiffConfig } from '../../diff/index.js';
+import { parseConfigJson, validateDiffConfig, type DiffConfig } from '../../diff/index.js';
 import type { ReadinessSpec, ServerSpec } from './boot/spec.js';
 import { BbError } from '../../core/index.js';
 
@@ -117,13 +117,7 @@ export async function loadCompareConfig(path: string): Promise<CompareConfig> {
     const code = (err as NodeJS.ErrnoException).code;
     throw new BbError('BB_CONFIG_MISSING', `config ${file} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): pass --config with the path of your bb.config.json.`);
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (err) {
-    throw new BbError('BB_CONFIG_INVALID', `config ${file} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
-  }
-  return parseCompareConfig(doc, file);
+  return parseCompareConfig(parseConfigJson(text, file), file);
 }
 
 /** Validates a parsed compare config; `file` names it and anchors relative paths. */
@@ -148,7 +142,3 @@ export function parseReplayValues(v: unknown, file: string): Readonly<Record<str
   return Object.freeze({ ...(v.values as Record<string, string>) });
 }
 
-/** A JSON.parse message on one line (V8 quotes the source text, newlines included). */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ');
-}
