@@ -92,11 +92,17 @@ export interface BuiltinRule {
   cookies?: true;
   /** A Set-Cookie's Expires compared as the lifetime it gives from the response's date (cookies.ts). */
   cookieLifetimes?: true;
-  /** Values a server issued and its client sent back compare through their binding, whatever their shape (diff/bind). */
-  issued?: true;
+  /**
+   * Values a server issued and its client sent back compare through their binding, whatever their shape
+   * (diff/bind); they are marked before the value rules from step `before` on (the generated-value shapes).
+   */
+  issued?: { before: number };
   /** Integers of 4+ digits (and digit strings) under id keys marked as ordinals of their type (shapes.ts numericIdShape). */
   numericIds?: { classes: readonly string[] };
 }
+
+/** The step of the generated-value shapes: the last value rule, after every rule that names what a value is. */
+const GENERATED_STEP = 13;
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
 export const CONFIG_PATTERNS_STEP = 8;
@@ -227,13 +233,14 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   {
     name: 'generated-ids',
     // Last: uuids, ULIDs and the config's ids are claimed first. 12 characters (a 12-digit hex id).
-    value: { step: 13, spans: shapeSpans, classes: SHAPE_CLASSES, hint: (s) => s.length >= SHORTEST_SHAPE, shortest: SHORTEST_SHAPE },
+    value: { step: GENERATED_STEP, spans: shapeSpans, classes: SHAPE_CLASSES, hint: (s) => s.length >= SHORTEST_SHAPE, shortest: SHORTEST_SHAPE },
   },
   { name: 'numeric-ids', numericIds: { classes: NUMERIC_ID_CLASSES } },
   { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
   { name: 'ws-ping-pong', dropPingPong: true },
   { name: 'cookies', cookies: true },
-  { name: 'issued-values', issued: true },
+  // Before the shapes: paths holding a bound value pair, and a broken binding is a changed row.
+  { name: 'issued-values', issued: { before: GENERATED_STEP } },
 ];
 
 /** Names of the built-in rules, for `normalize.disable`. */

@@ -63,6 +63,8 @@ export interface RuleSet {
   cookieLifetimes: boolean;
   /** Values a server issued and its client sent back are marked <ISSUED:n> (issued-values, diff/bind). */
   issued: boolean;
+  /** How many of `valueRules` run before bound values are marked (the issued-values rule's `before` step). */
+  issuedAt: number;
   /** Integers of 4+ digits and digit strings under id keys marked as ordinals INT / DIGITS (numeric-ids). */
   numericIds: boolean;
   /** Server home directories from the config (both sides). */
@@ -135,6 +137,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
   }));
   steps.push({ step: CONFIG_PATTERNS_STEP, rules: patterns });
   const valueRules = steps.sort((a, b) => a.step - b.step).flatMap((s) => s.rules);
+  const issuedBefore = builtins.find((r) => r.issued)?.issued?.before;
 
   const maskedHeaders = new Map<string, string>();
   for (const r of builtins) if (r.headers) for (const h of r.headers.names) maskedHeaders.set(h, r.headers.replace);
@@ -151,7 +154,8 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     epochNumbers: builtins.some((r) => r.epochNumbers),
     cookies: builtins.some((r) => r.cookies),
     cookieLifetimes: builtins.some((r) => r.cookieLifetimes),
-    issued: builtins.some((r) => r.issued),
+    issued: issuedBefore !== undefined,
+    issuedAt: issuedBefore === undefined ? valueRules.length : steps.filter((s) => s.step < issuedBefore).reduce((n, s) => n + s.rules.length, 0),
     numericIds: builtins.some((r) => r.numericIds),
     configHomes: homes,
     // EIO_SID: Engine.IO session ids (engine-io.ts), ISSUED: bound values (diff/bind), numbered like any ordinal.

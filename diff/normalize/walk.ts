@@ -48,22 +48,14 @@ export function valueWalk(rules: RuleSet, homes: readonly string[], table: Ordin
   return { rules, homes, table, window, strings: new Map(), shortest, issued: marks };
 }
 
-/** Value rules that look at a token's shape alone: a bound value is marked as issued before them. */
-const BY_SHAPE = new Set(['generated-ids']);
-
 function applyValueRules(s: string, w: ValueWalk): string {
-  let marked = !w.issued;
-  for (const r of w.rules.valueRules) {
-    // After the named shapes (a uuid stays <UUID:n>) and before the generated-value shapes: a bound
-    // value compares through its binding, so the entries whose paths hold it pair, and a value that
-    // breaks its binding is a changed row rather than a missing and an extra entry.
-    if (!marked && BY_SHAPE.has(r.name)) {
-      s = markIssued(s, w.issued!, (v) => w.table.mark(ISSUED_CLASS, v));
-      marked = true;
-    }
-    s = r.apply(s, w.homes, w.table, w.window);
+  const rules = w.rules.valueRules;
+  // Bound values are marked where the rules table puts them (rules.issuedAt): after the rules that name a
+  // value (a uuid stays <UUID:n>), before the generated-value shapes.
+  for (let i = 0; i <= rules.length; i++) {
+    if (i === w.rules.issuedAt && w.issued) s = markIssued(s, w.issued, (v) => w.table.mark(ISSUED_CLASS, v));
+    if (i < rules.length) s = rules[i]!.apply(s, w.homes, w.table, w.window);
   }
-  if (!marked) s = markIssued(s, w.issued!, (v) => w.table.mark(ISSUED_CLASS, v));
   return s;
 }
 
