@@ -23,7 +23,7 @@ export {
   type RecoverOptions, type RecoverResult, type ReadCaptureOptions, type CaptureStream, type HarLogHeader,
   type Har, type HarLog, type HarPage, type HarEntry, type HarRequest, type HarResponse, type HarTimings,
   type HarNameValue, type HarCookie, type HarPostData, type HarContent,
-  type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt,
+  type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt, type HarShadow,
 } from './capture/index.js';
 // Scenarios for bb compare.
 export { defineScenario, type Scenario, type ScenarioFn, type ScenarioContext } from './scenario/index.js';
@@ -45,9 +45,10 @@ import { homedir } from 'node:os';
 import { bbHomeFrom } from './core/index.js';
 import { readExtraCaFile } from './proxy/index.js';
 import { join } from 'node:path';
-import { replayCapture as replayWith, runFolderName, startRecording, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary } from './scenario/index.js';
+import { replayCapture as replayWith, runFolderName, startRecording, startShadow as startShadowWith, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary, type Shadow, type ShadowOptions } from './scenario/index.js';
 
 export type { ReplaySummary, ReplayPace, Rewritten } from './scenario/index.js';
+export { mergeReports, type Shadow, type MirrorPolicy, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './scenario/index.js';
 
 /** Options of startCapture: a recording proxy's settings, the CLI's flags as data. */
 export type StartCaptureOptions = Omit<RecordingOptions, 'bbHome'> & {
@@ -84,4 +85,20 @@ export type ReplayCaptureOptions = Omit<ReplayOptions, 'bbHome' | 'out'> & {
  */
 export function replayCapture(path: string, options: ReplayCaptureOptions): Promise<ReplaySummary> {
   return replayWith(path, { ...options, out: options.out ?? join('captures', `${runFolderName('replay')}.har`), bbHome: options.bbHome ?? defaultBbHome() });
+}
+
+/** Options of startShadow: bb shadow's flags as data. */
+export type StartShadowOptions = Omit<ShadowOptions, 'bbHome'> & {
+  /** bb's home (the redaction key); default BB_HOME, else ~/.bb. */
+  bbHome?: string;
+};
+
+/**
+ * Starts a shadow run (the same machinery as `bb shadow`): clients connect to
+ * `url` and are answered by `primary`; mirrored requests go to `candidate`
+ * (and `secondary`); `close()` ends the run, writes the captures and resolves
+ * to the report.
+ */
+export function startShadow(options: StartShadowOptions): Promise<Shadow> {
+  return startShadowWith({ ...options, bbHome: options.bbHome ?? defaultBbHome() });
 }

@@ -10,6 +10,7 @@ import { Recorder } from './recorder.js';
 import { Redactor, type RedactConfig } from './redact.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { bbVersion } from './version.js';
+import type { HarShadow } from './har.js';
 import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
@@ -65,6 +66,8 @@ export interface Capture {
   stats(): CaptureStats;
   /** The `_bb.seq` of an exchange under way (or of the refused packet just recorded), by proxy exchange id. */
   seqOf(exchangeId: number): number | undefined;
+  /** `bb shadow`: writes `_bb.shadow` on an exchange still open (later tags merge); false when it has ended. */
+  tag(exchangeId: number, shadow: HarShadow): boolean;
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
@@ -163,6 +166,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
       pages: recorder.counts.pages,
     }),
     seqOf: (exchangeId) => recorder.startSeq(exchangeId),
+    tag: (exchangeId, shadow) => recorder.tag(exchangeId, shadow, now()),
     discard: () => {
       recorder.stopped = true;
       journal.close();

@@ -123,6 +123,16 @@ export interface BbEntryExt {
   reset?: string;
   /** HTTP/2: this entry stands for a burst of streams reset before any response (a rapid-reset flood), not for one stream. */
   resetBurst?: HarResetBurst;
+  /** `bb shadow`: the exchange's id shared by the primary's, the candidate's and the secondary's captures (docs/shadow.md "The captures"). */
+  shadow?: HarShadow;
+}
+
+/** What `bb shadow` wrote on an entry: its shared id, and why it was not compared. */
+export interface HarShadow {
+  /** The primary's `_bb.seq` of the exchange: the same id in all three captures, and their comparison order. */
+  id: number;
+  /** On a primary entry: why it was mirrored to no target ("unsafe", "sampled out", "too large", "queue full"); `bb diff` leaves it out. */
+  skipped?: string;
 }
 
 /** A burst of h2 streams reset before any response, summed in one entry (docs/capture-format.md "HTTP/2 and gRPC entries"). */

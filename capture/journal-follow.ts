@@ -59,9 +59,6 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   let seal: BodySeal | undefined;
   // The proxy's own address: the origin of a request that named no Host (as the writer does).
   let listen = '';
-  let offset = 0;
-  let partial = '';
-  let journal: FileHandle | undefined;
   let bodies: FileHandle | undefined;
   const readBody = async (o: number | undefined, n: number): Promise<Buffer> => {
     if (n === 0 || o === undefined) return Buffer.alloc(0);
@@ -128,16 +125,32 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   };
 
   try {
+    return await tailLines(opts.journalPath, handle, pollMs, opts.signal);
+  } finally {
+    await bodies?.close().catch(() => {});
+  }
+}
+
+/**
+ * Reads a growing journal line by line: what is there, then what is appended
+ * (polling every `pollMs`), until the file goes away (the capture stopped
+ * cleanly) or the signal aborts. A line without its newline yet waits.
+ */
+export async function tailLines(path: string, onLine: (line: string) => Promise<void> | void, pollMs: number, signal?: AbortSignal): Promise<FollowEnd> {
+  let offset = 0;
+  let partial = '';
+  let journal: FileHandle | undefined;
+  try {
     for (;;) {
-      if (opts.signal?.aborted) return 'aborted';
+      if (signal?.aborted) return 'aborted';
       let size: number;
       try {
-        size = (await stat(opts.journalPath)).size;
+        size = (await stat(path)).size;
       } catch {
         return 'capture-ended';
       }
       if (size > offset) {
-        journal ??= await open(opts.journalPath, 'r');
+        journal ??= await open(path, 'r');
         const buf = Buffer.alloc(size - offset);
         const { bytesRead } = await journal.read(buf, 0, buf.length, offset);
         offset += bytesRead;
@@ -145,18 +158,17 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
         const text = partial + buf.subarray(0, bytesRead).toString('utf8');
         const lines = text.split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) await handle(line);
+        for (const line of lines) await onLine(line);
         continue;
       }
-      await sleep(pollMs, opts.signal);
+      await sleep(pollMs, signal);
     }
   } finally {
     await journal?.close().catch(() => {});
-    await bodies?.close().catch(() => {});
   }
 }
 
-/** The URL as the client addressed it: scheme, Host header and target (absolute-form stays as is). */
+/** Waits `ms`, or less when the signal aborts. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

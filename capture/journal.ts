@@ -51,6 +51,7 @@
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
+import type { HarShadow } from './har.js';
 import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
@@ -147,9 +148,11 @@ export interface WsCloseRecord {
 
 /** A gRPC message's last byte crossed (its `_bb.seq`); d = its direction. */
 export interface GrpcSeqRecord { r: 'gm'; x: number; ts: number; seq: number; d: 'send' | 'receive' }
+/** `bb shadow`: what the run knows of an exchange beyond its traffic (its shared id; why it was not mirrored). Later tags merge into earlier ones. */
+export interface ShadowTagRecord { r: 'tag'; x: number; ts: number; shadow: HarShadow }
 /** Any record after the header. */
 export type JournalRecord =
-  | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
+  | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
   | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */

@@ -6,6 +6,7 @@ import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
 import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
+import type { HarShadow } from './har.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -72,6 +73,17 @@ export class Recorder {
     this.page = id;
     this.journal.appendRecord({ r: 'page', id, title, ts: time });
     return id;
+  }
+
+  /** Tags an open exchange for `bb shadow` (its shared id, why it was not mirrored); false when it has ended already. */
+  tag(exchangeId: number, shadow: HarShadow, time: number): boolean {
+    if (this.stopped || !this.open.has(exchangeId)) return false;
+    try {
+      this.journal.appendRecord({ r: 'tag', x: exchangeId, ts: time, shadow });
+    } catch (err) {
+      this.onError(err as Error);
+    }
+    return true;
   }
 
   /** The FactListener body. Never throws. */

@@ -1,6 +1,6 @@
 // Journal records of one exchange → one HAR entry. Pure: bytes come through
 // the `readBody` function the writer passes in, and nothing here touches disk.
-import type { BbEntryExt, HarEntry, HarRequest, HarResponse, HarTimings, HarWebSocketMessage } from './har.js';
+import type { BbEntryExt, HarEntry, HarShadow, HarRequest, HarResponse, HarTimings, HarWebSocketMessage } from './har.js';
 import type {
   AbortRecord, BodyRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
   ResetBurstRecord, ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
@@ -35,6 +35,8 @@ export interface ExchangeRecords {
   grpcSeq?: GrpcSeqRecord[];
   /** h2: a burst of streams reset before any response, one record for the whole entry. */
   burst?: ResetBurstRecord;
+  /** `bb shadow`'s tags, merged. */
+  shadow?: HarShadow;
   /** The record that ended it; absent when still open at finalize. */
   end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
 }
@@ -61,6 +63,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   if (ex.end) bb.seqEnd = ex.end.seq;
   if (start.sid !== undefined) bb.stream = start.sid;
   if (start.push !== undefined) bb.pushed = start.push;
+  if (ex.shadow) bb.shadow = ex.shadow;
   const notes: string[] = [];
 
   const request = buildRequest(start, ex, ctx, bb, notes);

@@ -9,10 +9,9 @@ import { stat, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
-import {
-  END_RECORDS, JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord,
-} from './journal.js';
-import { buildEntry, emptyRecords, type ExchangeRecords } from './to-har.js';
+import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
+import { buildEntry, type ExchangeRecords } from './to-har.js';
+import { EntryAssembler } from './entry-assembly.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
 import { openAtomic } from './out-file.js';
@@ -91,7 +90,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
   const lines = createInterface({ input, crlfDelay: Infinity });
   let header: HeaderRecord | undefined;
   let ctx: Parameters<typeof buildEntry>[1] | undefined;
-  const open = new Map<number, ExchangeRecords>();
+  const assembler = new EntryAssembler();
   const pages: HarPage[] = [];
   const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0 };
   let lastTs = 0;
@@ -132,42 +131,17 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
     const r = rec as JournalRecord;
     if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
     if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
-    if (r.r === 'page') {
-      pages.push({ startedDateTime: new Date(r.ts).toISOString(), id: r.id, title: r.title, pageTimings: {} });
-      continue;
-    }
-    if (r.r === 'cerr' || r.r === 'rsts') {
-      writeEntry(r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r });
-      await out.drain();
-      continue;
-    }
-    if (r.r === 'start') {
-      open.set(r.x, { ...emptyRecords(), start: r });
-      continue;
-    }
-    const ex = typeof (r as { x?: unknown }).x === 'number' ? open.get((r as { x: number }).x) : undefined;
-    // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
-    if (!ex) continue;
-    switch (r.r) {
-      case 'qb': ex.requestBody.push(r); break;
-      case 'rb': ex.responseBody.push(r); break;
-      case 'qe': ex.requestEnd = r; break;
-      case 'rs': ex.responseStart = r; break;
-      case 'upg': ex.upgrade = r; break;
-      case 'wsm': case 'wse': ex.ws.push(r); break;
-      case 'gm': (ex.grpcSeq ??= []).push(r); break;
-      default: break;
-    }
-    if (END_RECORDS.has(r.r)) {
-      ex.end = r as ExchangeRecords['end'];
-      open.delete(ex.start!.x);
-      writeEntry(ex);
+    const done = assembler.feed(r);
+    if (done?.kind === 'page') {
+      pages.push({ startedDateTime: new Date(done.ts).toISOString(), id: done.id, title: done.title, pageTimings: {} });
+    } else if (done?.kind === 'entry') {
+      writeEntry(done.exchange);
       await out.drain();
     }
   }
   if (!header) throw journalError(opts.journalPath, 'is empty (no header record)');
   // What never ended goes in too, oldest first: a recovered capture keeps everything it saw.
-  for (const ex of [...open.values()].sort((a, b) => a.start!.seq - b.start!.seq)) {
+  for (const ex of assembler.unfinished()) {
     writeEntry(ex);
     result.open++;
   }

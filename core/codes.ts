@@ -90,6 +90,14 @@ export const ERROR_CODES = {
   BB_BAD_PACE: '--pace is not asap, original or a factor like 2x',
   BB_BAD_WS_MODE: '--ws is not wait or timing',
   BB_BAD_HEADER: "--header is not 'Name: value'",
+  // bb shadow (scenario/shadow/)
+  BB_TARGET_DOWN: 'a bb shadow target (primary, candidate or secondary) does not accept connections at start',
+  BB_SHADOW_COMPARE: "bb shadow's live comparison failed (the captures are still written)",
+  BB_BAD_SAMPLE: '--sample is not a share between 0 and 1 (or a percentage), or --sample-by is not header:NAME or cookie:NAME',
+  BB_BAD_MIRROR: '--mirror is not safe, all or routes like "POST /search"',
+  BB_BAD_UNTIL: '--until is not a count of requests or a duration (30s, 10m, 1h)',
+  BB_BAD_FAIL_ON: '--fail-on is not a rate between 0 and 1 (or a percentage)',
+  BB_BAD_SHADOW_REPORT: 'a file given to bb shadow --merge is not a bb shadow JSON report',
 } as const;
 
 /** Codes bb writes into captures when an exchange failed (data, not thrown at the user). */

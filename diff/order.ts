@@ -3,6 +3,7 @@
 // the host decision (hostsInKeys) is made once for the two; the ids count
 // per key in comparison order, so the two go together.
 import { entryKey, routeWithHost } from './normalize/index.js';
+import type { HarEntry } from '../capture/index.js';
 
 /** What ordering needs of an entry. */
 export interface Orderable {
@@ -30,6 +31,17 @@ export function sortForComparison<T extends Omit<Orderable, 'started'>>(list: T[
     time.set(x, Number.isNaN(t) ? Infinity : t);
   }
   return list.sort((a, b) => time.get(a)! - time.get(b)! || a.index - b.index);
+}
+
+/** The number an entry is compared in order of: `bb shadow`'s shared id (the primary's order in all three captures), else `_bb.seq`. */
+export function comparisonSeq(entry: HarEntry): number | undefined {
+  const shadow = entry._bb?.shadow?.id;
+  return typeof shadow === 'number' ? shadow : entry._bb?.seq;
+}
+
+/** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison holds it. */
+export function notCompared(entry: HarEntry): boolean {
+  return typeof entry._bb?.shadow?.skipped === 'string';
 }
 
 /**

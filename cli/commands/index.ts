@@ -23,6 +23,7 @@ export const commands: LazyCommand[] = [
   { name: 'frames', describe: 'list the WebSocket connections and gRPC calls of a capture (any HAR) and their messages in order', load: async () => (await import('./frames.js')).framesCommand },
   { name: 'show', describe: "list the entries of a capture (any HAR): one line each, filters, --json; --entry '#N' --body shows one whole", load: async () => (await import('./show.js')).showCommand },
   { name: 'replay', describe: "re-drive a capture's client side against --target through a recording proxy, following the server's ids", load: async () => (await import('./replay.js')).replayCommand },
+  { name: 'shadow', describe: 'answer live traffic with --primary, mirror it to --candidate (and --secondary), compare the answers as they flow', load: async () => (await import('./shadow.js')).shadowCommand },
   { name: 'compare', describe: 'boot the old and new servers, drive the scenario through recording proxies, diff the captures', load: async () => (await import('./compare.js')).compareCommand },
   { name: 'demo', describe: 'run bb compare on the bundled demo service (old vs new, one known difference)', load: async () => (await import('./demo.js')).demoCommand },
   { name: 'ca', describe: "show bb's CA certificate (made on first use) and how to trust it: path | print | export | trust-info", load: async () => (await import('./ca.js')).caCommand },

@@ -6,7 +6,7 @@ import { readCapture, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
 import { applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
-import { assignIds, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
 import { boundValues } from '../bind/index.js';
@@ -47,8 +47,9 @@ export class MemoryStore implements SideStore {
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
     const issued = this.ctx.rules.issued ? boundValues(har.log.entries) : undefined;
     const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued);
-    const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
+    const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     for (const { entry, index } of order) {
+      if (notCompared(entry)) continue;
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
       this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
       this.hosts.push(entryHost(entry, nctx));

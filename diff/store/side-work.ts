@@ -15,7 +15,7 @@ import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
 import { unnumber, applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
-import { assignIds, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
@@ -275,9 +275,10 @@ export class SideWork {
         budget -= kept.text + kept.rest;
         p.kept[i] = kept;
       }
-      p.list.push({
+      // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
+      if (!notCompared(entry)) p.list.push({
         index: i,
-        ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
+        ...(typeof comparisonSeq(entry) === 'number' ? { seq: comparisonSeq(entry) } : {}),
         key: n.key,
         route: n.route,
         page,

@@ -3,11 +3,9 @@
 // pass is most of a big diff's time, and each side's is independent), or in
 // the calling thread when the run carries code a worker cannot get (custom
 // body parsers) or `workers: false` says so (BB_DIFF_WORKERS=0 on the command line).
-import { Worker } from 'node:worker_threads';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CaptureReadError, type CaptureErrorCode } from '../../capture/index.js';
-import { BbError, isBbError, type BbCode } from '../../core/index.js';
+import { BbError, isBbError, startModuleWorker, type BbCode } from '../../core/index.js';
+import type { Worker } from 'node:worker_threads';
 import { SideWork, type EntryTexts, type SideSpec, type SideSummaries } from './side-work.js';
 import type { DiffContext, SideHeader } from '../context.js';
 import { unpackSummaries, type PackedSummaries } from './pack.js';
@@ -72,21 +70,12 @@ export function fromErrorData(d: ErrorData): Error {
   return e;
 }
 
-// The worker module next to this one: .js from dist/; .ts when run from
-// source (the tests), where the worker registers tsx itself first: a worker
-// started on a .ts file does not get tsx's loader hooks from `--import tsx`.
-const FROM_SOURCE = extname(fileURLToPath(import.meta.url)) === '.ts';
-const WORKER_URL = new URL(`./worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
-
 const YOUNG_GENERATION_MB = 96;
 
 function startWorker(spec: SideSpec): Worker {
   // A young generation bigger than the default: each entry read leaves short-lived
   // garbage (its parsed JSON, the normalized copy); fewer scavenges measured ~4% faster.
-  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: spec, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
-  const api = import.meta.resolve('tsx/esm/api');
-  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
-  return new Worker(boot, { eval: true, workerData: spec, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+  return startModuleWorker(import.meta.url, 'worker', spec, { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB });
 }
 
 class WorkerSide implements SideHandle {

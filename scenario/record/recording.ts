@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, openCapture, type Capture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, type Capture, type HarShadow, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -64,6 +64,10 @@ export interface Recording {
   stats(): ReturnType<Capture['stats']>;
   /** The `_bb.seq` of an exchange under way, by the proxy's exchange id (what the live log shows as #<seq>). */
   seqOf(exchangeId: number): number | undefined;
+  /** `bb shadow`: writes `_bb.shadow` on an exchange under way, by the proxy's exchange id; false when it has ended. */
+  tag(exchangeId: number, shadow: HarShadow): boolean;
+  /** The capture's journal and bodies files (a live follower reads them: capture's followEntries). */
+  journal: { journal: string; bodies: string };
   /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
   discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
@@ -142,6 +146,8 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       step: (name) => capture.step(name),
       stats: () => capture.stats(),
       seqOf: (exchangeId) => capture.seqOf(exchangeId),
+      tag: (exchangeId, shadow) => capture.tag(exchangeId, shadow),
+      journal: journalPaths(out),
       discard: async () => {
         await proxy.close(0);
         capture.discard();

@@ -60,6 +60,11 @@ export class LaneConnection {
     private readonly port: number,
   ) {}
 
+  /** The local port of the open socket (what the proxy's connection-opened fact calls remotePort), once connected. */
+  get localPort(): number | undefined {
+    return this.socket?.localPort;
+  }
+
   /** Sends one request and reads its response to the end; never throws. */
   exchange(req: WireRequest, limits: ExchangeLimits): Promise<ExchangeOutcome> {
     if (limits.signal?.aborted) return Promise.resolve({ kind: 'cut', why: 'interrupted', afterMs: 0 });

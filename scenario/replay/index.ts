@@ -2,3 +2,6 @@
 export { replayCapture, prepareReplay, replayThrough, REPLAY_DEFAULTS } from './run.js';
 export type { ReplayOptions, ReplaySummary, ReplayPace, PreparedReplay } from './run.js';
 export type { Rewritten } from './correlate.js';
+// bb's own head writer and HTTP/1.1 connection, and the live response view: bb shadow's mirrors send with them too.
+export { LaneConnection, type ExchangeOutcome } from './connection.js';
+export { liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type RequestParts } from './request.js';

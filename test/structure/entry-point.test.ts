@@ -26,9 +26,11 @@ const EXPORTS = [
   'readCapture', 'streamCapture', 'ReadCaptureOptions', 'CaptureStream', 'HarLogHeader',
   // The HAR format with bb's extensions (capture/har.ts).
   'Har', 'HarLog', 'HarPage', 'HarEntry', 'HarRequest', 'HarResponse', 'HarTimings', 'HarNameValue', 'HarCookie', 'HarPostData', 'HarContent',
-  'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt',
+  'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt', 'HarShadow',
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
+  // A live shadow run and its report (scenario/shadow/).
+  'startShadow', 'StartShadowOptions', 'Shadow', 'MirrorPolicy', 'ShadowReport', 'RouteCounts', 'LiveFinding', 'Histogram', 'TargetName', 'mergeReports',
   // Comparing two captures: options (the stage pipe, the body parsers), config, result (diff/).
   'diffCaptures', 'DiffOptions', 'Pipe', 'DiffStage', 'DiffContext', 'StagePart', 'DiffProgress', 'BodyParser', 'RawBody', 'ParsedBody',
   'loadDiffConfig', 'DiffConfig', 'NormalizeConfig', 'PairingConfig', 'KnownConfig', 'TimingOptions', 'TimingReport',

@@ -31,12 +31,14 @@ const importsOf = (file: string): { spec: string; target: string }[] =>
  * their index.ts): a recording proxy is the floor; replay records through it;
  * compare boots servers and drives them with a scenario or a replay. A
  * product never imports scenario/index.ts, which is for other folders.
- * shadow/ (its own issue) will sit beside replay on record.
+ * shadow/ sits beside replay on record, and borrows replay's own head writer
+ * and connection for its mirrors.
  */
 const SCENARIO_PRODUCTS: Record<string, string[]> = {
   record: [],
   replay: ['record'],
   compare: ['record', 'replay'],
+  shadow: ['record', 'replay'],
 };
 
 const folderOf = (path: string): string => relative(root, path).split('/')[0]!;

@@ -1,0 +1,221 @@
+// bb shadow: live traffic answered by the primary, mirrored to the candidate
+// (and a secondary), compared as it flows (docs/shadow.md). Runs until
+// --until or SIGINT/SIGTERM; exit 1 when the regression rate passes
+// --fail-on, 0 otherwise, 2 when it could not run. `--merge` adds up the
+// JSON reports of several shadows instead.
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Argv } from 'yargs';
+import type { BbCommand } from '../command.js';
+import { BbError } from '../../core/index.js';
+import { parseListen } from '../listen.js';
+import { redactOptionsFrom, withRedactOptions } from '../options.js';
+import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
+import { runFolderName } from './compare.js';
+import { writeReport } from './diff.js';
+
+/** --sample: a share (0.1) or a percentage (10%). */
+export function parseShare(value: unknown, flag: string, code: 'BB_BAD_SAMPLE' | 'BB_BAD_FAIL_ON'): number {
+  const text = String(value).trim();
+  const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(text);
+  const n = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(n >= 0 && n <= 1)) throw new BbError(code, `${flag} needs a share between 0 and 1 or a percentage (0.1, 10%), got '${text}'`);
+  return n;
+}
+
+/** --until: a request count (10000) or a duration (30s, 10m, 1h). */
+export function parseUntil(value: unknown): { requests: number } | { ms: number } {
+  const text = String(value).trim();
+  if (/^\d+$/.test(text) && Number(text) > 0) return { requests: Number(text) };
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  if (m && Number(m[1]) > 0) return { ms: Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] };
+  throw new BbError('BB_BAD_UNTIL', `--until needs a number of requests (10000) or a duration (30s, 10m, 1h), got '${text}'`);
+}
+
+/** --header candidate:'Name: value' (or secondary:…). */
+function parseTargetHeaders(values: unknown): Partial<Record<'candidate' | 'secondary', Array<[string, string]>>> {
+  const out: Partial<Record<'candidate' | 'secondary', Array<[string, string]>>> = {};
+  for (const v of values === undefined ? [] : Array.isArray(values) ? values : [values]) {
+    const text = String(v);
+    const m = /^(candidate|secondary):([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/.exec(text);
+    if (!m) throw new BbError('BB_BAD_HEADER', `--header needs TARGET:'Name: value' with TARGET candidate or secondary, like --header 'candidate:Authorization: Bearer …', got '${text}'`);
+    (out[m[1] as 'candidate' | 'secondary'] ??= []).push([m[2]!, m[3]!.trim()]);
+  }
+  return out;
+}
+
+function parseMirror(values: unknown): MirrorPolicy {
+  const list = (values === undefined ? [] : Array.isArray(values) ? values : [values]).map(String);
+  if (list.length === 0 || (list.length === 1 && list[0] === 'safe')) return 'safe';
+  if (list.length === 1 && list[0] === 'all') return 'all';
+  for (const r of list) if (!/^[A-Z]+ \//.test(r)) throw new BbError('BB_BAD_MIRROR', `--mirror needs safe, all, or routes like 'POST /search' or 'PUT /items/*', got '${r}'`);
+  return list;
+}
+
+function parseSampleBy(value: unknown): { kind: 'header' | 'cookie'; name: string } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(header|cookie):(.+)$/.exec(String(value));
+  if (!m) throw new BbError('BB_BAD_SAMPLE', `--sample-by needs header:NAME or cookie:NAME (all of one user's requests in or out), got '${String(value)}'`);
+  return { kind: m[1] as 'header' | 'cookie', name: m[2]! };
+}
+
+/** One line per route: what the terminal shows live and at the end. */
+export function routeLines(report: ShadowReport): string[] {
+  const rows = Object.entries(report.routes).map(([route, c]) => routeLine(route, c, report.latency[route]));
+  return [...rows, routeLine('all routes', report.totals, undefined)];
+}
+
+function routeLine(route: string, c: RouteCounts, latency: ShadowReport['latency'][string] | undefined): string {
+  const skipped = Object.entries(c.skipped).map(([why, n]) => `${n} ${why}`).join(', ');
+  const lat = latency
+    ? ' · p50/p99 ' + (['primary', 'candidate', 'secondary'] as const)
+        .filter((t) => latency[t])
+        .map((t) => `${t} ${quantile(latency[t], 0.5)}/${quantile(latency[t], 0.99)} ms`)
+        .join(', ')
+    : '';
+  const classes = [`${c.equal} equal`, `${c.regressions} regressions`, `${c.noise} noise`, ...(c.unclassified ? [`${c.unclassified} unclassified`] : []), `${c.errors} errors`];
+  return `  ${route}: ${c.requests} requests, ${c.mirrored} mirrored (${classes.join(', ')})${skipped ? `, skipped: ${skipped}` : ''}${lat}`;
+}
+
+/** The findings, one line each with a sample. */
+export function findingLines(report: ShadowReport): string[] {
+  return report.findings.slice(0, 20).map((f) => {
+    const s = f.samples[0];
+    const values = s ? ` (${JSON.stringify(s.primary ?? null)} → ${JSON.stringify(s.candidate ?? null)})` : '';
+    return `  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}`;
+  });
+}
+
+function readReport(path: string): ShadowReport {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${(err as Error).message}): give the --json files of bb shadow runs`);
+  }
+  const r = doc as Partial<ShadowReport> | null;
+  if (!r || r.format !== 1 || typeof r.routes !== 'object' || !Array.isArray(r.findings)) {
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} is not a bb shadow report (format 1): give the --json files of bb shadow runs`);
+  }
+  return r as ShadowReport;
+}
+
+export const shadowCommand: BbCommand = {
+  command: 'shadow',
+  describe: 'answer live traffic with --primary, mirror it to --candidate (and --secondary), compare the answers as they flow',
+  builder: (y: Argv) =>
+    withRedactOptions(y, ' in the captures')
+      .option('primary', { type: 'string', describe: 'the build in production: it answers the clients' })
+      .option('candidate', { type: 'string', describe: 'the build under test: gets a copy of each mirrored request' })
+      .option('secondary', { type: 'string', describe: "a second instance of the primary's build: what differs there too is noise" })
+      .option('listen', { type: 'string', describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
+      .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
+      .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
+      .option('config', { type: 'string', describe: "the diff's config (rules, keys, known), as bb diff --config" })
+      .option('mirror', { type: 'string', array: true, describe: "safe (GET, HEAD, OPTIONS; default) | all | routes to add, like 'POST /search' (needs isolated data)" })
+      .option('sample', { type: 'string', describe: 'share of exchanges mirrored: 0.1 or 10% (default all)' })
+      .option('sample-by', { type: 'string', describe: "header:NAME or cookie:NAME: a user's requests are all in or all out" })
+      .option('header', { type: 'string', array: true, describe: "TARGET:'Name: value' sets a header on mirrored requests to candidate or secondary" })
+      .option('until', { type: 'string', describe: 'end after N requests or a duration (30s, 10m, 1h); default Ctrl-C' })
+      .option('fail-on', { type: 'string', default: '0', describe: 'exit 1 when regressions / compared exchanges passes this share (default: any regression)' })
+      .option('json', { type: 'string', describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
+      .option('merge', { type: 'string', array: true, describe: 'add up the --json reports of several shadows into one verdict (no traffic)' })
+      .option('timeout', { type: 'number', default: 30_000, describe: 'ms a mirrored request may take' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'no live lines' }),
+  run: async (argv, environment) => {
+    const failOn = parseShare(argv['fail-on'], '--fail-on', 'BB_BAD_FAIL_ON');
+    const json = argv.json as string | undefined;
+    const force = Boolean(argv.force);
+    if (argv.merge !== undefined) {
+      const files = (argv.merge as string[]).map(String);
+      if (files.length === 0) throw new BbError('BB_USAGE', 'bb shadow --merge needs the --json reports of the runs: bb shadow --merge a.json b.json');
+      const report = mergeReports(files.map(readReport));
+      return finish(report, failOn, json, force, `merged ${files.length} reports`);
+    }
+    for (const flag of ['primary', 'candidate'] as const) {
+      if (argv[flag] === undefined) throw new BbError('BB_USAGE', `bb shadow needs --${flag} URL (e.g. --primary http://127.0.0.1:3000 --candidate http://127.0.0.1:3001)`);
+    }
+    const mirror = parseMirror(argv.mirror);
+    const sample = argv.sample !== undefined ? parseShare(argv.sample, '--sample', 'BB_BAD_SAMPLE') : undefined;
+    const sampleBy = parseSampleBy(argv['sample-by']);
+    const headers = parseTargetHeaders(argv.header);
+    const until = argv.until !== undefined ? parseUntil(argv.until) : undefined;
+    const listen = argv.listen !== undefined ? parseListen(String(argv.listen)) : undefined;
+    const outDir = String(argv.out ?? join('captures', runFolderName('shadow')));
+    const quiet = Boolean(argv.quiet);
+
+    let resolveStop: () => void = () => {};
+    const stopped = new Promise<void>((r) => (resolveStop = r));
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.stderr.write(`bb: ${signal}: letting mirrors finish, comparing what is left, writing captures\n`);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      const now = (): void => process.exit(130);
+      process.once('SIGINT', now);
+      process.once('SIGTERM', now);
+      resolveStop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      let lastLines = 0;
+      const live = process.stderr.isTTY && !quiet;
+      let requests = 0;
+      const shadow = await startShadow({
+        primary: String(argv.primary),
+        candidate: String(argv.candidate),
+        ...(argv.secondary !== undefined ? { secondary: String(argv.secondary) } : {}),
+        ...(listen ? { listen } : {}),
+        outDir,
+        force,
+        ...(argv.config !== undefined ? { configPath: String(argv.config) } : {}),
+        mirror,
+        ...(sample !== undefined ? { sample } : {}),
+        ...(sampleBy ? { sampleBy } : {}),
+        headers,
+        timeoutMs: Number(argv.timeout),
+        bbHome: environment.home.path,
+        redact: redactOptionsFrom(argv),
+        onReport: (report) => {
+          if (live) {
+            const lines = routeLines(report);
+            process.stderr.write(`${lastLines ? `\x1b[${lastLines}A` : ''}${lines.map((l) => `\x1b[K${l}`).join('\n')}\n`);
+            lastLines = lines.length;
+          }
+        },
+      });
+      const dir = relative(process.cwd(), outDir) || '.';
+      process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
+      if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
+      if (until && 'requests' in until) {
+        const timer = setInterval(() => {
+          requests = shadow.report()?.totals.requests ?? 0;
+          if (requests >= until.requests) resolveStop();
+        }, 100);
+        timer.unref();
+        void stopped.then(() => clearInterval(timer));
+      }
+      await stopped;
+      const report = await shadow.close();
+      process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
+      return finish(report, failOn, json, force, `${report.totals.requests} requests`);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  },
+};
+
+async function finish(report: ShadowReport, failOn: number, json: string | undefined, force: boolean, what: string): Promise<number> {
+  const t = report.totals;
+  const failed = t.regressions + t.unclassified > 0 && report.regressionRate > failOn;
+  const lines = [
+    `${failed ? 'REGRESSIONS' : 'OK'}: ${what}, ${t.mirrored} mirrored, ${t.regressions} with regressions${t.unclassified ? `, ${t.unclassified} unclassified` : ''} (rate ${(report.regressionRate * 100).toFixed(2)}%, fail-on ${(failOn * 100).toFixed(2)}%), ${t.noise} noise, ${t.errors} errors`,
+    ...routeLines(report),
+    ...(report.findings.length ? ['findings:', ...findingLines(report)] : []),
+  ];
+  const out = json === '-' ? process.stderr : process.stdout;
+  out.write(lines.join('\n') + '\n');
+  if (json !== undefined) await writeReport(json, JSON.stringify(report, null, 2) + '\n', '--json', force);
+  return failed ? 1 : 0;
+}

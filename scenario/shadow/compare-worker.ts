@@ -1,0 +1,83 @@
+// The comparison worker of a `bb shadow` run: follows the three captures'
+// journals (capture's followEntries: entries as the HARs will hold them),
+// compares whole groups with the diff's engine (compare.ts), and posts the
+// run's report to the main thread every `everyMs`. Nothing here is on the
+// proxy's path: a slow comparison delays only its own report.
+import { parentPort, workerData } from 'node:worker_threads';
+import { followEntries, redactorFor } from '../../capture/index.js';
+import { loadDiffConfig } from '../../diff/index.js';
+import { ShadowComparer } from './compare.js';
+import type { TargetName } from './live.js';
+
+/** What the worker is started with. */
+export interface CompareWorkerSpec {
+  /** Journal and bodies file of each capture. */
+  journals: Partial<Record<TargetName, { journal: string; bodies: string }>>;
+  /** The targets' URLs, for the report. */
+  targets: Partial<Record<TargetName, string>>;
+  /** The diff config file, as `bb diff --config`. */
+  configPath?: string;
+  /** bb's home (the redaction key the journals name). */
+  bbHome: string;
+  /** How often to compare and report, ms. */
+  everyMs: number;
+  /** How often to read the journals, ms. */
+  pollMs: number;
+}
+
+/** Messages to the worker. */
+export type ToWorker = { type: 'drain' };
+/** Messages from the worker. */
+export type FromWorker =
+  | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
+  | { type: 'error'; message: string };
+
+const spec = workerData as CompareWorkerSpec;
+
+async function main(): Promise<void> {
+  const config = spec.configPath ? await loadDiffConfig(spec.configPath) : undefined;
+  const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
+  const stop = new AbortController();
+  const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
+    followEntries({
+      journalPath: files.journal,
+      bodiesPath: files.bodies,
+      onEntry: (entry) => comparer.add(side, entry),
+      redactorFor: (header) => redactorFor(header, spec.bbHome),
+      pollMs: spec.pollMs,
+      signal: stop.signal,
+    }),
+  );
+  let busy = false;
+  const tick = async (): Promise<void> => {
+    if (busy) return;
+    busy = true;
+    try {
+      await comparer.compareReady();
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false } satisfies FromWorker);
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
+  parentPort!.on('message', (msg: ToWorker) => {
+    if (msg.type !== 'drain') return;
+    void (async () => {
+      // The proxies are closed and the journals flushed: a few polls read what is left.
+      await new Promise((r) => setTimeout(r, spec.pollMs * 3));
+      stop.abort();
+      await Promise.all(followers);
+      clearInterval(timer);
+      while (busy) await new Promise((r) => setTimeout(r, 10));
+      await comparer.compareReady(true);
+      comparer.close();
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true } satisfies FromWorker);
+    })().catch(fail);
+  });
+}
+
+function fail(err: unknown): void {
+  parentPort!.postMessage({ type: 'error', message: (err as Error).message } satisfies FromWorker);
+}
+
+main().catch(fail);

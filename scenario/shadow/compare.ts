@@ -1,0 +1,173 @@
+// The live comparison of a `bb shadow` run (docs/shadow.md "How answers are
+// compared"): entries of the three captures arrive as their exchanges end
+// (followed from the journals, built as the HARs will hold them), are grouped
+// by their shared id, and once a group is whole it is compared in a batch
+// with the diff's own engine (diffCaptures, the same config, rules, keys and
+// noise as `bb diff primary.har candidate.har --noise secondary.har`).
+// Each exchange's differing fields are then regressions (real: the secondary
+// agreed with the primary), noise (the secondary differed too, kind for
+// kind) or unclassified (no secondary). This runs in the comparison worker
+// (compare-worker.ts), never on the proxy's thread.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HarEntry } from '../../capture/index.js';
+import { diffCaptures, type DiffConfig, type Difference } from '../../diff/index.js';
+import { ShadowLive, type TargetName } from './live.js';
+import { routeOf } from './route.js';
+
+/** Exchanges compared per batch, at most. */
+const BATCH = 400;
+/** A primary entry whose mirror entries have not come after this long counts as a mirror error. */
+export const MIRROR_WAIT_MS = 120_000;
+
+interface Group {
+  primary?: HarEntry;
+  candidate?: HarEntry;
+  secondary?: HarEntry;
+  /** When the primary entry arrived (ms). */
+  since: number;
+}
+
+/** Compares the three captures' entries as they come. */
+export class ShadowComparer {
+  private readonly groups = new Map<number, Group>();
+  readonly live: ShadowLive;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'bb-shadow-'));
+
+  constructor(
+    private readonly opts: { secondary: boolean; config?: DiffConfig; targets: Partial<Record<TargetName, string>>; mirrorWaitMs?: number },
+  ) {
+    this.live = new ShadowLive(opts.targets);
+  }
+
+  /** One entry of one capture. Primary entries without a shadow id (none are expected) are ignored. */
+  add(side: TargetName, entry: HarEntry): void {
+    const id = entry._bb?.shadow?.id;
+    if (typeof id !== 'number') return;
+    if (side === 'primary') {
+      const route = routeOf(entry);
+      const counts = this.live.route(route);
+      counts.requests++;
+      if (entry.time >= 0) this.live.time(route, 'primary', entry.time);
+      const skipped = entry._bb?.shadow?.skipped;
+      if (skipped) {
+        this.live.skip(route, skipped);
+        this.groups.delete(id);
+        return;
+      }
+      counts.mirrored++;
+    }
+    let g = this.groups.get(id);
+    if (!g) this.groups.set(id, (g = { since: Date.now() }));
+    g[side] = entry;
+    if (side === 'primary') g.since = Date.now();
+  }
+
+  /** Groups whose every answer is in (or, with `all`, every group with its primary). */
+  private ready(all: boolean): Array<[number, Group]> {
+    const out: Array<[number, Group]> = [];
+    const wait = this.opts.mirrorWaitMs ?? MIRROR_WAIT_MS;
+    const now = Date.now();
+    for (const [id, g] of this.groups) {
+      if (!g.primary) continue;
+      const whole = g.candidate && (!this.opts.secondary || g.secondary);
+      if (whole || all || now - g.since > wait) out.push([id, g]);
+    }
+    return out.sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Compares what is ready (with `all`: everything, the end of the run); resolves to how many exchanges were compared. */
+  async compareReady(all = false): Promise<number> {
+    let done = 0;
+    for (let list = this.ready(all); list.length > 0; list = list.slice(BATCH)) {
+      const batch = list.slice(0, BATCH);
+      for (const [id] of batch) this.groups.delete(id);
+      await this.compareBatch(batch.map(([, g]) => g));
+      done += batch.length;
+    }
+    return done;
+  }
+
+  private async compareBatch(groups: Group[]): Promise<void> {
+    const whole: Group[] = [];
+    for (const g of groups) {
+      const p = g.primary!;
+      const route = routeOf(p);
+      if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
+      if (g.secondary && g.secondary.time >= 0) this.live.time(route, 'secondary', g.secondary.time);
+      // No answer from a mirror target, or bb's own error answer for it: an error, never compared.
+      if (!g.candidate || (this.opts.secondary && !g.secondary) || g.candidate._bb?.error || g.secondary?._bb?.error) {
+        this.live.route(route).errors++;
+        continue;
+      }
+      whole.push(g);
+    }
+    if (whole.length === 0) return;
+    const files = {
+      primary: this.write('primary', whole.map((g) => g.primary!)),
+      candidate: this.write('candidate', whole.map((g) => g.candidate!)),
+      secondary: this.opts.secondary ? this.write('secondary', whole.map((g) => g.secondary!)) : undefined,
+    };
+    const result = await diffCaptures(files.primary, files.candidate, {
+      ...(this.opts.config ? { config: this.opts.config } : {}),
+      ...(files.secondary ? { noisePath: files.secondary } : {}),
+      workers: false,
+    });
+    // Differences by pair id, and each pair's old index in this batch.
+    const byPair = new Map<string, Difference[]>();
+    for (const d of result.differences) {
+      const list = byPair.get(d.entry);
+      if (list) list.push(d);
+      else byPair.set(d.entry, [d]);
+    }
+    for (const pair of result.pairs) {
+      if (pair.old === undefined) continue;
+      const g = whole[pair.old]!;
+      const route = routeOf(g.primary!);
+      const counts = this.live.route(route);
+      const diffs = (byPair.get(pair.id) ?? []).filter((d) => d.class !== 'known');
+      const real = diffs.filter((d) => d.class === 'real');
+      if (real.length > 0) {
+        if (this.opts.secondary) counts.regressions++;
+        else counts.unclassified++;
+      } else if (diffs.length > 0) counts.noise++;
+      else counts.equal++;
+      const id = g.primary!._bb!.shadow!.id;
+      const seen = new Set<string>();
+      for (const d of diffs) {
+        const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
+        const key = `${cls}\n${d.kind}\n${d.pattern}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        this.live.find(
+          { class: cls, kind: d.kind, pattern: d.pattern },
+          d.route,
+          { id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}) },
+        );
+      }
+    }
+  }
+
+  // One side of a batch as a small finished HAR (the diff reads files; entries in the primary's order).
+  private write(label: TargetName, entries: HarEntry[]): string {
+    const path = join(this.dir, `${label}.har`);
+    const at = new Date().toISOString();
+    const har = {
+      log: {
+        version: '1.2',
+        creator: { name: 'bb', version: 'shadow' },
+        entries,
+        pages: [],
+        _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+      },
+    };
+    writeFileSync(path, JSON.stringify(har), { mode: 0o600 });
+    return path;
+  }
+
+  /** Removes the batch files. */
+  close(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

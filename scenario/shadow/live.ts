@@ -1,0 +1,259 @@
+// What a `bb shadow` run knows as it goes (docs/shadow.md "The report"): per
+// route, how many requests came, were mirrored, compared equal, showed a
+// regression or noise, failed on a target or were skipped (by reason);
+// latency histograms per target; findings with a bounded number of sample
+// exchanges. The same shape is the JSON report, and reports of several
+// shadows merge (`bb shadow --merge`): counts add, histograms add, samples
+// fill up to the cap. Nothing here touches the network or the disk.
+
+/** The targets a run talks to. */
+export type TargetName = 'primary' | 'candidate' | 'secondary';
+
+/** Per-route counts. */
+export interface RouteCounts {
+  /** Requests the primary answered (every one the client sent). */
+  requests: number;
+  /** Sent to the mirror targets. */
+  mirrored: number;
+  /** Mirrored and compared with no differing field. */
+  equal: number;
+  /** Compared with at least one regression (candidate ≠ primary while secondary = primary). */
+  regressions: number;
+  /** Compared with differences that are all noise (the secondary differs too). */
+  noise: number;
+  /** Compared with differences and no secondary to classify them. */
+  unclassified: number;
+  /** A mirror target failed (refused, reset, timed out): bb's own error answer. */
+  errors: number;
+  /** Not mirrored, by reason ("unsafe", "sampled out", "too large", "queue full"). */
+  skipped: Record<string, number>;
+}
+
+/** Latency of one target as a log-scale histogram (bucket i holds [2^(i/4), 2^((i+1)/4)) ms). */
+export interface Histogram {
+  /** Counts per bucket. */
+  buckets: number[];
+  /** How many values. */
+  count: number;
+}
+
+/** One finding as the run aggregates it. */
+export interface LiveFinding {
+  /** regression | noise | unclassified. */
+  class: 'regression' | 'noise' | 'unclassified';
+  /** What happened to the field (the diff's kind: changed, added, removed, missing, …). */
+  kind: string;
+  /** Its routes as the diff names them (at most MAX_ROUTES_PER_FINDING). */
+  routes: string[];
+  /** The field pattern ("response.body.total"; "" for a whole entry). */
+  pattern: string;
+  /** Exchanges that had it. */
+  count: number;
+  /** A few of them: the shared id and the values on each side. */
+  samples: Array<{ id: number; request: string; primary?: unknown; candidate?: unknown; secondary?: unknown }>;
+}
+
+/** The whole report (`--json`): also what `--merge` reads. */
+export interface ShadowReport {
+  /** Report format version. */
+  format: 1;
+  /** The targets' URLs (merged reports: the first's). */
+  targets: Partial<Record<TargetName, string>>;
+  /** Run start and end (ISO). */
+  startedDateTime: string;
+  endedDateTime: string;
+  /** The sums of every route's counts. */
+  totals: RouteCounts;
+  /** Per route. */
+  routes: Record<string, RouteCounts>;
+  /** Latency per target, per route. */
+  latency: Record<string, Partial<Record<TargetName, Histogram>>>;
+  /** Findings, regressions first, most frequent first. */
+  findings: LiveFinding[];
+  /** (regressions + unclassified) / compared exchanges (0 when none were compared): what --fail-on gates. */
+  regressionRate: number;
+  /** Reports this one was merged from (absent for one run). */
+  merged?: number;
+}
+
+/** One finding per class, kind and field pattern, over every route (as `bb diff` groups rows). */
+function findingKey(f: Pick<LiveFinding, 'class' | 'kind' | 'pattern'>): string {
+  return `${f.class}\n${f.kind}\n${f.pattern}`;
+}
+
+/** Routes listed per finding. */
+export const MAX_ROUTES_PER_FINDING = 20;
+/** Samples kept per finding. */
+export const SAMPLES_PER_FINDING = 5;
+/** Findings kept; past it new ones only count in their route. */
+export const MAX_FINDINGS = 2000;
+const BUCKETS = 96;
+
+/** An empty count set. */
+export function emptyCounts(): RouteCounts {
+  return { requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {} };
+}
+
+/** Adds b into a. */
+export function addCounts(a: RouteCounts, b: RouteCounts): void {
+  for (const k of ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'] as const) a[k] += b[k];
+  for (const [why, n] of Object.entries(b.skipped)) a.skipped[why] = (a.skipped[why] ?? 0) + n;
+}
+
+/** Records one latency value (ms). */
+export function observe(h: Histogram, ms: number): void {
+  const i = Math.max(0, Math.min(BUCKETS - 1, Math.floor(Math.log2(Math.max(ms, 1)) * 4)));
+  while (h.buckets.length <= i) h.buckets.push(0);
+  h.buckets[i]!++;
+  h.count++;
+}
+
+/** The value under which a share q (0..1) of the histogram lies, ms (the bucket's upper bound). */
+export function quantile(h: Histogram | undefined, q: number): number | undefined {
+  if (!h || h.count === 0) return undefined;
+  const want = Math.ceil(q * h.count);
+  let seen = 0;
+  for (let i = 0; i < h.buckets.length; i++) {
+    seen += h.buckets[i]!;
+    if (seen >= want) return Math.round(2 ** ((i + 1) / 4));
+  }
+  return Math.round(2 ** (h.buckets.length / 4));
+}
+
+function addHistogram(a: Histogram, b: Histogram): void {
+  while (a.buckets.length < b.buckets.length) a.buckets.push(0);
+  b.buckets.forEach((n, i) => (a.buckets[i]! += n));
+  a.count += b.count;
+}
+
+/** The live aggregate of one run. */
+export class ShadowLive {
+  private readonly routes = new Map<string, RouteCounts>();
+  private readonly latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
+  private readonly findings = new Map<string, LiveFinding>();
+  /** Findings not kept (past MAX_FINDINGS). */
+  dropped = 0;
+  private readonly started = new Date().toISOString();
+
+  constructor(private readonly targets: Partial<Record<TargetName, string>>) {}
+
+  /** The counts of a route (made on first use). */
+  route(route: string): RouteCounts {
+    let c = this.routes.get(route);
+    if (!c) this.routes.set(route, (c = emptyCounts()));
+    return c;
+  }
+
+  /** Counts a skipped mirror. */
+  skip(route: string, why: string): void {
+    const c = this.route(route);
+    c.skipped[why] = (c.skipped[why] ?? 0) + 1;
+  }
+
+  /** Records a target's latency on a route. */
+  time(route: string, target: TargetName, ms: number): void {
+    let per = this.latency.get(route);
+    if (!per) this.latency.set(route, (per = {}));
+    observe((per[target] ??= { buckets: [], count: 0 }), ms);
+  }
+
+  /** Adds one occurrence of a finding (with its sample). */
+  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number]): void {
+    const key = findingKey(f);
+    let found = this.findings.get(key);
+    if (!found) {
+      if (this.findings.size >= MAX_FINDINGS) {
+        this.dropped++;
+        return;
+      }
+      this.findings.set(key, (found = { ...f, routes: [], count: 0, samples: [] }));
+    }
+    found.count++;
+    if (!found.routes.includes(route) && found.routes.length < MAX_ROUTES_PER_FINDING) found.routes.push(route);
+    if (found.samples.length < SAMPLES_PER_FINDING) found.samples.push(sample);
+  }
+
+  /** Totals over every route. */
+  totals(): RouteCounts {
+    const t = emptyCounts();
+    for (const c of this.routes.values()) addCounts(t, c);
+    return t;
+  }
+
+  /** The report as it stands. */
+  report(): ShadowReport {
+    const totals = this.totals();
+    const routes = Object.fromEntries([...this.routes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return {
+      format: 1,
+      targets: this.targets,
+      startedDateTime: this.started,
+      endedDateTime: new Date().toISOString(),
+      totals,
+      routes,
+      latency: Object.fromEntries(this.latency),
+      findings: sortFindings([...this.findings.values()]),
+      regressionRate: rateOf(totals),
+    };
+  }
+}
+
+/**
+ * The share of compared exchanges that fail the run: regressions, and
+ * without a secondary the unclassified ones (nothing says they are noise).
+ */
+export function rateOf(c: RouteCounts): number {
+  const compared = c.equal + c.regressions + c.noise + c.unclassified;
+  return compared === 0 ? 0 : (c.regressions + c.unclassified) / compared;
+}
+
+const CLASS_ORDER = { regression: 0, unclassified: 1, noise: 2 } as const;
+
+function sortFindings(list: LiveFinding[]): LiveFinding[] {
+  return list.sort((a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class] || b.count - a.count || (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0));
+}
+
+/** Merges the reports of several shadows (a fleet fed by a mesh's mirroring) into one. */
+export function mergeReports(reports: ShadowReport[]): ShadowReport {
+  const routes = new Map<string, RouteCounts>();
+  const latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
+  const findings = new Map<string, LiveFinding>();
+  for (const r of reports) {
+    for (const [route, c] of Object.entries(r.routes)) {
+      let into = routes.get(route);
+      if (!into) routes.set(route, (into = emptyCounts()));
+      addCounts(into, c);
+    }
+    for (const [route, per] of Object.entries(r.latency)) {
+      let into = latency.get(route);
+      if (!into) latency.set(route, (into = {}));
+      for (const [t, h] of Object.entries(per) as Array<[TargetName, Histogram]>) addHistogram((into[t] ??= { buckets: [], count: 0 }), h);
+    }
+    for (const f of r.findings) {
+      const key = findingKey(f);
+      const into = findings.get(key);
+      if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
+      else {
+        into.count += f.count;
+        for (const r of f.routes) if (!into.routes.includes(r) && into.routes.length < MAX_ROUTES_PER_FINDING) into.routes.push(r);
+        for (const s of f.samples) if (into.samples.length < SAMPLES_PER_FINDING) into.samples.push(s);
+      }
+    }
+  }
+  const totals = emptyCounts();
+  for (const c of routes.values()) addCounts(totals, c);
+  const times = reports.map((r) => r.startedDateTime).sort();
+  const ends = reports.map((r) => r.endedDateTime).sort();
+  return {
+    format: 1,
+    targets: reports[0]?.targets ?? {},
+    startedDateTime: times[0] ?? new Date().toISOString(),
+    endedDateTime: ends[ends.length - 1] ?? new Date().toISOString(),
+    totals,
+    routes: Object.fromEntries([...routes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    latency: Object.fromEntries(latency),
+    findings: sortFindings([...findings.values()]),
+    regressionRate: rateOf(totals),
+    merged: reports.reduce((n, r) => n + (r.merged ?? 1), 0),
+  };
+}

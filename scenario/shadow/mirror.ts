@@ -1,0 +1,273 @@
+// One mirror target of a `bb shadow` run (the candidate or the secondary):
+// its own recording proxy (so its answers become a capture like any other),
+// lanes that carry the primary's requests to it, one lane per client
+// connection of the primary so each connection's requests keep their order,
+// and its WebSocket conversations. Nothing here is on the client's path:
+// the tee hands a request over and returns; a slow or dead target only
+// fills its own queue, and past the caps the tee drops the mirror.
+//
+// Server-issued values (docs/shadow.md "Sessions"): when both the primary's
+// and this target's answer to one request are in, the values each issued at
+// the same place (issued.ts's responseValues: a JSON field, Location, a
+// Set-Cookie value) are bound, so later mirrored requests carry this
+// target's own ids and cookies (the binding bb replay and bb diff use).
+import { connect } from 'node:net';
+import WebSocket from 'ws';
+import { responseValues, rewriteTokens, type ResponseView } from '../../diff/index.js';
+import type { Recording } from '../record/index.js';
+import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
+import { getOwn, headerValue, setOwn } from '../../core/index.js';
+
+/** Bound values remembered per target; past it the oldest go. */
+const MAX_BINDINGS = 100_000;
+
+/** A request to mirror, as the primary's client sent it. */
+export interface MirrorRequest {
+  /** The shared id (the primary's `_bb.seq`). */
+  id: number;
+  /** The primary's client connection: one lane per connection. */
+  connection: string;
+  method: string;
+  /** Path and query as sent. */
+  target: string;
+  /** "1.1" or "1.0". */
+  version: string;
+  /** Raw headers as sent. */
+  rawHeaders: string[];
+  /** The body bytes as sent (content-coding kept, chunk framing removed). */
+  body: Buffer;
+  /** Request trailers. */
+  trailers: string[];
+}
+
+/** One mirror target. */
+export class MirrorTarget {
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes by the local port of their socket (what the target proxy's facts call remotePort). */
+  private readonly byPort = new Map<number, Lane>();
+  private readonly portOf = new Map<string, number>();
+  private readonly wsByPort = new Map<number, number>();
+  /** Primary value → this target's value. */
+  readonly bindings = new Map<string, string>();
+  /** Requests sent or queued and not answered. */
+  inFlight = 0;
+  /** Bytes of those requests. */
+  queuedBytes = 0;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(
+    /** "candidate" or "secondary": its capture's label. */
+    readonly name: string,
+    /** Its recording proxy. */
+    readonly recording: Recording,
+    /** The target's own authority (Host follows the target). */
+    private readonly authority: string,
+    /** --header TARGET:'Name: value' overrides. */
+    private readonly headers: ReadonlyArray<[string, string]>,
+    private readonly timeoutMs: number,
+  ) {
+    const u = new URL(recording.url);
+    this.host = u.hostname;
+    this.port = Number(u.port);
+    // Each exchange the target's proxy sees gets the shared id of the request that made it.
+    recording.proxy.bus.on((fact) => {
+      if (fact.type === 'connection-opened') this.portOf.set(fact.connectionId, fact.remotePort);
+      else if (fact.type === 'connection-closed') this.portOf.delete(fact.connectionId);
+      else if (fact.type === 'exchange-started') {
+        const port = this.portOf.get(fact.connectionId);
+        if (port === undefined) return;
+        const id = this.wsByPort.get(port) ?? this.laneAt(port)?.current;
+        if (id !== undefined) recording.tag(fact.exchangeId, { id });
+      }
+    });
+  }
+
+  private laneAt(port: number): Lane | undefined {
+    let lane = this.byPort.get(port);
+    if (lane) return lane;
+    for (const l of this.lanes.values()) {
+      const p = l.conn.localPort;
+      if (p !== undefined) this.byPort.set(p, l);
+      if (p === port) lane = l;
+    }
+    return lane;
+  }
+
+  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding). */
+  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void): void {
+    let lane = this.lanes.get(req.connection);
+    if (!lane) this.lanes.set(req.connection, (lane = { conn: new LaneConnection(this.host, this.port), queue: [], busy: false }));
+    this.inFlight++;
+    this.queuedBytes += req.body.length;
+    lane.queue.push({ req, onAnswer });
+    this.pump(req.connection, lane);
+  }
+
+  /** The primary's client connection closed: its lane closes once its queue is empty. */
+  connectionClosed(connection: string): void {
+    const lane = this.lanes.get(connection);
+    if (!lane) return;
+    lane.closing = true;
+    if (!lane.busy && lane.queue.length === 0) this.dropLane(connection, lane);
+  }
+
+  private dropLane(connection: string, lane: Lane): void {
+    lane.conn.close();
+    this.lanes.delete(connection);
+    for (const [p, l] of this.byPort) if (l === lane) this.byPort.delete(p);
+  }
+
+  private pump(connection: string, lane: Lane): void {
+    if (lane.busy) return;
+    const job = lane.queue.shift();
+    if (!job) {
+      if (lane.closing) this.dropLane(connection, lane);
+      return;
+    }
+    lane.busy = true;
+    lane.current = job.req.id;
+    const wire = wireRequest(this.parts(job.req), this.authority);
+    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs }).then((outcome: ExchangeOutcome) => {
+      lane.busy = false;
+      this.inFlight--;
+      this.queuedBytes -= job.req.body.length;
+      job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+      this.pump(connection, lane);
+    });
+  }
+
+  /** The request as this target gets it: values bound to its own, --header overrides applied. */
+  private parts(req: MirrorRequest): RequestParts {
+    const map = this.bindings;
+    const rewrite = (text: string) => (map.size === 0 ? text : rewriteTokens(text, map).text);
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      headers.push([name, WIRE_HEADERS.has(name.toLowerCase()) ? req.rawHeaders[i + 1]! : rewrite(req.rawHeaders[i + 1]!)]);
+    }
+    const coded = headerValue(req.rawHeaders, 'content-encoding') !== undefined;
+    const text = !coded && req.body.length > 0 ? utf8(req.body) : undefined;
+    const body =
+      req.body.length === 0 && !headers.some(([n]) => /^(content-length|transfer-encoding)$/i.test(n))
+        ? undefined
+        : text !== undefined
+          ? { text: rewrite(text), base64: false, mime: '' }
+          : { text: req.body.toString('base64'), base64: true, mime: '', asSent: true };
+    const trailers: Array<[string, string]> = [];
+    for (let i = 0; i + 1 < req.trailers.length; i += 2) trailers.push([req.trailers[i]!, req.trailers[i + 1]!]);
+    return {
+      method: req.method,
+      target: rewrite(req.target),
+      version: req.version === '1.0' ? '1.0' : '1.1',
+      headers: withHeaders(headers, this.headers),
+      ...(body ? { body } : {}),
+      ...(trailers.length ? { trailers } : {}),
+    };
+  }
+
+  /** Learns this target's values from its answer and the primary's to the same request. */
+  bind(primary: ResponseView, mine: ResponseView): void {
+    const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
+    for (const v of responseValues(mine)) {
+      const p = theirs.get(v.place);
+      if (p === undefined || p === v.value) continue;
+      if (this.bindings.size >= MAX_BINDINGS) this.bindings.delete(this.bindings.keys().next().value!);
+      this.bindings.set(p, v.value);
+    }
+  }
+
+  /**
+   * Opens this target's side of a WebSocket conversation (the primary's
+   * upgrade request, values bound); resolves to a sender of the client's
+   * messages, or undefined when the target refused.
+   */
+  async openWebSocket(req: MirrorRequest): Promise<MirroredSocket | undefined> {
+    const parts = this.parts(req);
+    const protocolHeader = headerValue(req.rawHeaders, 'sec-websocket-protocol');
+    const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const headers: Record<string, string> = {};
+    for (const [n, v] of parts.headers) {
+      if (WS_OWN_HEADERS.has(n.toLowerCase()) || WIRE_HEADERS.has(n.toLowerCase())) continue;
+      const prev = getOwn(headers, n);
+      setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
+    }
+    headers['Host'] = this.authority;
+    const offered = /permessage-deflate/i.test(headerValue(req.rawHeaders, 'sec-websocket-extensions') ?? '');
+    const ws = new WebSocket(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
+      headers,
+      perMessageDeflate: offered,
+      handshakeTimeout: this.timeoutMs,
+      // Our own connection, so its local port is known before the proxy sees the upgrade.
+      createConnection: () => {
+        const socket = connect({ host: this.host, port: this.port });
+        socket.once('connect', () => {
+          const port = socket.localPort!;
+          this.wsByPort.set(port, req.id);
+          socket.once('close', () => this.wsByPort.delete(port));
+        });
+        return socket;
+      },
+    });
+    const opened = await new Promise<boolean>((resolve) => {
+      ws.once('open', () => resolve(true));
+      ws.once('unexpected-response', (_q, res) => {
+        res.resume();
+        ws.terminate();
+        resolve(false);
+      });
+      ws.once('error', () => resolve(false));
+    });
+    if (!opened) return undefined;
+    ws.on('error', () => {});
+    // The target's own messages are recorded by its proxy; nothing here reads them.
+    this.sockets.add(ws);
+    ws.once('close', () => this.sockets.delete(ws));
+    return {
+      send: (opcode, data) => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        if (opcode === 1) ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
+        else if (opcode === 2) ws.send(data, { binary: true });
+        else if (opcode === 9) ws.ping(data);
+      },
+      close: (code, reason) => {
+        if (ws.readyState === WebSocket.OPEN) ws.close(code && code >= 1000 && code < 5000 && code !== 1005 && code !== 1006 ? code : 1000, reason ?? '');
+        else ws.terminate();
+      },
+    };
+  }
+
+  /** Waits (at most `ms`) until every queued request is answered, then closes lanes and sockets. */
+  async settle(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    for (const [c, lane] of this.lanes) this.dropLane(c, lane);
+    for (const ws of this.sockets) ws.close(1001);
+    const wsUntil = Date.now() + Math.min(ms, 1000);
+    while (this.sockets.size > 0 && Date.now() < wsUntil) await new Promise((r) => setTimeout(r, 20));
+    for (const ws of this.sockets) ws.terminate();
+  }
+}
+
+/** The client's side of a mirrored WebSocket. */
+export interface MirroredSocket {
+  /** Sends one client message (text 1, binary 2, ping 9). */
+  send(opcode: number, data: Buffer): void;
+  /** Closes with the client's code. */
+  close(code?: number, reason?: string): void;
+}
+
+interface Lane {
+  conn: LaneConnection;
+  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void }>;
+  busy: boolean;
+  /** The shared id of the request on the wire now. */
+  current?: number;
+  closing?: boolean;
+}
+
+function utf8(b: Buffer): string | undefined {
+  const text = b.toString('utf8');
+  return Buffer.byteLength(text) === b.length && !text.includes('\uFFFD') ? text : undefined;
+}

@@ -1,0 +1,26 @@
+// The route a `bb shadow` run counts an exchange under: its method and path,
+// with the segments that name one thing of many (numbers, ids, long tokens)
+// as `{id}`, so `/items/7` and `/items/8` are one row. Findings keep the
+// diff's own route names (diff/normalize); this one only groups counts.
+import type { HarEntry } from '../../capture/index.js';
+
+/** "GET /items/{id}" for an entry; WebSocket upgrades are "WS /path". */
+export function routeOf(entry: HarEntry): string {
+  const method = entry._resourceType === 'websocket' ? 'WS' : entry.request.method;
+  return `${method} ${routePath(entry.request.url)}`;
+}
+
+/** The path of a URL with id-like segments as `{id}`. */
+export function routePath(url: string): string {
+  const path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0] || '/';
+  return path
+    .split('/')
+    .map((s) => (isIdLike(s) ? '{id}' : s))
+    .join('/');
+}
+
+function isIdLike(segment: string): boolean {
+  if (/^\d+$/.test(segment)) return true;
+  // A token with digits among letters, long enough to be generated (uuid, hex, nanoid).
+  return segment.length >= 8 && /\d/.test(segment) && /^[A-Za-z0-9_~.-]+$/.test(segment);
+}

@@ -1,0 +1,140 @@
+// bb shadow end to end: two real builds of a small service on loopback (a
+// changed field, a removed header, random ids, a random session cookie), the
+// real bb binary in front, a real client (undici, ws). The live findings
+// must equal `bb diff` of the captures it wrote; random ids and cookies are
+// neither regressions nor noise (the mirrors carry each target's own
+// values); a POST reaches only the primary by default; the client never sees
+// a byte of the candidate's.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { Client } from 'undici';
+import WebSocket from 'ws';
+import { runBb, startBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { startShadowService, type ShadowService } from './service.js';
+import type { ShadowReport } from '../../../scenario/index.js';
+
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+const services: ShadowService[] = [];
+after(async () => {
+  for (const s of services) await s.close();
+});
+async function service(build: 'old' | 'new'): Promise<ShadowService> {
+  const s = await startShadowService(build);
+  services.push(s);
+  return s;
+}
+
+async function get(c: Client, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+  const res = await c.request({ method: 'GET', path, headers });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** The comparable identity of a finding: class, kind, field pattern. */
+const liveKeys = (r: ShadowReport) => r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
+
+describe('bb shadow: two builds, a secondary, live findings = bb diff of the captures', () => {
+  it('finds the changed field and the removed header, follows ids and cookies, mirrors no POST', async () => {
+    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+    const out = tmp.path('run1');
+    const json = tmp.path('run1.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '9'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    const transcript: unknown[] = [];
+    try {
+      const session = await get(c, '/session');
+      const cookie = String(session.headers['set-cookie']).split(';')[0]!;
+      for (let i = 0; i < 3; i++) {
+        const list = await get(c, '/items');
+        transcript.push(list.body);
+        const item = await get(c, `/items/${list.body.items[0].id}`);
+        assert.equal(item.status, 200);
+      }
+      const me = await get(c, '/me', { cookie });
+      assert.equal(me.status, 200);
+      const post = await c.request({ method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+      assert.equal(post.statusCode, 201);
+      await post.body.text();
+    } finally {
+      await c.close();
+    }
+    const code = await bb.exited;
+    assert.equal(code, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);
+    // The client saw the primary's answers only: the old build's total and header.
+    for (const body of transcript) assert.equal((body as { total: number }).total, 1);
+
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.requests, 9);
+    assert.equal(report.totals.mirrored + Object.values(report.totals.skipped).reduce((a, b) => a + b, 0), report.totals.requests);
+    assert.deepEqual(report.totals.skipped, { unsafe: 1 });
+    assert.equal(report.totals.errors, 0);
+    // The POST reached the primary only.
+    assert.equal(primary.hits.get('POST /items'), 1);
+    assert.equal(candidate.hits.get('POST /items') ?? 0, 0);
+    assert.equal(secondary.hits.get('POST /items') ?? 0, 0);
+    // Ids and the session cookie were the candidate's own: no 404, no 401 there.
+    assert.equal(report.routes['GET /items/{id}']?.regressions ?? -1, 0, JSON.stringify(report.routes));
+    assert.equal(report.routes['GET /me']?.equal, 1, JSON.stringify(report.routes));
+    assert.deepEqual(liveKeys(report), ['real changed response.body.total', 'real removed response.headers.x-served-by']);
+    assert.equal(report.routes['GET /items']?.regressions, 3);
+
+    // bb diff of the written captures reaches the same verdicts.
+    const diff = await runBb(['diff', `${out}/primary.har`, `${out}/candidate.har`, '--noise', `${out}/secondary.har`, '--json', '-'], env);
+    assert.equal(diff.code, 1, diff.stderr);
+    const result = JSON.parse(diff.stdout) as { findings: Array<{ class: string; kind: string; pattern: string }>; pairs: unknown[] };
+    const offline = result.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort();
+    assert.deepEqual(offline, liveKeys(report));
+    assert.equal(result.pairs.length, report.totals.mirrored);
+  });
+
+  it('a WebSocket chat: the client hears the primary only; a changed candidate message is one regression', async () => {
+    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+    const out = tmp.path('ws');
+    const json = tmp.path('ws.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const ws = new WebSocket(url!.replace('http', 'ws') + '/chat');
+    const heard: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => ws.send('hello'));
+      ws.on('message', (m) => {
+        heard.push(m.toString());
+        if (heard.length === 1) ws.send('again');
+        if (heard.length === 2) ws.close(1000);
+      });
+      ws.once('close', () => resolve());
+    });
+    assert.deepEqual(heard.map((h) => JSON.parse(h).room), ['lobby', 'lobby']);
+    const code = await bb.exited;
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(code, 1, bb.stderr());
+    assert.equal(report.totals.mirrored, 1);
+    assert.equal(report.totals.regressions, 1);
+    assert.deepEqual(report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['regression changed ws.messages[].data.room'], JSON.stringify(report.findings));
+  });
+
+  it('a target down at start: one line, exit 2, nothing written', async () => {
+    const primary = await service('old');
+    const run = await runBb(['shadow', '--primary', primary.url, '--candidate', 'http://127.0.0.1:1', '--out', tmp.path('down'), '--until', '1'], env);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /candidate http:\/\/127\.0\.0\.1:1 does not accept connections/);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  });
+
+  it('--merge adds the reports of several shadows', async () => {
+    const a = tmp.path('run1.json');
+    const merged = tmp.path('merged.json');
+    const run = await runBb(['shadow', '--merge', a, a, '--json', merged], env);
+    assert.equal(run.code, 1, run.stderr);
+    const one = JSON.parse(await readFile(a, 'utf8')) as ShadowReport;
+    const two = JSON.parse(await readFile(merged, 'utf8')) as ShadowReport;
+    assert.equal(two.totals.requests, one.totals.requests * 2);
+    assert.equal(two.merged, 2);
+    assert.equal(two.findings[0]!.count, one.findings[0]!.count * 2);
+  });
+});

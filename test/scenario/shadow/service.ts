@@ -1,0 +1,79 @@
+// Two builds of one small service for bb shadow's tests, on loopback: the
+// "old" build (primary and secondary) and the "new" one (candidate) differ
+// in a field and a header; both issue random ids and a random session cookie
+// (Max-Age) that later requests must carry (a server that sees another
+// server's cookie answers 401). A WebSocket chat echoes messages, the new
+// build with a changed field. Each server counts the requests it got.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+
+/** One running build. */
+export interface ShadowService {
+  url: string;
+  /** Requests received, by "METHOD path". */
+  hits: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** Starts one build ('old' or 'new'). */
+export async function startShadowService(build: 'old' | 'new'): Promise<ShadowService> {
+  const sessions = new Set<string>();
+  const issued = new Set<string>();
+  const hits = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const key = `${req.method} ${path.replace(/\/[0-9a-f]{12}$/, '/{id}')}`;
+    hits.set(key, (hits.get(key) ?? 0) + 1);
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    if (path === '/session') {
+      const sid = randomBytes(16).toString('base64url');
+      sessions.add(sid);
+      json(200, { ok: true }, { 'set-cookie': `sid=${sid}; Max-Age=3600; Path=/; HttpOnly` });
+      return;
+    }
+    if (path === '/me') {
+      const sid = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+      if (!sid || !sessions.has(sid)) return json(401, { error: 'no session' });
+      return json(200, { name: 'ada', plan: 'pro' });
+    }
+    if (path === '/items' && req.method === 'GET') {
+      const id = randomBytes(6).toString('hex');
+      issued.add(id);
+      return json(200, { items: [{ id, name: 'widget' }], total: build === 'new' ? 2 : 1 }, build === 'old' ? { 'x-served-by': 'catalog' } : {});
+    }
+    // Only ids this server issued exist: a mirror that sent the primary's id would get a 404.
+    if (/^\/items\/[0-9a-f]{12}$/.test(path)) return issued.has(path.slice(7)) ? json(200, { id: path.slice(7), name: 'widget', stock: 5 }) : json(404, { error: 'no such item' });
+    if (path === '/items' && req.method === 'POST') {
+      drain(req);
+      return json(201, { id: randomBytes(6).toString('hex') });
+    }
+    json(404, { error: 'not found' });
+  });
+  const wss = new WebSocketServer({ server, path: '/chat' });
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const text = data.toString();
+      ws.send(JSON.stringify({ echo: text, room: build === 'new' ? 'lobby-2' : 'lobby' }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function drain(req: IncomingMessage): void {
+  req.resume();
+}
