@@ -14,6 +14,8 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { WebSocket, WebSocketServer } from 'ws';
 import { renderText, type DiffResult } from '../../diff/index.js';
+import { alignMessages } from '../../diff/streams.js';
+import { canonical } from '../../diff/compare.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -110,6 +112,24 @@ async function recordWsAndSse(cleanups: Cleanups, answer: Item[], ids: boolean):
   await rec.finish();
   return join(rec.dir, 'cap.har');
 }
+
+describe('alignMessages', () => {
+  const msg = (data: unknown) => ({ type: 'receive', opcode: 1, data });
+  const read = { token: (_side: 0 | 1, v: unknown) => canonical(v), value: (_side: 0 | 1, v: unknown) => v };
+  const line = (a: unknown[], b: unknown[]) => alignMessages(a.map(msg), b.map(msg), read, ['id']).map((l) => `${l.old ?? '-'}→${l.new ?? '-'} ${l.status}`);
+
+  it('pairs a swap as one reordered message, not as two changes', () => {
+    assert.deepEqual(line(['a', 'b', 'c'], ['b', 'a', 'c']), ['0→1 reordered', '1→0 paired', '2→2 paired']);
+  });
+
+  it('pairs messages by their data’s identity key before content', () => {
+    assert.deepEqual(line([{ id: 1, v: 'x' }, { id: 2, v: 'y' }], [{ id: 2, v: 'x' }, { id: 1, v: 'y' }]), ['0→1 reordered', '1→0 paired']);
+  });
+
+  it('pairs messages of another data.type only by identity, never by place: missing and extra', () => {
+    assert.deepEqual(line([{ type: 'a', n: 1 }], [{ type: 'b', n: 1 }]), ['0→- missing', '-→0 extra']);
+  });
+});
 
 describe('stream messages align by identity, like array items', () => {
   const cleanups = new Cleanups();
