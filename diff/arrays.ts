@@ -81,8 +81,8 @@ export interface ItemContent {
 
 /** Items at least this alike (shared leaves over the bigger item's) pair by content. */
 export const MIN_SIMILARITY = 0.5;
-/** Candidate pairs looked at by content at most (old × new items without identity); past it they pair by place. */
-const SIMILARITY_CELLS = 250_000;
+/** Leaf look-ups stage (5) may spend on one array (old × new items without identity, times their leaves); past it they pair by place. */
+const SIMILARITY_WORK = 4_000_000;
 
 /**
  * Lines up two arrays' items given each item's token (equal tokens: equal
@@ -158,9 +158,12 @@ function bySimilarity(
 ): void {
   const fa = ida.map((_, i) => i).filter((i) => !oldTaken[i] && ida[i] === undefined);
   const fb = idb.map((_, j) => j).filter((j) => !newTaken[j] && idb[j] === undefined);
-  if (!fa.length || !fb.length || fa.length * fb.length > SIMILARITY_CELLS) return;
+  if (!fa.length || !fb.length || fa.length * fb.length > SIMILARITY_WORK) return;
   const la = fa.map((i) => leavesOf(content.old[i]));
   const lb = fb.map((j) => leavesOf(content.new[j]));
+  let work = 0;
+  for (const l of la) work += (l?.size ?? 0) * fb.length;
+  if (work > SIMILARITY_WORK) return;
   const candidates: Array<{ i: number; j: number; score: number }> = [];
   fa.forEach((i, x) => {
     if (!la[x]) return;

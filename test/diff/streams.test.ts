@@ -15,7 +15,8 @@ import protobuf from 'protobufjs';
 import { WebSocket, WebSocketServer } from 'ws';
 import { renderText, type DiffResult } from '../../diff/index.js';
 import { alignMessages } from '../../diff/streams.js';
-import { canonical } from '../../diff/compare.js';
+import { canonical, diffMessages } from '../../diff/compare.js';
+import { arrayRules } from '../../diff/arrays.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -126,6 +127,18 @@ describe('alignMessages', () => {
     assert.deepEqual(line([{ id: 1, v: 'x' }, { id: 2, v: 'y' }], [{ id: 2, v: 'x' }, { id: 1, v: 'y' }]), ['0→1 reordered', '1→0 paired']);
   });
 
+  it('takes identity keys for messages from pairing.arrayKeys (path ws.messages or grpc.messages)', () => {
+    const a = [msg({ sku: 'a', n: 1, m: 1 }), msg({ sku: 'b', n: 2, m: 2 })];
+    const b = [msg({ sku: 'b', n: 1, m: 1 }), msg({ sku: 'a', n: 2, m: 2 })];
+    const rows = (rules?: ReturnType<typeof arrayRules>) => {
+      const out: Array<{ kind: string; path: string }> = [];
+      diffMessages(a, b, out, 'direction', rules);
+      return out.map((r) => `${r.kind} ${r.path}`);
+    };
+    assert.deepEqual(rows(arrayRules([{ path: 'ws.messages', key: 'sku' }])), ['reordered ws.messages[0]', 'changed ws.messages[0].data.n', 'changed ws.messages[0].data.m', 'changed ws.messages[1].data.n', 'changed ws.messages[1].data.m']);
+    assert.deepEqual(rows(), ['changed ws.messages[0].data.sku', 'changed ws.messages[1].data.sku']);
+  });
+
   it('pairs messages of another data.type only by identity, never by place: missing and extra', () => {
     assert.deepEqual(line([{ type: 'a', n: 1 }], [{ type: 'b', n: 1 }]), ['0→- missing', '-→0 extra']);
   });
@@ -176,26 +189,17 @@ describe('stream messages align by identity, like array items', () => {
 
   for (const ids of [false, true]) {
     const how = ids ? 'with an id field' : 'without an id field (by content)';
-    it(`WebSocket messages ${how}, reordered and extended by a field: reordered rows plus one added finding`, async () => {
+    it(`WebSocket messages and SSE events ${how}, reordered and extended by a field: reordered rows plus one added finding each`, async () => {
       const a = await recordWsAndSse(cleanups, items(ORIGINAL), ids);
       const b = await recordWsAndSse(cleanups, items(SHUFFLED, true), ids);
       const r = await diff(a, b);
-      const s = streamRows(r, 'ws.messages');
-      assert.deepEqual(s.other, [], showRows(r));
-      assert.ok(s.reordered > 0, showRows(r));
-      assert.deepEqual(s.added, ['ws.messages[].data.price'], showRows(r));
-      assert.equal(s.addedRows, 4, showRows(r));
-    });
-
-    it(`SSE events ${how}, reordered and extended by a field: reordered rows plus one added finding`, async () => {
-      const a = await recordWsAndSse(cleanups, items(ORIGINAL), ids);
-      const b = await recordWsAndSse(cleanups, items(SHUFFLED, true), ids);
-      const r = await diff(a, b);
-      const s = streamRows(r, 'response.events');
-      assert.deepEqual(s.other, [], showRows(r));
-      assert.ok(s.reordered > 0, showRows(r));
-      assert.deepEqual(s.added, ['response.events[].data.price'], showRows(r));
-      assert.equal(s.addedRows, 4, showRows(r));
+      for (const root of ['ws.messages', 'response.events']) {
+        const s = streamRows(r, root);
+        assert.deepEqual(s.other, [], showRows(r));
+        assert.ok(s.reordered > 0, `${root}: ${showRows(r)}`);
+        assert.deepEqual(s.added, [`${root}[].data.price`], showRows(r));
+        assert.equal(s.addedRows, 4, showRows(r));
+      }
       const added = r.findings.filter((f) => f.kind === 'added');
       assert.deepEqual(added.map((f) => f.pattern).sort(), ['response.events[].data.price', 'ws.messages[].data.price'], showRows(r));
     });
