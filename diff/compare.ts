@@ -6,8 +6,9 @@
 // pair inside their gap), so one inserted array item is one `added` row, and
 // no array costs more than the aligner's cell cap. Rows per pair are capped.
 import { createHash } from 'node:crypto';
-import { alignItems, identityOf, DEFAULT_ARRAY_RULES, type ArrayRules } from './arrays.js';
-import { lineupOrder, pairSequences, type Lineup } from './pair.js';
+import { alignItems, identityOf, DEFAULT_ARRAY_RULES, DEFAULT_IDENTITY_KEYS, type ArrayRules } from './arrays.js';
+import { lineupOrder, type Lineup } from './pair.js';
+import { alignMessages, eventIdentity, isEventStream } from './streams.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { keyedRequestLine } from './normalize/index.js';
@@ -91,7 +92,8 @@ export function diffValues(a: unknown, b: unknown, path: string, out: Row[], rul
     const keys = rules.keysFor(path);
     const ta = a.map(canonical);
     const tb = b.map(canonical);
-    const lineup = alignItems(ta, tb, a.map((v) => identityOf(v, keys, canonical)), b.map((v) => identityOf(v, keys, canonical)), rules.unordered(path));
+    const identity = isEventStream(path) ? eventIdentity : identityOf;
+    const lineup = alignItems(ta, tb, a.map((v) => identity(v, keys, canonical)), b.map((v) => identity(v, keys, canonical)), rules.unordered(path), { old: a, new: b });
     for (const l of lineup) {
       if (l.status === 'removed') out.push({ kind: 'removed', path: joinPath(path, l.old!), old: a[l.old!] });
       else if (l.status === 'added') out.push({ kind: 'added', path: joinPath(path, l.new!), new: b[l.new!] });
@@ -112,11 +114,6 @@ function itemSummary(v: unknown): string {
   return s.length > 60 ? `${s.slice(0, 59)}…` : s;
 }
 
-function wsLoose(m: NormalizedWsMessage): string {
-  const t = isPlain(m.data) && typeof m.data.type === 'string' ? m.data.type : '';
-  return `${m.type}|${m.opcode}|${t}`;
-}
-
 const OPCODES: Record<number, string> = { 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', [-1]: 'error' };
 
 /** "receive text {"type":"event",...}": which message a reordered row is about (payload cut at 60 characters). */
@@ -125,14 +122,15 @@ function messageSummary(m: NormalizedWsMessage): string {
   return `${m.type} ${OPCODES[m.opcode] ?? m.opcode} ${data.length > 60 ? data.slice(0, 59) + '…' : data}`;
 }
 
-/** How lineUpMessages tells equal messages: `same` for the common start and end, `token` (per side) for the rest. */
+/** How lineUpMessages tells equal messages: `same` for the common start and end, `token` (per side) and `value` (what similarity reads) for the rest. */
 export interface MessageEquality {
   same: (x: NormalizedWsMessage, y: NormalizedWsMessage) => boolean;
-  token: (side: 0 | 1, m: NormalizedWsMessage) => string;
+  token: (side: 0 | 1, v: unknown) => string;
+  value: (side: 0 | 1, v: unknown) => unknown;
 }
 
 /** Rendered (numbered) messages: equal when their JSON is. */
-const RENDERED: MessageEquality = { same: sameValue, token: (_side, m) => canonical(m) };
+const RENDERED: MessageEquality = { same: sameValue, token: (_side, v) => canonical(v), value: (_side, v) => v };
 
 /** One line of two connections' messages, by place in each connection; `same`: known equal without looking (the common start and end). */
 export type MessageLineup = Lineup & { same?: boolean };
@@ -143,25 +141,26 @@ export type MessageLineup = Lineup & { same?: boolean };
  * message crossed first is up to timing whenever a client sends without
  * waiting, and two runs of one build differ in it. "total" lines up the one
  * sequence as captured. In the one-sequence order either way: by old place,
- * extras after by new place.
+ * extras after by new place. Inside a sequence messages align by identity
+ * (diff/streams.ts): `keys` name a message by its data.
  */
-export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' = 'direction', eq: MessageEquality = RENDERED): MessageLineup[] {
+export function lineUpMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' = 'direction', eq: MessageEquality = RENDERED, keys: readonly string[] = DEFAULT_IDENTITY_KEYS): MessageLineup[] {
   const all = (n: number) => Array.from({ length: n }, (_, i) => i);
   const directions = order === 'total' ? [] : [...new Set([...a.map((m) => m.type), ...b.map((m) => m.type)])];
-  if (directions.length <= 1) return lineUpSequence(a, b, all(a.length), all(b.length), eq);
+  if (directions.length <= 1) return lineUpSequence(a, b, all(a.length), all(b.length), eq, keys);
   const out: MessageLineup[] = [];
   for (const d of directions) {
     const ia: number[] = [];
     const ib: number[] = [];
     a.forEach((m, i) => m.type === d && ia.push(i));
     b.forEach((m, j) => m.type === d && ib.push(j));
-    appendAll(out, lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, eq));
+    appendAll(out, lineUpSequence(ia.map((i) => a[i]!), ib.map((j) => b[j]!), ia, ib, eq, keys));
   }
   return out.sort(lineupOrder);
 }
 
 /** One sequence; `ia` / `ib`: each message's place in the whole connection. */
-function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[], eq: MessageEquality): MessageLineup[] {
+function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: number[], ib: number[], eq: MessageEquality, keys: readonly string[]): MessageLineup[] {
   // The same messages at the start and the end pair as they are: that is what
   // the aligner does first with them, so only the middle gets tokens (most
   // connections differ in a few messages of thousands).
@@ -174,7 +173,7 @@ function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: 
   const ma = a.slice(pre, a.length - suf);
   const mb = b.slice(pre, b.length - suf);
   if (ma.length || mb.length) {
-    for (const l of pairSequences(ma.map((m) => eq.token(0, m)), mb.map((m) => eq.token(1, m)), ma.map(wsLoose), mb.map(wsLoose))) {
+    for (const l of alignMessages(ma, mb, eq, keys)) {
       out.push({
         ...(l.old !== undefined ? { old: ia[l.old + pre]! } : {}),
         ...(l.new !== undefined ? { new: ib[l.new + pre]! } : {}),
@@ -186,9 +185,9 @@ function lineUpSequence(a: NormalizedWsMessage[], b: NormalizedWsMessage[], ia: 
   return out.sort(lineupOrder);
 }
 
-/** WebSocket messages compared in order (lineUpMessages): missing / extra / reordered / changed. */
+/** WebSocket or gRPC messages lined up by identity (lineUpMessages): missing / extra / reordered rows, and the field changes of the ones paired. */
 export function diffMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], out: Row[], order: 'direction' | 'total' = 'direction', rules: ArrayRules = DEFAULT_ARRAY_RULES, root: 'ws' | 'grpc' = 'ws'): void {
-  for (const l of lineUpMessages(a, b, order)) {
+  for (const l of lineUpMessages(a, b, order, RENDERED, rules.keysFor(`${root}.messages`))) {
     if (l.same) continue;
     if (l.status === 'missing') out.push({ kind: 'missing', path: `${root}.messages[${l.old}]`, old: a[l.old!] });
     else if (l.status === 'extra') out.push({ kind: 'extra', path: `${root}.messages[${l.new}]`, new: b[l.new!] });

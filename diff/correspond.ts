@@ -9,6 +9,7 @@
 // number before the place where both sides hold the id.
 import { alignItems, identityOf, type ArrayRules } from './arrays.js';
 import { canonical, lineUpMessages } from './compare.js';
+import { eventIdentity } from './streams.js';
 import { joinPath } from './selector.js';
 import { hasMarker, type OrdinalNumbering } from './normalize/index.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
@@ -21,6 +22,8 @@ class Binder {
   constructor(
     private readonly numbering: OrdinalNumbering,
     private readonly rules: ArrayRules,
+    /** The old response's SSE events: that array aligns as a stream (diff/streams.ts), and walks need not build paths to know it. */
+    private readonly events?: unknown[],
   ) {}
 
   /** Renders a value of one side as it stands (bound markers numbered, others as <CLASS>), for alignment tokens. */
@@ -91,12 +94,16 @@ class Binder {
       }
     }
     const keys = this.rules.keysFor(path);
+    const identity = a === this.events ? eventIdentity : identityOf;
+    const ra = a.map((v) => this.numbering.render(0, v));
+    const rb = b.map((v) => this.numbering.render(1, v));
     const lineup = alignItems(
-      a.map((v) => this.token(0, v)),
-      b.map((v) => this.token(1, v)),
-      a.map((v) => identityOf(v, keys, (k) => this.token(0, k))),
-      b.map((v) => identityOf(v, keys, (k) => this.token(1, k))),
+      ra.map(canonical),
+      rb.map(canonical),
+      a.map((v) => identity(v, keys, (k) => this.token(0, k))),
+      b.map((v) => identity(v, keys, (k) => this.token(1, k))),
       this.rules.unordered(path),
+      { old: ra, new: rb },
     );
     for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old], b[l.new], item(l.old));
   }
@@ -104,8 +111,9 @@ class Binder {
   bindMessages(a: NormalizedWsMessage[], b: NormalizedWsMessage[], order: 'direction' | 'total' | undefined, root: 'ws' | 'grpc' = 'ws'): void {
     const lineup = lineUpMessages(a, b, order, {
       same: (x, y) => this.compatible(x, y),
-      token: (side, m) => this.token(side, m),
-    });
+      token: (side, v) => this.token(side, v),
+      value: (side, v) => this.numbering.render(side, v),
+    }, this.rules.keysFor(`${root}.messages`));
     for (const l of lineup) if (l.old !== undefined && l.new !== undefined) this.bind(a[l.old]!.data, b[l.new]!.data, `${root}.messages[${l.old}].data`);
   }
 }
@@ -115,7 +123,7 @@ class Binder {
  * meets on both sides, then, in walk order, what is left on each side.
  */
 export function bindPair(numbering: OrdinalNumbering, a: EntryBody, b: EntryBody, rules: ArrayRules, wsOrder?: 'direction' | 'total'): void {
-  const binder = new Binder(numbering, rules);
+  const binder = new Binder(numbering, rules, a.response.events);
   binder.bind(a.request, b.request, 'request');
   binder.bind(a.response, b.response, 'response');
   if (a.ws && b.ws) {

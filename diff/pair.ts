@@ -1,13 +1,6 @@
-// Pairing: which old item goes with which new item — entries of two
-// captures (pairByKeys: by key sequence), or messages of two WebSocket
-// connections (pairSequences).
-//
-// pairSequences' stages, in order: (1) align identical items as sequences; (2) identical
-// items left over elsewhere are `reordered`; (3) inside each gap between
-// aligned items, align on the loose key (same route, same message type) and
-// pair them, to be compared field by field; (4) same loose key left over
-// elsewhere: `reordered`; (5) what is left is `missing` (old only) or
-// `extra` (new only). An insertion is one extra, never a cascade.
+// Pairing: which old entry goes with which new entry of two captures
+// (pairByKeys: by key sequence). Messages of two connections line up like
+// array items instead (diff/streams.ts).
 import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from '../core/index.js';
@@ -22,41 +15,6 @@ export interface Lineup {
   new?: number;
   /** How they were paired. */
   status: 'paired' | 'reordered' | 'missing' | 'extra';
-}
-
-/** Pairs two sequences given an exact token and a loose key per item. */
-export function pairSequences(oldExact: string[], newExact: string[], oldLoose: string[], newLoose: string[]): Lineup[] {
-  const oldTaken = new Array<boolean>(oldExact.length).fill(false);
-  const newTaken = new Array<boolean>(newExact.length).fill(false);
-  const out: Lineup[] = [];
-  const take = (i: number, j: number, status: Lineup['status']) => {
-    oldTaken[i] = true;
-    newTaken[j] = true;
-    out.push({ old: i, new: j, status });
-  };
-  const anchors = alignSequences(oldExact, newExact);
-  for (const [i, j] of anchors) take(i, j, 'paired');
-
-  leftoversByToken(oldExact, newExact, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
-
-  // Gaps between anchors, aligned on the loose key.
-  const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [oldExact.length, newExact.length]];
-  for (let g = 0; g + 1 < bounds.length; g++) {
-    const [a0, b0] = bounds[g]!;
-    const [a1, b1] = bounds[g + 1]!;
-    const ai: number[] = [];
-    const bi: number[] = [];
-    for (let i = a0 + 1; i < a1; i++) if (!oldTaken[i]) ai.push(i);
-    for (let j = b0 + 1; j < b1; j++) if (!newTaken[j]) bi.push(j);
-    if (!ai.length || !bi.length) continue;
-    for (const [x, y] of alignSequences(ai.map((i) => oldLoose[i]!), bi.map((j) => newLoose[j]!))) take(ai[x]!, bi[y]!, 'paired');
-  }
-
-  leftoversByToken(oldLoose, newLoose, oldTaken, newTaken, (i, j) => take(i, j, 'reordered'));
-
-  for (let i = 0; i < oldExact.length; i++) if (!oldTaken[i]) out.push({ old: i, status: 'missing' });
-  for (let j = 0; j < newExact.length; j++) if (!newTaken[j]) out.push({ new: j, status: 'extra' });
-  return out.sort(lineupOrder);
 }
 
 /** Old-side order; extras after the old item they follow in the new sequence. */

@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { alignSequences } from '../../diff/align.js';
-import { pairSequences } from '../../diff/pair.js';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -21,10 +20,6 @@ describe('sequence alignment', () => {
     const m = alignSequences(a, b);
     const want = a.flatMap((_, i): Array<[number, number]> => (i < 7000 ? [[i, i]] : i < 15000 ? [[i, i + 1]] : i === 15000 ? [] : [[i, i]]));
     assert.deepEqual(m, want);
-  });
-  it('pairs a swap as reordered, not as two changes', () => {
-    const l = pairSequences(['a', 'b', 'c'], ['b', 'a', 'c'], ['a', 'b', 'c'], ['b', 'a', 'c']);
-    assert.deepEqual(l.map((x) => x.status).sort(), ['paired', 'paired', 'reordered']);
   });
 });
 
