@@ -6,7 +6,6 @@ import {
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
 import { messageKindOf, sseFacts, streamEndText } from './streams.js';
-import { laneLabels, laneLabelText } from './lanes.js';
 
 /** How to render. */
 export interface Style {
@@ -120,13 +119,12 @@ export function connectionHeading(c: WsConnectionView, style: Style, total: numb
   return paint(style, 'bold', `connection ${c.id}`) + `  #${c.exchange}  ${clip(c.url, Math.max(20, style.width - 40))}  (${count})`;
 }
 
-/** The lines of `bb frames` for some connections. */
-export function framesText(conns: WsConnectionView[], totals: Map<string, number>, style: Style): string[] {
+/** The lines of `bb frames` for some connections; `labels[i]` (lanes.ts) stands in for conns[i]'s URL when it does not fit. */
+export function framesText(conns: WsConnectionView[], totals: Map<string, number>, style: Style, labels: readonly string[] = []): string[] {
   const lines: string[] = [];
-  const labels = laneLabels(conns);
   for (const [i, c] of conns.entries()) {
     if (lines.length > 0) lines.push('');
-    lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length, laneLabelText(labels[i]!)));
+    lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length, labels[i]));
     for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style));
   }
   return lines;

@@ -8,6 +8,4 @@ export { framesText, timelineText, showText, messageLine, formatOffset, type Sty
 export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';
-export { FRAMES_SEARCH_SCRIPT } from './frames-search.js';
-export { laneLabels, laneLabelText, type LaneLabel } from './lanes.js';
-export { isSseEntry, sseAsMessage, streamEnd, type StreamEnd } from './streams.js';
+export { laneLabels, laneLabelText } from './lanes.js';

@@ -11,7 +11,7 @@ import { writeReport } from './diff.js';
 import {
   wsConnections, filterConnections, timeline, framesText, timelineText, messageLine,
   connectionMatches, messageMatches, formatOffset, OPCODE_NAMES,
-  framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage,
+  framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage, laneLabels, laneLabelText,
   type FrameFilter,
 } from '../../inspect/index.js';
 import { BbError } from '../../core/index.js';
@@ -84,7 +84,7 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
     return 0;
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
-  printLines(framesText(conns, totals, style));
+  printLines(framesText(conns, totals, style, laneLabels(conns).map(laneLabelText)));
   if (conns.length === 0) {
     // Say which filter emptied the list: the connection filters, or the message filters within them.
     const byConnection = all.filter((c) => connectionMatches(c, filter));

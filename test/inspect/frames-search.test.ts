@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runInNewContext } from 'node:vm';
-import { FRAMES_SEARCH_SCRIPT } from '../../inspect/index.js';
+import { FRAMES_SEARCH_SCRIPT } from '../../inspect/frames-search.js';
 
 interface Search {
   build(items: Array<{ text: string; dir: number; lane: number }>, lanes: Array<{ id: string; text: string }>): unknown;

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { HarWebSocketMessage } from '../../capture/har.js';
-import { laneLabels, laneLabelText } from '../../inspect/index.js';
+import { laneLabels, laneLabelText } from '../../inspect/lanes.js';
 
 const text = (data: string): HarWebSocketMessage => ({ type: 'send', time: 0, opcode: 1, data });
 const conn = (url: string, ...messages: string[]) => ({ url, messages: messages.map(text) });
