@@ -2,9 +2,10 @@
 // decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
 import type { HarWebSocketMessage } from '../capture/index.js';
 import {
-  grpcStatusText, opcodeName, payloadBytes, payloadText,
+  grpcStatusText, opcodeName, payloadBytes, payloadText, statusMark,
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
+import { messageKindOf, sseFacts, streamEndText } from './streams.js';
 
 /** How to render. */
 export interface Style {
@@ -64,6 +65,11 @@ export function preview(m: HarWebSocketMessage): string {
     const code = (m._bb as { error?: unknown } | undefined)?.error;
     return `${typeof code === 'string' ? `${code}: ` : ''}${escapeControls(m.data)}`;
   }
+  const sse = sseFacts(m);
+  // An event named other than "message", or with an id, says so before its data (as `bb show --entry` does).
+  if (sse && (sse.event !== 'message' || sse.id !== '')) {
+    return `${sse.event !== 'message' ? `event ${escapeControls(sse.event)}` : 'message'}${sse.id ? ` id ${escapeControls(sse.id)}` : ''}: ${escapeControls(m.data)}`;
+  }
   if (m.opcode === 1 || m.opcode === 8 || m.opcode === 9 || m.opcode === 10) {
     const text = payloadText(m);
     if (m.opcode === 1 || !/\ufffd/.test(text)) return escapeControls(text);
@@ -82,7 +88,7 @@ const arrow = (m: HarWebSocketMessage, style: Style): string => {
 /** One message line: seq, [connection], time since open, arrow, opcode, size, preview. */
 export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string): string {
   const seq = typeof m._bb?.seq === 'number' ? String(m._bb.seq) : '-';
-  const op = m.type === 'error' ? 'error' : (m._bb as { grpc?: boolean } | undefined)?.grpc ? 'grpc' : opcodeName(m.opcode);
+  const op = messageKindOf(m, opcodeName);
   // A message cut at the body cap shows its whole size, and its preview says how much was kept.
   const whole = m._bb?.truncated !== undefined ? m._bb.size : undefined;
   const size = m.type === 'error' ? '' : formatSize(whole ?? payloadBytes(m).length);
@@ -100,19 +106,25 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
   return `${head}  ${cut}${clip(preview(m), Math.max(10, style.width - used - visibleLength(cut)))}`;
 }
 
-/** The heading line of one connection. */
-export function connectionHeading(c: WsConnectionView, style: Style, total: number): string {
+/** The heading line of one connection; `label` (lanes.ts) stands in for a URL too long for the line, so what tells it apart stays. */
+export function connectionHeading(c: WsConnectionView, style: Style, total: number, label?: string): string {
+  const room = Math.max(20, style.width - 40);
+  if (label !== undefined && [...c.url].length > room) c = { ...c, url: label };
   const count = total === c.messages.length ? `${total} messages` : `${c.messages.length} of ${total} messages`;
   if (c.grpc) return paint(style, 'bold', `grpc call ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 60))}  (${count}; ${grpcStatusText(c.grpc)})`;
+  if (c.sse) {
+    const events = count.replace(/messages$/, total === 1 ? 'event' : 'events');
+    return paint(style, 'bold', `sse stream ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 60))}  (${events}; ${streamEndText(c.sse.end)})`;
+  }
   return paint(style, 'bold', `connection ${c.id}`) + `  #${c.exchange}  ${clip(c.url, Math.max(20, style.width - 40))}  (${count})`;
 }
 
-/** The lines of `bb frames` for some connections. */
-export function framesText(conns: WsConnectionView[], totals: Map<string, number>, style: Style): string[] {
+/** The lines of `bb frames` for some connections; `labels[i]` (lanes.ts) stands in for conns[i]'s URL when it does not fit. */
+export function framesText(conns: WsConnectionView[], totals: Map<string, number>, style: Style, labels: readonly string[] = []): string[] {
   const lines: string[] = [];
-  for (const c of conns) {
+  for (const [i, c] of conns.entries()) {
     if (lines.length > 0) lines.push('');
-    lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length));
+    lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length, labels[i]));
     for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style));
   }
   return lines;
@@ -126,7 +138,7 @@ export function timelineText(events: TimelineEvent[], style: Style): string[] {
     const seq = paint(style, 'dim', (ev.seq !== undefined ? String(ev.seq) : '-').padStart(6));
     const what = ev.kind === 'request'
       ? `${paint(style, 'yellow', 'http')} ${ev.method} ${ev.url}`
-      : `${paint(style, 'yellow', 'http')} ${statusText(ev.status, style)} ${ev.method} ${ev.url}`;
+      : `${paint(style, 'yellow', 'http')} ${statusText(ev.status, style, statusMark(ev.errorBy))} ${ev.method} ${ev.url}`;
     const head = `${seq} ${'#' + String(ev.exchange).padEnd(5)} ${formatOffset(ev.time, start).padStart(11)} ${ev.kind === 'request' ? '▶' : '◀'} `;
     return head + clip(what, Math.max(10, style.width - visibleLength(head)));
   });
@@ -136,9 +148,9 @@ function eventTime(ev: TimelineEvent): number {
   return ev.kind === 'ws' ? ev.message.time : ev.time;
 }
 
-function statusText(status: number, style: Style): string {
-  const s = String(status);
-  return status >= 400 || status === 0 ? paint(style, 'red', s) : s;
+function statusText(status: number, style: Style, mark = ''): string {
+  const s = `${status}${mark}`;
+  return status >= 400 || status === 0 || mark === '!' ? paint(style, 'red', s) : s;
 }
 
 /** The lines of `bb show`: a header and one line per entry; times since the capture's first entry. */
@@ -148,7 +160,7 @@ export function showText(rows: EntryRow[], since: number, style: Style): string[
     `#${r.seq ?? r.entry}`,
     formatOffset(r.time, since),
     r.method,
-    r.error ? `${r.status}!` : String(r.status),
+    `${r.status}${statusMark(r.errorBy)}`,
     formatSize(r.contentSize),
     formatSize(r.responseBodySize),
     r.duration >= 0 ? r.duration.toFixed(0) : '-',
@@ -164,7 +176,7 @@ export function showText(rows: EntryRow[], since: number, style: Style): string[
       const text = clip(c, widths[i]!);
       const padded = i === 0 || i === 2 || i === 7 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!);
       if (isHeader) return paint(style, 'dim', padded);
-      if (i === 3 && (cells[3]!.endsWith('!') || Number(cells[3]) >= 400)) return paint(style, 'red', padded);
+      if (i === 3 && (cells[3]!.endsWith('!') || Number.parseInt(cells[3]!, 10) >= 400)) return paint(style, 'red', padded);
       return i === 0 ? paint(style, 'dim', padded) : padded;
     });
     const head = fixed.join('  ');

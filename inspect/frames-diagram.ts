@@ -5,7 +5,9 @@
 // --grep filters are the frames model's own (timeline(), wsConnections(),
 // filterConnections()); this file only adds --page and the layout facts.
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
-import { entryError, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
+import { entryError, entryErrorBy, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, statusMark, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
+import { messageKindOf } from './streams.js';
+import { laneLabels, type LaneLabel } from './lanes.js';
 import { clip, formatSize, preview } from './format.js';
 
 /** One lane: a participant on the client side of the diagram. */
@@ -16,6 +18,10 @@ export interface DiagramLane {
   id: string;
   /** The upgrade URL ("" for the HTTP lane). */
   url: string;
+  /** What the lane is: "connection c3", "sse stream #5", "grpc call #7", "HTTP". */
+  name: string;
+  /** What tells this lane from the others: host and path, and the query or first message that differs (lanes.ts). */
+  label: LaneLabel;
   /** Index of the upgrade entry in `log.entries` (ws lanes). */
   entry?: number;
   /** Rows drawn in this lane. */
@@ -43,6 +49,8 @@ export interface DiagramRow {
   page?: string;
   /** Set on error rows: bb's error code or a short reason. */
   error?: string;
+  /** Set on a response a side hung up on: "aborted by client" (not an error of bb's, so not marked as one). */
+  aborted?: string;
   /** Close frames: decoded code and reason. */
   close?: { code?: number; reason: string };
 }
@@ -146,7 +154,7 @@ function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: Diag
   const direction = m.type === 'error' ? m._bb?.direction : m.type;
   const row: DiagramRow = {
     lane, dir: direction === 'send' ? 'send' : 'receive', kind: 'ws', opcode: m.opcode, time: m.time, size,
-    label: `${opcodeName(m.opcode)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width)), width)}`.trimEnd(),
+    label: `${messageKindOf(m, opcodeName)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width)), width)}`.trimEnd(),
   };
   if (m._bb?.seq !== undefined) row.seq = m._bb.seq;
   if (m.type === 'error') row.error = m._bb?.error ?? 'unparsable frame';
@@ -174,6 +182,7 @@ const sized = (bytes: number): string => (bytes > 0 ? ` ${formatSize(bytes)}` : 
 
 function httpRows(ev: Extract<TimelineEvent, { kind: 'request' | 'response' }>, e: HarEntry, lane: number, maxBody: number): { row: DiagramRow; payload: DiagramPayload } {
   const error = entryError(e);
+  const by = entryErrorBy(e);
   if (ev.kind === 'request') {
     const body = e.request.postData;
     const row: DiagramRow = { lane, dir: 'send', kind: 'request', time: ev.time, size: e.request.bodySize, label: `${e.request.method}${sized(e.request.bodySize)} ${clip(e.request.url, 200)}` };
@@ -186,10 +195,11 @@ function httpRows(ev: Extract<TimelineEvent, { kind: 'request' | 'response' }>, 
   const content = e.response.content;
   const row: DiagramRow = {
     lane, dir: 'receive', kind: 'response', time: ev.time, size: content.size,
-    label: `${e.response.status}${error ? '!' : ''}${sized(content.size)} ${e.request.method} ${clip(e.request.url, 200)}`,
+    label: `${e.response.status}${statusMark(by)}${sized(content.size)} ${e.request.method} ${clip(e.request.url, 200)}`,
   };
   if (ev.seq !== undefined) row.seq = ev.seq;
-  if (error !== undefined) row.error = error;
+  if (error !== undefined && by === 'bb') row.error = error;
+  else if (error !== undefined) row.aborted = error;
   const payload: DiagramPayload = { kind: 'http', head: headText([`${e.response.httpVersion} ${e.response.status} ${e.response.statusText}`.trim()], e.response.headers) };
   const cut = cutBody(content.encoding === 'base64' ? 'base64' : 'text', content.text, maxBody);
   if (cut) payload.body = cut;
@@ -203,11 +213,13 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
   const all = wsConnections(har);
   const conns = filterConnectionsByPage(filterConnections(all, filter), har, opts.page);
   const lanes: DiagramLane[] = [];
-  const httpLane = opts.http ? lanes.push({ kind: 'http', id: 'HTTP', url: '', rows: 0 }) - 1 : -1;
+  const httpLane = opts.http ? lanes.push({ kind: 'http', id: 'HTTP', url: '', name: 'HTTP', label: { where: 'plain HTTP entries', differs: '' }, rows: 0 }) - 1 : -1;
   const laneOfConnection = new Map<string, number>();
   const laneOfEntry = new Map<number, number>();
-  for (const c of conns) {
-    const lane = lanes.push({ kind: 'ws', id: c.id, url: c.url, entry: c.entry, rows: 0 }) - 1;
+  const labels = laneLabels(conns);
+  for (const [k, c] of conns.entries()) {
+    const name = c.grpc ? `grpc call ${c.id}` : c.sse ? `sse stream ${c.id}` : `connection ${c.id}`;
+    const lane = lanes.push({ kind: 'ws', id: c.id, url: c.url, name, label: labels[k]!, entry: c.entry, rows: 0 }) - 1;
     laneOfConnection.set(c.id, lane);
     laneOfEntry.set(c.entry, lane);
   }
@@ -228,8 +240,8 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
       if (p !== undefined) drawn.row.page = p;
     } else {
       if (!opts.http) continue;
-      // A WebSocket upgrade is drawn in its connection's lane; one filtered out draws nothing.
-      const lane = isWebSocketEntry(e) ? laneOfEntry.get(ev.entry) : httpLane;
+      // A WebSocket upgrade (or a stream's request) is drawn in its lane; one filtered out draws nothing.
+      const lane = laneOfEntry.get(ev.entry) ?? (isWebSocketEntry(e) ? undefined : httpLane);
       if (lane === undefined) continue;
       drawn = httpRows(ev, e, lane, maxBody);
       const p = page(e.pageref);

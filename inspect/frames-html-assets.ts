@@ -19,10 +19,11 @@ body{font:13px/1.35 system-ui,sans-serif;color:#222;display:flex;flex-direction:
 #main{flex:1;display:flex;min-height:0}
 #scroll{flex:1;overflow:auto;position:relative;outline:none}
 #canvas{position:relative}
-#heads{position:sticky;top:0;height:52px;background:#fafafa;border-bottom:1px solid #ccc;z-index:3}
-.h{position:absolute;top:4px;height:44px;overflow:hidden;border:1px solid #bbb;border-radius:4px;background:#fff;padding:2px 5px;box-sizing:border-box}
+#heads{position:sticky;top:0;height:66px;background:#fafafa;border-bottom:1px solid #ccc;z-index:3}
+.h{position:absolute;top:4px;height:58px;cursor:pointer;overflow:hidden;border:1px solid #bbb;border-radius:4px;background:#fff;padding:2px 5px;box-sizing:border-box}
 .h.srv{background:#f0f0f0}
-.h b,.h small{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.h small{color:#555}
+.h b,.h small{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.h small{color:#555}.h small.d{color:#0550ae}
+#search{width:26em;font:inherit;padding:2px 6px}#search.none{background:#ffebe9}
 #body{position:relative}
 .ll{position:absolute;top:0;width:0;border-left:1px dashed #bbb}.ll.srv{border-left:2px solid #888}
 .band{position:absolute;left:0;border-top:1px solid rgba(60,100,180,.45)}
@@ -52,7 +53,7 @@ export const FRAMES_SCRIPT = String.raw`(function(){
 'use strict';
 var D=JSON.parse(document.getElementById('bb-data').textContent);
 var P=null;
-var ROW=24,BAND=18,GUT=128,LANE=200,SRV=150,NOTES=360,HEAD=52,OVER=15,MAXGAP=15*ROW;
+var ROW=24,BAND=18,GUT=128,LANE=200,SRV=150,NOTES=360,HEAD=66,OVER=15,MAXGAP=15*ROW;
 var lanes=D.lanes,rows=D.rows,n=rows.length,bands=D.bands;
 // NOTES: room right of the server lane, so labels of the lanes nearest the server are not cut short.
 var W=GUT+lanes.length*LANE+SRV+NOTES;
@@ -60,6 +61,10 @@ var $=function(id){return document.getElementById(id);};
 var scroll=$('scroll'),canvas=$('canvas'),heads=$('heads'),body=$('body'),layer=$('rows'),bandLayer=$('bands'),lines=$('lines');
 var panel=$('panel');
 var ys=new Float64Array(n),total=0,selected=-1,first=-1,last=-1,pending=false;
+// order: the rows shown, by position (null: all of them, a search narrows it); m: how many; vb: bands as [name, from, to] positions.
+var order=null,m=n,vb=[];
+function idx(k){return order?order[k]:k;}
+function posOf(i){if(!order)return i;var lo=0,hi=m;while(lo<hi){var h=(lo+hi)>>1;if(order[h]<i)lo=h+1;else hi=h;}return lo<m&&order[lo]===i?lo:-1;}
 var bandOf=new Int32Array(n).fill(-1);
 bands.forEach(function(b,k){for(var i=b[1];i<=b[2];i++)bandOf[i]=k;});
 var closes={};D.closes.forEach(function(c){closes[c[0]]={code:c[1],reason:c[2]};});
@@ -71,20 +76,24 @@ function layout(byTime){
   var scale=0;
   if(byTime){
     var gaps=[];
-    for(var i=1;i<n;i++){var a=rows[i-1][4],b=rows[i][4];if(a!=null&&b!=null&&b>a)gaps.push(b-a);}
+    for(var i=1;i<m;i++){var a=rows[idx(i-1)][4],b=rows[idx(i)][4];if(a!=null&&b!=null&&b>a)gaps.push(b-a);}
     if(gaps.length){gaps.sort(function(x,y){return x-y;});scale=1.5*ROW/gaps[gaps.length>>1];}
   }
-  var y=0;
-  for(var j=0;j<n;j++){
-    if(j>0){
+  var y=0,prev=-1;vb=[];
+  for(var k=0;k<m;k++){
+    var j=idx(k);
+    if(k>0){
       var gap=ROW;
-      if(scale){var p=rows[j-1][4],q=rows[j][4];if(p!=null&&q!=null&&q>p)gap=Math.min(Math.max(ROW,(q-p)*scale),MAXGAP);}
+      if(scale){var p=rows[prev][4],q=rows[j][4];if(p!=null&&q!=null&&q>p)gap=Math.min(Math.max(ROW,(q-p)*scale),MAXGAP);}
       y+=gap;
     }
-    if(bandOf[j]>=0&&(j===0||bandOf[j-1]!==bandOf[j]))y+=BAND;
-    ys[j]=y;
+    if(bandOf[j]>=0){
+      if(k===0||bandOf[prev]!==bandOf[j]){y+=BAND;vb.push([bands[bandOf[j]][0],k,k,bandOf[j]]);}
+      else vb[vb.length-1][2]=k;
+    }
+    ys[k]=y;prev=j;
   }
-  total=n?y+ROW+8:0;
+  total=m?y+ROW+8:0;
   body.style.height=total+'px';
   canvas.style.width=W+'px';
   for(var k=0;k<lines.children.length;k++)lines.children[k].style.height=total+'px';
@@ -93,9 +102,10 @@ function layout(byTime){
 function drawHeads(){
   lanes.forEach(function(l,i){
     var h=el('div','h');h.style.left=(GUT+i*LANE+4)+'px';h.style.width=(LANE-8)+'px';
-    h.appendChild(el('b',null,l.kind==='ws'?'connection '+l.id:'HTTP'));
-    h.appendChild(el('small',null,l.kind==='ws'?l.url:l.rows+' rows'));
-    h.title=l.kind==='ws'?l.id+' '+l.url:'plain HTTP entries';
+    h.appendChild(el('b',null,l.name));
+    h.appendChild(el('small',null,l.kind==='ws'?l.where:l.rows+' rows'));
+    if(l.differs)h.appendChild(el('small','d',l.differs));
+    h.title=(l.kind==='ws'?l.name+'\n'+l.url:'plain HTTP entries')+'\n(click: only this lane)';
     h.dataset.lane=i;heads.appendChild(h);
     var line=el('div','ll');line.style.left=laneX(i)+'px';lines.appendChild(line);
   });
@@ -104,12 +114,12 @@ function drawHeads(){
   var sl=el('div','ll srv');sl.style.left=srvX+'px';lines.appendChild(sl);
   var g=el('div','h');g.style.left='4px';g.style.width=(GUT-12)+'px';g.appendChild(el('b',null,'seq'));g.appendChild(el('small',null,'time'));heads.appendChild(g);
 }
-// First row whose bottom is below y (binary search over ys).
-function rowAt(y){var lo=0,hi=n;while(lo<hi){var m=(lo+hi)>>1;if(ys[m]+ROW<y)lo=m+1;else hi=m;}return lo;}
-function drawRow(i){
+// First position whose row's bottom is below y (binary search over ys).
+function rowAt(y){var lo=0,hi=m;while(lo<hi){var h=(lo+hi)>>1;if(ys[h]+ROW<y)lo=h+1;else hi=h;}return lo;}
+function drawRow(i,k){
   var r=rows[i],x1=laneX(r[0]),left=Math.min(x1,srvX),width=Math.abs(srvX-x1);
   var e=el('div','row c-'+r[2]+(r[7]!=null?' err':'')+(i===selected?' sel':''));
-  e.style.top=ys[i]+'px';e.style.width=W+'px';
+  e.style.top=ys[k]+'px';e.style.width=W+'px';
   e.dataset.i=i;e.dataset.lane=r[0];if(r[3]!=null)e.dataset.seq=r[3];
   e.appendChild(el('span','g',r[3]!=null?'#'+r[3]:String(i+1)));
   e.appendChild(el('span','t',offset(r[4])));
@@ -120,29 +130,29 @@ function drawRow(i){
 }
 var bandFirst=-1,bandLast=-1;
 function drawBands(top,bottom){
-  var lo=0,hi=bands.length;
-  while(lo<hi){var m=(lo+hi)>>1;if(ys[bands[m][2]]+ROW<top)lo=m+1;else hi=m;}
-  var end=lo;while(end<bands.length&&ys[bands[end][1]]-BAND<=bottom)end++;
+  var lo=0,hi=vb.length;
+  while(lo<hi){var h=(lo+hi)>>1;if(ys[vb[h][2]]+ROW<top)lo=h+1;else hi=h;}
+  var end=lo;while(end<vb.length&&ys[vb[end][1]]-BAND<=bottom)end++;
   if(lo===bandFirst&&end===bandLast)return;
   bandFirst=lo;bandLast=end;
   var f=document.createDocumentFragment();
   for(var k=lo;k<end;k++){
-    var b=bands[k],y0=ys[b[1]]-BAND;
-    var e=el('div','band b'+(k%2));e.style.top=y0+'px';e.style.height=(ys[b[2]]+ROW-y0)+'px';e.style.width=W+'px';
-    e.dataset.band=k;e.appendChild(el('span','bn','step: '+b[0]));f.appendChild(e);
+    var b=vb[k],y0=ys[b[1]]-BAND;
+    var e=el('div','band b'+(b[3]%2));e.style.top=y0+'px';e.style.height=(ys[b[2]]+ROW-y0)+'px';e.style.width=W+'px';
+    e.dataset.band=b[3];e.appendChild(el('span','bn','step: '+b[0]));f.appendChild(e);
   }
   bandLayer.replaceChildren(f);
 }
 function render(){
   pending=false;
-  if(!n)return;
+  if(!m){layer.replaceChildren();bandLayer.replaceChildren();return;}
   var top=scroll.scrollTop-HEAD,bottom=top+scroll.clientHeight;
-  var a=Math.max(0,rowAt(top)-OVER),b=Math.min(n-1,rowAt(bottom)+OVER);
+  var a=Math.max(0,rowAt(top)-OVER),b=Math.min(m-1,rowAt(bottom)+OVER);
   drawBands(top,bottom);
   if(a===first&&b===last)return;
   first=a;last=b;
   var f=document.createDocumentFragment();
-  for(var i=a;i<=b;i++)f.appendChild(drawRow(i));
+  for(var k=a;k<=b;k++)f.appendChild(drawRow(idx(k),k));
   layer.replaceChildren(f);
 }
 function later(){if(!pending){pending=true;requestAnimationFrame(render);}}
@@ -185,7 +195,7 @@ function show(i){
   selected=i;first=-1;render();
   var r=rows[i],p=P[i],lane=lanes[r[0]];
   var what=r[8]==='ws'?(OPS[p[0]]||'opcode '+p[0]):r[8];
-  $('panel-title').textContent=(r[3]!=null?'#'+r[3]+' ':'')+(r[1]===0?'→ ':'← ')+what+' · '+(lane.kind==='ws'?'connection '+lane.id:'HTTP');
+  $('panel-title').textContent=(r[3]!=null?'#'+r[3]+' ':'')+(r[1]===0?'→ ':'← ')+what+' · '+lane.name;
   var meta=$('panel-meta');meta.replaceChildren();
   function add(k,v){if(v==null||v==='')return;meta.appendChild(el('dt',null,k));meta.appendChild(el('dd',null,String(v)));}
   add('direction',r[1]===0?'client → server (send)':'server → client (receive)');
@@ -195,11 +205,13 @@ function show(i){
   add('step',bandOf[i]>=0?bands[bandOf[i]][0]:null);
   var c=closes[i];if(c){add('close code',c.code==null?'none':c.code);add('close reason',c.reason===''?'(empty)':c.reason);}
   add('error',r[7]);
+  add('ended',r[9]);
   $('panel-payload').textContent=payloadText(p);
   panel.hidden=false;
 }
 function reveal(i){
-  var top=ys[i]+HEAD,view=scroll.clientHeight;
+  var k=posOf(i);if(k<0)return;
+  var top=ys[k]+HEAD,view=scroll.clientHeight;
   if(top-HEAD<scroll.scrollTop)scroll.scrollTop=top-HEAD-ROW;
   else if(top+ROW>scroll.scrollTop+view)scroll.scrollTop=top+2*ROW-view;
 }
@@ -209,19 +221,66 @@ layer.addEventListener('click',function(ev){
 });
 document.addEventListener('keydown',function(ev){
   if(ev.key==='Escape'){panel.hidden=true;return;}
-  if(selected<0)return;
+  if(selected<0||ev.target===search)return;
   var d=ev.key==='ArrowDown'||ev.key==='j'?1:ev.key==='ArrowUp'||ev.key==='k'?-1:0;
-  if(d&&selected+d>=0&&selected+d<n){ev.preventDefault();show(selected+d);reveal(selected);}
+  var k=posOf(selected);
+  if(d&&k>=0&&k+d>=0&&k+d<m){ev.preventDefault();show(idx(k+d));reveal(selected);}
 });
 $('panel-close').addEventListener('click',function(){panel.hidden=true;});
-$('by-time').addEventListener('change',function(ev){var at=rowAt(scroll.scrollTop-HEAD);layout(ev.target.checked);scroll.scrollTop=n?ys[Math.min(at,n-1)]:0;render();});
+$('by-time').addEventListener('change',function(ev){var at=rowAt(scroll.scrollTop-HEAD);layout(ev.target.checked);scroll.scrollTop=m?ys[Math.min(at,m-1)]:0;render();});
+// The search (frames-search.ts): the index is built once, on first use, from each row's label and whole payload.
+var search=$('search'),found=$('found'),index=null;
+function b64text(s){try{return atob(s);}catch(e){return s;}}
+function rowText(i){
+  var r=rows[i],p=P[i];
+  if(typeof p[0]==='string')return r[6]+'\n'+p[0]+(p[2]!=null&&!p[1]?'\n'+p[2]:'');
+  return r[6]+'\n'+(p[2]?b64text(p[1]):p[1]);
+}
+function searchIndex(){
+  if(index)return index;
+  if(!P)P=JSON.parse($('bb-payloads').textContent);
+  var items=new Array(n);
+  for(var i=0;i<n;i++)items[i]={text:rowText(i),dir:rows[i][1],lane:rows[i][0]};
+  index=bbFrameSearch.build(items,lanes.map(function(l){return {id:l.id,text:l.name+' '+l.url+' '+l.differs};}));
+  return index;
+}
+function applySearch(){
+  var t0=performance.now();
+  order=bbFrameSearch.run(searchIndex(),search.value);
+  m=order?order.length:n;
+  layout($('by-time').checked);
+  var k=selected>=0?posOf(selected):-1;
+  scroll.scrollTop=k>=0?Math.max(0,ys[k]-3*ROW):0;
+  render();
+  found.textContent=order?m+' of '+n+' rows match':'';
+  search.classList.toggle('none',order!==null&&m===0);
+  document.body.dataset.searchMs=String(Math.round((performance.now()-t0)*10)/10);
+}
+// Enter jumps to the next match (Shift+Enter the one before) and opens it.
+function jump(d){
+  if(!m)return;
+  var k=selected>=0?posOf(selected):-1;
+  k=k<0?(d>0?0:m-1):(k+d+m)%m;
+  show(idx(k));reveal(selected);
+}
+search.addEventListener('input',applySearch);
+search.addEventListener('keydown',function(ev){
+  if(ev.key==='Enter'){ev.preventDefault();jump(ev.shiftKey?-1:1);}
+  else if(ev.key==='Escape'){search.value='';applySearch();}
+});
+heads.addEventListener('click',function(ev){
+  var h=ev.target.closest?ev.target.closest('.h[data-lane]'):null;
+  if(!h)return;
+  var l=lanes[Number(h.dataset.lane)];
+  search.value=l.kind==='ws'?'conn:'+l.id:'';applySearch();
+});
 scroll.addEventListener('scroll',later);
 window.addEventListener('resize',later);
 drawHeads();
 layout(D.byTime);
 if(!n)body.appendChild(el('p','empty','No messages match.'));
 render();
-$('status').textContent=n?'click an arrow for its payload; ↑/↓ step through':'';
+$('status').textContent=n?'click an arrow for its payload; ↑/↓ step through; Enter jumps to the next match':'';
 document.body.setAttribute('data-ready','1');
 performance.mark('bb-ready');
 })();`;

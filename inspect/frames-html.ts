@@ -14,6 +14,7 @@ import { esc, pageHead, scriptJson } from '../core/index.js';
 import type { DiagramPayload, DiagramRow, FramesDiagram } from './frames-diagram.js';
 import { formatSize } from './format.js';
 import { FRAMES_CSS, FRAMES_SCRIPT } from './frames-html-assets.js';
+import { FRAMES_SEARCH_SCRIPT } from './frames-search.js';
 
 /** Options for the page. */
 export interface FramesHtmlOptions {
@@ -40,7 +41,7 @@ function rowClass(r: DiagramRow): string {
   }
 }
 
-/** The rows as compact arrays: [lane, dir (0 send, 1 receive), class, seq, seconds since t0, size, label, error, kind]. */
+/** The rows as compact arrays: [lane, dir (0 send, 1 receive), class, seq, seconds since t0, size, label, error, kind, aborted]. */
 function rowData(d: FramesDiagram, t0: number): unknown[] {
   return d.rows.map((r) => [
     r.lane,
@@ -52,6 +53,7 @@ function rowData(d: FramesDiagram, t0: number): unknown[] {
     r.label,
     r.error ?? null,
     r.kind,
+    r.aborted ?? null,
   ]);
 }
 
@@ -68,7 +70,7 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
   for (const r of d.rows) if (r.time < t0) t0 = r.time;
   if (!Number.isFinite(t0)) t0 = 0;
   const data = {
-    lanes: d.lanes.map((l) => ({ kind: l.kind, id: l.id, url: l.url, rows: l.rows })),
+    lanes: d.lanes.map((l) => ({ kind: l.kind, id: l.id, url: l.url, name: l.name, where: l.label.where, differs: l.label.differs, rows: l.rows })),
     server: d.server,
     rows: rowData(d, t0),
     bands: d.bands.map((b) => [b.name, b.from, b.to]),
@@ -84,11 +86,13 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
   return `${pageHead(title, nonce, { css: FRAMES_CSS, nonced: true })}
 <header id="top"><h1>${esc(title)}</h1><span id="summary">${esc(summary)}</span>
 <label><input type="checkbox" id="by-time"${opts.byTime ? ' checked' : ''}> space rows by time</label>
+<input type="search" id="search" placeholder="search payloads · dir:send · conn:c3" aria-label="search frames" autocomplete="off" spellcheck="false"><span id="found"></span>
 <span class="legend">${legend}</span><span id="status"></span></header>
 <div id="main"><div id="scroll" tabindex="0"><div id="canvas"><div id="heads"></div><div id="body"><div id="lines"></div><div id="bands"></div><div id="rows"></div></div></div></div>
 <aside id="panel" hidden><button type="button" id="panel-close" aria-label="close">×</button><h2 id="panel-title"></h2><dl id="panel-meta"></dl><pre id="panel-payload"></pre></aside></div>
 <script type="application/json" id="bb-data">${scriptJson(data)}</script>
-<script nonce="${nonce}">${FRAMES_SCRIPT}</script>
+<script nonce="${nonce}">${FRAMES_SEARCH_SCRIPT}
+${FRAMES_SCRIPT}</script>
 <script type="application/json" id="bb-payloads">${scriptJson(d.payloads.map(payloadData))}</script>
 </body></html>
 `;

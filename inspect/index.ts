@@ -8,3 +8,4 @@ export { framesText, timelineText, showText, messageLine, formatOffset, type Sty
 export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';
+export { laneLabels, laneLabelText } from './lanes.js';

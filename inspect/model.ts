@@ -8,6 +8,7 @@
 // connection ids").
 import { grpcStatus, grpcStatusName, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 import { globMatcher, isoToSeconds } from '../core/index.js';
+import { isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseAsMessage, streamEnd, type StreamEnd } from './streams.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -25,6 +26,8 @@ export interface WsConnectionView {
   messages: HarWebSocketMessage[];
   /** Set for a gRPC call (listed like a connection, one per call): its status. */
   grpc?: GrpcCallStatus;
+  /** Set for a server-sent event stream (listed like a connection, one per stream): who ended it. */
+  sse?: { end: StreamEnd };
 }
 
 /** A gRPC call's grpc-status (null: none came) and grpc-message. */
@@ -89,12 +92,22 @@ export interface EntryRow {
   grpc?: GrpcCallStatus & { messages: number };
   /** bb's `_bb.error.code` (bb's own 502), `_bb.aborted`, or how many streams a reset burst stands for. */
   error?: string;
+  /** Who `error` is about: "bb" (bb's own error response, marked `!`), or the side that hung up (marked `×`). */
+  errorBy?: ErrorBy;
+}
+
+/** Who ended an exchange early: bb (its own error response) or a side that hung up. */
+export type ErrorBy = 'bb' | 'client' | 'upstream';
+
+/** The mark after a status: `!` bb's own error response, `×` a side hung up, "" neither. */
+export function statusMark(by: ErrorBy | undefined): string {
+  return by === undefined ? '' : by === 'bb' ? '!' : '×';
 }
 
 /** One event of the timeline, in total order. */
 export type TimelineEvent =
   | { kind: 'request'; entry: number; exchange: number; seq?: number; time: number; method: string; url: string; status: number; page?: string }
-  | { kind: 'response'; entry: number; exchange: number; seq?: number; time: number; method: string; url: string; status: number }
+  | { kind: 'response'; entry: number; exchange: number; seq?: number; time: number; method: string; url: string; status: number; errorBy?: ErrorBy; head?: true }
   | { kind: 'ws'; entry: number; connection: string; url: string; message: HarWebSocketMessage };
 
 /** Opcode names, as `--opcode` takes them. */
@@ -157,16 +170,18 @@ export function wsConnections(har: Har): WsConnectionView[] {
   const used = new Set<string>();
   for (const { entry, index } of orderedEntries(har)) {
     const grpc = !isWebSocketEntry(entry) && isGrpcEntry(entry);
-    if (!grpc && !isWebSocketEntry(entry)) continue;
+    const sse = !grpc && isSseEntry(entry);
+    if (!grpc && !sse && !isWebSocketEntry(entry)) continue;
     const exchange = seqOf(entry) ?? index;
-    // A gRPC call is named by its exchange: many calls share one connection.
-    let id = grpc ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
+    // A gRPC call or an event stream is named by its exchange: many share one connection.
+    let id = grpc || sse ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
     if (used.has(id)) id = `${id}/${index}`;
     used.add(id);
-    const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : entry._webSocketMessages ?? [];
+    const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : sse ? entry._eventSourceMessages!.map(sseAsMessage) : entry._webSocketMessages ?? [];
     const messages = sorted(raw.map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })));
     const view: WsConnectionView = { id, url: entry.request.url, entry: index, exchange, openedAt: isoToSeconds(entry.startedDateTime), messages };
     if (grpc) view.grpc = grpcCallStatus(entry);
+    if (sse) view.sse = { end: streamEnd(entry) };
     conns.push(view);
   }
   return conns;
@@ -267,6 +282,8 @@ export function entryRows(har: Har): EntryRow[] {
     if (isGrpcEntry(e)) row.grpc = { ...grpcCallStatus(e), messages: e._grpcMessages!.length };
     const error = entryError(e);
     if (error !== undefined) row.error = error;
+    const by = entryErrorBy(e);
+    if (by !== undefined) row.errorBy = by;
     return row;
   });
 }
@@ -278,6 +295,14 @@ export function entryError(e: HarEntry): string | undefined {
   // A burst of h2 streams reset before any response (a rapid-reset flood) is one entry standing for many.
   if (bb?.resetBurst) return `${bb.resetBurst.count} streams reset by ${bb.aborted ?? 'client'}`;
   return bb?.aborted ? `aborted by ${bb.aborted}` : undefined;
+}
+
+/** Who ended an entry early: bb's own error response, or the side that hung up (a reset burst: who reset). */
+export function entryErrorBy(e: HarEntry): ErrorBy | undefined {
+  const bb = e._bb;
+  if (bb?.error) return 'bb';
+  if (bb?.resetBurst) return bb.aborted ?? 'client';
+  return bb?.aborted;
 }
 
 /** What `bb show` keeps. */
@@ -315,11 +340,50 @@ export function statusMatches(pattern: string, status: number): boolean {
   return p.length === s.length && [...p].every((ch, i) => ch === 'x' || ch === s[i]);
 }
 
+/** Every numbered record of a capture (entry starts, WebSocket and gRPC messages) with its time, to place the rest among. */
+function seqPlacer(har: Har): SeqPlacer {
+  const anchors: Array<{ seq: number; time: number }> = [];
+  for (const e of har.log.entries) {
+    const seq = seqOf(e);
+    if (seq !== undefined) anchors.push({ seq, time: isoToSeconds(e.startedDateTime) });
+    // Its end, where HAR's time is exact (a gRPC call's may count a request that outlived the head twice).
+    const seqEnd = e._bb?.seqEnd;
+    if (typeof seqEnd === 'number' && e.time >= 0 && !isGrpcEntry(e) && !isWebSocketEntry(e)) anchors.push({ seq: seqEnd, time: isoToSeconds(e.startedDateTime) + e.time / 1000 });
+    for (const m of [...(e._webSocketMessages ?? []), ...(e._grpcMessages ?? [])]) {
+      const s = seqOf(m);
+      if (s !== undefined) anchors.push({ seq: s, time: m.time });
+    }
+  }
+  return new SeqPlacer(anchors);
+}
+
+/** A message's place in the total order: its seq, else (in a numbered capture) a position placed by its time within its exchange. */
+function messageSeq(m: HarWebSocketMessage, e: HarEntry, placer: SeqPlacer): number | undefined {
+  const own = seqOf(m);
+  if (own !== undefined || !placer.active) return own;
+  const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
+  return placer.place(m.time, seqOf(e), seqEnd);
+}
+
+/** A stream's response head event: at the time its head arrived, placed before the first message it answered with. */
+function headPlace(e: HarEntry, started: number, placer: SeqPlacer): { time: number; seq?: number } | undefined {
+  const received = isSseEntry(e) ? e._eventSourceMessages!.map(sseAsMessage) : e._grpcMessages!.filter((m) => m.type === 'receive').map(grpcAsMessage);
+  let first: HarWebSocketMessage | undefined;
+  for (const m of received) if (first === undefined || (seqOf(m) ?? m.time) < (seqOf(first) ?? first.time)) first = m;
+  const time = responseHeadTime(e, started, first?.time);
+  if (Number.isNaN(time)) return undefined;
+  if (!placer.active) return { time };
+  const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
+  const before = first !== undefined ? messageSeq(first, e, placer) : seqEnd;
+  return { time, seq: placer.place(time, seqOf(e), before) };
+}
+
 /** Every HTTP entry (request and, when it completed, response) and every WS message, in total order. */
 export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] {
   const keyed: Array<Keyed<TimelineEvent>> = [];
   const url = wsFilter.url !== undefined ? globMatcher(wsFilter.url) : undefined;
   const titles = pageTitles(har);
+  const placer = seqPlacer(har);
   let pos = 0;
   har.log.entries.forEach((e, index) => {
     if (url && !url(e.request.url)) return;
@@ -333,20 +397,30 @@ export function timeline(har: Har, wsFilter: FrameFilter = {}): TimelineEvent[] 
     if (e.pageref !== undefined) request.page = titles.get(e.pageref) ?? e.pageref;
     keyed.push({ item: request, seq, time: started, pos: pos++ });
     if (!isWebSocketEntry(e) && e.time >= 0) {
-      const done = started + e.time / 1000;
-      const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
       const response: TimelineEvent = {
-        kind: 'response', entry: index, exchange, time: done, method: e.request.method, url: e.request.url, status: e.response.status,
+        kind: 'response', entry: index, exchange, time: started + e.time / 1000, method: e.request.method, url: e.request.url, status: e.response.status,
       };
-      if (seqEnd !== undefined) response.seq = seqEnd;
-      keyed.push({ item: response, seq: seqEnd, time: done, pos: pos++ });
+      const by = entryErrorBy(e);
+      if (by !== undefined) response.errorBy = by;
+      // A stream's response row is its head, where it arrived; other responses are drawn when they completed.
+      const head = isStreamEntry(e) ? headPlace(e, started, placer) : undefined;
+      if (head) {
+        response.time = head.time;
+        response.head = true;
+        keyed.push({ item: response, seq: head.seq, time: head.time, pos: pos++ });
+      } else {
+        const seqEnd = typeof e._bb?.seqEnd === 'number' ? e._bb.seqEnd : undefined;
+        if (seqEnd !== undefined) response.seq = seqEnd;
+        keyed.push({ item: response, seq: seqEnd, time: response.time, pos: pos++ });
+      }
     }
   });
   for (const conn of filterConnections(wsConnections(har), wsFilter)) {
+    const e = har.log.entries[conn.entry]!;
     for (const message of conn.messages) {
       keyed.push({
         item: { kind: 'ws', entry: conn.entry, connection: conn.id, url: conn.url, message },
-        seq: seqOf(message),
+        seq: messageSeq(message, e, placer),
         time: message.time,
         pos: pos++,
       });

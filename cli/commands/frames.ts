@@ -1,6 +1,6 @@
 // bb frames FILE [--conn ID | --url GLOB] [--type send|receive] [--opcode text,binary,ping,pong,close]
 //                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]]
-// The WebSocket connections of any HAR and their messages in order; --follow tails a running capture.
+// The WebSocket connections, gRPC calls and SSE streams of any HAR and their messages in order; --follow tails a running capture.
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';
@@ -11,7 +11,7 @@ import { writeReport } from './diff.js';
 import {
   wsConnections, filterConnections, timeline, framesText, timelineText, messageLine,
   connectionMatches, messageMatches, formatOffset, OPCODE_NAMES,
-  framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage,
+  framesDiagram, framesHtml, filterConnectionsByPage, filterTimelineByPage, laneLabels, laneLabelText,
   type FrameFilter,
 } from '../../inspect/index.js';
 import { BbError } from '../../core/index.js';
@@ -75,16 +75,16 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
   }
   const conns = filterConnectionsByPage(filterConnections(all, filter), har, page);
   if (argv['json']) {
-    const connections = conns.map(({ id, url, entry, messages, grpc }) => ({ id, url, entry, ...(grpc ? { grpc } : {}), messages }));
+    const connections = conns.map(({ id, url, entry, messages, grpc, sse }) => ({ id, url, entry, ...(grpc ? { grpc } : {}), ...(sse ? { sse } : {}), messages }));
     process.stdout.write(JSON.stringify({ connections }) + '\n');
     return 0;
   }
   if (all.length === 0) {
-    process.stderr.write(`bb: ${file} holds no WebSocket connections or gRPC calls.\n`);
+    process.stderr.write(`bb: ${file} holds no WebSocket connections, gRPC calls or SSE streams.\n`);
     return 0;
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
-  printLines(framesText(conns, totals, style));
+  printLines(framesText(conns, totals, style, laneLabels(conns).map(laneLabelText)));
   if (conns.length === 0) {
     // Say which filter emptied the list: the connection filters, or the message filters within them.
     const byConnection = all.filter((c) => connectionMatches(c, filter));
@@ -155,7 +155,7 @@ async function follow(file: string, filter: FrameFilter, argv: Record<string, un
 
 export const framesCommand: BbCommand = {
   command: 'frames <file>',
-  describe: 'list the WebSocket connections and gRPC calls of a capture (any HAR) and their messages in order',
+  describe: 'list the WebSocket connections, gRPC calls and SSE streams of a capture (any HAR) and their messages in order',
   builder: (yargs) =>
     yargs
       .positional('file', { type: 'string', describe: 'a HAR file (bb, Chrome, Playwright, mitmproxy, ...); with --follow, a running capture' })

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -134,11 +135,15 @@ test('draws one lane per connection and one arrow per message, in capture order'
   const order = JSON.parse((await runBb(['frames', capturePath, '--timeline', '--json'])).stdout) as TimelineJson;
   const wsEvents = order.events.filter((e) => e.kind === 'ws');
 
-  const heads = await page.$$eval('#heads .h[data-lane]', (els) => els.map((e) => e.textContent));
+  const heads = await page.$$eval('#heads .h[data-lane]', (els) => els.map((e) => ({ text: e.textContent ?? '', title: (e as HTMLElement).title })));
   assert.equal(heads.length, 3);
   frames.connections.forEach((c, i) => {
-    assert.ok(heads[i]!.includes(`connection ${c.id}`) && heads[i]!.includes(c.url), `${heads[i]} names ${c.id} ${c.url}`);
+    const u = new URL(c.url);
+    assert.ok(heads[i]!.text.includes(`connection ${c.id}`) && heads[i]!.text.includes(`${u.host} ${u.pathname}`), `${heads[i]!.text} names ${c.id} ${c.url}`);
+    assert.ok(heads[i]!.title.includes(c.url), heads[i]!.title);
   });
+  // The two /chat lanes differ only in their query: each label shows it.
+  assert.deepEqual(heads.map((h) => h.text.replace(/^connection \S+127\.0\.0\.1:\d+ /, '')), ['/chatroom=a', '/feed', '/chatroom=c']);
   const arrows = await page.$$eval('#rows .row', (els) => els.map((e) => ({ seq: Number((e as HTMLElement).dataset.seq), lane: Number((e as HTMLElement).dataset.lane) })));
   const total = frames.connections.reduce((n, c) => n + c.messages.length, 0);
   assert.equal(arrows.length, total);
@@ -224,6 +229,110 @@ test('--timeline adds the HTTP lane and draws upgrades in their connection lanes
     'GET http://HOST/chat?room=a', 'GET http://HOST/feed', 'GET http://HOST/chat?room=c', 'GET http://HOST/api/state', '200 31B GET http://HOST/api/state',
   ]);
   assert.deepEqual([...bands], ['step: connect', 'step: talk', `step: ${HOSTILE_STEP}`]);
+  assert.deepEqual(problems, []);
+  await page.context().close();
+});
+
+test('the search box narrows the rows to the matches (payload, direction, connection) and Enter jumps between them', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const out = join(dir, 'search.html');
+  assert.equal((await runBb(['frames', capturePath, '--html', out])).code, 0);
+  const { page, problems } = await openPage(out);
+  const all = await page.$$eval('#rows .row', (els) => els.length);
+  const labels = async () => page.$$eval('#rows .row .l', (els) => els.map((e) => e.textContent ?? ''));
+  await page.fill('#search', 'dir:send hello');
+  assert.deepEqual((await labels()).map((l) => l.split(' ')[0]), ['text', 'text']);
+  assert.equal(await page.textContent('#found'), `2 of ${all} rows match`);
+  // Enter opens the first match, Enter again the next.
+  await page.press('#search', 'Enter');
+  assert.match((await page.textContent('#panel-payload')) ?? '', /"user": "ann"/);
+  await page.press('#search', 'Enter');
+  assert.match((await page.textContent('#panel-payload')) ?? '', /"user": "cid"/);
+  // A click on a lane head keeps that lane only.
+  await page.click('#heads .h[data-lane="1"]');
+  const feed = await page.$$eval('#rows .row', (els) => els.map((e) => (e as HTMLElement).dataset.lane));
+  assert.ok(feed.length > 0 && feed.every((l) => l === '1'), feed.join());
+  assert.match(await page.inputValue('#search'), /^conn:/);
+  // Hostile text in the query and in the matches is only compared and shown as text.
+  await page.fill('#search', '<img src=x onerror');
+  assert.equal(await page.$$eval('#rows .row', (els) => els.length), 2);
+  await page.press('#search', 'Enter');
+  assert.equal(await page.textContent('#panel-payload'), HOSTILE);
+  assert.equal(await page.$$eval('img, #pwn', (els) => els.length), 0);
+  assert.equal(await page.title(), 'bb frames three.har');
+  await page.fill('#search', 'nothing-like-this');
+  assert.equal(await page.$$eval('#rows .row', (els) => els.length), 0);
+  await page.press('#search', 'Escape');
+  assert.equal(await page.$$eval('#rows .row', (els) => els.length), all);
+  assert.deepEqual(problems, []);
+  await page.context().close();
+});
+
+test('two Socket.IO clients on one path get lane labels that tell them apart', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const sio = http.createServer();
+  const wss = new WebSocketServer({ server: sio });
+  wss.on('connection', (ws) => { ws.send('0{"sid":"x"}'); ws.on('message', (d) => ws.send(`echo ${String(d)}`)); });
+  await new Promise<void>((r) => sio.listen(0, '127.0.0.1', r));
+  const cap = await startCapture({ target: `http://127.0.0.1:${(sio.address() as AddressInfo).port}`, label: 'sio', out: join(dir, 'sio.har'), bbHome: join(dir, 'home') });
+  const shared = 'Zt0aQ3xX9kLmNoPqRsTuVw';
+  const clients = [];
+  for (const tail of ['A1', 'B2']) {
+    const ws = await open(`${cap.url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket&sid=${shared}${tail}`);
+    const reply = next(ws);
+    ws.send('40');
+    await reply;
+    clients.push(ws);
+  }
+  for (const ws of clients) await closed(ws, 1000, '');
+  wss.close();
+  const har = await cap.close();
+  sio.closeAllConnections();
+  await new Promise((r) => sio.close(r));
+  const out = join(dir, 'sio.html');
+  assert.equal((await runBb(['frames', har, '--html', out])).code, 0);
+  const { page, problems } = await openPage(out);
+  const heads = await page.$$eval('#heads .h[data-lane] small.d', (els) => els.map((e) => e.textContent ?? ''));
+  assert.deepEqual(heads, ['sid=…uVwA1', 'sid=…uVwB2']);
+  // Each label is whole in its box: nothing of it is cut off by the box's width.
+  assert.deepEqual(await page.$$eval('#heads .h[data-lane] small.d', (els) => els.map((e) => e.scrollWidth <= e.clientWidth)), [true, true]);
+  assert.deepEqual(problems, []);
+  await page.context().close();
+});
+
+test('a search narrows 50,000 frames to the matches in under 300 ms (measured in the page)', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const t0 = Date.parse('2024-05-01T10:00:00.000Z') / 1000;
+  const messages = Array.from({ length: 50_000 }, (_, i) => ({
+    type: i % 2 ? 'receive' : 'send', time: t0 + i / 1000, opcode: 1,
+    data: JSON.stringify({ type: i % 2 ? 'ack' : 'say', n: i, user: `u${i % 97}`, text: 'lorem ipsum dolor sit amet' }), _bb: { seq: i + 2 },
+  }));
+  const entries = [0, 1].map((k) => ({
+    startedDateTime: new Date(t0 * 1000).toISOString(), time: 1, connection: `c${k}`, _resourceType: 'websocket',
+    request: { method: 'GET', url: `ws://127.0.0.1:1/live?k=${k}`, httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
+    response: { status: 101, statusText: 'Switching Protocols', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+    cache: {}, timings: { send: 0, wait: 1, receive: 0 }, _bb: { seq: k === 0 ? 1 : 50_002 },
+    _webSocketMessages: messages.filter((_, i) => i % 2 === k),
+  }));
+  const file = join(dir, 'big.har');
+  await writeFile(file, JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries } }));
+  const out = join(dir, 'big.html');
+  const run = await runBb(['frames', file, '--html', out]);
+  assert.equal(run.code, 0, run.stderr);
+  const { page, problems } = await openPage(out);
+  const times: number[] = [];
+  for (const q of ['"u42"', '"u42" dir:receive', 'u4', 'lorem ipsum u13"', '']) {
+    await page.fill('#search', q);
+    times.push(Number(await page.evaluate(() => document.body.dataset.searchMs)));
+    if (q === '"u42" dir:receive') {
+      const found = await page.textContent('#found');
+      assert.match(found ?? '', /^(\d+) of 50000 rows match$/);
+      assert.equal(Number(/^\d+/.exec(found!)![0]), messages.filter((m) => m.type === 'receive' && m.data.includes('"u42"')).length);
+    }
+  }
+  t.diagnostic(`search ms (first builds the index): ${times.join(', ')}`);
+  // The first search builds the index; every one after it narrows the rows and draws them.
+  assert.ok(times[0]! < 1500 && times.slice(1).every((ms) => ms < 300), times.join(', '));
   assert.deepEqual(problems, []);
   await page.context().close();
 });

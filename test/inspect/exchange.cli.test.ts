@@ -136,8 +136,10 @@ test('the live log, bb show, bb frames and the timeline call an exchange #<seq> 
   assert.match(timeline.stdout, new RegExp(` ${ws.connection} +\\S+ → text +5B  hello$`, 'm'));
 
   // --conn takes the upgrade's #<seq> as well as the connection id.
+  // (The capture's SSE stream is listed after it, as a stream of its own.)
   const one = await runBb(['frames', out, '--conn', `#${ws._bb.seq}`], env);
-  assert.equal(one.stdout, frames.stdout);
+  assert.equal(one.stdout, frames.stdout.split('\n\n')[0]! + '\n');
+  assert.match(frames.stdout, /\n\nsse stream #\d+ {2}\S+\/sse {2}\(2 events; ended by the server\)\n/);
   // The entry index appears in --json, named entry.
   const json = JSON.parse((await runBb(['frames', out, '--json'], env)).stdout);
   assert.equal(json.connections[0].id, ws.connection);
