@@ -142,6 +142,8 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
   proxyUrl: string;
   /** The Host requests carry: the target's (default the proxy's own, as a client of it would send). */
   host?: string;
+  /** The target's scheme, an HTTP/2 request's :scheme (default http). */
+  scheme?: 'http' | 'https';
   /** Starts a step (a page) in the recording. */
   step(title: string): void;
 };
@@ -168,6 +170,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
   const drove = await driveReplay(prepared.plan, {
     proxyUrl: options.proxyUrl,
     host: options.host ?? new URL(options.proxyUrl).host,
+    ...(options.scheme ? { scheme: options.scheme } : {}),
     speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
     ws: options.ws ?? REPLAY_DEFAULTS.ws,
     waitMs: options.waitMs ?? REPLAY_DEFAULTS.waitMs,
@@ -199,7 +202,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   });
   let run: ReplayRunResult;
   try {
-    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, step: (title) => recording.step(title) });
+    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, scheme: target.protocol === 'https:' ? 'https' : 'http', step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
