@@ -24,6 +24,8 @@ export interface DriveReplayOptions {
   host: string;
   /** The target's scheme: an HTTP/2 request's :scheme (default http). */
   scheme?: 'http' | 'https';
+  /** False when the target does not speak HTTP/2: entries recorded over it go as HTTP/1.1 (default true). */
+  http2?: boolean;
   /** 0 = asap (order only); 1 = original gaps; 2 = twice as fast. */
   speed: number;
   /** WebSocket pacing. */
@@ -178,7 +180,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         };
-        const outcome = isHttp2(ex.entry)
+        const outcome = isHttp2(ex.entry) && opts.http2 !== false
           ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http'), {
             ...limits, what: ex.key, waitMs: opts.waitMs, onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
           })

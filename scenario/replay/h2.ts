@@ -8,6 +8,8 @@
 // once the target has sent what the original server had before it (grpc.ts),
 // and the call is cut at its deadline as the original client would cut it.
 import http2 from 'node:http2';
+import net from 'node:net';
+import tls from 'node:tls';
 import { pairValue } from '../../core/index.js';
 import { grpcMedia, GrpcMessageCounter, type HarEntry } from '../../capture/index.js';
 import { armCut, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
@@ -18,6 +20,44 @@ import { waitUntil } from './ws.js';
 /** Whether an entry was recorded over HTTP/2 (bb writes "HTTP/2.0"; browsers "h2", "http/2.0"). */
 export function isHttp2(entry: HarEntry): boolean {
   return /^(https?\/2(\.0)?|h2c?)$/i.test(entry.request.httpVersion ?? '');
+}
+
+/** The client connection preface (RFC 9113 §3.4) and an empty SETTINGS frame. */
+const PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+
+/**
+ * Whether the target speaks HTTP/2: to an http:// target, the h2c preface is
+ * answered with a SETTINGS frame; an https:// one chooses h2 by ALPN (only
+ * asked: the recording proxy checks its certificate). A target that does not
+ * gets the HTTP/2 entries as HTTP/1.1, as a browser would fall back.
+ */
+export function speaksHttp2(target: URL, timeoutMs: number): Promise<boolean> {
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const secure = target.protocol === 'https:';
+  const port = Number(target.port || (secure ? 443 : 80));
+  return new Promise((resolve) => {
+    const socket = secure
+      ? tls.connect({ host, port, ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: false, ...(net.isIP(host) ? {} : { servername: host }) })
+      : net.connect({ host, port });
+    const timer = setTimeout(() => end(false), timeoutMs);
+    const end = (yes: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(yes);
+    };
+    let head = Buffer.alloc(0);
+    socket.once('error', () => end(false));
+    socket.once('close', () => end(false));
+    if (secure) socket.once('secureConnect', () => end((socket as tls.TLSSocket).alpnProtocol === 'h2'));
+    else {
+      socket.once('connect', () => socket.write(PREFACE));
+      socket.on('data', (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        // The server's preface: a SETTINGS frame (type 4) on stream 0.
+        if (head.length >= 9) end(head[3] === 4 && head.readUInt32BE(5) === 0);
+      });
+    }
+  });
 }
 
 /** One request as it goes on an h2 stream. */

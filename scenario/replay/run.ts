@@ -11,6 +11,7 @@ import { planReplay, type ReplayPlan } from './plan.js';
 import { Correlation, type Rewritten } from './correlate.js';
 import { driveReplay, type DriveReplayResult } from './drive.js';
 import { startRecording } from '../record/index.js';
+import { isHttp2, speaksHttp2 } from './h2.js';
 
 /** How to pace a replay: asap keeps the order only; original keeps the gaps; a number scales them (2 = twice as fast). */
 export type ReplayPace = 'asap' | 'original' | number;
@@ -75,6 +76,8 @@ export interface ReplaySummary {
   exitCode: 0 | 1;
   /** The one summary line. */
   line: string;
+  /** What the user should know about how it went (a target without HTTP/2), one sentence each. */
+  notes: string[];
 }
 
 /** Checks the target accepts connections, so a down target stops the replay before a capture exists. */
@@ -144,6 +147,8 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
   host?: string;
   /** The target's scheme, an HTTP/2 request's :scheme (default http). */
   scheme?: 'http' | 'https';
+  /** False when the target does not speak HTTP/2: entries recorded over it go as HTTP/1.1 (default true). */
+  http2?: boolean;
   /** Starts a step (a page) in the recording. */
   step(title: string): void;
 };
@@ -171,6 +176,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
     proxyUrl: options.proxyUrl,
     host: options.host ?? new URL(options.proxyUrl).host,
     ...(options.scheme ? { scheme: options.scheme } : {}),
+    ...(options.http2 === false ? { http2: false } : {}),
     speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
     ws: options.ws ?? REPLAY_DEFAULTS.ws,
     waitMs: options.waitMs ?? REPLAY_DEFAULTS.waitMs,
@@ -190,6 +196,9 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   const prepared = await prepareReplay(path, options);
   const down = await probe(target, 5_000);
   if (down) throw new BbError('BB_REPLAY_TARGET_DOWN', `the target ${target.origin} does not accept connections (${down}): start it, or check --target. Nothing was sent.`);
+  const h2Entries = prepared.plan.exchanges.filter((ex) => isHttp2(ex.entry)).length;
+  const http2 = h2Entries === 0 || (await speaksHttp2(target, 5_000));
+  const notes = http2 ? [] : [`the target does not speak HTTP/2: ${h2Entries} exchanges recorded over HTTP/2 went as HTTP/1.1`];
   const recording = await startRecording({
     target: target.origin,
     out: options.out,
@@ -202,7 +211,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   });
   let run: ReplayRunResult;
   try {
-    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, scheme: target.protocol === 'https:' ? 'https' : 'http', step: (title) => recording.step(title) });
+    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, scheme: target.protocol === 'https:' ? 'https' : 'http', http2, step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
@@ -223,5 +232,6 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     cut: run.cut,
     exitCode: run.failed.length ? 1 : 0,
     line,
+    notes,
   };
 }

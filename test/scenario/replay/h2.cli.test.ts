@@ -7,6 +7,7 @@
 // the replay must follow; bb diff of the two captures is MATCH.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -150,6 +151,26 @@ describe('bb replay: HTTP/2', () => {
     assert.match(diff.stdout, /^MATCH/);
   });
 
+  it('falls back to HTTP/1.1 for a target that does not speak HTTP/2, and says so', async () => {
+    const paths: string[] = [];
+    const server = http.createServer((req, res) => {
+      paths.push(`${req.method} ${req.url} HTTP/${req.httpVersion}`);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+    const out = tmp.path('h1-replay.har');
+    const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(run.stderr, /^bb replay: the target does not speak HTTP\/2: 4 exchanges recorded over HTTP\/2 went as HTTP\/1\.1$/m);
+    assert.equal(paths.length, 4);
+    assert.ok(paths.every((p) => p.endsWith('HTTP/1.1')), paths.join('\n'));
+  });
+
   it('goes over h2 by ALPN to an https:// target, its certificate trusted through NODE_EXTRA_CA_CERTS', async () => {
     const ca = await loadOrCreateCa(tmp.path('target-ca'));
     const caFile = tmp.path('target-ca.pem');
@@ -159,9 +180,11 @@ describe('bb replay: HTTP/2', () => {
     const out = tmp.path('tls-replay.har');
     const run = await runBb(['replay', original, '--target', target.url, '--out', out], { ...env, NODE_EXTRA_CA_CERTS: caFile });
     assert.equal(run.code, 0, run.stderr + run.stdout);
-    assert.deepEqual(target.sessions.map((s) => s.protocol), ['h2']);
-    assert.equal(target.sessions[0]!.streams.length, 4);
-    assert.match(target.sessions[0]!.streams[1]!, /^GET \/items\/[0-9a-f-]{36} 200$/);
+    // bb's check that the target speaks h2 is a connection too, without a stream.
+    const used = target.sessions.filter((s) => s.streams.length > 0);
+    assert.deepEqual(used.map((s) => s.protocol), ['h2']);
+    assert.equal(used[0]!.streams.length, 4);
+    assert.match(used[0]!.streams[1]!, /^GET \/items\/[0-9a-f-]{36} 200$/);
     assert.equal(target.heads[0]!.find(([n]) => n === ':scheme')![1], 'https');
   });
 });
