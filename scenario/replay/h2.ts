@@ -68,6 +68,8 @@ export interface H2Request {
   body: Buffer;
   /** A gRPC call's client messages. */
   grpc?: GrpcSend[];
+  /** Request trailers, as recorded (names lower-case). */
+  trailers?: Array<[string, string]>;
   /** The call's grpc-timeout as recorded, and its budget in ms: the deadline the replay keeps. */
   deadline?: { recorded: string; ms: number };
 }
@@ -101,7 +103,8 @@ export function h2Request(entry: HarEntry, parts: RequestParts, authority: strin
     const ms = lower === 'grpc-timeout' ? grpcTimeoutMs(value) : undefined;
     if (ms !== undefined) deadline = { recorded: value, ms };
   }
-  return { headers, body, ...(grpc ? { grpc } : {}), ...(deadline ? { deadline } : {}) };
+  const trailers = parts.trailers?.map(([n, v]): [string, string] => [n.toLowerCase(), v]);
+  return { headers, body, ...(grpc ? { grpc } : {}), ...(deadline ? { deadline } : {}), ...(trailers?.length ? { trailers } : {}) };
 }
 
 /** How an h2 exchange is bounded and reports its waits, besides the cut (ExchangeLimits). */
@@ -177,11 +180,12 @@ export class H2Connection {
         ? req.headers.map(([n, v]): [string, string] => [n, n === 'grpc-timeout' ? grpcTimeoutLeft(req.deadline!.recorded, req.deadline!.ms, performance.now() - started) : v])
         : req.headers;
       try {
-        stream = this.open().request(headerObject(headers), { endStream: false });
+        stream = this.open().request(headerObject(headers), { endStream: false, ...(req.trailers ? { waitForTrailers: true } : {}) });
       } catch (err) {
         finish({ kind: 'failed', reason: `the request failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
         return;
       }
+      if (req.trailers) stream.once('wantTrailers', () => stream!.sendTrailers(headerObject(req.trailers!)));
       stream.on('response', (h) => {
         status = Number(h[':status']);
         rawHeaders = flatHeaders(h);

@@ -32,6 +32,8 @@ interface H2Target {
   sessions: Array<{ protocol: string; streams: string[] }>;
   /** The headers of each request, as received (names in order, pseudo-headers included). */
   heads: Array<[string, string][]>;
+  /** Request trailers received, per request with any. */
+  trailers: Array<Record<string, unknown>>;
   /** Most streams in flight at once. */
   maxInFlight(): number;
 }
@@ -42,6 +44,7 @@ async function h2Target(tls?: { key: string; cert: string }): Promise<H2Target> 
   const sessions: H2Target['sessions'] = [];
   const of = new WeakMap<http2.ServerHttp2Session, number>();
   const heads: H2Target['heads'] = [];
+  const trailers: H2Target['trailers'] = [];
   let inFlight = 0;
   let max = 0;
   const server = tls ? http2.createSecureServer({ key: tls.key, cert: tls.cert }) : http2.createServer();
@@ -57,6 +60,7 @@ async function h2Target(tls?: { key: string; cert: string }): Promise<H2Target> 
     max = Math.max(max, inFlight);
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('trailers', (t) => trailers.push({ ...t }));
     stream.on('end', () => {
       const path = String(headers[':path']);
       const method = String(headers[':method']);
@@ -89,7 +93,7 @@ async function h2Target(tls?: { key: string; cert: string }): Promise<H2Target> 
     await new Promise((r) => server.close(r));
   });
   const port = (server.address() as AddressInfo).port;
-  return { url: `${tls ? 'https://localhost' : 'http://127.0.0.1'}:${port}`, sessions, heads, maxInFlight: () => max };
+  return { url: `${tls ? 'https://localhost' : 'http://127.0.0.1'}:${port}`, sessions, heads, trailers, maxInFlight: () => max };
 }
 
 /** One request on an h2 session: status and body. */
@@ -149,6 +153,26 @@ describe('bb replay: HTTP/2', () => {
     const diff = await runBb(['diff', original, out], env);
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
     assert.match(diff.stdout, /^MATCH/);
+  });
+
+  it('sends an h2 request\'s trailers after its body', async () => {
+    const first = await h2Target();
+    const rec = await startRecording({ target: first.url, out: tmp.path('trailers.har'), label: 'trailers', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const session = http2.connect(rec.url);
+    await new Promise<void>((resolve, reject) => {
+      const stream = session.request({ ':method': 'POST', ':path': '/slow?t=1' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-checksum': 'abc123' }));
+      stream.on('data', () => {});
+      stream.on('end', () => resolve());
+      stream.on('error', reject);
+      stream.end('body');
+    });
+    session.close();
+    const recorded = await rec.close(1000);
+    const target = await h2Target();
+    const run = await runBb(['replay', recorded, '--target', target.url, '--out', tmp.path('trailers-replay.har')], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.deepEqual(target.trailers.map((t) => t['x-checksum']), ['abc123']);
   });
 
   it('falls back to HTTP/1.1 for a target that does not speak HTTP/2, and says so', async () => {
