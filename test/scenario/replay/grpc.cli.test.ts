@@ -13,27 +13,19 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
 import { startRecording } from '../../../scenario/index.js';
 import type { Har, HarEntry } from '../../../capture/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { decodeItem as decode, itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
 
-// { name = 1 (string), n = 2 (int32) }.
-const Item = new protobuf.Type('Item').add(new protobuf.Field('name', 1, 'string')).add(new protobuf.Field('n', 2, 'int32'));
-interface ItemValue { name: string; n: number }
-const encode = (v: ItemValue): Buffer => Buffer.from(Item.encode(Item.create(v)).finish());
-const decode = (b: Buffer): ItemValue => Item.toObject(Item.decode(b), { defaults: true }) as ItemValue;
-const method = (path: string, requestStream: boolean, responseStream: boolean) => ({
-  path, requestStream, responseStream,
-  requestSerialize: encode, requestDeserialize: decode, responseSerialize: encode, responseDeserialize: decode,
-});
+const method = itemMethod;
 const SERVICE = {
   get: method('/demo.Items/Get', false, false),
   list: method('/demo.Items/List', false, true),
