@@ -17,7 +17,7 @@ export type {
   Har, HarLog, HarPage, HarEntry, HarRequest, HarResponse, HarTimings, HarNameValue, HarCookie, HarPostData, HarContent,
   HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, BbLogExt, BbEntryExt, HarShadow,
 } from './har.js';
-export { grpcMedia, grpcStatus, grpcStatusName } from './grpc.js';
+export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent } from './body.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';

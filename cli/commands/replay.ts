@@ -115,6 +115,7 @@ export const replayCommand: BbCommand = {
     const textStream = json === '-' ? process.stderr : process.stdout;
     for (const f of summary.failed.slice(0, 5)) process.stderr.write(`bb replay: ${f.entry}: ${f.reason}\n`);
     if (summary.failed.length > 5) process.stderr.write(`bb replay: … and ${summary.failed.length - 5} more without a response\n`);
+    for (const n of summary.notes) process.stderr.write(`bb replay: ${n}\n`);
     for (const t of summary.timeouts.slice(0, 5)) process.stderr.write(`bb replay: ${t.what} (gave up after ${t.waitedMs} ms)\n`);
     textStream.write(`${line}\n`);
     if (json !== undefined) {

@@ -196,12 +196,14 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
         if (driver.replay) {
           const run = await replayThrough(driver.replay, {
             proxyUrl: recording.url,
+            target: server.url,
             step: (name) => {
               step = name;
               recording.step(name);
             },
             signal: stop.signal,
           });
+          for (const note of run.notes) opts.log?.(`bb: ${slot.label}: ${note}`);
           if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${run.failed.length} replayed exchanges got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
         } else await driveScenario(driver.scenario, {
           baseUrl: recording.url,

@@ -39,6 +39,13 @@ export interface ExchangeLimits {
 /** setTimeout's largest delay; a longer bound is no bound. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Arms an exchange's cut: after the original client's patience or --timeout, whichever comes first. */
+export function armCut(limits: ExchangeLimits, cut: (why: CutReason) => void): NodeJS.Timeout {
+  const client = limits.clientAbortMs;
+  const bound = Math.min(client ?? Infinity, limits.timeoutMs);
+  return setTimeout(() => cut(client !== undefined && client <= limits.timeoutMs ? 'client' : 'timeout'), Math.min(Math.max(0, bound), MAX_TIMER_MS));
+}
+
 /** Whether the connection outlives this exchange (RFC 9112 §9.3). */
 function persists(req: WireRequest, res: Extract<Http1Head, { kind: 'response' }>): boolean {
   if (res.framing === 'close' || res.switches) return false;
@@ -106,9 +113,7 @@ export class LaneConnection {
       };
       const onError = (err: NodeJS.ErrnoException) => finish({ kind: 'failed', reason: `the request failed (${err.code ?? err.message})` });
       const onAbort = () => cut('interrupted');
-      const client = limits.clientAbortMs;
-      const bound = Math.min(client ?? Infinity, limits.timeoutMs);
-      const timer = setTimeout(() => cut(client !== undefined && client <= limits.timeoutMs ? 'client' : 'timeout'), Math.min(Math.max(0, bound), MAX_TIMER_MS));
+      const timer = armCut(limits, cut);
       limits.signal?.addEventListener('abort', onAbort, { once: true });
       socket.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
       socket.write(req.body.length ? Buffer.concat([req.head, req.body]) : req.head);

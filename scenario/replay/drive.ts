@@ -4,13 +4,16 @@
 // through one socket per lane (connection.ts: one connection, as the
 // original had, the head as recorded), WebSockets through ws.ts. A request
 // the original client aborted is cut after the same time; every exchange is
-// bounded by --timeout; Ctrl-C cuts whatever is waited on. Nothing here
+// bounded by --timeout; Ctrl-C cuts whatever is waited on. Entries recorded
+// over HTTP/2 go over HTTP/2 (h2.ts): one session per original connection,
+// shared by its lanes, so streams overlap on it as they did. Nothing here
 // throws for a failed exchange: failures are counted and the replay goes on,
 // so the capture holds everything that crossed.
 import type { Correlation } from './correlate.js';
 import type { ReplayPlan, Waits } from './plan.js';
 import { LaneConnection, type CutReason } from './connection.js';
 import { liveResponse, requestParts, wireRequest, withHeaders } from './request.js';
+import { H2Connection, h2Request, isHttp2 } from './h2.js';
 import { replayWebSocket, waitUntil } from './ws.js';
 
 /** How the driver runs. */
@@ -19,6 +22,10 @@ export interface DriveReplayOptions {
   proxyUrl: string;
   /** The Host requests carry (the target's host). */
   host: string;
+  /** The target's scheme: an HTTP/2 request's :scheme (default http). */
+  scheme?: 'http' | 'https';
+  /** False when the target does not speak HTTP/2: entries recorded over it go as HTTP/1.1 (default true). */
+  http2?: boolean;
   /** 0 = asap (order only); 1 = original gaps; 2 = twice as fast. */
   speed: number;
   /** WebSocket pacing. */
@@ -114,6 +121,15 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
     }
   };
 
+  // One h2 session per original connection, shared by that connection's lanes; closed when every lane is done.
+  const h2Sessions = new Map<string, H2Connection>();
+  const h2For = (ex: ReplayPlan['exchanges'][number]): H2Connection => {
+    const key = ex.entry.connection ?? `lane ${ex.lane}`;
+    let session = h2Sessions.get(key);
+    if (!session) h2Sessions.set(key, (session = new H2Connection(opts.proxyUrl)));
+    return session;
+  };
+
   const runLane = async (lane: number[]): Promise<void> => {
     const connection = new LaneConnection(proxy.hostname.replace(/^\[|\]$/g, ''), Number(proxy.port || 80));
     try {
@@ -159,11 +175,16 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
         const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
         // The original client's patience: it gave up after entry.time, with no response (or not all of it).
         const clientAbortMs = ex.entry._bb?.aborted === 'client' ? Math.max(0, ex.entry.time) : undefined;
-        const outcome = await connection.exchange(wireRequest(sent, opts.host), {
+        const limits = {
           timeoutMs: opts.timeoutMs,
           ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
-        });
+        };
+        const outcome = isHttp2(ex.entry) && opts.http2 !== false
+          ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http'), {
+            ...limits, what: ex.key, waitMs: opts.waitMs, onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
+          })
+          : await connection.exchange(wireRequest(sent, opts.host), limits);
         if (outcome.kind === 'response') {
           const res = liveResponse(outcome.status, outcome.rawHeaders, outcome.body);
           if (res.proxyError) result.failed.push({ entry: ex.key, reason: `no response from the target (${res.proxyError})` });
@@ -186,5 +207,6 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
   };
 
   await Promise.all(plan.lanes.map(runLane));
+  h2Sessions.forEach((s) => s.close());
   return result;
 }

@@ -81,6 +81,11 @@ const ENCODERS: Record<string, ((bytes: Buffer) => Buffer) | undefined> = {
   zstd: (zlib as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync,
 };
 
+/** `bytes` encoded with one content coding (gzip, deflate, br, zstd where Node has it); undefined for a coding the replay cannot apply. */
+export function encodeCoding(bytes: Buffer, coding: string): Buffer | undefined {
+  return ENCODERS[coding.trim().toLowerCase()]?.(bytes);
+}
+
 /**
  * The body as it crossed: a capture holds request bodies decoded, so each
  * recorded Content-Encoding is applied again, in the order listed (RFC 9110
@@ -94,6 +99,14 @@ export function encodeBody(bytes: Buffer, contentEncoding: string | undefined, a
   if (codings.some((c) => ENCODERS[c] === undefined)) return bytes;
   if (decodeContent(bytes, contentEncoding, false).decoded) return bytes;
   return codings.reduce((b, c) => ENCODERS[c]!(b), bytes);
+}
+
+/** The body's bytes as they go, unframed: re-encoded with the request's recorded Content-Encoding (encodeBody); empty when none. */
+export function bodyBytes(parts: RequestParts): Buffer {
+  const b = parts.body;
+  if (!b) return Buffer.alloc(0);
+  const codings = parts.headers.filter(([n]) => n.toLowerCase() === 'content-encoding').map(([, v]) => v);
+  return encodeBody(b.base64 ? Buffer.from(b.text, 'base64') : Buffer.from(b.text, 'utf8'), codings.length ? codings.join(', ') : undefined, b.asSent);
 }
 
 /** A request's bytes on the wire. */
@@ -117,7 +130,6 @@ export function wireRequest(parts: RequestParts, host: string): WireRequest {
   let hasHost = false;
   let hasLength = false;
   let chunked = false;
-  let encoding: string | undefined;
   for (const [name, value] of parts.headers) {
     const lower = name.toLowerCase();
     if (lower === 'host') {
@@ -130,13 +142,11 @@ export function wireRequest(parts: RequestParts, host: string): WireRequest {
       if (hasLength) continue;
       hasLength = true;
     } else if (lower === 'transfer-encoding') chunked ||= /(^|,)\s*chunked\s*$/i.test(value);
-    else if (lower === 'content-encoding') encoding = encoding === undefined ? value : `${encoding}, ${value}`;
     raw.push(name, value);
   }
   if (!hasHost) raw.unshift('Host', host);
   const lengthAt = raw.findIndex((n, i) => i % 2 === 0 && n.toLowerCase() === 'content-length') + 1;
-  const b = parts.body;
-  const bytes = b ? encodeBody(b.base64 ? Buffer.from(b.text, 'base64') : Buffer.from(b.text, 'utf8'), encoding, b.asSent) : Buffer.alloc(0);
+  const bytes = bodyBytes(parts);
   let body = bytes;
   if (chunked) {
     const trailers = (parts.trailers ?? []).map(([n, v]) => `${n}: ${v}\r\n`).join('');

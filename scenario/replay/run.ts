@@ -11,6 +11,7 @@ import { planReplay, type ReplayPlan } from './plan.js';
 import { Correlation, type Rewritten } from './correlate.js';
 import { driveReplay, type DriveReplayResult } from './drive.js';
 import { startRecording } from '../record/index.js';
+import { isHttp2, speaksHttp2 } from './h2.js';
 
 /** How to pace a replay: asap keeps the order only; original keeps the gaps; a number scales them (2 = twice as fast). */
 export type ReplayPace = 'asap' | 'original' | number;
@@ -75,6 +76,8 @@ export interface ReplaySummary {
   exitCode: 0 | 1;
   /** The one summary line. */
   line: string;
+  /** What the user should know about how it went (a target without HTTP/2), one sentence each. */
+  notes: string[];
 }
 
 /** Checks the target accepts connections, so a down target stops the replay before a capture exists. */
@@ -142,12 +145,14 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
   proxyUrl: string;
   /** The Host requests carry: the target's (default the proxy's own, as a client of it would send). */
   host?: string;
+  /** The target's URL behind the proxy: HTTP/2 requests' :scheme, and asked whether it speaks HTTP/2 when the capture has HTTP/2 entries (absent: assumed it does, over http). */
+  target?: string;
   /** Starts a step (a page) in the recording. */
   step(title: string): void;
 };
 
 /** What one run did. */
-export type ReplayRunResult = DriveReplayResult & { rewritten: Rewritten[] };
+export type ReplayRunResult = DriveReplayResult & { rewritten: Rewritten[]; notes: string[] };
 
 /** The replay's defaults, once: replayThrough and bb replay's flags (--pace, --ws, --wait-ms, --timeout) read them. */
 export const REPLAY_DEFAULTS = Object.freeze({
@@ -165,9 +170,14 @@ export const REPLAY_DEFAULTS = Object.freeze({
 export async function replayThrough(prepared: PreparedReplay, options: ReplayRunOptions): Promise<ReplayRunResult> {
   const pace = options.pace ?? REPLAY_DEFAULTS.pace;
   const correlation = prepared.correlation();
+  const target = options.target ? new URL(options.target) : undefined;
+  const h2Entries = prepared.plan.exchanges.filter((ex) => isHttp2(ex.entry)).length;
+  const http2 = h2Entries === 0 || !target || (await speaksHttp2(target, 5_000));
   const drove = await driveReplay(prepared.plan, {
     proxyUrl: options.proxyUrl,
     host: options.host ?? new URL(options.proxyUrl).host,
+    ...(target?.protocol === 'https:' ? { scheme: 'https' as const } : {}),
+    ...(http2 ? {} : { http2: false }),
     speed: pace === 'asap' ? 0 : pace === 'original' ? 1 : pace,
     ws: options.ws ?? REPLAY_DEFAULTS.ws,
     waitMs: options.waitMs ?? REPLAY_DEFAULTS.waitMs,
@@ -178,7 +188,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return { ...drove, rewritten: correlation.rewritten() };
+  return { ...drove, rewritten: correlation.rewritten(), notes: http2 ? [] : [`the target does not speak HTTP/2: ${h2Entries} exchanges recorded over HTTP/2 went as HTTP/1.1`] };
 }
 
 /** Replays the capture at `path` against `options.target`; throws a BbError when it could not run. */
@@ -199,7 +209,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   });
   let run: ReplayRunResult;
   try {
-    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, step: (title) => recording.step(title) });
+    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, target: target.origin, step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
@@ -220,5 +230,6 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     cut: run.cut,
     exitCode: run.failed.length ? 1 : 0,
     line,
+    notes: run.notes,
   };
 }

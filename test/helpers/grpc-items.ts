@@ -9,17 +9,23 @@ import type { Cleanups } from './cleanups.js';
 // { name = 1 (string), n = 2 (int32) }.
 const Item = new protobuf.Type('Item').add(new protobuf.Field('name', 1, 'string')).add(new protobuf.Field('n', 2, 'int32'));
 
+/** An Item's protobuf bytes. */
+export const encodeItem = (v: ItemValue): Buffer => Buffer.from(Item.encode(Item.create(v)).finish());
+/** An Item from its protobuf bytes (defaults filled in). */
+export const decodeItem = (b: Buffer): ItemValue => Item.toObject(Item.decode(b), { defaults: true }) as ItemValue;
+
+/** A method definition of Items for grpc-js's generic client and server: its path and which sides stream. */
+export function itemMethod(path: string, requestStream: boolean, responseStream: boolean) {
+  return { path, requestStream, responseStream, requestSerialize: encodeItem, requestDeserialize: decodeItem, responseSerialize: encodeItem, responseDeserialize: decodeItem };
+}
+
 /** An Item message's value. */
 export interface ItemValue {
   name: string;
   n: number;
 }
 
-const codec = {
-  requestSerialize: (v: ItemValue) => Buffer.from(Item.encode(Item.create(v)).finish()),
-  requestDeserialize: (b: Buffer) => Item.toObject(Item.decode(b), { defaults: true }) as ItemValue,
-};
-const unary = (path: string) => ({ path, requestStream: false, responseStream: false, ...codec, responseSerialize: codec.requestSerialize, responseDeserialize: codec.requestDeserialize });
+const unary = (path: string) => itemMethod(path, false, false);
 const SERVICE = { lookup: unary('/demo.Items/Lookup'), store: unary('/demo.Items/Store') } as const;
 
 /** How a server of the service answers. */

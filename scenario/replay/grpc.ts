@@ -1,0 +1,66 @@
+// A replayed gRPC call's messages (docs/replay.md "HTTP/2 and gRPC"): the
+// client's messages of the capture's `_grpcMessages`, framed again as they
+// crossed (capture/grpc.ts splits them: 1 byte flags, bit 0 compressed, 4
+// bytes big-endian length, the message; PROTOCOL-HTTP2.md
+// "Length-Prefixed-Message"), each to go once the target has sent as many
+// messages as the original server had before it, which replays unary,
+// server, client and bidi streaming calls alike. And the call's deadline:
+// `grpc-timeout` (PROTOCOL-HTTP2.md "Timeout") read and written again.
+import { pairValue } from '../../core/index.js';
+import { grpcMedia, type HarEntry } from '../../capture/index.js';
+import { encodeCoding } from './request.js';
+
+/** One client message of a call, ready to go. */
+export interface GrpcSend {
+  /** The length-prefixed message as it goes on the stream. */
+  frame: Buffer;
+  /** Server messages the original had received before this one went: the target must have sent as many first. */
+  after: number;
+}
+
+/** A gRPC call's client messages, in order; undefined when the entry is not a gRPC call with recorded messages (its body then goes as recorded). */
+export function grpcSends(entry: HarEntry): GrpcSend[] | undefined {
+  const media = grpcMedia(pairValue(entry.request.headers, 'content-type'));
+  // gRPC-Web goes over HTTP/1.1 as a plain body; its frames are the recorded body.
+  if (!media || media.web || !entry._grpcMessages) return undefined;
+  const encoding = pairValue(entry.request.headers, 'grpc-encoding');
+  const out: GrpcSend[] = [];
+  let received = 0;
+  for (const m of entry._grpcMessages) {
+    if (m.type === 'receive') received++;
+    else out.push({ frame: frameMessage(Buffer.from(m.data, 'base64'), m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
+  }
+  return out;
+}
+
+/**
+ * One length-prefixed message. A compressed message is held decompressed in
+ * the capture and compressed again with the call's grpc-encoding; one kept
+ * compressed (`undecoded`: an encoding bb could not undo) goes as it is.
+ */
+export function frameMessage(data: Buffer, compressed: boolean, encoding: string | undefined, keptCompressed = false): Buffer {
+  const payload = compressed && !keptCompressed ? (encodeCoding(data, encoding ?? 'identity') ?? data) : data;
+  const prefix = Buffer.alloc(5);
+  prefix[0] = compressed ? 1 : 0;
+  prefix.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([prefix, payload]);
+}
+
+/** ms per grpc-timeout unit. */
+const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
+
+/** A grpc-timeout value ("5000m", "2S": up to 8 digits and a unit) in ms; undefined when it is not one. */
+export function grpcTimeoutMs(value: string | undefined): number | undefined {
+  const m = /^\s*(\d{1,8})([HMSmun])\s*$/.exec(value ?? '');
+  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : undefined;
+}
+
+/**
+ * The grpc-timeout to send when `elapsedMs` of the call's budget `budgetMs`
+ * have gone by before its headers go: the time left to the original deadline
+ * (counted from the call's start), in whole ms; the recorded text when none went.
+ */
+export function grpcTimeoutLeft(recorded: string, budgetMs: number, elapsedMs: number): string {
+  if (elapsedMs < 1) return recorded;
+  return `${Math.max(0, Math.floor(budgetMs - elapsedMs))}m`;
+}

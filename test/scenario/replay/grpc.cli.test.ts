@@ -1,0 +1,211 @@
+// bb replay of a gRPC capture: a real @grpc/grpc-js client's four call kinds
+// (unary, server, client and bidi streaming) recorded through bb's proxy in
+// front of a grpc-js server (h2c), replayed by the real bb binary against a
+// fresh server of the same build: the calls go over h2c on one connection,
+// their messages in order (a bidi message once the target has answered the
+// one before, as in the original), and bb diff of the two captures is MATCH.
+// A call's deadline goes with it: grpc-timeout is the time left to the
+// original deadline, and a target that ignores it is cut there, as the
+// original client cut it.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import * as grpc from '@grpc/grpc-js';
+import { startRecording } from '../../../scenario/index.js';
+import type { Har, HarEntry } from '../../../capture/index.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { runBb } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { decodeItem as decode, itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
+
+const cleanups = new Cleanups();
+after(() => cleanups.run());
+const tmp = tempDir();
+const env = { BB_HOME: tmp.bbHome };
+
+const method = itemMethod;
+const SERVICE = {
+  get: method('/demo.Items/Get', false, false),
+  list: method('/demo.Items/List', false, true),
+  sum: method('/demo.Items/Sum', true, false),
+  chat: method('/demo.Items/Chat', true, true),
+  slow: method('/demo.Items/Slow', false, false),
+} as const;
+
+/** What a server saw: each call's path and the ms left to its deadline (from grpc-timeout), the messages Chat got. */
+interface Seen {
+  calls: Array<{ path: string; leftMs?: number }>;
+  chat: string[];
+}
+
+/** A grpc-js server of the service on 127.0.0.1:0; Slow answers after 1.5 s. */
+async function grpcServer(): Promise<{ port: number; seen: Seen }> {
+  const seen: Seen = { calls: [], chat: [] };
+  const note = (call: { getDeadline(): grpc.Deadline; getPath(): string }) => {
+    const deadline = call.getDeadline();
+    // grpc-js gives the deadline as epoch ms (Infinity without grpc-timeout).
+    const at = deadline instanceof Date ? deadline.getTime() : deadline;
+    seen.calls.push({ path: call.getPath(), ...(Number.isFinite(at) ? { leftMs: at - Date.now() } : {}) });
+  };
+  const server = new grpc.Server();
+  server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
+    get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      done(null, { name: `got ${call.request.name}`, n: call.request.n * 2 });
+    },
+    list: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
+      note(call);
+      for (let i = 0; i < call.request.n; i++) call.write({ name: `item ${i}`, n: i });
+      call.end();
+    },
+    sum: (call: grpc.ServerReadableStream<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      let total = 0;
+      call.on('data', (m: ItemValue) => (total += m.n));
+      call.on('end', () => done(null, { name: 'sum', n: total }));
+    },
+    chat: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
+      note(call);
+      call.on('data', (m: ItemValue) => {
+        seen.chat.push(m.name);
+        call.write({ name: `echo ${m.name}`, n: m.n });
+      });
+      call.on('end', () => call.end());
+    },
+    slow: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      setTimeout(() => done(null, { name: 'late', n: 0 }), 1500);
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
+  return { port, seen };
+}
+
+type Client = Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+
+/** Opens a client of the service on `port`. */
+function client(port: number): Client {
+  const Ctor = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
+  return new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as Client;
+}
+
+/** The four call kinds, one after the other; Get with a 5 s deadline. */
+async function driveFour(c: Client): Promise<void> {
+  const got = await new Promise<ItemValue>((resolve, reject) =>
+    c.get!({ name: 'a', n: 21 }, { deadline: Date.now() + 5000 }, (err: Error | null, v: ItemValue) => (err ? reject(err) : resolve(v))));
+  assert.equal(got.n, 42);
+  await new Promise<void>((resolve, reject) => {
+    const call = c.list!({ name: 'l', n: 3 }) as grpc.ClientReadableStream<ItemValue>;
+    call.on('data', () => {});
+    call.on('end', () => resolve());
+    call.on('error', reject);
+  });
+  await new Promise<ItemValue>((resolve, reject) => {
+    const call = c.sum!((err: Error | null, v: ItemValue) => (err ? reject(err) : resolve(v))) as grpc.ClientWritableStream<ItemValue>;
+    for (const n of [1, 2, 3, 4]) call.write({ name: 'x', n });
+    call.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const call = c.chat!() as grpc.ClientDuplexStream<ItemValue, ItemValue>;
+    let echoed = 0;
+    call.on('data', () => {
+      echoed++;
+      if (echoed < 3) call.write({ name: `m${echoed}`, n: echoed });
+      else call.end();
+    });
+    call.on('end', () => resolve());
+    call.on('error', reject);
+    call.write({ name: 'm0', n: 0 });
+  });
+}
+
+/** Records what `drive` does through a proxy in front of a fresh server into NAME.har. */
+async function recordCalls(name: string, drive: (c: Client) => Promise<void>): Promise<string> {
+  const { port } = await grpcServer();
+  const rec = await startRecording({ target: `http://127.0.0.1:${port}`, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+  const c = client(Number(new URL(rec.url).port));
+  try {
+    await drive(c);
+  } finally {
+    c.close();
+    await rec.close(1000);
+  }
+  return rec.out;
+}
+
+const names = (e: HarEntry): string[] => (e._grpcMessages ?? []).map((m) => `${m.type} ${decode(Buffer.from(m.data, 'base64')).name}`);
+
+describe('bb replay: gRPC', () => {
+  let original: string;
+  before(async () => {
+    original = await recordCalls('grpc', driveFour);
+  });
+
+  it('replays unary, server, client and bidi streaming calls on one h2c connection; bb diff of the two captures is MATCH', async () => {
+    const fresh = await grpcServer();
+    const out = tmp.path('grpc-replay.har');
+    const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${fresh.port}`, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /^replayed 4 exchanges/);
+    assert.deepEqual(fresh.seen.calls.map((c) => c.path), ['/demo.Items/Get', '/demo.Items/List', '/demo.Items/Sum', '/demo.Items/Chat']);
+    assert.deepEqual(fresh.seen.chat, ['m0', 'm1', 'm2']);
+    // The deadline: about 5 s left, as the original client gave it.
+    const left = fresh.seen.calls[0]!.leftMs!;
+    assert.ok(left > 4000 && left <= 5000, JSON.stringify(fresh.seen.calls));
+    assert.equal(fresh.seen.calls[1]!.leftMs, undefined);
+    const replayed = JSON.parse(await readFile(out, 'utf8')) as Har;
+    const entries = replayed.log.entries;
+    assert.ok(entries.every((e) => e.request.httpVersion === 'HTTP/2.0'));
+    assert.equal(new Set(entries.map((e) => e.connection)).size, 1);
+    const chat = entries.find((e) => e.request.url.endsWith('/Chat'))!;
+    assert.deepEqual(names(chat), ['send m0', 'receive echo m0', 'send m1', 'receive echo m1', 'send m2', 'receive echo m2']);
+    assert.deepEqual(names(entries.find((e) => e.request.url.endsWith('/Sum'))!), ['send x', 'send x', 'send x', 'send x', 'receive sum']);
+    const diff = await runBb(['diff', original, out], env);
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.match(diff.stdout, /^MATCH/);
+  });
+
+  it('a call past its deadline is cut at the deadline, as the original client cut it, even when the target ignores grpc-timeout', async () => {
+    const slow = await recordCalls('slow', (c) => new Promise<void>((resolve) => {
+      c.slow!({ name: 's', n: 1 }, { deadline: Date.now() + 400 }, (err: grpc.ServiceError | null) => {
+        assert.equal(err?.code, grpc.status.DEADLINE_EXCEEDED);
+        resolve();
+      });
+    }));
+    // A bare h2c server that never answers and reads no deadline.
+    const timeouts: string[] = [];
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      timeouts.push(String(headers['grpc-timeout']));
+      stream.on('error', () => {});
+      stream.resume();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on('session', (s) => sessions.add(s));
+    cleanups.add(async () => {
+      for (const s of sessions) s.destroy();
+      await new Promise((r) => server.close(r));
+    });
+    const out = tmp.path('slow-replay.har');
+    const started = performance.now();
+    const run = await runBb(['replay', slow, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--json', tmp.path('slow.json')], env);
+    const took = performance.now() - started;
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.equal(timeouts.length, 1);
+    const ms = Number(/^(\d+)m$/.exec(timeouts[0]!)?.[1]);
+    assert.ok(ms > 200 && ms <= 400, timeouts[0]);
+    assert.ok(took < 10_000, `took ${took} ms`);
+    const report = JSON.parse(await readFile(tmp.path('slow.json'), 'utf8')) as { cut: Array<{ why: string; afterMs: number }> };
+    assert.equal(report.cut.length, 1);
+    assert.equal(report.cut[0]!.why, 'client');
+    assert.ok(report.cut[0]!.afterMs >= 300 && report.cut[0]!.afterMs < 1200, JSON.stringify(report.cut));
+    const entry = (JSON.parse(await readFile(out, 'utf8')) as Har).log.entries[0]!;
+    assert.equal(entry._bb?.aborted, 'client');
+  });
+});
