@@ -74,7 +74,7 @@ function routeLine(route: string, c: RouteCounts, latency: ShadowReport['latency
         .join(', ')
     : '';
   const classes = [`${c.equal} equal`, `${c.regressions} regressions`, `${c.noise} noise`, ...(c.unclassified ? [`${c.unclassified} unclassified`] : []), `${c.errors} errors`];
-  return `  ${route}: ${c.requests} requests, ${c.mirrored} mirrored (${classes.join(', ')})${skipped ? `, skipped: ${skipped}` : ''}${lat}`;
+  return `  ${route}: ${c.requests} request${c.requests === 1 ? '' : 's'}, ${c.mirrored} mirrored (${classes.join(', ')})${skipped ? `, skipped: ${skipped}` : ''}${lat}`;
 }
 
 /** The findings, one line each with a sample. */
@@ -198,7 +198,7 @@ export const shadowCommand: BbCommand = {
       await stopped;
       const report = await shadow.close();
       process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
-      return finish(report, failOn, json, force, `${report.totals.requests} requests`);
+      return finish(report, failOn, json, force, `${report.totals.requests} request${report.totals.requests === 1 ? '' : 's'}`);
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
