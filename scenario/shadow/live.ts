@@ -1,4 +1,4 @@
-// What a `bb shadow` run knows as it goes (docs/shadow.md "The report"): per
+// What a `bb shadow` run knows as it goes (docs/shadow.md "The report and merging reports"): per
 // route, how many requests came, were mirrored, compared equal, showed a
 // regression or noise, failed on a target or were skipped (by reason);
 // latency histograms per target; findings with a bounded number of sample

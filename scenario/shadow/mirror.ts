@@ -6,7 +6,7 @@
 // the tee hands a request over and returns; a slow or dead target only
 // fills its own queue, and past the caps the tee drops the mirror.
 //
-// Server-issued values (docs/shadow.md "Sessions"): when both the primary's
+// Server-issued values (docs/shadow.md "Sessions: each target's own ids and cookies"): when both the primary's
 // and this target's answer to one request are in, the values each issued at
 // the same place (issued.ts's responseValues: a JSON field, Location, a
 // Set-Cookie value) are bound, so later mirrored requests carry this

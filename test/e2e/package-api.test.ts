@@ -71,6 +71,17 @@ test('the replay example runs as written: the fresh server\'s id followed, the t
   assert.match(stdout, /^MATCH {2}\(2 pairs;/m);
 });
 
+test('the shadow example runs as written: random ids are not regressions, the changed price is, the POST is not mirrored', async () => {
+  const readme = readFileSync(join(root, 'docs/shadow.md'), 'utf8');
+  assert.ok(readme.includes('examples/shadow-two-builds.mjs'), 'docs/shadow.md points at the example');
+  const { startShadow } = (await import('bb')) as typeof import('../../index.js');
+  assert.equal(typeof startShadow, 'function', 'startShadow is on the public entry point');
+  const { stdout } = await run(process.execPath, [join(root, 'examples/shadow-two-builds.mjs')], { cwd: root, env: { ...process.env, BB_HOME: join(dir, 'home4') } });
+  assert.match(stdout, /^4 requests, 3 mirrored, 3 with regressions, skipped \{"unsafe":1\}$/m);
+  assert.match(stdout, /^regression response\.body\.price changed in 3: 9\.99 → 10$/m);
+  assert.equal(stdout.trim().split('\n').length, 2, stdout);
+});
+
 test('a WebSocket still open at close() is finalized as closed by "none", not as in flight', async () => {
   const { startCapture } = (await import('bb')) as typeof import('../../index.js');
   const { WebSocketServer, WebSocket } = await import('ws');
