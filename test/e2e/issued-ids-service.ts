@@ -1,13 +1,17 @@
 // A small REST app that issues random ids of every common shape (issue 33
 // targets): a session cookie of 32 hex digits with Max-Age and Expires, notes
 // under 12-hex ids, files under nanoids, short links under base62 slugs,
-// orders under 7-digit numbers, a request-id header nobody echoes, and
+// orders under 7-digit numbers, a request-id header nobody echoes (32 hex
+// digits, as nginx's $request_id: a shorter hex value with no letter, one in
+// 2000 for 16 digits, reads as another shape, docs/diff.md), and
 // epoch-ms times under short keys. Every id is new in every run; each later
 // request carries it back (path, cookie, JSON body). Versions differ the way
 // an upgrade does, one change each: 2 drops the cookie's Max-Age, answers
 // POST /links 200 instead of 201, no longer sends X-Content-Type-Options on a
 // note, reports version "2.0" and a limit of 100; 3 is 2 regressed (POST
-// /links 500, version "2.1", limit 99).
+// /links 500, version "2.1", limit 99). A noisy app varies run to run where
+// no built-in rule can know it: the cookie's Max-Age (what is left of a
+// fixed lifetime), the worker that answered, and a load figure.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -26,8 +30,16 @@ const nanoid = () => pick(NANOID, 21);
 const base62 = () => pick(BASE62, 8);
 const numericId = () => randomInt(1_000_000, 10_000_000);
 
-/** Starts one version on 127.0.0.1:0 (closed by `cleanups`); its base URL. */
-export async function startIdsApp(cleanups: Cleanups, version: IdsVersion): Promise<string> {
+/** Runs started so far: what the noisy app's noise is made of. */
+let noisyRuns = 0;
+
+/** Starts one version on 127.0.0.1:0 (closed by `cleanups`), noisy or not; its base URL. */
+export async function startIdsApp(cleanups: Cleanups, version: IdsVersion, noisy = false): Promise<string> {
+  // Noise differs at every place between any two runs (a run counter, not chance, so no place is equal by luck) and
+  // per response within a run (so it never reads as one issued value); Max-Age has 3 digits (never an issued number).
+  const run = ++noisyRuns;
+  let answered = 0;
+  const worker = () => (noisy ? `worker-${'abcdefgh'[(run + answered++) % 8]}` : 'worker-a');
   const sessions = new Set<string>();
   const notes = new Map<string, { id: string; title: string; t: number }>();
   const files = new Map<string, { key: string; name: string; size: number }>();
@@ -35,7 +47,7 @@ export async function startIdsApp(cleanups: Cleanups, version: IdsVersion): Prom
   const orders = new Map<number, { orderId: number; items: number; noteId: string }>();
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': randomBytes(8).toString('hex'), ...headers });
+    res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': randomBytes(16).toString('hex'), 'X-Served-By': worker(), ...headers });
     res.end(text);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -47,7 +59,7 @@ export async function startIdsApp(cleanups: Cleanups, version: IdsVersion): Prom
     if (req.method === 'POST' && top === 'login') {
       const sid = randomBytes(16).toString('hex');
       sessions.add(sid);
-      const attrs = ['Path=/', ...(version === 1 ? ['Max-Age=3600'] : []), `Expires=${new Date(Date.now() + 3_600_000).toUTCString()}`, 'HttpOnly', 'SameSite=Lax'];
+      const attrs = ['Path=/', ...(version === 1 ? [`Max-Age=${noisy ? 600 + run : 3600}`] : []), `Expires=${new Date(Date.now() + 3_600_000).toUTCString()}`, 'HttpOnly', 'SameSite=Lax'];
       return send(res, 200, { user: body.user, t: Date.now() }, { 'Set-Cookie': `sid=${sid}; ${attrs.join('; ')}` });
     }
     const sid = /(?:^|; )sid=([^;]*)/.exec(req.headers.cookie ?? '')?.[1];
@@ -84,7 +96,7 @@ export async function startIdsApp(cleanups: Cleanups, version: IdsVersion): Prom
       return order ? send(res, 200, { ...order, note: notes.get(order.noteId) }) : send(res, 404, { error: 'no such order' });
     }
     if (req.method === 'GET' && top === 'meta') {
-      return send(res, 200, { version: ['1.4', '2.0', '2.1'][version - 1], limit: [50, 100, 99][version - 1], notes: notes.size, trace: randomUUID() });
+      return send(res, 200, { version: ['1.4', '2.0', '2.1'][version - 1], limit: [50, 100, 99][version - 1], notes: notes.size, trace: randomUUID(), load: noisy ? (run % 100) / 100 : 0.5 });
     }
     return send(res, 404, { error: 'not found' });
   };
