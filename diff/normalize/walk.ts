@@ -125,8 +125,9 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
       continue;
     }
     const rule = keyRuleFor(k, x, w);
-    // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213").
-    const numeric = !rule && w.rules.numericIds ? numericIdShape(k, x) : undefined;
+    // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213"); not a
+    // string the server issued: a random id with only digits this run binds like its other runs' ids.
+    const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
     setOwn(out, nk, rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w));
   }
   return out;

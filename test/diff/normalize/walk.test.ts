@@ -1,0 +1,37 @@
+// The value walk (diff/normalize/walk.ts) on whole captures: an issued id
+// compares through its binding whatever its letters happen to be. A random
+// 12-hex id is all digits about once in 300 runs; under an id key the
+// numeric-ids rule named it `<DIGITS:n>` while the other run's id, with
+// letters, was `<ISSUED:n>`, so two runs of one build differed.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderText } from '../../../diff/index.js';
+import { capture, type ExchangeSpec } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { diffAgreeing } from '../diff-bounded.js';
+
+/** A create that issues `id` under `id` keys, then the id sent back in a path and in a JSON body. */
+const run = (id: string): ExchangeSpec[] => [
+  { method: 'POST', url: 'http://127.0.0.1:1/notes', requestBody: { title: 'a' }, status: 201, body: { id, title: 'a' } },
+  { url: `http://127.0.0.1:1/notes/${id}`, body: { id, title: 'a' } },
+  { method: 'POST', url: 'http://127.0.0.1:1/orders', requestBody: { noteId: id }, status: 201, body: { noteId: id, items: 3 } },
+];
+
+describe('issued ids under id keys', () => {
+  const t = tempDir();
+
+  it('a hex id that happens to be all digits binds to the other run’s id: MATCH, both ways', async () => {
+    for (const [a, b] of [['861203958817', 'a1b2c3d4e5f6'], ['a1b2c3d4e5f6', '861203958817']] as const) {
+      const r = await diffAgreeing(t, capture(run(a)), capture(run(b)));
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    }
+  });
+
+  it('all-digit ids on both sides still match, and a broken binding is still real', async () => {
+    assert.equal((await diffAgreeing(t, capture(run('861203958817')), capture(run('120395881786')))).verdict, 'match');
+    const broken = run('a1b2c3d4e5f6');
+    broken[2] = { ...broken[2]!, requestBody: { noteId: '999999999999' }, body: { noteId: '999999999999', items: 3 } };
+    const r = await diffAgreeing(t, capture(run('861203958817')), capture(broken));
+    assert.equal(r.verdict, 'diff', renderText(r, { color: false }));
+  });
+});
