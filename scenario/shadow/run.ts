@@ -295,9 +295,8 @@ class Tee {
         }
         p.responseBody = [];
         p.answers = [];
-        // Kept while mirrors may still answer (their binding needs the primary's view).
-        if (p.dispatched && !p.skip && this.mirrors.some(() => true)) setTimeout(() => this.pending.delete(f.exchangeId), 0).unref();
-        else this.pending.delete(f.exchangeId);
+        // Answers still to come bind through the closure send() holds on `p`.
+        this.pending.delete(f.exchangeId);
         return;
       }
       case 'ws-message': {
