@@ -62,8 +62,10 @@ export class MirrorTarget {
     readonly name: string,
     /** Its recording proxy. */
     readonly recording: Recording,
-    /** The target's own authority (Host follows the target). */
+    /** The target's own authority: the Host of a request the client addressed to bb shadow itself. */
     private readonly authority: string,
+    /** bb shadow's own listen authority (host:port): a client Host naming anything else (a proxy in front) is kept. */
+    private readonly own: string,
     /** --header TARGET:'Name: value' overrides. */
     private readonly headers: ReadonlyArray<[string, string]>,
     private readonly timeoutMs: number,
@@ -128,7 +130,7 @@ export class MirrorTarget {
     }
     lane.busy = true;
     lane.current = job.req.id;
-    const wire = wireRequest(this.parts(job.req), this.authority);
+    const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
     void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs }).then((outcome: ExchangeOutcome) => {
       lane.busy = false;
       this.inFlight--;
@@ -167,6 +169,20 @@ export class MirrorTarget {
     };
   }
 
+  /**
+   * The Host this target gets: a --header override; else the target's own
+   * authority when the client addressed bb shadow itself (Host follows the
+   * target, as the primary's tap forwards it to the primary); else the
+   * client's Host as it was (a proxy or mesh in front mirrors production's
+   * Host, and the primary got it too).
+   */
+  private hostFor(req: MirrorRequest): string {
+    const override = this.headers.find(([n]) => n.toLowerCase() === 'host');
+    if (override) return override[1];
+    const host = headerValue(req.rawHeaders, 'host');
+    return host === undefined || sameAuthority(host, this.own) ? this.authority : host;
+  }
+
   /** Learns this target's values from its answer and the primary's to the same request. */
   bind(primary: ResponseView, mine: ResponseView): void {
     const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
@@ -193,7 +209,7 @@ export class MirrorTarget {
       const prev = getOwn(headers, n);
       setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
     }
-    headers['Host'] = this.authority;
+    headers['Host'] = this.hostFor(req);
     const offered = /permessage-deflate/i.test(headerValue(req.rawHeaders, 'sec-websocket-extensions') ?? '');
     const ws = new WebSocket(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
       headers,
@@ -265,6 +281,18 @@ interface Lane {
   /** The shared id of the request on the wire now. */
   current?: number;
   closing?: boolean;
+}
+
+/** host:port names bb shadow's own listener (the loopback names of its address count). */
+function sameAuthority(host: string, own: string): boolean {
+  const split = (a: string) => {
+    const m = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(a.trim().toLowerCase());
+    return m ? { name: m[1]!, port: m[2] ?? '80' } : { name: a, port: '' };
+  };
+  const a = split(host);
+  const b = split(own);
+  const loop = (n: string) => n === 'localhost' || n === '[::1]' || n.startsWith('127.');
+  return a.port === b.port && (a.name === b.name || (loop(a.name) && loop(b.name)));
 }
 
 function utf8(b: Buffer): string | undefined {

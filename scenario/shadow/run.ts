@@ -105,8 +105,8 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const primary = recs.primary!;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const mirrors: MirrorTarget[] = [
-    new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, options.headers?.candidate ?? [], timeoutMs),
-    ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, options.headers?.secondary ?? [], timeoutMs)] : []),
+    new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, new URL(primary.url).host, options.headers?.candidate ?? [], timeoutMs),
+    ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, new URL(primary.url).host, options.headers?.secondary ?? [], timeoutMs)] : []),
   ];
   const tee = new Tee(primary, mirrors, options);
   primary.proxy.bus.on((fact) => tee.fact(fact));
