@@ -138,3 +138,31 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     assert.equal(two.findings[0]!.count, one.findings[0]!.count * 2);
   });
 });
+
+describe('bb shadow: the candidate dies mid-run', () => {
+  it('the primary keeps serving, the candidate errors count per route, the run says so', async () => {
+    const [primary, candidate] = [await service('old'), await service('old')];
+    const json = tmp.path('dies.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('dies'), '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+      // Give the three mirrors time to be answered, then stop the candidate for good.
+      await new Promise((r) => setTimeout(r, 300));
+      await candidate.close();
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200, 'the primary answers with the candidate gone');
+    } finally {
+      await c.close();
+    }
+    const code = await bb.exited;
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.requests, 6);
+    assert.equal(report.totals.mirrored, 6);
+    assert.equal(report.routes['GET /items']?.equal, 3, JSON.stringify(report.routes));
+    assert.equal(report.routes['GET /items']?.errors, 3, JSON.stringify(report.routes));
+    assert.match(bb.stdout(), /3 errors/);
+    // Errors are not regressions: the gate looks at what was compared.
+    assert.equal(code, 0, bb.stdout() + bb.stderr());
+  });
+});
