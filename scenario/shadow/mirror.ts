@@ -38,6 +38,8 @@ export interface MirrorRequest {
   body: Buffer;
   /** Request trailers. */
   trailers: string[];
+  /** An event stream's copy ends with the primary's stream: aborted shortly after the primary's exchange ended. */
+  ended?: AbortSignal;
 }
 
 /** One mirror target. */
@@ -131,7 +133,7 @@ export class MirrorTarget {
     lane.busy = true;
     lane.current = job.req.id;
     const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
-    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs }).then((outcome: ExchangeOutcome) => {
+    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}) }).then((outcome: ExchangeOutcome) => {
       lane.busy = false;
       this.inFlight--;
       this.queuedBytes -= job.req.body.length;

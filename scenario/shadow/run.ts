@@ -206,9 +206,14 @@ interface Pending {
   /** Mirror answers waiting for the primary's to finish. */
   answers: Array<{ target: MirrorTarget; view: ResponseView }>;
   primaryView?: ResponseView;
+  /** An event stream: ends the mirrors' copies when the primary's stream ends. */
+  streamEnd?: AbortController;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
 }
+
+/** How long after the primary's event stream ended the mirrors' copies are ended. */
+const STREAM_END_GRACE_MS = 250;
 
 /** Response bytes of the primary kept for binding, per exchange. */
 const BIND_BODY_BYTES = 256 * 1024;
@@ -265,6 +270,11 @@ class Tee {
         p.responded = true;
         p.status = f.statusCode;
         p.responseHeaders = f.rawHeaders;
+        // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does.
+        if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
+          p.streamEnd = new AbortController();
+          p.req.ended = p.streamEnd.signal;
+        }
         this.maybeDispatch(f.exchangeId, p);
         return;
       }
@@ -289,6 +299,9 @@ class Tee {
         p.requestEnded = true;
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
+        // Late events already on their way still arrive: the copies end a moment after the primary's stream.
+        const end = p.streamEnd;
+        if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
         if (f.type === 'exchange-completed' && p.status !== undefined && p.responseHeaders) {
           p.primaryView = liveResponse(p.status, p.responseHeaders, Buffer.concat(p.responseBody)).view;
           for (const a of p.answers) a.target.bind(p.primaryView, a.view);

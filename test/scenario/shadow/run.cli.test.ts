@@ -139,6 +139,31 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
   });
 });
 
+describe('bb shadow: an event stream', () => {
+  it("the mirrors' copies end with the primary's stream; a changed event field is one regression", async () => {
+    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+    const json = tmp.path('sse.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path('sse'), '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const started = Date.now();
+    const res = await fetch(`${url}/events`);
+    const reader = res.body!.getReader();
+    let text = '';
+    while ((text.match(/\n\n/g) ?? []).length < 3) text += new TextDecoder().decode((await reader.read()).value);
+    // Let the targets' three events arrive too, then leave, as a browser tab closes.
+    await new Promise((r) => setTimeout(r, 150));
+    await reader.cancel();
+    const code = await bb.exited;
+    // Ended with the client, not after the mirror's 30 s timeout.
+    assert.ok(Date.now() - started < 20_000);
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(code, 1, bb.stdout() + bb.stderr());
+    assert.equal(report.totals.errors, 0, JSON.stringify(report.totals));
+    assert.equal(report.totals.regressions, 1, JSON.stringify(report));
+    assert.deepEqual(report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['regression changed response.events[].data.level'], JSON.stringify(report.findings));
+  });
+});
+
 describe('bb shadow: the candidate dies mid-run', () => {
   it('the primary keeps serving, the candidate errors count per route, the run says so', async () => {
     const [primary, candidate] = [await service('old'), await service('old')];

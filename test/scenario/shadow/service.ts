@@ -35,6 +35,18 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
       json(200, { ok: true }, { 'set-cookie': `sid=${sid}; Max-Age=3600; Path=/; HttpOnly` });
       return;
     }
+    if (path === '/events') {
+      // An event stream that stays open until the client leaves: three events, then silence.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      let n = 0;
+      const timer = setInterval(() => {
+        n++;
+        res.write(`data: ${JSON.stringify({ n, at: Date.now(), level: build === 'new' && n === 2 ? 'warn' : 'info' })}\n\n`);
+        if (n === 3) clearInterval(timer);
+      }, 20);
+      req.once('close', () => clearInterval(timer));
+      return;
+    }
     if (path === '/me') {
       const sid = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
       if (!sid || !sessions.has(sid)) return json(401, { error: 'no session' });
