@@ -11,11 +11,12 @@ import { join, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { BbError, globMatcher, headerValue, startModuleWorker } from '../../core/index.js';
 import { PROXY_DEFAULTS, type Fact } from '../../proxy/index.js';
-import type { RedactConfig } from '../../capture/index.js';
+import { grpcMedia, type RedactConfig } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
 import type { ResponseView } from '../../diff/index.js';
 import { MirrorTarget, type MirrorRequest, type MirroredSocket } from './mirror.js';
+import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker } from './compare-worker.js';
@@ -79,6 +80,19 @@ export interface Shadow {
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a request is mirrored by default: a safe method, or a gRPC call
+ * marked idempotent. grpc-js sends every call as POST and marks nothing; the
+ * one marking on the wire is gRPC core's (C++, Python, ...): PUT for a call
+ * flagged idempotent (GET for a cacheable one is safe already). A POST call
+ * is mirrored only when opted in (--mirror all, or its route).
+ */
+function safe(method: string, rawHeaders: string[]): boolean {
+  if (SAFE.has(method)) return true;
+  const grpc = method === 'PUT' ? grpcMedia(headerValue(rawHeaders, 'content-type')) : undefined;
+  return grpc !== undefined && !grpc.web;
+}
 
 /** Starts a shadow run; throws a BbError (exit 2) when a target is down or a file is in the way. */
 export async function startShadow(options: ShadowOptions): Promise<Shadow> {
@@ -208,6 +222,10 @@ interface Pending {
   primaryView?: ResponseView;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
+  /** HTTP/2 (one stream): true. */
+  h2: boolean;
+  /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
+  streams?: MirroredStream[];
 }
 
 /** Response bytes of the primary kept for binding, per exchange. */
@@ -233,7 +251,7 @@ class Tee {
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         const route = `${f.method} ${routePath(f.target)}`;
-        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [] };
+        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f, route);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
@@ -243,6 +261,11 @@ class Tee {
       case 'request-body': {
         const p = this.pending.get(f.exchangeId);
         if (!p || p.skip || p.req.rawHeaders.length === 0) return;
+        if (p.streams) {
+          // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary.
+          for (const s of p.streams) s.write(Buffer.from(f.chunk));
+          return;
+        }
         p.bodyBytes += f.chunk.length;
         if (p.bodyBytes > (this.opts.maxMirrorBody ?? 8 << 20)) {
           this.skip(f.exchangeId, p, 'too large');
@@ -256,6 +279,7 @@ class Tee {
         if (!p) return;
         p.requestEnded = true;
         p.req.trailers = f.rawTrailers;
+        p.streams?.forEach((s) => s.end());
         this.maybeDispatch(f.exchangeId, p);
         return;
       }
@@ -286,6 +310,9 @@ class Tee {
           this.pending.delete(f.exchangeId);
           return;
         }
+        if (p.streams && f.type !== 'exchange-completed') p.streams.forEach((s) => s.abort());
+        else p.streams?.forEach((s) => s.end());
+        p.streams = undefined;
         p.requestEnded = true;
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
@@ -323,9 +350,10 @@ class Tee {
 
   /** Why a request is not mirrored, or undefined. */
   private decide(f: Extract<Fact, { type: 'exchange-started' }>, route: string): string | undefined {
-    if (f.stream !== undefined) return 'http/2';
+    // A server push is the server's own promise, not a request of the client's.
+    if (f.pushedBy !== undefined) return 'server push';
     const policy = this.opts.mirror ?? 'safe';
-    if (policy !== 'all' && !SAFE.has(f.method) && !this.optIn.some((m) => m(route))) return 'unsafe';
+    if (policy !== 'all' && !safe(f.method, f.rawHeaders) && !this.optIn.some((m) => m(route))) return 'unsafe';
     const share = this.opts.sample ?? 1;
     if (share < 1) {
       const by = this.opts.sampleBy;
@@ -343,7 +371,8 @@ class Tee {
   }
 
   private maybeDispatch(exchangeId: number, p: Pending): void {
-    if (p.dispatched || p.skip || p.sockets || !p.requestEnded || !p.responded) return;
+    // An h2 stream goes at the response head even while its request is still arriving (a streaming call).
+    if (p.dispatched || p.skip || p.sockets || (!p.requestEnded && !p.h2) || !p.responded) return;
     p.dispatched = true;
     const cap = this.opts.maxInFlight ?? 256;
     const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
@@ -352,13 +381,21 @@ class Tee {
       this.skip(exchangeId, p, 'queue full');
       return;
     }
+    const live = !p.requestEnded;
+    const streams: MirroredStream[] = [];
     for (const m of this.mirrors) {
-      m.send(p.req, (view) => {
+      const onAnswer = (view: ResponseView | undefined) => {
         if (!view) return;
         if (p.primaryView) m.bind(p.primaryView, view);
         else p.answers.push({ target: m, view });
-      });
+      };
+      if (!p.h2) m.send(p.req, onAnswer);
+      else {
+        const s = m.sendH2(p.req, live, onAnswer);
+        if (s) streams.push(s);
+      }
     }
+    if (live) p.streams = streams;
   }
 }
 
