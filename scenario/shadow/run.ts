@@ -11,13 +11,14 @@ import { join, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { BbError, globMatcher, headerValue, startModuleWorker } from '../../core/index.js';
 import { PROXY_DEFAULTS, type Fact } from '../../proxy/index.js';
-import { grpcMedia, type RedactConfig } from '../../capture/index.js';
+import type { RedactConfig } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
 import type { ResponseView } from '../../diff/index.js';
 import { MirrorTarget, type MirrorRequest, type MirroredSocket } from './mirror.js';
 import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
+import { safe } from './safe.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker } from './compare-worker.js';
 
@@ -77,21 +78,6 @@ export interface Shadow {
   report(): ShadowReport | undefined;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
   close(graceMs?: number): Promise<ShadowReport>;
-}
-
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * Whether a request is mirrored by default: a safe method, or a gRPC call
- * marked idempotent. grpc-js sends every call as POST and marks nothing; the
- * one marking on the wire is gRPC core's (C++, Python, ...): PUT for a call
- * flagged idempotent (GET for a cacheable one is safe already). A POST call
- * is mirrored only when opted in (--mirror all, or its route).
- */
-function safe(method: string, rawHeaders: string[]): boolean {
-  if (SAFE.has(method)) return true;
-  const grpc = method === 'PUT' ? grpcMedia(headerValue(rawHeaders, 'content-type')) : undefined;
-  return grpc !== undefined && !grpc.web;
 }
 
 /** Starts a shadow run; throws a BbError (exit 2) when a target is down or a file is in the way. */
