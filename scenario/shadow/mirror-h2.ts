@@ -16,7 +16,6 @@ import { PassThrough } from 'node:stream';
 import { grpcMedia } from '../../capture/index.js';
 import { headerValue } from '../../core/index.js';
 import { bodyBytes, H2Connection, h2Fields, type H2Request, type RequestParts } from '../replay/index.js';
-import type { MirrorRequest } from './mirror.js';
 
 /** The client side of one mirrored stream whose request is still arriving. */
 export interface MirroredStream {
@@ -62,18 +61,19 @@ export class H2Sessions {
 }
 
 /**
- * The h2 request a mirror sends: `parts` (values bound, --header applied) as
- * h2 fields for the target's `authority`. A whole request body is the bound
- * one; one still arriving (`live`) goes as sent so far, the rest through the
- * returned stream's `more`.
+ * The h2 request a mirror sends for the primary's (`rawHeaders` as sent,
+ * pseudo-headers first, and the body `sent` so far): `parts` (values bound,
+ * --header applied) as h2 fields for the target's `authority`. A whole
+ * request body is the bound one; one still arriving (`live`) goes as sent so
+ * far, the rest through the returned stream's `more`.
  */
-export function mirroredH2Request(req: MirrorRequest, parts: RequestParts, authority: string, live: boolean): { request: H2Request; more?: PassThrough } {
+export function mirroredH2Request(rawHeaders: string[], sent: Buffer, parts: RequestParts, authority: string, live: boolean): { request: H2Request; more?: PassThrough } {
   const pseudo: string[] = [];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.startsWith(':')) pseudo.push(req.rawHeaders[i]!);
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.startsWith(':')) pseudo.push(rawHeaders[i]!);
   // A gRPC call's body is length-prefixed messages: it goes as sent (a bound value would change a prefixed length).
-  const raw = live || grpcMedia(headerValue(req.rawHeaders, 'content-type')) !== undefined;
-  const body = raw ? req.body : bodyBytes(parts);
-  const recorded = (name: string) => headerValue(req.rawHeaders, name);
+  const raw = live || grpcMedia(headerValue(rawHeaders, 'content-type')) !== undefined;
+  const body = raw ? sent : bodyBytes(parts);
+  const recorded = (name: string) => headerValue(rawHeaders, name);
   const fields = h2Fields(pseudo, recorded, live ? { ...parts, trailers: undefined } : parts, authority, 'http', live ? undefined : body.length);
   if (!live) return { request: { ...fields, body } };
   const more = new PassThrough();

@@ -116,7 +116,7 @@ export class MirrorTarget {
    */
   sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void): MirroredStream | undefined {
     const { conn, opened } = this.h2.session(req.connection);
-    const { request, more } = mirroredH2Request(req, this.parts(req), this.authority, live);
+    const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
     const abort = new AbortController();
     this.inFlight++;
     this.queuedBytes += req.body.length;

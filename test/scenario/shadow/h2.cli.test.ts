@@ -16,7 +16,7 @@ import type { ShadowReport } from '../../../scenario/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
+import { itemMethod, itemsHandlers, type ItemValue } from '../../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -36,23 +36,7 @@ async function grpcBuild(build: 'old' | 'new'): Promise<{ url: string; calls: Ma
   const note = (call: { getPath(): string }) => calls.set(call.getPath(), (calls.get(call.getPath()) ?? 0) + 1);
   const server = new grpc.Server();
   server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
-    get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
-      note(call);
-      done(null, { name: `got ${call.request.name}`, n: call.request.n * 2 });
-    },
-    list: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
-      note(call);
-      for (let i = 0; i < call.request.n; i++) call.write({ name: build === 'new' && i === 1 ? `thing ${i}` : `item ${i}`, n: i });
-      call.end();
-    },
-    chat: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
-      note(call);
-      call.on('data', (m: ItemValue) => {
-        chat.push(m.name);
-        call.write({ name: `echo ${m.name}`, n: m.n });
-      });
-      call.on('end', () => call.end());
-    },
+    ...itemsHandlers({ onCall: note, chat, itemName: (i) => (build === 'new' && i === 1 ? `thing ${i}` : `item ${i}`) }),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
