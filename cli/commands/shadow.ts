@@ -112,7 +112,7 @@ export const shadowCommand: BbCommand = {
       .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
       .option('config', { type: 'string', describe: "the diff's config (rules, keys, known), as bb diff --config" })
-      .option('mirror', { type: 'string', array: true, describe: "safe (GET, HEAD, OPTIONS; default) | all | routes to add, like 'POST /search' (needs isolated data)" })
+      .option('mirror', { type: 'string', array: true, describe: "safe (GET, HEAD, OPTIONS, gRPC calls sent as PUT or GET; default) | all | routes to add, like 'POST /search' or 'POST /pkg.Svc/Method' for a gRPC method (needs isolated data)" })
       .option('sample', { type: 'string', describe: 'share of exchanges mirrored: 0.1 or 10% (default all)' })
       .option('sample-by', { type: 'string', describe: "header:NAME or cookie:NAME: a user's requests are all in or all out" })
       .option('header', { type: 'string', array: true, describe: "TARGET:'Name: value' sets a header on mirrored requests to candidate or secondary" })

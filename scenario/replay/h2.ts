@@ -10,6 +10,7 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
+import type { Readable } from 'node:stream';
 import { pairValue } from '../../core/index.js';
 import { grpcMedia, GrpcMessageCounter, type HarEntry } from '../../capture/index.js';
 import { armCut, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
@@ -72,6 +73,8 @@ export interface H2Request {
   trailers?: Array<[string, string]>;
   /** The call's grpc-timeout as recorded, and its budget in ms: the deadline the replay keeps. */
   deadline?: { recorded: string; ms: number };
+  /** Body bytes still arriving after `body` (a mirrored stream as it crosses): piped on, the stream ends when it ends. */
+  more?: Readable;
 }
 
 /** Fields HTTP/2 forbids (RFC 9113 §8.2.2): they are about an HTTP/1.1 connection. */
@@ -88,23 +91,43 @@ const PSEUDO_ORDER = [':method', ':authority', ':scheme', ':path'];
  */
 export function h2Request(entry: HarEntry, parts: RequestParts, authority: string, scheme: 'http' | 'https'): H2Request {
   const recorded = (entry.request.headers ?? []).map((h) => h.name.toLowerCase()).filter((n) => n.startsWith(':'));
-  const pseudo = recorded.length ? [...new Set(recorded)] : PSEUDO_ORDER;
-  const values: Record<string, string> = { ':method': parts.method, ':path': parts.target, ':authority': authority, ':scheme': scheme };
-  const headers: Array<[string, string]> = pseudo.map((n) => [n, values[n] ?? pairValue(entry.request.headers, n) ?? '']);
   const grpc = grpcSends(entry);
   const body = grpc ? Buffer.alloc(0) : bodyBytes(parts);
+  const fields = h2Fields(recorded, (n) => pairValue(entry.request.headers, n), parts, authority, scheme, grpc ? grpc.reduce((n, m) => n + m.frame.length, 0) : body.length);
+  return { ...fields, body, ...(grpc ? { grpc } : {}) };
+}
+
+/**
+ * A request's fields for an h2 stream: the pseudo-headers in the order
+ * `pseudo` names them (node:http2's when none), `:authority` and `:scheme`
+ * following the target, `:method` and `:path` the parts', others from
+ * `recorded`; then the parts' fields without what HTTP/2 forbids, Host as
+ * the authority, Content-Length as `contentLength` (kept as sent when
+ * undefined: a body still arriving), grpc-timeout read as the call's deadline.
+ */
+export function h2Fields(
+  pseudo: string[],
+  recorded: (name: string) => string | undefined,
+  parts: RequestParts,
+  authority: string,
+  scheme: 'http' | 'https',
+  contentLength: number | undefined,
+): Pick<H2Request, 'headers' | 'deadline' | 'trailers'> {
+  const order = pseudo.length ? [...new Set(pseudo)] : PSEUDO_ORDER;
+  const values: Record<string, string> = { ':method': parts.method, ':path': parts.target, ':authority': authority, ':scheme': scheme };
+  const headers: Array<[string, string]> = order.map((n) => [n, values[n] ?? recorded(n) ?? '']);
   let deadline: H2Request['deadline'];
   for (const [name, value] of parts.headers) {
     const lower = name.toLowerCase();
-    if (CONNECTION_FIELDS.has(lower) || (lower === 'te' && value.trim().toLowerCase() !== 'trailers')) continue;
+    if (lower.startsWith(':') || CONNECTION_FIELDS.has(lower) || (lower === 'te' && value.trim().toLowerCase() !== 'trailers')) continue;
     if (lower === 'host') headers.push([lower, authority]);
-    else if (lower === 'content-length') headers.push([lower, String(grpc ? grpc.reduce((n, m) => n + m.frame.length, 0) : body.length)]);
+    else if (lower === 'content-length') headers.push([lower, contentLength === undefined ? value : String(contentLength)]);
     else headers.push([lower, value]);
     const ms = lower === 'grpc-timeout' ? grpcTimeoutMs(value) : undefined;
     if (ms !== undefined) deadline = { recorded: value, ms };
   }
   const trailers = parts.trailers?.map(([n, v]): [string, string] => [n.toLowerCase(), v]);
-  return { headers, body, ...(grpc ? { grpc } : {}), ...(deadline ? { deadline } : {}), ...(trailers?.length ? { trailers } : {}) };
+  return { headers, ...(deadline ? { deadline } : {}), ...(trailers?.length ? { trailers } : {}) };
 }
 
 /** How an h2 exchange is bounded and reports its waits, besides the cut (ExchangeLimits). */
@@ -115,6 +138,8 @@ export interface H2Limits extends ExchangeLimits {
   waitMs: number;
   /** A wait that ran out. */
   onTimeout(what: string, waitedMs: number): void;
+  /** Told the stream's id once it is opened, before its HEADERS reach the proxy (bb shadow tags the proxy's exchange by it). */
+  onStream?(streamId: number): void;
 }
 
 /** Node's header object, in the order given, repeated names as lists. */
@@ -185,6 +210,9 @@ export class H2Connection {
         finish({ kind: 'failed', reason: `the request failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
         return;
       }
+      // On a session already connected the stream opens within request(), before a listener could hear 'ready'.
+      if (limits.onStream && stream.id !== undefined) limits.onStream(stream.id);
+      else if (limits.onStream) stream.once('ready', () => limits.onStream!(stream!.id!));
       if (req.trailers) stream.once('wantTrailers', () => stream!.sendTrailers(headerObject(req.trailers!)));
       stream.on('response', (h) => {
         status = Number(h[':status']);
@@ -206,6 +234,11 @@ export class H2Connection {
     });
   }
 
+  /** The local port of the session's socket (what the proxy's connection-opened fact calls remotePort), once connected. */
+  get localPort(): number | undefined {
+    return this.session?.socket?.localPort;
+  }
+
   /** Closes the session (every lane of the connection is done). */
   close(): void {
     this.session?.close();
@@ -214,6 +247,11 @@ export class H2Connection {
 
   // The body, or the call's messages each once the target has sent what the original's server had before it.
   private async send(stream: http2.ClientHttp2Stream, req: H2Request, limits: H2Limits, received: () => number, waiters: Set<() => void>, settled: () => boolean): Promise<void> {
+    if (req.more) {
+      if (req.body.length) stream.write(req.body);
+      req.more.pipe(stream);
+      return;
+    }
     if (!req.grpc) {
       stream.end(req.body);
       return;

@@ -17,6 +17,7 @@ import { responseValues, rewriteTokens, type ResponseView } from '../../diff/ind
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, setOwn } from '../../core/index.js';
+import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 
 /** Bound values remembered per target; past it the oldest go. */
 const MAX_BINDINGS = 100_000;
@@ -30,7 +31,7 @@ export interface MirrorRequest {
   method: string;
   /** Path and query as sent. */
   target: string;
-  /** "1.1" or "1.0". */
+  /** "1.1", "1.0", or "2.0" (then `rawHeaders` start with the pseudo-headers). */
   version: string;
   /** Raw headers as sent. */
   rawHeaders: string[];
@@ -58,6 +59,8 @@ export class MirrorTarget {
   private readonly host: string;
   private readonly port: number;
   private readonly sockets = new Set<WebSocket>();
+  /** HTTP/2: one h2c session per client connection. */
+  private readonly h2: H2Sessions;
 
   constructor(
     /** "candidate" or "secondary": its capture's label. */
@@ -75,6 +78,7 @@ export class MirrorTarget {
     const u = new URL(recording.url);
     this.host = u.hostname;
     this.port = Number(u.port);
+    this.h2 = new H2Sessions(recording.url);
     // Each exchange the target's proxy sees gets the shared id of the request that made it.
     recording.proxy.bus.on((fact) => {
       if (fact.type === 'connection-opened') this.portOf.set(fact.connectionId, fact.remotePort);
@@ -82,7 +86,7 @@ export class MirrorTarget {
       else if (fact.type === 'exchange-started') {
         const port = this.portOf.get(fact.connectionId);
         if (port === undefined) return;
-        const id = this.wsByPort.get(port) ?? this.laneAt(port)?.current;
+        const id = fact.stream !== undefined ? this.h2.idAt(port, fact.stream) : (this.wsByPort.get(port) ?? this.laneAt(port)?.current);
         if (id !== undefined) recording.tag(fact.exchangeId, { id });
       }
     });
@@ -109,8 +113,35 @@ export class MirrorTarget {
     this.pump(req.connection, lane);
   }
 
+  /**
+   * Sends an HTTP/2 request on its own stream of the connection's h2c
+   * session; `live` when its body is still arriving: the returned stream
+   * takes the rest. `onAnswer` as `send`'s.
+   */
+  sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void): MirroredStream | undefined {
+    const { conn, opened } = this.h2.session(req.connection);
+    const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
+    const abort = new AbortController();
+    this.inFlight++;
+    this.queuedBytes += req.body.length;
+    const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id) };
+    void conn.exchange(request, limits).then((outcome) => {
+      this.inFlight--;
+      this.queuedBytes -= req.body.length;
+      more?.destroy();
+      onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+    });
+    if (!more) return undefined;
+    return {
+      write: (chunk) => void (more.writable && more.write(chunk)),
+      end: () => void (more.writable && more.end()),
+      abort: () => abort.abort(),
+    };
+  }
+
   /** The primary's client connection closed: its lane closes once its queue is empty. */
   connectionClosed(connection: string): void {
+    this.h2.close(connection);
     const lane = this.lanes.get(connection);
     if (!lane) return;
     lane.closing = true;
@@ -261,6 +292,7 @@ export class MirrorTarget {
     const until = Date.now() + ms;
     while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     for (const [c, lane] of this.lanes) this.dropLane(c, lane);
+    this.h2.closeAll();
     for (const ws of this.sockets) ws.close(1001);
     const wsUntil = Date.now() + Math.min(ms, 1000);
     while (this.sockets.size > 0 && Date.now() < wsUntil) await new Promise((r) => setTimeout(r, 20));

@@ -16,7 +16,9 @@ import { bindRecording, type BoundRecording, type Recording } from '../record/in
 import { liveResponse } from '../replay/index.js';
 import type { ResponseView } from '../../diff/index.js';
 import { MirrorTarget, type MirrorRequest, type MirroredSocket } from './mirror.js';
+import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
+import { safe } from './safe.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker } from './compare-worker.js';
 
@@ -77,8 +79,6 @@ export interface Shadow {
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
   close(graceMs?: number): Promise<ShadowReport>;
 }
-
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Starts a shadow run; throws a BbError (exit 2) when a target is down or a file is in the way. */
 export async function startShadow(options: ShadowOptions): Promise<Shadow> {
@@ -210,6 +210,10 @@ interface Pending {
   streamEnd?: AbortController;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
+  /** HTTP/2 (one stream): true. */
+  h2: boolean;
+  /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
+  streams?: MirroredStream[];
 }
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
@@ -238,7 +242,7 @@ class Tee {
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         const route = `${f.method} ${routePath(f.target)}`;
-        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [] };
+        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f, route);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
@@ -248,6 +252,11 @@ class Tee {
       case 'request-body': {
         const p = this.pending.get(f.exchangeId);
         if (!p || p.skip || p.req.rawHeaders.length === 0) return;
+        if (p.streams) {
+          // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary.
+          for (const s of p.streams) s.write(Buffer.from(f.chunk));
+          return;
+        }
         p.bodyBytes += f.chunk.length;
         if (p.bodyBytes > (this.opts.maxMirrorBody ?? 8 << 20)) {
           this.skip(f.exchangeId, p, 'too large');
@@ -261,6 +270,7 @@ class Tee {
         if (!p) return;
         p.requestEnded = true;
         p.req.trailers = f.rawTrailers;
+        p.streams?.forEach((s) => s.end());
         this.maybeDispatch(f.exchangeId, p);
         return;
       }
@@ -296,6 +306,9 @@ class Tee {
           this.pending.delete(f.exchangeId);
           return;
         }
+        if (p.streams && f.type !== 'exchange-completed') p.streams.forEach((s) => s.abort());
+        else p.streams?.forEach((s) => s.end());
+        p.streams = undefined;
         p.requestEnded = true;
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
@@ -335,9 +348,10 @@ class Tee {
 
   /** Why a request is not mirrored, or undefined. */
   private decide(f: Extract<Fact, { type: 'exchange-started' }>, route: string): string | undefined {
-    if (f.stream !== undefined) return 'http/2';
+    // A server push is the server's own promise, not a request of the client's.
+    if (f.pushedBy !== undefined) return 'server push';
     const policy = this.opts.mirror ?? 'safe';
-    if (policy !== 'all' && !SAFE.has(f.method) && !this.optIn.some((m) => m(route))) return 'unsafe';
+    if (policy !== 'all' && !safe(f.method, f.rawHeaders) && !this.optIn.some((m) => m(route))) return 'unsafe';
     const share = this.opts.sample ?? 1;
     if (share < 1) {
       const by = this.opts.sampleBy;
@@ -355,7 +369,8 @@ class Tee {
   }
 
   private maybeDispatch(exchangeId: number, p: Pending): void {
-    if (p.dispatched || p.skip || p.sockets || !p.requestEnded || !p.responded) return;
+    // An h2 stream goes at the response head even while its request is still arriving (a streaming call).
+    if (p.dispatched || p.skip || p.sockets || (!p.requestEnded && !p.h2) || !p.responded) return;
     p.dispatched = true;
     const cap = this.opts.maxInFlight ?? 256;
     const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
@@ -364,13 +379,21 @@ class Tee {
       this.skip(exchangeId, p, 'queue full');
       return;
     }
+    const live = !p.requestEnded;
+    const streams: MirroredStream[] = [];
     for (const m of this.mirrors) {
-      m.send(p.req, (view) => {
+      const onAnswer = (view: ResponseView | undefined) => {
         if (!view) return;
         if (p.primaryView) m.bind(p.primaryView, view);
         else p.answers.push({ target: m, view });
-      });
+      };
+      if (!p.h2) m.send(p.req, onAnswer);
+      else {
+        const s = m.sendH2(p.req, live, onAnswer);
+        if (s) streams.push(s);
+      }
     }
+    if (live) p.streams = streams;
   }
 }
 

@@ -2,6 +2,8 @@
 // trailers and deadline: @grpc/grpc-js over h2c on 127.0.0.1:0, messages
 // encoded by protobufjs. `Lookup` fails with the status the server is given;
 // `Store` succeeds and ends with the trailing metadata it is given.
+// itemsHandlers: Get, List, Sum and Chat (the four call kinds) for tests that
+// define their own service of Items (gRPC replay, bb shadow).
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { Cleanups } from './cleanups.js';
@@ -17,6 +19,43 @@ export const decodeItem = (b: Buffer): ItemValue => Item.toObject(Item.decode(b)
 /** A method definition of Items for grpc-js's generic client and server: its path and which sides stream. */
 export function itemMethod(path: string, requestStream: boolean, responseStream: boolean) {
   return { path, requestStream, responseStream, requestSerialize: encodeItem, requestDeserialize: decodeItem, responseSerialize: encodeItem, responseDeserialize: decodeItem };
+}
+
+/** How `itemsHandlers` reports and varies: each call heard, Chat's messages kept, List's i-th item named (a build may rename one). */
+export interface ItemsHooks {
+  onCall?(call: { getPath(): string; getDeadline(): grpc.Deadline }): void;
+  chat?: string[];
+  itemName?(i: number): string;
+}
+
+/** grpc-js handlers of Get (n doubled), List (n items), Sum (of n) and Chat (an echo per message), for the method definitions of itemMethod. */
+export function itemsHandlers(hooks: ItemsHooks = {}) {
+  const note = (call: { getPath(): string; getDeadline(): grpc.Deadline }) => hooks.onCall?.(call);
+  return {
+    get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      done(null, { name: `got ${call.request.name}`, n: call.request.n * 2 });
+    },
+    list: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
+      note(call);
+      for (let i = 0; i < call.request.n; i++) call.write({ name: hooks.itemName?.(i) ?? `item ${i}`, n: i });
+      call.end();
+    },
+    sum: (call: grpc.ServerReadableStream<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      let total = 0;
+      call.on('data', (m: ItemValue) => (total += m.n));
+      call.on('end', () => done(null, { name: 'sum', n: total }));
+    },
+    chat: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
+      note(call);
+      call.on('data', (m: ItemValue) => {
+        hooks.chat?.push(m.name);
+        call.write({ name: `echo ${m.name}`, n: m.n });
+      });
+      call.on('end', () => call.end());
+    },
+  };
 }
 
 /** An Item message's value. */

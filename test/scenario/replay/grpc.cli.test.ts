@@ -18,7 +18,7 @@ import type { Har, HarEntry } from '../../../capture/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { decodeItem as decode, itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
+import { decodeItem as decode, itemMethod, itemsHandlers, type ItemValue } from '../../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -51,29 +51,7 @@ async function grpcServer(): Promise<{ port: number; seen: Seen }> {
   };
   const server = new grpc.Server();
   server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
-    get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
-      note(call);
-      done(null, { name: `got ${call.request.name}`, n: call.request.n * 2 });
-    },
-    list: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
-      note(call);
-      for (let i = 0; i < call.request.n; i++) call.write({ name: `item ${i}`, n: i });
-      call.end();
-    },
-    sum: (call: grpc.ServerReadableStream<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
-      note(call);
-      let total = 0;
-      call.on('data', (m: ItemValue) => (total += m.n));
-      call.on('end', () => done(null, { name: 'sum', n: total }));
-    },
-    chat: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
-      note(call);
-      call.on('data', (m: ItemValue) => {
-        seen.chat.push(m.name);
-        call.write({ name: `echo ${m.name}`, n: m.n });
-      });
-      call.on('end', () => call.end());
-    },
+    ...itemsHandlers({ onCall: note, chat: seen.chat }),
     slow: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       note(call);
       setTimeout(() => done(null, { name: 'late', n: 0 }), 1500);
