@@ -29,6 +29,15 @@ interface Group {
   since: number;
 }
 
+/**
+ * A mirror target's entry that is no answer: bb's own error response, the
+ * target hung up before answering whole, or no response came at all (the
+ * mirror's connection failed under it: a target that went away).
+ */
+function failed(entry: HarEntry): boolean {
+  return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
+}
+
 /** Compares the three captures' entries as they come. */
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
@@ -96,8 +105,8 @@ export class ShadowComparer {
       const route = routeOf(p);
       if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
       if (g.secondary && g.secondary.time >= 0) this.live.time(route, 'secondary', g.secondary.time);
-      // No answer from a mirror target, or bb's own error answer for it: an error, never compared.
-      if (!g.candidate || (this.opts.secondary && !g.secondary) || g.candidate._bb?.error || g.secondary?._bb?.error) {
+      // No answer from a mirror target, bb's own error answer for it, or the target hung up: an error, never compared.
+      if (!g.candidate || (this.opts.secondary && !g.secondary) || failed(g.candidate) || (g.secondary && failed(g.secondary))) {
         this.live.route(route).errors++;
         continue;
       }

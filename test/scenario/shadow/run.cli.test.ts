@@ -185,7 +185,9 @@ describe('bb shadow: the candidate dies mid-run', () => {
     assert.equal(report.totals.requests, 6);
     assert.equal(report.totals.mirrored, 6);
     assert.equal(report.routes['GET /items']?.equal, 3, JSON.stringify(report.routes));
-    assert.equal(report.routes['GET /items']?.errors, 3, JSON.stringify(report.routes));
+    const cand = JSON.parse(await readFile(`${tmp.path('dies')}/candidate.har`, 'utf8')) as { log: { entries: Array<{ response: { status: number; content: { text?: string } }; _bb: unknown }> } };
+    const seen = cand.log.entries.map((e) => `${e.response.status} ${JSON.stringify(e._bb)} ${e.response.content.text ?? ''}`).join('\n');
+    assert.equal(report.routes['GET /items']?.errors, 3, `${JSON.stringify(report.routes)} ${JSON.stringify(report.findings)}\n${seen}`);
     assert.match(bb.stdout(), /3 errors/);
     // Errors are not regressions: the gate looks at what was compared.
     assert.equal(code, 0, bb.stdout() + bb.stderr());

@@ -3,7 +3,9 @@
 // in a field and a header; both issue random ids and a random session cookie
 // (Max-Age) that later requests must carry (a server that sees another
 // server's cookie answers 401). A WebSocket chat echoes messages, the new
-// build with a changed field. Each server counts the requests it got.
+// build with a changed field. Each server counts the requests it got. Ids are
+// 24 hex digits: a 12-digit one is all decimal digits about once in 300
+// (docs/diff.md, numeric ids), a shape change no test here is about.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { WebSocketServer } from 'ws';
@@ -23,7 +25,7 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
   const hits = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
-    const key = `${req.method} ${path.replace(/\/[0-9a-f]{12}$/, '/{id}')}`;
+    const key = `${req.method} ${path.replace(/\/[0-9a-f]{24}$/, '/{id}')}`;
     hits.set(key, (hits.get(key) ?? 0) + 1);
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -53,15 +55,15 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
       return json(200, { name: 'ada', plan: 'pro' });
     }
     if (path === '/items' && req.method === 'GET') {
-      const id = randomBytes(6).toString('hex');
+      const id = randomBytes(12).toString('hex');
       issued.add(id);
       return json(200, { items: [{ id, name: 'widget' }], total: build === 'new' ? 2 : 1 }, build === 'old' ? { 'x-served-by': 'catalog' } : {});
     }
     // Only ids this server issued exist: a mirror that sent the primary's id would get a 404.
-    if (/^\/items\/[0-9a-f]{12}$/.test(path)) return issued.has(path.slice(7)) ? json(200, { id: path.slice(7), name: 'widget', stock: 5 }) : json(404, { error: 'no such item' });
+    if (/^\/items\/[0-9a-f]{24}$/.test(path)) return issued.has(path.slice(7)) ? json(200, { id: path.slice(7), name: 'widget', stock: 5 }) : json(404, { error: 'no such item' });
     if (path === '/items' && req.method === 'POST') {
       drain(req);
-      return json(201, { id: randomBytes(6).toString('hex') });
+      return json(201, { id: randomBytes(12).toString('hex') });
     }
     json(404, { error: 'not found' });
   });
