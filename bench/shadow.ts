@@ -240,6 +240,10 @@ async function longRun(
   if (t && closed) {
     console.log(`    report: ${num(t.requests)} requests, ${num(t.mirrored)} mirrored, skipped ${skippedText(t.skipped)}, ${num(t.equal)} equal, ${num(t.errors)} candidate errors, ${num(t.regressions + t.unclassified)} differing; closed in ${auto(closed.closeMs / 1000)} s`);
   }
+  // Both builds are the same server: any finding is the shadow's own doing, worth a look.
+  for (const f of closed?.report.findings.slice(0, 5) ?? []) {
+    console.log(`    finding: ${f.class} ${f.kind} ${f.pattern || '(entry)'} on ${f.routes.join(', ')} × ${num(f.count)}; e.g. ${JSON.stringify(f.samples[0] ?? {}).slice(0, 300)}`);
+  }
   console.log(`    RSS change over the traffic after warm-up ${auto(growth)} MiB; peak ${auto(peak)} MiB (close included)`);
   console.log('\nTargets:');
   console.log(`    ${verdict(t ? t.mirrored + skippedSum(closed!.report) === t.requests : undefined)}  mirrored + skipped = requests exactly: ${t ? `${num(t.mirrored)} + ${num(skippedSum(closed!.report))} = ${num(t.mirrored + skippedSum(closed!.report))} vs ${num(t.requests)}` : '—'}`);
