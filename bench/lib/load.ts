@@ -44,6 +44,8 @@ interface AutocannonOptions {
   method?: string;
   body?: Buffer;
   headers?: Record<string, string>;
+  /** Requests per second over all connections, at most (autocannon paces them). */
+  overallRate?: number;
 }
 interface AutocannonInstance extends Promise<AutocannonResult> {
   on(event: 'response', listener: () => void): void;
@@ -259,7 +261,7 @@ export interface PacedWsResult {
 /**
  * `clients` WebSocket echo clients sending `perSecond` text messages of
  * `size` bytes in all, round-robin, until `stop()` (which waits up to 2 s for
- * the last echoes, then closes the sockets).
+ * the last echoes, then closes the sockets and waits for their handshakes).
  */
 export async function wsPacedLoad(wsUrl: string, clients: number, perSecond: number, size = 100): Promise<{ stop(): Promise<PacedWsResult> }> {
   const payload = 'm'.repeat(size);
@@ -301,7 +303,15 @@ export async function wsPacedLoad(wsUrl: string, clients: number, perSecond: num
       const until = performance.now() + 2_000;
       while (echoed < sent && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       stopping = true;
-      for (const ws of sockets) ws.close();
+      // Closed as a client does: each close handshake finished (at most 2 s) before the load says it is done.
+      await Promise.all(
+        sockets.map((ws) => new Promise<void>((resolve) => {
+          if (ws.readyState === WebSocket.CLOSED) return resolve();
+          const timer = setTimeout(() => (ws.terminate(), resolve()), 2_000);
+          ws.once('close', () => (clearTimeout(timer), resolve()));
+          ws.close();
+        })),
+      );
       return { sent, echoed, errors, seconds };
     },
   };
