@@ -182,6 +182,19 @@ export async function sseLoad(base: string, streams: number, events: number): Pr
   };
 }
 
+/** `clients` WebSocket clients connected to `wsUrl` (no compression); rejects when one fails. */
+function openClients(wsUrl: string, clients: number): Promise<WebSocket[]> {
+  return Promise.all(
+    Array.from({ length: clients }, () =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
+        ws.once('open', () => resolve(ws));
+        ws.once('error', reject);
+      }),
+    ),
+  );
+}
+
 /** `clients` WebSocket clients each doing `perClient` echo round trips of `size`-byte text messages. */
 export async function wsEchoLoad(
   wsUrl: string,
@@ -192,15 +205,7 @@ export async function wsEchoLoad(
   timeoutMs = 120_000,
 ): Promise<Measured> {
   const payload = 'm'.repeat(size);
-  const sockets = await Promise.all(
-    Array.from({ length: clients }, () =>
-      new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
-        ws.once('open', () => resolve(ws));
-        ws.once('error', reject);
-      }),
-    ),
-  );
+  const sockets = await openClients(wsUrl, clients);
   const latencies = new Float64Array(clients * perClient);
   let filled = 0;
   let errors = 0;
@@ -268,15 +273,7 @@ export async function wsPacedLoad(wsUrl: string, clients: number, perSecond: num
   let echoed = 0;
   let errors = 0;
   let stopping = false;
-  const sockets = await Promise.all(
-    Array.from({ length: clients }, () =>
-      new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
-        ws.once('open', () => resolve(ws));
-        ws.once('error', reject);
-      }),
-    ),
-  );
+  const sockets = await openClients(wsUrl, clients);
   for (const ws of sockets) {
     ws.on('message', () => echoed++);
     ws.on('error', () => {});
