@@ -4,6 +4,7 @@
 import { benchPath, startHelper } from './lib/child.js';
 import { httpLoad, wsEchoLoad } from './lib/load.js';
 import { peakRssMiB, rssMiB } from './lib/proc.js';
+import { growthAfterWarmup } from './lib/stats.js';
 import { markdownTable, num, auto, verdict } from './lib/table.js';
 
 /** How long the long capture is. */
@@ -84,18 +85,9 @@ function print(
     ['t s', 'phase', 'done in phase', 'RSS MiB'],
     rows.map((s) => [s.t.toFixed(1), s.phase, num(s.done), auto(s.rss)]),
   ));
-  const steady = (phase: string): number[] => {
-    const of = samples.filter((s) => s.phase === phase).map((s) => s.rss);
-    return of.slice(Math.floor(of.length / 4)); // after warm-up
-  };
-  const growth = (values: number[]): number => {
-    if (values.length < 4) return Number.NaN;
-    const q = Math.max(1, Math.floor(values.length / 4));
-    const med = (v: number[]): number => [...v].sort((a, b) => a - b)[v.length >> 1]!;
-    return med(values.slice(-q)) - med(values.slice(0, q));
-  };
-  const httpGrowth = growth(steady('http'));
-  const wsGrowth = growth(steady('ws'));
+  const growth = (phase: string): number => growthAfterWarmup(samples.filter((s) => s.phase === phase).map((s) => s.rss));
+  const httpGrowth = growth('http');
+  const wsGrowth = growth('ws');
   console.log('');
   console.log(`    HTTP: ${num(opts.exchanges / r.httpSeconds)} req/s; RSS change over the run after warm-up ${auto(httpGrowth)} MiB`);
   console.log(`    WebSocket: ${num(opts.wsMessages / r.wsSeconds)} msg/s; RSS change over the run after warm-up ${auto(wsGrowth)} MiB`);

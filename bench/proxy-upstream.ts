@@ -5,6 +5,9 @@
 //   POST /upload      reads the body, answers small JSON with its size
 //   GET  /sse?n=N     text/event-stream: N events, one per write, one event-loop turn apart
 //   WebSocket (any path)  echoes every message back as it came (no compression)
+//
+// An optional first argument delays every HTTP answer by that many ms (the
+// slow candidate of bench/shadow.ts); WebSocket echoes are never delayed.
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { serveHelper } from './lib/serve.js';
@@ -13,7 +16,14 @@ const small = Buffer.from(JSON.stringify({ id: 4711, name: 'small', tags: ['a', 
 const mib = Buffer.alloc(1024 * 1024);
 for (let i = 0; i < mib.length; i++) mib[i] = (i * 31 + 7) & 0xff;
 
+const delayMs = Number(process.argv[2] ?? 0);
+
 const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, (req, res) => {
+  if (delayMs > 0) setTimeout(() => answer(req, res), delayMs);
+  else answer(req, res);
+});
+
+function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = req.url ?? '/';
   if (url === '/small') {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': small.length });
@@ -44,7 +54,7 @@ const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, (r
     res.writeHead(404, { 'content-length': 0 });
     res.end();
   }
-});
+}
 server.headersTimeout = 60_000;
 server.requestTimeout = 0;
 const wss = new WebSocketServer({ server, perMessageDeflate: false });

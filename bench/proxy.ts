@@ -150,7 +150,8 @@ async function startConfigs(configs: Config[], names: string[], upstreamPort: nu
   }
 }
 
-function machineLine(): string {
+/** The date, Node, CPUs and load average at the start: the first line of a benchmark's output. */
+export function machineLine(): string {
   const cpus = os.cpus();
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
   return `${new Date().toISOString().slice(0, 10)} · Node ${process.version} · ${cpus.length} × ${cpus[0]?.model ?? 'CPU'} · loopback · load average at start ${load}`;

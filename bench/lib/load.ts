@@ -44,6 +44,8 @@ interface AutocannonOptions {
   method?: string;
   body?: Buffer;
   headers?: Record<string, string>;
+  /** Requests per second over all connections, at most (autocannon paces them). */
+  overallRate?: number;
 }
 interface AutocannonInstance extends Promise<AutocannonResult> {
   on(event: 'response', listener: () => void): void;
@@ -73,17 +75,32 @@ export async function httpLoad(opts: AutocannonOptions & { onResponse?: () => vo
   };
 }
 
-/** GETs of `path` over `connections` keep-alive connections (undici), one request at a time on each, for `seconds`. */
-export async function undiciLoad(origin: string, path: string, connections: number, seconds: number): Promise<Measured> {
+/**
+ * GETs of `path` over `connections` keep-alive connections (undici), one
+ * request at a time on each, for `seconds`; with `rate`, paced to that many
+ * requests per second over all connections (an open load: latency at a load
+ * the server keeps up with, measured to the microsecond, where autocannon
+ * records whole milliseconds).
+ */
+export async function undiciLoad(origin: string, path: string, connections: number, seconds: number, rate?: number): Promise<Measured> {
   const pool = new Pool(origin, { connections, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
   const started = performance.now();
   const until = started + seconds * 1000;
+  // Each connection's interval between sends; their first sends spread over one interval.
+  const interval = rate ? (connections * 1000) / rate : 0;
   try {
     await Promise.all(
-      Array.from({ length: connections }, async () => {
+      Array.from({ length: connections }, async (_, i) => {
+        let next = started + (interval * i) / connections;
         while (performance.now() < until) {
+          if (interval > 0) {
+            const wait = next - performance.now();
+            next += interval;
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            if (performance.now() >= until) break;
+          }
           const t0 = performance.now();
           try {
             const res = await pool.request({ path, method: 'GET' });
@@ -165,6 +182,19 @@ export async function sseLoad(base: string, streams: number, events: number): Pr
   };
 }
 
+/** `clients` WebSocket clients connected to `wsUrl` (no compression); rejects when one fails. */
+function openClients(wsUrl: string, clients: number): Promise<WebSocket[]> {
+  return Promise.all(
+    Array.from({ length: clients }, () =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
+        ws.once('open', () => resolve(ws));
+        ws.once('error', reject);
+      }),
+    ),
+  );
+}
+
 /** `clients` WebSocket clients each doing `perClient` echo round trips of `size`-byte text messages. */
 export async function wsEchoLoad(
   wsUrl: string,
@@ -175,15 +205,7 @@ export async function wsEchoLoad(
   timeoutMs = 120_000,
 ): Promise<Measured> {
   const payload = 'm'.repeat(size);
-  const sockets = await Promise.all(
-    Array.from({ length: clients }, () =>
-      new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
-        ws.once('open', () => resolve(ws));
-        ws.once('error', reject);
-      }),
-    ),
-  );
+  const sockets = await openClients(wsUrl, clients);
   const latencies = new Float64Array(clients * perClient);
   let filled = 0;
   let errors = 0;
@@ -227,4 +249,67 @@ export async function wsEchoLoad(
   const seconds = (performance.now() - started) / 1000;
   const measured = latencies.subarray(0, filled);
   return { ops: filled, seconds, rate: filled / seconds, p50: percentile(measured, 50), p99: percentile(measured, 99), errors };
+}
+
+/** What a paced WebSocket load did. */
+export interface PacedWsResult {
+  /** Messages sent by the clients. */
+  sent: number;
+  /** Echoes received back. */
+  echoed: number;
+  /** Sockets that failed or closed before the end. */
+  errors: number;
+  /** How long it ran, s. */
+  seconds: number;
+}
+
+/**
+ * `clients` WebSocket echo clients sending `perSecond` text messages of
+ * `size` bytes in all, round-robin, until `stop()` (which waits up to 2 s for
+ * the last echoes, then closes the sockets and waits for their handshakes).
+ */
+export async function wsPacedLoad(wsUrl: string, clients: number, perSecond: number, size = 100): Promise<{ stop(): Promise<PacedWsResult> }> {
+  const payload = 'm'.repeat(size);
+  let echoed = 0;
+  let errors = 0;
+  let stopping = false;
+  const sockets = await openClients(wsUrl, clients);
+  for (const ws of sockets) {
+    ws.on('message', () => echoed++);
+    ws.on('error', () => {});
+    ws.once('close', () => {
+      if (!stopping) errors++;
+    });
+  }
+  const started = performance.now();
+  let sent = 0;
+  let turn = 0;
+  // Every 10 ms, whatever is due by now: the rate holds even when a timer fires late.
+  const timer = setInterval(() => {
+    const due = Math.floor(((performance.now() - started) / 1000) * perSecond) - sent;
+    for (let i = 0; i < due; i++) {
+      const ws = sockets[turn++ % sockets.length]!;
+      if (ws.readyState === WebSocket.OPEN) ws.send(payload);
+      sent++;
+    }
+  }, 10);
+  return {
+    async stop() {
+      clearInterval(timer);
+      const seconds = (performance.now() - started) / 1000;
+      const until = performance.now() + 2_000;
+      while (echoed < sent && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+      stopping = true;
+      // Closed as a client does: each close handshake finished (at most 2 s) before the load says it is done.
+      await Promise.all(
+        sockets.map((ws) => new Promise<void>((resolve) => {
+          if (ws.readyState === WebSocket.CLOSED) return resolve();
+          const timer = setTimeout(() => (ws.terminate(), resolve()), 2_000);
+          ws.once('close', () => (clearTimeout(timer), resolve()));
+          ws.close();
+        })),
+      );
+      return { sent, echoed, errors, seconds };
+    },
+  };
 }

@@ -36,3 +36,16 @@ export function ratios(a: readonly number[], b: readonly number[]): number[] {
   for (let i = 0; i < Math.min(a.length, b.length); i++) out.push(a[i]! / b[i]!);
   return out;
 }
+
+/**
+ * How much a series (RSS samples) grew once warm: past its first quarter,
+ * the median of the last quarter minus the median of the first; NaN when
+ * too short to say.
+ */
+export function growthAfterWarmup(series: readonly number[]): number {
+  const values = series.slice(Math.floor(series.length / 4));
+  if (values.length < 4) return Number.NaN;
+  const q = Math.max(1, Math.floor(values.length / 4));
+  const med = (v: number[]): number => [...v].sort((a, b) => a - b)[v.length >> 1]!;
+  return med(values.slice(-q)) - med(values.slice(0, q));
+}

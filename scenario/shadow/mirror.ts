@@ -281,8 +281,11 @@ export class MirrorTarget {
         else if (opcode === 9) ws.ping(data);
       },
       close: (code, reason) => {
-        if (ws.readyState === WebSocket.OPEN) ws.close(code && code >= 1000 && code < 5000 && code !== 1005 && code !== 1006 ? code : 1000, reason ?? '');
-        else ws.terminate();
+        if (ws.readyState !== WebSocket.OPEN) ws.terminate();
+        // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
+        else if (code === undefined || code === 1005) ws.close();
+        // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
+        else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
       },
     };
   }

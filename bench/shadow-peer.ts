@@ -1,0 +1,36 @@
+// A `bb shadow` run in its own process, for bench/shadow.ts, so its CPU and
+// RSS are its alone (the comparison worker included: a thread of this
+// process). Usage:
+//
+//   node <shadow-peer compiled to JS> <primary port> <candidate port> <work dir>   (see lib/compile.ts)
+//
+// The recording-proxy baseline it is measured against is proxy-peer.ts's
+// `bb` (startCapture): the same tap the shadow's primary goes through.
+// Asks: 'report' (the live report as of the last comparison), 'close' (ends
+// the run: the final report, the close time and the process's peak RSS).
+import { join } from 'node:path';
+import { serveHelper } from './lib/serve.js';
+// The built bb (npm run bench builds first): what `bb shadow` runs.
+import { startShadow } from '../dist/index.js';
+
+const [primaryPort, candidatePort, workDir] = process.argv.slice(2);
+if (!primaryPort || !candidatePort || !workDir) {
+  console.error('shadow-peer: usage: <primary port> <candidate port> <work dir>');
+  process.exit(2);
+}
+const shadow = await startShadow({
+  primary: `http://127.0.0.1:${primaryPort}`,
+  candidate: `http://127.0.0.1:${candidatePort}`,
+  outDir: join(workDir, 'out'),
+  bbHome: join(workDir, 'home'),
+});
+serveHelper(Number(new URL(shadow.url).port), async (what) => {
+  if (what === 'report') return shadow.report() ?? null;
+  if (what === 'close') {
+    const started = performance.now();
+    const report = await shadow.close(1_000);
+    // maxRSS (KiB): the process's peak, close included; it exits right after answering.
+    return { closeMs: performance.now() - started, peakRss: process.resourceUsage().maxRSS / 1024, report };
+  }
+  throw new Error(`unknown ask '${what}'`);
+});
