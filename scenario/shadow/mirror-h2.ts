@@ -1,4 +1,4 @@
-// A mirror target's HTTP/2 side (docs/shadow.md "HTTP/2 and gRPC"): the
+// A mirror target's HTTP/2 side (docs/shadow.md "What is mirrored, and when"): the
 // primary's h2 and h2c exchanges, gRPC calls among them, go to the target's
 // recording proxy over h2c (replay's H2Connection), one session per client
 // connection of the primary, so the streams that shared a connection share

@@ -1,5 +1,5 @@
 // Which requests bb shadow mirrors by default (docs/shadow.md "What is
-// mirrored"): the safe methods, and gRPC calls marked idempotent. Anything
+// mirrored, and when"): the safe methods, and gRPC calls marked idempotent. Anything
 // else writes, and a mirrored write needs data the target may change: it is
 // mirrored only when opted in (--mirror all, or its route).
 import { grpcMedia } from '../../capture/index.js';
