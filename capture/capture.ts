@@ -1,7 +1,7 @@
 // One recording: opens the journal, listens to the proxy's facts, and on
 // close finalizes `<out>` atomically. The I/O shell around recorder.ts
 // (facts → records) and writer.ts (records → HAR).
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/index.js';
 import { now } from '../core/index.js';
@@ -15,6 +15,7 @@ import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
 import { checkOutPath, makeOutFolder } from './out-file.js';
+import { LiveRecords, type LiveCapture } from './live.js';
 
 
 /** How to record one proxy's traffic. */
@@ -65,6 +66,8 @@ export interface Capture {
   stats(): CaptureStats;
   /** The `_bb.seq` of an exchange under way (or of the refused packet just recorded), by proxy exchange id. */
   seqOf(exchangeId: number): number | undefined;
+  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far. */
+  live(): LiveCapture;
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
@@ -125,6 +128,17 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
   const recorder = new Recorder(journal, bodyCap, onError, redactor);
 
+  let live: LiveRecords | undefined;
+  const follow = (): LiveCapture => {
+    if (live) return live;
+    live = new LiveRecords(header, redactor, paths.bodies);
+    // What is recorded so far comes from the file (whole lines once flushed), the rest as it is written.
+    journal.flushNow();
+    live.feed(readFileSync(paths.journal, 'utf8'));
+    journal.onWritten = (lines) => live!.feed(lines);
+    return live;
+  };
+
   let closing: Promise<string> | undefined;
   const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {
     recorder.stopped = true;
@@ -146,6 +160,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
     // Journal first: a crash between the two leaves only bodies, which the next capture overwrites.
     rmSync(paths.journal, { force: true });
     rmSync(paths.bodies, { force: true });
+    live?.close();
     return out;
   };
 
@@ -163,9 +178,11 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
       pages: recorder.counts.pages,
     }),
     seqOf: (exchangeId) => recorder.startSeq(exchangeId),
+    live: follow,
     discard: () => {
       recorder.stopped = true;
       journal.close();
+      live?.close();
       rmSync(paths.journal, { force: true });
       rmSync(paths.bodies, { force: true });
     },

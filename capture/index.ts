@@ -21,3 +21,4 @@ export { grpcMedia, grpcStatus, grpcStatusName } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent } from './body.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
+export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, openCapture, type Capture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, openCapture, type Capture, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -64,6 +64,8 @@ export interface Recording {
   stats(): ReturnType<Capture['stats']>;
   /** The `_bb.seq` of an exchange under way, by the proxy's exchange id (what the live log shows as #<seq>). */
   seqOf(exchangeId: number): number | undefined;
+  /** The capture followed live (what a live view shows): rows, entries and messages as they are recorded. */
+  live(): LiveCapture;
   /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
   discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
@@ -142,6 +144,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       step: (name) => capture.step(name),
       stats: () => capture.stats(),
       seqOf: (exchangeId) => capture.seqOf(exchangeId),
+      live: () => capture.live(),
       discard: async () => {
         await proxy.close(0);
         capture.discard();

@@ -27,6 +27,7 @@ const EXPORTS = [
   // The HAR format with bb's extensions (capture/har.ts).
   'Har', 'HarLog', 'HarPage', 'HarEntry', 'HarRequest', 'HarResponse', 'HarTimings', 'HarNameValue', 'HarCookie', 'HarPostData', 'HarContent',
   'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt',
+  'LiveCapture', 'LiveRow', 'LiveEvent', 'LivePage', 'LiveState',
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
   // Comparing two captures: options (the stage pipe, the body parsers), config, result (diff/).
