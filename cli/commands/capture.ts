@@ -222,7 +222,7 @@ export const captureCommand: BbCommand = {
       for (const b of bound) handles.push(await b.record());
       if (ui) {
         const feeds = captureFeeds(handles.map((h) => ({ label: h.label, live: h.live() })));
-        uiServer = await startUi({ listen: ui, title: `bb capture ${handles.map((h) => h.label).join(', ')}`, views: [CAPTURE_VIEW], feeds });
+        uiServer = await startUi({ listen: ui, title: `bb capture: ${handles.map((h) => h.label).join(', ')}`, views: [CAPTURE_VIEW], feeds });
       }
     } catch (err) {
       // Undo a failed start: captures begun are discarded, the rest only unbound.

@@ -213,7 +213,8 @@
         const r = el('div', 'row');
         for (const cls of ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time']) r.append(el('span', 'c-' + cls));
         r.addEventListener('click', () => open(r.dataset.key));
-        list.append(r);
+        // Inside the spacer, which clips them: the list scrolls as far as the rows shown, no farther.
+        spacer.append(r);
         pool.push(r);
       }
       for (let k = 0; k < pool.length; k++) {
@@ -268,8 +269,10 @@
     }
 
     feed('exchanges', undefined, (e) => {
-      if (e.type === 'captures') labels = e.labels;
-      else if (e.type === 'row') upsert(e.label, e.row);
+      if (e.type === 'captures') {
+        labels = e.labels;
+        schedule();
+      } else if (e.type === 'row') upsert(e.label, e.row);
     });
 
     // One exchange opened whole, following its feed.
@@ -283,6 +286,7 @@
       selected = key;
       current = { key, entry: undefined, row: undefined, messages: [] };
       detail.hidden = false;
+      split.classList.add('open');
       detail.replaceChildren(el('p', 'none', 'loading…'));
       schedule();
       const mine = current;
@@ -311,6 +315,7 @@
       current = undefined;
       selected = undefined;
       detail.hidden = true;
+      split.classList.remove('open');
       schedule();
     }
 
