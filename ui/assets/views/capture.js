@@ -115,18 +115,28 @@
     }
   }
 
-  // Filters: each input a predicate; all must hold.
-  function statusMatch(spec, status) {
-    const want = spec.split(/[\s,]+/).filter(Boolean);
-    if (want.length === 0) return true;
-    const s = String(status || '-');
-    return want.some((w) => (/^[1-5]xx$/i.test(w) ? s[0] === w[0] : w === s));
-  }
-  function routeMatch(route, path) {
-    const want = route.split('/').filter(Boolean);
-    const have = path.split('?')[0].split('/').filter(Boolean);
-    if (want.length > have.length) return false;
-    return want.every((w, i) => w === '*' || w === have[i]);
+  // Filters: each input compiled once per change into a test of a row; all must hold.
+  const words = (v) => v.split(/[\s,]+/).filter(Boolean);
+  function compile(f) {
+    const tests = [];
+    if (f.text) tests.push((item) => item.hay.includes(f.text));
+    if (f.method) {
+      const methods = new Set(words(f.method));
+      tests.push((item) => methods.has(item.method));
+    }
+    if (f.status) {
+      // 404 one status, 4xx a class, - none yet.
+      const exact = new Set(words(f.status).filter((w) => !/^[1-5]xx$/.test(w)));
+      const classes = new Set(words(f.status).filter((w) => /^[1-5]xx$/.test(w)).map((w) => w[0]));
+      tests.push((item) => exact.has(item.status) || classes.has(item.status[0]));
+    }
+    if (f.host) tests.push((item) => item.hostLower.includes(f.host));
+    if (f.route) {
+      // Segment by segment from the start, '*' any one.
+      const want = f.route.split('/').filter(Boolean);
+      tests.push((item) => want.length <= item.segments.length && want.every((w, i) => w === '*' || w === item.segments[i]));
+    }
+    return (item) => tests.every((t) => t(item));
   }
 
   view('capture', (root) => {
@@ -173,22 +183,15 @@
 
     const pool = [];
 
-    // The filter as typed, read once per change (not once per row).
+    // The filter as typed, compiled once per change (not once per row).
     let f = {};
+    let matches = () => true;
     function readFilter() {
       f = {};
       for (const k in inputs) f[k] = inputs[k].value.trim().toLowerCase();
+      matches = compile(f);
     }
     readFilter();
-
-    function matches(item) {
-      if (f.text && !item.hay.includes(f.text)) return false;
-      if (f.method && !f.method.split(/[\s,]+/).includes(item.row.method.toLowerCase())) return false;
-      if (f.status && !statusMatch(f.status, item.row.status)) return false;
-      if (f.host && !item.host.toLowerCase().includes(f.host)) return false;
-      if (f.route && !routeMatch(f.route, item.path)) return false;
-      return true;
-    }
 
     function schedule() {
       if (dirty) return;
@@ -254,7 +257,15 @@
     function upsert(label, row) {
       const key = label + '/' + row.seq;
       const { host, path } = hostPath(row.url);
-      const item = { key, label, row, host, path, hay: [label, row.method, row.url, row.status, row.state, row.kind, row.mime].join(' ').toLowerCase() };
+      const item = {
+        key, label, row, host, path,
+        // What the filters compare, lower-cased once per row.
+        hay: [label, row.method, row.url, row.status, row.state, row.kind, row.mime].join(' ').toLowerCase(),
+        method: row.method.toLowerCase(),
+        status: String(row.status || '-'),
+        hostLower: host.toLowerCase(),
+        segments: path.split('?')[0].toLowerCase().split('/').filter(Boolean),
+      };
       const at = byKey.get(key);
       if (at === undefined) {
         byKey.set(key, all.length);
