@@ -13,7 +13,7 @@
 import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
-import { addRecord, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
+import { IN_FLIGHT_NOTE, addRecord, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
 import { grpcMedia } from './grpc.js';
@@ -120,7 +120,15 @@ export class LiveRecords implements LiveCapture {
 
   entry(seq: number): HarEntry | undefined {
     const e = this.exchanges.get(seq);
-    return e ? buildEntry(e.records, this.ctx) : undefined;
+    if (!e) return undefined;
+    const entry = buildEntry(e.records, this.ctx);
+    // The writer's note is about a capture that ended; this one is still going (`_bb.inFlight` says enough).
+    if (entry._bb?.inFlight && entry.comment !== undefined) {
+      const notes = entry.comment.split('; ').filter((n) => n !== IN_FLIGHT_NOTE);
+      if (notes.length > 0) entry.comment = notes.join('; ');
+      else delete entry.comment;
+    }
+    return entry;
   }
 
   /** Takes whole journal lines as written (the header line is skipped); tells listeners one row per exchange changed. */

@@ -48,6 +48,9 @@ export interface EntryContext extends BodyContext {
   pageIds?: ReadonlySet<string>;
 }
 
+/** The note of an entry whose exchange had not ended when the HAR was written. */
+export const IN_FLIGHT_NOTE = 'still in flight when the capture ended';
+
 /** Fresh, empty records for an exchange. */
 export function emptyRecords(): ExchangeRecords {
   return { requestBody: [], responseBody: [], ws: [] };
@@ -97,7 +100,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   }
   if (!ex.end) {
     bb.inFlight = true;
-    notes.push('still in flight when the capture ended');
+    notes.push(IN_FLIGHT_NOTE);
   }
 
   const entry: HarEntry = {

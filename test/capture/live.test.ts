@@ -63,6 +63,7 @@ describe('a capture followed live', () => {
     const open = live.rows().at(-1)!;
     assert.deepEqual([open.method, open.status, open.state, open.endedAt, open.responseBytes], ['GET', 200, 'receiving', undefined, 'first '.length]);
     assert.equal(live.entry(open.seq)!._bb!.inFlight, true);
+    assert.equal(live.entry(open.seq)!.comment, undefined, 'no note that the capture ended');
     assert.equal(live.entry(open.seq)!.response.content.text, 'first ');
     srv.release();
     assert.equal(await answer, 'first last');

@@ -37,6 +37,7 @@ let wss: WebSocketServer;
 let proxy = '';
 let ui = '';
 let release: () => void = () => {};
+let pushEvent: (data: string | undefined) => void = () => {};
 /** Requests the page made that were not to the live view itself. */
 const elsewhere: string[] = [];
 /** Console errors and CSP refusals in the page. */
@@ -49,6 +50,13 @@ before(async () => {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       res.write('started ');
       release = () => res.end('finished');
+      return;
+    }
+    if (req.url === '/events') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.flushHeaders();
+      let id = 0;
+      pushEvent = (data) => (data === undefined ? res.end() : res.write(`event: tick\nid: ${++id}\ndata: ${data}\n\n`));
       return;
     }
     if (req.url === '/pixel.png') {
@@ -172,6 +180,27 @@ test("a WebSocket conversation's messages appear live, in order, in the open exc
     ws.close(1000, 'done');
   });
   await page.waitForFunction(() => document.querySelectorAll('.detail .messages .msg').length === 8);
+});
+
+test("an event stream's events appear live, in order, in the open exchange", async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const res = await request(`${proxy}/events`);
+  const read = res.body.text();
+  await openRow('/events');
+  await showTab('messages');
+  const said: string[] = [];
+  for (const data of ['{"n":1}', '<img src=x onerror="window.__pwned=\'sse\'">', 'third']) {
+    pushEvent(data);
+    said.push(`tick ${data}`);
+    const sent = Date.now();
+    await page.waitForFunction((n) => document.querySelectorAll('.detail .messages .msg').length === n, said.length, { polling: 'raf' });
+    assert.ok(Date.now() - sent < 500, 'an event took over 500 ms to appear');
+  }
+  const shown = await page.$$eval('.detail .messages .msg', (ms) => ms.map((m) => `${m.querySelector('.m-op')!.textContent} ${m.querySelector('.m-data')!.textContent}`));
+  assert.deepEqual(shown, said);
+  assert.equal(await page.$$eval('.detail img', (i) => i.length), 0);
+  pushEvent(undefined);
+  await read;
 });
 
 test('a hostile exchange shows as text and runs nothing; an image shows from its bytes', async (t) => {
