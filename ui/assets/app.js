@@ -46,7 +46,59 @@
     for (const tab of document.querySelectorAll('#tabs button')) tab.classList.toggle('on', tab.dataset.view === name);
   }
 
-  window.bb = { el, feed, view };
+  /**
+   * A list that draws only the rows in sight (each `rowHeight` px): a few
+   * dozen elements whatever the length, reused as it scrolls. `cells` are the
+   * class names of each row's spans; fill(rowElement, item, index) draws one.
+   * draw(items) shows a new array (it keeps to the end when it was at the end).
+   */
+  function virtualList(parent, { rowHeight, cells, fill, onClick }) {
+    const list = el('div', 'list');
+    list.tabIndex = 0;
+    // The rows sit inside the spacer, which clips them: the list scrolls as far as the items, no farther.
+    const spacer = el('div', 'spacer');
+    list.append(spacer);
+    parent.append(list);
+    const pool = [];
+    let items = [];
+    let pending = false;
+    function draw(next) {
+      const follow = list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
+      if (next) items = next;
+      spacer.style.height = items.length * rowHeight + 'px';
+      if (follow && next) list.scrollTop = list.scrollHeight;
+      const first = Math.max(0, Math.floor(list.scrollTop / rowHeight) - 2);
+      const n = Math.max(0, Math.min(items.length - first, Math.ceil(list.clientHeight / rowHeight) + 4));
+      while (pool.length < n) {
+        const r = el('div', 'row');
+        for (const cls of cells) r.append(el('span', cls));
+        if (onClick) r.addEventListener('click', () => onClick(r.bbItem));
+        spacer.append(r);
+        pool.push(r);
+      }
+      for (let k = 0; k < pool.length; k++) {
+        const r = pool[k];
+        r.hidden = k >= n;
+        if (r.hidden) continue;
+        r.bbItem = items[first + k];
+        r.style.top = (first + k) * rowHeight + 'px';
+        fill(r, r.bbItem, first + k);
+      }
+    }
+    const later = () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        draw();
+      });
+    };
+    list.addEventListener('scroll', later);
+    window.addEventListener('resize', later);
+    return { list, draw };
+  }
+
+  window.bb = { el, feed, view, virtualList };
 
   fetch('/api/views')
     .then((r) => r.json())

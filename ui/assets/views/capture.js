@@ -11,7 +11,7 @@
 'use strict';
 
 (function () {
-  const { el, feed, view } = window.bb;
+  const { el, feed, view, virtualList } = window.bb;
   const ROW = 22;
   const HEX_LIMIT = 64 * 1024;
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
@@ -171,17 +171,32 @@
     const left = el('div', 'left');
     const header = el('div', 'row head');
     for (const [cls, t] of [['seq', '#'], ['state', 'state'], ['method', 'method'], ['status', 'status'], ['host', 'host'], ['path', 'path'], ['kind', 'type'], ['size', 'size'], ['time', 'time']]) header.append(el('span', 'c-' + cls, t));
-    const list = el('div', 'list');
-    list.tabIndex = 0;
-    const spacer = el('div', 'spacer');
-    list.append(spacer);
-    left.append(header, list);
+    left.append(header);
     const detail = el('div', 'detail');
     detail.hidden = true;
     split.append(left, detail);
     root.append(bar, split);
-
-    const pool = [];
+    const rows = virtualList(left, {
+      rowHeight: ROW,
+      cells: ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time'].map((c) => 'c-' + c),
+      onClick: (i) => open(all[i].key),
+      fill(r, i) {
+        const item = all[i];
+        const row = item.row;
+        r.dataset.key = item.key;
+        r.className = 'row st-' + row.state + ' s' + String(row.status || 0)[0] + (item.key === selected ? ' sel' : '');
+        const c = r.children;
+        c[0].textContent = (labels.length > 1 ? item.label + ' ' : '') + '#' + row.seq;
+        c[1].textContent = row.state;
+        c[2].textContent = row.method;
+        c[3].textContent = row.status ? String(row.status) : '–';
+        c[4].textContent = item.host;
+        c[5].textContent = item.path;
+        c[6].textContent = row.kind === 'http' ? row.mime.split(';')[0] : row.kind + (row.messages ? ` · ${row.messages}` : '');
+        c[7].textContent = formatSize(row.responseBytes);
+        c[8].textContent = row.endedAt ? Math.round(row.endedAt - row.startedAt) + ' ms' : '…';
+      },
+    });
 
     // The filter as typed, compiled once per change (not once per row).
     let f = {};
@@ -201,52 +216,15 @@
 
     function draw() {
       dirty = false;
-      const follow = list.scrollTop + list.clientHeight >= list.scrollHeight - ROW;
       if (refilter) {
         refilter = false;
         shown = [];
         for (let i = 0; i < all.length; i++) if (matches(all[i])) shown.push(i);
       }
-      spacer.style.height = shown.length * ROW + 'px';
-      if (follow) list.scrollTop = list.scrollHeight;
       count.textContent = shown.length === all.length ? `${all.length} exchanges` : `${shown.length} of ${all.length}`;
-      const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 2);
-      const n = Math.min(shown.length - first, Math.ceil(list.clientHeight / ROW) + 4);
-      while (pool.length < n) {
-        const r = el('div', 'row');
-        for (const cls of ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time']) r.append(el('span', 'c-' + cls));
-        r.addEventListener('click', () => open(r.dataset.key));
-        // Inside the spacer, which clips them: the list scrolls as far as the rows shown, no farther.
-        spacer.append(r);
-        pool.push(r);
-      }
-      for (let k = 0; k < pool.length; k++) {
-        const r = pool[k];
-        if (k >= n) {
-          r.hidden = true;
-          continue;
-        }
-        const item = all[shown[first + k]];
-        const row = item.row;
-        r.hidden = false;
-        r.dataset.key = item.key;
-        r.style.top = (first + k) * ROW + 'px';
-        r.className = 'row st-' + row.state + ' s' + String(row.status || 0)[0] + (item.key === selected ? ' sel' : '');
-        const c = r.children;
-        c[0].textContent = (labels.length > 1 ? item.label + ' ' : '') + '#' + row.seq;
-        c[1].textContent = row.state;
-        c[2].textContent = row.method;
-        c[3].textContent = row.status ? String(row.status) : '–';
-        c[4].textContent = item.host;
-        c[5].textContent = item.path;
-        c[6].textContent = row.kind === 'http' ? row.mime.split(';')[0] : row.kind + (row.messages ? ` · ${row.messages}` : '');
-        c[7].textContent = formatSize(row.responseBytes);
-        c[8].textContent = row.endedAt ? Math.round(row.endedAt - row.startedAt) + ' ms' : '…';
-      }
+      rows.draw(shown);
     }
-    list.addEventListener('scroll', schedule);
-    window.addEventListener('resize', schedule);
-    list.addEventListener('keydown', (e) => {
+    rows.list.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
       e.preventDefault();
       const at = shown.findIndex((i) => all[i].key === selected);
