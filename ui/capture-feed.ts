@@ -11,7 +11,7 @@
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download)
 import type { LiveCapture, LiveRow } from '../capture/index.js';
-import type { UiEvent, UiFeed, UiView } from './server.js';
+import type { UiEvent, UiFeed } from './server.js';
 
 /** One recording the view shows. */
 export interface LiveSource {
@@ -24,15 +24,8 @@ export interface LiveSource {
 /** How often an open exchange whose body grows is sent again, at most. */
 const ENTRY_EVERY_MS = 200;
 
-/** The capture view (assets/views/capture.js). */
-export const CAPTURE_VIEW: UiView = { name: 'capture', title: 'Exchanges' };
-
-/** The feeds of the capture view over these recordings. */
-export function captureFeeds(sources: LiveSource[]): UiFeed[] {
-  return [exchangesFeed(sources), exchangeFeed(sources)];
-}
-
-function exchangesFeed(sources: LiveSource[]): UiFeed {
+/** The exchange list's feed: every row and step, then each change. */
+export function exchangesFeed(sources: LiveSource[]): UiFeed {
   return {
     name: 'exchanges',
     open(_key, send) {
@@ -51,7 +44,8 @@ function exchangesFeed(sources: LiveSource[]): UiFeed {
   };
 }
 
-function exchangeFeed(sources: LiveSource[]): UiFeed {
+/** One exchange's feed: its entry as it stands, then its messages and changes. */
+export function exchangeFeed(sources: LiveSource[]): UiFeed {
   return {
     name: 'exchange',
     open(key, send) {

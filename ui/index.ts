@@ -4,4 +4,4 @@
 // (UiOptions, UiFeed, UiView, UiEvent in server.ts) join this face when a
 // folder outside ui/ first imports them (faces export only what is used).
 export { startUi, checkUiAddress, type UiServer } from './server.js';
-export { captureFeeds, CAPTURE_VIEW } from './capture-feed.js';
+export { captureFeeds, CAPTURE_VIEWS } from './capture-view.js';

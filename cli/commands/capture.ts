@@ -14,7 +14,7 @@ import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions 
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
 import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
-import { captureFeeds, CAPTURE_VIEW, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
+import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {
@@ -222,7 +222,7 @@ export const captureCommand: BbCommand = {
       for (const b of bound) handles.push(await b.record());
       if (ui) {
         const feeds = captureFeeds(handles.map((h) => ({ label: h.label, live: h.live() })));
-        uiServer = await startUi({ listen: ui, title: `bb capture: ${handles.map((h) => h.label).join(', ')}`, views: [CAPTURE_VIEW], feeds });
+        uiServer = await startUi({ listen: ui, title: `bb capture: ${handles.map((h) => h.label).join(', ')}`, views: CAPTURE_VIEWS, feeds });
       }
     } catch (err) {
       // Undo a failed start: captures begun are discarded, the rest only unbound.

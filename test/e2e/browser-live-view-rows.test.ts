@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
-import { startUi, CAPTURE_VIEW, type UiServer } from '../../ui/index.js';
+import { startUi, CAPTURE_VIEWS, type UiServer } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import type { LiveRow } from '../../capture/index.js';
 
@@ -28,7 +28,7 @@ before(async () => {
   if (!CHROMIUM) return;
   ui = await startUi({
     title: 'bb capture: rows',
-    views: [CAPTURE_VIEW],
+    views: CAPTURE_VIEWS,
     feeds: [
       {
         name: 'exchanges',
@@ -40,6 +40,7 @@ before(async () => {
         },
       },
       { name: 'exchange', open: () => undefined },
+      { name: 'frames', open: (_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {}) },
     ],
   });
   browser = await chromium.launch(chromiumLaunchOptions());

@@ -6,7 +6,7 @@
 // hostile exchange (script in headers and body, javascript: URLs) shows as
 // text and runs nothing; the page loads nothing from anywhere else.
 //
-// BB_SCREENSHOTS=dir writes dir/live-capture.png (the README's picture).
+// BB_SCREENSHOTS=dir writes dir/live-capture.png (the README's picture) and dir/live-frames.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -182,6 +182,39 @@ test("a WebSocket conversation's messages appear live, in order, in the open exc
   await page.waitForFunction(() => document.querySelectorAll('.detail .messages .msg').length === 8);
 });
 
+test('the frames tab shows every WebSocket message in its connection\'s lane, live, and its search narrows them', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  await page.click('#tabs button[data-view="frames"]');
+  // The conversation of the test before: 3 sent, 3 answers, 2 closes, on lane 1.
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '8 frames on 1 connections');
+  const ws = new WebSocket(`${proxy.replace(/^http/, 'ws')}/chat?room=b`);
+  await new Promise((r, j) => ws.once('open', r).once('error', j));
+  const reply = new Promise((r) => ws.once('message', r));
+  ws.send('from b');
+  await reply;
+  const sent = Date.now();
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '10 frames on 2 connections', undefined, { polling: 'raf' });
+  assert.ok(Date.now() - sent < 500, 'frames took over 500 ms to appear');
+  const lanes = await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent));
+  assert.equal(lanes.length, 2);
+  assert.match(lanes[0]!, /^1: #\d+ \/chat\?room=a \(closed\)$/);
+  assert.match(lanes[1]!, /^2: #\d+ \/chat\?room=b$/);
+  const last = await page.$$eval('[data-view="frames"] .row.frame:not([hidden])', (rows) =>
+    rows.slice(-2).map((r) => [r.querySelector('.mark')!.textContent, (r.querySelector('.mark') as HTMLElement).style.left, r.querySelector('.c-data')!.textContent]),
+  );
+  assert.deepEqual(last, [['↑', '22px', 'from b'], ['↓', '22px', JSON.stringify({ type: 'ack', of: 'from b' })]]);
+  await page.fill('.f-frames', 'bold');
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
+  await page.fill('.f-frames', '1000 done');
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
+  await page.fill('.f-frames', 'room=b');
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
+  await page.fill('.f-frames', '');
+  if (process.env['BB_SCREENSHOTS']) await page.screenshot({ path: join(process.env['BB_SCREENSHOTS'], 'live-frames.png') });
+  ws.close();
+  await page.click('#tabs button[data-view="capture"]');
+});
+
 test("an event stream's events appear live, in order, in the open exchange", async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
   const res = await request(`${proxy}/events`);
@@ -214,7 +247,7 @@ test('a hostile exchange shows as text and runs nothing; an image shows from its
   assert.equal(await page.$eval('.detail .dbody pre', (p) => p.textContent), HOSTILE_BODY);
   assert.equal(await page.$$eval('.detail img, .detail script, .detail a, .detail iframe', (e) => e.length), 0);
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned), undefined);
-  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'app.js,views/capture.js');
+  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'app.js,views/capture.js,views/frames.js');
 
   await (await request(`${proxy}/pixel.png`)).body.arrayBuffer();
   await openRow('/pixel.png');
