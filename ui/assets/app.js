@@ -34,16 +34,28 @@
     c.className = 'conn ' + (up ? 'up' : 'down');
   }
 
-  /** Registers a view: mount(container) draws it once, when its script has loaded. */
+  /**
+   * Registers a view: mount(container) draws it once, when it is first shown
+   * and its script has loaded. A view opens its feeds when mounted: a browser
+   * keeps only six connections to one host, so tabs never looked at hold none.
+   */
   function view(name, mount) {
     mounts.set(name, mount);
+    mountIfShown(name);
+  }
+
+  function mountIfShown(name) {
     const pane = panes.get(name);
-    if (pane) mount(pane);
+    const mount = mounts.get(name);
+    if (!pane || !mount || pane.hidden || pane.dataset.mounted) return;
+    pane.dataset.mounted = '1';
+    mount(pane);
   }
 
   function show(name) {
     for (const [n, pane] of panes) pane.hidden = n !== name;
     for (const tab of document.querySelectorAll('#tabs button')) tab.classList.toggle('on', tab.dataset.view === name);
+    mountIfShown(name);
   }
 
   /**
@@ -108,6 +120,7 @@
       const tabs = document.getElementById('tabs');
       for (const v of views) {
         const pane = el('section', 'view');
+        pane.hidden = true;
         pane.dataset.view = v.name;
         document.getElementById('views').append(pane);
         panes.set(v.name, pane);
