@@ -59,12 +59,15 @@
   }
 
   /**
-   * A list that draws only the rows in sight (each `rowHeight` px): a few
-   * dozen elements whatever the length, reused as it scrolls. `cells` are the
-   * class names of each row's spans; fill(rowElement, item, index) draws one.
-   * draw(items) shows a new array (it keeps to the end when it was at the end).
+   * A list of a growing array of items that draws only the rows in sight
+   * (each `rowHeight` px): a few dozen elements whatever the length, reused as
+   * it scrolls, redrawn at most once a frame. `cells` are the class names of
+   * each row's spans; fill(rowElement, item) draws one; onDraw(shown, total)
+   * follows each draw. add() appends (shown at once when it passes the
+   * filter), replace() changes one, filter(test) shows only the items it
+   * passes (undefined: all). At the end of the list, it keeps to the end.
    */
-  function virtualList(parent, { rowHeight, cells, fill, onClick }) {
+  function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
     const list = el('div', 'list');
     list.tabIndex = 0;
     // The rows sit inside the spacer, which clips them: the list scrolls as far as the items, no farther.
@@ -72,15 +75,26 @@
     list.append(spacer);
     parent.append(list);
     const pool = [];
-    let items = [];
+    const items = [];
+    let shown = [];
+    let test;
+    let refilter = false;
+    let grew = false;
     let pending = false;
-    function draw(next) {
-      const follow = list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
-      if (next) items = next;
-      spacer.style.height = items.length * rowHeight + 'px';
-      if (follow && next) list.scrollTop = list.scrollHeight;
+    function draw() {
+      pending = false;
+      const follow = grew && list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
+      grew = false;
+      if (refilter) {
+        refilter = false;
+        shown = [];
+        for (let i = 0; i < items.length; i++) if (!test || test(items[i])) shown.push(i);
+      }
+      if (onDraw) onDraw(shown.length, items.length);
+      spacer.style.height = shown.length * rowHeight + 'px';
+      if (follow) list.scrollTop = list.scrollHeight;
       const first = Math.max(0, Math.floor(list.scrollTop / rowHeight) - 2);
-      const n = Math.max(0, Math.min(items.length - first, Math.ceil(list.clientHeight / rowHeight) + 4));
+      const n = Math.max(0, Math.min(shown.length - first, Math.ceil(list.clientHeight / rowHeight) + 4));
       while (pool.length < n) {
         const r = el('div', 'row');
         for (const cls of cells) r.append(el('span', cls));
@@ -92,22 +106,44 @@
         const r = pool[k];
         r.hidden = k >= n;
         if (r.hidden) continue;
-        r.bbItem = items[first + k];
+        r.bbItem = items[shown[first + k]];
         r.style.top = (first + k) * rowHeight + 'px';
-        fill(r, r.bbItem, first + k);
+        fill(r, r.bbItem);
       }
     }
-    const later = () => {
+    function schedule() {
       if (pending) return;
       pending = true;
-      requestAnimationFrame(() => {
-        pending = false;
-        draw();
-      });
+      requestAnimationFrame(draw);
+    }
+    list.addEventListener('scroll', schedule);
+    window.addEventListener('resize', schedule);
+    return {
+      list,
+      schedule,
+      /** Appends an item; returns its index. */
+      add(item) {
+        items.push(item);
+        if (!refilter && (!test || test(item))) shown.push(items.length - 1);
+        grew = true;
+        schedule();
+        return items.length - 1;
+      },
+      /** Changes the item at `index` (it may enter or leave the filter). */
+      replace(index, item) {
+        items[index] = item;
+        if (test) refilter = true;
+        schedule();
+      },
+      /** Shows only the items `next` passes; undefined shows all. */
+      filter(next) {
+        test = next;
+        refilter = true;
+        schedule();
+      },
+      /** The items shown, in order. */
+      shownItems: () => shown.map((i) => items[i]),
     };
-    list.addEventListener('scroll', later);
-    window.addEventListener('resize', later);
-    return { list, draw };
   }
 
   window.bb = { el, feed, view, virtualList };

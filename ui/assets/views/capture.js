@@ -140,13 +140,9 @@
   }
 
   view('capture', (root) => {
-    const all = [];
     const byKey = new Map();
-    let shown = [];
     let labels = [];
     let selected;
-    let dirty = false;
-    let refilter = false;
 
     const bar = el('div', 'filters');
     const inputs = {};
@@ -156,11 +152,7 @@
       i.name = name;
       i.className = 'f-' + name;
       i.spellcheck = false;
-      i.addEventListener('input', () => {
-        readFilter();
-        refilter = true;
-        schedule();
-      });
+      i.addEventListener('input', readFilter);
       inputs[name] = i;
       bar.append(i);
     }
@@ -179,9 +171,9 @@
     const rows = virtualList(left, {
       rowHeight: ROW,
       cells: ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time'].map((c) => 'c-' + c),
-      onClick: (i) => open(all[i].key),
-      fill(r, i) {
-        const item = all[i];
+      onClick: (item) => open(item.key),
+      onDraw: (n, total) => (count.textContent = n === total ? `${total} exchanges` : `${n} of ${total}`),
+      fill(r, item) {
         const row = item.row;
         r.dataset.key = item.key;
         r.className = 'row st-' + row.state + ' s' + String(row.status || 0)[0] + (item.key === selected ? ' sel' : '');
@@ -198,38 +190,21 @@
       },
     });
 
-    // The filter as typed, compiled once per change (not once per row).
-    let f = {};
-    let matches = () => true;
+    // The filter as typed, compiled once per change (not once per row); none when every input is empty.
     function readFilter() {
-      f = {};
+      const f = {};
       for (const k in inputs) f[k] = inputs[k].value.trim().toLowerCase();
-      matches = compile(f);
+      rows.filter(Object.values(f).some((v) => v !== '') ? compile(f) : undefined);
     }
-    readFilter();
+    const schedule = rows.schedule;
 
-    function schedule() {
-      if (dirty) return;
-      dirty = true;
-      requestAnimationFrame(draw);
-    }
-
-    function draw() {
-      dirty = false;
-      if (refilter) {
-        refilter = false;
-        shown = [];
-        for (let i = 0; i < all.length; i++) if (matches(all[i])) shown.push(i);
-      }
-      count.textContent = shown.length === all.length ? `${all.length} exchanges` : `${shown.length} of ${all.length}`;
-      rows.draw(shown);
-    }
     rows.list.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
       e.preventDefault();
-      const at = shown.findIndex((i) => all[i].key === selected);
+      const shown = rows.shownItems();
+      const at = shown.findIndex((item) => item.key === selected);
       const next = shown[Math.max(0, Math.min(shown.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))];
-      if (next !== undefined) open(all[next].key);
+      if (next !== undefined) open(next.key);
     });
 
     function upsert(label, row) {
@@ -245,16 +220,8 @@
         segments: path.split('?')[0].toLowerCase().split('/').filter(Boolean),
       };
       const at = byKey.get(key);
-      if (at === undefined) {
-        byKey.set(key, all.length);
-        all.push(item);
-        if (!refilter && matches(item)) shown.push(all.length - 1);
-      } else {
-        all[at] = item;
-        // A changed row may enter or leave the filter (status came): filter again when any is set.
-        if (Object.values(f).some((v) => v !== '')) refilter = true;
-      }
-      schedule();
+      if (at === undefined) byKey.set(key, rows.add(item));
+      else rows.replace(at, item);
     }
 
     feed('exchanges', undefined, (e) => {

@@ -33,13 +33,8 @@
   }
 
   view('frames', (root) => {
-    const frames = [];
-    let shown = [];
     let labels = [];
-    const lanes = new Map(); // label/seq → { index, row, text }
-    let query = '';
-    let dirty = false;
-    let refilter = false;
+    const lanes = new Map(); // label/seq → { index, text }
 
     const bar = el('div', 'filters');
     const search = el('input', 'f-frames');
@@ -54,8 +49,8 @@
     const list = virtualList(body, {
       rowHeight: ROW,
       cells: ['c-seq', 'c-time', 'c-lanes', 'c-op', 'c-data'],
-      fill(r, i) {
-        const f = frames[i];
+      onDraw: (n, total) => (count.textContent = n === total ? `${total} frames on ${lanes.size} connections` : `${n} of ${total} frames`),
+      fill(r, f) {
         const lane = lanes.get(f.conn);
         r.className = 'row frame ' + f.frame.type;
         const c = r.children;
@@ -76,34 +71,14 @@
       },
     });
 
-    function matches(f) {
-      return query === '' || f.hay.includes(query);
-    }
-
     // One chip per lane, numbered as the lane columns are (1 the leftmost).
     function drawLegend() {
       legend.replaceChildren(...[...lanes.values()].map((l) => el('span', 'lane-name', `${l.index + 1}: ${l.text}`)));
     }
 
-    function draw() {
-      dirty = false;
-      if (refilter) {
-        refilter = false;
-        shown = [];
-        for (let i = 0; i < frames.length; i++) if (matches(frames[i])) shown.push(i);
-      }
-      count.textContent = shown.length === frames.length ? `${frames.length} frames on ${lanes.size} connections` : `${shown.length} of ${frames.length} frames`;
-      list.draw(shown);
-    }
-    function schedule() {
-      if (dirty) return;
-      dirty = true;
-      requestAnimationFrame(draw);
-    }
     search.addEventListener('input', () => {
-      query = search.value.trim().toLowerCase();
-      refilter = true;
-      schedule();
+      const query = search.value.trim().toLowerCase();
+      list.filter(query === '' ? undefined : (f) => f.hay.includes(query));
     });
 
     feed('frames', undefined, (e) => {
@@ -118,11 +93,9 @@
       } else if (e.type === 'frame') {
         const conn = e.label + '/' + e.exchange;
         const lane = lanes.get(conn);
-        const f = { conn, frame: e.frame, hay: [e.frame.type, payload(e.frame), lane ? lane.text : ''].join(' ').toLowerCase() };
-        frames.push(f);
-        if (!refilter && matches(f)) shown.push(frames.length - 1);
+        list.add({ conn, frame: e.frame, hay: [e.frame.type, payload(e.frame), lane ? lane.text : ''].join(' ').toLowerCase() });
       }
-      schedule();
+      list.schedule();
     });
   });
 })();
