@@ -12,6 +12,7 @@ import type { LiveEvent, LiveRow } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
+import { driveItems, itemsServer } from '../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -107,6 +108,20 @@ describe('a capture followed live', () => {
     // Both close frames are messages too.
     assert.equal(live.rows()[0]!.messages, 8);
     assert.deepEqual(events.flatMap((e) => (e.type === 'message' ? [e.message.opcode] : [])).slice(6), [8, 8]);
+  });
+
+  it('lists a gRPC call as a grpc row with its messages counted, its entry with the messages split', async () => {
+    const port = await itemsServer(cleanups, { lookupStatus: 5 });
+    const rec = await record(cleanups, `http://127.0.0.1:${port}`);
+    const live = rec.cap.live();
+    assert.equal(await driveItems(rec.port), 5);
+    await until(() => live.rows().filter((r) => r.state === 'done').length === 2, 'two calls done');
+    const [lookup, store] = live.rows();
+    assert.deepEqual([lookup!.kind, lookup!.url.endsWith('/demo.Items/Lookup'), lookup!.messages], ['grpc', true, 1]);
+    assert.deepEqual([store!.kind, store!.messages], ['grpc', 2]);
+    const entry = live.entry(store!.seq)!;
+    assert.deepEqual(entry._grpcMessages!.map((m) => m.type), ['send', 'receive']);
+    assert.deepEqual(live.entry(lookup!.seq)!._bb!.grpc, { status: 5, message: 'no such item' });
   });
 
   it('a listener that throws is counted and does not stop the recording or the other listeners', async () => {
