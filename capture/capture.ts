@@ -1,7 +1,7 @@
 // One recording: opens the journal, listens to the proxy's facts, and on
 // close finalizes `<out>` atomically. The I/O shell around recorder.ts
 // (facts → records) and writer.ts (records → HAR).
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FactListener } from '../proxy/index.js';
 import { now } from '../core/index.js';
@@ -16,6 +16,7 @@ import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
 import { checkOutPath, makeOutFolder } from './out-file.js';
+import { LiveRecords, type LiveCapture } from './live.js';
 
 
 /** How to record one proxy's traffic. */
@@ -68,6 +69,8 @@ export interface Capture {
   seqOf(exchangeId: number): number | undefined;
   /** `bb shadow`: writes `_bb.shadow` on an exchange still open (later tags merge); false when it has ended. */
   tag(exchangeId: number, shadow: HarShadow): boolean;
+  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far. */
+  live(): LiveCapture;
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
@@ -128,6 +131,17 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
   const recorder = new Recorder(journal, bodyCap, onError, redactor);
 
+  let live: LiveRecords | undefined;
+  const follow = (): LiveCapture => {
+    if (live) return live;
+    live = new LiveRecords(header, redactor, paths.bodies);
+    // What is recorded so far comes from the file (whole lines once flushed), the rest as it is written.
+    journal.flushNow();
+    live.feed(readFileSync(paths.journal, 'utf8'));
+    journal.onWritten = (lines) => live!.feed(lines);
+    return live;
+  };
+
   let closing: Promise<string> | undefined;
   const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {
     recorder.stopped = true;
@@ -149,6 +163,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
     // Journal first: a crash between the two leaves only bodies, which the next capture overwrites.
     rmSync(paths.journal, { force: true });
     rmSync(paths.bodies, { force: true });
+    live?.close();
     return out;
   };
 
@@ -167,9 +182,11 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
     }),
     seqOf: (exchangeId) => recorder.startSeq(exchangeId),
     tag: (exchangeId, shadow) => recorder.tag(exchangeId, shadow, now()),
+    live: follow,
     discard: () => {
       recorder.stopped = true;
       journal.close();
+      live?.close();
       rmSync(paths.journal, { force: true });
       rmSync(paths.bodies, { force: true });
     },

@@ -1,10 +1,11 @@
 // Journal records → whole exchanges, for everything that turns a journal into
 // HAR entries: the writer at finalize (writer.ts) and a live follower of a
 // running capture (entry-follow.ts, what `bb shadow` compares as it flows).
-// One place decides which record belongs to which exchange and which record
-// ends it, so an entry built live is the entry the finished HAR holds.
-import { END_RECORDS, type JournalRecord } from './journal.js';
-import { emptyRecords, type ExchangeRecords } from './to-har.js';
+// One place decides which record belongs to which exchange (to-har.ts's
+// addRecord says which part of it a record is, and whether it ends it), so
+// an entry built live is the entry the finished HAR holds.
+import type { JournalRecord } from './journal.js';
+import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
 export type Assembled =
@@ -28,19 +29,7 @@ export class EntryAssembler {
     const ex = this.open.get(r.x);
     // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
     if (!ex) return undefined;
-    switch (r.r) {
-      case 'qb': ex.requestBody.push(r); break;
-      case 'rb': ex.responseBody.push(r); break;
-      case 'qe': ex.requestEnd = r; break;
-      case 'rs': ex.responseStart = r; break;
-      case 'upg': ex.upgrade = r; break;
-      case 'wsm': case 'wse': ex.ws.push(r); break;
-      case 'gm': (ex.grpcSeq ??= []).push(r); break;
-      case 'tag': ex.shadow = { ...ex.shadow, ...r.shadow }; break;
-      default: break;
-    }
-    if (!END_RECORDS.has(r.r)) return undefined;
-    ex.end = r as ExchangeRecords['end'];
+    if (!addRecord(ex, r)) return undefined;
     this.open.delete(r.x);
     return { kind: 'entry', exchange: ex };
   }

@@ -1,12 +1,14 @@
 // Follows a running capture and hands over each entry as it completes, built
 // exactly as the finished HAR will hold it (entry-assembly.ts groups the
 // records, to-har.ts builds the entry, the journal's own redactor redacts):
-// what `bb shadow` compares live is what `bb diff` later reads. Runs wherever
+// what `bb shadow` compares live is what `bb diff` later reads. (In the
+// recording's own process, live.ts is fed by the appender instead of a file.) Runs wherever
 // the journal is readable (bb shadow runs it in its comparison worker, off
 // the proxy's thread). Body bytes are read back from `<out>.bodies`.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import type { HarEntry } from './har.js';
-import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
+import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
+import { entryContext } from './writer.js';
 import { buildEntry, type EntryContext } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
 import { tailLines, type FollowEnd } from './journal-follow.js';
@@ -31,36 +33,18 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
   const assembler = new EntryAssembler();
   let ctx: EntryContext | undefined;
   let fd: number | undefined;
-  const readSlice = (slice: BodySlice): Buffer => {
-    if (slice.o === undefined || slice.n === 0) return Buffer.alloc(0);
-    try {
-      fd ??= openSync(opts.bodiesPath, 'r');
-    } catch {
-      return Buffer.alloc(0);
-    }
-    const buf = Buffer.allocUnsafe(slice.n);
-    let got = 0;
-    // Bounded: each pass reads at least one byte or stops at end of file.
-    while (got < slice.n) {
-      const n = readSync(fd, buf, got, slice.n - got, slice.o + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  };
   const onLine = (line: string): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
     if (rec.r === 'bb-journal') {
       const header = rec as HeaderRecord;
       if (header.v > JOURNAL_VERSION) return;
-      const redactor = opts.redactorFor(header);
-      const seal = header.seal !== undefined ? redactor?.bodySeal(header.seal) : undefined;
-      ctx = {
-        readBody: seal ? (slice) => seal.apply(readSlice(slice), slice.o ?? 0) : readSlice,
-        fallbackOrigin: header.listen,
-        ...(redactor ? { redactor } : {}),
-      };
+      try {
+        fd ??= openSync(opts.bodiesPath, 'r');
+      } catch {
+        // No bodies file: bodies read back as lost, and the entries say so (as the writer does).
+      }
+      ctx = entryContext(header, opts.redactorFor(header), fd);
       return;
     }
     if (!ctx) return;

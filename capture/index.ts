@@ -22,3 +22,4 @@ export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent } from './body.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries } from './entry-follow.js';
+export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

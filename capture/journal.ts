@@ -185,6 +185,8 @@ export class JournalAppender {
   errors = 0;
   /** Seals body bytes as they are appended (redaction on); set before the first body. */
   seal: BodySeal | undefined;
+  /** Told each batch of lines once written, bodies first (a live view follows the capture through it); unset costs nothing. */
+  onWritten: ((lines: string) => void) | undefined;
 
   private constructor(
     private journalFd: number,
@@ -245,9 +247,19 @@ export class JournalAppender {
       if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
     if (this.lineQueue.length > 0) {
-      const lines = Buffer.from(this.lineQueue.join(''), 'utf8');
+      const text = this.lineQueue.join('');
       this.lineQueue = [];
-      this.writeAll(this.journalFd, lines);
+      this.writeAll(this.journalFd, Buffer.from(text, 'utf8'));
+      if (this.onWritten) this.tell(this.onWritten, text);
+    }
+  }
+
+  // An observer that throws must not reach traffic: counted and reported like a failed write.
+  private tell(observer: (lines: string) => void, text: string): void {
+    try {
+      observer(text);
+    } catch (err) {
+      this.writeFailed(err as Error);
     }
   }
 

@@ -1,8 +1,9 @@
 // Journal records of one exchange → one HAR entry. Pure: bytes come through
 // the `readBody` function the writer passes in, and nothing here touches disk.
 import type { BbEntryExt, HarEntry, HarShadow, HarRequest, HarResponse, HarTimings, HarWebSocketMessage } from './har.js';
+import { END_RECORDS } from './journal.js';
 import type {
-  AbortRecord, BodyRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
+  AbortRecord, BodyRecord, JournalRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
   ResetBurstRecord, ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { utf8Text } from './body.js';
@@ -49,9 +50,33 @@ export interface EntryContext extends BodyContext {
   pageIds?: ReadonlySet<string>;
 }
 
+/** The note of an entry whose exchange had not ended when the HAR was written. */
+export const IN_FLIGHT_NOTE = 'still in flight when the capture ended';
+
 /** Fresh, empty records for an exchange. */
 export function emptyRecords(): ExchangeRecords {
   return { requestBody: [], responseBody: [], ws: [] };
+}
+
+/**
+ * Adds a record of an exchange (after its start) to its records; true when it
+ * ended the exchange. The writer and the live view gather records this one way.
+ */
+export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
+  switch (r.r) {
+    case 'qb': ex.requestBody.push(r); break;
+    case 'rb': ex.responseBody.push(r); break;
+    case 'qe': ex.requestEnd = r; break;
+    case 'rs': ex.responseStart = r; break;
+    case 'upg': ex.upgrade = r; break;
+    case 'wsm': case 'wse': ex.ws.push(r); break;
+    case 'gm': (ex.grpcSeq ??= []).push(r); break;
+    case 'tag': ex.shadow = { ...ex.shadow, ...r.shadow }; break;
+    default: break;
+  }
+  if (!END_RECORDS.has(r.r)) return false;
+  ex.end = r as ExchangeRecords['end'];
+  return true;
 }
 
 /** Builds the HAR entry for one exchange. */
@@ -79,7 +104,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   }
   if (!ex.end) {
     bb.inFlight = true;
-    notes.push('still in flight when the capture ended');
+    notes.push(IN_FLIGHT_NOTE);
   }
 
   const entry: HarEntry = {

@@ -10,7 +10,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
 import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
-import { buildEntry, type ExchangeRecords } from './to-har.js';
+import { buildEntry, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
@@ -89,7 +89,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
   const progress = (): void => opts.onProgress?.({ entries: result.entries, journalBytesRead: input.bytesRead, journalBytes });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let header: HeaderRecord | undefined;
-  let ctx: Parameters<typeof buildEntry>[1] | undefined;
+  let ctx: EntryContext | undefined;
   const assembler = new EntryAssembler();
   const pages: HarPage[] = [];
   const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0 };
@@ -115,13 +115,7 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
       if (rec.r !== 'bb-journal') throw journalError(opts.journalPath, 'does not start with a bb journal header');
       header = rec as HeaderRecord;
       if (header.v > JOURNAL_VERSION) throw journalError(opts.journalPath, `is format ${header.v}, newer than this bb reads (${JOURNAL_VERSION})`);
-      const redactor = opts.redactorFor(header);
-      const seal = header.seal !== undefined ? redactor?.bodySeal(header.seal) : undefined;
-      ctx = {
-        readBody: seal ? (slice) => seal.apply(readSlice(bodiesFd, slice), slice.o ?? 0) : (slice) => readSlice(bodiesFd, slice),
-        fallbackOrigin: header.listen,
-        ...(redactor ? { redactor } : {}),
-      };
+      ctx = entryContext(header, opts.redactorFor(header), bodiesFd);
       // A damaged header must not make the HAR invalid JSON ("creator":undefined).
       const c = header.creator as { name?: unknown; version?: unknown } | undefined;
       const creator = c && typeof c.name === 'string' && typeof c.version === 'string' ? { name: c.name, version: c.version } : { name: 'bb', version: 'unknown' };
@@ -163,6 +157,16 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
   progress();
   out.write(`${first ? '' : '\n'}],"pages":${JSON.stringify(pages)},"_bb":${JSON.stringify(bb)}}}\n`);
   return result;
+}
+
+/** What building entries of a journal needs: its bodies read back from `.bodies` (unsealed), its origin, its redactor. */
+export function entryContext(header: HeaderRecord, redactor: Redactor | undefined, bodiesFd: number | undefined): EntryContext {
+  const seal = header.seal !== undefined ? redactor?.bodySeal(header.seal) : undefined;
+  return {
+    readBody: seal ? (slice) => seal.apply(readSlice(bodiesFd, slice), slice.o ?? 0) : (slice) => readSlice(bodiesFd, slice),
+    fallbackOrigin: header.listen,
+    ...(redactor ? { redactor } : {}),
+  };
 }
 
 function journalError(path: string, what: string): BbError {

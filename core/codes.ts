@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   BB_NO_CAPTURE: 'there is no capture (running or finished) at that path',
   BB_ADMIN_NOT_LOOPBACK: '--admin asks for an address other than loopback',
   BB_ADMIN_LISTEN: 'the admin endpoint cannot listen on its address',
+  BB_UI_NOT_LOOPBACK: '--ui asks for an address other than loopback',
+  BB_UI_LISTEN: 'the live view (--ui) cannot listen on its address',
   // Proxy start-up (proxy/)
   BB_PROXY_CONFIG: 'proxy options are invalid',
   BB_LISTEN: 'the proxy cannot listen on its address',

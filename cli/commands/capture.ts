@@ -14,6 +14,7 @@ import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions 
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
 import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
+import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {
@@ -91,6 +92,7 @@ export const captureCommand: BbCommand = {
       .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
+      .option('ui', { type: 'string', describe: 'serve a live web view of the exchanges on loopback (default a free port; --ui 127.0.0.1:8090)' })
       .option('listen-tls', { type: 'boolean', default: false, describe: "terminate clients' TLS with a leaf from bb's CA in front of an https --target (ALPN mirrored: h2 clients get h2)" })
       .option('xfwd', { type: 'boolean', default: false, describe: 'add X-Forwarded-For/-Proto/-Host' })
       .option('change-origin', { type: 'boolean', default: false, describe: 'send the target host as Host' })
@@ -112,6 +114,9 @@ export const captureCommand: BbCommand = {
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
     // Refused before any port is bound (startAdmin checks too, for library callers).
     if (admin) checkAdminAddress(admin);
+    // --ui alone (an empty value) means a free loopback port.
+    const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
+    if (ui) checkUiAddress(ui.host);
     const quiet = Boolean(argv.quiet);
     const color = useColor(process.stdout, environment.color);
     const bbHome = environment.home.path;
@@ -138,6 +143,7 @@ export const captureCommand: BbCommand = {
 
     const handles: Recording[] = [];
     let adminServer: AdminServer | undefined;
+    let uiServer: UiServer | undefined;
     // A running count on a TTY: one status line on stderr, cleared before each log line.
     const statusLine = process.stderr.isTTY && !quiet;
     const clearStatus = (): void => {
@@ -154,6 +160,7 @@ export const captureCommand: BbCommand = {
       if (ticker) clearInterval(ticker);
       clearStatus();
       await adminServer?.close();
+      await uiServer?.close();
       // Finalizing a long capture takes a while: entries written / recorded, on a TTY only.
       const progress = progressLine({ stream: process.stderr, quiet, afterMs: environment.progressAfterMs });
       const written = handles.map(() => 0);
@@ -213,12 +220,17 @@ export const captureCommand: BbCommand = {
       }
       if (admin) adminServer = await startAdmin(admin, adminTargets);
       for (const b of bound) handles.push(await b.record());
+      if (ui) {
+        const feeds = captureFeeds(handles.map((h) => ({ label: h.label, live: h.live() })));
+        uiServer = await startUi({ listen: ui, title: `bb capture: ${handles.map((h) => h.label).join(', ')}`, views: CAPTURE_VIEWS, feeds });
+      }
     } catch (err) {
       // Undo a failed start: captures begun are discarded, the rest only unbound.
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       if (ticker) clearInterval(ticker);
       await adminServer?.close();
+      await uiServer?.close();
       await Promise.all(handles.map((h) => h.discard()));
       await Promise.all(bound.slice(handles.length).map((b) => b.close()));
       throw err;
@@ -242,6 +254,7 @@ export const captureCommand: BbCommand = {
       process.stdout.write(`bb: ${plan.label}: ${handle.url} -> ${upstreamText}, recording to ${plan.out}\n`);
     }
     if (adminServer) process.stdout.write(`bb: admin: ${adminServer.url} (POST /step {"name": "..."}, GET /status)\n`);
+    if (uiServer) process.stderr.write(`bb: ui: ${uiServer.url} (live view of the exchanges; open it in a browser on this machine)\n`);
 
     await stopped;
     const written = await stopAll();

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The folders of bb's sources, lowest layer first. */
-export const SOURCE_FOLDERS = ['core', 'proxy', 'capture', 'diff', 'inspect', 'scenario', 'cli'] as const;
+export const SOURCE_FOLDERS = ['core', 'proxy', 'capture', 'diff', 'inspect', 'ui', 'scenario', 'cli'] as const;
 
 /** Every .ts file (declarations aside) under a folder, as absolute paths. */
 export function sourceFiles(dir: string): string[] {

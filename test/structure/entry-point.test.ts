@@ -27,6 +27,7 @@ const EXPORTS = [
   // The HAR format with bb's extensions (capture/har.ts).
   'Har', 'HarLog', 'HarPage', 'HarEntry', 'HarRequest', 'HarResponse', 'HarTimings', 'HarNameValue', 'HarCookie', 'HarPostData', 'HarContent',
   'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt', 'HarShadow',
+  'LiveCapture', 'LiveRow', 'LiveEvent', 'LivePage', 'LiveState',
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
   // A live shadow run and its report (scenario/shadow/).

@@ -1,0 +1,142 @@
+// A capture followed live (Capture.live()): real servers and clients on
+// loopback through a real recording proxy. Rows show exchanges in flight with
+// their state and change as they go; entries are the ones the HAR ends up
+// holding, redacted; WebSocket messages come one by one in order.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { LiveEvent, LiveRow } from '../../capture/index.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record } from '../helpers/recording.js';
+import { closeHttpAndWs } from '../helpers/servers.js';
+import { driveItems, itemsServer } from '../helpers/grpc-items.js';
+
+const cleanups = new Cleanups();
+after(() => cleanups.run());
+
+/** Waits until `check` holds (up to 5 s). */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** A server that answers /hold only when release() is called, echoes WebSocket text, and answers the rest at once. */
+async function server() {
+  let release: () => void = () => {};
+  const s = http.createServer((req, res) => {
+    if (req.url === '/hold') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.write('first ');
+      release = () => res.end('last');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Set-Cookie': 'sid=s3cret' });
+    res.end(JSON.stringify({ path: req.url, token: 'tok-123', ok: true }));
+  });
+  const wss = new WebSocketServer({ server: s });
+  wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  cleanups.add(() => closeHttpAndWs(s, wss));
+  return { target: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, release: () => release() };
+}
+
+describe('a capture followed live', () => {
+  it('shows an exchange in flight with its state, then done, and its entry is the HAR entry', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    await (await request(`${rec.cap.url}/before?token=abc`, { headers: { authorization: 'Bearer secret-1' } })).body.text();
+    // Made after traffic: what was recorded before comes too.
+    const live = rec.cap.live();
+    assert.equal(live.rows().length, 1);
+    const events: LiveEvent[] = [];
+    live.on((e) => events.push(e));
+    // Seqs count ends and messages too: the held exchange is found by its path.
+    const held = (): LiveRow[] => events.flatMap((e) => (e.type === 'row' && e.row.url.endsWith('/hold') ? [e.row] : []));
+
+    const answer = request(`${rec.cap.url}/hold`).then((r) => r.body.text());
+    await until(() => held().some((r) => r.state === 'receiving'), 'the held exchange to be receiving');
+    const open = live.rows().at(-1)!;
+    assert.deepEqual([open.method, open.status, open.state, open.endedAt, open.responseBytes], ['GET', 200, 'receiving', undefined, 'first '.length]);
+    assert.equal(live.entry(open.seq)!._bb!.inFlight, true);
+    assert.equal(live.entry(open.seq)!.comment, undefined, 'no note that the capture ended');
+    assert.equal(live.entry(open.seq)!.response.content.text, 'first ');
+    srv.release();
+    assert.equal(await answer, 'first last');
+    await until(() => held().some((r) => r.state === 'done'), 'the held exchange to be done');
+    assert.equal(held().at(-1)!.responseBytes, 'first last'.length);
+
+    const first = live.rows()[0]!;
+    assert.equal(first.url, `${rec.cap.url}/before?token=${first.url.split('token=')[1]}`);
+    assert.match(first.url, /token=<redacted:[0-9a-f]{8}>$/);
+    const before = live.entry(1)!;
+    assert.match(before.request.headers.find((h) => h.name.toLowerCase() === 'authorization')!.value, /^Bearer <redacted:[0-9a-f]{8}>$|^<redacted:[0-9a-f]{8}>$/);
+    assert.doesNotMatch(JSON.stringify(before), /secret-1|tok-123|s3cret/);
+
+    const entries = live.rows().map((r) => live.entry(r.seq));
+    const har = await rec.finish();
+    const bySeq = new Map(har.log.entries.map((e) => [e._bb!.seq, e]));
+    assert.deepEqual(entries, live.rows().map((r) => bySeq.get(r.seq)));
+  });
+
+  it('tells WebSocket messages one by one, in order, after the row of their connection', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const live = rec.cap.live();
+    const events: LiveEvent[] = [];
+    live.on((e) => events.push(e));
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    for (const text of ['one', 'two', 'three']) {
+      const reply = new Promise((r) => ws.once('message', r));
+      ws.send(text);
+      await reply;
+    }
+    await until(() => events.filter((e) => e.type === 'message').length === 6, 'six messages');
+    const firstMessage = events.findIndex((e) => e.type === 'message');
+    const rowBefore = events.slice(0, firstMessage).findLast((e) => e.type === 'row');
+    assert.ok(rowBefore && rowBefore.type === 'row' && rowBefore.row.kind === 'websocket' && rowBefore.row.state === 'open');
+    const messages = events.flatMap((e) => (e.type === 'message' ? [`${e.message.type} ${e.message.data}`] : []));
+    assert.deepEqual(messages, ['send one', 'receive echo one', 'send two', 'receive echo two', 'send three', 'receive echo three']);
+    ws.close(1000, 'bye');
+    await until(() => live.rows()[0]!.state === 'closed', 'the connection to be closed');
+    // Both close frames are messages too.
+    assert.equal(live.rows()[0]!.messages, 8);
+    assert.deepEqual(events.flatMap((e) => (e.type === 'message' ? [e.message.opcode] : [])).slice(6), [8, 8]);
+  });
+
+  it('lists a gRPC call as a grpc row with its messages counted, its entry with the messages split', async () => {
+    const port = await itemsServer(cleanups, { lookupStatus: 5 });
+    const rec = await record(cleanups, `http://127.0.0.1:${port}`);
+    const live = rec.cap.live();
+    assert.equal(await driveItems(rec.port), 5);
+    await until(() => live.rows().filter((r) => r.state === 'done').length === 2, 'two calls done');
+    const [lookup, store] = live.rows();
+    assert.deepEqual([lookup!.kind, lookup!.url.endsWith('/demo.Items/Lookup'), lookup!.messages], ['grpc', true, 1]);
+    assert.deepEqual([store!.kind, store!.messages], ['grpc', 2]);
+    const entry = live.entry(store!.seq)!;
+    assert.deepEqual(entry._grpcMessages!.map((m) => m.type), ['send', 'receive']);
+    assert.deepEqual(live.entry(lookup!.seq)!._bb!.grpc, { status: 5, message: 'no such item' });
+  });
+
+  it('a listener that throws is counted and does not stop the recording or the other listeners', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const live = rec.cap.live();
+    const seen: number[] = [];
+    live.on(() => {
+      throw new Error('a broken view');
+    });
+    live.on((e) => e.type === 'row' && seen.push(e.row.seq));
+    await (await request(`${rec.cap.url}/x`)).body.text();
+    await until(() => seen.length > 0, 'a row');
+    assert.ok(live.listenerErrors > 0);
+    const har = await rec.finish();
+    assert.equal(har.log.entries.length, 1);
+  });
+});

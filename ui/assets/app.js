@@ -1,0 +1,173 @@
+// bb's live view, the shell every view shares: tabs from /api/views, one
+// script per view (views/<name>.js, which calls bb.view(name, mount)), feeds
+// as EventSource streams of JSON events, and small DOM helpers.
+//
+// Captured content is hostile: it reaches the page only through textContent
+// (bb.el) and data: URLs the views build; nothing here sets innerHTML.
+'use strict';
+
+(function () {
+  const mounts = new Map();
+  const panes = new Map();
+
+  /** An element with a class and text (textContent: never parsed as HTML). */
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  /** Subscribes to /feed/<name>[?key=]: onEvent gets each event; returns a close function. */
+  function feed(name, key, onEvent) {
+    const url = '/feed/' + encodeURIComponent(name) + (key === undefined ? '' : '?key=' + encodeURIComponent(key));
+    const source = new EventSource(url);
+    source.onmessage = (m) => onEvent(JSON.parse(m.data));
+    source.onopen = () => setConn(true);
+    source.onerror = () => setConn(source.readyState === EventSource.OPEN);
+    return () => source.close();
+  }
+
+  function setConn(up) {
+    const c = document.getElementById('conn');
+    c.textContent = up ? 'live' : 'disconnected';
+    c.className = 'conn ' + (up ? 'up' : 'down');
+  }
+
+  /**
+   * Registers a view: mount(container) draws it once, when it is first shown
+   * and its script has loaded. A view opens its feeds when mounted: a browser
+   * keeps only six connections to one host, so tabs never looked at hold none.
+   */
+  function view(name, mount) {
+    mounts.set(name, mount);
+    mountIfShown(name);
+  }
+
+  function mountIfShown(name) {
+    const pane = panes.get(name);
+    const mount = mounts.get(name);
+    if (!pane || !mount || pane.hidden || pane.dataset.mounted) return;
+    pane.dataset.mounted = '1';
+    mount(pane);
+  }
+
+  function show(name) {
+    for (const [n, pane] of panes) pane.hidden = n !== name;
+    for (const tab of document.querySelectorAll('#tabs button')) tab.classList.toggle('on', tab.dataset.view === name);
+    mountIfShown(name);
+  }
+
+  /**
+   * A list of a growing array of items that draws only the rows in sight
+   * (each `rowHeight` px): a few dozen elements whatever the length, reused as
+   * it scrolls, redrawn at most once a frame. `cells` are the class names of
+   * each row's spans; fill(rowElement, item) draws one; onDraw(shown, total)
+   * follows each draw. add() appends (shown at once when it passes the
+   * filter), replace() changes one, filter(test) shows only the items it
+   * passes (undefined: all). At the end of the list, it keeps to the end.
+   */
+  function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
+    const list = el('div', 'list');
+    list.tabIndex = 0;
+    // The rows sit inside the spacer, which clips them: the list scrolls as far as the items, no farther.
+    const spacer = el('div', 'spacer');
+    list.append(spacer);
+    parent.append(list);
+    const pool = [];
+    const items = [];
+    let shown = [];
+    let test;
+    let refilter = false;
+    let grew = false;
+    let pending = false;
+    function draw() {
+      pending = false;
+      const follow = grew && list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
+      grew = false;
+      if (refilter) {
+        refilter = false;
+        shown = [];
+        for (let i = 0; i < items.length; i++) if (!test || test(items[i])) shown.push(i);
+      }
+      if (onDraw) onDraw(shown.length, items.length);
+      spacer.style.height = shown.length * rowHeight + 'px';
+      if (follow) list.scrollTop = list.scrollHeight;
+      const first = Math.max(0, Math.floor(list.scrollTop / rowHeight) - 2);
+      const n = Math.max(0, Math.min(shown.length - first, Math.ceil(list.clientHeight / rowHeight) + 4));
+      while (pool.length < n) {
+        const r = el('div', 'row');
+        for (const cls of cells) r.append(el('span', cls));
+        if (onClick) r.addEventListener('click', () => onClick(r.bbItem));
+        spacer.append(r);
+        pool.push(r);
+      }
+      for (let k = 0; k < pool.length; k++) {
+        const r = pool[k];
+        r.hidden = k >= n;
+        if (r.hidden) continue;
+        r.bbItem = items[shown[first + k]];
+        r.style.top = (first + k) * rowHeight + 'px';
+        fill(r, r.bbItem);
+      }
+    }
+    function schedule() {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(draw);
+    }
+    list.addEventListener('scroll', schedule);
+    window.addEventListener('resize', schedule);
+    return {
+      list,
+      schedule,
+      /** Appends an item; returns its index. */
+      add(item) {
+        items.push(item);
+        if (!refilter && (!test || test(item))) shown.push(items.length - 1);
+        grew = true;
+        schedule();
+        return items.length - 1;
+      },
+      /** Changes the item at `index` (it may enter or leave the filter). */
+      replace(index, item) {
+        items[index] = item;
+        if (test) refilter = true;
+        schedule();
+      },
+      /** Shows only the items `next` passes; undefined shows all. */
+      filter(next) {
+        test = next;
+        refilter = true;
+        schedule();
+      },
+      /** The items shown, in order. */
+      shownItems: () => shown.map((i) => items[i]),
+    };
+  }
+
+  window.bb = { el, feed, view, virtualList };
+
+  fetch('/api/views')
+    .then((r) => r.json())
+    .then(({ title, views }) => {
+      document.title = title;
+      document.getElementById('title').textContent = title;
+      const tabs = document.getElementById('tabs');
+      for (const v of views) {
+        const pane = el('section', 'view');
+        pane.hidden = true;
+        pane.dataset.view = v.name;
+        document.getElementById('views').append(pane);
+        panes.set(v.name, pane);
+        const tab = el('button', '', v.title);
+        tab.dataset.view = v.name;
+        tab.addEventListener('click', () => show(v.name));
+        tabs.append(tab);
+        const script = document.createElement('script');
+        script.src = 'views/' + encodeURIComponent(v.name) + '.js';
+        document.head.append(script);
+      }
+      if (views.length > 0) show(views[0].name);
+    });
+})();

@@ -1,0 +1,83 @@
+// The capture view's feeds: what `bb capture --ui` streams to the page, from
+// each recording's live capture (capture/live.ts, the same records the HAR is
+// written from, redacted as it will be).
+//
+//   exchanges            {type:"captures", labels}, then every page and row so
+//                        far, then each new or changed row and each step:
+//                        {type:"row", label, row} / {type:"page", label, id, title, time}
+//   exchange?key=L/SEQ   {type:"entry", label, row, entry} (the HAR entry as it
+//                        stands), then {type:"message", message} per WebSocket
+//                        message, {type:"row"} per change, and a fresh entry at
+//                        most every ENTRY_EVERY_MS while its body grows (SSE
+//                        events, gRPC messages, a download)
+import type { LiveCapture, LiveRow } from '../capture/index.js';
+import type { UiEvent, UiFeed } from './server.js';
+
+/** One recording the view shows. */
+export interface LiveSource {
+  /** The capture's label (several targets: one each). */
+  label: string;
+  /** Its live capture (Recording.live()). */
+  live: LiveCapture;
+}
+
+/** How often an open exchange whose body grows is sent again, at most. */
+const ENTRY_EVERY_MS = 200;
+
+/** The exchange list's feed: every row and step, then each change. */
+export function exchangesFeed(sources: LiveSource[]): UiFeed {
+  return {
+    name: 'exchanges',
+    open(_key, send) {
+      send({ type: 'captures', labels: sources.map((s) => s.label) });
+      for (const { label, live } of sources) {
+        for (const page of live.pages()) send({ type: 'page', label, ...page });
+        for (const row of live.rows()) send({ type: 'row', label, row });
+      }
+      const stops = sources.map(({ label, live }) =>
+        live.on((event) => {
+          if (event.type !== 'message') send({ ...event, label });
+        }),
+      );
+      return () => stops.forEach((stop) => stop());
+    },
+  };
+}
+
+/** One exchange's feed: its entry as it stands, then its messages and changes. */
+export function exchangeFeed(sources: LiveSource[]): UiFeed {
+  return {
+    name: 'exchange',
+    open(key, send) {
+      const m = /^(.*)\/(\d+)$/.exec(key ?? '');
+      const source = m ? sources.find((s) => s.label === m[1]) : undefined;
+      const seq = m ? Number(m[2]) : NaN;
+      if (!source) return undefined;
+      const { label, live } = source;
+      const row = live.rows().find((r) => r.seq === seq);
+      const entry = live.entry(seq);
+      if (!row || !entry) return undefined;
+      send({ type: 'entry', label, row, entry });
+      let timer: NodeJS.Timeout | undefined;
+      const resend = (): void => {
+        timer = undefined;
+        const now = live.rows().find((r) => r.seq === seq);
+        send({ type: 'entry', label, row: now, entry: live.entry(seq) });
+      };
+      const stop = live.on((event) => {
+        if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
+        if (event.type !== 'row' || event.row.seq !== seq) return;
+        send({ type: 'row', label, row: event.row } satisfies UiEvent);
+        // WebSocket messages come one by one above; other bodies only whole, so the entry is sent again.
+        if (!timer && grows(event.row)) timer = setTimeout(resend, ENTRY_EVERY_MS);
+      });
+      return () => {
+        stop();
+        if (timer) clearTimeout(timer);
+      };
+    },
+  };
+}
+
+/** Whether a change of this row changes its entry beyond what a message event says. */
+const grows = (row: LiveRow): boolean => row.kind !== 'websocket' || row.state === 'closed';

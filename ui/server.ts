@@ -1,0 +1,201 @@
+// bb's live web view: one page on a loopback port, its files from ui/assets/
+// (shipped in the package, no build step, nothing from the network), and
+// feeds of typed events streamed to it as server-sent events.
+//
+//   GET /                   the page (assets/index.html)
+//   GET /app.js, /app.css   the page's script and style
+//   GET /views/<name>.js    the script of each registered view
+//   GET /api/views          {"title", "views": [{name, title}]}
+//   GET /feed/<name>[?key=] text/event-stream: one `data: <json event>` per event,
+//                           first what the feed knows now, then what happens
+//
+// A view is a script that draws from feeds; `bb capture --ui` registers the
+// capture view and its feeds (capture-feed.ts), and another command can add
+// its own views and feeds the same way. Requests from web pages (a foreign
+// Host or Origin: DNS rebinding, another origin's fetch) get 403 by the rule
+// the admin endpoint uses (core/local-request.ts). Every answer carries a CSP
+// that runs only the page's own scripts and shows images only from data: URLs
+// (bodies the page builds from captured bytes): captured content is hostile
+// input, the page renders it as text.
+import http from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { BbError, foreignRequestReason, isLoopbackHost } from '../core/index.js';
+
+/** One event of a feed: `type` says which; the rest is the feed's own JSON. */
+export interface UiEvent {
+  /** What happened ("row", "entry", "message"...): the view dispatches on it. */
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A source of events the page subscribes to at /feed/<name>. */
+export interface UiFeed {
+  /** Its name in /feed/<name>: letters, digits, '-'. */
+  name: string;
+  /**
+   * Starts one subscriber: sends what is known now, then each new event,
+   * through `send`; returns how to stop, or undefined when `key` names
+   * nothing (the page gets 404).
+   */
+  open(key: string | undefined, send: (event: UiEvent) => void): (() => void) | undefined;
+}
+
+/** A view of the page: a tab whose script is assets/views/<name>.js. */
+export interface UiView {
+  /** Its script's name (assets/views/<name>.js): letters, digits, '-'. */
+  name: string;
+  /** The tab's label. */
+  title: string;
+}
+
+/** How to start the live view. */
+export interface UiOptions {
+  /** Loopback address; default 127.0.0.1 on a free port. */
+  listen?: { host?: string; port?: number };
+  /** The page's title ("bb capture"). */
+  title: string;
+  /** The views, in tab order. */
+  views: UiView[];
+  /** The feeds the views read. */
+  feeds: UiFeed[];
+}
+
+/** A running live view. */
+export interface UiServer {
+  /** The page's URL, e.g. http://127.0.0.1:41234/. */
+  url: string;
+  /** Ends every feed and stops listening. */
+  close(): Promise<void>;
+}
+
+/** The CSP of every answer: the page's own scripts and styles, images from data: URLs only, nothing else. */
+export const UI_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const NAME = /^[a-z0-9-]+$/i;
+const TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+
+/** ui/assets/ beside this file when run from source, else the package's ui/assets/ (this file runs as dist/ui/server.js). */
+function assetsDir(): string {
+  const beside = new URL('./assets/', import.meta.url);
+  return fileURLToPath(existsSync(beside) ? beside : new URL('../../ui/assets/', import.meta.url));
+}
+
+/** The page's files by URL path, read once. */
+function loadAssets(views: UiView[]): Map<string, { type: string; body: Buffer }> {
+  const dir = assetsDir();
+  const files = new Map<string, string>([['/', 'index.html'], ['/app.js', 'app.js'], ['/app.css', 'app.css']]);
+  for (const v of views) files.set(`/views/${v.name}.js`, `views/${v.name}.js`);
+  return new Map([...files].map(([path, file]) => [path, { type: TYPES[file.split('.').pop()!]!, body: readFileSync(dir + file) }]));
+}
+
+/** Refuses a --ui address other machines could reach. */
+export function checkUiAddress(host: string): void {
+  if (!isLoopbackHost(host)) {
+    throw new BbError('BB_UI_NOT_LOOPBACK', `--ui must bind a loopback address like 127.0.0.1:0; '${host}' would show the captured traffic to other machines`);
+  }
+}
+
+/** Starts the live view on loopback; refuses any other address. */
+export async function startUi(options: UiOptions): Promise<UiServer> {
+  const host = options.listen?.host ?? '127.0.0.1';
+  checkUiAddress(host);
+  for (const n of [...options.views, ...options.feeds].map((x) => x.name)) {
+    if (!NAME.test(n)) throw new BbError('BB_USAGE', `a view or feed name is letters, digits and '-', got '${n}'`);
+  }
+  const assets = loadAssets(options.views);
+  const feeds = new Map(options.feeds.map((f) => [f.name, f]));
+  const views = JSON.stringify({ title: options.title, views: options.views.map(({ name, title }) => ({ name, title })) });
+  const streams = new Set<() => void>();
+  let port = 0;
+
+  const server = http.createServer((req, res) => {
+    res.setHeader('Content-Security-Policy', UI_CSP);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('Cache-Control', 'no-store');
+    const refusal = foreignRequestReason(req.headersDistinct, port);
+    if (refusal) return answer(res, 403, 'text/plain; charset=utf-8', refusal + '\n', true);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(res, 405, 'text/plain; charset=utf-8', 'the live view answers GET only\n', true);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const asset = assets.get(url.pathname);
+    if (asset) return answer(res, 200, asset.type, asset.body);
+    if (url.pathname === '/api/views') return answer(res, 200, 'application/json', views);
+    const feed = url.pathname.startsWith('/feed/') ? feeds.get(url.pathname.slice('/feed/'.length)) : undefined;
+    if (!feed) return answer(res, 404, 'text/plain; charset=utf-8', 'not a page of the live view\n');
+    serveFeed(feed, url.searchParams.get('key') ?? undefined, res, streams);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new BbError('BB_UI_LISTEN', `cannot listen on --ui ${host}:${options.listen?.port ?? 0}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)),
+    );
+    server.listen(options.listen?.port ?? 0, host, () => resolve());
+  });
+  const a = server.address() as AddressInfo;
+  port = a.port;
+  return {
+    url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const stop of [...streams]) stop();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function answer(res: http.ServerResponse, status: number, type: string, body: string | Buffer, close = false): void {
+  // A refused request's body, if any, is not read.
+  if (close) res.setHeader('Connection', 'close');
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * One subscriber of a feed. Events sent in one turn of the event loop go out
+ * in one write (a snapshot of 100,000 rows is one write, not 100,000).
+ */
+function serveFeed(feed: UiFeed, key: string | undefined, res: http.ServerResponse, streams: Set<() => void>): void {
+  let queue: string[] = [];
+  let scheduled = false;
+  let ended = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (ended || queue.length === 0) return;
+    res.write(queue.join(''));
+    queue = [];
+  };
+  // JSON.stringify writes no CR or LF, so each event is one `data:` line.
+  const send = (event: UiEvent): void => {
+    if (ended) return;
+    queue.push(`data: ${JSON.stringify(event)}\n\n`);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  // What open() sends at once is queued until the next turn, after the head below.
+  const stopFeed = feed.open(key, send);
+  if (!stopFeed) {
+    ended = true;
+    return answer(res, 404, 'text/plain; charset=utf-8', `feed ${feed.name} has nothing named ${JSON.stringify(key ?? '')}\n`);
+  }
+  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+  res.write(': bb live view\n\n');
+  // A comment now and then keeps idle connections from being cut by anything between.
+  const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+  ping.unref();
+  const stop = (): void => {
+    if (ended) return;
+    ended = true;
+    clearInterval(ping);
+    stopFeed();
+    streams.delete(stop);
+    res.end();
+  };
+  streams.add(stop);
+  res.on('close', stop);
+}
