@@ -1,7 +1,10 @@
 // The diff benchmark: time and peak RSS of `node bin/bb.js diff OLD NEW` on
 // generated captures (bench/gen-capture.ts) of growing size, with the growth
 // factor against the previous size measured in the same run. Files above
-// 64 MiB are kept in the bounded store (diff/store/bounded.ts).
+// 64 MiB are kept in the bounded store (diff/store/bounded.ts). Each row's
+// baseline, measured in the same run on the same pair: reading both files
+// and `JSON.parse` of each on one thread (a child process, its start-up left
+// out); "bb ÷ parse" is the ratio issue 39 targets (≤ 2× at 50k entries).
 //
 //   node --import tsx bench/diff.ts [--sizes 20,1000,10000,50000,200000] [--huge] [--keep]
 //   npm run bench -- diff [--huge]
@@ -33,6 +36,8 @@ export interface DiffRow {
   seconds: number;
   /** Peak RSS of the bb process, MiB. */
   peakMiB: number;
+  /** Seconds to read both files and JSON.parse each on one thread (NaN when a file is too big for one string). */
+  parseSeconds: number;
   /** bb diff's exit code (1: the planted differences were found). */
   exit: number;
   /** The verdict line. */
@@ -84,6 +89,18 @@ export async function measureDiff(oldPath: string, newPath: string): Promise<Omi
   return { seconds, peakMiB: kb / 1024, exit, verdict: out.split('\n')[0]!.replace(/\s+\(.*$/, '') };
 }
 
+// Reads and parses both files in order on the child's one thread; prints the seconds, start-up left out.
+const PARSE_BOTH = `const{readFileSync:r}=require('node:fs');const t=process.hrtime.bigint();for(const p of process.argv.slice(1))JSON.parse(r(p,'utf8'));process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e9))`;
+
+/** Seconds to read both captures and JSON.parse each on one thread (the baseline of a row); NaN past V8's string limit. */
+export async function measureParse(oldPath: string, newPath: string): Promise<number> {
+  const child = spawn(process.execPath, ['-e', PARSE_BOTH, oldPath, newPath], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c));
+  const exit = await new Promise<number>((r) => child.on('close', (code) => r(code ?? -1)));
+  return exit === 0 ? Number(out) : NaN;
+}
+
 async function pairFor(dir: string, entries: number, items?: number): Promise<{ oldPath: string; newPath: string; bytes: number }> {
   const tag = items ? `${entries}x${items}` : String(entries);
   const oldPath = join(dir, `old-${tag}.har`);
@@ -112,10 +129,11 @@ export async function run(args: string[]): Promise<DiffRow[]> {
   try {
     for (const p of plan) {
       const { oldPath, newPath, bytes } = await pairFor(dir, p.entries, p.items);
+      const parseSeconds = await measureParse(oldPath, newPath);
       const m = await measureDiff(oldPath, newPath);
-      rows.push({ entries: p.entries, bytes, ...m });
+      rows.push({ entries: p.entries, bytes, parseSeconds, ...m });
       const r = rows.at(-1)!;
-      console.error(`  ${p.entries} entries, ${(bytes / 1048576).toFixed(0)} MB: ${r.seconds.toFixed(2)} s, ${r.peakMiB.toFixed(0)} MiB`);
+      console.error(`  ${p.entries} entries, ${(bytes / 1048576).toFixed(0)} MB: ${r.seconds.toFixed(2)} s, ${r.peakMiB.toFixed(0)} MiB; JSON.parse of both ${r.parseSeconds.toFixed(2)} s`);
       if (!a.keep) await Promise.all([rm(oldPath, { force: true }), rm(newPath, { force: true })]);
     }
   } finally {
@@ -124,9 +142,9 @@ export async function run(args: string[]): Promise<DiffRow[]> {
   const table = rows.map((r, i) => {
     const prev = rows[i - 1];
     const growth = prev ? `×${num(r.seconds / prev.seconds, 1)} time for ×${num(r.bytes / prev.bytes, 1)} bytes` : '—';
-    return [num(r.entries), num(r.bytes / 1048576, 1), r.bytes > 64 * 1048576 ? 'bounded' : 'in memory', num(r.seconds, 2), num(r.peakMiB, 0), num((r.seconds * 1e6) / r.entries, 0), growth, r.verdict];
+    return [num(r.entries), num(r.bytes / 1048576, 1), r.bytes > 64 * 1048576 ? 'bounded' : 'in memory', num(r.seconds, 2), num(r.parseSeconds, 2), Number.isFinite(r.parseSeconds) ? `${num(r.seconds / r.parseSeconds, 2)}×` : '—', num(r.peakMiB, 0), num((r.seconds * 1e6) / r.entries, 0), growth, r.verdict];
   });
-  console.log(markdownTable(['entries (each)', 'MB (each)', 'mode', 'time s', 'peak RSS MiB', 'µs / entry', 'growth vs previous', 'verdict'], table));
+  console.log(markdownTable(['entries (each)', 'MB (each)', 'mode', 'time s', 'JSON.parse of both s', 'bb ÷ parse', 'peak RSS MiB', 'µs / entry', 'growth vs previous', 'verdict'], table));
   return rows;
 }
 
