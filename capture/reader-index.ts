@@ -194,7 +194,9 @@ const WINDOW = 1024 * 1024;
  * Entry texts by byte range. Entries read in file order (a pass over the
  * capture) come out of one read-ahead window, a pread per megabyte instead
  * of one per entry (measured: the reads were a tenth of a bounded diff's
- * worker time); any other read takes just its range.
+ * worker time); so do entries read in reverse order (the diff's binding pass,
+ * diff/bind), through a window that ends where the entry does; any other
+ * read takes just its range.
  */
 class ReadWindow {
   private buf: Buffer | undefined;
@@ -206,14 +208,16 @@ class ReadWindow {
 
   text(from: number, to: number, i: number): string {
     const inOrder = i === this.last + 1;
+    const reverse = i === this.last - 1;
     this.last = i;
     if (this.buf && from >= this.from && to <= this.to) return this.buf.toString('utf8', from - this.from, to - this.from);
-    if (!inOrder) return readRange(this.fd, from, to).toString('utf8');
+    if (!inOrder && !reverse) return readRange(this.fd, from, to).toString('utf8');
     if (!this.buf || this.buf.length < to - from) this.buf = Buffer.allocUnsafeSlow(Math.max(WINDOW, to - from));
-    const bytes = readRange(this.fd, from, from + this.buf.length, this.buf);
-    this.from = from;
-    this.to = from + bytes.length;
-    return bytes.toString('utf8', 0, Math.min(to - from, bytes.length));
+    const at = reverse ? Math.max(0, to - this.buf.length) : from;
+    const bytes = readRange(this.fd, at, at + this.buf.length, this.buf);
+    this.from = at;
+    this.to = at + bytes.length;
+    return bytes.toString('utf8', from - at, Math.min(to - at, bytes.length));
   }
 }
 

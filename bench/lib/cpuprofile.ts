@@ -49,3 +49,35 @@ export function hotSpots(paths: string | string[], limit = 25, repoRoot = ''): H
     .slice(0, limit)
     .map(([where, selfMs]) => ({ where, selfMs, share: total > 0 ? selfMs / total : 0 }));
 }
+
+/**
+ * Total time (self and everything below) of the functions named `names`, over
+ * one or more .cpuprofile files: a sample counts once per name on its stack,
+ * so recursion is not counted twice. Answers "how much of the run is under X".
+ */
+export function inclusiveMs(paths: string | string[], names: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>(names.map((n) => [n, 0]));
+  for (const path of Array.isArray(paths) ? paths : [paths]) {
+    const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile & { nodes: Array<ProfileNode & { children?: number[] }> };
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    // The names on each node's stack, memoized per node.
+    const under = new Map<number, Set<string>>();
+    const namesOf = (id: number): Set<string> => {
+      let s = under.get(id);
+      if (s) return s;
+      const p = parent.get(id);
+      s = new Set(p === undefined ? [] : namesOf(p));
+      const fn = byId.get(id)?.callFrame.functionName ?? '';
+      if (out.has(fn)) s.add(fn);
+      under.set(id, s);
+      return s;
+    };
+    for (let i = 0; i < profile.samples.length; i++) {
+      const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+      for (const n of namesOf(profile.samples[i]!)) out.set(n, out.get(n)! + dt);
+    }
+  }
+  return out;
+}

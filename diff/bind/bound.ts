@@ -19,12 +19,12 @@
 // issued it; browsers' HARs list entries as they started. Both stores read
 // the same order, so the in-memory and the bounded path bind alike.
 import type { HarEntry } from '../../capture/index.js';
-import { messageValues, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf, type IssuedValue } from './issued.js';
+import { eachMessageValue, eachResponseValue, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
 
-/** Distinct values one timeline remembers: captured content is hostile input (past it, new values are not followed). */
+/** Distinct values the client sends that one timeline remembers: captured content is hostile input (past it, new values are not followed). */
 const MAX_VALUES = 1_000_000;
 
 /**
@@ -36,48 +36,59 @@ export function madeNotWord(v: string): boolean {
   return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
 }
 
-/** One capture's timeline, entry by entry: what the server issued, what the client sent first, what was sent back. */
+/**
+ * One capture's timeline read from its last entry back to its first. A value
+ * binds when the server issued it before the client first sent it, and the
+ * client sent it after (what a walk in file order finds: issued, then sent
+ * back). Read backwards, only the values the client sends are remembered,
+ * each with whether an issue of it was met before its next send: a value the
+ * client never sends needs no memory, and most of what a server issues is
+ * never sent back (a set of every issued value was the largest cost of
+ * binding, in the diff bench).
+ */
 export class IssuedTimeline {
-  private readonly issued = new Set<string>();
-  private readonly clientSent = new Set<string>();
-  /** Values the server issued and the client later sent back. */
-  readonly bound = new Set<string>();
+  /** Per value the client sends (read so far, going back): true when the server issued it before the client's first send of it after here. */
+  private readonly next = new Map<string, boolean>();
 
-  // Words never bind, so neither set keeps them: most of what a server sends is words, and the sets'
-  // hashing was the largest cost of binding (the diff bench's 10k-entry pair).
+  // Words never bind, so the map never keeps them.
   private sent(tokens: readonly string[]): void {
     for (const t of tokens) {
       if (!madeNotWord(t)) continue;
-      if (this.issued.has(t)) this.bound.add(t);
-      else if (this.clientSent.size < MAX_VALUES) this.clientSent.add(t);
+      if (this.next.has(t) || this.next.size < MAX_VALUES) this.next.set(t, false);
     }
   }
 
-  private issue(values: readonly IssuedValue[]): void {
-    for (const v of values) if (madeNotWord(v.value) && !this.clientSent.has(v.value) && this.issued.size < MAX_VALUES) this.issued.add(v.value);
-  }
+  // Only a value the client sends later can bind: the rest is not looked up past the map.
+  private readonly issue = (v: string): void => {
+    if (this.next.has(v)) this.next.set(v, true);
+  };
 
-  /** Reads the next entry: its request, its response, then its WebSocket messages in order. */
-  add(e: HarEntry): void {
-    this.sent(requestTokens(sentRequest(e.request)));
-    this.issue(responseValues(recordedResponse(e)));
-    let r = 0;
-    for (const m of e._webSocketMessages ?? []) {
-      if (m.opcode !== 1) {
-        // A server's binary and control frames count in its message numbering (as replay counts them).
-        if (m.type === 'receive' && (m.opcode === 2 || m.opcode === 9 || m.opcode === 10)) r++;
-        continue;
-      }
-      if (m.type === 'receive') this.issue(messageValues(m.data, r++));
+  /** Reads the entry before the last one read: its WebSocket messages last to first, its response, then its request. */
+  addBefore(e: HarEntry): void {
+    const ms = e._webSocketMessages ?? [];
+    for (let k = ms.length - 1; k >= 0; k--) {
+      const m = ms[k]!;
+      // A server's binary and control frames only count in its message numbering, which binding does not need.
+      if (m.opcode !== 1) continue;
+      if (m.type === 'receive') eachMessageValue(m.data, this.issue);
       else this.sent(tokensOf(m.data));
     }
+    if (this.next.size) eachResponseValue(recordedResponse(e), this.issue);
+    this.sent(requestTokens(sentRequest(e.request)));
+  }
+
+  /** Values the server issued and the client later sent back (once every entry was read). */
+  get bound(): Set<string> {
+    const out = new Set<string>();
+    for (const [v, issuedFirst] of this.next) if (issuedFirst) out.add(v);
+    return out;
   }
 }
 
-/** The bound values of a capture's entries, in file order. */
-export function boundValues(entries: Iterable<HarEntry>): Set<string> {
+/** The bound values of a capture's entries (in file order; read from the last). */
+export function boundValues(entries: readonly HarEntry[]): Set<string> {
   const t = new IssuedTimeline();
-  for (const e of entries) t.add(e);
+  for (let i = entries.length - 1; i >= 0; i--) t.addBefore(entries[i]!);
   return t.bound;
 }
 

@@ -59,8 +59,11 @@ function isCandidate(token: string): boolean {
 
 /** The candidate tokens of a text, in order. */
 export function tokensOf(text: string): string[] {
+  // match (global) gives the strings without a match object each: the cheaper walk, measured.
+  const all = text.match(TOKEN);
+  if (!all) return [];
   const out: string[] = [];
-  for (const m of text.matchAll(TOKEN)) if (isCandidate(m[0])) out.push(m[0]);
+  for (const t of all) if (isCandidate(t)) out.push(t);
   return out;
 }
 
@@ -90,34 +93,52 @@ export function parseLooseJson(text: string): { value: unknown } | undefined {
   }
 }
 
+/**
+ * Where extracted values go. `places` false: the values alone, and no place
+ * string is built (the diff's binding asks only which values, and building
+ * every JSON path was most of its cost).
+ */
+interface ValueSink {
+  places: boolean;
+  add(place: string, value: string): void;
+}
+
+/** A sink that collects IssuedValues with their places. */
+function collect(out: IssuedValue[]): ValueSink {
+  return { places: true, add: (place, value) => out.push({ place, value }) };
+}
+
 /** The values in a JSON value: string tokens and 4+ digit integers, by JSON path. */
-function jsonValues(value: unknown, prefix: string, out: IssuedValue[]): void {
+function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
+  const places = out.places;
   const walk = (v: unknown, path: string, depth: number): void => {
     // Bounded depth: captured content is hostile input.
     if (depth > 64) return;
     if (typeof v === 'string') {
+      // Shorter than a token: nothing to find (and no prose test to run).
+      if (v.length < MIN_LENGTH) return;
       // A sentence or an error message in a field is written for people, not issued.
       if (isProse(v)) return;
-      tokensOf(v).forEach((token, k) => out.push({ place: `${prefix}${path}~${k}`, value: token }));
+      tokensOf(v).forEach((token, k) => out.add(places ? `${prefix}${path}~${k}` : '', token));
     } else if (typeof v === 'number') {
-      if (Number.isInteger(v) && Math.abs(v) >= 1000) out.push({ place: `${prefix}${path}`, value: String(v) });
+      if (Number.isInteger(v) && Math.abs(v) >= 1000) out.add(places ? `${prefix}${path}` : '', String(v));
     } else if (Array.isArray(v)) {
-      v.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1);
     } else if (v !== null && typeof v === 'object') {
-      for (const [key, item] of Object.entries(v)) walk(item, `${path}.${key}`, depth + 1);
+      for (const key in v) if (Object.hasOwn(v, key)) walk((v as Record<string, unknown>)[key], places ? `${path}.${key}` : '', depth + 1);
     }
   };
   walk(value, '$', 0);
 }
 
 /** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
-function textValues(text: string, prefix: string, out: IssuedValue[]): void {
+function textValues(text: string, prefix: string, out: ValueSink): void {
   const packets = text.includes('\x1e') ? text.split('\x1e') : [text];
   packets.forEach((packet, p) => {
-    const at = packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
+    const at = !out.places ? '' : packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
     const json = parseLooseJson(packet);
     if (json) jsonValues(json.value, at, out);
-    else if (packet.length <= MAX_PLAIN_TEXT && !isProse(packet)) tokensOf(packet).forEach((token, k) => out.push({ place: `${at}~${k}`, value: token }));
+    else if (packet.length <= MAX_PLAIN_TEXT && !isProse(packet)) tokensOf(packet).forEach((token, k) => out.add(out.places ? `${at}~${k}` : '', token));
   });
 }
 
@@ -135,6 +156,16 @@ const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connectio
 /** Every value a response issues, in order, each at its place. */
 export function responseValues(res: ResponseView): IssuedValue[] {
   const out: IssuedValue[] = [];
+  responseValuesTo(res, collect(out));
+  return out;
+}
+
+/** Every value a response issues, in order, without places (what the diff's binding asks). */
+export function eachResponseValue(res: ResponseView, f: (value: string) => void): void {
+  responseValuesTo(res, { places: false, add: (_place, value) => f(value) });
+}
+
+function responseValuesTo(res: ResponseView, out: ValueSink): void {
   const seen = new Map<string, number>();
   for (const { name, value } of res.headers) {
     const lower = name.toLowerCase();
@@ -144,21 +175,25 @@ export function responseValues(res: ResponseView): IssuedValue[] {
     if (lower === 'set-cookie') {
       const pair = setCookiePair(value);
       // A cookie value is issued whole: it goes back whole in Cookie.
-      if (pair && pair.value.length >= MIN_LENGTH) out.push({ place: `cookie:${pair.name}`, value: pair.value });
+      if (pair && pair.value.length >= MIN_LENGTH) out.add(`cookie:${pair.name}`, pair.value);
       continue;
     }
-    if (!isProse(value)) tokensOf(value).forEach((token, k) => out.push({ place: `header:${lower}#${n}~${k}`, value: token }));
+    if (!isProse(value)) tokensOf(value).forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
   if (res.text !== undefined) textValues(res.text, 'body', out);
-  res.events?.forEach((data, i) => textValues(data, `sse[${i}]`, out));
-  return out;
+  res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
 }
 
 /** The values a server WebSocket message (the r-th the server sent) issues. */
 export function messageValues(text: string, r: number): IssuedValue[] {
   const out: IssuedValue[] = [];
-  textValues(text, `ws[${r}]`, out);
+  textValues(text, `ws[${r}]`, collect(out));
   return out;
+}
+
+/** The values a server WebSocket message issues, in order, without places. */
+export function eachMessageValue(text: string, f: (value: string) => void): void {
+  textValues(text, '', { places: false, add: (_place, value) => f(value) });
 }
 
 /** The view of a recorded response the extractor reads: headers, a textual body decoded, or an event stream's data. */
