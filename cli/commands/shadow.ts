@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError } from '../../core/index.js';
+import { BbError, isLoopbackHost } from '../../core/index.js';
 import { parseListen } from '../listen.js';
 import { redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
@@ -184,6 +184,8 @@ export const shadowCommand: BbCommand = {
           }
         },
       });
+      // As bb capture: a listener other machines reach (a fleet's proxy mirrors to it) is said once.
+      if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
