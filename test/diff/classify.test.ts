@@ -4,9 +4,9 @@
 // the shape the old runs' values share, an entry's presence in both
 // directions alike (as many as the old runs showed), and every hidden row is
 // counted. On both stores.
+import { hexId } from '../helpers/ids.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { diffCaptures, renderHtml, renderText, type DiffOptions, type DiffResult } from '../../diff/index.js';
 import { capture, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -16,7 +16,7 @@ const PATHS: Array<[string, DiffOptions]> = [
   ['bounded', { boundedThreshold: 0 }],
 ];
 
-const hex12 = () => randomBytes(6).toString('hex');
+const hex12 = () => hexId();
 const rows = (r: DiffResult) => r.differences.map((d) => `${d.class} ${d.kind} ${d.entry} ${d.path}`);
 const show = (r: DiffResult) => renderText(r, { color: false, rows: true });
 

@@ -12,6 +12,7 @@
 // /links 500, version "2.1", limit 99). A noisy app varies run to run where
 // no built-in rule can know it: the cookie's Max-Age (what is left of a
 // fixed lifetime), the worker that answered, and a load figure.
+import { hexId } from '../helpers/ids.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -25,7 +26,7 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const NANOID = `${BASE62}_-`;
 /** `n` random characters of `alphabet`. */
 const pick = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[randomInt(alphabet.length)]).join('');
-const hex12 = () => randomBytes(6).toString('hex');
+const hex12 = () => hexId();
 const nanoid = () => pick(NANOID, 21);
 const base62 = () => pick(BASE62, 8);
 const numericId = () => randomInt(1_000_000, 10_000_000);

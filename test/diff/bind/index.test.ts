@@ -3,12 +3,13 @@
 // recorded twice through bb compares MATCH with no config; the entries whose
 // paths hold an id pair, so their bodies are compared; a value that breaks
 // its binding is a real `changed`. Both the in-memory and the bounded path.
+import { hexId } from '../../helpers/ids.js';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { record } from '../../helpers/recording.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -21,7 +22,7 @@ const pick = (alphabet: string, n: number) => Array.from({ length: n }, () => al
 
 /** Ids of each shape, random per run. */
 const makers: Record<string, () => string> = {
-  hex: () => randomBytes(6).toString('hex'),
+  hex: () => hexId(),
   nanoid: () => pick(NANOID, 21),
   base62: () => pick(BASE62, 16),
   numeric: () => String(randomInt(10_000, 99_999_999)),
