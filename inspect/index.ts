@@ -9,3 +9,4 @@ export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';
 export { laneLabels, laneLabelText } from './lanes.js';
+export { FRAMES_SEARCH_SCRIPT } from './frames-search.js';

@@ -4,6 +4,7 @@
 //
 //   GET /                   the page (assets/index.html)
 //   GET /app.js, /app.css   the page's script and style
+//   GET /frames-search.js   the frames search, the same script bb frames --html runs
 //   GET /views/<name>.js    the script of each registered view
 //   GET /api/views          {"title", "views": [{name, title}]}
 //   GET /feed/<name>[?key=] text/event-stream: one `data: <json event>` per event,
@@ -19,6 +20,7 @@
 // input, the page renders it as text.
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
+import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { BbError, foreignRequestReason, isLoopbackHost } from '../core/index.js';
@@ -89,7 +91,10 @@ function loadAssets(views: UiView[]): Map<string, { type: string; body: Buffer }
   const dir = assetsDir();
   const files = new Map<string, string>([['/', 'index.html'], ['/app.js', 'app.js'], ['/app.css', 'app.css']]);
   for (const v of views) files.set(`/views/${v.name}.js`, `views/${v.name}.js`);
-  return new Map([...files].map(([path, file]) => [path, { type: TYPES[file.split('.').pop()!]!, body: readFileSync(dir + file) }]));
+  const assets = new Map([...files].map(([path, file]) => [path, { type: TYPES[file.split('.').pop()!]!, body: readFileSync(dir + file) }]));
+  // The frames search of `bb frames --html`, one script for both pages (inspect/frames-search.ts).
+  assets.set('/frames-search.js', { type: TYPES['js']!, body: Buffer.from(FRAMES_SEARCH_SCRIPT) });
+  return assets;
 }
 
 /** Refuses a --ui address other machines could reach. */

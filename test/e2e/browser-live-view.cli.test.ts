@@ -213,8 +213,11 @@ test('the frames tab shows every WebSocket message in its connection\'s lane, li
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
   await page.fill('.f-frames', '1000 done');
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
-  await page.fill('.f-frames', 'room=b');
+  // The query language of bb frames --html (one script: inspect/frames-search.ts): a lane by its label, a direction.
+  await page.fill('.f-frames', 'conn:room=b');
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '2 of 10 frames');
+  await page.fill('.f-frames', 'conn:room=b dir:send');
+  await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '1 of 10 frames');
   await page.fill('.f-frames', '');
   if (process.env['BB_SCREENSHOTS']) await page.screenshot({ path: join(process.env['BB_SCREENSHOTS'], 'live-frames.png') });
   ws.close();
@@ -251,7 +254,7 @@ test('a hostile exchange shows as text and runs nothing; an image shows from its
   assert.equal(await page.$eval('.detail .dbody pre', (p) => p.textContent), HOSTILE_BODY);
   assert.equal(await page.$$eval('.detail img, .detail script, .detail a, .detail iframe', (e) => e.length), 0);
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned), undefined);
-  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'app.js,views/capture.js,views/frames.js');
+  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'frames-search.js,app.js,views/capture.js,views/frames.js');
 
   await (await request(`${proxy}/pixel.png`)).body.arrayBuffer();
   await openRow('/pixel.png');

@@ -76,7 +76,7 @@ describe('the live view server', () => {
 
   it('the page loads no script but its own files, and none inline', async () => {
     const html = await (await request(ui.url)).body.text();
-    assert.deepEqual([...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!.trim()), ['src="app.js" defer']);
+    assert.deepEqual([...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!.trim()), ['src="frames-search.js" defer', 'src="app.js" defer']);
     assert.doesNotMatch(html, /https?:\/\//);
   });
 

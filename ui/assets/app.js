@@ -143,6 +143,8 @@
       },
       /** The items shown, in order. */
       shownItems: () => shown.map((i) => items[i]),
+      /** Every item, in order (filtered or not). */
+      items: () => items.slice(),
     };
   }
 

@@ -1,8 +1,10 @@
 // The frames tab: every WebSocket message of the capture in bb's order, live,
 // one lane per connection (the message's mark sits in its connection's lane,
 // ↑ sent by the client, ↓ received from the server), its payload beside it.
-// A search box keeps the frames whose payload, direction or connection holds
-// the text. A simple live picture; `bb frames --html` draws a finished capture.
+// A search box keeps the frames that match, with the query language and the
+// script of `bb frames --html` (bbFrameSearch, inspect/frames-search.ts: words,
+// "phrases", dir:send, dir:receive, conn:X). A simple live picture; `bb frames
+// --html` draws a finished capture.
 //
 // Captured text reaches the page through textContent only (bb.el).
 'use strict';
@@ -38,7 +40,7 @@
 
     const bar = el('div', 'filters');
     const search = el('input', 'f-frames');
-    search.placeholder = 'search payloads, send/receive, connections';
+    search.placeholder = 'search payloads · dir:send · conn:chat';
     search.spellcheck = false;
     const count = el('span', 'count');
     bar.append(search, count);
@@ -76,9 +78,19 @@
       legend.replaceChildren(...[...lanes.values()].map((l) => el('span', 'lane-name', `${l.index + 1}: ${l.text}`)));
     }
 
+    // What bbFrameSearch reads of a frame and of the lanes (lane ids are their keys).
+    const searchItem = (f) => ({ text: f.hay, dir: f.frame.type === 'send' ? 0 : 1, lane: lanes.get(f.conn)?.index ?? -1 });
+    const laneList = () => [...lanes.entries()].map(([id, l]) => ({ id, text: l.text }));
+    let query = '';
     search.addEventListener('input', () => {
-      const query = search.value.trim().toLowerCase();
-      list.filter(query === '' ? undefined : (f) => f.hay.includes(query));
+      query = search.value;
+      // One index over the frames known now; a frame that comes later is tested on its own.
+      const all = list.items();
+      const shown = window.bbFrameSearch.run(window.bbFrameSearch.build(all.map(searchItem), laneList()), query);
+      if (shown === null) return list.filter(undefined);
+      const hits = new Set(Array.from(shown, (i) => all[i]));
+      const known = new Set(all);
+      list.filter((f) => (known.has(f) ? hits.has(f) : window.bbFrameSearch.run(window.bbFrameSearch.build([searchItem(f)], laneList()), query)?.length > 0));
     });
 
     feed('frames', undefined, (e) => {
@@ -93,7 +105,7 @@
       } else if (e.type === 'frame') {
         const conn = e.label + '/' + e.exchange;
         const lane = lanes.get(conn);
-        list.add({ conn, frame: e.frame, hay: [e.frame.type, payload(e.frame), lane ? lane.text : ''].join(' ').toLowerCase() });
+        list.add({ conn, frame: e.frame, hay: payload(e.frame) });
       }
       list.schedule();
     });
