@@ -178,7 +178,8 @@ async function checkReachable(name: string, url: string): Promise<void> {
   } catch {
     throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
   }
-  if (u.protocol !== 'http:') throw new BbError('BB_BAD_TARGET', `--${name} ${url}: bb shadow speaks to http:// targets (put TLS in front of it, or use bb capture --listen-tls for one target)`);
+  if (u.protocol === 'https:') throw new BbError('BB_BAD_TARGET', `--${name} ${url}: bb shadow speaks to http:// targets (give each target's plain-HTTP address, or record one https target with bb capture)`);
+  if (u.protocol !== 'http:' || u.hostname === '') throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
   const { connect } = await import('node:net');
   const ok = await new Promise<boolean>((res) => {
     const s = connect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) });
