@@ -25,8 +25,8 @@ export interface CompareWorkerSpec {
   pollMs: number;
 }
 
-/** Messages to the worker. */
-export type ToWorker = { type: 'drain' };
+/** Messages to the worker: end the run, or read the config file again (the live view wrote to it). */
+export type ToWorker = { type: 'drain' } | { type: 'config' };
 /** Messages from the worker. */
 export type FromWorker =
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
@@ -61,7 +61,10 @@ async function main(): Promise<void> {
   };
   const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
   parentPort!.on('message', (msg: ToWorker) => {
-    if (msg.type !== 'drain') return;
+    if (msg.type === 'config') {
+      if (spec.configPath) void loadDiffConfig(spec.configPath).then((c) => comparer.useConfig(c), fail);
+      return;
+    }
     void (async () => {
       // The proxies are closed and the journals flushed: a few polls read what is left.
       await new Promise((r) => setTimeout(r, spec.pollMs * 3));
