@@ -121,7 +121,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const spec: CompareWorkerSpec = {
     journals: Object.fromEntries(Object.entries(recs).map(([k, r]) => [k, r.journal])),
     targets,
-    ...(options.configPath ? { configPath: options.configPath } : {}),
+    ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
     bbHome: options.bbHome,
     everyMs: options.reportEveryMs ?? 500,
     pollMs: 50,

@@ -5,7 +5,8 @@
 // capture's `_bb.seq` of the exchange, which the comparison put in the
 // sample); the capture tabs show the three captures' exchanges and frames.
 //
-//   shadow                {type:"run", config, targets}, then {type:"report", report} per report
+//   shadow                {type:"run", config, targets}, then {type:"report", report, latency} per report
+//                         (latency: {route: {target: [p50, p99]}} ms, from the report's histograms)
 //   shadow-sample?key=ID  {type:"answers", id, answers: {primary, candidate, secondary}} (HAR entries, null when absent)
 //   POST /action/known    {class, kind, pattern, reason}: the finding as a known entry (`bb known add`'s entry)
 //   POST /action/noise    {class, kind, pattern}: the finding as noise rules (`bb noise`'s rules)
@@ -20,7 +21,7 @@ import { BbError } from '../../core/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { CAPTURE_VIEWS, captureFeeds, startUi, type UiAction, type UiFeed, type UiServer } from '../../ui/index.js';
 import type { Recording } from '../record/index.js';
-import type { LiveFinding, ShadowReport, TargetName } from './live.js';
+import { quantile, type LiveFinding, type ShadowReport, type TargetName } from './live.js';
 
 /** What the live view of a shadow run reads and does. */
 export interface ShadowUiSource {
@@ -59,10 +60,23 @@ function runFeed(source: ShadowUiSource): UiFeed {
     open(_key, send) {
       send({ type: 'run', config: source.configPath ?? null, targets: TARGETS.filter((t) => source.recordings[t]) });
       const now = source.report();
-      if (now) send({ type: 'report', report: now });
-      return source.onReport((report) => send({ type: 'report', report }));
+      if (now) send({ type: 'report', report: now, latency: quantiles(now) });
+      return source.onReport((report) => send({ type: 'report', report, latency: quantiles(report) }));
     },
   };
+}
+
+/** p50 and p99 per route and target, ms (the terminal's live lines use the same quantile). */
+function quantiles(report: ShadowReport): Record<string, Partial<Record<TargetName, [number, number]>>> {
+  const out: Record<string, Partial<Record<TargetName, [number, number]>>> = {};
+  for (const [route, per] of Object.entries(report.latency)) {
+    out[route] = {};
+    for (const t of TARGETS) {
+      const h = per[t];
+      if (h && h.count > 0) out[route]![t] = [quantile(h, 0.5)!, quantile(h, 0.99)!];
+    }
+  }
+  return out;
 }
 
 /** The sample with shared id `id` in the report, if any finding kept it. */
