@@ -13,8 +13,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM } from '../helpers/browser-app.js';
+import { liveViewUrl, openLiveView } from '../helpers/live-view.js';
 import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startShadowService, type ShadowService } from '../scenario/shadow/service.js';
@@ -29,8 +30,8 @@ let bb: BbProcess;
 let services: ShadowService[] = [];
 let proxy = '';
 let ui = '';
-const elsewhere: string[] = [];
-const complaints: string[] = [];
+let elsewhere: string[] = [];
+let complaints: string[] = [];
 
 before(async () => {
   if (!CHROMIUM) return;
@@ -38,19 +39,8 @@ before(async () => {
   const [primary, candidate, secondary] = services;
   bb = startBb(['shadow', '--primary', primary!.url, '--candidate', candidate!.url, '--secondary', secondary!.url, '--out', out, '--config', config, '--ui'], env, { timeoutMs: 180_000 });
   proxy = (await bb.waitFor(/clients → (http:\/\/\S+)/, 30_000))[1]!;
-  // The ui line is on stderr (stdout's first line is the clients' address).
-  for (let i = 0; i < 500 && !/bb: ui: /.test(bb.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
-  ui = /bb: ui: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(bb.stderr())?.[1] ?? assert.fail(`no ui line: ${bb.stderr()}`);
-  browser = await chromium.launch(chromiumLaunchOptions());
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('request', (r) => {
-    if (!r.url().startsWith(ui) && !r.url().startsWith('data:')) elsewhere.push(r.url());
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') complaints.push(m.text());
-  });
-  page.on('pageerror', (e) => complaints.push(e.message));
-  await page.goto(ui);
+  ui = await liveViewUrl(bb);
+  ({ browser, page, elsewhere, complaints } = await openLiveView(ui, { width: 1400, height: 900 }));
   await page.waitForSelector('#tabs button[data-view="shadow"].on');
 });
 
