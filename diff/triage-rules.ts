@@ -106,7 +106,7 @@ const BOTH_WAYS: Partial<Record<DifferenceKind, [DifferenceKind, DifferenceKind]
  * have their generated segments as globs (`*`). Never a rule that erases a
  * whole field.
  */
-export function noiseRules(differences: Difference[]): { normalize: { paths: PathRuleConfig[] }; known: KnownConfig[] } {
+export function noiseRules(differences: ReadonlyArray<Pick<Difference, 'entry' | 'path' | 'pattern' | 'kind' | 'old' | 'new'>>): { normalize: { paths: PathRuleConfig[] }; known: KnownConfig[] } {
   const paths: PathRuleConfig[] = [];
   const known: KnownConfig[] = [];
   const seen = new Set<string>();

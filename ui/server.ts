@@ -9,6 +9,9 @@
 //   GET /api/views          {"title", "views": [{name, title}]}
 //   GET /feed/<name>[?key=] text/event-stream: one `data: <json event>` per event,
 //                           first what the feed knows now, then what happens
+//   POST /action/<name>     a registered action (`bb shadow --ui` writes the config):
+//                           a JSON body in, a JSON answer out; only with the run's
+//                           token (X-BB-Token, given to the page in /api/views)
 //
 // A view is a script that draws from feeds; `bb capture --ui` registers the
 // capture view and its feeds (capture-feed.ts), and another command can add
@@ -17,13 +20,16 @@
 // the admin endpoint uses (core/local-request.ts). Every answer carries a CSP
 // that runs only the page's own scripts and shows images only from data: URLs
 // (bodies the page builds from captured bytes): captured content is hostile
-// input, the page renders it as text.
+// input, the page renders it as text. An action also needs the token of this
+// run: a page of another origin cannot read /api/views (no CORS), so it cannot
+// send it, and a custom header is never sent by a form.
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { BbError, foreignRequestReason, isLoopbackHost } from '../core/index.js';
+import { BbError, foreignRequestReason, isBbError, isLoopbackHost } from '../core/index.js';
 
 /** One event of a feed: `type` says which; the rest is the feed's own JSON. */
 export interface UiEvent {
@@ -52,6 +58,14 @@ export interface UiView {
   title: string;
 }
 
+/** Something the page may ask the command to do (POST /action/<name>). */
+export interface UiAction {
+  /** Its name in /action/<name>: letters, digits, '-'. */
+  name: string;
+  /** Runs it with the request's JSON body; resolves to the JSON answer. A BbError is the page's mistake (400, its sentence). */
+  run(body: unknown): Promise<unknown>;
+}
+
 /** How to start the live view. */
 export interface UiOptions {
   /** Loopback address; default 127.0.0.1 on a free port. */
@@ -62,6 +76,8 @@ export interface UiOptions {
   views: UiView[];
   /** The feeds the views read. */
   feeds: UiFeed[];
+  /** What the page may ask for (default none). */
+  actions?: UiAction[];
 }
 
 /** A running live view. */
@@ -78,6 +94,8 @@ export const UI_CSP =
   "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const NAME = /^[a-z0-9-]+$/i;
+/** The largest action body read. */
+const ACTION_BODY_MAX = 64 * 1024;
 const TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 /** ui/assets/ beside this file when run from source, else the package's ui/assets/ (this file runs as dist/ui/server.js). */
@@ -108,12 +126,15 @@ export function checkUiAddress(host: string): void {
 export async function startUi(options: UiOptions): Promise<UiServer> {
   const host = options.listen?.host ?? '127.0.0.1';
   checkUiAddress(host);
-  for (const n of [...options.views, ...options.feeds].map((x) => x.name)) {
+  for (const n of [...options.views, ...options.feeds, ...(options.actions ?? [])].map((x) => x.name)) {
     if (!NAME.test(n)) throw new BbError('BB_USAGE', `a view or feed name is letters, digits and '-', got '${n}'`);
   }
   const assets = loadAssets(options.views);
   const feeds = new Map(options.feeds.map((f) => [f.name, f]));
-  const views = JSON.stringify({ title: options.title, views: options.views.map(({ name, title }) => ({ name, title })) });
+  const actions = new Map((options.actions ?? []).map((a) => [a.name, a]));
+  // The run's token: a page of this origin reads it from /api/views; no other page can.
+  const token = randomBytes(18).toString('base64url');
+  const views = JSON.stringify({ title: options.title, views: options.views.map(({ name, title }) => ({ name, title })), token });
   const streams = new Set<() => void>();
   let port = 0;
 
@@ -124,8 +145,10 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
     res.setHeader('Cache-Control', 'no-store');
     const refusal = foreignRequestReason(req.headersDistinct, port);
     if (refusal) return answer(res, 403, 'text/plain; charset=utf-8', refusal + '\n', true);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(res, 405, 'text/plain; charset=utf-8', 'the live view answers GET only\n', true);
     const url = new URL(req.url ?? '/', 'http://localhost');
+    const action = req.method === 'POST' && url.pathname.startsWith('/action/') ? actions.get(url.pathname.slice('/action/'.length)) : undefined;
+    if (action) return runAction(action, token, req, res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(res, 405, 'text/plain; charset=utf-8', 'the live view answers GET, and POST to its actions\n', true);
     const asset = assets.get(url.pathname);
     if (asset) return answer(res, 200, asset.type, asset.body);
     if (url.pathname === '/api/views') return answer(res, 200, 'application/json', views);
@@ -157,6 +180,36 @@ function answer(res: http.ServerResponse, status: number, type: string, body: st
   if (close) res.setHeader('Connection', 'close');
   res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * One POST to an action: the run's token in X-BB-Token (403 without it: a
+ * page of another origin never has it), a JSON body of at most
+ * ACTION_BODY_MAX bytes, a JSON answer; a BbError is a 400 with its sentence.
+ */
+function runAction(action: UiAction, token: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const json = (status: number, value: unknown): void => answer(res, status, 'application/json', JSON.stringify(value), status >= 400);
+  if (req.headers['x-bb-token'] !== token) return json(403, { error: 'refused: no token of this run (X-BB-Token); reload the page' });
+  if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) return json(415, { error: 'an action takes a JSON body (Content-Type: application/json)' });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= ACTION_BODY_MAX) chunks.push(c);
+  });
+  req.on('end', () => {
+    if (size > ACTION_BODY_MAX) return json(413, { error: `an action's body is at most ${ACTION_BODY_MAX} bytes` });
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return json(400, { error: 'the body is not JSON' });
+    }
+    action.run(body).then(
+      (value) => json(200, value ?? {}),
+      (err: unknown) => json(isBbError(err) ? 400 : 500, { error: (err as Error).message, ...(isBbError(err) ? { code: err.code } : {}) }),
+    );
+  });
 }
 
 /**

@@ -1,9 +1,9 @@
 // bb known add: ratify findings (one known entry over each one's routes, with the values it ratified; a folded finding's consequences too) or single differences (the narrowest entry) from a --json report, written into the config; several ids, --all or --route at once, one reason.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { validateDiffConfig, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
-import { addKnownToConfigText, findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
+import { addToConfigFile, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
+import { findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
 import { BbError, globMatcher, isBbError, oneLine } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
@@ -111,26 +111,9 @@ export const knownCommand: BbCommand = {
     };
     const todo = ratifications(report as Report, from, ids, { all, ...(routeGlob !== undefined ? { route: routeGlob } : {}) }, reason, extra);
     const configPath = String(argv.config);
-    const original = await readText(configPath, 'config', true);
-    let text = original;
-    const lines: string[] = [];
-    for (const { entry, what } of todo) {
-      let next: string | undefined;
-      try {
-        next = addKnownToConfigText(text, entry);
-      } catch (err) {
-        throw new BbError('BB_CONFIG_INVALID', `config ${configPath} is not valid JSON (${oneLine((err as Error).message)}): fix the file.`);
-      }
-      if (next === undefined) lines.push(`${configPath} already has a known entry for ${what}; nothing written.\n`);
-      else {
-        text = next;
-        lines.push(writtenLine(configPath, entry));
-      }
-    }
-    if (text !== original) {
-      validateDiffConfig(JSON.parse(text!), configPath);
-      await writeFile(configPath, text!);
-    }
+    // The page of `bb shadow --ui` writes through the same function.
+    const added = await addToConfigFile(configPath, { known: todo.map((t) => t.entry) });
+    const lines = todo.map(({ entry, what }, i) => (added.known[i] ? writtenLine(configPath, entry) : `${configPath} already has a known entry for ${what}; nothing written.\n`));
     process.stdout.write(lines.join(''));
     return 0;
   },

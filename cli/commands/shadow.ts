@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { BbError, isLoopbackHost } from '../../core/index.js';
+import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
@@ -121,7 +122,8 @@ export const shadowCommand: BbCommand = {
       .option('json', { type: 'string', describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
       .option('merge', { type: 'string', array: true, describe: 'add up the --json reports of several shadows into one verdict (no traffic)' })
       .option('timeout', { type: 'number', default: 30_000, describe: 'ms a mirrored request may take' })
-      .option('quiet', { type: 'boolean', default: false, describe: 'no live lines' }),
+      .option('quiet', { type: 'boolean', default: false, describe: 'no live lines' })
+      .option('ui', { type: 'string', describe: 'serve a live web view of the run on loopback: route table, findings side by side, ratify into --config (default a free port; --ui 127.0.0.1:8090)' }),
   run: async (argv, environment) => {
     const failOn = parseShare(argv['fail-on'], '--fail-on', 'BB_BAD_FAIL_ON');
     const json = argv.json as string | undefined;
@@ -143,6 +145,9 @@ export const shadowCommand: BbCommand = {
     const listen = argv.listen !== undefined ? parseListen(String(argv.listen)) : undefined;
     const outDir = String(argv.out ?? join('captures', runFolderName('shadow')));
     const quiet = Boolean(argv.quiet);
+    // --ui alone (an empty value) means a free loopback port.
+    const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
+    if (ui) checkUiAddress(ui.host);
 
     let resolveStop: () => void = () => {};
     const stopped = new Promise<void>((r) => (resolveStop = r));
@@ -176,6 +181,7 @@ export const shadowCommand: BbCommand = {
         timeoutMs: Number(argv.timeout),
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
+        ...(ui ? { ui } : {}),
         onReport: (report) => {
           if (live) {
             const lines = routeLines(report);
@@ -188,6 +194,7 @@ export const shadowCommand: BbCommand = {
       if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
+      if (shadow.uiUrl) process.stderr.write(`bb: ui: ${shadow.uiUrl} (live view of the run; open it in a browser on this machine)\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {
         const timer = setInterval(() => {

@@ -3,9 +3,10 @@
 // compares whole groups with the diff's engine (compare.ts), and posts the
 // run's report to the main thread every `everyMs`. Nothing here is on the
 // proxy's path: a slow comparison delays only its own report.
+import { existsSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { followEntries, redactorFor } from '../../capture/index.js';
-import { loadDiffConfig } from '../../diff/index.js';
+import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
 
@@ -17,6 +18,8 @@ export interface CompareWorkerSpec {
   targets: Partial<Record<TargetName, string>>;
   /** The diff config file, as `bb diff --config`. */
   configPath?: string;
+  /** The file may not exist yet (`--ui` creates it when a finding is ratified): absent means no config. */
+  configMayBeAbsent?: boolean;
   /** bb's home (the redaction key the journals name). */
   bbHome: string;
   /** How often to compare and report, ms. */
@@ -25,8 +28,8 @@ export interface CompareWorkerSpec {
   pollMs: number;
 }
 
-/** Messages to the worker. */
-export type ToWorker = { type: 'drain' };
+/** Messages to the worker: end the run, or read the config file again (the live view wrote to it). */
+export type ToWorker = { type: 'drain' } | { type: 'config' };
 /** Messages from the worker. */
 export type FromWorker =
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
@@ -34,8 +37,14 @@ export type FromWorker =
 
 const spec = workerData as CompareWorkerSpec;
 
+/** The config as the file now stands (none when there is no file yet and that is allowed). */
+async function readConfig(): Promise<DiffConfig | undefined> {
+  if (!spec.configPath || (spec.configMayBeAbsent && !existsSync(spec.configPath))) return undefined;
+  return loadDiffConfig(spec.configPath);
+}
+
 async function main(): Promise<void> {
-  const config = spec.configPath ? await loadDiffConfig(spec.configPath) : undefined;
+  const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
   const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
@@ -61,7 +70,10 @@ async function main(): Promise<void> {
   };
   const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
   parentPort!.on('message', (msg: ToWorker) => {
-    if (msg.type !== 'drain') return;
+    if (msg.type === 'config') {
+      void readConfig().then((c) => c && comparer.useConfig(c), fail);
+      return;
+    }
     void (async () => {
       // The proxies are closed and the journals flushed: a few polls read what is left.
       await new Promise((r) => setTimeout(r, spec.pollMs * 3));

@@ -50,6 +50,11 @@ export class ShadowComparer {
     this.live = new ShadowLive(opts.targets);
   }
 
+  /** Compares later batches with this config (the live view wrote a known entry or a rule into the file). */
+  useConfig(config: DiffConfig): void {
+    this.opts.config = config;
+  }
+
   /** One entry of one capture. Primary entries without a shadow id (none are expected) are ignored. */
   add(side: TargetName, entry: HarEntry): void {
     const id = entry._bb?.shadow?.id;
@@ -143,6 +148,7 @@ export class ShadowComparer {
       } else if (diffs.length > 0) counts.noise++;
       else counts.equal++;
       const id = g.primary!._bb!.shadow!.id;
+      const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
       const seen = new Set<string>();
       for (const d of diffs) {
         const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
@@ -152,7 +158,10 @@ export class ShadowComparer {
         this.live.find(
           { class: cls, kind: d.kind, pattern: d.pattern },
           d.route,
-          { id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}) },
+          {
+            id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}),
+            entry: d.entry, path: d.path, seqs,
+          },
         );
       }
     }

@@ -50,7 +50,25 @@ export interface LiveFinding {
   /** Exchanges that had it. */
   count: number;
   /** A few of them: the shared id and the values on each side. */
-  samples: Array<{ id: number; request: string; primary?: unknown; candidate?: unknown; secondary?: unknown }>;
+  samples: LiveSample[];
+}
+
+/** One exchange that had a finding. */
+export interface LiveSample {
+  /** The shared id (`_bb.shadow.id`). */
+  id: number;
+  /** Its request line ("GET /items"). */
+  request: string;
+  /** The field's value in the primary's answer, as compared (normalized). */
+  primary?: unknown;
+  /** The field's value in the candidate's answer, as compared. */
+  candidate?: unknown;
+  secondary?: unknown;
+  /** The diff's entry id and the field's exact path (`bb noise` writes rules from them). */
+  entry?: string;
+  path?: string;
+  /** Each capture's `_bb.seq` of the exchange (the live view opens the three answers by it). */
+  seqs?: Partial<Record<TargetName, number>>;
 }
 
 /** The whole report (`--json`): also what `--merge` reads. */

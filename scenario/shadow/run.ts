@@ -20,7 +20,9 @@ import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
 import { safe } from './safe.js';
 import type { ShadowReport, TargetName } from './live.js';
-import type { CompareWorkerSpec, FromWorker } from './compare-worker.js';
+import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
+import { startShadowUi } from './shadow-ui.js';
+import type { UiServer } from '../../ui/index.js';
 
 /** Which requests are mirrored: safe methods, all, or safe plus routes ("POST /search", globs). */
 export type MirrorPolicy = 'safe' | 'all' | string[];
@@ -66,6 +68,8 @@ export interface ShadowOptions {
   /** Called with the report every `reportEveryMs` (default 500). */
   onReport?: (report: ShadowReport) => void;
   reportEveryMs?: number;
+  /** Serve the live view (`--ui`) on this loopback address: the Shadow tab and the three captures' exchanges. */
+  ui?: { host?: string; port?: number };
 }
 
 /** A running shadow. */
@@ -76,6 +80,8 @@ export interface Shadow {
   out: Record<TargetName, string | undefined>;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
+  /** The live view's URL (with `ui`). */
+  uiUrl?: string;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
   close(graceMs?: number): Promise<ShadowReport>;
 }
@@ -115,7 +121,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const spec: CompareWorkerSpec = {
     journals: Object.fromEntries(Object.entries(recs).map(([k, r]) => [k, r.journal])),
     targets,
-    ...(options.configPath ? { configPath: options.configPath } : {}),
+    ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
     bbHome: options.bbHome,
     everyMs: options.reportEveryMs ?? 500,
     pollMs: 50,
@@ -124,6 +130,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let last: ShadowReport | undefined;
   let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
+  const reportListeners = new Set<(r: ShadowReport) => void>();
   worker.on('message', (msg: FromWorker) => {
     if (msg.type === 'error') {
       workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${msg.message}`);
@@ -132,6 +139,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     }
     last = msg.report;
     options.onReport?.(msg.report);
+    for (const l of reportListeners) l(msg.report);
     if (msg.final) onFinal?.(msg.report);
   });
   worker.on('error', (err) => {
@@ -139,13 +147,32 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     onFinal?.(last ?? emptyReport(targets));
   });
 
+  let ui: UiServer | undefined;
+  if (options.ui) {
+    try {
+      ui = await startShadowUi(options.ui, {
+        recordings: recs,
+        report: () => last,
+        onReport: (l) => (reportListeners.add(l), () => reportListeners.delete(l)),
+        ...(options.configPath ? { configPath: options.configPath } : {}),
+        configChanged: () => worker.postMessage({ type: 'config' } satisfies ToWorker),
+      });
+    } catch (err) {
+      await worker.terminate();
+      for (const r of Object.values(recs)) await r.discard().catch(() => {});
+      throw err;
+    }
+  }
+
   let closing: Promise<ShadowReport> | undefined;
   return {
     url: primary.url,
+    ...(ui ? { uiUrl: ui.url } : {}),
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
+        await ui?.close();
         await primary.proxy.close(graceMs);
         await Promise.all(mirrors.map((m) => m.settle(Math.max(graceMs, 1000))));
         await Promise.all(mirrors.map((m) => m.recording.proxy.close(graceMs)));

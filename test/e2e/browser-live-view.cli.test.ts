@@ -14,9 +14,10 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import WebSocket, { WebSocketServer } from 'ws';
-import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
+import { CHROMIUM } from '../helpers/browser-app.js';
+import { liveViewUrl, openLiveView } from '../helpers/live-view.js';
 import { startBb, type BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
@@ -39,9 +40,9 @@ let ui = '';
 let release: () => void = () => {};
 let pushEvent: (data: string | undefined) => void = () => {};
 /** Requests the page made that were not to the live view itself. */
-const elsewhere: string[] = [];
+let elsewhere: string[] = [];
 /** Console errors and CSP refusals in the page. */
-const complaints: string[] = [];
+let complaints: string[] = [];
 
 before(async () => {
   if (!CHROMIUM) return;
@@ -85,18 +86,8 @@ before(async () => {
   const target = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   bb = startBb(['capture', '--target', target, '--ui', '--out', join(dir, 'live.har')], { BB_HOME: join(dir, 'home') }, { timeoutMs: 120_000 });
   proxy = (await bb.waitFor(/bb: capture: (http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
-  for (let i = 0; i < 500 && !/bb: ui: /.test(bb.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
-  ui = /bb: ui: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(bb.stderr())?.[1] ?? assert.fail(`no ui line: ${bb.stderr()}`);
-  browser = await chromium.launch(chromiumLaunchOptions());
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  page.on('request', (r) => {
-    if (!r.url().startsWith(ui) && !r.url().startsWith('data:')) elsewhere.push(r.url());
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') complaints.push(m.text());
-  });
-  page.on('pageerror', (e) => complaints.push(e.message));
-  await page.goto(ui);
+  ui = await liveViewUrl(bb);
+  ({ browser, page, elsewhere, complaints } = await openLiveView(ui, { width: 1280, height: 720 }));
   await page.waitForFunction(() => document.querySelector('.count')?.textContent === '0 exchanges');
 });
 

@@ -6,6 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { startUi, checkUiAddress, type UiServer } from '../../ui/index.js';
+import { BbError } from '../../core/index.js';
 import type { UiEvent, UiFeed } from '../../ui/server.js';
 
 /** A feed that sends 'hello' at once and whatever `emit` is given later; key "nothing" names nothing. */
@@ -50,9 +51,22 @@ async function events(url: string, count: number, then?: () => void): Promise<Ui
 
 describe('the live view server', () => {
   let ui: UiServer;
+  const ran: unknown[] = [];
   const feed = testFeed();
   before(async () => {
-    ui = await startUi({ title: 'bb test', views: [{ name: 'capture', title: 'Exchanges' }], feeds: [feed] });
+    ui = await startUi({
+      title: 'bb test',
+      views: [{ name: 'capture', title: 'Exchanges' }],
+      feeds: [feed],
+      actions: [{
+        name: 'echo',
+        run: async (body) => {
+          if ((body as { fail?: boolean }).fail) throw new BbError('BB_USAGE', 'the page asked for a failure');
+          ran.push(body);
+          return { got: body };
+        },
+      }],
+    });
   });
   after(() => ui.close());
 
@@ -71,7 +85,10 @@ describe('the live view server', () => {
       await res.body.text();
     }
     const views = await request(ui.url + 'api/views');
-    assert.deepEqual(await views.body.json(), { title: 'bb test', views: [{ name: 'capture', title: 'Exchanges' }] });
+    // The run's token rides along: only a page of this origin can read it (actions need it).
+    const { token, ...rest } = (await views.body.json()) as { token: string };
+    assert.deepEqual(rest, { title: 'bb test', views: [{ name: 'capture', title: 'Exchanges' }] });
+    assert.equal(typeof token, 'string');
   });
 
   it('the page loads no script but its own files, and none inline', async () => {
@@ -119,10 +136,31 @@ describe('the live view server', () => {
     await own.body.text();
   });
 
-  it('answers GET only', async () => {
+  it('answers GET only, and POST to its actions', async () => {
     const res = await request(ui.url + 'api/views', { method: 'POST', body: '{}' });
     assert.equal(res.statusCode, 405);
     await res.body.text();
+  });
+
+  it("runs an action only with the run's token and a JSON body; a foreign Origin is refused first", async () => {
+    const { token } = (await (await request(ui.url + 'api/views')).body.json()) as { token: string };
+    assert.match(token, /^[A-Za-z0-9_-]{24}$/);
+    const port = new URL(ui.url).port;
+    const post = async (headers: Record<string, string>, body = '{"n":1}') => {
+      const res = await request(ui.url + 'action/echo', { method: 'POST', body, headers });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    const json = { 'content-type': 'application/json' };
+    assert.deepEqual(await post({ ...json, 'x-bb-token': token, origin: `http://127.0.0.1:${port}` }), { status: 200, body: { got: { n: 1 } } });
+    assert.equal((await post({ ...json })).status, 403);
+    assert.equal((await post({ ...json, 'x-bb-token': 'guess' })).status, 403);
+    const foreign = await request(ui.url + 'action/echo', { method: 'POST', body: '{"n":2}', headers: { ...json, 'x-bb-token': token, origin: 'http://evil.example' } });
+    assert.equal(foreign.statusCode, 403);
+    await foreign.body.text();
+    assert.equal((await post({ 'content-type': 'text/plain', 'x-bb-token': token })).status, 415);
+    assert.equal((await post({ ...json, 'x-bb-token': token }, 'not json')).status, 400);
+    assert.deepEqual(await post({ ...json, 'x-bb-token': token }, '{"fail":true}'), { status: 400, body: { error: 'the page asked for a failure', code: 'BB_USAGE' } });
+    assert.deepEqual(ran, [{ n: 1 }]);
   });
 
   it('refuses an address other machines could reach, before listening', async () => {

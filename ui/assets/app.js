@@ -148,11 +148,29 @@
     };
   }
 
-  window.bb = { el, feed, view, virtualList };
+  let token = '';
+
+  /**
+   * Asks the command to do something (POST /action/<name> with a JSON body and
+   * this run's token); resolves to the JSON answer, rejects with its error sentence.
+   */
+  async function action(name, body) {
+    const res = await fetch('/action/' + encodeURIComponent(name), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-BB-Token': token },
+      body: JSON.stringify(body),
+    });
+    const answer = await res.json().catch(() => ({ error: 'HTTP ' + res.status }));
+    if (!res.ok) throw new Error(answer.error || 'HTTP ' + res.status);
+    return answer;
+  }
+
+  window.bb = { el, feed, view, virtualList, action };
 
   fetch('/api/views')
     .then((r) => r.json())
-    .then(({ title, views }) => {
+    .then(({ title, views, token: t }) => {
+      token = t;
       document.title = title;
       document.getElementById('title').textContent = title;
       const tabs = document.getElementById('tabs');

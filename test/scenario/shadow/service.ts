@@ -54,6 +54,11 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
       if (!sid || !sessions.has(sid)) return json(401, { error: 'no session' });
       return json(200, { name: 'ada', plan: 'pro' });
     }
+    if (path === '/note') {
+      // Captured content is hostile input: the new build's note is markup and its link a javascript: URL (the live view shows them as text).
+      const note = build === 'new' ? `</script><img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>` : 'plain';
+      return json(200, { note }, { link: '<javascript:window.__pwned="link">; rel=preload' });
+    }
     if (path === '/items' && req.method === 'GET') {
       const id = randomBytes(12).toString('hex');
       issued.add(id);

@@ -1,0 +1,41 @@
+// bb's live view (`--ui`) in headless Debian chromium, as the browser tests
+// open it: the page's URL from bb's `bb: ui:` line, and a page that records
+// every request it makes elsewhere and every console error, so a test can
+// say it loaded nothing from the network and ran nothing that failed.
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromiumLaunchOptions } from './browser-app.js';
+import type { BbProcess } from './cli.js';
+
+/** Waits for bb's `bb: ui: URL` line on stderr (up to 10 s); returns the URL. */
+export async function liveViewUrl(bb: BbProcess): Promise<string> {
+  for (let i = 0; i < 500 && !/bb: ui: /.test(bb.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  return /bb: ui: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(bb.stderr())?.[1] ?? assert.fail(`no ui line: ${bb.stderr()}`);
+}
+
+/** An open live view. */
+export interface LiveViewPage {
+  browser: Browser;
+  page: Page;
+  /** Requests the page made that were not to the live view itself (nor data: URLs). */
+  elsewhere: string[];
+  /** Console errors and uncaught exceptions in the page. */
+  complaints: string[];
+}
+
+/** Launches chromium and opens the live view at `ui`. */
+export async function openLiveView(ui: string, viewport: { width: number; height: number }): Promise<LiveViewPage> {
+  const browser = await chromium.launch(chromiumLaunchOptions());
+  const page = await browser.newPage({ viewport });
+  const elsewhere: string[] = [];
+  const complaints: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(ui) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') complaints.push(m.text());
+  });
+  page.on('pageerror', (e) => complaints.push(e.message));
+  await page.goto(ui);
+  return { browser, page, elsewhere, complaints };
+}

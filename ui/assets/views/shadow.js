@@ -1,0 +1,241 @@
+// The shadow view of `bb shadow --ui` (feeds in scenario/shadow/shadow-ui.ts):
+// the run's totals and route table (requests, mirrored, equal, regressions,
+// noise, errors, skipped, p50/p99 per target) as each report comes; the
+// findings (class, kind, pattern, routes, count) with their samples and one
+// action each to write it into the run's --config as a known entry (with the
+// reason asked here) or as noise rules; and a sample opened: the request and
+// the three answers side by side, the differing field highlighted.
+//
+// Every captured string reaches the page through textContent (bb.el).
+'use strict';
+
+(function () {
+  const { el, feed, view, action } = window.bb;
+  const TARGETS = ['primary', 'candidate', 'secondary'];
+  const COUNTS = ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'];
+
+  /** "response.body.items[0].id" → ['response', 'body', 'items', 0, 'id']; "[]" stays '[]' (any index). */
+  function parsePath(text) {
+    const out = [];
+    for (const part of String(text || '').split('.')) {
+      const m = /^([^[]*)((?:\[\d*\])*)$/.exec(part);
+      if (!m) { out.push(part); continue; }
+      if (m[1]) out.push(m[1]);
+      for (const ix of m[2].match(/\[\d*\]/g) || []) out.push(ix === '[]' ? '[]' : Number(ix.slice(1, -1)));
+    }
+    return out;
+  }
+
+  /** True when `path` is at or under `target` ('[]' in target: any index). */
+  function under(path, target) {
+    if (!target || path.length < target.length) return false;
+    return target.every((t, i) => (t === '[]' ? typeof path[i] === 'number' : path[i] === t));
+  }
+
+  /** Pretty JSON as lines, the ones at or under `target` (segments of the body) marked. */
+  function jsonView(value, target) {
+    const pre = el('pre', 'json');
+    const line = (indent, text, path) => {
+      const l = el('div', under(path, target) ? 'jl hl' : 'jl', '  '.repeat(indent) + text);
+      pre.append(l);
+    };
+    (function walk(v, path, indent, prefix, comma) {
+      if (v !== null && typeof v === 'object') {
+        const arr = Array.isArray(v);
+        const keys = arr ? v.map((_, i) => i) : Object.keys(v);
+        if (keys.length === 0) return line(indent, prefix + (arr ? '[]' : '{}') + comma, path);
+        line(indent, prefix + (arr ? '[' : '{'), path);
+        keys.forEach((k, i) => walk(v[k], path.concat([k]), indent + 1, arr ? '' : JSON.stringify(k) + ': ', i < keys.length - 1 ? ',' : ''));
+        line(indent, (arr ? ']' : '}') + comma, path);
+      } else line(indent, prefix + JSON.stringify(v) + comma, path);
+    })(value, [], 0, '', '');
+    return pre;
+  }
+
+  /** One target's answer: status, headers, body; the field `target` (parsed path) marked. */
+  function answerView(name, entry, target) {
+    const col = el('div', 'answer');
+    col.dataset.target = name;
+    col.append(el('h4', '', name));
+    if (!entry) {
+      col.append(el('p', 'none', 'no answer recorded'));
+      return col;
+    }
+    const res = entry.response || {};
+    const status = el('p', 'status' + (under(['response', 'status'], target) ? ' hl' : ''), `${res.status} ${res.statusText || ''}`);
+    col.append(status);
+    const table = el('table', 'hdrs');
+    for (const h of res.headers || []) {
+      const tr = el('tr', under(['response', 'headers', String(h.name).toLowerCase()], target) ? 'hl' : '');
+      tr.append(el('th', '', h.name), el('td', '', h.value));
+      table.append(tr);
+    }
+    col.append(table);
+    const c = res.content || {};
+    const bodyTarget = target && target[0] === 'response' && target[1] === 'body' ? target.slice(2) : undefined;
+    if (c.text === undefined || c.text === '') col.append(el('p', 'none', 'no body'));
+    else if (c.encoding === 'base64') col.append(el('p', 'meta', `binary body, ${c.size} bytes`));
+    else {
+      let parsed;
+      try { parsed = JSON.parse(c.text); } catch { parsed = undefined; }
+      col.append(parsed !== undefined ? jsonView(parsed, bodyTarget) : el('pre', bodyTarget && bodyTarget.length === 0 ? 'hl' : '', c.text));
+    }
+    if (entry._bb && entry._bb.error) col.append(el('p', 'err', 'bb: ' + (entry._bb.error.message || entry._bb.error)));
+    return col;
+  }
+
+  const show = (v) => (v === undefined ? '–' : JSON.stringify(v));
+
+  view('shadow', (root) => {
+    root.classList.add('shadow');
+    let configPath = null;
+    let targets = [];
+    const top = el('div', 'filters');
+    const totals = el('span', 'totals', 'waiting for the first report…');
+    const note = el('span', 'count');
+    top.append(totals, note);
+    const body = el('div', 'sbody');
+    const routesBox = el('div', 'routes');
+    const findingsBox = el('div', 'findings');
+    const sampleBox = el('div', 'sample');
+    sampleBox.hidden = true;
+    body.append(el('h3', '', 'Routes'), routesBox, el('h3', '', 'Findings'), findingsBox, sampleBox);
+    root.append(top, body);
+    const findingRows = new Map();
+    let closeSample = () => {};
+
+    function drawRoutes(report, latency) {
+      const table = el('table', 'grid');
+      const head = el('tr');
+      for (const h of ['route', ...COUNTS, 'skipped', ...targets.map((t) => t + ' p50/p99')]) head.append(el('th', '', h));
+      table.append(head);
+      const rows = Object.entries(report.routes).concat([['all routes', report.totals]]);
+      for (const [route, c] of rows) {
+        const tr = el('tr', route === 'all routes' ? 'sum' : '');
+        tr.append(el('td', 'route', route));
+        for (const k of COUNTS) tr.append(el('td', 'n c-' + k + (k === 'regressions' && c[k] > 0 ? ' bad' : ''), c[k]));
+        tr.append(el('td', 'skipped', Object.entries(c.skipped).map(([why, n]) => `${n} ${why}`).join(', ')));
+        for (const t of targets) {
+          const q = (latency[route] || {})[t];
+          tr.append(el('td', 'n', q ? `${q[0]}/${q[1]} ms` : ''));
+        }
+        table.append(tr);
+      }
+      routesBox.replaceChildren(table);
+    }
+
+    function ratifyCell(f) {
+      const cell = el('td', 'acts');
+      const done = el('span', 'done');
+      const knownBtn = el('button', 'act', 'known…');
+      const noiseBtn = el('button', 'act', 'noise rule');
+      const form = el('span', 'reason');
+      form.hidden = true;
+      const reason = el('input');
+      reason.placeholder = 'why is this accepted?';
+      const write = el('button', 'act', 'write');
+      form.append(reason, write);
+      for (const b of [knownBtn, noiseBtn]) {
+        b.disabled = configPath === null;
+        if (b.disabled) b.title = 'start bb shadow with --config FILE to write from the page';
+      }
+      const send = async (name, extra) => {
+        done.textContent = 'writing…';
+        try {
+          const r = await action(name, { class: f.class, kind: f.kind, pattern: f.pattern, ...extra });
+          done.textContent = (r.written ? 'written to ' : 'already in ') + r.config;
+          done.className = 'done ok';
+          form.hidden = true;
+        } catch (err) {
+          done.textContent = err.message;
+          done.className = 'done err';
+        }
+      };
+      knownBtn.addEventListener('click', () => {
+        form.hidden = false;
+        reason.focus();
+      });
+      write.addEventListener('click', () => send('known', { reason: reason.value }));
+      reason.addEventListener('keydown', (e) => e.key === 'Enter' && send('known', { reason: reason.value }));
+      noiseBtn.addEventListener('click', () => send('noise', {}));
+      cell.append(knownBtn, noiseBtn, form, done);
+      return cell;
+    }
+
+    const empty = el('p', 'none', 'no findings yet');
+    const findingTable = el('table', 'grid');
+    const findingHead = el('tr');
+    for (const h of ['class', 'kind', 'field', 'routes', 'count', 'samples', '']) findingHead.append(el('th', '', h));
+    findingTable.append(findingHead);
+    findingsBox.append(empty, findingTable);
+
+    function drawFindings(report) {
+      for (const f of report.findings) {
+        const key = f.class + '\n' + f.kind + '\n' + f.pattern;
+        let r = findingRows.get(key);
+        if (!r) {
+          const tr = el('tr', 'finding ' + f.class);
+          tr.dataset.pattern = f.pattern;
+          const cells = { cls: el('td', 'cls', f.class), kind: el('td', '', f.kind), pattern: el('td', 'pattern', f.pattern || '(whole exchange)'), routes: el('td', 'routes'), count: el('td', 'n'), samples: el('td', 'samples') };
+          tr.append(cells.cls, cells.kind, cells.pattern, cells.routes, cells.count, cells.samples, ratifyCell(f));
+          findingTable.append(tr);
+          findingRows.set(key, (r = { tr, cells, ids: '' }));
+          empty.hidden = true;
+        }
+        r.cells.routes.textContent = f.routes.join(', ');
+        r.cells.count.textContent = f.count;
+        const ids = f.samples.map((s) => s.id).join(',');
+        if (ids !== r.ids) {
+          r.ids = ids;
+          r.cells.samples.replaceChildren(...f.samples.map((s) => {
+            const b = el('button', 'sample-link', '#' + s.id);
+            b.title = s.request;
+            b.addEventListener('click', () => openSample(f, s));
+            return b;
+          }));
+        }
+      }
+    }
+
+    function openSample(f, s) {
+      closeSample();
+      sampleBox.hidden = false;
+      const head = el('div', 'dhead');
+      const x = el('button', 'x', '×');
+      x.addEventListener('click', () => { closeSample(); sampleBox.hidden = true; });
+      head.append(el('span', 'what', `${s.request} #${s.id}: ${f.pattern || '(whole exchange)'} ${f.kind} (${f.class})`), x);
+      const values = el('p', 'values');
+      values.append(el('span', '', 'primary ' + show(s.primary)), el('span', '', ' → candidate ' + show(s.candidate)));
+      const req = el('div', 'request');
+      const cols = el('div', 'answers');
+      sampleBox.replaceChildren(head, values, req, cols);
+      const target = parsePath(s.path !== undefined ? s.path : f.pattern);
+      closeSample = feed('shadow-sample', String(s.id), (e) => {
+        if (e.type !== 'answers') return;
+        const p = e.answers.primary;
+        if (p) {
+          req.replaceChildren(el('h4', '', 'request'), el('pre', 'reqline', `${p.request.method} ${p.request.url}`));
+          const t = p.request.postData && p.request.postData.text;
+          if (t) req.append(el('pre', '', t));
+        }
+        cols.replaceChildren(...TARGETS.filter((n) => n in e.answers).map((n) => answerView(n, e.answers[n], target)));
+      });
+      sampleBox.scrollIntoView({ block: 'nearest' });
+    }
+
+    feed('shadow', undefined, (e) => {
+      if (e.type === 'run') {
+        configPath = e.config;
+        targets = e.targets;
+        note.textContent = configPath === null ? 'ratifying writes need bb shadow --config FILE' : 'ratified findings go to ' + configPath;
+        return;
+      }
+      if (e.type !== 'report') return;
+      const t = e.report.totals;
+      const skipped = Object.values(t.skipped).reduce((a, b) => a + b, 0);
+      totals.textContent = `${t.requests} requests · ${t.mirrored} mirrored · ${t.equal} equal · ${t.regressions} regressions · ${t.noise} noise · ${t.errors} errors · ${skipped} skipped · rate ${(e.report.regressionRate * 100).toFixed(2)}%`;
+      drawRoutes(e.report, e.latency || {});
+      drawFindings(e.report);
+    });
+  });
+})();
