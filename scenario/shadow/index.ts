@@ -1,5 +1,6 @@
 // scenario/shadow/'s face: a live shadow run (the primary answers through a
 // recording tap, the candidate and the secondary get mirrored copies, the
 // answers are compared as they flow), its report, and merging reports.
-export { startShadow, type Shadow, type ShadowOptions, type MirrorPolicy } from './run.js';
+export { startShadow, type Shadow, type ShadowOptions } from './run.js';
+export type { MirrorPolicy } from './tee.js';
 export { mergeReports, quantile, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './live.js';

@@ -1,0 +1,258 @@
+// The tee of a `bb shadow` run (docs/shadow.md "What is mirrored, and when"):
+// it reads the primary's facts (a copy; the relay never waits for it),
+// decides which exchanges are mirrored (safe methods, opted-in routes,
+// sampling, caps) and tags each with its shared id, and hands each request to
+// every mirror target when the primary's response head arrives. It keeps only
+// what a mirror or a binding still needs of an exchange, and forgets it when
+// the exchange ends.
+import { globMatcher, headerValue } from '../../core/index.js';
+import type { Fact } from '../../proxy/index.js';
+import type { Recording } from '../record/index.js';
+import { liveResponse } from '../replay/index.js';
+import type { ResponseView } from '../../diff/index.js';
+import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
+import type { MirroredStream } from './mirror-h2.js';
+import { routePath } from './route.js';
+import { safe } from './safe.js';
+
+/** Which requests are mirrored: safe methods, all, or safe plus routes ("POST /search", globs). */
+export type MirrorPolicy = 'safe' | 'all' | string[];
+
+/** What the tee decides by: which requests to mirror, sampling, caps. */
+export interface TeeOptions {
+  /** Which requests to mirror (default 'safe'). */
+  mirror?: MirrorPolicy;
+  /** Share of exchanges mirrored, 0..1 (default 1). */
+  sample?: number;
+  /** Sample by a header's or cookie's value (all of a user's requests or none), instead of at random. */
+  sampleBy?: { kind: 'header' | 'cookie'; name: string };
+  /** Mirrored requests in flight per target, at most (default 256). */
+  maxInFlight?: number;
+  /** Bytes of mirrored requests queued per target, at most (default 64 MiB). */
+  maxQueuedBytes?: number;
+  /** Request bodies larger than this are not mirrored ("too large"; default 8 MiB). */
+  maxMirrorBody?: number;
+}
+
+/** What the tee knows of one primary exchange. */
+interface Pending {
+  req: MirrorRequest;
+  route: string;
+  skip?: string;
+  bodyBytes: number;
+  requestEnded: boolean;
+  responded: boolean;
+  dispatched: boolean;
+  /** The primary's answer (head and the start of its body), for binding. */
+  status?: number;
+  responseHeaders?: string[];
+  responseBody: Buffer[];
+  responseBytes: number;
+  /** Mirror answers waiting for the primary's to finish. */
+  answers: Array<{ target: MirrorTarget; view: ResponseView }>;
+  primaryView?: ResponseView;
+  /** An event stream: ends the mirrors' copies when the primary's stream ends. */
+  streamEnd?: AbortController;
+  /** WebSocket: each target's side. */
+  sockets?: Promise<Array<MirroredSocket | undefined>>;
+  /** HTTP/2 (one stream): true. */
+  h2: boolean;
+  /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
+  streams?: MirroredStream[];
+}
+
+/** How long after the primary's event stream ended the mirrors' copies are ended. */
+const STREAM_END_GRACE_MS = 250;
+
+/** Response bytes of the primary kept for binding, per exchange. */
+const BIND_BODY_BYTES = 256 * 1024;
+
+/** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
+export class Tee {
+  private readonly pending = new Map<number, Pending>();
+  private readonly optIn: Array<(route: string) => boolean>;
+  constructor(
+    private readonly primary: Recording,
+    private readonly mirrors: MirrorTarget[],
+    private readonly opts: TeeOptions,
+  ) {
+    const m = opts.mirror ?? 'safe';
+    this.optIn = Array.isArray(m) ? m.map((g) => globMatcher(g)) : [];
+  }
+
+  fact(f: Fact): void {
+    switch (f.type) {
+      case 'exchange-started': {
+        const id = this.primary.seqOf(f.exchangeId);
+        if (id === undefined) return;
+        const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
+        const route = `${f.method} ${routePath(f.target)}`;
+        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
+        p.skip = this.decide(f, route);
+        this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
+        this.pending.set(f.exchangeId, p);
+        if (!p.skip && f.upgrade) p.sockets = Promise.all(this.mirrors.map((m) => m.openWebSocket(req)));
+        return;
+      }
+      case 'request-body': {
+        const p = this.pending.get(f.exchangeId);
+        if (!p || p.skip || p.req.rawHeaders.length === 0) return;
+        if (p.streams) {
+          // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary.
+          for (const s of p.streams) s.write(Buffer.from(f.chunk));
+          return;
+        }
+        p.bodyBytes += f.chunk.length;
+        if (p.bodyBytes > (this.opts.maxMirrorBody ?? 8 << 20)) {
+          this.skip(f.exchangeId, p, 'too large');
+          return;
+        }
+        p.req.body = p.req.body.length === 0 ? Buffer.from(f.chunk) : Buffer.concat([p.req.body, f.chunk]);
+        return;
+      }
+      case 'request-ended': {
+        const p = this.pending.get(f.exchangeId);
+        if (!p) return;
+        p.requestEnded = true;
+        p.req.trailers = f.rawTrailers;
+        p.streams?.forEach((s) => s.end());
+        this.maybeDispatch(f.exchangeId, p);
+        return;
+      }
+      case 'response-started': {
+        const p = this.pending.get(f.exchangeId);
+        if (!p) return;
+        p.responded = true;
+        p.status = f.statusCode;
+        p.responseHeaders = f.rawHeaders;
+        // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does.
+        if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
+          p.streamEnd = new AbortController();
+          p.req.ended = p.streamEnd.signal;
+        }
+        this.maybeDispatch(f.exchangeId, p);
+        return;
+      }
+      case 'response-body': {
+        const p = this.pending.get(f.exchangeId);
+        if (!p || p.skip || p.responseBytes >= BIND_BODY_BYTES) return;
+        p.responseBody.push(Buffer.from(f.chunk.subarray(0, BIND_BODY_BYTES - p.responseBytes)));
+        p.responseBytes += f.chunk.length;
+        return;
+      }
+      case 'exchange-completed':
+      case 'exchange-failed':
+      case 'exchange-aborted': {
+        const p = this.pending.get(f.exchangeId);
+        if (!p) return;
+        if (p.sockets) {
+          // A WebSocket's exchange ends when it closes: close each target's side too.
+          void p.sockets.then((ss) => ss.forEach((s) => s?.close()));
+          this.pending.delete(f.exchangeId);
+          return;
+        }
+        if (p.streams && f.type !== 'exchange-completed') p.streams.forEach((s) => s.abort());
+        else p.streams?.forEach((s) => s.end());
+        p.streams = undefined;
+        p.requestEnded = true;
+        p.responded = true;
+        this.maybeDispatch(f.exchangeId, p);
+        // Late events already on their way still arrive: the copies end a moment after the primary's stream.
+        const end = p.streamEnd;
+        if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
+        if (f.type === 'exchange-completed' && p.status !== undefined && p.responseHeaders) {
+          p.primaryView = liveResponse(p.status, p.responseHeaders, Buffer.concat(p.responseBody)).view;
+          for (const a of p.answers) a.target.bind(p.primaryView, a.view);
+        }
+        p.responseBody = [];
+        p.answers = [];
+        // Answers still to come bind through the closure send() holds on `p`.
+        this.pending.delete(f.exchangeId);
+        return;
+      }
+      case 'ws-message': {
+        if (f.direction !== 'send') return;
+        const p = this.pending.get(f.exchangeId);
+        if (!p?.sockets) return;
+        const data = Buffer.from(f.data);
+        void p.sockets.then((ss) => {
+          for (const s of ss) {
+            if (f.opcode === 8) s?.close(f.closeCode, f.closeReason);
+            else s?.send(f.opcode, data);
+          }
+        });
+        return;
+      }
+      case 'connection-closed':
+        for (const m of this.mirrors) m.connectionClosed(f.connectionId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Why a request is not mirrored, or undefined. */
+  private decide(f: Extract<Fact, { type: 'exchange-started' }>, route: string): string | undefined {
+    // A server push is the server's own promise, not a request of the client's.
+    if (f.pushedBy !== undefined) return 'server push';
+    const policy = this.opts.mirror ?? 'safe';
+    if (policy !== 'all' && !safe(f.method, f.rawHeaders) && !this.optIn.some((m) => m(route))) return 'unsafe';
+    const share = this.opts.sample ?? 1;
+    if (share < 1) {
+      const by = this.opts.sampleBy;
+      const key = by ? (by.kind === 'header' ? headerValue(f.rawHeaders, by.name) : cookieValue(headerValue(f.rawHeaders, 'cookie'), by.name)) : undefined;
+      const x = key !== undefined ? fraction(key) : by ? 1 : Math.random();
+      if (x >= share) return 'sampled out';
+    }
+    return undefined;
+  }
+
+  private skip(exchangeId: number, p: Pending, why: string): void {
+    p.skip = why;
+    p.req.body = Buffer.alloc(0);
+    this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
+  }
+
+  private maybeDispatch(exchangeId: number, p: Pending): void {
+    // An h2 stream goes at the response head even while its request is still arriving (a streaming call).
+    if (p.dispatched || p.skip || p.sockets || (!p.requestEnded && !p.h2) || !p.responded) return;
+    p.dispatched = true;
+    const cap = this.opts.maxInFlight ?? 256;
+    const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
+    // All targets or none: a comparison needs every answer.
+    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + p.req.body.length > bytes)) {
+      this.skip(exchangeId, p, 'queue full');
+      return;
+    }
+    const live = !p.requestEnded;
+    const streams: MirroredStream[] = [];
+    for (const m of this.mirrors) {
+      const onAnswer = (view: ResponseView | undefined) => {
+        if (!view) return;
+        if (p.primaryView) m.bind(p.primaryView, view);
+        else p.answers.push({ target: m, view });
+      };
+      if (!p.h2) m.send(p.req, onAnswer);
+      else {
+        const s = m.sendH2(p.req, live, onAnswer);
+        if (s) streams.push(s);
+      }
+    }
+    if (live) p.streams = streams;
+  }
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** A stable fraction 0..1 of a string (FNV-1a), so one user's requests are all in or all out. */
+function fraction(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h / 0x1_0000_0000;
+}
