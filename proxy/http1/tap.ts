@@ -176,12 +176,12 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     const head = this.clientSide.lastConnect;
     this.detachClient();
     this.enter('switched');
+    // The upstream of earlier requests on this connection (or the one opened at accept) serves no one now.
+    this.upstreamSide.drop();
     if (!head || !this.settings.onConnect || this.exchanges.queue.length > 0) {
       this.client.destroy();
       return;
     }
-    // The upstream of earlier requests on this connection serves no one now.
-    this.upstreamSide.drop();
     this.settings.onConnect(this.clientSide.queryOf(head), this.client, rest);
   }
 
@@ -194,7 +194,10 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       if (startsLikeH2(bytes)) {
         this.detachClient();
         this.enter('switched');
-        tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings });
+        // The upstream opened at accept carries the h2 connection when it is plain TCP (a TLS one agreed to http/1.1: the h2 tap makes its own).
+        const upstream = this.upstreamSide.takeForH2();
+        this.upstreamSide.drop();
+        tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings, upstream });
         return;
       }
     }

@@ -1,5 +1,6 @@
-// The upstream side of the HTTP/1 tap: the upstream connection (opened when
-// the first request needs it, replaced when a request needs another origin)
+// The upstream side of the HTTP/1 tap: the upstream connection (in reverse
+// mode opened at accept, else when the first request needs it; replaced when
+// a request needs another origin)
 // and the upstream → client direction. The parser frames each response by
 // the request it answers (the queue of exchanges in flight). The end of a
 // message is found before the chunk that holds it is forwarded, so
@@ -11,6 +12,7 @@
 // the chunk being read, and the backpressure both ways across the socket;
 // what a 101 or a final response does to the connection is tap.ts's.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { classifyUpstreamError } from '../errors.js';
 import { now, type EpochMs, type FailureInfo } from '../events.js';
@@ -138,6 +140,16 @@ export class UpstreamSide {
   /** Destroys the upstream connection. */
   destroy(): void {
     this.socket?.destroy();
+  }
+
+  /** The connection opened at accept, for the h2 tap (h2c with prior knowledge) when it is plain TCP and still usable; a TLS one (its ALPN said http/1.1) is closed. */
+  takeForH2(): PreconnectedUpstream | undefined {
+    const pre = this.preconnected;
+    this.preconnected = undefined;
+    if (!pre) return undefined;
+    if (!(pre.socket instanceof TLSSocket) && !pre.socket.destroyed && pre.socket.readable && pre.socket.writable) return pre;
+    pre.socket.destroy();
+    return undefined;
   }
 
   /** The client closed: the upstream and an unused pre-connected one go too. */
