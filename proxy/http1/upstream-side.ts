@@ -19,6 +19,7 @@ import { now, type EpochMs, type FailureInfo } from '../events.js';
 import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from '../upstream.js';
 import type { PreconnectedUpstream, TapSettings } from '../tap-settings.js';
 import { Http1Parser } from './parser.js';
+import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
 
@@ -62,6 +63,8 @@ export class UpstreamSide {
   private clientDraining = false;
   /** The last 101 head read (the switch outcome that follows it hands the sockets over). */
   private lastSwitch: ResponseHead | undefined;
+  /** Bytes for the client held until this turn's flush, since a response completed (turn-flush.ts); undefined when none are held. */
+  private held: Buffer[] | undefined;
   /** Client bytes for the next upstream, while the previous one still answers (forward mode, another origin). */
   private outbox: { upstream: Upstream; bytes: Buffer[] } | undefined;
 
@@ -245,17 +248,53 @@ export class UpstreamSide {
     });
   }
 
-  /** Writes the pending response head and response bytes up to `to` to the client. */
+  /** Writes the pending response head and response bytes up to `to` to the client (or holds them, after a completion this turn). */
   private forwardDown(to: number): void {
     let ok = true;
     if (this.pendingHead) {
-      ok = this.client.write(this.pendingHead);
+      ok = this.toClient(this.pendingHead);
       this.pendingHead = undefined;
     }
-    if (to > this.from) ok = this.client.write(this.from === 0 && to === this.chunk.length ? this.chunk : this.chunk.subarray(this.from, to)) && ok;
+    if (to > this.from) ok = this.toClient(this.from === 0 && to === this.chunk.length ? this.chunk : this.chunk.subarray(this.from, to)) && ok;
     this.from = to;
-    if (!ok && this.socket && !this.clientDraining) {
-      // Backpressure: a slow client slows the server down.
+    if (!ok) this.slowDown();
+  }
+
+  private toClient(bytes: Buffer): boolean {
+    if (!this.held) return this.client.write(bytes);
+    this.held.push(bytes);
+    return true;
+  }
+
+  /** Holds client bytes until this turn's flush has made the completion just read durable. */
+  private hold(): void {
+    if (this.held) return;
+    this.held = [];
+    TurnFlush.of(this.settings.bus).defer(this.releaseHeld);
+  }
+
+  /** Writes what was held, in one go (corked: one writev for a head and its body). */
+  private readonly releaseHeld = (): void => {
+    const held = this.held;
+    this.held = undefined;
+    if (!held || held.length === 0 || this.client.destroyed || this.client.writableEnded) return;
+    let ok = true;
+    if (held.length > 1) this.client.cork();
+    for (const b of held) ok = this.client.write(b) && ok;
+    if (held.length > 1) this.client.uncork();
+    if (!ok) this.slowDown();
+  };
+
+  /** Before anything else reaches the client (bb's own answer, an end, a hand-over): the held completion is made durable and its bytes written now. */
+  settle(): void {
+    if (!this.held) return;
+    TurnFlush.of(this.settings.bus).flushNow();
+    this.releaseHeld();
+  }
+
+  /** Backpressure: a slow client slows the server down. */
+  private slowDown(): void {
+    if (this.socket && !this.clientDraining) {
       const up = this.socket;
       this.clientDraining = true;
       up.pause();
@@ -275,8 +314,10 @@ export class UpstreamSide {
     const final = head && !head.informational && ex;
     if (final) {
       this.exchanges.finish(ex);
-      // The crash rule: the record first, then the chunk holding the last byte.
-      this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers });
+      // The crash rule: the record first, then the chunk holding the last byte; that chunk (and what
+      // follows it) waits for the turn's flush, which makes every completion of the turn durable at once.
+      this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
+      this.hold();
       this.exchanges.queue.shift();
     }
     if (end >= 0) this.forwardDown(end);
