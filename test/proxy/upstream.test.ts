@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
 import { startProxy } from '../../proxy/index.js';
+import { FREED_HOST, freedPort } from '../helpers/freed-port.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 after(async () => {
@@ -111,12 +112,7 @@ test('a refused head (bb answers 400 itself) does not leave the upstream open af
 });
 
 test('an upstream that refuses the connection opened at accept still gets the first request its 502', async () => {
-  const closed = net.createServer();
-  closed.listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  const port = (closed.address() as net.AddressInfo).port;
-  await new Promise((r) => closed.close(r));
-  const proxy = await startProxy({ target: `http://127.0.0.1:${port}` });
+  const proxy = await startProxy({ target: `http://${FREED_HOST}:${await freedPort()}` });
   cleanups.push(() => proxy.close(100));
   const client = await connect(proxy.port);
   // Let the connection made at accept fail before the request comes.
