@@ -133,6 +133,9 @@ export class UpstreamSide {
   end(): void {
     this.outbox = undefined;
     this.socket?.end();
+    // One opened at accept and never used serves no one once the client connection ends.
+    this.preconnected?.socket.destroy();
+    this.preconnected = undefined;
   }
 
   /** True while the upstream has not drained what was written to it (the client is paused until it does). */
