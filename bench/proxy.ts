@@ -2,7 +2,7 @@
 // loopback, in one run, against the same upstream.
 //
 //   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--only small,ws,h2,...]
-//                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile]
+//                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile [--keep-profiles DIR]]
 //
 // Configurations: direct (no proxy), a raw TCP pipe, a bare http-proxy-3
 // forwarder, that forwarder teeing every body byte to a file (tee), bb with
@@ -11,11 +11,11 @@
 // from other work on the machine falls on all of them alike; each figure is
 // the median of the rounds, ratios are taken round by round against direct
 // (and the forwarder) measured in the same round.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { hotSpots } from './lib/cpuprofile.js';
+import { areaTimes, hotSpots } from './lib/cpuprofile.js';
 import { httpLoad, sseLoad, undiciLoad, wsEchoLoad, type Measured } from './lib/load.js';
 import { cpuSeconds, peakRssMiB, resetPeakRss } from './lib/proc.js';
 import { longCapture, type LongOptions } from './proxy-long.js';
@@ -35,6 +35,8 @@ interface Settings {
   wsPerClient: number;
   long: LongOptions | undefined;
   profile: boolean;
+  /** Where the .cpuprofile files are copied to (else they go with the work dir). */
+  keepProfiles: string | undefined;
   only: string[] | undefined;
   configs: string[] | undefined;
 }
@@ -65,6 +67,7 @@ function parseArgs(args: string[]): Settings {
     wsPerClient: quick ? 100 : 400,
     long: args.includes('--no-long') ? undefined : { exchanges: longCount, wsMessages: longCount, connections: CONNECTIONS, wsClients: WS_CLIENTS },
     profile: args.includes('--profile'),
+    keepProfiles: value('--keep-profiles'),
     only: args.includes('--long-only') ? [] : list('--only'),
     configs: list('--configs'),
   };
@@ -108,6 +111,9 @@ async function runWorkload(workload: Workload, port: number, s: Settings, warm =
 }
 
 /** One measured run: the load's figures plus the proxy process's CPU and peak RSS over it. */
+/** Operations each profiled run measured, by profile file: the profile's times per operation. */
+const profiledOps = new Map<string, number>();
+
 async function measure(workload: Workload, config: Config, s: Settings, profileFile?: string): Promise<Sample> {
   const pid = config.helper?.pid;
   if (pid !== undefined) resetPeakRss(pid);
@@ -123,6 +129,7 @@ async function measure(workload: Workload, config: Config, s: Settings, profileF
     if (profileFile) await config.helper?.ask(`profile-stop ${profileFile}`).catch(() => undefined);
   }
   const cpu = pid !== undefined ? cpuSeconds(pid) - cpuBefore : Number.NaN;
+  if (profileFile) profiledOps.set(profileFile, m.ops);
   return {
     rate: m.rate,
     p50: m.p50,
@@ -206,7 +213,7 @@ export async function run(args: string[]): Promise<void> {
     }
     if (s.long) longPeak = (await longCapture(upstream.port, join(workRoot, 'long'), s.long)).peakRss;
     if (workloads.length > 0) printTargets(results, { longPeakRss: longPeak, mitmdump: Boolean(mitmdump), recordingClose });
-    if (s.profile) printProfile(join(workRoot, 'profile'));
+    if (s.profile) printProfile(join(workRoot, 'profile'), s.keepProfiles);
     // The h2 rows (their own upstream and peers; see proxy-h2.ts).
     if (!s.only || s.only.includes('h2')) await runH2(args);
     console.log(`\nproxy benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
@@ -217,8 +224,28 @@ export async function run(args: string[]): Promise<void> {
   }
 }
 
-/** Prints where bb spent its CPU per workload and configuration (profiles of the measured runs only). */
-function printProfile(dir: string): void {
+/**
+ * The area of bb a frame of the built code belongs to (dist/<folder>/<file>.js), for the per-exchange
+ * table of the profiles: the relay (tap I/O), parsing, facts, the journal (encoding, writes), redaction.
+ */
+export function bbArea(file: string, functionName: string): string | undefined {
+  // The profiler's own start and stop (node:inspector's dispatch): the harness, not bb.
+  if (file === 'node:inspector') return 'profiler (harness)';
+  const m = /(?:^|\/)dist\/(.+)\.js$/.exec(file);
+  if (!m) return undefined;
+  const mod = m[1]!;
+  if (mod === 'capture/journal') return /^(flushNow|writeAll|writeAllv)$/.test(functionName) ? 'journal writes (fs)' : 'journal encoding';
+  if (mod === 'capture/recorder' || mod === 'capture/grpc') return 'journal encoding';
+  if (mod === 'capture/body-seal' || mod.startsWith('capture/redact')) return 'redaction + sealing';
+  if (mod.startsWith('capture/')) return 'facts (capture listener)';
+  if (mod === 'proxy/events' || mod === 'proxy/connection') return 'facts (bus)';
+  if (/^proxy\/(http1\/(parser|head|lines)|ws-frames|ws-inflate|h2\/)/.test(mod)) return 'tap parsing';
+  if (mod.startsWith('proxy/')) return 'relay (tap, socket writes)';
+  return 'other bb';
+}
+
+/** Prints where bb spent its CPU per workload and configuration (profiles of the measured runs only): top functions, then µs per operation by area. */
+function printProfile(dir: string, keep: string | undefined): void {
   let files: string[] = [];
   try {
     files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
@@ -228,6 +255,10 @@ function printProfile(dir: string): void {
   if (files.length === 0) {
     console.log('\nno CPU profile was written');
     return;
+  }
+  if (keep) {
+    mkdirSync(keep, { recursive: true });
+    for (const f of files) copyFileSync(join(dir, f), join(keep, f));
   }
   const root = benchPath('..').replace(/\/?$/, '/');
   const groups = new Map<string, string[]>();
@@ -239,6 +270,13 @@ function printProfile(dir: string): void {
     const spots = hotSpots(paths, 25, root);
     console.log(`\n### CPU profile: ${key} (self time of the measured rounds, idle excluded, top 25)\n`);
     for (const h of spots) console.log(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(6)} ms  ${h.where}`);
+    const ops = paths.reduce((n, p) => n + (profiledOps.get(p) ?? 0), 0);
+    if (ops === 0) continue;
+    const areas = [...areaTimes(paths, bbArea, root).entries()].sort((a, b) => b[1] - a[1]);
+    const total = areas.reduce((n, [, ms]) => n + ms, 0);
+    console.log(`\nby area, µs per operation (${ops} operations; innermost bb frame on the stack decides):\n`);
+    for (const [area, ms] of areas) console.log(`${((ms * 1000) / ops).toFixed(2).padStart(8)} µs  ${area}`);
+    console.log(`${((total * 1000) / ops).toFixed(2).padStart(8)} µs  total sampled`);
   }
 }
 

@@ -212,7 +212,7 @@ export class JournalAppender {
   appendBody(bytes: Buffer): number {
     const at = this.bodiesOffset;
     if (bytes.length === 0) return at;
-    this.bodyQueue.push(this.seal ? this.seal.apply(bytes, at) : bytes);
+    this.bodyQueue.push(this.seal ? this.seal.applyInOrder(bytes, at) : bytes);
     this.bodiesOffset += bytes.length;
     this.schedule();
     return at;

@@ -7,6 +7,7 @@ import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
+import { doneLine, requestEndLine, responseStartLine, startLine } from './journal-lines.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -109,14 +110,12 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        j.appendRecord({
-          r: 'start', x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
+        j.appendLine(startLine({
+          x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
-          ...(this.page ? { page: this.page } : {}),
-          ...(fact.stream !== undefined ? { sid: fact.stream } : {}),
-          ...(fact.pushedBy !== undefined ? { push: fact.pushedBy } : {}),
-        });
+          page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
+        }));
         return;
       }
       case 'request-body':
@@ -138,17 +137,17 @@ export class Recorder {
         return;
       }
       case 'request-ended':
-        j.appendRecord({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) });
+        j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
       case 'response-started':
-        j.appendRecord({
-          r: 'rs', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
+        j.appendLine(responseStartLine({
+          x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
-        });
+        }));
         return;
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
-        j.appendRecord({ r: 'done', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) });
+        j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;

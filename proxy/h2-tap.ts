@@ -35,7 +35,7 @@ export interface H2TapStart {
   head: Buffer;
   /** Per-proxy settings. */
   settings: TapSettings;
-  /** An upstream already connected with ALPN h2, and its origin; absent: the tap connects. */
+  /** An upstream already connected with ALPN h2 (or reverse mode's plain TCP one, opened at accept, maybe still connecting), and its origin; absent: the tap connects. */
   upstream?: { socket: Duplex; origin: string };
 }
 
@@ -110,8 +110,12 @@ class H2Tap {
     if (this.begin.head.length > 0) this.onClient(this.begin.head);
     if (this.done) return;
     if (this.begin.upstream) {
-      this.origin = this.begin.upstream.origin;
-      this.attachUpstream(this.begin.upstream.socket, true);
+      const { socket, origin } = this.begin.upstream;
+      this.origin = origin;
+      // One opened at accept (h2c after the HTTP/1 tap's) may still be connecting: bytes wait for it.
+      const connecting = socket instanceof net.Socket && socket.connecting;
+      if (connecting) socket.once('connect', () => this.onConnected());
+      this.attachUpstream(socket, !connecting);
     } else this.connect();
   }
 

@@ -10,7 +10,7 @@ import { tapConnection, type PreconnectedUpstream, type TapSettings, type Upstre
 import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
 import { MAX_HEAD_BYTES } from './http1/parser.js';
-import { parseUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
+import { parseUpstream, preconnectUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
 import { BbError } from '../core/index.js';
 import { tlsTerminator } from './listen-tls.js';
 import type { LeafFactory } from './tls/index.js';
@@ -176,7 +176,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   server.on('connection', (socket: Socket) => {
     if (terminateTls && !connectionOf(socket)) return terminateTls(socket);
     const state = connectionOf(socket) ?? track(socket, 'http');
-    tapConnection(state, socket, settings);
+    // Reverse mode connects upstream at accept (forward mode learns the target from the request).
+    tapConnection(state, socket, settings, fixedUpstream ? preconnectUpstream(fixedUpstream, tlsOptions, settings.connectTimeoutMs) : undefined);
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -124,3 +124,18 @@ export function armSilenceTimeout(socket: Socket, ms: number, waiting: () => boo
     if (waiting()) socket.destroy(Object.assign(new Error(`no data from the upstream for ${ms} ms`), { code: 'BB_UPSTREAM_TIMEOUT' }));
   });
 }
+
+/**
+ * Reverse mode: the upstream connection opened as the client's is accepted
+ * (a raw pipe connects at accept too), so the first request pays no connect.
+ * It is only a head start: the tap takes it for its first request (or makes
+ * its own when this one failed or closed meanwhile), and destroys it with
+ * the client connection. The connect timeout runs from accept.
+ */
+export function preconnectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOptions, connectTimeoutMs: number): { socket: Socket; origin: string } {
+  const socket = connectUpstream(upstream, tlsOptions);
+  // Failures before the tap listens are the tap's to find (a destroyed socket is not taken): never thrown.
+  socket.on('error', () => {});
+  armConnectTimeout(socket, connectTimeoutMs, upstream.tls ? 'secureConnect' : 'connect');
+  return { socket, origin: upstream.origin };
+}

@@ -81,3 +81,48 @@ export function inclusiveMs(paths: string | string[], names: readonly string[]):
   }
   return out;
 }
+
+/** Names the area a stack frame's code belongs to (its url relative to the repo, its function name), or undefined to look further up the stack. */
+export type AreaOf = (file: string, functionName: string) => string | undefined;
+
+/**
+ * Self time summed by area over one or more .cpuprofile files: each sample
+ * goes to the area of the innermost frame on its stack that `areaOf` names
+ * (so a native write under the journal's flush counts as journal writes, the
+ * same write under the relay as relay writes); `(garbage collector)` is its
+ * own area, and a stack no frame of which is named falls in `fallback`.
+ * Idle time is left out. Returns ms per area.
+ */
+export function areaTimes(paths: string | string[], areaOf: AreaOf, repoRoot = '', fallback = 'node (sockets, streams, event loop)'): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const path of Array.isArray(paths) ? paths : [paths]) {
+    const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile & { nodes: Array<ProfileNode & { children?: number[] }> };
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    // The area of each node, found once and kept (many samples share a node).
+    const areaOfNode = new Map<number, string>();
+    const resolve = (id: number): string => {
+      const known = areaOfNode.get(id);
+      if (known !== undefined) return known;
+      const node = byId.get(id);
+      let area: string;
+      if (!node) area = fallback;
+      else if (node.callFrame.functionName === '(garbage collector)') area = 'GC';
+      else {
+        const file = node.callFrame.url.replace(/^file:\/\//, '').replace(repoRoot, '');
+        const up = parent.get(id);
+        area = (file ? areaOf(file, node.callFrame.functionName) : undefined) ?? (up !== undefined ? resolve(up) : fallback);
+      }
+      areaOfNode.set(id, area);
+      return area;
+    };
+    for (let i = 0; i < profile.samples.length; i++) {
+      const node = byId.get(profile.samples[i]!);
+      if (!node || node.callFrame.functionName === '(idle)') continue;
+      const area = resolve(node.id);
+      out.set(area, (out.get(area) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+    }
+  }
+  return out;
+}

@@ -150,7 +150,10 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       return;
     }
     // Pass the half-close on: the server sees the client's close behaviour.
-    if (!this.upstreamSide.passHalfClose() && this.exchanges.queue.length === 0) this.client.end();
+    if (!this.upstreamSide.passHalfClose() && this.exchanges.queue.length === 0) {
+      this.upstreamSide.settle();
+      this.client.end();
+    }
   };
 
   private readonly onClientClose = (): void => {
@@ -174,14 +177,15 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   /** A CONNECT never goes upstream: forward mode takes the socket (with the bytes after the head), anything else closes it. */
   private onConnect(rest: Buffer): void {
     const head = this.clientSide.lastConnect;
+    this.upstreamSide.settle();
     this.detachClient();
     this.enter('switched');
+    // The upstream of earlier requests on this connection (or the one opened at accept) serves no one now.
+    this.upstreamSide.drop();
     if (!head || !this.settings.onConnect || this.exchanges.queue.length > 0) {
       this.client.destroy();
       return;
     }
-    // The upstream of earlier requests on this connection serves no one now.
-    this.upstreamSide.drop();
     this.settings.onConnect(this.clientSide.queryOf(head), this.client, rest);
   }
 
@@ -194,7 +198,10 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       if (startsLikeH2(bytes)) {
         this.detachClient();
         this.enter('switched');
-        tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings });
+        // The upstream opened at accept carries the h2 connection when it is plain TCP (a TLS one agreed to http/1.1: the h2 tap makes its own).
+        const upstream = this.upstreamSide.takeForH2();
+        this.upstreamSide.drop();
+        tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings, upstream });
         return;
       }
     }
@@ -232,6 +239,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   /** Writes bb's own answers at the front of the queue, in turn. */
   answerSynthetic(): void {
     const queue = this.exchanges.queue;
+    if (queue[0]?.synthetic && queue[0].requestEnded) this.upstreamSide.settle();
     while (queue[0]?.synthetic && queue[0].requestEnded) {
       const ex = queue.shift()!;
       const { response, fact, close } = ex.synthetic!;
@@ -248,6 +256,8 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
 
   /** Ends both connections at once (a framing error, a broken response). */
   destroyAll(): void {
+    // A response completed this turn still reaches the client whole, as before the break.
+    this.upstreamSide.settle();
     this.upstreamSide.destroy();
     this.client.destroy();
   }
@@ -292,6 +302,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     if (this.state === 'switched' || this.state === 'closed') return;
     this.exchanges.failUnanswered({ code: 'BB_UPSTREAM_CLOSED', message: 'the upstream closed the connection to end the close-delimited response before this one, so this pipelined request was never answered', phase: 'request' });
     this.enter('ended');
+    this.upstreamSide.settle();
     this.client.end();
     this.upstreamSide.end();
   }
@@ -304,6 +315,8 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       return;
     }
     this.exchanges.finish(ex);
+    // What an earlier response of this turn held goes before the 101 the upgrade tap writes.
+    this.upstreamSide.settle();
     const clientHead = Buffer.concat(this.clientSide.takeHeld());
     this.detachClient();
     this.enter('switched');
@@ -326,6 +339,9 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   upstreamEnded(): void {
     // Once switched, the client socket carries a tunnel or an h2 connection
     // that this upstream connection has no part in: its end is not the client's.
-    if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched' && this.state !== 'ended') this.client.end();
+    if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched' && this.state !== 'ended') {
+      this.upstreamSide.settle();
+      this.client.end();
+    }
   }
 }

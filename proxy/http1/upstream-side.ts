@@ -1,5 +1,6 @@
-// The upstream side of the HTTP/1 tap: the upstream connection (opened when
-// the first request needs it, replaced when a request needs another origin)
+// The upstream side of the HTTP/1 tap: the upstream connection (in reverse
+// mode opened at accept, else when the first request needs it; replaced when
+// a request needs another origin)
 // and the upstream → client direction. The parser frames each response by
 // the request it answers (the queue of exchanges in flight). The end of a
 // message is found before the chunk that holds it is forwarded, so
@@ -11,12 +12,14 @@
 // the chunk being read, and the backpressure both ways across the socket;
 // what a 101 or a final response does to the connection is tap.ts's.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { classifyUpstreamError } from '../errors.js';
 import { now, type EpochMs, type FailureInfo } from '../events.js';
 import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from '../upstream.js';
 import type { PreconnectedUpstream, TapSettings } from '../tap-settings.js';
 import { Http1Parser } from './parser.js';
+import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
 
@@ -60,6 +63,8 @@ export class UpstreamSide {
   private clientDraining = false;
   /** The last 101 head read (the switch outcome that follows it hands the sockets over). */
   private lastSwitch: ResponseHead | undefined;
+  /** Bytes for the client held until this turn's flush, since a response completed (turn-flush.ts); undefined when none are held. */
+  private held: Buffer[] | undefined;
   /** Client bytes for the next upstream, while the previous one still answers (forward mode, another origin). */
   private outbox: { upstream: Upstream; bytes: Buffer[] } | undefined;
 
@@ -128,6 +133,9 @@ export class UpstreamSide {
   end(): void {
     this.outbox = undefined;
     this.socket?.end();
+    // One opened at accept and never used serves no one once the client connection ends.
+    this.preconnected?.socket.destroy();
+    this.preconnected = undefined;
   }
 
   /** True while the upstream has not drained what was written to it (the client is paused until it does). */
@@ -138,6 +146,16 @@ export class UpstreamSide {
   /** Destroys the upstream connection. */
   destroy(): void {
     this.socket?.destroy();
+  }
+
+  /** The connection opened at accept, for the h2 tap (h2c with prior knowledge) when it is plain TCP and still usable; a TLS one (its ALPN said http/1.1) is closed. */
+  takeForH2(): PreconnectedUpstream | undefined {
+    const pre = this.preconnected;
+    this.preconnected = undefined;
+    if (!pre) return undefined;
+    if (!(pre.socket instanceof TLSSocket) && !pre.socket.destroyed && pre.socket.readable && pre.socket.writable) return pre;
+    pre.socket.destroy();
+    return undefined;
   }
 
   /** The client closed: the upstream and an unused pre-connected one go too. */
@@ -233,17 +251,53 @@ export class UpstreamSide {
     });
   }
 
-  /** Writes the pending response head and response bytes up to `to` to the client. */
+  /** Writes the pending response head and response bytes up to `to` to the client (or holds them, after a completion this turn). */
   private forwardDown(to: number): void {
     let ok = true;
     if (this.pendingHead) {
-      ok = this.client.write(this.pendingHead);
+      ok = this.toClient(this.pendingHead);
       this.pendingHead = undefined;
     }
-    if (to > this.from) ok = this.client.write(this.from === 0 && to === this.chunk.length ? this.chunk : this.chunk.subarray(this.from, to)) && ok;
+    if (to > this.from) ok = this.toClient(this.from === 0 && to === this.chunk.length ? this.chunk : this.chunk.subarray(this.from, to)) && ok;
     this.from = to;
-    if (!ok && this.socket && !this.clientDraining) {
-      // Backpressure: a slow client slows the server down.
+    if (!ok) this.slowDown();
+  }
+
+  private toClient(bytes: Buffer): boolean {
+    if (!this.held) return this.client.write(bytes);
+    this.held.push(bytes);
+    return true;
+  }
+
+  /** Holds client bytes until this turn's flush has made the completion just read durable. */
+  private hold(): void {
+    if (this.held) return;
+    this.held = [];
+    TurnFlush.of(this.settings.bus).defer(this.releaseHeld);
+  }
+
+  /** Writes what was held, in one go (corked: one writev for a head and its body). */
+  private readonly releaseHeld = (): void => {
+    const held = this.held;
+    this.held = undefined;
+    if (!held || held.length === 0 || this.client.destroyed || this.client.writableEnded) return;
+    let ok = true;
+    if (held.length > 1) this.client.cork();
+    for (const b of held) ok = this.client.write(b) && ok;
+    if (held.length > 1) this.client.uncork();
+    if (!ok) this.slowDown();
+  };
+
+  /** Before anything else reaches the client (bb's own answer, an end, a hand-over): the held completion is made durable and its bytes written now. */
+  settle(): void {
+    if (!this.held) return;
+    TurnFlush.of(this.settings.bus).flushNow();
+    this.releaseHeld();
+  }
+
+  /** Backpressure: a slow client slows the server down. */
+  private slowDown(): void {
+    if (this.socket && !this.clientDraining) {
       const up = this.socket;
       this.clientDraining = true;
       up.pause();
@@ -263,8 +317,10 @@ export class UpstreamSide {
     const final = head && !head.informational && ex;
     if (final) {
       this.exchanges.finish(ex);
-      // The crash rule: the record first, then the chunk holding the last byte.
-      this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers });
+      // The crash rule: the record first, then the chunk holding the last byte; that chunk (and what
+      // follows it) waits for the turn's flush, which makes every completion of the turn durable at once.
+      this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
+      this.hold();
       this.exchanges.queue.shift();
     }
     if (end >= 0) this.forwardDown(end);

@@ -16,6 +16,7 @@ import { readCapture } from '../../capture/reader.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { tempDir } from '../helpers/tmp.js';
+import { freedPort } from '../helpers/freed-port.js';
 
 const BIN = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 256));
 const GZ_TEXT = 'compressible text '.repeat(300);
@@ -209,13 +210,7 @@ describe('capture through the proxy', () => {
   });
 
   it('records an unreachable upstream as bb\'s 502 with _bb.error', async () => {
-    // A port freed on 127.0.0.3: the suite's servers bind 127.0.0.1, so one that gets the same
-    // port number meanwhile does not answer here (on 127.0.0.1 that race once gave BB_UPSTREAM_CLOSED).
-    const probe = net.createServer();
-    probe.listen(0, '127.0.0.3');
-    await once(probe, 'listening');
-    const port = (probe.address() as net.AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    const port = await freedPort();
     const bus = new FactBus();
     const down = await startProxy({ target: `http://127.0.0.3:${port}`, bus });
     const cap = await openCapture({ out: join(tmp.dir, 'down.har'), label: 'd', target: down.target, listen: down.url, bbHome: tmp.bbHome });

@@ -160,7 +160,9 @@ describe('a connection that never sends a byte', () => {
     assert.equal(client.bytes().length, 0, 'nothing written to it');
     await until(() => Buffer.from(facts.map((f) => f.type).join()), (b) => b.includes('connection-closed'));
     assert.deepEqual(facts.map((f) => f.type), ['connection-opened', 'connection-closed'], 'no exchange, no client error');
-    assert.equal(up.sockets.length, 0, 'no upstream connection was made for it');
+    // Reverse mode connects upstream at accept (issue 39); that connection goes with the client.
+    assert.ok(up.sockets.length <= 1, 'at most the one upstream connection opened at accept');
+    await until(() => Buffer.from(up.sockets.every((s) => s.destroyed || s.readableEnded) ? 'y' : ''), (b) => b.length > 0);
   });
 
   it('answers a started head with 408 after the same timeout', async () => {

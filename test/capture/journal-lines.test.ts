@@ -1,0 +1,30 @@
+// The hand-written lines of the hot records must be exactly what
+// JSON.stringify writes for the same records (readers parse either).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { doneLine, requestEndLine, responseStartLine, startLine } from '../../capture/journal-lines.js';
+import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } from '../../capture/journal.js';
+
+const odd = 'q"uo\\te\n\t\u0001 é 😀 \u2028 \ud800';
+const starts: StartRecord[] = [
+  { r: 'start', x: 1, seq: 1, c: 'c1', ts: 1733356800123.456, scheme: 'http', method: 'GET', target: '/a?b=1', v: '1.1', h: ['Host', 'x', 'X-Odd', odd], up: 'http://127.0.0.1:3000', upg: false },
+  { r: 'start', x: 2, seq: 7, c: 'c2', ts: 1, scheme: 'https', method: 'POST', target: odd, v: '1.0', h: [], up: 'https://[::1]:8443', upg: true, page: 'page_1' },
+  { r: 'start', x: 3, seq: 9, c: 'c3', ts: 2.5, scheme: 'https', method: 'GET', target: '/', v: '2.0', h: [':path', '/'], up: 'u', upg: false, page: 'p', sid: 3, push: 1 },
+  { r: 'start', x: 4, seq: 10, c: 'c3', ts: 3, scheme: 'http', method: 'GET', target: '/', v: '2.0', h: [], up: 'u', upg: false, sid: 5 },
+];
+
+test('startLine writes what JSON.stringify writes, optional keys included or left out', () => {
+  for (const rec of starts) {
+    const { r: _r, ...rest } = rec;
+    assert.equal(startLine(rest), JSON.stringify(rec));
+  }
+});
+
+test('requestEndLine, responseStartLine and doneLine write what JSON.stringify writes', () => {
+  const qe: RequestEndRecord = { r: 'qe', x: 5, ts: 12.25, tr: ['X-T', odd] };
+  const rs: ResponseStartRecord = { r: 'rs', x: 5, ts: 13, st: 200, sm: odd, v: '1.1', h: ['Content-Type', 'text/plain'] };
+  const done: DoneRecord = { r: 'done', x: 5, ts: 14.125, seq: 3, tr: [] };
+  assert.equal(requestEndLine({ x: qe.x, ts: qe.ts, tr: qe.tr }), JSON.stringify(qe));
+  assert.equal(responseStartLine({ x: rs.x, ts: rs.ts, st: rs.st, sm: rs.sm, v: rs.v, h: rs.h }), JSON.stringify(rs));
+  assert.equal(doneLine({ x: done.x, ts: done.ts, seq: done.seq, tr: done.tr }), JSON.stringify(done));
+});
