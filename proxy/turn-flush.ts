@@ -1,8 +1,8 @@
 // The crash rule at the cost of a loop turn, not of an exchange.
 //
 // An exchange's completing record must reach the OS before the client can
-// see its last byte (DESIGN.md, "Journal and crash safety"). Made durable one
-// by one, that is a journal write per exchange. Instead, a connection whose
+// see its last byte (docs/capture.md "What the proxy guarantees": crash-safe).
+// Made durable one by one, that is a journal write per exchange. Instead, a connection whose
 // response just completed holds what it would write to the client (that
 // chunk and anything after it) until the end of the loop turn, when one
 // `flush` fact makes every completion of the turn durable in one write and
