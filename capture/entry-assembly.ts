@@ -4,6 +4,11 @@
 // One place decides which record belongs to which exchange (to-har.ts's
 // addRecord says which part of it a record is, and whether it ends it), so
 // an entry built live is the entry the finished HAR holds.
+// A follower of a running capture can hand the assembler a way to read
+// records back from the journal: then a long WebSocket conversation holds
+// its first messages' records and only the byte ranges of the rest (16 bytes
+// a message, not a parsed record), read back when it closes, so memory stays
+// flat under a steady WebSocket load (docs/performance.md "shadow").
 import type { JournalRecord } from './journal.js';
 import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
@@ -13,12 +18,34 @@ export type Assembled =
   | { kind: 'page'; id: string; title: string; ts: number }
   | undefined;
 
+/** WebSocket records an open exchange holds as objects before the rest are kept as journal byte ranges. */
+export const WS_HELD = 64;
+
+/** Byte ranges of journal lines (where each starts, its length), packed: what an exchange keeps of records it does not hold. */
+export class LineRanges {
+  /** Byte offset of each line in the journal. */
+  readonly at: number[] = [];
+  /** Each line's length in bytes (without its newline). */
+  readonly bytes: number[] = [];
+}
+
+/** Reads the records of these journal lines back, in order. */
+export type ReadBack = (lines: LineRanges) => JournalRecord[];
+
 /** Collects the records of open exchanges and hands each one over when its end record comes. */
 export class EntryAssembler {
   private readonly open = new Map<number, ExchangeRecords>();
+  /** Per open exchange: its WebSocket records past the first WS_HELD, as journal lines to read back. */
+  private readonly later = new Map<number, LineRanges>();
 
-  /** Feeds one record (after the header). */
-  feed(r: JournalRecord): Assembled {
+  /** With `readBack`, WebSocket records past the first WS_HELD of an exchange are read back from the journal at its end, not held. */
+  constructor(private readonly readBack?: ReadBack) {}
+
+  /**
+   * Feeds one record (after the header); `at` and `bytes` say where its line
+   * is in the journal (needed for a record to be read back instead of held).
+   */
+  feed(r: JournalRecord, at = -1, bytes = 0): Assembled {
     if (r.r === 'page') return { kind: 'page', id: r.id, title: r.title, ts: r.ts };
     if (r.r === 'cerr') return { kind: 'entry', exchange: { ...emptyRecords(), end: r } };
     if (r.r === 'rsts') return { kind: 'entry', exchange: { ...emptyRecords(), burst: r } };
@@ -29,13 +56,36 @@ export class EntryAssembler {
     const ex = this.open.get(r.x);
     // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
     if (!ex) return undefined;
+    if ((r.r === 'wsm' || r.r === 'wse') && this.readBack && at >= 0 && ex.ws.length >= WS_HELD) {
+      let lines = this.later.get(r.x);
+      if (!lines) this.later.set(r.x, (lines = new LineRanges()));
+      lines.at.push(at);
+      lines.bytes.push(bytes);
+      return undefined;
+    }
     if (!addRecord(ex, r)) return undefined;
     this.open.delete(r.x);
-    return { kind: 'entry', exchange: ex };
+    return { kind: 'entry', exchange: this.whole(r.x, ex) };
   }
 
   /** Exchanges that never ended, oldest first (a recovered capture keeps everything it saw). */
   unfinished(): ExchangeRecords[] {
-    return [...this.open.values()].sort((a, b) => a.start!.seq - b.start!.seq);
+    return [...this.open].map(([x, ex]) => this.whole(x, ex)).sort((a, b) => a.start!.seq - b.start!.seq);
+  }
+
+  /** WebSocket records held as objects now, across open exchanges (the rest are byte ranges). */
+  heldWsRecords(): number {
+    let n = 0;
+    for (const ex of this.open.values()) n += ex.ws.length;
+    return n;
+  }
+
+  // The exchange with the records it did not hold read back, in journal order after the held ones.
+  private whole(x: number, ex: ExchangeRecords): ExchangeRecords {
+    const lines = this.later.get(x);
+    if (!lines) return ex;
+    this.later.delete(x);
+    for (const r of this.readBack!(lines)) if (r.r === 'wsm' || r.r === 'wse') ex.ws.push(r);
+    return ex;
   }
 }

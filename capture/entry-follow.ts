@@ -4,13 +4,15 @@
 // what `bb shadow` compares live is what `bb diff` later reads. (In the
 // recording's own process, live.ts is fed by the appender instead of a file.) Runs wherever
 // the journal is readable (bb shadow runs it in its comparison worker, off
-// the proxy's thread). Body bytes are read back from `<out>.bodies`.
-import { closeSync, openSync } from 'node:fs';
+// the proxy's thread). Body bytes are read back from `<out>.bodies`, and a
+// long WebSocket conversation's later records from the journal when it ends
+// (entry-assembly.ts: held as byte ranges meanwhile, so memory stays flat).
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { HarEntry } from './har.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { entryContext } from './writer.js';
 import { buildEntry, type EntryContext } from './to-har.js';
-import { EntryAssembler } from './entry-assembly.js';
+import { EntryAssembler, type LineRanges } from './entry-assembly.js';
 import { tailLines, type FollowEnd } from './journal-follow.js';
 import type { Redactor } from './redact.js';
 
@@ -30,15 +32,22 @@ export interface FollowEntriesOptions {
 
 /** Follows until the journal goes away (the capture was finalized) or the signal aborts. */
 export async function followEntries(opts: FollowEntriesOptions): Promise<FollowEnd> {
-  const assembler = new EntryAssembler();
   let ctx: EntryContext | undefined;
   let fd: number | undefined;
-  const onLine = (line: string): void => {
+  // The journal, for records read back (opened with the header: still readable once the capture renames or removes it).
+  let journalFd: number | undefined;
+  const assembler = new EntryAssembler((lines) => readLines(journalFd!, lines));
+  const onLine = (line: string, at: number, bytes: number): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
     if (rec.r === 'bb-journal') {
       const header = rec as HeaderRecord;
       if (header.v > JOURNAL_VERSION) return;
+      try {
+        journalFd ??= openSync(opts.journalPath, 'r');
+      } catch {
+        // Gone since its header was read: nothing to read back from, every record is held.
+      }
       try {
         fd ??= openSync(opts.bodiesPath, 'r');
       } catch {
@@ -48,12 +57,35 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
       return;
     }
     if (!ctx) return;
-    const done = assembler.feed(rec as JournalRecord);
+    const done = assembler.feed(rec as JournalRecord, journalFd === undefined ? -1 : at, bytes);
     if (done?.kind === 'entry') opts.onEntry(buildEntry(done.exchange, ctx));
   };
   try {
     return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);
   } finally {
     if (fd !== undefined) closeSync(fd);
+    if (journalFd !== undefined) closeSync(journalFd);
   }
+}
+
+/** Bytes read from the journal at a time when reading records back (many lines a read: they lie close together). */
+const READ_WINDOW = 256 * 1024;
+
+/** Reads these journal lines' records back, in order (a line that no longer parses is left out). */
+function readLines(fd: number, lines: LineRanges): JournalRecord[] {
+  const out: JournalRecord[] = [];
+  let window = Buffer.alloc(0);
+  let windowAt = 0;
+  for (let i = 0; i < lines.at.length; i++) {
+    const at = lines.at[i]!;
+    const bytes = lines.bytes[i]!;
+    if (at < windowAt || at + bytes > windowAt + window.length) {
+      const buf = Buffer.allocUnsafe(Math.max(bytes, READ_WINDOW));
+      window = buf.subarray(0, readSync(fd, buf, 0, buf.length, at));
+      windowAt = at;
+    }
+    const rec = parseJournalLine(window.toString('utf8', at - windowAt, at - windowAt + bytes));
+    if (rec && rec.r !== 'bb-journal') out.push(rec as JournalRecord);
+  }
+  return out;
 }

@@ -134,11 +134,19 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
 /**
  * Reads a growing journal line by line: what is there, then what is appended
  * (polling every `pollMs`), until the file goes away (the capture stopped
- * cleanly) or the signal aborts. A line without its newline yet waits.
+ * cleanly) or the signal aborts. A line without its newline yet waits. Each
+ * line comes with the byte offset it starts at and its length in bytes (so a
+ * follower can read it again later instead of holding it: entry-follow.ts).
  */
-export async function tailLines(path: string, onLine: (line: string) => Promise<void> | void, pollMs: number, signal?: AbortSignal): Promise<FollowEnd> {
+export async function tailLines(
+  path: string,
+  onLine: (line: string, at: number, bytes: number) => Promise<void> | void,
+  pollMs: number,
+  signal?: AbortSignal,
+): Promise<FollowEnd> {
   let offset = 0;
-  let partial = '';
+  // The bytes of a line without its newline yet, and where they start in the file.
+  let partial = Buffer.alloc(0);
   let journal: FileHandle | undefined;
   try {
     for (;;) {
@@ -153,12 +161,17 @@ export async function tailLines(path: string, onLine: (line: string) => Promise<
         journal ??= await open(path, 'r');
         const buf = Buffer.alloc(size - offset);
         const { bytesRead } = await journal.read(buf, 0, buf.length, offset);
+        // Split the bytes on newlines, decoding whole lines only: a multi-byte
+        // character never contains 0x0a, and one cut by the read stays whole.
+        const bytes = partial.length > 0 ? Buffer.concat([partial, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
+        const base = offset - partial.length;
         offset += bytesRead;
-        // Split on newlines only: a multi-byte character never contains 0x0a.
-        const text = partial + buf.subarray(0, bytesRead).toString('utf8');
-        const lines = text.split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) await onLine(line);
+        let from = 0;
+        for (let nl = bytes.indexOf(10, from); nl >= 0; nl = bytes.indexOf(10, from)) {
+          await onLine(bytes.toString('utf8', from, nl), base + from, nl - from);
+          from = nl + 1;
+        }
+        partial = Buffer.from(bytes.subarray(from));
         continue;
       }
       await sleep(pollMs, signal);
