@@ -93,17 +93,14 @@ class SourceFrames {
     const rows = this.live.rows();
     const frames: Array<{ exchange: number; frame: Frame }> = [];
     const emit = (exchange: number, frame: Frame): void => void frames.push({ exchange, frame });
-    for (const row of rows) {
-      this.placer.add(row.seq, row.startedAt / 1000);
-      if (row.kind !== 'websocket') continue;
-      this.lanes.set(row.seq, { row, messages: [], text: '' });
-      for (const m of this.live.entry(row.seq)?._webSocketMessages ?? []) this.message(row.seq, m, emit);
-    }
-    for (const row of rows) {
-      if (row.kind !== 'sse' && row.kind !== 'grpc') continue;
-      this.lanes.set(row.seq, { row, messages: [], text: '' });
-      this.pull(row.seq, emit);
-    }
+    // Every numbered record known, in seq order, before any event is placed among them; lanes in the order their exchanges began.
+    const ws = new Map(rows.filter((r) => r.kind === 'websocket').map((r) => [r.seq, this.live.entry(r.seq)?._webSocketMessages ?? []]));
+    const anchors = rows.map((r) => ({ seq: r.seq, time: r.startedAt / 1000 }));
+    for (const messages of ws.values()) for (const m of messages) if (m._bb?.seq !== undefined) anchors.push({ seq: m._bb.seq, time: m.time });
+    for (const a of anchors.sort((x, y) => x.seq - y.seq)) this.placer.add(a.seq, a.time);
+    for (const row of rows) if (isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
+    for (const [seq, messages] of ws) for (const m of messages) this.message(seq, m, emit);
+    for (const row of rows) if (row.kind === 'sse' || row.kind === 'grpc') this.pull(row.seq, emit);
     this.relabel(false);
     for (const lane of this.lanes.values()) this.send({ type: 'connection', label: this.label, row: lane.row, text: lane.text });
     frames.sort((a, b) => a.frame.seq - b.frame.seq);
