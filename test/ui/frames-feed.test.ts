@@ -12,19 +12,11 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { captureFeeds } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { Cleanups } from '../helpers/cleanups.js';
-import { record } from '../helpers/recording.js';
+import { record, waitUntil as until } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 /** The frames as the tab orders them (bb's order, seq), as "kind payload". */
 const ordered = (events: UiEvent[]): string[] =>
