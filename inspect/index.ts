@@ -2,9 +2,10 @@
 // Reads capture files only (`bb frames --follow` tails through capture/'s followJournal).
 export {
   wsConnections, filterConnections, connectionMatches, messageMatches, entryRows, filterRows, timeline, OPCODE_NAMES,
-  type FrameFilter, type EntryFilter,
+  grpcAsMessage, isGrpcEntry, opcodeName, type FrameFilter, type EntryFilter,
 } from './model.js';
-export { framesText, timelineText, showText, messageLine, formatOffset, type Style } from './format.js';
+export { framesText, timelineText, showText, messageLine, formatOffset, preview, type Style } from './format.js';
+export { isSseEntry, sseAsMessage, messageKindOf, SeqPlacer } from './streams.js';
 export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';

@@ -96,6 +96,13 @@ export class SeqPlacer {
     this.times = sorted.map((a) => (max = Math.max(max, a.time)));
   }
 
+  /** Adds a record numbered after every one so far (a live capture's next); an older seq is left out, keeping the order sound. */
+  add(seq: number, time: number): void {
+    if (!Number.isFinite(time) || (this.seqs.length > 0 && seq <= this.seqs.at(-1)!)) return;
+    this.seqs.push(seq);
+    this.times.push(Math.max(this.times.at(-1) ?? -Infinity, time));
+  }
+
   /** True when there are numbered records to place among. */
   get active(): boolean {
     return this.seqs.length > 0;

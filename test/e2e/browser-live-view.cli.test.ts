@@ -193,10 +193,12 @@ test('the frames tab shows every WebSocket message in its connection\'s lane, li
   const sent = Date.now();
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '10 frames on 2 connections', undefined, { polling: 'raf' });
   assert.ok(Date.now() - sent < 2000, 'frames took over 2 s to appear');
+  // Labelled as bb frames labels lanes (inspect/lanes.ts): host and path, then what tells them apart.
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-view="frames"] .lane-name')].some((e) => e.textContent!.endsWith(' room=b')));
   const lanes = await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent));
   assert.equal(lanes.length, 2);
-  assert.match(lanes[0]!, /^1: #\d+ \/chat\?room=a \(closed\)$/);
-  assert.match(lanes[1]!, /^2: #\d+ \/chat\?room=b$/);
+  assert.match(lanes[0]!, /^1: #\d+ 127\.0\.0\.1:\d+ \/chat room=a \(closed\)$/);
+  assert.match(lanes[1]!, /^2: #\d+ 127\.0\.0\.1:\d+ \/chat room=b$/);
   const last = await page.$$eval('[data-view="frames"] .row.frame:not([hidden])', (rows) =>
     rows.slice(-2).map((r) => [r.querySelector('.mark')!.textContent, (r.querySelector('.mark') as HTMLElement).style.left, r.querySelector('.c-data')!.textContent]),
   );

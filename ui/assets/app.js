@@ -64,7 +64,8 @@
    * it scrolls, redrawn at most once a frame. `cells` are the class names of
    * each row's spans; fill(rowElement, item) draws one; onDraw(shown, total)
    * follows each draw. add() appends (shown at once when it passes the
-   * filter), replace() changes one, filter(test) shows only the items it
+   * filter), insert() puts one before others (a late item of an ordered
+   * list), replace() changes one, filter(test) shows only the items it
    * passes (undefined: all). At the end of the list, it keeps to the end.
    */
   function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
@@ -129,6 +130,14 @@
         schedule();
         return items.length - 1;
       },
+      /** Puts an item at `index`, before the items from there on (at the end: add). */
+      insert(index, item) {
+        if (index >= items.length) return this.add(item);
+        items.splice(index, 0, item);
+        refilter = true;
+        schedule();
+        return index;
+      },
       /** Changes the item at `index` (it may enter or leave the filter). */
       replace(index, item) {
         items[index] = item;
@@ -165,7 +174,25 @@
     return answer;
   }
 
-  window.bb = { el, feed, view, virtualList, action };
+  const openers = new Map();
+  const opening = new Map();
+
+  /** Registers what opening something in view `name` does (bb.open(name, what) calls it). */
+  function opener(name, fn) {
+    openers.set(name, fn);
+    if (opening.has(name)) fn(opening.get(name));
+    opening.delete(name);
+  }
+
+  /** Shows view `name` and opens `what` there (an exchange's key in the capture view); kept until the view registers. */
+  function open(name, what) {
+    show(name);
+    const fn = openers.get(name);
+    if (fn) fn(what);
+    else opening.set(name, what);
+  }
+
+  window.bb = { el, feed, view, virtualList, action, opener, open };
 
   fetch('/api/views')
     .then((r) => r.json())

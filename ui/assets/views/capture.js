@@ -11,7 +11,7 @@
 'use strict';
 
 (function () {
-  const { el, feed, view, virtualList } = window.bb;
+  const { el, feed, view, virtualList, opener } = window.bb;
   const ROW = 22;
   const HEX_LIMIT = 64 * 1024;
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
@@ -236,8 +236,12 @@
     let tab = 'headers';
     let current;
 
-    function open(key) {
+    // Another view opens an exchange here (a frame clicked in the frames tab): its messages shown.
+    opener('capture', (key) => open(key, 'messages'));
+
+    function open(key, showTab) {
       if (!key) return;
+      if (showTab) tab = showTab;
       if (closeDetail) closeDetail();
       selected = key;
       current = { key, entry: undefined, row: undefined, messages: [] };

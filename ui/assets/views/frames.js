@@ -1,6 +1,9 @@
-// The frames tab: every WebSocket message of the capture in bb's order, live,
-// one lane per connection (the message's mark sits in its connection's lane,
-// ↑ sent by the client, ↓ received from the server), its payload beside it.
+// The frames tab: every message of the capture's streams in bb's order, live
+// (WebSocket messages, SSE events, gRPC messages both ways), one lane per
+// connection, event stream or gRPC call, labelled as `bb frames` labels them
+// (the message's mark sits in its stream's lane, ↑ sent by the client, ↓
+// received from the server), its payload beside it. Clicking a frame opens
+// its exchange in the Exchanges tab.
 // A search box keeps the frames that match, with the query language and the
 // script of `bb frames --html` (bbFrameSearch, inspect/frames-search.ts: words,
 // "phrases", dir:send, dir:receive, conn:X). A simple live picture; `bb frames
@@ -10,33 +13,31 @@
 'use strict';
 
 (function () {
-  const { el, feed, view, virtualList } = window.bb;
+  const { el, feed, view, virtualList, open } = window.bb;
   const ROW = 22;
   const LANE = 22;
+  // Frames a late one is compared with to find its place (it is late by a pull, a few hundred ms).
+  const LOOK_BACK = 5000;
   const OPCODES = { 0: 'cont', 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', '-1': 'error' };
 
-  /** What a frame's row shows of its payload: text (cut), a binary one's size, a close's code and reason. */
+  /** What a frame's row shows of its payload: a stream message's preview, text (cut), a binary one's size, a close's code and reason. */
   function payload(frame) {
+    if (frame.text !== undefined) return frame.text;
     if (frame.close) return `${frame.close.code ?? ''} ${frame.close.reason ?? ''}`.trim();
     if (frame.opcode === 2) return `${Math.floor((frame.length * 3) / 4)} bytes binary`;
     return frame.data + (frame.length > frame.data.length ? ' …' : '');
   }
 
-  /** A connection's lane label: its path and query (what tells two connections to one host apart) and its #seq. */
-  function laneLabel(label, labels, row) {
-    let where = row.url;
-    try {
-      const u = new URL(row.url);
-      where = u.pathname + u.search;
-    } catch {
-      // shown as recorded
-    }
-    return (labels.length > 1 ? label + ' ' : '') + '#' + row.seq + ' ' + where;
+  /** A lane's label: the capture's (several), the feed's text (bb frames's label), and whether it ended. */
+  function laneLabel(label, labels, row, text) {
+    const ended = row.kind === 'websocket' ? (row.state === 'closed' ? ' (closed)' : '') : row.endedAt !== undefined ? ' (ended)' : '';
+    return (labels.length > 1 ? label + ' ' : '') + text + ended;
   }
 
   view('frames', (root) => {
     let labels = [];
     const lanes = new Map(); // label/seq → { index, text }
+    const placed = []; // the listed frames' capture and seq, in list order
 
     const bar = el('div', 'filters');
     const search = el('input', 'f-frames');
@@ -51,12 +52,13 @@
     const list = virtualList(body, {
       rowHeight: ROW,
       cells: ['c-seq', 'c-time', 'c-lanes', 'c-op', 'c-data'],
+      onClick: (f) => open('capture', f.conn),
       onDraw: (n, total) => (count.textContent = n === total ? `${total} frames on ${lanes.size} connections` : `${n} of ${total} frames`),
       fill(r, f) {
         const lane = lanes.get(f.conn);
         r.className = 'row frame ' + f.frame.type;
         const c = r.children;
-        c[0].textContent = '#' + f.frame.seq;
+        c[0].textContent = Number.isInteger(f.frame.seq) ? '#' + f.frame.seq : '';
         c[1].textContent = new Date(f.frame.time * 1000).toISOString().slice(11, 23);
         c[2].style.width = Math.max(1, lanes.size) * LANE + 'px';
         let mark = c[2].firstChild;
@@ -67,7 +69,7 @@
         mark.textContent = f.frame.type === 'send' ? '↑' : f.frame.type === 'receive' ? '↓' : '⚠';
         mark.style.left = (lane ? lane.index : 0) * LANE + 'px';
         mark.title = lane ? lane.text : '';
-        c[3].textContent = OPCODES[f.frame.opcode] ?? String(f.frame.opcode);
+        c[3].textContent = f.frame.kind ?? OPCODES[f.frame.opcode] ?? String(f.frame.opcode);
         c[4].textContent = payload(f.frame);
         c[4].title = lane ? lane.text : '';
       },
@@ -98,14 +100,23 @@
       else if (e.type === 'connection') {
         const key = e.label + '/' + e.row.seq;
         const known = lanes.get(key);
-        const text = laneLabel(e.label, labels, e.row) + (e.row.state === 'closed' ? ' (closed)' : '');
+        const text = laneLabel(e.label, labels, e.row, e.text);
         if (known) known.text = text;
         else lanes.set(key, { index: lanes.size, text });
         drawLegend();
       } else if (e.type === 'frame') {
         const conn = e.label + '/' + e.exchange;
-        const lane = lanes.get(conn);
-        list.add({ conn, frame: e.frame, hay: payload(e.frame) });
+        const item = { conn, frame: e.frame, hay: payload(e.frame) + (e.frame.strings ? ' ' + e.frame.strings : '') };
+        // bb's order is a capture's own (seq): a stream's message read late, or an SSE event placed among
+        // numbered records, goes before the later ones of its capture; other captures' keep their arrival order.
+        let at = placed.length;
+        for (let k = placed.length - 1; k >= 0 && k >= placed.length - LOOK_BACK; k--) {
+          if (placed[k].label !== e.label) continue;
+          if (placed[k].seq <= e.frame.seq) break;
+          at = k;
+        }
+        placed.splice(at, 0, { label: e.label, seq: e.frame.seq });
+        list.insert(at, item);
       }
       list.schedule();
     });
