@@ -18,10 +18,12 @@ import { routeOf } from './route.js';
 
 /** Exchanges compared per batch, at most. */
 const BATCH = 400;
+/** Stream messages (WebSocket, SSE, gRPC) per batch, at most: long conversations are compared a few at a time, not all at once at the end of a run. */
+const BATCH_MESSAGES = 20_000;
 /** A primary entry whose mirror entries have not come after this long counts as a mirror error. */
 export const MIRROR_WAIT_MS = 120_000;
 
-interface Group {
+export interface Group {
   primary?: HarEntry;
   candidate?: HarEntry;
   secondary?: HarEntry;
@@ -36,6 +38,21 @@ interface Group {
  */
 function failed(entry: HarEntry): boolean {
   return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
+}
+
+/** How many groups from the head of `list` make one batch: up to BATCH, and up to BATCH_MESSAGES stream messages (at least one group). */
+export function batchLength(list: ReadonlyArray<[number, Group]>): number {
+  let messages = 0;
+  for (let i = 0; i < Math.min(list.length, BATCH); i++) {
+    const g = list[i]![1];
+    messages += messageCount(g.primary) + messageCount(g.candidate) + messageCount(g.secondary);
+    if (i > 0 && messages > BATCH_MESSAGES) return i;
+  }
+  return Math.min(list.length, BATCH);
+}
+
+function messageCount(e: HarEntry | undefined): number {
+  return (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
 }
 
 /** Compares the three captures' entries as they come. */
@@ -94,8 +111,10 @@ export class ShadowComparer {
   /** Compares what is ready (with `all`: everything, the end of the run); resolves to how many exchanges were compared. */
   async compareReady(all = false): Promise<number> {
     let done = 0;
-    for (let list = this.ready(all); list.length > 0; list = list.slice(BATCH)) {
-      const batch = list.slice(0, BATCH);
+    for (let list = this.ready(all); list.length > 0; ) {
+      const n = batchLength(list);
+      const batch = list.slice(0, n);
+      list = list.slice(n);
       for (const [id] of batch) this.groups.delete(id);
       await this.compareBatch(batch.map(([, g]) => g));
       done += batch.length;
