@@ -177,6 +177,8 @@ export function parseJournalLine(line: string): HeaderRecord | JournalRecord | u
  */
 export class JournalAppender {
   private bodyQueue: Buffer[] = [];
+  /** The `.bodies` offset of the first queued body buffer (the queue's bytes follow each other from there). */
+  private queuedAt = 0;
   private lineQueue: string[] = [];
   private bodiesOffset = 0;
   private scheduled: NodeJS.Immediate | undefined;
@@ -212,7 +214,9 @@ export class JournalAppender {
   appendBody(bytes: Buffer): number {
     const at = this.bodiesOffset;
     if (bytes.length === 0) return at;
-    this.bodyQueue.push(this.seal ? this.seal.applyInOrder(bytes, at) : bytes);
+    if (this.bodyQueue.length === 0) this.queuedAt = at;
+    // Sealed at flush, a turn's small bodies in one cipher call (one buffer, not one per chunk).
+    this.bodyQueue.push(bytes);
     this.bodiesOffset += bytes.length;
     this.schedule();
     return at;
@@ -220,13 +224,13 @@ export class JournalAppender {
 
   /** Queues one record. */
   appendRecord(record: HeaderRecord | JournalRecord): void {
-    this.lineQueue.push(JSON.stringify(record) + '\n');
+    this.lineQueue.push(JSON.stringify(record));
     this.schedule();
   }
 
   /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records. */
   appendLine(json: string): void {
-    this.lineQueue.push(json + '\n');
+    this.lineQueue.push(json);
     this.schedule();
   }
 
@@ -242,12 +246,13 @@ export class JournalAppender {
   flushNow(): void {
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
-      const bodies = this.bodyQueue;
+      const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;
       this.bodyQueue = [];
       if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
     if (this.lineQueue.length > 0) {
-      const text = this.lineQueue.join('');
+      // Lines are queued without their newline: no concatenated copy of each one.
+      const text = this.lineQueue.join('\n') + '\n';
       this.lineQueue = [];
       this.writeAll(this.journalFd, Buffer.from(text, 'utf8'));
       if (this.onWritten) this.tell(this.onWritten, text);
