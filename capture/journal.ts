@@ -56,6 +56,7 @@ import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } fro
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
 import type { BodySeal } from './body-seal.js';
+import { LineBuffer } from './line-buffer.js';
 
 // Buffers per writev call (Linux's IOV_MAX).
 const IOV_MAX = 1024;
@@ -179,7 +180,7 @@ export class JournalAppender {
   private bodyQueue: Buffer[] = [];
   /** The `.bodies` offset of the first queued body buffer (the queue's bytes follow each other from there). */
   private queuedAt = 0;
-  private lineQueue: string[] = [];
+  private readonly lines = new LineBuffer();
   private bodiesOffset = 0;
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
@@ -224,13 +225,13 @@ export class JournalAppender {
 
   /** Queues one record. */
   appendRecord(record: HeaderRecord | JournalRecord): void {
-    this.lineQueue.push(JSON.stringify(record));
+    this.lines.append(JSON.stringify(record));
     this.schedule();
   }
 
   /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records. */
   appendLine(json: string): void {
-    this.lineQueue.push(json);
+    this.lines.append(json);
     this.schedule();
   }
 
@@ -250,12 +251,11 @@ export class JournalAppender {
       this.bodyQueue = [];
       if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
-    if (this.lineQueue.length > 0) {
-      // Lines are queued without their newline: no concatenated copy of each one.
-      const text = this.lineQueue.join('\n') + '\n';
-      this.lineQueue = [];
-      this.writeAll(this.journalFd, Buffer.from(text, 'utf8'));
-      if (this.onWritten) this.tell(this.onWritten, text);
+    if (!this.lines.empty) {
+      this.writeAll(this.journalFd, this.lines.bytes());
+      const text = this.onWritten ? this.lines.text() : undefined;
+      this.lines.clear();
+      if (this.onWritten && text !== undefined) this.tell(this.onWritten, text);
     }
   }
 
