@@ -11,11 +11,11 @@
 // from other work on the machine falls on all of them alike; each figure is
 // the median of the rounds, ratios are taken round by round against direct
 // (and the forwarder) measured in the same round.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { areaTimes, hotSpots } from './lib/cpuprofile.js';
+import { printProfile } from './lib/profile-areas.js';
 import { httpLoad, sseLoad, undiciLoad, wsEchoLoad, type Measured } from './lib/load.js';
 import { cpuSeconds, peakRssMiB, resetPeakRss } from './lib/proc.js';
 import { longCapture, type LongOptions } from './proxy-long.js';
@@ -213,7 +213,7 @@ export async function run(args: string[]): Promise<void> {
     }
     if (s.long) longPeak = (await longCapture(upstream.port, join(workRoot, 'long'), s.long)).peakRss;
     if (workloads.length > 0) printTargets(results, { longPeakRss: longPeak, mitmdump: Boolean(mitmdump), recordingClose });
-    if (s.profile) printProfile(join(workRoot, 'profile'), s.keepProfiles);
+    if (s.profile) printProfile(join(workRoot, 'profile'), s.keepProfiles, profiledOps);
     // The h2 rows (their own upstream and peers; see proxy-h2.ts).
     if (!s.only || s.only.includes('h2')) await runH2(args);
     console.log(`\nproxy benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
@@ -221,62 +221,6 @@ export async function run(args: string[]): Promise<void> {
     for (const c of configs) await c.helper?.stop();
     await upstream?.stop();
     rmSync(workRoot, { recursive: true, force: true });
-  }
-}
-
-/**
- * The area of bb a frame of the built code belongs to (dist/<folder>/<file>.js), for the per-exchange
- * table of the profiles: the relay (tap I/O), parsing, facts, the journal (encoding, writes), redaction.
- */
-export function bbArea(file: string, functionName: string): string | undefined {
-  // The profiler's own start and stop (node:inspector's dispatch): the harness, not bb.
-  if (file === 'node:inspector') return 'profiler (harness)';
-  const m = /(?:^|\/)dist\/(.+)\.js$/.exec(file);
-  if (!m) return undefined;
-  const mod = m[1]!;
-  if (mod === 'capture/journal') return /^(flushNow|writeAll|writeAllv)$/.test(functionName) ? 'journal writes (fs)' : 'journal encoding';
-  if (mod === 'capture/recorder' || mod === 'capture/grpc') return 'journal encoding';
-  if (mod === 'capture/body-seal' || mod.startsWith('capture/redact')) return 'redaction + sealing';
-  if (mod.startsWith('capture/')) return 'facts (capture listener)';
-  if (mod === 'proxy/events' || mod === 'proxy/connection') return 'facts (bus)';
-  if (/^proxy\/(http1\/(parser|head|lines)|ws-frames|ws-inflate|h2\/)/.test(mod)) return 'tap parsing';
-  if (mod.startsWith('proxy/')) return 'relay (tap, socket writes)';
-  return 'other bb';
-}
-
-/** Prints where bb spent its CPU per workload and configuration (profiles of the measured runs only): top functions, then µs per operation by area. */
-function printProfile(dir: string, keep: string | undefined): void {
-  let files: string[] = [];
-  try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  } catch {
-    // no profile written
-  }
-  if (files.length === 0) {
-    console.log('\nno CPU profile was written');
-    return;
-  }
-  if (keep) {
-    mkdirSync(keep, { recursive: true });
-    for (const f of files) copyFileSync(join(dir, f), join(keep, f));
-  }
-  const root = benchPath('..').replace(/\/?$/, '/');
-  const groups = new Map<string, string[]>();
-  for (const f of files.sort()) {
-    const key = f.split('.').slice(0, 2).join(' '); // "bb small"
-    groups.set(key, [...(groups.get(key) ?? []), join(dir, f)]);
-  }
-  for (const [key, paths] of groups) {
-    const spots = hotSpots(paths, 25, root);
-    console.log(`\n### CPU profile: ${key} (self time of the measured rounds, idle excluded, top 25)\n`);
-    for (const h of spots) console.log(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(6)} ms  ${h.where}`);
-    const ops = paths.reduce((n, p) => n + (profiledOps.get(p) ?? 0), 0);
-    if (ops === 0) continue;
-    const areas = [...areaTimes(paths, bbArea, root).entries()].sort((a, b) => b[1] - a[1]);
-    const total = areas.reduce((n, [, ms]) => n + ms, 0);
-    console.log(`\nby area, µs per operation (${ops} operations; innermost bb frame on the stack decides):\n`);
-    for (const [area, ms] of areas) console.log(`${((ms * 1000) / ops).toFixed(2).padStart(8)} µs  ${area}`);
-    console.log(`${((total * 1000) / ops).toFixed(2).padStart(8)} µs  total sampled`);
   }
 }
 

@@ -9,10 +9,60 @@ import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } f
 
 const str = JSON.stringify;
 
+/**
+ * The JSON of a header list, remembered for the next list equal to it: one
+ * client's requests (and one server's responses) mostly repeat their
+ * headers, and an h2 peer's HPACK-indexed fields even come as the same
+ * strings, so comparing costs less than JSON.stringify's text and garbage.
+ * A pure cache of content: any list gets exactly JSON.stringify's text.
+ */
+class ListJson {
+  private last: readonly string[] = [];
+  private json = '[]';
+
+  /** JSON.stringify(list). */
+  of(list: readonly string[]): string {
+    const last = this.last;
+    if (list.length === last.length) {
+      let i = 0;
+      while (i < list.length && list[i] === last[i]) i++;
+      if (i === list.length) return this.json;
+    }
+    // A copy: the caller's array is not ours to keep.
+    this.last = list.slice();
+    return (this.json = str(list));
+  }
+}
+
+// One memo per kind of list (requests and responses alternate on a connection).
+const requestHeads = new ListJson();
+const responseHeads = new ListJson();
+
+/** A string's JSON, remembered for the next equal string (a connection id, an origin, a scheme: the same on every exchange of a connection). */
+class StringJson {
+  private last = '';
+  private json = '""';
+
+  /** JSON.stringify(s). */
+  of(s: string): string {
+    if (s === this.last) return this.json;
+    this.last = s;
+    return (this.json = str(s));
+  }
+}
+
+const connections = new StringJson();
+const upstreams = new StringJson();
+
+// Trailers are mostly none.
+function trailers(tr: readonly string[]): string {
+  return tr.length === 0 ? '[]' : str(tr);
+}
+
 /** A StartRecord's line. */
 export function startLine(r: Omit<StartRecord, 'r'>): string {
-  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${str(r.c)},"ts":${r.ts},"scheme":${str(r.scheme)},"method":${str(r.method)}`;
-  line += `,"target":${str(r.target)},"v":${str(r.v)},"h":${str(r.h)},"up":${str(r.up)},"upg":${r.upg}`;
+  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${str(r.scheme)},"method":${str(r.method)}`;
+  line += `,"target":${str(r.target)},"v":${str(r.v)},"h":${requestHeads.of(r.h)},"up":${upstreams.of(r.up)},"upg":${r.upg}`;
   if (r.page !== undefined) line += `,"page":${str(r.page)}`;
   if (r.sid !== undefined) line += `,"sid":${r.sid}`;
   if (r.push !== undefined) line += `,"push":${r.push}`;
@@ -21,15 +71,15 @@ export function startLine(r: Omit<StartRecord, 'r'>): string {
 
 /** A RequestEndRecord's line. */
 export function requestEndLine(r: Omit<RequestEndRecord, 'r'>): string {
-  return `{"r":"qe","x":${r.x},"ts":${r.ts},"tr":${str(r.tr)}}`;
+  return `{"r":"qe","x":${r.x},"ts":${r.ts},"tr":${trailers(r.tr)}}`;
 }
 
 /** A ResponseStartRecord's line. */
 export function responseStartLine(r: Omit<ResponseStartRecord, 'r'>): string {
-  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${str(r.sm)},"v":${str(r.v)},"h":${str(r.h)}}`;
+  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${str(r.sm)},"v":${str(r.v)},"h":${responseHeads.of(r.h)}}`;
 }
 
 /** A DoneRecord's line. */
 export function doneLine(r: Omit<DoneRecord, 'r'>): string {
-  return `{"r":"done","x":${r.x},"ts":${r.ts},"seq":${r.seq},"tr":${str(r.tr)}}`;
+  return `{"r":"done","x":${r.x},"ts":${r.ts},"seq":${r.seq},"tr":${trailers(r.tr)}}`;
 }

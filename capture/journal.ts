@@ -56,6 +56,7 @@ import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } fro
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
 import type { BodySeal } from './body-seal.js';
+import { LineBuffer } from './line-buffer.js';
 
 // Buffers per writev call (Linux's IOV_MAX).
 const IOV_MAX = 1024;
@@ -177,7 +178,9 @@ export function parseJournalLine(line: string): HeaderRecord | JournalRecord | u
  */
 export class JournalAppender {
   private bodyQueue: Buffer[] = [];
-  private lineQueue: string[] = [];
+  /** The `.bodies` offset of the first queued body buffer (the queue's bytes follow each other from there). */
+  private queuedAt = 0;
+  private readonly lines = new LineBuffer();
   private bodiesOffset = 0;
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
@@ -212,7 +215,9 @@ export class JournalAppender {
   appendBody(bytes: Buffer): number {
     const at = this.bodiesOffset;
     if (bytes.length === 0) return at;
-    this.bodyQueue.push(this.seal ? this.seal.applyInOrder(bytes, at) : bytes);
+    if (this.bodyQueue.length === 0) this.queuedAt = at;
+    // Sealed at flush, a turn's small bodies in one cipher call (one buffer, not one per chunk).
+    this.bodyQueue.push(bytes);
     this.bodiesOffset += bytes.length;
     this.schedule();
     return at;
@@ -220,13 +225,13 @@ export class JournalAppender {
 
   /** Queues one record. */
   appendRecord(record: HeaderRecord | JournalRecord): void {
-    this.lineQueue.push(JSON.stringify(record) + '\n');
+    this.lines.append(JSON.stringify(record));
     this.schedule();
   }
 
   /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records. */
   appendLine(json: string): void {
-    this.lineQueue.push(json + '\n');
+    this.lines.append(json);
     this.schedule();
   }
 
@@ -242,15 +247,15 @@ export class JournalAppender {
   flushNow(): void {
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
-      const bodies = this.bodyQueue;
+      const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;
       this.bodyQueue = [];
       if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
-    if (this.lineQueue.length > 0) {
-      const text = this.lineQueue.join('');
-      this.lineQueue = [];
-      this.writeAll(this.journalFd, Buffer.from(text, 'utf8'));
-      if (this.onWritten) this.tell(this.onWritten, text);
+    if (!this.lines.empty) {
+      this.writeAll(this.journalFd, this.lines.bytes());
+      const text = this.onWritten ? this.lines.text() : undefined;
+      this.lines.clear();
+      if (this.onWritten && text !== undefined) this.tell(this.onWritten, text);
     }
   }
 

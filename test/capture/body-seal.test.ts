@@ -31,3 +31,22 @@ test('an offset that does not follow the last one starts a new keystream at that
   assert.deepEqual(writer.applyInOrder(b, 7), reader.apply(b, 7), 'a write that failed moved the offsets back');
   assert.deepEqual(writer.applyInOrder(b, 1000), reader.apply(b, 1000), 'and forward');
 });
+
+test('a run of buffers sealed at once (small ones together, large ones alone) gives the bytes a cipher per chunk gives', () => {
+  const writer = new BodySeal(key, 'cd'.repeat(16));
+  const reader = new BodySeal(key, 'cd'.repeat(16));
+  const start = 37; // not on a block boundary
+  const run = [5, 100, 3, 20_000, 1, 17, 70_000, 64, 2].map((n) => randomBytes(n));
+  const sealed = writer.applyToRun(run, start);
+  assert.ok(sealed.length < run.length, 'neighbouring small buffers are sealed together');
+  const whole = Buffer.concat(sealed);
+  assert.equal(whole.length, run.reduce((n, b) => n + b.length, 0));
+  let offset = start;
+  for (const plain of run) {
+    assert.deepEqual(whole.subarray(offset - start, offset - start + plain.length), reader.apply(plain, offset));
+    offset += plain.length;
+  }
+  // And the next run goes on where this one stopped (the running cipher).
+  const next = randomBytes(33);
+  assert.deepEqual(writer.applyToRun([next], offset)[0], reader.apply(next, offset));
+});

@@ -28,3 +28,25 @@ test('requestEndLine, responseStartLine and doneLine write what JSON.stringify w
   assert.equal(responseStartLine({ x: rs.x, ts: rs.ts, st: rs.st, sm: rs.sm, v: rs.v, h: rs.h }), JSON.stringify(rs));
   assert.equal(doneLine({ x: done.x, ts: done.ts, seq: done.seq, tr: done.tr }), JSON.stringify(done));
 });
+
+test('header lists and strings remembered from one line to the next never leak into a line whose lists differ', () => {
+  // Equal lists as other arrays, a list that grows, one that changes one value, the empty list: each line is still JSON.stringify's.
+  const lists = [['a', '1'], ['a', '1'], ['a', '1', 'b', '2'], ['a', '1', 'b', '3'], [], ['a', '1'], [odd, odd]];
+  let x = 0;
+  for (const h of lists) {
+    for (const c of ['c1', 'c1', 'c2']) {
+      const start: StartRecord = { r: 'start', x: ++x, seq: x, c, ts: x + 0.5, scheme: 'http', method: 'GET', target: '/', v: '2.0', h: [...h], up: c === 'c2' ? 'u2' : 'u1', upg: false };
+      const { r: _r, ...rest } = start;
+      assert.equal(startLine(rest), JSON.stringify(start));
+      const rs: ResponseStartRecord = { r: 'rs', x, ts: x, st: 200, sm: '', v: '2.0', h: [...h] };
+      assert.equal(responseStartLine({ x: rs.x, ts: rs.ts, st: rs.st, sm: rs.sm, v: rs.v, h: rs.h }), JSON.stringify(rs));
+    }
+  }
+  // A caller's array changed after its line was written does not change the next line's text.
+  const h = ['k', 'v'];
+  const first: StartRecord = { r: 'start', x: 100, seq: 1, c: 'c1', ts: 1, scheme: 'http', method: 'GET', target: '/', v: '1.1', h, up: 'u1', upg: false };
+  const { r: _r, ...rest } = first;
+  assert.equal(startLine(rest), JSON.stringify(first));
+  h[1] = 'changed';
+  assert.equal(startLine(rest), JSON.stringify(first));
+});
