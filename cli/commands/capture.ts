@@ -8,6 +8,7 @@ import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '.
 import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
+import { gracefulStop } from '../stop.js';
 import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
@@ -123,23 +124,7 @@ export const captureCommand: BbCommand = {
     const showTarget = liveTarget(redact === false ? undefined : new Redactor(loadRedactKey(bbHome), redact));
     let recordingErrors = 0;
 
-    // Signals are taken from the start: one that arrives while the proxies
-    // start (a client that stops bb as soon as it prints its URL) still stops
-    // it gracefully, once they are up, instead of killing it with nothing written.
-    let resolveStop: () => void = () => {};
-    const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.stderr.write(`bb: ${signal}: finishing in-flight exchanges, writing captures\n`);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      // A second signal means now.
-      const force = (): void => process.exit(130);
-      process.once('SIGINT', force);
-      process.once('SIGTERM', force);
-      resolveStop();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const { stopped, release } = gracefulStop('finishing in-flight exchanges, writing captures');
 
     const handles: Recording[] = [];
     let adminServer: AdminServer | undefined;
@@ -226,8 +211,7 @@ export const captureCommand: BbCommand = {
       }
     } catch (err) {
       // Undo a failed start: captures begun are discarded, the rest only unbound.
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      release();
       if (ticker) clearInterval(ticker);
       await adminServer?.close();
       await uiServer?.close();

@@ -10,6 +10,7 @@ import type { BbCommand } from '../command.js';
 import { BbError, isLoopbackHost } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
+import { gracefulStop } from '../stop.js';
 import { redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
@@ -149,19 +150,7 @@ export const shadowCommand: BbCommand = {
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
 
-    let resolveStop: () => void = () => {};
-    const stopped = new Promise<void>((r) => (resolveStop = r));
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.stderr.write(`bb: ${signal}: letting mirrors finish, comparing what is left, writing captures\n`);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      const now = (): void => process.exit(130);
-      process.once('SIGINT', now);
-      process.once('SIGTERM', now);
-      resolveStop();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const { stopped, stop: resolveStop, release } = gracefulStop('letting mirrors finish, comparing what is left, writing captures');
     try {
       let lastLines = 0;
       const live = process.stderr.isTTY && !quiet;
@@ -209,8 +198,7 @@ export const shadowCommand: BbCommand = {
       process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
       return finish(report, failOn, json, force, `${report.totals.requests} request${report.totals.requests === 1 ? '' : 's'}`);
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      release();
     }
   },
 };

@@ -193,3 +193,30 @@ describe('bb shadow: the candidate dies mid-run', () => {
     assert.equal(code, 0, bb.stdout() + bb.stderr());
   });
 });
+
+describe('bb shadow: SIGINT', () => {
+  it('ends the run as --until does: mirrors finish, the captures and the report are written, the verdict is the exit status', async () => {
+    const [primary, candidate] = [await service('old'), await service('old')];
+    const out = tmp.path('sigint');
+    const json = tmp.path('sigint.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', out, '--json', json], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+    } finally {
+      await c.close();
+    }
+    bb.child.kill('SIGINT');
+    const code = await bb.exited;
+    assert.equal(code, 0, bb.stdout() + bb.stderr());
+    assert.match(bb.stderr(), /SIGINT: letting mirrors finish/);
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.requests, 3);
+    assert.equal(report.totals.equal, 3);
+    for (const side of ['primary', 'candidate']) {
+      const har = JSON.parse(await readFile(`${out}/${side}.har`, 'utf8')) as { log: { entries: unknown[] } };
+      assert.equal(har.log.entries.length, 3, side);
+    }
+  });
+});

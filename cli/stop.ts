@@ -1,0 +1,39 @@
+// The stop of a long-running command (bb capture, bb shadow): the first
+// SIGINT or SIGTERM says what bb does next and resolves `stopped`, so the
+// command finishes in-flight work and writes its files; a second one exits
+// at once (130). Signals are taken from the start: one that arrives while
+// the command starts (a client that stops bb as soon as it prints its URL)
+// still stops it gracefully once it is up, instead of killing it with
+// nothing written.
+
+/** A graceful stop: `stopped` resolves on the first signal or on stop(); release() gives the signals back. */
+export interface GracefulStop {
+  /** Resolves once the command should stop. */
+  stopped: Promise<void>;
+  /** Stops without a signal (--until, an error). */
+  stop(): void;
+  /** Removes the first-signal handler (the command is done). */
+  release(): void;
+}
+
+/** Takes SIGINT and SIGTERM; `doing` says what bb does on the first (`finishing in-flight exchanges, writing captures`). */
+export function gracefulStop(doing: string): GracefulStop {
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`bb: ${signal}: ${doing}\n`);
+    release();
+    // A second signal means now.
+    const now = (): void => process.exit(130);
+    process.once('SIGINT', now);
+    process.once('SIGTERM', now);
+    stop();
+  };
+  const release = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { stopped, stop: () => stop(), release };
+}
