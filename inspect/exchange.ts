@@ -5,7 +5,8 @@
 // content is hostile: every control character is escaped, line by line.
 import type { Har, HarEntry, HarNameValue } from '../capture/index.js';
 import { escapeControls, formatSize, messageLine, formatOffset, type Style } from './format.js';
-import { grpcAsMessage, grpcCallStatus, grpcStatusText, isGrpcEntry, isoToSeconds, orderedEntries } from './model.js';
+import { isoToSeconds, orderedEntries } from './model.js';
+import { grpcAsMessage, grpcCallStatus, grpcStatusText, isGrpcEntry } from './streams.js';
 import { isJsonLinesMedia, isJsonMedia, isTextualMedia } from '../core/index.js';
 
 /** Bytes shown in a binary body's hex preview. */

@@ -2,10 +2,10 @@
 // decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
 import type { HarWebSocketMessage } from '../capture/index.js';
 import {
-  grpcStatusText, opcodeName, payloadBytes, payloadText, statusMark,
+  opcodeName, payloadBytes, payloadText, statusMark,
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
-import { messageKindOf, sseFacts, streamEndText } from './streams.js';
+import { grpcStatusText, messageKindOf, sseFacts, streamEndText } from './streams.js';
 
 /** How to render. */
 export interface Style {

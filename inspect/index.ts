@@ -2,10 +2,10 @@
 // Reads capture files only (`bb frames --follow` tails through capture/'s followJournal).
 export {
   wsConnections, filterConnections, connectionMatches, messageMatches, entryRows, filterRows, timeline, OPCODE_NAMES,
-  grpcAsMessage, isGrpcEntry, opcodeName, type FrameFilter, type EntryFilter,
+  opcodeName, type FrameFilter, type EntryFilter,
 } from './model.js';
 export { framesText, timelineText, showText, messageLine, formatOffset, preview, type Style } from './format.js';
-export { isSseEntry, sseAsMessage, messageKindOf, SeqPlacer } from './streams.js';
+export { grpcAsMessage, isGrpcEntry, isSseEntry, sseAsMessage, messageKindOf, SeqPlacer } from './streams.js';
 export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';

@@ -6,9 +6,9 @@
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (docs/frames-and-show.md "Order and
 // connection ids").
-import { grpcStatus, grpcStatusName, type Har, type HarEntry, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
+import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
 import { globMatcher, isoToSeconds } from '../core/index.js';
-import { isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseAsMessage, streamEnd, type StreamEnd } from './streams.js';
+import { grpcAsMessage, grpcCallStatus, isGrpcEntry, isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseAsMessage, streamEnd, type GrpcCallStatus, type StreamEnd } from './streams.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -28,34 +28,6 @@ export interface WsConnectionView {
   grpc?: GrpcCallStatus;
   /** Set for a server-sent event stream (listed like a connection, one per stream): who ended it. */
   sse?: { end: StreamEnd };
-}
-
-/** A gRPC call's grpc-status (null: none came) and grpc-message. */
-export interface GrpcCallStatus {
-  status: number | null;
-  message?: string;
-}
-
-/** "grpc 14 UNAVAILABLE: going away", "grpc no status". */
-export function grpcStatusText(s: GrpcCallStatus): string {
-  if (s.status === null) return 'grpc no status';
-  const name = grpcStatusName(s.status);
-  return `grpc ${s.status}${name ? ` ${name}` : ''}${s.message ? `: ${s.message}` : ''}`;
-}
-
-/** True when an entry is a gRPC call bb (or another tool) split into messages. */
-export function isGrpcEntry(e: HarEntry): boolean {
-  return Array.isArray(e._grpcMessages);
-}
-
-/** A gRPC call's status as its HAR says (bb's _bb.grpc, else the trailers, else trailers-only headers). */
-export function grpcCallStatus(e: HarEntry): GrpcCallStatus {
-  return e._bb?.grpc ?? grpcStatus(e.response._trailers, e.response.headers);
-}
-
-/** A gRPC message in the shape frames lists (opcode 2, binary), marked `_bb.grpc`; seq kept when the capture has one. */
-export function grpcAsMessage(m: HarGrpcMessage): HarWebSocketMessage {
-  return { type: m.type, time: m.time, opcode: 2, data: m.data, _bb: { ...m._bb, grpc: true, compressed: m.compressed } as unknown as NonNullable<HarWebSocketMessage['_bb']> };
 }
 
 /** One HTTP entry as `bb show` lists it. */

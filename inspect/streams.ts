@@ -1,6 +1,6 @@
 // Streams other than WebSocket, as frames lists them: a server-sent event
-// stream's events become receive messages of the stream (like a gRPC call's
-// messages do in model.ts), and where things without a `_bb.seq` go in bb's
+// stream's events become receive messages of the stream (as a gRPC call's
+// messages do, below), and where things without a `_bb.seq` go in bb's
 // total order. Pure functions over HAR entries.
 //
 // bb numbers what it records (`_bb.seq`) but not SSE events, response heads,
@@ -9,7 +9,7 @@
 // items get a seq *position* instead: just before the first numbered record
 // that was made at or after their time (SeqPlacer), kept between their
 // exchange's start and end.
-import type { HarEntry, HarEventSourceMessage, HarWebSocketMessage } from '../capture/index.js';
+import { grpcStatus, grpcStatusName, type HarEntry, type HarEventSourceMessage, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 
 /** True when an entry is a server-sent event stream bb (or another tool) split into events. */
 export function isSseEntry(e: HarEntry): boolean {
@@ -123,4 +123,32 @@ export class SeqPlacer {
     if (before !== undefined && at >= before) at = before - 0.25;
     return at;
   }
+}
+
+/** A gRPC call's grpc-status (null: none came) and grpc-message. */
+export interface GrpcCallStatus {
+  status: number | null;
+  message?: string;
+}
+
+/** "grpc 14 UNAVAILABLE: going away", "grpc no status". */
+export function grpcStatusText(s: GrpcCallStatus): string {
+  if (s.status === null) return 'grpc no status';
+  const name = grpcStatusName(s.status);
+  return `grpc ${s.status}${name ? ` ${name}` : ''}${s.message ? `: ${s.message}` : ''}`;
+}
+
+/** True when an entry is a gRPC call bb (or another tool) split into messages. */
+export function isGrpcEntry(e: HarEntry): boolean {
+  return Array.isArray(e._grpcMessages);
+}
+
+/** A gRPC call's status as its HAR says (bb's _bb.grpc, else the trailers, else trailers-only headers). */
+export function grpcCallStatus(e: HarEntry): GrpcCallStatus {
+  return e._bb?.grpc ?? grpcStatus(e.response._trailers, e.response.headers);
+}
+
+/** A gRPC message in the shape frames lists (opcode 2, binary), marked `_bb.grpc`; seq kept when the capture has one. */
+export function grpcAsMessage(m: HarGrpcMessage): HarWebSocketMessage {
+  return { type: m.type, time: m.time, opcode: 2, data: m.data, _bb: { ...m._bb, grpc: true, compressed: m.compressed } as unknown as NonNullable<HarWebSocketMessage['_bb']> };
 }
