@@ -1,4 +1,4 @@
-// bb shadow's sampling, through the library: --sample keeps a share, and with
+// bb shadow's sampling (the tee's decision, scenario/shadow/tee.ts), through the library: --sample keeps a share, and with
 // --sample-by a user's requests are all mirrored or none (a stable hash of the
 // header's or cookie's value), so their sessions stay whole; every request
 // not chosen is counted as `sampled out`.
