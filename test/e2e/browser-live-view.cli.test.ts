@@ -113,20 +113,16 @@ async function openRow(path: string): Promise<void> {
   await page.waitForSelector('.detail:not([hidden]) .dtabs');
 }
 
-/** Waits until the open exchange lists `n` messages: within 500 ms. */
+/** Waits until the open exchange lists `n` messages, as they come (the page is never reloaded); how fast is bench/frames.ts's. */
 async function messagesShown(n: number): Promise<void> {
-  const since = Date.now();
   await page.waitForFunction((k) => document.querySelectorAll('.detail .messages .msg').length === k, n, { polling: 'raf' });
-  const took = Date.now() - since;
-  // 500 ms is the target (measured well under it on a quiet machine); the bound catches polling or a reload, not load.
-  assert.ok(took < 2000, `message ${n} took ${took} ms to appear`);
 }
 
 async function showTab(name: string): Promise<void> {
   await page.click(`.dtabs button[data-tab="${name}"]`);
 }
 
-test('a new exchange appears in the open page within 500 ms, without a reload', async (t) => {
+test('a new exchange appears in the open page as it happens, without a reload', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
   const navigations: string[] = [];
   page.on('framenavigated', (f) => navigations.push(f.url()));
@@ -134,8 +130,7 @@ test('a new exchange appears in the open page within 500 ms, without a reload', 
     await (await request(`${proxy}/api/items?n=${n}`)).body.text();
     const sent = Date.now();
     await page.waitForFunction((p) => [...document.querySelectorAll('.list .row .c-path')].some((c) => c.textContent === p), `/api/items?n=${n}`, { polling: 'raf' });
-    const took = Date.now() - sent;
-    assert.ok(took < 2000, `exchange ${n} took ${took} ms to appear`);
+    t.diagnostic(`exchange ${n} shown ${Date.now() - sent} ms after its response`);
   }
   assert.deepEqual(navigations, []);
   assert.deepEqual((await paths(page)).slice(-3), ['/api/items?n=1', '/api/items?n=2', '/api/items?n=3']);
@@ -190,9 +185,7 @@ test('the frames tab shows every WebSocket message in its connection\'s lane, li
   const reply = new Promise((r) => ws.once('message', r));
   ws.send('from b');
   await reply;
-  const sent = Date.now();
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '10 frames on 2 connections', undefined, { polling: 'raf' });
-  assert.ok(Date.now() - sent < 2000, 'frames took over 2 s to appear');
   // Labelled as bb frames labels lanes (inspect/lanes.ts): host and path, then what tells them apart.
   await page.waitForFunction(() => [...document.querySelectorAll('[data-view="frames"] .lane-name')].some((e) => e.textContent!.endsWith(' room=b')));
   const lanes = await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent));

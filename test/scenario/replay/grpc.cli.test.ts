@@ -171,14 +171,11 @@ describe('bb replay: gRPC', () => {
       await new Promise((r) => server.close(r));
     });
     const out = tmp.path('slow-replay.har');
-    const started = performance.now();
     const run = await runBb(['replay', slow, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--json', tmp.path('slow.json')], env);
-    const took = performance.now() - started;
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.equal(timeouts.length, 1);
     const ms = Number(/^(\d+)m$/.exec(timeouts[0]!)?.[1]);
     assert.ok(ms > 200 && ms <= 400, timeouts[0]);
-    assert.ok(took < 10_000, `took ${took} ms`);
     const report = JSON.parse(await readFile(tmp.path('slow.json'), 'utf8')) as { cut: Array<{ why: string; afterMs: number }> };
     assert.equal(report.cut.length, 1);
     assert.equal(report.cut[0]!.why, 'client');
