@@ -19,7 +19,7 @@ export type {
 } from './har.js';
 export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
-export { decodeContent } from './body.js';
+export { decodeContent, utf8Text } from './body.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

@@ -35,3 +35,21 @@ export function redactOptionsFrom(argv: Record<string, unknown>): RedactConfig |
     throw new BbError('BB_BAD_REDACT', (err as Error).message);
   }
 }
+
+/** The values of a repeatable flag (`--header a --header b`, or one), as strings. */
+export function flagValues(values: unknown): string[] {
+  return (values === undefined ? [] : Array.isArray(values) ? values : [values]).map(String);
+}
+
+/** Parses one 'Name: value' (a --header flag's text); `example` shows the flag as the user would fix it. */
+export function parseHeaderFlag(text: string, example = "--header 'Authorization: Bearer …'"): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon > 0 ? text.slice(0, colon).trim() : '';
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new BbError('BB_BAD_HEADER', `--header needs 'Name: value' like ${example}, got '${text}'`);
+  return [name, text.slice(colon + 1).trim()];
+}
+
+/** Parses --header 'Name: value' flags. */
+export function parseHeaderFlags(values: unknown): Array<[string, string]> {
+  return flagValues(values).map((v) => parseHeaderFlag(v));
+}

@@ -8,7 +8,7 @@ import type { BbCommand } from '../command.js';
 import { BbError } from '../../core/index.js';
 import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
-import { redactOptionsFrom, withRedactOptions } from '../options.js';
+import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
 
@@ -19,18 +19,6 @@ function parsePace(value: unknown): ReplayPace {
   const m = /^(\d+(?:\.\d+)?)x$/.exec(text);
   if (m && Number(m[1]) > 0) return Number(m[1]);
   throw new BbError('BB_BAD_PACE', `--pace needs asap, original or a speed like 2x, got '${text}'`);
-}
-
-/** Parses --header 'Name: value' flags. */
-function parseHeaders(values: unknown): Array<[string, string]> {
-  const list = values === undefined ? [] : Array.isArray(values) ? values : [values];
-  return list.map((v) => {
-    const text = String(v);
-    const colon = text.indexOf(':');
-    const name = colon > 0 ? text.slice(0, colon).trim() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new BbError('BB_BAD_HEADER', `--header needs 'Name: value' like --header 'Authorization: Bearer …', got '${text}'`);
-    return [name, text.slice(colon + 1).trim()];
-  });
 }
 
 /** replay.values from a config file (bb.config.json or the compare config). */
@@ -72,7 +60,7 @@ export const replayCommand: BbCommand = {
     const pace = parsePace(argv.pace);
     const ws = String(argv.ws);
     if (ws !== 'wait' && ws !== 'timing') throw new BbError('BB_BAD_WS_MODE', `--ws needs wait or timing, got '${ws}'`);
-    const headers = parseHeaders(argv.header);
+    const headers = parseHeaderFlags(argv.header);
     const timeoutMs = Number(argv.timeout ?? REPLAY_DEFAULTS.timeoutMs);
     if (!(timeoutMs > 0)) throw new BbError('BB_BAD_NUMBER', `--timeout needs a number of milliseconds above 0 like 10000, got ${timeoutMs}`);
     const values = replayValuesFrom(typeof argv.config === 'string' ? argv.config : undefined);

@@ -11,7 +11,7 @@ import { BbError, isLoopbackHost } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
-import { redactOptionsFrom, withRedactOptions } from '../options.js';
+import { flagValues, parseHeaderFlag, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
@@ -37,17 +37,16 @@ export function parseUntil(value: unknown): { requests: number } | { ms: number 
 /** --header candidate:'Name: value' (or secondary:…). */
 function parseTargetHeaders(values: unknown): Partial<Record<'candidate' | 'secondary', Array<[string, string]>>> {
   const out: Partial<Record<'candidate' | 'secondary', Array<[string, string]>>> = {};
-  for (const v of values === undefined ? [] : Array.isArray(values) ? values : [values]) {
-    const text = String(v);
-    const m = /^(candidate|secondary):([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/.exec(text);
+  for (const text of flagValues(values)) {
+    const m = /^(candidate|secondary):(.*)$/s.exec(text);
     if (!m) throw new BbError('BB_BAD_HEADER', `--header needs TARGET:'Name: value' with TARGET candidate or secondary, like --header 'candidate:Authorization: Bearer …', got '${text}'`);
-    (out[m[1] as 'candidate' | 'secondary'] ??= []).push([m[2]!, m[3]!.trim()]);
+    (out[m[1] as 'candidate' | 'secondary'] ??= []).push(parseHeaderFlag(m[2]!, `--header '${m[1]}:Authorization: Bearer …'`));
   }
   return out;
 }
 
 function parseMirror(values: unknown): MirrorPolicy {
-  const list = (values === undefined ? [] : Array.isArray(values) ? values : [values]).map(String);
+  const list = flagValues(values);
   if (list.length === 0 || (list.length === 1 && list[0] === 'safe')) return 'safe';
   if (list.length === 1 && list[0] === 'all') return 'all';
   for (const r of list) if (!/^[A-Z]+ \//.test(r)) throw new BbError('BB_BAD_MIRROR', `--mirror needs safe, all, or routes like 'POST /search' or 'PUT /items/*', got '${r}'`);

@@ -16,7 +16,8 @@ import WebSocket from 'ws';
 import { responseValues, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
-import { getOwn, headerValue, setOwn } from '../../core/index.js';
+import { getOwn, headerValue, isLoopbackHost, setOwn } from '../../core/index.js';
+import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 
 /** Bound values remembered per target; past it the oldest go. */
@@ -183,7 +184,7 @@ export class MirrorTarget {
       headers.push([name, WIRE_HEADERS.has(name.toLowerCase()) ? req.rawHeaders[i + 1]! : rewrite(req.rawHeaders[i + 1]!)]);
     }
     const coded = headerValue(req.rawHeaders, 'content-encoding') !== undefined;
-    const text = !coded && req.body.length > 0 ? utf8(req.body) : undefined;
+    const text = !coded && req.body.length > 0 ? utf8Text(req.body) : undefined;
     const body =
       req.body.length === 0 && !headers.some(([n]) => /^(content-length|transfer-encoding)$/i.test(n))
         ? undefined
@@ -328,11 +329,6 @@ function sameAuthority(host: string, own: string): boolean {
   };
   const a = split(host);
   const b = split(own);
-  const loop = (n: string) => n === 'localhost' || n === '[::1]' || n.startsWith('127.');
-  return a.port === b.port && (a.name === b.name || (loop(a.name) && loop(b.name)));
+  return a.port === b.port && (a.name === b.name || (isLoopbackHost(a.name) && isLoopbackHost(b.name)));
 }
 
-function utf8(b: Buffer): string | undefined {
-  const text = b.toString('utf8');
-  return Buffer.byteLength(text) === b.length && !text.includes('\uFFFD') ? text : undefined;
-}

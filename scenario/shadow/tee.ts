@@ -9,7 +9,7 @@ import { globMatcher, headerValue } from '../../core/index.js';
 import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
-import type { ResponseView } from '../../diff/index.js';
+import { setCookiePair, type ResponseView } from '../../diff/index.js';
 import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
 import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
@@ -39,6 +39,8 @@ interface Pending {
   req: MirrorRequest;
   route: string;
   skip?: string;
+  /** The request body so far, joined once when the request is handed over. */
+  bodyChunks: Buffer[];
   bodyBytes: number;
   requestEnded: boolean;
   responded: boolean;
@@ -87,7 +89,7 @@ export class Tee {
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         const route = `${f.method} ${routePath(f.target)}`;
-        const p: Pending = { req, route, bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
+        const p: Pending = { req, route, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f, route);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
@@ -107,7 +109,7 @@ export class Tee {
           this.skip(f.exchangeId, p, 'too large');
           return;
         }
-        p.req.body = p.req.body.length === 0 ? Buffer.from(f.chunk) : Buffer.concat([p.req.body, f.chunk]);
+        p.bodyChunks.push(Buffer.from(f.chunk));
         return;
       }
       case 'request-ended': {
@@ -209,7 +211,7 @@ export class Tee {
 
   private skip(exchangeId: number, p: Pending, why: string): void {
     p.skip = why;
-    p.req.body = Buffer.alloc(0);
+    p.bodyChunks = [];
     this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
   }
 
@@ -220,10 +222,12 @@ export class Tee {
     const cap = this.opts.maxInFlight ?? 256;
     const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
     // All targets or none: a comparison needs every answer.
-    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + p.req.body.length > bytes)) {
+    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + p.bodyBytes > bytes)) {
       this.skip(exchangeId, p, 'queue full');
       return;
     }
+    p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
+    p.bodyChunks = [];
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
     for (const m of this.mirrors) {
@@ -243,11 +247,7 @@ export class Tee {
 }
 
 function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  return (header ?? '').split(';').map(setCookiePair).find((pair) => pair?.name === name)?.value;
 }
 
 /** A stable fraction 0..1 of a string (FNV-1a), so one user's requests are all in or all out. */
