@@ -11,7 +11,7 @@ import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue } from './walk.js';
 import { parseComparedJson } from './json.js';
-import { unnumber, unnumberDeep } from './ordinals.js';
+import { unnumber } from './ordinals.js';
 import { keyedRoute, requestKeyOf } from './route-keys.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
