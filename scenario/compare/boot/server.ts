@@ -102,6 +102,8 @@ export async function bootServer(spec: ServerSpec, opts: BootOptions): Promise<B
     const { url, ready } = await waitReady(server, spec.ready ?? DEFAULT_READINESS, timeoutMs);
     server.url = url;
     server.ready = ready;
+    // What the server printed up to its readiness is in the log files when boot returns.
+    await server.logsWritten();
   } catch (e) {
     await server.stop();
     throw e;
@@ -146,6 +148,12 @@ class RunningServer implements BootedServer {
     });
     this.split(child.stdout!, out, true);
     this.split(child.stderr!, err, false);
+  }
+
+  /** Resolves once every chunk written to the log files so far is on disk. */
+  logsWritten(): Promise<void> {
+    const written = (log: WriteStream) => new Promise<void>((resolve) => (log.writableEnded ? resolve() : log.write(Buffer.alloc(0), () => resolve())));
+    return Promise.all([written(this.out), written(this.err)]).then(() => undefined);
   }
 
   exitInfo(): ExitInfo | undefined {
