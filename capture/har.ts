@@ -101,6 +101,8 @@ export interface BbEntryExt {
   aborted?: 'client' | 'upstream';
   /** Bytes recorded when a body went past the cap. */
   truncated?: { request?: number; response?: number };
+  /** With `truncated`: the hash of each cut body's bytes past the cap, `sha256:HEX` or, redacted, `hmac-sha256:KEYID:HEX` (docs/capture-format.md). */
+  restHash?: { request?: string; response?: string };
   /** WebSocket: how the connection ended. */
   close?: { code: number | null; reason: string; by: 'client' | 'server' | 'none'; time: number | null };
   /** WebSocket: negotiated extensions, from the 101 (e.g. { "permessage-deflate": { ... } }). */
@@ -191,6 +193,8 @@ export interface HarWebSocketMessage {
     truncated?: number;
     /** With `truncated`: the whole message's payload bytes (inflated when it was compressed). */
     size?: number;
+    /** With `truncated`: the hash of the payload bytes past the kept ones (as BbEntryExt.restHash). */
+    restHash?: string;
   };
 }
 

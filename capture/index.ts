@@ -20,6 +20,7 @@ export type {
 export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
+export { restHashScheme } from './rest-hash.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

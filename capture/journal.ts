@@ -24,6 +24,8 @@
 //   {"r":"qb","x","ts","o"?,"n","w"}     request body chunk: w bytes crossed, n of them recorded at o
 //                                        (n < w past the body cap; o absent when n = 0)
 //   {"r":"qe","x","ts","tr"}             request ended (tr = raw trailers)
+//   {"r":"rest","x","ts","d","h"}        a body went past the cap (d = q request, r response): h = the
+//                                        hash of its bytes past it (rest-hash.ts), written when it ended
 //   {"r":"rs","x","ts","st","sm","v","h"} response head (status, reason, version, raw headers)
 //   {"r":"rb","x","ts","o"?,"n","w"}     response body chunk (still content-encoded)
 //   {"r":"done","x","ts","seq","tr"}     exchange completed           } end records: written with a
@@ -40,9 +42,10 @@
 //                                        first stream's, sid its id; ids = [first, last] id ranges, two apart;
 //                                        rst = [{by, code, n}]): an exchange of one record, like cerr
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
-//   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"page"?}
+//   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"h"?,"page"?}
 //                                        WebSocket message: d = send|receive, op = opcode, f = frames,
-//                                        z = compressed on the wire, cc/cr = close code/reason
+//                                        z = compressed on the wire, cc/cr = close code/reason,
+//                                        h = the hash of its payload past the cap (rest-hash.ts)
 //   {"r":"wse","x","ts","seq","d","code","msg","page"?}  a frame that did not parse
 //   {"r":"wsc","x","ts","seq","code"?,"reason"?,"by"}    upgraded connection ended (end record)
 //   {"r":"gm","x","ts","seq","d"}        a gRPC message's last byte crossed (d = send|receive): the k-th
@@ -107,6 +110,8 @@ export interface StartRecord {
 }
 export interface BodyRecord extends BodySlice { r: 'qb' | 'rb'; x: number; ts: number }
 export interface RequestEndRecord { r: 'qe'; x: number; ts: number; tr: RawHeaders }
+/** The hash of a body's bytes past the cap (d: q request, r response), as `_bb.restHash` records it. */
+export interface RestHashRecord { r: 'rest'; x: number; ts: number; d: 'q' | 'r'; h: string }
 export interface ResponseStartRecord { r: 'rs'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface DoneRecord { r: 'done'; x: number; ts: number; seq: number; tr: RawHeaders }
 export interface FailRecord { r: 'fail'; x: number; ts: number; seq: number; err: FailureInfo; resp?: SyntheticRef }
@@ -139,6 +144,8 @@ export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm
 export interface WsMessageRecord extends BodySlice {
   r: 'wsm'; x: number; ts: number; seq: number; d: 'send' | 'receive'; op: number; f: number; z: boolean;
   cc?: number; cr?: string; page?: string;
+  /** The hash of the payload past the cap, when `n < w` (rest-hash.ts). */
+  h?: string;
 }
 export interface WsErrorRecord {
   r: 'wse'; x: number; ts: number; seq: number; d: 'send' | 'receive'; code: string; msg: string; page?: string;
@@ -153,7 +160,7 @@ export interface GrpcSeqRecord { r: 'gm'; x: number; ts: number; seq: number; d:
 export interface ShadowTagRecord { r: 'tag'; x: number; ts: number; shadow: HarShadow }
 /** Any record after the header. */
 export type JournalRecord =
-  | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | ResponseStartRecord | DoneRecord | FailRecord
+  | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | RestHashRecord | ResponseStartRecord | DoneRecord | FailRecord
   | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */

@@ -8,6 +8,8 @@ import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
 import { doneLine, requestEndLine, responseStartLine, startLine } from './journal-lines.js';
+import { RestHashing } from './rest-hash.js';
+import type { Hash } from 'node:crypto';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -17,6 +19,9 @@ interface OpenExchange {
   seq: number;
   /** gRPC calls: whole messages counted per direction as they cross, each taking a seq. */
   grpc?: { send: GrpcMessageCounter; receive: GrpcMessageCounter };
+  /** Running hashes of the request's and the response's bytes past the cap (rest-hash.ts), made at the first such byte. */
+  reqRest?: Hash;
+  resRest?: Hash;
 }
 
 /** Live counts for Capture.stats(). */
@@ -40,6 +45,8 @@ export class Recorder {
   readonly counts: RecorderCounts = { entries: 0, webSocketMessages: 0, pages: 0 };
   /** Set once the capture closes: later facts are ignored. */
   stopped = false;
+  /** What a digest of bytes past the cap is recorded as (keyed with redaction on). */
+  private readonly rest: RestHashing;
 
   constructor(
     private readonly journal: JournalAppender,
@@ -47,7 +54,9 @@ export class Recorder {
     private readonly onError: (err: Error) => void,
     /** With redaction on: heads, targets and trailers reach the journal already redacted (bodies are sealed by the appender). */
     private readonly redactor?: Redactor,
-  ) {}
+  ) {
+    this.rest = redactor ? redactor.restHashing() : new RestHashing();
+  }
 
   // Raw headers as the journal may hold them.
   private head(h: string[]): string[] {
@@ -127,6 +136,12 @@ export class Recorder {
         if (ex) {
           if (request) ex.reqRecorded += slice.n;
           else ex.resRecorded += slice.n;
+          // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
+          if (slice.n < fact.chunk.length) {
+            const rest = fact.chunk.subarray(slice.n);
+            if (request) (ex.reqRest ??= RestHashing.start()).update(rest);
+            else (ex.resRest ??= RestHashing.start()).update(rest);
+          }
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
         j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
@@ -136,21 +151,27 @@ export class Recorder {
         }
         return;
       }
-      case 'request-ended':
+      case 'request-ended': {
+        const ex = this.open.get(fact.exchangeId);
+        if (ex?.reqRest) this.appendRest(fact.exchangeId, fact.time, 'q', ex.reqRest);
         j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
+      }
       case 'response-started':
         j.appendLine(responseStartLine({
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         }));
         return;
-      case 'exchange-completed':
+      case 'exchange-completed': {
+        const ex = this.open.get(fact.exchangeId);
+        if (ex?.resRest) this.appendRest(fact.exchangeId, fact.time, 'r', ex.resRest);
         this.open.delete(fact.exchangeId);
         j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
+      }
       case 'flush':
         j.flushNow();
         return;
@@ -206,9 +227,12 @@ export class Recorder {
         this.counts.webSocketMessages++;
         // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
         let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${++this.seq},"d":"${fact.direction}","op":${fact.opcode}`;
-        line += `${sliceJson(this.appendCapped(fact.data, 0, fact.size))},"f":${fact.frames},"z":${fact.compressed}`;
+        const slice = this.appendCapped(fact.data, 0, fact.size);
+        line += `${sliceJson(slice)},"f":${fact.frames},"z":${fact.compressed}`;
         if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
         if (fact.closeReason !== undefined) line += `,"cr":${JSON.stringify(fact.closeReason)}`;
+        const rest = this.wsRest(fact, slice.n);
+        if (rest !== undefined) line += `,"h":"${rest}"`;
         if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
         j.appendLine(line + '}');
         return;
@@ -246,6 +270,20 @@ export class Recorder {
     // more than writing it (bench/proxy: 1 MiB responses, GC of the copies).
     const kept = n === bytes.length ? bytes : bytes.subarray(0, n);
     return { o: this.journal.appendBody(kept), n, w: whole };
+  }
+
+  // The rest hash of a WebSocket message kept `n` bytes of: the tap's, when the tap cut it and
+  // the cap kept all it handed over; the recorder's own, when the cap cut a message the tap
+  // kept whole; none when both cut (bytes between the two cuts were never hashed).
+  private wsRest(fact: Extract<Fact, { type: 'ws-message' }>, n: number): string | undefined {
+    if (n === fact.data.length) return fact.restSha256 && this.rest.value(fact.restSha256);
+    if (fact.size !== undefined) return undefined;
+    return this.rest.value(RestHashing.start().update(fact.data.subarray(n)).digest());
+  }
+
+  // The hash of a body's bytes past the cap, once it has ended (d: q request, r response).
+  private appendRest(x: number, ts: number, d: 'q' | 'r', hash: Hash): void {
+    this.journal.appendRecord({ r: 'rest', x, ts, d, h: this.rest.value(hash.digest()) });
   }
 
   private synthetic(resp: SyntheticResponse): SyntheticRef {

@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { redactJsonText, redactJsonValue } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
+import { RestHashing } from './rest-hash.js';
 
 /** Extra names to redact on top of the built-in lists (all matched case-insensitively, whole names). */
 export interface RedactConfig {
@@ -83,6 +84,11 @@ export class Redactor {
   /** The seal of a capture's body sidecar (body-seal.ts), keyed by this redactor's key and the capture's nonce. */
   bodySeal(nonce: string): BodySeal {
     return new BodySeal(this.key, nonce);
+  }
+
+  /** The keyed hashing of bytes past the body cap (rest-hash.ts), under this redactor's key. */
+  restHashing(): RestHashing {
+    return new RestHashing(this.key);
   }
 
   /** Raw headers (flat name, value list) with every value headerValue changes redacted. */

@@ -38,6 +38,8 @@ export interface ExchangeRecords {
   burst?: ResetBurstRecord;
   /** `bb shadow`'s tags, merged. */
   shadow?: HarShadow;
+  /** The hashes of the bodies' bytes past the cap (q request, r response). */
+  rest?: { q?: string; r?: string };
   /** The record that ended it; absent when still open at finalize. */
   end?: DoneRecord | FailRecord | AbortRecord | ClientErrorRecord | WsCloseRecord;
 }
@@ -72,6 +74,7 @@ export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
     case 'wsm': case 'wse': ex.ws.push(r); break;
     case 'gm': (ex.grpcSeq ??= []).push(r); break;
     case 'tag': ex.shadow = { ...ex.shadow, ...r.shadow }; break;
+    case 'rest': (ex.rest ??= {})[r.d] = r.h; break;
     default: break;
   }
   if (!END_RECORDS.has(r.r)) return false;
@@ -149,6 +152,9 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     notes.push(...grpc.notes);
   }
 
+  // A cut body's rest hash stands beside its `truncated` (a hash without it would hash nothing).
+  if (ex.rest?.q && bb.truncated?.request !== undefined) (bb.restHash ??= {}).request = ex.rest.q;
+  if (ex.rest?.r && bb.truncated?.response !== undefined) (bb.restHash ??= {}).response = ex.rest.r;
   entry.timings = timings(start.ts, ex);
   entry.time = sumTimings(entry.timings);
   if (notes.length > 0) entry.comment = notes.join('; ');
@@ -253,6 +259,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
   if (m.n < m.w) {
     bb.truncated = m.n;
     bb.size = m.w;
+    if (m.h !== undefined) bb.restHash = m.h;
   }
   return { type: m.d, time: m.ts / 1000, opcode: m.op, data, _bb: bb };
 }

@@ -240,6 +240,8 @@ export interface WsMessage {
   data: Buffer;
   /** The whole payload's bytes (inflated), when `data` holds only the first ones (the tap's cap); absent when `data` is whole. */
   size?: number;
+  /** With `size`: the SHA-256 digest of the payload bytes past `data` (inflated), taken as they passed unkept. */
+  restSha256?: Buffer;
   /** How many frames carried it. */
   frames: number;
   /** True when it was compressed on the wire. */

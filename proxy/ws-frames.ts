@@ -23,6 +23,12 @@
 // same error codes and messages, except UTF-8 (the tap records bytes as they
 // are; the peers judge them). After a close frame, or an error, it reads no
 // further (section 5.5.1: nothing follows a close).
+//
+// The bytes of a message past `keep` are not held but hashed as they pass
+// (SHA-256 of the unmasked payload, the unit's `restSha256`), so a capture can
+// still tell two messages apart past its body cap; a message under `keep`
+// costs no hashing.
+import { createHash, type Hash } from 'node:crypto';
 
 /** One whole message or control frame. */
 export interface ParsedUnit {
@@ -38,6 +44,8 @@ export interface ParsedUnit {
   data: Buffer;
   /** Payload bytes of all its frames, when `data` holds only the first `keep` of them (absent when `data` is whole). */
   size?: number;
+  /** With `size`: the SHA-256 digest of its unmasked payload bytes past the first `keep`. */
+  restSha256?: Buffer;
 }
 
 /** What one direction's parser enforces. */
@@ -105,6 +113,8 @@ export class FrameParser {
   // chunk, else gathered (still masked) into `payload` across chunks.
   private direct: Buffer | undefined;
   private payload: Buffer | undefined;
+  // The running hash of the data message's bytes past `keep` (made at the first such byte).
+  private rest: Hash | undefined;
   // The data message being assembled (opcode 0 = none in progress).
   private messageOpcode = 0;
   private messageTime = 0;
@@ -248,15 +258,18 @@ export class FrameParser {
     if (this.frameKeep === 0 && this.opcode < 0x08 && (this.opcode === 0 ? this.messageCompressed : this.rsv1)) {
       // A compressed message: every piece goes on to be inflated, none is kept here.
       this.onCompressed(this.masked ? unmask(chunk, at, k, rotateMask(this.mask, have)) : chunk.subarray(at, at + k));
-    } else if (have < this.frameKeep) {
-      const want = Math.min(this.frameKeep - have, k);
-      if (have === 0 && want === this.frameKeep) {
-        // The usual case: every kept byte is in this chunk.
-        this.direct = this.masked ? unmask(chunk, at, want, this.mask) : chunk.subarray(at, at + want);
-      } else {
-        this.payload ??= Buffer.allocUnsafe(this.frameKeep);
-        chunk.copy(this.payload, have, at, at + want);
+    } else {
+      if (have < this.frameKeep) {
+        const want = Math.min(this.frameKeep - have, k);
+        if (have === 0 && want === this.frameKeep) {
+          // The usual case: every kept byte is in this chunk.
+          this.direct = this.masked ? unmask(chunk, at, want, this.mask) : chunk.subarray(at, at + want);
+        } else {
+          this.payload ??= Buffer.allocUnsafe(this.frameKeep);
+          chunk.copy(this.payload, have, at, at + want);
+        }
       }
+      if (have + k > this.frameKeep) this.hashRest(chunk, at, have, k);
     }
     this.payloadHave = have + k;
     if (this.payloadHave === length) {
@@ -268,6 +281,22 @@ export class FrameParser {
       this.frameDone(data);
     }
     return at + k;
+  }
+
+  // The frame's bytes [have, have + k) sit at chunk[at…]: hashes those past frameKeep, unmasked.
+  private hashRest(chunk: Buffer, at: number, have: number, k: number): void {
+    const from = Math.max(have, this.frameKeep);
+    const start = at + from - have;
+    const length = have + k - from;
+    const bytes = this.masked ? unmask(chunk, start, length, rotateMask(this.mask, from)) : chunk.subarray(start, start + length);
+    (this.rest ??= createHash('sha256')).update(bytes);
+  }
+
+  // The digest of the message's bytes past `keep`, if any; the next message starts a fresh hash.
+  private takeRest(unit: ParsedUnit): void {
+    if (this.rest === undefined) return;
+    unit.restSha256 = this.rest.digest();
+    this.rest = undefined;
   }
 
   // A frame has fully arrived: report the unit it completes, if any.
@@ -289,6 +318,7 @@ export class FrameParser {
       // The usual message: one frame, nothing to assemble.
       const unit: ParsedUnit = { opcode, time: this.frameTime, frames: 1, compressed: this.rsv1, data };
       if (!this.rsv1 && this.length > data.length) unit.size = this.length;
+      this.takeRest(unit);
       this.messageBytes = 0;
       this.onUnit(unit);
       return;
@@ -311,6 +341,7 @@ export class FrameParser {
       data: fragments.length === 1 ? fragments[0]! : fragments.length === 0 ? EMPTY : Buffer.concat(fragments),
     };
     if (!this.messageCompressed && this.messageBytes > this.messageKept) unit.size = this.messageBytes;
+    this.takeRest(unit);
     this.messageOpcode = 0;
     this.messageFrames = 0;
     this.messageBytes = 0;
@@ -324,6 +355,7 @@ export class FrameParser {
     this.ended = true;
     this.payload = undefined;
     this.direct = undefined;
+    this.rest = undefined;
     this.fragments = [];
     return new FrameError(code, message);
   }

@@ -14,6 +14,7 @@
 // messages may end the DEFLATE stream (BFINAL, section 7.2.3.4), after which
 // a stream takes no more input.
 import zlib from 'node:zlib';
+import { createHash, type Hash } from 'node:crypto';
 
 /** What one direction negotiated, and how much of a message to keep. */
 export interface InflaterOptions {
@@ -31,6 +32,8 @@ export interface Inflated {
   data: Buffer;
   /** All its inflated bytes. */
   size: number;
+  /** When `size` passes `keep`: the SHA-256 digest of its inflated bytes past the first `keep`. */
+  restSha256?: Buffer;
 }
 
 /** What a message's end is told: its result, or why it could not be inflated. */
@@ -44,6 +47,8 @@ interface Slot {
   chunks: Buffer[];
   kept: number;
   size: number;
+  /** The running hash of its inflated bytes past `keep`, made at the first such byte. */
+  rest?: Hash;
   done?: InflateDone;
   settled: boolean;
 }
@@ -90,7 +95,9 @@ export class MessageInflater {
     lane.z.write(TRAILER);
     lane.z.flush(zlib.constants.Z_SYNC_FLUSH, () => {
       if (lane.slots[0] === slot) lane.slots.shift();
-      settle(slot, { data: slot.chunks.length === 1 ? slot.chunks[0]! : Buffer.concat(slot.chunks, slot.kept), size: slot.size });
+      const inflated: Inflated = { data: slot.chunks.length === 1 ? slot.chunks[0]! : Buffer.concat(slot.chunks, slot.kept), size: slot.size };
+      if (slot.rest) inflated.restSha256 = slot.rest.digest();
+      settle(slot, inflated);
       if (!this.opts.takeover || lane.ended) this.retire(lane);
     });
     if (!this.opts.takeover) this.lane = undefined;
@@ -127,7 +134,12 @@ export class MessageInflater {
       if (!slot) return;
       slot.size += chunk.length;
       const room = keep - slot.kept;
-      if (room <= 0) return;
+      // Past `keep`: hashed as it comes out, not held.
+      if (room <= 0) {
+        (slot.rest ??= createHash('sha256')).update(chunk);
+        return;
+      }
+      if (chunk.length > room) (slot.rest ??= createHash('sha256')).update(chunk.subarray(room));
       // zlib hands out views of its output buffer, which it does not write again once handed out.
       const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
       slot.chunks.push(kept);

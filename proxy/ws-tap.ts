@@ -302,7 +302,7 @@ class DirectionParser {
     } else if (this.queue.length > 0) {
       this.queue.push({ ticket, unit, time: unit.time });
     } else {
-      this.report(unit, ticket, unit.data, unit.size);
+      this.report(unit, ticket, unit.data, unit.size, unit.restSha256);
     }
   }
 
@@ -316,8 +316,8 @@ class DirectionParser {
       else if (next.inflated instanceof Error) {
         const err = next.inflated as Error & { code?: string };
         this.fail(next.ticket, this.lastChunkTime, err.code ?? 'WS_ERR_PARSE', err.message);
-      } else if (next.inflated) this.report(next.unit!, next.ticket, next.inflated.data, next.inflated.size);
-      else this.report(next.unit!, next.ticket, next.unit!.data, next.unit!.size);
+      } else if (next.inflated) this.report(next.unit!, next.ticket, next.inflated.data, next.inflated.size, next.inflated.restSha256);
+      else this.report(next.unit!, next.ticket, next.unit!.data, next.unit!.size, next.unit!.restSha256);
     }
     if (this.done) this.dropQueue();
     if (this.queue.length === 0) {
@@ -332,7 +332,7 @@ class DirectionParser {
     for (const q of this.queue.splice(0)) this.opts.order.settle(q.ticket, null);
   }
 
-  private report(unit: ParsedUnit, ticket: number, data: Buffer, size: number | undefined): void {
+  private report(unit: ParsedUnit, ticket: number, data: Buffer, size: number | undefined, restSha256: Buffer | undefined): void {
     if (this.done) {
       this.opts.order.settle(ticket, null);
       return;
@@ -347,7 +347,10 @@ class DirectionParser {
       frames: unit.frames,
       compressed: unit.compressed,
     };
-    if (size !== undefined && size > data.length) fact.size = size;
+    if (size !== undefined && size > data.length) {
+      fact.size = size;
+      if (restSha256) fact.restSha256 = restSha256;
+    }
     if (unit.opcode === 8) {
       // RFC 6455 section 5.5.1: nothing follows a close frame in this direction.
       this.done = true;
