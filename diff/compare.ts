@@ -12,6 +12,7 @@ import { alignMessages, eventIdentity, isEventStream } from './streams.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { keyedRequestLine } from './normalize/index.js';
+import { comparablePastCap, pastCapRows } from './past-cap.js';
 import { appendAll, setOwn } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
@@ -237,24 +238,25 @@ export function comparePair(
   const entry = (a ?? b)!;
   // Most pairs are the same once normalized: say so without building a path per field.
   if (a && b && status === 'paired' && !opts.headerOrder && sameValue(a.request, b.request) && sameValue(a.response, b.response) && sameValue(a.ws, b.ws) && sameValue(a.grpc, b.grpc)) return [];
-  const rows: Row[] = [];
+  let rows: Row[] = [];
   if (!a) rows.push({ kind: 'extra', path: '', new: entrySummary(b!) });
   else if (!b) rows.push({ kind: 'missing', path: '', old: entrySummary(a) });
   else {
     if (status === 'reordered') rows.push({ kind: 'reordered', path: '', old: `at ${exchangeName(a)}`, new: `at ${exchangeName(b)}` });
-    // A body cut at the cap, or one the producer did not record, is not compared on either side.
-    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request);
-    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response);
+    // A body cut at the cap, or one the producer did not record, is not compared on either side,
+    // unless both were cut alike with their rest hashed: then by prefix, size and hash (past-cap.ts).
+    const truncated = !!(a.meta.truncated?.request || b.meta.truncated?.request || a.meta.notRecorded?.request || b.meta.notRecorded?.request) && !comparablePastCap(a.request.truncated, b.request.truncated);
+    const truncatedRes = !!(a.meta.truncated?.response || b.meta.truncated?.response || a.meta.notRecorded?.response || b.meta.notRecorded?.response) && !comparablePastCap(a.response.truncated, b.response.truncated);
     // HTTP/1.x against HTTP/2: connection-specific headers exist only on one side by protocol.
     const crossed = !a.meta.h2 !== !b.meta.h2;
-    const ra = withoutHopHeaders(truncated ? { ...a.request, body: undefined } : a.request, crossed);
-    const rb = withoutHopHeaders(truncated ? { ...b.request, body: undefined } : b.request, crossed);
+    const ra = withoutHopHeaders(truncated ? { ...a.request, body: undefined, truncated: undefined } : a.request, crossed);
+    const rb = withoutHopHeaders(truncated ? { ...b.request, body: undefined, truncated: undefined } : b.request, crossed);
     const arrays = opts.arrays ?? DEFAULT_ARRAY_RULES;
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
     // A gRPC call's status is compared once, as grpc.status (from trailers or trailers-only headers alike).
     const grpcBoth = !!(a.grpc && b.grpc);
-    const sa = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined } : a.response, crossed), grpcBoth);
-    const sb = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined } : b.response, crossed), grpcBoth);
+    const sa = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined, truncated: undefined } : a.response, crossed), grpcBoth);
+    const sb = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined, truncated: undefined } : b.response, crossed), grpcBoth);
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
@@ -272,6 +274,7 @@ export function comparePair(
       diffValues(a.headerOrder.response.join(', '), b.headerOrder.response.join(', '), 'response.headerOrder', rows);
     }
   }
+  rows = pastCapRows(rows);
   if (rows.length > MAX_ROWS_PER_PAIR) {
     const cut = rows.length - MAX_ROWS_PER_PAIR;
     rows.length = MAX_ROWS_PER_PAIR;

@@ -19,6 +19,16 @@ export interface NormalizedSetCookie {
   [attribute: string]: string | true;
 }
 
+/** A body cut at the body cap, as compared past it (past-cap.ts): where it was cut, its whole size, the hash of the rest. */
+export interface PastCap {
+  /** Bytes kept (the cap, as content-coded bytes). */
+  recorded: number;
+  /** The whole body's bytes. */
+  size: number;
+  /** `_bb.restHash`: the hash of the bytes past `recorded`. */
+  hash: string;
+}
+
 /** A WebSocket message as compared. */
 /** A gRPC call as compared: messages in order (opcode 2, data decoded), grpc-status and grpc-message. */
 export interface NormalizedGrpc {
@@ -55,6 +65,8 @@ export interface NormalizedEntry {
     /** The Cookie header(s) as name → value (cookies rule; the header is then not in `headers`). */
     cookies?: Record<string, MultiValue>;
     body?: unknown;
+    /** A body cut at the cap: compared past it by size and hash (past-cap.ts). */
+    truncated?: PastCap;
     /** Chunked or HTTP/2 trailers, lower-case name → value like headers; absent when none came. */
     trailers?: Record<string, MultiValue>;
   };
@@ -66,6 +78,8 @@ export interface NormalizedEntry {
     cookies?: Record<string, NormalizedSetCookie | NormalizedSetCookie[]>;
     body?: unknown;
     events?: unknown[];
+    /** A body cut at the cap: compared past it by size and hash (past-cap.ts). */
+    truncated?: PastCap;
     /** Chunked or HTTP/2 trailers (a gRPC call's too, but for grpc-status and grpc-message, compared as `grpc`); absent when none came. */
     trailers?: Record<string, MultiValue>;
   };

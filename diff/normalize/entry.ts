@@ -17,6 +17,7 @@ import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
 import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
 import { getOwn, mediaType, pairValue, setOwn } from '../../core/index.js';
+import { setPastCaps } from '../past-cap.js';
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
 function isH2OrLater(e: HarEntry): boolean {
@@ -185,6 +186,7 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   if (e._bb?.error) out.meta.error = e._bb.error.code;
   if (h2) out.meta.h2 = true;
   if (e._bb?.truncated) out.meta.truncated = { request: e._bb.truncated.request !== undefined, response: e._bb.truncated.response !== undefined };
+  setPastCaps(e, out);
   if (req.notRecorded || res.notRecorded) out.meta.notRecorded = { request: req.notRecorded, response: res.notRecorded };
   const ws = normalizeWebSocket(e, ctx, eio);
   if (ws) out.ws = ws;
@@ -202,7 +204,7 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
     if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
     // A message cut at the body cap compares as what was kept (never parsed: a prefix is no packet or JSON) and says so.
     const cut = m._bb?.truncated;
-    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio);
+    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio);
     messages.push({ type: m.type, opcode: m.opcode, data });
   }
   const out: NonNullable<NormalizedEntry['ws']> = { messages };
