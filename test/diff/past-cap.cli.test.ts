@@ -19,6 +19,7 @@ import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import type { Har } from '../../capture/har.js';
+import { startShadow } from '../../index.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -193,5 +194,16 @@ describe('bodies past the body cap compare by size and hash', () => {
     assert.equal(equal.code, 0, equal.stdout);
     const found = await diff(files[0]!, files[2]!);
     assert.deepEqual(found.patterns, ['response.truncated.hash'], found.stdout);
+  });
+
+  it('bb shadow: a candidate that differs only past the cap is a regression, the same bytes are equal', async () => {
+    const [primary, candidate, secondary] = [await build('x'), await build('y'), await build('x')];
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: tmp.path('shadow'), bodyCap: CAP, bbHome: home });
+    for (const path of ['/late', '/same']) await (await fetch(shadow.url + path)).text();
+    const report = await shadow.close();
+    assert.equal(report.totals.mirrored, 2, JSON.stringify(report.totals));
+    assert.deepEqual(report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['regression changed response.truncated.hash'], JSON.stringify(report.findings));
+    assert.equal(report.routes['GET /late']?.regressions, 1, JSON.stringify(report.routes));
+    assert.equal(report.routes['GET /same']?.equal, 1, JSON.stringify(report.routes));
   });
 });
