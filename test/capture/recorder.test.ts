@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
-import { openCapture } from '../../capture/index.js';
+import { createHash } from 'node:crypto';
+import { loadRedactKey, openCapture } from '../../capture/index.js';
+import { RestHashing } from '../../capture/rest-hash.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const tmp = tempDir();
@@ -59,7 +61,8 @@ describe('recorder journal lines', () => {
       { r: 'wsm', x: 2, ts: T + 5, seq: 3, d: 'receive', op: 1, o: 12, n: 2, w: 2, f: 1, z: false, page: 'page_1' },
       {
         r: 'wsm', x: 2, ts: T + 5, seq: 4, d: 'receive', op: 8, o: 14, n: 10, w: closePayload.length, f: 1, z: false, cc: 1000,
-        cr: 'bye "quoted" \\ \u2028 é\n', page: 'page_1',
+        // Cut at the cap: the rest is hashed (keyed: the capture is redacted).
+        cr: 'bye "quoted" \\ \u2028 é\n', h: new RestHashing(loadRedactKey(tmp.bbHome)).value(createHash('sha256').update(closePayload.subarray(10)).digest()), page: 'page_1',
       },
       { r: 'wsm', x: 2, ts: T + 5, seq: 5, d: 'receive', op: 8, n: 0, w: 0, f: 1, z: false, page: 'page_1' },
     ];

@@ -5,6 +5,7 @@
 // next message on the same context (RFC 7692 section 7.2.3.3).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { Compressor, MASK, wsFrame } from '../helpers/ws-frames.js';
 import { MessageInflater, type Inflated } from '../../proxy/ws-inflate.js';
 import { FrameParser, type ParsedUnit } from '../../proxy/ws-frames.js';
@@ -22,8 +23,10 @@ describe('MessageInflater', () => {
     const first = end(inflater);
     inflater.write(await sender.message('x'.repeat(20) + 'tail'));
     const second = end(inflater);
-    assert.deepEqual(await first, { data: Buffer.from('x'.repeat(10)), size: big.length });
-    assert.deepEqual(await second, { data: Buffer.from('x'.repeat(10)), size: 24 });
+    // Past `keep`, the inflated bytes are hashed, not held.
+    const sha = (s: string) => createHash('sha256').update(s).digest();
+    assert.deepEqual(await first, { data: Buffer.from('x'.repeat(10)), size: big.length, restSha256: sha(big.slice(10)) });
+    assert.deepEqual(await second, { data: Buffer.from('x'.repeat(10)), size: 24, restSha256: sha('x'.repeat(10) + 'tail') });
     sender.close();
     inflater.close();
   });
@@ -58,10 +61,11 @@ describe('FrameParser keep', () => {
     const pieces: Buffer[] = [];
     const parser = new FrameParser({ masked, deflate: true, keep }, (u) => units.push(u), (p) => pieces.push(p));
     for (let i = 0; i < bytes.length; i += step) parser.push(bytes.subarray(i, i + step), 0);
-    return { units: units.map((u) => ({ opcode: u.opcode, frames: u.frames, data: u.data.toString(), size: u.size })), compressed: Buffer.concat(pieces).toString() };
+    return { units: units.map((u) => ({ opcode: u.opcode, frames: u.frames, data: u.data.toString(), size: u.size, ...(u.restSha256 ? { rest: u.restSha256.toString('hex') } : {}) })), compressed: Buffer.concat(pieces).toString() };
   };
 
-  it('hands out the first `keep` bytes of a message and its size, whole or fragmented, masked or not, in any split', () => {
+  it('hands out the first `keep` bytes of a message, its size and the hash of the rest, whole or fragmented, masked or not, in any split', () => {
+    const rest = (s: string) => createHash('sha256').update(s).digest('hex');
     for (const masked of [false, true]) {
       const mask = masked ? MASK : undefined;
       const bytes = Buffer.concat([
@@ -73,9 +77,9 @@ describe('FrameParser keep', () => {
       ]);
       for (const step of [1, 3, bytes.length]) {
         assert.deepEqual(parse(bytes, step, 4, masked).units, [
-          { opcode: 1, frames: 1, data: 'abcd', size: 6 },
+          { opcode: 1, frames: 1, data: 'abcd', size: 6, rest: rest('ef') },
           { opcode: 9, frames: 1, data: 'p', size: undefined },
-          { opcode: 2, frames: 2, data: 'abcd', size: 8 },
+          { opcode: 2, frames: 2, data: 'abcd', size: 8, rest: rest('efgh') },
           { opcode: 1, frames: 1, data: 'abc', size: undefined },
         ], `masked ${masked}, step ${step}`);
       }
