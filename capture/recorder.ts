@@ -47,6 +47,8 @@ export class Recorder {
   stopped = false;
   /** What a digest of bytes past the cap is recorded as (keyed with redaction on). */
   private readonly rest: RestHashing;
+  /** Running rest hashes of open exchanges: while none runs, an exchange's end looks nothing up for them. */
+  private hashing = 0;
 
   constructor(
     private readonly journal: JournalAppender,
@@ -137,11 +139,7 @@ export class Recorder {
           if (request) ex.reqRecorded += slice.n;
           else ex.resRecorded += slice.n;
           // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
-          if (slice.n < fact.chunk.length) {
-            const rest = fact.chunk.subarray(slice.n);
-            if (request) (ex.reqRest ??= RestHashing.start()).update(rest);
-            else (ex.resRest ??= RestHashing.start()).update(rest);
-          }
+          if (slice.n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(slice.n));
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
         j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
@@ -152,8 +150,7 @@ export class Recorder {
         return;
       }
       case 'request-ended': {
-        const ex = this.open.get(fact.exchangeId);
-        if (ex?.reqRest) this.appendRest(fact.exchangeId, fact.time, 'q', ex.reqRest);
+        if (this.hashing > 0) this.endRest(fact.exchangeId, fact.time, 'q');
         j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
       }
@@ -164,9 +161,8 @@ export class Recorder {
         }));
         return;
       case 'exchange-completed': {
-        const ex = this.open.get(fact.exchangeId);
-        if (ex?.resRest) this.appendRest(fact.exchangeId, fact.time, 'r', ex.resRest);
-        this.open.delete(fact.exchangeId);
+        if (this.hashing > 0) this.endRest(fact.exchangeId, fact.time, 'r');
+        this.forget(fact.exchangeId);
         j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
@@ -176,7 +172,7 @@ export class Recorder {
         j.flushNow();
         return;
       case 'exchange-failed':
-        this.open.delete(fact.exchangeId);
+        this.forget(fact.exchangeId);
         j.appendRecord({
           r: 'fail', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, err: fact.error,
           ...(fact.response ? { resp: this.synthetic(fact.response) } : {}),
@@ -184,7 +180,7 @@ export class Recorder {
         j.flushNow();
         return;
       case 'exchange-aborted':
-        this.open.delete(fact.exchangeId);
+        this.forget(fact.exchangeId);
         j.appendRecord({
           r: 'abort', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by, phase: fact.phase,
           ...(fact.error ? { err: fact.error } : {}),
@@ -244,7 +240,7 @@ export class Recorder {
         });
         return;
       case 'upgrade-closed':
-        this.open.delete(fact.exchangeId);
+        this.forget(fact.exchangeId);
         j.appendRecord({
           r: 'wsc', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by,
           ...(fact.code !== undefined ? { code: fact.code } : {}),
@@ -281,8 +277,36 @@ export class Recorder {
     return this.rest.value(RestHashing.start().update(fact.data.subarray(n)).digest());
   }
 
+  // An exchange has ended: its state goes, with any rest hash its body never finished.
+  private forget(x: number): void {
+    if (this.hashing > 0) {
+      const ex = this.open.get(x);
+      if (ex) this.hashing -= (ex.reqRest ? 1 : 0) + (ex.resRest ? 1 : 0);
+    }
+    this.open.delete(x);
+  }
+
+  // Hashes bytes of a body past the cap (only those: a body under it costs no hashing).
+  private hashRest(ex: OpenExchange, request: boolean, bytes: Buffer): void {
+    let hash = request ? ex.reqRest : ex.resRest;
+    if (!hash) {
+      hash = RestHashing.start();
+      if (request) ex.reqRest = hash;
+      else ex.resRest = hash;
+      this.hashing++;
+    }
+    hash.update(bytes);
+  }
+
   // The hash of a body's bytes past the cap, once it has ended (d: q request, r response).
-  private appendRest(x: number, ts: number, d: 'q' | 'r', hash: Hash): void {
+  // An exchange that fails or is aborted drops its hash: its body did not end.
+  private endRest(x: number, ts: number, d: 'q' | 'r'): void {
+    const ex = this.open.get(x);
+    const hash = d === 'q' ? ex?.reqRest : ex?.resRest;
+    if (!ex || !hash) return;
+    if (d === 'q') ex.reqRest = undefined;
+    else ex.resRest = undefined;
+    this.hashing--;
     this.journal.appendRecord({ r: 'rest', x, ts, d, h: this.rest.value(hash.digest()) });
   }
 
