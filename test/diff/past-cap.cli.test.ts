@@ -39,6 +39,11 @@ async function build(tail: string): Promise<string> {
       if (req.url === '/late') res.end(big(tail));
       else if (req.url === '/same') res.end(big('z'));
       else if (req.url === '/longer') res.end(tail === 'x' ? big('z') : big('z') + 'more');
+      else if (req.url === '/json') {
+        // A JSON body cut mid-value: the kept prefix does not parse, and compares as text.
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ i, name: `item ${i}` })), last: tail }));
+      }
       else res.end(`got ${Buffer.concat(chunks).length}`);
     });
   });
@@ -83,7 +88,7 @@ async function recordBuild(name: string, tail: string, bbHome: string, redact: b
   const target = await build(tail);
   const rec = await record(cleanups, target, { bodyCap: CAP, bbHome, label: name, ...(redact ? {} : { redact: false }) });
   const base = `http://127.0.0.1:${rec.port}`;
-  for (const path of ['/late', '/same', '/longer']) await (await fetch(base + path)).text();
+  for (const path of ['/late', '/same', '/longer', '/json']) await (await fetch(base + path)).text();
   await (await fetch(base + '/upload', { method: 'POST', body: big(tail), headers: { 'content-type': 'text/plain' } })).text();
   const wsBase = `ws://127.0.0.1:${rec.port}`;
   await converse(`${wsBase}/ws`, ['late', 'same', big(tail)], false);
@@ -151,7 +156,7 @@ describe('bodies past the body cap compare by size and hash', () => {
     ].sort(), found.stdout);
     // One row per message or body past the cap, saying so, never the two hashes.
     const hashRows = found.rows.filter((r) => r.path.endsWith('truncated.hash'));
-    assert.equal(hashRows.length, 2 + 4, JSON.stringify(found.rows));
+    assert.equal(hashRows.length, 3 + 4, JSON.stringify(found.rows));
     for (const r of hashRows) {
       assert.equal(r.old, 'the bytes past the cap');
       assert.equal(r.new, 'other bytes past the cap (compared by hash)');
