@@ -1,0 +1,85 @@
+// The capture view after bb resynced it, in headless Debian chromium: the
+// live view's server (ui/) with a small cap on a page's queued updates and a
+// feed that sends a burst of rows in one turn, more than the cap. bb drops the
+// burst for that page and sends {type:"resync"} and a snapshot instead; the
+// page says it resynced and lists every row once, then follows new ones.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
+import { startUi, CAPTURE_VIEWS, type UiServer } from '../../ui/index.js';
+import type { UiEvent } from '../../ui/server.js';
+import type { LiveRow } from '../../capture/index.js';
+
+const CAP = 16 * 1024;
+const BURST = 400;
+
+const rowOf = (seq: number): LiveRow => ({
+  seq, method: 'GET', url: `http://127.0.0.1:8080/api/items/${seq}`, status: 200, state: 'done', kind: 'http', mime: 'application/json',
+  startedAt: 1_700_000_000_000 + seq, endedAt: 1_700_000_000_003 + seq, requestBytes: 0, responseBytes: 120, messages: 0,
+});
+
+let browser: Browser | undefined;
+let page: Page;
+let ui: UiServer;
+const rows: LiveRow[] = [];
+const pages = new Set<(event: UiEvent) => void>();
+
+/** A new row, as a capture's feed tells it to every open page. */
+function addRow(): void {
+  const row = rowOf(rows.length + 1);
+  rows.push(row);
+  for (const send of pages) send({ type: 'row', label: 'capture', row });
+}
+
+before(async () => {
+  if (!CHROMIUM) return;
+  ui = await startUi({
+    title: 'bb capture: resync',
+    views: CAPTURE_VIEWS,
+    feedQueueMax: CAP,
+    feeds: [
+      {
+        name: 'exchanges',
+        open(_key, send) {
+          send({ type: 'captures', labels: ['capture'] });
+          for (const row of rows) send({ type: 'row', label: 'capture', row });
+          pages.add(send);
+          return () => pages.delete(send);
+        },
+      },
+      { name: 'exchange', open: () => undefined },
+      { name: 'frames', open: (_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {}) },
+    ],
+  });
+  browser = await chromium.launch(chromiumLaunchOptions());
+  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  await page.goto(ui.url);
+});
+after(async () => {
+  await browser?.close();
+  await ui?.close();
+});
+
+const count = (n: number): Promise<unknown> => page.waitForFunction((k) => document.querySelector('.count')?.textContent === `${k} exchanges`, n, { timeout: 30_000 });
+
+test('a burst past the cap reaches the page as a resync and a snapshot: every row once, and it says so', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  for (let i = 0; i < 3; i++) addRow();
+  await count(3);
+  assert.equal(await page.$eval('#resync', (e) => (e as HTMLElement).hidden), true);
+  // One turn of the event loop: more than CAP bytes of rows for the page at once.
+  for (let i = 0; i < BURST; i++) addRow();
+  await count(3 + BURST);
+  await page.waitForSelector('#resync:not([hidden])');
+  assert.equal(await page.$eval('#resync', (e) => e.textContent), 'resynced');
+  const stats = (await (await fetch(ui.url + 'api/feeds')).json()) as { pages: Array<{ feed: string; resyncs: number; state: string }> };
+  assert.deepEqual(stats.pages.filter((p) => p.feed === 'exchanges').map((p) => [p.state, p.resyncs]), [['live', 1]]);
+  // Scrolled to the end, the last rows are the last ones sent, each once.
+  const paths = await page.$$eval('.list .row:not([hidden]) .c-path', (cells) => cells.map((c) => c.textContent));
+  assert.equal(paths.at(-1), `/api/items/${3 + BURST}`);
+  assert.equal(new Set(paths).size, paths.length);
+  // And it follows again.
+  addRow();
+  await count(4 + BURST);
+});
