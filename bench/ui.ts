@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { positiveFlag } from './lib/args.js';
 import { httpLoad } from './lib/load.js';
 import { cpuSeconds } from './lib/proc.js';
 import { spread } from './lib/stats.js';
@@ -43,12 +44,7 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const quick = argv.includes('--quick');
-  const value = (name: string, fallback: number): number => {
-    const i = argv.indexOf(`--${name}`);
-    const v = i >= 0 ? Number(argv[i + 1]) : fallback;
-    if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive whole number`);
-    return v;
-  };
+  const value = (name: string, fallback: number): number => Math.round(positiveFlag(argv, `--${name}`, fallback));
   return { requests: value('requests', quick ? 5_000 : 20_000), connections: value('connections', 10), rounds: value('rounds', quick ? 1 : 3) };
 }
 

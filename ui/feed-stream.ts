@@ -9,10 +9,14 @@
 //           {type:"resync"} and then a fresh snapshot (the feed opened again),
 //           never the updates it missed
 //
-// What counts against `max` is what was queued after the last snapshot: the
-// snapshot itself (what the feed knows now, e.g. 100,000 rows) goes out whole,
-// its size that of the state bb holds anyway, once per (re)sync. Counting it
-// would make a page whose snapshot is bigger than the cap resync for ever.
+// An update that would take the page's queue past `max` makes it fall
+// behind, unless nothing is queued: a lone event bigger than the cap (an
+// exchange's entry with a big body) still goes out, so the bound is the cap
+// or that one event. What counts is what was queued after the last snapshot:
+// the snapshot itself (what the feed knows now, e.g. 100,000 rows) goes out
+// whole, its size that of the state bb holds anyway, once per (re)sync.
+// Counting it would make a page whose snapshot is bigger than the cap resync
+// for ever.
 // The socket's queue is first in, first out, so the updates still queued are
 // min(writableLength, bytes written since the snapshot ended).
 //
@@ -94,7 +98,8 @@ export class FeedStream {
     this.res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     this.flush();
     this.ping = setInterval(() => {
-      if (this.state === 'live') this.write(': ping\n\n');
+      // Only an idle stream needs one: bytes still queued say the same, and a stalled page must not collect pings.
+      if (this.state === 'live' && this.res.writableLength === 0) this.write(': ping\n\n');
     }, PING_EVERY_MS);
     this.ping.unref();
     this.res.on('close', () => this.close());
@@ -138,9 +143,12 @@ export class FeedStream {
   private send(event: UiEvent): void {
     if (this.ended || this.state === 'behind') return;
     const line = `data: ${JSON.stringify(event)}\n\n`;
+    const bytes = Buffer.byteLength(line);
+    // One event bigger than the cap (an exchange's entry with a big body) still goes to a page that has nothing queued.
+    const before = this.opening ? 0 : this.updatesQueued();
+    if (before > 0 && before + bytes > this.max) return this.fallBehind();
     this.queue.push(line);
-    this.pending += Buffer.byteLength(line);
-    if (!this.opening && this.updatesQueued() > this.max) return this.fallBehind();
+    this.pending += bytes;
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());

@@ -5,8 +5,9 @@
 // page says it resynced and lists every row once, then follows new ones.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM } from '../helpers/browser-app.js';
+import { captureViewFeeds, openLiveView } from '../helpers/live-view.js';
 import { startUi, CAPTURE_VIEWS, type UiServer } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import type { LiveRow } from '../../capture/index.js';
@@ -21,6 +22,7 @@ const rowOf = (seq: number): LiveRow => ({
 
 let browser: Browser | undefined;
 let page: Page;
+let complaints: string[] = [];
 let ui: UiServer;
 const rows: LiveRow[] = [];
 const pages = new Set<(event: UiEvent) => void>();
@@ -38,23 +40,14 @@ before(async () => {
     title: 'bb capture: resync',
     views: CAPTURE_VIEWS,
     feedQueueMax: CAP,
-    feeds: [
-      {
-        name: 'exchanges',
-        open(_key, send) {
-          send({ type: 'captures', labels: ['capture'] });
-          for (const row of rows) send({ type: 'row', label: 'capture', row });
-          pages.add(send);
-          return () => pages.delete(send);
-        },
-      },
-      { name: 'exchange', open: () => undefined },
-      { name: 'frames', open: (_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {}) },
-    ],
+    feeds: captureViewFeeds((_key, send) => {
+      send({ type: 'captures', labels: ['capture'] });
+      for (const row of rows) send({ type: 'row', label: 'capture', row });
+      pages.add(send);
+      return () => pages.delete(send);
+    }),
   });
-  browser = await chromium.launch(chromiumLaunchOptions());
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  await page.goto(ui.url);
+  ({ browser, page, complaints } = await openLiveView(ui.url, { width: 1280, height: 720 }));
 });
 after(async () => {
   await browser?.close();
@@ -82,4 +75,5 @@ test('a burst past the cap reaches the page as a resync and a snapshot: every ro
   // And it follows again.
   addRow();
   await count(4 + BURST);
+  assert.deepEqual(complaints, []);
 });
