@@ -1,6 +1,8 @@
-// One page's subscription to a feed, as a server-sent event stream whose
-// queue is bounded: a page that stops reading (a background tab, a socket
-// nobody reads) never makes bb hold more than `max` bytes of its updates.
+// A feed (UiFeed: a source of typed events a view subscribes to; server.ts
+// re-exports it) and one page's subscription to it, as a server-sent event
+// stream whose queue is bounded: a page that stops reading (a background
+// tab, a socket nobody reads) never makes bb hold more than `max` bytes of
+// its updates.
 //
 // States:
 //   live    events are queued and written out once per turn of the event loop
@@ -24,7 +26,25 @@
 // and gets a snapshot too; the page's shell (assets/app.js) treats that as a
 // resync.
 import type http from 'node:http';
-import type { UiEvent, UiFeed } from './server.js';
+
+/** One event of a feed: `type` says which; the rest is the feed's own JSON. */
+export interface UiEvent {
+  /** What happened ("row", "entry", "message"...): the view dispatches on it. */
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A source of events the page subscribes to at /feed/<name>. */
+export interface UiFeed {
+  /** Its name in /feed/<name>: letters, digits, '-'. */
+  name: string;
+  /**
+   * Starts one subscriber: sends what is known now, then each new event,
+   * through `send`; returns how to stop, or undefined when `key` names
+   * nothing (the page gets 404).
+   */
+  open(key: string | undefined, send: (event: UiEvent) => void): (() => void) | undefined;
+}
 
 /** The default cap on one page's queued updates, in bytes. */
 export const FEED_QUEUE_MAX = 1024 * 1024;

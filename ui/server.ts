@@ -32,27 +32,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { FeedStream, FEED_QUEUE_MAX } from './feed-stream.js';
+import { FeedStream, FEED_QUEUE_MAX, type UiFeed } from './feed-stream.js';
 import { BbError, foreignRequestReason, isBbError, isLoopbackHost } from '../core/index.js';
 
-/** One event of a feed: `type` says which; the rest is the feed's own JSON. */
-export interface UiEvent {
-  /** What happened ("row", "entry", "message"...): the view dispatches on it. */
-  type: string;
-  [field: string]: unknown;
-}
-
-/** A source of events the page subscribes to at /feed/<name>. */
-export interface UiFeed {
-  /** Its name in /feed/<name>: letters, digits, '-'. */
-  name: string;
-  /**
-   * Starts one subscriber: sends what is known now, then each new event,
-   * through `send`; returns how to stop, or undefined when `key` names
-   * nothing (the page gets 404).
-   */
-  open(key: string | undefined, send: (event: UiEvent) => void): (() => void) | undefined;
-}
+export type { UiEvent, UiFeed } from './feed-stream.js';
 
 /** A view of the page: a tab whose script is assets/views/<name>.js. */
 export interface UiView {
