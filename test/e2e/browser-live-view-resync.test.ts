@@ -27,6 +27,20 @@ let ui: UiServer;
 const rows: LiveRow[] = [];
 const pages = new Set<(event: UiEvent) => void>();
 
+// The frames tab's stand-in: one WebSocket connection (exchange #1) and its messages.
+const CONNECTION: UiEvent = { type: 'connection', label: 'capture', row: { ...rowOf(1), kind: 'websocket', state: 'open' }, text: '#1 127.0.0.1:8080 /chat' };
+const frames: Array<Record<string, unknown>> = [];
+const framePages = new Set<(event: UiEvent) => void>();
+
+/** A new message on the connection, as the frames feed tells it. */
+function addFrame(): void {
+  const seq = 1000 + frames.length;
+  const data = `message ${frames.length + 1}`;
+  const frame = { seq, time: 1_700_000_001 + frames.length / 1000, type: seq % 2 ? 'receive' : 'send', opcode: 1, data, length: data.length };
+  frames.push(frame);
+  for (const send of framePages) send({ type: 'frame', label: 'capture', exchange: 1, frame });
+}
+
 /** A new row, as a capture's feed tells it to every open page. */
 function addRow(): void {
   const row = rowOf(rows.length + 1);
@@ -45,6 +59,12 @@ before(async () => {
       for (const row of rows) send({ type: 'row', label: 'capture', row });
       pages.add(send);
       return () => pages.delete(send);
+    }, (_key, send) => {
+      send({ type: 'captures', labels: ['capture'] });
+      send(CONNECTION);
+      for (const frame of frames) send({ type: 'frame', label: 'capture', exchange: 1, frame });
+      framePages.add(send);
+      return () => framePages.delete(send);
     }),
   });
   ({ browser, page, complaints } = await openLiveView(ui.url, { width: 1280, height: 720 }));
@@ -75,5 +95,22 @@ test('a burst past the cap reaches the page as a resync and a snapshot: every ro
   // And it follows again.
   addRow();
   await count(4 + BURST);
+  assert.deepEqual(complaints, []);
+});
+
+test('the frames tab after a resync: one lane, every frame once, in order', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  await page.click('#tabs button[data-view="frames"]');
+  const shown = (n: number): Promise<unknown> =>
+    page.waitForFunction((k) => document.querySelector('[data-view="frames"] .count')?.textContent === `${k} frames on 1 connections`, n, { timeout: 30_000 });
+  for (let i = 0; i < 2; i++) addFrame();
+  await shown(2);
+  for (let i = 0; i < BURST; i++) addFrame();
+  await shown(2 + BURST);
+  await page.waitForFunction(() => document.getElementById('resync')?.textContent === 'resynced ×2');
+  assert.deepEqual(await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent)), ['1: #1 127.0.0.1:8080 /chat']);
+  const last = await page.$$eval('[data-view="frames"] .row.frame:not([hidden]) .c-data', (cells) => cells.map((c) => c.textContent));
+  assert.equal(last.at(-1), `message ${2 + BURST}`);
+  assert.equal(new Set(last).size, last.length);
   assert.deepEqual(complaints, []);
 });

@@ -41,11 +41,11 @@ export async function openLiveView(ui: string, viewport: { width: number; height
   return { browser, page, elsewhere, complaints };
 }
 
-/** The capture view's three feeds for a test's own exchanges feed: the exchange and frames feeds know nothing. */
-export function captureViewFeeds(exchanges: UiFeed['open']): UiFeed[] {
+/** The capture view's three feeds for a test's own exchanges feed (and frames feed); the exchange feed knows nothing. */
+export function captureViewFeeds(exchanges: UiFeed['open'], frames?: UiFeed['open']): UiFeed[] {
   return [
     { name: 'exchanges', open: exchanges },
     { name: 'exchange', open: () => undefined },
-    { name: 'frames', open: (_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {}) },
+    { name: 'frames', open: frames ?? ((_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {})) },
   ];
 }
