@@ -143,7 +143,7 @@ export class FeedStream {
     return { feed: this.feed.name, key: this.key ?? null, state: this.state, queued: this.updatesQueued(), most: this.most, snapshot: this.snapshotBytes, resyncs: this.resyncs };
   }
 
-  // Opens (again) the feed; what it sends at once is the snapshot, queued whole for the next turn.
+  // Opens (again) the feed; what it sends at once is the snapshot, queued whole (start() writes it at once, a resync on the next turn).
   private open(): boolean {
     const generation = ++this.generation;
     const send = (event: UiEvent): void => {
