@@ -16,6 +16,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { positiveFlag } from './lib/args.js';
 import { httpLoad } from './lib/load.js';
 import { spread } from './lib/stats.js';
 import { markdownTable, num, ratio, withSpread } from './lib/table.js';
@@ -30,12 +31,7 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const quick = argv.includes('--quick');
-  const value = (name: string, fallback: number) => {
-    const i = argv.indexOf(`--${name}`);
-    const v = i >= 0 ? Number(argv[i + 1]) : fallback;
-    if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} needs a positive number`);
-    return v;
-  };
+  const value = (name: string, fallback: number): number => positiveFlag(argv, `--${name}`, fallback);
   return { exchanges: value('exchanges', quick ? 2_000 : 10_000), connections: value('connections', 10), runs: value('runs', quick ? 1 : 3) };
 }
 

@@ -7,8 +7,11 @@
 //   GET /frames-search.js   the frames search, the same script bb frames --html runs
 //   GET /views/<name>.js    the script of each registered view
 //   GET /api/views          {"title", "views": [{name, title}]}
+//   GET /api/feeds          {"max", "pages": [FeedStat]}: each open feed's queued bytes (feed-stream.ts)
 //   GET /feed/<name>[?key=] text/event-stream: one `data: <json event>` per event,
-//                           first what the feed knows now, then what happens
+//                           first what the feed knows now, then what happens; a page
+//                           that stops reading falls behind and is sent {type:"resync"}
+//                           and a fresh snapshot when it drains (feed-stream.ts)
 //   POST /action/<name>     a registered action (`bb shadow --ui` writes the config):
 //                           a JSON body in, a JSON answer out; only with the run's
 //                           token (X-BB-Token, given to the page in /api/views)
@@ -29,26 +32,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { FeedStream, FEED_QUEUE_MAX, type UiFeed } from './feed-stream.js';
 import { BbError, foreignRequestReason, isBbError, isLoopbackHost } from '../core/index.js';
 
-/** One event of a feed: `type` says which; the rest is the feed's own JSON. */
-export interface UiEvent {
-  /** What happened ("row", "entry", "message"...): the view dispatches on it. */
-  type: string;
-  [field: string]: unknown;
-}
-
-/** A source of events the page subscribes to at /feed/<name>. */
-export interface UiFeed {
-  /** Its name in /feed/<name>: letters, digits, '-'. */
-  name: string;
-  /**
-   * Starts one subscriber: sends what is known now, then each new event,
-   * through `send`; returns how to stop, or undefined when `key` names
-   * nothing (the page gets 404).
-   */
-  open(key: string | undefined, send: (event: UiEvent) => void): (() => void) | undefined;
-}
+export type { UiEvent, UiFeed } from './feed-stream.js';
 
 /** A view of the page: a tab whose script is assets/views/<name>.js. */
 export interface UiView {
@@ -78,6 +65,8 @@ export interface UiOptions {
   feeds: UiFeed[];
   /** What the page may ask for (default none). */
   actions?: UiAction[];
+  /** Bytes of updates one page may have queued before it falls behind and is resynced (default FEED_QUEUE_MAX, 1 MiB). */
+  feedQueueMax?: number;
 }
 
 /** A running live view. */
@@ -135,7 +124,7 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
   // The run's token: a page of this origin reads it from /api/views; no other page can.
   const token = randomBytes(18).toString('base64url');
   const views = JSON.stringify({ title: options.title, views: options.views.map(({ name, title }) => ({ name, title })), token });
-  const streams = new Set<() => void>();
+  const streams = new Set<FeedStream>();
   let port = 0;
 
   const server = http.createServer((req, res) => {
@@ -152,9 +141,11 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
     const asset = assets.get(url.pathname);
     if (asset) return answer(res, 200, asset.type, asset.body);
     if (url.pathname === '/api/views') return answer(res, 200, 'application/json', views);
+    if (url.pathname === '/api/feeds') return answer(res, 200, 'application/json', JSON.stringify({ max: options.feedQueueMax ?? FEED_QUEUE_MAX, pages: [...streams].map((s) => s.stat()) }));
     const feed = url.pathname.startsWith('/feed/') ? feeds.get(url.pathname.slice('/feed/'.length)) : undefined;
     if (!feed) return answer(res, 404, 'text/plain; charset=utf-8', 'not a page of the live view\n');
-    serveFeed(feed, url.searchParams.get('key') ?? undefined, res, streams);
+    const stream = new FeedStream(feed, url.searchParams.get('key') ?? undefined, res, options.feedQueueMax ?? FEED_QUEUE_MAX, () => streams.delete(stream));
+    if (stream.start()) streams.add(stream);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -168,7 +159,7 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
     url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const stop of [...streams]) stop();
+        for (const stream of [...streams]) stream.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -210,50 +201,4 @@ function runAction(action: UiAction, token: string, req: http.IncomingMessage, r
       (err: unknown) => json(isBbError(err) ? 400 : 500, { error: (err as Error).message, ...(isBbError(err) ? { code: err.code } : {}) }),
     );
   });
-}
-
-/**
- * One subscriber of a feed. Events sent in one turn of the event loop go out
- * in one write (a snapshot of 100,000 rows is one write, not 100,000).
- */
-function serveFeed(feed: UiFeed, key: string | undefined, res: http.ServerResponse, streams: Set<() => void>): void {
-  let queue: string[] = [];
-  let scheduled = false;
-  let ended = false;
-  const flush = (): void => {
-    scheduled = false;
-    if (ended || queue.length === 0) return;
-    res.write(queue.join(''));
-    queue = [];
-  };
-  // JSON.stringify writes no CR or LF, so each event is one `data:` line.
-  const send = (event: UiEvent): void => {
-    if (ended) return;
-    queue.push(`data: ${JSON.stringify(event)}\n\n`);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-  // What open() sends at once is queued until the next turn, after the head below.
-  const stopFeed = feed.open(key, send);
-  if (!stopFeed) {
-    ended = true;
-    return answer(res, 404, 'text/plain; charset=utf-8', `feed ${feed.name} has nothing named ${JSON.stringify(key ?? '')}\n`);
-  }
-  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-  res.write(': bb live view\n\n');
-  // A comment now and then keeps idle connections from being cut by anything between.
-  const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-  ping.unref();
-  const stop = (): void => {
-    if (ended) return;
-    ended = true;
-    clearInterval(ping);
-    stopFeed();
-    streams.delete(stop);
-    res.end();
-  };
-  streams.add(stop);
-  res.on('close', stop);
 }

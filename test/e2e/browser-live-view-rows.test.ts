@@ -9,6 +9,7 @@ import { CHROMIUM, chromiumLaunchOptions } from '../helpers/browser-app.js';
 import { startUi, CAPTURE_VIEWS, type UiServer } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import type { LiveRow } from '../../capture/index.js';
+import { captureViewFeeds } from '../helpers/live-view.js';
 
 const ROWS = 100_000;
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'];
@@ -29,19 +30,12 @@ before(async () => {
   ui = await startUi({
     title: 'bb capture: rows',
     views: CAPTURE_VIEWS,
-    feeds: [
-      {
-        name: 'exchanges',
-        open(_key, send) {
-          send({ type: 'captures', labels: ['capture'] });
-          for (let seq = 1; seq <= ROWS; seq++) send({ type: 'row', label: 'capture', row: rowOf(seq) });
-          more = send;
-          return () => {};
-        },
-      },
-      { name: 'exchange', open: () => undefined },
-      { name: 'frames', open: (_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {}) },
-    ],
+    feeds: captureViewFeeds((_key, send) => {
+      send({ type: 'captures', labels: ['capture'] });
+      for (let seq = 1; seq <= ROWS; seq++) send({ type: 'row', label: 'capture', row: rowOf(seq) });
+      more = send;
+      return () => {};
+    }),
   });
   browser = await chromium.launch(chromiumLaunchOptions());
   page = await browser.newPage({ viewport: { width: 1280, height: 720 } });

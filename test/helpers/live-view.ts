@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from './browser-app.js';
 import type { BbProcess } from './cli.js';
+import type { UiFeed } from '../../ui/index.js';
 
 /** Waits for bb's `bb: ui: URL` line on stderr (up to 10 s); returns the URL. */
 export async function liveViewUrl(bb: BbProcess): Promise<string> {
@@ -38,4 +39,13 @@ export async function openLiveView(ui: string, viewport: { width: number; height
   page.on('pageerror', (e) => complaints.push(e.message));
   await page.goto(ui);
   return { browser, page, elsewhere, complaints };
+}
+
+/** The capture view's three feeds for a test's own exchanges feed (and frames feed); the exchange feed knows nothing. */
+export function captureViewFeeds(exchanges: UiFeed['open'], frames?: UiFeed['open']): UiFeed[] {
+  return [
+    { name: 'exchanges', open: exchanges },
+    { name: 'exchange', open: () => undefined },
+    { name: 'frames', open: frames ?? ((_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {})) },
+  ];
 }

@@ -18,14 +18,45 @@
     return e;
   }
 
-  /** Subscribes to /feed/<name>[?key=]: onEvent gets each event; returns a close function. */
+  /**
+   * Subscribes to /feed/<name>[?key=]: onEvent gets each event; returns a
+   * close function. A feed starts with a snapshot of what bb knows; when the
+   * page fell behind (bb stopped writing to it: a background tab, a slow
+   * machine) or reconnected, onEvent gets {type: 'resync'} and then a fresh
+   * snapshot: the view drops what it drew from this feed and draws again.
+   */
   function feed(name, key, onEvent) {
     const url = '/feed/' + encodeURIComponent(name) + (key === undefined ? '' : '?key=' + encodeURIComponent(key));
     const source = new EventSource(url);
-    source.onmessage = (m) => onEvent(JSON.parse(m.data));
-    source.onopen = () => setConn(true);
+    let opened = false;
+    source.onmessage = (m) => {
+      const event = JSON.parse(m.data);
+      if (event.type === 'resync') showResync(name);
+      onEvent(event);
+    };
+    source.onopen = () => {
+      setConn(true);
+      // EventSource reconnected by itself: bb sends a snapshot, as to a new page.
+      if (opened) {
+        showResync(name);
+        onEvent({ type: 'resync' });
+      }
+      opened = true;
+    };
     source.onerror = () => setConn(source.readyState === EventSource.OPEN);
     return () => source.close();
+  }
+
+  let resyncs = 0;
+
+  /** Says in the header that a feed was drawn again from a snapshot (updates it missed were skipped, not replayed). */
+  function showResync(name) {
+    const r = document.getElementById('resync');
+    resyncs++;
+    r.hidden = false;
+    r.dataset.count = String(resyncs);
+    r.textContent = resyncs === 1 ? 'resynced' : `resynced ×${resyncs}`;
+    r.title = `the page fell behind or reconnected; ${name} was drawn again from bb's current state at ${new Date().toLocaleTimeString()}`;
   }
 
   function setConn(up) {
@@ -66,7 +97,8 @@
    * follows each draw. add() appends (shown at once when it passes the
    * filter), insert() puts one before others (a late item of an ordered
    * list), replace() changes one, filter(test) shows only the items it
-   * passes (undefined: all). At the end of the list, it keeps to the end.
+   * passes (undefined: all), clear() empties it. At the end of the list, it
+   * keeps to the end.
    */
   function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
     const list = el('div', 'list');
@@ -142,6 +174,13 @@
       replace(index, item) {
         items[index] = item;
         if (test) refilter = true;
+        schedule();
+      },
+      /** Removes every item (a feed's resync: its snapshot follows). */
+      clear() {
+        items.length = 0;
+        shown = [];
+        refilter = true;
         schedule();
       },
       /** Shows only the items `next` passes; undefined shows all. */

@@ -225,7 +225,11 @@
     }
 
     feed('exchanges', undefined, (e) => {
-      if (e.type === 'captures') {
+      // The rows again from bb's snapshot; the selection and the open exchange stay.
+      if (e.type === 'resync') {
+        byKey.clear();
+        rows.clear();
+      } else if (e.type === 'captures') {
         labels = e.labels;
         schedule();
       } else if (e.type === 'row') upsert(e.label, e.row);

@@ -96,7 +96,13 @@
     });
 
     feed('frames', undefined, (e) => {
-      if (e.type === 'captures') labels = e.labels;
+      // The lanes and frames again from bb's snapshot; the search stays.
+      if (e.type === 'resync') {
+        lanes.clear();
+        placed.length = 0;
+        list.clear();
+        drawLegend();
+      } else if (e.type === 'captures') labels = e.labels;
       else if (e.type === 'connection') {
         const key = e.label + '/' + e.row.seq;
         const known = lanes.get(key);

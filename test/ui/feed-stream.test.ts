@@ -1,0 +1,91 @@
+// A page that stops reading its feed must not make bb hold its updates
+// without bound: past the cap the page falls behind (the feed stops for it,
+// what it missed is dropped), and when it reads again it gets
+// {type:"resync"} and a snapshot of the state as it is then. A page that
+// reads meanwhile gets every event, in order. Real loopback sockets: a raw
+// one that stops reading, undici for the page that keeps up.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { startUi, type UiServer } from '../../ui/index.js';
+import type { UiEvent, UiFeed } from '../../ui/server.js';
+import type { FeedStat } from '../../ui/feed-stream.js';
+import { openStalledPage } from '../helpers/stalled-page.js';
+
+const CAP = 64 * 1024;
+const EVENTS = 4000;
+// 2 KB an event: 8 MB in all, past the cap and the kernel's buffers on both ends.
+const FILLER = 'x'.repeat(2048);
+
+/** A counter feed: its snapshot is the count so far; each tick is one event. */
+function counterFeed(): UiFeed & { tick(): void } {
+  const sends = new Set<(e: UiEvent) => void>();
+  let n = 0;
+  return {
+    name: 'counter',
+    open(_key, send) {
+      send({ type: 'count', n });
+      sends.add(send);
+      return () => sends.delete(send);
+    },
+    tick() {
+      n++;
+      for (const send of sends) send({ type: 'tick', n, filler: FILLER });
+    },
+  };
+}
+
+async function stats(ui: UiServer): Promise<{ max: number; pages: FeedStat[] }> {
+  const res = await request(ui.url + 'api/feeds');
+  assert.equal(res.statusCode, 200);
+  return (await res.body.json()) as { max: number; pages: FeedStat[] };
+}
+
+describe('a feed whose page stops reading', () => {
+  let ui: UiServer;
+  const feed = counterFeed();
+  before(async () => {
+    ui = await startUi({ title: 'bb test', views: [], feeds: [feed], feedQueueMax: CAP });
+  });
+  after(() => ui.close());
+
+  it('holds at most the cap for it, keeps serving a page that reads, and resyncs the slow page from a snapshot when it reads again', async () => {
+    const stalled = await openStalledPage(ui.url, '/feed/counter');
+    // The page that keeps up reads every event as it comes.
+    const reader = await request(ui.url + 'feed/counter');
+    let seen = '';
+    const readAll = (async () => {
+      for await (const chunk of reader.body) {
+        seen += String(chunk);
+        if (seen.includes(`"n":${EVENTS},`)) break;
+      }
+    })();
+    for (let i = 0; i < EVENTS; i++) {
+      feed.tick();
+      // A turn of the event loop now and then, as traffic comes.
+      if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+    }
+    await readAll;
+    reader.body.destroy();
+    const ticks = [...seen.matchAll(/"type":"tick","n":(\d+)/g)].map((m) => Number(m[1]));
+    assert.deepEqual(ticks, Array.from({ length: EVENTS }, (_, i) => i + 1), 'the page that reads gets every event, in order');
+    assert.doesNotMatch(seen, /resync/);
+
+    const { max, pages } = await stats(ui);
+    assert.equal(max, CAP);
+    const slow = pages.find((p) => p.feed === 'counter');
+    assert.ok(slow, JSON.stringify(pages));
+    assert.equal(slow.state, 'behind', `the stalled page fell behind: ${JSON.stringify(slow)}`);
+    assert.ok(slow.most <= CAP, `queued for the stalled page at most ${slow.most} bytes, the cap is ${CAP}`);
+    assert.ok(slow.queued <= CAP);
+
+    stalled.resume();
+    await stalled.waitFor(new RegExp(`"type":"resync"\\}\\n\\n[\\s\\S]*"type":"count","n":${EVENTS}\\}`));
+    const after = await stats(ui);
+    assert.deepEqual(after.pages.map((p) => [p.state, p.resyncs]), [['live', 1]]);
+    // Once resynced it follows again.
+    feed.tick();
+    await stalled.waitFor(new RegExp(`"type":"tick","n":${EVENTS + 1},`));
+    stalled.close();
+  });
+});
