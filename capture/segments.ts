@@ -87,8 +87,8 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
   const open = new Map<number, Segment>();
   const owner = new Map<number, Segment>();
   let newest: Segment | undefined;
-  // Each segment's first seq, by index - 1 (a few numbers a segment: a mirror places late answers by them).
-  const firsts: number[] = [];
+  // Each segment's seq range, by index - 1 (two numbers a segment: a mirror places late answers by them).
+  const ranges: Array<{ first: number; last?: number }> = [];
   let finishedThrough = 0;
   const totals: CaptureStats = { entries: 0, webSocketMessages: 0, inFlight: 0, recordingErrors: 0, pages: 0 };
   let lastOut = segmentPath(out, 1);
@@ -98,7 +98,7 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
     const path = segmentPath(out, index);
     const capture = openCaptureNow({ ...opts, out: path, seqs });
     const seg: Segment = { index, capture, files: journalPaths(path), first: seqs.n + 1, openedAt: Date.now(), started: 0 };
-    firsts[index - 1] = seg.first;
+    ranges[index - 1] = { first: seg.first };
     open.set(index, seg);
     newest = seg;
     opts.onOpen?.(index, seg.files);
@@ -108,7 +108,9 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
     for (let i = (newest?.index ?? 0) + 1; i <= index; i++) openSegment(i);
   };
   const cut = (seg: Segment): void => {
-    if (seg.last === undefined) seg.last = seqs.n;
+    if (seg.last !== undefined) return;
+    seg.last = seqs.n;
+    ranges[seg.index - 1]!.last = seg.last;
   };
   // The segment a new exchange goes to: the one `pick` names (when still open), else the newest one taking exchanges.
   const place = (fact: StartFact): Segment => {
@@ -208,11 +210,10 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       await step(false).finally(() => (busy = false));
     }
   };
-  const timer = setInterval(() => void tick().catch((err: Error) => opts.onError?.(err)), TICK_MS);
-  timer.unref();
-
   // The first segment opens now, so a bad folder or key stops the run before traffic (as openCapture does).
   openSegment(1);
+  const timer = setInterval(() => void tick().catch((err: Error) => opts.onError?.(err)), TICK_MS);
+  timer.unref();
 
   let closing: Promise<string> | undefined;
   return {
@@ -220,10 +221,10 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
     listener,
     ensure,
     drained,
-    lastSeq: (index) => (index < firsts.length ? firsts[index]! - 1 : open.get(index)?.last),
+    lastSeq: (index) => ranges[index - 1]?.last,
     segmentOfSeq: (seq) => {
       // Ranges are contiguous: the newest segment whose first seq is at or below it (recent ids are found at once).
-      for (let i = firsts.length - 1; i >= 0; i--) if (firsts[i]! <= seq) return i + 1;
+      for (let i = ranges.length - 1; i >= 0; i--) if (ranges[i]!.first <= seq) return i + 1;
       return undefined;
     },
     step: (name) => current().capture.step(name),

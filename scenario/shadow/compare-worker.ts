@@ -28,11 +28,21 @@ export interface CompareWorkerSpec {
   pollMs: number;
 }
 
-/** Messages to the worker: end the run, or read the config file again (the live view wrote to it). */
-export type ToWorker = { type: 'drain' } | { type: 'config' };
+/**
+ * Messages to the worker: end the run, or read the config file again (the
+ * live view wrote to it); with rotating captures (rotation.ts), follow a
+ * segment's journal too, or read the rest of one about to go (answered with
+ * 'unfollowed'). Segment 1 of each target is the spec's `journals`, key `<side>:1`.
+ */
+export type ToWorker =
+  | { type: 'drain' }
+  | { type: 'config' }
+  | { type: 'follow'; key: string; side: TargetName; journal: string; bodies: string }
+  | { type: 'unfollow'; key: string };
 /** Messages from the worker. */
 export type FromWorker =
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
+  | { type: 'unfollowed'; key: string }
   | { type: 'error'; message: string };
 
 const spec = workerData as CompareWorkerSpec;
@@ -47,16 +57,21 @@ async function main(): Promise<void> {
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
-  const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
-    followEntries({
+  const followers = new Map<string, { stop: AbortController; done: Promise<unknown> }>();
+  const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
+    const own = new AbortController();
+    stop.signal.addEventListener('abort', () => own.abort(), { once: true });
+    const done = followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
       onEntry: (entry) => comparer.add(side, entry),
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
-      signal: stop.signal,
-    }),
-  );
+      signal: own.signal,
+    });
+    followers.set(key, { stop: own, done });
+  };
+  for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);
   let busy = false;
   const tick = async (): Promise<void> => {
     if (busy) return;
@@ -74,11 +89,27 @@ async function main(): Promise<void> {
       void readConfig().then((c) => c && comparer.useConfig(c), fail);
       return;
     }
+    if (msg.type === 'follow') {
+      follow(msg.key, msg.side, msg);
+      return;
+    }
+    if (msg.type === 'unfollow') {
+      const f = followers.get(msg.key);
+      followers.delete(msg.key);
+      // The segment has nothing in flight and its journal is flushed: a few polls read what is left.
+      void (async () => {
+        await new Promise((r) => setTimeout(r, spec.pollMs * 3));
+        f?.stop.abort();
+        await f?.done;
+        parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
+      })().catch(fail);
+      return;
+    }
     void (async () => {
       // The proxies are closed and the journals flushed: a few polls read what is left.
       await new Promise((r) => setTimeout(r, spec.pollMs * 3));
       stop.abort();
-      await Promise.all(followers);
+      await Promise.all([...followers.values()].map((f) => f.done));
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
       await comparer.compareReady(true);
