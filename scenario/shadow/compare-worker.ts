@@ -60,7 +60,8 @@ async function main(): Promise<void> {
   const followers = new Map<string, { stop: AbortController; done: Promise<unknown> }>();
   const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
     const own = new AbortController();
-    stop.signal.addEventListener('abort', () => own.abort(), { once: true });
+    const onStop = (): void => own.abort();
+    stop.signal.addEventListener('abort', onStop, { once: true });
     const done = followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
       signal: own.signal,
-    });
+    }).finally(() => stop.signal.removeEventListener('abort', onStop));
     followers.set(key, { stop: own, done });
   };
   for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);

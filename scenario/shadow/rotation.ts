@@ -105,7 +105,8 @@ export class ShadowRotation {
     if (this.targets.every((t) => files![t] !== undefined)) {
       this.finished.delete(index);
       this.segments = Math.max(this.segments, index);
-      this.onSegment?.(index, files);
+      // In the targets' order (primary, candidate, secondary), whichever was written last.
+      this.onSegment?.(index, Object.fromEntries(this.targets.map((t) => [t, files![t]])));
     }
   }
 }
