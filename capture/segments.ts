@@ -77,6 +77,8 @@ interface Segment {
   openedAt: number;
   /** Exchanges started in it. */
   started: number;
+  /** Its HAR is being written: it takes no more exchanges. */
+  finishing?: boolean;
 }
 
 /** Opens a capture that writes `<out stem>-0001.har`, `-0002.har`, …; refuses segments or journals of an earlier run in the way (segments without force). */
@@ -89,7 +91,6 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
   let newest: Segment | undefined;
   // Each segment's seq range, by index - 1 (two numbers a segment: a mirror places late answers by them).
   const ranges: Array<{ first: number; last?: number }> = [];
-  let finishedThrough = 0;
   const totals: CaptureStats = { entries: 0, webSocketMessages: 0, inFlight: 0, recordingErrors: 0, pages: 0 };
   let lastOut = segmentPath(out, 1);
   let stopped = false;
@@ -118,12 +119,12 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
     if (want !== undefined) {
       ensure(want);
       const seg = open.get(want);
-      if (seg) return seg;
+      if (seg && !seg.finishing) return seg;
     }
-    if (newest && newest.last === undefined) return newest;
+    if (newest && newest.last === undefined && !newest.finishing) return newest;
     return openSegment((newest?.index ?? 0) + 1);
   };
-  const current = (): Segment => (newest && (newest.last === undefined || opts.pick) ? newest : openSegment((newest?.index ?? 0) + 1));
+  const current = (): Segment => (newest && !newest.finishing && (newest.last === undefined || opts.pick) ? newest : openSegment((newest?.index ?? 0) + 1));
 
   const listener = (fact: Fact): void => {
     if (stopped) return;
@@ -161,20 +162,22 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
 
   const inFlight = (seg: Segment): number => seg.capture.stats().inFlight;
   const drained = (index: number): boolean => {
-    if (index <= finishedThrough) return true;
     const seg = open.get(index);
-    return seg !== undefined && (seg.last !== undefined || opts.pick !== undefined) && inFlight(seg) === 0;
+    // Not open any more: finished (or never opened, then nothing of it can be in flight either).
+    if (!seg) return true;
+    return seg.finishing || ((seg.last !== undefined || opts.pick !== undefined) && inFlight(seg) === 0);
   };
 
-  // Segments are written in order, one at a time; `force` (the end) writes them whatever the owner waits for.
+  // Segments are written one at a time, each as soon as it is drained (a long WebSocket in one holds up no other);
+  // `force` (the end) writes them all, in order, whatever the owner waits for.
   let finishing: Promise<void> = Promise.resolve();
   let busy = false;
   const finishReady = async (force: boolean): Promise<void> => {
-    for (;;) {
-      const seg = open.get(finishedThrough + 1);
-      if (!seg) return;
-      if (!force && !(drained(seg.index) && (opts.mayFinish?.(seg.index) ?? true))) return;
+    const ready = [...open.values()].filter((seg) => force || (drained(seg.index) && (opts.mayFinish?.(seg.index) ?? true)));
+    for (const seg of ready.sort((a, b) => a.index - b.index)) {
       cut(seg);
+      // Taking no exchange from here on (a mirror's answer for it would be lost in a closed capture).
+      seg.finishing = true;
       await opts.beforeFinish?.(seg.index);
       const s = seg.capture.stats();
       lastOut = await seg.capture.close();
@@ -183,7 +186,6 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       totals.recordingErrors += s.recordingErrors;
       totals.pages += s.pages;
       open.delete(seg.index);
-      finishedThrough = seg.index;
       opts.onFinished?.(seg.index, lastOut);
     }
   };
