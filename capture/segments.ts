@@ -52,6 +52,8 @@ export interface SegmentedCaptureOptions extends CaptureOptions {
   beforeFinish?: (index: number) => Promise<void>;
   /** Told each segment's HAR once it is in place. */
   onFinished?: (index: number, out: string) => void;
+  /** Given the capture as soon as it exists, before its first segment opens (its owner ties it to others: a shadow's mirrors to its primary). */
+  attach?: (capture: SegmentedCapture) => void;
 }
 
 /** A capture written as finished segments. */
@@ -212,13 +214,8 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       await step(false).finally(() => (busy = false));
     }
   };
-  // The first segment opens now, so a bad folder or key stops the run before traffic (as openCapture does).
-  openSegment(1);
-  const timer = setInterval(() => void tick().catch((err: Error) => opts.onError?.(err)), TICK_MS);
-  timer.unref();
-
   let closing: Promise<string> | undefined;
-  return {
+  const capture: SegmentedCapture = {
     out,
     listener,
     ensure,
@@ -262,6 +259,12 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
         return lastOut;
       })()),
   };
+  opts.attach?.(capture);
+  // The first segment opens now, so a bad folder or key stops the run before traffic (as openCapture does).
+  openSegment(1);
+  const timer = setInterval(() => void tick().catch((err: Error) => opts.onError?.(err)), TICK_MS);
+  timer.unref();
+  return capture;
 }
 
 async function sizeOf(path: string): Promise<number> {

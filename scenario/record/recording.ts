@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCapture, type SegmentedCaptureOptions, type HarShadow, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -60,8 +60,6 @@ export interface Recording {
   label: string;
   /** The HAR path written at close (rotating: the name the segments' names are made from). */
   out: string;
-  /** Rotating (`segments` given): the segments. */
-  segments?: SegmentedCapture;
   /** Starts a new step (a HAR page): following entries and WS messages carry it. */
   step(name: string): void;
   /** Counts so far. */
@@ -151,7 +149,6 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       label,
       out,
       proxy,
-      ...(segments ? { segments } : {}),
       step: (name) => capture.step(name),
       stats: () => capture.stats(),
       seqOf: (exchangeId) => capture.seqOf(exchangeId),

@@ -37,12 +37,15 @@ export class ShadowRotation {
   /** The `segments` option of a target's recording. */
   options(side: TargetName): NonNullable<Omit<SegmentedCaptureOptions, 'out' | 'label' | 'target' | 'listen' | 'bbHome'>> {
     const common = {
+      attach: (capture: SegmentedCapture) => {
+        if (side === 'primary') this.primary = capture;
+        else this.mirrors.set(side, { ...this.mirrors.get(side), capture });
+      },
       onOpen: (index: number, files: CapturePaths) => this.opened(side, index, files),
       beforeFinish: (index: number) => this.unfollow(side, index),
       onFinished: (index: number, out: string) => this.done(side, index, out),
     };
     if (side === 'primary') return { ...common, rotate: this.rotate };
-    this.mirrors.set(side, {});
     return {
       ...common,
       pick: (fact) => {
@@ -57,10 +60,9 @@ export class ShadowRotation {
     };
   }
 
-  /** The recordings' segmented captures, once open. */
-  attach(primary: SegmentedCapture, mirrors: Array<{ side: TargetName; capture: SegmentedCapture; target: MirrorTarget }>): void {
-    this.primary = primary;
-    for (const m of mirrors) this.mirrors.set(m.side, { target: m.target, capture: m.capture });
+  /** The mirror targets, once made (a mirror's exchange is placed by the shared id its target knows). */
+  mirrorTargets(mirrors: MirrorTarget[]): void {
+    for (const m of mirrors) this.mirrors.set(m.name as TargetName, { ...this.mirrors.get(m.name as TargetName), target: m });
   }
 
   /** The comparison worker: later segments' journals are posted to it. */

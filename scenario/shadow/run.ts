@@ -106,7 +106,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, new URL(primary.url).host, options.headers?.candidate ?? [], timeoutMs),
     ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, new URL(primary.url).host, options.headers?.secondary ?? [], timeoutMs)] : []),
   ];
-  rotation?.attach(primary.segments!, mirrors.map((m) => ({ side: m.name as TargetName, capture: m.recording.segments!, target: m })));
+  rotation?.mirrorTargets(mirrors);
   const tee = new Tee(primary, mirrors, options);
   primary.proxy.bus.on((fact) => tee.fact(fact));
 
