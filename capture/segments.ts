@@ -182,7 +182,15 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       seg.finishing = true;
       await opts.beforeFinish?.(seg.index);
       const s = seg.capture.stats();
-      lastOut = await seg.capture.close();
+      try {
+        lastOut = await seg.capture.close();
+      } catch (err) {
+        // Its journal stays for `bb recover` (the error says so); the other segments go on.
+        open.delete(seg.index);
+        failure ??= err as Error;
+        opts.onError?.(err as Error);
+        continue;
+      }
       totals.entries += s.entries;
       totals.webSocketMessages += s.webSocketMessages;
       totals.recordingErrors += s.recordingErrors;
@@ -191,8 +199,14 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       opts.onFinished?.(seg.index, lastOut);
     }
   };
+  // The first segment that could not be written: thrown from close(), after the others are written.
+  let failure: Error | undefined;
   const step = (force: boolean): Promise<void> => {
-    finishing = finishing.then(() => finishReady(force));
+    // Never left rejected: a later step (the end's) still runs.
+    finishing = finishing.then(() => finishReady(force)).catch((err: Error) => {
+      failure ??= err;
+      opts.onError?.(err);
+    });
     return finishing;
   };
 
@@ -256,6 +270,7 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
         clearInterval(timer);
         for (const seg of open.values()) cut(seg);
         await step(true);
+        if (failure) throw failure;
         return lastOut;
       })()),
   };
