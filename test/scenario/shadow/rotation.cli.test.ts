@@ -14,6 +14,7 @@ import { Client } from 'undici';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import type { ShadowReport } from '../../../scenario/index.js';
+import { assertValidHar } from '../../helpers/har-schema.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
@@ -90,7 +91,10 @@ describe('bb shadow --rotate', () => {
     let slowSegment = 0;
     for (let k = 1; k <= count; k++) {
       const [p, cand, sec] = [await read(seg('primary', k)), await read(seg('candidate', k)), await read(seg('secondary', k))];
-      for (const h of [p, cand, sec]) assert.equal(h.log._bb.complete, true, `segment ${k} finished`);
+      for (const h of [p, cand, sec]) {
+        assertValidHar(h as never);
+        assert.equal(h.log._bb.complete, true, `segment ${k} finished`);
+      }
       // Segment k holds the same exchanges in all three, and its ids come after segment k-1's.
       assert.deepEqual(ids(cand), ids(p), `candidate segment ${k}`);
       assert.deepEqual(ids(sec), ids(p), `secondary segment ${k}`);
