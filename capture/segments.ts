@@ -86,6 +86,8 @@ interface Segment {
 /** Opens a capture that writes `<out stem>-0001.har`, `-0002.har`, …; refuses segments or journals of an earlier run in the way (segments without force). */
 export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCapture {
   const out = resolve(opts.out);
+  const r = opts.rotate;
+  if (r && !((r.bytes ?? 0) >= 1 || (r.ms ?? 0) >= 1)) throw new BbError('BB_BAD_ROTATE', `rotate needs bytes or ms above 0 (a segment's size or age), got ${JSON.stringify(r)}`);
   checkNoSegments(out, opts.force === true);
   const seqs = { n: 0 };
   const open = new Map<number, Segment>();
