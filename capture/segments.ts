@@ -219,8 +219,8 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
     if (opts.rotate && seg && seg.last === undefined && seg.started > 0 && !measuring) {
       measuring = true;
       try {
-        const bytes = opts.rotate.bytes !== undefined ? (await sizeOf(seg.files.journal)) + (await sizeOf(seg.files.bodies)) : 0;
-        if ((opts.rotate.bytes !== undefined && bytes >= opts.rotate.bytes) || (opts.rotate.ms !== undefined && Date.now() - seg.openedAt >= opts.rotate.ms)) cut(seg);
+        const { bytes = 0, ms = 0 } = opts.rotate;
+        if ((ms >= 1 && Date.now() - seg.openedAt >= ms) || (bytes >= 1 && (await sizeOf(seg.files.journal)) + (await sizeOf(seg.files.bodies)) >= bytes)) cut(seg);
       } finally {
         measuring = false;
       }
