@@ -1,5 +1,5 @@
-// A capture cut into segments (`bb shadow --rotate 64MB|10m`, docs/shadow.md
-// "Rotating captures"): each segment is a capture of its own (capture.ts: its
+// A capture cut into segments (`bb capture --rotate 64MB|10m`, and
+// `bb shadow --rotate`: docs/shadow.md "Rotating captures"): each segment is a capture of its own (capture.ts: its
 // own journal and bodies, finished into its own HAR by writer.ts, recoverable
 // with `bb recover` while it is written), and an exchange belongs to the
 // segment it started in, however long it lasts. The segments share one seq
@@ -7,7 +7,7 @@
 // the exchanges whose seq lies in its range. A segment is cut (closed to new
 // exchanges) once its files pass the size or its age passes the time, and
 // finished into `<name>-000k.har` once its last exchange has ended (and
-// whatever else the owner waits for: a shadow's mirrors, segment.ts there).
+// whatever else the owner waits for: a shadow's mirrors, scenario/shadow/rotation.ts).
 // Only the segments still open are in memory (their per-exchange state, as
 // any capture's); their entries are on disk until the HAR is written.
 import { readdirSync, rmSync, statSync } from 'node:fs';
@@ -42,7 +42,7 @@ export type StartFact = Extract<Fact, { type: 'exchange-started' }>;
 export interface SegmentedCaptureOptions extends CaptureOptions {
   /** When the segment in progress is cut. Absent: `pick` alone places exchanges (a shadow's mirror follows its primary's segments). */
   rotate?: RotateSpec;
-  /** The segment an exchange belongs to, decided elsewhere; undefined: the newest. */
+  /** The segment an exchange belongs to, decided elsewhere (undefined: the newest); segments are then never cut by size or age, so give `mayFinish` too. */
   pick?: (fact: StartFact) => number | undefined;
   /** Whether a segment with nothing in flight may be finished now (default: once it is cut). */
   mayFinish?: (index: number) => boolean;
