@@ -48,8 +48,8 @@ export interface SegmentedCaptureOptions extends CaptureOptions {
   mayFinish?: (index: number) => boolean;
   /** Told each segment's files when it opens. */
   onOpen?: (index: number, files: CapturePaths) => void;
-  /** Awaited before a segment's HAR is written (its journal is still in place: a follower reads its end). */
-  beforeFinish?: (index: number) => Promise<void>;
+  /** Awaited before a segment's HAR is written, with its entry count (its journal is still in place: a follower reads its end). */
+  beforeFinish?: (index: number, entries: number) => Promise<void>;
   /** Told each segment's HAR once it is in place. */
   onFinished?: (index: number, out: string) => void;
   /** Given the capture as soon as it exists, before its first segment opens (its owner ties it to others: a shadow's mirrors to its primary). */
@@ -182,8 +182,8 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
       cut(seg);
       // Taking no exchange from here on (a mirror's answer for it would be lost in a closed capture).
       seg.finishing = true;
-      await opts.beforeFinish?.(seg.index);
       const s = seg.capture.stats();
+      await opts.beforeFinish?.(seg.index, s.entries);
       try {
         lastOut = await seg.capture.close();
       } catch (err) {

@@ -42,7 +42,7 @@ export class ShadowRotation {
         else this.mirrors.set(side, { ...this.mirrors.get(side), capture });
       },
       onOpen: (index: number, files: CapturePaths) => this.opened(side, index, files),
-      beforeFinish: (index: number) => this.unfollow(side, index),
+      beforeFinish: (index: number, entries: number) => this.unfollow(side, index, entries),
       onFinished: (index: number, out: string) => this.done(side, index, out),
     };
     if (side === 'primary') return { ...common, rotate: this.rotate };
@@ -90,13 +90,13 @@ export class ShadowRotation {
     if (index > 1) this.post?.({ type: 'follow', key: `${side}:${index}`, side, journal: files.journal, bodies: files.bodies });
   }
 
-  private unfollow(side: TargetName, index: number): Promise<void> {
+  private unfollow(side: TargetName, index: number, entries: number): Promise<void> {
     const post = this.post;
     if (!post) return Promise.resolve();
     const key = `${side}:${index}`;
     return new Promise((resolve) => {
       this.waiting.set(key, resolve);
-      post({ type: 'unfollow', key });
+      post({ type: 'unfollow', key, entries });
     });
   }
 
