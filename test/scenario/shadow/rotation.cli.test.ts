@@ -145,6 +145,8 @@ describe('bb shadow --rotate', () => {
         await wait(c, `/items?n=${i}`);
         await sleep(100);
       }
+      // A segment written while it runs (the machine may be slow: up to 20 s).
+      for (let t = 0; t < 200 && !/segment 1: /.test(bb.stderr()); t++) await sleep(100);
       // Killed right after an answer: the primary's segment in progress has it.
       await wait(c, '/items?n=last');
       bb.child.kill('SIGKILL');
