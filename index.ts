@@ -19,7 +19,7 @@ export {
 // Capture files: write, recover, read; the HAR format with bb's extensions.
 export {
   openCapture, recoverCapture, readCapture, streamCapture,
-  type Capture, type CaptureOptions, type CaptureStats, type WriteProgress, type RedactConfig,
+  type Capture, type CaptureOptions, type CaptureStats, type WriteProgress, type RedactConfig, type RotateSpec,
   type RecoverOptions, type RecoverResult, type ReadCaptureOptions, type CaptureStream, type HarLogHeader,
   type Har, type HarLog, type HarPage, type HarEntry, type HarRequest, type HarResponse, type HarTimings,
   type HarNameValue, type HarCookie, type HarPostData, type HarContent,
@@ -49,7 +49,7 @@ import { join } from 'node:path';
 import { replayCapture as replayWith, runFolderName, startRecording, startShadow as startShadowWith, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary, type Shadow, type ShadowOptions } from './scenario/index.js';
 
 export type { ReplaySummary, ReplayPace, Rewritten } from './scenario/index.js';
-export { mergeReports, type Shadow, type MirrorPolicy, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './scenario/index.js';
+export { mergeReports, type Shadow, type MirrorPolicy, type SegmentFiles, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './scenario/index.js';
 
 /** Options of startCapture: a recording proxy's settings, the CLI's flags as data. */
 export type StartCaptureOptions = Omit<RecordingOptions, 'bbHome'> & {

@@ -41,6 +41,8 @@ export interface CaptureOptions {
   serverHome?: string;
   /** Recording failures (disk full, folder removed): called and counted, never thrown into traffic. */
   onError?: (err: Error) => void;
+  /** The `_bb.seq` counter to go on from (a rotating capture's segments share one: segments.ts). */
+  seqs?: { n: number };
 }
 
 /** Counts while recording. */
@@ -81,6 +83,11 @@ export interface Capture {
 
 /** Starts recording into `opts.out`; refuses to overwrite a HAR or to bury a leftover journal. */
 export async function openCapture(opts: CaptureOptions): Promise<Capture> {
+  return openCaptureNow(opts);
+}
+
+/** openCapture, synchronously: a rotating capture opens its next segment between two facts (segments.ts). */
+export function openCaptureNow(opts: CaptureOptions): Capture {
   validate(opts);
   const out = resolve(opts.out);
   const paths = journalPaths(out);
@@ -129,7 +136,7 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
-  const recorder = new Recorder(journal, bodyCap, onError, redactor);
+  const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs);
 
   let live: LiveRecords | undefined;
   const follow = (): LiveCapture => {

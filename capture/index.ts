@@ -1,9 +1,10 @@
 // capture/'s public face: record proxy facts into HAR files, recover after a
 // crash, redact secrets, read any HAR (the types of the format are har.ts).
 export { openCapture, redactorFor } from './capture.js';
-export { DEFAULT_BODY_CAP, journalPaths } from './options.js';
+export { DEFAULT_BODY_CAP, journalPaths, type CapturePaths } from './options.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
+export { openSegmentedCapture, segmentPath, type RotateSpec, type SegmentedCapture, type SegmentedCaptureOptions } from './segments.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';
 export { parseRedactSpecs, Redactor } from './redact.js';

@@ -36,7 +36,13 @@ export interface RecorderCounts {
 
 /** Turns facts into journal records. */
 export class Recorder {
-  private seq = 0;
+  // The last seq given; shared by the segments of a rotating capture (segments.ts), so `_bb.seq` runs on across files.
+  private get seq(): number {
+    return this.seqs.n;
+  }
+  private set seq(n: number) {
+    this.seqs.n = n;
+  }
   private readonly open = new Map<number, OpenExchange>();
   private page: string | undefined;
   /** The last one-record exchange (a refused packet, a reset burst) and its seq, for startSeq. */
@@ -56,6 +62,8 @@ export class Recorder {
     private readonly onError: (err: Error) => void,
     /** With redaction on: heads, targets and trailers reach the journal already redacted (bodies are sealed by the appender). */
     private readonly redactor?: Redactor,
+    /** The seq counter (one per recording; a rotating capture's segments share it). */
+    private readonly seqs: { n: number } = { n: 0 },
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
   }

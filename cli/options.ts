@@ -13,6 +13,23 @@ export function parseByteSize(value: string, flag: string): number {
   return Math.floor(Number(m[1]) * unit);
 }
 
+/** `--rotate 64MB|512KiB|10m|30s`: a segment's size (as parseByteSize) or age; 0 or anything else is one line, exit 2. */
+export function parseRotate(value: unknown): { bytes: number } | { ms: number } {
+  const text = String(value).trim();
+  const d = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  let n = NaN;
+  if (d) n = Number(d[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[d[2] as 'ms' | 's' | 'm' | 'h'];
+  else {
+    try {
+      n = parseByteSize(text, '--rotate');
+    } catch {
+      // Said below, with what --rotate takes.
+    }
+  }
+  if (!(n >= 1)) throw new BbError('BB_BAD_ROTATE', `--rotate needs a segment size (64MB, 512KiB) or a duration (10m, 30s) above 0, got '${text}'`);
+  return d ? { ms: n } : { bytes: n };
+}
+
 /** Adds --redact and --no-redact (read back with redactOptionsFrom); `where` names the capture they apply to (" in the new capture"). */
 export function withRedactOptions(y: Argv, where = ''): Argv {
   return y

@@ -100,6 +100,8 @@ export const ERROR_CODES = {
   BB_BAD_UNTIL: '--until is not a count of requests or a duration (30s, 10m, 1h)',
   BB_BAD_FAIL_ON: '--fail-on is not a rate between 0 and 1 (or a percentage)',
   BB_BAD_SHADOW_REPORT: 'a file given to bb shadow --merge is not a bb shadow JSON report',
+  BB_BAD_ROTATE: '--rotate is not a size (64MB) or a duration (10m) above 0',
+  BB_ROTATE_LIVE: 'a rotating capture was asked for one live view (--ui with --rotate)',
 } as const;
 
 /** Codes bb writes into captures when an exchange failed (data, not thrown at the user). */

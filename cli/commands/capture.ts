@@ -10,7 +10,7 @@ import { liveLog } from '../live-log.js';
 import { useColor } from '../tty.js';
 import { gracefulStop } from '../stop.js';
 import { progressLine, writingText } from '../progress.js';
-import { parseByteSize, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { parseByteSize, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
 import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
@@ -91,6 +91,7 @@ export const captureCommand: BbCommand = {
       .option('out', { type: 'string', describe: 'HAR file (one target) or folder (several); default captures/' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite existing capture files' })
       .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
+      .option('rotate', { type: 'string', describe: 'write the capture in finished segments while it runs (<name>-0001.har, …): a new one past a size (64MB) or an age (10m)' })
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
       .option('ui', { type: 'string', describe: 'serve a live web view of the exchanges on loopback (default a free port; --ui 127.0.0.1:8090)' })
@@ -118,6 +119,8 @@ export const captureCommand: BbCommand = {
     // --ui alone (an empty value) means a free loopback port.
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
+    const rotate = argv.rotate !== undefined ? parseRotate(argv.rotate) : undefined;
+    if (rotate && ui) throw new BbError('BB_ROTATE_LIVE', 'bb capture --ui follows one capture per target: leave out --rotate to watch it live, or --ui to rotate it');
     const quiet = Boolean(argv.quiet);
     const color = useColor(process.stdout, environment.color);
     const bbHome = environment.home.path;
@@ -167,6 +170,8 @@ export const captureCommand: BbCommand = {
     // Every port is bound before any file is made: a start that fails (a port
     // in use, forward mode refused) leaves no capture, journal or folder behind.
     const bound: BoundRecording[] = [];
+    // --rotate: the last segment written, per label.
+    const segmentsWritten = new Map<string, number>();
     const adminTargets: AdminTarget[] = [];
     try {
       for (const plan of plans) {
@@ -188,6 +193,14 @@ export const captureCommand: BbCommand = {
             upstreamTimeoutMs: Number(argv['upstream-timeout']),
             upstreamTls,
             ...(fwd.forward ? { mode: 'forward' as const, hosts: fwd.hosts, allowRemote: fwd.allowRemote } : {}),
+            // Each finished segment is said as the final HAR is at the end.
+            ...(rotate
+              ? { segments: { rotate, onFinished: (index: number, out: string) => {
+                  segmentsWritten.set(plan.label, index);
+                  clearStatus();
+                  process.stdout.write(`bb: ${plan.label}: wrote ${out} (segment ${index})\n`);
+                } } }
+              : {}),
             onListenerErrors: (report) => {
               // The capture's own listener never throws (it reports through onRecordingError): this is another observer, the live log.
               for (const { error, times } of report.kinds) {
@@ -244,7 +257,8 @@ export const captureCommand: BbCommand = {
     const written = await stopAll();
     for (let i = 0; i < written.length; i++) {
       const s = handles[i].stats();
-      process.stdout.write(`bb: ${handles[i].label}: wrote ${written[i]} (${plural(s.entries, 'entry', 'entries')}, ${plural(s.webSocketMessages, 'WebSocket message', 'WebSocket messages')})\n`);
+      const segments = rotate ? `${plural(segmentsWritten.get(handles[i].label) ?? 0, 'segment', 'segments')} of ${handles[i].out.replace(/\.har$/, '')}-*.har` : undefined;
+      process.stdout.write(`bb: ${handles[i].label}: wrote ${segments ?? written[i]} (${plural(s.entries, 'entry', 'entries')}, ${plural(s.webSocketMessages, 'WebSocket message', 'WebSocket messages')})\n`);
       if (s.entries === 0) {
         process.stderr.write(`bb: ${handles[i].label}: nothing went through ${handles[i].url}: point your clients at that URL (bb diff refuses an empty capture)\n`);
       }

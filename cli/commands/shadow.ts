@@ -11,7 +11,7 @@ import { BbError, isLoopbackHost } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
-import { flagValues, parseHeaderFlag, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
@@ -112,6 +112,7 @@ export const shadowCommand: BbCommand = {
       .option('listen', { type: 'string', describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
       .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
+      .option('rotate', { type: 'string', describe: "write the captures in finished segments while the run goes (primary-0001.har, …): a new one once the primary's passes a size (64MB) or an age (10m)" })
       .option('config', { type: 'string', describe: "the diff's config (rules, keys, known), as bb diff --config" })
       .option('mirror', { type: 'string', array: true, describe: "safe (GET, HEAD, OPTIONS, gRPC calls sent as PUT or GET; default) | all | routes to add, like 'POST /search' or 'POST /pkg.Svc/Method' for a gRPC method (needs isolated data)" })
       .option('sample', { type: 'string', describe: 'share of exchanges mirrored: 0.1 or 10% (default all)' })
@@ -145,6 +146,7 @@ export const shadowCommand: BbCommand = {
     const listen = argv.listen !== undefined ? parseListen(String(argv.listen)) : undefined;
     const outDir = String(argv.out ?? join('captures', runFolderName('shadow')));
     const quiet = Boolean(argv.quiet);
+    const rotate = argv.rotate !== undefined ? parseRotate(argv.rotate) : undefined;
     // --ui alone (an empty value) means a free loopback port.
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
@@ -170,6 +172,16 @@ export const shadowCommand: BbCommand = {
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
         ...(ui ? { ui } : {}),
+        ...(rotate
+          ? {
+              rotate,
+              // Each segment once all its captures are written: a line of its own, above the live table.
+              onSegment: (index: number, files: Partial<Record<string, string>>) => {
+                process.stderr.write(`${live && lastLines ? `\x1b[${lastLines}A\x1b[J` : ''}segment ${index}: ${Object.values(files).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
+                lastLines = 0;
+              },
+            }
+          : {}),
         onReport: (report) => {
           if (live) {
             const lines = routeLines(report);
@@ -194,7 +206,9 @@ export const shadowCommand: BbCommand = {
       }
       await stopped;
       const report = await shadow.close();
-      process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
+      const n = shadow.segments?.();
+      if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!).replace(/\.har$/, '-*.har')).join(', ')}\n`);
+      else process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
       return finish(report, failOn, json, force, `${report.totals.requests} request${report.totals.requests === 1 ? '' : 's'}`);
     } finally {
       release();

@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, openCapture, type Capture, type HarShadow, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -48,6 +48,8 @@ export interface RecordingOptions {
   onRecordingError?: (err: Error) => void;
   /** Called once at close when a listener of the proxy's facts threw (traffic went on; the bus kept the errors). */
   onListenerErrors?: (report: ListenerErrorReport) => void;
+  /** Write the capture as finished segments (`<out stem>-0001.har`, …: capture/segments.ts) instead of one HAR at close. */
+  segments?: Omit<SegmentedCaptureOptions, 'out' | 'label' | 'target' | 'listen' | 'bbHome'>;
 }
 
 /** A running recording proxy. */
@@ -56,7 +58,7 @@ export interface Recording {
   url: string;
   /** The capture's label. */
   label: string;
-  /** The HAR path written at close. */
+  /** The HAR path written at close (rotating: the name the segments' names are made from). */
   out: string;
   /** Starts a new step (a HAR page): following entries and WS messages carry it. */
   step(name: string): void;
@@ -124,7 +126,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
   const early: Fact[] = [];
   const stopBuffering = proxy.bus.on((fact) => early.push(fact));
   const record = async (): Promise<Recording> => {
-    const capture = await openCapture({
+    const captureOptions = {
       out,
       label,
       target: proxy.target,
@@ -135,7 +137,9 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       bodyCap: options.bodyCap,
       serverHome: options.serverHome,
       onError: options.onRecordingError,
-    });
+    };
+    const segments = options.segments ? openSegmentedCapture({ ...options.segments, ...captureOptions }) : undefined;
+    const capture: Capture = segments ?? (await openCapture(captureOptions));
     stopBuffering();
     for (const fact of early.splice(0)) capture.listener(fact);
     proxy.bus.on(capture.listener);
@@ -149,7 +153,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       stats: () => capture.stats(),
       seqOf: (exchangeId) => capture.seqOf(exchangeId),
       tag: (exchangeId, shadow) => capture.tag(exchangeId, shadow),
-      journal: journalPaths(out),
+      journal: journalPaths(segments ? segmentPath(out, 1) : out),
       live: () => capture.live(),
       discard: async () => {
         await proxy.close(0);

@@ -28,14 +28,26 @@ export interface CompareWorkerSpec {
   pollMs: number;
 }
 
-/** Messages to the worker: end the run, or read the config file again (the live view wrote to it). */
-export type ToWorker = { type: 'drain' } | { type: 'config' };
+/**
+ * Messages to the worker: end the run, or read the config file again (the
+ * live view wrote to it); with rotating captures (rotation.ts), follow a
+ * segment's journal too, or read the rest of one about to go, up to its
+ * `entries` (answered with 'unfollowed'). Segment 1 of each target is the spec's `journals`, key `<side>:1`.
+ */
+export type ToWorker =
+  | { type: 'drain' }
+  | { type: 'config' }
+  | { type: 'follow'; key: string; side: TargetName; journal: string; bodies: string }
+  | { type: 'unfollow'; key: string; entries: number };
 /** Messages from the worker. */
 export type FromWorker =
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
+  | { type: 'unfollowed'; key: string }
   | { type: 'error'; message: string };
 
 const spec = workerData as CompareWorkerSpec;
+/** How long a rotating capture's finished segment waits, at most, for its follower to read its last entries. */
+const UNFOLLOW_WAIT_MS = 10_000;
 
 /** The config as the file now stands (none when there is no file yet and that is allowed). */
 async function readConfig(): Promise<DiffConfig | undefined> {
@@ -47,16 +59,27 @@ async function main(): Promise<void> {
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
-  const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
-    followEntries({
+  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number }>();
+  const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
+    const own = new AbortController();
+    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0 };
+    const onStop = (): void => own.abort();
+    stop.signal.addEventListener('abort', onStop, { once: true });
+    const done = followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
-      onEntry: (entry) => comparer.add(side, entry),
+      onEntry: (entry) => {
+        f.entries++;
+        comparer.add(side, entry);
+      },
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
-      signal: stop.signal,
-    }),
-  );
+      signal: own.signal,
+    }).finally(() => stop.signal.removeEventListener('abort', onStop));
+    f.done = done;
+    followers.set(key, f);
+  };
+  for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);
   let busy = false;
   const tick = async (): Promise<void> => {
     if (busy) return;
@@ -74,11 +97,29 @@ async function main(): Promise<void> {
       void readConfig().then((c) => c && comparer.useConfig(c), fail);
       return;
     }
+    if (msg.type === 'follow') {
+      follow(msg.key, msg.side, msg);
+      return;
+    }
+    if (msg.type === 'unfollow') {
+      const f = followers.get(msg.key);
+      followers.delete(msg.key);
+      // The segment has nothing in flight and its journal is flushed: a few polls read what is left, and
+      // a follower behind (a busy machine) gets up to UNFOLLOW_WAIT_MS more to reach the segment's last entry.
+      void (async () => {
+        await new Promise((r) => setTimeout(r, spec.pollMs * 3));
+        for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, spec.pollMs));
+        f?.stop.abort();
+        await f?.done;
+        parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
+      })().catch(fail);
+      return;
+    }
     void (async () => {
       // The proxies are closed and the journals flushed: a few polls read what is left.
       await new Promise((r) => setTimeout(r, spec.pollMs * 3));
       stop.abort();
-      await Promise.all(followers);
+      await Promise.all([...followers.values()].map((f) => f.done));
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
       await comparer.compareReady(true);

@@ -55,6 +55,8 @@ export class MirrorTarget {
   readonly bindings = new Map<string, string>();
   /** Requests sent or queued and not answered. */
   inFlight = 0;
+  /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
+  private readonly unsettled = new Map<number, number>();
   /** Bytes of those requests. */
   queuedBytes = 0;
   private readonly host: string;
@@ -85,12 +87,32 @@ export class MirrorTarget {
       if (fact.type === 'connection-opened') this.portOf.set(fact.connectionId, fact.remotePort);
       else if (fact.type === 'connection-closed') this.portOf.delete(fact.connectionId);
       else if (fact.type === 'exchange-started') {
-        const port = this.portOf.get(fact.connectionId);
-        if (port === undefined) return;
-        const id = fact.stream !== undefined ? this.h2.idAt(port, fact.stream) : (this.wsByPort.get(port) ?? this.laneAt(port)?.current);
+        const id = this.sharedIdOf(fact);
         if (id !== undefined) recording.tag(fact.exchangeId, { id });
       }
     });
+  }
+
+  /** The shared id of the request that made an exchange this target's proxy saw start (its capture's segment follows it: segment.ts). */
+  sharedIdOf(fact: { connectionId: string; stream?: number }): number | undefined {
+    const port = this.portOf.get(fact.connectionId);
+    if (port === undefined) return undefined;
+    return fact.stream !== undefined ? this.h2.idAt(port, fact.stream) : (this.wsByPort.get(port) ?? this.laneAt(port)?.current);
+  }
+
+  /** Whether every request handed over with a shared id at or below `id` has settled (answered, failed, timed out; a WebSocket opened or refused). */
+  settledThrough(id: number): boolean {
+    for (const k of this.unsettled.keys()) if (k <= id) return false;
+    return true;
+  }
+
+  private hold(id: number): () => void {
+    this.unsettled.set(id, (this.unsettled.get(id) ?? 0) + 1);
+    return () => {
+      const n = (this.unsettled.get(id) ?? 1) - 1;
+      if (n > 0) this.unsettled.set(id, n);
+      else this.unsettled.delete(id);
+    };
   }
 
   private laneAt(port: number): Lane | undefined {
@@ -110,7 +132,8 @@ export class MirrorTarget {
     if (!lane) this.lanes.set(req.connection, (lane = { conn: new LaneConnection(this.host, this.port), queue: [], busy: false }));
     this.inFlight++;
     this.queuedBytes += req.body.length;
-    lane.queue.push({ req, onAnswer });
+    const settle = this.hold(req.id);
+    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)) });
     this.pump(req.connection, lane);
   }
 
@@ -125,8 +148,10 @@ export class MirrorTarget {
     const abort = new AbortController();
     this.inFlight++;
     this.queuedBytes += req.body.length;
+    const settle = this.hold(req.id);
     const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id) };
     void conn.exchange(request, limits).then((outcome) => {
+      settle();
       this.inFlight--;
       this.queuedBytes -= req.body.length;
       more?.destroy();
@@ -260,6 +285,7 @@ export class MirrorTarget {
         return socket;
       },
     });
+    const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
       ws.once('unexpected-response', (_q, res) => {
@@ -269,6 +295,8 @@ export class MirrorTarget {
       });
       ws.once('error', () => resolve(false));
     });
+    // Open, its exchange is under way in this target's capture (which waits for it); refused, it is settled.
+    settle();
     if (!opened) return undefined;
     ws.on('error', () => {});
     // The target's own messages are recorded by its proxy; nothing here reads them.

@@ -11,13 +11,14 @@ import { join, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { BbError, startModuleWorker } from '../../core/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
-import type { RedactConfig } from '../../capture/index.js';
+import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
 import { startShadowUi } from './shadow-ui.js';
+import { ShadowRotation, type SegmentFiles } from './rotation.js';
 import type { UiServer } from '../../ui/index.js';
 
 /** Options of a shadow run (the CLI's flags, as data); which requests are mirrored and the caps are the tee's (tee.ts). */
@@ -30,8 +31,12 @@ export interface ShadowOptions extends TeeOptions {
   secondary?: string;
   /** Where clients connect (default 127.0.0.1, a free port). */
   listen?: { host?: string; port?: number };
-  /** Folder of primary.har, candidate.har, secondary.har. */
+  /** Folder of primary.har, candidate.har, secondary.har (rotating: primary-0001.har, candidate-0001.har, … a segment each). */
   outDir: string;
+  /** Write the captures as finished segments while the run goes: a new one once the primary's passes this many bytes or this age (`--rotate 64MB|10m`). */
+  rotate?: RotateSpec;
+  /** Rotating: told each segment once all its captures are written (its paths per target). */
+  onSegment?: (index: number, files: SegmentFiles) => void;
   /** Overwrite existing captures there. */
   force?: boolean;
   /** The diff's config file (rules, keys, known), as `bb diff --config`. */
@@ -57,8 +62,10 @@ export interface ShadowOptions extends TeeOptions {
 export interface Shadow {
   /** Where clients connect (the primary's tap). */
   url: string;
-  /** The captures being written. */
+  /** The captures being written (rotating: the names the segments are named after, primary.har → primary-0001.har). */
   out: Record<TargetName, string | undefined>;
+  /** Rotating: segments whose captures are all written so far (all of them once close resolved). */
+  segments?(): number;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
   /** The live view's URL (with `ui`). */
@@ -71,17 +78,21 @@ export interface Shadow {
 export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const outDir = resolve(options.outDir);
   const common = { bbHome: options.bbHome, force: options.force, redact: options.redact, bodyCap: options.bodyCap };
+  if (options.rotate && options.ui) throw new BbError('BB_ROTATE_LIVE', 'bb shadow --ui shows one capture per target: leave out --rotate to watch the run live, or --ui to rotate its captures');
+  const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
+  const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
+  const segments = (side: TargetName) => (rotation ? { segments: rotation.options(side) } : {});
   for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
     if (url !== undefined) await checkReachable(name, url);
   }
   const bound: BoundRecording[] = [];
   let recs: Partial<Record<TargetName, Recording>> = {};
   try {
-    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...(options.listen ? { listen: options.listen } : {}) });
+    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...segments('primary'), ...(options.listen ? { listen: options.listen } : {}) });
     bound.push(primaryBound);
-    const candidateBound = await bindRecording({ ...common, target: options.candidate, label: 'candidate', out: join(outDir, 'candidate.har') });
+    const candidateBound = await bindRecording({ ...common, target: options.candidate, label: 'candidate', out: join(outDir, 'candidate.har'), ...segments('candidate') });
     bound.push(candidateBound);
-    const secondaryBound = options.secondary ? await bindRecording({ ...common, target: options.secondary, label: 'secondary', out: join(outDir, 'secondary.har') }) : undefined;
+    const secondaryBound = options.secondary ? await bindRecording({ ...common, target: options.secondary, label: 'secondary', out: join(outDir, 'secondary.har'), ...segments('secondary') }) : undefined;
     if (secondaryBound) bound.push(secondaryBound);
     recs = { primary: await primaryBound.record(), candidate: await candidateBound.record(), ...(secondaryBound ? { secondary: await secondaryBound.record() } : {}) };
   } catch (err) {
@@ -95,6 +106,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, new URL(primary.url).host, options.headers?.candidate ?? [], timeoutMs),
     ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, new URL(primary.url).host, options.headers?.secondary ?? [], timeoutMs)] : []),
   ];
+  rotation?.mirrorTargets(mirrors);
   const tee = new Tee(primary, mirrors, options);
   primary.proxy.bus.on((fact) => tee.fact(fact));
 
@@ -112,8 +124,14 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
+  rotation?.worker((msg) => worker.postMessage(msg));
   worker.on('message', (msg: FromWorker) => {
+    if (msg.type === 'unfollowed') {
+      rotation?.unfollowed(msg.key);
+      return;
+    }
     if (msg.type === 'error') {
+      rotation?.workerGone();
       workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${msg.message}`);
       onFinal?.(last ?? emptyReport(targets));
       return;
@@ -124,6 +142,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     if (msg.final) onFinal?.(msg.report);
   });
   worker.on('error', (err) => {
+    rotation?.workerGone();
     workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${err.message}`);
     onFinal?.(last ?? emptyReport(targets));
   });
@@ -151,6 +170,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(ui ? { uiUrl: ui.url } : {}),
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
+    ...(rotation ? { segments: () => rotation.segments } : {}),
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         await ui?.close();
@@ -162,6 +182,8 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         const final = new Promise<ShadowReport>((res) => (onFinal = res));
         if (!workerError) worker.postMessage({ type: 'drain' });
         const report = workerError ? (last ?? emptyReport(targets)) : await final;
+        // The worker has read every journal: the last segments are written without waiting for it.
+        rotation?.workerGone();
         await worker.terminate();
         for (const r of Object.values(recs)) await r.close(graceMs);
         if (workerError) throw workerError;

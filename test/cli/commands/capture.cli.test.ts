@@ -339,3 +339,31 @@ describe('bb capture --listen-tls', () => {
     assert.match(res.stderr, /--listen-tls is for reverse mode/);
   });
 });
+
+test('--rotate: finished segments while it runs, seqs running on across them, each said as written; bad values refused', async () => {
+  const port = await server('rot');
+  const out = join(dir, 'rot', 'cap.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out, '--quiet', '--rotate', '300ms'], env);
+  const url = (await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1];
+  for (let i = 0; i < 8; i++) {
+    await (await fetch(`${url}/r${i}`)).text();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // A segment written while it runs.
+  await bb.waitFor(/wrote \S*cap-0001\.har \(segment 1\)/);
+  bb.child.kill('SIGINT');
+  assert.equal(await bb.exited, 0, bb.stderr());
+  const names = readdirSync(join(dir, 'rot')).sort();
+  assert.ok(names.length >= 3 && names.every((n) => /^cap-\d{4}\.har$/.test(n)), names.join(' '));
+  assert.match(bb.stdout(), new RegExp(`wrote ${names.length} segments of \\S*cap-\\*\\.har \\(8 entries`));
+  const seqs = names.flatMap((n) => (JSON.parse(readFileSync(join(dir, 'rot', n), 'utf8')) as { log: { entries: Array<{ _bb: { seq: number } }> } }).log.entries.map((e) => e._bb.seq));
+  assert.equal(seqs.length, 8);
+  assert.equal(new Set(seqs).size, 8);
+  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+  for (const bad of ['0', 'banana']) {
+    const run = await runBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', join(dir, 'never.har'), '--rotate', bad], env);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--rotate needs a segment size/);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  }
+});
