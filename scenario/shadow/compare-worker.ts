@@ -9,6 +9,7 @@ import { followEntries, redactorFor } from '../../capture/index.js';
 import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
+import { threadMemory, type ThreadMemory } from './thread-memory.js';
 
 /** What the worker is started with. */
 export interface CompareWorkerSpec {
@@ -32,7 +33,7 @@ export interface CompareWorkerSpec {
 export type ToWorker = { type: 'drain' } | { type: 'config' };
 /** Messages from the worker. */
 export type FromWorker =
-  | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
+  | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean; memory: ThreadMemory }
   | { type: 'error'; message: string };
 
 const spec = workerData as CompareWorkerSpec;
@@ -63,12 +64,14 @@ async function main(): Promise<void> {
     busy = true;
     try {
       await comparer.compareReady();
-      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false } satisfies FromWorker);
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false, memory: threadMemory() } satisfies FromWorker);
     } finally {
       busy = false;
     }
   };
   const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
+  // Samples the heap between batches too, so the reported peak sees the end of the run's comparisons.
+  const sampler = setInterval(threadMemory, 100);
   parentPort!.on('message', (msg: ToWorker) => {
     if (msg.type === 'config') {
       void readConfig().then((c) => c && comparer.useConfig(c), fail);
@@ -83,7 +86,8 @@ async function main(): Promise<void> {
       while (busy) await new Promise((r) => setTimeout(r, 10));
       await comparer.compareReady(true);
       comparer.close();
-      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true } satisfies FromWorker);
+      clearInterval(sampler);
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
   });
 }

@@ -17,6 +17,7 @@ import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
+import { threadMemory, type ThreadMemory } from './thread-memory.js';
 import { startShadowUi } from './shadow-ui.js';
 import type { UiServer } from '../../ui/index.js';
 
@@ -61,6 +62,8 @@ export interface Shadow {
   out: Record<TargetName, string | undefined>;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
+  /** Memory of the proxies' thread and, as of its last report, of the comparison worker (the benchmark's per-thread figures). */
+  memory(): { main: ThreadMemory; compare?: ThreadMemory };
   /** The live view's URL (with `ui`). */
   uiUrl?: string;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
@@ -109,6 +112,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   };
   const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec);
   let last: ShadowReport | undefined;
+  let compareMemory: ThreadMemory | undefined;
   let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
@@ -119,6 +123,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       return;
     }
     last = msg.report;
+    compareMemory = msg.memory;
     options.onReport?.(msg.report);
     for (const l of reportListeners) l(msg.report);
     if (msg.final) onFinal?.(msg.report);
@@ -151,6 +156,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(ui ? { uiUrl: ui.url } : {}),
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
+    memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         await ui?.close();
