@@ -21,5 +21,5 @@ export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grp
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
-export { followEntries } from './entry-follow.js';
+export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

@@ -48,14 +48,18 @@ async function main(): Promise<void> {
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
+  // The journals stay open after following ends, until the last conversation has been read back whole.
+  let compared!: () => void;
+  const filesHeld = new Promise<void>((r) => (compared = r));
   const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
     followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
-      onEntry: (entry) => comparer.add(side, entry),
+      onEntry: (entry, whole) => comparer.add(side, entry, whole),
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
       signal: stop.signal,
+      holdFilesUntil: filesHeld,
     }),
   );
   let busy = false;
@@ -85,6 +89,7 @@ async function main(): Promise<void> {
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
       await comparer.compareReady(true);
+      compared();
       comparer.close();
       clearInterval(sampler);
       parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);

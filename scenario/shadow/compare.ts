@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HarEntry } from '../../capture/index.js';
+import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffCaptures, type DiffConfig, type Difference } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
@@ -27,6 +27,8 @@ export interface Group {
   primary?: HarEntry;
   candidate?: HarEntry;
   secondary?: HarEntry;
+  /** Long WebSocket conversations handed over with their first messages only: built whole when their batch is compared. */
+  whole?: Partial<Record<TargetName, WholeEntry>>;
   /** When the primary entry arrived (ms). */
   since: number;
 }
@@ -45,14 +47,15 @@ export function batchLength(list: ReadonlyArray<[number, Group]>): number {
   let messages = 0;
   for (let i = 0; i < Math.min(list.length, BATCH); i++) {
     const g = list[i]![1];
-    messages += messageCount(g.primary) + messageCount(g.candidate) + messageCount(g.secondary);
+    messages += messageCount(g, 'primary') + messageCount(g, 'candidate') + messageCount(g, 'secondary');
     if (i > 0 && messages > BATCH_MESSAGES) return i;
   }
   return Math.min(list.length, BATCH);
 }
 
-function messageCount(e: HarEntry | undefined): number {
-  return (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
+function messageCount(g: Group, side: TargetName): number {
+  const e = g[side];
+  return g.whole?.[side]?.messages ?? (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
 }
 
 /** Compares the three captures' entries as they come. */
@@ -72,8 +75,12 @@ export class ShadowComparer {
     this.opts.config = config;
   }
 
-  /** One entry of one capture. Primary entries without a shadow id (none are expected) are ignored. */
-  add(side: TargetName, entry: HarEntry): void {
+  /**
+   * One entry of one capture (with `whole`, a long conversation's first
+   * messages: built whole when compared). Primary entries without a shadow id
+   * (none are expected) are ignored.
+   */
+  add(side: TargetName, entry: HarEntry, whole?: WholeEntry): void {
     const id = entry._bb?.shadow?.id;
     if (typeof id !== 'number') return;
     if (side === 'primary') {
@@ -92,6 +99,7 @@ export class ShadowComparer {
     let g = this.groups.get(id);
     if (!g) this.groups.set(id, (g = { since: Date.now() }));
     g[side] = entry;
+    if (whole) (g.whole ??= {})[side] = whole;
     if (side === 'primary') g.since = Date.now();
   }
 
@@ -125,6 +133,9 @@ export class ShadowComparer {
   private async compareBatch(groups: Group[]): Promise<void> {
     const whole: Group[] = [];
     for (const g of groups) {
+      // Conversations are read back whole only now, a batch at a time (the rest of the run's wait as a few bytes a message).
+      for (const [side, w] of Object.entries(g.whole ?? {}) as Array<[TargetName, WholeEntry]>) g[side] = w.build();
+      delete g.whole;
       const p = g.primary!;
       const route = routeOf(p);
       if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
