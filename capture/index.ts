@@ -10,7 +10,7 @@ export { parseRedactSpecs, Redactor } from './redact.js';
 export { loadRedactKey } from './redact-key.js';
 export type { RedactConfig } from './redact.js';
 export {
-  readCapture, streamCapture, indexCapture, CaptureReadError,
+  readCapture, checkCapture, streamCapture, indexCapture, CaptureReadError,
   type ReadCaptureOptions, type CaptureErrorCode, type CaptureStream, type IndexedCapture, type HarLogHeader,
 } from './reader.js';
 export type {

@@ -90,7 +90,6 @@ async function main(): Promise<void> {
       while (busy) await new Promise((r) => setTimeout(r, 10));
       await comparer.compareReady(true);
       compared();
-      comparer.close();
       clearInterval(sampler);
       parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);

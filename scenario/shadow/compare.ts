@@ -2,17 +2,15 @@
 // compared"): entries of the three captures arrive as their exchanges end
 // (followed from the journals, built as the HARs will hold them), are grouped
 // by their shared id, and once a group is whole it is compared in a batch
-// with the diff's own engine (diffCaptures, the same config, rules, keys and
-// noise as `bb diff primary.har candidate.har --noise secondary.har`).
+// with the diff's own engine (diffHars: diffCaptures' stages on the batch in
+// memory, the same config, rules, keys and noise as
+// `bb diff primary.har candidate.har --noise secondary.har`).
 // Each exchange's differing fields are then regressions (real: the secondary
 // agreed with the primary), noise (the secondary differed too, kind for
 // kind) or unclassified (no secondary). This runs in the comparison worker
 // (compare-worker.ts), never on the proxy's thread.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
-import { diffCaptures, type DiffConfig, type Difference } from '../../diff/index.js';
+import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 
@@ -62,7 +60,6 @@ function messageCount(g: Group, side: TargetName): number {
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
   readonly live: ShadowLive;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'bb-shadow-'));
 
   constructor(
     private readonly opts: { secondary: boolean; config?: DiffConfig; targets: Partial<Record<TargetName, string>>; mirrorWaitMs?: number },
@@ -148,14 +145,10 @@ export class ShadowComparer {
       whole.push(g);
     }
     if (whole.length === 0) return;
-    const files = {
-      primary: this.write('primary', whole.map((g) => g.primary!)),
-      candidate: this.write('candidate', whole.map((g) => g.candidate!)),
-      secondary: this.opts.secondary ? this.write('secondary', whole.map((g) => g.secondary!)) : undefined,
-    };
-    const result = await diffCaptures(files.primary, files.candidate, {
+    // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
+    const result = await diffHars(this.har('primary', whole.map((g) => g.primary!)), this.har('candidate', whole.map((g) => g.candidate!)), {
       ...(this.opts.config ? { config: this.opts.config } : {}),
-      ...(files.secondary ? { noisePath: files.secondary } : {}),
+      ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!)) } : {}),
       workers: false,
     });
     // Differences by pair id, and each pair's old index in this batch.
@@ -197,25 +190,20 @@ export class ShadowComparer {
     }
   }
 
-  // One side of a batch as a small finished HAR (the diff reads files; entries in the primary's order).
-  private write(label: TargetName, entries: HarEntry[]): string {
-    const path = join(this.dir, `${label}.har`);
+  // One side of a batch as a small finished HAR, in the primary's order.
+  private har(label: TargetName, entries: HarEntry[]): NamedHar {
     const at = new Date().toISOString();
-    const har = {
-      log: {
-        version: '1.2',
-        creator: { name: 'bb', version: 'shadow' },
-        entries,
-        pages: [],
-        _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+    return {
+      name: `${label}.har`,
+      har: {
+        log: {
+          version: '1.2',
+          creator: { name: 'bb', version: 'shadow' },
+          entries,
+          pages: [],
+          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+        },
       },
     };
-    writeFileSync(path, JSON.stringify(har), { mode: 0o600 });
-    return path;
-  }
-
-  /** Removes the batch files. */
-  close(): void {
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }
