@@ -21,6 +21,14 @@ import { threadMemory, type ThreadMemory } from './thread-memory.js';
 import { startShadowUi } from './shadow-ui.js';
 import type { UiServer } from '../../ui/index.js';
 
+/**
+ * The comparison worker's young generation, MiB. V8's default lets it grow to
+ * 48 MiB of mostly garbage (each batch's parsed HARs and normalized copies):
+ * capped, the long run's RSS is ~35 MiB lower (docs/performance.md "shadow")
+ * and the worker still keeps up.
+ */
+const COMPARE_YOUNG_GENERATION_MB = 8;
+
 /** Options of a shadow run (the CLI's flags, as data); which requests are mirrored and the caps are the tee's (tee.ts). */
 export interface ShadowOptions extends TeeOptions {
   /** The build in production: it answers the client. */
@@ -110,7 +118,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     everyMs: options.reportEveryMs ?? 500,
     pollMs: 50,
   };
-  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec);
+  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
   let last: ShadowReport | undefined;
   let compareMemory: ThreadMemory | undefined;
   let workerError: Error | undefined;
