@@ -3,4 +3,5 @@
 // answers are compared as they flow), its report, and merging reports.
 export { startShadow, type Shadow, type ShadowOptions } from './run.js';
 export type { MirrorPolicy } from './tee.js';
+export type { ThreadMemory } from './thread-memory.js';
 export { mergeReports, quantile, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './live.js';
