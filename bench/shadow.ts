@@ -15,8 +15,10 @@
 // 2. The long run. --requests small GETs at --long-rate requests/s at most
 //    (1,700 by default: the 100,000 in about a minute), with --ws-rate WebSocket messages per second echoed alongside for
 //    the whole while, RSS of the shadow process sampled every second (target
-//    flat and < 250 MB); the final report must say mirrored + skipped =
-//    requests exactly, and requests = what the clients sent.
+//    flat and < 250 MB) with each of its threads' heap (the proxies' and the
+//    comparison worker's: Shadow.memory()), and the peaks per phase and per
+//    thread; the final report must say mirrored + skipped = requests
+//    exactly, and requests = what the clients sent.
 // Upstreams (proxy-upstream.ts, a ws echo server in every build) and each
 // bb run in their own process; the load comes from this one.
 import { mkdtempSync, rmSync } from 'node:fs';
