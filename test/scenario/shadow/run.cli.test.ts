@@ -33,6 +33,16 @@ async function get(c: Client, path: string, headers: Record<string, string> = {}
   return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** Old, new and old builds behind `bb shadow --until 1` (one exchange), and a WebSocket client of its /chat. */
+async function shadowChat(name: string) {
+  const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+  const out = tmp.path(name);
+  const json = tmp.path(`${name}.json`);
+  const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
+  const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+  return { bb, out, json, ws: new WebSocket(url!.replace('http', 'ws') + '/chat') };
+}
+
 /** The comparable identity of a finding: class, kind, field pattern. */
 const liveKeys = (r: ShadowReport) => r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
 
@@ -92,12 +102,7 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
   });
 
   it('a WebSocket chat: the client hears the primary only; a changed candidate message is one regression', async () => {
-    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
-    const out = tmp.path('ws');
-    const json = tmp.path('ws.json');
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
-    const ws = new WebSocket(url!.replace('http', 'ws') + '/chat');
+    const { bb, ws, out, json } = await shadowChat('ws');
     const heard: string[] = [];
     await new Promise<void>((resolve, reject) => {
       ws.once('error', reject);
@@ -119,12 +124,7 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
   });
 
   it('a long WebSocket chat (past the messages held while open): compared whole, one regression, as bb diff of the captures finds', async () => {
-    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
-    const out = tmp.path('ws-long');
-    const json = tmp.path('ws-long.json');
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
-    const ws = new WebSocket(url!.replace('http', 'ws') + '/chat');
+    const { bb, ws, out, json } = await shadowChat('ws-long');
     // 150 round trips: 300 messages a conversation, most of them read back from the journal (capture/entry-assembly.ts WS_HELD).
     let heard = 0;
     await new Promise<void>((resolve, reject) => {
