@@ -49,8 +49,8 @@ async function main(): Promise<void> {
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
   // The journals stay open after following ends, until the last conversation has been read back whole.
-  let compared!: () => void;
-  const filesHeld = new Promise<void>((r) => (compared = r));
+  let releaseFiles!: () => void;
+  const filesHeld = new Promise<void>((r) => (releaseFiles = r));
   const followers = (Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>).map(([side, files]) =>
     followEntries({
       journalPath: files.journal,
@@ -88,8 +88,11 @@ async function main(): Promise<void> {
       await Promise.all(followers);
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
-      await comparer.compareReady(true);
-      compared();
+      try {
+        await comparer.compareReady(true);
+      } finally {
+        releaseFiles();
+      }
       clearInterval(sampler);
       parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
