@@ -49,7 +49,7 @@ import { join } from 'node:path';
 import { replayCapture as replayWith, runFolderName, startRecording, startShadow as startShadowWith, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary, type Shadow, type ShadowOptions } from './scenario/index.js';
 
 export type { ReplaySummary, ReplayPace, Rewritten } from './scenario/index.js';
-export { mergeReports, type Shadow, type MirrorPolicy, type SegmentFiles, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './scenario/index.js';
+export { mergeReports, type Shadow, type MirrorPolicy, type SegmentFiles, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName, type ThreadMemory } from './scenario/index.js';
 
 /** Options of startCapture: a recording proxy's settings, the CLI's flags as data. */
 export type StartCaptureOptions = Omit<RecordingOptions, 'bbHome'> & {

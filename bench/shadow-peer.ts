@@ -6,8 +6,10 @@
 //
 // The recording-proxy baseline it is measured against is proxy-peer.ts's
 // `bb` (startCapture): the same tap the shadow's primary goes through.
-// Asks: 'report' (the live report as of the last comparison), 'close' (ends
-// the run: the final report, the close time and the process's peak RSS).
+// Asks: 'report' (the live report as of the last comparison), 'memory' (each
+// thread's heap: the proxies' and the comparison worker's), 'close' (ends the
+// run: the final report, the close time, the process's peak RSS and each
+// thread's memory at the end).
 import { join } from 'node:path';
 import { serveHelper } from './lib/serve.js';
 // The built bb (npm run bench builds first): what `bb shadow` runs.
@@ -26,11 +28,12 @@ const shadow = await startShadow({
 });
 serveHelper(Number(new URL(shadow.url).port), async (what) => {
   if (what === 'report') return shadow.report() ?? null;
+  if (what === 'memory') return shadow.memory();
   if (what === 'close') {
     const started = performance.now();
     const report = await shadow.close(1_000);
     // maxRSS (KiB): the process's peak, close included; it exits right after answering.
-    return { closeMs: performance.now() - started, peakRss: process.resourceUsage().maxRSS / 1024, report };
+    return { closeMs: performance.now() - started, peakRss: process.resourceUsage().maxRSS / 1024, report, memory: shadow.memory() };
   }
   throw new Error(`unknown ask '${what}'`);
 });

@@ -15,8 +15,10 @@
 // 2. The long run. --requests small GETs at --long-rate requests/s at most
 //    (1,700 by default: the issue's 100,000 in about a minute), with --ws-rate WebSocket messages per second echoed alongside for
 //    the whole while, RSS of the shadow process sampled every second (target
-//    flat and < 250 MB); the final report must say mirrored + skipped =
-//    requests exactly, and requests = what the clients sent.
+//    flat and < 250 MB) with each of its threads' heap (the proxies' and the
+//    comparison worker's: Shadow.memory()), and the peaks per phase and per
+//    thread; the final report must say mirrored + skipped = requests
+//    exactly, and requests = what the clients sent.
 // Upstreams (proxy-upstream.ts, a ws echo server in every build) and each
 // bb run in their own process; the load comes from this one.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +30,7 @@ import { cpuSeconds, peakRssMiB, resetPeakRss, rssMiB } from './lib/proc.js';
 import { growthAfterWarmup, ratios, spread } from './lib/stats.js';
 import { auto, markdownTable, num, ratio, verdict, withSpread } from './lib/table.js';
 import { machineLine } from './proxy.js';
-import type { ShadowReport } from '../dist/index.js';
+import type { Shadow, ShadowReport } from '../dist/index.js';
 
 interface Settings {
   rounds: number;
@@ -71,11 +73,15 @@ interface Sample {
   peakRss: number;
 }
 
+/** Each thread's memory in the shadow process (Shadow.memory()). */
+type Memory = ReturnType<Shadow['memory']>;
+
 /** What the shadow processes answer to 'close'. */
 interface Closed {
   closeMs: number;
   peakRss: number;
   report: ShadowReport;
+  memory: Memory;
 }
 
 const skippedSum = (r: ShadowReport): number => Object.values(r.totals.skipped).reduce((a, b) => a + b, 0);
@@ -196,7 +202,12 @@ interface RssSample {
   /** Exchanges the live report had counted and compared (or skipped) by then: how far the comparison lags. */
   reported?: number;
   compared?: number;
+  /** Heap in use of the proxies' thread and of the comparison worker (as of its last report), MiB. */
+  mainHeap?: number;
+  compareHeap?: number;
 }
+
+const MiB = 1024 * 1024;
 
 /** Exchanges a report has settled: compared (equal, differing, errors) or skipped. */
 const settled = (r: ShadowReport): number => {
@@ -221,6 +232,10 @@ async function longRun(
   const sample = (): void => {
     const at: RssSample = { t: (performance.now() - t0) / 1000, phase, requests, rss: rssMiB(shadow.pid) };
     samples.push(at);
+    void shadow.ask<Memory>('memory', 5_000).then((m) => {
+      at.mainHeap = m.main.heapUsed / MiB;
+      if (m.compare) at.compareHeap = m.compare.heapUsed / MiB;
+    }, () => {});
     if (phase !== 'traffic') return;
     void shadow.ask<ShadowReport | null>('report', 5_000).then((r) => {
       if (r) [at.reported, at.compared] = [r.totals.requests, settled(r)];
@@ -244,8 +259,8 @@ async function longRun(
   const k = Math.max(1, Math.ceil(samples.length / 24));
   const rows = samples.filter((x, i) => i % k === 0 || i === samples.length - 1 || samples[i + 1]?.phase !== x.phase);
   console.log(markdownTable(
-    ['t s', 'phase', 'HTTP responses', 'in the live report', 'compared or skipped', 'RSS MiB'],
-    rows.map((x) => [x.t.toFixed(0), x.phase, num(x.requests), num(x.reported ?? Number.NaN), num(x.compared ?? Number.NaN), auto(x.rss)]),
+    ['t s', 'phase', 'HTTP responses', 'in the live report', 'compared or skipped', 'RSS MiB', 'proxies heap MiB', 'compare heap MiB'],
+    rows.map((x) => [x.t.toFixed(0), x.phase, num(x.requests), num(x.reported ?? Number.NaN), num(x.compared ?? Number.NaN), auto(x.rss), auto(x.mainHeap ?? Number.NaN), auto(x.compareHeap ?? Number.NaN)]),
   ));
   const traffic = samples.filter((x) => x.phase === 'traffic').map((x) => x.rss);
   const growth = growthAfterWarmup(traffic);
@@ -264,6 +279,11 @@ async function longRun(
     console.log(`    finding: ${f.class} ${f.kind} ${f.pattern || '(entry)'} on ${f.routes.join(', ')} × ${num(f.count)}; e.g. ${JSON.stringify(f.samples[0] ?? {}).slice(0, 300)}`);
   }
   console.log(`    RSS change over the traffic after warm-up ${auto(growth)} MiB; peak ${auto(peak)} MiB (close included)`);
+  const peakOf = (f: (x: RssSample) => number | undefined): number => Math.max(...samples.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+  const trafficPeak = Math.max(...traffic.filter(Number.isFinite));
+  const closePeak = peakOf((x) => (x.phase === 'close' ? x.rss : undefined));
+  console.log(`    peak per phase: RSS ${auto(trafficPeak)} MiB during traffic, ${auto(Math.max(closePeak, closed?.peakRss ?? Number.NaN))} MiB closing`);
+  console.log(`    peak heap per thread: proxies ${auto(Math.max(peakOf((x) => x.mainHeap), closed ? closed.memory.main.peakHeapUsed / MiB : Number.NaN))} MiB, comparison worker ${auto(closed?.memory.compare ? closed.memory.compare.peakHeapUsed / MiB : peakOf((x) => x.compareHeap))} MiB (run and close)`);
   console.log('\nTargets:');
   console.log(`    ${verdict(t ? t.mirrored + skippedSum(closed!.report) === t.requests : undefined)}  mirrored + skipped = requests exactly: ${t ? `${num(t.mirrored)} + ${num(skippedSum(closed!.report))} = ${num(t.mirrored + skippedSum(closed!.report))} vs ${num(t.requests)}` : '—'}`);
   console.log(`    ${verdict(t ? t.requests === sent : undefined)}  requests = what the clients sent (${num(sent)}): ${t ? num(t.requests) : '—'}`);

@@ -8,13 +8,17 @@
 // records back from the journal: then a long WebSocket conversation holds
 // its first messages' records and only the byte ranges of the rest (16 bytes
 // a message, not a parsed record), read back when it closes, so memory stays
-// flat under a steady WebSocket load (docs/performance.md "shadow").
+// flat under a steady WebSocket load (docs/performance.md "shadow"). With
+// `deferReadBack` it does not even read them back at the end: the exchange is
+// handed over with its ranges (`later`) and its reader calls readLater when it
+// needs the whole conversation, so conversations that end together are not
+// all in memory at once (bb shadow compares them a batch at a time).
 import type { JournalRecord } from './journal.js';
 import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
 export type Assembled =
-  | { kind: 'entry'; exchange: ExchangeRecords }
+  | { kind: 'entry'; exchange: ExchangeRecords; later?: LineRanges }
   | { kind: 'page'; id: string; title: string; ts: number }
   | undefined;
 
@@ -38,8 +42,15 @@ export class EntryAssembler {
   /** Per open exchange: its WebSocket records past the first WS_HELD, as journal lines to read back. */
   private readonly later = new Map<number, LineRanges>();
 
-  /** With `readBack`, WebSocket records past the first WS_HELD of an exchange are read back from the journal at its end, not held. */
-  constructor(private readonly readBack?: ReadBack) {}
+  /**
+   * With `readBack`, WebSocket records past the first WS_HELD of an exchange
+   * are read back from the journal at its end, not held; with `deferReadBack`
+   * too, not even then: the entry comes with `later` for readLater.
+   */
+  constructor(
+    private readonly readBack?: ReadBack,
+    private readonly deferReadBack = false,
+  ) {}
 
   /**
    * Feeds one record (after the header); `at` and `bytes` say where its line
@@ -65,7 +76,16 @@ export class EntryAssembler {
     }
     if (!addRecord(ex, r)) return undefined;
     this.open.delete(r.x);
-    return { kind: 'entry', exchange: this.whole(r.x, ex) };
+    const later = this.deferReadBack ? this.later.get(r.x) : undefined;
+    if (!later) return { kind: 'entry', exchange: this.whole(r.x, ex) };
+    this.later.delete(r.x);
+    return { kind: 'entry', exchange: ex, later };
+  }
+
+  /** Reads an exchange's deferred records back into it (after the held ones, in journal order): the exchange whole. */
+  readLater(ex: ExchangeRecords, later: LineRanges): ExchangeRecords {
+    for (const r of this.readBack!(later)) if (r.r === 'wsm' || r.r === 'wse') ex.ws.push(r);
+    return ex;
   }
 
   /** Exchanges that never ended, oldest first (a recovered capture keeps everything it saw). */
@@ -85,7 +105,6 @@ export class EntryAssembler {
     const lines = this.later.get(x);
     if (!lines) return ex;
     this.later.delete(x);
-    for (const r of this.readBack!(lines)) if (r.r === 'wsm' || r.r === 'wse') ex.ws.push(r);
-    return ex;
+    return this.readLater(ex, lines);
   }
 }

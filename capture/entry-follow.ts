@@ -6,7 +6,9 @@
 // the journal is readable (bb shadow runs it in its comparison worker, off
 // the proxy's thread). Body bytes are read back from `<out>.bodies`, and a
 // long WebSocket conversation's later records from the journal when it ends
-// (entry-assembly.ts: held as byte ranges meanwhile, so memory stays flat).
+// (entry-assembly.ts: held as byte ranges meanwhile, so memory stays flat),
+// or, with `holdFilesUntil`, only when the reader asks for it (onEntry's
+// `whole`): conversations that end together are then built one at a time.
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { HarEntry } from './har.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
@@ -20,14 +22,29 @@ import type { Redactor } from './redact.js';
 export interface FollowEntriesOptions {
   journalPath: string;
   bodiesPath: string;
-  /** Each entry, when its exchange ends, in completion order (the order the HAR is written in). */
-  onEntry: (entry: HarEntry) => void;
+  /**
+   * Each entry, when its exchange ends, in completion order (the order the
+   * HAR is written in). With `holdFilesUntil`, a long WebSocket conversation
+   * comes with `whole`: the entry has its first messages only, whole.build()
+   * makes it whole (call it once).
+   */
+  onEntry: (entry: HarEntry, whole?: WholeEntry) => void;
   /** The redactor the journal's header asks for (capture's redactorFor). */
   redactorFor: (header: HeaderRecord) => Redactor | undefined;
   /** Poll interval, ms (default 100). */
   pollMs?: number;
   /** Stops following. */
   signal?: AbortSignal;
+  /** Hand long conversations over with `whole` (see onEntry); the files stay open for it after following ends, until this settles. */
+  holdFilesUntil?: Promise<unknown>;
+}
+
+/** The rest of an entry handed over without its later WebSocket messages. */
+export interface WholeEntry {
+  /** Its WebSocket messages in all (what batches count). */
+  messages: number;
+  /** The entry with every message, read back from the journal now. */
+  build(): HarEntry;
 }
 
 /** Follows until the journal goes away (the capture was finalized) or the signal aborts. */
@@ -36,7 +53,7 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
   let fd: number | undefined;
   // The journal, for records read back (opened with the header: still readable once the capture renames or removes it).
   let journalFd: number | undefined;
-  const assembler = new EntryAssembler((lines) => readLines(journalFd!, lines));
+  const assembler = new EntryAssembler((lines) => readLines(journalFd!, lines), opts.holdFilesUntil !== undefined);
   const onLine = (line: string, at: number, bytes: number): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
@@ -58,13 +75,24 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
     }
     if (!ctx) return;
     const done = assembler.feed(rec as JournalRecord, journalFd === undefined ? -1 : at, bytes);
-    if (done?.kind === 'entry') opts.onEntry(buildEntry(done.exchange, ctx));
+    if (done?.kind !== 'entry') return;
+    const { exchange, later } = done;
+    if (!later) return opts.onEntry(buildEntry(exchange, ctx));
+    const context = ctx;
+    // With the held messages only: what the reader needs of the head (route, id, times) until it builds it whole.
+    const head = buildEntry(exchange, context);
+    opts.onEntry(head, { messages: exchange.ws.length + later.at.length, build: () => buildEntry(assembler.readLater(exchange, later), context) });
   };
   try {
     return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);
   } finally {
-    if (fd !== undefined) closeSync(fd);
-    if (journalFd !== undefined) closeSync(journalFd);
+    const close = (): void => {
+      if (fd !== undefined) closeSync(fd);
+      if (journalFd !== undefined) closeSync(journalFd);
+    };
+    // Entries handed over with `whole` still read from both files.
+    if (opts.holdFilesUntil) void opts.holdFilesUntil.then(close, close);
+    else close();
   }
 }
 

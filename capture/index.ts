@@ -11,7 +11,7 @@ export { parseRedactSpecs, Redactor } from './redact.js';
 export { loadRedactKey } from './redact-key.js';
 export type { RedactConfig } from './redact.js';
 export {
-  readCapture, streamCapture, indexCapture, CaptureReadError,
+  readCapture, checkCapture, streamCapture, indexCapture, CaptureReadError,
   type ReadCaptureOptions, type CaptureErrorCode, type CaptureStream, type IndexedCapture, type HarLogHeader,
 } from './reader.js';
 export type {
@@ -23,5 +23,5 @@ export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { restHashScheme } from './rest-hash.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
-export { followEntries } from './entry-follow.js';
+export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';

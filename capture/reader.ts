@@ -62,7 +62,11 @@ const WHOLE_FILE_LIMIT = 480 * 1024 * 1024;
 
 /** Reads and checks a whole capture file. */
 export async function readCapture(path: string, opts: ReadCaptureOptions = {}): Promise<Har> {
-  const doc = await parseFile(path);
+  return checkCapture(path, await parseFile(path), opts);
+}
+
+/** A capture already parsed (or built in memory), checked as readCapture checks a file; `path` names it in errors. Fills missing optional fields in place. */
+export function checkCapture(path: string, doc: unknown, opts: ReadCaptureOptions = {}): Har {
   let har: Har;
   try {
     har = validateHar(doc);

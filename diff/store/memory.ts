@@ -34,7 +34,11 @@ export class MemoryStore implements SideStore {
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
   static async open(ctx: DiffContext, which: 'old' | 'new'): Promise<MemoryStore> {
-    const har = await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete });
+    return MemoryStore.of(ctx, which, await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete }));
+  }
+
+  /** One side of the run from a capture already in memory and checked (diff/in-memory.ts), its zip bodies decoded. */
+  static async of(ctx: DiffContext, which: 'old' | 'new', har: Har): Promise<MemoryStore> {
     const zips = new ZipBodies();
     await zips.prepareEntries(har.log.entries, parsersOf(ctx.options));
     return new MemoryStore(ctx, which, har, zips);

@@ -9,6 +9,7 @@ import { followEntries, redactorFor } from '../../capture/index.js';
 import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
+import { threadMemory, type ThreadMemory } from './thread-memory.js';
 
 /** What the worker is started with. */
 export interface CompareWorkerSpec {
@@ -41,7 +42,7 @@ export type ToWorker =
   | { type: 'unfollow'; key: string; entries: number };
 /** Messages from the worker. */
 export type FromWorker =
-  | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean }
+  | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean; memory: ThreadMemory }
   | { type: 'unfollowed'; key: string }
   | { type: 'error'; message: string };
 
@@ -59,22 +60,49 @@ async function main(): Promise<void> {
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
-  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number }>();
+  // A journal stays open after following ends until the long conversations it handed over have been read back
+  // whole (a rotated segment's as soon as they are, the others' at the end of the run at the latest).
+  let releaseFiles!: () => void;
+  const filesHeld = new Promise<void>((r) => (releaseFiles = r));
+  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number; ended(): void }>();
   const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
     const own = new AbortController();
-    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0 };
+    let unbuilt = 0;
+    let ended = false;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const settle = (): void => {
+      if (ended && unbuilt === 0) release();
+    };
+    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0, ended: () => ((ended = true), settle()) };
     const onStop = (): void => own.abort();
     stop.signal.addEventListener('abort', onStop, { once: true });
     const done = followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
-      onEntry: (entry) => {
+      onEntry: (entry, whole) => {
         f.entries++;
-        comparer.add(side, entry);
+        if (whole) {
+          unbuilt++;
+          const build = whole.build;
+          whole = {
+            messages: whole.messages,
+            build: () => {
+              try {
+                return build();
+              } finally {
+                unbuilt--;
+                settle();
+              }
+            },
+          };
+        }
+        comparer.add(side, entry, whole);
       },
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
       signal: own.signal,
+      holdFilesUntil: Promise.race([held, filesHeld]),
     }).finally(() => stop.signal.removeEventListener('abort', onStop));
     f.done = done;
     followers.set(key, f);
@@ -86,12 +114,14 @@ async function main(): Promise<void> {
     busy = true;
     try {
       await comparer.compareReady();
-      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false } satisfies FromWorker);
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false, memory: threadMemory() } satisfies FromWorker);
     } finally {
       busy = false;
     }
   };
   const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
+  // Samples the heap between batches too, so the reported peak sees the end of the run's comparisons.
+  const sampler = setInterval(threadMemory, 100);
   parentPort!.on('message', (msg: ToWorker) => {
     if (msg.type === 'config') {
       void readConfig().then((c) => c && comparer.useConfig(c), fail);
@@ -111,6 +141,7 @@ async function main(): Promise<void> {
         for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, spec.pollMs));
         f?.stop.abort();
         await f?.done;
+        f?.ended();
         parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
       })().catch(fail);
       return;
@@ -122,9 +153,13 @@ async function main(): Promise<void> {
       await Promise.all([...followers.values()].map((f) => f.done));
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
-      await comparer.compareReady(true);
-      comparer.close();
-      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true } satisfies FromWorker);
+      try {
+        await comparer.compareReady(true);
+      } finally {
+        releaseFiles();
+      }
+      clearInterval(sampler);
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
   });
 }

@@ -2,17 +2,15 @@
 // compared"): entries of the three captures arrive as their exchanges end
 // (followed from the journals, built as the HARs will hold them), are grouped
 // by their shared id, and once a group is whole it is compared in a batch
-// with the diff's own engine (diffCaptures, the same config, rules, keys and
-// noise as `bb diff primary.har candidate.har --noise secondary.har`).
+// with the diff's own engine (diffHars: diffCaptures' stages on the batch in
+// memory, the same config, rules, keys and noise as
+// `bb diff primary.har candidate.har --noise secondary.har`).
 // Each exchange's differing fields are then regressions (real: the secondary
 // agreed with the primary), noise (the secondary differed too, kind for
 // kind) or unclassified (no secondary). This runs in the comparison worker
 // (compare-worker.ts), never on the proxy's thread.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { HarEntry } from '../../capture/index.js';
-import { diffCaptures, type DiffConfig, type Difference } from '../../diff/index.js';
+import type { HarEntry, WholeEntry } from '../../capture/index.js';
+import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 
@@ -27,6 +25,8 @@ export interface Group {
   primary?: HarEntry;
   candidate?: HarEntry;
   secondary?: HarEntry;
+  /** Long WebSocket conversations handed over with their first messages only: built whole when their batch is compared. */
+  whole?: Partial<Record<TargetName, WholeEntry>>;
   /** When the primary entry arrived (ms). */
   since: number;
 }
@@ -45,21 +45,21 @@ export function batchLength(list: ReadonlyArray<[number, Group]>): number {
   let messages = 0;
   for (let i = 0; i < Math.min(list.length, BATCH); i++) {
     const g = list[i]![1];
-    messages += messageCount(g.primary) + messageCount(g.candidate) + messageCount(g.secondary);
+    messages += messageCount(g, 'primary') + messageCount(g, 'candidate') + messageCount(g, 'secondary');
     if (i > 0 && messages > BATCH_MESSAGES) return i;
   }
   return Math.min(list.length, BATCH);
 }
 
-function messageCount(e: HarEntry | undefined): number {
-  return (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
+function messageCount(g: Group, side: TargetName): number {
+  const e = g[side];
+  return g.whole?.[side]?.messages ?? (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
 }
 
 /** Compares the three captures' entries as they come. */
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
   readonly live: ShadowLive;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'bb-shadow-'));
 
   constructor(
     private readonly opts: { secondary: boolean; config?: DiffConfig; targets: Partial<Record<TargetName, string>>; mirrorWaitMs?: number },
@@ -72,8 +72,12 @@ export class ShadowComparer {
     this.opts.config = config;
   }
 
-  /** One entry of one capture. Primary entries without a shadow id (none are expected) are ignored. */
-  add(side: TargetName, entry: HarEntry): void {
+  /**
+   * One entry of one capture (with `whole`, a long conversation's first
+   * messages: built whole when compared). Primary entries without a shadow id
+   * (none are expected) are ignored.
+   */
+  add(side: TargetName, entry: HarEntry, whole?: WholeEntry): void {
     const id = entry._bb?.shadow?.id;
     if (typeof id !== 'number') return;
     if (side === 'primary') {
@@ -92,6 +96,7 @@ export class ShadowComparer {
     let g = this.groups.get(id);
     if (!g) this.groups.set(id, (g = { since: Date.now() }));
     g[side] = entry;
+    if (whole) (g.whole ??= {})[side] = whole;
     if (side === 'primary') g.since = Date.now();
   }
 
@@ -125,6 +130,9 @@ export class ShadowComparer {
   private async compareBatch(groups: Group[]): Promise<void> {
     const whole: Group[] = [];
     for (const g of groups) {
+      // Conversations are read back whole only now, a batch at a time (the rest of the run's wait as a few bytes a message).
+      for (const [side, w] of Object.entries(g.whole ?? {}) as Array<[TargetName, WholeEntry]>) g[side] = w.build();
+      delete g.whole;
       const p = g.primary!;
       const route = routeOf(p);
       if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
@@ -137,14 +145,10 @@ export class ShadowComparer {
       whole.push(g);
     }
     if (whole.length === 0) return;
-    const files = {
-      primary: this.write('primary', whole.map((g) => g.primary!)),
-      candidate: this.write('candidate', whole.map((g) => g.candidate!)),
-      secondary: this.opts.secondary ? this.write('secondary', whole.map((g) => g.secondary!)) : undefined,
-    };
-    const result = await diffCaptures(files.primary, files.candidate, {
+    // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
+    const result = await diffHars(this.har('primary', whole.map((g) => g.primary!)), this.har('candidate', whole.map((g) => g.candidate!)), {
       ...(this.opts.config ? { config: this.opts.config } : {}),
-      ...(files.secondary ? { noisePath: files.secondary } : {}),
+      ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!)) } : {}),
       workers: false,
     });
     // Differences by pair id, and each pair's old index in this batch.
@@ -186,25 +190,20 @@ export class ShadowComparer {
     }
   }
 
-  // One side of a batch as a small finished HAR (the diff reads files; entries in the primary's order).
-  private write(label: TargetName, entries: HarEntry[]): string {
-    const path = join(this.dir, `${label}.har`);
+  // One side of a batch as a small finished HAR, in the primary's order.
+  private har(label: TargetName, entries: HarEntry[]): NamedHar {
     const at = new Date().toISOString();
-    const har = {
-      log: {
-        version: '1.2',
-        creator: { name: 'bb', version: 'shadow' },
-        entries,
-        pages: [],
-        _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+    return {
+      name: `${label}.har`,
+      har: {
+        log: {
+          version: '1.2',
+          creator: { name: 'bb', version: 'shadow' },
+          entries,
+          pages: [],
+          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+        },
       },
     };
-    writeFileSync(path, JSON.stringify(har), { mode: 0o600 });
-    return path;
-  }
-
-  /** Removes the batch files. */
-  close(): void {
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -17,9 +17,18 @@ import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
+import { threadMemory, type ThreadMemory } from './thread-memory.js';
 import { startShadowUi } from './shadow-ui.js';
 import { ShadowRotation, type SegmentFiles } from './rotation.js';
 import type { UiServer } from '../../ui/index.js';
+
+/**
+ * The comparison worker's young generation, MiB. V8's default lets it grow to
+ * 48 MiB of mostly garbage (each batch's parsed HARs and normalized copies):
+ * capped, the long run's RSS is ~35 MiB lower (docs/performance.md "shadow")
+ * and the worker still keeps up.
+ */
+const COMPARE_YOUNG_GENERATION_MB = 8;
 
 /** Options of a shadow run (the CLI's flags, as data); which requests are mirrored and the caps are the tee's (tee.ts). */
 export interface ShadowOptions extends TeeOptions {
@@ -68,6 +77,8 @@ export interface Shadow {
   segments?(): number;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
+  /** Memory of the proxies' thread and, as of its last report, of the comparison worker (the benchmark's per-thread figures). */
+  memory(): { main: ThreadMemory; compare?: ThreadMemory };
   /** The live view's URL (with `ui`). */
   uiUrl?: string;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
@@ -119,8 +130,9 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     everyMs: options.reportEveryMs ?? 500,
     pollMs: 50,
   };
-  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec);
+  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
   let last: ShadowReport | undefined;
+  let compareMemory: ThreadMemory | undefined;
   let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
@@ -137,6 +149,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       return;
     }
     last = msg.report;
+    compareMemory = msg.memory;
     options.onReport?.(msg.report);
     for (const l of reportListeners) l(msg.report);
     if (msg.final) onFinal?.(msg.report);
@@ -171,6 +184,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
     ...(rotation ? { segments: () => rotation.segments } : {}),
+    memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         await ui?.close();

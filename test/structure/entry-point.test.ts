@@ -31,7 +31,7 @@ const EXPORTS = [
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
   // A live shadow run and its report (scenario/shadow/).
-  'startShadow', 'StartShadowOptions', 'Shadow', 'MirrorPolicy', 'ShadowReport', 'RouteCounts', 'LiveFinding', 'Histogram', 'TargetName', 'mergeReports', 'RotateSpec', 'SegmentFiles',
+  'startShadow', 'StartShadowOptions', 'Shadow', 'MirrorPolicy', 'ShadowReport', 'RouteCounts', 'LiveFinding', 'Histogram', 'TargetName', 'ThreadMemory', 'mergeReports', 'RotateSpec', 'SegmentFiles',
   // Comparing two captures: options (the stage pipe, the body parsers), config, result (diff/).
   'diffCaptures', 'DiffOptions', 'Pipe', 'DiffStage', 'DiffContext', 'StagePart', 'DiffProgress', 'BodyParser', 'RawBody', 'ParsedBody',
   'loadDiffConfig', 'DiffConfig', 'NormalizeConfig', 'PairingConfig', 'KnownConfig', 'TimingOptions', 'TimingReport',

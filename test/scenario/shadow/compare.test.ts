@@ -19,4 +19,10 @@ describe('the live comparison batches', () => {
     assert.equal(batchLength(Array.from({ length: 10 }, () => group(3000))), 2);
     assert.equal(batchLength([group(50_000), group(1)]), 1);
   });
+  it('counts a conversation handed over with its first messages by all of them', () => {
+    const whole = { messages: 12_000, build: () => assert.fail('batching builds nothing') };
+    const deferred: [number, Group] = [0, { primary: entry(64), candidate: entry(64), whole: { primary: whole, candidate: whole }, since: 0 }];
+    assert.equal(batchLength([deferred, deferred, group(1)]), 1);
+    assert.equal(batchLength([group(64), group(64)]), 2);
+  });
 });

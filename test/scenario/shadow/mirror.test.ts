@@ -40,6 +40,9 @@ describe('shadow mirror: WebSocket close', () => {
       assert.equal(report.totals.mirrored, 1);
       assert.deepEqual(report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), [], JSON.stringify(report.findings));
       assert.equal(report.totals.equal, 1, JSON.stringify(report.totals));
+      // Each thread's memory, the comparison worker's as its last report said (the benchmark's per-thread figures).
+      const memory = shadow.memory();
+      assert.ok(memory.main.heapUsed > 0 && memory.compare!.heapUsed > 0 && memory.compare!.peakHeapUsed >= memory.compare!.heapUsed, JSON.stringify(memory));
     });
   }
 });

@@ -33,6 +33,16 @@ async function get(c: Client, path: string, headers: Record<string, string> = {}
   return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** Old, new and old builds behind `bb shadow --until 1` (one exchange), and a WebSocket client of its /chat. */
+async function shadowChat(name: string) {
+  const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+  const out = tmp.path(name);
+  const json = tmp.path(`${name}.json`);
+  const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
+  const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+  return { bb, out, json, ws: new WebSocket(url!.replace('http', 'ws') + '/chat') };
+}
+
 /** The comparable identity of a finding: class, kind, field pattern. */
 const liveKeys = (r: ShadowReport) => r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
 
@@ -92,12 +102,7 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
   });
 
   it('a WebSocket chat: the client hears the primary only; a changed candidate message is one regression', async () => {
-    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
-    const out = tmp.path('ws');
-    const json = tmp.path('ws.json');
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--json', json, '--until', '1'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
-    const ws = new WebSocket(url!.replace('http', 'ws') + '/chat');
+    const { bb, ws, out, json } = await shadowChat('ws');
     const heard: string[] = [];
     await new Promise<void>((resolve, reject) => {
       ws.once('error', reject);
@@ -116,6 +121,34 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     assert.equal(report.totals.mirrored, 1);
     assert.equal(report.totals.regressions, 1);
     assert.deepEqual(report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['regression changed ws.messages[].data.room'], JSON.stringify(report.findings));
+  });
+
+  it('a long WebSocket chat (past the messages held while open): compared whole, one regression, as bb diff of the captures finds', async () => {
+    const { bb, ws, out, json } = await shadowChat('ws-long');
+    // 150 round trips: 300 messages a conversation, most of them read back from the journal (capture/entry-assembly.ts WS_HELD).
+    let heard = 0;
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => ws.send('m0'));
+      ws.on('message', () => {
+        heard++;
+        if (heard < 150) ws.send(`m${heard}`);
+        else ws.close(1000);
+      });
+      ws.once('close', () => resolve());
+    });
+    assert.equal(await bb.exited, 1, bb.stderr());
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.mirrored, 1);
+    assert.equal(report.totals.regressions, 1);
+    // The new build's field in message 140 (past the first 64): the conversation was compared whole.
+    assert.equal(liveKeys(report).length, 2, JSON.stringify(report.findings));
+    assert.ok(liveKeys(report).some((k) => k.endsWith('ws.messages[].data.late')), JSON.stringify(report.findings));
+    assert.ok(liveKeys(report).includes('real changed ws.messages[].data.room'), JSON.stringify(report.findings));
+    const diff = await runBb(['diff', `${out}/primary.har`, `${out}/candidate.har`, '--noise', `${out}/secondary.har`, '--json', '-'], env);
+    assert.equal(diff.code, 1, diff.stderr);
+    const result = JSON.parse(diff.stdout) as { findings: Array<{ class: string; kind: string; pattern: string }> };
+    assert.deepEqual(result.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), liveKeys(report));
   });
 
   it('a target down at start: one line, exit 2, nothing written', async () => {

@@ -76,7 +76,8 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
   wss.on('connection', (ws) => {
     ws.on('message', (data) => {
       const text = data.toString();
-      ws.send(JSON.stringify({ echo: text, room: build === 'new' ? 'lobby-2' : 'lobby' }));
+      // The new build also marks one late message of a long chat (what only a conversation compared whole shows).
+      ws.send(JSON.stringify({ echo: text, room: build === 'new' ? 'lobby-2' : 'lobby', ...(build === 'new' && text === 'm140' ? { late: true } : {}) }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
