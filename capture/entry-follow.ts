@@ -9,6 +9,7 @@
 // (entry-assembly.ts: held as byte ranges meanwhile, so memory stays flat).
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { HarEntry } from './har.js';
+import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { entryContext } from './writer.js';
 import { buildEntry, type EntryContext } from './to-har.js';
@@ -57,8 +58,12 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
       return;
     }
     if (!ctx) return;
-    const done = assembler.feed(rec as JournalRecord, journalFd === undefined ? -1 : at, bytes);
-    if (done?.kind === 'entry') opts.onEntry(buildEntry(done.exchange, ctx));
+    // A folded line's records (journal-fold.ts) are HTTP ones, never read back: only a line of one record gives its place.
+    const records = unfoldRecord(rec as JournalRecord);
+    for (const r of records) {
+      const done = assembler.feed(r, journalFd === undefined || records.length > 1 ? -1 : at, bytes);
+      if (done?.kind === 'entry') opts.onEntry(buildEntry(done.exchange, ctx));
+    }
   };
   try {
     return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);

@@ -62,7 +62,7 @@ import { LineBuffer } from './line-buffer.js';
 const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
-export const JOURNAL_VERSION = 2;
+export const JOURNAL_VERSION = 3;
 
 /** Where recorded bytes sit in `.bodies`. */
 export interface BodySlice {
@@ -190,6 +190,8 @@ export class JournalAppender {
   seal: BodySeal | undefined;
   /** Told each batch of lines once written, bodies first (a live view follows the capture through it); unset costs nothing. */
   onWritten: ((lines: string) => void) | undefined;
+  /** Asked first by every flush for a line its owner held to fold more into (the recorder's, journal-fold.ts); written last. */
+  release: (() => string | undefined) | undefined;
 
   private constructor(
     private journalFd: number,
@@ -235,6 +237,11 @@ export class JournalAppender {
     this.schedule();
   }
 
+  /** Makes sure a flush comes by the end of this turn (a line is held for it: see release). */
+  soon(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = setImmediate(() => {
@@ -245,6 +252,8 @@ export class JournalAppender {
 
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
+    const held = this.release?.();
+    if (held !== undefined) this.lines.append(held);
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
       const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;

@@ -7,7 +7,8 @@ import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
-import { doneLine, requestEndLine, responseStartLine, startLine } from './journal-lines.js';
+import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen } from './journal-lines.js';
+import { FoldedLine } from './journal-fold.js';
 
 /** Per open exchange: recorded byte counts (for the cap). */
 interface OpenExchange {
@@ -40,6 +41,8 @@ export class Recorder {
   readonly counts: RecorderCounts = { entries: 0, webSocketMessages: 0, pages: 0 };
   /** Set once the capture closes: later facts are ignored. */
   stopped = false;
+  /** A start or response start held to fold its exchange's next chunks and end into (journal-fold.ts). */
+  private readonly held = new FoldedLine();
 
   constructor(
     private readonly journal: JournalAppender,
@@ -47,7 +50,29 @@ export class Recorder {
     private readonly onError: (err: Error) => void,
     /** With redaction on: heads, targets and trailers reach the journal already redacted (bodies are sealed by the appender). */
     private readonly redactor?: Redactor,
-  ) {}
+  ) {
+    // Every flush (the turn's, a completion's, the close) writes a held line first.
+    journal.release = () => (this.held.x < 0 ? undefined : this.held.take(''));
+  }
+
+  // Writes the held line, if any, before a record that does not fold into it.
+  private releaseHeld(): void {
+    if (this.held.x >= 0) this.journal.appendLine(this.held.take(''));
+  }
+
+  // True when the fact is the held record's exchange's next chunk or end (a gRPC call's chunks
+  // are not folded: its gm records come between them).
+  private foldsIntoHeld(fact: Fact): boolean {
+    const held = this.held;
+    switch (fact.type) {
+      case 'request-body': case 'request-ended':
+        return held.kind === 'start' && fact.exchangeId === held.x && !this.open.get(held.x)?.grpc;
+      case 'response-body': case 'exchange-completed':
+        return held.kind === 'rs' && fact.exchangeId === held.x && !this.open.get(held.x)?.grpc;
+      default:
+        return false;
+    }
+  }
 
   // Raw headers as the journal may hold them.
   private head(h: string[]): string[] {
@@ -72,6 +97,7 @@ export class Recorder {
     this.counts.pages++;
     const id = `page_${this.counts.pages}`;
     this.page = id;
+    this.releaseHeld();
     this.journal.appendRecord({ r: 'page', id, title, ts: time });
     return id;
   }
@@ -80,6 +106,7 @@ export class Recorder {
   tag(exchangeId: number, shadow: HarShadow, time: number): boolean {
     if (this.stopped || !this.open.has(exchangeId)) return false;
     try {
+      this.releaseHeld();
       this.journal.appendRecord({ r: 'tag', x: exchangeId, ts: time, shadow });
     } catch (err) {
       this.onError(err as Error);
@@ -99,6 +126,7 @@ export class Recorder {
 
   private recordFact(fact: Fact): void {
     const j = this.journal;
+    if (this.held.x >= 0 && !this.foldsIntoHeld(fact)) this.releaseHeld();
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
@@ -110,12 +138,14 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        j.appendLine(startLine({
+        // Held, not written: its request's chunks and end in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'start', startOpen({
           x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
         }));
+        j.soon();
         return;
       }
       case 'request-body':
@@ -129,7 +159,8 @@ export class Recorder {
           else ex.resRecorded += slice.n;
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
-        j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
+        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, sliceJson(slice));
+        else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
         if (ex?.grpc) {
           const d = request ? 'send' : 'receive';
           for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
@@ -137,17 +168,21 @@ export class Recorder {
         return;
       }
       case 'request-ended':
-        j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, this.head(fact.rawTrailers))));
+        else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
       case 'response-started':
-        j.appendLine(responseStartLine({
+        // Held: its chunks and done in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'rs', responseStartOpen({
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         }));
+        j.soon();
         return;
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
-        j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, ++this.seq, this.head(fact.rawTrailers))));
+        else j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
