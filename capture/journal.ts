@@ -6,7 +6,7 @@
 //                    referenced from the journal as (o = offset, n = length).
 // No base64 or JSON escaping of body bytes happens on the hot path.
 //
-// Record format, version 1 (every record is a JSON object; `r` says which;
+// Record format, version 1 to 3 (every record is a JSON object; `r` says which;
 // `x` is the proxy's exchange id; `ts` epoch ms as a float; `seq` comes from
 // one counter per capture shared by exchanges and WebSocket messages):
 //
@@ -47,6 +47,11 @@
 //   {"r":"wsc","x","ts","seq","code"?,"reason"?,"by"}    upgraded connection ended (end record)
 //   {"r":"gm","x","ts","seq","d"}        a gRPC message's last byte crossed (d = send|receive): the k-th
 //                                        of a direction is the k-th message split from that body
+//
+// Version 3 folds an exchange's records of one loop turn into one line: a
+// start may carry "qb", "qe", "tr" (its request's chunks and end), a response
+// start "rb", "done", "seq", "tr" (its chunks and done); journal-fold.ts says
+// how, and readers unfold such a line into the records above (unfoldRecord).
 //
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not

@@ -60,15 +60,15 @@ export class Recorder {
     if (this.held.x >= 0) this.journal.appendLine(this.held.take(''));
   }
 
-  // True when the fact is the held record's exchange's next chunk or end (a gRPC call's chunks
-  // are not folded: its gm records come between them).
+  // True when the fact is the held record's exchange's next chunk or end (gRPC calls are never
+  // held: their gm records come between their chunks).
   private foldsIntoHeld(fact: Fact): boolean {
     const held = this.held;
     switch (fact.type) {
       case 'request-body': case 'request-ended':
-        return held.kind === 'start' && fact.exchangeId === held.x && !this.open.get(held.x)?.grpc;
+        return held.kind === 'start' && fact.exchangeId === held.x;
       case 'response-body': case 'exchange-completed':
-        return held.kind === 'rs' && fact.exchangeId === held.x && !this.open.get(held.x)?.grpc;
+        return held.kind === 'rs' && fact.exchangeId === held.x;
       default:
         return false;
     }
@@ -138,13 +138,18 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        // Held, not written: its request's chunks and end in this turn fold into it.
-        this.held.hold(fact.exchangeId, 'start', startOpen({
+        const open = startOpen({
           x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
-        }));
+        });
+        if (ex.grpc) {
+          j.appendLine(open + '}');
+          return;
+        }
+        // Held, not written: its request's chunks and end in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'start', open);
         j.soon();
         return;
       }
@@ -171,14 +176,20 @@ export class Recorder {
         if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, this.head(fact.rawTrailers))));
         else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
-      case 'response-started':
-        // Held: its chunks and done in this turn fold into it.
-        this.held.hold(fact.exchangeId, 'rs', responseStartOpen({
+      case 'response-started': {
+        const open = responseStartOpen({
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
-        }));
+        });
+        if (this.open.get(fact.exchangeId)?.grpc) {
+          j.appendLine(open + '}');
+          return;
+        }
+        // Held: its chunks and done in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'rs', open);
         j.soon();
         return;
+      }
       case 'exchange-completed':
         this.open.delete(fact.exchangeId);
         if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, ++this.seq, this.head(fact.rawTrailers))));
