@@ -11,6 +11,7 @@
 // `whole`): conversations that end together are then built one at a time.
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { HarEntry } from './har.js';
+import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { entryContext } from './writer.js';
 import { buildEntry, type EntryContext } from './to-har.js';
@@ -74,14 +75,21 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
       return;
     }
     if (!ctx) return;
-    const done = assembler.feed(rec as JournalRecord, journalFd === undefined ? -1 : at, bytes);
-    if (done?.kind !== 'entry') return;
-    const { exchange, later } = done;
-    if (!later) return opts.onEntry(buildEntry(exchange, ctx));
-    const context = ctx;
-    // With the held messages only: what the reader needs of the head (route, id, times) until it builds it whole.
-    const head = buildEntry(exchange, context);
-    opts.onEntry(head, { messages: exchange.ws.length + later.at.length, build: () => buildEntry(assembler.readLater(exchange, later), context) });
+    // A folded line's records (journal-fold.ts) are HTTP ones, never read back: only a line of one record gives its place.
+    const records = unfoldRecord(rec as JournalRecord);
+    for (const r of records) {
+      const done = assembler.feed(r, journalFd === undefined || records.length > 1 ? -1 : at, bytes);
+      if (done?.kind !== 'entry') continue;
+      const { exchange, later } = done;
+      if (!later) {
+        opts.onEntry(buildEntry(exchange, ctx));
+        continue;
+      }
+      const context = ctx;
+      // With the held messages only: what the reader needs of the head (route, id, times) until it builds it whole.
+      const head = buildEntry(exchange, context);
+      opts.onEntry(head, { messages: exchange.ws.length + later.at.length, build: () => buildEntry(assembler.readLater(exchange, later), context) });
+    }
   };
   try {
     return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);

@@ -12,7 +12,8 @@
 // stops cleanly (it becomes `<out>`): following then ends.
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { HarWebSocketMessage } from './har.js';
-import { parseJournalLine, type HeaderRecord, type StartRecord } from './journal.js';
+import { parseJournalLine, type HeaderRecord, type JournalRecord, type StartRecord } from './journal.js';
+import { unfoldRecord } from './journal-fold.js';
 import type { Redactor } from './redact.js';
 import type { BodySeal } from './body-seal.js';
 import { buildWsMessage, entryUrl } from './to-har.js';
@@ -70,6 +71,10 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   const handle = async (line: string): Promise<void> => {
     const rec = parseJournalLine(line);
     if (!rec) return;
+    if (rec.r === 'bb-journal') return handleRecord(rec);
+    for (const r of unfoldRecord(rec as JournalRecord)) await handleRecord(r);
+  };
+  const handleRecord = async (rec: HeaderRecord | JournalRecord): Promise<void> => {
     switch (rec.r) {
       case 'bb-journal':
         redactor = opts.redactorFor?.(rec);

@@ -53,6 +53,10 @@ class StringJson {
 
 const connections = new StringJson();
 const upstreams = new StringJson();
+const schemes = new StringJson();
+const methods = new StringJson();
+const versions = new StringJson();
+const reasons = new StringJson();
 
 // Trailers are mostly none.
 function trailers(tr: readonly string[]): string {
@@ -61,12 +65,17 @@ function trailers(tr: readonly string[]): string {
 
 /** A StartRecord's line. */
 export function startLine(r: Omit<StartRecord, 'r'>): string {
-  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${str(r.scheme)},"method":${str(r.method)}`;
-  line += `,"target":${str(r.target)},"v":${str(r.v)},"h":${requestHeads.of(r.h)},"up":${upstreams.of(r.up)},"upg":${r.upg}`;
+  return startOpen(r) + '}';
+}
+
+/** A StartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
+export function startOpen(r: Omit<StartRecord, 'r'>): string {
+  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${schemes.of(r.scheme)},"method":${methods.of(r.method)}`;
+  line += `,"target":${str(r.target)},"v":${versions.of(r.v)},"h":${requestHeads.of(r.h)},"up":${upstreams.of(r.up)},"upg":${r.upg}`;
   if (r.page !== undefined) line += `,"page":${str(r.page)}`;
   if (r.sid !== undefined) line += `,"sid":${r.sid}`;
   if (r.push !== undefined) line += `,"push":${r.push}`;
-  return line + '}';
+  return line;
 }
 
 /** A RequestEndRecord's line. */
@@ -76,7 +85,22 @@ export function requestEndLine(r: Omit<RequestEndRecord, 'r'>): string {
 
 /** A ResponseStartRecord's line. */
 export function responseStartLine(r: Omit<ResponseStartRecord, 'r'>): string {
-  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${str(r.sm)},"v":${str(r.v)},"h":${responseHeads.of(r.h)}}`;
+  return responseStartOpen(r) + '}';
+}
+
+/** A ResponseStartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
+export function responseStartOpen(r: Omit<ResponseStartRecord, 'r'>): string {
+  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${reasons.of(r.sm)},"v":${versions.of(r.v)},"h":${responseHeads.of(r.h)}`;
+}
+
+/** A request end folded into its start: the members `,"qe":ts,"tr":[...]`. */
+export function foldedRequestEnd(ts: number, tr: readonly string[]): string {
+  return `,"qe":${ts},"tr":${trailers(tr)}`;
+}
+
+/** A done folded into its response start: the members `,"done":ts,"seq":n,"tr":[...]`. */
+export function foldedDone(ts: number, seq: number, tr: readonly string[]): string {
+  return `,"done":${ts},"seq":${seq},"tr":${trailers(tr)}`;
 }
 
 /** A DoneRecord's line. */

@@ -6,7 +6,7 @@
 //                    referenced from the journal as (o = offset, n = length).
 // No base64 or JSON escaping of body bytes happens on the hot path.
 //
-// Record format, version 1 (every record is a JSON object; `r` says which;
+// Record format, version 1 to 3 (every record is a JSON object; `r` says which;
 // `x` is the proxy's exchange id; `ts` epoch ms as a float; `seq` comes from
 // one counter per capture shared by exchanges and WebSocket messages):
 //
@@ -51,6 +51,11 @@
 //   {"r":"gm","x","ts","seq","d"}        a gRPC message's last byte crossed (d = send|receive): the k-th
 //                                        of a direction is the k-th message split from that body
 //
+// Version 3 folds an exchange's records of one loop turn into one line: a
+// start may carry "qb", "qe", "tr" (its request's chunks and end), a response
+// start "rb", "done", "seq", "tr" (its chunks and done); journal-fold.ts says
+// how, and readers unfold such a line into the records above (unfoldRecord).
+//
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
@@ -65,7 +70,7 @@ import { LineBuffer } from './line-buffer.js';
 const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
-export const JOURNAL_VERSION = 2;
+export const JOURNAL_VERSION = 3;
 
 /** Where recorded bytes sit in `.bodies`. */
 export interface BodySlice {
@@ -197,6 +202,8 @@ export class JournalAppender {
   seal: BodySeal | undefined;
   /** Told each batch of lines once written, bodies first (a live view follows the capture through it); unset costs nothing. */
   onWritten: ((lines: string) => void) | undefined;
+  /** Asked first by every flush for a line its owner held to fold more into (the recorder's, journal-fold.ts); written last. */
+  release: (() => string | undefined) | undefined;
 
   private constructor(
     private journalFd: number,
@@ -242,6 +249,11 @@ export class JournalAppender {
     this.schedule();
   }
 
+  /** Makes sure a flush comes by the end of this turn (a line is held for it: see release). */
+  soon(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = setImmediate(() => {
@@ -252,6 +264,8 @@ export class JournalAppender {
 
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
+    const held = this.release?.();
+    if (held !== undefined) this.lines.append(held);
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
       const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;

@@ -12,6 +12,7 @@
 // open descriptor still reads it until the capture closes this (after its HAR is written).
 import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
+import { unfoldRecord } from './journal-fold.js';
 import { parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, addRecord, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { entryContext } from './writer.js';
@@ -138,8 +139,10 @@ export class LiveRecords implements LiveCapture {
     for (const line of lines.split('\n')) {
       const rec = parseJournalLine(line);
       if (!rec || rec.r === 'bb-journal') continue;
-      const seq = this.add(rec as JournalRecord, messages);
-      if (seq !== undefined) changed.add(seq);
+      for (const r of unfoldRecord(rec as JournalRecord)) {
+        const seq = this.add(r, messages);
+        if (seq !== undefined) changed.add(seq);
+      }
     }
     // Rows first: a message's exchange is listed before the message arrives.
     for (const seq of changed) this.tell({ type: 'row', row: { ...this.exchanges.get(seq)!.row } });

@@ -7,7 +7,8 @@ import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
-import { doneLine, requestEndLine, responseStartLine, startLine } from './journal-lines.js';
+import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen } from './journal-lines.js';
+import { FoldedLine } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
 
@@ -55,6 +56,8 @@ export class Recorder {
   private readonly rest: RestHashing;
   /** Running rest hashes of open exchanges: while none runs, an exchange's end looks nothing up for them. */
   private hashing = 0;
+  /** A start or response start held to fold its exchange's next chunks and end into (journal-fold.ts). */
+  private readonly held = new FoldedLine();
 
   constructor(
     private readonly journal: JournalAppender,
@@ -66,6 +69,27 @@ export class Recorder {
     private readonly seqs: { n: number } = { n: 0 },
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
+    // Every flush (the turn's, a completion's, the close) writes a held line first.
+    journal.release = () => (this.held.x < 0 ? undefined : this.held.take(''));
+  }
+
+  // Writes the held line, if any, before a record that does not fold into it.
+  private releaseHeld(): void {
+    if (this.held.x >= 0) this.journal.appendLine(this.held.take(''));
+  }
+
+  // True when the fact is the held record's exchange's next chunk or end (gRPC calls are never
+  // held: their gm records come between their chunks).
+  private foldsIntoHeld(fact: Fact): boolean {
+    const held = this.held;
+    switch (fact.type) {
+      case 'request-body': case 'request-ended':
+        return held.kind === 'start' && fact.exchangeId === held.x;
+      case 'response-body': case 'exchange-completed':
+        return held.kind === 'rs' && fact.exchangeId === held.x;
+      default:
+        return false;
+    }
   }
 
   // Raw headers as the journal may hold them.
@@ -91,6 +115,7 @@ export class Recorder {
     this.counts.pages++;
     const id = `page_${this.counts.pages}`;
     this.page = id;
+    this.releaseHeld();
     this.journal.appendRecord({ r: 'page', id, title, ts: time });
     return id;
   }
@@ -99,6 +124,7 @@ export class Recorder {
   tag(exchangeId: number, shadow: HarShadow, time: number): boolean {
     if (this.stopped || !this.open.has(exchangeId)) return false;
     try {
+      this.releaseHeld();
       this.journal.appendRecord({ r: 'tag', x: exchangeId, ts: time, shadow });
     } catch (err) {
       this.onError(err as Error);
@@ -118,6 +144,7 @@ export class Recorder {
 
   private recordFact(fact: Fact): void {
     const j = this.journal;
+    if (this.held.x >= 0 && !this.foldsIntoHeld(fact)) this.releaseHeld();
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
@@ -129,12 +156,19 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        j.appendLine(startLine({
+        const open = startOpen({
           x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
-        }));
+        });
+        if (ex.grpc) {
+          j.appendLine(open + '}');
+          return;
+        }
+        // Held, not written: its request's chunks and end in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'start', open);
+        j.soon();
         return;
       }
       case 'request-body':
@@ -150,28 +184,45 @@ export class Recorder {
           if (slice.n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(slice.n));
         }
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
-        j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
+        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, sliceJson(slice));
+        else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
         if (ex?.grpc) {
           const d = request ? 'send' : 'receive';
           for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
         }
         return;
       }
-      case 'request-ended': {
-        if (this.hashing > 0) this.endRest(fact.exchangeId, fact.time, 'q');
-        j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
+      case 'request-ended':
+        if (this.hashing > 0 && this.open.get(fact.exchangeId)?.reqRest) {
+          // A rest record follows the start it belongs to: no folding for a body cut at the cap.
+          this.releaseHeld();
+          this.endRest(fact.exchangeId, fact.time, 'q');
+        }
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, this.head(fact.rawTrailers))));
+        else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
         return;
-      }
-      case 'response-started':
-        j.appendLine(responseStartLine({
+      case 'response-started': {
+        const open = responseStartOpen({
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
-        }));
+        });
+        if (this.open.get(fact.exchangeId)?.grpc) {
+          j.appendLine(open + '}');
+          return;
+        }
+        // Held: its chunks and done in this turn fold into it.
+        this.held.hold(fact.exchangeId, 'rs', open);
+        j.soon();
         return;
+      }
       case 'exchange-completed': {
-        if (this.hashing > 0) this.endRest(fact.exchangeId, fact.time, 'r');
+        if (this.hashing > 0 && this.open.get(fact.exchangeId)?.resRest) {
+          this.releaseHeld();
+          this.endRest(fact.exchangeId, fact.time, 'r');
+        }
         this.forget(fact.exchangeId);
-        j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, ++this.seq, this.head(fact.rawTrailers))));
+        else j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;

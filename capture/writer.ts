@@ -9,6 +9,7 @@ import { stat, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
+import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
 import { buildEntry, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
@@ -122,15 +123,16 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
       out.write(`{"log":{"version":"1.2","creator":${JSON.stringify(creator)},"entries":[`);
       continue;
     }
-    const r = rec as JournalRecord;
-    if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
-    if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
-    const done = assembler.feed(r);
-    if (done?.kind === 'page') {
-      pages.push({ startedDateTime: new Date(done.ts).toISOString(), id: done.id, title: done.title, pageTimings: {} });
-    } else if (done?.kind === 'entry') {
-      writeEntry(done.exchange);
-      await out.drain();
+    for (const r of unfoldRecord(rec as JournalRecord)) {
+      if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
+      if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
+      const done = assembler.feed(r);
+      if (done?.kind === 'page') {
+        pages.push({ startedDateTime: new Date(done.ts).toISOString(), id: done.id, title: done.title, pageTimings: {} });
+      } else if (done?.kind === 'entry') {
+        writeEntry(done.exchange);
+        await out.drain();
+      }
     }
   }
   if (!header) throw journalError(opts.journalPath, 'is empty (no header record)');

@@ -254,11 +254,16 @@ export class UpstreamSide {
   /** Writes the pending response head and response bytes up to `to` to the client (or holds them, after a completion this turn). */
   private forwardDown(to: number): void {
     let ok = true;
+    // A head and the first body bytes after it leave in one writev (one segment), as the upstream sent them:
+    // in two writes the client read the head alone and its first body bytes a wake-up later (SSE's first event).
+    const corked = this.pendingHead !== undefined && to > this.from && !this.held;
+    if (corked) this.client.cork();
     if (this.pendingHead) {
       ok = this.toClient(this.pendingHead);
       this.pendingHead = undefined;
     }
     if (to > this.from) ok = this.toClient(this.from === 0 && to === this.chunk.length ? this.chunk : this.chunk.subarray(this.from, to)) && ok;
+    if (corked) this.client.uncork();
     this.from = to;
     if (!ok) this.slowDown();
   }

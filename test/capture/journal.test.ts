@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
 import { loadRedactKey, openCapture, recoverCapture, Redactor } from '../../capture/index.js';
-import { parseJournalLine, type HeaderRecord } from '../../capture/journal.js';
+import { parseJournalLine, type HeaderRecord, type JournalRecord } from '../../capture/journal.js';
+import { unfoldRecord } from '../../capture/journal-fold.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { exchange } from './capture-harness.js';
@@ -36,7 +37,9 @@ describe('journal', () => {
     // No await since the last fact: what a SIGKILL now would leave behind.
     const lines = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).map(parseJournalLine);
     assert.equal(lines[0]?.r, 'bb-journal');
-    assert.deepEqual(lines.map((l) => l?.r), ['bb-journal', 'start', 'qe', 'rs', 'rb', 'done']);
+    // Folded (format 3): the start carries its request's end, the response start its body chunk and done.
+    assert.deepEqual(lines.map((l) => l?.r), ['bb-journal', 'start', 'rs']);
+    assert.deepEqual(lines.slice(1).flatMap((l) => unfoldRecord(l as JournalRecord)).map((l) => l.r), ['start', 'qe', 'rs', 'rb', 'done']);
     // The sidecar is sealed (redaction is on): the bytes are on disk, readable with the bb home's key only.
     const seal = new Redactor(loadRedactKey(tmp.bbHome)).bodySeal((lines[0] as HeaderRecord).seal!);
     assert.notEqual(readFileSync(`${out}.bodies`, 'utf8'), 'seen by the client');

@@ -10,6 +10,8 @@ import { exchange } from '../capture/capture-harness.js';
 import { FactBus } from '../../proxy/events.js';
 import { openCapture, recoverCapture } from '../../capture/index.js';
 import type { Har } from '../../capture/har.js';
+import type { JournalRecord } from '../../capture/journal.js';
+import { unfoldRecord } from '../../capture/journal-fold.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 import { baseCapture, cliProblem, pool, readersInProcess } from '../helpers/readers.js';
@@ -225,7 +227,8 @@ describe('bad input to the readers', () => {
       await writeFile(`${cout}.journal`, journal);
       await truncate(`${cout}.journal`, cutAt);
       await writeFile(`${cout}.bodies`, bodies);
-      const whole = lines.slice(0, k).map((l) => JSON.parse(l) as { r: string; x?: number; target?: string });
+      // Folded lines (journal format 3) stand for several records: a response start carries its done.
+      const whole = lines.slice(0, k).flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord)) as Array<{ r: string; x?: number; target?: string }>;
       const targetOf = new Map(whole.filter((r) => r.r === 'start').map((r) => [r.x, r.target]));
       const done = whole.filter((r) => r.r === 'done').map((r) => targetOf.get(r.x)).sort();
       let har: Har;

@@ -1,0 +1,112 @@
+// Folded journal records (format 3, capture/journal-fold.ts): a line stands
+// for exactly the records it replaces; `bb recover` reads the old journals
+// (five records an exchange) and the new ones to the same HAR; the recorder
+// folds only an exchange's own records of one turn.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FactBus, type Fact } from '../../proxy/events.js';
+import { openCapture, recoverCapture } from '../../capture/index.js';
+import type { JournalRecord } from '../../capture/journal.js';
+import { unfoldRecord } from '../../capture/journal-fold.js';
+import type { Har } from '../../capture/har.js';
+import { assertValidHar } from '../helpers/har-schema.js';
+import { exchange } from './capture-harness.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const tmp = tempDir();
+const header = (v: number) =>
+  `{"r":"bb-journal","v":${v},"label":"old","target":"http://127.0.0.1:3001","listen":"http://127.0.0.1:8080","startedDateTime":"2026-12-05T01:00:00.000Z","bodyCap":1048576,"redact":false,"creator":{"name":"bb","version":"0.1.0"}}`;
+// `.bodies` of both journals: a GET's response, a POST's request and response, an open request's first bytes.
+const bodies = 'hello world{"a":1}createdpartial';
+
+// A version-2 journal as bb wrote it before folding (one record a line): a literal, so old journals stay readable.
+const v2 = [
+  header(2),
+  '{"r":"start","x":1,"seq":1,"c":"c1","ts":1764896400000.25,"scheme":"http","method":"GET","target":"/a?q=1","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false}',
+  '{"r":"qe","x":1,"ts":1764896400000.5,"tr":[]}',
+  '{"r":"start","x":2,"seq":2,"c":"c2","ts":1764896400001,"scheme":"http","method":"POST","target":"/b","v":"1.1","h":["Host","127.0.0.1:8080","Content-Type","application/json","Transfer-Encoding","chunked"],"up":"http://127.0.0.1:3001","upg":false}',
+  '{"r":"qb","x":2,"ts":1764896400001.5,"o":11,"n":7,"w":7}',
+  '{"r":"qe","x":2,"ts":1764896400002,"tr":["X-Sum","7"]}',
+  '{"r":"rs","x":1,"ts":1764896400003,"st":200,"sm":"OK","v":"1.1","h":["Content-Type","text/plain","Content-Length","11"]}',
+  '{"r":"rb","x":1,"ts":1764896400003.25,"o":0,"n":11,"w":11}',
+  '{"r":"done","x":1,"ts":1764896400003.5,"seq":3,"tr":[]}',
+  '{"r":"rs","x":2,"ts":1764896400004,"st":201,"sm":"Created","v":"1.1","h":["Content-Type","text/plain","Transfer-Encoding","chunked"]}',
+  '{"r":"rb","x":2,"ts":1764896400004.5,"o":18,"n":3,"w":3}',
+  '{"r":"rb","x":2,"ts":1764896400005,"o":21,"n":4,"w":4}',
+  '{"r":"done","x":2,"ts":1764896400005.5,"seq":4,"tr":["X-Checksum","abc"]}',
+  '{"r":"start","x":3,"seq":5,"c":"c1","ts":1764896400006,"scheme":"http","method":"PUT","target":"/c","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false}',
+  '{"r":"qb","x":3,"ts":1764896400006.5,"o":25,"n":7,"w":7}',
+];
+
+// The same traffic in format 3: each run of an exchange's records in one turn folded into one line.
+const v3 = [
+  header(3),
+  '{"r":"start","x":1,"seq":1,"c":"c1","ts":1764896400000.25,"scheme":"http","method":"GET","target":"/a?q=1","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false,"qe":1764896400000.5,"tr":[]}',
+  '{"r":"start","x":2,"seq":2,"c":"c2","ts":1764896400001,"scheme":"http","method":"POST","target":"/b","v":"1.1","h":["Host","127.0.0.1:8080","Content-Type","application/json","Transfer-Encoding","chunked"],"up":"http://127.0.0.1:3001","upg":false,"qb":[{"ts":1764896400001.5,"o":11,"n":7,"w":7}],"qe":1764896400002,"tr":["X-Sum","7"]}',
+  '{"r":"rs","x":1,"ts":1764896400003,"st":200,"sm":"OK","v":"1.1","h":["Content-Type","text/plain","Content-Length","11"],"rb":[{"ts":1764896400003.25,"o":0,"n":11,"w":11}],"done":1764896400003.5,"seq":3,"tr":[]}',
+  '{"r":"rs","x":2,"ts":1764896400004,"st":201,"sm":"Created","v":"1.1","h":["Content-Type","text/plain","Transfer-Encoding","chunked"],"rb":[{"ts":1764896400004.5,"o":18,"n":3,"w":3},{"ts":1764896400005,"o":21,"n":4,"w":4}],"done":1764896400005.5,"seq":4,"tr":["X-Checksum","abc"]}',
+  '{"r":"start","x":3,"seq":5,"c":"c1","ts":1764896400006,"scheme":"http","method":"PUT","target":"/c","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false,"qb":[{"ts":1764896400006.5,"o":25,"n":7,"w":7}]}',
+];
+
+async function recovered(name: string, lines: string[]): Promise<Har> {
+  const out = join(tmp.dir, `${name}.har`);
+  writeFileSync(`${out}.journal`, lines.join('\n') + '\n');
+  writeFileSync(`${out}.bodies`, bodies);
+  const result = await recoverCapture(out, { bbHome: tmp.bbHome });
+  assert.deepEqual(result, { out, entries: 3, dropped: 0, open: 1 });
+  const har = JSON.parse(await readFile(out, 'utf8')) as Har;
+  assertValidHar(har);
+  return har;
+}
+
+describe('folded journal records', () => {
+  it('unfold to exactly the records a version-2 journal holds, in its order', () => {
+    const folded = v3.slice(1).map((l) => JSON.parse(l) as JournalRecord).flatMap(unfoldRecord);
+    assert.deepEqual(folded.map((r) => JSON.stringify(r)), v2.slice(1));
+    const plain = JSON.parse(v2[1]!) as JournalRecord;
+    assert.deepEqual(unfoldRecord(plain), [plain]);
+  });
+
+  it('bb recover reads a version-2 journal and its version-3 twin to the same HAR', async () => {
+    const old = await recovered('v2', v2);
+    const now = await recovered('v3', v3);
+    assert.deepEqual(now, old);
+    const [get, post, open] = old.log.entries;
+    assert.equal(get!.response.content.text, 'hello world');
+    assert.equal(post!.request.postData?.text, '{"a":1}');
+    assert.equal(post!.response.content.text, 'created');
+    assert.deepEqual(post!.request._trailers, [{ name: 'X-Sum', value: '7' }]);
+    assert.deepEqual(post!.response._trailers, [{ name: 'X-Checksum', value: 'abc' }]);
+    assert.equal(open!._bb?.inFlight, true);
+  });
+
+  it('folds an exchange\'s records of one turn only: not across exchanges, not across turns', async () => {
+    const out = join(tmp.dir, 'turns.har');
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    const a = exchange({ id: 1, method: 'POST', reqBody: [Buffer.from('one')], status: 200, resBody: [Buffer.from('A')] });
+    const b = exchange({ id: 2, status: 204 });
+    // First turn: a's start and first chunk, then b's start: a's line is written with its chunk, b's is held.
+    for (const f of [a[0]!, a[1]!, b[0]!]) bus.emit(f);
+    await new Promise((r) => setImmediate(r));
+    // The held line reaches the file with the turn's flush.
+    const firstTurn = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1);
+    assert.deepEqual(firstTurn, [
+      '{"r":"start","x":1,"seq":1,"c":"c1","ts":1735787045000,"scheme":"http","method":"POST","target":"/","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false,"qb":[{"ts":1735787045001,"o":0,"n":3,"w":3}]}',
+      '{"r":"start","x":2,"seq":2,"c":"c1","ts":1735787045000,"scheme":"http","method":"GET","target":"/","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false}',
+    ]);
+    // Next turn: the ends of both requests (each after another exchange's record: not folded), then each response whole.
+    for (const f of [a[2]!, b[1]!, ...a.slice(3), ...b.slice(2)]) bus.emit(f);
+    const lines = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1);
+    assert.deepEqual(lines.slice(2).map((l) => (JSON.parse(l) as JournalRecord).r), ['qe', 'qe', 'rs', 'rs']);
+    assert.deepEqual(lines.flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord)).map((r) => `${r.r}${r.x}`),
+      ['start1', 'qb1', 'start2', 'qe1', 'qe2', 'rs1', 'rb1', 'done1', 'rs2', 'done2']);
+    await capture.close();
+    const har = JSON.parse(await readFile(out, 'utf8')) as Har;
+    assert.deepEqual(har.log.entries.map((e) => [e.request.method, e.response.status, e.response.content.text ?? '']), [['POST', 200, 'A'], ['GET', 204, '']]);
+  });
+});
