@@ -112,7 +112,10 @@ export const defaultStages: readonly DiffStage[] = [
       const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0)), n.summarize(labels.new, report(1))]);
       // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.
       const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
-      await Promise.all([o.finish(withHosts), n.finish(withHosts)]);
+      // One side after the other: a bounded side's worker ends once it handed its summaries over
+      // (store/worker-client.ts), so the two finishes' allocations do not add up (the run's peak memory).
+      await o.finish(withHosts);
+      await n.finish(withHosts);
       if (ctx.options.timing) {
         for (const side of [ctx.old, ctx.new]) side.timing = side.store!.summaries.map((x) => ({ id: x.id, route: x.route, ...x.times! }));
       }

@@ -63,6 +63,10 @@ export class IssuedTimeline {
     if (this.next.has(v)) this.next.set(v, true);
   };
 
+  // Issuing changes only a value the client sends later that no issue was met for yet: strings
+  // holding none are passed over before their prose test (the extractor asks, issued.ts).
+  private readonly wants = (v: string): boolean => this.next.get(v) === false;
+
   /** Reads the entry before the last one read: its WebSocket messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
     const ms = e._webSocketMessages ?? [];
@@ -70,10 +74,10 @@ export class IssuedTimeline {
       const m = ms[k]!;
       // A server's binary and control frames only count in its message numbering, which binding does not need.
       if (m.opcode !== 1) continue;
-      if (m.type === 'receive') eachMessageValue(m.data, this.issue);
+      if (m.type === 'receive') eachMessageValue(m.data, this.issue, this.wants);
       else this.sent(tokensOf(m.data));
     }
-    if (this.next.size) eachResponseValue(recordedResponse(e), this.issue);
+    if (this.next.size) eachResponseValue(recordedResponse(e), this.issue, this.wants);
     this.sent(requestTokens(sentRequest(e.request)));
   }
 

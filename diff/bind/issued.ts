@@ -101,6 +101,18 @@ export function parseLooseJson(text: string): { value: unknown } | undefined {
 interface ValueSink {
   places: boolean;
   add(place: string, value: string): void;
+  /**
+   * When set, a string none of whose tokens it wants is passed over before
+   * the prose test: adding those tokens would change nothing for the caller
+   * (the diff's binding wants only values its client sends later).
+   */
+  wants?: (value: string) => boolean;
+}
+
+/** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
+function tokensFor(text: string, out: ValueSink): string[] {
+  const tokens = tokensOf(text);
+  return out.wants && !tokens.some(out.wants) ? [] : tokens;
 }
 
 /** A sink that collects IssuedValues with their places. */
@@ -117,9 +129,10 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
     if (typeof v === 'string') {
       // Shorter than a token: nothing to find (and no prose test to run).
       if (v.length < MIN_LENGTH) return;
+      const tokens = tokensFor(v, out);
       // A sentence or an error message in a field is written for people, not issued.
-      if (isProse(v)) return;
-      tokensOf(v).forEach((token, k) => out.add(places ? `${prefix}${path}~${k}` : '', token));
+      if (tokens.length === 0 || isProse(v)) return;
+      tokens.forEach((token, k) => out.add(places ? `${prefix}${path}~${k}` : '', token));
     } else if (typeof v === 'number') {
       if (Number.isInteger(v) && Math.abs(v) >= 1000) out.add(places ? `${prefix}${path}` : '', String(v));
     } else if (Array.isArray(v)) {
@@ -138,7 +151,10 @@ function textValues(text: string, prefix: string, out: ValueSink): void {
     const at = !out.places ? '' : packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
     const json = parseLooseJson(packet);
     if (json) jsonValues(json.value, at, out);
-    else if (packet.length <= MAX_PLAIN_TEXT && !isProse(packet)) tokensOf(packet).forEach((token, k) => out.add(out.places ? `${at}~${k}` : '', token));
+    else if (packet.length <= MAX_PLAIN_TEXT) {
+      const tokens = tokensFor(packet, out);
+      if (tokens.length && !isProse(packet)) tokens.forEach((token, k) => out.add(out.places ? `${at}~${k}` : '', token));
+    }
   });
 }
 
@@ -160,9 +176,9 @@ export function responseValues(res: ResponseView): IssuedValue[] {
   return out;
 }
 
-/** Every value a response issues, in order, without places (what the diff's binding asks). */
-export function eachResponseValue(res: ResponseView, f: (value: string) => void): void {
-  responseValuesTo(res, { places: false, add: (_place, value) => f(value) });
+/** Every value a response issues, in order, without places (what the diff's binding asks); strings with no token `wants` wants may be skipped. */
+export function eachResponseValue(res: ResponseView, f: (value: string) => void, wants?: (value: string) => boolean): void {
+  responseValuesTo(res, { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
 }
 
 function responseValuesTo(res: ResponseView, out: ValueSink): void {
@@ -178,7 +194,8 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
       if (pair && pair.value.length >= MIN_LENGTH) out.add(`cookie:${pair.name}`, pair.value);
       continue;
     }
-    if (!isProse(value)) tokensOf(value).forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
+    const tokens = tokensFor(value, out);
+    if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
   if (res.text !== undefined) textValues(res.text, 'body', out);
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
@@ -191,9 +208,9 @@ export function messageValues(text: string, r: number): IssuedValue[] {
   return out;
 }
 
-/** The values a server WebSocket message issues, in order, without places. */
-export function eachMessageValue(text: string, f: (value: string) => void): void {
-  textValues(text, '', { places: false, add: (_place, value) => f(value) });
+/** The values a server WebSocket message issues, in order, without places; strings with no token `wants` wants may be skipped. */
+export function eachMessageValue(text: string, f: (value: string) => void, wants?: (value: string) => boolean): void {
+  textValues(text, '', { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
 }
 
 /** The view of a recorded response the extractor reads: headers, a textual body decoded, or an event stream's data. */

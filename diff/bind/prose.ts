@@ -19,6 +19,8 @@ const MARKUP = /^\s*<(?:[!?]|[A-Za-z][\w-]*[\s/>])/;
  */
 export function isProse(text: string): boolean {
   if (MARKUP.test(text)) return true;
+  // No whitespace: one word, without splitting (most values: ids, names, dates).
+  if (!/\s/.test(text)) return false;
   const words = text.trim().split(/\s+/);
   if (words.length < 2) return false;
   let plain = 0;

@@ -7,7 +7,8 @@
 // or in this thread. The normalize pass reads each entry once and keeps its
 // summary and, within a byte budget, its normalized form as UTF-8 JSON; the
 // compare loop takes an entry from that kept JSON (or has its side normalize
-// it again past the budget) and drops it once compared.
+// it again past the budget); the chunks go when the loop is done. A worker
+// whose side kept every entry ends once it handed them over (worker-client.ts).
 // Memory: the summaries, the kept JSON (capped), the ordinal table, the
 // differences, and a few side-by-side views for the HTML report; never a
 // whole capture.
@@ -32,7 +33,7 @@ export async function needsBounded(oldPath: string, newPath: string, threshold =
 export class BoundedStore implements SideStore {
   summaries: EntrySummary[] = [];
   shapes: Array<Set<string>> = [];
-  /** Where each entry's kept JSON is, by place in comparison order (dropped once compared). */
+  /** Where each entry's kept JSON is, by place in comparison order (until releaseAll: the chunks hold it anyway). */
   private kept: Array<KeptRef | undefined> = [];
   /** What `kept` points into. */
   private chunks: Buffer[] = [];
@@ -65,14 +66,13 @@ export class BoundedStore implements SideStore {
     this.shapes = r.shapes.map((t) => table.shapes[table.addText(t)]!);
   }
 
-  /** Entry `i` from its kept JSON (then dropped), else normalized again by its side; path rules applied. */
+  /** Entry `i` from its kept JSON, else normalized again by its side; path rules applied. */
   async entry(i: number): Promise<NormalizedEntry> {
     const x = this.summaries[i]!;
     const k = this.kept[i];
     let texts: EntryTexts;
     if (!k) texts = await this.handle.load(x.index);
     else {
-      this.kept[i] = undefined;
       const c = this.chunks[k.chunk]!;
       texts = { text: c.toString('utf8', k.at, k.at + k.text), rest: c.toString('utf8', k.at + k.text, k.at + k.text + k.rest) };
     }
@@ -81,8 +81,8 @@ export class BoundedStore implements SideStore {
     return e;
   }
 
-  release(i: number): void {
-    this.kept[i] = undefined;
+  release(): void {
+    // Kept JSON sits in shared chunks: nothing is freed entry by entry (releaseAll frees the chunks).
   }
 
   releaseAll(): void {

@@ -98,3 +98,9 @@ export function unpackSummaries(p: PackedSummaries, markers: Uint32Array): { sum
   }
   return { summaries, kept };
 }
+
+/** True when every summary's kept form is in the chunks: its side will load no entry again. */
+export function allKept(p: PackedSummaries): boolean {
+  for (let i = 0; i < p.count; i++) if (p.numbers[i * STRIDE + 6]! < 0) return false;
+  return true;
+}
