@@ -1,5 +1,6 @@
 // Protobuf wire format decoded without a schema, for comparing gRPC messages
-// (docs/diff.md "gRPC"). https://protobuf.dev/programming-guides/encoding/
+// (docs/diff.md "gRPC") and showing them (inspect/grpc-tree.ts: bb frames,
+// the live view). https://protobuf.dev/programming-guides/encoding/
 // A message is a run of records: a varint key (field number << 3 | wire
 // type), then the value. Field numbers become keys; a field seen more than
 // once becomes an array (repeated). Pure.

@@ -2,7 +2,7 @@
 // encoding guide (https://protobuf.dev/programming-guides/encoding/).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeProtobuf } from '../../../diff/normalize/protobuf.js';
+import { decodeProtobuf } from '../../capture/protobuf.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
