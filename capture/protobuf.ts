@@ -94,6 +94,40 @@ export function decodeProtobuf(bytes: Uint8Array, depth = 0): ProtoMessage | und
   return out;
 }
 
+/** One record of a message as shown to people (bb frames, the live view): its number, what it holds, the value. */
+export interface ProtoField {
+  /** Field number. */
+  field: number;
+  /** varint, fixed64, fixed32 (wire types 0, 1, 5); string, message or bytes (wire type 2, read as the header comment says). */
+  type: 'varint' | 'fixed64' | 'fixed32' | 'string' | 'message' | 'bytes';
+  /** A number (a decimal string past 2^53), the text, a nested message's records, or the bytes as hex. */
+  value: number | string | ProtoField[];
+}
+
+const WIRE_NAMES = { 0: 'varint', 1: 'fixed64', 5: 'fixed32' } as const;
+
+/**
+ * A whole message's records in wire order, each read as decodeProtobuf reads
+ * it (a repeated field once per occurrence); undefined when decodeProtobuf
+ * refuses the bytes.
+ */
+export function protoFields(bytes: Uint8Array, depth = 0): ProtoField[] | undefined {
+  const out: ProtoField[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const r = readRecord(bytes, at);
+    if (!r) return undefined;
+    at = r.next;
+    const value = recordValue(r, depth);
+    if (r.wire !== 2) out.push({ field: r.field, type: WIRE_NAMES[r.wire], value: value as number | string });
+    else if (typeof value === 'string') out.push({ field: r.field, type: 'string', value });
+    // recordValue read it as a message, so its records parse: read them again with their wire types.
+    else if (typeof value === 'object' && !('$bytes' in value)) out.push({ field: r.field, type: 'message', value: protoFields(r.bytes!, depth + 1)! });
+    else out.push({ field: r.field, type: 'bytes', value: Buffer.from(r.bytes!).toString('hex') });
+  }
+  return out;
+}
+
 /** A length-delimited value, read as the header comment says. */
 function lengthDelimited(bytes: Uint8Array, depth: number): ProtoValue {
   const text = utf8(bytes);
