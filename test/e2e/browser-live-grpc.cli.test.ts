@@ -70,8 +70,13 @@ before(async () => {
   );
   cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
   bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--ui', '--out', har], { BB_HOME: join(dir, 'home') }, { timeoutMs: 120_000 });
+  cleanups.add(async () => {
+    if (bb.child.exitCode === null) bb.child.kill('SIGINT'); // the last test stops it itself
+    await bb.exited;
+  });
   proxy = (await bb.waitFor(/bb: capture: (http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
   ({ browser, page, elsewhere, complaints } = await openLiveView(await liveViewUrl(bb), { width: 1280, height: 900 }));
+  cleanups.add(() => browser!.close());
 
   const Client = grpc.makeGenericClientConstructor({ get: GET, list: LIST } as unknown as grpc.ServiceDefinition, 'Catalog');
   const client = new Client(proxy.replace('http://', ''), grpc.credentials.createInsecure()) as unknown as grpc.Client & {
@@ -88,14 +93,7 @@ before(async () => {
   assert.deepEqual(rows.map((r) => r['title']), ['row 0', 'row 1']);
 });
 
-after(async () => {
-  await browser?.close();
-  if (bb) {
-    bb.child.kill('SIGINT');
-    await bb.exited;
-  }
-  await cleanups.run();
-});
+after(() => cleanups.run());
 
 /** Opens the exchange whose path is `path` in the capture view, on its messages tab; returns its decoded trees' rows as "name type value" lines. */
 async function openMessages(p: Page, path: string, trees: number): Promise<string[][]> {
