@@ -69,7 +69,7 @@ export function readRecord(bytes: Uint8Array, at: number): ProtoRecord | undefin
 /** A record's value read without a schema, as the header comment says. */
 export function recordValue(r: ProtoRecord, depth = 0): ProtoValue {
   if (r.wire === 5) return r.fixed32!;
-  if (r.wire === 2) return lengthDelimited(r.bytes!, depth);
+  if (r.wire === 2) return lengthDelimited(r.bytes!, depth, decodeProtobuf);
   return safe(r.big!);
 }
 
@@ -108,8 +108,8 @@ const WIRE_NAMES = { 0: 'varint', 1: 'fixed64', 5: 'fixed32' } as const;
 
 /**
  * A whole message's records in wire order, each read as decodeProtobuf reads
- * it (a repeated field once per occurrence); undefined when decodeProtobuf
- * refuses the bytes.
+ * it (the same lengthDelimited; a repeated field once per occurrence);
+ * undefined when decodeProtobuf refuses the bytes.
  */
 export function protoFields(bytes: Uint8Array, depth = 0): ProtoField[] | undefined {
   const out: ProtoField[] = [];
@@ -118,22 +118,24 @@ export function protoFields(bytes: Uint8Array, depth = 0): ProtoField[] | undefi
     const r = readRecord(bytes, at);
     if (!r) return undefined;
     at = r.next;
-    const value = recordValue(r, depth);
-    if (r.wire !== 2) out.push({ field: r.field, type: WIRE_NAMES[r.wire], value: value as number | string });
-    else if (typeof value === 'string') out.push({ field: r.field, type: 'string', value });
-    // recordValue read it as a message, so its records parse: read them again with their wire types.
-    else if (typeof value === 'object' && !('$bytes' in value)) out.push({ field: r.field, type: 'message', value: protoFields(r.bytes!, depth + 1)! });
+    if (r.wire !== 2) {
+      out.push({ field: r.field, type: WIRE_NAMES[r.wire], value: recordValue(r, depth) as number | string });
+      continue;
+    }
+    const value = lengthDelimited(r.bytes!, depth, protoFields);
+    if (typeof value === 'string') out.push({ field: r.field, type: 'string', value });
+    else if (Array.isArray(value)) out.push({ field: r.field, type: 'message', value });
     else out.push({ field: r.field, type: 'bytes', value: Buffer.from(r.bytes!).toString('hex') });
   }
   return out;
 }
 
-/** A length-delimited value, read as the header comment says. */
-function lengthDelimited(bytes: Uint8Array, depth: number): ProtoValue {
+/** A length-delimited value, read as the header comment says; `message` reads a nested message (decodeProtobuf, protoFields). */
+function lengthDelimited<M>(bytes: Uint8Array, depth: number, message: (bytes: Uint8Array, depth: number) => M | undefined): string | M | { $bytes: string } {
   const text = utf8(bytes);
   if (text !== undefined && (text === '' || PRINTABLE.test(text))) return text;
   if (depth < MAX_PROTO_DEPTH) {
-    const nested = decodeProtobuf(bytes, depth + 1);
+    const nested = message(bytes, depth + 1);
     if (nested) return nested;
   }
   if (text !== undefined) return text;
