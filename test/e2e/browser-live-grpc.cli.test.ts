@@ -3,8 +3,8 @@
 // stream. In headless Debian chromium the opened exchange shows each message
 // as a field tree (a string's text, a nested message's fields, an int) with
 // its hex one click away, and a hostile string field shows as text and runs
-// nothing; `bb frames` and `bb frames --html` of the written capture show the
-// same messages decoded.
+// nothing; `bb frames` (and --timeline, --html) of the written capture show
+// the same messages decoded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -137,7 +137,7 @@ test('an opened server stream shows each message it sent decoded', async (t) => 
   assert.deepEqual(complaints, []);
 });
 
-test('bb frames and bb frames --html of the written capture show the messages decoded', async (t) => {
+test('bb frames, --timeline and --html of the written capture show the messages decoded', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
   bb.child.kill('SIGINT');
   assert.equal(await bb.exited, 0);
@@ -148,6 +148,8 @@ test('bb frames and bb frames --html of the written capture show the messages de
   has(/→ grpc\s+\S+\s+\{1: "one", 2: 1\}$/);
   has(/← grpc\s+\S+\s+\{1: "<\/script><script>window\.__pwned=1<\/script><img src=x onerror=\\"window\.__pwned=2\\">", 2: 42, 3: \{1: "deep note", 2: 7\}, 4: "a-tag", 4: "b-tag"\}$/);
   has(/← grpc\s+\S+\s+\{1: "row 1", 2: 101, 3: \{1: "inner 1", 2: 9\}\}$/);
+  const timeline = await runBb(['frames', har, '--timeline'], { COLUMNS: '300' });
+  assert.match(timeline.stdout, /← grpc\s+\S+\s+\{1: "row 0", 2: 100, 3: \{1: "inner 0", 2: 9\}\}$/m);
 
   const html = join(dir, 'frames.html');
   const out = await runBb(['frames', har, '--html', html]);
