@@ -1,6 +1,6 @@
 // gRPC messages read as protobuf, not hex (issue 38): a real grpc-js server
 // on 127.0.0.1:0 called through `bb capture --ui`, a unary call and a server
-// stream. In headless Debian chromium the opened exchange shows each message
+// stream (and a unary call gzipped). In headless Debian chromium the opened exchange shows each message
 // as a field tree (a string's text, a nested message's fields, an int) with
 // its hex one click away, and a hostile string field shows as text and runs
 // nothing; `bb frames` (and --timeline, --html) of the written capture show
@@ -91,6 +91,10 @@ before(async () => {
   await new Promise((r) => call.on('status', r));
   client.close();
   assert.deepEqual(rows.map((r) => r['title']), ['row 0', 'row 1']);
+  // A client that gzips its messages (grpc-encoding gzip): bb records them inflated.
+  const zipping = new Client(proxy.replace('http://', ''), grpc.credentials.createInsecure(), { 'grpc.default_compression_algorithm': 2 }) as typeof client;
+  await new Promise<Msg>((resolve, reject) => zipping.get({ name: 'zipped', n: 3 }, (err, v) => (err ? reject(err) : resolve(v!))));
+  zipping.close();
 });
 
 after(() => cleanups.run());
@@ -146,6 +150,9 @@ test('bb frames, --timeline and --html of the written capture show the messages 
   const lines = text.stdout.split('\n');
   const has = (re: RegExp) => assert.ok(lines.some((l) => re.test(l)), `no line matches ${re}:\n${text.stdout}`);
   has(/→ grpc\s+\S+\s+\{1: "one", 2: 1\}$/);
+  has(/→ grpc\s+\S+\s+\{1: "zipped", 2: 3\}$/);
+  const zipped = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: Array<{ _grpcMessages?: Array<{ type: string; compressed: boolean }> }> } }).log.entries[2]!;
+  assert.equal(zipped._grpcMessages![0]!.compressed, true, 'the client gzipped its message');
   has(/← grpc\s+\S+\s+\{1: "<\/script><script>window\.__pwned=1<\/script><img src=x onerror=\\"window\.__pwned=2\\">", 2: 42, 3: \{1: "deep note", 2: 7\}, 4: "a-tag", 4: "b-tag"\}$/);
   has(/← grpc\s+\S+\s+\{1: "row 1", 2: 101, 3: \{1: "inner 1", 2: 9\}\}$/);
   const timeline = await runBb(['frames', har, '--timeline'], { COLUMNS: '300' });
