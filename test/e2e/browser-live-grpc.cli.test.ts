@@ -1,10 +1,10 @@
 // gRPC messages read as protobuf, not hex (issue 38): a real grpc-js server
-// on 127.0.0.1:0 called through `bb capture --ui`, a unary call and a server
-// stream (and a unary call gzipped). In headless Debian chromium the opened exchange shows each message
-// as a field tree (a string's text, a nested message's fields, an int) with
-// its hex one click away, and a hostile string field shows as text and runs
-// nothing; `bb frames` (and --timeline, --html) of the written capture show
-// the same messages decoded.
+// on 127.0.0.1:0 called through `bb capture --ui`, a unary call, a server
+// stream and a gzipped unary call. In headless Debian chromium the opened
+// exchange shows each message as a field tree (a string's text, a nested
+// message's fields, an int) with its hex one click away, and a hostile string
+// field shows as text and runs nothing; `bb frames` (and --timeline, --html)
+// of the written capture show the same messages decoded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
