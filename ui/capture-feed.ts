@@ -11,7 +11,7 @@
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download)
 import type { HarEntry, LiveCapture, LiveRow } from '../capture/index.js';
-import { grpcShown } from '../inspect/index.js';
+import { grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 
 /** One recording the view shows. */
@@ -58,12 +58,13 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const row = live.rows().find((r) => r.seq === seq);
       const entry = live.entry(seq);
       if (!row || !entry) return undefined;
-      send(entryEvent(label, row, entry));
+      const shown: Array<ShownMessage | null> = [];
+      send(entryEvent(label, row, entry, shown));
       let timer: NodeJS.Timeout | undefined;
       const resend = (): void => {
         timer = undefined;
         const now = live.rows().find((r) => r.seq === seq);
-        send(entryEvent(label, now, live.entry(seq)));
+        send(entryEvent(label, now, live.entry(seq), shown));
       };
       const stop = live.on((event) => {
         if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
@@ -80,10 +81,20 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
   };
 }
 
-/** An exchange's entry event; a gRPC call's messages also decoded (grpc-tree.ts: null where one shows as hex). */
-function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined): UiEvent {
+/**
+ * An exchange's entry event; a gRPC call's messages also decoded (grpc-tree.ts:
+ * null where one shows as hex). `shown` keeps what earlier events decoded: a
+ * call's messages only grow, so only the new ones (and the last, which a cut
+ * may have changed) are decoded again.
+ */
+function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined, shown: Array<ShownMessage | null>): UiEvent {
   const event: UiEvent = { type: 'entry', label, row, entry };
-  if (entry?._grpcMessages) event['grpc'] = entry._grpcMessages.map((m) => grpcShown(m) ?? null);
+  const messages = entry?._grpcMessages;
+  if (messages) {
+    shown.length = Math.min(shown.length, Math.max(0, messages.length - 1));
+    for (let i = shown.length; i < messages.length; i++) shown.push(grpcShown(messages[i]!) ?? null);
+    event['grpc'] = shown.slice();
+  }
   return event;
 }
 
