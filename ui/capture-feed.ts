@@ -6,8 +6,9 @@
 //                        far, then each new or changed row and each step:
 //                        {type:"row", label, row} / {type:"page", label, id, title, time}
 //   exchange?key=L/SEQ   {type:"entry", label, row, entry, grpc?} (the HAR entry
-//                        as it stands; a gRPC call's messages decoded), then {type:"message", message} per WebSocket
-//                        message, {type:"row"} per change, and a fresh entry at
+//                        as it stands; a gRPC call's messages decoded), then
+//                        {type:"message", message} per WebSocket message,
+//                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download)
 import type { HarEntry, LiveCapture, LiveRow } from '../capture/index.js';
