@@ -25,3 +25,5 @@ export { restHashScheme } from './rest-hash.js';
 export { makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';
+export { decodeProtobuf, protoFields, type ProtoField } from './protobuf.js';
+export { ProtoSchema } from './proto-schema.js';

@@ -6,6 +6,7 @@ import {
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
 import { grpcStatusText, messageKindOf, sseFacts, streamEndText } from './streams.js';
+import { grpcShown, shownInline } from './grpc-tree.js';
 
 /** How to render. */
 export interface Style {
@@ -70,6 +71,9 @@ export function preview(m: HarWebSocketMessage): string {
   if (sse && (sse.event !== 'message' || sse.id !== '')) {
     return `${sse.event !== 'message' ? `event ${escapeControls(sse.event)}` : 'message'}${sse.id ? ` id ${escapeControls(sse.id)}` : ''}: ${escapeControls(m.data)}`;
   }
+  // A gRPC message reads as its decoded protobuf when it is one (grpc-tree.ts), else as hex below.
+  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m) : undefined;
+  if (grpc) return escapeControls(shownInline(grpc));
   if (m.opcode === 1 || m.opcode === 8 || m.opcode === 9 || m.opcode === 10) {
     const text = payloadText(m);
     if (m.opcode === 1 || !/\ufffd/.test(text)) return escapeControls(text);

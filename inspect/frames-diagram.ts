@@ -7,6 +7,7 @@
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
 import { entryError, entryErrorBy, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, statusMark, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
 import { messageKindOf } from './streams.js';
+import { grpcShown, shownLines } from './grpc-tree.js';
 import { laneLabels, type LaneLabel } from './lanes.js';
 import { clip, formatSize, preview } from './format.js';
 
@@ -57,7 +58,7 @@ export interface DiagramRow {
 
 /** A payload as the side panel shows it. */
 export type DiagramPayload =
-  | { kind: 'ws'; opcode: number; encoding: 'text' | 'base64'; data: string; truncated?: number; size?: number }
+  | { kind: 'ws'; opcode: number; encoding: 'text' | 'base64'; data: string; truncated?: number; size?: number; decoded?: string }
   | { kind: 'http'; head: string; body?: { encoding: 'text' | 'base64'; data: string; cut?: number } };
 
 /** A band of consecutive rows that crossed in one step. */
@@ -165,6 +166,9 @@ function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: Diag
     payload.truncated = m._bb.truncated;
     if (m._bb.size !== undefined) payload.size = m._bb.size;
   }
+  // A gRPC message's decoded protobuf, shown above its hex dump.
+  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m) : undefined;
+  if (grpc) payload.decoded = shownLines(grpc).join('\n');
   return { row, payload };
 }
 

@@ -176,7 +176,7 @@ function pretty(text){
   if(t.charAt(0)==='{'||t.charAt(0)==='['){try{return JSON.stringify(JSON.parse(t),null,2);}catch(e){}}
   return text;
 }
-// Payloads (frames-html.ts payloadData): [opcode, data, base64?, truncated, size] or [head, base64?, body, cut].
+// Payloads (frames-html.ts payloadData): [opcode, data, base64?, truncated, size, decoded protobuf] or [head, base64?, body, cut].
 function payloadText(p){
   if(typeof p[0]==='string'){
     if(p[2]==null)return p[0]+'\n\n(no body)';
@@ -184,6 +184,7 @@ function payloadText(p){
     return p[0]+'\n\n'+(p[3]!=null?b+'\n… cut: '+p[3]+' characters in the capture (bb show --body prints it whole)':b);
   }
   var s=p[2]?hexDump(p[1]):pretty(p[1]);
+  if(p[5]!=null)s=p[5]+'\n\nhex:\n'+s;
   return p[3]!=null?s+'\n… recorded '+p[3]+' bytes (past the body cap'+(p[4]!=null?', of '+p[4]:'')+')':s;
 }
 var OPS={'-1':'error',0:'continuation',1:'text',2:'binary',8:'close',9:'ping',10:'pong'};

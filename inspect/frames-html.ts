@@ -57,9 +57,13 @@ function rowData(d: FramesDiagram, t0: number): unknown[] {
   ]);
 }
 
-/** A payload as a compact array: [opcode, data, base64?, truncated, size?] (ws) or [head, base64?, body, cut] (HTTP). */
+/** A payload as a compact array: [opcode, data, base64?, truncated, size?, decoded?] (ws) or [head, base64?, body, cut] (HTTP). */
 function payloadData(p: DiagramPayload): unknown[] {
-  if (p.kind === 'ws') return p.size !== undefined ? [p.opcode, p.data, p.encoding === 'base64' ? 1 : 0, p.truncated ?? null, p.size] : [p.opcode, p.data, p.encoding === 'base64' ? 1 : 0, p.truncated ?? null];
+  if (p.kind === 'ws') {
+    const head = [p.opcode, p.data, p.encoding === 'base64' ? 1 : 0, p.truncated ?? null];
+    if (p.decoded !== undefined) return [...head, p.size ?? null, p.decoded];
+    return p.size !== undefined ? [...head, p.size] : head;
+  }
   return [p.head, p.body?.encoding === 'base64' ? 1 : 0, p.body?.data ?? null, p.body?.cut ?? null];
 }
 

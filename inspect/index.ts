@@ -11,3 +11,4 @@ export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './
 export { framesHtml } from './frames-html.js';
 export { laneLabels, laneLabelText } from './lanes.js';
 export { FRAMES_SEARCH_SCRIPT } from './frames-search.js';
+export { grpcShown, type ShownMessage } from './grpc-tree.js';

@@ -5,12 +5,14 @@
 //   exchanges            {type:"captures", labels}, then every page and row so
 //                        far, then each new or changed row and each step:
 //                        {type:"row", label, row} / {type:"page", label, id, title, time}
-//   exchange?key=L/SEQ   {type:"entry", label, row, entry} (the HAR entry as it
-//                        stands), then {type:"message", message} per WebSocket
-//                        message, {type:"row"} per change, and a fresh entry at
+//   exchange?key=L/SEQ   {type:"entry", label, row, entry, grpc?} (the HAR entry
+//                        as it stands; a gRPC call's messages decoded), then
+//                        {type:"message", message} per WebSocket message,
+//                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download)
-import type { LiveCapture, LiveRow } from '../capture/index.js';
+import type { HarEntry, LiveCapture, LiveRow } from '../capture/index.js';
+import { grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 
 /** One recording the view shows. */
@@ -57,12 +59,13 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const row = live.rows().find((r) => r.seq === seq);
       const entry = live.entry(seq);
       if (!row || !entry) return undefined;
-      send({ type: 'entry', label, row, entry });
+      const shown: Array<ShownMessage | null> = [];
+      send(entryEvent(label, row, entry, shown));
       let timer: NodeJS.Timeout | undefined;
       const resend = (): void => {
         timer = undefined;
         const now = live.rows().find((r) => r.seq === seq);
-        send({ type: 'entry', label, row: now, entry: live.entry(seq) });
+        send(entryEvent(label, now, live.entry(seq), shown));
       };
       const stop = live.on((event) => {
         if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
@@ -77,6 +80,23 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       };
     },
   };
+}
+
+/**
+ * An exchange's entry event; a gRPC call's messages also decoded (grpc-tree.ts:
+ * null where one shows as hex). `shown` keeps what earlier events decoded: a
+ * call's messages only grow, so only the new ones (and the last, which a cut
+ * may have changed) are decoded again.
+ */
+function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined, shown: Array<ShownMessage | null>): UiEvent {
+  const event: UiEvent = { type: 'entry', label, row, entry };
+  const messages = entry?._grpcMessages;
+  if (messages) {
+    shown.length = Math.min(shown.length, Math.max(0, messages.length - 1));
+    for (let i = shown.length; i < messages.length; i++) shown.push(grpcShown(messages[i]!) ?? null);
+    event['grpc'] = shown.slice();
+  }
+  return event;
 }
 
 /** Whether a change of this row changes its entry beyond what a message event says. */

@@ -4,7 +4,7 @@
 // detectors.
 import type { RouteKeyConfig } from '../config-types.js';
 import type { BodyParser } from './bodies.js';
-import type { ProtoSchema } from './proto-schema.js';
+import type { ProtoSchema } from '../../capture/index.js';
 import type { OrdinalTable } from './ordinals.js';
 import type { RuleSet } from './rules.js';
 import { valueWalk, type ValueWalk } from './walk.js';

@@ -3,10 +3,9 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue } from '../../capture/index.js';
+import { decodeProtobuf, grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
 import type { NormalizeContext } from './context.js';
-import { decodeProtobuf } from './protobuf.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue } from './walk.js';
@@ -240,8 +239,8 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
 
 /**
  * A gRPC call as compared: each message decoded with its method's type when
- * the config's .proto files define the method (`path`, proto-schema.ts),
- * else from the protobuf wire format without a schema (protobuf.ts), its
+ * the config's .proto files define the method (`path`, capture/proto-schema.ts),
+ * else from the protobuf wire format without a schema (capture/protobuf.ts), its
  * values normalized like a JSON body; one that does not parse (or was cut
  * short) compares as its base64. The status comes from the trailers (bb
  * moves a gRPC-Web trailer frame there), else trailers-only headers.

@@ -11,5 +11,5 @@ export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
 export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './bodies.js';
 export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
 export { ZipBodies } from './zip.js';
-export { ProtoSchema } from './proto-schema.js';
+export { ProtoSchema } from '../../capture/index.js';
 export { captureWindow, type CaptureWindow } from './timestamps.js';

@@ -45,7 +45,7 @@ describe('gRPC calls in bb frames and bb show', () => {
     const text = await bb('frames', file);
     assert.match(text, /grpc call #1 .*\/demo\.Echo\/Unary.*\(2 messages; grpc 0 OK\)/);
     assert.match(text, /grpc call #3 .*\/demo\.Echo\/Stream.*\(3 messages; grpc 14 UNAVAILABLE: going away\)/);
-    assert.match(text, /→ grpc\s+3B\s+0x089601/);
+    assert.match(text, /→ grpc\s+3B\s+\{1: 150\}$/m);
     assert.equal((text.match(/← grpc/g) ?? []).length, 3);
 
     const json = JSON.parse(await bb('frames', file, '--json')) as { connections: Array<{ id: string; entry: number; grpc?: { status: number | null }; messages: Array<{ type: string; data: string }> }> };
@@ -65,6 +65,6 @@ describe('gRPC calls in bb frames and bb show', () => {
     assert.doesNotMatch(rows.find((l) => l.includes('/plain'))!, /grpc/);
     const one = await bb('show', file, '--entry', '#3', '--body');
     assert.match(one, /grpc 14 UNAVAILABLE: going away; 3 gRPC messages:/);
-    assert.match(one, /← grpc\s+2B\s+0x0802/);
+    assert.match(one, /← grpc\s+2B\s+\{1: 2\}$/m);
   });
 });

@@ -53,6 +53,28 @@
     return el('pre', 'hex', lines.join('\n'));
   }
 
+  /** A decoded gRPC message (inspect/grpc-tree.ts ShownMessage): a field per line, name, type, value; nested fields under theirs. */
+  function protoTree(shown) {
+    const fields = (list) => {
+      const box = el('div', 'pf-fields');
+      for (const f of list) {
+        const row = el('div', 'pf');
+        row.append(el('span', 'pf-name', f.name), el('span', 'pf-type', f.type));
+        if (f.fields) {
+          box.append(row, fields(f.fields));
+          continue;
+        }
+        row.append(text(el('span', 'pf-val pf-' + f.type), f.value));
+        box.append(row);
+      }
+      return box;
+    };
+    const tree = fields(shown.fields);
+    tree.classList.add('proto');
+    tree.title = shown.schema ? 'decoded with the .proto files' : 'decoded without a schema: field numbers, types guessed from the wire';
+    return tree;
+  }
+
   function formatSize(n) {
     if (!(n > 0)) return n === 0 ? '0 B' : '';
     if (n < 1024) return n + ' B';
@@ -260,6 +282,7 @@
           mine.entry = e.entry;
           mine.row = e.row;
           mine.messages = e.entry._webSocketMessages ? e.entry._webSocketMessages.slice() : [];
+          mine.grpc = e.grpc ?? [];
           drawDetail();
         } else if (e.type === 'row') {
           mine.row = e.row;
@@ -366,14 +389,20 @@
           line.append(text(el('div', 'm-data'), m.data));
           box.append(line);
         }
-        for (const m of entry._grpcMessages ?? []) {
+        (entry._grpcMessages ?? []).forEach((m, i) => {
           const line = el('div', 'msg ' + m.type);
           line.append(el('span', 'm-dir', m.type === 'send' ? '↑ send' : '↓ receive'), el('span', 'm-op', 'grpc'));
           const data = el('div', 'm-data');
-          data.append(hexDump(bytesOf(m.data)));
+          const shown = current.grpc[i];
+          if (shown) {
+            // The decoded protobuf first; its bytes one click away.
+            const hex = el('details', 'hex-of');
+            hex.append(el('summary', '', 'hex'), hexDump(bytesOf(m.data)));
+            data.append(protoTree(shown), hex);
+          } else data.append(hexDump(bytesOf(m.data)));
           line.append(data);
           box.append(line);
-        }
+        });
         if (!box.firstChild) box.append(el('p', 'none', 'no messages yet'));
         return box;
       },

@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Protobuf from 'protobufjs';
-import { BbError, oneLine } from '../../core/index.js';
+import { BbError, oneLine } from '../core/index.js';
 import { addField, MAX_PROTO_DEPTH, readRecord, recordValue, type ProtoRecord } from './protobuf.js';
 
 // Loaded on first use: a diff without .proto files does not pay for the module (~35 ms, in every worker too).

@@ -1,5 +1,6 @@
 // Protobuf wire format decoded without a schema, for comparing gRPC messages
-// (docs/diff.md "gRPC"). https://protobuf.dev/programming-guides/encoding/
+// (docs/diff.md "gRPC") and showing them (inspect/grpc-tree.ts: bb frames,
+// the live view). https://protobuf.dev/programming-guides/encoding/
 // A message is a run of records: a varint key (field number << 3 | wire
 // type), then the value. Field numbers become keys; a field seen more than
 // once becomes an array (repeated). Pure.
@@ -68,7 +69,7 @@ export function readRecord(bytes: Uint8Array, at: number): ProtoRecord | undefin
 /** A record's value read without a schema, as the header comment says. */
 export function recordValue(r: ProtoRecord, depth = 0): ProtoValue {
   if (r.wire === 5) return r.fixed32!;
-  if (r.wire === 2) return lengthDelimited(r.bytes!, depth);
+  if (r.wire === 2) return lengthDelimited(r.bytes!, depth, decodeProtobuf);
   return safe(r.big!);
 }
 
@@ -93,12 +94,48 @@ export function decodeProtobuf(bytes: Uint8Array, depth = 0): ProtoMessage | und
   return out;
 }
 
-/** A length-delimited value, read as the header comment says. */
-function lengthDelimited(bytes: Uint8Array, depth: number): ProtoValue {
+/** One record of a message as shown to people (bb frames, the live view): its number, what it holds, the value. */
+export interface ProtoField {
+  /** Field number. */
+  field: number;
+  /** varint, fixed64, fixed32 (wire types 0, 1, 5); string, message or bytes (wire type 2, read as the header comment says). */
+  type: 'varint' | 'fixed64' | 'fixed32' | 'string' | 'message' | 'bytes';
+  /** A number (a decimal string past 2^53), the text, a nested message's records, or the bytes as hex. */
+  value: number | string | ProtoField[];
+}
+
+const WIRE_NAMES = { 0: 'varint', 1: 'fixed64', 5: 'fixed32' } as const;
+
+/**
+ * A whole message's records in wire order, each read as decodeProtobuf reads
+ * it (the same lengthDelimited; a repeated field once per occurrence);
+ * undefined when decodeProtobuf refuses the bytes.
+ */
+export function protoFields(bytes: Uint8Array, depth = 0): ProtoField[] | undefined {
+  const out: ProtoField[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const r = readRecord(bytes, at);
+    if (!r) return undefined;
+    at = r.next;
+    if (r.wire !== 2) {
+      out.push({ field: r.field, type: WIRE_NAMES[r.wire], value: recordValue(r, depth) as number | string });
+      continue;
+    }
+    const value = lengthDelimited(r.bytes!, depth, protoFields);
+    if (typeof value === 'string') out.push({ field: r.field, type: 'string', value });
+    else if (Array.isArray(value)) out.push({ field: r.field, type: 'message', value });
+    else out.push({ field: r.field, type: 'bytes', value: Buffer.from(r.bytes!).toString('hex') });
+  }
+  return out;
+}
+
+/** A length-delimited value, read as the header comment says; `message` reads a nested message (decodeProtobuf, protoFields). */
+function lengthDelimited<M>(bytes: Uint8Array, depth: number, message: (bytes: Uint8Array, depth: number) => M | undefined): string | M | { $bytes: string } {
   const text = utf8(bytes);
   if (text !== undefined && (text === '' || PRINTABLE.test(text))) return text;
   if (depth < MAX_PROTO_DEPTH) {
-    const nested = decodeProtobuf(bytes, depth + 1);
+    const nested = message(bytes, depth + 1);
     if (nested) return nested;
   }
   if (text !== undefined) return text;
