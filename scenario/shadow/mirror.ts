@@ -77,6 +77,8 @@ export class MirrorTarget {
     /** --header TARGET:'Name: value' overrides. */
     private readonly headers: ReadonlyArray<[string, string]>,
     private readonly timeoutMs: number,
+    /** Runs a lane's write once the primary's answers of this turn are out (after-turn.ts); default at once. */
+    private readonly later: (job: () => void) => void = (job) => job(),
   ) {
     const u = new URL(recording.url);
     this.host = u.hostname;
@@ -134,7 +136,8 @@ export class MirrorTarget {
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
     lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)) });
-    this.pump(req.connection, lane);
+    // Counted at once (the tee's caps read the counts); written after the primary's turn.
+    this.later(() => this.pump(req.connection, lane));
   }
 
   /**
