@@ -10,10 +10,9 @@
 // the run: the final report, the close time and the process's peak RSS),
 // 'profile-start' / 'profile-stop <file>' (a CPU profile of the main thread,
 // the relay's, over just the traffic in between, as proxy-peer.ts's).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import inspector from 'node:inspector';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { serveHelper } from './lib/serve.js';
+import { profileAsk } from './lib/profile-asks.js';
 // The built bb (npm run bench builds first): what `bb shadow` runs.
 import { startShadow } from '../dist/index.js';
 
@@ -28,25 +27,9 @@ const shadow = await startShadow({
   outDir: join(workDir, 'out'),
   bbHome: join(workDir, 'home'),
 });
-const session = new inspector.Session();
-const post = (method: string, params?: object): Promise<unknown> =>
-  new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))));
 serveHelper(Number(new URL(shadow.url).port), async (what) => {
-  if (what === 'profile-start') {
-    session.connect();
-    await post('Profiler.enable');
-    await post('Profiler.setSamplingInterval', { interval: 100 });
-    await post('Profiler.start');
-    return true;
-  }
-  if (what.startsWith('profile-stop ')) {
-    const file = what.slice('profile-stop '.length);
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-    session.disconnect();
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(profile));
-    return file;
-  }
+  const profiled = profileAsk(what);
+  if (profiled) return profiled;
   if (what === 'report') return shadow.report() ?? null;
   if (what === 'close') {
     const started = performance.now();
