@@ -13,11 +13,11 @@
 // 'profile-start' / 'profile-stop <file>' (any kind: a CPU profile of just the traffic in between,
 // through node:inspector, written as a .cpuprofile).
 import http from 'node:http';
-import inspector from 'node:inspector';
 import net from 'node:net';
-import { closeSync, mkdirSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { serveHelper } from './lib/serve.js';
+import { profileAsk } from './lib/profile-asks.js';
 // The built bb (npm run bench builds first): what `bb capture` runs.
 import { startCapture, startProxy } from '../dist/index.js';
 
@@ -144,25 +144,8 @@ if (!start) {
   process.exit(2);
 }
 const { port, answer } = await start();
-const session = new inspector.Session();
-const post = (method: string, params?: object): Promise<unknown> =>
-  new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))));
 serveHelper(port, async (what) => {
-  if (what === 'profile-start') {
-    session.connect();
-    await post('Profiler.enable');
-    // 100 µs sampling: fine enough for per-request work.
-    await post('Profiler.setSamplingInterval', { interval: 100 });
-    await post('Profiler.start');
-    return true;
-  }
-  if (what.startsWith('profile-stop ')) {
-    const file = what.slice('profile-stop '.length);
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-    session.disconnect();
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(profile));
-    return file;
-  }
+  const profiled = profileAsk(what);
+  if (profiled) return profiled;
   return answer(what);
 });

@@ -9,9 +9,12 @@
 // Asks: 'report' (the live report as of the last comparison), 'memory' (each
 // thread's heap: the proxies' and the comparison worker's), 'close' (ends the
 // run: the final report, the close time, the process's peak RSS and each
-// thread's memory at the end).
+// thread's memory at the end), 'profile-start' / 'profile-stop <file>' (a CPU
+// profile of the main thread, the relay's, over just the traffic in between,
+// as proxy-peer.ts's).
 import { join } from 'node:path';
 import { serveHelper } from './lib/serve.js';
+import { profileAsk } from './lib/profile-asks.js';
 // The built bb (npm run bench builds first): what `bb shadow` runs.
 import { startShadow } from '../dist/index.js';
 
@@ -27,6 +30,8 @@ const shadow = await startShadow({
   bbHome: join(workDir, 'home'),
 });
 serveHelper(Number(new URL(shadow.url).port), async (what) => {
+  const profiled = profileAsk(what);
+  if (profiled) return profiled;
   if (what === 'report') return shadow.report() ?? null;
   if (what === 'memory') return shadow.memory();
   if (what === 'close') {

@@ -1,7 +1,7 @@
 // What Linux says about a process: CPU time from /proc/<pid>/stat, resident
 // memory from /proc/<pid>/status. The only file in bench/ that reads /proc.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 let ticks: number | undefined;
 
@@ -58,4 +58,16 @@ export function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** CPU ms so far of each thread of a process (/proc/<pid>/task), keyed "tid name" (a profile's split by thread: main, workers, V8's helpers). */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(`${tid} ${name}`, ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks());
+  }
+  return out;
 }

@@ -77,6 +77,8 @@ export class MirrorTarget {
     /** --header TARGET:'Name: value' overrides. */
     private readonly headers: ReadonlyArray<[string, string]>,
     private readonly timeoutMs: number,
+    /** Runs a lane's write once the primary's answers of this turn are out (after-turn.ts); default at once. */
+    private readonly later: (job: () => void) => void = (job) => job(),
   ) {
     const u = new URL(recording.url);
     this.host = u.hostname;
@@ -134,7 +136,8 @@ export class MirrorTarget {
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
     lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)) });
-    this.pump(req.connection, lane);
+    // Counted at once (the tee's caps read the counts); written after the primary's turn.
+    this.later(() => this.pump(req.connection, lane));
   }
 
   /**
@@ -191,11 +194,14 @@ export class MirrorTarget {
     lane.current = job.req.id;
     const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
     void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}) }).then((outcome: ExchangeOutcome) => {
-      lane.busy = false;
-      this.inFlight--;
-      this.queuedBytes -= job.req.body.length;
-      job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
-      this.pump(connection, lane);
+      // The answer's decoding and binding, and the lane's next write, wait for the primary's answers of this turn too.
+      this.later(() => {
+        lane.busy = false;
+        this.inFlight--;
+        this.queuedBytes -= job.req.body.length;
+        job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+        this.pump(connection, lane);
+      });
     });
   }
 
@@ -245,6 +251,8 @@ export class MirrorTarget {
   /** Learns this target's values from its answer and the primary's to the same request. */
   bind(primary: ResponseView, mine: ResponseView): void {
     const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
+    // The primary issued nothing: nothing of this answer binds (its values are not read).
+    if (theirs.size === 0) return;
     for (const v of responseValues(mine)) {
       const p = theirs.get(v.place);
       if (p === undefined || p === v.value) continue;

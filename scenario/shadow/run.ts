@@ -15,6 +15,7 @@ import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
+import { AfterTurn } from './after-turn.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
@@ -113,13 +114,15 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   }
   const primary = recs.primary!;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const afterTurn = new AfterTurn();
+  const later = (job: () => void): void => afterTurn.later(job);
   const mirrors: MirrorTarget[] = [
-    new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, new URL(primary.url).host, options.headers?.candidate ?? [], timeoutMs),
-    ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, new URL(primary.url).host, options.headers?.secondary ?? [], timeoutMs)] : []),
+    new MirrorTarget('candidate', recs.candidate!, new URL(options.candidate).host, new URL(primary.url).host, options.headers?.candidate ?? [], timeoutMs, later),
+    ...(recs.secondary ? [new MirrorTarget('secondary', recs.secondary, new URL(options.secondary!).host, new URL(primary.url).host, options.headers?.secondary ?? [], timeoutMs, later)] : []),
   ];
   rotation?.mirrorTargets(mirrors);
-  const tee = new Tee(primary, mirrors, options);
-  primary.proxy.bus.on((fact) => tee.fact(fact));
+  const tee = new Tee(primary, mirrors, options, later);
+  primary.proxy.bus.on((fact) => (tee.fact(fact), afterTurn.fact(fact)));
 
   const targets = { primary: options.primary, candidate: options.candidate, ...(options.secondary ? { secondary: options.secondary } : {}) };
   const spec: CompareWorkerSpec = {

@@ -77,6 +77,8 @@ export class Tee {
     private readonly primary: Recording,
     private readonly mirrors: MirrorTarget[],
     private readonly opts: TeeOptions,
+    /** Runs work that can wait until the primary's answers of this turn are out (after-turn.ts); default at once. */
+    private readonly later: (job: () => void) => void = (job) => job(),
   ) {
     const m = opts.mirror ?? 'safe';
     this.optIn = Array.isArray(m) ? m.map((g) => globMatcher(g)) : [];
@@ -162,14 +164,20 @@ export class Tee {
         // Late events already on their way still arrive: the copies end a moment after the primary's stream.
         const end = p.streamEnd;
         if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
-        if (f.type === 'exchange-completed' && p.status !== undefined && p.responseHeaders) {
-          p.primaryView = liveResponse(p.status, p.responseHeaders, Buffer.concat(p.responseBody)).view;
-          for (const a of p.answers) a.target.bind(p.primaryView, a.view);
-        }
-        p.responseBody = [];
-        p.answers = [];
-        // Answers still to come bind through the closure send() holds on `p`.
         this.pending.delete(f.exchangeId);
+        if (f.type !== 'exchange-completed' || p.status === undefined || !p.responseHeaders || p.skip) {
+          p.responseBody = [];
+          p.answers = [];
+          return;
+        }
+        // Decoding the primary's answer and binding waits for the client to have it; answers still to come
+        // bind through the closure send() holds on `p` (they queue on p.answers until primaryView is set).
+        this.later(() => {
+          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody)).view;
+          for (const a of p.answers) a.target.bind(p.primaryView, a.view);
+          p.responseBody = [];
+          p.answers = [];
+        });
         return;
       }
       case 'ws-message': {
