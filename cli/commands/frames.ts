@@ -1,6 +1,7 @@
 // bb frames FILE [--conn ID | --url GLOB] [--type send|receive] [--opcode text,binary,ping,pong,close]
-//                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]]
-// The WebSocket connections, gRPC calls and SSE streams of any HAR and their messages in order; --follow tails a running capture.
+//                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]] [--config FILE]
+// The WebSocket connections, gRPC calls and SSE streams of any HAR and their messages in order; --follow tails a running capture;
+// --config's normalize.proto files (bb diff's) name gRPC messages' fields.
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';

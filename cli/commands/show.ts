@@ -1,5 +1,5 @@
 // bb show FILE [--method M] [--status 4xx] [--url GLOB] [--page NAME] [--ws] [--json]
-// bb show FILE --entry '#N' [--body | --json]
+// bb show FILE --entry '#N' [--body [--config FILE] | --json]   (--config: bb diff's, its .proto files name gRPC fields)
 // One line per entry of any HAR: #<seq>, time, method, status, sizes, duration, page, WS messages, URL;
 // or one exchange whole.
 import type { BbCommand } from '../command.js';
