@@ -5,37 +5,25 @@
 // trees and the frames tab's rows, in headless Debian chromium.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Page } from 'playwright-core';
 import { CHROMIUM } from '../helpers/browser-app.js';
-import { liveViewUrl, openLiveView } from '../helpers/live-view.js';
+import { liveViewUrl, openGrpcMessages, openLiveView } from '../helpers/live-view.js';
 import { startBb, type BbProcess } from '../helpers/cli.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
-import { driveItems, itemsServer } from '../helpers/grpc-items.js';
-
-const ITEMS_PROTO = `syntax = "proto3";
-package demo;
-message Item { string name = 1; int32 n = 2; }
-service Items {
-  rpc Lookup (Item) returns (Item);
-  rpc Store (Item) returns (Item);
-}
-`;
+import { driveItems, itemsServer, writeItemsConfig } from '../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 const dir = tempDir(cleanups).dir;
-const config = join(dir, 'bb.config.json');
+let config = '';
 const env = { BB_HOME: join(dir, 'home') };
 let port = 0;
 
 before(async () => {
   if (!CHROMIUM) return;
-  mkdirSync(join(dir, 'protos'));
-  writeFileSync(join(dir, 'protos/items.proto'), ITEMS_PROTO);
-  writeFileSync(config, JSON.stringify({ normalize: { proto: ['protos/items.proto'] } }));
+  config = writeItemsConfig(dir);
   port = await itemsServer(cleanups, { lookupStatus: grpc.status.NOT_FOUND });
 });
 
@@ -54,17 +42,10 @@ async function startLive(args: string[], proxyLine: RegExp): Promise<{ page: Pag
   return { page, proxy, complaints };
 }
 
-/** Opens the exchange whose path is `path` in the capture view, on its messages tab; its decoded trees' rows as "name type value". */
+/** Opens the exchange whose path is `path` in the Exchanges tab, on its messages; its decoded trees' rows. */
 async function openMessages(p: Page, path: string, trees: number): Promise<string[][]> {
   await p.click('#tabs button[data-view="capture"]');
-  await p.waitForFunction((q) => [...document.querySelectorAll('.list .row .c-path')].some((c) => c.textContent === q), path);
-  await p.evaluate((q) => [...document.querySelectorAll<HTMLElement>('.list .row .c-path')].find((c) => c.textContent === q)!.click(), path);
-  await p.waitForSelector('.detail .dtabs button[data-tab="messages"]');
-  await p.click('.detail .dtabs button[data-tab="messages"]');
-  await p.waitForFunction((n) => document.querySelectorAll('.detail .messages .proto').length === n, trees);
-  return p.$$eval('.detail .messages .proto', (boxes) =>
-    boxes.map((box) => [...box.querySelectorAll('.pf')].map((r) => [...r.children].map((c) => c.textContent).join(' '))),
-  );
+  return openGrpcMessages(p, path, trees);
 }
 
 /** The frames tab's gRPC rows' payload text, once `count` are there. */

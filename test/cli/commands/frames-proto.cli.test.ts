@@ -5,33 +5,22 @@
 // missing config or a broken .proto stops the command with one line, exit 2.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { driveItems, itemsServer } from '../../helpers/grpc-items.js';
-
-const ITEMS_PROTO = `syntax = "proto3";
-package demo;
-message Item { string name = 1; int32 n = 2; }
-service Items {
-  rpc Lookup (Item) returns (Item);
-  rpc Store (Item) returns (Item);
-}
-`;
+import { driveItems, itemsServer, writeItemsConfig } from '../../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 const dir = tempDir(cleanups).dir;
 const har = join(dir, 'items.har');
-const config = join(dir, 'bb.config.json');
+let config = '';
 const bb = (args: string[]) => runBb(args, { COLUMNS: '200', BB_HOME: join(dir, 'home') });
 
 before(async () => {
-  mkdirSync(join(dir, 'protos'));
-  writeFileSync(join(dir, 'protos/items.proto'), ITEMS_PROTO);
-  writeFileSync(config, JSON.stringify({ normalize: { proto: ['protos/items.proto'] } }));
+  config = writeItemsConfig(dir);
   const port = await itemsServer(cleanups, { lookupStatus: grpc.status.NOT_FOUND });
   const capture = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', har, '--quiet'], { BB_HOME: join(dir, 'home') });
   const proxy = (await capture.waitFor(/bb: capture: http:\/\/127\.0\.0\.1:(\d+) ->/))[1]!;
