@@ -222,7 +222,7 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
   const httpLane = opts.http ? lanes.push({ kind: 'http', id: 'HTTP', url: '', name: 'HTTP', label: { where: 'plain HTTP entries', differs: '' }, rows: 0 }) - 1 : -1;
   const laneOfConnection = new Map<string, number>();
   const laneOfEntry = new Map<number, number>();
-  const labels = laneLabels(conns);
+  const labels = laneLabels(conns, opts.proto);
   for (const [k, c] of conns.entries()) {
     const name = c.grpc ? `grpc call ${c.id}` : c.sse ? `sse stream ${c.id}` : `connection ${c.id}`;
     const lane = lanes.push({ kind: 'ws', id: c.id, url: c.url, name, label: labels[k]!, entry: c.entry, rows: 0 }) - 1;

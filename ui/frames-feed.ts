@@ -178,7 +178,7 @@ class SourceFrames {
   // `bb frames`'s labels over every lane of this recording; a lane whose label changed is told again.
   private relabel(tell: boolean): void {
     const lanes = [...this.lanes.values()];
-    const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })));
+    const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })), this.proto);
     lanes.forEach((lane, i) => {
       const text = this.textOf(lane.row, labels[i]!);
       if (text === lane.text) return;

@@ -87,7 +87,7 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
     return 0;
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
-  printLines(framesText(conns, totals, style, laneLabels(conns).map(laneLabelText)));
+  printLines(framesText(conns, totals, style, laneLabels(conns, proto).map(laneLabelText)));
   if (conns.length === 0) {
     // Say which filter emptied the list: the connection filters, or the message filters within them.
     const byConnection = all.filter((c) => connectionMatches(c, filter));
