@@ -212,6 +212,21 @@ function protoFiles(v: unknown, file: string): string[] {
   return files;
 }
 
+/**
+ * The config's `.proto` files (normalize.proto) parsed, for everything that
+ * decodes gRPC messages with them: the diff, and the displays that name
+ * fields (`bb frames`, `bb show`, the live view). Undefined when it lists none.
+ */
+export function configProtoSchema(config: DiffConfig): ProtoSchema | undefined {
+  const files = config.normalize.proto ?? [];
+  return files.length ? ProtoSchema.load(files, 'config normalize.proto') : undefined;
+}
+
+/** The `.proto` files a config file names, parsed (configProtoSchema); a bad file is a one-line BB_CONFIG_INVALID. */
+export async function loadConfigProtoSchema(path: string): Promise<ProtoSchema | undefined> {
+  return configProtoSchema(await loadDiffConfig(path));
+}
+
 /** A known entry's `where`: a glob, or a non-empty list of globs (default "*"). */
 function knownWhere(v: unknown, where: string): string | string[] {
   if (v === undefined) return '*';

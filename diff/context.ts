@@ -3,8 +3,8 @@
 // one thing that differs between a small and a big capture. The stages see a
 // side only through SideStore: its summaries, then its entries one at a time.
 import type { HarPage } from '../capture/index.js';
-import { emptyDiffConfig, type DiffConfig } from './config.js';
-import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
+import { configProtoSchema, emptyDiffConfig, type DiffConfig } from './config.js';
+import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, type ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
 import type { Lineup } from './pair.js';
 import type { PairShape } from './findings.js';
 import type { DiffResult, Difference, Finding, NoiseHidden, RuleHidden, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
@@ -209,13 +209,13 @@ export interface DiffStage {
 export function createContext(oldPath: string, newPath: string, options: DiffOptions, storeKind?: StoreKind): DiffContext {
   const config = options.config ?? emptyDiffConfig();
   const rules = compileRules(config.normalize);
-  const protoFiles = config.normalize.proto ?? [];
+  const proto = configProtoSchema(config);
   return {
     options,
     config,
     rules,
     pathRules: compilePathRules(config.normalize.paths ?? []),
-    ...(protoFiles.length ? { proto: ProtoSchema.load(protoFiles, 'config normalize.proto') } : {}),
+    ...(proto ? { proto } : {}),
     table: new OrdinalTable(rules.ordinalClasses),
     ...(storeKind ? { storeKind } : {}),
     old: { path: oldPath, timing: [] },

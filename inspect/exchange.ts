@@ -162,7 +162,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
   if (isGrpcEntry(entry)) {
     const grpc = entry._grpcMessages!;
     lines.push('', `${grpcStatusText(grpcCallStatus(entry))}; ${dim(`${grpc.length} gRPC message${grpc.length === 1 ? '' : 's'}${options.body ? ':' : ' (--body lists them)'}`)}`);
-    if (options.body) for (const m of grpc) lines.push(messageLine(grpcAsMessage(m), isoToSeconds(entry.startedDateTime), style));
+    if (options.body) for (const m of grpc) lines.push(messageLine(grpcAsMessage(m), isoToSeconds(entry.startedDateTime), style, undefined, entry.request.url));
   }
   if (bb?.close) lines.push(dim(`closed by ${bb.close.by}${bb.close.code !== null ? ` with ${bb.close.code}` : ''}${bb.close.reason ? ` ${escapeControls(bb.close.reason)}` : ''}`));
   return lines;

@@ -1,12 +1,12 @@
 // Text for people: the lines `bb frames` and `bb show` print. Pure: the CLI
 // decides the width and whether to colour (TTY, NO_COLOR) and passes a Style.
-import type { HarWebSocketMessage } from '../capture/index.js';
+import type { HarWebSocketMessage, ProtoSchema } from '../capture/index.js';
 import {
   opcodeName, payloadBytes, payloadText, statusMark,
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
 import { grpcStatusText, messageKindOf, sseFacts, streamEndText } from './streams.js';
-import { grpcShown, shownInline } from './grpc-tree.js';
+import { grpcSchemaAt, grpcShown, shownInline, type GrpcSchemaOf } from './grpc-tree.js';
 
 /** How to render. */
 export interface Style {
@@ -14,6 +14,8 @@ export interface Style {
   color: boolean;
   /** Line width to fit (columns). */
   width: number;
+  /** The .proto files that name gRPC messages' fields (the config's normalize.proto); absent: field numbers. */
+  proto?: ProtoSchema;
 }
 
 const ANSI = { dim: '2', red: '31', green: '32', yellow: '33', cyan: '36', bold: '1' } as const;
@@ -60,8 +62,8 @@ export function clip(text: string, width: number): string {
   return chars.length <= width ? text : chars.slice(0, Math.max(0, width - 1)).join('') + '…';
 }
 
-/** A one-line preview of a message's payload. */
-export function preview(m: HarWebSocketMessage): string {
+/** A one-line preview of a message's payload; a gRPC message's fields named when `schemaOf` defines its method. */
+export function preview(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf): string {
   if (m.type === 'error') {
     const code = (m._bb as { error?: unknown } | undefined)?.error;
     return `${typeof code === 'string' ? `${code}: ` : ''}${escapeControls(m.data)}`;
@@ -72,7 +74,7 @@ export function preview(m: HarWebSocketMessage): string {
     return `${sse.event !== 'message' ? `event ${escapeControls(sse.event)}` : 'message'}${sse.id ? ` id ${escapeControls(sse.id)}` : ''}: ${escapeControls(m.data)}`;
   }
   // A gRPC message reads as its decoded protobuf when it is one (grpc-tree.ts), else as hex below.
-  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m) : undefined;
+  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m, schemaOf) : undefined;
   if (grpc) return escapeControls(shownInline(grpc));
   if (m.opcode === 1 || m.opcode === 8 || m.opcode === 9 || m.opcode === 10) {
     const text = payloadText(m);
@@ -89,8 +91,8 @@ const arrow = (m: HarWebSocketMessage, style: Style): string => {
   return ' ';
 };
 
-/** One message line: seq, [connection], time since open, arrow, opcode, size, preview. */
-export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string): string {
+/** One message line: seq, [connection], time since open, arrow, opcode, size, preview; `url` (the stream's) picks a gRPC method's types in style.proto. */
+export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Style, connection?: string, url?: string): string {
   const seq = typeof m._bb?.seq === 'number' ? String(m._bb.seq) : '-';
   const op = messageKindOf(m, opcodeName);
   // A message cut at the body cap shows its whole size, and its preview says how much was kept.
@@ -107,7 +109,7 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
   const head = parts.join(' ');
   const used = visibleLength(head) + 2;
   const cut = whole !== undefined ? paint(style, 'dim', `(recorded ${formatSize(m._bb!.truncated!)}) `) : '';
-  return `${head}  ${cut}${clip(preview(m), Math.max(10, style.width - used - visibleLength(cut)))}`;
+  return `${head}  ${cut}${clip(preview(m, grpcSchemaAt(style.proto, url)), Math.max(10, style.width - used - visibleLength(cut)))}`;
 }
 
 /** The heading line of one connection; `label` (lanes.ts) stands in for a URL too long for the line, so what tells it apart stays. */
@@ -129,7 +131,7 @@ export function framesText(conns: WsConnectionView[], totals: Map<string, number
   for (const [i, c] of conns.entries()) {
     if (lines.length > 0) lines.push('');
     lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length, labels[i]));
-    for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style));
+    for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style, undefined, c.url));
   }
   return lines;
 }
@@ -138,7 +140,7 @@ export function framesText(conns: WsConnectionView[], totals: Map<string, number
 export function timelineText(events: TimelineEvent[], style: Style): string[] {
   const start = Math.min(...events.map(eventTime).filter(Number.isFinite));
   return events.map((ev) => {
-    if (ev.kind === 'ws') return messageLine(ev.message, start, style, ev.connection);
+    if (ev.kind === 'ws') return messageLine(ev.message, start, style, ev.connection, ev.url);
     const seq = paint(style, 'dim', (ev.seq !== undefined ? String(ev.seq) : '-').padStart(6));
     const what = ev.kind === 'request'
       ? `${paint(style, 'yellow', 'http')} ${ev.method} ${ev.url}`

@@ -4,10 +4,10 @@
 // row's whole payload. Pure: ordering and the --conn/--url/--type/--opcode/
 // --grep filters are the frames model's own (timeline(), wsConnections(),
 // filterConnections()); this file only adds --page and the layout facts.
-import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
+import type { Har, HarEntry, HarWebSocketMessage, ProtoSchema } from '../capture/index.js';
 import { entryError, entryErrorBy, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, statusMark, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
 import { messageKindOf } from './streams.js';
-import { grpcShown, shownLines } from './grpc-tree.js';
+import { grpcSchemaAt, grpcShown, shownLines, type GrpcSchemaOf } from './grpc-tree.js';
 import { laneLabels, type LaneLabel } from './lanes.js';
 import { clip, formatSize, preview } from './format.js';
 
@@ -93,6 +93,8 @@ export interface DiagramOptions {
   previewWidth?: number;
   /** HTTP bodies shown in the panel are cut past this many characters (default 256 KiB). */
   maxHttpBody?: number;
+  /** The .proto files that name gRPC messages' fields (the config's normalize.proto); absent: field numbers. */
+  proto?: ProtoSchema;
 }
 
 /** The page title an entry or message belongs to, resolving ids through log.pages. */
@@ -150,12 +152,12 @@ function headOf(m: HarWebSocketMessage, width: number): HarWebSocketMessage {
   return text && m.data.length > keep ? { ...m, data: m.data.slice(0, keep) } : m;
 }
 
-function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: DiagramRow; payload: DiagramPayload } {
+function wsRow(m: HarWebSocketMessage, lane: number, width: number, schemaOf?: GrpcSchemaOf): { row: DiagramRow; payload: DiagramPayload } {
   const size = m.type === 'error' ? -1 : (m._bb?.truncated !== undefined ? m._bb.size : undefined) ?? payloadBytes(m).length;
   const direction = m.type === 'error' ? m._bb?.direction : m.type;
   const row: DiagramRow = {
     lane, dir: direction === 'send' ? 'send' : 'receive', kind: 'ws', opcode: m.opcode, time: m.time, size,
-    label: `${messageKindOf(m, opcodeName)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width)), width)}`.trimEnd(),
+    label: `${messageKindOf(m, opcodeName)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width), schemaOf), width)}`.trimEnd(),
   };
   if (m._bb?.seq !== undefined) row.seq = m._bb.seq;
   if (m.type === 'error') row.error = m._bb?.error ?? 'unparsable frame';
@@ -167,7 +169,7 @@ function wsRow(m: HarWebSocketMessage, lane: number, width: number): { row: Diag
     if (m._bb.size !== undefined) payload.size = m._bb.size;
   }
   // A gRPC message's decoded protobuf, shown above its hex dump.
-  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m) : undefined;
+  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m, schemaOf) : undefined;
   if (grpc) payload.decoded = shownLines(grpc).join('\n');
   return { row, payload };
 }
@@ -220,7 +222,7 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
   const httpLane = opts.http ? lanes.push({ kind: 'http', id: 'HTTP', url: '', name: 'HTTP', label: { where: 'plain HTTP entries', differs: '' }, rows: 0 }) - 1 : -1;
   const laneOfConnection = new Map<string, number>();
   const laneOfEntry = new Map<number, number>();
-  const labels = laneLabels(conns);
+  const labels = laneLabels(conns, opts.proto);
   for (const [k, c] of conns.entries()) {
     const name = c.grpc ? `grpc call ${c.id}` : c.sse ? `sse stream ${c.id}` : `connection ${c.id}`;
     const lane = lanes.push({ kind: 'ws', id: c.id, url: c.url, name, label: labels[k]!, entry: c.entry, rows: 0 }) - 1;
@@ -239,7 +241,7 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
     if (ev.kind === 'ws') {
       const lane = laneOfConnection.get(ev.connection);
       if (lane === undefined) continue;
-      drawn = wsRow(ev.message, lane, width);
+      drawn = wsRow(ev.message, lane, width, grpcSchemaAt(opts.proto, ev.url));
       const p = page(messagePageId(ev.message, e));
       if (p !== undefined) drawn.row.page = p;
     } else {

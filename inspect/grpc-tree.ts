@@ -36,6 +36,18 @@ export interface GrpcSchemaOf {
   path: string;
 }
 
+/** A call's schema from the run's .proto files (none: field numbers) and the call's URL (its path names the method). */
+export function grpcSchemaAt(schema: ProtoSchema | undefined, url: string | undefined): GrpcSchemaOf | undefined {
+  if (!schema || url === undefined) return undefined;
+  let path = url;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    // A HAR from elsewhere may hold a bare path: it is the path.
+  }
+  return { schema, path };
+}
+
 /** The parts of a gRPC message (HarGrpcMessage, or grpcAsMessage's row) decoding needs. */
 type GrpcPayload = Pick<HarWebSocketMessage, 'data' | 'type'> & { _bb?: { truncated?: number; undecoded?: string } };
 

@@ -11,4 +11,4 @@ export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './
 export { framesHtml } from './frames-html.js';
 export { laneLabels, laneLabelText } from './lanes.js';
 export { FRAMES_SEARCH_SCRIPT } from './frames-search.js';
-export { grpcShown, type ShownMessage } from './grpc-tree.js';
+export { grpcShown, grpcSchemaAt, type ShownMessage, type GrpcSchemaOf } from './grpc-tree.js';

@@ -6,7 +6,9 @@
 // the values part ways (a shared prefix is elided, never the difference).
 // Pure: from connections (wsConnections()) to labels; `bb frames --html` and
 // the live UI use the same.
+import type { ProtoSchema } from '../capture/index.js';
 import { clip, preview } from './format.js';
+import { grpcSchemaAt } from './grpc-tree.js';
 import type { WsConnectionView } from './model.js';
 
 /** A lane's label in two parts: where (host and path) and what tells it from lanes with the same where. */
@@ -41,7 +43,7 @@ function fromDifference(values: string[]): string[] {
 }
 
 /** What differs among lanes that share host and path: query parameters, else the first differing message. */
-function differences(group: Array<{ query: Array<[string, string]>; conn: Pick<WsConnectionView, 'messages'> }>): string[] {
+function differences(group: Array<{ query: Array<[string, string]>; conn: Pick<WsConnectionView, 'url' | 'messages'> }>, proto?: ProtoSchema): string[] {
   const keys = [...new Set(group.flatMap((g) => g.query.map(([k]) => k)))];
   const valueOf = (g: (typeof group)[number], k: string): string => g.query.find(([key]) => key === k)?.[1] ?? '';
   const differing = keys.filter((k) => new Set(group.map((g) => valueOf(g, k))).size > 1);
@@ -52,7 +54,7 @@ function differences(group: Array<{ query: Array<[string, string]>; conn: Pick<W
   for (let m = 0; m < MESSAGES_COMPARED; m++) {
     const texts = group.map((g) => {
       const msg = g.conn.messages[m];
-      return msg === undefined ? '' : preview(msg);
+      return msg === undefined ? '' : preview(msg, grpcSchemaAt(proto, g.conn.url));
     });
     if (texts.every((t) => t === '')) break;
     if (new Set(texts).size > 1) return fromDifference(texts).map((t, i) => (group[i]!.conn.messages[m] ? `“${t}”` : ''));
@@ -60,15 +62,15 @@ function differences(group: Array<{ query: Array<[string, string]>; conn: Pick<W
   return group.map(() => '');
 }
 
-/** The labels of lanes, in the order given: host and path, and what tells each from the lanes sharing them. */
-export function laneLabels(conns: ReadonlyArray<Pick<WsConnectionView, 'url' | 'messages'>>): LaneLabel[] {
+/** The labels of lanes, in the order given: host and path, and what tells each from the lanes sharing them (a gRPC message's fields named by `proto`). */
+export function laneLabels(conns: ReadonlyArray<Pick<WsConnectionView, 'url' | 'messages'>>, proto?: ProtoSchema): LaneLabel[] {
   const parsed = conns.map((conn) => ({ ...whereOf(conn.url), conn }));
   const groups = new Map<string, number[]>();
   parsed.forEach((p, i) => groups.set(p.where, [...(groups.get(p.where) ?? []), i]));
   const labels: LaneLabel[] = parsed.map((p) => ({ where: p.where, differs: clip(p.search, SHOWN * 2) }));
   for (const members of groups.values()) {
     if (members.length < 2) continue;
-    const diffs = differences(members.map((i) => parsed[i]!));
+    const diffs = differences(members.map((i) => parsed[i]!), proto);
     members.forEach((i, k) => { labels[i]!.differs = diffs[k]!; });
   }
   return labels;

@@ -11,8 +11,8 @@
 //                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download)
-import type { HarEntry, LiveCapture, LiveRow } from '../capture/index.js';
-import { grpcShown, type ShownMessage } from '../inspect/index.js';
+import type { HarEntry, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
+import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 
 /** One recording the view shows. */
@@ -21,6 +21,8 @@ export interface LiveSource {
   label: string;
   /** Its live capture (Recording.live()). */
   live: LiveCapture;
+  /** The .proto files that name its gRPC messages' fields (the config's normalize.proto); absent: field numbers. */
+  proto?: ProtoSchema;
 }
 
 /** How often an open exchange whose body grows is sent again, at most. */
@@ -55,17 +57,17 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const source = m ? sources.find((s) => s.label === m[1]) : undefined;
       const seq = m ? Number(m[2]) : NaN;
       if (!source) return undefined;
-      const { label, live } = source;
+      const { label, live, proto } = source;
       const row = live.rows().find((r) => r.seq === seq);
       const entry = live.entry(seq);
       if (!row || !entry) return undefined;
       const shown: Array<ShownMessage | null> = [];
-      send(entryEvent(label, row, entry, shown));
+      send(entryEvent(label, row, entry, shown, proto));
       let timer: NodeJS.Timeout | undefined;
       const resend = (): void => {
         timer = undefined;
         const now = live.rows().find((r) => r.seq === seq);
-        send(entryEvent(label, now, live.entry(seq), shown));
+        send(entryEvent(label, now, live.entry(seq), shown, proto));
       };
       const stop = live.on((event) => {
         if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
@@ -86,14 +88,15 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
  * An exchange's entry event; a gRPC call's messages also decoded (grpc-tree.ts:
  * null where one shows as hex). `shown` keeps what earlier events decoded: a
  * call's messages only grow, so only the new ones (and the last, which a cut
- * may have changed) are decoded again.
+ * may have changed) are decoded again; with `proto`, named where it defines the call's method.
  */
-function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined, shown: Array<ShownMessage | null>): UiEvent {
+function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined, shown: Array<ShownMessage | null>, proto?: ProtoSchema): UiEvent {
   const event: UiEvent = { type: 'entry', label, row, entry };
   const messages = entry?._grpcMessages;
   if (messages) {
     shown.length = Math.min(shown.length, Math.max(0, messages.length - 1));
-    for (let i = shown.length; i < messages.length; i++) shown.push(grpcShown(messages[i]!) ?? null);
+    const schemaOf = grpcSchemaAt(proto, entry!.request.url);
+    for (let i = shown.length; i < messages.length; i++) shown.push(grpcShown(messages[i]!, schemaOf) ?? null);
     event['grpc'] = shown.slice();
   }
   return event;

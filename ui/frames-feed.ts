@@ -16,9 +16,9 @@
 //
 // A frame carries at most PREVIEW characters of its payload (the exchange's
 // own view has it whole): a tab of 100,000 frames stays a few MB.
-import type { HarWebSocketMessage, LiveCapture, LiveRow } from '../capture/index.js';
+import type { HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
 import {
-  grpcAsMessage, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
+  grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
 } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 import type { LiveSource } from './capture-feed.js';
@@ -55,13 +55,14 @@ interface Frame {
   strings?: string;
 }
 
-const frameOf = (m: HarWebSocketMessage, seq = m._bb?.seq ?? 0): Frame => {
+/** A message as a frame; `schemaOf` names a gRPC message's fields (its call's method in the run's .proto files). */
+const frameOf = (m: HarWebSocketMessage, seq = m._bb?.seq ?? 0, schemaOf?: GrpcSchemaOf): Frame => {
   const frame: Frame = { seq, time: m.time, type: m.type, opcode: m.opcode, data: m.data.slice(0, PREVIEW), length: m.data.length };
   if (m.opcode === 8) frame.close = { code: m._bb?.code, reason: m._bb?.reason };
   const kind = messageKindOf(m, opcodeName);
   if (kind === 'sse' || kind === 'grpc') {
     frame.kind = kind;
-    frame.text = preview(m).slice(0, PREVIEW);
+    frame.text = preview(m, schemaOf).slice(0, PREVIEW);
     if (kind === 'grpc') frame.strings = (Buffer.from(m.data, 'base64').toString('latin1').match(/[\x20-\x7e]{3,}/g) ?? []).join(' ').slice(0, PREVIEW);
   }
   return frame;
@@ -86,6 +87,7 @@ class SourceFrames {
     private readonly label: string,
     private readonly live: LiveCapture,
     private readonly send: (event: UiEvent) => void,
+    private readonly proto?: ProtoSchema,
   ) {}
 
   /** Everything so far, frames in bb's order; lanes labelled at once. */
@@ -137,7 +139,7 @@ class SourceFrames {
     if (this.relabelTimer) clearTimeout(this.relabelTimer);
   }
 
-  private message(exchange: number, m: HarWebSocketMessage, emit: (exchange: number, frame: Frame) => void): void {
+  private message(exchange: number, m: HarWebSocketMessage, emit: (exchange: number, frame: Frame) => void, url?: string): void {
     const seq = m._bb?.seq;
     if (seq !== undefined) this.placer.add(seq, m.time);
     const lane = this.lanes.get(exchange);
@@ -145,7 +147,7 @@ class SourceFrames {
       lane.messages.push(m);
       this.scheduleRelabel();
     }
-    emit(exchange, frameOf(m, seq ?? this.placer.place(m.time, exchange)));
+    emit(exchange, frameOf(m, seq ?? this.placer.place(m.time, exchange), grpcSchemaAt(this.proto, url)));
   }
 
   // An SSE stream's or gRPC call's messages not sent yet; a gRPC message still cut short waits for its end.
@@ -162,7 +164,7 @@ class SourceFrames {
       if (seen[m.type]++ < sent[m.type]) continue;
       if (entry._bb?.inFlight && (m._bb as { truncated?: number } | undefined)?.truncated !== undefined) break;
       sent[m.type]++;
-      this.message(exchange, m, emit);
+      this.message(exchange, m, emit, entry.request.url);
     }
   }
 
@@ -176,7 +178,7 @@ class SourceFrames {
   // `bb frames`'s labels over every lane of this recording; a lane whose label changed is told again.
   private relabel(tell: boolean): void {
     const lanes = [...this.lanes.values()];
-    const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })));
+    const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })), this.proto);
     lanes.forEach((lane, i) => {
       const text = this.textOf(lane.row, labels[i]!);
       if (text === lane.text) return;
@@ -196,7 +198,7 @@ export function framesFeed(sources: LiveSource[]): UiFeed {
     name: 'frames',
     open(_key, send) {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
-      const states = sources.map(({ label, live }) => new SourceFrames(label, live, send));
+      const states = sources.map(({ label, live, proto }) => new SourceFrames(label, live, send, proto));
       states.forEach((s) => s.snapshot());
       const stops = sources.map(({ live }, i) => live.on((event) => states[i]!.onEvent(event)));
       return () => {

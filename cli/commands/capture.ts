@@ -16,6 +16,7 @@ import { bindRecording, type BoundRecording, type Recording } from '../../scenar
 import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
+import { loadConfigProtoSchema } from '../../diff/index.js';
 
 /** "1 entry", "2 entries". */
 function plural(n: number, one: string, many: string): string {
@@ -95,6 +96,7 @@ export const captureCommand: BbCommand = {
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
       .option('ui', { type: 'string', describe: 'serve a live web view of the exchanges on loopback (default a free port; --ui 127.0.0.1:8090)' })
+      .option('config', { type: 'string', describe: "with --ui: bb diff's config, whose normalize.proto names gRPC messages' fields in the view" })
       .option('listen-tls', { type: 'boolean', default: false, describe: "terminate clients' TLS with a leaf from bb's CA in front of an https --target (ALPN mirrored: h2 clients get h2)" })
       .option('xfwd', { type: 'boolean', default: false, describe: 'add X-Forwarded-For/-Proto/-Host' })
       .option('change-origin', { type: 'boolean', default: false, describe: 'send the target host as Host' })
@@ -121,6 +123,9 @@ export const captureCommand: BbCommand = {
     if (ui) checkUiAddress(ui.host);
     const rotate = argv.rotate !== undefined ? parseRotate(argv.rotate) : undefined;
     if (rotate && ui) throw new BbError('BB_ROTATE_LIVE', 'bb capture --ui follows one capture per target: leave out --rotate to watch it live, or --ui to rotate it');
+    if (argv.config !== undefined && !ui) throw new BbError('BB_USAGE', 'bb capture reads --config for the live view only (gRPC field names): add --ui, or leave out --config');
+    // Read before any port is bound: a bad config or .proto file stops the capture with one line.
+    const proto = typeof argv.config === 'string' ? await loadConfigProtoSchema(argv.config) : undefined;
     const quiet = Boolean(argv.quiet);
     const color = useColor(process.stdout, environment.color);
     const bbHome = environment.home.path;
@@ -219,7 +224,7 @@ export const captureCommand: BbCommand = {
       if (admin) adminServer = await startAdmin(admin, adminTargets);
       for (const b of bound) handles.push(await b.record());
       if (ui) {
-        const feeds = captureFeeds(handles.map((h) => ({ label: h.label, live: h.live() })));
+        const feeds = captureFeeds(handles.map((h) => ({ label: h.label, live: h.live(), ...(proto ? { proto } : {}) })));
         uiServer = await startUi({ listen: ui, title: `bb capture: ${handles.map((h) => h.label).join(', ')}`, views: CAPTURE_VIEWS, feeds });
       }
     } catch (err) {

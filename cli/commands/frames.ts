@@ -1,6 +1,7 @@
 // bb frames FILE [--conn ID | --url GLOB] [--type send|receive] [--opcode text,binary,ping,pong,close]
-//                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]]
-// The WebSocket connections, gRPC calls and SSE streams of any HAR and their messages in order; --follow tails a running capture.
+//                [--grep REGEX] [--page STEP] [--timeline] [--json] [--follow] [--html FILE [--time]] [--config FILE]
+// The WebSocket connections, gRPC calls and SSE streams of any HAR and their messages in order; --follow tails a running capture;
+// --config's normalize.proto files (bb diff's) name gRPC messages' fields.
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { BbCommand } from '../command.js';
@@ -15,6 +16,8 @@ import {
   type FrameFilter,
 } from '../../inspect/index.js';
 import { BbError } from '../../core/index.js';
+import { loadConfigProtoSchema } from '../../diff/index.js';
+import type { ProtoSchema } from '../../capture/index.js';
 
 /** --opcode: names or numbers, comma separated. */
 function parseOpcodes(value: unknown): number[] | undefined {
@@ -57,11 +60,11 @@ function givenFilters(argv: Record<string, unknown>, names: readonly string[]): 
 const CONNECTION_FILTERS = ['conn', 'url'] as const;
 const MESSAGE_FILTERS = ['type', 'opcode', 'grep'] as const;
 
-async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment): Promise<number> {
+async function printCapture(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment, proto?: ProtoSchema): Promise<number> {
   const har = await readCapture(file, { allowIncomplete: true });
   const page = argv['page'] === undefined ? undefined : String(argv['page']);
-  if (argv['html'] !== undefined) return writeHtml(har, file, filter, page, argv);
-  const style = stdoutStyle(environment);
+  if (argv['html'] !== undefined) return writeHtml(har, file, filter, page, argv, proto);
+  const style = { ...stdoutStyle(environment), ...(proto ? { proto } : {}) };
   const all = wsConnections(har);
   if (argv['timeline']) {
     const events = filterTimelineByPage(timeline(har, filter), har, page);
@@ -84,7 +87,7 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
     return 0;
   }
   const totals = new Map(all.map((c) => [c.id, c.messages.length]));
-  printLines(framesText(conns, totals, style, laneLabels(conns).map(laneLabelText)));
+  printLines(framesText(conns, totals, style, laneLabels(conns, proto).map(laneLabelText)));
   if (conns.length === 0) {
     // Say which filter emptied the list: the connection filters, or the message filters within them.
     const byConnection = all.filter((c) => connectionMatches(c, filter));
@@ -95,8 +98,8 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
 }
 
 /** --html FILE: the sequence diagram page (inspect/frames-html.ts). */
-async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: string, filter: FrameFilter, page: string | undefined, argv: Record<string, unknown>): Promise<number> {
-  const diagram = framesDiagram(har, filter, { http: Boolean(argv['timeline']), ...(page !== undefined ? { page } : {}) });
+async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: string, filter: FrameFilter, page: string | undefined, argv: Record<string, unknown>, proto?: ProtoSchema): Promise<number> {
+  const diagram = framesDiagram(har, filter, { http: Boolean(argv['timeline']), ...(page !== undefined ? { page } : {}), ...(proto ? { proto } : {}) });
   const given = ['conn', 'url', 'type', 'opcode', 'grep', 'page']
     .filter((k) => argv[k] !== undefined).map((k) => `--${k} ${String(argv[k])}`).join(' ');
   const html = framesHtml(diagram, { title: `bb frames ${basename(file)}`, byTime: Boolean(argv['time']), filters: given });
@@ -105,13 +108,13 @@ async function writeHtml(har: Awaited<ReturnType<typeof readCapture>>, file: str
   return 0;
 }
 
-async function follow(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment): Promise<number> {
+async function follow(file: string, filter: FrameFilter, argv: Record<string, unknown>, environment: BbEnvironment, proto?: ProtoSchema): Promise<number> {
   const paths = journalPaths(file);
   if (!existsSync(paths.journal)) {
-    if (existsSync(paths.out)) return printCapture(paths.out, filter, argv, environment);
+    if (existsSync(paths.out)) return printCapture(paths.out, filter, argv, environment, proto);
     throw new BbError('BB_NO_CAPTURE', `no running capture at ${paths.out}: neither ${paths.journal} nor ${paths.out} exists; check the path given to bb capture --out.`);
   }
-  const style = stdoutStyle(environment);
+  const style = { ...stdoutStyle(environment), ...(proto ? { proto } : {}) };
   const json = Boolean(argv['json']);
   const controller = new AbortController();
   const stop = (): void => controller.abort();
@@ -124,7 +127,7 @@ async function follow(file: string, filter: FrameFilter, argv: Record<string, un
       if (json) {
         process.stdout.write(JSON.stringify({ kind: 'ws', connection: ev.connection, exchange: ev.exchange, url: ev.url, message: ev.message }) + '\n');
       } else {
-        process.stdout.write(messageLine(ev.message, ev.openedAt, style, ev.connection) + '\n');
+        process.stdout.write(messageLine(ev.message, ev.openedAt, style, ev.connection, ev.url) + '\n');
       }
       return;
     }
@@ -171,6 +174,7 @@ export const framesCommand: BbCommand = {
       .option('html', { type: 'string', nargs: 1, describe: 'write the frame order as a sequence diagram, one self-contained page, to FILE ("-" = stdout)' })
       .option('time', { type: 'boolean', default: false, describe: 'with --html: space rows by time instead of one row per message' })
       .option('force', { type: 'boolean', default: false, describe: 'with --html: overwrite FILE if it exists' })
+      .option('config', { type: 'string', describe: "bb diff's config: its normalize.proto files name gRPC messages' fields" })
       .conflicts('conn', 'url'),
   run: async (argv, environment) => {
     const file = String(argv['file']);
@@ -178,6 +182,7 @@ export const framesCommand: BbCommand = {
     if (argv['html'] !== undefined && (argv['json'] || argv['follow'])) {
       throw new BbError('BB_FRAMES_HTML_CONFLICT', `--html draws a finished capture as a page: drop ${argv['json'] ? '--json' : '--follow'}, or run it separately.`);
     }
-    return argv['follow'] ? follow(file, filter, argv, environment) : printCapture(file, filter, argv, environment);
+    const proto = typeof argv['config'] === 'string' ? await loadConfigProtoSchema(argv['config']) : undefined;
+    return argv['follow'] ? follow(file, filter, argv, environment, proto) : printCapture(file, filter, argv, environment, proto);
   },
 };

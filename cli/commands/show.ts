@@ -1,5 +1,5 @@
 // bb show FILE [--method M] [--status 4xx] [--url GLOB] [--page NAME] [--ws] [--json]
-// bb show FILE --entry '#N' [--body | --json]
+// bb show FILE --entry '#N' [--body [--config FILE] | --json]   (--config: bb diff's, its .proto files name gRPC fields)
 // One line per entry of any HAR: #<seq>, time, method, status, sizes, duration, page, WS messages, URL;
 // or one exchange whole.
 import type { BbCommand } from '../command.js';
@@ -9,6 +9,7 @@ import { readCapture } from '../../capture/index.js';
 import { entryRows, exchangeText, filterRows, findExchange, isExchangeName, showText, type EntryFilter } from '../../inspect/index.js';
 import type { Har } from '../../capture/index.js';
 import { BbError } from '../../core/index.js';
+import { loadConfigProtoSchema } from '../../diff/index.js';
 
 const list = (value: unknown): string[] =>
   String(value).split(',').map((s) => s.trim()).filter(Boolean);
@@ -30,7 +31,7 @@ function filterOf(argv: Record<string, unknown>): EntryFilter {
 const FILTERS = ['method', 'status', 'url', 'page', 'ws'] as const;
 
 /** `bb show FILE --entry '#N'`: one exchange whole (--json: its HAR entry as written). */
-function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>, environment: BbEnvironment): number {
+async function showOne(har: Har, file: string, wanted: string, argv: Record<string, unknown>, environment: BbEnvironment): Promise<number> {
   const found = findExchange(har, wanted);
   if (!found) {
     throw new BbError('BB_NO_ENTRY', `${file} has no exchange ${wanted.startsWith('#') ? wanted : `#${wanted}`}: bb show ${file} lists them`);
@@ -39,7 +40,8 @@ function showOne(har: Har, file: string, wanted: string, argv: Record<string, un
     process.stdout.write(JSON.stringify(found.entry) + '\n');
     return 0;
   }
-  printLines(exchangeText(found.entry, found.index, stdoutStyle(environment), { body: Boolean(argv['body']) }));
+  const proto = typeof argv['config'] === 'string' ? await loadConfigProtoSchema(argv['config']) : undefined;
+  printLines(exchangeText(found.entry, found.index, { ...stdoutStyle(environment), ...(proto ? { proto } : {}) }, { body: Boolean(argv['body']) }));
   return 0;
 }
 
@@ -56,7 +58,8 @@ export const showCommand: BbCommand = {
       .option('ws', { type: 'boolean', default: false, describe: 'only WebSocket connections' })
       .option('entry', { type: 'string', describe: "one exchange whole, by its number: '#4' (request, response, headers)" })
       .option('body', { type: 'boolean', default: false, describe: 'with --entry: also the bodies (decoded, JSON pretty-printed), SSE events, WebSocket messages' })
-      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document: { entries: [...] }; with --entry, the HAR entry' }),
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document: { entries: [...] }; with --entry, the HAR entry' })
+      .option('config', { type: 'string', describe: "with --entry --body: bb diff's config, whose normalize.proto names gRPC messages' fields" }),
   run: async (argv, environment) => {
     const file = String(argv['file']);
     const filter = filterOf(argv);
@@ -65,6 +68,7 @@ export const showCommand: BbCommand = {
       throw new BbError('BB_BAD_ENTRY', `--entry takes an exchange as bb show lists it, like '#4', got '${wanted}'`);
     }
     if (argv['body'] && wanted === undefined) throw new BbError('BB_USAGE', "--body goes with --entry: bb show CAPTURE --entry '#4' --body");
+    if (argv['config'] !== undefined && !argv['body']) throw new BbError('BB_USAGE', "--config names gRPC fields in the messages --body lists: bb show CAPTURE --entry '#4' --body --config bb.config.json");
     const har = await readCapture(file, { allowIncomplete: true });
     if (wanted !== undefined) return showOne(har, file, wanted, argv, environment);
     const all = entryRows(har);

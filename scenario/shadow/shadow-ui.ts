@@ -16,7 +16,8 @@
 // are compared with the entry. Without --config they refuse with a sentence
 // that says so: the file a later `bb diff --config` reads must be one the
 // user named.
-import { addToConfigFile, knownForFinding, noiseRules, type Difference } from '../../diff/index.js';
+import { existsSync } from 'node:fs';
+import { addToConfigFile, knownForFinding, loadConfigProtoSchema, noiseRules, type Difference } from '../../diff/index.js';
 import { BbError } from '../../core/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { CAPTURE_VIEWS, captureFeeds, startUi, type UiAction, type UiFeed, type UiServer } from '../../ui/index.js';
@@ -40,10 +41,12 @@ export interface ShadowUiSource {
 const TARGETS: TargetName[] = ['primary', 'candidate', 'secondary'];
 
 /** Starts the live view of a shadow run on loopback. */
-export function startShadowUi(listen: { host?: string; port?: number }, source: ShadowUiSource): Promise<UiServer> {
+export async function startShadowUi(listen: { host?: string; port?: number }, source: ShadowUiSource): Promise<UiServer> {
+  // The config's .proto files name the gRPC fields in the capture tabs (a config the page will create names none).
+  const proto = source.configPath !== undefined && existsSync(source.configPath) ? await loadConfigProtoSchema(source.configPath) : undefined;
   const captures = TARGETS.flatMap((label) => {
     const rec = source.recordings[label];
-    return rec ? [{ label, live: rec.live() }] : [];
+    return rec ? [{ label, live: rec.live(), ...(proto ? { proto } : {}) }] : [];
   });
   return startUi({
     listen,

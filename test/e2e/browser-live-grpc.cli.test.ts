@@ -13,7 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM } from '../helpers/browser-app.js';
-import { liveViewUrl, openLiveView } from '../helpers/live-view.js';
+import { liveViewUrl, openGrpcMessages as openMessages, openLiveView } from '../helpers/live-view.js';
 import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -98,18 +98,6 @@ before(async () => {
 });
 
 after(() => cleanups.run());
-
-/** Opens the exchange whose path is `path` in the capture view, on its messages tab; returns its decoded trees' rows as "name type value" lines. */
-async function openMessages(p: Page, path: string, trees: number): Promise<string[][]> {
-  await p.waitForFunction((q) => [...document.querySelectorAll('.list .row .c-path')].some((c) => c.textContent === q), path);
-  await p.evaluate((q) => [...document.querySelectorAll<HTMLElement>('.list .row .c-path')].find((c) => c.textContent === q)!.click(), path);
-  await p.waitForSelector('.detail .dtabs button[data-tab="messages"]');
-  await p.click('.detail .dtabs button[data-tab="messages"]');
-  await p.waitForFunction((n) => document.querySelectorAll('.detail .messages .proto').length === n, trees);
-  return p.$$eval('.detail .messages .proto', (boxes) =>
-    boxes.map((box) => [...box.querySelectorAll('.pf')].map((r) => [...r.children].map((c) => c.textContent).join(' '))),
-  );
-}
 
 test('an opened unary gRPC call shows its messages decoded: strings as text, nested fields, ints, repeated fields; the hex one click away', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');

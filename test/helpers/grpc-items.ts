@@ -4,6 +4,8 @@
 // `Store` succeeds and ends with the trailing metadata it is given.
 // itemsHandlers: Get, List, Sum and Chat (the four call kinds) for tests that
 // define their own service of Items (gRPC replay, bb shadow).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { Cleanups } from './cleanups.js';
@@ -105,4 +107,23 @@ export async function driveItems(port: number, deadlineMs?: number): Promise<num
   } finally {
     client.close();
   }
+}
+
+/** The service's .proto file, as a user of it would write one. */
+export const ITEMS_PROTO = `syntax = "proto3";
+package demo;
+message Item { string name = 1; int32 n = 2; }
+service Items {
+  rpc Lookup (Item) returns (Item);
+  rpc Store (Item) returns (Item);
+}
+`;
+
+/** Writes `dir`/protos/items.proto and `dir`/bb.config.json listing it in normalize.proto; the config's path. */
+export function writeItemsConfig(dir: string): string {
+  mkdirSync(join(dir, 'protos'), { recursive: true });
+  writeFileSync(join(dir, 'protos/items.proto'), ITEMS_PROTO);
+  const config = join(dir, 'bb.config.json');
+  writeFileSync(config, JSON.stringify({ normalize: { proto: ['protos/items.proto'] } }));
+  return config;
 }

@@ -49,3 +49,15 @@ export function captureViewFeeds(exchanges: UiFeed['open'], frames?: UiFeed['ope
     { name: 'frames', open: frames ?? ((_key, send) => (send({ type: 'captures', labels: ['capture'] }), () => {})) },
   ];
 }
+
+/** Opens the exchange whose path is `path` in the capture view, on its messages tab; its `trees` decoded gRPC messages' rows as "name type value" lines. */
+export async function openGrpcMessages(p: Page, path: string, trees: number): Promise<string[][]> {
+  await p.waitForFunction((q) => [...document.querySelectorAll('.list .row .c-path')].some((c) => c.textContent === q), path);
+  await p.evaluate((q) => [...document.querySelectorAll<HTMLElement>('.list .row .c-path')].find((c) => c.textContent === q)!.click(), path);
+  await p.waitForSelector('.detail .dtabs button[data-tab="messages"]');
+  await p.click('.detail .dtabs button[data-tab="messages"]');
+  await p.waitForFunction((n) => document.querySelectorAll('.detail .messages .proto').length === n, trees);
+  return p.$$eval('.detail .messages .proto', (boxes) =>
+    boxes.map((box) => [...box.querySelectorAll('.pf')].map((r) => [...r.children].map((c) => c.textContent).join(' '))),
+  );
+}

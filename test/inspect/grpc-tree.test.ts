@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtoSchema } from '../../capture/index.js';
-import { grpcShown, shownInline, shownLines } from '../../inspect/grpc-tree.js';
+import { grpcSchemaAt, grpcShown, shownInline, shownLines } from '../../inspect/grpc-tree.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -55,6 +55,11 @@ describe('grpcShown', () => {
     assert.equal(shownInline(grpcShown(msg('0a 01 61', 'send'), at)!), '{name: "a"}');
     // A method the files do not define: field numbers.
     assert.equal(shownInline(grpcShown(msg('0a 01 61'), { schema, path: '/shop.Catalog/Other' })!), '{1: "a"}');
+    // The method from a call's URL (a gateway prefix kept, as the schema reads it), or a bare path; none without a schema.
+    assert.deepEqual(grpcSchemaAt(schema, 'http://127.0.0.1:50051/api/shop.Catalog/Get'), { schema, path: '/api/shop.Catalog/Get' });
+    assert.equal(shownInline(grpcShown(msg('0a 01 61', 'send'), grpcSchemaAt(schema, 'http://127.0.0.1:50051/api/shop.Catalog/Get'))!), '{name: "a"}');
+    assert.deepEqual(grpcSchemaAt(schema, '/shop.Catalog/Get'), { schema, path: '/shop.Catalog/Get' });
+    assert.equal(grpcSchemaAt(undefined, 'http://127.0.0.1:50051/shop.Catalog/Get'), undefined);
     return cleanups.run();
   });
 });
