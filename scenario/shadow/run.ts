@@ -9,7 +9,9 @@
 // live comparison did.
 import { join, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import { existsSync } from 'node:fs';
 import { BbError, startModuleWorker } from '../../core/index.js';
+import { loadDiffConfig } from '../../diff/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
@@ -94,6 +96,8 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
   const segments = (side: TargetName) => (rotation ? { segments: rotation.options(side) } : {});
+  // A bad config is refused before any port is bound (the comparison worker reads it again, and again when it changes).
+  if (options.configPath && (options.ui === undefined || existsSync(options.configPath))) await loadDiffConfig(options.configPath);
   for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
     if (url !== undefined) await checkReachable(name, url);
   }

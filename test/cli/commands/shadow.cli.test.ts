@@ -2,12 +2,14 @@
 // no stack trace, and nothing is started or written.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
+const badConfig = tmp.path('bad-config.json');
+writeFileSync(badConfig, '{ "normalize": ');
 const base = ['shadow', '--primary', 'http://127.0.0.1:9', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')];
 
 describe('bb shadow: bad input', () => {
@@ -21,6 +23,7 @@ describe('bb shadow: bad input', () => {
     ['a --fail-on past 1', [...base, '--fail-on', '150%'], /--fail-on needs a share/],
     ['a --merge file that is not a report', ['shadow', '--merge', tmp.path('missing.json')], /cannot be read as JSON/],
     ['--rotate with --ui (one live view per target)', [...base, '--rotate', '10m', '--ui'], /--ui shows one capture per target: leave out --rotate/],
+    ['a --config that is not JSON (refused before the targets are tried)', [...base, '--config', badConfig], /bad-config\.json/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
   ];
   for (const [what, args, message] of cases) {
