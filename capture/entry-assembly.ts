@@ -41,6 +41,8 @@ export class EntryAssembler {
   private readonly open = new Map<number, ExchangeRecords>();
   /** Per open exchange: its WebSocket records past the first WS_HELD, as journal lines to read back. */
   private readonly later = new Map<number, LineRanges>();
+  /** WebSocket records held as objects across open exchanges (kept as records come and go: heldWsRecords is read once a record). */
+  private held = 0;
 
   /**
    * With `readBack`, WebSocket records past the first WS_HELD of an exchange
@@ -74,8 +76,12 @@ export class EntryAssembler {
       lines.bytes.push(bytes);
       return undefined;
     }
-    if (!addRecord(ex, r)) return undefined;
+    const before = ex.ws.length;
+    const ended = addRecord(ex, r);
+    this.held += ex.ws.length - before;
+    if (!ended) return undefined;
     this.open.delete(r.x);
+    this.held -= ex.ws.length;
     const later = this.deferReadBack ? this.later.get(r.x) : undefined;
     if (!later) return { kind: 'entry', exchange: this.whole(r.x, ex) };
     this.later.delete(r.x);
@@ -88,16 +94,25 @@ export class EntryAssembler {
     return ex;
   }
 
-  /** Exchanges that never ended, oldest first (a recovered capture keeps everything it saw). */
-  unfinished(): ExchangeRecords[] {
-    return [...this.open].map(([x, ex]) => this.whole(x, ex)).sort((a, b) => a.start!.seq - b.start!.seq);
+  /**
+   * Hands over the exchanges that never ended, oldest first (a recovered
+   * capture keeps everything it saw), and forgets them: one at a time, each
+   * read back whole only when its turn comes, so the writer holds one
+   * conversation's records at a time, not every open one's.
+   */
+  *unfinished(): Generator<ExchangeRecords> {
+    const order = [...this.open].sort(([, a], [, b]) => a.start!.seq - b.start!.seq).map(([x]) => x);
+    for (const x of order) {
+      const ex = this.open.get(x)!;
+      this.open.delete(x);
+      this.held -= ex.ws.length;
+      yield this.whole(x, ex);
+    }
   }
 
   /** WebSocket records held as objects now, across open exchanges (the rest are byte ranges). */
   heldWsRecords(): number {
-    let n = 0;
-    for (const ex of this.open.values()) n += ex.ws.length;
-    return n;
+    return this.held;
   }
 
   // The exchange with the records it did not hold read back, in journal order after the held ones.
