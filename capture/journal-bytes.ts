@@ -18,13 +18,16 @@ const SCAN_CHUNK = 1 << 20;
 /** Reads these journal lines' records back, in order (a line that no longer parses is left out). */
 export function readLineRanges(fd: number, lines: LineRanges): JournalRecord[] {
   const out: JournalRecord[] = [];
-  let window = Buffer.alloc(0);
+  // One buffer read into again and again (lines are decoded to strings at once): a conversation spread over a
+  // long journal takes many windows, and a fresh buffer each would pile up until the next GC.
+  let buf = Buffer.allocUnsafe(0);
+  let window = buf;
   let windowAt = 0;
   for (let i = 0; i < lines.at.length; i++) {
     const at = lines.at[i]!;
     const bytes = lines.bytes[i]!;
     if (at < windowAt || at + bytes > windowAt + window.length) {
-      const buf = Buffer.allocUnsafe(Math.max(bytes, READ_WINDOW));
+      if (buf.length < Math.max(bytes, READ_WINDOW)) buf = Buffer.allocUnsafe(Math.max(bytes, READ_WINDOW));
       window = buf.subarray(0, readSync(fd, buf, 0, buf.length, at));
       windowAt = at;
     }
