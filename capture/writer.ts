@@ -2,11 +2,12 @@
 // it replays the journal, writes each entry when its end record comes (so
 // entries are in completion order; HAR readers sort by startedDateTime), reads
 // bodies back from `.bodies` by offset, and writes pages, counts and log._bb
-// after the entries. An open WebSocket conversation keeps its first messages'
-// records and the journal byte ranges of the rest (entry-assembly.ts), read
-// back when its entry is written, so a capture closed with many long
-// conversations open holds one conversation's messages at a time. Writes a temporary file, fsyncs, then renames
-// (out-file.ts, the rule of every file bb writes): a reader never sees half a file.
+// after the entries. A WebSocket conversation keeps its first messages'
+// records and the journal byte ranges of the rest (entry-assembly.ts, as a
+// live follower does), read back when its entry is written, so a capture
+// closed with many long conversations open holds one conversation's messages
+// at a time. Writes a temporary file, fsyncs, then renames (out-file.ts, the
+// rule of every file bb writes): a reader never sees half a file.
 import { open, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { BbLogExt, HarPage } from './har.js';
