@@ -4,11 +4,13 @@
 // One place decides which record belongs to which exchange (to-har.ts's
 // addRecord says which part of it a record is, and whether it ends it), so
 // an entry built live is the entry the finished HAR holds.
-// A follower of a running capture can hand the assembler a way to read
-// records back from the journal: then a long WebSocket conversation holds
-// its first messages' records and only the byte ranges of the rest (16 bytes
-// a message, not a parsed record), read back when it closes, so memory stays
-// flat under a steady WebSocket load (docs/performance.md "shadow"). With
+// The writer and a follower of a running capture hand the assembler a way to
+// read records back from the journal (journal-bytes.ts): then a long
+// WebSocket conversation holds its first messages' records and only the byte
+// ranges of the rest (16 bytes a message, not a parsed record), read back
+// when it closes or is written unfinished, so memory stays flat under a
+// steady WebSocket load and a HAR is written one conversation at a time
+// (docs/performance.md "shadow"). With
 // `deferReadBack` it does not even read them back at the end: the exchange is
 // handed over with its ranges (`later`) and its reader calls readLater when it
 // needs the whole conversation, so conversations that end together are not
