@@ -4,11 +4,13 @@
 // One place decides which record belongs to which exchange (to-har.ts's
 // addRecord says which part of it a record is, and whether it ends it), so
 // an entry built live is the entry the finished HAR holds.
-// A follower of a running capture can hand the assembler a way to read
-// records back from the journal: then a long WebSocket conversation holds
-// its first messages' records and only the byte ranges of the rest (16 bytes
-// a message, not a parsed record), read back when it closes, so memory stays
-// flat under a steady WebSocket load (docs/performance.md "shadow"). With
+// The writer and a follower of a running capture hand the assembler a way to
+// read records back from the journal (journal-bytes.ts): then a long
+// WebSocket conversation holds its first messages' records and only the byte
+// ranges of the rest (16 bytes a message, not a parsed record), read back
+// when it closes or is written unfinished, so memory stays flat under a
+// steady WebSocket load and a HAR is written one conversation at a time
+// (docs/performance.md "shadow"). With
 // `deferReadBack` it does not even read them back at the end: the exchange is
 // handed over with its ranges (`later`) and its reader calls readLater when it
 // needs the whole conversation, so conversations that end together are not
@@ -41,6 +43,8 @@ export class EntryAssembler {
   private readonly open = new Map<number, ExchangeRecords>();
   /** Per open exchange: its WebSocket records past the first WS_HELD, as journal lines to read back. */
   private readonly later = new Map<number, LineRanges>();
+  /** WebSocket records held as objects across open exchanges (kept as records come and go: heldWsRecords is read once a record). */
+  private held = 0;
 
   /**
    * With `readBack`, WebSocket records past the first WS_HELD of an exchange
@@ -74,8 +78,12 @@ export class EntryAssembler {
       lines.bytes.push(bytes);
       return undefined;
     }
-    if (!addRecord(ex, r)) return undefined;
+    const before = ex.ws.length;
+    const ended = addRecord(ex, r);
+    this.held += ex.ws.length - before;
+    if (!ended) return undefined;
     this.open.delete(r.x);
+    this.held -= ex.ws.length;
     const later = this.deferReadBack ? this.later.get(r.x) : undefined;
     if (!later) return { kind: 'entry', exchange: this.whole(r.x, ex) };
     this.later.delete(r.x);
@@ -88,16 +96,25 @@ export class EntryAssembler {
     return ex;
   }
 
-  /** Exchanges that never ended, oldest first (a recovered capture keeps everything it saw). */
-  unfinished(): ExchangeRecords[] {
-    return [...this.open].map(([x, ex]) => this.whole(x, ex)).sort((a, b) => a.start!.seq - b.start!.seq);
+  /**
+   * Hands over the exchanges that never ended, oldest first (a recovered
+   * capture keeps everything it saw), and forgets them: one at a time, each
+   * read back whole only when its turn comes, so the writer holds one
+   * conversation's records at a time, not every open one's.
+   */
+  *unfinished(): Generator<ExchangeRecords> {
+    const order = [...this.open].sort(([, a], [, b]) => a.start!.seq - b.start!.seq).map(([x]) => x);
+    for (const x of order) {
+      const ex = this.open.get(x)!;
+      this.open.delete(x);
+      this.held -= ex.ws.length;
+      yield this.whole(x, ex);
+    }
   }
 
   /** WebSocket records held as objects now, across open exchanges (the rest are byte ranges). */
   heldWsRecords(): number {
-    let n = 0;
-    for (const ex of this.open.values()) n += ex.ws.length;
-    return n;
+    return this.held;
   }
 
   // The exchange with the records it did not hold read back, in journal order after the held ones.

@@ -2,17 +2,20 @@
 // it replays the journal, writes each entry when its end record comes (so
 // entries are in completion order; HAR readers sort by startedDateTime), reads
 // bodies back from `.bodies` by offset, and writes pages, counts and log._bb
-// after the entries. Writes a temporary file, fsyncs, then renames
-// (out-file.ts, the rule of every file bb writes): a reader never sees half a file.
-import { createReadStream } from 'node:fs';
-import { stat, type FileHandle } from 'node:fs/promises';
+// after the entries. A WebSocket conversation keeps its first messages'
+// records and the journal byte ranges of the rest (entry-assembly.ts, as a
+// live follower does), read back when its entry is written, so a capture
+// closed with many long conversations open holds one conversation's messages
+// at a time. Writes a temporary file, fsyncs, then renames (out-file.ts, the
+// rule of every file bb writes): a reader never sees half a file.
+import { open, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { BbLogExt, HarPage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
 import { buildEntry, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
+import { readLineRanges, scanJournal } from './journal-bytes.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
 import { openAtomic } from './out-file.js';
@@ -58,6 +61,8 @@ export interface WriteHarResult {
   dropped: number;
   /** Exchanges that had not ended, written as in flight. */
   open: number;
+  /** WebSocket records held as objects at most at once (open conversations' first messages and the entry being written). */
+  heldAtMost: number;
 }
 
 /** Streams a journal into a HAR file atomically. */
@@ -85,19 +90,29 @@ export async function writeHarFromJournal(opts: WriteHarOptions): Promise<WriteH
 }
 
 async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number | undefined): Promise<WriteHarResult> {
-  const input = createReadStream(opts.journalPath);
-  const journalBytes = opts.onProgress ? (await stat(opts.journalPath)).size : 0;
-  const progress = (): void => opts.onProgress?.({ entries: result.entries, journalBytesRead: input.bytesRead, journalBytes });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const journal = await open(opts.journalPath, 'r');
+  try {
+    return await replayJournal(opts, journal, out, bodiesFd);
+  } finally {
+    await journal.close();
+  }
+}
+
+async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: BufferedOut, bodiesFd: number | undefined): Promise<WriteHarResult> {
+  const journalBytes = opts.onProgress ? (await journal.stat()).size : 0;
+  let journalBytesRead = 0;
+  const progress = (): void => opts.onProgress?.({ entries: result.entries, journalBytesRead, journalBytes });
   let header: HeaderRecord | undefined;
   let ctx: EntryContext | undefined;
-  const assembler = new EntryAssembler();
+  // Records past an open conversation's first ones are read back from the journal by their ranges.
+  const assembler = new EntryAssembler((lines) => readLineRanges(journal.fd, lines));
   const pages: HarPage[] = [];
-  const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0 };
+  const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0, heldAtMost: 0 };
   let lastTs = 0;
   let first = true;
 
   const writeEntry = (ex: ExchangeRecords) => {
+    result.heldAtMost = Math.max(result.heldAtMost, assembler.heldWsRecords() + ex.ws.length);
     const entry = buildEntry(ex, ctx!);
     result.webSocketMessages += entry._webSocketMessages?.length ?? 0;
     out.write((first ? '\n' : ',\n') + JSON.stringify(entry));
@@ -106,11 +121,12 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
     if (result.entries % PROGRESS_EVERY === 0) progress();
   };
 
-  for await (const line of lines) {
+  // Returns a promise only when a batch of output is to be written first (most lines end no entry).
+  const onLine = (line: string, at: number, bytes: number): Promise<void> | undefined => {
     const rec = parseJournalLine(line);
     if (!rec) {
       if (line !== '') result.dropped++;
-      continue;
+      return undefined;
     }
     if (!header) {
       if (rec.r !== 'bb-journal') throw journalError(opts.journalPath, 'does not start with a bb journal header');
@@ -121,25 +137,30 @@ async function replay(opts: WriteHarOptions, out: BufferedOut, bodiesFd: number 
       const c = header.creator as { name?: unknown; version?: unknown } | undefined;
       const creator = c && typeof c.name === 'string' && typeof c.version === 'string' ? { name: c.name, version: c.version } : { name: 'bb', version: 'unknown' };
       out.write(`{"log":{"version":"1.2","creator":${JSON.stringify(creator)},"entries":[`);
-      continue;
+      return undefined;
     }
-    for (const r of unfoldRecord(rec as JournalRecord)) {
+    // A folded line's records (journal-fold.ts) are HTTP ones, never read back: only a line of one record gives its place.
+    const records = unfoldRecord(rec as JournalRecord);
+    for (const r of records) {
       if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
       if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
-      const done = assembler.feed(r);
+      const done = assembler.feed(r, records.length > 1 ? -1 : at, bytes);
+      result.heldAtMost = Math.max(result.heldAtMost, assembler.heldWsRecords());
       if (done?.kind === 'page') {
         pages.push({ startedDateTime: new Date(done.ts).toISOString(), id: done.id, title: done.title, pageTimings: {} });
       } else if (done?.kind === 'entry') {
         writeEntry(done.exchange);
-        await out.drain();
       }
     }
-  }
+    return out.drain();
+  };
+  await scanJournal(journal, onLine, (n) => (journalBytesRead = n));
   if (!header) throw journalError(opts.journalPath, 'is empty (no header record)');
   // What never ended goes in too, oldest first: a recovered capture keeps everything it saw.
   for (const ex of assembler.unfinished()) {
     writeEntry(ex);
     result.open++;
+    await out.drain();
   }
 
   const startedMs = Date.parse(header.startedDateTime);
@@ -202,9 +223,9 @@ class BufferedOut {
     this.size += s.length;
   }
 
-  /** Writes out once ~1 MiB is collected; awaiting it keeps memory bounded by one batch. */
-  async drain(): Promise<void> {
-    if (this.size >= 1 << 20) await this.flush();
+  /** Writes out once ~1 MiB is collected (undefined: nothing to wait for); awaiting it keeps memory bounded by one batch. */
+  drain(): Promise<void> | undefined {
+    return this.size >= 1 << 20 ? this.flush() : undefined;
   }
 
   /** Writes out everything collected, in order. */

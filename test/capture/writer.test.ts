@@ -1,0 +1,121 @@
+// Writing the HAR of a capture closed with several long WebSocket
+// conversations still open (a long `bb capture` or `bb shadow` run ends so):
+// the writer holds one conversation's messages at a time, not every open
+// one's, and writes the entries it would have written holding them all.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { once } from 'node:events';
+import { closeSync, copyFileSync, openSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket, { WebSocketServer } from 'ws';
+import { startProxy, FactBus } from '../../proxy/index.js';
+import { openCapture, redactorFor } from '../../capture/index.js';
+import { writeHarFromJournal, entryContext } from '../../capture/writer.js';
+import { EntryAssembler, WS_HELD } from '../../capture/entry-assembly.js';
+import { unfoldRecord } from '../../capture/journal-fold.js';
+import { parseJournalLine, type HeaderRecord, type JournalRecord } from '../../capture/journal.js';
+import { buildEntry } from '../../capture/to-har.js';
+import type { Har, HarEntry } from '../../capture/har.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const tmp = tempDir();
+
+/** Conversations still open when the capture is closed, and the messages each client sends (each echoed). */
+const OPEN = 4;
+const SENT = 300;
+
+/** The entries of a journal built with every open exchange held whole (no read-back): what the writer wrote before. */
+function entriesHeldWhole(journalPath: string, bodiesPath: string): HarEntry[] {
+  const lines = readFileSync(journalPath, 'utf8').split('\n');
+  const header = parseJournalLine(lines[0]!) as HeaderRecord;
+  const bodies = openSync(bodiesPath, 'r');
+  const ctx = entryContext(header, redactorFor(header, tmp.bbHome), bodies);
+  const assembler = new EntryAssembler();
+  const out: HarEntry[] = [];
+  for (const line of lines.slice(1)) {
+    const rec = parseJournalLine(line);
+    if (!rec) continue;
+    for (const r of unfoldRecord(rec as JournalRecord)) {
+      const done = assembler.feed(r);
+      if (done?.kind === 'entry') out.push(buildEntry(done.exchange, ctx));
+    }
+  }
+  for (const ex of assembler.unfinished()) out.push(buildEntry(ex, ctx));
+  closeSync(bodies);
+  return out;
+}
+
+describe('writeHarFromJournal', () => {
+  it('holds one open conversation whole at a time and writes the entries held-whole writing would', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const bus = new FactBus();
+    const proxy = await startProxy({ target: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, bus });
+    const out = tmp.path('open-ws.har');
+    const capture = await openCapture({ out, label: 'p', target: proxy.target, listen: proxy.url, bbHome: tmp.bbHome });
+    bus.on(capture.listener);
+    const clients: WebSocket[] = [];
+    after(async () => {
+      for (const ws of clients) ws.terminate();
+      await proxy.close(0);
+      wss.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+
+    // Echoes every message and waits for all the echoes (multi-byte text: byte ranges are not characters).
+    const converse = async (ws: WebSocket, n: number, tag: string): Promise<void> => {
+      let echoed = 0;
+      const all = new Promise<void>((resolve) => ws.on('message', () => ++echoed === n && resolve()));
+      for (let i = 0; i < n; i++) ws.send(i % 7 === 0 ? Buffer.from([i & 255, 1, 2]) : JSON.stringify({ tag, i, s: 'été ✓' }));
+      await all;
+    };
+    const open = async (): Promise<WebSocket> => {
+      const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws`);
+      clients.push(ws);
+      await once(ws, 'open');
+      return ws;
+    };
+    // One long conversation that ends during the capture (its records read back when it closes), small GETs among them.
+    const closed = await open();
+    await converse(closed, SENT, 'closed');
+    closed.close(1000, 'done');
+    await once(closed, 'close');
+    await Promise.all(Array.from({ length: OPEN }, async (_, k) => {
+      const ws = await open();
+      await converse(ws, SENT, `open-${k}`);
+      await (await fetch(`${proxy.url}/get/${k}`)).text();
+    }));
+    // The journal on disk (it flushes each loop turn), copied as it stands: a journal left with these conversations open.
+    await sleep(100);
+    copyFileSync(`${out}.journal`, tmp.path('copy.har.journal'));
+    copyFileSync(`${out}.bodies`, tmp.path('copy.har.bodies'));
+
+    const copy = tmp.path('copy.har');
+    const result = await writeHarFromJournal({
+      journalPath: `${copy}.journal`, bodiesPath: `${copy}.bodies`, out: copy, complete: false,
+      redactorFor: (h) => redactorFor(h, tmp.bbHome),
+    });
+    const text = readFileSync(copy, 'utf8');
+    const har = JSON.parse(text) as Har;
+    const conversation = 2 * SENT;
+    assert.equal(result.open, OPEN);
+    // The open ones have every message; the closed one its close rows too.
+    assert.deepEqual(har.log.entries.filter((e) => e._webSocketMessages).map((e) => e._webSocketMessages!.length), [conversation + 2, ...Array(OPEN).fill(conversation)]);
+    // Held whole, the open conversations were OPEN × 600 records at the end; now one whole and the others' first WS_HELD.
+    assert.ok(result.heldAtMost >= conversation, `held at most ${result.heldAtMost}`);
+    assert.ok(result.heldAtMost <= conversation + OPEN * WS_HELD, `held at most ${result.heldAtMost}, more than one conversation and the windows`);
+    // Byte for byte: the entries' text is the text of the entries built with every record held.
+    const written = text.slice(text.indexOf('"entries":[\n') + '"entries":[\n'.length, text.indexOf('\n],"pages":'));
+    assert.equal(written, entriesHeldWhole(`${copy}.journal`, `${copy}.bodies`).map((e) => JSON.stringify(e)).join(',\n'));
+
+    // Closing the capture writes the same entries (through the same writer).
+    await capture.close();
+    assert.deepEqual((JSON.parse(readFileSync(out, 'utf8')) as Har).log.entries, har.log.entries);
+  });
+});
