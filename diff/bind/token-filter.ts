@@ -31,6 +31,7 @@ function hashOf(s: string): number {
 export class TokenFilter {
   private readonly bits = new Int32Array(1 << (BITS_LOG2 - 5));
 
+  /** Remembers `s`: mayHave(s) is true from now on. */
   add(s: string): void {
     const h = hashOf(s);
     this.bits[h >>> 5]! |= 1 << (h & 31);
