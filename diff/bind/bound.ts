@@ -19,6 +19,7 @@
 // issued it; browsers' HARs list entries as they started. Both stores read
 // the same order, so the in-memory and the bounded path bind alike.
 import type { HarEntry } from '../../capture/index.js';
+import { TokenFilter } from './token-filter.js';
 import { eachMessageValue, eachResponseValue, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
@@ -49,23 +50,28 @@ export function madeNotWord(v: string): boolean {
 export class IssuedTimeline {
   /** Per value the client sends (read so far, going back): true when the server issued it before the client's first send of it after here. */
   private readonly next = new Map<string, boolean>();
+  /** Every key of `next`: most tokens asked about are passed over without a look-up in it. */
+  private readonly sentFilter = new TokenFilter();
 
   // Words never bind, so the map never keeps them.
   private sent(tokens: readonly string[]): void {
     for (const t of tokens) {
       if (!madeNotWord(t)) continue;
-      if (this.next.has(t) || this.next.size < MAX_VALUES) this.next.set(t, false);
+      if (this.next.has(t) || this.next.size < MAX_VALUES) {
+        this.next.set(t, false);
+        this.sentFilter.add(t);
+      }
     }
   }
 
   // Only a value the client sends later can bind: the rest is not looked up past the map.
   private readonly issue = (v: string): void => {
-    if (this.next.has(v)) this.next.set(v, true);
+    if (this.sentFilter.mayHave(v) && this.next.has(v)) this.next.set(v, true);
   };
 
   // Issuing changes only a value the client sends later that no issue was met for yet: strings
   // holding none are passed over before their prose test (the extractor asks, issued.ts).
-  private readonly wants = (v: string): boolean => this.next.get(v) === false;
+  private readonly wants = (v: string): boolean => this.sentFilter.mayHave(v) && this.next.get(v) === false;
 
   /** Reads the entry before the last one read: its WebSocket messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
@@ -94,6 +100,25 @@ export function boundValues(entries: readonly HarEntry[]): Set<string> {
   const t = new IssuedTimeline();
   for (let i = entries.length - 1; i >= 0; i--) t.addBefore(entries[i]!);
   return t.bound;
+}
+
+/** Bound values at most this many are looked for by substring (boundAbsent); more, and every string goes through markIssued. */
+const FEW_BOUND = 16;
+
+/**
+ * A quick test that a string holds none of a few bound values, so markIssued
+ * would return it unchanged (a value can only be met whole, or as a whole
+ * token, where it is a substring). Undefined when there are too many values
+ * for it to pay. Most captures bind few values, and markIssued's tokenizing
+ * walk over every normalized string was ~3 % of a bounded diff worker (issue 39).
+ */
+export function boundAbsent(bound: ReadonlySet<string>): ((s: string) => boolean) | undefined {
+  if (bound.size > FEW_BOUND) return undefined;
+  const values = [...bound];
+  return (s) => {
+    for (const v of values) if (s.includes(v)) return false;
+    return true;
+  };
 }
 
 /** A string with every bound value in it (the whole string, or a whole token) replaced by `mark(value)`. */

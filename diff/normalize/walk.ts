@@ -4,7 +4,7 @@
 import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
-import { ISSUED_CLASS, markIssued } from '../bind/index.js';
+import { boundAbsent, ISSUED_CLASS, markIssued } from '../bind/index.js';
 import { numericIdShape } from './shapes.js';
 import { setOwn } from '../../core/index.js';
 
@@ -36,6 +36,8 @@ export interface ValueWalk {
   readonly shortest: number;
   /** Values this side's server issued and its client sent back (diff/bind), marked `<ISSUED:n>` wherever they appear. */
   readonly issued: ReadonlySet<string> | undefined;
+  /** True for a string holding none of `issued` (boundAbsent), when there are few enough to look for. */
+  readonly issuedAbsent?: (s: string) => boolean;
 }
 
 /** Issued values are tokens of 4+ characters (diff/bind). */
@@ -45,7 +47,8 @@ const ISSUED_SHORTEST = 4;
 export function valueWalk(rules: RuleSet, homes: readonly string[], table: OrdinalTable, window?: CaptureWindow, issued?: ReadonlySet<string>): ValueWalk {
   const marks = issued?.size ? issued : undefined;
   const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)), marks ? ISSUED_SHORTEST : Infinity);
-  return { rules, homes, table, window, strings: new Map(), shortest, issued: marks };
+  const absent = marks && boundAbsent(marks);
+  return { rules, homes, table, window, strings: new Map(), shortest, issued: marks, ...(absent ? { issuedAbsent: absent } : {}) };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
@@ -53,7 +56,7 @@ function applyValueRules(s: string, w: ValueWalk): string {
   // Bound values are marked where the rules table puts them (rules.issuedAt): after the rules that name a
   // value (a uuid stays <UUID:n>), before the generated-value shapes.
   for (let i = 0; i <= rules.length; i++) {
-    if (i === w.rules.issuedAt && w.issued) s = markIssued(s, w.issued, (v) => w.table.mark(ISSUED_CLASS, v));
+    if (i === w.rules.issuedAt && w.issued && !w.issuedAbsent?.(s)) s = markIssued(s, w.issued, (v) => w.table.mark(ISSUED_CLASS, v));
     if (i < rules.length) s = rules[i]!.apply(s, w.homes, w.table, w.window);
   }
   return s;

@@ -3,7 +3,7 @@
 // the client asks for ?transport=websocket).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { madeNotWord } from '../../../diff/bind/bound.js';
+import { boundAbsent, madeNotWord, markIssued } from '../../../diff/bind/bound.js';
 
 describe('a bound value is made, not a word', () => {
   it('binds values with a digit or inner capitals, never plain words', () => {
@@ -11,5 +11,17 @@ describe('a bound value is made, not a word', () => {
     const words = ['websocket', 'polling', 'Bearer', 'active', 'Inactive', 'READY', 'in_stock'];
     assert.deepEqual(made.filter((v) => !madeNotWord(v)), []);
     assert.deepEqual(words.filter(madeNotWord), []);
+  });
+});
+
+describe('boundAbsent: the quick pass before markIssued', () => {
+  it('says absent only where markIssued would change nothing, and gives up past 16 values', () => {
+    const bound = new Set(['1999', 'sess_9f8e7d', 'a/b+c==']);
+    const absent = boundAbsent(bound)!;
+    const mark = (v: string) => `<${v}>`;
+    const strings = ['1999', 'id 1999 here', '/items/19990', 'x=sess_9f8e7d;', 'a/b+c==', 'nothing', '', '199', 'sess_9f8e7', 'a/b+c='];
+    for (const s of strings) if (absent(s)) assert.equal(markIssued(s, bound, mark), s, s);
+    assert.deepEqual(strings.filter(absent), ['nothing', '', '199', 'sess_9f8e7', 'a/b+c=']);
+    assert.equal(boundAbsent(new Set(Array.from({ length: 17 }, (_, i) => `v${i}xx`))), undefined);
   });
 });
