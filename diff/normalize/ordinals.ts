@@ -181,63 +181,36 @@ function mapMarked(v: unknown, f: (s: string) => string): unknown {
 
 // One number for a (class, value) pair: values stay far below 2^32 and
 // classes are few, so the product is an exact integer (a cheaper map key than
-// a string). Used for the few slots of one pair; the numbers given out are
-// kept per class (SlotMap), where keys are small integers.
+// a string).
 function slotKey(cls: number, value: number): number {
   return cls * 0x1_0000_0000 + value;
 }
 
-/**
- * Numbers by (class, value), one Map per class keyed by the value alone: a
- * value stays a small integer key, where a slotKey past 2^31 is a heap number
- * per look-up (the compare loop makes millions: its GC, issue 39).
- */
-class SlotMap {
-  private readonly byClass: Array<Map<number, number> | undefined> = [];
-
-  get(cls: number, value: number): number | undefined {
-    return this.byClass[cls]?.get(value);
-  }
-
-  has(cls: number, value: number): boolean {
-    return this.byClass[cls]?.has(value) ?? false;
-  }
-
-  set(cls: number, value: number, n: number): void {
-    let m = this.byClass[cls];
-    if (!m) this.byClass[cls] = m = new Map();
-    m.set(value, n);
-  }
-}
-
 /** Numbers given out along the pairing, per side. */
 export class OrdinalNumbering {
-  /** Last number given out, by class. */
-  private readonly counters: number[] = [];
-  private readonly sides = [new SlotMap(), new SlotMap()] as const;
-  /** numberPairMarkers' dry run, cleared per call: old slot → the new value it pairs with (same class), and the new slots taken. */
-  private readonly pending = new Map<number, number>();
-  private readonly pendingNew = new Set<number>();
+  private readonly counters = new Map<number, number>();
+  private readonly sides = [new Map<number, number>(), new Map<number, number>()];
 
   constructor(private readonly table: OrdinalTable) {}
 
   private fresh(cls: number): number {
-    const n = (this.counters[cls] ?? 0) + 1;
-    this.counters[cls] = n;
+    const n = (this.counters.get(cls) ?? 0) + 1;
+    this.counters.set(cls, n);
     return n;
   }
 
   private numberString(side: 0 | 1, s: string): void {
     const m = markersOf(s);
-    const map = this.sides[side];
+    const map = this.sides[side]!;
     for (let i = 0; i < m.length; i += 2) {
-      if (!map.has(m[i]!, m[i + 1]!)) map.set(m[i]!, m[i + 1]!, this.fresh(m[i]!));
+      const key = slotKey(m[i]!, m[i + 1]!);
+      if (!map.has(key)) map.set(key, this.fresh(m[i]!));
     }
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */
   numberOf(side: 0 | 1, cls: number, value: number): number | undefined {
-    return this.sides[side].get(cls, value);
+    return this.sides[side]!.get(slotKey(cls, value));
   }
 
   /**
@@ -250,14 +223,15 @@ export class OrdinalNumbering {
   bindStrings(a: string, b: string): void {
     const ma = markersOf(a);
     const mb = markersOf(b);
-    const [old, cur] = this.sides;
+    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
     for (let i = 0; i < ma.length && i < mb.length; i += 2) {
-      const c = ma[i]!;
-      if (c !== mb[i]) continue;
-      if (old.has(c, ma[i + 1]!) || cur.has(c, mb[i + 1]!)) continue;
-      const k = this.fresh(c);
-      old.set(c, ma[i + 1]!, k);
-      cur.set(c, mb[i + 1]!, k);
+      if (ma[i] !== mb[i]) continue;
+      const ok = slotKey(ma[i]!, ma[i + 1]!);
+      const nk = slotKey(mb[i]!, mb[i + 1]!);
+      if (old.has(ok) || cur.has(nk)) continue;
+      const k = this.fresh(ma[i]!);
+      old.set(ok, k);
+      cur.set(nk, k);
     }
   }
 
@@ -272,37 +246,34 @@ export class OrdinalNumbering {
   numberPairMarkers(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i += 2) if (a[i] !== b[i]) return false;
-    const [old, cur] = this.sides;
+    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
     // Dry run: slots numbered already must agree, unnumbered ones must be unnumbered on both sides.
-    const pending = this.pending;
-    const pendingNew = this.pendingNew;
-    pending.clear();
-    pendingNew.clear();
+    const pending = new Map<number, number>();
+    const pendingNew = new Set<number>();
     for (let i = 0; i < a.length; i += 2) {
-      const c = a[i]!;
-      const on = old.get(c, a[i + 1]!);
-      const nn = cur.get(c, b[i + 1]!);
+      const ok = slotKey(a[i]!, a[i + 1]!);
+      const nk = slotKey(b[i]!, b[i + 1]!);
+      const on = old.get(ok);
+      const nn = cur.get(nk);
       if (on !== undefined || nn !== undefined) {
         if (on !== nn) return false;
         continue;
       }
-      const ok = slotKey(c, a[i + 1]!);
-      const nk = slotKey(c, b[i + 1]!);
       const p = pending.get(ok);
       if (p !== undefined) {
-        if (p !== b[i + 1]) return false;
+        if (p !== nk) return false;
       } else {
         if (pendingNew.has(nk)) return false;
-        pending.set(ok, b[i + 1]!);
+        pending.set(ok, nk);
         pendingNew.add(nk);
       }
     }
     for (let i = 0; i < a.length; i += 2) {
-      const c = a[i]!;
-      if (old.has(c, a[i + 1]!)) continue;
-      const k = this.fresh(c);
-      old.set(c, a[i + 1]!, k);
-      cur.set(c, pending.get(slotKey(c, a[i + 1]!))!, k);
+      const ok = slotKey(a[i]!, a[i + 1]!);
+      if (old.has(ok)) continue;
+      const k = this.fresh(a[i]!);
+      old.set(ok, k);
+      cur.set(pending.get(ok)!, k);
     }
     return true;
   }
@@ -319,8 +290,8 @@ export class OrdinalNumbering {
     if (ma.length !== mb.length || ma.length === 0) return false;
     for (let i = 0; i < ma.length; i += 2) {
       if (ma[i] !== mb[i]) return false;
-      const x = this.sides[0].get(ma[i]!, ma[i + 1]!);
-      const y = this.sides[1].get(mb[i]!, mb[i + 1]!);
+      const x = this.sides[0]!.get(slotKey(ma[i]!, ma[i + 1]!));
+      const y = this.sides[1]!.get(slotKey(mb[i]!, mb[i + 1]!));
       if (x !== undefined && y !== undefined && x !== y) return false;
     }
     return a.replace(MARKER, '$1') === b.replace(MARKER, '$1');
@@ -347,11 +318,11 @@ export class OrdinalNumbering {
 
   /** The value with markers replaced by <CLASS:n> for that side; parts without markers are shared, not copied. */
   render(side: 0 | 1, value: unknown): unknown {
-    const map = this.sides[side];
+    const map = this.sides[side]!;
     return mapMarked(value, (s) => {
       return s.replace(MARKER, (_m, c: string, v: string) => {
         const cls = decode(c);
-        const n = map.get(cls, decode(v));
+        const n = map.get(slotKey(cls, decode(v)));
         return `<${this.table.className(cls)}${n === undefined ? '' : `:${n}`}>`;
       });
     });
