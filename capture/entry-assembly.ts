@@ -13,7 +13,9 @@
 // handed over with its ranges (`later`) and its reader calls readLater when it
 // needs the whole conversation, so conversations that end together are not
 // all in memory at once (bb shadow compares them a batch at a time).
-import type { JournalRecord } from './journal.js';
+import { readSync } from 'node:fs';
+import { parseJournalLine, type JournalRecord } from './journal.js';
+import { unfoldRecord } from './journal-fold.js';
 import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
@@ -107,4 +109,26 @@ export class EntryAssembler {
     this.later.delete(x);
     return this.readLater(ex, lines);
   }
+}
+
+/** Bytes read from the journal at a time when reading records back (many lines a read: they lie close together). */
+const READ_WINDOW = 256 * 1024;
+
+/** Reads the records of these journal lines back from the journal's descriptor, in order, a folded line's unfolded (a line that no longer parses is left out). */
+export function readLines(fd: number, lines: LineRanges): JournalRecord[] {
+  const out: JournalRecord[] = [];
+  let window = Buffer.alloc(0);
+  let windowAt = 0;
+  for (let i = 0; i < lines.at.length; i++) {
+    const at = lines.at[i]!;
+    const bytes = lines.bytes[i]!;
+    if (at < windowAt || at + bytes > windowAt + window.length) {
+      const buf = Buffer.allocUnsafe(Math.max(bytes, READ_WINDOW));
+      window = buf.subarray(0, readSync(fd, buf, 0, buf.length, at));
+      windowAt = at;
+    }
+    const rec = parseJournalLine(window.toString('utf8', at - windowAt, at - windowAt + bytes));
+    if (rec && rec.r !== 'bb-journal') out.push(...unfoldRecord(rec as JournalRecord));
+  }
+  return out;
 }

@@ -9,13 +9,13 @@
 // (entry-assembly.ts: held as byte ranges meanwhile, so memory stays flat),
 // or, with `holdFilesUntil`, only when the reader asks for it (onEntry's
 // `whole`): conversations that end together are then built one at a time.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import type { HarEntry } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { entryContext } from './writer.js';
 import { buildEntry, type EntryContext } from './to-har.js';
-import { EntryAssembler, type LineRanges } from './entry-assembly.js';
+import { EntryAssembler, readLines } from './entry-assembly.js';
 import { tailLines, type FollowEnd } from './journal-follow.js';
 import type { Redactor } from './redact.js';
 
@@ -102,26 +102,4 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
     if (opts.holdFilesUntil) void opts.holdFilesUntil.then(close, close);
     else close();
   }
-}
-
-/** Bytes read from the journal at a time when reading records back (many lines a read: they lie close together). */
-const READ_WINDOW = 256 * 1024;
-
-/** Reads these journal lines' records back, in order (a line that no longer parses is left out). */
-function readLines(fd: number, lines: LineRanges): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  let window = Buffer.alloc(0);
-  let windowAt = 0;
-  for (let i = 0; i < lines.at.length; i++) {
-    const at = lines.at[i]!;
-    const bytes = lines.bytes[i]!;
-    if (at < windowAt || at + bytes > windowAt + window.length) {
-      const buf = Buffer.allocUnsafe(Math.max(bytes, READ_WINDOW));
-      window = buf.subarray(0, readSync(fd, buf, 0, buf.length, at));
-      windowAt = at;
-    }
-    const rec = parseJournalLine(window.toString('utf8', at - windowAt, at - windowAt + bytes));
-    if (rec && rec.r !== 'bb-journal') out.push(rec as JournalRecord);
-  }
-  return out;
 }

@@ -1,20 +1,28 @@
-// A capture followed live, in process: the journal lines the appender has just
-// written (journal.ts `onWritten`) become one row per exchange (its state as
-// it goes: sending, waiting, receiving, open, done...) and, on demand, the HAR
-// entry the finished capture will hold, built by the writer's own functions
-// (to-har.ts) from the same records and the same `.bodies` bytes. So a live
-// view shows what the capture holds: redacted as the HAR will be, bodies cut
-// at the body cap, notes and all.
+// A capture followed live, in process: the records the recorder has just had
+// written (journal.ts JournalTap: the recorder's own objects, not its lines
+// parsed again) become one row per exchange (its state as it goes: sending,
+// waiting, receiving, open, done...) and, on demand, the HAR entry the
+// finished capture will hold, built by the writer's own functions (to-har.ts)
+// from the same records and the same `.bodies` bytes. So a live view shows
+// what the capture holds: redacted as the HAR will be, bodies cut at the body
+// cap, notes and all.
 //
-// Only records are kept (bodies stay in `.bodies`, read back by offset when an
-// entry is asked for): 100,000 exchanges cost their heads, not their bodies.
-// `.bodies` is opened once and kept: after the capture ends and removes it, the
-// open descriptor still reads it until the capture closes this (after its HAR is written).
+// Memory stays bounded by what is under way, not by the capture's length:
+// every exchange keeps its row and where its journal lines are (a few numbers),
+// but its records only while it is open and among the last `keep` finished
+// (and a WebSocket conversation only its first WS_HELD messages'). An older
+// exchange's entry is read back from the journal by its lines' places
+// (entry-assembly.ts readLines, as a follower of the file does) and
+// assembled again. Bodies stay in `.bodies`, read back by offset. The journal
+// and `.bodies` are opened once and kept: after the capture ends and removes
+// them, the open descriptors still read them until the capture closes this
+// (after its HAR is written).
 import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
-import { parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
+import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap } from './journal.js';
 import { IN_FLIGHT_NOTE, addRecord, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
+import { EntryAssembler, LineRanges, WS_HELD, readLines } from './entry-assembly.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
 import { grpcMedia } from './grpc.js';
@@ -80,30 +88,59 @@ export interface LiveCapture {
   entry(seq: number): HarEntry | undefined;
   /** Listeners that threw (each time counted; the others were still told). */
   readonly listenerErrors: number;
+  /** Exchanges whose records are in memory now: the open ones and at most `keep` finished (the rest are read back). */
+  readonly heldExchanges: number;
 }
 
-/** The live capture fed by the journal's written lines (capture.ts wires it). */
-export class LiveRecords implements LiveCapture {
-  private readonly exchanges = new Map<number, { records: ExchangeRecords; row: LiveRow }>();
+/** Finished exchanges whose records a live capture keeps by default (older entries are read back from the journal). */
+export const LIVE_KEEP = 1_000;
+
+/** One exchange followed: its row, its journal lines, and its records while held. */
+interface Followed {
+  row: LiveRow;
+  /** Every journal line holding a record of it (a folded line once). */
+  lines: LineRanges;
+  /** Its records, while it is open or among the last `keep` finished (and not a conversation past WS_HELD messages). */
+  records: ExchangeRecords | undefined;
+}
+
+/** The live capture fed by the recorder through the journal's tap (capture.ts attaches it). */
+export class LiveRecords implements LiveCapture, JournalTap {
+  private readonly exchanges = new Map<number, Followed>();
   /** Proxy exchange id → seq, while open. */
   private readonly seqOfX = new Map<number, number>();
   private readonly listeners = new Set<(event: LiveEvent) => void>();
   private readonly pageList: LivePage[] = [];
   private readonly ctx: EntryContext;
   private bodiesFd: number | undefined;
+  private journalFd: number | undefined;
+  /** Seqs of finished exchanges still holding records, oldest first from `recentFrom`. */
+  private recent: number[] = [];
+  private recentFrom = 0;
+  private held = 0;
+  /** Records told by the tap and not yet written, with the index (in lineAt) of the line each belongs to. */
+  private pending: JournalRecord[] = [];
+  private pendingLine: number[] = [];
+  /** Places of the lines queued and not yet written. */
+  private lineAt: number[] = [];
+  private lineBytes: number[] = [];
   listenerErrors = 0;
 
   constructor(
     private readonly header: HeaderRecord,
     private readonly redactor: Redactor | undefined,
-    bodiesPath: string,
+    paths: { journal: string; bodies: string },
+    /** Finished exchanges whose records stay in memory. */
+    private readonly keep = LIVE_KEEP,
   ) {
-    try {
-      this.bodiesFd = openSync(bodiesPath, 'r');
-    } catch {
-      // No bodies file: entries note their bodies as lost, as the writer does.
-    }
+    // Neither file: entries note their bodies as lost (as the writer does), and an entry no longer held is none.
+    this.bodiesFd = openOrNot(paths.bodies);
+    this.journalFd = openOrNot(paths.journal);
     this.ctx = entryContext(header, redactor, this.bodiesFd);
+  }
+
+  get heldExchanges(): number {
+    return this.held;
   }
 
   on(listener: (event: LiveEvent) => void): () => void {
@@ -121,8 +158,9 @@ export class LiveRecords implements LiveCapture {
 
   entry(seq: number): HarEntry | undefined {
     const e = this.exchanges.get(seq);
-    if (!e) return undefined;
-    const entry = buildEntry(e.records, this.ctx);
+    const records = e && (e.records ?? this.readBack(e.lines));
+    if (!records) return undefined;
+    const entry = buildEntry(records, this.ctx);
     // The writer's note is about a capture that ended; this one is still going (`_bb.inFlight` says enough).
     if (entry._bb?.inFlight && entry.comment !== undefined) {
       const notes = entry.comment.split('; ').filter((n) => n !== IN_FLIGHT_NOTE);
@@ -132,32 +170,56 @@ export class LiveRecords implements LiveCapture {
     return entry;
   }
 
-  /** Takes whole journal lines as written (the header line is skipped); tells listeners one row per exchange changed. */
-  feed(lines: string): void {
+  /** Takes what was written before the tap was attached: the journal's bytes from its start (the header line is skipped). */
+  catchUp(journal: Buffer): void {
+    let from = 0;
+    for (let nl = journal.indexOf(10); nl >= 0; from = nl + 1, nl = journal.indexOf(10, from)) {
+      const rec = parseJournalLine(journal.toString('utf8', from, nl));
+      if (!rec || rec.r === 'bb-journal') continue;
+      for (const r of unfoldRecord(rec as JournalRecord)) this.record(r);
+      this.line(from, nl - from);
+    }
+    this.written();
+  }
+
+  record(r: JournalRecord): void {
+    this.pending.push(r);
+    this.pendingLine.push(this.lineAt.length);
+  }
+
+  line(at: number, bytes: number): void {
+    this.lineAt.push(at);
+    this.lineBytes.push(bytes);
+  }
+
+  /** The records told since the last call are written: rows change, listeners are told one row per exchange changed. */
+  written(): void {
     const changed = new Set<number>();
     const messages: LiveEvent[] = [];
-    for (const line of lines.split('\n')) {
-      const rec = parseJournalLine(line);
-      if (!rec || rec.r === 'bb-journal') continue;
-      for (const r of unfoldRecord(rec as JournalRecord)) {
-        const seq = this.add(r, messages);
-        if (seq !== undefined) changed.add(seq);
-      }
+    const { pending, pendingLine, lineAt, lineBytes } = this;
+    this.pending = [];
+    this.pendingLine = [];
+    this.lineAt = [];
+    this.lineBytes = [];
+    for (let i = 0; i < pending.length; i++) {
+      const k = pendingLine[i]!;
+      const seq = this.add(pending[i]!, lineAt[k] ?? -1, lineBytes[k] ?? 0, messages);
+      if (seq !== undefined) changed.add(seq);
     }
     // Rows first: a message's exchange is listed before the message arrives.
     for (const seq of changed) this.tell({ type: 'row', row: { ...this.exchanges.get(seq)!.row } });
     for (const m of messages) this.tell(m);
   }
 
-  /** Stops telling and closes `.bodies`. */
+  /** Stops telling and closes the files. */
   close(): void {
     this.listeners.clear();
-    if (this.bodiesFd !== undefined) closeSync(this.bodiesFd);
-    this.bodiesFd = undefined;
+    for (const fd of [this.bodiesFd, this.journalFd]) if (fd !== undefined) closeSync(fd);
+    this.bodiesFd = this.journalFd = undefined;
   }
 
-  // One record: returns the seq of the exchange whose row it changed.
-  private add(r: JournalRecord, messages: LiveEvent[]): number | undefined {
+  // One record, its line at `at` (`bytes` long): returns the seq of the exchange whose row it changed.
+  private add(r: JournalRecord, at: number, bytes: number, messages: LiveEvent[]): number | undefined {
     if (r.r === 'page') {
       const page = { id: r.id, title: r.title, time: r.ts };
       this.pageList.push(page);
@@ -172,7 +234,11 @@ export class LiveRecords implements LiveCapture {
         state: r.r === 'cerr' ? 'refused' : 'reset', kind: 'http', mime: '', startedAt: r.ts, endedAt: r.r === 'rsts' ? r.te : r.ts,
         requestBytes: 0, responseBytes: 0, messages: 0, ...(r.page ? { page: r.page } : {}),
       };
-      this.exchanges.set(r.seq, { records, row });
+      const e: Followed = { row, lines: new LineRanges(), records };
+      placed(e.lines, at, bytes);
+      this.exchanges.set(r.seq, e);
+      this.held++;
+      this.finished(r.seq);
       return r.seq;
     }
     if (r.r === 'start') {
@@ -182,7 +248,10 @@ export class LiveRecords implements LiveCapture {
         kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, requestBytes: 0, responseBytes: 0, messages: 0,
         ...(r.page ? { page: r.page } : {}),
       };
-      this.exchanges.set(r.seq, { records: { ...emptyRecords(), start: r }, row });
+      const e: Followed = { row, lines: new LineRanges(), records: { ...emptyRecords(), start: r } };
+      placed(e.lines, at, bytes);
+      this.exchanges.set(r.seq, e);
+      this.held++;
       this.seqOfX.set(r.x, r.seq);
       return r.seq;
     }
@@ -190,8 +259,13 @@ export class LiveRecords implements LiveCapture {
     const e = seq === undefined ? undefined : this.exchanges.get(seq);
     // A record of an exchange whose start is unknown: nothing to attach it to (as the writer does).
     if (!e) return undefined;
+    placed(e.lines, at, bytes);
     const row = e.row;
-    const ended = addRecord(e.records, r);
+    if (e.records) {
+      // A long conversation is read back when asked for, as a finished exchange is (its lines are known).
+      if ((r.r === 'wsm' || r.r === 'wse') && e.records.ws.length >= WS_HELD && at >= 0) this.drop(e);
+      else addRecord(e.records, r);
+    }
     switch (r.r) {
       case 'qb': row.requestBytes += r.w; break;
       case 'qe': if (row.state === 'sending') row.state = 'waiting'; break;
@@ -211,12 +285,44 @@ export class LiveRecords implements LiveCapture {
       case 'fail': if (r.resp) row.status = r.resp.st; break;
       default: break;
     }
-    if (ended) {
+    if (END_RECORDS.has(r.r)) {
       this.seqOfX.delete(r.x);
       row.endedAt = r.ts;
       row.state = r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed';
+      if (e.records) this.finished(row.seq);
     }
     return row.seq;
+  }
+
+  // A finished exchange joins the recent ones; the oldest past `keep` lets its records go.
+  private finished(seq: number): void {
+    this.recent.push(seq);
+    while (this.recent.length - this.recentFrom > this.keep) {
+      const old = this.exchanges.get(this.recent[this.recentFrom++]!);
+      if (old) this.drop(old);
+    }
+    // The array is cut now and then, not shifted each time.
+    if (this.recentFrom > 1024 && this.recentFrom * 2 > this.recent.length) {
+      this.recent = this.recent.slice(this.recentFrom);
+      this.recentFrom = 0;
+    }
+  }
+
+  private drop(e: Followed): void {
+    if (!e.records) return;
+    e.records = undefined;
+    this.held--;
+  }
+
+  // An exchange's records read back from its journal lines and assembled as the writer assembles them.
+  private readBack(lines: LineRanges): ExchangeRecords | undefined {
+    if (this.journalFd === undefined || lines.at.length === 0) return undefined;
+    const assembler = new EntryAssembler();
+    for (const r of readLines(this.journalFd, lines)) {
+      const done = assembler.feed(r);
+      if (done?.kind === 'entry') return done.exchange;
+    }
+    return assembler.unfinished()[0];
   }
 
   // A listener that throws must not reach the recording (this runs inside the journal's flush): counted, skipped.
@@ -228,5 +334,20 @@ export class LiveRecords implements LiveCapture {
         this.listenerErrors++;
       }
     }
+  }
+}
+
+// Notes a record's line among its exchange's (a folded line's records share one; -1: no place known).
+function placed(lines: LineRanges, at: number, bytes: number): void {
+  if (at < 0 || lines.at[lines.at.length - 1] === at) return;
+  lines.at.push(at);
+  lines.bytes.push(bytes);
+}
+
+function openOrNot(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch {
+    return undefined;
   }
 }
