@@ -13,6 +13,8 @@
 // handed over with its ranges (`later`) and its reader calls readLater when it
 // needs the whole conversation, so conversations that end together are not
 // all in memory at once (bb shadow compares them a batch at a time).
+// readLines reads such ranges back; the in-process live capture (live.ts)
+// uses it too, for the entry of an exchange whose records it let go.
 import { readSync } from 'node:fs';
 import { parseJournalLine, type JournalRecord } from './journal.js';
 import { unfoldRecord } from './journal-fold.js';

@@ -21,7 +21,7 @@ import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap } from './journal.js';
-import { IN_FLIGHT_NOTE, addRecord, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
+import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, LineRanges, WS_HELD, readLines } from './entry-assembly.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
@@ -98,10 +98,12 @@ export const LIVE_KEEP = 1_000;
 /** One exchange followed: its row, its journal lines, and its records while held. */
 interface Followed {
   row: LiveRow;
-  /** Every journal line holding a record of it (a folded line once). */
-  lines: LineRanges;
-  /** Its records, while it is open or among the last `keep` finished (and not a conversation past WS_HELD messages). */
-  records: ExchangeRecords | undefined;
+  /** Every journal line holding a record of it (a folded line once), as pairs: byte offset, length. */
+  lines: number[];
+  /** Its records in journal order (assembled only when its entry is asked for), while it is open or among the last `keep` finished (and not a conversation past WS_HELD messages). */
+  records: JournalRecord[] | undefined;
+  /** WebSocket records among them. */
+  ws: number;
 }
 
 /** The live capture fed by the recorder through the journal's tap (capture.ts attaches it). */
@@ -159,8 +161,8 @@ export class LiveRecords implements LiveCapture, JournalTap {
   entry(seq: number): HarEntry | undefined {
     const e = this.exchanges.get(seq);
     const records = e && (e.records ?? this.readBack(e.lines));
-    if (!records) return undefined;
-    const entry = buildEntry(records, this.ctx);
+    if (!records || records.length === 0) return undefined;
+    const entry = buildEntry(assemble(records), this.ctx);
     // The writer's note is about a capture that ended; this one is still going (`_bb.inFlight` says enough).
     if (entry._bb?.inFlight && entry.comment !== undefined) {
       const notes = entry.comment.split('; ').filter((n) => n !== IN_FLIGHT_NOTE);
@@ -194,8 +196,10 @@ export class LiveRecords implements LiveCapture, JournalTap {
 
   /** The records told since the last call are written: rows change, listeners are told one row per exchange changed. */
   written(): void {
-    const changed = new Set<number>();
-    const messages: LiveEvent[] = [];
+    // No page open: rows change, and no event is made for nobody (a WebSocket message's would read its payload).
+    const telling = this.listeners.size > 0;
+    const changed = telling ? new Set<number>() : undefined;
+    const messages: LiveEvent[] | undefined = telling ? [] : undefined;
     const { pending, pendingLine, lineAt, lineBytes } = this;
     this.pending = [];
     this.pendingLine = [];
@@ -204,8 +208,9 @@ export class LiveRecords implements LiveCapture, JournalTap {
     for (let i = 0; i < pending.length; i++) {
       const k = pendingLine[i]!;
       const seq = this.add(pending[i]!, lineAt[k] ?? -1, lineBytes[k] ?? 0, messages);
-      if (seq !== undefined) changed.add(seq);
+      if (seq !== undefined) changed?.add(seq);
     }
+    if (!changed || !messages) return;
     // Rows first: a message's exchange is listed before the message arrives.
     for (const seq of changed) this.tell({ type: 'row', row: { ...this.exchanges.get(seq)!.row } });
     for (const m of messages) this.tell(m);
@@ -218,39 +223,36 @@ export class LiveRecords implements LiveCapture, JournalTap {
     this.bodiesFd = this.journalFd = undefined;
   }
 
-  // One record, its line at `at` (`bytes` long): returns the seq of the exchange whose row it changed.
-  private add(r: JournalRecord, at: number, bytes: number, messages: LiveEvent[]): number | undefined {
+  // One record, its line at `at` (`bytes` long): returns the seq of the exchange whose row it changed (events into `messages`, when told).
+  private add(r: JournalRecord, at: number, bytes: number, messages: LiveEvent[] | undefined): number | undefined {
     if (r.r === 'page') {
       const page = { id: r.id, title: r.title, time: r.ts };
       this.pageList.push(page);
-      messages.push({ type: 'page', ...page });
+      messages?.push({ type: 'page', ...page });
       return undefined;
     }
     if (r.r === 'cerr' || r.r === 'rsts') {
-      const records = r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r };
-      const entry = buildEntry(records, this.ctx);
+      const entry = buildEntry(r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r }, this.ctx);
       const row: LiveRow = {
         seq: r.seq, method: entry.request.method, url: entry.request.url, status: entry.response.status,
         state: r.r === 'cerr' ? 'refused' : 'reset', kind: 'http', mime: '', startedAt: r.ts, endedAt: r.r === 'rsts' ? r.te : r.ts,
-        requestBytes: 0, responseBytes: 0, messages: 0, ...(r.page ? { page: r.page } : {}),
+        requestBytes: 0, responseBytes: 0, messages: 0,
       };
-      const e: Followed = { row, lines: new LineRanges(), records };
-      placed(e.lines, at, bytes);
-      this.exchanges.set(r.seq, e);
+      if (r.page) row.page = r.page;
+      this.exchanges.set(r.seq, { row, lines: at >= 0 ? [at, bytes] : [], records: [r], ws: 0 });
       this.held++;
       this.finished(r.seq);
       return r.seq;
     }
     if (r.r === 'start') {
-      const media = grpcMedia(headerValue(r.h, 'content-type'));
+      // gRPC calls are POSTs: only those pay for the content-type look-up (as in the recorder).
+      const media = r.method === 'POST' ? grpcMedia(headerValue(r.h, 'content-type')) : undefined;
       const row: LiveRow = {
         seq: r.seq, method: r.method, url: entryUrl(r, this.header.listen, this.redactor), status: 0, state: 'sending',
-        kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, requestBytes: 0, responseBytes: 0, messages: 0,
-        ...(r.page ? { page: r.page } : {}),
+        kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, endedAt: undefined, requestBytes: 0, responseBytes: 0, messages: 0,
       };
-      const e: Followed = { row, lines: new LineRanges(), records: { ...emptyRecords(), start: r } };
-      placed(e.lines, at, bytes);
-      this.exchanges.set(r.seq, e);
+      if (r.page) row.page = r.page;
+      this.exchanges.set(r.seq, { row, lines: at >= 0 ? [at, bytes] : [], records: [r], ws: 0 });
       this.held++;
       this.seqOfX.set(r.x, r.seq);
       return r.seq;
@@ -263,8 +265,8 @@ export class LiveRecords implements LiveCapture, JournalTap {
     const row = e.row;
     if (e.records) {
       // A long conversation is read back when asked for, as a finished exchange is (its lines are known).
-      if ((r.r === 'wsm' || r.r === 'wse') && e.records.ws.length >= WS_HELD && at >= 0) this.drop(e);
-      else addRecord(e.records, r);
+      if ((r.r === 'wsm' || r.r === 'wse') && e.ws++ >= WS_HELD && at >= 0) this.drop(e);
+      else e.records.push(r);
     }
     switch (r.r) {
       case 'qb': row.requestBytes += r.w; break;
@@ -280,7 +282,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
       case 'gm': row.messages++; break;
       case 'wsm': case 'wse':
         row.messages++;
-        messages.push({ type: 'message', seq: row.seq, message: buildWsMessage(r, this.ctx) });
+        messages?.push({ type: 'message', seq: row.seq, message: buildWsMessage(r, this.ctx) });
         break;
       case 'fail': if (r.resp) row.status = r.resp.st; break;
       default: break;
@@ -289,6 +291,8 @@ export class LiveRecords implements LiveCapture, JournalTap {
       this.seqOfX.delete(r.x);
       row.endedAt = r.ts;
       row.state = r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed';
+      // Kept for the capture's life: an array of its own length, not one grown for more lines.
+      e.lines = e.lines.slice();
       if (e.records) this.finished(row.seq);
     }
     return row.seq;
@@ -309,20 +313,21 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   private drop(e: Followed): void {
-    if (!e.records) return;
+    // Without the journal to read back from, nothing is let go.
+    if (!e.records || this.journalFd === undefined) return;
     e.records = undefined;
     this.held--;
   }
 
-  // An exchange's records read back from its journal lines and assembled as the writer assembles them.
-  private readBack(lines: LineRanges): ExchangeRecords | undefined {
-    if (this.journalFd === undefined || lines.at.length === 0) return undefined;
-    const assembler = new EntryAssembler();
-    for (const r of readLines(this.journalFd, lines)) {
-      const done = assembler.feed(r);
-      if (done?.kind === 'entry') return done.exchange;
+  // An exchange's records read back from its journal lines.
+  private readBack(lines: number[]): JournalRecord[] | undefined {
+    if (this.journalFd === undefined) return undefined;
+    const ranges = new LineRanges();
+    for (let i = 0; i < lines.length; i += 2) {
+      ranges.at.push(lines[i]!);
+      ranges.bytes.push(lines[i + 1]!);
     }
-    return assembler.unfinished()[0];
+    return readLines(this.journalFd, ranges);
   }
 
   // A listener that throws must not reach the recording (this runs inside the journal's flush): counted, skipped.
@@ -338,10 +343,19 @@ export class LiveRecords implements LiveCapture, JournalTap {
 }
 
 // Notes a record's line among its exchange's (a folded line's records share one; -1: no place known).
-function placed(lines: LineRanges, at: number, bytes: number): void {
-  if (at < 0 || lines.at[lines.at.length - 1] === at) return;
-  lines.at.push(at);
-  lines.bytes.push(bytes);
+function placed(lines: number[], at: number, bytes: number): number[] {
+  if (at >= 0 && lines[lines.length - 2] !== at) lines.push(at, bytes);
+  return lines;
+}
+
+// One exchange's records (in journal order) as the writer assembles them: whole when ended, as they stand when not.
+function assemble(records: JournalRecord[]): ExchangeRecords {
+  const assembler = new EntryAssembler();
+  for (const r of records) {
+    const done = assembler.feed(r);
+    if (done?.kind === 'entry') return done.exchange;
+  }
+  return assembler.unfinished()[0] ?? emptyRecords();
 }
 
 function openOrNot(path: string): number | undefined {
