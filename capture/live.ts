@@ -22,7 +22,8 @@ import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
-import { EntryAssembler, LineRanges, WS_HELD, readLines } from './entry-assembly.js';
+import { EntryAssembler, WS_HELD, readLines } from './entry-assembly.js';
+import { LiveRowTable } from './live-rows.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
 import { grpcMedia } from './grpc.js';
@@ -84,6 +85,8 @@ export interface LiveCapture {
   rows(): LiveRow[];
   /** Steps begun so far. */
   pages(): LivePage[];
+  /** Exchange `seq`'s row, or undefined. */
+  row(seq: number): LiveRow | undefined;
   /** The HAR entry of exchange `seq` as it stands (in flight: `_bb.inFlight`), or undefined when there is none. */
   entry(seq: number): HarEntry | undefined;
   /** Listeners that threw (each time counted; the others were still told). */
@@ -93,33 +96,31 @@ export interface LiveCapture {
 }
 
 /** Finished exchanges whose records a live capture keeps by default (older entries are read back from the journal). */
-export const LIVE_KEEP = 1_000;
+export const LIVE_KEEP = 100;
 
-/** One exchange followed: its row, its journal lines, and its records while held. */
-interface Followed {
-  row: LiveRow;
-  /** Every journal line holding a record of it (a folded line once), as pairs: byte offset, length. */
-  lines: number[];
-  /** Its records in journal order (assembled only when its entry is asked for), while it is open or among the last `keep` finished (and not a conversation past WS_HELD messages). */
-  records: JournalRecord[] | undefined;
+/** An exchange's records while held: in journal order (assembled only when its entry is asked for). */
+interface Held {
+  records: JournalRecord[];
   /** WebSocket records among them. */
   ws: number;
 }
 
 /** The live capture fed by the recorder through the journal's tap (capture.ts attaches it). */
 export class LiveRecords implements LiveCapture, JournalTap {
-  private readonly exchanges = new Map<number, Followed>();
-  /** Proxy exchange id → seq, while open. */
-  private readonly seqOfX = new Map<number, number>();
+  /** Every exchange's row and journal lines. */
+  private readonly table = new LiveRowTable();
+  /** By row: the records of exchanges open or among the last `keep` finished (not a conversation past WS_HELD messages). */
+  private readonly held = new Map<number, Held>();
+  /** Proxy exchange id → row, while open. */
+  private readonly rowOfX = new Map<number, number>();
   private readonly listeners = new Set<(event: LiveEvent) => void>();
   private readonly pageList: LivePage[] = [];
   private readonly ctx: EntryContext;
   private bodiesFd: number | undefined;
   private journalFd: number | undefined;
-  /** Seqs of finished exchanges still holding records, oldest first from `recentFrom`. */
+  /** Rows of finished exchanges still holding records, oldest first from `recentFrom`. */
   private recent: number[] = [];
   private recentFrom = 0;
-  private held = 0;
   /** Records told by the tap and not yet written, with the index (in lineAt) of the line each belongs to. */
   private pending: JournalRecord[] = [];
   private pendingLine: number[] = [];
@@ -142,7 +143,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   get heldExchanges(): number {
-    return this.held;
+    return this.held.size;
   }
 
   on(listener: (event: LiveEvent) => void): () => void {
@@ -151,7 +152,12 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   rows(): LiveRow[] {
-    return [...this.exchanges.values()].map((e) => e.row).sort((a, b) => a.seq - b.seq);
+    return Array.from({ length: this.table.length }, (_, i) => this.table.row(i));
+  }
+
+  row(seq: number): LiveRow | undefined {
+    const i = this.table.find(seq);
+    return i < 0 ? undefined : this.table.row(i);
   }
 
   pages(): LivePage[] {
@@ -159,8 +165,8 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   entry(seq: number): HarEntry | undefined {
-    const e = this.exchanges.get(seq);
-    const records = e && (e.records ?? this.readBack(e.lines));
+    const i = this.table.find(seq);
+    const records = i < 0 ? undefined : this.held.get(i)?.records ?? this.readBack(i);
     if (!records || records.length === 0) return undefined;
     const entry = buildEntry(assemble(records), this.ctx);
     // The writer's note is about a capture that ended; this one is still going (`_bb.inFlight` says enough).
@@ -207,12 +213,12 @@ export class LiveRecords implements LiveCapture, JournalTap {
     this.lineBytes = [];
     for (let i = 0; i < pending.length; i++) {
       const k = pendingLine[i]!;
-      const seq = this.add(pending[i]!, lineAt[k] ?? -1, lineBytes[k] ?? 0, messages);
-      if (seq !== undefined) changed?.add(seq);
+      const row = this.add(pending[i]!, lineAt[k] ?? -1, lineBytes[k] ?? 0, messages);
+      if (row !== undefined) changed?.add(row);
     }
     if (!changed || !messages) return;
     // Rows first: a message's exchange is listed before the message arrives.
-    for (const seq of changed) this.tell({ type: 'row', row: { ...this.exchanges.get(seq)!.row } });
+    for (const i of changed) this.tell({ type: 'row', row: this.table.row(i) });
     for (const m of messages) this.tell(m);
   }
 
@@ -223,8 +229,9 @@ export class LiveRecords implements LiveCapture, JournalTap {
     this.bodiesFd = this.journalFd = undefined;
   }
 
-  // One record, its line at `at` (`bytes` long): returns the seq of the exchange whose row it changed (events into `messages`, when told).
+  // One record, its line at `at` (`bytes` long): returns the row it changed (events into `messages`, when told).
   private add(r: JournalRecord, at: number, bytes: number, messages: LiveEvent[] | undefined): number | undefined {
+    const t = this.table;
     if (r.r === 'page') {
       const page = { id: r.id, title: r.title, time: r.ts };
       this.pageList.push(page);
@@ -233,78 +240,73 @@ export class LiveRecords implements LiveCapture, JournalTap {
     }
     if (r.r === 'cerr' || r.r === 'rsts') {
       const entry = buildEntry(r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r }, this.ctx);
-      const row: LiveRow = {
+      const i = t.add({
         seq: r.seq, method: entry.request.method, url: entry.request.url, status: entry.response.status,
         state: r.r === 'cerr' ? 'refused' : 'reset', kind: 'http', mime: '', startedAt: r.ts, endedAt: r.r === 'rsts' ? r.te : r.ts,
-        requestBytes: 0, responseBytes: 0, messages: 0,
-      };
-      if (r.page) row.page = r.page;
-      this.exchanges.set(r.seq, { row, lines: at >= 0 ? [at, bytes] : [], records: [r], ws: 0 });
-      this.held++;
-      this.finished(r.seq);
-      return r.seq;
+        requestBytes: 0, responseBytes: 0, messages: 0, ...(r.page ? { page: r.page } : {}),
+      });
+      t.addLine(i, at, bytes);
+      this.held.set(i, { records: [r], ws: 0 });
+      this.finished(i);
+      return i;
     }
     if (r.r === 'start') {
       // gRPC calls are POSTs: only those pay for the content-type look-up (as in the recorder).
       const media = r.method === 'POST' ? grpcMedia(headerValue(r.h, 'content-type')) : undefined;
-      const row: LiveRow = {
+      const i = t.add({
         seq: r.seq, method: r.method, url: entryUrl(r, this.header.listen, this.redactor), status: 0, state: 'sending',
-        kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, endedAt: undefined, requestBytes: 0, responseBytes: 0, messages: 0,
-      };
-      if (r.page) row.page = r.page;
-      this.exchanges.set(r.seq, { row, lines: at >= 0 ? [at, bytes] : [], records: [r], ws: 0 });
-      this.held++;
-      this.seqOfX.set(r.x, r.seq);
-      return r.seq;
+        kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, requestBytes: 0, responseBytes: 0, messages: 0,
+        ...(r.page ? { page: r.page } : {}),
+      });
+      t.addLine(i, at, bytes);
+      this.held.set(i, { records: [r], ws: 0 });
+      this.rowOfX.set(r.x, i);
+      return i;
     }
-    const seq = this.seqOfX.get(r.x);
-    const e = seq === undefined ? undefined : this.exchanges.get(seq);
+    const i = this.rowOfX.get(r.x);
     // A record of an exchange whose start is unknown: nothing to attach it to (as the writer does).
-    if (!e) return undefined;
-    placed(e.lines, at, bytes);
-    const row = e.row;
-    if (e.records) {
+    if (i === undefined) return undefined;
+    t.addLine(i, at, bytes);
+    const held = this.held.get(i);
+    if (held) {
       // A long conversation is read back when asked for, as a finished exchange is (its lines are known).
-      if ((r.r === 'wsm' || r.r === 'wse') && e.ws++ >= WS_HELD && at >= 0) this.drop(e);
-      else e.records.push(r);
+      if ((r.r === 'wsm' || r.r === 'wse') && held.ws++ >= WS_HELD && at >= 0) this.drop(i);
+      else held.records.push(r);
     }
     switch (r.r) {
-      case 'qb': row.requestBytes += r.w; break;
-      case 'qe': if (row.state === 'sending') row.state = 'waiting'; break;
-      case 'rs':
-        row.status = r.st;
-        row.mime = headerValue(r.h, 'content-type') ?? '';
-        row.state = 'receiving';
-        if (/^\s*text\/event-stream\s*(;|$)/i.test(row.mime)) row.kind = 'sse';
+      case 'qb': t.set(i, 'requestBytes', t.get(i, 'requestBytes') + r.w); break;
+      case 'qe': if (t.state(i) === 'sending') t.setState(i, 'waiting'); break;
+      case 'rs': {
+        const mime = headerValue(r.h, 'content-type') ?? '';
+        t.set(i, 'status', r.st);
+        t.setMime(i, mime);
+        t.setState(i, 'receiving');
+        if (/^\s*text\/event-stream\s*(;|$)/i.test(mime)) t.setKind(i, 'sse');
         break;
-      case 'rb': row.responseBytes += r.w; break;
-      case 'upg': row.status = r.st; row.kind = 'websocket'; row.state = 'open'; break;
-      case 'gm': row.messages++; break;
+      }
+      case 'rb': t.set(i, 'responseBytes', t.get(i, 'responseBytes') + r.w); break;
+      case 'upg': t.set(i, 'status', r.st); t.setKind(i, 'websocket'); t.setState(i, 'open'); break;
+      case 'gm': t.set(i, 'messages', t.get(i, 'messages') + 1); break;
       case 'wsm': case 'wse':
-        row.messages++;
-        messages?.push({ type: 'message', seq: row.seq, message: buildWsMessage(r, this.ctx) });
+        t.set(i, 'messages', t.get(i, 'messages') + 1);
+        messages?.push({ type: 'message', seq: t.seq(i), message: buildWsMessage(r, this.ctx) });
         break;
-      case 'fail': if (r.resp) row.status = r.resp.st; break;
+      case 'fail': if (r.resp) t.set(i, 'status', r.resp.st); break;
       default: break;
     }
     if (END_RECORDS.has(r.r)) {
-      this.seqOfX.delete(r.x);
-      row.endedAt = r.ts;
-      row.state = r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed';
-      // Kept for the capture's life: an array of its own length, not one grown for more lines.
-      e.lines = e.lines.slice();
-      if (e.records) this.finished(row.seq);
+      this.rowOfX.delete(r.x);
+      t.set(i, 'endedAt', r.ts);
+      t.setState(i, r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed');
+      if (this.held.has(i)) this.finished(i);
     }
-    return row.seq;
+    return i;
   }
 
   // A finished exchange joins the recent ones; the oldest past `keep` lets its records go.
-  private finished(seq: number): void {
-    this.recent.push(seq);
-    while (this.recent.length - this.recentFrom > this.keep) {
-      const old = this.exchanges.get(this.recent[this.recentFrom++]!);
-      if (old) this.drop(old);
-    }
+  private finished(i: number): void {
+    this.recent.push(i);
+    while (this.recent.length - this.recentFrom > this.keep) this.drop(this.recent[this.recentFrom++]!);
     // The array is cut now and then, not shifted each time.
     if (this.recentFrom > 1024 && this.recentFrom * 2 > this.recent.length) {
       this.recent = this.recent.slice(this.recentFrom);
@@ -312,22 +314,14 @@ export class LiveRecords implements LiveCapture, JournalTap {
     }
   }
 
-  private drop(e: Followed): void {
+  private drop(i: number): void {
     // Without the journal to read back from, nothing is let go.
-    if (!e.records || this.journalFd === undefined) return;
-    e.records = undefined;
-    this.held--;
+    if (this.journalFd !== undefined) this.held.delete(i);
   }
 
   // An exchange's records read back from its journal lines.
-  private readBack(lines: number[]): JournalRecord[] | undefined {
-    if (this.journalFd === undefined) return undefined;
-    const ranges = new LineRanges();
-    for (let i = 0; i < lines.length; i += 2) {
-      ranges.at.push(lines[i]!);
-      ranges.bytes.push(lines[i + 1]!);
-    }
-    return readLines(this.journalFd, ranges);
+  private readBack(i: number): JournalRecord[] | undefined {
+    return this.journalFd === undefined ? undefined : readLines(this.journalFd, this.table.linesOf(i));
   }
 
   // A listener that throws must not reach the recording (this runs inside the journal's flush): counted, skipped.
@@ -340,12 +334,6 @@ export class LiveRecords implements LiveCapture, JournalTap {
       }
     }
   }
-}
-
-// Notes a record's line among its exchange's (a folded line's records share one; -1: no place known).
-function placed(lines: number[], at: number, bytes: number): number[] {
-  if (at >= 0 && lines[lines.length - 2] !== at) lines.push(at, bytes);
-  return lines;
 }
 
 // One exchange's records (in journal order) as the writer assembles them: whole when ended, as they stand when not.

@@ -54,14 +54,14 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const seq = m ? Number(m[2]) : NaN;
       if (!source) return undefined;
       const { label, live } = source;
-      const row = live.rows().find((r) => r.seq === seq);
+      const row = live.row(seq);
       const entry = live.entry(seq);
       if (!row || !entry) return undefined;
       send({ type: 'entry', label, row, entry });
       let timer: NodeJS.Timeout | undefined;
       const resend = (): void => {
         timer = undefined;
-        const now = live.rows().find((r) => r.seq === seq);
+        const now = live.row(seq);
         send({ type: 'entry', label, row: now, entry: live.entry(seq) });
       };
       const stop = live.on((event) => {
