@@ -8,7 +8,8 @@
 // cap, notes and all.
 //
 // Memory stays bounded by what is under way, not by the capture's length:
-// every exchange keeps its row and where its journal lines are (a few numbers),
+// every exchange keeps its row and where its journal lines are (columns of
+// numbers: live-rows.ts, ~150 bytes an exchange and no object of its own),
 // but its records only while it is open and among the last `keep` finished
 // (and a WebSocket conversation only its first WS_HELD messages'). An older
 // exchange's entry is read back from the journal by its lines' places
