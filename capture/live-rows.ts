@@ -6,8 +6,40 @@
 // `bb capture --ui` more CPU than following the records did
 // (docs/performance.md "ui"). LiveRow objects are made when asked for (a page
 // opening, a row event told to a page).
-import type { LiveRow, LiveState } from './live.js';
 import { LineRanges } from './entry-assembly.js';
+
+/** Where an exchange is: under way (sending, waiting, receiving, open for an upgraded connection) or how it ended. */
+export type LiveState = 'sending' | 'waiting' | 'receiving' | 'open' | 'done' | 'failed' | 'aborted' | 'refused' | 'closed' | 'reset';
+
+/** One exchange as a list shows it. */
+export interface LiveRow {
+  /** Its `_bb.seq`: the `#<seq>` of the live log, bb show and bb frames. */
+  seq: number;
+  /** Request method ('' for bytes that never became a request). */
+  method: string;
+  /** request.url as the HAR will hold it (query secrets redacted). */
+  url: string;
+  /** The response status, 0 while none (or none came). */
+  status: number;
+  /** Where it is. */
+  state: LiveState;
+  /** What kind of conversation it is. */
+  kind: 'http' | 'websocket' | 'sse' | 'grpc';
+  /** Response media type ('' when none). */
+  mime: string;
+  /** When its request head arrived, epoch ms. */
+  startedAt: number;
+  /** When it ended, epoch ms (absent while under way). */
+  endedAt?: number;
+  /** Request body bytes that crossed so far. */
+  requestBytes: number;
+  /** Response body bytes that crossed so far. */
+  responseBytes: number;
+  /** WebSocket messages (and error rows) and gRPC messages so far. */
+  messages: number;
+  /** The step (HAR page id) it began in. */
+  page?: string;
+}
 
 const STATES: readonly LiveState[] = ['sending', 'waiting', 'receiving', 'open', 'done', 'failed', 'aborted', 'refused', 'closed', 'reset'];
 const KINDS: readonly LiveRow['kind'][] = ['http', 'websocket', 'sse', 'grpc'];

@@ -24,44 +24,13 @@ import { unfoldRecord } from './journal-fold.js';
 import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, WS_HELD, readLines } from './entry-assembly.js';
-import { LiveRowTable } from './live-rows.js';
+import { LiveRowTable, type LiveRow } from './live-rows.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
 import { grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 
-/** Where an exchange is: under way (sending, waiting, receiving, open for an upgraded connection) or how it ended. */
-export type LiveState = 'sending' | 'waiting' | 'receiving' | 'open' | 'done' | 'failed' | 'aborted' | 'refused' | 'closed' | 'reset';
-
-/** One exchange as a list shows it. */
-export interface LiveRow {
-  /** Its `_bb.seq`: the `#<seq>` of the live log, bb show and bb frames. */
-  seq: number;
-  /** Request method ('' for bytes that never became a request). */
-  method: string;
-  /** request.url as the HAR will hold it (query secrets redacted). */
-  url: string;
-  /** The response status, 0 while none (or none came). */
-  status: number;
-  /** Where it is. */
-  state: LiveState;
-  /** What kind of conversation it is. */
-  kind: 'http' | 'websocket' | 'sse' | 'grpc';
-  /** Response media type ('' when none). */
-  mime: string;
-  /** When its request head arrived, epoch ms. */
-  startedAt: number;
-  /** When it ended, epoch ms (absent while under way). */
-  endedAt?: number;
-  /** Request body bytes that crossed so far. */
-  requestBytes: number;
-  /** Response body bytes that crossed so far. */
-  responseBytes: number;
-  /** WebSocket messages (and error rows) and gRPC messages so far. */
-  messages: number;
-  /** The step (HAR page id) it began in. */
-  page?: string;
-}
+export type { LiveRow, LiveState } from './live-rows.js';
 
 /** What a live capture tells its listeners, in journal order. */
 export type LiveEvent =
