@@ -71,8 +71,8 @@ export interface Capture {
   seqOf(exchangeId: number): number | undefined;
   /** `bb shadow`: writes `_bb.shadow` on an exchange still open (later tags merge); false when it has ended. */
   tag(exchangeId: number, shadow: HarShadow): boolean;
-  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far. */
-  live(): LiveCapture;
+  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far; `keep`: finished exchanges whose records stay in memory (live.ts LIVE_KEEP). */
+  live(keep?: number): LiveCapture;
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
@@ -139,13 +139,12 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs);
 
   let live: LiveRecords | undefined;
-  const follow = (): LiveCapture => {
+  const follow = (keep?: number): LiveCapture => {
     if (live) return live;
-    live = new LiveRecords(header, redactor, paths.bodies);
-    // What is recorded so far comes from the file (whole lines once flushed), the rest as it is written.
-    journal.flushNow();
-    live.feed(readFileSync(paths.journal, 'utf8'));
-    journal.onWritten = (lines) => live!.feed(lines);
+    live = new LiveRecords(header, redactor, paths, keep);
+    // What is recorded so far comes from the file (whole lines once flushed), the rest from the recorder as it is written.
+    const size = journal.attach(live);
+    live.catchUp(readFileSync(paths.journal).subarray(0, size));
     return live;
   };
 

@@ -15,6 +15,9 @@
 // handed over with its ranges (`later`) and its reader calls readLater when it
 // needs the whole conversation, so conversations that end together are not
 // all in memory at once (bb shadow compares them a batch at a time).
+// journal-bytes.ts readLineRanges reads such ranges back; the in-process
+// live capture (live.ts) uses it too, for the entry of an exchange whose
+// records it let go.
 import type { JournalRecord } from './journal.js';
 import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
@@ -125,3 +128,4 @@ export class EntryAssembler {
     return this.readLater(ex, lines);
   }
 }
+

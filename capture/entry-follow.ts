@@ -2,7 +2,7 @@
 // exactly as the finished HAR will hold it (entry-assembly.ts groups the
 // records, to-har.ts builds the entry, the journal's own redactor redacts):
 // what `bb shadow` compares live is what `bb diff` later reads. (In the
-// recording's own process, live.ts is fed by the appender instead of a file.) Runs wherever
+// recording's own process, live.ts is handed the recorder's records instead.) Runs wherever
 // the journal is readable (bb shadow runs it in its comparison worker, off
 // the proxy's thread). Body bytes are read back from `<out>.bodies`, and a
 // long WebSocket conversation's later records from the journal when it ends

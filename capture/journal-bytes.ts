@@ -7,6 +7,7 @@
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { parseJournalLine, type JournalRecord } from './journal.js';
+import { unfoldRecord } from './journal-fold.js';
 import type { LineRanges } from './entry-assembly.js';
 
 /** Bytes read from the journal at a time (many lines a read: they lie close together). */
@@ -32,7 +33,7 @@ export function readLineRanges(fd: number, lines: LineRanges): JournalRecord[] {
       windowAt = at;
     }
     const rec = parseJournalLine(window.toString('utf8', at - windowAt, at - windowAt + bytes));
-    if (rec && rec.r !== 'bb-journal') out.push(rec as JournalRecord);
+    if (rec && rec.r !== 'bb-journal') out.push(...unfoldRecord(rec as JournalRecord));
   }
   return out;
 }

@@ -68,6 +68,15 @@ export function startLine(r: Omit<StartRecord, 'r'>): string {
   return startOpen(r) + '}';
 }
 
+/** The StartRecord a start line reads back as: optional members left out when absent, the header list copied (the caller's is not ours to keep). */
+export function startRecord(r: Omit<StartRecord, 'r'>): StartRecord {
+  const rec: StartRecord = { r: 'start', x: r.x, seq: r.seq, c: r.c, ts: r.ts, scheme: r.scheme, method: r.method, target: r.target, v: r.v, h: r.h.slice(), up: r.up, upg: r.upg };
+  if (r.page !== undefined) rec.page = r.page;
+  if (r.sid !== undefined) rec.sid = r.sid;
+  if (r.push !== undefined) rec.push = r.push;
+  return rec;
+}
+
 /** A StartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
 export function startOpen(r: Omit<StartRecord, 'r'>): string {
   let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${schemes.of(r.scheme)},"method":${methods.of(r.method)}`;

@@ -183,6 +183,21 @@ export function parseJournalLine(line: string): HeaderRecord | JournalRecord | u
 }
 
 /**
+ * A follower of the journal in the recording's own process (live.ts): handed
+ * the records as they are queued (objects equal to what a reader parses back
+ * from their lines, so nothing is parsed again), each line's place, and a
+ * call once they are written (bodies first).
+ */
+export interface JournalTap {
+  /** A record queued, in journal order (unfolded): it belongs to the next line queued (a folded line's records all to it). */
+  record(r: JournalRecord): void;
+  /** A line queued: its byte offset in the journal and its length in bytes (without its newline). */
+  line(at: number, bytes: number): void;
+  /** Every line queued so far is written (a failed write counted as usual), its bodies before it. */
+  written(): void;
+}
+
+/**
  * Appends to `.journal` and `.bodies`. Writes are queued and flushed once per
  * event-loop turn (setImmediate), or at once with flushNow() — bodies first,
  * then journal lines, so a record never points at bytes not yet written.
@@ -200,8 +215,10 @@ export class JournalAppender {
   errors = 0;
   /** Seals body bytes as they are appended (redaction on); set before the first body. */
   seal: BodySeal | undefined;
-  /** Told each batch of lines once written, bodies first (a live view follows the capture through it); unset costs nothing. */
-  onWritten: ((lines: string) => void) | undefined;
+  /** The live capture following this journal in process (attach); unset costs nothing. */
+  private tap: JournalTap | undefined;
+  /** While tapped: the journal offset the queued lines start at. */
+  private tapAt = 0;
   /** Asked first by every flush for a line its owner held to fold more into (the recorder's, journal-fold.ts); written last. */
   release: (() => string | undefined) | undefined;
 
@@ -239,14 +256,48 @@ export class JournalAppender {
 
   /** Queues one record. */
   appendRecord(record: HeaderRecord | JournalRecord): void {
-    this.lines.append(JSON.stringify(record));
+    const json = JSON.stringify(record);
+    // What a reader parses back, sharing nothing with the caller's object (these kinds are the rare ones).
+    if (this.tap && record.r !== 'bb-journal') this.tap.record(JSON.parse(json) as JournalRecord);
+    this.queue(json);
     this.schedule();
   }
 
-  /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records. */
+  /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records (it tells the tap their records itself: tapped). */
   appendLine(json: string): void {
-    this.lines.append(json);
+    this.queue(json);
     this.schedule();
+  }
+
+  /** The live capture's tap while one is attached (the recorder hands it the records of the lines it writes by hand). */
+  get tapped(): JournalTap | undefined {
+    return this.tap;
+  }
+
+  /** Attaches an in-process follower from here on (everything queued is written first); returns the journal's size, where it takes over. */
+  attach(tap: JournalTap): number {
+    this.flushNow();
+    this.tapAt = this.journalSize();
+    this.tap = tap;
+    return this.tapAt;
+  }
+
+  private queue(json: string): void {
+    if (!this.tap) {
+      this.lines.append(json);
+      return;
+    }
+    const from = this.lines.size;
+    this.lines.append(json);
+    this.tap.line(this.tapAt + from, this.lines.size - from - 1);
+  }
+
+  private journalSize(): number {
+    try {
+      return fstatSync(this.journalFd).size;
+    } catch {
+      return this.tapAt;
+    }
   }
 
   /** Makes sure a flush comes by the end of this turn (a line is held for it: see release). */
@@ -265,7 +316,7 @@ export class JournalAppender {
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
     const held = this.release?.();
-    if (held !== undefined) this.lines.append(held);
+    if (held !== undefined) this.queue(held);
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
       const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;
@@ -273,17 +324,21 @@ export class JournalAppender {
       if (!this.writeAllv(this.bodiesFd, bodies)) this.resyncBodiesOffset();
     }
     if (!this.lines.empty) {
-      this.writeAll(this.journalFd, this.lines.bytes());
-      const text = this.onWritten ? this.lines.text() : undefined;
+      const bytes = this.lines.bytes();
+      const ok = this.writeAll(this.journalFd, bytes);
       this.lines.clear();
-      if (this.onWritten && text !== undefined) this.tell(this.onWritten, text);
+      if (this.tap) {
+        // A failed write leaves the file shorter than counted: later lines are placed where they really land.
+        this.tapAt = ok ? this.tapAt + bytes.length : this.journalSize();
+        this.tell(this.tap);
+      }
     }
   }
 
-  // An observer that throws must not reach traffic: counted and reported like a failed write.
-  private tell(observer: (lines: string) => void, text: string): void {
+  // A follower that throws must not reach traffic: counted and reported like a failed write.
+  private tell(tap: JournalTap): void {
     try {
-      observer(text);
+      tap.written();
     } catch (err) {
       this.writeFailed(err as Error);
     }

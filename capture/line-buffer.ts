@@ -28,6 +28,11 @@ export class LineBuffer {
     this.buf[this.used++] = 0x0a;
   }
 
+  /** Bytes held. */
+  get size(): number {
+    return this.used;
+  }
+
   /** The bytes held, valid until the next append or clear. */
   bytes(): Buffer {
     return this.buf.subarray(0, this.used);

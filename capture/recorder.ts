@@ -2,12 +2,12 @@
 // state (bytes recorded so far, for the body cap) and forgets an exchange as
 // soon as its end record is written.
 import type { Fact, SyntheticResponse } from '../proxy/index.js';
-import type { BodySlice, JournalAppender, SyntheticRef } from './journal.js';
+import type { BodySlice, JournalAppender, SyntheticRef, WsMessageRecord } from './journal.js';
 import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
-import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen } from './journal-lines.js';
+import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen, startRecord } from './journal-lines.js';
 import { FoldedLine } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
@@ -156,12 +156,15 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        const open = startOpen({
+        const start = {
           x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
-        });
+        };
+        const open = startOpen(start);
+        // A live capture gets the record itself (journal.ts JournalTap), before its line is queued.
+        j.tapped?.record(startRecord(start));
         if (ex.grpc) {
           j.appendLine(open + '}');
           return;
@@ -183,6 +186,7 @@ export class Recorder {
           // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
           if (slice.n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(slice.n));
         }
+        j.tapped?.record({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...slice });
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
         if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, sliceJson(slice));
         else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
@@ -192,20 +196,25 @@ export class Recorder {
         }
         return;
       }
-      case 'request-ended':
+      case 'request-ended': {
         if (this.hashing > 0 && this.open.get(fact.exchangeId)?.reqRest) {
           // A rest record follows the start it belongs to: no folding for a body cut at the cap.
           this.releaseHeld();
           this.endRest(fact.exchangeId, fact.time, 'q');
         }
-        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, this.head(fact.rawTrailers))));
-        else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr: this.head(fact.rawTrailers) }));
+        const tr = this.head(fact.rawTrailers);
+        j.tapped?.record({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: tr.slice() });
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, tr)));
+        else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr }));
         return;
+      }
       case 'response-started': {
-        const open = responseStartOpen({
+        const head = {
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
-        });
+        };
+        const open = responseStartOpen(head);
+        j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
         if (this.open.get(fact.exchangeId)?.grpc) {
           j.appendLine(open + '}');
           return;
@@ -221,8 +230,11 @@ export class Recorder {
           this.endRest(fact.exchangeId, fact.time, 'r');
         }
         this.forget(fact.exchangeId);
-        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, ++this.seq, this.head(fact.rawTrailers))));
-        else j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq: ++this.seq, tr: this.head(fact.rawTrailers) }));
+        const seq = ++this.seq;
+        const tr = this.head(fact.rawTrailers);
+        j.tapped?.record({ r: 'done', x: fact.exchangeId, ts: fact.time, seq, tr: tr.slice() });
+        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, seq, tr)));
+        else j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq, tr }));
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
@@ -278,10 +290,11 @@ export class Recorder {
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         });
         return;
-      case 'ws-message':
+      case 'ws-message': {
         this.counts.webSocketMessages++;
         // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
-        let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${++this.seq},"d":"${fact.direction}","op":${fact.opcode}`;
+        const seq = ++this.seq;
+        let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${seq},"d":"${fact.direction}","op":${fact.opcode}`;
         const slice = this.appendCapped(fact.data, 0, fact.size);
         line += `${sliceJson(slice)},"f":${fact.frames},"z":${fact.compressed}`;
         if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
@@ -289,8 +302,10 @@ export class Recorder {
         const rest = this.wsRest(fact, slice.n);
         if (rest !== undefined) line += `,"h":"${rest}"`;
         if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
+        if (j.tapped) j.tapped.record(wsRecord(fact, seq, slice, rest, this.page));
         j.appendLine(line + '}');
         return;
+      }
       case 'ws-error':
         this.counts.webSocketMessages++;
         j.appendRecord({
@@ -372,6 +387,16 @@ export class Recorder {
   private synthetic(resp: SyntheticResponse): SyntheticRef {
     return { st: resp.statusCode, sm: resp.statusMessage, h: this.head(resp.rawHeaders), ...this.appendCapped(resp.body, 0) };
   }
+}
+
+// The WsMessageRecord of a message's line, as a reader parses it back (optional members left out when absent).
+function wsRecord(fact: Extract<Fact, { type: 'ws-message' }>, seq: number, slice: BodySlice, rest: string | undefined, page: string | undefined): WsMessageRecord {
+  const r: WsMessageRecord = { r: 'wsm', x: fact.exchangeId, ts: fact.time, seq, d: fact.direction, op: fact.opcode, ...slice, f: fact.frames, z: fact.compressed };
+  if (fact.closeCode !== undefined) r.cc = fact.closeCode;
+  if (fact.closeReason !== undefined) r.cr = fact.closeReason;
+  if (rest !== undefined) r.h = rest;
+  if (page) r.page = page;
+  return r;
 }
 
 // A BodySlice as the JSON members `,"o":..,"n":..,"w":..` (o absent when nothing was recorded).

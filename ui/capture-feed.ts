@@ -58,7 +58,7 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const seq = m ? Number(m[2]) : NaN;
       if (!source) return undefined;
       const { label, live, proto } = source;
-      const row = live.rows().find((r) => r.seq === seq);
+      const row = live.row(seq);
       const entry = live.entry(seq);
       if (!row || !entry) return undefined;
       const shown: Array<ShownMessage | null> = [];
@@ -66,7 +66,7 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       let timer: NodeJS.Timeout | undefined;
       const resend = (): void => {
         timer = undefined;
-        const now = live.rows().find((r) => r.seq === seq);
+        const now = live.row(seq);
         send(entryEvent(label, now, live.entry(seq), shown, proto));
       };
       const stop = live.on((event) => {

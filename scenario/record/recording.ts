@@ -70,8 +70,8 @@ export interface Recording {
   tag(exchangeId: number, shadow: HarShadow): boolean;
   /** The capture's journal and bodies files (a live follower reads them: capture's followEntries). */
   journal: { journal: string; bodies: string };
-  /** The capture followed live (what a live view shows): rows, entries and messages as they are recorded. */
-  live(): LiveCapture;
+  /** The capture followed live (what a live view shows): rows, entries and messages as they are recorded; `keep` as Capture.live. */
+  live(keep?: number): LiveCapture;
   /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
   discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
@@ -154,7 +154,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       seqOf: (exchangeId) => capture.seqOf(exchangeId),
       tag: (exchangeId, shadow) => capture.tag(exchangeId, shadow),
       journal: journalPaths(segments ? segmentPath(out, 1) : out),
-      live: () => capture.live(),
+      live: (keep) => capture.live(keep),
       discard: async () => {
         await proxy.close(0);
         capture.discard();

@@ -13,6 +13,9 @@ import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 import { driveItems, itemsServer } from '../helpers/grpc-items.js';
+import { captureFeeds } from '../../ui/index.js';
+import type { UiEvent } from '../../ui/server.js';
+import type { HarEntry } from '../../capture/har.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -138,5 +141,49 @@ describe('a capture followed live', () => {
     assert.ok(live.listenerErrors > 0);
     const har = await rec.finish();
     assert.equal(har.log.entries.length, 1);
+  });
+
+  it('holds the records of a bounded window of exchanges; an older one opened in the view is read back from the journal, the HAR entry exactly', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const keep = 5;
+    const live = rec.cap.live(keep);
+    const exchanges = 60;
+    let most = 0;
+    for (let i = 0; i < exchanges; i++) {
+      const body = i % 3 === 0 ? JSON.stringify({ n: i, token: `tok-${i}` }) : undefined;
+      const res = await request(`${rec.cap.url}/item/${i}?token=t${i}`, { method: body ? 'POST' : 'GET', ...(body ? { body, headers: { 'content-type': 'application/json' } } : {}) });
+      await res.body.text();
+      most = Math.max(most, live.heldExchanges);
+    }
+    // A WebSocket conversation longer than the messages an open exchange holds (entry-assembly.ts WS_HELD).
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    for (let i = 0; i < 70; i++) {
+      const reply = new Promise((r) => ws.once('message', r));
+      ws.send(`m${i}`);
+      await reply;
+    }
+    most = Math.max(most, live.heldExchanges);
+    ws.close(1000, 'bye');
+    await until(() => live.rows().length === exchanges + 1 && live.rows().every((r) => r.endedAt !== undefined), 'every exchange to end');
+    assert.ok(most <= keep + 1, `at most the window and the one open exchange held, saw ${most}`);
+    assert.ok(live.heldExchanges <= keep, `at most ${keep} held once all ended, saw ${live.heldExchanges}`);
+
+    // The view's exchange feed (what the page opens): its first event is the entry.
+    const feed = captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'exchange')!;
+    const opened = (seq: number): HarEntry => {
+      const events: UiEvent[] = [];
+      const stop = feed.open(`one/${seq}`, (e) => events.push(e));
+      assert.ok(stop, `the view opens #${seq}`);
+      stop();
+      return events[0]!['entry'] as HarEntry;
+    };
+    const seqs = live.rows().map((r) => r.seq);
+    const seen = seqs.map((seq) => opened(seq));
+    assert.equal(seen.at(-1)!._webSocketMessages!.length, 142);
+    const har = await rec.finish();
+    const bySeq = new Map(har.log.entries.map((e) => [e._bb!.seq, e]));
+    assert.deepEqual(seen, seqs.map((seq) => bySeq.get(seq)));
   });
 });

@@ -1,0 +1,214 @@
+// The rows of a live capture (live.ts) as columns: one typed array per
+// number, one array per string, and each row's journal lines as a linked list
+// in typed arrays. A row kept for the capture's life costs ~150 bytes and one
+// string (its URL), not five objects: a long capture's rows are no work for
+// the garbage collector, whose marking of a row object per exchange cost
+// `bb capture --ui` more CPU than following the records did
+// (docs/performance.md "ui"). LiveRow objects are made when asked for (a page
+// opening, a row event told to a page).
+import { LineRanges } from './entry-assembly.js';
+
+/** Where an exchange is: under way (sending, waiting, receiving, open for an upgraded connection) or how it ended. */
+export type LiveState = 'sending' | 'waiting' | 'receiving' | 'open' | 'done' | 'failed' | 'aborted' | 'refused' | 'closed' | 'reset';
+
+/** One exchange as a list shows it. */
+export interface LiveRow {
+  /** Its `_bb.seq`: the `#<seq>` of the live log, bb show and bb frames. */
+  seq: number;
+  /** Request method ('' for bytes that never became a request). */
+  method: string;
+  /** request.url as the HAR will hold it (query secrets redacted). */
+  url: string;
+  /** The response status, 0 while none (or none came). */
+  status: number;
+  /** Where it is. */
+  state: LiveState;
+  /** What kind of conversation it is. */
+  kind: 'http' | 'websocket' | 'sse' | 'grpc';
+  /** Response media type ('' when none). */
+  mime: string;
+  /** When its request head arrived, epoch ms. */
+  startedAt: number;
+  /** When it ended, epoch ms (absent while under way). */
+  endedAt?: number;
+  /** Request body bytes that crossed so far. */
+  requestBytes: number;
+  /** Response body bytes that crossed so far. */
+  responseBytes: number;
+  /** WebSocket messages (and error rows) and gRPC messages so far. */
+  messages: number;
+  /** The step (HAR page id) it began in. */
+  page?: string;
+}
+
+const STATES: readonly LiveState[] = ['sending', 'waiting', 'receiving', 'open', 'done', 'failed', 'aborted', 'refused', 'closed', 'reset'];
+const KINDS: readonly LiveRow['kind'][] = ['http', 'websocket', 'sse', 'grpc'];
+const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
+const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
+
+/** A row's numbers, by column. */
+type Column = 'status' | 'startedAt' | 'endedAt' | 'requestBytes' | 'responseBytes' | 'messages';
+
+/** Rows in seq order (appended as exchanges start, which is seq order), and where each one's journal lines are. */
+export class LiveRowTable {
+  /** Rows held. */
+  length = 0;
+  private seqs = new Float64Array(1024);
+  private numbers: Record<Column, Float64Array> = {
+    status: new Float64Array(1024), startedAt: new Float64Array(1024), endedAt: new Float64Array(1024),
+    requestBytes: new Float64Array(1024), responseBytes: new Float64Array(1024), messages: new Float64Array(1024),
+  };
+  private states = new Uint8Array(1024);
+  private kinds = new Uint8Array(1024);
+  private readonly methods: string[] = [];
+  private readonly urls: string[] = [];
+  private readonly mimes: string[] = [];
+  private readonly pages: Array<string | undefined> = [];
+  /** Per row: its first and last line (-1: none). */
+  private firstLine = new Int32Array(1024);
+  private lastLine = new Int32Array(1024);
+  /** Per line: byte offset in the journal, length, and the next line of the same row (-1: none). */
+  private lineAt = new Float64Array(2048);
+  private lineBytes = new Int32Array(2048);
+  private lineNext = new Int32Array(2048);
+  private lines = 0;
+
+  /** Adds a row (its seq above every other's); returns its index. */
+  add(row: LiveRow): number {
+    const i = this.length;
+    if (i === this.seqs.length) this.growRows();
+    this.length++;
+    this.seqs[i] = row.seq;
+    this.methods.push(row.method);
+    this.urls.push(row.url);
+    this.mimes.push(row.mime);
+    this.pages.push(row.page);
+    this.states[i] = STATE_CODE.get(row.state)!;
+    this.kinds[i] = KIND_CODE.get(row.kind)!;
+    const n = this.numbers;
+    n.status[i] = row.status;
+    n.startedAt[i] = row.startedAt;
+    n.endedAt[i] = row.endedAt ?? NaN;
+    n.requestBytes[i] = row.requestBytes;
+    n.responseBytes[i] = row.responseBytes;
+    n.messages[i] = row.messages;
+    this.firstLine[i] = this.lastLine[i] = -1;
+    return i;
+  }
+
+  /** The index of the row of exchange `seq`, or -1. */
+  find(seq: number): number {
+    let lo = 0;
+    let hi = this.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.seqs[mid]!;
+      if (s === seq) return mid;
+      if (s < seq) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /** Row `i`'s seq. */
+  seq(i: number): number {
+    return this.seqs[i]!;
+  }
+
+  /** Row `i` as an object of its own. */
+  row(i: number): LiveRow {
+    const n = this.numbers;
+    const ended = n.endedAt[i]!;
+    const row: LiveRow = {
+      seq: this.seqs[i]!, method: this.methods[i]!, url: this.urls[i]!, status: n.status[i]!, state: STATES[this.states[i]!]!,
+      kind: KINDS[this.kinds[i]!]!, mime: this.mimes[i]!, startedAt: n.startedAt[i]!, ...(Number.isNaN(ended) ? {} : { endedAt: ended }),
+      requestBytes: n.requestBytes[i]!, responseBytes: n.responseBytes[i]!, messages: n.messages[i]!,
+    };
+    const page = this.pages[i];
+    if (page !== undefined) row.page = page;
+    return row;
+  }
+
+  /** A number of row `i`. */
+  get(i: number, c: Column): number {
+    return this.numbers[c][i]!;
+  }
+
+  /** Sets a number of row `i`. */
+  set(i: number, c: Column, v: number): void {
+    this.numbers[c][i] = v;
+  }
+
+  /** Row `i`'s state. */
+  state(i: number): LiveState {
+    return STATES[this.states[i]!]!;
+  }
+
+  /** Sets row `i`'s state. */
+  setState(i: number, s: LiveState): void {
+    this.states[i] = STATE_CODE.get(s)!;
+  }
+
+  /** Row `i`'s kind. */
+  kind(i: number): LiveRow['kind'] {
+    return KINDS[this.kinds[i]!]!;
+  }
+
+  /** Sets row `i`'s kind. */
+  setKind(i: number, k: LiveRow['kind']): void {
+    this.kinds[i] = KIND_CODE.get(k)!;
+  }
+
+  /** Sets row `i`'s response media type. */
+  setMime(i: number, mime: string): void {
+    this.mimes[i] = mime;
+  }
+
+  /** Notes a journal line of row `i` (a folded line's records share one: noted once). */
+  addLine(i: number, at: number, bytes: number): void {
+    const last = this.lastLine[i]!;
+    if (at < 0 || (last >= 0 && this.lineAt[last] === at)) return;
+    const l = this.lines;
+    if (l === this.lineAt.length) this.growLines();
+    this.lines++;
+    this.lineAt[l] = at;
+    this.lineBytes[l] = bytes;
+    this.lineNext[l] = -1;
+    if (last >= 0) this.lineNext[last] = l;
+    else this.firstLine[i] = l;
+    this.lastLine[i] = l;
+  }
+
+  /** Row `i`'s journal lines, in order. */
+  linesOf(i: number): LineRanges {
+    const out = new LineRanges();
+    for (let l = this.firstLine[i]!; l >= 0; l = this.lineNext[l]!) {
+      out.at.push(this.lineAt[l]!);
+      out.bytes.push(this.lineBytes[l]!);
+    }
+    return out;
+  }
+
+  private growRows(): void {
+    const size = this.seqs.length * 2;
+    this.seqs = grown(this.seqs, new Float64Array(size));
+    for (const c of Object.keys(this.numbers) as Column[]) this.numbers[c] = grown(this.numbers[c], new Float64Array(size));
+    this.states = grown(this.states, new Uint8Array(size));
+    this.kinds = grown(this.kinds, new Uint8Array(size));
+    this.firstLine = grown(this.firstLine, new Int32Array(size));
+    this.lastLine = grown(this.lastLine, new Int32Array(size));
+  }
+
+  private growLines(): void {
+    const size = this.lineAt.length * 2;
+    this.lineAt = grown(this.lineAt, new Float64Array(size));
+    this.lineBytes = grown(this.lineBytes, new Int32Array(size));
+    this.lineNext = grown(this.lineNext, new Int32Array(size));
+  }
+}
+
+// `to` with `from`'s values at its start.
+function grown<T extends Float64Array | Int32Array | Uint8Array>(from: T, to: T): T {
+  to.set(from as never);
+  return to;
+}
