@@ -19,6 +19,7 @@ import { now, type EpochMs, type FailureInfo } from '../events.js';
 import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from '../upstream.js';
 import type { PreconnectedUpstream, TapSettings } from '../tap-settings.js';
 import { Http1Parser } from './parser.js';
+import { viewStart } from './lines.js';
 import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
@@ -389,10 +390,4 @@ export class UpstreamSide {
     for (const ex of this.exchanges.queue) if (!ex.finished && !ex.synthetic) this.exchanges.failWith502(ex, failure, this.origin);
     this.owner.answerSynthetic();
   }
-}
-
-/** Where `view` starts in `chunk` when it is the bytes of `chunk` just before offset `end`; -1 when it is not a view of them. */
-function viewStart(view: Buffer, chunk: Buffer, end: number): number {
-  const start = end - view.length;
-  return start >= 0 && view.buffer === chunk.buffer && view.byteOffset === chunk.byteOffset + start ? start : -1;
 }
