@@ -49,5 +49,7 @@ describe('upstream side', () => {
     const first = calls.find((c) => c.join('').includes('HTTP/1.1 200'));
     assert.ok(first, `no write of the head: ${JSON.stringify(calls)}`);
     assert.equal(first.join(''), HEAD + chunk(EVENT), `the head and its first event in one call: ${JSON.stringify(calls)}`);
+    // Adjacent bytes of one upstream chunk: one buffer, a plain write, not a writev of two.
+    assert.equal(first.length, 1, `one buffer, not ${first.length}: ${JSON.stringify(calls)}`);
   });
 });
