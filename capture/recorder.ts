@@ -56,6 +56,10 @@ export class Recorder {
   private readonly rest: RestHashing;
   /** Running rest hashes of open exchanges: while none runs, an exchange's end looks nothing up for them. */
   private hashing = 0;
+  /** How many bytes the last appendCappedJson kept (its slice's `n`). */
+  private keptN = 0;
+  /** Where the last appendCappedJson kept them in `.bodies` (its slice's `o`, when it kept any). */
+  private keptO = 0;
   /** A start or response start held to fold its exchange's next chunks and end into (journal-fold.ts). */
   private readonly held = new FoldedLine();
 
@@ -179,17 +183,19 @@ export class Recorder {
         const ex = this.open.get(fact.exchangeId);
         const request = fact.type === 'request-body';
         const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
-        const slice = this.appendCapped(fact.chunk, already);
+        const slice = this.appendCappedJson(fact.chunk, already);
+        const n = this.keptN;
+        const keptAt = this.keptO;
         if (ex) {
-          if (request) ex.reqRecorded += slice.n;
-          else ex.resRecorded += slice.n;
+          if (request) ex.reqRecorded += n;
+          else ex.resRecorded += n;
           // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
-          if (slice.n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(slice.n));
+          if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
         }
-        j.tapped?.record({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...slice });
+        j.tapped?.record({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...keptSlice(keptAt, n, fact.chunk.length) });
         // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
-        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, sliceJson(slice));
-        else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${sliceJson(slice)}}`);
+        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, slice);
+        else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${slice}}`);
         if (ex?.grpc) {
           const d = request ? 'send' : 'receive';
           for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
@@ -295,14 +301,15 @@ export class Recorder {
         // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
         const seq = ++this.seq;
         let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${seq},"d":"${fact.direction}","op":${fact.opcode}`;
-        const slice = this.appendCapped(fact.data, 0, fact.size);
-        line += `${sliceJson(slice)},"f":${fact.frames},"z":${fact.compressed}`;
+        line += `${this.appendCappedJson(fact.data, 0, fact.size)},"f":${fact.frames},"z":${fact.compressed}`;
+        const kept = this.keptN;
+        const keptAt = this.keptO;
         if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
         if (fact.closeReason !== undefined) line += `,"cr":${JSON.stringify(fact.closeReason)}`;
-        const rest = this.wsRest(fact, slice.n);
+        const rest = this.wsRest(fact, kept);
         if (rest !== undefined) line += `,"h":"${rest}"`;
         if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
-        if (j.tapped) j.tapped.record(wsRecord(fact, seq, slice, rest, this.page));
+        if (j.tapped) j.tapped.record(wsRecord(fact, seq, keptSlice(keptAt, kept, fact.size ?? fact.data.length), rest, this.page));
         j.appendLine(line + '}');
         return;
       }
@@ -331,15 +338,26 @@ export class Recorder {
   // Records at most what is left under the cap; the rest only counts. `whole`: the bytes
   // are the first of a longer payload (a WebSocket message the tap cut), whose size it is.
   private appendCapped(bytes: Buffer, already: number, whole = bytes.length): BodySlice {
-    const room = Math.max(0, this.bodyCap - already);
-    const n = Math.min(room, bytes.length);
-    if (n === 0) return { n: 0, w: whole };
+    const n = Math.min(Math.max(0, this.bodyCap - already), bytes.length);
+    return n === 0 ? { n: 0, w: whole } : { o: this.keep(bytes, n), n, w: whole };
+  }
+
+  // appendCapped for the hottest records (body chunks, WebSocket messages): the slice
+  // written straight as its JSON members `,"o":..,"n":..,"w":..` (o absent when nothing
+  // was recorded; numbers whole and finite, so a template prints them as JSON does),
+  // with no BodySlice object per chunk; the count kept is left in keptN.
+  private appendCappedJson(bytes: Buffer, already: number, whole = bytes.length): string {
+    const n = (this.keptN = Math.min(Math.max(0, this.bodyCap - already), bytes.length));
+    return n === 0 ? `,"n":0,"w":${whole}` : `,"o":${(this.keptO = this.keep(bytes, n))},"n":${n},"w":${whole}`;
+  }
+
+  // Queues the first n bytes for `.bodies`; returns their offset there.
+  private keep(bytes: Buffer, n: number): number {
     // No copy: the proxy never changes a chunk after emitting it (Node's sockets and
     // parsers hand out fresh buffers, and the WebSocket tap unmasks its own copy), and
     // the bytes reach the file at the end of this turn. Copying every body byte cost
     // more than writing it (bench/proxy: 1 MiB responses, GC of the copies).
-    const kept = n === bytes.length ? bytes : bytes.subarray(0, n);
-    return { o: this.journal.appendBody(kept), n, w: whole };
+    return this.journal.appendBody(n === bytes.length ? bytes : bytes.subarray(0, n));
   }
 
   // The rest hash of a WebSocket message kept `n` bytes of: the tap's, when the tap cut it and
@@ -399,8 +417,7 @@ function wsRecord(fact: Extract<Fact, { type: 'ws-message' }>, seq: number, slic
   return r;
 }
 
-// A BodySlice as the JSON members `,"o":..,"n":..,"w":..` (o absent when nothing was recorded).
-// Its numbers are whole and finite, so template literals print them as JSON does.
-function sliceJson(slice: BodySlice): string {
-  return slice.o === undefined ? `,"n":${slice.n},"w":${slice.w}` : `,"o":${slice.o},"n":${slice.n},"w":${slice.w}`;
+// The BodySlice appendCappedJson wrote as text (o absent when nothing was kept), for a journal tap.
+function keptSlice(o: number, n: number, w: number): BodySlice {
+  return n === 0 ? { n: 0, w } : { o, n, w };
 }

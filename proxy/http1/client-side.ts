@@ -12,6 +12,7 @@ import { outgoingHead } from '../request-rewrite.js';
 import type { Upstream } from '../upstream.js';
 import type { TapSettings, UpstreamQuery } from '../tap-settings.js';
 import { Http1Parser, type FeedOutcome } from './parser.js';
+import { viewStart } from './lines.js';
 import type { RequestHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
 import type { UpstreamSide } from './upstream-side.js';
@@ -39,6 +40,8 @@ export class ClientSide {
   /** The chunk being read, and how far into it bytes were passed on (or held). */
   private chunk: Buffer = Buffer.alloc(0);
   private from = 0;
+  /** The end of a head left in `chunk` from `from` on to go upstream with the bytes after it, in one write; -1 when none. */
+  private headEnd = -1;
   /** Client bytes of a head not yet whole (the parser holds a copy; these are for a refusal's record). */
   private heldHead: Buffer[] = [];
   /** Client bytes after an upgrade request, kept until the answer says what they are. */
@@ -76,10 +79,14 @@ export class ClientSide {
   read(chunk: Buffer): FeedOutcome {
     this.chunk = chunk;
     this.from = 0;
+    this.headEnd = -1;
     const out = this.parser.feed(chunk);
     if (out.state === 'ok') {
       if (!this.parser.readingHead) this.forwardUp(chunk, this.from, chunk.length);
       else if (this.from < chunk.length) this.heldHead.push(chunk.subarray(this.from));
+    } else if (out.state === 'error' && this.from < this.headEnd) {
+      // A body broke after its head was accepted: the head goes upstream alone, as it would have at once.
+      this.forwardUp(chunk, this.from, this.headEnd);
     }
     return out;
   }
@@ -177,7 +184,13 @@ export class ClientSide {
       return;
     }
     this.upstream.route(upstream, this.sending);
-    this.writeUp(outgoingHead(head, upstream, this.settings, this.conn.scheme, (this.client as Socket).remoteAddress ?? ''));
+    const out = outgoingHead(head, upstream, this.settings, this.conn.scheme, (this.client as Socket).remoteAddress ?? '');
+    const start = out === head.raw ? viewStart(head.raw, this.chunk, end) : -1;
+    if (start >= 0) {
+      // The head as sent is the bytes of this chunk before `end`: it leaves with the body bytes after it, in one write.
+      this.from = start;
+      this.headEnd = end;
+    } else this.writeUp(out);
     this.upstream.expect(head.method);
   }
 

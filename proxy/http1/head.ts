@@ -108,8 +108,14 @@ interface FieldFacts {
   te: string[] | undefined;
   hosts: number;
   upgradeHeader: boolean;
-  connection: Set<string>;
+  /** The Connection options bb reads, as CONNECTION_* bits (no set of strings per head). */
+  connection: number;
 }
+
+/** Connection options (RFC 9110 §7.6.1) that decide an upgrade and keep-alive, as bits of FieldFacts.connection. */
+const CONNECTION_UPGRADE = 1;
+const CONNECTION_CLOSE = 2;
+const CONNECTION_KEEP_ALIVE = 4;
 
 /**
  * Reads field lines from text[from, to) (each ending CRLF, the last one
@@ -155,8 +161,23 @@ function listItems(value: string): string[] {
   return value.split(',').map((v) => v.trim().toLowerCase());
 }
 
+/** The CONNECTION_* bits of a Connection value: its list items (as listItems reads them) walked in place, no arrays. */
+function connectionOptions(value: string): number {
+  let bits = 0;
+  for (let at = 0; at <= value.length; ) {
+    let end = value.indexOf(',', at);
+    if (end < 0) end = value.length;
+    const item = value.slice(at, end).trim().toLowerCase();
+    if (item === 'upgrade') bits |= CONNECTION_UPGRADE;
+    else if (item === 'close') bits |= CONNECTION_CLOSE;
+    else if (item === 'keep-alive') bits |= CONNECTION_KEEP_ALIVE;
+    at = end + 1;
+  }
+  return bits;
+}
+
 function fieldFacts(rawHeaders: RawHeaders): FieldFacts | Http1Fault {
-  const facts: FieldFacts = { lengths: 0, contentLength: -1, te: undefined, hosts: 0, upgradeHeader: false, connection: new Set() };
+  const facts: FieldFacts = { lengths: 0, contentLength: -1, te: undefined, hosts: 0, upgradeHeader: false, connection: 0 };
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     // Only a handful of names matter for framing: skip the rest on length before lower-casing.
@@ -175,7 +196,7 @@ function fieldFacts(rawHeaders: RawHeaders): FieldFacts | Http1Fault {
     } else if (lower === 'upgrade') {
       facts.upgradeHeader = true;
     } else if (lower === 'connection') {
-      for (const item of listItems(value)) facts.connection.add(item);
+      facts.connection |= connectionOptions(value);
     }
   }
   return facts;
@@ -231,8 +252,9 @@ export function parseRequestHead(text: string, raw: Buffer): RequestHead | Http1
     framing = 'chunked';
   }
   if (framing === 'length' && facts.contentLength === 0) framing = 'none';
-  const upgrade = method === 'CONNECT' || (facts.upgradeHeader && facts.connection.has('upgrade'));
-  const keepAlive = httpVersion === '1.1' ? !facts.connection.has('close') : facts.connection.has('keep-alive') && !facts.connection.has('close');
+  const upgrade = method === 'CONNECT' || (facts.upgradeHeader && (facts.connection & CONNECTION_UPGRADE) !== 0);
+  const close = (facts.connection & CONNECTION_CLOSE) !== 0;
+  const keepAlive = httpVersion === '1.1' ? !close : (facts.connection & CONNECTION_KEEP_ALIVE) !== 0 && !close;
   return {
     kind: 'request',
     method,

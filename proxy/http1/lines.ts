@@ -68,3 +68,9 @@ export class LineBlock {
     return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
   }
 }
+
+/** Where `view` (a head's bytes) starts in `chunk` when it is the bytes of `chunk` just before offset `end`; -1 when it is not a view of them (it came in pieces, or was rebuilt). */
+export function viewStart(view: Buffer, chunk: Buffer, end: number): number {
+  const start = end - view.length;
+  return start >= 0 && view.buffer === chunk.buffer && view.byteOffset === chunk.byteOffset + start ? start : -1;
+}

@@ -19,6 +19,7 @@ import { now, type EpochMs, type FailureInfo } from '../events.js';
 import { armConnectTimeout, armSilenceTimeout, connectUpstream, type Upstream } from '../upstream.js';
 import type { PreconnectedUpstream, TapSettings } from '../tap-settings.js';
 import { Http1Parser } from './parser.js';
+import { viewStart } from './lines.js';
 import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
@@ -57,6 +58,8 @@ export class UpstreamSide {
   private head: ResponseHead | undefined;
   /** That head's bytes, until they are written to the client with what follows. */
   private pendingHead: Buffer | undefined;
+  /** Where pendingHead starts in `chunk` when it is a view of it (the head came whole in this chunk), else -1. */
+  private headStart = -1;
   /** When the first byte of the response being read came. */
   private headAt: EpochMs = 0;
   /** The upstream is paused until the client drains. */
@@ -222,6 +225,7 @@ export class UpstreamSide {
     if (this.parser.idle) this.headAt = time;
     this.chunk = chunk;
     this.from = 0;
+    this.headStart = -1;
     const out = this.parser.feed(chunk);
     if (out.state === 'ok') {
       if (!this.parser.readingHead) this.forwardDown(chunk.length);
@@ -235,6 +239,7 @@ export class UpstreamSide {
   private onHead(head: ResponseHead, end: number): void {
     this.head = head;
     this.pendingHead = head.raw;
+    this.headStart = viewStart(head.raw, this.chunk, end);
     this.from = end;
     if (head.switches) this.lastSwitch = head;
     const ex = this.exchanges.front;
@@ -253,6 +258,12 @@ export class UpstreamSide {
 
   /** Writes the pending response head and response bytes up to `to` to the client (or holds them, after a completion this turn). */
   private forwardDown(to: number): void {
+    if (this.pendingHead && this.headStart >= 0 && this.headStart + this.pendingHead.length === this.from) {
+      // The head is a view of this chunk just before `from`: head and body go out as one slice of it, in one write
+      // (no cork, no writev), as the upstream sent them.
+      this.from = this.headStart;
+      this.pendingHead = undefined;
+    }
     let ok = true;
     // A head and the first body bytes after it leave in one writev (one segment), as the upstream sent them:
     // in two writes the client read the head alone and its first body bytes a wake-up later (SSE's first event).
