@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Cleanups } from '../helpers/cleanups.js';
+import { nanoId } from '../helpers/ids.js';
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>chat</title>
@@ -73,7 +74,7 @@ interface EioSession {
   socketId: string;
 }
 
-const nanoid = () => randomBytes(16).toString('base64url').slice(0, 21);
+const nanoid = nanoId;
 const eioId = () => randomBytes(15).toString('base64url');
 
 /** Starts the chat app on 127.0.0.1:0 (closed by `cleanups`); its base URL. Build 2 counts 3 members in `joined` and numbers the SSE tick 4. */

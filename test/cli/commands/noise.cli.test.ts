@@ -3,17 +3,16 @@
 // keys, known entries for what comes and goes (both directions), and never a
 // rule that erases a whole field; with them, a third run of the build
 // matches and a real change of the new build stays real.
-import { hexId } from '../../helpers/ids.js';
+import { hexId, nanoId } from '../../helpers/ids.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import { runBb as bb } from '../../helpers/cli.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const hex12 = () => hexId();
-const nano = () => randomBytes(16).toString('base64url').slice(0, 21);
+const nano = nanoId;
 
 describe('bb noise (issue 33 item 5)', () => {
   const t = tempDir();
