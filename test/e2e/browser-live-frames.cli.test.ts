@@ -120,6 +120,8 @@ test("an SSE stream's events and a gRPC server stream's messages appear live in 
   client.close();
   assert.deepEqual(got, ['item zero', 'item one']);
 
+  // The call's end reaches the page after the client saw its status: wait for the lane to say so.
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-view="frames"] .lane-name')].some((e) => /\(ended\)$/.test(e.textContent ?? '')), undefined, { timeout: 10_000 });
   const lanes = await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent));
   assert.equal(lanes.length, 2);
   assert.match(lanes[0]!, /^1: sse sse stream #\d+ 127\.0\.0\.1:\d+ \/events \?topic=news$/);
