@@ -38,32 +38,30 @@ export function readLineRanges(fd: number, lines: LineRanges): JournalRecord[] {
   return out;
 }
 
+/** What a line splitter hands over: a line, the byte offset it starts at and its length in bytes. */
+export type OnLine = (line: string, at: number, bytes: number) => Promise<void> | void;
+
 /**
- * Calls onLine with every line of a finished journal, its byte offset and
- * length, in order (awaiting it when it returns a promise), and onRead with
- * the bytes read so far after each read. Lines end where readline ends them
- * (`\n`, `\r\n` or a lone `\r`), and a last line without its newline (a torn
- * write) comes too, so the lines are exactly those readline gives.
+ * A journal's bytes, fed as they are read, split into lines with their byte
+ * offsets and lengths; a line cut by a read waits for the rest. Whole lines
+ * only are decoded: a multi-byte character never contains 0x0a, and one cut
+ * by the read stays whole. With `crEndsLines` a lone CR ends a line too, as
+ * readline has it (a finished journal is read as readline read it).
  */
-export async function scanJournal(
-  file: FileHandle,
-  onLine: (line: string, at: number, bytes: number) => Promise<void> | void,
-  onRead?: (bytesRead: number) => void,
-): Promise<void> {
-  let offset = 0;
-  // The bytes of a line cut by a read, and where they start in the file.
-  let partial = Buffer.alloc(0);
-  const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
-  for (;;) {
-    const { bytesRead } = await file.read(chunk, 0, chunk.length, offset);
-    if (bytesRead === 0) break;
-    // Whole lines only are decoded: a multi-byte character never contains 0x0a, and one cut by the read stays whole.
-    const bytes = partial.length > 0 ? Buffer.concat([partial, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-    const base = offset - partial.length;
-    offset += bytesRead;
-    onRead?.(offset);
+export class LineSplitter {
+  // The bytes of a line without its end yet, and the bytes fed so far.
+  private partial = Buffer.alloc(0);
+  private offset = 0;
+
+  constructor(private readonly crEndsLines: boolean) {}
+
+  /** The lines `chunk` ends (the caller may read into `chunk` again once this resolves). */
+  async feed(chunk: Buffer, onLine: OnLine): Promise<void> {
+    const bytes = this.partial.length > 0 ? Buffer.concat([this.partial, chunk]) : chunk;
+    const base = this.offset - this.partial.length;
+    this.offset += chunk.length;
     // The next CR at or after `from` (Infinity: none in this chunk), found once, not once a line.
-    let cr = -1;
+    let cr = this.crEndsLines ? -1 : Infinity;
     let from = 0;
     for (let nl = bytes.indexOf(10, from); nl >= 0; nl = bytes.indexOf(10, from)) {
       if (cr >= 0 && cr < from) cr = -1;
@@ -72,10 +70,35 @@ export async function scanJournal(
       if (done) await done;
       from = nl + 1;
     }
-    // A copy: the chunk buffer is read into again.
-    partial = Buffer.from(bytes.subarray(from));
+    // A copy: the caller's chunk may be read into again.
+    this.partial = Buffer.from(bytes.subarray(from));
   }
-  if (partial.length > 0) await splitAtCr(partial, 0, partial.length, offset - partial.length, onLine);
+
+  /** The last line, which has no newline (a torn write of a finished journal). */
+  async end(onLine: OnLine): Promise<void> {
+    if (this.partial.length > 0) await splitAtCr(this.partial, 0, this.partial.length, this.offset - this.partial.length, onLine);
+    this.partial = Buffer.alloc(0);
+  }
+}
+
+/**
+ * Calls onLine with every line of a finished journal, its byte offset and
+ * length, in order (awaiting it when it returns a promise), and onRead with
+ * the bytes read so far after each read. Lines end where readline ends them
+ * (`\n`, `\r\n` or a lone `\r`), and a last line without its newline (a torn
+ * write) comes too, so the lines are exactly those readline gives.
+ */
+export async function scanJournal(file: FileHandle, onLine: OnLine, onRead?: (bytesRead: number) => void): Promise<void> {
+  const lines = new LineSplitter(true);
+  const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+  for (let offset = 0; ; ) {
+    const { bytesRead } = await file.read(chunk, 0, chunk.length, offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+    onRead?.(offset);
+    await lines.feed(chunk.subarray(0, bytesRead), onLine);
+  }
+  await lines.end(onLine);
 }
 
 // Where the next CR is from `from` on, Infinity when none.
@@ -91,7 +114,7 @@ async function splitAtCr(
   from: number,
   to: number,
   base: number,
-  onLine: (line: string, at: number, bytes: number) => Promise<void> | void,
+  onLine: OnLine,
 ): Promise<void> {
   let start = from;
   while (start < to) {

@@ -14,6 +14,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { HarWebSocketMessage } from './har.js';
 import { parseJournalLine, type HeaderRecord, type JournalRecord, type StartRecord } from './journal.js';
 import { unfoldRecord } from './journal-fold.js';
+import { LineSplitter, type OnLine } from './journal-bytes.js';
 import type { Redactor } from './redact.js';
 import type { BodySeal } from './body-seal.js';
 import { buildWsMessage, entryUrl } from './to-har.js';
@@ -145,13 +146,13 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
  */
 export async function tailLines(
   path: string,
-  onLine: (line: string, at: number, bytes: number) => Promise<void> | void,
+  onLine: OnLine,
   pollMs: number,
   signal?: AbortSignal,
 ): Promise<FollowEnd> {
   let offset = 0;
-  // The bytes of a line without its newline yet, and where they start in the file.
-  let partial = Buffer.alloc(0);
+  // A line without its newline yet waits for it (a growing journal's last line is still being written).
+  const lines = new LineSplitter(false);
   let journal: FileHandle | undefined;
   try {
     for (;;) {
@@ -166,17 +167,8 @@ export async function tailLines(
         journal ??= await open(path, 'r');
         const buf = Buffer.alloc(size - offset);
         const { bytesRead } = await journal.read(buf, 0, buf.length, offset);
-        // Split the bytes on newlines, decoding whole lines only: a multi-byte
-        // character never contains 0x0a, and one cut by the read stays whole.
-        const bytes = partial.length > 0 ? Buffer.concat([partial, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
-        const base = offset - partial.length;
         offset += bytesRead;
-        let from = 0;
-        for (let nl = bytes.indexOf(10, from); nl >= 0; nl = bytes.indexOf(10, from)) {
-          await onLine(bytes.toString('utf8', from, nl), base + from, nl - from);
-          from = nl + 1;
-        }
-        partial = Buffer.from(bytes.subarray(from));
+        await lines.feed(buf.subarray(0, bytesRead), onLine);
         continue;
       }
       await sleep(pollMs, signal);
