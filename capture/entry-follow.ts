@@ -37,7 +37,11 @@ export interface FollowEntriesOptions {
   pollMs?: number;
   /** Stops following. */
   signal?: AbortSignal;
-  /** Hand long conversations over with `whole` (see onEntry); the files stay open for it after following ends, until this settles. */
+  /**
+   * Hand long conversations over with `whole` (see onEntry). The files stay
+   * open after following ends until every `whole` handed over was built, or
+   * this settles (for those never built), whichever comes first.
+   */
   holdFilesUntil?: Promise<unknown>;
 }
 
@@ -56,6 +60,16 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
   // The journal, for records read back (opened with the header: still readable once the capture renames or removes it).
   let journalFd: number | undefined;
   const assembler = new EntryAssembler((lines) => readLineRanges(journalFd!, lines), opts.holdFilesUntil !== undefined);
+  // Entries handed over with `whole` and not built yet: they still read from both files.
+  let unbuilt = 0;
+  let ended = false;
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    if (fd !== undefined) closeSync(fd);
+    if (journalFd !== undefined) closeSync(journalFd);
+  };
   const onLine = (line: string, at: number, bytes: number): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
@@ -89,18 +103,24 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
       const context = ctx;
       // With the held messages only: what the reader needs of the head (route, id, times) until it builds it whole.
       const head = buildEntry(exchange, context);
-      opts.onEntry(head, { messages: exchange.ws.length + later.at.length, build: () => buildEntry(assembler.readLater(exchange, later), context) });
+      unbuilt++;
+      opts.onEntry(head, {
+        messages: exchange.ws.length + later.at.length,
+        build: () => {
+          try {
+            return buildEntry(assembler.readLater(exchange, later), context);
+          } finally {
+            if (--unbuilt === 0 && ended) close();
+          }
+        },
+      });
     }
   };
   try {
     return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);
   } finally {
-    const close = (): void => {
-      if (fd !== undefined) closeSync(fd);
-      if (journalFd !== undefined) closeSync(journalFd);
-    };
-    // Entries handed over with `whole` still read from both files.
-    if (opts.holdFilesUntil) void opts.holdFilesUntil.then(close, close);
-    else close();
+    ended = true;
+    if (unbuilt === 0) close();
+    else void opts.holdFilesUntil!.then(close, close);
   }
 }

@@ -61,20 +61,13 @@ async function main(): Promise<void> {
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
   // A journal stays open after following ends until the long conversations it handed over have been read back
-  // whole (a rotated segment's as soon as they are, the others' at the end of the run at the latest).
+  // whole (followEntries closes it then: a rotated segment's as soon as they are), at the end of the run at the latest.
   let releaseFiles!: () => void;
   const filesHeld = new Promise<void>((r) => (releaseFiles = r));
-  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number; ended(): void }>();
+  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number }>();
   const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
     const own = new AbortController();
-    let unbuilt = 0;
-    let ended = false;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const settle = (): void => {
-      if (ended && unbuilt === 0) release();
-    };
-    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0, ended: () => ((ended = true), settle()) };
+    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0 };
     const onStop = (): void => own.abort();
     stop.signal.addEventListener('abort', onStop, { once: true });
     const done = followEntries({
@@ -82,27 +75,12 @@ async function main(): Promise<void> {
       bodiesPath: files.bodies,
       onEntry: (entry, whole) => {
         f.entries++;
-        if (whole) {
-          unbuilt++;
-          const build = whole.build;
-          whole = {
-            messages: whole.messages,
-            build: () => {
-              try {
-                return build();
-              } finally {
-                unbuilt--;
-                settle();
-              }
-            },
-          };
-        }
         comparer.add(side, entry, whole);
       },
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
       signal: own.signal,
-      holdFilesUntil: Promise.race([held, filesHeld]),
+      holdFilesUntil: filesHeld,
     }).finally(() => stop.signal.removeEventListener('abort', onStop));
     f.done = done;
     followers.set(key, f);
@@ -141,7 +119,6 @@ async function main(): Promise<void> {
         for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, spec.pollMs));
         f?.stop.abort();
         await f?.done;
-        f?.ended();
         parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
       })().catch(fail);
       return;

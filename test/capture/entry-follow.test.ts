@@ -4,7 +4,7 @@
 // a multi-byte character split across two reads stays whole.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,7 +75,17 @@ describe('followEntries', () => {
     assert.equal(followed.entry._webSocketMessages!.length, WS_HELD);
     assert.deepEqual({ ...followed.entry, _webSocketMessages: [] }, { ...written, _webSocketMessages: [] });
     assert.equal(followed.whole!.messages, 1_000);
+    // The follower's descriptors of the capture's journal and bodies: open until the last conversation handed over is built.
+    const open = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).includes('long-ws-deferred.har.');
+      } catch {
+        return false;
+      }
+    }).length;
+    assert.equal(open(), 2);
     assert.deepEqual(followed.whole!.build(), written);
+    assert.equal(open(), 0);
     // Short exchanges come whole, as before.
     assert.ok(entries.filter((e) => e !== followed).every((e) => e.whole === undefined));
     assert.equal(entries.length, har.log.entries.length);
