@@ -34,20 +34,21 @@ const SERVICE = {
   slow: method('/demo.Items/Slow', false, false),
 } as const;
 
-/** What a server saw: each call's path and the ms left to its deadline (from grpc-timeout), the messages Chat got. */
+/** What a server saw: each call's path, the ms left to its deadline (from grpc-timeout) and its metadata in order as the server logged it, the messages Chat got. */
 interface Seen {
-  calls: Array<{ path: string; leftMs?: number }>;
+  calls: Array<{ path: string; leftMs?: number; metadata: string[] }>;
   chat: string[];
 }
 
 /** A grpc-js server of the service on 127.0.0.1:0; Slow answers after 1.5 s. */
 async function grpcServer(): Promise<{ port: number; seen: Seen }> {
   const seen: Seen = { calls: [], chat: [] };
-  const note = (call: { getDeadline(): grpc.Deadline; getPath(): string }) => {
+  const note = (call: { getDeadline(): grpc.Deadline; getPath(): string; metadata: grpc.Metadata }) => {
     const deadline = call.getDeadline();
     // grpc-js gives the deadline as epoch ms (Infinity without grpc-timeout).
     const at = deadline instanceof Date ? deadline.getTime() : deadline;
-    seen.calls.push({ path: call.getPath(), ...(Number.isFinite(at) ? { leftMs: at - Date.now() } : {}) });
+    const metadata = Object.entries(call.metadata.getMap()).map(([name, value]) => `${name}: ${String(value)}`);
+    seen.calls.push({ path: call.getPath(), ...(Number.isFinite(at) ? { leftMs: at - Date.now() } : {}), metadata });
   };
   const server = new grpc.Server();
   server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
@@ -102,9 +103,9 @@ async function driveFour(c: Client): Promise<void> {
   });
 }
 
-/** Records what `drive` does through a proxy in front of a fresh server into NAME.har. */
-async function recordCalls(name: string, drive: (c: Client) => Promise<void>): Promise<string> {
-  const { port } = await grpcServer();
+/** Records what `drive` does through a proxy in front of a fresh server into NAME.har; the server's log beside it. */
+async function recordCalls(name: string, drive: (c: Client) => Promise<void>): Promise<{ out: string; seen: Seen }> {
+  const { port, seen } = await grpcServer();
   const rec = await startRecording({ target: `http://127.0.0.1:${port}`, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
   const c = client(Number(new URL(rec.url).port));
   try {
@@ -113,18 +114,19 @@ async function recordCalls(name: string, drive: (c: Client) => Promise<void>): P
     c.close();
     await rec.close(1000);
   }
-  return rec.out;
+  return { out: rec.out, seen };
 }
 
 const names = (e: HarEntry): string[] => (e._grpcMessages ?? []).map((m) => `${m.type} ${decode(Buffer.from(m.data, 'base64')).name}`);
 
 describe('bb replay: gRPC', () => {
   let original: string;
+  let originalSeen: Seen;
   before(async () => {
-    original = await recordCalls('grpc', driveFour);
+    ({ out: original, seen: originalSeen } = await recordCalls('grpc', driveFour));
   });
 
-  it('replays unary, server, client and bidi streaming calls on one h2c connection; bb diff of the two captures is MATCH', async () => {
+  it('replays unary, server, client and bidi streaming calls on one h2c connection, each head as the server logged it first; bb diff of the two captures is MATCH', async (t) => {
     const fresh = await grpcServer();
     const out = tmp.path('grpc-replay.har');
     const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${fresh.port}`, '--out', out], env);
@@ -132,6 +134,10 @@ describe('bb replay: gRPC', () => {
     assert.match(run.stdout, /^replayed 4 exchanges/);
     assert.deepEqual(fresh.seen.calls.map((c) => c.path), ['/demo.Items/Get', '/demo.Items/List', '/demo.Items/Sum', '/demo.Items/Chat']);
     assert.deepEqual(fresh.seen.chat, ['m0', 'm1', 'm2']);
+    // The server's own log of each call's head: the metadata grpc-js sent, in its order, as the first server logged it.
+    assert.deepEqual(fresh.seen.calls.map((c) => c.metadata), originalSeen.calls.map((c) => c.metadata));
+    assert.ok(originalSeen.calls[0]!.metadata.some((m) => m.startsWith('user-agent: grpc-node-js/')), originalSeen.calls[0]!.metadata.join(' | '));
+    t.diagnostic(originalSeen.calls[0]!.metadata.join(' | '));
     // The deadline: about 5 s left, as the original client gave it.
     const left = fresh.seen.calls[0]!.leftMs!;
     assert.ok(left > 4000 && left <= 5000, JSON.stringify(fresh.seen.calls));
@@ -149,7 +155,7 @@ describe('bb replay: gRPC', () => {
   });
 
   it('a call past its deadline is cut at the deadline, as the original client cut it, even when the target ignores grpc-timeout', async () => {
-    const slow = await recordCalls('slow', (c) => new Promise<void>((resolve) => {
+    const { out: slow } = await recordCalls('slow', (c) => new Promise<void>((resolve) => {
       c.slow!({ name: 's', n: 1 }, { deadline: Date.now() + 400 }, (err: grpc.ServiceError | null) => {
         assert.equal(err?.code, grpc.status.DEADLINE_EXCEEDED);
         resolve();
