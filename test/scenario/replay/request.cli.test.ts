@@ -195,3 +195,21 @@ describe('bb replay sends bodies as they crossed', () => {
     assert.deepEqual(inOrder(await readHar(out)).map((e) => e.response.status), [200, 200]);
   });
 });
+
+describe('bb replay keeps a multipart body’s boundary', () => {
+  it("curl's multipart upload reaches the server byte for byte, under the boundary its Content-Type names", async () => {
+    const server = await echoServer();
+    const file = await tmp.write('note.txt', 'a file of two\nlines\n');
+    const original = await recordCapture('multipart', server.url, async (url) => {
+      await curl([`${url}/upload`, '-F', 'title=hello', '-F', `doc=@${file};type=text/plain`]);
+    });
+    const fresh = await echoServer();
+    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('multipart-replay.har')], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const boundary = /boundary=([^\r]+)/.exec(server.heads[0]!)?.[1];
+    assert.ok(boundary, server.heads[0]);
+    assert.match(fresh.heads[0]!, new RegExp(`\r\nContent-Type: multipart/form-data; boundary=${boundary}(\r\n|$)`));
+    assert.ok(server.bodies[0]!.startsWith(`--${boundary}\r\n`), server.bodies[0]);
+    assert.deepEqual(fresh.bodies, server.bodies);
+  });
+});
