@@ -11,12 +11,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { startRecording } from '../../../scenario/index.js';
 import type { Har, HarEntry } from '../../../capture/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
-import { runBb } from '../../helpers/cli.js';
+import { runBb, startBb } from '../../helpers/cli.js';
+import { settlesWithin } from '../../helpers/bounded.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { decodeItem as decode, itemMethod, itemsHandlers, type ItemValue } from '../../helpers/grpc-items.js';
 
@@ -63,6 +65,28 @@ async function grpcServer(): Promise<{ port: number; seen: Seen }> {
   );
   cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
   return { port, seen };
+}
+
+/** A bare h2c server that never answers and reads no deadline: each stream's grpc-timeout as it came; `arrived` resolves at the first stream. */
+async function silentServer(): Promise<{ url: string; timeouts: string[]; arrived: Promise<void> }> {
+  const timeouts: string[] = [];
+  const server = http2.createServer();
+  let arrive!: () => void;
+  const arrived = new Promise<void>((r) => (arrive = r));
+  server.on('stream', (stream, headers) => {
+    timeouts.push(String(headers['grpc-timeout']));
+    stream.on('error', () => {});
+    stream.resume();
+    arrive();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => sessions.add(s));
+  cleanups.add(async () => {
+    for (const s of sessions) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeouts, arrived };
 }
 
 type Client = Record<string, (...a: unknown[]) => unknown> & grpc.Client;
@@ -163,23 +187,9 @@ describe('bb replay: gRPC', () => {
         resolve();
       });
     }));
-    // A bare h2c server that never answers and reads no deadline.
-    const timeouts: string[] = [];
-    const server = http2.createServer();
-    server.on('stream', (stream, headers) => {
-      timeouts.push(String(headers['grpc-timeout']));
-      stream.on('error', () => {});
-      stream.resume();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const sessions = new Set<http2.ServerHttp2Session>();
-    server.on('session', (s) => sessions.add(s));
-    cleanups.add(async () => {
-      for (const s of sessions) s.destroy();
-      await new Promise((r) => server.close(r));
-    });
+    const { url, timeouts } = await silentServer();
     const out = tmp.path('slow-replay.har');
-    const run = await runBb(['replay', slow, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--json', tmp.path('slow.json')], env);
+    const run = await runBb(['replay', slow, '--target', url, '--out', out, '--json', tmp.path('slow.json')], env);
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.equal(timeouts.length, 1);
     const ms = Number(/^(\d+)m$/.exec(timeouts[0]!)?.[1]);
@@ -190,5 +200,19 @@ describe('bb replay: gRPC', () => {
     t.diagnostic(`grpc-timeout ${timeouts[0]}; cut after ${report.cut[0]!.afterMs} ms`);
     const entry = (JSON.parse(await readFile(out, 'utf8')) as Har).log.entries[0]!;
     assert.equal(entry._bb?.aborted, 'client');
+  });
+
+  it('SIGINT while a call waits on a target that never answers stops at once: exit 130, the capture written, the call recorded as aborted', async () => {
+    const { url, arrived } = await silentServer();
+    const out = tmp.path('grpc-interrupted.har');
+    const bb = startBb(['replay', original, '--target', url, '--out', out], env, { timeoutMs: 60_000 });
+    await settlesWithin(arrived, 20_000, 'the first call');
+    bb.child.kill('SIGINT');
+    // Far less than the 5 s deadline and 30 s --timeout the call would otherwise be given.
+    const code = await settlesWithin(bb.exited, 10_000, 'bb after SIGINT');
+    assert.equal(code, 130, bb.stdout() + bb.stderr());
+    assert.ok(existsSync(out), 'the capture is written');
+    const entries = (JSON.parse(await readFile(out, 'utf8')) as Har).log.entries;
+    assert.deepEqual(entries.map((e) => [new URL(e.request.url).pathname, e.request.httpVersion, e._bb?.aborted ?? null]), [['/demo.Items/Get', 'HTTP/2.0', 'client']]);
   });
 });
