@@ -164,7 +164,7 @@ describe('a browser capture replayed against the same build', () => {
     let out: string;
     try {
       // Chromium's own calls home (update checks, sign-in pings) go around bb: the capture is the app's visit.
-      const flags = (await forwardProxyFlags(capture.url, tmp.bbHome)).map((f) => (f.startsWith('--proxy-bypass-list=') ? `${f};*.google.com;*.googleapis.com;*.gstatic.com` : f));
+      const flags = (await forwardProxyFlags(capture.url, tmp.bbHome)).map((f) => (f.startsWith('--proxy-bypass-list=') ? `${f};*.google.com;*.googleapis.com;*.gstatic.com;*.gvt1.com` : f));
       await visit(`${first.url}/`, flags);
     } finally {
       out = await capture.close(2000);
