@@ -9,6 +9,7 @@ export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';
 export { parseRedactSpecs, Redactor } from './redact.js';
 export { loadRedactKey } from './redact-key.js';
+export { multipartBoundary } from './redact-raw.js';
 export type { RedactConfig } from './redact.js';
 export {
   readCapture, checkCapture, streamCapture, indexCapture, CaptureReadError,

@@ -78,7 +78,7 @@ export interface ReplayPlan {
   lanes: number[][];
   /** Entries not replayed and why. */
   skipped: Array<{ entry: string; reason: string }>;
-  /** The origin replayed (other origins in a browser HAR are skipped). */
+  /** The origin replayed: the one whose server answered the most exchanges (other origins in a browser HAR are skipped). */
   origin: string;
 }
 
@@ -106,6 +106,29 @@ function messageMs(m: HarWebSocketMessage): number {
   return toEpochSeconds(m.time) * 1000;
 }
 
+/** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
+function isResendable(e: HarEntry): boolean {
+  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && e.request.method !== 'CONNECT';
+}
+
+/**
+ * The origin a capture is replayed to: the one whose server answered the
+ * most exchanges, ties to the earliest. A browser through a forward proxy
+ * also sends its own traffic (update checks, sign-in pings) to other hosts,
+ * often first; an exchange bb's proxy answered itself (`_bb.error`: the
+ * upstream never did) counts only when nothing was answered at all.
+ */
+function replayedOrigin(ordered: HarEntry[]): string | undefined {
+  const answered = new Map<string, number>();
+  for (const e of ordered) {
+    const o = isResendable(e) ? originOf(e.request.url) : undefined;
+    if (o !== undefined) answered.set(o, (answered.get(o) ?? 0) + (e._bb?.error ? 0 : 1));
+  }
+  let best: string | undefined;
+  for (const [o, n] of answered) if (best === undefined || n > answered.get(best)!) best = o;
+  return best;
+}
+
 /** Builds the plan from a capture; throws a BbError for a capture that cannot be replayed. */
 export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
   const entries = har.log.entries;
@@ -113,7 +136,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
   const order = sortForComparison(entries.map((entry, index) => ({ entry, index, seq: entry._bb?.seq, started: entry.startedDateTime })));
   const pages = new Map((har.log.pages ?? []).map((p) => [p.id, p.title]));
   const skipped: ReplayPlan['skipped'] = [];
-  let origin: string | undefined;
+  const origin = replayedOrigin(order.map(({ entry }) => entry));
   const kept: Array<{ entry: HarEntry; key: string }> = [];
   for (const { entry, index, seq } of order) {
     const key = `#${seq ?? index + 1}`;
@@ -130,7 +153,6 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
       skipped.push({ entry: key, reason: `not an http(s) URL (${entry.request.url.slice(0, 40)})` });
       continue;
     }
-    origin ??= o;
     if (o !== origin) {
       skipped.push({ entry: key, reason: `another origin (${o}; the replay's is ${origin})` });
       continue;

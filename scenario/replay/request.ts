@@ -7,7 +7,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import { EventStreamParser, headerPairs, headerValue, isEventStreamMedia, isTextualMedia, mediaType, pairValue, serializeHead } from '../../core/index.js';
-import { decodeContent, type HarRequest } from '../../capture/index.js';
+import { decodeContent, multipartBoundary, type HarRequest } from '../../capture/index.js';
 import type { ResponseView } from '../../diff/index.js';
 
 /** A request as the replay sends it. */
@@ -54,7 +54,7 @@ export function requestParts(req: HarRequest): RequestParts {
 
 /** A body from HAR's params alone: multipart with the recorded boundary, else URL-encoded. */
 function paramsBody(params: NonNullable<HarRequest['postData']>['params'] & object, mime: string): NonNullable<RequestParts['body']> {
-  const boundary = /^multipart\/form-data\b.*;\s*boundary="?([^";]+)"?/i.exec(mime)?.[1];
+  const boundary = /^\s*multipart\/form-data\b/i.test(mime) ? multipartBoundary(mime) : undefined;
   if (boundary === undefined) {
     return { text: params.map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(p.value ?? '')}`).join('&'), base64: false, mime: mime || 'application/x-www-form-urlencoded' };
   }

@@ -25,14 +25,14 @@ export function itemMethod(path: string, requestStream: boolean, responseStream:
 
 /** How `itemsHandlers` reports and varies: each call heard, Chat's messages kept, List's i-th item named (a build may rename one). */
 export interface ItemsHooks {
-  onCall?(call: { getPath(): string; getDeadline(): grpc.Deadline }): void;
+  onCall?(call: { getPath(): string; getDeadline(): grpc.Deadline; metadata: grpc.Metadata }): void;
   chat?: string[];
   itemName?(i: number): string;
 }
 
 /** grpc-js handlers of Get (n doubled), List (n items), Sum (of n) and Chat (an echo per message), for the method definitions of itemMethod. */
 export function itemsHandlers(hooks: ItemsHooks = {}) {
-  const note = (call: { getPath(): string; getDeadline(): grpc.Deadline }) => hooks.onCall?.(call);
+  const note = (call: { getPath(): string; getDeadline(): grpc.Deadline; metadata: grpc.Metadata }) => hooks.onCall?.(call);
   return {
     get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       note(call);

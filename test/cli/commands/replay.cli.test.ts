@@ -3,15 +3,39 @@
 // capture written and exit 130; --server-home is recorded as in bb capture.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { settlesWithin } from '../../helpers/bounded.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { readHar, recordPatience, startPatientServer, type PatientServer } from '../../scenario/replay/patience.js';
+import { get, readHar, recordPatience, startPatientServer, type PatientServer } from '../../scenario/replay/patience.js';
+import { startRecording } from '../../../scenario/index.js';
+import { atFileEnd } from '../../helpers/cleanups.js';
+import { closeHttpAndWs } from '../../helpers/servers.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
+
+/** A server whose answer names a file under its HOME, `home`; its URL. */
+async function homeServer(home: string): Promise<string> {
+  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ log: `${home}/logs/app.log` })));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  atFileEnd(() => closeHttpAndWs(server));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Records GET /where against a server whose HOME is `home`, told to bb with serverHome, into `out`. */
+async function recordHome(out: string, bbHome: string, home: string): Promise<string> {
+  const rec = await startRecording({ target: await homeServer(home), out, label: 'home', bbHome, serverHome: home, listen: { host: '127.0.0.1', port: 0 } });
+  try {
+    assert.equal(await get(rec.url, '/where'), 200);
+  } finally {
+    await rec.close(1000);
+  }
+  return rec.out;
+}
 
 /** A fresh server that holds /slow open (the original got its answer at once). */
 const slowServer = (): Promise<PatientServer> => startPatientServer(['/slow']);
@@ -72,5 +96,20 @@ describe('bb replay: waiting, bounded and interrupted', () => {
     const run = await runBb(['replay', original, '--target', server.url, '--out', out, '--server-home', '/srv/app-home'], env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.equal((await readHar(out)).log._bb?.serverHome, '/srv/app-home');
+  });
+
+  it('--server-home DIR: paths under the target\'s HOME in its answers compare as the original\'s under its own (bb diff MATCH; without it, a finding)', async () => {
+    const original = await recordHome(tmp.path('home-original.har'), tmp.bbHome, '/home/alice');
+    const fresh = await homeServer('/srv/candidate');
+    const withHome = tmp.path('home-replay.har');
+    assert.equal((await runBb(['replay', original, '--target', fresh, '--out', withHome, '--server-home', '/srv/candidate'], env)).code, 0);
+    const diff = await runBb(['diff', original, withHome], env);
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.match(diff.stdout, /^MATCH/);
+    const without = tmp.path('home-replay-bare.har');
+    assert.equal((await runBb(['replay', original, '--target', fresh, '--out', without], env)).code, 0);
+    const bare = await runBb(['diff', original, without], env);
+    assert.equal(bare.code, 1, bare.stdout + bare.stderr);
+    assert.match(bare.stdout, /candidate/);
   });
 });

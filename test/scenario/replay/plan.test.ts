@@ -84,4 +84,23 @@ describe('planReplay', () => {
     assert.match(p.skipped[0]!.reason, /another origin \(https:\/\/cdn\.example/);
     assert.throws(() => planReplay(har([])), (err) => isBbError(err) && err.code === 'BB_REPLAY_NO_ENTRIES');
   });
+
+  it("replays the origin whose server answered the most, not a browser's own calls home that came first (bb answered them: the host did not resolve)", () => {
+    const elsewhere = (seq: number, url: string): HarEntry => {
+      const e = entry(seq, seq + 1, `c${seq}`, '/');
+      return { ...e, request: { ...e.request, method: 'POST', url }, response: { ...e.response, status: 502 }, _bb: { seq, seqEnd: seq + 1, error: { code: 'ENOTFOUND', message: 'the upstream host name does not resolve', phase: 'request' } } };
+    };
+    const p = planReplay(har([
+      elsewhere(1, 'https://update.googleapis.com/service/update2/json'),
+      elsewhere(3, 'https://update.googleapis.com/service/update2/json'),
+      elsewhere(5, 'https://accounts.google.com/ListAccounts'),
+      entry(7, 8, 'app', '/'),
+      entry(9, 10, 'app', '/items'),
+    ]));
+    assert.equal(p.origin, 'http://127.0.0.1:8080');
+    assert.deepEqual(p.exchanges.map((e) => e.key), ['#7', '#9']);
+    assert.deepEqual(p.skipped.map((s) => s.entry), ['#1', '#3', '#5']);
+    // Ties go to the earliest, as before.
+    assert.equal(planReplay(har([{ ...entry(1, 2, 'c', '/'), request: { ...entry(1, 2, 'c', '/').request, url: 'https://a.example/' } }, entry(3, 4, 'c', '/')])).origin, 'https://a.example');
+  });
 });

@@ -44,9 +44,12 @@ const headsOf = (up: RawUpstream): string[] =>
   up.received.flatMap((chunks) => Buffer.concat(chunks).toString('latin1').split('\r\n\r\n').slice(0, -1));
 
 /** A server that decodes the request body by its Content-Encoding and echoes it; 400 when it does not decode. */
-async function echoServer(): Promise<{ url: string; bodies: string[] }> {
+async function echoServer(): Promise<{ url: string; bodies: string[]; heads: string[] }> {
   const bodies: string[] = [];
+  const heads: string[] = [];
   const server = http.createServer((req, res) => {
+    // Its own log of each head: the request line and the fields as it parsed them, in case and order.
+    heads.push([`${req.method} ${req.url} HTTP/${req.httpVersion}`, ...req.rawHeaders.flatMap((v, i) => (i % 2 === 0 ? [`${v}: ${req.rawHeaders[i + 1]}`] : []))].join('\r\n'));
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -65,7 +68,7 @@ async function echoServer(): Promise<{ url: string; bodies: string[] }> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(() => closeHttpAndWs(server));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, heads };
 }
 
 /** Records what `drive(proxyUrl)` does against `target` into NAME.har. */
@@ -150,6 +153,13 @@ describe('bb replay sends the head as recorded', () => {
     const out = tmp.path('curl-diff-replay.har');
     const run = await runBb(['replay', original, '--target', server.url, '--out', out], env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
+    // The server's own log: the replay's heads are curl's, as it logged them the first time, Host aside
+    // (curl named bb's capture proxy; the replay names the target).
+    assert.equal(server.heads.length, 4);
+    const hostAside = (head: string) => head.replace(/\r\nHost: [^\r]*/, '\r\nHost: TARGET');
+    assert.deepEqual(server.heads.slice(2).map(hostAside), server.heads.slice(0, 2).map(hostAside));
+    assert.match(server.heads[2]!, new RegExp(`\r\nHost: ${new URL(server.url).host.replace(/\./g, '\\.')}\r\n`));
+    assert.match(server.heads[1]!, /^POST \/post HTTP\/1\.1\r\nHost: 127\.0\.0\.1:\d+\r\nUser-Agent: curl\/[^\r]+\r\nAccept: \*\/\*\r\nContent-Type: application\/json\r\nContent-Length: 12$/);
     const diff = await runBb(['diff', original, out], env);
     assert.doesNotMatch(diff.stdout, /connection/);
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
@@ -183,5 +193,23 @@ describe('bb replay sends bodies as they crossed', () => {
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.deepEqual(fresh.bodies, ['{"kind":"gzip","n":1}', '{"kind":"brotli","n":2}']);
     assert.deepEqual(inOrder(await readHar(out)).map((e) => e.response.status), [200, 200]);
+  });
+});
+
+describe('bb replay keeps a multipart body’s boundary', () => {
+  it("curl's multipart upload reaches the server byte for byte, under the boundary its Content-Type names", async () => {
+    const server = await echoServer();
+    const file = await tmp.write('note.txt', 'a file of two\nlines\n');
+    const original = await recordCapture('multipart', server.url, async (url) => {
+      await curl([`${url}/upload`, '-F', 'title=hello', '-F', `doc=@${file};type=text/plain`]);
+    });
+    const fresh = await echoServer();
+    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('multipart-replay.har')], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const boundary = /boundary=([^\r]+)/.exec(server.heads[0]!)?.[1];
+    assert.ok(boundary, server.heads[0]);
+    assert.match(fresh.heads[0]!, new RegExp(`\r\nContent-Type: multipart/form-data; boundary=${boundary}(\r\n|$)`));
+    assert.ok(server.bodies[0]!.startsWith(`--${boundary}\r\n`), server.bodies[0]);
+    assert.deepEqual(fresh.bodies, server.bodies);
   });
 });
