@@ -3,8 +3,8 @@
 // rule and the marker). The runs are few and shared: one `bb demo` (its
 // capture is then replayed), one `bb compare --repeat 3` for the timing
 // blocks, one recorded upgrade pair diffed once, one live log against an
-// https server bb does not trust, one route retired behind a 404 page, three
-// `bb shadow` runs (one shown, two zones merged), one ratification and the
+// https server bb does not trust, one route retired behind a 404 page, four
+// `bb shadow` runs (one shown, two zones merged, one rotating), one ratification and the
 // diff after it. They run side by side in one before().
 // test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before, after } from 'node:test';
@@ -126,13 +126,19 @@ async function retiredRoute(): Promise<Record<string, string>> {
 /** A run's output followed by its exit status (what `$ echo $?` under a shown block prints). */
 const withStatus = (output: string, code: number): string => `${output.replace(/\n$/, '')}\n${code}\n`;
 
-/** Old, new and old builds of the shadow service (test/scenario/shadow/service.ts) behind `bb shadow`, stdout and stderr merged; `drive` is the client. */
-async function shadowRun(name: string, requests: number, drive: (url: string) => Promise<void>): Promise<{ output: string; json: string }> {
+/**
+ * Old, new and old builds of the shadow service (test/scenario/shadow/service.ts) behind `bb shadow`, stdout and stderr merged;
+ * `drive` is the client; `more` adds flags and runs it in a folder of its own under the test's (relative to it).
+ */
+async function shadowRun(name: string, requests: number, drive: (url: string) => Promise<void>, more: { args?: string[]; dir?: string } = {}): Promise<{ output: string; json: string }> {
   const builds = await Promise.all((['old', 'new', 'old'] as const).map((b) => startShadowService(b)));
   closers.push(...builds.map((b) => () => b.close()));
   const [primary, candidate, secondary] = builds.map((b) => b.url);
   const json = `${name}.json`;
-  const bb = startBb(['shadow', '--primary', primary!, '--candidate', candidate!, '--secondary', secondary!, '--out', `captures/${name}`, '--json', json, '--until', String(requests)], env, { ...merged, timeoutMs: 60_000 });
+  const dir = more.dir ? join(cwd, more.dir) : cwd;
+  if (more.dir) await mkdir(dir, { recursive: true });
+  const args = ['shadow', '--primary', primary!, '--candidate', candidate!, '--secondary', secondary!, '--out', `captures/${name}`, '--json', json, '--until', String(requests), ...(more.args ?? [])];
+  const bb = startBb(args, env, { ...merged, cwd: dir, timeoutMs: 60_000 });
   const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
   await drive(url!);
   const code = await bb.exited;
@@ -168,7 +174,12 @@ async function shadow(): Promise<Record<string, string>> {
   }));
   const [a, b] = [await zone('zone-a', 5), await zone('zone-b', 3)];
   const merge = await runBb(['shadow', '--merge', a.json, b.json, '--json', 'fleet.json'], env, merged);
-  return { 'bb shadow': one.output, 'bb shadow --merge': withStatus(merge.stdout, merge.code) };
+  // Rotating by a size any exchange passes: the run is cut into segments (how many depends on when the journal's size
+  // is read), each said on its own line. In a folder of its own, so its captures/shadow is not the shown run's.
+  const rotating = await shadowRun('shadow', 4, (url) => client(url, async (get) => {
+    for (let i = 0; i < 4; i++) await get('/items');
+  }), { args: ['--rotate', '1B'], dir: 'rotate' });
+  return { 'bb shadow': one.output, 'bb shadow --merge': withStatus(merge.stdout, merge.code), 'bb shadow --rotate': rotating.output };
 }
 
 /** `bb known add --all` ratifies a create's 201 → 200, then `bb diff` of a capture where it answers 500 says what was ratified (docs/diff.md). */
