@@ -310,7 +310,7 @@ export interface ListenerErrorReport {
  * Delivers facts to listeners synchronously, isolating traffic from listener bugs:
  * a listener that throws is counted and kept (the first 100), never rethrown,
  * so the proxied connection goes on; whoever owns the bus reports them when
- * it stops (`errorReport()`; `bb capture` prints one line per kind at exit).
+ * it stops (`errorReport()`; `bb capture` and `bb shadow` print one line per kind at exit).
  */
 export class FactBus {
   private readonly listeners: FactListener[] = [];

@@ -7,6 +7,7 @@ import { BbError, isLoopbackHost } from '../../core/index.js';
 import { parseListen, parseTarget, type ListenAddress, type TargetSpec } from '../listen.js';
 import { checkAdminAddress, startAdmin, type AdminServer, type AdminTarget } from '../admin.js';
 import { liveLog } from '../live-log.js';
+import { listenerErrorText } from '../listener-errors.js';
 import { useColor } from '../tty.js';
 import { gracefulStop } from '../stop.js';
 import { progressLine, writingText } from '../progress.js';
@@ -208,9 +209,7 @@ export const captureCommand: BbCommand = {
               : {}),
             onListenerErrors: (report) => {
               // The capture's own listener never throws (it reports through onRecordingError): this is another observer, the live log.
-              for (const { error, times } of report.kinds) {
-                process.stderr.write(`bb: ${plan.label}: a listener of the proxy's facts threw ${error.name}: ${error.message} (${times} of ${report.count} listener errors); traffic went on, the live log may miss lines\n`);
-              }
+              process.stderr.write(listenerErrorText(plan.label, report, 'the live log may miss lines'));
             },
             onRecordingError: (err) => {
               recordingErrors++;

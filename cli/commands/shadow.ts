@@ -11,6 +11,7 @@ import { BbError, isLoopbackHost } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
+import { listenerErrorText } from '../listener-errors.js';
 import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
@@ -182,6 +183,11 @@ export const shadowCommand: BbCommand = {
               },
             }
           : {}),
+        // At close, per target: the tee (the primary's) or a mirror (its target's) threw; the run went on without that step.
+        onListenerErrors: (report, target) => {
+          process.stderr.write(listenerErrorText(target, report, 'the mirrored copies and the live comparison may miss exchanges'));
+          lastLines = 0;
+        },
         onReport: (report) => {
           if (live) {
             const lines = routeLines(report);

@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { BbError, startModuleWorker } from '../../core/index.js';
 import { loadDiffConfig } from '../../diff/index.js';
-import { PROXY_DEFAULTS } from '../../proxy/index.js';
+import { PROXY_DEFAULTS, type ListenerErrorReport } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { MirrorTarget } from './mirror.js';
@@ -66,6 +66,8 @@ export interface ShadowOptions extends TeeOptions {
   /** Called with the report every `reportEveryMs` (default 500). */
   onReport?: (report: ShadowReport) => void;
   reportEveryMs?: number;
+  /** Called at close, once per target whose recording proxy's fact listeners threw (the tee on the primary's, a mirror on its own; traffic went on), as bb capture's recordings are. */
+  onListenerErrors?: (report: ListenerErrorReport, target: TargetName) => void;
   /** Serve the live view (`--ui`) on this loopback address: the Shadow tab and the three captures' exchanges. */
   ui?: { host?: string; port?: number };
 }
@@ -95,7 +97,11 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   if (options.rotate && options.ui) throw new BbError('BB_ROTATE_LIVE', 'bb shadow --ui shows one capture per target: leave out --rotate to watch the run live, or --ui to rotate its captures');
   const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
-  const segments = (side: TargetName) => (rotation ? { segments: rotation.options(side) } : {});
+  // Each target's recording options: its segments when rotating; it reports its bus's listener errors when it closes (scenario/record/recording.ts).
+  const ofSide = (side: TargetName) => ({
+    ...(rotation ? { segments: rotation.options(side) } : {}),
+    ...(options.onListenerErrors ? { onListenerErrors: (report: ListenerErrorReport) => options.onListenerErrors!(report, side) } : {}),
+  });
   // A bad config is refused before any port is bound (the comparison worker reads it again, and again when it changes).
   if (options.configPath && (options.ui === undefined || existsSync(options.configPath))) await loadDiffConfig(options.configPath);
   for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
@@ -104,11 +110,11 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const bound: BoundRecording[] = [];
   let recs: Partial<Record<TargetName, Recording>> = {};
   try {
-    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...segments('primary'), ...(options.listen ? { listen: options.listen } : {}) });
+    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...ofSide('primary'), ...(options.listen ? { listen: options.listen } : {}) });
     bound.push(primaryBound);
-    const candidateBound = await bindRecording({ ...common, target: options.candidate, label: 'candidate', out: join(outDir, 'candidate.har'), ...segments('candidate') });
+    const candidateBound = await bindRecording({ ...common, target: options.candidate, label: 'candidate', out: join(outDir, 'candidate.har'), ...ofSide('candidate') });
     bound.push(candidateBound);
-    const secondaryBound = options.secondary ? await bindRecording({ ...common, target: options.secondary, label: 'secondary', out: join(outDir, 'secondary.har'), ...segments('secondary') }) : undefined;
+    const secondaryBound = options.secondary ? await bindRecording({ ...common, target: options.secondary, label: 'secondary', out: join(outDir, 'secondary.har'), ...ofSide('secondary') }) : undefined;
     if (secondaryBound) bound.push(secondaryBound);
     recs = { primary: await primaryBound.record(), candidate: await candidateBound.record(), ...(secondaryBound ? { secondary: await secondaryBound.record() } : {}) };
   } catch (err) {

@@ -6,9 +6,12 @@
 //
 // A shown block is an indented code block right after a marker line
 // `<!-- output: NAME -->` (a blank line between them is allowed); NAME
-// says which real run it comes from. Inside a block, a line `…` stands for
-// any number of real lines, and a line starting with `$ ` is the command,
-// shown, not compared.
+// says which real run it comes from. A marker indented as a list item's text
+// is followed by a block indented 4 more (a code block inside the item).
+// Inside a block, a line `…` stands for any number of real lines, and a line
+// starting with `$ ` is the command, shown, not compared (with the lines it
+// continues onto when it ends in `\`). A run that shows its exit status
+// (`$ echo $?`) has it as its last real line.
 
 /** One shown output in a page. */
 export interface ShownBlock {
@@ -27,17 +30,18 @@ export function shownBlocks(page: string, markdown: string): ShownBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShownBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const marker = /^<!-- output: (.+?) -->$/.exec(lines[i]);
+    const marker = /^( *)<!-- output: (.+?) -->$/.exec(lines[i]);
     if (!marker) continue;
+    const indent = `${marker[1]}    `;
     let at = i + 1;
     if (lines[at] === '') at++;
     const body: string[] = [];
     // An indented block runs over indented lines and blank lines between them.
-    while (at < lines.length && (lines[at].startsWith('    ') || (lines[at].trim() === '' && lines[at + 1]?.startsWith('    ')))) {
-      body.push(lines[at].slice(4));
+    while (at < lines.length && (lines[at].startsWith(indent) || (lines[at].trim() === '' && lines[at + 1]?.startsWith(indent)))) {
+      body.push(lines[at].slice(indent.length));
       at++;
     }
-    blocks.push({ page, line: i + 1, name: marker[1], lines: body });
+    blocks.push({ page, line: i + 1, name: marker[2], lines: body });
   }
   return blocks;
 }
@@ -69,12 +73,23 @@ export function realLines(output: string, cwd: string): string[] {
   return output.split(`${cwd}/`).join('').replace(/\n$/, '').split('\n');
 }
 
+/** A block's output lines: its commands (`$ ` lines and the lines a trailing `\` continues them onto) left out. */
+function shownOutput(block: readonly string[]): string[] {
+  const out: string[] = [];
+  let command = false;
+  for (const line of block) {
+    if (line.startsWith('$ ') || command) command = line.trimEnd().endsWith('\\');
+    else out.push(line);
+  }
+  return out;
+}
+
 /**
  * Where the block differs from every contiguous run of the real lines, as a
  * sentence; undefined when it matches one. Both sides are masked first.
  */
 export function shapeMismatch(block: readonly string[], real: readonly string[]): string | undefined {
-  const want = block.filter((l) => !l.startsWith('$ ')).map(mask);
+  const want = shownOutput(block).map(mask);
   const have = real.map(mask);
   // Matches want[i..] against have[j..]: `…` takes zero or more lines.
   const from = (i: number, j: number): boolean => {

@@ -3,12 +3,14 @@
 // rule and the marker). The runs are few and shared: one `bb demo` (its
 // capture is then replayed), one `bb compare --repeat 3` for the timing
 // blocks, one recorded upgrade pair diffed once, one live log against an
-// https server bb does not trust, one route retired behind a 404 page. They run side by side in one before().
+// https server bb does not trust, one route retired behind a 404 page, four
+// `bb shadow` runs (one shown, two zones merged, one rotating), one ratification and the
+// diff after it. They run side by side in one before().
 // test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +22,9 @@ import { startRecording } from '../../scenario/index.js';
 import { retiredRouteApp, RETIRED_ROUTE_CALLS } from '../helpers/retired-route.js';
 import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { driveUpgradeService, startUpgradeService } from '../e2e/upgrade-service.js';
+import { Client } from 'undici';
+import { startShadowService } from '../scenario/shadow/service.js';
+import { capture as harOf, type ExchangeSpec } from '../helpers/har.js';
 import { mask, realLines, shapeMismatch, shownBlocks, type ShownBlock } from './output-shape.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -118,10 +123,108 @@ async function retiredRoute(): Promise<Record<string, string>> {
   return { 'bb diff retired-old.har retired-new.har': diff.stdout };
 }
 
+/** A run's output followed by its exit status (what `$ echo $?` under a shown block prints). */
+const withStatus = (output: string, code: number): string => `${output.replace(/\n$/, '')}\n${code}\n`;
+
+/**
+ * Old, new and old builds of the shadow service (test/scenario/shadow/service.ts) behind `bb shadow`, stdout and stderr merged;
+ * `drive` is the client; `more` adds flags and runs it in a folder of its own under the test's (relative to it).
+ */
+async function shadowRun(name: string, requests: number, drive: (url: string) => Promise<void>, more: { args?: string[]; dir?: string } = {}): Promise<{ output: string; json: string }> {
+  const builds = await Promise.all((['old', 'new', 'old'] as const).map((b) => startShadowService(b)));
+  closers.push(...builds.map((b) => () => b.close()));
+  const [primary, candidate, secondary] = builds.map((b) => b.url);
+  const json = `${name}.json`;
+  const dir = more.dir ? join(cwd, more.dir) : cwd;
+  if (more.dir) await mkdir(dir, { recursive: true });
+  const args = ['shadow', '--primary', primary!, '--candidate', candidate!, '--secondary', secondary!, '--out', `captures/${name}`, '--json', json, '--until', String(requests), ...(more.args ?? [])];
+  const bb = startBb(args, env, { ...merged, cwd: dir, timeoutMs: 60_000 });
+  const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+  await drive(url!);
+  const code = await bb.exited;
+  assert.equal(code, 1, bb.stdout());
+  return { output: withStatus(bb.stdout(), code), json };
+}
+
+/** `bb shadow` as docs/shadow.md shows it (9 requests on one connection, one a POST), and two zones' runs merged as docs/shadow-fleet.md shows them. */
+async function shadow(): Promise<Record<string, string>> {
+  // One connection, as a browser's keep-alive: bb shadow mirrors each client connection's requests in their order.
+  const client = async (url: string, drive: (get: (path: string, headers?: Record<string, string>) => Promise<{ headers: Record<string, unknown>; body: string }>, c: Client) => Promise<void>) => {
+    const c = new Client(url);
+    try {
+      await drive(async (path, headers = {}) => {
+        const res = await c.request({ method: 'GET', path, headers });
+        return { headers: res.headers, body: await res.body.text() };
+      }, c);
+    } finally {
+      await c.close();
+    }
+  };
+  const one = await shadowRun('shadow', 9, (url) => client(url, async (get, c) => {
+    const cookie = String((await get('/session')).headers['set-cookie']).split(';')[0]!;
+    for (let i = 0; i < 3; i++) {
+      const list = JSON.parse((await get('/items')).body) as { items: Array<{ id: string }> };
+      await get(`/items/${list.items[0]!.id}`);
+    }
+    await get('/me', { cookie });
+    await (await c.request({ method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).body.text();
+  }));
+  const zone = (name: string, n: number) => shadowRun(name, n, (url) => client(url, async (get) => {
+    for (let i = 0; i < n; i++) await get('/items?page=0');
+  }));
+  const [a, b] = [await zone('zone-a', 5), await zone('zone-b', 3)];
+  const merge = await runBb(['shadow', '--merge', a.json, b.json, '--json', 'fleet.json'], env, merged);
+  // Rotating by a size any exchange passes: the run is cut into segments (how many depends on when the journal's size
+  // is read), each said on its own line. In a folder of its own, so its captures/shadow is not the shown run's.
+  const rotating = await shadowRun('shadow', 4, (url) => client(url, async (get) => {
+    for (let i = 0; i < 4; i++) await get('/items');
+  }), { args: ['--rotate', '1B'], dir: 'rotate' });
+  return { 'bb shadow': one.output, 'bb shadow --merge': withStatus(merge.stdout, merge.code), 'bb shadow --rotate': rotating.output };
+}
+
+/** `bb known add --all` ratifies a create's 201 → 200, then `bb diff` of a capture where it answers 500 says what was ratified (docs/diff.md). */
+async function ratified(): Promise<Record<string, string>> {
+  const api = (created: number): ExchangeSpec[] => [
+    { method: 'POST', url: 'http://127.0.0.1:1/items', requestBody: { name: 'x' }, status: created, body: { ok: true } },
+    { url: 'http://127.0.0.1:1/items/1', body: { name: 'a' } },
+  ];
+  // A folder of its own: the upgrade pair writes an old.har of its own beside the others.
+  const dir = join(cwd, 'ratify');
+  await mkdir(dir);
+  for (const [file, created] of [['old.har', 201], ['new.har', 200], ['regressed.har', 500]] as const) await writeFile(join(dir, file), JSON.stringify(harOf(api(created))));
+  const first = await runBb(['diff', 'old.har', 'new.har', '--json', 'report.json'], env, { cwd: dir });
+  assert.equal(first.code, 1, first.stdout + first.stderr);
+  const add = await runBb(['known', 'add', '--all', '--from', 'report.json', '--reason', 'creates answer 200'], env, { ...merged, cwd: dir });
+  assert.equal(add.code, 0, add.stdout);
+  const diff = await runBb(['diff', 'old.har', 'regressed.har', '--config', 'bb.config.json'], env, { ...merged, cwd: dir });
+  assert.equal(diff.code, 1, diff.stdout);
+  return { 'bb known add, then bb diff': add.stdout + diff.stdout };
+}
+
+/** `bb frames` of a gRPC call whose answer holds a nested message and a repeated field (docs/frames-and-show.md). */
+async function grpcFrames(): Promise<Record<string, string>> {
+  const har = harOf([{ url: 'http://127.0.0.1:1/demo.Echo/Get', method: 'POST', mime: 'application/grpc-web+proto', body: '' }]);
+  const entry = har.log.entries[0]!;
+  const at = Date.parse(entry.startedDateTime) / 1000;
+  const text = (field: number, s: string) => Buffer.concat([Buffer.from([(field << 3) | 2, s.length]), Buffer.from(s)]);
+  const inner = Buffer.concat([text(1, 'deep note'), Buffer.from([0x10, 7])]);
+  // { 1: "got a", 2: 42, 3: { 1: "deep note", 2: 7 }, 4: "a-tag", 4: "b-tag" }, hand-encoded (38 bytes).
+  const message = Buffer.concat([text(1, 'got a'), Buffer.from([0x10, 42, 0x1a, inner.length]), inner, text(4, 'a-tag'), text(4, 'b-tag')]);
+  entry._grpcMessages = [
+    { type: 'send', time: at + 0.001, compressed: false, data: text(1, 'a').toString('base64'), _bb: { seq: 11 } },
+    { type: 'receive', time: at + 0.004, compressed: false, data: message.toString('base64'), _bb: { seq: 12 } },
+  ];
+  entry._bb!.grpc = { status: 0 };
+  await writeFile(join(cwd, 'grpc.har'), JSON.stringify(har));
+  const frames = await runBb(['frames', 'grpc.har'], env, { cwd });
+  assert.equal(frames.code, 0, frames.stderr);
+  return { 'bb frames (a gRPC call)': frames.stdout };
+}
+
 describe('the outputs shown in the docs', () => {
   let real: Record<string, string> = {};
   before(async () => {
-    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream(), retiredRoute()]);
+    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream(), retiredRoute(), shadow(), ratified(), grpcFrames()]);
     real = Object.assign({}, ...runs) as Record<string, string>;
     // BB_DOCS_OUTPUTS=folder keeps each real output there (paths relative), to paste into a page after a change.
     if (process.env.BB_DOCS_OUTPUTS) {
@@ -147,18 +250,27 @@ describe('the outputs shown in the docs', () => {
     const real = ['a 1', 'b 2', 'c 3', 'd 4'];
     assert.equal(shapeMismatch(['b 7', 'c 8'], real), undefined);
     assert.equal(shapeMismatch(['$ bb x', 'a 1', '…', 'd 9'], real), undefined);
+    // A command continued onto more lines (a trailing backslash) is shown, not compared.
+    assert.equal(shapeMismatch(['$ bb x \\', '    --flag y', 'b 2'], real), undefined);
+    assert.match(shapeMismatch(['$ bb x', '    --flag y', 'b 2'], real) ?? '', /line 1 of the block/);
     assert.match(shapeMismatch(['a 1', 'c 3'], real) ?? '', /line 2 of the block/);
     assert.match(shapeMismatch(['b 1', 'x'], real) ?? '', /shown: x\n {2}real: {2}c N/);
   });
 
+  it('reads a marked block inside a list item (indented 4 more than its marker)', () => {
+    const md = ['- an item:', '', '  <!-- output: x -->', '', '      a 1', '', '      b 2', '', '  more text', '      not this'].join('\n');
+    assert.deepEqual(shownBlocks('p.md', md).map((b) => [b.name, b.lines]), [['x', ['a 1', '', 'b 2']]]);
+  });
+
   it('marks every block that shows a command output', () => {
-    // Lines only bb prints: an unmarked block with one is an output nobody checks.
-    const outputish = /^(DIFF: |MATCH|bb: |replayed |#\d+ (GET|POST)|Timing \(|\s+\[F[0-9a-f]{10}\])/;
-    const marked = new Set(blocks.flatMap((b) => b.lines));
+    // Lines only bb prints: an unmarked block with one is an output nobody checks. A block may sit in a
+    // list item (indented further), so lines are compared without their indentation.
+    const outputish = /^(DIFF: |MATCH|bb: |bb shadow: |REGRESSIONS|NO REGRESSIONS|added to |replayed |#\d+ (GET|POST)|Timing \(|\[F[0-9a-f]{10}\])/;
+    const marked = new Set(blocks.flatMap((b) => b.lines.map((l) => l.trim())));
     for (const page of pages) {
       const lines = readFileSync(join(root, page), 'utf8').split('\n');
       lines.forEach((line, i) => {
-        if (line.startsWith('    ') && outputish.test(line.slice(4))) assert.ok(marked.has(line.slice(4)), `${page}:${i + 1} shows an output without an <!-- output: NAME --> marker: ${line.trim()}`);
+        if (line.startsWith('    ') && outputish.test(line.trim())) assert.ok(marked.has(line.trim()), `${page}:${i + 1} shows an output without an <!-- output: NAME --> marker: ${line.trim()}`);
       });
     }
     assert.ok(blocks.length >= 8, `found ${blocks.length} marked blocks`);

@@ -11,11 +11,11 @@ import { once } from 'node:events';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
-import { errorName } from '../../proxy/h2/frames.js';
-import { startH2Relay, streamsOf, type SeenStream } from '../helpers/h2-relay.js';
-import { Cleanups } from '../helpers/cleanups.js';
-import { tempDir } from '../helpers/tmp.js';
-import { mulberry32 } from '../../core/index.js';
+import { errorName } from '../../../proxy/h2/frames.js';
+import { startH2Relay, streamsOf, type SeenStream } from '../../helpers/h2-relay.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { mulberry32 } from '../../../core/index.js';
 
 const run = promisify(execFile);
 type Pairs = Array<[string, string]>;
