@@ -30,6 +30,8 @@ interface Trial {
   drive(base: string, build: Build): Promise<void>;
   /** The true changes, each as [what changed, the pattern of the listed real finding that must show it]. */
   changes: Array<[string, string]>;
+  /** What the text report must say (without --rows) of some of them. */
+  says?: RegExp[];
 }
 
 /** Starts `server` on 127.0.0.1:0 (closed by `cleanups`); its URL. */
@@ -64,6 +66,10 @@ const framework: Trial = {
     ['a create answers 201', 'response.status'],
     ['the retired route is a 404 page', 'response.status'],
     ['a call the client gave up on now fails fast', 'response.status'],
+  ],
+  says: [
+    /\] no response in old \(new answered 500\) in 1 of 1 GET \/slow\n/,
+    /\] response\.status changed 200 → 404 in 3 of 3 GET \/legacy\n( {6}↳ [^\n]+\n){3}/,
   ],
   async start(cleanups, build) {
     const server = http.createServer(withBody((req, res, body) => {
@@ -174,6 +180,7 @@ const grpcService: Trial = {
     ['Lookup fails as INVALID_ARGUMENT with its own message', 'grpc.status'],
     ['the cache trailer says hit', 'response.trailers.x-cache'],
   ],
+  says: [/\] grpc\.status changed NOT_FOUND \(5\) → INVALID_ARGUMENT \(3\) in 1 of 1 POST \/demo\.Stock\/Lookup\n {6}↳ [^\n]*grpc\.message changed/],
   async start(cleanups, build) {
     const server = new grpc.Server();
     server.addService(STOCK_SERVICE as unknown as grpc.ServiceDefinition, {
@@ -288,6 +295,8 @@ describe('trial-like upgrades: one change, one finding', () => {
       results.push({ trial, result: r });
       const listed = r.findings.filter((f) => f.class === 'real');
       for (const [what, pattern] of trial.changes) assert.ok(listed.some((f) => f.pattern === pattern), `${what}: no listed finding ${pattern}\n${show(r)}`);
+      const text = renderText(r, { color: false });
+      for (const said of trial.says ?? []) assert.match(text, said, text);
       const rows = show(r);
       for (const d of r.differences) assert.ok(rows.includes(`[${d.id}]`), `--rows lists ${d.id}:\n${rows}`);
     });
