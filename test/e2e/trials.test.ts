@@ -14,10 +14,11 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
+import { engineIoSession } from '../helpers/engine-io-client.js';
 
 type Build = 'old' | 'new';
 
@@ -245,24 +246,7 @@ const chat: Trial = {
     return listen(cleanups, server, wss);
   },
   async drive(base, build) {
-    for (const extraPoll of [build === 'old', false]) {
-      const eio = `${base}/socket.io/?EIO=4&transport=polling`;
-      const open = await fetch(`${eio}&t=${randomBytes(4).toString('hex')}`).then((r) => r.text());
-      const sid = (JSON.parse(open.slice(1)) as { sid: string }).sid;
-      await fetch(`${eio}&sid=${sid}`, { method: 'POST', body: '40' }).then((r) => r.text());
-      await fetch(`${eio}&sid=${sid}&n=connect`).then((r) => r.text());
-      if (extraPoll) await fetch(`${eio}&sid=${sid}`).then((r) => r.text());
-      const ws = new WebSocket(`${base.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket&sid=${sid}`);
-      await once(ws, 'open');
-      const got: string[] = [];
-      ws.on('message', (m) => got.push(String(m)));
-      ws.send('2probe');
-      while (!got.includes('3probe')) await once(ws, 'message');
-      ws.send('5');
-      while (got.length < 2) await once(ws, 'message');
-      ws.send('41');
-      await once(ws, 'close');
-    }
+    for (const noopPoll of [build === 'old', false]) await engineIoSession(base, noopPoll);
   },
 };
 

@@ -16,9 +16,10 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { renderText, type DiffResult } from '../../../diff/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
+import { engineIoSession } from '../../helpers/engine-io-client.js';
 import { record } from '../../helpers/recording.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -119,27 +120,7 @@ async function drive(base: string, d: Drive): Promise<void> {
     else if (kind === 'api') await fetch(`${base}/api?op=${name}`).then((r) => r.text());
     else if (kind === 'cmd') await post('/cmd', {}, { 'X-Op': name });
   }
-  for (const noopPoll of d.sockets ?? []) await socketSession(base, noopPoll);
-}
-
-/** One Engine.IO session: the polling handshake and CONNECT, (with `noopPoll`) the poll the upgrade answers with a noop, the upgrade and one chat event. */
-async function socketSession(base: string, noopPoll: boolean): Promise<void> {
-  const eio = `${base}/socket.io/?EIO=4&transport=polling`;
-  const open = await fetch(`${eio}&t=${randomBytes(4).toString('hex')}`).then((r) => r.text());
-  const sid = (JSON.parse(open.slice(1)) as { sid: string }).sid;
-  await fetch(`${eio}&sid=${sid}`, { method: 'POST', body: '40' }).then((r) => r.text());
-  await fetch(`${eio}&sid=${sid}&n=connect`).then((r) => r.text());
-  if (noopPoll) await fetch(`${eio}&sid=${sid}`).then((r) => r.text());
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket&sid=${sid}`);
-  await once(ws, 'open');
-  const got: string[] = [];
-  ws.on('message', (m) => got.push(String(m)));
-  ws.send('2probe');
-  while (!got.includes('3probe')) await once(ws, 'message');
-  ws.send('5');
-  while (got.length < 2) await once(ws, 'message');
-  ws.send('41');
-  await once(ws, 'close');
+  for (const noopPoll of d.sockets ?? []) await engineIoSession(base, noopPoll);
 }
 
 /** Records one session of `drive` against a fresh app of `build`; the HAR's path. */
