@@ -6,15 +6,27 @@
 // trailers, WebSocket or gRPC messages) whose every entry had one status
 // change, of its own class, is listed under that status finding as one of its
 // `consequences`. A finding that also holds on other entries (a header that
-// changed on every response) is a change of its own and stays one. Pure.
+// changed on every response) is a change of its own and stays one. A gRPC
+// call's status is a cause the same way (its HTTP status says 200 whatever
+// happened): a call that starts failing no longer sends its response message,
+// its message and headers change with it. Where an entry's HTTP status and
+// gRPC status both changed, the HTTP status is the cause. Pure.
 import type { Difference, DifferenceClass, Finding } from './types.js';
 
-/** The field whose change is a cause. */
+/** The HTTP status: the field whose change is a cause first. */
 export const STATUS_PATTERN = 'response.status';
 
-/** True for a field pattern a status change accounts for: everything the response carries but its status. */
+/** The gRPC status: a cause where the HTTP status did not change. */
+export const GRPC_STATUS_PATTERN = 'grpc.status';
+
+/** True for a status field, whose change is a cause. */
+export function isStatusPattern(pattern: string): boolean {
+  return pattern === STATUS_PATTERN || pattern === GRPC_STATUS_PATTERN;
+}
+
+/** True for a field pattern a status change accounts for: everything the response carries but its statuses. */
 export function followsFromStatus(pattern: string): boolean {
-  return pattern !== STATUS_PATTERN && /^(response|ws|grpc)\./.test(pattern);
+  return !isStatusPattern(pattern) && /^(response|ws|grpc)\./.test(pattern);
 }
 
 /** True for a status finding where one side got no response at all (status 0: the client gave up, or the upstream never answered). */
@@ -30,7 +42,12 @@ export function noResponse(f: Pick<Finding, 'pattern' | 'kind' | 'old' | 'new'>)
  */
 export function statusChanges(differences: readonly Difference[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const d of differences) if (d.pattern === STATUS_PATTERN && d.kind === 'changed') out.set(statusKey(d.class, d.entry), `${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
+  for (const pattern of [STATUS_PATTERN, GRPC_STATUS_PATTERN]) {
+    for (const d of differences) {
+      const key = statusKey(d.class, d.entry);
+      if (d.pattern === pattern && d.kind === 'changed' && !out.has(key)) out.set(key, `${pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
+    }
+  }
   return out;
 }
 
@@ -53,9 +70,14 @@ export interface BuiltFinding {
  */
 export function foldConsequences(built: BuiltFinding[]): Finding[] {
   const causeOf = new Map<string, BuiltFinding>();
-  for (const b of built) {
-    if (b.finding.pattern !== STATUS_PATTERN || b.finding.kind !== 'changed') continue;
-    for (const r of b.rows) causeOf.set(statusKey(r.class, r.entry), b);
+  for (const pattern of [STATUS_PATTERN, GRPC_STATUS_PATTERN]) {
+    for (const b of built) {
+      if (b.finding.pattern !== pattern || b.finding.kind !== 'changed') continue;
+      for (const r of b.rows) {
+        const key = statusKey(r.class, r.entry);
+        if (!causeOf.has(key)) causeOf.set(key, b);
+      }
+    }
   }
   if (!causeOf.size) return built.map((b) => b.finding);
   const top: Finding[] = [];

@@ -13,7 +13,7 @@ import { joinPath } from './selector.js';
 import { hasMarker } from './normalize/index.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';
 import { appendAll } from '../core/index.js';
-import { foldConsequences, followsFromStatus, statusChanges, statusKey, STATUS_PATTERN, type BuiltFinding } from './findings-fold.js';
+import { foldConsequences, followsFromStatus, isStatusPattern, statusChanges, statusKey, type BuiltFinding } from './findings-fold.js';
 import { valueShape } from './ratified.js';
 
 
@@ -251,7 +251,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
   for (const sub of buckets.values()) {
     // A status and what follows from it are told apart by each entry's status change (findings-fold.ts).
     const p0 = findingPattern(sub.values().next().value![0]!.pattern);
-    const byStatus = p0 === STATUS_PATTERN || followsFromStatus(p0);
+    const byStatus = isStatusPattern(p0) || followsFromStatus(p0);
     const statusChange = (r: Difference) => (byStatus ? statusOf.get(statusKey(r.class, r.entry)) : undefined);
     // Value groups seen in one entry only are what varies: those group per
     // route, apart by the kinds of their values and by their entries' status

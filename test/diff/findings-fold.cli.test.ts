@@ -1,7 +1,9 @@
 // A real server whose new build replaces one route by a 404 page, recorded
 // through bb twice: bb diff reports ONE finding with its consequences under
 // it, --rows still lists every row, and `bb known add` of that finding
-// ratifies the consequences too, so the next diff is a MATCH.
+// ratifies the consequences too, so the next diff is a MATCH. A gRPC call
+// that starts failing is one finding too: its grpc.status, with the message,
+// headers and response message that follow from it under it.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -11,7 +13,9 @@ import { record, get } from '../helpers/recording.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { retiredRouteApp, RETIRED_ROUTE_CALLS } from '../helpers/retired-route.js';
-import type { DiffResult } from '../../diff/index.js';
+import * as grpc from '@grpc/grpc-js';
+import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
+import { itemMethod, type ItemValue } from '../helpers/grpc-items.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -71,5 +75,37 @@ describe('a route replaced by a 404 page', () => {
     assert.match(again.stdout, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.status changed 200 → 404 in 3 of 3 GET \/legacy\n {6}reason: legacy retired in 2\.0\n/, again.stdout);
     const againRows = await runBb(['diff', files.old!, files.new!, '--config', config, '--rows']);
     assert.match(againRows.stdout, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.status changed 200 → 404[^\n]*\n( {6}↳ [^\n]+\n){8}/, againRows.stdout);
+  });
+});
+
+describe('a gRPC call that starts failing', () => {
+  it('is one finding, its grpc.status, with the message, headers and response message it no longer sent under it', async () => {
+    let fail = false;
+    const server = new grpc.Server();
+    server.addService({ get: itemMethod('/demo.Items/Get', false, false) } as unknown as grpc.ServiceDefinition, {
+      get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) =>
+        fail ? done({ code: grpc.status.NOT_FOUND, details: `no item ${call.request.name}` }) : done(null, { name: `got ${call.request.name}`, n: call.request.n * 2 }),
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
+    const dir = tempDir(cleanups).dir;
+    const files: string[] = [];
+    for (const failing of [false, true]) {
+      fail = failing;
+      const rec = await record(cleanups, `http://127.0.0.1:${port}`);
+      const Client = grpc.makeGenericClientConstructor({ get: itemMethod('/demo.Items/Get', false, false) } as unknown as grpc.ServiceDefinition, 'Items');
+      const client = new Client(`127.0.0.1:${rec.port}`, grpc.credentials.createInsecure()) as unknown as { get(v: ItemValue, cb: (err: grpc.ServiceError | null) => void): void } & grpc.Client;
+      for (const name of ['a', 'b']) await new Promise<void>((resolve) => client.get({ name, n: 1 }, (err) => resolve(assert.equal(err?.code ?? 0, failing ? grpc.status.NOT_FOUND : 0))));
+      client.close();
+      files.push(join(dir, `${failing}.har`));
+      await writeFile(files.at(-1)!, JSON.stringify(await rec.finish()));
+    }
+    const r = await diffCaptures(files[0]!, files[1]!);
+    const text = renderText(r, { color: false, rows: true });
+    assert.deepEqual(r.findings.map((f) => `${f.kind} ${f.pattern}`), ['changed grpc.status'], text);
+    assert.ok(r.findings[0]!.consequences!.some((c) => c.pattern === 'grpc.message'), text);
+    assert.ok(r.findings[0]!.consequences!.some((c) => c.pattern.startsWith('grpc.messages')), text);
+    assert.match(text, /\] grpc\.status changed OK \(0\) → NOT_FOUND \(5\) in 2 of 2 POST \/demo\.Items\/Get\n {6}↳ /, text);
+    for (const d of r.differences) assert.equal(d.finding, r.findings[0]!.id, text);
   });
 });

@@ -1,13 +1,16 @@
 // `bb capture --mode forward` through the real CLI (bin/bb.js loads dist/: `npm test` builds first),
 // and what bb capture says about TLS trouble: an upstream certificate bb
 // cannot verify (reverse and forward), a client that does not trust bb's CA
-// (forward), and forward-mode log lines that name the host.
+// (forward), and forward-mode log lines that name the host (HTTP/1.1 and h2).
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { curl, startPeers, type ForwardPeers } from './forward-harness.js';
 
@@ -188,6 +191,28 @@ test('forward mode: each log line names the host the request went to', async () 
   await bb.waitFor(new RegExp(`^#\\d+ GET https://localhost:${peers.httpsPort}/v1/items 200 `, 'm'));
   await bb.waitFor(new RegExp(`^#\\d+ GET http://127\\.0\\.0\\.1:${peers.httpPort}/plain 200 `, 'm'));
   await interrupt(bb);
+});
+
+test('forward mode: an h2 stream\'s log line names its host (from :authority) as an HTTP/1.1 line does (from Host)', async () => {
+  // An h2-only upstream with a CA of its own: bb mirrors curl's ALPN list upstream, so the request is h2 end to end.
+  const upstreamCa = await loadOrCreateCa(join(peers.dir, 'h2-upstream-ca'));
+  const leaf = await createLeafFactory(upstreamCa).pemFor('localhost');
+  const server = http2.createSecureServer({ key: leaf.keyPem, cert: leaf.chainPem }, (req, res) => res.end(`over ${req.httpVersion}`));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const caFile = join(peers.dir, 'h2-upstream-ca.pem');
+  await writeFile(caFile, upstreamCa.certPem);
+  try {
+    const bb = capture(['--mode', 'forward', '--listen', '127.0.0.1:0', '--out', join(peers.dir, 'forward-h2.har'), '--upstream-ca', caFile]);
+    const proxy = (await bb.waitFor(/forward: (http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+    const res = await curl(['--http2', '--cacert', peers.caFile, '-x', proxy, '-w', ' %{http_version}', `https://localhost:${port}/v2/items`]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout, 'over 2.0 2', 'h2 from curl to bb and from bb to the server');
+    await bb.waitFor(new RegExp(`^#\\d+ GET https://localhost:${port}/v2/items 200 `, 'm'));
+    await interrupt(bb);
+  } finally {
+    server.close();
+  }
 });
 
 test('forward mode: an upstream bb cannot verify names --upstream-ca FILE in the 502 the client gets', async () => {

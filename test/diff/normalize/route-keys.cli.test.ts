@@ -3,10 +3,12 @@
 // JSON-RPC server driven twice with its calls in another order pairs each
 // call with the same call (only `reordered` rows, each entry named by its
 // operation or method); an Engine.IO session with one polling request fewer
-// is that one `entry missing`, the WebSocket upgrade paired with the upgrade;
+// is that one `entry missing`, the WebSocket upgrade paired with the upgrade,
+// and a changed chat event is one finding on every connection that carries it;
 // `pairing.keys` takes `query:NAME` and `header:NAME`; each detector is
 // switched off by name in `pairing.disable`. The text report's samples show
-// the key and the `bb show` command that opens the first one, which works.
+// the key and the `bb show` command that opens the first one, which works;
+// the HTML report shows both too.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -14,9 +16,10 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { renderText, type DiffResult } from '../../../diff/index.js';
 import { Cleanups } from '../../helpers/cleanups.js';
+import { engineIoSession } from '../../helpers/engine-io-client.js';
 import { record } from '../../helpers/recording.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -94,10 +97,10 @@ async function app(cleanups: Cleanups, opts: Build): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** How one session drives the app: the calls in `order`, then (with `socket`) an Engine.IO session, with the noop poll or without. */
+/** How one session drives the app: the calls in `order`, then one Engine.IO session per item of `sockets`, with the noop poll (true) or without. */
 interface Drive {
   order: string[];
-  socket?: { noopPoll: boolean };
+  sockets?: boolean[];
 }
 
 const GRAPHQL: Record<string, unknown> = {
@@ -117,23 +120,7 @@ async function drive(base: string, d: Drive): Promise<void> {
     else if (kind === 'api') await fetch(`${base}/api?op=${name}`).then((r) => r.text());
     else if (kind === 'cmd') await post('/cmd', {}, { 'X-Op': name });
   }
-  if (!d.socket) return;
-  const eio = `${base}/socket.io/?EIO=4&transport=polling`;
-  const open = await fetch(`${eio}&t=${randomBytes(4).toString('hex')}`).then((r) => r.text());
-  const sid = (JSON.parse(open.slice(1)) as { sid: string }).sid;
-  await fetch(`${eio}&sid=${sid}`, { method: 'POST', body: '40' }).then((r) => r.text());
-  await fetch(`${eio}&sid=${sid}&n=connect`).then((r) => r.text());
-  if (d.socket.noopPoll) await fetch(`${eio}&sid=${sid}`).then((r) => r.text());
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket&sid=${sid}`);
-  await once(ws, 'open');
-  const got: string[] = [];
-  ws.on('message', (m) => got.push(String(m)));
-  ws.send('2probe');
-  while (!got.includes('3probe')) await once(ws, 'message');
-  ws.send('5');
-  while (got.length < 2) await once(ws, 'message');
-  ws.send('41');
-  await once(ws, 'close');
+  for (const noopPoll of d.sockets ?? []) await engineIoSession(base, noopPoll);
 }
 
 /** Records one session of `drive` against a fresh app of `build`; the HAR's path. */
@@ -167,6 +154,9 @@ describe('protocol-aware route keys on recordings of real servers', () => {
       '/POST /rpc[sum]#1',
     ], show(r));
     assert.ok(r.pairs.every((p) => p.status === 'paired' || p.status === 'reordered'), show(r));
+    // Each reordered finding is named by its operation or method, in its route and its sample's request line.
+    assert.ok(r.findings.length > 0 && r.findings.every((f) => f.kind === 'reordered' && f.routes.every((route) => /^POST \/(graphql|rpc)\[[^\]]+\]$/.test(route))), show(r));
+    assert.ok(r.findings.every((f) => f.samples.every((x) => /^POST \/(graphql|rpc)\[[^\]]+\]$/.test(x.request))), show(r));
     // The same order is a MATCH with no config.
     const same = await diff(a, await session(cleanups, { build: 1 }, { order: first }));
     assert.equal(same.verdict, 'match', show(same));
@@ -180,8 +170,8 @@ describe('protocol-aware route keys on recordings of real servers', () => {
   });
 
   it('an Engine.IO session with one polling request fewer is that one entry missing; the upgrade pairs with the upgrade', async () => {
-    const a = await session(cleanups, { build: 1 }, { order: [], socket: { noopPoll: true } });
-    const b = await session(cleanups, { build: 1 }, { order: [], socket: { noopPoll: false } });
+    const a = await session(cleanups, { build: 1 }, { order: [], sockets: [true] });
+    const b = await session(cleanups, { build: 1 }, { order: [], sockets: [false] });
     const r = await diff(a, b);
     assert.deepEqual(rows(r), [['missing', '/GET /socket.io/[noop]?transport=polling#1', '']], show(r));
     assert.deepEqual(r.pairs.map((p) => [p.id, p.status]), [
@@ -192,7 +182,7 @@ describe('protocol-aware route keys on recordings of real servers', () => {
       ['/GET /socket.io/?transport=websocket#1', 'paired'],
     ], show(r));
     // A changed event field in the new build is found on the WebSocket, not as an upgrade paired with a poll.
-    const c = await session(cleanups, { build: 2 }, { order: [], socket: { noopPoll: false } });
+    const c = await session(cleanups, { build: 2 }, { order: [], sockets: [false] });
     const changed = await diff(a, c);
     assert.deepEqual(rows(changed), [
       ['missing', '/GET /socket.io/[noop]?transport=polling#1', ''],
@@ -200,6 +190,23 @@ describe('protocol-aware route keys on recordings of real servers', () => {
     ], show(changed));
     const text = show(changed);
     assert.match(text, /e\.g\. GET \/socket\.io\/\?transport=websocket\n/, text);
+  });
+
+  it('two Socket.IO connections, the first with one polling request fewer in new: that one entry missing, the changed event field one finding on both connections', async () => {
+    const a = await session(cleanups, { build: 1 }, { order: [], sockets: [true, false] });
+    const b = await session(cleanups, { build: 2 }, { order: [], sockets: [false, false] });
+    const r = await diff(a, b);
+    const text = renderText(r, { color: false, rows: true });
+    assert.deepEqual(rows(r), [
+      ['missing', '/GET /socket.io/[noop]?transport=polling#1', ''],
+      ['changed', '/GET /socket.io/?transport=websocket#1', 'ws.messages[3].data.args[0].text'],
+      ['changed', '/GET /socket.io/?transport=websocket#2', 'ws.messages[3].data.args[0].text'],
+    ], text);
+    assert.deepEqual(r.findings.map((f) => [f.kind, f.pattern, f.entries, f.of]), [
+      ['changed', 'ws.messages[].data.args[].text', 2, 2],
+      ['missing', '', 1, 1],
+    ], text);
+    assert.match(text, /\] ws\.messages\[\]\.data\.args\[\]\.text changed "hello" → "hello!" in 2 of 2 GET \/socket\.io\/\?transport=websocket\n/, text);
   });
 
   it('pairing.keys takes query:NAME and header:NAME', async () => {
@@ -215,8 +222,8 @@ describe('protocol-aware route keys on recordings of real servers', () => {
   });
 
   it('a finding names its call by key and says which bb show command opens its first sample; that command works', async () => {
-    const a = await session(cleanups, { build: 1 }, { order: [], socket: { noopPoll: false } });
-    const b = await session(cleanups, { build: 2 }, { order: [], socket: { noopPoll: false } });
+    const a = await session(cleanups, { build: 1 }, { order: [], sockets: [false] });
+    const b = await session(cleanups, { build: 2 }, { order: [], sockets: [false] });
     const r = await runBb(['diff', a, b], { NO_COLOR: '1' });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     const open = /^ {6}(bb show .* --entry '#(\d+)' --body)$/m.exec(r.stdout);
@@ -226,5 +233,11 @@ describe('protocol-aware route keys on recordings of real servers', () => {
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /transport=websocket/, shown.stdout);
     assert.match(shown.stdout, /hello!/, shown.stdout);
+    // The HTML report says the same under the finding: the keyed request line and the command.
+    const page = join(t.dir, `${Math.random()}.html`);
+    assert.equal((await runBb(['diff', a, b, '--html', page])).code, 1);
+    const html = (await import('node:fs/promises').then((fs) => fs.readFile(page, 'utf8'))).replace(/<[^>]+>/g, '');
+    assert.ok(html.includes('e.g. GET /socket.io/?transport=websocket ('), html);
+    assert.ok(html.includes(`open the first: ${open[1]!.replace(/'/g, '&#39;')}`), html);
   });
 });
