@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { lstat, readFile, symlink, writeFile } from 'node:fs/promises';
 import { runBb, startBb } from '../helpers/cli.js';
+import { openCapture } from '../../capture/index.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -134,5 +135,20 @@ describe('files bb writes on request', () => {
     assert.equal(await readFile(victim, 'utf8'), 'precious');
     assert.ok((await lstat(link)).isFile(), 'the link is a regular file now');
     assert.match(await readFile(link, 'utf8'), /BEGIN CERTIFICATE/);
+  });
+
+  it('bb recover refuses a dangling symlink at the HAR path without --force, replaces the link itself with it', async () => {
+    const out = t.path('recovered.har');
+    // A capture left open: its journal is what a crash leaves.
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: t.bbHome });
+    await symlink(t.path('nowhere-recovered'), out);
+    const refused = await runBb(['recover', out], { BB_HOME: t.bbHome });
+    assert.equal(refused.code, 2, refused.stdout);
+    oneLine(refused.stderr);
+    assert.match(refused.stderr, /already exists/);
+    const forced = await runBb(['recover', out, '--force'], { BB_HOME: t.bbHome });
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.ok((await lstat(out)).isFile(), 'the link is a regular file now');
+    capture.discard();
   });
 });
