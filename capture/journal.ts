@@ -60,7 +60,7 @@
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
 import type { HarShadow } from './har.js';
-import { closeSync, fstatSync, openSync, writeSync, writevSync, fchmodSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, rmSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
 import type { BodySeal } from './body-seal.js';
@@ -233,10 +233,14 @@ export class JournalAppender {
     const journalFd = openSync(journalPath, 'wx', 0o600);
     let bodiesFd: number;
     try {
-      bodiesFd = openSync(bodiesPath, 'w', 0o600);
+      // The exclusive journal makes the name ours: whatever is at the sidecar's path is an earlier run's
+      // leftover, removed (a symlink itself, never the file it points to, as the HAR writer does) and made anew.
+      rmSync(bodiesPath, { force: true });
+      bodiesFd = openSync(bodiesPath, 'wx', 0o600);
       fchmodSync(bodiesFd, 0o600);
     } catch (err) {
       closeSync(journalFd);
+      rmSync(journalPath, { force: true });
       throw err;
     }
     return new JournalAppender(journalFd, bodiesFd, onError);

@@ -1,7 +1,7 @@
 // `bb recover`: turns a journal left by a crashed capture into `<out>` with
 // `complete: false`. Keeps every record that reached the disk; a torn last
 // line is dropped and counted.
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor } from './capture.js';
 import { journalPaths } from './options.js';
@@ -37,7 +37,8 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   if (!existsSync(paths.journal)) {
     throw new BbError('BB_JOURNAL_MISSING', `no journal at ${paths.journal}: there is nothing to recover for ${out}.`);
   }
-  if (existsSync(out) && !opts.force) {
+  // lstat, not existsSync: a symlink is something at the path even when it dangles (the HAR writer's rule).
+  if (lstatSync(out, { throwIfNoEntry: false }) !== undefined && !opts.force) {
     throw new BbError('BB_OUT_EXISTS', `${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`);
   }
   if (statSync(paths.journal).isDirectory()) {

@@ -28,7 +28,7 @@ export const DEFAULT_REDACTED_HEADERS = [
 ];
 
 /** Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). */
-export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh'];
+export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh', 'link'];
 
 /** Query parameter names and JSON keys whose string values are secrets. */
 export const DEFAULT_REDACTED_KEYS = [
@@ -138,6 +138,8 @@ export class Redactor {
   headerValue(name: string, value: string): string {
     const lower = name.toLowerCase();
     if (lower === 'refresh') return value.replace(/(url\s*=\s*['"]?)([^'"]*)/i, (_all, lead: string, url: string) => lead + this.url(url));
+    // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
+    if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
     if (!this.headerNames.has(lower)) return value;
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');

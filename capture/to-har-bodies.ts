@@ -50,6 +50,9 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
     decoded.bytes = multipart;
     notes.push('secret multipart fields redacted');
   }
+  if (decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
+    return { mimeType, text: uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor), comment: `${decoded.undecoded}: not kept, bb cannot search it for secrets` };
+  }
   const { text, base64 } = decoded.undecoded
     ? { text: decoded.bytes.toString('base64'), base64: true }
     : bodyText(decoded.bytes, mimeType);
@@ -79,6 +82,23 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   return post;
 }
 
+/** True for the media types whose bodies bb searches for secrets (redactText, form fields, multipart parts). */
+function searchedMedia(mimeType: string): boolean {
+  const media = mediaType(mimeType);
+  return isJsonMedia(media) || media === '' || media === 'text/plain' || isFormMedia(mimeType) || multipartBoundary(mimeType) !== undefined
+    || isEventStreamMedia(mimeType) || isJsonLinesMedia(mimeType);
+}
+
+/**
+ * A body of such a type that bb could not decode (a coding it lacks, or bytes
+ * the coding does not undo) cannot be searched, so it fails closed, as JSON
+ * too deep to inspect does (issue 34): a marked placeholder, keyed by its
+ * bytes so that equal bodies still compare equal and different ones differ.
+ */
+function uninspectable(bytes: Buffer, why: string, r: Redactor): string {
+  return `<redacted: ${why.replace(/, body kept as sent$/, '')}; ${bytes.length} bytes not kept, ${r.placeholder(bytes.toString('latin1'))}>`;
+}
+
 /** A body's text with its secrets redacted by media type; undefined when nothing changed. */
 function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
   if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
@@ -101,7 +121,11 @@ export function fillContent(
   const decoded = decodeContent(bytes, encoding, truncated);
   const content: HarContent = { size: decoded.bytes.length, mimeType };
   if (!truncated && !decoded.undecoded) content.compression = decoded.bytes.length - wire;
-  if (decoded.bytes.length > 0) {
+  if (decoded.bytes.length > 0 && decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
+    content.text = uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor);
+    content._bbUndecoded = decoded.undecoded;
+    content.comment = `${decoded.undecoded}: not kept, bb cannot search it for secrets`;
+  } else if (decoded.bytes.length > 0) {
     // Bytes that should have decoded and did not are not text, whatever they look like.
     const { text, base64 } = decoded.undecoded
       ? { text: decoded.bytes.toString('base64'), base64: true }

@@ -1,10 +1,10 @@
 // bb ca path | print | export --out FILE [--force] | trust-info
 // Shows bb's CA certificate (made on first use) and how to trust it. Never prints or writes the key.
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { BbCommand } from '../command.js';
 import { loadOrCreateCa, type Ca } from '../../proxy/index.js';
 import { BbError } from '../../core/index.js';
+import { writeOutFile } from '../../capture/index.js';
 
 const ACTIONS = ['path', 'print', 'export', 'trust-info'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -70,13 +70,8 @@ export const caCommand: BbCommand = {
         return 0;
       case 'export': {
         const target = resolve(out!);
-        try {
-          await writeFile(target, ca.certPem, { mode: 0o644, flag: argv['force'] ? 'w' : 'wx' });
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'EEXIST') throw new BbError('BB_OUT_EXISTS', `${target} exists: pass --force to overwrite it, or choose another --out.`);
-          throw new BbError('BB_OUT_UNWRITABLE', `cannot write ${target} (${code ?? (err as Error).message}): choose another --out.`);
-        }
+        // The HAR writer's rule: refused when taken without --force, and a symlink is replaced, never written through.
+        await writeOutFile(target, ca.certPem, { force: Boolean(argv['force']), mode: 0o644 });
         process.stdout.write(`${target}\n`);
         return 0;
       }

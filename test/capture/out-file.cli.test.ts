@@ -3,10 +3,15 @@
 // writer's: an existing file (or symlink, even dangling) is refused without
 // --force; with --force it is replaced by a rename, never written through a
 // symlink; a path under a regular file is one line and exit 2, no stack trace.
+// The files bb writes beside them (the body sidecar of a capture) and bb ca
+// export's --out never write through a symlink either.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { lstat, readFile, symlink, writeFile } from 'node:fs/promises';
-import { runBb } from '../helpers/cli.js';
+import { runBb, startBb } from '../helpers/cli.js';
+import { openCapture } from '../../capture/index.js';
 import { capture } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -92,5 +97,58 @@ describe('files bb writes on request', () => {
     const r = await runBb(['diff', await oldHar, await newHar, '--json', t.path('plain2', 'r.json')]);
     assert.equal(r.code, 2);
     oneLine(r.stderr);
+  });
+
+  it('bb capture replaces a symlink at <out>.bodies, never fills the file it points to', async () => {
+    const server = http.createServer((req, res) => req.resume().on('end', () => res.end('ok')));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const victim = t.path('victim-bodies');
+      await writeFile(victim, 'precious');
+      const out = t.path('sidecar.har');
+      await symlink(victim, `${out}.bodies`);
+      const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--listen', '127.0.0.1:0', '--out', out], { BB_HOME: t.bbHome });
+      const url = (await bb.waitFor(/capture: (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1]!;
+      const answer = await fetch(`${url}/up`, { method: 'POST', body: 'a body the sidecar holds' });
+      assert.equal(await answer.text(), 'ok');
+      bb.child.kill('SIGINT');
+      assert.equal(await bb.exited, 0, bb.stderr());
+      assert.equal(await readFile(victim, 'utf8'), 'precious');
+      const har = JSON.parse(await readFile(out, 'utf8')) as { log: { entries: Array<{ request: { postData?: { text: string } } }> } };
+      assert.equal(har.log.entries[0]?.request.postData?.text, 'a body the sidecar holds');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('bb ca export --force replaces a symlink itself, not what it points to', async () => {
+    const victim = t.path('victim-ca');
+    await writeFile(victim, 'precious');
+    const link = t.path('link-ca.pem');
+    await symlink(victim, link);
+    assert.equal((await runBb(['ca', 'path'], { BB_HOME: t.bbHome })).code, 0, 'the CA is made before (its notice is a line of its own)');
+    const refused = await runBb(['ca', 'export', '--out', link], { BB_HOME: t.bbHome });
+    assert.equal(refused.code, 2);
+    oneLine(refused.stderr);
+    const forced = await runBb(['ca', 'export', '--out', link, '--force'], { BB_HOME: t.bbHome });
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(await readFile(victim, 'utf8'), 'precious');
+    assert.ok((await lstat(link)).isFile(), 'the link is a regular file now');
+    assert.match(await readFile(link, 'utf8'), /BEGIN CERTIFICATE/);
+  });
+
+  it('bb recover refuses a dangling symlink at the HAR path without --force, replaces the link itself with it', async () => {
+    const out = t.path('recovered.har');
+    // A capture left open: its journal is what a crash leaves.
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: t.bbHome });
+    await symlink(t.path('nowhere-recovered'), out);
+    const refused = await runBb(['recover', out], { BB_HOME: t.bbHome });
+    assert.equal(refused.code, 2, refused.stdout);
+    oneLine(refused.stderr);
+    assert.match(refused.stderr, /already exists/);
+    const forced = await runBb(['recover', out, '--force'], { BB_HOME: t.bbHome });
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.ok((await lstat(out)).isFile(), 'the link is a regular file now');
+    capture.discard();
   });
 });

@@ -206,6 +206,12 @@ describe('header values that are secrets', () => {
       `https://app/cb?access_token=${P('zqq1')}&state=s#access_token=${P('zqf1')}&token_type=bearer`,
     );
   });
+  it('Link redacts each URL it names and keeps its parameters', () => {
+    assert.equal(
+      r.headerValue('Link', '<https://api/x?page=2&access_token=zqlk1>; rel="next", </x?page=9#token=zqlk2>; rel="last"'),
+      `<https://api/x?page=2&access_token=${P('zqlk1')}>; rel="next", </x?page=9#token=${P('zqlk2')}>; rel="last"`,
+    );
+  });
   it('a Location without secrets stays byte for byte', () => {
     assert.equal(r.headerValue('Location', '/a?b=1#top'), '/a?b=1#top');
   });

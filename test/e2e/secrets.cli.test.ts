@@ -37,7 +37,7 @@ const S = {
   xAuth: 'zqsx-xauth', amz: 'zqsx-amz', csrf: 'zqsx-csrf', authInfo: 'zqsx-authinfo', basic: 'zqsx-basic',
   locQuery: 'zqsx-locq', locFrag: 'zqsx-locfrag', refresh: 'zqsx-refresh', tokenArr: 'zqsx-tokarr',
   pwArr: 'zqsx-pwarr', csObj: 'zqsx-csobj', jwt: 'zqsx-jwt', pk: 'zqsx-pk', multipart: 'zqsx-multipart',
-  xssi: 'zqsx-xssi', deep: 'zqsx-deep', cookie431: 'zqsx-cookie431', basic431: 'zqsx-431basic',
+  xssi: 'zqsx-xssi', deep: 'zqsx-deep', cookie431: 'zqsx-cookie431', basic431: 'zqsx-431basic', link: 'zqsx-link',
 } as const;
 const SECRETS = Object.values(S);
 
@@ -51,6 +51,7 @@ async function upstream(): Promise<number> {
           Location: `/cb?access_token=${S.locQuery}#access_token=${S.locFrag}&token_type=bearer`,
           'Authentication-Info': `nextnonce="${S.authInfo}"`,
           Refresh: `0; url=/r?token=${S.refresh}`,
+          Link: `</items?page=2&access_token=${S.link}>; rel="next"`,
         });
         res.end();
       } else if (req.url === '/xssi') {

@@ -6,7 +6,8 @@
 // summarized entry per burst (`_bb.resetBurst`: count, stream ids, codes,
 // time span). 20,000 pairs suffice: before the fix they made ~20,000 entries
 // and ~13 MB of HAR, far past the bounds asserted here; a longer flood only
-// adds bursts (at most one per second of flood).
+// adds bursts (one per second of flood, or per 64 runs of stream ids: a client
+// that skips ids makes each stream a run of its own, the worst case, tested below).
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -17,6 +18,7 @@ import { record } from '../helpers/recording.js';
 import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
 import { diffCaptures, renderText } from '../../diff/index.js';
+import { BURST_MAX_RANGES, BURST_SPAN_MS } from '../../proxy/h2-reset-bursts.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 
 const cleanups = new Cleanups();
@@ -36,8 +38,8 @@ const MAX_BYTES = 256 * 1024;
 // A GET / with the static table only (RFC 7541 appendix A): :method GET, :scheme http, :path /, :authority literal.
 const REQUEST_BLOCK = Buffer.concat([Buffer.from('828684', 'hex'), Buffer.from([0x01, 9]), Buffer.from('127.0.0.1', 'latin1')]);
 
-/** Opens `pairs` streams (ids 1, 3, 5, ...) on a raw socket, each reset with CANCEL right after its HEADERS. */
-async function rapidReset(port: number, pairs: number): Promise<void> {
+/** Opens `pairs` streams (ids 1, 1 + step, 1 + 2·step, ...) on a raw socket, each reset with CANCEL right after its HEADERS. */
+async function rapidReset(port: number, pairs: number, step = 2): Promise<void> {
   const socket = net.connect(port, '127.0.0.1');
   socket.on('error', () => {});
   cleanups.add(() => socket.destroy());
@@ -50,7 +52,7 @@ async function rapidReset(port: number, pairs: number): Promise<void> {
   for (let i = 0; i < pairs && !closed; i += 500) {
     const frames: Buffer[] = [];
     for (let k = i; k < Math.min(pairs, i + 500); k++) {
-      const id = 2 * k + 1;
+      const id = step * k + 1;
       frames.push(h2Frame(T.HEADERS, F.END_HEADERS | F.END_STREAM, id, REQUEST_BLOCK), h2Frame(T.RST_STREAM, 0, id, '00000008'));
     }
     if (!socket.write(Buffer.concat(frames))) await new Promise((r) => socket.once('drain', r));
@@ -69,15 +71,15 @@ function streamsOf(e: HarEntry): number[] {
   return ids;
 }
 
-/** A node:http2 server answering every stream, a recording bb in front, the flood through it, and what bb wrote. */
-async function recordFlood(): Promise<{ har: Har; path: string; journalBytes: number; harBytes: number }> {
+/** A node:http2 server answering every stream, a recording bb in front, the flood (ids `step` apart) through it, and what bb wrote. */
+async function recordFlood(step = 2): Promise<{ har: Har; path: string; journalBytes: number; harBytes: number }> {
   const server = await h2Server(cleanups, (stream) => {
     stream.on('error', () => {});
     stream.respond({ ':status': 200 });
     stream.end('ok');
   });
   const rec = await record(cleanups, server.url);
-  await rapidReset(rec.port, PAIRS);
+  await rapidReset(rec.port, PAIRS, step);
   // A well-behaved client on its own connection is answered and recorded in full meanwhile.
   const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
   const good = await h2Request(session, { ':path': '/good' });
@@ -131,5 +133,30 @@ describe('an h2 rapid reset flood', () => {
     const result = await diffCaptures(a.path, b.path);
     const counts = (h: Har) => h.log.entries.flatMap((e) => (e._bb?.resetBurst ? [e._bb.resetBurst.count] : []));
     assert.ok(result.findings.length <= 5, `${result.findings.length} findings for bursts ${counts(a.har)} and ${counts(b.har)}:\n${renderText(result, { color: false })}`);
+  });
+});
+
+describe('an h2 rapid reset flood that skips stream ids (1, 5, 9, ...: legal, ids need only increase)', () => {
+  it('stays within the documented bound: one burst entry per 64 id runs at most, a few dozen HAR bytes per stream', async (t) => {
+    const { har, journalBytes, harBytes } = await recordFlood(4);
+    const flood = har.log.entries.filter((e) => e.connection === 'c1' && e._bb?.error?.code !== 'BB_H2_GOAWAY');
+    const ids = flood.flatMap(streamsOf).sort((a, b) => a - b);
+    const misplaced = ids.findIndex((id, i) => id !== 4 * i + 1);
+    assert.equal(misplaced, -1, `every stream bb read is accounted for exactly once (stream ${4 * misplaced + 1} is not)`);
+    const bursts = flood.filter((e) => e._bb?.resetBurst);
+    t.diagnostic(`${ids.length} streams: ${flood.length} entries (${bursts.length} bursts), HAR ${harBytes} bytes, journal ${journalBytes} bytes`);
+    assert.ok(ids.length >= 1_000, `bb read at least the streams the server took before its GOAWAY (read ${ids.length})`);
+    assert.ok(bursts.length >= 1, 'the flood is summarized');
+    // Each stream is a run of ids of its own, so a burst ends at BURST_MAX_RANGES runs (or its 1 s span)
+    // rather than once a second: the documented worst case is one burst entry per 64 streams.
+    const first = Date.parse(flood[0]!.startedDateTime);
+    const last = Math.max(...bursts.map((e) => Date.parse(e._bb!.resetBurst!.endedDateTime)));
+    const spans = Math.ceil((last - first) / BURST_SPAN_MS) + 1;
+    assert.ok(bursts.length <= Math.ceil(ids.length / BURST_MAX_RANGES) + spans, `${bursts.length} bursts for ${ids.length} streams over ${spans} s`);
+    for (const e of bursts) assert.ok(e._bb!.resetBurst!.streams.length <= BURST_MAX_RANGES);
+    assert.ok(flood.length - bursts.length <= MAX_ENTRIES, `${flood.length - bursts.length} full entries`);
+    // One full entry per stream costs ~700 bytes of HAR; the bursts cost ~32 (an id range and its share of one entry).
+    assert.ok(harBytes <= 64 * ids.length, `HAR ${harBytes} bytes for ${ids.length} streams`);
+    assert.ok(journalBytes <= 64 * ids.length, `journal ${journalBytes} bytes for ${ids.length} streams`);
   });
 });

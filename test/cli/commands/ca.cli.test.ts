@@ -45,7 +45,7 @@ describe('bb ca', () => {
     await writeFile(out, 'mine');
     const refused = await bb(home, 'ca', 'export', '--out', out);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /exists: pass --force/);
+    assert.match(refused.stderr, /already exists.*--force/);
     assert.equal(await readFile(out, 'utf8'), 'mine');
     const forced = await bb(home, 'ca', 'export', '--out', out, '--force');
     assert.equal(forced.code, 0, forced.stderr);

@@ -1,0 +1,94 @@
+// A body bb cannot decode (a Content-Encoding Node 20 lacks, an unknown one,
+// or bytes the named coding does not undo — a plain JSON body mislabelled
+// gzip) cannot be inspected for secrets. With redaction on it fails closed
+// (issue 34, as JSON too deep to inspect): a body of a media type bb redacts
+// is replaced by a marked placeholder keyed by its bytes (equal bodies stay
+// equal, different ones differ); a binary media type is kept as sent. Real
+// clients and a real server through a recording bb; the HAR is searched
+// decoded (base64 bodies included), and --no-redact finds every secret.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record } from '../helpers/recording.js';
+import { decodedStrings } from '../helpers/decoded.js';
+import type { Har } from '../../capture/har.js';
+
+const cleanups = new Cleanups();
+after(() => cleanups.run());
+
+const SECRETS = ['zqund-mislabel', 'zqund-custom', 'zqund-zstd', 'zqund-req', 'zqund-form'];
+
+/** Answers each path with a body whose Content-Encoding bb cannot undo. */
+async function server(): Promise<string> {
+  const s = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const json = (secret: string) => JSON.stringify({ access_token: secret, n: 1 });
+      if (req.url === '/mislabel') res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(json(SECRETS[0]!));
+      else if (req.url === '/custom') res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Encoding': 'x-custom' }).end(json(SECRETS[1]!));
+      // Not real zstd (Node 20 has no encoder): bb says zstd cannot be decoded either way.
+      else if (req.url === '/zstd') res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'zstd' }).end(`token=${SECRETS[2]}`);
+      else if (req.url === '/png') res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Encoding': 'x-custom' }).end('\x89PNG binary');
+      else res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  cleanups.add(() => new Promise<void>((r) => s.close(() => r())));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+/** A request (a POST with a body and a Content-Encoding its bytes do not have), its answer read whole as bytes. */
+function send(port: number, path: string, post?: { type: string; coding: string; body: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const headers = post ? { 'Content-Type': post.type, 'Content-Encoding': post.coding } : {};
+    const req = http.request({ host: '127.0.0.1', port, path, method: post ? 'POST' : 'GET', headers }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.end(post?.body);
+  });
+}
+
+/** Sends every case through a recording bb; its HAR. */
+async function recordAll(redact: boolean): Promise<Har> {
+  const target = await server();
+  const rec = await record(cleanups, target, redact ? {} : { redact: false });
+  for (const path of ['/mislabel', '/custom', '/zstd', '/png', '/mislabel']) await send(rec.port, path);
+  await send(rec.port, '/req', { type: 'application/json', coding: 'br', body: JSON.stringify({ password: SECRETS[3] }) });
+  await send(rec.port, '/form', { type: 'application/x-www-form-urlencoded', coding: 'deflate', body: `user=ann&password=${SECRETS[4]}` });
+  return rec.finish();
+}
+
+const leaked = (har: Har) => {
+  const text = decodedStrings(har).join('\n');
+  return SECRETS.filter((s) => text.includes(s));
+};
+
+describe('a body bb cannot decode, with redaction on', () => {
+  it('is replaced by a marked placeholder when its media type is one bb redacts; the HAR, decoded, holds no secret', async () => {
+    const har = await recordAll(true);
+    assert.deepEqual(leaked(har), []);
+    const byPath = (p: string) => har.log.entries.filter((e) => new URL(e.request.url).pathname === p);
+    const [first, again] = byPath('/mislabel');
+    const content = first!.response.content;
+    assert.match(content.text!, /^<redacted: gzip: does not decode .*; \d+ bytes not kept, <redacted:[0-9a-f]{8}>>$/, content.text);
+    assert.equal(content.encoding, undefined, 'the placeholder is text');
+    assert.match(content._bbUndecoded!, /^gzip: does not decode/);
+    assert.equal(again!.response.content.text, content.text, 'the same bytes give the same placeholder');
+    assert.notEqual(byPath('/custom')[0]!.response.content.text, content.text, 'other bytes another');
+    assert.match(byPath('/zstd')[0]!.response.content.text!, /^<redacted: zstd: /);
+    assert.match(byPath('/req')[0]!.request.postData!.text, /^<redacted: br: does not decode/);
+    assert.match(byPath('/form')[0]!.request.postData!.text, /^<redacted: deflate: does not decode/);
+    // A binary media type is not searched for secrets by bb at all: kept as sent.
+    const png = byPath('/png')[0]!.response.content;
+    assert.equal(png.encoding, 'base64');
+    assert.equal(Buffer.from(png.text!, 'base64').toString('utf8'), '\x89PNG binary');
+  });
+
+  it('is kept as sent with --no-redact (the search above can fail)', async () => {
+    assert.deepEqual(leaked(await recordAll(false)), SECRETS);
+  });
+});
