@@ -6,7 +6,8 @@
 //
 // A shown block is an indented code block right after a marker line
 // `<!-- output: NAME -->` (a blank line between them is allowed); NAME
-// says which real run it comes from. Inside a block, a line `…` stands for
+// says which real run it comes from. Inside a list item the marker is
+// indented like the item's text and the block four spaces more. Inside a block, a line `…` stands for
 // any number of real lines, and a line starting with `$ ` is the command,
 // shown, not compared.
 
@@ -18,7 +19,7 @@ export interface ShownBlock {
   line: number;
   /** The run the marker names. */
   name: string;
-  /** The block's lines, indentation of the code block removed. */
+  /** The block's lines, indentation of the code block (the marker's own and four spaces) removed. */
   lines: string[];
 }
 
@@ -27,17 +28,18 @@ export function shownBlocks(page: string, markdown: string): ShownBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShownBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const marker = /^<!-- output: (.+?) -->$/.exec(lines[i]);
+    const marker = /^( *)<!-- output: (.+?) -->$/.exec(lines[i]);
     if (!marker) continue;
+    const indent = ' '.repeat(marker[1]!.length + 4);
     let at = i + 1;
     if (lines[at] === '') at++;
     const body: string[] = [];
     // An indented block runs over indented lines and blank lines between them.
-    while (at < lines.length && (lines[at].startsWith('    ') || (lines[at].trim() === '' && lines[at + 1]?.startsWith('    ')))) {
-      body.push(lines[at].slice(4));
+    while (at < lines.length && (lines[at].startsWith(indent) || (lines[at].trim() === '' && lines[at + 1]?.startsWith(indent)))) {
+      body.push(lines[at].slice(indent.length));
       at++;
     }
-    blocks.push({ page, line: i + 1, name: marker[1], lines: body });
+    blocks.push({ page, line: i + 1, name: marker[2]!, lines: body });
   }
   return blocks;
 }

@@ -3,13 +3,15 @@
 // rule and the marker). The runs are few and shared: one `bb demo` (its
 // capture is then replayed), one `bb compare --repeat 3` for the timing
 // blocks, one recorded upgrade pair diffed once, one live log against an
-// https server bb does not trust, one route retired behind a 404 page. They run side by side in one before().
+// https server bb does not trust, one route retired behind a 404 page, one
+// ratification followed by a regressed build. They run side by side in one before().
 // test: quiet — it times a real server's routes (test/run.mjs runs it beside one other job at most).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -118,10 +120,46 @@ async function retiredRoute(): Promise<Record<string, string>> {
   return { 'bb diff retired-old.har retired-new.har': diff.stdout };
 }
 
+const RATIFIED_RUN = 'bb known add --all, then bb diff old.har regressed.har';
+
+/**
+ * docs/diff.md's ratification: POST /items answers 201 in old, 200 in new (ratified with `bb known add --all`)
+ * and 500 in a regressed build, which is real again. Its own folder, so its bb.config.json is the one it writes.
+ */
+async function ratifiedThenRegressed(): Promise<Record<string, string>> {
+  let status = 201;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(req.method === 'POST' ? status : 200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(req.method === 'POST' ? { name: 'pen' } : [{ name: 'pen' }]));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => server.close(r)));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = tmp.path('ratified');
+  await mkdir(dir);
+  for (const [name, answer] of [['old', 201], ['new', 200], ['regressed', 500]] as const) {
+    status = answer;
+    const rec = await startRecording({ target: url, out: join(dir, `${name}.har`), bbHome: tmp.bbHome });
+    await (await fetch(`${rec.url}/items`, { method: 'POST', body: '{"name":"pen"}', headers: { 'content-type': 'application/json' } })).text();
+    await (await fetch(`${rec.url}/items`)).text();
+    await rec.close(1000);
+  }
+  const first = await runBb(['diff', 'old.har', 'new.har', '--json', 'report.json'], env, { cwd: dir });
+  assert.equal(first.code, 1, first.stdout + first.stderr);
+  const add = await runBb(['known', 'add', '--all', '--from', 'report.json', '--reason', 'creates answer 200'], env, { cwd: dir, sh: 'exec 2>&1' });
+  assert.equal(add.code, 0, add.stdout);
+  const again = await runBb(['diff', 'old.har', 'regressed.har', '--config', 'bb.config.json'], env, { cwd: dir, sh: 'exec 2>&1' });
+  assert.equal(again.code, 1, again.stdout);
+  return { [RATIFIED_RUN]: add.stdout + again.stdout };
+}
+
 describe('the outputs shown in the docs', () => {
   let real: Record<string, string> = {};
   before(async () => {
-    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream(), retiredRoute()]);
+    const runs = await Promise.all([demoAndReplay(), timing(), upgradePair(), untrustedUpstream(), retiredRoute(), ratifiedThenRegressed()]);
     real = Object.assign({}, ...runs) as Record<string, string>;
     // BB_DOCS_OUTPUTS=folder keeps each real output there (paths relative), to paste into a page after a change.
     if (process.env.BB_DOCS_OUTPUTS) {
@@ -152,13 +190,15 @@ describe('the outputs shown in the docs', () => {
   });
 
   it('marks every block that shows a command output', () => {
-    // Lines only bb prints: an unmarked block with one is an output nobody checks.
-    const outputish = /^(DIFF: |MATCH|bb: |replayed |#\d+ (GET|POST)|Timing \(|\s+\[F[0-9a-f]{10}\])/;
-    const marked = new Set(blocks.flatMap((b) => b.lines));
+    // Lines only bb prints (a finding's id is F and 9 hex digits): an unmarked block with one is an output nobody
+    // checks, in a list item (indented further) too.
+    const outputish = /^(DIFF: |MATCH|bb: |replayed |#\d+ (GET|POST)|Timing \(|\[F[0-9a-f]{9}\])/;
+    const marked = new Set(blocks.flatMap((b) => b.lines.map((l) => l.trim())));
     for (const page of pages) {
       const lines = readFileSync(join(root, page), 'utf8').split('\n');
       lines.forEach((line, i) => {
-        if (line.startsWith('    ') && outputish.test(line.slice(4))) assert.ok(marked.has(line.slice(4)), `${page}:${i + 1} shows an output without an <!-- output: NAME --> marker: ${line.trim()}`);
+        const text = line.trim();
+        if (line.startsWith('    ') && outputish.test(text)) assert.ok(marked.has(text), `${page}:${i + 1} shows an output without an <!-- output: NAME --> marker: ${text}`);
       });
     }
     assert.ok(blocks.length >= 8, `found ${blocks.length} marked blocks`);
