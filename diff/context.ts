@@ -81,7 +81,7 @@ export interface EntrySummary {
   shape: number;
   /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
   times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
-  /** What the config's erasing path rules masked or dropped in it (path-rules.ts erasedNote), when any did: rule-hidden.ts counts the rows they hid. */
+  /** What the config's erasing rules (paths without a pattern, keys, headers) replaced or dropped in it (normalize/erased.ts), when any did: rule-hidden.ts counts the rows they hid. */
   erased?: ErasedNote[];
 }
 

@@ -194,7 +194,7 @@ export const defaultStages: readonly DiffStage[] = [
       if (ctx.noise) ctx.noiseHidden = classifyNoise(ctx.differences, ctx.noise);
       // A rule that erases a field hides whatever differed there: counted, never silent.
       const [o, n] = storesOf(ctx);
-      ctx.hiddenByRules = rowsHiddenByRules(ctx.lineup, [o.summaries, n.summaries], ctx.config.normalize.paths ?? []);
+      ctx.hiddenByRules = rowsHiddenByRules(ctx.lineup, [o.summaries, n.summaries], ctx.config.normalize);
     },
   },
   {

@@ -124,6 +124,8 @@ export interface EntryMeta {
   error?: string;
   /** The entry's route key (normalize/route-keys.ts): what its route and request line show of it. */
   requestKey?: RequestKey;
+  /** What the config's key rules and header masks erased in it (normalize/erased.ts notes), when any did: the stores put it on the summary. */
+  erased?: string[];
 }
 
 /** Kinds of difference (docs/diff.md "What is compared"); `slower` is a route over --timing-budget (docs/timing.md "Failing a build: `--timing-budget R`"). */
@@ -292,7 +294,7 @@ export interface DiffResult {
   views?: Map<number, PairView>;
   /** With --noise: the second old capture, how many differences it had with the old one, and how many rows of this comparison they hid. */
   noiseRun?: { path: string; differences: number; hidden: NoiseHidden };
-  /** Rows hidden by config path rules that erase a field (no `pattern`), per rule that hid any (nothing disappears silently). */
+  /** Rows hidden by config rules that erase a whole value (`normalize.paths` without a `pattern`, `normalize.keys`, `normalize.headers`), per rule that hid any (nothing disappears silently). */
   hiddenByRules?: RuleHidden[];
   /** With --timing: per-route timing, old → new (docs/timing.md "Reading the report"). */
   timing?: TimingReport;
@@ -306,15 +308,21 @@ export interface NoiseHidden {
   byKind: Partial<Record<DifferenceKind, number>>;
 }
 
-/** A config path rule without a pattern that hid rows: the values it masked or dropped differed between the sides. */
+/** A config rule that erases whole values and hid rows: the values it replaced or dropped differed between the sides. */
 export interface RuleHidden {
-  /** The rule, as the config names it (`normalize.paths[0]`). */
+  /** The rule, as the config names it (`normalize.paths[0]`, `normalize.keys[1]`, `normalize.headers[0]`). */
   rule: string;
-  /** Its `where`, when it has one. */
+  /** A paths rule's `where`, when it has one. */
   where?: string;
-  /** Its `path`. */
-  path: string;
-  /** Rows it hid: places in paired entries where the erased values differed or were on one side only. */
+  /** A paths rule's `path`. */
+  path?: string;
+  /** A keys rule's `key`. */
+  key?: string;
+  /** A keys rule's `pattern` (over key names). */
+  pattern?: string;
+  /** A headers rule's header name (lower case). */
+  header?: string;
+  /** Rows it hid: places in paired entries where the erased values differed, or, for a rule that drops the field (`ignore`), were on one side only. */
   rows: number;
 }
 

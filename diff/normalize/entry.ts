@@ -8,7 +8,7 @@ import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage }
 import type { NormalizeContext } from './context.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
-import { normalizeString, normalizeValue } from './walk.js';
+import { normalizeString, normalizeValue, noteErased } from './walk.js';
 import { parseComparedJson } from './json.js';
 import { unnumber } from './ordinals.js';
 import { keyedRoute, requestKeyOf } from './route-keys.js';
@@ -16,6 +16,7 @@ import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
 import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
 import { getOwn, mediaType, pairValue, setOwn } from '../../core/index.js';
+import { joinPath } from '../selector.js';
 import { setPastCaps } from '../past-cap.js';
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
@@ -23,7 +24,8 @@ function isH2OrLater(e: HarEntry): boolean {
   return [e.request.httpVersion, e.response.httpVersion].some((v) => /^(https?\/)?(2|3)(\.0)?$|^h[23]/i.test(v ?? ''));
 }
 
-function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string): Record<string, MultiValue> {
+// `at`: where the headers are compared (`request.headers`), for the notes of what a config header mask erased.
+function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string): Record<string, MultiValue> {
   const out: Record<string, MultiValue> = {};
   // :authority is HTTP/2's Host (RFC 9113 §8.3.1): compared as host, so h1 and h2 recordings agree.
   // Exporters that leave pseudo-headers out (mitmproxy) still have it in the URL.
@@ -36,6 +38,12 @@ function headerMap(headers: HarNameValue[], ctx: NormalizeContext, bodyParsed: b
     if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
     if (comparedAsCookies(name, ctx)) continue; // compared as request.cookies / response.cookies (cookies.ts)
     let value = ctx.rules.maskedHeaders.get(name);
+    if (value !== undefined && ctx.walk.notes) {
+      const rule = ctx.rules.configHeaders.get(name);
+      // A repeated header is one field of several values: each noted at its place in it.
+      const seen = getOwn(out, name);
+      if (rule !== undefined) noteErased(`headers[${rule}]`, seen === undefined ? joinPath(at, name) : joinPath(joinPath(at, name), Array.isArray(seen) ? seen.length : 1), h.value, ctx.walk);
+    }
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
     value ??= normalizeString(h.value, ctx.walk);
     const prev = getOwn(out, name);
@@ -99,7 +107,7 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
   const { walk, table } = ctx;
   const { path: rawPath, query: urlQuery } = splitUrl(e._bb?.target && !/^[a-z]+:/i.test(e.request.url) ? e._bb.target : e.request.url);
   const path = normalizeString(rawPath, walk);
-  const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), walk) as Record<string, MultiValue>;
+  const query = normalizeValue(queryMap(e.request.queryString.length ? e.request.queryString : urlQuery), walk, 'request.query') as Record<string, MultiValue>;
   if (eio !== undefined) engineIoQuery(query, table);
 
   const post = e.request.postData;
@@ -113,9 +121,9 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
   } else if (raw) {
     const p = parseBody(raw, ctx.parsers ?? bodyParsers);
     parsed = p.kind !== 'binary';
-    body = normalizeValue(p.kind === 'events' ? p.events : p.value, walk);
+    body = normalizeValue(p.kind === 'events' ? p.events : p.value, walk, 'request.body');
   } else if (post?.params?.length) {
-    body = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), walk);
+    body = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), walk, 'request.body');
     parsed = true;
   }
   return { method: e.request.method.toUpperCase(), rawPath, path, query, body, parsed, notRecorded };
@@ -133,8 +141,8 @@ function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | und
   else if (raw) {
     const p = parseBody(raw, ctx.parsers ?? bodyParsers);
     parsed = p.kind !== 'binary';
-    if (p.kind === 'events') events = normalizeValue(p.events, ctx.walk) as unknown[];
-    else body = normalizeValue(p.value, ctx.walk);
+    if (p.kind === 'events') events = normalizeValue(p.events, ctx.walk, 'response.events') as unknown[];
+    else body = normalizeValue(p.value, ctx.walk, 'response.body');
   }
   if (eio !== undefined) engineIoSids(body, ctx.table);
   return { body, ...(events !== undefined ? { events } : {}), parsed, notRecorded };
@@ -145,6 +153,19 @@ function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | und
  * label (pages.ts); order.ts names it (`id`) once every entry is normalized.
  */
 export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
+  // Config rules that replace whole values note what they erased in this entry (meta.erased).
+  if (!ctx.rules.erasing) return normalizeEntryAs(e, index, page, ctx);
+  const notes: string[] = (ctx.walk.notes = []);
+  try {
+    const out = normalizeEntryAs(e, index, page, ctx);
+    if (notes.length) out.meta.erased = notes;
+    return out;
+  } finally {
+    ctx.walk.notes = undefined;
+  }
+}
+
+function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: NormalizeContext): Omit<NormalizedEntry, 'id'> {
   const eio = engineIoVersion(e.request.url);
   // In this order: ordinal values are interned as they are met (ordinals.ts),
   // the bodies' before the headers'.
@@ -160,14 +181,14 @@ export function normalizeEntry(e: HarEntry, index: number, page: string, ctx: No
   const out: Omit<NormalizedEntry, 'id'> = {
     key: entryKey(page, keyRoute),
     route: keyRoute,
-    request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, ctx, req.parsed, h2 ? e.request.url : undefined) },
-    response: { status: e.response.status, headers: headerMap(e.response.headers, ctx, res.parsed) },
+    request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, 'request.headers', ctx, req.parsed, h2 ? e.request.url : undefined) },
+    response: { status: e.response.status, headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page, ...(rk ? { requestKey: rk } : {}) },
   };
   // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
-  if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, ctx, false);
-  if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, ctx, false);
+  if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, 'request.trailers', ctx, false);
+  if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, 'response.trailers', ctx, false);
   // A gRPC call's bodies are its framed messages: compared as messages (grpc), not as bytes.
   if (e._grpcMessages) out.grpc = normalizeGrpc(e._grpcMessages, e, req.rawPath, ctx);
   else {
@@ -203,7 +224,7 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
     if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
     // A message cut at the body cap compares as what was kept (never parsed: a prefix is no packet or JSON) and says so.
     const cut = m._bb?.truncated;
-    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio);
+    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio, `ws.messages[${messages.length}].data`);
     messages.push({ type: m.type, opcode: m.opcode, data });
   }
   const out: NonNullable<NormalizedEntry['ws']> = { messages };
@@ -213,17 +234,17 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
 }
 
 /** One WebSocket message's data as compared: text parsed (an Engine.IO packet, JSON, else normalized text), a close as code and reason. */
-function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext, eio: string | undefined): unknown {
+function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext, eio: string | undefined, at: string): unknown {
   if (opcode === 1) {
     // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
     const packet = eio === undefined ? undefined : decodeEnginePacket(data, eio);
     if (packet) {
-      const v = normalizeValue(packet, ctx.walk);
+      const v = normalizeValue(packet, ctx.walk, at);
       engineIoSids(v, ctx.table);
       return v;
     }
     try {
-      return normalizeValue(parseComparedJson(data), ctx.walk);
+      return normalizeValue(parseComparedJson(data), ctx.walk, at);
     } catch {
       return normalizeString(data, ctx.walk);
     }
@@ -246,11 +267,11 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
  * moves a gRPC-Web trailer frame there), else trailers-only headers.
  */
 function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: NormalizeContext): NormalizedGrpc {
-  const messages = msgs.map((m) => {
+  const messages = msgs.map((m, i) => {
     const bytes = Buffer.from(m.data, 'base64');
     const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
     const decoded = whole ? (ctx.proto?.decode(path, m.type, bytes) ?? decodeProtobuf(bytes)) : undefined;
-    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk) : m.data };
+    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk, `grpc.messages[${i}].data`) : m.data };
   });
   const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
   const out: NormalizedGrpc = { messages, status };

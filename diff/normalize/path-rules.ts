@@ -5,12 +5,12 @@
 // with a `pattern` masks what it matches inside the value (a value of another
 // shape stays itself: value for value); one without erases the field, and
 // what it erased is noted so the report can count the rows it hid
-// (rule-hidden.ts): nothing disappears silently.
-import { hash } from 'node:crypto';
+// (erased.ts, rule-hidden.ts): nothing disappears silently.
 import type { NormalizedEntry } from '../types.js';
 import type { PathRuleConfig } from '../config-types.js';
 import { globMatcher } from '../../core/index.js';
 import { joinPath, pathMatcher } from '../selector.js';
+import { erasedNote, type ErasedNote } from './erased.js';
 
 /** A per-path rule with its selectors compiled. */
 export interface CompiledPathRule extends PathRuleConfig {
@@ -40,9 +40,6 @@ function maskInside(v: unknown, rule: CompiledPathRule): unknown {
   return out === text ? v : out;
 }
 
-/** What an erasing rule found at one place: `rule index, tab, path, tab, digest of the value` (un-numbered). */
-export type ErasedNote = string;
-
 /**
  * Applies the rules (applyPathRules) and answers what the erasing ones masked
  * or dropped, one note per place (undefined when nothing): the stores keep it
@@ -51,7 +48,7 @@ export type ErasedNote = string;
  */
 export function applyPathRulesNoting(entry: NormalizedEntry, rules: PathRules, unnumberText: (s: string) => string): ErasedNote[] | undefined {
   const notes: ErasedNote[] = [];
-  applyPathRules(entry, rules, (rule, path, value) => notes.push(`${rule}\t${path}\t${hash('sha1', unnumberText(JSON.stringify(value) ?? ''), 'base64')}`));
+  applyPathRules(entry, rules, (rule, path, value) => notes.push(erasedNote(`paths[${rule}]`, path, value, unnumberText)));
   return notes.length ? notes : undefined;
 }
 

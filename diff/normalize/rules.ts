@@ -29,6 +29,8 @@ export interface KeyRule {
   test: (key: string, value: unknown) => boolean;
   /** The placeholder. */
   replace: string;
+  /** Its index in the config's `normalize.keys` (a built-in has none): what it erases is noted (erased.ts). */
+  config?: number;
 }
 
 /** One value rule, compiled: rewrites a string. */
@@ -51,6 +53,10 @@ export interface RuleSet {
   keep: Set<string>;
   /** Lower-case header name → placeholder. */
   maskedHeaders: Map<string, string>;
+  /** Lower-case header name → its index in the config's `normalize.headers`, for names no built-in masks anyway: what they erase is noted. */
+  configHeaders: Map<string, number>;
+  /** The config has rules that replace whole values as they are normalized (`normalize.keys`, `configHeaders`): normalizeEntry notes what they erase. */
+  erasing: boolean;
   /** Mask content-length of bodies that are compared parsed (text, JSON, events). */
   maskBodyLength: boolean;
   /** Drop WebSocket ping/pong (timer-driven) from comparison. */
@@ -115,13 +121,14 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
   const off = new Set(cfg.disable ?? []);
   const builtins = BUILTIN_RULES.filter((r) => !off.has(r.name));
   const keyRules: KeyRule[] = [];
-  for (const k of cfg.keys ?? []) {
+  for (const [config, k] of (cfg.keys ?? []).entries()) {
     const re = k.pattern ? new RegExp(k.pattern) : undefined;
     const exact = k.key?.toLowerCase();
     keyRules.push({
       name: `key:${k.key ?? k.pattern}`,
       test: (key, v) => v !== null && (exact !== undefined ? key.toLowerCase() === exact : re!.test(key)),
       replace: k.replace,
+      config,
     });
   }
   for (const r of builtins) if (r.key) keyRules.push({ name: r.name, ...r.key });
@@ -141,6 +148,11 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
 
   const maskedHeaders = new Map<string, string>();
   for (const r of builtins) if (r.headers) for (const h of r.headers.names) maskedHeaders.set(h, r.headers.replace);
+  const configHeaders = new Map<string, number>();
+  for (const [i, h] of (cfg.headers ?? []).entries()) {
+    const name = h.toLowerCase();
+    if (!maskedHeaders.has(name) && !configHeaders.has(name)) configHeaders.set(name, i);
+  }
   for (const h of cfg.headers ?? []) maskedHeaders.set(h.toLowerCase(), '<MASKED>');
 
   const homes = cfg.serverHome === undefined ? [] : Array.isArray(cfg.serverHome) ? cfg.serverHome : [cfg.serverHome];
@@ -149,6 +161,8 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     valueRules,
     keep: new Set([...DEFAULT_KEEP, ...(cfg.keep ?? [])]),
     maskedHeaders,
+    configHeaders,
+    erasing: (cfg.keys?.length ?? 0) > 0 || configHeaders.size > 0,
     maskBodyLength: builtins.some((r) => r.maskBodyLength),
     dropPingPong: builtins.some((r) => r.dropPingPong),
     epochNumbers: builtins.some((r) => r.epochNumbers),

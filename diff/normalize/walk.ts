@@ -7,6 +7,9 @@ import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js'
 import { boundAbsent, ISSUED_CLASS, markIssued } from '../bind/index.js';
 import { numericIdShape } from './shapes.js';
 import { setOwn } from '../../core/index.js';
+import { joinPath } from '../selector.js';
+import { unnumber } from './ordinals.js';
+import { erasedNote, type ErasedNote } from './erased.js';
 
 // Normalizing is pure given the rules, the ordinal table, the homes and the window (a
 // marker names its value, never a number), so a string seen again (object
@@ -38,6 +41,8 @@ export interface ValueWalk {
   readonly issued: ReadonlySet<string> | undefined;
   /** True for a string holding none of `issued` (boundAbsent), when there are few enough to look for. */
   readonly issuedAbsent?: (s: string) => boolean;
+  /** While normalizeEntry normalizes an entry under erasing config rules (RuleSet.erasing): what the config's key rules erased in it. */
+  notes?: ErasedNote[];
 }
 
 /** Issued values are tokens of 4+ characters (diff/bind). */
@@ -100,8 +105,26 @@ function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
   return rule;
 }
 
-/** Applies key rules and value patterns to a parsed JSON value, at any depth. */
-export function normalizeValue(v: unknown, w: ValueWalk): unknown {
+/**
+ * Notes what a config rule erased at `path` (erased.ts), as it would have
+ * compared without the rule: normalized, with nothing inside it noted again.
+ */
+export function noteErased(rule: string, path: string, v: unknown, w: ValueWalk): void {
+  const notes = w.notes!;
+  w.notes = undefined;
+  try {
+    notes.push(erasedNote(rule, path, normalizeValue(v, w), (t) => unnumber(t, w.table)));
+  } finally {
+    w.notes = notes;
+  }
+}
+
+/**
+ * Applies key rules and value patterns to a parsed JSON value, at any depth.
+ * `at`: the value's field path (`response.body`), for the notes of what a
+ * config key rule erased (only followed while `w.notes` is set).
+ */
+export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
   if (typeof v === 'string') return normalizeString(v, w);
   // epoch-timestamps: a number inside the side's time window, under any key.
   if (typeof v === 'number') {
@@ -113,7 +136,7 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = normalizeValue(v[i], w);
+    for (let i = 0; i < v.length; i++) out[i] = normalizeValue(v[i], w, w.notes ? joinPath(at, i) : at);
     return out;
   }
   const src = v as Record<string, unknown>;
@@ -131,7 +154,9 @@ export function normalizeValue(v: unknown, w: ValueWalk): unknown {
     // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213"); not a
     // string the server issued: a random id with only digits this run binds like its other runs' ids.
     const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
-    setOwn(out, nk, rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w));
+    const p = w.notes ? joinPath(at, nk) : at;
+    if (rule?.config !== undefined && w.notes) noteErased(`keys[${rule.config}]`, p, x, w);
+    setOwn(out, nk, rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p));
   }
   return out;
 }

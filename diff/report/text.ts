@@ -8,7 +8,7 @@
 import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { noResponse } from '../findings-fold.js';
-import { ruleHiddenText } from '../rule-hidden.js';
+import { ruleHiddenAdvice, ruleHiddenText } from '../rule-hidden.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
 import { exchangesOf, showCommand } from './show-command.js';
@@ -134,7 +134,7 @@ export function hiddenTexts(result: DiffResult): string[] {
     const kinds = Object.entries(run.hidden.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
     out.push(`${plural(run.hidden.rows, 'row')} hidden as noise${kinds ? ` (${kinds})` : ''}; ${run.path} differs from ${result.old.path} in ${plural(run.differences, 'row')}.`);
   }
-  for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (the rule erases the whole field: give it a "pattern" to mask only what varies).`);
+  for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (${ruleHiddenAdvice(r)}).`);
   return out;
 }
 

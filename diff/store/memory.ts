@@ -4,7 +4,7 @@
 // compare loop takes each one as it is.
 import { readCapture, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
-import { applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
+import { applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -66,7 +66,8 @@ export class MemoryStore implements SideStore {
     const entries = this.entries;
     assignIds(entries, (e) => e.meta.page, withHosts ? (_e, i) => this.hosts[i]! : undefined);
     const un = (t: string) => unnumber(t, table);
-    const erased = entries.map((e) => applyPathRulesNoting(e, pathRules, un));
+    // What the config's erasing rules found: key rules and header masks as the entry was normalized, path rules now.
+    const erased = entries.map((e) => bothErased(e.meta.erased, applyPathRulesNoting(e, pathRules, un)));
     const shapes = new ShapeIndex((t) => unnumber(t, table));
     const logEntries = this.har!.log.entries;
     this.summaries = entries.map((e, i) => {

@@ -13,7 +13,7 @@
 import { indexCapture, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
-import { unnumber, applyPathRulesNoting, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -287,6 +287,8 @@ export class SideWork {
         token: '',
         shape: noPathRules ? shapeOf(digest, n) : -1,
         ...(timed ? { times: timesOf(entry) } : {}),
+        // What the config's key rules and header masks erased (path rules add theirs in finish).
+        ...(n.meta.erased ? { erased: n.meta.erased } : {}),
       });
       p.started.push(entry.startedDateTime);
       p.hosts.push(host);
@@ -322,7 +324,7 @@ export class SideWork {
       for (const s of list) {
         // Read again for the path rules, which select by id; named as the summary is.
         const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
-        const erased = applyPathRulesNoting(e, this.nctx.pathRules, un);
+        const erased = bothErased(s.erased, applyPathRulesNoting(e, this.nctx.pathRules, un));
         if (erased) s.erased = erased;
         s.token = tokenOf(s.key, contentDigest(contentText(e), un));
         s.shape = shapes.add(e);

@@ -21,7 +21,7 @@ export interface ShownBlock {
   line: number;
   /** The run the marker names. */
   name: string;
-  /** The block's lines, indentation of the code block removed. */
+  /** The block's lines, indentation of the code block (the marker's own and four spaces) removed. */
   lines: string[];
 }
 

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -263,9 +264,9 @@ describe('the outputs shown in the docs', () => {
   });
 
   it('marks every block that shows a command output', () => {
-    // Lines only bb prints: an unmarked block with one is an output nobody checks. A block may sit in a
+    // Lines only bb prints (a finding's id is F and 9 hex digits): an unmarked block with one is an output nobody checks. A block may sit in a
     // list item (indented further), so lines are compared without their indentation.
-    const outputish = /^(DIFF: |MATCH|bb: |bb shadow: |REGRESSIONS|NO REGRESSIONS|added to |replayed |#\d+ (GET|POST)|Timing \(|\[F[0-9a-f]{10}\])/;
+    const outputish = /^(DIFF: |MATCH|bb: |bb shadow: |REGRESSIONS|NO REGRESSIONS|added to |replayed |#\d+ (GET|POST)|Timing \(|\[F[0-9a-f]{9}\])/;
     const marked = new Set(blocks.flatMap((b) => b.lines.map((l) => l.trim())));
     for (const page of pages) {
       const lines = readFileSync(join(root, page), 'utf8').split('\n');

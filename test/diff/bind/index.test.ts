@@ -1,7 +1,8 @@
 // Issued values whatever their shape (issue 33 item 1): a REST app that makes
 // up ids of four shapes (12 hex digits, nanoid, base62, a random integer)
 // recorded twice through bb compares MATCH with no config; the entries whose
-// paths hold an id pair, so their bodies are compared; a value that breaks
+// paths hold an id pair, so their bodies are compared; an id sent back in a
+// form body or a header compares through its binding too; a value that breaks
 // its binding is a real `changed`. Both the in-memory and the bounded path.
 import { hexId } from '../../helpers/ids.js';
 import { describe, it, before, after } from 'node:test';
@@ -28,14 +29,15 @@ const makers: Record<string, () => string> = {
   numeric: () => String(randomInt(10_000, 99_999_999)),
 };
 
-/** The app: POST /items makes an item with a fresh id (Location and body), GET/PUT /items/ID, POST /links with the id in JSON, GET /search?item=ID. */
+/** The app: POST /items makes an item with a fresh id (Location and body), GET/PUT /items/ID, POST /links with the id in JSON, GET /search?item=ID, POST /forms with it in a form body and a header. */
 async function app(cleanups: Cleanups): Promise<string> {
   const items = new Map<string, { id: string | number; kind: string; name: string }>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {};
+      const json = chunks.length && req.headers['content-type'] === 'application/json';
+      const body = json ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {};
       const url = new URL(req.url!, 'http://x');
       const send = (status: number, doc: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -58,6 +60,9 @@ async function app(cleanups: Cleanups): Promise<string> {
         send(200, item);
       } else if (req.method === 'POST' && url.pathname === '/links') {
         send(201, { linked: body.itemId, ok: true });
+      } else if (req.method === 'POST' && url.pathname === '/forms') {
+        const sent = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('item');
+        send(200, { same: sent === req.headers['x-item'] });
       } else if (req.method === 'GET' && url.pathname === '/search') {
         const id = url.searchParams.get('item')!;
         send(200, { found: items.has(id) ? [items.get(id)!.id] : [] });
@@ -71,10 +76,11 @@ async function app(cleanups: Cleanups): Promise<string> {
 }
 
 /** One request through the proxy; the parsed JSON answer and its Location. */
-function call(port: number, method: string, path: string, doc?: unknown): Promise<{ body: Record<string, unknown>; location?: string }> {
+function call(port: number, method: string, path: string, doc?: unknown, form?: { text: string; headers: Record<string, string> }): Promise<{ body: Record<string, unknown>; location?: string }> {
   return new Promise((resolve, reject) => {
-    const payload = doc === undefined ? undefined : JSON.stringify(doc);
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: payload ? { 'content-type': 'application/json' } : {} }, (res) => {
+    const payload = form ? form.text : doc === undefined ? undefined : JSON.stringify(doc);
+    const headers = form ? { 'content-type': 'application/x-www-form-urlencoded', ...form.headers } : payload ? { 'content-type': 'application/json' } : {};
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
@@ -86,7 +92,7 @@ function call(port: number, method: string, path: string, doc?: unknown): Promis
   });
 }
 
-/** One run of the scenario, recorded through bb: each kind of id created, then used in a path, a JSON body and a query. */
+/** One run of the scenario, recorded through bb: each kind of id created, then used in a path, a JSON body, a query, a form body and a header. */
 async function recordRun(cleanups: Cleanups, target: string): Promise<Har> {
   const rec = await record(cleanups, target);
   for (const kind of Object.keys(makers)) {
@@ -97,6 +103,7 @@ async function recordRun(cleanups: Cleanups, target: string): Promise<Har> {
     await call(rec.port, 'PUT', path, { id: made.body.id, name: `b ${kind}` });
     await call(rec.port, 'POST', '/links', { itemId: id });
     await call(rec.port, 'GET', `/search?item=${encodeURIComponent(id)}`);
+    await call(rec.port, 'POST', '/forms', undefined, { text: new URLSearchParams({ item: id, note: 'x' }).toString(), headers: { 'x-item': id } });
   }
   return rec.finish();
 }
@@ -124,6 +131,13 @@ describe('issued values whatever their shape (diff/bind)', () => {
     // 4 kinds × (GET + PUT), every one paired.
     assert.equal(itemPairs.length, 8);
     assert.ok(itemPairs.every((p) => p.status === 'paired'), JSON.stringify(itemPairs));
+  });
+
+  it('binds an id sent back in a form body and a header: with issued-values off, the numeric one differs there', async () => {
+    const r = await diffAgreeing(dir, a, b, { normalize: { disable: ['issued-values'] } });
+    const forms = r.differences.filter((d) => d.class === 'real' && d.route === 'POST /forms').map((d) => `${d.kind} ${d.path}`);
+    // The numeric id at least (no shape rule covers digits in a form body or a header); others as their shapes allow.
+    assert.deepEqual([...new Set(forms)].sort(), ['changed request.body', 'changed request.headers.x-item'], forms.join('\n'));
   });
 
   it('compares the bodies of entries whose paths hold an id: one changed field is exactly that finding', async () => {
