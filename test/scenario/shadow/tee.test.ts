@@ -6,13 +6,11 @@
 // cap the mirror is dropped (the primary never) and counted by reason.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { Client } from 'undici';
 import { startShadow } from '../../../scenario/index.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { closeHttpAndWs } from '../../helpers/servers.js';
+import { recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
 import { startShadowService, type ShadowService } from './service.js';
 
 const tmp = tempDir();
@@ -81,46 +79,11 @@ describe('bb shadow: sampling', () => {
   });
 });
 
-/** What a small upstream saw of one request. */
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  bodyBytes: number;
-}
-
-/**
- * An upstream that records each request it reads and answers 200 with a tiny
- * JSON body; with `hold`, answers wait for `release()`. `received(n)` resolves
- * once n requests have been read whole.
- */
-async function upstream(hold = false) {
-  const seen: Seen[] = [];
-  const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const held: Array<() => void> = [];
-  let released = !hold;
-  const server = http.createServer((req, res) => {
-    let bodyBytes = 0;
-    req.on('data', (c: Buffer) => (bodyBytes += c.length));
-    req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes });
-      for (const w of waiters.filter((w) => seen.length >= w.n)) w.resolve();
-      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      if (released) answer();
-      else held.push(answer);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => closeHttpAndWs(server));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    received: (n: number) => new Promise<void>((resolve) => (seen.length >= n ? resolve() : waiters.push({ n, resolve }))),
-    release() {
-      released = true;
-      for (const a of held.splice(0)) a();
-    },
-  };
+/** A recording upstream, stopped when the file ends. */
+async function upstream(hold = false): Promise<RecordingUpstream> {
+  const u = await recordingUpstream(hold);
+  after(() => u.close());
+  return u;
 }
 
 /** The `_bb.shadow` tags of a capture's entries, in its order. */
