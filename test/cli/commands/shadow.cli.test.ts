@@ -99,6 +99,13 @@ describe('bb shadow: the flags that shape the mirrors', () => {
     assert.deepEqual(secondary.seen.map((s) => s.url), candidate.seen.map((s) => s.url));
     assert.equal(report.totals.mirrored, candidate.seen.length);
     assert.equal(report.totals.mirrored + (report.totals.skipped['sampled out'] ?? 0), report.totals.requests);
+    // The captures are redacted as bb capture's: the token the candidate got is a keyed hash in its capture, and nowhere in clear.
+    const candidateHar = readFileSync(tmp.path('flags', 'candidate.har'), 'utf8');
+    const auth = (JSON.parse(candidateHar) as { log: { entries: Array<{ request: { headers: Array<{ name: string; value: string }> } }> } }).log.entries
+      .map((e) => e.request.headers.find((h) => h.name.toLowerCase() === 'authorization')?.value);
+    assert.equal(auth.length, candidate.seen.length);
+    for (const v of auth) assert.match(String(v), /^Bearer <redacted:[0-9a-f]+>$/);
+    for (const side of ['primary', 'candidate', 'secondary']) assert.doesNotMatch(readFileSync(tmp.path('flags', `${side}.har`), 'utf8'), /for-candidate/, side);
   });
 
   it('--until DURATION ends a run with no traffic: the report says 0 requests, exit 0', async () => {
