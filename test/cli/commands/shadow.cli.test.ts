@@ -30,6 +30,8 @@ describe('bb shadow: bad input', () => {
     ['a --merge file that is not a report', ['shadow', '--merge', tmp.path('missing.json')], /cannot be read as JSON/],
     ['--rotate with --ui (one live view per target)', [...base, '--rotate', '10m', '--ui'], /--ui shows one capture per target: leave out --rotate/],
     ['a --config that is not JSON (refused before the targets are tried)', [...base, '--config', badConfig], /bad-config\.json/],
+    ['--listen-tls in front of an http primary', [...base, '--listen-tls'], /--listen-tls needs an https:\/\/ --primary/],
+    ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
   ];
   for (const [what, args, message] of cases) {
