@@ -202,6 +202,7 @@ export const shadowCommand: BbCommand = {
       if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
+      if (listenTls) process.stderr.write(`bb: clients speak TLS to bb shadow with bb's leaf, ALPN mirrored; clients trust ${join(environment.home.path, 'ca.pem')}: see bb ca trust-info\n`);
       if (shadow.uiUrl) process.stderr.write(`bb: ui: ${shadow.uiUrl} (live view of the run; open it in a browser on this machine)\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {

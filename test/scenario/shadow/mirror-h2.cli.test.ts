@@ -142,7 +142,8 @@ describe('bb shadow over HTTP/2 and gRPC', () => {
     const json = tmp.path('grpc-tls.json');
     const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--upstream-ca', caFile, '--listen-tls', '--out', tmp.path('grpc-tls'), '--json', json, '--mirror', 'all', '--until', '3'], env, { timeoutMs: 60_000 });
     const [, url] = await bb.waitFor(/clients → (https:\/\/\S+)/, 20_000);
-    // bb's own CA signs the leaf its clients see (as bb capture --listen-tls).
+    // bb's own CA signs the leaf its clients see (as bb capture --listen-tls), and the run names it.
+    assert.match(bb.stderr(), new RegExp(`clients trust ${tmp.bbHome}/ca\\.pem`));
     const bbCa = await readFile(`${tmp.bbHome}/ca.pem`, 'utf8');
     const seen = await drive(url!.replace('127.0.0.1', 'localhost'), bbCa);
     assert.deepEqual(seen, await drive(primary.url, ca.certPem));
