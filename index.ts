@@ -44,7 +44,7 @@ export { BbError, isBbError, ERROR_CODES, FAILURE_CODES, type BbCode, type Failu
 // that reads process.env, to give library callers the CLI's defaults.
 import { homedir } from 'node:os';
 import { bbHomeFrom } from './core/index.js';
-import { readExtraCaFile } from './proxy/index.js';
+import { readExtraCaFile, type UpstreamTlsOptions } from './proxy/index.js';
 import { join } from 'node:path';
 import { replayCapture as replayWith, runFolderName, startRecording, startShadow as startShadowWith, type Recording, type RecordingOptions, type ReplayOptions, type ReplaySummary, type Shadow, type ShadowOptions } from './scenario/index.js';
 
@@ -65,9 +65,14 @@ export function defaultBbHome(): string {
   return bbHomeFrom(process.env, homedir()).path;
 }
 
+/** CAs given for https upstreams add to NODE_EXTRA_CA_CERTS's, as Node would trust without them (the CLI reads it through its environment). */
+function withNodeExtraCa(tls: UpstreamTlsOptions | undefined): UpstreamTlsOptions | undefined {
+  return tls?.extraCa?.length && !tls.nodeExtraCa ? { ...tls, nodeExtraCa: readExtraCaFile(process.env['NODE_EXTRA_CA_CERTS']) } : tls;
+}
+
 /** Starts a recording proxy in front of `options.target` (the same machinery as `bb capture`). */
 export function startCapture(options: StartCaptureOptions): Promise<CaptureHandle> {
-  const upstreamTls = options.upstreamTls?.extraCa?.length && !options.upstreamTls.nodeExtraCa ? { ...options.upstreamTls, nodeExtraCa: readExtraCaFile(process.env['NODE_EXTRA_CA_CERTS']) } : options.upstreamTls;
+  const upstreamTls = withNodeExtraCa(options.upstreamTls);
   return startRecording({ ...options, bbHome: options.bbHome ?? defaultBbHome(), ...(upstreamTls ? { upstreamTls } : {}) });
 }
 
@@ -101,5 +106,6 @@ export type StartShadowOptions = Omit<ShadowOptions, 'bbHome'> & {
  * to the report.
  */
 export function startShadow(options: StartShadowOptions): Promise<Shadow> {
-  return startShadowWith({ ...options, bbHome: options.bbHome ?? defaultBbHome() });
+  const upstreamTls = withNodeExtraCa(options.upstreamTls);
+  return startShadowWith({ ...options, bbHome: options.bbHome ?? defaultBbHome(), ...(upstreamTls ? { upstreamTls } : {}) });
 }

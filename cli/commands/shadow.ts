@@ -13,6 +13,7 @@ import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
 import { listenerErrorText } from '../listener-errors.js';
 import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { upstreamTlsFrom } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
 import { writeReport } from './diff.js';
@@ -111,6 +112,9 @@ export const shadowCommand: BbCommand = {
       .option('candidate', { type: 'string', describe: 'the build under test: gets a copy of each mirrored request' })
       .option('secondary', { type: 'string', describe: "a second instance of the primary's build: what differs there too is noise" })
       .option('listen', { type: 'string', describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
+      .option('listen-tls', { type: 'boolean', default: false, describe: "clients speak TLS to bb shadow, with a leaf from bb's CA, in front of an https --primary (ALPN mirrored: h2 clients get h2)" })
+      .option('upstream-ca', { type: 'string', array: true, describe: 'PEM CA file(s) to trust for https targets, added to the default roots' })
+      .option('insecure-upstream', { type: 'boolean', default: false, describe: "do not verify https targets' certificates" })
       .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
       .option('rotate', { type: 'string', describe: "write the captures in finished segments while the run goes (primary-0001.har, …): a new one once the primary's passes a size (64MB) or an age (10m)" })
@@ -145,6 +149,8 @@ export const shadowCommand: BbCommand = {
     const headers = parseTargetHeaders(argv.header);
     const until = argv.until !== undefined ? parseUntil(argv.until) : undefined;
     const listen = argv.listen !== undefined ? parseListen(String(argv.listen)) : undefined;
+    const upstreamTls = upstreamTlsFrom(argv, environment);
+    const listenTls = Boolean(argv['listen-tls']);
     const outDir = String(argv.out ?? join('captures', runFolderName('shadow')));
     const quiet = Boolean(argv.quiet);
     const rotate = argv.rotate !== undefined ? parseRotate(argv.rotate) : undefined;
@@ -162,6 +168,8 @@ export const shadowCommand: BbCommand = {
         candidate: String(argv.candidate),
         ...(argv.secondary !== undefined ? { secondary: String(argv.secondary) } : {}),
         ...(listen ? { listen } : {}),
+        ...(listenTls ? { listenTls } : {}),
+        upstreamTls,
         outDir,
         force,
         ...(argv.config !== undefined ? { configPath: String(argv.config) } : {}),
@@ -200,6 +208,7 @@ export const shadowCommand: BbCommand = {
       if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
+      if (listenTls) process.stderr.write(`bb: clients speak TLS to bb shadow with bb's leaf, ALPN mirrored; clients trust ${join(environment.home.path, 'ca.pem')}: see bb ca trust-info\n`);
       if (shadow.uiUrl) process.stderr.write(`bb: ui: ${shadow.uiUrl} (live view of the run; open it in a browser on this machine)\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {

@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { BbError, startModuleWorker } from '../../core/index.js';
 import { loadDiffConfig } from '../../diff/index.js';
-import { PROXY_DEFAULTS, type ListenerErrorReport } from '../../proxy/index.js';
+import { PROXY_DEFAULTS, type ListenerErrorReport, type UpstreamTlsOptions } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { MirrorTarget } from './mirror.js';
@@ -43,6 +43,10 @@ export interface ShadowOptions extends TeeOptions {
   secondary?: string;
   /** Where clients connect (default 127.0.0.1, a free port). */
   listen?: { host?: string; port?: number };
+  /** Clients speak TLS to bb shadow: a leaf from bb's CA, ALPN mirrored from the primary (h2 clients get h2); needs an https primary (`--listen-tls`). */
+  listenTls?: boolean;
+  /** TLS to https targets: CAs to trust on top of Node's, or no verification (`--upstream-ca`, `--insecure-upstream`). */
+  upstreamTls?: UpstreamTlsOptions;
   /** Folder of primary.har, candidate.har, secondary.har (rotating: primary-0001.har, candidate-0001.har, … a segment each). */
   outDir: string;
   /** Write the captures as finished segments while the run goes: a new one once the primary's passes this many bytes or this age (`--rotate 64MB|10m`). */
@@ -93,7 +97,7 @@ export interface Shadow {
 /** Starts a shadow run; throws a BbError (exit 2) when a target is down or a file is in the way. */
 export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const outDir = resolve(options.outDir);
-  const common = { bbHome: options.bbHome, force: options.force, redact: options.redact, bodyCap: options.bodyCap };
+  const common = { bbHome: options.bbHome, force: options.force, redact: options.redact, bodyCap: options.bodyCap, ...(options.upstreamTls ? { upstreamTls: options.upstreamTls } : {}) };
   if (options.rotate && options.ui) throw new BbError('BB_ROTATE_LIVE', 'bb shadow --ui shows one capture per target: leave out --rotate to watch the run live, or --ui to rotate its captures');
   const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
@@ -104,13 +108,16 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   });
   // A bad config is refused before any port is bound (the comparison worker reads it again, and again when it changes).
   if (options.configPath && (options.ui === undefined || existsSync(options.configPath))) await loadDiffConfig(options.configPath);
+  if (options.listenTls && !options.primary.startsWith('https://')) {
+    throw new BbError('BB_USAGE', `--listen-tls needs an https:// --primary (bb shadow terminates the client's TLS and speaks TLS to the primary), got ${options.primary}: drop --listen-tls or give the https URL`);
+  }
   for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
     if (url !== undefined) await checkReachable(name, url);
   }
   const bound: BoundRecording[] = [];
   let recs: Partial<Record<TargetName, Recording>> = {};
   try {
-    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...ofSide('primary'), ...(options.listen ? { listen: options.listen } : {}) });
+    const primaryBound = await bindRecording({ ...common, target: options.primary, label: 'primary', out: join(outDir, 'primary.har'), ...ofSide('primary'), ...(options.listen ? { listen: options.listen } : {}), ...(options.listenTls ? { listenTls: true } : {}) });
     bound.push(primaryBound);
     const candidateBound = await bindRecording({ ...common, target: options.candidate, label: 'candidate', out: join(outDir, 'candidate.har'), ...ofSide('candidate') });
     bound.push(candidateBound);
@@ -235,11 +242,10 @@ async function checkReachable(name: string, url: string): Promise<void> {
   } catch {
     throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
   }
-  if (u.protocol === 'https:') throw new BbError('BB_BAD_TARGET', `--${name} ${url}: bb shadow speaks to http:// targets (give each target's plain-HTTP address, or record one https target with bb capture)`);
-  if (u.protocol !== 'http:' || u.hostname === '') throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000 or https://localhost:3443, got '${url}'`);
   const { connect } = await import('node:net');
   const ok = await new Promise<boolean>((res) => {
-    const s = connect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) });
+    const s = connect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) });
     s.setTimeout(3000, () => { s.destroy(); res(false); });
     s.once('connect', () => { s.destroy(); res(true); });
     s.once('error', () => res(false));

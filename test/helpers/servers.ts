@@ -20,3 +20,57 @@ export async function helloServer(): Promise<{ server: http.Server; port: number
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port };
 }
+
+/** What a recording upstream saw of one request. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  bodyBytes: number;
+}
+
+/** A running recording upstream (recordingUpstream). */
+export interface RecordingUpstream {
+  url: string;
+  /** The requests read whole so far, in order. */
+  seen: SeenRequest[];
+  /** Resolves once n requests have been read whole. */
+  received(n: number): Promise<void>;
+  /** Answers the held requests and every later one at once. */
+  release(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * An upstream that records each request it reads and answers 200 with a tiny
+ * JSON body; with `hold`, answers wait for `release()` (a mirror target that
+ * keeps requests in flight).
+ */
+export async function recordingUpstream(hold = false): Promise<RecordingUpstream> {
+  const seen: SeenRequest[] = [];
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const held: Array<() => void> = [];
+  let released = !hold;
+  const server = http.createServer((req, res) => {
+    let bodyBytes = 0;
+    req.on('data', (c: Buffer) => (bodyBytes += c.length));
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes });
+      for (const w of waiters.filter((w) => seen.length >= w.n)) w.resolve();
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      if (released) answer();
+      else held.push(answer);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    received: (n) => new Promise<void>((resolve) => (seen.length >= n ? resolve() : waiters.push({ n, resolve }))),
+    release() {
+      released = true;
+      for (const a of held.splice(0)) a();
+    },
+    close: () => closeHttpAndWs(server),
+  };
+}

@@ -1,10 +1,16 @@
-// bb shadow's bad input: each mistake is one line that says what to do, exit 2,
-// no stack trace, and nothing is started or written.
-import { describe, it } from 'node:test';
+// bb shadow's flags (cli/commands/shadow.ts). Bad input: each mistake is one
+// line that says what to do, exit 2, no stack trace, and nothing is started
+// or written. And the flags that shape a run, against real upstreams that
+// record what they got: --header per target, --sample-by, --until a
+// duration, the live line on a terminal.
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
-import { runBb } from '../../helpers/cli.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { Client } from 'undici';
+import { runBb, startBb, startBbOnTty } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
+import type { ShadowReport } from '../../../scenario/index.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
@@ -24,6 +30,8 @@ describe('bb shadow: bad input', () => {
     ['a --merge file that is not a report', ['shadow', '--merge', tmp.path('missing.json')], /cannot be read as JSON/],
     ['--rotate with --ui (one live view per target)', [...base, '--rotate', '10m', '--ui'], /--ui shows one capture per target: leave out --rotate/],
     ['a --config that is not JSON (refused before the targets are tried)', [...base, '--config', badConfig], /bad-config\.json/],
+    ['--listen-tls in front of an http primary', [...base, '--listen-tls'], /--listen-tls needs an https:\/\/ --primary/],
+    ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
   ];
   for (const [what, args, message] of cases) {
@@ -36,4 +44,94 @@ describe('bb shadow: bad input', () => {
       assert.equal(existsSync(tmp.path('never')), false);
     });
   }
+});
+
+/** A recording upstream, stopped when the file ends. */
+async function upstream(): Promise<RecordingUpstream> {
+  const u = await recordingUpstream();
+  after(() => u.close());
+  return u;
+}
+
+describe('bb shadow: the flags that shape the mirrors', () => {
+  it("--header TARGET:'Name: value' reaches that target only; Host follows each target; --sample-by keeps users whole", async () => {
+    const [primary, candidate, secondary] = [await upstream(), await upstream(), await upstream()];
+    const users = Array.from({ length: 12 }, (_, i) => `user-${i}`);
+    const perUser = 2;
+    const bb = startBb([
+      'shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path('flags'), '--json', tmp.path('flags.json'),
+      '--header', 'candidate:Authorization: Bearer for-candidate', '--header', 'secondary:X-Env: staging', '--header', 'secondary:Host: secondary.example',
+      '--sample', '50%', '--sample-by', 'header:X-User', '--until', String(users.length * perUser), '--quiet',
+    ], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    try {
+      for (let i = 0; i < perUser; i++) {
+        for (const user of users) await (await c.request({ method: 'GET', path: `/items?i=${i}`, headers: { 'x-user': user } })).body.text();
+      }
+    } finally {
+      await c.close();
+    }
+    const code = await bb.exited;
+    assert.ok(code === 0 || code === 1, bb.stderr());
+    const report = JSON.parse(readFileSync(tmp.path('flags.json'), 'utf8')) as ShadowReport;
+    // The primary got every request as the client sent it: no header meant for a mirror.
+    assert.equal(primary.seen.length, users.length * perUser);
+    for (const s of primary.seen) {
+      assert.equal(s.headers.authorization, undefined);
+      assert.equal(s.headers['x-env'], undefined);
+    }
+    assert.ok(candidate.seen.length > 0, 'some users were sampled in');
+    for (const s of candidate.seen) {
+      assert.equal(s.headers.authorization, 'Bearer for-candidate');
+      assert.equal(s.headers['x-env'], undefined);
+      // The client addressed bb shadow itself: each target gets its own authority (the candidate's recording proxy passes it on).
+      assert.equal(s.headers.host, new URL(candidate.url).host);
+    }
+    for (const s of secondary.seen) {
+      assert.equal(s.headers.authorization, undefined);
+      assert.equal(s.headers['x-env'], 'staging');
+      assert.equal(s.headers.host, 'secondary.example');
+    }
+    // --sample-by: a user is mirrored with all their requests or none.
+    const byUser = new Map<string, number>();
+    for (const s of candidate.seen) byUser.set(String(s.headers['x-user']), (byUser.get(String(s.headers['x-user'])) ?? 0) + 1);
+    for (const [user, n] of byUser) assert.equal(n, perUser, `${user}: ${n} of ${perUser} mirrored`);
+    assert.ok(byUser.size < users.length, `a share of ${users.length} users at 50%: ${byUser.size}`);
+    assert.deepEqual(secondary.seen.map((s) => s.url), candidate.seen.map((s) => s.url));
+    assert.equal(report.totals.mirrored, candidate.seen.length);
+    assert.equal(report.totals.mirrored + (report.totals.skipped['sampled out'] ?? 0), report.totals.requests);
+    // The captures are redacted as bb capture's: the token the candidate got is a keyed hash in its capture, and nowhere in clear.
+    const candidateHar = readFileSync(tmp.path('flags', 'candidate.har'), 'utf8');
+    const auth = (JSON.parse(candidateHar) as { log: { entries: Array<{ request: { headers: Array<{ name: string; value: string }> } }> } }).log.entries
+      .map((e) => e.request.headers.find((h) => h.name.toLowerCase() === 'authorization')?.value);
+    assert.equal(auth.length, candidate.seen.length);
+    for (const v of auth) assert.match(String(v), /^Bearer <redacted:[0-9a-f]+>$/);
+    for (const side of ['primary', 'candidate', 'secondary']) assert.doesNotMatch(readFileSync(tmp.path('flags', `${side}.har`), 'utf8'), /for-candidate/, side);
+  });
+
+  it('--until DURATION ends a run with no traffic: the report says 0 requests, exit 0', async () => {
+    const [primary, candidate] = [await upstream(), await upstream()];
+    const run = await runBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('quiet'), '--until', '1s', '--quiet'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^OK: 0 requests, 0 mirrored/m);
+  });
+
+  it('on a terminal a live line per route is drawn while the run goes', async () => {
+    const [primary, candidate] = [await upstream(), await upstream()];
+    const bb = startBbOnTty(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('tty'), '--until', '2'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    try {
+      await (await c.request({ method: 'GET', path: '/a' })).body.text();
+      // The run needs a second request to end: this line is the live one, not the final table's.
+      await bb.waitFor(/GET \/a: 1 request, 1 mirrored \(1 equal, 0 regressions, 0 noise, 0 errors\) · p50\/p99 primary \d+\/\d+ ms, candidate \d+\/\d+ ms/, 30_000);
+      assert.doesNotMatch(bb.stdout(), /^OK: /m);
+      await (await c.request({ method: 'GET', path: '/b' })).body.text();
+    } finally {
+      await c.close();
+    }
+    assert.equal(await bb.exited, 0, bb.stdout());
+    assert.match(bb.stdout(), /OK: 2 requests, 2 mirrored/);
+  });
 });

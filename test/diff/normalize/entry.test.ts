@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { diffCaptures, renderText } from '../../../diff/index.js';
 import { messageLine } from '../../../inspect/index.js';
 import type { HarWebSocketMessage } from '../../../capture/har.js';
-import { har, wsEntry, type Msg } from '../../helpers/har.js';
+import { entry, har, wsEntry, type Msg } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const T0 = '2024-05-01T10:00:00.000Z';
@@ -43,5 +43,24 @@ describe('a WebSocket message cut at the body cap', () => {
     const m = cut('{"items":[1,2,3', 73400320) as unknown as HarWebSocketMessage;
     const line = messageLine(m, at, { color: false, width: 120 });
     assert.equal(line, '     2     +1.000s ← text    70.0MB  (recorded 15B) {"items":[1,2,3');
+  });
+});
+
+describe("the request Host of bb shadow's captures", () => {
+  const t = tempDir();
+  const side = (host: string, extra: Record<string, unknown>) =>
+    har([entry(`http://${host}/items`, T0, { request: { method: 'GET', url: `http://${host}/items`, httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Host', value: host }], queryString: [], headersSize: -1, bodySize: 0 }, ...extra })]);
+  const diff = async (extra: Record<string, unknown>) =>
+    diffCaptures(await t.write(`p-${Math.random()}.har`, side('127.0.0.1:4000', extra)), await t.write(`c-${Math.random()}.har`, side('candidate.internal:8080', extra)));
+
+  it('is not compared: bb shadow gave each target its own (a difference of bb, not of the builds)', async () => {
+    const r = await diff({ _bb: { shadow: { id: 1 } } });
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('is compared in other captures', async () => {
+    const r = await diff({});
+    assert.equal(r.verdict, 'diff');
+    assert.match(renderText(r, { color: false }), /request\.headers\.host/);
   });
 });

@@ -17,6 +17,10 @@ import { Cleanups } from '../../helpers/cleanups.js';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { itemMethod, itemsHandlers, type ItemValue } from '../../helpers/grpc-items.js';
+import { createLeafFactory, loadOrCreateCa, type LeafFactory } from '../../../proxy/tls/index.js';
+
+/** A TLS server's key and certificate chain (PEM). */
+type LeafPem = Awaited<ReturnType<LeafFactory['pemFor']>>;
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -29,8 +33,8 @@ const SERVICE = {
   chat: itemMethod('/demo.Items/Chat', true, true),
 } as const;
 
-/** A build of the service on 127.0.0.1:0: the new one names List's second item differently. Counts calls per path and Chat's messages. */
-async function grpcBuild(build: 'old' | 'new'): Promise<{ url: string; calls: Map<string, number>; chat: string[] }> {
+/** A build of the service on 127.0.0.1:0 (with `tls`, over TLS as https://localhost): the new one names List's second item differently. Counts calls per path and Chat's messages. */
+async function grpcBuild(build: 'old' | 'new', tls?: LeafPem): Promise<{ url: string; calls: Map<string, number>; chat: string[] }> {
   const calls = new Map<string, number>();
   const chat: string[] = [];
   const note = (call: { getPath(): string }) => calls.set(call.getPath(), (calls.get(call.getPath()) ?? 0) + 1);
@@ -39,18 +43,18 @@ async function grpcBuild(build: 'old' | 'new'): Promise<{ url: string; calls: Ma
     ...itemsHandlers({ onCall: note, chat, itemName: (i) => (build === 'new' && i === 1 ? `thing ${i}` : `item ${i}`) }),
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync('127.0.0.1:0', tls ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(tls.keyPem), cert_chain: Buffer.from(tls.chainPem) }]) : grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
   cleanups.add(() => new Promise<void>((r) => server.tryShutdown(() => r())));
-  return { url: `http://127.0.0.1:${port}`, calls, chat };
+  return { url: tls ? `https://localhost:${port}` : `http://127.0.0.1:${port}`, calls, chat };
 }
 
 type Items = Record<string, (...a: unknown[]) => any> & grpc.Client;
 
-/** Get, List (3 items) and a Chat of two messages (the second sent once the first echo came) through `url`; what the client saw. */
-async function drive(url: string): Promise<unknown[]> {
+/** Get, List (3 items) and a Chat of two messages (the second sent once the first echo came) through `url` (https: trusting `ca`); what the client saw. */
+async function drive(url: string, ca?: string): Promise<unknown[]> {
   const Client = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
-  const client = new Client(new URL(url).host, grpc.credentials.createInsecure()) as unknown as Items;
+  const client = new Client(new URL(url).host, ca ? grpc.credentials.createSsl(Buffer.from(ca)) : grpc.credentials.createInsecure()) as unknown as Items;
   const seen: unknown[] = [];
   try {
     seen.push(await new Promise((resolve, reject) => client.get!({ name: 'a', n: 2 }, (err: Error | null, v: ItemValue) => (err ? reject(err) : resolve(v)))));
@@ -128,6 +132,35 @@ describe('bb shadow over HTTP/2 and gRPC', () => {
     const offline = result.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`);
     assert.deepEqual(offline, report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`));
     assert.equal(result.pairs.length, 3);
+  });
+
+  it('over TLS too (h2 by ALPN): https targets trusted with --upstream-ca, clients on TLS with --listen-tls; the transcript is the primary\'s, the changed message one regression', async () => {
+    const ca = await loadOrCreateCa(tmp.path('targets-ca'));
+    const leaf = await createLeafFactory(ca).pemFor('localhost');
+    const caFile = await tmp.write('targets-ca.pem', ca.certPem);
+    const [primary, candidate, secondary] = [await grpcBuild('old', leaf), await grpcBuild('new', leaf), await grpcBuild('old', leaf)];
+    const json = tmp.path('grpc-tls.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--upstream-ca', caFile, '--listen-tls', '--out', tmp.path('grpc-tls'), '--json', json, '--mirror', 'all', '--until', '3'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (https:\/\/\S+)/, 20_000);
+    // bb's own CA signs the leaf its clients see (as bb capture --listen-tls), and the run names it.
+    assert.match(bb.stderr(), new RegExp(`clients trust ${tmp.bbHome}/ca\\.pem`));
+    const bbCa = await readFile(`${tmp.bbHome}/ca.pem`, 'utf8');
+    const seen = await drive(url!.replace('127.0.0.1', 'localhost'), bbCa);
+    assert.deepEqual(seen, await drive(primary.url, ca.certPem));
+    assert.equal(await bb.exited, 1, `exit 1 on the regression\n${bb.stdout()}\n${bb.stderr()}`);
+    for (const t of [candidate, secondary]) assert.deepEqual(Object.fromEntries(t.calls), { '/demo.Items/Get': 1, '/demo.Items/List': 1, '/demo.Items/Chat': 1 });
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.deepEqual([report.totals.mirrored, report.totals.errors, report.totals.regressions], [3, 0, 1], JSON.stringify(report));
+    // Each capture names its https target, its entries h2 (the mirrors reach each target's recording proxy over h2c, which speaks h2 over TLS on).
+    for (const [side, target] of [['primary', primary], ['candidate', candidate], ['secondary', secondary]] as const) {
+      const har = JSON.parse(await readFile(`${tmp.path('grpc-tls')}/${side}.har`, 'utf8')) as { log: { _bb: { target: string }; entries: Array<{ request: { httpVersion: string } }> } };
+      assert.equal(har.log._bb.target, target.url, side);
+      assert.deepEqual(har.log.entries.map((e) => e.request.httpVersion), Array(3).fill('HTTP/2.0'), side);
+    }
+    const diff = await runBb(['diff', `${tmp.path('grpc-tls')}/primary.har`, `${tmp.path('grpc-tls')}/candidate.har`, '--noise', `${tmp.path('grpc-tls')}/secondary.har`, '--json', '-'], env);
+    assert.equal(diff.code, 1, diff.stderr);
+    const offline = (JSON.parse(diff.stdout) as { findings: Array<{ class: string; kind: string; pattern: string }> }).findings.filter((f) => f.class !== 'known');
+    assert.deepEqual(offline.map((f) => `${f.kind} ${f.pattern}`), report.findings.map((f) => `${f.kind} ${f.pattern}`));
   });
 
   it('gRPC calls are POST: by default not mirrored (skipped: unsafe); one route opted in is', async () => {

@@ -159,6 +159,17 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
   });
 
+  it("bb replay re-drives a shadow's capture: a fresh old build answers each request as the primary did, its own ids and cookie followed", async () => {
+    const fresh = await service('old');
+    const replayed = tmp.path('run1-replayed.har');
+    const run = await runBb(['replay', `${tmp.path('run1')}/primary.har`, '--target', fresh.url, '--out', replayed, '--quiet'], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const statuses = async (har: string) => (JSON.parse(await readFile(har, 'utf8')) as { log: { entries: Array<{ request: { method: string; url: string }; response: { status: number } }> } }).log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname.replace(/[0-9a-f]{24}$/, '{id}')} ${e.response.status}`);
+    const before = await statuses(`${tmp.path('run1')}/primary.har`);
+    assert.equal(before.length, 9);
+    assert.deepEqual(await statuses(replayed), before);
+  });
+
   it('--merge adds the reports of several shadows', async () => {
     const a = tmp.path('run1.json');
     const merged = tmp.path('merged.json');

@@ -1,0 +1,76 @@
+// `bb shadow --merge` (scenario/shadow/live.ts mergeReports): the reports of
+// several shadows add up into one verdict. Counts add route by route (skipped
+// reasons too), latency histograms add bucket by bucket, a finding seen by
+// several shadows is one finding whose count is the sum and whose samples
+// fill up to the cap from each in turn.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
+import { SAMPLES_PER_FINDING } from '../../../scenario/shadow/live.js';
+
+const counts = (c: Partial<RouteCounts>): RouteCounts => ({ requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {}, ...c });
+
+/** A finding of response.body.total with samples of the given shared ids. */
+const total = (count: number, ids: number[], route = 'GET /items'): LiveFinding => ({
+  class: 'regression', kind: 'changed', pattern: 'response.body.total', routes: [route], count,
+  samples: ids.map((id) => ({ id, request: route, primary: 1, candidate: 2 })),
+});
+
+function report(routes: Record<string, RouteCounts>, latency: ShadowReport['latency'], findings: LiveFinding[], at: string): ShadowReport {
+  const totals = counts({});
+  for (const c of Object.values(routes)) {
+    for (const k of ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'] as const) totals[k] += c[k];
+    for (const [why, n] of Object.entries(c.skipped)) totals.skipped[why] = (totals.skipped[why] ?? 0) + n;
+  }
+  return { format: 1, targets: { primary: 'http://a', candidate: 'http://b' }, startedDateTime: at, endedDateTime: at, totals, routes, latency, findings, regressionRate: 0 };
+}
+
+describe('mergeReports', () => {
+  const a = report(
+    { 'GET /items': counts({ requests: 4, mirrored: 3, equal: 1, regressions: 2, skipped: { unsafe: 1 } }) },
+    { 'GET /items': { primary: { buckets: [0, 2, 1], count: 3 }, candidate: { buckets: [3], count: 3 } } },
+    [total(2, [11, 12])],
+    '2026-12-05T01:00:00.000Z',
+  );
+  const b = report(
+    {
+      'GET /items': counts({ requests: 6, mirrored: 4, regressions: 4, skipped: { 'queue full': 2 } }),
+      'GET /me': counts({ requests: 1, mirrored: 1, equal: 1 }),
+    },
+    { 'GET /items': { primary: { buckets: [1, 0, 0, 5], count: 6 } } },
+    [total(4, [21, 22, 23, 24], 'GET /items/{id}'), { ...total(1, [25]), kind: 'removed', pattern: 'response.headers.x-served-by' }],
+    '2026-12-05T00:30:00.000Z',
+  );
+  const m = mergeReports([a, b]);
+
+  it('adds the counts route by route, skipped reasons included, and keeps mirrored + skipped = requests', () => {
+    assert.deepEqual(m.routes['GET /items'], counts({ requests: 10, mirrored: 7, equal: 1, regressions: 6, skipped: { unsafe: 1, 'queue full': 2 } }));
+    assert.deepEqual(m.routes['GET /me'], counts({ requests: 1, mirrored: 1, equal: 1 }));
+    assert.equal(m.totals.requests, 11);
+    assert.equal(m.totals.mirrored + Object.values(m.totals.skipped).reduce((x, y) => x + y, 0), m.totals.requests);
+    assert.equal(m.regressionRate, 6 / 8);
+    assert.equal(m.merged, 2);
+    assert.deepEqual([m.startedDateTime, m.endedDateTime], ['2026-12-05T00:30:00.000Z', '2026-12-05T01:00:00.000Z']);
+  });
+
+  it('adds latency histograms bucket by bucket, per target', () => {
+    assert.deepEqual(m.latency['GET /items']?.primary, { buckets: [1, 2, 1, 5], count: 9 });
+    assert.deepEqual(m.latency['GET /items']?.candidate, { buckets: [3], count: 3 });
+    assert.equal(quantile(m.latency['GET /items']!.primary!, 0.99), quantile({ buckets: [0, 0, 0, 5], count: 5 }, 0.99));
+  });
+
+  it('one finding per class, kind and field: counts add, routes join, samples fill up to the cap from each report in turn', () => {
+    const f = m.findings.find((x) => x.pattern === 'response.body.total')!;
+    assert.equal(f.count, 6);
+    assert.deepEqual(f.routes, ['GET /items', 'GET /items/{id}']);
+    assert.equal(SAMPLES_PER_FINDING, 5);
+    assert.deepEqual(f.samples.map((s) => s.id), [11, 12, 21, 22, 23]);
+    assert.deepEqual(m.findings.map((x) => `${x.kind} ${x.pattern} ${x.count}`), ['changed response.body.total 6', 'removed response.headers.x-served-by 1']);
+  });
+
+  it('leaves the reports it merged as they were', () => {
+    assert.deepEqual(a.findings[0]!.samples.map((s) => s.id), [11, 12]);
+    assert.deepEqual(a.latency['GET /items']!.primary, { buckets: [0, 2, 1], count: 3 });
+    assert.deepEqual(a.routes['GET /items']!.skipped, { unsafe: 1 });
+  });
+});
