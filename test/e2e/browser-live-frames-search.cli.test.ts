@@ -3,7 +3,8 @@
 // 127.0.0.1 port 0, two clients that each ask for 25,000 messages, headless
 // Debian chromium on the live view. Every frame reaches the open tab (no
 // reload), and each search narrows the 50,002 frames to exactly the matches
-// (payload words and phrases, direction, lane). How long a search takes is
+// (payload words and phrases, direction, lane); Enter jumps through them and
+// Escape shows the one it reached among all. How long a search takes is
 // printed (t.diagnostic), not asserted: the cores are shared.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,6 +99,34 @@ test('a search in the live Frames tab narrows 50,000 frames of a running capture
   await timed('no-such-payload', 0);
   const cleared = await search('', `${TOTAL} frames on 2 connections`);
   t.diagnostic(`search ms over ${TOTAL} frames: ${times.join(', ')}; cleared ${cleared} ms`);
+
+  // Enter jumps from match to match (Shift+Enter back, round the end), marking each; Escape clears the search and
+  // keeps the marked frame in sight among all of them.
+  await search('"needle in the stack"', `${receivedMatching((i) => i % 1000 === 7)} of ${TOTAL} frames`);
+  const marked = (): Promise<string[][]> =>
+    page.$$eval('[data-view="frames"] .row.frame.sel:not([hidden])', (rows) => rows.map((r) => [(r.querySelector('.mark') as HTMLElement).style.left, r.querySelector('.c-data')!.textContent!]));
+  const jumpTo = async (key: string, lane: string, n: number): Promise<void> => {
+    await page.press('.f-frames', key);
+    await page.waitForFunction(([l, want]) => [...document.querySelectorAll('[data-view="frames"] .row.frame.sel:not([hidden])')].some((r) => (r.querySelector('.mark') as HTMLElement).style.left === l && r.querySelector('.c-data')!.textContent!.includes(want!)), [lane, `"n":${n},`]);
+    assert.equal((await marked()).length, 1);
+  };
+  await jumpTo('Enter', '0px', 7);
+  await jumpTo('Enter', '0px', 1007);
+  await jumpTo('Shift+Enter', '0px', 7);
+  await jumpTo('Shift+Enter', '22px', 24_007);
+  await page.press('.f-frames', 'Escape');
+  await page.waitForFunction((c) => document.querySelector('[data-view="frames"] .count')?.textContent === c, `${TOTAL} frames on 2 connections`);
+  assert.equal(await page.inputValue('.f-frames'), '');
+  assert.deepEqual(await marked(), [['22px', message(24_007)]]);
+  // In sight: the list scrolled to it, about a thousand frames before the end.
+  const place = await page.evaluate(() => {
+    const list = document.querySelector('[data-view="frames"] .list') as HTMLElement;
+    const row = document.querySelector('[data-view="frames"] .row.frame.sel:not([hidden])') as HTMLElement;
+    return { top: row.offsetTop - list.scrollTop, height: list.clientHeight, fromEnd: list.scrollHeight - list.scrollTop - list.clientHeight };
+  });
+  assert.ok(place.top >= 0 && place.top < place.height, JSON.stringify(place));
+  assert.ok(place.fromEnd > 10_000, JSON.stringify(place));
+
   // Only the rows in sight exist in the page.
   assert.ok((await page.$$eval('[data-view="frames"] .row.frame', (r) => r.length)) < 100);
   assert.deepEqual(elsewhere, []);
