@@ -118,6 +118,8 @@ describe('SSE events and gRPC messages as messages of their stream', () => {
     ]);
     assert.deepEqual((block('bb-payloads') as unknown[][]).map((p) => p[1]), ['{"n":1}', '{"n":2}', '<script>alert(1)</script>']);
     assert.ok(!html.includes('<script>alert'), 'the hostile event is escaped in the page');
+    // The page's header calls it what it is.
+    assert.equal(/<span id="summary">([^<]*)<\/span>/.exec(html)?.[1], '3 rows · 1 of 1 stream');
   });
 
   it('--timeline puts the stream response where its head arrived, events in order, the GET between them', async () => {
