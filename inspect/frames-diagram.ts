@@ -81,6 +81,8 @@ export interface FramesDiagram {
   server: string;
   /** Connections in the capture before filtering. */
   totalConnections: number;
+  /** How many of them are SSE streams or gRPC calls (the rest are WebSocket connections). */
+  totalStreams: number;
 }
 
 /** Options for building the diagram. */
@@ -262,7 +264,7 @@ export function framesDiagram(har: Har, filter: FrameFilter = {}, opts: DiagramO
     lanes.splice(httpLane, 1);
     for (const r of rows) if (r.lane > httpLane) r.lane--;
   }
-  return { lanes, rows, payloads, bands: bandsOf(rows), server: har.log._bb?.target ?? 'server', totalConnections: all.length };
+  return { lanes, rows, payloads, bands: bandsOf(rows), server: har.log._bb?.target ?? 'server', totalConnections: all.length, totalStreams: all.filter((c) => c.sse || c.grpc).length };
 }
 
 /** Runs of consecutive rows with the same page. */

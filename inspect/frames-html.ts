@@ -84,7 +84,10 @@ export function framesHtml(d: FramesDiagram, opts: FramesHtmlOptions = {}): stri
   };
   const title = opts.title ?? 'bb frames';
   const wsLanes = d.lanes.filter((l) => l.kind === 'ws').length;
-  const summary = `${d.rows.length} rows · ${wsLanes} of ${d.totalConnections} WebSocket connection${d.totalConnections === 1 ? '' : 's'}${opts.filters ? ` · ${opts.filters}` : ''}`;
+  // An SSE stream or a gRPC call is no WebSocket connection: the header says which it counts.
+  const plural = d.totalConnections === 1 ? '' : 's';
+  const what = d.totalStreams === 0 ? `WebSocket connection${plural}` : d.totalStreams === d.totalConnections ? `stream${plural}` : 'connections and streams';
+  const summary = `${d.rows.length} rows · ${wsLanes} of ${d.totalConnections} ${what}${opts.filters ? ` · ${opts.filters}` : ''}`;
   const legend = ['text', 'binary', 'close', 'ping', 'pong', 'error', 'http']
     .map((c) => `<span class="lg c-${c}"><i></i>${c}</span>`).join('');
   return `${pageHead(title, nonce, { css: FRAMES_CSS, nonced: true })}

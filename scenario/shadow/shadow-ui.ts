@@ -9,7 +9,7 @@
 //                         (latency: {route: {target: [p50, p99]}} ms, from the report's histograms)
 //   shadow-sample?key=ID  {type:"answers", id, answers: {primary, candidate, secondary}} (HAR entries, null when absent)
 //   POST /action/known    {class, kind, pattern, reason}: the finding as a known entry (`bb known add`'s entry)
-//   POST /action/noise    {class, kind, pattern}: the finding as noise rules (`bb noise`'s rules)
+//   POST /action/noise    {class, kind, pattern}: the finding as noise rules (`bb noise`'s rules), on its routes
 //
 // Both actions write the run's --config file (diff/config-edit.ts, as
 // `bb known add` does), and the comparison reads it again, so later exchanges
@@ -125,6 +125,12 @@ function configOf(source: ShadowUiSource): string {
   return source.configPath;
 }
 
+/** `list` without repeats (rules equal as JSON). */
+function unique<T>(list: T[]): T[] {
+  const seen = new Set<string>();
+  return list.filter((x) => !seen.has(JSON.stringify(x)) && Boolean(seen.add(JSON.stringify(x))));
+}
+
 function ratifyActions(source: ShadowUiSource): UiAction[] {
   return [
     {
@@ -147,9 +153,14 @@ function ratifyActions(source: ShadowUiSource): UiAction[] {
         const config = configOf(source);
         const f = findingOf(source, body);
         const rules = noiseRules(f.samples.map((s) => ({ entry: s.entry ?? s.request, path: s.path ?? f.pattern, pattern: f.pattern, kind: f.kind, old: s.primary, new: s.candidate })));
-        const added = await addToConfigFile(config, { known: rules.known, paths: rules.normalize.paths });
+        // `bb noise` sees every exchange and scopes each rule to its entry; a run's finding keeps a few samples of
+        // many exchanges, so its rules cover the finding's routes, as its known entry does (same where).
+        const { where } = knownForFinding({ ...f, everywhere: false }, [], '');
+        const known = unique(rules.known.map((k) => ({ ...k, where })));
+        const paths = unique(rules.normalize.paths.flatMap((p) => [where].flat().map((w) => ({ ...p, where: w }))));
+        const added = await addToConfigFile(config, { known, paths });
         source.configChanged();
-        return { config, written: [...added.known, ...added.paths].some(Boolean), known: rules.known, paths: rules.normalize.paths };
+        return { config, written: [...added.known, ...added.paths].some(Boolean), known, paths };
       },
     },
   ];

@@ -6,7 +6,8 @@
 // hostile exchange (script in headers and body, javascript: URLs) shows as
 // text and runs nothing; the page loads nothing from anywhere else.
 //
-// BB_SCREENSHOTS=dir writes dir/live-capture.png (the README's picture) and dir/live-frames.png.
+// Each run takes the README's pictures of the capture view and the frames tab; BB_SCREENSHOTS=dir keeps them
+// as dir/live-capture.png and dir/live-frames.png (BB_SCREENSHOTS=docs/images regenerates the README's).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -27,9 +28,13 @@ const PNG = Buffer.from(
   '89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a73000000164944415408d763f8cfc0f01f0818fe03020303030003fa05fd6a6b4f5e0000000049454e44ae426082',
   'hex',
 );
+// Bytes no text encoding reads: shown as a hex dump.
+const BLOB = Buffer.from([0x00, 0x01, 0x02, 0xff, 0x41, 0x42, 0x80, 0x0a]);
 const HOSTILE_BODY = `</script><img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script>`;
 
 const dir = tempDir().dir;
+// The screenshots are taken on every run, so their steps cannot rot unseen; kept only when asked for.
+const shots = process.env['BB_SCREENSHOTS'] || dir;
 let browser: Browser | undefined;
 let page: Page;
 let bb: BbProcess;
@@ -72,6 +77,10 @@ before(async () => {
         Link: '<javascript:window.__pwned="link">; rel=preload',
       });
       return res.end(HOSTILE_BODY);
+    }
+    if (req.url === '/blob') {
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': BLOB.length });
+      return res.end(BLOB);
     }
     if (req.url === '/missing') {
       res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -206,7 +215,8 @@ test('the frames tab shows every WebSocket message in its connection\'s lane, li
   await page.fill('.f-frames', 'conn:room=b dir:send');
   await page.waitForFunction(() => document.querySelector('[data-view="frames"] .count')?.textContent === '1 of 10 frames');
   await page.fill('.f-frames', '');
-  if (process.env['BB_SCREENSHOTS']) await page.screenshot({ path: join(process.env['BB_SCREENSHOTS'], 'live-frames.png') });
+  await page.screenshot({ path: join(shots, 'live-frames.png') });
+  assert.ok(existsSync(join(shots, 'live-frames.png')));
   ws.close();
   await page.click('#tabs button[data-view="capture"]');
 });
@@ -253,6 +263,28 @@ test('a hostile exchange shows as text and runs nothing; an image shows from its
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned), undefined);
 });
 
+test('an opened exchange shows JSON pretty-printed with its redaction marks, binary bytes as a hex dump, and its timing', async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  await openRow('/api/items?n=1');
+  await showTab('response');
+  const json = (await page.textContent('.detail .dbody pre'))!;
+  // bb redacts the token as it writes the HAR; the page shows the HAR's value, marked.
+  const mark = /<redacted:[0-9a-f]{8}>/.exec(json)?.[0] ?? assert.fail(json);
+  assert.equal(json, JSON.stringify({ path: '/api/items?n=1', items: [{ id: 1, name: 'first' }, { id: 2, name: 'second' }], token: mark }, null, 2));
+  assert.deepEqual(await page.$$eval('.detail .dbody .redacted', (m) => m.map((e) => e.textContent)), [mark]);
+  await showTab('timing');
+  const phases = await page.$$eval('.detail .timing .phase', (ps) => ps.map((p) => [p.querySelector('.tlabel')!.textContent, p.querySelector('.tval')!.textContent]));
+  assert.deepEqual(phases.map(([label]) => label), ['request sent', 'waiting (time to first byte)', 'response received']);
+  for (const [, value] of phases) assert.match(value!, /^\d+\.\d ms$/);
+  assert.match((await page.textContent('.detail .timing .meta'))!, /^started \d{4}-\d\d-\d\dT.* · \d+ ms in all$/);
+
+  await (await request(`${proxy}/blob`)).body.arrayBuffer();
+  await openRow('/blob');
+  await showTab('response');
+  assert.match((await page.textContent('.detail .dbody .meta'))!, /^application\/octet-stream · 8 B · binary$/);
+  assert.equal(await page.textContent('.detail .dbody pre.hex'), `00000000  ${'00 01 02 ff 41 42 80 0a'.padEnd(48)}  ....AB..`);
+});
+
 test('filters narrow the list; only the rows in sight exist in the page', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
   await (await request(`${proxy}/missing`)).body.text();
@@ -292,10 +324,9 @@ test('the live view refuses a request from another web page (foreign Host or Ori
   }
 });
 
-test('screenshot of the capture view (BB_SCREENSHOTS=dir)', async (t) => {
+test('screenshot of the capture view (into BB_SCREENSHOTS=dir when set)', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
-  const out = process.env['BB_SCREENSHOTS'];
-  if (!out) return t.skip('set BB_SCREENSHOTS=dir to write the picture');
+  const out = shots;
   await page.fill('.f-text', '');
   await page.evaluate(() => document.querySelector('.list')!.scrollTo(0, 0));
   await openRow('/api/items?n=2');

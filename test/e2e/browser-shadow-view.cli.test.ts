@@ -2,12 +2,14 @@
 // front of two builds of a small service (old as primary and secondary, new as
 // candidate), headless Debian chromium opens the live view while the test
 // drives traffic. A regression appears with its three answers side by side and
-// the differing field marked; a hostile answer shows as text and runs nothing;
-// the ratify action writes a known entry into --config that the next `bb diff`
-// of the written captures honours; a POST from another origin, or without the
+// the differing field marked, the route table with each count and latency; a
+// hostile answer shows as text and runs nothing; the ratify actions write a
+// known entry and a noise rule into --config that the next `bb diff` of the
+// written captures honours; a POST from another origin, or without the
 // run's token, is refused.
 //
-// BB_SCREENSHOTS=dir writes dir/live-shadow.png (the README's and docs/shadow.md's picture).
+// Each run takes the README's and docs/shadow.md's picture; BB_SCREENSHOTS=dir keeps it as dir/live-shadow.png
+// (BB_SCREENSHOTS=docs/images regenerates docs/images/live-shadow.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -69,7 +71,16 @@ test('a regression appears live with its three answers side by side, the field m
   const row = await findingRow('response.body.total');
   assert.equal(await page.textContent(`${row} td.cls`), 'regression');
   await page.waitForFunction(() => /4 requests/.test(document.querySelector('.totals')?.textContent ?? ''));
-  await page.waitForFunction(() => [...document.querySelectorAll('table.grid td.route')].some((c) => c.textContent === 'GET /items'));
+  // The route table: each count, skipped by reason, and each target's p50/p99, per route and for all.
+  const itemsRow = ['GET /items', '3', '3', '0', '3', '0', '0', '0', ''];
+  const rowOf = (route: string) => page.$$eval('.routes tr', (rows, r) => [...(rows.find((x) => x.querySelector('td.route')?.textContent === r)?.querySelectorAll('td') ?? [])].map((c) => c.textContent ?? ''), route);
+  await page.waitForFunction((want) => [...document.querySelectorAll('.routes tr')].some((r) => [...r.querySelectorAll('td')].slice(0, 9).map((c) => c.textContent).join('|') === want), itemsRow.join('|'));
+  assert.deepEqual(await page.$$eval('.routes tr:first-child th', (h) => h.map((e) => e.textContent)), [
+    'route', 'requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors', 'skipped', 'primary p50/p99', 'candidate p50/p99', 'secondary p50/p99',
+  ]);
+  const cells = await rowOf('GET /items');
+  assert.deepEqual(cells.slice(0, 9), itemsRow);
+  for (const q of cells.slice(9)) assert.match(q!, /^\d+(\.\d+)?\/\d+(\.\d+)? ms$/, cells.join(' | '));
   await page.click(`${row} button.sample-link`);
   await page.waitForFunction(() => document.querySelectorAll('.answers .answer').length === 3);
   const marked = await page.$$eval('.answers .answer', (cols) => cols.map((c) => [(c as HTMLElement).dataset.target, [...c.querySelectorAll('.hl')].map((h) => h.textContent!.trim())]));
@@ -108,10 +119,10 @@ test('a POST from another origin or without the run token is refused (403), noth
   assert.equal(existsSync(config), false);
 });
 
-test('screenshot of the shadow view (BB_SCREENSHOTS=dir)', async (t) => {
+test('screenshot of the shadow view (into BB_SCREENSHOTS=dir when set)', async (t) => {
   if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
-  const shots = process.env['BB_SCREENSHOTS'];
-  if (!shots) return t.skip('set BB_SCREENSHOTS=dir to write the picture');
+  // Taken on every run, so the picture's steps cannot rot unseen; kept only when asked for.
+  const shots = process.env['BB_SCREENSHOTS'] || dir;
   await page.click(`${await findingRow('response.body.total')} button.sample-link`);
   await page.waitForFunction(() => /total/.test(document.querySelector('.sample .what')?.textContent ?? '') && document.querySelectorAll('.answers .answer').length === 3);
   await page.screenshot({ path: join(shots, 'live-shadow.png'), fullPage: true });
@@ -128,6 +139,16 @@ test('ratifying a finding as known writes the config that the next bb diff honou
   const written = JSON.parse(readFileSync(config, 'utf8')) as { known: Array<Record<string, unknown>> };
   assert.deepEqual(written.known, [{ where: '*/GET /items#*', path: 'response.body.total', kind: 'changed', old: 1, new: 2, reason: 'total counts the new bundle' }]);
 
+  // The header the new build dropped: "noise rule" writes what `bb noise` proposes for it (a known entry with the noise reason).
+  const header = await findingRow('response.headers.x-served-by');
+  await page.click(`${header} button.act:text("noise rule")`);
+  await page.waitForSelector(`${header} .done.ok`);
+  const noise = (JSON.parse(readFileSync(config, 'utf8')) as { known: Array<Record<string, unknown>> }).known.filter((k) => k.path === 'response.headers.x-served-by');
+  // On the finding's route, not only on the few exchanges it kept as samples: later ones are quiet too.
+  assert.deepEqual(noise.map((k) => [k.where, k.kind, typeof k.reason]), [['*/GET /items#*', 'removed', 'string'], ['*/GET /items#*', 'added', 'string']]);
+  for (let i = 0; i < 4; i++) await (await request(`${proxy}/items`)).body.text();
+  await page.waitForFunction(() => /^8 requests · 8 mirrored/.test(document.querySelector('.totals')?.textContent ?? ''));
+
   bb.child.kill('SIGINT');
   assert.equal(await bb.exited, 1, bb.stderr());
   const diff = await runBb(['diff', join(out, 'primary.har'), join(out, 'candidate.har'), '--noise', join(out, 'secondary.har'), '--config', config, '--json', '-'], env);
@@ -135,7 +156,9 @@ test('ratifying a finding as known writes the config that the next bb diff honou
   const total = result.findings.find((f) => f.pattern === 'response.body.total');
   assert.equal(total?.class, 'known', JSON.stringify(result.findings));
   assert.equal(total?.reason, 'total counts the new bundle');
-  // The rest stays as it was: the removed header and the hostile note are still real.
-  assert.deepEqual(result.findings.filter((f) => f.class === 'real').map((f) => f.pattern).sort(), ['response.body.note', 'response.headers.x-served-by']);
+  // The header is known as noise now; the hostile note, ratified by nobody, is still real.
+  const served = result.findings.find((f) => f.pattern === 'response.headers.x-served-by');
+  assert.equal(served?.class, 'known', JSON.stringify(result.findings));
+  assert.deepEqual(result.findings.filter((f) => f.class === 'real').map((f) => f.pattern), ['response.body.note']);
   assert.deepEqual(complaints, []);
 });

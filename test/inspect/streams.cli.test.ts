@@ -1,7 +1,7 @@
 // SSE events and gRPC messages as messages of their stream, through real
 // captures: an SSE server the client hangs up on after three events (with a
 // plain GET crossing in between), and a real gRPC call over h2c. `bb frames`
-// (text, --timeline, --json) lists them; a stream's response row sits where
+// (text, --timeline, --json, --html) lists them; a stream's response row sits where
 // its head arrived; `bb show` marks the client's hang-up apart from bb's own
 // error responses (`!`).
 import { describe, it, before, after } from 'node:test';
@@ -62,8 +62,17 @@ async function recordSse(): Promise<string> {
     });
     req.on('error', (err) => (events.length >= 3 ? resolve() : reject(err)));
   });
-  // The hang-up reaches bb before the capture closes.
-  await new Promise((r) => setTimeout(r, 200));
+  // The capture closes once bb has the hang-up: the stream's row ended (a close before it would end the stream itself).
+  const live = cap.live();
+  await new Promise<void>((resolve) => {
+    const ended = (): boolean => live.rows().some((r) => r.kind === 'sse' && r.endedAt !== undefined);
+    if (ended()) return resolve();
+    const stop = live.on(() => {
+      if (!ended()) return;
+      stop();
+      resolve();
+    });
+  });
   return cap.close(500);
 }
 
@@ -96,6 +105,21 @@ describe('SSE events and gRPC messages as messages of their stream', () => {
     assert.deepEqual(json.connections[0]!.messages.map((m) => [m.type, m.data, m._bb.sse.event]), [
       ['receive', '{"n":1}', 'message'], ['receive', '{"n":2}', 'tick'], ['receive', '<script>alert(1)</script>', 'message'],
     ]);
+  });
+
+  it('bb frames --html draws the SSE stream as a lane of its own, each event a row of it', async () => {
+    const html = await bb('frames', sse, '--html', '-');
+    const block = (id: string): unknown => JSON.parse(new RegExp(`<script type="application/json" id="${id}">([^<]*)</script>`).exec(html)![1]!);
+    const data = block('bb-data') as { lanes: Array<{ id: string; name: string; where: string; rows: number }>; rows: unknown[][] };
+    assert.deepEqual(data.lanes.map((l) => [l.id, l.name, l.where.replace(/:\d+/, ':PORT'), l.rows]), [['#1', 'sse stream #1', '127.0.0.1:PORT /events', 3]]);
+    // Each event a row of lane 0, from the server (1), labelled as the text view previews it (event name and id).
+    assert.deepEqual(data.rows.map((r) => [r[0], r[1], r[6]]), [
+      [0, 1, 'sse 7B {"n":1}'], [0, 1, 'sse 7B event tick id 2: {"n":2}'], [0, 1, 'sse 25B message id 2: <script>alert(1)</script>'],
+    ]);
+    assert.deepEqual((block('bb-payloads') as unknown[][]).map((p) => p[1]), ['{"n":1}', '{"n":2}', '<script>alert(1)</script>']);
+    assert.ok(!html.includes('<script>alert'), 'the hostile event is escaped in the page');
+    // The page's header calls it what it is.
+    assert.equal(/<span id="summary">([^<]*)<\/span>/.exec(html)?.[1], '3 rows · 1 of 1 stream');
   });
 
   it('--timeline puts the stream response where its head arrived, events in order, the GET between them', async () => {

@@ -97,8 +97,8 @@
    * follows each draw. add() appends (shown at once when it passes the
    * filter), insert() puts one before others (a late item of an ordered
    * list), replace() changes one, filter(test) shows only the items it
-   * passes (undefined: all), clear() empties it. At the end of the list, it
-   * keeps to the end.
+   * passes (undefined: all), clear() empties it, reveal(item) scrolls to one.
+   * At the end of the list, it keeps to the end.
    */
   function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
     const list = el('div', 'list');
@@ -114,9 +114,11 @@
     let refilter = false;
     let grew = false;
     let pending = false;
+    // An item to bring into view at the next draw (reveal()).
+    let revealing;
     function draw() {
       pending = false;
-      const follow = grew && list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
+      const follow = grew && revealing === undefined && list.scrollTop + list.clientHeight >= list.scrollHeight - rowHeight;
       grew = false;
       if (refilter) {
         refilter = false;
@@ -126,6 +128,13 @@
       if (onDraw) onDraw(shown.length, items.length);
       spacer.style.height = shown.length * rowHeight + 'px';
       if (follow) list.scrollTop = list.scrollHeight;
+      if (revealing !== undefined) {
+        const at = shownAt(items.indexOf(revealing));
+        revealing = undefined;
+        // Centred, unless it is in sight already.
+        const top = at * rowHeight;
+        if (at >= 0 && (top < list.scrollTop || top + rowHeight > list.scrollTop + list.clientHeight)) list.scrollTop = Math.max(0, top - (list.clientHeight - rowHeight) / 2);
+      }
       const first = Math.max(0, Math.floor(list.scrollTop / rowHeight) - 2);
       const n = Math.max(0, Math.min(shown.length - first, Math.ceil(list.clientHeight / rowHeight) + 4));
       while (pool.length < n) {
@@ -143,6 +152,17 @@
         r.style.top = (first + k) * rowHeight + 'px';
         fill(r, r.bbItem);
       }
+    }
+    /** Where item index `i` is among the shown (they are in order), or -1. */
+    function shownAt(i) {
+      let lo = 0;
+      let hi = shown.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (shown[mid] < i) lo = mid + 1;
+        else hi = mid;
+      }
+      return i >= 0 && shown[lo] === i ? lo : -1;
     }
     function schedule() {
       if (pending) return;
@@ -187,6 +207,11 @@
       filter(next) {
         test = next;
         refilter = true;
+        schedule();
+      },
+      /** Scrolls `item` into sight at the next draw (after a filter change, among the items it shows). */
+      reveal(item) {
+        revealing = item;
         schedule();
       },
       /** The items shown, in order. */

@@ -12,6 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { freePort } from '../../helpers/ports.js';
+import { liveViewUrl } from '../../helpers/live-view.js';
 import { helloServer } from '../../helpers/servers.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { curl } from '../../proxy/forward-harness.js';
@@ -247,6 +248,24 @@ describe("bb capture's start-up", () => {
       assert.equal(await bb.exited, 0, bb.stderr());
     });
   }
+
+  test('--ui ADDR serves the live view at that address; one other machines could reach is exit 2 and creates nothing', async () => {
+    const target = await upstream();
+    const port = await freePort();
+    const out = join(dir, 'ui-addr.har');
+    const bb = startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--ui', `127.0.0.1:${port}`, '--out', out], env);
+    assert.equal(await liveViewUrl(bb), `http://127.0.0.1:${port}/`);
+    assert.match(await (await fetch(`http://127.0.0.1:${port}/`)).text(), /^<!doctype html>/);
+    bb.child.kill('SIGINT');
+    assert.equal(await bb.exited, 0, bb.stderr());
+
+    const remote = join(dir, 'ui-remote.har');
+    const refused = await runBb(['capture', '--target', `http://127.0.0.1:${target}`, '--ui', '0.0.0.0:0', '--out', remote], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /^bb: --ui must bind a loopback address like 127\.0\.0\.1:0; '0\.0\.0\.0' would show the captured traffic to other machines/);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.ok(!existsSync(remote));
+  });
 
   test('several targets with --out NAME.har is exit 2 saying --out is a folder, and creates nothing', async () => {
     const out = join(dir, 'one.har');

@@ -6,7 +6,9 @@
 // its exchange in the Exchanges tab.
 // A search box keeps the frames that match, with the query language and the
 // script of `bb frames --html` (bbFrameSearch, inspect/frames-search.ts: words,
-// "phrases", dir:send, dir:receive, conn:X). A simple live picture; `bb frames
+// "phrases", dir:send, dir:receive, conn:X); Enter jumps to the next match
+// (Shift+Enter back) and marks it, Escape clears the search with the marked
+// frame kept in sight among all the others. A simple live picture; `bb frames
 // --html` draws a finished capture.
 //
 // Captured text reaches the page through textContent only (bb.el).
@@ -56,7 +58,7 @@
       onDraw: (n, total) => (count.textContent = n === total ? `${total} frames on ${lanes.size} connections` : `${n} of ${total} frames`),
       fill(r, f) {
         const lane = lanes.get(f.conn);
-        r.className = 'row frame ' + f.frame.type;
+        r.className = 'row frame ' + f.frame.type + (f === current ? ' sel' : '');
         const c = r.children;
         c[0].textContent = Number.isInteger(f.frame.seq) ? '#' + f.frame.seq : '';
         c[1].textContent = new Date(f.frame.time * 1000).toISOString().slice(11, 23);
@@ -83,12 +85,32 @@
     // What bbFrameSearch reads of a frame and of the lanes (lane ids are their keys).
     const searchItem = (f) => ({ text: f.hay, dir: f.frame.type === 'send' ? 0 : 1, lane: lanes.get(f.conn)?.index ?? -1 });
     const laneList = () => [...lanes.entries()].map(([id, l]) => ({ id, text: l.text }));
+    // The frame Enter jumped to: marked, and kept in sight when the search changes (Escape shows it among all).
+    let current;
+    function jump(step) {
+      const shown = list.shownItems();
+      if (shown.length === 0) return;
+      const at = current === undefined ? -1 : shown.indexOf(current);
+      current = shown[at < 0 ? (step > 0 ? 0 : shown.length - 1) : (at + step + shown.length) % shown.length];
+      list.reveal(current);
+    }
+    search.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        jump(e.shiftKey ? -1 : 1);
+      } else if (e.key === 'Escape' && search.value !== '') {
+        search.value = '';
+        search.dispatchEvent(new Event('input'));
+      }
+    });
+
     let query = '';
     search.addEventListener('input', () => {
       query = search.value;
       // One index over the frames known now; a frame that comes later is tested on its own.
       const all = list.items();
       const shown = window.bbFrameSearch.run(window.bbFrameSearch.build(all.map(searchItem), laneList()), query);
+      if (current !== undefined) list.reveal(current);
       if (shown === null) return list.filter(undefined);
       const hits = new Set(Array.from(shown, (i) => all[i]));
       const known = new Set(all);
@@ -98,6 +120,7 @@
     feed('frames', undefined, (e) => {
       // The lanes and frames again from bb's snapshot; the search stays.
       if (e.type === 'resync') {
+        current = undefined;
         lanes.clear();
         placed.length = 0;
         list.clear();
