@@ -3,6 +3,7 @@
 // Fields starting with `_` are extensions; other producers' extensions are
 // tolerated by readers and typed loosely here.
 import type { EventStreamMessage } from '../core/index.js';
+import type { HarReplayOf } from './replay-of.js';
 
 /** One header or query pair, in wire order. */
 export interface HarNameValue {
@@ -247,6 +248,8 @@ export interface BbLogExt {
   recovered?: { droppedRecords: number; openExchanges: number };
   /** Whether values were redacted at capture time. */
   redacted?: boolean;
+  /** Set by `bb replay`: the capture it replayed, and which of its entries it did not send (replay-of.ts). */
+  replayOf?: HarReplayOf;
 }
 
 export interface HarLog {

@@ -19,6 +19,7 @@ export type {
   Har, HarLog, HarPage, HarEntry, HarRequest, HarResponse, HarTimings, HarNameValue, HarCookie, HarPostData, HarContent,
   HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, BbLogExt, BbEntryExt, HarShadow,
 } from './har.js';
+export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn, type HarReplayOf, type HarReplaySkip, type ReplaySkipReason } from './replay-of.js';
 export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';

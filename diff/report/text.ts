@@ -9,6 +9,7 @@ import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { noResponse } from '../findings-fold.js';
 import { ruleHiddenAdvice, ruleHiddenText } from '../rule-hidden.js';
+import { notReplayedText } from '../not-replayed.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
 import { exchangesOf, showCommand } from './show-command.js';
@@ -135,6 +136,8 @@ export function hiddenTexts(result: DiffResult): string[] {
     out.push(`${plural(run.hidden.rows, 'row')} hidden as noise${kinds ? ` (${kinds})` : ''}; ${run.path} differs from ${result.old.path} in ${plural(run.differences, 'row')}.`);
   }
   for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (${ruleHiddenAdvice(r)}).`);
+  const notReplayed = notReplayedText(result.notReplayed);
+  if (notReplayed) out.push(notReplayed);
   return out;
 }
 
