@@ -28,6 +28,11 @@ const env = { BB_HOME: tmp.bbHome };
 /** A server on port 0 of `host`; `answer` gets method and path. */
 async function serve(host: string, answer: (method: string, path: string) => { status: number; body: string }): Promise<string> {
   const server = http.createServer((req, res) => {
+    // The app gone silent for reads of an item: the socket is reset, no response.
+    if (app.drop && host === '127.0.0.1' && req.url!.startsWith('/items/')) {
+      req.socket.destroy();
+      return;
+    }
     req.resume();
     req.on('end', () => {
       const a = answer(req.method!, req.url!);
@@ -44,7 +49,7 @@ async function serve(host: string, answer: (method: string, path: string) => { s
 }
 
 /** The app: POST /items makes an id, GET /items/:id reads it back (with `version`, which a test changes). */
-const app = { items: new Set<string>(), version: 1 };
+const app = { items: new Set<string>(), version: 1, drop: false };
 const appAnswer = (method: string, path: string) => {
   if (path === '/') return { status: 200, body: 'home' };
   if (method === 'POST' && path === '/items') {
@@ -164,6 +169,24 @@ describe('bb diff ORIGINAL REPLAYED (a replay that skipped another origin)', () 
       assert.ok(run.stdout.includes(NOTE));
     } finally {
       app.version = 1;
+    }
+  });
+
+  it('an entry replay sent that got no answer still compares (a finding), the skipped ones still not listed', async () => {
+    app.drop = true;
+    let summary;
+    try {
+      summary = await replayCapture(original, { target: appUrl, out: tmp.path('replayed-dropped.har'), bbHome: tmp.bbHome });
+    } finally {
+      app.drop = false;
+    }
+    assert.equal(summary.exitCode, 1, summary.line);
+    for (const r of [await diffCaptures(original, summary.out), await diffBounded(original, summary.out)]) {
+      assert.equal(r.verdict, 'diff');
+      const real = r.findings.filter((f) => f.class === 'real');
+      assert.ok(real.length > 0 && real.every((f) => f.samples.every((s) => s.request.includes('/items/'))), renderText(r, { color: false }));
+      assert.ok(!r.differences.some((d) => d.request?.includes('lib.js') || d.request?.includes('pixel')), 'no row for a skipped entry');
+      assert.ok(renderText(r, { color: false }).includes(NOTE));
     }
   });
 
