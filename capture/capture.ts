@@ -11,7 +11,7 @@ import { Redactor, type RedactConfig } from './redact.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { bbVersion } from './version.js';
 import type { HarShadow } from './har.js';
-import type { HarReplayOf } from './replay-of.js';
+import type { HarReplayOf } from './har.js';
 import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';

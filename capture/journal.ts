@@ -60,7 +60,7 @@
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
 import type { HarShadow } from './har.js';
-import type { HarReplayOf } from './replay-of.js';
+import type { HarReplayOf } from './har.js';
 import { closeSync, fstatSync, openSync, rmSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';

@@ -1,37 +1,10 @@
-// What `bb replay` records of the capture it replayed (docs/replay.md "Only
-// one origin is replayed"): which of that capture's entries it did not send
-// and why, with enough of the capture's identity that `bb diff ORIGINAL
-// REPLAYED` can tell the old side is that very capture before it leaves
+// What `bb replay` records of the capture it replayed (docs/replay.md
+// "Order, concurrency and pacing": one origin is replayed): which of that
+// capture's entries it did not send and why, with enough of the capture's
+// identity that `bb diff ORIGINAL REPLAYED` can tell the old side is that very capture before it leaves
 // those entries out. Written by replay as log._bb.replayOf, read by diff.
 import { createHash } from 'node:crypto';
-import type { HarEntry } from './har.js';
-
-/** Why replay did not send an entry: another origin, a tunnel, a packet bb could not parse, a URL that is not http(s). */
-export type ReplaySkipReason = 'origin' | 'tunnel' | 'unparsed' | 'url';
-
-/** One entry of the replayed capture that replay did not send. */
-export interface HarReplaySkip {
-  /** Its index in the replayed capture's log.entries. */
-  index: number;
-  /** Its `_bb.seq` there, when it had one. */
-  seq?: number;
-  /** Its identity (entryIdentity): a hash, so no URL of it is copied into the new capture. */
-  id: string;
-  /** Its origin, for `reason: "origin"`. */
-  origin?: string;
-  /** Why it was not sent. */
-  reason: ReplaySkipReason;
-}
-
-/** log._bb.replayOf: the replayed capture's size and first entry, and the entries not sent. */
-export interface HarReplayOf {
-  /** How many entries the replayed capture holds. */
-  entries: number;
-  /** The identity of its first entry (entryIdentity). */
-  first: string;
-  /** Its entries replay did not send, in its capture order. */
-  skipped: HarReplaySkip[];
-}
+import type { HarEntry, HarReplayOf, HarReplaySkip } from './har.js';
 
 /** An entry's identity: a short hash of when it started, its method and its URL (the same entry of the same file, or practically no other). */
 export function entryIdentity(entry: HarEntry): string {

@@ -124,9 +124,10 @@ export function sameBuildText(result: DiffResult): string | undefined {
 }
 
 /**
- * What noise and erasing rules hid, one line each (nothing disappears
- * silently): `N rows hidden as noise (changed 2, missing 1); …`, `hidden by
- * rule normalize.paths[0] (response.body.token): 3 rows`.
+ * What noise and erasing rules hid, and what a replay did not send, one line
+ * each (nothing disappears silently): `N rows hidden as noise (changed 2,
+ * missing 1); …`, `hidden by rule normalize.paths[0] (response.body.token): 3
+ * rows`, `not replayed: 7 entries of 3 other origins (bb replay skipped them)`.
  */
 export function hiddenTexts(result: DiffResult): string[] {
   const out: string[] = [];
