@@ -23,7 +23,7 @@ export {
   type RecoverOptions, type RecoverResult, type ReadCaptureOptions, type CaptureStream, type HarLogHeader,
   type Har, type HarLog, type HarPage, type HarEntry, type HarRequest, type HarResponse, type HarTimings,
   type HarNameValue, type HarCookie, type HarPostData, type HarContent,
-  type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt, type HarShadow,
+  type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt, type HarShadow, type HarReplayOf, type HarReplaySkip,
   type LiveCapture, type LiveRow, type LiveEvent, type LivePage, type LiveState,
 } from './capture/index.js';
 // Scenarios for bb compare.
@@ -34,7 +34,7 @@ export {
   type DiffOptions, type DiffConfig, type NormalizeConfig, type PairingConfig, type KnownConfig,
   type Pipe, type DiffStage, type DiffContext, type StagePart, type DiffProgress, type BodyParser, type RawBody, type ParsedBody,
   type TimingOptions, type TimingReport,
-  type DiffResult, type Finding, type Difference, type Pair, type StaleKnown, type PairView, type EntryView, type NoiseHidden, type RuleHidden,
+  type DiffResult, type Finding, type Difference, type Pair, type StaleKnown, type PairView, type EntryView, type NoiseHidden, type RuleHidden, type NotReplayed,
   type TextOptions, type HtmlOptions, type ViewLimits, type JunitOptions,
 } from './diff/index.js';
 // Errors: one class, a stable code on each.

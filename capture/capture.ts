@@ -11,6 +11,7 @@ import { Redactor, type RedactConfig } from './redact.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { bbVersion } from './version.js';
 import type { HarShadow } from './har.js';
+import type { HarReplayOf } from './har.js';
 import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
@@ -39,6 +40,8 @@ export interface CaptureOptions {
   bodyCap?: number;
   /** Recorded as log._bb.serverHome. */
   serverHome?: string;
+  /** bb replay: recorded as log._bb.replayOf (replay-of.ts). */
+  replayOf?: HarReplayOf;
   /** Recording failures (disk full, folder removed): called and counted, never thrown into traffic. */
   onError?: (err: Error) => void;
   /** The `_bb.seq` counter to go on from (a rotating capture's segments share one: segments.ts). */
@@ -131,6 +134,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     redact: redact === false ? false : { keyFile, headers: redact.headers ?? [], query: redact.query ?? [], json: redact.json ?? [] },
     ...(redactor ? { seal: BodySeal.nonce() } : {}),
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
+    ...(opts.replayOf !== undefined ? { replayOf: opts.replayOf } : {}),
     creator: { name: 'bb', version: bbVersion() },
   };
   journal.appendRecord(header);

@@ -228,6 +228,33 @@ export interface HarPage {
   comment?: string;
 }
 
+/** Why replay did not send an entry: another origin, a tunnel, a packet bb could not parse, a URL that is not http(s). */
+export type ReplaySkipReason = 'origin' | 'tunnel' | 'unparsed' | 'url';
+
+/** One entry of the replayed capture that replay did not send. */
+export interface HarReplaySkip {
+  /** Its index in the replayed capture's log.entries. */
+  index: number;
+  /** Its `_bb.seq` there, when it had one. */
+  seq?: number;
+  /** Its identity (replay-of.ts entryIdentity): a hash, so no URL of it is copied into the new capture. */
+  id: string;
+  /** Its origin, for `reason: "origin"`. */
+  origin?: string;
+  /** Why it was not sent. */
+  reason: ReplaySkipReason;
+}
+
+/** log._bb.replayOf: the replayed capture's size and first entry, and the entries not sent. */
+export interface HarReplayOf {
+  /** How many entries the replayed capture holds. */
+  entries: number;
+  /** The identity of its first entry (replay-of.ts entryIdentity). */
+  first: string;
+  /** Its entries replay did not send, in its capture order. */
+  skipped: HarReplaySkip[];
+}
+
 /** bb's facts about the whole capture. */
 export interface BbLogExt {
   format: 1;
@@ -247,6 +274,8 @@ export interface BbLogExt {
   recovered?: { droppedRecords: number; openExchanges: number };
   /** Whether values were redacted at capture time. */
   redacted?: boolean;
+  /** Set by `bb replay`: the capture it replayed, and which of its entries it did not send (replay-of.ts). */
+  replayOf?: HarReplayOf;
 }
 
 export interface HarLog {

@@ -17,8 +17,9 @@ export {
 } from './reader.js';
 export type {
   Har, HarLog, HarPage, HarEntry, HarRequest, HarResponse, HarTimings, HarNameValue, HarCookie, HarPostData, HarContent,
-  HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, BbLogExt, BbEntryExt, HarShadow,
+  HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, BbLogExt, BbEntryExt, HarShadow, HarReplayOf, HarReplaySkip,
 } from './har.js';
+export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './replay-of.js';
 export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';

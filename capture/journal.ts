@@ -11,7 +11,7 @@
 // one counter per capture shared by exchanges and WebSocket messages):
 //
 //   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
-//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"creator":{name,version}}
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"creator":{name,version}}
 //                                        first line, always. Version 2, with redaction on: heads, targets
 //                                        and trailers are already redacted here, and `.bodies` is sealed
 //                                        (body-seal.ts; seal = the capture's nonce): no secret sits in
@@ -60,6 +60,7 @@
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
 import type { HarShadow } from './har.js';
+import type { HarReplayOf } from './har.js';
 import { closeSync, fstatSync, openSync, rmSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
@@ -103,6 +104,8 @@ export interface HeaderRecord {
   /** The nonce `.bodies` is sealed with (version 2, redaction on); absent = bodies in clear. */
   seal?: string;
   serverHome?: string;
+  /** bb replay: the capture replayed and the entries not sent (log._bb.replayOf). */
+  replayOf?: HarReplayOf;
   creator: { name: string; version: string };
 }
 

@@ -175,6 +175,7 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
     counts: { entries: result.entries, webSocketMessages: result.webSocketMessages },
     redacted: header.redact !== false,
     ...(header.serverHome !== undefined ? { serverHome: header.serverHome } : {}),
+    ...(header.replayOf !== undefined ? { replayOf: header.replayOf } : {}),
     ...(opts.complete ? {} : { recovered: { droppedRecords: result.dropped, openExchanges: result.open } }),
   };
   progress();

@@ -2,7 +2,8 @@
 // compiled rules and ordinal table, and each side's store (diff/store/), the
 // one thing that differs between a small and a big capture. The stages see a
 // side only through SideStore: its summaries, then its entries one at a time.
-import type { HarPage } from '../capture/index.js';
+import type { HarPage, HarReplayOf, HarReplaySkip } from '../capture/index.js';
+import type { NotReplayed } from './not-replayed.js';
 import { configProtoSchema, emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, type ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
 import type { Lineup } from './pair.js';
@@ -95,6 +96,8 @@ export interface SideHeader {
   serverHome: string | undefined;
   /** When the side was recorded, a day's slack each way (captureWindow): timestamps by value. */
   window: CaptureWindow | undefined;
+  /** log._bb.replayOf when the side is a `bb replay` (capture's replay-of.ts), checked for shape. */
+  replayOf?: HarReplayOf;
 }
 
 /**
@@ -106,8 +109,11 @@ export interface SideHeader {
 export interface SideStore {
   /** The side's log facts (read stage). */
   readonly header: SideHeader;
-  /** Reads and normalizes every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. */
-  summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }>;
+  /**
+   * Reads and normalizes every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then.
+   * `replayOf`: the other side is a replay saying which entries it did not send; when this side is the capture it replayed, those are left out (`leftOut`).
+   */
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */
   finish(hosts: boolean): Promise<void>;
   /** Summaries in comparison order (after finish). */
@@ -122,6 +128,14 @@ export interface SideStore {
   releaseAll(): void;
   /** Frees the side (files, threads); safe to call twice. */
   close(): Promise<void>;
+}
+
+/** What a side's summarize answers. */
+export interface Summarized {
+  /** The side's distinct hosts. */
+  hosts: string[];
+  /** The entries a replay of this side did not send, left out (SideStore.summarize's `replayOf`). */
+  leftOut?: HarReplaySkip[];
 }
 
 /** Which store the sides are kept in. */
@@ -170,6 +184,8 @@ export interface DiffContext {
   noise?: Difference[];
   /** How many rows of this run noise hid (classify stage, with --noise). */
   noiseHidden?: NoiseHidden;
+  /** Old entries the new side, a replay of the old, did not send (normalize stage). */
+  notReplayed?: NotReplayed;
   /** Rows the config's erasing path rules hid, per rule (classify stage). */
   hiddenByRules: RuleHidden[];
   /** The second old run's times, with --noise. */

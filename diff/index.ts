@@ -10,6 +10,7 @@ export type { Pipe } from './pipe.js';
 export type { BodyParser, RawBody, ParsedBody } from './normalize/index.js';
 export type { TimingOptions, TimingReport } from './timing.js';
 export type { DiffResult, Finding, Difference, Pair, StaleKnown, PairView, EntryView, NoiseHidden, RuleHidden } from './types.js';
+export type { NotReplayed } from './not-replayed.js';
 export { diffHars, type NamedHar } from './in-memory.js';
 export { renderText, type TextOptions } from './report/text.js';
 export { renderJson } from './report/json.js';

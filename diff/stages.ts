@@ -15,6 +15,7 @@ import { classifyKnown, classifyNoise } from './classify.js';
 import { rowsHiddenByRules } from './rule-hidden.js';
 import { budgetDifferences, timingReport, type TimingSample } from './timing.js';
 import { Pipe } from './pipe.js';
+import { notReplayedOf } from './not-replayed.js';
 import { MemoryStore } from './store/memory.js';
 import { BoundedStore, needsBounded } from './store/bounded.js';
 import type { DiffResult } from './types.js';
@@ -109,7 +110,10 @@ export const defaultStages: readonly DiffStage[] = [
         read[k] = done;
         ctx.options.onProgress?.({ stage: 'normalize', done: read[0]! + read[1]!, total });
       };
-      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0)), n.summarize(labels.new, report(1))]);
+      // A new side that is a replay of the old names the old entries it did not send: the old store leaves them out when it is that capture.
+      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0), n.header.replayOf), n.summarize(labels.new, report(1))]);
+      const notReplayed = notReplayedOf(ho.leftOut);
+      if (notReplayed) ctx.notReplayed = notReplayed;
       // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.
       const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
       // One side after the other: a bounded side's worker ends once it handed its summaries over
@@ -226,6 +230,7 @@ export const defaultStages: readonly DiffStage[] = [
         ...(ctx.options.sameBuild ? { sameBuild: { knownUnmet: ctx.knownUnmet } } : {}),
         ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length, hidden: ctx.noiseHidden ?? { rows: 0, byKind: {} } } } : {}),
         ...(ctx.hiddenByRules.length ? { hiddenByRules: ctx.hiddenByRules } : {}),
+        ...(ctx.notReplayed ? { notReplayed: ctx.notReplayed } : {}),
         ...(ctx.timing ? { timing: ctx.timing } : {}),
         ...(ctx.options.views ? { views: ctx.views } : {}),
       };

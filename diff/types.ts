@@ -1,6 +1,7 @@
 // The plain data that flows through bb diff: normalized entries, pairs,
 // differences and the result. Everything here is JSON-serializable so a
 // stage can be replaced or inspected by name (see stages.ts).
+import type { NotReplayed } from './not-replayed.js';
 import type { TimingReport } from './timing-types.js';
 
 
@@ -298,6 +299,8 @@ export interface DiffResult {
   hiddenByRules?: RuleHidden[];
   /** With --timing: per-route timing, old → new (docs/timing.md "Reading the report"). */
   timing?: TimingReport;
+  /** The new capture is a `bb replay` of the old one: the old entries it did not send, left out of the comparison (not-replayed.ts). */
+  notReplayed?: NotReplayed;
 }
 
 /** How many rows noise hid (bb diff --noise), in all and by kind. */

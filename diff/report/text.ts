@@ -9,6 +9,7 @@ import type { DiffResult, Difference, Finding } from '../types.js';
 import { ratifiedSides } from '../ratified.js';
 import { noResponse } from '../findings-fold.js';
 import { ruleHiddenAdvice, ruleHiddenText } from '../rule-hidden.js';
+import { notReplayedText } from '../not-replayed.js';
 import { ms, times, timingLines } from './timing-text.js';
 import { shownValue } from './shown-value.js';
 import { exchangesOf, showCommand } from './show-command.js';
@@ -123,9 +124,10 @@ export function sameBuildText(result: DiffResult): string | undefined {
 }
 
 /**
- * What noise and erasing rules hid, one line each (nothing disappears
- * silently): `N rows hidden as noise (changed 2, missing 1); …`, `hidden by
- * rule normalize.paths[0] (response.body.token): 3 rows`.
+ * What noise and erasing rules hid, and what a replay did not send, one line
+ * each (nothing disappears silently): `N rows hidden as noise (changed 2,
+ * missing 1); …`, `hidden by rule normalize.paths[0] (response.body.token): 3
+ * rows`, `not replayed: 7 entries of 3 other origins (bb replay skipped them)`.
  */
 export function hiddenTexts(result: DiffResult): string[] {
   const out: string[] = [];
@@ -135,6 +137,8 @@ export function hiddenTexts(result: DiffResult): string[] {
     out.push(`${plural(run.hidden.rows, 'row')} hidden as noise${kinds ? ` (${kinds})` : ''}; ${run.path} differs from ${result.old.path} in ${plural(run.differences, 'row')}.`);
   }
   for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (${ruleHiddenAdvice(r)}).`);
+  const notReplayed = notReplayedText(result.notReplayed);
+  if (notReplayed) out.push(notReplayed);
   return out;
 }
 

@@ -13,7 +13,8 @@
 // differences, and a few side-by-side views for the HTML report; never a
 // whole capture.
 import { stat } from 'node:fs/promises';
-import type { DiffContext, EntrySummary, SideHeader, SideStore } from '../context.js';
+import type { DiffContext, EntrySummary, SideHeader, SideStore, Summarized } from '../context.js';
+import type { HarReplayOf } from '../../capture/index.js';
 import { applyPathRules, type PathRules } from '../normalize/index.js';
 import { ShapeTable } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
@@ -53,8 +54,8 @@ export class BoundedStore implements SideStore {
     return this.handle.header;
   }
 
-  summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }> {
-    return this.handle.summarize(labels, onProgress);
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized> {
+    return this.handle.summarize(labels, onProgress, replayOf);
   }
 
   async finish(hosts: boolean): Promise<void> {

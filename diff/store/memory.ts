@@ -2,8 +2,8 @@
 // parses the capture and decodes its zip bodies; the normalize pass
 // normalizes every entry in comparison order and keeps them all, so the
 // compare loop takes each one as it is.
-import { readCapture, type Har } from '../../capture/index.js';
-import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore } from '../context.js';
+import { readCapture, replayOfShape, replaySkipsIn, type Har, type HarReplayOf } from '../../capture/index.js';
+import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
@@ -29,7 +29,8 @@ export class MemoryStore implements SideStore {
     private readonly zips: ZipBodies,
   ) {
     const { pages, entries } = har!.log;
-    this.header = { pages, entryCount: entries.length, serverHome: har!.log._bb?.serverHome, window: captureWindow(entries[0], entries.at(-1), pages) };
+    const replayOf = replayOfShape(har!.log._bb?.replayOf);
+    this.header = { pages, entryCount: entries.length, serverHome: har!.log._bb?.serverHome, window: captureWindow(entries[0], entries.at(-1), pages), ...(replayOf ? { replayOf } : {}) };
   }
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
@@ -46,19 +47,22 @@ export class MemoryStore implements SideStore {
 
   // No await in summarize and finish: each side runs whole when called, old
   // before new, so the run's ordinal table meets values in one fixed order.
-  async summarize(labels: Map<string, string>): Promise<{ hosts: string[] }> {
+  async summarize(labels: Map<string, string>, _onProgress?: unknown, replayOf?: HarReplayOf): Promise<Summarized> {
     const har = this.har!;
+    // Entries a replay of this capture did not send: never normalized, so they name no host and take no marker.
+    const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
+    const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
     const issued = this.ctx.rules.issued ? boundValues(har.log.entries) : undefined;
     const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued);
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     for (const { entry, index } of order) {
-      if (notCompared(entry)) continue;
+      if (notCompared(entry) || leave.has(index)) continue;
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
       this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
       this.hosts.push(entryHost(entry, nctx));
     }
-    return { hosts: [...new Set(this.hosts)] };
+    return { hosts: [...new Set(this.hosts)], ...(leftOut ? { leftOut } : {}) };
   }
 
   async finish(withHosts: boolean): Promise<void> {

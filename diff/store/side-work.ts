@@ -10,9 +10,9 @@
 // their side, which is all the differ needs: numbering keys markers by side,
 // classes are seeded from the rules (the same class numbers everywhere), and
 // routes, keys and ids hold no markers.
-import { indexCapture, type IndexedCapture } from '../../capture/index.js';
+import { claimedIndices, indexCapture, replayOfShape, replaySkipsIn, type HarReplayOf, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader } from '../context.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
@@ -198,7 +198,8 @@ export class SideWork {
     const n = cap.entryCount;
     const at = (i: number) => (i >= 0 ? cap.readEntry(i).catch(() => undefined) : undefined);
     const window = captureWindow(await at(n ? 0 : -1), await at(n - 1), cap.header.pages);
-    const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window };
+    const replayOf = replayOfShape(cap.header._bb?.replayOf);
+    const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}) };
     const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
     return new SideWork(cap, header, c, nctx, spec.which, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
@@ -236,10 +237,17 @@ export class SideWork {
    * Reads every entry once, keeping summaries, and answers the side's
    * distinct hosts: whether keys include hosts is decided for both sides
    * together (hostsInKeys) before `finish` orders and names the entries.
-   * `labels`: page id → label (pairedPageLabels).
+   * `labels`: page id → label (pairedPageLabels). `replayOf`: as SideStore.summarize's.
    */
-  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void): Promise<{ hosts: string[] }> {
+  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized> {
     this.labels = labels;
+    // Entries a replay of this capture did not send: checked by reading the few it names, then never normalized.
+    const claimed = new Map<number, HarEntry | undefined>();
+    if (replayOf && replayOf.entries === this.cap.entryCount) {
+      for (const i of claimedIndices(replayOf)) if (!claimed.has(i)) claimed.set(i, await this.cap.readEntry(i).catch(() => undefined));
+    }
+    const leftOut = replaySkipsIn(replayOf, this.cap.entryCount, (i) => claimed.get(i));
+    const leave = new Set(leftOut?.map((s) => s.index));
     if (this.ctx.rules.issued) {
       // The side's bound values (diff/bind) must be known before its first entry is normalized:
       // one more read of the file, from its last entry back, as the in-memory store reads it.
@@ -263,6 +271,13 @@ export class SideWork {
     const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks };
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
+      if (leave.has(i)) {
+        // Its slots in the parallel arrays stay (they are by index); no summary names it.
+        p.started.push('');
+        p.hosts.push('');
+        p.digests.push('');
+        continue;
+      }
       const { entry, n, page } = await this.normalized(i);
       const host = this.hostOf(entry);
       hosts.add(host);
@@ -296,7 +311,7 @@ export class SideWork {
       if (noPathRules) p.markRefs[i] = marks.add(markers);
     }
     this.pending = p;
-    return { hosts: [...hosts] };
+    return { hosts: [...hosts], ...(leftOut ? { leftOut } : {}) };
   }
 
   /**

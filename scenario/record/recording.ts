@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type HarReplayOf, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -32,6 +32,8 @@ export interface RecordingOptions {
   bbHome: string;
   /** The server's HOME, recorded for the <HOME> placeholder. */
   serverHome?: string;
+  /** bb replay: the capture replayed and the entries it did not send (log._bb.replayOf). */
+  replayOf?: HarReplayOf;
   /** Add X-Forwarded-* headers. */
   xfwd?: boolean;
   /** Rewrite Host to the target's. */
@@ -136,6 +138,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       redact: options.redact,
       bodyCap: options.bodyCap,
       serverHome: options.serverHome,
+      ...(options.replayOf ? { replayOf: options.replayOf } : {}),
       onError: options.onRecordingError,
     };
     const segments = options.segments ? openSegmentedCapture({ ...options.segments, ...captureOptions }) : undefined;

@@ -13,7 +13,7 @@
 // (the proxy's one total order), else times in ms.
 import { toEpochSeconds, type BbCode } from '../../core/index.js';
 import { BbError } from '../../core/index.js';
-import type { Har, HarEntry, HarWebSocketMessage } from '../../capture/index.js';
+import { entryIdentity, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
 import { sortForComparison } from '../../diff/index.js';
 
 /** One WebSocket message of the original, as the replay needs it. */
@@ -80,6 +80,8 @@ export interface ReplayPlan {
   skipped: Array<{ entry: string; reason: string }>;
   /** The origin replayed: the one whose server answered the most exchanges (other origins in a browser HAR are skipped). */
   origin: string;
+  /** What the new capture records of this one (log._bb.replayOf): its identity and the entries skipped, so bb diff leaves them out. */
+  replayOf: HarReplayOf;
 }
 
 /** Message opcodes that count as "the server sent something" for --ws wait. */
@@ -138,6 +140,9 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
   const skipped: ReplayPlan['skipped'] = [];
   const origin = replayedOrigin(order.map(({ entry }) => entry));
   const kept: Array<{ entry: HarEntry; key: string }> = [];
+  const left: HarReplaySkip[] = [];
+  const leave = (entry: HarEntry, index: number, seq: number | undefined, reason: HarReplaySkip['reason'], origin?: string) =>
+    left.push({ index, ...(typeof seq === 'number' ? { seq } : {}), id: entryIdentity(entry), ...(origin !== undefined ? { origin } : {}), reason });
   for (const { entry, index, seq } of order) {
     const key = `#${seq ?? index + 1}`;
     if (!entry.request || typeof entry.request.url !== 'string') fail('BB_REPLAY_NO_REQUEST', `${file}: entry ${key} has no request (log.entries[${index}].request): bb replay re-sends requests; export the HAR again with requests.`);
@@ -146,15 +151,18 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     }
     if (entry._bb?.tunnel || entry._bb?.rawPacket || entry.request.method === 'CONNECT') {
       skipped.push({ entry: key, reason: entry._bb?.tunnel ? 'a tunnel (not intercepted)' : 'not an HTTP request bb could parse' });
+      leave(entry, index, seq, entry._bb?.tunnel ? 'tunnel' : 'unparsed');
       continue;
     }
     const o = originOf(entry.request.url);
     if (o === undefined) {
       skipped.push({ entry: key, reason: `not an http(s) URL (${entry.request.url.slice(0, 40)})` });
+      leave(entry, index, seq, 'url');
       continue;
     }
     if (o !== origin) {
       skipped.push({ entry: key, reason: `another origin (${o}; the replay's is ${origin})` });
+      leave(entry, index, seq, 'origin', o);
       continue;
     }
     kept.push({ entry, key });
@@ -229,7 +237,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     ex.waits = waitsAt(ex.start, ex.lane);
     for (const m of ex.ws?.messages ?? []) if (m.type === 'send') m.waits = waitsAt(m.pos, ex.lane, ex.i);
   }
-  return { exchanges, lanes, skipped, origin: origin! };
+  return { exchanges, lanes, skipped, origin: origin!, replayOf: { entries: entries.length, first: entryIdentity(entries[0]!), skipped: left } };
 }
 
 function planMessages(msgs: HarWebSocketMessage[], bySeq: boolean, openMs: number): NonNullable<PlannedExchange['ws']> {

@@ -206,6 +206,8 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     bbHome: options.bbHome,
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(options.serverHome ? { serverHome: options.serverHome } : {}),
+    // What was not sent and of which capture: bb diff of the two leaves those entries out, and says so.
+    replayOf: prepared.plan.replayOf,
   });
   let run: ReplayRunResult;
   try {

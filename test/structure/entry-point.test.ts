@@ -26,7 +26,7 @@ const EXPORTS = [
   'readCapture', 'streamCapture', 'ReadCaptureOptions', 'CaptureStream', 'HarLogHeader',
   // The HAR format with bb's extensions (capture/har.ts).
   'Har', 'HarLog', 'HarPage', 'HarEntry', 'HarRequest', 'HarResponse', 'HarTimings', 'HarNameValue', 'HarCookie', 'HarPostData', 'HarContent',
-  'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt', 'HarShadow',
+  'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt', 'HarShadow', 'HarReplayOf', 'HarReplaySkip',
   'LiveCapture', 'LiveRow', 'LiveEvent', 'LivePage', 'LiveState',
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
@@ -35,7 +35,7 @@ const EXPORTS = [
   // Comparing two captures: options (the stage pipe, the body parsers), config, result (diff/).
   'diffCaptures', 'DiffOptions', 'Pipe', 'DiffStage', 'DiffContext', 'StagePart', 'DiffProgress', 'BodyParser', 'RawBody', 'ParsedBody',
   'loadDiffConfig', 'DiffConfig', 'NormalizeConfig', 'PairingConfig', 'KnownConfig', 'TimingOptions', 'TimingReport',
-  'DiffResult', 'Finding', 'Difference', 'Pair', 'StaleKnown', 'PairView', 'EntryView', 'NoiseHidden', 'RuleHidden',
+  'DiffResult', 'Finding', 'Difference', 'Pair', 'StaleKnown', 'PairView', 'EntryView', 'NoiseHidden', 'RuleHidden', 'NotReplayed',
   // The four reports (diff/report/).
   'renderText', 'TextOptions', 'renderJson', 'renderHtml', 'HtmlOptions', 'ViewLimits', 'pairViewsFrom', 'renderJunit', 'JunitOptions',
   // Errors: one class, a stable code on each (core/).
