@@ -11,6 +11,8 @@
 // a dozen pieces is a rope that the UTF-8 write must flatten first, and
 // building, flattening and writing it cost ~3× writing the same bytes
 // straight (bench/profiles/README.md "WebSocket").
+import { writeTimestamp } from './timestamp-text.js';
+
 const START_BYTES = 64 * 1024;
 /** A buffer grown past this (one huge turn) is let go after its flush. */
 const KEEP_BYTES = 1024 * 1024;
@@ -77,7 +79,12 @@ export class LineBuffer {
       } while (n > 0);
       return;
     }
-    // Floats (timestamps) and the rest: their text is ASCII, at most MAX_NUMBER characters.
+    // A timestamp: its text by hand (timestamp-text.ts), else String's (ASCII, at most MAX_NUMBER characters).
+    const end = writeTimestamp(this.buf, this.used, n);
+    if (end >= 0) {
+      this.used = end;
+      return;
+    }
     const text = String(n);
     const buf = this.buf;
     const at = this.used;
