@@ -170,30 +170,19 @@ const CLOSE = ascii('}');
  * JSON.stringify writes for the record (`o` only when bytes were kept).
  */
 export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
-  b.ascii(WSM);
-  b.num(m.exchangeId);
-  b.ascii(TS);
-  b.num(m.time);
-  b.ascii(SEQ);
-  b.num(p.seq);
-  b.ascii(m.direction === 'send' ? SEND : RECEIVE);
-  b.num(m.opcode);
+  b.member(WSM, m.exchangeId);
+  b.member(TS, m.time);
+  b.member(SEQ, p.seq);
+  b.member(m.direction === 'send' ? SEND : RECEIVE, m.opcode);
   if (p.n === 0) b.ascii(N0);
   else {
-    b.ascii(O);
-    b.num(p.o);
-    b.ascii(N);
-    b.num(p.n);
+    b.member(O, p.o);
+    b.member(N, p.n);
   }
-  b.ascii(W);
-  b.num(p.w);
-  b.ascii(F);
-  b.num(m.frames);
+  b.member(W, p.w);
+  b.member(F, m.frames);
   b.ascii(m.compressed ? Z_TRUE : Z_FALSE);
-  if (m.closeCode !== undefined) {
-    b.ascii(CC);
-    b.num(m.closeCode);
-  }
+  if (m.closeCode !== undefined) b.member(CC, m.closeCode);
   if (m.closeReason !== undefined) {
     b.ascii(CR);
     b.utf8(str(m.closeReason));

@@ -92,6 +92,12 @@ export class LineBuffer {
     this.used = at + text.length;
   }
 
+  /** Appends a number member: its pre-encoded `,"name":` (ascii) and the number (num). */
+  member(name: Uint8Array, n: number): void {
+    this.ascii(name);
+    this.num(n);
+  }
+
   /** Appends a string's UTF-8 bytes as they are (text already JSON, or ASCII that needs no escape). */
   utf8(text: string): void {
     const need = this.used + text.length * 3;
