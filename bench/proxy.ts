@@ -1,7 +1,7 @@
 // The proxy benchmark: bb against the physical limit and its peers, on
 // loopback, in one run, against the same upstream.
 //
-//   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--only small,ws,h2,...]
+//   npm run bench -- proxy [--quick] [--rounds N] [--duration S] [--ws-round-trips N] [--only small,ws,h2,...]
 //                          [--configs direct,bb,...] [--no-long] [--long-only] [--profile [--keep-profiles DIR]]
 //
 // Configurations: direct (no proxy), a raw TCP pipe, a bare http-proxy-3
@@ -64,7 +64,8 @@ function parseArgs(args: string[]): Settings {
     duration: Number(value('--duration') ?? (quick ? 1 : 2)),
     sseStreams: quick ? 10 : 40,
     sseEvents: 100,
-    wsPerClient: quick ? 100 : 400,
+    // --ws-round-trips: more per client when CPU per message must resolve past /proc's 10 ms tick (--quick's 3,200 are ~5 ticks of the pipe).
+    wsPerClient: Number(value('--ws-round-trips') ?? (quick ? 100 : 400)),
     long: args.includes('--no-long') ? undefined : { exchanges: longCount, wsMessages: longCount, connections: CONNECTIONS, wsClients: WS_CLIENTS },
     profile: args.includes('--profile'),
     keepProfiles: value('--keep-profiles'),

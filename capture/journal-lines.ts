@@ -6,6 +6,7 @@
 // optional keys left out when absent); strings and header lists go through
 // JSON.stringify, numbers are whole or finite floats and print as JSON does.
 import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } from './journal.js';
+import type { LineBuffer } from './line-buffer.js';
 
 const str = JSON.stringify;
 
@@ -115,4 +116,86 @@ export function foldedDone(ts: number, seq: number, tr: readonly string[]): stri
 /** A DoneRecord's line. */
 export function doneLine(r: Omit<DoneRecord, 'r'>): string {
   return `{"r":"done","x":${r.x},"ts":${r.ts},"seq":${r.seq},"tr":${trailers(r.tr)}}`;
+}
+
+/** What a WebSocket message's line says of its message (a ws-message fact has these members). */
+export interface WsmMessage {
+  exchangeId: number;
+  time: number;
+  direction: 'send' | 'receive';
+  opcode: number;
+  frames: number;
+  compressed: boolean;
+  closeCode?: number;
+  closeReason?: string;
+}
+
+/** Where a WebSocket message's kept bytes are, and what else its line carries. */
+export interface WsmPlace {
+  seq: number;
+  /** `.bodies` offset of the kept bytes (written only when kept > 0). */
+  o: number;
+  /** Bytes kept. */
+  n: number;
+  /** The message's whole size. */
+  w: number;
+  /** The digest of the bytes past the cut (rest-hash.ts), if any. */
+  h: string | undefined;
+  page: string | undefined;
+}
+
+const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
+const WSM = ascii('{"r":"wsm","x":');
+const TS = ascii(',"ts":');
+const SEQ = ascii(',"seq":');
+const SEND = ascii(',"d":"send","op":');
+const RECEIVE = ascii(',"d":"receive","op":');
+const O = ascii(',"o":');
+const N = ascii(',"n":');
+const N0 = ascii(',"n":0');
+const W = ascii(',"w":');
+const F = ascii(',"f":');
+const Z_TRUE = ascii(',"z":true');
+const Z_FALSE = ascii(',"z":false');
+const CC = ascii(',"cc":');
+const CR = ascii(',"cr":');
+const H = ascii(',"h":"');
+const QUOTE = ascii('"');
+const PAGE = ascii(',"page":');
+const CLOSE = ascii('}');
+
+/**
+ * A WsMessageRecord's line, written into `b` piece by piece (no string: one
+ * per message, line-buffer.ts says why) without its newline; the same bytes
+ * JSON.stringify writes for the record (`o` only when bytes were kept).
+ */
+export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
+  b.member(WSM, m.exchangeId);
+  b.member(TS, m.time);
+  b.member(SEQ, p.seq);
+  b.member(m.direction === 'send' ? SEND : RECEIVE, m.opcode);
+  if (p.n === 0) b.ascii(N0);
+  else {
+    b.member(O, p.o);
+    b.member(N, p.n);
+  }
+  b.member(W, p.w);
+  b.member(F, m.frames);
+  b.ascii(m.compressed ? Z_TRUE : Z_FALSE);
+  if (m.closeCode !== undefined) b.member(CC, m.closeCode);
+  if (m.closeReason !== undefined) {
+    b.ascii(CR);
+    b.utf8(str(m.closeReason));
+  }
+  if (p.h !== undefined) {
+    // A digest's text (hex or base64url): nothing to escape.
+    b.ascii(H);
+    b.utf8(p.h);
+    b.ascii(QUOTE);
+  }
+  if (p.page !== undefined) {
+    b.ascii(PAGE);
+    b.utf8(str(p.page));
+  }
+  b.ascii(CLOSE);
 }

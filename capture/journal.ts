@@ -222,6 +222,8 @@ export class JournalAppender {
   private tap: JournalTap | undefined;
   /** While tapped: the journal offset the queued lines start at. */
   private tapAt = 0;
+  /** Where the line begun by beginLine() starts among the queued bytes. */
+  private lineFrom = 0;
   /** Asked first by every flush for a line its owner held to fold more into (the recorder's, journal-fold.ts); written last. */
   release: (() => string | undefined) | undefined;
 
@@ -273,6 +275,19 @@ export class JournalAppender {
   /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records (it tells the tap their records itself: tapped). */
   appendLine(json: string): void {
     this.queue(json);
+    this.schedule();
+  }
+
+  /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine(): the recorder's one-per-message record. No other line may be queued in between. */
+  beginLine(): LineBuffer {
+    this.lineFrom = this.lines.size;
+    return this.lines;
+  }
+
+  /** Ends the line begun by beginLine() and queues it, as appendLine() queues a whole one. */
+  endLine(): void {
+    this.lines.newline();
+    if (this.tap) this.tap.line(this.tapAt + this.lineFrom, this.lines.size - this.lineFrom - 1);
     this.schedule();
   }
 

@@ -7,7 +7,7 @@ import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
-import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen, startRecord } from './journal-lines.js';
+import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen, startRecord, writeWsmLine, type WsmPlace } from './journal-lines.js';
 import { FoldedLine } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
@@ -62,6 +62,8 @@ export class Recorder {
   private keptO = 0;
   /** A start or response start held to fold its exchange's next chunks and end into (journal-fold.ts). */
   private readonly held = new FoldedLine();
+  /** The place members of the WebSocket message being written (one object reused: a message's line allocates nothing of its own). */
+  private readonly wsmPlace: WsmPlace = { seq: 0, o: 0, n: 0, w: 0, h: undefined, page: undefined };
 
   constructor(
     private readonly journal: JournalAppender,
@@ -298,19 +300,17 @@ export class Recorder {
         return;
       case 'ws-message': {
         this.counts.webSocketMessages++;
-        // One per message: hand-written JSON, the same text JSON.stringify writes for a WsMessageRecord.
-        const seq = ++this.seq;
-        let line = `{"r":"wsm","x":${fact.exchangeId},"ts":${fact.time},"seq":${seq},"d":"${fact.direction}","op":${fact.opcode}`;
-        line += `${this.appendCappedJson(fact.data, 0, fact.size)},"f":${fact.frames},"z":${fact.compressed}`;
-        const kept = this.keptN;
-        const keptAt = this.keptO;
-        if (fact.closeCode !== undefined) line += `,"cc":${fact.closeCode}`;
-        if (fact.closeReason !== undefined) line += `,"cr":${JSON.stringify(fact.closeReason)}`;
-        const rest = this.wsRest(fact, kept);
-        if (rest !== undefined) line += `,"h":"${rest}"`;
-        if (this.page) line += `,"page":${JSON.stringify(this.page)}`;
-        if (j.tapped) j.tapped.record(wsRecord(fact, seq, keptSlice(keptAt, kept, fact.size ?? fact.data.length), rest, this.page));
-        j.appendLine(line + '}');
+        const place = this.wsmPlace;
+        place.seq = ++this.seq;
+        const n = (place.n = Math.min(Math.max(0, this.bodyCap), fact.data.length));
+        place.o = n === 0 ? 0 : this.keep(fact.data, n);
+        place.w = fact.size ?? fact.data.length;
+        place.h = this.wsRest(fact, n);
+        place.page = this.page || undefined;
+        if (j.tapped) j.tapped.record(wsRecord(fact, place.seq, keptSlice(place.o, n, place.w), place.h, this.page));
+        // One per message: written straight into the turn's bytes (journal-lines.ts writeWsmLine), JSON.stringify's text of a WsMessageRecord.
+        writeWsmLine(j.beginLine(), fact, place);
+        j.endLine();
         return;
       }
       case 'ws-error':

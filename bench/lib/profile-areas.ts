@@ -17,7 +17,7 @@ export function bbArea(file: string, functionName: string): string | undefined {
   if (!m) return undefined;
   const mod = m[1]!;
   if (mod === 'capture/journal') return /^(flushNow|writeAll|writeAllv)$/.test(functionName) ? 'journal writes (fs)' : 'journal encoding';
-  if (mod === 'capture/recorder' || mod === 'capture/journal-lines' || mod === 'capture/grpc') return 'journal encoding';
+  if (/^capture\/(recorder|journal-lines|journal-fold|line-buffer|grpc)$/.test(mod)) return 'journal encoding';
   if (mod === 'capture/body-seal' || mod.startsWith('capture/redact')) return 'redaction + sealing';
   if (mod.startsWith('capture/')) return 'facts (capture listener)';
   if (mod === 'proxy/events' || mod === 'proxy/connection') return 'facts (bus)';

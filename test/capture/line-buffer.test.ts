@@ -31,3 +31,32 @@ test('a turn larger than the buffer grows it, and the next turn starts empty', (
   b.append('x');
   assert.deepEqual(b.bytes(), Buffer.from('x\n'));
 });
+
+test('a line written piece by piece is the bytes of its text: numbers as a template literal prints them', () => {
+  const numbers = [0, -0, 7, 10, 99, 100, 12345, 4294967295, 4294967296, 2 ** 53 - 1, 1764625000123.4567, 0.1, -3, -2.5, 1e21, 1.5e-7, Number.NaN, Infinity];
+  const b = new LineBuffer();
+  const piece = Buffer.from('{"a":', 'latin1');
+  let expected = '';
+  for (const n of numbers) {
+    b.ascii(piece);
+    b.num(n);
+    b.utf8(`,${JSON.stringify(odd)}`);
+    b.newline();
+    expected += `{"a":${n},${JSON.stringify(odd)}\n`;
+  }
+  assert.deepEqual(b.bytes(), Buffer.from(expected, 'utf8'));
+});
+
+test('pieces grow the buffer as whole lines do', () => {
+  const b = new LineBuffer();
+  const piece = Buffer.from('x'.repeat(1000), 'latin1');
+  let expected = '';
+  for (let i = 0; i < 200; i++) {
+    b.ascii(piece);
+    b.num(i * 1_000_003.25);
+    b.utf8('é'.repeat(300));
+    b.newline();
+    expected += `${'x'.repeat(1000)}${i * 1_000_003.25}${'é'.repeat(300)}\n`;
+  }
+  assert.deepEqual(b.bytes(), Buffer.from(expected, 'utf8'));
+});
