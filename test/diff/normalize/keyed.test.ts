@@ -9,8 +9,8 @@
 // worker threads (each side its own ordinal table): all three agree.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffCaptures, renderText, type DiffResult } from '../../../diff/index.js';
-import { diffAgreeing } from '../diff-bounded.js';
+import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { diffAgreeing, diffBounded } from '../diff-bounded.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { hexId } from '../../helpers/ids.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -33,12 +33,20 @@ function run(auth: Array<string | undefined>): ExchangeSpec[] {
 const rows = (r: DiffResult): string[] =>
   r.differences.map((d) => `${d.kind} ${d.path} ${JSON.stringify(d.old ?? null)} → ${JSON.stringify(d.new ?? null)} @${d.entry}`).sort();
 
-/** Diffs on all three paths, which must agree; the in-memory result. */
-async function diff(a: ExchangeSpec[], b: ExchangeSpec[]): Promise<DiffResult> {
+/**
+ * Diffs on all three paths, which must agree; the in-memory result. With a
+ * `config` holding path rules the stores agree on the rows (the pairs' own
+ * objects differ there already: the bounded store has no equal-pair shortcut
+ * under path rules, and a pair compared in full names its request line).
+ */
+async function diff(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
   const [ha, hb] = [capture(a), capture(b)];
-  const r = await diffAgreeing(tmp, ha, hb);
   const name = hexId();
-  const inWorkers = await diffCaptures(await tmp.write(`${name}-a.har`, ha), await tmp.write(`${name}-b.har`, hb), { boundedThreshold: 0, workers: true });
+  const [pa, pb] = [await tmp.write(`${name}-a.har`, ha), await tmp.write(`${name}-b.har`, hb)];
+  const options = config ? { config: validateDiffConfig(config) } : {};
+  const r = config ? await diffCaptures(pa, pb, options) : await diffAgreeing(tmp, ha, hb);
+  if (config) assert.deepEqual(rows(await diffBounded(pa, pb, options)), rows(r), 'the bounded store agrees');
+  const inWorkers = await diffCaptures(pa, pb, { ...options, boundedThreshold: 0, workers: true });
   assert.deepEqual(rows(inWorkers), rows(r), 'the bounded store with its sides in workers agrees');
   return r;
 }
@@ -53,6 +61,14 @@ describe('redaction placeholders compare as the secrets they stand for', () => {
       'added request.headers.authorization null → "Bearer <REDACTED:1>" @/GET /items/1#1',
       'added request.headers.authorization null → "Bearer <REDACTED:1>" @/GET /stats#1',
     ], renderText(r, { color: false }));
+  });
+
+  it('reads the same with a path rule in the config (the bounded store then takes each side\'s placeholders after the rules)', async () => {
+    const s = placeholder();
+    const config = { normalize: { paths: [{ path: 'response.body.path', pattern: '^/items', replace: '/ITEMS' }] } };
+    const r = await diff(run([undefined, undefined, s]), run([s, s, s, s, s]), config);
+    assert.equal(r.differences.length, 4, renderText(r, { color: false }));
+    assert.ok(r.differences.every((d) => d.kind === 'added' && d.new === 'Bearer <REDACTED:1>'), renderText(r, { color: false }));
   });
 
   it('recorded under two keys, placeholders that correspond one to one are equal, however early one side used its own', async () => {
