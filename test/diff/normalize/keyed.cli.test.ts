@@ -1,4 +1,4 @@
-// A new user's walkthrough, end to end (docs/replay.md "Client secrets",
+// A new user's walkthrough, end to end (docs/replay.md "Correlation: following the server's ids",
 // docs/diff.md "Redacted secrets"): curl records five requests through
 // `bb capture` (the third with a bearer token, the fifth logging in with a
 // password), `bb replay` sends them again with the token given by --header
