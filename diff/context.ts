@@ -120,6 +120,8 @@ export interface SideStore {
   readonly summaries: readonly EntrySummary[];
   /** The side's shapes (field patterns), by a summary's `shape`. */
   readonly shapes: ReadonlyArray<Set<string>>;
+  /** The keyed ordinals (redaction placeholders) its compared entries hold, as slots (normalize/keyed.ts), after finish. */
+  readonly keyed: ReadonlySet<number>;
   /** The normalized entry at place `i` of comparison order, markers in, path rules applied. */
   entry(i: number): NormalizedEntry | Promise<NormalizedEntry>;
   /** The compare loop is done with entry `i` (what was kept of it may go). */

@@ -7,7 +7,7 @@
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type SideStore, type StagePart } from './context.js';
-import { hostsInKeys, pairedPageLabels, OrdinalNumbering, ZipBodies } from './normalize/index.js';
+import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
 import { pairEntries } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
 import { buildFindings } from './findings.js';
@@ -31,9 +31,11 @@ export const MAX_VIEWS = 300;
 
 /** What the compare loop needs of a run. */
 function loopSettings(ctx: DiffContext): LoopSettings {
+  const [o, n] = storesOf(ctx);
   return {
     table: ctx.table,
-    numbering: new OrdinalNumbering(ctx.table),
+    // Redaction placeholders number by what both sides hold (normalize/keyed.ts).
+    numbering: new OrdinalNumbering(ctx.table, new KeyedSlots(keyedClassIndices(ctx.table, ctx.rules.keyedClasses), o.keyed, n.keyed)),
     arrays: arrayRulesOf(ctx.config),
     headerOrder: ctx.options.headerOrder,
     wsOrder: ctx.config.pairing.wsOrder,

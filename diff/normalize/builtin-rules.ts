@@ -12,6 +12,7 @@
 // match that would cut one of those tokens in two is left out
 // (config-patterns.ts): a pattern may take a whole uuid, never its tail.
 import { NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
+import { placeholderIdentity } from './keyed.js';
 import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
@@ -46,6 +47,8 @@ export type BuiltinValueRule =
       pattern: RegExp;
       /** The ordinal class each match is marked as (ordinals.ts). */
       ordinal: string;
+      /** A match's own identity, the same in every recording made under one key (keyed.ts): marked by it, not by the run's table. */
+      keyed?: (match: string) => number;
       /** Must pass before the pattern runs. */
       hint: Hint;
       /** The length of the shortest string the pattern matches. */
@@ -226,9 +229,11 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   {
     name: 'redacted',
     // bb's redaction placeholder (capture/redact.ts): an HMAC of the secret
-    // under the recording's key, so two recordings never share one. Compared
-    // like an id: the same secret in the same places. 19 characters.
-    value: { step: 12, pattern: /<redacted:[0-9a-f]{8}>/g, ordinal: 'REDACTED', hint: (s) => s.includes('<redacted:'), shortest: 19 },
+    // under the bb home's key. The same placeholder on both sides is the same
+    // secret wherever it sits; different ones at one aligned place are equal
+    // when they correspond one to one (another key, a secret made up per run):
+    // keyed.ts. 19 characters.
+    value: { step: 12, pattern: /<redacted:[0-9a-f]{8}>/g, ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
   {
     name: 'generated-ids',

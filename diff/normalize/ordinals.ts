@@ -11,6 +11,7 @@
 // neither can renumber the rest.
 
 import { setOwn } from '../../core/index.js';
+import { slotKey, type KeyedSlots } from './keyed.js';
 
 const OPEN = '\uE000';
 const SEP = '\uE001';
@@ -44,20 +45,36 @@ export class OrdinalTable {
     for (const c of classes) this.classIndex.set(c, this.classes.push(c) - 1);
   }
 
-  /** The marker standing for `value` of class `cls`. */
-  mark(cls: string, value: string): string {
+  // The index of class `cls`, interned on first use.
+  private classNumber(cls: string): number {
     let c = this.classIndex.get(cls);
     if (c === undefined) {
       c = this.classes.length;
       this.classes.push(cls);
       this.classIndex.set(cls, c);
     }
+    return c;
+  }
+
+  /** The marker standing for `value` of class `cls`. */
+  mark(cls: string, value: string): string {
+    const c = this.classNumber(cls);
     let v = this.valueIndex.get(value);
     if (v === undefined) {
       v = this.nextValue++;
       this.valueIndex.set(value, v);
     }
     return OPEN + encode(c) + SEP + encode(v) + CLOSE;
+  }
+
+  /** The marker of a keyed class (keyed.ts): its value is the identity `n` (below 2^32), the same in every table and thread. */
+  markKeyed(cls: string, n: number): string {
+    return OPEN + encode(this.classNumber(cls)) + SEP + encode(n) + CLOSE;
+  }
+
+  /** The index of a class interned already (seeded ones always are). */
+  indexOf(cls: string): number | undefined {
+    return this.classIndex.get(cls);
   }
 
   /** Class name of a class index. */
@@ -179,19 +196,16 @@ function mapMarked(v: unknown, f: (s: string) => string): unknown {
   return out ?? v;
 }
 
-// One number for a (class, value) pair: values stay far below 2^32 and
-// classes are few, so the product is an exact integer (a cheaper map key than
-// a string).
-function slotKey(cls: number, value: number): number {
-  return cls * 0x1_0000_0000 + value;
-}
-
 /** Numbers given out along the pairing, per side. */
 export class OrdinalNumbering {
   private readonly counters = new Map<number, number>();
   private readonly sides = [new Map<number, number>(), new Map<number, number>()];
 
-  constructor(private readonly table: OrdinalTable) {}
+  /** `keyed`: the run's keyed classes and the slots each side holds (keyed.ts); without it every class numbers by place alone. */
+  constructor(
+    private readonly table: OrdinalTable,
+    private readonly keyed?: KeyedSlots,
+  ) {}
 
   private fresh(cls: number): number {
     const n = (this.counters.get(cls) ?? 0) + 1;
@@ -204,8 +218,31 @@ export class OrdinalNumbering {
     const map = this.sides[side]!;
     for (let i = 0; i < m.length; i += 2) {
       const key = slotKey(m[i]!, m[i + 1]!);
-      if (!map.has(key)) map.set(key, this.fresh(m[i]!));
+      if (map.has(key)) continue;
+      const n = this.fresh(m[i]!);
+      map.set(key, n);
+      if (this.keyed?.has(m[i]!)) {
+        // A value on both sides is its own partner: its number is the other side's too.
+        if (this.keyed.onBoth(key)) this.sides[1 - side]!.set(key, n);
+        else this.keyed.numberedAlone(side, key);
+      }
     }
+  }
+
+  // bindStrings for a keyed class (keyed.ts): a value on both sides binds only to itself; values on one
+  // side each bind one to one, and one numbered alone before lends its number to its first partner.
+  private bindKeyed(cls: number, ok: number, nk: number): void {
+    const keyed = this.keyed!;
+    if (!keyed.mayPair(ok, nk)) return;
+    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
+    const on = old.get(ok);
+    const nn = cur.get(nk);
+    if (on === undefined && nn === undefined) {
+      const k = this.fresh(cls);
+      old.set(ok, k);
+      cur.set(nk, k);
+    } else if (nn === undefined && keyed.takeLoose(0, ok)) cur.set(nk, on!);
+    else if (on === undefined && keyed.takeLoose(1, nk)) old.set(ok, nn!);
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */
@@ -228,6 +265,10 @@ export class OrdinalNumbering {
       if (ma[i] !== mb[i]) continue;
       const ok = slotKey(ma[i]!, ma[i + 1]!);
       const nk = slotKey(mb[i]!, mb[i + 1]!);
+      if (this.keyed?.has(ma[i]!)) {
+        this.bindKeyed(ma[i]!, ok, nk);
+        continue;
+      }
       if (old.has(ok) || cur.has(nk)) continue;
       const k = this.fresh(ma[i]!);
       old.set(ok, k);
@@ -253,6 +294,8 @@ export class OrdinalNumbering {
     for (let i = 0; i < a.length; i += 2) {
       const ok = slotKey(a[i]!, a[i + 1]!);
       const nk = slotKey(b[i]!, b[i + 1]!);
+      // Two keyed values that may not pair render apart (keyed.ts): not equal.
+      if (this.keyed?.has(a[i]!) && !this.keyed.mayPair(ok, nk)) return false;
       const on = old.get(ok);
       const nn = cur.get(nk);
       if (on !== undefined || nn !== undefined) {

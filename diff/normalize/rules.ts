@@ -77,6 +77,8 @@ export interface RuleSet {
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
   ordinalClasses: string[];
+  /** Those of them whose markers carry their own identity (keyed.ts: redaction placeholders). */
+  keyedClasses: string[];
   /**
    * Which key rule answers a key, by key and the value's JSON type slot (see
    * walk.ts typeSlot): the answer depends on the rules alone, so every side and every
@@ -93,11 +95,14 @@ function regexRule(name: string, re: RegExp, replace: string, hint: Hint = alway
   return { name, apply: (s) => (hint(s) ? s.replace(re, replace) : s), ...(shortest !== undefined ? { shortest: () => shortest } : {}) };
 }
 
-function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always, shortest?: number): ValueRule & { cls: string } {
+// `keyed`: the match's own identity (keyed.ts), marked by it rather than by the table's index.
+function ordinalRule(name: string, re: RegExp, cls: string, hint: Hint = always, shortest?: number, keyed?: (match: string) => number): ValueRule & { cls: string } {
   return {
     name,
     cls,
-    apply: (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.mark(cls, m)) : s),
+    apply: keyed
+      ? (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.markKeyed(cls, keyed(m))) : s)
+      : (s, _homes, table) => (hint(s) ? s.replace(re, (m) => table.mark(cls, m)) : s),
     ...(shortest !== undefined ? { shortest: () => shortest } : {}),
   };
 }
@@ -113,7 +118,7 @@ function builtinValueRule(name: string, v: BuiltinValueRule): ValueRule & { clas
     const apply = v.apply;
     return { name, apply: (s, homes, _table, window) => apply(s, homes, window), shortest: v.shortest };
   }
-  return 'ordinal' in v ? ordinalRule(name, v.pattern, v.ordinal, v.hint, v.shortest) : regexRule(name, v.pattern, v.replace, v.hint, v.shortest);
+  return 'ordinal' in v ? ordinalRule(name, v.pattern, v.ordinal, v.hint, v.shortest, v.keyed) : regexRule(name, v.pattern, v.replace, v.hint, v.shortest);
 }
 
 /** Compiles the built-ins minus `disable`, plus the config's rules. Config is already validated. */
@@ -181,6 +186,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
         ISSUED_CLASS,
       ]),
     ],
+    keyedClasses: builtins.flatMap((r) => (r.value && 'ordinal' in r.value && r.value.keyed ? [r.value.ordinal] : [])),
     keyMemo: new Map(),
   };
 }

@@ -34,6 +34,7 @@ export async function needsBounded(oldPath: string, newPath: string, threshold =
 export class BoundedStore implements SideStore {
   summaries: EntrySummary[] = [];
   shapes: Array<Set<string>> = [];
+  keyed: ReadonlySet<number> = new Set();
   /** Where each entry's kept JSON is, by place in comparison order (until releaseAll: the chunks hold it anyway). */
   private kept: Array<KeptRef | undefined> = [];
   /** What `kept` points into. */
@@ -63,6 +64,7 @@ export class BoundedStore implements SideStore {
     this.summaries = r.summaries;
     this.kept = r.kept;
     this.chunks = r.chunks;
+    this.keyed = new Set(r.keyed);
     const table = new ShapeTable();
     this.shapes = r.shapes.map((t) => table.shapes[table.addText(t)]!);
   }

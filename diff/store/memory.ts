@@ -4,7 +4,7 @@
 // compare loop takes each one as it is.
 import { readCapture, replayOfShape, replaySkipsIn, type Har, type HarReplayOf } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore, type Summarized } from '../context.js';
-import { applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
+import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -17,6 +17,7 @@ export class MemoryStore implements SideStore {
   readonly header: SideHeader;
   summaries: EntrySummary[] = [];
   shapes: Array<Set<string>> = [];
+  keyed = new Set<number>();
   /** Normalized entries in comparison order (summarize), named and path-ruled by finish. */
   private entries: NormalizedEntry[] = [];
   /** Each entry's host, in the same order. */
@@ -74,8 +75,10 @@ export class MemoryStore implements SideStore {
     const erased = entries.map((e) => bothErased(e.meta.erased, applyPathRulesNoting(e, pathRules, un)));
     const shapes = new ShapeIndex((t) => unnumber(t, table));
     const logEntries = this.har!.log.entries;
+    const keyedClasses = keyedClassIndices(table, this.ctx.rules.keyedClasses);
     this.summaries = entries.map((e, i) => {
       const { digest, marks } = digestAndMarks(contentText(e), table);
+      keyedSlotsIn(marks, keyedClasses, this.keyed);
       return {
         index: e.meta.index,
         ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}),

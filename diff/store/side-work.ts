@@ -13,7 +13,7 @@
 import { claimedIndices, indexCapture, replayOfShape, replaySkipsIn, type HarReplayOf, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader, type Summarized } from '../context.js';
-import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, markersOf, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
@@ -57,6 +57,8 @@ export interface SideSummaries {
   markers: Uint32Array;
   /** The side's shapes, each as its patterns joined by newlines (ShapeTable.addText). */
   shapes: string[];
+  /** The keyed ordinals its compared entries hold, as slots (normalize/keyed.ts). */
+  keyed: number[];
 }
 
 /** An entry in kept form: contentText and `[headerOrder, meta]`, both JSON (path rules not applied). */
@@ -329,11 +331,15 @@ export class SideWork {
     const list = sortForComparison(p.list, (s) => p.started[s.index]);
     assignIds(list, (s) => s.page, hosts ? (s) => p.hosts[s.index]! : undefined);
     const markers = p.marks.take();
+    // The compared entries' keyed ordinals, as the in-memory store finds them (after the path rules).
+    const keyedClasses = keyedClassIndices(this.ctx.table, this.ctx.rules.keyedClasses);
+    const keyed = new Set<number>();
     if (noPathRules) {
       for (const s of list) {
         s.token = tokenOf(s.key, p.digests[s.index]!);
         const m = p.markRefs[s.index];
         if (m) s.marks = markers.subarray(m[0], m[0] + m[1]);
+        if (s.marks) keyedSlotsIn(s.marks, keyedClasses, keyed);
       }
     } else {
       for (const s of list) {
@@ -341,11 +347,13 @@ export class SideWork {
         const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
         const erased = bothErased(s.erased, applyPathRulesNoting(e, this.nctx.pathRules, un));
         if (erased) s.erased = erased;
-        s.token = tokenOf(s.key, contentDigest(contentText(e), un));
+        const text = contentText(e);
+        s.token = tokenOf(s.key, contentDigest(text, un));
         s.shape = shapes.add(e);
+        if (keyedClasses.size) keyedSlotsIn(markersOf(text), keyedClasses, keyed);
       }
     }
-    return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts() };
+    return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts(), keyed: [...keyed] };
   }
 
   async close(): Promise<void> {
