@@ -142,12 +142,13 @@ describe('bb shadow over HTTP/2 and gRPC', () => {
     const json = tmp.path('grpc-tls.json');
     const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--upstream-ca', caFile, '--listen-tls', '--out', tmp.path('grpc-tls'), '--json', json, '--mirror', 'all', '--until', '3'], env, { timeoutMs: 60_000 });
     const [, url] = await bb.waitFor(/clients → (https:\/\/\S+)/, 20_000);
-    // bb's own CA signs the leaf its clients see (as bb capture --listen-tls), and the run names it.
-    assert.match(bb.stderr(), new RegExp(`clients trust ${tmp.bbHome}/ca\\.pem`));
+    // bb's own CA signs the leaf its clients see (as bb capture --listen-tls); the run names it (asserted once bb
+    // has exited: stderr's line may reach the test after stdout's).
     const bbCa = await readFile(`${tmp.bbHome}/ca.pem`, 'utf8');
     const seen = await drive(url!.replace('127.0.0.1', 'localhost'), bbCa);
     assert.deepEqual(seen, await drive(primary.url, ca.certPem));
     assert.equal(await bb.exited, 1, `exit 1 on the regression\n${bb.stdout()}\n${bb.stderr()}`);
+    assert.match(bb.stderr(), new RegExp(`clients trust ${tmp.bbHome}/ca\\.pem`));
     for (const t of [candidate, secondary]) assert.deepEqual(Object.fromEntries(t.calls), { '/demo.Items/Get': 1, '/demo.Items/List': 1, '/demo.Items/Chat': 1 });
     const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
     assert.deepEqual([report.totals.mirrored, report.totals.errors, report.totals.regressions], [3, 0, 1], JSON.stringify(report));
