@@ -24,7 +24,7 @@ export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grp
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { restHashScheme } from './rest-hash.js';
-export { makeOutFolder, writeOutFile } from './out-file.js';
+export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';
 export { decodeProtobuf, protoFields, type ProtoField } from './protobuf.js';

@@ -10,7 +10,7 @@ import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } fr
 import { progressLine } from '../progress.js';
 import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { runFolderName } from './compare.js';
-import { writeReport } from './diff.js';
+import { checkReport, writeReport } from './diff.js';
 
 /** Parses --pace asap | original | <N>x. */
 function parsePace(value: unknown): ReplayPace {
@@ -68,6 +68,8 @@ export const replayCommand: BbCommand = {
     const force = Boolean(argv.force);
     // Refused before anything is read or sent: a recording is never overwritten by accident.
     if (existsSync(out) && !force) throw new BbError('BB_OUT_EXISTS', `${out} exists: choose another --out, or add --force to overwrite it.`);
+    const json = typeof argv.json === 'string' ? argv.json : undefined;
+    checkReport(json, '--json', force);
     const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
     const controller = new AbortController();
     const onSignal = () => controller.abort();
@@ -99,7 +101,6 @@ export const replayCommand: BbCommand = {
     }
     const shown = relative(process.cwd(), summary.out);
     const line = summary.line.replace(summary.out, shown.startsWith('..') ? summary.out : shown);
-    const json = typeof argv.json === 'string' ? argv.json : undefined;
     const textStream = json === '-' ? process.stderr : process.stdout;
     for (const f of summary.failed.slice(0, 5)) process.stderr.write(`bb replay: ${f.entry}: ${f.reason}\n`);
     if (summary.failed.length > 5) process.stderr.write(`bb replay: … and ${summary.failed.length - 5} more without a response\n`);

@@ -16,7 +16,7 @@ import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedact
 import { upstreamTlsFrom } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
-import { writeReport } from './diff.js';
+import { checkReport, writeReport } from './diff.js';
 
 /** --sample: a share (0.1) or a percentage (10%). */
 export function parseShare(value: unknown, flag: string, code: 'BB_BAD_SAMPLE' | 'BB_BAD_FAIL_ON'): number {
@@ -134,6 +134,8 @@ export const shadowCommand: BbCommand = {
     const failOn = parseShare(argv['fail-on'], '--fail-on', 'BB_BAD_FAIL_ON');
     const json = argv.json as string | undefined;
     const force = Boolean(argv.force);
+    // Said now, not once the run (30 minutes of traffic, say) is over and its report has nowhere to go.
+    checkReport(json, '--json', force);
     if (argv.merge !== undefined) {
       const files = (argv.merge as string[]).map(String);
       if (files.length === 0) throw new BbError('BB_USAGE', 'bb shadow --merge needs the --json reports of the runs: bb shadow --merge a.json b.json');

@@ -153,8 +153,8 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     // The HTML report gets the same side-by-side views as bb diff --html.
     views: true,
   });
-  const text = renderText(result, { color: opts.color ?? false });
   const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
+  const text = renderText(result, { color: opts.color ?? false, report: reports.json });
   // The run folder is the command's own: its reports are replaced (never written through a symlink).
   await writeOutFile(reports.json, renderJson(result), { force: true, mode: 0o600, unwritable: 'BB_REPORT_UNWRITABLE' });
   reports.html = join(opts.outDir, 'report.html');

@@ -33,6 +33,7 @@ describe('bb shadow: bad input', () => {
     ['a --config that is not JSON (refused before the targets are tried)', [...base, '--config', badConfig], /bad-config\.json/],
     ['--listen-tls in front of an http primary', [...base, '--listen-tls'], /--listen-tls needs an https:\/\/ --primary/],
     ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
+    ['a --json in a folder that does not exist (said before the run, not after it)', [...base, '--json', tmp.path('no-such-folder', 'r.json')], /cannot write --json .*r\.json \(its folder does not exist\): choose another path/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
   ];
   for (const [what, args, message] of cases) {
