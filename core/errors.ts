@@ -37,3 +37,12 @@ export function isBbError(err: unknown): err is BbError {
 export function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, ' ');
 }
+
+/** Why a file could not be read, in words for a one-line error ("it does not exist", "it is a folder, not a file"), not an errno code. */
+export function unreadableWhy(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'it does not exist';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return code ?? oneLine((err as Error).message);
+}

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError } from '../../core/index.js';
+import { BbError, oneLine, unreadableWhy } from '../../core/index.js';
 import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
 import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
@@ -24,13 +24,18 @@ function parsePace(value: unknown): ReplayPace {
 /** replay.values from a config file (bb.config.json or the compare config). */
 function replayValuesFrom(file: string | undefined): Record<string, string> {
   if (file === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
+    throw new BbError('BB_CONFIG_INVALID', `config file ${file} cannot be read (${unreadableWhy(err)}): give the path of a JSON file, or leave --config out.`);
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
-    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${e.message}): fix it or leave --config out.`);
+    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${oneLine((err as Error).message)}): fix it or leave --config out.`);
   }
   return { ...parseReplayValues((doc as { replay?: unknown } | null)?.replay, file) };
 }

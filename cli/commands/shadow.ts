@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError, isLoopbackHost } from '../../core/index.js';
+import { BbError, isLoopbackHost, oneLine, unreadableWhy } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
@@ -90,11 +90,17 @@ export function findingLines(report: ShadowReport): string[] {
 }
 
 function readReport(path: string): ShadowReport {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read (${unreadableWhy(err)}): give the --json files of bb shadow runs`);
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${(err as Error).message}): give the --json files of bb shadow runs`);
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${oneLine((err as Error).message)}): give the --json files of bb shadow runs`);
   }
   const r = doc as Partial<ShadowReport> | null;
   if (!r || r.format !== 1 || typeof r.routes !== 'object' || !Array.isArray(r.findings)) {
