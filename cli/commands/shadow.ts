@@ -166,7 +166,11 @@ export const shadowCommand: BbCommand = {
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
 
-    const { stopped, stop: resolveStop, release } = gracefulStop('letting mirrors finish, comparing what is left, writing captures');
+    let outs: string[] = [];
+    // A second signal leaves the journals: say which, and how to get each HAR back.
+    const { stopped, stop: resolveStop, release } = gracefulStop('letting mirrors finish, comparing what is left, writing captures', () =>
+      rotate ? 'the last segments not written; bb recover writes each from its journal' : outs.length ? `the captures not written; ${outs.map((o) => `bb recover ${o}`).join(', ')} write them from their journals` : undefined,
+    );
     try {
       let lastLines = 0;
       const live = process.stderr.isTTY && !quiet;
@@ -212,6 +216,7 @@ export const shadowCommand: BbCommand = {
           }
         },
       });
+      outs = [shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter((p): p is string => p !== undefined).map((p) => relative(process.cwd(), p));
       // As bb capture: a listener other machines reach (a fleet's proxy mirrors to it) is said once.
       if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';
