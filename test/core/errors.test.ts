@@ -107,3 +107,13 @@ describe('unreadableWhy', () => {
     assert.equal(unreadableWhy(Object.assign(new Error('x'), { code: 'EMFILE' })), 'EMFILE');
   });
 });
+
+describe('listenFailureWhy', () => {
+  it('says why a port could not be taken, and what to give the flag instead', async () => {
+    const { listenFailureWhy } = await import('../../core/index.js');
+    const err = (code: string) => Object.assign(new Error(`listen ${code}`), { code });
+    assert.equal(listenFailureWhy(err('EADDRINUSE'), '--admin'), 'the port is in use (pick another --admin port, or 0 for any)');
+    assert.equal(listenFailureWhy(err('EACCES'), '--listen'), 'permission denied (a port below 1024 needs privileges: pick a higher --listen port, or 0 for any)');
+    assert.equal(listenFailureWhy(err('EMFILE'), '--ui'), 'listen EMFILE');
+  });
+});
