@@ -4,6 +4,7 @@ export { openCapture, redactorFor } from './capture.js';
 export { DEFAULT_BODY_CAP, journalPaths, type CapturePaths } from './options.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
+export { liveJournalWriter } from './journal-owner.js';
 export { openSegmentedCapture, segmentPath, type RotateSpec, type SegmentedCapture, type SegmentedCaptureOptions } from './segments.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';

@@ -14,7 +14,7 @@ import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 import { loadConfigProtoSchema } from '../../diff/index.js';
@@ -64,6 +64,8 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   // Refuse before anything starts, so no capture is left half-made.
   for (const p of plans) {
     const journal = journalPaths(p.out).journal;
+    const writer = liveJournalWriter(journal);
+    if (writer !== undefined) throw new BbError('BB_JOURNAL_LIVE', `a capture that is still running (pid ${writer}) is writing ${journal}: give this capture another --out.`);
     if (existsSync(journal)) {
       throw new BbError('BB_JOURNAL_LEFTOVER', `a journal of an unfinished capture is left at ${journal}: run bb recover ${p.out} first (nothing is overwritten)`);
     }
