@@ -136,7 +136,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     ...(redactor ? { seal: BodySeal.nonce() } : {}),
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
     ...(opts.replayOf !== undefined ? { replayOf: opts.replayOf } : {}),
-    ...currentOwner(),
+    ...currentOwner(paths.journal),
     creator: { name: 'bb', version: bbVersion() },
   };
   journal.appendRecord(header);

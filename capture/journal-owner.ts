@@ -2,8 +2,10 @@
 // journal's header, so a journal left by a killed capture (bb recover's) is
 // told from one a running capture is still appending to: recovering that one
 // would take its journal away, and a second capture must not write beside it.
+// A copy of a running capture's journal (at another path) is anyone's.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { parseJournalLine } from './journal.js';
 
 /** What a journal's header says about its writer (absent in journals of older bbs). */
@@ -12,17 +14,20 @@ export interface JournalOwner {
   pid: number;
   /** The machine it runs on (a pid means nothing elsewhere). */
   host: string;
+  /** The journal's own path: a copy elsewhere is not the one being written. */
+  journal: string;
 }
 
-/** This process, as a capture records it in the header. */
-export function currentOwner(): JournalOwner {
-  return { pid: process.pid, host: hostname() };
+/** This process writing `journalPath`, as a capture records it in the header. */
+export function currentOwner(journalPath: string): JournalOwner {
+  return { pid: process.pid, host: hostname(), journal: resolve(journalPath) };
 }
 
 /**
  * The pid of the process on this machine still running that wrote the
- * journal's header, or undefined: a journal without one, of another machine,
- * of a process that is gone, or not readable (the caller says why elsewhere).
+ * journal's header at this path, or undefined: a journal without one, a copy,
+ * of another machine, of a process that is gone, or not readable (the caller
+ * says why elsewhere).
  */
 export function liveJournalWriter(journalPath: string): number | undefined {
   let first: string;
@@ -40,7 +45,7 @@ export function liveJournalWriter(journalPath: string): number | undefined {
     return undefined;
   }
   const header = parseJournalLine(first) as (Partial<JournalOwner> & { r?: string }) | undefined;
-  if (header?.r !== 'bb-journal' || typeof header.pid !== 'number' || header.host !== hostname() || header.pid === process.pid) return undefined;
+  if (header?.r !== 'bb-journal' || typeof header.pid !== 'number' || header.host !== hostname() || header.journal !== resolve(journalPath) || header.pid === process.pid) return undefined;
   try {
     process.kill(header.pid, 0);
     return header.pid;

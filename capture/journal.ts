@@ -11,7 +11,7 @@
 // one counter per capture shared by exchanges and WebSocket messages):
 //
 //   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
-//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"pid"?,"host"?,"creator":{name,version}}
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"pid"?,"host"?,"journal"?,"creator":{name,version}}
 //                                        first line, always. Version 2, with redaction on: heads, targets
 //                                        and trailers are already redacted here, and `.bodies` is sealed
 //                                        (body-seal.ts; seal = the capture's nonce): no secret sits in
@@ -109,6 +109,7 @@ export interface HeaderRecord {
   /** The capture's process and machine (journal-owner.ts): bb recover and a second capture refuse a journal still being written. */
   pid?: number;
   host?: string;
+  journal?: string;
   creator: { name: string; version: string };
 }
 
