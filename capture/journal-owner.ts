@@ -3,7 +3,7 @@
 // told from one a running capture is still appending to: recovering that one
 // would take its journal away, and a second capture must not write beside it.
 // A copy of a running capture's journal (at another path) is anyone's.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseJournalLine } from './journal.js';
@@ -48,9 +48,20 @@ export function liveJournalWriter(journalPath: string): number | undefined {
   if (header?.r !== 'bb-journal' || typeof header.pid !== 'number' || header.host !== hostname() || header.journal !== resolve(journalPath) || header.pid === process.pid) return undefined;
   try {
     process.kill(header.pid, 0);
-    return header.pid;
+    // A process killed but not yet reaped (a zombie, state Z) answers too: it writes nothing more.
+    const stat = readProcStat(header.pid);
+    return stat !== undefined && /^\d+ \(.*\) Z/s.test(stat) ? undefined : header.pid;
   } catch (err) {
     // EPERM: alive, another user's.
     return (err as NodeJS.ErrnoException).code === 'EPERM' ? header.pid : undefined;
+  }
+}
+
+/** /proc/<pid>/stat, where there is one (Linux). */
+function readProcStat(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
   }
 }
