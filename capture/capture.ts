@@ -9,6 +9,7 @@ import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.j
 import { Recorder } from './recorder.js';
 import { Redactor, type RedactConfig } from './redact.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
+import { currentOwner } from './journal-owner.js';
 import { bbVersion } from './version.js';
 import type { HarShadow } from './har.js';
 import type { HarReplayOf } from './har.js';
@@ -135,6 +136,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     ...(redactor ? { seal: BodySeal.nonce() } : {}),
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
     ...(opts.replayOf !== undefined ? { replayOf: opts.replayOf } : {}),
+    ...currentOwner(paths.journal),
     creator: { name: 'bb', version: bbVersion() },
   };
   journal.appendRecord(header);

@@ -4,6 +4,7 @@ export { openCapture, redactorFor } from './capture.js';
 export { DEFAULT_BODY_CAP, journalPaths, type CapturePaths } from './options.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
+export { liveJournalWriter } from './journal-owner.js';
 export { openSegmentedCapture, segmentPath, type RotateSpec, type SegmentedCapture, type SegmentedCaptureOptions } from './segments.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';
@@ -24,7 +25,7 @@ export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grp
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { restHashScheme } from './rest-hash.js';
-export { makeOutFolder, writeOutFile } from './out-file.js';
+export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';
 export { decodeProtobuf, protoFields, type ProtoField } from './protobuf.js';

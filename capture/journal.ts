@@ -11,7 +11,7 @@
 // one counter per capture shared by exchanges and WebSocket messages):
 //
 //   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
-//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"creator":{name,version}}
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"pid"?,"host"?,"journal"?,"creator":{name,version}}
 //                                        first line, always. Version 2, with redaction on: heads, targets
 //                                        and trailers are already redacted here, and `.bodies` is sealed
 //                                        (body-seal.ts; seal = the capture's nonce): no secret sits in
@@ -106,6 +106,10 @@ export interface HeaderRecord {
   serverHome?: string;
   /** bb replay: the capture replayed and the entries not sent (log._bb.replayOf). */
   replayOf?: HarReplayOf;
+  /** The capture's process and machine (journal-owner.ts): bb recover and a second capture refuse a journal still being written. */
+  pid?: number;
+  host?: string;
+  journal?: string;
   creator: { name: string; version: string };
 }
 

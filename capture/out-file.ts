@@ -4,7 +4,8 @@
 // exclusively (O_EXCL: never through a symlink planted there), fsynced, then
 // renamed over the path — so a reader never sees half a file and --force
 // replaces a symlink itself, never the file it points to.
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { BbError } from '../core/index.js';
 
@@ -51,6 +52,22 @@ export function checkOutPath(path: string, opts: OutFileOptions = {}): void {
   }
   if (found.isDirectory()) throw new BbError(opts.unwritable ?? 'BB_OUT_UNWRITABLE', `cannot write ${what} ${path}: it is a folder; name a file.`);
   if (!opts.force) throw new BbError('BB_OUT_EXISTS', `${path} already exists: choose another ${what} or pass --force to overwrite it.`);
+}
+
+/**
+ * checkOutPath, and the folder `path` names must already be there: a report
+ * is written into a folder, never makes one, so a command that runs long
+ * (a diff, a shadow run) can refuse the path before it starts.
+ */
+export function checkOutPathInFolder(path: string, opts: OutFileOptions = {}): void {
+  checkOutPath(path, opts);
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(dirname(path)).isDirectory();
+  } catch (err) {
+    throw unwritable(path, opts.what ?? '--out', err, opts.unwritable);
+  }
+  if (!isFolder) throw unwritable(path, opts.what ?? '--out', Object.assign(new Error('not a folder'), { code: 'ENOTDIR' }), opts.unwritable);
 }
 
 /** BB_OUT_UNWRITABLE for a failure to create or open what `path` needs. */

@@ -201,6 +201,6 @@ function checkUsable(path: string, header: HarLogHeader, entryCount: number, opt
     throw new CaptureReadError('BB_CAPTURE_INCOMPLETE', `${path} is an incomplete capture (recovered after a crash): pass --allow-incomplete to compare it anyway.`, { file: path });
   }
   if (entryCount === 0) {
-    throw new CaptureReadError('BB_CAPTURE_EMPTY', `${path} holds no entries: an empty capture cannot be compared; check that traffic went through the proxy.`, { file: path });
+    throw new CaptureReadError('BB_CAPTURE_EMPTY', `${path} holds no entries: there is nothing to compare or show; check that traffic went through the proxy.`, { file: path });
   }
 }

@@ -5,6 +5,7 @@ import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor } from './capture.js';
 import { journalPaths } from './options.js';
+import { liveJournalWriter } from './journal-owner.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 
@@ -36,6 +37,10 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   const out = paths.out;
   if (!existsSync(paths.journal)) {
     throw new BbError('BB_JOURNAL_MISSING', `no journal at ${paths.journal}: there is nothing to recover for ${out}.`);
+  }
+  const writer = liveJournalWriter(paths.journal);
+  if (writer !== undefined) {
+    throw new BbError('BB_JOURNAL_LIVE', `a capture that is still running (pid ${writer}) is writing ${paths.journal}: stop it (Ctrl-C) and it writes the HAR itself; bb recover is for a capture that was killed.`);
   }
   // lstat, not existsSync: a symlink is something at the path even when it dangles (the HAR writer's rule).
   if (lstatSync(out, { throwIfNoEntry: false }) !== undefined && !opts.force) {

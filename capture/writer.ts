@@ -155,7 +155,8 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
     return out.drain();
   };
   await scanJournal(journal, onLine, (n) => (journalBytesRead = n));
-  if (!header) throw journalError(opts.journalPath, 'is empty (no header record)');
+  // Lines that are no journal record (result.dropped) mean another file, not an empty journal.
+  if (!header) throw journalError(opts.journalPath, result.dropped ? 'does not start with a bb journal header' : 'is empty (no header record)');
   // What never ended goes in too, oldest first: a recovered capture keeps everything it saw.
   for (const ex of assembler.unfinished()) {
     writeEntry(ex);

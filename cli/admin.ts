@@ -7,7 +7,7 @@
 //   GET  /status                                             → 200 {"captures":[{label,url,out,...counts}]}
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BbError, foreignRequestReason, isLoopbackHost } from '../core/index.js';
+import { BbError, foreignRequestReason, isLoopbackHost, listenFailureWhy } from '../core/index.js';
 import type { ListenAddress } from './listen.js';
 
 /** What the admin endpoint controls: one entry per proxy of this process. */
@@ -96,7 +96,7 @@ export async function startAdmin(address: ListenAddress, targets: AdminTarget[])
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new BbError('BB_ADMIN_LISTEN', `cannot listen on --admin ${address.host}:${address.port}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)),
+      reject(new BbError('BB_ADMIN_LISTEN', `cannot listen on --admin ${address.host}:${address.port}: ${listenFailureWhy(err, '--admin')}`)),
     );
     server.listen(address.port, address.host, () => resolve());
   });

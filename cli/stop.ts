@@ -16,15 +16,23 @@ export interface GracefulStop {
   release(): void;
 }
 
-/** Takes SIGINT and SIGTERM; `doing` says what bb does on the first (`finishing in-flight exchanges, writing captures`). */
-export function gracefulStop(doing: string): GracefulStop {
+/**
+ * Takes SIGINT and SIGTERM; `doing` says what bb does on the first (`finishing
+ * in-flight exchanges, writing captures`); `leftBehind`, asked on the second,
+ * what was not written and how to get it back (the journals bb recover reads).
+ */
+export function gracefulStop(doing: string, leftBehind: () => string | undefined = () => undefined): GracefulStop {
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const onSignal = (signal: NodeJS.Signals): void => {
     process.stderr.write(`bb: ${signal}: ${doing}\n`);
     release();
     // A second signal means now.
-    const now = (): void => process.exit(130);
+    const now = (again: NodeJS.Signals): void => {
+      const left = leftBehind();
+      process.stderr.write(`bb: ${again} again: stopped at once${left ? `, ${left}` : ''}\n`);
+      process.exit(130);
+    };
     process.once('SIGINT', now);
     process.once('SIGTERM', now);
     stop();

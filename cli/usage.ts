@@ -71,6 +71,23 @@ export function bbUsageMessage(message: string, command: string | undefined, arg
     const typed = name.length === 1 ? `-${name}` : `--${name}`;
     return `${typed} needs a value${command ? ` (see bb ${command} --help)` : ''}`;
   }
+  // A flag the command requires (bb known add's --from and --reason).
+  const required = /^Missing required arguments?: (.*)$/.exec(message);
+  if (required && command !== undefined) {
+    const flagsNeeded = required[1]!.split(',').map((n) => `--${n.trim()}`).join(' and ');
+    const u = USAGE[command];
+    // `known` has one action, `add`, the one whose flags are required.
+    const name = command === 'known' ? 'known add' : command;
+    return `bb ${name} needs ${flagsNeeded}${u ? `: ${u.usage}` : ` (see bb ${command} --help)`}`;
+  }
+  // A value outside a flag's or a positional's choices: `Invalid values: Argument: NAME, Given: "v", Choices: "a", "b"`.
+  const invalid = /^Invalid values: Argument: ([^,]+), Given: (.*?), Choices: (.*)$/.exec(message);
+  if (invalid) {
+    const [name, given, choices] = [invalid[1]!.trim(), invalid[2]!, invalid[3]!];
+    const words = (list: string) => [...list.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]).join(', ');
+    const what = typedAsFlag(argv, name) ? `--${name}` : `bb ${command ?? ''}`.trim();
+    return `${what} needs one of ${words(choices)}, got '${words(given) || given}'${command ? ` (see bb ${command} --help)` : ''}`;
+  }
   const unknown = /^Unknown arguments?: (.*)$/.exec(message);
   if (unknown) {
     const names = unknown[1]!.split(', ').map((n) => n.trim()).filter(Boolean);

@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   BB_CAPTURE_FINALIZE: 'the journal could not be turned into the HAR file',
   BB_REDACT_KEY: 'the redaction key is missing or unreadable',
   BB_JOURNAL_LEFTOVER: 'a journal from an earlier run is in the way: recover or remove it',
+  BB_JOURNAL_LIVE: 'the journal is being written by a capture that is still running',
   BB_JOURNAL_MISSING: 'bb recover found no journal',
   BB_JOURNAL_INVALID: 'a journal cannot be read as one',
   BB_RECOVER_FAILED: 'bb recover could not write the HAR file',

@@ -37,3 +37,22 @@ export function isBbError(err: unknown): err is BbError {
 export function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, ' ');
 }
+
+/** Why a file could not be read, in words for a one-line error ("it does not exist", "it is a folder, not a file"), not an errno code. */
+export function unreadableWhy(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'it does not exist';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return code ?? oneLine((err as Error).message);
+}
+
+/** Why a listener could not take its address, and what to give `flag` (--listen, --admin, --ui) instead, for a one-line error. */
+export function listenFailureWhy(err: unknown, flag: string): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return `the port is in use (pick another ${flag} port, or 0 for any)`;
+  if (code === 'EADDRNOTAVAIL') return `no network interface of this machine has that address (give ${flag} 127.0.0.1 or an address of this machine)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name does not resolve (give ${flag} an address such as 127.0.0.1)`;
+  if (code === 'EACCES') return `permission denied (a port below 1024 needs privileges: pick a higher ${flag} port, or 0 for any)`;
+  return oneLine((err as Error).message);
+}

@@ -3,7 +3,7 @@ export { globMatcher } from './glob.js';
 export { isLoopbackHost } from './hosts.js';
 export { foreignRequestReason } from './local-request.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
-export { BbError, isBbError, oneLine, type BbErrorOptions } from './errors.js';
+export { BbError, isBbError, listenFailureWhy, oneLine, unreadableWhy, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';
 export { bbHomeFrom, type BbHome } from './home.js';
 export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMedia, isFormMedia, isZipMedia, isBinaryMedia, isTextualMedia } from './media-type.js';

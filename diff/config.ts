@@ -8,7 +8,7 @@ import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import type { KnownValues } from './types.js';
 import { BUILTIN_RULE_NAMES, KEY_DETECTORS, ProtoSchema } from './normalize/index.js';
-import { BbError, oneLine } from '../core/index.js';
+import { BbError, oneLine, unreadableWhy } from '../core/index.js';
 import { isShapeName, TYPE_SHAPES } from './ratified.js';
 
 export type * from './config-types.js';
@@ -26,8 +26,7 @@ export async function loadDiffConfig(path: string): Promise<DiffConfig> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw Object.assign(new BbError('BB_CONFIG_INVALID', `config ${path} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): check the --config path.`), {});
+    throw Object.assign(new BbError('BB_CONFIG_INVALID', `config ${path} cannot be read (${unreadableWhy(err)}): check the --config path.`), {});
   }
   return validateDiffConfig(parseConfigJson(text, path), path);
 }

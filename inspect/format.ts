@@ -116,10 +116,10 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
 export function connectionHeading(c: WsConnectionView, style: Style, total: number, label?: string): string {
   const room = Math.max(20, style.width - 40);
   if (label !== undefined && [...c.url].length > room) c = { ...c, url: label };
-  const count = total === c.messages.length ? `${total} messages` : `${c.messages.length} of ${total} messages`;
+  const count = total === c.messages.length ? `${total} message${total === 1 ? '' : 's'}` : `${c.messages.length} of ${total} messages`;
   if (c.grpc) return paint(style, 'bold', `grpc call ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 60))}  (${count}; ${grpcStatusText(c.grpc)})`;
   if (c.sse) {
-    const events = count.replace(/messages$/, total === 1 ? 'event' : 'events');
+    const events = count.replace(/messages?$/, total === 1 ? 'event' : 'events');
     return paint(style, 'bold', `sse stream ${c.id}`) + `  ${clip(c.url, Math.max(20, style.width - 60))}  (${events}; ${streamEndText(c.sse.end)})`;
   }
   return paint(style, 'bold', `connection ${c.id}`) + `  #${c.exchange}  ${clip(c.url, Math.max(20, style.width - 40))}  (${count})`;

@@ -11,7 +11,7 @@ import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
 import { MAX_HEAD_BYTES } from './http1/parser.js';
 import { parseUpstream, preconnectUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
-import { BbError } from '../core/index.js';
+import { BbError, listenFailureWhy } from '../core/index.js';
 import { tlsTerminator } from './listen-tls.js';
 import type { LeafFactory } from './tls/index.js';
 
@@ -182,11 +182,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      reject(
-        new BbError('BB_LISTEN', err.code === 'EADDRINUSE'
-            ? `cannot listen on ${host}:${port}: the port is in use (pick another --listen port, or 0 for any)`
-            : `cannot listen on ${host}:${port}: ${err.message}`),
-      );
+      reject(new BbError('BB_LISTEN', `cannot listen on ${host}:${port}: ${listenFailureWhy(err, '--listen')}`));
     };
     server.once('error', onError);
     server.listen(port, host, () => {

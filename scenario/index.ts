@@ -2,7 +2,7 @@
 // record/ wires a recording proxy (proxy + capture); replay/ re-drives a capture
 // through one; compare/ boots servers hermetically, drives scenarios, runs bb compare.
 export {
-  RunningServers, defineScenario, loadCompareConfig, parseReplayValues, runCompare, runFolderName,
+  RunningServers, claimRunFolder, defineScenario, loadCompareConfig, parseReplayValues, runCompare, runFolderName,
   type Scenario, type ScenarioFn, type ScenarioContext, type TreeName,
 } from './compare/index.js';
 export { startRecording, bindRecording, type RecordingOptions, type Recording, type BoundRecording } from './record/index.js';

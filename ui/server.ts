@@ -33,7 +33,7 @@ import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { FeedStream, FEED_QUEUE_MAX, type UiFeed } from './feed-stream.js';
-import { BbError, foreignRequestReason, isBbError, isLoopbackHost } from '../core/index.js';
+import { BbError, foreignRequestReason, isBbError, isLoopbackHost, listenFailureWhy } from '../core/index.js';
 
 export type { UiEvent, UiFeed } from './feed-stream.js';
 
@@ -149,7 +149,7 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new BbError('BB_UI_LISTEN', `cannot listen on --ui ${host}:${options.listen?.port ?? 0}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)),
+      reject(new BbError('BB_UI_LISTEN', `cannot listen on --ui ${host}:${options.listen?.port ?? 0}: ${listenFailureWhy(err, '--ui')}`)),
     );
     server.listen(options.listen?.port ?? 0, host, () => resolve());
   });

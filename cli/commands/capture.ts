@@ -1,6 +1,6 @@
 // bb capture: one recording proxy per --target, until SIGINT/SIGTERM.
 import { existsSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { BbError, isLoopbackHost } from '../../core/index.js';
@@ -14,7 +14,7 @@ import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, loadRedactKey, Redactor } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 import { loadConfigProtoSchema } from '../../diff/index.js';
@@ -64,6 +64,8 @@ export function planCaptures(targets: string[], listens: string[], out: string |
   // Refuse before anything starts, so no capture is left half-made.
   for (const p of plans) {
     const journal = journalPaths(p.out).journal;
+    const writer = liveJournalWriter(journal);
+    if (writer !== undefined) throw new BbError('BB_JOURNAL_LIVE', `a capture that is still running (pid ${writer}) is writing ${journal}: give this capture another --out.`);
     if (existsSync(journal)) {
       throw new BbError('BB_JOURNAL_LEFTOVER', `a journal of an unfinished capture is left at ${journal}: run bb recover ${p.out} first (nothing is overwritten)`);
     }
@@ -133,9 +135,15 @@ export const captureCommand: BbCommand = {
     const showTarget = liveTarget(redact === false ? undefined : new Redactor(loadRedactKey(bbHome), redact));
     let recordingErrors = 0;
 
-    const { stopped, release } = gracefulStop('finishing in-flight exchanges, writing captures');
-
     const handles: Recording[] = [];
+    // A second signal leaves the journals: say which, and how to get each HAR back.
+    const { stopped, release } = gracefulStop('finishing in-flight exchanges, writing captures', () => {
+      if (!handles.length) return undefined;
+      if (rotate) return 'the last segments not written; bb recover writes each from its journal (bb recover captures/capture-0004.har)';
+      const outs = handles.map((h) => (relative(process.cwd(), h.out).startsWith('..') ? h.out : relative(process.cwd(), h.out)));
+      return outs.length === 1 ? `the capture not written; bb recover ${outs[0]} writes it from its journal` : `the captures not written; ${outs.map((o) => `bb recover ${o}`).join(', ')} write them from their journals`;
+    });
+
     let adminServer: AdminServer | undefined;
     let uiServer: UiServer | undefined;
     // A running count on a TTY: one status line on stderr, cleared before each log line.

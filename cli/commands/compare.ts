@@ -2,11 +2,11 @@
 // through a recording proxy in front of each, diff the captures.
 // Exit 0 match (known differences included), 1 real differences, 2 could not run, 130 interrupted.
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, relative, resolve, sep } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { useColor } from '../tty.js';
-import { loadCompareConfig, runCompare, runFolderName, RunningServers, type TreeName } from '../../scenario/index.js';
+import { claimRunFolder, loadCompareConfig, runCompare, runFolderName, RunningServers, type TreeName } from '../../scenario/index.js';
 import { BbError } from '../../core/index.js';
 import type { BbEnvironment } from '../environment.js';
 import type { TimingOptions } from '../../diff/index.js';
@@ -25,9 +25,10 @@ export function parseTrees(value: unknown): [TreeName, TreeName] {
 export { runFolderName };
 
 /** Runs a comparison with the CLI's I/O: progress on stderr, report on stdout, Ctrl-C stops the servers. */
-export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string; repeat?: number; timing?: TimingOptions; replay?: string }, environment: BbEnvironment): Promise<number> {
+export async function compareWithCli(opts: { config: string; trees: [TreeName, TreeName]; noise: boolean; out: string | { prefix: string }; repeat?: number; timing?: TimingOptions; replay?: string }, environment: BbEnvironment): Promise<number> {
   const config = await loadCompareConfig(opts.config);
-  const outDir = resolve(opts.out);
+  // No --out: a fresh captures/<prefix>-<time>/ of this run's own, once the config is read.
+  const outDir = typeof opts.out === 'string' ? resolve(opts.out) : claimRunFolder('captures', opts.out.prefix);
   if (existsSync(outDir)) {
     const taken = readdirSync(outDir).filter((f) => /\.har(\.journal)?$/.test(f));
     if (taken.length) throw new BbError('BB_OUT_EXISTS', `run folder ${outDir} already holds ${taken[0]}: choose another --out or remove it.`);
@@ -128,7 +129,7 @@ export const compareCommand: BbCommand = {
       config: String(argv.config),
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
-      out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('compare')),
+      out: typeof argv.out === 'string' ? argv.out : { prefix: 'compare' },
       ...(repeat !== undefined ? { repeat } : {}),
       ...(timing ? { timing } : {}),
       ...(typeof argv.replay === 'string' ? { replay: argv.replay } : {}),

@@ -1,10 +1,9 @@
 // bb demo (npm start): bb compare on the bundled demo service, old vs new.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { compareWithCli, parseTrees, runFolderName } from './compare.js';
+import { compareWithCli, parseTrees } from './compare.js';
 
 // The config lives in the source tree (dist/ holds only compiled code): found from dist/cli/commands/ or cli/commands/.
 const demoConfig = ['../../../scenario/compare/demo/bb.config.json', '../../scenario/compare/demo/bb.config.json']
@@ -24,6 +23,6 @@ export const demoCommand: BbCommand = {
       config: demoConfig,
       trees: parseTrees(argv.trees),
       noise: Boolean(argv.noise),
-      out: typeof argv.out === 'string' ? argv.out : join('captures', runFolderName('demo')),
+      out: typeof argv.out === 'string' ? argv.out : { prefix: 'demo' },
     }, environment),
 };

@@ -5,7 +5,7 @@ import { diffCaptures, loadDiffConfig, pairViewsFrom, renderHtml, renderJson, re
 import { diffProgressText, progressLine } from '../progress.js';
 import { useColor } from '../tty.js';
 import { BbError } from '../../core/index.js';
-import { writeOutFile } from '../../capture/index.js';
+import { checkOutPathInFolder, writeOutFile } from '../../capture/index.js';
 
 /**
  * Writes a report to stdout for "-", else to a file by the HAR's rule
@@ -18,6 +18,12 @@ export async function writeReport(target: string, text: string, flag: string, fo
     return;
   }
   await writeOutFile(target, text, { force, what: flag, mode: 0o644, unwritable: 'BB_REPORT_UNWRITABLE' });
+}
+
+/** Refuses a report path writeReport would refuse, before the work that fills it ("-", stdout, always passes). */
+export function checkReport(target: string | undefined, flag: string, force: boolean): void {
+  if (target === undefined || target === '-') return;
+  checkOutPathInFolder(target, { force, what: flag, unwritable: 'BB_REPORT_UNWRITABLE' });
 }
 
 /**
@@ -74,6 +80,10 @@ export const diffCommand: BbCommand = {
     if ([argv.json, html, junit].filter((t) => t === '-').length > 1) {
       throw new BbError('BB_REPORT_STDOUT_TWICE', 'only one of --json, --html and --junit can write to stdout ("-"): give the others a file name.');
     }
+    const json = typeof argv.json === 'string' ? argv.json : undefined;
+    const force = Boolean(argv.force);
+    // A path the report cannot go to is said before the diff runs, not after.
+    for (const [target, flag] of [[json, '--json'], [html, '--html'], [junit, '--junit']] as const) checkReport(target, flag, force);
     const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
     const options: DiffOptions = {
       // The HTML report's side-by-side views of differing pairs.
@@ -96,11 +106,9 @@ export const diffCommand: BbCommand = {
     } finally {
       progress.done();
     }
-    const json = typeof argv.json === 'string' ? argv.json : undefined;
-    const force = Boolean(argv.force);
     // With --json -, stdout carries the JSON only; the text report goes to stderr.
     const textStream = json === '-' || html === '-' || junit === '-' ? process.stderr : process.stdout;
-    textStream.write(renderText(result, { color: useColor(textStream, environment.color), rows: Boolean(argv.rows) }));
+    textStream.write(renderText(result, { color: useColor(textStream, environment.color), rows: Boolean(argv.rows), ...(json !== undefined ? { report: json } : {}) }));
     if (json !== undefined) await writeReport(json, renderJson(result), '--json', force);
     if (html !== undefined) await writeReport(html, await renderHtml(result, { views: pairViewsFrom(result) }), '--html', force);
     if (junit !== undefined) await writeReport(junit, renderJunit(result), '--junit', force);

@@ -4,15 +4,14 @@ import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { addToConfigFile, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
 import { findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
-import { BbError, globMatcher, isBbError, oneLine } from '../../core/index.js';
+import { BbError, globMatcher, isBbError, oneLine, unreadableWhy } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && missingOk) return undefined;
-    throw new BbError('BB_FILE_UNREADABLE', `cannot read ${what} ${path} (${code === 'ENOENT' ? 'it does not exist' : code}): check the path.`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && missingOk) return undefined;
+    throw new BbError('BB_FILE_UNREADABLE', `cannot read ${what} ${path} (${unreadableWhy(err)}): check the path.`);
   }
 }
 
@@ -104,7 +103,7 @@ export const knownCommand: BbCommand = {
       if (isBbError(err)) throw err;
       throw new BbError('BB_REPORT_INVALID', `${from} is not a bb diff --json report (${oneLine((err as Error).message)}): pass the file bb diff --json wrote.`);
     }
-    if (!Array.isArray(report.differences)) throw new BbError('BB_REPORT_INVALID', `${from} is not a bb diff --json report (no "differences" list).`);
+    if (!Array.isArray(report.differences)) throw new BbError('BB_REPORT_INVALID', `${from} is not a bb diff --json report (no "differences" list): pass the file bb diff --json wrote.`);
     const extra = {
       ...(typeof argv.since === 'string' ? { since: argv.since } : {}),
       ...(typeof argv.tracking === 'string' ? { tracking: argv.tracking } : {}),

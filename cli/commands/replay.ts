@@ -5,12 +5,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError } from '../../core/index.js';
+import { BbError, oneLine, unreadableWhy } from '../../core/index.js';
 import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
 import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { runFolderName } from './compare.js';
-import { writeReport } from './diff.js';
+import { checkReport, writeReport } from './diff.js';
 
 /** Parses --pace asap | original | <N>x. */
 function parsePace(value: unknown): ReplayPace {
@@ -24,13 +24,18 @@ function parsePace(value: unknown): ReplayPace {
 /** replay.values from a config file (bb.config.json or the compare config). */
 function replayValuesFrom(file: string | undefined): Record<string, string> {
   if (file === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
+    throw new BbError('BB_CONFIG_INVALID', `config file ${file} cannot be read (${unreadableWhy(err)}): give the path of a JSON file, or leave --config out.`);
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
-    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${e.message}): fix it or leave --config out.`);
+    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${oneLine((err as Error).message)}): fix it or leave --config out.`);
   }
   return { ...parseReplayValues((doc as { replay?: unknown } | null)?.replay, file) };
 }
@@ -68,6 +73,8 @@ export const replayCommand: BbCommand = {
     const force = Boolean(argv.force);
     // Refused before anything is read or sent: a recording is never overwritten by accident.
     if (existsSync(out) && !force) throw new BbError('BB_OUT_EXISTS', `${out} exists: choose another --out, or add --force to overwrite it.`);
+    const json = typeof argv.json === 'string' ? argv.json : undefined;
+    checkReport(json, '--json', force);
     const progress = progressLine({ stream: process.stderr, quiet: Boolean(argv.quiet), afterMs: environment.progressAfterMs });
     const controller = new AbortController();
     const onSignal = () => controller.abort();
@@ -99,7 +106,6 @@ export const replayCommand: BbCommand = {
     }
     const shown = relative(process.cwd(), summary.out);
     const line = summary.line.replace(summary.out, shown.startsWith('..') ? summary.out : shown);
-    const json = typeof argv.json === 'string' ? argv.json : undefined;
     const textStream = json === '-' ? process.stderr : process.stdout;
     for (const f of summary.failed.slice(0, 5)) process.stderr.write(`bb replay: ${f.entry}: ${f.reason}\n`);
     if (summary.failed.length > 5) process.stderr.write(`bb replay: … and ${summary.failed.length - 5} more without a response\n`);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError, isLoopbackHost } from '../../core/index.js';
+import { BbError, isLoopbackHost, oneLine, unreadableWhy } from '../../core/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
@@ -16,7 +16,7 @@ import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedact
 import { upstreamTlsFrom } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
-import { writeReport } from './diff.js';
+import { checkReport, writeReport } from './diff.js';
 
 /** --sample: a share (0.1) or a percentage (10%). */
 export function parseShare(value: unknown, flag: string, code: 'BB_BAD_SAMPLE' | 'BB_BAD_FAIL_ON'): number {
@@ -90,11 +90,17 @@ export function findingLines(report: ShadowReport): string[] {
 }
 
 function readReport(path: string): ShadowReport {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read (${unreadableWhy(err)}): give the --json files of bb shadow runs`);
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${(err as Error).message}): give the --json files of bb shadow runs`);
+    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${oneLine((err as Error).message)}): give the --json files of bb shadow runs`);
   }
   const r = doc as Partial<ShadowReport> | null;
   if (!r || r.format !== 1 || typeof r.routes !== 'object' || !Array.isArray(r.findings)) {
@@ -134,6 +140,8 @@ export const shadowCommand: BbCommand = {
     const failOn = parseShare(argv['fail-on'], '--fail-on', 'BB_BAD_FAIL_ON');
     const json = argv.json as string | undefined;
     const force = Boolean(argv.force);
+    // Said now, not once the run (30 minutes of traffic, say) is over and its report has nowhere to go.
+    checkReport(json, '--json', force);
     if (argv.merge !== undefined) {
       const files = (argv.merge as string[]).map(String);
       if (files.length === 0) throw new BbError('BB_USAGE', 'bb shadow --merge needs the --json reports of the runs: bb shadow --merge a.json b.json');
@@ -158,7 +166,11 @@ export const shadowCommand: BbCommand = {
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
 
-    const { stopped, stop: resolveStop, release } = gracefulStop('letting mirrors finish, comparing what is left, writing captures');
+    let outs: string[] = [];
+    // A second signal leaves the journals: say which, and how to get each HAR back.
+    const { stopped, stop: resolveStop, release } = gracefulStop('letting mirrors finish, comparing what is left, writing captures', () =>
+      rotate ? 'the last segments not written; bb recover writes each from its journal' : outs.length ? `the captures not written; ${outs.map((o) => `bb recover ${o}`).join(', ')} write them from their journals` : undefined,
+    );
     try {
       let lastLines = 0;
       const live = process.stderr.isTTY && !quiet;
@@ -204,6 +216,7 @@ export const shadowCommand: BbCommand = {
           }
         },
       });
+      outs = [shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter((p): p is string => p !== undefined).map((p) => relative(process.cwd(), p));
       // As bb capture: a listener other machines reach (a fleet's proxy mirrors to it) is said once.
       if (listen && !isLoopbackHost(listen.host)) process.stderr.write(`bb: warning: bb shadow listens on ${listen.host}, reachable from other machines\n`);
       const dir = relative(process.cwd(), outDir) || '.';

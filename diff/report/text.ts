@@ -20,6 +20,8 @@ export interface TextOptions {
   color: boolean;
   /** Print every difference row under its finding (--rows). */
   rows?: boolean;
+  /** The --json report this run writes, for the hint's `bb known add --from` (absent: the hint says how to write one). */
+  report?: string;
 }
 
 const WIDTH = 60;
@@ -163,7 +165,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   const stale = result.staleKnown.length;
   const verdict = c(result.verdict === 'match' ? '1;32' : '1;31', verdictText(result));
   const extras = [
-    `${result.counts.pairs} pairs`,
+    plural(result.counts.pairs, 'pair'),
     ...(real && known ? [`${plural(f.known, 'known finding')}`] : []),
     ...(noise ? [`${plural(f.noise, 'noise finding')}`] : []),
     ...(stale ? [`${stale} stale known`] : []),
@@ -217,6 +219,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
   const sameBuild = sameBuildText(result);
   if (sameBuild) lines.push('', sameBuild);
   lines.push(...timingLines(result.timing, c));
-  if (real && !opts.rows) lines.push('', c('2', 'bb diff --rows lists every difference under its finding; bb known add FINDING-ID --from report.json ratifies one.'));
+  // The next step must run as printed: name the report bb known add reads, or say how to write it.
+  const ratify = opts.report !== undefined && opts.report !== '-' ? `bb known add FINDING-ID --from ${opts.report} ratifies one.` : 'bb known add FINDING-ID --from report.json ratifies one (bb diff --json report.json writes it).';
+  if (real && !opts.rows) lines.push('', c('2', `bb diff --rows lists every difference under its finding; ${ratify}`));
   return `${lines.join('\n')}\n`;
 }

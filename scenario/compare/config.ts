@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseConfigJson, validateDiffConfig, type DiffConfig } from '../../diff/index.js';
 import type { ReadinessSpec, ServerSpec } from './boot/spec.js';
-import { BbError } from '../../core/index.js';
+import { BbError, unreadableWhy } from '../../core/index.js';
 
 /** Which tree a run slot uses. */
 export type TreeName = 'old' | 'new';
@@ -114,8 +114,7 @@ export async function loadCompareConfig(path: string): Promise<CompareConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new BbError('BB_CONFIG_MISSING', `config ${file} cannot be read (${code === 'ENOENT' ? 'it does not exist' : code}): pass --config with the path of your bb.config.json.`);
+    throw new BbError('BB_CONFIG_MISSING', `config ${file} cannot be read (${unreadableWhy(err)}): pass --config with the path of your bb.config.json.`);
   }
   return parseCompareConfig(parseConfigJson(text, file), file);
 }

@@ -2,4 +2,4 @@
 export { RunningServers } from './boot/process-group.js';
 export { defineScenario, type Scenario, type ScenarioFn, type ScenarioContext } from './drive.js';
 export { loadCompareConfig, parseReplayValues, type TreeName } from './config.js';
-export { runCompare, runFolderName } from './run.js';
+export { claimRunFolder, runCompare, runFolderName } from './run.js';

@@ -8,7 +8,8 @@
 // boot. Everything started is stopped in `finally` blocks, whatever happens;
 // the servers of a run are kept in a RunningServers that runCompare owns, so
 // an abort (Ctrl-C) stops them at once and the run's end leaves none behind.
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { startRecording } from '../record/index.js';
 import { makeOutFolder, writeOutFile } from '../../capture/index.js';
 import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
@@ -108,6 +109,28 @@ export function runFolderName(prefix: string, when = new Date()): string {
   return `${prefix}-${when.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
 }
 
+/**
+ * Makes a fresh run folder under `parent` and returns its path: <prefix>-<UTC
+ * time>, or -2, -3, … after it when a run started in the same second took it
+ * (mkdir is the claim: two runs side by side never share a folder).
+ */
+export function claimRunFolder(parent: string, prefix: string, when = new Date()): string {
+  makeOutFolder(parent);
+  const name = runFolderName(prefix, when);
+  for (let n = 1; ; n++) {
+    const folder = resolve(parent, n === 1 ? name : `${name}-${n}`);
+    try {
+      mkdirSync(folder, { mode: 0o700 });
+      return folder;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      // Any other failure: makeOutFolder says it in bb's sentence (it throws).
+      makeOutFolder(folder);
+      return folder;
+    }
+  }
+}
+
 /** Runs the whole comparison; throws a BbError when it could not run. */
 export async function runCompare(opts: CompareRunOptions): Promise<CompareRunResult> {
   const log = opts.log ?? (() => {});
@@ -153,8 +176,8 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
     // The HTML report gets the same side-by-side views as bb diff --html.
     views: true,
   });
-  const text = renderText(result, { color: opts.color ?? false });
   const reports: CompareRunResult['reports'] = { json: join(opts.outDir, 'report.json') };
+  const text = renderText(result, { color: opts.color ?? false, report: reports.json });
   // The run folder is the command's own: its reports are replaced (never written through a symlink).
   await writeOutFile(reports.json, renderJson(result), { force: true, mode: 0o600, unwritable: 'BB_REPORT_UNWRITABLE' });
   reports.html = join(opts.outDir, 'report.html');

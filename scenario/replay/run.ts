@@ -217,7 +217,8 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     await recording.close(2_000);
   }
   const total = prepared.plan.exchanges.length;
-  const line = `replayed ${run.replayed} exchanges and ${run.webSocketMessages} WebSocket messages to ${target.origin}, ${run.rewritten.length} values rewritten` +
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+  const line = `replayed ${count(run.replayed, 'exchange')} and ${count(run.webSocketMessages, 'WebSocket message')} to ${target.origin}, ${count(run.rewritten.length, 'value')} rewritten` +
     (run.cut.length ? `, ${run.cut.length} cut` : '') + ` → ${recording.out}` +
     (run.failed.length ? ` (${run.failed.length} of ${total} got no response)` : '');
   return {

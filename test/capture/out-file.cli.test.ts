@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { lstat, readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, readFile, symlink, writeFile } from 'node:fs/promises';
 import { runBb, startBb } from '../helpers/cli.js';
 import { openCapture } from '../../capture/index.js';
 import { capture } from '../helpers/har.js';
@@ -139,8 +139,12 @@ describe('files bb writes on request', () => {
 
   it('bb recover refuses a dangling symlink at the HAR path without --force, replaces the link itself with it', async () => {
     const out = t.path('recovered.har');
-    // A capture left open: its journal is what a crash leaves.
-    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: t.bbHome });
+    // What a crash leaves: the journal of a capture whose process is gone. A copy of an open capture's
+    // journal stands for it (bb recover refuses the journal a live capture is still writing).
+    const open = t.path('open.har');
+    const capture = await openCapture({ out: open, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: t.bbHome });
+    await copyFile(`${open}.journal`, `${out}.journal`);
+    await copyFile(`${open}.bodies`, `${out}.bodies`);
     await symlink(t.path('nowhere-recovered'), out);
     const refused = await runBb(['recover', out], { BB_HOME: t.bbHome });
     assert.equal(refused.code, 2, refused.stdout);

@@ -138,6 +138,8 @@ describe('readCapture on hand-made files', () => {
     const path = await write('empty.har', har([]));
     const err = await refusal(path, { allowIncomplete: true });
     assert.equal(err.code, 'BB_CAPTURE_EMPTY');
+    // Every reader says it (bb show and bb frames too), so the sentence names no one command's purpose.
+    assert.equal(err.message, `${path} holds no entries: there is nothing to compare or show; check that traffic went through the proxy.`);
   });
 
   it('turns Playwright’s millisecond WebSocket times into seconds', async () => {

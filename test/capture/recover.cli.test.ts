@@ -95,3 +95,30 @@ test('bb recover says so in one line and exits 2 without a journal, and never ov
   assert.match(r2.stderr, /already exists: .*--force/);
   assert.equal(readFileSync(out, 'utf8'), 'precious');
 });
+
+test('a capture still running: a second bb capture to its --out and bb recover both refuse (naming its pid), its journal untouched; stopped, it writes its HAR', async () => {
+  if (!server.listening) {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+  }
+  const out = join(tmp.dir, 'live.har');
+  const live = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  try {
+    const url = (await live.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+    assert.equal((await fetch(`${url}/before`)).status, 200);
+    const second = await runBb(['capture', '--target', 'http://127.0.0.1:9', '--out', out], env);
+    assert.equal(second.code, 2, second.stderr);
+    assert.match(second.stderr, new RegExp(`^bb: a capture that is still running \\(pid ${live.child.pid}\\) is writing .*live\\.har\\.journal: give this capture another --out\\.\\n$`));
+    const recover = await runBb(['recover', out], env);
+    assert.equal(recover.code, 2, recover.stdout + recover.stderr);
+    assert.match(recover.stderr, new RegExp(`^bb: a capture that is still running \\(pid ${live.child.pid}\\) is writing .*live\\.har\\.journal: stop it \\(Ctrl-C\\) and it writes the HAR itself; bb recover is for a capture that was killed\\.\\n$`));
+    assert.ok(existsSync(`${out}.journal`), 'the live journal is left alone');
+    assert.equal((await fetch(`${url}/after`)).status, 200);
+    live.child.kill('SIGINT');
+    assert.equal(await live.exited, 0, live.stderr());
+    const paths = (JSON.parse(readFileSync(out, 'utf8')) as Har).log.entries.map((e) => new URL(e.request.url).pathname);
+    assert.deepEqual(paths, ['/before', '/after']);
+  } finally {
+    if (live.child.exitCode === null) live.child.kill('SIGKILL');
+  }
+});

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
-import { closeSync, copyFileSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startProxy, FactBus } from '../../proxy/index.js';
@@ -117,5 +117,22 @@ describe('writeHarFromJournal', () => {
     // Closing the capture writes the same entries (through the same writer).
     await capture.close();
     assert.deepEqual((JSON.parse(readFileSync(out, 'utf8')) as Har).log.entries, har.log.entries);
+  });
+});
+
+describe('writeHarFromJournal on a file that is not a journal', () => {
+  const attempt = async (name: string, text: string): Promise<string> => {
+    const journalPath = tmp.path(`${name}.journal`);
+    writeFileSync(journalPath, text);
+    const err = await writeHarFromJournal({ journalPath, bodiesPath: tmp.path(`${name}.bodies`), out: tmp.path(`${name}.har`), complete: false, redactorFor: () => undefined }).then(
+      () => assert.fail('written'),
+      (e: Error) => e,
+    );
+    return err.message;
+  };
+
+  it('says an empty file is empty, and one that holds other text is not a journal (not that it is empty)', async () => {
+    assert.match(await attempt('empty', ''), /empty\.journal is empty \(no header record\): it is not a journal/);
+    assert.match(await attempt('garbage', 'garbage\nmore garbage\n'), /garbage\.journal does not start with a bb journal header: it is not a journal/);
   });
 });

@@ -21,6 +21,10 @@ const cases: Array<[string, string[], RegExp]> = [
   ['a flag nothing like any', ['capture', '--target', 'http://127.0.0.1:1', '--zzzzzz'], /^bb: unknown flag --zzzzzz: bb capture --help lists the flags\n$/],
   ['a value flag typed last without its value', ['diff', 'a.har', 'b.har', '--json'], /^bb: --json needs a value \(see bb diff --help\)\n$/],
   ['a capture too many', ['show', 'a.har', 'b.har'], /^bb: unexpected argument 'b\.har': bb show CAPTURE\.har\n$/],
+  ['bb known add without --from and --reason', ['known', 'add', 'F0123456789'], /^bb: bb known add needs --from and --reason: bb known add FINDING-ID\.\.\. --from report\.json --reason "\.\.\."\n$/],
+  ['bb known add without --reason', ['known', 'add', 'F0123456789', '--from', 'report.json'], /^bb: bb known add needs --reason: bb known add FINDING-ID\.\.\. --from report\.json --reason "\.\.\."\n$/],
+  ['a flag value not among its choices', ['diff', 'a.har', 'b.har', '--timing-metric', 'p99'], /^bb: --timing-metric needs one of ttfb, total, got 'p99' \(see bb diff --help\)\n$/],
+  ['an action not among the command\'s', ['ca', 'show'], /^bb: bb ca needs one of path, print, export, trust-info, got 'show' \(see bb ca --help\)\n$/],
 ];
 
 for (const [what, args, says] of cases) {
@@ -29,7 +33,7 @@ for (const [what, args, says] of cases) {
     const r = await runBb(args, { BB_HOME: join(dir, 'home') }, { cwd: dir });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, says);
-    assert.doesNotMatch(r.stderr, /Not enough non-option|Not enough arguments|Unknown argument|internal error/);
+    assert.doesNotMatch(r.stderr, /Not enough non-option|Not enough arguments|Unknown argument|Invalid values|Missing required|internal error/);
     assert.equal(r.stdout, '');
     assert.deepEqual(readdirSync(dir), []);
   });

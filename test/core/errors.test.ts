@@ -87,3 +87,33 @@ describe('the codes page', () => {
     }
   });
 });
+
+describe('unreadableWhy', () => {
+  it('says why a file could not be read in words, not as an errno code', async () => {
+    const { unreadableWhy } = await import('../../core/index.js');
+    const { readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const failure = (path: string): unknown => {
+      try {
+        readFileSync(path);
+      } catch (err) {
+        return err;
+      }
+      throw new Error(`${path} was read`);
+    };
+    assert.equal(unreadableWhy(failure(join(tmpdir(), `bb-no-such-file-${process.pid}`))), 'it does not exist');
+    assert.equal(unreadableWhy(failure(tmpdir())), 'it is a folder, not a file');
+    assert.equal(unreadableWhy(Object.assign(new Error('x'), { code: 'EACCES' })), 'permission denied');
+    assert.equal(unreadableWhy(Object.assign(new Error('x'), { code: 'EMFILE' })), 'EMFILE');
+  });
+});
+
+describe('listenFailureWhy', () => {
+  it('says why a port could not be taken, and what to give the flag instead', async () => {
+    const { listenFailureWhy } = await import('../../core/index.js');
+    const err = (code: string) => Object.assign(new Error(`listen ${code}`), { code });
+    assert.equal(listenFailureWhy(err('EADDRINUSE'), '--admin'), 'the port is in use (pick another --admin port, or 0 for any)');
+    assert.equal(listenFailureWhy(err('EACCES'), '--listen'), 'permission denied (a port below 1024 needs privileges: pick a higher --listen port, or 0 for any)');
+    assert.equal(listenFailureWhy(err('EMFILE'), '--ui'), 'listen EMFILE');
+  });
+});

@@ -66,7 +66,7 @@ test('the replay example runs as written: the fresh server\'s id followed, the t
   const { replayCapture } = (await import('bb')) as typeof import('../../index.js');
   assert.equal(typeof replayCapture, 'function', 'replayCapture is on the public entry point');
   const { stdout } = await run(process.execPath, [join(root, 'examples/replay-a-capture.mjs')], { cwd: root, env: { ...process.env, BB_HOME: join(dir, 'home3') } });
-  assert.match(stdout, /^replayed 2 exchanges and 0 WebSocket messages to http:\/\/127\.0\.0\.1:\d+, 1 values rewritten → /);
+  assert.match(stdout, /^replayed 2 exchanges and 0 WebSocket messages to http:\/\/127\.0\.0\.1:\d+, 1 value rewritten → /);
   assert.match(stdout, /path: 'body:\$\.id~0'/);
   assert.match(stdout, /^MATCH {2}\(2 pairs;/m);
 });

@@ -254,3 +254,14 @@ test('a listener that throws does not break traffic', async () => {
   assert.deepEqual(delivered, ['connection-opened', 'exchange-started', 'request-ended', 'response-started', 'response-body', 'exchange-completed', 'flush']);
   client.socket.destroy();
 });
+
+test('a --listen address bb cannot take is refused in words with what to do, not as a raw errno message', async () => {
+  const refusal = async (host: string): Promise<string> =>
+    startProxy({ target: 'http://127.0.0.1:9', listen: { host, port: 0 } }).then(
+      async (p) => (await p.close(100), assert.fail(`listened on ${host}`)),
+      (err: Error) => err.message,
+    );
+  // 192.0.2.1 (TEST-NET-1, RFC 5737) is no address of this machine.
+  assert.equal(await refusal('192.0.2.1'), 'cannot listen on 192.0.2.1:0: no network interface of this machine has that address (give --listen 127.0.0.1 or an address of this machine)');
+  assert.equal(await refusal('no-such-host.invalid'), 'cannot listen on no-such-host.invalid:0: the host name does not resolve (give --listen an address such as 127.0.0.1)');
+});

@@ -180,6 +180,44 @@ describe('bb capture summary', () => {
     assert.match(r.stderr, /^bb: capture: nothing went through <URL>: point your clients at that URL \(bb diff refuses an empty capture\)$/m);
   });
 
+  it('a second SIGINT stops at once (exit 130) and says how to get the HAR back: bb recover, which then writes it', async () => {
+    let arrived!: () => void;
+    const hanging = new Promise<void>((r) => (arrived = r));
+    const held: http.ServerResponse[] = [];
+    const server = http.createServer((req, res) => (req.url === '/hang' ? (held.push(res), arrived()) : res.end('ok')));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = tempDir().dir;
+    const out = join(dir, 'c.har');
+    const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet', '--grace', '60000'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+    try {
+      const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+      assert.equal(await (await fetch(`${base}/done`)).text(), 'ok');
+      const pending = fetch(`${base}/hang`).catch(() => undefined);
+      await hanging;
+      const finishing = new Promise<void>((resolve) => {
+        const look = (): void => void (/SIGINT: finishing/.test(bb.stderr()) && resolve());
+        bb.child.stderr!.on('data', look);
+        look();
+      });
+      bb.child.kill('SIGINT');
+      await finishing;
+      bb.child.kill('SIGINT');
+      assert.equal(await bb.exited, 130, bb.stderr());
+      void pending;
+      assert.match(bb.stderr(), /^bb: SIGINT again: stopped at once, the capture not written; bb recover \S*c\.har writes it from its journal\n$/m);
+      assert.equal(existsSync(out), false);
+      const recovered = await runBb(['recover', out], { BB_HOME: join(dir, 'home') });
+      assert.equal(recovered.code, 0, recovered.stderr);
+      const paths = JSON.parse(readFileSync(out, 'utf8')).log.entries.map((e: { request: { url: string } }) => new URL(e.request.url).pathname);
+      assert.deepEqual(paths.sort(), ['/done', '/hang']);
+    } finally {
+      if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

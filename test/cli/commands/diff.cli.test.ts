@@ -1,7 +1,7 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../../helpers/cli.js';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { capture, har, uuid } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -110,6 +110,38 @@ describe('bb diff on the command line', () => {
     }
     const ok = await bb(['diff', incomplete, incomplete, '--allow-incomplete']);
     assert.equal(ok.code, 0, ok.stderr);
+  });
+
+  it('refuses a report path it cannot write before it diffs: one line, exit 2, no report printed', async () => {
+    const folder = t.path('a-folder');
+    await mkdir(folder);
+    const cases: Array<[string[], RegExp]> = [
+      [['--json', join(t.dir, 'no-such-folder', 'r.json')], /cannot write --json .*r\.json \(its folder does not exist\): choose another path\./],
+      [['--html', join(t.dir, 'no-such-folder', 'r.html')], /cannot write --html .*r\.html \(its folder does not exist\): choose another path\./],
+      [['--junit', folder], /cannot write --junit .*: it is a folder; name a file\./],
+      [['--json', same2], /already exists: choose another --json or pass --force/],
+    ];
+    for (const [flags, re] of cases) {
+      const r = await bb(['diff', same1, changed, ...flags]);
+      assert.equal(r.code, 2, `${flags.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.equal(r.stdout, '', `${flags.join(' ')}: the diff did not run`);
+    }
+  });
+
+  it('says "1 pair", and its hint names the report it wrote, or how to write one', async () => {
+    const one = await t.write('one.har', capture([{ url: 'http://127.0.0.1:5001/v1/one', body: { n: 1 } }]));
+    const other = await t.write('one-changed.har', capture([{ url: 'http://127.0.0.1:5001/v1/one', body: { n: 2 } }]));
+    const same = await bb(['diff', one, one]);
+    assert.match(same.stdout, /^MATCH  \(1 pair; /);
+    const plain = await bb(['diff', one, other], { NO_COLOR: '1' });
+    assert.match(plain.stdout, /^DIFF: 1 real finding \(1 difference\)  \(1 pair; /);
+    // No report was written: the hint says how to write the one bb known add reads.
+    assert.match(plain.stdout, /bb known add FINDING-ID --from report\.json ratifies one \(bb diff --json report\.json writes it\)\.\n$/);
+    const out = join(t.dir, 'hint-report.json');
+    const written = await bb(['diff', one, other, '--json', out], { NO_COLOR: '1' });
+    assert.ok(written.stdout.endsWith(`bb known add FINDING-ID --from ${out} ratifies one.\n`), written.stdout);
   });
 
   it('refuses broken.har with exit 2 and one line', async (t2) => {

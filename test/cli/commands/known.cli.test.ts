@@ -2,7 +2,7 @@
 // command reads it (V8's JSON.parse message quotes the text, newlines included).
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile, readFile } from 'node:fs/promises';
+import { mkdir, writeFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBb } from '../../helpers/cli.js';
 import { har, capture, type ExchangeSpec } from '../../helpers/har.js';
@@ -27,6 +27,29 @@ describe('configs that are not JSON', () => {
       const r = await runBb(args, { BB_HOME: join(dir, 'home') });
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^bb: [^\n]*bad\.json[^\n]* (is not valid JSON|is not a bb diff --json report) \([^\n]+\)[^\n]*\n$/, `${args.join(' ')}: ${r.stderr}`);
+    }
+  });
+
+  it('a folder or a missing file given as a config or a report says so in words (no errno code), one line, exit 2', async (t) => {
+    const tmp = tempDir(t);
+    const dir = tmp.dir;
+    const folder = tmp.path('a-folder');
+    await mkdir(folder);
+    const one = await tmp.write('one.har', capture([{ url: 'http://127.0.0.1:5001/v1/x', body: { n: 1 } }]));
+    const notReport = await tmp.write('not-report.json', { a: 1 });
+    const runs: Array<[string[], RegExp]> = [
+      [['diff', one, one, '--config', folder], /^bb: config .*a-folder cannot be read \(it is a folder, not a file\): check the --config path\.\n$/],
+      [['known', 'add', 'abc', '--from', folder, '--reason', 'r'], /^bb: cannot read report .*a-folder \(it is a folder, not a file\): check the path\.\n$/],
+      [['known', 'add', 'abc', '--from', notReport, '--reason', 'r'], /^bb: .*not-report\.json is not a bb diff --json report \(no "differences" list\): pass the file bb diff --json wrote\.\n$/],
+      [['compare', '--config', folder, '--out', join(dir, 'run')], /^bb: config .*a-folder cannot be read \(it is a folder, not a file\): pass --config/],
+      [['replay', one, '--target', 'http://127.0.0.1:9', '--config', folder], /^bb: config file .*a-folder cannot be read \(it is a folder, not a file\): give the path of a JSON file, or leave --config out\.\n$/],
+      [['shadow', '--merge', folder], /^bb: .*a-folder cannot be read \(it is a folder, not a file\): give the --json files of bb shadow runs\n$/],
+      [['shadow', '--merge', join(dir, 'missing.json')], /^bb: .*missing\.json cannot be read \(it does not exist\): give the --json files of bb shadow runs\n$/],
+    ];
+    for (const [args, re] of runs) {
+      const r = await runBb(args, { BB_HOME: join(dir, 'home') });
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re, args.join(' '));
     }
   });
 });

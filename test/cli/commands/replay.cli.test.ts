@@ -71,6 +71,16 @@ describe('bb replay: waiting, bounded and interrupted', () => {
     }
   });
 
+  it('refuses a --json in a folder that does not exist before it sends anything (exit 2: nothing was sent)', async () => {
+    const server = await startPatientServer([]);
+    const out = tmp.path('never-sent.har');
+    const run = await runBb(['replay', original, '--target', server.url, '--out', out, '--json', tmp.path('no-such-folder', 'r.json')], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /^bb: cannot write --json .*r\.json \(its folder does not exist\): choose another path\.\n$/);
+    assert.deepEqual(server.arrived, [], 'nothing was sent');
+    assert.equal(existsSync(out), false, 'no capture was written');
+  });
+
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`${signal} during a long wait on the target stops at once: exit 130, the capture written`, async () => {
       const server = await slowServer();

@@ -27,12 +27,13 @@ describe('bb shadow: bad input', () => {
     ['a --mirror that is not a route', [...base, '--mirror', 'everything'], /--mirror needs safe, all, or routes/],
     ['a --header without its target', [...base, '--header', 'Authorization: x'], /--header needs TARGET:'Name: value'/],
     ['a --fail-on past 1', [...base, '--fail-on', '150%'], /--fail-on needs a share/],
-    ['a --merge file that is not a report', ['shadow', '--merge', tmp.path('missing.json')], /cannot be read as JSON/],
+    ['a --merge file that is not there', ['shadow', '--merge', tmp.path('missing.json')], /missing\.json cannot be read \(it does not exist\): give the --json files of bb shadow runs/],
     ['a --ui address other machines could reach', [...base, '--ui', '0.0.0.0:8090'], /--ui must bind a loopback address like 127\.0\.0\.1:0; '0\.0\.0\.0' would show/],
     ['--rotate with --ui (one live view per target)', [...base, '--rotate', '10m', '--ui'], /--ui shows one capture per target: leave out --rotate/],
     ['a --config that is not JSON (refused before the targets are tried)', [...base, '--config', badConfig], /bad-config\.json/],
     ['--listen-tls in front of an http primary', [...base, '--listen-tls'], /--listen-tls needs an https:\/\/ --primary/],
     ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
+    ['a --json in a folder that does not exist (said before the run, not after it)', [...base, '--json', tmp.path('no-such-folder', 'r.json')], /cannot write --json .*r\.json \(its folder does not exist\): choose another path/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
   ];
   for (const [what, args, message] of cases) {

@@ -72,7 +72,7 @@ describe('bb replay: a REST service that issues random ids', () => {
     const report = tmp.path('rest-replay.json');
     const run = await runBb(['replay', original, '--target', fresh.url, '--out', out, '--json', report], env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    assert.match(run.stdout, new RegExp(`^replayed 8 exchanges and 0 WebSocket messages to ${fresh.url}, \\d+ values rewritten → `));
+    assert.match(run.stdout, new RegExp(`^replayed 8 exchanges and 0 WebSocket messages to ${fresh.url}, \\d+ values? rewritten → `));
     assert.deepEqual(statuses(await readHar(out)), statuses(await readHar(original)));
     assert.deepEqual(fresh.log.map((l) => l.replace(/item_[0-9a-f]+/, 'ID')), [
       'POST /items 201', 'GET /items/ID 200', 'PATCH /items/ID 200', 'POST /items 201', 'GET /items/ID 200', 'DELETE /items/ID 204', 'GET /items 200', 'GET /items/ID 404',
@@ -96,6 +96,29 @@ describe('bb replay: a REST service that issues random ids', () => {
     assert.deepEqual(fresh.log.filter((l) => / 404$/.test(l)).length, 5, fresh.log.join('\n'));
     const diff = await runBb(['diff', original, out, '--config', config], env);
     assert.equal(diff.code, 1, diff.stdout);
+  });
+
+  it('the summary line counts in English: 1 exchange, 1 value rewritten', async () => {
+    const one = await recordCapture('rest-one', async (url) => {
+      const c = new Client(url);
+      await call(c, 'GET', '/items');
+      await c.close();
+    });
+    const followed = await recordCapture('rest-followed', async (url) => {
+      const c = new Client(url);
+      const a = (await call(c, 'POST', '/items', { name: 'a' })).body;
+      await call(c, 'GET', `/items/${a.id}`);
+      await c.close();
+    });
+    const fresh = await service();
+    const single = await runBb(['replay', one, '--target', fresh.url, '--out', tmp.path('rest-one-replay.har')], env);
+    assert.equal(single.code, 0, single.stdout + single.stderr);
+    assert.match(single.stdout, /^replayed 1 exchange and 0 WebSocket messages to .*, 0 values rewritten → /);
+    const rewritten = await runBb(['replay', followed, '--target', fresh.url, '--out', tmp.path('rest-followed-replay.har'), '--json', tmp.path('rest-followed.json')], env);
+    assert.equal(rewritten.code, 0, rewritten.stdout + rewritten.stderr);
+    const { rewritten: bindings } = JSON.parse(await readFile(tmp.path('rest-followed.json'), 'utf8'));
+    assert.equal(bindings.length, 1, JSON.stringify(bindings));
+    assert.match(rewritten.stdout, /^replayed 2 exchanges and 0 WebSocket messages to .*, 1 value rewritten → /);
   });
 
   it('refuses to overwrite --out without --force, before sending anything', async () => {
@@ -222,7 +245,7 @@ describe('bb replay: a WebSocket conversation with server-issued session and cur
     const out = tmp.path('ws-replay.har');
     const run = await runBb(['replay', original, '--target', fresh.url, '--out', out], env);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^replayed 1 exchanges and \d+ WebSocket messages/);
+    assert.match(run.stdout, /^replayed 1 exchange and \d+ WebSocket messages/);
     assert.equal(fresh.wsReceived.length, 3);
     const har = await readHar(out);
     const ws = har.log.entries[0]!;
