@@ -59,14 +59,73 @@ const methods = new StringJson();
 const versions = new StringJson();
 const reasons = new StringJson();
 
-// Trailers are mostly none.
-function trailers(tr: readonly string[]): string {
-  return tr.length === 0 ? '[]' : str(tr);
+// The records' constant pieces, pre-encoded (ascii below); a record is written
+// into the turn's bytes piece by piece (LineBuffer's ascii/num/utf8), as a
+// WebSocket message's line is (writeWsmLine): a template literal of a dozen
+// pieces is a rope flattened before its UTF-8 write, and String(ts) of each
+// timestamp was V8's general double printing (issue 39).
+const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
+const START = ascii('{"r":"start","x":');
+const SEQ = ascii(',"seq":');
+const C = ascii(',"c":');
+const TS = ascii(',"ts":');
+const SCHEME = ascii(',"scheme":');
+const METHOD = ascii(',"method":');
+const TARGET = ascii(',"target":');
+const V = ascii(',"v":');
+const H_LIST = ascii(',"h":');
+const UP = ascii(',"up":');
+const UPG_TRUE = ascii(',"upg":true');
+const UPG_FALSE = ascii(',"upg":false');
+const PAGE = ascii(',"page":');
+const SID = ascii(',"sid":');
+const PUSH = ascii(',"push":');
+const RS = ascii('{"r":"rs","x":');
+const ST = ascii(',"st":');
+const SM = ascii(',"sm":');
+const QE_LINE = ascii('{"r":"qe","x":');
+const DONE_LINE = ascii('{"r":"done","x":');
+const QE = ascii(',"qe":');
+const DONE = ascii(',"done":');
+const TR = ascii(',"tr":');
+const TR_NONE = ascii(',"tr":[]');
+const CLOSE = ascii('}');
+
+// The `,"tr":[...]` member (trailers are mostly none).
+function writeTrailers(b: LineBuffer, tr: readonly string[]): void {
+  if (tr.length === 0) b.ascii(TR_NONE);
+  else {
+    b.ascii(TR);
+    b.utf8(str(tr));
+  }
 }
 
-/** A StartRecord's line. */
-export function startLine(r: Omit<StartRecord, 'r'>): string {
-  return startOpen(r) + '}';
+/** A StartRecord's line written into `b` without its closing brace (to fold more members in: journal-fold.ts) nor newline. */
+export function writeStartOpen(b: LineBuffer, r: Omit<StartRecord, 'r'>): void {
+  b.member(START, r.x);
+  b.member(SEQ, r.seq);
+  b.ascii(C);
+  b.utf8(connections.of(r.c));
+  b.member(TS, r.ts);
+  b.ascii(SCHEME);
+  b.utf8(schemes.of(r.scheme));
+  b.ascii(METHOD);
+  b.utf8(methods.of(r.method));
+  b.ascii(TARGET);
+  b.utf8(str(r.target));
+  b.ascii(V);
+  b.utf8(versions.of(r.v));
+  b.ascii(H_LIST);
+  b.utf8(requestHeads.of(r.h));
+  b.ascii(UP);
+  b.utf8(upstreams.of(r.up));
+  b.ascii(r.upg ? UPG_TRUE : UPG_FALSE);
+  if (r.page !== undefined) {
+    b.ascii(PAGE);
+    b.utf8(str(r.page));
+  }
+  if (r.sid !== undefined) b.member(SID, r.sid);
+  if (r.push !== undefined) b.member(PUSH, r.push);
 }
 
 /** The StartRecord a start line reads back as: optional members left out when absent, the header list copied (the caller's is not ours to keep). */
@@ -78,44 +137,52 @@ export function startRecord(r: Omit<StartRecord, 'r'>): StartRecord {
   return rec;
 }
 
-/** A StartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
-export function startOpen(r: Omit<StartRecord, 'r'>): string {
-  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${schemes.of(r.scheme)},"method":${methods.of(r.method)}`;
-  line += `,"target":${str(r.target)},"v":${versions.of(r.v)},"h":${requestHeads.of(r.h)},"up":${upstreams.of(r.up)},"upg":${r.upg}`;
-  if (r.page !== undefined) line += `,"page":${str(r.page)}`;
-  if (r.sid !== undefined) line += `,"sid":${r.sid}`;
-  if (r.push !== undefined) line += `,"push":${r.push}`;
-  return line;
+/** A ResponseStartRecord's line written into `b` without its closing brace (to fold more members in: journal-fold.ts) nor newline. */
+export function writeResponseStartOpen(b: LineBuffer, r: Omit<ResponseStartRecord, 'r'>): void {
+  b.member(RS, r.x);
+  b.member(TS, r.ts);
+  b.member(ST, r.st);
+  b.ascii(SM);
+  b.utf8(reasons.of(r.sm));
+  b.ascii(V);
+  b.utf8(versions.of(r.v));
+  b.ascii(H_LIST);
+  b.utf8(responseHeads.of(r.h));
 }
 
-/** A RequestEndRecord's line. */
-export function requestEndLine(r: Omit<RequestEndRecord, 'r'>): string {
-  return `{"r":"qe","x":${r.x},"ts":${r.ts},"tr":${trailers(r.tr)}}`;
+/** Closes a line written piece by piece: its `}` (its newline is the journal's: endLine). */
+export function writeClose(b: LineBuffer): void {
+  b.ascii(CLOSE);
 }
 
-/** A ResponseStartRecord's line. */
-export function responseStartLine(r: Omit<ResponseStartRecord, 'r'>): string {
-  return responseStartOpen(r) + '}';
-}
-
-/** A ResponseStartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
-export function responseStartOpen(r: Omit<ResponseStartRecord, 'r'>): string {
-  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${reasons.of(r.sm)},"v":${versions.of(r.v)},"h":${responseHeads.of(r.h)}`;
+/** A RequestEndRecord's line written into `b` (no newline). */
+export function writeRequestEndLine(b: LineBuffer, r: Omit<RequestEndRecord, 'r'>): void {
+  b.member(QE_LINE, r.x);
+  b.member(TS, r.ts);
+  writeTrailers(b, r.tr);
+  b.ascii(CLOSE);
 }
 
 /** A request end folded into its start: the members `,"qe":ts,"tr":[...]`. */
-export function foldedRequestEnd(ts: number, tr: readonly string[]): string {
-  return `,"qe":${ts},"tr":${trailers(tr)}`;
+export function writeFoldedRequestEnd(b: LineBuffer, ts: number, tr: readonly string[]): void {
+  b.member(QE, ts);
+  writeTrailers(b, tr);
 }
 
 /** A done folded into its response start: the members `,"done":ts,"seq":n,"tr":[...]`. */
-export function foldedDone(ts: number, seq: number, tr: readonly string[]): string {
-  return `,"done":${ts},"seq":${seq},"tr":${trailers(tr)}`;
+export function writeFoldedDone(b: LineBuffer, ts: number, seq: number, tr: readonly string[]): void {
+  b.member(DONE, ts);
+  b.member(SEQ, seq);
+  writeTrailers(b, tr);
 }
 
-/** A DoneRecord's line. */
-export function doneLine(r: Omit<DoneRecord, 'r'>): string {
-  return `{"r":"done","x":${r.x},"ts":${r.ts},"seq":${r.seq},"tr":${trailers(r.tr)}}`;
+/** A DoneRecord's line written into `b` (no newline). */
+export function writeDoneLine(b: LineBuffer, r: Omit<DoneRecord, 'r'>): void {
+  b.member(DONE_LINE, r.x);
+  b.member(TS, r.ts);
+  b.member(SEQ, r.seq);
+  writeTrailers(b, r.tr);
+  b.ascii(CLOSE);
 }
 
 /** What a WebSocket message's line says of its message (a ws-message fact has these members). */
@@ -144,10 +211,7 @@ export interface WsmPlace {
   page: string | undefined;
 }
 
-const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
 const WSM = ascii('{"r":"wsm","x":');
-const TS = ascii(',"ts":');
-const SEQ = ascii(',"seq":');
 const SEND = ascii(',"d":"send","op":');
 const RECEIVE = ascii(',"d":"receive","op":');
 const O = ascii(',"o":');
@@ -161,8 +225,6 @@ const CC = ascii(',"cc":');
 const CR = ascii(',"cr":');
 const H = ascii(',"h":"');
 const QUOTE = ascii('"');
-const PAGE = ascii(',"page":');
-const CLOSE = ascii('}');
 
 /**
  * A WsMessageRecord's line, written into `b` piece by piece (no string: one
@@ -174,12 +236,7 @@ export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
   b.member(TS, m.time);
   b.member(SEQ, p.seq);
   b.member(m.direction === 'send' ? SEND : RECEIVE, m.opcode);
-  if (p.n === 0) b.ascii(N0);
-  else {
-    b.member(O, p.o);
-    b.member(N, p.n);
-  }
-  b.member(W, p.w);
+  writeSlice(b, p.o, p.n, p.w);
   b.member(F, m.frames);
   b.ascii(m.compressed ? Z_TRUE : Z_FALSE);
   if (m.closeCode !== undefined) b.member(CC, m.closeCode);
@@ -198,4 +255,43 @@ export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
     b.utf8(str(p.page));
   }
   b.ascii(CLOSE);
+}
+
+const QB_LINE = ascii('{"r":"qb","x":');
+const RB_LINE = ascii('{"r":"rb","x":');
+const QB_FIRST = ascii(',"qb":[{"ts":');
+const RB_FIRST = ascii(',"rb":[{"ts":');
+const NEXT_CHUNK = ascii(',{"ts":');
+const LIST_END = ascii(']');
+
+// A body slice's members `,"o":..,"n":..,"w":..` (o only when bytes were kept).
+function writeSlice(b: LineBuffer, o: number, n: number, w: number): void {
+  if (n === 0) b.ascii(N0);
+  else {
+    b.member(O, o);
+    b.member(N, n);
+  }
+  b.member(W, w);
+}
+
+/** A BodyRecord's line written into `b` (no newline): `o` is the slice's `.bodies` offset, written only when n > 0. */
+export function writeBodyLine(b: LineBuffer, request: boolean, x: number, ts: number, o: number, n: number, w: number): void {
+  b.member(request ? QB_LINE : RB_LINE, x);
+  b.member(TS, ts);
+  writeSlice(b, o, n, w);
+  b.ascii(CLOSE);
+}
+
+/** A body chunk folded into a held start (request) or response start: the list's opening `,"qb":[` or `,"rb":[` before the first, a comma before the others. */
+export function writeFoldedChunk(b: LineBuffer, request: boolean, first: boolean, ts: number, o: number, n: number, w: number): void {
+  if (first) b.ascii(request ? QB_FIRST : RB_FIRST);
+  else b.ascii(NEXT_CHUNK);
+  b.num(ts);
+  writeSlice(b, o, n, w);
+  b.ascii(CLOSE);
+}
+
+/** Ends a folded chunk list (after its last chunk). */
+export function writeChunkListEnd(b: LineBuffer): void {
+  b.ascii(LIST_END);
 }
