@@ -1,10 +1,12 @@
-// The hottest journal records as JSON text, written by hand: every exchange
-// makes a start, a request end, a response start and a done record, and
-// JSON.stringify of their objects (built only to be serialized) was ~5 µs of
-// a small exchange (bench/profiles/README.md). Each function returns exactly
-// the text JSON.stringify writes for that record (same keys, same order,
-// optional keys left out when absent); strings and header lists go through
-// JSON.stringify, numbers are whole or finite floats and print as JSON does.
+// The hottest journal records as JSON, written by hand: every exchange
+// makes a start, a request end, a response start and a done record (folded
+// into two lines: journal-fold.ts), and JSON.stringify of their objects
+// (built only to be serialized) was ~5 µs of a small exchange
+// (bench/profiles/README.md). Each function writes into the turn's bytes
+// (LineBuffer) exactly the bytes JSON.stringify writes for that record (same
+// keys, same order, optional keys left out when absent); strings and header
+// lists go through JSON.stringify, numbers are whole or finite floats and
+// print as JSON does (timestamps by hand: timestamp-text.ts).
 import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } from './journal.js';
 import type { LineBuffer } from './line-buffer.js';
 
@@ -94,36 +96,23 @@ const CLOSE = ascii('}');
 // The `,"tr":[...]` member (trailers are mostly none).
 function writeTrailers(b: LineBuffer, tr: readonly string[]): void {
   if (tr.length === 0) b.ascii(TR_NONE);
-  else {
-    b.ascii(TR);
-    b.utf8(str(tr));
-  }
+  else b.jsonMember(TR, str(tr));
 }
 
 /** A StartRecord's line written into `b` without its closing brace (to fold more members in: journal-fold.ts) nor newline. */
 export function writeStartOpen(b: LineBuffer, r: Omit<StartRecord, 'r'>): void {
   b.member(START, r.x);
   b.member(SEQ, r.seq);
-  b.ascii(C);
-  b.utf8(connections.of(r.c));
+  b.jsonMember(C, connections.of(r.c));
   b.member(TS, r.ts);
-  b.ascii(SCHEME);
-  b.utf8(schemes.of(r.scheme));
-  b.ascii(METHOD);
-  b.utf8(methods.of(r.method));
-  b.ascii(TARGET);
-  b.utf8(str(r.target));
-  b.ascii(V);
-  b.utf8(versions.of(r.v));
-  b.ascii(H_LIST);
-  b.utf8(requestHeads.of(r.h));
-  b.ascii(UP);
-  b.utf8(upstreams.of(r.up));
+  b.jsonMember(SCHEME, schemes.of(r.scheme));
+  b.jsonMember(METHOD, methods.of(r.method));
+  b.jsonMember(TARGET, str(r.target));
+  b.jsonMember(V, versions.of(r.v));
+  b.jsonMember(H_LIST, requestHeads.of(r.h));
+  b.jsonMember(UP, upstreams.of(r.up));
   b.ascii(r.upg ? UPG_TRUE : UPG_FALSE);
-  if (r.page !== undefined) {
-    b.ascii(PAGE);
-    b.utf8(str(r.page));
-  }
+  if (r.page !== undefined) b.jsonMember(PAGE, str(r.page));
   if (r.sid !== undefined) b.member(SID, r.sid);
   if (r.push !== undefined) b.member(PUSH, r.push);
 }
@@ -142,12 +131,9 @@ export function writeResponseStartOpen(b: LineBuffer, r: Omit<ResponseStartRecor
   b.member(RS, r.x);
   b.member(TS, r.ts);
   b.member(ST, r.st);
-  b.ascii(SM);
-  b.utf8(reasons.of(r.sm));
-  b.ascii(V);
-  b.utf8(versions.of(r.v));
-  b.ascii(H_LIST);
-  b.utf8(responseHeads.of(r.h));
+  b.jsonMember(SM, reasons.of(r.sm));
+  b.jsonMember(V, versions.of(r.v));
+  b.jsonMember(H_LIST, responseHeads.of(r.h));
 }
 
 /** Closes a line written piece by piece: its `}` (its newline is the journal's: endLine). */
@@ -240,20 +226,14 @@ export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
   b.member(F, m.frames);
   b.ascii(m.compressed ? Z_TRUE : Z_FALSE);
   if (m.closeCode !== undefined) b.member(CC, m.closeCode);
-  if (m.closeReason !== undefined) {
-    b.ascii(CR);
-    b.utf8(str(m.closeReason));
-  }
+  if (m.closeReason !== undefined) b.jsonMember(CR, str(m.closeReason));
   if (p.h !== undefined) {
     // A digest's text (hex or base64url): nothing to escape.
     b.ascii(H);
     b.utf8(p.h);
     b.ascii(QUOTE);
   }
-  if (p.page !== undefined) {
-    b.ascii(PAGE);
-    b.utf8(str(p.page));
-  }
+  if (p.page !== undefined) b.jsonMember(PAGE, str(p.page));
   b.ascii(CLOSE);
 }
 

@@ -6,11 +6,12 @@
 // bb-off's GC (bench/profiles/README.md). Encoded at once, a line dies
 // young, and neither the joined text nor its Buffer copy exists.
 //
-// The hottest line (a WebSocket message's, one per message) is written
-// piece by piece instead (ascii, num, utf8, newline): a template literal of
-// a dozen pieces is a rope that the UTF-8 write must flatten first, and
-// building, flattening and writing it cost ~3× writing the same bytes
-// straight (bench/profiles/README.md "WebSocket").
+// The hottest lines (a WebSocket message's, an exchange's start, response
+// start, body chunks and end: journal-lines.ts) are written piece by piece
+// instead (ascii, num, utf8, newline): a template literal of a dozen pieces
+// is a rope that the UTF-8 write must flatten first, and building,
+// flattening and writing it cost ~3× writing the same bytes straight
+// (bench/profiles/README.md "WebSocket").
 import { writeTimestamp } from './timestamp-text.js';
 
 const START_BYTES = 64 * 1024;
@@ -96,6 +97,12 @@ export class LineBuffer {
   member(name: Uint8Array, n: number): void {
     this.ascii(name);
     this.num(n);
+  }
+
+  /** Appends a member whose value is JSON text already: its pre-encoded `,"name":` (ascii) and the text (utf8). */
+  jsonMember(name: Uint8Array, json: string): void {
+    this.ascii(name);
+    this.utf8(json);
   }
 
   /** Appends a string's UTF-8 bytes as they are (text already JSON, or ASCII that needs no escape). */
