@@ -13,27 +13,57 @@ import type { LineBuffer } from './line-buffer.js';
 const str = JSON.stringify;
 
 /**
+ * A JSON text remembered for the next equal value, and its UTF-8 bytes from
+ * its second use on: copying them into a line costs less than encoding the
+ * text again (a value seen once is written as text, never encoded twice).
+ */
+class RememberedJson {
+  private json: string;
+  private bytes: Uint8Array | undefined;
+
+  constructor(json: string) {
+    this.json = json;
+  }
+
+  /** Writes the remembered text's bytes. */
+  protected again(b: LineBuffer): void {
+    b.encoded((this.bytes ??= Buffer.from(this.json, 'utf8')));
+  }
+
+  /** Remembers a new text and writes it. */
+  protected fresh(b: LineBuffer, json: string): void {
+    this.json = json;
+    this.bytes = undefined;
+    b.utf8(json);
+  }
+}
+
+/**
  * The JSON of a header list, remembered for the next list equal to it: one
  * client's requests (and one server's responses) mostly repeat their
  * headers, and an h2 peer's HPACK-indexed fields even come as the same
  * strings, so comparing costs less than JSON.stringify's text and garbage.
  * A pure cache of content: any list gets exactly JSON.stringify's text.
  */
-class ListJson {
+class ListJson extends RememberedJson {
   private last: readonly string[] = [];
-  private json = '[]';
 
-  /** JSON.stringify(list). */
-  of(list: readonly string[]): string {
+  constructor() {
+    super('[]');
+  }
+
+  /** Writes `name` and JSON.stringify(list)'s bytes. */
+  write(b: LineBuffer, name: Uint8Array, list: readonly string[]): void {
+    b.ascii(name);
     const last = this.last;
     if (list.length === last.length) {
       let i = 0;
       while (i < list.length && list[i] === last[i]) i++;
-      if (i === list.length) return this.json;
+      if (i === list.length) return this.again(b);
     }
     // A copy: the caller's array is not ours to keep.
     this.last = list.slice();
-    return (this.json = str(list));
+    this.fresh(b, str(list));
   }
 }
 
@@ -42,15 +72,19 @@ const requestHeads = new ListJson();
 const responseHeads = new ListJson();
 
 /** A string's JSON, remembered for the next equal string (a connection id, an origin, a scheme: the same on every exchange of a connection). */
-class StringJson {
+class StringJson extends RememberedJson {
   private last = '';
-  private json = '""';
 
-  /** JSON.stringify(s). */
-  of(s: string): string {
-    if (s === this.last) return this.json;
+  constructor() {
+    super('""');
+  }
+
+  /** Writes `name` and JSON.stringify(s)'s bytes. */
+  write(b: LineBuffer, name: Uint8Array, s: string): void {
+    b.ascii(name);
+    if (s === this.last) return this.again(b);
     this.last = s;
-    return (this.json = str(s));
+    this.fresh(b, str(s));
   }
 }
 
@@ -103,14 +137,14 @@ function writeTrailers(b: LineBuffer, tr: readonly string[]): void {
 export function writeStartOpen(b: LineBuffer, r: Omit<StartRecord, 'r'>): void {
   b.member(START, r.x);
   b.member(SEQ, r.seq);
-  b.jsonMember(C, connections.of(r.c));
+  connections.write(b, C, r.c);
   b.member(TS, r.ts);
-  b.jsonMember(SCHEME, schemes.of(r.scheme));
-  b.jsonMember(METHOD, methods.of(r.method));
+  schemes.write(b, SCHEME, r.scheme);
+  methods.write(b, METHOD, r.method);
   b.jsonMember(TARGET, str(r.target));
-  b.jsonMember(V, versions.of(r.v));
-  b.jsonMember(H_LIST, requestHeads.of(r.h));
-  b.jsonMember(UP, upstreams.of(r.up));
+  versions.write(b, V, r.v);
+  requestHeads.write(b, H_LIST, r.h);
+  upstreams.write(b, UP, r.up);
   b.ascii(r.upg ? UPG_TRUE : UPG_FALSE);
   if (r.page !== undefined) b.jsonMember(PAGE, str(r.page));
   if (r.sid !== undefined) b.member(SID, r.sid);
@@ -131,9 +165,9 @@ export function writeResponseStartOpen(b: LineBuffer, r: Omit<ResponseStartRecor
   b.member(RS, r.x);
   b.member(TS, r.ts);
   b.member(ST, r.st);
-  b.jsonMember(SM, reasons.of(r.sm));
-  b.jsonMember(V, versions.of(r.v));
-  b.jsonMember(H_LIST, responseHeads.of(r.h));
+  reasons.write(b, SM, r.sm);
+  versions.write(b, V, r.v);
+  responseHeads.write(b, H_LIST, r.h);
 }
 
 /** Closes a line written piece by piece: its `}` (its newline is the journal's: endLine). */

@@ -65,6 +65,16 @@ export class LineBuffer {
     this.used = at + n;
   }
 
+  /** Appends pre-encoded UTF-8 bytes (a remembered JSON text: journal-lines.ts). */
+  encoded(piece: Uint8Array): void {
+    // A few bytes: ascii's loop; more: one native copy.
+    if (piece.length <= 16) return this.ascii(piece);
+    const n = piece.length;
+    if (this.used + n > this.buf.length) this.grow(this.used + n);
+    this.buf.set(piece, this.used);
+    this.used += n;
+  }
+
   /** Appends a number's text as a template literal writes it (`${n}`: JSON's text for a finite number). */
   num(n: number): void {
     if (this.used + MAX_NUMBER > this.buf.length) this.grow(this.used + MAX_NUMBER);
