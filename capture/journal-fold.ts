@@ -19,6 +19,8 @@ import type {
   BodyRecord, BodySlice, DoneRecord, JournalRecord, RequestEndRecord, ResponseStartRecord, StartRecord,
 } from './journal.js';
 import type { RawHeaders } from '../proxy/index.js';
+import type { LineBuffer } from './line-buffer.js';
+import { writeChunkListEnd, writeClose, writeFoldedChunk } from './journal-lines.js';
 
 /** A body chunk folded into a start or response start: a BodyRecord without `r` and `x`. */
 export interface FoldedChunk extends BodySlice {
@@ -80,36 +82,43 @@ function chunks(out: JournalRecord[], r: 'qb' | 'rb', x: number, list: FoldedChu
 /**
  * The recorder's one held line: a start or response start whose closing
  * brace waits for the chunks and end of the same exchange that follow it
- * in the same turn. Text only: the caller writes what `take` returns.
+ * in the same turn. Its bytes are already in the turn's lines (the
+ * journal's open line: beginLine), written as they come; nothing else is
+ * queued until it is closed (the journal releases it first), and the caller
+ * ends the line (endLine) after close.
  */
 export class FoldedLine {
   /** The held exchange (-1: nothing held). */
   x = -1;
   /** Which record is held. */
   kind: 'start' | 'rs' = 'start';
-  private text = '';
-  private chunkList = '';
+  private chunks = 0;
+  private b: LineBuffer | undefined;
 
-  /** Holds a record's text without its closing brace. */
-  hold(x: number, kind: 'start' | 'rs', open: string): void {
+  /** Holds the record whose open members the caller writes into `b` (the journal's open line) next; returns `b`. */
+  hold(x: number, kind: 'start' | 'rs', b: LineBuffer): LineBuffer {
     this.x = x;
     this.kind = kind;
-    this.text = open;
-    this.chunkList = '';
+    this.chunks = 0;
+    return (this.b = b);
   }
 
-  /** Folds a body chunk (ts and slice members `,"o":..,"n":..,"w":..`) into the held record. */
-  chunk(ts: number, slice: string): void {
-    this.chunkList += this.chunkList === '' ? `{"ts":${ts}${slice}}` : `,{"ts":${ts}${slice}}`;
+  /** Folds a body chunk (its ts and slice) into the held record. */
+  chunk(ts: number, o: number, n: number, w: number): void {
+    writeFoldedChunk(this.b!, this.kind === 'start', this.chunks++ === 0, ts, o, n, w);
   }
 
-  /** The held record's line, closed with `end` (the folded end's members, or ''), and nothing held after. */
-  take(end: string): string {
-    const list = this.chunkList === '' ? '' : `,"${this.kind === 'start' ? 'qb' : 'rb'}":[${this.chunkList}]`;
-    const line = `${this.text}${list}${end}}`;
+  /** Ends the chunk list, if any, and returns the held line's bytes for the caller to write the folded end's members into (then close). */
+  end(): LineBuffer {
+    const b = this.b!;
+    if (this.chunks > 0) writeChunkListEnd(b);
+    return b;
+  }
+
+  /** Writes the held record's closing brace; nothing is held after (the caller ends the line). */
+  close(): void {
+    writeClose(this.b!);
     this.x = -1;
-    this.text = '';
-    this.chunkList = '';
-    return line;
+    this.b = undefined;
   }
 }

@@ -1,14 +1,42 @@
-// The hottest journal records as JSON text, written by hand: every exchange
-// makes a start, a request end, a response start and a done record, and
-// JSON.stringify of their objects (built only to be serialized) was ~5 µs of
-// a small exchange (bench/profiles/README.md). Each function returns exactly
-// the text JSON.stringify writes for that record (same keys, same order,
-// optional keys left out when absent); strings and header lists go through
-// JSON.stringify, numbers are whole or finite floats and print as JSON does.
+// The hottest journal records as JSON, written by hand: every exchange
+// makes a start, a request end, a response start and a done record (folded
+// into two lines: journal-fold.ts), and JSON.stringify of their objects
+// (built only to be serialized) was ~5 µs of a small exchange
+// (bench/profiles/README.md). Each function writes into the turn's bytes
+// (LineBuffer) exactly the bytes JSON.stringify writes for that record (same
+// keys, same order, optional keys left out when absent); strings and header
+// lists go through JSON.stringify, numbers are whole or finite floats and
+// print as JSON does (timestamps by hand: timestamp-text.ts).
 import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } from './journal.js';
 import type { LineBuffer } from './line-buffer.js';
 
 const str = JSON.stringify;
+
+/**
+ * A JSON text remembered for the next equal value, and its UTF-8 bytes from
+ * its second use on: copying them into a line costs less than encoding the
+ * text again (a value seen once is written as text, never encoded twice).
+ */
+class RememberedJson {
+  private json: string;
+  private bytes: Uint8Array | undefined;
+
+  constructor(json: string) {
+    this.json = json;
+  }
+
+  /** Writes the remembered text's bytes. */
+  protected again(b: LineBuffer): void {
+    b.encoded((this.bytes ??= Buffer.from(this.json, 'utf8')));
+  }
+
+  /** Remembers a new text and writes it. */
+  protected fresh(b: LineBuffer, json: string): void {
+    this.json = json;
+    this.bytes = undefined;
+    b.utf8(json);
+  }
+}
 
 /**
  * The JSON of a header list, remembered for the next list equal to it: one
@@ -17,21 +45,25 @@ const str = JSON.stringify;
  * strings, so comparing costs less than JSON.stringify's text and garbage.
  * A pure cache of content: any list gets exactly JSON.stringify's text.
  */
-class ListJson {
+class ListJson extends RememberedJson {
   private last: readonly string[] = [];
-  private json = '[]';
 
-  /** JSON.stringify(list). */
-  of(list: readonly string[]): string {
+  constructor() {
+    super('[]');
+  }
+
+  /** Writes `name` and JSON.stringify(list)'s bytes. */
+  write(b: LineBuffer, name: Uint8Array, list: readonly string[]): void {
+    b.ascii(name);
     const last = this.last;
     if (list.length === last.length) {
       let i = 0;
       while (i < list.length && list[i] === last[i]) i++;
-      if (i === list.length) return this.json;
+      if (i === list.length) return this.again(b);
     }
     // A copy: the caller's array is not ours to keep.
     this.last = list.slice();
-    return (this.json = str(list));
+    this.fresh(b, str(list));
   }
 }
 
@@ -40,15 +72,19 @@ const requestHeads = new ListJson();
 const responseHeads = new ListJson();
 
 /** A string's JSON, remembered for the next equal string (a connection id, an origin, a scheme: the same on every exchange of a connection). */
-class StringJson {
+class StringJson extends RememberedJson {
   private last = '';
-  private json = '""';
 
-  /** JSON.stringify(s). */
-  of(s: string): string {
-    if (s === this.last) return this.json;
+  constructor() {
+    super('""');
+  }
+
+  /** Writes `name` and JSON.stringify(s)'s bytes. */
+  write(b: LineBuffer, name: Uint8Array, s: string): void {
+    b.ascii(name);
+    if (s === this.last) return this.again(b);
     this.last = s;
-    return (this.json = str(s));
+    this.fresh(b, str(s));
   }
 }
 
@@ -59,14 +95,60 @@ const methods = new StringJson();
 const versions = new StringJson();
 const reasons = new StringJson();
 
-// Trailers are mostly none.
-function trailers(tr: readonly string[]): string {
-  return tr.length === 0 ? '[]' : str(tr);
+// The records' constant pieces, pre-encoded (ascii below); a record is written
+// into the turn's bytes piece by piece (LineBuffer's ascii/num/utf8), as a
+// WebSocket message's line is (writeWsmLine): a template literal of a dozen
+// pieces is a rope flattened before its UTF-8 write, and String(ts) of each
+// timestamp was V8's general double printing (issue 39).
+const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
+const START = ascii('{"r":"start","x":');
+const SEQ = ascii(',"seq":');
+const C = ascii(',"c":');
+const TS = ascii(',"ts":');
+const SCHEME = ascii(',"scheme":');
+const METHOD = ascii(',"method":');
+const TARGET = ascii(',"target":');
+const V = ascii(',"v":');
+const H_LIST = ascii(',"h":');
+const UP = ascii(',"up":');
+const UPG_TRUE = ascii(',"upg":true');
+const UPG_FALSE = ascii(',"upg":false');
+const PAGE = ascii(',"page":');
+const SID = ascii(',"sid":');
+const PUSH = ascii(',"push":');
+const RS = ascii('{"r":"rs","x":');
+const ST = ascii(',"st":');
+const SM = ascii(',"sm":');
+const QE_LINE = ascii('{"r":"qe","x":');
+const DONE_LINE = ascii('{"r":"done","x":');
+const QE = ascii(',"qe":');
+const DONE = ascii(',"done":');
+const TR = ascii(',"tr":');
+const TR_NONE = ascii(',"tr":[]');
+const CLOSE = ascii('}');
+
+// The `,"tr":[...]` member (trailers are mostly none).
+function writeTrailers(b: LineBuffer, tr: readonly string[]): void {
+  if (tr.length === 0) b.ascii(TR_NONE);
+  else b.jsonMember(TR, str(tr));
 }
 
-/** A StartRecord's line. */
-export function startLine(r: Omit<StartRecord, 'r'>): string {
-  return startOpen(r) + '}';
+/** A StartRecord's line written into `b` without its closing brace (to fold more members in: journal-fold.ts) nor newline. */
+export function writeStartOpen(b: LineBuffer, r: Omit<StartRecord, 'r'>): void {
+  b.member(START, r.x);
+  b.member(SEQ, r.seq);
+  connections.write(b, C, r.c);
+  b.member(TS, r.ts);
+  schemes.write(b, SCHEME, r.scheme);
+  methods.write(b, METHOD, r.method);
+  b.jsonMember(TARGET, str(r.target));
+  versions.write(b, V, r.v);
+  requestHeads.write(b, H_LIST, r.h);
+  upstreams.write(b, UP, r.up);
+  b.ascii(r.upg ? UPG_TRUE : UPG_FALSE);
+  if (r.page !== undefined) b.jsonMember(PAGE, str(r.page));
+  if (r.sid !== undefined) b.member(SID, r.sid);
+  if (r.push !== undefined) b.member(PUSH, r.push);
 }
 
 /** The StartRecord a start line reads back as: optional members left out when absent, the header list copied (the caller's is not ours to keep). */
@@ -78,44 +160,49 @@ export function startRecord(r: Omit<StartRecord, 'r'>): StartRecord {
   return rec;
 }
 
-/** A StartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
-export function startOpen(r: Omit<StartRecord, 'r'>): string {
-  let line = `{"r":"start","x":${r.x},"seq":${r.seq},"c":${connections.of(r.c)},"ts":${r.ts},"scheme":${schemes.of(r.scheme)},"method":${methods.of(r.method)}`;
-  line += `,"target":${str(r.target)},"v":${versions.of(r.v)},"h":${requestHeads.of(r.h)},"up":${upstreams.of(r.up)},"upg":${r.upg}`;
-  if (r.page !== undefined) line += `,"page":${str(r.page)}`;
-  if (r.sid !== undefined) line += `,"sid":${r.sid}`;
-  if (r.push !== undefined) line += `,"push":${r.push}`;
-  return line;
+/** A ResponseStartRecord's line written into `b` without its closing brace (to fold more members in: journal-fold.ts) nor newline. */
+export function writeResponseStartOpen(b: LineBuffer, r: Omit<ResponseStartRecord, 'r'>): void {
+  b.member(RS, r.x);
+  b.member(TS, r.ts);
+  b.member(ST, r.st);
+  reasons.write(b, SM, r.sm);
+  versions.write(b, V, r.v);
+  responseHeads.write(b, H_LIST, r.h);
 }
 
-/** A RequestEndRecord's line. */
-export function requestEndLine(r: Omit<RequestEndRecord, 'r'>): string {
-  return `{"r":"qe","x":${r.x},"ts":${r.ts},"tr":${trailers(r.tr)}}`;
+/** Closes a line written piece by piece: its `}` (its newline is the journal's: endLine). */
+export function writeClose(b: LineBuffer): void {
+  b.ascii(CLOSE);
 }
 
-/** A ResponseStartRecord's line. */
-export function responseStartLine(r: Omit<ResponseStartRecord, 'r'>): string {
-  return responseStartOpen(r) + '}';
-}
-
-/** A ResponseStartRecord's line without its closing brace (to fold more members in: journal-fold.ts). */
-export function responseStartOpen(r: Omit<ResponseStartRecord, 'r'>): string {
-  return `{"r":"rs","x":${r.x},"ts":${r.ts},"st":${r.st},"sm":${reasons.of(r.sm)},"v":${versions.of(r.v)},"h":${responseHeads.of(r.h)}`;
+/** A RequestEndRecord's line written into `b` (no newline). */
+export function writeRequestEndLine(b: LineBuffer, r: Omit<RequestEndRecord, 'r'>): void {
+  b.member(QE_LINE, r.x);
+  b.member(TS, r.ts);
+  writeTrailers(b, r.tr);
+  b.ascii(CLOSE);
 }
 
 /** A request end folded into its start: the members `,"qe":ts,"tr":[...]`. */
-export function foldedRequestEnd(ts: number, tr: readonly string[]): string {
-  return `,"qe":${ts},"tr":${trailers(tr)}`;
+export function writeFoldedRequestEnd(b: LineBuffer, ts: number, tr: readonly string[]): void {
+  b.member(QE, ts);
+  writeTrailers(b, tr);
 }
 
 /** A done folded into its response start: the members `,"done":ts,"seq":n,"tr":[...]`. */
-export function foldedDone(ts: number, seq: number, tr: readonly string[]): string {
-  return `,"done":${ts},"seq":${seq},"tr":${trailers(tr)}`;
+export function writeFoldedDone(b: LineBuffer, ts: number, seq: number, tr: readonly string[]): void {
+  b.member(DONE, ts);
+  b.member(SEQ, seq);
+  writeTrailers(b, tr);
 }
 
-/** A DoneRecord's line. */
-export function doneLine(r: Omit<DoneRecord, 'r'>): string {
-  return `{"r":"done","x":${r.x},"ts":${r.ts},"seq":${r.seq},"tr":${trailers(r.tr)}}`;
+/** A DoneRecord's line written into `b` (no newline). */
+export function writeDoneLine(b: LineBuffer, r: Omit<DoneRecord, 'r'>): void {
+  b.member(DONE_LINE, r.x);
+  b.member(TS, r.ts);
+  b.member(SEQ, r.seq);
+  writeTrailers(b, r.tr);
+  b.ascii(CLOSE);
 }
 
 /** What a WebSocket message's line says of its message (a ws-message fact has these members). */
@@ -144,10 +231,7 @@ export interface WsmPlace {
   page: string | undefined;
 }
 
-const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
 const WSM = ascii('{"r":"wsm","x":');
-const TS = ascii(',"ts":');
-const SEQ = ascii(',"seq":');
 const SEND = ascii(',"d":"send","op":');
 const RECEIVE = ascii(',"d":"receive","op":');
 const O = ascii(',"o":');
@@ -161,8 +245,6 @@ const CC = ascii(',"cc":');
 const CR = ascii(',"cr":');
 const H = ascii(',"h":"');
 const QUOTE = ascii('"');
-const PAGE = ascii(',"page":');
-const CLOSE = ascii('}');
 
 /**
  * A WsMessageRecord's line, written into `b` piece by piece (no string: one
@@ -174,28 +256,56 @@ export function writeWsmLine(b: LineBuffer, m: WsmMessage, p: WsmPlace): void {
   b.member(TS, m.time);
   b.member(SEQ, p.seq);
   b.member(m.direction === 'send' ? SEND : RECEIVE, m.opcode);
-  if (p.n === 0) b.ascii(N0);
-  else {
-    b.member(O, p.o);
-    b.member(N, p.n);
-  }
-  b.member(W, p.w);
+  writeSlice(b, p.o, p.n, p.w);
   b.member(F, m.frames);
   b.ascii(m.compressed ? Z_TRUE : Z_FALSE);
   if (m.closeCode !== undefined) b.member(CC, m.closeCode);
-  if (m.closeReason !== undefined) {
-    b.ascii(CR);
-    b.utf8(str(m.closeReason));
-  }
+  if (m.closeReason !== undefined) b.jsonMember(CR, str(m.closeReason));
   if (p.h !== undefined) {
     // A digest's text (hex or base64url): nothing to escape.
     b.ascii(H);
     b.utf8(p.h);
     b.ascii(QUOTE);
   }
-  if (p.page !== undefined) {
-    b.ascii(PAGE);
-    b.utf8(str(p.page));
-  }
+  if (p.page !== undefined) b.jsonMember(PAGE, str(p.page));
   b.ascii(CLOSE);
+}
+
+const QB_LINE = ascii('{"r":"qb","x":');
+const RB_LINE = ascii('{"r":"rb","x":');
+const QB_FIRST = ascii(',"qb":[{"ts":');
+const RB_FIRST = ascii(',"rb":[{"ts":');
+const NEXT_CHUNK = ascii(',{"ts":');
+const LIST_END = ascii(']');
+
+// A body slice's members `,"o":..,"n":..,"w":..` (o only when bytes were kept).
+function writeSlice(b: LineBuffer, o: number, n: number, w: number): void {
+  if (n === 0) b.ascii(N0);
+  else {
+    b.member(O, o);
+    b.member(N, n);
+  }
+  b.member(W, w);
+}
+
+/** A BodyRecord's line written into `b` (no newline): `o` is the slice's `.bodies` offset, written only when n > 0. */
+export function writeBodyLine(b: LineBuffer, request: boolean, x: number, ts: number, o: number, n: number, w: number): void {
+  b.member(request ? QB_LINE : RB_LINE, x);
+  b.member(TS, ts);
+  writeSlice(b, o, n, w);
+  b.ascii(CLOSE);
+}
+
+/** A body chunk folded into a held start (request) or response start: the list's opening `,"qb":[` or `,"rb":[` before the first, a comma before the others. */
+export function writeFoldedChunk(b: LineBuffer, request: boolean, first: boolean, ts: number, o: number, n: number, w: number): void {
+  if (first) b.ascii(request ? QB_FIRST : RB_FIRST);
+  else b.ascii(NEXT_CHUNK);
+  b.num(ts);
+  writeSlice(b, o, n, w);
+  b.ascii(CLOSE);
+}
+
+/** Ends a folded chunk list (after its last chunk). */
+export function writeChunkListEnd(b: LineBuffer): void {
+  b.ascii(LIST_END);
 }

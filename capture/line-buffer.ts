@@ -6,11 +6,12 @@
 // bb-off's GC (bench/profiles/README.md). Encoded at once, a line dies
 // young, and neither the joined text nor its Buffer copy exists.
 //
-// The hottest line (a WebSocket message's, one per message) is written
-// piece by piece instead (ascii, num, utf8, newline): a template literal of
-// a dozen pieces is a rope that the UTF-8 write must flatten first, and
-// building, flattening and writing it cost ~3× writing the same bytes
-// straight (bench/profiles/README.md "WebSocket").
+// The hottest lines (a WebSocket message's, an exchange's start, response
+// start, body chunks and end: journal-lines.ts) are written piece by piece
+// instead (ascii, num, utf8, newline): a template literal of a dozen pieces
+// is a rope that the UTF-8 write must flatten first, and building,
+// flattening and writing it cost ~3× writing the same bytes straight
+// (bench/profiles/README.md "WebSocket").
 import { writeTimestamp } from './timestamp-text.js';
 
 const START_BYTES = 64 * 1024;
@@ -64,6 +65,16 @@ export class LineBuffer {
     this.used = at + n;
   }
 
+  /** Appends pre-encoded UTF-8 bytes (a remembered JSON text: journal-lines.ts). */
+  encoded(piece: Uint8Array): void {
+    // A few bytes: ascii's loop; more: one native copy.
+    if (piece.length <= 16) return this.ascii(piece);
+    const n = piece.length;
+    if (this.used + n > this.buf.length) this.grow(this.used + n);
+    this.buf.set(piece, this.used);
+    this.used += n;
+  }
+
   /** Appends a number's text as a template literal writes it (`${n}`: JSON's text for a finite number). */
   num(n: number): void {
     if (this.used + MAX_NUMBER > this.buf.length) this.grow(this.used + MAX_NUMBER);
@@ -96,6 +107,12 @@ export class LineBuffer {
   member(name: Uint8Array, n: number): void {
     this.ascii(name);
     this.num(n);
+  }
+
+  /** Appends a member whose value is JSON text already: its pre-encoded `,"name":` (ascii) and the text (utf8). */
+  jsonMember(name: Uint8Array, json: string): void {
+    this.ascii(name);
+    this.utf8(json);
   }
 
   /** Appends a string's UTF-8 bytes as they are (text already JSON, or ASCII that needs no escape). */

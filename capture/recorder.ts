@@ -7,7 +7,10 @@ import { GrpcMessageCounter, grpcMedia } from './grpc.js';
 import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
-import { doneLine, foldedDone, foldedRequestEnd, requestEndLine, responseStartOpen, startOpen, startRecord, writeWsmLine, type WsmPlace } from './journal-lines.js';
+import {
+  startRecord, writeBodyLine, writeClose, writeDoneLine, writeFoldedDone, writeFoldedRequestEnd, writeRequestEndLine, writeResponseStartOpen,
+  writeStartOpen, writeWsmLine, type WsmPlace,
+} from './journal-lines.js';
 import { FoldedLine } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
@@ -75,13 +78,16 @@ export class Recorder {
     private readonly seqs: { n: number } = { n: 0 },
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
-    // Every flush (the turn's, a completion's, the close) writes a held line first.
-    journal.release = () => (this.held.x < 0 ? undefined : this.held.take(''));
+    // Every flush (the turn's, a completion's, the close) ends a held line first.
+    journal.release = () => this.releaseHeld();
   }
 
-  // Writes the held line, if any, before a record that does not fold into it.
+  // Ends the held line, if any, before a record that does not fold into it.
   private releaseHeld(): void {
-    if (this.held.x >= 0) this.journal.appendLine(this.held.take(''));
+    if (this.held.x < 0) return;
+    this.held.end();
+    this.held.close();
+    this.journal.endLine();
   }
 
   // True when the fact is the held record's exchange's next chunk or end (gRPC calls are never
@@ -168,15 +174,17 @@ export class Recorder {
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
         };
-        const open = startOpen(start);
         // A live capture gets the record itself (journal.ts JournalTap), before its line is queued.
         j.tapped?.record(startRecord(start));
         if (ex.grpc) {
-          j.appendLine(open + '}');
+          const b = j.beginLine();
+          writeStartOpen(b, start);
+          writeClose(b);
+          j.endLine();
           return;
         }
-        // Held, not written: its request's chunks and end in this turn fold into it.
-        this.held.hold(fact.exchangeId, 'start', open);
+        // Held open: its request's chunks and end in this turn fold into it.
+        writeStartOpen(this.held.hold(fact.exchangeId, 'start', j.beginLine()), start);
         j.soon();
         return;
       }
@@ -185,7 +193,7 @@ export class Recorder {
         const ex = this.open.get(fact.exchangeId);
         const request = fact.type === 'request-body';
         const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
-        const slice = this.appendCappedJson(fact.chunk, already);
+        this.appendCappedJson(fact.chunk, already);
         const n = this.keptN;
         const keptAt = this.keptO;
         if (ex) {
@@ -195,9 +203,12 @@ export class Recorder {
           if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
         }
         j.tapped?.record({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...keptSlice(keptAt, n, fact.chunk.length) });
-        // Hand-written JSON for the hottest records (the same text JSON.stringify writes, in BodyRecord's order).
-        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, slice);
-        else j.appendLine(`{"r":"${request ? 'qb' : 'rb'}","x":${fact.exchangeId},"ts":${fact.time}${slice}}`);
+        // Hand-written JSON for the hottest records (the same bytes JSON.stringify writes, in BodyRecord's order).
+        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, keptAt, n, fact.chunk.length);
+        else {
+          writeBodyLine(j.beginLine(), request, fact.exchangeId, fact.time, keptAt, n, fact.chunk.length);
+          j.endLine();
+        }
         if (ex?.grpc) {
           const d = request ? 'send' : 'receive';
           for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
@@ -212,8 +223,11 @@ export class Recorder {
         }
         const tr = this.head(fact.rawTrailers);
         j.tapped?.record({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: tr.slice() });
-        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedRequestEnd(fact.time, tr)));
-        else j.appendLine(requestEndLine({ x: fact.exchangeId, ts: fact.time, tr }));
+        if (this.held.x === fact.exchangeId) {
+          writeFoldedRequestEnd(this.held.end(), fact.time, tr);
+          this.held.close();
+        } else writeRequestEndLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, tr });
+        j.endLine();
         return;
       }
       case 'response-started': {
@@ -221,14 +235,16 @@ export class Recorder {
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         };
-        const open = responseStartOpen(head);
         j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
         if (this.open.get(fact.exchangeId)?.grpc) {
-          j.appendLine(open + '}');
+          const b = j.beginLine();
+          writeResponseStartOpen(b, head);
+          writeClose(b);
+          j.endLine();
           return;
         }
-        // Held: its chunks and done in this turn fold into it.
-        this.held.hold(fact.exchangeId, 'rs', open);
+        // Held open: its chunks and done in this turn fold into it.
+        writeResponseStartOpen(this.held.hold(fact.exchangeId, 'rs', j.beginLine()), head);
         j.soon();
         return;
       }
@@ -241,8 +257,11 @@ export class Recorder {
         const seq = ++this.seq;
         const tr = this.head(fact.rawTrailers);
         j.tapped?.record({ r: 'done', x: fact.exchangeId, ts: fact.time, seq, tr: tr.slice() });
-        if (this.held.x === fact.exchangeId) j.appendLine(this.held.take(foldedDone(fact.time, seq, tr)));
-        else j.appendLine(doneLine({ x: fact.exchangeId, ts: fact.time, seq, tr }));
+        if (this.held.x === fact.exchangeId) {
+          writeFoldedDone(this.held.end(), fact.time, seq, tr);
+          this.held.close();
+        } else writeDoneLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, seq, tr });
+        j.endLine();
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
@@ -342,13 +361,11 @@ export class Recorder {
     return n === 0 ? { n: 0, w: whole } : { o: this.keep(bytes, n), n, w: whole };
   }
 
-  // appendCapped for the hottest records (body chunks, WebSocket messages): the slice
-  // written straight as its JSON members `,"o":..,"n":..,"w":..` (o absent when nothing
-  // was recorded; numbers whole and finite, so a template prints them as JSON does),
-  // with no BodySlice object per chunk; the count kept is left in keptN.
-  private appendCappedJson(bytes: Buffer, already: number, whole = bytes.length): string {
+  // appendCapped for the hottest records (body chunks): no BodySlice object per chunk;
+  // the count kept is left in keptN, their offset (when any) in keptO.
+  private appendCappedJson(bytes: Buffer, already: number): void {
     const n = (this.keptN = Math.min(Math.max(0, this.bodyCap - already), bytes.length));
-    return n === 0 ? `,"n":0,"w":${whole}` : `,"o":${(this.keptO = this.keep(bytes, n))},"n":${n},"w":${whole}`;
+    if (n > 0) this.keptO = this.keep(bytes, n);
   }
 
   // Queues the first n bytes for `.bodies`; returns their offset there.

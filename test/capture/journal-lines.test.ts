@@ -2,8 +2,22 @@
 // JSON.stringify writes for the same records (readers parse either).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { doneLine, requestEndLine, responseStartLine, startLine } from '../../capture/journal-lines.js';
+import {
+  writeClose, writeDoneLine, writeRequestEndLine, writeResponseStartOpen, writeStartOpen,
+} from '../../capture/journal-lines.js';
 import type { DoneRecord, RequestEndRecord, ResponseStartRecord, StartRecord } from '../../capture/journal.js';
+import { LineBuffer } from '../../capture/line-buffer.js';
+
+// A line as the recorder writes it into the turn's bytes, read back as text.
+function lineOf(write: (b: LineBuffer) => void): string {
+  const b = new LineBuffer();
+  write(b);
+  return b.text();
+}
+const startLine = (r: Omit<StartRecord, 'r'>): string => lineOf((b) => { writeStartOpen(b, r); writeClose(b); });
+const responseStartLine = (r: Omit<ResponseStartRecord, 'r'>): string => lineOf((b) => { writeResponseStartOpen(b, r); writeClose(b); });
+const requestEndLine = (r: Omit<RequestEndRecord, 'r'>): string => lineOf((b) => writeRequestEndLine(b, r));
+const doneLine = (r: Omit<DoneRecord, 'r'>): string => lineOf((b) => writeDoneLine(b, r));
 
 const odd = 'q"uo\\te\n\t\u0001 é 😀 \u2028 \ud800';
 const starts: StartRecord[] = [
@@ -49,4 +63,21 @@ test('header lists and strings remembered from one line to the next never leak i
   assert.equal(startLine(rest), JSON.stringify(first));
   h[1] = 'changed';
   assert.equal(startLine(rest), JSON.stringify(first));
+});
+
+test('records with real clock timestamps (printed by hand, timestamp-text.ts) write what JSON.stringify writes', () => {
+  const base = performance.timeOrigin + performance.now();
+  for (let i = 0; i < 2000; i++) {
+    // Fractions of every length, whole milliseconds among them.
+    const ts = i % 7 === 0 ? Math.floor(base) + i : base + i * 0.0137;
+    const start: StartRecord = { r: 'start', x: i + 1, seq: i, c: 'c1', ts, scheme: 'http', method: 'GET', target: '/', v: '1.1', h: ['a', 'b'], up: 'u', upg: false, sid: i };
+    const { r: _r, ...rest } = start;
+    assert.equal(startLine(rest), JSON.stringify(start));
+    const qe: RequestEndRecord = { r: 'qe', x: i, ts, tr: [] };
+    assert.equal(requestEndLine({ x: qe.x, ts: qe.ts, tr: qe.tr }), JSON.stringify(qe));
+    const rs: ResponseStartRecord = { r: 'rs', x: i, ts, st: 204, sm: 'No Content', v: '1.1', h: [] };
+    assert.equal(responseStartLine({ x: rs.x, ts: rs.ts, st: rs.st, sm: rs.sm, v: rs.v, h: rs.h }), JSON.stringify(rs));
+    const done: DoneRecord = { r: 'done', x: i, ts, seq: i * 3, tr: ['t', 'v'] };
+    assert.equal(doneLine({ x: done.x, ts: done.ts, seq: done.seq, tr: done.tr }), JSON.stringify(done));
+  }
 });
