@@ -16,7 +16,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { positiveFlag } from './lib/args.js';
+import { positiveFlags } from './lib/args.js';
 import { httpLoad } from './lib/load.js';
 import { spread } from './lib/stats.js';
 import { markdownTable, num, ratio, withSpread } from './lib/table.js';
@@ -30,9 +30,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const quick = argv.includes('--quick');
-  const value = (name: string, fallback: number): number => positiveFlag(argv, `--${name}`, fallback);
-  return { exchanges: value('exchanges', quick ? 2_000 : 10_000), connections: value('connections', 10), runs: value('runs', quick ? 1 : 3) };
+  return positiveFlags(argv, { exchanges: [10_000, 2_000], connections: 10, runs: [3, 1] });
 }
 
 /** Records the capture the replays re-drive: autocannon through an in-process bb proxy. */

@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { positiveFlag } from './lib/args.js';
 import { httpLoad, undiciLoad, wsPacedLoad, type Measured } from './lib/load.js';
 import { cpuSeconds, peakRssMiB, resetPeakRss, rssMiB } from './lib/proc.js';
 import { growthAfterWarmup, ratios, spread } from './lib/stats.js';
@@ -45,12 +46,7 @@ interface Settings {
 
 function parseArgs(args: string[]): Settings {
   const quick = args.includes('--quick');
-  const value = (name: string, fallback: number): number => {
-    const at = args.indexOf(name);
-    const v = at >= 0 ? Number(args[at + 1]) : fallback;
-    if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number, got '${args[at + 1]}'`);
-    return v;
-  };
+  const value = (name: string, fallback: number): number => positiveFlag(args, name, fallback);
   return {
     rounds: Math.round(value('--rounds', quick ? 1 : 3)),
     duration: value('--duration', quick ? 2 : 5),

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { positiveFlag } from './lib/args.js';
+import { positiveFlags } from './lib/args.js';
 import { httpLoad } from './lib/load.js';
 import { cpuSeconds } from './lib/proc.js';
 import { spread } from './lib/stats.js';
@@ -43,9 +43,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const quick = argv.includes('--quick');
-  const value = (name: string, fallback: number): number => Math.round(positiveFlag(argv, `--${name}`, fallback));
-  return { requests: value('requests', quick ? 5_000 : 20_000), connections: value('connections', 10), rounds: value('rounds', quick ? 1 : 3) };
+  return positiveFlags(argv, { requests: [20_000, 5_000], connections: 10, rounds: [3, 1] }, true);
 }
 
 /** A running `bb capture`. */

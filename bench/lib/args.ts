@@ -7,3 +7,22 @@ export function positiveFlag(argv: readonly string[], flag: string, fallback: nu
   if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a positive number, got '${argv[at + 1]}'`);
   return v;
 }
+
+/**
+ * Each named flag's number (`--<name> N`), else its default: `[full, quick]` (by `--quick`) or one value for both;
+ * rounded to a whole number when `round` (counts); a sentence when one is not positive.
+ */
+export function positiveFlags<K extends string>(
+  argv: readonly string[],
+  defaults: Record<K, number | readonly [full: number, quick: number]>,
+  round = false,
+): Record<K, number> {
+  const quick = argv.includes('--quick');
+  const out = {} as Record<K, number>;
+  for (const name of Object.keys(defaults) as K[]) {
+    const d = defaults[name];
+    const v = positiveFlag(argv, `--${name}`, typeof d === 'number' ? d : d[quick ? 1 : 0]);
+    out[name] = round ? Math.round(v) : v;
+  }
+  return out;
+}

@@ -17,14 +17,18 @@ export function clockTicks(): number {
   return ticks;
 }
 
+/** User + system CPU clock ticks in a /proc stat line (a process's, or one thread's under task/). */
+function statCpuTicks(stat: string): number {
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 (utime, stime) are at 11 and 12 after the state field.
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** User + system CPU seconds the process has used so far (NaN when it is gone). */
 export function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 (utime, stime) are at 11 and 12 after the state field.
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+    return statCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / clockTicks();
   } catch {
     return Number.NaN;
   }
@@ -66,8 +70,7 @@ export function threadCpuMs(pid: number): Map<string, number> {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(`${tid} ${name}`, ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks());
+    out.set(`${tid} ${name}`, (statCpuTicks(stat) * 1000) / clockTicks());
   }
   return out;
 }
