@@ -12,7 +12,7 @@ import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
 import { listenerErrorText } from '../listener-errors.js';
-import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { durationMs, flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { upstreamTlsFrom } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
@@ -31,8 +31,8 @@ export function parseShare(value: unknown, flag: string, code: 'BB_BAD_SAMPLE' |
 export function parseUntil(value: unknown): { requests: number } | { ms: number } {
   const text = String(value).trim();
   if (/^\d+$/.test(text) && Number(text) > 0) return { requests: Number(text) };
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  if (m && Number(m[1]) > 0) return { ms: Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] };
+  const ms = durationMs(text);
+  if (ms !== undefined && ms > 0) return { ms };
   throw new BbError('BB_BAD_UNTIL', `--until needs a number of requests (10000) or a duration (30s, 10m, 1h), got '${text}'`);
 }
 
