@@ -174,7 +174,6 @@ export const shadowCommand: BbCommand = {
     try {
       let lastLines = 0;
       const live = process.stderr.isTTY && !quiet;
-      let requests = 0;
       const shadow = await startShadow({
         primary: String(argv.primary),
         candidate: String(argv.candidate),
@@ -226,8 +225,7 @@ export const shadowCommand: BbCommand = {
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {
         const timer = setInterval(() => {
-          requests = shadow.report()?.totals.requests ?? 0;
-          if (requests >= until.requests) resolveStop();
+          if ((shadow.report()?.totals.requests ?? 0) >= until.requests) resolveStop();
         }, 100);
         timer.unref();
         void stopped.then(() => clearInterval(timer));
@@ -235,8 +233,8 @@ export const shadowCommand: BbCommand = {
       await stopped;
       const report = await shadow.close();
       const n = shadow.segments?.();
-      if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!).replace(/\.har$/, '-*.har')).join(', ')}\n`);
-      else process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
+      if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${outs.map((p) => p.replace(/\.har$/, '-*.har')).join(', ')}\n`);
+      else process.stderr.write(`captures: ${outs.join(', ')}\n`);
       return finish(report, failOn, json, force, `${report.totals.requests} request${report.totals.requests === 1 ? '' : 's'}`);
     } finally {
       release();
