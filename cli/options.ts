@@ -13,13 +13,18 @@ export function parseByteSize(value: string, flag: string): number {
   return Math.floor(Number(m[1]) * unit);
 }
 
+/** A duration flag's value (`250ms`, `30s`, `10m`, `1h`) in ms; undefined when it is not one (each flag says what it takes). */
+export function durationMs(text: string): number | undefined {
+  const d = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  return d ? Number(d[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[d[2] as 'ms' | 's' | 'm' | 'h'] : undefined;
+}
+
 /** `--rotate 64MB|512KiB|10m|30s`: a segment's size (as parseByteSize) or age; 0 or anything else is one line, exit 2. */
 export function parseRotate(value: unknown): { bytes: number } | { ms: number } {
   const text = String(value).trim();
-  const d = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  let n = NaN;
-  if (d) n = Number(d[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[d[2] as 'ms' | 's' | 'm' | 'h'];
-  else {
+  const ms = durationMs(text);
+  let n = ms ?? NaN;
+  if (ms === undefined) {
     try {
       n = parseByteSize(text, '--rotate');
     } catch {
@@ -27,7 +32,7 @@ export function parseRotate(value: unknown): { bytes: number } | { ms: number } 
     }
   }
   if (!(n >= 1)) throw new BbError('BB_BAD_ROTATE', `--rotate needs a segment size (64MB, 512KiB) or a duration (10m, 30s) above 0, got '${text}'`);
-  return d ? { ms: n } : { bytes: n };
+  return ms !== undefined ? { ms: n } : { bytes: n };
 }
 
 /** Adds --redact and --no-redact (read back with redactOptionsFrom); `where` names the capture they apply to (" in the new capture"). */

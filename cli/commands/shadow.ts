@@ -12,7 +12,7 @@ import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
 import { listenerErrorText } from '../listener-errors.js';
-import { flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { durationMs, flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { upstreamTlsFrom } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
@@ -31,8 +31,8 @@ export function parseShare(value: unknown, flag: string, code: 'BB_BAD_SAMPLE' |
 export function parseUntil(value: unknown): { requests: number } | { ms: number } {
   const text = String(value).trim();
   if (/^\d+$/.test(text) && Number(text) > 0) return { requests: Number(text) };
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  if (m && Number(m[1]) > 0) return { ms: Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] };
+  const ms = durationMs(text);
+  if (ms !== undefined && ms > 0) return { ms };
   throw new BbError('BB_BAD_UNTIL', `--until needs a number of requests (10000) or a duration (30s, 10m, 1h), got '${text}'`);
 }
 
@@ -174,7 +174,6 @@ export const shadowCommand: BbCommand = {
     try {
       let lastLines = 0;
       const live = process.stderr.isTTY && !quiet;
-      let requests = 0;
       const shadow = await startShadow({
         primary: String(argv.primary),
         candidate: String(argv.candidate),
@@ -226,8 +225,7 @@ export const shadowCommand: BbCommand = {
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {
         const timer = setInterval(() => {
-          requests = shadow.report()?.totals.requests ?? 0;
-          if (requests >= until.requests) resolveStop();
+          if ((shadow.report()?.totals.requests ?? 0) >= until.requests) resolveStop();
         }, 100);
         timer.unref();
         void stopped.then(() => clearInterval(timer));
@@ -235,8 +233,8 @@ export const shadowCommand: BbCommand = {
       await stopped;
       const report = await shadow.close();
       const n = shadow.segments?.();
-      if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!).replace(/\.har$/, '-*.har')).join(', ')}\n`);
-      else process.stderr.write(`captures: ${[shadow.out.primary, shadow.out.candidate, shadow.out.secondary].filter(Boolean).map((p) => relative(process.cwd(), p!)).join(', ')}\n`);
+      if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${outs.map((p) => p.replace(/\.har$/, '-*.har')).join(', ')}\n`);
+      else process.stderr.write(`captures: ${outs.join(', ')}\n`);
       return finish(report, failOn, json, force, `${report.totals.requests} request${report.totals.requests === 1 ? '' : 's'}`);
     } finally {
       release();

@@ -149,7 +149,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     if (entry._bb?.truncated?.request !== undefined) {
       fail('BB_REPLAY_TRUNCATED', `${file}: the request body of ${key} ${entry.request.method} ${entry.request.url} was truncated at capture (${entry._bb.truncated.request} bytes kept): it cannot be re-sent; record again with a larger --body-cap.`);
     }
-    if (entry._bb?.tunnel || entry._bb?.rawPacket || entry.request.method === 'CONNECT') {
+    if (!isResendable(entry)) {
       skipped.push({ entry: key, reason: entry._bb?.tunnel ? 'a tunnel (not intercepted)' : 'not an HTTP request bb could parse' });
       leave(entry, index, seq, entry._bb?.tunnel ? 'tunnel' : 'unparsed');
       continue;

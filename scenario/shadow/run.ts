@@ -106,8 +106,8 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(rotation ? { segments: rotation.options(side) } : {}),
     ...(options.onListenerErrors ? { onListenerErrors: (report: ListenerErrorReport) => options.onListenerErrors!(report, side) } : {}),
   });
-  // A bad config is refused before any port is bound (the comparison worker reads it again, and again when it changes).
-  if (options.configPath && (options.ui === undefined || existsSync(options.configPath))) await loadDiffConfig(options.configPath);
+  // A bad config is refused before any port is bound (the comparison worker, a thread of its own, reads it again, and again when it changes).
+  const config = options.configPath && (options.ui === undefined || existsSync(options.configPath)) ? await loadDiffConfig(options.configPath) : undefined;
   if (options.listenTls && !options.primary.startsWith('https://')) {
     throw new BbError('BB_USAGE', `--listen-tls needs an https:// --primary (bb shadow terminates the client's TLS and speaks TLS to the primary), got ${options.primary}: drop --listen-tls or give the https URL`);
   }
@@ -188,6 +188,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         report: () => last,
         onReport: (l) => (reportListeners.add(l), () => reportListeners.delete(l)),
         ...(options.configPath ? { configPath: options.configPath } : {}),
+        ...(config ? { config } : {}),
         configChanged: () => worker.postMessage({ type: 'config' } satisfies ToWorker),
       });
     } catch (err) {

@@ -16,8 +16,7 @@
 // are compared with the entry. Without --config they refuse with a sentence
 // that says so: the file a later `bb diff --config` reads must be one the
 // user named.
-import { existsSync } from 'node:fs';
-import { addToConfigFile, knownForFinding, loadConfigProtoSchema, noiseRules, type Difference } from '../../diff/index.js';
+import { addToConfigFile, configProtoSchema, knownForFinding, noiseRules, type DiffConfig, type Difference } from '../../diff/index.js';
 import { BbError } from '../../core/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { CAPTURE_VIEWS, captureFeeds, startUi, type UiAction, type UiFeed, type UiServer } from '../../ui/index.js';
@@ -34,6 +33,8 @@ export interface ShadowUiSource {
   onReport(listener: (report: ShadowReport) => void): () => void;
   /** The run's --config file: where the actions write (none: they refuse). */
   configPath?: string;
+  /** That file as startShadow read it (none when it does not exist yet): its .proto files name the gRPC fields in the capture tabs. */
+  config?: DiffConfig;
   /** Called after the actions wrote the config file. */
   configChanged(): void;
 }
@@ -43,7 +44,7 @@ const TARGETS: TargetName[] = ['primary', 'candidate', 'secondary'];
 /** Starts the live view of a shadow run on loopback. */
 export async function startShadowUi(listen: { host?: string; port?: number }, source: ShadowUiSource): Promise<UiServer> {
   // The config's .proto files name the gRPC fields in the capture tabs (a config the page will create names none).
-  const proto = source.configPath !== undefined && existsSync(source.configPath) ? await loadConfigProtoSchema(source.configPath) : undefined;
+  const proto = source.config ? configProtoSchema(source.config) : undefined;
   const captures = TARGETS.flatMap((label) => {
     const rec = source.recordings[label];
     return rec ? [{ label, live: rec.live(), ...(proto ? { proto } : {}) }] : [];
