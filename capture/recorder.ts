@@ -12,6 +12,7 @@ import {
   writeStartOpen, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
 import { FoldedLine } from './journal-fold.js';
+import type { LineBuffer } from './line-buffer.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
 
@@ -104,6 +105,21 @@ export class Recorder {
     }
   }
 
+  // Writes a start or response start line: whole for a gRPC call (its gm records come between
+  // its chunks), else held open (journal-fold.ts) for its exchange's chunks and end in this turn.
+  private headLine<R>(x: number, kind: 'start' | 'rs', grpc: boolean, write: (b: LineBuffer, rec: R) => void, rec: R): void {
+    const j = this.journal;
+    if (grpc) {
+      const b = j.beginLine();
+      write(b, rec);
+      writeClose(b);
+      j.endLine();
+      return;
+    }
+    write(this.held.hold(x, kind, j.beginLine()), rec);
+    j.soon();
+  }
+
   // Raw headers as the journal may hold them.
   private head(h: string[]): string[] {
     return this.redactor ? this.redactor.head(h) : h;
@@ -176,16 +192,8 @@ export class Recorder {
         };
         // A live capture gets the record itself (journal.ts JournalTap), before its line is queued.
         j.tapped?.record(startRecord(start));
-        if (ex.grpc) {
-          const b = j.beginLine();
-          writeStartOpen(b, start);
-          writeClose(b);
-          j.endLine();
-          return;
-        }
-        // Held open: its request's chunks and end in this turn fold into it.
-        writeStartOpen(this.held.hold(fact.exchangeId, 'start', j.beginLine()), start);
-        j.soon();
+        // Held open (not a gRPC call): its request's chunks and end in this turn fold into it.
+        this.headLine(fact.exchangeId, 'start', ex.grpc !== undefined, writeStartOpen, start);
         return;
       }
       case 'request-body':
@@ -236,16 +244,8 @@ export class Recorder {
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         };
         j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
-        if (this.open.get(fact.exchangeId)?.grpc) {
-          const b = j.beginLine();
-          writeResponseStartOpen(b, head);
-          writeClose(b);
-          j.endLine();
-          return;
-        }
-        // Held open: its chunks and done in this turn fold into it.
-        writeResponseStartOpen(this.held.hold(fact.exchangeId, 'rs', j.beginLine()), head);
-        j.soon();
+        // Held open (not a gRPC call): its chunks and done in this turn fold into it.
+        this.headLine(fact.exchangeId, 'rs', this.open.get(fact.exchangeId)?.grpc !== undefined, writeResponseStartOpen, head);
         return;
       }
       case 'exchange-completed': {
