@@ -321,7 +321,7 @@ export class Recorder {
         this.counts.webSocketMessages++;
         const place = this.wsmPlace;
         place.seq = ++this.seq;
-        const n = (place.n = Math.min(Math.max(0, this.bodyCap), fact.data.length));
+        const n = (place.n = this.room(0, fact.data.length));
         place.o = n === 0 ? 0 : this.keep(fact.data, n);
         place.w = fact.size ?? fact.data.length;
         place.h = this.wsRest(fact, n);
@@ -357,15 +357,20 @@ export class Recorder {
   // Records at most what is left under the cap; the rest only counts. `whole`: the bytes
   // are the first of a longer payload (a WebSocket message the tap cut), whose size it is.
   private appendCapped(bytes: Buffer, already: number, whole = bytes.length): BodySlice {
-    const n = Math.min(Math.max(0, this.bodyCap - already), bytes.length);
-    return n === 0 ? { n: 0, w: whole } : { o: this.keep(bytes, n), n, w: whole };
+    const n = this.room(already, bytes.length);
+    return keptSlice(n === 0 ? 0 : this.keep(bytes, n), n, whole);
   }
 
   // appendCapped for the hottest records (body chunks): no BodySlice object per chunk;
   // the count kept is left in keptN, their offset (when any) in keptO.
   private appendCappedJson(bytes: Buffer, already: number): void {
-    const n = (this.keptN = Math.min(Math.max(0, this.bodyCap - already), bytes.length));
+    const n = (this.keptN = this.room(already, bytes.length));
     if (n > 0) this.keptO = this.keep(bytes, n);
+  }
+
+  // How many of `length` more bytes fit under the cap after `already`.
+  private room(already: number, length: number): number {
+    return Math.min(Math.max(0, this.bodyCap - already), length);
   }
 
   // Queues the first n bytes for `.bodies`; returns their offset there.
