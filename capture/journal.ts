@@ -278,12 +278,6 @@ export class JournalAppender {
     this.schedule();
   }
 
-  /** Queues one record already serialized as one line of JSON (no newline): the recorder's hot records (it tells the tap their records itself: tapped). */
-  appendLine(json: string): void {
-    this.queue(json);
-    this.schedule();
-  }
-
   /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine(): the recorder's hot records. A line left open (held to fold more into) is ended by release before any other line is queued. */
   beginLine(): LineBuffer {
     if (this.lineOpen) this.release?.();
@@ -292,7 +286,7 @@ export class JournalAppender {
     return this.lines;
   }
 
-  /** Ends the line begun by beginLine() and queues it, as appendLine() queues a whole one. */
+  /** Ends the line begun by beginLine() and queues it, as appendRecord() queues a whole one (the recorder tells the tap its records itself: tapped). */
   endLine(): void {
     this.lineOpen = false;
     this.lines.newline();

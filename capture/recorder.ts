@@ -12,6 +12,7 @@ import {
   writeStartOpen, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
 import { FoldedLine } from './journal-fold.js';
+import type { LineBuffer } from './line-buffer.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
 
@@ -104,6 +105,21 @@ export class Recorder {
     }
   }
 
+  // Writes a start or response start line: whole for a gRPC call (its gm records come between
+  // its chunks), else held open (journal-fold.ts) for its exchange's chunks and end in this turn.
+  private headLine<R>(x: number, kind: 'start' | 'rs', grpc: boolean, write: (b: LineBuffer, rec: R) => void, rec: R): void {
+    const j = this.journal;
+    if (grpc) {
+      const b = j.beginLine();
+      write(b, rec);
+      writeClose(b);
+      j.endLine();
+      return;
+    }
+    write(this.held.hold(x, kind, j.beginLine()), rec);
+    j.soon();
+  }
+
   // Raw headers as the journal may hold them.
   private head(h: string[]): string[] {
     return this.redactor ? this.redactor.head(h) : h;
@@ -176,16 +192,8 @@ export class Recorder {
         };
         // A live capture gets the record itself (journal.ts JournalTap), before its line is queued.
         j.tapped?.record(startRecord(start));
-        if (ex.grpc) {
-          const b = j.beginLine();
-          writeStartOpen(b, start);
-          writeClose(b);
-          j.endLine();
-          return;
-        }
-        // Held open: its request's chunks and end in this turn fold into it.
-        writeStartOpen(this.held.hold(fact.exchangeId, 'start', j.beginLine()), start);
-        j.soon();
+        // Held open (not a gRPC call): its request's chunks and end in this turn fold into it.
+        this.headLine(fact.exchangeId, 'start', ex.grpc !== undefined, writeStartOpen, start);
         return;
       }
       case 'request-body':
@@ -236,16 +244,8 @@ export class Recorder {
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         };
         j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
-        if (this.open.get(fact.exchangeId)?.grpc) {
-          const b = j.beginLine();
-          writeResponseStartOpen(b, head);
-          writeClose(b);
-          j.endLine();
-          return;
-        }
-        // Held open: its chunks and done in this turn fold into it.
-        writeResponseStartOpen(this.held.hold(fact.exchangeId, 'rs', j.beginLine()), head);
-        j.soon();
+        // Held open (not a gRPC call): its chunks and done in this turn fold into it.
+        this.headLine(fact.exchangeId, 'rs', this.open.get(fact.exchangeId)?.grpc !== undefined, writeResponseStartOpen, head);
         return;
       }
       case 'exchange-completed': {
@@ -321,7 +321,7 @@ export class Recorder {
         this.counts.webSocketMessages++;
         const place = this.wsmPlace;
         place.seq = ++this.seq;
-        const n = (place.n = Math.min(Math.max(0, this.bodyCap), fact.data.length));
+        const n = (place.n = this.room(0, fact.data.length));
         place.o = n === 0 ? 0 : this.keep(fact.data, n);
         place.w = fact.size ?? fact.data.length;
         place.h = this.wsRest(fact, n);
@@ -357,15 +357,20 @@ export class Recorder {
   // Records at most what is left under the cap; the rest only counts. `whole`: the bytes
   // are the first of a longer payload (a WebSocket message the tap cut), whose size it is.
   private appendCapped(bytes: Buffer, already: number, whole = bytes.length): BodySlice {
-    const n = Math.min(Math.max(0, this.bodyCap - already), bytes.length);
-    return n === 0 ? { n: 0, w: whole } : { o: this.keep(bytes, n), n, w: whole };
+    const n = this.room(already, bytes.length);
+    return keptSlice(n === 0 ? 0 : this.keep(bytes, n), n, whole);
   }
 
   // appendCapped for the hottest records (body chunks): no BodySlice object per chunk;
   // the count kept is left in keptN, their offset (when any) in keptO.
   private appendCappedJson(bytes: Buffer, already: number): void {
-    const n = (this.keptN = Math.min(Math.max(0, this.bodyCap - already), bytes.length));
+    const n = (this.keptN = this.room(already, bytes.length));
     if (n > 0) this.keptO = this.keep(bytes, n);
+  }
+
+  // How many of `length` more bytes fit under the cap after `already`.
+  private room(already: number, length: number): number {
+    return Math.min(Math.max(0, this.bodyCap - already), length);
   }
 
   // Queues the first n bytes for `.bodies`; returns their offset there.
