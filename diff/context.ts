@@ -2,7 +2,7 @@
 // compiled rules and ordinal table, and each side's store (diff/store/), the
 // one thing that differs between a small and a big capture. The stages see a
 // side only through SideStore: its summaries, then its entries one at a time.
-import type { HarPage, HarReplayOf, HarReplaySkip } from '../capture/index.js';
+import { replayOfShape, type HarLog, type HarPage, type HarReplayOf, type HarReplaySkip } from '../capture/index.js';
 import type { NotReplayed } from './not-replayed.js';
 import { configProtoSchema, emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, type ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
@@ -98,6 +98,12 @@ export interface SideHeader {
   window: CaptureWindow | undefined;
   /** log._bb.replayOf when the side is a `bb replay` (capture's replay-of.ts), checked for shape. */
   replayOf?: HarReplayOf;
+}
+
+/** A side's header from its log (pages and `_bb`), its entry count and time window: the same for every store. */
+export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined): SideHeader {
+  const replayOf = replayOfShape(log._bb?.replayOf);
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}) };
 }
 
 /**

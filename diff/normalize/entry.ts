@@ -229,7 +229,7 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
     if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
     // A message cut at the body cap compares as what was kept (never parsed: a prefix is no packet or JSON) and says so.
     const cut = m._bb?.truncated;
-    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio, `ws.messages[${messages.length}].data`);
+    const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio, ctx.walk.notes ? `ws.messages[${messages.length}].data` : '');
     messages.push({ type: m.type, opcode: m.opcode, data });
   }
   const out: NonNullable<NormalizedEntry['ws']> = { messages };
@@ -238,7 +238,10 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
   return out;
 }
 
-/** One WebSocket message's data as compared: text parsed (an Engine.IO packet, JSON, else normalized text), a close as code and reason. */
+/**
+ * One WebSocket message's data as compared: text parsed (an Engine.IO packet, JSON, else normalized text), a close as code and reason.
+ * `at`: its field path, for the notes of erasing rules ('' when none note: normalizeValue reads it only then).
+ */
 function wsData(opcode: number, data: string, bb: { code?: number; reason?: string } | undefined, ctx: NormalizeContext, eio: string | undefined, at: string): unknown {
   if (opcode === 1) {
     // A connection whose upgrade URL is Engine.IO's: each text frame is one packet (engine-io.ts).
@@ -276,7 +279,7 @@ function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: N
     const bytes = Buffer.from(m.data, 'base64');
     const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
     const decoded = whole ? (ctx.proto?.decode(path, m.type, bytes) ?? decodeProtobuf(bytes)) : undefined;
-    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk, `grpc.messages[${i}].data`) : m.data };
+    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk, ctx.walk.notes ? `grpc.messages[${i}].data` : '') : m.data };
   });
   const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
   const out: NormalizedGrpc = { messages, status };

@@ -2,8 +2,8 @@
 // parses the capture and decodes its zip bodies; the normalize pass
 // normalizes every entry in comparison order and keeps them all, so the
 // compare loop takes each one as it is.
-import { readCapture, replayOfShape, replaySkipsIn, type Har, type HarReplayOf } from '../../capture/index.js';
-import { normalizeContextFor, parsersOf, type DiffContext, type EntrySummary, type SideHeader, type SideStore, type Summarized } from '../context.js';
+import { readCapture, replaySkipsIn, type Har, type HarReplayOf } from '../../capture/index.js';
+import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
@@ -30,8 +30,7 @@ export class MemoryStore implements SideStore {
     private readonly zips: ZipBodies,
   ) {
     const { pages, entries } = har!.log;
-    const replayOf = replayOfShape(har!.log._bb?.replayOf);
-    this.header = { pages, entryCount: entries.length, serverHome: har!.log._bb?.serverHome, window: captureWindow(entries[0], entries.at(-1), pages), ...(replayOf ? { replayOf } : {}) };
+    this.header = sideHeader(har!.log, entries.length, captureWindow(entries[0], entries.at(-1), pages));
   }
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */

@@ -10,11 +10,11 @@
 // their side, which is all the differ needs: numbering keys markers by side,
 // classes are seeded from the rules (the same class numbers everywhere), and
 // routes, keys and ids hold no markers.
-import { claimedIndices, indexCapture, replayOfShape, replaySkipsIn, type HarReplayOf, type IndexedCapture } from '../../capture/index.js';
+import { claimedIndices, indexCapture, replaySkipsIn, type HarReplayOf, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader, type Summarized } from '../context.js';
-import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, markersOf, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
-import { contentDigest, contentText, digestAndMarks, tokenOf } from '../pair.js';
+import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader, type Summarized } from '../context.js';
+import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
+import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
@@ -200,8 +200,7 @@ export class SideWork {
     const n = cap.entryCount;
     const at = (i: number) => (i >= 0 ? cap.readEntry(i).catch(() => undefined) : undefined);
     const window = captureWindow(await at(n ? 0 : -1), await at(n - 1), cap.header.pages);
-    const replayOf = replayOfShape(cap.header._bb?.replayOf);
-    const header: SideHeader = { pages: cap.header.pages, entryCount: n, serverHome: cap.header._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}) };
+    const header = sideHeader(cap.header, n, window);
     const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
     return new SideWork(cap, header, c, nctx, spec.which, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
@@ -347,10 +346,11 @@ export class SideWork {
         const e: NormalizedEntry = { ...(await this.normalized(s.index)).n, id: s.id, key: s.key, route: s.route };
         const erased = bothErased(s.erased, applyPathRulesNoting(e, this.nctx.pathRules, un));
         if (erased) s.erased = erased;
-        const text = contentText(e);
-        s.token = tokenOf(s.key, contentDigest(text, un));
+        // One scan of its text for the digest and the markers (the keyed ones among them).
+        const { digest, marks } = digestAndMarks(contentText(e), this.ctx.table);
+        s.token = tokenOf(s.key, digest);
         s.shape = shapes.add(e);
-        if (keyedClasses.size) keyedSlotsIn(markersOf(text), keyedClasses, keyed);
+        keyedSlotsIn(marks, keyedClasses, keyed);
       }
     }
     return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts(), keyed: [...keyed] };

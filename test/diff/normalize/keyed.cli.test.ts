@@ -5,22 +5,19 @@
 // (so every replayed request carries it) and the password from the config,
 // and `bb diff` of the two captures reports the header the replay added where
 // the original had none, and nothing where both sent the same secret.
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { atFileEnd } from '../../helpers/cleanups.js';
 import { runBb, startBb } from '../../helpers/cli.js';
+import { curl } from '../../helpers/curl.js';
 import { closeHttpAndWs } from '../../helpers/servers.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
-const closers: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const close of closers) await close();
-});
 
 /** A small JSON server: echoes the path and the request body's length. */
 async function jsonServer(): Promise<string> {
@@ -30,12 +27,9 @@ async function jsonServer(): Promise<string> {
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, n })));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => closeHttpAndWs(server));
+  atFileEnd(() => closeHttpAndWs(server));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
-
-const curl = (args: string[]): Promise<string> =>
-  new Promise((resolve, reject) => execFile('curl', ['-sS', ...args], (err, stdout, stderr) => (err ? reject(new Error(`curl: ${stderr}`)) : resolve(stdout))));
 
 /** The redaction placeholders a file holds, each with how often. */
 async function placeholders(path: string): Promise<Map<string, number>> {

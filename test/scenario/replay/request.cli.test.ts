@@ -9,12 +9,12 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { startRecording } from '../../../scenario/index.js';
 import type { Har, HarEntry } from '../../../capture/index.js';
 import { runBb } from '../../helpers/cli.js';
+import { curl } from '../../helpers/curl.js';
 import { rawUpstream, type RawUpstream } from '../../helpers/raw.js';
 import { closeHttpAndWs } from '../../helpers/servers.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -81,9 +81,6 @@ async function recordCapture(name: string, target: string, drive: (url: string) 
   }
   return rec.out;
 }
-
-const curl = (args: string[]): Promise<string> =>
-  new Promise((resolve, reject) => execFile('curl', ['-sS', ...args], (err, stdout, stderr) => (err ? reject(new Error(`curl: ${stderr}`)) : resolve(stdout))));
 
 const readHar = async (path: string): Promise<Har> => JSON.parse(await readFile(path, 'utf8'));
 const inOrder = (har: Har): HarEntry[] => har.log.entries.sort((a, b) => a._bb!.seq - b._bb!.seq);
