@@ -19,9 +19,12 @@ export const STATUS_PATTERN = 'response.status';
 /** The gRPC status: a cause where the HTTP status did not change. */
 export const GRPC_STATUS_PATTERN = 'grpc.status';
 
+// The status fields whose change is a cause, in the order an entry's cause is chosen (the HTTP status first).
+const CAUSE_PATTERNS = [STATUS_PATTERN, GRPC_STATUS_PATTERN] as const;
+
 /** True for a status field, whose change is a cause. */
 export function isStatusPattern(pattern: string): boolean {
-  return pattern === STATUS_PATTERN || pattern === GRPC_STATUS_PATTERN;
+  return (CAUSE_PATTERNS as readonly string[]).includes(pattern);
 }
 
 /** True for a field pattern a status change accounts for: everything the response carries but its statuses. */
@@ -42,7 +45,7 @@ export function noResponse(f: Pick<Finding, 'pattern' | 'kind' | 'old' | 'new'>)
  */
 export function statusChanges(differences: readonly Difference[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const pattern of [STATUS_PATTERN, GRPC_STATUS_PATTERN]) {
+  for (const pattern of CAUSE_PATTERNS) {
     for (const d of differences) {
       const key = statusKey(d.class, d.entry);
       if (d.pattern === pattern && d.kind === 'changed' && !out.has(key)) out.set(key, `${pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
@@ -70,7 +73,7 @@ export interface BuiltFinding {
  */
 export function foldConsequences(built: BuiltFinding[]): Finding[] {
   const causeOf = new Map<string, BuiltFinding>();
-  for (const pattern of [STATUS_PATTERN, GRPC_STATUS_PATTERN]) {
+  for (const pattern of CAUSE_PATTERNS) {
     for (const b of built) {
       if (b.finding.pattern !== pattern || b.finding.kind !== 'changed') continue;
       for (const r of b.rows) {
