@@ -12,7 +12,7 @@ export interface GracefulStop {
   stopped: Promise<void>;
   /** Stops without a signal (--until, an error). */
   stop(): void;
-  /** Removes the first-signal handler (the command is done). */
+  /** Gives the signals back unless one has arrived (the command is done). */
   release(): void;
 }
 
@@ -24,20 +24,25 @@ export interface GracefulStop {
 export function gracefulStop(doing: string, leftBehind: () => string | undefined = () => undefined): GracefulStop {
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (stop = resolve));
+  // One listener for the command's life: removing one handler and adding
+  // another between the two signals would let a second signal that libuv has
+  // already queued for the removed handler be dropped.
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`bb: ${signal}: ${doing}\n`);
-    release();
-    // A second signal means now.
-    const now = (again: NodeJS.Signals): void => {
+    if (signalled) {
+      // A second signal means now.
       const left = leftBehind();
-      process.stderr.write(`bb: ${again} again: stopped at once${left ? `, ${left}` : ''}\n`);
+      process.stderr.write(`bb: ${signal} again: stopped at once${left ? `, ${left}` : ''}\n`);
       process.exit(130);
-    };
-    process.once('SIGINT', now);
-    process.once('SIGTERM', now);
+    }
+    signalled = true;
+    process.stderr.write(`bb: ${signal}: ${doing}\n`);
     stop();
   };
+  // Before a signal, release() hands the signals back; after one, the handler
+  // stays so that a second signal still stops bb at once.
   const release = (): void => {
+    if (signalled) return;
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };

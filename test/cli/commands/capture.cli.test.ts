@@ -218,6 +218,32 @@ describe('bb capture summary', () => {
     }
   });
 
+  it('a SIGINT and a SIGTERM sent back to back stop at once with exit 130: the second is not lost (the kernel would merge two SIGINTs)', async () => {
+    let arrived!: () => void;
+    const hanging = new Promise<void>((r) => (arrived = r));
+    const held: http.ServerResponse[] = [];
+    const server = http.createServer((req, res) => (held.push(res), arrived()));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = tempDir().dir;
+    const out = join(dir, 'c.har');
+    const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet', '--grace', '60000'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+    try {
+      const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+      const pending = fetch(`${base}/hang`).catch(() => undefined);
+      await hanging;
+      bb.child.kill('SIGINT');
+      bb.child.kill('SIGTERM');
+      assert.equal(await bb.exited, 130, bb.stderr());
+      void pending;
+      assert.match(bb.stderr(), /^bb: SIGINT: finishing in-flight exchanges, writing captures\nbb: SIGTERM again: stopped at once, the capture not written; bb recover \S*c\.har writes it from its journal\n$/m);
+    } finally {
+      if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
