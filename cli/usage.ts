@@ -1,6 +1,7 @@
 // yargs' refusals, said the way bb speaks: what is missing and the line to
 // type, an unknown command or flag with the nearest real one. Pure: main.ts
 // hands in the message, argv and the names it knows.
+import { nearest } from '../core/index.js';
 
 /** What each command needs when its arguments are missing, and the line to type. */
 const USAGE: Readonly<Record<string, { needs: string; usage: string }>> = {
@@ -12,36 +13,6 @@ const USAGE: Readonly<Record<string, { needs: string; usage: string }>> = {
   known: { needs: 'an action and finding ids (or --all)', usage: 'bb known add FINDING-ID... --from report.json --reason "..."' },
   ca: { needs: 'an action', usage: 'bb ca path|print|export|trust-info' },
 };
-
-/** Edit distance (insertions, deletions, substitutions, adjacent swaps). */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-/** The known name nearest to `typed`, when it is near enough to be a typo (or `typed` is its prefix). */
-export function nearest(typed: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const name of known) {
-    const distance = name.startsWith(typed) && typed.length >= 3 ? 0.5 : editDistance(typed.toLowerCase(), name.toLowerCase());
-    if (distance < bestDistance) {
-      best = name;
-      bestDistance = distance;
-    }
-  }
-  const allowed = Math.max(1, Math.min(3, Math.floor(typed.length / 3)));
-  return bestDistance <= allowed ? best : undefined;
-}
 
 /** `unknown command 'dif' — did you mean 'diff'?` (or a pointer to bb --help). */
 export function unknownCommand(typed: string, commands: readonly string[]): string {

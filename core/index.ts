@@ -14,3 +14,4 @@ export { appendAll } from './arrays.js';
 export { esc, pageHead, scriptJson } from './html.js';
 export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';
+export { nearest } from './nearest.js';

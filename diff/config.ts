@@ -1,14 +1,16 @@
 // The diff's config file (`--config bb.config.json`): `normalize`, `pairing`
 // and `known` keys. Parsed and validated once, up front; every mistake is an
-// BbError (BB_CONFIG_INVALID) naming the offending entry. Other top-level keys are
-// left alone (bb compare reads its own from the same file).
+// BbError (BB_CONFIG_INVALID) naming the offending entry. A key no part of bb
+// reads is refused with the nearest real one: a misspelt rule ("normalise")
+// would otherwise be ignored in silence and its differences shown as real.
+// The top level also holds the keys bb compare and bb replay read.
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
 import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
 import type { KnownValues } from './types.js';
 import { BUILTIN_RULE_NAMES, KEY_DETECTORS, ProtoSchema } from './normalize/index.js';
-import { BbError, oneLine, unreadableWhy } from '../core/index.js';
+import { BbError, nearest, oneLine, unreadableWhy } from '../core/index.js';
 import { isShapeName, TYPE_SHAPES } from './ratified.js';
 
 export type * from './config-types.js';
@@ -67,6 +69,21 @@ function needString(o: Record<string, unknown>, key: string, where: string): str
   return v;
 }
 
+/** Every top-level key of a bb config file: the diff's own, then those bb compare and bb replay read from the same file. */
+export const CONFIG_FILE_KEYS: readonly string[] = ['normalize', 'pairing', 'known', 'servers', 'scenario', 'stepTimeoutMs', 'replay'];
+
+/**
+ * Refuses a key of `o` not in `allowed`, naming the nearest real one. Keys
+ * that start with `$` (`$schema`) or `//` (a comment) are the user's own.
+ */
+export function onlyKeys(o: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const key of Object.keys(o)) {
+    if (allowed.includes(key) || key.startsWith('$') || key.startsWith('//')) continue;
+    const near = nearest(key, allowed);
+    fail(where, `unknown key ${JSON.stringify(key)}: ${near ? `did you mean ${JSON.stringify(near)}?` : `the keys here are ${allowed.join(', ')} (and "//…" for a comment)`}`);
+  }
+}
+
 function checkRegex(source: string, flags: string, where: string): void {
   try {
     new RegExp(source, flags);
@@ -78,8 +95,10 @@ function checkRegex(source: string, flags: string, where: string): void {
 /** Validates a parsed config document; `file` names it in messages. */
 export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   if (!isObj(doc)) fail(file, 'must be a JSON object with normalize / pairing / known keys');
+  onlyKeys(doc, CONFIG_FILE_KEYS, file);
   const n = doc.normalize ?? {};
   if (!isObj(n)) fail(`${file} normalize`, 'must be an object');
+  onlyKeys(n, ['disable', 'keys', 'patterns', 'headers', 'keep', 'paths', 'serverHome', 'unorderedArrays', 'proto'], `${file} normalize`);
   const disable = list(n.disable, `${file} normalize.disable`).map((name, i) => {
     if (typeof name !== 'string' || !BUILTIN_RULE_NAMES.includes(name)) {
       fail(`${file} normalize.disable[${i}]`, `unknown rule ${JSON.stringify(name)}; known rules: ${BUILTIN_RULE_NAMES.join(', ')}`);
@@ -89,6 +108,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const keys = list(n.keys, `${file} normalize.keys`).map((k, i) => {
     const where = `${file} normalize.keys[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object like {"key": "systemPromptHash", "replace": "<SHA>"}');
+    onlyKeys(k, ['key', 'pattern', 'replace'], where);
     const key = optString(k, 'key', where);
     const pattern = optString(k, 'pattern', where);
     if (!key && !pattern) fail(where, 'needs "key" or "pattern"');
@@ -98,6 +118,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const patterns = list(n.patterns, `${file} normalize.patterns`).map((p, i) => {
     const where = `${file} normalize.patterns[${i}]`;
     if (!isObj(p)) fail(where, 'must be an object like {"regex": "conn_[a-z0-9]+", "replace": "<CONN>"}');
+    onlyKeys(p, ['name', 'regex', 'flags', 'replace', 'ordinal'], where);
     const regex = needString(p, 'regex', where);
     const flags = optString(p, 'flags', where) ?? '';
     if (/[^imsuy]/.test(flags)) fail(`${where}.flags`, `unsupported flags ${JSON.stringify(flags)} (use i, m, s, u)`);
@@ -117,6 +138,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const paths = list(n.paths, `${file} normalize.paths`).map((p, i) => {
     const where = `${file} normalize.paths[${i}]`;
     if (!isObj(p)) fail(where, 'must be an object like {"path": "response.headers.content-length", "replace": "<LEN>"}');
+    onlyKeys(p, ['where', 'path', 'replace', 'pattern', 'ignore'], where);
     const pattern = optString(p, 'pattern', where);
     if (pattern === '') fail(`${where}.pattern`, 'must not be empty');
     if (pattern !== undefined) {
@@ -141,9 +163,11 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
 
   const pr = doc.pairing ?? {};
   if (!isObj(pr)) fail(`${file} pairing`, 'must be an object');
+  onlyKeys(pr, ['keys', 'disable', 'unordered', 'arrayKeys', 'wsOrder'], `${file} pairing`);
   const routeKeys = list(pr.keys, `${file} pairing.keys`).map((k, i) => {
     const where = `${file} pairing.keys[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object like {"route": "POST /graphql", "by": "graphql"}');
+    onlyKeys(k, ['route', 'by'], where);
     const by = needString(k, 'by', where);
     if (!['graphql', 'jsonrpc', 'body-hash'].includes(by) && !/^body:[^\s]+$/.test(by) && !/^query:[^\s]+$/.test(by) && !/^header:[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(by)) {
       fail(`${where}.by`, `unknown key ${JSON.stringify(by)}; use graphql, jsonrpc, body-hash, body:<field>, query:<parameter> or header:<name>`);
@@ -164,6 +188,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const arrayKeys = list(pr.arrayKeys, `${file} pairing.arrayKeys`).map((k, i) => {
     const where = `${file} pairing.arrayKeys[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object like {"path": "response.body.items", "key": "sku"}');
+    onlyKeys(k, ['path', 'key'], where);
     return { path: needString(k, 'path', where), key: needString(k, 'key', where) };
   });
   const wsOrder = pr.wsOrder;
@@ -174,6 +199,7 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const known = list(doc.known, `${file} known`).map((k, i) => {
     const where = `${file} known[${i}]`;
     if (!isObj(k)) fail(where, 'must be an object with where, path and reason');
+    onlyKeys(k, ['where', 'path', 'kind', 'old', 'new', 'oldShape', 'newShape', 'reason', 'since', 'tracking'], where);
     const reason = optString(k, 'reason', where);
     if (!reason || !reason.trim()) fail(where, 'needs a "reason": say why this difference is accepted');
     const kind = optString(k, 'kind', where);

@@ -3,7 +3,7 @@ import { createContext, type DiffOptions } from './context.js';
 import { diffPipe, runStages } from './stages.js';
 import type { DiffResult } from './types.js';
 
-export { loadDiffConfig, parseConfigJson, validateDiffConfig, loadConfigProtoSchema, configProtoSchema } from './config.js';
+export { loadDiffConfig, onlyKeys, parseConfigJson, validateDiffConfig, loadConfigProtoSchema, configProtoSchema } from './config.js';
 export type { DiffConfig, NormalizeConfig, PairingConfig, KnownConfig } from './config.js';
 export type { DiffOptions, DiffStage, DiffContext, DiffProgress, StagePart } from './context.js';
 export type { Pipe } from './pipe.js';

@@ -13,7 +13,7 @@
 //     }
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseConfigJson, validateDiffConfig, type DiffConfig } from '../../diff/index.js';
+import { onlyKeys, parseConfigJson, validateDiffConfig, type DiffConfig } from '../../diff/index.js';
 import type { ReadinessSpec, ServerSpec } from './boot/spec.js';
 import { BbError, unreadableWhy } from '../../core/index.js';
 
@@ -60,6 +60,7 @@ function num(o: Obj, key: string, file: string, where: string): number | undefin
 function parseReady(v: unknown, file: string, where: string): ReadinessSpec | undefined {
   if (v === undefined) return undefined;
   if (!isObj(v)) bad(file, where, 'must be an object like {"line": "^READY "}, {"port": 3000} or {"health": "/healthz"}');
+  onlyKeys(v, ['line', 'port', 'health'], `${file} ${where}`);
   const line = str(v, 'line', file, where);
   if (line !== undefined) {
     try {
@@ -77,6 +78,7 @@ function parseReady(v: unknown, file: string, where: string): ReadinessSpec | un
 function parseServer(v: unknown, file: string, dir: string, name: TreeName): ServerSpec {
   const where = `servers.${name}`;
   if (!isObj(v)) bad(file, where, 'must be an object with "command" (and "args", "cwd", "env"), or "repo" + "ref" + "command"');
+  onlyKeys(v, ['command', 'args', 'env', 'ready', 'bootTimeoutMs', 'cwd', 'repo', 'ref', 'install'], `${file} ${where}`);
   const command = str(v, 'command', file, where, true)!;
   let args: string[] | undefined;
   if (v.args !== undefined) {
@@ -124,6 +126,7 @@ export function parseCompareConfig(doc: unknown, file: string): CompareConfig {
   const dir = dirname(file);
   if (!isObj(doc)) bad(file, 'top level', 'must be a JSON object with servers, scenario and the diff keys');
   if (!isObj(doc.servers)) bad(file, 'servers', 'must be an object with "old" and "new" servers');
+  onlyKeys(doc.servers, ['old', 'new'], `${file} servers`);
   const servers = { old: parseServer(doc.servers.old, file, dir, 'old'), new: parseServer(doc.servers.new, file, dir, 'new') };
   const scenario = resolve(dir, str(doc, 'scenario', file, '', true)!);
   const stepTimeoutMs = num(doc, 'stepTimeoutMs', file, '');
@@ -136,6 +139,7 @@ export function parseCompareConfig(doc: unknown, file: string): CompareConfig {
 export function parseReplayValues(v: unknown, file: string): Readonly<Record<string, string>> | undefined {
   if (v === undefined) return undefined;
   if (!isObj(v)) bad(file, 'replay', 'must be an object like { "values": { "password": "…" } }');
+  onlyKeys(v, ['values'], `${file} replay`);
   if (v.values === undefined) return undefined;
   if (!isObj(v.values) || Object.values(v.values).some((x) => typeof x !== 'string')) bad(file, 'replay.values', 'must map field names or <redacted:…> placeholders to strings');
   return Object.freeze({ ...(v.values as Record<string, string>) });

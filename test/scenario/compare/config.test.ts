@@ -31,6 +31,11 @@ describe('parseCompareConfig', () => {
     ['env not strings', { ...ok, servers: { ...ok.servers, old: { command: 'x', env: { A: 1 } } } }, /servers\.old\.env: must map names to string values/],
     ['no scenario', { servers: ok.servers }, /scenario: must be a non-empty string/],
     ['known without reason', { ...ok, known: [{ where: '*', path: 'x' }] }, /known\[0\].*reason/],
+    ['a misspelt server key', { ...ok, servers: { ...ok.servers, old: { command: 'x', arg: ['s.js'] } } }, /servers\.old: unknown key "arg": did you mean "args"\?$/],
+    ['a third server', { ...ok, servers: { ...ok.servers, newer: { command: 'x' } } }, /servers: unknown key "newer": the keys here are old, new \(and "\/\/…" for a comment\)$/],
+    ['a misspelt readiness key', { ...ok, servers: { ...ok.servers, old: { command: 'x', ready: { helth: '/h' } } } }, /servers\.old\.ready: unknown key "helth": did you mean "health"\?$/],
+    ['a misspelt replay key', { ...ok, replay: { value: { password: 'p' } } }, /replay: unknown key "value": did you mean "values"\?$/],
+    ['a misspelt top-level key', { ...ok, scenarios: 'x.ts' }, /bb\.config\.json: unknown key "scenarios": did you mean "scenario"\?$/],
   ];
   for (const [name, doc, message] of refusals) {
     it(`refuses ${name} with exit code 2`, () => {

@@ -1,8 +1,9 @@
-// The nearest-name search behind bb's "did you mean" (cli/usage.ts); the
-// refusals themselves, through the real CLI: usage.cli.test.ts.
+// The nearest-name search behind bb's "did you mean" (core/nearest.ts); the
+// refusals themselves, through the real CLI: test/cli/usage.cli.test.ts and
+// test/diff/config.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { editDistance, nearest } from '../../cli/usage.js';
+import { editDistance, nearest } from '../../core/nearest.js';
 
 test('suggestions: a typo or a prefix finds the name, anything far finds nothing', () => {
   assert.equal(editDistance('targt', 'target'), 1);
