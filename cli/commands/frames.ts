@@ -92,7 +92,7 @@ async function printCapture(file: string, filter: FrameFilter, argv: Record<stri
     // Say which filter emptied the list: the connection filters, or the message filters within them.
     const byConnection = all.filter((c) => connectionMatches(c, filter));
     const given = byConnection.length === 0 ? givenFilters(argv, CONNECTION_FILTERS) : givenFilters(argv, MESSAGE_FILTERS);
-    process.stderr.write(byConnection.length === 0 ? `bb: no WebSocket connection matches ${given}\n` : `bb: no messages match ${given}\n`);
+    process.stderr.write(byConnection.length === 0 ? `bb: no WebSocket connection, gRPC call or SSE stream matches ${given}\n` : `bb: no messages match ${given}\n`);
   }
   return 0;
 }

@@ -213,7 +213,7 @@ test('filters that match nothing say so on stderr and exit 0', async () => {
   assert.equal(typed.stderr, 'bb: no messages match --type receive --opcode binary --grep hello\n');
   const conn = await runBb(['frames', out, '--conn', 'c999'], env);
   assert.equal(conn.code, 0);
-  assert.equal(conn.stderr, 'bb: no WebSocket connection matches --conn c999\n');
+  assert.equal(conn.stderr, 'bb: no WebSocket connection, gRPC call or SSE stream matches --conn c999\n');
   const timeline = await runBb(['frames', out, '--timeline', '--grep', 'nothing-like-this'], env);
   assert.equal(timeline.code, 0);
   assert.equal(timeline.stderr, 'bb: no messages match --grep nothing-like-this\n');
