@@ -122,11 +122,14 @@ export function hasShape(shape: Pick<VaryingShape, 'regex'>, v: unknown): boolea
 /**
  * True for a piece of an id or a key that looks generated rather than named:
  * an ordinal placeholder (`<UUID:3>`), 4+ digits, or a token of 8+ letters,
- * digits, `-` and `_` that holds a digit (12 hex digits, a nanoid, base62).
+ * digits, `-` and `_` that holds a digit (12 hex digits, a nanoid, base62),
+ * unless two of its `-`/`_` parts are lower-case words: a file's or a
+ * resource's name (`googlelogo_light_color_272x92dp`), kept as it is.
  */
 export function looksGenerated(s: string): boolean {
   if (/^<[A-Z][A-Z0-9_]*(?::\d+)?>$/.test(s)) return true;
   if (/^\d{4,}$/.test(s)) return true;
+  if (s.split(/[-_]/).filter((part) => /^[a-z]{3,}$/.test(part)).length >= 2) return false;
   return s.length >= 8 && /^[A-Za-z0-9_-]+$/.test(s) && /[0-9]/.test(s);
 }
 

@@ -37,6 +37,11 @@ describe('globs of generated ids', () => {
   it('tells generated pieces from names', () => {
     for (const s of ['a3f9c2e1b4d7', '12345', '<UUID:3>', '<ULID>', 'V1StGXR8_Z5jdHi6B-myT']) assert.ok(looksGenerated(s), s);
     for (const s of ['posts', 'v1', 'items', 'readme', 'index.html', 'ab12']) assert.ok(!looksGenerated(s), s);
+    // Words joined by _ or - are a name even with digits; a nanoid's parts are not words.
+    for (const s of ['googlelogo_light_color_272x92dp', 'user-avatar-2x', 'report_2024_final']) assert.ok(!looksGenerated(s), s);
+    for (const s of ['V1StGXR8_Z5jdHi6B-myT', 'a3f9c2e1-b4d7', 'x9kq2m_lpa7zr4ty0we1']) assert.ok(looksGenerated(s), s);
+    assert.equal(entryGlob('/GET /images/branding/googlelogo_light_color_272x92dp.png#1'), '/GET /images/branding/googlelogo_light_color_272x92dp.png#1');
+    assert.equal(entryGlob('/GET /images/googlelogo_light_color_272x92dp#1'), '/GET /images/googlelogo_light_color_272x92dp#1');
   });
 
   it('an entry id keeps its page, method, named segments and occurrence', () => {
