@@ -102,7 +102,8 @@ function wordLike(t: string, mixedCase: boolean): boolean {
  * Whether a token of letters, digits and `_-+/=` looks generated rather than
  * written by a person: it has letters, it mixes classes (digits with letters,
  * or both cases), its letters do not read as words, and it is not short
- * pieces joined by separators (`gpt-4o-mini-2024-07-18`, `user_2fa_enabled_v2`).
+ * pieces joined by separators (`gpt-4o-mini-2024-07-18`, `user_2fa_enabled_v2`), nor
+ * words with short pieces between them (`googlelogo_light_color_272x92dp`).
  * Tuned so a random hex, nanoid, base62, base36 or base64 value passes
  * practically always (the test draws many) and words, identifiers, dates and
  * versions do not.
@@ -113,6 +114,10 @@ export function looksGenerated(token: string): boolean {
   if (upper + lower === 0 || (digits === 0 && (upper === 0 || lower === 0))) return false;
   const segments = token.split(/[-_+/=]+/).filter((x) => x);
   if (segments.length >= 3 && segments.every((x) => x.length <= 4 || wordLike(x, /[A-Z]/.test(x) && /[a-z]/.test(x)))) return false;
+  // A name of words with short pieces between them (googlelogo_light_color_272x92dp): two lower-case words of 4+ letters, and
+  // no other piece long enough to be an id of its own (usr_a1b2c3d4e5f6 and payment_intent_secret_<hex> stay generated).
+  const word = (x: string) => /^[a-z]{4,}$/.test(x) && wordLike(x, false);
+  if (segments.filter(word).length >= 2 && segments.every((x) => word(x) || x.length < HEX_LENGTHS.min)) return false;
   return !wordLike(token, upper > 0 && lower > 0);
 }
 

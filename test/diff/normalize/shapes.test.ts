@@ -28,7 +28,7 @@ describe('looksGenerated', () => {
     'sha256WithRSAEncryption', 'xmlHttpRequest', 'HTTPServerError500', 'v2CheckoutSessionCompleted', 'iPhone15ProMax',
     // identifiers with digits and separators, model names, file names, versions, dates
     'user_2fa_enabled_v2', 'gpt-4o-mini-2024-07-18', 'claude-3-5-sonnet-20241022', 'quarterly-report-2024', 'node_modules_cache_v3',
-    'my-service-v12-prod', '2024-01-15', '20240115103000', '1.22.3-beta.1', 'application/json', 'X-Forwarded-For',
+    'my-service-v12-prod', 'googlelogo_light_color_272x92dp', 'hero_banner_1920x1080_v2', '2024-01-15', '20240115103000', '1.22.3-beta.1', 'application/json', 'X-Forwarded-For',
   ];
   for (const s of generated) it(`${s} looks generated`, () => assert.equal(looksGenerated(s), true));
   for (const s of written) it(`${s} does not`, () => assert.equal(looksGenerated(s), false));
@@ -59,6 +59,8 @@ describe('shapeOf and shapeSpans', () => {
     ['order-status-pending-a1b2c3d4e5f6', ['B64_33']],
     // Not ids: words, short hex, a blob past 128 characters, dates, versions.
     ['deadbeefcafe', []],
+    // A file's name is words with short pieces between them, not a base64 id: a change of it is a change.
+    ['/images/branding/googlelogo_light_color_272x92dp.png', []],
     ['abc123', []],
     ['IN_STOCK application/json 2024-01-15 v1.22.3', []],
     [`data:${'QUJD'.repeat(40)}`, []],
