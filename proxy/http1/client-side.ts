@@ -16,7 +16,6 @@ import { viewStart } from './lines.js';
 import type { RequestHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
 import type { UpstreamSide } from './upstream-side.js';
-import type { FactSink } from './chunk-facts.js';
 
 /** Client bytes held after an upgrade request before bb stops reading the client: what follows waits in the client's socket buffers. */
 export const MAX_HELD_AFTER_UPGRADE = 64 * 1024;
@@ -57,13 +56,11 @@ export class ClientSide {
     private readonly exchanges: Exchanges,
     private readonly upstream: UpstreamSide,
     private readonly owner: ClientSideOwner,
-    /** Where this side's facts go (held while a chunk is read: chunk-facts.ts). */
-    private readonly facts: FactSink,
   ) {
     this.parser = new Http1Parser('request', {
       head: (head, end) => this.onHead(head as RequestHead, end),
       body: (chunk, start, end) => {
-        if (this.sending && !this.sending.synthetic) facts.emit({ type: 'request-body', exchangeId: this.sending.id, time: now(), chunk: chunk.subarray(start, end) });
+        if (this.sending && !this.sending.synthetic) settings.bus.emit({ type: 'request-body', exchangeId: this.sending.id, time: now(), chunk: chunk.subarray(start, end) });
       },
       end: (end, rawTrailers) => {
         this.forwardUp(this.chunk, this.from, end);
@@ -72,7 +69,7 @@ export class ClientSide {
         this.sending = undefined;
         if (!ex) return;
         ex.requestEnded = true;
-        if (!ex.synthetic) facts.emit({ type: 'request-ended', exchangeId: ex.id, time: now(), rawTrailers });
+        if (!ex.synthetic) settings.bus.emit({ type: 'request-ended', exchangeId: ex.id, time: now(), rawTrailers });
         if (ex.synthetic && this.exchanges.front === ex) this.owner.answerSynthetic();
       },
     }, settings.maxHeadBytes);
@@ -167,7 +164,7 @@ export class ClientSide {
       badTarget = (err as Error).message;
     }
     const ex: Exchange = { id: this.settings.nextExchangeId(), method: head.method, head, upgrade: head.upgrade, requestEnded: false, responseStarted: false, finished: false };
-    this.facts.emit({
+    this.settings.bus.emit({
       type: 'exchange-started',
       exchangeId: ex.id,
       connectionId: this.conn.id,

@@ -4,10 +4,9 @@
 // also keeps the connection's count of exchanges under way, which graceful
 // stop waits on.
 import { badGateway } from '../errors.js';
-import { now, type FailureInfo, type SyntheticResponse } from '../events.js';
+import { now, type FactBus, type FailureInfo, type SyntheticResponse } from '../events.js';
 import type { ConnectionState } from '../connection.js';
 import type { RequestHead } from './head.js';
-import type { FactSink } from './chunk-facts.js';
 
 /** One request in flight: sent upstream (or answered by bb), its response not finished. */
 export interface Exchange {
@@ -36,7 +35,7 @@ export class Exchanges {
 
   constructor(
     private readonly conn: ConnectionState,
-    private readonly bus: FactSink,
+    private readonly bus: FactBus,
   ) {}
 
   /** The exchange being answered. */

@@ -49,7 +49,6 @@ import type { PreconnectedUpstream, TapSettings } from '../tap-settings.js';
 import { Exchanges, type Exchange } from './exchanges.js';
 import { ClientSide, type ClientSideOwner } from './client-side.js';
 import { UpstreamSide, type UpstreamSideOwner } from './upstream-side.js';
-import { ChunkFacts } from './chunk-facts.js';
 
 export type { PreconnectedUpstream, TapSettings, UpstreamQuery } from '../tap-settings.js';
 
@@ -73,8 +72,6 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
   private readonly exchanges: Exchanges;
   private readonly clientSide: ClientSide;
   private readonly upstreamSide: UpstreamSide;
-  /** The connection's facts: a chunk's descriptive ones wait until its bytes are written on (chunk-facts.ts). */
-  private readonly facts: ChunkFacts;
 
   constructor(
     private readonly conn: ConnectionState,
@@ -82,10 +79,9 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     private readonly settings: TapSettings,
     preconnected?: PreconnectedUpstream,
   ) {
-    this.facts = new ChunkFacts(settings.bus);
-    this.exchanges = new Exchanges(conn, this.facts);
-    this.upstreamSide = new UpstreamSide(client, settings, this.exchanges, this, this.facts, preconnected);
-    this.clientSide = new ClientSide(conn, client, settings, this.exchanges, this.upstreamSide, this, this.facts);
+    this.exchanges = new Exchanges(conn, settings.bus);
+    this.upstreamSide = new UpstreamSide(client, settings, this.exchanges, this, preconnected);
+    this.clientSide = new ClientSide(conn, client, settings, this.exchanges, this.upstreamSide, this);
   }
 
   /** Starts reading the client (and the head timer of the state it starts in, opened). */
@@ -124,17 +120,12 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.read(chunk);
   };
 
-  /** The client side reads `chunk`; its outcome moves the state. The chunk's facts reach the bus once its bytes went upstream. */
+  /** The client side reads `chunk`; its outcome moves the state. */
   private read(chunk: Buffer): void {
-    this.facts.begin();
-    try {
-      const out = this.clientSide.read(chunk);
-      if (out.state === 'ok') this.enter(this.clientSide.reading);
-      else if (out.state === 'switched') this.onRequestSwitch(chunk.subarray(out.at));
-      else this.onRequestFault(out, chunk);
-    } finally {
-      this.facts.end();
-    }
+    const out = this.clientSide.read(chunk);
+    if (out.state === 'ok') this.enter(this.clientSide.reading);
+    else if (out.state === 'switched') this.onRequestSwitch(chunk.subarray(out.at));
+    else this.onRequestFault(out, chunk);
   }
 
   private readonly onHeadTimeout = (): void => {
@@ -154,7 +145,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     const sending = this.clientSide.sending;
     if (sending && !sending.requestEnded && this.state !== 'refused') {
       this.exchanges.finish(sending);
-      this.facts.emit({ type: 'exchange-aborted', exchangeId: sending.id, time: now(), by: 'client', phase: 'request' });
+      this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: sending.id, time: now(), by: 'client', phase: 'request' });
       this.destroyAll();
       return;
     }
@@ -195,8 +186,6 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       this.client.destroy();
       return;
     }
-    // The tunnel's facts come after this connection's.
-    this.facts.release();
     this.settings.onConnect(this.clientSide.queryOf(head), this.client, rest);
   }
 
@@ -212,7 +201,6 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
         // The upstream opened at accept carries the h2 connection when it is plain TCP (a TLS one agreed to http/1.1: the h2 tap makes its own).
         const upstream = this.upstreamSide.takeForH2();
         this.upstreamSide.drop();
-        this.facts.release();
         tapH2({ conn: this.conn, client: this.client, head: bytes, settings: this.settings, upstream });
         return;
       }
@@ -223,14 +211,14 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     if (!out.head && sending) {
       // The request had begun: its body is broken. Nothing more can be framed; both sides end.
       this.exchanges.finish(sending);
-      this.facts.emit({ type: 'exchange-aborted', exchangeId: sending.id, time: now(), by: 'client', phase: 'request', error: { code: fault.code, message: fault.reason, phase: 'parse' } });
+      this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: sending.id, time: now(), by: 'client', phase: 'request', error: { code: fault.code, message: fault.reason, phase: 'parse' } });
       this.destroyAll();
       return;
     }
     const rawPacket = this.clientSide.refusedBytes(chunk);
     const response = badRequest(fault.code, fault.reason);
     const id = this.settings.nextExchangeId();
-    this.facts.emit({ type: 'client-error', connectionId: this.conn.id, exchangeId: id, time: now(), error: { code: fault.code, message: fault.reason, phase: 'parse' }, rawPacket, response });
+    this.settings.bus.emit({ type: 'client-error', connectionId: this.conn.id, exchangeId: id, time: now(), error: { code: fault.code, message: fault.reason, phase: 'parse' }, rawPacket, response });
     const ex: Exchange = { id, method: '', head: undefined as unknown as RequestHead, upgrade: false, requestEnded: true, responseStarted: false, finished: false, synthetic: { response, close: true, fact: () => {} } };
     this.exchanges.add(ex);
     if (this.exchanges.front === ex) this.answerSynthetic();
@@ -333,7 +321,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.detachClient();
     this.enter('switched');
     this.upstreamSide.release(socket);
-    this.facts.emit({
+    this.settings.bus.emit({
       type: 'upgrade-opened',
       exchangeId: ex.id,
       time: now(),

@@ -23,7 +23,6 @@ import { viewStart } from './lines.js';
 import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
-import type { ChunkFacts } from './chunk-facts.js';
 
 /** What the upstream side asks of its connection (tap.ts). */
 export interface UpstreamSideOwner {
@@ -77,8 +76,6 @@ export class UpstreamSide {
     private readonly settings: TapSettings,
     private readonly exchanges: Exchanges,
     private readonly owner: UpstreamSideOwner,
-    /** Where this side's facts go (held while a chunk is read: chunk-facts.ts). */
-    private readonly facts: ChunkFacts,
     /** An upstream connected before the tap began, for the first exchange (then undefined). */
     private preconnected?: PreconnectedUpstream,
   ) {}
@@ -196,7 +193,7 @@ export class UpstreamSide {
       head: (head, end) => this.onHead(head as ResponseHead, end),
       body: (chunk, start, end) => {
         const ex = this.exchanges.front;
-        if (ex && this.head && !this.head.informational) this.facts.emit({ type: 'response-body', exchangeId: ex.id, time: now(), chunk: chunk.subarray(start, end) });
+        if (ex && this.head && !this.head.informational) this.settings.bus.emit({ type: 'response-body', exchangeId: ex.id, time: now(), chunk: chunk.subarray(start, end) });
       },
       end: (end, rawTrailers) => this.onEnd(end, rawTrailers),
     });
@@ -222,16 +219,6 @@ export class UpstreamSide {
   }
 
   private onData(socket: Socket, chunk: Buffer): void {
-    // The chunk's facts reach the bus once its bytes are written to the client (or held): chunk-facts.ts.
-    this.facts.begin();
-    try {
-      this.read(socket, chunk);
-    } finally {
-      this.facts.end();
-    }
-  }
-
-  private read(socket: Socket, chunk: Buffer): void {
     if (socket !== this.socket || !this.parser) return;
     this.firstBytes ??= chunk;
     const time = now();
@@ -258,7 +245,7 @@ export class UpstreamSide {
     const ex = this.exchanges.front;
     if (!ex || head.informational || head.switches) return;
     ex.responseStarted = true;
-    this.facts.emit({
+    this.settings.bus.emit({
       type: 'response-started',
       exchangeId: ex.id,
       time: this.headAt,
@@ -320,8 +307,6 @@ export class UpstreamSide {
   /** Before anything else reaches the client (bb's own answer, an end, a hand-over): the held completion is made durable and its bytes written now. */
   settle(): void {
     if (!this.held) return;
-    // The flush must include every fact made so far, a chunk's waiting ones too.
-    this.facts.release();
     TurnFlush.of(this.settings.bus).flushNow();
     this.releaseHeld();
   }
@@ -350,7 +335,7 @@ export class UpstreamSide {
       this.exchanges.finish(ex);
       // The crash rule: the record first, then the chunk holding the last byte; that chunk (and what
       // follows it) waits for the turn's flush, which makes every completion of the turn durable at once.
-      this.facts.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
+      this.settings.bus.emit({ type: 'exchange-completed', exchangeId: ex.id, time: now(), rawTrailers, batched: true });
       this.hold();
       this.exchanges.queue.shift();
     }
@@ -398,7 +383,7 @@ export class UpstreamSide {
     const front = this.exchanges.front;
     if (front && !front.synthetic && front.responseStarted && !front.finished) {
       this.exchanges.finish(front);
-      this.facts.emit({ type: 'exchange-aborted', exchangeId: front.id, time: now(), by: 'upstream', phase: 'response', error: failure });
+      this.settings.bus.emit({ type: 'exchange-aborted', exchangeId: front.id, time: now(), by: 'upstream', phase: 'response', error: failure });
       this.owner.destroyAll();
       return;
     }
