@@ -3,11 +3,14 @@
 //   node test/run.mjs                 every file
 //   node test/run.mjs proxy capture   only files whose path contains one of the words
 //   node test/run.mjs --list          how each file would run, without running it
+//   node test/run.mjs --save-times    every file, then writes test/expected-times.json
 //
 // Why this is not one `node --test` call: most of the suite's wall time is
 // waiting (servers starting, bb children, timeouts that must elapse), not CPU,
 // so files run more at a time than cores (BB_TEST_CONCURRENCY, default 4), the
-// longest first (their last durations are kept in node_modules/.cache), and
+// longest first (their last durations on this checkout, kept in
+// node_modules/.cache; on a fresh clone the committed test/expected-times.json,
+// so a CI machine does not start the longest files last), and
 // the files that start no process and open no socket ("pure", by the rule in
 // pureReason below) share a few processes instead of paying a tsx start-up
 // each. A file can ask for its own process with the comment `// test: own-process`,
@@ -26,6 +29,8 @@ const root = new URL('..', import.meta.url).pathname;
 const FILE_TIMEOUT_MS = 120_000;
 const BATCH_SIZE = 8;
 const TIMES_FILE = join(root, 'node_modules/.cache/bb-test-times.json');
+/** Each file's duration in ms from one whole run (`--save-times`): the order on a checkout with no times of its own. */
+const EXPECTED_TIMES_FILE = join(root, 'test/expected-times.json');
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -66,13 +71,24 @@ if (files.length === 0) {
   process.exit(2);
 }
 
-let lastTimes = {};
-try {
-  lastTimes = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
-} catch {
-  // first run on this checkout: order by size instead
-}
-const estimate = (f) => lastTimes[f] ?? statSync(join(root, f)).size / 1000;
+const readTimes = (file) => {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return {}; // none yet: the other table, or file sizes, give the order
+  }
+};
+const lastTimes = readTimes(TIMES_FILE);
+const expectedTimes = readTimes(EXPECTED_TIMES_FILE);
+const known = (f) => lastTimes[f] ?? expectedTimes[f];
+// A file neither table knows (a new one) is guessed from its size, at the
+// median ms per byte of the files they know, so it sorts among them.
+const sizeOf = (f) => statSync(join(root, f)).size;
+const msPerByte = (() => {
+  const rates = files.filter((f) => known(f) !== undefined).map((f) => known(f) / sizeOf(f)).sort((a, b) => a - b);
+  return rates.length > 0 ? rates[Math.floor(rates.length / 2)] : 1;
+})();
+const estimate = (f) => known(f) ?? sizeOf(f) * msPerByte;
 
 const pure = files.filter((f) => pureReason(f) === undefined);
 const own = files.filter((f) => !pure.includes(f));
@@ -166,6 +182,11 @@ try {
   writeFileSync(TIMES_FILE, JSON.stringify(times, null, 0));
 } catch {
   // an unwritable cache only costs the next run its ordering
+}
+if (args.includes('--save-times') && words.length === 0) {
+  // Whole ms, one file a line, sorted by path: a refresh reads as a small diff.
+  const table = Object.fromEntries(files.map((f) => [f, Math.round(times[f])]));
+  writeFileSync(EXPECTED_TIMES_FILE, `${JSON.stringify(table, null, 2)}\n`);
 }
 const wall = ((Date.now() - started) / 1000).toFixed(0);
 console.log(`\n# files ${files.length} (${own.length} in their own process, ${pure.length} pure in ${Math.ceil(pure.length / BATCH_SIZE)} shared), concurrency ${concurrency}, ${wall} s`);

@@ -6,13 +6,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { diffCaptures, renderText, type DiffResult } from '../../../diff/index.js';
 import { compileRules } from '../../../diff/normalize/rules.js';
 import { valueWalk } from '../../../diff/normalize/walk.js';
 import { OrdinalTable } from '../../../diff/normalize/ordinals.js';
 import { entryHost, hostsInKeys, hostsOf } from '../../../diff/normalize/keys.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { diffAgreeing } from '../diff-bounded.js';
 import { sharedFixture } from '../../helpers/fixtures.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
@@ -20,15 +21,7 @@ const show = (r: DiffResult) => renderText(r, { color: false });
 describe('hosts in entry keys', () => {
   const t = tempDir();
   // Both paths (in memory, and bounded forced with a zero threshold) must agree; the in-memory result is returned.
-  async function diff(a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> {
-    const name = `${Math.random()}`;
-    const [pa, pb] = [await t.write(`${name}-a.har`, capture(a)), await t.write(`${name}-b.har`, capture(b))];
-    const options = config ? { config: validateDiffConfig(config) } : {};
-    const inMemory = await diffCaptures(pa, pb, options);
-    const bounded = await diffCaptures(pa, pb, { ...options, boundedThreshold: 0 });
-    assert.deepEqual({ ...bounded, old: inMemory.old, new: inMemory.new }, inMemory, 'the bounded path agrees');
-    return inMemory;
-  }
+  const diff = (a: ExchangeSpec[], b: ExchangeSpec[], config?: unknown): Promise<DiffResult> => diffAgreeing(t, capture(a), capture(b), config);
 
   it('normalizes hosts with the loopback-port rule and counts them per capture', () => {
     const rules = compileRules();

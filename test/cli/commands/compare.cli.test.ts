@@ -1,0 +1,104 @@
+// bb compare fails closed: every way a run can go wrong (a server that dies,
+// never gets ready, a step that throws, an empty capture, a bad config, Ctrl-C)
+// is exit 2 with one sentence, and leaves no process behind. Real servers and
+// scenarios; bb as a child process.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { COMPARE_TIMEOUT_MS, demoConfigWith, paths, runCompare } from '../../scenario/compare/helpers.js';
+import { startBb } from '../../helpers/cli.js';
+import { pidAlive } from '../../helpers/processes.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
+  const dir = tempDir().dir;
+  const env = { BB_HOME: join(dir, 'home') };
+  const fixtureServer = (mode: string, extra: Record<string, unknown> = {}) => ({ command: 'node', args: [paths.fixtureServer, mode], ...extra });
+  const config = async (name: string, doc: Record<string, unknown>) => {
+    const file = join(dir, name);
+    await writeFile(file, JSON.stringify(doc));
+    return file;
+  };
+  const scenario = async (name: string, body: string) => {
+    const file = join(dir, name);
+    await writeFile(file, `export default async (t) => {\n${body}\n};\n`);
+    return file;
+  };
+
+  it('a server that dies mid-scenario: exit 2 naming the server, the step and its log', async () => {
+    const cfg = await demoConfigWith(dir, 'crash.json', { newArgs: ['--crash-on-export'] });
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'crash')], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /server "new" exited with exit code 70 during scenario step "export"/);
+    assert.match(run.stderr, /crashing on export, as asked/);
+    assert.equal(run.stdout, '');
+  });
+
+  it('a server that never gets ready: exit 2 within its boot timeout', async () => {
+    const cfg = await config('never.json', {
+      servers: { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') },
+      scenario: await scenario('noop.mjs', "await t.step('one', () => t.http.get('/cwd'));"),
+    });
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'never')], env);
+    // bb gave up by its boot timer: it exited by itself (2), runCompare's own bound did not kill it.
+    assert.equal(run.timedOut, false);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /server "old" was not ready within 1500 ms \(waiting for a stdout line matching/);
+    assert.match(run.stderr, /booting, slowly/);
+  });
+
+  it('a step that throws: exit 2 naming the step', async () => {
+    const cfg = await config('throws.json', {
+      servers: { old: fixtureServer('line'), new: fixtureServer('line') },
+      scenario: await scenario('throws.mjs', "await t.step('check token', async () => { if (t.ready.token !== 'other') throw new Error('token mismatch'); });"),
+    });
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'throws')], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /scenario step "check token" \(old\) failed: token mismatch/);
+  });
+
+  it('a scenario that sends nothing: exit 2, the capture is empty', async () => {
+    const cfg = await config('empty.json', {
+      servers: { old: fixtureServer('line'), new: fixtureServer('line') },
+      scenario: await scenario('empty.mjs', "await t.step('idle', async () => {});"),
+    });
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'empty')], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /the capture of server "old" is empty/);
+  });
+
+  it('a bad config: exit 2 naming the key', async () => {
+    const cfg = await config('bad.json', { servers: { old: { args: [] }, new: fixtureServer('line') }, scenario: 'x.mjs' });
+    const run = await runCompare(['compare', '--config', cfg], env);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /servers\.old\.command: must be a non-empty string/);
+  });
+
+  it('Ctrl-C mid-scenario: exit 130, the server and its grandchild are gone', async () => {
+    const out = join(dir, 'sigint');
+    const cfg = await config('sigint.json', {
+      servers: { old: fixtureServer('grandchild'), new: fixtureServer('line') },
+      scenario: await scenario('hang.mjs', "await t.step('wait', async () => { await t.http.get('/cwd'); await new Promise((r) => setTimeout(r, 30000)); }, { timeoutMs: 60000 });"),
+    });
+    let ready: { pid: number; grandchild: number } | undefined;
+    const bb = startBb(['compare', '--config', cfg, '--out', out], env, { timeoutMs: COMPARE_TIMEOUT_MS });
+    const poll = setInterval(() => {
+      const log = join(out, 'old.stdout.log');
+      const line = existsSync(log) ? readFileSync(log, 'utf8').split('\n').find((l) => l.startsWith('READY ')) : undefined;
+      if (!line) return;
+      clearInterval(poll);
+      ready = JSON.parse(line.slice(6));
+      // Give the scenario a moment to be inside its step, then interrupt.
+      setTimeout(() => bb.child.kill('SIGINT'), 300);
+    }, 50);
+    const code = await bb.exited;
+    clearInterval(poll);
+    assert.ok(ready, `the server never printed READY: ${bb.stderr()}`);
+    assert.equal(code, 130, bb.stdout() + bb.stderr());
+    assert.match(bb.stderr(), /interrupted/);
+    assert.equal(pidAlive(ready.pid), false, 'server still running');
+    assert.equal(pidAlive(ready.grandchild), false, 'grandchild still running');
+  });
+});
