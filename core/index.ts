@@ -13,4 +13,4 @@ export { mulberry32 } from './random.js';
 export { appendAll } from './arrays.js';
 export { esc, pageHead, scriptJson } from './html.js';
 export { getOwn, setOwn } from './own-keys.js';
-export { forkModule, startModuleWorker } from './worker.js';
+export { startModuleWorker } from './worker.js';

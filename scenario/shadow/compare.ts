@@ -7,8 +7,8 @@
 // `bb diff primary.har candidate.har --noise secondary.har`).
 // Each exchange's differing fields are then regressions (real: the secondary
 // agreed with the primary), noise (the secondary differed too, kind for
-// kind) or unclassified (no secondary). This runs in the comparison process
-// (compare-process.ts), never in the proxy's.
+// kind) or unclassified (no secondary). This runs in the comparison worker
+// (compare-worker.ts), never on the proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';

@@ -8,11 +8,11 @@
 // timed out, or never sent), so `bb diff primary-000k.har candidate-000k.har
 // --noise secondary-000k.har` pairs as the live comparison did. Before a
 // segment's journal goes, the comparison worker reads its end (it follows
-// each segment's journal: compare-process.ts).
+// each segment's journal: compare-worker.ts).
 import type { CapturePaths, RotateSpec, SegmentedCapture, SegmentedCaptureOptions } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 import type { MirrorTarget } from './mirror.js';
-import type { ToCompare } from './compare-process.js';
+import type { ToWorker } from './compare-worker.js';
 
 /** A finished segment of every target, with its HAR paths. */
 export type SegmentFiles = Partial<Record<TargetName, string>>;
@@ -21,7 +21,7 @@ export type SegmentFiles = Partial<Record<TargetName, string>>;
 export class ShadowRotation {
   private primary?: SegmentedCapture;
   private readonly mirrors = new Map<TargetName, { target?: MirrorTarget; capture?: SegmentedCapture }>();
-  private post?: (msg: ToCompare) => void;
+  private post?: (msg: ToWorker) => void;
   private readonly waiting = new Map<string, () => void>();
   private readonly finished = new Map<number, SegmentFiles>();
   /** Segments whose every target is finished. */
@@ -66,7 +66,7 @@ export class ShadowRotation {
   }
 
   /** The comparison worker: later segments' journals are posted to it. */
-  worker(post: (msg: ToCompare) => void): void {
+  worker(post: (msg: ToWorker) => void): void {
     this.post = post;
   }
 

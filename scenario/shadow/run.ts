@@ -2,15 +2,15 @@
 // recording tap to the primary, untouched, exactly as `bb capture`; the tee
 // (tee.ts) copies each mirrored request to the candidate and the secondary,
 // each behind its own recording proxy (mirror.ts), when the primary's
-// response head arrives; a process of its own at the lowest priority follows
-// the three captures and compares them as they flow (compare-process.ts,
-// started by compare-child.ts). Every exchange gets a shared id
+// response head arrives; a worker follows the three captures and compares
+// them as they flow (compare-worker.ts). Every exchange gets a shared id
 // (`_bb.shadow.id`, the primary's seq) in all three captures, so
 // `bb diff primary.har candidate.har --noise secondary.har` pairs as the
 // live comparison did.
 import { join, resolve } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
-import { BbError } from '../../core/index.js';
+import { BbError, startModuleWorker } from '../../core/index.js';
 import { loadDiffConfig } from '../../diff/index.js';
 import { PROXY_DEFAULTS, type ListenerErrorReport, type UpstreamTlsOptions } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
@@ -19,12 +19,19 @@ import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
 import { AfterTurn } from './after-turn.js';
 import type { ShadowReport, TargetName } from './live.js';
-import type { CompareSpec } from './compare-process.js';
-import { startCompareChild } from './compare-child.js';
+import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
 import { startShadowUi } from './shadow-ui.js';
 import { ShadowRotation, type SegmentFiles } from './rotation.js';
 import type { UiServer } from '../../ui/index.js';
+
+/**
+ * The comparison worker's young generation, MiB. V8's default lets it grow to
+ * 48 MiB of mostly garbage (each batch's parsed HARs and normalized copies):
+ * capped, the long run's RSS is ~35 MiB lower (docs/performance.md "shadow")
+ * and the worker still keeps up.
+ */
+const COMPARE_YOUNG_GENERATION_MB = 8;
 
 /** Options of a shadow run (the CLI's flags, as data); which requests are mirrored and the caps are the tee's (tee.ts). */
 export interface ShadowOptions extends TeeOptions {
@@ -79,10 +86,8 @@ export interface Shadow {
   segments?(): number;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
-  /** Memory of the proxies' thread and, as of its last report, of the comparison process's heap (the benchmark's per-thread figures). */
+  /** Memory of the proxies' thread and, as of its last report, of the comparison worker (the benchmark's per-thread figures). */
   memory(): { main: ThreadMemory; compare?: ThreadMemory };
-  /** This process's id and the comparison process's: the run's RSS and CPU are theirs summed (the benchmark's figures). */
-  processIds(): number[];
   /** The live view's URL (with `ui`). */
   uiUrl?: string;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
@@ -101,7 +106,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(rotation ? { segments: rotation.options(side) } : {}),
     ...(options.onListenerErrors ? { onListenerErrors: (report: ListenerErrorReport) => options.onListenerErrors!(report, side) } : {}),
   });
-  // A bad config is refused before any port is bound (the comparison process reads it again, and again when it changes).
+  // A bad config is refused before any port is bound (the comparison worker, a thread of its own, reads it again, and again when it changes).
   const config = options.configPath && (options.ui === undefined || existsSync(options.configPath)) ? await loadDiffConfig(options.configPath) : undefined;
   if (options.listenTls && !options.primary.startsWith('https://')) {
     throw new BbError('BB_USAGE', `--listen-tls needs an https:// --primary (bb shadow terminates the client's TLS and speaks TLS to the primary), got ${options.primary}: drop --listen-tls or give the https URL`);
@@ -137,7 +142,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   primary.proxy.bus.on((fact) => (tee.fact(fact), afterTurn.fact(fact)));
 
   const targets = { primary: options.primary, candidate: options.candidate, ...(options.secondary ? { secondary: options.secondary } : {}) };
-  const spec: CompareSpec = {
+  const spec: CompareWorkerSpec = {
     journals: Object.fromEntries(Object.entries(recs).map(([k, r]) => [k, r.journal])),
     targets,
     ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
@@ -145,26 +150,35 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     everyMs: options.reportEveryMs ?? 500,
     pollMs: 50,
   };
+  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
   let last: ShadowReport | undefined;
-  let compareError: BbError | undefined;
+  let compareMemory: ThreadMemory | undefined;
+  let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
-  const compare = startCompareChild(spec, {
-    report(report, final) {
-      last = report;
-      options.onReport?.(report);
-      for (const l of reportListeners) l(report);
-      if (final) onFinal?.(report);
-    },
-    unfollowed: (key) => rotation?.unfollowed(key),
-    failed(err) {
-      // The proxies go on recording; segments stop waiting for a reader that is gone, and close says why.
+  rotation?.worker((msg) => worker.postMessage(msg));
+  worker.on('message', (msg: FromWorker) => {
+    if (msg.type === 'unfollowed') {
+      rotation?.unfollowed(msg.key);
+      return;
+    }
+    if (msg.type === 'error') {
       rotation?.workerGone();
-      compareError = err;
+      workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${msg.message}`);
       onFinal?.(last ?? emptyReport(targets));
-    },
+      return;
+    }
+    last = msg.report;
+    compareMemory = msg.memory;
+    options.onReport?.(msg.report);
+    for (const l of reportListeners) l(msg.report);
+    if (msg.final) onFinal?.(msg.report);
   });
-  rotation?.worker((msg) => compare.send(msg));
+  worker.on('error', (err) => {
+    rotation?.workerGone();
+    workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${err.message}`);
+    onFinal?.(last ?? emptyReport(targets));
+  });
 
   let ui: UiServer | undefined;
   if (options.ui) {
@@ -175,10 +189,10 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         onReport: (l) => (reportListeners.add(l), () => reportListeners.delete(l)),
         ...(options.configPath ? { configPath: options.configPath } : {}),
         ...(config ? { config } : {}),
-        configChanged: () => compare.send({ type: 'config' }),
+        configChanged: () => worker.postMessage({ type: 'config' } satisfies ToWorker),
       });
     } catch (err) {
-      await compare.stop();
+      await worker.terminate();
       for (const r of Object.values(recs)) await r.discard().catch(() => {});
       throw err;
     }
@@ -191,11 +205,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
     ...(rotation ? { segments: () => rotation.segments } : {}),
-    memory: () => {
-      const c = compare.memory();
-      return { main: threadMemory(), ...(c ? { compare: c } : {}) };
-    },
-    processIds: () => [process.pid, ...(compare.pid !== undefined ? [compare.pid] : [])],
+    memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         await ui?.close();
@@ -205,13 +215,13 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         // The journals' last writes go out on the next turn.
         await new Promise((r) => setImmediate(r));
         const final = new Promise<ShadowReport>((res) => (onFinal = res));
-        if (!compareError) compare.send({ type: 'drain' });
-        const report = compareError ? (last ?? emptyReport(targets)) : await final;
-        // The comparison has read every journal: the last segments are written without waiting for it.
+        if (!workerError) worker.postMessage({ type: 'drain' });
+        const report = workerError ? (last ?? emptyReport(targets)) : await final;
+        // The worker has read every journal: the last segments are written without waiting for it.
         rotation?.workerGone();
-        await compare.stop();
+        await worker.terminate();
         for (const r of Object.values(recs)) await r.close(graceMs);
-        if (compareError) throw compareError;
+        if (workerError) throw workerError;
         return report;
       })();
       return closing;

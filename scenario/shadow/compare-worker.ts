@@ -1,23 +1,19 @@
-// The comparison process of a `bb shadow` run (a child of the run's own,
-// started by run.ts with child_process.fork): follows the three captures'
+// The comparison worker of a `bb shadow` run: follows the three captures'
 // journals (capture's followEntries: entries as the HARs will hold them),
-// compares whole groups with the diff's engine (compare.ts), and sends the
-// run's report over its IPC channel every `everyMs`. Nothing here is on the
-// proxy's path: a slow comparison delays only its own report. A process of
-// its own, every thread of it at the lowest priority (low-priority.ts), so
-// that neither its work nor its garbage collection (V8's helper threads are
-// per process) takes a core the relay wants. It exits when its channel
-// closes: the run ended it, or the run's process died (even SIGKILLed).
+// compares whole groups with the diff's engine (compare.ts), and posts the
+// run's report to the main thread every `everyMs`. Nothing here is on the
+// proxy's path: a slow comparison delays only its own report.
 import { existsSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
 import { followEntries, redactorFor } from '../../capture/index.js';
 import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
-import { COMPARE_NICE, lowerProcessPriority } from './low-priority.js';
+import { COMPARE_NICE, lowerThreadPriority } from './low-priority.js';
 
-/** What the comparison process is started with (its first message). */
-export interface CompareSpec {
+/** What the worker is started with. */
+export interface CompareWorkerSpec {
   /** Journal and bodies file of each capture. */
   journals: Partial<Record<TargetName, { journal: string; bodies: string }>>;
   /** The targets' URLs, for the report. */
@@ -35,41 +31,36 @@ export interface CompareSpec {
 }
 
 /**
- * Messages to the comparison process: start (the first), end the run, or read
- * the config file again (the live view wrote to it); with rotating captures
- * (rotation.ts), follow a segment's journal too, or read the rest of one
- * about to go, up to its `entries` (answered with 'unfollowed'). Segment 1 of
- * each target is the spec's `journals`, key `<side>:1`.
+ * Messages to the worker: end the run, or read the config file again (the
+ * live view wrote to it); with rotating captures (rotation.ts), follow a
+ * segment's journal too, or read the rest of one about to go, up to its
+ * `entries` (answered with 'unfollowed'). Segment 1 of each target is the spec's `journals`, key `<side>:1`.
  */
-export type ToCompare =
-  | { type: 'start'; spec: CompareSpec }
+export type ToWorker =
   | { type: 'drain' }
   | { type: 'config' }
   | { type: 'follow'; key: string; side: TargetName; journal: string; bodies: string }
   | { type: 'unfollow'; key: string; entries: number };
-/** Messages from the comparison process. */
-export type FromCompare =
+/** Messages from the worker. */
+export type FromWorker =
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean; memory: ThreadMemory }
   | { type: 'unfollowed'; key: string }
   | { type: 'error'; message: string };
 
+const spec = workerData as CompareWorkerSpec;
 /** How long a rotating capture's finished segment waits, at most, for its follower to read its last entries. */
 const UNFOLLOW_WAIT_MS = 10_000;
 
 /** The config as the file now stands (none when there is no file yet and that is allowed). */
-async function readConfig(spec: CompareSpec): Promise<DiffConfig | undefined> {
+async function readConfig(): Promise<DiffConfig | undefined> {
   if (!spec.configPath || (spec.configMayBeAbsent && !existsSync(spec.configPath))) return undefined;
   return loadDiffConfig(spec.configPath);
 }
 
-/** Sends to the run's process while the channel is open (a message after it closed has no one to go to). */
-function send(msg: FromCompare): void {
-  if (process.connected) process.send!(msg);
-}
-
-/** Starts the comparison; resolves to the handler of every later message. */
-async function main(spec: CompareSpec): Promise<(msg: ToCompare) => void> {
-  const config = await readConfig(spec);
+async function main(): Promise<void> {
+  // Off the relay's way: the worker runs on what the relay leaves of the cores (low-priority.ts).
+  lowerThreadPriority(COMPARE_NICE);
+  const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
   // A journal stays open after following ends until the long conversations it handed over have been read back
@@ -104,7 +95,7 @@ async function main(spec: CompareSpec): Promise<(msg: ToCompare) => void> {
     busy = true;
     try {
       await comparer.compareReady();
-      send({ type: 'report', report: comparer.live.report(), final: false, memory: threadMemory() });
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: false, memory: threadMemory() } satisfies FromWorker);
     } finally {
       busy = false;
     }
@@ -112,10 +103,9 @@ async function main(spec: CompareSpec): Promise<(msg: ToCompare) => void> {
   const timer = setInterval(() => void tick().catch(fail), spec.everyMs);
   // Samples the heap between batches too, so the reported peak sees the end of the run's comparisons.
   const sampler = setInterval(threadMemory, 100);
-  return (msg: ToCompare) => {
-    if (msg.type === 'start') return;
+  parentPort!.on('message', (msg: ToWorker) => {
     if (msg.type === 'config') {
-      void readConfig(spec).then((c) => c && comparer.useConfig(c), fail);
+      void readConfig().then((c) => c && comparer.useConfig(c), fail);
       return;
     }
     if (msg.type === 'follow') {
@@ -132,7 +122,7 @@ async function main(spec: CompareSpec): Promise<(msg: ToCompare) => void> {
         for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, spec.pollMs));
         f?.stop.abort();
         await f?.done;
-        send({ type: 'unfollowed', key: msg.key });
+        parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
       })().catch(fail);
       return;
     }
@@ -149,30 +139,13 @@ async function main(spec: CompareSpec): Promise<(msg: ToCompare) => void> {
         releaseFiles();
       }
       clearInterval(sampler);
-      send({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() });
+      parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
-  };
+  });
 }
 
 function fail(err: unknown): void {
-  send({ type: 'error', message: (err as Error).message });
+  parentPort!.postMessage({ type: 'error', message: (err as Error).message } satisfies FromWorker);
 }
 
-// Off the relay's way: every thread of this process runs on what the relay leaves of the cores (the run
-// lowered this process's main thread as it started it; V8's helpers may have been started before that).
-lowerProcessPriority(COMPARE_NICE);
-// The run's process ended the run or is gone: nothing is left to compare for.
-process.once('disconnect', () => process.exit(0));
-// Messages that come while the comparison starts (a rotation's follow, the drain of a short run) wait for it:
-// an IPC message with no listener is lost.
-let handle: ((msg: ToCompare) => void) | undefined;
-const early: ToCompare[] = [];
-process.on('message', (msg: ToCompare) => {
-  if (msg.type === 'start') {
-    main(msg.spec).then((h) => {
-      handle = h;
-      for (const m of early.splice(0)) h(m);
-    }, fail);
-  } else if (handle) handle(msg);
-  else early.push(msg);
-});
+main().catch(fail);
