@@ -2,8 +2,10 @@
 // latency load (bench/shadow.ts part 1: a small GET paced at 400 req/s over
 // 16 keep-alive connections): CPU per 1,000 requests by thread (the main
 // thread, which relays the primary and runs the mirrors' proxies; the
-// comparison worker; V8's helper threads, GC mostly) and the main thread's
-// hot spots over just the measured load (shadow-peer.ts's profile asks).
+// comparison worker; V8's helper threads, GC mostly), the main thread's time
+// by area of bb (what a shadow adds to a capture: the tee, the mirror
+// clients, the candidate's recording proxy in the relay and journal areas)
+// and its hot spots, over just the measured load (shadow-peer.ts's profile asks).
 //
 //   node --import tsx bench/shadow-profile.ts [--seconds S] [--capture] [--slow] [--top N]
 //
@@ -13,9 +15,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { hotSpots } from './lib/cpuprofile.js';
+import { areaTimes, hotSpots } from './lib/cpuprofile.js';
+import { bbArea } from './lib/profile-areas.js';
 import { undiciLoad } from './lib/load.js';
 import { threadCpuMs } from './lib/proc.js';
+
+/** bbArea, with the shadow's own pieces named: the tee's dispatch, and the mirror clients (their lanes, sockets, parsing, value binding). */
+function shadowArea(file: string, functionName: string): string | undefined {
+  if (/dist\/scenario\/shadow\/(tee|after-turn|run|safe|route)\.js$/.test(file)) return 'mirror dispatch (tee, after-turn)';
+  if (/dist\/(scenario\/shadow\/mirror[^/]*|scenario\/replay\/[^/]+|diff\/bind\/[^/]+)\.js$/.test(file)) return 'mirror clients (lanes, requests, answers, binding)';
+  return bbArea(file, functionName);
+}
 
 const args = process.argv.slice(2);
 const value = (name: string, fallback: number): number => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -51,6 +61,11 @@ try {
     if (d > 0) console.log(`  thread ${thread.padEnd(22)} ${((d * 1000) / m.ops).toFixed(0).padStart(5)} ms / 1k req`);
   }
   console.log(`  all threads (profiler's left out)  ${((total * 1000) / m.ops).toFixed(0).padStart(5)} ms / 1k req`);
+  // The relay's thread by area: what a shadow adds to a capture's (the tee, the mirror clients, the candidate's recording proxy in the proxy and journal areas).
+  const root = process.cwd().replace(/\/?$/, '/');
+  const areas = [...areaTimes(profile, shadowArea, root).entries()].sort((a, b) => b[1] - a[1]);
+  console.log(`\nmain thread by area, ms / 1k req (sampled self time; the innermost bb frame on the stack decides):`);
+  for (const [area, ms] of areas) console.log(`${((ms * 1000) / m.ops).toFixed(0).padStart(7)}  ${area}`);
   console.log(`\nmain thread, self time over the load (ms, share of busy time):`);
   for (const h of hotSpots(profile, top, process.cwd())) console.log(`${h.selfMs.toFixed(0).padStart(7)} ${(h.share * 100).toFixed(1).padStart(5)}%  ${h.where}`);
 } finally {
