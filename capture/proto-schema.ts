@@ -12,18 +12,13 @@
 // fit fails the typed decode (the caller falls back to the schema-less one),
 // and an unknown field is kept under its number, decoded without a schema,
 // as protobuf.ts reads it.
-import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Protobuf from 'protobufjs';
-import { BbError, oneLine } from '../core/index.js';
+import { BbError, lazyModule, oneLine } from '../core/index.js';
 import { addField, MAX_PROTO_DEPTH, readRecord, recordValue, type ProtoRecord } from './protobuf.js';
 
 // Loaded on first use: a diff without .proto files does not pay for the module (~35 ms, in every worker too).
-let lib: typeof Protobuf | undefined;
-function protobufjs(): typeof Protobuf {
-  lib ??= createRequire(import.meta.url)('protobufjs') as typeof Protobuf;
-  return lib;
-}
+const protobufjs = lazyModule<typeof Protobuf>('protobufjs', import.meta.url);
 
 // protobufjs toObject options: names as written, only what was on the wire.
 const TO_OBJECT: Protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, defaults: false, json: true };

@@ -15,3 +15,4 @@ export { esc, pageHead, scriptJson } from './html.js';
 export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';
 export { nearest } from './nearest.js';
+export { lazyModule } from './lazy-module.js';

@@ -23,11 +23,14 @@
 // that direction is no longer parsed; the bytes keep flowing.
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
-import { PerMessageDeflate, extension } from 'ws';
-import { headerValues } from '../core/index.js';
+import type { PerMessageDeflate as Deflate, extension as Extension } from 'ws';
+import { headerValues, lazyModule } from '../core/index.js';
 import { now, type Fact, type WsMessage } from './events.js';
 import { FrameError, FrameParser, type ParsedUnit } from './ws-frames.js';
 import { MessageInflater, type Inflated } from './ws-inflate.js';
+
+// ws, loaded on the first upgrade: a run without WebSockets never loads it.
+const wsLib = lazyModule<{ PerMessageDeflate: typeof Deflate; extension: typeof Extension }>('ws', import.meta.url);
 
 /** What the proxy hands the tap once an upgrade succeeded and both sockets are piped. */
 export interface WsTapOptions {
@@ -381,6 +384,7 @@ class DirectionParser {
  * direction inflates: the client's parameters for what the server receives.
  */
 function inflaterFor(extensionsHeader: string, isServer: boolean, keep: number): MessageInflater | undefined {
+  const { PerMessageDeflate, extension } = wsLib();
   const offers = extensionsHeader ? extension.parse(extensionsHeader)[PerMessageDeflate.extensionName] : undefined;
   if (!offers) return undefined;
   const negotiation = new PerMessageDeflate({ isServer });

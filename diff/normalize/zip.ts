@@ -14,11 +14,14 @@
 // inflating (yauzl's validateEntrySizes), and whatever goes wrong becomes
 // `{ zipError: "..." }` — a value that shows as a difference, never a crash.
 import { createHash } from 'node:crypto';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
 import type { HarEntry } from '../../capture/index.js';
 import { parseBody, rawBody, type BodyParser, type RawBody } from './bodies.js';
-import { isZipMedia, mediaType } from '../../core/index.js';
+import { isZipMedia, lazyModule, mediaType } from '../../core/index.js';
+
+// yauzl, loaded on the first zip body: most captures hold none.
+const yauzlLib = lazyModule<typeof yauzl>('yauzl', import.meta.url);
 
 /** Caps on what one zip body may expand to. */
 export interface ZipLimits {
@@ -93,7 +96,7 @@ export async function readZip(bytes: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIM
   let zip: ZipFile;
   try {
     zip = await new Promise<ZipFile>((resolve, reject) =>
-      yauzl.fromBuffer(bytes, { lazyEntries: true, validateEntrySizes: true, decodeStrings: false }, (err, z) => (err ? reject(err) : resolve(z))),
+      yauzlLib().fromBuffer(bytes, { lazyEntries: true, validateEntrySizes: true, decodeStrings: false }, (err, z) => (err ? reject(err) : resolve(z))),
     );
   } catch (err) {
     return { zipError: `not a readable zip: ${(err as Error).message}` };

@@ -7,11 +7,9 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile, rename } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import forge from 'node-forge';
-import { daysFrom, randomSerial, signCertificate, subjectKeyId } from './x509.js';
+import type forge from 'node-forge';
+import { daysFrom, nodeForge, randomSerial, signCertificate, subjectKeyId } from './x509.js';
 import { BbError, isBbError } from '../../core/index.js';
-
-const { pki } = forge;
 
 /** File name of the CA certificate inside bb's home. */
 export const CA_CERT_FILE = 'ca.pem';
@@ -88,7 +86,7 @@ function parseCa(certPem: string, keyPem: string, paths: CaPaths, created: boole
   let cert: forge.pki.Certificate;
   try {
     x509 = new X509Certificate(certPem);
-    cert = pki.certificateFromPem(certPem);
+    cert = nodeForge().pki.certificateFromPem(certPem);
   } catch {
     throw new BbError('BB_CA_CORRUPT', `${paths.certPath} is not a readable certificate: ${regenerateHint(paths)}.`);
   }
@@ -112,8 +110,8 @@ function parseCa(certPem: string, keyPem: string, paths: CaPaths, created: boole
 
 /** Builds a new self-signed CA certificate for `key` (about 10 years, notBefore 2 days back). */
 export function buildCaCertificate(key: KeyObject, at = new Date()): string {
-  const cert = pki.createCertificate();
-  cert.publicKey = pki.publicKeyFromPem(createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string);
+  const cert = nodeForge().pki.createCertificate();
+  cert.publicKey = nodeForge().pki.publicKeyFromPem(createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string);
   cert.serialNumber = randomSerial();
   cert.validity.notBefore = daysFrom(at, -2);
   cert.validity.notAfter = daysFrom(at, 10 * 365);

@@ -9,11 +9,9 @@
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import forge from 'node-forge';
+import type forge from 'node-forge';
 import type { Ca } from './ca.js';
-import { daysFrom, ipToBytes, randomSerial, signCertificate } from './x509.js';
-
-const { pki } = forge;
+import { daysFrom, ipToBytes, nodeForge, randomSerial, signCertificate } from './x509.js';
 
 /** How many hosts keep a ready SecureContext (least recently used ones are dropped). */
 export const DEFAULT_LEAF_CACHE_SIZE = 200;
@@ -58,7 +56,7 @@ export function createLeafFactory(ca: Ca, options: LeafFactoryOptions = {}): Lea
   const capacity = options.cacheSize ?? DEFAULT_LEAF_CACHE_SIZE;
   const leafKey = options.leafKey ?? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   const keyPem = leafKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  const publicKey = pki.publicKeyFromPem(createPublicKey(leafKey).export({ type: 'spki', format: 'pem' }) as string);
+  const publicKey = nodeForge().pki.publicKeyFromPem(createPublicKey(leafKey).export({ type: 'spki', format: 'pem' }) as string);
   // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used.
   const cache = new Map<string, Promise<Leaf>>();
   const stats = { issued: 0, cached: 0 };
@@ -110,7 +108,7 @@ export function normalizeHost(raw: string): string {
 
 /** Builds and signs one leaf for a normalized `host` with the shared leaf public key. */
 export function buildLeafCertificate(ca: Ca, host: string, publicKey: forge.pki.PublicKey, at = new Date()): string {
-  const cert = pki.createCertificate();
+  const cert = nodeForge().pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = randomSerial();
   cert.validity.notBefore = daysFrom(at, -2);

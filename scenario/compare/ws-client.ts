@@ -2,7 +2,11 @@
 // order; `next` consumes them: it resolves with the first message after the
 // previous match that satisfies the predicate, skipping the ones that do not,
 // and waits (bounded) when none has arrived yet.
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { lazyModule } from '../../core/index.js';
+
+// ws, loaded on the first WebSocket: a run without one never loads it.
+const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
 
 /** What `next` matches: a predicate, or an object whose fields must all be equal (shallow). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- predicates read messages of any shape
@@ -51,7 +55,7 @@ function matches(match: MessageMatch | undefined, msg: unknown): boolean {
 /** Opens a WebSocket to `url` and resolves once it is open. */
 export async function openWs(url: string, opts: WsOptions = {}): Promise<WsClient> {
   const path = new URL(url).pathname;
-  const socket = new WebSocket(url, opts.protocols ?? [], {
+  const socket = new (wsLib())(url, opts.protocols ?? [], {
     headers: opts.headers,
     perMessageDeflate: opts.perMessageDeflate ?? true,
     handshakeTimeout: opts.openTimeoutMs ?? 10_000,
@@ -91,7 +95,7 @@ export async function openWs(url: string, opts: WsOptions = {}): Promise<WsClien
     url,
     received,
     send(data: unknown) {
-      if (socket.readyState !== WebSocket.OPEN) throw new Error(`WebSocket ${path} is not open (cannot send)`);
+      if (socket.readyState !== wsLib().OPEN) throw new Error(`WebSocket ${path} is not open (cannot send)`);
       if (typeof data === 'string' || Buffer.isBuffer(data)) socket.send(data);
       else socket.send(JSON.stringify(data));
     },
@@ -118,7 +122,7 @@ export async function openWs(url: string, opts: WsOptions = {}): Promise<WsClien
       }
     },
     async close(code = 1000, reason = '') {
-      if (socket.readyState === WebSocket.OPEN) socket.close(code, reason);
+      if (socket.readyState === wsLib().OPEN) socket.close(code, reason);
       const timer = setTimeout(() => socket.terminate(), 5000);
       await closed;
       clearTimeout(timer);

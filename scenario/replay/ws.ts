@@ -6,11 +6,14 @@
 // and the conversation goes on); `--ws timing` keeps the original gaps.
 // Text, binary and pings go as recorded (pongs are ws's own answers to the
 // target's pings); the close carries the original code.
-import { getOwn, pairValue, pairValues, setOwn } from '../../core/index.js';
-import WebSocket from 'ws';
+import { getOwn, lazyModule, pairValue, pairValues, setOwn } from '../../core/index.js';
+import type WebSocket from 'ws';
 import type { Correlation } from './correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
 import { requestParts, withHeaders, WIRE_HEADERS, WS_OWN_HEADERS } from './request.js';
+
+// ws, loaded on the first WebSocket: a run without one never loads it.
+const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
 
 /** What the conversation needs from the driver. */
 export interface WsReplayContext {
@@ -94,7 +97,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   }
   const url = ctx.proxyUrl.replace(/^http/, 'ws') + parts.target;
   const deflate = deflateOptions(ex.entry);
-  const ws = new WebSocket(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });
+  const ws = new (wsLib())(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });
 
   let received = 0;
   let closed = false;

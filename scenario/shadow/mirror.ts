@@ -12,13 +12,16 @@
 // Set-Cookie value) are bound, so later mirrored requests carry this
 // target's own ids and cookies (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { responseValues, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
-import { getOwn, headerValue, isLoopbackHost, setOwn } from '../../core/index.js';
+import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
+
+// ws, loaded on the first WebSocket: a run without one never loads it.
+const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
 
 /** Bound values remembered per target; past it the oldest go. */
 const MAX_BINDINGS = 100_000;
@@ -278,7 +281,7 @@ export class MirrorTarget {
     }
     headers['Host'] = this.hostFor(req);
     const offered = /permessage-deflate/i.test(headerValue(req.rawHeaders, 'sec-websocket-extensions') ?? '');
-    const ws = new WebSocket(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
+    const ws = new (wsLib())(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
       headers,
       perMessageDeflate: offered,
       handshakeTimeout: this.timeoutMs,
@@ -312,13 +315,13 @@ export class MirrorTarget {
     ws.once('close', () => this.sockets.delete(ws));
     return {
       send: (opcode, data) => {
-        if (ws.readyState !== WebSocket.OPEN) return;
+        if (ws.readyState !== wsLib().OPEN) return;
         if (opcode === 1) ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
         else if (opcode === 2) ws.send(data, { binary: true });
         else if (opcode === 9) ws.ping(data);
       },
       close: (code, reason) => {
-        if (ws.readyState !== WebSocket.OPEN) ws.terminate();
+        if (ws.readyState !== wsLib().OPEN) ws.terminate();
         // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
         else if (code === undefined || code === 1005) ws.close();
         // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
