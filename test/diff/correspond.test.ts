@@ -145,6 +145,15 @@ describe('what a one-sided field must not hide or shift', () => {
       assert.deepEqual(rows(r).map((l) => l.split(' ').slice(0, 2).join(' ')), ['removed response.body.owner'], renderText(r, { color: false, rows: true }));
     });
 
+    it(`${c.name}: a call only the new build makes, earlier, naming the id both use later, is the only finding`, async () => {
+      const [x, y] = [c.draw(), c.draw()];
+      const none: Extra = () => ({});
+      const b = run(y, none, true);
+      b.splice(1, 0, { url: `${URL0}/prefetch`, body: { owner: y } });
+      const r = await diff(capture(run(x, none, false)), capture(b), c.config);
+      assert.deepEqual(r.differences.map((d) => `${d.kind} @${d.entry}`), ['extra @/GET /prefetch#1'], renderText(r, { color: false, rows: true }));
+    });
+
     it(`${c.name}: an earlier one-sided field does not hide a later id that breaks its correspondence`, async () => {
       const [x, y, z] = [c.draw(), c.draw(), c.draw()];
       const b = run(y, bodyField.extra, true);
