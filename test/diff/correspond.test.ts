@@ -63,10 +63,10 @@ type Extra = (id: string | number, isNew: boolean) => Partial<ExchangeSpec>;
 function run(id: string | number, extra: Extra, isNew: boolean): ExchangeSpec[] {
   return [
     { url: `${URL0}/start`, body: { ok: true }, ...extra(id, isNew) },
-    { url: `${URL0}/me`, body: { user: id, name: 'ann' } },
-    { url: `${URL0}/things`, body: [{ owner: id, n: 1 }] },
+    { url: `${URL0}/me`, body: { userId: id, name: 'ann' } },
+    { url: `${URL0}/things`, body: [{ ownerId: id, n: 1 }] },
     // A redaction placeholder stands for a secret, never in a path.
-    { url: `${URL0}/things/${String(id).startsWith('<') ? 'mine' : id}`, requestHeaders: [['X-Owner', String(id)]], body: { owner: id } },
+    { url: `${URL0}/things/${String(id).startsWith('<') ? 'mine' : id}`, requestHeaders: [['X-Owner', String(id)]], body: { ownerId: id } },
   ];
 }
 
@@ -77,21 +77,21 @@ async function diff(a: Har, b: Har, config?: unknown): Promise<DiffResult> {
 /** Where the new build's extra field sits. */
 const PLACES: Array<{ name: string; extra: Extra; path: RegExp; har?: (h: Har, id: string | number, isNew: boolean) => void }> = [
   { name: 'a response header', extra: (id, isNew) => (isNew ? { responseHeaders: [['X-Owner-Token', String(id)]] } : {}), path: /^added response\.headers\.x-owner-token / },
-  { name: 'a body field', extra: (id, isNew) => (isNew ? { body: { ok: true, owner: id } } : {}), path: /^added response\.body\.owner / },
+  { name: 'a body field', extra: (id, isNew) => (isNew ? { body: { ok: true, ownerId: id } } : {}), path: /^added response\.body\.ownerId / },
   { name: 'a Set-Cookie', extra: (id, isNew) => (isNew ? { responseHeaders: [['Set-Cookie', `owner=${id}; Path=/`]] } : {}), path: /^added response\.cookies/ },
   {
     name: 'an earlier WebSocket connection\'s extra message',
-    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'welcome' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', owner: id } }] : [])] }),
+    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'welcome' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', ownerId: id } }] : [])] }),
     path: /^extra ws\.messages\[2\] /,
   },
   {
     name: 'an extra WebSocket message before the one both send',
-    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', owner: id } }] : []), { type: 'receive', data: { type: 'welcome', owner: id } }] }),
+    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', ownerId: id } }] : []), { type: 'receive', data: { type: 'welcome', ownerId: id } }] }),
     path: /^extra ws\.messages\[1\] /,
   },
   {
     name: 'an extra SSE event',
-    extra: (id, isNew) => ({ mime: 'text/event-stream', body: `event: hello\ndata: {"ok":true}\n\n${isNew ? `event: note\ndata: ${JSON.stringify({ owner: id })}\n\n` : ''}` }),
+    extra: (id, isNew) => ({ mime: 'text/event-stream', body: `event: hello\ndata: {"ok":true}\n\n${isNew ? `event: note\ndata: ${JSON.stringify({ ownerId: id })}\n\n` : ''}` }),
     path: /^added response\.events\[1\] /,
   },
   {
@@ -135,6 +135,22 @@ describe('an id-bearing field the new build sends earlier shifts no later number
   }
 });
 
+describe('an id never sent back (compared by its shape, not issued) shifts no later number either', () => {
+  const echoless = (specs: ExchangeSpec[]) => specs.slice(0, 3);
+  for (const c of CLASSES.filter((k) => ['12 hex', 'nanoid', 'base62', 'numeric id'].includes(k.name))) {
+    for (const p of PLACES.slice(0, 3)) {
+      it(`${c.name} in ${p.name}`, async () => {
+        const [x, y] = [c.draw(), c.draw()];
+        const r = await diff(capture(echoless(run(x, p.extra, false))), capture(echoless(run(y, p.extra, true))), c.config);
+        const found = rows(r);
+        assert.equal(found.length, 1, renderText(r, { color: false, rows: true }));
+        assert.match(found[0]!, p.path, renderText(r, { color: false, rows: true }));
+        assert.doesNotMatch(found[0]!, /ISSUED/, 'compared by shape');
+      });
+    }
+  }
+});
+
 describe('what a one-sided field must not hide or shift', () => {
   const bodyField = PLACES.find((p) => p.name === 'a body field')!;
 
@@ -142,14 +158,14 @@ describe('what a one-sided field must not hide or shift', () => {
     it(`${c.name}: a field the new build no longer sends, holding the id both use later, is the only finding`, async () => {
       const [x, y] = [c.draw(), c.draw()];
       const r = await diff(capture(run(x, bodyField.extra, true)), capture(run(y, bodyField.extra, false)), c.config);
-      assert.deepEqual(rows(r).map((l) => l.split(' ').slice(0, 2).join(' ')), ['removed response.body.owner'], renderText(r, { color: false, rows: true }));
+      assert.deepEqual(rows(r).map((l) => l.split(' ').slice(0, 2).join(' ')), ['removed response.body.ownerId'], renderText(r, { color: false, rows: true }));
     });
 
     it(`${c.name}: a call only the new build makes, earlier, naming the id both use later, is the only finding`, async () => {
       const [x, y] = [c.draw(), c.draw()];
       const none: Extra = () => ({});
       const b = run(y, none, true);
-      b.splice(1, 0, { url: `${URL0}/prefetch`, body: { owner: y } });
+      b.splice(1, 0, { url: `${URL0}/prefetch`, body: { ownerId: y } });
       const r = await diff(capture(run(x, none, false)), capture(b), c.config);
       assert.deepEqual(r.differences.map((d) => `${d.kind} @${d.entry}`), ['extra @/GET /prefetch#1'], renderText(r, { color: false, rows: true }));
     });
@@ -158,10 +174,10 @@ describe('what a one-sided field must not hide or shift', () => {
       const [x, y, z] = [c.draw(), c.draw(), c.draw()];
       const b = run(y, bodyField.extra, true);
       // The new build's /me names another id than the one it sends everywhere else.
-      b[1] = { ...b[1]!, body: { user: z, name: 'ann' } };
+      b[1] = { ...b[1]!, body: { userId: z, name: 'ann' } };
       const r = await diff(capture(run(x, bodyField.extra, false)), capture(b), c.config);
       const found = rows(r);
-      assert.ok(found.some((l) => l.startsWith('added response.body.owner ')), renderText(r, { color: false, rows: true }));
+      assert.ok(found.some((l) => l.startsWith('added response.body.ownerId ')), renderText(r, { color: false, rows: true }));
       assert.ok(found.some((l) => l.startsWith('changed ')), renderText(r, { color: false, rows: true }));
     });
   }
