@@ -12,10 +12,8 @@
 //   change, whichever place the walk meets first);
 // - a value present on one side only (recorded under another key, or a
 //   secret the server made up for each run) binds one to one to the value at
-//   the same aligned place on the other side, as issued values do; one that
-//   was numbered alone first (a header only one side sent in an earlier
-//   entry) still takes its partner when they first meet, so a one-sided
-//   field never shifts the numbers the two sides compare by.
+//   the same aligned place on the other side, as every ordinal does (one
+//   numbered alone first still takes its partner when they first meet).
 // Both need to know, before the first pair is numbered, which values each
 // side holds: the stores collect them (keyedSlotsIn) as they summarize.
 
@@ -50,8 +48,6 @@ export function keyedSlotsIn(marks: ArrayLike<number>, keyedClasses: ReadonlySet
 export class KeyedSlots {
   /** Slots that occur on both sides: each is the same secret on both, its own partner. */
   private readonly both = new Set<number>();
-  /** Per side, slots numbered alone and not bound yet: they may still take a partner. */
-  private readonly loose = [new Set<number>(), new Set<number>()] as const;
 
   /** `classes`: the keyed class indices; `old`, `cur`: the keyed slots each side's compared entries hold. */
   constructor(
@@ -76,15 +72,5 @@ export class KeyedSlots {
   /** True when two slots met at one place may share a number: the same value, or values each on one side only. */
   mayPair(ok: number, nk: number): boolean {
     return ok === nk || (!this.both.has(ok) && !this.both.has(nk));
-  }
-
-  /** Records that `key` was numbered alone on `side` (a slot on both sides takes its number on both, never loose). */
-  numberedAlone(side: 0 | 1, key: number): void {
-    if (!this.both.has(key)) this.loose[side].add(key);
-  }
-
-  /** True, and no longer loose, when `key` was numbered alone on `side` and not bound since. */
-  takeLoose(side: 0 | 1, key: number): boolean {
-    return this.loose[side].delete(key);
   }
 }

@@ -200,6 +200,10 @@ function mapMarked(v: unknown, f: (s: string) => string): unknown {
 export class OrdinalNumbering {
   private readonly counters = new Map<number, number>();
   private readonly sides = [new Map<number, number>(), new Map<number, number>()];
+  // Per side, slots numbered alone (met where the other side held nothing to bind them to) and not bound
+  // since: each may still take a partner where the two sides first meet, so a field one side sent in an
+  // earlier entry never shifts the numbers later entries compare by.
+  private readonly loose = [new Set<number>(), new Set<number>()] as const;
 
   /** `keyed`: the run's keyed classes and the slots each side holds (keyed.ts); without it every class numbers by place alone. */
   constructor(
@@ -221,19 +225,16 @@ export class OrdinalNumbering {
       if (map.has(key)) continue;
       const n = this.fresh(m[i]!);
       map.set(key, n);
-      if (this.keyed?.has(m[i]!)) {
-        // A value on both sides is its own partner: its number is the other side's too.
-        if (this.keyed.onBoth(key)) this.sides[1 - side]!.set(key, n);
-        else this.keyed.numberedAlone(side, key);
-      }
+      // A keyed value on both sides is its own partner: its number is the other side's too.
+      if (this.keyed?.has(m[i]!) && this.keyed.onBoth(key)) this.sides[1 - side]!.set(key, n);
+      else this.loose[side].add(key);
     }
   }
 
-  // bindStrings for a keyed class (keyed.ts): a value on both sides binds only to itself; values on one
-  // side each bind one to one, and one numbered alone before lends its number to its first partner.
-  private bindKeyed(cls: number, ok: number, nk: number): void {
-    const keyed = this.keyed!;
-    if (!keyed.mayPair(ok, nk)) return;
+  // Binds one marker of each side met at one place: two unnumbered take one fresh number; one numbered
+  // alone before (loose) lends its number to an unnumbered partner; markers bound already keep theirs.
+  private bindSlots(cls: number, ok: number, nk: number): void {
+    if (this.keyed?.has(cls) && !this.keyed.mayPair(ok, nk)) return;
     const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
     const on = old.get(ok);
     const nn = cur.get(nk);
@@ -241,8 +242,8 @@ export class OrdinalNumbering {
       const k = this.fresh(cls);
       old.set(ok, k);
       cur.set(nk, k);
-    } else if (nn === undefined && keyed.takeLoose(0, ok)) cur.set(nk, on!);
-    else if (on === undefined && keyed.takeLoose(1, nk)) old.set(ok, nn!);
+    } else if (nn === undefined && this.loose[0].delete(ok)) cur.set(nk, on!);
+    else if (on === undefined && this.loose[1].delete(nk)) old.set(ok, nn!);
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */
@@ -253,26 +254,16 @@ export class OrdinalNumbering {
   /**
    * Binds the markers of two strings met at the same aligned place: the k-th
    * marker of each, when of one class and both still unnumbered, get one number
-   * (docs/diff.md "Ids numbered along aligned places"). Markers already
-   * numbered keep their numbers; a value that breaks a binding then renders
-   * differently.
+   * (docs/diff.md "Ids numbered along aligned places"); one numbered alone
+   * in an earlier entry (a field only its side sent) and not bound since
+   * gives its number to an unnumbered partner. Markers already bound keep
+   * their numbers; a value that breaks a binding then renders differently.
    */
   bindStrings(a: string, b: string): void {
     const ma = markersOf(a);
     const mb = markersOf(b);
-    const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
     for (let i = 0; i < ma.length && i < mb.length; i += 2) {
-      if (ma[i] !== mb[i]) continue;
-      const ok = slotKey(ma[i]!, ma[i + 1]!);
-      const nk = slotKey(mb[i]!, mb[i + 1]!);
-      if (this.keyed?.has(ma[i]!)) {
-        this.bindKeyed(ma[i]!, ok, nk);
-        continue;
-      }
-      if (old.has(ok) || cur.has(nk)) continue;
-      const k = this.fresh(ma[i]!);
-      old.set(ok, k);
-      cur.set(nk, k);
+      if (ma[i] === mb[i]) this.bindSlots(ma[i]!, slotKey(ma[i]!, ma[i + 1]!), slotKey(mb[i]!, mb[i + 1]!));
     }
   }
 
@@ -288,35 +279,51 @@ export class OrdinalNumbering {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i += 2) if (a[i] !== b[i]) return false;
     const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
-    // Dry run: slots numbered already must agree, unnumbered ones must be unnumbered on both sides.
-    const pending = new Map<number, number>();
-    const pendingNew = new Set<number>();
+    // Dry run, slot by slot as bindSlots would bind them: what it would number, in overlays (a fresh
+    // number as -1, -2, ... in order), and each slot pair must then carry one number.
+    const more = [new Map<number, number>(), new Map<number, number>()] as const;
+    const numberOn = (side: 0 | 1, k: number) => this.sides[side]!.get(k) ?? more[side].get(k);
+    let fresh = 0;
     for (let i = 0; i < a.length; i += 2) {
       const ok = slotKey(a[i]!, a[i + 1]!);
       const nk = slotKey(b[i]!, b[i + 1]!);
       // Two keyed values that may not pair render apart (keyed.ts): not equal.
       if (this.keyed?.has(a[i]!) && !this.keyed.mayPair(ok, nk)) return false;
-      const on = old.get(ok);
-      const nn = cur.get(nk);
-      if (on !== undefined || nn !== undefined) {
-        if (on !== nn) return false;
-        continue;
-      }
-      const p = pending.get(ok);
-      if (p !== undefined) {
-        if (p !== nk) return false;
-      } else {
-        if (pendingNew.has(nk)) return false;
-        pending.set(ok, nk);
-        pendingNew.add(nk);
-      }
+      const on = numberOn(0, ok);
+      const nn = numberOn(1, nk);
+      if (on === undefined && nn === undefined) {
+        more[0].set(ok, --fresh);
+        more[1].set(nk, fresh);
+      } else if (nn === undefined && this.loose[0].has(ok) && !more[0].has(ok)) {
+        // A loose slot lends its number once; a lent slot is marked with its own number in the overlay.
+        more[0].set(ok, on!);
+        more[1].set(nk, on!);
+      } else if (on === undefined && this.loose[1].has(nk) && !more[1].has(nk)) {
+        more[1].set(nk, nn!);
+        more[0].set(ok, nn!);
+      } else if (on !== nn) return false;
     }
+    // Every pair agrees: bind for real, fresh numbers given out in slot order.
+    const given = new Map<number, number>();
+    const real = (n: number, cls: number): number => {
+      if (n > 0) return n;
+      let k = given.get(n);
+      if (k === undefined) given.set(n, (k = this.fresh(cls)));
+      return k;
+    };
     for (let i = 0; i < a.length; i += 2) {
       const ok = slotKey(a[i]!, a[i + 1]!);
-      if (old.has(ok)) continue;
-      const k = this.fresh(a[i]!);
-      old.set(ok, k);
-      cur.set(pending.get(ok)!, k);
+      const nk = slotKey(b[i]!, b[i + 1]!);
+      const x = more[0].get(ok);
+      const y = more[1].get(nk);
+      if (x !== undefined) {
+        if (!old.has(ok)) old.set(ok, real(x, a[i]!));
+        else this.loose[0].delete(ok);
+      }
+      if (y !== undefined) {
+        if (!cur.has(nk)) cur.set(nk, real(y, a[i]!));
+        else this.loose[1].delete(nk);
+      }
     }
     return true;
   }

@@ -1,0 +1,194 @@
+// Ordinal numbers across entries (docs/diff.md "Ids numbered along aligned
+// places"): when the new build sends one more id-bearing field earlier in the
+// capture — a header, a body field, a cookie, a WebSocket message, an SSE
+// event, a gRPC message — holding an id both sides use later, the later
+// entries must still compare equal: the only finding is the new field. And a
+// real change must still read as one (a binding broken later). Every ordinal
+// class is tried: uuid, ULID, session id, generated shapes (hex, nanoid,
+// base62), issued values, numeric ids, a config ordinal pattern, redaction
+// placeholders. Each case runs on the in-memory and the bounded store.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { renderText, type DiffResult } from '../../diff/index.js';
+import { diffAgreeing } from './diff-bounded.js';
+import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
+import { hexId, nanoId } from '../helpers/ids.js';
+import { tempDir } from '../helpers/tmp.js';
+import type { Har, HarGrpcMessage } from '../../capture/har.js';
+
+const tmp = tempDir();
+const URL0 = 'http://127.0.0.1:3001';
+
+/** A ULID: 10 time characters, 16 random ones, Crockford base32. */
+function ulid(): string {
+  const abc = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  return '01J' + [...randomBytes(23)].map((b) => abc[b % 32]).join('');
+}
+/** A base62 token of 22 characters that reads as generated. */
+function base62(): string {
+  for (;;) {
+    const t = randomBytes(24).toString('base64').replace(/[+/=]/g, '').slice(0, 22);
+    if (t.length === 22 && /[0-9]/.test(t) && /[a-z]/.test(t) && /[A-Z]/.test(t)) return t;
+  }
+}
+/** A 6-digit integer id. */
+const intId = (): number => 100000 + (randomBytes(3).readUIntBE(0, 3) % 800000);
+
+/** An id of each class, drawn afresh per side; `config` when the class needs one. */
+const CLASSES: Array<{ name: string; draw: () => string | number; config?: unknown }> = [
+  { name: 'uuid', draw: uuid },
+  { name: 'ulid', draw: ulid },
+  { name: 'session id', draw: () => `session_${uuid()}` },
+  { name: '12 hex', draw: () => hexId() },
+  { name: 'nanoid', draw: nanoId },
+  { name: 'base62', draw: base62 },
+  { name: 'numeric id', draw: intId },
+  { name: 'redacted', draw: () => `<redacted:${hexId(4)}>` },
+  { name: 'config ordinal', draw: () => `conn_${randomBytes(4).toString('hex')}`, config: { normalize: { patterns: [{ name: 'conn', regex: 'conn_[0-9a-f]{8}', ordinal: 'CONN' }] } } },
+];
+
+/** The rows as `KIND PATH OLD → NEW @entry`, sorted. */
+const rows = (r: DiffResult): string[] =>
+  r.differences.map((d) => `${d.kind} ${d.path} ${JSON.stringify(d.old ?? null)} → ${JSON.stringify(d.new ?? null)} @${d.entry}`).sort();
+
+/** What a scenario makes of the first exchange on one side (`isNew`: the build that sends one more field), holding `id`. */
+type Extra = (id: string | number, isNew: boolean) => Partial<ExchangeSpec>;
+
+/**
+ * Three exchanges: `/start` (the new build's carries `extra`), then `/me`
+ * and `/things`, whose bodies both hold the side's id; `/things/<id>` sends
+ * it back (so it is issued, whatever its shape).
+ */
+function run(id: string | number, extra: Extra, isNew: boolean): ExchangeSpec[] {
+  return [
+    { url: `${URL0}/start`, body: { ok: true }, ...extra(id, isNew) },
+    { url: `${URL0}/me`, body: { userId: id, name: 'ann' } },
+    { url: `${URL0}/things`, body: [{ ownerId: id, n: 1 }] },
+    // A redaction placeholder stands for a secret, never in a path.
+    { url: `${URL0}/things/${String(id).startsWith('<') ? 'mine' : id}`, requestHeaders: [['X-Owner', String(id)]], body: { ownerId: id } },
+  ];
+}
+
+async function diff(a: Har, b: Har, config?: unknown): Promise<DiffResult> {
+  return diffAgreeing(tmp, a, b, config);
+}
+
+/** Where the new build's extra field sits. */
+const PLACES: Array<{ name: string; extra: Extra; path: RegExp; har?: (h: Har, id: string | number, isNew: boolean) => void }> = [
+  { name: 'a response header', extra: (id, isNew) => (isNew ? { responseHeaders: [['X-Owner-Token', String(id)]] } : {}), path: /^added response\.headers\.x-owner-token / },
+  { name: 'a body field', extra: (id, isNew) => (isNew ? { body: { ok: true, ownerId: id } } : {}), path: /^added response\.body\.ownerId / },
+  { name: 'a Set-Cookie', extra: (id, isNew) => (isNew ? { responseHeaders: [['Set-Cookie', `owner=${id}; Path=/`]] } : {}), path: /^added response\.cookies/ },
+  {
+    name: 'an earlier WebSocket connection\'s extra message',
+    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'welcome' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', ownerId: id } }] : [])] }),
+    path: /^extra ws\.messages\[2\] /,
+  },
+  {
+    name: 'an extra WebSocket message before the one both send',
+    extra: (id, isNew) => ({ url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, ...(isNew ? [{ type: 'receive' as const, data: { type: 'note', ownerId: id } }] : []), { type: 'receive', data: { type: 'welcome', ownerId: id } }] }),
+    path: /^extra ws\.messages\[1\] /,
+  },
+  {
+    name: 'an extra SSE event',
+    extra: (id, isNew) => ({ mime: 'text/event-stream', body: `event: hello\ndata: {"ok":true}\n\n${isNew ? `event: note\ndata: ${JSON.stringify({ ownerId: id })}\n\n` : ''}` }),
+    path: /^added response\.events\[1\] /,
+  },
+  {
+    name: 'an extra gRPC message',
+    extra: () => ({ url: `${URL0}/demo.Items/Watch`, method: 'POST', mime: 'application/grpc', body: '' }),
+    har: (h, id, isNew) => {
+      const e = h.log.entries[0]!;
+      const t = Date.parse(e.startedDateTime) / 1000;
+      const msg = (s: string): string => {
+        const b = Buffer.from(s);
+        return Buffer.concat([Buffer.from([0x0a, b.length]), b]).toString('base64');
+      };
+      const msgs: HarGrpcMessage[] = [{ type: 'send', time: t, compressed: false, data: msg('watch') }, { type: 'receive', time: t + 0.1, compressed: false, data: msg('ready') }];
+      if (isNew) msgs.push({ type: 'receive', time: t + 0.2, compressed: false, data: msg(String(id)) });
+      e._grpcMessages = msgs;
+      e.response._trailers = [{ name: 'grpc-status', value: '0' }];
+    },
+    path: /^extra grpc\.messages\[2\] /,
+  },
+];
+
+/** Both captures of a scenario. */
+function pair(x: string | number, y: string | number, p: (typeof PLACES)[number]): [Har, Har] {
+  const [a, b] = [capture(run(x, p.extra, false)), capture(run(y, p.extra, true))];
+  p.har?.(a, x, false);
+  p.har?.(b, y, true);
+  return [a, b];
+}
+
+describe('an id-bearing field the new build sends earlier shifts no later number', () => {
+  for (const c of CLASSES) {
+    for (const p of PLACES) {
+      it(`${c.name} in ${p.name}`, async () => {
+        const [x, y] = [c.draw(), c.draw()];
+        const r = await diff(...pair(x, y, p), c.config);
+        const found = rows(r);
+        assert.equal(found.length, 1, renderText(r, { color: false, rows: true }));
+        assert.match(found[0]!, p.path, renderText(r, { color: false, rows: true }));
+      });
+    }
+  }
+});
+
+describe('an id never sent back (compared by its shape, not issued) shifts no later number either', () => {
+  const echoless = (specs: ExchangeSpec[]) => specs.slice(0, 3);
+  for (const c of CLASSES.filter((k) => ['12 hex', 'nanoid', 'base62', 'numeric id'].includes(k.name))) {
+    for (const p of PLACES.slice(0, 3)) {
+      it(`${c.name} in ${p.name}`, async () => {
+        const [x, y] = [c.draw(), c.draw()];
+        const r = await diff(capture(echoless(run(x, p.extra, false))), capture(echoless(run(y, p.extra, true))), c.config);
+        const found = rows(r);
+        assert.equal(found.length, 1, renderText(r, { color: false, rows: true }));
+        assert.match(found[0]!, p.path, renderText(r, { color: false, rows: true }));
+        assert.doesNotMatch(found[0]!, /ISSUED/, 'compared by shape');
+      });
+    }
+  }
+});
+
+describe('what a one-sided field must not hide or shift', () => {
+  const bodyField = PLACES.find((p) => p.name === 'a body field')!;
+
+  for (const c of CLASSES) {
+    it(`${c.name}: a field the new build no longer sends, holding the id both use later, is the only finding`, async () => {
+      const [x, y] = [c.draw(), c.draw()];
+      const r = await diff(capture(run(x, bodyField.extra, true)), capture(run(y, bodyField.extra, false)), c.config);
+      assert.deepEqual(rows(r).map((l) => l.split(' ').slice(0, 2).join(' ')), ['removed response.body.ownerId'], renderText(r, { color: false, rows: true }));
+    });
+
+    it(`${c.name}: a call only the new build makes, earlier, naming the id both use later, is the only finding`, async () => {
+      const [x, y] = [c.draw(), c.draw()];
+      const none: Extra = () => ({});
+      const b = run(y, none, true);
+      b.splice(1, 0, { url: `${URL0}/prefetch`, body: { ownerId: y } });
+      const r = await diff(capture(run(x, none, false)), capture(b), c.config);
+      assert.deepEqual(r.differences.map((d) => `${d.kind} @${d.entry}`), ['extra @/GET /prefetch#1'], renderText(r, { color: false, rows: true }));
+    });
+
+    it(`${c.name}: an earlier one-sided field does not hide a later id that breaks its correspondence`, async () => {
+      const [x, y, z] = [c.draw(), c.draw(), c.draw()];
+      const b = run(y, bodyField.extra, true);
+      // The new build's /me names another id than the one it sends everywhere else.
+      b[1] = { ...b[1]!, body: { userId: z, name: 'ann' } };
+      const r = await diff(capture(run(x, bodyField.extra, false)), capture(b), c.config);
+      const found = rows(r);
+      assert.ok(found.some((l) => l.startsWith('added response.body.ownerId ')), renderText(r, { color: false, rows: true }));
+      assert.ok(found.some((l) => l.startsWith('changed ')), renderText(r, { color: false, rows: true }));
+    });
+  }
+
+  it('a fresh id on every response of the new build is one added row per response, and shifts nothing', async () => {
+    const trace = (): Extra => () => ({});
+    const [x, y] = [uuid(), uuid()];
+    const b = run(y, trace(), true).map((e) => ({ ...e, responseHeaders: [['X-Trace', uuid()]] as Array<[string, string]> }));
+    const r = await diff(capture(run(x, trace(), false)), capture(b));
+    const found = rows(r);
+    assert.equal(found.length, 4, renderText(r, { color: false, rows: true }));
+    assert.ok(found.every((l) => l.startsWith('added response.headers.x-trace ')), renderText(r, { color: false, rows: true }));
+  });
+});
