@@ -225,7 +225,7 @@ export const shadowCommand: BbCommand = {
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {
         const timer = setInterval(() => {
-          if ((shadow.report()?.totals.requests ?? 0) >= until.requests) resolveStop();
+          if (shadow.requests() >= until.requests) resolveStop();
         }, 100);
         timer.unref();
         void stopped.then(() => clearInterval(timer));

@@ -86,6 +86,13 @@ export interface Shadow {
   segments?(): number;
   /** The report as of the last comparison. */
   report(): ShadowReport | undefined;
+  /**
+   * Requests so far, as `--until N` counts them: those compared (so their
+   * mirrors have answered and a WebSocket's mirrored conversations ended),
+   * or, once the comparison has failed, those the primary answered, so the
+   * run still ends.
+   */
+  requests(): number;
   /** Memory of the proxies' thread and, as of its last report, of the comparison worker (the benchmark's per-thread figures). */
   memory(): { main: ThreadMemory; compare?: ThreadMemory };
   /** The live view's URL (with `ui`). */
@@ -204,6 +211,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(ui ? { uiUrl: ui.url } : {}),
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
+    requests: () => (workerError ? primary.stats().entries : (last?.totals.requests ?? 0)),
     ...(rotation ? { segments: () => rotation.segments } : {}),
     memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
