@@ -329,14 +329,15 @@ describe('steps and order', () => {
 // end of request → first write,
 // receive ≈ first → last write. Each wrong reading (wait from the request's
 // start, receive to the head) is off by S, D or E, far more than the slack.
-const S = 150;
-const D = 300;
-const E = 400;
+const S = 250;
+const D = 500;
+const E = 600;
 // The proxy sees each byte a little after the server sent it or before the
 // server read it (one loopback hop, one turn of an event loop it shares with
-// this test: tens of ms either way on a loaded machine). Well under S, D, E.
-const UNDER = 120;
-const OVER = 120;
+// this test: tens of ms either way on a loaded machine, 156 ms seen once at
+// load 13). Under S, D, E.
+const UNDER = 200;
+const OVER = 200;
 
 function within(actual: number, expected: number, what: string): void {
   assert.ok(actual >= expected - UNDER && actual <= expected + OVER, `${what} = ${actual} ms, the server saw ${expected.toFixed(3)} ms (−${UNDER}, +${OVER})`);
