@@ -65,7 +65,7 @@ export function findH2load(): boolean {
 }
 
 /** One h2load run: `requests` small GETs over one connection, STREAMS at a time. */
-function h2load(port: number, requests: number): Promise<{ rate: number; failed: number; done: number }> {
+export function h2load(port: number, requests: number): Promise<{ rate: number; failed: number; done: number }> {
   return new Promise((resolve, reject) => {
     execFile('h2load', ['-n', String(requests), '-c', '1', '-m', String(STREAMS), `http://127.0.0.1:${port}/small`], { timeout: 300_000 }, (err, stdout) => {
       if (err && !stdout) return reject(err);

@@ -3,7 +3,11 @@
 // no sockets. What the journal's encoding and writes cost without the relay
 // and the machine's other load (bench/profiles/README.md, issue 39).
 //
-//   node --import tsx bench/lib/area.ts recorder [--no-redact]
+//   node --import tsx bench/lib/area.ts recorder [--no-redact] [--h2-order]
+//
+// --h2-order: the responses as an h2 upstream (node:http2) sends them, every
+// stream's HEADERS frame and then every stream's DATA frame, so each
+// exchange's records of the turn come between other exchanges' records.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import os from 'node:os';
@@ -14,6 +18,7 @@ import { openCapture } from '../capture/index.js';
 export async function run(args: string[]): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'rec-mb-'));
   const redact = !args.includes('--no-redact');
+  const h2Order = args.includes('--h2-order');
   const cap = await openCapture({ out: join(dir, 'x.har'), label: 'mb', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: join(dir, 'home'), ...(redact ? {} : { redact: false }) });
   const bus = new FactBus();
   bus.on(cap.listener);
@@ -31,8 +36,10 @@ export async function run(args: string[]): Promise<void> {
       bus.emit({ type: 'request-ended', exchangeId: id, time: now(), rawTrailers: [] });
     }
     bus.emit({ type: 'flush' });
+    const head = (id: number) => bus.emit({ type: 'response-started', exchangeId: id, time: now(), statusCode: 200, statusMessage: '', httpVersion: '2.0', rawHeaders: resH });
+    if (h2Order) for (const id of ids) head(id);
     for (const id of ids) {
-      bus.emit({ type: 'response-started', exchangeId: id, time: now(), statusCode: 200, statusMessage: '', httpVersion: '2.0', rawHeaders: resH });
+      if (!h2Order) head(id);
       bus.emit({ type: 'response-body', exchangeId: id, time: now(), chunk: body });
       bus.emit({ type: 'exchange-completed', exchangeId: id, time: now(), rawTrailers: [], batched: true });
     }
@@ -45,7 +52,7 @@ export async function run(args: string[]): Promise<void> {
     const used = process.cpuUsage(cpu);
     // CPU time (user + system) says more than wall time on a shared machine.
     const cpuUs = (used.user + used.system) / 200000;
-    console.log(`${redact ? 'redact' : 'no-redact'} ${((performance.now() - t) * 1000 / 200000).toFixed(2)} µs/exchange wall, ${cpuUs.toFixed(2)} µs CPU`);
+    console.log(`${redact ? 'redact' : 'no-redact'}${h2Order ? ' h2-order' : ''} ${((performance.now() - t) * 1000 / 200000).toFixed(2)} µs/exchange wall, ${cpuUs.toFixed(2)} µs CPU`);
   }
   cap.discard();
   rmSync(dir, { recursive: true, force: true });

@@ -11,16 +11,20 @@
 //
 // A folded record stands for exactly the records it replaces, in the same
 // place in the journal; unfoldRecord gives them back, so every reader sees
-// version-2 records. Folding is the recorder's (FoldedLine below); a record
-// is held only until a record of another kind or exchange, a flush or the
-// end of the turn, so the crash rule is unchanged: a `done` folded into its
-// response start is written by the same synchronous write as before.
+// version-2 records. Folding is the recorder's (HeldLines below); a record
+// is held only until its exchange's end, a record of another kind, a flush
+// or the end of the turn, so the crash rule is unchanged: a `done` folded
+// into its response start is written by the same synchronous write as
+// before (the flush that precedes the forwarding of the bytes that end it).
 import type {
   BodyRecord, BodySlice, DoneRecord, JournalRecord, RequestEndRecord, ResponseStartRecord, StartRecord,
 } from './journal.js';
 import type { RawHeaders } from '../proxy/index.js';
+import type { JournalAppender } from './journal.js';
 import type { LineBuffer } from './line-buffer.js';
-import { writeChunkListEnd, writeClose, writeFoldedChunk } from './journal-lines.js';
+import {
+  startRecord, writeChunkListEnd, writeClose, writeFoldedChunk, writeFoldedDone, writeFoldedRequestEnd, writeResponseStartOpen, writeStartOpen,
+} from './journal-lines.js';
 
 /** A body chunk folded into a start or response start: a BodyRecord without `r` and `x`. */
 export interface FoldedChunk extends BodySlice {
@@ -79,46 +83,114 @@ function chunks(out: JournalRecord[], r: 'qb' | 'rb', x: number, list: FoldedChu
   }
 }
 
+/** A start's members (a StartRecord without `r`), as the recorder writes them. */
+export type StartFields = Omit<StartRecord, 'r'>;
+/** A response start's members (a ResponseStartRecord without `r`). */
+export type ResponseFields = Omit<ResponseStartRecord, 'r'>;
+
+/** One exchange's start or response start, not written yet: its chunks of this turn kept as (ts, o, n, w) runs. */
+export type HeldHead =
+  | { kind: 'start'; rec: StartFields; chunks: number[] | undefined }
+  | { kind: 'rs'; rec: ResponseFields; chunks: number[] | undefined };
+
+/** What holds a head: the recorder's open exchange (its `held` is cleared once the line is written). */
+export interface HeadHolder {
+  held?: HeldHead | undefined;
+}
+
 /**
- * The recorder's one held line: a start or response start whose closing
- * brace waits for the chunks and end of the same exchange that follow it
- * in the same turn. Its bytes are already in the turn's lines (the
- * journal's open line: beginLine), written as they come; nothing else is
- * queued until it is closed (the journal releases it first), and the caller
- * ends the line (endLine) after close.
+ * The recorder's held lines: each exchange's start or response start waits,
+ * with the body chunks that follow it, for the end of its request or
+ * response in the same turn, then goes out as one line. Held per exchange,
+ * not one line at a time: an h2 upstream answers a hundred streams with a
+ * hundred HEADERS frames and then their DATA frames, so holding only the
+ * latest line folded nothing of a response (four lines a stream instead of
+ * two; issue 39, h2 round). Lines of different exchanges may so come in
+ * another order than their facts did; an exchange's own records keep
+ * theirs, and `done` lines keep the order of completion (the writer's entry
+ * order), since a folded response start is written when its done comes.
+ * Whatever is still held is written, unfinished, by release() (every
+ * flush, and before any record of another kind). A live capture's tap is
+ * told each line's records as the line is queued.
  */
-export class FoldedLine {
-  /** The held exchange (-1: nothing held). */
-  x = -1;
-  /** Which record is held. */
-  kind: 'start' | 'rs' = 'start';
-  private chunks = 0;
-  private b: LineBuffer | undefined;
+export class HeldLines {
+  /** Holders in the order their heads were held (a holder whose line went out is skipped). */
+  private order: HeadHolder[] = [];
 
-  /** Holds the record whose open members the caller writes into `b` (the journal's open line) next; returns `b`. */
-  hold(x: number, kind: 'start' | 'rs', b: LineBuffer): LineBuffer {
-    this.x = x;
-    this.kind = kind;
-    this.chunks = 0;
-    return (this.b = b);
+  constructor(private readonly journal: JournalAppender) {}
+
+  /** Holds a head for `holder` until its end (end()) or a release; a flush is due by the end of the turn. */
+  hold(holder: HeadHolder, held: HeldHead): void {
+    holder.held = held;
+    this.order.push(holder);
+    this.journal.soon();
   }
 
-  /** Folds a body chunk (its ts and slice) into the held record. */
-  chunk(ts: number, o: number, n: number, w: number): void {
-    writeFoldedChunk(this.b!, this.kind === 'start', this.chunks++ === 0, ts, o, n, w);
+  /** Folds a body chunk (its ts and slice) into the holder's head. */
+  chunk(held: HeldHead, ts: number, o: number, n: number, w: number): void {
+    (held.chunks ??= []).push(ts, o, n, w);
   }
 
-  /** Ends the chunk list, if any, and returns the held line's bytes for the caller to write the folded end's members into (then close). */
-  end(): LineBuffer {
-    const b = this.b!;
-    if (this.chunks > 0) writeChunkListEnd(b);
+  /** Writes the holder's line with its end folded in: a request end (seq undefined) or a done. */
+  end(holder: HeadHolder, ts: number, seq: number | undefined, tr: RawHeaders): void {
+    const held = holder.held!;
+    holder.held = undefined;
+    const j = this.journal;
+    const b = this.open(held);
+    if (held.kind === 'start') {
+      writeFoldedRequestEnd(b, ts, tr);
+      j.tapped?.record({ r: 'qe', x: held.rec.x, ts, tr: tr.slice() });
+    } else {
+      writeFoldedDone(b, ts, seq!, tr);
+      j.tapped?.record({ r: 'done', x: held.rec.x, ts, seq: seq!, tr: tr.slice() });
+    }
+    writeClose(b);
+    j.endLine();
+  }
+
+  /** Writes the holder's line as it is (no end), if one is held. */
+  release(holder: HeadHolder): void {
+    const held = holder.held;
+    if (!held) return;
+    holder.held = undefined;
+    writeClose(this.open(held));
+    this.journal.endLine();
+  }
+
+  /** Writes every held line as it is, in the order held. */
+  releaseAll(): void {
+    const order = this.order;
+    if (order.length === 0) return;
+    this.order = [];
+    for (const holder of order) this.release(holder);
+  }
+
+  // Begins the held head's line and writes its members and chunks (the tap told their records); the caller ends it.
+  private open(held: HeldHead): LineBuffer {
+    const j = this.journal;
+    const b = j.beginLine();
+    const tap = j.tapped;
+    const request = held.kind === 'start';
+    if (held.kind === 'start') {
+      writeStartOpen(b, held.rec);
+      tap?.record(startRecord(held.rec));
+    } else {
+      writeResponseStartOpen(b, held.rec);
+      tap?.record({ r: 'rs', ...held.rec, h: held.rec.h.slice() });
+    }
+    const c = held.chunks;
+    if (c === undefined) return b;
+    const x = held.rec.x;
+    for (let i = 0; i < c.length; i += 4) {
+      writeFoldedChunk(b, request, i === 0, c[i]!, c[i + 1]!, c[i + 2]!, c[i + 3]!);
+      tap?.record(bodyRecord(request ? 'qb' : 'rb', x, c[i]!, c[i + 1]!, c[i + 2]!, c[i + 3]!));
+    }
+    writeChunkListEnd(b);
     return b;
   }
+}
 
-  /** Writes the held record's closing brace; nothing is held after (the caller ends the line). */
-  close(): void {
-    writeClose(this.b!);
-    this.x = -1;
-    this.b = undefined;
-  }
+/** The BodyRecord of a chunk as a reader parses it back (`o` only when bytes were kept). */
+export function bodyRecord(r: 'qb' | 'rb', x: number, ts: number, o: number, n: number, w: number): BodyRecord {
+  return n === 0 ? { r, x, ts, n: 0, w } : { r, x, ts, o, n, w };
 }

@@ -94,6 +94,8 @@ const schemes = new StringJson();
 const methods = new StringJson();
 const versions = new StringJson();
 const reasons = new StringJson();
+// A client mostly asks for the same few targets (an h2 connection's streams, a poll): the last one's JSON is kept too.
+const targets = new StringJson();
 
 // The records' constant pieces, pre-encoded (ascii below); a record is written
 // into the turn's bytes piece by piece (LineBuffer's ascii/num/utf8), as a
@@ -141,7 +143,7 @@ export function writeStartOpen(b: LineBuffer, r: Omit<StartRecord, 'r'>): void {
   b.member(TS, r.ts);
   schemes.write(b, SCHEME, r.scheme);
   methods.write(b, METHOD, r.method);
-  b.jsonMember(TARGET, str(r.target));
+  targets.write(b, TARGET, r.target);
   versions.write(b, V, r.v);
   requestHeads.write(b, H_LIST, r.h);
   upstreams.write(b, UP, r.up);

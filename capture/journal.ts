@@ -228,9 +228,7 @@ export class JournalAppender {
   private tapAt = 0;
   /** Where the line begun by beginLine() starts among the queued bytes. */
   private lineFrom = 0;
-  /** True between beginLine() and endLine(): a line is being written (or held open to fold more into). */
-  private lineOpen = false;
-  /** Called first by every flush, and by any line queued while one is open: ends the line its owner held open to fold more into (the recorder's, journal-fold.ts) with endLine(). */
+  /** Called first by every flush: its owner queues the lines it holds to fold more into (the recorder's, journal-fold.ts). */
   release: (() => void) | undefined;
 
   private constructor(
@@ -278,17 +276,14 @@ export class JournalAppender {
     this.schedule();
   }
 
-  /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine(): the recorder's hot records. A line left open (held to fold more into) is ended by release before any other line is queued. */
+  /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine() before anything else is queued: the recorder's hot records. */
   beginLine(): LineBuffer {
-    if (this.lineOpen) this.release?.();
-    this.lineOpen = true;
     this.lineFrom = this.lines.size;
     return this.lines;
   }
 
   /** Ends the line begun by beginLine() and queues it, as appendRecord() queues a whole one (the recorder tells the tap its records itself: tapped). */
   endLine(): void {
-    this.lineOpen = false;
     this.lines.newline();
     if (this.tap) this.tap.line(this.tapAt + this.lineFrom, this.lines.size - this.lineFrom - 1);
     this.schedule();
@@ -308,7 +303,6 @@ export class JournalAppender {
   }
 
   private queue(json: string): void {
-    if (this.lineOpen) this.release?.();
     if (!this.tap) {
       this.lines.append(json);
       return;
@@ -341,7 +335,7 @@ export class JournalAppender {
 
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
-    if (this.lineOpen) this.release?.();
+    this.release?.();
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
       const bodies = this.seal ? this.seal.applyToRun(this.bodyQueue, this.queuedAt) : this.bodyQueue;

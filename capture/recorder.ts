@@ -8,16 +8,14 @@ import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
 import {
-  startRecord, writeBodyLine, writeClose, writeDoneLine, writeFoldedDone, writeFoldedRequestEnd, writeRequestEndLine, writeResponseStartOpen,
-  writeStartOpen, writeWsmLine, type WsmPlace,
+  startRecord, writeBodyLine, writeClose, writeDoneLine, writeRequestEndLine, writeResponseStartOpen, writeStartOpen, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
-import { FoldedLine } from './journal-fold.js';
-import type { LineBuffer } from './line-buffer.js';
+import { bodyRecord, HeldLines, type HeadHolder, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
 
-/** Per open exchange: recorded byte counts (for the cap). */
-interface OpenExchange {
+/** Per open exchange: recorded byte counts (for the cap), and its start or response start while held (journal-fold.ts). */
+interface OpenExchange extends HeadHolder {
   reqRecorded: number;
   resRecorded: number;
   /** The exchange's `_bb.seq` (taken when its request arrived). */
@@ -27,6 +25,16 @@ interface OpenExchange {
   /** Running hashes of the request's and the response's bytes past the cap (rest-hash.ts), made at the first such byte. */
   reqRest?: Hash;
   resRest?: Hash;
+}
+
+/** True for the facts whose records hold a start or response start or fold into one (journal-fold.ts). */
+function exchangeFlow(type: Fact['type']): boolean {
+  switch (type) {
+    case 'exchange-started': case 'request-body': case 'request-ended': case 'response-started': case 'response-body': case 'exchange-completed':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Live counts for Capture.stats(). */
@@ -64,8 +72,8 @@ export class Recorder {
   private keptN = 0;
   /** Where the last appendCappedJson kept them in `.bodies` (its slice's `o`, when it kept any). */
   private keptO = 0;
-  /** A start or response start held to fold its exchange's next chunks and end into (journal-fold.ts). */
-  private readonly held = new FoldedLine();
+  /** Starts and response starts held to fold their exchange's chunks and end of this turn into (journal-fold.ts). */
+  private readonly held: HeldLines;
   /** The place members of the WebSocket message being written (one object reused: a message's line allocates nothing of its own). */
   private readonly wsmPlace: WsmPlace = { seq: 0, o: 0, n: 0, w: 0, h: undefined, page: undefined };
 
@@ -79,45 +87,29 @@ export class Recorder {
     private readonly seqs: { n: number } = { n: 0 },
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
-    // Every flush (the turn's, a completion's, the close) ends a held line first.
-    journal.release = () => this.releaseHeld();
+    this.held = new HeldLines(journal);
+    // Every flush (the turn's, a completion's, the close) writes the held lines first.
+    journal.release = () => this.held.releaseAll();
   }
 
-  // Ends the held line, if any, before a record that does not fold into it.
-  private releaseHeld(): void {
-    if (this.held.x < 0) return;
-    this.held.end();
-    this.held.close();
-    this.journal.endLine();
-  }
-
-  // True when the fact is the held record's exchange's next chunk or end (gRPC calls are never
-  // held: their gm records come between their chunks).
-  private foldsIntoHeld(fact: Fact): boolean {
-    const held = this.held;
-    switch (fact.type) {
-      case 'request-body': case 'request-ended':
-        return held.kind === 'start' && fact.exchangeId === held.x;
-      case 'response-body': case 'exchange-completed':
-        return held.kind === 'rs' && fact.exchangeId === held.x;
-      default:
-        return false;
-    }
-  }
-
-  // Writes a start or response start line: whole for a gRPC call (its gm records come between
-  // its chunks), else held open (journal-fold.ts) for its exchange's chunks and end in this turn.
-  private headLine<R>(x: number, kind: 'start' | 'rs', grpc: boolean, write: (b: LineBuffer, rec: R) => void, rec: R): void {
+  // A start line written whole at once (a gRPC call's: its gm records come between its chunks, so it is never held).
+  private startLine(start: StartFields): void {
     const j = this.journal;
-    if (grpc) {
-      const b = j.beginLine();
-      write(b, rec);
-      writeClose(b);
-      j.endLine();
-      return;
-    }
-    write(this.held.hold(x, kind, j.beginLine()), rec);
-    j.soon();
+    j.tapped?.record(startRecord(start));
+    const b = j.beginLine();
+    writeStartOpen(b, start);
+    writeClose(b);
+    j.endLine();
+  }
+
+  // A response start line written whole at once (a gRPC call's, or an exchange the recorder does not know).
+  private responseStartLine(head: ResponseFields): void {
+    const j = this.journal;
+    j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
+    const b = j.beginLine();
+    writeResponseStartOpen(b, head);
+    writeClose(b);
+    j.endLine();
   }
 
   // Raw headers as the journal may hold them.
@@ -143,7 +135,7 @@ export class Recorder {
     this.counts.pages++;
     const id = `page_${this.counts.pages}`;
     this.page = id;
-    this.releaseHeld();
+    this.held.releaseAll();
     this.journal.appendRecord({ r: 'page', id, title, ts: time });
     return id;
   }
@@ -152,7 +144,7 @@ export class Recorder {
   tag(exchangeId: number, shadow: HarShadow, time: number): boolean {
     if (this.stopped || !this.open.has(exchangeId)) return false;
     try {
-      this.releaseHeld();
+      this.held.releaseAll();
       this.journal.appendRecord({ r: 'tag', x: exchangeId, ts: time, shadow });
     } catch (err) {
       this.onError(err as Error);
@@ -172,11 +164,12 @@ export class Recorder {
 
   private recordFact(fact: Fact): void {
     const j = this.journal;
-    if (this.held.x >= 0 && !this.foldsIntoHeld(fact)) this.releaseHeld();
+    // A record of another kind is written after the held lines, in the order the facts came.
+    if (!exchangeFlow(fact.type)) this.held.releaseAll();
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
-        const ex: OpenExchange = { reqRecorded: 0, resRecorded: 0, seq };
+        const ex: OpenExchange = { reqRecorded: 0, resRecorded: 0, seq, held: undefined };
         // gRPC calls are POSTs: only those pay for the content-type look-up.
         if (fact.method === 'POST') {
           const media = grpcMedia(headerValue(fact.rawHeaders, 'content-type'));
@@ -184,22 +177,23 @@ export class Recorder {
         }
         this.open.set(fact.exchangeId, ex);
         this.counts.entries++;
-        const start = {
+        const start: StartFields = {
           x: fact.exchangeId, seq, c: fact.connectionId, ts: fact.time,
           scheme: fact.scheme, method: fact.method, target: this.redactor ? this.redactor.url(fact.target) : fact.target, v: fact.httpVersion,
           h: this.head(fact.rawHeaders), up: fact.upstream, upg: fact.upgrade,
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
         };
-        // A live capture gets the record itself (journal.ts JournalTap), before its line is queued.
-        j.tapped?.record(startRecord(start));
-        // Held open (not a gRPC call): its request's chunks and end in this turn fold into it.
-        this.headLine(fact.exchangeId, 'start', ex.grpc !== undefined, writeStartOpen, start);
+        // Held (not a gRPC call): its request's chunks and end in this turn fold into it.
+        if (ex.grpc) this.startLine(start);
+        else this.held.hold(ex, { kind: 'start', rec: start, chunks: undefined });
         return;
       }
       case 'request-body':
       case 'response-body': {
         const ex = this.open.get(fact.exchangeId);
         const request = fact.type === 'request-body';
+        // The exchange's other head, held, goes first (its records keep their order).
+        if (ex?.held && ex.held.kind !== (request ? 'start' : 'rs')) this.held.release(ex);
         const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
         this.appendCappedJson(fact.chunk, already);
         const n = this.keptN;
@@ -210,10 +204,10 @@ export class Recorder {
           // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
           if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
         }
-        j.tapped?.record({ r: request ? 'qb' : 'rb', x: fact.exchangeId, ts: fact.time, ...keptSlice(keptAt, n, fact.chunk.length) });
         // Hand-written JSON for the hottest records (the same bytes JSON.stringify writes, in BodyRecord's order).
-        if (this.held.x === fact.exchangeId) this.held.chunk(fact.time, keptAt, n, fact.chunk.length);
+        if (ex?.held) this.held.chunk(ex.held, fact.time, keptAt, n, fact.chunk.length);
         else {
+          j.tapped?.record(bodyRecord(request ? 'qb' : 'rb', fact.exchangeId, fact.time, keptAt, n, fact.chunk.length));
           writeBodyLine(j.beginLine(), request, fact.exchangeId, fact.time, keptAt, n, fact.chunk.length);
           j.endLine();
         }
@@ -224,44 +218,52 @@ export class Recorder {
         return;
       }
       case 'request-ended': {
-        if (this.hashing > 0 && this.open.get(fact.exchangeId)?.reqRest) {
+        const ex = this.open.get(fact.exchangeId);
+        if (this.hashing > 0 && ex?.reqRest) {
           // A rest record follows the start it belongs to: no folding for a body cut at the cap.
-          this.releaseHeld();
+          this.held.release(ex);
           this.endRest(fact.exchangeId, fact.time, 'q');
         }
         const tr = this.head(fact.rawTrailers);
+        if (ex?.held?.kind === 'start') {
+          this.held.end(ex, fact.time, undefined, tr);
+          return;
+        }
+        if (ex?.held) this.held.release(ex);
         j.tapped?.record({ r: 'qe', x: fact.exchangeId, ts: fact.time, tr: tr.slice() });
-        if (this.held.x === fact.exchangeId) {
-          writeFoldedRequestEnd(this.held.end(), fact.time, tr);
-          this.held.close();
-        } else writeRequestEndLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, tr });
+        writeRequestEndLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, tr });
         j.endLine();
         return;
       }
       case 'response-started': {
-        const head = {
+        const ex = this.open.get(fact.exchangeId);
+        // A request still held (a response before the request ended) goes first.
+        if (ex?.held) this.held.release(ex);
+        const head: ResponseFields = {
           x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         };
-        j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
-        // Held open (not a gRPC call): its chunks and done in this turn fold into it.
-        this.headLine(fact.exchangeId, 'rs', this.open.get(fact.exchangeId)?.grpc !== undefined, writeResponseStartOpen, head);
+        // Held (not a gRPC call): its chunks and done in this turn fold into it.
+        if (!ex || ex.grpc) this.responseStartLine(head);
+        else this.held.hold(ex, { kind: 'rs', rec: head, chunks: undefined });
         return;
       }
       case 'exchange-completed': {
-        if (this.hashing > 0 && this.open.get(fact.exchangeId)?.resRest) {
-          this.releaseHeld();
+        const ex = this.open.get(fact.exchangeId);
+        if (this.hashing > 0 && ex?.resRest) {
+          this.held.release(ex);
           this.endRest(fact.exchangeId, fact.time, 'r');
         }
-        this.forget(fact.exchangeId);
+        this.forget(fact.exchangeId, ex);
         const seq = ++this.seq;
         const tr = this.head(fact.rawTrailers);
-        j.tapped?.record({ r: 'done', x: fact.exchangeId, ts: fact.time, seq, tr: tr.slice() });
-        if (this.held.x === fact.exchangeId) {
-          writeFoldedDone(this.held.end(), fact.time, seq, tr);
-          this.held.close();
-        } else writeDoneLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, seq, tr });
-        j.endLine();
+        if (ex?.held?.kind === 'rs') this.held.end(ex, fact.time, seq, tr);
+        else {
+          if (ex?.held) this.held.release(ex);
+          j.tapped?.record({ r: 'done', x: fact.exchangeId, ts: fact.time, seq, tr: tr.slice() });
+          writeDoneLine(j.beginLine(), { x: fact.exchangeId, ts: fact.time, seq, tr });
+          j.endLine();
+        }
         // A batched completion is made durable by the flush fact that precedes its chunk's forwarding.
         if (!fact.batched) j.flushNow();
         return;
@@ -391,14 +393,12 @@ export class Recorder {
     return this.rest.value(RestHashing.start().update(fact.data.subarray(n)).digest());
   }
 
-  // An exchange has ended: its state goes, with any rest hash its body never finished.
-  private forget(x: number): void {
-    if (this.hashing > 0) {
-      const ex = this.open.get(x);
-      if (ex) this.hashing -= (ex.reqRest ? 1 : 0) + (ex.resRest ? 1 : 0);
-    }
+  // An exchange has ended: its state goes, with any rest hash its body never finished (`ex`: its state, when looked up already).
+  private forget(x: number, ex = this.hashing > 0 ? this.open.get(x) : undefined): void {
+    if (this.hashing > 0 && ex) this.hashing -= (ex.reqRest ? 1 : 0) + (ex.resRest ? 1 : 0);
     this.open.delete(x);
   }
+
 
   // Hashes bytes of a body past the cap (only those: a body under it costs no hashing).
   private hashRest(ex: OpenExchange, request: boolean, bytes: Buffer): void {

@@ -57,6 +57,8 @@ export class Redactor {
   private readonly queryNames: Set<string>;
   private readonly jsonKeys: Set<string>;
   private readonly cache = new Map<string, string>();
+  /** redactsHeader's answers by header name as written: a recorder asks for every header of every exchange, mostly the same few names. */
+  private readonly redactsByName = new Map<string, boolean>();
 
   constructor(
     private readonly key: Buffer,
@@ -111,8 +113,15 @@ export class Redactor {
 
   /** True when headerValue may change a header's value (a secret, or a URL). */
   redactsHeader(name: string): boolean {
-    const lower = name.toLowerCase();
-    return this.headerNames.has(lower) || URL_HEADERS.includes(lower);
+    let redacts = this.redactsByName.get(name);
+    if (redacts === undefined) {
+      const lower = name.toLowerCase();
+      redacts = this.headerNames.has(lower) || URL_HEADERS.includes(lower);
+      // Bounded: names repeat, but a peer may make up new ones.
+      if (this.redactsByName.size >= 1000) this.redactsByName.clear();
+      this.redactsByName.set(name, redacts);
+    }
+    return redacts;
   }
 
   /**

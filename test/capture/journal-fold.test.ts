@@ -1,7 +1,8 @@
 // Folded journal records (format 3, capture/journal-fold.ts): a line stands
 // for exactly the records it replaces; `bb recover` reads the old journals
 // (five records an exchange) and the new ones to the same HAR; the recorder
-// folds only an exchange's own records of one turn.
+// folds only an exchange's own records of one turn, each exchange into its
+// own line when exchanges interleave (an h2 connection's streams).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -83,7 +84,7 @@ describe('folded journal records', () => {
     assert.equal(open!._bb?.inFlight, true);
   });
 
-  it('folds an exchange\'s records of one turn only: not across exchanges, not across turns', async () => {
+  it('folds an exchange\'s records of one turn only: not across turns', async () => {
     const out = join(tmp.dir, 'turns.har');
     const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
     const bus = new FactBus();
@@ -99,7 +100,7 @@ describe('folded journal records', () => {
       '{"r":"start","x":1,"seq":1,"c":"c1","ts":1735787045000,"scheme":"http","method":"POST","target":"/","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false,"qb":[{"ts":1735787045001,"o":0,"n":3,"w":3}]}',
       '{"r":"start","x":2,"seq":2,"c":"c1","ts":1735787045000,"scheme":"http","method":"GET","target":"/","v":"1.1","h":["Host","127.0.0.1:8080"],"up":"http://127.0.0.1:3001","upg":false}',
     ]);
-    // Next turn: the ends of both requests (each after another exchange's record: not folded), then each response whole.
+    // Next turn: the ends of both requests (their starts went out with the last turn: not folded), then each response whole.
     for (const f of [a[2]!, b[1]!, ...a.slice(3), ...b.slice(2)]) bus.emit(f);
     const lines = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1);
     assert.deepEqual(lines.slice(2).map((l) => (JSON.parse(l) as JournalRecord).r), ['qe', 'qe', 'rs', 'rs']);
@@ -108,5 +109,44 @@ describe('folded journal records', () => {
     await capture.close();
     const har = JSON.parse(await readFile(out, 'utf8')) as Har;
     assert.deepEqual(har.log.entries.map((e) => [e.request.method, e.response.status, e.response.content.text ?? '']), [['POST', 200, 'A'], ['GET', 204, '']]);
+  });
+
+  it('folds each exchange\'s records of a turn into its own line when exchanges interleave, as an h2 upstream answers streams', async () => {
+    const out = join(tmp.dir, 'streams.har');
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
+    // Followed live, keeping no finished exchange: its entry is read back through the lines the tap was told.
+    const live = capture.live(0);
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    // Completions as the h2 tap emits them: made durable by the flush before the chunk that ends them is forwarded.
+    const batched = (facts: Fact[]) => facts.map((f) => (f.type === 'exchange-completed' ? { ...f, batched: true } : f));
+    const a = batched(exchange({ id: 1, status: 200, resBody: [Buffer.from('A')] }));
+    const b = batched(exchange({ id: 2, status: 200, resBody: [Buffer.from('B1'), Buffer.from('B2')] }));
+    const c = batched(exchange({ id: 3, status: 200, resBody: [Buffer.from('C')] }));
+    const lines = () => readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1);
+    // One chunk from the client: three requests, each HEADERS with END_STREAM.
+    for (const f of [a[0]!, a[1]!, b[0]!, b[1]!, c[0]!, c[1]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    // One chunk from the upstream: the three HEADERS frames first, then DATA frames; b's last DATA comes in the next chunk.
+    for (const f of [a[2]!, b[2]!, c[2]!, a[3]!, b[3]!, c[3]!, a[4]!, c[4]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    // Each completed response is one line, written at its done (completion order); b's, unfinished, at the flush.
+    assert.deepEqual(lines().map((l) => { const r = JSON.parse(l) as JournalRecord & { done?: number }; return `${r.r}${r.x}${r.r === 'rs' && r.done === undefined ? '…' : ''}`; }),
+      ['start1', 'start2', 'start3', 'rs1', 'rs3', 'rs2…']);
+    for (const f of [b[4]!, b[5]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    const all = lines();
+    assert.equal(all.length, 8);
+    // An exchange's own records keep their order.
+    const unfolded = all.flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord)).map((r) => `${r.r}${r.x}`);
+    for (const x of [1, 2, 3]) {
+      assert.deepEqual(unfolded.filter((r) => r.endsWith(String(x))).map((r) => r.slice(0, -1)), x === 2 ? ['start', 'qe', 'rs', 'rb', 'rb', 'done'] : ['start', 'qe', 'rs', 'rb', 'done']);
+    }
+    assert.deepEqual(live.rows().map((r) => r.seq), [1, 2, 3]);
+    assert.deepEqual([1, 2, 3].map((seq) => live.entry(seq)?.response.content.text), ['A', 'B1B2', 'C']);
+    await capture.close();
+    const har = JSON.parse(await readFile(out, 'utf8')) as Har;
+    assertValidHar(har);
+    assert.deepEqual(har.log.entries.map((e) => e.response.content.text), ['A', 'C', 'B1B2']);
   });
 });
