@@ -17,10 +17,9 @@
 // into its response start is written by the same synchronous write as
 // before (the flush that precedes the forwarding of the bytes that end it).
 import type {
-  BodyRecord, BodySlice, DoneRecord, JournalRecord, RequestEndRecord, ResponseStartRecord, StartRecord,
+  BodyRecord, BodySlice, DoneRecord, JournalAppender, JournalRecord, RequestEndRecord, ResponseStartRecord, StartRecord,
 } from './journal.js';
 import type { RawHeaders } from '../proxy/index.js';
-import type { JournalAppender } from './journal.js';
 import type { LineBuffer } from './line-buffer.js';
 import {
   startRecord, writeChunkListEnd, writeClose, writeFoldedChunk, writeFoldedDone, writeFoldedRequestEnd, writeResponseStartOpen, writeStartOpen,

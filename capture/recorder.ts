@@ -399,7 +399,6 @@ export class Recorder {
     this.open.delete(x);
   }
 
-
   // Hashes bytes of a body past the cap (only those: a body under it costs no hashing).
   private hashRest(ex: OpenExchange, request: boolean, bytes: Buffer): void {
     let hash = request ? ex.reqRest : ex.resRest;

@@ -5,7 +5,7 @@
 // own line when exchanges interleave (an h2 connection's streams).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FactBus, type Fact } from '../../proxy/events.js';
@@ -63,6 +63,16 @@ async function recovered(name: string, lines: string[]): Promise<Har> {
   return har;
 }
 
+/** Three exchanges as an h2 connection's streams, their completions batched as the h2 tap emits them (made durable by the flush before the chunk that ends them is forwarded). */
+function streams(): [Fact[], Fact[], Fact[]] {
+  const batched = (facts: Fact[]) => facts.map((f) => (f.type === 'exchange-completed' ? { ...f, batched: true } : f));
+  return [
+    batched(exchange({ id: 1, target: '/s1', status: 200, resBody: [Buffer.from('A')] })),
+    batched(exchange({ id: 2, target: '/s2', status: 200, resBody: [Buffer.from('B1'), Buffer.from('B2')] })),
+    batched(exchange({ id: 3, target: '/s3', status: 200, resBody: [Buffer.from('C')] })),
+  ];
+}
+
 describe('folded journal records', () => {
   it('unfold to exactly the records a version-2 journal holds, in its order', () => {
     const folded = v3.slice(1).map((l) => JSON.parse(l) as JournalRecord).flatMap(unfoldRecord);
@@ -118,11 +128,7 @@ describe('folded journal records', () => {
     const live = capture.live(0);
     const bus = new FactBus();
     bus.on(capture.listener);
-    // Completions as the h2 tap emits them: made durable by the flush before the chunk that ends them is forwarded.
-    const batched = (facts: Fact[]) => facts.map((f) => (f.type === 'exchange-completed' ? { ...f, batched: true } : f));
-    const a = batched(exchange({ id: 1, status: 200, resBody: [Buffer.from('A')] }));
-    const b = batched(exchange({ id: 2, status: 200, resBody: [Buffer.from('B1'), Buffer.from('B2')] }));
-    const c = batched(exchange({ id: 3, status: 200, resBody: [Buffer.from('C')] }));
+    const [a, b, c] = streams();
     const lines = () => readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1);
     // One chunk from the client: three requests, each HEADERS with END_STREAM.
     for (const f of [a[0]!, a[1]!, b[0]!, b[1]!, c[0]!, c[1]!]) bus.emit(f);
@@ -148,5 +154,49 @@ describe('folded journal records', () => {
     const har = JSON.parse(await readFile(out, 'utf8')) as Har;
     assertValidHar(har);
     assert.deepEqual(har.log.entries.map((e) => e.response.content.text), ['A', 'C', 'B1B2']);
+  });
+
+  it('bb recover of that journal cut at any byte yields every exchange whose done was whole before the cut, and nothing unfinished as complete', async () => {
+    const out = join(tmp.dir, 'streams-cut.har');
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    const [a, b, c] = streams();
+    for (const f of [a[0]!, a[1]!, b[0]!, b[1]!, c[0]!, c[1]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    for (const f of [a[2]!, b[2]!, c[2]!, a[3]!, b[3]!, c[3]!, a[4]!, c[4]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    for (const f of [b[4]!, b[5]!]) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    // As a crash leaves them: copied before the close.
+    const journal = readFileSync(`${out}.journal`);
+    const bodies = readFileSync(`${out}.bodies`);
+    await capture.close();
+    const lines = journal.toString('utf8').split('\n').filter(Boolean);
+    assert.equal(lines.length, 9, 'header, three starts, rs1 and rs3 with their done, rs2 unfinished, its chunk, its done');
+    const text = new Map([[1, 'A'], [2, 'B1B2'], [3, 'C']]);
+    const xOf = (e: Har['log']['entries'][number]) => Number(new URL(e.request.url).pathname.slice(2));
+    let lineEnd = lines[0]!.length + 1;
+    let whole = 1;
+    for (let cut = lineEnd; cut <= journal.length; cut++) {
+      while (whole < lines.length && lineEnd + lines[whole]!.length + 1 <= cut) lineEnd += lines[whole++]!.length + 1;
+      // The lines whole before the cut (their newline too): their dones are the exchanges a client may have seen complete.
+      const done = lines.slice(1, whole).flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord)).filter((r) => r.r === 'done').map((r) => r.x).sort();
+      const dir = join(tmp.dir, `cut-${cut}`);
+      mkdirSync(dir);
+      const cout = join(dir, 'streams.har');
+      writeFileSync(`${cout}.journal`, journal.subarray(0, cut));
+      writeFileSync(`${cout}.bodies`, bodies);
+      await recoverCapture(cout, { bbHome: tmp.bbHome });
+      const har = JSON.parse(await readFile(cout, 'utf8')) as Har;
+      const complete = har.log.entries.filter((e) => !e._bb?.inFlight);
+      // A line whole but for its newline may be read too; nothing else.
+      const withTorn = whole < lines.length && cut === lineEnd + lines[whole]!.length
+        ? [...done, ...unfoldRecord(JSON.parse(lines[whole]!) as JournalRecord).filter((r) => r.r === 'done').map((r) => r.x)].sort()
+        : done;
+      const got = complete.map((e) => xOf(e)).sort();
+      assert.ok([done, withTorn].some((want) => JSON.stringify(want) === JSON.stringify(got)), `cut at byte ${cut} of ${journal.length}: complete ${got}, the whole lines' dones ${done}`);
+      for (const e of complete) assert.equal(e.response.content.text, text.get(xOf(e)), `cut at byte ${cut}: bodies intact`);
+    }
   });
 });

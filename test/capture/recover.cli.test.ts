@@ -3,6 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import http2 from 'node:http2';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +81,68 @@ test('recovers every exchange a client saw complete after SIGKILL', async () => 
   assert.deepEqual(missing, [], `${missing.length} of ${completed.length} completed exchanges are missing or unfinished`);
   for (const p of completed.slice(0, 50)) assert.equal(JSON.parse(recorded.get(p)!.response.content.text!).path, p);
   assert.ok(!existsSync(`${out}.journal`));
+});
+
+test('h2: recovers every stream a client saw complete after SIGKILL, with many streams\' heads held at once (a kill lands between turns: this catches a lost or unwritten done, not a flush moved after the forwarding within a turn)', async () => {
+  // An h2c upstream answering each stream at once: a chunk of bb's reads carries several streams' HEADERS, then their DATA.
+  const h2 = http2.createServer();
+  h2.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    stream.respond({ ':status': 200, 'content-type': 'application/json' });
+    stream.end(JSON.stringify({ path: headers[':path'], pad: 'p'.repeat(2000) }));
+  });
+  h2.on('sessionError', () => {});
+  h2.listen(0, '127.0.0.1');
+  await once(h2, 'listening');
+  const out = join(tmp.dir, 'killed-h2.har');
+  const killed = startBb(['capture', '--target', `http://127.0.0.1:${(h2.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  const sessions: http2.ClientHttp2Session[] = [];
+  try {
+    const url = (await killed.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+    const completed: string[] = [];
+    let stop = false;
+    // 4 connections with 8 streams in flight each, until the kill (or 2000 rounds).
+    const stream = (session: http2.ClientHttp2Session, path: string) =>
+      new Promise<boolean>((resolve) => {
+        const req = session.request({ ':path': path });
+        let body = '';
+        req.setEncoding('utf8');
+        req.on('data', (c: string) => (body += c));
+        req.on('end', () => resolve(JSON.parse(body || '{}').path === path));
+        req.on('error', () => resolve(false));
+        req.on('close', () => resolve(false));
+      });
+    const worker = async (w: number) => {
+      const session = http2.connect(url);
+      session.on('error', () => {});
+      sessions.push(session);
+      for (let i = 0; i < 2000 && !stop; i++) {
+        const paths = Array.from({ length: 8 }, (_, s) => `/h${w}/r${i}/s${s}`);
+        const oks = await Promise.all(paths.map((p) => stream(session, p)));
+        paths.forEach((p, s) => oks[s] && completed.push(p));
+        if (oks.includes(false)) return;
+      }
+    };
+    const workers = [0, 1, 2, 3].map(worker);
+    for (let i = 0; i < 500 && completed.length < 400; i++) await new Promise((r) => setTimeout(r, 10));
+    killed.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(workers);
+    await killed.exited;
+    assert.ok(completed.length >= 400, `only ${completed.length} streams before the kill`);
+    const r = await runBb(['recover', out], env);
+    assert.equal(r.code, 0, r.stderr);
+    const har = JSON.parse(readFileSync(out, 'utf8')) as Har;
+    assertValidHar(har);
+    const recorded = new Map(har.log.entries.map((e) => [new URL(e.request.url).pathname, e]));
+    const missing = completed.filter((p) => !recorded.get(p) || recorded.get(p)!._bb?.seqEnd === undefined || JSON.parse(recorded.get(p)!.response.content.text!).path !== p);
+    assert.deepEqual(missing.slice(0, 10), [], `${missing.length} of ${completed.length} completed streams are missing, unfinished or wrong`);
+    assert.ok(har.log.entries.every((e) => e.request.httpVersion === 'HTTP/2.0'));
+  } finally {
+    for (const s of sessions) s.destroy();
+    if (killed.child.exitCode === null && killed.child.signalCode === null) killed.child.kill('SIGKILL');
+    h2.close();
+  }
 });
 
 test('bb recover says so in one line and exits 2 without a journal, and never overwrites without --force', async () => {

@@ -170,6 +170,17 @@ describe('Redactor', () => {
     assert.equal(r.headerValue('set-cookie', 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT'), 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
     assert.equal(r.headerValue('Cookie', 'a=; b=2'), `a=; b=${r.placeholder('2')}`);
   });
+  it('keeps redactsHeader\'s answers per name bounded: a peer making up a million header names grows no cache without limit', () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    const cached = () => (fresh as unknown as { redactsByName: Map<string, boolean> }).redactsByName.size;
+    for (let i = 0; i < 1_000_000; i++) {
+      assert.equal(fresh.redactsHeader(`x-made-up-${i}`), false);
+      assert.ok(cached() <= 1000, `${cached()} names cached after ${i + 1}`);
+    }
+    // The answers stay right across the cache's clearing, in any case.
+    for (const name of ['Authorization', 'authorization', 'COOKIE', 'Location']) assert.equal(fresh.redactsHeader(name), true, name);
+    assert.equal(fresh.redactsHeader('X-Other'), false);
+  });
 });
 
 // Redaction gaps of issue 34 (items 4, 5, 6) as tables: every place a secret

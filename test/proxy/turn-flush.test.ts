@@ -82,3 +82,55 @@ test('through the HTTP/1 tap: responses completing in one turn share one flush, 
     await new Promise((r) => upstream.close(r));
   }
 });
+
+test('through the h2 tap: every completion read from an upstream chunk is flushed before that chunk is written to the client', async () => {
+  const { startProxy } = await import('../../proxy/index.js');
+  const net = await import('node:net');
+  const http2 = await import('node:http2');
+  const { once } = await import('node:events');
+  // An h2c upstream answering each stream at once: one of bb's reads carries several streams' HEADERS, then their DATA.
+  const upstream = http2.createServer();
+  upstream.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    stream.respond({ ':status': 200 });
+    stream.end(`ok ${headers[':path']}`);
+  });
+  upstream.on('sessionError', () => {});
+  upstream.listen(0, '127.0.0.1');
+  await once(upstream, 'listening');
+  const proxy = await startProxy({ target: `http://127.0.0.1:${(upstream.address() as import('node:net').AddressInfo).port}` });
+  const log: string[] = [];
+  proxy.bus.on((f) => log.push(f.type));
+  // Every write bb makes to a client socket (its local port is the proxy's), in one log with the facts.
+  const write = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: import('node:net').Socket, ...args: unknown[]) {
+    if (this.localPort === proxy.port) log.push('client-write');
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  const session = http2.connect(`http://127.0.0.1:${proxy.port}`);
+  session.on('error', () => {});
+  try {
+    const bodies = await Promise.all(Array.from({ length: 40 }, (_, i) => new Promise<string>((resolve, reject) => {
+      const req = session.request({ ':path': `/s${i}` });
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => resolve(body));
+      req.on('error', reject);
+    })));
+    assert.deepEqual(bodies, Array.from({ length: 40 }, (_, i) => `ok /s${i}`));
+    assert.equal(log.filter((t) => t === 'exchange-completed').length, 40);
+    // A completion not yet flushed when bytes go to the client breaks the crash rule.
+    let unflushed = 0;
+    for (const [i, t] of log.entries()) {
+      if (t === 'exchange-completed') unflushed++;
+      else if (t === 'flush') unflushed = 0;
+      else if (t === 'client-write') assert.equal(unflushed, 0, `bytes to the client with ${unflushed} completions unflushed (event ${i}: ${log.slice(Math.max(0, i - 6), i + 1).join(', ')})`);
+    }
+  } finally {
+    net.Socket.prototype.write = write;
+    session.destroy();
+    await proxy.close(100);
+    await new Promise((r) => upstream.close(r));
+  }
+});
