@@ -10,6 +10,7 @@
 // Pure.
 import { joinPath, splitPath } from './selector.js';
 import { unnumbered } from './ratified.js';
+import { namedByWords } from './normalize/index.js';
 
 /** The shape two varying values share: a regex over the whole value's text, and what a matching value becomes. */
 export interface VaryingShape {
@@ -123,13 +124,14 @@ export function hasShape(shape: Pick<VaryingShape, 'regex'>, v: unknown): boolea
  * True for a piece of an id or a key that looks generated rather than named:
  * an ordinal placeholder (`<UUID:3>`), 4+ digits, or a token of 8+ letters,
  * digits, `-` and `_` that holds a digit (12 hex digits, a nanoid, base62),
- * unless two of its `-`/`_` parts are lower-case words: a file's or a
- * resource's name (`googlelogo_light_color_272x92dp`), kept as it is.
+ * unless it is words with short pieces between them: a file's or a resource's
+ * name (`googlelogo_light_color_272x92dp`), kept as it is (namedByWords, the
+ * rule the diff's shapes use, so `payment_intent_secret_<hex>` stays an id).
  */
 export function looksGenerated(s: string): boolean {
   if (/^<[A-Z][A-Z0-9_]*(?::\d+)?>$/.test(s)) return true;
   if (/^\d{4,}$/.test(s)) return true;
-  if (s.split(/[-_]/).filter((part) => /^[a-z]{3,}$/.test(part)).length >= 2) return false;
+  if (namedByWords(s.split(/[-_]/))) return false;
   return s.length >= 8 && /^[A-Za-z0-9_-]+$/.test(s) && /[0-9]/.test(s);
 }
 

@@ -12,6 +12,7 @@ export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
 export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './bodies.js';
 export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
 export { KeyedSlots, keyedClassIndices, keyedSlotsIn } from './keyed.js';
+export { namedByWords } from './shapes.js';
 export { ZipBodies } from './zip.js';
 export { ProtoSchema } from '../../capture/index.js';
 export { captureWindow, type CaptureWindow } from './timestamps.js';

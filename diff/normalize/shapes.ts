@@ -114,11 +114,20 @@ export function looksGenerated(token: string): boolean {
   if (upper + lower === 0 || (digits === 0 && (upper === 0 || lower === 0))) return false;
   const segments = token.split(/[-_+/=]+/).filter((x) => x);
   if (segments.length >= 3 && segments.every((x) => x.length <= 4 || wordLike(x, /[A-Z]/.test(x) && /[a-z]/.test(x)))) return false;
-  // A name of words with short pieces between them (googlelogo_light_color_272x92dp): two lower-case words of 4+ letters, and
-  // no other piece long enough to be an id of its own (usr_a1b2c3d4e5f6 and payment_intent_secret_<hex> stay generated).
-  const word = (x: string) => /^[a-z]{4,}$/.test(x) && wordLike(x, false);
-  if (segments.filter(word).length >= 2 && segments.every((x) => word(x) || x.length < HEX_LENGTHS.min)) return false;
+  if (namedByWords(segments)) return false;
   return !wordLike(token, upper > 0 && lower > 0);
+}
+
+/**
+ * Whether the pieces of a token (split at its separators) are a name of words
+ * with short pieces between them (googlelogo_light_color_272x92dp): two
+ * lower-case words of 4+ letters, and no other piece long enough to be an id
+ * of its own (usr_a1b2c3d4e5f6 and payment_intent_secret_<hex> stay
+ * generated). bb noise's globs (diff/noise-shape.ts) ask the same.
+ */
+export function namedByWords(segments: readonly string[]): boolean {
+  const word = (x: string) => /^[a-z]{4,}$/.test(x) && wordLike(x, false);
+  return segments.filter(word).length >= 2 && segments.every((x) => word(x) || x.length < HEX_LENGTHS.min);
 }
 
 /**

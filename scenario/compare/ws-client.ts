@@ -95,7 +95,7 @@ export async function openWs(url: string, opts: WsOptions = {}): Promise<WsClien
     url,
     received,
     send(data: unknown) {
-      if (socket.readyState !== wsLib().OPEN) throw new Error(`WebSocket ${path} is not open (cannot send)`);
+      if (socket.readyState !== socket.OPEN) throw new Error(`WebSocket ${path} is not open (cannot send)`);
       if (typeof data === 'string' || Buffer.isBuffer(data)) socket.send(data);
       else socket.send(JSON.stringify(data));
     },
@@ -122,7 +122,7 @@ export async function openWs(url: string, opts: WsOptions = {}): Promise<WsClien
       }
     },
     async close(code = 1000, reason = '') {
-      if (socket.readyState === wsLib().OPEN) socket.close(code, reason);
+      if (socket.readyState === socket.OPEN) socket.close(code, reason);
       const timer = setTimeout(() => socket.terminate(), 5000);
       await closed;
       clearTimeout(timer);

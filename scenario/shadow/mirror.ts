@@ -315,13 +315,13 @@ export class MirrorTarget {
     ws.once('close', () => this.sockets.delete(ws));
     return {
       send: (opcode, data) => {
-        if (ws.readyState !== wsLib().OPEN) return;
+        if (ws.readyState !== ws.OPEN) return;
         if (opcode === 1) ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
         else if (opcode === 2) ws.send(data, { binary: true });
         else if (opcode === 9) ws.ping(data);
       },
       close: (code, reason) => {
-        if (ws.readyState !== wsLib().OPEN) ws.terminate();
+        if (ws.readyState !== ws.OPEN) ws.terminate();
         // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
         else if (code === undefined || code === 1005) ws.close();
         // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.

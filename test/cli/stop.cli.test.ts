@@ -8,7 +8,7 @@ import http from 'node:http';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { runBb, startBb } from '../helpers/cli.js';
+import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function captureRun(requests: number): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -29,6 +29,34 @@ async function captureRun(requests: number): Promise<{ code: number; stdout: str
   }
 }
 
+/**
+ * A bb capture (--grace 60000) in front of a server that answers `ok` but
+ * holds /hang: each of `first` fetched, then /hang left pending once the server
+ * holds it, then `body` with the capture, its --out and its folder.
+ */
+async function withHangingCapture(first: string[], body: (bb: BbProcess, out: string, dir: string) => Promise<void>): Promise<void> {
+  let arrived!: () => void;
+  const hanging = new Promise<void>((r) => (arrived = r));
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => (req.url === '/hang' ? (held.push(res), arrived()) : res.end('ok')));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const dir = tempDir().dir;
+  const out = join(dir, 'c.har');
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet', '--grace', '60000'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
+  try {
+    const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
+    for (const path of first) assert.equal(await (await fetch(`${base}${path}`)).text(), 'ok');
+    void fetch(`${base}/hang`).catch(() => undefined);
+    await hanging;
+    await body(bb, out, dir);
+  } finally {
+    if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
+    for (const res of held) res.destroy();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
 describe('bb capture summary', () => {
   it('counts one entry as "1 entry"', async () => {
     const r = await captureRun(1);
@@ -44,19 +72,7 @@ describe('bb capture summary', () => {
   });
 
   it('a second SIGINT stops at once (exit 130) and says how to get the HAR back: bb recover, which then writes it', async () => {
-    let arrived!: () => void;
-    const hanging = new Promise<void>((r) => (arrived = r));
-    const held: http.ServerResponse[] = [];
-    const server = http.createServer((req, res) => (req.url === '/hang' ? (held.push(res), arrived()) : res.end('ok')));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const dir = tempDir().dir;
-    const out = join(dir, 'c.har');
-    const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet', '--grace', '60000'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
-    try {
-      const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
-      assert.equal(await (await fetch(`${base}/done`)).text(), 'ok');
-      const pending = fetch(`${base}/hang`).catch(() => undefined);
-      await hanging;
+    await withHangingCapture(['/done'], async (bb, out, dir) => {
       const finishing = new Promise<void>((resolve) => {
         const look = (): void => void (/SIGINT: finishing/.test(bb.stderr()) && resolve());
         bb.child.stderr!.on('data', look);
@@ -66,45 +82,22 @@ describe('bb capture summary', () => {
       await finishing;
       bb.child.kill('SIGINT');
       assert.equal(await bb.exited, 130, bb.stderr());
-      void pending;
       assert.match(bb.stderr(), /^bb: SIGINT again: stopped at once, the capture not written; bb recover \S*c\.har writes it from its journal\n$/m);
       assert.equal(existsSync(out), false);
       const recovered = await runBb(['recover', out], { BB_HOME: join(dir, 'home') });
       assert.equal(recovered.code, 0, recovered.stderr);
       const paths = JSON.parse(readFileSync(out, 'utf8')).log.entries.map((e: { request: { url: string } }) => new URL(e.request.url).pathname);
       assert.deepEqual(paths.sort(), ['/done', '/hang']);
-    } finally {
-      if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
-      for (const res of held) res.destroy();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
+    });
   });
 
   it('a SIGINT and a SIGTERM sent back to back stop at once with exit 130: the second is not lost (the kernel would merge two SIGINTs)', async () => {
-    let arrived!: () => void;
-    const hanging = new Promise<void>((r) => (arrived = r));
-    const held: http.ServerResponse[] = [];
-    const server = http.createServer((req, res) => (held.push(res), arrived()));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const dir = tempDir().dir;
-    const out = join(dir, 'c.har');
-    const bb = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet', '--grace', '60000'], { BB_HOME: join(dir, 'home') }, { timeoutMs: 20_000 });
-    try {
-      const [, base] = await bb.waitFor(/: (http:\/\/127\.0\.0\.1:\d+) -> /);
-      const pending = fetch(`${base}/hang`).catch(() => undefined);
-      await hanging;
+    await withHangingCapture([], async (bb) => {
       bb.child.kill('SIGINT');
       bb.child.kill('SIGTERM');
       assert.equal(await bb.exited, 130, bb.stderr());
-      void pending;
       assert.match(bb.stderr(), /^bb: SIGINT: finishing in-flight exchanges, writing captures\nbb: SIGTERM again: stopped at once, the capture not written; bb recover \S*c\.har writes it from its journal\n$/m);
-    } finally {
-      if (bb.child.exitCode === null) bb.child.kill('SIGKILL');
-      for (const res of held) res.destroy();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
+    });
   });
 
   it('stops gracefully on a SIGINT sent the moment it prints its URL (signals are taken before the proxies start)', async () => {

@@ -180,6 +180,18 @@ describe('what a one-sided field must not hide or shift', () => {
       assert.ok(found.some((l) => l.startsWith('added response.body.ownerId ')), renderText(r, { color: false, rows: true }));
       assert.ok(found.some((l) => l.startsWith('changed ')), renderText(r, { color: false, rows: true }));
     });
+    it(`${c.name}: a field the new build no longer sends hides no later break: the rows are those without it, and its own`, async () => {
+      const [x, y, z] = [c.draw(), c.draw(), c.draw()];
+      // The new build names another id in /me than everywhere else, where the old one named one id throughout.
+      const b = run(y, bodyField.extra, false);
+      b[1] = { ...b[1]!, body: { userId: z, name: 'ann' } };
+      const without = rows(await diff(capture(run(x, bodyField.extra, false)), capture(b), c.config));
+      const r = await diff(capture(run(x, bodyField.extra, true)), capture(b), c.config);
+      assert.ok(without.some((l) => l.startsWith('changed ')), without.join('\n'));
+      const removed = rows(r).filter((l) => l.startsWith('removed response.body.ownerId '));
+      assert.equal(removed.length, 1, renderText(r, { color: false, rows: true }));
+      assert.deepEqual(rows(r).filter((l) => !removed.includes(l)), without, renderText(r, { color: false, rows: true }));
+    });
   }
 
   it('a fresh id on every response of the new build is one added row per response, and shifts nothing', async () => {

@@ -40,6 +40,9 @@ describe('globs of generated ids', () => {
     // Words joined by _ or - are a name even with digits; a nanoid's parts are not words.
     for (const s of ['googlelogo_light_color_272x92dp', 'user-avatar-2x', 'report_2024_final']) assert.ok(!looksGenerated(s), s);
     for (const s of ['V1StGXR8_Z5jdHi6B-myT', 'a3f9c2e1-b4d7', 'x9kq2m_lpa7zr4ty0we1']) assert.ok(looksGenerated(s), s);
+    // Words before a piece long enough to be an id of its own: an id, as the diff's shapes read it (diff/normalize/shapes.ts).
+    for (const s of ['payment_intent_secret_a1b2c3d4e5f6a7b8c9', 'order_item_3f9c2e1b4d7a']) assert.ok(looksGenerated(s), s);
+    assert.equal(entryGlob('/GET /pay/payment_intent_secret_a1b2c3d4e5f6a7b8c9#1'), '/GET /pay/*#1');
     assert.equal(entryGlob('/GET /images/branding/googlelogo_light_color_272x92dp.png#1'), '/GET /images/branding/googlelogo_light_color_272x92dp.png#1');
     assert.equal(entryGlob('/GET /images/googlelogo_light_color_272x92dp#1'), '/GET /images/googlelogo_light_color_272x92dp#1');
   });
