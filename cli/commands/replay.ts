@@ -5,7 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError, oneLine, unreadableWhy } from '../../core/index.js';
+import { BbError, unreadableWhy } from '../../core/index.js';
+import { parseConfigJson, validateDiffConfig } from '../../diff/index.js';
 import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
 import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
@@ -21,7 +22,7 @@ function parsePace(value: unknown): ReplayPace {
   throw new BbError('BB_BAD_PACE', `--pace needs asap, original or a speed like 2x, got '${text}'`);
 }
 
-/** replay.values from a config file (bb.config.json or the compare config). */
+/** replay.values from a config file (bb.config.json or the compare config), the whole file checked as bb diff checks it. */
 function replayValuesFrom(file: string | undefined): Record<string, string> {
   if (file === undefined) return {};
   let text: string;
@@ -31,13 +32,10 @@ function replayValuesFrom(file: string | undefined): Record<string, string> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BbError('BB_CONFIG_MISSING', `config file ${file} does not exist: give the path of a JSON file, or leave --config out.`);
     throw new BbError('BB_CONFIG_INVALID', `config file ${file} cannot be read (${unreadableWhy(err)}): give the path of a JSON file, or leave --config out.`);
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new BbError('BB_CONFIG_INVALID', `config file ${file} is not JSON (${oneLine((err as Error).message)}): fix it or leave --config out.`);
-  }
-  return { ...parseReplayValues((doc as { replay?: unknown } | null)?.replay, file) };
+  const doc = parseConfigJson(text, file);
+  // The file's other keys are read by bb diff and bb compare: checked here too, so a misspelt "replays" is not ignored.
+  validateDiffConfig(doc, file);
+  return { ...parseReplayValues((doc as { replay?: unknown }).replay, file) };
 }
 
 export const replayCommand: BbCommand = {

@@ -194,6 +194,13 @@ describe('bb replay: a session-cookie login, through redaction', () => {
     const half = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('login-half.har'), '--config', partial], env);
     assert.equal(half.code, 2);
     assert.match(half.stderr, /GET \/me carries a redacted value .* in cookie theme: give it in the config's "replay": \{ "values": \{ "theme": "…" \} \}/);
+    // A misspelt key is refused before anything is sent, not ignored (the values it meant would be missing).
+    const misspelt = tmp.path('login-misspelt.config.json');
+    await writeFile(misspelt, JSON.stringify({ replays: { values: { password: 'hunter2', theme: 'dark' } } }));
+    const refused = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('login-misspelt.har'), '--config', misspelt], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /^bb: config .*login-misspelt\.config\.json: unknown key "replays": did you mean "replay"\?\n$/);
+    assert.deepEqual(fresh.log, []);
     const config = tmp.path('login.config.json');
     await writeFile(config, JSON.stringify({ replay: { values: { password: 'hunter2', theme: 'dark' } } }));
     const out = tmp.path('login-replay.har');
