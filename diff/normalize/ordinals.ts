@@ -202,7 +202,8 @@ export class OrdinalNumbering {
   private readonly sides = [new Map<number, number>(), new Map<number, number>()];
   // Per side, slots numbered alone (met where the other side held nothing to bind them to) and not bound
   // since: each may still take a partner where the two sides first meet, so a field one side sent in an
-  // earlier entry never shifts the numbers later entries compare by.
+  // earlier entry never shifts the numbers later entries compare by. Two loose slots of opposite sides
+  // that meet become partners (a field renamed: each side's value was numbered alone).
   private readonly loose = [new Set<number>(), new Set<number>()] as const;
 
   /** `keyed`: the run's keyed classes and the slots each side holds (keyed.ts); without it every class numbers by place alone. */
@@ -232,7 +233,8 @@ export class OrdinalNumbering {
   }
 
   // Binds one marker of each side met at one place: two unnumbered take one fresh number; one numbered
-  // alone before (loose) lends its number to an unnumbered partner; markers bound already keep theirs.
+  // alone before (loose) lends its number to an unnumbered partner; two loose ones share the first's
+  // number (partners), and markers bound already keep theirs.
   private bindSlots(cls: number, ok: number, nk: number): void {
     if (this.keyed?.has(cls) && !this.keyed.mayPair(ok, nk)) return;
     const [old, cur] = this.sides as [Map<number, number>, Map<number, number>];
@@ -244,6 +246,18 @@ export class OrdinalNumbering {
       cur.set(nk, k);
     } else if (nn === undefined && this.loose[0].delete(ok)) cur.set(nk, on!);
     else if (on === undefined && this.loose[1].delete(nk)) old.set(ok, nn!);
+    else if (on !== undefined && nn !== undefined && on !== nn && this.bothLoose(ok, nk)) {
+      this.loose[0].delete(ok);
+      this.loose[1].delete(nk);
+      const k = Math.min(on, nn);
+      old.set(ok, k);
+      cur.set(nk, k);
+    }
+  }
+
+  // True when slot `ok` (old) and `nk` (new) are each numbered alone and not bound since: met, they become partners.
+  private bothLoose(ok: number, nk: number): boolean {
+    return this.loose[0].has(ok) && this.loose[1].has(nk);
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */
@@ -256,8 +270,9 @@ export class OrdinalNumbering {
    * marker of each, when of one class and both still unnumbered, get one number
    * (docs/diff.md "Ids numbered along aligned places"); one numbered alone
    * in an earlier entry (a field only its side sent) and not bound since
-   * gives its number to an unnumbered partner. Markers already bound keep
-   * their numbers; a value that breaks a binding then renders differently.
+   * gives its number to an unnumbered partner, and two such of opposite
+   * sides become partners. Markers already bound keep their numbers; a value
+   * that breaks a binding then renders differently.
    */
   bindStrings(a: string, b: string): void {
     const ma = markersOf(a);
@@ -282,7 +297,8 @@ export class OrdinalNumbering {
     // Dry run, slot by slot as bindSlots would bind them: what it would number, in overlays (a fresh
     // number as -1, -2, ... in order), and each slot pair must then carry one number.
     const more = [new Map<number, number>(), new Map<number, number>()] as const;
-    const numberOn = (side: 0 | 1, k: number) => this.sides[side]!.get(k) ?? more[side].get(k);
+    // The overlay first: two loose slots made partners carry their shared number there.
+    const numberOn = (side: 0 | 1, k: number) => more[side].get(k) ?? this.sides[side]!.get(k);
     let fresh = 0;
     for (let i = 0; i < a.length; i += 2) {
       const ok = slotKey(a[i]!, a[i + 1]!);
@@ -301,6 +317,11 @@ export class OrdinalNumbering {
       } else if (on === undefined && this.loose[1].has(nk) && !more[1].has(nk)) {
         more[1].set(nk, nn!);
         more[0].set(ok, nn!);
+      } else if (on !== nn && this.bothLoose(ok, nk) && !more[0].has(ok) && !more[1].has(nk)) {
+        // Two loose slots become partners, on the first's number.
+        const k = Math.min(on!, nn!);
+        more[0].set(ok, k);
+        more[1].set(nk, k);
       } else if (on !== nn) return false;
     }
     // Every pair agrees: bind for real, fresh numbers given out in slot order.
@@ -316,13 +337,14 @@ export class OrdinalNumbering {
       const nk = slotKey(b[i]!, b[i + 1]!);
       const x = more[0].get(ok);
       const y = more[1].get(nk);
+      // A slot numbered already is in the overlay only when it lent its number or took a loose partner's.
       if (x !== undefined) {
-        if (!old.has(ok)) old.set(ok, real(x, a[i]!));
-        else this.loose[0].delete(ok);
+        old.set(ok, real(x, a[i]!));
+        this.loose[0].delete(ok);
       }
       if (y !== undefined) {
-        if (!cur.has(nk)) cur.set(nk, real(y, a[i]!));
-        else this.loose[1].delete(nk);
+        cur.set(nk, real(y, a[i]!));
+        this.loose[1].delete(nk);
       }
     }
     return true;
@@ -331,7 +353,7 @@ export class OrdinalNumbering {
   /**
    * True when two strings could render equal: the same text around their
    * markers, markers of the same classes, and markers numbered on both sides
-   * carrying the same number.
+   * carrying the same number (or both loose: they would become partners).
    */
   compatible(a: string, b: string): boolean {
     if (a === b) return true;
@@ -342,7 +364,7 @@ export class OrdinalNumbering {
       if (ma[i] !== mb[i]) return false;
       const x = this.sides[0]!.get(slotKey(ma[i]!, ma[i + 1]!));
       const y = this.sides[1]!.get(slotKey(mb[i]!, mb[i + 1]!));
-      if (x !== undefined && y !== undefined && x !== y) return false;
+      if (x !== undefined && y !== undefined && x !== y && !this.bothLoose(slotKey(ma[i]!, ma[i + 1]!), slotKey(mb[i]!, mb[i + 1]!))) return false;
     }
     return a.replace(MARKER, '$1') === b.replace(MARKER, '$1');
   }

@@ -194,6 +194,25 @@ describe('what a one-sided field must not hide or shift', () => {
     });
   }
 
+  // The old build sends the id in `ownerId`, the new build the same id in `owner`: each side's field is one-sided.
+  const renamed: Extra = (id, isNew) => ({ body: isNew ? { ok: true, owner: id } : { ok: true, ownerId: id } });
+  for (const c of CLASSES) {
+    it(`${c.name}: a field renamed in an early entry, holding the id both use later, is its two rows only`, async () => {
+      const [x, y] = [c.draw(), c.draw()];
+      const r = await diff(capture(run(x, renamed, false)), capture(run(y, renamed, true)), c.config);
+      assert.deepEqual(rows(r).map((l) => l.split(' ').slice(0, 2).join(' ')), ['added response.body.owner', 'removed response.body.ownerId'], renderText(r, { color: false, rows: true }));
+    });
+
+    it(`${c.name}: a renamed field hides no later break: an id that met its partner keeps it`, async () => {
+      const [x, y, z] = [c.draw(), c.draw(), c.draw()];
+      const b = run(y, renamed, true);
+      // The new build's /me names another id than the one it sends everywhere else.
+      b[1] = { ...b[1]!, body: { userId: z, name: 'ann' } };
+      const r = await diff(capture(run(x, renamed, false)), capture(b), c.config);
+      assert.ok(rows(r).some((l) => l.startsWith('changed ')), renderText(r, { color: false, rows: true }));
+    });
+  }
+
   it('a fresh id on every response of the new build is one added row per response, and shifts nothing', async () => {
     const trace = (): Extra => () => ({});
     const [x, y] = [uuid(), uuid()];
