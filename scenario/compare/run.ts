@@ -187,6 +187,8 @@ export async function runCompare(opts: CompareRunOptions): Promise<CompareRunRes
 
 /** How long a scenario's last exchanges may take to finish once it is done, ms. */
 const SCENARIO_GRACE_MS = 2_000;
+/** How long a failed step waits for its server's exit to be seen before the step's own error is reported. */
+const EXIT_WAIT_MS = 1_500;
 
 function interrupted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new BbError('BB_INTERRUPTED', 'bb compare was interrupted; every server it started has been stopped.');
@@ -246,7 +248,9 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
         stop.abort();
       }
       const har = await recording.close(SCENARIO_GRACE_MS);
-      // The server's death explains failed steps better than their own errors (a 502, a reset).
+      // The server's death explains failed steps better than their own errors (a 502, a reset). A dying server's last
+      // answer can be seen before its exit is (a loaded machine): a failed step gives the exit a moment to arrive.
+      if (scenarioError && !opts.signal?.aborted && !server.exitInfo()) await Promise.race([server.exited, new Promise((r) => setTimeout(r, EXIT_WAIT_MS).unref())]);
       const exit = server.exitInfo();
       if (exit) throw diedDuring(server, describeExit(exit), step);
       if (scenarioError) throw scenarioError;

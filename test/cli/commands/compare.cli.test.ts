@@ -36,6 +36,17 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
     assert.equal(run.stdout, '');
   });
 
+  it('a server whose exit is seen after its dropped request: the exit is still the cause named', async () => {
+    const cfg = await config('dies-late.json', {
+      servers: { old: fixtureServer('dies-late'), new: fixtureServer('dies-late') },
+      scenario: await scenario('dies-late.mjs', "await t.step('boom', async () => { await t.http.get('/die', { expect: 200 }); });"),
+    });
+    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'dies-late')], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stderr, /server "old" exited with exit code 70 during scenario step "boom"/);
+    assert.match(run.stderr, /dying late, as asked/);
+  });
+
   it('a server that never gets ready: exit 2 within its boot timeout', async () => {
     const cfg = await config('never.json', {
       servers: { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') },
