@@ -14,6 +14,7 @@ import { FactBus } from '../proxy/events.js';
 import { tapWebSocket, type WsTap } from '../proxy/ws-tap.js';
 import { openCapture } from '../capture/index.js';
 import { PassThrough } from 'node:stream';
+import { positiveFlags } from './lib/args.js';
 
 const CONNECTIONS = 32;
 const SIZE = 100;
@@ -30,10 +31,9 @@ function frame(masked: boolean): Buffer {
 
 /** Runs the WebSocket recording micro-benchmark. */
 export async function run(args: string[]): Promise<void> {
+  const { turns } = positiveFlags(args, { turns: 3000 }, true);
   const dir = mkdtempSync(join(os.tmpdir(), 'rec-ws-mb-'));
   const redact = !args.includes('--no-redact');
-  const turnsAt = args.indexOf('--turns');
-  const turns = turnsAt >= 0 ? Number(args[turnsAt + 1]) : 3000;
   const cap = await openCapture({ out: join(dir, 'x.har'), label: 'mb', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: join(dir, 'home'), ...(redact ? {} : { redact: false }) });
   const bus = new FactBus();
   bus.on(cap.listener);
