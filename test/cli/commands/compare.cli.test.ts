@@ -29,6 +29,12 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
     return file;
   };
 
+  // A run of two fixture servers and a one-file scenario (its steps' source) named `name`: its config, scenario and folder.
+  const compareWith = async (name: string, servers: { old: unknown; new: unknown }, steps: string) => {
+    const cfg = await config(`${name}.json`, { servers, scenario: await scenario(`${name}.mjs`, steps) });
+    return runCompare(['compare', '--config', cfg, '--out', join(dir, name)], env);
+  };
+
   it('a server that dies mid-scenario: exit 2 naming the server, the step and its log', async () => {
     const cfg = await demoConfigWith(dir, 'crash.json', { newArgs: ['--crash-on-export'] });
     const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'crash')], env);
@@ -39,22 +45,14 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
   });
 
   it('a server whose exit is seen after its dropped request: the exit is still the cause named', async () => {
-    const cfg = await config('dies-late.json', {
-      servers: { old: fixtureServer('dies-late'), new: fixtureServer('dies-late') },
-      scenario: await scenario('dies-late.mjs', "await t.step('boom', async () => { await t.http.get('/die', { expect: 200 }); });"),
-    });
-    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'dies-late')], env);
+    const run = await compareWith('dies-late', { old: fixtureServer('dies-late'), new: fixtureServer('dies-late') }, "await t.step('boom', async () => { await t.http.get('/die', { expect: 200 }); });");
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /server "old" exited with exit code 70 during scenario step "boom"/);
     assert.match(run.stderr, /dying late, as asked/);
   });
 
   it('a server that never gets ready: exit 2 within its boot timeout', async () => {
-    const cfg = await config('never.json', {
-      servers: { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') },
-      scenario: await scenario('noop.mjs', "await t.step('one', () => t.http.get('/cwd'));"),
-    });
-    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'never')], env);
+    const run = await compareWith('never', { old: fixtureServer('never', { bootTimeoutMs: 1500 }), new: fixtureServer('line') }, "await t.step('one', () => t.http.get('/cwd'));");
     // bb gave up by its boot timer: it exited by itself (2), runCompare's own bound did not kill it.
     assert.equal(run.timedOut, false);
     assert.equal(run.code, 2, run.stdout + run.stderr);
@@ -63,21 +61,13 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
   });
 
   it('a step that throws: exit 2 naming the step', async () => {
-    const cfg = await config('throws.json', {
-      servers: { old: fixtureServer('line'), new: fixtureServer('line') },
-      scenario: await scenario('throws.mjs', "await t.step('check token', async () => { if (t.ready.token !== 'other') throw new Error('token mismatch'); });"),
-    });
-    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'throws')], env);
+    const run = await compareWith('throws', { old: fixtureServer('line'), new: fixtureServer('line') }, "await t.step('check token', async () => { if (t.ready.token !== 'other') throw new Error('token mismatch'); });");
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /scenario step "check token" \(old\) failed: token mismatch/);
   });
 
   it('a scenario that sends nothing: exit 2, the capture is empty', async () => {
-    const cfg = await config('empty.json', {
-      servers: { old: fixtureServer('line'), new: fixtureServer('line') },
-      scenario: await scenario('empty.mjs', "await t.step('idle', async () => {});"),
-    });
-    const run = await runCompare(['compare', '--config', cfg, '--out', join(dir, 'empty')], env);
+    const run = await compareWith('empty', { old: fixtureServer('line'), new: fixtureServer('line') }, "await t.step('idle', async () => {});");
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /the capture of server "old" is empty/);
   });
