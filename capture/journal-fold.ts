@@ -17,12 +17,13 @@
 // into its response start is written by the same synchronous write as
 // before (the flush that precedes the forwarding of the bytes that end it).
 import type {
-  BodyRecord, BodySlice, DoneRecord, JournalAppender, JournalRecord, RequestEndRecord, ResponseStartRecord, StartRecord,
+  BodyRecord, BodySlice, DoneRecord, JournalAppender, JournalRecord, RequestEndRecord, ResponseStartRecord, ShadowTagRecord, StartRecord,
 } from './journal.js';
+import type { HarShadow } from './har.js';
 import type { RawHeaders } from '../proxy/index.js';
 import type { LineBuffer } from './line-buffer.js';
 import {
-  startRecord, writeChunkListEnd, writeClose, writeFoldedChunk, writeFoldedDone, writeFoldedRequestEnd, writeResponseStartOpen, writeStartOpen,
+  startRecord, writeChunkListEnd, writeClose, writeFoldedChunk, writeFoldedDone, writeFoldedRequestEnd, writeFoldedTag, writeResponseStartOpen, writeStartOpen,
 } from './journal-lines.js';
 
 /** A body chunk folded into a start or response start: a BodyRecord without `r` and `x`. */
@@ -30,8 +31,10 @@ export interface FoldedChunk extends BodySlice {
   ts: number;
 }
 
-/** A start that may carry its request's chunks and end (format 3). */
+/** A start that may carry its `bb shadow` tag (format 4), its request's chunks and end (format 3). */
 export interface FoldedStart extends StartRecord {
+  /** The tag given while the start was held: a ShadowTagRecord without `r` and `x`. */
+  tag?: { ts: number; shadow: HarShadow };
   qb?: FoldedChunk[];
   /** The request end's ts. */
   qe?: number;
@@ -54,9 +57,10 @@ export interface FoldedResponseStart extends ResponseStartRecord {
 export function unfoldRecord(rec: JournalRecord): JournalRecord[] {
   if (rec.r === 'start') {
     const f = rec as FoldedStart;
-    if (f.qb === undefined && f.qe === undefined) return [rec];
-    const { qb, qe, tr, ...start } = f;
+    if (f.qb === undefined && f.qe === undefined && f.tag === undefined) return [rec];
+    const { tag, qb, qe, tr, ...start } = f;
     const out: JournalRecord[] = [start];
+    if (tag !== undefined) out.push({ r: 'tag', x: rec.x, ts: tag.ts, shadow: tag.shadow } satisfies ShadowTagRecord);
     chunks(out, 'qb', rec.x, qb);
     if (qe !== undefined) out.push({ r: 'qe', x: rec.x, ts: qe, tr: tr ?? [] } satisfies RequestEndRecord);
     return out;
@@ -89,7 +93,7 @@ export type ResponseFields = Omit<ResponseStartRecord, 'r'>;
 
 /** One exchange's start or response start, not written yet: its chunks of this turn kept as (ts, o, n, w) runs. */
 export type HeldHead =
-  | { kind: 'start'; rec: StartFields; chunks: number[] | undefined }
+  | { kind: 'start'; rec: StartFields; chunks: number[] | undefined; tag?: { ts: number; shadow: HarShadow } }
   | { kind: 'rs'; rec: ResponseFields; chunks: number[] | undefined };
 
 /** What holds a head: the recorder's open exchange (its `held` is cleared once the line is written). */
@@ -128,6 +132,11 @@ export class HeldLines {
   /** Folds a body chunk (its ts and slice) into the holder's head. */
   chunk(held: HeldHead, ts: number, o: number, n: number, w: number): void {
     (held.chunks ??= []).push(ts, o, n, w);
+  }
+
+  /** Folds a `bb shadow` tag into a held start (tags given twice merge, as their records would). */
+  tag(held: Extract<HeldHead, { kind: 'start' }>, ts: number, shadow: HarShadow): void {
+    held.tag = held.tag === undefined ? { ts, shadow } : { ts: held.tag.ts, shadow: { ...held.tag.shadow, ...shadow } };
   }
 
   /** Writes the holder's line with its end folded in: a request end (seq undefined) or a done. */
@@ -173,6 +182,11 @@ export class HeldLines {
     if (held.kind === 'start') {
       writeStartOpen(b, held.rec);
       tap?.record(startRecord(held.rec));
+      const tag = held.tag;
+      if (tag !== undefined) {
+        writeFoldedTag(b, tag.ts, tag.shadow);
+        tap?.record({ r: 'tag', x: held.rec.x, ts: tag.ts, shadow: { ...tag.shadow } });
+      }
     } else {
       writeResponseStartOpen(b, held.rec);
       tap?.record({ r: 'rs', ...held.rec, h: held.rec.h.slice() });

@@ -124,6 +124,8 @@ const SM = ascii(',"sm":');
 const QE_LINE = ascii('{"r":"qe","x":');
 const DONE_LINE = ascii('{"r":"done","x":');
 const QE = ascii(',"qe":');
+const TAG = ascii(',"tag":{"ts":');
+const TAG_SHADOW = ascii(',"shadow":');
 const DONE = ascii(',"done":');
 const TR = ascii(',"tr":');
 const TR_NONE = ascii(',"tr":[]');
@@ -189,6 +191,13 @@ export function writeRequestEndLine(b: LineBuffer, r: Omit<RequestEndRecord, 'r'
 export function writeFoldedRequestEnd(b: LineBuffer, ts: number, tr: readonly string[]): void {
   b.member(QE, ts);
   writeTrailers(b, tr);
+}
+
+/** A `bb shadow` tag folded into its start: the member `,"tag":{"ts":ts,"shadow":{...}}` (a ShadowTagRecord without `r` and `x`). */
+export function writeFoldedTag(b: LineBuffer, ts: number, shadow: object): void {
+  b.member(TAG, ts);
+  b.jsonMember(TAG_SHADOW, JSON.stringify(shadow));
+  b.ascii(CLOSE);
 }
 
 /** A done folded into its response start: the members `,"done":ts,"seq":n,"tr":[...]`. */

@@ -6,7 +6,7 @@
 //                    referenced from the journal as (o = offset, n = length).
 // No base64 or JSON escaping of body bytes happens on the hot path.
 //
-// Record format, version 1 to 3 (every record is a JSON object; `r` says which;
+// Record format, version 1 to 4 (every record is a JSON object; `r` says which;
 // `x` is the proxy's exchange id; `ts` epoch ms as a float; `seq` comes from
 // one counter per capture shared by exchanges and WebSocket messages):
 //
@@ -55,6 +55,8 @@
 // start may carry "qb", "qe", "tr" (its request's chunks and end), a response
 // start "rb", "done", "seq", "tr" (its chunks and done); journal-fold.ts says
 // how, and readers unfold such a line into the records above (unfoldRecord).
+// Version 4: a start may also carry "tag" ({ts, shadow}: the `bb shadow` tag
+// given while the start was held, unfolded right after the start).
 //
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
@@ -71,7 +73,7 @@ import { LineBuffer } from './line-buffer.js';
 const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
-export const JOURNAL_VERSION = 3;
+export const JOURNAL_VERSION = 4;
 
 /** Where recorded bytes sit in `.bodies`. */
 export interface BodySlice {

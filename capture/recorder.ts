@@ -142,8 +142,14 @@ export class Recorder {
 
   /** Tags an open exchange for `bb shadow` (its shared id, why it was not mirrored); false when it has ended already. */
   tag(exchangeId: number, shadow: HarShadow, time: number): boolean {
-    if (this.stopped || !this.open.has(exchangeId)) return false;
+    const ex = this.open.get(exchangeId);
+    if (this.stopped || !ex) return false;
     try {
+      // Its start still held (the tee tags as the exchange starts): the tag folds into the start's line.
+      if (ex.held?.kind === 'start') {
+        this.held.tag(ex.held, time, shadow);
+        return true;
+      }
       this.held.releaseAll();
       this.journal.appendRecord({ r: 'tag', x: exchangeId, ts: time, shadow });
     } catch (err) {

@@ -1,4 +1,4 @@
-// Folded journal records (format 3, capture/journal-fold.ts): a line stands
+// Folded journal records (formats 3 and 4, capture/journal-fold.ts): a line stands
 // for exactly the records it replaces; `bb recover` reads the old journals
 // (five records an exchange) and the new ones to the same HAR; the recorder
 // folds only an exchange's own records of one turn, each exchange into its
@@ -92,6 +92,63 @@ describe('folded journal records', () => {
     assert.deepEqual(post!.request._trailers, [{ name: 'X-Sum', value: '7' }]);
     assert.deepEqual(post!.response._trailers, [{ name: 'X-Checksum', value: 'abc' }]);
     assert.equal(open!._bb?.inFlight, true);
+  });
+
+  it('a start with its `bb shadow` tag folded (format 4) unfolds to the start, the tag, then its chunks and end', () => {
+    const line = '{"r":"start","x":7,"seq":3,"c":"c1","ts":10,"scheme":"http","method":"POST","target":"/t","v":"1.1","h":[],"up":"http://127.0.0.1:3001","upg":false,"tag":{"ts":10.5,"shadow":{"id":3,"skipped":"unsafe"}},"qb":[{"ts":11,"o":0,"n":2,"w":2}],"qe":12,"tr":[]}';
+    assert.deepEqual(unfoldRecord(JSON.parse(line) as JournalRecord).map((r) => JSON.stringify(r)), [
+      '{"r":"start","x":7,"seq":3,"c":"c1","ts":10,"scheme":"http","method":"POST","target":"/t","v":"1.1","h":[],"up":"http://127.0.0.1:3001","upg":false}',
+      '{"r":"tag","x":7,"ts":10.5,"shadow":{"id":3,"skipped":"unsafe"}}',
+      '{"r":"qb","x":7,"ts":11,"o":0,"n":2,"w":2}',
+      '{"r":"qe","x":7,"ts":12,"tr":[]}',
+    ]);
+  });
+
+  it('bb recover reads a version-3 journal\'s tag records and their version-4 folded twins to the same HAR', async () => {
+    const tagged = (lines: string[], fold: boolean) => lines.map((l, i) => {
+      if (i === 0) return l.replace('"v":3', `"v":${fold ? 4 : 3}`);
+      const r = JSON.parse(l) as JournalRecord;
+      if (r.r !== 'start') return l;
+      const shadow = r.x === 2 ? { id: r.seq, skipped: 'unsafe' } : { id: r.seq };
+      if (!fold) return `${l}\n${JSON.stringify({ r: 'tag', x: r.x, ts: r.ts, shadow })}`;
+      // The tag's member goes right after the start's own (as the recorder writes it), before any folded chunk.
+      const { qb, qe, tr, ...start } = r as JournalRecord & { qb?: unknown; qe?: unknown; tr?: unknown };
+      return JSON.stringify({ ...start, tag: { ts: r.ts, shadow }, ...(qb ? { qb } : {}), ...(qe !== undefined ? { qe, tr } : {}) });
+    });
+    const separate = await recovered('v3-tags', tagged(v3, false));
+    const folded = await recovered('v4-tags', tagged(v3, true));
+    assert.deepEqual(folded, separate);
+    assert.deepEqual(folded.log.entries.map((e) => e._bb?.shadow), [{ id: 1 }, { id: 2, skipped: 'unsafe' }, { id: 5 }]);
+  });
+
+  it('folds a tag given while the start is held into its line; a later one goes as its own record; both reach the HAR merged', async () => {
+    const out = join(tmp.dir, 'tags.har');
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    const a = exchange({ id: 1, method: 'POST', reqBody: [Buffer.from('one')], status: 200, resBody: [Buffer.from('A')] });
+    const b = exchange({ id: 2, status: 204 });
+    // As the tee tags: at the exchange's start, while the recorder holds it; twice for b (its shared id, then why it was skipped).
+    bus.emit(a[0]!);
+    assert.equal(capture.tag(1, { id: 1 }), true);
+    bus.emit(b[0]!);
+    assert.equal(capture.tag(2, { id: 2 }), true);
+    assert.equal(capture.tag(2, { id: 2, skipped: 'sampled out' }), true);
+    bus.emit(a[1]!);
+    await new Promise((r) => setImmediate(r));
+    const lines = () => readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as JournalRecord & { tag?: unknown });
+    assert.deepEqual(lines().map((r) => [r.r, r.x, (r.tag as { shadow?: unknown } | undefined)?.shadow]), [
+      ['start', 1, { id: 1 }],
+      ['start', 2, { id: 2, skipped: 'sampled out' }],
+    ]);
+    // The starts are written: a tag now is a record of its own.
+    assert.equal(capture.tag(1, { id: 1, skipped: 'queue full' }), true);
+    for (const f of [...a.slice(2), ...b.slice(1)]) bus.emit(f);
+    assert.deepEqual(lines().slice(2).map((r) => r.r), ['tag', 'qe', 'rs', 'qe', 'rs']);
+    assert.equal(capture.tag(1, { id: 9 }), false, 'an exchange that ended takes no tag');
+    await capture.close();
+    const har = JSON.parse(await readFile(out, 'utf8')) as Har;
+    assert.deepEqual(har.log.entries.map((e) => e._bb?.shadow), [{ id: 1, skipped: 'queue full' }, { id: 2, skipped: 'sampled out' }]);
   });
 
   it('folds an exchange\'s records of one turn only: not across turns', async () => {
