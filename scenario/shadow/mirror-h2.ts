@@ -29,17 +29,28 @@ export interface MirroredStream {
 
 /** One h2c session per client connection of the primary, and the shared id of each stream opened on it. */
 export class H2Sessions {
-  private readonly byConnection = new Map<string, { conn: H2Connection; ids: Map<number, number> }>();
+  private readonly byConnection = new Map<string, Session>();
 
   /** `proxyUrl`: the target's recording proxy. */
   constructor(private readonly proxyUrl: string) {}
 
-  /** The session for a client connection (opened when first used), and a recorder of its stream ids. */
-  session(connection: string): { conn: H2Connection; opened: (streamId: number, id: number) => void } {
+  /**
+   * The session for a client connection (opened when first used), a recorder
+   * of its stream ids, and `done`, to call once the stream's exchange is over
+   * (a session the client closed meanwhile closes after its last stream).
+   */
+  session(connection: string): { conn: H2Connection; opened: (streamId: number, id: number) => void; done: () => void } {
     let s = this.byConnection.get(connection);
-    if (!s) this.byConnection.set(connection, (s = { conn: new H2Connection(this.proxyUrl), ids: new Map() }));
-    const ids = s.ids;
-    return { conn: s.conn, opened: (streamId, id) => ids.set(streamId, id) };
+    if (!s) this.byConnection.set(connection, (s = { conn: new H2Connection(this.proxyUrl), ids: new Map(), streams: 0, closing: false }));
+    const session = s;
+    session.streams++;
+    return {
+      conn: session.conn,
+      opened: (streamId, id) => session.ids.set(streamId, id),
+      done: () => {
+        if (--session.streams === 0 && session.closing) this.end(connection, session);
+      },
+    };
   }
 
   /** The shared id of a stream the target proxy saw on the connection from local `port`. */
@@ -48,16 +59,38 @@ export class H2Sessions {
     return undefined;
   }
 
-  /** The client connection closed: its session closes once its streams are done. */
+  /**
+   * The client connection closed: its session closes once its streams are
+   * done. Until then its stream ids stay known (the target's proxy may see a
+   * stream open after the client left: the mirror runs behind the primary).
+   */
   close(connection: string): void {
-    this.byConnection.get(connection)?.conn.close();
-    this.byConnection.delete(connection);
+    const s = this.byConnection.get(connection);
+    if (!s) return;
+    s.closing = true;
+    if (s.streams === 0) this.end(connection, s);
   }
 
-  /** Closes every session. */
+  /** Closes every session now. */
   closeAll(): void {
-    for (const c of [...this.byConnection.keys()]) this.close(c);
+    for (const [c, s] of [...this.byConnection]) this.end(c, s);
   }
+
+  private end(connection: string, s: Session): void {
+    s.conn.close();
+    if (this.byConnection.get(connection) === s) this.byConnection.delete(connection);
+  }
+}
+
+/** One client connection's h2c session to the target's proxy. */
+interface Session {
+  conn: H2Connection;
+  /** Stream id → shared id of the request it carries. */
+  ids: Map<number, number>;
+  /** Streams whose exchange is not over. */
+  streams: number;
+  /** The client connection closed: close once `streams` is 0. */
+  closing: boolean;
 }
 
 /**

@@ -149,7 +149,7 @@ export class MirrorTarget {
    * takes the rest. `onAnswer` as `send`'s.
    */
   sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void): MirroredStream | undefined {
-    const { conn, opened } = this.h2.session(req.connection);
+    const { conn, opened, done } = this.h2.session(req.connection);
     const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
     const abort = new AbortController();
     this.inFlight++;
@@ -157,6 +157,7 @@ export class MirrorTarget {
     const settle = this.hold(req.id);
     const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id) };
     void conn.exchange(request, limits).then((outcome) => {
+      done();
       settle();
       this.inFlight--;
       this.queuedBytes -= req.body.length;
