@@ -17,13 +17,18 @@ after(() => {
   for (const s of servers) s.close();
 });
 
-/** An h2c server that answers each request once `release` is called. */
+/** An h2c server that answers no request until `release` is called (then every one, those still to come too). */
 async function slowServer(): Promise<{ url: string; release: () => void }> {
   const waiting: Array<() => void> = [];
-  const server = http2.createServer((_req, res) => waiting.push(() => res.end('late')));
+  let released = false;
+  const server = http2.createServer((_req, res) => (released ? res.end('late') : waiting.push(() => res.end('late'))));
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release: () => waiting.splice(0).forEach((f) => f()) };
+  const release = () => {
+    released = true;
+    waiting.splice(0).forEach((f) => f());
+  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release };
 }
 
 describe('H2Sessions', () => {
