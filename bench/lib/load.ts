@@ -26,6 +26,8 @@ export interface Measured {
   errors: number;
   /** SSE only: median time to the last event, ms. */
   lastP50?: number;
+  /** Each operation's latency, ms (undiciLoad only): rounds pooled give a run's quantiles from every sample. */
+  latencies?: number[];
 }
 
 interface AutocannonResult {
@@ -127,6 +129,7 @@ export async function undiciLoad(origin: string, path: string, connections: numb
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     errors,
+    latencies,
   };
 }
 
