@@ -177,10 +177,12 @@ async function latency(
   ));
   // The run's quantiles from every sample of its rounds (the rounds interleave the configurations, so each
   // met the same load): a round's p99 is its 8th-slowest request of 800 (--quick), the run's its 1%.
-  const pooled = (name: ConfigName): { p50: number; p99: number; n: number } => {
+  // Each configuration's samples pooled once (a pool is sorted to take its quantiles).
+  const pools = new Map(CONFIGS.map((name) => {
     const all = samples.get(name)!.flatMap((x) => x.m.latencies ?? []);
-    return { p50: percentile(all, 50), p99: percentile(all, 99), n: all.length };
-  };
+    return [name, { p50: percentile(all, 50), p99: percentile(all, 99), n: all.length }] as const;
+  }));
+  const pooled = (name: ConfigName) => pools.get(name)!;
   const basePooled = pooled('capture');
   console.log(`\nThe run's p50 and p99 (every request of its ${s.rounds} round(s) pooled per configuration):\n`);
   console.log(markdownTable(

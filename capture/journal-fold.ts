@@ -1,4 +1,4 @@
-// Folded records (journal format 3): an exchange's records of one loop turn
+// Folded records (journal formats 3 and 4): an exchange's records of one loop turn
 // in one line. A small exchange made five records (start, qe, rs, rb, done)
 // and paid each one's framing (`"r"`, `"x"`, a line) and the recorder's work
 // per record (issue 39); but the request head and its end come in one turn
@@ -6,12 +6,14 @@
 // the request body chunks and the end that followed it in its turn, and a
 // response start the body chunks and the `done` that followed it in its:
 //
-//   {"r":"start",...,"qb"?:[{"ts","o"?,"n","w"}...],"qe"?:ts,"tr"?:[...]}   tr = the request's trailers
+//   {"r":"start",...,"tag"?:{"ts","shadow"},"qb"?:[{"ts","o"?,"n","w"}...],"qe"?:ts,"tr"?:[...]}   tr = the request's trailers
 //   {"r":"rs",...,"rb"?:[{"ts","o"?,"n","w"}...],"done"?:ts,"seq"?,"tr"?:[...]}   seq, tr = the done's
 //
 // A folded record stands for exactly the records it replaces, in the same
 // place in the journal; unfoldRecord gives them back, so every reader sees
-// version-2 records. Folding is the recorder's (HeldLines below); a record
+// version-2 records (a folded `bb shadow` tag, format 4, comes back right
+// after its start, before chunks it may have followed: readers merge tags
+// and order nothing by them). Folding is the recorder's (HeldLines below); a record
 // is held only until its exchange's end, a record of another kind, a flush
 // or the end of the turn, so the crash rule is unchanged: a `done` folded
 // into its response start is written by the same synchronous write as
