@@ -82,8 +82,6 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
     const so = summary(0, l.old);
     const sn = summary(1, l.new);
     if (!s.headerOrder && l.status === 'paired' && so.token === sn.token && so.marks && sn.marks && s.numbering.numberPairMarkers(so.marks, sn.marks)) {
-      stores[0].release(l.old);
-      stores[1].release(l.new);
       found[k] = { diffs: [], pair: pairOf(l, so, sn, 0) };
       continue;
     }

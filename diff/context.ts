@@ -130,8 +130,6 @@ export interface SideStore {
   readonly keyed: ReadonlySet<number>;
   /** The normalized entry at place `i` of comparison order, markers in, path rules applied. */
   entry(i: number): NormalizedEntry | Promise<NormalizedEntry>;
-  /** The compare loop is done with entry `i` (what was kept of it may go). */
-  release(i: number): void;
   /** The compare loop is done with every entry: only the summaries stay. */
   releaseAll(): void;
   /** Frees the side (files, threads); safe to call twice. */

@@ -84,10 +84,6 @@ export class BoundedStore implements SideStore {
     return e;
   }
 
-  release(): void {
-    // Kept JSON sits in shared chunks: nothing is freed entry by entry (releaseAll frees the chunks).
-  }
-
   releaseAll(): void {
     this.kept = [];
     this.chunks = [];

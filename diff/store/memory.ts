@@ -103,10 +103,6 @@ export class MemoryStore implements SideStore {
     return this.entries[i]!;
   }
 
-  release(): void {
-    // Kept whole until the compare loop is done (releaseAll).
-  }
-
   releaseAll(): void {
     this.entries = [];
   }
