@@ -233,9 +233,12 @@ function protoFiles(v: unknown, file: string): string[] {
     if (typeof p !== 'string' || !p) fail(`${where}[${i}]`, 'must be the path of a .proto file like "protos/echo.proto"');
     return resolve(dirname(file), p);
   });
-  if (files.length) ProtoSchema.load(files, `config ${where}`);
+  if (files.length) parsedProtos.set(files, ProtoSchema.load(files, `config ${where}`));
   return files;
 }
+
+/** The schema each validated config's `normalize.proto` list was parsed to (validation parses it to fail early; configProtoSchema reuses it). */
+const parsedProtos = new WeakMap<readonly string[], ProtoSchema>();
 
 /**
  * The config's `.proto` files (normalize.proto) parsed, for everything that
@@ -244,7 +247,7 @@ function protoFiles(v: unknown, file: string): string[] {
  */
 export function configProtoSchema(config: DiffConfig): ProtoSchema | undefined {
   const files = config.normalize.proto ?? [];
-  return files.length ? ProtoSchema.load(files, 'config normalize.proto') : undefined;
+  return files.length ? (parsedProtos.get(files) ?? ProtoSchema.load(files, 'config normalize.proto')) : undefined;
 }
 
 /** The `.proto` files a config file names, parsed (configProtoSchema); a bad file is a one-line BB_CONFIG_INVALID. */

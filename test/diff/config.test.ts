@@ -3,7 +3,11 @@
 // while its differences show as real; `$…` and `//…` keys are the user's own.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateDiffConfig } from '../../diff/index.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configProtoSchema, validateDiffConfig } from '../../diff/index.js';
+import { ITEMS_PROTO } from '../helpers/grpc-items.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isBbError } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
 
@@ -43,5 +47,22 @@ describe('validateDiffConfig: unknown keys', () => {
     );
     assert.deepEqual(config.normalize.headers, ['x-trace']);
     assert.equal(config.known[0]!.tracking, 'T-1');
+  });
+});
+
+describe('configProtoSchema', () => {
+  const tmp = tempDir();
+
+  it('gives the schema validation parsed (a config\'s .proto files are parsed once), and parses a list built elsewhere', () => {
+    const proto = join(tmp.dir, 'items.proto');
+    writeFileSync(proto, ITEMS_PROTO);
+    const config = validateDiffConfig({ normalize: { proto: 'items.proto' } }, join(tmp.dir, 'bb.json'));
+    const schema = configProtoSchema(config);
+    assert.ok(schema);
+    assert.equal(configProtoSchema(config), schema, 'the same schema each time: not parsed again');
+    // A config whose list validation never saw (a copy) still gets its files parsed.
+    const copy = { ...config, normalize: { ...config.normalize, proto: [...config.normalize.proto!] } };
+    const other = configProtoSchema(copy);
+    assert.ok(other && other !== schema);
   });
 });
