@@ -6,7 +6,7 @@ import {
   type EntryRow, type TimelineEvent, type WsConnectionView,
 } from './model.js';
 import { grpcStatusText, messageKindOf, sseFacts, streamEndText } from './streams.js';
-import { grpcSchemaAt, grpcShown, shownInline, type GrpcSchemaOf } from './grpc-tree.js';
+import { grpcSchemaAt, grpcShown, shownInline, type GrpcSchemaOf, type ShownMessage } from './grpc-tree.js';
 
 /** How to render. */
 export interface Style {
@@ -62,8 +62,13 @@ export function clip(text: string, width: number): string {
   return chars.length <= width ? text : chars.slice(0, Math.max(0, width - 1)).join('') + '…';
 }
 
-/** A one-line preview of a message's payload; a gRPC message's fields named when `schemaOf` defines its method. */
-export function preview(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf): string {
+/**
+ * A one-line preview of a message's payload; a gRPC message's fields named
+ * when `schemaOf` defines its method. `grpc`: the message already decoded
+ * (grpcOf; null: not a decodable gRPC message), for a caller that shows the
+ * decoded fields too.
+ */
+export function preview(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf, grpc: ShownMessage | null = grpcOf(m, schemaOf)): string {
   if (m.type === 'error') {
     const code = (m._bb as { error?: unknown } | undefined)?.error;
     return `${typeof code === 'string' ? `${code}: ` : ''}${escapeControls(m.data)}`;
@@ -74,7 +79,6 @@ export function preview(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf): string
     return `${sse.event !== 'message' ? `event ${escapeControls(sse.event)}` : 'message'}${sse.id ? ` id ${escapeControls(sse.id)}` : ''}: ${escapeControls(m.data)}`;
   }
   // A gRPC message reads as its decoded protobuf when it is one (grpc-tree.ts), else as hex below.
-  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m, schemaOf) : undefined;
   if (grpc) return escapeControls(shownInline(grpc));
   if (m.opcode === 1 || m.opcode === 8 || m.opcode === 9 || m.opcode === 10) {
     const text = payloadText(m);
@@ -82,6 +86,11 @@ export function preview(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf): string
   }
   const bytes = payloadBytes(m);
   return bytes.length === 0 ? '' : `0x${bytes.subarray(0, 32).toString('hex')}${bytes.length > 32 ? '…' : ''}`;
+}
+
+/** A gRPC message decoded (grpc-tree.ts grpcShown), or null when the message is not one or does not decode. */
+export function grpcOf(m: HarWebSocketMessage, schemaOf?: GrpcSchemaOf): ShownMessage | null {
+  return (messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m, schemaOf) : undefined) ?? null;
 }
 
 const arrow = (m: HarWebSocketMessage, style: Style): string => {

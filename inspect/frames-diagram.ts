@@ -7,9 +7,9 @@
 import type { Har, HarEntry, HarWebSocketMessage, ProtoSchema } from '../capture/index.js';
 import { entryError, entryErrorBy, filterConnections, isWebSocketEntry, opcodeName, payloadBytes, statusMark, timeline, wsConnections, type FrameFilter, type TimelineEvent, type WsConnectionView } from './model.js';
 import { messageKindOf } from './streams.js';
-import { grpcSchemaAt, grpcShown, shownLines, type GrpcSchemaOf } from './grpc-tree.js';
+import { grpcSchemaAt, shownLines, type GrpcSchemaOf } from './grpc-tree.js';
 import { laneLabels, type LaneLabel } from './lanes.js';
-import { clip, formatSize, preview } from './format.js';
+import { clip, formatSize, grpcOf, preview } from './format.js';
 
 /** One lane: a participant on the client side of the diagram. */
 export interface DiagramLane {
@@ -155,11 +155,13 @@ function headOf(m: HarWebSocketMessage, width: number): HarWebSocketMessage {
 }
 
 function wsRow(m: HarWebSocketMessage, lane: number, width: number, schemaOf?: GrpcSchemaOf): { row: DiagramRow; payload: DiagramPayload } {
+  // A gRPC message decoded once: its row's label and its payload's fields.
+  const grpc = grpcOf(m, schemaOf);
   const size = m.type === 'error' ? -1 : (m._bb?.truncated !== undefined ? m._bb.size : undefined) ?? payloadBytes(m).length;
   const direction = m.type === 'error' ? m._bb?.direction : m.type;
   const row: DiagramRow = {
     lane, dir: direction === 'send' ? 'send' : 'receive', kind: 'ws', opcode: m.opcode, time: m.time, size,
-    label: `${messageKindOf(m, opcodeName)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width), schemaOf), width)}`.trimEnd(),
+    label: `${messageKindOf(m, opcodeName)}${size >= 0 ? ` ${formatSize(size)}` : ''} ${clip(preview(headOf(m, width), schemaOf, grpc), width)}`.trimEnd(),
   };
   if (m._bb?.seq !== undefined) row.seq = m._bb.seq;
   if (m.type === 'error') row.error = m._bb?.error ?? 'unparsable frame';
@@ -171,7 +173,6 @@ function wsRow(m: HarWebSocketMessage, lane: number, width: number, schemaOf?: G
     if (m._bb.size !== undefined) payload.size = m._bb.size;
   }
   // A gRPC message's decoded protobuf, shown above its hex dump.
-  const grpc = messageKindOf(m, opcodeName) === 'grpc' ? grpcShown(m, schemaOf) : undefined;
   if (grpc) payload.decoded = shownLines(grpc).join('\n');
   return { row, payload };
 }
