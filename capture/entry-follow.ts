@@ -37,6 +37,8 @@ export interface FollowEntriesOptions {
   pollMs?: number;
   /** Stops following. */
   signal?: AbortSignal;
+  /** Reads the journal to its end, then stops: its capture is done with it (no poll's wait). */
+  finish?: AbortSignal;
   /**
    * Hand long conversations over with `whole` (see onEntry). The files stay
    * open after following ends until every `whole` handed over was built, or
@@ -117,7 +119,7 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
     }
   };
   try {
-    return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal);
+    return await tailLines(opts.journalPath, onLine, opts.pollMs ?? 100, opts.signal, opts.finish);
   } finally {
     ended = true;
     if (unbuilt === 0) close();

@@ -43,7 +43,7 @@ export interface FollowOptions {
 }
 
 /** Why following ended. */
-export type FollowEnd = 'capture-ended' | 'aborted';
+export type FollowEnd = 'capture-ended' | 'aborted' | 'finished';
 
 /** What is known of one exchange while following. */
 interface Exchange {
@@ -149,6 +149,8 @@ export async function tailLines(
   onLine: OnLine,
   pollMs: number,
   signal?: AbortSignal,
+  /** Read what the journal holds now, to its end, then stop ('finished'): its writer is done with it. */
+  finish?: AbortSignal,
 ): Promise<FollowEnd> {
   let offset = 0;
   // A line without its newline yet waits for it (a growing journal's last line is still being written).
@@ -171,7 +173,8 @@ export async function tailLines(
         await lines.feed(buf.subarray(0, bytesRead), onLine);
         continue;
       }
-      await sleep(pollMs, signal);
+      if (finish?.aborted) return 'finished';
+      await sleep(pollMs, signal && finish ? AbortSignal.any([signal, finish]) : (signal ?? finish));
     }
   } finally {
     await journal?.close().catch(() => {});

@@ -50,6 +50,8 @@ export type FromWorker =
 const spec = workerData as CompareWorkerSpec;
 /** How long a rotating capture's finished segment waits, at most, for its follower to read its last entries. */
 const UNFOLLOW_WAIT_MS = 10_000;
+/** How often that wait looks at the follower's count. */
+const UNFOLLOW_CHECK_MS = 20;
 
 /** The config as the file now stands (none when there is no file yet and that is allowed). */
 async function readConfig(): Promise<DiffConfig | undefined> {
@@ -67,10 +69,10 @@ async function main(): Promise<void> {
   // whole (followEntries closes it then: a rotated segment's as soon as they are), at the end of the run at the latest.
   let releaseFiles!: () => void;
   const filesHeld = new Promise<void>((r) => (releaseFiles = r));
-  const followers = new Map<string, { stop: AbortController; done: Promise<unknown>; entries: number }>();
+  const followers = new Map<string, { finish: AbortController; done: Promise<unknown>; entries: number }>();
   const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
     const own = new AbortController();
-    const f = { stop: own, done: Promise.resolve() as Promise<unknown>, entries: 0 };
+    const f = { finish: new AbortController(), done: Promise.resolve() as Promise<unknown>, entries: 0 };
     const onStop = (): void => own.abort();
     stop.signal.addEventListener('abort', onStop, { once: true });
     const done = followEntries({
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
       signal: own.signal,
+      finish: f.finish.signal,
       holdFilesUntil: filesHeld,
     }).finally(() => stop.signal.removeEventListener('abort', onStop));
     f.done = done;
@@ -115,22 +118,22 @@ async function main(): Promise<void> {
     if (msg.type === 'unfollow') {
       const f = followers.get(msg.key);
       followers.delete(msg.key);
-      // The segment has nothing in flight and its journal is flushed: a few polls read what is left, and
-      // a follower behind (a busy machine) gets up to UNFOLLOW_WAIT_MS more to reach the segment's last entry.
+      // The segment has nothing in flight: once its last entry is read (its end may still be in the turn's
+      // journal buffer when this comes; a follower behind on a busy machine gets up to UNFOLLOW_WAIT_MS),
+      // the follower reads the rest to the end and stops.
       void (async () => {
-        await new Promise((r) => setTimeout(r, spec.pollMs * 3));
-        for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, spec.pollMs));
-        f?.stop.abort();
+        for (const until = Date.now() + UNFOLLOW_WAIT_MS; f && f.entries < msg.entries && Date.now() < until; ) await new Promise((r) => setTimeout(r, UNFOLLOW_CHECK_MS));
+        f?.finish.abort();
         await f?.done;
         parentPort!.postMessage({ type: 'unfollowed', key: msg.key } satisfies FromWorker);
       })().catch(fail);
       return;
     }
     void (async () => {
-      // The proxies are closed and the journals flushed: a few polls read what is left.
-      await new Promise((r) => setTimeout(r, spec.pollMs * 3));
-      stop.abort();
+      // The proxies are closed and the journals flushed: each follower reads its journal to the end, then stops.
+      for (const f of followers.values()) f.finish.abort();
       await Promise.all([...followers.values()].map((f) => f.done));
+      stop.abort();
       clearInterval(timer);
       while (busy) await new Promise((r) => setTimeout(r, 10));
       try {
