@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import type { Helper } from './lib/child.js';
 import { cpuSeconds } from './lib/proc.js';
 import { spread } from './lib/stats.js';
+import { positiveFlags } from './lib/args.js';
 import { findH2load, h2load } from './proxy-h2.js';
 
 type ChildModule = typeof import('./lib/child.js');
@@ -33,9 +34,7 @@ const list = (xs: number[], digits: number): string => xs.map((x) => x.toFixed(d
 export async function runAb(args: string[]): Promise<void> {
   const [before, after] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
   if (!before || !after) throw new Error('usage: bench/proxy-h2-ab.ts <before repo> <after repo> [--iterations N] [--requests N]');
-  const option = (name: string, fallback: number): number => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-  const iterations = option('--iterations', 8);
-  const requests = option('--requests', 60_000);
+  const { iterations, requests } = positiveFlags(args, { iterations: 8, requests: 60_000 }, true);
   if (!findH2load()) throw new Error('h2load is not installed (Debian: nghttp2-client)');
   const load = async (repo: string): Promise<ChildModule> => (await import(pathToFileURL(join(repo, 'bench/lib/child.ts')).href)) as ChildModule;
   const builds = { before: await load(before), after: await load(after) };

@@ -26,6 +26,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { spread } from './lib/stats.js';
+import { positiveFlags } from './lib/args.js';
 import { machineLine } from './proxy.js';
 
 /** One stream's times (process.hrtime, ns): its start, the response event, the first body bytes. */
@@ -71,8 +72,7 @@ const median = (values: number[]): number => spread(values).median;
 
 /** Runs the probe and prints its tables. */
 export async function run(args: string[]): Promise<void> {
-  const streams = Number(value(args, '--streams') ?? 200);
-  const events = Number(value(args, '--events') ?? 100);
+  const { streams, events } = positiveFlags(args, { streams: 200, events: 100 }, true);
   const warmGets = Number(value(args, '--warm-gets') ?? 0);
   const names = (value(args, '--configs') ?? 'pipe,bb-off,bb').split(',');
   const hops = args.includes('--hops');
