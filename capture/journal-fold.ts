@@ -163,6 +163,11 @@ export class HeldLines {
     const held = holder.held;
     if (!held) return;
     holder.held = undefined;
+    this.write(held);
+  }
+
+  /** Writes a head's line whole at once, never held (a gRPC call's: its gm records come between its chunks). */
+  write(held: HeldHead): void {
     writeClose(this.open(held));
     this.journal.endLine();
   }

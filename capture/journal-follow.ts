@@ -156,6 +156,8 @@ export async function tailLines(
   // A line without its newline yet waits for it (a growing journal's last line is still being written).
   const lines = new LineSplitter(false);
   let journal: FileHandle | undefined;
+  // A poll's wait ends early on either signal.
+  const wake = signal && finish ? AbortSignal.any([signal, finish]) : (signal ?? finish);
   try {
     for (;;) {
       if (signal?.aborted) return 'aborted';
@@ -174,7 +176,7 @@ export async function tailLines(
         continue;
       }
       if (finish?.aborted) return 'finished';
-      await sleep(pollMs, signal && finish ? AbortSignal.any([signal, finish]) : (signal ?? finish));
+      await sleep(pollMs, wake);
     }
   } finally {
     await journal?.close().catch(() => {});

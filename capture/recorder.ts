@@ -8,9 +8,9 @@ import { headerValue } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import type { HarShadow } from './har.js';
 import {
-  startRecord, writeBodyLine, writeClose, writeDoneLine, writeRequestEndLine, writeResponseStartOpen, writeStartOpen, writeWsmLine, type WsmPlace,
+  writeBodyLine, writeDoneLine, writeRequestEndLine, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
-import { bodyRecord, HeldLines, type HeadHolder, type ResponseFields, type StartFields } from './journal-fold.js';
+import { bodyRecord, HeldLines, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import type { Hash } from 'node:crypto';
 
@@ -92,26 +92,6 @@ export class Recorder {
     journal.release = () => this.held.releaseAll();
   }
 
-  // A start line written whole at once (a gRPC call's: its gm records come between its chunks, so it is never held).
-  private startLine(start: StartFields): void {
-    const j = this.journal;
-    j.tapped?.record(startRecord(start));
-    const b = j.beginLine();
-    writeStartOpen(b, start);
-    writeClose(b);
-    j.endLine();
-  }
-
-  // A response start line written whole at once (a gRPC call's, or an exchange the recorder does not know).
-  private responseStartLine(head: ResponseFields): void {
-    const j = this.journal;
-    j.tapped?.record({ r: 'rs', ...head, h: head.h.slice() });
-    const b = j.beginLine();
-    writeResponseStartOpen(b, head);
-    writeClose(b);
-    j.endLine();
-  }
-
   // Raw headers as the journal may hold them.
   private head(h: string[]): string[] {
     return this.redactor ? this.redactor.head(h) : h;
@@ -190,8 +170,9 @@ export class Recorder {
           page: this.page || undefined, sid: fact.stream, push: fact.pushedBy,
         };
         // Held (not a gRPC call): its request's chunks and end in this turn fold into it.
-        if (ex.grpc) this.startLine(start);
-        else this.held.hold(ex, { kind: 'start', rec: start, chunks: undefined });
+        const held: HeldHead = { kind: 'start', rec: start, chunks: undefined };
+        if (ex.grpc) this.held.write(held);
+        else this.held.hold(ex, held);
         return;
       }
       case 'request-body':
@@ -250,8 +231,10 @@ export class Recorder {
           v: fact.httpVersion, h: this.head(fact.rawHeaders),
         };
         // Held (not a gRPC call): its chunks and done in this turn fold into it.
-        if (!ex || ex.grpc) this.responseStartLine(head);
-        else this.held.hold(ex, { kind: 'rs', rec: head, chunks: undefined });
+        // Written whole for a gRPC call, or an exchange the recorder does not know.
+        const held: HeldHead = { kind: 'rs', rec: head, chunks: undefined };
+        if (!ex || ex.grpc) this.held.write(held);
+        else this.held.hold(ex, held);
         return;
       }
       case 'exchange-completed': {

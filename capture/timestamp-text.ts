@@ -50,8 +50,8 @@ for (let k = 0; k < 4096; k++) {
     if (d === 4 && scaled - Math.floor(scaled) === 0.5) tie = true;
     if (tie || Math.abs(8192 * m - 2 * k * p) < p) break;
   }
-  // m = 10^d would round up into the next millisecond: only at d = 0, which only k = 0 takes (m = 0); never here.
-  if (tie || d > 4 || m === POW10[d]) {
+  // No k takes m = 10^d (a round up into the next millisecond): only d = 0 could, which only k = 0 takes, with m = 0.
+  if (tie || d > 4) {
     FRACTION_LENGTH[k] = DECLINED;
     continue;
   }

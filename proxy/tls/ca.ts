@@ -110,8 +110,9 @@ function parseCa(certPem: string, keyPem: string, paths: CaPaths, created: boole
 
 /** Builds a new self-signed CA certificate for `key` (about 10 years, notBefore 2 days back). */
 export function buildCaCertificate(key: KeyObject, at = new Date()): string {
-  const cert = nodeForge().pki.createCertificate();
-  cert.publicKey = nodeForge().pki.publicKeyFromPem(createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string);
+  const { pki } = nodeForge();
+  const cert = pki.createCertificate();
+  cert.publicKey = pki.publicKeyFromPem(createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string);
   cert.serialNumber = randomSerial();
   cert.validity.notBefore = daysFrom(at, -2);
   cert.validity.notAfter = daysFrom(at, 10 * 365);
