@@ -70,7 +70,7 @@ function needString(o: Record<string, unknown>, key: string, where: string): str
 }
 
 /** Every top-level key of a bb config file: the diff's own, then those bb compare and bb replay read from the same file. */
-export const CONFIG_FILE_KEYS: readonly string[] = ['normalize', 'pairing', 'known', 'servers', 'scenario', 'stepTimeoutMs', 'replay'];
+const CONFIG_FILE_KEYS: readonly string[] = ['normalize', 'pairing', 'known', 'servers', 'scenario', 'stepTimeoutMs', 'replay'];
 
 /**
  * Refuses a key of `o` not in `allowed`, naming the nearest real one. Keys

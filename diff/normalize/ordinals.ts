@@ -362,9 +362,11 @@ export class OrdinalNumbering {
     if (ma.length !== mb.length || ma.length === 0) return false;
     for (let i = 0; i < ma.length; i += 2) {
       if (ma[i] !== mb[i]) return false;
-      const x = this.sides[0]!.get(slotKey(ma[i]!, ma[i + 1]!));
-      const y = this.sides[1]!.get(slotKey(mb[i]!, mb[i + 1]!));
-      if (x !== undefined && y !== undefined && x !== y && !this.bothLoose(slotKey(ma[i]!, ma[i + 1]!), slotKey(mb[i]!, mb[i + 1]!))) return false;
+      const ok = slotKey(ma[i]!, ma[i + 1]!);
+      const nk = slotKey(mb[i]!, mb[i + 1]!);
+      const x = this.sides[0]!.get(ok);
+      const y = this.sides[1]!.get(nk);
+      if (x !== undefined && y !== undefined && x !== y && !this.bothLoose(ok, nk)) return false;
     }
     return a.replace(MARKER, '$1') === b.replace(MARKER, '$1');
   }

@@ -71,11 +71,8 @@ async function main(): Promise<void> {
   const filesHeld = new Promise<void>((r) => (releaseFiles = r));
   const followers = new Map<string, { finish: AbortController; done: Promise<unknown>; entries: number }>();
   const follow = (key: string, side: TargetName, files: { journal: string; bodies: string }): void => {
-    const own = new AbortController();
     const f = { finish: new AbortController(), done: Promise.resolve() as Promise<unknown>, entries: 0 };
-    const onStop = (): void => own.abort();
-    stop.signal.addEventListener('abort', onStop, { once: true });
-    const done = followEntries({
+    f.done = followEntries({
       journalPath: files.journal,
       bodiesPath: files.bodies,
       onEntry: (entry, whole) => {
@@ -84,11 +81,10 @@ async function main(): Promise<void> {
       },
       redactorFor: (header) => redactorFor(header, spec.bbHome),
       pollMs: spec.pollMs,
-      signal: own.signal,
+      signal: stop.signal,
       finish: f.finish.signal,
       holdFilesUntil: filesHeld,
-    }).finally(() => stop.signal.removeEventListener('abort', onStop));
-    f.done = done;
+    });
     followers.set(key, f);
   };
   for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);
