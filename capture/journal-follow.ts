@@ -161,6 +161,9 @@ export async function tailLines(
   try {
     for (;;) {
       if (signal?.aborted) return 'aborted';
+      // Seen before the stat: a finish that comes while the stat runs gets one more look, so what was written
+      // before it is read (a stat begun earlier may not see it).
+      const finishing = finish?.aborted === true;
       let size: number;
       try {
         size = (await stat(path)).size;
@@ -175,7 +178,8 @@ export async function tailLines(
         await lines.feed(buf.subarray(0, bytesRead), onLine);
         continue;
       }
-      if (finish?.aborted) return 'finished';
+      if (finishing) return 'finished';
+      if (finish?.aborted) continue;
       await sleep(pollMs, wake);
     }
   } finally {
