@@ -7,7 +7,9 @@
 // clients, the candidate's recording proxy in the relay and journal areas)
 // and its hot spots, over just the measured load (shadow-peer.ts's profile asks).
 //
-//   node --import tsx bench/shadow-profile.ts [--seconds S] [--capture] [--slow] [--top N]
+//   node --import tsx bench/shadow-profile.ts [--seconds S] [--warmup S] [--capture] [--slow] [--top N]
+//
+// --warmup (10 s) of the same load goes first, unmeasured: V8's compiles (bench/shadow.ts).
 //
 // --capture profiles `bb capture`'s recording proxy instead (the baseline);
 // --slow gives the shadow a candidate that answers 200 ms late.
@@ -44,7 +46,7 @@ try {
     : await startHelper(benchPath('shadow-peer.ts'), [String(primary.port), String(candidate.port), join(work, 'shadow')]);
   helpers.push(bb);
   const url = `http://127.0.0.1:${bb.port}`;
-  await undiciLoad(url, '/small', 16, 1, 400);
+  await undiciLoad(url, '/small', 16, value('--warmup', 10), 400);
   const profile = join(work, 'main.cpuprofile');
   await bb.ask('profile-start');
   const before = threadCpuMs(bb.pid);

@@ -2,7 +2,7 @@
 // primary's client, and whether a long run stays bounded and counts every
 // request.
 //
-//   npm run bench -- shadow [--quick] [--rounds N] [--duration S] [--rate R] [--connections C]
+//   npm run bench -- shadow [--quick] [--rounds N] [--duration S] [--rate R] [--connections C] [--warmup S]
 //                           [--requests N] [--long-rate R] [--ws-rate M] [--no-long] [--long-only]
 //
 // 1. Added latency. A small GET at a paced load (--rate requests/s over
@@ -12,6 +12,11 @@
 //    `bb shadow` with a healthy candidate, and through `bb shadow` with a
 //    candidate that answers 200 ms late. Rounds interleave the three; ratios
 //    are taken round by round against the recording proxy (target ≤ 1.1×).
+//    Each configuration first takes --warmup seconds (10) of the same load,
+//    unmeasured: a shadow's V8 compiles its code (the comparison worker's diff
+//    engine above all) on V8's helper threads for about that long, and a
+//    round measured meanwhile measures the compiler (docs/performance.md
+//    "shadow": a 1 s warm-up put the JIT's tail in both configurations).
 // 2. The long run. --requests small GETs at --long-rate requests/s at most
 //    (1,700 by default: the issue's 100,000 in about a minute), with --ws-rate WebSocket messages per second echoed alongside for
 //    the whole while, RSS of the shadow process sampled every second (target
@@ -42,6 +47,8 @@ interface Settings {
   connections: number;
   long?: { requests: number; httpRate: number; wsRate: number; wsClients: number; connections: number };
   latency: boolean;
+  /** Seconds of unmeasured load through each configuration before the rounds. */
+  warmup: number;
 }
 
 function parseArgs(args: string[]): Settings {
@@ -56,6 +63,7 @@ function parseArgs(args: string[]): Settings {
       ? undefined
       : { requests: Math.round(value('--requests', quick ? 10_000 : 100_000)), httpRate: value('--long-rate', 1_700), wsRate: value('--ws-rate', 500), wsClients: 10, connections: 32 },
     latency: !args.includes('--long-only'),
+    warmup: value('--warmup', 10),
   };
 }
 
@@ -126,14 +134,14 @@ async function latency(
   candidatePort: number,
   slowPort: number,
 ): Promise<void> {
-  console.log(`\n### added latency: small GET, ${num(s.rate)} req/s paced over ${s.connections} keep-alive connections, ${s.rounds} round(s) of ${s.duration} s\n`);
+  console.log(`\n### added latency: small GET, ${num(s.rate)} req/s paced over ${s.connections} keep-alive connections, ${s.warmup} s of warm-up each, then ${s.rounds} round(s) of ${s.duration} s\n`);
   const configs = new Map<ConfigName, Helper>([
     ['capture', await start('proxy-peer.ts', ['bb', String(primaryPort), join(workRoot, 'capture')])],
     ['shadow', await start('shadow-peer.ts', [String(primaryPort), String(candidatePort), join(workRoot, 'shadow')])],
     ['shadow, candidate +200 ms', await start('shadow-peer.ts', [String(primaryPort), String(slowPort), join(workRoot, 'shadow-slow')])],
   ]);
-  // Warm-up (JIT, pools, the slow candidate's queue filled to its cap), unmeasured.
-  for (const h of configs.values()) await measure(h, s, 1);
+  // Warm-up (V8's compiles, pools, the slow candidate's queue filled to its cap), unmeasured.
+  for (const h of configs.values()) await measure(h, s, s.warmup);
   const samples = new Map<ConfigName, Sample[]>(CONFIGS.map((c) => [c, []]));
   for (let round = 0; round < s.rounds; round++) {
     // Rotate the order each round: whoever runs in a noisy moment changes.
