@@ -9,16 +9,17 @@
 // at a time. Writes a temporary file, fsyncs, then renames (out-file.ts, the
 // rule of every file bb writes): a reader never sees half a file.
 import { open, type FileHandle } from 'node:fs/promises';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import type { BbLogExt, HarPage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
-import { JOURNAL_VERSION, parseJournalLine, type BodySlice, type HeaderRecord, type JournalRecord } from './journal.js';
+import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { buildEntry, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
 import { readLineRanges, scanJournal } from './journal-bytes.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
 import { openAtomic } from './out-file.js';
+import { SliceReader } from './body-read.js';
 
 /** How to turn one journal into a HAR. */
 export interface WriteHarOptions {
@@ -187,8 +188,10 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
 /** What building entries of a journal needs: its bodies read back from `.bodies` (unsealed), its origin, its redactor. */
 export function entryContext(header: HeaderRecord, redactor: Redactor | undefined, bodiesFd: number | undefined): EntryContext {
   const seal = header.seal !== undefined ? redactor?.bodySeal(header.seal) : undefined;
+  // Slices mostly follow each other in the file: one running cipher unseals a run of them (applyInOrder).
+  const bodies = new SliceReader(bodiesFd, seal && ((bytes, offset) => seal.applyInOrder(bytes, offset)));
   return {
-    readBody: seal ? (slice) => seal.apply(readSlice(bodiesFd, slice), slice.o ?? 0) : (slice) => readSlice(bodiesFd, slice),
+    readBody: (slice) => bodies.read(slice),
     fallbackOrigin: header.listen,
     ...(redactor ? { redactor } : {}),
   };
@@ -196,20 +199,6 @@ export function entryContext(header: HeaderRecord, redactor: Redactor | undefine
 
 function journalError(path: string, what: string): BbError {
   return new BbError('BB_JOURNAL_INVALID', `${path} ${what}: it is not a journal this bb can finalize.`);
-}
-
-// Reads one recorded slice; fewer bytes come back when they never reached the file.
-function readSlice(fd: number | undefined, slice: BodySlice): Buffer {
-  if (fd === undefined || slice.o === undefined || slice.n === 0) return Buffer.alloc(0);
-  const buf = Buffer.allocUnsafe(slice.n);
-  let got = 0;
-  // Bounded: each pass reads at least one byte or stops at end of file.
-  while (got < slice.n) {
-    const n = readSync(fd, buf, got, slice.n - got, slice.o + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got === slice.n ? buf : buf.subarray(0, got);
 }
 
 /** Collects small writes into ~1 MiB writes. */
