@@ -37,44 +37,46 @@ const SCHED_IDLE = 5;
 /** Whether util-linux's chrt is here (the worker stays at nice 19 alone without it). */
 const chrt = spawnSync('chrt', ['--version']).status === 0;
 
+/** Calls low-priority.ts's `call` (e.g. "idleThreadPolicy()") in a worker thread of its own, which stays until finish(): what it returned, and the thread's id. */
+async function inThread(call: string): Promise<{ done: boolean; tid: number; finish: () => Promise<number> }> {
+  const source = `
+    const { parentPort } = require('node:worker_threads');
+    import(${JSON.stringify(new URL('../../../scenario/shadow/low-priority.ts', import.meta.url).href)}).then((m) => {
+      const done = m.${call};
+      const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+      parentPort.postMessage({ done, tid });
+    });`;
+  const api = import.meta.resolve('tsx/esm/api');
+  const worker = new Worker(`import(${JSON.stringify(api)}).then((t) => { t.register(); ${source} });`, { eval: true });
+  try {
+    const { done, tid } = await new Promise<{ done: boolean; tid: number }>((res, rej) => (worker.once('message', res), worker.once('error', rej)));
+    return { done, tid, finish: () => worker.terminate() };
+  } catch (err) {
+    await worker.terminate();
+    throw err;
+  }
+}
+
 describe('bb shadow: the comparison worker gives way to the relay', { skip: !linux && 'thread priorities are per thread on Linux only' }, () => {
   it('lowerThreadPriority lowers the calling thread alone', async () => {
-    const source = `
-      const { parentPort } = require('node:worker_threads');
-      import(${JSON.stringify(new URL('../../../scenario/shadow/low-priority.ts', import.meta.url).href)}).then((m) => {
-        const lowered = m.lowerThreadPriority(${COMPARE_NICE});
-        const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-        parentPort.postMessage({ lowered, tid });
-      });`;
-    const api = import.meta.resolve('tsx/esm/api');
-    const worker = new Worker(`import(${JSON.stringify(api)}).then((t) => { t.register(); ${source} });`, { eval: true });
+    const { done, tid, finish } = await inThread(`lowerThreadPriority(${COMPARE_NICE})`);
     try {
-      const { lowered, tid } = await new Promise<{ lowered: boolean; tid: number }>((res, rej) => (worker.once('message', res), worker.once('error', rej)));
-      assert.equal(lowered, true);
+      assert.equal(done, true);
       assert.equal(threadNices().get(tid), COMPARE_NICE);
       assert.equal(getPriority(process.pid), 0, 'the main thread keeps its priority');
     } finally {
-      await worker.terminate();
+      await finish();
     }
   });
 
   it('idleThreadPolicy puts the calling thread alone under SCHED_IDLE', { skip: !chrt && 'no chrt here' }, async () => {
-    const source = `
-      const { parentPort } = require('node:worker_threads');
-      import(${JSON.stringify(new URL('../../../scenario/shadow/low-priority.ts', import.meta.url).href)}).then((m) => {
-        const idle = m.idleThreadPolicy();
-        const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-        parentPort.postMessage({ idle, tid });
-      });`;
-    const api = import.meta.resolve('tsx/esm/api');
-    const worker = new Worker(`import(${JSON.stringify(api)}).then((t) => { t.register(); ${source} });`, { eval: true });
+    const { done, tid, finish } = await inThread('idleThreadPolicy()');
     try {
-      const { idle, tid } = await new Promise<{ idle: boolean; tid: number }>((res, rej) => (worker.once('message', res), worker.once('error', rej)));
-      assert.equal(idle, true);
+      assert.equal(done, true);
       assert.equal(threadPolicies().get(tid), SCHED_IDLE);
       assert.equal(threadPolicies().get(process.pid), 0, 'the main thread keeps SCHED_OTHER');
     } finally {
-      await worker.terminate();
+      await finish();
     }
   });
 
