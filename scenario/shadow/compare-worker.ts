@@ -10,7 +10,7 @@ import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
-import { COMPARE_NICE, idleThreadPolicy, lowerThreadPriority } from './low-priority.js';
+import { COMPARE_NICE, lowerThreadPriority } from './low-priority.js';
 
 /** What the worker is started with. */
 export interface CompareWorkerSpec {
@@ -62,7 +62,6 @@ async function readConfig(): Promise<DiffConfig | undefined> {
 async function main(): Promise<void> {
   // Off the relay's way: the worker runs on what the relay leaves of the cores (low-priority.ts).
   lowerThreadPriority(COMPARE_NICE);
-  idleThreadPolicy();
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
   const stop = new AbortController();
