@@ -149,8 +149,9 @@ export class MirrorTarget {
    * takes the rest. `onAnswer` as `send`'s.
    */
   sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void): MirroredStream | undefined {
-    const { conn, opened, done } = this.h2.session(req.connection);
     const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
+    // Taken once the request is built: a session counts the stream until done().
+    const { conn, opened, done } = this.h2.session(req.connection);
     const abort = new AbortController();
     this.inFlight++;
     this.queuedBytes += req.body.length;
