@@ -10,18 +10,17 @@
 //
 //   node --import tsx bench/shadow-compare.ts [--requests N] [--rounds R]
 //   node --cpu-prof --cpu-prof-dir DIR --import tsx bench/shadow-compare.ts   # where it goes
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { positiveFlag } from './lib/args.js';
+import { positiveFlags } from './lib/args.js';
 import { undiciLoad } from './lib/load.js';
-import { followEntries, redactorFor } from '../dist/capture/index.js';
+import { followEntries, journalPaths, redactorFor } from '../dist/capture/index.js';
 import { ShadowComparer } from '../dist/scenario/shadow/compare.js';
 
 const args = process.argv.slice(2);
-const requests = Math.round(positiveFlag(args, '--requests', 4_000));
-const rounds = Math.round(positiveFlag(args, '--rounds', 5));
+const { requests, rounds } = positiveFlags(args, { requests: 4_000, rounds: 5 }, true);
 const work = mkdtempSync(join(os.tmpdir(), 'bb-shadow-compare-'));
 const helpers: Helper[] = [];
 
@@ -46,9 +45,9 @@ try {
   helpers.pop();
   const out = join(shadowDir, 'out');
   const journal = (side: string): { journal: string; bodies: string } => {
-    const name = readdirSync(out).find((f) => f.startsWith(`${side}.`) && f.endsWith('.journal'));
-    if (!name) throw new Error(`no ${side} journal in ${out}: ${readdirSync(out).join(', ')}`);
-    return { journal: join(out, name), bodies: join(out, name.replace(/\.journal$/, '.bodies')) };
+    const paths = journalPaths(join(out, `${side}.har`));
+    if (!existsSync(paths.journal)) throw new Error(`no ${side} journal in ${out}: ${readdirSync(out).join(', ')}`);
+    return paths;
   };
   const files = { primary: journal('primary'), candidate: journal('candidate') };
   const home = join(shadowDir, 'home');

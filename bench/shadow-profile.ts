@@ -20,6 +20,7 @@ import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { areaTimes, hotSpots } from './lib/cpuprofile.js';
 import { bbArea } from './lib/profile-areas.js';
 import { undiciLoad } from './lib/load.js';
+import { positiveFlags } from './lib/args.js';
 import { threadCpuMs } from './lib/proc.js';
 
 /** bbArea, with the shadow's own pieces named: the tee's dispatch, and the mirror clients (their lanes, sockets, parsing, value binding). */
@@ -30,9 +31,7 @@ function shadowArea(file: string, functionName: string): string | undefined {
 }
 
 const args = process.argv.slice(2);
-const value = (name: string, fallback: number): number => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const seconds = value('--seconds', 10);
-const top = value('--top', 30);
+const { seconds, top, warmup } = positiveFlags(args, { seconds: 10, top: 30, warmup: 10 });
 const capture = args.includes('--capture');
 const work = mkdtempSync(join(os.tmpdir(), 'bb-shadow-profile-'));
 const helpers: Helper[] = [];
@@ -46,7 +45,7 @@ try {
     : await startHelper(benchPath('shadow-peer.ts'), [String(primary.port), String(candidate.port), join(work, 'shadow')]);
   helpers.push(bb);
   const url = `http://127.0.0.1:${bb.port}`;
-  await undiciLoad(url, '/small', 16, value('--warmup', 10), 400);
+  await undiciLoad(url, '/small', 16, warmup, 400);
   const profile = join(work, 'main.cpuprofile');
   await bb.ask('profile-start');
   const before = threadCpuMs(bb.pid);
