@@ -11,7 +11,7 @@ import { readSync } from 'node:fs';
 import type { BodySlice } from './journal.js';
 
 /** Bytes read ahead at a time, at most (a slice larger than this is read alone). */
-export const BODY_WINDOW = 64 * 1024;
+const BODY_WINDOW = 64 * 1024;
 
 /**
  * Reads recorded slices through one read-ahead window (one buffer, refilled
