@@ -156,26 +156,36 @@ export async function tailLines(
   // A line without its newline yet waits for it (a growing journal's last line is still being written).
   const lines = new LineSplitter(false);
   let journal: FileHandle | undefined;
+  // One read's bytes, read into again by the next (a long journal is read a chunk at a time).
+  const chunk = Buffer.allocUnsafe(READ_CHUNK);
   // A poll's wait ends early on either signal.
   const wake = signal && finish ? AbortSignal.any([signal, finish]) : (signal ?? finish);
   try {
     for (;;) {
       if (signal?.aborted) return 'aborted';
-      // Seen before the stat: a finish that comes while the stat runs gets one more look, so what was written
-      // before it is read (a stat begun earlier may not see it).
+      // Seen before the read: a finish that comes while the read runs gets one more look, so what was written
+      // before it is read (a read begun earlier may not see it).
       const finishing = finish?.aborted === true;
-      let size: number;
-      try {
-        size = (await stat(path)).size;
-      } catch {
-        return 'capture-ended';
+      // While lines come, each poll is one read at the offset (an open journal stays readable when the
+      // capture renames or removes it); the stat, which tells a journal gone, only when a read found nothing new.
+      let bytesRead = 0;
+      if (journal) ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
+      if (bytesRead === 0) {
+        let size: number;
+        try {
+          size = (await stat(path)).size;
+        } catch {
+          return 'capture-ended';
+        }
+        if (size > offset) {
+          journal ??= await open(path, 'r');
+          ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
+        }
       }
-      if (size > offset) {
-        journal ??= await open(path, 'r');
-        const buf = Buffer.alloc(size - offset);
-        const { bytesRead } = await journal.read(buf, 0, buf.length, offset);
+      if (bytesRead > 0) {
         offset += bytesRead;
-        await lines.feed(buf.subarray(0, bytesRead), onLine);
+        // The splitter keeps no reference to the chunk past this call (a cut line is copied), so the next read reuses it.
+        await lines.feed(chunk.subarray(0, bytesRead), onLine);
         continue;
       }
       if (finishing) return 'finished';
@@ -186,6 +196,9 @@ export async function tailLines(
     await journal?.close().catch(() => {});
   }
 }
+
+/** Bytes one read of a followed journal takes at most. */
+const READ_CHUNK = 256 * 1024;
 
 /** Waits `ms`, or less when the signal aborts. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -4,7 +4,7 @@
 // waited three polls and stopped wherever it was).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tailLines } from '../../capture/journal-follow.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -25,5 +25,18 @@ describe('tailLines', () => {
     assert.equal(await following, 'finished');
     // What was appended since the last read is read too; a line without its newline is not a line.
     assert.deepEqual(got, ['one', 'two', 'three', 'four']);
+  });
+
+  it('a journal removed by its capture (stopped cleanly): the lines written before it went are read, then "capture-ended"', async () => {
+    const path = join(tmp.dir, 'gone.journal');
+    writeFileSync(path, 'one\n');
+    const got: string[] = [];
+    const following = tailLines(path, (line) => void got.push(line), 50);
+    while (got.length < 1) await new Promise((r) => setTimeout(r, 5));
+    // The capture's last lines, then its journal removed, both between two polls.
+    appendFileSync(path, 'two\nthree\n');
+    unlinkSync(path);
+    assert.equal(await following, 'capture-ended');
+    assert.deepEqual(got, ['one', 'two', 'three']);
   });
 });
