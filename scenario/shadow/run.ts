@@ -149,13 +149,16 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   primary.proxy.bus.on((fact) => (tee.fact(fact), afterTurn.fact(fact)));
 
   const targets = { primary: options.primary, candidate: options.candidate, ...(options.secondary ? { secondary: options.secondary } : {}) };
+  const reportEveryMs = options.reportEveryMs ?? 500;
   const spec: CompareWorkerSpec = {
     journals: Object.fromEntries(Object.entries(recs).map(([k, r]) => [k, r.journal])),
     targets,
     ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
     bbHome: options.bbHome,
-    everyMs: options.reportEveryMs ?? 500,
-    pollMs: 50,
+    everyMs: reportEveryMs,
+    // Half the report's period: each exchange is in the next report all the same, and every poll wakes the worker
+    // (at 50 ms, the polls were a fifth of its CPU: docs/performance.md "shadow").
+    pollMs: Math.max(10, Math.round(reportEveryMs / 2)),
   };
   const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
   let last: ShadowReport | undefined;
