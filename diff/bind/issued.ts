@@ -169,6 +169,33 @@ export function setCookiePair(value: string): { name: string; value: string } | 
 /** Headers whose values are not issued to the client for later use (or are the body's own framing). */
 const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'server', 'age', 'expires', 'last-modified', 'cache-control', 'content-encoding', 'accept-ranges', 'x-bb-error']);
 
+/**
+ * Whether two responses issue the same values at the same places, decided
+ * without reading the values: the same body text, the same events, and the
+ * same headers of those responseValues reads (in order). Binding two such
+ * answers binds nothing, so `bb shadow` skips parsing them (most answers of
+ * a healthy candidate are the primary's, byte for byte).
+ */
+export function sameIssued(a: ResponseView, b: ResponseView): boolean {
+  if (a.text !== b.text) return false;
+  const ae = a.events ?? [];
+  const be = b.events ?? [];
+  if (ae.length !== be.length || ae.some((e, i) => e !== be[i])) return false;
+  const ah = issuingHeaders(a);
+  const bh = issuingHeaders(b);
+  return ah.length === bh.length && ah.every((h, i) => h.name === bh[i]!.name && h.value === bh[i]!.value);
+}
+
+// The headers responseValuesTo reads values from, names lower-cased.
+function issuingHeaders(res: ResponseView): Array<{ name: string; value: string }> {
+  const out: Array<{ name: string; value: string }> = [];
+  for (const { name, value } of res.headers) {
+    const lower = name.toLowerCase();
+    if (!lower.startsWith(':') && !NOT_ISSUED.has(lower)) out.push({ name: lower, value });
+  }
+  return out;
+}
+
 /** Every value a response issues, in order, each at its place. */
 export function responseValues(res: ResponseView): IssuedValue[] {
   const out: IssuedValue[] = [];

@@ -13,7 +13,7 @@
 // target's own ids and cookies (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
-import { responseValues, rewriteTokens, type ResponseView } from '../../diff/index.js';
+import { responseValues, rewriteTokens, sameIssued, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -255,6 +255,8 @@ export class MirrorTarget {
 
   /** Learns this target's values from its answer and the primary's to the same request. */
   bind(primary: ResponseView, mine: ResponseView): void {
+    // The same answer issues the same values at the same places: nothing binds, and neither is parsed.
+    if (sameIssued(primary, mine)) return;
     const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
     // The primary issued nothing: nothing of this answer binds (its values are not read).
     if (theirs.size === 0) return;

@@ -2,7 +2,7 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, responseValues, rewriteTokens, tokensOf } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, responseValues, rewriteTokens, sameIssued, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
 
 describe('tokensOf', () => {
   const table: Array<[string, string[]]> = [
@@ -77,4 +77,37 @@ describe('rewriteTokens', () => {
     assert.deepEqual(rewriteTokens('/items/item_abc123?x=item_abc1234', map, encodeURIComponent), { text: '/items/item_new%2F1?x=item_abc1234', uses: ['item_abc123'] });
     assert.deepEqual(rewriteTokens('{"c":"<redacted:0123abcd>"}', map, (v) => JSON.stringify(v).slice(1, -1)), { text: '{"c":"real\\"cookie"}', uses: ['<redacted:0123abcd>'] });
   });
+});
+
+describe('sameIssued', () => {
+  const base: ResponseView = {
+    headers: [
+      { name: 'Date', value: 'Sat, 05 Dec 2026 14:00:00 GMT' },
+      { name: 'Set-Cookie', value: 'sid=4f2a9b1c7d; Path=/' },
+      { name: 'Location', value: '/items/item_abc123' },
+      { name: 'Content-Type', value: 'application/json' },
+    ],
+    text: '{"id":"item_abc123","n":47110}',
+    events: ['{"token":"tok_9f8e7d6c"}'],
+  };
+  const variants: Array<[string, ResponseView, boolean]> = [
+    ['the same answer', { ...base, headers: base.headers.map((h) => ({ ...h })) }, true],
+    ['another Date, Server and Content-Length (headers that issue nothing)', { ...base, headers: [{ name: 'date', value: 'Sat, 05 Dec 2026 14:00:01 GMT' }, { name: 'Server', value: 'b' }, ...base.headers.slice(1), { name: 'Content-Length', value: '31' }] }, true],
+    ['header names in another case', { ...base, headers: base.headers.map((h) => ({ name: h.name.toUpperCase(), value: h.value })) }, true],
+    ['another cookie value', { ...base, headers: base.headers.map((h) => (h.name === 'Set-Cookie' ? { ...h, value: 'sid=77aa88bb99; Path=/' } : h)) }, false],
+    ['a Location more', { ...base, headers: [...base.headers, { name: 'Location', value: '/items/item_zzz999' }] }, false],
+    ['another body', { ...base, text: '{"id":"item_new777","n":47110}' }, false],
+    ['no body', { headers: base.headers, events: base.events! }, false],
+    ['another event', { ...base, events: ['{"token":"tok_00000000"}'] }, false],
+    ['an event fewer', { headers: base.headers, text: base.text! }, false],
+  ];
+  for (const [what, other, same] of variants) {
+    it(`${what}: ${same ? 'the same values' : 'may differ'}`, () => {
+      assert.equal(sameIssued(base, other), same);
+      assert.equal(sameIssued(other, base), same);
+      // Its promise: the same, then responseValues gives the same values at the same places (binding them binds nothing).
+      if (same) assert.deepEqual(responseValues(other), responseValues(base));
+      else assert.notDeepEqual(responseValues(other), responseValues(base));
+    });
+  }
 });
