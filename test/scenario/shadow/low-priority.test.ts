@@ -38,7 +38,9 @@ describe('bb shadow: the comparison worker gives way to the relay', { skip: !lin
         const lowered = m.lowerThreadPriority(${COMPARE_NICE});
         const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
         parentPort.postMessage({ lowered, tid });
-      });`;
+      });
+      // Alive until terminated: a worker with nothing left to do exits, and its thread leaves /proc/self/task before it is read.
+      setInterval(() => {}, 60_000);`;
     const api = import.meta.resolve('tsx/esm/api');
     const worker = new Worker(`import(${JSON.stringify(api)}).then((t) => { t.register(); ${source} });`, { eval: true });
     try {
