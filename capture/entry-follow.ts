@@ -45,6 +45,12 @@ export interface FollowEntriesOptions {
    * this settles (for those never built), whichever comes first.
    */
   holdFilesUntil?: Promise<unknown>;
+  /**
+   * Asked before each journal line; when it returns a promise, the line waits
+   * for it (bb shadow's end-of-run comparison compares what is ready before
+   * it reads on, so a journal read whole is not held whole).
+   */
+  pace?: () => Promise<unknown> | undefined;
 }
 
 /** The rest of an entry handed over without its later WebSocket messages. */
@@ -72,7 +78,12 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
     if (fd !== undefined) closeSync(fd);
     if (journalFd !== undefined) closeSync(journalFd);
   };
-  const onLine = (line: string, at: number, bytes: number): void => {
+  const onLine = (line: string, at: number, bytes: number): Promise<void> | void => {
+    const wait = opts.pace?.();
+    if (wait) return wait.then(() => readLine(line, at, bytes));
+    readLine(line, at, bytes);
+  };
+  const readLine = (line: string, at: number, bytes: number): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
     if (rec.r === 'bb-journal') {

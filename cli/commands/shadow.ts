@@ -232,6 +232,7 @@ export const shadowCommand: BbCommand = {
       }
       await stopped;
       const report = await shadow.close();
+      if (shadow.drainedBy() === 'whole') process.stderr.write('the comparison worker got too little CPU at the end (other processes keep the cores busy): a fresh worker compared the journals whole\n');
       const n = shadow.segments?.();
       if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${outs.map((p) => p.replace(/\.har$/, '-*.har')).join(', ')}\n`);
       else process.stderr.write(`captures: ${outs.join(', ')}\n`);

@@ -3,7 +3,10 @@
 // compares whole groups with the diff's engine (compare.ts), and posts the
 // run's report to the main thread every `everyMs`. Nothing here is on the
 // proxy's path: a slow comparison delays only its own report.
-import { existsSync } from 'node:fs';
+// With `whole`, it is the end of a run whose live worker was starved
+// (drain-watch.ts): it reads the journals from their start to their end at
+// the process's priority, comparing as it reads, and posts the final report.
+import { existsSync, readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { followEntries, redactorFor } from '../../capture/index.js';
 import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
@@ -28,6 +31,10 @@ export interface CompareWorkerSpec {
   everyMs: number;
   /** How often to read the journals, ms. */
   pollMs: number;
+  /** When the run began (its report says so, whichever worker writes it). */
+  startedDateTime: string;
+  /** The run has ended: compare the journals whole, at the process's priority, and post the final report (no 'drain' comes). */
+  whole?: boolean;
 }
 
 /**
@@ -43,6 +50,7 @@ export type ToWorker =
   | { type: 'unfollow'; key: string; entries: number };
 /** Messages from the worker. */
 export type FromWorker =
+  | { type: 'thread'; tid: number }
   | { type: 'report'; report: ReturnType<ShadowComparer['live']['report']>; final: boolean; memory: ThreadMemory }
   | { type: 'unfollowed'; key: string }
   | { type: 'error'; message: string };
@@ -52,6 +60,8 @@ const spec = workerData as CompareWorkerSpec;
 const UNFOLLOW_WAIT_MS = 10_000;
 /** How often that wait looks at the follower's count. */
 const UNFOLLOW_CHECK_MS = 20;
+/** Reading journals whole, the followers stop to compare what is ready each time the groups held grow by this many. */
+const WHOLE_HELD_GROUPS = 2_000;
 
 /** The config as the file now stands (none when there is no file yet and that is allowed). */
 async function readConfig(): Promise<DiffConfig | undefined> {
@@ -60,10 +70,18 @@ async function readConfig(): Promise<DiffConfig | undefined> {
 }
 
 async function main(): Promise<void> {
-  // Off the relay's way: the worker runs on what the relay leaves of the cores (low-priority.ts).
-  lowerThreadPriority(COMPARE_NICE);
+  // Off the relay's way: the worker runs on what the relay leaves of the cores (low-priority.ts). Its thread id
+  // lets the main thread see, at the end of the run, whether it gets a core at all (drain-watch.ts).
+  if (!spec.whole) lowerThreadPriority(COMPARE_NICE);
+  const tid = threadId();
+  if (tid !== undefined) parentPort!.postMessage({ type: 'thread', tid } satisfies FromWorker);
   const config = await readConfig();
-  const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, ...(config ? { config } : {}) });
+  const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, startedDateTime: spec.startedDateTime, ...(config ? { config } : {}) });
+  // One comparison at a time: a batch's groups leave the map only as it is compared.
+  let comparing: Promise<number> | undefined;
+  // Groups held after the last comparison of a whole reading.
+  let heldFloor = 0;
+  const compareNow = (): Promise<number> => (comparing ??= comparer.compareReady().finally(() => (comparing = undefined)));
   const stop = new AbortController();
   // A journal stays open after following ends until the long conversations it handed over have been read back
   // whole (followEntries closes it then: a rotated segment's as soon as they are), at the end of the run at the latest.
@@ -84,10 +102,25 @@ async function main(): Promise<void> {
       signal: stop.signal,
       finish: f.finish.signal,
       holdFilesUntil: filesHeld,
+      // Read whole, a journal is compared as it is read: each time the groups held grow by a bound, what is ready
+      // is compared first (groups that stay, a mirror's answer that never came, wait for the end).
+      ...(spec.whole ? { pace: () => (comparer.waiting >= heldFloor + WHOLE_HELD_GROUPS ? compareNow().then(() => (heldFloor = comparer.waiting)) : undefined) } : {}),
     });
+    if (spec.whole) f.finish.abort();
     followers.set(key, f);
   };
   for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);
+  if (spec.whole) {
+    await Promise.all([...followers.values()].map((f) => f.done));
+    while (comparing) await comparing;
+    try {
+      await comparer.compareReady(true);
+    } finally {
+      releaseFiles();
+    }
+    parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
+    return;
+  }
   let busy = false;
   const tick = async (): Promise<void> => {
     if (busy) return;
@@ -141,6 +174,16 @@ async function main(): Promise<void> {
       parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
   });
+}
+
+/** This thread's id (Linux: "/proc/thread-self" links to "<pid>/task/<tid>"); elsewhere none. */
+function threadId(): number | undefined {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function fail(err: unknown): void {

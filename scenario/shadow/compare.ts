@@ -62,9 +62,21 @@ export class ShadowComparer {
   readonly live: ShadowLive;
 
   constructor(
-    private readonly opts: { secondary: boolean; config?: DiffConfig; targets: Partial<Record<TargetName, string>>; mirrorWaitMs?: number },
+    private readonly opts: {
+      secondary: boolean;
+      config?: DiffConfig;
+      targets: Partial<Record<TargetName, string>>;
+      mirrorWaitMs?: number;
+      /** When the run began (default: now). */
+      startedDateTime?: string;
+    },
   ) {
-    this.live = new ShadowLive(opts.targets);
+    this.live = new ShadowLive(opts.targets, opts.startedDateTime);
+  }
+
+  /** Groups held: entries waiting for their other sides or for their batch. */
+  get waiting(): number {
+    return this.groups.size;
   }
 
   /** Compares later batches with this config (the live view wrote a known entry or a rule into the file). */

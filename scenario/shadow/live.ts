@@ -151,9 +151,11 @@ export class ShadowLive {
   private readonly findings = new Map<string, LiveFinding>();
   /** Findings not kept (past MAX_FINDINGS). */
   dropped = 0;
-  private readonly started = new Date().toISOString();
-
-  constructor(private readonly targets: Partial<Record<TargetName, string>>) {}
+  constructor(
+    private readonly targets: Partial<Record<TargetName, string>>,
+    /** When the run began (a worker that compares a run whole at its end reports the run's start). */
+    private readonly started = new Date().toISOString(),
+  ) {}
 
   /** The counts of a route (made on first use). */
   route(route: string): RouteCounts {

@@ -20,6 +20,7 @@ import { Tee, type TeeOptions } from './tee.js';
 import { AfterTurn } from './after-turn.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
+import { watchStarved } from './drain-watch.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
 import { startShadowUi } from './shadow-ui.js';
 import { ShadowRotation, type SegmentFiles } from './rotation.js';
@@ -74,6 +75,15 @@ export interface ShadowOptions extends TeeOptions {
   onListenerErrors?: (report: ListenerErrorReport, target: TargetName) => void;
   /** Serve the live view (`--ui`) on this loopback address: the Shadow tab and the three captures' exchanges. */
   ui?: { host?: string; port?: number };
+  /**
+   * How the end of the run compares what is left (drain-watch.ts): 'auto'
+   * (default) lets the live worker finish, and when it is starved of CPU
+   * races it with a fresh worker that compares the journals whole at the
+   * process's priority; 'whole' stops the live worker at once and takes the
+   * fresh worker's report (what the tests and bench/shadow-drain.ts check
+   * that path with). Captures that rotate always take the live worker's.
+   */
+  drain?: 'auto' | 'whole';
 }
 
 /** A running shadow. */
@@ -95,6 +105,8 @@ export interface Shadow {
   requests(): number;
   /** Memory of the proxies' thread and, as of its last report, of the comparison worker (the benchmark's per-thread figures). */
   memory(): { main: ThreadMemory; compare?: ThreadMemory };
+  /** Once closed: which worker's report is the final one, the live worker's or a whole comparison's (`drain`). */
+  drainedBy(): 'live' | 'whole' | undefined;
   /** The live view's URL (with `ui`). */
   uiUrl?: string;
   /** Ends the run: stops taking traffic, lets mirrors finish, compares what is left, writes the captures; resolves to the final report. */
@@ -156,6 +168,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
     bbHome: options.bbHome,
     everyMs: reportEveryMs,
+    startedDateTime: new Date().toISOString(),
     // Half the report's period: each exchange is in the next report all the same, and every poll wakes the worker
     // (at 50 ms, the polls were a fifth of its CPU: docs/performance.md "shadow").
     pollMs: Math.max(10, Math.round(reportEveryMs / 2)),
@@ -165,9 +178,17 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let compareMemory: ThreadMemory | undefined;
   let workerError: Error | undefined;
   let onFinal: ((r: ShadowReport) => void) | undefined;
+  // The first final report ends the run; a second (the race at the end) is not read.
+  let drainedBy: 'live' | 'whole' | undefined;
+  let liveTid: number | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
   rotation?.worker((msg) => worker.postMessage(msg));
   worker.on('message', (msg: FromWorker) => {
+    if (drainedBy) return;
+    if (msg.type === 'thread') {
+      liveTid = msg.tid;
+      return;
+    }
     if (msg.type === 'unfollowed') {
       rotation?.unfollowed(msg.key);
       return;
@@ -182,13 +203,40 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     compareMemory = msg.memory;
     options.onReport?.(msg.report);
     for (const l of reportListeners) l(msg.report);
-    if (msg.final) onFinal?.(msg.report);
+    if (msg.final) {
+      drainedBy = 'live';
+      onFinal?.(msg.report);
+    }
   });
   worker.on('error', (err) => {
+    if (drainedBy) return;
     rotation?.workerGone();
     workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${err.message}`);
     onFinal?.(last ?? emptyReport(targets));
   });
+  // The end of a run whose live worker is starved (drain-watch.ts): a fresh worker at the process's priority
+  // compares the journals whole; its report is the final one if it comes first. Its failure leaves the live worker's.
+  let whole: Worker | undefined;
+  const compareWhole = (): void => {
+    if (whole || rotation || drainedBy) return;
+    whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
+    whole.on('message', (msg: FromWorker) => {
+      if (drainedBy || msg.type !== 'report' || !msg.final) return;
+      drainedBy = 'whole';
+      last = msg.report;
+      compareMemory = msg.memory;
+      options.onReport?.(msg.report);
+      onFinal?.(msg.report);
+    });
+    // Its failure leaves the live worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
+    const failed = (message: string): void => {
+      if (drainedBy || options.drain !== 'whole') return;
+      workerError = new BbError('BB_SHADOW_COMPARE', `the comparison at the end of the run failed: ${message}`);
+      onFinal?.(last ?? emptyReport(targets));
+    };
+    whole.on('message', (msg: FromWorker) => msg.type === 'error' && failed(msg.message));
+    whole.on('error', (err) => failed(err.message));
+  };
 
   let ui: UiServer | undefined;
   if (options.ui) {
@@ -217,6 +265,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     requests: () => (workerError ? primary.stats().entries : (last?.totals.requests ?? 0)),
     ...(rotation ? { segments: () => rotation.segments } : {}),
     memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
+    drainedBy: () => drainedBy,
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
         await ui?.close();
@@ -226,8 +275,17 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         // The journals' last writes go out on the next turn.
         await new Promise((r) => setImmediate(r));
         const final = new Promise<ShadowReport>((res) => (onFinal = res));
-        if (!workerError) worker.postMessage({ type: 'drain' });
+        let stopWatch = (): void => {};
+        if (!workerError && options.drain === 'whole' && !rotation) {
+          await worker.terminate();
+          compareWhole();
+        } else if (!workerError) {
+          worker.postMessage({ type: 'drain' });
+          if (liveTid !== undefined && !rotation) stopWatch = watchStarved(liveTid, compareWhole);
+        }
         const report = workerError ? (last ?? emptyReport(targets)) : await final;
+        stopWatch();
+        await whole?.terminate();
         // The worker has read every journal: the last segments are written without waiting for it.
         rotation?.workerGone();
         await worker.terminate();
