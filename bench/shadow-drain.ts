@@ -44,7 +44,7 @@ try {
   agent.destroy();
   const t = report.totals;
   const compared = t.equal + t.regressions + t.noise + t.unclassified;
-  console.log(`${spinners} spinning process(es), load ${os.loadavg()[0]!.toFixed(1)}: ${requests} requests in ${((t1 - t0) / 1000).toFixed(1)} s; close ${((t2 - t1) / 1000).toFixed(1)} s; ${compared} of ${t.mirrored} mirrored compared`);
+  console.log(`${spinners} spinning process(es), load ${os.loadavg()[0]!.toFixed(1)}: ${requests} requests in ${((t1 - t0) / 1000).toFixed(1)} s; close ${((t2 - t1) / 1000).toFixed(1)} s; ${compared} of ${t.mirrored} mirrored compared, the final report by the ${shadow.drainedBy()} worker`);
 } finally {
   for (const s of spinning) s.kill();
   primary.close();

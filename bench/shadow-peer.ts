@@ -38,7 +38,7 @@ serveHelper(Number(new URL(shadow.url).port), async (what) => {
     const started = performance.now();
     const report = await shadow.close(1_000);
     // maxRSS (KiB): the process's peak, close included; it exits right after answering.
-    return { closeMs: performance.now() - started, peakRss: process.resourceUsage().maxRSS / 1024, report, memory: shadow.memory() };
+    return { closeMs: performance.now() - started, peakRss: process.resourceUsage().maxRSS / 1024, report, memory: shadow.memory(), drainedBy: shadow.drainedBy() };
   }
   throw new Error(`unknown ask '${what}'`);
 });

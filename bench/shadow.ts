@@ -86,6 +86,8 @@ interface Closed {
   peakRss: number;
   report: ShadowReport;
   memory: Memory;
+  /** Which worker's report is the final one (Shadow.drainedBy()). */
+  drainedBy?: string;
 }
 
 const skippedSum = (r: ShadowReport): number => Object.values(r.totals.skipped).reduce((a, b) => a + b, 0);
@@ -299,7 +301,7 @@ async function longRun(
   console.log(`    HTTP: ${num(httpResult.ops)} responses in ${auto(httpResult.seconds)} s (${num(httpResult.rate)} req/s), ${num(httpResult.errors)} errors`);
   console.log(`    WebSocket: ${num(wsResult.sent)} messages sent over ${auto(wsResult.seconds)} s (${num(wsResult.sent / wsResult.seconds)}/s), ${num(wsResult.echoed)} echoed, ${num(wsResult.errors)} sockets lost`);
   if (t && closed) {
-    console.log(`    report: ${num(t.requests)} requests, ${num(t.mirrored)} mirrored, skipped ${skippedText(t.skipped)}, ${num(t.equal)} equal, ${num(t.errors)} candidate errors, ${num(t.regressions + t.unclassified)} differing; closed in ${auto(closed.closeMs / 1000)} s`);
+    console.log(`    report: ${num(t.requests)} requests, ${num(t.mirrored)} mirrored, skipped ${skippedText(t.skipped)}, ${num(t.equal)} equal, ${num(t.errors)} candidate errors, ${num(t.regressions + t.unclassified)} differing; closed in ${auto(closed.closeMs / 1000)} s (the ${closed.drainedBy ?? 'live'} worker's report)`);
   }
   // Both builds are the same server: any finding is the shadow's own doing, worth a look.
   for (const f of closed?.report.findings.slice(0, 5) ?? []) {
