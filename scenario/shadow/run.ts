@@ -219,7 +219,18 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let whole: Worker | undefined;
   const compareWhole = (): void => {
     if (whole || rotation || drainedBy) return;
-    whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
+    // Its failure leaves the live worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
+    const failed = (message: string): void => {
+      if (drainedBy || options.drain !== 'whole') return;
+      workerError = new BbError('BB_SHADOW_COMPARE', `the comparison at the end of the run failed: ${message}`);
+      onFinal?.(last ?? emptyReport(targets));
+    };
+    try {
+      whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
+    } catch (err) {
+      failed((err as Error).message);
+      return;
+    }
     whole.on('message', (msg: FromWorker) => {
       if (drainedBy || msg.type !== 'report' || !msg.final) return;
       drainedBy = 'whole';
@@ -228,12 +239,6 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       options.onReport?.(msg.report);
       onFinal?.(msg.report);
     });
-    // Its failure leaves the live worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
-    const failed = (message: string): void => {
-      if (drainedBy || options.drain !== 'whole') return;
-      workerError = new BbError('BB_SHADOW_COMPARE', `the comparison at the end of the run failed: ${message}`);
-      onFinal?.(last ?? emptyReport(targets));
-    };
     whole.on('message', (msg: FromWorker) => msg.type === 'error' && failed(msg.message));
     whole.on('error', (err) => failed(err.message));
   };
