@@ -6,14 +6,14 @@
 // With `whole`, it is the end of a run whose live worker was starved
 // (drain-watch.ts): it reads the journals from their start to their end at
 // the process's priority, comparing as it reads, and posts the final report.
-import { existsSync, readlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { followEntries, redactorFor } from '../../capture/index.js';
 import { loadDiffConfig, type DiffConfig } from '../../diff/index.js';
 import { ShadowComparer } from './compare.js';
 import type { TargetName } from './live.js';
 import { threadMemory, type ThreadMemory } from './thread-memory.js';
-import { COMPARE_NICE, lowerThreadPriority } from './low-priority.js';
+import { COMPARE_NICE, lowerThreadPriority, threadId } from './low-priority.js';
 
 /** What the worker is started with. */
 export interface CompareWorkerSpec {
@@ -174,16 +174,6 @@ async function main(): Promise<void> {
       parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     })().catch(fail);
   });
-}
-
-/** This thread's id (Linux: "/proc/thread-self" links to "<pid>/task/<tid>"); elsewhere none. */
-function threadId(): number | undefined {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function fail(err: unknown): void {

@@ -15,14 +15,23 @@ export const COMPARE_NICE = 19;
 /** Lowers the calling thread's scheduling priority to `nice` (Linux; elsewhere nothing); whether it did. */
 export function lowerThreadPriority(nice: number): boolean {
   if (process.platform !== 'linux') return false;
+  const tid = threadId();
+  if (tid === undefined) return false;
   try {
-    // "/proc/thread-self" links to "<pid>/task/<tid>": this thread's own id.
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return false;
     setPriority(tid, nice);
     return true;
   } catch {
-    // No /proc, or a sandbox that refuses: the worker runs at the process's priority, as before.
+    // A sandbox that refuses: the worker runs at the process's priority, as before.
     return false;
+  }
+}
+
+/** The calling thread's id (Linux: "/proc/thread-self" links to "<pid>/task/<tid>"); undefined without /proc. */
+export function threadId(): number | undefined {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
+  } catch {
+    return undefined;
   }
 }
