@@ -31,15 +31,15 @@ export function schedTimes(tid: number): SchedTimes | undefined {
 export interface StarvedWhen {
   /** How often its times are read, ms. */
   everyMs: number;
-  /** It waited at least this many times as long as it ran in a period, */
-  ratio: number;
-  /** and waited at least this share of the period (it wanted a core for most of it), */
-  waitShare: number;
-  /** for this many periods in a row. */
+  /** Over the last `periods` readings (the kernel credits a wait when the thread next runs, so one period's figure is lumpy), */
   periods: number;
+  /** it waited at least this many times as long as it ran, */
+  ratio: number;
+  /** and waited at least this share of the time (it wanted a core for most of it). */
+  waitShare: number;
 }
 
-export const STARVED_WHEN: StarvedWhen = { everyMs: 250, ratio: 4, waitShare: 0.5, periods: 4 };
+export const STARVED_WHEN: StarvedWhen = { everyMs: 250, periods: 4, ratio: 4, waitShare: 0.5 };
 
 /**
  * Calls `onStarved` once when the thread is starved (see StarvedWhen);
@@ -47,19 +47,22 @@ export const STARVED_WHEN: StarvedWhen = { everyMs: 250, ratio: 4, waitShare: 0.
  * system: there the worker kept the process's priority).
  */
 export function watchStarved(tid: number, onStarved: () => void, when: StarvedWhen = STARVED_WHEN): () => void {
-  let last = schedTimes(tid);
-  if (!last) return () => {};
-  let inARow = 0;
+  const first = schedTimes(tid);
+  if (!first) return () => {};
+  // The readings of the last `periods` periods (and the one before them).
+  const readings: Array<SchedTimes & { at: number }> = [{ ...first, at: performance.now() }];
   const timer = setInterval(() => {
     const now = schedTimes(tid);
     // The thread is gone (it ended): nothing more to watch.
     if (!now) return stop();
-    const run = now.run - last!.run;
-    const wait = now.wait - last!.wait;
-    last = now;
-    const starved = wait >= when.ratio * run && wait >= when.waitShare * when.everyMs * 1e6;
-    inARow = starved ? inARow + 1 : 0;
-    if (inARow >= when.periods) {
+    readings.push({ ...now, at: performance.now() });
+    if (readings.length > when.periods + 1) readings.shift();
+    if (readings.length < when.periods + 1) return;
+    const from = readings[0]!;
+    const run = now.run - from.run;
+    const wait = now.wait - from.wait;
+    const span = (readings[readings.length - 1]!.at - from.at) * 1e6;
+    if (wait >= when.ratio * run && wait >= when.waitShare * span) {
       stop();
       onStarved();
     }
