@@ -81,9 +81,10 @@ export interface ShadowOptions extends TeeOptions {
    * races it with a fresh worker that compares the journals whole at the
    * process's priority; 'whole' stops the live worker at once and takes the
    * fresh worker's report (what the tests and bench/shadow-drain.ts check
-   * that path with). Captures that rotate always take the live worker's.
+   * that path with); 'live' always waits for the live worker. Captures that
+   * rotate always take the live worker's.
    */
-  drain?: 'auto' | 'whole';
+  drain?: 'auto' | 'live' | 'whole';
 }
 
 /** A running shadow. */
@@ -286,7 +287,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
           compareWhole();
         } else if (!workerError) {
           worker.postMessage({ type: 'drain' });
-          if (liveTid !== undefined && !rotation) stopWatch = watchStarved(liveTid, compareWhole);
+          if (options.drain !== 'live' && liveTid !== undefined && !rotation) stopWatch = watchStarved(liveTid, compareWhole);
         }
         const report = workerError ? (last ?? emptyReport(targets)) : await final;
         stopWatch();
