@@ -171,13 +171,16 @@ export async function tailLines(
       let bytesRead = 0;
       if (journal) ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
       if (bytesRead === 0) {
-        let size: number;
+        let size: number | undefined;
         try {
           size = (await stat(path)).size;
         } catch {
-          return 'capture-ended';
+          // Gone. The read above may have come just before the capture's last lines and the removal (a follower
+          // starved between the two): the open journal still holds them, so one more read before ending.
+          if (journal) ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
+          if (bytesRead === 0) return 'capture-ended';
         }
-        if (size > offset) {
+        if (size !== undefined && size > offset) {
           journal ??= await open(path, 'r');
           ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
         }
