@@ -111,12 +111,16 @@ async function main(): Promise<void> {
   };
   for (const [side, files] of Object.entries(spec.journals) as Array<[TargetName, { journal: string; bodies: string }]>) follow(`${side}:1`, side, files);
   if (spec.whole) {
-    await Promise.all([...followers.values()].map((f) => f.done));
-    while (comparing) await comparing;
+    // Samples the heap as it reads and compares, as the live worker does, so the reported peak is this reading's
+    // (sampled only at the end, it was the heap after the last batch).
+    const sampler = setInterval(threadMemory, 100);
     try {
+      await Promise.all([...followers.values()].map((f) => f.done));
+      while (comparing) await comparing;
       await comparer.compareReady(true);
     } finally {
       releaseFiles();
+      clearInterval(sampler);
     }
     parentPort!.postMessage({ type: 'report', report: comparer.live.report(), final: true, memory: threadMemory() } satisfies FromWorker);
     return;
