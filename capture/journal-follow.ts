@@ -181,7 +181,13 @@ export async function tailLines(
           if (bytesRead === 0) return 'capture-ended';
         }
         if (size !== undefined && size > offset) {
-          journal ??= await open(path, 'r');
+          try {
+            journal ??= await open(path, 'r');
+          } catch (err) {
+            // Removed since the stat, before it was ever opened: the capture ended.
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'capture-ended';
+            throw err;
+          }
           ({ bytesRead } = await journal.read(chunk, 0, chunk.length, offset));
         }
       }
