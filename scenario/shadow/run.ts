@@ -219,7 +219,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   // compares the journals whole; its report is the final one if it comes first. Its failure leaves the live worker's.
   let whole: Worker | undefined;
   const compareWhole = (): void => {
-    if (whole || rotation || drainedBy) return;
+    if (whole || rotation || drainedBy || workerError) return;
     // Its failure leaves the live worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
     const failed = (message: string): void => {
       if (drainedBy || options.drain !== 'whole') return;
