@@ -72,9 +72,11 @@ async function readConfig(): Promise<DiffConfig | undefined> {
 async function main(): Promise<void> {
   // Off the relay's way: the worker runs on what the relay leaves of the cores (low-priority.ts). Its thread id
   // lets the main thread see, at the end of the run, whether it gets a core at all (drain-watch.ts).
-  if (!spec.whole) lowerThreadPriority(COMPARE_NICE);
-  const tid = threadId();
-  if (tid !== undefined) parentPort!.postMessage({ type: 'thread', tid } satisfies FromWorker);
+  if (!spec.whole) {
+    lowerThreadPriority(COMPARE_NICE);
+    const tid = threadId();
+    if (tid !== undefined) parentPort!.postMessage({ type: 'thread', tid } satisfies FromWorker);
+  }
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, startedDateTime: spec.startedDateTime, ...(config ? { config } : {}) });
   // One comparison at a time: a batch's groups leave the map only as it is compared.

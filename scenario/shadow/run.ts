@@ -184,47 +184,45 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let liveTid: number | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
   rotation?.worker((msg) => worker.postMessage(msg));
-  worker.on('message', (msg: FromWorker) => {
-    if (drainedBy) return;
-    if (msg.type === 'thread') {
-      liveTid = msg.tid;
-      return;
-    }
-    if (msg.type === 'unfollowed') {
-      rotation?.unfollowed(msg.key);
-      return;
-    }
-    if (msg.type === 'error') {
-      rotation?.workerGone();
-      workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${msg.message}`);
-      onFinal?.(last ?? emptyReport(targets));
-      return;
-    }
+  // A worker's report: the live view's and onReport's; a final one ends the run (the first of the race at the end).
+  const takeReport = (msg: Extract<FromWorker, { type: 'report' }>, by: 'live' | 'whole'): void => {
     last = msg.report;
     compareMemory = msg.memory;
     options.onReport?.(msg.report);
     for (const l of reportListeners) l(msg.report);
     if (msg.final) {
-      drainedBy = 'live';
+      drainedBy = by;
       onFinal?.(msg.report);
+    }
+  };
+  // The comparison failed: the run ends with the report it had, and close() throws this.
+  const failRun = (what: string, message: string): void => {
+    workerError = new BbError('BB_SHADOW_COMPARE', `${what} failed: ${message}`);
+    onFinal?.(last ?? emptyReport(targets));
+  };
+  worker.on('message', (msg: FromWorker) => {
+    if (drainedBy) return;
+    if (msg.type === 'thread') liveTid = msg.tid;
+    else if (msg.type === 'unfollowed') rotation?.unfollowed(msg.key);
+    else if (msg.type === 'report') takeReport(msg, 'live');
+    else {
+      rotation?.workerGone();
+      failRun('the live comparison', msg.message);
     }
   });
   worker.on('error', (err) => {
     if (drainedBy) return;
     rotation?.workerGone();
-    workerError = new BbError('BB_SHADOW_COMPARE', `the live comparison failed: ${err.message}`);
-    onFinal?.(last ?? emptyReport(targets));
+    failRun('the live comparison', err.message);
   });
   // The end of a run whose live worker is starved (drain-watch.ts): a fresh worker at the process's priority
-  // compares the journals whole; its report is the final one if it comes first. Its failure leaves the live worker's.
+  // compares the journals whole; its report is the final one if it comes first. Its failure leaves the live
+  // worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
   let whole: Worker | undefined;
   const compareWhole = (): void => {
     if (whole || rotation || drainedBy || workerError) return;
-    // Its failure leaves the live worker's report, or, when the live worker was stopped for it ('whole'), fails the run.
     const failed = (message: string): void => {
-      if (drainedBy || options.drain !== 'whole') return;
-      workerError = new BbError('BB_SHADOW_COMPARE', `the comparison at the end of the run failed: ${message}`);
-      onFinal?.(last ?? emptyReport(targets));
+      if (!drainedBy && options.drain === 'whole') failRun('the comparison at the end of the run', message);
     };
     try {
       whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
@@ -233,14 +231,10 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       return;
     }
     whole.on('message', (msg: FromWorker) => {
-      if (drainedBy || msg.type !== 'report' || !msg.final) return;
-      drainedBy = 'whole';
-      last = msg.report;
-      compareMemory = msg.memory;
-      options.onReport?.(msg.report);
-      onFinal?.(msg.report);
+      if (drainedBy) return;
+      if (msg.type === 'report' && msg.final) takeReport(msg, 'whole');
+      else if (msg.type === 'error') failed(msg.message);
     });
-    whole.on('message', (msg: FromWorker) => msg.type === 'error' && failed(msg.message));
     whole.on('error', (err) => failed(err.message));
   };
 
