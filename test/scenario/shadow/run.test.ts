@@ -8,10 +8,15 @@
 // upstreamTls), so a plain client's requests are mirrored and compared as
 // over plain HTTP. gRPC over TLS, and clients on TLS (--listen-tls), are in
 // mirror-h2.cli.test.ts.
+//
+// The end of a run whose comparison worker is starved (drain-watch.ts): a
+// fresh worker at the process's priority compares the journals whole, and
+// its report must be the live worker's (the same counts per route, the same
+// findings), here with the two builds of service.ts and a secondary.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'undici';
-import { startShadow, type TargetName } from '../../../scenario/index.js';
+import { startShadow, type ShadowReport, type TargetName } from '../../../scenario/index.js';
 import type { ListenerErrorReport } from '../../../proxy/index.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { startHttp1Upstream } from '../../proxy/tls/alpn-peers.js';
@@ -91,5 +96,67 @@ describe('startShadow with https targets', () => {
     const report = await shadow.close();
     assert.deepEqual([report.totals.requests, report.totals.mirrored, report.totals.equal, report.totals.errors], [2, 2, 2, 0], JSON.stringify(report));
     assert.ok(candidate.connections.length > 0 && candidate.connections.every((alpn) => alpn === 'http/1.1'), JSON.stringify(candidate.connections));
+  });
+});
+
+/** One shadow run of the same traffic (a session, three lists and their first items, /me, a POST); its final report and which worker wrote it. */
+async function run(name: string, drain: 'live' | 'whole'): Promise<{ report: ShadowReport; by: string | undefined }> {
+  const [primary, candidate, secondary] = [await startShadowService('old'), await startShadowService('new'), await startShadowService('old')];
+  services.push(primary, candidate, secondary);
+  const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: tmp.path(name), bbHome: tmp.bbHome, drain });
+  const c = new Client(shadow.url);
+  try {
+    const json = async (path: string, headers: Record<string, string> = {}) => {
+      const res = await c.request({ method: 'GET', path, headers });
+      return { headers: res.headers, body: JSON.parse(await res.body.text()) };
+    };
+    const session = await json('/session');
+    const cookie = String(session.headers['set-cookie']).split(';')[0]!;
+    for (let i = 0; i < 3; i++) {
+      const list = await json('/items');
+      await json(`/items/${list.body.items[0].id}`);
+    }
+    await json('/me', { cookie });
+    const post = await c.request({ method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    await post.body.text();
+  } finally {
+    await c.close();
+  }
+  const report = await shadow.close();
+  return { report, by: shadow.drainedBy() };
+}
+
+/** What two reports of the same traffic must share: counts per route and in all, and the findings with their counts. */
+function verdicts(r: ShadowReport) {
+  return {
+    totals: r.totals,
+    routes: r.routes,
+    findings: r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern} ×${f.count}`).sort(),
+  };
+}
+
+describe('bb shadow: the end of a run compared whole', () => {
+  it("a fresh worker reading the journals whole reaches the live worker's report", async () => {
+    // The live worker's report as the reference, whatever the machine's load (no race).
+    const live = await run('live', 'live');
+    const whole = await run('whole', 'whole');
+    assert.equal(live.by, 'live');
+    assert.equal(whole.by, 'whole');
+    // The run's own verdicts, as bb shadow's end-to-end test has them.
+    assert.deepEqual(whole.report.totals.skipped, { unsafe: 1 });
+    assert.equal(whole.report.totals.requests, 9);
+    assert.equal(whole.report.routes['GET /items']?.regressions, 3, JSON.stringify(whole.report.routes));
+    assert.equal(whole.report.routes['GET /me']?.equal, 1, JSON.stringify(whole.report.routes));
+    assert.deepEqual(
+      whole.report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(),
+      ['regression changed response.body.total', 'regression removed response.headers.x-served-by'],
+    );
+    assert.deepEqual(verdicts(whole.report), verdicts(live.report));
+    // Each target's latency from the same entries: as many samples.
+    for (const [route, byTarget] of Object.entries(live.report.latency)) {
+      for (const [target, h] of Object.entries(byTarget)) assert.equal(whole.report.latency[route]?.[target as 'primary']?.count, h!.count, `${route} ${target}`);
+    }
+    // The run's start, not the fresh worker's.
+    assert.ok(whole.report.startedDateTime < whole.report.endedDateTime);
   });
 });
