@@ -6,13 +6,14 @@
 // request to the end of the close (each bounded to 120 s, ended by PID).
 //
 //   node --import tsx bench/shadow-drain.ts [--requests 3000] [--spin 3]
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { positiveFlags } from './lib/args.js';
+import { spinners as spin } from './lib/spin.js';
 import { startShadow } from '../dist/index.js';
 
 const args = process.argv.slice(2);
@@ -32,7 +33,7 @@ const [primary, candidate] = [await upstream(), await upstream()];
 const spinning: ChildProcess[] = [];
 try {
   const shadow = await startShadow({ primary: url(primary), candidate: url(candidate), outDir: join(work, 'out'), bbHome: join(work, 'home') });
-  for (let i = 0; i < spinners; i++) spinning.push(spawn(process.execPath, ['-e', 'for (const end = Date.now() + 120000; Date.now() < end; );'], { stdio: 'ignore' }));
+  spinning.push(...spin(spinners, 120));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   const get = (i: number): Promise<void> =>
     new Promise((resolve, reject) => http.get(`${shadow.url}/item/${i}`, { agent }, (res) => (res.resume(), res.on('end', resolve))).on('error', reject));

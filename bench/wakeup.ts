@@ -13,6 +13,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { positiveFlags } from './lib/args.js';
 import { percentile } from './lib/stats.js';
+import { spinners } from './lib/spin.js';
 
 const args = process.argv.slice(2);
 
@@ -60,11 +61,8 @@ if (args[0] === 'echo') {
     console.error(`bench/wakeup.ts: --spinner takes none, nice0, nice19 or idle, got ${spinner}`);
     process.exit(2);
   }
-  let spin: ChildProcess | undefined;
-  if (spinner !== 'none') {
-    const cmd = [...prefix[spinner]!, process.execPath, '-e', 'for (;;);'];
-    spin = spawn(cmd[0]!, cmd.slice(1), { stdio: 'ignore' });
-  }
+  // Long enough for the pairs (20,000 round trips take ~25 s here); it ends by itself after that, or when they are done.
+  const spin: ChildProcess | undefined = spinner === 'none' ? undefined : spinners(1, 600, prefix[spinner])[0];
   console.log(`${pairs} ping-pong pair(s), ${trips} round trips each, spinner: ${spinner}`);
   const runs = Array.from({ length: pairs }, () => {
     const p = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'pair', String(trips)], { stdio: 'inherit' });
