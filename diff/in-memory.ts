@@ -15,12 +15,18 @@ export interface NamedHar {
   /** Shown where a file's path would be (result.old.path, noiseRun.path). */
   name: string;
   har: Har;
+  /**
+   * Values bound before the capture's first entry, when it is one part of a
+   * longer timeline (`bb shadow` compares its captures in batches): they are
+   * compared through the binding, as the whole timeline's would be.
+   */
+  bound?: ReadonlySet<string>;
 }
 
 /** Compares two captures in memory (and a second old run for noise) as diffCaptures compares files; the names must differ. */
 export async function diffHars(old: NamedHar, next: NamedHar, options: Omit<DiffOptions, 'noisePath'> & { noise?: NamedHar } = {}): Promise<DiffResult> {
   const { noise, ...rest } = options;
-  const byName = new Map([old, next, ...(noise ? [noise] : [])].map((h) => [h.name, h.har]));
+  const byName = new Map([old, next, ...(noise ? [noise] : [])].map((h) => [h.name, h]));
   if (byName.size !== (noise ? 3 : 2)) throw new Error('diffHars: each capture needs its own name');
   const pipe = diffPipe();
   options.stages?.(pipe);
@@ -30,7 +36,10 @@ export async function diffHars(old: NamedHar, next: NamedHar, options: Omit<Diff
     part: 'read',
     run: async (ctx) => {
       ctx.storeKind = 'memory';
-      const open = (which: 'old' | 'new') => MemoryStore.of(ctx, which, checkCapture(ctx[which].path, byName.get(ctx[which].path), { allowIncomplete: ctx.options.allowIncomplete }));
+      const open = (which: 'old' | 'new') => {
+        const named = byName.get(ctx[which].path);
+        return MemoryStore.of(ctx, which, checkCapture(ctx[which].path, named?.har, { allowIncomplete: ctx.options.allowIncomplete }), named?.bound);
+      };
       ctx.old.store = await open('old');
       ctx.new.store = await open('new');
     },

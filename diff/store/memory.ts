@@ -28,6 +28,7 @@ export class MemoryStore implements SideStore {
     private readonly which: 'old' | 'new',
     private har: Har | undefined,
     private readonly zips: ZipBodies,
+    private readonly boundBefore?: ReadonlySet<string>,
   ) {
     const { pages, entries } = har!.log;
     this.header = sideHeader(har!.log, entries.length, captureWindow(entries[0], entries.at(-1), pages));
@@ -38,11 +39,15 @@ export class MemoryStore implements SideStore {
     return MemoryStore.of(ctx, which, await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete }));
   }
 
-  /** One side of the run from a capture already in memory and checked (diff/in-memory.ts), its zip bodies decoded. */
-  static async of(ctx: DiffContext, which: 'old' | 'new', har: Har): Promise<MemoryStore> {
+  /**
+   * One side of the run from a capture already in memory and checked
+   * (diff/in-memory.ts), its zip bodies decoded; `boundBefore`: values bound
+   * before its first entry, when it is one part of a longer timeline.
+   */
+  static async of(ctx: DiffContext, which: 'old' | 'new', har: Har, boundBefore?: ReadonlySet<string>): Promise<MemoryStore> {
     const zips = new ZipBodies();
     await zips.prepareEntries(har.log.entries, parsersOf(ctx.options));
-    return new MemoryStore(ctx, which, har, zips);
+    return new MemoryStore(ctx, which, har, zips, boundBefore);
   }
 
   // No await in summarize and finish: each side runs whole when called, old
@@ -53,7 +58,7 @@ export class MemoryStore implements SideStore {
     const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
-    const issued = this.ctx.rules.issued ? boundValues(har.log.entries) : undefined;
+    const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries), this.boundBefore) : undefined;
     const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued);
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     for (const { entry, index } of order) {
@@ -111,4 +116,10 @@ export class MemoryStore implements SideStore {
     this.releaseAll();
     this.har = undefined;
   }
+}
+
+/** A part's bound values and those its timeline bound before it. */
+function withBefore(bound: Set<string>, before: ReadonlySet<string> | undefined): Set<string> {
+  if (before) for (const v of before) bound.add(v);
+  return bound;
 }

@@ -7,12 +7,15 @@
 // `bb diff primary.har candidate.har --noise secondary.har`).
 // Each exchange's differing fields are then regressions (real: the secondary
 // agreed with the primary), noise (the secondary differed too, kind for
-// kind) or unclassified (no secondary). This runs in the comparison worker
-// (compare-worker.ts), never on the proxy's thread.
+// kind) or unclassified (no secondary). A value issued in one batch and sent
+// back in a later one binds as over the whole captures (batch-binding.ts).
+// This runs in the comparison worker (compare-worker.ts), never on the
+// proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
+import { BatchBinding, type BoundBefore } from './batch-binding.js';
 
 /** Exchanges compared per batch, at most. */
 const BATCH = 400;
@@ -60,6 +63,7 @@ function messageCount(g: Group, side: TargetName): number {
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
   readonly live: ShadowLive;
+  private readonly binding: BatchBinding;
 
   constructor(
     private readonly opts: {
@@ -72,6 +76,7 @@ export class ShadowComparer {
     },
   ) {
     this.live = new ShadowLive(opts.targets, opts.startedDateTime);
+    this.binding = new BatchBinding(opts.secondary);
   }
 
   /** Groups held: entries waiting for their other sides or for their batch. */
@@ -157,12 +162,14 @@ export class ShadowComparer {
       whole.push(g);
     }
     if (whole.length === 0) return;
+    const bound = this.binding.boundBefore(whole);
     // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
-    const result = await diffHars(this.har('primary', whole.map((g) => g.primary!)), this.har('candidate', whole.map((g) => g.candidate!)), {
+    const result = await diffHars(this.har('primary', whole.map((g) => g.primary!), bound), this.har('candidate', whole.map((g) => g.candidate!), bound), {
       ...(this.opts.config ? { config: this.opts.config } : {}),
-      ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!)) } : {}),
+      ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!), bound) } : {}),
       workers: false,
     });
+    this.binding.learn(whole);
     // Differences by pair id, and each pair's old index in this batch.
     const byPair = new Map<string, Difference[]>();
     for (const d of result.differences) {
@@ -203,10 +210,11 @@ export class ShadowComparer {
   }
 
   // One side of a batch as a small finished HAR, in the primary's order.
-  private har(label: TargetName, entries: HarEntry[]): NamedHar {
+  private har(label: TargetName, entries: HarEntry[], bound: BoundBefore | undefined): NamedHar {
     const at = new Date().toISOString();
     return {
       name: `${label}.har`,
+      ...(bound ? { bound: bound[label] } : {}),
       har: {
         log: {
           version: '1.2',

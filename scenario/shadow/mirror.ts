@@ -13,7 +13,7 @@
 // target's own ids and cookies (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
-import { responseValues, rewriteTokens, sameIssued, type ResponseView } from '../../diff/index.js';
+import { Counterparts, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -22,9 +22,6 @@ import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.
 
 // ws, loaded on the first WebSocket: a run without one never loads it.
 const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
-
-/** Bound values remembered per target; past it the oldest go. */
-const MAX_BINDINGS = 100_000;
 
 /** A request to mirror, as the primary's client sent it. */
 export interface MirrorRequest {
@@ -54,8 +51,8 @@ export class MirrorTarget {
   private readonly byPort = new Map<number, Lane>();
   private readonly portOf = new Map<string, number>();
   private readonly wsByPort = new Map<number, number>();
-  /** Primary value → this target's value. */
-  readonly bindings = new Map<string, string>();
+  /** Primary value → this target's value (bounded: the oldest go). */
+  readonly bindings = new Counterparts();
   /** Requests sent or queued and not answered. */
   inFlight = 0;
   /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
@@ -255,17 +252,7 @@ export class MirrorTarget {
 
   /** Learns this target's values from its answer and the primary's to the same request. */
   bind(primary: ResponseView, mine: ResponseView): void {
-    // The same answer issues the same values at the same places: nothing binds, and neither is parsed.
-    if (sameIssued(primary, mine)) return;
-    const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
-    // The primary issued nothing: nothing of this answer binds (its values are not read).
-    if (theirs.size === 0) return;
-    for (const v of responseValues(mine)) {
-      const p = theirs.get(v.place);
-      if (p === undefined || p === v.value) continue;
-      if (this.bindings.size >= MAX_BINDINGS) this.bindings.delete(this.bindings.keys().next().value!);
-      this.bindings.set(p, v.value);
-    }
+    this.bindings.learn(primary, mine);
   }
 
   /**

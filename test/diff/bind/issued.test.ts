@@ -2,7 +2,8 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, responseValues, rewriteTokens, sameIssued, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, responseValues, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { sameIssued } from '../../../diff/bind/issued.js';
 
 describe('tokensOf', () => {
   const table: Array<[string, string[]]> = [

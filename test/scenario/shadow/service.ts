@@ -5,7 +5,10 @@
 // server's cookie answers 401). A WebSocket chat echoes messages, the new
 // build with a changed field. Each server counts the requests it got. Ids are
 // 24 hex digits: a 12-digit one is all decimal digits about once in 300
-// (docs/diff.md, numeric ids), a shape change no test here is about.
+// (docs/diff.md, numeric ids), a shape change no test here is about. Orders
+// have sequential numbers from `firstOrder` (a plain number binds only by its
+// use, as a database's ids do); the new build reads an order's status as
+// "pending".
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { WebSocketServer } from 'ws';
@@ -18,8 +21,10 @@ export interface ShadowService {
   close(): Promise<void>;
 }
 
-/** Starts one build ('old' or 'new'). */
-export async function startShadowService(build: 'old' | 'new'): Promise<ShadowService> {
+/** Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`. */
+export async function startShadowService(build: 'old' | 'new', firstOrder = 1000): Promise<ShadowService> {
+  let nextOrder = firstOrder;
+  const orders = new Set<number>();
   const sessions = new Set<string>();
   const issued = new Set<string>();
   const hits = new Map<string, number>();
@@ -70,6 +75,14 @@ export async function startShadowService(build: 'old' | 'new'): Promise<ShadowSe
       drain(req);
       return json(201, { id: randomBytes(12).toString('hex') });
     }
+    if (path === '/orders' && req.method === 'POST') {
+      drain(req);
+      orders.add(nextOrder);
+      return json(201, { id: nextOrder++, status: 'open' });
+    }
+    // Only orders this server numbered exist: a mirror that sent the primary's number gets a 404.
+    const order = /^\/orders\/(\d+)$/.exec(path);
+    if (order) return orders.has(Number(order[1])) ? json(200, { id: Number(order[1]), status: build === 'new' ? 'pending' : 'open' }) : json(404, { error: 'no such order' });
     json(404, { error: 'not found' });
   });
   const wss = new WebSocketServer({ server, path: '/chat' });

@@ -1,0 +1,63 @@
+// A target's counterparts of the primary's issued values, for `bb shadow`
+// (docs/shadow.md "Sessions: each target's own ids and cookies"): where the
+// primary's answer and a target's answer to the same request issued
+// different values at the same place (issued.ts's responseValues: a JSON
+// field, Location, a Set-Cookie value, an event's field), the target's value
+// is the counterpart of the primary's. The relay rewrites later mirrored
+// requests with them (each target gets its own ids and cookies back), and
+// the live comparison binds them across its batches (a value issued in one
+// batch and sent back in a later one compares through the binding, as
+// `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
+// One learning for both, so the comparison binds what the relay rewrote.
+import { responseValues, sameIssued, type ResponseView } from './issued.js';
+
+/** Counterparts remembered, at most; past it the oldest go. */
+const MAX_COUNT = 100_000;
+/** Characters of values and counterparts remembered, at most (a token may be 4 KiB: captured content is hostile input); past it the oldest go. */
+const MAX_CHARS = 8 * 1024 * 1024;
+
+/** Primary value → one target's value, learned from their answers to the same requests. */
+export class Counterparts {
+  private readonly map = new Map<string, string>();
+  private chars = 0;
+
+  /** Distinct primary values with a counterpart. */
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** The target's value where the primary issued `value`, if they differed. */
+  get(value: string): string | undefined {
+    return this.map.get(value);
+  }
+
+  /** Learns from the primary's answer and the target's to one request: each place where both issued a value and the values differ. */
+  learn(primary: ResponseView, target: ResponseView): void {
+    // The same answer issues the same values at the same places: nothing to learn, and neither is parsed.
+    if (sameIssued(primary, target)) return;
+    const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
+    // The primary issued nothing: nothing of this answer is read.
+    if (theirs.size === 0) return;
+    for (const v of responseValues(target)) {
+      const p = theirs.get(v.place);
+      if (p === undefined || p === v.value) continue;
+      this.set(p, v.value);
+    }
+  }
+
+  private set(value: string, counterpart: string): void {
+    const old = this.map.get(value);
+    if (old !== undefined) {
+      this.chars -= value.length + old.length;
+      // Re-learned: it moves to the newest end.
+      this.map.delete(value);
+    }
+    this.map.set(value, counterpart);
+    this.chars += value.length + counterpart.length;
+    while (this.map.size > MAX_COUNT || this.chars > MAX_CHARS) {
+      const [k, v] = this.map.entries().next().value!;
+      this.map.delete(k);
+      this.chars -= k.length + v.length;
+    }
+  }
+}

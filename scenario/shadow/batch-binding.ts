@@ -1,0 +1,70 @@
+// Issued values across the live comparison's batches (docs/shadow.md
+// "Sessions: each target's own ids and cookies"). `bb diff` binds a value a
+// server issued and its client later sent back over the whole capture
+// (diff/bind/bound.ts); the live comparison diffs batches of a few hundred
+// exchanges, so a value issued in one batch and sent back in a later one (an
+// order created, then read a second later: `POST /orders` → 1042, then
+// `GET /orders/1042`, mirrored as `GET /orders/5017`) would not bind, and the
+// read's paths, differing only by the ids, would not even pair. Each target's
+// counterparts of the primary's values are learned from the batches compared
+// so far (the relay's own learning, diff/bind/counterparts.ts); a later
+// batch's primary requests that send one back bind it on every side, each
+// side its own value, so the read compares as `bb diff` of the captures
+// compares it.
+import { Counterparts, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
+import type { HarEntry } from '../../capture/index.js';
+import type { TargetName } from './live.js';
+
+/** One exchange's entries on each side, as the comparer groups them. */
+type Sides = Partial<Record<TargetName, HarEntry>>;
+
+/** Values bound before a batch, per side. */
+export type BoundBefore = Record<TargetName, Set<string>>;
+
+/** The candidate's and the secondary's counterparts of the primary's issued values, over the run. */
+export class BatchBinding {
+  private readonly targets: Array<{ side: 'candidate' | 'secondary'; values: Counterparts }>;
+
+  constructor(secondary: boolean) {
+    this.targets = [{ side: 'candidate', values: new Counterparts() }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts() }] : [])];
+  }
+
+  /**
+   * The values a batch's primary requests send back that earlier batches'
+   * answers issued differently per target, each side's own (a side whose
+   * answer issued the primary's very value keeps it); undefined when none.
+   */
+  boundBefore(batch: readonly Sides[]): BoundBefore | undefined {
+    if (this.targets.every((t) => t.values.size === 0)) return undefined;
+    let out: BoundBefore | undefined;
+    for (const g of batch) {
+      for (const token of sentTokens(g.primary!)) {
+        const theirs = this.targets.map((t) => t.values.get(token));
+        if (theirs.every((v) => v === undefined)) continue;
+        out ??= { primary: new Set(), candidate: new Set(), secondary: new Set() };
+        out.primary.add(token);
+        this.targets.forEach((t, i) => out![t.side].add(theirs[i] ?? token));
+      }
+    }
+    return out;
+  }
+
+  /** Learns from a compared batch's answers (after it was compared: a value counts as issued from the next batch on). */
+  learn(batch: readonly Sides[]): void {
+    for (const g of batch) {
+      const primary = g.primary!;
+      const view = recordedResponse(primary);
+      for (const t of this.targets) {
+        const mine = g[t.side];
+        if (mine) t.values.learn(view, recordedResponse(mine));
+      }
+    }
+  }
+}
+
+/** What a primary exchange's client sent that can be a value sent back: its request's tokens and its text WebSocket messages'. */
+function sentTokens(e: HarEntry): string[] {
+  const out = requestTokens(sentRequest(e.request));
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) out.push(t);
+  return out;
+}

@@ -1,0 +1,53 @@
+// A target's counterparts of the primary's issued values (diff/bind/counterparts.ts):
+// what bb shadow's relay rewrites mirrored requests with and its live
+// comparison binds across batches.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Counterparts, type ResponseView } from '../../../diff/bind/index.js';
+
+const answer = (body: unknown, headers: Array<{ name: string; value: string }> = []): ResponseView => ({ headers, text: JSON.stringify(body) });
+
+describe('Counterparts', () => {
+  it('learns the values issued at the same place that differ, from body fields and Set-Cookie', () => {
+    const c = new Counterparts();
+    c.learn(answer({ id: 1042, status: 'open', owner: 'user_7f3a' }, [{ name: 'Set-Cookie', value: 'sid=AAAA1111; Path=/' }]), answer({ id: 5017, status: 'open', owner: 'user_7f3a' }, [{ name: 'Set-Cookie', value: 'sid=BBBB2222; Path=/' }]));
+    assert.equal(c.get('1042'), '5017');
+    assert.equal(c.get('AAAA1111'), 'BBBB2222');
+    // The same value on both sides has no counterpart; nor has a value the primary did not issue.
+    assert.equal(c.get('user_7f3a'), undefined);
+    assert.equal(c.get('5017'), undefined);
+    assert.equal(c.size, 2);
+  });
+
+  it('learns nothing from the same answer, nor where the primary issued nothing at that place', () => {
+    const c = new Counterparts();
+    c.learn(answer({ id: 1042 }), answer({ id: 1042 }));
+    c.learn(answer({ n: 1 }), answer({ id: 5017 }));
+    c.learn(answer({ id: 1042 }), answer({ other: 5017 }));
+    assert.equal(c.size, 0);
+  });
+
+  it('keeps the newest counterpart of a value learned again', () => {
+    const c = new Counterparts();
+    c.learn(answer({ id: 1042 }), answer({ id: 5017 }));
+    c.learn(answer({ id: 1042 }), answer({ id: 5018 }));
+    assert.equal(c.get('1042'), '5018');
+    assert.equal(c.size, 1);
+  });
+
+  it('is bounded by count and by characters: the oldest go (a hostile server issuing long tokens cannot grow it past its cap)', () => {
+    const byCount = new Counterparts();
+    for (let i = 0; i < 100_010; i++) byCount.learn(answer({ id: 10_000_000 + i }), answer({ id: 50_000_000 + i }));
+    assert.equal(byCount.size, 100_000);
+    assert.equal(byCount.get('10000000'), undefined);
+    assert.equal(byCount.get(String(10_000_000 + 100_009)), String(50_000_000 + 100_009));
+
+    const byChars = new Counterparts();
+    const long = (tag: string, i: number) => `${tag}${String(i).padStart(6, '0')}`.padEnd(4000, 'x');
+    // 3,000 pairs of ~8,000 characters: past the 8 Mi-character cap after ~1,048 of them.
+    for (let i = 0; i < 3000; i++) byChars.learn(answer({ token: long('P', i) }), answer({ token: long('C', i) }));
+    assert.ok(byChars.size < 1100 && byChars.size > 1000, `kept ${byChars.size}`);
+    assert.equal(byChars.get(long('P', 0)), undefined);
+    assert.equal(byChars.get(long('P', 2999)), long('C', 2999));
+  });
+});
