@@ -4,20 +4,23 @@
 // same functions the writer uses (to-har.ts: URLs with their query redacted,
 // WebSocket messages with text checked as UTF-8 and truncation noted), so
 // following a capture shows what `bb frames` shows of it afterwards.
-// Payloads are read from `<out>.bodies`. This file touches the disk.
+// Payloads are read from `<out>.bodies` through the writer's own reader
+// (writer.ts entryContext: one read-ahead window, one running cipher). This
+// file touches the disk.
 //
 // The capture writes body bytes before the journal line that points at them,
 // so a whole line's payload is always readable. A line without its newline
 // yet is kept until the rest arrives. The journal disappears when the capture
 // stops cleanly (it becomes `<out>`): following then ends.
+import { closeSync, openSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { HarWebSocketMessage } from './har.js';
 import { parseJournalLine, type HeaderRecord, type JournalRecord, type StartRecord } from './journal.js';
 import { unfoldRecord } from './journal-fold.js';
 import { LineSplitter, type OnLine } from './journal-bytes.js';
 import type { Redactor } from './redact.js';
-import type { BodySeal } from './body-seal.js';
-import { buildWsMessage, entryUrl } from './to-har.js';
+import { buildWsMessage, entryUrl, type EntryContext } from './to-har.js';
+import { entryContext } from './writer.js';
 
 /** One followed event: a WebSocket message (or error row), or an HTTP request/response when asked. */
 // `exchange` is the exchange's name, `#<exchange>`: the seq its request got (its `_bb.seq` in the HAR).
@@ -57,33 +60,27 @@ interface Exchange {
 export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   const pollMs = opts.pollMs ?? 200;
   const exchanges = new Map<number, Exchange>();
-  let redactor: Redactor | undefined;
-  let seal: BodySeal | undefined;
-  // The proxy's own address: the origin of a request that named no Host (as the writer does).
-  let listen = '';
-  let bodies: FileHandle | undefined;
-  const readBody = async (o: number | undefined, n: number): Promise<Buffer> => {
-    if (n === 0 || o === undefined) return Buffer.alloc(0);
-    bodies ??= await open(opts.bodiesPath, 'r');
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await bodies.read(buf, 0, n, o);
-    return seal ? seal.apply(buf.subarray(0, bytesRead), o) : buf.subarray(0, bytesRead);
-  };
-  const handle = async (line: string): Promise<void> => {
+  // What the journal's header says: the redactor, the bodies' reader, the proxy's own address (a request with no Host).
+  let ctx: EntryContext | undefined;
+  let bodiesFd: number | undefined;
+  const handle = (line: string): void => {
     const rec = parseJournalLine(line);
     if (!rec) return;
     if (rec.r === 'bb-journal') return handleRecord(rec);
-    for (const r of unfoldRecord(rec as JournalRecord)) await handleRecord(r);
+    for (const r of unfoldRecord(rec as JournalRecord)) handleRecord(r);
   };
-  const handleRecord = async (rec: HeaderRecord | JournalRecord): Promise<void> => {
+  const handleRecord = (rec: HeaderRecord | JournalRecord): void => {
     switch (rec.r) {
       case 'bb-journal':
-        redactor = opts.redactorFor?.(rec);
-        seal = rec.seal !== undefined ? redactor?.bodySeal(rec.seal) : undefined;
-        listen = rec.listen;
+        try {
+          bodiesFd ??= openSync(opts.bodiesPath, 'r');
+        } catch {
+          // No bodies file: payloads read back as lost, as the writer reads them.
+        }
+        ctx = entryContext(rec, opts.redactorFor?.(rec), bodiesFd);
         return;
       case 'start': {
-        const url = entryUrl(rec, listen, redactor);
+        const url = entryUrl(rec, ctx?.fallbackOrigin ?? '', ctx?.redactor);
         exchanges.set(rec.x, { start: rec, url, openedAt: rec.ts / 1000 });
         if (opts.http) {
           opts.onEvent({ kind: 'request', connection: rec.c, exchange: rec.seq, seq: rec.seq, time: rec.ts / 1000, method: rec.method, url });
@@ -110,8 +107,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
       case 'wsm':
       case 'wse': {
         const ex = exchanges.get(rec.x);
-        const payload = rec.r === 'wsm' ? await readBody(rec.o, rec.n) : undefined;
-        const message = buildWsMessage(rec, { readBody: () => payload!, redactor });
+        const message = buildWsMessage(rec, ctx ?? { readBody: () => Buffer.alloc(0) });
         opts.onEvent({
           kind: 'ws',
           connection: ex?.start.c ?? String(rec.x),
@@ -133,7 +129,7 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
   try {
     return await tailLines(opts.journalPath, handle, pollMs, opts.signal);
   } finally {
-    await bodies?.close().catch(() => {});
+    if (bodiesFd !== undefined) closeSync(bodiesFd);
   }
 }
 
