@@ -2,7 +2,7 @@
 // compiled rules and ordinal table, and each side's store (diff/store/), the
 // one thing that differs between a small and a big capture. The stages see a
 // side only through SideStore: its summaries, then its entries one at a time.
-import { replayOfShape, type HarLog, type HarPage, type HarReplayOf, type HarReplaySkip } from '../capture/index.js';
+import { replayOfShape, type HarEntry, type HarLog, type HarPage, type HarReplayOf, type HarReplaySkip } from '../capture/index.js';
 import type { NotReplayed } from './not-replayed.js';
 import { configProtoSchema, emptyDiffConfig, type DiffConfig } from './config.js';
 import { compileRules, homesFor, type RuleSet, OrdinalTable, normalizeContext, type NormalizeContext, bodyParsers, type BodyParser, type ZipBodies, type ProtoSchema, compilePathRules, type PathRules, type CaptureWindow, type ErasedNote } from './normalize/index.js';
@@ -98,12 +98,14 @@ export interface SideHeader {
   window: CaptureWindow | undefined;
   /** log._bb.replayOf when the side is a `bb replay` (capture's replay-of.ts), checked for shape. */
   replayOf?: HarReplayOf;
+  /** Its first entry carries bb shadow's tag: the side is one of a `bb shadow` run's captures. */
+  shadow?: boolean;
 }
 
-/** A side's header from its log (pages and `_bb`), its entry count and time window: the same for every store. */
-export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined): SideHeader {
+/** A side's header from its log (pages and `_bb`), its entry count, time window and first entry: the same for every store. */
+export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined, first: HarEntry | undefined): SideHeader {
   const replayOf = replayOfShape(log._bb?.replayOf);
-  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}) };
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true } : {}) };
 }
 
 /**
@@ -112,14 +114,27 @@ export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: numbe
  * kept within a byte budget (store/bounded.ts). Opened by the read stage;
  * summarize, then finish, once each; then entries by place in comparison order.
  */
+/** What the run's two sides say of each other, known from their headers before any entry is normalized. */
+export interface PairFacts {
+  /** The other side is a replay saying which entries it did not send; when this side is the capture it replayed, those are left out (`leftOut`). */
+  replayOf?: HarReplayOf;
+  /** A side is a `bb replay`: every request Host of the run is bb's choice (NormalizeContext.bbChoseHost). */
+  bbChoseHost?: boolean;
+  /**
+   * Both sides are `bb shadow` captures: an exchange the shadow did not mirror (only the primary has it) is in
+   * neither's comparison. Against any other capture (a replay of the primary's, say) it is compared like the rest.
+   */
+  shadowPair?: boolean;
+}
+
 export interface SideStore {
   /** The side's log facts (read stage). */
   readonly header: SideHeader;
   /**
    * Reads and normalizes every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then.
-   * `replayOf`: the other side is a replay saying which entries it did not send; when this side is the capture it replayed, those are left out (`leftOut`).
+   * `pair`: what the other side says of this one (PairFacts).
    */
-  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized>;
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */
   finish(hosts: boolean): Promise<void>;
   /** Summaries in comparison order (after finish). */

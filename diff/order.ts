@@ -39,7 +39,7 @@ export function comparisonSeq(entry: HarEntry): number | undefined {
   return typeof shadow === 'number' ? shadow : entry._bb?.seq;
 }
 
-/** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison holds it. */
+/** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison with another of the shadow's captures holds it (PairFacts.shadowPair). */
 export function notCompared(entry: HarEntry): boolean {
   return typeof entry._bb?.shadow?.skipped === 'string';
 }

@@ -113,7 +113,10 @@ export const defaultStages: readonly DiffStage[] = [
         ctx.options.onProgress?.({ stage: 'normalize', done: read[0]! + read[1]!, total });
       };
       // A new side that is a replay of the old names the old entries it did not send: the old store leaves them out when it is that capture.
-      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0), n.header.replayOf), n.summarize(labels.new, report(1))]);
+      // A replay names its target in Host, whatever the original named: with one in the run, no side's request Host is compared.
+      const bbChoseHost = o.header.replayOf !== undefined || n.header.replayOf !== undefined;
+      const shadowPair = o.header.shadow === true && n.header.shadow === true;
+      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair }), n.summarize(labels.new, report(1), { bbChoseHost, shadowPair })]);
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;
       // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.

@@ -33,6 +33,8 @@ export interface NormalizeContext {
   parsers?: readonly BodyParser[];
   /** The config's `.proto` files: gRPC messages of the methods they define decode with field names. */
   proto?: ProtoSchema;
+  /** Every entry's request Host is bb's choice (a side of the run is a `bb replay`, which names its target): compared as a mask. */
+  bbChoseHost?: boolean;
 }
 
 /** A pairing.keys rule with its route glob compiled. */

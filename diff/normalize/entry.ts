@@ -19,8 +19,8 @@ import { getOwn, mediaType, pairValue, setOwn } from '../../core/index.js';
 import { joinPath } from '../selector.js';
 import { setPastCaps } from '../past-cap.js';
 
-/** The request Host of an entry of bb shadow's captures, as compared (docs/diff.md "What is compared"). */
-const SHADOW_HOST = '<SHADOW TARGET>';
+/** A request Host bb chose, as compared (docs/diff.md "What is compared"): bb shadow's captures, and both sides of a run with a `bb replay`. */
+const BB_HOST = '<TARGET HOST>';
 
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
 function isH2OrLater(e: HarEntry): boolean {
@@ -189,8 +189,10 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page, ...(rk ? { requestKey: rk } : {}) },
   };
-  // bb shadow chose each capture's request Host (the client's for the primary, each target's own authority for a mirror): a difference of bb's, never of the builds'.
-  if (e._bb?.shadow !== undefined && getOwn(out.request.headers, 'host') !== undefined) setOwn(out.request.headers, 'host', SHADOW_HOST);
+  // bb chose the request Host: bb shadow's (the client's for the primary, each target's own authority for a mirror), or a
+  // replay's (it names its target, whatever the original named): a difference of bb's, never of the builds'. A replay's
+  // Host is masked on both sides of its run, so a replay compares with any capture, a shadow's among them.
+  if ((ctx.bbChoseHost || e._bb?.shadow !== undefined) && getOwn(out.request.headers, 'host') !== undefined) setOwn(out.request.headers, 'host', BB_HOST);
   // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
   if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, 'request.trailers', ctx, false);
   if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, 'response.trailers', ctx, false);

@@ -13,8 +13,7 @@
 // differences, and a few side-by-side views for the HTML report; never a
 // whole capture.
 import { stat } from 'node:fs/promises';
-import type { DiffContext, EntrySummary, SideHeader, SideStore, Summarized } from '../context.js';
-import type { HarReplayOf } from '../../capture/index.js';
+import type { DiffContext, EntrySummary, PairFacts, SideHeader, SideStore, Summarized } from '../context.js';
 import { applyPathRules, type PathRules } from '../normalize/index.js';
 import { ShapeTable } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
@@ -55,8 +54,8 @@ export class BoundedStore implements SideStore {
     return this.handle.header;
   }
 
-  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized> {
-    return this.handle.summarize(labels, onProgress, replayOf);
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized> {
+    return this.handle.summarize(labels, onProgress, pair);
   }
 
   async finish(hosts: boolean): Promise<void> {

@@ -2,8 +2,8 @@
 // parses the capture and decodes its zip bodies; the normalize pass
 // normalizes every entry in comparison order and keeps them all, so the
 // compare loop takes each one as it is.
-import { readCapture, replaySkipsIn, type Har, type HarReplayOf } from '../../capture/index.js';
-import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type SideHeader, type SideStore, type Summarized } from '../context.js';
+import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
+import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
@@ -31,7 +31,7 @@ export class MemoryStore implements SideStore {
     private readonly boundBefore?: ReadonlySet<string>,
   ) {
     const { pages, entries } = har!.log;
-    this.header = sideHeader(har!.log, entries.length, captureWindow(entries[0], entries.at(-1), pages));
+    this.header = sideHeader(har!.log, entries.length, captureWindow(entries[0], entries.at(-1), pages), entries[0]);
   }
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
@@ -52,17 +52,18 @@ export class MemoryStore implements SideStore {
 
   // No await in summarize and finish: each side runs whole when called, old
   // before new, so the run's ordinal table meets values in one fixed order.
-  async summarize(labels: Map<string, string>, _onProgress?: unknown, replayOf?: HarReplayOf): Promise<Summarized> {
+  async summarize(labels: Map<string, string>, _onProgress?: unknown, pair: PairFacts = {}): Promise<Summarized> {
+    const { replayOf } = pair;
     const har = this.har!;
     // Entries a replay of this capture did not send: never normalized, so they name no host and take no marker.
     const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
     const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries), this.boundBefore) : undefined;
-    const nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued);
+    const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     for (const { entry, index } of order) {
-      if (notCompared(entry) || leave.has(index)) continue;
+      if ((pair.shadowPair && notCompared(entry)) || leave.has(index)) continue;
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
       this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
       this.hosts.push(entryHost(entry, nctx));

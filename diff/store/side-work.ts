@@ -10,9 +10,9 @@
 // their side, which is all the differ needs: numbering keys markers by side,
 // classes are seeded from the rules (the same class numbers everywhere), and
 // routes, keys and ids hold no markers.
-import { claimedIndices, indexCapture, replaySkipsIn, type HarReplayOf, type IndexedCapture } from '../../capture/index.js';
+import { claimedIndices, indexCapture, replaySkipsIn, type IndexedCapture } from '../../capture/index.js';
 import type { HarEntry } from '../../capture/index.js';
-import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type SideHeader, type Summarized } from '../context.js';
+import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
@@ -199,8 +199,9 @@ export class SideWork {
     // One that does not read is left out here: summarize reports it, in file order.
     const n = cap.entryCount;
     const at = (i: number) => (i >= 0 ? cap.readEntry(i).catch(() => undefined) : undefined);
-    const window = captureWindow(await at(n ? 0 : -1), await at(n - 1), cap.header.pages);
-    const header = sideHeader(cap.header, n, window);
+    const first = await at(n ? 0 : -1);
+    const window = captureWindow(first, await at(n - 1), cap.header.pages);
+    const header = sideHeader(cap.header, n, window, first);
     const nctx = normalizeContextFor(c, spec.which, header.serverHome, zips, window);
     // Kept texts parse back to the same entry only for the built-in parsers.
     return new SideWork(cap, header, c, nctx, spec.which, zips, nctx.pathRules.length === 0 && !c.options.bodyParsers);
@@ -238,9 +239,10 @@ export class SideWork {
    * Reads every entry once, keeping summaries, and answers the side's
    * distinct hosts: whether keys include hosts is decided for both sides
    * together (hostsInKeys) before `finish` orders and names the entries.
-   * `labels`: page id → label (pairedPageLabels). `replayOf`: as SideStore.summarize's.
+   * `labels`: page id → label (pairedPageLabels). `pair`: as SideStore.summarize's.
    */
-  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized> {
+  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair: PairFacts = {}): Promise<Summarized> {
+    const { replayOf } = pair;
     this.labels = labels;
     // Entries a replay of this capture did not send: checked by reading the few it names, then never normalized.
     const claimed = new Map<number, HarEntry | undefined>();
@@ -256,6 +258,7 @@ export class SideWork {
       for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
       this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, timeline.bound);
     }
+    this.nctx = { ...this.nctx, bbChoseHost: pair.bbChoseHost === true };
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
     const timed = this.ctx.options.timing !== undefined;
@@ -292,7 +295,7 @@ export class SideWork {
         p.kept[i] = kept;
       }
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
-      if (!notCompared(entry)) p.list.push({
+      if (!(pair.shadowPair && notCompared(entry))) p.list.push({
         index: i,
         ...(typeof comparisonSeq(entry) === 'number' ? { seq: comparisonSeq(entry) } : {}),
         key: n.key,

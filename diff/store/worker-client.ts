@@ -3,11 +3,11 @@
 // pass is most of a big diff's time, and each side's is independent), or in
 // the calling thread when the run carries code a worker cannot get (custom
 // body parsers) or `workers: false` says so (BB_DIFF_WORKERS=0 on the command line).
-import { CaptureReadError, type CaptureErrorCode, type HarReplayOf } from '../../capture/index.js';
+import { CaptureReadError, type CaptureErrorCode } from '../../capture/index.js';
 import { BbError, isBbError, startModuleWorker, type BbCode } from '../../core/index.js';
 import type { Worker } from 'node:worker_threads';
 import { SideWork, type EntryTexts, type SideSpec, type SideSummaries } from './side-work.js';
-import type { DiffContext, SideHeader, Summarized } from '../context.js';
+import type { DiffContext, PairFacts, SideHeader, Summarized } from '../context.js';
 import { allKept, unpackSummaries, type PackedSummaries } from './pack.js';
 
 /** A side as the bounded store uses it, wherever it runs. */
@@ -15,7 +15,7 @@ export interface SideHandle {
   /** The side's log facts. */
   readonly header: SideHeader;
   /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. `replayOf`: as SideStore.summarize's. */
-  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized>;
+  summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
   finish(hosts: boolean): Promise<SideSummaries>;
   /** Entry `index` in kept form, normalized again. */
@@ -26,7 +26,7 @@ export interface SideHandle {
 
 /** Messages to the worker. */
 export type Request =
-  | { id: number; op: 'summarize'; labels: Array<[string, string]>; replayOf?: HarReplayOf }
+  | { id: number; op: 'summarize'; labels: Array<[string, string]>; pair?: PairFacts }
   | { id: number; op: 'finish'; hosts: boolean }
   | { id: number; op: 'load'; index: number }
   | { id: number; op: 'close' };
@@ -137,10 +137,10 @@ class WorkerSide implements SideHandle {
     return this.call(id, { ...req, id } as Request);
   }
 
-  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void, replayOf?: HarReplayOf): Promise<Summarized> {
+  async summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized> {
     this.onProgress = onProgress;
     try {
-      return (await this.request({ op: 'summarize', labels: [...labels], ...(replayOf ? { replayOf } : {}) })) as Summarized;
+      return (await this.request({ op: 'summarize', labels: [...labels], ...(pair ? { pair } : {}) })) as Summarized;
     } finally {
       this.onProgress = undefined;
     }

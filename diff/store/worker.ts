@@ -22,7 +22,7 @@ port.on('message', async (req: Request) => {
   try {
     if (!work) throw new Error('bb diff: the side did not open');
     if (req.op === 'summarize') {
-      post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done }), req.replayOf) });
+      post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done }), req.pair) });
     } else if (req.op === 'finish') {
       const out = await work.finish(req.hosts);
       // Packed before the transfer: the summaries' marks are views into the markers' buffer.

@@ -64,3 +64,38 @@ describe("the request Host of bb shadow's captures", () => {
     assert.match(renderText(r, { color: false }), /request\.headers\.host/);
   });
 });
+
+// bb replay names its target in Host (docs/replay.md "What the original client sent"), whatever the
+// original named: a capture whose client said `Host: shop.example.com`, replayed to 127.0.0.1, had
+// `request.headers.host changed` as a real finding on every entry.
+describe('the request Host in a run with a bb replay', () => {
+  const t = tempDir();
+  const capture = (host: string, extra: Record<string, unknown>, log: Record<string, unknown> = {}) =>
+    har([entry(`http://${host}/orders/7`, T0, { request: { method: 'GET', url: `http://${host}/orders/7`, httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Host', value: host }], queryString: [], headersSize: -1, bodySize: 0 }, ...extra })], log);
+  const replayOf = { _bb: { format: 1, label: 'replay', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:4001', replayOf: { entries: 1, first: 'x', skipped: [] } } };
+  // In memory, through the bounded store in this thread, and through its worker threads.
+  const paths = [{}, { boundedThreshold: 0, workers: false }, { boundedThreshold: 0, workers: true }];
+  const diff = async (old: unknown, next: unknown, options: Record<string, unknown>) =>
+    diffCaptures(await t.write(`o-${Math.random()}.har`, old), await t.write(`n-${Math.random()}.har`, next), options);
+
+  for (const options of paths) {
+    it(`is not compared on either side: the replay named its target ${JSON.stringify(options)}`, async () => {
+      const r = await diff(capture('shop.example.com', {}), capture('127.0.0.1:3001', {}, replayOf), options);
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+      // Either side may be the replay.
+      const back = await diff(capture('127.0.0.1:3001', {}, replayOf), capture('shop.example.com', {}), options);
+      assert.equal(back.verdict, 'match', renderText(back, { color: false }));
+    });
+
+    it(`a replay of a bb shadow capture compares with it ${JSON.stringify(options)}`, async () => {
+      const r = await diff(capture('127.0.0.1:4000', { _bb: { shadow: { id: 1 } } }), capture('127.0.0.1:3001', {}, replayOf), options);
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    });
+
+    it(`is compared between two captures that are no replay ${JSON.stringify(options)}`, async () => {
+      const r = await diff(capture('shop.example.com', {}), capture('127.0.0.1:3001', {}), options);
+      assert.equal(r.verdict, 'diff');
+      assert.match(renderText(r, { color: false }), /request\.headers\.host/);
+    });
+  }
+});

@@ -159,7 +159,7 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
   });
 
-  it("bb replay re-drives a shadow's capture: a fresh old build answers each request as the primary did, its own ids and cookie followed", async () => {
+  it("bb replay re-drives a shadow's capture: a fresh old build answers each request as the primary did, its own ids and cookie followed, and bb diff of the two matches", async () => {
     const fresh = await service('old');
     const replayed = tmp.path('run1-replayed.har');
     const run = await runBb(['replay', `${tmp.path('run1')}/primary.har`, '--target', fresh.url, '--out', replayed, '--quiet'], env);
@@ -168,6 +168,10 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     const before = await statuses(`${tmp.path('run1')}/primary.har`);
     assert.equal(before.length, 9);
     assert.deepEqual(await statuses(replayed), before);
+    // And bb diff of the two agrees: the same build answered (the Host each request named is bb's choice on both sides).
+    const diff = await runBb(['diff', `${tmp.path('run1')}/primary.har`, replayed], env);
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.match(diff.stdout, /^MATCH/);
   });
 
   it('--merge adds the reports of several shadows', async () => {
