@@ -9,8 +9,9 @@
 // Server-issued values (docs/shadow.md "Sessions: each target's own ids and cookies"): when both the primary's
 // and this target's answer to one request are in, the values each issued at
 // the same place (issued.ts's responseValues: a JSON field, Location, a
-// Set-Cookie value) are bound, so later mirrored requests carry this
-// target's own ids and cookies (the binding bb replay and bb diff use).
+// Set-Cookie value; a server WebSocket message's field: mirror-ws.ts) are
+// bound, so later mirrored requests carry this target's own ids and cookies
+// (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
 import { Counterparts, rewriteTokens, type ResponseView } from '../../diff/index.js';
@@ -19,6 +20,9 @@ import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, W
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
+import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
+
+export type { MirroredSocket } from './mirror-ws.js';
 
 // ws, loaded on the first WebSocket: a run without one never loads it.
 const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
@@ -287,6 +291,8 @@ export class MirrorTarget {
         return socket;
       },
     });
+    // Listening from the start: the target's first message may come with its handshake's answer.
+    const conversation = new MirroredConversation(ws, this.bindings);
     const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
@@ -301,24 +307,10 @@ export class MirrorTarget {
     settle();
     if (!opened) return undefined;
     ws.on('error', () => {});
-    // The target's own messages are recorded by its proxy; nothing here reads them.
+    // The target's own messages are recorded by its proxy; the conversation reads them only to bind the values they issue.
     this.sockets.add(ws);
     ws.once('close', () => this.sockets.delete(ws));
-    return {
-      send: (opcode, data) => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (opcode === 1) ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
-        else if (opcode === 2) ws.send(data, { binary: true });
-        else if (opcode === 9) ws.ping(data);
-      },
-      close: (code, reason) => {
-        if (ws.readyState !== ws.OPEN) ws.terminate();
-        // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
-        else if (code === undefined || code === 1005) ws.close();
-        // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
-        else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
-      },
-    };
+    return conversation;
   }
 
   /** Waits (at most `ms`) until every queued request is answered, then closes lanes and sockets. */
@@ -332,14 +324,6 @@ export class MirrorTarget {
     while (this.sockets.size > 0 && Date.now() < wsUntil) await new Promise((r) => setTimeout(r, 20));
     for (const ws of this.sockets) ws.terminate();
   }
-}
-
-/** The client's side of a mirrored WebSocket. */
-export interface MirroredSocket {
-  /** Sends one client message (text 1, binary 2, ping 9). */
-  send(opcode: number, data: Buffer): void;
-  /** Closes with the client's code. */
-  close(code?: number, reason?: string): void;
 }
 
 interface Lane {

@@ -179,9 +179,15 @@ export class Tee {
         return;
       }
       case 'ws-message': {
-        if (f.direction !== 'send') return;
         const p = this.pending.get(f.exchangeId);
         if (!p?.sockets) return;
+        if (f.direction !== 'send') {
+          // The primary's server messages, in the order the client's go (one promise's turns): a value one issues binds with the target's (mirror-ws.ts).
+          if (f.opcode !== 1 && f.opcode !== 2) return;
+          const said = f.opcode === 1 && f.size === undefined ? Buffer.from(f.data) : undefined;
+          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(f.opcode, said)));
+          return;
+        }
         const data = Buffer.from(f.data);
         void p.sockets.then((ss) => {
           for (const s of ss) {

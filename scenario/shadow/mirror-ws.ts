@@ -1,0 +1,109 @@
+// One mirror target's side of a WebSocket conversation (docs/shadow.md "What
+// is mirrored, and when" and "Sessions"): the client's messages go to the
+// target as they went to the primary, each target with its own issued
+// values. A server that hands a value over the socket (a ticket, a cursor, a
+// session id in its first message) gets it back in the client's later
+// messages, so the r-th server message of the primary and the r-th of the
+// target are bound as two answers to one request are (Counterparts
+// learnMessage), and a client message waits until the target has said as
+// much as the primary had when the client sent it (read-after-write order,
+// as an HTTP mirror waits for the primary's response head), or WAIT_MS at
+// most: a target that says less (a regression) delays its own copy only.
+import type WebSocket from 'ws';
+import { rewriteTokens, type Counterparts } from '../../diff/index.js';
+
+/** How long a client message waits for the target to say what the primary had said, at most. */
+const WAIT_MS = 1000;
+/** Server messages of one side kept while the other side's same message has not come (the oldest go first). */
+const MAX_PENDING = 256;
+/** A server message longer than this (characters) binds nothing (the tee keeps an answer's first 256 KiB for binding). */
+const MAX_TEXT = 256 * 1024;
+
+/** The client's side of a mirrored WebSocket. */
+export interface MirroredSocket {
+  /** Sends one client message (text 1, binary 2, ping 9), once the target has said what the primary had. */
+  send(opcode: number, data: Buffer): void;
+  /** The primary's server sent a data message (text 1, binary 2; `data` undefined when the tap kept only its first bytes). */
+  heard(opcode: number, data: Buffer | undefined): void;
+  /** Closes with the client's code, after the client's messages before it. */
+  close(code?: number, reason?: string): void;
+}
+
+type Job = { until: number; after: number; run: () => void };
+
+/** A target's open WebSocket, fed the client's messages and the primary's server messages. */
+export class MirroredConversation implements MirroredSocket {
+  /** Data messages the primary's server sent so far, and the target's. */
+  private primarySaid = 0;
+  private targetSaid = 0;
+  /** Server texts waiting for the other side's message of the same number. */
+  private readonly primaryTexts = new Map<number, string>();
+  private readonly targetTexts = new Map<number, string>();
+  private readonly queue: Job[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  /** `bindings`: the target's counterparts (shared with its HTTP lanes); call before the socket can deliver a message. */
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly bindings: Counterparts,
+  ) {
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
+      const r = this.targetSaid++;
+      if (!isBinary) this.match(r, this.targetTexts, this.primaryTexts, Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'), 'target');
+      this.flush();
+    });
+  }
+
+  heard(opcode: number, data: Buffer | undefined): void {
+    const r = this.primarySaid++;
+    if (opcode === 1 && data) this.match(r, this.primaryTexts, this.targetTexts, data.toString('utf8'), 'primary');
+  }
+
+  send(opcode: number, data: Buffer): void {
+    this.enqueue(() => {
+      if (this.ws.readyState !== this.ws.OPEN) return;
+      if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
+      else if (opcode === 2) this.ws.send(data, { binary: true });
+      else if (opcode === 9) this.ws.ping(data);
+    });
+  }
+
+  close(code?: number, reason?: string): void {
+    this.enqueue(() => {
+      const ws = this.ws;
+      if (ws.readyState !== ws.OPEN) ws.terminate();
+      // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
+      else if (code === undefined || code === 1005) ws.close();
+      // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
+      else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
+    });
+  }
+
+  // The r-th server message of one side: bound with the other's when that is in, else kept for it.
+  private match(r: number, mine: Map<number, string>, other: Map<number, string>, text: string, side: 'primary' | 'target'): void {
+    const theirs = other.get(r);
+    if (theirs !== undefined) {
+      other.delete(r);
+      if (side === 'primary') this.bindings.learnMessage(r, text, theirs);
+      else this.bindings.learnMessage(r, theirs, text);
+      return;
+    }
+    // The other side's r-th came already (binary, or too long): nothing to wait for.
+    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > MAX_TEXT) return;
+    mine.set(r, text);
+    if (mine.size > MAX_PENDING) mine.delete(mine.keys().next().value!);
+  }
+
+  // In the client's order, each once the target said as many messages as the primary had (or its wait is over).
+  private enqueue(run: () => void): void {
+    this.queue.push({ until: Date.now() + WAIT_MS, after: this.primarySaid, run });
+    this.flush();
+  }
+
+  private flush(): void {
+    const now = Date.now();
+    while (this.queue.length > 0 && (this.targetSaid >= this.queue[0]!.after || now >= this.queue[0]!.until)) this.queue.shift()!.run();
+    clearTimeout(this.timer);
+    this.timer = this.queue.length > 0 ? setTimeout(() => this.flush(), Math.max(0, this.queue[0]!.until - now)).unref() : undefined;
+  }
+}
