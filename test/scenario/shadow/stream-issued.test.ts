@@ -38,6 +38,13 @@ async function startDesk(build: 'old' | 'new', firstTicket: number): Promise<str
       res.write(`data: ${JSON.stringify({ ticket })}\n\n`);
       return;
     }
+    if (req.url === '/tickets' && req.method === 'POST') {
+      req.resume();
+      const ticket = next++;
+      tickets.add(ticket);
+      res.writeHead(201, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ ticket }));
+    }
     const m = /^\/tickets\/(\d+)$/.exec(req.url ?? '');
     const known = m && tickets.has(Number(m[1]));
     res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
@@ -161,5 +168,34 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     const { report, out } = await runQueue();
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
+
+  // Skipped: a value an HTTP answer issued, sent back at once on another connection (here
+  // the open socket), can reach a target before that target's own answer to the issuing
+  // request came back: the relay has not learned the counterpart yet, the target gets the
+  // primary's ticket, every mirror says "unknown ticket" and the new build's changed desk is
+  // hidden as noise. Requests of one connection are in order (one lane); across connections
+  // only streams' messages are waited for (message-pairs.ts). The fix is a wait like theirs:
+  // a request mirrored after the primary answered another waits until the target answered it
+  // too; it sits on the relay's hot path (every request), so it wants its own change and bench.
+  it.skip('a ticket an HTTP answer issued, acknowledged at once on an open socket, is each target\'s own', async () => {
+    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const out = tmp.path('reverse');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, mirror: 'all' });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/desk`);
+    const next = () => new Promise<Record<string, unknown>>((resolve) => ws.once('message', (d) => resolve(JSON.parse(d.toString()) as Record<string, unknown>)));
+    await next();
+    const c = new Client(shadow.url);
+    const res = await c.request({ method: 'POST', path: '/tickets', body: '{}' });
+    const ticket = ((await res.body.json()) as { ticket: number }).ticket;
+    await c.close();
+    ws.send(JSON.stringify({ ack: ticket }));
+    assert.deepEqual(await next(), { acked: ticket, desk: 'A' });
+    const closed = new Promise((r) => ws.once('close', r));
+    ws.close(1000);
+    await closed;
+    const report = await shadow.close();
+    const desk = report.routes['WS /desk'];
+    assert.deepEqual(desk && { regressions: desk.regressions, noise: desk.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
   });
 });
