@@ -4,10 +4,11 @@
 // values. A server that hands a value over the socket (a ticket, a cursor, a
 // session id in its first message) gets it back in the client's later
 // messages, so the r-th server message of the primary and the r-th of the
-// target are bound as two answers to one request are (message-pairs.ts), and a client message waits until the target has said as
-// much as the primary had when the client sent it (read-after-write order,
-// as an HTTP mirror waits for the primary's response head), or CATCH_UP_MS at
-// most: a target that says less (a regression) delays its own copy only.
+// target are bound as two answers to one request are (message-pairs.ts),
+// and a client message waits until the target has said as much as the
+// primary had when the client sent it (read-after-write order, as an HTTP
+// mirror waits for the primary's response head), or CATCH_UP_MS at most: a
+// target that says less (a regression) delays its own copy only.
 import type WebSocket from 'ws';
 import { rewriteTokens, type Counterparts } from '../../diff/index.js';
 import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
