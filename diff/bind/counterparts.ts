@@ -2,14 +2,15 @@
 // (docs/shadow.md "Sessions: each target's own ids and cookies"): where the
 // primary's answer and a target's answer to the same request issued
 // different values at the same place (issued.ts's responseValues: a JSON
-// field, Location, a Set-Cookie value, an event's field), the target's value
-// is the counterpart of the primary's. The relay rewrites later mirrored
+// field, Location, a Set-Cookie value, an event's field; messageValues: a
+// field of the same server WebSocket message of one conversation), the
+// target's value is the counterpart of the primary's. The relay rewrites later mirrored
 // requests with them (each target gets its own ids and cookies back), and
 // the live comparison binds them across its batches (a value issued in one
 // batch and sent back in a later one compares through the binding, as
 // `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
 // One learning for both, so the comparison binds what the relay rewrote.
-import { responseValues, sameIssued, type ResponseView } from './issued.js';
+import { messageValues, responseValues, sameIssued, type IssuedValue, type ResponseView } from './issued.js';
 
 /** Counterparts remembered, at most; past it the oldest go. */
 const MAX_COUNT = 100_000;
@@ -35,10 +36,20 @@ export class Counterparts {
   learn(primary: ResponseView, target: ResponseView): void {
     // The same answer issues the same values at the same places: nothing to learn, and neither is parsed.
     if (sameIssued(primary, target)) return;
-    const theirs = new Map(responseValues(primary).map((v) => [v.place, v.value]));
-    // The primary issued nothing: nothing of this answer is read.
-    if (theirs.size === 0) return;
-    for (const v of responseValues(target)) {
+    this.learnValues(responseValues(primary), () => responseValues(target));
+  }
+
+  /** Learns from the r-th server message of one WebSocket conversation on the primary and on the target (text messages). */
+  learnMessage(r: number, primary: string, target: string): void {
+    if (primary === target) return;
+    this.learnValues(messageValues(primary, r), () => messageValues(target, r));
+  }
+
+  private learnValues(primary: IssuedValue[], target: () => IssuedValue[]): void {
+    // The primary issued nothing: nothing of the target's is read.
+    if (primary.length === 0) return;
+    const theirs = new Map(primary.map((v) => [v.place, v.value]));
+    for (const v of target()) {
       const p = theirs.get(v.place);
       if (p === undefined || p === v.value) continue;
       this.set(p, v.value);

@@ -34,6 +34,8 @@ export interface ExchangeLimits {
   timeoutMs: number;
   /** Ctrl-C: cut at once. */
   signal?: AbortSignal;
+  /** Each body chunk as it arrives (bb shadow reads an event stream's events while it goes on). */
+  onBody?: (chunk: Buffer) => void;
 }
 
 /** setTimeout's largest delay; a longer bound is no bound. */
@@ -96,7 +98,10 @@ export class LaneConnection {
           if (head.kind === 'response' && !head.informational) response = head;
         },
         body: (chunk, start, end) => {
-          if (response) chunks.push(Buffer.from(chunk.subarray(start, end)));
+          if (!response) return;
+          const part = Buffer.from(chunk.subarray(start, end));
+          chunks.push(part);
+          limits.onBody?.(part);
         },
         end: () => {
           if (response) finish({ kind: 'response', status: response.statusCode, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }, persists(req, response));

@@ -7,7 +7,8 @@
 // `GET /orders/1042`, mirrored as `GET /orders/5017`) would not bind, and the
 // read's paths, differing only by the ids, would not even pair. Each target's
 // counterparts of the primary's values are learned from the batches compared
-// so far (the relay's own learning, diff/bind/counterparts.ts); a later
+// so far (the relay's own learning, diff/bind/counterparts.ts: from answers
+// and from the server messages of WebSocket conversations); a later
 // batch's primary requests that send one back bind it on every side, each
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
@@ -54,12 +55,25 @@ export class BatchBinding {
     for (const g of batch) {
       const primary = g.primary!;
       const view = recordedResponse(primary);
+      const spoken = serverTexts(primary);
       for (const t of this.targets) {
         const mine = g[t.side];
-        if (mine) t.values.learn(view, recordedResponse(mine));
+        if (!mine) continue;
+        t.values.learn(view, recordedResponse(mine));
+        // A value a server message issued (a ticket handed over a socket) is sent back later too.
+        if (spoken.length === 0) continue;
+        const theirs = serverTexts(mine);
+        for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) if (spoken[r] !== undefined && theirs[r] !== undefined) t.values.learnMessage(r, spoken[r]!, theirs[r]!);
       }
     }
   }
+}
+
+/** A conversation's server data messages in order: text ones as text, binary ones as undefined (they count in the numbering only), as the relay numbers them (mirror-ws.ts). */
+function serverTexts(e: HarEntry): Array<string | undefined> {
+  const out: Array<string | undefined> = [];
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && (m.opcode === 1 || m.opcode === 2)) out.push(m.opcode === 1 ? m.data : undefined);
+  return out;
 }
 
 /** What a primary exchange's client sent that can be a value sent back: its request's tokens and its text WebSocket messages'. */

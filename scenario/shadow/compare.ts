@@ -161,7 +161,13 @@ export class ShadowComparer {
       }
       whole.push(g);
     }
-    if (whole.length === 0) return;
+    // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
+    // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
+    const answered = groups.map((g) => ({ primary: g.primary!, ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) }));
+    if (whole.length === 0) {
+      this.binding.learn(answered);
+      return;
+    }
     const bound = this.binding.boundBefore(whole);
     // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
     const result = await diffHars(this.har('primary', whole.map((g) => g.primary!), bound), this.har('candidate', whole.map((g) => g.candidate!), bound), {
@@ -169,7 +175,7 @@ export class ShadowComparer {
       ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!), bound) } : {}),
       workers: false,
     });
-    this.binding.learn(whole);
+    this.binding.learn(answered);
     // Differences by pair id, and each pair's old index in this batch.
     const byPair = new Map<string, Difference[]>();
     for (const d of result.differences) {

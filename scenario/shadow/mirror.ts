@@ -9,8 +9,9 @@
 // Server-issued values (docs/shadow.md "Sessions: each target's own ids and cookies"): when both the primary's
 // and this target's answer to one request are in, the values each issued at
 // the same place (issued.ts's responseValues: a JSON field, Location, a
-// Set-Cookie value) are bound, so later mirrored requests carry this
-// target's own ids and cookies (the binding bb replay and bb diff use).
+// Set-Cookie value; a server WebSocket message's field: mirror-ws.ts) are
+// bound, so later mirrored requests carry this target's own ids and cookies
+// (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
 import { Counterparts, rewriteTokens, type ResponseView } from '../../diff/index.js';
@@ -19,6 +20,10 @@ import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, W
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
+import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
+import { OpenStreams, type CatchUp } from './message-pairs.js';
+
+export type { MirroredSocket } from './mirror-ws.js';
 
 // ws, loaded on the first WebSocket: a run without one never loads it.
 const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
@@ -53,6 +58,8 @@ export class MirrorTarget {
   private readonly wsByPort = new Map<number, number>();
   /** Primary value → this target's value (bounded: the oldest go). */
   readonly bindings = new Counterparts();
+  /** Its open streams, whose messages bind as they come and whose lag holds later requests back (message-pairs.ts). */
+  readonly streams = new OpenStreams(this.bindings);
   /** Requests sent or queued and not answered. */
   inFlight = 0;
   /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
@@ -128,14 +135,15 @@ export class MirrorTarget {
     return lane;
   }
 
-  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding). */
-  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void): void {
+  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding), `onBody` each body chunk as it comes. */
+  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): void {
     let lane = this.lanes.get(req.connection);
     if (!lane) this.lanes.set(req.connection, (lane = { conn: new LaneConnection(this.host, this.port), queue: [], busy: false }));
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
-    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)) });
+    const wait = this.streams.behind();
+    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}) });
     // Counted at once (the tee's caps read the counts); written after the primary's turn.
     this.later(() => this.pump(req.connection, lane));
   }
@@ -194,8 +202,13 @@ export class MirrorTarget {
     }
     lane.busy = true;
     lane.current = job.req.id;
+    // Sent after the client read a stream's message: the target says it too first (its value is bound by then).
+    this.streams.whenCaughtUp(job.wait, () => this.write(connection, lane, job));
+  }
+
+  private write(connection: string, lane: Lane, job: Lane['queue'][number]): void {
     const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
-    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}) }).then((outcome: ExchangeOutcome) => {
+    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}), ...(job.onBody ? { onBody: job.onBody } : {}) }).then((outcome: ExchangeOutcome) => {
       // The answer's decoding and binding, and the lane's next write, wait for the primary's answers of this turn too.
       this.later(() => {
         lane.busy = false;
@@ -287,6 +300,10 @@ export class MirrorTarget {
         return socket;
       },
     });
+    // Listening from the start: the target's first message may come with its handshake's answer.
+    const stream = this.streams.add();
+    ws.once('close', stream.done);
+    const conversation = new MirroredConversation(ws, this.bindings, stream.pairs);
     const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
@@ -301,24 +318,10 @@ export class MirrorTarget {
     settle();
     if (!opened) return undefined;
     ws.on('error', () => {});
-    // The target's own messages are recorded by its proxy; nothing here reads them.
+    // The target's own messages are recorded by its proxy; the conversation reads them only to bind the values they issue.
     this.sockets.add(ws);
     ws.once('close', () => this.sockets.delete(ws));
-    return {
-      send: (opcode, data) => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (opcode === 1) ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
-        else if (opcode === 2) ws.send(data, { binary: true });
-        else if (opcode === 9) ws.ping(data);
-      },
-      close: (code, reason) => {
-        if (ws.readyState !== ws.OPEN) ws.terminate();
-        // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
-        else if (code === undefined || code === 1005) ws.close();
-        // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
-        else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
-      },
-    };
+    return conversation;
   }
 
   /** Waits (at most `ms`) until every queued request is answered, then closes lanes and sockets. */
@@ -334,17 +337,9 @@ export class MirrorTarget {
   }
 }
 
-/** The client's side of a mirrored WebSocket. */
-export interface MirroredSocket {
-  /** Sends one client message (text 1, binary 2, ping 9). */
-  send(opcode: number, data: Buffer): void;
-  /** Closes with the client's code. */
-  close(code?: number, reason?: string): void;
-}
-
 interface Lane {
   conn: LaneConnection;
-  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void }>;
+  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void; onBody?: (chunk: Buffer) => void; wait?: CatchUp }>;
   busy: boolean;
   /** The shared id of the request on the wire now. */
   current?: number;

@@ -11,6 +11,7 @@ import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
 import { setCookiePair, type ResponseView } from '../../diff/index.js';
 import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
+import { eventFeed } from './message-pairs.js';
 import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
 import { safe } from './safe.js';
@@ -58,6 +59,8 @@ interface Pending {
   sockets?: Promise<Array<MirroredSocket | undefined>>;
   /** HTTP/2 (one stream): true. */
   h2: boolean;
+  /** An event stream's events, read as they cross: fed to each target's pairs (message-pairs.ts). */
+  events?: (chunk: Buffer) => void;
   /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
   streams?: MirroredStream[];
 }
@@ -137,7 +140,9 @@ export class Tee {
       }
       case 'response-body': {
         const p = this.pending.get(f.exchangeId);
-        if (!p || p.skip || p.responseBytes >= BIND_BODY_BYTES) return;
+        if (!p || p.skip) return;
+        p.events?.(Buffer.from(f.chunk));
+        if (p.responseBytes >= BIND_BODY_BYTES) return;
         p.responseBody.push(Buffer.from(f.chunk.subarray(0, BIND_BODY_BYTES - p.responseBytes)));
         p.responseBytes += f.chunk.length;
         return;
@@ -179,9 +184,15 @@ export class Tee {
         return;
       }
       case 'ws-message': {
-        if (f.direction !== 'send') return;
         const p = this.pending.get(f.exchangeId);
         if (!p?.sockets) return;
+        if (f.direction !== 'send') {
+          // The primary's server messages, in the order the client's go (one promise's turns): a value one issues binds with the target's (mirror-ws.ts).
+          if (f.opcode !== 1 && f.opcode !== 2) return;
+          const said = f.opcode === 1 && f.size === undefined ? Buffer.from(f.data) : undefined;
+          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(f.opcode, said)));
+          return;
+        }
         const data = Buffer.from(f.data);
         void p.sockets.then((ss) => {
           for (const s of ss) {
@@ -243,13 +254,18 @@ export class Tee {
     p.bodyChunks = [];
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
-    for (const m of this.mirrors) {
+    // An HTTP/1 event stream's events issue values its client sends back while it goes on: bound event by event, not at its end.
+    const sse = p.streamEnd && !p.h2 && headerValue(p.responseHeaders ?? [], 'content-encoding') === undefined ? this.mirrors.map((m) => m.streams.add()) : undefined;
+    if (sse) p.events = eventFeed((data) => sse.forEach((s) => s.pairs.primary(data)));
+    for (const [i, m] of this.mirrors.entries()) {
       const onAnswer = (view: ResponseView | undefined) => {
+        // The target's copy of an event stream ended (or was cut with the primary's): nothing more to wait for on it.
+        sse?.[i]!.done();
         if (!view) return;
         if (p.primaryView) m.bind(p.primaryView, view);
         else p.answers.push({ target: m, view });
       };
-      if (!p.h2) m.send(p.req, onAnswer);
+      if (!p.h2) m.send(p.req, onAnswer, sse ? eventFeed((data) => sse[i]!.pairs.target(data)) : undefined);
       else {
         const s = m.sendH2(p.req, live, onAnswer);
         if (s) streams.push(s);

@@ -88,4 +88,23 @@ describe('bb shadow: values issued in one batch, sent back in a later one', () =
     assert.equal(report.regressionRate, 0);
     assert.deepEqual(report.findings, []);
   });
+
+  it('a flaky secondary that failed a creation: the candidate still binds, the read pairs as in bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await startShadowService('old', 1000), await startShadowService('new', 5000), await startShadowService('old', 9000, { hangUpOnOrder: 1 })];
+    services.push(primary, candidate, secondary);
+    const out = tmp.path('flaky');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 100 });
+    await orders(shadow);
+    const report = await shadow.close();
+
+    // The secondary's failed creation is one error; its read (the primary's number, unknown to it) is compared.
+    assert.equal(report.totals.errors, 1, JSON.stringify(report.routes));
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    // Every read pairs in bb diff of the captures; live, the read of the order whose secondary failed must pair as well.
+    assert.equal(offline.pairs.filter((p) => p.old !== undefined && p.new !== undefined).length, 8);
+    const reads = report.routes['GET /orders/{id}']!;
+    assert.equal(reads.regressions + reads.noise + reads.equal + reads.unclassified, 4, JSON.stringify(report.routes));
+    assert.deepEqual(report.findings.filter((f) => f.pattern.startsWith('response.body') && f.kind === 'added').map((f) => f.pattern), [], JSON.stringify(report.findings));
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
 });

@@ -21,9 +21,10 @@ export interface ShadowService {
   close(): Promise<void>;
 }
 
-/** Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`. */
-export async function startShadowService(build: 'old' | 'new', firstOrder = 1000): Promise<ShadowService> {
+/** Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`; with `hangUpOnOrder` its n-th order (from 1) is hung up on unanswered (a flaky instance). */
+export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number } = {}): Promise<ShadowService> {
   let nextOrder = firstOrder;
+  let posts = 0;
   const orders = new Set<number>();
   const sessions = new Set<string>();
   const issued = new Set<string>();
@@ -77,6 +78,7 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
     }
     if (path === '/orders' && req.method === 'POST') {
       drain(req);
+      if (++posts === opts.hangUpOnOrder) return void res.socket?.destroy();
       orders.add(nextOrder);
       return json(201, { id: nextOrder++, status: 'open' });
     }

@@ -1,0 +1,133 @@
+// Values a stream's server messages issue, bound per target (docs/shadow.md
+// "Sessions: each target's own ids and cookies"): a WebSocket server that
+// hands a ticket over the socket, an event stream whose events name jobs.
+// The client sends such a value back while the stream goes on, so the relay
+// cannot wait for the stream's end as it waits for an answer's: the r-th
+// message of the primary's stream and the r-th of the target's are bound as
+// soon as both are in (Counterparts.learnMessage), whichever came second.
+// And a request the client sent after it read a message (on this connection
+// or another) reaches the target once the target has said as much on each
+// open stream as the primary had (read-after-write order, as a mirror waits
+// for the primary's response head), or CATCH_UP_MS at most: a target that
+// says less (a regression) delays only its own copies.
+import { EventStreamParser } from '../../core/index.js';
+import type { Counterparts } from '../../diff/index.js';
+
+/** How long a mirrored request waits for the target's open streams to say what the primary's had said, at most. */
+export const CATCH_UP_MS = 1000;
+/** Messages of one side kept while the other side's same message has not come (the oldest go first). */
+const MAX_PENDING = 256;
+/** A message longer than this (characters) binds nothing (the tee keeps an answer's first 256 KiB for binding). */
+const MAX_TEXT = 256 * 1024;
+
+/** The primary's and one target's server messages of one stream, paired by number. */
+export class MessagePairs {
+  private primarySaid = 0;
+  private targetSaid = 0;
+  /** Texts waiting for the other side's message of the same number. */
+  private readonly primaryTexts = new Map<number, string>();
+  private readonly targetTexts = new Map<number, string>();
+
+  /** `bindings`: the target's counterparts (shared with its HTTP lanes); `onTarget` hears each target message after it was bound. */
+  constructor(
+    private readonly bindings: Counterparts,
+    private readonly onTarget: () => void = () => {},
+  ) {}
+
+  /** Messages the primary's server sent so far. */
+  get primaryCount(): number {
+    return this.primarySaid;
+  }
+
+  /** Messages the target sent so far. */
+  get targetCount(): number {
+    return this.targetSaid;
+  }
+
+  /** The primary's next message (undefined: binary, or kept only in part; it counts in the numbering). */
+  primary(text: string | undefined): void {
+    const r = this.primarySaid++;
+    if (text !== undefined) this.match(r, text, 'primary');
+  }
+
+  /** The target's next message (undefined as `primary`'s). */
+  target(text: string | undefined): void {
+    const r = this.targetSaid++;
+    if (text !== undefined) this.match(r, text, 'target');
+    this.onTarget();
+  }
+
+  private match(r: number, text: string, side: 'primary' | 'target'): void {
+    const [mine, other] = side === 'primary' ? [this.primaryTexts, this.targetTexts] : [this.targetTexts, this.primaryTexts];
+    const theirs = other.get(r);
+    if (theirs !== undefined) {
+      other.delete(r);
+      if (side === 'primary') this.bindings.learnMessage(r, text, theirs);
+      else this.bindings.learnMessage(r, theirs, text);
+      return;
+    }
+    // The other side's r-th came already (binary, or kept in part): nothing to wait for.
+    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > MAX_TEXT) return;
+    mine.set(r, text);
+    if (mine.size > MAX_PENDING) mine.delete(mine.keys().next().value!);
+  }
+}
+
+/** Where a request handed over now must wait: each open stream the target is behind on, and how far the primary's went. */
+export interface CatchUp {
+  until: number;
+  marks: Array<[MessagePairs, number]>;
+}
+
+/** One target's open streams (WebSocket conversations, event streams), for binding and for the read-after-write wait. */
+export class OpenStreams {
+  private readonly open = new Set<MessagePairs>();
+  private readonly waiting = new Set<() => boolean>();
+
+  constructor(private readonly bindings: Counterparts) {}
+
+  /** A new stream's pairs, counted among the open ones until `done()`. */
+  add(): { pairs: MessagePairs; done(): void } {
+    const pairs = new MessagePairs(this.bindings, () => this.wake());
+    this.open.add(pairs);
+    return { pairs, done: () => (this.open.delete(pairs), this.wake()) };
+  }
+
+  /** What a request handed over now waits for (undefined: the target said all the primary had). */
+  behind(): CatchUp | undefined {
+    let marks: CatchUp['marks'] | undefined;
+    for (const s of this.open) if (s.targetCount < s.primaryCount) (marks ??= []).push([s, s.primaryCount]);
+    return marks && { until: Date.now() + CATCH_UP_MS, marks };
+  }
+
+  /** Runs `go` once the target has caught up with `wait` (or its stream ended, or its time is over). */
+  whenCaughtUp(wait: CatchUp | undefined, go: () => void): void {
+    if (!wait) return go();
+    let timer: NodeJS.Timeout | undefined;
+    const check = (): boolean => {
+      if (Date.now() < wait.until && wait.marks.some(([s, n]) => this.open.has(s) && s.targetCount < n)) return false;
+      this.waiting.delete(check);
+      clearTimeout(timer);
+      go();
+      return true;
+    };
+    if (check()) return;
+    this.waiting.add(check);
+    timer = setTimeout(check, Math.max(0, wait.until - Date.now()));
+  }
+
+  private wake(): void {
+    for (const check of [...this.waiting]) check();
+  }
+}
+
+/** A feed of an event stream's body chunks that calls `f` with each event's data as it completes. */
+export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
+  const parser = new EventStreamParser();
+  return (chunk) => {
+    parser.push(chunk, 0);
+    for (const e of parser.events) f(e.data);
+    // Read once: a long stream's events are not held.
+    parser.events.length = 0;
+  };
+}

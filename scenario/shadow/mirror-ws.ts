@@ -1,0 +1,81 @@
+// One mirror target's side of a WebSocket conversation (docs/shadow.md "What
+// is mirrored, and when" and "Sessions"): the client's messages go to the
+// target as they went to the primary, each target with its own issued
+// values. A server that hands a value over the socket (a ticket, a cursor, a
+// session id in its first message) gets it back in the client's later
+// messages, so the r-th server message of the primary and the r-th of the
+// target are bound as two answers to one request are (message-pairs.ts),
+// and a client message waits until the target has said as much as the
+// primary had when the client sent it (read-after-write order, as an HTTP
+// mirror waits for the primary's response head), or CATCH_UP_MS at most: a
+// target that says less (a regression) delays its own copy only.
+import type WebSocket from 'ws';
+import { rewriteTokens, type Counterparts } from '../../diff/index.js';
+import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
+
+/** The client's side of a mirrored WebSocket. */
+export interface MirroredSocket {
+  /** Sends one client message (text 1, binary 2, ping 9), once the target has said what the primary had. */
+  send(opcode: number, data: Buffer): void;
+  /** The primary's server sent a data message (text 1, binary 2; `data` undefined when the tap kept only its first bytes). */
+  heard(opcode: number, data: Buffer | undefined): void;
+  /** Closes with the client's code, after the client's messages before it. */
+  close(code?: number, reason?: string): void;
+}
+
+type Job = { until: number; after: number; run: () => void };
+
+/** A target's open WebSocket, fed the client's messages and the primary's server messages. */
+export class MirroredConversation implements MirroredSocket {
+  private readonly queue: Job[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); made before the socket can deliver a message. */
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly bindings: Counterparts,
+    private readonly said: MessagePairs,
+  ) {
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
+      this.said.target(isBinary ? undefined : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
+      this.flush();
+    });
+  }
+
+  heard(opcode: number, data: Buffer | undefined): void {
+    this.said.primary(opcode === 1 && data ? data.toString('utf8') : undefined);
+  }
+
+  send(opcode: number, data: Buffer): void {
+    this.enqueue(() => {
+      if (this.ws.readyState !== this.ws.OPEN) return;
+      if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
+      else if (opcode === 2) this.ws.send(data, { binary: true });
+      else if (opcode === 9) this.ws.ping(data);
+    });
+  }
+
+  close(code?: number, reason?: string): void {
+    this.enqueue(() => {
+      const ws = this.ws;
+      if (ws.readyState !== ws.OPEN) ws.terminate();
+      // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
+      else if (code === undefined || code === 1005) ws.close();
+      // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
+      else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
+    });
+  }
+
+  // In the client's order, each once the target said as many messages as the primary had (or its wait is over).
+  private enqueue(run: () => void): void {
+    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: this.said.primaryCount, run });
+    this.flush();
+  }
+
+  private flush(): void {
+    const now = Date.now();
+    while (this.queue.length > 0 && (this.said.targetCount >= this.queue[0]!.after || now >= this.queue[0]!.until)) this.queue.shift()!.run();
+    clearTimeout(this.timer);
+    this.timer = this.queue.length > 0 ? setTimeout(() => this.flush(), Math.max(0, this.queue[0]!.until - now)).unref() : undefined;
+  }
+}

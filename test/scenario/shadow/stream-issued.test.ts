@@ -1,0 +1,201 @@
+// A value a server issues in a WebSocket message and its client sends back
+// (docs/shadow.md "Sessions: each target's own ids and cookies"): a help desk
+// hands each connection a ticket numbered by each build from its own start
+// (1000, 5000, 9000: plain numbers, which bind only by their use), the client
+// acknowledges it on the socket and later reads it over HTTP. Each target
+// must get its own ticket back (the relay learns counterparts from server
+// messages too, not only from HTTP answers), and the live comparison must
+// bind a ticket issued on a socket compared in one batch and read in a later
+// one, as `bb diff` of the captures binds it: the new build's changed field
+// is a regression, not noise hidden by every mirror's "unknown ticket". An
+// event stream that hands out a ticket and stays open is bound event by
+// event, and a read of the ticket waits until the target's stream said it.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { Client } from 'undici';
+import WebSocket, { WebSocketServer } from 'ws';
+import { startShadow, type Shadow, type ShadowReport } from '../../../scenario/index.js';
+import { diffCaptures } from '../../../diff/index.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const tmp = tempDir();
+const closers: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const c of closers) await c();
+});
+
+/** A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk and state differ. */
+async function startDesk(build: 'old' | 'new', firstTicket: number): Promise<string> {
+  let next = firstTicket;
+  const tickets = new Set<number>();
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/queue') {
+      // An event stream that hands out a ticket, then stays open until the client leaves.
+      const ticket = next++;
+      tickets.add(ticket);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`data: ${JSON.stringify({ ticket })}\n\n`);
+      return;
+    }
+    if (req.url === '/tickets' && req.method === 'POST') {
+      req.resume();
+      const ticket = next++;
+      tickets.add(ticket);
+      res.writeHead(201, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ ticket }));
+    }
+    const m = /^\/tickets\/(\d+)$/.exec(req.url ?? '');
+    const known = m && tickets.has(Number(m[1]));
+    res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(known ? { ticket: Number(m[1]), state: build === 'new' ? 'closed' : 'open' } : { error: 'no such ticket' }));
+  });
+  const wss = new WebSocketServer({ server, path: '/desk' });
+  wss.on('connection', (ws) => {
+    const ticket = next++;
+    tickets.add(ticket);
+    ws.send(JSON.stringify({ ticket }));
+    ws.on('message', (data) => {
+      const ack = (JSON.parse(data.toString()) as { ack?: number }).ack;
+      ws.send(JSON.stringify(ack !== undefined && tickets.has(ack) ? { acked: ack, desk: build === 'new' ? 'B' : 'A' } : { error: 'unknown ticket' }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(async () => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/** Resolves once the run has compared `n` requests (bounded: 20 s). */
+async function compared(shadow: Shadow, n: number): Promise<void> {
+  for (let i = 0; i < 400 && shadow.requests() < n; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(shadow.requests() >= n, `compared ${shadow.requests()} of ${n}`);
+}
+
+/** Opens the desk, acknowledges its ticket, closes; resolves to the ticket. */
+async function visitDesk(url: string): Promise<number> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/desk`);
+  const messages: string[] = [];
+  const next = () => new Promise<Record<string, unknown>>((resolve, reject) => {
+    ws.once('message', (d) => {
+      messages.push(d.toString());
+      resolve(JSON.parse(d.toString()) as Record<string, unknown>);
+    });
+    ws.once('error', reject);
+  });
+  const issued = await next();
+  const ticket = issued.ticket as number;
+  ws.send(JSON.stringify({ ack: ticket }));
+  assert.deepEqual(await next(), { acked: ticket, desk: 'A' });
+  const closed = new Promise((r) => ws.once('close', r));
+  ws.close(1000);
+  await closed;
+  return ticket;
+}
+
+function findingKeys(r: ShadowReport): string[] {
+  return r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
+}
+
+describe('bb shadow: values a server issues in WebSocket messages and events', () => {
+  it('each target gets its own back, and a read in a later batch binds, as bb diff of the captures binds it', async () => {
+    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const out = tmp.path('desk');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const ticket = await visitDesk(shadow.url);
+    // The conversation is compared (its batch is done) before the ticket is read.
+    await compared(shadow, 1);
+    const c = new Client(shadow.url);
+    const res = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
+    assert.equal(res.statusCode, 200);
+    await res.body.text();
+    await c.close();
+    const report = await shadow.close();
+
+    assert.equal(report.totals.errors, 0);
+    const desk = report.routes['WS /desk'];
+    assert.deepEqual(desk && { regressions: desk.regressions, noise: desk.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
+    const read = report.routes['GET /tickets/{id}'];
+    assert.deepEqual(read && { regressions: read.regressions, noise: read.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
+
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
+
+  // One run for the two tests below: a ticket from an event stream still open, read on another connection.
+  let queueRun: Promise<{ report: ShadowReport; out: string }> | undefined;
+  const runQueue = () => (queueRun ??= (async () => {
+    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const out = tmp.path('queue');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const stream = new Client(shadow.url);
+    const ac = new AbortController();
+    const res = await stream.request({ method: 'GET', path: '/queue', signal: ac.signal });
+    res.body.on('error', () => {});
+    const first = await new Promise<string>((resolve) => res.body.once('data', (d: Buffer) => resolve(d.toString())));
+    const ticket = (JSON.parse(first.replace(/^data: /, '')) as { ticket: number }).ticket;
+    const c = new Client(shadow.url);
+    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    ac.abort();
+    await stream.destroy();
+    return { report: await shadow.close(), out };
+  })());
+
+  it('a ticket an open event stream issued is each target\'s own when read while the stream goes on', async () => {
+    const { report } = await runQueue();
+    assert.equal(report.totals.errors, 0);
+    const r = report.routes['GET /tickets/{id}'];
+    // Each target found its own ticket: the new build's changed state is a regression, not noise.
+    assert.deepEqual(r && { regressions: r.regressions, noise: r.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
+  });
+
+  // Skipped: bb diff's binding walks a capture in file order, which is the order exchanges
+  // completed (diff/bind/bound.ts), so a read sent back while the stream that issued its
+  // ticket was still open comes before the stream's entry, the ticket counts as the client's
+  // own, and the read does not pair (noise missing/extra). The live comparison walks a batch
+  // in the order exchanges started and binds it. Binding by each value's own time (the
+  // event's, the message's, the request's) is the fix; it reshapes the diff's timeline walk
+  // (and the bounded store's), so it is left for a deliberate change.
+  it.skip('bb diff of the captures binds that ticket as the live comparison did', async () => {
+    const { report, out } = await runQueue();
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
+
+  // Skipped: a value an HTTP answer issued, sent back at once on another connection (here
+  // the open socket), can reach a target before that target's own answer to the issuing
+  // request came back: the relay has not learned the counterpart yet, the target gets the
+  // primary's ticket, every mirror says "unknown ticket" and the new build's changed desk is
+  // hidden as noise. Requests of one connection are in order (one lane); across connections
+  // only streams' messages are waited for (message-pairs.ts). The fix is a wait like theirs:
+  // a request mirrored after the primary answered another waits until the target answered it
+  // too; it sits on the relay's hot path (every request), so it wants its own change and bench.
+  it.skip('a ticket an HTTP answer issued, acknowledged at once on an open socket, is each target\'s own', async () => {
+    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const out = tmp.path('reverse');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, mirror: 'all' });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/desk`);
+    const next = () => new Promise<Record<string, unknown>>((resolve) => ws.once('message', (d) => resolve(JSON.parse(d.toString()) as Record<string, unknown>)));
+    await next();
+    const c = new Client(shadow.url);
+    const res = await c.request({ method: 'POST', path: '/tickets', body: '{}' });
+    const ticket = ((await res.body.json()) as { ticket: number }).ticket;
+    await c.close();
+    ws.send(JSON.stringify({ ack: ticket }));
+    assert.deepEqual(await next(), { acked: ticket, desk: 'A' });
+    const closed = new Promise((r) => ws.once('close', r));
+    ws.close(1000);
+    await closed;
+    const report = await shadow.close();
+    const desk = report.routes['WS /desk'];
+    assert.deepEqual(desk && { regressions: desk.regressions, noise: desk.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
+  });
+});
