@@ -183,12 +183,21 @@ export class ShadowComparer {
       if (list) list.push(d);
       else byPair.set(d.entry, [d]);
     }
+    // Each exchange's differences: its primary entry's pair's, and its mirror entry's when that paired with
+    // nothing (an `extra`, as bb diff of the captures lists it beside the primary's `missing`).
+    const perGroup = new Map<number, Difference[]>();
     for (const pair of result.pairs) {
-      if (pair.old === undefined) continue;
-      const g = whole[pair.old]!;
+      const at = pair.old ?? pair.new;
+      if (at === undefined) continue;
+      const diffs = (byPair.get(pair.id) ?? []).filter((d) => d.class !== 'known');
+      const list = perGroup.get(at);
+      if (list) list.push(...diffs);
+      else perGroup.set(at, diffs);
+    }
+    for (const [at, diffs] of perGroup) {
+      const g = whole[at]!;
       const route = routeOf(g.primary!);
       const counts = this.live.route(route);
-      const diffs = (byPair.get(pair.id) ?? []).filter((d) => d.class !== 'known');
       const real = diffs.filter((d) => d.class === 'real');
       if (real.length > 0) {
         if (this.opts.secondary) counts.regressions++;

@@ -5,13 +5,16 @@
 // cannot wait for the stream's end as it waits for an answer's: the r-th
 // message of the primary's stream and the r-th of the target's are bound as
 // soon as both are in (Counterparts.learnMessage), whichever came second.
-// And a request the client sent after it read a message (on this connection
-// or another) reaches the target once the target has said as much on each
-// open stream as the primary had (read-after-write order, as a mirror waits
-// for the primary's response head), or CATCH_UP_MS at most: a target that
-// says less (a regression) delays only its own copies.
+// And a request that carries a value a primary's message issued, whose
+// target message has not come yet (the client read it and sent it back, on
+// this connection or another), reaches the target once the target has said
+// as much on that stream as the primary had (read-after-write order, as a
+// mirror waits for the primary's response head), or CATCH_UP_MS at most: a
+// target that says less (a regression) delays only its own copies. Nothing
+// else waits: a stream whose target lags (a ticker on another clock, a
+// candidate that pushes less) holds back no request that does not need it.
 import { EventStreamParser } from '../../core/index.js';
-import type { Counterparts } from '../../diff/index.js';
+import { messageValues, type Counterparts } from '../../diff/index.js';
 
 /** How long a mirrored request waits for the target's open streams to say what the primary's had said, at most. */
 export const CATCH_UP_MS = 1000;
@@ -27,6 +30,8 @@ export class MessagePairs {
   /** Texts waiting for the other side's message of the same number. */
   private readonly primaryTexts = new Map<number, string>();
   private readonly targetTexts = new Map<number, string>();
+  /** The values each waiting primary text issues, read when first asked (awaits). */
+  private readonly issued = new Map<number, string[]>();
 
   /** `bindings`: the target's counterparts (shared with its HTTP lanes); `onTarget` hears each target message after it was bound. */
   constructor(
@@ -57,11 +62,23 @@ export class MessagePairs {
     this.onTarget();
   }
 
+  /** Whether a message of the primary's that the target has not matched yet issued one of `tokens` (its counterpart is not known yet). */
+  awaits(tokens: ReadonlySet<string>): boolean {
+    if (this.targetSaid >= this.primarySaid || tokens.size === 0) return false;
+    for (const [r, text] of this.primaryTexts) {
+      let values = this.issued.get(r);
+      if (!values) this.issued.set(r, (values = messageValues(text, r).map((v) => v.value)));
+      if (values.some((v) => tokens.has(v))) return true;
+    }
+    return false;
+  }
+
   private match(r: number, text: string, side: 'primary' | 'target'): void {
     const [mine, other] = side === 'primary' ? [this.primaryTexts, this.targetTexts] : [this.targetTexts, this.primaryTexts];
     const theirs = other.get(r);
     if (theirs !== undefined) {
       other.delete(r);
+      this.issued.delete(r);
       if (side === 'primary') this.bindings.learnMessage(r, text, theirs);
       else this.bindings.learnMessage(r, theirs, text);
       return;
@@ -69,11 +86,15 @@ export class MessagePairs {
     // The other side's r-th came already (binary, or kept in part): nothing to wait for.
     if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > MAX_TEXT) return;
     mine.set(r, text);
-    if (mine.size > MAX_PENDING) mine.delete(mine.keys().next().value!);
+    if (mine.size > MAX_PENDING) {
+      const oldest = mine.keys().next().value!;
+      mine.delete(oldest);
+      if (side === 'primary') this.issued.delete(oldest);
+    }
   }
 }
 
-/** Where a request handed over now must wait: each open stream the target is behind on, and how far the primary's went. */
+/** Where a request handed over now must wait: each open stream the target is behind on in a value the request carries, and how far the primary's went. */
 export interface CatchUp {
   until: number;
   marks: Array<[MessagePairs, number]>;
@@ -93,10 +114,19 @@ export class OpenStreams {
     return { pairs, done: () => (this.open.delete(pairs), this.wake()) };
   }
 
-  /** What a request handed over now waits for (undefined: the target said all the primary had). */
-  behind(): CatchUp | undefined {
+  /**
+   * What a request handed over now waits for: the open streams whose target has not yet said a
+   * message of the primary's that issued one of the request's tokens (`tokens`, read only when a
+   * stream lags); undefined when none.
+   */
+  behind(tokens: () => Iterable<string>): CatchUp | undefined {
     let marks: CatchUp['marks'] | undefined;
-    for (const s of this.open) if (s.targetCount < s.primaryCount) (marks ??= []).push([s, s.primaryCount]);
+    let carried: Set<string> | undefined;
+    for (const s of this.open) {
+      if (s.targetCount >= s.primaryCount) continue;
+      carried ??= new Set(tokens());
+      if (s.awaits(carried)) (marks ??= []).push([s, s.primaryCount]);
+    }
     return marks && { until: Date.now() + CATCH_UP_MS, marks };
   }
 

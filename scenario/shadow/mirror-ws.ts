@@ -5,12 +5,14 @@
 // session id in its first message) gets it back in the client's later
 // messages, so the r-th server message of the primary and the r-th of the
 // target are bound as two answers to one request are (message-pairs.ts),
-// and a client message waits until the target has said as much as the
-// primary had when the client sent it (read-after-write order, as an HTTP
-// mirror waits for the primary's response head), or CATCH_UP_MS at most: a
-// target that says less (a regression) delays its own copy only.
+// and a client message that carries a value a server message issued waits
+// until the target has said as much as the primary had when the client sent
+// it (read-after-write order, as an HTTP mirror waits for the primary's
+// response head), or CATCH_UP_MS at most: a target that says less (a
+// regression) delays its own copy only; messages carrying no such value wait
+// only for those before them (the client's order).
 import type WebSocket from 'ws';
-import { rewriteTokens, type Counterparts } from '../../diff/index.js';
+import { rewriteTokens, tokensOf, type Counterparts } from '../../diff/index.js';
 import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
 
 /** The client's side of a mirrored WebSocket. */
@@ -47,7 +49,8 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   send(opcode: number, data: Buffer): void {
-    this.enqueue(() => {
+    const carries = opcode === 1 && this.said.targetCount < this.said.primaryCount && this.said.awaits(new Set(tokensOf(data.toString('utf8'))));
+    this.enqueue(carries, () => {
       if (this.ws.readyState !== this.ws.OPEN) return;
       if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
       else if (opcode === 2) this.ws.send(data, { binary: true });
@@ -56,7 +59,7 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   close(code?: number, reason?: string): void {
-    this.enqueue(() => {
+    this.enqueue(false, () => {
       const ws = this.ws;
       if (ws.readyState !== ws.OPEN) ws.terminate();
       // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
@@ -66,9 +69,9 @@ export class MirroredConversation implements MirroredSocket {
     });
   }
 
-  // In the client's order, each once the target said as many messages as the primary had (or its wait is over).
-  private enqueue(run: () => void): void {
-    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: this.said.primaryCount, run });
+  // In the client's order; one that carries an awaited value once the target said as many messages as the primary had (or its wait is over).
+  private enqueue(carries: boolean, run: () => void): void {
+    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: carries ? this.said.primaryCount : 0, run });
     this.flush();
   }
 

@@ -14,7 +14,7 @@
 // (the binding bb replay and bb diff use).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
-import { Counterparts, rewriteTokens, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -142,7 +142,7 @@ export class MirrorTarget {
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
-    const wait = this.streams.behind();
+    const wait = this.streams.behind(() => carriedTokens(req));
     lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}) });
     // Counted at once (the tee's caps read the counts); written after the primary's turn.
     this.later(() => this.pump(req.connection, lane));
@@ -357,3 +357,10 @@ function sameAuthority(host: string, own: string): boolean {
   return a.port === b.port && (a.name === b.name || (isLoopbackHost(a.name) && isLoopbackHost(b.name)));
 }
 
+/** The values a request carries that a server may have issued (path, query, headers, cookies, a textual body), as the binding reads a request. */
+function carriedTokens(req: MirrorRequest): string[] {
+  const headers: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  const text = req.body.length > 0 && headerValue(req.rawHeaders, 'content-encoding') === undefined ? utf8Text(req.body) : undefined;
+  return requestTokens({ target: req.target, headers, ...(text !== undefined ? { body: { text, base64: false } } : {}) });
+}

@@ -25,8 +25,8 @@ after(async () => {
   for (const c of closers) await c();
 });
 
-/** A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk and state differ. */
-async function startDesk(build: 'old' | 'new', firstTicket: number): Promise<string> {
+/** A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk and state differ. `reads`: each ticket read, with its status. */
+async function startDesk(build: 'old' | 'new', firstTicket: number, reads: string[] = []): Promise<string> {
   let next = firstTicket;
   const tickets = new Set<number>();
   const server: Server = createServer((req, res) => {
@@ -47,6 +47,7 @@ async function startDesk(build: 'old' | 'new', firstTicket: number): Promise<str
     }
     const m = /^\/tickets\/(\d+)$/.exec(req.url ?? '');
     const known = m && tickets.has(Number(m[1]));
+    if (m) reads.push(`${m[1]} ${known ? 200 : 404}`);
     res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify(known ? { ticket: Number(m[1]), state: build === 'new' ? 'closed' : 'open' } : { error: 'no such ticket' }));
   });
@@ -126,10 +127,12 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
   });
 
-  // One run for the two tests below: a ticket from an event stream still open, read on another connection.
+  // One run for the two tests below: a ticket from an event stream still open, read on another connection,
+  // and the read compared before the stream ends (so in an earlier batch than the stream's).
+  const reads = { primary: [] as string[], candidate: [] as string[], secondary: [] as string[] };
   let queueRun: Promise<{ report: ShadowReport; out: string }> | undefined;
   const runQueue = () => (queueRun ??= (async () => {
-    const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
+    const [primary, candidate, secondary] = [await startDesk('old', 1000, reads.primary), await startDesk('new', 5000, reads.candidate), await startDesk('old', 9000, reads.secondary)];
     const out = tmp.path('queue');
     const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
     const stream = new Client(shadow.url);
@@ -143,31 +146,32 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.equal(read.statusCode, 200);
     await read.body.text();
     await c.close();
+    await compared(shadow, 1);
     ac.abort();
     await stream.destroy();
     return { report: await shadow.close(), out };
   })());
 
   it('a ticket an open event stream issued is each target\'s own when read while the stream goes on', async () => {
-    const { report } = await runQueue();
-    assert.equal(report.totals.errors, 0);
-    const r = report.routes['GET /tickets/{id}'];
-    // Each target found its own ticket: the new build's changed state is a regression, not noise.
-    assert.deepEqual(r && { regressions: r.regressions, noise: r.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
-    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
-  });
-
-  // Skipped: bb diff's binding walks a capture in file order, which is the order exchanges
-  // completed (diff/bind/bound.ts), so a read sent back while the stream that issued its
-  // ticket was still open comes before the stream's entry, the ticket counts as the client's
-  // own, and the read does not pair (noise missing/extra). The live comparison walks a batch
-  // in the order exchanges started and binds it. Binding by each value's own time (the
-  // event's, the message's, the request's) is the fix; it reshapes the diff's timeline walk
-  // (and the bounded store's), so it is left for a deliberate change.
-  it.skip('bb diff of the captures binds that ticket as the live comparison did', async () => {
     const { report, out } = await runQueue();
+    assert.equal(report.totals.errors, 0);
+    // The relay bound the event's ticket as it crossed: each target read its own, and found it.
+    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
+    // The read was compared before the stream ended, so without the stream's events: live, as in bb diff of the
+    // captures (whose timeline is the order exchanges ended), the ticket is the client's own there (docs/shadow.md "Limits").
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
+
+  // Skipped: the read compared as the new build's regression (`state` changed) needs the ticket bound though the
+  // stream that issued it ended after the read: bb diff's binding walks a capture in the order exchanges ended
+  // (diff/bind/bound.ts), and the live comparison binds only what completed exchanges issued. Binding by each
+  // value's own time (the event's, the request's) is the fix; it reshapes the diff's timeline walk (and the
+  // bounded store's), so it is left for a deliberate change.
+  it.skip('the read of a ticket an open stream issued compares through the binding', async () => {
+    const { report } = await runQueue();
+    const r = report.routes['GET /tickets/{id}'];
+    assert.deepEqual(r && { regressions: r.regressions, noise: r.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
   });
 
   // Skipped: a value an HTTP answer issued, sent back at once on another connection (here
@@ -197,5 +201,53 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     const report = await shadow.close();
     const desk = report.routes['WS /desk'];
     assert.deepEqual(desk && { regressions: desk.regressions, noise: desk.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
+  });
+});
+
+// A stream whose target lags (a feed on another clock, a candidate that pushes less) holds back only the
+// requests that carry a value one of the primary's messages issued and the target has not said yet.
+describe('bb shadow: a lagging stream holds back no request that does not carry its values', () => {
+  it('requests on other connections reach the target while its copy of an open event stream says nothing', async () => {
+    // The primary's feed hands out a ticket at once; the candidate's says nothing until the client leaves.
+    const hits: string[] = [];
+    const feed = async (speaks: boolean) => {
+      const server = createServer((req, res) => {
+        if (!speaks) hits.push(req.url ?? '');
+        if (req.url === '/feed') {
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+          if (speaks) res.write(`data: ${JSON.stringify({ ticket: 4711 })}\n\n`);
+          else res.write(': quiet\n\n');
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      closers.push(async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      });
+      return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    };
+    const [primary, candidate] = [await feed(true), await feed(false)];
+    const shadow = await startShadow({ primary, candidate, outDir: tmp.path('lagging'), bbHome: tmp.bbHome });
+    const stream = new Client(shadow.url);
+    const ac = new AbortController();
+    const res = await stream.request({ method: 'GET', path: '/feed', signal: ac.signal });
+    res.body.on('error', () => {});
+    await new Promise<void>((resolve) => res.body.once('data', () => resolve()));
+    // The stream is open and the candidate's copy lags by one event: 20 requests that carry no ticket.
+    const c = new Client(shadow.url);
+    for (let i = 0; i < 20; i++) {
+      const r = await c.request({ method: 'GET', path: `/health?n=${i}` });
+      await r.body.text();
+    }
+    // Each would wait a second for the candidate's event if every request waited for lagging streams: 20 s.
+    for (let i = 0; i < 100 && hits.filter((h) => h.startsWith('/health')).length < 20; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(hits.filter((h) => h.startsWith('/health')).length, 20, 'the candidate got every request while the stream was open');
+    await c.close();
+    ac.abort();
+    await stream.destroy();
+    await shadow.close();
   });
 });
