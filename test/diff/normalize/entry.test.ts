@@ -65,7 +65,7 @@ describe("the request Host of bb shadow's captures", () => {
   });
 });
 
-// bb replay names its target in Host (docs/replay.md "What the original client sent"), whatever the
+// bb replay names its target in Host (docs/replay.md "What the target receives"), whatever the
 // original named: a capture whose client said `Host: shop.example.com`, replayed to 127.0.0.1, had
 // `request.headers.host changed` as a real finding on every entry.
 describe('the request Host in a run with a bb replay', () => {
