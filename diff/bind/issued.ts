@@ -16,6 +16,7 @@
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import type { HarEntry, HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
+import { parseJsonPrefix } from './json-prefix.js';
 
 /** One value a server issued, at its place. */
 export interface IssuedValue {
@@ -33,6 +34,8 @@ export interface ResponseView {
   text?: string;
   /** Data of each server-sent event, in order. */
   events?: readonly string[];
+  /** The text is the body's start only (bb shadow keeps 256 KiB for binding): a JSON body is read up to the cut (json-prefix.ts). */
+  truncated?: boolean;
 }
 
 /**
@@ -145,11 +148,12 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
 }
 
 /** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
-function textValues(text: string, prefix: string, out: ValueSink): void {
+function textValues(text: string, prefix: string, out: ValueSink, truncated = false): void {
   const packets = text.includes('\x1e') ? text.split('\x1e') : [text];
   packets.forEach((packet, p) => {
     const at = !out.places ? '' : packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
-    const json = parseLooseJson(packet);
+    // A text cut short (its last packet) is read up to the cut, only once it did not parse whole.
+    const json = parseLooseJson(packet) ?? (truncated && p === packets.length - 1 ? parseJsonPrefix(packet) : undefined);
     if (json) jsonValues(json.value, at, out);
     else if (packet.length <= MAX_PLAIN_TEXT) {
       const tokens = tokensFor(packet, out);
@@ -224,7 +228,7 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     const tokens = tokensFor(value, out);
     if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
-  if (res.text !== undefined) textValues(res.text, 'body', out);
+  if (res.text !== undefined) textValues(res.text, 'body', out, res.truncated === true);
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
 }
 

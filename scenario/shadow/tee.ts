@@ -176,7 +176,8 @@ export class Tee {
         // Decoding the primary's answer and binding waits for the client to have it; answers still to come
         // bind through the closure send() holds on `p` (they queue on p.answers until primaryView is set).
         this.later(() => {
-          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody)).view;
+          // Cut at BIND_BODY_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
+          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_BODY_BYTES).view;
           for (const a of p.answers) a.target.bind(p.primaryView, a.view);
           p.responseBody = [];
           p.answers = [];
