@@ -41,9 +41,13 @@ export interface ResponseView {
 /**
  * Tokens: maximal runs of characters ids are made of. The separators are
  * those of URLs, cookies, JSON and prose; `-`, `_`, `.` and `~` stay inside
- * (UUIDs, JWTs, prefixed ids such as session_…).
+ * (UUIDs, JWTs, prefixed ids such as session_…). A percent-escape is a
+ * separator whole, matched as a 3-character run that is never a value: in
+ * URL-encoded JSON (`variables=%7B%22id%22%3A%221042%22%7D`, a GraphQL GET)
+ * or a list (`ids=1042%2C1043`) the ids are tokens of their own, not glued
+ * to the escape's hex digits (`221042`, `2C1043`).
  */
-const TOKEN = /<redacted:[0-9a-f]{8}>|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
+const TOKEN = /<redacted:[0-9a-f]{8}>|%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
 
 /** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
 const MIN_LENGTH = 4;

@@ -4,7 +4,7 @@
 // numbers, which bind only by their use) and whose session cookie rotates on
 // every answer (only the latest one is accepted). An order is created as JSON
 // (201, and a Location when asked: `?located`), as a form, or by a GraphQL mutation, and read by path,
-// by query string, by form, by GraphQL, through a redirect chain, gzipped
+// by query string, by form, by GraphQL (POST, and GET with URL-encoded variables), through a redirect chain, gzipped
 // (a bulk creation's answer past 256 KiB too),
 // with HEAD and a CORS preflight. The new build reads an order's status as
 // "pending" (the real change every probe must find). Every answer a target
@@ -61,6 +61,8 @@ export async function startShop(build: 'old' | 'new', firstOrder: number): Promi
       if (p === '/order-form' && req.method === 'POST') return read(Number(new URLSearchParams(text).get('order')));
       if (p === '/order') return read(Number(url.searchParams.get('order')));
       if (p === '/graphql' && req.method === 'POST') return graphql(res, text, refuse);
+      // A GraphQL query over GET (Apollo's persisted queries): its variables URL-encoded JSON in the query string.
+      if (p === '/graphql') return graphql(res, JSON.stringify({ query: url.searchParams.get('query'), variables: JSON.parse(url.searchParams.get('variables') ?? '{}') }), refuse);
       let m = /^\/go\/(\d+)$/.exec(p);
       if (m) return redirect(res, `/via/${m[1]}`);
       m = /^\/via\/(\d+)$/.exec(p);

@@ -175,6 +175,9 @@ describe('bb shadow: realistic traffic, live verdict = bb diff of the captures',
           for (let i = 0; i < 3; i++) ids.push(((await gql('mutation { createOrder { id } }')).json().data as { createOrder: { id: string } }).createOrder.id);
           await compared(shadow, 3);
           for (const id of ids.reverse()) assert.equal((await gql('query($id: ID!) { order(id: $id) { id status } }', { id })).status, 200);
+          // Over GET, the variables URL-encoded: `%22` glued to the id must not hide it.
+          const search = new URLSearchParams({ query: 'query($id: ID!) { order(id: $id) { id status } }', variables: JSON.stringify({ id: ids[0] }) });
+          assert.equal((await b.call('GET', `/graphql?${search}`)).status, 200);
         } finally {
           await b.close();
         }
