@@ -16,6 +16,7 @@
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import type { HarEntry, HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
+import { parseJsonPrefix } from './json-prefix.js';
 
 /** One value a server issued, at its place. */
 export interface IssuedValue {
@@ -33,14 +34,20 @@ export interface ResponseView {
   text?: string;
   /** Data of each server-sent event, in order. */
   events?: readonly string[];
+  /** The text is the body's start only (bb shadow keeps 256 KiB for binding): a JSON body is read up to the cut (json-prefix.ts). */
+  truncated?: boolean;
 }
 
 /**
  * Tokens: maximal runs of characters ids are made of. The separators are
  * those of URLs, cookies, JSON and prose; `-`, `_`, `.` and `~` stay inside
- * (UUIDs, JWTs, prefixed ids such as session_…).
+ * (UUIDs, JWTs, prefixed ids such as session_…). A percent-escape is a
+ * separator whole, matched as a 3-character run that is never a value: in
+ * URL-encoded JSON (`variables=%7B%22id%22%3A%221042%22%7D`, a GraphQL GET)
+ * or a list (`ids=1042%2C1043`) the ids are tokens of their own, not glued
+ * to the escape's hex digits (`221042`, `2C1043`).
  */
-const TOKEN = /<redacted:[0-9a-f]{8}>|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
+const TOKEN = /<redacted:[0-9a-f]{8}>|%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
 
 /** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
 const MIN_LENGTH = 4;
@@ -145,11 +152,12 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
 }
 
 /** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
-function textValues(text: string, prefix: string, out: ValueSink): void {
+function textValues(text: string, prefix: string, out: ValueSink, truncated = false): void {
   const packets = text.includes('\x1e') ? text.split('\x1e') : [text];
   packets.forEach((packet, p) => {
     const at = !out.places ? '' : packets.length > 1 ? `${prefix}[${p}]:` : `${prefix}:`;
-    const json = parseLooseJson(packet);
+    // A text cut short (its last packet) is read up to the cut, only once it did not parse whole.
+    const json = parseLooseJson(packet) ?? (truncated && p === packets.length - 1 ? parseJsonPrefix(packet) : undefined);
     if (json) jsonValues(json.value, at, out);
     else if (packet.length <= MAX_PLAIN_TEXT) {
       const tokens = tokensFor(packet, out);
@@ -224,7 +232,7 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     const tokens = tokensFor(value, out);
     if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
-  if (res.text !== undefined) textValues(res.text, 'body', out);
+  if (res.text !== undefined) textValues(res.text, 'body', out, res.truncated === true);
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
 }
 

@@ -168,15 +168,15 @@ export interface LiveResponse {
   view: ResponseView;
 }
 
-/** The view of a live response (raw headers, body as received): decoded as the capture decodes it. */
-export function liveResponse(status: number, rawHeaders: readonly string[], body: Buffer): LiveResponse {
+/** The view of a live response (raw headers, body as received): decoded as the capture decodes it; `truncated` when `body` is its start only (decoded as far as it goes). */
+export function liveResponse(status: number, rawHeaders: readonly string[], body: Buffer, truncated = false): LiveResponse {
   const headers = headerPairs(rawHeaders);
   const proxyError = headerValue(rawHeaders, 'x-bb-error');
   const ct = headerValue(rawHeaders, 'content-type');
   // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
-  const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), false).bytes;
+  const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), truncated).bytes;
   let view: ResponseView;
   if (isEventStreamMedia(ct)) view = { headers, events: EventStreamParser.parseText(bytes.toString('utf8')).map((e) => e.data) };
-  else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8') } : {}) };
+  else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8'), ...(truncated ? { truncated } : {}) } : {}) };
   return { status, ...(proxyError ? { proxyError } : {}), view };
 }

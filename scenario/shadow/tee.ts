@@ -45,7 +45,7 @@ interface Pending {
   requestEnded: boolean;
   responded: boolean;
   dispatched: boolean;
-  /** The primary's answer (head and the start of its body), for binding. */
+  /** The primary's answer (head and the start of its body, of `responseBytes` in all), for binding. */
   status?: number;
   responseHeaders?: string[];
   responseBody: Buffer[];
@@ -142,9 +142,10 @@ export class Tee {
         const p = this.pending.get(f.exchangeId);
         if (!p || p.skip) return;
         p.events?.(Buffer.from(f.chunk));
-        if (p.responseBytes >= BIND_BODY_BYTES) return;
-        p.responseBody.push(Buffer.from(f.chunk.subarray(0, BIND_BODY_BYTES - p.responseBytes)));
+        // Every byte counts (past BIND_BODY_BYTES the kept start is read as cut); only the start is kept.
+        const room = BIND_BODY_BYTES - p.responseBytes;
         p.responseBytes += f.chunk.length;
+        if (room > 0) p.responseBody.push(Buffer.from(f.chunk.subarray(0, room)));
         return;
       }
       case 'exchange-completed':
@@ -176,7 +177,8 @@ export class Tee {
         // Decoding the primary's answer and binding waits for the client to have it; answers still to come
         // bind through the closure send() holds on `p` (they queue on p.answers until primaryView is set).
         this.later(() => {
-          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody)).view;
+          // Cut at BIND_BODY_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
+          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_BODY_BYTES).view;
           for (const a of p.answers) a.target.bind(p.primaryView, a.view);
           p.responseBody = [];
           p.answers = [];

@@ -12,6 +12,8 @@ describe('tokensOf', () => {
     ['Bearer eyJhbGciOi.eyJzdWIi.sig', ['Bearer', 'eyJhbGciOi.eyJzdWIi.sig']],
     ['{"price":12.50,"n":123,"id":4711}', ['price', '4711']],
     ['a b c', []],
+    // A percent-escape separates: URL-encoded JSON and lists keep their ids whole.
+    ['variables=%7B%22id%22%3A%221042%22%7D&ids=5017%2C5018', ['variables', '1042', '5017', '5018']],
   ];
   for (const [text, tokens] of table) it(`splits ${JSON.stringify(text)}`, () => assert.deepEqual(tokensOf(text), tokens));
 });
@@ -77,6 +79,7 @@ describe('rewriteTokens', () => {
     const map = new Map([['item_abc123', 'item_new/1'], ['<redacted:0123abcd>', 'real"cookie']]);
     assert.deepEqual(rewriteTokens('/items/item_abc123?x=item_abc1234', map, encodeURIComponent), { text: '/items/item_new%2F1?x=item_abc1234', uses: ['item_abc123'] });
     assert.deepEqual(rewriteTokens('{"c":"<redacted:0123abcd>"}', map, (v) => JSON.stringify(v).slice(1, -1)), { text: '{"c":"real\\"cookie"}', uses: ['<redacted:0123abcd>'] });
+    assert.deepEqual(rewriteTokens('?v=%7B%22id%22%3A%22item_abc123%22%7D', map), { text: '?v=%7B%22id%22%3A%22item_new/1%22%7D', uses: ['item_abc123'] });
   });
 });
 

@@ -13,6 +13,7 @@ import { Client } from 'undici';
 import { startShadow, type Shadow, type ShadowReport } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { compared } from './compared.js';
 import { startShadowService, type ShadowService } from './service.js';
 
 const tmp = tempDir();
@@ -20,12 +21,6 @@ const services: ShadowService[] = [];
 after(async () => {
   for (const s of services) await s.close();
 });
-
-/** Resolves once the run has compared `n` requests (bounded: 20 s). */
-async function compared(shadow: Shadow, n: number): Promise<void> {
-  for (let i = 0; i < 400 && shadow.requests() < n; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(shadow.requests() >= n, `compared ${shadow.requests()} of ${n}`);
-}
 
 /** Three orders created and compared, then read (a later batch); a fourth created and read at once. */
 async function orders(shadow: Shadow): Promise<void> {

@@ -15,9 +15,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import { startShadow, type Shadow, type ShadowReport } from '../../../scenario/index.js';
+import { startShadow, type ShadowReport } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { compared } from './compared.js';
 
 const tmp = tempDir();
 const closers: Array<() => Promise<void>> = [];
@@ -69,12 +70,6 @@ async function startDesk(build: 'old' | 'new', firstTicket: number, reads: strin
     await new Promise<void>((r) => server.close(() => r()));
   });
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-}
-
-/** Resolves once the run has compared `n` requests (bounded: 20 s). */
-async function compared(shadow: Shadow, n: number): Promise<void> {
-  for (let i = 0; i < 400 && shadow.requests() < n; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(shadow.requests() >= n, `compared ${shadow.requests()} of ${n}`);
 }
 
 /** Opens the desk, acknowledges its ticket, closes; resolves to the ticket. */
