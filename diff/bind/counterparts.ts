@@ -32,28 +32,34 @@ export class Counterparts {
     return this.map.get(value);
   }
 
-  /** Learns from the primary's answer and the target's to one request: each place where both issued a value and the values differ. */
-  learn(primary: ResponseView, target: ResponseView): void {
+  /**
+   * Learns from the primary's answer and the target's to one request: each place where both issued a
+   * value and the values differ. Returns the primary's values learned (none when the answers issue alike).
+   */
+  learn(primary: ResponseView, target: ResponseView): string[] {
     // The same answer issues the same values at the same places: nothing to learn, and neither is parsed.
-    if (sameIssued(primary, target)) return;
-    this.learnValues(responseValues(primary), () => responseValues(target));
+    if (sameIssued(primary, target)) return [];
+    return this.learnValues(responseValues(primary), () => responseValues(target));
   }
 
-  /** Learns from the r-th server message of one WebSocket conversation on the primary and on the target (text messages). */
-  learnMessage(r: number, primary: string, target: string): void {
-    if (primary === target) return;
-    this.learnValues(messageValues(primary, r), () => messageValues(target, r));
+  /** Learns from the r-th server message of one WebSocket conversation on the primary and on the target (text messages); the primary's values learned. */
+  learnMessage(r: number, primary: string, target: string): string[] {
+    if (primary === target) return [];
+    return this.learnValues(messageValues(primary, r), () => messageValues(target, r));
   }
 
-  private learnValues(primary: IssuedValue[], target: () => IssuedValue[]): void {
+  private learnValues(primary: IssuedValue[], target: () => IssuedValue[]): string[] {
     // The primary issued nothing: nothing of the target's is read.
-    if (primary.length === 0) return;
+    if (primary.length === 0) return [];
     const theirs = new Map(primary.map((v) => [v.place, v.value]));
+    const learned: string[] = [];
     for (const v of target()) {
       const p = theirs.get(v.place);
       if (p === undefined || p === v.value) continue;
       this.set(p, v.value);
+      learned.push(p);
     }
+    return learned;
   }
 
   private set(value: string, counterpart: string): void {

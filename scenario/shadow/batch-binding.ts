@@ -22,9 +22,22 @@ type Sides = Partial<Record<TargetName, HarEntry>>;
 /** Values bound before a batch, per side. */
 export type BoundBefore = Record<TargetName, Set<string>>;
 
+/** Both sets of bound values, side by side (either may be missing). */
+export function mergeBound(a: BoundBefore | undefined, b: BoundBefore | undefined): BoundBefore | undefined {
+  if (!a || !b) return a ?? b;
+  const out: BoundBefore = { primary: new Set(a.primary), candidate: new Set(a.candidate), secondary: new Set(a.secondary) };
+  for (const side of ['primary', 'candidate', 'secondary'] as const) for (const v of b[side]) out[side].add(v);
+  return out;
+}
+
+/** Primary values remembered as sent back, at most (the oldest go first). */
+const MAX_SENT_BACK = 100_000;
+
 /** The candidate's and the secondary's counterparts of the primary's issued values, over the run. */
 export class BatchBinding {
   private readonly targets: Array<{ side: 'candidate' | 'secondary'; values: Counterparts }>;
+  /** Primary values with a counterpart that a later request sent back (what `boundFor` binds). */
+  private readonly sentBack = new Set<string>();
 
   constructor(secondary: boolean) {
     this.targets = [{ side: 'candidate', values: new Counterparts() }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts() }] : [])];
@@ -35,37 +48,68 @@ export class BatchBinding {
    * answers issued differently per target, each side's own (a side whose
    * answer issued the primary's very value keeps it); undefined when none.
    */
-  boundBefore(batch: readonly Sides[]): BoundBefore | undefined {
+  boundBefore(batch: readonly Sides[], again?: { except: ReadonlySet<string> }): BoundBefore | undefined {
     if (this.targets.every((t) => t.values.size === 0)) return undefined;
     let out: BoundBefore | undefined;
     for (const g of batch) {
       for (const token of sentTokens(g.primary!)) {
-        const theirs = this.targets.map((t) => t.values.get(token));
-        if (theirs.every((v) => v === undefined)) continue;
-        out ??= { primary: new Set(), candidate: new Set(), secondary: new Set() };
-        out.primary.add(token);
-        this.targets.forEach((t, i) => out![t.side].add(theirs[i] ?? token));
+        if (!this.targets.some((t) => t.values.get(token) !== undefined)) continue;
+        // `again`: an exchange compared once more (its verdict waited), the values it issued itself left out, nothing noted as sent back.
+        if (again) {
+          if (!again.except.has(token)) out = this.bindInto(out, token);
+          continue;
+        }
+        out = this.bindInto(out, token);
+        this.sentBack.delete(token);
+        this.sentBack.add(token);
+        if (this.sentBack.size > MAX_SENT_BACK) this.sentBack.delete(this.sentBack.values().next().value!);
       }
     }
     return out;
   }
 
-  /** Learns from a compared batch's answers (after it was compared: a value counts as issued from the next batch on). */
-  learn(batch: readonly Sides[]): void {
-    for (const g of batch) {
+  /**
+   * `values` (primary values an earlier answer issued, as `learn` named them) that a request
+   * sent back since, bound on every side, each side its own; undefined when none was.
+   */
+  boundFor(values: Iterable<string>): BoundBefore | undefined {
+    let out: BoundBefore | undefined;
+    for (const v of values) if (this.sentBack.has(v)) out = this.bindInto(out, v);
+    return out;
+  }
+
+  // The primary's value and each target's counterpart (its very value where it has none).
+  private bindInto(out: BoundBefore | undefined, value: string): BoundBefore {
+    out ??= { primary: new Set(), candidate: new Set(), secondary: new Set() };
+    out.primary.add(value);
+    for (const t of this.targets) out[t.side].add(t.values.get(value) ?? value);
+    return out;
+  }
+
+  /**
+   * Learns from a compared batch's answers (after it was compared: a value counts as issued from the
+   * next batch on); per exchange, the primary's values it taught a counterpart of (none: undefined).
+   */
+  learn(batch: readonly Sides[]): Array<Set<string> | undefined> {
+    return batch.map((g) => {
       const primary = g.primary!;
       const view = recordedResponse(primary);
       const spoken = serverTexts(primary);
+      let taught: Set<string> | undefined;
+      const note = (values: string[]) => {
+        for (const v of values) (taught ??= new Set()).add(v);
+      };
       for (const t of this.targets) {
         const mine = g[t.side];
         if (!mine) continue;
-        t.values.learn(view, recordedResponse(mine));
+        note(t.values.learn(view, recordedResponse(mine)));
         // A value a server message issued (a ticket handed over a socket) is sent back later too.
         if (spoken.length === 0) continue;
         const theirs = serverTexts(mine);
-        for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) if (spoken[r] !== undefined && theirs[r] !== undefined) t.values.learnMessage(r, spoken[r]!, theirs[r]!);
+        for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) if (spoken[r] !== undefined && theirs[r] !== undefined) note(t.values.learnMessage(r, spoken[r]!, theirs[r]!));
       }
-    }
+      return taught;
+    });
   }
 }
 

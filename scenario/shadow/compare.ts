@@ -15,12 +15,16 @@ import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
-import { BatchBinding, type BoundBefore } from './batch-binding.js';
+import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
 
 /** Exchanges compared per batch, at most. */
 const BATCH = 400;
 /** Stream messages (WebSocket, SSE, gRPC) per batch, at most: long conversations are compared a few at a time, not all at once at the end of a run. */
 const BATCH_MESSAGES = 20_000;
+/** How long (of the traffic, or of the clock) a differing exchange whose answers issued values differently waits for their use before its verdict. */
+export const SETTLE_MS = 5_000;
+/** Exchanges waiting so, at most (past it the oldest is given its verdict at once). */
+const MAX_DEFERRED = 1_000;
 /** A primary entry whose mirror entries have not come after this long counts as a mirror error. */
 export const MIRROR_WAIT_MS = 120_000;
 
@@ -41,6 +45,12 @@ export interface Group {
  */
 function failed(entry: HarEntry): boolean {
   return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
+}
+
+/** When an exchange's primary entry started (ms), its place in the traffic. */
+function startedMs(g: Group): number {
+  const t = Date.parse(g.primary!.startedDateTime);
+  return Number.isFinite(t) ? t : 0;
 }
 
 /** How many groups from the head of `list` make one batch: up to BATCH, and up to BATCH_MESSAGES stream messages (at least one group). */
@@ -64,6 +74,8 @@ export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
   readonly live: ShadowLive;
   private readonly binding: BatchBinding;
+  /** Compared exchanges whose verdict waits for the use of the values they issued (settle). */
+  private readonly deferred: Array<{ g: Group; diffs: Difference[]; values: ReadonlySet<string>; bound?: BoundBefore; started: number; since: number }> = [];
 
   constructor(
     private readonly opts: {
@@ -79,9 +91,9 @@ export class ShadowComparer {
     this.binding = new BatchBinding(opts.secondary);
   }
 
-  /** Groups held: entries waiting for their other sides or for their batch. */
+  /** Groups held: entries waiting for their other sides, for their batch, or (compared) for their verdict. */
   get waiting(): number {
-    return this.groups.size;
+    return this.groups.size + this.deferred.length;
   }
 
   /** Compares later batches with this config (the live view wrote a known entry or a rule into the file). */
@@ -141,6 +153,8 @@ export class ShadowComparer {
       await this.compareBatch(batch.map(([, g]) => g));
       done += batch.length;
     }
+    // Verdicts that waited: due on the clock when the traffic stops, or all of them at the end.
+    await this.settle(all);
     return done;
   }
 
@@ -169,18 +183,59 @@ export class ShadowComparer {
       return;
     }
     const bound = this.binding.boundBefore(whole);
+    const perGroup = await this.diffGroups(whole, bound);
+    const taught = this.binding.learn(answered);
+    const taughtBy = new Map(groups.map((g, i) => [g, taught[i]]));
+    let latest = 0;
+    for (const [at, diffs] of perGroup) {
+      const g = whole[at]!;
+      const started = startedMs(g);
+      latest = Math.max(latest, started);
+      // It differs, and its answers issued values differently per target: its verdict waits for their use (settle).
+      const values = taughtBy.get(g);
+      if (diffs.length > 0 && values) this.deferred.push({ g, diffs, values, ...(bound ? { bound } : {}), started, since: Date.now() });
+      else this.record(g, diffs);
+    }
+    await this.settle(false, latest);
+  }
+
+  /**
+   * Gives the verdicts that waited: each once the traffic has gone SETTLE_MS past its exchange (or
+   * as long on the clock, or at the end with `all`). One whose issued values a later request sent
+   * back is compared again with them bound, as `bb diff` of the captures binds them; the others keep
+   * their first comparison.
+   */
+  private async settle(all: boolean, latest?: number): Promise<void> {
+    const now = Date.now();
+    while (this.deferred.length > 0) {
+      const d = this.deferred[0]!;
+      const due = all || this.deferred.length > MAX_DEFERRED || (latest !== undefined && latest - d.started >= SETTLE_MS) || now - d.since >= SETTLE_MS;
+      if (!due) return;
+      this.deferred.shift();
+      const sentBack = this.binding.boundFor(d.values);
+      if (!sentBack) {
+        this.record(d.g, d.diffs);
+        continue;
+      }
+      // Alone now: what its first batch bound for it, what its own requests send back, and its values sent back since.
+      const again = mergeBound(mergeBound(d.bound, this.binding.boundBefore([d.g], { except: d.values })), sentBack);
+      this.record(d.g, (await this.diffGroups([d.g], again)).get(0) ?? []);
+    }
+  }
+
+  /** Diffs the groups' entries with the diff's engine; each group's differences (but ratified ones), by its index. */
+  private async diffGroups(list: Group[], bound: BoundBefore | undefined): Promise<Map<number, Difference[]>> {
     // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
-    const result = await diffHars(this.har('primary', whole.map((g) => g.primary!), bound), this.har('candidate', whole.map((g) => g.candidate!), bound), {
+    const result = await diffHars(this.har('primary', list.map((g) => g.primary!), bound), this.har('candidate', list.map((g) => g.candidate!), bound), {
       ...(this.opts.config ? { config: this.opts.config } : {}),
-      ...(this.opts.secondary ? { noise: this.har('secondary', whole.map((g) => g.secondary!), bound) } : {}),
+      ...(this.opts.secondary ? { noise: this.har('secondary', list.map((g) => g.secondary!), bound) } : {}),
       workers: false,
     });
-    this.binding.learn(answered);
     // Differences by pair id, and each pair's old index in this batch.
     const byPair = new Map<string, Difference[]>();
     for (const d of result.differences) {
-      const list = byPair.get(d.entry);
-      if (list) list.push(d);
+      const l = byPair.get(d.entry);
+      if (l) l.push(d);
       else byPair.set(d.entry, [d]);
     }
     // Each exchange's differences: its primary entry's pair's, and its mirror entry's when that paired with
@@ -190,37 +245,39 @@ export class ShadowComparer {
       const at = pair.old ?? pair.new;
       if (at === undefined) continue;
       const diffs = (byPair.get(pair.id) ?? []).filter((d) => d.class !== 'known');
-      const list = perGroup.get(at);
-      if (list) list.push(...diffs);
+      const l = perGroup.get(at);
+      if (l) l.push(...diffs);
       else perGroup.set(at, diffs);
     }
-    for (const [at, diffs] of perGroup) {
-      const g = whole[at]!;
-      const route = routeOf(g.primary!);
-      const counts = this.live.route(route);
-      const real = diffs.filter((d) => d.class === 'real');
-      if (real.length > 0) {
-        if (this.opts.secondary) counts.regressions++;
-        else counts.unclassified++;
-      } else if (diffs.length > 0) counts.noise++;
-      else counts.equal++;
-      const id = g.primary!._bb!.shadow!.id;
-      const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
-      const seen = new Set<string>();
-      for (const d of diffs) {
-        const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
-        const key = `${cls}\n${d.kind}\n${d.pattern}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        this.live.find(
-          { class: cls, kind: d.kind, pattern: d.pattern },
-          d.route,
-          {
-            id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}),
-            entry: d.entry, path: d.path, seqs,
-          },
-        );
-      }
+    return perGroup;
+  }
+
+  /** Counts one compared exchange under its route, and its differing fields as findings. */
+  private record(g: Group, diffs: Difference[]): void {
+    const route = routeOf(g.primary!);
+    const counts = this.live.route(route);
+    const real = diffs.filter((d) => d.class === 'real');
+    if (real.length > 0) {
+      if (this.opts.secondary) counts.regressions++;
+      else counts.unclassified++;
+    } else if (diffs.length > 0) counts.noise++;
+    else counts.equal++;
+    const id = g.primary!._bb!.shadow!.id;
+    const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
+    const seen = new Set<string>();
+    for (const d of diffs) {
+      const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
+      const key = `${cls}\n${d.kind}\n${d.pattern}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      this.live.find(
+        { class: cls, kind: d.kind, pattern: d.pattern },
+        d.route,
+        {
+          id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}),
+          entry: d.entry, path: d.path, seqs,
+        },
+      );
     }
   }
 

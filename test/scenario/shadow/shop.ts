@@ -47,7 +47,9 @@ export async function startShop(build: 'old' | 'new', firstOrder: number): Promi
       const read = (id: number, extra: Record<string, string> = {}) => (orders.has(id) ? send(res, 200, { id, status }, extra, req) : refuse(404));
       if (p === '/orders' && req.method === 'POST') {
         const id = create();
-        return send(res, 201, { id, status: 'created' }, url.searchParams.has('located') ? { location: `/orders/${id}` } : {}, req);
+        // `?located=v2`: the new build moved its orders under /v2 in the Location (a real change of it; reads still work at /orders).
+        const under = url.searchParams.get('located') === 'v2' && build === 'new' ? '/v2' : '';
+        return send(res, 201, { id, status: 'created' }, url.searchParams.has('located') ? { location: `${under}/orders/${id}` } : {}, req);
       }
       if (p === '/bulk-orders' && req.method === 'POST') {
         // A big answer (a receipt of random bytes after the new order's id): gzipped, past 256 KiB.
