@@ -23,7 +23,7 @@ export { narrowestKnown, knownForFinding, findingOnRoutes, noiseRules } from './
 export { addToConfigFile } from './config-edit.js';
 export { ratifiedSides } from './ratified.js';
 export { sortForComparison } from './order.js';
-export { Counterparts, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';
+export { Counterparts, madeNotWord, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {

@@ -94,18 +94,31 @@ export class MessagePairs {
   }
 }
 
-/** Where a request handed over now must wait: each open stream the target is behind on in a value the request carries, and how far the primary's went. */
+/**
+ * Where a request handed over now must wait: each open stream the target is behind on in a value
+ * the request carries, and how far the primary's went; and each exchange of another lane whose
+ * primary answer issued a value the request carries, while the target's answer to it is not in.
+ */
 export interface CatchUp {
   until: number;
   marks: Array<[MessagePairs, number]>;
+  /** Shared ids of those exchanges. */
+  answers?: readonly number[];
 }
 
-/** One target's open streams (WebSocket conversations, event streams), for binding and for the read-after-write wait. */
+/**
+ * One target's open streams (WebSocket conversations, event streams), for binding, and its
+ * read-after-write waits: on those streams' messages and on answers still to come (`unanswered`).
+ */
 export class OpenStreams {
   private readonly open = new Set<MessagePairs>();
   private readonly waiting = new Set<() => boolean>();
 
-  constructor(private readonly bindings: Counterparts) {}
+  /** `unanswered`: whether the target's answer to an exchange (by shared id) is still to come. */
+  constructor(
+    private readonly bindings: Counterparts,
+    private readonly unanswered: (id: number) => boolean = () => false,
+  ) {}
 
   /** A new stream's pairs, counted among the open ones until `done()`. */
   add(): { pairs: MessagePairs; done(): void } {
@@ -119,15 +132,19 @@ export class OpenStreams {
    * message of the primary's that issued one of the request's tokens (`tokens`, read only when a
    * stream lags); undefined when none.
    */
-  behind(tokens: () => Iterable<string>): CatchUp | undefined {
+  behind(tokens: () => ReadonlySet<string>): CatchUp | undefined {
     let marks: CatchUp['marks'] | undefined;
-    let carried: Set<string> | undefined;
     for (const s of this.open) {
       if (s.targetCount >= s.primaryCount) continue;
-      carried ??= new Set(tokens());
-      if (s.awaits(carried)) (marks ??= []).push([s, s.primaryCount]);
+      if (s.awaits(tokens())) (marks ??= []).push([s, s.primaryCount]);
     }
     return marks && { until: Date.now() + CATCH_UP_MS, marks };
+  }
+
+  /** Whether `wait` still holds: a stream it marks still open and behind, or an answer it names still to come, within its time. */
+  holds(wait: CatchUp): boolean {
+    if (Date.now() >= wait.until) return false;
+    return wait.marks.some(([s, n]) => this.open.has(s) && s.targetCount < n) || (wait.answers?.some(this.unanswered) ?? false);
   }
 
   /** Runs `go` once the target has caught up with `wait` (or its stream ended, or its time is over). */
@@ -135,7 +152,7 @@ export class OpenStreams {
     if (!wait) return go();
     let timer: NodeJS.Timeout | undefined;
     const check = (): boolean => {
-      if (Date.now() < wait.until && wait.marks.some(([s, n]) => this.open.has(s) && s.targetCount < n)) return false;
+      if (this.holds(wait)) return false;
       this.waiting.delete(check);
       clearTimeout(timer);
       go();
@@ -146,7 +163,8 @@ export class OpenStreams {
     timer = setTimeout(check, Math.max(0, wait.until - Date.now()));
   }
 
-  private wake(): void {
+  /** Looks at every wait again (a stream's message came, or an answer). */
+  wake(): void {
     for (const check of [...this.waiting]) check();
   }
 }

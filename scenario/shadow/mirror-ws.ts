@@ -25,18 +25,27 @@ export interface MirroredSocket {
   close(code?: number, reason?: string): void;
 }
 
-type Job = { until: number; after: number; run: () => void };
+type Job = { until: number; after: number; answers?: readonly number[]; run: () => void };
+
+/** The target's answers still to come (answer-wait.ts), as a conversation asks about them. */
+export interface AnswerWaits {
+  /** Exchanges whose primary answer issued one of `tokens`, the target's answer still to come. */
+  behind(tokens: () => ReadonlySet<string>): number[] | undefined;
+  /** Whether the target's answer to an exchange is still to come. */
+  unanswered(id: number): boolean;
+}
 
 /** A target's open WebSocket, fed the client's messages and the primary's server messages. */
 export class MirroredConversation implements MirroredSocket {
   private readonly queue: Job[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); made before the socket can deliver a message. */
+  /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); `answers`: the target's answers still to come; made before the socket can deliver a message. */
   constructor(
     private readonly ws: WebSocket,
     private readonly bindings: Counterparts,
     private readonly said: MessagePairs,
+    private readonly answers: AnswerWaits,
   ) {
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       this.said.target(isBinary ? undefined : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
@@ -49,8 +58,12 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   send(opcode: number, data: Buffer): void {
-    const carries = opcode === 1 && this.said.targetCount < this.said.primaryCount && this.said.awaits(new Set(tokensOf(data.toString('utf8'))));
-    this.enqueue(carries, () => {
+    let tokens: Set<string> | undefined;
+    const carried = () => (tokens ??= new Set(tokensOf(data.toString('utf8'))));
+    const carries = opcode === 1 && this.said.targetCount < this.said.primaryCount && this.said.awaits(carried());
+    // A value an answer on another connection issued (a ticket POSTed, then acknowledged on the socket): the target's answer first.
+    const answers = opcode === 1 ? this.answers.behind(carried) : undefined;
+    this.enqueue(carries, answers, () => {
       if (this.ws.readyState !== this.ws.OPEN) return;
       if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
       else if (opcode === 2) this.ws.send(data, { binary: true });
@@ -59,7 +72,7 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   close(code?: number, reason?: string): void {
-    this.enqueue(false, () => {
+    this.enqueue(false, undefined, () => {
       const ws = this.ws;
       if (ws.readyState !== ws.OPEN) ws.terminate();
       // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
@@ -70,14 +83,23 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   // In the client's order; one that carries an awaited value once the target said as many messages as the primary had (or its wait is over).
-  private enqueue(carries: boolean, run: () => void): void {
-    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: carries ? this.said.primaryCount : 0, run });
+  private enqueue(carries: boolean, answers: readonly number[] | undefined, run: () => void): void {
+    this.queue.push({ until: Date.now() + CATCH_UP_MS, after: carries ? this.said.primaryCount : 0, ...(answers ? { answers } : {}), run });
     this.flush();
+  }
+
+  /** Looks at the queue again (an answer the next message waits for came). */
+  retry(): void {
+    if (this.queue.length > 0) this.flush();
+  }
+
+  private ready(job: Job, now: number): boolean {
+    return now >= job.until || (this.said.targetCount >= job.after && !(job.answers?.some((id) => this.answers.unanswered(id)) ?? false));
   }
 
   private flush(): void {
     const now = Date.now();
-    while (this.queue.length > 0 && (this.said.targetCount >= this.queue[0]!.after || now >= this.queue[0]!.until)) this.queue.shift()!.run();
+    while (this.queue.length > 0 && this.ready(this.queue[0]!, now)) this.queue.shift()!.run();
     clearTimeout(this.timer);
     this.timer = this.queue.length > 0 ? setTimeout(() => this.flush(), Math.max(0, this.queue[0]!.until - now)).unref() : undefined;
   }

@@ -21,7 +21,8 @@ import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../c
 import { utf8Text } from '../../capture/index.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
-import { OpenStreams, type CatchUp } from './message-pairs.js';
+import { CATCH_UP_MS, OpenStreams, type CatchUp } from './message-pairs.js';
+import { AnswersAwaited } from './answer-wait.js';
 
 export type { MirroredSocket } from './mirror-ws.js';
 
@@ -58,8 +59,12 @@ export class MirrorTarget {
   private readonly wsByPort = new Map<number, number>();
   /** Primary value → this target's value (bounded: the oldest go). */
   readonly bindings = new Counterparts();
-  /** Its open streams, whose messages bind as they come and whose lag holds later requests back (message-pairs.ts). */
-  readonly streams = new OpenStreams(this.bindings);
+  /** Its answers still to come (answer-wait.ts): a request carrying a value another lane's primary answer issued waits for the target's. */
+  private readonly awaited = new AnswersAwaited();
+  /** Its open streams, whose messages bind as they come, and its read-after-write waits (message-pairs.ts). */
+  readonly streams = new OpenStreams(this.bindings, (id) => this.awaited.has(id));
+  /** Its WebSocket conversations: their client messages' waits are looked at again when an answer comes. */
+  private readonly conversations = new Set<MirroredConversation>();
   /** Requests sent or queued and not answered. */
   inFlight = 0;
   /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
@@ -142,7 +147,10 @@ export class MirrorTarget {
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
-    const wait = this.streams.behind(() => carriedTokens(req));
+    let tokens: Set<string> | undefined;
+    const carried = () => (tokens ??= new Set(carriedTokens(req)));
+    const wait = this.waitFor(this.streams.behind(carried), this.awaited.behind(carried, req.connection));
+    this.awaited.sent(req.id, req.connection);
     lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}) });
     // Counted at once (the tee's caps read the counts); written after the primary's turn.
     this.later(() => this.pump(req.connection, lane));
@@ -161,6 +169,7 @@ export class MirrorTarget {
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
+    this.awaited.sent(req.id, req.connection);
     const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id) };
     void conn.exchange(request, limits).then((outcome) => {
       done();
@@ -169,6 +178,7 @@ export class MirrorTarget {
       this.queuedBytes -= req.body.length;
       more?.destroy();
       onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+      this.answered(req.id);
     });
     if (!more) return undefined;
     return {
@@ -215,9 +225,28 @@ export class MirrorTarget {
         this.inFlight--;
         this.queuedBytes -= job.req.body.length;
         job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+        this.answered(job.req.id);
         this.pump(connection, lane);
       });
     });
+  }
+
+  /** The primary's answer to an exchange mirrored here (decoded by the tee): requests carrying its values may wait for this target's. */
+  primaryAnswered(id: number, view: ResponseView): void {
+    this.awaited.primaryAnswered(id, view);
+  }
+
+  // The target's answer came (bound by now) or failed: the waits on it are looked at again.
+  private answered(id: number): void {
+    this.awaited.answered(id);
+    this.streams.wake();
+    for (const c of this.conversations) c.retry();
+  }
+
+  // One wait of a stream's lag and of answers still to come (undefined: none).
+  private waitFor(streams: CatchUp | undefined, answers: number[] | undefined): CatchUp | undefined {
+    if (!streams && !answers) return undefined;
+    return { until: streams?.until ?? Date.now() + CATCH_UP_MS, marks: streams?.marks ?? [], ...(answers ? { answers } : {}) };
   }
 
   /** The request as this target gets it: values bound to its own, --header overrides applied. */
@@ -303,7 +332,12 @@ export class MirrorTarget {
     // Listening from the start: the target's first message may come with its handshake's answer.
     const stream = this.streams.add();
     ws.once('close', stream.done);
-    const conversation = new MirroredConversation(ws, this.bindings, stream.pairs);
+    const conversation = new MirroredConversation(ws, this.bindings, stream.pairs, {
+      behind: (tokens) => this.awaited.behind(tokens),
+      unanswered: (id) => this.awaited.has(id),
+    });
+    this.conversations.add(conversation);
+    ws.once('close', () => this.conversations.delete(conversation));
     const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));

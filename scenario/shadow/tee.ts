@@ -180,6 +180,8 @@ export class Tee {
           // Cut at BIND_BODY_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
           p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_BODY_BYTES).view;
           for (const a of p.answers) a.target.bind(p.primaryView, a.view);
+          // Targets still to answer: a request on another connection carrying this answer's values waits for theirs (answer-wait.ts).
+          if (p.dispatched) for (const m of this.mirrors) m.primaryAnswered(p.req.id, p.primaryView);
           p.responseBody = [];
           p.answers = [];
         });

@@ -102,4 +102,32 @@ describe('bb shadow: values issued in one batch, sent back in a later one', () =
     assert.deepEqual(report.findings.filter((f) => f.pattern.startsWith('response.body') && f.kind === 'added').map((f) => f.pattern), [], JSON.stringify(report.findings));
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
   });
+
+  it('a read on another connection right after the creation waits for a slow candidate\'s own answer (a browser\'s parallel connections)', async () => {
+    // The candidate answers creations 300 ms late: the primary's read of the new order is mirrored before it.
+    const [primary, candidate, secondary] = [await startShadowService('old', 1000), await startShadowService('new', 5000, { createDelayMs: 300 }), await startShadowService('old', 9000)];
+    services.push(primary, candidate, secondary);
+    const out = tmp.path('parallel');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all' });
+    const [a, b] = [new Client(shadow.url), new Client(shadow.url)];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const made = await a.request({ method: 'POST', path: '/orders', headers: { 'content-type': 'application/json' }, body: '{}' });
+        const { id } = JSON.parse(await made.body.text()) as { id: number };
+        const read = await b.request({ method: 'GET', path: `/orders/${id}` });
+        assert.equal(read.statusCode, 200);
+        await read.body.text();
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const report = await shadow.close();
+    // Each read reached the candidate with its own number (no 404): the new build's changed status is the one regression.
+    const reads = report.routes['GET /orders/{id}'];
+    assert.deepEqual(reads && { regressions: reads.regressions, noise: reads.noise }, { regressions: 2, noise: 0 }, JSON.stringify(report.findings));
+    assert.deepEqual(findingKeys(report), ['real changed response.body.status']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), findingKeys(report));
+  });
 });

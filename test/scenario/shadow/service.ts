@@ -21,8 +21,12 @@ export interface ShadowService {
   close(): Promise<void>;
 }
 
-/** Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`; with `hangUpOnOrder` its n-th order (from 1) is hung up on unanswered (a flaky instance). */
-export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number } = {}): Promise<ShadowService> {
+/**
+ * Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`; with `hangUpOnOrder` its
+ * n-th order (from 1) is hung up on unanswered (a flaky instance); with `createDelayMs` it answers a creation
+ * that late (a slow instance; the order exists at once).
+ */
+export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number; createDelayMs?: number } = {}): Promise<ShadowService> {
   let nextOrder = firstOrder;
   let posts = 0;
   const orders = new Set<number>();
@@ -80,7 +84,9 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
       drain(req);
       if (++posts === opts.hangUpOnOrder) return void res.socket?.destroy();
       orders.add(nextOrder);
-      return json(201, { id: nextOrder++, status: 'open' });
+      const made = { id: nextOrder++, status: 'open' };
+      if (opts.createDelayMs) return void setTimeout(() => json(201, made), opts.createDelayMs);
+      return json(201, made);
     }
     // Only orders this server numbered exist: a mirror that sent the primary's number gets a 404.
     const order = /^\/orders\/(\d+)$/.exec(path);

@@ -169,15 +169,10 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.deepEqual(r && { regressions: r.regressions, noise: r.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.findings));
   });
 
-  // Skipped: a value an HTTP answer issued, sent back at once on another connection (here
-  // the open socket), can reach a target before that target's own answer to the issuing
-  // request came back: the relay has not learned the counterpart yet, the target gets the
-  // primary's ticket, every mirror says "unknown ticket" and the new build's changed desk is
-  // hidden as noise. Requests of one connection are in order (one lane); across connections
-  // only streams' messages are waited for (message-pairs.ts). The fix is a wait like theirs:
-  // a request mirrored after the primary answered another waits until the target answered it
-  // too; it sits on the relay's hot path (every request), so it wants its own change and bench.
-  it.skip('a ticket an HTTP answer issued, acknowledged at once on an open socket, is each target\'s own', async () => {
+  // A value an HTTP answer issued, sent back at once on another connection (here the open socket), can reach a
+  // target before that target's own answer to the issuing request came back: the message waits for it
+  // (answer-wait.ts), else every mirror says "unknown ticket" and the new build's changed desk hides as noise.
+  it('a ticket an HTTP answer issued, acknowledged at once on an open socket, is each target\'s own', async () => {
     const [primary, candidate, secondary] = [await startDesk('old', 1000), await startDesk('new', 5000), await startDesk('old', 9000)];
     const out = tmp.path('reverse');
     const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, mirror: 'all' });
