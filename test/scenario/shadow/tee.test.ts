@@ -63,6 +63,13 @@ describe('bb shadow: sampling', () => {
     assert.equal(candidate.hits.get('GET /items'), t.mirrored);
   });
 
+  it('--sample-by header: users whose values differ in their last character only spread over the share', async () => {
+    // Sequential user ids (a hash whose last character barely moved put all ten on one side of 0.5).
+    const users = Array.from({ length: 10 }, (_, i) => `user-${i}`);
+    const { users: mirrored } = await run({ sample: 0.5, sampleBy: { kind: 'header', name: 'x-user' } }, users, 1);
+    assert.ok(mirrored.size >= 2 && mirrored.size <= 8, `a share of 10 users at 0.5: ${mirrored.size}`);
+  });
+
   it('--sample-by cookie picks the same users as the header of the same values', async () => {
     const users = Array.from({ length: 12 }, (_, i) => `user-${i}`);
     const byHeader = await run({ sample: 0.5, sampleBy: { kind: 'header', name: 'x-user' } }, users, 1);
