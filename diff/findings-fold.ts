@@ -54,6 +54,13 @@ export function statusChanges(differences: readonly Difference[]): Map<string, s
   return out;
 }
 
+/** The status field that changed on one entry, per class (the HTTP status first): the cause its other response fields fold under (bb shadow folds its live findings so). */
+export function statusCauses(differences: readonly Difference[]): Map<DifferenceClass, string> {
+  const out = new Map<DifferenceClass, string>();
+  for (const pattern of CAUSE_PATTERNS) for (const d of differences) if (d.pattern === pattern && d.kind === 'changed' && !out.has(d.class)) out.set(d.class, pattern);
+  return out;
+}
+
 /** The key statusChanges uses for an entry of a class. */
 export function statusKey(cls: DifferenceClass, entry: string): string {
   return `${cls}\n${entry}`;

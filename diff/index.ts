@@ -23,6 +23,7 @@ export { narrowestKnown, knownForFinding, findingOnRoutes, noiseRules } from './
 export { addToConfigFile } from './config-edit.js';
 export { ratifiedSides } from './ratified.js';
 export { sortForComparison } from './order.js';
+export { followsFromStatus, statusCauses } from './findings-fold.js';
 export { Counterparts, madeNotWord, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */

@@ -85,7 +85,8 @@ export function findingLines(report: ShadowReport): string[] {
   return report.findings.slice(0, 20).map((f) => {
     const s = f.samples[0];
     const values = s ? ` (${JSON.stringify(s.primary ?? null)} → ${JSON.stringify(s.candidate ?? null)})` : '';
-    return `  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}`;
+    const following = f.consequences ? `; with it: ${f.consequences.map((c) => `${c.pattern} ${c.kind}`).join(', ')}` : '';
+    return `  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}${following}`;
   });
 }
 

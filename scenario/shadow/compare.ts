@@ -12,7 +12,7 @@
 // This runs in the comparison worker (compare-worker.ts), never on the
 // proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
-import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
+import { diffHars, followsFromStatus, statusCauses, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { ShadowLive, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
@@ -265,6 +265,8 @@ export class ShadowComparer {
     const id = g.primary!._bb!.shadow!.id;
     const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
     const seen = new Set<string>();
+    // A field that follows from the exchange's status change (a 500's body) is told as its consequence, as bb diff folds it.
+    const causes = statusCauses(diffs);
     for (const d of diffs) {
       const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
       const key = `${cls}\n${d.kind}\n${d.pattern}`;
@@ -277,6 +279,7 @@ export class ShadowComparer {
           id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}),
           entry: d.entry, path: d.path, seqs,
         },
+        followsFromStatus(d.pattern) ? causes.get(d.class) : undefined,
       );
     }
   }

@@ -51,6 +51,8 @@ export interface LiveFinding {
   count: number;
   /** A few of them: the shared id and the values on each side. */
   samples: LiveSample[];
+  /** On a status finding: the findings that followed from it on every exchange that had them (a 500's changed body), folded under it as `bb diff` folds them (docs/diff.md "Findings"). */
+  consequences?: LiveFinding[];
 }
 
 /** One exchange that had a finding. */
@@ -149,6 +151,8 @@ export class ShadowLive {
   private readonly routes = new Map<string, RouteCounts>();
   private readonly latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
   private readonly findings = new Map<string, LiveFinding>();
+  // Each finding's cause (a status finding's key) while every exchange that had it had that status change; null once one did not.
+  private readonly causes = new Map<string, string | null>();
   /** Findings not kept (past MAX_FINDINGS). */
   dropped = 0;
   constructor(
@@ -177,8 +181,8 @@ export class ShadowLive {
     observe((per[target] ??= { buckets: [], count: 0 }), ms);
   }
 
-  /** Adds one occurrence of a finding (with its sample). */
-  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number]): void {
+  /** Adds one occurrence of a finding (with its sample); `cause` is the status field that changed on its exchange in its class, when the finding follows from it. */
+  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number], cause?: string): void {
     const key = findingKey(f);
     let found = this.findings.get(key);
     if (!found) {
@@ -188,6 +192,9 @@ export class ShadowLive {
       }
       this.findings.set(key, (found = { ...f, routes: [], count: 0, samples: [] }));
     }
+    const causeKey = cause === undefined ? null : findingKey({ class: f.class, kind: 'changed', pattern: cause });
+    const had = this.causes.get(key);
+    this.causes.set(key, had === undefined || had === causeKey ? causeKey : null);
     found.count++;
     if (!found.routes.includes(route) && found.routes.length < MAX_ROUTES_PER_FINDING) found.routes.push(route);
     if (found.samples.length < SAMPLES_PER_FINDING) found.samples.push(sample);
@@ -212,10 +219,32 @@ export class ShadowLive {
       totals,
       routes,
       latency: Object.fromEntries(this.latency),
-      findings: sortFindings([...this.findings.values()]),
+      findings: foldUnderCauses([...this.findings].map(([key, f]) => ({ f, cause: this.causes.get(key) ?? null }))),
       regressionRate: rateOf(totals),
     };
   }
+}
+
+/**
+ * The findings a report lists: each whose every exchange had one status change (its cause, of its class)
+ * listed under that status finding's `consequences`, the rest on their own, sorted (diff/findings-fold.ts
+ * folds `bb diff`'s findings the same way, so the live report and `bb diff` of the captures list the same).
+ */
+function foldUnderCauses(list: Array<{ f: LiveFinding; cause: string | null }>): LiveFinding[] {
+  const top = new Map<string, LiveFinding>();
+  for (const { f, cause } of list) if (cause === null) top.set(findingKey(f), { ...f, consequences: undefined });
+  for (const { f, cause } of list) {
+    if (cause === null) continue;
+    const under = top.get(cause);
+    if (!under) top.set(findingKey(f), { ...f, consequences: undefined });
+    else (under.consequences ??= []).push({ ...f, consequences: undefined });
+  }
+  const out = [...top.values()];
+  for (const f of out) {
+    if (!f.consequences) delete f.consequences;
+    else f.consequences.sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  }
+  return sortFindings(out);
 }
 
 /**
@@ -238,6 +267,8 @@ export function mergeReports(reports: ShadowReport[]): ShadowReport {
   const routes = new Map<string, RouteCounts>();
   const latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
   const findings = new Map<string, LiveFinding>();
+  // A consequence stays one only where it was one in every report that had it (under the same cause).
+  const causes = new Map<string, string | null>();
   for (const r of reports) {
     for (const [route, c] of Object.entries(r.routes)) {
       let into = routes.get(route);
@@ -249,8 +280,10 @@ export function mergeReports(reports: ShadowReport[]): ShadowReport {
       if (!into) latency.set(route, (into = {}));
       for (const [t, h] of Object.entries(per) as Array<[TargetName, Histogram]>) addHistogram((into[t] ??= { buckets: [], count: 0 }), h);
     }
-    for (const f of r.findings) {
+    for (const [f, cause] of r.findings.flatMap((t) => [[t, null] as const, ...(t.consequences ?? []).map((c) => [c, findingKey(t)] as const)])) {
       const key = findingKey(f);
+      const had = causes.get(key);
+      causes.set(key, had === undefined || had === cause ? cause : null);
       const into = findings.get(key);
       if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
       else {
@@ -272,7 +305,7 @@ export function mergeReports(reports: ShadowReport[]): ShadowReport {
     totals,
     routes: Object.fromEntries([...routes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     latency: Object.fromEntries(latency),
-    findings: sortFindings([...findings.values()]),
+    findings: foldUnderCauses([...findings].map(([key, f]) => ({ f, cause: causes.get(key) ?? null }))),
     regressionRate: rateOf(totals),
     merged: reports.reduce((n, r) => n + (r.merged ?? 1), 0),
   };

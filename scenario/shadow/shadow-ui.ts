@@ -83,9 +83,14 @@ function quantiles(report: ShadowReport): Record<string, Partial<Record<TargetNa
   return out;
 }
 
+/** The report's findings with the consequences folded under status changes. */
+function allFindings(report: ShadowReport | undefined): LiveFinding[] {
+  return (report?.findings ?? []).flatMap((f) => [f, ...(f.consequences ?? [])]);
+}
+
 /** The sample with shared id `id` in the report, if any finding kept it. */
 function sampleById(report: ShadowReport | undefined, id: number): LiveFinding['samples'][number] | undefined {
-  for (const f of report?.findings ?? []) for (const s of f.samples) if (s.id === id) return s;
+  for (const f of allFindings(report)) for (const s of f.samples) if (s.id === id) return s;
   return undefined;
 }
 
@@ -113,7 +118,7 @@ function sampleFeed(source: ShadowUiSource): UiFeed {
 /** The finding a page's request names (by class, kind and pattern: the report's own key). */
 function findingOf(source: ShadowUiSource, body: unknown): LiveFinding & { kind: Difference['kind'] } {
   const b = (body ?? {}) as Record<string, unknown>;
-  const f = source.report()?.findings.find((x) => x.class === b.class && x.kind === b.kind && x.pattern === b.pattern);
+  const f = allFindings(source.report()).find((x) => x.class === b.class && x.kind === b.kind && x.pattern === b.pattern);
   if (!f) throw new BbError('BB_USAGE', `the run has no ${String(b.class)} finding ${JSON.stringify(b.pattern)} ${String(b.kind)}: reload the page`);
   // The live finding's kind is the diff's (compare.ts copies it).
   return f as LiveFinding & { kind: Difference['kind'] };

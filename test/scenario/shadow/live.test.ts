@@ -73,4 +73,16 @@ describe('mergeReports', () => {
     assert.deepEqual(a.latency['GET /items']!.primary, { buckets: [0, 2, 1], count: 3 });
     assert.deepEqual(a.routes['GET /items']!.skipped, { unsafe: 1 });
   });
+
+  it('keeps a consequence folded under its status change only where every report folded it there', () => {
+    const body = (count: number, id: number): LiveFinding => ({ ...total(count, [id]), kind: 'added', pattern: 'response.body.error' });
+    const status = (count: number, id: number, consequences?: LiveFinding[]): LiveFinding => ({ ...total(count, [id]), pattern: 'response.status', ...(consequences ? { consequences } : {}) });
+    const at = '2026-12-05T00:00:00.000Z';
+    const folded = (n: number) => report({}, {}, [status(n, n, [body(n, n)])], at);
+    const both = mergeReports([folded(1), folded(2)]);
+    assert.deepEqual(both.findings.map((f) => `${f.pattern} ${f.count} [${(f.consequences ?? []).map((c) => `${c.pattern} ${c.count}`).join()}]`), ['response.status 3 [response.body.error 3]']);
+    // The other shadow saw the error body on an answer whose status did not change: a change of its own.
+    const mixed = mergeReports([folded(1), report({}, {}, [body(2, 2)], at)]);
+    assert.deepEqual(mixed.findings.map((f) => `${f.pattern} ${f.count} [${(f.consequences ?? []).map((c) => c.pattern).join()}]`), ['response.body.error 3 []', 'response.status 1 []']);
+  });
 });

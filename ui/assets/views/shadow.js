@@ -170,13 +170,14 @@
     findingsBox.append(empty, findingTable);
 
     function drawFindings(report) {
-      for (const f of report.findings) {
+      // A status change's consequences (its 500's body) follow it on rows of their own, marked as following from it.
+      for (const [f, under] of report.findings.flatMap((t) => [[t, undefined], ...(t.consequences || []).map((c) => [c, t])])) {
         const key = f.class + '\n' + f.kind + '\n' + f.pattern;
         let r = findingRows.get(key);
         if (!r) {
           const tr = el('tr', 'finding ' + f.class);
           tr.dataset.pattern = f.pattern;
-          const cells = { cls: el('td', 'cls', f.class), kind: el('td', '', f.kind), pattern: el('td', 'pattern', f.pattern || '(whole exchange)'), routes: el('td', 'routes'), count: el('td', 'n'), samples: el('td', 'samples') };
+          const cells = { cls: el('td', 'cls', f.class), kind: el('td', '', f.kind), pattern: el('td', 'pattern', (under ? '↳ ' : '') + (f.pattern || '(whole exchange)')), routes: el('td', 'routes'), count: el('td', 'n'), samples: el('td', 'samples') };
           tr.append(cells.cls, cells.kind, cells.pattern, cells.routes, cells.count, cells.samples, ratifyCell(f));
           findingTable.append(tr);
           findingRows.set(key, (r = { tr, cells, ids: '' }));
