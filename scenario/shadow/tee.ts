@@ -287,10 +287,8 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 function fraction(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  //
   // FNV-1a's last character only moves the high bits a little: users "user-0" … "user-9" (or ids 42, 43, 44)
   // all fell within 4 % of each other, so --sample 0.5 mirrored all of them or none. The finalizer spreads them.
-  //
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return ((h ^ (h >>> 16)) >>> 0) / 0x1_0000_0000;
