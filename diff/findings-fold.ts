@@ -44,20 +44,23 @@ export function noResponse(f: Pick<Finding, 'pattern' | 'kind' | 'old' | 'new'>)
  * folds under it.
  */
 export function statusChanges(differences: readonly Difference[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const pattern of CAUSE_PATTERNS) {
-    for (const d of differences) {
-      const key = statusKey(d.class, d.entry);
-      if (d.pattern === pattern && d.kind === 'changed' && !out.has(key)) out.set(key, `${pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
-    }
-  }
-  return out;
+  return firstStatusChanges(differences, (d) => statusKey(d.class, d.entry), (d) => `${d.pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
 }
 
 /** The status field that changed on one entry, per class (the HTTP status first): the cause its other response fields fold under (bb shadow folds its live findings so). */
 export function statusCauses(differences: readonly Difference[]): Map<DifferenceClass, string> {
-  const out = new Map<DifferenceClass, string>();
-  for (const pattern of CAUSE_PATTERNS) for (const d of differences) if (d.pattern === pattern && d.kind === 'changed' && !out.has(d.class)) out.set(d.class, pattern);
+  return firstStatusChanges(differences, (d) => d.class, (d) => d.pattern);
+}
+
+// The first status change under each key, the HTTP status before gRPC's (CAUSE_PATTERNS' order).
+function firstStatusChanges<K>(differences: readonly Difference[], keyOf: (d: Difference) => K, valueOf: (d: Difference) => string): Map<K, string> {
+  const out = new Map<K, string>();
+  for (const pattern of CAUSE_PATTERNS) {
+    for (const d of differences) {
+      const key = keyOf(d);
+      if (d.pattern === pattern && d.kind === 'changed' && !out.has(key)) out.set(key, valueOf(d));
+    }
+  }
   return out;
 }
 

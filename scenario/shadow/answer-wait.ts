@@ -49,11 +49,12 @@ export class AnswersAwaited {
   /** The exchanges of other lanes (any with `lane` undefined) whose primary answer issued one of `tokens`, while the target's is still to come. */
   behind(tokens: () => ReadonlySet<string>, lane?: string): number[] | undefined {
     let out: number[] | undefined;
+    let made: string[] | undefined;
     for (const [id, u] of this.open) {
       if (!u.primary || u.lane === lane) continue;
-      const carried = tokens();
       // Words never bind (bound.ts madeNotWord); a token the answer's text does not hold is not one of its values.
-      const candidates = [...carried].filter((t) => madeNotWord(t) && holds(u.primary!, t));
+      made ??= [...tokens()].filter(madeNotWord);
+      const candidates = made.filter((t) => holds(u.primary!, t));
       if (candidates.length === 0) continue;
       u.values ??= new Set(responseValues(u.primary).map((v) => v.value));
       if (candidates.some((t) => u.values!.has(t))) (out ??= []).push(id);

@@ -48,24 +48,31 @@ export class BatchBinding {
    * answers issued differently per target, each side's own (a side whose
    * answer issued the primary's very value keeps it); undefined when none.
    */
-  boundBefore(batch: readonly Sides[], again?: { except: ReadonlySet<string> }): BoundBefore | undefined {
-    if (this.targets.every((t) => t.values.size === 0)) return undefined;
+  boundBefore(batch: readonly Sides[]): BoundBefore | undefined {
     let out: BoundBefore | undefined;
-    for (const g of batch) {
-      for (const token of sentTokens(g.primary!)) {
-        if (!this.targets.some((t) => t.values.get(token) !== undefined)) continue;
-        // `again`: an exchange compared once more (its verdict waited), the values it issued itself left out, nothing noted as sent back.
-        if (again) {
-          if (!again.except.has(token)) out = this.bindInto(out, token);
-          continue;
-        }
-        out = this.bindInto(out, token);
-        this.sentBack.delete(token);
-        this.sentBack.add(token);
-        if (this.sentBack.size > MAX_SENT_BACK) this.sentBack.delete(this.sentBack.values().next().value!);
-      }
+    for (const token of this.sentWithCounterpart(batch)) {
+      out = this.bindInto(out, token);
+      this.sentBack.delete(token);
+      this.sentBack.add(token);
+      if (this.sentBack.size > MAX_SENT_BACK) this.sentBack.delete(this.sentBack.values().next().value!);
     }
     return out;
+  }
+
+  /**
+   * As `boundBefore`, for one exchange compared once more (its verdict waited): the values it issued
+   * itself (`except`) left out, and nothing noted as sent back.
+   */
+  boundAgain(g: Sides, except: ReadonlySet<string>): BoundBefore | undefined {
+    let out: BoundBefore | undefined;
+    for (const token of this.sentWithCounterpart([g])) if (!except.has(token)) out = this.bindInto(out, token);
+    return out;
+  }
+
+  // The tokens the exchanges' primary requests sent that have a counterpart on some target.
+  private sentWithCounterpart(batch: readonly Sides[]): string[] {
+    if (this.targets.every((t) => t.values.size === 0)) return [];
+    return batch.flatMap((g) => sentTokens(g.primary!).filter((token) => this.targets.some((t) => t.values.get(token) !== undefined)));
   }
 
   /**

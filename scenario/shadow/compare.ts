@@ -178,12 +178,8 @@ export class ShadowComparer {
     // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
     // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
     const answered = groups.map((g) => ({ primary: g.primary!, ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) }));
-    if (whole.length === 0) {
-      this.binding.learn(answered);
-      return;
-    }
     const bound = this.binding.boundBefore(whole);
-    const perGroup = await this.diffGroups(whole, bound);
+    const perGroup = whole.length > 0 ? await this.diffGroups(whole, bound) : new Map<number, Difference[]>();
     const taught = this.binding.learn(answered);
     const taughtBy = new Map(groups.map((g, i) => [g, taught[i]]));
     let latest = 0;
@@ -218,7 +214,7 @@ export class ShadowComparer {
         continue;
       }
       // Alone now: what its first batch bound for it, what its own requests send back, and its values sent back since.
-      const again = mergeBound(mergeBound(d.bound, this.binding.boundBefore([d.g], { except: d.values })), sentBack);
+      const again = mergeBound(mergeBound(d.bound, this.binding.boundAgain(d.g, d.values)), sentBack);
       this.record(d.g, (await this.diffGroups([d.g], again)).get(0) ?? []);
     }
   }

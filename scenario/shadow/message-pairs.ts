@@ -130,15 +130,15 @@ export class OpenStreams {
   /**
    * What a request handed over now waits for: the open streams whose target has not yet said a
    * message of the primary's that issued one of the request's tokens (`tokens`, read only when a
-   * stream lags); undefined when none.
+   * stream lags), each with how far the primary's went; undefined when none.
    */
-  behind(tokens: () => ReadonlySet<string>): CatchUp | undefined {
+  behind(tokens: () => ReadonlySet<string>): CatchUp['marks'] | undefined {
     let marks: CatchUp['marks'] | undefined;
     for (const s of this.open) {
       if (s.targetCount >= s.primaryCount) continue;
       if (s.awaits(tokens())) (marks ??= []).push([s, s.primaryCount]);
     }
-    return marks && { until: Date.now() + CATCH_UP_MS, marks };
+    return marks;
   }
 
   /** Whether `wait` still holds: a stream it marks still open and behind, or an answer it names still to come, within its time. */

@@ -243,10 +243,10 @@ export class MirrorTarget {
     for (const c of this.conversations) c.retry();
   }
 
-  // One wait of a stream's lag and of answers still to come (undefined: none).
-  private waitFor(streams: CatchUp | undefined, answers: number[] | undefined): CatchUp | undefined {
-    if (!streams && !answers) return undefined;
-    return { until: streams?.until ?? Date.now() + CATCH_UP_MS, marks: streams?.marks ?? [], ...(answers ? { answers } : {}) };
+  // One wait of streams' lag and of answers still to come (undefined: none).
+  private waitFor(marks: CatchUp['marks'] | undefined, answers: number[] | undefined): CatchUp | undefined {
+    if (!marks && !answers) return undefined;
+    return { until: Date.now() + CATCH_UP_MS, marks: marks ?? [], ...(answers ? { answers } : {}) };
   }
 
   /** The request as this target gets it: values bound to its own, --header overrides applied. */

@@ -141,7 +141,8 @@ export class Tee {
       case 'response-body': {
         const p = this.pending.get(f.exchangeId);
         if (!p || p.skip) return;
-        p.events?.(Buffer.from(f.chunk));
+        // Decoded at once (the parser keeps text, not the tap's bytes).
+        p.events?.(f.chunk);
         // Every byte counts (past BIND_BODY_BYTES the kept start is read as cut); only the start is kept.
         const room = BIND_BODY_BYTES - p.responseBytes;
         p.responseBytes += f.chunk.length;
@@ -193,8 +194,9 @@ export class Tee {
         if (f.direction !== 'send') {
           // The primary's server messages, in the order the client's go (one promise's turns): a value one issues binds with the target's (mirror-ws.ts).
           if (f.opcode !== 1 && f.opcode !== 2) return;
-          const said = f.opcode === 1 && f.size === undefined ? Buffer.from(f.data) : undefined;
-          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(f.opcode, said)));
+          // Decoded now, once for every target (the tap's bytes are its own again after this turn).
+          const said = f.opcode === 1 && f.size === undefined ? f.data.toString('utf8') : undefined;
+          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(said)));
           return;
         }
         const data = Buffer.from(f.data);
