@@ -94,6 +94,78 @@ export function decodeProtobuf(bytes: Uint8Array, depth = 0): ProtoMessage | und
   return out;
 }
 
+/** What rewriting a message's values changes: a string field's text, a varint's value (undefined: left as it is). */
+export interface ProtoRewrite {
+  text(s: string): string | undefined;
+  varint(v: bigint): bigint | undefined;
+}
+
+/**
+ * The message with its string fields and varints rewritten by `f`, each read
+ * as decodeProtobuf reads it (a length-delimited value is a string, a nested
+ * message or bytes by the same test, so a value is rewritten where the diff
+ * sees it) and every length prefix around a changed value encoded again (the
+ * field's, its enclosing messages'). Undefined when nothing changed or the
+ * bytes are not a whole message. Keys, unchanged records and their order are
+ * copied byte for byte.
+ */
+export function rewriteProtobuf(bytes: Uint8Array, f: ProtoRewrite): Uint8Array | undefined {
+  const out = rewriteRecords(bytes, f, 0);
+  return out === 'same' ? undefined : out;
+}
+
+// The rewritten records; 'same' when nothing changed; undefined when the bytes are not a message (as decodeProtobuf refuses them).
+function rewriteRecords(bytes: Uint8Array, f: ProtoRewrite, depth: number): Uint8Array | 'same' | undefined {
+  const parts: Uint8Array[] = [];
+  let changed = false;
+  let at = 0;
+  while (at < bytes.length) {
+    const r = readRecord(bytes, at);
+    if (!r) return undefined;
+    const keyEnd = readVarint(bytes, at)!.next;
+    const value = r.wire === 0 ? rewriteVarint(r.big!, f) : r.wire === 2 ? rewriteLengthDelimited(r.bytes!, f, depth) : undefined;
+    if (value === undefined) parts.push(bytes.subarray(at, r.next));
+    else {
+      changed = true;
+      parts.push(bytes.subarray(at, keyEnd), r.wire === 2 ? encodeVarint(BigInt(value.length)) : new Uint8Array(0), value);
+    }
+    at = r.next;
+  }
+  return changed ? Buffer.concat(parts) : 'same';
+}
+
+function rewriteVarint(v: bigint, f: ProtoRewrite): Uint8Array | undefined {
+  const next = f.varint(v);
+  return next === undefined || next === v || next < 0n || next >= 1n << 64n ? undefined : encodeVarint(next);
+}
+
+// A length-delimited value's new payload, decided as lengthDelimited reads it; undefined when unchanged.
+function rewriteLengthDelimited(bytes: Uint8Array, f: ProtoRewrite, depth: number): Uint8Array | undefined {
+  const text = utf8(bytes);
+  const asText = () => {
+    const next = f.text(text!);
+    return next === undefined || next === text ? undefined : Buffer.from(next, 'utf8');
+  };
+  if (text !== undefined && (text === '' || PRINTABLE.test(text))) return asText();
+  if (depth < MAX_PROTO_DEPTH) {
+    const nested = rewriteRecords(bytes, f, depth + 1);
+    if (nested === 'same') return undefined;
+    if (nested) return nested;
+  }
+  return text !== undefined ? asText() : undefined;
+}
+
+/** A base-128 varint's bytes (least significant group first). */
+function encodeVarint(v: bigint): Uint8Array {
+  const out: number[] = [];
+  do {
+    const low = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(v > 0n ? low | 0x80 : low);
+  } while (v > 0n);
+  return Uint8Array.from(out);
+}
+
 /** One record of a message as shown to people (bb frames, the live view): its number, what it holds, the value. */
 export interface ProtoField {
   /** Field number. */
