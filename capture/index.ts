@@ -21,12 +21,12 @@ export type {
   HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, BbLogExt, BbEntryExt, HarShadow, HarReplayOf, HarReplaySkip,
 } from './har.js';
 export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './replay-of.js';
-export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter } from './grpc.js';
+export { grpcMedia, grpcStatus, grpcStatusName, GrpcMessageCounter, splitGrpcBody } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { restHashScheme } from './rest-hash.js';
 export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';
 export type { LiveCapture, LiveEvent, LivePage, LiveRow, LiveState } from './live.js';
-export { decodeProtobuf, protoFields, type ProtoField } from './protobuf.js';
+export { decodeProtobuf, protoFields, rewriteProtobuf, type ProtoField } from './protobuf.js';
 export { ProtoSchema } from './proto-schema.js';

@@ -1,9 +1,10 @@
 // Which issued values bind, for `bb diff` (docs/diff.md "Issued values"):
 // along one capture's timeline, a value the server issued first (issued.ts:
 // a JSON field, a header such as Location, a Set-Cookie value, an SSE event or
-// a server WebSocket message field, never prose) that the client later sent
-// back (path, query, header, cookie, JSON or form body, client WebSocket
-// message) is bound, whatever its shape. A value the client sent before any
+// a server WebSocket message field, a gRPC message's string or integer
+// field, never prose) that the client later sent back (path, query, header,
+// cookie, JSON or form body, client WebSocket or gRPC message) is bound,
+// whatever its shape. A value the client sent before any
 // server issued it is the client's own (a route word, its host, a name it
 // typed) and never binds: that is replay's rule (scenario/replay/correlate.ts).
 //
@@ -20,7 +21,7 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import type { HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachResponseValue, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
@@ -73,7 +74,7 @@ export class IssuedTimeline {
   // holding none are passed over before their prose test (the extractor asks, issued.ts).
   private readonly wants = (v: string): boolean => this.sentFilter.mayHave(v) && this.next.get(v) === false;
 
-  /** Reads the entry before the last one read: its WebSocket messages last to first, its response, then its request. */
+  /** Reads the entry before the last one read: its WebSocket or gRPC messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
     const ms = e._webSocketMessages ?? [];
     for (let k = ms.length - 1; k >= 0; k--) {
@@ -83,7 +84,17 @@ export class IssuedTimeline {
       if (m.type === 'receive') eachMessageValue(m.data, this.issue, this.wants);
       else this.sent(tokensOf(m.data));
     }
-    if (this.next.size) eachResponseValue(recordedResponse(e), this.issue, this.wants);
+    // A gRPC call's messages cross in turn (a bidi call's client may send back what the server's last message issued).
+    const gs = e._grpcMessages ?? [];
+    for (let k = gs.length - 1; k >= 0; k--) {
+      const bytes = grpcMessageBytes(gs[k]!);
+      if (!bytes) continue;
+      if (gs[k]!.type === 'receive') {
+        if (this.next.size) eachProtoValue(bytes, this.issue, this.wants);
+      } else this.sent(protoTokens(bytes));
+    }
+    // The response's headers and body (a gRPC call's messages were read above, in their turn).
+    if (this.next.size) eachResponseValue({ ...recordedResponse(e), grpc: [] }, this.issue, this.wants);
     this.sent(requestTokens(sentRequest(e.request)));
   }
 

@@ -14,7 +14,7 @@
 // Prose never is (prose.ts): a JSON string, header value, text body or event
 // that is an error message, a sentence or markup issues nothing.
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
-import type { HarEntry, HarRequest } from '../../capture/index.js';
+import { decodeProtobuf, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
 import { parseJsonPrefix } from './json-prefix.js';
 
@@ -36,6 +36,8 @@ export interface ResponseView {
   events?: readonly string[];
   /** The text is the body's start only (bb shadow keeps 256 KiB for binding): a JSON body is read up to the cut (json-prefix.ts). */
   truncated?: boolean;
+  /** A gRPC answer's messages in order, decompressed as the capture holds them; undefined for one that cannot be read (cut short, kept compressed). */
+  grpc?: ReadonlyArray<Uint8Array | undefined>;
 }
 
 /**
@@ -189,9 +191,14 @@ export function sameIssued(a: ResponseView, b: ResponseView): boolean {
   const ae = a.events ?? [];
   const be = b.events ?? [];
   if (ae.length !== be.length || ae.some((e, i) => e !== be[i])) return false;
+  if (!sameMessages(a.grpc ?? [], b.grpc ?? [])) return false;
   const ah = issuingHeaders(a);
   const bh = issuingHeaders(b);
   return ah.length === bh.length && ah.every((h, i) => h.name === bh[i]!.name && h.value === bh[i]!.value);
+}
+
+function sameMessages(a: ReadonlyArray<Uint8Array | undefined>, b: ReadonlyArray<Uint8Array | undefined>): boolean {
+  return a.length === b.length && a.every((m, i) => m === b[i] || (m !== undefined && b[i] !== undefined && Buffer.compare(m, b[i]!) === 0));
 }
 
 // The headers responseValuesTo reads values from, names lower-cased.
@@ -234,6 +241,80 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
   }
   if (res.text !== undefined) textValues(res.text, 'body', out, res.truncated === true);
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
+  res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
+}
+
+/**
+ * The values of a protobuf message (a gRPC message), read without a schema
+ * as the diff reads it (capture/protobuf.ts: field numbers as keys): string
+ * fields' tokens and 4+ digit integers, by path (`$.1`, `$.3.2[0]`), as a
+ * JSON body's.
+ */
+function protoValues(bytes: Uint8Array, prefix: string, out: ValueSink): void {
+  const message = decodeProtobuf(bytes);
+  if (message) jsonValues(message, prefix, out);
+}
+
+/** The values a server's gRPC message issues, in order, without places; strings with no token `wants` wants may be skipped. */
+export function eachProtoValue(bytes: Uint8Array, f: (value: string) => void, wants?: (value: string) => boolean): void {
+  protoValues(bytes, '', { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
+}
+
+/** The candidate values a client's gRPC message carries: its string fields' tokens and its 4+ digit integers (as requestTokens reads a JSON body). */
+export function protoTokens(bytes: Uint8Array): string[] {
+  const message = decodeProtobuf(bytes);
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64) return;
+    if (typeof v === 'string') for (const t of tokensOf(v)) out.push(t);
+    else if (typeof v === 'number') {
+      if (Number.isInteger(v) && Math.abs(v) >= 1000) out.push(String(v));
+    } else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+    else if (v !== null && typeof v === 'object') for (const key in v) if (Object.hasOwn(v, key)) walk((v as Record<string, unknown>)[key], depth + 1);
+  };
+  if (message) walk(message, 0);
+  return out;
+}
+
+/**
+ * A client's gRPC message with the values `map` has a replacement for put in
+ * their stead: whole tokens of string fields, integers (a varint id) whose
+ * replacement is an integer too; the length prefixes around them follow
+ * (capture/protobuf.ts rewriteProtobuf). `bytes` itself when nothing changed.
+ */
+export function rewriteProtoMessage(bytes: Uint8Array, map: { get(token: string): string | undefined }): { bytes: Uint8Array; uses: string[] } {
+  const uses: string[] = [];
+  const next = rewriteProtobuf(bytes, {
+    text: (s) => {
+      const r = rewriteTokens(s, map);
+      uses.push(...r.uses);
+      return r.uses.length ? r.text : undefined;
+    },
+    varint: (v) => {
+      if (v < 1000n) return undefined;
+      const key = v.toString();
+      const value = map.get(key);
+      if (value === undefined || !/^\d{1,20}$/.test(value)) return undefined;
+      uses.push(key);
+      return BigInt(value);
+    },
+  });
+  return { bytes: next ?? bytes, uses };
+}
+
+/** The values a recorded gRPC call's client messages carry, in order (what its client may have sent back). */
+export function grpcSentTokens(entry: HarEntry): string[] {
+  const out: string[] = [];
+  for (const m of entry._grpcMessages ?? []) {
+    const bytes = m.type === 'send' ? grpcMessageBytes(m) : undefined;
+    if (bytes) for (const t of protoTokens(bytes)) out.push(t);
+  }
+  return out;
+}
+
+/** A recorded gRPC message's bytes as the capture holds them; undefined when cut short or kept compressed (nothing in it is read). */
+export function grpcMessageBytes(m: HarGrpcMessage): Buffer | undefined {
+  return m._bb?.truncated === undefined && m._bb?.undecoded === undefined ? Buffer.from(m.data, 'base64') : undefined;
 }
 
 /** The values a server WebSocket message (the r-th the server sent) issues. */
@@ -248,7 +329,7 @@ export function eachMessageValue(text: string, f: (value: string) => void, wants
   textValues(text, '', { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
 }
 
-/** The view of a recorded response the extractor reads: headers, a textual body decoded, or an event stream's data. */
+/** The view of a recorded response the extractor reads: headers, a textual body decoded, an event stream's data, or a gRPC call's server messages. */
 export function recordedResponse(entry: HarEntry): ResponseView {
   const res = entry.response;
   const headers = res?.headers ?? [];
@@ -258,6 +339,8 @@ export function recordedResponse(entry: HarEntry): ResponseView {
     const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
     return { headers, events: events.map((e) => e.data) };
   }
+  // A gRPC call's answer is its messages (the capture split them: capture/grpc.ts).
+  if (entry._grpcMessages) return { headers, grpc: entry._grpcMessages.filter((m) => m.type === 'receive').map(grpcMessageBytes) };
   let text: string | undefined;
   if (c?.text !== undefined && (ct === undefined || ct === '' || isTextualMedia(ct))) text = c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text;
   return { headers, ...(text !== undefined ? { text } : {}) };

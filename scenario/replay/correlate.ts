@@ -13,7 +13,7 @@
 // stops before sending anything.
 import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { grpcSentTokens, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteProtoMessage, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
 import { placeholdersIn } from './values.js';
 
@@ -188,7 +188,7 @@ export class Correlation {
           const sent = { ...parts, headers: parts.headers.filter(([n]) => !overridden.has(n.toLowerCase())) };
           this.checkSecrets(ex, sent);
           // Framing and connection headers are the wire's, not values a client sends back.
-          if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), clientSent);
+          if (this.opts.correlate) this.noteUses(String(ex.i), [...requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), ...grpcSentTokens(ex.entry)], clientSent);
         },
       });
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.
@@ -302,6 +302,14 @@ export class Correlation {
     return { ...parts, target, headers, ...(body ? { body } : {}) };
   }
 
+  /** Rewrites a client gRPC message (as the capture holds it, decompressed); the message itself when nothing changed. */
+  rewriteGrpcMessage(message: Buffer, map: Replacements): Buffer {
+    if (map.size === 0) return message;
+    const r = rewriteProtoMessage(message, map);
+    this.count(r.uses);
+    return r.uses.length ? Buffer.from(r.bytes) : message;
+  }
+
   /** Rewrites a client WebSocket text message. */
   rewriteMessage(text: string, map: Replacements): string {
     if (map.size === 0) return text;
@@ -322,3 +330,4 @@ export class Correlation {
     return this.bindings.filter((b) => this.counts.has(b)).map((b) => ({ from: { entry: this.plan.exchanges[b.exchange]!.key, path: b.place }, uses: this.counts.get(b)! }));
   }
 }
+

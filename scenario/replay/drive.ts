@@ -172,7 +172,8 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           continue;
         }
         const parts = requestParts(ex.entry.request);
-        const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
+        const map = opts.correlation.replacementsFor(i);
+        const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, map);
         // The original client's patience: it gave up after entry.time, with no response (or not all of it).
         const clientAbortMs = ex.entry._bb?.aborted === 'client' ? Math.max(0, ex.entry.time) : undefined;
         const limits = {
@@ -181,7 +182,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           ...(opts.signal ? { signal: opts.signal } : {}),
         };
         const outcome = isHttp2(ex.entry) && opts.http2 !== false
-          ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http'), {
+          ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http', (m) => opts.correlation.rewriteGrpcMessage(m, map)), {
             ...limits, what: ex.key, waitMs: opts.waitMs, onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
           })
           : await connection.exchange(wireRequest(sent, opts.host), limits);

@@ -18,8 +18,12 @@ export interface GrpcSend {
   after: number;
 }
 
-/** A gRPC call's client messages, in order; undefined when the entry is not a gRPC call with recorded messages (its body then goes as recorded). */
-export function grpcSends(entry: HarEntry): GrpcSend[] | undefined {
+/**
+ * A gRPC call's client messages, in order; undefined when the entry is not a gRPC call with recorded messages (its body
+ * then goes as recorded). `rewrite` puts the target's values in a message as the capture holds it (decompressed), before
+ * it is framed (correlate.ts).
+ */
+export function grpcSends(entry: HarEntry, rewrite: (message: Buffer) => Buffer = (m) => m): GrpcSend[] | undefined {
   const media = grpcMedia(pairValue(entry.request.headers, 'content-type'));
   // gRPC-Web goes over HTTP/1.1 as a plain body; its frames are the recorded body.
   if (!media || media.web || !entry._grpcMessages) return undefined;
@@ -28,7 +32,12 @@ export function grpcSends(entry: HarEntry): GrpcSend[] | undefined {
   let received = 0;
   for (const m of entry._grpcMessages) {
     if (m.type === 'receive') received++;
-    else out.push({ frame: frameMessage(Buffer.from(m.data, 'base64'), m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
+    else {
+      // A message cut short or kept compressed goes as recorded: its values cannot be read.
+      const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
+      const data = Buffer.from(m.data, 'base64');
+      out.push({ frame: frameMessage(whole ? rewrite(data) : data, m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
+    }
   }
   return out;
 }

@@ -87,11 +87,12 @@ const PSEUDO_ORDER = [':method', ':authority', ':scheme', ':path'];
  * An entry's request for an h2 stream: the recorded fields in their order
  * (after correlation and --header: `parts`), the pseudo-headers following the
  * target (`:authority`, `:scheme`) and the parts (`:method`, `:path`),
- * Content-Length set to the body's size, nothing HTTP/2 forbids.
+ * Content-Length set to the body's size, nothing HTTP/2 forbids; a gRPC
+ * call's messages through `rewriteMessage` (correlation), framed again.
  */
-export function h2Request(entry: HarEntry, parts: RequestParts, authority: string, scheme: 'http' | 'https'): H2Request {
+export function h2Request(entry: HarEntry, parts: RequestParts, authority: string, scheme: 'http' | 'https', rewriteMessage?: (message: Buffer) => Buffer): H2Request {
   const recorded = (entry.request.headers ?? []).map((h) => h.name.toLowerCase()).filter((n) => n.startsWith(':'));
-  const grpc = grpcSends(entry);
+  const grpc = grpcSends(entry, rewriteMessage);
   const body = grpc ? Buffer.alloc(0) : bodyBytes(parts);
   const fields = h2Fields(recorded, (n) => pairValue(entry.request.headers, n), parts, authority, scheme, grpc ? grpc.reduce((n, m) => n + m.frame.length, 0) : body.length);
   return { ...fields, body, ...(grpc ? { grpc } : {}) };

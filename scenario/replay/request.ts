@@ -7,8 +7,8 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import { EventStreamParser, headerPairs, headerValue, isEventStreamMedia, isTextualMedia, mediaType, pairValue, serializeHead } from '../../core/index.js';
-import { decodeContent, multipartBoundary, type HarRequest } from '../../capture/index.js';
-import type { ResponseView } from '../../diff/index.js';
+import { decodeContent, grpcMedia, multipartBoundary, splitGrpcBody, type HarRequest } from '../../capture/index.js';
+import { grpcMessageBytes, type ResponseView } from '../../diff/index.js';
 
 /** A request as the replay sends it. */
 export interface RequestParts {
@@ -173,6 +173,12 @@ export function liveResponse(status: number, rawHeaders: readonly string[], body
   const headers = headerPairs(rawHeaders);
   const proxyError = headerValue(rawHeaders, 'x-bb-error');
   const ct = headerValue(rawHeaders, 'content-type');
+  // A gRPC answer is its messages, split and decompressed as the capture splits them (capture/grpc.ts).
+  const grpc = grpcMedia(ct);
+  if (grpc) {
+    const { messages } = splitGrpcBody([{ bytes: body, ts: 0 }], { type: 'receive', media: grpc, encoding: headerValue(rawHeaders, 'grpc-encoding'), truncated });
+    return { status, ...(proxyError ? { proxyError } : {}), view: { headers, grpc: messages.map(grpcMessageBytes) } };
+  }
   // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
   const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), truncated).bytes;
   let view: ResponseView;

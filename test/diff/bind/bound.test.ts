@@ -3,7 +3,9 @@
 // the client asks for ?transport=websocket).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { boundAbsent, madeNotWord, markIssued } from '../../../diff/bind/bound.js';
+import { boundAbsent, boundValues, madeNotWord, markIssued } from '../../../diff/bind/bound.js';
+import type { HarEntry } from '../../../capture/index.js';
+import { encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
 
 describe('a bound value is made, not a word', () => {
   it('binds values with a digit or inner capitals, never plain words', () => {
@@ -23,5 +25,33 @@ describe('boundAbsent: the quick pass before markIssued', () => {
     for (const s of strings) if (absent(s)) assert.equal(markIssued(s, bound, mark), s, s);
     assert.deepEqual(strings.filter(absent), ['nothing', '', '199', 'sess_9f8e7', 'a/b+c=']);
     assert.equal(boundAbsent(new Set(Array.from({ length: 17 }, (_, i) => `v${i}xx`))), undefined);
+  });
+});
+
+describe('gRPC calls on the timeline', () => {
+  // A gRPC call's entry: its messages in the order they crossed (Item { name = 1, n = 2 }).
+  const call = (path: string, messages: Array<['send' | 'receive', ItemValue]>): HarEntry =>
+    ({
+      request: { method: 'POST', url: `http://127.0.0.1:1${path}`, httpVersion: 'HTTP/2', headers: [{ name: 'content-type', value: 'application/grpc' }], cookies: [], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 200, statusText: '', httpVersion: 'HTTP/2', headers: [{ name: 'content-type', value: 'application/grpc' }], cookies: [], content: { size: 0, mimeType: 'application/grpc' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _grpcMessages: messages.map(([type, v]) => ({ type, time: 0, compressed: false, data: encodeItem(v).toString('base64') })),
+    }) as unknown as HarEntry;
+
+  it('binds an id a unary answer issued and a later call sent back, string or integer', () => {
+    const entries = [
+      call('/demo.Items/Create', [['send', { name: 'widget', n: 1 }], ['receive', { name: 'item_9f8e7d6c', n: 48213 }]]),
+      call('/demo.Items/Get', [['send', { name: 'item_9f8e7d6c', n: 48213 }], ['receive', { name: 'widget', n: 5 }]]),
+    ];
+    assert.deepEqual([...boundValues(entries)].sort(), ['48213', 'item_9f8e7d6c']);
+  });
+
+  it("binds in a bidi call's message order: what a server message issued and a later client message sent, not what the client sent first", () => {
+    const chat = call('/demo.Items/Chat', [
+      ['send', { name: 'mine_1a2b3c', n: 0 }],
+      ['receive', { name: 'ticket_77aa88', n: 0 }],
+      ['receive', { name: 'echo mine_1a2b3c', n: 0 }],
+      ['send', { name: 'ticket_77aa88', n: 0 }],
+    ]);
+    assert.deepEqual([...boundValues([chat])], ['ticket_77aa88']);
   });
 });

@@ -2,7 +2,9 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, responseValues, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, protoTokens, recordedResponse, responseValues, rewriteProtoMessage, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import type { HarEntry } from '../../../capture/index.js';
+import { encodeItem } from '../../helpers/grpc-items.js';
 import { sameIssued } from '../../../diff/bind/issued.js';
 
 describe('tokensOf', () => {
@@ -104,6 +106,7 @@ describe('sameIssued', () => {
     ['no body', { headers: base.headers, events: base.events! }, false],
     ['another event', { ...base, events: ['{"token":"tok_00000000"}'] }, false],
     ['an event fewer', { headers: base.headers, text: base.text! }, false],
+    ['a gRPC message more', { ...base, grpc: [encodeItem({ name: 'item_abc123', n: 1 })] }, false],
   ];
   for (const [what, other, same] of variants) {
     it(`${what}: ${same ? 'the same values' : 'may differ'}`, () => {
@@ -114,4 +117,44 @@ describe('sameIssued', () => {
       else assert.notDeepEqual(responseValues(other), responseValues(base));
     });
   }
+});
+
+describe('gRPC messages', () => {
+  // Item { name = 1 (string), n = 2 (int32) }, as grpc-js sends it (protobufjs).
+  const entry = (messages: Array<{ type: 'send' | 'receive'; data: Buffer; cut?: boolean }>): HarEntry =>
+    ({
+      request: { method: 'POST', url: 'http://127.0.0.1:1/demo.Items/Create', httpVersion: 'HTTP/2', headers: [{ name: 'content-type', value: 'application/grpc' }], cookies: [], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 200, statusText: '', httpVersion: 'HTTP/2', headers: [{ name: 'content-type', value: 'application/grpc' }], cookies: [], content: { size: 0, mimeType: 'application/grpc' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _grpcMessages: messages.map((m) => ({ type: m.type, time: 0, compressed: false, data: m.data.toString('base64'), ...(m.cut ? { _bb: { truncated: 3, length: 9 } } : {}) })),
+    }) as unknown as HarEntry;
+
+  it("issues a server message's string tokens and 4+ digit integers at field paths, message by message; a cut message issues nothing", () => {
+    const e = entry([
+      { type: 'send', data: encodeItem({ name: 'new', n: 0 }) },
+      { type: 'receive', data: encodeItem({ name: 'item_9f8e7d6c', n: 4711 }) },
+      { type: 'receive', data: encodeItem({ name: 'tok_abc123', n: 7 }), cut: true },
+      { type: 'receive', data: encodeItem({ name: 'Item not found in the store', n: 12 }) },
+    ]);
+    assert.deepEqual(responseValues(recordedResponse(e)), [
+      { place: 'grpc[0]:$.1~0', value: 'item_9f8e7d6c' },
+      { place: 'grpc[0]:$.2', value: '4711' },
+    ]);
+  });
+
+  it("reads a client message's values as a JSON body's: string tokens and 4+ digit integers", () => {
+    assert.deepEqual(protoTokens(encodeItem({ name: '/items/item_9f8e7d6c?x=1', n: 4711 })), ['items', 'item_9f8e7d6c', '4711']);
+    assert.deepEqual(protoTokens(encodeItem({ name: 'ab', n: 999 })), []);
+    assert.deepEqual(protoTokens(Buffer.from([0x08, 0x96])), []);
+  });
+
+  it("rewrites a client message's string tokens and integer ids with their counterparts, its lengths with them, and lists the uses", () => {
+    const map = new Map([['item_9f8e7d6c', 'item_0123456789abcdef'], ['4711', '5017'], ['1000', 'not-a-number']]);
+    const r = rewriteProtoMessage(encodeItem({ name: 'get item_9f8e7d6c', n: 4711 }), map);
+    assert.deepEqual(r.uses, ['item_9f8e7d6c', '4711']);
+    assert.deepEqual(Buffer.from(r.bytes), encodeItem({ name: 'get item_0123456789abcdef', n: 5017 }));
+    // An integer whose counterpart is not one stays; nothing to replace gives the bytes back.
+    const same = encodeItem({ name: 'other', n: 1000 });
+    assert.equal(rewriteProtoMessage(same, map).bytes, same);
+    assert.deepEqual(rewriteProtoMessage(same, map).uses, []);
+  });
 });

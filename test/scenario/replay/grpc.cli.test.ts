@@ -13,6 +13,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { randomBytes, randomInt } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { startRecording } from '../../../scenario/index.js';
 import type { Har, HarEntry } from '../../../capture/index.js';
@@ -34,17 +35,24 @@ const SERVICE = {
   sum: method('/demo.Items/Sum', true, false),
   chat: method('/demo.Items/Chat', true, true),
   slow: method('/demo.Items/Slow', false, false),
+  create: method('/demo.Items/Create', false, false),
+  find: method('/demo.Items/Find', false, false),
 } as const;
 
-/** What a server saw: each call's path, the ms left to its deadline (from grpc-timeout) and its metadata in order as the server logged it, the messages Chat got. */
+/** What a server saw: each call's path, the ms left to its deadline (from grpc-timeout) and its metadata in order as the server logged it, the messages Chat got, Find's misses. */
 interface Seen {
   calls: Array<{ path: string; leftMs?: number; metadata: string[] }>;
   chat: string[];
+  notFound: number;
 }
 
-/** A grpc-js server of the service on 127.0.0.1:0; Slow answers after 1.5 s. */
+/**
+ * A grpc-js server of the service on 127.0.0.1:0; Slow answers after 1.5 s; Create issues an item of its own, a random
+ * name and number, that Find finds only by both (NOT_FOUND else).
+ */
 async function grpcServer(): Promise<{ port: number; seen: Seen }> {
-  const seen: Seen = { calls: [], chat: [] };
+  const seen: Seen = { calls: [], chat: [], notFound: 0 };
+  const items = new Map<string, number>();
   const note = (call: { getDeadline(): grpc.Deadline; getPath(): string; metadata: grpc.Metadata }) => {
     const deadline = call.getDeadline();
     // grpc-js gives the deadline as epoch ms (Infinity without grpc-timeout).
@@ -58,6 +66,17 @@ async function grpcServer(): Promise<{ port: number; seen: Seen }> {
     slow: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       note(call);
       setTimeout(() => done(null, { name: 'late', n: 0 }), 1500);
+    },
+    create: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      const item = { name: `item_${randomBytes(8).toString('hex')}`, n: randomInt(10_000, 2_000_000_000) };
+      items.set(item.name, item.n);
+      done(null, item);
+    },
+    find: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      note(call);
+      if (items.get(call.request.name) !== call.request.n) return void (seen.notFound++, done({ code: grpc.status.NOT_FOUND, details: 'no such item' }));
+      done(null, { name: `found ${call.request.name}`, n: 1 });
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -176,6 +195,26 @@ describe('bb replay: gRPC', () => {
     assert.deepEqual(names(chat), ['send m0', 'receive echo m0', 'send m1', 'receive echo m1', 'send m2', 'receive echo m2']);
     assert.deepEqual(names(entries.find((e) => e.request.url.endsWith('/Sum'))!), ['send x', 'send x', 'send x', 'send x', 'receive sum']);
     const diff = await runBb(['diff', original, out], env);
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.match(diff.stdout, /^MATCH/);
+  });
+
+  it("follows an item a call's answer issued into a later call's message: the target finds its own item; bb diff of the two captures is MATCH", async () => {
+    const call = (c: Client, m: 'create' | 'find', v: ItemValue) => new Promise<ItemValue>((resolve, reject) => c[m]!(v, (err: Error | null, r: ItemValue) => (err ? reject(err) : resolve(r))));
+    const { out: made, seen } = await recordCalls('issued', async (c) => {
+      // The name (a string field) and the number (a varint, here 5 to 10 digits) both go back.
+      const item = await call(c, 'create', { name: 'widget', n: 1 });
+      assert.equal((await call(c, 'find', item)).n, 1);
+    });
+    assert.equal(seen.notFound, 0);
+    const fresh = await grpcServer();
+    const out = tmp.path('issued-replay.har');
+    const run = await runBb(['replay', made, '--target', `http://127.0.0.1:${fresh.port}`, '--out', out, '--json', tmp.path('issued-replay.json')], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.equal(fresh.seen.notFound, 0, 'the target got its own item back');
+    const report = JSON.parse(await readFile(tmp.path('issued-replay.json'), 'utf8')) as { rewritten: Array<{ from: { path: string }; uses: number }> };
+    assert.deepEqual(report.rewritten.map((r) => `${r.from.path} ${r.uses}`).sort(), ['grpc[0]:$.1~0 1', 'grpc[0]:$.2 1']);
+    const diff = await runBb(['diff', made, out], env);
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
     assert.match(diff.stdout, /^MATCH/);
   });
