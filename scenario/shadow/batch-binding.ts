@@ -7,12 +7,13 @@
 // `GET /orders/1042`, mirrored as `GET /orders/5017`) would not bind, and the
 // read's paths, differing only by the ids, would not even pair. Each target's
 // counterparts of the primary's values are learned from the batches compared
-// so far (the relay's own learning, diff/bind/counterparts.ts: from answers
-// and from the server messages of WebSocket conversations); a later
+// so far (the relay's own learning, diff/bind/counterparts.ts: from answers,
+// gRPC answers' messages among them, and from the server messages of
+// WebSocket conversations); a later
 // batch's primary requests that send one back bind it on every side, each
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
-import { Counterparts, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
+import { Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
@@ -127,9 +128,10 @@ function serverTexts(e: HarEntry): Array<string | undefined> {
   return out;
 }
 
-/** What a primary exchange's client sent that can be a value sent back: its request's tokens and its text WebSocket messages'. */
+/** What a primary exchange's client sent that can be a value sent back: its request's tokens, its text WebSocket messages' and its gRPC messages'. */
 function sentTokens(e: HarEntry): string[] {
   const out = requestTokens(sentRequest(e.request));
   for (const m of e._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) out.push(t);
+  for (const t of grpcSentTokens(e)) out.push(t);
   return out;
 }

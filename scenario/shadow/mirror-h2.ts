@@ -12,8 +12,9 @@
 // far, then the rest as it crosses (the tee feeds `more`); its body goes as
 // sent then (no value binding inside it, Content-Length as sent), and
 // request trailers sent after that are not mirrored (gRPC clients send none).
+// A whole request's body is the bound one (a gRPC call's messages framed
+// again: mirror-grpc.ts).
 import { PassThrough } from 'node:stream';
-import { grpcMedia } from '../../capture/index.js';
 import { headerValue } from '../../core/index.js';
 import { bodyBytes, H2Connection, h2Fields, type H2Request, type RequestParts } from '../replay/index.js';
 
@@ -103,9 +104,7 @@ interface Session {
 export function mirroredH2Request(rawHeaders: string[], sent: Buffer, parts: RequestParts, authority: string, live: boolean): { request: H2Request; more?: PassThrough } {
   const pseudo: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.startsWith(':')) pseudo.push(rawHeaders[i]!);
-  // A gRPC call's body is length-prefixed messages: it goes as sent (a bound value would change a prefixed length).
-  const raw = live || grpcMedia(headerValue(rawHeaders, 'content-type')) !== undefined;
-  const body = raw ? sent : bodyBytes(parts);
+  const body = live ? sent : bodyBytes(parts);
   const recorded = (name: string) => headerValue(rawHeaders, name);
   const fields = h2Fields(pseudo, recorded, live ? { ...parts, trailers: undefined } : parts, authority, 'http', live ? undefined : body.length);
   if (!live) return { request: { ...fields, body } };

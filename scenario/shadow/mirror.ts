@@ -9,16 +9,18 @@
 // Server-issued values (docs/shadow.md "Sessions: each target's own ids and cookies"): when both the primary's
 // and this target's answer to one request are in, the values each issued at
 // the same place (issued.ts's responseValues: a JSON field, Location, a
-// Set-Cookie value; a server WebSocket message's field: mirror-ws.ts) are
-// bound, so later mirrored requests carry this target's own ids and cookies
-// (the binding bb replay and bb diff use).
+// Set-Cookie value; a gRPC answer message's field; a server WebSocket
+// message's field: mirror-ws.ts) are bound, so later mirrored requests carry
+// this target's own ids and cookies (the binding bb replay and bb diff use;
+// a gRPC call's messages are rewritten in mirror-grpc.ts).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
 import { Counterparts, requestTokens, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
-import { utf8Text } from '../../capture/index.js';
+import { grpcMedia, utf8Text } from '../../capture/index.js';
+import { grpcBodyTokens, rewriteGrpcBody } from './mirror-grpc.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
 import { CATCH_UP_MS, OpenStreams, type CatchUp } from './message-pairs.js';
@@ -259,13 +261,14 @@ export class MirrorTarget {
       headers.push([name, WIRE_HEADERS.has(name.toLowerCase()) ? req.rawHeaders[i + 1]! : rewrite(req.rawHeaders[i + 1]!)]);
     }
     const coded = headerValue(req.rawHeaders, 'content-encoding') !== undefined;
-    const text = !coded && req.body.length > 0 ? utf8Text(req.body) : undefined;
+    const grpc = binaryGrpc(req);
+    const text = !coded && !grpc && req.body.length > 0 ? utf8Text(req.body) : undefined;
     const body =
       req.body.length === 0 && !headers.some(([n]) => /^(content-length|transfer-encoding)$/i.test(n))
         ? undefined
         : text !== undefined
           ? { text: rewrite(text), base64: false, mime: '' }
-          : { text: req.body.toString('base64'), base64: true, mime: '', asSent: true };
+          : { text: (grpc && !coded ? rewriteGrpcBody(req.body, map) : req.body).toString('base64'), base64: true, mime: '', asSent: true };
     const trailers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.trailers.length; i += 2) trailers.push([req.trailers[i]!, req.trailers[i + 1]!]);
     return {
@@ -391,10 +394,20 @@ function sameAuthority(host: string, own: string): boolean {
   return a.port === b.port && (a.name === b.name || (isLoopbackHost(a.name) && isLoopbackHost(b.name)));
 }
 
-/** The values a request carries that a server may have issued (path, query, headers, cookies, a textual body), as the binding reads a request. */
+/** A gRPC call's request in binary framing (gRPC-Web-text's is base64: it goes as sent). */
+function binaryGrpc(req: MirrorRequest): boolean {
+  const media = grpcMedia(headerValue(req.rawHeaders, 'content-type'));
+  return media !== undefined && !media.text;
+}
+
+/** The values a request carries that a server may have issued (path, query, headers, cookies, a textual body, a gRPC call's messages), as the binding reads a request. */
 function carriedTokens(req: MirrorRequest): string[] {
   const headers: Array<[string, string]> = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
-  const text = req.body.length > 0 && headerValue(req.rawHeaders, 'content-encoding') === undefined ? utf8Text(req.body) : undefined;
-  return requestTokens({ target: req.target, headers, ...(text !== undefined ? { body: { text, base64: false } } : {}) });
+  const plain = req.body.length > 0 && headerValue(req.rawHeaders, 'content-encoding') === undefined;
+  const grpc = plain && binaryGrpc(req);
+  const text = plain && !grpc ? utf8Text(req.body) : undefined;
+  const out = requestTokens({ target: req.target, headers, ...(text !== undefined ? { body: { text, base64: false } } : {}) });
+  if (grpc) for (const t of grpcBodyTokens(req.body)) out.push(t);
+  return out;
 }

@@ -1,0 +1,73 @@
+// A gRPC id issued in a response message and sent back in a later call's
+// request message (Create returns an item's random id, Get reads it): the
+// relay sends each target its own id, as it does for JSON bodies (the
+// binding reads the string fields and integers of uncompressed messages, and
+// the mirror rewrites them, framing each message again: mirror-grpc.ts), so
+// the candidate's real change (Get's n 5 → 7) is one regression, live and in
+// `bb diff` of the captures alike, where before the mirrors answered
+// NOT_FOUND and the change hid as noise.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { startShadow } from '../../../scenario/index.js';
+import { diffCaptures } from '../../../diff/index.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
+import { compared } from './compared.js';
+
+const tmp = tempDir();
+const closers: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const c of closers) await c();
+});
+
+const SERVICE = { create: itemMethod('/demo.Items/Create', false, false), get: itemMethod('/demo.Items/Get', false, false) } as const;
+
+/** A build: Create issues a random 24-hex id (in `name`); Get finds only ids it issued (n 5, the new build's 7). */
+async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () => number }> {
+  const ids = new Set<string>();
+  let notFound = 0;
+  const server = new grpc.Server();
+  server.addService(SERVICE as unknown as grpc.ServiceDefinition, {
+    create: (_call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      const id = randomBytes(12).toString('hex');
+      ids.add(id);
+      done(null, { name: id, n: 1 });
+    },
+    get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
+      if (!ids.has(call.request.name)) return void (notFound++, done({ code: grpc.status.NOT_FOUND, details: 'no such item' }));
+      done(null, { name: call.request.name, n: kind === 'new' ? 7 : 5 });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  closers.push(() => new Promise<void>((r) => server.tryShutdown(() => r())));
+  return { url: `http://127.0.0.1:${port}`, notFound: () => notFound };
+}
+
+describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () => {
+  it('reaches each target as its own; the changed field is a regression, live and in bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await build('old'), await build('new'), await build('old')];
+    const out = tmp.path('grpc');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
+    const Client = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
+    const client = new Client(new URL(shadow.url).host, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+    const call = (method: string, v: ItemValue) => new Promise<ItemValue>((resolve, reject) => client[method]!(v, (err: Error | null, r: ItemValue) => (err ? reject(err) : resolve(r))));
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await call('create', { name: '', n: 0 })).name);
+      await compared(shadow, 2);
+      for (const id of ids) assert.equal((await call('get', { name: id, n: 0 })).n, 5);
+    } finally {
+      client.close();
+    }
+    const report = await shadow.close();
+    assert.deepEqual({ candidate: candidate.notFound(), secondary: secondary.notFound() }, { candidate: 0, secondary: 0 }, 'each target got its own ids');
+    const gets = report.routes['POST /demo.Items/Get'];
+    assert.deepEqual(gets && { regressions: gets.regressions, noise: gets.noise }, { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), live);
+    assert.deepEqual(live, ['real changed grpc.messages[].data["2"]']);
+  });
+});

@@ -1,0 +1,60 @@
+// A mirrored gRPC request body's messages get each target's own values
+// (scenario/shadow/mirror-grpc.ts): framed again with their new lengths;
+// compressed messages and a cut last frame go as sent.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { grpcBodyTokens, rewriteGrpcBody } from '../../../scenario/shadow/mirror-grpc.js';
+import { decodeItem, encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
+
+/** One length-prefixed message (PROTOCOL-HTTP2.md "Length-Prefixed-Message"). */
+const frame = (message: Buffer, compressed = false): Buffer => {
+  const prefix = Buffer.alloc(5);
+  prefix[0] = compressed ? 1 : 0;
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+};
+
+/** The body's whole frames: flags and message each. */
+const frames = (body: Buffer): Array<{ flags: number; item: ItemValue | Buffer }> => {
+  const out: Array<{ flags: number; item: ItemValue | Buffer }> = [];
+  for (let at = 0; at + 5 <= body.length; ) {
+    const end = at + 5 + body.readUInt32BE(at + 1);
+    const message = body.subarray(at + 5, end);
+    out.push({ flags: body[at]!, item: body[at]! & 1 ? message : decodeItem(message) });
+    at = end;
+  }
+  return out;
+};
+
+describe('rewriteGrpcBody', () => {
+  const map = new Map([['item_9f8e7d6c', 'item_0123456789abcdef0123'], ['48213', '7']]);
+
+  it("puts each target's values in every uncompressed message, each prefix with its new length; a compressed message goes as sent", () => {
+    const compressed = Buffer.from('1f8b0800000000000003', 'hex');
+    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(compressed, true), frame(encodeItem({ name: 'and item_9f8e7d6c', n: 2 }))]);
+    const out = rewriteGrpcBody(body, map);
+    assert.deepEqual(frames(out), [
+      { flags: 0, item: { name: 'item_0123456789abcdef0123', n: 7 } },
+      { flags: 1, item: compressed },
+      { flags: 0, item: { name: 'and item_0123456789abcdef0123', n: 2 } },
+    ]);
+  });
+
+  it('keeps a cut last frame as it came, and gives the body itself back when nothing changed or nothing is bound', () => {
+    const cut = frame(encodeItem({ name: 'item_9f8e7d6c', n: 1 })).subarray(0, 9);
+    const out = rewriteGrpcBody(Buffer.concat([frame(encodeItem({ name: 'x', n: 48213 })), cut]), map);
+    assert.deepEqual(out.subarray(out.length - cut.length), cut);
+    assert.deepEqual(frames(out.subarray(0, out.length - cut.length)), [{ flags: 0, item: { name: 'x', n: 7 } }]);
+    const plain = frame(encodeItem({ name: 'other', n: 5 }));
+    assert.equal(rewriteGrpcBody(plain, map), plain);
+    const bound = frame(encodeItem({ name: 'item_9f8e7d6c', n: 5 }));
+    assert.equal(rewriteGrpcBody(bound, new Map()), bound);
+  });
+});
+
+describe('grpcBodyTokens', () => {
+  it("lists the values a body's uncompressed messages carry", () => {
+    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(encodeItem({ name: 'item_secret1', n: 0 }), true)]);
+    assert.deepEqual(grpcBodyTokens(body), ['item_9f8e7d6c', '48213']);
+  });
+});
