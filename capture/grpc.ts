@@ -132,7 +132,7 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
       break;
     }
     if (msg.compressed) {
-      const inflated = inflate(payload, opts.encoding);
+      const inflated = inflateGrpcMessage(payload, opts.encoding);
       if (typeof inflated === 'string') {
         msg.data = payload.toString('base64');
         msg._bb = { undecoded: inflated };
@@ -145,8 +145,8 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
   return out;
 }
 
-/** Decompresses one message per its grpc-encoding; a string says why it stays compressed. */
-function inflate(payload: Buffer, encoding: string | undefined): Buffer | string {
+/** Decompresses one message per its grpc-encoding (bounded: GRPC_INFLATE_CAP); a string says why it stays compressed. */
+export function inflateGrpcMessage(payload: Buffer, encoding: string | undefined): Buffer | string {
   const coding = (encoding ?? 'identity').trim().toLowerCase();
   if (coding === 'identity') return 'compressed flag set with grpc-encoding identity, kept as sent';
   // grpc-encoding gzip and deflate (zlib-wrapped, RFC 1950; some peers send raw) as HTTP's codings are.

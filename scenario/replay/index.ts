@@ -7,3 +7,4 @@ export { LaneConnection, type ExchangeOutcome } from './connection.js';
 export { bodyBytes, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type RequestParts } from './request.js';
 // Replay's h2c session and h2 fields: bb shadow mirrors HTTP/2 exchanges and gRPC calls with them.
 export { H2Connection, h2Fields, type H2Request } from './h2.js';
+export { frameMessage } from './grpc.js';

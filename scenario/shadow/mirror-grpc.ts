@@ -2,52 +2,59 @@
 // target's own ids and cookies"): length-prefixed messages (PROTOCOL-HTTP2.md
 // "Length-Prefixed-Message": a flags byte, bit 0 compressed, a 4-byte
 // big-endian length, the message), gRPC-Web's binary framing alike. Each
-// uncompressed message has its values bound as a JSON body's are (string
-// fields' tokens, integer ids: diff/bind rewriteProtoMessage) and is framed
-// again with its new length. A compressed message, a cut last one and
+// message has its values bound as a JSON body's are (string fields' tokens,
+// integer ids: diff/bind rewriteProtoMessage) and is framed again with its
+// new length (replay's frameMessage), a compressed one decompressed first
+// and compressed again with the call's grpc-encoding as the capture and the
+// replay do. A message that does not decompress, a cut last one and
 // gRPC-Web-text (base64) go as sent.
+import { inflateGrpcMessage } from '../../capture/index.js';
 import { protoTokens, rewriteProtoMessage } from '../../diff/index.js';
+import { frameMessage } from '../replay/index.js';
 
-/** One whole frame of a body: its flags and its message. */
+/** One whole frame of a body: its flags, its message as sent and as read (decompressed), where it was. */
 interface Frame {
   flags: number;
-  message: Buffer;
+  start: number;
+  end: number;
+  /** The message, decompressed when its flag says so; undefined when it does not decompress (it goes as sent). */
+  message: Buffer | undefined;
 }
 
-// The whole frames of a body and what follows the last (a frame cut short).
-function framesOf(body: Buffer): { frames: Frame[]; rest: Buffer } {
+// The whole frames of a body; a frame cut short at the end is not one.
+function framesOf(body: Buffer, encoding: string | undefined): Frame[] {
   const frames: Frame[] = [];
   let at = 0;
   while (body.length - at >= 5) {
     const end = at + 5 + body.readUInt32BE(at + 1);
     if (end > body.length) break;
-    frames.push({ flags: body[at]!, message: body.subarray(at + 5, end) });
+    const flags = body[at]!;
+    const raw = body.subarray(at + 5, end);
+    const read = flags & 1 ? inflateGrpcMessage(raw, encoding) : raw;
+    frames.push({ flags, start: at, end, message: typeof read === 'string' ? undefined : read });
     at = end;
   }
-  return { frames, rest: body.subarray(at) };
+  return frames;
 }
 
-/** The body with each target's own values in its uncompressed messages; `body` itself when none changed. */
-export function rewriteGrpcBody(body: Buffer, map: { readonly size: number; get(token: string): string | undefined }): Buffer {
+/** The body with each target's own values in its messages; `body` itself when none changed. `encoding`: the call's grpc-encoding. */
+export function rewriteGrpcBody(body: Buffer, map: { readonly size: number; get(token: string): string | undefined }, encoding: string | undefined): Buffer {
   if (map.size === 0) return body;
-  const { frames, rest } = framesOf(body);
   let changed = false;
   const parts: Buffer[] = [];
-  for (const f of frames) {
-    const r = f.flags & 1 ? undefined : rewriteProtoMessage(f.message, map);
-    const next = r?.uses.length ? Buffer.from(r.bytes) : f.message;
-    if (next !== f.message) changed = true;
-    const prefix = Buffer.alloc(5);
-    prefix[0] = f.flags;
-    prefix.writeUInt32BE(next.length, 1);
-    parts.push(prefix, next);
+  let at = 0;
+  for (const f of framesOf(body, encoding)) {
+    const r = f.message && rewriteProtoMessage(f.message, map);
+    parts.push(r?.uses.length ? frameMessage(Buffer.from(r.bytes), (f.flags & 1) === 1, encoding) : body.subarray(f.start, f.end));
+    changed ||= r?.uses.length !== undefined && r.uses.length > 0;
+    at = f.end;
   }
-  return changed ? Buffer.concat([...parts, rest]) : body;
+  return changed ? Buffer.concat([...parts, body.subarray(at)]) : body;
 }
 
-/** The values a gRPC request body's uncompressed messages carry (as the binding reads a client's message). */
-export function grpcBodyTokens(body: Buffer): string[] {
+/** The values a gRPC request body's messages carry (as the binding reads a client's message). */
+export function grpcBodyTokens(body: Buffer, encoding: string | undefined): string[] {
   const out: string[] = [];
-  for (const f of framesOf(body).frames) if (!(f.flags & 1)) for (const t of protoTokens(f.message)) out.push(t);
+  for (const f of framesOf(body, encoding)) if (f.message) for (const t of protoTokens(f.message)) out.push(t);
   return out;
 }

@@ -268,7 +268,7 @@ export class MirrorTarget {
         ? undefined
         : text !== undefined
           ? { text: rewrite(text), base64: false, mime: '' }
-          : { text: (grpc && !coded ? rewriteGrpcBody(req.body, map) : req.body).toString('base64'), base64: true, mime: '', asSent: true };
+          : { text: (grpc && !coded ? rewriteGrpcBody(req.body, map, headerValue(req.rawHeaders, 'grpc-encoding')) : req.body).toString('base64'), base64: true, mime: '', asSent: true };
     const trailers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.trailers.length; i += 2) trailers.push([req.trailers[i]!, req.trailers[i + 1]!]);
     return {
@@ -408,6 +408,6 @@ function carriedTokens(req: MirrorRequest): string[] {
   const grpc = plain && binaryGrpc(req);
   const text = plain && !grpc ? utf8Text(req.body) : undefined;
   const out = requestTokens({ target: req.target, headers, ...(text !== undefined ? { body: { text, base64: false } } : {}) });
-  if (grpc) for (const t of grpcBodyTokens(req.body)) out.push(t);
+  if (grpc) for (const t of grpcBodyTokens(req.body, headerValue(req.rawHeaders, 'grpc-encoding'))) out.push(t);
   return out;
 }

@@ -5,13 +5,16 @@
 // the mirror rewrites them, framing each message again: mirror-grpc.ts), so
 // the candidate's real change (Get's n 5 → 7) is one regression, live and in
 // `bb diff` of the captures alike, where before the mirrors answered
-// NOT_FOUND and the change hid as noise.
+// NOT_FOUND and the change hid as noise. The same when the client compresses
+// its messages (each is decompressed, rewritten and compressed again).
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
+import type { Har } from '../../../capture/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { itemMethod, type ItemValue } from '../../helpers/grpc-items.js';
 import { compared } from './compared.js';
@@ -46,12 +49,14 @@ async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () =
 }
 
 describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () => {
-  it('reaches each target as its own; the changed field is a regression, live and in bb diff of the captures', async () => {
+  // grpc-js compresses its messages with gzip when its channel's default algorithm says so (2: gzip).
+  for (const [what, options, compressed] of [['plain messages', {}, false], ['gzip messages (grpc-encoding gzip)', { 'grpc.default_compression_algorithm': 2 }, true]] as const)
+  it(`reaches each target as its own; the changed field is a regression, live and in bb diff of the captures: ${what}`, async () => {
     const [primary, candidate, secondary] = [await build('old'), await build('new'), await build('old')];
-    const out = tmp.path('grpc');
+    const out = tmp.path(compressed ? 'grpc-gzip' : 'grpc');
     const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
     const Client = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
-    const client = new Client(new URL(shadow.url).host, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+    const client = new Client(new URL(shadow.url).host, grpc.credentials.createInsecure(), options) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
     const call = (method: string, v: ItemValue) => new Promise<ItemValue>((resolve, reject) => client[method]!(v, (err: Error | null, r: ItemValue) => (err ? reject(err) : resolve(r))));
     try {
       const ids: string[] = [];
@@ -65,6 +70,8 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
     assert.deepEqual({ candidate: candidate.notFound(), secondary: secondary.notFound() }, { candidate: 0, secondary: 0 }, 'each target got its own ids');
     const gets = report.routes['POST /demo.Items/Get'];
     assert.deepEqual(gets && { regressions: gets.regressions, noise: gets.noise }, { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
+    const sent = (JSON.parse(readFileSync(`${out}/primary.har`, 'utf8')) as Har).log.entries.flatMap((e) => (e._grpcMessages ?? []).filter((m) => m.type === 'send').map((m) => m.compressed));
+    assert.deepEqual(sent, [compressed, compressed, compressed, compressed], 'the client compressed its messages or not, as asked');
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), live);

@@ -1,8 +1,10 @@
 // A mirrored gRPC request body's messages get each target's own values
-// (scenario/shadow/mirror-grpc.ts): framed again with their new lengths;
-// compressed messages and a cut last frame go as sent.
+// (scenario/shadow/mirror-grpc.ts): framed again with their new lengths, a
+// compressed one compressed again; a message that does not decompress and a
+// cut last frame go as sent.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { grpcBodyTokens, rewriteGrpcBody } from '../../../scenario/shadow/mirror-grpc.js';
 import { decodeItem, encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
 
@@ -29,32 +31,40 @@ const frames = (body: Buffer): Array<{ flags: number; item: ItemValue | Buffer }
 describe('rewriteGrpcBody', () => {
   const map = new Map([['item_9f8e7d6c', 'item_0123456789abcdef0123'], ['48213', '7']]);
 
-  it("puts each target's values in every uncompressed message, each prefix with its new length; a compressed message goes as sent", () => {
-    const compressed = Buffer.from('1f8b0800000000000003', 'hex');
-    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(compressed, true), frame(encodeItem({ name: 'and item_9f8e7d6c', n: 2 }))]);
-    const out = rewriteGrpcBody(body, map);
-    assert.deepEqual(frames(out), [
+  it("puts each target's values in every message, each prefix with its new length, a gzip one compressed again (grpc-encoding gzip)", () => {
+    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(gzipSync(encodeItem({ name: 'zipped item_9f8e7d6c', n: 3 })), true), frame(encodeItem({ name: 'and item_9f8e7d6c', n: 2 }))]);
+    const out = frames(rewriteGrpcBody(body, map, 'gzip'));
+    assert.equal(out[1]!.flags, 1);
+    assert.deepEqual(decodeItem(gunzipSync(out[1]!.item as Buffer)), { name: 'zipped item_0123456789abcdef0123', n: 3 });
+    assert.deepEqual([out[0], out[2]], [
       { flags: 0, item: { name: 'item_0123456789abcdef0123', n: 7 } },
-      { flags: 1, item: compressed },
       { flags: 0, item: { name: 'and item_0123456789abcdef0123', n: 2 } },
     ]);
   });
 
+  it('sends a compressed message that does not decompress as it came: an unknown encoding, identity, bytes that are not gzip', () => {
+    const zipped = frame(gzipSync(encodeItem({ name: 'item_9f8e7d6c', n: 1 })), true);
+    const garbage = frame(Buffer.from('1f8b0800000000000003', 'hex'), true);
+    for (const encoding of ['snappy', 'identity', undefined]) assert.equal(rewriteGrpcBody(zipped, map, encoding), zipped, String(encoding));
+    assert.equal(rewriteGrpcBody(garbage, map, 'gzip'), garbage);
+  });
+
   it('keeps a cut last frame as it came, and gives the body itself back when nothing changed or nothing is bound', () => {
     const cut = frame(encodeItem({ name: 'item_9f8e7d6c', n: 1 })).subarray(0, 9);
-    const out = rewriteGrpcBody(Buffer.concat([frame(encodeItem({ name: 'x', n: 48213 })), cut]), map);
+    const out = rewriteGrpcBody(Buffer.concat([frame(encodeItem({ name: 'x', n: 48213 })), cut]), map, undefined);
     assert.deepEqual(out.subarray(out.length - cut.length), cut);
     assert.deepEqual(frames(out.subarray(0, out.length - cut.length)), [{ flags: 0, item: { name: 'x', n: 7 } }]);
     const plain = frame(encodeItem({ name: 'other', n: 5 }));
-    assert.equal(rewriteGrpcBody(plain, map), plain);
+    assert.equal(rewriteGrpcBody(plain, map, undefined), plain);
     const bound = frame(encodeItem({ name: 'item_9f8e7d6c', n: 5 }));
-    assert.equal(rewriteGrpcBody(bound, new Map()), bound);
+    assert.equal(rewriteGrpcBody(bound, new Map(), undefined), bound);
   });
 });
 
 describe('grpcBodyTokens', () => {
-  it("lists the values a body's uncompressed messages carry", () => {
-    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(encodeItem({ name: 'item_secret1', n: 0 }), true)]);
-    assert.deepEqual(grpcBodyTokens(body), ['item_9f8e7d6c', '48213']);
+  it("lists the values a body's messages carry, a compressed one's when it decompresses", () => {
+    const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(gzipSync(encodeItem({ name: 'item_zipped1', n: 0 })), true)]);
+    assert.deepEqual(grpcBodyTokens(body, 'gzip'), ['item_9f8e7d6c', '48213', 'item_zipped1']);
+    assert.deepEqual(grpcBodyTokens(body, undefined), ['item_9f8e7d6c', '48213']);
   });
 });
