@@ -4,6 +4,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from 'undici';
 import WebSocket from 'ws';
 import { startRecording } from '../../../scenario/index.js';
@@ -346,17 +348,19 @@ describe('bb replay: bad input', () => {
       for (let i = 0; i < 3; i++) await call(c, 'POST', '/items', { name: `n${i}` });
       await c.close();
     });
-    const fresh = await service();
-    // The fresh instance stops after its first answer.
-    const stop = setInterval(() => {
-      if (fresh.log.length >= 1) {
-        clearInterval(stop);
-        void fresh.close();
-      }
-    }, 1);
+    // The target answers its first request, then hangs up on every later one before a byte of its answer (a
+    // target closed by a timer raced the second answer: sometimes cut mid-answer, a failure of another name).
+    let requests = 0;
+    const dying = http.createServer((req, res) => {
+      if (requests++ > 0) return void req.socket.destroy();
+      req.resume();
+      req.on('end', () => res.writeHead(201, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((r) => dying.listen(0, '127.0.0.1', r));
     const out = tmp.path('dying-replay.har');
-    const run = await runBb(['replay', original, '--target', fresh.url, '--out', out, '--pace', 'original'], env);
-    clearInterval(stop);
+    const run = await runBb(['replay', original, '--target', `http://127.0.0.1:${(dying.address() as AddressInfo).port}`, '--out', out, '--pace', 'original'], env);
+    dying.closeAllConnections();
+    await new Promise((r) => dying.close(r));
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(run.stderr, /bb replay: #\d+: no response from the target \(/);
     assert.match(run.stdout, /\(2 of 3 got no response\)/);
