@@ -38,6 +38,26 @@ export function madeNotWord(v: string): boolean {
   return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
 }
 
+/** Stream entries held at once while the walk is among exchanges that may have started after their messages (the oldest go past it). */
+const MAX_HELD_STREAMS = 64;
+/** Values one held stream's server messages issued, remembered at most (captured content is hostile input). */
+const MAX_STREAM_VALUES = 100_000;
+
+/**
+ * An exchange whose server spoke in messages that carry their time (a
+ * WebSocket's, an event stream's events, a gRPC call's messages), held
+ * while the walk goes back through exchanges that ended after its first
+ * message: one of them that started after a message may have sent back what
+ * the message issued, though it comes earlier in the file (it ended first).
+ */
+interface HeldStream {
+  entry: HarEntry;
+  /** When its first server message crossed (epoch ms). */
+  first: number;
+  /** Value → when a server message of it first issued it (epoch ms); read when first asked. */
+  values?: Map<string, number>;
+}
+
 /**
  * One capture's timeline read from its last entry back to its first. A value
  * binds when the server issued it before the client first sent it, and the
@@ -47,22 +67,41 @@ export function madeNotWord(v: string): boolean {
  * client never sends needs no memory, and most of what a server issues is
  * never sent back (a set of every issued value was the largest cost of
  * binding, in the diff bench).
+ *
+ * File order is the order exchanges ended, so a stream still open when the
+ * client sent back a value one of its messages issued (a ticket in an
+ * event, read on another connection while the stream goes on) comes after
+ * that read. Such a send counts as after the issue by the times the capture
+ * holds: the request's start, each message's time (HeldStream).
  */
 export class IssuedTimeline {
   /** Per value the client sends (read so far, going back): true when the server issued it before the client's first send of it after here. */
   private readonly next = new Map<string, boolean>();
   /** Every key of `next`: most tokens asked about are passed over without a look-up in it. */
   private readonly sentFilter = new TokenFilter();
+  /** Streams read so far whose first server message came before the last exchange read ended. */
+  private held: HeldStream[] = [];
 
-  // Words never bind, so the map never keeps them.
-  private sent(tokens: readonly string[]): void {
+  // Words never bind, so the map never keeps them. `at`: when the client sent them (epoch ms; NaN when unknown).
+  private sent(tokens: readonly string[], at: number): void {
     for (const t of tokens) {
       if (!madeNotWord(t)) continue;
       if (this.next.has(t) || this.next.size < MAX_VALUES) {
-        this.next.set(t, false);
+        this.next.set(t, this.held.length > 0 && this.heldIssuedBefore(t, at));
         this.sentFilter.add(t);
       }
     }
+  }
+
+  // Whether a held stream's server message issued `value` before `at`.
+  private heldIssuedBefore(value: string, at: number): boolean {
+    for (const s of this.held) {
+      if (!(s.first < at)) continue;
+      s.values ??= streamValues(s.entry);
+      const when = s.values.get(value);
+      if (when !== undefined && when < at) return true;
+    }
+    return false;
   }
 
   // Only a value the client sends later can bind: the rest is not looked up past the map.
@@ -76,13 +115,19 @@ export class IssuedTimeline {
 
   /** Reads the entry before the last one read: its WebSocket or gRPC messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
+    // Times are read only while a stream is held or for one (most exchanges of most captures need none).
+    const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
+    const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
+    const end = start + Math.max(0, e.time ?? 0);
+    // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
+    if (this.held.length) this.held = this.held.filter((s) => s.first < end);
     const ms = e._webSocketMessages ?? [];
     for (let k = ms.length - 1; k >= 0; k--) {
       const m = ms[k]!;
       // A server's binary and control frames only count in its message numbering, which binding does not need.
       if (m.opcode !== 1) continue;
       if (m.type === 'receive') eachMessageValue(m.data, this.issue, this.wants);
-      else this.sent(tokensOf(m.data));
+      else this.sent(tokensOf(m.data), epochMs(m.time));
     }
     // A gRPC call's messages cross in turn (a bidi call's client may send back what the server's last message issued).
     const gs = e._grpcMessages ?? [];
@@ -91,11 +136,19 @@ export class IssuedTimeline {
       if (!bytes) continue;
       if (gs[k]!.type === 'receive') {
         if (this.next.size) eachProtoValue(bytes, this.issue, this.wants);
-      } else this.sent(protoTokens(bytes));
+      } else this.sent(protoTokens(bytes), epochMs(gs[k]!.time));
     }
     // The response's headers and body (a gRPC call's messages were read above, in their turn).
-    if (this.next.size) eachResponseValue({ ...recordedResponse(e), grpc: [] }, this.issue, this.wants);
-    this.sent(requestTokens(sentRequest(e.request)));
+    if (this.next.size) {
+      const view = recordedResponse(e);
+      eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, this.issue, this.wants);
+    }
+    this.sent(requestTokens(sentRequest(e.request)), start);
+    const first = messages ? firstServerMessage(e) : undefined;
+    if (first !== undefined && first < end) {
+      this.held.push({ entry: e, first });
+      if (this.held.length > MAX_HELD_STREAMS) this.held.shift();
+    }
   }
 
   /** Values the server issued and the client later sent back (once every entry was read). */
@@ -104,6 +157,35 @@ export class IssuedTimeline {
     for (const [v, issuedFirst] of this.next) if (issuedFirst) out.add(v);
     return out;
   }
+}
+
+/** A message's time (HAR: epoch seconds; Playwright writes epoch ms) in epoch ms. */
+function epochMs(time: number): number {
+  return time > 1e11 ? time : time * 1000;
+}
+
+/** When an entry's first timed server message crossed (epoch ms): a WebSocket's text message, an event, a gRPC message; undefined when it has none. */
+function firstServerMessage(e: HarEntry): number | undefined {
+  let first = Infinity;
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && m.opcode === 1) first = Math.min(first, epochMs(m.time));
+  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) first = Math.min(first, epochMs(m.time));
+  for (const m of e._grpcMessages ?? []) if (m.type === 'receive') first = Math.min(first, epochMs(m.time));
+  return Number.isFinite(first) ? first : undefined;
+}
+
+/** What a stream's server messages issued, each value with when it was first issued (epoch ms), up to MAX_STREAM_VALUES. */
+function streamValues(e: HarEntry): Map<string, number> {
+  const out = new Map<string, number>();
+  const at = (time: number) => (v: string) => {
+    if (!out.has(v) && out.size < MAX_STREAM_VALUES) out.set(v, time);
+  };
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && m.opcode === 1) eachMessageValue(m.data, at(epochMs(m.time)));
+  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) eachMessageValue(m.data, at(epochMs(m.time)));
+  for (const m of e._grpcMessages ?? []) {
+    const bytes = m.type === 'receive' ? grpcMessageBytes(m) : undefined;
+    if (bytes) eachProtoValue(bytes, at(epochMs(m.time)));
+  }
+  return out;
 }
 
 /** The bound values of a capture's entries (in file order; read from the last). */

@@ -48,6 +48,11 @@ export class Counterparts {
     return this.learnValues(messageValues(primary, r), () => messageValues(target, r));
   }
 
+  /** Takes a counterpart learned elsewhere (bb shadow's relay, from stream messages the comparison has not read yet). */
+  teach(value: string, counterpart: string): void {
+    if (value !== counterpart) this.set(value, counterpart);
+  }
+
   private learnValues(primary: IssuedValue[], target: () => IssuedValue[]): string[] {
     // The primary issued nothing: nothing of the target's is read.
     if (primary.length === 0) return [];

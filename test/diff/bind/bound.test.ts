@@ -55,3 +55,49 @@ describe('gRPC calls on the timeline', () => {
     assert.deepEqual([...boundValues([chat])], ['ticket_77aa88']);
   });
 });
+
+describe('a value an open stream issued, sent back before the stream ended', () => {
+  // Entries in file order (the order they ended): the read ended while the event stream was still open.
+  const at = (ms: number) => new Date(Date.parse('2026-12-05T10:00:00.000Z') + ms).toISOString();
+  const exchange = (url: string, startMs: number, timeMs: number, more: Partial<HarEntry> = {}): HarEntry =>
+    ({
+      startedDateTime: at(startMs),
+      time: timeMs,
+      request: { method: 'GET', url: `http://127.0.0.1:1${url}`, httpVersion: 'HTTP/1.1', headers: [], cookies: [], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [], cookies: [], content: { size: 0, mimeType: 'application/json', text: '{}' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      ...more,
+    }) as HarEntry;
+  const epochS = (ms: number) => Date.parse(at(ms)) / 1000;
+  const queue = (eventAtMs: number) =>
+    exchange('/queue', 0, 5000, {
+      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [{ name: 'content-type', value: 'text/event-stream' }], cookies: [], content: { size: 0, mimeType: 'text/event-stream' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _eventSourceMessages: [{ time: epochS(eventAtMs), eventName: 'message', eventId: '', data: '{"ticket":1000}' }],
+    });
+
+  it("binds a ticket an event issued and a read on another connection sent back while the stream went on", () => {
+    assert.deepEqual([...boundValues([exchange('/tickets/1000', 1000, 20), queue(500)])], ['1000']);
+  });
+
+  it('does not bind what the client sent before the event issued it, nor what an exchange that ended before the event sent', () => {
+    // Started before the event: the client's own value, echoed.
+    assert.deepEqual([...boundValues([exchange('/tickets/1000', 400, 200), queue(500)])], []);
+    // Ended before the stream's first event: nothing of the stream was out yet.
+    assert.deepEqual([...boundValues([exchange('/tickets/1000', 100, 20), queue(500)])], []);
+  });
+
+  it("binds a WebSocket's ticket sent back on another connection while the socket stayed open; client messages sent by their own time", () => {
+    const socket = exchange('/desk', 0, 9000, {
+      _webSocketMessages: [{ type: 'receive', time: epochS(100), opcode: 1, data: '{"ticket":"t_4f2a9b"}' }],
+    });
+    const chat = exchange('/chat', 50, 2000, {
+      _webSocketMessages: [
+        { type: 'send', time: epochS(60), opcode: 1, data: '{"hello":"t_77aa88"}' },
+        { type: 'send', time: epochS(900), opcode: 1, data: '{"use":"t_4f2a9b"}' },
+      ],
+    });
+    assert.deepEqual([...boundValues([chat, socket])], ['t_4f2a9b']);
+    // The same use before the ticket's message: the client's own.
+    const early = exchange('/chat', 50, 2000, { _webSocketMessages: [{ type: 'send', time: epochS(60), opcode: 1, data: '{"use":"t_4f2a9b"}' }] });
+    assert.deepEqual([...boundValues([early, socket])], []);
+  });
+});
