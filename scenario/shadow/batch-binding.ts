@@ -31,6 +31,45 @@ export function mergeBound(a: BoundBefore | undefined, b: BoundBefore | undefine
   return out;
 }
 
+/** Stream counterparts the relay keeps for a comparison that reads the journals whole, per target, at most (the oldest go first). */
+const MAX_KEPT_PAIRS = 100_000;
+
+/**
+ * The relay's side: counterparts its open streams' messages taught (message-pairs.ts), handed to the comparison
+ * worker at the end of each turn (a read that sends a value back while its stream is still open is compared
+ * before the stream's entry is: the worker learns from completed exchanges), and kept, bounded, for a fresh
+ * worker that compares the journals whole at the end of a run (drain-watch.ts).
+ */
+export class StreamCounterparts {
+  private readonly kept: Record<'candidate' | 'secondary', Map<string, string>> = { candidate: new Map(), secondary: new Map() };
+  private pending: Array<{ side: 'candidate' | 'secondary'; pairs: Array<[string, string]> }> = [];
+
+  /** `post`: to the live worker. */
+  constructor(private readonly post: (msg: { type: 'counterparts'; side: 'candidate' | 'secondary'; pairs: Array<[string, string]> }) => void) {}
+
+  /** Pairs a target's stream messages taught. */
+  add(side: 'candidate' | 'secondary', pairs: Array<[string, string]>): void {
+    const kept = this.kept[side];
+    for (const [v, c] of pairs) {
+      kept.delete(v);
+      kept.set(v, c);
+      if (kept.size > MAX_KEPT_PAIRS) kept.delete(kept.keys().next().value!);
+    }
+    if (this.pending.length === 0) setImmediate(() => this.flush());
+    this.pending.push({ side, pairs });
+  }
+
+  private flush(): void {
+    for (const p of this.pending) this.post({ type: 'counterparts', ...p });
+    this.pending = [];
+  }
+
+  /** Every pair kept, per target (a whole comparison's spec). */
+  all(): Record<'candidate' | 'secondary', Array<[string, string]>> {
+    return { candidate: [...this.kept.candidate], secondary: [...this.kept.secondary] };
+  }
+}
+
 /** Primary values remembered as sent back, at most (the oldest go first). */
 const MAX_SENT_BACK = 100_000;
 
@@ -92,6 +131,12 @@ export class BatchBinding {
     out.primary.add(value);
     for (const t of this.targets) out[t.side].add(t.values.get(value) ?? value);
     return out;
+  }
+
+  /** Counterparts the relay learned from stream messages as they crossed (a stream still open when a read sent its value back). */
+  teach(side: 'candidate' | 'secondary', pairs: ReadonlyArray<readonly [string, string]>): void {
+    const t = this.targets.find((x) => x.side === side);
+    if (t) for (const [value, counterpart] of pairs) t.values.teach(value, counterpart);
   }
 
   /**

@@ -35,6 +35,8 @@ export interface CompareWorkerSpec {
   startedDateTime: string;
   /** The run has ended: compare the journals whole, at the process's priority, and post the final report (no 'drain' comes). */
   whole?: boolean;
+  /** With `whole`: the counterparts the relay learned from stream messages during the run (the live worker got them as 'counterparts'). */
+  counterparts?: Partial<Record<'candidate' | 'secondary', Array<[string, string]>>>;
 }
 
 /**
@@ -45,6 +47,7 @@ export interface CompareWorkerSpec {
  */
 export type ToWorker =
   | { type: 'drain' }
+  | { type: 'counterparts'; side: 'candidate' | 'secondary'; pairs: Array<[string, string]> }
   | { type: 'config' }
   | { type: 'follow'; key: string; side: TargetName; journal: string; bodies: string }
   | { type: 'unfollow'; key: string; entries: number };
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
   }
   const config = await readConfig();
   const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, startedDateTime: spec.startedDateTime, ...(config ? { config } : {}) });
+  for (const [side, pairs] of Object.entries(spec.counterparts ?? {}) as Array<['candidate' | 'secondary', Array<[string, string]>]>) comparer.teach(side, pairs);
   // One comparison at a time: a batch's groups leave the map only as it is compared.
   let comparing: Promise<number> | undefined;
   // Groups held after the last comparison of a whole reading.
@@ -142,6 +146,10 @@ async function main(): Promise<void> {
   // Samples the heap between batches too, so the reported peak sees the end of the run's comparisons.
   const sampler = setInterval(threadMemory, 100);
   parentPort!.on('message', (msg: ToWorker) => {
+    if (msg.type === 'counterparts') {
+      comparer.teach(msg.side, msg.pairs);
+      return;
+    }
     if (msg.type === 'config') {
       void readConfig().then((c) => c && comparer.useConfig(c), fail);
       return;

@@ -101,6 +101,11 @@ export class ShadowComparer {
     this.opts.config = config;
   }
 
+  /** Counterparts the relay learned from a target's stream messages (batch-binding.ts StreamCounterparts). */
+  teach(side: 'candidate' | 'secondary', pairs: ReadonlyArray<readonly [string, string]>): void {
+    this.binding.teach(side, pairs);
+  }
+
   /**
    * One entry of one capture (with `whole`, a long conversation's first
    * messages: built whole when compared). Primary entries without a shadow id

@@ -33,10 +33,14 @@ export class MessagePairs {
   /** The values each waiting primary text issues, read when first asked (awaits). */
   private readonly issued = new Map<number, string[]>();
 
-  /** `bindings`: the target's counterparts (shared with its HTTP lanes); `onTarget` hears each target message after it was bound. */
+  /**
+   * `bindings`: the target's counterparts (shared with its HTTP lanes); `onTarget` hears each target message after it was
+   * bound; `onLearned`, the primary's values a pair of messages taught a counterpart of.
+   */
   constructor(
     private readonly bindings: Counterparts,
     private readonly onTarget: () => void = () => {},
+    private readonly onLearned: (values: string[]) => void = () => {},
   ) {}
 
   /** Messages the primary's server sent so far. */
@@ -79,8 +83,8 @@ export class MessagePairs {
     if (theirs !== undefined) {
       other.delete(r);
       this.issued.delete(r);
-      if (side === 'primary') this.bindings.learnMessage(r, text, theirs);
-      else this.bindings.learnMessage(r, theirs, text);
+      const learned = side === 'primary' ? this.bindings.learnMessage(r, text, theirs) : this.bindings.learnMessage(r, theirs, text);
+      if (learned.length) this.onLearned(learned);
       return;
     }
     // The other side's r-th came already (binary, or kept in part): nothing to wait for.
@@ -114,15 +118,19 @@ export class OpenStreams {
   private readonly open = new Set<MessagePairs>();
   private readonly waiting = new Set<() => boolean>();
 
-  /** `unanswered`: whether the target's answer to an exchange (by shared id) is still to come. */
+  /**
+   * `unanswered`: whether the target's answer to an exchange (by shared id) is still to come; `onLearned`: the primary's
+   * values a stream's messages taught a counterpart of (MessagePairs).
+   */
   constructor(
     private readonly bindings: Counterparts,
     private readonly unanswered: (id: number) => boolean = () => false,
+    private readonly onLearned: (values: string[]) => void = () => {},
   ) {}
 
   /** A new stream's pairs, counted among the open ones until `done()`. */
   add(): { pairs: MessagePairs; done(): void } {
-    const pairs = new MessagePairs(this.bindings, () => this.wake());
+    const pairs = new MessagePairs(this.bindings, () => this.wake(), this.onLearned);
     this.open.add(pairs);
     return { pairs, done: () => (this.open.delete(pairs), this.wake()) };
   }

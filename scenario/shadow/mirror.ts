@@ -64,7 +64,12 @@ export class MirrorTarget {
   /** Its answers still to come (answer-wait.ts): a request carrying a value another lane's primary answer issued waits for the target's. */
   private readonly awaited = new AnswersAwaited();
   /** Its open streams, whose messages bind as they come, and its read-after-write waits (message-pairs.ts). */
-  readonly streams = new OpenStreams(this.bindings, (id) => this.awaited.has(id));
+  readonly streams = new OpenStreams(this.bindings, (id) => this.awaited.has(id), (values) => this.onStreamLearned?.(values.map((v) => [v, this.bindings.get(v)!])));
+  /**
+   * Hears each primary value a stream's messages taught this target's counterpart of, with it: the live comparison
+   * learns them from completed exchanges only, and a stream may still be open when a read sends its value back.
+   */
+  onStreamLearned?: (pairs: Array<[string, string]>) => void;
   /** Its WebSocket conversations: their client messages' waits are looked at again when an answer comes. */
   private readonly conversations = new Set<MirroredConversation>();
   /** Requests sent or queued and not answered. */

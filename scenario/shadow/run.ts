@@ -18,6 +18,7 @@ import { bindRecording, type BoundRecording, type Recording } from '../record/in
 import { MirrorTarget } from './mirror.js';
 import { Tee, type TeeOptions } from './tee.js';
 import { AfterTurn } from './after-turn.js';
+import { StreamCounterparts } from './batch-binding.js';
 import type { ShadowReport, TargetName } from './live.js';
 import type { CompareWorkerSpec, FromWorker, ToWorker } from './compare-worker.js';
 import { watchStarved } from './drain-watch.js';
@@ -184,6 +185,9 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let liveTid: number | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
   rotation?.worker((msg) => worker.postMessage(msg));
+  // What the targets' stream messages taught the relay, for the comparison (a read of a value an open stream issued).
+  const streamTaught = new StreamCounterparts((msg) => worker.postMessage(msg satisfies ToWorker));
+  for (const m of mirrors) m.onStreamLearned = (pairs) => streamTaught.add(m.name === 'secondary' ? 'secondary' : 'candidate', pairs);
   // A worker's report: the live view's and onReport's; a final one ends the run (the first of the race at the end).
   const takeReport = (msg: Extract<FromWorker, { type: 'report' }>, by: 'live' | 'whole'): void => {
     last = msg.report;
@@ -225,7 +229,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       if (!drainedBy && options.drain === 'whole') failRun('the comparison at the end of the run', message);
     };
     try {
-      whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
+      whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true, counterparts: streamTaught.all() } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
     } catch (err) {
       failed((err as Error).message);
       return;

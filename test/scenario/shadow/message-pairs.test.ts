@@ -9,7 +9,9 @@
 // one, as `bb diff` of the captures binds it: the new build's changed field
 // is a regression, not noise hidden by every mirror's "unknown ticket". An
 // event stream that hands out a ticket and stays open is bound event by
-// event, and a read of the ticket waits until the target's stream said it.
+// event, and a read of the ticket waits until the target's stream said it;
+// that read, which ends before the stream, binds in the comparison too (by
+// the times in bb diff, by what the relay learned from the events live).
 // (scenario/shadow/message-pairs.ts pairs streams' messages and holds the
 // read-after-write waits; mirror-ws.ts and answer-wait.ts feed them.)
 import { describe, it, after } from 'node:test';
@@ -121,12 +123,14 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
   });
 
   // A ticket from an event stream still open, read on another connection, and the read compared before the
-  // stream ends (so in an earlier batch than the stream's).
-  it('a ticket an open event stream issued is each target\'s own when read while the stream goes on', async () => {
+  // stream ends (so in an earlier batch than the stream's, and before it in the captures' order).
+  // Both ways a run's verdict is reached: the live worker's, and a fresh worker's reading the journals whole at the end.
+  for (const drain of ['live', 'whole'] as const)
+  it(`a ticket an open event stream issued is each target's own when read while the stream goes on (${drain} comparison)`, async () => {
     const reads = { primary: [] as string[], candidate: [] as string[], secondary: [] as string[] };
     const [primary, candidate, secondary] = [await startDesk('old', 1000, reads.primary), await startDesk('new', 5000, reads.candidate), await startDesk('old', 9000, reads.secondary)];
-    const out = tmp.path('queue');
-    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const out = tmp.path(`queue-${drain}`);
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, drain });
     const stream = new Client(shadow.url);
     const ac = new AbortController();
     const res = await stream.request({ method: 'GET', path: '/queue', signal: ac.signal });
@@ -145,9 +149,12 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.equal(report.totals.errors, 0);
     // The relay bound the event's ticket as it crossed: each target read its own, and found it.
     assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
-    // The read was compared before the stream ended, so without the stream's events: live, as in bb diff of the
-    // captures (whose timeline is the order exchanges ended), the ticket is the client's own there (docs/shadow.md
-    // "Limits": binding by each value's own time is not built).
+    // The read ended (and was compared) before the stream did: bb diff of the captures binds its ticket by the times
+    // (the event's before the read's start), and the live comparison by what the relay learned from the events as
+    // they crossed. So the read pairs and its changed state is the one regression; the events compare equal.
+    const readRoute = report.routes['GET /tickets/{id}'];
+    assert.deepEqual(readRoute && { regressions: readRoute.regressions, noise: readRoute.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline), findingKeys(report));
   });
