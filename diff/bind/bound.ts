@@ -21,22 +21,13 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import type { HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
 
 /** Distinct values the client sends that one timeline remembers: captured content is hostile input (past it, new values are not followed). */
 const MAX_VALUES = 1_000_000;
-
-/**
- * A value a server made rather than a word of its protocol: it holds a digit, or capitals past its
- * first letter. `websocket` in an Engine.IO handshake's upgrades, sent back as `?transport=websocket`,
- * is the protocol's word, compared as written; `Xk9fQ2`, `4821` and `aB3_x-…` are made.
- */
-export function madeNotWord(v: string): boolean {
-  return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
-}
 
 /** Stream entries held at once while the walk is among exchanges that may have started after their messages (the oldest go past it). */
 const MAX_HELD_STREAMS = 64;

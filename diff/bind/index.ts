@@ -2,6 +2,6 @@
 // ones a capture's client sent back), for the diff's normalizing and for
 // `bb replay`'s correlation, and a target's counterparts of them for
 // `bb shadow`. One module decides what counts as issued.
-export { boundValues, IssuedTimeline, ISSUED_CLASS, madeNotWord, markIssued, boundAbsent } from './bound.js';
+export { boundValues, IssuedTimeline, ISSUED_CLASS, markIssued, boundAbsent } from './bound.js';
 export { Counterparts } from './counterparts.js';
-export { grpcMessageBytes, grpcSentTokens, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteProtoMessage, rewriteTokens, sentRequest, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './issued.js';
+export { grpcMessageBytes, grpcSentTokens, madeNotWord, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteProtoMessage, rewriteTokens, sentRequest, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from './issued.js';

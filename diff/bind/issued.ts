@@ -17,6 +17,7 @@ import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from
 import { decodeProtobuf, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
 import { parseJsonPrefix } from './json-prefix.js';
+import { htmlValues, isHtml } from './html.js';
 
 /** One value a server issued, at its place. */
 export interface IssuedValue {
@@ -64,6 +65,15 @@ function isCandidate(token: string): boolean {
   // Decimal fractions and versions of a number ("12.50") are measurements, not ids.
   if (/^-?\d+\.\d+$/.test(token)) return false;
   return true;
+}
+
+/**
+ * A value a server made rather than a word of its protocol: it holds a digit, or capitals past its
+ * first letter. `websocket` in an Engine.IO handshake's upgrades, sent back as `?transport=websocket`,
+ * is the protocol's word, compared as written; `Xk9fQ2`, `4821` and `aB3_x-…` are made.
+ */
+export function madeNotWord(v: string): boolean {
+  return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
 }
 
 /** The candidate tokens of a text, in order. */
@@ -239,9 +249,32 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     const tokens = tokensFor(value, out);
     if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
-  if (res.text !== undefined) textValues(res.text, 'body', out, res.truncated === true);
+  if (res.text !== undefined) {
+    if (isHtml(res.text, headerOf(res, 'content-type'))) pageValues(res.text, out);
+    else textValues(res.text, 'body', out, res.truncated === true);
+  }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
   res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
+}
+
+/** A response header's first value (any case). */
+function headerOf(res: ResponseView, name: string): string | undefined {
+  for (const h of res.headers) if (h.name.toLowerCase() === name) return h.value;
+  return undefined;
+}
+
+/**
+ * The values an HTML page issues: made tokens (madeNotWord: a CSRF token, an
+ * id in a link) of its hidden inputs, metas, links and form actions
+ * (html.ts), at `html:input[authenticity_token]~0`, `html:a#3@href~1`. The
+ * page's words are prose, and so are its attributes' words.
+ */
+function pageValues(text: string, out: ValueSink): void {
+  for (const { place, value } of htmlValues(text)) {
+    const tokens = tokensFor(value, out);
+    if (tokens.length === 0 || isProse(value)) continue;
+    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `html:${place}~${k}` : '', token));
+  }
 }
 
 /**

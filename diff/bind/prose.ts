@@ -3,7 +3,8 @@
 // fields, never in the words people read. An error message ("Item
 // abc123 not found"), a sentence in a JSON field or an HTML page is prose:
 // binding its words would rewrite later requests (replay) or hide a changed
-// text (diff) for nothing.
+// text (diff) for nothing. (An HTML page's hidden inputs, metas, links and
+// form actions are data, not prose: html.ts reads their made tokens.)
 
 /** A word people write: letters only (a capital first allowed), maybe closed by punctuation. */
 const WORD = /^["'(]?[A-Za-z][a-z]*[.,:;!?'")]*$/;

@@ -3,7 +3,8 @@
 // the client asks for ?transport=websocket).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { boundAbsent, boundValues, madeNotWord, markIssued } from '../../../diff/bind/bound.js';
+import { boundAbsent, boundValues, markIssued } from '../../../diff/bind/bound.js';
+import { madeNotWord } from '../../../diff/bind/issued.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
 
