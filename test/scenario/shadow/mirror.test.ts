@@ -3,15 +3,22 @@
 // two identical builds show no difference in the close (bench/shadow.ts's
 // long run found every such conversation reported as a changed ws.close.code
 // and an extra close frame when the mirror sent 1000 instead).
+// And a server-rendered app's values (test/helpers/orders-html.ts): the CSRF
+// token of a page's hidden input and the token of a link reach each target as
+// its own, so no mirrored form post is refused and the candidate's changed
+// page is the one regression, live as in `bb diff` of the captures.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startShadow } from '../../../scenario/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
+import { diffCaptures } from '../../../diff/index.js';
+import { startOrdersApp, visitOrders, type OrdersApp } from '../../helpers/orders-html.js';
+import { findingKeys, offlineKeys } from './compared.js';
 
 const tmp = tempDir();
-const services: ShadowService[] = [];
+const services: Array<ShadowService | OrdersApp> = [];
 after(async () => {
   for (const s of services) await s.close();
 });
@@ -45,4 +52,24 @@ describe('shadow mirror: WebSocket close', () => {
       assert.ok(memory.main.heapUsed > 0 && memory.compare!.heapUsed > 0 && memory.compare!.peakHeapUsed >= memory.compare!.heapUsed, JSON.stringify(memory));
     });
   }
+});
+
+describe('shadow mirror: values an HTML page issued', () => {
+  it("each target gets its own CSRF token and link token back; the changed heading is the one regression, as in bb diff of the captures", async () => {
+    const [primary, candidate, secondary] = [await startOrdersApp(1000), await startOrdersApp(5000, 'Your order'), await startOrdersApp(9000)];
+    services.push(primary, candidate, secondary);
+    const out = tmp.path('orders');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 100 });
+    assert.match(await visitOrders(shadow.url, 'widget'), /Cancelled/);
+    const report = await shadow.close();
+    assert.deepEqual({ candidate: candidate.log, secondary: secondary.log }, {
+      candidate: ['GET /orders/new 200', 'POST /orders 303', 'GET /orders/5000 200', 'GET /orders/5000/edit 200', 'POST /orders/5000/cancel 303', 'GET /orders/5000 200'],
+      secondary: ['GET /orders/new 200', 'POST /orders 303', 'GET /orders/9000 200', 'GET /orders/9000/edit 200', 'POST /orders/9000/cancel 303', 'GET /orders/9000 200'],
+    });
+    const page = report.routes['GET /orders/{id}'];
+    assert.deepEqual(page && { regressions: page.regressions, noise: page.noise }, { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), findingKeys(report));
+    assert.deepEqual(findingKeys(report), ['real changed response.body']);
+  });
 });
