@@ -3,9 +3,12 @@
 // server WebSocket message hands the client that the client may send back
 // later. A value is a token of 4+ characters (a redacted placeholder counts as
 // one token) or an integer of 4+ digits, found at a place: a header and token
-// index, a cookie name, a JSON path. The same function reads a capture and a
-// target's live responses, so a place names the same slot on both sides.
-// `bb diff` (bound.ts) and `bb replay` (scenario/replay/correlate.ts) both ask
+// index, a cookie name, a JSON path, a gRPC message's field path (read
+// without a schema), an HTML page's element and attribute (html.ts). A
+// client's gRPC message is rewritten here too, its length prefixes with it.
+// The same function reads a capture and a target's live responses, so a place
+// names the same slot on both sides. `bb diff` (bound.ts), `bb replay`
+// (scenario/replay/correlate.ts) and `bb shadow` (counterparts.ts) all ask
 // this file what counts as issued and where it is.
 //
 // Bodies that are not plain JSON still count: a length or packet-type prefix
@@ -250,17 +253,11 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
   if (res.text !== undefined) {
-    if (isHtml(res.text, headerOf(res, 'content-type'))) pageValues(res.text, out);
+    if (isHtml(res.text, pairValue(res.headers, 'content-type'))) pageValues(res.text, out);
     else textValues(res.text, 'body', out, res.truncated === true);
   }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
   res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
-}
-
-/** A response header's first value (any case). */
-function headerOf(res: ResponseView, name: string): string | undefined {
-  for (const h of res.headers) if (h.name.toLowerCase() === name) return h.value;
-  return undefined;
 }
 
 /**
