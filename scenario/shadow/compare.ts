@@ -182,11 +182,15 @@ export class ShadowComparer {
     }
     // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
     // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
-    const answered = groups.map((g) => ({ primary: g.primary!, ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) }));
+    const answered = (g: Group) => ({ primary: g.primary!, ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) });
+    // An exchange left out of the comparison (an error) teaches at once: the diff's own binding does not see its
+    // answer, so a read of what it created in this same batch binds only through its counterparts.
+    const compared = new Set(whole);
+    this.binding.learn(groups.filter((g) => !compared.has(g)).map(answered));
     const bound = this.binding.boundBefore(whole);
     const perGroup = whole.length > 0 ? await this.diffGroups(whole, bound) : new Map<number, Difference[]>();
-    const taught = this.binding.learn(answered);
-    const taughtBy = new Map(groups.map((g, i) => [g, taught[i]]));
+    const taught = this.binding.learn(whole.map(answered));
+    const taughtBy = new Map(whole.map((g, i) => [g, taught[i]]));
     let latest = 0;
     for (const [at, diffs] of perGroup) {
       const g = whole[at]!;

@@ -35,8 +35,8 @@ after(async () => {
   for (const s of services) await s.close();
 });
 
-/** Three orders created and compared, then read (a later batch); a fourth created and read at once. */
-async function orders(shadow: Shadow): Promise<void> {
+/** Three orders created and compared (without `batchEdge`: not waited for), then read (a later batch); a fourth created and read at once. */
+async function orders(shadow: Shadow, batchEdge = true): Promise<void> {
   const c = new Client(shadow.url);
   const post = async () => {
     const res = await c.request({ method: 'POST', path: '/orders', headers: { 'content-type': 'application/json' }, body: '{"item":"widget"}' });
@@ -50,7 +50,7 @@ async function orders(shadow: Shadow): Promise<void> {
   };
   try {
     const ids = [await post(), await post(), await post()];
-    await compared(shadow, 3);
+    if (batchEdge) await compared(shadow, 3);
     for (const id of ids) await read(id);
     await read(await post());
   } finally {
@@ -93,12 +93,15 @@ describe('bb shadow: values issued in one batch, sent back in a later one', () =
     assert.deepEqual(report.findings, []);
   });
 
-  it('a flaky secondary that failed a creation: the candidate still binds, the read pairs as in bb diff of the captures', async () => {
+  // Compared as the traffic goes (the failed creation in an earlier batch than its read), and all in one batch at the
+  // end (a loaded machine's worker falls behind so: the failed creation, left out of the diff, and its read together).
+  for (const [when, reportEveryMs] of [['as it goes', 100], ['in one batch', 600_000]] as const)
+  it(`a flaky secondary that failed a creation: the candidate still binds, the read pairs as in bb diff of the captures (compared ${when})`, async () => {
     const [primary, candidate, secondary] = [await startShadowService('old', 1000), await startShadowService('new', 5000), await startShadowService('old', 9000, { hangUpOnOrder: 1 })];
     services.push(primary, candidate, secondary);
-    const out = tmp.path('flaky');
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 100 });
-    await orders(shadow);
+    const out = tmp.path(`flaky-${reportEveryMs}`);
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs });
+    await orders(shadow, reportEveryMs < 1000);
     const report = await shadow.close();
 
     // The secondary's failed creation is one error; its read (the primary's number, unknown to it) is compared.
