@@ -10,7 +10,7 @@
 // batch and sent back in a later one compares through the binding, as
 // `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
 // One learning for both, so the comparison binds what the relay rewrote.
-import { messageValues, responseValues, sameIssued, type IssuedValue, type ResponseView } from './issued.js';
+import { responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
 
 /** Counterparts remembered, at most; past it the oldest go. */
 const MAX_COUNT = 100_000;
@@ -42,10 +42,14 @@ export class Counterparts {
     return this.learnValues(responseValues(primary), () => responseValues(target));
   }
 
-  /** Learns from the r-th server message of one WebSocket conversation on the primary and on the target (text messages); the primary's values learned. */
-  learnMessage(r: number, primary: string, target: string): string[] {
-    if (primary === target) return [];
-    return this.learnValues(messageValues(primary, r), () => messageValues(target, r));
+  /**
+   * Learns from the r-th server message of one stream on the primary and on the target (a WebSocket's text
+   * messages, an event stream's events, a gRPC call's messages); the primary's values learned.
+   */
+  learnMessage(r: number, primary: string | Uint8Array, target: string | Uint8Array): string[] {
+    if (typeof primary !== typeof target) return [];
+    if (typeof primary === 'string' ? primary === target : Buffer.compare(primary, target as Uint8Array) === 0) return [];
+    return this.learnValues(streamMessageValues(primary, r), () => streamMessageValues(target, r));
   }
 
   /** Takes a counterpart learned elsewhere (bb shadow's relay, from stream messages the comparison has not read yet). */

@@ -354,6 +354,17 @@ export function messageValues(text: string, r: number): IssuedValue[] {
   return out;
 }
 
+/**
+ * The values a stream's r-th server message issues: a WebSocket text message or an event's data (text), or a gRPC
+ * message (bytes, at `grpc[r]:`, the places a recorded call's answer names: recordedResponse).
+ */
+export function streamMessageValues(message: string | Uint8Array, r: number): IssuedValue[] {
+  if (typeof message === 'string') return messageValues(message, r);
+  const out: IssuedValue[] = [];
+  protoValues(message, `grpc[${r}]:`, collect(out));
+  return out;
+}
+
 /** The values a server WebSocket message issues, in order, without places; strings with no token `wants` wants may be skipped. */
 export function eachMessageValue(text: string, f: (value: string) => void, wants?: (value: string) => boolean): void {
   textValues(text, '', { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });

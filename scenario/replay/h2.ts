@@ -222,6 +222,7 @@ export class H2Connection {
       });
       stream.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
+        limits.onBody?.(chunk);
         if (!counter) return;
         received += counter.feed(chunk);
         waiters.forEach((w) => w());

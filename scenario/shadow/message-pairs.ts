@@ -1,6 +1,7 @@
 // Values a stream's server messages issue, bound per target (docs/shadow.md
 // "Sessions: each target's own ids and cookies"): a WebSocket server that
-// hands a ticket over the socket, an event stream whose events name jobs.
+// hands a ticket over the socket, an event stream whose events name jobs, a
+// gRPC call whose messages name what it watches.
 // The client sends such a value back while the stream goes on, so the relay
 // cannot wait for the stream's end as it waits for an answer's: the r-th
 // message of the primary's stream and the r-th of the target's are bound as
@@ -14,7 +15,11 @@
 // else waits: a stream whose target lags (a ticker on another clock, a
 // candidate that pushes less) holds back no request that does not need it.
 import { EventStreamParser } from '../../core/index.js';
-import { messageValues, type Counterparts } from '../../diff/index.js';
+import { inflateGrpcMessage } from '../../capture/index.js';
+import { streamMessageValues, type Counterparts } from '../../diff/index.js';
+
+/** A server message as binding reads it: text (a WebSocket's, an event's data) or a gRPC message's bytes. */
+export type Said = string | Uint8Array;
 
 /** How long a mirrored request waits for the target's open streams to say what the primary's had said, at most. */
 export const CATCH_UP_MS = 1000;
@@ -27,9 +32,9 @@ const MAX_TEXT = 256 * 1024;
 export class MessagePairs {
   private primarySaid = 0;
   private targetSaid = 0;
-  /** Texts waiting for the other side's message of the same number. */
-  private readonly primaryTexts = new Map<number, string>();
-  private readonly targetTexts = new Map<number, string>();
+  /** Messages waiting for the other side's message of the same number. */
+  private readonly primaryTexts = new Map<number, Said>();
+  private readonly targetTexts = new Map<number, Said>();
   /** The values each waiting primary text issues, read when first asked (awaits). */
   private readonly issued = new Map<number, string[]>();
 
@@ -54,13 +59,13 @@ export class MessagePairs {
   }
 
   /** The primary's next message (undefined: binary, or kept only in part; it counts in the numbering). */
-  primary(text: string | undefined): void {
+  primary(text: Said | undefined): void {
     const r = this.primarySaid++;
     if (text !== undefined) this.match(r, text, 'primary');
   }
 
   /** The target's next message (undefined as `primary`'s). */
-  target(text: string | undefined): void {
+  target(text: Said | undefined): void {
     const r = this.targetSaid++;
     if (text !== undefined) this.match(r, text, 'target');
     this.onTarget();
@@ -71,13 +76,13 @@ export class MessagePairs {
     if (this.targetSaid >= this.primarySaid || tokens.size === 0) return false;
     for (const [r, text] of this.primaryTexts) {
       let values = this.issued.get(r);
-      if (!values) this.issued.set(r, (values = messageValues(text, r).map((v) => v.value)));
+      if (!values) this.issued.set(r, (values = streamMessageValues(text, r).map((v) => v.value)));
       if (values.some((v) => tokens.has(v))) return true;
     }
     return false;
   }
 
-  private match(r: number, text: string, side: 'primary' | 'target'): void {
+  private match(r: number, text: Said, side: 'primary' | 'target'): void {
     const [mine, other] = side === 'primary' ? [this.primaryTexts, this.targetTexts] : [this.targetTexts, this.primaryTexts];
     const theirs = other.get(r);
     if (theirs !== undefined) {
@@ -185,5 +190,50 @@ export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
     for (const e of parser.events) f(e.data);
     // Read once: a long stream's events are not held.
     parser.events.length = 0;
+  };
+}
+
+/** gRPC messages longer than this are not kept for binding (as MAX_TEXT). */
+const MAX_GRPC_MESSAGE = MAX_TEXT;
+
+/**
+ * A feed of a gRPC call's body chunks (length-prefixed messages) that calls `f` with each message as it
+ * completes: its bytes, decompressed per `encoding` (the call's grpc-encoding); undefined for one past
+ * MAX_GRPC_MESSAGE or that does not decompress (it counts in the numbering). Chunks are copied as they come
+ * (the tap's bytes are its own again after the turn); a message's bytes are kept only while it arrives.
+ */
+export function grpcFeed(encoding: string | undefined, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
+  const prefix = Buffer.alloc(5);
+  let have = 0;
+  /** Bytes of the current message still to come; -1 while reading a prefix. */
+  let left = -1;
+  let parts: Buffer[] | undefined;
+  let compressed = false;
+  return (chunk) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (left < 0) {
+        const take = Math.min(5 - have, chunk.length - at);
+        chunk.copy(prefix, have, at, at + take);
+        have += take;
+        at += take;
+        if (have < 5) return;
+        have = 0;
+        compressed = (prefix[0]! & 1) === 1;
+        left = prefix.readUInt32BE(1);
+        parts = left <= MAX_GRPC_MESSAGE ? [] : undefined;
+      } else {
+        const take = Math.min(left, chunk.length - at);
+        parts?.push(Buffer.from(chunk.subarray(at, at + take)));
+        at += take;
+        left -= take;
+      }
+      if (left === 0) {
+        left = -1;
+        const message = parts && Buffer.concat(parts);
+        const read = message && compressed ? inflateGrpcMessage(message, encoding) : message;
+        f(typeof read === 'string' ? undefined : read);
+      }
+    }
   };
 }

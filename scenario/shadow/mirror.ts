@@ -166,9 +166,9 @@ export class MirrorTarget {
   /**
    * Sends an HTTP/2 request on its own stream of the connection's h2c
    * session; `live` when its body is still arriving: the returned stream
-   * takes the rest. `onAnswer` as `send`'s.
+   * takes the rest. `onAnswer` and `onBody` as `send`'s.
    */
-  sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void): MirroredStream | undefined {
+  sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): MirroredStream | undefined {
     const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
     // Taken once the request is built: a session counts the stream until done().
     const { conn, opened, done } = this.h2.session(req.connection);
@@ -177,7 +177,7 @@ export class MirrorTarget {
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
     this.awaited.sent(req.id, req.connection);
-    const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id) };
+    const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
     void conn.exchange(request, limits).then((outcome) => {
       done();
       settle();

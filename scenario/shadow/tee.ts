@@ -11,7 +11,8 @@ import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
 import { setCookiePair, type ResponseView } from '../../diff/index.js';
 import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
-import { eventFeed } from './message-pairs.js';
+import { eventFeed, grpcFeed } from './message-pairs.js';
+import { grpcMedia } from '../../capture/index.js';
 import type { MirroredStream } from './mirror-h2.js';
 import { routePath } from './route.js';
 import { safe } from './safe.js';
@@ -59,7 +60,7 @@ interface Pending {
   sockets?: Promise<Array<MirroredSocket | undefined>>;
   /** HTTP/2 (one stream): true. */
   h2: boolean;
-  /** An event stream's events, read as they cross: fed to each target's pairs (message-pairs.ts). */
+  /** An event stream's events or a gRPC call's messages, read as they cross: fed to each target's pairs (message-pairs.ts). */
   events?: (chunk: Buffer) => void;
   /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
   streams?: MirroredStream[];
@@ -260,20 +261,27 @@ export class Tee {
     p.bodyChunks = [];
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
-    // An HTTP/1 event stream's events issue values its client sends back while it goes on: bound event by event, not at its end.
-    const sse = p.streamEnd && !p.h2 && headerValue(p.responseHeaders ?? [], 'content-encoding') === undefined ? this.mirrors.map((m) => m.streams.add()) : undefined;
-    if (sse) p.events = eventFeed((data) => sse.forEach((s) => s.pairs.primary(data)));
+    // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:
+    // bound message by message, not at its end.
+    const headers = p.responseHeaders ?? [];
+    const sse = p.streamEnd && !p.h2 && headerValue(headers, 'content-encoding') === undefined;
+    const grpc = p.h2 && grpcMedia(headerValue(headers, 'content-type'));
+    const encoding = grpc && !grpc.text ? headerValue(headers, 'grpc-encoding') : undefined;
+    const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;
+    const feed = (f: (message: string | Uint8Array | undefined) => void) => (sse ? eventFeed(f) : grpcFeed(encoding, f));
+    if (said) p.events = feed((message) => said.forEach((s) => s.pairs.primary(message)));
     for (const [i, m] of this.mirrors.entries()) {
       const onAnswer = (view: ResponseView | undefined) => {
-        // The target's copy of an event stream ended (or was cut with the primary's): nothing more to wait for on it.
-        sse?.[i]!.done();
+        // The target's copy of the stream ended (or was cut with the primary's): nothing more to wait for on it.
+        said?.[i]!.done();
         if (!view) return;
         if (p.primaryView) m.bind(p.primaryView, view);
         else p.answers.push({ target: m, view });
       };
-      if (!p.h2) m.send(p.req, onAnswer, sse ? eventFeed((data) => sse[i]!.pairs.target(data)) : undefined);
+      const onBody = said ? feed((message) => said[i]!.pairs.target(message)) : undefined;
+      if (!p.h2) m.send(p.req, onAnswer, onBody);
       else {
-        const s = m.sendH2(p.req, live, onAnswer);
+        const s = m.sendH2(p.req, live, onAnswer, onBody);
         if (s) streams.push(s);
       }
     }

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counterparts, type ResponseView } from '../../../diff/bind/index.js';
+import { encodeItem } from '../../helpers/grpc-items.js';
 
 const answer = (body: unknown, headers: Array<{ name: string; value: string }> = []): ResponseView => ({ headers, text: JSON.stringify(body) });
 
@@ -49,5 +50,13 @@ describe('Counterparts', () => {
     assert.ok(byChars.size < 1100 && byChars.size > 1000, `kept ${byChars.size}`);
     assert.equal(byChars.get(long('P', 0)), undefined);
     assert.equal(byChars.get(long('P', 2999)), long('C', 2999));
+  });
+  it("learns from a stream's r-th message on each side: text (a WebSocket's, an event's) or a gRPC message's bytes, never one of each", () => {
+    const c = new Counterparts();
+    assert.deepEqual(c.learnMessage(0, '{"ticket":"t_1a2b3c"}', '{"ticket":"t_9z8y7x"}'), ['t_1a2b3c']);
+    assert.deepEqual(c.learnMessage(1, encodeItem({ name: 'item_aaaa1111', n: 48213 }), encodeItem({ name: 'item_bbbb2222', n: 50170 })), ['item_aaaa1111', '48213']);
+    assert.deepEqual([c.get('t_1a2b3c'), c.get('item_aaaa1111'), c.get('48213')], ['t_9z8y7x', 'item_bbbb2222', '50170']);
+    assert.deepEqual(c.learnMessage(2, encodeItem({ name: 'item_cccc3333', n: 1 }), encodeItem({ name: 'item_cccc3333', n: 1 })), []);
+    assert.deepEqual(c.learnMessage(3, '{"id":"x_12345"}', encodeItem({ name: 'x_67890', n: 1 })), []);
   });
 });

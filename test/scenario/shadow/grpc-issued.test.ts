@@ -25,9 +25,12 @@ after(async () => {
   for (const c of closers) await c();
 });
 
-const SERVICE = { create: itemMethod('/demo.Items/Create', false, false), get: itemMethod('/demo.Items/Get', false, false) } as const;
+const SERVICE = { create: itemMethod('/demo.Items/Create', false, false), get: itemMethod('/demo.Items/Get', false, false), watch: itemMethod('/demo.Items/Watch', false, true) } as const;
 
-/** A build: Create issues a random 24-hex id (in `name`); Get finds only ids it issued (n 5, the new build's 7). */
+/**
+ * A build: Create issues a random 24-hex id (in `name`); Watch, a server stream, issues one in its first message and
+ * ends 300 ms later; Get finds only ids it issued (n 5, the new build's 7).
+ */
 async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () => number }> {
   const ids = new Set<string>();
   let notFound = 0;
@@ -37,6 +40,12 @@ async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () =
       const id = randomBytes(12).toString('hex');
       ids.add(id);
       done(null, { name: id, n: 1 });
+    },
+    watch: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
+      const id = randomBytes(12).toString('hex');
+      ids.add(id);
+      call.write({ name: id, n: 0 });
+      setTimeout(() => call.end(), 300);
     },
     get: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       if (!ids.has(call.request.name)) return void (notFound++, done({ code: grpc.status.NOT_FOUND, details: 'no such item' }));
@@ -72,6 +81,32 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
     assert.deepEqual(gets && { regressions: gets.regressions, noise: gets.noise }, { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
     const sent = (JSON.parse(readFileSync(`${out}/primary.har`, 'utf8')) as Har).log.entries.flatMap((e) => (e._grpcMessages ?? []).filter((m) => m.type === 'send').map((m) => m.compressed));
     assert.deepEqual(sent, [compressed, compressed, compressed, compressed], 'the client compressed its messages or not, as asked');
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
+    assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), live);
+    assert.deepEqual(live, ['real changed grpc.messages[].data["2"]']);
+  });
+
+  it('an id a server stream issued, sent back in a call while the stream goes on: each target gets its own; the changed field is a regression, live and in bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await build('old'), await build('new'), await build('old')];
+    const out = tmp.path('grpc-watch');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
+    const Client = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
+    const client = new Client(new URL(shadow.url).host, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+    try {
+      const watch = client.watch!({ name: '', n: 0 }) as grpc.ClientReadableStream<ItemValue>;
+      const ended = new Promise<void>((resolve, reject) => (watch.on('end', () => resolve()), watch.on('error', reject)));
+      const id = await new Promise<string>((resolve) => watch.once('data', (v: ItemValue) => resolve(v.name)));
+      const got = await new Promise<ItemValue>((resolve, reject) => client.get!({ name: id, n: 0 }, (err: Error | null, r: ItemValue) => (err ? reject(err) : resolve(r))));
+      assert.equal(got.n, 5);
+      await ended;
+    } finally {
+      client.close();
+    }
+    const report = await shadow.close();
+    assert.deepEqual({ candidate: candidate.notFound(), secondary: secondary.notFound() }, { candidate: 0, secondary: 0 }, 'each target got its own id');
+    const gets = report.routes['POST /demo.Items/Get'];
+    assert.deepEqual(gets && { regressions: gets.regressions, noise: gets.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
     assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), live);
