@@ -12,10 +12,14 @@ import { canonical, lineUpMessages } from './compare.js';
 import { eventIdentity } from './streams.js';
 import { joinPath } from './selector.js';
 import { hasMarker, type OrdinalNumbering } from './normalize/index.js';
+import { couldBeShape, SHAPE_CLASSES } from './normalize/shapes.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
 /** What of an entry is compared (and so numbered). */
 export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>;
+
+/** The generated-ids rule's classes (the shapes a random id is marked as). */
+const SHAPES = new Set(SHAPE_CLASSES);
 
 /** The walk's state for one pair. */
 class Binder {
@@ -54,6 +58,29 @@ class Binder {
     return true;
   }
 
+  /**
+   * A random id the generated-ids rule read as words on one side only (its letters happened to: shapes.ts
+   * couldBeShape) sits as its text where the other side holds a marker of its shape: it is given a marker of
+   * that shape on its side (OrdinalNumbering.adopt), so the two compare by the numbering as two ids of that
+   * shape do, not as a changed value. True when one was adopted.
+   */
+  adoptShape(a: Record<string | number, unknown> | unknown[], b: Record<string | number, unknown> | unknown[], ka: string | number, kb: string | number): boolean {
+    const x = (a as Record<string | number, unknown>)[ka];
+    const y = (b as Record<string | number, unknown>)[kb];
+    if (typeof x !== 'string' || typeof y !== 'string' || x === y) return false;
+    const mx = hasMarker(x) ? this.numbering.wholeMarkerClass(x) : undefined;
+    const my = hasMarker(y) ? this.numbering.wholeMarkerClass(y) : undefined;
+    if (mx && !hasMarker(y) && SHAPES.has(mx.name) && couldBeShape(y, mx.name)) {
+      (b as Record<string | number, unknown>)[kb] = this.numbering.adopt(1, y, mx.cls);
+      return true;
+    }
+    if (my && !hasMarker(x) && SHAPES.has(my.name) && couldBeShape(x, my.name)) {
+      (a as Record<string | number, unknown>)[ka] = this.numbering.adopt(0, x, my.cls);
+      return true;
+    }
+    return false;
+  }
+
   /** Binds what sits at the same aligned places of `x` (old) and `y` (new). */
   bind(x: unknown, y: unknown, path: string): void {
     if (typeof x === 'string') {
@@ -72,7 +99,10 @@ class Binder {
     const markedB: string[] = [];
     for (const k of Object.keys(a)) {
       if (hasMarker(k)) markedA.push(k);
-      else if (Object.hasOwn(b, k)) this.bind(a[k], b[k], this.rules.needsPaths ? joinPath(path, k) : path);
+      else if (Object.hasOwn(b, k)) {
+        this.adoptShape(a, b, k, k);
+        this.bind(a[k], b[k], this.rules.needsPaths ? joinPath(path, k) : path);
+      }
     }
     for (const k of Object.keys(b)) if (hasMarker(k)) markedB.push(k);
     // Keys that are identifiers themselves: by place among such keys.
@@ -89,6 +119,13 @@ class Binder {
       let same = true;
       for (let i = 0; same && i < a.length; i++) same = this.compatible(a[i], b[i]);
       if (same) {
+        for (let i = 0; i < a.length; i++) this.bind(a[i], b[i], item(i));
+        return;
+      }
+      // The same items but for a random id one side's rule read as words: by place too.
+      let adopted = false;
+      for (let i = 0; i < a.length; i++) adopted = this.adoptShape(a, b, i, i) || adopted;
+      if (adopted && a.every((x, i) => this.compatible(x, b[i]))) {
         for (let i = 0; i < a.length; i++) this.bind(a[i], b[i], item(i));
         return;
       }

@@ -33,6 +33,9 @@ function decode(s: string): number {
   return n;
 }
 
+/** Value numbers of adopted values (OrdinalNumbering.adopt) start here: below slotKey's 2^32, above any table's count. */
+const ADOPTED_FROM = 0xf000_0000;
+
 /** Interns ordinal classes and values for one diff run (both sides share it). */
 export class OrdinalTable {
   private readonly classes: string[] = [];
@@ -258,6 +261,29 @@ export class OrdinalNumbering {
   // True when slot `ok` (old) and `nk` (new) are each numbered alone and not bound since: met, they become partners.
   private bothLoose(ok: number, nk: number): boolean {
     return this.loose[0].has(ok) && this.loose[1].has(nk);
+  }
+
+  /** Values adopted per side (adopt), each with its value number in the reserved range. */
+  private readonly adopted = [new Map<string, number>(), new Map<string, number>()] as const;
+
+  /**
+   * A marker of class `cls` for a value of `side` that normalizing left as it is (correspond.ts: a random id whose
+   * letters read as words, met where the other side holds a marker of that class): the same value gets the same
+   * marker in every place. Its value numbers are taken from the top of the range (no table gives out that many).
+   */
+  adopt(side: 0 | 1, value: string, cls: number): string {
+    const map = this.adopted[side];
+    let v = map.get(value);
+    if (v === undefined) map.set(value, (v = ADOPTED_FROM + map.size));
+    return OPEN + encode(cls) + SEP + encode(v) + CLOSE;
+  }
+
+  /** The class name of a string that is exactly one marker, else undefined. */
+  wholeMarkerClass(s: string): { cls: number; name: string } | undefined {
+    if (!s.startsWith(OPEN) || !s.endsWith(CLOSE)) return undefined;
+    const m = markersOf(s);
+    if (m.length !== 2 || s.indexOf(OPEN, 1) >= 0) return undefined;
+    return { cls: m[0]!, name: this.table.className(m[0]!) };
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */

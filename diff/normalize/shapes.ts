@@ -140,6 +140,22 @@ function isHex(t: string): boolean {
   return (/^[0-9a-f]+$/.test(t) || /^[0-9A-F]+$/.test(t)) && /[0-9]/.test(t) && /[a-fA-F]/.test(t);
 }
 
+/**
+ * Whether a whole value the generated-ids rule left as it is could be a value of shape `cls` (its class name)
+ * all the same: the shape's length and alphabet, and, for a base62/64 shape, letters mixed with digits or both
+ * cases, whatever its letters read as. A random id reads as words now and then (one 16-character base62 token in
+ * ~400, one nanoid in ~1,000: looksGenerated), and then keeps its text on one side only; met at the place
+ * where the other side holds a value of that shape (correspond.ts), it is compared as one.
+ */
+export function couldBeShape(value: string, cls: string): boolean {
+  const hex = /^HEX(\d+)$/.exec(cls);
+  if (hex) return value.length === Number(hex[1]) && (/^[0-9a-f]+$/.test(value) || /^[0-9A-F]+$/.test(value));
+  const n = cls === 'NANOID' ? NANOID_LENGTH : Number(/^B64_(\d+)$/.exec(cls)?.[1]);
+  if (value.length !== n || !/^[A-Za-z0-9_+/=-]+$/.test(value)) return false;
+  const { digits, upper, lower } = classes(value);
+  return upper + lower > 0 && (digits > 0 || (upper > 0 && lower > 0));
+}
+
 /** The shape of a whole token of [A-Za-z0-9_-] (or a whole base64 value), or undefined when it does not look generated. */
 export function shapeOf(token: string): string | undefined {
   const n = token.length;
