@@ -58,3 +58,120 @@ export function grpcBodyTokens(body: Buffer, encoding: string | undefined): stri
   for (const f of framesOf(body, encoding)) if (f.message) for (const t of protoTokens(f.message)) out.push(t);
   return out;
 }
+
+/** A client message longer than this (bytes) goes on as it crosses, not held whole for binding. */
+const MAX_HELD_MESSAGE = 4 * 1024 * 1024;
+/** Bytes of client messages held waiting for the target (their read-after-write waits) at most; past it they go on at once. */
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
+
+/** What a streaming call's client messages need of their target: its values, and where a message must wait for it. */
+export interface CallTarget {
+  bindings: { readonly size: number; get(token: string): string | undefined };
+  /** Runs `go` once the target has said what a message carrying `tokens` needs (or at once). */
+  whenReady(tokens: () => ReadonlySet<string>, go: () => void): void;
+}
+
+/**
+ * The client side of a mirrored streaming call (client-streaming or bidi) whose body is still arriving: its
+ * messages are cut out of the chunks as they cross, each waits (as a mirrored request does) until the target
+ * has said what the message sends back, and goes on with the target's own values, in order. A message past
+ * MAX_HELD_MESSAGE goes on as it crosses; with more than MAX_WAITING_BYTES waiting, messages stop waiting.
+ */
+export class ClientMessages {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** Bytes of an oversized message still to pass through as they come. */
+  private passing = 0;
+  private readonly queue: Array<{ bytes: Buffer; whole: boolean }> = [];
+  private waitingBytes = 0;
+  private busy = false;
+  private ended = false;
+
+  constructor(
+    private readonly target: CallTarget,
+    private readonly out: { write(chunk: Buffer): void; end(): void },
+    private readonly encoding: string | undefined,
+  ) {}
+
+  /** More of the body, as it crossed. */
+  write(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.passing > 0) {
+        const take = Math.min(this.passing, chunk.length - at);
+        this.enqueue(chunk.subarray(at, at + take), false);
+        this.passing -= take;
+        at += take;
+        continue;
+      }
+      this.held.push(chunk.subarray(at));
+      this.heldBytes += chunk.length - at;
+      at = chunk.length;
+      this.cut();
+    }
+    this.pump();
+  }
+
+  /** The client ended its messages. */
+  end(): void {
+    if (this.heldBytes > 0) this.enqueue(this.take(this.heldBytes), false);
+    this.ended = true;
+    this.pump();
+  }
+
+  // Whole messages out of what is held; an oversized one starts passing through.
+  private cut(): void {
+    while (this.heldBytes >= 5) {
+      const head = this.held[0]!.length >= 5 ? this.held[0]! : Buffer.concat(this.held);
+      const size = 5 + head.readUInt32BE(1);
+      if (size > MAX_HELD_MESSAGE + 5) {
+        const now = Math.min(size, this.heldBytes);
+        this.enqueue(this.take(now), false);
+        this.passing = size - now;
+        continue;
+      }
+      if (this.heldBytes < size) return;
+      this.enqueue(this.take(size), true);
+    }
+  }
+
+  // The first `n` held bytes.
+  private take(n: number): Buffer {
+    const all = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held);
+    const rest = all.subarray(n);
+    this.held = rest.length ? [rest] : [];
+    this.heldBytes = rest.length;
+    return Buffer.from(all.subarray(0, n));
+  }
+
+  private enqueue(bytes: Buffer, whole: boolean): void {
+    this.queue.push({ bytes, whole });
+    this.waitingBytes += bytes.length;
+  }
+
+  // Writes what may go, in order; a message that waits for the target resumes the pump when it goes.
+  private pump(): void {
+    while (!this.busy) {
+      const next = this.queue.shift();
+      if (!next) {
+        if (this.ended) this.out.end();
+        return;
+      }
+      this.busy = true;
+      let went = false;
+      let returned = false;
+      const go = () => {
+        this.waitingBytes -= next.bytes.length;
+        this.out.write(next.whole ? rewriteGrpcBody(next.bytes, this.target.bindings, this.encoding) : next.bytes);
+        this.busy = false;
+        went = true;
+        // It waited: the pump goes on from here.
+        if (returned) this.pump();
+      };
+      if (!next.whole || this.waitingBytes > MAX_WAITING_BYTES) go();
+      else this.target.whenReady(() => new Set(grpcBodyTokens(next.bytes, this.encoding)), go);
+      returned = true;
+      if (!went) return;
+    }
+  }
+}

@@ -9,9 +9,10 @@
 //
 // A request whose body has not ended when the primary's response head
 // arrives (a client-streaming or bidi gRPC call) goes with what arrived so
-// far, then the rest as it crosses (the tee feeds `more`); its body goes as
-// sent then (no value binding inside it, Content-Length as sent), and
-// request trailers sent after that are not mirrored (gRPC clients send none).
+// far, then the rest as it crosses (the tee feeds `more`): as sent
+// (Content-Length as sent; a gRPC call's messages one by one, each with the
+// target's values: mirror-grpc.ts ClientMessages), and request trailers sent
+// after that are not mirrored (gRPC clients send none).
 // A whole request's body is the bound one (a gRPC call's messages framed
 // again: mirror-grpc.ts).
 import { PassThrough } from 'node:stream';

@@ -20,7 +20,7 @@ import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { grpcMedia, utf8Text } from '../../capture/index.js';
-import { grpcBodyTokens, rewriteGrpcBody } from './mirror-grpc.js';
+import { ClientMessages, grpcBodyTokens, rewriteGrpcBody } from './mirror-grpc.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
 import { CATCH_UP_MS, OpenStreams, type CatchUp } from './message-pairs.js';
@@ -169,7 +169,9 @@ export class MirrorTarget {
    * takes the rest. `onAnswer` and `onBody` as `send`'s.
    */
   sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): MirroredStream | undefined {
-    const { request, more } = mirroredH2Request(req.rawHeaders, req.body, this.parts(req), this.authority, live);
+    // A streaming call's client messages bind one by one as they cross (mirror-grpc.ts ClientMessages).
+    const calls = live && binaryGrpc(req);
+    const { request, more } = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
     // Taken once the request is built: a session counts the stream until done().
     const { conn, opened, done } = this.h2.session(req.connection);
     const abort = new AbortController();
@@ -188,11 +190,18 @@ export class MirrorTarget {
       this.answered(req.id);
     });
     if (!more) return undefined;
-    return {
-      write: (chunk) => void (more.writable && more.write(chunk)),
-      end: () => void (more.writable && more.end()),
-      abort: () => abort.abort(),
-    };
+    const out = { write: (chunk: Buffer) => void (more.writable && more.write(chunk)), end: () => void (more.writable && more.end()) };
+    if (!calls) return { ...out, abort: () => abort.abort() };
+    const messages = new ClientMessages(
+      {
+        bindings: this.bindings,
+        whenReady: (tokens, go) => this.streams.whenCaughtUp(this.waitFor(this.streams.behind(tokens), this.awaited.behind(tokens, req.connection)), go),
+      },
+      out,
+      headerValue(req.rawHeaders, 'grpc-encoding'),
+    );
+    if (req.body.length) messages.write(req.body);
+    return { write: (chunk) => messages.write(chunk), end: () => messages.end(), abort: () => abort.abort() };
   }
 
   /** The primary's client connection closed: its lane closes once its queue is empty. */

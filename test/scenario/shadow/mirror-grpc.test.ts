@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { grpcBodyTokens, rewriteGrpcBody } from '../../../scenario/shadow/mirror-grpc.js';
+import { ClientMessages, grpcBodyTokens, rewriteGrpcBody } from '../../../scenario/shadow/mirror-grpc.js';
 import { decodeItem, encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
 
 /** One length-prefixed message (PROTOCOL-HTTP2.md "Length-Prefixed-Message"). */
@@ -66,5 +66,48 @@ describe('grpcBodyTokens', () => {
     const body = Buffer.concat([frame(encodeItem({ name: 'item_9f8e7d6c', n: 48213 })), frame(gzipSync(encodeItem({ name: 'item_zipped1', n: 0 })), true)]);
     assert.deepEqual(grpcBodyTokens(body, 'gzip'), ['item_9f8e7d6c', '48213', 'item_zipped1']);
     assert.deepEqual(grpcBodyTokens(body, undefined), ['item_9f8e7d6c', '48213']);
+  });
+});
+
+describe('ClientMessages: a streaming call\'s client messages as they cross', () => {
+  it('cuts messages out of any chunking, lets one that waits hold back those after it, writes each with the values known when it goes', async () => {
+    const bindings = new Map<string, string>();
+    const waits: Array<() => void> = [];
+    const written: Buffer[] = [];
+    let ended = false;
+    const messages = new ClientMessages(
+      {
+        bindings,
+        // A message carrying the ticket waits (the target has not said its own yet); others go at once.
+        whenReady: (tokens, go) => (tokens().has('item_9f8e7d6c') ? waits.push(go) : go()),
+      },
+      { write: (b) => written.push(b), end: () => (ended = true) },
+      undefined,
+    );
+    const body = Buffer.concat([frame(encodeItem({ name: 'hello', n: 1 })), frame(encodeItem({ name: 'item_9f8e7d6c', n: 2 })), frame(encodeItem({ name: 'after', n: 3 }))]);
+    for (let i = 0; i < body.length; i += 3) messages.write(body.subarray(i, i + 3));
+    messages.end();
+    assert.deepEqual(frames(Buffer.concat(written)), [{ flags: 0, item: { name: 'hello', n: 1 } }]);
+    assert.equal(ended, false);
+    // The target said its ticket: the waiting message goes with it, then the rest, then the end.
+    bindings.set('item_9f8e7d6c', 'item_0123456789abcdef0123');
+    waits.shift()!();
+    assert.deepEqual(frames(Buffer.concat(written)), [
+      { flags: 0, item: { name: 'hello', n: 1 } },
+      { flags: 0, item: { name: 'item_0123456789abcdef0123', n: 2 } },
+      { flags: 0, item: { name: 'after', n: 3 } },
+    ]);
+    assert.equal(ended, true);
+  });
+
+  it('passes a message past 4 MiB through as it crosses, and a cut last one at the end, byte for byte', () => {
+    const written: Buffer[] = [];
+    const messages = new ClientMessages({ bindings: new Map([['x', 'y']]), whenReady: (_t, go) => go() }, { write: (b) => written.push(b), end: () => {} }, undefined);
+    const big = frame(Buffer.alloc(4 * 1024 * 1024 + 10, 0x41));
+    const cut = frame(encodeItem({ name: 'item_9f8e7d6c', n: 2 })).subarray(0, 7);
+    const body = Buffer.concat([big, cut]);
+    for (let i = 0; i < body.length; i += 65536) messages.write(body.subarray(i, i + 65536));
+    messages.end();
+    assert.ok(Buffer.concat(written).equals(body));
   });
 });
