@@ -60,25 +60,22 @@ class Binder {
 
   /**
    * A random id the generated-ids rule read as words on one side only (its letters happened to: shapes.ts
-   * couldBeShape) sits as its text where the other side holds a marker of its shape: it is given a marker of
-   * that shape on its side (OrdinalNumbering.adopt), so the two compare by the numbering as two ids of that
-   * shape do, not as a changed value. True when one was adopted.
+   * couldBeShape) sits as its text where the other side holds a marker of its shape, as a whole value or inside
+   * the same text (`/orders/<id>/items`): it is given a marker of that shape on its side
+   * (OrdinalNumbering.adoptAlong), so the two compare by the numbering as two ids of that shape do, not as a
+   * changed value. True when one was adopted.
    */
   adoptShape(a: Record<string | number, unknown> | unknown[], b: Record<string | number, unknown> | unknown[], ka: string | number, kb: string | number): boolean {
     const x = (a as Record<string | number, unknown>)[ka];
     const y = (b as Record<string | number, unknown>)[kb];
-    if (typeof x !== 'string' || typeof y !== 'string' || x === y) return false;
-    const mx = hasMarker(x) ? this.numbering.wholeMarkerClass(x) : undefined;
-    const my = hasMarker(y) ? this.numbering.wholeMarkerClass(y) : undefined;
-    if (mx && !hasMarker(y) && SHAPES.has(mx.name) && couldBeShape(y, mx.name)) {
-      (b as Record<string | number, unknown>)[kb] = this.numbering.adopt(1, y, mx.cls);
-      return true;
-    }
-    if (my && !hasMarker(x) && SHAPES.has(my.name) && couldBeShape(x, my.name)) {
-      (a as Record<string | number, unknown>)[ka] = this.numbering.adopt(0, x, my.cls);
-      return true;
-    }
-    return false;
+    if (typeof x !== 'string' || typeof y !== 'string' || x === y || hasMarker(x) === hasMarker(y)) return false;
+    // The value as the other side's: its text where that one has text, an id of each shape where that one has one.
+    const may = (token: string, cls: string) => SHAPES.has(cls) && couldBeShape(token, cls);
+    const adopted = hasMarker(x) ? this.numbering.adoptAlong(1, x, y, may) : this.numbering.adoptAlong(0, y, x, may);
+    if (adopted === undefined) return false;
+    if (hasMarker(x)) (b as Record<string | number, unknown>)[kb] = adopted;
+    else (a as Record<string | number, unknown>)[ka] = adopted;
+    return true;
   }
 
   /** Binds what sits at the same aligned places of `x` (old) and `y` (new). */

@@ -278,12 +278,31 @@ export class OrdinalNumbering {
     return OPEN + encode(cls) + SEP + encode(v) + CLOSE;
   }
 
-  /** The class name of a string that is exactly one marker, else undefined. */
-  wholeMarkerClass(s: string): { cls: number; name: string } | undefined {
-    if (!s.startsWith(OPEN) || !s.endsWith(CLOSE)) return undefined;
-    const m = markersOf(s);
-    if (m.length !== 2 || s.indexOf(OPEN, 1) >= 0) return undefined;
-    return { cls: m[0]!, name: this.table.className(m[0]!) };
+  /**
+   * `plain` (a value of `side` with no marker) read as `marked` (the other side's value at the same place): its
+   * text where `marked` has text, a token where `marked` has a marker; when every marker is of a class `may` takes
+   * that token for, `plain` with those tokens as adopted markers (adopt), else undefined.
+   */
+  adoptAlong(side: 0 | 1, marked: string, plain: string, may: (token: string, cls: string) => boolean): string | undefined {
+    // split with the marker's two groups: text, class, value, text, class, value, ..., text.
+    const parts = marked.split(new RegExp(MARKER.source));
+    const classes: number[] = [];
+    let pattern = '^';
+    for (let i = 0; i < parts.length; i += 3) {
+      pattern += parts[i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      if (i + 1 < parts.length) {
+        classes.push(decode(parts[i + 1]!));
+        pattern += '([A-Za-z0-9_+/=-]+)';
+      }
+    }
+    const m = new RegExp(`${pattern}$`).exec(plain);
+    if (!m || classes.length === 0) return undefined;
+    let out = parts[0]!;
+    for (let k = 0; k < classes.length; k++) {
+      if (!may(m[k + 1]!, this.table.className(classes[k]!))) return undefined;
+      out += this.adopt(side, m[k + 1]!, classes[k]!) + parts[3 * (k + 1)]!;
+    }
+    return out;
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */

@@ -237,11 +237,11 @@ describe('a random id whose letters read as words on one side only', () => {
   const session = (id: string): ExchangeSpec[] => [
     { url: `${URL0}/connect`, body: [{ type: 'connect', data: { sid: id } }] },
     { url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'message', args: [{ text: 'hi', from: id }] } }] },
-    { url: `${URL0}/members`, body: { members: [id, 'bob'] } },
+    { url: `${URL0}/members`, body: { members: [id, 'bob'], links: { self: `${URL0}/members/${id}/profile` } } },
   ];
 
   for (const id of misread) {
-    it(`${id} is compared as the shape the other side's id has, wherever it sits (a body, a WebSocket message, an array): MATCH`, async () => {
+    it(`${id} is compared as the shape the other side's id has, wherever it sits (a body, a WebSocket message, an array, inside a link): MATCH`, async () => {
       for (const [a, b] of [[generated(), id], [id, generated()]] as const) {
         const r = await diff(capture(session(a)), capture(session(b)));
         assert.deepEqual(rows(r), [], renderText(r, { color: false, rows: true }));
@@ -261,8 +261,8 @@ describe('a random id whose letters read as words on one side only', () => {
     const r = await diff(capture(session(generated())), capture([
       { url: `${URL0}/connect`, body: [{ type: 'connect', data: { sid: 'internationalization' } }] },
       { url: 'ws://127.0.0.1:3001/live', body: undefined, ws: [{ type: 'send', data: { type: 'hello' } }, { type: 'receive', data: { type: 'message', args: [{ text: 'hi', from: '12345678901234567890' }] } }] },
-      { url: `${URL0}/members`, body: { members: [misread[0]!.slice(0, 19), 'bob'] } },
+      { url: `${URL0}/members`, body: { members: [misread[0]!.slice(0, 19), 'bob'], links: { self: `${URL0}/people/${misread[0]}/profile` } } },
     ]));
-    assert.deepEqual(rows(r).map((x) => x.split(' ').slice(0, 2).join(' ')), ['changed response.body.members[0]', 'changed response.body[0].data.sid', 'changed ws.messages[1].data.args[0].from']);
+    assert.deepEqual(rows(r).map((x) => x.split(' ').slice(0, 2).join(' ')), ['changed response.body.links.self', 'changed response.body.members[0]', 'changed response.body[0].data.sid', 'changed ws.messages[1].data.args[0].from']);
   });
 });
