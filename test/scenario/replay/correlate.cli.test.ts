@@ -62,6 +62,7 @@ after(async () => {
 });
 const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown]> = [
   ['ETag / If-None-Match revalidation: still 304', (c) => c.revalidate('etag'), 304],
+  ['Last-Modified / If-Modified-Since revalidation: still 304 where the fresh build\'s document is newer', (c) => c.revalidate('date'), 304],
   ['an OAuth-style redirect: the 302 Location carries code and state, the callback sends them back, then the token', (c) => c.signIn(), 'open'],
   ['pagination by a Link rel="next" header, then a next_cursor field', (c) => c.paginate(), [0, 1, 2]],
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open'],

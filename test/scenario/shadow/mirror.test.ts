@@ -83,6 +83,7 @@ describe('shadow mirror: values an HTML page issued', () => {
 type Flows = Awaited<ReturnType<typeof flowsClient>>;
 const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown, string]> = [
   ['ETag / If-None-Match revalidation', (c) => c.revalidate('etag'), 304, 'response.body.status'],
+  ['Last-Modified / If-Modified-Since revalidation (the candidate\'s document is newer)', (c) => c.revalidate('date'), 304, 'response.body.status'],
   ['an OAuth-style redirect: code and state in the 302 Location, the callback, then the token', (c) => c.signIn(), 'open', 'response.body.status'],
   ['pagination by a Link rel="next" header, then a next_cursor field', (c) => c.paginate(), [0, 1, 2], 'response.body.status'],
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open', 'response.body.status'],
