@@ -14,7 +14,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { Client, FormData } from 'undici';
+import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { closeHttpAndWs } from './servers.js';
 
@@ -134,13 +134,18 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, refused, close: () => closeHttpAndWs(server, wss) };
 }
 
-/** One client's session through `url`, reading what it sends back from the answers; each flow throws if refused. */
-export async function flowsClient(url: string) {
+/**
+ * One client's session through `url`, reading what it sends back from the answers; each flow throws if refused.
+ * `settle(n)`, when given, is awaited after the n-th answer (bb shadow's tests wait there until it was compared).
+ */
+export async function flowsClient(url: string, settle?: (n: number) => Promise<void>) {
   const c = new Client(url);
-  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: string | FormData) => {
+  let answered = 0;
+  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
     const res = await c.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
     const text = await res.body.text();
     if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+    await settle?.(++answered);
     return { status: res.statusCode, headers: res.headers, json: () => JSON.parse(text) as Record<string, any> };
   };
   return {

@@ -16,7 +16,7 @@ import { startShadowService, type ShadowService } from './service.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { startOrdersApp, visitOrders, type OrdersApp } from '../../helpers/orders-html.js';
 import { startFlowsApp, flowsClient, type FlowsApp } from '../../helpers/web-flows.js';
-import { findingKeys, offlineKeys } from './compared.js';
+import { compared, findingKeys, offlineKeys } from './compared.js';
 
 const tmp = tempDir();
 const services: Array<ShadowService | OrdersApp | FlowsApp> = [];
@@ -92,13 +92,14 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown, string]> = 
 ];
 
 describe('shadow mirror: realistic flows, each target its own issued values', () => {
-  for (const [name, flow, expected, changed] of flows) {
-    it(name, async () => {
+  // As the traffic comes, and with each answer compared before the next request (each value used in a later batch than its issue).
+  for (const [name, flow, expected, changed] of flows) for (const edges of [false, true]) {
+    it(`${name}${edges ? ', each step in its own batch' : ''}`, async () => {
       const [primary, candidate, secondary] = [await startFlowsApp(1042), await startFlowsApp(5077, 'new'), await startFlowsApp(9013)];
       services.push(primary, candidate, secondary);
-      const out = tmp.path(name.replace(/\W+/g, '-').slice(0, 40));
+      const out = tmp.path(`${name.replace(/\W+/g, '-').slice(0, 40)}${edges ? '-edges' : ''}`);
       const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 100 });
-      const client = await flowsClient(shadow.url);
+      const client = await flowsClient(shadow.url, edges ? (n) => compared(shadow, n) : undefined);
       try {
         assert.deepEqual(await flow(client), expected);
       } finally {
