@@ -190,7 +190,23 @@ export function setCookiePair(value: string): { name: string; value: string } | 
 }
 
 /** Headers whose values are not issued to the client for later use (or are the body's own framing). */
-const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'server', 'age', 'expires', 'last-modified', 'cache-control', 'content-encoding', 'accept-ranges', 'x-bb-error']);
+const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'server', 'age', 'expires', 'cache-control', 'content-encoding', 'accept-ranges', 'x-bb-error']);
+
+/**
+ * Last-Modified is issued whole: a client revalidates with the date it was
+ * given (If-Modified-Since, If-Unmodified-Since, If-Range: RFC 9110 §13.1.3-5),
+ * and a target whose copy is newer answers a 200 for the primary's date where
+ * the primary answered 304. A date holds spaces and colons, so it is one
+ * value, not tokens; If-Range may carry an ETag instead (then its tokens).
+ */
+const ISSUED_WHOLE = 'last-modified';
+const SENT_WHOLE = new Set(['if-modified-since', 'if-unmodified-since', 'if-range']);
+
+/** A request header's value with the values `map` has a replacement for: a conditional date whole, any other by tokens (rewriteTokens). */
+export function rewriteHeaderValue(name: string, value: string, map: { get(token: string): string | undefined }): { text: string; uses: string[] } {
+  const whole = SENT_WHOLE.has(name.toLowerCase()) ? map.get(value) : undefined;
+  return whole === undefined ? rewriteTokens(value, map) : { text: whole, uses: [value] };
+}
 
 /**
  * Whether two responses issue the same values at the same places, decided
@@ -243,6 +259,10 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     if (lower.startsWith(':') || NOT_ISSUED.has(lower)) continue;
     const n = seen.get(lower) ?? 0;
     seen.set(lower, n + 1);
+    if (lower === ISSUED_WHOLE) {
+      out.add(`header:${lower}#${n}`, value);
+      continue;
+    }
     if (lower === 'set-cookie') {
       const pair = setCookiePair(value);
       // A cookie value is issued whole: it goes back whole in Cookie.
@@ -413,7 +433,11 @@ function cookieValues(headers: SentRequest['headers']): string[] {
 /** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
 export function requestTokens(parts: SentRequest): string[] {
   const out = tokensOf(parts.target);
-  for (const [n, v] of parts.headers) if (n.toLowerCase() !== 'cookie') for (const t of tokensOf(v)) out.push(t);
+  for (const [n, v] of parts.headers) {
+    const lower = n.toLowerCase();
+    if (SENT_WHOLE.has(lower)) out.push(v);
+    if (lower !== 'cookie') for (const t of tokensOf(v)) out.push(t);
+  }
   const cookies = cookieValues(parts.headers);
   out.push(...cookies, ...tokensOf(cookies.join(' ')));
   if (parts.body && !parts.body.base64) for (const t of tokensOf(parts.body.text)) out.push(t);

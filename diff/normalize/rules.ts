@@ -51,6 +51,8 @@ export interface RuleSet {
   valueRules: ValueRule[];
   /** Keys compared verbatim (exact names). */
   keep: Set<string>;
+  /** The config's own `keep` keys: verbatim even for a value the server issued (a built-in kept key binds a made one: keptIssued in walk.ts). */
+  keepAlways: Set<string>;
   /** Lower-case header name → placeholder. */
   maskedHeaders: Map<string, string>;
   /** Lower-case header name → its index in the config's `normalize.headers`, for names no built-in masks anyway: what they erase is noted. */
@@ -165,6 +167,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     keyRules,
     valueRules,
     keep: new Set([...DEFAULT_KEEP, ...(cfg.keep ?? [])]),
+    keepAlways: new Set(cfg.keep ?? []),
     maskedHeaders,
     configHeaders,
     erasing: (cfg.keys?.length ?? 0) > 0 || configHeaders.size > 0,

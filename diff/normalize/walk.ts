@@ -4,7 +4,7 @@
 import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
-import { boundAbsent, ISSUED_CLASS, markIssued } from '../bind/index.js';
+import { boundAbsent, ISSUED_CLASS, madeNotWord, markIssued } from '../bind/index.js';
 import { numericIdShape } from './shapes.js';
 import { setOwn } from '../../core/index.js';
 import { joinPath } from '../selector.js';
@@ -120,6 +120,18 @@ export function noteErased(rule: string, path: string, v: unknown, w: ValueWalk)
 }
 
 /**
+ * A value under a built-in kept key that the server issued and the client
+ * sent back, and made (a digit or inner capitals): an OAuth callback's
+ * `?code=…`, a page's `?cursor=…`. It binds as any issued value, or every
+ * replay and mirror of such a flow reads as changed; a word (`status:
+ * "open"`, `type: "order"`) stays verbatim even when sent back, and so does
+ * anything under a key the config keeps.
+ */
+function keptIssued(k: string, x: unknown, w: ValueWalk): boolean {
+  return typeof x === 'string' && w.issued !== undefined && w.issued.has(x) && madeNotWord(x) && !w.rules.keepAlways.has(k);
+}
+
+/**
  * Applies key rules and value patterns to a parsed JSON value, at any depth.
  * `at`: the value's field path (`response.body`), for the notes of what a
  * config key rule erased (only followed while `w.notes` is set).
@@ -146,7 +158,7 @@ export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
     const nk = normalizeString(k, w);
     // `keep` protects values (sequence numbers, cursors, type names); objects and
     // arrays under a kept key are still normalized inside.
-    if ((x === null || typeof x !== 'object') && w.rules.keep.has(k)) {
+    if ((x === null || typeof x !== 'object') && w.rules.keep.has(k) && !keptIssued(k, x, w)) {
       setOwn(out, nk, x);
       continue;
     }

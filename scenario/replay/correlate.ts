@@ -13,7 +13,7 @@
 // stops before sending anything.
 import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { grpcSentTokens, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteProtoMessage, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { grpcSentTokens, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
 import { placeholdersIn } from './values.js';
 
@@ -276,7 +276,7 @@ export class Correlation {
     const headers = parts.headers.map(([n, v]): [string, string] => {
       // Host and framing follow the target and the body (wireRequest), not the server's values.
       if (WIRE_HEADERS.has(n.toLowerCase())) return [n, v];
-      if (n.toLowerCase() !== 'cookie') return [n, take(rewriteTokens(v, map))];
+      if (n.toLowerCase() !== 'cookie') return [n, take(rewriteHeaderValue(n, v, map))];
       // Cookie values are replaced whole (they may hold '=' or ':'), else token by token.
       const cookie = v
         .split(';')

@@ -15,7 +15,7 @@
 // a gRPC call's messages are rewritten in mirror-grpc.ts).
 import { connect } from 'node:net';
 import type WebSocket from 'ws';
-import { Counterparts, requestTokens, rewriteTokens, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -272,7 +272,8 @@ export class MirrorTarget {
     const headers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!;
-      headers.push([name, WIRE_HEADERS.has(name.toLowerCase()) ? req.rawHeaders[i + 1]! : rewrite(req.rawHeaders[i + 1]!)]);
+      const value = req.rawHeaders[i + 1]!;
+      headers.push([name, WIRE_HEADERS.has(name.toLowerCase()) || map.size === 0 ? value : rewriteHeaderValue(name, value, map).text]);
     }
     const coded = headerValue(req.rawHeaders, 'content-encoding') !== undefined;
     const grpc = binaryGrpc(req);

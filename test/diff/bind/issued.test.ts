@@ -2,7 +2,7 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, protoTokens, recordedResponse, responseValues, rewriteProtoMessage, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem } from '../../helpers/grpc-items.js';
 import { sameIssued } from '../../../diff/bind/issued.js';
@@ -156,5 +156,24 @@ describe('gRPC messages', () => {
     const same = encodeItem({ name: 'other', n: 1000 });
     assert.equal(rewriteProtoMessage(same, map).bytes, same);
     assert.deepEqual(rewriteProtoMessage(same, map).uses, []);
+  });
+});
+
+describe('Last-Modified sent back in a conditional request', () => {
+  const date = 'Sat, 05 Dec 2026 18:47:00 GMT';
+  const theirs = 'Sat, 05 Dec 2026 18:47:39 GMT';
+  it('is issued whole, read whole from If-Modified-Since, and replaced whole; an If-Range ETag by its tokens', () => {
+    assert.deepEqual(responseValues({ headers: [{ name: 'Last-Modified', value: date }] }), [{ place: 'header:last-modified#0', value: date }]);
+    assert.ok(requestTokens({ target: '/doc', headers: [['If-Modified-Since', date]] }).includes(date));
+    const map = new Map([[date, theirs], ['0a1b2c3d4e5f', 'f5e4d3c2b1a0']]);
+    assert.deepEqual(rewriteHeaderValue('If-Modified-Since', date, map), { text: theirs, uses: [date] });
+    assert.deepEqual(rewriteHeaderValue('If-Range', '"0a1b2c3d4e5f"', map), { text: '"f5e4d3c2b1a0"', uses: ['0a1b2c3d4e5f'] });
+    // Another header holding the date is rewritten by tokens: the date is no token there.
+    assert.equal(rewriteHeaderValue('X-Seen', date, map).text, date);
+  });
+
+  it('makes answers that differ only in it issue differently (bb shadow learns the target\'s date)', () => {
+    const view = (value: string): ResponseView => ({ headers: [{ name: 'last-modified', value }], text: '{}' });
+    assert.equal(sameIssued(view(date), view(theirs)), false);
   });
 });

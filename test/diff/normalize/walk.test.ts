@@ -35,3 +35,26 @@ describe('issued ids under id keys', () => {
     assert.equal(r.verdict, 'diff', renderText(r, { color: false }));
   });
 });
+
+/** An OAuth-style sign-in: the 302's Location issues `code`, the callback sends it back and is answered a `cursor` the next read sends back; `status` is a word the client echoes. */
+const signIn = (code: string, cursor: string, status = 'open'): ExchangeSpec[] => [
+  { url: 'http://127.0.0.1:1/authorize?state=xyz', status: 302, responseHeaders: [['location', `/callback?code=${code}&state=xyz`]] },
+  { url: `http://127.0.0.1:1/callback?code=${code}&state=xyz`, body: { status, next_cursor: cursor } },
+  { url: `http://127.0.0.1:1/items?cursor=${cursor}&status=${status}`, body: { page: 1, status } },
+];
+
+describe('issued values under kept keys (code, cursor)', () => {
+  const t = tempDir();
+
+  it('an OAuth code and a page cursor the server issued and the client sent back bind: MATCH', async () => {
+    const r = await diffAgreeing(t, capture(signIn('xELi80VoExr8', 'aHS9wq1TCPwX')), capture(signIn('EzB5XiWFQUMj', 'VVbM9la2lYYL')));
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('a word under a kept key stays verbatim even sent back, and a key the config keeps stays verbatim', async () => {
+    const changed = await diffAgreeing(t, capture(signIn('xELi80VoExr8', 'aHS9wq1TCPwX')), capture(signIn('EzB5XiWFQUMj', 'VVbM9la2lYYL', 'active')));
+    assert.ok(changed.findings.some((f) => f.pattern === 'response.body.status'), renderText(changed, { color: false }));
+    const kept = await diffAgreeing(t, capture(signIn('xELi80VoExr8', 'aHS9wq1TCPwX')), capture(signIn('EzB5XiWFQUMj', 'VVbM9la2lYYL')), { normalize: { keep: ['code'] } });
+    assert.deepEqual(kept.findings.map((f) => f.pattern), ['request.query.code'], renderText(kept, { color: false }));
+  });
+});

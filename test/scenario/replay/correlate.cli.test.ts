@@ -10,6 +10,7 @@ import { startRecording } from '../../../scenario/index.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startOrdersApp, visitOrders, type OrdersApp } from '../../helpers/orders-html.js';
+import { startFlowsApp, flowsClient, type FlowsApp } from '../../helpers/web-flows.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
@@ -48,4 +49,53 @@ describe('bb replay: values an HTML page issued', () => {
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
     assert.match(diff.stdout, /^MATCH/);
   });
+});
+
+// Realistic flows (test/helpers/web-flows.ts), each recorded from one build and
+// replayed against a fresh one: the fresh server must get its own issued
+// values back (none refused, a conditional GET still 304) and bb diff of the
+// two captures must be MATCH.
+type Flows = Awaited<ReturnType<typeof flowsClient>>;
+const flowApps: FlowsApp[] = [];
+after(async () => {
+  for (const a of flowApps) await a.close();
+});
+const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown]> = [
+  ['ETag / If-None-Match revalidation: still 304', (c) => c.revalidate('etag'), 304],
+  ['Last-Modified / If-Modified-Since revalidation: still 304 where the fresh build\'s document is newer', (c) => c.revalidate('date'), 304],
+  ['an OAuth-style redirect: the 302 Location carries code and state, the callback sends them back, then the token', (c) => c.signIn(), 'open'],
+  ['pagination by a Link rel="next" header, then a next_cursor field', (c) => c.paginate(), [0, 1, 2]],
+  ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open'],
+  ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open']],
+  ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file'],
+];
+
+describe('bb replay: realistic flows send the target its own issued values', () => {
+  for (const [name, flow, expected] of flows) {
+    it(name, async () => {
+      const original = await startFlowsApp(1042);
+      flowApps.push(original);
+      const slug = name.replace(/\W+/g, '-').slice(0, 40);
+      const rec = await startRecording({ target: original.url, out: tmp.path(`${slug}.har`), label: slug, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+      const client = await flowsClient(rec.url);
+      try {
+        assert.deepEqual(await flow(client), expected);
+      } finally {
+        await client.close();
+        await rec.close(1000);
+      }
+      assert.deepEqual(original.refused, []);
+
+      const fresh = await startFlowsApp(5077);
+      flowApps.push(fresh);
+      const out = tmp.path(`${slug}-replay.har`);
+      const run = await runBb(['replay', rec.out, '--target', fresh.url, '--out', out], env);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.deepEqual(fresh.refused, [], fresh.log.join('\n'));
+      assert.equal(fresh.log.length, original.log.length, fresh.log.join('\n'));
+      const diff = await runBb(['diff', rec.out, out], env);
+      assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+      assert.equal(diff.code, 0);
+    });
+  }
 });

@@ -1,0 +1,207 @@
+// A small API with the flows real clients follow, each sending back a value
+// the server issued: a conditional GET (its ETag in If-None-Match, its
+// Last-Modified in If-Modified-Since), an OAuth-style redirect (the 302's
+// Location carries `?code=…&state=…`, the client calls back with them, then
+// uses the token it got), pagination (a `Link: rel="next"` header, then a
+// `next_cursor` field), an id inside a longer string (`"href":
+// "/orders/1042/items"`, then a GET of it), GraphQL over WebSocket (the
+// graphql-transport-ws protocol: its `next` messages carry order ids the
+// client then queries over HTTP) and a multipart upload answered with a file
+// id that is then fetched. Every issued value is random or numbered from the
+// build's own start, so a replay or a mirror that sends the recorded value to
+// another server is refused (counted in `refused`) or answered otherwise
+// (a conditional GET answered 200, counted too).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'undici';
+import WebSocket, { WebSocketServer } from 'ws';
+import { closeHttpAndWs } from './servers.js';
+
+/** A running build of the API. */
+export interface FlowsApp {
+  url: string;
+  /** Each request as "METHOD path status", in order. */
+  log: string[];
+  /** Requests refused (400, 401, 404) or a conditional GET that did not match the value it sent ("METHOD path status"). */
+  refused: string[];
+  close(): Promise<void>;
+}
+
+/** Starts one build: order ids count from `firstId`; the `new` build calls an order's status `active`, not `open`. */
+export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old'): Promise<FlowsApp> {
+  const log: string[] = [];
+  const refused: string[] = [];
+  const rand = () => randomBytes(9).toString('base64url');
+  const status = build === 'new' ? 'active' : 'open';
+  // Each build's document: its own ETag, and its own Last-Modified (a whole second apart per build).
+  const etag = `"${randomBytes(8).toString('hex')}"`;
+  const lastModified = new Date(Math.floor(Date.now() / 1000) * 1000 - (firstId % 97) * 1000).toUTCString();
+  const codes = new Set<string>();
+  const tokens = new Set<string>();
+  const cursors = new Map<string, number>();
+  const orders = new Map<string, string>();
+  const files = new Map<string, string>();
+  let next = firstId;
+  const order = (): string => {
+    const id = String(next++);
+    orders.set(id, 'widget');
+    return id;
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://app');
+      const body = Buffer.concat(chunks).toString('latin1');
+      const send = (code: number, json: unknown, headers: Record<string, string> = {}, miss = false) => {
+        const line = `${req.method} ${url.pathname} ${code}`;
+        log.push(line);
+        if (code >= 400 || miss) refused.push(line);
+        res.writeHead(code, { ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...headers }).end(json === undefined ? undefined : JSON.stringify(json));
+      };
+      const p = url.pathname;
+      if (p === '/doc') {
+        const validators = { etag, 'last-modified': lastModified, 'cache-control': 'no-cache' };
+        const inm = req.headers['if-none-match'];
+        const ims = req.headers['if-modified-since'];
+        if (inm !== undefined) return inm === etag ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
+        if (ims !== undefined) return Date.parse(ims) >= Date.parse(lastModified) ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
+        return send(200, { title: 'Doc', status }, validators);
+      }
+      if (p === '/authorize') {
+        const code = rand();
+        codes.add(code);
+        return send(302, undefined, { location: `/callback?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` });
+      }
+      if (p === '/callback') {
+        const code = url.searchParams.get('code') ?? '';
+        if (!codes.delete(code)) return send(400, { error: 'invalid_grant' });
+        const token = rand();
+        tokens.add(token);
+        return send(200, { access_token: token, token_type: 'Bearer', state: url.searchParams.get('state') });
+      }
+      if (p === '/me') {
+        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+        return tokens.has(token) ? send(200, { name: 'ada', status }) : send(401, { error: 'invalid_token' });
+      }
+      if (p === '/items') {
+        const cursor = url.searchParams.get('cursor');
+        const page = cursor === null ? 0 : cursors.get(cursor);
+        if (page === undefined) return send(400, { error: 'bad cursor' });
+        // Three pages: the last one has no next.
+        if (page >= 2) return send(200, { page, items: [`item-${page}`], status, next_cursor: null });
+        const nextCursor = rand();
+        cursors.set(nextCursor, page + 1);
+        return send(200, { page, items: [`item-${page}`], status, next_cursor: nextCursor }, { link: `</items?cursor=${nextCursor}>; rel="next"` });
+      }
+      if (p === '/orders' && req.method === 'POST') {
+        const id = order();
+        return send(201, { id: Number(id), href: `/orders/${id}/items` });
+      }
+      const items = /^\/orders\/(\d+)\/items$/.exec(p);
+      if (items) return orders.has(items[1]!) ? send(200, { order: Number(items[1]), items: ['widget'], status }) : send(404, { error: 'no such order' });
+      if (p === '/graphql' && req.method === 'POST') {
+        const { variables } = JSON.parse(body) as { variables?: { id?: string } };
+        const id = variables?.id ?? '';
+        return orders.has(id) ? send(200, { data: { order: { id, status } } }) : send(200, { data: { order: null }, errors: [{ message: 'not found' }] }, {}, true);
+      }
+      if (p === '/files' && req.method === 'POST') {
+        const content = /\r\n\r\n([\s\S]*?)\r\n--/.exec(body)?.[1];
+        if (content === undefined) return send(400, { error: 'no file' });
+        const id = `file_${rand()}`;
+        files.set(id, content);
+        return send(201, { file_id: id, size: content.length });
+      }
+      const file = /^\/files\/([\w-]+)$/.exec(p);
+      if (file) return files.has(file[1]!) ? send(200, { id: file[1], content: files.get(file[1]!), status }) : send(404, { error: 'no such file' });
+      send(404, { error: 'no route' });
+    });
+  });
+  // graphql-transport-ws: connection_init → connection_ack; subscribe → `next` messages each with a new order's id, then complete.
+  const wss = new WebSocketServer({ server, path: '/graphql', handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as { type: string; id?: string };
+      if (m.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
+      else if (m.type === 'subscribe') {
+        for (let i = 0; i < 2; i++) ws.send(JSON.stringify({ id: m.id, type: 'next', payload: { data: { orderCreated: { id: order() } } } }));
+        ws.send(JSON.stringify({ id: m.id, type: 'complete' }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, refused, close: () => closeHttpAndWs(server, wss) };
+}
+
+/**
+ * One client's session through `url`, reading what it sends back from the answers; each flow throws if refused.
+ * `settle(n)`, when given, is awaited after the n-th answer (bb shadow's tests wait there until it was compared).
+ */
+export async function flowsClient(url: string, settle?: (n: number) => Promise<void>) {
+  const c = new Client(url);
+  let answered = 0;
+  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
+    const res = await c.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+    await settle?.(++answered);
+    return { status: res.statusCode, headers: res.headers, json: () => JSON.parse(text) as Record<string, any> };
+  };
+  return {
+    /** GET /doc, then again with If-None-Match (`etag`) or If-Modified-Since (`date`) from its answer: the conditional GET's status. */
+    async revalidate(by: 'etag' | 'date'): Promise<number> {
+      const first = await call('GET', '/doc');
+      const again = by === 'etag' ? { 'if-none-match': String(first.headers.etag) } : { 'if-modified-since': String(first.headers['last-modified']) };
+      return (await call('GET', '/doc', again)).status;
+    },
+    /** The authorize redirect, its callback, then /me with the token: /me's status field. */
+    async signIn(): Promise<string> {
+      const redirect = await call('GET', '/authorize?client_id=cli&state=xyz');
+      const token = (await call('GET', String(redirect.headers.location))).json().access_token as string;
+      return (await call('GET', '/me', { authorization: `Bearer ${token}` })).json().status as string;
+    },
+    /** Three pages: the second by the Link header, the third by next_cursor; the pages' numbers. */
+    async paginate(): Promise<number[]> {
+      const one = await call('GET', '/items');
+      const two = await call('GET', /<([^>]+)>; rel="next"/.exec(String(one.headers.link))![1]!);
+      const three = await call('GET', `/items?cursor=${two.json().next_cursor}`);
+      return [one, two, three].map((p) => p.json().page as number);
+    },
+    /** Creates an order and GETs the href it was answered with: the items page's status. */
+    async followHref(): Promise<string> {
+      const made = await call('POST', '/orders', { 'content-type': 'application/json' }, '{"item":"widget"}');
+      return (await call('GET', made.json().href as string)).json().status as string;
+    },
+    /** Uploads a file as multipart/form-data (a fixed boundary, as a recorded browser's) and fetches it by the id answered. */
+    async upload(): Promise<string> {
+      const boundary = '----bbFormBoundary7MA4YWxkTrZu0gW';
+      const form = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello file\r\n--${boundary}--\r\n`;
+      const made = await call('POST', '/files', { 'content-type': `multipart/form-data; boundary=${boundary}` }, form);
+      return (await call('GET', `/files/${made.json().file_id}`)).json().content as string;
+    },
+    /** A graphql-transport-ws subscription whose `next` messages carry order ids, each then queried over HTTP: their statuses. */
+    async subscribe(): Promise<string[]> {
+      const ids = await new Promise<string[]>((resolve, reject) => {
+        const ws = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+        const got: string[] = [];
+        ws.once('error', reject);
+        ws.once('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: {} })));
+        ws.on('message', (data) => {
+          const m = JSON.parse(String(data)) as { type: string; payload?: { data: { orderCreated: { id: string } } } };
+          if (m.type === 'connection_ack') ws.send(JSON.stringify({ id: 'sub-1', type: 'subscribe', payload: { query: 'subscription { orderCreated { id } }' } }));
+          if (m.type === 'next') got.push(m.payload!.data.orderCreated.id);
+          if (m.type === 'complete') ws.close(1000);
+        });
+        ws.once('close', () => resolve(got));
+      });
+      const statuses: string[] = [];
+      for (const id of ids) {
+        const res = await call('POST', '/graphql', { 'content-type': 'application/json' }, JSON.stringify({ query: 'query($id: ID!) { order(id: $id) { id status } }', variables: { id } }));
+        statuses.push(res.json().data.order?.status ?? 'missing');
+      }
+      return statuses;
+    },
+    close: () => c.close(),
+  };
+}
