@@ -63,7 +63,10 @@ export class AnswersAwaited {
   }
 }
 
-/** Whether a response's text, events or header values hold `token` anywhere (a quick test before reading its values). */
+/**
+ * Whether a response's text, events, header values or gRPC messages may hold `token` (a quick test before reading
+ * its values; a gRPC message's integer is a varint, not text, so a message always may).
+ */
 function holds(view: ResponseView, token: string): boolean {
-  return (view.text?.includes(token) ?? false) || view.headers.some((h) => h.value.includes(token)) || (view.events?.some((e) => e.includes(token)) ?? false);
+  return (view.text?.includes(token) ?? false) || view.headers.some((h) => h.value.includes(token)) || (view.events?.some((e) => e.includes(token)) ?? false) || (view.grpc?.some((m) => m !== undefined) ?? false);
 }

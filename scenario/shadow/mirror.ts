@@ -14,6 +14,7 @@
 // this target's own ids and cookies (the binding bb replay and bb diff use;
 // a gRPC call's messages are rewritten in mirror-grpc.ts).
 import { connect } from 'node:net';
+import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
 import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
@@ -171,26 +172,40 @@ export class MirrorTarget {
   sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): MirroredStream | undefined {
     // A streaming call's client messages bind one by one as they cross (mirror-grpc.ts ClientMessages).
     const calls = live && binaryGrpc(req);
-    const { request, more } = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
-    // Taken once the request is built: a session counts the stream until done().
-    const { conn, opened, done } = this.h2.session(req.connection);
     const abort = new AbortController();
     this.inFlight++;
     this.queuedBytes += req.body.length;
     const settle = this.hold(req.id);
+    // A whole request that carries a value another exchange's primary answer (or a stream's message) issued waits,
+    // as a lane's request does, for the target's own (CATCH_UP_MS at most); the streams of one h2 connection are
+    // not in order, so an exchange of its own connection counts too.
+    let tokens: Set<string> | undefined;
+    const carried = () => (tokens ??= new Set(carriedTokens(req)));
+    const wait = live ? undefined : this.waitFor(this.streams.behind(carried), this.awaited.behind(carried));
     this.awaited.sent(req.id, req.connection);
-    const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
-    void conn.exchange(request, limits).then((outcome) => {
-      done();
-      settle();
-      this.inFlight--;
-      this.queuedBytes -= req.body.length;
-      more?.destroy();
-      onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
-      this.answered(req.id);
-    });
-    if (!more) return undefined;
-    const out = { write: (chunk: Buffer) => void (more.writable && more.write(chunk)), end: () => void (more.writable && more.end()) };
+    let more: PassThrough | undefined;
+    const go = (): void => {
+      const built = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
+      more = built.more;
+      // Taken once the request is built: a session counts the stream until done().
+      const { conn, opened, done } = this.h2.session(req.connection);
+      const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
+      void conn.exchange(built.request, limits).then((outcome) => {
+        done();
+        settle();
+        this.inFlight--;
+        this.queuedBytes -= req.body.length;
+        built.more?.destroy();
+        onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+        this.answered(req.id);
+      });
+    };
+    // A request still arriving goes at once (its messages wait one by one: ClientMessages).
+    if (live) go();
+    else this.streams.whenCaughtUp(wait, go);
+    const rest = more as PassThrough | undefined;
+    if (!rest) return undefined;
+    const out = { write: (chunk: Buffer) => void (rest.writable && rest.write(chunk)), end: () => void (rest.writable && rest.end()) };
     if (!calls) return { ...out, abort: () => abort.abort() };
     const messages = new ClientMessages(
       {

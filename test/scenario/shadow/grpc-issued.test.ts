@@ -39,7 +39,7 @@ const SERVICE = {
  * A build: Create issues a random 24-hex id (in `name`); Watch, a server stream, issues one in its first message and
  * ends 300 ms later; Get finds only ids it issued (n 5, the new build's 7).
  */
-async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () => number }> {
+async function build(kind: 'old' | 'new', createDelayMs = 0): Promise<{ url: string; notFound: () => number }> {
   const ids = new Set<string>();
   let notFound = 0;
   const server = new grpc.Server();
@@ -47,7 +47,7 @@ async function build(kind: 'old' | 'new'): Promise<{ url: string; notFound: () =
     create: (_call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       const id = randomBytes(12).toString('hex');
       ids.add(id);
-      done(null, { name: id, n: 1 });
+      setTimeout(() => done(null, { name: id, n: 1 }), createDelayMs);
     },
     watch: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
       const id = randomBytes(12).toString('hex');
@@ -88,8 +88,8 @@ type Client = Record<string, (...a: unknown[]) => unknown> & grpc.Client;
  * findings equal bb diff's of the written captures, and are the new build's one change (Get's or Desk's n).
  * Returns the report and the captures' folder.
  */
-async function shadowed(name: string, traffic: (client: Client, shadow: Shadow) => Promise<void>, options: grpc.ChannelOptions = {}): Promise<{ report: ShadowReport; out: string }> {
-  const [primary, candidate, secondary] = [await build('old'), await build('new'), await build('old')];
+async function shadowed(name: string, traffic: (client: Client, shadow: Shadow) => Promise<void>, options: grpc.ChannelOptions = {}, candidateCreateDelayMs = 0): Promise<{ report: ShadowReport; out: string }> {
+  const [primary, candidate, secondary] = [await build('old'), await build('new', candidateCreateDelayMs), await build('old')];
   const out = tmp.path(name);
   const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
   const Ctor = grpc.makeGenericClientConstructor(SERVICE as unknown as grpc.ServiceDefinition, 'Items');
@@ -129,6 +129,15 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
     assert.deepEqual(gets(report), { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
     const sent = (JSON.parse(readFileSync(`${out}/primary.har`, 'utf8')) as Har).log.entries.flatMap((e) => (e._grpcMessages ?? []).filter((m) => m.type === 'send').map((m) => m.compressed));
     assert.deepEqual(sent, [compressed, compressed, compressed, compressed], 'the client compressed its messages or not, as asked');
+  });
+
+  // An h2 connection's streams are not in order as an HTTP/1 lane's requests are: the Get goes before the slow
+  // candidate's Create answered, and must wait for it (as a request on another connection does).
+  it("a call right after the creation on the same connection waits for a slow candidate's own answer: each target gets its own id", async () => {
+    const { report } = await shadowed('grpc-at-once', async (client) => {
+      for (let i = 0; i < 2; i++) assert.equal((await unary(client, 'get', { name: (await unary(client, 'create', { name: '', n: 0 })).name, n: 0 })).n, 5);
+    }, {}, 300);
+    assert.deepEqual(gets(report), { regressions: 2, noise: 0 }, JSON.stringify(report.routes));
   });
 
   it('an id a server stream issued, sent back in a call while the stream goes on: each target gets its own; the changed field is a regression, live and in bb diff of the captures', async () => {
