@@ -183,10 +183,9 @@ export class MirrorTarget {
     const carried = () => (tokens ??= new Set(carriedTokens(req)));
     const wait = live ? undefined : this.waitFor(this.streams.behind(carried), this.awaited.behind(carried));
     this.awaited.sent(req.id, req.connection);
-    let more: PassThrough | undefined;
-    const go = (): void => {
+    // Sends it; the stream a body still arriving goes on through.
+    const go = (): PassThrough | undefined => {
       const built = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
-      more = built.more;
       // Taken once the request is built: a session counts the stream until done().
       const { conn, opened, done } = this.h2.session(req.connection);
       const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
@@ -199,18 +198,17 @@ export class MirrorTarget {
         onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
         this.answered(req.id);
       });
+      return built.more;
     };
     // A request still arriving goes at once (its messages wait one by one: ClientMessages).
-    if (live) go();
-    else this.streams.whenCaughtUp(wait, go);
-    const rest = more as PassThrough | undefined;
-    if (!rest) return undefined;
-    const out = { write: (chunk: Buffer) => void (rest.writable && rest.write(chunk)), end: () => void (rest.writable && rest.end()) };
+    if (!live) return void this.streams.whenCaughtUp(wait, () => void go());
+    const more = go()!;
+    const out = { write: (chunk: Buffer) => void (more.writable && more.write(chunk)), end: () => void (more.writable && more.end()) };
     if (!calls) return { ...out, abort: () => abort.abort() };
     const messages = new ClientMessages(
       {
         bindings: this.bindings,
-        whenReady: (tokens, go) => this.streams.whenCaughtUp(this.waitFor(this.streams.behind(tokens), this.awaited.behind(tokens, req.connection)), go),
+        whenReady: (tokens, go) => this.streams.whenCaughtUp(this.waitFor(this.streams.behind(tokens), this.awaited.behind(tokens)), go),
       },
       out,
       headerValue(req.rawHeaders, 'grpc-encoding'),
