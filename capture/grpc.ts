@@ -75,6 +75,49 @@ export class GrpcMessageCounter {
   }
 }
 
+/**
+ * A feed of one direction's body chunks (length-prefixed messages) that calls `f` with each message as it
+ * completes: its bytes, decompressed per `encoding` (the direction's grpc-encoding); undefined for one longer than
+ * `max` or that does not decompress (it counts in the numbering). Chunks are copied as they come (a tap's bytes are
+ * its own again after the turn); a message's bytes are kept only while it arrives. bb shadow's relay and bb
+ * replay read a call's messages as they cross with it, for the values they issue.
+ */
+export function grpcMessageFeed(encoding: string | undefined, max: number, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
+  const prefix = Buffer.alloc(5);
+  let have = 0;
+  /** Bytes of the current message still to come; -1 while reading a prefix. */
+  let left = -1;
+  let parts: Buffer[] | undefined;
+  let compressed = false;
+  return (chunk) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (left < 0) {
+        const take = Math.min(5 - have, chunk.length - at);
+        chunk.copy(prefix, have, at, at + take);
+        have += take;
+        at += take;
+        if (have < 5) return;
+        have = 0;
+        compressed = (prefix[0]! & 1) === 1;
+        left = prefix.readUInt32BE(1);
+        parts = left <= max ? [] : undefined;
+      } else {
+        const take = Math.min(left, chunk.length - at);
+        parts?.push(Buffer.from(chunk.subarray(at, at + take)));
+        at += take;
+        left -= take;
+      }
+      if (left === 0) {
+        left = -1;
+        const message = parts && Buffer.concat(parts);
+        const read = message && compressed ? inflateGrpcMessage(message, encoding) : message;
+        f(typeof read === 'string' ? undefined : read);
+      }
+    }
+  };
+}
+
 /** Recorded body bytes and the time (epoch ms) they were seen. */
 export interface GrpcChunk {
   bytes: Buffer;

@@ -13,7 +13,7 @@
 // stops before sending anything.
 import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { grpcSentTokens, messageValues, parseLooseJson, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { grpcMessageBytes, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
 import { placeholdersIn } from './values.js';
 
@@ -188,11 +188,12 @@ export class Correlation {
           const sent = { ...parts, headers: parts.headers.filter(([n]) => !overridden.has(n.toLowerCase())) };
           this.checkSecrets(ex, sent);
           // Framing and connection headers are the wire's, not values a client sends back.
-          if (this.opts.correlate) this.noteUses(String(ex.i), [...requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), ...grpcSentTokens(ex.entry)], clientSent);
+          if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), clientSent);
         },
       });
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.
       if (this.opts.correlate) events.push({ pos: ex.ws ? ex.start : ex.end, order: 1, run: () => responseValues(recordedResponse(ex.entry)).forEach((v) => this.bind(v, ex.i, clientSent)) });
+      if (this.opts.correlate) this.grpcEvents(ex, events, clientSent);
       let r = 0;
       ex.ws?.messages.forEach((m, k) => {
         if (m.type === 'receive') {
@@ -218,6 +219,26 @@ export class Correlation {
     for (const e of events) e.run();
   }
 
+  /**
+   * A gRPC call's messages on the timeline where they crossed (their capture order, or their time as the plan's
+   * positions are): the r-th server message binds what it issued (`grpc[r]:…`, the places a call's answer names),
+   * the k-th client message notes what it sends back (`i/gk`), so a bidi call's message sends back what the
+   * target's previous message issued.
+   */
+  private grpcEvents(ex: PlannedExchange, events: Array<{ pos: number; order: number; run: () => void }>, clientSent: Set<string>): void {
+    const bySeq = typeof ex.entry._bb?.seq === 'number' && ex.start === ex.entry._bb.seq;
+    let r = 0;
+    let k = 0;
+    for (const m of ex.entry._grpcMessages ?? []) {
+      const bytes = grpcMessageBytes(m);
+      const at = bySeq ? m._bb?.seq : m.time > 1e11 ? m.time : m.time * 1000;
+      const n = m.type === 'receive' ? r++ : k++;
+      if (!bytes) continue;
+      if (m.type === 'receive') events.push({ pos: at ?? ex.end, order: 1, run: () => streamMessageValues(bytes, n).forEach((v) => this.bind(v, ex.i, clientSent)) });
+      else events.push({ pos: at ?? ex.start, order: 0, run: () => this.noteUses(`${ex.i}/g${n}`, protoTokens(bytes), clientSent) });
+    }
+  }
+
   /** Stops the replay (before anything is sent) for a client secret nobody can supply. */
   private checkSecrets(ex: PlannedExchange, parts: RequestParts, what = ''): void {
     const texts = [parts.target, ...parts.headers.map(([, v]) => v), parts.body && !parts.body.base64 ? parts.body.text : ''];
@@ -239,6 +260,12 @@ export class Correlation {
     this.learnAt(mine, responseValues(view));
   }
 
+  /** Learns from the r-th message the target sent on gRPC call i, as it came. */
+  learnGrpcMessage(i: number, r: number, message: Uint8Array): void {
+    const mine = this.issuedBy.get(i);
+    if (mine) this.learnAt(mine, streamMessageValues(message, r));
+  }
+
   /** Learns from the r-th text message the target's WebSocket sent on exchange i. */
   learnMessage(i: number, r: number, text: string): void {
     const mine = this.issuedBy.get(i);
@@ -254,10 +281,10 @@ export class Correlation {
     }
   }
 
-  /** The replacements for exchange i's request (or message k of its WebSocket). */
-  replacementsFor(i: number, k?: number): Replacements {
+  /** The replacements for exchange i's request (or message k of its WebSocket; with `grpc`, client message k of its call). */
+  replacementsFor(i: number, k?: number, grpc = false): Replacements {
     const map = new Map(this.secrets);
-    for (const b of this.uses.get(k === undefined ? String(i) : `${i}/${k}`) ?? []) {
+    for (const b of this.uses.get(k === undefined ? String(i) : grpc ? `${i}/g${k}` : `${i}/${k}`) ?? []) {
       const live = this.learned.get(b);
       if (live !== undefined) map.set(b.value, live);
     }

@@ -15,6 +15,11 @@ import { LaneConnection, type CutReason } from './connection.js';
 import { liveResponse, requestParts, wireRequest, withHeaders } from './request.js';
 import { H2Connection, h2Request, isHttp2 } from './h2.js';
 import { replayWebSocket, waitUntil } from './ws.js';
+import { grpcMessageFeed } from '../../capture/index.js';
+import { pairValue } from '../../core/index.js';
+
+/** A target's gRPC message longer than this (bytes) is not read for the values it issues. */
+const MAX_LEARNED_MESSAGE = 256 * 1024;
 
 /** How the driver runs. */
 export interface DriveReplayOptions {
@@ -172,8 +177,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           continue;
         }
         const parts = requestParts(ex.entry.request);
-        const map = opts.correlation.replacementsFor(i);
-        const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, map);
+        const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
         // The original client's patience: it gave up after entry.time, with no response (or not all of it).
         const clientAbortMs = ex.entry._bb?.aborted === 'client' ? Math.max(0, ex.entry.time) : undefined;
         const limits = {
@@ -181,9 +185,16 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         };
+        // A gRPC call's messages: each client one with the values known when it goes, each server one learned as it comes.
+        let r = 0;
+        const heard = grpcMessageFeed(pairValue(ex.entry.response.headers, 'grpc-encoding'), MAX_LEARNED_MESSAGE, (m) => {
+          const at = r++;
+          if (m) opts.correlation.learnGrpcMessage(i, at, m);
+        });
         const outcome = isHttp2(ex.entry) && opts.http2 !== false
-          ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http', (m) => opts.correlation.rewriteGrpcMessage(m, map)), {
+          ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http', (m, k) => opts.correlation.rewriteGrpcMessage(m, opts.correlation.replacementsFor(i, k, true))), {
             ...limits, what: ex.key, waitMs: opts.waitMs, onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
+            ...(ex.entry._grpcMessages ? { onBody: heard } : {}),
           })
           : await connection.exchange(wireRequest(sent, opts.host), limits);
         if (outcome.kind === 'response') {

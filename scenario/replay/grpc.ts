@@ -12,18 +12,19 @@ import { encodeCoding } from './request.js';
 
 /** One client message of a call, ready to go. */
 export interface GrpcSend {
-  /** The length-prefixed message as it goes on the stream. */
-  frame: Buffer;
+  /** The length-prefixed message as it goes on the stream, built when it goes (its values are the target's as known then). */
+  frame(): Buffer;
   /** Server messages the original had received before this one went: the target must have sent as many first. */
   after: number;
 }
 
 /**
  * A gRPC call's client messages, in order; undefined when the entry is not a gRPC call with recorded messages (its body
- * then goes as recorded). `rewrite` puts the target's values in a message as the capture holds it (decompressed), before
- * it is framed (correlate.ts).
+ * then goes as recorded). `rewrite` puts the target's values in the k-th message as the capture holds it
+ * (decompressed) when it goes, before it is framed (correlate.ts): a bidi call's message sends back what the target's
+ * previous messages issued.
  */
-export function grpcSends(entry: HarEntry, rewrite: (message: Buffer) => Buffer = (m) => m): GrpcSend[] | undefined {
+export function grpcSends(entry: HarEntry, rewrite: (message: Buffer, k: number) => Buffer = (m) => m): GrpcSend[] | undefined {
   const media = grpcMedia(pairValue(entry.request.headers, 'content-type'));
   // gRPC-Web goes over HTTP/1.1 as a plain body; its frames are the recorded body.
   if (!media || media.web || !entry._grpcMessages) return undefined;
@@ -36,7 +37,8 @@ export function grpcSends(entry: HarEntry, rewrite: (message: Buffer) => Buffer 
       // A message cut short or kept compressed goes as recorded: its values cannot be read.
       const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
       const data = Buffer.from(m.data, 'base64');
-      out.push({ frame: frameMessage(whole ? rewrite(data) : data, m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
+      const k = out.length;
+      out.push({ frame: () => frameMessage(whole ? rewrite(data, k) : data, m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
     }
   }
   return out;

@@ -90,11 +90,13 @@ const PSEUDO_ORDER = [':method', ':authority', ':scheme', ':path'];
  * Content-Length set to the body's size, nothing HTTP/2 forbids; a gRPC
  * call's messages through `rewriteMessage` (correlation), framed again.
  */
-export function h2Request(entry: HarEntry, parts: RequestParts, authority: string, scheme: 'http' | 'https', rewriteMessage?: (message: Buffer) => Buffer): H2Request {
+export function h2Request(entry: HarEntry, parts: RequestParts, authority: string, scheme: 'http' | 'https', rewriteMessage?: (message: Buffer, k: number) => Buffer): H2Request {
   const recorded = (entry.request.headers ?? []).map((h) => h.name.toLowerCase()).filter((n) => n.startsWith(':'));
   const grpc = grpcSends(entry, rewriteMessage);
   const body = grpc ? Buffer.alloc(0) : bodyBytes(parts);
-  const fields = h2Fields(recorded, (n) => pairValue(entry.request.headers, n), parts, authority, scheme, grpc ? grpc.reduce((n, m) => n + m.frame.length, 0) : body.length);
+  // A call's messages are built as they go (their lengths follow the target's values): no Content-Length (gRPC sends none).
+  const sent = grpc ? { ...parts, headers: parts.headers.filter(([n]) => n.toLowerCase() !== 'content-length') } : parts;
+  const fields = h2Fields(recorded, (n) => pairValue(entry.request.headers, n), sent, authority, scheme, grpc ? undefined : body.length);
   return { ...fields, body, ...(grpc ? { grpc } : {}) };
 }
 
@@ -265,7 +267,7 @@ export class H2Connection {
         if (!ok) limits.onTimeout(`${limits.what} message ${k + 1}: waited for server message ${m.after} (${received()} arrived)`, Math.round(performance.now() - t));
       }
       if (settled()) return;
-      stream.write(m.frame);
+      stream.write(m.frame());
     }
     stream.end();
   }

@@ -15,7 +15,7 @@
 // else waits: a stream whose target lags (a ticker on another clock, a
 // candidate that pushes less) holds back no request that does not need it.
 import { EventStreamParser } from '../../core/index.js';
-import { inflateGrpcMessage } from '../../capture/index.js';
+import { grpcMessageFeed } from '../../capture/index.js';
 import { streamMessageValues, type Counterparts } from '../../diff/index.js';
 
 /** A server message as binding reads it: text (a WebSocket's, an event's data) or a gRPC message's bytes. */
@@ -193,47 +193,7 @@ export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
   };
 }
 
-/** gRPC messages longer than this are not kept for binding (as MAX_TEXT). */
-const MAX_GRPC_MESSAGE = MAX_TEXT;
-
-/**
- * A feed of a gRPC call's body chunks (length-prefixed messages) that calls `f` with each message as it
- * completes: its bytes, decompressed per `encoding` (the call's grpc-encoding); undefined for one past
- * MAX_GRPC_MESSAGE or that does not decompress (it counts in the numbering). Chunks are copied as they come
- * (the tap's bytes are its own again after the turn); a message's bytes are kept only while it arrives.
- */
+/** A feed of a gRPC call's body chunks that calls `f` with each message (capture's grpcMessageFeed), bounded as texts are (MAX_TEXT). */
 export function grpcFeed(encoding: string | undefined, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
-  const prefix = Buffer.alloc(5);
-  let have = 0;
-  /** Bytes of the current message still to come; -1 while reading a prefix. */
-  let left = -1;
-  let parts: Buffer[] | undefined;
-  let compressed = false;
-  return (chunk) => {
-    let at = 0;
-    while (at < chunk.length) {
-      if (left < 0) {
-        const take = Math.min(5 - have, chunk.length - at);
-        chunk.copy(prefix, have, at, at + take);
-        have += take;
-        at += take;
-        if (have < 5) return;
-        have = 0;
-        compressed = (prefix[0]! & 1) === 1;
-        left = prefix.readUInt32BE(1);
-        parts = left <= MAX_GRPC_MESSAGE ? [] : undefined;
-      } else {
-        const take = Math.min(left, chunk.length - at);
-        parts?.push(Buffer.from(chunk.subarray(at, at + take)));
-        at += take;
-        left -= take;
-      }
-      if (left === 0) {
-        left = -1;
-        const message = parts && Buffer.concat(parts);
-        const read = message && compressed ? inflateGrpcMessage(message, encoding) : message;
-        f(typeof read === 'string' ? undefined : read);
-      }
-    }
-  };
+  return grpcMessageFeed(encoding, MAX_TEXT, f);
 }

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync, deflateSync } from 'node:zlib';
 import { request } from 'undici';
-import { grpcMedia, grpcStatus, splitGrpcBody } from '../../capture/grpc.js';
+import { grpcMedia, grpcMessageFeed, grpcStatus, splitGrpcBody } from '../../capture/grpc.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 
@@ -171,5 +171,27 @@ describe('gRPC-Web over HTTP/1.1 through the proxy', () => {
 
     assert.deepEqual(tr!._grpcMessages!.map((m) => [m.type, Buffer.from(m.data, 'base64').toString('hex')]), [['send', ''], ['receive', '0801']]);
     assert.deepEqual(tr!._bb!.grpc, { status: 3, message: 'bad arg' });
+  });
+});
+
+describe('grpcMessageFeed: a gRPC call\'s messages as they cross', () => {
+  const frame = (message: Buffer, compressed = false) => {
+    const prefix = Buffer.alloc(5);
+    prefix[0] = compressed ? 1 : 0;
+    prefix.writeUInt32BE(message.length, 1);
+    return Buffer.concat([prefix, message]);
+  };
+  it('hands over each message whole, however the chunks cut it: an empty one, a gzip one decompressed, one past the bound as undefined', () => {
+    const got: Array<string | undefined> = [];
+    const feed = grpcMessageFeed('gzip', 256 * 1024, (m) => got.push(m && Buffer.from(m).toString('hex')));
+    const big = Buffer.alloc(256 * 1024 + 1, 7);
+    const body = Buffer.concat([frame(Buffer.from('0a03616263', 'hex')), frame(Buffer.alloc(0)), frame(gzipSync(Buffer.from('0801', 'hex')), true), frame(big), frame(Buffer.from('1002', 'hex'))]);
+    // One byte at a time, each chunk a buffer the tap reuses (overwritten once handed over).
+    for (let i = 0; i < body.length; i++) {
+      const chunk = Buffer.from([body[i]!]);
+      feed(chunk);
+      chunk[0] = 0xee;
+    }
+    assert.deepEqual(got, ['0a03616263', '', '0801', undefined, '1002']);
   });
 });

@@ -37,6 +37,7 @@ const SERVICE = {
   slow: method('/demo.Items/Slow', false, false),
   create: method('/demo.Items/Create', false, false),
   find: method('/demo.Items/Find', false, false),
+  desk: method('/demo.Items/Desk', true, true),
 } as const;
 
 /** What a server saw: each call's path, the ms left to its deadline (from grpc-timeout) and its metadata in order as the server logged it, the messages Chat got, Find's misses. */
@@ -72,6 +73,23 @@ async function grpcServer(): Promise<{ port: number; seen: Seen }> {
       const item = { name: `item_${randomBytes(8).toString('hex')}`, n: randomInt(10_000, 2_000_000_000) };
       items.set(item.name, item.n);
       done(null, item);
+    },
+    // A bidi call: 'hello' gets a ticket of this server's own; a later message must send it back.
+    desk: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
+      note(call);
+      const tickets = new Set<string>();
+      call.on('data', (m: ItemValue) => {
+        if (m.name === 'hello') {
+          const ticket = `t_${randomBytes(8).toString('hex')}`;
+          tickets.add(ticket);
+          call.write({ name: ticket, n: 0 });
+        } else if (tickets.has(m.name)) call.write({ name: 'ok', n: 1 });
+        else {
+          seen.notFound++;
+          call.write({ name: 'unknown ticket', n: 0 });
+        }
+      });
+      call.on('end', () => call.end());
     },
     find: (call: grpc.ServerUnaryCall<ItemValue, ItemValue>, done: grpc.sendUnaryData<ItemValue>) => {
       note(call);
@@ -214,6 +232,28 @@ describe('bb replay: gRPC', () => {
     assert.equal(fresh.seen.notFound, 0, 'the target got its own item back');
     const report = JSON.parse(await readFile(tmp.path('issued-replay.json'), 'utf8')) as { rewritten: Array<{ from: { path: string }; uses: number }> };
     assert.deepEqual(report.rewritten.map((r) => `${r.from.path} ${r.uses}`).sort(), ['grpc[0]:$.1~0 1', 'grpc[0]:$.2 1']);
+    const diff = await runBb(['diff', made, out], env);
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.match(diff.stdout, /^MATCH/);
+  });
+
+  it("sends back, in a bidi call's later message, the ticket the target's previous message issued: bb diff of the two captures is MATCH", async () => {
+    const { out: made, seen } = await recordCalls('desk', async (c) => {
+      const desk = c.desk!() as grpc.ClientDuplexStream<ItemValue, ItemValue>;
+      const ended = new Promise<void>((resolve, reject) => (desk.on('end', () => resolve()), desk.on('error', reject)));
+      const next = () => new Promise<ItemValue>((resolve) => desk.once('data', resolve));
+      desk.write({ name: 'hello', n: 0 });
+      desk.write({ name: (await next()).name, n: 0 });
+      assert.equal((await next()).name, 'ok');
+      desk.end();
+      await ended;
+    });
+    assert.equal(seen.notFound, 0);
+    const fresh = await grpcServer();
+    const out = tmp.path('desk-replay.har');
+    const run = await runBb(['replay', made, '--target', `http://127.0.0.1:${fresh.port}`, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.equal(fresh.seen.notFound, 0, 'the target got its own ticket back');
     const diff = await runBb(['diff', made, out], env);
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
     assert.match(diff.stdout, /^MATCH/);

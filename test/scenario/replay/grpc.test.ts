@@ -50,7 +50,7 @@ describe('grpcSends', () => {
         { type: 'send', data: data('c'), compressed: false },
       ],
     } as unknown as HarEntry;
-    assert.deepEqual(grpcSends(entry)!.map((s) => [s.frame.subarray(5).toString(), s.after]), [['a', 0], ['b', 1], ['c', 3]]);
+    assert.deepEqual(grpcSends(entry)!.map((s) => [s.frame().subarray(5).toString(), s.after]), [['a', 0], ['b', 1], ['c', 3]]);
     assert.equal(grpcSends({ ...entry, request: { headers: [{ name: 'content-type', value: 'application/json' }] } } as unknown as HarEntry), undefined);
   });
 });

@@ -23,8 +23,6 @@ import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
-import { grpcFeed } from '../../../scenario/shadow/message-pairs.js';
-import { gzipSync } from 'node:zlib';
 
 const tmp = tempDir();
 const closers: Array<() => Promise<void>> = [];
@@ -231,27 +229,5 @@ describe('bb shadow: a lagging stream holds back no request that does not carry 
     ac.abort();
     await stream.destroy();
     await shadow.close();
-  });
-});
-
-describe('grpcFeed: a gRPC call\'s messages as they cross', () => {
-  const frame = (message: Buffer, compressed = false) => {
-    const prefix = Buffer.alloc(5);
-    prefix[0] = compressed ? 1 : 0;
-    prefix.writeUInt32BE(message.length, 1);
-    return Buffer.concat([prefix, message]);
-  };
-  it('hands over each message whole, however the chunks cut it: an empty one, a gzip one decompressed, one past the bound as undefined', () => {
-    const got: Array<string | undefined> = [];
-    const feed = grpcFeed('gzip', (m) => got.push(m && Buffer.from(m).toString('hex')));
-    const big = Buffer.alloc(256 * 1024 + 1, 7);
-    const body = Buffer.concat([frame(Buffer.from('0a03616263', 'hex')), frame(Buffer.alloc(0)), frame(gzipSync(Buffer.from('0801', 'hex')), true), frame(big), frame(Buffer.from('1002', 'hex'))]);
-    // One byte at a time, each chunk a buffer the tap reuses (overwritten once handed over).
-    for (let i = 0; i < body.length; i++) {
-      const chunk = Buffer.from([body[i]!]);
-      feed(chunk);
-      chunk[0] = 0xee;
-    }
-    assert.deepEqual(got, ['0a03616263', '', '0801', undefined, '1002']);
   });
 });
