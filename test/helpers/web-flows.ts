@@ -7,7 +7,13 @@
 // "/orders/1042/items"`, then a GET of it), GraphQL over WebSocket (the
 // graphql-transport-ws protocol: its `next` messages carry order ids the
 // client then queries over HTTP) and a multipart upload answered with a file
-// id that is then fetched. Every issued value is random or numbered from the
+// id that is then fetched. And more flows: an event stream resumed with
+// `Last-Event-ID`, a tus-style resumable upload (POST answers `Location:
+// /files/<id>`, PATCHes with `Upload-Offset`, a HEAD for the offset), HAL
+// and JSON:API links followed, a JSON login's access and refresh tokens
+// (Bearer, then refreshed), an `Idempotency-Key` the client made up (a POST
+// sent twice answers the same payment; `keys` lists the keys each build got)
+// and a WebSocket's resume token sent back on a new connection's URL. Every issued value is random or numbered from the
 // build's own start, so a replay or a mirror that sends the recorded value to
 // another server is refused (counted in `refused`) or answered otherwise
 // (a conditional GET answered 200, counted too).
@@ -25,6 +31,8 @@ export interface FlowsApp {
   log: string[];
   /** Requests refused (400, 401, 404) or a conditional GET that did not match the value it sent ("METHOD path status"). */
   refused: string[];
+  /** Each Idempotency-Key the build got, in order (the client's own, never rewritten). */
+  keys: string[];
   close(): Promise<void>;
 }
 
@@ -42,6 +50,12 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
   const cursors = new Map<string, number>();
   const orders = new Map<string, string>();
   const files = new Map<string, string>();
+  const events = new Map<string, number>();
+  const uploads = new Map<string, { length: number; data: string }>();
+  const refreshes = new Set<string>();
+  const payments = new Map<string, unknown>();
+  const resumes = new Set<string>();
+  const keys: string[] = [];
   let next = firstId;
   const order = (): string => {
     const id = String(next++);
@@ -106,6 +120,73 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
         const id = variables?.id ?? '';
         return orders.has(id) ? send(200, { data: { order: { id, status } } }) : send(200, { data: { order: null }, errors: [{ message: 'not found' }] }, {}, true);
       }
+      if (p === '/events') {
+        // An event stream that drops after two events; a client reconnecting with Last-Event-ID gets the rest.
+        const last = req.headers['last-event-id'];
+        const from = last === undefined ? 0 : events.get(String(last));
+        if (from === undefined) return send(400, { error: 'unknown Last-Event-ID' });
+        log.push(`GET /events 200`);
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        const upTo = from === 0 ? 2 : 3;
+        for (let n = from; n < upTo; n++) {
+          // 16 characters: an event id nobody sends back is compared as its shape (a 12-character one would differ as text).
+          const id = randomBytes(12).toString('base64url');
+          events.set(id, n + 1);
+          res.write(`id: ${id}\ndata: ${JSON.stringify(n === 2 ? { n, status } : { n })}\n\n`);
+        }
+        return res.end();
+      }
+      if (p === '/files' && req.method === 'POST' && req.headers['tus-resumable'] !== undefined) {
+        const id = rand();
+        uploads.set(id, { length: Number(req.headers['upload-length']), data: '' });
+        return send(201, undefined, { location: `/files/${id}`, 'tus-resumable': '1.0.0' });
+      }
+      const tus = /^\/files\/([\w-]+)$/.exec(p);
+      if (tus && (req.method === 'PATCH' || req.method === 'HEAD')) {
+        const u = uploads.get(tus[1]!);
+        if (u === undefined) return send(404, undefined);
+        if (req.method === 'HEAD') return send(200, undefined, { 'upload-offset': String(u.data.length), 'upload-length': String(u.length), 'tus-resumable': '1.0.0' });
+        if (Number(req.headers['upload-offset']) !== u.data.length) return send(409, { error: 'offset mismatch' });
+        u.data += body;
+        if (u.data.length === u.length) files.set(tus[1]!, u.data);
+        return send(204, undefined, { 'upload-offset': String(u.data.length), 'tus-resumable': '1.0.0' });
+      }
+      if (p === '/carts' && req.method === 'POST') {
+        const id = order();
+        return send(201, { id: Number(id), _links: { self: { href: `/carts/${id}` } } }, { 'content-type': 'application/hal+json' });
+      }
+      const cart = /^\/carts\/(\d+)(\/items)?$/.exec(p);
+      if (cart) {
+        if (!orders.has(cart[1]!)) return send(404, { errors: [{ title: 'no such cart' }] });
+        if (cart[2] === undefined) return send(200, { data: { type: 'carts', id: cart[1], attributes: { items: 1 }, links: { self: `/carts/${cart[1]}` } }, links: { related: `/carts/${cart[1]}/items` } });
+        return send(200, { cart: Number(cart[1]), items: ['widget'], status });
+      }
+      if (p === '/login' && req.method === 'POST') {
+        const access = rand();
+        const refresh = rand();
+        tokens.add(access);
+        refreshes.add(refresh);
+        return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
+      }
+      if (p === '/token' && req.method === 'POST') {
+        const { refresh_token: old } = JSON.parse(body) as { refresh_token?: string };
+        if (!refreshes.delete(old ?? '')) return send(400, { error: 'invalid_grant' });
+        tokens.clear();
+        const access = rand();
+        const refresh = rand();
+        tokens.add(access);
+        refreshes.add(refresh);
+        return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
+      }
+      if (p === '/payments' && req.method === 'POST') {
+        const key = String(req.headers['idempotency-key'] ?? '');
+        keys.push(key);
+        const done = payments.get(key);
+        if (done !== undefined) return send(201, done, { 'idempotent-replayed': 'true' });
+        const made = { id: Number(order()), amount: 500, status };
+        payments.set(key, made);
+        return send(201, made);
+      }
       if (p === '/files' && req.method === 'POST') {
         const content = /\r\n\r\n([\s\S]*?)\r\n--/.exec(body)?.[1];
         if (content === undefined) return send(400, { error: 'no file' });
@@ -119,7 +200,7 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
     });
   });
   // graphql-transport-ws: connection_init → connection_ack; subscribe → `next` messages each with a new order's id, then complete.
-  const wss = new WebSocketServer({ server, path: '/graphql', handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
   wss.on('connection', (ws) => {
     ws.on('message', (data) => {
       const m = JSON.parse(String(data)) as { type: string; id?: string };
@@ -130,8 +211,31 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
       }
     });
   });
+  // A live feed: a first connection is handed a resume token; a new connection with `?resume=<token>` is resumed (an unknown one is closed 4401).
+  const live = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://app');
+    if (url.pathname === '/graphql') return wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    if (url.pathname !== '/live') return socket.destroy();
+    live.handleUpgrade(req, socket, head, (ws) => {
+      const token = url.searchParams.get('resume');
+      if (token === null) {
+        const made = rand();
+        resumes.add(made);
+        log.push('WS /live 101');
+        ws.send(JSON.stringify({ type: 'welcome', resume: made }));
+      } else if (resumes.delete(token)) {
+        log.push('WS /live?resume 101');
+        ws.send(JSON.stringify({ type: 'resumed', status }));
+      } else {
+        log.push('WS /live?resume 4401');
+        refused.push('WS /live?resume 4401');
+        ws.close(4401, 'unknown resume token');
+      }
+    });
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, refused, close: () => closeHttpAndWs(server, wss) };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, refused, keys, close: async () => { for (const c of live.clients) c.terminate(); live.close(); await closeHttpAndWs(server, wss); } };
 }
 
 /**
@@ -146,7 +250,7 @@ export async function flowsClient(url: string, settle?: (n: number) => Promise<v
     const text = await res.body.text();
     if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
     await settle?.(++answered);
-    return { status: res.statusCode, headers: res.headers, json: () => JSON.parse(text) as Record<string, any> };
+    return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, any> };
   };
   return {
     /** GET /doc, then again with If-None-Match (`etag`) or If-Modified-Since (`date`) from its answer: the conditional GET's status. */
@@ -201,6 +305,60 @@ export async function flowsClient(url: string, settle?: (n: number) => Promise<v
         statuses.push(res.json().data.order?.status ?? 'missing');
       }
       return statuses;
+    },
+    /** An event stream that drops after two events, resumed with Last-Event-ID set to the last id it issued: the third event's status. */
+    async resumeEvents(): Promise<string> {
+      const ids = (text: string) => [...text.matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
+      const first = await call('GET', '/events', { accept: 'text/event-stream' });
+      const again = await call('GET', '/events', { accept: 'text/event-stream', 'last-event-id': ids(first.text).at(-1)! });
+      return (JSON.parse(/^data: (.+)$/m.exec(again.text)![1]!) as { status: string }).status;
+    },
+    /** A tus-style upload: POST (Location: /files/<id>), two PATCHes at their Upload-Offset, a HEAD for the offset, then the file: its status. */
+    async resumableUpload(): Promise<string> {
+      const tus = { 'tus-resumable': '1.0.0' };
+      const made = await call('POST', '/files', { ...tus, 'upload-length': '11' });
+      const at = String(made.headers.location);
+      let offset = '0';
+      for (const part of ['hello', ' world']) offset = String((await call('PATCH', at, { ...tus, 'upload-offset': offset, 'content-type': 'application/offset+octet-stream' }, part)).headers['upload-offset']);
+      const head = await call('HEAD', at, tus);
+      if (head.headers['upload-offset'] !== '11') throw new Error(`HEAD ${at}: offset ${String(head.headers['upload-offset'])}`);
+      return (await call('GET', at)).json().status as string;
+    },
+    /** A HAL answer's _links.self.href, then that JSON:API document's links.related: the items' status. */
+    async followLinks(): Promise<string> {
+      const made = await call('POST', '/carts', { 'content-type': 'application/json' }, '{"item":"widget"}');
+      const doc = await call('GET', made.json()._links.self.href as string);
+      return (await call('GET', doc.json().links.related as string)).json().status as string;
+    },
+    /** A JSON login's access token as Bearer, then POST /token with its refresh token and the new access token used: both statuses. */
+    async refreshTokens(): Promise<string[]> {
+      const login = (await call('POST', '/login', { 'content-type': 'application/json' }, '{"user":"ada"}')).json();
+      const one = (await call('GET', '/me', { authorization: `Bearer ${login.access_token}` })).json().status as string;
+      const renewed = (await call('POST', '/token', { 'content-type': 'application/json' }, JSON.stringify({ grant_type: 'refresh_token', refresh_token: login.refresh_token }))).json();
+      const two = (await call('GET', '/me', { authorization: `Bearer ${renewed.access_token}` })).json().status as string;
+      return [one, two];
+    },
+    /** A payment POSTed twice with the Idempotency-Key the client made up: the same payment both times? */
+    async payTwice(): Promise<boolean> {
+      const headers = { 'content-type': 'application/json', 'idempotency-key': `key_${randomBytes(12).toString('base64url')}` };
+      const one = await call('POST', '/payments', headers, '{"amount":500}');
+      const two = await call('POST', '/payments', headers, '{"amount":500}');
+      return one.json().id === two.json().id;
+    },
+    /** A WebSocket hands out a resume token and closes; a new WebSocket sends it back in its URL: the resumed status. */
+    async resumeSocket(): Promise<string> {
+      const talk = (path: string) => new Promise<Record<string, string>>((resolve, reject) => {
+        const ws = new WebSocket(`${url.replace('http', 'ws')}${path}`);
+        let got: Record<string, string> | undefined;
+        ws.once('error', reject);
+        ws.once('message', (data) => {
+          got = JSON.parse(String(data)) as Record<string, string>;
+          ws.close(1000);
+        });
+        ws.once('close', (code) => (got ? resolve(got) : reject(new Error(`${path}: closed ${code}`))));
+      });
+      const welcome = await talk('/live');
+      return (await talk(`/live?resume=${encodeURIComponent(welcome.resume!)}`)).status!;
     },
     close: () => c.close(),
   };

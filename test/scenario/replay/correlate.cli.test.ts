@@ -68,6 +68,11 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown]> = [
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open']],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file'],
+  ['a tus-style resumable upload: POST answers Location: /files/<id>, PATCHes at Upload-Offset, a HEAD for the offset', (c) => c.resumableUpload(), 'open'],
+  ['HAL _links.self.href, then a JSON:API links.related, each followed', (c) => c.followLinks(), 'open'],
+  ['a JSON login\'s access and refresh tokens: Bearer, POST /token with the refresh token, the new access token', (c) => c.refreshTokens(), ['open', 'open']],
+  ['an Idempotency-Key the client made up, a POST sent twice: the same payment', (c) => c.payTwice(), true],
+  ['a WebSocket resume token sent back in a new WebSocket\'s URL', (c) => c.resumeSocket(), 'open'],
 ];
 
 describe('bb replay: realistic flows send the target its own issued values', () => {
@@ -93,6 +98,7 @@ describe('bb replay: realistic flows send the target its own issued values', () 
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.deepEqual(fresh.refused, [], fresh.log.join('\n'));
       assert.equal(fresh.log.length, original.log.length, fresh.log.join('\n'));
+      assert.deepEqual(fresh.keys, original.keys);
       const diff = await runBb(['diff', rec.out, out], env);
       assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
       assert.equal(diff.code, 0);

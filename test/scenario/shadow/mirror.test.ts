@@ -89,6 +89,11 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown, string]> = 
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open', 'response.body.status'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open'], 'response.body.data.order.status'],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file', 'response.body.status'],
+  ['a tus-style resumable upload: POST answers Location: /files/<id>, PATCHes at Upload-Offset, a HEAD for the offset', (c) => c.resumableUpload(), 'open', 'response.body.status'],
+  ['HAL _links.self.href, then a JSON:API links.related, each followed', (c) => c.followLinks(), 'open', 'response.body.status'],
+  ['a JSON login\'s access and refresh tokens: Bearer, POST /token with the refresh token, the new access token', (c) => c.refreshTokens(), ['open', 'open'], 'response.body.status'],
+  ['an Idempotency-Key the client made up, a POST sent twice: the same payment', (c) => c.payTwice(), true, 'response.body.status'],
+  ['a WebSocket resume token sent back in a new WebSocket\'s URL', (c) => c.resumeSocket(), 'open', 'ws.messages[].data.status'],
 ];
 
 describe('shadow mirror: realistic flows, each target its own issued values', () => {
@@ -108,6 +113,7 @@ describe('shadow mirror: realistic flows, each target its own issued values', ()
       const report = await shadow.close(2_000);
       assert.deepEqual({ primary: primary.refused, candidate: candidate.refused, secondary: secondary.refused }, { primary: [], candidate: [], secondary: [] }, JSON.stringify({ candidate: candidate.log, secondary: secondary.log }));
       assert.deepEqual([candidate.log.length, secondary.log.length], [primary.log.length, primary.log.length]);
+      assert.deepEqual({ candidate: candidate.keys, secondary: secondary.keys }, { candidate: primary.keys, secondary: primary.keys });
       assert.equal(report.totals.errors, 0, JSON.stringify(report.routes));
       const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
       assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: [`real changed ${changed}`], offline: [`real changed ${changed}`] }, JSON.stringify(report.findings.map((f) => [f.pattern, f.samples.slice(0, 2)])));
