@@ -38,6 +38,8 @@ export interface ResponseView {
   text?: string;
   /** Data of each server-sent event, in order. */
   events?: readonly string[];
+  /** Each server-sent event's `id:` field, in order ('' for none): a reconnecting client sends the last one back in Last-Event-ID. */
+  eventIds?: readonly string[];
   /** The text is the body's start only (bb shadow keeps 256 KiB for binding): a JSON body is read up to the cut (json-prefix.ts). */
   truncated?: boolean;
   /** A gRPC answer's messages in order, decompressed as the capture holds them; undefined for one that cannot be read (cut short, kept compressed). */
@@ -220,6 +222,9 @@ export function sameIssued(a: ResponseView, b: ResponseView): boolean {
   const ae = a.events ?? [];
   const be = b.events ?? [];
   if (ae.length !== be.length || ae.some((e, i) => e !== be[i])) return false;
+  const ai = a.eventIds ?? [];
+  const bi = b.eventIds ?? [];
+  if (ai.length !== bi.length || ai.some((e, i) => e !== bi[i])) return false;
   if (!sameMessages(a.grpc ?? [], b.grpc ?? [])) return false;
   const ah = issuingHeaders(a);
   const bh = issuingHeaders(b);
@@ -277,6 +282,8 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     else textValues(res.text, 'body', out, res.truncated === true);
   }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
+  // An event's id is issued as a header value is: by tokens (Last-Event-ID carries it back, https://html.spec.whatwg.org/multipage/server-sent-events.html#the-last-event-id-header).
+  res.eventIds?.forEach((id, i) => tokensFor(id, out).forEach((token, k) => out.add(out.places ? `sse[${i}]@id~${k}` : '', token)));
   res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
 }
 
@@ -398,7 +405,7 @@ export function recordedResponse(entry: HarEntry): ResponseView {
   const c = res?.content;
   if (isEventStreamMedia(ct)) {
     const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
-    return { headers, events: events.map((e) => e.data) };
+    return { headers, events: events.map((e) => e.data), eventIds: events.map((e) => e.eventId ?? '') };
   }
   // A gRPC call's answer is its messages (the capture split them: capture/grpc.ts).
   if (entry._grpcMessages) return { headers, grpc: entry._grpcMessages.filter((m) => m.type === 'receive').map(grpcMessageBytes) };

@@ -182,7 +182,9 @@ export function liveResponse(status: number, rawHeaders: readonly string[], body
   // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
   const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), truncated).bytes;
   let view: ResponseView;
-  if (isEventStreamMedia(ct)) view = { headers, events: EventStreamParser.parseText(bytes.toString('utf8')).map((e) => e.data) };
-  else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8'), ...(truncated ? { truncated } : {}) } : {}) };
+  if (isEventStreamMedia(ct)) {
+    const events = EventStreamParser.parseText(bytes.toString('utf8'));
+    view = { headers, events: events.map((e) => e.data), eventIds: events.map((e) => e.eventId) };
+  } else view = { headers, ...(ct === undefined || mediaType(ct) === '' || isTextualMedia(ct) ? { text: bytes.toString('utf8'), ...(truncated ? { truncated } : {}) } : {}) };
   return { status, ...(proxyError ? { proxyError } : {}), view };
 }

@@ -68,5 +68,5 @@ export class AnswersAwaited {
  * its values; a gRPC message's integer is a varint, not text, so a message always may).
  */
 function holds(view: ResponseView, token: string): boolean {
-  return (view.text?.includes(token) ?? false) || view.headers.some((h) => h.value.includes(token)) || (view.events?.some((e) => e.includes(token)) ?? false) || (view.grpc?.some((m) => m !== undefined) ?? false);
+  return (view.text?.includes(token) ?? false) || view.headers.some((h) => h.value.includes(token)) || (view.events?.some((e) => e.includes(token)) ?? false) || (view.eventIds?.some((e) => e.includes(token)) ?? false) || (view.grpc?.some((m) => m !== undefined) ?? false);
 }

@@ -49,6 +49,8 @@ describe('responseValues', () => {
     assert.deepEqual(responseValues({ headers: [], text: '40{"sid":"abcd1234"}\x1e2' }), [{ place: 'body[0]:$.sid~0', value: 'abcd1234' }]);
     assert.deepEqual(responseValues({ headers: [], text: 'tok_9f8e7d6c\n' }), [{ place: 'body:~0', value: 'tok_9f8e7d6c' }]);
     assert.deepEqual(responseValues({ headers: [], events: ['{"cursor":98765}'] }), [{ place: 'sse[0]:$.cursor', value: '98765' }]);
+    // An event's id: a reconnecting client sends the last one back in Last-Event-ID.
+    assert.deepEqual(responseValues({ headers: [], events: ['{"n":0}', '{"n":1}'], eventIds: ['', 'evt_Qw3rTy9uIo'] }), [{ place: 'sse[1]@id~0', value: 'evt_Qw3rTy9uIo' }]);
     assert.deepEqual(messageValues('42["joined",{"room":"room_1234"}]', 3), [
       { place: 'ws[3]:$[0]~0', value: 'joined' },
       { place: 'ws[3]:$[1].room~0', value: 'room_1234' },

@@ -68,6 +68,7 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown]> = [
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open']],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file'],
+  ['an event stream resumed with Last-Event-ID set to the last event id the server issued', (c) => c.resumeEvents(), 'open'],
   ['a tus-style resumable upload: POST answers Location: /files/<id>, PATCHes at Upload-Offset, a HEAD for the offset', (c) => c.resumableUpload(), 'open'],
   ['HAL _links.self.href, then a JSON:API links.related, each followed', (c) => c.followLinks(), 'open'],
   ['a JSON login\'s access and refresh tokens: Bearer, POST /token with the refresh token, the new access token', (c) => c.refreshTokens(), ['open', 'open']],

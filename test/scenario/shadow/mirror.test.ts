@@ -89,6 +89,7 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown, string]> = 
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open', 'response.body.status'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open'], 'response.body.data.order.status'],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file', 'response.body.status'],
+  ['an event stream resumed with Last-Event-ID set to the last event id the server issued', (c) => c.resumeEvents(), 'open', 'response.events[].data.status'],
   ['a tus-style resumable upload: POST answers Location: /files/<id>, PATCHes at Upload-Offset, a HEAD for the offset', (c) => c.resumableUpload(), 'open', 'response.body.status'],
   ['HAL _links.self.href, then a JSON:API links.related, each followed', (c) => c.followLinks(), 'open', 'response.body.status'],
   ['a JSON login\'s access and refresh tokens: Bearer, POST /token with the refresh token, the new access token', (c) => c.refreshTokens(), ['open', 'open'], 'response.body.status'],
