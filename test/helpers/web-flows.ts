@@ -161,22 +161,19 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
         if (cart[2] === undefined) return send(200, { data: { type: 'carts', id: cart[1], attributes: { items: 1 }, links: { self: `/carts/${cart[1]}` } }, links: { related: `/carts/${cart[1]}/items` } });
         return send(200, { cart: Number(cart[1]), items: ['widget'], status });
       }
-      if (p === '/login' && req.method === 'POST') {
-        const access = rand();
-        const refresh = rand();
+      // A login grants an access and a refresh token; POST /token trades the refresh token for new ones (the old access token stops working).
+      const grant = () => {
+        const [access, refresh] = [rand(), rand()];
         tokens.add(access);
         refreshes.add(refresh);
         return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
-      }
+      };
+      if (p === '/login' && req.method === 'POST') return grant();
       if (p === '/token' && req.method === 'POST') {
         const { refresh_token: old } = JSON.parse(body) as { refresh_token?: string };
         if (!refreshes.delete(old ?? '')) return send(400, { error: 'invalid_grant' });
         tokens.clear();
-        const access = rand();
-        const refresh = rand();
-        tokens.add(access);
-        refreshes.add(refresh);
-        return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
+        return grant();
       }
       if (p === '/payments' && req.method === 'POST') {
         const key = String(req.headers['idempotency-key'] ?? '');
