@@ -111,7 +111,7 @@ function attributes(source: string): Map<string, string> {
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
 
 /** `&amp;`, `&#39;`, `&#x2F;` and the other few references attribute values use, decoded; others left as written. */
-function decodeReferences(value: string): string {
+export function decodeReferences(value: string): string {
   if (!value.includes('&')) return value;
   return value.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[a-zA-Z]{2,6});/g, (ref, body: string) => {
     if (body[0] !== '#') return NAMED[body] ?? ref;

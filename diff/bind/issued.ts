@@ -21,6 +21,7 @@ import { decodeProtobuf, rewriteProtobuf, type HarEntry, type HarGrpcMessage, ty
 import { isProse } from './prose.js';
 import { parseJsonPrefix } from './json-prefix.js';
 import { htmlValues, isHtml } from './html.js';
+import { isXml, xmlValues } from './xml.js';
 
 /** One value a server issued, at its place. */
 export interface IssuedValue {
@@ -278,7 +279,9 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
     if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
   }
   if (res.text !== undefined) {
-    if (isHtml(res.text, pairValue(res.headers, 'content-type'))) pageValues(res.text, out);
+    const type = pairValue(res.headers, 'content-type');
+    if (isHtml(res.text, type)) pageValues(res.text, out);
+    else if (isXml(res.text, type)) documentValues(xmlValues(res.text), 'xml', out);
     else textValues(res.text, 'body', out, res.truncated === true);
   }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
@@ -294,10 +297,15 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
  * page's words are prose, and so are its attributes' words.
  */
 function pageValues(text: string, out: ValueSink): void {
-  for (const { place, value } of htmlValues(text)) {
+  documentValues(htmlValues(text), 'html', out);
+}
+
+/** The made tokens (madeNotWord) of a markup document's values (an HTML page's, an XML document's: xml.ts), at `kind:place~k`; words are prose. */
+function documentValues(values: Array<{ place: string; value: string }>, kind: string, out: ValueSink): void {
+  for (const { place, value } of values) {
     const tokens = tokensFor(value, out);
     if (tokens.length === 0 || isProse(value)) continue;
-    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `html:${place}~${k}` : '', token));
+    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `${kind}:${place}~${k}` : '', token));
   }
 }
 

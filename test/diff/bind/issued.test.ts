@@ -73,6 +73,18 @@ describe('responseValues', () => {
     assert.deepEqual(responseValues({ headers: [], events: ['The model is thinking about it'] }), []);
   });
 
+  it("reads an XML answer's leaf texts and attributes by element (a SOAP OrderId), its made tokens only; its words are not issued", () => {
+    const soap = '<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><CreateOrderResponse><OrderId>ord_Xk9fQ2aB</OrderId><Order ref="R-20417" kind="retail"/><Status>open</Status><OrderId>ord_7Yt2</OrderId></CreateOrderResponse></soap:Body></soap:Envelope>';
+    assert.deepEqual(responseValues({ headers: [{ name: 'Content-Type', value: 'text/xml; charset=utf-8' }], text: soap }), [
+      { place: 'xml:OrderId~0', value: 'ord_Xk9fQ2aB' },
+      { place: 'xml:Order@ref~0', value: 'R-20417' },
+      { place: 'xml:OrderId#1~0', value: 'ord_7Yt2' },
+    ]);
+    // No type: an XML declaration says it; an XML error's message is prose.
+    assert.deepEqual(responseValues({ headers: [], text: '<?xml version="1.0"?><Id>a1b2c3d4e5f6</Id>' }), [{ place: 'xml:Id~0', value: 'a1b2c3d4e5f6' }]);
+    assert.deepEqual(responseValues({ headers: [{ name: 'Content-Type', value: 'application/soap+xml' }], text: '<Fault><Reason>No such order was found</Reason></Fault>' }), []);
+  });
+
   it('does not take prose with a brace far in as JSON', () => {
     assert.equal(parseLooseJson('this is a long sentence that has {"a":1} in it'), undefined);
   });
