@@ -149,8 +149,11 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   };
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
   if (ctx.signal?.aborted) onAbort();
+  // A close the client sent after the server's is its echo (RFC 6455 §5.5.1): the target's own close is awaited below, the replayed client echoes that.
+  const serverClose = ex.ws!.messages.findIndex((m) => m.type === 'receive' && m.opcode === 8);
   for (const [k, m] of ex.ws!.messages.entries()) {
     if (m.type !== 'send' || m.opcode === 10) continue;
+    if (m.opcode === 8 && serverClose !== -1 && serverClose < k) break;
     if (closed || ctx.signal?.aborted) break;
     const what = `${ex.key} message ${k + 1}`;
     await ctx.waitFor(m.waits, what);

@@ -250,3 +250,32 @@ describe('bb replay: binary messages, pings, the close code and SSE', () => {
     assert.equal(replayed.log.entries.length, recordedHar.log.entries.length, '--force overwrote it with the replay of every recorded exchange');
   });
 });
+
+describe('bb replay: a WebSocket the server closed', () => {
+  it("waits for the target's own close instead of sending the recorded client's echo of it first: the close is the server's, bb diff is MATCH", async () => {
+    /** A server that closes the socket (1000) when told `bye`. */
+    const closing = async () => {
+      const server = http.createServer((_req, res) => res.end());
+      const wss = new WebSocketServer({ server });
+      wss.on('connection', (ws) => ws.on('message', (d) => (String(d) === 'bye' ? ws.close(1000, 'done') : ws.send(`echo ${String(d)}`))));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      closers.push(() => closeHttpAndWs(server, wss));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const rec = await startRecording({ target: await closing(), out: tmp.path('server-close.har'), label: 'server-close', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/ws`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send('hi');
+    await new Promise((r) => ws.once('message', r));
+    ws.send('bye');
+    await new Promise((r) => ws.once('close', r));
+    const recorded = await rec.close(1000);
+    const out = tmp.path('server-close-replay.har');
+    const run = await runBb(['replay', recorded, '--target', await closing(), '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    const replayed = JSON.parse(await readFile(out, 'utf8')) as Har;
+    assert.deepEqual(replayed.log.entries.map((e) => e._bb?.close?.by), ['server']);
+    const diff = await runBb(['diff', recorded, out], env);
+    assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+  });
+});
