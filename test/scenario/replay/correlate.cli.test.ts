@@ -11,6 +11,7 @@ import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startOrdersApp, visitOrders, type OrdersApp } from '../../helpers/orders-html.js';
 import { startFlowsApp, flowsClient, type FlowsApp } from '../../helpers/web-flows.js';
+import { startMoreFlowsApp, startH2FlowsApp, moreFlowsClient, h2CreateThenRead } from '../../helpers/web-flows-more.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
@@ -100,6 +101,54 @@ describe('bb replay: realistic flows send the target its own issued values', () 
       assert.deepEqual(fresh.refused, [], fresh.log.join('\n'));
       assert.equal(fresh.log.length, original.log.length, fresh.log.join('\n'));
       assert.deepEqual(fresh.keys, original.keys);
+      const diff = await runBb(['diff', rec.out, out], env);
+      assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+      assert.equal(diff.code, 0);
+    });
+  }
+});
+
+// More flows (test/helpers/web-flows-more.ts): a Socket.IO-style session, a
+// redirect chain, SOAP, a CSV export's job, a 202's Operation-Location and
+// an h2c create-then-read, each replayed against a fresh build.
+const more = (run: (c: ReturnType<typeof moreFlowsClient>) => Promise<unknown>) => async (url: string) => {
+  const c = moreFlowsClient(url);
+  try {
+    return await run(c);
+  } finally {
+    await c.close();
+  }
+};
+const moreFlows: Array<[string, () => Promise<FlowsApp>, (url: string) => Promise<unknown>, unknown]> = [
+  ['a Socket.IO-style session: an order id in a 42 event packet sent back in a later packet, polling then WebSocket', () => startMoreFlowsApp(), more((c) => c.socketIo()), ['open', 'open']],
+  ['a chain of three 302s, each Location with a fresh token, the last setting a cookie', () => startMoreFlowsApp(), more((c) => c.redirectChain()), 'open'],
+  ['a SOAP answer\'s OrderId sent back in the next request\'s XML body', () => startMoreFlowsApp(), more((c) => c.soap()), 'open'],
+  ['a CSV export whose first line names the job then polled at /jobs/<id>', () => startMoreFlowsApp(), more((c) => c.exportJob()), 'open'],
+  ['a 202 Accepted with Retry-After and Operation-Location polled until done', () => startMoreFlowsApp(), more((c) => c.longRunning()), 'open'],
+  ['h2c: a JSON create then a read of its id on the same connection', () => startH2FlowsApp(), h2CreateThenRead, 'open'],
+];
+
+describe('bb replay: more realistic flows send the target its own issued values', () => {
+  for (const [name, start, flow, expected] of moreFlows) {
+    it(name, async () => {
+      const original = await start();
+      flowApps.push(original);
+      const slug = `more-${name.replace(/\W+/g, '-').slice(0, 40)}`;
+      const rec = await startRecording({ target: original.url, out: tmp.path(`${slug}.har`), label: slug, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+      try {
+        assert.deepEqual(await flow(rec.url), expected);
+      } finally {
+        await rec.close(1000);
+      }
+      assert.deepEqual(original.refused, []);
+
+      const fresh = await start();
+      flowApps.push(fresh);
+      const out = tmp.path(`${slug}-replay.har`);
+      const run = await runBb(['replay', rec.out, '--target', fresh.url, '--out', out], env);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.deepEqual(fresh.refused, [], fresh.log.join('\n'));
+      assert.equal(fresh.log.length, original.log.length, fresh.log.join('\n'));
       const diff = await runBb(['diff', rec.out, out], env);
       assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
       assert.equal(diff.code, 0);
