@@ -34,13 +34,8 @@ export function isHtml(text: string, contentType: string | undefined): boolean {
 /** The attribute values a page's hidden inputs, metas, links and forms carry, in page order. */
 export function htmlValues(text: string): HtmlValue[] {
   const out: HtmlValue[] = [];
-  const seen = new Map<string, number>();
   // The same name twice (two forms with a token each): the second is `name#1`.
-  const placeOf = (base: string): string => {
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    return n === 0 ? base : `${base}#${n}`;
-  };
+  const placeOf = numberedPlaces();
   let links = 0;
   let forms = 0;
   for (const { tag, source } of tags(text.length > MAX_HTML ? text.slice(0, MAX_HTML) : text)) {
@@ -96,6 +91,16 @@ function* tags(text: string): Generator<{ tag: string; source: string }> {
     yield { tag: name[1]!.toLowerCase(), source: text.slice(start, end) };
     at = end + 1;
   }
+}
+
+/** Names a place by its base, the second of a base `base#1`, the third `base#2`. */
+export function numberedPlaces(): (base: string) => string {
+  const seen = new Map<string, number>();
+  return (base) => {
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    return n === 0 ? base : `${base}#${n}`;
+  };
 }
 
 /** A tag's attributes, names lower-cased, values with their character references decoded (the first of a name wins, as in HTML). */

@@ -6,7 +6,7 @@
 // leaves are read here, each at a place named by its element's local name:
 // `OrderId`, `Order@id` (the second of a name: `OrderId#1`). Found by one
 // linear scan, not a parser: a document is hostile input.
-import { decodeReferences } from './html.js';
+import { decodeReferences, numberedPlaces } from './html.js';
 
 /** One value an XML document carries, at its place, references decoded. */
 export interface XmlValue {
@@ -32,12 +32,7 @@ export function isXml(text: string, contentType: string | undefined): boolean {
 /** The leaf elements' texts and the attribute values of an XML document (namespace declarations aside), in document order. */
 export function xmlValues(text: string): XmlValue[] {
   const out: XmlValue[] = [];
-  const seen = new Map<string, number>();
-  const placeOf = (base: string): string => {
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    return n === 0 ? base : `${base}#${n}`;
-  };
+  const placeOf = numberedPlaces();
   const doc = text.length > MAX_XML ? text.slice(0, MAX_XML) : text;
   for (const m of doc.matchAll(ELEMENT)) {
     if (out.length >= MAX_VALUES) break;

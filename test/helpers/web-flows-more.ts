@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { closeHttpAndWs } from './servers.js';
-import type { FlowsApp } from './web-flows.js';
+import { flowsCall, type FlowsApp } from './web-flows.js';
 
 const rand = () => randomBytes(9).toString('base64url');
 
@@ -195,14 +195,7 @@ export async function startH2FlowsApp(build: 'old' | 'new' = 'old'): Promise<Flo
 /** The clients of these flows through `url`; each throws if refused. `settle(n)` as web-flows.ts's. */
 export function moreFlowsClient(url: string, settle?: (n: number) => Promise<void>) {
   const c = new Client(url);
-  let answered = 0;
-  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
-    const res = await c.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
-    const text = await res.body.text();
-    if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-    await settle?.(++answered);
-    return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, any> };
-  };
+  const call = flowsCall(c, settle);
   const event = (text: string, name: string) => {
     const packet = text.split('\x1e').find((p) => p.startsWith('42'));
     const [got, data] = JSON.parse(packet?.slice(2) ?? '[]') as [string, Record<string, string>];

@@ -241,14 +241,7 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
  */
 export async function flowsClient(url: string, settle?: (n: number) => Promise<void>) {
   const c = new Client(url);
-  let answered = 0;
-  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
-    const res = await c.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
-    const text = await res.body.text();
-    if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-    await settle?.(++answered);
-    return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, any> };
-  };
+  const call = flowsCall(c, settle);
   return {
     /** GET /doc, then again with If-None-Match (`etag`) or If-Modified-Since (`date`) from its answer: the conditional GET's status. */
     async revalidate(by: 'etag' | 'date'): Promise<number> {
@@ -358,5 +351,17 @@ export async function flowsClient(url: string, settle?: (n: number) => Promise<v
       return (await talk(`/live?resume=${encodeURIComponent(welcome.resume!)}`)).status!;
     },
     close: () => c.close(),
+  };
+}
+
+/** A flow's request through `c`: throws on a 4xx or 5xx, awaits `settle(n)` after the n-th answer. */
+export function flowsCall(c: Client, settle?: (n: number) => Promise<void>) {
+  let answered = 0;
+  return async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
+    const res = await c.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+    await settle?.(++answered);
+    return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, any> };
   };
 }
