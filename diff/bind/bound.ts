@@ -20,6 +20,7 @@
 // issued it; browsers' HARs list entries as they started. Both stores read
 // the same order, so the in-memory and the bounded path bind alike.
 import type { HarEntry } from '../../capture/index.js';
+import { toEpochSeconds } from '../../core/index.js';
 import { TokenFilter } from './token-filter.js';
 import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
@@ -150,10 +151,8 @@ export class IssuedTimeline {
   }
 }
 
-/** A message's time (HAR: epoch seconds; Playwright writes epoch ms) in epoch ms. */
-function epochMs(time: number): number {
-  return time > 1e11 ? time : time * 1000;
-}
+/** A message's time (HAR: epoch seconds; Playwright writes epoch ms: core's toEpochSeconds) in epoch ms. */
+const epochMs = (time: number): number => toEpochSeconds(time) * 1000;
 
 /** When an entry's first timed server message crossed (epoch ms): a WebSocket's text message, an event, a gRPC message; undefined when it has none. */
 function firstServerMessage(e: HarEntry): number | undefined {

@@ -11,7 +11,7 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { BbError, isFormMedia } from '../../core/index.js';
+import { BbError, isFormMedia, toEpochSeconds } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
 import { grpcMessageBytes, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
@@ -231,7 +231,7 @@ export class Correlation {
     let k = 0;
     for (const m of ex.entry._grpcMessages ?? []) {
       const bytes = grpcMessageBytes(m);
-      const at = bySeq ? m._bb?.seq : m.time > 1e11 ? m.time : m.time * 1000;
+      const at = bySeq ? m._bb?.seq : toEpochSeconds(m.time) * 1000;
       const n = m.type === 'receive' ? r++ : k++;
       if (!bytes) continue;
       if (m.type === 'receive') events.push({ pos: at ?? ex.end, order: 1, run: () => streamMessageValues(bytes, n).forEach((v) => this.bind(v, ex.i, clientSent)) });

@@ -7,11 +7,10 @@
 // 404: so a replay or a mirror that sends a page's values as recorded, not
 // its target's own, is refused. `drive` is a browser's visit, done with
 // undici: it reads what it sends back from the pages, as a browser would.
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
-import { closeHttpAndWs } from './servers.js';
+import { bodyServer, closeHttpAndWs } from './servers.js';
 
 /** A running build of the app. */
 export interface OrdersApp {
@@ -32,47 +31,42 @@ export async function startOrdersApp(firstId: number, heading = 'Order'): Promis
   let next = firstId;
   const log: string[] = [];
   const token = () => randomBytes(12).toString('base64url');
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://app');
-      const send = (status: number, body: string, headers: Record<string, string> = {}) => {
-        log.push(`${req.method} ${url.pathname} ${status}`);
-        res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
-      };
-      let sid = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
-      const cookie: Record<string, string> = {};
-      if (!sid || !sessions.has(sid)) {
-        sid = token();
-        sessions.set(sid, token());
-        cookie['set-cookie'] = `sid=${sid}; Path=/; HttpOnly`;
-      }
-      const csrf = sessions.get(sid)!;
-      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      const page = (title: string, body: string) =>
-        `<!doctype html><html><head><meta name="csrf-token" content="${csrf}"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
-      const hidden = `<input type="hidden" name="authenticity_token" value="${csrf}">`;
-      if (req.method === 'POST' && form.get('authenticity_token') !== csrf) return send(422, page('Refused', '<p>The change you wanted was rejected.</p>'), cookie);
-      if (req.method === 'GET' && url.pathname === '/orders/new') return send(200, page('New order', `<form action="/orders" method="post">${hidden}<input name="name"></form>`), cookie);
-      if (req.method === 'POST' && url.pathname === '/orders') {
-        const id = next++;
-        orders.set(id, { name: form.get('name') ?? '', version: token(), cancelled: false });
-        return send(303, '', { ...cookie, location: `/orders/${id}` });
-      }
-      const m = /^\/orders\/(\d+)(\/edit|\/cancel)?$/.exec(url.pathname);
-      const order = m ? orders.get(Number(m[1])) : undefined;
-      if (!m || !order) return send(404, page('Not found', '<p>No such order.</p>'), cookie);
-      if (m[2] === '/edit') {
-        if (url.searchParams.get('v') !== order.version) return send(404, page('Not found', '<p>That version is gone.</p>'), cookie);
-        return send(200, page(`Edit ${order.name}`, `<form action="/orders/${m[1]}/cancel" method="post">${hidden}<button>Cancel it</button></form>`), cookie);
-      }
-      if (m[2] === '/cancel' && req.method === 'POST') {
-        order.cancelled = true;
-        return send(303, '', { ...cookie, location: `/orders/${m[1]}` });
-      }
-      send(200, page(`${heading} ${order.name}`, `<p>${order.cancelled ? 'Cancelled' : 'Open'}</p><a href="/orders/${m[1]}/edit?v=${order.version}">Edit</a>`), cookie);
-    });
+  const server = bodyServer((req, res, bytes, url) => {
+    const send = (status: number, body: string, headers: Record<string, string> = {}) => {
+      log.push(`${req.method} ${url.pathname} ${status}`);
+      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
+    };
+    let sid = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+    const cookie: Record<string, string> = {};
+    if (!sid || !sessions.has(sid)) {
+      sid = token();
+      sessions.set(sid, token());
+      cookie['set-cookie'] = `sid=${sid}; Path=/; HttpOnly`;
+    }
+    const csrf = sessions.get(sid)!;
+    const form = new URLSearchParams(bytes.toString('utf8'));
+    const page = (title: string, body: string) =>
+      `<!doctype html><html><head><meta name="csrf-token" content="${csrf}"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+    const hidden = `<input type="hidden" name="authenticity_token" value="${csrf}">`;
+    if (req.method === 'POST' && form.get('authenticity_token') !== csrf) return send(422, page('Refused', '<p>The change you wanted was rejected.</p>'), cookie);
+    if (req.method === 'GET' && url.pathname === '/orders/new') return send(200, page('New order', `<form action="/orders" method="post">${hidden}<input name="name"></form>`), cookie);
+    if (req.method === 'POST' && url.pathname === '/orders') {
+      const id = next++;
+      orders.set(id, { name: form.get('name') ?? '', version: token(), cancelled: false });
+      return send(303, '', { ...cookie, location: `/orders/${id}` });
+    }
+    const m = /^\/orders\/(\d+)(\/edit|\/cancel)?$/.exec(url.pathname);
+    const order = m ? orders.get(Number(m[1])) : undefined;
+    if (!m || !order) return send(404, page('Not found', '<p>No such order.</p>'), cookie);
+    if (m[2] === '/edit') {
+      if (url.searchParams.get('v') !== order.version) return send(404, page('Not found', '<p>That version is gone.</p>'), cookie);
+      return send(200, page(`Edit ${order.name}`, `<form action="/orders/${m[1]}/cancel" method="post">${hidden}<button>Cancel it</button></form>`), cookie);
+    }
+    if (m[2] === '/cancel' && req.method === 'POST') {
+      order.cancelled = true;
+      return send(303, '', { ...cookie, location: `/orders/${m[1]}` });
+    }
+    send(200, page(`${heading} ${order.name}`, `<p>${order.cancelled ? 'Cancelled' : 'Open'}</p><a href="/orders/${m[1]}/edit?v=${order.version}">Edit</a>`), cookie);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {

@@ -11,6 +11,15 @@ export function closeHttpAndWs(server: http.Server, wss?: WebSocketServer): Prom
   return new Promise<void>((r) => server.close(() => r()));
 }
 
+/** An HTTP server that reads each request's body whole, then calls `handle` with it and the request's URL (the test apps' servers). */
+export function bodyServer(handle: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, url: URL) => void): http.Server {
+  return http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks), new URL(req.url ?? '/', 'http://app')));
+  });
+}
+
 /** An HTTP server that reads each request's body, then answers "hello from <path>"; resolves once it listens. */
 export async function helloServer(): Promise<{ server: http.Server; port: number }> {
   const server = http.createServer((req, res) => {

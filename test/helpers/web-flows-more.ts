@@ -9,14 +9,13 @@
 // Retry-After and Operation-Location polled until done; and (an h2c server of
 // its own) a JSON create then a read of the id on the same HTTP/2 connection.
 // Every issued value is random, so one sent to another build is refused.
-import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import { closeHttpAndWs } from './servers.js';
+import { bodyServer, closeHttpAndWs } from './servers.js';
 import { flowsCall, type FlowsApp } from './web-flows.js';
 
 const rand = () => randomBytes(9).toString('base64url');
@@ -45,87 +44,82 @@ export async function startMoreFlowsApp(build: 'old' | 'new' = 'old'): Promise<F
     refused.push(`EVENT ${name} unknown order`);
     queue.push(`42${JSON.stringify(['error', 'unknown order'])}`);
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://app');
-      const body = Buffer.concat(chunks).toString('utf8');
-      const send = (code: number, type: string | undefined, text: string | undefined, headers: Record<string, string> = {}) => {
-        const line = `${req.method} ${url.pathname} ${code}`;
-        log.push(line);
-        if (code >= 400) refused.push(line);
-        res.writeHead(code, { ...(type === undefined ? {} : { 'content-type': type }), ...headers }).end(text);
-      };
-      const json = (code: number, v: unknown, headers: Record<string, string> = {}) => send(code, 'application/json', JSON.stringify(v), headers);
-      const p = url.pathname;
-      if (p === '/socket.io/') {
-        const sid = url.searchParams.get('sid');
-        if (sid === null) {
-          // Engine.IO's sids, as Socket.IO's, are 20 characters (15 random bytes).
-          const made = randomBytes(15).toString('base64url');
-          sessions.set(made, []);
-          return send(200, 'text/plain; charset=UTF-8', `0${JSON.stringify({ sid: made, upgrades: ['websocket'], pingInterval: 25000, pingTimeout: 20000, maxPayload: 1000000 })}`);
+  const server = bodyServer((req, res, bytes, url) => {
+    const body = bytes.toString('utf8');
+    const send = (code: number, type: string | undefined, text: string | undefined, headers: Record<string, string> = {}) => {
+      const line = `${req.method} ${url.pathname} ${code}`;
+      log.push(line);
+      if (code >= 400) refused.push(line);
+      res.writeHead(code, { ...(type === undefined ? {} : { 'content-type': type }), ...headers }).end(text);
+    };
+    const json = (code: number, v: unknown, headers: Record<string, string> = {}) => send(code, 'application/json', JSON.stringify(v), headers);
+    const p = url.pathname;
+    if (p === '/socket.io/') {
+      const sid = url.searchParams.get('sid');
+      if (sid === null) {
+        // Engine.IO's sids, as Socket.IO's, are 20 characters (15 random bytes).
+        const made = randomBytes(15).toString('base64url');
+        sessions.set(made, []);
+        return send(200, 'text/plain; charset=UTF-8', `0${JSON.stringify({ sid: made, upgrades: ['websocket'], pingInterval: 25000, pingTimeout: 20000, maxPayload: 1000000 })}`);
+      }
+      const queue = sessions.get(sid);
+      if (queue === undefined) return json(400, { code: 1, message: 'Session ID unknown' });
+      if (req.method === 'POST') {
+        for (const packet of body.split('\x1e')) {
+          if (packet === '40') queue.push(`40${JSON.stringify({ sid: randomBytes(15).toString('base64url') })}`);
+          else if (packet.startsWith('42')) onEvent(queue, packet);
         }
-        const queue = sessions.get(sid);
-        if (queue === undefined) return json(400, { code: 1, message: 'Session ID unknown' });
-        if (req.method === 'POST') {
-          for (const packet of body.split('\x1e')) {
-            if (packet === '40') queue.push(`40${JSON.stringify({ sid: randomBytes(15).toString('base64url') })}`);
-            else if (packet.startsWith('42')) onEvent(queue, packet);
-          }
-          return send(200, 'text/html', 'ok');
-        }
-        return send(200, 'text/plain; charset=UTF-8', queue.length === 0 ? '6' : queue.splice(0).join('\x1e'));
+        return send(200, 'text/html', 'ok');
       }
-      if (p === '/sso/start' || p === '/sso/step' || p === '/sso/finish') {
-        const from = url.searchParams.get('t');
-        if (p !== '/sso/start' && redirects.get(from ?? '') !== p) return json(400, { error: 'bad token' });
-        redirects.delete(from ?? '');
-        const token = rand();
-        const to = p === '/sso/start' ? '/sso/step' : p === '/sso/step' ? '/sso/finish' : '/home';
-        redirects.set(token, to);
-        if (to !== '/home') return send(302, undefined, undefined, { location: `${to}?t=${token}` });
-        const sess = rand();
-        cookies.add(sess);
-        return send(302, undefined, undefined, { location: `/home?t=${token}`, 'set-cookie': `sess=${sess}; Path=/; HttpOnly` });
-      }
-      if (p === '/home') {
-        const sess = /(?:^|;\s*)sess=([^;]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
-        if (redirects.get(url.searchParams.get('t') ?? '') !== '/home' || !cookies.has(sess)) return json(401, { error: 'not signed in' });
-        return json(200, { user: 'ada', status });
-      }
-      if (p === '/soap' && req.method === 'POST') {
-        const xml = (inner: string) => `<?xml version="1.0" encoding="utf-8"?>\n<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
-        if (body.includes('<CreateOrder>')) return send(200, 'text/xml; charset=utf-8', xml(`<CreateOrderResponse><OrderId>${order()}</OrderId></CreateOrderResponse>`));
-        const id = /<OrderId>([^<]*)<\/OrderId>/.exec(body)?.[1] ?? '';
-        if (!orders.has(id)) return send(500, 'text/xml; charset=utf-8', xml('<soap:Fault><faultcode>soap:Client</faultcode><faultstring>no such order</faultstring></soap:Fault>'));
-        return send(200, 'text/xml; charset=utf-8', xml(`<GetOrderResponse><OrderId>${id}</OrderId><Status>${status}</Status></GetOrderResponse>`));
-      }
-      if (p === '/export.csv') {
-        const job = `job_${rand()}`;
-        jobs.add(job);
-        return send(200, 'text/csv', `job,${job}\nitem,qty\nwidget,2\n`);
-      }
-      const job = /^\/jobs\/([\w-]+)$/.exec(p);
-      if (job) return jobs.has(job[1]!) ? json(200, { job: job[1], state: 'done', status }) : json(404, { error: 'no such job' });
-      if (p === '/reports' && req.method === 'POST') {
-        const op = rand();
-        operations.set(op, 0);
-        return json(202, { status: 'accepted' }, { 'operation-location': `/operations/${op}`, 'retry-after': '0' });
-      }
-      const op = /^\/operations\/([\w-]+)$/.exec(p);
-      if (op) {
-        const polls = operations.get(op[1]!);
-        if (polls === undefined) return json(404, { error: 'no such operation' });
-        operations.set(op[1]!, polls + 1);
-        // Running on the first poll, done on the second with the report's place.
-        return polls === 0 ? json(200, { state: 'running' }, { 'retry-after': '0' }) : json(200, { state: 'succeeded', resourceLocation: `/reports/${op[1]}` });
-      }
-      const report = /^\/reports\/([\w-]+)$/.exec(p);
-      if (report) return operations.has(report[1]!) ? json(200, { report: 'sales', status }) : json(404, { error: 'no such report' });
-      json(404, { error: 'no route' });
-    });
+      return send(200, 'text/plain; charset=UTF-8', queue.length === 0 ? '6' : queue.splice(0).join('\x1e'));
+    }
+    if (p === '/sso/start' || p === '/sso/step' || p === '/sso/finish') {
+      const from = url.searchParams.get('t');
+      if (p !== '/sso/start' && redirects.get(from ?? '') !== p) return json(400, { error: 'bad token' });
+      redirects.delete(from ?? '');
+      const token = rand();
+      const to = p === '/sso/start' ? '/sso/step' : p === '/sso/step' ? '/sso/finish' : '/home';
+      redirects.set(token, to);
+      if (to !== '/home') return send(302, undefined, undefined, { location: `${to}?t=${token}` });
+      const sess = rand();
+      cookies.add(sess);
+      return send(302, undefined, undefined, { location: `/home?t=${token}`, 'set-cookie': `sess=${sess}; Path=/; HttpOnly` });
+    }
+    if (p === '/home') {
+      const sess = /(?:^|;\s*)sess=([^;]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
+      if (redirects.get(url.searchParams.get('t') ?? '') !== '/home' || !cookies.has(sess)) return json(401, { error: 'not signed in' });
+      return json(200, { user: 'ada', status });
+    }
+    if (p === '/soap' && req.method === 'POST') {
+      const xml = (inner: string) => `<?xml version="1.0" encoding="utf-8"?>\n<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
+      if (body.includes('<CreateOrder>')) return send(200, 'text/xml; charset=utf-8', xml(`<CreateOrderResponse><OrderId>${order()}</OrderId></CreateOrderResponse>`));
+      const id = /<OrderId>([^<]*)<\/OrderId>/.exec(body)?.[1] ?? '';
+      if (!orders.has(id)) return send(500, 'text/xml; charset=utf-8', xml('<soap:Fault><faultcode>soap:Client</faultcode><faultstring>no such order</faultstring></soap:Fault>'));
+      return send(200, 'text/xml; charset=utf-8', xml(`<GetOrderResponse><OrderId>${id}</OrderId><Status>${status}</Status></GetOrderResponse>`));
+    }
+    if (p === '/export.csv') {
+      const job = `job_${rand()}`;
+      jobs.add(job);
+      return send(200, 'text/csv', `job,${job}\nitem,qty\nwidget,2\n`);
+    }
+    const job = /^\/jobs\/([\w-]+)$/.exec(p);
+    if (job) return jobs.has(job[1]!) ? json(200, { job: job[1], state: 'done', status }) : json(404, { error: 'no such job' });
+    if (p === '/reports' && req.method === 'POST') {
+      const op = rand();
+      operations.set(op, 0);
+      return json(202, { status: 'accepted' }, { 'operation-location': `/operations/${op}`, 'retry-after': '0' });
+    }
+    const op = /^\/operations\/([\w-]+)$/.exec(p);
+    if (op) {
+      const polls = operations.get(op[1]!);
+      if (polls === undefined) return json(404, { error: 'no such operation' });
+      operations.set(op[1]!, polls + 1);
+      // Running on the first poll, done on the second with the report's place.
+      return polls === 0 ? json(200, { state: 'running' }, { 'retry-after': '0' }) : json(200, { state: 'succeeded', resourceLocation: `/reports/${op[1]}` });
+    }
+    const report = /^\/reports\/([\w-]+)$/.exec(p);
+    if (report) return operations.has(report[1]!) ? json(200, { report: 'sales', status }) : json(404, { error: 'no such report' });
+    json(404, { error: 'no route' });
   });
   // Engine.IO's upgrade: a WebSocket with the polling session's sid, `2probe` → `3probe`, `5`, then packets both ways.
   const wss = new WebSocketServer({ noServer: true });

@@ -17,12 +17,11 @@
 // build's own start, so a replay or a mirror that sends the recorded value to
 // another server is refused (counted in `refused`) or answered otherwise
 // (a conditional GET answered 200, counted too).
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import { closeHttpAndWs } from './servers.js';
+import { bodyServer, closeHttpAndWs } from './servers.js';
 
 /** A running build of the API. */
 export interface FlowsApp {
@@ -62,139 +61,134 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
     orders.set(id, 'widget');
     return id;
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://app');
-      const body = Buffer.concat(chunks).toString('latin1');
-      const send = (code: number, json: unknown, headers: Record<string, string> = {}, miss = false) => {
-        const line = `${req.method} ${url.pathname} ${code}`;
-        log.push(line);
-        if (code >= 400 || miss) refused.push(line);
-        res.writeHead(code, { ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...headers }).end(json === undefined ? undefined : JSON.stringify(json));
-      };
-      const p = url.pathname;
-      if (p === '/doc') {
-        const validators = { etag, 'last-modified': lastModified, 'cache-control': 'no-cache' };
-        const inm = req.headers['if-none-match'];
-        const ims = req.headers['if-modified-since'];
-        if (inm !== undefined) return inm === etag ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
-        if (ims !== undefined) return Date.parse(ims) >= Date.parse(lastModified) ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
-        return send(200, { title: 'Doc', status }, validators);
+  const server = bodyServer((req, res, bytes, url) => {
+    const body = bytes.toString('latin1');
+    const send = (code: number, json: unknown, headers: Record<string, string> = {}, miss = false) => {
+      const line = `${req.method} ${url.pathname} ${code}`;
+      log.push(line);
+      if (code >= 400 || miss) refused.push(line);
+      res.writeHead(code, { ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...headers }).end(json === undefined ? undefined : JSON.stringify(json));
+    };
+    const p = url.pathname;
+    if (p === '/doc') {
+      const validators = { etag, 'last-modified': lastModified, 'cache-control': 'no-cache' };
+      const inm = req.headers['if-none-match'];
+      const ims = req.headers['if-modified-since'];
+      if (inm !== undefined) return inm === etag ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
+      if (ims !== undefined) return Date.parse(ims) >= Date.parse(lastModified) ? send(304, undefined, validators) : send(200, { title: 'Doc', status }, validators, true);
+      return send(200, { title: 'Doc', status }, validators);
+    }
+    if (p === '/authorize') {
+      const code = rand();
+      codes.add(code);
+      return send(302, undefined, { location: `/callback?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` });
+    }
+    if (p === '/callback') {
+      const code = url.searchParams.get('code') ?? '';
+      if (!codes.delete(code)) return send(400, { error: 'invalid_grant' });
+      const token = rand();
+      tokens.add(token);
+      return send(200, { access_token: token, token_type: 'Bearer', state: url.searchParams.get('state') });
+    }
+    if (p === '/me') {
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      return tokens.has(token) ? send(200, { name: 'ada', status }) : send(401, { error: 'invalid_token' });
+    }
+    if (p === '/items') {
+      const cursor = url.searchParams.get('cursor');
+      const page = cursor === null ? 0 : cursors.get(cursor);
+      if (page === undefined) return send(400, { error: 'bad cursor' });
+      // Three pages: the last one has no next.
+      if (page >= 2) return send(200, { page, items: [`item-${page}`], status, next_cursor: null });
+      const nextCursor = rand();
+      cursors.set(nextCursor, page + 1);
+      return send(200, { page, items: [`item-${page}`], status, next_cursor: nextCursor }, { link: `</items?cursor=${nextCursor}>; rel="next"` });
+    }
+    if (p === '/orders' && req.method === 'POST') {
+      const id = order();
+      return send(201, { id: Number(id), href: `/orders/${id}/items` });
+    }
+    const items = /^\/orders\/(\d+)\/items$/.exec(p);
+    if (items) return orders.has(items[1]!) ? send(200, { order: Number(items[1]), items: ['widget'], status }) : send(404, { error: 'no such order' });
+    if (p === '/graphql' && req.method === 'POST') {
+      const { variables } = JSON.parse(body) as { variables?: { id?: string } };
+      const id = variables?.id ?? '';
+      return orders.has(id) ? send(200, { data: { order: { id, status } } }) : send(200, { data: { order: null }, errors: [{ message: 'not found' }] }, {}, true);
+    }
+    if (p === '/events') {
+      // An event stream that drops after two events; a client reconnecting with Last-Event-ID gets the rest.
+      const last = req.headers['last-event-id'];
+      const from = last === undefined ? 0 : events.get(String(last));
+      if (from === undefined) return send(400, { error: 'unknown Last-Event-ID' });
+      log.push(`GET /events 200`);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const upTo = from === 0 ? 2 : 3;
+      for (let n = from; n < upTo; n++) {
+        // 16 characters: an event id nobody sends back is compared as its shape (a 12-character one would differ as text).
+        const id = randomBytes(12).toString('base64url');
+        events.set(id, n + 1);
+        res.write(`id: ${id}\ndata: ${JSON.stringify(n === 2 ? { n, status } : { n })}\n\n`);
       }
-      if (p === '/authorize') {
-        const code = rand();
-        codes.add(code);
-        return send(302, undefined, { location: `/callback?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` });
-      }
-      if (p === '/callback') {
-        const code = url.searchParams.get('code') ?? '';
-        if (!codes.delete(code)) return send(400, { error: 'invalid_grant' });
-        const token = rand();
-        tokens.add(token);
-        return send(200, { access_token: token, token_type: 'Bearer', state: url.searchParams.get('state') });
-      }
-      if (p === '/me') {
-        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-        return tokens.has(token) ? send(200, { name: 'ada', status }) : send(401, { error: 'invalid_token' });
-      }
-      if (p === '/items') {
-        const cursor = url.searchParams.get('cursor');
-        const page = cursor === null ? 0 : cursors.get(cursor);
-        if (page === undefined) return send(400, { error: 'bad cursor' });
-        // Three pages: the last one has no next.
-        if (page >= 2) return send(200, { page, items: [`item-${page}`], status, next_cursor: null });
-        const nextCursor = rand();
-        cursors.set(nextCursor, page + 1);
-        return send(200, { page, items: [`item-${page}`], status, next_cursor: nextCursor }, { link: `</items?cursor=${nextCursor}>; rel="next"` });
-      }
-      if (p === '/orders' && req.method === 'POST') {
-        const id = order();
-        return send(201, { id: Number(id), href: `/orders/${id}/items` });
-      }
-      const items = /^\/orders\/(\d+)\/items$/.exec(p);
-      if (items) return orders.has(items[1]!) ? send(200, { order: Number(items[1]), items: ['widget'], status }) : send(404, { error: 'no such order' });
-      if (p === '/graphql' && req.method === 'POST') {
-        const { variables } = JSON.parse(body) as { variables?: { id?: string } };
-        const id = variables?.id ?? '';
-        return orders.has(id) ? send(200, { data: { order: { id, status } } }) : send(200, { data: { order: null }, errors: [{ message: 'not found' }] }, {}, true);
-      }
-      if (p === '/events') {
-        // An event stream that drops after two events; a client reconnecting with Last-Event-ID gets the rest.
-        const last = req.headers['last-event-id'];
-        const from = last === undefined ? 0 : events.get(String(last));
-        if (from === undefined) return send(400, { error: 'unknown Last-Event-ID' });
-        log.push(`GET /events 200`);
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        const upTo = from === 0 ? 2 : 3;
-        for (let n = from; n < upTo; n++) {
-          // 16 characters: an event id nobody sends back is compared as its shape (a 12-character one would differ as text).
-          const id = randomBytes(12).toString('base64url');
-          events.set(id, n + 1);
-          res.write(`id: ${id}\ndata: ${JSON.stringify(n === 2 ? { n, status } : { n })}\n\n`);
-        }
-        return res.end();
-      }
-      if (p === '/files' && req.method === 'POST' && req.headers['tus-resumable'] !== undefined) {
-        const id = rand();
-        uploads.set(id, { length: Number(req.headers['upload-length']), data: '' });
-        return send(201, undefined, { location: `/files/${id}`, 'tus-resumable': '1.0.0' });
-      }
-      const tus = /^\/files\/([\w-]+)$/.exec(p);
-      if (tus && (req.method === 'PATCH' || req.method === 'HEAD')) {
-        const u = uploads.get(tus[1]!);
-        if (u === undefined) return send(404, undefined);
-        if (req.method === 'HEAD') return send(200, undefined, { 'upload-offset': String(u.data.length), 'upload-length': String(u.length), 'tus-resumable': '1.0.0' });
-        if (Number(req.headers['upload-offset']) !== u.data.length) return send(409, { error: 'offset mismatch' });
-        u.data += body;
-        if (u.data.length === u.length) files.set(tus[1]!, u.data);
-        return send(204, undefined, { 'upload-offset': String(u.data.length), 'tus-resumable': '1.0.0' });
-      }
-      if (p === '/carts' && req.method === 'POST') {
-        const id = order();
-        return send(201, { id: Number(id), _links: { self: { href: `/carts/${id}` } } }, { 'content-type': 'application/hal+json' });
-      }
-      const cart = /^\/carts\/(\d+)(\/items)?$/.exec(p);
-      if (cart) {
-        if (!orders.has(cart[1]!)) return send(404, { errors: [{ title: 'no such cart' }] });
-        if (cart[2] === undefined) return send(200, { data: { type: 'carts', id: cart[1], attributes: { items: 1 }, links: { self: `/carts/${cart[1]}` } }, links: { related: `/carts/${cart[1]}/items` } });
-        return send(200, { cart: Number(cart[1]), items: ['widget'], status });
-      }
-      // A login grants an access and a refresh token; POST /token trades the refresh token for new ones (the old access token stops working).
-      const grant = () => {
-        const [access, refresh] = [rand(), rand()];
-        tokens.add(access);
-        refreshes.add(refresh);
-        return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
-      };
-      if (p === '/login' && req.method === 'POST') return grant();
-      if (p === '/token' && req.method === 'POST') {
-        const { refresh_token: old } = JSON.parse(body) as { refresh_token?: string };
-        if (!refreshes.delete(old ?? '')) return send(400, { error: 'invalid_grant' });
-        tokens.clear();
-        return grant();
-      }
-      if (p === '/payments' && req.method === 'POST') {
-        const key = String(req.headers['idempotency-key'] ?? '');
-        keys.push(key);
-        const done = payments.get(key);
-        if (done !== undefined) return send(201, done, { 'idempotent-replayed': 'true' });
-        const made = { id: Number(order()), amount: 500, status };
-        payments.set(key, made);
-        return send(201, made);
-      }
-      if (p === '/files' && req.method === 'POST') {
-        const content = /\r\n\r\n([\s\S]*?)\r\n--/.exec(body)?.[1];
-        if (content === undefined) return send(400, { error: 'no file' });
-        const id = `file_${rand()}`;
-        files.set(id, content);
-        return send(201, { file_id: id, size: content.length });
-      }
-      const file = /^\/files\/([\w-]+)$/.exec(p);
-      if (file) return files.has(file[1]!) ? send(200, { id: file[1], content: files.get(file[1]!), status }) : send(404, { error: 'no such file' });
-      send(404, { error: 'no route' });
-    });
+      return res.end();
+    }
+    if (p === '/files' && req.method === 'POST' && req.headers['tus-resumable'] !== undefined) {
+      const id = rand();
+      uploads.set(id, { length: Number(req.headers['upload-length']), data: '' });
+      return send(201, undefined, { location: `/files/${id}`, 'tus-resumable': '1.0.0' });
+    }
+    const tus = /^\/files\/([\w-]+)$/.exec(p);
+    if (tus && (req.method === 'PATCH' || req.method === 'HEAD')) {
+      const u = uploads.get(tus[1]!);
+      if (u === undefined) return send(404, undefined);
+      if (req.method === 'HEAD') return send(200, undefined, { 'upload-offset': String(u.data.length), 'upload-length': String(u.length), 'tus-resumable': '1.0.0' });
+      if (Number(req.headers['upload-offset']) !== u.data.length) return send(409, { error: 'offset mismatch' });
+      u.data += body;
+      if (u.data.length === u.length) files.set(tus[1]!, u.data);
+      return send(204, undefined, { 'upload-offset': String(u.data.length), 'tus-resumable': '1.0.0' });
+    }
+    if (p === '/carts' && req.method === 'POST') {
+      const id = order();
+      return send(201, { id: Number(id), _links: { self: { href: `/carts/${id}` } } }, { 'content-type': 'application/hal+json' });
+    }
+    const cart = /^\/carts\/(\d+)(\/items)?$/.exec(p);
+    if (cart) {
+      if (!orders.has(cart[1]!)) return send(404, { errors: [{ title: 'no such cart' }] });
+      if (cart[2] === undefined) return send(200, { data: { type: 'carts', id: cart[1], attributes: { items: 1 }, links: { self: `/carts/${cart[1]}` } }, links: { related: `/carts/${cart[1]}/items` } });
+      return send(200, { cart: Number(cart[1]), items: ['widget'], status });
+    }
+    // A login grants an access and a refresh token; POST /token trades the refresh token for new ones (the old access token stops working).
+    const grant = () => {
+      const [access, refresh] = [rand(), rand()];
+      tokens.add(access);
+      refreshes.add(refresh);
+      return send(200, { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: 3600 });
+    };
+    if (p === '/login' && req.method === 'POST') return grant();
+    if (p === '/token' && req.method === 'POST') {
+      const { refresh_token: old } = JSON.parse(body) as { refresh_token?: string };
+      if (!refreshes.delete(old ?? '')) return send(400, { error: 'invalid_grant' });
+      tokens.clear();
+      return grant();
+    }
+    if (p === '/payments' && req.method === 'POST') {
+      const key = String(req.headers['idempotency-key'] ?? '');
+      keys.push(key);
+      const done = payments.get(key);
+      if (done !== undefined) return send(201, done, { 'idempotent-replayed': 'true' });
+      const made = { id: Number(order()), amount: 500, status };
+      payments.set(key, made);
+      return send(201, made);
+    }
+    if (p === '/files' && req.method === 'POST') {
+      const content = /\r\n\r\n([\s\S]*?)\r\n--/.exec(body)?.[1];
+      if (content === undefined) return send(400, { error: 'no file' });
+      const id = `file_${rand()}`;
+      files.set(id, content);
+      return send(201, { file_id: id, size: content.length });
+    }
+    const file = /^\/files\/([\w-]+)$/.exec(p);
+    if (file) return files.has(file[1]!) ? send(200, { id: file[1], content: files.get(file[1]!), status }) : send(404, { error: 'no such file' });
+    send(404, { error: 'no route' });
   });
   // graphql-transport-ws: connection_init → connection_ack; subscribe → `next` messages each with a new order's id, then complete.
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
@@ -246,7 +240,7 @@ export async function flowsClient(url: string, settle?: (n: number) => Promise<v
     /** GET /doc, then again with If-None-Match (`etag`) or If-Modified-Since (`date`) from its answer: the conditional GET's status. */
     async revalidate(by: 'etag' | 'date'): Promise<number> {
       const first = await call('GET', '/doc');
-      const again = by === 'etag' ? { 'if-none-match': String(first.headers.etag) } : { 'if-modified-since': String(first.headers['last-modified']) };
+      const again: Record<string, string> = by === 'etag' ? { 'if-none-match': String(first.headers.etag) } : { 'if-modified-since': String(first.headers['last-modified']) };
       return (await call('GET', '/doc', again)).status;
     },
     /** The authorize redirect, its callback, then /me with the token: /me's status field. */
