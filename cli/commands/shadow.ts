@@ -135,6 +135,7 @@ export const shadowCommand: BbCommand = {
       .option('json', { type: 'string', describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
       .option('merge', { type: 'string', array: true, describe: 'add up the --json reports of several shadows into one verdict (no traffic)' })
       .option('timeout', { type: 'number', default: 30_000, describe: 'ms a mirrored request may take' })
+      .option('compare', { type: 'string', describe: "live (default): compare exchanges as they flow | end: compare once the run ends, so no comparison takes a core from the relay while traffic flows (a small machine's p99)" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no live lines' })
       .option('ui', { type: 'string', describe: 'serve a live web view of the run on loopback: route table, findings side by side, ratify into --config (default a free port; --ui 127.0.0.1:8090)' }),
   run: async (argv, environment) => {
@@ -163,6 +164,7 @@ export const shadowCommand: BbCommand = {
     const outDir = String(argv.out ?? join('captures', runFolderName('shadow')));
     const quiet = Boolean(argv.quiet);
     const rotate = argv.rotate !== undefined ? parseRotate(argv.rotate) : undefined;
+    const compare = parseCompare(argv.compare);
     // --ui alone (an empty value) means a free loopback port.
     const ui = argv.ui === undefined ? undefined : String(argv.ui) === '' ? { host: '127.0.0.1', port: 0 } : parseListen(String(argv.ui), '--ui');
     if (ui) checkUiAddress(ui.host);
@@ -193,6 +195,7 @@ export const shadowCommand: BbCommand = {
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
         ...(ui ? { ui } : {}),
+        ...(compare ? { compare } : {}),
         ...(rotate
           ? {
               rotate,
@@ -222,6 +225,7 @@ export const shadowCommand: BbCommand = {
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
       if (listenTls) process.stderr.write(`bb: clients speak TLS to bb shadow with bb's leaf, ALPN mirrored; clients trust ${join(environment.home.path, 'ca.pem')}: see bb ca trust-info\n`);
+      if (compare === 'end') process.stderr.write('bb: --compare end: exchanges are compared once the run ends (no live lines until then)\n');
       if (shadow.uiUrl) process.stderr.write(`bb: ui: ${shadow.uiUrl} (live view of the run; open it in a browser on this machine)\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {
@@ -233,7 +237,7 @@ export const shadowCommand: BbCommand = {
       }
       await stopped;
       const report = await shadow.close();
-      if (shadow.drainedBy() === 'whole') process.stderr.write('the comparison worker got too little CPU at the end (other processes keep the cores busy): a fresh worker compared the journals whole\n');
+      if (shadow.drainedBy() === 'whole' && compare !== 'end') process.stderr.write('the comparison worker got too little CPU at the end (other processes keep the cores busy): a fresh worker compared the journals whole\n');
       const n = shadow.segments?.();
       if (n !== undefined) process.stderr.write(`captures: ${n} segment${n === 1 ? '' : 's'} each of ${outs.map((p) => p.replace(/\.har$/, '-*.har')).join(', ')}\n`);
       else process.stderr.write(`captures: ${outs.join(', ')}\n`);
@@ -243,6 +247,14 @@ export const shadowCommand: BbCommand = {
     }
   },
 };
+
+/** --compare: when exchanges are compared; undefined for the default (live). */
+function parseCompare(value: unknown): 'live' | 'end' | undefined {
+  if (value === undefined) return undefined;
+  const v = String(value);
+  if (v === 'live' || v === 'end') return v;
+  throw new BbError('BB_USAGE', `--compare takes live or end, got '${v}': live compares as the traffic flows, end once the run ends`);
+}
 
 async function finish(report: ShadowReport, failOn: number, json: string | undefined, force: boolean, what: string): Promise<number> {
   const t = report.totals;

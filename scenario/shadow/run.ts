@@ -86,6 +86,18 @@ export interface ShadowOptions extends TeeOptions {
    * rotate always take the live worker's.
    */
   drain?: 'auto' | 'live' | 'whole';
+  /**
+   * When the exchanges are compared (`--compare`): 'live' (default) as they
+   * flow, in a worker beside the relay; 'end' not while the traffic flows
+   * (no comparison takes a core from the relay: on a machine with as few
+   * cores as the processes of a request, the primary's p99 pays for every
+   * core the comparison takes, docs/performance.md "shadow"), then at close
+   * a worker compares the journals whole, with the same engine and verdicts.
+   * Until then `report()` is undefined and `requests()` counts the requests
+   * the primary answered. Not with `ui` (a live view) or `rotate` (segments
+   * are compared as they are written).
+   */
+  compare?: 'live' | 'end';
 }
 
 /** A running shadow. */
@@ -120,6 +132,9 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const outDir = resolve(options.outDir);
   const common = { bbHome: options.bbHome, force: options.force, redact: options.redact, bodyCap: options.bodyCap, ...(options.upstreamTls ? { upstreamTls: options.upstreamTls } : {}) };
   if (options.rotate && options.ui) throw new BbError('BB_ROTATE_LIVE', 'bb shadow --ui shows one capture per target: leave out --rotate to watch the run live, or --ui to rotate its captures');
+  const atEnd = options.compare === 'end';
+  if (atEnd && options.ui) throw new BbError('BB_USAGE', 'bb shadow --compare end shows findings only when the run ends: leave out --ui, or --compare end to watch them live');
+  if (atEnd && options.rotate) throw new BbError('BB_USAGE', 'bb shadow --rotate compares each segment as it is written: leave out --compare end, or --rotate to compare the whole run at its end');
   const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
   // Each target's recording options: its segments when rotating; it reports its bus's listener errors when it closes (scenario/record/recording.ts).
@@ -175,7 +190,8 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     // (at 50 ms, the polls were a fifth of its CPU: docs/performance.md "shadow").
     pollMs: Math.max(10, Math.round(reportEveryMs / 2)),
   };
-  const worker: Worker = startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
+  // Compared at the end: no live worker; close() starts the one that reads the journals whole.
+  const worker: Worker | undefined = atEnd ? undefined : startModuleWorker(import.meta.url, 'compare-worker', spec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
   let last: ShadowReport | undefined;
   let compareMemory: ThreadMemory | undefined;
   let workerError: Error | undefined;
@@ -184,9 +200,9 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   let drainedBy: 'live' | 'whole' | undefined;
   let liveTid: number | undefined;
   const reportListeners = new Set<(r: ShadowReport) => void>();
-  rotation?.worker((msg) => worker.postMessage(msg));
+  rotation?.worker((msg) => worker?.postMessage(msg));
   // What the targets' stream messages taught the relay, for the comparison (a read of a value an open stream issued).
-  const streamTaught = new StreamCounterparts((msg) => worker.postMessage(msg satisfies ToWorker));
+  const streamTaught = new StreamCounterparts((msg) => worker?.postMessage(msg satisfies ToWorker));
   for (const m of mirrors) m.onStreamLearned = (pairs) => streamTaught.add(m.name === 'secondary' ? 'secondary' : 'candidate', pairs);
   // A worker's report: the live view's and onReport's; a final one ends the run (the first of the race at the end).
   const takeReport = (msg: Extract<FromWorker, { type: 'report' }>, by: 'live' | 'whole'): void => {
@@ -204,7 +220,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     workerError = new BbError('BB_SHADOW_COMPARE', `${what} failed: ${message}`);
     onFinal?.(last ?? emptyReport(targets));
   };
-  worker.on('message', (msg: FromWorker) => {
+  worker?.on('message', (msg: FromWorker) => {
     if (drainedBy) return;
     if (msg.type === 'thread') liveTid = msg.tid;
     else if (msg.type === 'unfollowed') rotation?.unfollowed(msg.key);
@@ -214,7 +230,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
       failRun('the live comparison', msg.message);
     }
   });
-  worker.on('error', (err) => {
+  worker?.on('error', (err) => {
     if (drainedBy) return;
     rotation?.workerGone();
     failRun('the live comparison', err.message);
@@ -226,7 +242,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const compareWhole = (): void => {
     if (whole || rotation || drainedBy || workerError) return;
     const failed = (message: string): void => {
-      if (!drainedBy && options.drain === 'whole') failRun('the comparison at the end of the run', message);
+      if (!drainedBy && (options.drain === 'whole' || atEnd)) failRun('the comparison at the end of the run', message);
     };
     try {
       whole = startModuleWorker(import.meta.url, 'compare-worker', { ...spec, whole: true, counterparts: streamTaught.all() } satisfies CompareWorkerSpec, { maxYoungGenerationSizeMb: COMPARE_YOUNG_GENERATION_MB });
@@ -251,10 +267,10 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         onReport: (l) => (reportListeners.add(l), () => reportListeners.delete(l)),
         ...(options.configPath ? { configPath: options.configPath } : {}),
         ...(config ? { config } : {}),
-        configChanged: () => worker.postMessage({ type: 'config' } satisfies ToWorker),
+        configChanged: () => worker?.postMessage({ type: 'config' } satisfies ToWorker),
       });
     } catch (err) {
-      await worker.terminate();
+      await worker?.terminate();
       for (const r of Object.values(recs)) await r.discard().catch(() => {});
       throw err;
     }
@@ -266,7 +282,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     ...(ui ? { uiUrl: ui.url } : {}),
     out: { primary: primary.out, candidate: recs.candidate!.out, secondary: recs.secondary?.out },
     report: () => last,
-    requests: () => (workerError ? primary.stats().entries : (last?.totals.requests ?? 0)),
+    requests: () => (workerError || atEnd ? primary.stats().entries : (last?.totals.requests ?? 0)),
     ...(rotation ? { segments: () => rotation.segments } : {}),
     memory: () => ({ main: threadMemory(), ...(compareMemory ? { compare: compareMemory } : {}) }),
     drainedBy: () => drainedBy,
@@ -280,7 +296,9 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         await new Promise((r) => setImmediate(r));
         const final = new Promise<ShadowReport>((res) => (onFinal = res));
         let stopWatch = (): void => {};
-        if (!workerError && options.drain === 'whole' && !rotation) {
+        if (!worker) {
+          compareWhole();
+        } else if (!workerError && options.drain === 'whole' && !rotation) {
           await worker.terminate();
           compareWhole();
         } else if (!workerError) {
@@ -292,7 +310,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
         await whole?.terminate();
         // The worker has read every journal: the last segments are written without waiting for it.
         rotation?.workerGone();
-        await worker.terminate();
+        await worker?.terminate();
         for (const r of Object.values(recs)) await r.close(graceMs);
         if (workerError) throw workerError;
         return report;

@@ -43,6 +43,15 @@ async function shadowChat(name: string) {
   return { bb, out, json, ws: new WebSocket(url!.replace('http', 'ws') + '/chat') };
 }
 
+/** Old, new and old builds behind `bb shadow` with these flags after the targets, its --json report at `<name>.json`, and the address it prints. */
+async function shadowOld3(name: string, flags: string[]) {
+  const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
+  const json = tmp.path(`${name}.json`);
+  const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path(name), '--json', json, ...flags], env, { timeoutMs: 60_000 });
+  const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+  return { bb, json, url: url! };
+}
+
 /** The comparable identity of a finding: class, kind, field pattern. */
 const liveKeys = (r: ShadowReport) => r.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern}`).sort();
 
@@ -189,11 +198,8 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
 
 describe('bb shadow: an event stream', () => {
   it("the mirrors' copies end with the primary's stream; a changed event field is one regression", async () => {
-    const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
-    const json = tmp.path('sse.json');
     // A mirror timeout longer than the 60 s this run may take: a copy that waited for it would get bb killed.
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path('sse'), '--json', json, '--until', '1', '--timeout', '120000'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const { bb, json, url } = await shadowOld3('sse', ['--until', '1', '--timeout', '120000']);
     const res = await fetch(`${url}/events`);
     const reader = res.body!.getReader();
     let text = '';
@@ -269,6 +275,39 @@ describe('bb shadow: SIGINT', () => {
     for (const side of ['primary', 'candidate']) {
       const har = JSON.parse(await readFile(`${out}/${side}.har`, 'utf8')) as { log: { entries: unknown[] } };
       assert.equal(har.log.entries.length, 3, side);
+    }
+  });
+});
+
+describe('bb shadow --compare end', () => {
+  it('compares once the run ends: the verdict, the exit status and the report as a live run has them', async () => {
+    const { bb, json, url } = await shadowOld3('end', ['--until', '3', '--compare', 'end']);
+    const c = new Client(url);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+    } finally {
+      await c.close();
+    }
+    const code = await bb.exited;
+    assert.equal(code, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);
+    assert.match(bb.stderr(), /--compare end: exchanges are compared once the run ends/);
+    assert.doesNotMatch(bb.stderr(), /too little CPU/);
+    assert.match(bb.stdout(), /^REGRESSIONS: 3 requests, 3 mirrored, 3 with regressions/m);
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.routes['GET /items']?.regressions, 3, JSON.stringify(report.routes));
+    assert.deepEqual(liveKeys(report), ['real changed response.body.total', 'real removed response.headers.x-served-by']);
+  });
+
+  it('a value other than live or end, or beside --ui: one line, exit 2', async () => {
+    const [primary, candidate] = [await service('old'), await service('new')];
+    for (const [extra, message] of [
+      [['--compare', 'later'], /--compare takes live or end, got 'later'/],
+      [['--compare', 'end', '--ui'], /--compare end shows findings only when the run ends/],
+    ] as const) {
+      const run = await runBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path(`bad-${extra.length}`), '--until', '1', ...extra], env);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.match(run.stderr, message);
     }
   });
 });

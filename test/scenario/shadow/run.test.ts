@@ -12,11 +12,12 @@
 // The end of a run whose comparison worker is starved (drain-watch.ts): a
 // fresh worker at the process's priority compares the journals whole, and
 // its report must be the live worker's (the same counts per route, the same
-// findings), here with the two builds of service.ts and a secondary.
+// findings), here with the two builds of service.ts and a secondary. The
+// same report when nothing is compared until the run ends (compare: 'end').
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'undici';
-import { startShadow, type ShadowReport, type TargetName } from '../../../scenario/index.js';
+import { startShadow, type Shadow, type ShadowOptions, type ShadowReport, type TargetName } from '../../../scenario/index.js';
 import type { ListenerErrorReport } from '../../../proxy/index.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { startHttp1Upstream } from '../../proxy/tls/alpn-peers.js';
@@ -100,10 +101,14 @@ describe('startShadow with https targets', () => {
 });
 
 /** One shadow run of the same traffic (a session, three lists and their first items, /me, a POST); its final report and which worker wrote it. */
-async function run(name: string, drain: 'live' | 'whole'): Promise<{ report: ShadowReport; by: string | undefined }> {
+async function run(
+  name: string,
+  when: Pick<ShadowOptions, 'drain' | 'compare' | 'reportEveryMs'>,
+  beforeClose?: (shadow: Shadow) => Promise<void>,
+): Promise<{ report: ShadowReport; by: string | undefined }> {
   const [primary, candidate, secondary] = [await startShadowService('old'), await startShadowService('new'), await startShadowService('old')];
   services.push(primary, candidate, secondary);
-  const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: tmp.path(name), bbHome: tmp.bbHome, drain });
+  const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: tmp.path(name), bbHome: tmp.bbHome, ...when });
   const c = new Client(shadow.url);
   try {
     const json = async (path: string, headers: Record<string, string> = {}) => {
@@ -122,6 +127,7 @@ async function run(name: string, drain: 'live' | 'whole'): Promise<{ report: Sha
   } finally {
     await c.close();
   }
+  await beforeClose?.(shadow);
   const report = await shadow.close();
   return { report, by: shadow.drainedBy() };
 }
@@ -138,8 +144,8 @@ function verdicts(r: ShadowReport) {
 describe('bb shadow: the end of a run compared whole', () => {
   it("a fresh worker reading the journals whole reaches the live worker's report", async () => {
     // The live worker's report as the reference, whatever the machine's load (no race).
-    const live = await run('live', 'live');
-    const whole = await run('whole', 'whole');
+    const live = await run('live', { drain: 'live' });
+    const whole = await run('whole', { drain: 'whole' });
     assert.equal(live.by, 'live');
     assert.equal(whole.by, 'whole');
     // The run's own verdicts, as bb shadow's end-to-end test has them.
@@ -158,5 +164,31 @@ describe('bb shadow: the end of a run compared whole', () => {
     }
     // The run's start, not the fresh worker's.
     assert.ok(whole.report.startedDateTime < whole.report.endedDateTime);
+  });
+});
+
+describe("bb shadow --compare end", () => {
+  it('compares nothing while the traffic flows, then reaches the live report at close', async () => {
+    const live = await run('live-ref', { drain: 'live' });
+    let during: { report: ShadowReport | undefined; requests: number } | undefined;
+    const end = await run('end', { compare: 'end', reportEveryMs: 20 }, async (shadow) => {
+      // Twenty report periods after the last request: a live worker would have reported by now.
+      await new Promise((r) => setTimeout(r, 400));
+      during = { report: shadow.report(), requests: shadow.requests() };
+    });
+    assert.equal(during!.report, undefined);
+    // --until N counts what the primary answered (nothing is compared yet), the unmirrored POST too.
+    assert.equal(during!.requests, 9);
+    assert.equal(end.by, 'whole');
+    assert.equal(end.report.routes['GET /items']?.regressions, 3, JSON.stringify(end.report.routes));
+    assert.deepEqual(verdicts(end.report), verdicts(live.report));
+  });
+
+  it('is refused beside a live view or rotating captures, before any port is bound', async () => {
+    const [primary, candidate] = [await startShadowService('old'), await startShadowService('new')];
+    services.push(primary, candidate);
+    const base = { primary: primary.url, candidate: candidate.url, bbHome: tmp.bbHome, compare: 'end' as const };
+    await assert.rejects(startShadow({ ...base, outDir: tmp.path('end-ui'), ui: {} }), /--compare end shows findings only when the run ends/);
+    await assert.rejects(startShadow({ ...base, outDir: tmp.path('end-rotate'), rotate: { bytes: 1 << 20 } }), /--rotate compares each segment as it is written/);
   });
 });
