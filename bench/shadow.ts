@@ -9,9 +9,11 @@
 //    --connections keep-alive connections: a load every configuration keeps
 //    up with, so latency is the hop's and not a queue's) through a plain
 //    recording proxy (`bb capture`'s startCapture, proxy-peer.ts), through
-//    `bb shadow` with a healthy candidate, and through `bb shadow` with a
-//    candidate that answers 200 ms late. Rounds interleave the three; ratios
-//    are taken round by round against the recording proxy (target ≤ 1.1×).
+//    `bb shadow` with a healthy candidate, through `bb shadow` with a
+//    candidate that answers 200 ms late, and through `bb shadow --compare
+//    end` (nothing compared until the run closes) with each candidate.
+//    Rounds interleave the five; ratios are taken round by round against
+//    the recording proxy (target ≤ 1.1×).
 //    Each configuration first takes --warmup seconds (10) of the same load,
 //    unmeasured: a shadow's V8 compiles its code (the comparison worker's diff
 //    engine above all) on V8's helper threads for about that long, and a
@@ -68,7 +70,9 @@ function parseArgs(args: string[]): Settings {
 }
 
 /** The configurations of the latency table, in order: the baseline first. */
-const CONFIGS = ['capture', 'shadow', 'shadow, candidate +200 ms'] as const;
+const CONFIGS = ['capture', 'shadow', 'shadow, candidate +200 ms', 'shadow, compared at the end', 'shadow, +200 ms, compared at the end'] as const;
+/** The shadows, in the tables' order. */
+const SHADOWS = CONFIGS.filter((c): c is Exclude<ConfigName, 'capture'> => c !== 'capture');
 type ConfigName = (typeof CONFIGS)[number];
 
 interface Sample {
@@ -141,6 +145,9 @@ async function latency(
     ['capture', await start('proxy-peer.ts', ['bb', String(primaryPort), join(workRoot, 'capture')])],
     ['shadow', await start('shadow-peer.ts', [String(primaryPort), String(candidatePort), join(workRoot, 'shadow')])],
     ['shadow, candidate +200 ms', await start('shadow-peer.ts', [String(primaryPort), String(slowPort), join(workRoot, 'shadow-slow')])],
+    // --compare end: nothing compared while the traffic flows (the comparison's cores are the tail's cause on a small machine).
+    ['shadow, compared at the end', await start('shadow-peer.ts', [String(primaryPort), String(candidatePort), join(workRoot, 'shadow-end'), 'end'])],
+    ['shadow, +200 ms, compared at the end', await start('shadow-peer.ts', [String(primaryPort), String(slowPort), join(workRoot, 'shadow-slow-end'), 'end'])],
   ]);
   // Warm-up (V8's compiles, pools, the slow candidate's queue filled to its cap), unmeasured.
   for (const h of configs.values()) await measure(h, s, s.warmup);
@@ -149,6 +156,9 @@ async function latency(
     // Rotate the order each round: whoever runs in a noisy moment changes.
     for (let i = 0; i < CONFIGS.length; i++) {
       const name = CONFIGS[(i + round) % CONFIGS.length]!;
+      // The configuration measured before may still be working (a live comparison's last batch, a slow
+      // candidate's queued mirrors draining): each slot starts once every bb process is idle.
+      await quiet([...configs.values()].map((h) => h.pid));
       samples.get(name)!.push(await measure(configs.get(name)!, s));
     }
   }
@@ -174,7 +184,7 @@ async function latency(
 
   // What each shadow did with the mirrors (the slow candidate's queue fills: its skips are "queue full").
   const closed = new Map<ConfigName, Closed>();
-  for (const name of ['shadow', 'shadow, candidate +200 ms'] as const) {
+  for (const name of SHADOWS) {
     closed.set(name, await configs.get(name)!.ask<Closed>('close', 600_000));
   }
   console.log('');
@@ -203,7 +213,7 @@ async function latency(
     }),
   ));
   console.log('\nTargets (the run\'s pooled quantiles; the median of per-round ratios beside):');
-  for (const name of ['shadow', 'shadow, candidate +200 ms'] as const) {
+  for (const name of SHADOWS) {
     const list = samples.get(name)!;
     const p = pooled(name);
     for (const q of ['p50', 'p99'] as const) {
@@ -211,6 +221,17 @@ async function latency(
       const perRound = spread(ratios(of(list, (x) => x.m[q]), of(base, (x) => x.m[q]))).median;
       console.log(`    ${verdict(Number.isFinite(r) ? r <= 1.1 : undefined)}  ${q} through ${name} ≤ 1.1× capture: ${Number.isFinite(r) ? r.toFixed(2) : '—'}× (rounds' median ${Number.isFinite(perRound) ? perRound.toFixed(2) : '—'}×)`);
     }
+  }
+}
+
+/** Waits until these processes together take under 2 % of a core over 200 ms (10 s at most). */
+async function quiet(pids: number[]): Promise<void> {
+  const total = (): number => pids.reduce((a, pid) => a + cpuSeconds(pid), 0);
+  const until = performance.now() + 10_000;
+  while (performance.now() < until) {
+    const before = total();
+    await new Promise((r) => setTimeout(r, 200));
+    if (total() - before < 0.004) return;
   }
 }
 
