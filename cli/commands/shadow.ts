@@ -225,7 +225,14 @@ export const shadowCommand: BbCommand = {
       const dir = relative(process.cwd(), outDir) || '.';
       process.stdout.write(`bb shadow: clients → ${shadow.url} (answered by ${String(argv.primary)}); mirrored to ${String(argv.candidate)}${argv.secondary ? ` and ${String(argv.secondary)}` : ''}; captures in ${dir}/\n`);
       if (listenTls) process.stderr.write(`bb: clients speak TLS to bb shadow with bb's leaf, ALPN mirrored; clients trust ${join(environment.home.path, 'ca.pem')}: see bb ca trust-info\n`);
-      if (compare === 'end') process.stderr.write('bb: --compare end: exchanges are compared once the run ends (no live lines until then)\n');
+      if (compare === 'end') {
+        process.stderr.write('bb: --compare end: exchanges are compared once the run ends (no live table until then)\n');
+        // On a terminal, what there is to say meanwhile: the requests answered so far.
+        if (live) {
+          const timer = setInterval(() => process.stderr.write(`\r\x1b[K${shadow.requests()} requests answered; compared when the run ends`), 500);
+          void stopped.then(() => (clearInterval(timer), process.stderr.write('\r\x1b[K')));
+        }
+      }
       if (shadow.uiUrl) process.stderr.write(`bb: ui: ${shadow.uiUrl} (live view of the run; open it in a browser on this machine)\n`);
       if (until && 'ms' in until) setTimeout(resolveStop, until.ms).unref();
       if (until && 'requests' in until) {

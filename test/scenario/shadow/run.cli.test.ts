@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { Client } from 'undici';
 import WebSocket from 'ws';
-import { runBb, startBb } from '../../helpers/cli.js';
+import { runBb, startBb, startBbOnTty } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
 import type { ShadowReport } from '../../../scenario/index.js';
@@ -43,11 +43,12 @@ async function shadowChat(name: string) {
   return { bb, out, json, ws: new WebSocket(url!.replace('http', 'ws') + '/chat') };
 }
 
-/** Old, new and old builds behind `bb shadow` with these flags after the targets, its --json report at `<name>.json`, and the address it prints. */
-async function shadowOld3(name: string, flags: string[]) {
+/** Old, new and old builds behind `bb shadow` with these flags after the targets (on a pseudo-terminal with `tty`), its --json report at `<name>.json`, and the address it prints. */
+async function shadowOld3(name: string, flags: string[], tty = false) {
   const [primary, candidate, secondary] = [await service('old'), await service('new'), await service('old')];
   const json = tmp.path(`${name}.json`);
-  const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path(name), '--json', json, ...flags], env, { timeoutMs: 60_000 });
+  const args = ['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path(name), '--json', json, ...flags];
+  const bb = tty ? startBbOnTty(args, env, { timeoutMs: 60_000 }) : startBb(args, env, { timeoutMs: 60_000 });
   const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
   return { bb, json, url: url! };
 }
@@ -280,19 +281,24 @@ describe('bb shadow: SIGINT', () => {
 });
 
 describe('bb shadow --compare end', () => {
-  it('compares once the run ends: the verdict, the exit status and the report as a live run has them', async () => {
-    const { bb, json, url } = await shadowOld3('end', ['--until', '3', '--compare', 'end']);
+  it('compares once the run ends: the verdict, the exit status and the report as a live run has them; a terminal sees the requests answered meanwhile', async () => {
+    // On a pseudo-terminal: stdout and stderr both arrive on stdout().
+    const { bb, json, url } = await shadowOld3('end', ['--until', '3', '--compare', 'end'], true);
     const c = new Client(url);
     try {
-      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+      for (let i = 0; i < 2; i++) assert.equal((await get(c, '/items')).status, 200);
+      // The line that stands for the live table, redrawn every half second; the third request ends the run (--until 3).
+      await bb.waitFor(/2 requests answered; compared when the run ends/, 10_000);
+      assert.equal((await get(c, '/items')).status, 200);
     } finally {
       await c.close();
     }
     const code = await bb.exited;
-    assert.equal(code, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);
-    assert.match(bb.stderr(), /--compare end: exchanges are compared once the run ends/);
-    assert.doesNotMatch(bb.stderr(), /too little CPU/);
-    assert.match(bb.stdout(), /^REGRESSIONS: 3 requests, 3 mirrored, 3 with regressions/m);
+    const out = bb.stdout();
+    assert.equal(code, 1, `exit 1 on regressions\n${out}`);
+    assert.match(out, /--compare end: exchanges are compared once the run ends/);
+    assert.doesNotMatch(out, /too little CPU/);
+    assert.match(out, /REGRESSIONS: 3 requests, 3 mirrored, 3 with regressions/);
     const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
     assert.equal(report.routes['GET /items']?.regressions, 3, JSON.stringify(report.routes));
     assert.deepEqual(liveKeys(report), ['real changed response.body.total', 'real removed response.headers.x-served-by']);
