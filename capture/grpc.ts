@@ -76,46 +76,78 @@ export class GrpcMessageCounter {
 }
 
 /**
- * A feed of one direction's body chunks (length-prefixed messages) that calls `f` with each message as it
- * completes: its bytes, decompressed per `encoding` (the direction's grpc-encoding); undefined for one longer than
- * `max` or that does not decompress (it counts in the numbering). Chunks are copied as they come (a tap's bytes are
- * its own again after the turn); a message's bytes are kept only while it arrives. bb shadow's relay and bb
- * replay read a call's messages as they cross with it, for the values they issue.
+ * Cuts one direction's length-prefixed messages out of its body chunks as they come (the prefix read as
+ * GrpcMessageCounter reads it): each whole frame (its 5-byte prefix and its message) whose message is at most `max`
+ * bytes goes to `frame`, copied (a tap's bytes are its own again after the turn); a longer one's bytes go to
+ * `passing` as they come, not copied, `done` on the piece that ends it. `rest()` is what came of a frame not complete.
  */
-export function grpcMessageFeed(encoding: string | undefined, max: number, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
-  const prefix = Buffer.alloc(5);
-  let have = 0;
+export class GrpcFrames {
+  private readonly prefix = Buffer.alloc(5);
+  private have = 0;
   /** Bytes of the current message still to come; -1 while reading a prefix. */
-  let left = -1;
-  let parts: Buffer[] | undefined;
-  let compressed = false;
-  return (chunk) => {
+  private left = -1;
+  /** The current frame's bytes so far (its prefix first) while it is kept; undefined while one passes. */
+  private parts: Buffer[] | undefined;
+
+  constructor(
+    private readonly max: number,
+    private readonly on: { frame(frame: Buffer): void; passing(piece: Buffer, done: boolean): void },
+  ) {}
+
+  /** More of the body. */
+  write(chunk: Buffer): void {
     let at = 0;
     while (at < chunk.length) {
-      if (left < 0) {
-        const take = Math.min(5 - have, chunk.length - at);
-        chunk.copy(prefix, have, at, at + take);
-        have += take;
+      if (this.left < 0) {
+        const take = Math.min(5 - this.have, chunk.length - at);
+        chunk.copy(this.prefix, this.have, at, at + take);
+        this.have += take;
         at += take;
-        if (have < 5) return;
-        have = 0;
-        compressed = (prefix[0]! & 1) === 1;
-        left = prefix.readUInt32BE(1);
-        parts = left <= max ? [] : undefined;
+        if (this.have < 5) return;
+        this.have = 0;
+        this.left = this.prefix.readUInt32BE(1);
+        const head = Buffer.from(this.prefix);
+        if (this.left <= this.max) this.parts = [head];
+        else this.on.passing(head, false);
       } else {
-        const take = Math.min(left, chunk.length - at);
-        parts?.push(Buffer.from(chunk.subarray(at, at + take)));
+        const take = Math.min(this.left, chunk.length - at);
+        const piece = chunk.subarray(at, at + take);
         at += take;
-        left -= take;
+        this.left -= take;
+        if (this.parts) this.parts.push(Buffer.from(piece));
+        else this.on.passing(piece, this.left === 0);
       }
-      if (left === 0) {
-        left = -1;
-        const message = parts && Buffer.concat(parts);
-        const read = message && compressed ? inflateGrpcMessage(message, encoding) : message;
-        f(typeof read === 'string' ? undefined : read);
+      if (this.left === 0) {
+        this.left = -1;
+        if (this.parts) this.on.frame(this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts));
+        this.parts = undefined;
       }
     }
-  };
+  }
+
+  /** The bytes of a frame begun and not complete (its prefix and what came of its message); none while one passes. */
+  rest(): Buffer {
+    if (this.left < 0) return Buffer.from(this.prefix.subarray(0, this.have));
+    return this.parts ? Buffer.concat(this.parts) : Buffer.alloc(0);
+  }
+}
+
+/**
+ * A feed of one direction's body chunks that calls `f` with each message as it completes (GrpcFrames): its bytes,
+ * decompressed per `encoding` (the direction's grpc-encoding); undefined for one longer than `max` or that does not
+ * decompress (it counts in the numbering). bb shadow's relay and bb replay read a call's messages as they cross
+ * with it, for the values they issue.
+ */
+export function grpcMessageFeed(encoding: string | undefined, max: number, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
+  const frames = new GrpcFrames(max, {
+    frame: (frame) => {
+      const message = frame.subarray(5);
+      const read = (frame[0]! & 1) === 1 ? inflateGrpcMessage(message, encoding) : message;
+      f(typeof read === 'string' ? undefined : read);
+    },
+    passing: (_piece, done) => done && f(undefined),
+  });
+  return (chunk) => frames.write(chunk);
 }
 
 /** Recorded body bytes and the time (epoch ms) they were seen. */

@@ -23,6 +23,12 @@ import { parseJsonPrefix } from './json-prefix.js';
 import { htmlValues, isHtml } from './html.js';
 import { isXml, xmlValues } from './xml.js';
 
+/**
+ * The start of an answer, or of a stream's message, that binding reads live (bb shadow's relay keeps it of the
+ * primary's answer; a longer stream message, on the relay or from bb replay's target, binds nothing). Bytes.
+ */
+export const BIND_READ_BYTES = 256 * 1024;
+
 /** One value a server issued, at its place. */
 export interface IssuedValue {
   /** Where in the response: "header:location#0~2", "cookie:sid", "body:$.id~0", "ws[3]:$.cursor". */
@@ -211,6 +217,11 @@ export function rewriteHeaderValue(name: string, value: string, map: { get(token
   return whole === undefined ? rewriteTokens(value, map) : { text: whole, uses: [value] };
 }
 
+/** Whether two lists of texts (events, their ids) are equal; absent is empty. */
+function sameTexts(a: readonly string[] = [], b: readonly string[] = []): boolean {
+  return a.length === b.length && a.every((t, i) => t === b[i]);
+}
+
 /**
  * Whether two responses issue the same values at the same places, decided
  * without reading the values: the same body text, the same events, and the
@@ -220,12 +231,7 @@ export function rewriteHeaderValue(name: string, value: string, map: { get(token
  */
 export function sameIssued(a: ResponseView, b: ResponseView): boolean {
   if (a.text !== b.text) return false;
-  const ae = a.events ?? [];
-  const be = b.events ?? [];
-  if (ae.length !== be.length || ae.some((e, i) => e !== be[i])) return false;
-  const ai = a.eventIds ?? [];
-  const bi = b.eventIds ?? [];
-  if (ai.length !== bi.length || ai.some((e, i) => e !== bi[i])) return false;
+  if (!sameTexts(a.events, b.events) || !sameTexts(a.eventIds, b.eventIds)) return false;
   if (!sameMessages(a.grpc ?? [], b.grpc ?? [])) return false;
   const ah = issuingHeaders(a);
   const bh = issuingHeaders(b);

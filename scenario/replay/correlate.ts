@@ -11,7 +11,7 @@
 // the target's cookie. A placeholder nobody issued is a client secret: it
 // must come from --header or the config's replay.values, else the replay
 // stops before sending anything.
-import { BbError, isFormMedia, toEpochSeconds } from '../../core/index.js';
+import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
 import { grpcMessageBytes, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
@@ -220,18 +220,16 @@ export class Correlation {
   }
 
   /**
-   * A gRPC call's messages on the timeline where they crossed (their capture order, or their time as the plan's
-   * positions are): the r-th server message binds what it issued (`grpc[r]:…`, the places a call's answer names),
-   * the k-th client message notes what it sends back (`i/gk`), so a bidi call's message sends back what the
-   * target's previous message issued.
+   * A gRPC call's messages on the timeline where they crossed (the plan's positions, grpcPos): the r-th server
+   * message binds what it issued (`grpc[r]:…`, the places a call's answer names), the k-th client message notes
+   * what it sends back (`i/gk`), so a bidi call's message sends back what the target's previous message issued.
    */
   private grpcEvents(ex: PlannedExchange, events: Array<{ pos: number; order: number; run: () => void }>, clientSent: Set<string>): void {
-    const bySeq = typeof ex.entry._bb?.seq === 'number' && ex.start === ex.entry._bb.seq;
     let r = 0;
     let k = 0;
-    for (const m of ex.entry._grpcMessages ?? []) {
+    for (const [j, m] of (ex.entry._grpcMessages ?? []).entries()) {
       const bytes = grpcMessageBytes(m);
-      const at = bySeq ? m._bb?.seq : toEpochSeconds(m.time) * 1000;
+      const at = ex.grpcPos?.[j];
       const n = m.type === 'receive' ? r++ : k++;
       if (!bytes) continue;
       if (m.type === 'receive') events.push({ pos: at ?? ex.end, order: 1, run: () => streamMessageValues(bytes, n).forEach((v) => this.bind(v, ex.i, clientSent)) });

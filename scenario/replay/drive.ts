@@ -17,9 +17,7 @@ import { H2Connection, h2Request, isHttp2 } from './h2.js';
 import { replayWebSocket, waitUntil } from './ws.js';
 import { grpcMessageFeed } from '../../capture/index.js';
 import { pairValue } from '../../core/index.js';
-
-/** A target's gRPC message longer than this (bytes) is not read for the values it issues. */
-const MAX_LEARNED_MESSAGE = 256 * 1024;
+import { BIND_READ_BYTES } from '../../diff/index.js';
 
 /** How the driver runs. */
 export interface DriveReplayOptions {
@@ -185,16 +183,17 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         };
-        // A gRPC call's messages: each client one with the values known when it goes, each server one learned as it comes.
+        // A gRPC call's messages: each client one with the values known when it goes, each server one learned as it
+        // comes (one longer than BIND_READ_BYTES binds nothing).
         let r = 0;
-        const heard = grpcMessageFeed(pairValue(ex.entry.response.headers, 'grpc-encoding'), MAX_LEARNED_MESSAGE, (m) => {
+        const heard = ex.entry._grpcMessages && grpcMessageFeed(pairValue(ex.entry.response.headers, 'grpc-encoding'), BIND_READ_BYTES, (m) => {
           const at = r++;
           if (m) opts.correlation.learnGrpcMessage(i, at, m);
         });
         const outcome = isHttp2(ex.entry) && opts.http2 !== false
           ? await h2For(ex).exchange(h2Request(ex.entry, sent, opts.host, opts.scheme ?? 'http', (m, k) => opts.correlation.rewriteGrpcMessage(m, opts.correlation.replacementsFor(i, k, true))), {
             ...limits, what: ex.key, waitMs: opts.waitMs, onTimeout: (what, waitedMs) => result.timeouts.push({ what, waitedMs }),
-            ...(ex.entry._grpcMessages ? { onBody: heard } : {}),
+            ...(heard ? { onBody: heard } : {}),
           })
           : await connection.exchange(wireRequest(sent, opts.host), limits);
         if (outcome.kind === 'response') {

@@ -68,6 +68,8 @@ export interface PlannedExchange {
   page?: string;
   /** WebSocket conversation, for upgrades. */
   ws?: { messages: PlannedMessage[]; received: number };
+  /** A gRPC call: the position of each recorded message (`entry._grpcMessages`, same index) in the plan's units; undefined where the capture has none. */
+  grpcPos?: Array<number | undefined>;
 }
 
 /** The whole plan. */
@@ -104,7 +106,7 @@ function isWebSocket(e: HarEntry): boolean {
   return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response?.status === 101;
 }
 
-function messageMs(m: HarWebSocketMessage): number {
+function messageMs(m: { time: number }): number {
   return toEpochSeconds(m.time) * 1000;
 }
 
@@ -182,6 +184,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     const page = entry.pageref ? pages.get(entry.pageref) ?? entry.pageref : undefined;
     const ex: PlannedExchange = { i, key, entry, lane: -1, start, end, offsetMs: Number.isNaN(startMs) ? 0 : startMs - base, waits: { after: [], received: [] }, ...(page ? { page } : {}) };
     if (isWebSocket(entry)) ex.ws = planMessages(msgs, bySeq, startMs);
+    if (entry._grpcMessages) ex.grpcPos = entry._grpcMessages.map((m) => (bySeq ? m._bb?.seq : messageMs(m)));
     return ex;
   });
 

@@ -16,7 +16,7 @@
 // candidate that pushes less) holds back no request that does not need it.
 import { EventStreamParser } from '../../core/index.js';
 import { grpcMessageFeed } from '../../capture/index.js';
-import { streamMessageValues, type Counterparts } from '../../diff/index.js';
+import { BIND_READ_BYTES, streamMessageValues, type Counterparts } from '../../diff/index.js';
 
 /** A server message as binding reads it: text (a WebSocket's, an event's data) or a gRPC message's bytes. */
 export type Said = string | Uint8Array;
@@ -25,8 +25,6 @@ export type Said = string | Uint8Array;
 export const CATCH_UP_MS = 1000;
 /** Messages of one side kept while the other side's same message has not come (the oldest go first). */
 const MAX_PENDING = 256;
-/** A message longer than this (characters) binds nothing (the tee keeps an answer's first 256 KiB for binding). */
-const MAX_TEXT = 256 * 1024;
 
 /** The primary's and one target's server messages of one stream, paired by number. */
 export class MessagePairs {
@@ -93,7 +91,7 @@ export class MessagePairs {
       return;
     }
     // The other side's r-th came already (binary, or kept in part): nothing to wait for.
-    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > MAX_TEXT) return;
+    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > BIND_READ_BYTES) return;
     mine.set(r, text);
     if (mine.size > MAX_PENDING) {
       const oldest = mine.keys().next().value!;
@@ -193,7 +191,7 @@ export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
   };
 }
 
-/** A feed of a gRPC call's body chunks that calls `f` with each message (capture's grpcMessageFeed), bounded as texts are (MAX_TEXT). */
+/** A feed of a gRPC call's body chunks that calls `f` with each message (capture's grpcMessageFeed), bounded as texts are (BIND_READ_BYTES). */
 export function grpcFeed(encoding: string | undefined, f: (message: Uint8Array | undefined) => void): (chunk: Buffer) => void {
-  return grpcMessageFeed(encoding, MAX_TEXT, f);
+  return grpcMessageFeed(encoding, BIND_READ_BYTES, f);
 }

@@ -8,7 +8,7 @@
 // and compressed again with the call's grpc-encoding as the capture and the
 // replay do. A message that does not decompress, a cut last one and
 // gRPC-Web-text (base64) go as sent.
-import { inflateGrpcMessage } from '../../capture/index.js';
+import { GrpcFrames, inflateGrpcMessage } from '../../capture/index.js';
 import { protoTokens, rewriteProtoMessage } from '../../diff/index.js';
 import { frameMessage } from '../replay/index.js';
 
@@ -78,10 +78,8 @@ export interface CallTarget {
  * MAX_HELD_MESSAGE goes on as it crosses; with more than MAX_WAITING_BYTES waiting, messages stop waiting.
  */
 export class ClientMessages {
-  private held: Buffer[] = [];
-  private heldBytes = 0;
-  /** Bytes of an oversized message still to pass through as they come. */
-  private passing = 0;
+  /** The body cut into messages as it crosses: whole ones wait for the target, an oversized one's pieces pass. */
+  private readonly frames = new GrpcFrames(MAX_HELD_MESSAGE, { frame: (f) => this.enqueue(f, true), passing: (piece) => this.enqueue(piece, false) });
   private readonly queue: Array<{ bytes: Buffer; whole: boolean }> = [];
   private waitingBytes = 0;
   private busy = false;
@@ -95,53 +93,16 @@ export class ClientMessages {
 
   /** More of the body, as it crossed. */
   write(chunk: Buffer): void {
-    let at = 0;
-    while (at < chunk.length) {
-      if (this.passing > 0) {
-        const take = Math.min(this.passing, chunk.length - at);
-        this.enqueue(chunk.subarray(at, at + take), false);
-        this.passing -= take;
-        at += take;
-        continue;
-      }
-      this.held.push(chunk.subarray(at));
-      this.heldBytes += chunk.length - at;
-      at = chunk.length;
-      this.cut();
-    }
+    this.frames.write(chunk);
     this.pump();
   }
 
   /** The client ended its messages. */
   end(): void {
-    if (this.heldBytes > 0) this.enqueue(this.take(this.heldBytes), false);
+    const rest = this.frames.rest();
+    if (rest.length > 0) this.enqueue(rest, false);
     this.ended = true;
     this.pump();
-  }
-
-  // Whole messages out of what is held; an oversized one starts passing through.
-  private cut(): void {
-    while (this.heldBytes >= 5) {
-      const head = this.held[0]!.length >= 5 ? this.held[0]! : Buffer.concat(this.held);
-      const size = 5 + head.readUInt32BE(1);
-      if (size > MAX_HELD_MESSAGE + 5) {
-        const now = Math.min(size, this.heldBytes);
-        this.enqueue(this.take(now), false);
-        this.passing = size - now;
-        continue;
-      }
-      if (this.heldBytes < size) return;
-      this.enqueue(this.take(size), true);
-    }
-  }
-
-  // The first `n` held bytes.
-  private take(n: number): Buffer {
-    const all = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held);
-    const rest = all.subarray(n);
-    this.held = rest.length ? [rest] : [];
-    this.heldBytes = rest.length;
-    return Buffer.from(all.subarray(0, n));
   }
 
   private enqueue(bytes: Buffer, whole: boolean): void {

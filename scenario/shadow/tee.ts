@@ -9,7 +9,7 @@ import { globMatcher, headerValue } from '../../core/index.js';
 import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
-import { setCookiePair, type ResponseView } from '../../diff/index.js';
+import { BIND_READ_BYTES, setCookiePair, type ResponseView } from '../../diff/index.js';
 import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
 import { eventFeed, grpcFeed } from './message-pairs.js';
 import { grpcMedia } from '../../capture/index.js';
@@ -68,9 +68,6 @@ interface Pending {
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
 const STREAM_END_GRACE_MS = 250;
-
-/** Response bytes of the primary kept for binding, per exchange. */
-const BIND_BODY_BYTES = 256 * 1024;
 
 /** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
 export class Tee {
@@ -144,8 +141,8 @@ export class Tee {
         if (!p || p.skip) return;
         // Decoded at once (the parser keeps text, not the tap's bytes).
         p.events?.(f.chunk);
-        // Every byte counts (past BIND_BODY_BYTES the kept start is read as cut); only the start is kept.
-        const room = BIND_BODY_BYTES - p.responseBytes;
+        // Every byte counts (past BIND_READ_BYTES the kept start is read as cut); only the start is kept.
+        const room = BIND_READ_BYTES - p.responseBytes;
         p.responseBytes += f.chunk.length;
         if (room > 0) p.responseBody.push(Buffer.from(f.chunk.subarray(0, room)));
         return;
@@ -179,8 +176,8 @@ export class Tee {
         // Decoding the primary's answer and binding waits for the client to have it; answers still to come
         // bind through the closure send() holds on `p` (they queue on p.answers until primaryView is set).
         this.later(() => {
-          // Cut at BIND_BODY_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
-          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_BODY_BYTES).view;
+          // Cut at BIND_READ_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
+          p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_READ_BYTES).view;
           for (const a of p.answers) a.target.bind(p.primaryView, a.view);
           // Targets still to answer: a request on another connection carrying this answer's values waits for theirs (answer-wait.ts).
           if (p.dispatched) for (const m of this.mirrors) m.primaryAnswered(p.req.id, p.primaryView);
