@@ -86,8 +86,9 @@ export class GrpcFrames {
   private have = 0;
   /** Bytes of the current message still to come; -1 while reading a prefix. */
   private left = -1;
-  /** The current frame's bytes so far (its prefix first) while it is kept; undefined while one passes. */
-  private parts: Buffer[] | undefined;
+  /** The current frame while it is kept (allocated whole once its prefix is read), and how much of it came; undefined while one passes. */
+  private kept: Buffer | undefined;
+  private filled = 0;
 
   constructor(
     private readonly max: number,
@@ -106,21 +107,22 @@ export class GrpcFrames {
         if (this.have < 5) return;
         this.have = 0;
         this.left = this.prefix.readUInt32BE(1);
-        const head = Buffer.from(this.prefix);
-        if (this.left <= this.max) this.parts = [head];
-        else this.on.passing(head, false);
+        if (this.left <= this.max) {
+          this.kept = Buffer.allocUnsafe(5 + this.left);
+          this.filled = this.prefix.copy(this.kept);
+        } else this.on.passing(Buffer.from(this.prefix), false);
       } else {
         const take = Math.min(this.left, chunk.length - at);
-        const piece = chunk.subarray(at, at + take);
+        if (this.kept) this.filled += chunk.copy(this.kept, this.filled, at, at + take);
+        else this.on.passing(chunk.subarray(at, at + take), this.left === take);
         at += take;
         this.left -= take;
-        if (this.parts) this.parts.push(Buffer.from(piece));
-        else this.on.passing(piece, this.left === 0);
       }
       if (this.left === 0) {
         this.left = -1;
-        if (this.parts) this.on.frame(this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts));
-        this.parts = undefined;
+        const frame = this.kept;
+        this.kept = undefined;
+        if (frame) this.on.frame(frame);
       }
     }
   }
@@ -128,7 +130,7 @@ export class GrpcFrames {
   /** The bytes of a frame begun and not complete (its prefix and what came of its message); none while one passes. */
   rest(): Buffer {
     if (this.left < 0) return Buffer.from(this.prefix.subarray(0, this.have));
-    return this.parts ? Buffer.concat(this.parts) : Buffer.alloc(0);
+    return this.kept ? Buffer.from(this.kept.subarray(0, this.filled)) : Buffer.alloc(0);
   }
 }
 
