@@ -86,17 +86,19 @@ export class BatchBinding {
   /**
    * The values a batch's primary requests send back that earlier batches'
    * answers issued differently per target, each side's own (a side whose
-   * answer issued the primary's very value keeps it); undefined when none.
+   * answer issued the primary's very value keeps it; no `bound` when none),
+   * and those values (`sent`: they are noted as sent back).
    */
-  boundBefore(batch: readonly Sides[]): BoundBefore | undefined {
-    let out: BoundBefore | undefined;
-    for (const token of this.sentWithCounterpart(batch)) {
-      out = this.bindInto(out, token);
+  boundBefore(batch: readonly Sides[]): { bound?: BoundBefore; sent: string[] } {
+    let bound: BoundBefore | undefined;
+    const sent = this.sentWithCounterpart(batch);
+    for (const token of sent) {
+      bound = this.bindInto(bound, token);
       this.sentBack.delete(token);
       this.sentBack.add(token);
       if (this.sentBack.size > MAX_SENT_BACK) this.sentBack.delete(this.sentBack.values().next().value!);
     }
-    return out;
+    return { ...(bound ? { bound } : {}), sent };
   }
 
   /**

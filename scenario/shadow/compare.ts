@@ -13,7 +13,7 @@
 // proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffHars, followsFromStatus, statusCauses, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
-import { ShadowLive, type TargetName } from './live.js';
+import { ShadowLive, type Counted, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
 
@@ -25,6 +25,12 @@ const BATCH_MESSAGES = 20_000;
 export const SETTLE_MS = 5_000;
 /** Exchanges waiting so, at most (past it the oldest is given its verdict at once). */
 const MAX_DEFERRED = 1_000;
+/**
+ * Exchanges whose verdict came before a use of their values (they differed), kept to be compared again when a
+ * later request sends one back, at most: the newest so many, and answers of so many bytes (estimated).
+ */
+export const MAX_REVISABLE = 1_000;
+const MAX_REVISABLE_BYTES = 64 * 1024 * 1024;
 /** A primary entry whose mirror entries have not come after this long counts as a mirror error. */
 export const MIRROR_WAIT_MS = 120_000;
 
@@ -69,6 +75,44 @@ function messageCount(g: Group, side: TargetName): number {
   return g.whole?.[side]?.messages ?? (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
 }
 
+/** A differing verdict given before every value its exchange issued was sent back (ShadowComparer.revise). */
+interface Revisable {
+  g: Group;
+  /** The primary's values its answers issued differently per target. */
+  values: ReadonlySet<string>;
+  /** What its first batch bound for it. */
+  bound?: BoundBefore;
+  /** Its differences as counted (`counted`). */
+  diffs: Difference[];
+  counted: Counted;
+  /** Its values sent back so far (bound in `diffs`). */
+  used: Set<string>;
+  /** Its entries' size, estimated. */
+  bytes: number;
+}
+
+/** How a compared exchange counts: equal, noise, or with a real difference a regression (unclassified without a secondary). */
+function verdictOf(diffs: readonly Difference[], secondary: boolean): Counted['verdict'] {
+  if (diffs.some((d) => d.class === 'real')) return secondary ? 'regressions' : 'unclassified';
+  return diffs.length > 0 ? 'noise' : 'equal';
+}
+
+/** What a verdict counts: its findings' classes, kinds and patterns (two comparisons with the same count the same). */
+function signature(diffs: readonly Difference[]): string {
+  return [...new Set(diffs.map((d) => `${d.class}\n${d.kind}\n${d.pattern}`))].sort().join('\n\n');
+}
+
+/** An exchange's entries' size, estimated (bodies and stream messages as their text's length; a little for the rest). */
+function groupBytes(g: Group): number {
+  let n = 0;
+  for (const e of [g.primary, g.candidate, g.secondary]) {
+    if (!e) continue;
+    n += 2048 + (e.request.postData?.text?.length ?? 0) + (e.response?.content?.text?.length ?? 0);
+    for (const list of [e._webSocketMessages, e._eventSourceMessages, e._grpcMessages] as Array<Array<{ data?: string }> | undefined>) for (const m of list ?? []) n += 64 + (typeof m.data === 'string' ? m.data.length : 0);
+  }
+  return n;
+}
+
 /** Compares the three captures' entries as they come. */
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
@@ -76,6 +120,10 @@ export class ShadowComparer {
   private readonly binding: BatchBinding;
   /** Compared exchanges whose verdict waits for the use of the values they issued (settle). */
   private readonly deferred: Array<{ g: Group; diffs: Difference[]; values: ReadonlySet<string>; bound?: BoundBefore; started: number; since: number }> = [];
+  /** Exchanges given a differing verdict before every value they issued was sent back (revise), oldest first, and by value. */
+  private readonly revisable = new Set<Revisable>();
+  private readonly revisableBy = new Map<string, Set<Revisable>>();
+  private revisableBytes = 0;
 
   constructor(
     private readonly opts: {
@@ -187,7 +235,7 @@ export class ShadowComparer {
     // answer, so a read of what it created in this same batch binds only through its counterparts.
     const compared = new Set(whole);
     this.binding.learn(groups.filter((g) => !compared.has(g)).map(answered));
-    const bound = this.binding.boundBefore(whole);
+    const { bound, sent } = this.binding.boundBefore(whole);
     const perGroup = whole.length > 0 ? await this.diffGroups(whole, bound) : new Map<number, Difference[]>();
     const taught = this.binding.learn(whole.map(answered));
     const taughtBy = new Map(whole.map((g, i) => [g, taught[i]]));
@@ -201,6 +249,7 @@ export class ShadowComparer {
       if (diffs.length > 0 && values) this.deferred.push({ g, diffs, values, ...(bound ? { bound } : {}), started, since: Date.now() });
       else this.record(g, diffs);
     }
+    await this.revise(sent);
     await this.settle(false, latest);
   }
 
@@ -218,13 +267,60 @@ export class ShadowComparer {
       if (!due) return;
       this.deferred.shift();
       const sentBack = this.binding.boundFor(d.values);
-      if (!sentBack) {
-        this.record(d.g, d.diffs);
-        continue;
-      }
       // Alone now: what its first batch bound for it, what its own requests send back, and its values sent back since.
-      const again = mergeBound(mergeBound(d.bound, this.binding.boundAgain(d.g, d.values)), sentBack);
-      this.record(d.g, (await this.diffGroups([d.g], again)).get(0) ?? []);
+      const diffs = sentBack ? ((await this.diffGroups([d.g], this.boundAlone(d, sentBack))).get(0) ?? []) : d.diffs;
+      const counted = this.record(d.g, diffs);
+      // Still differing with values not yet sent back: a later use may bind them (revise).
+      if (diffs.length > 0 && (sentBack?.primary.size ?? 0) < d.values.size) this.keepRevisable({ g: d.g, values: d.values, ...(d.bound ? { bound: d.bound } : {}), diffs, counted, used: new Set(sentBack?.primary), bytes: groupBytes(d.g) });
+    }
+  }
+
+  // What an exchange compared alone binds: what its first batch bound for it, what its own requests send back,
+  // and the values it issued that were sent back since (`sentBack`).
+  private boundAlone(d: { g: Group; values: ReadonlySet<string>; bound?: BoundBefore }, sentBack: BoundBefore): BoundBefore | undefined {
+    return mergeBound(mergeBound(d.bound, this.binding.boundAgain(d.g, d.values)), sentBack);
+  }
+
+  /**
+   * Verdicts given before a use (settle), compared again once a later request sent one of their values back
+   * (`sent`: this batch's), with it bound, as `bb diff` of the captures binds a value sent back however late:
+   * where the comparison changed, the first verdict and its findings are taken back and the new one counted.
+   */
+  private async revise(sent: readonly string[]): Promise<void> {
+    const due = new Set<Revisable>();
+    for (const v of sent) for (const r of this.revisableBy.get(v) ?? []) if (!r.used.has(v)) due.add(r);
+    for (const r of due) {
+      const sentBack = this.binding.boundFor(r.values);
+      if (!sentBack) continue;
+      for (const v of sentBack.primary) r.used.add(v);
+      const diffs = (await this.diffGroups([r.g], this.boundAlone(r, sentBack))).get(0) ?? [];
+      if (signature(diffs) !== signature(r.diffs)) {
+        this.live.forget(r.counted);
+        r.counted = this.record(r.g, diffs);
+      }
+      r.diffs = diffs;
+      if (diffs.length === 0 || r.used.size >= r.values.size) this.dropRevisable(r);
+    }
+  }
+
+  private keepRevisable(r: Revisable): void {
+    this.revisable.add(r);
+    this.revisableBytes += r.bytes;
+    for (const v of r.values) {
+      let set = this.revisableBy.get(v);
+      if (!set) this.revisableBy.set(v, (set = new Set()));
+      set.add(r);
+    }
+    while (this.revisable.size > MAX_REVISABLE || this.revisableBytes > MAX_REVISABLE_BYTES) this.dropRevisable(this.revisable.values().next().value!);
+  }
+
+  private dropRevisable(r: Revisable): void {
+    if (!this.revisable.delete(r)) return;
+    this.revisableBytes -= r.bytes;
+    for (const v of r.values) {
+      const set = this.revisableBy.get(v);
+      set?.delete(r);
+      if (set?.size === 0) this.revisableBy.delete(v);
     }
   }
 
@@ -257,17 +353,13 @@ export class ShadowComparer {
     return perGroup;
   }
 
-  /** Counts one compared exchange under its route, and its differing fields as findings. */
-  private record(g: Group, diffs: Difference[]): void {
+  /** Counts one compared exchange under its route, and its differing fields as findings; what it counted. */
+  private record(g: Group, diffs: Difference[]): Counted {
     const route = routeOf(g.primary!);
-    const counts = this.live.route(route);
-    const real = diffs.filter((d) => d.class === 'real');
-    if (real.length > 0) {
-      if (this.opts.secondary) counts.regressions++;
-      else counts.unclassified++;
-    } else if (diffs.length > 0) counts.noise++;
-    else counts.equal++;
+    const verdict = verdictOf(diffs, this.opts.secondary);
+    this.live.route(route)[verdict]++;
     const id = g.primary!._bb!.shadow!.id;
+    const counted: Counted = { route, verdict, id, findings: [] };
     const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
     const seen = new Set<string>();
     // A field that follows from the exchange's status change (a 500's body) is told as its consequence, as bb diff folds it.
@@ -277,7 +369,7 @@ export class ShadowComparer {
       const key = `${cls}\n${d.kind}\n${d.pattern}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      this.live.find(
+      const found = this.live.find(
         { class: cls, kind: d.kind, pattern: d.pattern },
         d.route,
         {
@@ -286,7 +378,9 @@ export class ShadowComparer {
         },
         followsFromStatus(d.pattern) ? causes.get(d.class) : undefined,
       );
+      if (found) counted.findings.push(found);
     }
+    return counted;
   }
 
   // One side of a batch as a small finished HAR, in the primary's order.

@@ -146,13 +146,32 @@ function addHistogram(a: Histogram, b: Histogram): void {
   a.count += b.count;
 }
 
+/** The verdicts a compared exchange counts under (RouteCounts' names). */
+export type Verdict = 'equal' | 'regressions' | 'noise' | 'unclassified';
+
+/**
+ * What one compared exchange added to the aggregate (its verdict, and each finding it counted in), so that a
+ * verdict given before a later request bound its values can be taken back and given again (`forget`).
+ */
+export interface Counted {
+  route: string;
+  verdict: Verdict;
+  /** The shared id (its samples carry it). */
+  id: number;
+  /** The findings it counted in: their keys, its route where the finding lists it (else ""), and its cause's key ("" for none). */
+  findings: Array<{ key: string; route: string; cause: string }>;
+}
+
 /** The live aggregate of one run. */
 export class ShadowLive {
   private readonly routes = new Map<string, RouteCounts>();
   private readonly latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
   private readonly findings = new Map<string, LiveFinding>();
-  // Each finding's cause (a status finding's key) while every exchange that had it had that status change; null once one did not.
-  private readonly causes = new Map<string, string | null>();
+  // Per finding, how many of its exchanges had each cause (a status finding's key; "" for none): the finding
+  // folds under a cause while every exchange that had it had that one (counts, so that `forget` can take one back).
+  private readonly causes = new Map<string, Map<string, number>>();
+  // Per finding, how many of its exchanges came on each route it lists.
+  private readonly routeUses = new Map<string, Map<string, number>>();
   /** Findings not kept (past MAX_FINDINGS). */
   dropped = 0;
   constructor(
@@ -181,23 +200,58 @@ export class ShadowLive {
     observe((per[target] ??= { buckets: [], count: 0 }), ms);
   }
 
-  /** Adds one occurrence of a finding (with its sample); `cause` is the status field that changed on its exchange in its class, when the finding follows from it. */
-  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number], cause?: string): void {
+  /**
+   * Adds one occurrence of a finding (with its sample); `cause` is the status field that changed on its exchange
+   * in its class, when the finding follows from it. What it counted (for `forget`), or undefined past MAX_FINDINGS.
+   */
+  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number], cause?: string): Counted['findings'][number] | undefined {
     const key = findingKey(f);
     let found = this.findings.get(key);
     if (!found) {
       if (this.findings.size >= MAX_FINDINGS) {
         this.dropped++;
-        return;
+        return undefined;
       }
       this.findings.set(key, (found = { ...f, routes: [], count: 0, samples: [] }));
     }
-    const causeKey = cause === undefined ? null : findingKey({ class: f.class, kind: 'changed', pattern: cause });
-    const had = this.causes.get(key);
-    this.causes.set(key, had === undefined || had === causeKey ? causeKey : null);
+    const causeKey = cause === undefined ? '' : findingKey({ class: f.class, kind: 'changed', pattern: cause });
+    bump(this.causes, key, causeKey, 1);
     found.count++;
     if (!found.routes.includes(route) && found.routes.length < MAX_ROUTES_PER_FINDING) found.routes.push(route);
+    const listed = found.routes.includes(route);
+    if (listed) bump(this.routeUses, key, route, 1);
     if (found.samples.length < SAMPLES_PER_FINDING) found.samples.push(sample);
+    return { key, route: listed ? route : '', cause: causeKey };
+  }
+
+  /**
+   * Takes back what one exchange added (`Counted`): its verdict, and its share of each finding (a finding no
+   * exchange has any more is gone; its sample leaves room for the next one's).
+   */
+  forget(c: Counted): void {
+    this.route(c.route)[c.verdict]--;
+    for (const { key, route, cause } of c.findings) {
+      const f = this.findings.get(key);
+      if (!f) continue;
+      f.count--;
+      const at = f.samples.findIndex((s) => s.id === c.id);
+      if (at >= 0) f.samples.splice(at, 1);
+      if (route !== '' && bump(this.routeUses, key, route, -1) === 0) f.routes.splice(f.routes.indexOf(route), 1);
+      bump(this.causes, key, cause, -1);
+      if (f.count <= 0) {
+        this.findings.delete(key);
+        this.causes.delete(key);
+        this.routeUses.delete(key);
+      }
+    }
+  }
+
+  // The status finding a finding folds under: the one cause every exchange that had it had (none: null).
+  private causeOf(key: string): string | null {
+    const per = this.causes.get(key);
+    if (!per || per.size !== 1) return null;
+    const [only] = per.keys();
+    return only === '' || only === undefined ? null : only;
   }
 
   /** Totals over every route. */
@@ -219,10 +273,20 @@ export class ShadowLive {
       totals,
       routes,
       latency: Object.fromEntries(this.latency),
-      findings: foldUnderCauses([...this.findings].map(([key, f]) => ({ f, cause: this.causes.get(key) ?? null }))),
+      findings: foldUnderCauses([...this.findings].map(([key, f]) => ({ f, cause: this.causeOf(key) }))),
       regressionRate: rateOf(totals),
     };
   }
+}
+
+// Adds `by` to the count of `inner` under `outer` (gone at zero); the count after.
+function bump(m: Map<string, Map<string, number>>, outer: string, inner: string, by: number): number {
+  let per = m.get(outer);
+  if (!per) m.set(outer, (per = new Map()));
+  const n = (per.get(inner) ?? 0) + by;
+  if (n > 0) per.set(inner, n);
+  else per.delete(inner);
+  return n;
 }
 
 /**

@@ -276,6 +276,31 @@ describe('bb shadow: realistic traffic, live verdict = bb diff of the captures',
     assert.equal(report.routes['POST /orders']?.regressions, 1);
   });
 
+  // The read comes only after the creation's verdict was given (SETTLE_MS on the clock: noise, the secondary's
+  // Location differs too): bb diff of the captures binds a value sent back however late, so the live run takes
+  // that verdict and its finding back when the read sends the Location, and counts the creation equal.
+  it('a Location read after the creation\'s verdict was given: the verdict is compared again and revised', async () => {
+    const creations = (shadow: Shadow) => {
+      const c = shadow.report()?.routes['POST /orders'];
+      return c && { equal: c.equal, noise: c.noise, regressions: c.regressions };
+    };
+    const report = await shadowed(
+      'late',
+      async (b, shadow) => {
+        const made = await b.call('POST', '/orders?located', { body: '{}', type: 'application/json' });
+        for (let i = 0; i < 400 && !creations(shadow)?.noise; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(creations(shadow), { equal: 0, noise: 1, regressions: 0 });
+        assert.deepEqual(findingKeys(shadow.report()!), ['noise changed response.headers.location']);
+        assert.equal((await b.call('GET', made.headers.location as string)).status, 200);
+        for (let i = 0; i < 400 && !creations(shadow)?.equal; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(creations(shadow), { equal: 1, noise: 0, regressions: 0 }, 'revised during the run');
+      },
+      ['real changed response.body.status'],
+    );
+    assert.deepEqual({ equal: report.routes['POST /orders']?.equal, noise: report.routes['POST /orders']?.noise }, { equal: 1, noise: 0 });
+    assert.equal(report.totals.requests, 2);
+  });
+
   it('GraphQL on one path: a mutation, then queries with the id in variables', async () => {
     await shadowed(
       'graphql',

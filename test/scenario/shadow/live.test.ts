@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { SAMPLES_PER_FINDING } from '../../../scenario/shadow/live.js';
+import { SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 
 const counts = (c: Partial<RouteCounts>): RouteCounts => ({ requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {}, ...c });
 
@@ -84,5 +84,49 @@ describe('mergeReports', () => {
     // The other shadow saw the error body on an answer whose status did not change: a change of its own.
     const mixed = mergeReports([folded(1), report({}, {}, [body(2, 2)], at)]);
     assert.deepEqual(mixed.findings.map((f) => `${f.pattern} ${f.count} [${(f.consequences ?? []).map((c) => c.pattern).join()}]`), ['response.body.error 3 []', 'response.status 1 []']);
+  });
+});
+
+// A verdict given before a later request bound the exchange's values is compared again (scenario/shadow/compare.ts
+// revise); what it counted is taken back first: its verdict, its share of each finding, its sample, its route
+// where no other exchange of that finding came on it, and its cause (a finding folds under a status change
+// again once the one exchange that had it without that change is taken back).
+describe('ShadowLive.forget', () => {
+  const status = { class: 'regression' as const, kind: 'changed', pattern: 'response.status' };
+  const body = { class: 'regression' as const, kind: 'added', pattern: 'response.body.error' };
+  const sample = (id: number, route: string) => ({ id, request: route });
+  /** Counts one exchange as ShadowComparer.record does. */
+  const count = (live: ShadowLive, id: number, route: string, withStatus: boolean): Counted => {
+    live.route(route).regressions++;
+    const findings = [...(withStatus ? [live.find(status, route, sample(id, route))] : []), live.find(body, route, sample(id, route), withStatus ? 'response.status' : undefined)];
+    return { route, verdict: 'regressions', id, findings: findings.map((f) => f!) };
+  };
+  const summary = (live: ShadowLive) =>
+    live.report().findings.map((f) => `${f.pattern} ${f.count} ${f.routes.join('+')} ids ${f.samples.map((s) => s.id).join(',')} [${(f.consequences ?? []).map((c) => `${c.pattern} ${c.count}`).join()}]`);
+
+  it('takes back one exchange: its verdict, count, sample, route and cause', () => {
+    const live = new ShadowLive({});
+    count(live, 1, 'GET /a', true);
+    count(live, 2, 'GET /a', true);
+    const late = count(live, 3, 'GET /b', false);
+    assert.deepEqual(summary(live), ['response.body.error 3 GET /a+GET /b ids 1,2,3 []', 'response.status 2 GET /a ids 1,2 []']);
+    live.forget(late);
+    assert.deepEqual(summary(live), ['response.status 2 GET /a ids 1,2 [response.body.error 2]']);
+    assert.equal(live.route('GET /b').regressions, 0);
+    assert.equal(live.totals().regressions, 2);
+  });
+
+  it('a finding no exchange has any more is gone, and a sample taken back leaves room for the next', () => {
+    const live = new ShadowLive({});
+    const all = Array.from({ length: SAMPLES_PER_FINDING + 1 }, (_, i) => count(live, i + 1, 'GET /a', false));
+    assert.deepEqual(live.report().findings[0]!.samples.map((s) => s.id), [1, 2, 3, 4, 5]);
+    live.forget(all[1]!);
+    const nine = count(live, 9, 'GET /a', false);
+    assert.deepEqual(live.report().findings[0]!.samples.map((s) => s.id), [1, 3, 4, 5, 9]);
+    for (const c of [all[0]!, ...all.slice(2)]) live.forget(c);
+    assert.deepEqual(summary(live), ['response.body.error 1 GET /a ids 9 []']);
+    live.forget(nine);
+    assert.deepEqual(live.report().findings, []);
+    assert.equal(live.report().regressionRate, 0);
   });
 });
