@@ -5,6 +5,7 @@ import { hash } from 'node:crypto';
 import { alignSequences } from './align.js';
 import { globMatcher } from '../core/index.js';
 import { routeWithoutHost, routeWithoutKey, unnumber, type OrdinalTable } from './normalize/index.js';
+import { shapesItCouldBe } from './normalize/shapes.js';
 import type { NormalizedEntry } from './types.js';
 
 /** One line-up of an old and/or new item, by index. */
@@ -127,6 +128,58 @@ export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: stri
   return out.sort(lineupOrder);
 }
 
+// A run of token characters in a key long enough to be an id (the shortest shape is 12 hex digits); its parts
+// between `_` and `-`, as the generated-ids rule cuts them.
+const KEY_RUN = /[A-Za-z0-9_-]{12,}/g;
+const RUN_PART = /[A-Za-z0-9]{12,}/g;
+/** Spellings of one key tried, at most (its runs' shapes multiply). */
+const MAX_SPELLINGS = 64;
+
+/**
+ * Keys as they pair (docs/diff.md "Generated values"): a key that the other capture does not hold, in which a
+ * random id kept its text because its letters read as words (shapes.ts looksGenerated: one 16-character base62
+ * id in ~300), is taken as the other capture's key where that key is this one with
+ * such runs as markers of a shape they could have (`GET /users/eirRkug19Har2Icu` beside `GET /users/<B64_16>`).
+ * Without it the two entries were a `missing` and an `extra`; paired, their paths compare as ids of that shape
+ * (correspond.ts). A key the other capture holds as it is stays as it is.
+ */
+export function keysWithMisreadIds(keys: readonly string[], other: ReadonlySet<string>): string[] {
+  const seen = new Map<string, string>();
+  return keys.map((key) => {
+    if (other.has(key)) return key;
+    let as = seen.get(key);
+    if (as === undefined) seen.set(key, (as = spellings(key).find((k) => other.has(k)) ?? key));
+    return as;
+  });
+}
+
+// The key with each run of token characters as it is or as a marker of a shape it could have (whole, or part by
+// part), every combination but the key itself, up to MAX_SPELLINGS.
+function spellings(key: string): string[] {
+  const runs = [...key.matchAll(KEY_RUN)];
+  if (runs.length === 0) return [];
+  const choices = runs.map((m) => {
+    const run = m[0];
+    const out = [run, ...shapesItCouldBe(run).map((c) => `<${c}>`)];
+    if (/[_-]/.test(run)) {
+      const parts = run.replace(RUN_PART, (p) => {
+        const [cls] = shapesItCouldBe(p);
+        return cls ? `<${cls}>` : p;
+      });
+      if (!out.includes(parts)) out.push(parts);
+    }
+    return out;
+  });
+  let keys = [''];
+  let from = 0;
+  runs.forEach((m, r) => {
+    const before = key.slice(from, m.index);
+    keys = keys.flatMap((k) => choices[r]!.map((c) => k + before + c)).slice(0, MAX_SPELLINGS + 1);
+    from = m.index + m[0].length;
+  });
+  return keys.map((k) => k + key.slice(from)).filter((k) => k !== key);
+}
+
 /**
  * Pairs two captures' entries: in sequence, except entries whose route matches
  * an `unordered` glob, which pair as a multiset within their page.
@@ -139,9 +192,12 @@ export function pairEntries(
   // A glob matches the route as it is, without its host (`GET //a.test/x` → `GET /x`), as route keys do, or without its key (`POST /graphql[A]` → `POST /graphql`).
   const unorderedRoutes = unordered.map((g) => globMatcher(g));
   const isUnordered = (r: string): boolean => unorderedRoutes.some((f) => f(r) || f(routeWithoutHost(r)) || f(routeWithoutKey(r)) || f(routeWithoutKey(routeWithoutHost(r))));
+  // Each side's keys, a random id that read as words on one side only taken as the other's marker.
+  const oldKeys = keysWithMisreadIds(oldEntries.map((e) => e.key), new Set(newEntries.map((e) => e.key)));
+  const newKeys = keysWithMisreadIds(newEntries.map((e) => e.key), new Set(oldEntries.map((e) => e.key)));
   const oi = oldEntries.map((_, i) => i).filter((i) => !isUnordered(oldEntries[i]!.route));
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
-  const seq = pairByKeys(oi.map((i) => oldEntries[i]!.key), ni.map((j) => newEntries[j]!.key), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));
+  const seq = pairByKeys(oi.map((i) => oldKeys[i]!), ni.map((j) => newKeys[j]!), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));
   const out: Lineup[] = seq.map((l) => ({ ...l, old: l.old === undefined ? undefined : oi[l.old], new: l.new === undefined ? undefined : ni[l.new] }));
   if (unordered.length) {
     // Multiset: identical first, then same key in order; order never reported.
@@ -155,7 +211,7 @@ export function pairEntries(
       out.push({ old: uo[x], new: un[y], status: 'paired' });
     };
     leftoversByToken(uo.map((i) => oldEntries[i]!.token), un.map((j) => newEntries[j]!.token), oT, nT, take);
-    leftoversByToken(uo.map((i) => oldEntries[i]!.key), un.map((j) => newEntries[j]!.key), oT, nT, take);
+    leftoversByToken(uo.map((i) => oldKeys[i]!), un.map((j) => newKeys[j]!), oT, nT, take);
     uo.forEach((i, x) => { if (!oT[x]) out.push({ old: i, status: 'missing' }); });
     un.forEach((j, y) => { if (!nT[y]) out.push({ new: j, status: 'extra' }); });
   }

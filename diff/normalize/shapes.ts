@@ -156,6 +156,16 @@ export function couldBeShape(value: string, cls: string): boolean {
   return upper + lower > 0 && (digits > 0 || (upper > 0 && lower > 0));
 }
 
+/** The shapes a whole token could have all the same (couldBeShape), whatever its letters read as: a hex one first. */
+export function shapesItCouldBe(token: string): string[] {
+  const n = token.length;
+  const out: string[] = [];
+  if (n >= HEX_LENGTHS.min && n <= HEX_LENGTHS.max && couldBeShape(token, `HEX${n}`)) out.push(`HEX${n}`);
+  const cls = n === NANOID_LENGTH ? 'NANOID' : `B64_${n}`;
+  if (n >= TOKEN_LENGTHS.min && n <= TOKEN_LENGTHS.max && couldBeShape(token, cls)) out.push(cls);
+  return out;
+}
+
 /** The shape of a whole token of [A-Za-z0-9_-] (or a whole base64 value), or undefined when it does not look generated. */
 export function shapeOf(token: string): string | undefined {
   const n = token.length;

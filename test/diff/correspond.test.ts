@@ -257,6 +257,35 @@ describe('a random id whose letters read as words on one side only', () => {
     }
   });
 
+  // An id the client made up (not issued by the server: nothing binds it) in a request's path is in the entry's
+  // pairing key: read as words on one side, the key was the other side's but for it, and the two were a missing
+  // and an extra (diff/pair.ts keysWithMisreadIds).
+  const madeUp = (id: string): ExchangeSpec[] => [
+    { url: `${URL0}/rooms`, body: { rooms: 2 } },
+    { method: 'PUT', url: `${URL0}/rooms/${id}`, body: { ok: true } },
+    { url: `${URL0}/rooms/${id}/members?after=${id}`, body: { members: ['bob'] } },
+    { url: `${URL0}/health`, body: 'ok' },
+  ];
+  for (const [what, misreadId, other] of [['base62', misread[0]!, generated], ['12-hex, digits alone', '938475610293', hexId]] as const) {
+    it(`a made-up ${what} id in request paths (pairing keys) pairs with the other side's entries: MATCH`, async () => {
+      for (const [a, b] of [[other(), misreadId], [misreadId, other()]] as const) {
+        const r = await diff(capture(madeUp(a)), capture(madeUp(b)));
+        assert.deepEqual(r.pairs.map((p) => p.status), ['paired', 'paired', 'paired', 'paired'], renderText(r, { color: false, rows: true }));
+        assert.deepEqual(rows(r), [], renderText(r, { color: false, rows: true }));
+      }
+    });
+  }
+
+  it('a path that is the other side\'s but for a word, or an id of another length, still pairs with nothing', async () => {
+    const r = await diff(capture(madeUp(generated())), capture([
+      { url: `${URL0}/rooms`, body: { rooms: 2 } },
+      { method: 'PUT', url: `${URL0}/rooms/internationalization`, body: { ok: true } },
+      { url: `${URL0}/rooms/${generated().slice(0, 18)}/members?after=x`, body: { members: ['bob'] } },
+      { url: `${URL0}/health`, body: 'ok' },
+    ]));
+    assert.deepEqual(r.pairs.map((p) => p.status).sort(), ['extra', 'extra', 'missing', 'missing', 'paired', 'paired'], renderText(r, { color: false, rows: true }));
+  });
+
   it('is still a change where it stands for another value: the other side holds a word, a number, or an id of another length', async () => {
     const r = await diff(capture(session(generated())), capture([
       { url: `${URL0}/connect`, body: [{ type: 'connect', data: { sid: 'internationalization' } }] },
