@@ -170,19 +170,21 @@
     findingsBox.append(empty, findingTable);
 
     function drawFindings(report) {
+      const shown = new Set();
       // A status change's consequences (its 500's body) follow it on rows of their own, marked as following from it.
       for (const [f, under] of report.findings.flatMap((t) => [[t, undefined], ...(t.consequences || []).map((c) => [c, t])])) {
         const key = f.class + '\n' + f.kind + '\n' + f.pattern;
+        shown.add(key);
         let r = findingRows.get(key);
         if (!r) {
           const tr = el('tr', 'finding ' + f.class);
           tr.dataset.pattern = f.pattern;
-          const cells = { cls: el('td', 'cls', f.class), kind: el('td', '', f.kind), pattern: el('td', 'pattern', (under ? '↳ ' : '') + (f.pattern || '(whole exchange)')), routes: el('td', 'routes'), count: el('td', 'n'), samples: el('td', 'samples') };
+          const cells = { cls: el('td', 'cls', f.class), kind: el('td', '', f.kind), pattern: el('td', 'pattern'), routes: el('td', 'routes'), count: el('td', 'n'), samples: el('td', 'samples') };
           tr.append(cells.cls, cells.kind, cells.pattern, cells.routes, cells.count, cells.samples, ratifyCell(f));
           findingTable.append(tr);
           findingRows.set(key, (r = { tr, cells, ids: '' }));
-          empty.hidden = true;
         }
+        r.cells.pattern.textContent = (under ? '↳ ' : '') + (f.pattern || '(whole exchange)');
         r.cells.routes.textContent = f.routes.join(', ');
         r.cells.count.textContent = f.count;
         const ids = f.samples.map((s) => s.id).join(',');
@@ -196,6 +198,14 @@
           }));
         }
       }
+      // A finding the report no longer has (its only exchanges compared again once a later request bound their
+      // values: scenario/shadow/compare.ts revise) leaves the table.
+      for (const [key, r] of findingRows) {
+        if (shown.has(key)) continue;
+        r.tr.remove();
+        findingRows.delete(key);
+      }
+      empty.hidden = findingRows.size > 0;
     }
 
     function openSample(f, s) {
