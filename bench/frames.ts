@@ -86,10 +86,10 @@ export async function writeFramesCapture(path: string, messages: number): Promis
   return Buffer.byteLength(text);
 }
 
-/** Runs `bb frames CAPTURE --html OUT`; resolves with its wall-clock seconds. */
+/** Runs `bb frames CAPTURE --html OUT --force` (each round writes the page again); resolves with its wall-clock seconds. */
 async function writePage(capture: string, out: string): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, 'frames', capture, '--html', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'frames', capture, '--html', out, '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (c) => (err += c));
   const code = await new Promise<number | null>((r) => child.on('close', r));

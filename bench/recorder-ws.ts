@@ -36,7 +36,7 @@ export async function run(args: string[]): Promise<void> {
   const redact = !args.includes('--no-redact');
   const cap = await openCapture({ out: join(dir, 'x.har'), label: 'mb', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: join(dir, 'home'), ...(redact ? {} : { redact: false }) });
   const bus = new FactBus();
-  bus.on(cap.listener);
+  if (!process.env.TAP_ONLY) bus.on(cap.listener);
   const taps: WsTap[] = [];
   for (let c = 0; c < CONNECTIONS; c++) {
     const exchangeId = c + 1;
