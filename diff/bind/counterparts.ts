@@ -10,7 +10,7 @@
 // batch and sent back in a later one compares through the binding, as
 // `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
 // One learning for both, so the comparison binds what the relay rewrote.
-import { responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
+import { madeNotWord, responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
 
 /** Counterparts remembered, at most; past it the oldest go. */
 const MAX_COUNT = 100_000;
@@ -35,11 +35,13 @@ export class Counterparts {
   /**
    * Learns from the primary's answer and the target's to one request: each place where both issued a
    * value and the values differ. Returns the primary's values learned (none when the answers issue alike).
+   * `own`: true for a value the primary's client sent before this answer issued it (ClientSends): the
+   * client's own never binds (bound.ts), whatever the answers echo of it.
    */
-  learn(primary: ResponseView, target: ResponseView): string[] {
+  learn(primary: ResponseView, target: ResponseView, own?: (value: string) => boolean): string[] {
     // The same answer issues the same values at the same places: nothing to learn, and neither is parsed.
     if (sameIssued(primary, target)) return [];
-    return this.learnValues(responseValues(primary), () => responseValues(target));
+    return this.learnValues(responseValues(primary), () => responseValues(target), own);
   }
 
   /**
@@ -57,14 +59,15 @@ export class Counterparts {
     if (value !== counterpart) this.set(value, counterpart);
   }
 
-  private learnValues(primary: IssuedValue[], target: () => IssuedValue[]): string[] {
+  private learnValues(primary: IssuedValue[], target: () => IssuedValue[], own?: (value: string) => boolean): string[] {
     // The primary issued nothing: nothing of the target's is read.
     if (primary.length === 0) return [];
     const theirs = new Map(primary.map((v) => [v.place, v.value]));
     const learned: string[] = [];
     for (const v of target()) {
       const p = theirs.get(v.place);
-      if (p === undefined || p === v.value) continue;
+      // A word never binds (bound.ts): `bb diff` of the captures compares it as it is, so the relay sends it on as the client wrote it.
+      if (p === undefined || p === v.value || !madeNotWord(p) || own?.(p)) continue;
       this.set(p, v.value);
       learned.push(p);
     }
@@ -85,5 +88,41 @@ export class Counterparts {
       this.map.delete(k);
       this.chars -= k.length + v.length;
     }
+  }
+}
+
+/** Values whose first send is remembered, at most, and their characters; past it the oldest go (captured content is hostile input). */
+const MAX_SENT = 200_000;
+const MAX_SENT_CHARS = 8 * 1024 * 1024;
+
+/**
+ * When the primary's client first sent each value, on a clock of the run's own ticks (bounded: the oldest
+ * go). `bb diff` never binds a value the client sent before any server issued it (bound.ts: the client's
+ * own, a name it typed, an id it made up), so bb shadow learns no counterpart of it either, though a
+ * target's answer echoes it otherwise (a candidate that capitalizes a user name the client chose): the
+ * relay sends it on as the client wrote it, and the comparison compares it as it is.
+ */
+export class ClientSends {
+  private readonly first = new Map<string, number>();
+  private chars = 0;
+
+  /** Notes values the client sent at tick `at` (words never bind: not kept). */
+  note(tokens: Iterable<string>, at: number): void {
+    for (const t of tokens) {
+      if (this.first.has(t) || !madeNotWord(t)) continue;
+      this.first.set(t, at);
+      this.chars += t.length;
+      while (this.first.size > MAX_SENT || this.chars > MAX_SENT_CHARS) {
+        const [k] = this.first.keys();
+        this.first.delete(k!);
+        this.chars -= k!.length;
+      }
+    }
+  }
+
+  /** Whether the client first sent `value` before tick `at`. */
+  before(value: string, at: number): boolean {
+    const t = this.first.get(value);
+    return t !== undefined && t < at;
   }
 }

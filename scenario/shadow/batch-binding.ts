@@ -13,7 +13,7 @@
 // batch's primary requests that send one back bind it on every side, each
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
-import { Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
+import { ClientSends, Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
@@ -78,6 +78,8 @@ export class BatchBinding {
   private readonly targets: Array<{ side: 'candidate' | 'secondary'; values: Counterparts }>;
   /** Primary values with a counterpart that a later request sent back (what `boundFor` binds). */
   private readonly sentBack = new Set<string>();
+  /** When the primary's client first sent each value, by the order its exchanges ended (noteSent). */
+  private readonly sends = new ClientSends();
 
   constructor(secondary: boolean) {
     this.targets = [{ side: 'candidate', values: new Counterparts() }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts() }] : [])];
@@ -135,6 +137,15 @@ export class BatchBinding {
     return out;
   }
 
+  /**
+   * Notes what a primary exchange's client sent, at `at` (its place in the order the primary's exchanges ended,
+   * the captures' file order): a value sent before an answer issued it is the client's own, and `learn` learns
+   * no counterpart of it, as `bb diff` of the captures binds none.
+   */
+  noteSent(primary: HarEntry, at: number): void {
+    this.sends.note(sentTokens(primary), at);
+  }
+
   /** Counterparts the relay learned from stream messages as they crossed (a stream still open when a read sent its value back). */
   teach(side: 'candidate' | 'secondary', pairs: ReadonlyArray<readonly [string, string]>): void {
     const t = this.targets.find((x) => x.side === side);
@@ -143,9 +154,10 @@ export class BatchBinding {
 
   /**
    * Learns from a compared batch's answers (after it was compared: a value counts as issued from the
-   * next batch on); per exchange, the primary's values it taught a counterpart of (none: undefined).
+   * next batch on); per exchange, the primary's values it taught a counterpart of (none: undefined). `at`:
+   * the exchange's noteSent place (its answer's values the client sent first are not learned).
    */
-  learn(batch: readonly Sides[]): Array<Set<string> | undefined> {
+  learn(batch: ReadonlyArray<Sides & { at?: number }>): Array<Set<string> | undefined> {
     return batch.map((g) => {
       const primary = g.primary!;
       const view = recordedResponse(primary);
@@ -154,10 +166,15 @@ export class BatchBinding {
       const note = (values: string[]) => {
         for (const v of values) (taught ??= new Set()).add(v);
       };
+      // What its client, or an exchange that ended before it, sent first (noteSent `at`) is the client's own. Not
+      // for a stream: its messages issued values while it went on, before exchanges that ended earlier (bb diff
+      // orders those by the messages' times), and the relay learned them as they crossed (teach).
+      const at = g.at;
+      const own = at === undefined || streamed(primary) ? undefined : (v: string) => this.sends.before(v, at + 1);
       for (const t of this.targets) {
         const mine = g[t.side];
         if (!mine) continue;
-        note(t.values.learn(view, recordedResponse(mine)));
+        note(t.values.learn(view, recordedResponse(mine), own));
         // A value a server message issued (a ticket handed over a socket) is sent back later too.
         if (spoken.length === 0) continue;
         const theirs = serverTexts(mine);
@@ -166,6 +183,11 @@ export class BatchBinding {
       return taught;
     });
   }
+}
+
+/** Whether an exchange's answer came as messages (a WebSocket's, an event stream's events, a gRPC call's). */
+function streamed(e: HarEntry): boolean {
+  return (e._webSocketMessages?.length ?? 0) > 0 || (e._eventSourceMessages?.length ?? 0) > 0 || (e._grpcMessages?.length ?? 0) > 0;
 }
 
 /** A conversation's server data messages in order: text ones as text, binary ones as undefined (they count in the numbering only), as the relay numbers them (mirror-ws.ts). */

@@ -42,6 +42,8 @@ export interface Group {
   whole?: Partial<Record<TargetName, WholeEntry>>;
   /** When the primary entry arrived (ms). */
   since: number;
+  /** Its place among the primary's entries as they arrived (the order its exchanges ended: BatchBinding.noteSent). */
+  at?: number;
 }
 
 /**
@@ -124,6 +126,8 @@ export class ShadowComparer {
   private readonly revisable = new Set<Revisable>();
   private readonly revisableBy = new Map<string, Set<Revisable>>();
   private revisableBytes = 0;
+  /** Primary entries taken in so far. */
+  private arrived = 0;
 
   constructor(
     private readonly opts: {
@@ -163,6 +167,9 @@ export class ShadowComparer {
     const id = entry._bb?.shadow?.id;
     if (typeof id !== 'number') return;
     if (side === 'primary') {
+      // Every exchange's sends count toward what the client sent first, mirrored or not (as in bb diff of the captures).
+      const at = ++this.arrived;
+      this.binding.noteSent(entry, at);
       const route = routeOf(entry);
       const counts = this.live.route(route);
       counts.requests++;
@@ -179,7 +186,10 @@ export class ShadowComparer {
     if (!g) this.groups.set(id, (g = { since: Date.now() }));
     g[side] = entry;
     if (whole) (g.whole ??= {})[side] = whole;
-    if (side === 'primary') g.since = Date.now();
+    if (side === 'primary') {
+      g.since = Date.now();
+      g.at = this.arrived;
+    }
   }
 
   /** Groups whose every answer is in (or, with `all`, every group with its primary). */
@@ -230,7 +240,7 @@ export class ShadowComparer {
     }
     // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
     // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
-    const answered = (g: Group) => ({ primary: g.primary!, ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) });
+    const answered = (g: Group) => ({ primary: g.primary!, ...(g.at !== undefined ? { at: g.at } : {}), ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) });
     // An exchange left out of the comparison (an error) teaches at once: the diff's own binding does not see its
     // answer, so a read of what it created in this same batch binds only through its counterparts.
     const compared = new Set(whole);

@@ -9,8 +9,8 @@ import { globMatcher, headerValue } from '../../core/index.js';
 import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
-import { BIND_READ_BYTES, setCookiePair, type ResponseView } from '../../diff/index.js';
-import type { MirrorRequest, MirroredSocket, MirrorTarget } from './mirror.js';
+import { BIND_READ_BYTES, ClientSends, setCookiePair, type ResponseView } from '../../diff/index.js';
+import { carriedTokens, type MirrorRequest, type MirroredSocket, type MirrorTarget } from './mirror.js';
 import { eventFeed, grpcFeed } from './message-pairs.js';
 import { grpcMedia } from '../../capture/index.js';
 import type { MirroredStream } from './mirror-h2.js';
@@ -64,6 +64,8 @@ interface Pending {
   events?: (chunk: Buffer) => void;
   /** HTTP/2, mirrored before the client's request ended: each target's stream, taking the rest as it crosses. */
   streams?: MirroredStream[];
+  /** The tee's tick when the primary's exchange ended (what its answer issued, it issued then: ClientSends). */
+  issuedAt?: number;
 }
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
@@ -71,6 +73,10 @@ const STREAM_END_GRACE_MS = 250;
 
 /** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
 export class Tee {
+  /** What the primary's client sent first, and when (on `tick`): a value it sent before an answer issued it is its own, never learned (ClientSends). */
+  private readonly sends = new ClientSends();
+  /** The tee's clock: one tick per request noted and per exchange ended. */
+  private tick = 0;
   private readonly pending = new Map<number, Pending>();
   private readonly optIn: Array<(route: string) => boolean>;
   constructor(
@@ -82,6 +88,7 @@ export class Tee {
   ) {
     const m = opts.mirror ?? 'safe';
     this.optIn = Array.isArray(m) ? m.map((g) => globMatcher(g)) : [];
+    for (const target of mirrors) target.sends = this.sends;
   }
 
   fact(f: Fact): void {
@@ -90,6 +97,8 @@ export class Tee {
         const id = this.primary.seqOf(f.exchangeId);
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
+        // What the client sends, mirrored or not, counts toward its own values (its body too, once handed over).
+        this.sends.note(carriedTokens(req), ++this.tick);
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
@@ -164,6 +173,7 @@ export class Tee {
         p.requestEnded = true;
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
+        p.issuedAt = ++this.tick;
         // Late events already on their way still arrive: the copies end a moment after the primary's stream.
         const end = p.streamEnd;
         if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
@@ -178,7 +188,7 @@ export class Tee {
         this.later(() => {
           // Cut at BIND_READ_BYTES: read up to the cut (a gzip stream's start inflates, a JSON text's complete part parses).
           p.primaryView = liveResponse(p.status!, p.responseHeaders!, Buffer.concat(p.responseBody), p.responseBytes > BIND_READ_BYTES).view;
-          for (const a of p.answers) a.target.bind(p.primaryView, a.view);
+          for (const a of p.answers) a.target.bind(p.primaryView, a.view, p.issuedAt);
           // Targets still to answer: a request on another connection carrying this answer's values waits for theirs (answer-wait.ts).
           if (p.dispatched) for (const m of this.mirrors) m.primaryAnswered(p.req.id, p.primaryView);
           p.responseBody = [];
@@ -256,6 +266,8 @@ export class Tee {
     }
     p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
     p.bodyChunks = [];
+    // Its body's values are the client's from now (read up to what binding reads at all).
+    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(carriedTokens(p.req), ++this.tick);
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
     // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:
@@ -272,7 +284,7 @@ export class Tee {
         // The target's copy of the stream ended (or was cut with the primary's): nothing more to wait for on it.
         said?.[i]!.done();
         if (!view) return;
-        if (p.primaryView) m.bind(p.primaryView, view);
+        if (p.primaryView) m.bind(p.primaryView, view, p.issuedAt);
         else p.answers.push({ target: m, view });
       };
       const onBody = said ? feed((message) => said[i]!.pairs.target(message)) : undefined;
