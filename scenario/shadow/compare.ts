@@ -16,6 +16,7 @@ import { diffHars, followsFromStatus, statusCauses, type DiffConfig, type Differ
 import { ShadowLive, type Counted, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
+import { groupBytes, Revisables, signature } from './revise.js';
 
 /** Exchanges compared per batch, at most. */
 const BATCH = 400;
@@ -25,12 +26,6 @@ const BATCH_MESSAGES = 20_000;
 export const SETTLE_MS = 5_000;
 /** Exchanges waiting so, at most (past it the oldest is given its verdict at once). */
 const MAX_DEFERRED = 1_000;
-/**
- * Exchanges whose verdict came before a use of their values (they differed), kept to be compared again when a
- * later request sends one back, at most: the newest so many, and answers of so many bytes (estimated).
- */
-export const MAX_REVISABLE = 1_000;
-const MAX_REVISABLE_BYTES = 64 * 1024 * 1024;
 /** A primary entry whose mirror entries have not come after this long counts as a mirror error. */
 export const MIRROR_WAIT_MS = 120_000;
 
@@ -77,42 +72,10 @@ function messageCount(g: Group, side: TargetName): number {
   return g.whole?.[side]?.messages ?? (e?._webSocketMessages?.length ?? 0) + (e?._eventSourceMessages?.length ?? 0) + (e?._grpcMessages?.length ?? 0);
 }
 
-/** A differing verdict given before every value its exchange issued was sent back (ShadowComparer.revise). */
-interface Revisable {
-  g: Group;
-  /** The primary's values its answers issued differently per target. */
-  values: ReadonlySet<string>;
-  /** What its first batch bound for it. */
-  bound?: BoundBefore;
-  /** Its differences as counted (`counted`). */
-  diffs: Difference[];
-  counted: Counted;
-  /** Its values sent back so far (bound in `diffs`). */
-  used: Set<string>;
-  /** Its entries' size, estimated. */
-  bytes: number;
-}
-
 /** How a compared exchange counts: equal, noise, or with a real difference a regression (unclassified without a secondary). */
 function verdictOf(diffs: readonly Difference[], secondary: boolean): Counted['verdict'] {
   if (diffs.some((d) => d.class === 'real')) return secondary ? 'regressions' : 'unclassified';
   return diffs.length > 0 ? 'noise' : 'equal';
-}
-
-/** What a verdict counts: its findings' classes, kinds and patterns (two comparisons with the same count the same). */
-function signature(diffs: readonly Difference[]): string {
-  return [...new Set(diffs.map((d) => `${d.class}\n${d.kind}\n${d.pattern}`))].sort().join('\n\n');
-}
-
-/** An exchange's entries' size, estimated (bodies and stream messages as their text's length; a little for the rest). */
-function groupBytes(g: Group): number {
-  let n = 0;
-  for (const e of [g.primary, g.candidate, g.secondary]) {
-    if (!e) continue;
-    n += 2048 + (e.request.postData?.text?.length ?? 0) + (e.response?.content?.text?.length ?? 0);
-    for (const list of [e._webSocketMessages, e._eventSourceMessages, e._grpcMessages] as Array<Array<{ data?: string }> | undefined>) for (const m of list ?? []) n += 64 + (typeof m.data === 'string' ? m.data.length : 0);
-  }
-  return n;
 }
 
 /** Compares the three captures' entries as they come. */
@@ -122,10 +85,8 @@ export class ShadowComparer {
   private readonly binding: BatchBinding;
   /** Compared exchanges whose verdict waits for the use of the values they issued (settle). */
   private readonly deferred: Array<{ g: Group; diffs: Difference[]; values: ReadonlySet<string>; bound?: BoundBefore; started: number; since: number }> = [];
-  /** Exchanges given a differing verdict before every value they issued was sent back (revise), oldest first, and by value. */
-  private readonly revisable = new Set<Revisable>();
-  private readonly revisableBy = new Map<string, Set<Revisable>>();
-  private revisableBytes = 0;
+  /** Exchanges given a differing verdict before every value they issued was sent back (revise). */
+  private readonly revisable = new Revisables<Group>();
   /** Primary entries taken in so far. */
   private arrived = 0;
 
@@ -281,7 +242,7 @@ export class ShadowComparer {
       const diffs = sentBack ? ((await this.diffGroups([d.g], this.boundAlone(d, sentBack))).get(0) ?? []) : d.diffs;
       const counted = this.record(d.g, diffs);
       // Still differing with values not yet sent back: a later use may bind them (revise).
-      if (diffs.length > 0 && (sentBack?.primary.size ?? 0) < d.values.size) this.keepRevisable({ g: d.g, values: d.values, ...(d.bound ? { bound: d.bound } : {}), diffs, counted, used: new Set(sentBack?.primary), bytes: groupBytes(d.g) });
+      if (diffs.length > 0 && (sentBack?.primary.size ?? 0) < d.values.size) this.revisable.keep({ g: d.g, values: d.values, ...(d.bound ? { bound: d.bound } : {}), diffs, counted, used: new Set(sentBack?.primary), bytes: groupBytes(d.g) });
     }
   }
 
@@ -297,9 +258,7 @@ export class ShadowComparer {
    * where the comparison changed, the first verdict and its findings are taken back and the new one counted.
    */
   private async revise(sent: readonly string[]): Promise<void> {
-    const due = new Set<Revisable>();
-    for (const v of sent) for (const r of this.revisableBy.get(v) ?? []) if (!r.used.has(v)) due.add(r);
-    for (const r of due) {
+    for (const r of this.revisable.due(sent)) {
       const sentBack = this.binding.boundFor(r.values);
       if (!sentBack) continue;
       for (const v of sentBack.primary) r.used.add(v);
@@ -309,28 +268,7 @@ export class ShadowComparer {
         r.counted = this.record(r.g, diffs);
       }
       r.diffs = diffs;
-      if (diffs.length === 0 || r.used.size >= r.values.size) this.dropRevisable(r);
-    }
-  }
-
-  private keepRevisable(r: Revisable): void {
-    this.revisable.add(r);
-    this.revisableBytes += r.bytes;
-    for (const v of r.values) {
-      let set = this.revisableBy.get(v);
-      if (!set) this.revisableBy.set(v, (set = new Set()));
-      set.add(r);
-    }
-    while (this.revisable.size > MAX_REVISABLE || this.revisableBytes > MAX_REVISABLE_BYTES) this.dropRevisable(this.revisable.values().next().value!);
-  }
-
-  private dropRevisable(r: Revisable): void {
-    if (!this.revisable.delete(r)) return;
-    this.revisableBytes -= r.bytes;
-    for (const v of r.values) {
-      const set = this.revisableBy.get(v);
-      set?.delete(r);
-      if (set?.size === 0) this.revisableBy.delete(v);
+      if (diffs.length === 0 || r.used.size >= r.values.size) this.revisable.drop(r);
     }
   }
 
