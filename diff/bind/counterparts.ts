@@ -21,6 +21,8 @@ const MAX_CHARS = 8 * 1024 * 1024;
 export class Counterparts {
   private readonly map = new Map<string, string>();
   private chars = 0;
+  /** What the primary's client sent first, for the callers that learn as traffic crosses (bb shadow's relay: its tee sets it). */
+  sends?: ClientSends;
 
   /** Distinct primary values with a counterpart. */
   get size(): number {
@@ -48,10 +50,10 @@ export class Counterparts {
    * Learns from the r-th server message of one stream on the primary and on the target (a WebSocket's text
    * messages, an event stream's events, a gRPC call's messages); the primary's values learned.
    */
-  learnMessage(r: number, primary: string | Uint8Array, target: string | Uint8Array): string[] {
+  learnMessage(r: number, primary: string | Uint8Array, target: string | Uint8Array, own?: (value: string) => boolean): string[] {
     if (typeof primary !== typeof target) return [];
     if (typeof primary === 'string' ? primary === target : Buffer.compare(primary, target as Uint8Array) === 0) return [];
-    return this.learnValues(streamMessageValues(primary, r), () => streamMessageValues(target, r));
+    return this.learnValues(streamMessageValues(primary, r), () => streamMessageValues(target, r), own);
   }
 
   /** Takes a counterpart learned elsewhere (bb shadow's relay, from stream messages the comparison has not read yet). */
@@ -105,6 +107,12 @@ const MAX_SENT_CHARS = 8 * 1024 * 1024;
 export class ClientSends {
   private readonly first = new Map<string, number>();
   private chars = 0;
+  private clock = 0;
+
+  /** The next tick of the clock `note` and `before` read, for a caller that has none of its own (bb shadow's relay). */
+  tick(): number {
+    return ++this.clock;
+  }
 
   /** Notes values the client sent at tick `at` (words never bind: not kept). */
   note(tokens: Iterable<string>, at: number): void {

@@ -162,6 +162,7 @@ export class BatchBinding {
       const primary = g.primary!;
       const view = recordedResponse(primary);
       const spoken = serverTexts(primary);
+      let ownSaid: ReturnType<typeof clientSaidFirst> | undefined;
       let taught: Set<string> | undefined;
       const note = (values: string[]) => {
         for (const v of values) (taught ??= new Set()).add(v);
@@ -178,7 +179,14 @@ export class BatchBinding {
         // A value a server message issued (a ticket handed over a socket) is sent back later too.
         if (spoken.length === 0) continue;
         const theirs = serverTexts(mine);
-        for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) if (spoken[r] !== undefined && theirs[r] !== undefined) note(t.values.learnMessage(r, spoken[r]!, theirs[r]!));
+        // What the client said on the socket before the r-th server message is its own (a nick it joined with).
+        ownSaid ??= clientSaidFirst(primary);
+        const said = ownSaid;
+        for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) {
+          if (spoken[r] === undefined || theirs[r] === undefined) continue;
+          const at = said.serverAt[r]!;
+          note(t.values.learnMessage(r, spoken[r]!, theirs[r]!, said.first.size ? (v) => (said.first.get(v) ?? Infinity) < at : undefined));
+        }
       }
       return taught;
     });
@@ -188,6 +196,20 @@ export class BatchBinding {
 /** Whether an exchange's answer came as messages (a WebSocket's, an event stream's events, a gRPC call's). */
 function streamed(e: HarEntry): boolean {
   return (e._webSocketMessages?.length ?? 0) > 0 || (e._eventSourceMessages?.length ?? 0) > 0 || (e._grpcMessages?.length ?? 0) > 0;
+}
+
+/**
+ * Where in a conversation the client first said each value (its text messages' tokens, by message index), and
+ * where each server data message stands (serverAt[r]: the index of the r-th, as serverTexts numbers them).
+ */
+function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: number[] } {
+  const first = new Map<string, number>();
+  const serverAt: number[] = [];
+  (e._webSocketMessages ?? []).forEach((m, i) => {
+    if (m.type === 'receive' && (m.opcode === 1 || m.opcode === 2)) serverAt.push(i);
+    else if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) if (!first.has(t)) first.set(t, i);
+  });
+  return { first, serverAt };
 }
 
 /** A conversation's server data messages in order: text ones as text, binary ones as undefined (they count in the numbering only), as the relay numbers them (mirror-ws.ts). */

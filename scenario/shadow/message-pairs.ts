@@ -35,6 +35,8 @@ export class MessagePairs {
   private readonly targetTexts = new Map<number, Said>();
   /** The values each waiting primary text issues, read when first asked (awaits). */
   private readonly issued = new Map<number, string[]>();
+  /** When each waiting primary text crossed, on the clock of what the client sent (Counterparts.sends). */
+  private readonly primaryAt = new Map<number, number>();
 
   /**
    * `bindings`: the target's counterparts (shared with its HTTP lanes); `onTarget` hears each target message after it was
@@ -56,10 +58,15 @@ export class MessagePairs {
     return this.targetSaid;
   }
 
-  /** The primary's next message (undefined: binary, or kept only in part; it counts in the numbering). */
-  primary(text: Said | undefined): void {
+  /**
+   * The primary's next message (undefined: binary, or kept only in part; it counts in the numbering); `at`: when it
+   * crossed on the clock of what the client sent (default: now): a value the client sent before it is the client's own.
+   */
+  primary(text: Said | undefined, at = this.bindings.sends?.tick()): void {
     const r = this.primarySaid++;
-    if (text !== undefined) this.match(r, text, 'primary');
+    if (text === undefined) return;
+    if (at !== undefined) this.primaryAt.set(r, at);
+    this.match(r, text, 'primary');
   }
 
   /** The target's next message (undefined as `primary`'s). */
@@ -86,17 +93,27 @@ export class MessagePairs {
     if (theirs !== undefined) {
       other.delete(r);
       this.issued.delete(r);
-      const learned = side === 'primary' ? this.bindings.learnMessage(r, text, theirs) : this.bindings.learnMessage(r, theirs, text);
+      const at = this.primaryAt.get(r);
+      this.primaryAt.delete(r);
+      const sends = this.bindings.sends;
+      const own = sends && at !== undefined ? (v: string) => sends.before(v, at) : undefined;
+      const learned = side === 'primary' ? this.bindings.learnMessage(r, text, theirs, own) : this.bindings.learnMessage(r, theirs, text, own);
       if (learned.length) this.onLearned(learned);
       return;
     }
     // The other side's r-th came already (binary, or kept in part): nothing to wait for.
-    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > BIND_READ_BYTES) return;
+    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > BIND_READ_BYTES) {
+      this.primaryAt.delete(r);
+      return;
+    }
     mine.set(r, text);
     if (mine.size > MAX_PENDING) {
       const oldest = mine.keys().next().value!;
       mine.delete(oldest);
-      if (side === 'primary') this.issued.delete(oldest);
+      if (side === 'primary') {
+        this.issued.delete(oldest);
+        this.primaryAt.delete(oldest);
+      }
     }
   }
 }

@@ -19,8 +19,8 @@ import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
 export interface MirroredSocket {
   /** Sends one client message (text 1, binary 2, ping 9), once the target has said what the primary had. */
   send(opcode: number, data: Buffer): void;
-  /** The primary's server sent a data message: its text (undefined for a binary one, or a text the tap kept only the first bytes of). */
-  heard(text: string | undefined): void;
+  /** The primary's server sent a data message: its text (undefined for a binary one, or a text the tap kept only the first bytes of); `at`: when, on the clock of what the client sent (ClientSends). */
+  heard(text: string | undefined, at?: number): void;
   /** Closes with the client's code, after the client's messages before it. */
   close(code?: number, reason?: string): void;
 }
@@ -53,8 +53,8 @@ export class MirroredConversation implements MirroredSocket {
     });
   }
 
-  heard(text: string | undefined): void {
-    this.said.primary(text);
+  heard(text: string | undefined, at?: number): void {
+    this.said.primary(text, at);
   }
 
   send(opcode: number, data: Buffer): void {

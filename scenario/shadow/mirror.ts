@@ -16,7 +16,7 @@
 import { connect } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
-import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, type ClientSends, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -62,8 +62,6 @@ export class MirrorTarget {
   private readonly wsByPort = new Map<number, number>();
   /** Primary value → this target's value (bounded: the oldest go). */
   readonly bindings = new Counterparts();
-  /** What the primary's client sent first, and when (the tee's, shared by every target): its own values are not learned. */
-  sends?: ClientSends;
   /** Its answers still to come (answer-wait.ts): a request carrying a value another lane's primary answer issued waits for the target's. */
   private readonly awaited = new AnswersAwaited();
   /** Its open streams, whose messages bind as they come, and its read-after-write waits (message-pairs.ts). */
@@ -330,7 +328,7 @@ export class MirrorTarget {
    * when the primary's answer ended (a value its client sent before then is its own: sent on as written).
    */
   bind(primary: ResponseView, mine: ResponseView, issuedAt?: number): void {
-    const sends = this.sends;
+    const sends = this.bindings.sends;
     this.bindings.learn(primary, mine, sends && issuedAt !== undefined ? (v) => sends.before(v, issuedAt) : undefined);
   }
 

@@ -9,7 +9,7 @@ import { globMatcher, headerValue } from '../../core/index.js';
 import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
-import { BIND_READ_BYTES, ClientSends, setCookiePair, type ResponseView } from '../../diff/index.js';
+import { BIND_READ_BYTES, ClientSends, setCookiePair, tokensOf, type ResponseView } from '../../diff/index.js';
 import { carriedTokens, type MirrorRequest, type MirroredSocket, type MirrorTarget } from './mirror.js';
 import { eventFeed, grpcFeed } from './message-pairs.js';
 import { grpcMedia } from '../../capture/index.js';
@@ -73,10 +73,8 @@ const STREAM_END_GRACE_MS = 250;
 
 /** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
 export class Tee {
-  /** What the primary's client sent first, and when (on `tick`): a value it sent before an answer issued it is its own, never learned (ClientSends). */
+  /** What the primary's client sent first, and when (on its clock): a value it sent before an answer or a stream's message issued it is its own, never learned (ClientSends). */
   private readonly sends = new ClientSends();
-  /** The tee's clock: one tick per request noted and per exchange ended. */
-  private tick = 0;
   private readonly pending = new Map<number, Pending>();
   private readonly optIn: Array<(route: string) => boolean>;
   constructor(
@@ -88,7 +86,7 @@ export class Tee {
   ) {
     const m = opts.mirror ?? 'safe';
     this.optIn = Array.isArray(m) ? m.map((g) => globMatcher(g)) : [];
-    for (const target of mirrors) target.sends = this.sends;
+    for (const target of mirrors) target.bindings.sends = this.sends;
   }
 
   fact(f: Fact): void {
@@ -98,7 +96,7 @@ export class Tee {
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         // What the client sends, mirrored or not, counts toward its own values (its body too, once handed over).
-        this.sends.note(carriedTokens(req), ++this.tick);
+        this.sends.note(carriedTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
@@ -173,7 +171,7 @@ export class Tee {
         p.requestEnded = true;
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
-        p.issuedAt = ++this.tick;
+        p.issuedAt = this.sends.tick();
         // Late events already on their way still arrive: the copies end a moment after the primary's stream.
         const end = p.streamEnd;
         if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
@@ -204,10 +202,14 @@ export class Tee {
           if (f.opcode !== 1 && f.opcode !== 2) return;
           // Decoded now, once for every target (the tap's bytes are its own again after this turn).
           const said = f.opcode === 1 && f.size === undefined ? f.data.toString('utf8') : undefined;
-          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(said)));
+          // When it crossed, on the clock of what the client sent (its tick taken now, not in the promise's turn).
+          const at = this.sends.tick();
+          void p.sockets.then((ss) => ss.forEach((s) => s?.heard(said, at)));
           return;
         }
         const data = Buffer.from(f.data);
+        // What the client says on a socket is its own from now (a nick it joins with).
+        if (f.opcode === 1 && f.size === undefined && data.length <= BIND_READ_BYTES) this.sends.note(tokensOf(data.toString('utf8')), this.sends.tick());
         void p.sockets.then((ss) => {
           for (const s of ss) {
             if (f.opcode === 8) s?.close(f.closeCode, f.closeReason);
@@ -267,7 +269,7 @@ export class Tee {
     p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
     p.bodyChunks = [];
     // Its body's values are the client's from now (read up to what binding reads at all).
-    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(carriedTokens(p.req), ++this.tick);
+    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(carriedTokens(p.req), this.sends.tick());
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
     // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'undici';
+import { WebSocketServer, WebSocket } from 'ws';
 import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -21,9 +22,11 @@ import { compared, findingKeys, offlineKeys } from './compared.js';
 const tmp = tempDir();
 
 /** A user service; the new build capitalizes the name it stores and answers (and finds users whatever the case). */
-async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string[] }> {
+async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string[]; said: string[] }> {
   const known = new Map<string, string>();
   const paths: string[] = [];
+  const said: string[] = [];
+  const shown = (name: string) => (build === 'new' ? name[0]!.toUpperCase() + name.slice(1) : name);
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -41,9 +44,22 @@ async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string
       send(404, { error: 'no such user' });
     });
   });
+  // A chat: the client joins with the name it chose, then speaks as it; the server answers with the name as it shows it.
+  const wss = new WebSocketServer({ server, path: '/chat' });
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const text = data.toString();
+      said.push(text);
+      const m = JSON.parse(text) as { join?: string; as?: string; say?: string };
+      if (m.join) {
+        known.set(m.join.toLowerCase(), shown(m.join));
+        ws.send(JSON.stringify({ joined: shown(m.join), room: 'lobby' }));
+      } else ws.send(JSON.stringify({ from: shown(m.as ?? ''), text: m.say }));
+    });
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => closeHttpAndWs(server));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
+  after(() => closeHttpAndWs(server, wss));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths, said };
 }
 
 describe('bb shadow: a value the client chose, echoed otherwise by the candidate', () => {
@@ -75,4 +91,43 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
       assert.deepEqual(Object.fromEntries(Object.entries(report.routes).map(([r, n]) => [r, n.regressions])), { 'POST /users': 1, [`GET /users/${name}`]: 1 });
     });
   }
+
+  it('a name the client joined a chat with: its later messages and reads reach each target as written; live = bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await users('old'), await users('new'), await users('old')];
+    const out = tmp.path('chat');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
+    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+    const answers: string[] = [];
+    const next = () => new Promise<void>((r) => ws.once('message', (d) => (answers.push(d.toString()), r())));
+    let got = next();
+    ws.send(JSON.stringify({ join: 'bob42' }));
+    await got;
+    // The targets' answers to the join crossed (the relay pairs them) before the client speaks again.
+    await new Promise((r) => setTimeout(r, 200));
+    got = next();
+    ws.send(JSON.stringify({ say: 'hi', as: 'bob42' }));
+    await got;
+    await new Promise((r) => setTimeout(r, 200));
+    const c = new Client(shadow.url);
+    const read = await c.request({ method: 'GET', path: '/users/bob42' });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    await compared(shadow, 2);
+    const report = await shadow.close();
+    // The client saw the primary's answers only.
+    assert.deepEqual(answers, ['{"joined":"bob42","room":"lobby"}', '{"from":"bob42","text":"hi"}']);
+    // Each target heard the client's name as the client wrote it.
+    for (const t of [candidate, secondary]) {
+      assert.deepEqual(t.said, ['{"join":"bob42"}', '{"say":"hi","as":"bob42"}']);
+      assert.deepEqual(t.paths, ['GET /users/bob42']);
+    }
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(findingKeys(report), offlineKeys(offline), JSON.stringify(report.findings.map((f) => [f.pattern, f.samples[0]])));
+    assert.ok(findingKeys(report).includes('real changed response.body.username'), findingKeys(report).join('\n'));
+    assert.ok(findingKeys(report).some((k) => k.startsWith('real changed ws.messages')), findingKeys(report).join('\n'));
+  });
 });
