@@ -167,11 +167,15 @@ export class BatchBinding {
       const note = (values: string[]) => {
         for (const v of values) (taught ??= new Set()).add(v);
       };
-      // What its client, or an exchange that ended before it, sent first (noteSent `at`) is the client's own. Not
-      // for a stream: its messages issued values while it went on, before exchanges that ended earlier (bb diff
-      // orders those by the messages' times), and the relay learned them as they crossed (teach).
+      // What its client, or an exchange that ended before it, sent first (noteSent `at`) is the client's own. For a
+      // stream, only what its own request sent (before any of its messages): its messages issued values while it
+      // went on, before exchanges that ended earlier (bb diff orders those by the messages' times), and the relay
+      // learned them as they crossed (teach).
       const at = g.at;
-      const own = at === undefined || streamed(primary) ? undefined : (v: string) => this.sends.before(v, at + 1);
+      let own: ((v: string) => boolean) | undefined;
+      const asked = streamed(primary) ? new Set(requestTokens(sentRequest(primary.request))) : undefined;
+      if (asked) own = asked.size > 0 ? (v) => asked.has(v) : undefined;
+      else if (at !== undefined) own = (v) => this.sends.before(v, at + 1);
       for (const t of this.targets) {
         const mine = g[t.side];
         if (!mine) continue;
@@ -179,13 +183,13 @@ export class BatchBinding {
         // A value a server message issued (a ticket handed over a socket) is sent back later too.
         if (spoken.length === 0) continue;
         const theirs = serverTexts(mine);
-        // What the client said on the socket before the r-th server message is its own (a nick it joined with).
+        // What the client asked for (the upgrade's query) or said on the socket before the r-th server message is its own (a nick it joined with).
         ownSaid ??= clientSaidFirst(primary);
         const said = ownSaid;
         for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) {
           if (spoken[r] === undefined || theirs[r] === undefined) continue;
           const at = said.serverAt[r]!;
-          note(t.values.learnMessage(r, spoken[r]!, theirs[r]!, said.first.size ? (v) => (said.first.get(v) ?? Infinity) < at : undefined));
+          note(t.values.learnMessage(r, spoken[r]!, theirs[r]!, (v) => asked?.has(v) === true || (said.first.get(v) ?? Infinity) < at));
         }
       }
       return taught;

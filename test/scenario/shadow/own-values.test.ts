@@ -39,6 +39,14 @@ async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string
         known.set(name.toLowerCase(), username);
         return send(201, { username, created: true });
       }
+      if (req.url?.startsWith('/feed?')) {
+        // An event stream of what the user the client named follows, the name as the server shows it.
+        const user = new URL(req.url, 'http://x').searchParams.get('user') ?? '';
+        known.set(user.toLowerCase(), shown(user));
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ user: shown(user), n: 1 })}\n\n`);
+        return void res.end(`data: ${JSON.stringify({ user: shown(user), n: 2 })}\n\n`);
+      }
       const m = /^\/users\/([^/?]+)$/.exec(req.url ?? '');
       if (m && known.has(m[1]!.toLowerCase())) return send(200, { username: known.get(m[1]!.toLowerCase()), plan: 'free' });
       send(404, { error: 'no such user' });
@@ -129,5 +137,27 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     assert.deepEqual(findingKeys(report), offlineKeys(offline), JSON.stringify(report.findings.map((f) => [f.pattern, f.samples[0]])));
     assert.ok(findingKeys(report).includes('real changed response.body.username'), findingKeys(report).join('\n'));
     assert.ok(findingKeys(report).some((k) => k.startsWith('real changed ws.messages')), findingKeys(report).join('\n'));
+  });
+
+  it('a name the client asked an event stream for: its later read reaches each target as written; live = bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await users('old'), await users('new'), await users('old')];
+    const out = tmp.path('feed');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+    const c = new Client(shadow.url);
+    try {
+      const feed = await c.request({ method: 'GET', path: '/feed?user=carol42' });
+      assert.match(await feed.body.text(), /"user":"carol42"/);
+      await compared(shadow, 1);
+      for (let i = 0; i < 100 && (shadow.report()?.totals.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      const read = await c.request({ method: 'GET', path: '/users/carol42' });
+      assert.equal(read.statusCode, 200);
+      await read.body.text();
+    } finally {
+      await c.close();
+    }
+    const report = await shadow.close();
+    for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['GET /feed?user=carol42', 'GET /users/carol42']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed response.events[].data.user'] });
   });
 });
