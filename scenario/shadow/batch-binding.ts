@@ -80,6 +80,8 @@ export class BatchBinding {
   private readonly sentBack = new Set<string>();
   /** When the primary's client first sent each value, by the order its exchanges ended (noteSent). */
   private readonly sends = new ClientSends();
+  /** The same by the capture's times (epoch ms: a request's start, a client message's time), for streams' messages. */
+  private readonly sendTimes = new ClientSends();
 
   constructor(secondary: boolean) {
     this.targets = [{ side: 'candidate', values: new Counterparts() }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts() }] : [])];
@@ -144,6 +146,10 @@ export class BatchBinding {
    */
   noteSent(primary: HarEntry, at: number): void {
     this.sends.note(sentTokens(primary), at);
+    const started = Date.parse(primary.startedDateTime);
+    if (!Number.isFinite(started)) return;
+    this.sendTimes.note(requestTokens(sentRequest(primary.request)), started);
+    for (const m of primary._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) this.sendTimes.note(tokensOf(m.data), m.time * 1000);
   }
 
   /** Counterparts the relay learned from stream messages as they crossed (a stream still open when a read sent its value back). */
@@ -167,14 +173,15 @@ export class BatchBinding {
       const note = (values: string[]) => {
         for (const v of values) (taught ??= new Set()).add(v);
       };
-      // What its client, or an exchange that ended before it, sent first (noteSent `at`) is the client's own. For a
-      // stream, only what its own request sent (before any of its messages): its messages issued values while it
-      // went on, before exchanges that ended earlier (bb diff orders those by the messages' times), and the relay
-      // learned them as they crossed (teach).
+      // What its client, or an exchange that ended before it, sent first (noteSent `at`) is the client's own. A
+      // stream's messages issued values while it went on, before exchanges that ended earlier, so for a stream it
+      // goes by the capture's times, as bb diff orders those: what its own request carried, and what the client
+      // sent before the stream began (its answer) or before each message (learnMessage below).
       const at = g.at;
       let own: ((v: string) => boolean) | undefined;
       const asked = streamed(primary) ? new Set(requestTokens(sentRequest(primary.request))) : undefined;
-      if (asked) own = asked.size > 0 ? (v) => asked.has(v) : undefined;
+      const began = Date.parse(primary.startedDateTime);
+      if (asked) own = (v) => asked.has(v) || this.sendTimes.before(v, began);
       else if (at !== undefined) own = (v) => this.sends.before(v, at + 1);
       for (const t of this.targets) {
         const mine = g[t.side];
@@ -189,7 +196,8 @@ export class BatchBinding {
         for (let r = 0; r < Math.min(spoken.length, theirs.length); r++) {
           if (spoken[r] === undefined || theirs[r] === undefined) continue;
           const at = said.serverAt[r]!;
-          note(t.values.learnMessage(r, spoken[r]!, theirs[r]!, (v) => asked?.has(v) === true || (said.first.get(v) ?? Infinity) < at));
+          const time = said.serverTime[r]!;
+          note(t.values.learnMessage(r, spoken[r]!, theirs[r]!, (v) => asked?.has(v) === true || (said.first.get(v) ?? Infinity) < at || this.sendTimes.before(v, time)));
         }
       }
       return taught;
@@ -204,16 +212,21 @@ function streamed(e: HarEntry): boolean {
 
 /**
  * Where in a conversation the client first said each value (its text messages' tokens, by message index), and
- * where each server data message stands (serverAt[r]: the index of the r-th, as serverTexts numbers them).
+ * where each server data message stands (serverAt[r]: the index of the r-th, as serverTexts numbers them; serverTime[r]:
+ * when it crossed, epoch ms).
  */
-function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: number[] } {
+function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: number[]; serverTime: number[] } {
   const first = new Map<string, number>();
   const serverAt: number[] = [];
+  const serverTime: number[] = [];
   (e._webSocketMessages ?? []).forEach((m, i) => {
-    if (m.type === 'receive' && (m.opcode === 1 || m.opcode === 2)) serverAt.push(i);
+    if (m.type === 'receive' && (m.opcode === 1 || m.opcode === 2)) {
+      serverAt.push(i);
+      serverTime.push(m.time * 1000);
+    }
     else if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) if (!first.has(t)) first.set(t, i);
   });
-  return { first, serverAt };
+  return { first, serverAt, serverTime };
 }
 
 /** A conversation's server data messages in order: text ones as text, binary ones as undefined (they count in the numbering only), as the relay numbers them (mirror-ws.ts). */

@@ -58,8 +58,9 @@ async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string
     ws.on('message', (data) => {
       const text = data.toString();
       said.push(text);
-      const m = JSON.parse(text) as { join?: string; as?: string; say?: string };
-      if (m.join) {
+      const m = JSON.parse(text) as { join?: string; as?: string; say?: string; whoami?: boolean };
+      if (m.whoami) ws.send(JSON.stringify({ me: [...known.values()].at(-1) ?? null }));
+      else if (m.join) {
         known.set(m.join.toLowerCase(), shown(m.join));
         ws.send(JSON.stringify({ joined: shown(m.join), room: 'lobby' }));
       } else ws.send(JSON.stringify({ from: shown(m.as ?? ''), text: m.say }));
@@ -159,5 +160,33 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['GET /feed?user=carol42', 'GET /users/carol42']);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed response.events[].data.user'] });
+  });
+
+  it('a name the client signed up with, then echoed by a socket opened later: the later read reaches each target as written; live = bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await users('old'), await users('new'), await users('old')];
+    const out = tmp.path('whoami');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
+    const c = new Client(shadow.url);
+    const made = await c.request({ method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'dave42' }) });
+    assert.equal(made.statusCode, 201);
+    await made.body.text();
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
+    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+    const me = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
+    ws.send(JSON.stringify({ whoami: true }));
+    assert.equal(await me, '{"me":"dave42"}');
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    // The socket's entry compared (and learned from) before the read.
+    await compared(shadow, 2);
+    for (let i = 0; i < 100 && (shadow.report()?.routes['GET /chat']?.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    const read = await c.request({ method: 'GET', path: '/users/dave42' });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    const report = await shadow.close();
+    for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['POST /users', 'GET /users/dave42']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
   });
 });
