@@ -1,5 +1,5 @@
-// The benchmark areas that run in seconds, run as `npm run bench` runs them
-// (bench/run.mjs, in their smallest configurations): a benchmark is a program
+// bench/run.mjs (`npm run bench`) on the benchmark areas that run in seconds, in their smallest
+// configurations: a benchmark is a program
 // that prints tables and fails only when it cannot run, so nothing checks it
 // but running it. The frames area failed at its second round for a while (bb
 // frames --html refuses to overwrite a page) and nobody saw it until a whole
