@@ -6,7 +6,7 @@
 // recording adds to a message without the relay and the machine's other
 // load (bench/profiles/README.md "WebSocket", issue 39).
 //
-//   node --import tsx bench/lib/area.ts recorder-ws [--no-redact] [--turns N]
+//   node --import tsx bench/lib/area.ts recorder-ws [--no-redact] [--tap-only] [--turns N]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import os from 'node:os';
@@ -36,7 +36,8 @@ export async function run(args: string[]): Promise<void> {
   const redact = !args.includes('--no-redact');
   const cap = await openCapture({ out: join(dir, 'x.har'), label: 'mb', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: join(dir, 'home'), ...(redact ? {} : { redact: false }) });
   const bus = new FactBus();
-  if (!process.env.TAP_ONLY) bus.on(cap.listener);
+  // --tap-only: the tap's parse and facts with nobody recording them (what the recorder adds is the difference).
+  if (!args.includes('--tap-only')) bus.on(cap.listener);
   const taps: WsTap[] = [];
   for (let c = 0; c < CONNECTIONS; c++) {
     const exchangeId = c + 1;
