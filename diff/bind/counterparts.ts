@@ -133,4 +133,9 @@ export class ClientSends {
     const t = this.first.get(value);
     return t !== undefined && t < at;
   }
+
+  /** `before` at `at`, as Counterparts.learn's `own` asks it. */
+  sentBefore(at: number): (value: string) => boolean {
+    return (value) => this.before(value, at);
+  }
 }

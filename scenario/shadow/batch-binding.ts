@@ -118,7 +118,7 @@ export class BatchBinding {
   // The tokens the exchanges' primary requests sent that have a counterpart on some target.
   private sentWithCounterpart(batch: readonly Sides[]): string[] {
     if (this.targets.every((t) => t.values.size === 0)) return [];
-    return batch.flatMap((g) => sentTokens(g.primary!).filter((token) => this.targets.some((t) => t.values.get(token) !== undefined)));
+    return batch.flatMap((g) => clientSent(g.primary!).all.filter((token) => this.targets.some((t) => t.values.get(token) !== undefined)));
   }
 
   /**
@@ -145,11 +145,12 @@ export class BatchBinding {
    * no counterpart of it, as `bb diff` of the captures binds none.
    */
   noteSent(primary: HarEntry, at: number): void {
-    this.sends.note(sentTokens(primary), at);
+    const c = clientSent(primary);
+    this.sends.note(c.all, at);
     const started = Date.parse(primary.startedDateTime);
     if (!Number.isFinite(started)) return;
-    this.sendTimes.note(requestTokens(sentRequest(primary.request)), started);
-    for (const m of primary._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) this.sendTimes.note(tokensOf(m.data), m.time * 1000);
+    this.sendTimes.note(c.request, started);
+    for (const m of c.messages) this.sendTimes.note(m.tokens, m.time);
   }
 
   /** Counterparts the relay learned from stream messages as they crossed (a stream still open when a read sent its value back). */
@@ -179,7 +180,7 @@ export class BatchBinding {
       // sent before the stream began (its answer) or before each message (learnMessage below).
       const at = g.at;
       let own: ((v: string) => boolean) | undefined;
-      const asked = streamed(primary) ? new Set(requestTokens(sentRequest(primary.request))) : undefined;
+      const asked = streamed(primary) ? new Set(clientSent(primary).request) : undefined;
       const began = Date.parse(primary.startedDateTime);
       if (asked) own = (v) => asked.has(v) || this.sendTimes.before(v, began);
       else if (at !== undefined) own = (v) => this.sends.before(v, at + 1);
@@ -217,6 +218,7 @@ function streamed(e: HarEntry): boolean {
  */
 function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: number[]; serverTime: number[] } {
   const first = new Map<string, number>();
+  for (const m of clientSent(e).messages) for (const t of m.tokens) if (!first.has(t)) first.set(t, m.at);
   const serverAt: number[] = [];
   const serverTime: number[] = [];
   (e._webSocketMessages ?? []).forEach((m, i) => {
@@ -224,9 +226,32 @@ function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: n
       serverAt.push(i);
       serverTime.push(m.time * 1000);
     }
-    else if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) if (!first.has(t)) first.set(t, i);
   });
   return { first, serverAt, serverTime };
+}
+
+/** What a primary exchange's client sent, read once per entry (noteSent, boundBefore and learn each ask). */
+interface ClientSent {
+  /** Its request's tokens (path, query, headers, cookies, body). */
+  request: string[];
+  /** Its text WebSocket messages' tokens, each with its index among the conversation's messages and its time (epoch ms). */
+  messages: Array<{ at: number; time: number; tokens: string[] }>;
+  /** Everything it sent: the request's, the messages', its gRPC messages'. */
+  all: string[];
+}
+const clientSentOf = new WeakMap<HarEntry, ClientSent>();
+
+function clientSent(e: HarEntry): ClientSent {
+  let c = clientSentOf.get(e);
+  if (c) return c;
+  const request = requestTokens(sentRequest(e.request));
+  const messages: ClientSent['messages'] = [];
+  (e._webSocketMessages ?? []).forEach((m, at) => {
+    if (m.type === 'send' && m.opcode === 1) messages.push({ at, time: m.time * 1000, tokens: tokensOf(m.data) });
+  });
+  const all = [...request, ...messages.flatMap((m) => m.tokens), ...grpcSentTokens(e)];
+  clientSentOf.set(e, (c = { request, messages, all }));
+  return c;
 }
 
 /** A conversation's server data messages in order: text ones as text, binary ones as undefined (they count in the numbering only), as the relay numbers them (mirror-ws.ts). */
@@ -236,10 +261,3 @@ function serverTexts(e: HarEntry): Array<string | undefined> {
   return out;
 }
 
-/** What a primary exchange's client sent that can be a value sent back: its request's tokens, its text WebSocket messages' and its gRPC messages'. */
-function sentTokens(e: HarEntry): string[] {
-  const out = requestTokens(sentRequest(e.request));
-  for (const m of e._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) for (const t of tokensOf(m.data)) out.push(t);
-  for (const t of grpcSentTokens(e)) out.push(t);
-  return out;
-}

@@ -96,7 +96,7 @@ export class MessagePairs {
       const at = this.primaryAt.get(r);
       this.primaryAt.delete(r);
       const sends = this.bindings.sends;
-      const own = sends && at !== undefined ? (v: string) => sends.before(v, at) : undefined;
+      const own = sends && at !== undefined ? sends.sentBefore(at) : undefined;
       const learned = side === 'primary' ? this.bindings.learnMessage(r, text, theirs, own) : this.bindings.learnMessage(r, theirs, text, own);
       if (learned.length) this.onLearned(learned);
       return;

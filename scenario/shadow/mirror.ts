@@ -16,7 +16,7 @@
 import { connect } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
-import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, tokensOf, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -329,7 +329,7 @@ export class MirrorTarget {
    */
   bind(primary: ResponseView, mine: ResponseView, issuedAt?: number): void {
     const sends = this.bindings.sends;
-    this.bindings.learn(primary, mine, sends && issuedAt !== undefined ? (v) => sends.before(v, issuedAt) : undefined);
+    this.bindings.learn(primary, mine, sends && issuedAt !== undefined ? sends.sentBefore(issuedAt) : undefined);
   }
 
   /**
@@ -432,14 +432,22 @@ function binaryGrpc(req: MirrorRequest): boolean {
   return media !== undefined && !media.text;
 }
 
-/** The values a request carries that a server may have issued (path, query, headers, cookies, a textual body, a gRPC call's messages), as the binding reads a request. */
-export function carriedTokens(req: MirrorRequest): string[] {
+/** The values a request carries that a server may have issued (headTokens and bodyTokens), as the binding reads a request. */
+function carriedTokens(req: MirrorRequest): string[] {
+  return [...headTokens(req), ...bodyTokens(req)];
+}
+
+/** What a request's head carries: path, query, headers (HTTP/2's pseudo-headers aside, as sentRequest reads a recorded one), cookies. */
+export function headTokens(req: MirrorRequest): string[] {
   const headers: Array<[string, string]> = [];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
-  const plain = req.body.length > 0 && headerValue(req.rawHeaders, 'content-encoding') === undefined;
-  const grpc = plain && binaryGrpc(req);
-  const text = plain && !grpc ? utf8Text(req.body) : undefined;
-  const out = requestTokens({ target: req.target, headers, ...(text !== undefined ? { body: { text, base64: false } } : {}) });
-  if (grpc) for (const t of grpcBodyTokens(req.body, headerValue(req.rawHeaders, 'grpc-encoding'))) out.push(t);
-  return out;
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (!req.rawHeaders[i]!.startsWith(':')) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  return requestTokens({ target: req.target, headers });
+}
+
+/** What a request's body carries: a textual body's tokens, a gRPC call's messages' (none for a coded body). */
+export function bodyTokens(req: MirrorRequest): string[] {
+  if (req.body.length === 0 || headerValue(req.rawHeaders, 'content-encoding') !== undefined) return [];
+  if (binaryGrpc(req)) return grpcBodyTokens(req.body, headerValue(req.rawHeaders, 'grpc-encoding'));
+  const text = utf8Text(req.body);
+  return text === undefined ? [] : tokensOf(text);
 }

@@ -10,7 +10,7 @@ import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
 import { BIND_READ_BYTES, ClientSends, setCookiePair, tokensOf, type ResponseView } from '../../diff/index.js';
-import { carriedTokens, type MirrorRequest, type MirroredSocket, type MirrorTarget } from './mirror.js';
+import { bodyTokens, headTokens, type MirrorRequest, type MirroredSocket, type MirrorTarget } from './mirror.js';
 import { eventFeed, grpcFeed } from './message-pairs.js';
 import { grpcMedia } from '../../capture/index.js';
 import type { MirroredStream } from './mirror-h2.js';
@@ -96,7 +96,7 @@ export class Tee {
         if (id === undefined) return;
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         // What the client sends, mirrored or not, counts toward its own values (its body too, once handed over).
-        this.sends.note(carriedTokens(req), this.sends.tick());
+        this.sends.note(headTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
@@ -268,8 +268,8 @@ export class Tee {
     }
     p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
     p.bodyChunks = [];
-    // Its body's values are the client's from now (read up to what binding reads at all).
-    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(carriedTokens(p.req), this.sends.tick());
+    // Its body's values are the client's from now (read up to what binding reads at all; its head was noted at its start).
+    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
     // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:
