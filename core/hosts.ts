@@ -15,3 +15,17 @@ export function isLoopbackHost(host: string): boolean {
   const family = isIP(h);
   return family !== 0 && loopback.check(h, family === 6 ? 'ipv6' : 'ipv4');
 }
+
+const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::' || host === '[::]';
+
+/**
+ * True when `host`:`port` reaches the listener at `own`: the same host and port,
+ * or a loopback (or wildcard) name while `own` listens on loopback or on every
+ * interface. A proxy sending there would feed itself.
+ */
+export function namesOwnAddress(host: string, port: number, own: { host: string; port: number }): boolean {
+  if (port !== own.port) return false;
+  const h = host.replace(/^\[(.*)\]$/, '$1');
+  if (h === own.host) return true;
+  return (isLoopbackHost(h) || isWildcard(h)) && (isLoopbackHost(own.host) || isWildcard(own.host));
+}

@@ -1,6 +1,6 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
 export { globMatcher } from './glob.js';
-export { isLoopbackHost } from './hosts.js';
+export { isLoopbackHost, namesOwnAddress } from './hosts.js';
 export { foreignRequestReason } from './local-request.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, listenFailureWhy, oneLine, unreadableWhy, type BbErrorOptions } from './errors.js';

@@ -12,7 +12,7 @@
 //   opaquely and recorded as one CONNECT entry (see tunnel.ts).
 // - Loopback only unless `allowRemote`: an open forward proxy relays for anyone.
 import { isIP, type Socket } from 'node:net';
-import { BbError, globMatcher, isLoopbackHost, serializeHead } from '../core/index.js';
+import { BbError, globMatcher, isLoopbackHost, namesOwnAddress, serializeHead } from '../core/index.js';
 import { connectionOf } from './connection.js';
 import { now, type FactBus } from './events.js';
 import { startProxy, type ProxyOptions, type RunningProxy, type UpstreamQuery } from './server.js';
@@ -92,7 +92,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<R
   };
 
   const refuseLoop = (host: string, port: number): void => {
-    if (self && port === self.port && (isLoopbackHost(host) || host === self.host || host === '0.0.0.0' || host === '::')) {
+    if (self && namesOwnAddress(host, port, self)) {
       throw new Error(`the request names bb's own address (${host}:${port}); point it at the real server`);
     }
   };

@@ -11,7 +11,7 @@ import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
 import { MAX_HEAD_BYTES } from './http1/parser.js';
 import { parseUpstream, preconnectUpstream, type Upstream, type UpstreamTlsOptions } from './upstream.js';
-import { BbError, listenFailureWhy } from '../core/index.js';
+import { BbError, listenFailureWhy, namesOwnAddress } from '../core/index.js';
 import { tlsTerminator } from './listen-tls.js';
 import type { LeafFactory } from './tls/index.js';
 
@@ -180,17 +180,29 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     tapConnection(state, socket, settings, fixedUpstream ? preconnectUpstream(fixedUpstream, tlsOptions, settings.connectTimeoutMs) : undefined);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException): void => {
-      reject(new BbError('BB_LISTEN', `cannot listen on ${host}:${port}: ${listenFailureWhy(err, '--listen')}`));
-    };
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
+  const listenOnce = (): Promise<AddressInfo> =>
+    new Promise<AddressInfo>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        reject(new BbError('BB_LISTEN', `cannot listen on ${host}:${port}: ${listenFailureWhy(err, '--listen')}`));
+      };
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve(server.address() as AddressInfo);
+      });
     });
-  });
-  const address = server.address() as AddressInfo;
+  let address = await listenOnce();
+  // A proxy whose target is its own address sends every connection to itself until
+  // descriptors run out. A target that is down frees its port, which "any free port"
+  // may then hand the proxy: take another. Asked for by name, it is the user's to change.
+  for (let tries = 0; fixedUpstream && namesOwnAddress(fixedUpstream.hostname, fixedUpstream.port, { host: address.address, port: address.port }); tries++) {
+    if (port !== 0 || tries === 8) {
+      server.close();
+      throw new BbError('BB_LISTEN', `cannot listen on ${host}:${address.port}: it is the target's own address, so bb would proxy to itself; pick another --listen port`);
+    }
+    await new Promise((r) => server.close(r));
+    address = await listenOnce();
+  }
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   function adopt(socket: Duplex, scheme: 'http' | 'https', adoptOptions: AdoptOptions = {}): void {

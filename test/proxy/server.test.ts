@@ -265,3 +265,19 @@ test('a --listen address bb cannot take is refused in words with what to do, not
   assert.equal(await refusal('192.0.2.1'), 'cannot listen on 192.0.2.1:0: no network interface of this machine has that address (give --listen 127.0.0.1 or an address of this machine)');
   assert.equal(await refusal('no-such-host.invalid'), 'cannot listen on no-such-host.invalid:0: the host name does not resolve (give --listen an address such as 127.0.0.1)');
 });
+
+test('a proxy never sends to itself: its own port named as the target is refused, in words', async () => {
+  // A target that is down frees its port; a proxy listening there would connect to itself at each accept until descriptors ran out.
+  const probe = await startProxy({ target: 'http://127.0.0.1:9' });
+  const port = probe.port;
+  await probe.close(100);
+  for (const target of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+    await assert.rejects(startProxy({ target, listen: { host: '127.0.0.1', port } }), (err: Error) => {
+      assert.equal(err.message, `cannot listen on 127.0.0.1:${port}: it is the target's own address, so bb would proxy to itself; pick another --listen port`);
+      return true;
+    });
+  }
+  // The port is free again: the refusal closed what it had opened.
+  const again = await startProxy({ target: 'http://127.0.0.1:9', listen: { host: '127.0.0.1', port } });
+  await again.close(100);
+});
