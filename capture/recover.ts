@@ -1,12 +1,13 @@
 // `bb recover`: turns a journal left by a crashed capture into `<out>` with
 // `complete: false`. Keeps every record that reached the disk; a torn last
 // line is dropped and counted.
-import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { redactorFor } from './capture.js';
 import { journalPaths } from './options.js';
 import { liveJournalWriter } from './journal-owner.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
+import { parseJournalLine, type HeaderRecord } from './journal.js';
 import { BbError, isBbError } from '../core/index.js';
 
 /** How recovery went. */
@@ -19,6 +20,11 @@ export interface RecoverResult {
   dropped: number;
   /** Exchanges that had not ended (kept, marked in flight). */
   open: number;
+  /**
+   * True when the capture had finished: `<out>` is its complete HAR and only the journal's removal was cut
+   * short (a kill between the two). The journal and bodies are removed, the HAR left as it is.
+   */
+  finished?: boolean;
 }
 
 /** Options for recoverCapture. */
@@ -43,7 +49,18 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
     throw new BbError('BB_JOURNAL_LIVE', `a capture that is still running (pid ${writer}) is writing ${paths.journal}: stop it (Ctrl-C) and it writes the HAR itself; bb recover is for a capture that was killed.`);
   }
   // lstat, not existsSync: a symlink is something at the path even when it dangles (the HAR writer's rule).
-  if (lstatSync(out, { throwIfNoEntry: false }) !== undefined && !opts.force) {
+  const present = lstatSync(out, { throwIfNoEntry: false });
+  if (present?.isFile() && !opts.force) {
+    // A capture writes its HAR, renames it into place, then removes the journal: killed between the two, the
+    // HAR is whole and the journal a leftover that would stop the next capture to this path.
+    const entries = finishedFrom(out, paths.journal);
+    if (entries !== undefined) {
+      rmSync(paths.journal, { force: true });
+      rmSync(paths.bodies, { force: true });
+      return { out, entries, dropped: 0, open: 0, finished: true };
+    }
+  }
+  if (present !== undefined && !opts.force) {
     throw new BbError('BB_OUT_EXISTS', `${out} already exists: move it away or pass --force to overwrite it with the recovered capture.`);
   }
   if (statSync(paths.journal).isDirectory()) {
@@ -68,4 +85,52 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   rmSync(paths.journal, { force: true });
   rmSync(paths.bodies, { force: true });
   return { out, entries: result.entries, dropped: result.dropped, open: result.open };
+}
+
+/** Bytes read from the start of a journal for its header, and from the end of a HAR for its log's `_bb`. */
+const HEADER_BYTES = 64 * 1024;
+const TAIL_BYTES = 1024 * 1024;
+
+/**
+ * The entry count of `har` when it is the complete HAR the capture of `journal` wrote (its log's `_bb` says
+ * complete and names the journal header's label, target, listen address and start), else undefined.
+ */
+function finishedFrom(har: string, journal: string): number | undefined {
+  let head: string;
+  let tail: string;
+  try {
+    head = readEnd(journal, 'start', HEADER_BYTES);
+    tail = readEnd(har, 'end', TAIL_BYTES).trimEnd();
+  } catch {
+    return undefined; // unreadable (a directory, no permission): the refusals below say what to do
+  }
+  const header = parseJournalLine(head.split('\n', 1)[0]!);
+  if (header?.r !== 'bb-journal') return undefined;
+  const h = header as HeaderRecord;
+  // The log's `_bb` is the file's last member (writer.ts): `..."_bb":{...}}}` and a newline. A key in an entry or
+  // a page title would have its quotes escaped, so the last `"_bb":{` of the tail is the log's.
+  const at = tail.lastIndexOf('"_bb":{');
+  if (at < 0 || !tail.endsWith('}}}')) return undefined;
+  let bb: { complete?: unknown; label?: unknown; target?: unknown; listen?: unknown; startedDateTime?: unknown; counts?: { entries?: unknown } };
+  try {
+    bb = JSON.parse(tail.slice(at + '"_bb":'.length, -2)) as typeof bb;
+  } catch {
+    return undefined;
+  }
+  const same = bb.complete === true && bb.label === h.label && bb.target === h.target && bb.listen === h.listen && bb.startedDateTime === h.startedDateTime;
+  return same && typeof bb.counts?.entries === 'number' ? bb.counts.entries : undefined;
+}
+
+/** Up to `max` bytes of a file's start or end, as text. */
+function readEnd(path: string, which: 'start' | 'end', max: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const n = Math.min(size, max);
+    const buf = Buffer.alloc(n);
+    readSync(fd, buf, 0, n, which === 'start' ? 0 : size - n);
+    return buf.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }

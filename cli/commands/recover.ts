@@ -25,6 +25,10 @@ export const recoverCommand: BbCommand = {
     } finally {
       progress.done();
     }
+    if (result.finished) {
+      process.stdout.write(`${result.out}\nthe capture had finished: its HAR is complete (${result.entries} exchange${result.entries === 1 ? '' : 's'}); removed the journal it left behind\n`);
+      return 0;
+    }
     const torn = result.dropped > 0 ? `, ${result.dropped} torn record${result.dropped === 1 ? '' : 's'} dropped` : '';
     const open = result.open > 0 ? `, ${result.open} still in flight` : '';
     process.stdout.write(`${result.out}\nrecovered ${result.entries} exchange${result.entries === 1 ? '' : 's'}${open}${torn} (capture marked incomplete)\n`);

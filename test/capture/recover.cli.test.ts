@@ -185,3 +185,38 @@ test('a capture still running: a second bb capture to its --out and bb recover b
     if (live.child.exitCode === null) live.child.kill('SIGKILL');
   }
 });
+
+test('killed between writing its HAR and removing its journal: bb recover sees the HAR is that capture\'s, complete, and only removes the leftovers', async () => {
+  if (!server.listening) {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+  }
+  const out = join(tmp.dir, 'finished.har');
+  const run = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  const url = (await run.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+  assert.equal((await fetch(`${url}/one`)).status, 200);
+  // The journal and bodies as the kill would have left them (their header is what identifies the capture).
+  const journal = readFileSync(`${out}.journal`);
+  const bodies = readFileSync(`${out}.bodies`);
+  run.child.kill('SIGINT');
+  assert.equal(await run.exited, 0, run.stderr());
+  const har = readFileSync(out);
+  writeFileSync(`${out}.journal`, journal);
+  writeFileSync(`${out}.bodies`, bodies);
+
+  const r = await runBb(['recover', out], env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `${out}\nthe capture had finished: its HAR is complete (1 exchange); removed the journal it left behind\n`);
+  assert.ok(!existsSync(`${out}.journal`) && !existsSync(`${out}.bodies`));
+  assert.deepEqual(readFileSync(out), har, 'the HAR is left as it was');
+
+  // Another capture's HAR at the path (another start): still refused, nothing touched.
+  const other = JSON.parse(har.toString('utf8')) as Har;
+  other.log._bb!.startedDateTime = new Date(Date.parse(other.log._bb!.startedDateTime) - 60_000).toISOString();
+  writeFileSync(out, JSON.stringify(other));
+  writeFileSync(`${out}.journal`, journal);
+  const refused = await runBb(['recover', out], env);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /already exists: .*--force/);
+  assert.ok(existsSync(`${out}.journal`));
+});
