@@ -7,16 +7,16 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { startProxy, type Fact } from '../../proxy/index.js';
 import { rawClient, rawUpstream, until } from '../helpers/raw.js';
-import { freePort } from '../helpers/ports.js';
+import { FREED_HOST, freedPort } from '../helpers/freed-port.js';
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function proxyTo(port: number, extra: Parameters<typeof startProxy>[0] = {}) {
+async function proxyTo(port: number, extra: Parameters<typeof startProxy>[0] = {}, host = '127.0.0.1') {
   const facts: Fact[] = [];
-  const proxy = await startProxy({ target: `http://127.0.0.1:${port}`, ...extra });
+  const proxy = await startProxy({ target: `http://${host}:${port}`, ...extra });
   proxy.bus.on((f) => facts.push(f));
   cleanups.push(() => proxy.close(100));
   return { proxy, facts };
@@ -26,8 +26,8 @@ const terminal = (facts: Fact[]) => facts.filter((f) => ['exchange-completed', '
 
 
 test('an upstream that is down gives a 502 with a JSON reason, then works once it is up', async () => {
-  const port = await freePort();
-  const { proxy, facts } = await proxyTo(port);
+  const port = await freedPort();
+  const { proxy, facts } = await proxyTo(port, {}, FREED_HOST);
   const res = await fetch(`${proxy.url}/x`);
   assert.equal(res.status, 502);
   const body = await res.json();
@@ -40,7 +40,7 @@ test('an upstream that is down gives a 502 with a JSON reason, then works once i
   assert.equal(failed.response?.statusCode, 502);
 
   const server = http.createServer((_q, r) => r.end('up now'));
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(port, FREED_HOST, r));
   cleanups.push(() => new Promise((r) => server.close(r)));
   const res2 = await fetch(`${proxy.url}/x`);
   assert.equal(await res2.text(), 'up now');

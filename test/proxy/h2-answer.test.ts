@@ -17,7 +17,7 @@ import { record, waitUntil } from '../helpers/recording.js';
 import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 import { rawClient, rawUpstream, until } from '../helpers/raw.js';
 import { EMPTY_SETTINGS, F, PREFACE, T, h2Frame } from '../helpers/h2-frames.js';
-import { freePort } from '../helpers/ports.js';
+import { FREED_HOST, freedPort } from '../helpers/freed-port.js';
 import { errorName } from '../../proxy/h2/frame-types.js';
 import type { HarEntry } from '../../capture/har.js';
 
@@ -59,7 +59,7 @@ const refused = (entries: HarEntry[]) => entries.filter((e) => e._bb?.rawPacket 
 
 describe('bb answers h2 streams itself when the upstream cannot', () => {
   it('an upstream that is down: each stream gets a 502 that says why, recorded with _bb.error', async () => {
-    const rec = await record(cleanups, `http://127.0.0.1:${await freePort()}`);
+    const rec = await record(cleanups, `http://${FREED_HOST}:${await freedPort()}`);
     const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
     const [a, b] = await Promise.all([h2Request(session, { ':path': '/a' }), h2Request(session, { ':path': '/b', ':method': 'POST' }, 'x')]);
     for (const r of [a, b]) {

@@ -9,6 +9,7 @@ import { writeFileSync, readFileSync, statSync, existsSync, readdirSync } from '
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
+import { FREED_HOST, freedPort } from '../../helpers/freed-port.js';
 import { runBb, startBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
@@ -88,11 +89,7 @@ test('records two targets to two files and stops cleanly on SIGTERM, finishing a
 
 test('starts when the target is down, answering 502 until it is up', async () => {
   const out = join(dir, 'down.har');
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise((r) => probe.close(r));
-  const bb = startBb(['capture', '--target', `http://127.0.0.1:${port}`, '--out', out, '--quiet'], env);
+  const bb = startBb(['capture', '--target', `http://${FREED_HOST}:${await freedPort()}`, '--out', out, '--quiet'], env);
   const url = (await bb.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1];
   const res = await fetch(url);
   assert.equal(res.status, 502);
