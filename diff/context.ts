@@ -11,6 +11,7 @@ import type { PairShape } from './findings.js';
 import type { DiffResult, Difference, Finding, NoiseHidden, RuleHidden, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
 import type { TimingOptions, TimingSample } from './timing.js';
 import type { Pipe } from './pipe.js';
+import type { PrimarySends } from './bind/index.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
 export interface DiffOptions {
@@ -100,12 +101,14 @@ export interface SideHeader {
   replayOf?: HarReplayOf;
   /** Its first entry carries bb shadow's tag: the side is one of a `bb shadow` run's captures. */
   shadow?: boolean;
+  /** A `bb shadow` run's primary capture (its log's label): the one that holds the exchanges not mirrored. */
+  shadowPrimary?: boolean;
 }
 
 /** A side's header from its log (pages and `_bb`), its entry count, time window and first entry: the same for every store. */
 export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined, first: HarEntry | undefined): SideHeader {
   const replayOf = replayOfShape(log._bb?.replayOf);
-  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true } : {}) };
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}) };
 }
 
 /**
@@ -125,6 +128,11 @@ export interface PairFacts {
    * neither's comparison. Against any other capture (a replay of the primary's, say) it is compared like the rest.
    */
   shadowPair?: boolean;
+  /**
+   * The other side is that run's primary and this one a mirror: what the client sent in the exchanges the shadow
+   * did not mirror, read by this side's binding where they stood (IssuedTimeline).
+   */
+  primarySends?: PrimarySends;
 }
 
 export interface SideStore {
@@ -135,6 +143,8 @@ export interface SideStore {
    * `pair`: what the other side says of this one (PairFacts).
    */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
+  /** A `bb shadow` primary side: its shared ids in file order and its not-mirrored exchanges' client sides (PairFacts.primarySends), read before summarize. */
+  primarySends(): Promise<PrimarySends>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */
   finish(hosts: boolean): Promise<void>;
   /** Summaries in comparison order (after finish). */

@@ -116,7 +116,14 @@ export const defaultStages: readonly DiffStage[] = [
       // A replay names its target in Host, whatever the original named: with one in the run, no side's request Host is compared.
       const bbChoseHost = o.header.replayOf !== undefined || n.header.replayOf !== undefined;
       const shadowPair = o.header.shadow === true && n.header.shadow === true;
-      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair }), n.summarize(labels.new, report(1), { bbChoseHost, shadowPair })]);
+      // A shadow's primary against one of its mirrors: the mirror's binding reads what the client sent in the exchanges not mirrored.
+      const primary = !shadowPair || !ctx.rules.issued || o.header.shadowPrimary === n.header.shadowPrimary ? undefined : o.header.shadowPrimary ? o : n;
+      const primarySends = primary ? await primary.primarySends() : undefined;
+      const sendsFor = (side: SideStore) => (primarySends && side !== primary ? { primarySends } : {});
+      const [ho, hn] = await Promise.all([
+        o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...sendsFor(o) }),
+        n.summarize(labels.new, report(1), { bbChoseHost, shadowPair, ...sendsFor(n) }),
+      ]);
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;
       // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.

@@ -65,6 +65,13 @@ interface HeldStream {
  * event, read on another connection while the stream goes on) comes after
  * that read. Such a send counts as after the issue by the times the capture
  * holds: the request's start, each message's time (HeldStream).
+ *
+ * A mirror capture of `bb shadow` lacks the primary's exchanges it did not
+ * mirror, though the same client sent them (`primary`, PrimarySends): what
+ * their client sent is read where they stood in the primary's order, so a
+ * value the client sent first in one of them is its own here too, as on
+ * the primary's side and in the live comparison (a name signed up with in a
+ * POST that went to the primary alone, echoed later by a mirrored read).
  */
 export class IssuedTimeline {
   /** Per value the client sends (read so far, going back): true when the server issued it before the client's first send of it after here. */
@@ -73,6 +80,15 @@ export class IssuedTimeline {
   private readonly sentFilter = new TokenFilter();
   /** Streams read so far whose first server message came before the last exchange read ended. */
   private held: HeldStream[] = [];
+  /** The primary's order (shared id → place) and the next not-mirrored exchange to read, from the last (a mirror capture's timeline). */
+  private readonly place?: Map<number, number>;
+  private notMirrored = -1;
+
+  constructor(private readonly primary?: PrimarySends) {
+    if (!primary) return;
+    this.place = new Map(primary.ids.map((id, i) => [id, i]));
+    this.notMirrored = primary.notMirrored.length - 1;
+  }
 
   // Words never bind, so the map never keeps them. `at`: when the client sent them (epoch ms; NaN when unknown).
   private sent(tokens: readonly string[], at: number): void {
@@ -107,6 +123,12 @@ export class IssuedTimeline {
 
   /** Reads the entry before the last one read: its WebSocket or gRPC messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
+    if (this.place) {
+      // The primary's exchanges not mirrored that ended after this one, first.
+      const id = e._bb?.shadow?.id;
+      const at = typeof id === 'number' ? this.place.get(id) : undefined;
+      if (at !== undefined) this.sentElsewhereAfter(at);
+    }
     // Times are read only while a stream is held or for one (most exchanges of most captures need none).
     const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
     const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
@@ -143,8 +165,20 @@ export class IssuedTimeline {
     }
   }
 
+  // Reads the not-mirrored exchanges whose place in the primary's order is after `at`, from the last: what their client sent.
+  private sentElsewhereAfter(at: number): void {
+    const list = this.primary!.notMirrored;
+    for (; this.notMirrored >= 0 && list[this.notMirrored]!.at > at; this.notMirrored--) {
+      const c = list[this.notMirrored]!.sent;
+      if (this.held.length) this.held = this.held.filter((s) => s.first < c.end);
+      for (let k = c.sends.length - 1; k >= 0; k--) this.sent(c.sends[k]!.tokens, c.sends[k]!.at);
+    }
+  }
+
   /** Values the server issued and the client later sent back (once every entry was read). */
   get bound(): Set<string> {
+    // Not-mirrored exchanges before this capture's first entry.
+    if (this.primary) this.sentElsewhereAfter(-1);
     const out = new Set<string>();
     for (const [v, issuedFirst] of this.next) if (issuedFirst) out.add(v);
     return out;
@@ -178,9 +212,9 @@ function streamValues(e: HarEntry): Map<string, number> {
   return out;
 }
 
-/** The bound values of a capture's entries (in file order; read from the last). */
-export function boundValues(entries: readonly HarEntry[]): Set<string> {
-  const t = new IssuedTimeline();
+/** The bound values of a capture's entries (in file order; read from the last); `primary`: as IssuedTimeline's, for a mirror capture of `bb shadow`. */
+export function boundValues(entries: readonly HarEntry[], primary?: PrimarySends): Set<string> {
+  const t = new IssuedTimeline(primary);
   for (let i = entries.length - 1; i >= 0; i--) t.addBefore(entries[i]!);
   return t.bound;
 }
@@ -209,4 +243,53 @@ export function markIssued(s: string, bound: ReadonlySet<string>, mark: (value: 
   // A whole value first: a cookie value ("a/b+c==") is bound whole, not token by token.
   if (bound.has(s)) return mark(s);
   return rewriteTokens(s, { get: (t) => (bound.has(t) ? mark(t) : undefined) }).text;
+}
+
+/** What a client sent in one exchange (made values only: words never bind), each part with when it was sent (epoch ms), and when the exchange ended. */
+export interface ClientSide {
+  end: number;
+  /** Its request, then its WebSocket text and gRPC messages in order. */
+  sends: Array<{ tokens: string[]; at: number }>;
+}
+
+/**
+ * A `bb shadow` run's primary capture as a mirror capture's binding reads it: the shared id of each of its
+ * entries in file order, and the client side of each exchange the shadow did not mirror, by its place in
+ * that order (`at`, an index of `ids`). Bounded: exchanges past MAX_NOT_MIRRORED_VALUES values in all are
+ * not kept.
+ */
+export interface PrimarySends {
+  ids: number[];
+  notMirrored: Array<{ at: number; sent: ClientSide }>;
+}
+
+/** Values kept of the not-mirrored exchanges' client sides, at most (captured content is hostile input). */
+const MAX_NOT_MIRRORED_VALUES = 1_000_000;
+
+/** Builds a PrimarySends from the primary's entries in file order. */
+export class PrimarySendsReader {
+  readonly sends: PrimarySends = { ids: [], notMirrored: [] };
+  private values = 0;
+
+  add(e: HarEntry): void {
+    const tag = e._bb?.shadow;
+    if (typeof tag?.id !== 'number') return;
+    this.sends.ids.push(tag.id);
+    if (typeof tag.skipped !== 'string' || this.values >= MAX_NOT_MIRRORED_VALUES) return;
+    const sent = clientSideOf(e);
+    for (const s of sent.sends) this.values += s.tokens.length;
+    if (sent.sends.length > 0) this.sends.notMirrored.push({ at: this.sends.ids.length - 1, sent });
+  }
+}
+
+function clientSideOf(e: HarEntry): ClientSide {
+  const start = Date.parse(e.startedDateTime);
+  const made = (tokens: string[]) => tokens.filter(madeNotWord);
+  const sends = [{ tokens: made(requestTokens(sentRequest(e.request))), at: start }];
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) sends.push({ tokens: made(tokensOf(m.data)), at: epochMs(m.time) });
+  for (const m of e._grpcMessages ?? []) {
+    const bytes = m.type === 'send' ? grpcMessageBytes(m) : undefined;
+    if (bytes) sends.push({ tokens: made(protoTokens(bytes)), at: epochMs(m.time) });
+  }
+  return { end: start + Math.max(0, e.time ?? 0), sends: sends.filter((x) => x.tokens.length > 0) };
 }

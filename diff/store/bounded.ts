@@ -19,6 +19,8 @@ import { ShapeTable } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { fromTexts, type EntryTexts, type KeptRef } from './side-work.js';
 import { openSide, type SideHandle } from './worker-client.js';
+import { indexCapture } from '../../capture/index.js';
+import { PrimarySendsReader, type PrimarySends } from '../bind/index.js';
 
 /** Files bigger than this (either side) go to the bounded store. */
 export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
@@ -43,11 +45,25 @@ export class BoundedStore implements SideStore {
   private constructor(
     private readonly handle: SideHandle,
     private readonly pathRules: PathRules,
+    private readonly path: string,
+    private readonly allowIncomplete: boolean | undefined,
   ) {}
 
   /** Opens (indexes) one side of the run, in a worker when the run allows it. */
   static async open(ctx: DiffContext, which: 'old' | 'new'): Promise<BoundedStore> {
-    return new BoundedStore(await openSide(ctx, which), ctx.pathRules);
+    return new BoundedStore(await openSide(ctx, which), ctx.pathRules, ctx[which].path, ctx.options.allowIncomplete);
+  }
+
+  /** Read on this thread, one pass over the file (a shadow's primary, before the mirror side's summarize). */
+  async primarySends(): Promise<PrimarySends> {
+    const cap = await indexCapture(this.path, { allowIncomplete: this.allowIncomplete });
+    try {
+      const reader = new PrimarySendsReader();
+      for await (const e of cap.entries()) reader.add(e);
+      return reader.sends;
+    } finally {
+      await cap.close();
+    }
   }
 
   get header(): SideHeader {

@@ -9,7 +9,7 @@ import { contentText, digestAndMarks, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
-import { boundValues } from '../bind/index.js';
+import { boundValues, PrimarySendsReader, type PrimarySends } from '../bind/index.js';
 import type { NormalizedEntry } from '../types.js';
 
 /** One side parsed whole, its entries normalized and kept until compared. */
@@ -50,6 +50,12 @@ export class MemoryStore implements SideStore {
     return new MemoryStore(ctx, which, har, zips, boundBefore);
   }
 
+  async primarySends(): Promise<PrimarySends> {
+    const reader = new PrimarySendsReader();
+    for (const e of this.har!.log.entries) reader.add(e);
+    return reader.sends;
+  }
+
   // No await in summarize and finish: each side runs whole when called, old
   // before new, so the run's ordinal table meets values in one fixed order.
   async summarize(labels: Map<string, string>, _onProgress?: unknown, pair: PairFacts = {}): Promise<Summarized> {
@@ -59,7 +65,7 @@ export class MemoryStore implements SideStore {
     const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
-    const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries), this.boundBefore) : undefined;
+    const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries, pair.primarySends), this.boundBefore) : undefined;
     const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     for (const { entry, index } of order) {

@@ -254,7 +254,7 @@ export class SideWork {
     if (this.ctx.rules.issued) {
       // The side's bound values (diff/bind) must be known before its first entry is normalized:
       // one more read of the file, from its last entry back, as the in-memory store reads it.
-      const timeline = new IssuedTimeline();
+      const timeline = new IssuedTimeline(pair.primarySends);
       for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
       this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, timeline.bound);
     }

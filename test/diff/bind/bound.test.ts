@@ -7,6 +7,9 @@ import { boundAbsent, boundValues, markIssued } from '../../../diff/bind/bound.j
 import { madeNotWord } from '../../../diff/bind/issued.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
+import { capture, type ExchangeSpec } from '../../helpers/har.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { diffCaptures, renderText } from '../../../diff/index.js';
 
 describe('a bound value is made, not a word', () => {
   it('binds values with a digit or inner capitals, never plain words', () => {
@@ -101,4 +104,38 @@ describe('a value an open stream issued, sent back before the stream ended', () 
     const early = exchange('/chat', 50, 2000, { _webSocketMessages: [{ type: 'send', time: epochS(60), opcode: 1, data: '{"use":"t_4f2a9b"}' }] });
     assert.deepEqual([...boundValues([early, socket])], []);
   });
+});
+
+// bb shadow's captures: the primary's holds the exchanges the shadow did not mirror (a POST, by default), the mirrors'
+// do not. A value the client chose in one of them (a name it signed up with) is its own on the primary's side; a
+// mirror read on its own would see it issued first (a later answer echoes it) and sent back, and bind it there alone:
+// primary and secondary would differ where they agree, and a change of the candidate read as noise.
+describe('a shadow mirror capture binds with what the client sent in exchanges it did not get', () => {
+  const t = tempDir();
+  const shadowCapture = (label: string, specs: Array<ExchangeSpec & { id: number; skipped?: string }>) => {
+    const h = capture(specs);
+    h.log._bb!.label = label;
+    h.log.entries.forEach((e, i) => (e._bb!.shadow = { id: specs[i]!.id, ...(specs[i]!.skipped ? { skipped: specs[i]!.skipped } : {}) }));
+    return h;
+  };
+  const origin = 'http://127.0.0.1:4000';
+  const signUp = { method: 'POST', url: `${origin}/users`, requestBody: { username: 'erin42' }, status: 201, body: { username: 'erin42' }, id: 1, skipped: 'unsafe' };
+  const me = (name: string) => ({ url: `${origin}/me`, body: { me: name }, id: 2 });
+  const read = (name: string) => ({ url: `${origin}/users/erin42`, body: { username: name }, id: 3 });
+  const primary = shadowCapture('primary', [signUp, me('erin42'), read('erin42')]);
+  const secondary = shadowCapture('secondary', [me('erin42'), read('erin42')]);
+  const candidate = shadowCapture('candidate', [me('Erin42'), read('Erin42')]);
+  const file = (name: string, doc: unknown) => t.write(`${name}-${Math.random()}.har`, doc);
+
+  for (const options of [{}, { boundedThreshold: 0, workers: false }, { boundedThreshold: 0, workers: true }]) {
+    it(`the primary and the secondary agree; the candidate's change is real, not noise ${JSON.stringify(options)}`, async () => {
+      const [p, s, c] = [await file('primary', primary), await file('secondary', secondary), await file('candidate', candidate)];
+      const same = await diffCaptures(p, s, options);
+      assert.equal(same.verdict, 'match', renderText(same, { color: false }));
+      // Either way round: the side that is the primary is known by its label.
+      assert.equal((await diffCaptures(s, p, options)).verdict, 'match');
+      const r = await diffCaptures(p, c, { ...options, noisePath: s });
+      assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), ['real changed response.body.me', 'real changed response.body.username']);
+    });
+  }
 });
