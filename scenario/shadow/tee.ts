@@ -66,6 +66,9 @@ interface Pending {
   streams?: MirroredStream[];
   /** The tee's tick when the primary's exchange ended (what its answer issued, it issued then: ClientSends). */
   issuedAt?: number;
+  /** Not mirrored: the start of its body (up to BIND_READ_BYTES; undefined past it), whose values are the client's own all the same. */
+  ownBody?: Buffer[];
+  ownBytes?: number;
 }
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
@@ -99,6 +102,7 @@ export class Tee {
         this.sends.note(headTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
+        if (p.skip) p.ownBody = [];
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
         if (!p.skip && f.upgrade) p.sockets = Promise.all(this.mirrors.map((m) => m.openWebSocket(req)));
@@ -106,7 +110,16 @@ export class Tee {
       }
       case 'request-body': {
         const p = this.pending.get(f.exchangeId);
-        if (!p || p.skip || p.req.rawHeaders.length === 0) return;
+        if (!p || p.req.rawHeaders.length === 0) return;
+        if (p.skip) {
+          // Not mirrored: its body still says what the client chose (a name it signed up with); kept up to what binding reads.
+          if (p.ownBody) {
+            p.ownBytes = (p.ownBytes ?? 0) + f.chunk.length;
+            if (p.ownBytes > BIND_READ_BYTES) p.ownBody = undefined;
+            else p.ownBody.push(Buffer.from(f.chunk));
+          }
+          return;
+        }
         if (p.streams) {
           // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary.
           for (const s of p.streams) s.write(Buffer.from(f.chunk));
@@ -125,6 +138,8 @@ export class Tee {
         if (!p) return;
         p.requestEnded = true;
         p.req.trailers = f.rawTrailers;
+        if (p.skip && p.ownBody?.length) this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.ownBody) }), this.sends.tick());
+        p.ownBody = undefined;
         p.streams?.forEach((s) => s.end());
         this.maybeDispatch(f.exchangeId, p);
         return;
@@ -261,15 +276,16 @@ export class Tee {
     p.dispatched = true;
     const cap = this.opts.maxInFlight ?? 256;
     const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
+    p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
+    p.bodyChunks = [];
+    // Its body's values are the client's from now, mirrored or not (read up to what binding reads at all; its head was noted at its start).
+    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     // All targets or none: a comparison needs every answer.
     if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + p.bodyBytes > bytes)) {
+      p.req.body = Buffer.alloc(0);
       this.skip(exchangeId, p, 'queue full');
       return;
     }
-    p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
-    p.bodyChunks = [];
-    // Its body's values are the client's from now (read up to what binding reads at all; its head was noted at its start).
-    if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
     // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:

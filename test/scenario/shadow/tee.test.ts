@@ -165,9 +165,11 @@ describe('bb shadow: caps drop the mirror, never the primary, and count it', () 
   });
 });
 
-/** A user service; the new build capitalizes the name it stores and answers (and finds users whatever the case). */
-async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string[]; said: string[] }> {
-  const known = new Map<string, string>();
+/**
+ * A user service; the new build capitalizes the name it stores and answers (and finds users whatever the case).
+ * `known`: its users, by lower-case name; builds given the same map share one store (as shadowed builds read one database).
+ */
+async function users(build: 'old' | 'new', known = new Map<string, string>()): Promise<{ url: string; paths: string[]; said: string[] }> {
   const paths: string[] = [];
   const said: string[] = [];
   const shown = (name: string) => (build === 'new' ? name[0]!.toUpperCase() + name.slice(1) : name);
@@ -192,7 +194,7 @@ async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string
         return void res.end(`data: ${JSON.stringify({ user: shown(user), n: 2 })}\n\n`);
       }
       const m = /^\/users\/([^/?]+)$/.exec(req.url ?? '');
-      if (m && known.has(m[1]!.toLowerCase())) return send(200, { username: known.get(m[1]!.toLowerCase()), plan: 'free' });
+      if (m && known.has(m[1]!.toLowerCase())) return send(200, { username: shown(known.get(m[1]!.toLowerCase())!), plan: 'free' });
       send(404, { error: 'no such user' });
     });
   });
@@ -203,7 +205,10 @@ async function users(build: 'old' | 'new'): Promise<{ url: string; paths: string
       const text = data.toString();
       said.push(text);
       const m = JSON.parse(text) as { join?: string; as?: string; say?: string; whoami?: boolean };
-      if (m.whoami) ws.send(JSON.stringify({ me: [...known.values()].at(-1) ?? null }));
+      if (m.whoami) {
+        const last = [...known.values()].at(-1);
+        ws.send(JSON.stringify({ me: last === undefined ? null : shown(last) }));
+      }
       else if (m.join) {
         known.set(m.join.toLowerCase(), shown(m.join));
         ws.send(JSON.stringify({ joined: shown(m.join), room: 'lobby' }));
@@ -330,6 +335,38 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     await c.close();
     const report = await shadow.close();
     for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['POST /users', 'GET /users/dave42']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
+  });
+
+  it('a name the client signed up with in a request that was not mirrored, then echoed by a socket: the later read reaches each target as written; live = bb diff of the captures', async () => {
+    // One store: the sign-up (a POST, not mirrored by default) reaches the primary only, and every build then knows the user.
+    const store = new Map<string, string>();
+    const [primary, candidate, secondary] = [await users('old', store), await users('new', store), await users('old', store)];
+    const out = tmp.path('unmirrored');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+    const c = new Client(shadow.url);
+    const made = await c.request({ method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'erin42' }) });
+    assert.equal(made.statusCode, 201);
+    await made.body.text();
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
+    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+    const me = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
+    ws.send(JSON.stringify({ whoami: true }));
+    assert.equal(await me, '{"me":"erin42"}');
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    // The socket's answers crossed (the relay would have learned from them) and were compared before the read.
+    await compared(shadow, 1);
+    for (let i = 0; i < 100 && (shadow.report()?.routes['GET /chat']?.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    const read = await c.request({ method: 'GET', path: '/users/erin42' });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    const report = await shadow.close();
+    assert.deepEqual(report.totals.skipped, { unsafe: 1 });
+    for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['GET /users/erin42']);
+    assert.deepEqual(candidate.said, ['{"whoami":true}']);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
   });
