@@ -311,63 +311,38 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed response.events[].data.user'] });
   });
 
-  it('a name the client signed up with, then echoed by a socket opened later: the later read reaches each target as written; live = bb diff of the captures', async () => {
-    const [primary, candidate, secondary] = [await users('old'), await users('new'), await users('old')];
-    const out = tmp.path('whoami');
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 50 });
-    const c = new Client(shadow.url);
-    const made = await c.request({ method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'dave42' }) });
-    assert.equal(made.statusCode, 201);
-    await made.body.text();
-    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
-    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
-    const me = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
-    ws.send(JSON.stringify({ whoami: true }));
-    assert.equal(await me, '{"me":"dave42"}');
-    ws.close();
-    await new Promise((r) => ws.once('close', r));
-    // The socket's entry compared (and learned from) before the read.
-    await compared(shadow, 2);
-    for (let i = 0; i < 100 && (shadow.report()?.routes['GET /chat']?.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
-    const read = await c.request({ method: 'GET', path: '/users/dave42' });
-    assert.equal(read.statusCode, 200);
-    await read.body.text();
-    await c.close();
-    const report = await shadow.close();
-    for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['POST /users', 'GET /users/dave42']);
-    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
-    assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
-  });
-
-  it('a name the client signed up with in a request that was not mirrored, then echoed by a socket: the later read reaches each target as written; live = bb diff of the captures', async () => {
-    // One store: the sign-up (a POST, not mirrored by default) reaches the primary only, and every build then knows the user.
-    const store = new Map<string, string>();
-    const [primary, candidate, secondary] = [await users('old', store), await users('new', store), await users('old', store)];
-    const out = tmp.path('unmirrored');
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
-    const c = new Client(shadow.url);
-    const made = await c.request({ method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'erin42' }) });
-    assert.equal(made.statusCode, 201);
-    await made.body.text();
-    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
-    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
-    const me = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
-    ws.send(JSON.stringify({ whoami: true }));
-    assert.equal(await me, '{"me":"erin42"}');
-    ws.close();
-    await new Promise((r) => ws.once('close', r));
-    // The socket's answers crossed (the relay would have learned from them) and were compared before the read.
-    await compared(shadow, 1);
-    for (let i = 0; i < 100 && (shadow.report()?.routes['GET /chat']?.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
-    const read = await c.request({ method: 'GET', path: '/users/erin42' });
-    assert.equal(read.statusCode, 200);
-    await read.body.text();
-    await c.close();
-    const report = await shadow.close();
-    assert.deepEqual(report.totals.skipped, { unsafe: 1 });
-    for (const t of [candidate, secondary]) assert.deepEqual(t.paths, ['GET /users/erin42']);
-    assert.deepEqual(candidate.said, ['{"whoami":true}']);
-    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
-    assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
-  });
+  // Mirrored (`--mirror all`: every build stores the name it was given), or not (a POST, by default: it reaches the
+  // primary alone, and the builds share one store, as shadowed builds read one database).
+  for (const mirrored of [true, false]) {
+    const name = mirrored ? 'dave42' : 'erin42';
+    it(`a name the client signed up with${mirrored ? '' : ' in a request that was not mirrored'}, then echoed by a socket opened later: the later read reaches each target as written; live = bb diff of the captures`, async () => {
+      const store = mirrored ? undefined : new Map<string, string>();
+      const [primary, candidate, secondary] = [await users('old', store), await users('new', store), await users('old', store)];
+      const out = tmp.path(`whoami-${name}`);
+      const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, ...(mirrored ? { mirror: 'all' as const } : {}), reportEveryMs: 50 });
+      const c = new Client(shadow.url);
+      const made = await c.request({ method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: name }) });
+      assert.equal(made.statusCode, 201);
+      await made.body.text();
+      const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
+      await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+      const me = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
+      ws.send(JSON.stringify({ whoami: true }));
+      assert.equal(await me, `{"me":"${name}"}`);
+      ws.close();
+      await new Promise((r) => ws.once('close', r));
+      // The socket's entry compared (and learned from, on the relay and in the comparison) before the read.
+      await compared(shadow, mirrored ? 2 : 1);
+      for (let i = 0; i < 100 && (shadow.report()?.routes['GET /chat']?.regressions ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      const read = await c.request({ method: 'GET', path: `/users/${name}` });
+      assert.equal(read.statusCode, 200);
+      await read.body.text();
+      await c.close();
+      const report = await shadow.close();
+      assert.deepEqual(report.totals.skipped, mirrored ? {} : { unsafe: 1 });
+      for (const t of [candidate, secondary]) assert.deepEqual(t.paths, [...(mirrored ? ['POST /users'] : []), `GET /users/${name}`]);
+      const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+      assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
+    });
+  }
 });
