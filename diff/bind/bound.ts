@@ -165,13 +165,16 @@ export class IssuedTimeline {
     }
   }
 
-  // Reads the not-mirrored exchanges whose place in the primary's order is after `at`, from the last: what their client sent.
+  // Reads the not-mirrored exchanges whose place in the primary's order is after `at`, from the last, as addBefore reads an entry.
   private sentElsewhereAfter(at: number): void {
     const list = this.primary!.notMirrored;
     for (; this.notMirrored >= 0 && list[this.notMirrored]!.at > at; this.notMirrored--) {
-      const c = list[this.notMirrored]!.sent;
-      if (this.held.length) this.held = this.held.filter((s) => s.first < c.end);
-      for (let k = c.sends.length - 1; k >= 0; k--) this.sent(c.sends[k]!.tokens, c.sends[k]!.at);
+      const x = list[this.notMirrored]!.exchange;
+      if (this.held.length) this.held = this.held.filter((s) => s.first < x.end);
+      for (const step of x.steps) {
+        if (step.sent) this.sent(step.sent, step.at);
+        else for (const v of step.issued) this.issue(v);
+      }
     }
   }
 
@@ -245,25 +248,30 @@ export function markIssued(s: string, bound: ReadonlySet<string>, mark: (value: 
   return rewriteTokens(s, { get: (t) => (bound.has(t) ? mark(t) : undefined) }).text;
 }
 
-/** What a client sent in one exchange (made values only: words never bind), each part with when it was sent (epoch ms), and when the exchange ended. */
-export interface ClientSide {
+/**
+ * An exchange as a timeline reads it, from its end back (IssuedTimeline.addBefore's order): each step what the
+ * server issued (every value: which ones the client sends later is not known yet) or what the client sent (made
+ * values only: words never bind) and when (epoch ms); and when the exchange ended.
+ */
+export interface ExchangeSteps {
   end: number;
-  /** Its request, then its WebSocket text and gRPC messages in order. */
-  sends: Array<{ tokens: string[]; at: number }>;
+  steps: Array<{ issued: string[]; sent?: undefined } | { sent: string[]; at: number }>;
 }
 
 /**
  * A `bb shadow` run's primary capture as a mirror capture's binding reads it: the shared id of each of its
- * entries in file order, and the client side of each exchange the shadow did not mirror, by its place in
- * that order (`at`, an index of `ids`). Bounded: exchanges past MAX_NOT_MIRRORED_VALUES values in all are
- * not kept.
+ * entries in file order, and each exchange the shadow did not mirror, by its place in that order (`at`, an
+ * index of `ids`). What the client sent there is its own on every side (a name it signed up with); what the
+ * primary issued there and the client sent back is bound on every side (an id a POST created, read by a
+ * mirrored GET: the relay sent the primary's value to each target). Bounded: past MAX_NOT_MIRRORED_VALUES
+ * values in all, later such exchanges are not kept.
  */
 export interface PrimarySends {
   ids: number[];
-  notMirrored: Array<{ at: number; sent: ClientSide }>;
+  notMirrored: Array<{ at: number; exchange: ExchangeSteps }>;
 }
 
-/** Values kept of the not-mirrored exchanges' client sides, at most (captured content is hostile input). */
+/** Values kept of the not-mirrored exchanges, at most (captured content is hostile input). */
 const MAX_NOT_MIRRORED_VALUES = 1_000_000;
 
 /** Builds a PrimarySends from the primary's entries in file order. */
@@ -276,20 +284,38 @@ export class PrimarySendsReader {
     if (typeof tag?.id !== 'number') return;
     this.sends.ids.push(tag.id);
     if (typeof tag.skipped !== 'string' || this.values >= MAX_NOT_MIRRORED_VALUES) return;
-    const sent = clientSideOf(e);
-    for (const s of sent.sends) this.values += s.tokens.length;
-    if (sent.sends.length > 0) this.sends.notMirrored.push({ at: this.sends.ids.length - 1, sent });
+    const exchange = exchangeSteps(e);
+    for (const step of exchange.steps) this.values += (step.sent ?? step.issued).length;
+    this.sends.notMirrored.push({ at: this.sends.ids.length - 1, exchange });
   }
 }
 
-function clientSideOf(e: HarEntry): ClientSide {
+/** An entry's steps, in the order addBefore reads them. */
+function exchangeSteps(e: HarEntry): ExchangeSteps {
   const start = Date.parse(e.startedDateTime);
+  const steps: ExchangeSteps['steps'] = [];
   const made = (tokens: string[]) => tokens.filter(madeNotWord);
-  const sends = [{ tokens: made(requestTokens(sentRequest(e.request))), at: start }];
-  for (const m of e._webSocketMessages ?? []) if (m.type === 'send' && m.opcode === 1) sends.push({ tokens: made(tokensOf(m.data)), at: epochMs(m.time) });
-  for (const m of e._grpcMessages ?? []) {
-    const bytes = m.type === 'send' ? grpcMessageBytes(m) : undefined;
-    if (bytes) sends.push({ tokens: made(protoTokens(bytes)), at: epochMs(m.time) });
+  const issued = (each: (f: (v: string) => void) => void) => {
+    const values: string[] = [];
+    each((v) => values.push(v));
+    if (values.length) steps.push({ issued: values });
+  };
+  const ms = e._webSocketMessages ?? [];
+  for (let k = ms.length - 1; k >= 0; k--) {
+    const m = ms[k]!;
+    if (m.opcode !== 1) continue;
+    if (m.type === 'receive') issued((f) => eachMessageValue(m.data, f));
+    else steps.push({ sent: made(tokensOf(m.data)), at: epochMs(m.time) });
   }
-  return { end: start + Math.max(0, e.time ?? 0), sends: sends.filter((x) => x.tokens.length > 0) };
+  const gs = e._grpcMessages ?? [];
+  for (let k = gs.length - 1; k >= 0; k--) {
+    const bytes = grpcMessageBytes(gs[k]!);
+    if (!bytes) continue;
+    if (gs[k]!.type === 'receive') issued((f) => eachProtoValue(bytes, f));
+    else steps.push({ sent: made(protoTokens(bytes)), at: epochMs(gs[k]!.time) });
+  }
+  const view = recordedResponse(e);
+  issued((f) => eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, f));
+  steps.push({ sent: made(requestTokens(sentRequest(e.request))), at: start });
+  return { end: start + Math.max(0, e.time ?? 0), steps: steps.filter((x) => (x.sent ?? x.issued).length > 0) };
 }

@@ -137,5 +137,17 @@ describe('a shadow mirror capture binds with what the client sent in exchanges i
       const r = await diffCaptures(p, c, { ...options, noisePath: s });
       assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), ['real changed response.body.me', 'real changed response.body.username']);
     });
+
+    it(`an id a request that was not mirrored created, read back by a mirrored one, binds on both sides ${JSON.stringify(options)}`, async () => {
+      // The relay sent the primary's id to the candidate as it was (no counterpart): the reads are the same request.
+      const create = { method: 'POST', url: `${origin}/items`, requestBody: { name: 'lamp' }, status: 201, body: { id: 'it_8f3a2', name: 'lamp' }, id: 1, skipped: 'unsafe' };
+      const readItem = (name: string) => ({ url: `${origin}/items/it_8f3a2`, body: { id: 'it_8f3a2', name }, id: 2 });
+      const p = await file('primary', shadowCapture('primary', [create, readItem('lamp')]));
+      const same = await diffCaptures(p, await file('candidate', shadowCapture('candidate', [readItem('lamp')])), options);
+      assert.equal(same.verdict, 'match', renderText(same, { color: false }));
+      // A real change of the read still shows, paired.
+      const changed = await diffCaptures(p, await file('candidate', shadowCapture('candidate', [readItem('Lamp')])), options);
+      assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.name']);
+    });
   }
 });

@@ -345,4 +345,52 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
       assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: offlineKeys(offline), offline: ['real changed response.body.username', 'real changed ws.messages[].data.me'] });
     });
   }
+
+  it('an id a request that was not mirrored created (the primary alone got it), read back by a mirrored request: each target reads it as the primary issued it, equal; live = bb diff of the captures', async () => {
+    // One store for every build: the create (a POST, not mirrored) reaches the primary only.
+    const items = new Map<string, string>();
+    const seen: string[][] = [];
+    const build = async () => {
+      const paths: string[] = [];
+      seen.push(paths);
+      const server = http.createServer((req, res) => {
+        let body = '';
+        req.on('data', (c) => (body += c));
+        req.on('end', () => {
+          paths.push(`${req.method} ${req.url}`);
+          const send = (status: number, doc: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+          if (req.method === 'POST' && req.url === '/items') {
+            // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
+            const id = `it_${(0x8f3a2 + items.size).toString(16)}`;
+            items.set(id, (JSON.parse(body) as { name: string }).name);
+            return send(201, { id });
+          }
+          const m = /^\/items\/([^/?]+)$/.exec(req.url ?? '');
+          if (m && items.has(m[1]!)) return send(200, { id: m[1], name: items.get(m[1]!) });
+          send(404, { error: 'no such item' });
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      after(() => new Promise((r) => server.close(r)));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const [primary, candidate, secondary] = [await build(), await build(), await build()];
+    const out = tmp.path('created');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+    const c = new Client(shadow.url);
+    const made = await c.request({ method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'lamp' }) });
+    assert.equal(made.statusCode, 201);
+    const { id } = (await made.body.json()) as { id: string };
+    const read = await c.request({ method: 'GET', path: `/items/${id}` });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    const report = await shadow.close();
+    assert.deepEqual(seen.slice(1), [[`GET /items/${id}`], [`GET /items/${id}`]]);
+    assert.deepEqual({ skipped: report.totals.skipped, equal: report.totals.equal, findings: findingKeys(report) }, { skipped: { unsafe: 1 }, equal: 1, findings: [] });
+    // Not even noise: the primary and each mirror read the same item the same way.
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), []);
+    assert.equal(offline.noiseRun?.differences, 0);
+  });
 });
