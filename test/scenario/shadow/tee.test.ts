@@ -165,6 +165,21 @@ describe('bb shadow: caps drop the mirror, never the primary, and count it', () 
   });
 });
 
+/** A request listener that answers JSON once each request's body is in; `paths` notes each request's method and path. */
+function jsonAnswers(
+  paths: string[],
+  answer: (req: http.IncomingMessage, body: string, send: (status: number, doc: unknown) => void, res: http.ServerResponse) => void,
+): http.RequestListener {
+  return (req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      paths.push(`${req.method} ${req.url}`);
+      answer(req, body, (status, doc) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc)), res);
+    });
+  };
+}
+
 /**
  * A user service; the new build capitalizes the name it stores and answers (and finds users whatever the case).
  * `known`: its users, by lower-case name; builds given the same map share one store (as shadowed builds read one database).
@@ -173,12 +188,8 @@ async function users(build: 'old' | 'new', known = new Map<string, string>()): P
   const paths: string[] = [];
   const said: string[] = [];
   const shown = (name: string) => (build === 'new' ? name[0]!.toUpperCase() + name.slice(1) : name);
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      paths.push(`${req.method} ${req.url}`);
-      const send = (status: number, doc: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+  const server = http.createServer(
+    jsonAnswers(paths, (req, body, send, res) => {
       if (req.method === 'POST' && req.url === '/users') {
         const name = (JSON.parse(body) as { username: string }).username;
         const username = build === 'new' ? name[0]!.toUpperCase() + name.slice(1) : name;
@@ -196,8 +207,8 @@ async function users(build: 'old' | 'new', known = new Map<string, string>()): P
       const m = /^\/users\/([^/?]+)$/.exec(req.url ?? '');
       if (m && known.has(m[1]!.toLowerCase())) return send(200, { username: shown(known.get(m[1]!.toLowerCase())!), plan: 'free' });
       send(404, { error: 'no such user' });
-    });
-  });
+    }),
+  );
   // A chat: the client joins with the name it chose, then speaks as it; the server answers with the name as it shows it.
   const wss = new WebSocketServer({ server, path: '/chat' });
   wss.on('connection', (ws) => {
@@ -353,12 +364,8 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     const build = async () => {
       const paths: string[] = [];
       seen.push(paths);
-      const server = http.createServer((req, res) => {
-        let body = '';
-        req.on('data', (c) => (body += c));
-        req.on('end', () => {
-          paths.push(`${req.method} ${req.url}`);
-          const send = (status: number, doc: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+      const server = http.createServer(
+        jsonAnswers(paths, (req, body, send) => {
           if (req.method === 'POST' && req.url === '/items') {
             // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
             const id = `it_${(0x8f3a2 + items.size).toString(16)}`;
@@ -368,8 +375,8 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
           const m = /^\/items\/([^/?]+)$/.exec(req.url ?? '');
           if (m && items.has(m[1]!)) return send(200, { id: m[1], name: items.get(m[1]!) });
           send(404, { error: 'no such item' });
-        });
-      });
+        }),
+      );
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       after(() => new Promise((r) => server.close(r)));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
