@@ -43,6 +43,8 @@ export interface CaptureOptions {
   serverHome?: string;
   /** bb replay: recorded as log._bb.replayOf (replay-of.ts). */
   replayOf?: HarReplayOf;
+  /** bb shadow: the request headers it sets on this target's copies (--header), recorded as log._bb.setHeaders. */
+  setHeaders?: string[];
   /** Recording failures (disk full, folder removed): called and counted, never thrown into traffic. */
   onError?: (err: Error) => void;
   /** The `_bb.seq` counter to go on from (a rotating capture's segments share one: segments.ts). */
@@ -136,6 +138,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     ...(redactor ? { seal: BodySeal.nonce() } : {}),
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
     ...(opts.replayOf !== undefined ? { replayOf: opts.replayOf } : {}),
+    ...(opts.setHeaders?.length ? { setHeaders: opts.setHeaders } : {}),
     ...currentOwner(paths.journal),
     creator: { name: 'bb', version: bbVersion() },
   };

@@ -276,6 +276,8 @@ export interface BbLogExt {
   redacted?: boolean;
   /** Set by `bb replay`: the capture it replayed, and which of its entries it did not send (replay-of.ts). */
   replayOf?: HarReplayOf;
+  /** Request headers bb itself set on this capture's requests, lower case (`bb shadow --header`): bb's choice, never compared. */
+  setHeaders?: string[];
 }
 
 export interface HarLog {

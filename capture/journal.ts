@@ -11,7 +11,7 @@
 // one counter per capture shared by exchanges and WebSocket messages):
 //
 //   {"r":"bb-journal","v":1,"label","target","listen","startedDateTime","bodyCap",
-//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"pid"?,"host"?,"journal"?,"creator":{name,version}}
+//    "redact":false|{"keyFile","headers":[],"query":[],"json":[]},"seal"?,"serverHome"?,"replayOf"?,"setHeaders"?,"pid"?,"host"?,"journal"?,"creator":{name,version}}
 //                                        first line, always. Version 2, with redaction on: heads, targets
 //                                        and trailers are already redacted here, and `.bodies` is sealed
 //                                        (body-seal.ts; seal = the capture's nonce): no secret sits in
@@ -108,6 +108,8 @@ export interface HeaderRecord {
   serverHome?: string;
   /** bb replay: the capture replayed and the entries not sent (log._bb.replayOf). */
   replayOf?: HarReplayOf;
+  /** bb shadow: request headers bb sets on this target's copies (log._bb.setHeaders). */
+  setHeaders?: string[];
   /** The capture's process and machine (journal-owner.ts): bb recover and a second capture refuse a journal still being written. */
   pid?: number;
   host?: string;

@@ -251,6 +251,9 @@ export function validateLogHeader(raw: Obj): HarLogHeader {
   if (bb) {
     if (bb.complete !== undefined && typeof bb.complete !== 'boolean') throw new HarShapeError('log._bb.complete', 'a boolean', bb.complete);
     optStr(bb, 'serverHome', 'log._bb');
+    if (bb.setHeaders !== undefined && !(Array.isArray(bb.setHeaders) && bb.setHeaders.every((n) => typeof n === 'string'))) {
+      throw new HarShapeError('log._bb.setHeaders', 'an array of header names', bb.setHeaders);
+    }
   }
   return header;
 }

@@ -178,6 +178,7 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
     redacted: header.redact !== false,
     ...(header.serverHome !== undefined ? { serverHome: header.serverHome } : {}),
     ...(header.replayOf !== undefined ? { replayOf: header.replayOf } : {}),
+    ...(Array.isArray(header.setHeaders) ? { setHeaders: header.setHeaders.filter((n): n is string => typeof n === 'string') } : {}),
     ...(opts.complete ? {} : { recovered: { droppedRecords: result.dropped, openExchanges: result.open } }),
   };
   progress();

@@ -103,12 +103,14 @@ export interface SideHeader {
   shadow?: boolean;
   /** A `bb shadow` run's primary capture (its log's label): the one that holds the exchanges not mirrored. */
   shadowPrimary?: boolean;
+  /** log._bb.setHeaders: request headers bb set on this capture's requests (`bb shadow --header`). */
+  setHeaders?: string[];
 }
 
 /** A side's header from its log (pages and `_bb`), its entry count, time window and first entry: the same for every store. */
 export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined, first: HarEntry | undefined): SideHeader {
   const replayOf = replayOfShape(log._bb?.replayOf);
-  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}) };
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}), ...(log._bb?.setHeaders?.length ? { setHeaders: log._bb.setHeaders.map((n) => n.toLowerCase()) } : {}) };
 }
 
 /**
@@ -133,6 +135,8 @@ export interface PairFacts {
    * did not mirror, read by this side's binding where they stood (IssuedTimeline).
    */
   primarySends?: PrimarySends;
+  /** Request headers bb set on either side's requests (SideHeader.setHeaders of both): left out on both (NormalizeContext.bbSetHeaders). */
+  bbSetHeaders?: string[];
 }
 
 export interface SideStore {

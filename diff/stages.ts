@@ -120,9 +120,11 @@ export const defaultStages: readonly DiffStage[] = [
       const primary = !shadowPair || !ctx.rules.issued || o.header.shadowPrimary === n.header.shadowPrimary ? undefined : o.header.shadowPrimary ? o : n;
       const primarySends = primary ? await primary.primarySends() : undefined;
       const sendsFor = (side: SideStore) => (primarySends && side !== primary ? { primarySends } : {});
+      const setHeaders = [...new Set([...(o.header.setHeaders ?? []), ...(n.header.setHeaders ?? [])])];
+      const bbSet = setHeaders.length ? { bbSetHeaders: setHeaders } : {};
       const [ho, hn] = await Promise.all([
-        o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...sendsFor(o) }),
-        n.summarize(labels.new, report(1), { bbChoseHost, shadowPair, ...sendsFor(n) }),
+        o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...bbSet, ...sendsFor(o) }),
+        n.summarize(labels.new, report(1), { bbChoseHost, shadowPair, ...bbSet, ...sendsFor(n) }),
       ]);
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;

@@ -193,6 +193,12 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
   // replay's (it names its target, whatever the original named): a difference of bb's, never of the builds'. A replay's
   // Host is masked on both sides of its run, so a replay compares with any capture, a shadow's among them.
   if ((ctx.bbChoseHost || e._bb?.shadow !== undefined) && getOwn(out.request.headers, 'host') !== undefined) setOwn(out.request.headers, 'host', BB_HOST);
+  // Headers `bb shadow --header` set on a target's copies (a token for the candidate) are the user's choice for that
+  // target, not the build's: left out on both sides, as if neither request had them.
+  if (ctx.bbSetHeaders?.size) {
+    for (const name of ctx.bbSetHeaders) if (name !== 'host') delete (out.request.headers as Record<string, unknown>)[name];
+    if (out.headerOrder) out.headerOrder.request = out.headerOrder.request.filter((n) => n.toLowerCase() === 'host' || !ctx.bbSetHeaders!.has(n.toLowerCase()));
+  }
   // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
   if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, 'request.trailers', ctx, false);
   if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, 'response.trailers', ctx, false);

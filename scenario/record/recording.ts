@@ -32,6 +32,8 @@ export interface RecordingOptions {
   bbHome: string;
   /** The server's HOME, recorded for the <HOME> placeholder. */
   serverHome?: string;
+  /** bb shadow: request headers it sets on this target's copies (capture's setHeaders). */
+  setHeaders?: string[];
   /** bb replay: the capture replayed and the entries it did not send (log._bb.replayOf). */
   replayOf?: HarReplayOf;
   /** Add X-Forwarded-* headers. */
@@ -138,6 +140,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       redact: options.redact,
       bodyCap: options.bodyCap,
       serverHome: options.serverHome,
+      ...(options.setHeaders?.length ? { setHeaders: options.setHeaders } : {}),
       ...(options.replayOf ? { replayOf: options.replayOf } : {}),
       onError: options.onRecordingError,
     };

@@ -21,6 +21,8 @@ export interface CompareWorkerSpec {
   journals: Partial<Record<TargetName, { journal: string; bodies: string }>>;
   /** The targets' URLs, for the report. */
   targets: Partial<Record<TargetName, string>>;
+  /** Request headers --header sets on each mirror target's copies (never compared, as `bb diff` reads them from the captures). */
+  setHeaders?: Partial<Record<'candidate' | 'secondary', string[]>>;
   /** The diff config file, as `bb diff --config`. */
   configPath?: string;
   /** The file may not exist yet (`--ui` creates it when a finding is ratified): absent means no config. */
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
     if (tid !== undefined) parentPort!.postMessage({ type: 'thread', tid } satisfies FromWorker);
   }
   const config = await readConfig();
-  const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, startedDateTime: spec.startedDateTime, ...(config ? { config } : {}) });
+  const comparer = new ShadowComparer({ secondary: spec.journals.secondary !== undefined, targets: spec.targets, startedDateTime: spec.startedDateTime, ...(spec.setHeaders ? { setHeaders: spec.setHeaders } : {}), ...(config ? { config } : {}) });
   for (const [side, pairs] of Object.entries(spec.counterparts ?? {}) as Array<['candidate' | 'secondary', Array<[string, string]>]>) comparer.teach(side, pairs);
   // One comparison at a time: a batch's groups leave the map only as it is compared.
   let comparing: Promise<number> | undefined;

@@ -98,6 +98,8 @@ export class ShadowComparer {
       mirrorWaitMs?: number;
       /** When the run began (default: now). */
       startedDateTime?: string;
+      /** Request headers --header sets on each mirror target's copies: named in its batches' logs, as in its capture, so they are not compared. */
+      setHeaders?: Partial<Record<'candidate' | 'secondary', string[]>>;
     },
   ) {
     this.live = new ShadowLive(opts.targets, opts.startedDateTime);
@@ -334,6 +336,7 @@ export class ShadowComparer {
   // One side of a batch as a small finished HAR, in the primary's order.
   private har(label: TargetName, entries: HarEntry[], bound: BoundBefore | undefined): NamedHar {
     const at = new Date().toISOString();
+    const setHeaders = label === 'primary' ? undefined : this.opts.setHeaders?.[label];
     return {
       name: `${label}.har`,
       ...(bound ? { bound: bound[label] } : {}),
@@ -343,7 +346,7 @@ export class ShadowComparer {
           creator: { name: 'bb', version: 'shadow' },
           entries,
           pages: [],
-          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true },
+          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true, ...(setHeaders?.length ? { setHeaders } : {}) },
         },
       },
     };

@@ -135,11 +135,14 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const atEnd = options.compare === 'end';
   if (atEnd && options.ui) throw new BbError('BB_USAGE', 'bb shadow --compare end shows findings only when the run ends: leave out --ui, or --compare end to watch them live');
   if (atEnd && options.rotate) throw new BbError('BB_USAGE', 'bb shadow --rotate compares each segment as it is written: leave out --compare end, or --rotate to compare the whole run at its end');
+  const setHeaders = headerNamesSet(options.headers);
   const sides: TargetName[] = ['primary', 'candidate', ...(options.secondary !== undefined ? (['secondary'] as const) : [])];
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
   // Each target's recording options: its segments when rotating; it reports its bus's listener errors when it closes (scenario/record/recording.ts).
   const ofSide = (side: TargetName) => ({
     ...(rotation ? { segments: rotation.options(side) } : {}),
+    // What --header sets on a target's copies is bb's choice: its capture names the headers, and no comparison compares them.
+    ...(side !== 'primary' && setHeaders[side]?.length ? { setHeaders: setHeaders[side] } : {}),
     ...(options.onListenerErrors ? { onListenerErrors: (report: ListenerErrorReport) => options.onListenerErrors!(report, side) } : {}),
   });
   // A bad config is refused before any port is bound (the comparison worker, a thread of its own, reads it again, and again when it changes).
@@ -182,6 +185,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const spec: CompareWorkerSpec = {
     journals: Object.fromEntries(Object.entries(recs).map(([k, r]) => [k, r.journal])),
     targets,
+    setHeaders,
     ...(options.configPath ? { configPath: options.configPath, configMayBeAbsent: options.ui !== undefined } : {}),
     bbHome: options.bbHome,
     everyMs: reportEveryMs,
@@ -343,4 +347,10 @@ async function checkReachable(name: string, url: string): Promise<void> {
     s.once('error', () => res(false));
   });
   if (!ok) throw new BbError('BB_TARGET_DOWN', `the ${name} ${url} does not accept connections: start it (or fix the URL), then run bb shadow again`);
+}
+
+/** The request header names `--header` sets on each mirror target's copies, lower case. */
+export function headerNamesSet(headers: ShadowOptions['headers']): Partial<Record<'candidate' | 'secondary', string[]>> {
+  const names = (list: Array<[string, string]> | undefined) => [...new Set((list ?? []).map(([n]) => n.toLowerCase()))];
+  return { candidate: names(headers?.candidate), secondary: names(headers?.secondary) };
 }

@@ -99,3 +99,29 @@ describe('the request Host in a run with a bb replay', () => {
     });
   }
 });
+
+// bb shadow --header sets request headers on a target's copies; the target's capture names them (log._bb.setHeaders).
+describe('request headers bb shadow set on a target\'s copies', () => {
+  const t = tempDir();
+  const side = (headers: Array<[string, string]>, log: Record<string, unknown>) =>
+    har(
+      [entry('http://127.0.0.1:4000/items', T0, { request: { method: 'GET', url: 'http://127.0.0.1:4000/items', httpVersion: 'HTTP/1.1', cookies: [], headers: headers.map(([name, value]) => ({ name, value })), queryString: [], headersSize: -1, bodySize: 0 }, _bb: { shadow: { id: 1 } } })],
+      { _bb: { format: 1, label: 'x', target: '', listen: '', startedDateTime: T0, endedDateTime: T0, complete: true, counts: { entries: 1, webSocketMessages: 0 }, ...log } },
+    );
+  const diff = async (candidate: Array<[string, string]>, setHeaders?: string[]) =>
+    diffCaptures(
+      await t.write(`p-${Math.random()}.har`, side([['Accept', '*/*'], ['Authorization', 'Bearer client']], { label: 'primary' })),
+      await t.write(`c-${Math.random()}.har`, side(candidate, { label: 'candidate', ...(setHeaders ? { setHeaders } : {}) })),
+    );
+  const rows = (r: Awaited<ReturnType<typeof diffCaptures>>) => r.findings.map((f) => `${f.kind} ${f.pattern}`).sort();
+
+  it('are left out on both sides, whatever either side had there (the client\'s own value, or none)', async () => {
+    const r = await diff([['Accept', '*/*'], ['Authorization', 'Bearer for-candidate'], ['X-Env', 'staging']], ['Authorization', 'x-env']);
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('only those: another header that differs is still a difference; without the names, they are too', async () => {
+    assert.deepEqual(rows(await diff([['Accept', 'text/html'], ['Authorization', 'Bearer for-candidate']], ['authorization'])), ['changed request.headers.accept']);
+    assert.deepEqual(rows(await diff([['Accept', '*/*'], ['Authorization', 'Bearer for-candidate']])), ['changed request.headers.authorization']);
+  });
+});

@@ -23,6 +23,10 @@ import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { startHttp1Upstream } from '../../proxy/tls/alpn-peers.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
+import { recordingUpstream } from '../../helpers/servers.js';
+import { diffCaptures, renderText } from '../../../diff/index.js';
+import type { Har } from '../../../capture/index.js';
+import { readFile } from 'node:fs/promises';
 
 const tmp = tempDir();
 const services: ShadowService[] = [];
@@ -190,5 +194,38 @@ describe("bb shadow --compare end", () => {
     const base = { primary: primary.url, candidate: candidate.url, bbHome: tmp.bbHome, compare: 'end' as const };
     await assert.rejects(startShadow({ ...base, outDir: tmp.path('end-ui'), ui: {} }), /--compare end shows findings only when the run ends/);
     await assert.rejects(startShadow({ ...base, outDir: tmp.path('end-rotate'), rotate: { bytes: 1 << 20 } }), /--rotate compares each segment as it is written/);
+  });
+});
+
+// `--header candidate:'Authorization: …'` gives the candidate its own credentials: the user's choice for that target,
+// not the build's. Compared, it was a regression in every exchange (the primary's copy has none), and the run failed.
+describe('bb shadow --header', () => {
+  it('what it sets on a target\'s copies is not compared, live or by bb diff of the captures; the answers still are', async () => {
+    const [primary, candidate, secondary] = [await recordingUpstream(), await recordingUpstream(), await recordingUpstream()];
+    after(() => Promise.all([primary.close(), candidate.close(), secondary.close()]));
+    const out = tmp.path('set-headers');
+    const shadow = await startShadow({
+      primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50,
+      headers: { candidate: [['Authorization', 'Bearer for-candidate']], secondary: [['X-Env', 'staging']] },
+    });
+    const c = new Client(shadow.url);
+    try {
+      await (await c.request({ method: 'GET', path: '/items' })).body.text();
+      // The client's own Authorization: the candidate's copy carries bb's instead, and that is not compared either.
+      await (await c.request({ method: 'GET', path: '/me', headers: { authorization: 'Bearer client', 'x-trace': 'a1' } })).body.text();
+    } finally {
+      await c.close();
+    }
+    const report = await shadow.close();
+    assert.deepEqual(candidate.seen.map((s) => s.headers.authorization), ['Bearer for-candidate', 'Bearer for-candidate']);
+    assert.deepEqual(secondary.seen.map((s) => s.headers['x-env']), ['staging', 'staging']);
+    assert.deepEqual({ equal: report.totals.equal, findings: report.findings.map((f) => f.pattern) }, { equal: 2, findings: [] });
+    const harOf = async (side: string) => JSON.parse(await readFile(`${out}/${side}.har`, 'utf8')) as Har;
+    assert.deepEqual((await harOf('candidate')).log._bb?.setHeaders, ['authorization']);
+    assert.deepEqual((await harOf('secondary')).log._bb?.setHeaders, ['x-env']);
+    assert.equal((await harOf('primary')).log._bb?.setHeaders, undefined);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.equal(offline.verdict, 'match', renderText(offline, { color: false }));
+    assert.equal(offline.noiseRun?.differences, 0);
   });
 });
