@@ -6,7 +6,7 @@
 // edited by name without touching the others.
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type SideStore, type StagePart } from './context.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type PairFacts, type SideStore, type StagePart, type Summarized } from './context.js';
 import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
 import { pairEntries } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
@@ -118,13 +118,19 @@ export const defaultStages: readonly DiffStage[] = [
       const shadowPair = o.header.shadow === true && n.header.shadow === true;
       // A shadow's primary against one of its mirrors: the mirror's binding reads what the client sent in the exchanges not mirrored.
       const primary = !shadowPair || !ctx.rules.issued || o.header.shadowPrimary === n.header.shadowPrimary ? undefined : o.header.shadowPrimary ? o : n;
-      const primarySends = primary ? await primary.primarySends() : undefined;
-      const sendsFor = (side: SideStore) => (primarySends && side !== primary ? { primarySends } : {});
+      // Bounded sides run in their own threads: the primary's starts while this thread reads its not-mirrored
+      // exchanges. In memory they run whole, old then new (one ordinal table meets values in that order).
+      const sendsRead = primary?.primarySends();
+      const primarySends = ctx.storeKind === 'bounded' ? undefined : await sendsRead;
       const setHeaders = [...new Set([...(o.header.setHeaders ?? []), ...(n.header.setHeaders ?? [])])];
       const bbSet = setHeaders.length ? { bbSetHeaders: setHeaders } : {};
+      const summarize = async (side: SideStore, k: 0 | 1, facts: PairFacts): Promise<Summarized> => {
+        if (sendsRead && side !== primary) facts = { ...facts, primarySends: primarySends ?? (await sendsRead) };
+        return side.summarize(k === 0 ? labels.old : labels.new, report(k), facts);
+      };
       const [ho, hn] = await Promise.all([
-        o.summarize(labels.old, report(0), { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...bbSet, ...sendsFor(o) }),
-        n.summarize(labels.new, report(1), { bbChoseHost, shadowPair, ...bbSet, ...sendsFor(n) }),
+        summarize(o, 0, { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...bbSet }),
+        summarize(n, 1, { bbChoseHost, shadowPair, ...bbSet }),
       ]);
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;
