@@ -67,11 +67,12 @@ interface HeldStream {
  * holds: the request's start, each message's time (HeldStream).
  *
  * A mirror capture of `bb shadow` lacks the primary's exchanges it did not
- * mirror, though the same client sent them (`primary`, PrimarySends): what
- * their client sent is read where they stood in the primary's order, so a
- * value the client sent first in one of them is its own here too, as on
- * the primary's side and in the live comparison (a name signed up with in a
- * POST that went to the primary alone, echoed later by a mirrored read).
+ * mirror, though the same client sent them (`primary`, PrimarySends): each
+ * is read where it stood in the primary's order, what its client sent and
+ * what the primary issued, as on the primary's side and in the live
+ * comparison. A name the client signed up with in a POST that went to the
+ * primary alone stays its own; an id that POST's answer issued, read back
+ * by a mirrored GET, binds here too.
  */
 export class IssuedTimeline {
   /** Per value the client sends (read so far, going back): true when the server issued it before the client's first send of it after here. */
@@ -127,7 +128,7 @@ export class IssuedTimeline {
       // The primary's exchanges not mirrored that ended after this one, first.
       const id = e._bb?.shadow?.id;
       const at = typeof id === 'number' ? this.place.get(id) : undefined;
-      if (at !== undefined) this.sentElsewhereAfter(at);
+      if (at !== undefined) this.notMirroredAfter(at);
     }
     // Times are read only while a stream is held or for one (most exchanges of most captures need none).
     const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
@@ -166,7 +167,7 @@ export class IssuedTimeline {
   }
 
   // Reads the not-mirrored exchanges whose place in the primary's order is after `at`, from the last, as addBefore reads an entry.
-  private sentElsewhereAfter(at: number): void {
+  private notMirroredAfter(at: number): void {
     const list = this.primary!.notMirrored;
     for (; this.notMirrored >= 0 && list[this.notMirrored]!.at > at; this.notMirrored--) {
       const x = list[this.notMirrored]!.exchange;
@@ -181,7 +182,7 @@ export class IssuedTimeline {
   /** Values the server issued and the client later sent back (once every entry was read). */
   get bound(): Set<string> {
     // Not-mirrored exchanges before this capture's first entry.
-    if (this.primary) this.sentElsewhereAfter(-1);
+    if (this.primary) this.notMirroredAfter(-1);
     const out = new Set<string>();
     for (const [v, issuedFirst] of this.next) if (issuedFirst) out.add(v);
     return out;
@@ -290,7 +291,7 @@ export class PrimarySendsReader {
   }
 }
 
-/** An entry's steps, in the order addBefore reads them. */
+/** An entry's steps, in the order addBefore reads an entry (kept alike by hand: addBefore makes no steps, it is the diff's hot path). */
 function exchangeSteps(e: HarEntry): ExchangeSteps {
   const start = Date.parse(e.startedDateTime);
   const steps: ExchangeSteps['steps'] = [];
