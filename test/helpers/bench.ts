@@ -1,0 +1,32 @@
+// A benchmark area run through bench/run.mjs (`npm run bench -- AREA ...`) in
+// its smallest configuration: a benchmark is a program that prints tables and
+// fails only when it cannot run, so nothing checks it but running it. The
+// frames area failed at its second round for a while (bb frames --html refuses
+// to overwrite a page) and nobody saw it until a whole bench run. Figures are
+// not checked: speed is the benchmarks' to measure on a quiet machine, not a
+// test's on shared CI cores. The proxy and shadow areas take minutes even with
+// --quick and are left to `npm run bench`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { CHROMIUM } from './browser-app.js';
+import { repoRoot } from './sources.js';
+
+/** Runs `node bench/run.mjs ARGS`; resolves to its exit code and output. */
+function bench(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['bench/run.mjs', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c));
+  child.stderr.on('data', (c: Buffer) => (out += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
+}
+
+/** A test that `npm run bench -- ARGS` exits 0 and prints `prints`; `browser`: the area needs Debian's chromium. */
+export function benchRunsToItsEnd(args: string[], prints: RegExp, opts: { browser?: boolean } = {}): void {
+  test(`npm run bench -- ${args.join(' ')} runs to its end`, async (t) => {
+    if (opts.browser && !CHROMIUM) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+    const { code, out } = await bench(args);
+    assert.equal(code, 0, out);
+    assert.match(out, prints, out);
+  });
+}
