@@ -122,6 +122,9 @@ export class IssuedTimeline {
   // holding none are passed over before their prose test (the extractor asks, issued.ts).
   private readonly wants = (v: string): boolean => this.sentFilter.mayHave(v) && this.next.get(v) === false;
 
+  // Where readBack hands an entry's parts (made once, after the two above: addBefore is the diff's hot path).
+  private readonly sink: PartSink = { issue: this.issue, wants: this.wants, issuing: () => this.next.size > 0, sent: (tokens, at) => this.sent(tokens, at) };
+
   /** Reads the entry before the last one read: its WebSocket or gRPC messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
     if (this.place) {
@@ -136,29 +139,7 @@ export class IssuedTimeline {
     const end = start + Math.max(0, e.time ?? 0);
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
     if (this.held.length) this.held = this.held.filter((s) => s.first < end);
-    const ms = e._webSocketMessages ?? [];
-    for (let k = ms.length - 1; k >= 0; k--) {
-      const m = ms[k]!;
-      // A server's binary and control frames only count in its message numbering, which binding does not need.
-      if (m.opcode !== 1) continue;
-      if (m.type === 'receive') eachMessageValue(m.data, this.issue, this.wants);
-      else this.sent(tokensOf(m.data), epochMs(m.time));
-    }
-    // A gRPC call's messages cross in turn (a bidi call's client may send back what the server's last message issued).
-    const gs = e._grpcMessages ?? [];
-    for (let k = gs.length - 1; k >= 0; k--) {
-      const bytes = grpcMessageBytes(gs[k]!);
-      if (!bytes) continue;
-      if (gs[k]!.type === 'receive') {
-        if (this.next.size) eachProtoValue(bytes, this.issue, this.wants);
-      } else this.sent(protoTokens(bytes), epochMs(gs[k]!.time));
-    }
-    // The response's headers and body (a gRPC call's messages were read above, in their turn).
-    if (this.next.size) {
-      const view = recordedResponse(e);
-      eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, this.issue, this.wants);
-    }
-    this.sent(requestTokens(sentRequest(e.request)), start);
+    readBack(e, start, this.sink);
     const first = messages ? firstServerMessage(e) : undefined;
     if (first !== undefined && first < end) {
       this.held.push({ entry: e, first });
@@ -291,32 +272,62 @@ export class PrimarySendsReader {
   }
 }
 
-/** An entry's steps, in the order addBefore reads an entry (kept alike by hand: addBefore makes no steps, it is the diff's hot path). */
+/** An entry's steps, as readBack hands them over. */
 function exchangeSteps(e: HarEntry): ExchangeSteps {
   const start = Date.parse(e.startedDateTime);
   const steps: ExchangeSteps['steps'] = [];
-  const made = (tokens: string[]) => tokens.filter(madeNotWord);
-  const issued = (each: (f: (v: string) => void) => void) => {
-    const values: string[] = [];
-    each((v) => values.push(v));
-    if (values.length) steps.push({ issued: values });
-  };
+  readBack(e, start, {
+    issue: (v) => {
+      const last = steps.at(-1);
+      if (last && !last.sent) last.issued.push(v);
+      else steps.push({ issued: [v] });
+    },
+    issuing: () => true,
+    sent: (tokens, at) => {
+      const made = tokens.filter(madeNotWord);
+      if (made.length) steps.push({ sent: made, at });
+    },
+  });
+  return { end: start + Math.max(0, e.time ?? 0), steps };
+}
+
+/** Where readBack hands an exchange's parts. */
+interface PartSink {
+  /** A value a server part issued; `wants` is asked first, when given (extractors skip what it refuses). */
+  issue(value: string): void;
+  wants?: (value: string) => boolean;
+  /** false: what the response and gRPC server messages issued is not read (nothing could bind now). */
+  issuing(): boolean;
+  /** Tokens the client sent, and when (epoch ms; the request's is `start` as given). */
+  sent(tokens: string[], at: number): void;
+}
+
+/**
+ * Reads an exchange from its end back, as a timeline reads it: its WebSocket or gRPC messages last to
+ * first, its response, then its request (sent at `start`).
+ */
+function readBack(e: HarEntry, start: number, sink: PartSink): void {
   const ms = e._webSocketMessages ?? [];
   for (let k = ms.length - 1; k >= 0; k--) {
     const m = ms[k]!;
+    // A server's binary and control frames only count in its message numbering, which binding does not need.
     if (m.opcode !== 1) continue;
-    if (m.type === 'receive') issued((f) => eachMessageValue(m.data, f));
-    else steps.push({ sent: made(tokensOf(m.data)), at: epochMs(m.time) });
+    if (m.type === 'receive') eachMessageValue(m.data, sink.issue, sink.wants);
+    else sink.sent(tokensOf(m.data), epochMs(m.time));
   }
+  // A gRPC call's messages cross in turn (a bidi call's client may send back what the server's last message issued).
   const gs = e._grpcMessages ?? [];
   for (let k = gs.length - 1; k >= 0; k--) {
     const bytes = grpcMessageBytes(gs[k]!);
     if (!bytes) continue;
-    if (gs[k]!.type === 'receive') issued((f) => eachProtoValue(bytes, f));
-    else steps.push({ sent: made(protoTokens(bytes)), at: epochMs(gs[k]!.time) });
+    if (gs[k]!.type === 'receive') {
+      if (sink.issuing()) eachProtoValue(bytes, sink.issue, sink.wants);
+    } else sink.sent(protoTokens(bytes), epochMs(gs[k]!.time));
   }
-  const view = recordedResponse(e);
-  issued((f) => eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, f));
-  steps.push({ sent: made(requestTokens(sentRequest(e.request))), at: start });
-  return { end: start + Math.max(0, e.time ?? 0), steps: steps.filter((x) => (x.sent ?? x.issued).length > 0) };
+  // The response's headers and body (a gRPC call's messages were read above, in their turn).
+  if (sink.issuing()) {
+    const view = recordedResponse(e);
+    eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, sink.issue, sink.wants);
+  }
+  sink.sent(requestTokens(sentRequest(e.request)), start);
 }
