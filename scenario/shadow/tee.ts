@@ -66,9 +66,6 @@ interface Pending {
   streams?: MirroredStream[];
   /** The tee's tick when the primary's exchange ended (what its answer issued, it issued then: ClientSends). */
   issuedAt?: number;
-  /** Not mirrored: the start of its body (up to BIND_READ_BYTES; undefined past it), whose values are the client's own all the same. */
-  ownBody?: Buffer[];
-  ownBytes?: number;
 }
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
@@ -102,7 +99,6 @@ export class Tee {
         this.sends.note(headTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
-        if (p.skip) p.ownBody = [];
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
         if (!p.skip && f.upgrade) p.sockets = Promise.all(this.mirrors.map((m) => m.openWebSocket(req)));
@@ -113,11 +109,9 @@ export class Tee {
         if (!p || p.req.rawHeaders.length === 0) return;
         if (p.skip) {
           // Not mirrored: its body still says what the client chose (a name it signed up with); kept up to what binding reads.
-          if (p.ownBody) {
-            p.ownBytes = (p.ownBytes ?? 0) + f.chunk.length;
-            if (p.ownBytes > BIND_READ_BYTES) p.ownBody = undefined;
-            else p.ownBody.push(Buffer.from(f.chunk));
-          }
+          p.bodyBytes += f.chunk.length;
+          if (p.bodyBytes <= BIND_READ_BYTES) p.bodyChunks.push(Buffer.from(f.chunk));
+          else p.bodyChunks = [];
           return;
         }
         if (p.streams) {
@@ -138,8 +132,10 @@ export class Tee {
         if (!p) return;
         p.requestEnded = true;
         p.req.trailers = f.rawTrailers;
-        if (p.skip && p.ownBody?.length) this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.ownBody) }), this.sends.tick());
-        p.ownBody = undefined;
+        if (p.skip && p.bodyChunks.length > 0) {
+          this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
+          p.bodyChunks = [];
+        }
         p.streams?.forEach((s) => s.end());
         this.maybeDispatch(f.exchangeId, p);
         return;
@@ -266,7 +262,9 @@ export class Tee {
 
   private skip(exchangeId: number, p: Pending, why: string): void {
     p.skip = why;
+    // Dropped part-way: none of the rest is kept (a body's tail alone is not what binding reads).
     p.bodyChunks = [];
+    p.bodyBytes = Infinity;
     this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
   }
 
