@@ -251,7 +251,7 @@ export class ShadowLive {
     const per = this.causes.get(key);
     if (!per || per.size !== 1) return null;
     const [only] = per.keys();
-    return only === '' || only === undefined ? null : only;
+    return only || null;
   }
 
   /** Totals over every route. */

@@ -159,15 +159,20 @@ test('bb recover says so in one line and exits 2 without a journal, and never ov
   assert.equal(readFileSync(out, 'utf8'), 'precious');
 });
 
-test('a capture still running: a second bb capture to its --out and bb recover both refuse (naming its pid), its journal untouched; stopped, it writes its HAR', async () => {
+/** `bb capture` of the test's server into `out` (the server started on first use); its process and URL. */
+async function captureTo(out: string): Promise<{ bb: BbProcess; url: string }> {
   if (!server.listening) {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
   }
+  const capture = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  return { bb: capture, url: (await capture.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]! };
+}
+
+test('a capture still running: a second bb capture to its --out and bb recover both refuse (naming its pid), its journal untouched; stopped, it writes its HAR', async () => {
   const out = join(tmp.dir, 'live.har');
-  const live = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
+  const { bb: live, url } = await captureTo(out);
   try {
-    const url = (await live.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
     assert.equal((await fetch(`${url}/before`)).status, 200);
     const second = await runBb(['capture', '--target', 'http://127.0.0.1:9', '--out', out], env);
     assert.equal(second.code, 2, second.stderr);
@@ -187,13 +192,8 @@ test('a capture still running: a second bb capture to its --out and bb recover b
 });
 
 test('killed between writing its HAR and removing its journal: bb recover sees the HAR is that capture\'s, complete, and only removes the leftovers', async () => {
-  if (!server.listening) {
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-  }
   const out = join(tmp.dir, 'finished.har');
-  const run = startBb(['capture', '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', out, '--quiet'], env);
-  const url = (await run.waitFor(/(http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+  const { bb: run, url } = await captureTo(out);
   assert.equal((await fetch(`${url}/one`)).status, 200);
   // The journal and bodies as the kill would have left them (their header is what identifies the capture).
   const journal = readFileSync(`${out}.journal`);
