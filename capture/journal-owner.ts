@@ -6,7 +6,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { parseJournalLine } from './journal.js';
+import { parseJournalLine, type HeaderRecord } from './journal.js';
 
 /** What a journal's header says about its writer (absent in journals of older bbs). */
 export interface JournalOwner {
@@ -30,6 +30,21 @@ export function currentOwner(journalPath: string): JournalOwner {
  * says why elsewhere).
  */
 export function liveJournalWriter(journalPath: string): number | undefined {
+  const header = journalHeaderAt(journalPath) as (Partial<JournalOwner> & { r?: string }) | undefined;
+  if (header === undefined || typeof header.pid !== 'number' || header.host !== hostname() || header.journal !== resolve(journalPath) || header.pid === process.pid) return undefined;
+  try {
+    process.kill(header.pid, 0);
+    // A process killed but not yet reaped (a zombie, state Z) answers too: it writes nothing more.
+    const stat = readProcStat(header.pid);
+    return stat !== undefined && /^\d+ \(.*\) Z/s.test(stat) ? undefined : header.pid;
+  } catch (err) {
+    // EPERM: alive, another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? header.pid : undefined;
+  }
+}
+
+/** The header record of the journal at this path (its first line), or undefined: none, not a bb journal, not readable. */
+export function journalHeaderAt(journalPath: string): HeaderRecord | undefined {
   let first: string;
   try {
     const fd = openSync(journalPath, 'r');
@@ -44,17 +59,8 @@ export function liveJournalWriter(journalPath: string): number | undefined {
   } catch {
     return undefined;
   }
-  const header = parseJournalLine(first) as (Partial<JournalOwner> & { r?: string }) | undefined;
-  if (header?.r !== 'bb-journal' || typeof header.pid !== 'number' || header.host !== hostname() || header.journal !== resolve(journalPath) || header.pid === process.pid) return undefined;
-  try {
-    process.kill(header.pid, 0);
-    // A process killed but not yet reaped (a zombie, state Z) answers too: it writes nothing more.
-    const stat = readProcStat(header.pid);
-    return stat !== undefined && /^\d+ \(.*\) Z/s.test(stat) ? undefined : header.pid;
-  } catch (err) {
-    // EPERM: alive, another user's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? header.pid : undefined;
-  }
+  const header = parseJournalLine(first);
+  return header?.r === 'bb-journal' ? (header as HeaderRecord) : undefined;
 }
 
 /** /proc/<pid>/stat, where there is one (Linux). */

@@ -5,9 +5,8 @@ import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync
 import { resolve } from 'node:path';
 import { redactorFor } from './capture.js';
 import { journalPaths } from './options.js';
-import { liveJournalWriter } from './journal-owner.js';
+import { journalHeaderAt, liveJournalWriter } from './journal-owner.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
-import { parseJournalLine, type HeaderRecord } from './journal.js';
 import { BbError, isBbError } from '../core/index.js';
 
 /** How recovery went. */
@@ -87,8 +86,7 @@ export async function recoverCapture(path: string, opts: RecoverOptions = {}): P
   return { out, entries: result.entries, dropped: result.dropped, open: result.open };
 }
 
-/** Bytes read from the start of a journal for its header, and from the end of a HAR for its log's `_bb`. */
-const HEADER_BYTES = 64 * 1024;
+/** Bytes read from the end of a HAR for its log's `_bb`. */
 const TAIL_BYTES = 1024 * 1024;
 
 /**
@@ -96,17 +94,14 @@ const TAIL_BYTES = 1024 * 1024;
  * complete and names the journal header's label, target, listen address and start), else undefined.
  */
 function finishedFrom(har: string, journal: string): number | undefined {
-  let head: string;
+  const h = journalHeaderAt(journal);
   let tail: string;
   try {
-    head = readEnd(journal, 'start', HEADER_BYTES);
-    tail = readEnd(har, 'end', TAIL_BYTES).trimEnd();
+    tail = readTail(har, TAIL_BYTES).trimEnd();
   } catch {
-    return undefined; // unreadable (a directory, no permission): the refusals below say what to do
+    return undefined; // unreadable: the refusals below say what to do
   }
-  const header = parseJournalLine(head.split('\n', 1)[0]!);
-  if (header?.r !== 'bb-journal') return undefined;
-  const h = header as HeaderRecord;
+  if (!h) return undefined;
   // The log's `_bb` is the file's last member (writer.ts): `..."_bb":{...}}}` and a newline. A key in an entry or
   // a page title would have its quotes escaped, so the last `"_bb":{` of the tail is the log's.
   const at = tail.lastIndexOf('"_bb":{');
@@ -121,14 +116,14 @@ function finishedFrom(har: string, journal: string): number | undefined {
   return same && typeof bb.counts?.entries === 'number' ? bb.counts.entries : undefined;
 }
 
-/** Up to `max` bytes of a file's start or end, as text. */
-function readEnd(path: string, which: 'start' | 'end', max: number): string {
+/** Up to `max` bytes of a file's end, as text. */
+function readTail(path: string, max: number): string {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
     const n = Math.min(size, max);
     const buf = Buffer.alloc(n);
-    readSync(fd, buf, 0, n, which === 'start' ? 0 : size - n);
+    readSync(fd, buf, 0, n, size - n);
     return buf.toString('utf8');
   } finally {
     closeSync(fd);
