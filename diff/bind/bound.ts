@@ -43,7 +43,8 @@ const MAX_STREAM_VALUES = 100_000;
  * the message issued, though it comes earlier in the file (it ended first).
  */
 interface HeldStream {
-  entry: HarEntry;
+  /** The entry, read when first asked; a shadow primary's not-mirrored stream comes with its values read (ExchangeSteps). */
+  entry?: HarEntry;
   /** When its first server message crossed (epoch ms). */
   first: number;
   /** Value → when a server message of it first issued it (epoch ms); read when first asked. */
@@ -106,7 +107,7 @@ export class IssuedTimeline {
   private heldIssuedBefore(value: string, at: number): boolean {
     for (const s of this.held) {
       if (!(s.first < at)) continue;
-      s.values ??= streamValues(s.entry);
+      s.values ??= streamValues(s.entry!);
       const when = s.values.get(value);
       if (when !== undefined && when < at) return true;
     }
@@ -136,15 +137,17 @@ export class IssuedTimeline {
     // Times are read only while a stream is held or for one (most exchanges of most captures need none).
     const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
     const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
-    const end = start + Math.max(0, e.time ?? 0);
+    const end = exchangeEnd(e, start);
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
     if (this.held.length) this.held = this.held.filter((s) => s.first < end);
     readBack(e, start, this.sink);
     const first = messages ? firstServerMessage(e) : undefined;
-    if (first !== undefined && first < end) {
-      this.held.push({ entry: e, first });
-      if (this.held.length > MAX_HELD_STREAMS) this.held.shift();
-    }
+    if (first !== undefined && first < end) this.hold({ entry: e, first });
+  }
+
+  private hold(s: HeldStream): void {
+    this.held.push(s);
+    if (this.held.length > MAX_HELD_STREAMS) this.held.shift();
   }
 
   // Reads the not-mirrored exchanges whose place in the primary's order is after `at`, from the last, as addBefore reads an entry.
@@ -157,6 +160,8 @@ export class IssuedTimeline {
         if (step.sent) this.sent(step.sent, step.at);
         else for (const v of step.issued) this.issue(v);
       }
+      // A stream still going on when exchanges before it in the file started: held, as addBefore holds a recorded one.
+      if (x.stream) this.hold({ first: x.stream.first, values: x.stream.values });
     }
   }
 
@@ -173,6 +178,20 @@ export class IssuedTimeline {
 /** A message's time (HAR: epoch seconds; Playwright writes epoch ms: core's toEpochSeconds) in epoch ms. */
 const epochMs = (time: number): number => toEpochSeconds(time) * 1000;
 
+/**
+ * When an exchange ended (epoch ms; `start` its start): its time after its start, and for a WebSocket its last
+ * message or its close, whichever came last (a WebSocket entry's time is its handshake's; file order is the
+ * order conversations closed).
+ */
+function exchangeEnd(e: HarEntry, start: number): number {
+  let end = start + Math.max(0, e.time ?? 0);
+  const ms = e._webSocketMessages;
+  if (ms?.length) end = Math.max(end, epochMs(ms[ms.length - 1]!.time));
+  const closed = e._bb?.close?.time;
+  if (typeof closed === 'number') end = Math.max(end, epochMs(closed));
+  return end;
+}
+
 /** When an entry's first timed server message crossed (epoch ms): a WebSocket's text message, an event, a gRPC message; undefined when it has none. */
 function firstServerMessage(e: HarEntry): number | undefined {
   let first = Infinity;
@@ -182,17 +201,31 @@ function firstServerMessage(e: HarEntry): number | undefined {
   return Number.isFinite(first) ? first : undefined;
 }
 
-/** What a stream's server messages issued, each value with when it was first issued (epoch ms), up to MAX_STREAM_VALUES. */
+/**
+ * What a stream's server messages issued, each value with when it was first issued (epoch ms), up to
+ * MAX_STREAM_VALUES. A value its client sent on the stream before a server message issued it is the client's
+ * own (a name it joined a chat with, echoed back): left out.
+ */
 function streamValues(e: HarEntry): Map<string, number> {
   const out = new Map<string, number>();
+  const own = new Set<string>();
   const at = (time: number) => (v: string) => {
-    if (!out.has(v) && out.size < MAX_STREAM_VALUES) out.set(v, time);
+    if (!out.has(v) && !own.has(v) && out.size < MAX_STREAM_VALUES) out.set(v, time);
   };
-  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && m.opcode === 1) eachMessageValue(m.data, at(epochMs(m.time)));
+  const sent = (tokens: readonly string[]) => {
+    for (const t of tokens) if (own.size < MAX_STREAM_VALUES && !out.has(t)) own.add(t);
+  };
+  for (const m of e._webSocketMessages ?? []) {
+    if (m.opcode !== 1) continue;
+    if (m.type === 'receive') eachMessageValue(m.data, at(epochMs(m.time)));
+    else sent(tokensOf(m.data));
+  }
   for (const m of e._eventSourceMessages ?? []) if (m.time > 0) eachMessageValue(m.data, at(epochMs(m.time)));
   for (const m of e._grpcMessages ?? []) {
-    const bytes = m.type === 'receive' ? grpcMessageBytes(m) : undefined;
-    if (bytes) eachProtoValue(bytes, at(epochMs(m.time)));
+    const bytes = grpcMessageBytes(m);
+    if (!bytes) continue;
+    if (m.type === 'receive') eachProtoValue(bytes, at(epochMs(m.time)));
+    else sent(protoTokens(bytes));
   }
   return out;
 }
@@ -238,6 +271,8 @@ export function markIssued(s: string, bound: ReadonlySet<string>, mark: (value: 
 export interface ExchangeSteps {
   end: number;
   steps: Array<{ issued: string[]; sent?: undefined } | { sent: string[]; at: number }>;
+  /** A stream whose first server message crossed before it ended: that time, and what its server messages issued, each value when first. */
+  stream?: { first: number; values: Map<string, number> };
 }
 
 /**
@@ -268,6 +303,7 @@ export class PrimarySendsReader {
     if (typeof tag.skipped !== 'string' || this.values >= MAX_NOT_MIRRORED_VALUES) return;
     const exchange = exchangeSteps(e);
     for (const step of exchange.steps) this.values += (step.sent ?? step.issued).length;
+    this.values += exchange.stream?.values.size ?? 0;
     this.sends.notMirrored.push({ at: this.sends.ids.length - 1, exchange });
   }
 }
@@ -288,7 +324,9 @@ function exchangeSteps(e: HarEntry): ExchangeSteps {
       if (made.length) steps.push({ sent: made, at });
     },
   });
-  return { end: start + Math.max(0, e.time ?? 0), steps };
+  const end = exchangeEnd(e, start);
+  const first = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined ? firstServerMessage(e) : undefined;
+  return { end, steps, ...(first !== undefined && first < end ? { stream: { first, values: streamValues(e) } } : {}) };
 }
 
 /** Where readBack hands an exchange's parts. */

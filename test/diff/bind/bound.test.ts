@@ -90,8 +90,10 @@ describe('a value an open stream issued, sent back before the stream ended', () 
   });
 
   it("binds a WebSocket's ticket sent back on another connection while the socket stayed open; client messages sent by their own time", () => {
-    const socket = exchange('/desk', 0, 9000, {
+    // A WebSocket entry's time is its handshake's; the conversation lasts until its close.
+    const socket = exchange('/desk', 0, 1, {
       _webSocketMessages: [{ type: 'receive', time: epochS(100), opcode: 1, data: '{"ticket":"t_4f2a9b"}' }],
+      _bb: { seq: 1, close: { code: 1000, reason: '', by: 'client', time: epochS(9000) } },
     });
     const chat = exchange('/chat', 50, 2000, {
       _webSocketMessages: [
@@ -103,6 +105,23 @@ describe('a value an open stream issued, sent back before the stream ended', () 
     // The same use before the ticket's message: the client's own.
     const early = exchange('/chat', 50, 2000, { _webSocketMessages: [{ type: 'send', time: epochS(60), opcode: 1, data: '{"use":"t_4f2a9b"}' }] });
     assert.deepEqual([...boundValues([early, socket])], []);
+  });
+
+  it('does not bind a name the client joined a socket with, echoed by the server, then read on another connection', () => {
+    const chat = exchange('/chat', 0, 1, {
+      _webSocketMessages: [
+        { type: 'send', time: epochS(10), opcode: 1, data: '{"join":"bob42"}' },
+        { type: 'receive', time: epochS(20), opcode: 1, data: '{"joined":"bob42"}' },
+      ],
+      _bb: { seq: 1, close: { code: 1000, reason: '', by: 'client', time: epochS(9000) } },
+    });
+    assert.deepEqual([...boundValues([exchange('/users/bob42', 1000, 20), chat])], []);
+    // Handed out by the server first, it binds.
+    const desk = exchange('/chat', 0, 1, {
+      _webSocketMessages: [{ type: 'receive', time: epochS(20), opcode: 1, data: '{"name":"bob42"}' }],
+      _bb: { seq: 1, close: { code: 1000, reason: '', by: 'client', time: epochS(9000) } },
+    });
+    assert.deepEqual([...boundValues([exchange('/users/bob42', 1000, 20), desk])], ['bob42']);
   });
 });
 
@@ -148,6 +167,29 @@ describe('a shadow mirror capture binds with what the client sent in exchanges i
       // A real change of the read still shows, paired.
       const changed = await diffCaptures(p, await file('candidate', shadowCapture('candidate', [readItem('Lamp')])), options);
       assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.name']);
+    });
+
+    it(`a ticket a socket that was not mirrored issued, read back by a mirrored request while it stayed open, binds on both sides ${JSON.stringify(options)}`, async () => {
+      // The socket was sampled out: the primary's capture holds it (it ended last), the candidate's does not. The
+      // client read the ticket on another connection while the socket went on: issued first, then sent back.
+      const socket = { url: 'ws://127.0.0.1:4000/desk', ws: [{ type: 'receive' as const, data: { ticket: 't_4f2a9b' } }], id: 1, skipped: 'sampled out' };
+      const readTicket = (state: string) => ({ url: `${origin}/tickets/t_4f2a9b`, body: { ticket: 't_4f2a9b', state }, id: 2 });
+      const primaryDoc = shadowCapture('primary', [readTicket('open'), socket]);
+      // The socket opened first and its message crossed before the read started; it ended after the read.
+      const [read, desk] = primaryDoc.log.entries as [HarEntry, HarEntry];
+      const opened = Date.parse(read.startedDateTime) - 1000;
+      desk.startedDateTime = new Date(opened).toISOString();
+      desk.time = 9000;
+      desk._webSocketMessages![0]!.time = (opened + 100) / 1000;
+      const p = await file('primary', primaryDoc);
+      const candidateDoc = shadowCapture('candidate', [readTicket('open')]);
+      candidateDoc.log.entries[0]!.startedDateTime = read.startedDateTime;
+      const same = await diffCaptures(p, await file('candidate', candidateDoc), options);
+      assert.equal(same.verdict, 'match', renderText(same, { color: false }));
+      const changedDoc = shadowCapture('candidate', [readTicket('closed')]);
+      changedDoc.log.entries[0]!.startedDateTime = read.startedDateTime;
+      const changed = await diffCaptures(p, await file('candidate', changedDoc), options);
+      assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.state']);
     });
   }
 });

@@ -159,6 +159,32 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.deepEqual(offlineKeys(offline), findingKeys(report));
   });
 
+  // The same with a socket: a WebSocket entry's own time is its handshake's (the conversation's messages and close
+  // carry theirs), so bb diff must hold the socket by its messages and close, not by the handshake's end.
+  it("a ticket an open socket issued is each target's own when read while the socket goes on; live = bb diff of the captures", async () => {
+    const reads = { primary: [] as string[], candidate: [] as string[], secondary: [] as string[] };
+    const [primary, candidate, secondary] = [await startDesk('old', 1000, reads.primary), await startDesk('new', 5000, reads.candidate), await startDesk('old', 9000, reads.secondary)];
+    const out = tmp.path('desk-open');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/desk`);
+    const { ticket } = await new Promise<{ ticket: number }>((resolve, reject) => (ws.once('message', (d) => resolve(JSON.parse(d.toString()) as { ticket: number })), ws.once('error', reject)));
+    const c = new Client(shadow.url);
+    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    await compared(shadow, 1);
+    const closed = new Promise((r) => ws.once('close', r));
+    ws.close(1000);
+    await closed;
+    const report = await shadow.close();
+    assert.equal(report.totals.errors, 0);
+    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), findingKeys(report));
+  });
+
   // A value an HTTP answer issued, sent back at once on another connection (here the open socket), can reach a
   // target before that target's own answer to the issuing request came back: the message waits for it
   // (answer-wait.ts), else every mirror says "unknown ticket" and the new build's changed desk hides as noise.

@@ -400,4 +400,53 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     assert.deepEqual(offlineKeys(offline), []);
     assert.equal(offline.noiseRun?.differences, 0);
   });
+
+  it('a ticket a socket that was not mirrored issued, read back by a mirrored request while the socket stayed open: equal; live = bb diff of the captures', async () => {
+    // One ticket desk for every build: the socket (sampled out: it names no user) reaches the primary only.
+    const tickets = new Map<string, string>();
+    const seen: string[][] = [];
+    const build = async () => {
+      const paths: string[] = [];
+      seen.push(paths);
+      const server = http.createServer(
+        jsonAnswers(paths, (req, _body, send) => {
+          const m = /^\/tickets\/([^/?]+)$/.exec(req.url ?? '');
+          if (m && tickets.has(m[1]!)) return send(200, { ticket: m[1], state: tickets.get(m[1]!) });
+          send(404, { error: 'no such ticket' });
+        }),
+      );
+      const wss = new WebSocketServer({ server });
+      wss.on('connection', (ws) => {
+        // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
+        const ticket = `t_${(0x4f2a9b + tickets.size).toString(16)}`;
+        tickets.set(ticket, 'open');
+        ws.send(JSON.stringify({ ticket }));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      after(() => closeHttpAndWs(server, wss));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const [primary, candidate, secondary] = [await build(), await build(), await build()];
+    const out = tmp.path('desk');
+    // Requests that name no user are sampled out: the socket; the read names one.
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, sample: 0.999, sampleBy: { kind: 'header', name: 'x-user' }, reportEveryMs: 50 });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/desk`);
+    const { ticket } = JSON.parse((await new Promise<Buffer>((r, j) => (ws.once('message', r), ws.once('error', j)))).toString()) as { ticket: string };
+    const c = new Client(shadow.url);
+    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}`, headers: { 'x-user': 'ada' } });
+    assert.equal(read.statusCode, 200);
+    await read.body.text();
+    await c.close();
+    // The socket ends after the read: the primary's capture holds it after the read.
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    const report = await shadow.close();
+    assert.deepEqual(seen.slice(1), [[`GET /tickets/${ticket}`], [`GET /tickets/${ticket}`]]);
+    assert.deepEqual({ skipped: report.totals.skipped, equal: report.totals.equal, findings: findingKeys(report) }, { skipped: { 'sampled out': 1 }, equal: 1, findings: [] });
+    const tags = await shadowTags(`${out}/primary.har`);
+    assert.deepEqual(tags.map((t) => t.skipped ?? 'mirrored'), ['mirrored', 'sampled out']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), []);
+    assert.equal(offline.noiseRun?.differences, 0);
+  });
 });
