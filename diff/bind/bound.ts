@@ -19,8 +19,7 @@
 // entry whose request carries a value comes after the one whose response
 // issued it; browsers' HARs list entries as they started. Both stores read
 // the same order, so the in-memory and the bounded path bind alike.
-import type { HarEntry } from '../../capture/index.js';
-import { toEpochSeconds } from '../../core/index.js';
+import { exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
 import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
@@ -137,7 +136,7 @@ export class IssuedTimeline {
     // Times are read only while a stream is held or for one (most exchanges of most captures need none).
     const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
     const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
-    const end = exchangeEnd(e, start);
+    const end = exchangeEndMs(e, start);
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
     if (this.held.length) this.held = this.held.filter((s) => s.first < end);
     readBack(e, start, this.sink);
@@ -175,29 +174,12 @@ export class IssuedTimeline {
   }
 }
 
-/** A message's time (HAR: epoch seconds; Playwright writes epoch ms: core's toEpochSeconds) in epoch ms. */
-const epochMs = (time: number): number => toEpochSeconds(time) * 1000;
-
-/**
- * When an exchange ended (epoch ms; `start` its start): its time after its start, and for a WebSocket its last
- * message or its close, whichever came last (a WebSocket entry's time is its handshake's; file order is the
- * order conversations closed).
- */
-function exchangeEnd(e: HarEntry, start: number): number {
-  let end = start + Math.max(0, e.time ?? 0);
-  const ms = e._webSocketMessages;
-  if (ms?.length) end = Math.max(end, epochMs(ms[ms.length - 1]!.time));
-  const closed = e._bb?.close?.time;
-  if (typeof closed === 'number') end = Math.max(end, epochMs(closed));
-  return end;
-}
-
 /** When an entry's first timed server message crossed (epoch ms): a WebSocket's text message, an event, a gRPC message; undefined when it has none. */
 function firstServerMessage(e: HarEntry): number | undefined {
   let first = Infinity;
-  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && m.opcode === 1) first = Math.min(first, epochMs(m.time));
-  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) first = Math.min(first, epochMs(m.time));
-  for (const m of e._grpcMessages ?? []) if (m.type === 'receive') first = Math.min(first, epochMs(m.time));
+  for (const m of e._webSocketMessages ?? []) if (m.type === 'receive' && m.opcode === 1) first = Math.min(first, messageEpochMs(m.time));
+  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) first = Math.min(first, messageEpochMs(m.time));
+  for (const m of e._grpcMessages ?? []) if (m.type === 'receive') first = Math.min(first, messageEpochMs(m.time));
   return Number.isFinite(first) ? first : undefined;
 }
 
@@ -217,14 +199,14 @@ function streamValues(e: HarEntry): Map<string, number> {
   };
   for (const m of e._webSocketMessages ?? []) {
     if (m.opcode !== 1) continue;
-    if (m.type === 'receive') eachMessageValue(m.data, at(epochMs(m.time)));
+    if (m.type === 'receive') eachMessageValue(m.data, at(messageEpochMs(m.time)));
     else sent(tokensOf(m.data));
   }
-  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) eachMessageValue(m.data, at(epochMs(m.time)));
+  for (const m of e._eventSourceMessages ?? []) if (m.time > 0) eachMessageValue(m.data, at(messageEpochMs(m.time)));
   for (const m of e._grpcMessages ?? []) {
     const bytes = grpcMessageBytes(m);
     if (!bytes) continue;
-    if (m.type === 'receive') eachProtoValue(bytes, at(epochMs(m.time)));
+    if (m.type === 'receive') eachProtoValue(bytes, at(messageEpochMs(m.time)));
     else sent(protoTokens(bytes));
   }
   return out;
@@ -324,7 +306,7 @@ function exchangeSteps(e: HarEntry): ExchangeSteps {
       if (made.length) steps.push({ sent: made, at });
     },
   });
-  const end = exchangeEnd(e, start);
+  const end = exchangeEndMs(e, start);
   const first = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined ? firstServerMessage(e) : undefined;
   return { end, steps, ...(first !== undefined && first < end ? { stream: { first, values: streamValues(e) } } : {}) };
 }
@@ -351,7 +333,7 @@ function readBack(e: HarEntry, start: number, sink: PartSink): void {
     // A server's binary and control frames only count in its message numbering, which binding does not need.
     if (m.opcode !== 1) continue;
     if (m.type === 'receive') eachMessageValue(m.data, sink.issue, sink.wants);
-    else sink.sent(tokensOf(m.data), epochMs(m.time));
+    else sink.sent(tokensOf(m.data), messageEpochMs(m.time));
   }
   // A gRPC call's messages cross in turn (a bidi call's client may send back what the server's last message issued).
   const gs = e._grpcMessages ?? [];
@@ -360,7 +342,7 @@ function readBack(e: HarEntry, start: number, sink: PartSink): void {
     if (!bytes) continue;
     if (gs[k]!.type === 'receive') {
       if (sink.issuing()) eachProtoValue(bytes, sink.issue, sink.wants);
-    } else sink.sent(protoTokens(bytes), epochMs(gs[k]!.time));
+    } else sink.sent(protoTokens(bytes), messageEpochMs(gs[k]!.time));
   }
   // The response's headers and body (a gRPC call's messages were read above, in their turn).
   if (sink.issuing()) {

@@ -11,9 +11,9 @@
 // last such exchange per lane is kept: lanes are in order, so it implies the
 // rest. Positions are `_bb.seq` numbers when the capture has them everywhere
 // (the proxy's one total order), else times in ms.
-import { toEpochSeconds, type BbCode } from '../../core/index.js';
+import type { BbCode } from '../../core/index.js';
 import { BbError } from '../../core/index.js';
-import { entryIdentity, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
+import { entryIdentity, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
 import { sortForComparison } from '../../diff/index.js';
 
 /** One WebSocket message of the original, as the replay needs it. */
@@ -106,10 +106,6 @@ function isWebSocket(e: HarEntry): boolean {
   return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response?.status === 101;
 }
 
-function messageMs(m: { time: number }): number {
-  return toEpochSeconds(m.time) * 1000;
-}
-
 /** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
 function isResendable(e: HarEntry): boolean {
   return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && e.request.method !== 'CONNECT';
@@ -177,14 +173,13 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
   const exchanges: PlannedExchange[] = kept.map(({ entry, key }, i) => {
     const startMs = Date.parse(entry.startedDateTime);
     const msgs = entry._webSocketMessages ?? [];
-    const lastMsgMs = msgs.length ? Math.max(...msgs.map(messageMs)) : NaN;
-    const endMs = isWebSocket(entry) ? Math.max(startMs + (entry.time || 0), Number.isNaN(lastMsgMs) ? -Infinity : lastMsgMs, (entry._bb?.close?.time ?? 0) * 1000) : startMs + Math.max(0, entry.time || 0);
+    const endMs = exchangeEndMs(entry, startMs);
     const start = bySeq ? entry._bb!.seq : startMs;
     const end = bySeq ? (entry._bb!.seqEnd ?? Infinity) : endMs;
     const page = entry.pageref ? pages.get(entry.pageref) ?? entry.pageref : undefined;
     const ex: PlannedExchange = { i, key, entry, lane: -1, start, end, offsetMs: Number.isNaN(startMs) ? 0 : startMs - base, waits: { after: [], received: [] }, ...(page ? { page } : {}) };
     if (isWebSocket(entry)) ex.ws = planMessages(msgs, bySeq, startMs);
-    if (entry._grpcMessages) ex.grpcPos = entry._grpcMessages.map((m) => (bySeq ? m._bb?.seq : messageMs(m)));
+    if (entry._grpcMessages) ex.grpcPos = entry._grpcMessages.map((m) => (bySeq ? m._bb?.seq : messageEpochMs(m.time)));
     return ex;
   });
 
@@ -252,18 +247,18 @@ function planMessages(msgs: HarWebSocketMessage[], bySeq: boolean, openMs: numbe
   const ordered = msgs
     .map((m, k) => ({ m, k }))
     .filter(({ m }) => m.type === 'send' || m.type === 'receive')
-    .sort((a, b) => messageMs(a.m) - messageMs(b.m) || (a.m._bb?.seq ?? 0) - (b.m._bb?.seq ?? 0) || a.k - b.k);
+    .sort((a, b) => messageEpochMs(a.m.time) - messageEpochMs(b.m.time) || (a.m._bb?.seq ?? 0) - (b.m._bb?.seq ?? 0) || a.k - b.k);
   let last = -Infinity;
   for (const { m } of ordered) {
     // Positions follow that order (a hair past the previous one when seq disagrees).
-    const at = bySeq ? m._bb!.seq : messageMs(m);
+    const at = bySeq ? m._bb!.seq : messageEpochMs(m.time);
     last = at > last ? at : last + 1e-3;
     const pm: PlannedMessage = {
       type: m.type as 'send' | 'receive',
       opcode: m.opcode,
       data: m.data,
       pos: last,
-      offsetMs: Number.isNaN(openMs) ? 0 : Math.max(0, messageMs(m) - openMs),
+      offsetMs: Number.isNaN(openMs) ? 0 : Math.max(0, messageEpochMs(m.time) - openMs),
       receivedBefore: received,
       waits: { after: [], received: [] },
       ...(m._bb?.compressed !== undefined ? { compressed: m._bb.compressed } : {}),

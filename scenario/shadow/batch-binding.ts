@@ -14,8 +14,7 @@
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
 import { ClientSends, Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
-import type { HarEntry } from '../../capture/index.js';
-import { toEpochSeconds } from '../../core/index.js';
+import { messageEpochMs, type HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
 /** One exchange's entries on each side, as the comparer groups them. */
@@ -225,7 +224,7 @@ function clientSaidFirst(e: HarEntry): { first: Map<string, number>; serverAt: n
   (e._webSocketMessages ?? []).forEach((m, i) => {
     if (m.type === 'receive' && (m.opcode === 1 || m.opcode === 2)) {
       serverAt.push(i);
-      serverTime.push(toEpochSeconds(m.time) * 1000);
+      serverTime.push(messageEpochMs(m.time));
     }
   });
   return { first, serverAt, serverTime };
@@ -248,7 +247,7 @@ function clientSent(e: HarEntry): ClientSent {
   const request = requestTokens(sentRequest(e.request));
   const messages: ClientSent['messages'] = [];
   (e._webSocketMessages ?? []).forEach((m, at) => {
-    if (m.type === 'send' && m.opcode === 1) messages.push({ at, time: toEpochSeconds(m.time) * 1000, tokens: tokensOf(m.data) });
+    if (m.type === 'send' && m.opcode === 1) messages.push({ at, time: messageEpochMs(m.time), tokens: tokensOf(m.data) });
   });
   const all = [...request, ...messages.flatMap((m) => m.tokens), ...grpcSentTokens(e)];
   clientSentOf.set(e, (c = { request, messages, all }));
