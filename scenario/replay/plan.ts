@@ -106,6 +106,18 @@ function isWebSocket(e: HarEntry): boolean {
   return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response?.status === 101;
 }
 
+/**
+ * A close frame's code and reason: bb's own record of them, else its payload (RFC 6455 §5.5.1: a code in two bytes
+ * big-endian, then the reason's UTF-8); an empty payload is a close without a status (1005, §7.1.5), which the
+ * replay sends as such, not as 1000.
+ */
+function closeOf(m: HarWebSocketMessage): { code: number; reason?: string } {
+  if (typeof m._bb?.code === 'number') return { code: m._bb.code, ...(m._bb.reason !== undefined ? { reason: m._bb.reason } : {}) };
+  const payload = Buffer.from(m.data, 'base64');
+  if (payload.length < 2) return { code: 1005 };
+  return { code: payload.readUInt16BE(0), reason: payload.subarray(2).toString('utf8') };
+}
+
 /** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
 function isResendable(e: HarEntry): boolean {
   return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && e.request.method !== 'CONNECT';
@@ -262,8 +274,7 @@ function planMessages(msgs: HarWebSocketMessage[], bySeq: boolean, openMs: numbe
       receivedBefore: received,
       waits: { after: [], received: [] },
       ...(m._bb?.compressed !== undefined ? { compressed: m._bb.compressed } : {}),
-      ...(m._bb?.code !== undefined ? { code: m._bb.code } : {}),
-      ...(m._bb?.reason !== undefined ? { reason: m._bb.reason } : {}),
+      ...(m.opcode === 8 ? closeOf(m) : {}),
     };
     if (pm.type === 'receive' && COUNTED.has(pm.opcode)) received++;
     messages.push(pm);

@@ -178,7 +178,8 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
     if (close?.by === 'server') {
       await Promise.race([closedP, sleep(ctx.waitMs)]);
     }
-    if (!closed) closeWith(ws, close?.code ?? 1000, close?.reason ?? '');
+    // A recorded close without a status (code null) is sent as one (1005: an empty close frame), not as 1000.
+    if (!closed) closeWith(ws, close ? close.code ?? (close.by === 'none' ? 1000 : 1005) : 1000, close?.reason ?? '');
   }
   await Promise.race([closedP, sleep(ctx.waitMs)]);
   ctx.signal?.removeEventListener('abort', onAbort);

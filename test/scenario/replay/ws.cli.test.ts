@@ -279,3 +279,69 @@ describe('bb replay: a WebSocket the server closed', () => {
     assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
   });
 });
+
+// A close frame as the client sent it: with no status at all (an empty payload, RFC 6455 §7.1.5), or a code and a
+// reason the HAR holds only in the frame's payload (another tool's export), not as 1000.
+describe('bb replay: the client close as recorded', () => {
+  /** A server that notes each close it got (code and reason) and answers text with its echo. */
+  const noting = async () => {
+    const closes: string[] = [];
+    const server = http.createServer((_req, res) => res.end());
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => {
+      ws.on('message', (d) => ws.send(`echo ${String(d)}`));
+      ws.on('close', (code, reason) => closes.push(`${code} ${reason.toString()}`));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => closeHttpAndWs(server, wss));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closes };
+  };
+  const until = async (ready: () => boolean) => {
+    for (let i = 0; i < 100 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('a close without a status goes without one: the target sees 1005 as the original did, bb diff is MATCH', async () => {
+    const first = await noting();
+    const rec = await startRecording({ target: first.url, out: tmp.path('no-status.har'), label: 'no-status', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/ws`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send('hi');
+    await new Promise((r) => ws.once('message', r));
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    const recorded = await rec.close(1000);
+    await until(() => first.closes.length > 0);
+    assert.deepEqual(first.closes, ['1005 ']);
+    const target = await noting();
+    const out = tmp.path('no-status-replay.har');
+    const run = await runBb(['replay', recorded, '--target', target.url, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    await until(() => target.closes.length > 0);
+    assert.deepEqual(target.closes, ['1005 ']);
+    const diff = await runBb(['diff', recorded, out], env);
+    assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+  });
+
+  it("a close whose code and reason are only in the frame's payload goes with them", async () => {
+    const first = await noting();
+    const rec = await startRecording({ target: first.url, out: tmp.path('payload-close.har'), label: 'payload-close', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/ws`);
+    await new Promise((r) => ws.once('open', r));
+    ws.close(4001, 'leaving now');
+    await new Promise((r) => ws.once('close', r));
+    const recorded = await rec.close(1000);
+    // As another tool writes it: the close frame's payload (base64), no decoded code or reason beside it.
+    const har = JSON.parse(await readFile(recorded, 'utf8')) as Har;
+    const close = har.log.entries[0]!._webSocketMessages!.find((m) => m.type === 'send' && m.opcode === 8)!;
+    assert.equal(Buffer.from(close.data, 'base64').readUInt16BE(0), 4001);
+    delete close._bb!.code;
+    delete close._bb!.reason;
+    const other = tmp.path('payload-close-other.har');
+    await writeFile(other, JSON.stringify(har));
+    const target = await noting();
+    const run = await runBb(['replay', other, '--target', target.url, '--out', tmp.path('payload-close-replay.har')], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    await until(() => target.closes.length > 0);
+    assert.deepEqual(target.closes, ['4001 leaving now']);
+  });
+});
