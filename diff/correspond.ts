@@ -12,14 +12,14 @@ import { canonical, lineUpMessages } from './compare.js';
 import { eventIdentity } from './streams.js';
 import { joinPath } from './selector.js';
 import { hasMarker, type OrdinalNumbering } from './normalize/index.js';
-import { couldBeShape, SHAPE_CLASSES } from './normalize/shapes.js';
+import { couldBeShape, ID_KEY_TOKEN_CLASSES, SHAPE_CLASSES } from './normalize/shapes.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
 /** What of an entry is compared (and so numbered). */
 export type EntryBody = Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>;
 
-/** The generated-ids rule's classes (the shapes a random id is marked as). */
-const SHAPES = new Set(SHAPE_CLASSES);
+/** The classes a random id is marked as by its shape (generated-ids; id-key-tokens' shorter ones too). */
+const SHAPES = new Set([...SHAPE_CLASSES, ...ID_KEY_TOKEN_CLASSES]);
 
 /** The walk's state for one pair. */
 class Binder {

@@ -11,7 +11,7 @@
 // pattern claims its ids (`conn_<uuid>` as its own class) first. A config
 // match that would cut one of those tokens in two is left out
 // (config-patterns.ts): a pattern may take a whole uuid, never its tail.
-import { NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
+import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
 import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
 
@@ -102,6 +102,8 @@ export interface BuiltinRule {
   issued?: { before: number };
   /** Integers of 4+ digits (and digit strings) under id keys marked as ordinals of their type (shapes.ts numericIdShape). */
   numericIds?: { classes: readonly string[] };
+  /** Tokens under id keys that no value rule marked, marked by their shape (shapes.ts idKeyTokenShape). */
+  idKeyTokens?: { classes: readonly string[] };
 }
 
 /** The step of the generated-value shapes: the last value rule, after every rule that names what a value is. */
@@ -241,6 +243,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     value: { step: GENERATED_STEP, spans: shapeSpans, classes: SHAPE_CLASSES, hint: (s) => s.length >= SHORTEST_SHAPE, shortest: SHORTEST_SHAPE },
   },
   { name: 'numeric-ids', numericIds: { classes: NUMERIC_ID_CLASSES } },
+  { name: 'id-key-tokens', idKeyTokens: { classes: ID_KEY_TOKEN_CLASSES } },
   { name: 'volatile-headers', headers: { names: VOLATILE_HEADERS, replace: '<VOLATILE>' }, maskBodyLength: true },
   { name: 'ws-ping-pong', dropPingPong: true },
   { name: 'cookies', cookies: true },

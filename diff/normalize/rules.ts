@@ -75,6 +75,8 @@ export interface RuleSet {
   issuedAt: number;
   /** Integers of 4+ digits and digit strings under id keys marked as ordinals INT / DIGITS (numeric-ids). */
   numericIds: boolean;
+  /** Tokens under id keys that no value rule marked, marked by their shape (id-key-tokens). */
+  idKeyTokens: boolean;
   /** Server home directories from the config (both sides). */
   configHomes: string[];
   /** The ordinal classes the value rules mark, in rule order: an OrdinalTable seeded with them numbers classes alike in every thread. */
@@ -179,12 +181,14 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     issued: issuedBefore !== undefined,
     issuedAt: issuedBefore === undefined ? valueRules.length : steps.filter((s) => s.step < issuedBefore).reduce((n, s) => n + s.rules.length, 0),
     numericIds: builtins.some((r) => r.numericIds),
+    idKeyTokens: builtins.some((r) => r.idKeyTokens),
     configHomes: homes,
     // EIO_SID: Engine.IO session ids (engine-io.ts), ISSUED: bound values (diff/bind), numbered like any ordinal.
     ordinalClasses: [
       ...new Set([
         ...valueRules.flatMap((r) => ('cls' in r && typeof r.cls === 'string' ? [r.cls] : 'classes' in r && Array.isArray(r.classes) ? (r.classes as string[]) : [])),
         ...builtins.flatMap((r) => r.numericIds?.classes ?? []),
+        ...builtins.flatMap((r) => r.idKeyTokens?.classes ?? []),
         EIO_SID,
         ISSUED_CLASS,
       ]),

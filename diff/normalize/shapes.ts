@@ -44,6 +44,12 @@ export const SHAPE_CLASSES: readonly string[] = [
 /** The classes of `numeric-ids`: a JSON integer, a string of digits. */
 export const NUMERIC_ID_CLASSES = ['INT', 'DIGITS'] as const;
 
+/** Tokens under an id key this long at least are ids to `id-key-tokens` (shorter ones are names: `user01`, `sku42`). */
+const ID_KEY_TOKEN_MIN = 8;
+
+/** The classes of `id-key-tokens`: tokens shorter than generated-ids' by length (`B64_8`…`B64_15`), then the shapes it gives a longer token. */
+export const ID_KEY_TOKEN_CLASSES: readonly string[] = [...range(ID_KEY_TOKEN_MIN, TOKEN_LENGTHS.min - 1).map((n) => `B64_${n}`), ...SHAPE_CLASSES];
+
 /** The shortest string `generated-ids` changes (a 12-digit hex token). */
 export const SHORTEST_SHAPE = HEX_LENGTHS.min;
 
@@ -244,6 +250,18 @@ const ID_KEY = /^(id|Id|ID)$|[a-z0-9](Id|ID)$|[_-](id|ID|Id)$/;
  * key that says id. Only there: a count, a price or a port under any other
  * key is compared as it is, and ids under 1000 (fixtures, enums) too.
  */
+/**
+ * The `id-key-tokens` class of a string under `key` that every value rule left as it is, or undefined: under a
+ * key that says id, a token of `A-Za-z0-9_-` is an id by its shape where generated-ids could not tell: 8 to 15
+ * characters that look generated (too short for generated-ids anywhere else), or a longer one whose letters
+ * happened to read as words (about one random 16-character base62 token in 400; shapesItCouldBe).
+ */
+export function idKeyTokenShape(key: string, value: string): string | undefined {
+  if (value.length < ID_KEY_TOKEN_MIN || value.length > TOKEN_LENGTHS.max || !ID_KEY.test(key) || !/^[A-Za-z0-9_-]+$/.test(value)) return undefined;
+  if (value.length < TOKEN_LENGTHS.min) return looksGenerated(value) ? `B64_${value.length}` : undefined;
+  return shapesItCouldBe(value)[0];
+}
+
 export function numericIdShape(key: string, value: unknown): (typeof NUMERIC_ID_CLASSES)[number] | undefined {
   if (!ID_KEY.test(key)) return undefined;
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 1000 ? 'INT' : undefined;

@@ -5,7 +5,7 @@ import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { boundAbsent, ISSUED_CLASS, madeNotWord, markIssued } from '../bind/index.js';
-import { numericIdShape } from './shapes.js';
+import { idKeyTokenShape, numericIdShape } from './shapes.js';
 import { setOwn } from '../../core/index.js';
 import { joinPath } from '../selector.js';
 import { unnumber } from './ordinals.js';
@@ -168,7 +168,11 @@ export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
     const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
     const p = w.notes ? joinPath(at, nk) : at;
     if (rule?.config !== undefined && w.notes) noteErased(`keys[${rule.config}]`, p, x, w);
-    setOwn(out, nk, rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p));
+    const value = rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p);
+    // id-key-tokens: a token under an id key that every value rule left as it is (too short for generated-ids, or
+    // its letters read as words) is marked by its shape.
+    const token = value === x && typeof x === 'string' && w.rules.idKeyTokens ? idKeyTokenShape(k, x) : undefined;
+    setOwn(out, nk, token ? w.table.mark(token, x as string) : value);
   }
   return out;
 }

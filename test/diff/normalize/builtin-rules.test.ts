@@ -9,8 +9,8 @@ describe('the built-in rules table', () => {
   it('lists the names in the order docs/diff.md shows them', () => {
     assert.deepEqual(BUILTIN_RULE_NAMES, [
       'timestamp-keys', 'epoch-ms-keys', 'request-id-keys', 'iso-time', 'http-dates', 'epoch-timestamps', 'multipart-boundary', 'server-home',
-      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids', 'numeric-ids', 'volatile-headers', 'ws-ping-pong',
-      'cookies', 'issued-values',
+      'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids', 'numeric-ids', 'id-key-tokens', 'volatile-headers',
+      'ws-ping-pong', 'cookies', 'issued-values',
     ]);
   });
 
@@ -29,7 +29,7 @@ describe('the built-in rules table', () => {
 
   it('drops a disabled rule from every part it contributes to', () => {
     const on = compileRules({});
-    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates', 'numeric-ids', 'generated-ids'] });
+    const off = compileRules({ disable: ['request-id-keys', 'volatile-headers', 'ws-ping-pong', 'epoch-timestamps', 'cookies', 'http-dates', 'numeric-ids', 'generated-ids', 'id-key-tokens'] });
     assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
     assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
     assert.equal(on.maskedHeaders.get('grpc-timeout'), '<VOLATILE>', "a gRPC call's deadline left is a clock reading");
@@ -38,9 +38,9 @@ describe('the built-in rules table', () => {
     assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.deepEqual([on.maskBodyLength, on.dropPingPong, off.maskBodyLength, off.dropPingPong], [true, true, false, false]);
     assert.deepEqual([on.epochNumbers, on.cookies, on.cookieLifetimes, off.epochNumbers, off.cookies, off.cookieLifetimes], [true, true, true, false, false, false]);
-    assert.deepEqual([on.numericIds, off.numericIds], [true, false]);
+    assert.deepEqual([on.numericIds, off.numericIds, on.idKeyTokens, off.idKeyTokens], [true, false, true, false]);
     // The shapes' ordinal classes come and go with their rules.
-    assert.ok(on.ordinalClasses.includes('HEX12') && on.ordinalClasses.includes('INT'));
-    assert.ok(!off.ordinalClasses.includes('HEX12') && !off.ordinalClasses.includes('INT'));
+    assert.ok(on.ordinalClasses.includes('HEX12') && on.ordinalClasses.includes('INT') && on.ordinalClasses.includes('B64_8'));
+    assert.ok(!off.ordinalClasses.includes('HEX12') && !off.ordinalClasses.includes('INT') && !off.ordinalClasses.includes('B64_8'));
   });
 });

@@ -4,7 +4,7 @@
 // often. Tables for the pure functions; seeded draws for the steadiness.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { looksGenerated, numericIdShape, shapeOf, shapeSpans, SHAPE_CLASSES } from '../../../diff/normalize/shapes.js';
+import { idKeyTokenShape, looksGenerated, numericIdShape, shapeOf, shapeSpans, SHAPE_CLASSES } from '../../../diff/normalize/shapes.js';
 import { mulberry32 } from '../../../core/index.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +16,7 @@ import { Cleanups } from '../../helpers/cleanups.js';
 import { record } from '../../helpers/recording.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { diffAgreeing } from '../diff-bounded.js';
+import { capture } from '../../helpers/har.js';
 
 describe('looksGenerated', () => {
   const generated = [
@@ -120,6 +121,33 @@ describe('numericIdShape', () => {
   for (const [key, value, want] of table) it(`${key}: ${JSON.stringify(value)} → ${want ?? 'as it is'}`, () => assert.equal(numericIdShape(key, value), want));
 });
 
+// id-key-tokens: under a key that says id, a token generated-ids could not tell (too short for it, or a random
+// token whose letters happened to read as words) is an id by its shape; names and words stay as they are.
+describe('idKeyTokenShape', () => {
+  const table: Array<[string, string, string | undefined]> = [
+    ['orderId', 'Xk9fLq2mZp', 'B64_10'], ['id', 'a7Bq2Lx9', 'B64_8'], ['session_id', 'Zq8-vN2_kP4wR7t', 'B64_15'],
+    // Random 16-character tokens the word test reads as words (drawn, see looksGenerated): their shape.
+    ['refId', 'pCCHWNJabgxpIzeh', 'B64_16'], ['id', 'tehdEckORM8nis2V', 'B64_16'],
+    // Not ids: under another key, shorter than 8, words, names, one case without digits, other characters.
+    ['ref', 'Xk9fLq2mZp', undefined], ['paid', 'Xk9fLq2mZp', undefined], ['id', 'user01', undefined], ['userId', 'johnSmith', undefined],
+    ['typeId', 'IN_STOCK_ITEM', undefined], ['categoryId', 'homegarden', undefined], ['id', 'a7Bq 2Lx9', undefined], ['id', 'v1.4.2-beta', undefined],
+  ];
+  for (const [key, value, want] of table) it(`${key}: ${JSON.stringify(value)} → ${want ?? 'as it is'}`, () => assert.equal(idKeyTokenShape(key, value), want));
+
+  it('marks every random 10-character base62 id under an id key but a few, and random ones of 16 whatever their letters read as', () => {
+    const random = mulberry32(7);
+    const draw = (n: number) => Array.from({ length: n }, () => B62[Math.floor(random() * B62.length)]).join('');
+    let short = 0;
+    let long = 0;
+    for (let i = 0; i < 20_000; i++) {
+      if (idKeyTokenShape('orderId', draw(10)) === 'B64_10') short++;
+      if (idKeyTokenShape('orderId', draw(16)) === 'B64_16') long++;
+    }
+    assert.ok(short >= 19_000, `${short} of 20000 10-character ids`);
+    assert.equal(long, 20_000);
+  });
+});
+
 // Issue 33 item 2 end to end: a REST app of our own, recorded twice through
 // bb's proxy, issues ids nobody reuses (12 hex, nanoid, base62, a numeric
 // order id) in create responses and an X-Request-Id header. Two runs of one
@@ -206,8 +234,34 @@ describe('generated ids nobody reuses, recorded twice through bb', () => {
     assert.deepEqual(r.differences.map((d) => `${d.old} → ${d.new}`), ['<HEX12:1> → <UUID:1>', '<HEX12:2> → <UUID:2>']);
   });
 
-  it('compares the ids as they are with generated-ids and numeric-ids switched off by name', async () => {
-    const r = await diffAgreeing(t, first, second, { normalize: { disable: ['generated-ids', 'numeric-ids'] } });
+  it('compares the ids as they are with generated-ids, numeric-ids and id-key-tokens switched off by name', async () => {
+    const r = await diffAgreeing(t, first, second, { normalize: { disable: ['generated-ids', 'numeric-ids', 'id-key-tokens'] } });
     assert.deepEqual(real(r).sort(), ['changed response.body.id', 'changed response.body.id', 'changed response.body.orderId', 'changed response.body.publicId'], show(r));
+  });
+});
+
+// Short random ids under id keys, end to end (both stores): two runs of one app compare MATCH, a 10-character id
+// whose letters happened to read as words on one side compares by the other side's shape, a real change beside
+// them is still one finding, and the rule switched off by name shows the ids again.
+describe('short random ids under id keys', () => {
+  const t = tempDir();
+  const orders = (ids: string[], status = 'paid') => capture(ids.map((orderId, i) => ({ url: `http://127.0.0.1:4000/orders?n=${i}`, body: { orderId, status, total: 3897 } })));
+  // 'ted6Itaulu' reads as words: id-key-tokens leaves it as it is (shapes.ts), where the other run drew an id.
+  const first = orders(['Xk9fLq2mZp', 'a7Bq2Lx9Qw', 'Tr4sQw8nBv']);
+  const second = orders(['Vb2nM8kLq1', 'ted6Itaulu', 'Pz3xC7vR0s']);
+
+  it('two runs of one build: MATCH with no config', async () => {
+    const r = await diffAgreeing(t, first, second);
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+
+  it('a real change beside the ids is one finding; the ids are still equal', async () => {
+    const r = await diffAgreeing(t, first, orders(['Vb2nM8kLq1', 'ted6Itaulu', 'Pz3xC7vR0s'], 'PAID'));
+    assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern} ${f.entries}`), ['real changed response.body.status 3'], renderText(r, { color: false }));
+  });
+
+  it('with id-key-tokens switched off by name, the ids differ', async () => {
+    const r = await diffAgreeing(t, first, second, { normalize: { disable: ['id-key-tokens'] } });
+    assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern} ${f.entries}`), ['real changed response.body.orderId 3']);
   });
 });
