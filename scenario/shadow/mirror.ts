@@ -338,6 +338,12 @@ export class MirrorTarget {
    * messages, or undefined when the target refused.
    */
   async openWebSocket(req: MirrorRequest): Promise<MirroredSocket | undefined> {
+    // The upgrade may carry a value another connection's primary answer (or a stream's message) issued, such as
+    // the session cookie a login set just before: it waits, as a lane's request does, for this target's own value
+    // (CATCH_UP_MS at most), else it would go with the primary's (and a target that checks it refuses the socket).
+    const carried = new Set(carriedTokens(req));
+    const wait = this.waitFor(this.streams.behind(() => carried), this.awaited.behind(() => carried));
+    if (wait) await new Promise<void>((resolve) => this.streams.whenCaughtUp(wait, resolve));
     const parts = this.parts(req);
     const protocolHeader = headerValue(req.rawHeaders, 'sec-websocket-protocol');
     const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];

@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import { WebSocketServer, WebSocket } from 'ws';
 import { startShadow } from '../../../scenario/index.js';
@@ -448,5 +449,62 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline), []);
     assert.equal(offline.noiseRun?.differences, 0);
+  });
+});
+
+// A socket opened right after a login: its upgrade carries the session cookie the login's answer set. The relay
+// sends each target its own cookie, and a target whose login answer is still on its way when the client opens
+// the socket is waited for (answer-wait.ts), as an HTTP request on another connection is: the upgrade went with
+// the primary's cookie before, every mirror refused it (401), and the socket's real change read as noise.
+describe('bb shadow: a socket opened right after a login', () => {
+  it("the upgrade goes to each target with its own session cookie, even when its login answer comes after the primary's", async () => {
+    const upgrades: string[][] = [];
+    const build = async (kind: 'old' | 'new', loginDelayMs: number) => {
+      const sessions = new Set<string>();
+      const seen: string[] = [];
+      upgrades.push(seen);
+      const server = http.createServer((req, res) => {
+        if (req.url === '/login') {
+          const sid = randomBytes(16).toString('base64url');
+          sessions.add(sid);
+          setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `sid=${sid}; Path=/; HttpOnly` }).end('{"ok":true}'), loginDelayMs);
+          return;
+        }
+        res.writeHead(404).end();
+      });
+      const wss = new WebSocketServer({ noServer: true });
+      server.on('upgrade', (req, socket, head) => {
+        const sid = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+        seen.push(sid && sessions.has(sid) ? 'own session' : sid ? 'unknown session' : 'no session');
+        if (!sid || !sessions.has(sid)) return void socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (d) => ws.send(JSON.stringify({ echo: String(d), room: kind === 'new' ? 'lobby-2' : 'lobby' }))));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      after(() => closeHttpAndWs(server, wss));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    // The candidate's and the secondary's logins answer 150 ms after the primary's.
+    const [primary, candidate, secondary] = [await build('old', 0), await build('new', 150), await build('old', 150)];
+    const out = tmp.path('ws-session');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+    const c = new Client(shadow.url);
+    const login = await c.request({ method: 'GET', path: '/login' });
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    await login.body.text();
+    await c.close();
+    // At once, on a new connection: the mirrors' logins are still on their way.
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`, { headers: { cookie } });
+    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+    const echoed = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
+    ws.send('hi');
+    assert.equal(await echoed, '{"echo":"hi","room":"lobby"}');
+    ws.close(1000);
+    await new Promise((r) => ws.once('close', r));
+    const report = await shadow.close();
+    assert.deepEqual(upgrades, [['own session'], ['own session'], ['own session']]);
+    assert.equal(report.totals.errors, 0);
+    assert.deepEqual(findingKeys(report), ['real changed ws.messages[].data.room']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), findingKeys(report));
   });
 });
