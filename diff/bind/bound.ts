@@ -127,14 +127,16 @@ export class IssuedTimeline {
 
   /** Reads the entry before the last one read: its WebSocket or gRPC messages last to first, its response, then its request. */
   addBefore(e: HarEntry): void {
-    if (this.place) {
-      // The primary's exchanges not mirrored that ended after this one, first.
+    // Times are read only while a stream is held or for one (most exchanges of most captures need none).
+    const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
+    // The primary's exchanges not mirrored that ended after this one, first. A mirror's socket or event stream
+    // is written when the target's ended, which may be long after its primary's place (later entries do not
+    // wait for it): it is read where it stands and moves the primary's order on no further.
+    if (this.place && e._webSocketMessages === undefined && e._eventSourceMessages === undefined) {
       const id = e._bb?.shadow?.id;
       const at = typeof id === 'number' ? this.place.get(id) : undefined;
       if (at !== undefined) this.notMirroredAfter(at);
     }
-    // Times are read only while a stream is held or for one (most exchanges of most captures need none).
-    const messages = e._webSocketMessages !== undefined || e._eventSourceMessages !== undefined || e._grpcMessages !== undefined;
     const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
     const end = exchangeEndMs(e, start);
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.

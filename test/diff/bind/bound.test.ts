@@ -169,6 +169,26 @@ describe('a shadow mirror capture binds with what the client sent in exchanges i
       assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.name']);
     });
 
+    it(`an id a request that was not mirrored created binds though a mirror's event stream was written after later entries ${JSON.stringify(options)}`, async () => {
+      // A mirror's event stream is written when the target's stream ended, after entries the primary ended later
+      // (they do not wait for it): the mirror's timeline must not read the create as if before the stream.
+      const feed = { url: `${origin}/events`, body: 'data: {"n":1}\n\n', mime: 'text/event-stream', id: 1 };
+      const create = { method: 'POST', url: `${origin}/orders`, requestBody: {}, status: 201, body: { id: 'ord_5f1c9' }, id: 2, skipped: 'unsafe' };
+      const readOrder = (state: string) => ({ url: `${origin}/orders/ord_5f1c9`, body: { id: 'ord_5f1c9', state }, id: 3 });
+      const asStream = (e: HarEntry) => {
+        e._eventSourceMessages = [{ time: Date.parse(e.startedDateTime) / 1000, eventName: 'message', eventId: '', data: '{"n":1}' }];
+      };
+      const primaryDoc = shadowCapture('primary', [feed, create, readOrder('open')]);
+      asStream(primaryDoc.log.entries[0]!);
+      const p = await file('primary', primaryDoc);
+      for (const [state, want] of [['open', []], ['closed', ['real changed response.body.state']]] as const) {
+        const candidateDoc = shadowCapture('candidate', [readOrder(state), feed]);
+        asStream(candidateDoc.log.entries[1]!);
+        const r = await diffCaptures(p, await file('candidate', candidateDoc), options);
+        assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), want, renderText(r, { color: false }));
+      }
+    });
+
     it(`a ticket a socket that was not mirrored issued, read back by a mirrored request while it stayed open, binds on both sides ${JSON.stringify(options)}`, async () => {
       // The socket was sampled out: the primary's capture holds it (it ended last), the candidate's does not. The
       // client read the ticket on another connection while the socket went on: issued first, then sent back.
