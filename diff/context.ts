@@ -77,10 +77,15 @@ export interface EntrySummary {
   id: string;
   /** Pairing token: key and un-numbered content digest (pair.ts tokenOf). */
   token: string;
+  /** The un-numbered digest of its compared request alone (pair.ts requestDigest): which of one key's entries pair (pairByRequest). */
+  request?: string;
   /** markersOf its content text, when kept (no path rule changed the entry after the text was taken). */
   marks?: ArrayLike<number>;
   /** Its shape (field patterns) as an index into its store's `shapes`. */
   shape: number;
+  /** When it started and ended (epoch ms; a WebSocket at its last message or close: capture's exchangeEndMs), when its times parse: whether two entries were in order or at once (pair.ts settleReorders). */
+  start?: number;
+  end?: number;
   /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
   times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
   /** What the config's erasing rules (paths without a pattern, keys, headers) replaced or dropped in it (normalize/erased.ts), when any did: rule-hidden.ts counts the rows they hid. */

@@ -7,6 +7,7 @@ import { globMatcher } from '../core/index.js';
 import { routeWithoutHost, routeWithoutKey, unnumber, type OrdinalTable } from './normalize/index.js';
 import { shapesItCouldBe } from './normalize/shapes.js';
 import type { NormalizedEntry } from './types.js';
+import { exchangeEndMs, type HarEntry } from '../capture/index.js';
 
 /** One line-up of an old and/or new item, by index. */
 export interface Lineup {
@@ -44,7 +45,17 @@ export function leftoversByToken(a: readonly string[], b: readonly string[], aTa
 
 /** The compared content of an entry as JSON text, markers still in: what its pairing token digests. */
 export function contentText(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>): string {
-  return JSON.stringify({ request: e.request, response: e.response, ws: e.ws ?? null, ...(e.grpc ? { grpc: e.grpc } : {}) });
+  return contentTexts(e).text;
+}
+
+/**
+ * contentText and the JSON of its request alone (requestDigest's), written once: the text is the same as
+ * JSON.stringify of `{ request, response, ws, grpc }` (keys in that order, `ws` null when absent).
+ */
+export function contentTexts(e: Pick<NormalizedEntry, 'request' | 'response' | 'ws' | 'grpc'>): { text: string; request: string } {
+  const request = JSON.stringify(e.request);
+  const text = `{"request":${request},"response":${JSON.stringify(e.response)},"ws":${JSON.stringify(e.ws ?? null)}${e.grpc ? `,"grpc":${JSON.stringify(e.grpc)}` : ''}}`;
+  return { text, request };
 }
 
 /** The digest of an entry's contentText with markers un-numbered: its token without the key. */
@@ -61,6 +72,125 @@ export function contentDigest(text: string, unnumberText: (s: string) => string)
 export function digestAndMarks(text: string, table: OrdinalTable): { digest: string; marks: number[] } {
   const marks: number[] = [];
   return { digest: contentDigest(text, (t) => unnumber(t, table, marks)), marks };
+}
+
+/** An entry's start and end (epoch ms; a WebSocket's end is its conversation's), for its summary; nothing when its start is not a date. */
+export function spanOf(e: HarEntry): { start?: number; end?: number } {
+  const start = Date.parse(e.startedDateTime);
+  if (!Number.isFinite(start)) return {};
+  const end = exchangeEndMs(e, start);
+  return Number.isFinite(end) ? { start, end } : { start };
+}
+
+/** Reordered line-ups compared with the others, at most (a pair of line-ups is a few comparisons). */
+const MAX_ORDER_CHECKS = 50_000_000;
+
+/**
+ * Settles the `reordered` line-ups that only moved among exchanges they ran beside (docs/diff.md "Pairing"): an
+ * entry is reordered when it and another paired entry came in one order in the old capture and in the other
+ * order in the new one, each time the first ending before the second started. Two exchanges that ran at once,
+ * on either side (two clients' requests, a page's parallel fetches, a replay of them), are in no order: one
+ * that came before the other in one capture and after it in the other is paired, not reordered. An entry
+ * without times stays reordered.
+ */
+export function settleReorders(lineup: Lineup[], old: ReadonlyArray<{ start?: number; end?: number }>, cur: ReadonlyArray<{ start?: number; end?: number }>): void {
+  const moved = lineup.filter((l) => l.status === 'reordered');
+  if (moved.length === 0) return;
+  const both = lineup.filter((l) => l.old !== undefined && l.new !== undefined);
+  if (moved.length * both.length > MAX_ORDER_CHECKS) return;
+  const before = (a: { start?: number; end?: number }, b: { start?: number; end?: number }) => a.end !== undefined && b.start !== undefined && a.end <= b.start;
+  for (const l of moved) {
+    const o = old[l.old!]!;
+    const n = cur[l.new!]!;
+    if (o.start === undefined || n.start === undefined) continue;
+    const inverted = both.some((m) => {
+      if (m === l) return false;
+      const mo = old[m.old!]!;
+      const mn = cur[m.new!]!;
+      return (before(o, mo) && before(mn, n)) || (before(mo, o) && before(n, mn));
+    });
+    if (!inverted) l.status = 'paired';
+  }
+}
+
+/** The digest of an entry's compared request (its JSON: contentTexts) with markers un-numbered: what its client sent, ids aside. */
+export function requestDigest(requestText: string, table: OrdinalTable): string {
+  return contentDigest(requestText, (t) => unnumber(t, table));
+}
+
+/**
+ * Re-pairs the entries of one key by what their clients sent (docs/diff.md "Pairing"): two clients that each
+ * call `GET /me` (each its own header, body or query) at about the same time do so in either order from run
+ * to run, and pairing by place alone paired one client's call with the other's (every header, cookie and
+ * answer of theirs a change). Within each key, pairs whose requests are equal stay; the others pair with an
+ * entry of that key whose request is theirs, in order; the rest by place, as before. Where that crosses, the
+ * fewest entries are `reordered` (the rest keep their order), until settleReorders finds they ran beside the
+ * entries they moved past.
+ */
+export function pairByRequest(lineup: Lineup[], old: ReadonlyArray<{ key: string; request?: string }>, cur: ReadonlyArray<{ request?: string }>): void {
+  const groups = new Map<string, Lineup[]>();
+  for (const l of lineup) {
+    if (l.old === undefined || l.new === undefined) continue;
+    const key = old[l.old]!.key;
+    const g = groups.get(key);
+    if (g) g.push(l);
+    else groups.set(key, [l]);
+  }
+  for (const g of groups.values()) {
+    if (g.length < 2) continue;
+    const req = (l: Lineup) => [old[l.old!]!.request, cur[l.new!]!.request] as const;
+    if (g.every((l) => { const [a, b] = req(l); return a === undefined || a === b; })) continue;
+    const olds = g.map((l) => l.old!).sort((a, b) => a - b);
+    const news = g.map((l) => l.new!).sort((a, b) => a - b);
+    const partner = new Map<number, number>();
+    const taken = new Set<number>();
+    // Equal requests at their places stay paired; then each old entry takes the first free new one that sent the same.
+    for (const l of g) if (req(l)[0] === req(l)[1]) (partner.set(l.old!, l.new!), taken.add(l.new!));
+    for (const i of olds) {
+      if (partner.has(i)) continue;
+      const j = news.find((n) => !taken.has(n) && cur[n]!.request === old[i]!.request);
+      if (j !== undefined) (partner.set(i, j), taken.add(j));
+    }
+    const rest = news.filter((n) => !taken.has(n));
+    for (const i of olds) if (!partner.has(i)) partner.set(i, rest.shift()!);
+    const changed = new Set<Lineup>();
+    for (const l of g) {
+      const j = partner.get(l.old!)!;
+      if (j !== l.new) {
+        l.new = j;
+        changed.add(l);
+      }
+    }
+    if (changed.size === 0) continue;
+    // The fewest moves: the entries outside a longest run whose new places keep the old order are the reordered ones.
+    g.sort((a, b) => a.old! - b.old!);
+    const inOrder = longestIncreasing(g.map((l) => l.new!));
+    g.forEach((l, k) => {
+      if (!inOrder.has(k)) l.status = 'reordered';
+      else if (changed.has(l)) l.status = 'paired';
+    });
+  }
+  lineup.sort(lineupOrder);
+}
+
+/** The positions of a longest strictly increasing subsequence of `xs`. */
+function longestIncreasing(xs: readonly number[]): Set<number> {
+  const tails: number[] = [];
+  const prev = new Array<number>(xs.length).fill(-1);
+  for (let k = 0; k < xs.length; k++) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (xs[tails[mid]!]! < xs[k]!) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) prev[k] = tails[lo - 1]!;
+    tails[lo] = k;
+  }
+  const out = new Set<number>();
+  for (let k = tails.length ? tails[tails.length - 1]! : -1; k >= 0; k = prev[k]!) out.add(k);
+  return out;
 }
 
 /** A pairing token: the key and the content digest. */

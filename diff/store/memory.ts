@@ -5,7 +5,7 @@
 import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
-import { contentText, digestAndMarks, tokenOf } from '../pair.js';
+import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
@@ -88,7 +88,8 @@ export class MemoryStore implements SideStore {
     const logEntries = this.har!.log.entries;
     const keyedClasses = keyedClassIndices(table, this.ctx.rules.keyedClasses);
     this.summaries = entries.map((e, i) => {
-      const { digest, marks } = digestAndMarks(contentText(e), table);
+      const texts = contentTexts(e);
+      const { digest, marks } = digestAndMarks(texts.text, table);
       keyedSlotsIn(marks, keyedClasses, this.keyed);
       return {
         index: e.meta.index,
@@ -98,8 +99,10 @@ export class MemoryStore implements SideStore {
         page: e.meta.page,
         id: e.id,
         token: tokenOf(e.key, digest),
+        request: requestDigest(texts.request, table),
         marks,
         shape: shapes.add(e),
+        ...spanOf(logEntries[e.meta.index]!),
         ...(options.timing ? { times: timesOf(logEntries[e.meta.index]!) } : {}),
         ...(erased[i] ? { erased: erased[i] } : {}),
       };

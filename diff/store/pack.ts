@@ -8,7 +8,7 @@ import type { EntrySummary } from '../context.js';
 import type { KeptRef } from './side-work.js';
 
 /** Numbers per entry in PackedSummaries.numbers. */
-const STRIDE = 12;
+const STRIDE = 14;
 
 /** Summaries as columns. */
 export interface PackedSummaries {
@@ -16,7 +16,7 @@ export interface PackedSummaries {
   count: number;
   /** The distinct keys, routes and pages, by number. */
   names: string[];
-  /** Per entry, STRIDE numbers: index, key, route, page (into names), shape, seq, kept (chunk, at, text, rest) and marks (start, length in the side's markers); -1 or NaN where absent. */
+  /** Per entry, STRIDE numbers: index, key, route, page (into names), shape, seq, kept (chunk, at, text, rest), marks (start, length in the side's markers), start and end; -1 or NaN where absent. */
   numbers: Float64Array;
   /** Each entry's id. */
   ids: string[];
@@ -24,6 +24,8 @@ export interface PackedSummaries {
   tokens: string[];
   /** Per entry, when the run asked for timing. */
   times?: Array<EntrySummary['times']>;
+  /** Each summary's request digest ('' when it has none). */
+  requests: string[];
   /** Per entry, when an erasing path rule masked something in any (EntrySummary.erased). */
   erased?: Array<EntrySummary['erased']>;
 }
@@ -44,6 +46,7 @@ export function packSummaries(list: readonly EntrySummary[], kept: ReadonlyArray
   const numbers = new Float64Array(list.length * STRIDE);
   const ids = new Array<string>(list.length);
   const tokens = new Array<string>(list.length);
+  const requests = new Array<string>(list.length);
   const timed = list.some((s) => s.times !== undefined);
   const times = timed ? new Array<EntrySummary['times']>(list.length) : undefined;
   const erased = list.some((s) => s.erased !== undefined) ? list.map((s) => s.erased) : undefined;
@@ -64,11 +67,14 @@ export function packSummaries(list: readonly EntrySummary[], kept: ReadonlyArray
     numbers[o + 9] = k?.rest ?? 0;
     numbers[o + 10] = m ? m.byteOffset / Uint32Array.BYTES_PER_ELEMENT : -1;
     numbers[o + 11] = m?.length ?? 0;
+    numbers[o + 12] = s.start ?? NaN;
+    numbers[o + 13] = s.end ?? NaN;
     ids[i] = s.id;
     tokens[i] = s.token;
+    requests[i] = s.request ?? '';
     if (times) times[i] = s.times;
   }
-  return { count: list.length, names, numbers, ids, tokens, ...(times ? { times } : {}), ...(erased ? { erased } : {}) };
+  return { count: list.length, names, numbers, ids, tokens, requests, ...(times ? { times } : {}), ...(erased ? { erased } : {}) };
 }
 
 /** The summaries and kept refs again, as packSummaries was given them; `marks` become views into `markers`. */
@@ -88,6 +94,9 @@ export function unpackSummaries(p: PackedSummaries, markers: Uint32Array): { sum
       shape: n[o + 4]!,
     };
     if (!Number.isNaN(n[o + 5]!)) s.seq = n[o + 5]!;
+    if (p.requests[i]) s.request = p.requests[i];
+    if (!Number.isNaN(n[o + 12]!)) s.start = n[o + 12]!;
+    if (!Number.isNaN(n[o + 13]!)) s.end = n[o + 13]!;
     if (n[o + 10]! >= 0) s.marks = markers.subarray(n[o + 10]!, n[o + 10]! + n[o + 11]!);
     const t = p.times?.[i];
     if (t) s.times = t;

@@ -14,7 +14,7 @@ import { claimedIndices, indexCapture, replaySkipsIn, type IndexedCapture } from
 import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
-import { contentText, digestAndMarks, tokenOf } from '../pair.js';
+import { contentText, contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
@@ -286,7 +286,8 @@ export class SideWork {
       const host = this.hostOf(entry);
       hosts.add(host);
       if (onProgress && (i + 1) % PROGRESS_EVERY === 0) onProgress(i + 1);
-      const text = noPathRules ? contentText(n) : '';
+      const texts = noPathRules ? contentTexts(n) : undefined;
+      const text = texts?.text ?? '';
       // The token waits for the entry's name (finish): its key may gain the host.
       const { digest, marks: markers } = noPathRules ? digestAndMarks(text, this.ctx.table) : { digest: '', marks: [] };
       if (this.keeping && budget > 0) {
@@ -304,7 +305,9 @@ export class SideWork {
         id: '',
         // Path rules need the id, known only once all entries are sorted: token and shape later then.
         token: '',
+        ...(texts ? { request: requestDigest(texts.request, this.ctx.table) } : {}),
         shape: noPathRules ? shapeOf(digest, n) : -1,
+        ...spanOf(entry),
         ...(timed ? { times: timesOf(entry) } : {}),
         // What the config's key rules and header masks erased (path rules add theirs in finish).
         ...(n.meta.erased ? { erased: n.meta.erased } : {}),
@@ -350,8 +353,10 @@ export class SideWork {
         const erased = bothErased(s.erased, applyPathRulesNoting(e, this.nctx.pathRules, un));
         if (erased) s.erased = erased;
         // One scan of its text for the digest and the markers (the keyed ones among them).
-        const { digest, marks } = digestAndMarks(contentText(e), this.ctx.table);
+        const texts = contentTexts(e);
+        const { digest, marks } = digestAndMarks(texts.text, this.ctx.table);
         s.token = tokenOf(s.key, digest);
+        s.request = requestDigest(texts.request, this.ctx.table);
         s.shape = shapes.add(e);
         keyedSlotsIn(marks, keyedClasses, keyed);
       }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffResult } from '../../diff/index.js';
 import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { contentTexts } from '../../diff/pair.js';
 
 const show = (r: DiffResult) => renderText(r, { color: false });
 
@@ -89,5 +90,63 @@ describe('pairing entries', () => {
     const r = await diffCaptures(await t.write('pa.har', a), await t.write('pb.har', b));
     assert.equal(r.verdict, 'match', show(r));
     assert.equal(r.pairs[0]!.id, 'step one/GET /a#1');
+  });
+});
+
+// Two clients at once (docs/diff.md "Pairing"): their requests interleave in another order from run to run, and a
+// replay keeps only the order the original's exchanges had (one ended before the next started). Entries pair by
+// what each client sent within a key, and a move among exchanges that ran at once is no reordering.
+describe('pairing the exchanges of clients that ran at once', () => {
+  const t = tempDir();
+  const call = (user: string, path: string, body: unknown): ExchangeSpec => ({ url: `http://127.0.0.1:1${path}`, requestHeaders: [['X-User', user]], body });
+  const me = (user: string, plan = 'pro') => call(user, '/me', { name: user, plan });
+  const items = (user: string) => call(user, '/items', { items: [{ owner: user }] });
+  /** A capture of `specs` in that order, each exchange starting `gapMs` after the one before and lasting `timeMs`. */
+  const timed = (specs: ExchangeSpec[], gapMs: number, timeMs: number) => {
+    const h = capture(specs);
+    const t0 = Date.parse(h.log.entries[0]!.startedDateTime);
+    h.log.entries.forEach((e, i) => {
+      e.startedDateTime = new Date(t0 + i * gapMs).toISOString();
+      e.time = timeMs;
+    });
+    return h;
+  };
+  const diffOf = async (a: unknown, b: unknown) => {
+    const name = uuid();
+    return diffCaptures(await t.write(`${name}-a.har`, a), await t.write(`${name}-b.har`, b), {});
+  };
+
+  it('two clients whose calls interleave the other way: MATCH, no call paired with the other client\'s', async () => {
+    const r = await diffOf(timed([me('ann'), me('bob'), items('ann'), items('bob')], 5, 100), timed([me('bob'), me('ann'), items('bob'), items('ann')], 5, 100));
+    assert.equal(r.verdict, 'match', show(r));
+    assert.deepEqual(r.pairs.map((p) => p.status), ['paired', 'paired', 'paired', 'paired']);
+  });
+
+  it("one client's real change is found on that client's call", async () => {
+    const r = await diffOf(timed([me('ann'), me('bob')], 5, 100), timed([me('bob', 'free'), me('ann')], 5, 100));
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.path, d.old, d.new]), [['changed', 'response.body.plan', 'pro', 'free']], show(r));
+  });
+
+  it('calls that came one after the other, in the other order in the new capture, are still reordered', async () => {
+    const r = await diffOf(timed([me('ann'), me('bob')], 500, 100), timed([me('bob'), me('ann')], 500, 100));
+    assert.deepEqual(r.differences.map((d) => d.kind), ['reordered'], show(r));
+  });
+
+  it('calls that ran at once on one side only are in no order: paired', async () => {
+    const r = await diffOf(timed([me('ann'), items('ann')], 500, 100), timed([items('ann'), me('ann')], 5, 100));
+    assert.equal(r.verdict, 'match', show(r));
+  });
+});
+
+describe('contentTexts', () => {
+  it("writes the same text as JSON.stringify of the compared content, and the request's JSON within it", () => {
+    const request = { method: 'GET', path: '/a', query: { q: ['1'] }, headers: { 'x-id': '\u2028"' } };
+    const response = { status: 200, headers: {}, body: { a: [1, 'two', null], 'k"ey': { n: -0.5 } } };
+    for (const e of [{ request, response }, { request, response, ws: { messages: [] } }, { request, response, grpc: { messages: [], status: 0 } }] as const) {
+      const { text, request: req } = contentTexts(e as never);
+      const x = e as { ws?: unknown; grpc?: unknown };
+      assert.equal(text, JSON.stringify({ request: e.request, response: e.response, ws: x.ws ?? null, ...(x.grpc ? { grpc: x.grpc } : {}) }));
+      assert.equal(req, JSON.stringify(e.request));
+    }
   });
 });

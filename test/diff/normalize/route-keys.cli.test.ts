@@ -162,10 +162,13 @@ describe('protocol-aware route keys on recordings of real servers', () => {
     assert.equal(same.verdict, 'match', show(same));
   });
 
-  it('pairing.disable switches a detector off: GraphQL calls pair by place again', async () => {
+  it('pairing.disable switches a detector off: GraphQL calls are plain POST /graphql, paired by what each sent', async () => {
     const [a, b] = [await session(cleanups, { build: 1 }, { order: first }), await session(cleanups, { build: 1 }, { order: second })];
     const r = await diff(a, b, { pairing: { disable: ['graphql'] } });
-    assert.ok(r.differences.some((d) => d.entry === '/POST /graphql#1' && d.kind === 'changed'), show(r));
+    // No operation in the route: the calls pair within POST /graphql by their requests (pairByRequest), never one call with another.
+    assert.ok(r.pairs.filter((p) => p.route === 'POST /graphql').length === 4 && r.pairs.every((p) => !p.id.startsWith('/POST /graphql[')), show(r));
+    assert.ok(r.differences.every((d) => d.kind === 'reordered'), show(r));
+    assert.ok(r.findings.some((f) => f.routes.includes('POST /graphql')), show(r));
     assert.ok(r.pairs.some((p) => p.id === '/POST /rpc[sum]#1'), 'jsonrpc stays on');
   });
 
@@ -216,9 +219,10 @@ describe('protocol-aware route keys on recordings of real servers', () => {
     const r = await diff(a, b, config);
     assert.ok(r.differences.every((d) => d.kind === 'reordered'), show(r));
     assert.deepEqual(r.pairs.map((p) => p.id).sort(), ['/GET /api?op=get#1', '/GET /api?op=list#1', '/POST /cmd[create]#1', '/POST /cmd[delete]#1'], show(r));
-    // Without the keys the same captures pair by place: values change.
+    // Without the keys the same captures pair by what each request sent (pairByRequest): reordered too, named by route alone.
     const plain = await diff(a, b);
-    assert.ok(plain.differences.some((d) => d.kind === 'changed' && d.path === 'response.body.op'), show(plain));
+    assert.ok(plain.differences.every((d) => d.kind === 'reordered'), show(plain));
+    assert.deepEqual(plain.pairs.map((p) => p.id).sort(), ['/GET /api#1', '/GET /api#2', '/POST /cmd#1', '/POST /cmd#2'], show(plain));
   });
 
   it('a finding names its call by key and says which bb show command opens its first sample; that command works', async () => {
