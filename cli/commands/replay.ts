@@ -53,7 +53,7 @@ export const replayCommand: BbCommand = {
       .option('correlate', { type: 'boolean', default: true, describe: 'follow server-issued ids and cookies (--no-correlate sends the old values)' })
       .option('config', { type: 'string', describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
       .option('json', { type: 'string', nargs: 1, describe: 'write the replay report as JSON to FILE ("-" = stdout)' })
-      .option('wait-ms', { type: 'number', default: REPLAY_DEFAULTS.waitMs, describe: "bound on each wait for the target's WebSocket messages, ms" })
+      .option('wait-ms', { type: 'number', default: REPLAY_DEFAULTS.waitMs, describe: "bound on each wait for the target's WebSocket messages (and for what an aborting client had read), ms" })
       .option('timeout', { type: 'number', default: REPLAY_DEFAULTS.timeoutMs, describe: 'bound on each exchange, ms: past it the request is cut and counted' })
       .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line' }),

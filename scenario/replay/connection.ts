@@ -10,7 +10,7 @@
 // at that time), by --timeout, or by Ctrl-C. The socket is then destroyed,
 // which the recording proxy records as the client aborting, as it was.
 import { connect, type Socket } from 'node:net';
-import { headerValue } from '../../core/index.js';
+import { EventStreamParser, headerValue } from '../../core/index.js';
 import { Http1Parser, type Http1Head } from '../../proxy/index.js';
 import type { WireRequest } from './request.js';
 
@@ -28,14 +28,33 @@ export type ExchangeOutcome =
 
 /** When an exchange is cut. */
 export interface ExchangeLimits {
-  /** The original client aborted after this many ms: cut at the same time. */
+  /** The original client aborted after this many ms: cut at the same time (with `clientRead`, the latest the cut waits). */
   clientAbortMs?: number;
+  /**
+   * What the original client had read of the response when it aborted: body bytes, and for an event stream
+   * its events. The cut then comes once the target has sent as much (the client read that, then left), not
+   * after the same time, which a target a little slower or faster would cut at another event.
+   */
+  clientRead?: { bytes: number; events?: number };
   /** Cut after this many ms whatever happens (--timeout). */
   timeoutMs: number;
   /** Ctrl-C: cut at once. */
   signal?: AbortSignal;
   /** Each body chunk as it arrives (bb shadow reads an event stream's events while it goes on). */
   onBody?: (chunk: Buffer) => void;
+}
+
+/** Whether a response has given what the original client had read before it aborted (ExchangeLimits.clientRead): feed it each body chunk. */
+export function clientReadUpTo(read: { bytes: number; events?: number } | undefined): ((chunk: Buffer) => boolean) | undefined {
+  if (!read) return undefined;
+  let bytes = 0;
+  const events = read.events !== undefined ? new EventStreamParser() : undefined;
+  return (chunk) => {
+    bytes += chunk.length;
+    if (!events) return bytes >= read.bytes;
+    events.push(chunk, Date.now());
+    return events.events.length >= read.events!;
+  };
 }
 
 /** setTimeout's largest delay; a longer bound is no bound. */
@@ -93,6 +112,7 @@ export class LaneConnection {
         resolve(outcome);
       };
       const cut = (why: CutReason) => finish({ kind: 'cut', why, afterMs: Math.round(performance.now() - started) });
+      const readAll = clientReadUpTo(limits.clientRead);
       const parser = new Http1Parser('response', {
         head: (head) => {
           if (head.kind === 'response' && !head.informational) response = head;
@@ -102,6 +122,7 @@ export class LaneConnection {
           const part = Buffer.from(chunk.subarray(start, end));
           chunks.push(part);
           limits.onBody?.(part);
+          if (readAll?.(part)) cut('client');
         },
         end: () => {
           if (response) finish({ kind: 'response', status: response.statusCode, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }, persists(req, response));

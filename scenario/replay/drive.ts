@@ -15,7 +15,7 @@ import { LaneConnection, type CutReason } from './connection.js';
 import { liveResponse, requestParts, wireRequest, withHeaders } from './request.js';
 import { H2Connection, h2Request, isHttp2 } from './h2.js';
 import { replayWebSocket, waitUntil } from './ws.js';
-import { grpcMessageFeed } from '../../capture/index.js';
+import { grpcMessageFeed, type HarEntry } from '../../capture/index.js';
 import { pairValue } from '../../core/index.js';
 import { BIND_READ_BYTES } from '../../diff/index.js';
 
@@ -64,6 +64,14 @@ export interface DriveReplayResult {
 }
 
 /** A promise with its resolver. */
+/** What the original client had read of a response it aborted (bytes as they crossed, an event stream's events), or undefined when nothing. */
+function readBeforeAbort(entry: HarEntry): { bytes: number; events?: number } | undefined {
+  const bytes = Math.max(0, entry.response?.bodySize ?? 0);
+  const events = entry._eventSourceMessages?.length;
+  if (events) return { bytes, events };
+  return bytes > 0 ? { bytes } : undefined;
+}
+
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
@@ -176,11 +184,15 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
         }
         const parts = requestParts(ex.entry.request);
         const sent = opts.correlation.rewriteRequest({ ...parts, headers: withHeaders(parts.headers, opts.headers) }, opts.correlation.replacementsFor(i));
-        // The original client's patience: it gave up after entry.time, with no response (or not all of it).
-        const clientAbortMs = ex.entry._bb?.aborted === 'client' ? Math.max(0, ex.entry.time) : undefined;
+        // The original client's patience: it gave up after entry.time, with no response (or not all of it). When it
+        // had read some of it, the replay reads as much, then leaves (waiting for it up to --wait past that time).
+        const aborted = ex.entry._bb?.aborted === 'client';
+        const clientRead = aborted ? readBeforeAbort(ex.entry) : undefined;
+        const clientAbortMs = aborted ? Math.max(0, ex.entry.time) + (clientRead ? opts.waitMs : 0) : undefined;
         const limits = {
           timeoutMs: opts.timeoutMs,
           ...(clientAbortMs !== undefined ? { clientAbortMs } : {}),
+          ...(clientRead ? { clientRead } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         };
         // A gRPC call's messages: each client one with the values known when it goes, each server one learned as it

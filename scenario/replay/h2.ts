@@ -13,7 +13,7 @@ import tls from 'node:tls';
 import type { Readable } from 'node:stream';
 import { pairValue } from '../../core/index.js';
 import { grpcMedia, GrpcMessageCounter, type HarEntry } from '../../capture/index.js';
-import { armCut, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
+import { armCut, clientReadUpTo, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
 import { grpcSends, grpcTimeoutLeft, grpcTimeoutMs, type GrpcSend } from './grpc.js';
 import { bodyBytes, type RequestParts } from './request.js';
 import { waitUntil } from './ws.js';
@@ -203,6 +203,7 @@ export class H2Connection {
       };
       const onAbort = () => cut('interrupted');
       const timer = armCut(bounded, cut);
+      const readAll = clientReadUpTo(limits.clientRead);
       limits.signal?.addEventListener('abort', onAbort, { once: true });
       const headers = req.deadline
         ? req.headers.map(([n, v]): [string, string] => [n, n === 'grpc-timeout' ? grpcTimeoutLeft(req.deadline!.recorded, req.deadline!.ms, performance.now() - started) : v])
@@ -225,6 +226,7 @@ export class H2Connection {
       stream.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         limits.onBody?.(chunk);
+        if (readAll?.(chunk)) return cut('client');
         if (!counter) return;
         received += counter.feed(chunk);
         waiters.forEach((w) => w());

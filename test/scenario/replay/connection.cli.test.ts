@@ -5,6 +5,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { startRecording } from '../../../scenario/index.js';
+import { atFileEnd } from '../../helpers/cleanups.js';
+import { closeHttpAndWs } from '../../helpers/servers.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { readHar, recordPatience, startPatientServer } from './patience.js';
@@ -38,5 +44,55 @@ describe('bb replay keeps the original client’s patience', () => {
     assert.equal(json.cut[0].why, 'client');
     assert.equal(json.cut[0].entry, `#${hung._bb!.seq}`);
     t.diagnostic(`the replay cut it after ${json.cut[0].afterMs} ms; its capture records ${replayed[1]!.time} ms`);
+  });
+});
+
+// A client that read part of an event stream and left (an EventSource consumer that had what it needed): the
+// replay reads as much of the target's stream, then leaves. Cut after the original's time instead, a target a
+// little slower gave fewer events and a faster one more, and bb diff of the two captures read the stream as
+// changed when the build was the same.
+describe('bb replay: a stream the client read in part', () => {
+  /** An event stream of numbered events, one every `everyMs`, until the client leaves. */
+  const ticking = async (everyMs: number) => {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      let n = 0;
+      const timer = setInterval(() => res.write(`data: ${JSON.stringify({ n: ++n })}\n\n`), everyMs);
+      req.once('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    atFileEnd(() => closeHttpAndWs(server));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+
+  it('reads as many events as the original client did, from a slower and from a faster target: bb diff MATCH', async () => {
+    const out = join(tmp.dir, 'feed.har');
+    const rec = await startRecording({ target: await ticking(30), out, label: 'feed', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    // Three events read, then the client leaves.
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${rec.url}/feed`, { agent: false }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => {
+          text += d.toString();
+          if (text.split('\n\n').length > 3) (req.destroy(), resolve());
+        });
+      });
+      req.on('error', () => {});
+      req.on('close', () => resolve());
+      setTimeout(() => reject(new Error('no three events')), 5000);
+    });
+    const recorded = await rec.close(1000);
+    const original = await readHar(recorded);
+    assert.equal(original.log.entries[0]!._bb?.aborted, 'client');
+    assert.equal(original.log.entries[0]!._eventSourceMessages?.length, 3);
+    for (const everyMs of [150, 5]) {
+      const replayed = join(tmp.dir, `feed-${everyMs}.har`);
+      const run = await runBb(['replay', recorded, '--target', await ticking(everyMs), '--out', replayed], env);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const again = await readHar(replayed);
+      assert.equal(again.log.entries[0]!._eventSourceMessages?.length, 3, `a target with an event every ${everyMs} ms`);
+      const diff = await runBb(['diff', recorded, replayed], env);
+      assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+    }
   });
 });
