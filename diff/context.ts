@@ -86,6 +86,9 @@ export interface EntrySummary {
   /** When it started and ended (epoch ms; a WebSocket at its last message or close: capture's exchangeEndMs), when its times parse: whether two entries were in order or at once (pair.ts settleReorders). */
   start?: number;
   end?: number;
+  /** The same in bb's own event order (`_bb.seq`, `_bb.seqEnd`, a WebSocket's last message's seq), when the capture is bb's: exact where times have a millisecond's grain. */
+  seqStart?: number;
+  seqEnd?: number;
   /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
   times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
   /** What the config's erasing rules (paths without a pattern, keys, headers) replaced or dropped in it (normalize/erased.ts), when any did: rule-hidden.ts counts the rows they hid. */

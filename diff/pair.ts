@@ -74,12 +74,35 @@ export function digestAndMarks(text: string, table: OrdinalTable): { digest: str
   return { digest: contentDigest(text, (t) => unnumber(t, table, marks)), marks };
 }
 
-/** An entry's start and end (epoch ms; a WebSocket's end is its conversation's), for its summary; nothing when its start is not a date. */
-export function spanOf(e: HarEntry): { start?: number; end?: number } {
+/** When two entries ran, as settleReorders reads it. */
+export interface Span {
+  start?: number;
+  end?: number;
+  seqStart?: number;
+  seqEnd?: number;
+}
+
+/**
+ * An entry's start and end for its summary: epoch ms (a WebSocket's end is its conversation's), and in bb's own
+ * event order when the capture is bb's (`_bb.seq`, `_bb.seqEnd`, a WebSocket's messages' seq); what does not
+ * parse is left out.
+ */
+export function spanOf(e: HarEntry): Span {
+  const out: Span = {};
   const start = Date.parse(e.startedDateTime);
-  if (!Number.isFinite(start)) return {};
-  const end = exchangeEndMs(e, start);
-  return Number.isFinite(end) ? { start, end } : { start };
+  if (Number.isFinite(start)) {
+    out.start = start;
+    const end = exchangeEndMs(e, start);
+    if (Number.isFinite(end)) out.end = end;
+  }
+  const bb = e._bb;
+  if (typeof bb?.seq === 'number' && typeof bb.seqEnd === 'number') {
+    out.seqStart = bb.seq;
+    let end = bb.seqEnd;
+    for (const m of e._webSocketMessages ?? []) if (typeof m._bb?.seq === 'number' && m._bb.seq > end) end = m._bb.seq;
+    out.seqEnd = end;
+  }
+  return out;
 }
 
 /** Reordered line-ups compared with the others, at most (a pair of line-ups is a few comparisons). */
@@ -93,12 +116,13 @@ const MAX_ORDER_CHECKS = 50_000_000;
  * that came before the other in one capture and after it in the other is paired, not reordered. An entry
  * without times stays reordered.
  */
-export function settleReorders(lineup: Lineup[], old: ReadonlyArray<{ start?: number; end?: number }>, cur: ReadonlyArray<{ start?: number; end?: number }>): void {
+export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: readonly Span[]): void {
   const moved = lineup.filter((l) => l.status === 'reordered');
   if (moved.length === 0) return;
   const both = lineup.filter((l) => l.old !== undefined && l.new !== undefined);
   if (moved.length * both.length > MAX_ORDER_CHECKS) return;
-  const before = (a: { start?: number; end?: number }, b: { start?: number; end?: number }) => a.end !== undefined && b.start !== undefined && a.end <= b.start;
+  const beforeOld = orderOf(old);
+  const beforeNew = orderOf(cur);
   for (const l of moved) {
     const o = old[l.old!]!;
     const n = cur[l.new!]!;
@@ -107,10 +131,19 @@ export function settleReorders(lineup: Lineup[], old: ReadonlyArray<{ start?: nu
       if (m === l) return false;
       const mo = old[m.old!]!;
       const mn = cur[m.new!]!;
-      return (before(o, mo) && before(mn, n)) || (before(mo, o) && before(n, mn));
+      return (beforeOld(o, mo) && beforeNew(mn, n)) || (beforeOld(mo, o) && beforeNew(n, mn));
     });
     if (!inverted) l.status = 'paired';
   }
+}
+
+/**
+ * Whether one entry of a capture ended before another started: in bb's event order when every entry has it
+ * (exact), else by the times, which a HAR gives to the millisecond (startedDateTime): sure only a millisecond clear.
+ */
+function orderOf(side: readonly Span[]): (a: Span, b: Span) => boolean {
+  if (side.every((s) => s.seqStart !== undefined && s.seqEnd !== undefined)) return (a, b) => a.seqEnd! < b.seqStart!;
+  return (a, b) => a.end !== undefined && b.start !== undefined && a.end + 1 <= b.start;
 }
 
 /** The digest of an entry's compared request (its JSON: contentTexts) with markers un-numbered: what its client sent, ids aside. */
@@ -122,8 +155,8 @@ export function requestDigest(requestText: string, table: OrdinalTable): string 
  * Re-pairs the entries of one key by what their clients sent (docs/diff.md "Pairing"): two clients that each
  * call `GET /me` (each its own header, body or query) at about the same time do so in either order from run
  * to run, and pairing by place alone paired one client's call with the other's (every header, cookie and
- * answer of theirs a change). Within each key, pairs whose requests are equal stay; the others pair with an
- * entry of that key whose request is theirs, in order; the rest by place, as before. Where that crosses, the
+ * answer of theirs a change). Within each key whose pairs sent different requests, each entry pairs with the
+ * first free entry of that key whose request is its own, in order; the rest by place, as before. Where that crosses, the
  * fewest entries are `reordered` (the rest keep their order), until settleReorders finds they ran beside the
  * entries they moved past.
  */
@@ -138,18 +171,27 @@ export function pairByRequest(lineup: Lineup[], old: ReadonlyArray<{ key: string
   }
   for (const g of groups.values()) {
     if (g.length < 2) continue;
-    const req = (l: Lineup) => [old[l.old!]!.request, cur[l.new!]!.request] as const;
-    if (g.every((l) => { const [a, b] = req(l); return a === undefined || a === b; })) continue;
     const olds = g.map((l) => l.old!).sort((a, b) => a - b);
     const news = g.map((l) => l.new!).sort((a, b) => a - b);
+    // Each old entry, in order, takes the first free new one that sent the same (so equal requests pair in order).
+    const queues = new Map<string | undefined, number[]>();
+    for (const j of news) {
+      const q = queues.get(cur[j]!.request);
+      if (q) q.push(j);
+      else queues.set(cur[j]!.request, [j]);
+    }
+    const next = new Map<string | undefined, number>();
     const partner = new Map<number, number>();
     const taken = new Set<number>();
-    // Equal requests at their places stay paired; then each old entry takes the first free new one that sent the same.
-    for (const l of g) if (req(l)[0] === req(l)[1]) (partner.set(l.old!, l.new!), taken.add(l.new!));
     for (const i of olds) {
-      if (partner.has(i)) continue;
-      const j = news.find((n) => !taken.has(n) && cur[n]!.request === old[i]!.request);
-      if (j !== undefined) (partner.set(i, j), taken.add(j));
+      const r = old[i]!.request;
+      const q = queues.get(r);
+      const k = next.get(r) ?? 0;
+      if (q && k < q.length) {
+        partner.set(i, q[k]!);
+        taken.add(q[k]!);
+        next.set(r, k + 1);
+      }
     }
     const rest = news.filter((n) => !taken.has(n));
     for (const i of olds) if (!partner.has(i)) partner.set(i, rest.shift()!);
