@@ -353,12 +353,13 @@ function spellings(key: string): string[] {
 }
 
 /**
- * Pairs two captures' entries: in sequence, except entries whose route matches
- * an `unordered` glob, which pair as a multiset within their page.
+ * Pairs two captures' entries: in sequence (by key, then within a key by what
+ * each client sent: pairByRequest), except entries whose route matches an
+ * `unordered` glob, which pair as a multiset within their page.
  */
 export function pairEntries(
-  oldEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string }>,
-  newEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string }>,
+  oldEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string; request?: string }>,
+  newEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string; request?: string }>,
   unordered: string[],
 ): Lineup[] {
   // A glob matches the route as it is, without its host (`GET //a.test/x` → `GET /x`), as route keys do, or without its key (`POST /graphql[A]` → `POST /graphql`).
@@ -371,6 +372,8 @@ export function pairEntries(
   const ni = newEntries.map((_, i) => i).filter((j) => !isUnordered(newEntries[j]!.route));
   const seq = pairByKeys(oi.map((i) => oldKeys[i]!), ni.map((j) => newKeys[j]!), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));
   const out: Lineup[] = seq.map((l) => ({ ...l, old: l.old === undefined ? undefined : oi[l.old], new: l.new === undefined ? undefined : ni[l.new] }));
+  // In sequence, one key's entries pair by what their clients sent (an unordered route's never report an order).
+  pairByRequest(out, oldEntries, newEntries);
   if (unordered.length) {
     // Multiset: identical first, then same key in order; order never reported.
     const uo = oldEntries.map((_, i) => i).filter((i) => isUnordered(oldEntries[i]!.route));

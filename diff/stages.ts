@@ -8,7 +8,7 @@ import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
 import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type PairFacts, type SideStore, type StagePart, type Summarized } from './context.js';
 import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
-import { pairByRequest, pairEntries, settleReorders } from './pair.js';
+import { pairEntries, settleReorders } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
 import { buildFindings } from './findings.js';
 import { classifyKnown, classifyNoise } from './classify.js';
@@ -150,7 +150,6 @@ export const defaultStages: readonly DiffStage[] = [
     run: (ctx) => {
       const [o, n] = storesOf(ctx);
       ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? []);
-      pairByRequest(ctx.lineup, o.summaries, n.summaries);
       settleReorders(ctx.lineup, o.summaries, n.summaries);
     },
   },

@@ -65,6 +65,16 @@ describe('pairing entries', () => {
     assert.equal(r.verdict, 'match', show(r));
   });
 
+  it('calls of one key sent in another order pair by what each sent: reordered, unless the route is unordered', async () => {
+    const parts = (order: number[]): ExchangeSpec[] => order.map((i) => ({ url: `http://127.0.0.1:1/v1/parts?i=${i}`, body: { part: i } }));
+    const a = [...base(), ...parts([1, 2, 3])];
+    const b = [...base(), ...parts([3, 1, 2])];
+    const ordered = await diffSpecs(a, b);
+    assert.deepEqual(ordered.differences.map((d) => d.kind), ['reordered'], show(ordered));
+    const r = await diffSpecs(a, b, { pairing: { unordered: ['GET /v1/parts'] } });
+    assert.equal(r.verdict, 'match', show(r));
+  });
+
   it('GraphQL POSTs pair by operationName', async () => {
     const gql = (op: string, data: unknown): ExchangeSpec => ({ method: 'POST', url: 'http://127.0.0.1:1/graphql', requestBody: { operationName: op, query: `query ${op} { x }` }, body: { data } });
     const a = [gql('GetUser', { u: 1 }), gql('ListItems', { items: [1, 2] }), gql('GetStats', { s: 9 })];
