@@ -89,6 +89,8 @@ export interface EntrySummary {
   /** The same in bb's own event order (`_bb.seq`, `_bb.seqEnd`, a WebSocket's last message's seq), when the capture is bb's: exact where times have a millisecond's grain. */
   seqStart?: number;
   seqEnd?: number;
+  /** The client connection it came on (HAR `connection`), when the capture names one: order counts within one. */
+  connection?: string;
   /** Its times, taken on the one read, when the run asks for timing (bb diff --timing). */
   times?: Pick<TimingSample, 'ttfb' | 'total' | 'skip'>;
   /** What the config's erasing rules (paths without a pattern, keys, headers) replaced or dropped in it (normalize/erased.ts), when any did: rule-hidden.ts counts the rows they hid. */

@@ -80,6 +80,7 @@ export interface Span {
   end?: number;
   seqStart?: number;
   seqEnd?: number;
+  connection?: string;
 }
 
 /**
@@ -88,7 +89,7 @@ export interface Span {
  * parse is left out.
  */
 export function spanOf(e: HarEntry): Span {
-  const out: Span = {};
+  const out: Span = typeof e.connection === 'string' && e.connection ? { connection: e.connection } : {};
   const start = Date.parse(e.startedDateTime);
   if (Number.isFinite(start)) {
     out.start = start;
@@ -123,6 +124,13 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
   if (moved.length * both.length > MAX_ORDER_CHECKS) return;
   const beforeOld = orderOf(old);
   const beforeNew = orderOf(cur);
+  // Where exchanges ran at once (several clients, or one client's parallel connections) and the captures name
+  // their connections, an order counts between two exchanges of one connection on each side: independent
+  // clients have none between them, however their requests fell. A capture of one exchange after the other
+  // (a script, each call on its own connection) keeps the order of its times.
+  const named = old.every((s) => s.connection !== undefined) && cur.every((s) => s.connection !== undefined);
+  const byConnection = named && (concurrent(old, beforeOld) || concurrent(cur, beforeNew));
+  const together = (a: Span, b: Span) => !byConnection || a.connection === b.connection;
   for (const l of moved) {
     const o = old[l.old!]!;
     const n = cur[l.new!]!;
@@ -131,10 +139,25 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
       if (m === l) return false;
       const mo = old[m.old!]!;
       const mn = cur[m.new!]!;
+      if (!together(o, mo) || !together(n, mn)) return false;
       return (beforeOld(o, mo) && beforeNew(mn, n)) || (beforeOld(mo, o) && beforeNew(n, mn));
     });
     if (!inverted) l.status = 'paired';
   }
+}
+
+/** Whether some exchange of a capture started before every exchange that started before it had ended. */
+function concurrent(side: readonly Span[], before: (a: Span, b: Span) => boolean): boolean {
+  const bySeq = side.every((s) => s.seqStart !== undefined && s.seqEnd !== undefined);
+  const startOf = (s: Span) => (bySeq ? s.seqStart : s.start);
+  const endOf = (s: Span) => (bySeq ? s.seqEnd : s.end);
+  const sorted = side.filter((s) => startOf(s) !== undefined).sort((a, b) => startOf(a)! - startOf(b)!);
+  let last: Span | undefined;
+  for (const s of sorted) {
+    if (last && !before(last, s)) return true;
+    if (!last || (endOf(s) ?? Infinity) > (endOf(last) ?? Infinity)) last = s;
+  }
+  return false;
 }
 
 /**

@@ -75,6 +75,8 @@ export class MirrorTarget {
   private readonly conversations = new Set<MirroredConversation>();
   /** Requests sent or queued and not answered. */
   inFlight = 0;
+  /** WebSocket upgrades handed over and not yet opened or refused (one may wait for a value: openWebSocket). */
+  private opening = 0;
   /** Shared ids handed over and not settled, with how many (at most the in-flight cap: a rotating capture's segment waits for them). */
   private readonly unsettled = new Map<number, number>();
   /** Bytes of those requests. */
@@ -338,6 +340,19 @@ export class MirrorTarget {
    * messages, or undefined when the target refused.
    */
   async openWebSocket(req: MirrorRequest): Promise<MirroredSocket | undefined> {
+    // Under way from now: this target's capture waits for it (hold), and so does the end of the run (opening).
+    const settle = this.hold(req.id);
+    this.opening++;
+    try {
+      return await this.upgrade(req);
+    } finally {
+      settle();
+      this.opening--;
+    }
+  }
+
+  // openWebSocket's upgrade: resolves to the conversation once open, undefined when refused.
+  private async upgrade(req: MirrorRequest): Promise<MirroredSocket | undefined> {
     // The upgrade may carry a value another connection's primary answer (or a stream's message) issued, such as
     // the session cookie a login set just before: it waits, as a lane's request does, for this target's own value
     // (CATCH_UP_MS at most), else it would go with the primary's (and a target that checks it refuses the socket).
@@ -379,7 +394,6 @@ export class MirrorTarget {
     });
     this.conversations.add(conversation);
     ws.once('close', () => this.conversations.delete(conversation));
-    const settle = this.hold(req.id);
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
       ws.once('unexpected-response', (_q, res) => {
@@ -389,8 +403,7 @@ export class MirrorTarget {
       });
       ws.once('error', () => resolve(false));
     });
-    // Open, its exchange is under way in this target's capture (which waits for it); refused, it is settled.
-    settle();
+    // Open or refused, openWebSocket settles its hold: an open one's exchange goes on in this target's capture.
     if (!opened) return undefined;
     ws.on('error', () => {});
     // The target's own messages are recorded by its proxy; the conversation reads them only to bind the values they issue.
@@ -402,7 +415,7 @@ export class MirrorTarget {
   /** Waits (at most `ms`) until every queued request is answered, then closes lanes and sockets. */
   async settle(ms: number): Promise<void> {
     const until = Date.now() + ms;
-    while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    while ((this.inFlight > 0 || this.opening > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     for (const [c, lane] of this.lanes) this.dropLane(c, lane);
     this.h2.closeAll();
     for (const ws of this.sockets) ws.close(1001);
