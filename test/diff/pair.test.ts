@@ -142,6 +142,21 @@ describe('pairing the exchanges of clients that ran at once', () => {
     assert.deepEqual(r.differences.map((d) => d.kind), ['reordered'], show(r));
   });
 
+  it('where calls ran at once, an order counts within one connection only', async () => {
+    // ann's calls on connection a, bob's on b; a third client's call runs beside them (so the captures have calls at once).
+    const onConnection = (h: ReturnType<typeof timed>, connections: string[]) => (h.log.entries.forEach((e, i) => (e.connection = connections[i]!)), h);
+    const specs = (x: ExchangeSpec, y: ExchangeSpec) => [call('cy', '/slow', { ok: true }), x, y];
+    const old = onConnection(timed(specs(me('ann'), items('bob')), 200, 100), ['c', 'a', 'b']);
+    const cur = onConnection(timed(specs(items('bob'), me('ann')), 200, 100), ['c', 'b', 'a']);
+    old.log.entries[0]!.time = cur.log.entries[0]!.time = 1000;
+    assert.equal((await diffOf(old, cur)).verdict, 'match');
+    // One client's two calls on its one connection, the other way round: reordered.
+    const mine = onConnection(timed(specs(me('ann'), items('ann')), 200, 100), ['c', 'a', 'a']);
+    const swapped = onConnection(timed(specs(items('ann'), me('ann')), 200, 100), ['c', 'a', 'a']);
+    mine.log.entries[0]!.time = swapped.log.entries[0]!.time = 1000;
+    assert.deepEqual((await diffOf(mine, swapped)).differences.map((d) => d.kind), ['reordered']);
+  });
+
   it('calls that ran at once on one side only are in no order: paired', async () => {
     const r = await diffOf(timed([me('ann'), items('ann')], 500, 100), timed([items('ann'), me('ann')], 5, 100));
     assert.equal(r.verdict, 'match', show(r));

@@ -36,3 +36,23 @@ describe('bb replay of random concurrent traffic, against the same build', () =>
     });
   }
 });
+
+// The same walks recorded twice, against two instances of the same build, no replay between: the clients fall
+// in another order each time (one client's call before another's in one recording, after it in the other), and
+// only the order within one client connection is the clients' own.
+describe('two recordings of the same random concurrent traffic, against the same build', () => {
+  for (const seed of [1, 2]) {
+    it(`seed ${seed}: bb diff of the two is MATCH`, async () => {
+      const record = async (name: string) => {
+        const service = await startShadowService('old', 1000);
+        services.push(service);
+        const rec = await startRecording({ target: service.url, out: tmp.path(`${name}-${seed}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+        await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walk(rec.url, user, mulberry32(seed * 1000 + user), 12)));
+        return rec.close(2000);
+      };
+      const [a, b] = [await record('a'), await record('b')];
+      const r = await diffCaptures(a, b);
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    });
+  }
+});
