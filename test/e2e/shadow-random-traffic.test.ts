@@ -12,12 +12,12 @@
 // binding, and a socket's end was taken from its handshake.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startShadow } from '../../../scenario/index.js';
-import { diffCaptures } from '../../../diff/index.js';
-import { mulberry32 } from '../../../core/index.js';
-import { tempDir } from '../../helpers/tmp.js';
-import { startShadowService, type ShadowService } from './service.js';
-import { walk } from '../../helpers/random-walk.js';
+import { startShadow } from '../../scenario/index.js';
+import { diffCaptures } from '../../diff/index.js';
+import { mulberry32 } from '../../core/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startShadowService, type ShadowService } from '../scenario/shadow/service.js';
+import { walk } from '../helpers/random-walk.js';
 
 const tmp = tempDir();
 const services: ShadowService[] = [];
