@@ -384,6 +384,8 @@ export function pairEntries(
   oldEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string; request?: string }>,
   newEntries: ReadonlyArray<{ key: string; route: string; token: string; page: string; request?: string }>,
   unordered: string[],
+  /** false: one key's entries pair by place alone (a shadow's captures: the shared ids already say which pair). */
+  byRequest = true,
 ): Lineup[] {
   // A glob matches the route as it is, without its host (`GET //a.test/x` → `GET /x`), as route keys do, or without its key (`POST /graphql[A]` → `POST /graphql`).
   const unorderedRoutes = unordered.map((g) => globMatcher(g));
@@ -396,7 +398,7 @@ export function pairEntries(
   const seq = pairByKeys(oi.map((i) => oldKeys[i]!), ni.map((j) => newKeys[j]!), oi.map((i) => oldEntries[i]!.token), ni.map((j) => newEntries[j]!.token));
   const out: Lineup[] = seq.map((l) => ({ ...l, old: l.old === undefined ? undefined : oi[l.old], new: l.new === undefined ? undefined : ni[l.new] }));
   // In sequence, one key's entries pair by what their clients sent (an unordered route's never report an order).
-  pairByRequest(out, oldEntries, newEntries);
+  if (byRequest) pairByRequest(out, oldEntries, newEntries);
   if (unordered.length) {
     // Multiset: identical first, then same key in order; order never reported.
     const uo = oldEntries.map((_, i) => i).filter((i) => isUnordered(oldEntries[i]!.route));

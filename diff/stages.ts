@@ -149,7 +149,9 @@ export const defaultStages: readonly DiffStage[] = [
     name: 'pair',
     run: (ctx) => {
       const [o, n] = storesOf(ctx);
-      ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? []);
+      // Two of a shadow's captures hold each exchange under its shared id, in one order: place says which pair.
+      const shadowPair = o.header.shadow === true && n.header.shadow === true;
+      ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? [], !shadowPair);
       settleReorders(ctx.lineup, o.summaries, n.summaries);
     },
   },
