@@ -178,10 +178,10 @@ export function requestDigest(requestText: string, table: OrdinalTable): string 
  * Re-pairs the entries of one key by what their clients sent (docs/diff.md "Pairing"): two clients that each
  * call `GET /me` (each its own header, body or query) at about the same time do so in either order from run
  * to run, and pairing by place alone paired one client's call with the other's (every header, cookie and
- * answer of theirs a change). Within each key whose pairs sent different requests, each entry pairs with the
- * first free entry of that key whose request is its own, in order; the rest by place, as before. Where that crosses, the
- * fewest entries are `reordered` (the rest keep their order), until settleReorders finds they ran beside the
- * entries they moved past.
+ * answer of theirs a change). Within each key, each entry pairs with the first free entry of that key whose
+ * request is its own, in order; the rest by place, as before. Where that crosses, the fewest entries are
+ * `reordered` (the rest keep their order), until settleReorders finds they ran beside the entries they moved
+ * past.
  */
 export function pairByRequest(lineup: Lineup[], old: ReadonlyArray<{ key: string; request?: string }>, cur: ReadonlyArray<{ request?: string }>): void {
   const groups = new Map<string, Lineup[]>();
