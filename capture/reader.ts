@@ -28,6 +28,8 @@ export { toEpochSeconds, type HarLogHeader } from './reader-validate.js';
 export interface ReadCaptureOptions {
   /** Accept a capture recovered after a crash (`log._bb.complete: false`). */
   allowIncomplete?: boolean;
+  /** Accept a capture of no entries (a `bb shadow` mirror's segment in which nothing was mirrored). */
+  allowEmpty?: boolean;
 }
 
 /** Why a capture cannot be used. */
@@ -200,7 +202,7 @@ function checkUsable(path: string, header: HarLogHeader, entryCount: number, opt
   if (header._bb?.complete === false && !opts.allowIncomplete) {
     throw new CaptureReadError('BB_CAPTURE_INCOMPLETE', `${path} is an incomplete capture (recovered after a crash): pass --allow-incomplete to compare it anyway.`, { file: path });
   }
-  if (entryCount === 0) {
+  if (entryCount === 0 && !opts.allowEmpty) {
     throw new CaptureReadError('BB_CAPTURE_EMPTY', `${path} holds no entries: there is nothing to compare or show; check that traffic went through the proxy.`, { file: path });
   }
 }

@@ -117,10 +117,13 @@ export interface SideHeader {
   setHeaders?: string[];
 }
 
+/** The labels `bb shadow` gives its mirrors' captures: an empty one is a segment in which nothing was mirrored. */
+const isMirrorLabel = (label: string | undefined): boolean => label === 'candidate' || label === 'secondary';
+
 /** A side's header from its log (pages and `_bb`), its entry count, time window and first entry: the same for every store. */
 export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined, first: HarEntry | undefined): SideHeader {
   const replayOf = replayOfShape(log._bb?.replayOf);
-  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}), ...(log._bb?.setHeaders?.length ? { setHeaders: log._bb.setHeaders.map((n) => n.toLowerCase()) } : {}) };
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined || (entryCount === 0 && isMirrorLabel(log._bb?.label)) ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}), ...(log._bb?.setHeaders?.length ? { setHeaders: log._bb.setHeaders.map((n) => n.toLowerCase()) } : {}) };
 }
 
 /**
@@ -194,6 +197,8 @@ export interface DiffSide {
   store?: SideStore;
   /** Each entry's times, named as the entries are (normalize stage, only with options.timing). */
   timing: TimingSample[];
+  /** It may hold no entries: the other side is a `bb shadow` primary, so this is a mirror's segment in which nothing was mirrored (read stage). */
+  mayBeEmpty?: boolean;
 }
 
 /** What the stages share. */

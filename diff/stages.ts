@@ -62,6 +62,18 @@ async function openStores(ctx: DiffContext): Promise<void> {
   ctx.storeKind ??= (await needsBounded(ctx.old.path, ctx.new.path, ctx.options.boundedThreshold)) ? 'bounded' : 'memory';
   const open = ctx.storeKind === 'bounded' ? BoundedStore.open : MemoryStore.open;
   const opened = await Promise.allSettled([open(ctx, 'old'), open(ctx, 'new')]);
+  // A `bb shadow` mirror's segment in which nothing was mirrored (its primary's exchanges were all left to the
+  // primary) holds no entries: against its primary that is a comparison of what was mirrored, nothing; against
+  // anything else an empty capture is still refused (an empty comparison is never a match).
+  for (const [k, which] of [[0, 'old'], [1, 'new']] as const) {
+    const self = opened[k]!;
+    const other = opened[1 - k]!;
+    const empty = self.status === 'rejected' && (self.reason as { code?: string })?.code === 'BB_CAPTURE_EMPTY';
+    if (empty && other.status === 'fulfilled' && other.value.header.shadowPrimary) {
+      ctx[which].mayBeEmpty = true;
+      opened[k] = await Promise.allSettled([open(ctx, which)]).then((r) => r[0]!);
+    }
+  }
   const [o, n] = opened.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed || !o || !n) {

@@ -36,7 +36,7 @@ export class MemoryStore implements SideStore {
 
   /** Reads and parses one side of the run, and decodes its zip bodies for the "zip" parser. */
   static async open(ctx: DiffContext, which: 'old' | 'new'): Promise<MemoryStore> {
-    return MemoryStore.of(ctx, which, await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete }));
+    return MemoryStore.of(ctx, which, await readCapture(ctx[which].path, { allowIncomplete: ctx.options.allowIncomplete, allowEmpty: ctx[which].mayBeEmpty === true }));
   }
 
   /**

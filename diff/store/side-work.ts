@@ -71,6 +71,8 @@ export interface EntryTexts {
 export interface SideSpec {
   path: string;
   which: 'old' | 'new';
+  /** It may hold no entries (DiffSide.mayBeEmpty). */
+  mayBeEmpty?: boolean;
   options: Pick<DiffOptions, 'config' | 'allowIncomplete' | 'serverHome' | 'timing'>;
 }
 
@@ -192,7 +194,7 @@ export class SideWork {
    * calling thread (its custom parsers apply); a worker makes its own from the spec.
    */
   static async open(spec: SideSpec, ctx?: DiffContext): Promise<SideWork> {
-    const cap = await indexCapture(spec.path, { allowIncomplete: spec.options.allowIncomplete });
+    const cap = await indexCapture(spec.path, { allowIncomplete: spec.options.allowIncomplete, allowEmpty: spec.mayBeEmpty === true });
     const c = ctx ?? createContext(spec.path, spec.path, spec.options);
     const zips = new ZipBodies();
     // The time window from the first and last entries (captureWindow): two reads, not a pass over the file.

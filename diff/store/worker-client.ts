@@ -179,6 +179,7 @@ export async function openSide(ctx: DiffContext, which: 'old' | 'new'): Promise<
   const spec: SideSpec = {
     path: ctx[which].path,
     which,
+    ...(ctx[which].mayBeEmpty ? { mayBeEmpty: true } : {}),
     options: { config: ctx.config, allowIncomplete: ctx.options.allowIncomplete, serverHome: ctx.options.serverHome, timing: ctx.options.timing },
   };
   if (useWorkers(ctx)) return WorkerSide.open(spec);
