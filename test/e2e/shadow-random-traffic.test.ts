@@ -12,6 +12,7 @@
 // binding, and a socket's end was taken from its handshake.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { startShadow } from '../../scenario/index.js';
 import { diffCaptures } from '../../diff/index.js';
 import { mulberry32 } from '../../core/index.js';
@@ -50,5 +51,30 @@ describe('bb shadow over random traffic: live findings = bb diff of the captures
         assert.ok(live.some((f) => f.startsWith('real ')), live.join('\n'));
       });
     }
+  }
+});
+
+// The same with the captures cut in segments while the run goes (`--rotate`): bb diff of each segment's three
+// captures, added up, reaches the live findings and their counts; a segment in which nothing was mirrored (only
+// creates, which reach the primary alone) compares as MATCH, not as an empty capture refused.
+describe('bb shadow --rotate over random traffic: the segments\' bb diff, added up, = the live findings', () => {
+  for (const seed of [1, 2]) {
+    it(`seed ${seed}`, async () => {
+      const [primary, candidate, secondary] = [await startShadowService('old', 1000), await startShadowService('new', 5000), await startShadowService('old', 9000)];
+      services.push(primary, candidate, secondary);
+      const out = tmp.path(`rotated-${seed}`);
+      const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, rotate: { ms: 100 } });
+      await Promise.all([1, 2, 3, 4].map((user) => walk(shadow.url, user, mulberry32(seed * 77 + user))));
+      const report = await shadow.close();
+      const segments = (await readdir(out)).filter((n) => /^primary-\d{4}\.har$/.test(n)).map((n) => n.slice(8, 12));
+      assert.ok(segments.length >= 2, `segments: ${segments.join(' ')}`);
+      const offline = new Map<string, number>();
+      for (const k of segments) {
+        const r = await diffCaptures(`${out}/primary-${k}.har`, `${out}/candidate-${k}.har`, { noisePath: `${out}/secondary-${k}.har` });
+        for (const f of r.findings) if (f.class !== 'known') offline.set(`${f.class} ${f.kind} ${f.pattern}`, (offline.get(`${f.class} ${f.kind} ${f.pattern}`) ?? 0) + f.entries);
+      }
+      const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern} ×${f.count}`).sort();
+      assert.deepEqual([...offline].map(([k, n]) => `${k} ×${n}`).sort(), live);
+    });
   }
 });
