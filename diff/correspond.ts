@@ -11,7 +11,7 @@ import { alignItems, identityOf, type ArrayRules } from './arrays.js';
 import { canonical, lineUpMessages } from './compare.js';
 import { eventIdentity } from './streams.js';
 import { joinPath } from './selector.js';
-import { hasMarker, type OrdinalNumbering } from './normalize/index.js';
+import { hasMarker, markersOf, type OrdinalNumbering } from './normalize/index.js';
 import { couldBeShape, ID_KEY_TOKEN_CLASSES, SHAPE_CLASSES } from './normalize/shapes.js';
 import type { NormalizedEntry, NormalizedWsMessage } from './types.js';
 
@@ -68,12 +68,16 @@ class Binder {
   adoptShape(a: Record<string | number, unknown> | unknown[], b: Record<string | number, unknown> | unknown[], ka: string | number, kb: string | number): boolean {
     const x = (a as Record<string | number, unknown>)[ka];
     const y = (b as Record<string | number, unknown>)[kb];
-    if (typeof x !== 'string' || typeof y !== 'string' || x === y || hasMarker(x) === hasMarker(y)) return false;
-    // The value as the other side's: its text where that one has text, an id of each shape where that one has one.
+    if (typeof x !== 'string' || typeof y !== 'string' || x === y || (!hasMarker(x) && !hasMarker(y))) return false;
+    // The side with fewer markers (none, or one id of several read as words) read as the other's: its text where
+    // that one has text, an id of each shape where that one has one.
+    const mx = markersOf(x).length;
+    const my = markersOf(y).length;
+    if (mx === my) return false;
     const may = (token: string, cls: string) => SHAPES.has(cls) && couldBeShape(token, cls);
-    const adopted = hasMarker(x) ? this.numbering.adoptAlong(1, x, y, may) : this.numbering.adoptAlong(0, y, x, may);
+    const adopted = mx > my ? this.numbering.adoptAlong(1, x, y, may) : this.numbering.adoptAlong(0, y, x, may);
     if (adopted === undefined) return false;
-    if (hasMarker(x)) (b as Record<string | number, unknown>)[kb] = adopted;
+    if (mx > my) (b as Record<string | number, unknown>)[kb] = adopted;
     else (a as Record<string | number, unknown>)[ka] = adopted;
     return true;
   }

@@ -10,7 +10,7 @@ export { bothErased, type ErasedNote } from './erased.js';
 export { compileRules, homesFor, type RuleSet } from './rules.js';
 export { BUILTIN_RULE_NAMES } from './builtin-rules.js';
 export { bodyParsers, type BodyParser, type RawBody, type ParsedBody } from './bodies.js';
-export { hasMarker, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
+export { hasMarker, markersOf, OrdinalNumbering, OrdinalTable, unnumber } from './ordinals.js';
 export { KeyedSlots, keyedClassIndices, keyedSlotsIn } from './keyed.js';
 export { namedByWords } from './shapes.js';
 export { ZipBodies } from './zip.js';

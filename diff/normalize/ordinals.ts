@@ -20,6 +20,11 @@ const CLOSE = '\uE002';
 const DIGIT0 = 0xe100;
 const BASE = 0x1000;
 const MARKER = /\uE000([\uE100-\uF0FF]+)\uE001([\uE100-\uF0FF]+)\uE002/g;
+/** adoptAlong reads values of at most this many characters and markers (a link of a few ids; a regular expression of one group per marker). */
+const MAX_ADOPT_LENGTH = 4096;
+const MAX_ADOPT_MARKERS = 16;
+// One whole marker, as a regular expression's source without groups.
+const WHOLE_MARKER = '\\uE000[\\uE100-\\uF0FF]+\\uE001[\\uE100-\\uF0FF]+\\uE002';
 
 function encode(n: number): string {
   let s = String.fromCharCode(DIGIT0 + (n % BASE));
@@ -284,25 +289,36 @@ export class OrdinalNumbering {
    * that token for, `plain` with those tokens as adopted markers (adopt), else undefined.
    */
   adoptAlong(side: 0 | 1, marked: string, plain: string, may: (token: string, cls: string) => boolean): string | undefined {
+    // A value of a few ids (a link, a composite token), not a body of thousands: one group a marker.
+    if (marked.length > MAX_ADOPT_LENGTH || plain.length > MAX_ADOPT_LENGTH) return undefined;
     // split with the marker's two groups: text, class, value, text, class, value, ..., text.
     const parts = marked.split(new RegExp(MARKER.source));
+    if (parts.length > 3 * MAX_ADOPT_MARKERS + 1) return undefined;
     const classes: number[] = [];
     let pattern = '^';
     for (let i = 0; i < parts.length; i += 3) {
       pattern += parts[i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       if (i + 1 < parts.length) {
         classes.push(decode(parts[i + 1]!));
-        pattern += '([A-Za-z0-9_+/=-]+)';
+        // A token, or a marker `plain` already holds there (a string of several ids, one of them read as words).
+        pattern += `(${WHOLE_MARKER}|[A-Za-z0-9_+/=-]+)`;
       }
     }
     const m = new RegExp(`${pattern}$`).exec(plain);
     if (!m || classes.length === 0) return undefined;
     let out = parts[0]!;
+    let adopted = false;
     for (let k = 0; k < classes.length; k++) {
-      if (!may(m[k + 1]!, this.table.className(classes[k]!))) return undefined;
-      out += this.adopt(side, m[k + 1]!, classes[k]!) + parts[3 * (k + 1)]!;
+      const token = m[k + 1]!;
+      if (token.startsWith(OPEN)) out += token;
+      else {
+        if (!may(token, this.table.className(classes[k]!))) return undefined;
+        out += this.adopt(side, token, classes[k]!);
+        adopted = true;
+      }
+      out += parts[3 * (k + 1)]!;
     }
-    return out;
+    return adopted ? out : undefined;
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */

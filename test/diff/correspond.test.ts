@@ -249,6 +249,20 @@ describe('a random id whose letters read as words on one side only', () => {
     });
   }
 
+  it('one of two ids in one string read as words on one side (a link naming a member and an order): compared as the other side\'s shape: MATCH', async () => {
+    const linked = (member: string, order: string): ExchangeSpec[] => [{ url: `${URL0}/orders/last`, body: { links: { self: `${URL0}/members/${member}/orders/${order}` }, token: `${member}.${order}` } }];
+    for (const [a, b] of [[linked(generated(), generated()), linked(generated(), misread[0]!)], [linked(misread[1]!, generated()), linked(generated(), generated())]] as const) {
+      const r = await diff(capture(a), capture(b));
+      assert.deepEqual(rows(r), [], renderText(r, { color: false, rows: true }));
+    }
+  });
+
+  it('a body of thousands of ids, some read as words on one side: compared as it is, without reading it as a pattern (it overflowed the stack)', async () => {
+    const blob = (n: number, words: number) => Array.from({ length: n }, (_, i) => (i < words ? misread[i % 2]! : generated())).join('+');
+    const r = await diff(capture([{ url: `${URL0}/blob`, body: { blob: blob(5000, 0) } }]), capture([{ url: `${URL0}/blob`, body: { blob: blob(5000, 3) } }]));
+    assert.deepEqual(r.differences.map((d) => `${d.kind} ${d.path}`), ['changed response.body.blob']);
+  });
+
   it('a random 12-hex id that drew no letter (digits alone, never a hex shape) is compared as the other side\'s hex id: MATCH', async () => {
     const digits = '938475610293';
     for (const [a, b] of [[hexId(), digits], [digits, hexId()]] as const) {
