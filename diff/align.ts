@@ -88,21 +88,26 @@ function uniqueAnchors(a: readonly string[], b: readonly string[], alo: number, 
     if (c && c[0] === 1 && inB.get(b[j]!) === 1) pairs.push([c[2], j]);
   }
   // Longest increasing subsequence on the a-index (pairs are in b order).
+  return longestIncreasing(pairs.map((p) => p[0])).map((k) => pairs[k]!);
+}
+
+/** The positions, in order, of a longest strictly increasing subsequence of `xs` (patience sorting, O(n log n)). */
+export function longestIncreasing(xs: readonly number[]): number[] {
   const tails: number[] = [];
-  const prev = new Array<number>(pairs.length).fill(-1);
-  for (let k = 0; k < pairs.length; k++) {
+  const prev = new Array<number>(xs.length).fill(-1);
+  for (let k = 0; k < xs.length; k++) {
     let lo = 0;
     let hi = tails.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (pairs[tails[mid]!]![0] < pairs[k]![0]) lo = mid + 1;
+      if (xs[tails[mid]!]! < xs[k]!) lo = mid + 1;
       else hi = mid;
     }
     if (lo > 0) prev[k] = tails[lo - 1]!;
     tails[lo] = k;
   }
-  const out: Array<[number, number]> = [];
-  for (let k = tails.length ? tails[tails.length - 1]! : -1; k >= 0; k = prev[k]!) out.push(pairs[k]!);
+  const out: number[] = [];
+  for (let k = tails.length ? tails[tails.length - 1]! : -1; k >= 0; k = prev[k]!) out.push(k);
   return out.reverse();
 }
 

@@ -2,7 +2,7 @@
 // (pairByKeys: by key sequence). Messages of two connections line up like
 // array items instead (diff/streams.ts).
 import { hash } from 'node:crypto';
-import { alignSequences } from './align.js';
+import { alignSequences, longestIncreasing } from './align.js';
 import { globMatcher } from '../core/index.js';
 import { routeWithoutHost, routeWithoutKey, unnumber, type OrdinalTable } from './normalize/index.js';
 import { shapesItCouldBe } from './normalize/shapes.js';
@@ -122,14 +122,15 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
   if (moved.length === 0) return;
   const both = lineup.filter((l) => l.old !== undefined && l.new !== undefined);
   if (moved.length * both.length > MAX_ORDER_CHECKS) return;
-  const beforeOld = orderOf(old);
-  const beforeNew = orderOf(cur);
+  const [seqOld, seqNew] = [inSeqOrder(old), inSeqOrder(cur)];
+  const beforeOld = orderOf(seqOld);
+  const beforeNew = orderOf(seqNew);
   // Where exchanges ran at once (several clients, or one client's parallel connections) and the captures name
   // their connections, an order counts between two exchanges of one connection on each side: independent
   // clients have none between them, however their requests fell. A capture of one exchange after the other
   // (a script, each call on its own connection) keeps the order of its times.
   const named = old.every((s) => s.connection !== undefined) && cur.every((s) => s.connection !== undefined);
-  const byConnection = named && (concurrent(old, beforeOld) || concurrent(cur, beforeNew));
+  const byConnection = named && (concurrent(old, seqOld, beforeOld) || concurrent(cur, seqNew, beforeNew));
   const together = (a: Span, b: Span) => !byConnection || a.connection === b.connection;
   for (const l of moved) {
     const o = old[l.old!]!;
@@ -146,9 +147,13 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
   }
 }
 
+/** Whether every entry of a capture has bb's event order (a bb capture's do): exact where times have a millisecond's grain. */
+function inSeqOrder(side: readonly Span[]): boolean {
+  return side.every((s) => s.seqStart !== undefined && s.seqEnd !== undefined);
+}
+
 /** Whether some exchange of a capture started before every exchange that started before it had ended. */
-function concurrent(side: readonly Span[], before: (a: Span, b: Span) => boolean): boolean {
-  const bySeq = side.every((s) => s.seqStart !== undefined && s.seqEnd !== undefined);
+function concurrent(side: readonly Span[], bySeq: boolean, before: (a: Span, b: Span) => boolean): boolean {
   const startOf = (s: Span) => (bySeq ? s.seqStart : s.start);
   const endOf = (s: Span) => (bySeq ? s.seqEnd : s.end);
   const sorted = side.filter((s) => startOf(s) !== undefined).sort((a, b) => startOf(a)! - startOf(b)!);
@@ -161,11 +166,11 @@ function concurrent(side: readonly Span[], before: (a: Span, b: Span) => boolean
 }
 
 /**
- * Whether one entry of a capture ended before another started: in bb's event order when every entry has it
- * (exact), else by the times, which a HAR gives to the millisecond (startedDateTime): sure only a millisecond clear.
+ * Whether one entry of a capture ended before another started: in bb's event order when the capture has it
+ * (`bySeq`: inSeqOrder, exact), else by the times, which a HAR gives to the millisecond (startedDateTime): sure only a millisecond clear.
  */
-function orderOf(side: readonly Span[]): (a: Span, b: Span) => boolean {
-  if (side.every((s) => s.seqStart !== undefined && s.seqEnd !== undefined)) return (a, b) => a.seqEnd! < b.seqStart!;
+function orderOf(bySeq: boolean): (a: Span, b: Span) => boolean {
+  if (bySeq) return (a, b) => a.seqEnd! < b.seqStart!;
   return (a, b) => a.end !== undefined && b.start !== undefined && a.end + 1 <= b.start;
 }
 
@@ -229,33 +234,13 @@ export function pairByRequest(lineup: Lineup[], old: ReadonlyArray<{ key: string
     if (changed.size === 0) continue;
     // The fewest moves: the entries outside a longest run whose new places keep the old order are the reordered ones.
     g.sort((a, b) => a.old! - b.old!);
-    const inOrder = longestIncreasing(g.map((l) => l.new!));
+    const inOrder = new Set(longestIncreasing(g.map((l) => l.new!)));
     g.forEach((l, k) => {
       if (!inOrder.has(k)) l.status = 'reordered';
       else if (changed.has(l)) l.status = 'paired';
     });
   }
   lineup.sort(lineupOrder);
-}
-
-/** The positions of a longest strictly increasing subsequence of `xs`. */
-function longestIncreasing(xs: readonly number[]): Set<number> {
-  const tails: number[] = [];
-  const prev = new Array<number>(xs.length).fill(-1);
-  for (let k = 0; k < xs.length; k++) {
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (xs[tails[mid]!]! < xs[k]!) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) prev[k] = tails[lo - 1]!;
-    tails[lo] = k;
-  }
-  const out = new Set<number>();
-  for (let k = tails.length ? tails[tails.length - 1]! : -1; k >= 0; k = prev[k]!) out.add(k);
-  return out;
 }
 
 /** A pairing token: the key and the content digest. */

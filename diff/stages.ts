@@ -6,7 +6,7 @@
 // edited by name without touching the others.
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type PairFacts, type SideStore, type StagePart, type Summarized } from './context.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type PairFacts, type SideHeader, type SideStore, type StagePart, type Summarized } from './context.js';
 import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
 import { pairEntries, settleReorders } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
@@ -42,6 +42,11 @@ function loopSettings(ctx: DiffContext): LoopSettings {
     maxViews: ctx.options.views ? MAX_VIEWS : 0,
     ...(ctx.options.onProgress ? { progress: (done: number, total: number) => ctx.options.onProgress!({ stage: 'compare', done, total }) } : {}),
   };
+}
+
+/** Two of one `bb shadow` run's captures: unmirrored entries left out, shared ids say which pair. */
+function isShadowPair(a: SideHeader, b: SideHeader): boolean {
+  return a.shadow === true && b.shadow === true;
 }
 
 /** Both sides' stores, once the read stage opened them. */
@@ -127,7 +132,7 @@ export const defaultStages: readonly DiffStage[] = [
       // A new side that is a replay of the old names the old entries it did not send: the old store leaves them out when it is that capture.
       // A replay names its target in Host, whatever the original named: with one in the run, no side's request Host is compared.
       const bbChoseHost = o.header.replayOf !== undefined || n.header.replayOf !== undefined;
-      const shadowPair = o.header.shadow === true && n.header.shadow === true;
+      const shadowPair = isShadowPair(o.header, n.header);
       // A shadow's primary against one of its mirrors: the mirror's binding reads what the client sent in the exchanges not mirrored.
       const primary = !shadowPair || !ctx.rules.issued || o.header.shadowPrimary === n.header.shadowPrimary ? undefined : o.header.shadowPrimary ? o : n;
       // Bounded sides run in their own threads: the primary's starts while this thread reads its not-mirrored
@@ -162,7 +167,7 @@ export const defaultStages: readonly DiffStage[] = [
     run: (ctx) => {
       const [o, n] = storesOf(ctx);
       // Two of a shadow's captures hold each exchange under its shared id, in one order: place says which pair.
-      const shadowPair = o.header.shadow === true && n.header.shadow === true;
+      const shadowPair = isShadowPair(o.header, n.header);
       ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? [], !shadowPair);
       settleReorders(ctx.lineup, o.summaries, n.summaries);
     },

@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import { startShadow } from '../../../scenario/index.js';
+import { startShadow, type Shadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
@@ -74,6 +74,16 @@ async function startDesk(build: 'old' | 'new', firstTicket: number, reads: strin
     await new Promise<void>((r) => server.close(() => r()));
   });
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/** Reads the ticket over HTTP through the shadow (found: 200), then waits until the run has compared that read. */
+async function readTicket(shadow: Shadow, ticket: number): Promise<void> {
+  const c = new Client(shadow.url);
+  const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
+  assert.equal(read.statusCode, 200);
+  await read.body.text();
+  await c.close();
+  await compared(shadow, 1);
 }
 
 /** Opens the desk, acknowledges its ticket, closes; resolves to the ticket. */
@@ -137,12 +147,7 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     res.body.on('error', () => {});
     const first = await new Promise<string>((resolve) => res.body.once('data', (d: Buffer) => resolve(d.toString())));
     const ticket = (JSON.parse(first.replace(/^data: /, '')) as { ticket: number }).ticket;
-    const c = new Client(shadow.url);
-    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
-    assert.equal(read.statusCode, 200);
-    await read.body.text();
-    await c.close();
-    await compared(shadow, 1);
+    await readTicket(shadow, ticket);
     ac.abort();
     await stream.destroy();
     const report = await shadow.close();
@@ -168,12 +173,7 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
     const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/desk`);
     const { ticket } = await new Promise<{ ticket: number }>((resolve, reject) => (ws.once('message', (d) => resolve(JSON.parse(d.toString()) as { ticket: number })), ws.once('error', reject)));
-    const c = new Client(shadow.url);
-    const read = await c.request({ method: 'GET', path: `/tickets/${ticket}` });
-    assert.equal(read.statusCode, 200);
-    await read.body.text();
-    await c.close();
-    await compared(shadow, 1);
+    await readTicket(shadow, ticket);
     const closed = new Promise((r) => ws.once('close', r));
     ws.close(1000);
     await closed;

@@ -182,6 +182,21 @@ function jsonAnswers(
 }
 
 /**
+ * One build of a service whose store every build shares (shadowed builds read one database): the paths it got go
+ * to a new list in `seen`; `onSocket`, when given, answers WebSocket connections. Closed when the file ends.
+ */
+async function sharedBuild(seen: string[][], answer: Parameters<typeof jsonAnswers>[1], onSocket?: (ws: WebSocket) => void): Promise<string> {
+  const paths: string[] = [];
+  seen.push(paths);
+  const server = http.createServer(jsonAnswers(paths, answer));
+  const wss = onSocket ? new WebSocketServer({ server }) : undefined;
+  if (onSocket) wss!.on('connection', onSocket);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => closeHttpAndWs(server, wss));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/**
  * A user service; the new build capitalizes the name it stores and answers (and finds users whatever the case).
  * `known`: its users, by lower-case name; builds given the same map share one store (as shadowed builds read one database).
  */
@@ -362,26 +377,18 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     // One store for every build: the create (a POST, not mirrored) reaches the primary only.
     const items = new Map<string, string>();
     const seen: string[][] = [];
-    const build = async () => {
-      const paths: string[] = [];
-      seen.push(paths);
-      const server = http.createServer(
-        jsonAnswers(paths, (req, body, send) => {
-          if (req.method === 'POST' && req.url === '/items') {
-            // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
-            const id = `it_${(0x8f3a2 + items.size).toString(16)}`;
-            items.set(id, (JSON.parse(body) as { name: string }).name);
-            return send(201, { id });
-          }
-          const m = /^\/items\/([^/?]+)$/.exec(req.url ?? '');
-          if (m && items.has(m[1]!)) return send(200, { id: m[1], name: items.get(m[1]!) });
-          send(404, { error: 'no such item' });
-        }),
-      );
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      after(() => new Promise((r) => server.close(r)));
-      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    };
+    const build = () =>
+      sharedBuild(seen, (req, body, send) => {
+        if (req.method === 'POST' && req.url === '/items') {
+          // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
+          const id = `it_${(0x8f3a2 + items.size).toString(16)}`;
+          items.set(id, (JSON.parse(body) as { name: string }).name);
+          return send(201, { id });
+        }
+        const m = /^\/items\/([^/?]+)$/.exec(req.url ?? '');
+        if (m && items.has(m[1]!)) return send(200, { id: m[1], name: items.get(m[1]!) });
+        send(404, { error: 'no such item' });
+      });
     const [primary, candidate, secondary] = [await build(), await build(), await build()];
     const out = tmp.path('created');
     const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
@@ -406,27 +413,21 @@ describe('bb shadow: a value the client chose, echoed otherwise by the candidate
     // One ticket desk for every build: the socket (sampled out: it names no user) reaches the primary only.
     const tickets = new Map<string, string>();
     const seen: string[][] = [];
-    const build = async () => {
-      const paths: string[] = [];
-      seen.push(paths);
-      const server = http.createServer(
-        jsonAnswers(paths, (req, _body, send) => {
+    const build = () =>
+      sharedBuild(
+        seen,
+        (req, _body, send) => {
           const m = /^\/tickets\/([^/?]+)$/.exec(req.url ?? '');
           if (m && tickets.has(m[1]!)) return send(200, { ticket: m[1], state: tickets.get(m[1]!) });
           send(404, { error: 'no such ticket' });
-        }),
+        },
+        (ws) => {
+          // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
+          const ticket = `t_${(0x4f2a9b + tickets.size).toString(16)}`;
+          tickets.set(ticket, 'open');
+          ws.send(JSON.stringify({ ticket }));
+        },
       );
-      const wss = new WebSocketServer({ server });
-      wss.on('connection', (ws) => {
-        // An id no value rule rewrites (a random one might read as a uuid or a hex run, and compare as that shape on both sides).
-        const ticket = `t_${(0x4f2a9b + tickets.size).toString(16)}`;
-        tickets.set(ticket, 'open');
-        ws.send(JSON.stringify({ ticket }));
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      after(() => closeHttpAndWs(server, wss));
-      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    };
     const [primary, candidate, secondary] = [await build(), await build(), await build()];
     const out = tmp.path('desk');
     // Requests that name no user are sampled out: the socket; the read names one.
