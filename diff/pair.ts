@@ -129,9 +129,12 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
   // their connections, an order counts between two exchanges of one connection on each side: independent
   // clients have none between them, however their requests fell. A capture of one exchange after the other
   // (a script, each call on its own connection) keeps the order of its times.
+  // A connection that carried exchanges at once (h2 streams: grpc-js shares one connection among every client
+  // of a target) is no client's sequence either: its exchanges are in no order among themselves.
   const named = old.every((s) => s.connection !== undefined) && cur.every((s) => s.connection !== undefined);
   const byConnection = named && (concurrent(old, seqOld, beforeOld) || concurrent(cur, seqNew, beforeNew));
-  const together = (a: Span, b: Span) => !byConnection || a.connection === b.connection;
+  const [sharedOld, sharedNew] = byConnection ? [multiplexed(old, seqOld, beforeOld), multiplexed(cur, seqNew, beforeNew)] : [new Set<string>(), new Set<string>()];
+  const together = (a: Span, b: Span, shared: Set<string>) => !byConnection || (a.connection === b.connection && !shared.has(a.connection!));
   for (const l of moved) {
     const o = old[l.old!]!;
     const n = cur[l.new!]!;
@@ -140,7 +143,7 @@ export function settleReorders(lineup: Lineup[], old: readonly Span[], cur: read
       if (m === l) return false;
       const mo = old[m.old!]!;
       const mn = cur[m.new!]!;
-      if (!together(o, mo) || !together(n, mn)) return false;
+      if (!together(o, mo, sharedOld) || !together(n, mn, sharedNew)) return false;
       return (beforeOld(o, mo) && beforeNew(mn, n)) || (beforeOld(mo, o) && beforeNew(n, mn));
     });
     if (!inverted) l.status = 'paired';
@@ -163,6 +166,19 @@ function concurrent(side: readonly Span[], bySeq: boolean, before: (a: Span, b: 
     if (!last || (endOf(s) ?? Infinity) > (endOf(last) ?? Infinity)) last = s;
   }
   return false;
+}
+
+/** The connections of a capture that carried exchanges at once (concurrent among their own exchanges). */
+function multiplexed(side: readonly Span[], bySeq: boolean, before: (a: Span, b: Span) => boolean): Set<string> {
+  const by = new Map<string, Span[]>();
+  for (const s of side) {
+    const list = by.get(s.connection!);
+    if (list) list.push(s);
+    else by.set(s.connection!, [s]);
+  }
+  const out = new Set<string>();
+  for (const [c, spans] of by) if (spans.length > 1 && concurrent(spans, bySeq, before)) out.add(c);
+  return out;
 }
 
 /**

@@ -157,6 +157,20 @@ describe('pairing the exchanges of clients that ran at once', () => {
     assert.deepEqual((await diffOf(mine, swapped)).differences.map((d) => d.kind), ['reordered']);
   });
 
+  it('on one connection that carried calls at once (h2 streams of several clients), its calls are in no order', async () => {
+    // grpc-js gives every client of a target one shared connection: ann's and bob's calls are streams of it.
+    const onOne = (h: ReturnType<typeof timed>) => (h.log.entries.forEach((e) => (e.connection = 'c1')), h);
+    const specs = (x: ExchangeSpec, y: ExchangeSpec) => [call('cy', '/slow', { ok: true }), x, y];
+    const old = onOne(timed(specs(me('ann'), items('bob')), 200, 100));
+    const cur = onOne(timed(specs(items('bob'), me('ann')), 200, 100));
+    old.log.entries[0]!.time = cur.log.entries[0]!.time = 1000;
+    assert.equal((await diffOf(old, cur)).verdict, 'match', show(await diffOf(old, cur)));
+    // The same connection carrying one call after the other (no stream beside another): its order counts.
+    const a = onOne(timed([me('ann'), items('bob')], 200, 100));
+    const b = onOne(timed([items('bob'), me('ann')], 200, 100));
+    assert.deepEqual((await diffOf(a, b)).differences.map((d) => d.kind), ['reordered']);
+  });
+
   it('calls that ran at once on one side only are in no order: paired', async () => {
     const r = await diffOf(timed([me('ann'), items('ann')], 500, 100), timed([items('ann'), me('ann')], 5, 100));
     assert.equal(r.verdict, 'match', show(r));
