@@ -62,7 +62,7 @@ export function grpcBodyTokens(body: Buffer, encoding: string | undefined): stri
 /** A client message longer than this (bytes) goes on as it crosses, not held whole for binding. */
 const MAX_HELD_MESSAGE = 4 * 1024 * 1024;
 /** Bytes of client messages held waiting for the target (their read-after-write waits) at most; past it they go on at once. */
-const MAX_WAITING_BYTES = 16 * 1024 * 1024;
+export const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 
 /** What a streaming call's client messages need of their target: its values, and where a message must wait for it. */
 export interface CallTarget {

@@ -21,7 +21,7 @@ import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { grpcMedia, utf8Text } from '../../capture/index.js';
-import { ClientMessages, grpcBodyTokens, rewriteGrpcBody } from './mirror-grpc.js';
+import { ClientMessages, grpcBodyTokens, MAX_WAITING_BYTES, rewriteGrpcBody } from './mirror-grpc.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
 import { MirroredConversation, type MirroredSocket } from './mirror-ws.js';
 import { CATCH_UP_MS, OpenStreams, type CatchUp } from './message-pairs.js';
@@ -202,10 +202,35 @@ export class MirrorTarget {
       });
       return built.more;
     };
-    // A request still arriving goes at once (its messages wait one by one: ClientMessages).
     if (!live) return void this.streams.whenCaughtUp(wait, () => void go());
-    const more = go()!;
-    const out = { write: (chunk: Buffer) => void (more.writable && more.write(chunk)), end: () => void (more.writable && more.end()) };
+    // A request still arriving goes once its head may: a head that carries a value another exchange's primary
+    // answer issued (a token from a login on a stream beside it: grpc-js calls share one connection) waits for
+    // the target's own answer, as a whole request does; what the client sends meanwhile is held
+    // (MAX_WAITING_BYTES at most: past it the call goes at once). Its messages then wait one by one (ClientMessages).
+    let head: Set<string> | undefined;
+    const headWait = this.waitFor(this.streams.behind(() => (head ??= new Set(headTokens(req)))), this.awaited.behind(() => (head ??= new Set(headTokens(req)))));
+    let more: PassThrough | undefined;
+    const held: Buffer[] = [];
+    let heldBytes = 0;
+    let endHeld = false;
+    const start = () => {
+      if (more) return;
+      more = go()!;
+      for (const chunk of held.splice(0)) if (more.writable) more.write(chunk);
+      if (endHeld && more.writable) more.end();
+    };
+    this.streams.whenCaughtUp(headWait, start);
+    const out = {
+      write: (chunk: Buffer) => {
+        if (more) return void (more.writable && more.write(chunk));
+        held.push(chunk);
+        if ((heldBytes += chunk.length) > MAX_WAITING_BYTES) start();
+      },
+      end: () => {
+        if (more) return void (more.writable && more.end());
+        endHeld = true;
+      },
+    };
     if (!calls) return { ...out, abort: () => abort.abort() };
     const messages = new ClientMessages(
       {

@@ -163,7 +163,10 @@ async function build(kind: 'old' | 'new', createDelayMs = 0): Promise<{ url: str
       setTimeout(() => call.end(), 300);
     },
     // A bidi call: the first message gets a ticket; a later one that sends a known ticket back gets n 5 (the new build's 7).
+    // A call whose metadata names a ticket (x-ticket) must name one this build issued.
     desk: (call: grpc.ServerDuplexStream<ItemValue, ItemValue>) => {
+      const named = call.metadata.get('x-ticket')[0];
+      if (named !== undefined && !ids.has(String(named))) notFound++;
       call.on('data', (m: ItemValue) => {
         if (m.name === 'hello') {
           const id = randomBytes(12).toString('hex');
@@ -256,6 +259,22 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
       await ended;
     });
     assert.deepEqual(gets(report), { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
+  });
+
+  // A call still arriving goes at once, but its head waits as a whole request does: its metadata carries an id.
+  it("a bidi call opened right after a creation, its metadata naming the new id, waits for a slow candidate's own answer: each target gets its own", async () => {
+    await shadowed('grpc-desk-metadata', async (client) => {
+      const metadata = new grpc.Metadata();
+      metadata.set('x-ticket', (await unary(client, 'create', { name: '', n: 0 })).name);
+      const desk = client.desk!(metadata) as grpc.ClientDuplexStream<ItemValue, ItemValue>;
+      const ended = new Promise<void>((resolve, reject) => (desk.on('end', () => resolve()), desk.on('error', reject)));
+      const next = () => new Promise<ItemValue>((resolve) => desk.once('data', resolve));
+      desk.write({ name: 'hello', n: 0 });
+      desk.write({ name: (await next()).name, n: 0 });
+      assert.deepEqual(await next(), { name: 'ok', n: 5 });
+      desk.end();
+      await ended;
+    }, {}, 300);
   });
 
   it("a bidi call's client sends back what the server's previous message issued: each target gets its own; the changed field is a regression, live and in bb diff of the captures", async () => {
