@@ -44,17 +44,22 @@ export function noResponse(f: Pick<Finding, 'pattern' | 'kind' | 'old' | 'new'>)
  * folds under it.
  */
 export function statusChanges(differences: readonly Difference[]): Map<string, string> {
-  return firstStatusChanges(differences, (d) => statusKey(d.class, d.entry), (d) => `${d.pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`);
+  return firstStatusChanges(differences, (d) => statusKey(d.class, d.entry), statusChangeText);
 }
 
-/** The status field that changed on one entry, per class (the HTTP status first): the cause its other response fields fold under (bb shadow folds its live findings so). */
-export function statusCauses(differences: readonly Difference[]): Map<DifferenceClass, string> {
-  return firstStatusChanges(differences, (d) => d.class, (d) => d.pattern);
+/** A status row's change as statusChanges tells it (`200 → 404`; a gRPC status's with `grpc ` before). */
+export function statusChangeText(d: Difference): string {
+  return `${d.pattern === STATUS_PATTERN ? '' : 'grpc '}${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`;
+}
+
+/** The status row that changed on one entry's differences, per class (the HTTP status first): the cause its other response fields fold under (bb shadow folds its live findings so). */
+export function statusRows(differences: readonly Difference[]): Map<DifferenceClass, Difference> {
+  return firstStatusChanges(differences, (d) => d.class, (d) => d);
 }
 
 // The first status change under each key, the HTTP status before gRPC's (CAUSE_PATTERNS' order).
-function firstStatusChanges<K>(differences: readonly Difference[], keyOf: (d: Difference) => K, valueOf: (d: Difference) => string): Map<K, string> {
-  const out = new Map<K, string>();
+function firstStatusChanges<K, V>(differences: readonly Difference[], keyOf: (d: Difference) => K, valueOf: (d: Difference) => V): Map<K, V> {
+  const out = new Map<K, V>();
   for (const pattern of CAUSE_PATTERNS) {
     for (const d of differences) {
       const key = keyOf(d);

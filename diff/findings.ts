@@ -183,9 +183,73 @@ export interface PairShape {
   new?: Set<string>;
 }
 
+/** The whole hash a finding id is cut from (hex). */
+export function findingHash(parts: string[]): string {
+  return createHash('sha256').update(parts.join('\n')).digest('hex');
+}
+
 /** A stable finding id: `F` and nine hex digits of a hash of its class-independent parts. */
 export function findingId(parts: string[]): string {
-  return `F${createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 9)}`;
+  return idOfHash(findingHash(parts));
+}
+
+/** The finding id of a findingHash. */
+export function idOfHash(hash: string): string {
+  return `F${hash.slice(0, 9)}`;
+}
+
+/**
+ * What a row groups by within its finding's class, kind, pattern and reason (docs/diff.md "Findings"): whole
+ * entries and moves by route; a field that came or went by its presence, whatever it held; a changed field by
+ * its values (ordinal numbers dropped). `bb diff` and `bb shadow`'s live findings group by it.
+ */
+export function rowSignature(d: Pick<Difference, 'path' | 'kind' | 'route' | 'old' | 'new'>): string {
+  return d.path === '' || WHOLE.has(d.kind) || d.kind === 'reordered'
+    ? `route\n${d.route}`
+    : d.kind === 'removed' || d.kind === 'added'
+      ? 'presence'
+      : `value\n${findingPattern(valueSig(d.old))}\n${findingPattern(valueSig(d.new))}`;
+}
+
+/** True for a signature that is a group however few entries have it (by route, by presence); a value signature is one only when more than one entry has it. */
+export function groupsAlone(sig: string): boolean {
+  return sig === 'presence' || sig.startsWith('route\n');
+}
+
+/**
+ * The part of its route a value seen in one entry only joins (values that vary group per route): the kinds of
+ * its values, and its entry's status change where the pattern is told apart by it (`change`).
+ */
+export function varyingPart(old: unknown, cur: unknown, change: string | undefined): string {
+  return `${valueShape(old) ?? '∅'} → ${valueShape(cur) ?? '∅'}${change ? `\nstatus ${change}` : ''}`;
+}
+
+/** A route's group of values seen in one entry each: named by the route alone, or by route and part where the route has several parts. */
+export function varyingSignature(route: string, part: string, parts: number): string {
+  return parts === 1 ? `route\n${route}` : `route\n${route}\n${part}`;
+}
+
+/**
+ * Whether a group splits by its entries' status changes (each part then folds under its cause): when every
+ * entry had one (`undefined`: none) and they had more than one. A part's signature is `withStatus`'s.
+ */
+export function splitsByStatus(changes: Iterable<string | undefined>): boolean {
+  const seen = new Set<string>();
+  for (const c of changes) {
+    if (c === undefined) return false;
+    seen.add(c);
+  }
+  return seen.size > 1;
+}
+
+/** The signature of a group's part of one status change. */
+export function withStatus(sig: string, change: string): string {
+  return `${sig}\nstatus ${change}`;
+}
+
+/** Whether a pattern's groups are told apart by their entries' status changes: a status, and what follows from one. */
+export function byStatusPattern(pattern: string): boolean {
+  return isStatusPattern(pattern) || followsFromStatus(pattern);
 }
 
 const CLASS_ORDER: Record<DifferenceClass, number> = { real: 0, known: 1, noise: 2 };
@@ -205,14 +269,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     const b = `${d.class}\n${d.kind}\n${pattern}\n${d.reason ?? ''}`;
     let sub = buckets.get(b);
     if (!sub) buckets.set(b, (sub = new Map()));
-    // Whole entries and messages group per route; a field that comes or goes
-    // is one change whatever it held; a changed field groups by its values.
-    const sig =
-      d.path === '' || WHOLE.has(d.kind) || d.kind === 'reordered'
-        ? `route\n${d.route}`
-        : d.kind === 'removed' || d.kind === 'added'
-          ? 'presence'
-          : `value\n${findingPattern(valueSig(d.old))}\n${findingPattern(valueSig(d.new))}`;
+    const sig = rowSignature(d);
     const list = sub.get(sig);
     if (list) list.push(d);
     else sub.set(sig, [d]);
@@ -250,8 +307,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
   const statusOf = statusChanges(differences);
   for (const sub of buckets.values()) {
     // A status and what follows from it are told apart by each entry's status change (findings-fold.ts).
-    const p0 = findingPattern(sub.values().next().value![0]!.pattern);
-    const byStatus = isStatusPattern(p0) || followsFromStatus(p0);
+    const byStatus = byStatusPattern(findingPattern(sub.values().next().value![0]!.pattern));
     const statusChange = (r: Difference) => (byStatus ? statusOf.get(statusKey(r.class, r.entry)) : undefined);
     // Value groups seen in one entry only are what varies: those group per
     // route, apart by the kinds of their values and by their entries' status
@@ -260,20 +316,19 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
     const groups: Array<{ sig: string; rows: Difference[] }> = [];
     const varying = new Map<string, Map<string, Difference[]>>();
     for (const [sig, rows] of sub) {
-      if (sig === 'presence' || sig.startsWith('route\n') || new Set(rows.map((r) => r.entry)).size > 1) appendAll(groups, splitByStatus(sig, rows, statusChange));
+      if (groupsAlone(sig) || new Set(rows.map((r) => r.entry)).size > 1) appendAll(groups, splitByStatus(sig, rows, statusChange));
       else {
         const r = rows[0]!;
         let parts = varying.get(r.route);
         if (!parts) varying.set(r.route, (parts = new Map()));
-        const change = statusChange(r);
-        const part = `${valueShape(r.old) ?? '∅'} → ${valueShape(r.new) ?? '∅'}${change ? `\nstatus ${change}` : ''}`;
+        const part = varyingPart(r.old, r.new, statusChange(r));
         const list = parts.get(part);
         if (list) appendAll(list, rows);
         else parts.set(part, [...rows]);
       }
     }
     // A route's varying rows in one part keep the id they always had; parts are named by what sets them apart.
-    for (const [route, parts] of varying) for (const [part, rows] of parts) groups.push({ sig: parts.size === 1 ? `route\n${route}` : `route\n${route}\n${part}`, rows });
+    for (const [route, parts] of varying) for (const [part, rows] of parts) groups.push({ sig: varyingSignature(route, part, parts.size), rows });
     for (const { sig, rows } of groups) {
       const first = rows[0]!;
       const pattern = findingPattern(first.pattern);
@@ -322,15 +377,15 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
  * change, whatever some of those responses' status did).
  */
 function splitByStatus(sig: string, rows: Difference[], statusChange: (r: Difference) => string | undefined): Array<{ sig: string; rows: Difference[] }> {
+  if (!splitsByStatus(rows.map(statusChange))) return [{ sig, rows }];
   const parts = new Map<string, Difference[]>();
   for (const r of rows) {
-    const change = statusChange(r);
-    if (change === undefined) return [{ sig, rows }];
+    const change = statusChange(r)!;
     const list = parts.get(change);
     if (list) list.push(r);
     else parts.set(change, [r]);
   }
-  return parts.size < 2 ? [{ sig, rows }] : [...parts].map(([change, part]) => ({ sig: `${sig}\nstatus ${change}`, rows: part }));
+  return [...parts].map(([change, part]) => ({ sig: withStatus(sig, change), rows: part }));
 }
 
 // Rows hold rendered values (<UUID:3>, never markers): their JSON, ordinal numbers dropped by the caller.

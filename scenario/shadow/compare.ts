@@ -12,8 +12,8 @@
 // This runs in the comparison worker (compare-worker.ts), never on the
 // proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
-import { diffHars, followsFromStatus, statusCauses, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
-import { ShadowLive, type Counted, type TargetName } from './live.js';
+import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
+import { liveRows, ShadowLive, type Counted, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
 import { groupBytes, Revisables, signature } from './revise.js';
@@ -311,24 +311,12 @@ export class ShadowComparer {
     const id = g.primary!._bb!.shadow!.id;
     const counted: Counted = { route, verdict, id, findings: [] };
     const seqs = Object.fromEntries((['primary', 'candidate', 'secondary'] as const).flatMap((t) => (g[t]?._bb?.seq !== undefined ? [[t, g[t]!._bb!.seq]] : [])));
-    const seen = new Set<string>();
-    // A field that follows from the exchange's status change (a 500's body) is told as its consequence, as bb diff folds it.
-    const causes = statusCauses(diffs);
-    for (const d of diffs) {
-      const cls = d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified';
-      const key = `${cls}\n${d.kind}\n${d.pattern}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const found = this.live.find(
-        { class: cls, kind: d.kind, pattern: d.pattern },
-        d.route,
-        {
-          id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}),
-          entry: d.entry, path: d.path, seqs,
-        },
-        followsFromStatus(d.pattern) ? causes.get(d.class) : undefined,
-      );
-      if (found) counted.findings.push(found);
+    // Grouped as bb diff groups the captures' rows; a field that follows from the exchange's status change (a
+    // 500's body) is told as its consequence, as bb diff folds it.
+    for (const row of liveRows(diffs, (d) => (d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified'))) {
+      const d = row.d;
+      const sample = { id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}), entry: d.entry, path: d.path, seqs };
+      counted.findings.push(this.live.find(row, d.route, sample));
     }
     return counted;
   }

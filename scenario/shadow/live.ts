@@ -6,6 +6,8 @@
 // shadows merge (`bb shadow --merge`): counts add, histograms add, samples
 // fill up to the cap. Nothing here touches the network or the disk.
 
+import { byStatusPattern, findingHash, findingPattern, followsFromStatus, groupsAlone, idOfHash, rowSignature, splitsByStatus, statusChangeText, statusRows, varyingPart, varyingSignature, withStatus, type Difference } from '../../diff/index.js';
+
 /** The targets a run talks to. */
 export type TargetName = 'primary' | 'candidate' | 'secondary';
 
@@ -39,6 +41,8 @@ export interface Histogram {
 
 /** One finding as the run aggregates it. */
 export interface LiveFinding {
+  /** Its id: `bb diff`'s for the same finding of the captures (`bb known add` takes it). */
+  id: string;
   /** regression | noise | unclassified. */
   class: 'regression' | 'noise' | 'unclassified';
   /** What happened to the field (the diff's kind: changed, added, removed, missing, …). */
@@ -96,17 +100,120 @@ export interface ShadowReport {
   merged?: number;
 }
 
-/** One finding per class, kind and field pattern, over every route (as `bb diff` groups rows). */
-function findingKey(f: Pick<LiveFinding, 'class' | 'kind' | 'pattern'>): string {
-  return `${f.class}\n${f.kind}\n${f.pattern}`;
+/** A finding's key in a merge of reports: its class and id (a report without ids: class, kind and pattern). */
+function findingKey(f: Pick<LiveFinding, 'class' | 'kind' | 'pattern'> & { id?: string }): string {
+  return f.id !== undefined ? `${f.class}\n${f.id}` : `${f.class}\n${f.kind}\n${f.pattern}`;
 }
 
+/**
+ * One differing field of a compared exchange as the live findings take it: grouped as `bb diff` groups its
+ * rows (diff/findings.ts buildFindings), so the live findings and `bb diff` of the captures list the same
+ * findings with the same ids: a changed field by its values where more than one exchange had them, values
+ * that vary per route (and kinds of values), a field that came or went whatever it held.
+ */
+export interface LiveRow {
+  class: LiveFinding['class'];
+  kind: string;
+  /** Its field pattern, ordinal numbers dropped. */
+  pattern: string;
+  /** What it groups by within class, kind and pattern (rowSignature). */
+  sig: string;
+  /** Its exchange's status change, where the pattern's groups are told apart by it (byStatusPattern). */
+  change?: string;
+  /** The part of its route it joins as a value no other exchange had (varyingPart). */
+  part: string;
+  /** On a field that follows from a status change: that status row's place (statusRef). */
+  cause?: string;
+}
+
+/** One exchange's differences as rows, one per group they fall in; `classOf` gives a difference's live class. */
+export function liveRows(diffs: readonly Difference[], classOf: (d: Difference) => LiveFinding['class']): Array<LiveRow & { d: Difference }> {
+  const status = statusRows(diffs);
+  const rowOf = (d: Difference): LiveRow => {
+    const pattern = findingPattern(d.pattern);
+    const cause = status.get(d.class);
+    const change = cause && byStatusPattern(pattern) ? statusChangeText(cause) : undefined;
+    return {
+      class: classOf(d),
+      kind: d.kind,
+      pattern,
+      sig: rowSignature(d),
+      ...(change !== undefined ? { change } : {}),
+      part: varyingPart(d.old, d.new, change),
+      ...(cause && followsFromStatus(pattern) ? { cause: statusRef(rowOf(cause)) } : {}),
+    };
+  };
+  const out: Array<LiveRow & { d: Difference }> = [];
+  const seen = new Set<string>();
+  for (const d of diffs) {
+    const row = rowOf(d);
+    const key = statusRef(row);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ ...row, d });
+  }
+  return out;
+}
+
+// Where a row counts: its bucket (class, kind, pattern), its signature's hash and its status part.
+const bucketOf = (r: Pick<LiveRow, 'class' | 'kind' | 'pattern'>) => `${r.class}\n${r.kind}\n${r.pattern}`;
+const hashOf = (r: LiveRow) => findingHash([r.kind, r.pattern, r.sig]);
+function statusRef(r: LiveRow): string {
+  return `${bucketOf(r)}\n${hashOf(r)}\n${r.change ?? ''}`;
+}
+
+/** What one exchange counted in a finding (`forget` takes it back). */
+export interface CountedRow {
+  bucket: string;
+  /** Its signature's hash, or the route's part it went to past MAX_SIGNATURES (`overflow`). */
+  sig: string;
+  sub: string;
+  overflow?: boolean;
+  route: string;
+  cause: string;
+}
+
+// An exchange that had a row: what a value seen once joins by, and its sample.
+interface Fact {
+  id: number;
+  route: string;
+  part: string;
+  cause: string;
+  sample: LiveSample;
+}
+
+// The exchanges of one signature and status part.
+interface Part {
+  n: number;
+  /** The finding id when the part is a finding of its own (a status split). */
+  id?: string;
+  routes: Map<string, number>;
+  causes: Map<string, number>;
+  /** The first exchanges (SAMPLES_PER_FINDING at most). */
+  facts: Fact[];
+}
+
+interface Signature {
+  n: number;
+  alone: boolean;
+  parts: Map<string, Part>;
+}
+
+interface Bucket {
+  class: LiveFinding['class'];
+  kind: string;
+  pattern: string;
+  sigs: Map<string, Signature>;
+  /** Past MAX_SIGNATURES: rows counted as values seen once, by route and part. */
+  overflow: Map<string, Part & { route: string; part: string }>;
+}
+
+/** Signatures kept over every finding; past it a new one counts as a value no other exchange had (its route's finding). */
+export const MAX_SIGNATURES = 20_000;
 /** Routes listed per finding. */
 export const MAX_ROUTES_PER_FINDING = 20;
 /** Samples kept per finding. */
 export const SAMPLES_PER_FINDING = 5;
-/** Findings kept; past it new ones only count in their route. */
-export const MAX_FINDINGS = 2000;
 const BUCKETS = 96;
 
 /** An empty count set. */
@@ -158,22 +265,18 @@ export interface Counted {
   verdict: Verdict;
   /** The shared id (its samples carry it). */
   id: number;
-  /** The findings it counted in: their keys, its route where the finding lists it (else ""), and its cause's key ("" for none). */
-  findings: Array<{ key: string; route: string; cause: string }>;
+  /** What it counted in each finding. */
+  findings: CountedRow[];
 }
 
 /** The live aggregate of one run. */
 export class ShadowLive {
   private readonly routes = new Map<string, RouteCounts>();
   private readonly latency = new Map<string, Partial<Record<TargetName, Histogram>>>();
-  private readonly findings = new Map<string, LiveFinding>();
-  // Per finding, how many of its exchanges had each cause (a status finding's key; "" for none): the finding
-  // folds under a cause while every exchange that had it had that one (counts, so that `forget` can take one back).
-  private readonly causes = new Map<string, Map<string, number>>();
-  // Per finding, how many of its exchanges came on each route it lists.
-  private readonly routeUses = new Map<string, Map<string, number>>();
-  /** Findings not kept (past MAX_FINDINGS). */
-  dropped = 0;
+  private readonly buckets = new Map<string, Bucket>();
+  private signatures = 0;
+  /** Rows counted past MAX_SIGNATURES (as values seen once). */
+  overflowed = 0;
   constructor(
     private readonly targets: Partial<Record<TargetName, string>>,
     /** When the run began (a worker that compares a run whole at its end reports the run's start). */
@@ -200,58 +303,112 @@ export class ShadowLive {
     observe((per[target] ??= { buckets: [], count: 0 }), ms);
   }
 
-  /**
-   * Adds one occurrence of a finding (with its sample); `cause` is the status field that changed on its exchange
-   * in its class, when the finding follows from it. What it counted (for `forget`), or undefined past MAX_FINDINGS.
-   */
-  find(f: Omit<LiveFinding, 'count' | 'samples' | 'routes'>, route: string, sample: LiveFinding['samples'][number], cause?: string): Counted['findings'][number] | undefined {
-    const key = findingKey(f);
-    let found = this.findings.get(key);
-    if (!found) {
-      if (this.findings.size >= MAX_FINDINGS) {
-        this.dropped++;
-        return undefined;
-      }
-      this.findings.set(key, (found = { ...f, routes: [], count: 0, samples: [] }));
+  /** Counts one row of an exchange (liveRows), with the exchange's sample; what it counted, for `forget`. */
+  find(row: LiveRow, route: string, sample: LiveSample): CountedRow {
+    const bucket = bucketOf(row);
+    let b = this.buckets.get(bucket);
+    if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern: row.pattern, sigs: new Map(), overflow: new Map() }));
+    const hash = hashOf(row);
+    let sig = b.sigs.get(hash);
+    if (!sig && this.signatures >= MAX_SIGNATURES) {
+      this.overflowed++;
+      const key = `${route}\n${row.part}`;
+      let o = b.overflow.get(key);
+      if (!o) b.overflow.set(key, (o = { ...emptyPart(), route, part: row.part }));
+      addTo(o, route, row, sample);
+      return { bucket, sig: key, sub: '', overflow: true, route, cause: row.cause ?? '' };
     }
-    const causeKey = cause === undefined ? '' : findingKey({ class: f.class, kind: 'changed', pattern: cause });
-    bump(this.causes, key, causeKey, 1);
-    found.count++;
-    if (!found.routes.includes(route) && found.routes.length < MAX_ROUTES_PER_FINDING) found.routes.push(route);
-    const listed = found.routes.includes(route);
-    if (listed) bump(this.routeUses, key, route, 1);
-    if (found.samples.length < SAMPLES_PER_FINDING) found.samples.push(sample);
-    return { key, route: listed ? route : '', cause: causeKey };
+    if (!sig) {
+      b.sigs.set(hash, (sig = { n: 0, alone: groupsAlone(row.sig), parts: new Map() }));
+      this.signatures++;
+    }
+    const sub = row.change ?? '';
+    let part = sig.parts.get(sub);
+    if (!part) sig.parts.set(sub, (part = { ...emptyPart(), ...(row.change !== undefined ? { id: idOfHash(findingHash([row.kind, row.pattern, withStatus(row.sig, row.change)])) } : {}) }));
+    sig.n++;
+    addTo(part, route, row, sample);
+    return { bucket, sig: hash, sub, route, cause: row.cause ?? '' };
   }
 
-  /**
-   * Takes back what one exchange added (`Counted`): its verdict, and its share of each finding (a finding no
-   * exchange has any more is gone; its sample leaves room for the next one's).
-   */
+  /** Takes back what one exchange added (`Counted`): its verdict, and its share of each finding (a finding no exchange has any more is gone; its sample leaves room for the next one's). */
   forget(c: Counted): void {
     this.route(c.route)[c.verdict]--;
-    for (const { key, route, cause } of c.findings) {
-      const f = this.findings.get(key);
-      if (!f) continue;
-      f.count--;
-      const at = f.samples.findIndex((s) => s.id === c.id);
-      if (at >= 0) f.samples.splice(at, 1);
-      if (route !== '' && bump(this.routeUses, key, route, -1) === 0) f.routes.splice(f.routes.indexOf(route), 1);
-      bump(this.causes, key, cause, -1);
-      if (f.count <= 0) {
-        this.findings.delete(key);
-        this.causes.delete(key);
-        this.routeUses.delete(key);
+    for (const r of c.findings) {
+      const b = this.buckets.get(r.bucket);
+      if (!b) continue;
+      if (r.overflow) {
+        const o = b.overflow.get(r.sig);
+        if (o && takeFrom(o, c.id, r) === 0) b.overflow.delete(r.sig);
+      } else {
+        const sig = b.sigs.get(r.sig);
+        const part = sig?.parts.get(r.sub);
+        if (!sig || !part) continue;
+        sig.n--;
+        if (takeFrom(part, c.id, r) === 0) sig.parts.delete(r.sub);
+        if (sig.n <= 0) {
+          b.sigs.delete(r.sig);
+          this.signatures--;
+        }
       }
+      if (b.sigs.size === 0 && b.overflow.size === 0) this.buckets.delete(r.bucket);
     }
   }
 
-  // The status finding a finding folds under: the one cause every exchange that had it had (none: null).
-  private causeOf(key: string): string | null {
-    const per = this.causes.get(key);
-    if (!per || per.size !== 1) return null;
-    const [only] = per.keys();
-    return only || null;
+  /**
+   * The findings as `bb diff` groups the same rows (diff/findings.ts buildFindings): a signature more than one
+   * exchange had (or one that groups alone: a whole exchange, a field that came or went) is a finding, split by
+   * its exchanges' status changes where each had one and they differ; the values seen once group per route and
+   * part. A finding whose every exchange followed from one status finding folds under it.
+   */
+  private grouped(): LiveFinding[] {
+    // Each signature part's place (statusRef) → the finding it went to, for the causes.
+    const placed = new Map<string, string>();
+    const built: Array<{ f: LiveFinding; causes: Map<string, number> }> = [];
+    const add = (b: Bucket, id: string, parts: Part[], count: number, refs: string[]) => {
+      const routes = new Map<string, number>();
+      const causes = new Map<string, number>();
+      const samples: LiveSample[] = [];
+      for (const p of parts) {
+        for (const [r, n] of p.routes) bump1(routes, r, n);
+        for (const [c, n] of p.causes) bump1(causes, c, n);
+        for (const f of p.facts) if (samples.length < SAMPLES_PER_FINDING) samples.push(f.sample);
+      }
+      for (const ref of refs) placed.set(ref, id);
+      built.push({ f: { id, class: b.class, kind: b.kind, pattern: b.pattern, routes: [...routes.keys()].slice(0, MAX_ROUTES_PER_FINDING), count, samples }, causes });
+    };
+    for (const [bucket, b] of this.buckets) {
+      // A route's values seen once, by part: the exchanges (distinct), their facts and their places.
+      const varying = new Map<string, Map<string, { ids: Set<number>; extra: number; parts: Part[]; refs: string[] }>>();
+      const vary = (route: string, part: string) => {
+        let per = varying.get(route);
+        if (!per) varying.set(route, (per = new Map()));
+        let v = per.get(part);
+        if (!v) per.set(part, (v = { ids: new Set(), extra: 0, parts: [], refs: [] }));
+        return v;
+      };
+      for (const [hash, sig] of b.sigs) {
+        const parts = [...sig.parts];
+        const fact = parts[0]?.[1].facts[0];
+        if (sig.alone || sig.n > 1 || !fact) {
+          if (splitsByStatus(parts.map(([k]) => (k === '' ? undefined : k)))) for (const [k, p] of parts) add(b, p.id!, [p], p.n, [`${bucket}\n${hash}\n${k}`]);
+          else add(b, idOfHash(hash), parts.map(([, p]) => p), sig.n, parts.map(([k]) => `${bucket}\n${hash}\n${k}`));
+        } else {
+          const v = vary(fact.route, fact.part);
+          v.ids.add(fact.id);
+          v.parts.push(parts[0]![1]);
+          v.refs.push(`${bucket}\n${hash}\n${parts[0]![0]}`);
+        }
+      }
+      for (const o of b.overflow.values()) {
+        const v = vary(o.route, o.part);
+        v.extra += o.n;
+        v.parts.push(o);
+      }
+      for (const [route, per] of varying) {
+        for (const [part, v] of per) add(b, idOfHash(findingHash([b.kind, b.pattern, varyingSignature(route, part, per.size)])), v.parts, v.ids.size + v.extra, v.refs);
+      }
+    }
+    return foldUnderCauses(built.map(({ f, causes }) => ({ f, cause: soleCause(causes, placed, f.class) })));
   }
 
   /** Totals over every route. */
@@ -273,20 +430,51 @@ export class ShadowLive {
       totals,
       routes,
       latency: Object.fromEntries(this.latency),
-      findings: foldUnderCauses([...this.findings].map(([key, f]) => ({ f, cause: this.causeOf(key) }))),
+      findings: this.grouped(),
       regressionRate: rateOf(totals),
     };
   }
 }
 
-// Adds `by` to the count of `inner` under `outer` (gone at zero); the count after.
-function bump(m: Map<string, Map<string, number>>, outer: string, inner: string, by: number): number {
-  let per = m.get(outer);
-  if (!per) m.set(outer, (per = new Map()));
-  const n = (per.get(inner) ?? 0) + by;
-  if (n > 0) per.set(inner, n);
-  else per.delete(inner);
+// Adds `by` to a count (gone at zero); the count after.
+function bump1(m: Map<string, number>, key: string, by: number): number {
+  const n = (m.get(key) ?? 0) + by;
+  if (n > 0) m.set(key, n);
+  else m.delete(key);
   return n;
+}
+
+function emptyPart(): Part {
+  return { n: 0, routes: new Map(), causes: new Map(), facts: [] };
+}
+
+// Counts one exchange's row in a part.
+function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample): void {
+  p.n++;
+  bump1(p.routes, route, 1);
+  bump1(p.causes, row.cause ?? '', 1);
+  if (p.facts.length < SAMPLES_PER_FINDING) p.facts.push({ id: sample.id, route, part: row.part, cause: row.cause ?? '', sample });
+}
+
+// Takes one exchange's row back from a part (and its fact, where kept); the part's count after.
+function takeFrom(p: Part, id: number, r: CountedRow): number {
+  p.n--;
+  bump1(p.routes, r.route, -1);
+  bump1(p.causes, r.cause, -1);
+  const at = p.facts.findIndex((f) => f.id === id);
+  if (at >= 0) p.facts.splice(at, 1);
+  return p.n;
+}
+
+// The one status finding (its key) every exchange of a finding followed from, if there is one.
+function soleCause(causes: Map<string, number>, placed: Map<string, string>, cls: LiveFinding['class']): string | null {
+  let id: string | undefined;
+  for (const ref of causes.keys()) {
+    const at = ref === '' ? undefined : placed.get(ref);
+    if (at === undefined || (id !== undefined && at !== id)) return null;
+    id = at;
+  }
+  return id === undefined ? null : `${cls}\n${id}`;
 }
 
 /**

@@ -8,8 +8,9 @@
 //   shadow                {type:"run", config, targets}, then {type:"report", report, latency} per report
 //                         (latency: {route: {target: [p50, p99]}} ms, from the report's histograms)
 //   shadow-sample?key=ID  {type:"answers", id, answers: {primary, candidate, secondary}} (HAR entries, null when absent)
-//   POST /action/known    {class, kind, pattern, reason}: the finding as a known entry (`bb known add`'s entry)
-//   POST /action/noise    {class, kind, pattern}: the finding as noise rules (`bb noise`'s rules), on its routes
+//   POST /action/known    {class, id, kind, pattern, reason}: the finding (by class and id, or by class, kind
+//                         and pattern) as a known entry (`bb known add`'s entry)
+//   POST /action/noise    {class, id, kind, pattern}: the finding as noise rules (`bb noise`'s rules), on its routes
 //
 // Both actions write the run's --config file (diff/config-edit.ts, as
 // `bb known add` does), and the comparison reads it again, so later exchanges
@@ -115,10 +116,10 @@ function sampleFeed(source: ShadowUiSource): UiFeed {
   };
 }
 
-/** The finding a page's request names (by class, kind and pattern: the report's own key). */
+/** The finding a page's request names (by class and id, as the report keys it; or by class, kind and pattern). */
 function findingOf(source: ShadowUiSource, body: unknown): LiveFinding & { kind: Difference['kind'] } {
   const b = (body ?? {}) as Record<string, unknown>;
-  const f = allFindings(source.report()).find((x) => x.class === b.class && x.kind === b.kind && x.pattern === b.pattern);
+  const f = allFindings(source.report()).find((x) => x.class === b.class && (b.id !== undefined ? x.id === b.id : x.kind === b.kind && x.pattern === b.pattern));
   if (!f) throw new BbError('BB_USAGE', `the run has no ${String(b.class)} finding ${JSON.stringify(b.pattern)} ${String(b.kind)}: reload the page`);
   // The live finding's kind is the diff's (compare.ts copies it).
   return f as LiveFinding & { kind: Difference['kind'] };

@@ -2,17 +2,21 @@
 // several shadows add up into one verdict. Counts add route by route (skipped
 // reasons too), latency histograms add bucket by bucket, a finding seen by
 // several shadows is one finding whose count is the sum and whose samples
-// fill up to the cap from each in turn.
+// fill up to the cap from each in turn. And the live findings themselves:
+// grouped as `bb diff` groups the same rows, with the same ids.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { liveRows, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { buildFindings } from '../../../diff/findings.js';
+import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
+import { mulberry32 } from '../../../core/index.js';
 
 const counts = (c: Partial<RouteCounts>): RouteCounts => ({ requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {}, ...c });
 
 /** A finding of response.body.total with samples of the given shared ids. */
 const total = (count: number, ids: number[], route = 'GET /items'): LiveFinding => ({
-  class: 'regression', kind: 'changed', pattern: 'response.body.total', routes: [route], count,
+  id: 'Ftotal', class: 'regression', kind: 'changed', pattern: 'response.body.total', routes: [route], count,
   samples: ids.map((id) => ({ id, request: route, primary: 1, candidate: 2 })),
 });
 
@@ -38,7 +42,7 @@ describe('mergeReports', () => {
       'GET /me': counts({ requests: 1, mirrored: 1, equal: 1 }),
     },
     { 'GET /items': { primary: { buckets: [1, 0, 0, 5], count: 6 } } },
-    [total(4, [21, 22, 23, 24], 'GET /items/{id}'), { ...total(1, [25]), kind: 'removed', pattern: 'response.headers.x-served-by' }],
+    [total(4, [21, 22, 23, 24], 'GET /items/{id}'), { ...total(1, [25]), id: 'Fserved', kind: 'removed', pattern: 'response.headers.x-served-by' }],
     '2026-12-05T00:30:00.000Z',
   );
   const m = mergeReports([a, b]);
@@ -59,7 +63,7 @@ describe('mergeReports', () => {
     assert.equal(quantile(m.latency['GET /items']!.primary!, 0.99), quantile({ buckets: [0, 0, 0, 5], count: 5 }, 0.99));
   });
 
-  it('one finding per class, kind and field: counts add, routes join, samples fill up to the cap from each report in turn', () => {
+  it('one finding per class and id: counts add, routes join, samples fill up to the cap from each report in turn', () => {
     const f = m.findings.find((x) => x.pattern === 'response.body.total')!;
     assert.equal(f.count, 6);
     assert.deepEqual(f.routes, ['GET /items', 'GET /items/{id}']);
@@ -75,8 +79,8 @@ describe('mergeReports', () => {
   });
 
   it('keeps a consequence folded under its status change only where every report folded it there', () => {
-    const body = (count: number, id: number): LiveFinding => ({ ...total(count, [id]), kind: 'added', pattern: 'response.body.error' });
-    const status = (count: number, id: number, consequences?: LiveFinding[]): LiveFinding => ({ ...total(count, [id]), pattern: 'response.status', ...(consequences ? { consequences } : {}) });
+    const body = (count: number, id: number): LiveFinding => ({ ...total(count, [id]), id: 'Ferror', kind: 'added', pattern: 'response.body.error' });
+    const status = (count: number, id: number, consequences?: LiveFinding[]): LiveFinding => ({ ...total(count, [id]), id: 'Fstatus', pattern: 'response.status', ...(consequences ? { consequences } : {}) });
     const at = '2026-12-05T00:00:00.000Z';
     const folded = (n: number) => report({}, {}, [status(n, n, [body(n, n)])], at);
     const both = mergeReports([folded(1), folded(2)]);
@@ -92,14 +96,12 @@ describe('mergeReports', () => {
 // where no other exchange of that finding came on it, and its cause (a finding folds under a status change
 // again once the one exchange that had it without that change is taken back).
 describe('ShadowLive.forget', () => {
-  const status = { class: 'regression' as const, kind: 'changed', pattern: 'response.status' };
-  const body = { class: 'regression' as const, kind: 'added', pattern: 'response.body.error' };
   const sample = (id: number, route: string) => ({ id, request: route });
-  /** Counts one exchange as ShadowComparer.record does. */
+  /** Counts one exchange as ShadowComparer.record does: its status 200 → 500 (or not) and an error body added. */
   const count = (live: ShadowLive, id: number, route: string, withStatus: boolean): Counted => {
     live.route(route).regressions++;
-    const findings = [...(withStatus ? [live.find(status, route, sample(id, route))] : []), live.find(body, route, sample(id, route), withStatus ? 'response.status' : undefined)];
-    return { route, verdict: 'regressions', id, findings: findings.map((f) => f!) };
+    const diffs = [...(withStatus ? [row(`e${id}`, route, 'changed', 'response.status', 200, 500)] : []), row(`e${id}`, route, 'added', 'response.body.error', undefined, 'boom')];
+    return { route, verdict: 'regressions', id, findings: liveRows(diffs, () => 'regression').map((r) => live.find(r, route, sample(id, route))) };
   };
   const summary = (live: ShadowLive) =>
     live.report().findings.map((f) => `${f.pattern} ${f.count} ${f.routes.join('+')} ids ${f.samples.map((s) => s.id).join(',')} [${(f.consequences ?? []).map((c) => `${c.pattern} ${c.count}`).join()}]`);
@@ -129,4 +131,47 @@ describe('ShadowLive.forget', () => {
     assert.deepEqual(live.report().findings, []);
     assert.equal(live.report().regressionRate, 0);
   });
+});
+
+/** A difference row of exchange `entry`, as the diff gives it (class real). */
+function row(entry: string, route: string, kind: DifferenceKind, pattern: string, old?: unknown, cur?: unknown): Difference {
+  return { id: `${entry} ${pattern}`, kind, entry, route, request: route, path: pattern, pattern, class: 'real', ...(old !== undefined ? { old } : {}), ...(cur !== undefined ? { new: cur } : {}) };
+}
+
+// The live findings and bb diff's of the same rows (diff/findings.ts buildFindings): the same findings, ids,
+// counts and consequences, over random exchanges: values shared by several exchanges or seen once, per route,
+// fields that come or go, status changes and what follows from them.
+describe('ShadowLive: findings grouped as bb diff groups them', () => {
+  const listed = (fs: Array<Pick<LiveFinding, 'id' | 'count'> & { consequences?: Array<Pick<LiveFinding, 'id' | 'count'>> }>) =>
+    fs.map((f) => `${f.id} ×${f.count} [${(f.consequences ?? []).map((c) => `${c.id} ×${c.count}`).sort().join(' ')}]`).sort();
+  const offline = (fs: Finding[]) => listed(fs.map((f) => ({ id: f.id, count: f.entries, consequences: f.consequences?.map((c) => ({ id: c.id, count: c.entries })) })));
+
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    it(`seed ${seed}`, () => {
+      const random = mulberry32(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+      const live = new ShadowLive({});
+      const all: Difference[] = [];
+      const routes = ['GET /a', 'GET /b', 'POST /c'];
+      for (let id = 1; id <= 40; id++) {
+        const route = pick(routes);
+        const entry = `${route}#${id}`;
+        const diffs: Difference[] = [];
+        const status = random() < 0.3 ? pick([500, 404, 503]) : undefined;
+        if (status) diffs.push(row(entry, route, 'changed', 'response.status', 200, status));
+        if (random() < 0.6) diffs.push(row(entry, route, 'changed', 'response.body.total', pick([1, 2, 3]), random() < 0.5 ? pick([4, 5]) : Math.floor(random() * 1e6)));
+        if (random() < 0.4) diffs.push(row(entry, route, 'changed', 'response.body.name', 'ada', pick(['bob', 'eve', `x${id}`, 7])));
+        if (random() < 0.3) diffs.push(row(entry, route, pick(['added', 'removed'] as const), 'response.headers.x-served-by', 'catalog', 'catalog'));
+        if (status && random() < 0.7) diffs.push(row(entry, route, 'added', 'response.body.error', undefined, pick(['boom', `failed ${id}`])));
+        if (random() < 0.15) diffs.push(row(entry, route, 'reordered', ''));
+        // One exchange may hold the same field twice (two messages, one value each).
+        if (random() < 0.2) diffs.push(row(entry, route, 'changed', 'response.body.total', 9, pick([10, 11])));
+        if (!diffs.length) continue;
+        all.push(...diffs);
+        for (const r of liveRows(diffs, () => 'regression')) live.find(r, route, { id, request: route });
+      }
+      const built = buildFindings(all, []);
+      assert.deepEqual(listed(live.report().findings), offline(built));
+    });
+  }
 });

@@ -1,7 +1,8 @@
 // The shadow view of `bb shadow --ui` (feeds in scenario/shadow/shadow-ui.ts):
 // the run's totals and route table (requests, mirrored, equal, regressions,
 // noise, errors, skipped, p50/p99 per target) as each report comes; the
-// findings (class, kind, pattern, routes, count) with their samples and one
+// findings (class, kind, pattern and the values where its samples share them,
+// routes, count; `bb diff`'s grouping and ids) with their samples and one
 // action each to write it into the run's --config as a known entry (with the
 // reason asked here) or as noise rules; and a sample opened: the request and
 // the three answers side by side, the differing field highlighted.
@@ -142,7 +143,7 @@
       const send = async (name, extra) => {
         done.textContent = 'writing…';
         try {
-          const r = await action(name, { class: f.class, kind: f.kind, pattern: f.pattern, ...extra });
+          const r = await action(name, { class: f.class, id: f.id, kind: f.kind, pattern: f.pattern, ...extra });
           done.textContent = (r.written ? 'written to ' : 'already in ') + r.config;
           done.className = 'done ok';
           form.hidden = true;
@@ -173,7 +174,7 @@
       const shown = new Set();
       // A status change's consequences (its 500's body) follow it on rows of their own, marked as following from it.
       for (const [f, under] of report.findings.flatMap((t) => [[t, undefined], ...(t.consequences || []).map((c) => [c, t])])) {
-        const key = f.class + '\n' + f.kind + '\n' + f.pattern;
+        const key = f.class + '\n' + f.id;
         shown.add(key);
         let r = findingRows.get(key);
         if (!r) {
@@ -184,7 +185,9 @@
           findingTable.append(tr);
           findingRows.set(key, (r = { tr, cells, ids: '' }));
         }
-        r.cells.pattern.textContent = (under ? '↳ ' : '') + (f.pattern || '(whole exchange)');
+        // A field changed the same way on every sample says how (two findings of one field differ by their values).
+        const same = f.kind === 'changed' && f.samples.length > 0 && f.samples.every((s) => show(s.primary) === show(f.samples[0].primary) && show(s.candidate) === show(f.samples[0].candidate));
+        r.cells.pattern.textContent = (under ? '↳ ' : '') + (f.pattern || '(whole exchange)') + (same ? ` ${show(f.samples[0].primary)} → ${show(f.samples[0].candidate)}` : '');
         r.cells.routes.textContent = f.routes.join(', ');
         r.cells.count.textContent = f.count;
         const ids = f.samples.map((s) => s.id).join(',');
