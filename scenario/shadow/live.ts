@@ -173,13 +173,16 @@ export interface CountedRow {
   cause: string;
 }
 
-// An exchange that had a row: what a value seen once joins by, and its sample.
+// An exchange that had a row: what a value seen once joins by, and its sample (a value seen once keeps one only
+// while its route's part holds fewer than SAMPLES_PER_FINDING: thousands of values that vary hold five samples).
 interface Fact {
   id: number;
   route: string;
   part: string;
   cause: string;
-  sample: LiveSample;
+  sample?: LiveSample;
+  /** Its sample counts in its bucket's `held`. */
+  held?: boolean;
 }
 
 // The exchanges of one signature and status part.
@@ -206,6 +209,8 @@ interface Bucket {
   sigs: Map<string, Signature>;
   /** Past MAX_SIGNATURES: rows counted as values seen once, by route and part. */
   overflow: Map<string, Part & { route: string; part: string }>;
+  /** Samples kept by the first exchanges of signatures, by route and part. */
+  held: Map<string, number>;
 }
 
 /** Signatures kept over every finding; past it a new one counts as a value no other exchange had (its route's finding). */
@@ -307,7 +312,7 @@ export class ShadowLive {
   find(row: LiveRow, route: string, sample: LiveSample): CountedRow {
     const bucket = bucketOf(row);
     let b = this.buckets.get(bucket);
-    if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern: row.pattern, sigs: new Map(), overflow: new Map() }));
+    if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern: row.pattern, sigs: new Map(), overflow: new Map(), held: new Map() }));
     const hash = hashOf(row);
     let sig = b.sigs.get(hash);
     if (!sig && this.signatures >= MAX_SIGNATURES) {
@@ -315,7 +320,7 @@ export class ShadowLive {
       const key = `${route}\n${row.part}`;
       let o = b.overflow.get(key);
       if (!o) b.overflow.set(key, (o = { ...emptyPart(), route, part: row.part }));
-      addTo(o, route, row, sample);
+      addTo(o, route, row, sample, b.held);
       return { bucket, sig: key, sub: '', overflow: true, route, cause: row.cause ?? '' };
     }
     if (!sig) {
@@ -325,8 +330,7 @@ export class ShadowLive {
     const sub = row.change ?? '';
     let part = sig.parts.get(sub);
     if (!part) sig.parts.set(sub, (part = { ...emptyPart(), ...(row.change !== undefined ? { id: idOfHash(findingHash([row.kind, row.pattern, withStatus(row.sig, row.change)])) } : {}) }));
-    sig.n++;
-    addTo(part, route, row, sample);
+    addTo(part, route, row, sample, sig.n++ === 0 ? b.held : undefined);
     return { bucket, sig: hash, sub, route, cause: row.cause ?? '' };
   }
 
@@ -338,13 +342,13 @@ export class ShadowLive {
       if (!b) continue;
       if (r.overflow) {
         const o = b.overflow.get(r.sig);
-        if (o && takeFrom(o, c.id, r) === 0) b.overflow.delete(r.sig);
+        if (o && takeFrom(o, c.id, r, b.held) === 0) b.overflow.delete(r.sig);
       } else {
         const sig = b.sigs.get(r.sig);
         const part = sig?.parts.get(r.sub);
         if (!sig || !part) continue;
         sig.n--;
-        if (takeFrom(part, c.id, r) === 0) sig.parts.delete(r.sub);
+        if (takeFrom(part, c.id, r, b.held) === 0) sig.parts.delete(r.sub);
         if (sig.n <= 0) {
           b.sigs.delete(r.sig);
           this.signatures--;
@@ -371,7 +375,7 @@ export class ShadowLive {
       for (const p of parts) {
         for (const [r, n] of p.routes) bump1(routes, r, n);
         for (const [c, n] of p.causes) bump1(causes, c, n);
-        for (const f of p.facts) if (samples.length < SAMPLES_PER_FINDING) samples.push(f.sample);
+        for (const f of p.facts) if (f.sample && samples.length < SAMPLES_PER_FINDING) samples.push(f.sample);
       }
       for (const ref of refs) placed.set(ref, id);
       built.push({ f: { id, class: b.class, kind: b.kind, pattern: b.pattern, routes: [...routes.keys()].slice(0, MAX_ROUTES_PER_FINDING), count, samples }, causes });
@@ -448,21 +452,34 @@ function emptyPart(): Part {
   return { n: 0, routes: new Map(), causes: new Map(), facts: [] };
 }
 
-// Counts one exchange's row in a part.
-function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample): void {
+// Counts one exchange's row in a part; `held`: the part is a signature's first (or a value past the cap), whose
+// sample is kept only while its route's part holds fewer than SAMPLES_PER_FINDING.
+function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample, held?: Map<string, number>): void {
   p.n++;
   bump1(p.routes, route, 1);
   bump1(p.causes, row.cause ?? '', 1);
-  if (p.facts.length < SAMPLES_PER_FINDING) p.facts.push({ id: sample.id, route, part: row.part, cause: row.cause ?? '', sample });
+  if (p.facts.length >= SAMPLES_PER_FINDING) return;
+  const fact: Fact = { id: sample.id, route, part: row.part, cause: row.cause ?? '' };
+  const key = `${route}\n${row.part}`;
+  if (!held) fact.sample = sample;
+  else if ((held.get(key) ?? 0) < SAMPLES_PER_FINDING) {
+    fact.sample = sample;
+    fact.held = true;
+    bump1(held, key, 1);
+  }
+  p.facts.push(fact);
 }
 
 // Takes one exchange's row back from a part (and its fact, where kept); the part's count after.
-function takeFrom(p: Part, id: number, r: CountedRow): number {
+function takeFrom(p: Part, id: number, r: CountedRow, held: Map<string, number>): number {
   p.n--;
   bump1(p.routes, r.route, -1);
   bump1(p.causes, r.cause, -1);
   const at = p.facts.findIndex((f) => f.id === id);
-  if (at >= 0) p.facts.splice(at, 1);
+  if (at >= 0) {
+    const [f] = p.facts.splice(at, 1);
+    if (f!.held) bump1(held, `${f!.route}\n${f!.part}`, -1);
+  }
   return p.n;
 }
 

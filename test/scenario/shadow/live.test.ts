@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { liveRows, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { liveRows, MAX_SIGNATURES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 import { buildFindings } from '../../../diff/findings.js';
 import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
 import { mulberry32 } from '../../../core/index.js';
@@ -174,4 +174,21 @@ describe('ShadowLive: findings grouped as bb diff groups them', () => {
       assert.deepEqual(listed(live.report().findings), offline(built));
     });
   }
+});
+
+// A long run whose field varies on every exchange (a timestamp no rule covers, without a secondary): the live
+// findings stay bounded: one finding per route, five samples, and past MAX_SIGNATURES values are counted as
+// values seen once without being kept.
+describe('ShadowLive: bounded over a long run', () => {
+  it('values that vary on every exchange are one finding per route with five samples, counted past the signature cap', () => {
+    const live = new ShadowLive({});
+    const n = MAX_SIGNATURES + 50;
+    for (let id = 1; id <= n; id++) {
+      const route = id % 2 ? 'GET /a' : 'GET /b';
+      for (const r of liveRows([row(`e${id}`, route, 'changed', 'response.body.at', id, id + 0.5)], () => 'unclassified')) live.find(r, route, { id, request: route });
+    }
+    const found = live.report().findings;
+    assert.deepEqual(found.map((f) => `${f.routes.join()} ×${f.count} samples ${f.samples.length}`).sort(), [`GET /a ×${n / 2} samples 5`, `GET /b ×${n / 2} samples 5`]);
+    assert.equal(live.overflowed, 50);
+  });
 });
