@@ -150,8 +150,11 @@ export class MirrorTarget {
     return lane;
   }
 
-  /** Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding), `onBody` each body chunk as it comes. */
-  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): void {
+  /**
+   * Queues a request on its connection's lane; `onAnswer` gets this target's response view (for binding), `onBody`
+   * each body chunk as it comes; `ended` cuts this target's copy (else `req.ended`).
+   */
+  send(req: MirrorRequest, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void, ended?: AbortSignal): void {
     let lane = this.lanes.get(req.connection);
     if (!lane) this.lanes.set(req.connection, (lane = { conn: new LaneConnection(this.host, this.port), queue: [], busy: false }));
     this.inFlight++;
@@ -161,7 +164,7 @@ export class MirrorTarget {
     const carried = () => (tokens ??= new Set(carriedTokens(req)));
     const wait = this.waitFor(this.streams.behind(carried), this.awaited.behind(carried, req.connection));
     this.awaited.sent(req.id, req.connection);
-    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}) });
+    lane.queue.push({ req, onAnswer: (answer) => (settle(), onAnswer(answer)), ...(onBody ? { onBody } : {}), ...(wait ? { wait } : {}), ...(ended ? { ended } : {}) });
     // Counted at once (the tee's caps read the counts); written after the primary's turn.
     this.later(() => this.pump(req.connection, lane));
   }
@@ -171,7 +174,7 @@ export class MirrorTarget {
    * session; `live` when its body is still arriving: the returned stream
    * takes the rest. `onAnswer` and `onBody` as `send`'s.
    */
-  sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void): MirroredStream | undefined {
+  sendH2(req: MirrorRequest, live: boolean, onAnswer: (answer: ResponseView | undefined) => void, onBody?: (chunk: Buffer) => void, ended?: AbortSignal): MirroredStream | undefined {
     // A streaming call's client messages bind one by one as they cross (mirror-grpc.ts ClientMessages).
     const calls = live && binaryGrpc(req);
     const abort = new AbortController();
@@ -190,7 +193,10 @@ export class MirrorTarget {
       const built = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
       // Taken once the request is built: a session counts the stream until done().
       const { conn, opened, done } = this.h2.session(req.connection);
-      const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal: abort.signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
+      // An event stream's copy ends with the primary's stream (`ended`, else req.ended), as an HTTP/1.1 lane's does.
+      const cut = ended ?? req.ended;
+      const signal = cut ? AbortSignal.any([abort.signal, cut]) : abort.signal;
+      const limits = { what: `mirror ${req.id}`, timeoutMs: this.timeoutMs, waitMs: this.timeoutMs, signal, onTimeout: () => {}, onStream: (s: number) => opened(s, req.id), ...(onBody ? { onBody } : {}) };
       void conn.exchange(built.request, limits).then((outcome) => {
         done();
         settle();
@@ -274,7 +280,8 @@ export class MirrorTarget {
 
   private write(connection: string, lane: Lane, job: Lane['queue'][number]): void {
     const wire = wireRequest(this.parts(job.req), this.hostFor(job.req));
-    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(job.req.ended ? { signal: job.req.ended } : {}), ...(job.onBody ? { onBody: job.onBody } : {}) }).then((outcome: ExchangeOutcome) => {
+    const ended = job.ended ?? job.req.ended;
+    void lane.conn.exchange(wire, { timeoutMs: this.timeoutMs, ...(ended ? { signal: ended } : {}), ...(job.onBody ? { onBody: job.onBody } : {}) }).then((outcome: ExchangeOutcome) => {
       // The answer's decoding and binding, and the lane's next write, wait for the primary's answers of this turn too.
       this.later(() => {
         lane.busy = false;
@@ -452,7 +459,7 @@ export class MirrorTarget {
 
 interface Lane {
   conn: LaneConnection;
-  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void; onBody?: (chunk: Buffer) => void; wait?: CatchUp }>;
+  queue: Array<{ req: MirrorRequest; onAnswer: (answer: ResponseView | undefined) => void; onBody?: (chunk: Buffer) => void; wait?: CatchUp; ended?: AbortSignal }>;
   busy: boolean;
   /** The shared id of the request on the wire now. */
   current?: number;

@@ -56,6 +56,10 @@ interface Pending {
   primaryView?: ResponseView;
   /** An event stream: ends the mirrors' copies when the primary's stream ends. */
   streamEnd?: AbortController;
+  /** An event stream's events as its client got them (plain text only), and each target's copy's, cut alike (cutCopies). */
+  eventsSeen?: number;
+  countEvents?: (chunk: Buffer) => void;
+  copies?: Array<{ n: number; want?: number; cut: AbortController }>;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
   /** HTTP/2 (one stream): true. */
@@ -70,6 +74,8 @@ interface Pending {
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
 const STREAM_END_GRACE_MS = 250;
+/** How long a copy of an event stream its client left may take to reach as many events as the client got. */
+const STREAM_CUT_WAIT_MS = 5_000;
 
 /** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
 export class Tee {
@@ -150,6 +156,11 @@ export class Tee {
         if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
           p.streamEnd = new AbortController();
           p.req.ended = p.streamEnd.signal;
+          // Its events are counted (a coded stream's are not: its copies end with it, as any stream's do).
+          if (headerValue(f.rawHeaders, 'content-encoding') === undefined) {
+            p.eventsSeen = 0;
+            p.countEvents = eventFeed(() => p.eventsSeen!++);
+          }
         }
         this.maybeDispatch(f.exchangeId, p);
         return;
@@ -159,6 +170,7 @@ export class Tee {
         if (!p || p.skip) return;
         // Decoded at once (the parser keeps text, not the tap's bytes).
         p.events?.(f.chunk);
+        p.countEvents?.(f.chunk);
         // Every byte counts (past BIND_READ_BYTES the kept start is read as cut); only the start is kept.
         const room = BIND_READ_BYTES - p.responseBytes;
         p.responseBytes += f.chunk.length;
@@ -183,9 +195,12 @@ export class Tee {
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
         p.issuedAt = this.sends.tick();
-        // Late events already on their way still arrive: the copies end a moment after the primary's stream.
+        // Late events already on their way still arrive: the copies end a moment after the primary's stream. A
+        // stream its client left (an SSE page closed) is compared as far as the client read it: each target's
+        // copy is cut once it has as many events (STREAM_CUT_WAIT_MS at most), as bb replay cuts its copy.
         const end = p.streamEnd;
-        if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
+        if (end && f.type === 'exchange-aborted' && p.copies) this.cutCopies(p);
+        else if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
         this.pending.delete(f.exchangeId);
         if (f.type !== 'exchange-completed' || p.status === undefined || !p.responseHeaders || p.skip) {
           p.responseBody = [];
@@ -235,6 +250,15 @@ export class Tee {
       default:
         return;
     }
+  }
+
+  /** Cuts each target's copy of an event stream its client left after as many events as the client got. */
+  private cutCopies(p: Pending): void {
+    for (const c of p.copies!) {
+      c.want = p.eventsSeen!;
+      if (c.n >= c.want) c.cut.abort();
+    }
+    setTimeout(() => p.streamEnd!.abort(), STREAM_CUT_WAIT_MS).unref();
   }
 
   /** Why a request is not mirrored, or undefined. */
@@ -295,6 +319,12 @@ export class Tee {
     const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;
     const feed = (f: (message: string | Uint8Array | undefined) => void) => (sse ? eventFeed(f) : grpcFeed(encoding, f));
     if (said) p.events = feed((message) => said.forEach((s) => s.pairs.primary(message)));
+    // An event stream's copies count their events, to be cut as far as the primary's client read (cutCopies).
+    if (p.countEvents && p.streamEnd) {
+      const end = p.streamEnd.signal;
+      p.copies = this.mirrors.map(() => ({ n: 0, cut: new AbortController() }));
+      for (const c of p.copies) end.addEventListener('abort', () => c.cut.abort(), { once: true });
+    }
     for (const [i, m] of this.mirrors.entries()) {
       const onAnswer = (view: ResponseView | undefined) => {
         // The target's copy of the stream ended (or was cut with the primary's): nothing more to wait for on it.
@@ -303,10 +333,17 @@ export class Tee {
         if (p.primaryView) m.bind(p.primaryView, view, p.issuedAt);
         else p.answers.push({ target: m, view });
       };
-      const onBody = said ? feed((message) => said[i]!.pairs.target(message)) : undefined;
-      if (!p.h2) m.send(p.req, onAnswer, onBody);
+      const paired = said ? feed((message) => said[i]!.pairs.target(message)) : undefined;
+      const copy = p.copies?.[i];
+      const counted = copy
+        ? eventFeed(() => {
+            if (++copy.n === copy.want) copy.cut.abort();
+          })
+        : undefined;
+      const onBody = counted ? (chunk: Buffer) => (paired?.(chunk), counted(chunk)) : paired;
+      if (!p.h2) m.send(p.req, onAnswer, onBody, copy?.cut.signal);
       else {
-        const s = m.sendH2(p.req, live, onAnswer, onBody);
+        const s = m.sendH2(p.req, live, onAnswer, onBody, copy?.cut.signal);
         if (s) streams.push(s);
       }
     }

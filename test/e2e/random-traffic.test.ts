@@ -15,7 +15,7 @@ import { replayCapture, startRecording } from '../../scenario/index.js';
 import { diffCaptures, renderText } from '../../diff/index.js';
 import { mulberry32 } from '../../core/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { walk } from '../helpers/random-walk.js';
+import { walk, walkH2 } from '../helpers/random-walk.js';
 import { startShadowService, type ShadowService } from '../scenario/shadow/service.js';
 
 const tmp = tempDir();
@@ -38,6 +38,21 @@ describe('bb replay of random concurrent traffic, against the same build', () =>
       assert.equal(r.verdict, 'match', renderText(r, { color: false }));
     });
   }
+});
+
+describe('bb replay of random concurrent h2 traffic, against the same build', () => {
+  it('bb diff of the capture and its replay is MATCH (h2c, gzipped answers, event streams left early)', async () => {
+    const h2c = { h2c: true };
+    const [original, fresh] = [await startShadowService('old', 1000, h2c), await startShadowService('old', 1000, h2c)];
+    services.push(original, fresh);
+    const rec = await startRecording({ target: original.url, out: tmp.path('orig-h2.har'), label: 'orig', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walkH2(rec.url, user, mulberry32(4000 + user), 12, { gzip: user % 2 === 0 })));
+    const recorded = await rec.close(2000);
+    const summary = await replayCapture(recorded, { target: fresh.url, out: tmp.path('replay-h2.har'), bbHome: tmp.bbHome });
+    assert.deepEqual(summary.failed, []);
+    const r = await diffCaptures(recorded, tmp.path('replay-h2.har'));
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
 });
 
 // The same walks against the old build and the new one (service.ts: a field, a header, a page's markup, an event's

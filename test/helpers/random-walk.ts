@@ -4,6 +4,8 @@
 // lists and reads of the ids they issued, orders created and read back, event
 // streams read in part, WebSocket chats that send issued ids back, pages of
 // markup. Several at once make traffic whose interleaving changes run to run.
+import { connect, type ClientHttp2Session } from 'node:http2';
+import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import WebSocket from 'ws';
 
@@ -31,7 +33,7 @@ export async function walk(url: string, user: number, random: () => number, step
       } else if (step === 'events') {
         const res = await c.request({ method: 'GET', path: '/events', headers: headers() });
         let got = '';
-        for await (const chunk of res.body) if ((got += chunk).split('data:').length > 3) break;
+        for await (const chunk of res.body) if ((got += chunk).split('data:').length > 2) break;
       } else if (step === 'chat') {
         const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers() });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
@@ -51,5 +53,52 @@ export async function walk(url: string, user: number, random: () => number, step
     }
   } finally {
     await c.close();
+  }
+}
+
+/**
+ * The same walk over HTTP/2 cleartext (the service started with `h2c`), every call a stream of the client's one
+ * session, no chat; with `gzip` the client accepts gzipped answers (and reads them inflated).
+ */
+export async function walkH2(url: string, user: number, random: () => number, steps = 16, opts: { gzip?: boolean } = {}): Promise<void> {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const session: ClientHttp2Session = connect(url);
+  await new Promise<void>((resolve, reject) => (session.once('connect', () => resolve()), session.once('error', reject)));
+  let cookie = '';
+  const items: string[] = [];
+  const orders: number[] = [];
+  /** One call; the answer's headers and (inflated) body, or its first `events` SSE events read before cancelling. */
+  const call = (method: string, path: string, body?: string, events?: number) =>
+    new Promise<{ headers: Record<string, unknown>; text: string }>((resolve, reject) => {
+      const stream = session.request({ ':method': method, ':path': path, 'x-user': `user-${user}`, ...(cookie ? { cookie } : {}), ...(opts.gzip ? { 'accept-encoding': 'gzip' } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) });
+      let headers: Record<string, unknown> = {};
+      const chunks: Buffer[] = [];
+      stream.on('response', (h) => (headers = h));
+      stream.on('data', (c: Buffer) => {
+        chunks.push(c);
+        if (events !== undefined && Buffer.concat(chunks).toString().split('data:').length > events) {
+          stream.close();
+          resolve({ headers, text: Buffer.concat(chunks).toString() });
+        }
+      });
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        resolve({ headers, text: (headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString() });
+      });
+      stream.on('error', reject);
+      stream.end(body);
+    });
+  try {
+    for (let i = 0; i < steps; i++) {
+      const step = pick(['session', 'me', 'items', 'item', 'order', 'read-order', 'events', 'note'] as const);
+      if (step === 'session') cookie = String((await call('GET', '/session')).headers['set-cookie']).split(';')[0]!;
+      else if (step === 'items') items.push((JSON.parse((await call('GET', '/items')).text) as { items: Array<{ id: string }> }).items[0]!.id);
+      else if (step === 'order') orders.push((JSON.parse((await call('POST', '/orders', '{}')).text) as { id: number }).id);
+      else if (step === 'events') await call('GET', '/events', undefined, 2);
+      else await call('GET', step === 'me' ? '/me' : step === 'note' ? '/note' : step === 'item' && items.length ? `/items/${pick(items)}` : step === 'read-order' && orders.length ? `/orders/${pick(orders)}` : '/me');
+      if (random() < 0.3) await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
+    }
+  } finally {
+    await new Promise<void>((r) => session.close(() => r()));
   }
 }

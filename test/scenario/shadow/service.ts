@@ -9,8 +9,10 @@
 // have sequential numbers from `firstOrder` (a plain number binds only by its
 // use, as a database's ids do); the new build reads an order's status as
 // "pending".
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createH2cServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { WebSocketServer } from 'ws';
 
 /** One running build. */
@@ -24,22 +26,25 @@ export interface ShadowService {
 /**
  * Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`; with `hangUpOnOrder` its
  * n-th order (from 1) is hung up on unanswered (a flaky instance); with `createDelayMs` it answers a creation
- * that late (a slow instance; the order exists at once).
+ * that late (a slow instance; the order exists at once). With `h2c` it speaks HTTP/2 over cleartext (prior
+ * knowledge) and has no chat. A JSON answer to a request that accepts gzip is gzipped.
  */
-export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number; createDelayMs?: number } = {}): Promise<ShadowService> {
+export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number; createDelayMs?: number; h2c?: boolean } = {}): Promise<ShadowService> {
   let nextOrder = firstOrder;
   let posts = 0;
   const orders = new Set<number>();
   const sessions = new Set<string>();
   const issued = new Set<string>();
   const hits = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const key = `${req.method} ${path.replace(/\/[0-9a-f]{24}$/, '/{id}')}`;
     hits.set(key, (hits.get(key) ?? 0) + 1);
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/json', ...headers });
-      res.end(JSON.stringify(body));
+      const text = JSON.stringify(body);
+      const zipped = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+      res.writeHead(status, { 'content-type': 'application/json', ...(zipped ? { 'content-encoding': 'gzip', vary: 'accept-encoding' } : {}), ...headers });
+      res.end(zipped ? gzipSync(text) : text);
     };
     if (path === '/session') {
       const sid = randomBytes(16).toString('base64url');
@@ -92,7 +97,23 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
     const order = /^\/orders\/(\d+)$/.exec(path);
     if (order) return orders.has(Number(order[1])) ? json(200, { id: Number(order[1]), status: build === 'new' ? 'pending' : 'open' }) : json(404, { error: 'no such order' });
     json(404, { error: 'not found' });
-  });
+  };
+  if (opts.h2c) {
+    const h2 = createH2cServer(handle);
+    const sessions = new Set<import('node:http2').ServerHttp2Session>();
+    h2.on('session', (s) => (sessions.add(s), s.once('close', () => sessions.delete(s))));
+    await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
+    const port = (h2.address() as { port: number }).port;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      hits,
+      close: async () => {
+        for (const s of sessions) s.destroy();
+        await new Promise<void>((r) => h2.close(() => r()));
+      },
+    };
+  }
+  const server: Server = createServer(handle);
   const wss = new WebSocketServer({ server, path: '/chat' });
   wss.on('connection', (ws) => {
     ws.on('message', (data) => {
@@ -115,6 +136,6 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
   };
 }
 
-function drain(req: IncomingMessage): void {
+function drain(req: IncomingMessage | Http2ServerRequest): void {
   req.resume();
 }
