@@ -9,8 +9,9 @@
 // are its data (a message's envelope is direction and opcode), and only
 // messages of one kind pair past identity: one direction, opcode and
 // data.type, as before this alignment.
-import { alignItems, identityOf } from './arrays.js';
+import { alignItems, identityOf, MIN_SIMILARITY } from './arrays.js';
 import type { Lineup } from './pair.js';
+import { leavesOf, similarity } from './similarity.js';
 import type { NormalizedWsMessage } from './types.js';
 
 function isPlain(v: unknown): v is Record<string, unknown> {
@@ -39,13 +40,49 @@ export function alignMessages(a: readonly NormalizedWsMessage[], b: readonly Nor
     const key = identityOf(read.value(side, m.data), keys, (v) => read.token(side, v));
     return key === undefined ? undefined : `${messageKind(m)}|${key}`;
   };
-  const lineup = alignItems(a.map((m) => read.token(0, m)), b.map((m) => read.token(1, m)), a.map(id(0)), b.map(id(1)), false, {
+  const ta = a.map((m) => read.token(0, m));
+  const tb = b.map((m) => read.token(1, m));
+  const ida = a.map(id(0));
+  const idb = b.map(id(1));
+  if (changedInPlace(a, b, ta, tb, ida, idb, read)) return a.map((_, i) => ({ old: i, new: i, status: 'paired' }));
+  const lineup = alignItems(ta, tb, ida, idb, false, {
     old: a.map((m) => read.value(0, m.data)),
     new: b.map((m) => read.value(1, m.data)),
     oldKind: a.map(messageKind),
     newKind: b.map(messageKind),
   });
   return lineup.map((l) => ({ ...(l.old !== undefined ? { old: l.old } : {}), ...(l.new !== undefined ? { new: l.new } : {}), status: STATUS[l.status] }));
+}
+
+/**
+ * Whether two runs of messages changed in place, each message where it was: as many on each side, every place of
+ * one kind, at least MIN_SIMILARITY alike, none named by an identity key, and the new messages not the old ones
+ * in another order. A counter off by one in every message, or an echo that doubles what it is sent, then pairs by
+ * place; aligned by equal content first, [1, 2, 3] → [2, 3, 4] read as the first message moved to the end.
+ */
+function changedInPlace(a: readonly NormalizedWsMessage[], b: readonly NormalizedWsMessage[], ta: readonly string[], tb: readonly string[], ida: ReadonlyArray<string | undefined>, idb: ReadonlyArray<string | undefined>, read: StreamSide): boolean {
+  if (a.length !== b.length || a.length < 2) return false;
+  if (ida.some((x) => x !== undefined) || idb.some((x) => x !== undefined)) return false;
+  for (let i = 0; i < a.length; i++) if (messageKind(a[i]!) !== messageKind(b[i]!)) return false;
+  // The same messages reordered are moves.
+  const left = new Map<string, number>();
+  for (const t of ta) left.set(t, (left.get(t) ?? 0) + 1);
+  let permutation = true;
+  for (const t of tb) {
+    const n = left.get(t) ?? 0;
+    if (n === 0) {
+      permutation = false;
+      break;
+    }
+    left.set(t, n - 1);
+  }
+  if (permutation) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = leavesOf(read.value(0, a[i]!.data));
+    const y = leavesOf(read.value(1, b[i]!.data));
+    if (!x || !y || similarity(x, y) < MIN_SIMILARITY) return false;
+  }
+  return true;
 }
 
 /** True for the array at `path` that holds an SSE response's events (diff/normalize/bodies.ts). */

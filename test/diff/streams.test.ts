@@ -139,6 +139,23 @@ describe('alignMessages', () => {
     assert.deepEqual(rows(), ['changed ws.messages[0].data.sku', 'changed ws.messages[1].data.sku']);
   });
 
+  // A conversation whose every message changed in place is not read as moves by the equal contents it happens to
+  // share: [1, 2, 3] → [2, 3, 4] was the first message moved to the end and changed 1 → 4.
+  it('pairs messages that all changed in place by place: a counter off by one in every message', () => {
+    const tick = (seq: number) => ({ type: 'tick', seq, room: 'lobby' });
+    assert.deepEqual(line([tick(1), tick(2), tick(3)], [tick(2), tick(3), tick(4)]), ['0→0 paired', '1→1 paired', '2→2 paired']);
+    // The same messages in another order are still moves, and so are messages too unlike to have changed in place.
+    assert.deepEqual(line([tick(1), tick(2)], [tick(2), tick(1)]), ['0→1 reordered', '1→0 paired']);
+    assert.deepEqual(line([{ sym: 'X', p: 1 }, { sym: 'Y', p: 2 }, { sym: 'Z', p: 3 }], [{ sym: 'Y', p: 2 }, { sym: 'Z', p: 3 }, { sym: 'W', p: 4 }]), ['0→- missing', '1→0 paired', '2→1 paired', '-→2 extra']);
+  });
+
+  it('an echo that doubles what it is sent: each answer changed, none moved (gRPC bidi messages, both directions)', () => {
+    const conversation = (k: number) => [1, 2, 3].flatMap((n) => [{ type: 'send', opcode: 2, data: { '1': 'hello', '2': n } }, { type: 'receive', opcode: 2, data: { '1': 'echo hello', '2': n * k } }]);
+    const out: Array<{ kind: string; path: string; old?: unknown; new?: unknown }> = [];
+    diffMessages(conversation(1), conversation(2), out, 'direction', undefined, 'grpc');
+    assert.deepEqual(out.map((r) => `${r.kind} ${r.path} ${String(r.old)} → ${String(r.new)}`), ['changed grpc.messages[1].data["2"] 1 → 2', 'changed grpc.messages[3].data["2"] 2 → 4', 'changed grpc.messages[5].data["2"] 3 → 6']);
+  });
+
   it('pairs messages of another data.type only by identity, never by place: missing and extra', () => {
     assert.deepEqual(line([{ type: 'a', n: 1 }], [{ type: 'b', n: 1 }]), ['0→- missing', '-→0 extra']);
   });
