@@ -4,7 +4,7 @@
 // lists and reads of the ids they issued, orders created and read back, event
 // streams read in part, WebSocket chats that send issued ids back, pages of
 // markup. Several at once make traffic whose interleaving changes run to run.
-import { connect, type ClientHttp2Session } from 'node:http2';
+import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import WebSocket from 'ws';
@@ -77,7 +77,9 @@ export async function walkH2(url: string, user: number, random: () => number, st
       stream.on('data', (c: Buffer) => {
         chunks.push(c);
         if (events !== undefined && Buffer.concat(chunks).toString().split('data:').length > events) {
-          stream.close();
+          // Left as a browser leaves a stream (RST_STREAM CANCEL): node:http2 keeps a stream reset with NO_ERROR
+          // while a write of its server's is pending, and its server then never closes the connection.
+          stream.close(constants.NGHTTP2_CANCEL);
           resolve({ headers, text: Buffer.concat(chunks).toString() });
         }
       });
