@@ -310,10 +310,10 @@ export class Tee {
     }
     const live = !p.requestEnded;
     const streams: MirroredStream[] = [];
-    // An HTTP/1 event stream's events, and a gRPC call's messages, issue values its client sends back while it goes on:
+    // An event stream's events (HTTP/1.1 or h2), and a gRPC call's messages, issue values its client sends back while it goes on:
     // bound message by message, not at its end.
     const headers = p.responseHeaders ?? [];
-    const sse = p.streamEnd && !p.h2 && headerValue(headers, 'content-encoding') === undefined;
+    const sse = p.streamEnd && headerValue(headers, 'content-encoding') === undefined;
     const grpc = p.h2 && grpcMedia(headerValue(headers, 'content-type'));
     const encoding = grpc && !grpc.text ? headerValue(headers, 'grpc-encoding') : undefined;
     const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;

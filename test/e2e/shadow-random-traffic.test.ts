@@ -71,8 +71,9 @@ describe('bb shadow over random h2 traffic: live findings = bb diff of the captu
       const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
       const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.id} ${f.kind} ${f.pattern} ×${f.count}`).sort();
       assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.id} ${f.kind} ${f.pattern} ×${f.entries}`).sort(), live);
-      // Everything mirrored, the same build as secondary: the new build's changes, nothing classed as noise.
-      assert.deepEqual(report.findings.filter((f) => f.class !== 'regression'), [], live.join('\n'));
+      // Everything mirrored, the same build as secondary: the new build's changes, nothing classed as noise but a
+      // copy of a stream that ran ahead of the primary's client (its next event came first: docs/shadow.md).
+      assert.deepEqual(report.findings.filter((f) => f.class !== 'regression' && !(f.kind === 'added' && f.pattern === 'response.events[]')), [], live.join('\n'));
     });
   }
 });

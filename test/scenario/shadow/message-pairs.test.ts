@@ -16,7 +16,8 @@
 // read-after-write waits; mirror-ws.ts and answer-wait.ts feed them.)
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, constants, createServer as createH2cServer, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startShadow, type Shadow } from '../../../scenario/index.js';
@@ -30,11 +31,14 @@ after(async () => {
   for (const c of closers) await c();
 });
 
-/** A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk and state differ. `reads`: each ticket read, with its status. */
-async function startDesk(build: 'old' | 'new', firstTicket: number, reads: string[] = []): Promise<string> {
+/**
+ * A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk
+ * and state differ. `reads`: each ticket read, with its status. With `h2c` it speaks HTTP/2 over cleartext (no desk).
+ */
+async function startDesk(build: 'old' | 'new', firstTicket: number, reads: string[] = [], h2c = false): Promise<string> {
   let next = firstTicket;
   const tickets = new Set<number>();
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
     if (req.url === '/queue') {
       // An event stream that hands out a ticket, then stays open until the client leaves.
       const ticket = next++;
@@ -55,7 +59,19 @@ async function startDesk(build: 'old' | 'new', firstTicket: number, reads: strin
     if (m) reads.push(`${m[1]} ${known ? 200 : 404}`);
     res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify(known ? { ticket: Number(m[1]), state: build === 'new' ? 'closed' : 'open' } : { error: 'no such ticket' }));
-  });
+  };
+  if (h2c) {
+    const h2 = createH2cServer(handle);
+    const sessions = new Set<ServerHttp2Session>();
+    h2.on('session', (s) => (sessions.add(s), s.once('close', () => sessions.delete(s))));
+    await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
+    closers.push(async () => {
+      for (const s of sessions) s.destroy();
+      await new Promise<void>((r) => h2.close(() => r()));
+    });
+    return `http://127.0.0.1:${(h2.address() as { port: number }).port}`;
+  }
+  const server: Server = createServer(handle);
   const wss = new WebSocketServer({ server, path: '/desk' });
   wss.on('connection', (ws) => {
     const ticket = next++;
@@ -159,6 +175,31 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     // they crossed. So the read pairs and its changed state is the one regression; the events compare equal.
     const readRoute = report.routes['GET /tickets/{id}'];
     assert.deepEqual(readRoute && { regressions: readRoute.regressions, noise: readRoute.noise }, { regressions: 1, noise: 0 }, JSON.stringify(report.routes));
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+    assert.deepEqual(offlineKeys(offline), findingKeys(report));
+  });
+
+  // The same over h2: the stream and the read are streams of one connection. The relay bound an h2 event stream's
+  // values only when the stream ended, so the read reached each mirror with the primary's ticket (404).
+  it("a ticket an open h2 event stream issued is each target's own when read on the same connection while the stream goes on", async () => {
+    const reads = { primary: [] as string[], candidate: [] as string[], secondary: [] as string[] };
+    const [primary, candidate, secondary] = [await startDesk('old', 1000, reads.primary, true), await startDesk('new', 5000, reads.candidate, true), await startDesk('old', 9000, reads.secondary, true)];
+    const out = tmp.path('queue-h2');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const session = connect(shadow.url);
+    const queue = session.request({ ':method': 'GET', ':path': '/queue' });
+    const first = await new Promise<string>((resolve) => queue.once('data', (d: Buffer) => resolve(d.toString())));
+    const ticket = (JSON.parse(first.replace(/^data: /, '')) as { ticket: number }).ticket;
+    const read = session.request({ ':method': 'GET', ':path': `/tickets/${ticket}` });
+    const [status] = await Promise.all([new Promise<number>((r) => read.once('response', (h) => r(Number(h[':status'])))), new Promise((r) => (read.resume(), read.once('end', r)))]);
+    assert.equal(status, 200);
+    await compared(shadow, 1);
+    queue.close(constants.NGHTTP2_CANCEL);
+    await new Promise<void>((r) => session.close(() => r()));
+    const report = await shadow.close();
+    assert.equal(report.totals.errors, 0);
+    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
     assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline), findingKeys(report));
