@@ -24,6 +24,11 @@ export interface LoopSettings {
   maxViews: number;
   /** Line-ups compared so far, now and then. */
   progress?: (done: number, total: number) => void;
+  /**
+   * The side whose client decided how far a stream was read (a `bb shadow` primary against a mirror, an original
+   * against its replay): the other side's copy of a stream that client left is compared as far as it got.
+   */
+  reference?: 'old' | 'new';
 }
 
 /** What the loop found, by line-up index. */
@@ -85,7 +90,9 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
       found[k] = { diffs: [], pair: pairOf(l, so, sn, 0) };
       continue;
     }
-    const [a, b] = await Promise.all([stores[0].entry(l.old), stores[1].entry(l.new)]);
+    let [a, b] = await Promise.all([stores[0].entry(l.old), stores[1].entry(l.new)]);
+    if (s.reference === 'old') b = asFarAs(a, b);
+    else if (s.reference === 'new') a = asFarAs(b, a);
     bindPair(s.numbering, bodyOf(a), bodyOf(b), s.arrays, s.wsOrder);
     finish(k, render(0, a), render(1, b));
   }
@@ -113,4 +120,17 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
     });
   }
   return out;
+}
+
+/**
+ * A copy of an event stream the reference side's client left (meta.clientLeft: a `bb shadow` mirror's, cut at the
+ * primary's count by scenario/shadow/tee.ts; a replay's, cut at the original's by scenario/replay), as far as the
+ * reference got: a copy that ran ahead (its next event crossed before its own client left) holds events the
+ * reference's client never saw, not a change of the build's. A copy with fewer events is compared whole.
+ */
+function asFarAs(reference: NormalizedEntry, copy: NormalizedEntry): NormalizedEntry {
+  const seen = reference.response.events;
+  const events = copy.response.events;
+  if (!reference.meta.clientLeft || !seen || !events || events.length <= seen.length) return copy;
+  return { ...copy, response: { ...copy.response, events: events.slice(0, seen.length) } };
 }

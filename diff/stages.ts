@@ -40,8 +40,20 @@ function loopSettings(ctx: DiffContext): LoopSettings {
     headerOrder: ctx.options.headerOrder,
     wsOrder: ctx.config.pairing.wsOrder,
     maxViews: ctx.options.views ? MAX_VIEWS : 0,
+    ...referenceSide(o.header, n.header),
     ...(ctx.options.onProgress ? { progress: (done: number, total: number) => ctx.options.onProgress!({ stage: 'compare', done, total }) } : {}),
   };
+}
+
+/**
+ * The side whose client decided how far a stream was read, where the other side followed it: a `bb shadow` run's
+ * primary against one of its mirrors, an original against its replay (compare-loop.ts asFarAs).
+ */
+function referenceSide(a: SideHeader, b: SideHeader): { reference?: 'old' | 'new' } {
+  if (isShadowPair(a, b) && a.shadowPrimary !== b.shadowPrimary) return { reference: a.shadowPrimary ? 'old' : 'new' };
+  if (b.replayOf !== undefined && a.replayOf === undefined) return { reference: 'old' };
+  if (a.replayOf !== undefined && b.replayOf === undefined) return { reference: 'new' };
+  return {};
 }
 
 /** Two of one `bb shadow` run's captures: unmirrored entries left out, shared ids say which pair. */

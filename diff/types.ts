@@ -121,6 +121,8 @@ export interface EntryMeta {
   notRecorded?: { request?: boolean; response?: boolean };
   /** Spoken over HTTP/2 or later: no connection-specific headers (compare.ts drops them against an HTTP/1.x side). */
   h2?: boolean;
+  /** Its client left an event stream before its end (`_bb.aborted: "client"`): a `bb shadow` mirror's or a replay's copy of it is compared as far as this one got (compare-loop.ts). */
+  clientLeft?: boolean;
   /** bb's upstream failure code, when the response is bb's own. */
   error?: string;
   /** The entry's route key (normalize/route-keys.ts): what its route and request line show of it. */

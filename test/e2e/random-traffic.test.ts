@@ -30,7 +30,7 @@ describe('bb replay of random concurrent traffic, against the same build', () =>
       const [original, fresh] = [await startShadowService('old', 1000), await startShadowService('old', 1000)];
       services.push(original, fresh);
       const rec = await startRecording({ target: original.url, out: tmp.path(`orig-${seed}.har`), label: 'orig', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
-      await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walk(rec.url, user, mulberry32(seed * 1000 + user), 12)));
+      await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walk(rec.url, user, mulberry32(seed * 1000 + user), 12, 2)));
       const recorded = await rec.close(2000);
       const summary = await replayCapture(recorded, { target: fresh.url, out: tmp.path(`replay-${seed}.har`), bbHome: tmp.bbHome });
       assert.deepEqual(summary.failed, []);

@@ -39,7 +39,7 @@ describe('bb shadow over random traffic: live findings = bb diff of the captures
         services.push(primary, candidate, secondary);
         const out = tmp.path(`random-${seed}-${modes.indexOf(mode)}`);
         const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, ...mode.options });
-        await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walk(shadow.url, user, mulberry32(seed * 1000 + modes.indexOf(mode) * 10 + user))));
+        await Promise.all([1, 2, 3, 4, 5, 6].map((user) => walk(shadow.url, user, mulberry32(seed * 1000 + modes.indexOf(mode) * 10 + user), 16, 2)));
         const report = await shadow.close();
         assert.equal(report.totals.errors, 0);
         assert.equal(report.totals.mirrored + Object.values(report.totals.skipped).reduce((a, b) => a + b, 0), report.totals.requests);
@@ -71,9 +71,9 @@ describe('bb shadow over random h2 traffic: live findings = bb diff of the captu
       const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
       const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.id} ${f.kind} ${f.pattern} ×${f.count}`).sort();
       assert.deepEqual(offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.id} ${f.kind} ${f.pattern} ×${f.entries}`).sort(), live);
-      // Everything mirrored, the same build as secondary: the new build's changes, nothing classed as noise but a
-      // copy of a stream that ran ahead of the primary's client (its next event came first: docs/shadow.md).
-      assert.deepEqual(report.findings.filter((f) => f.class !== 'regression' && !(f.kind === 'added' && f.pattern === 'response.events[]')), [], live.join('\n'));
+      // Everything mirrored, the same build as secondary: the new build's changes, nothing classed as noise (a copy
+      // of a stream that ran ahead of the primary's client, seen once in CI under load, is compared as far as it read).
+      assert.deepEqual(report.findings.filter((f) => f.class !== 'regression'), [], live.join('\n'));
     });
   }
 });
@@ -88,7 +88,7 @@ describe('bb shadow --rotate over random traffic: the segments\' bb diff, added 
       services.push(primary, candidate, secondary);
       const out = tmp.path(`rotated-${seed}`);
       const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100, rotate: { ms: 100 } });
-      await Promise.all([1, 2, 3, 4].map((user) => walk(shadow.url, user, mulberry32(seed * 77 + user))));
+      await Promise.all([1, 2, 3, 4].map((user) => walk(shadow.url, user, mulberry32(seed * 77 + user), 16, 2)));
       const report = await shadow.close();
       const segments = (await readdir(out)).filter((n) => /^primary-\d{4}\.har$/.test(n)).map((n) => n.slice(8, 12));
       assert.ok(segments.length >= 2, `segments: ${segments.join(' ')}`);

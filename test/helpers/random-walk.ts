@@ -9,8 +9,12 @@ import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import WebSocket from 'ws';
 
-/** One client's random walk (seeded by `random`) of `steps` steps through `url`. */
-export async function walk(url: string, user: number, random: () => number, steps = 16): Promise<void> {
+/**
+ * One client's random walk (seeded by `random`) of `steps` steps through `url`; it leaves an event stream after
+ * `events` events (the service sends three: two recordings of one walk hold the same events only when it reads
+ * them all, as how far a stream crossed before its client left is timing).
+ */
+export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const c = new Client(url);
   let cookie = '';
@@ -33,7 +37,7 @@ export async function walk(url: string, user: number, random: () => number, step
       } else if (step === 'events') {
         const res = await c.request({ method: 'GET', path: '/events', headers: headers() });
         let got = '';
-        for await (const chunk of res.body) if ((got += chunk).split('data:').length > 2) break;
+        for await (const chunk of res.body) if ((got += chunk).split('data:').length > events) break;
       } else if (step === 'chat') {
         const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers() });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
