@@ -294,8 +294,9 @@ export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: stri
     let j0 = anchors[p]![1];
     const prevI = p > 0 ? anchors[p - 1]![0] : -1;
     const prevJ = p > 0 ? anchors[p - 1]![1] : -1;
-    while (i0 - 1 > prevI && oldKeys[i0 - 1] === key) i0--;
-    while (j0 - 1 > prevJ && newKeys[j0 - 1] === key) j0--;
+    // (Not into entries the block before took: its forward reach ends at this block's anchor, not before.)
+    while (i0 - 1 > prevI && oldKeys[i0 - 1] === key && !oldTaken[i0 - 1]) i0--;
+    while (j0 - 1 > prevJ && newKeys[j0 - 1] === key && !newTaken[j0 - 1]) j0--;
     let i1 = anchors[q]![0] + 1;
     let j1 = anchors[q]![1] + 1;
     const nextI = q + 1 < anchors.length ? anchors[q + 1]![0] : oldKeys.length;
