@@ -46,11 +46,13 @@ function alphabetOf(a: string, b: string): { cls: string; name: string; counted:
 
 // One varying part: its class with a length (exact when both are as long; a number's digits any length).
 // Runs of letters that are the same on both sides, between digits that vary, stay (`337d23h21m`: numbers then d, h, m).
+// Two hex values of one length are hex however their letters fell (`519879a8` and `006087a0` are not numbers around an `a`).
 function varyingPart(a: string, b: string): { regex: string; replace: string } {
   const fa = a.match(/[0-9]+|[A-Za-z]+/g)!;
   const fb = b.match(/[0-9]+|[A-Za-z]+/g)!;
   const digits = (t: string) => /^[0-9]/.test(t);
-  if (fa.length > 1 && fa.length === fb.length && fa.every((t, i) => (digits(t) ? digits(fb[i]!) : t === fb[i]))) {
+  const hex = a.length === b.length && (/^[0-9a-f]+$/.test(a + b) || /^[0-9A-F]+$/.test(a + b));
+  if (!hex && fa.length > 1 && fa.length === fb.length && fa.every((t, i) => (digits(t) ? digits(fb[i]!) : t === fb[i]))) {
     return { regex: fa.map((t) => (digits(t) ? '[0-9]+' : t)).join(''), replace: fa.map((t) => (digits(t) ? '<NUM>' : t)).join('') };
   }
   const { cls, name, counted } = alphabetOf(a, b);

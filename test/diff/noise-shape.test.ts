@@ -9,6 +9,9 @@ describe('varyingShape', () => {
     assert.deepEqual(varyingShape(1796416406123, 1796416499999), { regex: '^[0-9]+$', replace: '<NUM>' });
     assert.deepEqual(varyingShape('/posts/x81', '/posts/x93'), { regex: '^/posts/x[0-9]+$', replace: '/posts/x<NUM>' });
     assert.deepEqual(varyingShape('337d23h21m', '337d2h8m'), { regex: '^[0-9]+d[0-9]+h[0-9]+m$', replace: '<NUM>d<NUM>h<NUM>m' });
+    // Two random hex values whose one letter fell at one place are hex, not numbers around that letter (a test's
+    // nonce of 8 hex digits was then not noise against a third run's).
+    assert.deepEqual(varyingShape('519879a8', '006087a0'), { regex: '^[0-9a-f]{8}$', replace: '<HEX8>' });
     // A cookie's lifetime (normalize/cookies.ts) is one part, whatever units it has.
     const life = varyingShape('<TS+337d23h21m>', '<TS+338d10m>')!;
     assert.deepEqual(life.replace, '<LIFETIME>');
