@@ -116,8 +116,9 @@ export interface LiveRow {
   kind: string;
   /** Its field pattern, ordinal numbers dropped. */
   pattern: string;
-  /** What it groups by within class, kind and pattern (rowSignature). */
+  /** What it groups by within class, kind and pattern (rowSignature), and the hash a finding id is cut from (findingHash of kind, pattern and sig). */
   sig: string;
+  hash: string;
   /** Its exchange's status change, where the pattern's groups are told apart by it (byStatusPattern). */
   change?: string;
   /** The part of its route it joins as a value no other exchange had (varyingPart). */
@@ -129,18 +130,27 @@ export interface LiveRow {
 /** One exchange's differences as rows, one per group they fall in; `classOf` gives a difference's live class. */
 export function liveRows(diffs: readonly Difference[], classOf: (d: Difference) => LiveFinding['class']): Array<LiveRow & { d: Difference }> {
   const status = statusRows(diffs);
+  // Each class's status row's place, made once for the rows that follow from it.
+  const causes = new Map<Difference, string>();
   const rowOf = (d: Difference): LiveRow => {
     const pattern = findingPattern(d.pattern);
     const cause = status.get(d.class);
     const change = cause && byStatusPattern(pattern) ? statusChangeText(cause) : undefined;
+    const sig = rowSignature(d);
+    let causeRef: string | undefined;
+    if (cause && followsFromStatus(pattern)) {
+      causeRef = causes.get(cause);
+      if (causeRef === undefined) causes.set(cause, (causeRef = statusRef(rowOf(cause))));
+    }
     return {
       class: classOf(d),
       kind: d.kind,
       pattern,
-      sig: rowSignature(d),
+      sig,
+      hash: findingHash([d.kind, pattern, sig]),
       ...(change !== undefined ? { change } : {}),
       part: varyingPart(d.old, d.new, change),
-      ...(cause && followsFromStatus(pattern) ? { cause: statusRef(rowOf(cause)) } : {}),
+      ...(causeRef !== undefined ? { cause: causeRef } : {}),
     };
   };
   const out: Array<LiveRow & { d: Difference }> = [];
@@ -157,9 +167,8 @@ export function liveRows(diffs: readonly Difference[], classOf: (d: Difference) 
 
 // Where a row counts: its bucket (class, kind, pattern), its signature's hash and its status part.
 const bucketOf = (r: Pick<LiveRow, 'class' | 'kind' | 'pattern'>) => `${r.class}\n${r.kind}\n${r.pattern}`;
-const hashOf = (r: LiveRow) => findingHash([r.kind, r.pattern, r.sig]);
 function statusRef(r: LiveRow): string {
-  return `${bucketOf(r)}\n${hashOf(r)}\n${r.change ?? ''}`;
+  return `${bucketOf(r)}\n${r.hash}\n${r.change ?? ''}`;
 }
 
 /** What one exchange counted in a finding (`forget` takes it back). */
@@ -313,7 +322,7 @@ export class ShadowLive {
     const bucket = bucketOf(row);
     let b = this.buckets.get(bucket);
     if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern: row.pattern, sigs: new Map(), overflow: new Map(), held: new Map() }));
-    const hash = hashOf(row);
+    const hash = row.hash;
     let sig = b.sigs.get(hash);
     if (!sig && this.signatures >= MAX_SIGNATURES) {
       this.overflowed++;

@@ -56,9 +56,8 @@ interface Pending {
   primaryView?: ResponseView;
   /** An event stream: ends the mirrors' copies when the primary's stream ends. */
   streamEnd?: AbortController;
-  /** An event stream's events as its client got them (plain text only), and each target's copy's, cut alike (cutCopies). */
+  /** A mirrored event stream's events as its client got them (plain text only), and each target's copy's, cut alike (cutCopies). */
   eventsSeen?: number;
-  countEvents?: (chunk: Buffer) => void;
   copies?: Array<{ n: number; want?: number; cut: AbortController }>;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
@@ -156,11 +155,6 @@ export class Tee {
         if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
           p.streamEnd = new AbortController();
           p.req.ended = p.streamEnd.signal;
-          // Its events are counted (a coded stream's are not: its copies end with it, as any stream's do).
-          if (headerValue(f.rawHeaders, 'content-encoding') === undefined) {
-            p.eventsSeen = 0;
-            p.countEvents = eventFeed(() => p.eventsSeen!++);
-          }
         }
         this.maybeDispatch(f.exchangeId, p);
         return;
@@ -170,7 +164,6 @@ export class Tee {
         if (!p || p.skip) return;
         // Decoded at once (the parser keeps text, not the tap's bytes).
         p.events?.(f.chunk);
-        p.countEvents?.(f.chunk);
         // Every byte counts (past BIND_READ_BYTES the kept start is read as cut); only the start is kept.
         const room = BIND_READ_BYTES - p.responseBytes;
         p.responseBytes += f.chunk.length;
@@ -318,10 +311,17 @@ export class Tee {
     const encoding = grpc && !grpc.text ? headerValue(headers, 'grpc-encoding') : undefined;
     const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;
     const feed = (f: (message: string | Uint8Array | undefined) => void) => (sse ? eventFeed(f) : grpcFeed(encoding, f));
-    if (said) p.events = feed((message) => said.forEach((s) => s.pairs.primary(message)));
-    // An event stream's copies count their events, to be cut as far as the primary's client read (cutCopies).
-    if (p.countEvents && p.streamEnd) {
-      const end = p.streamEnd.signal;
+    // An event stream's events are counted as they are paired (a coded stream's are not: its copies end with it, as
+    // any stream's do), and so are each copy's, to be cut as far as the primary's client read (cutCopies).
+    if (said) {
+      p.events = feed((message) => {
+        if (sse) p.eventsSeen!++;
+        said.forEach((s) => s.pairs.primary(message));
+      });
+    }
+    if (sse) {
+      p.eventsSeen = 0;
+      const end = p.streamEnd!.signal;
       p.copies = this.mirrors.map(() => ({ n: 0, cut: new AbortController() }));
       for (const c of p.copies) end.addEventListener('abort', () => c.cut.abort(), { once: true });
     }
@@ -333,14 +333,13 @@ export class Tee {
         if (p.primaryView) m.bind(p.primaryView, view, p.issuedAt);
         else p.answers.push({ target: m, view });
       };
-      const paired = said ? feed((message) => said[i]!.pairs.target(message)) : undefined;
       const copy = p.copies?.[i];
-      const counted = copy
-        ? eventFeed(() => {
-            if (++copy.n === copy.want) copy.cut.abort();
+      const onBody = said
+        ? feed((message) => {
+            said[i]!.pairs.target(message);
+            if (copy && ++copy.n === copy.want) copy.cut.abort();
           })
         : undefined;
-      const onBody = counted ? (chunk: Buffer) => (paired?.(chunk), counted(chunk)) : paired;
       if (!p.h2) m.send(p.req, onAnswer, onBody, copy?.cut.signal);
       else {
         const s = m.sendH2(p.req, live, onAnswer, onBody, copy?.cut.signal);

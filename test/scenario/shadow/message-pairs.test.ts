@@ -102,6 +102,20 @@ async function readTicket(shadow: Shadow, ticket: number): Promise<void> {
   await compared(shadow, 1);
 }
 
+/**
+ * Ends the run and checks what a ticket read while its stream or socket went on must give: no error, each
+ * target read its own ticket and found it, the new build's changed state the one finding, live = bb diff of the
+ * captures in `out`.
+ */
+async function ownTicketsRead(shadow: Shadow, reads: Record<'primary' | 'candidate' | 'secondary', string[]>, out: string): Promise<void> {
+  const report = await shadow.close();
+  assert.equal(report.totals.errors, 0);
+  assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
+  assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
+  const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+  assert.deepEqual(offlineKeys(offline), findingKeys(report));
+}
+
 /** Opens the desk, acknowledges its ticket, closes; resolves to the ticket. */
 async function visitDesk(url: string): Promise<number> {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/desk`);
@@ -197,12 +211,7 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     await compared(shadow, 1);
     queue.close(constants.NGHTTP2_CANCEL);
     await new Promise<void>((r) => session.close(() => r()));
-    const report = await shadow.close();
-    assert.equal(report.totals.errors, 0);
-    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
-    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
-    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
-    assert.deepEqual(offlineKeys(offline), findingKeys(report));
+    await ownTicketsRead(shadow, reads, out);
   });
 
   // The same with a socket: a WebSocket entry's own time is its handshake's (the conversation's messages and close
@@ -218,12 +227,7 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     const closed = new Promise((r) => ws.once('close', r));
     ws.close(1000);
     await closed;
-    const report = await shadow.close();
-    assert.equal(report.totals.errors, 0);
-    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
-    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
-    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
-    assert.deepEqual(offlineKeys(offline), findingKeys(report));
+    await ownTicketsRead(shadow, reads, out);
   });
 
   // A value an HTTP answer issued, sent back at once on another connection (here the open socket), can reach a

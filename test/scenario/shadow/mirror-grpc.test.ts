@@ -217,6 +217,18 @@ async function shadowed(name: string, traffic: (client: Client, shadow: Shadow) 
   return { report, out };
 }
 
+/** A desk call (with `metadata`): hello, the ticket it hands out sent back, then the ok (n 5 on the primary). */
+async function visitDesk(client: Client, metadata = new grpc.Metadata()): Promise<void> {
+  const desk = client.desk!(metadata) as grpc.ClientDuplexStream<ItemValue, ItemValue>;
+  const ended = new Promise<void>((resolve, reject) => (desk.on('end', () => resolve()), desk.on('error', reject)));
+  const next = () => new Promise<ItemValue>((resolve) => desk.once('data', resolve));
+  desk.write({ name: 'hello', n: 0 });
+  desk.write({ name: (await next()).name, n: 0 });
+  assert.deepEqual(await next(), { name: 'ok', n: 5 });
+  desk.end();
+  await ended;
+}
+
 /** A unary call's answer. */
 const unary = (client: Client, method: string, v: ItemValue) => new Promise<ItemValue>((resolve, reject) => client[method]!(v, (err: Error | null, r: ItemValue) => (err ? reject(err) : resolve(r))));
 
@@ -266,27 +278,13 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
     await shadowed('grpc-desk-metadata', async (client) => {
       const metadata = new grpc.Metadata();
       metadata.set('x-ticket', (await unary(client, 'create', { name: '', n: 0 })).name);
-      const desk = client.desk!(metadata) as grpc.ClientDuplexStream<ItemValue, ItemValue>;
-      const ended = new Promise<void>((resolve, reject) => (desk.on('end', () => resolve()), desk.on('error', reject)));
-      const next = () => new Promise<ItemValue>((resolve) => desk.once('data', resolve));
-      desk.write({ name: 'hello', n: 0 });
-      desk.write({ name: (await next()).name, n: 0 });
-      assert.deepEqual(await next(), { name: 'ok', n: 5 });
-      desk.end();
-      await ended;
+      await visitDesk(client, metadata);
     }, {}, 300);
   });
 
   it("a bidi call's client sends back what the server's previous message issued: each target gets its own; the changed field is a regression, live and in bb diff of the captures", async () => {
     await shadowed('grpc-desk', async (client) => {
-      const desk = client.desk!() as grpc.ClientDuplexStream<ItemValue, ItemValue>;
-      const ended = new Promise<void>((resolve, reject) => (desk.on('end', () => resolve()), desk.on('error', reject)));
-      const next = () => new Promise<ItemValue>((resolve) => desk.once('data', resolve));
-      desk.write({ name: 'hello', n: 0 });
-      desk.write({ name: (await next()).name, n: 0 });
-      assert.deepEqual(await next(), { name: 'ok', n: 5 });
-      desk.end();
-      await ended;
+      await visitDesk(client);
     });
   });
 });

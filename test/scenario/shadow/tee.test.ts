@@ -26,6 +26,8 @@ import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { closeHttpAndWs, recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
+import { Cleanups } from '../../helpers/cleanups.js';
+import { eventsOf, feed, readSome } from '../../helpers/sse-feed.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
 import { startShadowService, type ShadowService } from './service.js';
 
@@ -508,4 +510,59 @@ describe('bb shadow: a socket opened right after a login', () => {
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline), findingKeys(report));
   });
+});
+
+// An event stream its client left after a few events (a page closed, a
+// reader that had enough) is compared as far as the client read it
+// (cutCopies): each target's copy is cut once it has
+// as many events as the primary's client got, waiting for a slower target,
+// as bb replay cuts its copy. Before, the copies ran on for a grace period
+// and every later event was an `added` row: unclassified without a
+// secondary. Over HTTP/1.1 and over h2 (where the copies did not end with the
+// primary's stream at all, but at the run's end). A copy that ran ahead of the
+// client (its next event came before the client left) is compared as far as
+// the primary's got (diff/compare-loop.ts asFarAs), live and in bb diff.
+describe('bb shadow: an event stream its client left after a few events', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  for (const h2 of [false, true]) {
+    const over = h2 ? 'h2' : 'HTTP/1.1';
+    it(`is compared as far as the client read it, a slower candidate's copy waited for (${over})`, async () => {
+      const [primary, candidate] = [await feed(cleanups, h2), await feed(cleanups, h2, 150)];
+      const out = tmp.path(`cut-${over}`);
+      const shadow = await startShadow({ primary, candidate, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+      await readSome(shadow.url, h2, 2);
+      const report = await shadow.close();
+      assert.deepEqual(report.findings, [], JSON.stringify(report.findings));
+      assert.equal(report.totals.equal, 1);
+      assert.deepEqual([eventsOf(`${out}/primary.har`), eventsOf(`${out}/candidate.har`)], [[2], [2]]);
+      assert.equal((await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`)).verdict, 'match');
+    });
+
+    it(`a copy that ran ahead of the primary's client is compared as far as the client read (${over})`, async () => {
+      // The primary is slow to start its feed: the candidate's copy has more events by the time the client leaves.
+      const [primary, candidate] = [await feed(cleanups, h2, 150), await feed(cleanups, h2)];
+      const out = tmp.path(`ahead-${over}`);
+      const shadow = await startShadow({ primary, candidate, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+      await readSome(shadow.url, h2, 2);
+      const report = await shadow.close();
+      assert.ok(eventsOf(`${out}/candidate.har`)[0]! > 2, String(eventsOf(`${out}/candidate.har`)));
+      assert.deepEqual(report.findings, [], JSON.stringify(report.findings));
+      assert.equal(report.totals.equal, 1);
+      // bb diff of the captures too, whichever side the primary's is given on.
+      assert.equal((await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`)).verdict, 'match');
+      assert.equal((await diffCaptures(`${out}/candidate.har`, `${out}/primary.har`)).verdict, 'match');
+    });
+
+    it(`a change within what the client read is still found (${over})`, async () => {
+      const [primary, candidate] = [await feed(cleanups, h2), await feed(cleanups, h2, 0, true)];
+      const out = tmp.path(`cut-changed-${over}`);
+      const shadow = await startShadow({ primary, candidate, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+      await readSome(shadow.url, h2, 2);
+      const report = await shadow.close();
+      assert.equal(report.totals.unclassified, 1, JSON.stringify(report.findings));
+      // Its copy was ahead by the extra event when the client left: cut there, at three (what came is recorded).
+      assert.ok(eventsOf(`${out}/candidate.har`)[0]! <= 3, String(eventsOf(`${out}/candidate.har`)));
+    });
+  }
 });
