@@ -19,6 +19,7 @@
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import { decodeProtobuf, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
+import { lettersReadRandom } from '../normalize/shapes.js';
 import { parseJsonPrefix } from './json-prefix.js';
 import { htmlValues, isHtml } from './html.js';
 import { isXml, xmlValues } from './xml.js';
@@ -81,11 +82,13 @@ function isCandidate(token: string): boolean {
 
 /**
  * A value a server made rather than a word of its protocol: it holds a digit, or capitals past its
- * first letter. `websocket` in an Engine.IO handshake's upgrades, sent back as `?transport=websocket`,
- * is the protocol's word, compared as written; `Xk9fQ2`, `4821` and `aB3_x-…` are made.
+ * first letter, or 8+ letters of one case that do not read as words (lettersReadRandom: an id of a
+ * lower-case alphabet). `websocket` in an Engine.IO handshake's upgrades, sent back as
+ * `?transport=websocket`, is the protocol's word, compared as written; `Xk9fQ2`, `4821`, `aB3_x-…`
+ * and `kqzvmxab` are made.
  */
 export function madeNotWord(v: string): boolean {
-  return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
+  return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1))) || lettersReadRandom(v);
 }
 
 /** The candidate tokens of a text, in order. */

@@ -13,10 +13,42 @@ import { diffCaptures, renderText } from '../../../diff/index.js';
 
 describe('a bound value is made, not a word', () => {
   it('binds values with a digit or inner capitals, never plain words', () => {
-    const made = ['4821', 'a1b2c3d4e5f6', 'V1StGXR8_Z5jdHi6B-myT', 'xK9fQ2pL', 'sessionAbC', 'tok_9'];
-    const words = ['websocket', 'polling', 'Bearer', 'active', 'Inactive', 'READY', 'in_stock'];
+    const made = ['4821', 'a1b2c3d4e5f6', 'V1StGXR8_Z5jdHi6B-myT', 'xK9fQ2pL', 'sessionAbC', 'tok_9', 'kqzvmxab', 'abc-mnop-xyz', 'QWPZKXTB'];
+    const words = ['websocket', 'polling', 'Bearer', 'active', 'Inactive', 'READY', 'in_stock', 'keepalive', 'transport', 'localhost', 'javascript', 'multipart', 'urlencoded', 'IN_PROGRESS', 'authorization'];
     assert.deepEqual(made.filter((v) => !madeNotWord(v)), []);
     assert.deepEqual(words.filter(madeNotWord), []);
+  });
+
+  it('binds random ids of one-case letters (a lower-case alphabet) nearly always, and short ones never', () => {
+    const draw = (n: number, abc: string) => Array.from({ length: n }, () => abc[Math.floor(Math.random() * abc.length)]).join('');
+    const lower = 'abcdefghijklmnopqrstuvwxyz';
+    const share = (n: number, abc: string) => Array.from({ length: 20_000 }, () => draw(n, abc)).filter(madeNotWord).length / 20_000;
+    // Expected 0.97 and 0.99 (shapes.ts lettersReadRandom); the bounds leave room for the draw.
+    assert.ok(share(8, lower) > 0.95, `8 letters: ${share(8, lower)}`);
+    assert.ok(share(10, lower.toUpperCase()) > 0.97, `10 capitals: ${share(10, lower.toUpperCase())}`);
+    assert.equal(share(7, lower), 0);
+  });
+});
+
+describe('an id of letters alone binds', () => {
+  const t = tempDir();
+  const origin = 'http://127.0.0.1:4000';
+  // POST /links issues a slug; the client reads it back by its path.
+  const run = (slug: string, transport = 'websocket') =>
+    capture([
+      { method: 'POST', url: `${origin}/links`, requestBody: { url: 'http://x/a' }, status: 201, body: { slug, url: 'http://x/a', upgrades: [transport] } },
+      { url: `${origin}/links/${slug}?transport=${transport}`, body: { slug, url: 'http://x/a' } },
+    ]);
+  const diff = async (a: unknown, b: unknown) => diffCaptures(await t.write(`a-${Math.random()}.har`, a), await t.write(`b-${Math.random()}.har`, b), {});
+
+  it('a lower-case slug made up on each run compares equal; a protocol word the server offers and the client sends back stays a word', async () => {
+    for (const [a, b] of [['kqzvmxab', 'pdjwhfto'], ['abc-mnop-xyz', 'qrs-tuvw-bcd'], ['ZKQWPTXV', 'MJQBDXRF']]) {
+      const r = await diff(run(a!), run(b!));
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    }
+    // `websocket` became `polling`: offered and sent back, the change still shows where it is.
+    const r = await diff(run('kqzvmxab'), run('pdjwhfto', 'polling'));
+    assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), ['real changed request.query.transport', 'real changed response.body.upgrades[]']);
   });
 });
 
