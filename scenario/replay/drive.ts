@@ -163,6 +163,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
         if (ex.ws) {
           const ws = await replayWebSocket(ex, {
             proxyUrl: opts.proxyUrl,
+            host: opts.host,
             headers: opts.headers,
             correlation: opts.correlation,
             mode: opts.ws,

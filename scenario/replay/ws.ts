@@ -19,6 +19,8 @@ const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
 export interface WsReplayContext {
   /** The recording proxy's URL (http://…). */
   proxyUrl: string;
+  /** The Host the upgrade carries (the target's host, as every replayed request's). */
+  host: string;
   /** --header overrides. */
   headers: ReadonlyArray<[string, string]>;
   /** The correlation (rewrites and learning); undefined with nothing to rewrite. */
@@ -88,8 +90,9 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const parts = ctx.correlation.rewriteRequest(requestParts(ex.entry.request), ctx.correlation.replacementsFor(ex.i));
   const protocolHeader = pairValue(ex.entry.request.headers, 'sec-websocket-protocol');
   const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
-  const headers: Record<string, string> = {};
-  // The WebSocket client writes the upgrade's own and framing headers (Host, Connection, Upgrade, Sec-WebSocket-*).
+  // Host is the target's, first as clients write it, as every replayed request's (ws would write the proxy's address).
+  const headers: Record<string, string> = { Host: ctx.host };
+  // The WebSocket client writes the upgrade's own and framing headers (Connection, Upgrade, Sec-WebSocket-*).
   const own = parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase()) && !WIRE_HEADERS.has(n.toLowerCase()));
   for (const [n, v] of withHeaders(own, ctx.headers)) {
     const prev = getOwn(headers, n);

@@ -280,6 +280,41 @@ describe('bb replay: a WebSocket the server closed', () => {
   });
 });
 
+/** Records one socket through bb in front of `target` into NAME.har: opened (with `headers`), 'hi' and its echo, a close without a status. */
+async function recordHi(target: string, name: string, headers: Record<string, string> = {}): Promise<string> {
+  const rec = await startRecording({ target, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+  const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/ws`, { headers });
+  await new Promise((r) => ws.once('open', r));
+  ws.send('hi');
+  await new Promise((r) => ws.once('message', r));
+  ws.close();
+  await new Promise((r) => ws.once('close', r));
+  return rec.close(1000);
+}
+
+// The upgrade's Host is the target's, as every replayed request's: ws writes the address it connects to, which is
+// bb's recording proxy. Against a target named by host name (https://localhost:PORT, a dev server) the replayed
+// upgrade carried 127.0.0.1:PORT and paired with no original one (entry missing, entry extra).
+describe('bb replay: the upgrade carries the target\'s Host', () => {
+  it('a target named localhost sees Host: localhost:PORT on the upgrade too; bb diff is MATCH', async () => {
+    const hosts: string[] = [];
+    const server = http.createServer((req, res) => (hosts.push(`GET ${req.headers.host}`), res.end('ok')));
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws, req) => (hosts.push(`WS ${req.headers.host}`), ws.on('message', (d) => ws.send(`echo ${String(d)}`))));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => closeHttpAndWs(server, wss));
+    const target = `http://localhost:${(server.address() as AddressInfo).port}`;
+    const recorded = await recordHi(target, 'host', { host: new URL(target).host });
+    hosts.length = 0;
+    const out = tmp.path('host-replay.har');
+    const run = await runBb(['replay', recorded, '--target', target, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.deepEqual(hosts, [`WS ${new URL(target).host}`]);
+    const diff = await runBb(['diff', recorded, out], env);
+    assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+  });
+});
+
 // A close frame as the client sent it: with no status at all (an empty payload, RFC 6455 §7.1.5), or a code and a
 // reason the HAR holds only in the frame's payload (another tool's export), not as 1000.
 describe('bb replay: the client close as recorded', () => {
@@ -302,14 +337,7 @@ describe('bb replay: the client close as recorded', () => {
 
   it('a close without a status goes without one: the target sees 1005 as the original did, bb diff is MATCH', async () => {
     const first = await noting();
-    const rec = await startRecording({ target: first.url, out: tmp.path('no-status.har'), label: 'no-status', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
-    const ws = new WebSocket(`${rec.url.replace('http', 'ws')}/ws`);
-    await new Promise((r) => ws.once('open', r));
-    ws.send('hi');
-    await new Promise((r) => ws.once('message', r));
-    ws.close();
-    await new Promise((r) => ws.once('close', r));
-    const recorded = await rec.close(1000);
+    const recorded = await recordHi(first.url, 'no-status');
     await until(() => first.closes.length > 0);
     assert.deepEqual(first.closes, ['1005 ']);
     const target = await noting();
