@@ -25,12 +25,18 @@ export interface ForwardFlags {
 
 /** Declares the forward-mode and upstream-TLS options on a yargs builder. */
 export function withForwardOptions(y: Argv): Argv {
-  return y
+  const forward = y
     .option('mode', { choices: ['reverse', 'forward'], default: 'reverse', describe: 'reverse: in front of --target; forward: an HTTP(S) proxy for clients (HTTPS_PROXY)' })
     .option('hosts', { type: 'string', array: true, describe: 'forward: intercept only these host globs (comma-separated; others are tunnelled untouched)' })
-    .option('allow-remote', { type: 'boolean', default: false, describe: 'forward: allow a non-loopback --listen (anyone reaching it can relay through bb)' })
-    .option('upstream-ca', { type: 'string', array: true, describe: 'PEM CA file(s) to trust for https upstreams, added to the default roots' })
-    .option('insecure-upstream', { type: 'boolean', default: false, describe: 'do not verify https upstream certificates' });
+    .option('allow-remote', { type: 'boolean', default: false, describe: 'forward: allow a non-loopback --listen (anyone reaching it can relay through bb)' });
+  return withUpstreamTlsOptions(forward, 'upstreams');
+}
+
+/** Declares --upstream-ca and --insecure-upstream (read by upstreamTlsFrom); `what`: the https servers they are about. */
+export function withUpstreamTlsOptions(y: Argv, what: string): Argv {
+  return y
+    .option('upstream-ca', { type: 'string', array: true, describe: `PEM CA file(s) to trust for https ${what}, added to the default roots` })
+    .option('insecure-upstream', { type: 'boolean', default: false, describe: `do not verify the certificates of https ${what}` });
 }
 
 /** Reads --mode, --hosts and --allow-remote. */

@@ -90,11 +90,13 @@ export const ERROR_CODES = {
   BB_REPLAY_TRUNCATED: 'a request body was truncated at capture, so it cannot be re-sent',
   BB_REPLAY_SECRET: 'a request carries a redacted client secret that --header or replay.values must supply',
   BB_REPLAY_TARGET_DOWN: 'the replay target does not accept connections',
+  BB_REPLAY_TARGET_UNTRUSTED: 'the https replay target has a certificate bb cannot verify (--upstream-ca FILE trusts its CA)',
   BB_BAD_PACE: '--pace is not asap, original or a factor like 2x',
   BB_BAD_WS_MODE: '--ws is not wait or timing',
   BB_BAD_HEADER: "--header is not 'Name: value'",
   // bb shadow (scenario/shadow/)
   BB_TARGET_DOWN: 'a bb shadow target (primary, candidate or secondary) does not accept connections at start',
+  BB_TARGET_UNTRUSTED: 'an https bb shadow target has a certificate bb cannot verify at start (--upstream-ca FILE trusts its CA)',
   BB_SHADOW_COMPARE: "bb shadow's live comparison failed (the captures are still written)",
   BB_BAD_SAMPLE: '--sample is not a share between 0 and 1 (or a percentage), or --sample-by is not header:NAME or cookie:NAME',
   BB_BAD_MIRROR: '--mirror is not safe, all or routes like "POST /search"',

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import net, { type Socket } from 'node:net';
+import { isVerifyFailure } from './errors.js';
 
 /** An upstream origin. */
 export interface Upstream {
@@ -138,4 +139,32 @@ export function preconnectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOp
   socket.on('error', () => {});
   armConnectTimeout(socket, connectTimeoutMs, upstream.tls ? 'secureConnect' : 'connect');
   return { socket, origin: upstream.origin };
+}
+
+/** What probeUpstream found: the origin takes connections (over TLS: with a certificate bb trusts), or why not. */
+export type UpstreamProbe = { ok: true } | { ok: false; code: string; untrusted: boolean };
+
+/**
+ * Connects to `origin` as the proxy will (over TLS with `tlsOptions`' trust,
+ * offering h2 and http/1.1) and hangs up: so a command can refuse a target
+ * that is down, or whose certificate bb cannot verify, before it records
+ * anything (bb replay, bb shadow). `untrusted`: the certificate failed
+ * verification (unknown CA, expired, wrong name).
+ */
+export function probeUpstream(origin: string, tlsOptions: UpstreamTlsOptions, timeoutMs: number): Promise<UpstreamProbe> {
+  const upstream = parseUpstream(origin);
+  return new Promise((resolve) => {
+    const socket = connectUpstream(upstream, tlsOptions, ['h2', 'http/1.1']);
+    const timer = setTimeout(() => end({ ok: false, code: 'ETIMEDOUT', untrusted: false }), timeoutMs);
+    const end = (probe: UpstreamProbe) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(probe);
+    };
+    socket.once(upstream.tls ? 'secureConnect' : 'connect', () => end({ ok: true }));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? err.message;
+      end({ ok: false, code, untrusted: isVerifyFailure(code) });
+    });
+  });
 }

@@ -10,6 +10,7 @@ import { parseConfigJson, validateDiffConfig } from '../../diff/index.js';
 import { parseReplayValues, replayCapture, REPLAY_DEFAULTS, type ReplayPace } from '../../scenario/index.js';
 import { progressLine } from '../progress.js';
 import { parseHeaderFlags, redactOptionsFrom, withRedactOptions } from '../options.js';
+import { upstreamTlsFrom, withUpstreamTlsOptions } from '../forward-options.js';
 import { runFolderName } from './compare.js';
 import { checkReport, writeReport } from './diff.js';
 
@@ -42,7 +43,7 @@ export const replayCommand: BbCommand = {
   command: 'replay <capture>',
   describe: "re-drive a capture's client side against --target through a recording proxy, following the server's ids",
   builder: (y: Argv) =>
-    withRedactOptions(y, ' in the new capture')
+    withUpstreamTlsOptions(withRedactOptions(y, ' in the new capture'), 'targets')
       .positional('capture', { type: 'string', describe: 'the capture to replay (any HAR with requests)' })
       .option('target', { type: 'string', describe: 'the server to replay against, e.g. http://127.0.0.1:3001' })
       .option('out', { type: 'string', describe: 'the new capture (default captures/replay-<time>.har)' })
@@ -90,6 +91,7 @@ export const replayCommand: BbCommand = {
         values,
         correlate: argv.correlate !== false,
         bbHome: environment.home.path,
+        upstreamTls: upstreamTlsFrom(argv, environment),
         redact: redactOptionsFrom(argv),
         waitMs: Number(argv.waitMs ?? argv['wait-ms'] ?? REPLAY_DEFAULTS.waitMs),
         timeoutMs,

@@ -13,7 +13,7 @@ import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
 import { listenerErrorText } from '../listener-errors.js';
 import { durationMs, flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
-import { upstreamTlsFrom } from '../forward-options.js';
+import { upstreamTlsFrom, withUpstreamTlsOptions } from '../forward-options.js';
 import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
 import { checkReport, writeReport } from './diff.js';
@@ -114,14 +114,12 @@ export const shadowCommand: BbCommand = {
   command: 'shadow',
   describe: 'answer live traffic with --primary, mirror it to --candidate (and --secondary), compare the answers as they flow',
   builder: (y: Argv) =>
-    withRedactOptions(y, ' in the captures')
+    withUpstreamTlsOptions(withRedactOptions(y, ' in the captures'), 'targets')
       .option('primary', { type: 'string', describe: 'the build in production: it answers the clients' })
       .option('candidate', { type: 'string', describe: 'the build under test: gets a copy of each mirrored request' })
       .option('secondary', { type: 'string', describe: "a second instance of the primary's build: what differs there too is noise" })
       .option('listen', { type: 'string', describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
       .option('listen-tls', { type: 'boolean', default: false, describe: "clients speak TLS to bb shadow, with a leaf from bb's CA, in front of an https --primary (ALPN mirrored: h2 clients get h2)" })
-      .option('upstream-ca', { type: 'string', array: true, describe: 'PEM CA file(s) to trust for https targets, added to the default roots' })
-      .option('insecure-upstream', { type: 'boolean', default: false, describe: "do not verify https targets' certificates" })
       .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
       .option('rotate', { type: 'string', describe: "write the captures in finished segments while the run goes (primary-0001.har, …): a new one once the primary's passes a size (64MB) or an age (10m)" })

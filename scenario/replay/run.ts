@@ -4,13 +4,13 @@
 // (correlate.ts: stops here, before anything is sent, for a client
 // secret nobody supplies) → check the target is up → record while the
 // driver (drive.ts) runs → finalize the capture, whatever happened.
-import { connect } from 'node:net';
 import { BbError } from '../../core/index.js';
 import { loadRedactKey, readCapture, Redactor, type RedactConfig } from '../../capture/index.js';
 import { planReplay, type ReplayPlan } from './plan.js';
 import { Correlation, type Rewritten } from './correlate.js';
 import { driveReplay, type DriveReplayResult } from './drive.js';
 import { startRecording } from '../record/index.js';
+import { probeUpstream, UPSTREAM_VERIFY_HINT, type UpstreamTlsOptions } from '../../proxy/index.js';
 import { isHttp2, speaksHttp2 } from './h2.js';
 
 /** How to pace a replay: asap keeps the order only; original keeps the gaps; a number scales them (2 = twice as fast). */
@@ -36,6 +36,8 @@ export interface ReplayOptions {
   values?: Readonly<Record<string, string>>;
   /** bb's home (the redaction key: the same secret gets the same placeholder as in the original). */
   bbHome: string;
+  /** TLS to an https target: CAs to trust on top of Node's, or no verification (`--upstream-ca`, `--insecure-upstream`). */
+  upstreamTls?: UpstreamTlsOptions;
   /** Redaction of the new capture (default on; false keeps values). */
   redact?: RedactConfig | false;
   /** The new capture's label (default "replay"). */
@@ -78,23 +80,6 @@ export interface ReplaySummary {
   line: string;
   /** What the user should know about how it went (a target without HTTP/2), one sentence each. */
   notes: string[];
-}
-
-/** Checks the target accepts connections, so a down target stops the replay before a capture exists. */
-async function probe(target: URL, timeoutMs: number): Promise<string | undefined> {
-  const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
-  const host = target.hostname.replace(/^\[|\]$/g, '');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const timer = setTimeout(() => end('timed out'), timeoutMs);
-    const end = (why?: string) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(why);
-    };
-    socket.once('connect', () => end());
-    socket.once('error', (err: NodeJS.ErrnoException) => end(err.code ?? err.message));
-  });
 }
 
 /** Parses a replay target URL; throws BB_BAD_TARGET with what to give. */
@@ -195,8 +180,10 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
 export async function replayCapture(path: string, options: ReplayOptions): Promise<ReplaySummary> {
   const target = parseReplayTarget(options.target);
   const prepared = await prepareReplay(path, options);
-  const down = await probe(target, 5_000);
-  if (down) throw new BbError('BB_REPLAY_TARGET_DOWN', `the target ${target.origin} does not accept connections (${down}): start it, or check --target. Nothing was sent.`);
+  // A target that is down, or whose certificate bb cannot verify, stops the replay before a capture exists.
+  const probe = await probeUpstream(target.origin, options.upstreamTls ?? {}, 5_000);
+  if (!probe.ok && probe.untrusted) throw new BbError('BB_REPLAY_TARGET_UNTRUSTED', `the target ${target.origin} has a certificate bb cannot verify (${probe.code}): ${UPSTREAM_VERIFY_HINT}. Nothing was sent.`);
+  if (!probe.ok) throw new BbError('BB_REPLAY_TARGET_DOWN', `the target ${target.origin} does not accept connections (${probe.code}): start it, or check --target. Nothing was sent.`);
   const recording = await startRecording({
     target: target.origin,
     out: options.out,
@@ -204,6 +191,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     label: options.label ?? 'replay',
     listen: { host: '127.0.0.1', port: 0 },
     bbHome: options.bbHome,
+    ...(options.upstreamTls ? { upstreamTls: options.upstreamTls } : {}),
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(options.serverHome ? { serverHome: options.serverHome } : {}),
     // What was not sent and of which capture: bb diff of the two leaves those entries out, and says so.

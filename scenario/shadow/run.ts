@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { BbError, startModuleWorker } from '../../core/index.js';
 import { loadDiffConfig } from '../../diff/index.js';
-import { PROXY_DEFAULTS, type ListenerErrorReport, type UpstreamTlsOptions } from '../../proxy/index.js';
+import { probeUpstream, PROXY_DEFAULTS, UPSTREAM_VERIFY_HINT, type ListenerErrorReport, type UpstreamTlsOptions } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
 import { bindRecording, type BoundRecording, type Recording } from '../record/index.js';
 import { MirrorTarget } from './mirror.js';
@@ -151,7 +151,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
     throw new BbError('BB_USAGE', `--listen-tls needs an https:// --primary (bb shadow terminates the client's TLS and speaks TLS to the primary), got ${options.primary}: drop --listen-tls or give the https URL`);
   }
   for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
-    if (url !== undefined) await checkReachable(name, url);
+    if (url !== undefined) await checkReachable(name, url, options.upstreamTls ?? {});
   }
   const bound: BoundRecording[] = [];
   let recs: Partial<Record<TargetName, Recording>> = {};
@@ -330,8 +330,8 @@ function emptyReport(targets: ShadowReport['targets']): ShadowReport {
   return { format: 1, targets, startedDateTime: at, endedDateTime: at, totals: counts, routes: {}, latency: {}, findings: [], regressionRate: 0 };
 }
 
-/** Any target down at start: one line, exit 2. */
-async function checkReachable(name: string, url: string): Promise<void> {
+/** Any target down at start, or an https one whose certificate bb cannot verify: one line, exit 2. */
+async function checkReachable(name: string, url: string, upstreamTls: UpstreamTlsOptions): Promise<void> {
   let u: URL;
   try {
     u = new URL(url);
@@ -339,14 +339,9 @@ async function checkReachable(name: string, url: string): Promise<void> {
     throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
   }
   if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000 or https://localhost:3443, got '${url}'`);
-  const { connect } = await import('node:net');
-  const ok = await new Promise<boolean>((res) => {
-    const s = connect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) });
-    s.setTimeout(3000, () => { s.destroy(); res(false); });
-    s.once('connect', () => { s.destroy(); res(true); });
-    s.once('error', () => res(false));
-  });
-  if (!ok) throw new BbError('BB_TARGET_DOWN', `the ${name} ${url} does not accept connections: start it (or fix the URL), then run bb shadow again`);
+  const probe = await probeUpstream(url, upstreamTls, 3000);
+  if (!probe.ok && probe.untrusted) throw new BbError('BB_TARGET_UNTRUSTED', `the ${name} ${url} has a certificate bb cannot verify (${probe.code}): ${UPSTREAM_VERIFY_HINT}`);
+  if (!probe.ok) throw new BbError('BB_TARGET_DOWN', `the ${name} ${url} does not accept connections: start it (or fix the URL), then run bb shadow again`);
 }
 
 /** The request header names `--header` sets on each mirror target's copies, lower case. */

@@ -6,7 +6,10 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { Client } from 'undici';
+import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
 import { runBb, startBb, startBbOnTty } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
@@ -46,6 +49,35 @@ describe('bb shadow: bad input', () => {
       assert.equal(existsSync(tmp.path('never')), false);
     });
   }
+});
+
+describe('bb shadow: an https target bb cannot verify', () => {
+  it('is refused at start in one line naming --upstream-ca (exit 2), nothing written; trusted with --upstream-ca, the run starts', async () => {
+    const ca = await loadOrCreateCa(tmp.path('target-ca'));
+    const caFile = tmp.path('target-ca.pem');
+    writeFileSync(caFile, ca.certPem);
+    const pem = await createLeafFactory(ca).pemFor('localhost');
+    let requests = 0;
+    const server = https.createServer({ key: pem.keyPem, cert: pem.chainPem }, (_req, res) => (requests++, res.end('ok')));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const target = `https://localhost:${(server.address() as AddressInfo).port}`;
+    const noExtra = { ...env, NODE_EXTRA_CA_CERTS: '' };
+    const refused = await runBb(['shadow', '--primary', target, '--candidate', target, '--out', tmp.path('untrusted')], noExtra);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /the primary https:\/\/localhost:\d+ has a certificate bb cannot verify \(SELF_SIGNED_CERT_IN_CHAIN\): trust the upstream's CA with --upstream-ca FILE/);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.equal(existsSync(tmp.path('untrusted')), false);
+    assert.equal(requests, 0);
+    const bb = startBb(['shadow', '--primary', target, '--candidate', target, '--upstream-ca', caFile, '--out', tmp.path('trusted'), '--until', '1', '--quiet'], noExtra, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    const res = await c.request({ method: 'GET', path: '/' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(await res.body.text(), 'ok');
+    await c.close();
+    assert.equal(await bb.exited, 0, bb.stderr());
+  });
 });
 
 /** A recording upstream, stopped when the file ends. */

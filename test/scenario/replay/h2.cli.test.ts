@@ -11,6 +11,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { startRecording } from '../../../scenario/index.js';
 import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
@@ -210,5 +211,29 @@ describe('bb replay: HTTP/2', () => {
     assert.equal(used[0]!.streams.length, 4);
     assert.match(used[0]!.streams[1]!, /^GET \/items\/[0-9a-f-]{36} 200$/);
     assert.equal(target.heads[0]!.find(([n]) => n === ':scheme')![1], 'https');
+  });
+
+  it('--upstream-ca FILE trusts the target\'s CA; without it, a target bb cannot verify is refused in one line (exit 2) before anything is sent', async () => {
+    const ca = await loadOrCreateCa(tmp.path('target-ca-2'));
+    const caFile = tmp.path('target-ca-2.pem');
+    await writeFile(caFile, ca.certPem);
+    const pem = await createLeafFactory(ca).pemFor('localhost');
+    const target = await h2Target({ key: pem.keyPem, cert: pem.chainPem });
+    const noExtra = { ...env, NODE_EXTRA_CA_CERTS: '' };
+    const refused = await runBb(['replay', original, '--target', target.url, '--out', tmp.path('untrusted.har')], noExtra);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /the target https:\/\/localhost:\d+ has a certificate bb cannot verify \(SELF_SIGNED_CERT_IN_CHAIN\): trust the upstream's CA with --upstream-ca FILE, or skip verification with --insecure-upstream\. Nothing was sent\./);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.equal(target.sessions.reduce((n, s) => n + s.streams.length, 0), 0);
+    assert.ok(!existsSync(tmp.path('untrusted.har')));
+    const out = tmp.path('trusted.har');
+    const run = await runBb(['replay', original, '--target', target.url, '--out', out, '--upstream-ca', caFile], noExtra);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.equal(target.sessions.reduce((n, s) => n + s.streams.length, 0), 4);
+    const diff = await runBb(['diff', original, out], env);
+    assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
+    // --insecure-upstream: no verification, said by its name.
+    const insecure = await runBb(['replay', original, '--target', target.url, '--out', tmp.path('insecure.har'), '--insecure-upstream'], noExtra);
+    assert.equal(insecure.code, 0, insecure.stderr + insecure.stdout);
   });
 });
