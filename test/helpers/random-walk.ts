@@ -12,11 +12,11 @@ import WebSocket from 'ws';
 /**
  * One client's random walk (seeded by `random`) of `steps` steps through `url`; it leaves an event stream after
  * `events` events (the service sends three: two recordings of one walk hold the same events only when it reads
- * them all, as how far a stream crossed before its client left is timing).
+ * them all, as how far a stream crossed before its client left is timing); over https, trusting `tls.ca`.
  */
-export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3): Promise<void> {
+export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3, tls: { ca?: string } = {}): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const c = new Client(url);
+  const c = new Client(url, tls.ca ? { connect: { ca: tls.ca } } : {});
   let cookie = '';
   const items: string[] = [];
   const orders: number[] = [];
@@ -39,7 +39,7 @@ export async function walk(url: string, user: number, random: () => number, step
         let got = '';
         for await (const chunk of res.body) if ((got += chunk).split('data:').length > events) break;
       } else if (step === 'chat') {
-        const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers() });
+        const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers(), ...(tls.ca ? { ca: tls.ca } : {}) });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
         for (let k = 0, n = 1 + Math.floor(random() * 3); k < n; k++) {
           const echoed = new Promise((r) => ws.once('message', r));
@@ -61,12 +61,13 @@ export async function walk(url: string, user: number, random: () => number, step
 }
 
 /**
- * The same walk over HTTP/2 cleartext (the service started with `h2c`), every call a stream of the client's one
- * session, no chat; with `gzip` the client accepts gzipped answers (and reads them inflated).
+ * The same walk over HTTP/2 (cleartext: the service started with `h2c`; over TLS trusting `ca`), every call a stream
+ * of the client's one session, no chat; with `gzip` the client accepts gzipped answers (and reads them inflated); it
+ * leaves an event stream after `events` events (2; 3 reads them all, as `walk`'s).
  */
-export async function walkH2(url: string, user: number, random: () => number, steps = 16, opts: { gzip?: boolean } = {}): Promise<void> {
+export async function walkH2(url: string, user: number, random: () => number, steps = 16, opts: { gzip?: boolean; ca?: string; events?: number } = {}): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const session: ClientHttp2Session = connect(url);
+  const session: ClientHttp2Session = connect(url, opts.ca ? { ca: opts.ca } : {});
   await new Promise<void>((resolve, reject) => (session.once('connect', () => resolve()), session.once('error', reject)));
   let cookie = '';
   const items: string[] = [];
@@ -100,7 +101,7 @@ export async function walkH2(url: string, user: number, random: () => number, st
       if (step === 'session') cookie = String((await call('GET', '/session')).headers['set-cookie']).split(';')[0]!;
       else if (step === 'items') items.push((JSON.parse((await call('GET', '/items')).text) as { items: Array<{ id: string }> }).items[0]!.id);
       else if (step === 'order') orders.push((JSON.parse((await call('POST', '/orders', '{}')).text) as { id: number }).id);
-      else if (step === 'events') await call('GET', '/events', undefined, 2);
+      else if (step === 'events') await call('GET', '/events', undefined, opts.events ?? 2);
       else await call('GET', step === 'me' ? '/me' : step === 'note' ? '/note' : step === 'item' && items.length ? `/items/${pick(items)}` : step === 'read-order' && orders.length ? `/orders/${pick(orders)}` : '/me');
       if (random() < 0.3) await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
     }

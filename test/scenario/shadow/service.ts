@@ -10,10 +10,23 @@
 // use, as a database's ids do); the new build reads an order's status as
 // "pending".
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createH2cServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { createServer as createH2cServer, createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { WebSocketServer } from 'ws';
+
+/**
+ * What bb diff finds between the two builds' answers to the random walks (test/helpers/random-walk.ts): a field, a
+ * header, a page's markup, an event's level, a chat's room, an order's state, each in every exchange that shows it.
+ */
+export const NEW_BUILD_CHANGES = [
+  'real changed response.body.note',
+  'real changed response.body.status',
+  'real changed response.body.total',
+  'real changed response.events[].data.level',
+  'real changed ws.messages[].data.room',
+  'real removed response.headers.x-served-by',
+] as const;
 
 /** One running build. */
 export interface ShadowService {
@@ -27,9 +40,10 @@ export interface ShadowService {
  * Starts one build ('old' or 'new'); its orders are numbered from `firstOrder`; with `hangUpOnOrder` its
  * n-th order (from 1) is hung up on unanswered (a flaky instance); with `createDelayMs` it answers a creation
  * that late (a slow instance; the order exists at once). With `h2c` it speaks HTTP/2 over cleartext (prior
- * knowledge) and has no chat. A JSON answer to a request that accepts gzip is gzipped.
+ * knowledge) and has no chat; with `tls` (a certificate for localhost) it is https://localhost, h2 or HTTP/1.1 by
+ * ALPN, the chat on HTTP/1.1. A JSON answer to a request that accepts gzip is gzipped.
  */
-export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number; createDelayMs?: number; h2c?: boolean } = {}): Promise<ShadowService> {
+export async function startShadowService(build: 'old' | 'new', firstOrder = 1000, opts: { hangUpOnOrder?: number; createDelayMs?: number; h2c?: boolean; tls?: { key: string; cert: string } } = {}): Promise<ShadowService> {
   let nextOrder = firstOrder;
   let posts = 0;
   const orders = new Set<number>();
@@ -98,30 +112,36 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
     if (order) return orders.has(Number(order[1])) ? json(200, { id: Number(order[1]), status: build === 'new' ? 'pending' : 'open' }) : json(404, { error: 'no such order' });
     json(404, { error: 'not found' });
   };
-  if (opts.h2c) {
-    const h2 = createH2cServer(handle);
+  if (opts.h2c || opts.tls) {
+    const h2 = opts.tls ? createSecureServer({ ...opts.tls, allowHTTP1: true }, handle) : createH2cServer(handle);
     const sessions = new Set<import('node:http2').ServerHttp2Session>();
     h2.on('session', (s) => (sessions.add(s), s.once('close', () => sessions.delete(s))));
+    // Over TLS, HTTP/1.1 connections (the chat's among them) are the compatibility layer's.
+    const wss = opts.tls ? chat(build, new WebSocketServer({ noServer: true })) : undefined;
+    const sockets = new Set<import('node:net').Socket>();
+    if (wss) {
+      h2.on('upgrade', (req: IncomingMessage, socket: import('node:net').Socket, head: Buffer) => {
+        if ((req.url ?? '').split('?')[0] !== '/chat') return socket.destroy();
+        wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+      });
+      h2.on('secureConnection', (s: import('node:net').Socket) => (sockets.add(s), s.once('close', () => sockets.delete(s))));
+    }
     await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
     const port = (h2.address() as { port: number }).port;
     return {
-      url: `http://127.0.0.1:${port}`,
+      url: opts.tls ? `https://localhost:${port}` : `http://127.0.0.1:${port}`,
       hits,
       close: async () => {
+        for (const c of wss?.clients ?? []) c.terminate();
+        wss?.close();
         for (const s of sessions) s.destroy();
+        for (const s of sockets) s.destroy();
         await new Promise<void>((r) => h2.close(() => r()));
       },
     };
   }
   const server: Server = createServer(handle);
-  const wss = new WebSocketServer({ server, path: '/chat' });
-  wss.on('connection', (ws) => {
-    ws.on('message', (data) => {
-      const text = data.toString();
-      // The new build also marks one late message of a long chat (what only a conversation compared whole shows).
-      ws.send(JSON.stringify({ echo: text, room: build === 'new' ? 'lobby-2' : 'lobby', ...(build === 'new' && text === 'm140' ? { late: true } : {}) }));
-    });
-  });
+  const wss = chat(build, new WebSocketServer({ server, path: '/chat' }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return {
@@ -134,6 +154,18 @@ export async function startShadowService(build: 'old' | 'new', firstOrder = 1000
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/** The chat on `wss`: each message echoed, the new build with a changed field. */
+function chat(build: 'old' | 'new', wss: WebSocketServer): WebSocketServer {
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const text = data.toString();
+      // The new build also marks one late message of a long chat (what only a conversation compared whole shows).
+      ws.send(JSON.stringify({ echo: text, room: build === 'new' ? 'lobby-2' : 'lobby', ...(build === 'new' && text === 'm140' ? { late: true } : {}) }));
+    });
+  });
+  return wss;
 }
 
 function drain(req: IncomingMessage | Http2ServerRequest): void {
