@@ -1,13 +1,14 @@
 // The random concurrent traffic of random-traffic.test.ts and
-// shadow-random-traffic.test.ts, over TLS: the service is
-// https://localhost (a certificate from its own CA, h2 or HTTP/1.1 by ALPN,
-// its chat on HTTP/1.1), bb terminates the clients' TLS with a leaf from its
-// own CA (--listen-tls) and trusts the service's with --upstream-ca. Three
-// clients walk over HTTP/1.1 (chats included), three over h2, one of them
-// taking gzipped answers. A run of this kind found that bb replay could not
-// be told to trust an https target's CA (every exchange a 502 from bb, and
-// the run said it went well), and that a replayed WebSocket upgrade carried
-// bb's own address as its Host, so it paired with no original upgrade.
+// shadow-random-traffic.test.ts, over TLS: the service is https://localhost
+// (a certificate from its own CA, h2 or HTTP/1.1 by ALPN, its chat on
+// HTTP/1.1); bb terminates the clients' TLS with a leaf from its own CA
+// (--listen-tls, or as the clients' forward proxy) and trusts the service's
+// with --upstream-ca. Three clients walk over HTTP/1.1 (chats included),
+// three over h2, one of them taking gzipped answers. A run of this kind found
+// that bb replay could not be told to trust an https target's CA (every
+// exchange a 502 from bb, and the run said it went well), and that a
+// replayed WebSocket upgrade carried bb's own address as its Host, so it
+// paired with no original upgrade.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { replayCapture, startRecording, startShadow } from '../../scenario/index.js';
@@ -53,6 +54,11 @@ function traffic(url: string, seed: number, events: number): Promise<unknown> {
   return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(at, user, mulberry32(seed * 1000 + user), 14, events, { ca: bbCa }) : walkH2(at, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, gzip: user === 6, events }))));
 }
 
+/** Six clients as `traffic`'s, to the service at `url` through bb as their forward proxy (`via`: CONNECT tunnels, TLS intercepted). */
+function proxied(via: string, url: string, seed: number): Promise<unknown> {
+  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(url, user, mulberry32(seed * 1000 + user), 14, 3, { ca: bbCa, via }) : walkH2(url, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, via, gzip: user === 6, events: 3 }))));
+}
+
 /** Records the walks of `seed` against a fresh service of `build` through bb capture --listen-tls. */
 async function record(name: string, build: 'old' | 'new', firstOrder: number, seed: number, events: number): Promise<string> {
   const target = await service(build, firstOrder);
@@ -80,6 +86,23 @@ describe('random concurrent traffic over TLS (HTTP/1.1, WebSocket and h2 by ALPN
     const r = await diffCaptures(await record('old', 'old', 1000, 3, 3), await record('new', 'new', 5000, 3, 3));
     assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), [...NEW_BUILD_CHANGES], renderText(r, { color: false }));
     for (const f of r.findings) assert.equal(f.entries, f.of, `${f.pattern}: ${f.entries} of ${f.of}`);
+  });
+
+  it('through bb capture --mode forward (the clients\' HTTPS_PROXY): recorded twice, MATCH; replayed against a fresh instance, MATCH', async () => {
+    const forward = async (name: string) => {
+      const target = await service('old', 1000);
+      const rec = await startRecording({ mode: 'forward', out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, upstreamTls, listen: { host: '127.0.0.1', port: 0 } });
+      await proxied(rec.url, target.url, 5);
+      return rec.close(2000);
+    };
+    const [a, b] = [await forward('forward-a'), await forward('forward-b')];
+    const twice = await diffCaptures(a, b);
+    assert.equal(twice.verdict, 'match', renderText(twice, { color: false }));
+    const fresh = await service('old', 1000);
+    const summary = await replayCapture(a, { target: fresh.url, out: tmp.path('forward-replay.har'), bbHome: tmp.bbHome, upstreamTls });
+    assert.deepEqual([summary.failed, summary.skipped], [[], []]);
+    const replayed = await diffCaptures(a, tmp.path('forward-replay.har'));
+    assert.equal(replayed.verdict, 'match', renderText(replayed, { color: false }));
   });
 
   it('through bb shadow --listen-tls, everything mirrored: the live findings = bb diff of the captures', async () => {

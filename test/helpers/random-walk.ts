@@ -4,19 +4,49 @@
 // lists and reads of the ids they issued, orders created and read back, event
 // streams read in part, WebSocket chats that send issued ids back, pages of
 // markup. Several at once make traffic whose interleaving changes run to run.
+// Over https, through a forward proxy (HTTPS_PROXY: CONNECT tunnels) when told `via`.
+import { once } from 'node:events';
+import http from 'node:http';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
+import tls, { type TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
-import { Client } from 'undici';
+import { Client, ProxyAgent, type Dispatcher } from 'undici';
 import WebSocket from 'ws';
+
+/** How a walk reaches an https `url`: trusting `ca`, and through the forward proxy at `via` (a CONNECT tunnel per connection). */
+export interface WalkTls {
+  ca?: string;
+  via?: string;
+}
+
+/** A TLS connection to `target`'s host through the forward proxy at `via` (CONNECT, then TLS with `alpn`). */
+export async function tunnel(via: string, target: string, ca: string | undefined, alpn: string[]): Promise<TLSSocket> {
+  const proxy = new URL(via);
+  const { hostname, port } = new URL(target);
+  const req = http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: `${hostname}:${port}`, headers: { host: `${hostname}:${port}` } });
+  req.end();
+  const [res, socket] = (await once(req, 'connect')) as [http.IncomingMessage, import('node:net').Socket];
+  if (res.statusCode !== 200) throw new Error(`CONNECT ${hostname}:${port}: ${res.statusCode}`);
+  const secure = tls.connect({ socket, servername: hostname, ALPNProtocols: alpn, ...(ca ? { ca } : {}) });
+  await once(secure, 'secureConnect');
+  return secure;
+}
+
+/** The walk's HTTP/1.1 client of `url`: its own connection, or a proxy agent's through `via`. */
+function clientOf(url: string, t: WalkTls): Pick<Dispatcher, 'request' | 'close'> {
+  if (!t.via) return new Client(url, t.ca ? { connect: { ca: t.ca } } : {});
+  const agent = new ProxyAgent({ uri: t.via, ...(t.ca ? { requestTls: { ca: t.ca } } : {}) });
+  return { request: ((o: Dispatcher.RequestOptions) => agent.request({ ...o, origin: url })) as Dispatcher['request'], close: (() => agent.close()) as Dispatcher['close'] };
+}
 
 /**
  * One client's random walk (seeded by `random`) of `steps` steps through `url`; it leaves an event stream after
  * `events` events (the service sends three: two recordings of one walk hold the same events only when it reads
- * them all, as how far a stream crossed before its client left is timing); over https, trusting `tls.ca`.
+ * them all, as how far a stream crossed before its client left is timing); over https as `t` says.
  */
-export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3, tls: { ca?: string } = {}): Promise<void> {
+export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3, t: WalkTls = {}): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const c = new Client(url, tls.ca ? { connect: { ca: tls.ca } } : {});
+  const c = clientOf(url, t);
   let cookie = '';
   const items: string[] = [];
   const orders: number[] = [];
@@ -39,7 +69,8 @@ export async function walk(url: string, user: number, random: () => number, step
         let got = '';
         for await (const chunk of res.body) if ((got += chunk).split('data:').length > events) break;
       } else if (step === 'chat') {
-        const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers(), ...(tls.ca ? { ca: tls.ca } : {}) });
+        const socket = t.via ? await tunnel(t.via, url, t.ca, ['http/1.1']) : undefined;
+        const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers(), ...(t.ca ? { ca: t.ca } : {}), ...(socket ? { createConnection: () => socket } : {}) });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
         for (let k = 0, n = 1 + Math.floor(random() * 3); k < n; k++) {
           const echoed = new Promise((r) => ws.once('message', r));
@@ -61,13 +92,14 @@ export async function walk(url: string, user: number, random: () => number, step
 }
 
 /**
- * The same walk over HTTP/2 (cleartext: the service started with `h2c`; over TLS trusting `ca`), every call a stream
+ * The same walk over HTTP/2 (cleartext: the service started with `h2c`; over TLS as `opts` says), every call a stream
  * of the client's one session, no chat; with `gzip` the client accepts gzipped answers (and reads them inflated); it
  * leaves an event stream after `events` events (2; 3 reads them all, as `walk`'s).
  */
-export async function walkH2(url: string, user: number, random: () => number, steps = 16, opts: { gzip?: boolean; ca?: string; events?: number } = {}): Promise<void> {
+export async function walkH2(url: string, user: number, random: () => number, steps = 16, opts: { gzip?: boolean; events?: number } & WalkTls = {}): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const session: ClientHttp2Session = connect(url, opts.ca ? { ca: opts.ca } : {});
+  const socket = opts.via ? await tunnel(opts.via, url, opts.ca, ['h2']) : undefined;
+  const session: ClientHttp2Session = connect(url, { ...(opts.ca ? { ca: opts.ca } : {}), ...(socket ? { createConnection: () => socket } : {}) });
   await new Promise<void>((resolve, reject) => (session.once('connect', () => resolve()), session.once('error', reject)));
   let cookie = '';
   const items: string[] = [];
