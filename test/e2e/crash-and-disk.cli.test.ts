@@ -1,7 +1,7 @@
 // Recording failures and crashes, with the real `bb capture` as a child
 // process: the disk fills (a file-size limit on the child, so writes fail
 // with EFBIG as they would with ENOSPC), the capture folder disappears, and
-// bb is SIGKILLed under heavy traffic. The proxy keeps serving, says loudly
+// bb is SIGKILLed under heavy traffic and under random concurrent traffic. The proxy keeps serving, says loudly
 // that recording failed, the journal so far stays readable, and `bb recover`
 // gets back every exchange the clients saw complete.
 import { describe, it, before, after } from 'node:test';
@@ -19,8 +19,10 @@ import { unfoldRecord } from '../../capture/journal-fold.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { tempDir } from '../helpers/tmp.js';
 import { get, record, waitUntil } from '../helpers/recording.js';
-import { isBbError } from '../../core/index.js';
+import { isBbError, mulberry32 } from '../../core/index.js';
 import { exitStatusFor } from '../../cli/exit.js';
+import { walk, walkH2 } from '../helpers/random-walk.js';
+import { startShadowService } from '../scenario/shadow/service.js';
 
 /** The body the upstream sends for /item/<id>: checkable by the client and in the HAR. */
 const bodyFor = (id: string, size: number): string => `${id}:`.padEnd(size, id.slice(-1) || 'x');
@@ -175,3 +177,72 @@ describe('recording failures and crashes of bb capture', () => {
     assert.ok(seen.size >= 400);
   });
 });
+
+// The same rule under the random concurrent traffic of random-traffic.test.ts (logins, issued ids read back,
+// orders, event streams read in part, chats), over HTTP/1.1 and over h2: whatever moment the kill lands, every
+// exchange a client read whole, every event it read and every echo its chat got are in what bb recover writes.
+describe('bb capture SIGKILLed under random concurrent traffic', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+
+  for (const [protocol, seed, killAfterMs] of [['HTTP/1.1', 1, 250], ['HTTP/1.1', 2, 450], ['h2', 3, 250], ['h2', 4, 450]] as const) {
+    it(`${protocol}, killed ${killAfterMs} ms in: bb recover gets back all that each client saw complete`, async () => {
+      const service = await startShadowService('old', 1000, { h2c: protocol === 'h2' });
+      cleanups.add(() => service.close());
+      const dir = tempDir(cleanups).dir;
+      const out = join(dir, 'killed.har');
+      const env = { BB_HOME: join(dir, 'home') };
+      const bb = await startCaptureChild(['--target', service.url, '--out', out], env);
+      const seen: Array<[string, string]> = [];
+      const opts = { seen: (user: string, what: string) => seen.push([user, what]) };
+      // Bounded walks (40 steps each); after the kill each ends at its first failed call.
+      const walks = [1, 2, 3, 4, 5, 6].map((user) => (protocol === 'h2' ? walkH2(bb.url, user, mulberry32(seed * 100 + user), 40, { ...opts, events: 2 }) : walk(bb.url, user, mulberry32(seed * 100 + user), 40, 2, opts)).catch(() => undefined));
+      await new Promise((r) => setTimeout(r, killAfterMs));
+      bb.child.kill('SIGKILL');
+      await Promise.all(walks);
+      await bb.exited;
+      assert.ok(seen.length >= 20, `only ${seen.length} things seen before the kill`);
+      const r = await runBb(['recover', out], env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(unrecorded(JSON.parse(await readFile(out, 'utf8')) as Har, seen), []);
+    });
+  }
+});
+
+/** What a client saw complete (random-walk.ts `seen`) that the capture does not hold, per user (its x-user header), in order. */
+function unrecorded(har: Har, seen: ReadonlyArray<[string, string]>): string[] {
+  const missing: string[] = [];
+  const userOf = (e: Har['log']['entries'][number]) => e.request.headers.find((h) => h.name.toLowerCase() === 'x-user')?.value;
+  const pathOf = (e: Har['log']['entries'][number]) => new URL(e.request.url).pathname;
+  for (const user of new Set(seen.map(([u]) => u))) {
+    const mine = seen.filter(([u]) => u === user).map(([, what]) => what);
+    const entries = har.log.entries.filter((e) => userOf(e) === user).sort((a, b) => a.startedDateTime.localeCompare(b.startedDateTime));
+    // Exchanges read whole: each has an entry of its own, with that status.
+    const exchanges = entries.filter((e) => !e._webSocketMessages && pathOf(e) !== '/events').map((e) => `${e.request.method} ${pathOf(e)} ${e.response.status}`);
+    for (const what of mine.filter((w) => !w.startsWith('WS ') && !w.includes(' event '))) {
+      const i = exchanges.indexOf(what);
+      if (i < 0) missing.push(`${user}: ${what}`);
+      else exchanges.splice(i, 1);
+    }
+    // Event streams, in the order the user read them: each holds at least the events its client read.
+    const read: number[] = [];
+    for (const what of mine.filter((w) => w.includes(' event '))) {
+      const n = Number(what.split(' ').pop());
+      if (n === 1) read.push(1);
+      else read[read.length - 1] = n;
+    }
+    const streams = entries.filter((e) => pathOf(e) === '/events');
+    read.forEach((n, k) => {
+      const recorded = streams[k]?._eventSourceMessages?.length ?? 0;
+      if (recorded < n) missing.push(`${user}: event stream ${k + 1} read ${n} events, ${recorded} recorded`);
+    });
+    // Chat echoes: each among its sockets' server messages.
+    const echoes = entries.flatMap((e) => (e._webSocketMessages ?? []).filter((m) => m.type === 'receive').map((m) => m.data));
+    for (const what of mine.filter((w) => w.startsWith('WS '))) {
+      const i = echoes.indexOf(what.slice('WS /chat '.length));
+      if (i < 0) missing.push(`${user}: ${what}`);
+      else echoes.splice(i, 1);
+    }
+  }
+  return missing;
+}

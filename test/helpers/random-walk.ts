@@ -13,10 +13,12 @@ import { gunzipSync } from 'node:zlib';
 import { Client, ProxyAgent, type Dispatcher } from 'undici';
 import WebSocket from 'ws';
 
-/** How a walk reaches an https `url`: trusting `ca`, and through the forward proxy at `via` (a CONNECT tunnel per connection). */
+/** How a walk reaches an https `url`: trusting `ca`, and through the forward proxy at `via` (a CONNECT tunnel per connection); `seen` is told what the client saw complete. */
 export interface WalkTls {
   ca?: string;
   via?: string;
+  /** Each exchange once its answer was read whole (`GET /me 200`), each event read (`GET /events 200 event 2`), each chat message's echo (`WS /chat {…}`), for the user's x-user header. */
+  seen?: (user: string, what: string) => void;
 }
 
 /** A TLS connection to `target`'s host through the forward proxy at `via` (CONNECT, then TLS with `alpn`). */
@@ -51,6 +53,7 @@ export async function walk(url: string, user: number, random: () => number, step
   const items: string[] = [];
   const orders: number[] = [];
   const headers = () => ({ 'x-user': `user-${user}`, ...(cookie ? { cookie } : {}) });
+  const seen = (what: string) => t.seen?.(`user-${user}`, what);
   try {
     for (let i = 0; i < steps; i++) {
       const step = pick(['session', 'me', 'items', 'item', 'order', 'read-order', 'chat', 'events', 'note'] as const);
@@ -58,24 +61,32 @@ export async function walk(url: string, user: number, random: () => number, step
         const res = await c.request({ method: 'GET', path: '/session', headers: headers() });
         cookie = String(res.headers['set-cookie']).split(';')[0]!;
         await res.body.text();
+        seen(`GET /session ${res.statusCode}`);
       } else if (step === 'items') {
         const res = await c.request({ method: 'GET', path: '/items', headers: headers() });
         items.push(((await res.body.json()) as { items: Array<{ id: string }> }).items[0]!.id);
+        seen(`GET /items ${res.statusCode}`);
       } else if (step === 'order') {
         const res = await c.request({ method: 'POST', path: '/orders', headers: { ...headers(), 'content-type': 'application/json' }, body: '{}' });
         orders.push(((await res.body.json()) as { id: number }).id);
+        seen(`POST /orders ${res.statusCode}`);
       } else if (step === 'events') {
         const res = await c.request({ method: 'GET', path: '/events', headers: headers() });
         let got = '';
-        for await (const chunk of res.body) if ((got += chunk).split('data:').length > events) break;
+        for await (const chunk of res.body) {
+          const before = got.split('\n\n').length;
+          got += chunk;
+          for (let n = before; n < got.split('\n\n').length; n++) seen(`GET /events ${res.statusCode} event ${n}`);
+          if (got.split('data:').length > events) break;
+        }
       } else if (step === 'chat') {
         const socket = t.via ? await tunnel(t.via, url, t.ca, ['http/1.1']) : undefined;
         const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers(), ...(t.ca ? { ca: t.ca } : {}), ...(socket ? { createConnection: () => socket } : {}) });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
         for (let k = 0, n = 1 + Math.floor(random() * 3); k < n; k++) {
-          const echoed = new Promise((r) => ws.once('message', r));
+          const echoed = new Promise<WebSocket.RawData>((r) => ws.once('message', r));
           ws.send(`hello ${user} ${k} ${items.length ? pick(items) : '-'}`);
-          await echoed;
+          seen(`WS /chat ${String(await echoed)}`);
         }
         ws.close();
         await new Promise((r) => ws.once('close', r));
@@ -83,6 +94,7 @@ export async function walk(url: string, user: number, random: () => number, step
         const path = step === 'me' ? '/me' : step === 'note' ? '/note' : step === 'item' && items.length ? `/items/${pick(items)}` : step === 'read-order' && orders.length ? `/orders/${pick(orders)}` : '/me';
         const res = await c.request({ method: 'GET', path, headers: headers() });
         await res.body.text();
+        seen(`GET ${path} ${res.statusCode}`);
       }
       if (random() < 0.3) await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
     }
@@ -112,7 +124,9 @@ export async function walkH2(url: string, user: number, random: () => number, st
       const chunks: Buffer[] = [];
       stream.on('response', (h) => (headers = h));
       stream.on('data', (c: Buffer) => {
+        const before = Buffer.concat(chunks).toString().split('\n\n').length;
         chunks.push(c);
+        if (events !== undefined) for (let n = before, after = Buffer.concat(chunks).toString().split('\n\n').length; n < after; n++) opts.seen?.(`user-${user}`, `${method} ${path} ${String(headers[':status'])} event ${n}`);
         if (events !== undefined && Buffer.concat(chunks).toString().split('data:').length > events) {
           // Left as a browser leaves a stream (RST_STREAM CANCEL): node:http2 keeps a stream reset with NO_ERROR
           // while a write of its server's is pending, and its server then never closes the connection.
@@ -122,9 +136,12 @@ export async function walkH2(url: string, user: number, random: () => number, st
       });
       stream.on('end', () => {
         const raw = Buffer.concat(chunks);
+        if (events === undefined && headers[':status'] !== undefined) opts.seen?.(`user-${user}`, `${method} ${path} ${String(headers[':status'])}`);
         resolve({ headers, text: (headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString() });
       });
       stream.on('error', reject);
+      // A stream closed without its end (the session went away) settles too.
+      stream.on('close', () => reject(new Error(`${method} ${path}: the stream closed before its end`)));
       stream.end(body);
     });
   try {
@@ -138,6 +155,7 @@ export async function walkH2(url: string, user: number, random: () => number, st
       if (random() < 0.3) await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
     }
   } finally {
-    await new Promise<void>((r) => session.close(() => r()));
+    // A session already gone (its peer went away) has nothing left to close: close's callback would never come.
+    if (!session.destroyed) await new Promise<void>((r) => session.close(() => r()));
   }
 }
