@@ -142,7 +142,8 @@ function wordLike(t: string, mixedCase: boolean): boolean {
 /**
  * Whether a token of letters, digits and `_-+/=` looks generated rather than
  * written by a person: it has letters, it mixes classes (digits with letters,
- * or both cases), its letters do not read as words, and it is not short
+ * or both cases) or is one run of one-case letters that read as random
+ * (lettersReadRandom), its letters do not read as words, and it is not short
  * pieces joined by separators (`gpt-4o-mini-2024-07-18`, `user_2fa_enabled_v2`), nor
  * words with short pieces between them (`googlelogo_light_color_272x92dp`).
  * Tuned so a random hex, nanoid, base62, base36 or base64 value passes
@@ -151,8 +152,11 @@ function wordLike(t: string, mixedCase: boolean): boolean {
  */
 export function looksGenerated(token: string): boolean {
   const { digits, upper, lower } = classes(token);
-  // Numbers, dates, versions: no letters. Words, snake_case, IN_STOCK: one case, no digits.
-  if (upper + lower === 0 || (digits === 0 && (upper === 0 || lower === 0))) return false;
+  // Numbers, dates, versions: no letters.
+  if (upper + lower === 0) return false;
+  // Words, snake_case, IN_STOCK: one case, no digits. But one run of such letters that reads as random letters is an
+  // id of a one-case alphabet (a lower-case nanoid's, a base32 one that drew no digit).
+  if (digits === 0 && (upper === 0 || lower === 0)) return !/[-_+/=]/.test(token) && lettersReadRandom(token);
   const segments = token.split(/[-_+/=]+/).filter((x) => x);
   if (segments.length >= 3 && segments.every((x) => x.length <= 4 || wordLike(x, /[A-Z]/.test(x) && /[a-z]/.test(x)))) return false;
   if (namedByWords(segments)) return false;

@@ -22,6 +22,8 @@ describe('looksGenerated', () => {
   const generated = [
     'a1b2c3d4e5f6', 'V1StGXR8_Z5jdHi6B-myT', '3kTMd9Zq0XwV1bPs7yLr2A', 'Ab3dE5gH7jK9mN1pQ3sT5vX7', 'dGhpcyBpcyBhIHRlc3Q+/w==',
     'k3j9x2m1q8w7e6r5', 'cjld2cjxh0000qzrmn831i7rn', 'AbCdEfGhIjKlMnOp',
+    // one run of one-case letters that read as random: a lower-case alphabet's id, base32 that drew no digit
+    'kqzvmxabpdjwhftoqzrx', 'ooekdijbnbbjdfjocaiflnjgoohnblgf', 'MJQBDXRFZKQWPTXVLNSC',
   ];
   const written = [
     // English words, snake_case, SCREAMING_CASE, kebab-case, camelCase
@@ -30,6 +32,8 @@ describe('looksGenerated', () => {
     // identifiers with digits and separators, model names, file names, versions, dates
     'user_2fa_enabled_v2', 'gpt-4o-mini-2024-07-18', 'claude-3-5-sonnet-20241022', 'quarterly-report-2024', 'node_modules_cache_v3',
     'my-service-v12-prod', 'googlelogo_light_color_272x92dp', 'hero_banner_1920x1080_v2', '2024-01-15', '20240115103000', '1.22.3-beta.1', 'application/json', 'X-Forwarded-For',
+    // long one-case words and names: one run or joined by separators
+    'authenticationrequired', 'internationalisation', 'max-http-header-size', 'https-proxy-agent', 'per_rpc_retry_buffer_size', 'SNYK-JS-MINIMIST-',
   ];
   for (const s of generated) it(`${s} looks generated`, () => assert.equal(looksGenerated(s), true));
   for (const s of written) it(`${s} does not`, () => assert.equal(looksGenerated(s), false));
@@ -97,6 +101,10 @@ describe('random values keep their shape', () => {
     ['base62 32', () => pick(B62, 32), 'B64_32', 1 / 2000],
     ['base64url of 32 bytes', () => bytes(32).toString('base64url'), 'B64_43', 1 / 2000],
     ['base64 of 16 bytes', () => bytes(16).toString('base64'), 'B64_24', 1 / 500],
+    // One-case letters alone (lettersReadRandom): about one in 1,000 reads as words at 16, one in 4,000 at 21.
+    ['16 lower-case letters', () => pick('abcdefghijklmnopqrstuvwxyz', 16), 'B64_16', 1 / 300],
+    ['21 lower-case letters (a custom nanoid alphabet)', () => pick('abcdefghijklmnopqrstuvwxyz', 21), 'NANOID', 1 / 1000],
+    ['26 base32 (RFC 4648, lower case)', () => pick('abcdefghijklmnopqrstuvwxyz234567', 26), 'B64_26', 1 / 1000],
   ];
   for (const [name, draw, want, rate] of cases) {
     it(`${name} → ${want} in all but ${rate * N} of ${N}`, () => {
@@ -237,6 +245,23 @@ describe('generated ids nobody reuses, recorded twice through bb', () => {
   it('compares the ids as they are with generated-ids, numeric-ids and id-key-tokens switched off by name', async () => {
     const r = await diffAgreeing(t, first, second, { normalize: { disable: ['generated-ids', 'numeric-ids', 'id-key-tokens'] } });
     assert.deepEqual(real(r).sort(), ['changed response.body.id', 'changed response.body.id', 'changed response.body.orderId', 'changed response.body.publicId'], show(r));
+  });
+});
+
+// Ids of a one-case alphabet nobody reuses (a lower-case nanoid's 21 letters, an invite code): generated values like
+// any other, so two runs compare MATCH (before, each was a real `changed` in every entry); a long word beside them
+// that changed is still one finding.
+describe('random ids of one-case letters, recorded twice', () => {
+  const t = tempDir();
+  const random = mulberry32(71);
+  const letters = (n: number) => Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(random() * 26)]).join('');
+  const run = (label = 'internationalization') => capture(Array.from({ length: 6 }, (_, i) => ({ url: `http://127.0.0.1:4000/invites?n=${i}`, body: { invite: letters(21), coupon: letters(16).toUpperCase(), label } })));
+
+  it('two runs of one build: MATCH with no config; a changed word beside the ids is the one finding', async () => {
+    const r = await diffAgreeing(t, run(), run());
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    const changed = await diffAgreeing(t, run(), run('internationalisation'));
+    assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern} ${f.entries}`), ['real changed response.body.label 6'], renderText(changed, { color: false }));
   });
 });
 
