@@ -84,12 +84,13 @@ export async function walk(url: string, user: number, random: () => number, step
         const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`, { headers: headers(), ...(t.ca ? { ca: t.ca } : {}), ...(socket ? { createConnection: () => socket } : {}) });
         await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
         for (let k = 0, n = 1 + Math.floor(random() * 3); k < n; k++) {
-          const echoed = new Promise<WebSocket.RawData>((r) => ws.once('message', r));
+          // The echo, or the socket's end (its peer went away) as an error.
+          const echoed = new Promise<WebSocket.RawData>((r, j) => (ws.once('message', r), ws.once('close', () => j(new Error('the chat closed before its echo')))));
           ws.send(`hello ${user} ${k} ${items.length ? pick(items) : '-'}`);
           seen(`WS /chat ${String(await echoed)}`);
         }
         ws.close();
-        await new Promise((r) => ws.once('close', r));
+        if (ws.readyState !== WebSocket.CLOSED) await new Promise((r) => ws.once('close', r));
       } else {
         const path = step === 'me' ? '/me' : step === 'note' ? '/note' : step === 'item' && items.length ? `/items/${pick(items)}` : step === 'read-order' && orders.length ? `/orders/${pick(orders)}` : '/me';
         const res = await c.request({ method: 'GET', path, headers: headers() });
