@@ -11,11 +11,14 @@
 // - Through bb shadow: the live findings are `bb diff`'s of the captures, the
 //   same ids, counts and consequences (a streaming call opened right after a
 //   login reaches each mirror with that target's own token).
+// - Over TLS (the shop's own CA, bb --listen-tls in front): recorded twice,
+//   MATCH; replayed with the shop's CA trusted, MATCH.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { replayCapture, startRecording, startShadow } from '../../scenario/index.js';
 import { diffCaptures, renderText } from '../../diff/index.js';
 import { mulberry32 } from '../../core/index.js';
+import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { grpcWalk } from '../helpers/random-grpc-walk.js';
 import { startGrpcShop, type GrpcShopService } from '../scenario/shadow/grpc-service.js';
@@ -27,8 +30,8 @@ after(async () => {
 });
 const USERS = [1, 2, 3, 4, 5, 6];
 
-async function shop(build: 'old' | 'new'): Promise<GrpcShopService> {
-  const s = await startGrpcShop(build);
+async function shop(build: 'old' | 'new', tls?: { key: string; cert: string }): Promise<GrpcShopService> {
+  const s = await startGrpcShop(build, tls);
   services.push(s);
   return s;
 }
@@ -100,4 +103,27 @@ describe('bb shadow over random concurrent gRPC traffic: the live findings are b
       assert.ok(report.findings.some((f) => f.pattern === 'response.trailers'), live.join('\n'));
     });
   }
+});
+
+describe('random concurrent gRPC traffic over TLS', () => {
+  it('recorded twice through bb --listen-tls against the same build: MATCH; replayed with the shop\'s CA trusted: MATCH', async () => {
+    const shopCa = await loadOrCreateCa(tmp.path('shop-ca'));
+    const pem = await createLeafFactory(shopCa).pemFor('localhost');
+    const tls = { key: pem.keyPem, cert: pem.chainPem };
+    const upstreamTls = { extraCa: [shopCa.certPem] };
+    const bbCa = (await loadOrCreateCa(tmp.bbHome)).certPem;
+    const recordTls = async (name: string) => {
+      const service = await shop('old', tls);
+      const rec = await startRecording({ target: service.url, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listenTls: true, upstreamTls, listen: { host: '127.0.0.1', port: 0 } });
+      await Promise.all(USERS.map((user) => grpcWalk(rec.url.replace('127.0.0.1', 'localhost'), user, mulberry32(7000 + user), 14, bbCa)));
+      return rec.close(2000);
+    };
+    const [a, b] = [await recordTls('tls-a'), await recordTls('tls-b')];
+    const twice = await diffCaptures(a, b);
+    assert.equal(twice.verdict, 'match', renderText(twice, { color: false }));
+    const summary = await replayCapture(a, { target: (await shop('old', tls)).url, out: tmp.path('tls-replay.har'), bbHome: tmp.bbHome, upstreamTls });
+    assert.deepEqual(summary.failed, []);
+    const replayed = await diffCaptures(a, tmp.path('tls-replay.har'));
+    assert.equal(replayed.verdict, 'match', renderText(replayed, { color: false }));
+  });
 });

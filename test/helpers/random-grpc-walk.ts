@@ -16,11 +16,12 @@ type Shop = grpc.Client & {
   chat(md: grpc.Metadata): grpc.ClientDuplexStream<ItemValue, ItemValue>;
 };
 
-/** One client's random walk (seeded by `random`) of `steps` calls through `url` (http://host:port). */
-export async function grpcWalk(url: string, user: number, random: () => number, steps = 14): Promise<void> {
+/** One client's random walk (seeded by `random`) of `steps` calls through `url` (http://host:port, or https:// trusting `ca`). */
+export async function grpcWalk(url: string, user: number, random: () => number, steps = 14, ca?: string): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const Ctor = grpc.makeGenericClientConstructor(SHOP as unknown as grpc.ServiceDefinition, 'Shop');
-  const client = new Ctor(url.replace(/^http:\/\//, ''), grpc.credentials.createInsecure()) as unknown as Shop;
+  const credentials = url.startsWith('https://') ? grpc.credentials.createSsl(ca ? Buffer.from(ca) : null) : grpc.credentials.createInsecure();
+  const client = new Ctor(url.replace(/^https?:\/\//, ''), credentials) as unknown as Shop;
   let token = '';
   const ids: string[] = [];
   const metadata = () => {

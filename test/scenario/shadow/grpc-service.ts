@@ -33,7 +33,7 @@ export interface GrpcShopService {
 const id = () => randomBytes(12).toString('hex');
 
 /** Starts one build ('old' or 'new'). */
-export async function startGrpcShop(build: 'old' | 'new'): Promise<GrpcShopService> {
+export async function startGrpcShop(build: 'old' | 'new', tls?: { key: string; cert: string }): Promise<GrpcShopService> {
   const tokens = new Set<string>();
   const issued = new Set<string>();
   const hits = new Map<string, number>();
@@ -78,10 +78,11 @@ export async function startGrpcShop(build: 'old' | 'new'): Promise<GrpcShopServi
       call.on('end', () => call.end());
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const credentials = tls ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(tls.key), cert_chain: Buffer.from(tls.cert) }]) : grpc.ServerCredentials.createInsecure();
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (err, p) => (err ? reject(err) : resolve(p))));
   return {
-    address: `127.0.0.1:${port}`,
-    url: `http://127.0.0.1:${port}`,
+    address: `${tls ? 'localhost' : '127.0.0.1'}:${port}`,
+    url: tls ? `https://localhost:${port}` : `http://127.0.0.1:${port}`,
     hits,
     close: () => new Promise<void>((r) => server.tryShutdown(() => r())),
   };
