@@ -93,6 +93,8 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
     let [a, b] = await Promise.all([stores[0].entry(l.old), stores[1].entry(l.new)]);
     if (s.reference === 'old') b = asFarAs(a, b);
     else if (s.reference === 'new') a = asFarAs(b, a);
+    // Two recordings of a client that left an event stream (neither the reference): as far as both got.
+    else if (a.meta.clientLeft && b.meta.clientLeft) [a, b] = [asFarAs(b, a), asFarAs(a, b)];
     bindPair(s.numbering, bodyOf(a), bodyOf(b), s.arrays, s.wsOrder);
     finish(k, render(0, a), render(1, b));
   }
@@ -126,7 +128,9 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
  * A copy of an event stream the reference side's client left (meta.clientLeft: a `bb shadow` mirror's, cut at the
  * primary's count by scenario/shadow/tee.ts; a replay's, cut at the original's by scenario/replay), as far as the
  * reference got: a copy that ran ahead (its next event crossed before its own client left) holds events the
- * reference's client never saw, not a change of the build's. A copy with fewer events is compared whole.
+ * reference's client never saw, not a change of the build's. A copy with fewer events is compared whole. Without a
+ * reference, two streams whose clients both left are each compared as far as the other got: how many events
+ * crossed before a client's reset or close reached the server is timing, not the build.
  */
 function asFarAs(reference: NormalizedEntry, copy: NormalizedEntry): NormalizedEntry {
   const seen = reference.response.events;

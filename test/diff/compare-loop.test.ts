@@ -30,3 +30,33 @@ describe('bb replay of an event stream its client left after a few events', () =
     });
   }
 });
+
+// Two independent recordings, neither a reference: each client left after two events, and how many more crossed
+// before its reset reached the server is timing (a server that sends in bursts puts them all across).
+describe('two recordings of a client that left an event stream after a few events', () => {
+  const record = async (name: string, h2: boolean, target: string, events: number) => {
+    const rec = await startRecording({ target, out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    await readSome(rec.url, h2, events);
+    return rec.close(2000);
+  };
+  for (const h2 of [false, true]) {
+    const over = h2 ? 'h2' : 'HTTP/1.1';
+    it(`compare as far as both got: MATCH however many more crossed; a changed event within that is still a change (${over})`, async () => {
+      const paced = await record(`paced-${over}`, h2, await feed(cleanups, h2), 2);
+      const burst = await record(`burst-${over}`, h2, await feed(cleanups, h2, 0, false, true), 2);
+      assert.deepEqual([eventsOf(paced), eventsOf(burst)[0]! > 2], [[2], true], String(eventsOf(burst)));
+      assert.equal((await diffCaptures(paced, burst)).verdict, 'match');
+      assert.equal((await diffCaptures(burst, paced)).verdict, 'match');
+      // The new build's extra first event: within what both got, so it shows.
+      const changed = await record(`changed-${over}`, h2, await feed(cleanups, h2, 0, true, true), 2);
+      assert.equal((await diffCaptures(burst, changed)).verdict, 'diff');
+    });
+  }
+
+  it('a stream read to its end against one its client left is compared whole (the events the other client never got are removed)', async () => {
+    const whole = await record('whole', false, await feed(cleanups, false), 10);
+    const left = await record('left', false, await feed(cleanups, false), 2);
+    const r = await diffCaptures(whole, left);
+    assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real removed response.events[]']);
+  });
+});

@@ -46,8 +46,8 @@ async function service(build: 'old' | 'new', firstOrder: number): Promise<Shadow
 
 /**
  * Six clients at once through `url` (bb's https://127.0.0.1:PORT, reached as localhost): three over HTTP/1.1, three
- * over h2, each leaving an event stream after `events` (3 reads them all: two recordings of a stream left early hold
- * as many events as crossed before the client left, which is timing).
+ * over h2, each leaving an event stream after `events` (two recordings of a stream left early may hold more or fewer
+ * events past that, which is timing: bb diff compares such streams as far as both got).
  */
 function traffic(url: string, seed: number, events: number): Promise<unknown> {
   const at = url.replace('127.0.0.1', 'localhost');
@@ -56,7 +56,7 @@ function traffic(url: string, seed: number, events: number): Promise<unknown> {
 
 /** Six clients as `traffic`'s, to the service at `url` through bb as their forward proxy (`via`: CONNECT tunnels, TLS intercepted). */
 function proxied(via: string, url: string, seed: number): Promise<unknown> {
-  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(url, user, mulberry32(seed * 1000 + user), 14, 3, { ca: bbCa, via }) : walkH2(url, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, via, gzip: user === 6, events: 3 }))));
+  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(url, user, mulberry32(seed * 1000 + user), 14, 2, { ca: bbCa, via }) : walkH2(url, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, via, gzip: user === 6 }))));
 }
 
 /** Records the walks of `seed` against a fresh service of `build` through bb capture --listen-tls. */
@@ -69,7 +69,7 @@ async function record(name: string, build: 'old' | 'new', firstOrder: number, se
 
 describe('random concurrent traffic over TLS (HTTP/1.1, WebSocket and h2 by ALPN)', () => {
   it('recorded twice against the same build: bb diff is MATCH', async () => {
-    const r = await diffCaptures(await record('twice-a', 'old', 1000, 1, 3), await record('twice-b', 'old', 1000, 1, 3));
+    const r = await diffCaptures(await record('twice-a', 'old', 1000, 1, 2), await record('twice-b', 'old', 1000, 1, 2));
     assert.equal(r.verdict, 'match', renderText(r, { color: false }));
   });
 
@@ -83,7 +83,7 @@ describe('random concurrent traffic over TLS (HTTP/1.1, WebSocket and h2 by ALPN
   });
 
   it('against the old build and the new one: exactly the new build\'s changes, each in all of its exchanges', async () => {
-    const r = await diffCaptures(await record('old', 'old', 1000, 3, 3), await record('new', 'new', 5000, 3, 3));
+    const r = await diffCaptures(await record('old', 'old', 1000, 3, 2), await record('new', 'new', 5000, 3, 2));
     assert.deepEqual(r.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), [...NEW_BUILD_CHANGES], renderText(r, { color: false }));
     for (const f of r.findings) assert.equal(f.entries, f.of, `${f.pattern}: ${f.entries} of ${f.of}`);
   });

@@ -43,8 +43,8 @@ function clientOf(url: string, t: WalkTls): Pick<Dispatcher, 'request' | 'close'
 
 /**
  * One client's random walk (seeded by `random`) of `steps` steps through `url`; it leaves an event stream after
- * `events` events (the service sends three: two recordings of one walk hold the same events only when it reads
- * them all, as how far a stream crossed before its client left is timing); over https as `t` says.
+ * `events` events (the service sends three; how many more crossed before the client left is timing, which bb diff
+ * leaves out: diff/compare-loop.ts asFarAs); over https as `t` says.
  */
 export async function walk(url: string, user: number, random: () => number, steps = 16, events = 3, t: WalkTls = {}): Promise<void> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
