@@ -69,7 +69,12 @@ interface Pending {
   streams?: MirroredStream[];
   /** The tee's tick when the primary's exchange ended (what its answer issued, it issued then: ClientSends). */
   issuedAt?: number;
+  /** Sampled by a cookie: decided at the answer's head, by the cookie it sets, else the one the request carried (sampleByAnswer). */
+  sampleOnAnswer?: boolean;
 }
+
+/** Why decide holds a request's sampling until its answer: sampled by a cookie, which the answer may set. */
+const ON_ANSWER = 'on answer';
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
 const STREAM_END_GRACE_MS = 250;
@@ -104,6 +109,7 @@ export class Tee {
         this.sends.note(headTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         p.skip = this.decide(f);
+        if (p.skip === ON_ANSWER) [p.skip, p.sampleOnAnswer] = [undefined, true];
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
         if (!p.skip && f.upgrade) p.sockets = Promise.all(this.mirrors.map((m) => m.openWebSocket(req)));
@@ -151,6 +157,7 @@ export class Tee {
         p.responded = true;
         p.status = f.statusCode;
         p.responseHeaders = f.rawHeaders;
+        if (p.sampleOnAnswer && !p.skip) this.sampleByAnswer(f.exchangeId, p, f.rawHeaders);
         // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does.
         if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
           p.streamEnd = new AbortController();
@@ -264,10 +271,33 @@ export class Tee {
     if (share < 1) {
       const by = this.opts.sampleBy;
       const key = by ? (by.kind === 'header' ? headerValue(f.rawHeaders, by.name) : cookieValue(headerValue(f.rawHeaders, 'cookie'), by.name)) : undefined;
+      // By a cookie: decided at the answer's head (sampleByAnswer), since the answer may set it (a login, a new
+      // session), and the session it starts is the user's (not a WebSocket's: its mirrors open with the upgrade).
+      if (by?.kind === 'cookie' && !f.upgrade) return ON_ANSWER;
       const x = key !== undefined ? fraction(key) : by ? 1 : Math.random();
       if (x >= share) return 'sampled out';
     }
     return undefined;
+  }
+
+  /**
+   * A request sampled by a cookie, at its answer's head: by the value the answer sets the cookie to (a login, a new
+   * session: the user's later requests carry that value, so each target must start its own session then), else by
+   * the value the request carried, else out. Mirrors go at the answer's head anyway, so nothing waited for this.
+   */
+  private sampleByAnswer(exchangeId: number, p: Pending, rawHeaders: string[]): void {
+    const name = this.opts.sampleBy!.name;
+    let value: string | undefined;
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      if (rawHeaders[i]!.toLowerCase() !== 'set-cookie') continue;
+      const pair = setCookiePair(rawHeaders[i + 1]!);
+      if (pair?.name === name) value = pair.value;
+    }
+    value ??= cookieValue(headerValue(p.req.rawHeaders, 'cookie'), name);
+    if (value !== undefined && fraction(value) < (this.opts.sample ?? 1)) return;
+    // Not mirrored: what its client sent still counts toward its own values, as any request's not mirrored.
+    if (p.requestEnded && p.bodyChunks.length > 0) this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
+    this.skip(exchangeId, p, 'sampled out');
   }
 
   /** Whether an unsafe request's route ("POST /items/{id}") is opted in; made only here (for every exchange, routePath was 1.2 % of the shadow's main thread: bench/shadow-profile.ts). */

@@ -96,6 +96,41 @@ describe('bb shadow: sampling', () => {
     assert.equal(byCookie.report.totals.mirrored, byHeader.report.totals.mirrored);
   });
 
+  it('--sample-by cookie: a login (no cookie yet) goes with the session its answer starts, so the user\'s later calls find their session on each target', async () => {
+    // Each user logs in (GET /session sets sid), then reads /me twice with that cookie; a re-login starts a new
+    // session, sampled by its own value. A login decided by the cookie it lacked (out) left the mirrors without
+    // the session the later calls of a user sampled in carried: each /me a 401 there.
+    const [primary, candidate, secondary] = [await startShadowService('old'), await startShadowService('old'), await startShadowService('old')];
+    services.push(primary, candidate, secondary);
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: tmp.path('sample-login'), bbHome: tmp.bbHome, sample: 0.5, sampleBy: { kind: 'cookie', name: 'sid' } });
+    const c = new Client(shadow.url);
+    try {
+      for (let user = 0; user < 12; user++) {
+        let cookie = '';
+        for (const login of [1, 2]) {
+          const res = await c.request({ method: 'GET', path: '/session', headers: { 'x-user': `user-${user}`, ...(cookie ? { cookie } : {}) } });
+          cookie = String(res.headers['set-cookie']).split(';')[0]!;
+          await res.body.text();
+          for (const read of [1, 2]) {
+            const me = await c.request({ method: 'GET', path: '/me', headers: { 'x-user': `user-${user}`, cookie } });
+            assert.equal(me.statusCode, 200, `user-${user}, login ${login}, read ${read}`);
+            await me.body.text();
+          }
+        }
+      }
+    } finally {
+      await c.close();
+    }
+    const report = await shadow.close();
+    const t = report.totals;
+    assert.equal(t.mirrored + (t.skipped['sampled out'] ?? 0), 12 * 6);
+    assert.ok(t.mirrored > 0 && t.mirrored < 72, JSON.stringify(t));
+    // Every mirrored read found its session: nothing differs, and each session's login went with its reads.
+    assert.deepEqual(report.findings, []);
+    assert.equal(t.equal, t.mirrored);
+    assert.equal((candidate.hits.get('GET /me') ?? 0), 2 * (candidate.hits.get('GET /session') ?? 0));
+  });
+
   it('--sample 0 mirrors nothing and says why', async () => {
     const { report, candidate } = await run({ sample: 0 }, ['a'], 4);
     assert.deepEqual(report.totals.skipped, { 'sampled out': 4 });
