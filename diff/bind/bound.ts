@@ -21,7 +21,7 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import { exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, rewriteTokens, sentRequest, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
@@ -142,8 +142,22 @@ export class IssuedTimeline {
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
     if (this.held.length) this.held = this.held.filter((s) => s.first < end);
     readBack(e, start, this.sink);
+    this.boundThroughPrimary(e);
     const first = messages ? firstServerMessage(e) : undefined;
     if (first !== undefined && first < end) this.hold({ entry: e, first });
+  }
+
+  // A mirror's answer at a place where the primary's issued a value its client sent back only in a not-mirrored
+  // exchange (PrimarySends.boundAt): the mirror's own value there is what that send stood for, so it binds.
+  private boundThroughPrimary(e: HarEntry): void {
+    const id = e._bb?.shadow?.id;
+    const places = typeof id === 'number' ? this.primary?.boundAt?.get(id) : undefined;
+    if (!places) return;
+    for (const { place, value } of responseValues(recordedResponse(e))) {
+      if (!places.has(place) || !madeNotWord(value)) continue;
+      this.next.set(value, true);
+      this.sentFilter.add(value);
+    }
   }
 
   private hold(s: HeldStream): void {
@@ -270,15 +284,48 @@ export interface ExchangeSteps {
 export interface PrimarySends {
   ids: number[];
   notMirrored: Array<{ at: number; exchange: ExchangeSteps }>;
+  /**
+   * Mirrored exchanges (by shared id) whose answer issued a value the client sent back only in a not-mirrored
+   * exchange after it: the places of those values in the answer (responseValues' places). The mirror's answer at
+   * the same place holds its own value, which the client's send stood for (the relay's counterpart): bound on the
+   * mirror's side too, as the live comparison binds it.
+   */
+  boundAt?: Map<number, Set<string>>;
 }
 
 /** Values kept of the not-mirrored exchanges, at most (captured content is hostile input). */
 const MAX_NOT_MIRRORED_VALUES = 1_000_000;
 
-/** Builds a PrimarySends from the primary's entries in file order. */
+/** Builds a PrimarySends from the primary's entries in file order: `add` each, then `addPlaces` each again (a second pass). */
 export class PrimarySendsReader {
   readonly sends: PrimarySends = { ids: [], notMirrored: [] };
   private values = 0;
+  /** Second pass: each made token a not-mirrored exchange sent, with the last place in the primary's order it was sent at. */
+  private lastSent?: Map<string, number>;
+  private place = 0;
+
+  /**
+   * The second pass, entries again in file order: where a mirrored exchange's answer issued a value the client sent
+   * back only later, in an exchange not mirrored (PrimarySends.boundAt). Answers holding none of those values are
+   * passed over without building places.
+   */
+  addPlaces(e: HarEntry): void {
+    const tag = e._bb?.shadow;
+    if (typeof tag?.id !== 'number') return;
+    const at = this.place++;
+    if (!this.lastSent) {
+      this.lastSent = new Map();
+      for (const { at: sentAt, exchange } of this.sends.notMirrored) for (const step of exchange.steps) for (const t of step.sent ?? []) this.lastSent.set(t, Math.max(sentAt, this.lastSent.get(t) ?? -1));
+    }
+    if (typeof tag.skipped === 'string' || this.lastSent.size === 0) return;
+    const later = (v: string) => (this.lastSent!.get(v) ?? -1) > at;
+    const res = recordedResponse(e);
+    let any = false;
+    eachResponseValue(res, (v) => (any ||= later(v)), later);
+    if (!any) return;
+    const places = new Set(responseValues(res).filter((x) => later(x.value)).map((x) => x.place));
+    if (places.size) (this.sends.boundAt ??= new Map()).set(tag.id, places);
+  }
 
   add(e: HarEntry): void {
     const tag = e._bb?.shadow;

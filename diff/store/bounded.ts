@@ -60,6 +60,8 @@ export class BoundedStore implements SideStore {
     try {
       const reader = new PrimarySendsReader();
       for await (const e of cap.entries()) reader.add(e);
+      // Only when a not-mirrored exchange sent something back: where mirrored answers issued it.
+      if (reader.sends.notMirrored.length) for await (const e of cap.entries()) reader.addPlaces(e);
       return reader.sends;
     } finally {
       await cap.close();

@@ -53,6 +53,7 @@ export class MemoryStore implements SideStore {
   async primarySends(): Promise<PrimarySends> {
     const reader = new PrimarySendsReader();
     for (const e of this.har!.log.entries) reader.add(e);
+    if (reader.sends.notMirrored.length) for (const e of this.har!.log.entries) reader.addPlaces(e);
     return reader.sends;
   }
 

@@ -221,6 +221,21 @@ describe('a shadow mirror capture binds with what the client sent in exchanges i
       }
     });
 
+    it(`an id a mirrored answer issued, read back only by a request that was not mirrored, binds on both sides ${JSON.stringify(options)}`, async () => {
+      // The list was mirrored (each target issued its own id); the read of it was sampled out (another session), so
+      // only the primary's capture holds it, sending the primary's id. The candidate's id at the same place is what
+      // that read stood for (the live comparison binds it through the relay's counterpart): bound there too. Before,
+      // it was <ISSUED> on one side and compared as written on the other.
+      const list = (item: string, name = 'lamp') => ({ url: `${origin}/items`, body: { items: [{ id: item, name }] }, id: 1 });
+      const read = { url: `${origin}/items/it_8f3a2`, body: { id: 'it_8f3a2', name: 'lamp' }, id: 2, skipped: 'sampled out' };
+      const p = await file('primary', shadowCapture('primary', [list('it_8f3a2'), read]));
+      const same = await diffCaptures(p, await file('candidate', shadowCapture('candidate', [list('it_77b1c')])), options);
+      assert.equal(same.verdict, 'match', renderText(same, { color: false }));
+      // A real change beside the id still shows.
+      const changed = await diffCaptures(p, await file('candidate', shadowCapture('candidate', [list('it_77b1c', 'Lamp')])), options);
+      assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.items[].name']);
+    });
+
     it(`a ticket a socket that was not mirrored issued, read back by a mirrored request while it stayed open, binds on both sides ${JSON.stringify(options)}`, async () => {
       // The socket was sampled out: the primary's capture holds it (it ended last), the candidate's does not. The
       // client read the ticket on another connection while the socket went on: issued first, then sent back.
