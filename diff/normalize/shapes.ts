@@ -87,6 +87,8 @@ const RANDOM_LETTERS_MIN = 8;
  * and `transport` do not. A token with a digit or mixed case is not asked.
  */
 export function lettersReadRandom(token: string): boolean {
+  // Shorter tokens hold fewer letters (the binding asks of every token a client sends: most are short words).
+  if (token.length < RANDOM_LETTERS_MIN) return false;
   let letters = 0;
   let pairs = 0;
   let rare = 0;
@@ -98,15 +100,23 @@ export function lettersReadRandom(token: string): boolean {
       prev = -1;
       continue;
     }
+    c -= 97;
     letters++;
     if (prev >= 0) {
       pairs++;
-      if (!COMMON_PAIRS.has(String.fromCharCode(prev, c))) rare++;
+      if (COMMON_PAIR_TABLE[prev * 26 + c] === 0) rare++;
     }
     prev = c;
   }
   return letters >= RANDOM_LETTERS_MIN && rare >= 2 && rare >= 0.2 * pairs;
 }
+
+/** COMMON_PAIRS as a table by letter pair (a = 0 … z = 25, first × 26 + second): no string made per pair. */
+const COMMON_PAIR_TABLE = (() => {
+  const t = new Uint8Array(26 * 26);
+  for (const pair of COMMON_PAIRS) t[(pair.charCodeAt(0) - 97) * 26 + (pair.charCodeAt(1) - 97)] = 1;
+  return t;
+})();
 
 /** Counts of a token's digits, upper- and lower-case letters. */
 function classes(t: string): { digits: number; upper: number; lower: number } {
