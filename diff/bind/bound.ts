@@ -296,36 +296,39 @@ export interface PrimarySends {
 /** Values kept of the not-mirrored exchanges, at most (captured content is hostile input). */
 const MAX_NOT_MIRRORED_VALUES = 1_000_000;
 
-/** Builds a PrimarySends from the primary's entries in file order: `add` each, then `addPlaces` each again (a second pass). */
-export class PrimarySendsReader {
-  readonly sends: PrimarySends = { ids: [], notMirrored: [] };
-  private values = 0;
-  /** Second pass: each made token a not-mirrored exchange sent, with the last place in the primary's order it was sent at. */
-  private lastSent?: Map<string, number>;
-  private place = 0;
-
-  /**
-   * The second pass, entries again in file order: where a mirrored exchange's answer issued a value the client sent
-   * back only later, in an exchange not mirrored (PrimarySends.boundAt). Answers holding none of those values are
-   * passed over without building places.
-   */
-  addPlaces(e: HarEntry): void {
+/**
+ * A `bb shadow` primary's PrimarySends, read from its entries in file order (`entries` gives them, once per pass):
+ * its shared ids and not-mirrored exchanges, then, only when one of those sent something back, a second pass for
+ * where mirrored answers issued it (PrimarySends.boundAt).
+ */
+export async function readPrimarySends(entries: () => Iterable<HarEntry> | AsyncIterable<HarEntry>): Promise<PrimarySends> {
+  const reader = new PrimarySendsReader();
+  for await (const e of entries()) reader.add(e);
+  const lastSent = new Map<string, number>();
+  for (const { at, exchange } of reader.sends.notMirrored) for (const step of exchange.steps) for (const t of step.sent ?? []) lastSent.set(t, Math.max(at, lastSent.get(t) ?? -1));
+  if (lastSent.size === 0) return reader.sends;
+  let at = 0;
+  for await (const e of entries()) {
     const tag = e._bb?.shadow;
-    if (typeof tag?.id !== 'number') return;
-    const at = this.place++;
-    if (!this.lastSent) {
-      this.lastSent = new Map();
-      for (const { at: sentAt, exchange } of this.sends.notMirrored) for (const step of exchange.steps) for (const t of step.sent ?? []) this.lastSent.set(t, Math.max(sentAt, this.lastSent.get(t) ?? -1));
-    }
-    if (typeof tag.skipped === 'string' || this.lastSent.size === 0) return;
-    const later = (v: string) => (this.lastSent!.get(v) ?? -1) > at;
+    if (typeof tag?.id !== 'number') continue;
+    const place = at++;
+    if (typeof tag.skipped === 'string') continue;
+    // Sent back later, in an exchange not mirrored. Answers holding none such are passed over without building places.
+    const later = (v: string) => (lastSent.get(v) ?? -1) > place;
     const res = recordedResponse(e);
     let any = false;
     eachResponseValue(res, (v) => (any ||= later(v)), later);
-    if (!any) return;
+    if (!any) continue;
     const places = new Set(responseValues(res).filter((x) => later(x.value)).map((x) => x.place));
-    if (places.size) (this.sends.boundAt ??= new Map()).set(tag.id, places);
+    if (places.size) (reader.sends.boundAt ??= new Map()).set(tag.id, places);
   }
+  return reader.sends;
+}
+
+/** The first pass of readPrimarySends: shared ids and not-mirrored exchanges, entry by entry in file order. */
+class PrimarySendsReader {
+  readonly sends: PrimarySends = { ids: [], notMirrored: [] };
+  private values = 0;
 
   add(e: HarEntry): void {
     const tag = e._bb?.shadow;

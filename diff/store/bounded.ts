@@ -20,7 +20,7 @@ import type { NormalizedEntry } from '../types.js';
 import { fromTexts, type EntryTexts, type KeptRef } from './side-work.js';
 import { openSide, type SideHandle } from './worker-client.js';
 import { indexCapture } from '../../capture/index.js';
-import { PrimarySendsReader, type PrimarySends } from '../bind/index.js';
+import { readPrimarySends, type PrimarySends } from '../bind/index.js';
 
 /** Files bigger than this (either side) go to the bounded store. */
 export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
@@ -54,15 +54,11 @@ export class BoundedStore implements SideStore {
     return new BoundedStore(await openSide(ctx, which), ctx.pathRules, ctx[which].path, ctx.options.allowIncomplete);
   }
 
-  /** Read on this thread, one pass over the file (a shadow's primary, before the mirror side's summarize). */
+  /** Read on this thread, one or two passes over the file (a shadow's primary, before the mirror side's summarize: readPrimarySends). */
   async primarySends(): Promise<PrimarySends> {
     const cap = await indexCapture(this.path, { allowIncomplete: this.allowIncomplete });
     try {
-      const reader = new PrimarySendsReader();
-      for await (const e of cap.entries()) reader.add(e);
-      // Only when a not-mirrored exchange sent something back: where mirrored answers issued it.
-      if (reader.sends.notMirrored.length) for await (const e of cap.entries()) reader.addPlaces(e);
-      return reader.sends;
+      return await readPrimarySends(() => cap.entries());
     } finally {
       await cap.close();
     }

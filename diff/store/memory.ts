@@ -9,7 +9,7 @@ import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '..
 import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
-import { boundValues, PrimarySendsReader, type PrimarySends } from '../bind/index.js';
+import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
 import type { NormalizedEntry } from '../types.js';
 
 /** One side parsed whole, its entries normalized and kept until compared. */
@@ -51,10 +51,7 @@ export class MemoryStore implements SideStore {
   }
 
   async primarySends(): Promise<PrimarySends> {
-    const reader = new PrimarySendsReader();
-    for (const e of this.har!.log.entries) reader.add(e);
-    if (reader.sends.notMirrored.length) for (const e of this.har!.log.entries) reader.addPlaces(e);
-    return reader.sends;
+    return readPrimarySends(() => this.har!.log.entries);
   }
 
   // No await in summarize and finish: each side runs whole when called, old

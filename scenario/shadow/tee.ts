@@ -5,7 +5,7 @@
 // every mirror target when the primary's response head arrives. It keeps only
 // what a mirror or a binding still needs of an exchange, and forgets it when
 // the exchange ends.
-import { globMatcher, headerValue } from '../../core/index.js';
+import { globMatcher, headerValue, headerValues } from '../../core/index.js';
 import type { Fact } from '../../proxy/index.js';
 import type { Recording } from '../record/index.js';
 import { liveResponse } from '../replay/index.js';
@@ -73,8 +73,8 @@ interface Pending {
   sampleOnAnswer?: boolean;
 }
 
-/** Why decide holds a request's sampling until its answer: sampled by a cookie, which the answer may set. */
-const ON_ANSWER = 'on answer';
+/** What decide says of a request sampled by a cookie, which its answer may set: decided at the answer's head. */
+const ON_ANSWER = Symbol('on answer');
 
 /** How long after the primary's event stream ended the mirrors' copies are ended. */
 const STREAM_END_GRACE_MS = 250;
@@ -108,8 +108,9 @@ export class Tee {
         // What the client sends, mirrored or not, counts toward its own values (its body too, once handed over).
         this.sends.note(headTokens(req), this.sends.tick());
         const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
-        p.skip = this.decide(f);
-        if (p.skip === ON_ANSWER) [p.skip, p.sampleOnAnswer] = [undefined, true];
+        const decided = this.decide(f);
+        if (decided === ON_ANSWER) p.sampleOnAnswer = true;
+        else p.skip = decided;
         this.primary.tag(f.exchangeId, p.skip ? { id, skipped: p.skip } : { id });
         this.pending.set(f.exchangeId, p);
         if (!p.skip && f.upgrade) p.sockets = Promise.all(this.mirrors.map((m) => m.openWebSocket(req)));
@@ -143,10 +144,7 @@ export class Tee {
         if (!p) return;
         p.requestEnded = true;
         p.req.trailers = f.rawTrailers;
-        if (p.skip && p.bodyChunks.length > 0) {
-          this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
-          p.bodyChunks = [];
-        }
+        if (p.skip) this.noteUnmirroredBody(p);
         p.streams?.forEach((s) => s.end());
         this.maybeDispatch(f.exchangeId, p);
         return;
@@ -261,8 +259,8 @@ export class Tee {
     setTimeout(() => p.streamEnd!.abort(), STREAM_CUT_WAIT_MS).unref();
   }
 
-  /** Why a request is not mirrored, or undefined. */
-  private decide(f: Extract<Fact, { type: 'exchange-started' }>): string | undefined {
+  /** Why a request is not mirrored, or undefined; ON_ANSWER when its answer's head decides (sampleByAnswer). */
+  private decide(f: Extract<Fact, { type: 'exchange-started' }>): string | typeof ON_ANSWER | undefined {
     // A server push is the server's own promise, not a request of the client's.
     if (f.pushedBy !== undefined) return 'server push';
     const policy = this.opts.mirror ?? 'safe';
@@ -270,10 +268,10 @@ export class Tee {
     const share = this.opts.sample ?? 1;
     if (share < 1) {
       const by = this.opts.sampleBy;
-      const key = by ? (by.kind === 'header' ? headerValue(f.rawHeaders, by.name) : cookieValue(headerValue(f.rawHeaders, 'cookie'), by.name)) : undefined;
       // By a cookie: decided at the answer's head (sampleByAnswer), since the answer may set it (a login, a new
       // session), and the session it starts is the user's (not a WebSocket's: its mirrors open with the upgrade).
       if (by?.kind === 'cookie' && !f.upgrade) return ON_ANSWER;
+      const key = by ? (by.kind === 'header' ? headerValue(f.rawHeaders, by.name) : cookieValue(headerValue(f.rawHeaders, 'cookie'), by.name)) : undefined;
       const x = key !== undefined ? fraction(key) : by ? 1 : Math.random();
       if (x >= share) return 'sampled out';
     }
@@ -287,16 +285,12 @@ export class Tee {
    */
   private sampleByAnswer(exchangeId: number, p: Pending, rawHeaders: string[]): void {
     const name = this.opts.sampleBy!.name;
-    let value: string | undefined;
-    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-      if (rawHeaders[i]!.toLowerCase() !== 'set-cookie') continue;
-      const pair = setCookiePair(rawHeaders[i + 1]!);
-      if (pair?.name === name) value = pair.value;
-    }
-    value ??= cookieValue(headerValue(p.req.rawHeaders, 'cookie'), name);
+    // The last Set-Cookie of that name wins, as in a browser.
+    const set = headerValues(rawHeaders, 'set-cookie').map(setCookiePair).filter((pair) => pair?.name === name).at(-1)?.value;
+    const value = set ?? cookieValue(headerValue(p.req.rawHeaders, 'cookie'), name);
     if (value !== undefined && fraction(value) < (this.opts.sample ?? 1)) return;
-    // Not mirrored: what its client sent still counts toward its own values, as any request's not mirrored.
-    if (p.requestEnded && p.bodyChunks.length > 0) this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
+    // Its body, whole already, was kept for the mirrors: noted now as a not-mirrored request's is at its end.
+    if (p.requestEnded) this.noteUnmirroredBody(p);
     this.skip(exchangeId, p, 'sampled out');
   }
 
@@ -305,6 +299,13 @@ export class Tee {
     if (this.optIn.length === 0) return false;
     const route = `${f.method} ${routePath(f.target)}`;
     return this.optIn.some((m) => m(route));
+  }
+
+  /** What a request not mirrored sent in its body still counts toward its client's own values (up to what binding reads). */
+  private noteUnmirroredBody(p: Pending): void {
+    if (p.bodyChunks.length === 0 || p.bodyBytes > BIND_READ_BYTES) return;
+    this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
+    p.bodyChunks = [];
   }
 
   private skip(exchangeId: number, p: Pending, why: string): void {

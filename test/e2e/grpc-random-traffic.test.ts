@@ -18,7 +18,8 @@ import assert from 'node:assert/strict';
 import { replayCapture, startRecording, startShadow } from '../../scenario/index.js';
 import { diffCaptures, renderText } from '../../diff/index.js';
 import { mulberry32 } from '../../core/index.js';
-import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
+import { loadOrCreateCa } from '../../proxy/tls/index.js';
+import { localhostCert } from '../helpers/localhost-cert.js';
 import { tempDir } from '../helpers/tmp.js';
 import { grpcWalk } from '../helpers/random-grpc-walk.js';
 import { startGrpcShop, type GrpcShopService } from '../scenario/shadow/grpc-service.js';
@@ -107,10 +108,9 @@ describe('bb shadow over random concurrent gRPC traffic: the live findings are b
 
 describe('random concurrent gRPC traffic over TLS', () => {
   it('recorded twice through bb --listen-tls against the same build: MATCH; replayed with the shop\'s CA trusted: MATCH', async () => {
-    const shopCa = await loadOrCreateCa(tmp.path('shop-ca'));
-    const pem = await createLeafFactory(shopCa).pemFor('localhost');
-    const tls = { key: pem.keyPem, cert: pem.chainPem };
-    const upstreamTls = { extraCa: [shopCa.certPem] };
+    const { key, cert, caPem } = await localhostCert(tmp.path('shop-ca'));
+    const tls = { key, cert };
+    const upstreamTls = { extraCa: [caPem] };
     const bbCa = (await loadOrCreateCa(tmp.bbHome)).certPem;
     const recordTls = async (name: string) => {
       const service = await shop('old', tls);

@@ -14,7 +14,8 @@ import assert from 'node:assert/strict';
 import { replayCapture, startRecording, startShadow } from '../../scenario/index.js';
 import { diffCaptures, renderText } from '../../diff/index.js';
 import { mulberry32 } from '../../core/index.js';
-import { createLeafFactory, loadOrCreateCa } from '../../proxy/tls/index.js';
+import { loadOrCreateCa } from '../../proxy/tls/index.js';
+import { localhostCert } from '../helpers/localhost-cert.js';
 import { tempDir } from '../helpers/tmp.js';
 import { assertLiveIsOffline } from '../helpers/shadow-offline.js';
 import { walk, walkH2 } from '../helpers/random-walk.js';
@@ -31,10 +32,9 @@ let upstreamTls: { extraCa: string[] };
 /** bb's CA, which the clients trust. */
 let bbCa: string;
 before(async () => {
-  const serviceCa = await loadOrCreateCa(tmp.path('service-ca'));
-  const pem = await createLeafFactory(serviceCa).pemFor('localhost');
-  tls = { key: pem.keyPem, cert: pem.chainPem };
-  upstreamTls = { extraCa: [serviceCa.certPem] };
+  const { key, cert, caPem } = await localhostCert(tmp.path('service-ca'));
+  tls = { key, cert };
+  upstreamTls = { extraCa: [caPem] };
   bbCa = (await loadOrCreateCa(tmp.bbHome)).certPem;
 });
 
@@ -45,18 +45,15 @@ async function service(build: 'old' | 'new', firstOrder: number): Promise<Shadow
 }
 
 /**
- * Six clients at once through `url` (bb's https://127.0.0.1:PORT, reached as localhost): three over HTTP/1.1, three
- * over h2, each leaving an event stream after `events` (two recordings of a stream left early may hold more or fewer
- * events past that, which is timing: bb diff compares such streams as far as both got).
+ * Six clients at once to `url`: three over HTTP/1.1, three over h2, each leaving an event stream after `events` (two
+ * recordings of a stream left early may hold more or fewer events past that, which is timing: bb diff compares such
+ * streams as far as both got). Through bb at `url` (https://127.0.0.1:PORT, reached as localhost), or to the service
+ * at `url` through bb as the clients' forward proxy (`via`: CONNECT tunnels, TLS intercepted).
  */
-function traffic(url: string, seed: number, events: number): Promise<unknown> {
+function traffic(url: string, seed: number, events: number, via?: string): Promise<unknown> {
   const at = url.replace('127.0.0.1', 'localhost');
-  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(at, user, mulberry32(seed * 1000 + user), 14, events, { ca: bbCa }) : walkH2(at, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, gzip: user === 6, events }))));
-}
-
-/** Six clients as `traffic`'s, to the service at `url` through bb as their forward proxy (`via`: CONNECT tunnels, TLS intercepted). */
-function proxied(via: string, url: string, seed: number): Promise<unknown> {
-  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(url, user, mulberry32(seed * 1000 + user), 14, 2, { ca: bbCa, via }) : walkH2(url, user, mulberry32(seed * 1000 + user), 14, { ca: bbCa, via, gzip: user === 6 }))));
+  const t = { ca: bbCa, ...(via ? { via } : {}) };
+  return Promise.all([1, 2, 3, 4, 5, 6].map((user) => (user <= 3 ? walk(at, user, mulberry32(seed * 1000 + user), 14, events, t) : walkH2(at, user, mulberry32(seed * 1000 + user), 14, { ...t, gzip: user === 6, events }))));
 }
 
 /** Records the walks of `seed` against a fresh service of `build` through bb capture --listen-tls. */
@@ -92,7 +89,7 @@ describe('random concurrent traffic over TLS (HTTP/1.1, WebSocket and h2 by ALPN
     const forward = async (name: string) => {
       const target = await service('old', 1000);
       const rec = await startRecording({ mode: 'forward', out: tmp.path(`${name}.har`), label: name, bbHome: tmp.bbHome, upstreamTls, listen: { host: '127.0.0.1', port: 0 } });
-      await proxied(rec.url, target.url, 5);
+      await traffic(target.url, 5, 2, rec.url);
       return rec.close(2000);
     };
     const [a, b] = [await forward('forward-a'), await forward('forward-b')];

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'undici';
-import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
+import { localhostCert } from '../../helpers/localhost-cert.js';
 import { runBb, startBb, startBbOnTty } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
@@ -53,12 +53,9 @@ describe('bb shadow: bad input', () => {
 
 describe('bb shadow: an https target bb cannot verify', () => {
   it('is refused at start in one line naming --upstream-ca (exit 2), nothing written; trusted with --upstream-ca, the run starts', async () => {
-    const ca = await loadOrCreateCa(tmp.path('target-ca'));
-    const caFile = tmp.path('target-ca.pem');
-    writeFileSync(caFile, ca.certPem);
-    const pem = await createLeafFactory(ca).pemFor('localhost');
+    const { key, cert, caFile } = await localhostCert(tmp.path('target-ca'));
     let requests = 0;
-    const server = https.createServer({ key: pem.keyPem, cert: pem.chainPem }, (_req, res) => (requests++, res.end('ok')));
+    const server = https.createServer({ key, cert }, (_req, res) => (requests++, res.end('ok')));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     after(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
     const target = `https://localhost:${(server.address() as AddressInfo).port}`;

@@ -12,9 +12,9 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { startRecording } from '../../../scenario/index.js';
-import { createLeafFactory, loadOrCreateCa } from '../../../proxy/tls/index.js';
+import { localhostCert } from '../../helpers/localhost-cert.js';
 import type { Har } from '../../../capture/index.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -197,11 +197,8 @@ describe('bb replay: HTTP/2', () => {
   });
 
   it('goes over h2 by ALPN to an https:// target, its certificate trusted through NODE_EXTRA_CA_CERTS', async () => {
-    const ca = await loadOrCreateCa(tmp.path('target-ca'));
-    const caFile = tmp.path('target-ca.pem');
-    await writeFile(caFile, ca.certPem);
-    const pem = await createLeafFactory(ca).pemFor('localhost');
-    const target = await h2Target({ key: pem.keyPem, cert: pem.chainPem });
+    const { key, cert, caFile } = await localhostCert(tmp.path('target-ca'));
+    const target = await h2Target({ key, cert });
     const out = tmp.path('tls-replay.har');
     const run = await runBb(['replay', original, '--target', target.url, '--out', out], { ...env, NODE_EXTRA_CA_CERTS: caFile });
     assert.equal(run.code, 0, run.stderr + run.stdout);
@@ -214,11 +211,8 @@ describe('bb replay: HTTP/2', () => {
   });
 
   it('--upstream-ca FILE trusts the target\'s CA; without it, a target bb cannot verify is refused in one line (exit 2) before anything is sent', async () => {
-    const ca = await loadOrCreateCa(tmp.path('target-ca-2'));
-    const caFile = tmp.path('target-ca-2.pem');
-    await writeFile(caFile, ca.certPem);
-    const pem = await createLeafFactory(ca).pemFor('localhost');
-    const target = await h2Target({ key: pem.keyPem, cert: pem.chainPem });
+    const { key, cert, caFile } = await localhostCert(tmp.path('target-ca-2'));
+    const target = await h2Target({ key, cert });
     const noExtra = { ...env, NODE_EXTRA_CA_CERTS: '' };
     const refused = await runBb(['replay', original, '--target', target.url, '--out', tmp.path('untrusted.har')], noExtra);
     assert.equal(refused.code, 2, refused.stderr);
