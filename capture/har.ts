@@ -95,6 +95,12 @@ export interface BbEntryExt {
   seq: number;
   /** Counter value when the exchange completed. */
   seqEnd?: number;
+  /**
+   * When the request's head arrived, epoch ms with its fraction (µs): `startedDateTime` is this cut to the
+   * millisecond, where a WebSocket, event or gRPC message's `time` keeps its fraction. Binding orders a request
+   * against a stream's messages by it (capture/entry-times.ts entryStartMs).
+   */
+  started?: number;
   /** Set when the upstream failed; the response is then bb's own. */
   error?: { code: string; message: string; phase: string };
   /** Set when a side hung up mid-exchange. */

@@ -24,7 +24,7 @@ export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './r
 export { GrpcFrames, grpcMedia, grpcMessageFeed, grpcStatus, grpcStatusName, GrpcMessageCounter, inflateGrpcMessage, splitGrpcBody } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
-export { exchangeEndMs, messageEpochMs } from './entry-times.js';
+export { entryStartMs, exchangeEndMs, messageEpochMs } from './entry-times.js';
 export { restHashScheme } from './rest-hash.js';
 export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';

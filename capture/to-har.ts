@@ -87,7 +87,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   if (!ex.start && ex.end?.r === 'cerr') return buildRefusedEntry(ex.end, ctx);
   if (!ex.start && ex.burst) return buildResetBurstEntry(ex.burst, ctx);
   const start = ex.start!;
-  const bb: BbEntryExt = { seq: start.seq };
+  const bb: BbEntryExt = { seq: start.seq, started: startedMs(start.ts) };
   if (ex.end) bb.seqEnd = ex.end.seq;
   if (start.sid !== undefined) bb.stream = start.sid;
   if (start.push !== undefined) bb.pushed = start.push;
@@ -282,7 +282,7 @@ function buildRefusedEntry(rec: ClientErrorRecord, ctx: EntryContext): HarEntry 
   if (!parsed) request.httpVersion = '';
   request.bodySize = -1;
   const bb: BbEntryExt = {
-    seq: rec.seq, seqEnd: rec.seq,
+    seq: rec.seq, seqEnd: rec.seq, started: startedMs(rec.ts),
     error: { code: rec.err.code, message: rec.err.message, phase: rec.err.phase },
   };
   // The bytes themselves are redacted too: base64 hides a secret from grep, not from a reader.
@@ -314,7 +314,7 @@ function buildResetBurstEntry(rec: ResetBurstRecord, ctx: EntryContext): HarEntr
   const request = buildRequestHead(rec.method, url, rec.v, rec.h, ctx);
   const resets = rec.rst.map((r) => ({ by: r.by, code: r.code, count: r.n }));
   const bb: BbEntryExt = {
-    seq: rec.seq, seqEnd: rec.seq, stream: rec.sid,
+    seq: rec.seq, seqEnd: rec.seq, started: startedMs(rec.ts), stream: rec.sid,
     aborted: resets[0]?.by ?? 'client',
     ...(resets[0] ? { reset: resets[0].code } : {}),
     resetBurst: { count: rec.n, streams: rec.ids, endedDateTime: new Date(rec.te).toISOString(), resets },
@@ -338,6 +338,11 @@ function buildResetBurstEntry(rec: ResetBurstRecord, ctx: EntryContext): HarEntr
 }
 
 const round = (ms: number) => Math.round(Math.max(0, ms) * 1000) / 1000;
+/** An epoch ms to the µs below it, never past the millisecond startedDateTime names (ts × 1000 would round up). */
+function startedMs(ts: number): number {
+  const ms = Math.floor(ts);
+  return ms + Math.floor((ts - ms) * 1000) / 1000;
+}
 
 /** send = request head → request end, wait → response head, receive → end; unknown phases -1. */
 export function timings(startTs: number, ex: ExchangeRecords): HarTimings {

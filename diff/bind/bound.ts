@@ -19,7 +19,7 @@
 // entry whose request carries a value comes after the one whose response
 // issued it; browsers' HARs list entries as they started. Both stores read
 // the same order, so the in-memory and the bounded path bind alike.
-import { exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
+import { entryStartMs, exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
 import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
@@ -137,7 +137,7 @@ export class IssuedTimeline {
       const at = typeof id === 'number' ? this.place.get(id) : undefined;
       if (at !== undefined) this.notMirroredAfter(at);
     }
-    const start = this.held.length || messages ? Date.parse(e.startedDateTime) : NaN;
+    const start = this.held.length || messages ? entryStartMs(e) : NaN;
     const end = exchangeEndMs(e, start);
     // A held stream whose first message came after this exchange ended issued nothing this one or any before it sent.
     if (this.held.length) this.held = this.held.filter((s) => s.first < end);
@@ -344,7 +344,7 @@ class PrimarySendsReader {
 
 /** An entry's steps, as readBack hands them over. */
 function exchangeSteps(e: HarEntry): ExchangeSteps {
-  const start = Date.parse(e.startedDateTime);
+  const start = entryStartMs(e);
   const steps: ExchangeSteps['steps'] = [];
   readBack(e, start, {
     issue: (v) => {

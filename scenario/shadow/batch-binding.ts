@@ -14,7 +14,7 @@
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
 import { ClientSends, Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
-import { messageEpochMs, type HarEntry } from '../../capture/index.js';
+import { entryStartMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
 /** One exchange's entries on each side, as the comparer groups them. */
@@ -147,7 +147,7 @@ export class BatchBinding {
   noteSent(primary: HarEntry, at: number): void {
     const c = clientSent(primary);
     this.sends.note(c.all, at);
-    const started = Date.parse(primary.startedDateTime);
+    const started = entryStartMs(primary);
     if (!Number.isFinite(started)) return;
     this.sendTimes.note(c.request, started);
     for (const m of c.messages) this.sendTimes.note(m.tokens, m.time);
@@ -181,7 +181,7 @@ export class BatchBinding {
       const at = g.at;
       let own: ((v: string) => boolean) | undefined;
       const asked = streamed(primary) ? new Set(clientSent(primary).request) : undefined;
-      const began = Date.parse(primary.startedDateTime);
+      const began = entryStartMs(primary);
       if (asked) own = (v) => asked.has(v) || this.sendTimes.before(v, began);
       else if (at !== undefined) own = (v) => this.sends.before(v, at + 1);
       for (const t of this.targets) {

@@ -59,6 +59,16 @@ describe('HTTP entries', () => {
     assert.ok(Date.parse(bb.endedDateTime) >= Date.parse(bb.startedDateTime));
   });
 
+  it("keeps the request's µs in _bb.started, cut to the millisecond in startedDateTime (journal timestamps' 1/4096 ms steps)", async () => {
+    const e = only(await rec(exchange({ at: 7.7109375, status: 204 })));
+    assert.equal(e.startedDateTime, new Date(TEST_T0 + 7).toISOString());
+    assert.ok(Math.abs(e._bb!.started! - (TEST_T0 + 7.71)) < 0.0005, String(e._bb!.started! - TEST_T0));
+    // Never past the millisecond its ISO field names, so a reader may take either.
+    const late = only(await rec(exchange({ at: 7.99975586, status: 204 })));
+    assert.equal(late.startedDateTime, new Date(TEST_T0 + 7).toISOString());
+    assert.ok(late._bb!.started! >= TEST_T0 + 7.999 && late._bb!.started! < TEST_T0 + 8, String(late._bb!.started! - TEST_T0));
+  });
+
   it('keeps absolute-form targets as they are', async () => {
     const e = only(await rec(exchange({ target: 'http://example.test/x?y=1', reqHeaders: ['Host', 'example.test'], status: 204, statusMessage: 'No Content' })));
     assert.equal(e.request.url, 'http://example.test/x?y=1');

@@ -139,6 +139,23 @@ describe('a value an open stream issued, sent back before the stream ended', () 
     assert.deepEqual([...boundValues([early, socket])], []);
   });
 
+  it("orders a read that started in the socket message's millisecond by bb's µs start: after the message it binds, before it it does not", () => {
+    // The message crossed at 100.044 ms; startedDateTime names the read's millisecond, 100, whichever side of it the read was.
+    const t0 = Date.parse(at(0));
+    const socket = exchange('/desk', 0, 1, {
+      _webSocketMessages: [{ type: 'receive', time: (t0 + 100.044) / 1000, opcode: 1, data: '{"ticket":"t_4f2a9b"}' }],
+      _bb: { seq: 1, close: { code: 1000, reason: '', by: 'client', time: epochS(9000) } },
+    });
+    const read = (started?: number) => exchange('/tickets/t_4f2a9b', 100, 1, started === undefined ? {} : { _bb: { seq: 2, started: t0 + started } });
+    assert.deepEqual([...boundValues([read(100.871), socket])], ['t_4f2a9b']);
+    assert.deepEqual([...boundValues([read(100.012), socket])], []);
+    // Without it (another tool's HAR), the millisecond is all there is: the read reads as before the message.
+    assert.deepEqual([...boundValues([read(), socket])], []);
+    // A start edited to another millisecond is taken as edited: the µs that no longer agree are not used.
+    const moved = { ...read(100.871), startedDateTime: at(50) };
+    assert.deepEqual([...boundValues([moved, socket])], []);
+  });
+
   it('does not bind a name the client joined a socket with, echoed by the server, then read on another connection', () => {
     const chat = exchange('/chat', 0, 1, {
       _webSocketMessages: [
