@@ -141,8 +141,11 @@ export function preconnectUpstream(upstream: Upstream, tlsOptions: UpstreamTlsOp
   return { socket, origin: upstream.origin };
 }
 
-/** What probeUpstream found: the origin takes connections (over TLS: with a certificate bb trusts), or why not. */
-export type UpstreamProbe = { ok: true } | { ok: false; code: string; untrusted: boolean };
+/**
+ * What probeUpstream found: the origin takes connections (over TLS: with a certificate bb trusts, and `alpn` the
+ * protocol it chose of h2 and http/1.1, '' for none), or why not.
+ */
+export type UpstreamProbe = { ok: true; alpn?: string } | { ok: false; code: string; untrusted: boolean };
 
 /**
  * Connects to `origin` as the proxy will (over TLS with `tlsOptions`' trust,
@@ -161,7 +164,8 @@ export function probeUpstream(origin: string, tlsOptions: UpstreamTlsOptions, ti
       socket.destroy();
       resolve(probe);
     };
-    socket.once(upstream.tls ? 'secureConnect' : 'connect', () => end({ ok: true }));
+    if (upstream.tls) socket.once('secureConnect', () => end({ ok: true, alpn: (socket as tls.TLSSocket).alpnProtocol || '' }));
+    else socket.once('connect', () => end({ ok: true }));
     socket.once('error', (err: NodeJS.ErrnoException) => {
       const code = err.code ?? err.message;
       end({ ok: false, code, untrusted: isVerifyFailure(code) });

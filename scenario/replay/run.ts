@@ -132,6 +132,8 @@ export type ReplayRunOptions = Pick<ReplayOptions, 'pace' | 'ws' | 'headers' | '
   host?: string;
   /** The target's URL behind the proxy: HTTP/2 requests' :scheme, and asked whether it speaks HTTP/2 when the capture has HTTP/2 entries (absent: assumed it does, over http). */
   target?: string;
+  /** Whether the target speaks HTTP/2, when already known (an https target's ALPN choice in bb's probe): not asked again. */
+  targetSpeaksHttp2?: boolean;
   /** Starts a step (a page) in the recording. */
   step(title: string): void;
 };
@@ -157,7 +159,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
   const correlation = prepared.correlation();
   const target = options.target ? new URL(options.target) : undefined;
   const h2Entries = prepared.plan.exchanges.filter((ex) => isHttp2(ex.entry)).length;
-  const http2 = h2Entries === 0 || !target || (await speaksHttp2(target, 5_000));
+  const http2 = h2Entries === 0 || !target || (options.targetSpeaksHttp2 ?? (await speaksHttp2(target, 5_000)));
   const drove = await driveReplay(prepared.plan, {
     proxyUrl: options.proxyUrl,
     host: options.host ?? new URL(options.proxyUrl).host,
@@ -199,7 +201,9 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
   });
   let run: ReplayRunResult;
   try {
-    run = await replayThrough(prepared, { ...options, proxyUrl: recording.url, host: target.host, target: target.origin, step: (title) => recording.step(title) });
+    // Over TLS the probe's connection already asked for h2 by ALPN, with the proxy's trust.
+    const targetSpeaksHttp2 = probe.alpn === undefined ? {} : { targetSpeaksHttp2: probe.alpn === 'h2' };
+    run = await replayThrough(prepared, { ...options, ...targetSpeaksHttp2, proxyUrl: recording.url, host: target.host, target: target.origin, step: (title) => recording.step(title) });
   } finally {
     // Whatever happened, what crossed is written.
     await recording.close(2_000);
