@@ -8,7 +8,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
-import { startProxy } from '../../proxy/index.js';
+import http2 from 'node:http2';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { probeUpstream, startProxy } from '../../proxy/index.js';
+import { localhostCert } from '../helpers/localhost-cert.js';
+import { tempDir } from '../helpers/tmp.js';
 import { FREED_HOST, freedPort } from '../helpers/freed-port.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -140,4 +145,30 @@ test('forward mode connects nothing at accept (no target is known before the req
   assert.equal(up.state.accepted, 1);
   client.destroy();
   await until(() => up.state.open === 0);
+});
+
+// bb replay and bb shadow ask probeUpstream before they start: up, trusted, and over TLS which protocol the target
+// chose of h2 and http/1.1 (bb replay sends its HTTP/2 entries as HTTP/1.1 to a target that does not choose h2).
+test('probeUpstream: up and trusted, with the ALPN choice over TLS; untrusted and down said apart', async () => {
+  const dir = tempDir();
+  const { key, cert, caFile } = await localhostCert(dir.path('ca'));
+  const h2 = http2.createSecureServer({ key, cert, allowHTTP1: true }, (_req, res) => res.end());
+  const h1 = https.createServer({ key, cert }, (_req, res) => res.end());
+  const plain = net.createServer((s) => s.destroy());
+  const url = async (server: net.Server, scheme: string) => {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    return `${scheme}://localhost:${(server.address() as net.AddressInfo).port}`;
+  };
+  const trust = { extraCa: [readFileSync(caFile, 'utf8')] };
+  const h2Url = await url(h2, 'https');
+  assert.deepEqual(await probeUpstream(h2Url, trust, 5_000), { ok: true, alpn: 'h2' });
+  // node:https chooses http/1.1 of what the client offers.
+  assert.deepEqual(await probeUpstream(await url(h1, 'https'), trust, 5_000), { ok: true, alpn: 'http/1.1' });
+  assert.deepEqual(await probeUpstream(await url(plain, 'http'), trust, 5_000), { ok: true });
+  const untrusted = await probeUpstream(h2Url, {}, 5_000);
+  assert.deepEqual(untrusted.ok ? untrusted : { ok: untrusted.ok, untrusted: untrusted.untrusted }, { ok: false, untrusted: true });
+  const down = await probeUpstream(`http://${FREED_HOST}:${await freedPort()}`, {}, 5_000);
+  assert.deepEqual(down.ok ? down : { ok: down.ok, untrusted: down.untrusted }, { ok: false, untrusted: false });
 });
