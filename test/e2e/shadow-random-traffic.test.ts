@@ -54,8 +54,12 @@ describe('bb shadow over random traffic: live findings = bb diff of the captures
         const live = report.findings.map((f) => `${f.class === 'regression' ? 'real' : f.class} ${f.kind} ${f.pattern} ×${f.count}`).sort();
         const found = offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.class} ${f.kind} ${f.pattern} ×${f.entries}`).sort();
         assert.deepEqual(found, live);
-        // The new build's changes are found whatever the walk did (a field of the item list is in every walk's reach).
-        assert.ok(live.some((f) => f.startsWith('real ')), live.join('\n'));
+        // The new build's changes are found whatever the walk did (a field of the item list is in every walk's reach),
+        // once a list read was mirrored: sampled by the session cookie, which the service draws at random on each
+        // run, every session may fall out of the sample (1 run in ~64 at 0.5 with six clients).
+        const listsMirrored = report.routes['GET /items']?.mirrored ?? 0;
+        if (mode.options.sampleBy?.kind !== 'cookie') assert.ok(listsMirrored > 0, JSON.stringify(report.routes));
+        if (listsMirrored > 0) assert.ok(live.some((f) => f.startsWith('real ')), live.join('\n'));
       });
     }
   }
