@@ -11,7 +11,11 @@ import { redactJsonText, redactJsonValue } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 
-/** Extra names to redact on top of the built-in lists (all matched case-insensitively, whole names). */
+/**
+ * Extra names to redact on top of the built-in lists. Each is a secret name wherever it stands: a header's name,
+ * a query or form parameter's, a JSON key (a server that echoes a request's headers in JSON echoes its secrets),
+ * matched in name form (secretNameForm: `session_key` = `sessionKey` = `Session-Key`).
+ */
 export interface RedactConfig {
   /** Extra header names whose values are redacted. */
   headers?: string[];
@@ -36,6 +40,21 @@ export const DEFAULT_REDACTED_KEYS = [
   'access_token', 'refresh_token', 'id_token', 'token', 'jwt', 'private_key',
 ];
 
+/**
+ * Name endings that make any header, parameter or key name a secret's, in name form: `newPassword`'s kin are
+ * caught by holding "password" anywhere (`password_confirmation`), these by ending in one (`userAccessToken`,
+ * `X-Goog-Api-Key`, `webhook_secret`, an AWS `SecretAccessKey`, Cognito's `IdToken`).
+ */
+export const SECRET_NAME_ENDINGS = [
+  'secret', 'apikey', 'accesstoken', 'refreshtoken', 'idtoken', 'authtoken', 'sessiontoken', 'privatekey',
+  'secretkey', 'secretaccesskey', 'csrftoken', 'xsrftoken', 'codeverifier', 'clientassertion',
+];
+
+/** A name as secret names are compared: lower case, without `_`, `-`, `.` and spaces (`accessToken` = `access_token` = `Access-Token`). */
+export function secretNameForm(name: string): string {
+  return name.toLowerCase().replace(/[-_.\s]+/g, '');
+}
+
 /** A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). */
 const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
 
@@ -53,9 +72,12 @@ export function parseRedactSpecs(specs: string[]): RedactConfig {
 
 /** Replaces secret values; made once per HAR written. */
 export class Redactor {
+  /** Header names whose whole value is a secret, lower case (the built-in list and --redact header:NAME). */
   private readonly headerNames: Set<string>;
-  private readonly queryNames: Set<string>;
-  private readonly jsonKeys: Set<string>;
+  /** Every name that names a secret, in secretNameForm: the built-in keys and headers, and every extra name. */
+  private readonly secretNames: Set<string>;
+  /** isSecretName's answers by name as written (bounded). */
+  private readonly secretByName = new Map<string, boolean>();
   private readonly cache = new Map<string, string>();
   /** redactsHeader's answers by header name as written: a recorder asks for every header of every exchange, mostly the same few names. */
   private readonly redactsByName = new Map<string, boolean>();
@@ -66,8 +88,24 @@ export class Redactor {
   ) {
     const lower = (xs: string[] | undefined) => (xs ?? []).map((x) => x.toLowerCase());
     this.headerNames = new Set([...DEFAULT_REDACTED_HEADERS, ...lower(config.headers)]);
-    this.queryNames = new Set([...DEFAULT_REDACTED_KEYS, ...lower(config.query)]);
-    this.jsonKeys = new Set([...DEFAULT_REDACTED_KEYS, ...lower(config.json)]);
+    const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
+    this.secretNames = new Set(names.map(secretNameForm));
+  }
+
+  /**
+   * True when a name (a header's, a parameter's, a JSON key) names a secret: in name form it is one of the
+   * secret names, holds "password" or "passwd", or ends in one of SECRET_NAME_ENDINGS.
+   */
+  isSecretName(name: string): boolean {
+    let secret = this.secretByName.get(name);
+    if (secret === undefined) {
+      const form = secretNameForm(name);
+      secret = this.secretNames.has(form) || form.includes('password') || form.includes('passwd') || SECRET_NAME_ENDINGS.some((e) => form.endsWith(e));
+      // Bounded: names repeat, but a peer may make up new ones.
+      if (this.secretByName.size >= 1000) this.secretByName.clear();
+      this.secretByName.set(name, secret);
+    }
+    return secret;
   }
 
   /** The placeholder for one secret value. */
@@ -108,7 +146,7 @@ export class Redactor {
 
   /** True when a header's value is a secret. */
   isSecretHeader(name: string): boolean {
-    return this.headerNames.has(name.toLowerCase());
+    return this.headerNames.has(name.toLowerCase()) || this.isSecretName(name);
   }
 
   /** True when headerValue may change a header's value (a secret, or a URL). */
@@ -116,7 +154,7 @@ export class Redactor {
     let redacts = this.redactsByName.get(name);
     if (redacts === undefined) {
       const lower = name.toLowerCase();
-      redacts = this.headerNames.has(lower) || URL_HEADERS.includes(lower);
+      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower);
       // Bounded: names repeat, but a peer may make up new ones.
       if (this.redactsByName.size >= 1000) this.redactsByName.clear();
       this.redactsByName.set(name, redacts);
@@ -129,15 +167,14 @@ export class Redactor {
    * bracketed part of it (`token[]`, `password[0]`, `user[password]`).
    */
   isSecretParam(name: string): boolean {
-    const lower = name.toLowerCase();
-    if (this.queryNames.has(lower)) return true;
-    if (!lower.includes('[')) return false;
-    return lower.split(/[[\]]+/).some((part) => part !== '' && this.queryNames.has(part));
+    if (this.isSecretName(name)) return true;
+    if (!name.includes('[')) return false;
+    return name.split(/[[\]]+/).some((part) => part !== '' && this.isSecretName(part));
   }
 
   /** True when a JSON key's string value is a secret. */
   isSecretJsonKey(key: string): boolean {
-    return this.jsonKeys.has(key.toLowerCase());
+    return this.isSecretName(key);
   }
 
   /**
@@ -150,7 +187,7 @@ export class Redactor {
     // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
-    if (!this.headerNames.has(lower)) return value;
+    if (!this.isSecretHeader(name)) return value;
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
       const semi = value.indexOf(';');

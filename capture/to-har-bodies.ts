@@ -5,7 +5,7 @@
 import type { BbEntryExt, HarContent, HarEventSourceMessage, HarPostData, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice } from './journal.js';
 import { bodyText, decodeContent } from './body.js';
-import { EventStreamParser, isEventStreamMedia, isFormMedia, isJsonLinesMedia, isJsonMedia, mediaType } from '../core/index.js';
+import { EventStreamParser, isBinaryMedia, isEventStreamMedia, isFormMedia, isJsonLinesMedia, isJsonMedia, isTextualMedia, mediaType } from '../core/index.js';
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
 import { multipartBoundary, redactMultipart } from './redact-raw.js';
@@ -99,12 +99,16 @@ function uninspectable(bytes: Buffer, why: string, r: Redactor): string {
   return `<redacted: ${why.replace(/, body kept as sent$/, '')}; ${bytes.length} bytes not kept, ${r.placeholder(bytes.toString('latin1'))}>`;
 }
 
-/** A body's text with its secrets redacted by media type; undefined when nothing changed. */
+/**
+ * A body's text with its secrets redacted by media type; undefined when nothing changed. A type bb does not know
+ * as text or binary (a vendor's JSON under its own name) is redacted as JSON when its text opens like JSON.
+ */
 function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
   if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
   if (isJsonLinesMedia(mimeType)) return r.jsonLinesText(text);
   const media = mediaType(mimeType);
   if (isJsonMedia(media) || media === '' || media === 'text/plain') return r.jsonText(text);
+  if (!isTextualMedia(media) && !isBinaryMedia(media) && /^\s*[[{]/.test(text)) return r.jsonText(text);
   return undefined;
 }
 

@@ -21,13 +21,13 @@ export function mediaType(contentType: string | undefined): string {
 const memo = new Map<string, string>();
 const MEMO_MAX = 256;
 
-const JSON = /^application\/([\w.-]+\+)?json$|^text\/json$/;
+const JSON = /^application\/([\w.-]+\+)?json$|^text\/json$|^application\/x-(json|amz-json-1\.[01])$/;
 const JSON_LINES = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;
 const TEXT = /^text\/|^application\/([\w.-]+\+)?(xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|toml)$/;
 const BINARY = /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|x-gzip|pdf|wasm|x-protobuf|protobuf|grpc|zstd|x-tar|vnd\.)/;
 const ZIP = /(^|[/+.-])zip$|^application\/x-zip-compressed$/;
 
-/** JSON: application/json, any +json, text/json. */
+/** JSON: application/json, any +json, text/json, application/x-json, AWS's application/x-amz-json-1.0 and -1.1. */
 export function isJsonMedia(contentType: string | undefined): boolean {
   return JSON.test(mediaType(contentType));
 }

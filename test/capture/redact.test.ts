@@ -151,6 +151,30 @@ describe('Redactor', () => {
       extra: r.placeholder('e'), deep: { client_secret: null },
     });
   });
+  it("redacts a secret's name however it is spelled, and the names that end in one or hold a password", () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    // A Cognito answer, a Firebase one, a signup form's confirmation, an echo of the request's headers (httpbin's /headers), a GraphQL socket's init.
+    const secret = [
+      'AccessToken', 'IdToken', 'RefreshToken', 'accessToken', 'refreshToken', 'idToken', 'clientSecret', 'privateKey', 'apiKey', 'authToken',
+      'auth_token', 'sessionToken', 'SecretAccessKey', 'newPassword', 'confirmPassword', 'password_confirmation', 'currentPasswd', 'Authorization',
+      'Cookie', 'Set-Cookie', 'X-Api-Key', 'x-goog-api-key', 'X-Shopify-Access-Token', 'webhook_secret', 'csrfToken', 'code_verifier', 'Proxy-Authorization',
+    ];
+    const plain = ['nextPageToken', 'pageToken', 'token_type', 'token_count', 'max_tokens', 'expires_in', 'session', 'sessionId', 'key', 'keys', 'Sec-WebSocket-Key', 'code', 'cursor', 'id', 'user', 'signature'];
+    assert.deepEqual(secret.filter((n) => !fresh.isSecretJsonKey(n)), []);
+    assert.deepEqual(plain.filter((n) => fresh.isSecretJsonKey(n)), []);
+    // The same names as parameters (bracketed parts too) and as headers.
+    assert.equal(fresh.queryString('accessToken=zq1&user[password_confirmation]=zq2&pageToken=CAE'), `accessToken=${fresh.placeholder('zq1')}&user[password_confirmation]=${fresh.placeholder('zq2')}&pageToken=CAE`);
+    assert.equal(fresh.headerValue('X-Goog-Api-Key', 'zq3'), fresh.placeholder('zq3'));
+    assert.equal(fresh.headerValue('X-Request-Id', 'zq4'), 'zq4');
+    // An echo of the request's headers: the secret the header carried stays out of the answer too.
+    const echo = { headers: { Authorization: 'Bearer zq5', Cookie: 'sid=zq6', Host: 'x' } };
+    assert.equal(fresh.jsonValue(echo), true);
+    assert.deepEqual(echo, { headers: { Authorization: fresh.placeholder('Bearer zq5'), Cookie: fresh.placeholder('sid=zq6'), Host: 'x' } });
+    // An extra name is a secret wherever it stands, in any spelling.
+    const extra = new Redactor(Buffer.alloc(32, 7), { json: ['session_key'] });
+    assert.deepEqual(['sessionKey', 'Session-Key', 'SESSION_KEY'].filter((n) => !extra.isSecretJsonKey(n) || !extra.isSecretParam(n)), []);
+  });
+
   it('leaves non-secret text untouched, byte for byte', () => {
     assert.equal(r.jsonText('{ "a" : 1 }'), undefined);
     assert.equal(r.jsonText('not json'), undefined);

@@ -18,6 +18,11 @@ describe('media types', () => {
       ['application/problem+json', ['json']],
       ['application/vnd.api+json', ['json']],
       ['text/json', ['json', 'text']],
+      // AWS's JSON protocols (Cognito, DynamoDB, KMS...) and the old x- spelling.
+      ['application/x-amz-json-1.1', ['json']],
+      ['application/x-amz-json-1.0', ['json']],
+      ['application/x-json', ['json']],
+      ['application/x-amz-json-2.0', []],
       ['application/x-ndjson', ['jsonl']],
       ['application/jsonl', ['jsonl']],
       ['application/json-seq', ['jsonl']],

@@ -19,6 +19,7 @@ import { startBb, type BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { F, T, h2Frame } from '../helpers/h2-frames.js';
 import { decodedStrings } from '../helpers/decoded.js';
+import { WebSocket, WebSocketServer } from 'ws';
 
 const run = promisify(execFile);
 const tmp = tempDir();
@@ -38,6 +39,9 @@ const S = {
   locQuery: 'zqsx-locq', locFrag: 'zqsx-locfrag', refresh: 'zqsx-refresh', tokenArr: 'zqsx-tokarr',
   pwArr: 'zqsx-pwarr', csObj: 'zqsx-csobj', jwt: 'zqsx-jwt', pk: 'zqsx-pk', multipart: 'zqsx-multipart',
   xssi: 'zqsx-xssi', deep: 'zqsx-deep', cookie431: 'zqsx-cookie431', basic431: 'zqsx-431basic', link: 'zqsx-link',
+  // Names spelled otherwise than the built-in list, and a request's secrets echoed back by the server.
+  echoAuth: 'zqsx-echoauth', echoCookie: 'zqsx-echocookie', googKey: 'zqsx-googkey', cogAccess: 'zqsx-cogaccess', cogId: 'zqsx-cogid',
+  cogRefresh: 'zqsx-cogrefresh', vendor: 'zqsx-vendor', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
 
@@ -54,6 +58,18 @@ async function upstream(): Promise<number> {
           Link: `</items?page=2&access_token=${S.link}>; rel="next"`,
         });
         res.end();
+      } else if (req.url!.startsWith('/headers')) {
+        // httpbin's /headers: the request's headers, echoed as JSON.
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ headers: { Authorization: req.headers.authorization, Cookie: req.headers.cookie, 'X-Goog-Api-Key': req.headers['x-goog-api-key'] } }));
+      } else if (req.url === '/login') {
+        // Cognito's InitiateAuth answer.
+        res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
+        res.end(JSON.stringify({ AuthenticationResult: { AccessToken: S.cogAccess, IdToken: S.cogId, RefreshToken: S.cogRefresh, TokenType: 'Bearer', ExpiresIn: 3600 } }));
+      } else if (req.url === '/vendor') {
+        // JSON under a type of the vendor's own that bb does not know.
+        res.writeHead(200, { 'Content-Type': 'application/x-acme-session' });
+        res.end(`{"session":{"sessionToken":"${S.vendor}"}}`);
       } else if (req.url === '/xssi') {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(`)]}',\n{"access_token":"${S.xssi}","n":1}`);
@@ -62,6 +78,9 @@ async function upstream(): Promise<number> {
       }
     });
   });
+  // A GraphQL subscription socket (graphql-ws): the client's connection_init carries its credentials.
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => ws.on('message', () => ws.send('{"type":"connection_ack"}')));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push(server);
   return (server.address() as AddressInfo).port;
@@ -92,6 +111,18 @@ async function sendSecrets(url: string): Promise<void> {
   await (await fetch(`${url}/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) })).text();
   await (await fetch(`${url}/deep`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(nest(300, { password: S.deep })) })).text();
   await (await fetch(`${url}/xssi`)).text();
+  await run('curl', ['-sS', '-o', '/dev/null', `${url}/headers?accessToken=${S.qAccess}`,
+    '-H', `Authorization: Bearer ${S.echoAuth}`, '-H', `Cookie: sid=${S.echoCookie}`, '-H', `X-Goog-Api-Key: ${S.googKey}`]);
+  await (await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.1' }, body: '{"AuthFlow":"USER_PASSWORD_AUTH"}' })).text();
+  await (await fetch(`${url}/vendor`)).text();
+  await run('curl', ['-sS', '-o', '/dev/null', '-g', '--data', `user[email]=ann@example.com&user[password_confirmation]=${S.pwConfirm}`, `${url}/signup`]);
+  await (await fetch(`${url}/password`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ newPassword: S.newPw }) })).text();
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  ws.send(JSON.stringify({ type: 'connection_init', payload: { authToken: S.wsAuth, headers: { Authorization: `Bearer ${S.wsBearer}` } } }));
+  await new Promise((resolve) => ws.once('message', resolve));
+  ws.close();
+  await new Promise((resolve) => ws.once('close', resolve));
   // A Cookie over 16 KiB: Node's parser refuses the head (431), bb keeps the packet.
   const sock = net.connect(Number(port), '127.0.0.1');
   sock.on('error', () => {});
