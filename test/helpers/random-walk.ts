@@ -135,14 +135,17 @@ export async function walkH2(url: string, user: number, random: () => number, st
           resolve({ headers, text: Buffer.concat(chunks).toString() });
         }
       });
-      stream.on('end', () => {
+      // node:http2 ends a stream's readable side when the connection ends under it (a killed peer's FIN) too, and
+      // then closes it with CANCEL: the answer is whole only when the stream closed with NO_ERROR after its end.
+      let ended = false;
+      stream.on('end', () => (ended = true));
+      stream.on('error', reject);
+      stream.on('close', () => {
+        if (!ended || stream.rstCode !== constants.NGHTTP2_NO_ERROR) return reject(new Error(`${method} ${path}: the stream closed before its end (${stream.rstCode})`));
         const raw = Buffer.concat(chunks);
         if (events === undefined && headers[':status'] !== undefined) opts.seen?.(`user-${user}`, `${method} ${path} ${String(headers[':status'])}`);
         resolve({ headers, text: (headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString() });
       });
-      stream.on('error', reject);
-      // A stream closed without its end (the session went away) settles too.
-      stream.on('close', () => reject(new Error(`${method} ${path}: the stream closed before its end`)));
       stream.end(body);
     });
   try {
