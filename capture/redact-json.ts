@@ -11,14 +11,35 @@ export interface JsonSecrets {
   isSecretJsonKey(key: string): boolean;
   /** The placeholder for one secret. */
   placeholder(value: string): string;
+  /** A string that is no secret by its key, with what it holds redacted (JSON inside it, JWTs); undefined when unchanged. */
+  inString(value: string): string | undefined;
+  /** Every JWT in a text replaced (the rest byte for byte). */
+  jwts(text: string): string;
 }
 
 /** Prefixes servers put before JSON so a `<script>` cannot read it (XSSI): kept, the JSON after them redacted. */
 const XSSI_PREFIX = /^\s*(?:\)\]\}'?,?|while\s*\(\s*1\s*\)\s*;|for\s*\(\s*;\s*;\s*\)\s*;)\s*/;
 
+/**
+ * A Socket.IO packet over Engine.IO before its JSON: the types (`4` message, then `0` connect, `2` event, `3` ack),
+ * binary attachments (`451-`), a namespace (`/chat,`) and an ack id: `40{"token":…}`, `42/chat,7["login",{…}]`.
+ */
+const SOCKET_IO_PREFIX = /^\d{1,2}(?:\d+-)?(?:\/[^,[{"]*,)?\d*(?=[[{])/;
+
+/** A SockJS frame of messages: `a` before a JSON array of JSON strings, each a message (`a["{\"token\":…}"]`). */
+const SOCKJS_PREFIX = /^a(?=\[)/;
+
+/** Engine.IO 4's long-polling payloads join packets with a record separator. */
+const RECORD_SEPARATOR = '\x1e';
+
 /** Redacts a JSON text; the redacted text when something changed, else undefined. */
 export function redactJsonText(text: string, s: JsonSecrets): string | undefined {
-  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? '';
+  if (text.includes(RECORD_SEPARATOR)) {
+    const parts = text.split(RECORD_SEPARATOR);
+    const redacted = parts.map((part) => redactJsonText(part, s));
+    return redacted.some((r) => r !== undefined) ? redacted.map((r, i) => r ?? parts[i]).join(RECORD_SEPARATOR) : undefined;
+  }
+  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
   const body = prefix ? text.slice(prefix.length) : text;
   const first = body.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;
@@ -27,8 +48,9 @@ export function redactJsonText(text: string, s: JsonSecrets): string | undefined
     parsed = JSON.parse(body);
   } catch (err) {
     if (err instanceof RangeError) return tooDeep(text);
-    const scanned = scanJsonTokens(body, s);
-    return scanned === undefined ? undefined : prefix + scanned;
+    const scanned = scanJsonTokens(body, s) ?? body;
+    const replaced = s.jwts(scanned);
+    return replaced === body ? undefined : prefix + replaced;
   }
   if (!redactJsonValue(parsed, s)) return undefined;
   try {
@@ -55,8 +77,10 @@ export function redactJsonValue(value: unknown, s: JsonSecrets): boolean {
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const item: unknown = v[i];
-        if (typeof item === 'string' && secret) {
-          v[i] = s.placeholder(item);
+        if (typeof item === 'string') {
+          const red = secret ? s.placeholder(item) : s.inString(item);
+          if (red === undefined) continue;
+          v[i] = red;
           changed = true;
         } else if (item !== null && typeof item === 'object') stack.push([item, secret]);
       }
@@ -66,9 +90,11 @@ export function redactJsonValue(value: unknown, s: JsonSecrets): boolean {
     for (const key of Object.keys(obj)) {
       const item = obj[key];
       const under = secret || s.isSecretJsonKey(key);
-      if (typeof item === 'string' && under) {
+      if (typeof item === 'string') {
+        const red = under ? s.placeholder(item) : s.inString(item);
+        if (red === undefined) continue;
         // defineProperty: a key `__proto__` (an own property after JSON.parse) must not hit the setter.
-        Object.defineProperty(obj, key, { value: s.placeholder(item), writable: true, enumerable: true, configurable: true });
+        Object.defineProperty(obj, key, { value: red, writable: true, enumerable: true, configurable: true });
         changed = true;
       } else if (item !== null && typeof item === 'object') stack.push([item, under]);
     }

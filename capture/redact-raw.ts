@@ -46,7 +46,7 @@ function redactHttp1Text(text: string, r: Redactor): string {
     const name = content.slice(0, colon).trim();
     const lead = /^:[ \t]*/.exec(content.slice(colon))![0];
     const value = content.slice(colon + lead.length);
-    return r.redactsHeader(name) ? content.slice(0, colon) + lead + r.headerValue(name, value) + cr : line;
+    return r.redactsHeaderValue(name, value) ? content.slice(0, colon) + lead + r.headerValue(name, value) + cr : line;
   });
   const redactedBody = body === '' ? '' : (r.jsonText(body) ?? r.queryString(body));
   return lines.join('\n') + (m ? m[0] : '') + redactedBody;

@@ -38,6 +38,8 @@ export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh'
 export const DEFAULT_REDACTED_KEYS = [
   'password', 'passwd', 'secret', 'client_secret', 'api_key', 'apikey',
   'access_token', 'refresh_token', 'id_token', 'token', 'jwt', 'private_key',
+  // Google Identity Services posts its ID token as `credential`; AWS answers `Credentials: {SecretAccessKey, SessionToken}`; STOMP's CONNECT has `passcode`.
+  'credential', 'credentials', 'passcode',
 ];
 
 /**
@@ -54,6 +56,18 @@ export const SECRET_NAME_ENDINGS = [
 export function secretNameForm(name: string): string {
   return name.toLowerCase().replace(/[-_.\s]+/g, '');
 }
+
+/**
+ * A JSON Web Token anywhere in a text (RFC 7519: base64url segments joined by dots, the first a JSON header, so
+ * `eyJ`): a bearer credential whatever names it (an ID token in Google's `credential`, a token in a path or a
+ * custom header, a JWE's five parts). JWT_HINT is tested first, the hot path's whole cost.
+ */
+const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const JWT_HINT = 'eyJ';
+const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
+
+/** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
+const STOMP_CONNECT = /^(?:CONNECT|STOMP)\r?\n/;
 
 /** A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). */
 const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
@@ -135,7 +149,7 @@ export class Redactor {
   head(h: string[]): string[] {
     let out: string[] | undefined;
     for (let i = 0; i + 1 < h.length; i += 2) {
-      if (!this.redactsHeader(h[i]!)) continue;
+      if (!this.redactsHeaderValue(h[i]!, h[i + 1]!)) continue;
       const value = this.headerValue(h[i]!, h[i + 1]!);
       if (value === h[i + 1]) continue;
       out ??= h.slice();
@@ -160,6 +174,55 @@ export class Redactor {
       this.redactsByName.set(name, redacts);
     }
     return redacts;
+  }
+
+  /** True when headerValue may change this header: its name's (redactsHeader), or a JWT in its value. */
+  redactsHeaderValue(name: string, value: string): boolean {
+    return this.redactsHeader(name) || (value.length >= SHORTEST_JWT && value.includes(JWT_HINT));
+  }
+
+  /** Every JWT in `text` replaced by its placeholder (the rest byte for byte). */
+  jwts(text: string): string {
+    return text.includes(JWT_HINT) ? text.replace(JWT, (token) => this.placeholder(token)) : text;
+  }
+
+  /**
+   * A string that is no secret by its name, with the secrets it holds redacted: JSON inside it (a payload
+   * encoded twice, SockJS's `a["…"]` frames) as JSON, and JWTs anywhere in it. Undefined when unchanged.
+   */
+  inString(text: string): string | undefined {
+    let out = opensLikeJson(text) ? this.jsonText(text) : undefined;
+    const rest = out ?? text;
+    if (rest.includes(JWT_HINT)) {
+      const replaced = this.jwts(rest);
+      if (replaced !== rest) out = replaced;
+    }
+    return out;
+  }
+
+  /**
+   * A text body or a WebSocket text message redacted: as JSON (behind an XSSI or Socket.IO prefix, Engine.IO's
+   * packets one by one), else its JWTs. Undefined when unchanged.
+   */
+  textValue(text: string): string | undefined {
+    const json = this.jsonText(text);
+    if (json !== undefined) return json;
+    const replaced = this.jwts(STOMP_CONNECT.test(text) ? this.stompHeaders(text) : text);
+    return replaced === text ? undefined : replaced;
+  }
+
+  /** A STOMP CONNECT frame (over a WebSocket: Spring, RabbitMQ) with its secret headers' values redacted (`passcode:…`). */
+  private stompHeaders(frame: string): string {
+    const end = frame.search(/\r?\n\r?\n/);
+    const head = end < 0 ? frame : frame.slice(0, end);
+    const lines = head.split('\n').map((line, i) => {
+      const colon = line.indexOf(':');
+      if (i === 0 || colon <= 0) return line;
+      const name = line.slice(0, colon);
+      const value = line.slice(colon + 1).replace(/\r$/, '');
+      return this.isSecretHeader(name) ? `${name}:${this.headerValue(name, value)}${line.endsWith('\r') ? '\r' : ''}` : line;
+    });
+    return lines.join('\n') + (end < 0 ? '' : frame.slice(end));
   }
 
   /**
@@ -187,7 +250,7 @@ export class Redactor {
     // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
-    if (!this.isSecretHeader(name)) return value;
+    if (!this.isSecretHeader(name)) return this.jwts(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
       const semi = value.indexOf(';');
@@ -220,10 +283,10 @@ export class Redactor {
     const hashAt = raw.indexOf('#');
     const beforeHash = hashAt < 0 ? raw : raw.slice(0, hashAt);
     const q = beforeHash.indexOf('?');
-    let out = q < 0 ? beforeHash : `${beforeHash.slice(0, q)}?${this.queryString(beforeHash.slice(q + 1))}`;
+    let out = q < 0 ? this.jwts(beforeHash) : `${this.jwts(beforeHash.slice(0, q))}?${this.queryString(beforeHash.slice(q + 1))}`;
     if (hashAt >= 0) {
       const fragment = raw.slice(hashAt + 1);
-      out += `#${fragment.includes('=') ? this.queryString(fragment) : fragment}`;
+      out += `#${fragment.includes('=') ? this.queryString(fragment) : this.jwts(fragment)}`;
     }
     return out;
   }
@@ -234,9 +297,9 @@ export class Redactor {
       .split('&')
       .map((part) => {
         const eq = part.indexOf('=');
-        if (eq < 0) return part;
+        if (eq < 0) return this.jwts(part);
         const name = safeDecode(part.slice(0, eq));
-        if (!this.isSecretParam(name)) return part;
+        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.jwts(part.slice(eq + 1));
         return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
       })
       .join('&');
@@ -274,7 +337,7 @@ export class Redactor {
   eventStreamText(text: string): string | undefined {
     let changed = false;
     const out = text.replace(/^(data: ?)(.*)$/gm, (whole, prefix: string, data: string) => {
-      const r = this.jsonText(data);
+      const r = this.textValue(data);
       if (r === undefined) return whole;
       changed = true;
       return prefix + r;
@@ -290,4 +353,14 @@ export function safeDecode(s: string): string {
   } catch {
     return s;
   }
+}
+
+/** True when a text's first character past white space opens a JSON object or array. */
+function opensLikeJson(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) return true;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
+  }
+  return false;
 }

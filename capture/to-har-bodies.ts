@@ -100,16 +100,18 @@ function uninspectable(bytes: Buffer, why: string, r: Redactor): string {
 }
 
 /**
- * A body's text with its secrets redacted by media type; undefined when nothing changed. A type bb does not know
- * as text or binary (a vendor's JSON under its own name) is redacted as JSON when its text opens like JSON.
+ * A body's text with its secrets redacted by media type; undefined when nothing changed. JSON, plain text, no
+ * type and a type bb knows as neither text nor binary (a vendor's JSON under its own name) are read as JSON when
+ * they open like JSON; every text has its JWTs redacted (a page that embeds its session's token).
  */
 function redactText(text: string, mimeType: string, r: Redactor): string | undefined {
   if (isEventStreamMedia(mimeType)) return r.eventStreamText(text);
   if (isJsonLinesMedia(mimeType)) return r.jsonLinesText(text);
   const media = mediaType(mimeType);
-  if (isJsonMedia(media) || media === '' || media === 'text/plain') return r.jsonText(text);
-  if (!isTextualMedia(media) && !isBinaryMedia(media) && /^\s*[[{]/.test(text)) return r.jsonText(text);
-  return undefined;
+  if (isBinaryMedia(media)) return undefined;
+  if (isJsonMedia(media) || media === '' || media === 'text/plain' || !isTextualMedia(media)) return r.textValue(text);
+  const replaced = r.jwts(text);
+  return replaced === text ? undefined : replaced;
 }
 
 /** Fills response.content and bodySize; returns parsed SSE events for event streams. */
@@ -164,6 +166,6 @@ function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefi
   else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
   const events = parser.end(lastTs);
   const r = ctx.redactor;
-  if (r) for (const e of events) e.data = r.jsonText(e.data) ?? e.data;
+  if (r) for (const e of events) e.data = r.textValue(e.data) ?? e.data;
   return events;
 }

@@ -232,7 +232,7 @@ function emptyResponse(): HarResponse {
 function redactHeaders(h: string[], ctx: EntryContext) {
   const pairs = headerPairs(h);
   const r = ctx.redactor;
-  return r ? pairs.map((p) => (r.redactsHeader(p.name) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
+  return r ? pairs.map((p) => (r.redactsHeaderValue(p.name, p.value) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
 }
 
 /** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */
@@ -248,7 +248,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
   if (m.op === 1) {
     data = utf8Text(payload) ?? payload.toString('utf8');
     const r = ctx.redactor;
-    if (r) data = r.jsonText(data) ?? data;
+    if (r) data = r.textValue(data) ?? data;
   } else {
     data = payload.toString('base64');
   }

@@ -175,6 +175,42 @@ describe('Redactor', () => {
     assert.deepEqual(['sessionKey', 'Session-Key', 'SESSION_KEY'].filter((n) => !extra.isSecretJsonKey(n) || !extra.isSecretParam(n)), []);
   });
 
+  it('reads JSON behind a Socket.IO packet prefix, in Engine.IO polling payloads, inside JSON strings, and a STOMP CONNECT frame', () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    const P1 = fresh.placeholder('zq1');
+    const rows: Array<[string, string]> = [
+      ['40{"token":"zq1"}', `40{"token":"${P1}"}`],
+      ['42["login",{"password":"zq1"}]', `42["login",{"password":"${P1}"}]`],
+      ['42/chat,17["auth",{"accessToken":"zq1"}]', `42/chat,17["auth",{"accessToken":"${P1}"}]`],
+      ['451-["upload",{"apiKey":"zq1"},{"_placeholder":true,"num":0}]', `451-["upload",{"apiKey":"${P1}"},{"_placeholder":true,"num":0}]`],
+      // Engine.IO 4 long polling: packets joined by a record separator.
+      ['40{"sid":"abc"}\x1e42["msg",{"token":"zq1"}]', `40{"sid":"abc"}\x1e42["msg",{"token":"${P1}"}]`],
+      // SockJS: each message a JSON string inside a JSON array; a payload encoded twice.
+      ['a["{\\"token\\":\\"zq1\\"}"]', `a${JSON.stringify([JSON.stringify({ token: P1 })])}`],
+      ['{"payload":"{\\"password\\":\\"zq1\\"}"}', JSON.stringify({ payload: JSON.stringify({ password: P1 }) })],
+      ['CONNECT\naccept-version:1.2\nlogin:ann\npasscode:zq1\n\n\0', `CONNECT\naccept-version:1.2\nlogin:ann\npasscode:${P1}\n\n\0`],
+    ];
+    for (const [raw, want] of rows) assert.equal(fresh.textValue(raw), want, raw);
+    // Words and numbers stay; nothing secret, nothing changed.
+    for (const raw of ['2', '3probe', '42["chat",{"text":"hi"}]', 'SEND\ndestination:/q\n\nhello\0']) assert.equal(fresh.textValue(raw), undefined, raw);
+  });
+
+  it('redacts a JWT wherever it stands, whatever names it', () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJlLWJ5dGVz';
+    const P = fresh.placeholder(jwt);
+    assert.equal(fresh.textValue(JSON.stringify({ data: { value: jwt } })), JSON.stringify({ data: { value: P } }));
+    assert.equal(fresh.textValue(jwt), P);
+    assert.equal(fresh.textValue(`<script>window.__T="${jwt}"</script>`), `<script>window.__T="${P}"</script>`);
+    assert.equal(fresh.url(`/magic/${jwt}?next=/home#${jwt}`), `/magic/${P}?next=/home#${P}`);
+    assert.equal(fresh.queryString(`state=${jwt}&x=1`), `state=${P}&x=1`);
+    assert.deepEqual(fresh.head(['X-Amzn-Oidc-Data', jwt, 'X-Request-Id', 'r1']), ['X-Amzn-Oidc-Data', P, 'X-Request-Id', 'r1']);
+    // Google Identity Services' form post names its ID token `credential`.
+    assert.equal(fresh.queryString('credential=opaque-zq&g_state=1'), `credential=${fresh.placeholder('opaque-zq')}&g_state=1`);
+    // Not a JWT: base64 that does not open a JSON header, two segments, a word with eyJ inside.
+    for (const text of ['abc.def.ghi', 'eyJhbGciOiJ9.only-two', 'heyJude.song.lyrics']) assert.equal(fresh.jwts(text), text);
+  });
+
   it('leaves non-secret text untouched, byte for byte', () => {
     assert.equal(r.jsonText('{ "a" : 1 }'), undefined);
     assert.equal(r.jsonText('not json'), undefined);

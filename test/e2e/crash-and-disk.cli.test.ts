@@ -181,7 +181,7 @@ describe('recording failures and crashes of bb capture', () => {
 // The same rule under the random concurrent traffic of random-traffic.test.ts (logins, issued ids read back,
 // orders, event streams read in part, chats), over HTTP/1.1 and over h2: whatever moment the kill lands, every
 // exchange a client read whole is in what bb recover writes. A stream's events and a socket's messages are
-// journaled in the loop turn they cross in, not before the client may read them (docs/capture.md "Crash-safe"):
+// journaled in the loop turn they cross in, not before the client may read them (docs/capture.md "What the proxy guarantees"):
 // what a client's walk read of streams after its last exchange may be missing (CI once killed bb between an echo's
 // write and its turn's journal write); everything it read before that exchange must be there (bb answered that
 // exchange in a later turn, whose start means the turn of every earlier read was written).

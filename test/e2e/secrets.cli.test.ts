@@ -41,9 +41,14 @@ const S = {
   xssi: 'zqsx-xssi', deep: 'zqsx-deep', cookie431: 'zqsx-cookie431', basic431: 'zqsx-431basic', link: 'zqsx-link',
   // Names spelled otherwise than the built-in list, and a request's secrets echoed back by the server.
   echoAuth: 'zqsx-echoauth', echoCookie: 'zqsx-echocookie', googKey: 'zqsx-googkey', cogAccess: 'zqsx-cogaccess', cogId: 'zqsx-cogid',
-  cogRefresh: 'zqsx-cogrefresh', vendor: 'zqsx-vendor', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
+  cogRefresh: 'zqsx-cogrefresh', vendor: 'zqsx-vendor',
+  // Socket.IO, SockJS and STOMP frames on a socket; JWTs under names no list holds; Google's `credential`.
+  sio: 'zqsx-sio', sockjs: 'zqsx-sockjs', stomp: 'zqsx-stomp', jwtPath: 'zqsx-pathjwt', jwtHeader: 'zqsx-hdrjwt', jwtText: 'zqsx-textjwt', gis: 'zqsx-gis', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
+
+/** A JWT (header and claims as a real one's) whose signature segment is `secret`. */
+const jwt = (secret: string) => `eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbm4iLCJpYXQiOjE3MDAwMDAwMDB9.${secret}`;
 
 /** An upstream that answers each path the way the probe's servers did. */
 async function upstream(): Promise<number> {
@@ -66,6 +71,10 @@ async function upstream(): Promise<number> {
         // Cognito's InitiateAuth answer.
         res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify({ AuthenticationResult: { AccessToken: S.cogAccess, IdToken: S.cogId, RefreshToken: S.cogRefresh, TokenType: 'Bearer', ExpiresIn: 3600 } }));
+      } else if (req.url === '/token.txt') {
+        // A token endpoint that answers the JWT as plain text.
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end(jwt(S.jwtText));
       } else if (req.url === '/vendor') {
         // JSON under a type of the vendor's own that bb does not know.
         res.writeHead(200, { 'Content-Type': 'application/x-acme-session' });
@@ -115,12 +124,20 @@ async function sendSecrets(url: string): Promise<void> {
     '-H', `Authorization: Bearer ${S.echoAuth}`, '-H', `Cookie: sid=${S.echoCookie}`, '-H', `X-Goog-Api-Key: ${S.googKey}`]);
   await (await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.1' }, body: '{"AuthFlow":"USER_PASSWORD_AUTH"}' })).text();
   await (await fetch(`${url}/vendor`)).text();
+  await (await fetch(`${url}/token.txt`)).text();
+  await run('curl', ['-sS', '-o', '/dev/null', `${url}/magic/${jwt(S.jwtPath)}`, '-H', `X-Amzn-Oidc-Data: ${jwt(S.jwtHeader)}`]);
+  await run('curl', ['-sS', '-o', '/dev/null', '--data', `credential=${S.gis}&g_csrf_token=x`, `${url}/gsi`]);
   await run('curl', ['-sS', '-o', '/dev/null', '-g', '--data', `user[email]=ann@example.com&user[password_confirmation]=${S.pwConfirm}`, `${url}/signup`]);
   await (await fetch(`${url}/password`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ newPassword: S.newPw }) })).text();
   const ws = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
   ws.send(JSON.stringify({ type: 'connection_init', payload: { authToken: S.wsAuth, headers: { Authorization: `Bearer ${S.wsBearer}` } } }));
   await new Promise((resolve) => ws.once('message', resolve));
+  // Socket.IO's connect with auth, a SockJS frame, a STOMP CONNECT: framed, not JSON as a whole.
+  for (const frame of [`40{"token":"${S.sio}"}`, `a${JSON.stringify([JSON.stringify({ password: S.sockjs })])}`, `CONNECT\naccept-version:1.2\nlogin:ann\npasscode:${S.stomp}\n\n\0`]) {
+    ws.send(frame);
+    await new Promise((resolve) => ws.once('message', resolve));
+  }
   ws.close();
   await new Promise((resolve) => ws.once('close', resolve));
   // A Cookie over 16 KiB: Node's parser refuses the head (431), bb keeps the packet.
