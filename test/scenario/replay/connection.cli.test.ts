@@ -90,7 +90,11 @@ describe('bb replay: a stream the client read in part', () => {
       const run = await runBb(['replay', recorded, '--target', await ticking(everyMs), '--out', replayed], env);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const again = await readHar(replayed);
-      assert.equal(again.log.entries[0]!._eventSourceMessages?.length, 3, `a target with an event every ${everyMs} ms`);
+      // The replay read three and left; an event that crossed bb before its leaving reached the proxy stays in the
+      // capture (docs/replay.md: a target 5 ms apart under load put a fourth across), and bb diff compares the
+      // stream as far as the original got.
+      const events = again.log.entries[0]!._eventSourceMessages?.length ?? 0;
+      assert.ok(events >= 3, `a target with an event every ${everyMs} ms: ${events} events`);
       const diff = await runBb(['diff', recorded, replayed], env);
       assert.match(diff.stdout, /^MATCH/, diff.stdout + diff.stderr);
     }
