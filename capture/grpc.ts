@@ -14,6 +14,7 @@ import { pairValue } from '../core/index.js';
 import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice, GrpcSeqRecord } from './journal.js';
+import type { Redactor } from './redact.js';
 
 /** Decompressed bytes kept per message: past it the message stays compressed and says so. */
 export const GRPC_INFLATE_CAP = 16 * 1024 * 1024;
@@ -166,6 +167,8 @@ export interface GrpcSplitOptions {
   encoding?: string;
   /** Fewer bytes were recorded than crossed (body cap): a cut last message is expected. */
   truncated: boolean;
+  /** Redaction on: each message's JWTs masked (Redactor.jwtBytes). */
+  redactor?: Pick<Redactor, 'jwtBytes'>;
 }
 
 /** One direction's messages, the trailer frame's headers, and what a reader should know. */
@@ -180,6 +183,8 @@ export interface GrpcSplit {
 /** Splits one direction's recorded body into gRPC messages, each timed by the chunk that held its last byte. */
 export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): GrpcSplit {
   const { bytes, timeAt } = opts.media.text ? fromBase64Text(chunks) : joined(chunks);
+  // A message is read without a schema, so its secrets have no names: its JWTs are masked, at their length.
+  const masked = (b: Buffer) => (opts.redactor ? opts.redactor.jwtBytes(b) : b);
   const out: GrpcSplit = { messages: [], notes: [] };
   let at = 0;
   while (at < bytes.length) {
@@ -202,7 +207,7 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
     const msg: HarGrpcMessage = { type: opts.type, time, compressed: (flags & 1) === 1, data: '' };
     if (have < end) {
       // Cut short (body cap or a hang-up): keep what came, as it came; never inflate a fragment.
-      msg.data = payload.toString('base64');
+      msg.data = masked(payload).toString('base64');
       msg._bb = { truncated: payload.length, length };
       out.notes.push(`${opts.type}: last message cut short, ${payload.length} of ${length} bytes recorded`);
       out.messages.push(msg);
@@ -214,8 +219,8 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
         msg.data = payload.toString('base64');
         msg._bb = { undecoded: inflated };
         out.notes.push(`${opts.type}: ${inflated}`);
-      } else msg.data = inflated.toString('base64');
-    } else msg.data = payload.toString('base64');
+      } else msg.data = masked(inflated).toString('base64');
+    } else msg.data = masked(payload).toString('base64');
     out.messages.push(msg);
   }
   if (opts.truncated && !out.notes.some((n) => n.includes('cut short'))) out.notes.push(`${opts.type}: body past the cap, later messages not recorded`);
@@ -295,6 +300,7 @@ export interface GrpcEntryParts {
 export function grpcEntryParts(
   request: HarRequest, response: HarResponse, reqBody: BodyRecord[], resBody: BodyRecord[], readBody: (s: BodySlice) => Buffer,
   seqs?: GrpcSeqRecord[],
+  redactor?: Pick<Redactor, 'jwtBytes'>,
 ): GrpcEntryParts | undefined {
   const reqMedia = grpcMedia(pairValue(request.headers, 'content-type'));
   const resMedia = grpcMedia(pairValue(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);
@@ -303,7 +309,7 @@ export function grpcEntryParts(
     if (!media) return { messages: [], notes: [] };
     const chunks = body.filter((c) => c.n > 0).map((c) => ({ bytes: readBody(c), ts: c.ts }));
     const truncated = body.reduce((n, c) => n + c.w - c.n, 0) > 0;
-    return splitGrpcBody(chunks, { type, media, encoding: pairValue(headers, 'grpc-encoding'), truncated });
+    return splitGrpcBody(chunks, { type, media, encoding: pairValue(headers, 'grpc-encoding'), truncated, ...(redactor ? { redactor } : {}) });
   };
   const sent = side('send', reqBody, reqMedia ?? resMedia, request.headers);
   const received = side('receive', resBody, resMedia, response.headers);

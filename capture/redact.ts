@@ -64,13 +64,21 @@ export function secretNameForm(name: string): string {
  */
 const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const JWT_HINT = 'eyJ';
+/** The same in bytes, where the byte before a token is anything (a protobuf length byte may read as a letter: 90 is `Z`). */
+const JWT_IN_BYTES = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'g');
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
 
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
 const STOMP_CONNECT = /^(?:CONNECT|STOMP)\r?\n/;
 
-/** A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). */
-const PLACEHOLDER = /^<redacted:[0-9a-f]{8}>$/;
+/**
+ * A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). In
+ * binary payloads a secret's placeholder keeps the secret's length with `~` before its `>` (jwtBytes).
+ */
+const PLACEHOLDER = /^<redacted:[0-9a-f]{8}~*>$/;
+
+/** A placeholder's length without padding: `<redacted:` + 8 hex + `>`. */
+const PLACEHOLDER_LENGTH = 19;
 
 /** Parses CLI/config specs like `header:X-Token`, `query:sig`, `json:session_key` into a RedactConfig. */
 export function parseRedactSpecs(specs: string[]): RedactConfig {
@@ -179,6 +187,24 @@ export class Redactor {
   /** True when headerValue may change this header: its name's (redactsHeader), or a JWT in its value. */
   redactsHeaderValue(name: string, value: string): boolean {
     return this.redactsHeader(name) || (value.length >= SHORTEST_JWT && value.includes(JWT_HINT));
+  }
+
+  /**
+   * Bytes (a protobuf message, a binary body or WebSocket message) with every JWT of 19 bytes or more in them
+   * replaced by its placeholder padded to the token's length (`<redacted:0123abcd~~~…>`): lengths and framing
+   * stay as they were, so a gRPC message still decodes. The same buffer when none.
+   */
+  jwtBytes(bytes: Buffer): Buffer {
+    if (bytes.indexOf(JWT_HINT, 0, 'latin1') < 0) return bytes;
+    const text = bytes.toString('latin1');
+    let changed = false;
+    const out = text.replace(JWT_IN_BYTES, (token) => {
+      if (token.length < PLACEHOLDER_LENGTH) return token;
+      changed = true;
+      const p = this.placeholder(token);
+      return `${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`;
+    });
+    return changed ? Buffer.from(out, 'latin1') : bytes;
   }
 
   /** Every JWT in `text` replaced by its placeholder (the rest byte for byte). */

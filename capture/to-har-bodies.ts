@@ -57,6 +57,10 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
     ? { text: decoded.bytes.toString('base64'), base64: true }
     : bodyText(decoded.bytes, mimeType);
   const post: HarPostData = { mimeType, text };
+  if (base64 && !decoded.undecoded && ctx.redactor) {
+    const masked = ctx.redactor.jwtBytes(decoded.bytes);
+    if (masked !== decoded.bytes) post.text = masked.toString('base64');
+  }
   if (base64) {
     post._encoding = 'base64';
     if (decoded.undecoded) post.comment = decoded.undecoded;
@@ -137,6 +141,11 @@ export function fillContent(
       ? { text: decoded.bytes.toString('base64'), base64: true }
       : bodyText(decoded.bytes, mimeType);
     content.text = text;
+    // Binary (a gRPC body, protobuf): its JWTs masked at their length, so the bytes still decode.
+    if (base64 && !decoded.undecoded && ctx.redactor) {
+      const masked = ctx.redactor.jwtBytes(decoded.bytes);
+      if (masked !== decoded.bytes) content.text = masked.toString('base64');
+    }
     if (base64) content.encoding = 'base64';
     if (decoded.undecoded) {
       content._bbUndecoded = decoded.undecoded;

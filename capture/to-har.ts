@@ -144,7 +144,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     response = emptyResponse();
   }
   entry.response = response;
-  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq);
+  const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq, ctx.redactor);
   if (grpc) {
     entry._grpcMessages = grpc.messages;
     bb.grpc = grpc.status;
@@ -250,7 +250,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
     const r = ctx.redactor;
     if (r) data = r.textValue(data) ?? data;
   } else {
-    data = payload.toString('base64');
+    data = (ctx.redactor ? ctx.redactor.jwtBytes(payload) : payload).toString('base64');
   }
   const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: m.seq, frames: m.f, compressed: m.z };
   if (m.page) bb.page = m.page;

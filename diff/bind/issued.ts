@@ -63,7 +63,7 @@ export interface ResponseView {
  * or a list (`ids=1042%2C1043`) the ids are tokens of their own, not glued
  * to the escape's hex digits (`221042`, `2C1043`).
  */
-const TOKEN = /<redacted:[0-9a-f]{8}>|%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
+const TOKEN = /<redacted:[0-9a-f]{8}~*>|%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
 
 /** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
 const MIN_LENGTH = 4;

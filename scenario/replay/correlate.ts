@@ -36,6 +36,9 @@ export type Replacements = ReadonlyMap<string, string>;
 
 const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
 
+/** Bytes (a gRPC or binary WebSocket message) as a body whose text checkSecrets reads for placeholders. */
+const bytesAsBody = (bytes: Buffer): RequestParts => ({ method: 'MSG', target: '', headers: [], body: { text: bytes.toString('latin1'), base64: false, mime: 'application/octet-stream' } });
+
 /** Names where a placeholder sits in a request, for the error that asks for it. */
 function whereIs(parts: RequestParts, placeholder: string): string {
   for (const [n, v] of parts.headers) {
@@ -186,7 +189,9 @@ export class Correlation {
         run: () => {
           secretsByName(parts, this.opts.values, this.secrets);
           const sent = { ...parts, headers: parts.headers.filter(([n]) => !overridden.has(n.toLowerCase())) };
-          this.checkSecrets(ex, sent);
+          // A gRPC call's body is its client messages, each checked where it was sent (a bidi call sends back what its own answers issued).
+          const { body: _messages, ...head } = sent;
+          this.checkSecrets(ex, ex.entry._grpcMessages ? head : sent);
           // Framing and connection headers are the wire's, not values a client sends back.
           if (this.opts.correlate) this.noteUses(String(ex.i), requestTokens({ ...sent, headers: sent.headers.filter(([n]) => !WIRE_HEADERS.has(n.toLowerCase())) }), clientSent);
         },
@@ -194,12 +199,22 @@ export class Correlation {
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.
       if (this.opts.correlate) events.push({ pos: ex.ws ? ex.start : ex.end, order: 1, run: () => responseValues(recordedResponse(ex.entry)).forEach((v) => this.bind(v, ex.i, clientSent)) });
       if (this.opts.correlate) this.grpcEvents(ex, events, clientSent);
+      // A client gRPC message's bytes hold a masked JWT as a padded placeholder (capture/redact.ts jwtBytes).
+      let sends = 0;
+      for (const [j, m] of (ex.entry._grpcMessages ?? []).entries()) {
+        if (m.type !== 'send') continue;
+        const n = sends++;
+        const bytes = grpcMessageBytes(m);
+        if (bytes) events.push({ pos: ex.grpcPos?.[j] ?? ex.start, order: 0, run: () => this.checkSecrets(ex, bytesAsBody(bytes), `client gRPC message ${n + 1} of `) });
+      }
       let r = 0;
       ex.ws?.messages.forEach((m, k) => {
         if (m.type === 'receive') {
           const rr = m.opcode === 1 ? r : -1;
           if (m.opcode === 1 || m.opcode === 2 || m.opcode === 9 || m.opcode === 10) r++;
           if (rr >= 0 && this.opts.correlate) events.push({ pos: m.pos, order: 1, run: () => messageValues(m.data, rr).forEach((v) => this.bind(v, ex.i, clientSent)) });
+        } else if (m.opcode === 2) {
+          events.push({ pos: m.pos, order: 0, run: () => this.checkSecrets(ex, bytesAsBody(Buffer.from(m.data, 'base64')), `client WebSocket message ${k + 1} of `) });
         } else if (m.opcode === 1) {
           events.push({
             pos: m.pos,
@@ -239,7 +254,8 @@ export class Correlation {
 
   /** Stops the replay (before anything is sent) for a client secret nobody can supply. */
   private checkSecrets(ex: PlannedExchange, parts: RequestParts, what = ''): void {
-    const texts = [parts.target, ...parts.headers.map(([, v]) => v), parts.body && !parts.body.base64 ? parts.body.text : ''];
+    const body = !parts.body ? '' : parts.body.base64 ? Buffer.from(parts.body.text, 'base64').toString('latin1') : parts.body.text;
+    const texts = [parts.target, ...parts.headers.map(([, v]) => v), body];
     for (const text of texts) {
       for (const p of placeholdersIn(text)) {
         if (this.secrets.has(p) || (this.opts.correlate && this.byValue.has(p))) continue;

@@ -3,8 +3,8 @@
 // must explain (a server issued them) or be given. What counts as a
 // server-issued value, and where it is, is diff/bind's (diff/index.ts).
 
-/** A redacted secret stays one token: `<redacted:0123abcd>`. */
-const PLACEHOLDER = /<redacted:[0-9a-f]{8}>/y;
+/** A redacted secret stays one token: `<redacted:0123abcd>`, in binary payloads padded to the secret's length (`<redacted:0123abcd~~~>`). */
+const PLACEHOLDER = /<redacted:[0-9a-f]{8}~*>/y;
 
 /** The redacted placeholders in a text. */
 export function placeholdersIn(text: string): string[] {

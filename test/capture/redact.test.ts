@@ -211,6 +211,26 @@ describe('Redactor', () => {
     for (const text of ['abc.def.ghi', 'eyJhbGciOiJ9.only-two', 'heyJude.song.lyrics']) assert.equal(fresh.jwts(text), text);
   });
 
+  it('masks a JWT in bytes at its length: a protobuf message with one still decodes, its framing unchanged', () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJlLWJ5dGVz';
+    // A LoginReply { string token = 1; int32 ttl = 2; }: tag 0x0a, the token's length, the token, tag 0x10, 3600 as a varint.
+    const message = Buffer.concat([Buffer.from([0x0a, jwt.length]), Buffer.from(jwt, 'latin1'), Buffer.from([0x10, 0x90, 0x1c])]);
+    const masked = fresh.jwtBytes(message);
+    assert.equal(masked.length, message.length);
+    assert.deepEqual([...masked.subarray(0, 2), ...masked.subarray(-3)], [...message.subarray(0, 2), ...message.subarray(-3)]);
+    const text = masked.subarray(2, 2 + jwt.length).toString('latin1');
+    assert.match(text, /^<redacted:[0-9a-f]{8}~+>$/);
+    assert.equal(text.slice(0, 18), fresh.placeholder(jwt).slice(0, 18), 'the same identity as the text placeholder');
+    assert.ok(!masked.includes(Buffer.from('c2lnbmF0dXJl')));
+    // Its length byte may read as a letter (90 is `Z`): the token is still found.
+    const long = `${jwt}${'x'.repeat(90 - jwt.length)}`;
+    assert.match(fresh.jwtBytes(Buffer.concat([Buffer.from([0x0a, 90]), Buffer.from(long, 'latin1')])).subarray(2).toString('latin1'), /^<redacted:[0-9a-f]{8}~+>$/);
+    // Nothing to mask: the same buffer.
+    const plain = Buffer.from([0x0a, 3, 0x61, 0x62, 0x63]);
+    assert.equal(fresh.jwtBytes(plain), plain);
+  });
+
   it('leaves non-secret text untouched, byte for byte', () => {
     assert.equal(r.jsonText('{ "a" : 1 }'), undefined);
     assert.equal(r.jsonText('not json'), undefined);

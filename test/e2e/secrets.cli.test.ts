@@ -43,12 +43,19 @@ const S = {
   echoAuth: 'zqsx-echoauth', echoCookie: 'zqsx-echocookie', googKey: 'zqsx-googkey', cogAccess: 'zqsx-cogaccess', cogId: 'zqsx-cogid',
   cogRefresh: 'zqsx-cogrefresh', vendor: 'zqsx-vendor',
   // Socket.IO, SockJS and STOMP frames on a socket; JWTs under names no list holds; Google's `credential`.
-  sio: 'zqsx-sio', sockjs: 'zqsx-sockjs', stomp: 'zqsx-stomp', jwtPath: 'zqsx-pathjwt', jwtHeader: 'zqsx-hdrjwt', jwtText: 'zqsx-textjwt', gis: 'zqsx-gis', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
+  sio: 'zqsx-sio', sockjs: 'zqsx-sockjs', stomp: 'zqsx-stomp', jwtPath: 'zqsx-pathjwt', jwtHeader: 'zqsx-hdrjwt', jwtText: 'zqsx-textjwt', gis: 'zqsx-gis',
+  // JWTs in bytes: a gRPC reply's message, a protobuf body, a binary WebSocket message.
+  grpcJwt: 'zqsx-grpcjwt', protoJwt: 'zqsx-protojwt', wsBinJwt: 'zqsx-wsbinjwt', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
 
 /** A JWT (header and claims as a real one's) whose signature segment is `secret`. */
 const jwt = (secret: string) => `eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbm4iLCJpYXQiOjE3MDAwMDAwMDB9.${secret}`;
+
+/** A protobuf string field: its tag, its length (one byte: under 128), its bytes. */
+const protoString = (field: number, value: string) => Buffer.concat([Buffer.from([(field << 3) | 2, value.length]), Buffer.from(value, 'latin1')]);
+/** One gRPC message frame: not compressed, its length, the message. */
+const grpcFrame = (message: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
 
 /** An upstream that answers each path the way the probe's servers did. */
 async function upstream(): Promise<number> {
@@ -71,6 +78,13 @@ async function upstream(): Promise<number> {
         // Cognito's InitiateAuth answer.
         res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify({ AuthenticationResult: { AccessToken: S.cogAccess, IdToken: S.cogId, RefreshToken: S.cogRefresh, TokenType: 'Bearer', ExpiresIn: 3600 } }));
+      } else if (req.url === '/auth.AuthService/Login') {
+        // A gRPC reply (over HTTP/1.1 here: bb reads any application/grpc body) whose message holds a JWT.
+        res.writeHead(200, { 'Content-Type': 'application/grpc', 'grpc-status': '0' });
+        res.end(grpcFrame(protoString(1, jwt(S.grpcJwt))));
+      } else if (req.url === '/profile.pb') {
+        res.writeHead(200, { 'Content-Type': 'application/x-protobuf' });
+        res.end(protoString(2, jwt(S.protoJwt)));
       } else if (req.url === '/token.txt') {
         // A token endpoint that answers the JWT as plain text.
         res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -125,6 +139,8 @@ async function sendSecrets(url: string): Promise<void> {
   await (await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.1' }, body: '{"AuthFlow":"USER_PASSWORD_AUTH"}' })).text();
   await (await fetch(`${url}/vendor`)).text();
   await (await fetch(`${url}/token.txt`)).text();
+  await (await fetch(`${url}/auth.AuthService/Login`, { method: 'POST', headers: { 'content-type': 'application/grpc' }, body: grpcFrame(protoString(1, 'ann')) })).arrayBuffer();
+  await (await fetch(`${url}/profile.pb`)).arrayBuffer();
   await run('curl', ['-sS', '-o', '/dev/null', `${url}/magic/${jwt(S.jwtPath)}`, '-H', `X-Amzn-Oidc-Data: ${jwt(S.jwtHeader)}`]);
   await run('curl', ['-sS', '-o', '/dev/null', '--data', `credential=${S.gis}&g_csrf_token=x`, `${url}/gsi`]);
   await run('curl', ['-sS', '-o', '/dev/null', '-g', '--data', `user[email]=ann@example.com&user[password_confirmation]=${S.pwConfirm}`, `${url}/signup`]);
@@ -132,6 +148,8 @@ async function sendSecrets(url: string): Promise<void> {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
   ws.send(JSON.stringify({ type: 'connection_init', payload: { authToken: S.wsAuth, headers: { Authorization: `Bearer ${S.wsBearer}` } } }));
+  await new Promise((resolve) => ws.once('message', resolve));
+  ws.send(protoString(1, jwt(S.wsBinJwt)));
   await new Promise((resolve) => ws.once('message', resolve));
   // Socket.IO's connect with auth, a SockJS frame, a STOMP CONNECT: framed, not JSON as a whole.
   for (const frame of [`40{"token":"${S.sio}"}`, `a${JSON.stringify([JSON.stringify({ password: S.sockjs })])}`, `CONNECT\naccept-version:1.2\nlogin:ann\npasscode:${S.stomp}\n\n\0`]) {

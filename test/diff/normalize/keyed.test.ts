@@ -77,6 +77,20 @@ describe('redaction placeholders compare as the secrets they stand for', () => {
     assert.deepEqual(rows(r), ['added request.headers.authorization null → "Bearer <REDACTED:1>" @/GET /items#1'], renderText(r, { color: false }));
   });
 
+  it('a placeholder padded to its secret\'s length (a JWT masked in a gRPC message) is that secret, whatever its padding', async () => {
+    // Each run's login issued its own token, of its own length; the client sent it back.
+    const padded = (n: number) => `${placeholder().slice(0, -1)}${'~'.repeat(n)}>`;
+    const flow = (token: string): ExchangeSpec[] => [
+      { url: 'http://127.0.0.1:3001/login', method: 'POST', body: { token } },
+      { url: 'http://127.0.0.1:3001/me', body: { token, name: 'ann' } },
+    ];
+    const [a, b] = [padded(77), padded(81)];
+    assert.deepEqual(rows(await diff(flow(a), flow(b))), []);
+    // The same token twice on one side, two on the other: the correspondence breaks, a real change.
+    const r = await diff(flow(a), [flow(b)[0]!, flow(padded(60))[1]!]);
+    assert.deepEqual(rows(r).map((x) => x.split(' ').slice(0, 2).join(' ')), ['changed response.body.token'], renderText(r, { color: false }));
+  });
+
   it('a secret that changed at one place while it still pairs with itself elsewhere is a real change, met first or last', async () => {
     const [x, y] = [placeholder(), placeholder()];
     for (const [a, b] of [

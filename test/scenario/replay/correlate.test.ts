@@ -83,4 +83,19 @@ describe('Correlation', () => {
     const { c } = correlate(har(ws), { token: 'real-token' });
     assert.equal(c.rewriteMessage(ws._webSocketMessages[0]!.data, c.replacementsFor(0, 0)), '{"type":"auth","token":"real-token"}');
   });
+
+  it('checks bytes too: a JWT masked at its length in a client gRPC message or a binary WebSocket message stops the replay, unless given', () => {
+    // A protobuf string field (tag 0x0a, length 25) holding a padded placeholder (capture/redact.ts jwtBytes).
+    const message = Buffer.concat([Buffer.from([0x0a, 25]), Buffer.from('<redacted:0123abcd~~~~~~>', 'latin1')]);
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
+    const call = {
+      ...entry(1, 'POST', '/auth.Auth/Refresh', { headers: [['content-type', 'application/grpc']] }, { headers: [['content-type', 'application/grpc']] }),
+      _grpcMessages: [{ type: 'send' as const, time: 1767225601, compressed: false, data: message.toString('base64') }],
+    };
+    call.request.postData = { mimeType: 'application/grpc', text: framed.toString('base64'), _encoding: 'base64' } as never;
+    assert.throws(() => correlate(har(call)), (err) => isBbError(err) && /client gRPC message 1 of #2 POST \/auth\.Auth\/Refresh carries a redacted value <redacted:0123abcd~~~~~~>/.test(err.message));
+    assert.doesNotThrow(() => correlate(har(call), { '<redacted:0123abcd~~~~~~>': 'eyJ.real.token' }));
+    const ws = { ...entry(1, 'GET', '/ws', { status: 101 }), _resourceType: 'websocket', _webSocketMessages: [{ type: 'send' as const, time: 1767225601, opcode: 2, data: message.toString('base64'), _bb: { seq: 3 } }] };
+    assert.throws(() => correlate(har(ws)), (err) => isBbError(err) && /client WebSocket message 1 of #2 GET \/ws carries a redacted value/.test(err.message));
+  });
 });
