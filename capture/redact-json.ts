@@ -13,8 +13,8 @@ export interface JsonSecrets {
   placeholder(value: string): string;
   /** A string that is no secret by its key, with what it holds redacted (JSON inside it, JWTs); undefined when unchanged. */
   inString(value: string): string | undefined;
-  /** Every JWT in a text replaced (the rest byte for byte). */
-  jwts(text: string): string;
+  /** Every secret a text holds whatever names it (a JWT, a URL's password…) replaced (the rest byte for byte). */
+  embedded(text: string): string;
 }
 
 /** Prefixes servers put before JSON so a `<script>` cannot read it (XSSI): kept, the JSON after them redacted. */
@@ -49,7 +49,7 @@ export function redactJsonText(text: string, s: JsonSecrets): string | undefined
   } catch (err) {
     if (err instanceof RangeError) return tooDeep(text);
     const scanned = scanJsonTokens(body, s) ?? body;
-    const replaced = s.jwts(scanned);
+    const replaced = s.embedded(scanned);
     return replaced === body ? undefined : prefix + replaced;
   }
   if (!redactJsonValue(parsed, s)) return undefined;

@@ -64,6 +64,23 @@ export function secretNameForm(name: string): string {
  */
 const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const JWT_HINT = 'eyJ';
+/**
+ * Secrets a text may hold whatever names them (`embedded`): a JWT; a URL's password (`postgres://app:PASSWORD@db`,
+ * the password alone); a PEM private key, whole; a token of a well-known service by its prefix (GitHub `ghp_…` and
+ * `github_pat_…`, Slack `xox?-…`, Stripe `sk_live_…`, OpenAI's and Anthropic's `sk-…`, a Google API key `AIza…`).
+ * EMBEDDED_HINT is tested first.
+ */
+const EMBEDDED = new RegExp(
+  [
+    JWT.source,
+    '(?<=[A-Za-z][A-Za-z0-9+.-]*://[^/\\s:@"\'<>]*:)[^/\\s@"\'<>]+(?=@)',
+    '-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\\s\\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----',
+    '(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})',
+  ].join('|'),
+  'g',
+);
+const EMBEDDED_HINT = /eyJ|:\/\/|-----BEGIN|gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|sk-|AIza/;
+
 /** The same in bytes, where the byte before a token is anything (a protobuf length byte may read as a letter: 90 is `Z`). */
 const JWT_IN_BYTES = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'g');
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
@@ -207,33 +224,30 @@ export class Redactor {
     return changed ? Buffer.from(out, 'latin1') : bytes;
   }
 
-  /** Every JWT in `text` replaced by its placeholder (the rest byte for byte). */
-  jwts(text: string): string {
-    return text.includes(JWT_HINT) ? text.replace(JWT, (token) => this.placeholder(token)) : text;
+  /** Every secret `text` holds whatever names it (EMBEDDED: JWTs, URL passwords, private keys, known tokens) replaced by its placeholder; the rest byte for byte. */
+  embedded(text: string): string {
+    return EMBEDDED_HINT.test(text) ? text.replace(EMBEDDED, (secret) => this.placeholder(secret)) : text;
   }
 
   /**
    * A string that is no secret by its name, with the secrets it holds redacted: JSON inside it (a payload
-   * encoded twice, SockJS's `a["…"]` frames) as JSON, and JWTs anywhere in it. Undefined when unchanged.
+   * encoded twice, SockJS's `a["…"]` frames) as JSON, and what `embedded` finds anywhere in it. Undefined when unchanged.
    */
   inString(text: string): string | undefined {
     let out = opensLikeJson(text) ? this.jsonText(text) : undefined;
     const rest = out ?? text;
-    if (rest.includes(JWT_HINT)) {
-      const replaced = this.jwts(rest);
-      if (replaced !== rest) out = replaced;
-    }
-    return out;
+    const replaced = this.embedded(rest);
+    return replaced !== rest ? replaced : out;
   }
 
   /**
    * A text body or a WebSocket text message redacted: as JSON (behind an XSSI or Socket.IO prefix, Engine.IO's
-   * packets one by one), else its JWTs. Undefined when unchanged.
+   * packets one by one), else what `embedded` finds in it. Undefined when unchanged.
    */
   textValue(text: string): string | undefined {
     const json = this.jsonText(text);
     if (json !== undefined) return json;
-    const replaced = this.jwts(STOMP_CONNECT.test(text) ? this.stompHeaders(text) : text);
+    const replaced = this.embedded(STOMP_CONNECT.test(text) ? this.stompHeaders(text) : text);
     return replaced === text ? undefined : replaced;
   }
 
@@ -276,7 +290,7 @@ export class Redactor {
     // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
-    if (!this.isSecretHeader(name)) return this.jwts(value);
+    if (!this.isSecretHeader(name)) return this.embedded(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
       const semi = value.indexOf(';');
@@ -309,10 +323,10 @@ export class Redactor {
     const hashAt = raw.indexOf('#');
     const beforeHash = hashAt < 0 ? raw : raw.slice(0, hashAt);
     const q = beforeHash.indexOf('?');
-    let out = q < 0 ? this.jwts(beforeHash) : `${this.jwts(beforeHash.slice(0, q))}?${this.queryString(beforeHash.slice(q + 1))}`;
+    let out = q < 0 ? this.embedded(beforeHash) : `${this.embedded(beforeHash.slice(0, q))}?${this.queryString(beforeHash.slice(q + 1))}`;
     if (hashAt >= 0) {
       const fragment = raw.slice(hashAt + 1);
-      out += `#${fragment.includes('=') ? this.queryString(fragment) : this.jwts(fragment)}`;
+      out += `#${fragment.includes('=') ? this.queryString(fragment) : this.embedded(fragment)}`;
     }
     return out;
   }
@@ -323,9 +337,9 @@ export class Redactor {
       .split('&')
       .map((part) => {
         const eq = part.indexOf('=');
-        if (eq < 0) return this.jwts(part);
+        if (eq < 0) return this.embedded(part);
         const name = safeDecode(part.slice(0, eq));
-        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.jwts(part.slice(eq + 1));
+        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.embedded(part.slice(eq + 1));
         return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
       })
       .join('&');

@@ -114,7 +114,7 @@ function redactText(text: string, mimeType: string, r: Redactor): string | undef
   const media = mediaType(mimeType);
   if (isBinaryMedia(media)) return undefined;
   if (isJsonMedia(media) || media === '' || media === 'text/plain' || !isTextualMedia(media)) return r.textValue(text);
-  const replaced = r.jwts(text);
+  const replaced = r.embedded(text);
   return replaced === text ? undefined : replaced;
 }
 

@@ -207,8 +207,21 @@ describe('Redactor', () => {
     assert.deepEqual(fresh.head(['X-Amzn-Oidc-Data', jwt, 'X-Request-Id', 'r1']), ['X-Amzn-Oidc-Data', P, 'X-Request-Id', 'r1']);
     // Google Identity Services' form post names its ID token `credential`.
     assert.equal(fresh.queryString('credential=opaque-zq&g_state=1'), `credential=${fresh.placeholder('opaque-zq')}&g_state=1`);
+    // Other secrets any text may hold: a URL's password (alone), a PEM private key (whole), well-known tokens by their prefix.
+    const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEzq1\n-----END RSA PRIVATE KEY-----';
+    const tokens = ['ghp_' + 'a'.repeat(36), 'github_pat_' + 'B'.repeat(30), 'xoxb-1234567890-abcdef', 'sk_live_' + 'c'.repeat(24), 'sk-proj-' + 'd'.repeat(40), 'AIza' + 'e'.repeat(35)];
+    const config = { DATABASE_URL: 'postgres://app:zq-pw@db:5432/app', key: pem, note: `keys: ${tokens.join(', ')}` };
+    assert.equal(
+      fresh.textValue(JSON.stringify(config)),
+      JSON.stringify({ DATABASE_URL: `postgres://app:${fresh.placeholder('zq-pw')}@db:5432/app`, key: fresh.placeholder(pem), note: `keys: ${tokens.map((t) => fresh.placeholder(t)).join(', ')}` }),
+    );
+    assert.equal(fresh.textValue(`key:\n${pem}\n`), `key:\n${fresh.placeholder(pem)}\n`);
+    // Not secrets: a port, a path with @, prefixes inside words or too short, a public key.
+    for (const text of ['http://host:8080/a@b', 'https://example.com/@ann', 'task-force-alpha-bravo-charlie-delta', 'sk-short', 'mask_live_session', '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----']) {
+      assert.equal(fresh.textValue(text), undefined, text);
+    }
     // Not a JWT: base64 that does not open a JSON header, two segments, a word with eyJ inside.
-    for (const text of ['abc.def.ghi', 'eyJhbGciOiJ9.only-two', 'heyJude.song.lyrics']) assert.equal(fresh.jwts(text), text);
+    for (const text of ['abc.def.ghi', 'eyJhbGciOiJ9.only-two', 'heyJude.song.lyrics']) assert.equal(fresh.embedded(text), text);
   });
 
   it('masks a JWT in bytes at its length: a protobuf message with one still decodes, its framing unchanged', () => {

@@ -45,7 +45,9 @@ const S = {
   // Socket.IO, SockJS and STOMP frames on a socket; JWTs under names no list holds; Google's `credential`.
   sio: 'zqsx-sio', sockjs: 'zqsx-sockjs', stomp: 'zqsx-stomp', jwtPath: 'zqsx-pathjwt', jwtHeader: 'zqsx-hdrjwt', jwtText: 'zqsx-textjwt', gis: 'zqsx-gis',
   // JWTs in bytes: a gRPC reply's message, a protobuf body, a binary WebSocket message.
-  grpcJwt: 'zqsx-grpcjwt', protoJwt: 'zqsx-protojwt', wsBinJwt: 'zqsx-wsbinjwt', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
+  grpcJwt: 'zqsx-grpcjwt', protoJwt: 'zqsx-protojwt', wsBinJwt: 'zqsx-wsbinjwt',
+  // Secrets no name marks: a connection string's password, a PEM private key, a GitHub token quoted in an error.
+  dbPassword: 'zqsx-dbpw', pemKey: 'zqsx-pemkey', ghToken: 'zqsxghtoken', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
 
@@ -85,6 +87,12 @@ async function upstream(): Promise<number> {
       } else if (req.url === '/profile.pb') {
         res.writeHead(200, { 'Content-Type': 'application/x-protobuf' });
         res.end(protoString(2, jwt(S.protoJwt)));
+      } else if (req.url === '/config') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ env: { DATABASE_URL: `postgres://app:${S.dbPassword}@db:5432/app` }, deployKey: `-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn${S.pemKey}\n-----END OPENSSH PRIVATE KEY-----` }));
+      } else if (req.url === '/hooks') {
+        res.writeHead(422, { 'Content-Type': 'text/plain' });
+        res.end(`the token ghp_${S.ghToken}${'0'.repeat(36 - S.ghToken.length)} has no repo scope`);
       } else if (req.url === '/token.txt') {
         // A token endpoint that answers the JWT as plain text.
         res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -139,6 +147,8 @@ async function sendSecrets(url: string): Promise<void> {
   await (await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.1' }, body: '{"AuthFlow":"USER_PASSWORD_AUTH"}' })).text();
   await (await fetch(`${url}/vendor`)).text();
   await (await fetch(`${url}/token.txt`)).text();
+  await (await fetch(`${url}/config`)).text();
+  await (await fetch(`${url}/hooks`)).text();
   await (await fetch(`${url}/auth.AuthService/Login`, { method: 'POST', headers: { 'content-type': 'application/grpc' }, body: grpcFrame(protoString(1, 'ann')) })).arrayBuffer();
   await (await fetch(`${url}/profile.pb`)).arrayBuffer();
   await run('curl', ['-sS', '-o', '/dev/null', `${url}/magic/${jwt(S.jwtPath)}`, '-H', `X-Amzn-Oidc-Data: ${jwt(S.jwtHeader)}`]);
