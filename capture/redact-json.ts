@@ -32,6 +32,14 @@ const SOCKJS_PREFIX = /^a(?=\[)/;
 /** Engine.IO 4's long-polling payloads join packets with a record separator. */
 const RECORD_SEPARATOR = '\x1e';
 
+/** True when redactJsonText reads `text` as JSON (behind a prefix it knows, or as Engine.IO packets): its strings are walked one by one. */
+export function readsAsJson(text: string): boolean {
+  if (text.includes(RECORD_SEPARATOR)) return true;
+  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
+  const first = text.slice(prefix.length).trimStart()[0];
+  return first === '{' || first === '[';
+}
+
 /** Redacts a JSON text; the redacted text when something changed, else undefined. */
 export function redactJsonText(text: string, s: JsonSecrets): string | undefined {
   if (text.includes(RECORD_SEPARATOR)) {

@@ -7,7 +7,7 @@
 // capture, so diffs keep working while values stay out of the files.
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
 import { createHmac } from 'node:crypto';
-import { redactJsonText, redactJsonValue } from './redact-json.js';
+import { readsAsJson, redactJsonText, redactJsonValue } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 
@@ -65,21 +65,17 @@ export function secretNameForm(name: string): string {
 const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const JWT_HINT = 'eyJ';
 /**
- * Secrets a text may hold whatever names them (`embedded`): a JWT; a URL's password (`postgres://app:PASSWORD@db`,
- * the password alone); a PEM private key, whole; a token of a well-known service by its prefix (GitHub `ghp_…` and
- * `github_pat_…`, Slack `xox?-…`, Stripe `sk_live_…`, OpenAI's and Anthropic's `sk-…`, a Google API key `AIza…`).
- * EMBEDDED_HINT is tested first.
+ * Secrets a text may hold whatever names them (`embedded`), besides a JWT: a URL's password
+ * (`postgres://app:PASSWORD@db`, the password alone), a PEM private key (whole), a token of a well-known service
+ * by its prefix (GitHub `ghp_…` and `github_pat_…`, Slack `xox?-…`, Stripe `sk_live_…`, OpenAI's and Anthropic's
+ * `sk-…`, a Google API key `AIza…`). Each is looked for only where a plain substring test says it may be.
  */
-const EMBEDDED = new RegExp(
-  [
-    JWT.source,
-    '(?<=[A-Za-z][A-Za-z0-9+.-]*://[^/\\s:@"\'<>]*:)[^/\\s@"\'<>]+(?=@)',
-    '-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\\s\\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----',
-    '(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})',
-  ].join('|'),
-  'g',
-);
-const EMBEDDED_HINT = /eyJ|:\/\/|-----BEGIN|gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|sk-|AIza/;
+const URL_PASSWORD = /([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@"'<>]*:)([^/\s@"'<>]+)@/g;
+const PEM_PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g;
+const KNOWN_TOKEN = /(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})/g;
+const KNOWN_TOKEN_HINT = /gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|sk-|AIza/;
+/** Shorter texts hold none of them (a JWT is 13 characters at least). */
+const SHORTEST_EMBEDDED = 13;
 
 /** The same in bytes, where the byte before a token is anything (a protobuf length byte may read as a letter: 90 is `Z`). */
 const JWT_IN_BYTES = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'g');
@@ -118,6 +114,8 @@ export class Redactor {
   /** isSecretName's answers by name as written (bounded). */
   private readonly secretByName = new Map<string, boolean>();
   private readonly cache = new Map<string, string>();
+  /** placeholder as a function made once (embedded's replace callbacks). */
+  private readonly hide = (secret: string): string => this.placeholder(secret);
   /** redactsHeader's answers by header name as written: a recorder asks for every header of every exchange, mostly the same few names. */
   private readonly redactsByName = new Map<string, boolean>();
 
@@ -224,9 +222,16 @@ export class Redactor {
     return changed ? Buffer.from(out, 'latin1') : bytes;
   }
 
-  /** Every secret `text` holds whatever names it (EMBEDDED: JWTs, URL passwords, private keys, known tokens) replaced by its placeholder; the rest byte for byte. */
+  /** Every secret `text` holds whatever names it (a JWT, a URL's password, a private key, a known token) replaced by its placeholder; the rest byte for byte. */
   embedded(text: string): string {
-    return EMBEDDED_HINT.test(text) ? text.replace(EMBEDDED, (secret) => this.placeholder(secret)) : text;
+    if (text.length < SHORTEST_EMBEDDED) return text;
+    const hide = this.hide;
+    let out = text;
+    if (out.includes(JWT_HINT)) out = out.replace(JWT, hide);
+    if (out.includes('@') && out.includes('://')) out = out.replace(URL_PASSWORD, (_all, head: string, password: string) => `${head}${hide(password)}@`);
+    if (out.includes('PRIVATE KEY-----')) out = out.replace(PEM_PRIVATE_KEY, hide);
+    if (KNOWN_TOKEN_HINT.test(out)) out = out.replace(KNOWN_TOKEN, hide);
+    return out;
   }
 
   /**
@@ -245,8 +250,8 @@ export class Redactor {
    * packets one by one), else what `embedded` finds in it. Undefined when unchanged.
    */
   textValue(text: string): string | undefined {
-    const json = this.jsonText(text);
-    if (json !== undefined) return json;
+    // JSON's strings are each searched by the walk (or its token scan, when it does not parse).
+    if (readsAsJson(text)) return this.jsonText(text);
     const replaced = this.embedded(STOMP_CONNECT.test(text) ? this.stompHeaders(text) : text);
     return replaced === text ? undefined : replaced;
   }
