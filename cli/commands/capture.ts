@@ -24,13 +24,10 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** The request target as the live log shows it: secret query values as the HAR will hold them. */
+/** The request target as the live log shows it: redacted as the HAR's URL will be (secret query values, a JWT in the path). */
 function liveTarget(redactor: Redactor | undefined): ((target: string) => string) | undefined {
   if (!redactor) return undefined;
-  return (target) => {
-    const q = target.indexOf('?');
-    return q < 0 ? target : target.slice(0, q + 1) + redactor.queryString(target.slice(q + 1));
-  };
+  return (target) => redactor.url(target);
 }
 
 /** One proxy to start: target, where it listens, where its HAR goes. */

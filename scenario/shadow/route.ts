@@ -21,6 +21,8 @@ export function routePath(url: string): string {
 
 function isIdLike(segment: string): boolean {
   if (/^\d+$/.test(segment)) return true;
+  // A secret in the path (a magic link's JWT), redacted: one per session, like an id.
+  if (/^(?:<|%3C)redacted:[0-9a-f]{8}~*(?:>|%3E)$/i.test(segment)) return true;
   // A token with digits among letters, long enough to be generated (uuid, hex, nanoid).
   return segment.length >= 8 && /\d/.test(segment) && /^[A-Za-z0-9_~.-]+$/.test(segment);
 }

@@ -29,6 +29,9 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
     const res = await fetch(`${base}/items?q=1&token=sekret-value&access_token=abc%20def`);
     assert.equal(await res.text(), 'ok');
     await bb.waitFor(/#1 GET /);
+    // A JWT in the path (a magic link).
+    assert.equal(await (await fetch(`${base}/m/${PATH_JWT}`)).text(), 'ok');
+    await bb.waitFor(/ GET \/m\//);
     bb.child.kill('SIGINT');
     assert.equal(await bb.exited, 0, bb.stderr());
     return { stdout: bb.stdout(), har: JSON.parse(await readFile(out, 'utf8')) };
@@ -38,19 +41,25 @@ async function captureOnce(extra: string[]): Promise<{ stdout: string; har: { lo
   }
 }
 
+const PATH_JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.zqlive-sig';
+const PATH_JWT_LINE = /^#\d+ GET \/m\/eyJ[\w.-]+zqlive-sig 200 /m;
+
 describe('bb capture live log', () => {
   it('prints secret query values as the HAR holds them, never raw', async () => {
     const { stdout, har } = await captureOnce([]);
-    assert.doesNotMatch(stdout, /sekret|=abc\b/);
+    assert.doesNotMatch(stdout, /sekret|=abc\b|zqlive/);
     const line = stdout.split('\n').find((l) => l.startsWith('#1 GET '))!;
     const recorded = har.log.entries[0]!.request.url;
     assert.equal(line.split(' ')[2], recorded.slice(recorded.indexOf('/items')));
     assert.match(line, /^#1 GET \/items\?q=1&token=<redacted:[0-9a-f]{8}>&access_token=<redacted:[0-9a-f]{8}> 200 /);
+    assert.match(stdout, /^#\d+ GET \/m\/<redacted:[0-9a-f]{8}> 200 /m);
+    assert.doesNotMatch(stdout, PATH_JWT_LINE);
   });
 
   it('prints them as they are with --no-redact', async () => {
     const { stdout, har } = await captureOnce(['--no-redact']);
     assert.match(stdout, /^#1 GET \/items\?q=1&token=sekret-value&access_token=abc%20def 200 /m);
+    assert.match(stdout, PATH_JWT_LINE);
     assert.match(har.log.entries[0]!.request.url, /\?q=1&token=sekret-value&access_token=abc%20def$/);
   });
 
