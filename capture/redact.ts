@@ -71,14 +71,22 @@ const JWT_HINT = 'eyJ';
  * `sk-…`, a Google API key `AIza…`). Each is looked for only where a plain substring test says it may be.
  */
 const URL_PASSWORD = /([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@"'<>]*:)([^/\s@"'<>]+)@/g;
-const PEM_PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g;
+const PEM_BEGIN = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
+const PEM_END = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
+/** A PEM body is a few KiB (an 8192-bit RSA key 6.5); a BEGIN further than this from its END is no key. */
+const PEM_MAX_BODY = 16 * 1024;
 const KNOWN_TOKEN = /(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})/g;
 const KNOWN_TOKEN_HINT = /gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|sk-|AIza/;
 /** Shorter texts hold none of them (a JWT is 13 characters at least). */
 const SHORTEST_EMBEDDED = 13;
 
-/** The same in bytes, where the byte before a token is anything (a protobuf length byte may read as a letter: 90 is `Z`). */
-const JWT_IN_BYTES = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'g');
+/**
+ * In bytes a token may follow a byte that reads as one of its characters (a protobuf length byte: 90 is `Z`), so
+ * jwtBytes reads runs of token characters (linear: no match is tried at each `eyJ` of a run) and takes a JWT at
+ * the run's start or one byte in.
+ */
+const TOKEN_RUN = /[A-Za-z0-9_.-]{19,}/g;
+const JWT_AT = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'y');
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
 
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
@@ -212,14 +220,19 @@ export class Redactor {
   jwtBytes(bytes: Buffer): Buffer {
     if (bytes.indexOf(JWT_HINT, 0, 'latin1') < 0) return bytes;
     const text = bytes.toString('latin1');
-    let changed = false;
-    const out = text.replace(JWT_IN_BYTES, (token) => {
-      if (token.length < PLACEHOLDER_LENGTH) return token;
-      changed = true;
-      const p = this.placeholder(token);
-      return `${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`;
-    });
-    return changed ? Buffer.from(out, 'latin1') : bytes;
+    let out: Buffer | undefined;
+    for (const run of text.matchAll(TOKEN_RUN)) {
+      for (const skip of [0, 1]) {
+        if (run[0].indexOf(JWT_HINT, skip) !== skip) continue;
+        JWT_AT.lastIndex = run.index + skip;
+        const token = JWT_AT.exec(text)?.[0];
+        if (token === undefined || token.length < PLACEHOLDER_LENGTH) continue;
+        const p = this.placeholder(token);
+        (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`, run.index + skip, 'latin1');
+        break;
+      }
+    }
+    return out ?? bytes;
   }
 
   /** Every secret `text` holds whatever names it (a JWT, a URL's password, a private key, a known token) replaced by its placeholder; the rest byte for byte. */
@@ -229,7 +242,7 @@ export class Redactor {
     let out = text;
     if (out.includes(JWT_HINT)) out = out.replace(JWT, hide);
     if (out.includes('@') && out.includes('://')) out = out.replace(URL_PASSWORD, (_all, head: string, password: string) => `${head}${hide(password)}@`);
-    if (out.includes('PRIVATE KEY-----')) out = out.replace(PEM_PRIVATE_KEY, hide);
+    if (out.includes('PRIVATE KEY-----')) out = privateKeys(out, hide);
     if (KNOWN_TOKEN_HINT.test(out)) out = out.replace(KNOWN_TOKEN, hide);
     return out;
   }
@@ -408,4 +421,34 @@ function opensLikeJson(text: string): boolean {
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
   }
   return false;
+}
+
+/**
+ * Every PEM private key block in `text` (BEGIN … END, whole) replaced by `hide`'s answer. Linear: the ENDs are
+ * found once, each BEGIN takes the first END after it within PEM_MAX_BODY (a lazy `[\s\S]*?` from each of many
+ * BEGINs with no END after them was quadratic: a hostile body of 1 MB took seconds).
+ */
+function privateKeys(text: string, hide: (secret: string) => string): string {
+  const ends: Array<[number, number]> = [];
+  for (let at = text.indexOf('-----END '); at >= 0; at = text.indexOf('-----END ', at + 1)) {
+    PEM_END.lastIndex = at;
+    if (PEM_END.exec(text)) ends.push([at, PEM_END.lastIndex]);
+  }
+  if (ends.length === 0) return text;
+  let out = '';
+  let copied = 0;
+  let e = 0;
+  for (let at = text.indexOf('-----BEGIN '); at >= 0; at = text.indexOf('-----BEGIN ', Math.max(at + 1, copied))) {
+    if (at < copied) continue;
+    PEM_BEGIN.lastIndex = at;
+    if (!PEM_BEGIN.exec(text)) continue;
+    const bodyFrom = PEM_BEGIN.lastIndex;
+    while (e < ends.length && ends[e]![0] < bodyFrom) e++;
+    if (e === ends.length) break;
+    const [endAt, endTo] = ends[e]!;
+    if (endAt - bodyFrom > PEM_MAX_BODY) continue;
+    out += text.slice(copied, at) + hide(text.slice(at, endTo));
+    copied = endTo;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
