@@ -357,10 +357,29 @@ export class Redactor {
         const eq = part.indexOf('=');
         if (eq < 0) return this.embedded(part);
         const name = safeDecode(part.slice(0, eq));
-        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.embedded(part.slice(eq + 1));
+        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.paramValue(part.slice(eq + 1));
         return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
       })
       .join('&');
+  }
+
+  /** A decoded parameter (HAR's queryString and postData.params) with its value redacted as queryString redacts it in the text. */
+  param<T extends { name: string; value: string }>(p: T): T {
+    if (this.isSecretParam(p.name)) return { ...p, value: this.placeholder(p.value) };
+    const value = this.inString(p.value);
+    return value === undefined ? p : { ...p, value };
+  }
+
+  /**
+   * A parameter's raw value that is no secret by its name, with the secrets it holds redacted: JSON in it (Slack
+   * posts its interactions as `payload={"token":…}`), re-encoded only when something changed; else `embedded`.
+   */
+  private paramValue(raw: string): string {
+    if (raw.startsWith('%7B') || raw.startsWith('%7b') || raw.startsWith('%5B') || raw.startsWith('%5b') || raw.startsWith('{') || raw.startsWith('[')) {
+      const json = this.jsonText(safeDecode(raw));
+      if (json !== undefined) return encodeURIComponent(json);
+    }
+    return this.embedded(raw);
   }
 
   /**

@@ -50,6 +50,8 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
     decoded.bytes = multipart;
     notes.push('secret multipart fields redacted');
   }
+  // Other parts' JWTs, masked at their length (the parts' framing stays).
+  if (boundary) decoded.bytes = ctx.redactor!.jwtBytes(decoded.bytes);
   if (decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
     return { mimeType, text: uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor), comment: `${decoded.undecoded}: not kept, bb cannot search it for secrets` };
   }
@@ -68,7 +70,7 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   }
   const r = ctx.redactor;
   if (isFormMedia(mimeType)) {
-    post.params = parseParams(text).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p));
+    post.params = r ? parseParams(text).map((p) => r.param(p)) : parseParams(text);
     if (r) {
       const red = r.queryString(text);
       if (red !== text) {

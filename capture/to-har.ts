@@ -197,7 +197,7 @@ function buildRequestHead(method: string, rawUrl: string, version: string, h: st
     httpVersion: `HTTP/${version}`,
     cookies: parseCookieHeader(headerValues(h, 'cookie')).map((c) => (r ? { ...c, value: r.placeholder(c.value) } : c)),
     headers: redactHeaders(h, ctx),
-    queryString: parseParams(query).map((p) => (r?.isSecretParam(p.name) ? { ...p, value: r.placeholder(p.value) } : p)),
+    queryString: r ? parseParams(query).map((p) => r.param(p)) : parseParams(query),
     headersSize: -1,
     bodySize: 0,
   };

@@ -205,6 +205,10 @@ describe('Redactor', () => {
     assert.equal(fresh.url(`/magic/${jwt}?next=/home#${jwt}`), `/magic/${P}?next=/home#${P}`);
     assert.equal(fresh.queryString(`state=${jwt}&x=1`), `state=${P}&x=1`);
     assert.deepEqual(fresh.head(['X-Amzn-Oidc-Data', jwt, 'X-Request-Id', 'r1']), ['X-Amzn-Oidc-Data', P, 'X-Request-Id', 'r1']);
+    // JSON in a parameter that names no secret (Slack's interaction payloads), re-encoded once redacted; untouched otherwise.
+    const payload = encodeURIComponent(JSON.stringify({ type: 'block_actions', token: 'zq-slack', user: { id: 'U1' } }));
+    assert.equal(fresh.queryString(`payload=${payload}&x=1`), `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions', token: fresh.placeholder('zq-slack'), user: { id: 'U1' } }))}&x=1`);
+    assert.equal(fresh.queryString('filter=%7B%22a%22%3A1%7D'), 'filter=%7B%22a%22%3A1%7D');
     // Google Identity Services' form post names its ID token `credential`.
     assert.equal(fresh.queryString('credential=opaque-zq&g_state=1'), `credential=${fresh.placeholder('opaque-zq')}&g_state=1`);
     // Other secrets any text may hold: a URL's password (alone), a PEM private key (whole), well-known tokens by their prefix.

@@ -47,7 +47,9 @@ const S = {
   // JWTs in bytes: a gRPC reply's message, a protobuf body, a binary WebSocket message.
   grpcJwt: 'zqsx-grpcjwt', protoJwt: 'zqsx-protojwt', wsBinJwt: 'zqsx-wsbinjwt',
   // Secrets no name marks: a connection string's password, a PEM private key, a GitHub token quoted in an error.
-  dbPassword: 'zqsx-dbpw', pemKey: 'zqsx-pemkey', ghToken: 'zqsxghtoken', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
+  dbPassword: 'zqsx-dbpw', pemKey: 'zqsx-pemkey', ghToken: 'zqsxghtoken',
+  // A JWT under a query name no list holds, JSON in a form field (Slack's payload), a JWT in a multipart field.
+  stateJwt: 'zqsx-statejwt', slack: 'zqsx-slack', partJwt: 'zqsx-partjwt', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
 
@@ -148,6 +150,9 @@ async function sendSecrets(url: string): Promise<void> {
   await (await fetch(`${url}/vendor`)).text();
   await (await fetch(`${url}/token.txt`)).text();
   await (await fetch(`${url}/config`)).text();
+  await (await fetch(`${url}/cb?state=${jwt(S.stateJwt)}&x=1`)).text();
+  await run('curl', ['-sS', '-o', '/dev/null', '--data', `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions', token: S.slack }))}`, `${url}/slack/actions`]);
+  await run('curl', ['-sS', '-o', '/dev/null', '-F', 'note=hello', '-F', `assertion=${jwt(S.partJwt)}`, `${url}/upload`]);
   await (await fetch(`${url}/hooks`)).text();
   await (await fetch(`${url}/auth.AuthService/Login`, { method: 'POST', headers: { 'content-type': 'application/grpc' }, body: grpcFrame(protoString(1, 'ann')) })).arrayBuffer();
   await (await fetch(`${url}/profile.pb`)).arrayBuffer();
