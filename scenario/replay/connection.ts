@@ -60,11 +60,15 @@ export function clientReadUpTo(read: { bytes: number; events?: number } | undefi
 /** setTimeout's largest delay; a longer bound is no bound. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Arms an exchange's cut: after the original client's patience or --timeout, whichever comes first. */
-export function armCut(limits: ExchangeLimits, cut: (why: CutReason) => void): NodeJS.Timeout {
+/**
+ * Arms an exchange's cut: after the original client's patience or --timeout, whichever comes first. `cut` is told
+ * the bound too: a timer may fire a little before it by performance.now() (libuv counts from the loop's cached
+ * time), and the cut is reported as after the bound it kept.
+ */
+export function armCut(limits: ExchangeLimits, cut: (why: CutReason, boundMs?: number) => void): NodeJS.Timeout {
   const client = limits.clientAbortMs;
   const bound = Math.min(client ?? Infinity, limits.timeoutMs);
-  return setTimeout(() => cut(client !== undefined && client <= limits.timeoutMs ? 'client' : 'timeout'), Math.min(Math.max(0, bound), MAX_TIMER_MS));
+  return setTimeout(() => cut(client !== undefined && client <= limits.timeoutMs ? 'client' : 'timeout', bound), Math.min(Math.max(0, bound), MAX_TIMER_MS));
 }
 
 /** Whether the connection outlives this exchange (RFC 9112 §9.3). */
@@ -111,7 +115,7 @@ export class LaneConnection {
         if (!keep) this.drop(socket);
         resolve(outcome);
       };
-      const cut = (why: CutReason) => finish({ kind: 'cut', why, afterMs: Math.round(performance.now() - started) });
+      const cut = (why: CutReason, boundMs = 0) => finish({ kind: 'cut', why, afterMs: Math.max(boundMs, Math.round(performance.now() - started)) });
       const readAll = clientReadUpTo(limits.clientRead);
       const parser = new Http1Parser('response', {
         head: (head) => {

@@ -196,10 +196,10 @@ export class H2Connection {
         waiters.forEach((w) => w());
         resolve(outcome);
       };
-      const cut = (why: CutReason) => {
+      const cut = (why: CutReason, boundMs = 0) => {
         // RST_STREAM(CANCEL): the proxy records the stream as aborted by the client, as it was.
         if (stream && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-        finish({ kind: 'cut', why, afterMs: Math.round(performance.now() - started) });
+        finish({ kind: 'cut', why, afterMs: Math.max(boundMs, Math.round(performance.now() - started)) });
       };
       const onAbort = () => cut('interrupted');
       const timer = armCut(bounded, cut);
