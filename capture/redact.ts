@@ -70,7 +70,7 @@ const JWT_HINT = 'eyJ';
  * by its prefix (GitHub `ghp_…` and `github_pat_…`, Slack `xox?-…`, Stripe `sk_live_…`, OpenAI's and Anthropic's
  * `sk-…`, a Google API key `AIza…`). Each is looked for only where a plain substring test says it may be.
  */
-const URL_PASSWORD = /([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@"'<>]*:)([^/\s@"'<>]+)@/g;
+const URL_PASSWORD = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^/\s:@"'<>]{0,256}:)([^/\s@"'<>]{1,256})@/g;
 const PEM_BEGIN = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
 const PEM_END = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
 /** A PEM body is a few KiB (an 8192-bit RSA key 6.5); a BEGIN further than this from its END is no key. */

@@ -256,6 +256,7 @@ describe('Redactor', () => {
       ['eyJ eyJ eyJ… as text', () => fresh.textValue('eyJ'.repeat(N / 3))],
       ['BEGIN after BEGIN, no END', () => fresh.textValue('-----BEGIN RSA PRIVATE KEY-----'.repeat(N / 31) + ' PRIVATE KEY-----')],
       ['a scheme of a million letters', () => fresh.textValue(`${'a'.repeat(N)}://x:y@`)],
+      ['long runs before :// again and again, one @', () => fresh.textValue(`${`${'a'.repeat(2000)}://x`.repeat(N / 2004)}@`)],
       ['sk- sk- sk-…', () => fresh.textValue('sk-'.repeat(N / 3))],
     ];
     for (const [what, run] of cases) {
