@@ -37,7 +37,7 @@ export function readsAsJson(text: string): boolean {
   if (text.includes(RECORD_SEPARATOR)) return true;
   const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
   const first = text.slice(prefix.length).trimStart()[0];
-  return first === '{' || first === '[';
+  return first === '{' || first === '[' || first === '"';
 }
 
 /** Redacts a JSON text; the redacted text when something changed, else undefined. */
@@ -50,6 +50,8 @@ export function redactJsonText(text: string, s: JsonSecrets): string | undefined
   const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
   const body = prefix ? text.slice(prefix.length) : text;
   const first = body.trimStart()[0];
+  // JSON encoded twice: a document that is one string holding JSON (`"{\"token\":…}"`).
+  if (first === '"') return encodedTwice(body, prefix, s);
   if (first !== '{' && first !== '[') return undefined;
   let parsed: unknown;
   try {
@@ -67,6 +69,20 @@ export function redactJsonText(text: string, s: JsonSecrets): string | undefined
     if (err instanceof RangeError) return tooDeep(text);
     throw err;
   }
+}
+
+/** A JSON text that is one string: the string's own secrets redacted (JSON in it, embedded ones), re-encoded when any. */
+function encodedTwice(body: string, prefix: string, s: JsonSecrets): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    const replaced = s.embedded(body);
+    return replaced === body ? undefined : prefix + replaced;
+  }
+  if (typeof value !== 'string') return undefined;
+  const inner = s.inString(value);
+  return inner === undefined ? undefined : prefix + JSON.stringify(inner);
 }
 
 /** The marker that replaces a body too deep to re-serialize once redacted. */

@@ -81,12 +81,10 @@ const KNOWN_TOKEN_HINT = /gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test
 const SHORTEST_EMBEDDED = 13;
 
 /**
- * In bytes a token may follow a byte that reads as one of its characters (a protobuf length byte: 90 is `Z`), so
- * jwtBytes reads runs of token characters (linear: no match is tried at each `eyJ` of a run) and takes a JWT at
- * the run's start or one byte in.
+ * In bytes a token may follow bytes that read as its characters (a protobuf field 8's tag and length: `BZ`), so
+ * jwtBytes reads runs of token characters and finds JWTs in them by their dots (jwtsInRun).
  */
 const TOKEN_RUN = /[A-Za-z0-9_.-]{19,}/g;
-const JWT_AT = new RegExp(JWT.source.replace('(?<![A-Za-z0-9_-])', ''), 'y');
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
 
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
@@ -222,14 +220,10 @@ export class Redactor {
     const text = bytes.toString('latin1');
     let out: Buffer | undefined;
     for (const run of text.matchAll(TOKEN_RUN)) {
-      for (const skip of [0, 1]) {
-        if (run[0].indexOf(JWT_HINT, skip) !== skip) continue;
-        JWT_AT.lastIndex = run.index + skip;
-        const token = JWT_AT.exec(text)?.[0];
-        if (token === undefined || token.length < PLACEHOLDER_LENGTH) continue;
+      for (const [from, to] of jwtsInRun(run[0])) {
+        const token = run[0].slice(from, to);
         const p = this.placeholder(token);
-        (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`, run.index + skip, 'latin1');
-        break;
+        (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`, run.index + from, 'latin1');
       }
     }
     return out ?? bytes;
@@ -432,11 +426,11 @@ export function safeDecode(s: string): string {
   }
 }
 
-/** True when a text's first character past white space opens a JSON object or array. */
+/** True when a text's first character past white space opens a JSON object, array or string (JSON encoded twice). */
 function opensLikeJson(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x7b || c === 0x5b) return true;
+    if (c === 0x7b || c === 0x5b || c === 0x22) return true;
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
   }
   return false;
@@ -470,4 +464,66 @@ function privateKeys(text: string, hide: (secret: string) => string): string {
     copied = endTo;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The JWTs in a run of token characters (`[A-Za-z0-9_.-]`), as [from, to) spans: each `eyJ` whose header segment
+ * has 7+ more characters before its dot and a payload segment of 1+, then its signature (a JWS: three segments)
+ * or, when the header names an `enc`, a JWE's three more. Bytes that read as token characters may glue two
+ * tokens (a protobuf field 8's tag and length, `BZ`), so a signature ends where a new header begins. Linear: the
+ * dots are walked forward once, however many `eyJ` the run holds.
+ */
+function jwtsInRun(run: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let dot = -1;
+  const dotFrom = (at: number): number => {
+    if (dot !== -2 && dot < at) dot = run.indexOf('.', at);
+    if (dot === -1) dot = -2;
+    return dot === -2 ? -1 : dot;
+  };
+  let next = 0;
+  // The dot after d1, asked again only when d1 moves (many `eyJ` before one dot share it).
+  let lastD1 = -1;
+  let lastD2 = -1;
+  for (let at = run.indexOf(JWT_HINT); at >= 0; at = run.indexOf(JWT_HINT, at + 1)) {
+    if (at < next) continue;
+    const d1 = dotFrom(at);
+    if (d1 < 0) break;
+    if (d1 - at < 10) continue;
+    if (d1 !== lastD1) [lastD1, lastD2] = [d1, run.indexOf('.', d1 + 1)];
+    const d2 = lastD2;
+    if (d2 < 0 || d2 === d1 + 1) continue;
+    let end = d2;
+    for (let k = 0; k < (isJweHeader(run.slice(at, d1)) ? 3 : 1); k++) {
+      const from = end + 1;
+      const d = run.indexOf('.', from);
+      const segmentEnd = d < 0 ? run.length : d;
+      // A header starting inside this segment (glued on): this token ends there.
+      const glued = run.indexOf(JWT_HINT, from);
+      if (glued >= 0 && glued < segmentEnd && segmentEnd - glued >= 10 && d >= 0) {
+        end = glued;
+        break;
+      }
+      end = segmentEnd;
+      if (d < 0) break;
+    }
+    if (end - at < PLACEHOLDER_LENGTH) continue;
+    spans.push([at, end]);
+    next = end;
+  }
+  return spans;
+}
+
+/** Whether a JWT's header segment (base64url JSON) names an `enc`: a JWE's, with five segments. */
+function isJweHeader(segment: string): boolean {
+  // A header is a few hundred characters (an x5c chain a few KiB); past that, no JWE's.
+  if (segment.length > 8192) return false;
+  const text = Buffer.from(segment, 'base64url').toString('utf8');
+  if (!text.includes('"enc"')) return false;
+  try {
+    const header = JSON.parse(text) as unknown;
+    return typeof header === 'object' && header !== null && 'enc' in header;
+  } catch {
+    return false;
+  }
 }

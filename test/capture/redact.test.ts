@@ -243,6 +243,14 @@ describe('Redactor', () => {
     // Its length byte may read as a letter (90 is `Z`): the token is still found.
     const long = `${jwt}${'x'.repeat(90 - jwt.length)}`;
     assert.match(fresh.jwtBytes(Buffer.concat([Buffer.from([0x0a, 90]), Buffer.from(long, 'latin1')])).subarray(2).toString('latin1'), /^<redacted:[0-9a-f]{8}~+>$/);
+    // Two token fields glued by bytes that read as token characters (field 8's tag B, a length Z): both masked.
+    const glued = Buffer.from(`\x0a\x3e${jwt}BZ${jwt.replace('c2ln', 'b3Ro')}`, 'latin1');
+    const both = fresh.jwtBytes(glued).toString('latin1');
+    assert.ok(!both.includes('c2lnbmF0dXJl') && !both.includes('b3RobmF0dXJl'), both);
+    assert.equal(both.length, glued.length);
+    // A JWE (its header names an enc): all five segments.
+    const jwe = `${Buffer.from('{"alg":"RSA-OAEP","enc":"A256GCM"}').toString('base64url')}.ZW5jcnlwdGVka2V5.aXZpdml2.Y2lwaGVydGV4dA.dGFndGFn`;
+    assert.match(fresh.jwtBytes(Buffer.from(`\x0a${jwe}`, 'latin1')).toString('latin1'), /^\x0a<redacted:[0-9a-f]{8}~+>$/);
     // Nothing to mask: the same buffer.
     const plain = Buffer.from([0x0a, 3, 0x61, 0x62, 0x63]);
     assert.equal(fresh.jwtBytes(plain), plain);
@@ -258,6 +266,7 @@ describe('Redactor', () => {
       ['a scheme of a million letters', () => fresh.textValue(`${'a'.repeat(N)}://x:y@`)],
       ['long runs before :// again and again, one @', () => fresh.textValue(`${`${'a'.repeat(2000)}://x`.repeat(N / 2004)}@`)],
       ['sk- sk- sk-…', () => fresh.textValue('sk-'.repeat(N / 3))],
+      ['eyJ eyJ… then one dot, as bytes', () => fresh.jwtBytes(Buffer.from(`${'eyJ'.repeat(N / 6)}.${'x'.repeat(N / 2)}`, 'latin1'))],
     ];
     for (const [what, run] of cases) {
       const t = performance.now();
