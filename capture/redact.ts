@@ -197,7 +197,7 @@ export class Redactor {
     let redacts = this.redactsByName.get(name);
     if (redacts === undefined) {
       const lower = name.toLowerCase();
-      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower);
+      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === 'sec-websocket-protocol';
       // Bounded: names repeat, but a peer may make up new ones.
       if (this.redactsByName.size >= 1000) this.redactsByName.clear();
       this.redactsByName.set(name, redacts);
@@ -302,6 +302,10 @@ export class Redactor {
     // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
+    // Kubernetes' WebSocket clients (kubectl exec) offer their bearer token as a subprotocol, base64url-encoded.
+    if (lower === 'sec-websocket-protocol') {
+      return value.replace(/(base64url\.bearer\.authorization\.k8s\.io\.)([A-Za-z0-9_-]+)/gi, (_all, lead: string, token: string) => lead + this.placeholder(token));
+    }
     if (!this.isSecretHeader(name)) return this.embedded(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {

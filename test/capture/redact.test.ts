@@ -209,6 +209,10 @@ describe('Redactor', () => {
     const payload = encodeURIComponent(JSON.stringify({ type: 'block_actions', token: 'zq-slack', user: { id: 'U1' } }));
     assert.equal(fresh.queryString(`payload=${payload}&x=1`), `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions', token: fresh.placeholder('zq-slack'), user: { id: 'U1' } }))}&x=1`);
     assert.equal(fresh.queryString('filter=%7B%22a%22%3A1%7D'), 'filter=%7B%22a%22%3A1%7D');
+    // kubectl exec offers its bearer token as a WebSocket subprotocol; the channel protocol beside it stays.
+    const k8s = Buffer.from('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ6cSJ9.sig').toString('base64url');
+    assert.deepEqual(fresh.head(['Sec-WebSocket-Protocol', `base64url.bearer.authorization.k8s.io.${k8s}, v4.channel.k8s.io`]), ['Sec-WebSocket-Protocol', `base64url.bearer.authorization.k8s.io.${fresh.placeholder(k8s)}, v4.channel.k8s.io`]);
+    assert.deepEqual(fresh.head(['Sec-WebSocket-Protocol', 'graphql-transport-ws']), ['Sec-WebSocket-Protocol', 'graphql-transport-ws']);
     // Google Identity Services' form post names its ID token `credential`.
     assert.equal(fresh.queryString('credential=opaque-zq&g_state=1'), `credential=${fresh.placeholder('opaque-zq')}&g_state=1`);
     // Other secrets any text may hold: a URL's password (alone), a PEM private key (whole), well-known tokens by their prefix.

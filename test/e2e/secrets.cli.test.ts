@@ -49,7 +49,9 @@ const S = {
   // Secrets no name marks: a connection string's password, a PEM private key, a GitHub token quoted in an error.
   dbPassword: 'zqsx-dbpw', pemKey: 'zqsx-pemkey', ghToken: 'zqsxghtoken',
   // A JWT under a query name no list holds, JSON in a form field (Slack's payload), a JWT in a multipart field.
-  stateJwt: 'zqsx-statejwt', slack: 'zqsx-slack', partJwt: 'zqsx-partjwt', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
+  stateJwt: 'zqsx-statejwt', slack: 'zqsx-slack', partJwt: 'zqsx-partjwt',
+  // kubectl's bearer token, offered as a WebSocket subprotocol (base64url: no dash in the secret).
+  k8s: 'zqsxkubetoken', newPw: 'zqsx-newpw', pwConfirm: 'zqsx-pwconfirm', qAccess: 'zqsx-qaccess', wsAuth: 'zqsx-wsauth', wsBearer: 'zqsx-wsbearer',
 } as const;
 const SECRETS = Object.values(S);
 
@@ -112,7 +114,8 @@ async function upstream(): Promise<number> {
     });
   });
   // A GraphQL subscription socket (graphql-ws): the client's connection_init carries its credentials.
-  const wss = new WebSocketServer({ server });
+  // Like the Kubernetes API server, it chooses the channel protocol, never the bearer one.
+  const wss = new WebSocketServer({ server, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith('base64url.')) ?? false });
   wss.on('connection', (ws) => ws.on('message', () => ws.send('{"type":"connection_ack"}')));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push(server);
@@ -160,6 +163,10 @@ async function sendSecrets(url: string): Promise<void> {
   await run('curl', ['-sS', '-o', '/dev/null', '--data', `credential=${S.gis}&g_csrf_token=x`, `${url}/gsi`]);
   await run('curl', ['-sS', '-o', '/dev/null', '-g', '--data', `user[email]=ann@example.com&user[password_confirmation]=${S.pwConfirm}`, `${url}/signup`]);
   await (await fetch(`${url}/password`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ newPassword: S.newPw }) })).text();
+  const exec = new WebSocket(`${url.replace('http', 'ws')}/api/v1/namespaces/x/pods/y/exec`, [`base64url.bearer.authorization.k8s.io.${S.k8s}`, 'v4.channel.k8s.io']);
+  await new Promise((resolve, reject) => (exec.once('open', resolve), exec.once('error', reject)));
+  exec.close();
+  await new Promise((resolve) => exec.once('close', resolve));
   const ws = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
   ws.send(JSON.stringify({ type: 'connection_init', payload: { authToken: S.wsAuth, headers: { Authorization: `Bearer ${S.wsBearer}` } } }));
