@@ -8,7 +8,7 @@ export { liveJournalWriter } from './journal-owner.js';
 export { openSegmentedCapture, segmentPath, type RotateSpec, type SegmentedCapture, type SegmentedCaptureOptions } from './segments.js';
 export type { RecoverOptions, RecoverResult } from './recover.js';
 export type { WriteProgress } from './writer.js';
-export { parseRedactSpecs, Redactor } from './redact.js';
+export { parseRedactSpecs, PLACEHOLDER_SOURCE, Redactor } from './redact.js';
 export { loadRedactKey } from './redact-key.js';
 export { multipartBoundary } from './redact-raw.js';
 export type { RedactConfig } from './redact.js';

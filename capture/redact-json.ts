@@ -32,11 +32,15 @@ const SOCKJS_PREFIX = /^a(?=\[)/;
 /** Engine.IO 4's long-polling payloads join packets with a record separator. */
 const RECORD_SEPARATOR = '\x1e';
 
+/** What stands before a text's JSON and is kept as it is: an XSSI, Socket.IO or SockJS prefix ('' for none). */
+function framing(text: string): string {
+  return XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
+}
+
 /** True when redactJsonText reads `text` as JSON (behind a prefix it knows, or as Engine.IO packets): its strings are walked one by one. */
 export function readsAsJson(text: string): boolean {
   if (text.includes(RECORD_SEPARATOR)) return true;
-  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
-  const first = text.slice(prefix.length).trimStart()[0];
+  const first = text.slice(framing(text).length).trimStart()[0];
   return first === '{' || first === '[' || first === '"';
 }
 
@@ -47,7 +51,7 @@ export function redactJsonText(text: string, s: JsonSecrets): string | undefined
     const redacted = parts.map((part) => redactJsonText(part, s));
     return redacted.some((r) => r !== undefined) ? redacted.map((r, i) => r ?? parts[i]).join(RECORD_SEPARATOR) : undefined;
   }
-  const prefix = XSSI_PREFIX.exec(text)?.[0] ?? SOCKET_IO_PREFIX.exec(text)?.[0] ?? SOCKJS_PREFIX.exec(text)?.[0] ?? '';
+  const prefix = framing(text);
   const body = prefix ? text.slice(prefix.length) : text;
   const first = body.trimStart()[0];
   // JSON encoded twice: a document that is one string holding JSON (`"{\"token\":…}"`).

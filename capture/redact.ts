@@ -87,14 +87,25 @@ const SHORTEST_EMBEDDED = 13;
 const TOKEN_RUN = /[A-Za-z0-9_.-]{19,}/g;
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
 
+/** Kubernetes' WebSocket clients (kubectl exec) offer their bearer token as a subprotocol, base64url-encoded. */
+const SUBPROTOCOL_HEADER = 'sec-websocket-protocol';
+const K8S_BEARER_PROTOCOL = /(base64url\.bearer\.authorization\.k8s\.io\.)([A-Za-z0-9_-]+)/gi;
+
+/** A parameter's raw value that opens a JSON object or array, percent-encoded or not. */
+const OPENS_JSON_PARAM = /^(?:%7[Bb]|%5[Bb]|[{[])/;
+
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
 const STOMP_CONNECT = /^(?:CONNECT|STOMP)\r?\n/;
 
 /**
- * A placeholder as bb writes it: redacting one again keeps it (the journal holds heads already redacted). In
- * binary payloads a secret's placeholder keeps the secret's length with `~` before its `>` (jwtBytes).
+ * A placeholder as bb writes it, as a pattern's source: `<redacted:` and 8 hex digits of the secret's keyed hash, and
+ * in binary payloads `~` up to the secret's length before its `>` (jwtBytes). The one spelling `bb diff`'s rule,
+ * the binding's tokens, bb replay's secrets and bb shadow's routes read it by.
  */
-const PLACEHOLDER = /^<redacted:[0-9a-f]{8}~*>$/;
+export const PLACEHOLDER_SOURCE = '<redacted:[0-9a-f]{8}~*>';
+
+/** A whole value that is a placeholder: redacting one again keeps it (the journal holds heads already redacted). */
+const PLACEHOLDER = new RegExp(`^${PLACEHOLDER_SOURCE}$`);
 
 /** A placeholder's length without padding: `<redacted:` + 8 hex + `>`. */
 const PLACEHOLDER_LENGTH = 19;
@@ -113,8 +124,6 @@ export function parseRedactSpecs(specs: string[]): RedactConfig {
 
 /** Replaces secret values; made once per HAR written. */
 export class Redactor {
-  /** Header names whose whole value is a secret, lower case (the built-in list and --redact header:NAME). */
-  private readonly headerNames: Set<string>;
   /** Every name that names a secret, in secretNameForm: the built-in keys and headers, and every extra name. */
   private readonly secretNames: Set<string>;
   /** isSecretName's answers by name as written (bounded). */
@@ -129,8 +138,6 @@ export class Redactor {
     private readonly key: Buffer,
     config: RedactConfig = {},
   ) {
-    const lower = (xs: string[] | undefined) => (xs ?? []).map((x) => x.toLowerCase());
-    this.headerNames = new Set([...DEFAULT_REDACTED_HEADERS, ...lower(config.headers)]);
     const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
     this.secretNames = new Set(names.map(secretNameForm));
   }
@@ -187,9 +194,9 @@ export class Redactor {
     return out ?? h;
   }
 
-  /** True when a header's value is a secret. */
+  /** True when a header's value is a secret (the built-in headers and --redact header:NAME are secret names). */
   isSecretHeader(name: string): boolean {
-    return this.headerNames.has(name.toLowerCase()) || this.isSecretName(name);
+    return this.isSecretName(name);
   }
 
   /** True when headerValue may change a header's value (a secret, or a URL). */
@@ -197,7 +204,7 @@ export class Redactor {
     let redacts = this.redactsByName.get(name);
     if (redacts === undefined) {
       const lower = name.toLowerCase();
-      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === 'sec-websocket-protocol';
+      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER;
       // Bounded: names repeat, but a peer may make up new ones.
       if (this.redactsByName.size >= 1000) this.redactsByName.clear();
       this.redactsByName.set(name, redacts);
@@ -302,10 +309,7 @@ export class Redactor {
     // RFC 8288: `<URI>; params, <URI>; params` (pagination links can carry the token of the request).
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
-    // Kubernetes' WebSocket clients (kubectl exec) offer their bearer token as a subprotocol, base64url-encoded.
-    if (lower === 'sec-websocket-protocol') {
-      return value.replace(/(base64url\.bearer\.authorization\.k8s\.io\.)([A-Za-z0-9_-]+)/gi, (_all, lead: string, token: string) => lead + this.placeholder(token));
-    }
+    if (lower === SUBPROTOCOL_HEADER) return value.replace(K8S_BEARER_PROTOCOL, (_all, lead: string, token: string) => lead + this.placeholder(token));
     if (!this.isSecretHeader(name)) return this.embedded(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
@@ -373,7 +377,7 @@ export class Redactor {
    * posts its interactions as `payload={"token":…}`), re-encoded only when something changed; else `embedded`.
    */
   private paramValue(raw: string): string {
-    if (raw.startsWith('%7B') || raw.startsWith('%7b') || raw.startsWith('%5B') || raw.startsWith('%5b') || raw.startsWith('{') || raw.startsWith('[')) {
+    if (OPENS_JSON_PARAM.test(raw)) {
       const json = this.jsonText(safeDecode(raw));
       if (json !== undefined) return encodeURIComponent(json);
     }
@@ -479,24 +483,19 @@ function privateKeys(text: string, hide: (secret: string) => string): string {
  */
 function jwtsInRun(run: string): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
-  let dot = -1;
-  const dotFrom = (at: number): number => {
-    if (dot !== -2 && dot < at) dot = run.indexOf('.', at);
-    if (dot === -1) dot = -2;
-    return dot === -2 ? -1 : dot;
-  };
   let next = 0;
-  // The dot after d1, asked again only when d1 moves (many `eyJ` before one dot share it).
-  let lastD1 = -1;
-  let lastD2 = -1;
+  // The first dot after `at` and the one after it: both only move forward, so many `eyJ` before one dot share them.
+  let d1 = -1;
+  let d2 = -1;
   for (let at = run.indexOf(JWT_HINT); at >= 0; at = run.indexOf(JWT_HINT, at + 1)) {
     if (at < next) continue;
-    const d1 = dotFrom(at);
-    if (d1 < 0) break;
-    if (d1 - at < 10) continue;
-    if (d1 !== lastD1) [lastD1, lastD2] = [d1, run.indexOf('.', d1 + 1)];
-    const d2 = lastD2;
-    if (d2 < 0 || d2 === d1 + 1) continue;
+    if (d1 < at) {
+      d1 = run.indexOf('.', at);
+      // No dot after this `eyJ`: none after any later one either.
+      if (d1 < 0) break;
+      d2 = run.indexOf('.', d1 + 1);
+    }
+    if (d1 - at < 10 || d2 < 0 || d2 === d1 + 1) continue;
     let end = d2;
     for (let k = 0; k < (isJweHeader(run.slice(at, d1)) ? 3 : 1); k++) {
       const from = end + 1;

@@ -55,14 +55,8 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   if (decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
     return { mimeType, text: uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor), comment: `${decoded.undecoded}: not kept, bb cannot search it for secrets` };
   }
-  const { text, base64 } = decoded.undecoded
-    ? { text: decoded.bytes.toString('base64'), base64: true }
-    : bodyText(decoded.bytes, mimeType);
+  const { text, base64 } = recordedText(decoded, mimeType, ctx.redactor);
   const post: HarPostData = { mimeType, text };
-  if (base64 && !decoded.undecoded && ctx.redactor) {
-    const masked = ctx.redactor.jwtBytes(decoded.bytes);
-    if (masked !== decoded.bytes) post.text = masked.toString('base64');
-  }
   if (base64) {
     post._encoding = 'base64';
     if (decoded.undecoded) post.comment = decoded.undecoded;
@@ -86,6 +80,18 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
     }
   }
   return post;
+}
+
+/**
+ * A decoded body as HAR holds it: text, or base64 of bytes that should have decoded and did not (whatever they look
+ * like) or are binary; a binary body's JWTs masked at their length when redacting (a gRPC body, protobuf: its
+ * framing stays, so it still decodes). Text is redacted afterwards, by its media type (redactText).
+ */
+function recordedText(decoded: ReturnType<typeof decodeContent>, mimeType: string, r: Redactor | undefined): { text: string; base64: boolean } {
+  if (decoded.undecoded) return { text: decoded.bytes.toString('base64'), base64: true };
+  const out = bodyText(decoded.bytes, mimeType);
+  const masked = out.base64 && r ? r.jwtBytes(decoded.bytes) : decoded.bytes;
+  return masked === decoded.bytes ? out : { text: masked.toString('base64'), base64: true };
 }
 
 /** True for the media types whose bodies bb searches for secrets (redactText, form fields, multipart parts). */
@@ -138,16 +144,8 @@ export function fillContent(
     content._bbUndecoded = decoded.undecoded;
     content.comment = `${decoded.undecoded}: not kept, bb cannot search it for secrets`;
   } else if (decoded.bytes.length > 0) {
-    // Bytes that should have decoded and did not are not text, whatever they look like.
-    const { text, base64 } = decoded.undecoded
-      ? { text: decoded.bytes.toString('base64'), base64: true }
-      : bodyText(decoded.bytes, mimeType);
+    const { text, base64 } = recordedText(decoded, mimeType, ctx.redactor);
     content.text = text;
-    // Binary (a gRPC body, protobuf): its JWTs masked at their length, so the bytes still decode.
-    if (base64 && !decoded.undecoded && ctx.redactor) {
-      const masked = ctx.redactor.jwtBytes(decoded.bytes);
-      if (masked !== decoded.bytes) content.text = masked.toString('base64');
-    }
     if (base64) content.encoding = 'base64';
     if (decoded.undecoded) {
       content._bbUndecoded = decoded.undecoded;

@@ -17,7 +17,7 @@
 // Prose never is (prose.ts): a JSON string, header value, text body or event
 // that is an error message, a sentence or markup issues nothing.
 import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
-import { decodeProtobuf, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
+import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
 import { lettersReadRandom } from '../normalize/shapes.js';
 import { parseJsonPrefix } from './json-prefix.js';
@@ -63,7 +63,7 @@ export interface ResponseView {
  * or a list (`ids=1042%2C1043`) the ids are tokens of their own, not glued
  * to the escape's hex digits (`221042`, `2C1043`).
  */
-const TOKEN = /<redacted:[0-9a-f]{8}~*>|%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/g;
+const TOKEN = new RegExp(`${PLACEHOLDER_SOURCE}|${/%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/.source}`, 'g');
 
 /** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
 const MIN_LENGTH = 4;

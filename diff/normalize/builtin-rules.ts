@@ -13,6 +13,7 @@
 // (config-patterns.ts): a pattern may take a whole uuid, never its tail.
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
+import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
 import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
@@ -235,7 +236,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     // secret wherever it sits; different ones at one aligned place are equal
     // when they correspond one to one (another key, a secret made up per run):
     // keyed.ts. 19 characters; in a binary payload padded with ~ to the secret's length (Redactor.jwtBytes).
-    value: { step: 12, pattern: /<redacted:[0-9a-f]{8}~*>/g, ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
+    value: { step: 12, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
   {
     name: 'generated-ids',

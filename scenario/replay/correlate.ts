@@ -198,15 +198,7 @@ export class Correlation {
       });
       // A WebSocket's 101 arrives before its messages; an HTTP response at the exchange's end.
       if (this.opts.correlate) events.push({ pos: ex.ws ? ex.start : ex.end, order: 1, run: () => responseValues(recordedResponse(ex.entry)).forEach((v) => this.bind(v, ex.i, clientSent)) });
-      if (this.opts.correlate) this.grpcEvents(ex, events, clientSent);
-      // A client gRPC message's bytes hold a masked JWT as a padded placeholder (capture/redact.ts jwtBytes).
-      let sends = 0;
-      for (const [j, m] of (ex.entry._grpcMessages ?? []).entries()) {
-        if (m.type !== 'send') continue;
-        const n = sends++;
-        const bytes = grpcMessageBytes(m);
-        if (bytes) events.push({ pos: ex.grpcPos?.[j] ?? ex.start, order: 0, run: () => this.checkSecrets(ex, bytesAsBody(bytes), `client gRPC message ${n + 1} of `) });
-      }
+      this.grpcEvents(ex, events, clientSent);
       let r = 0;
       ex.ws?.messages.forEach((m, k) => {
         if (m.type === 'receive') {
@@ -238,6 +230,8 @@ export class Correlation {
    * A gRPC call's messages on the timeline where they crossed (the plan's positions, grpcPos): the r-th server
    * message binds what it issued (`grpc[r]:…`, the places a call's answer names), the k-th client message notes
    * what it sends back (`i/gk`), so a bidi call's message sends back what the target's previous message issued.
+   * Each client message is checked for secrets where it was sent (with correlation off too): its bytes hold a
+   * masked JWT as a padded placeholder (capture/redact.ts jwtBytes).
    */
   private grpcEvents(ex: PlannedExchange, events: Array<{ pos: number; order: number; run: () => void }>, clientSent: Set<string>): void {
     let r = 0;
@@ -247,8 +241,18 @@ export class Correlation {
       const at = ex.grpcPos?.[j];
       const n = m.type === 'receive' ? r++ : k++;
       if (!bytes) continue;
-      if (m.type === 'receive') events.push({ pos: at ?? ex.end, order: 1, run: () => streamMessageValues(bytes, n).forEach((v) => this.bind(v, ex.i, clientSent)) });
-      else events.push({ pos: at ?? ex.start, order: 0, run: () => this.noteUses(`${ex.i}/g${n}`, protoTokens(bytes), clientSent) });
+      if (m.type === 'receive') {
+        if (this.opts.correlate) events.push({ pos: at ?? ex.end, order: 1, run: () => streamMessageValues(bytes, n).forEach((v) => this.bind(v, ex.i, clientSent)) });
+        continue;
+      }
+      events.push({
+        pos: at ?? ex.start,
+        order: 0,
+        run: () => {
+          this.checkSecrets(ex, bytesAsBody(bytes), `client gRPC message ${n + 1} of `);
+          if (this.opts.correlate) this.noteUses(`${ex.i}/g${n}`, protoTokens(bytes), clientSent);
+        },
+      });
     }
   }
 

@@ -2,7 +2,10 @@
 // with the segments that name one thing of many (numbers, ids, long tokens)
 // as `{id}`, so `/items/7` and `/items/8` are one row. Findings keep the
 // diff's own route names (diff/normalize); this one only groups counts.
-import type { HarEntry } from '../../capture/index.js';
+import { PLACEHOLDER_SOURCE, type HarEntry } from '../../capture/index.js';
+
+/** A path segment that is a redacted secret (a magic link's JWT), percent-encoded or not. */
+const REDACTED_SEGMENT = new RegExp(`^${PLACEHOLDER_SOURCE}$`);
 
 /** "GET /items/{id}" for an entry; WebSocket upgrades are "WS /path". */
 export function routeOf(entry: HarEntry): string {
@@ -22,7 +25,7 @@ export function routePath(url: string): string {
 function isIdLike(segment: string): boolean {
   if (/^\d+$/.test(segment)) return true;
   // A secret in the path (a magic link's JWT), redacted: one per session, like an id.
-  if (/^(?:<|%3C)redacted:[0-9a-f]{8}~*(?:>|%3E)$/i.test(segment)) return true;
+  if (REDACTED_SEGMENT.test(segment.replace(/^%3C/i, '<').replace(/%3E$/i, '>'))) return true;
   // A token with digits among letters, long enough to be generated (uuid, hex, nanoid).
   return segment.length >= 8 && /\d/.test(segment) && /^[A-Za-z0-9_~.-]+$/.test(segment);
 }
