@@ -11,31 +11,73 @@ export interface DecodedBody {
   decoded: boolean;
   /** Why the bytes stay as on the wire although a coding was declared. */
   undecoded?: string;
+  /** The decoded bytes are the start of a body that decodes to more than the cap (DecodeLimits.startPastCap). */
+  cut?: boolean;
 }
 
-/** Undoes Content-Encoding (gzip, x-gzip, deflate, br, several in sequence); zstd and unknown codings stay raw. */
-export function decodeContent(raw: Buffer, contentEncoding: string | undefined, truncated: boolean): DecodedBody {
+/**
+ * The most bytes a body decodes to before bb keeps it as sent instead: a few hundred KB of gzip on the wire can
+ * decode to gigabytes (a compression bomb, or a huge repetitive log), and the decoded bytes are held whole, as a
+ * HAR's text holds them. 64 MiB, as a zip's inflated size in bb diff (docs/capture-format.md "Past the body cap").
+ */
+export const DECODED_BODY_CAP = 64 * 1048576;
+
+/** How far decodeContent goes. */
+export interface DecodeLimits {
+  /** The most decoded bytes (DECODED_BODY_CAP when absent); zlib stops there, no more is ever held. */
+  maxDecoded?: number;
+  /**
+   * Past the cap, the decoded start of the body (at most `maxDecoded` bytes, `cut`) instead of the bytes as sent:
+   * for a reader of a start anyway (a body cut at the body cap, what binding reads of an answer). One coding only.
+   */
+  startPastCap?: boolean;
+}
+
+/**
+ * Undoes Content-Encoding (gzip, x-gzip, deflate, br, several in sequence); zstd and unknown codings stay raw, and so
+ * does a body that decodes to more than the cap (unless its start is asked for: `limits.startPastCap`).
+ */
+export function decodeContent(raw: Buffer, contentEncoding: string | undefined, truncated: boolean, limits: DecodeLimits = {}): DecodedBody {
   const codings = (contentEncoding ?? '')
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0 || raw.length === 0) return { bytes: raw, decoded: false };
+  const max = limits.maxDecoded ?? DECODED_BODY_CAP;
   let bytes = raw;
   // Codings are listed in the order applied: undo them last first (RFC 9110 §8.4).
   for (const coding of [...codings].reverse()) {
     try {
-      bytes = decodeCoding(bytes, coding, { truncated });
+      bytes = decodeCoding(bytes, coding, { truncated, maxOutputLength: max });
     } catch (err) {
+      if (isTooLarge(err) && limits.startPastCap && codings.length === 1) return { bytes: decodedStart(raw, coding, max), decoded: true, cut: true };
       const why =
         coding === 'zstd'
           ? 'zstd: no decoder in Node 20, body kept as sent'
           : (err as Error).message.startsWith('unknown coding')
             ? `${coding}: unknown content-coding, body kept as sent`
-            : `${coding}: does not decode (${(err as Error).message}), body kept as sent`;
+            : isTooLarge(err)
+              ? `${coding}: decodes to more than ${max} bytes, body kept as sent`
+              : `${coding}: does not decode (${(err as Error).message}), body kept as sent`;
       return { bytes: raw, decoded: false, undecoded: why };
     }
   }
   return { bytes, decoded: true };
+}
+
+/**
+ * The start of a body that decodes past `max`: the decoding of the longest of its halved starts (half, a quarter,
+ * …) that stays within `max`. Each try stops at `max` output, so a bomb costs at most one cap per halving.
+ */
+function decodedStart(bytes: Buffer, coding: string, max: number): Buffer {
+  for (let n = bytes.length >> 1; n > 0; n >>= 1) {
+    try {
+      return decodeCoding(bytes.subarray(0, n), coding, { truncated: true, maxOutputLength: max });
+    } catch (err) {
+      if (!isTooLarge(err)) break;
+    }
+  }
+  return Buffer.alloc(0);
 }
 
 /**
@@ -55,7 +97,8 @@ export function decodeCoding(bytes: Buffer, coding: string, opts: { truncated?: 
       // "deflate" is meant to be zlib-wrapped, but servers send raw deflate too.
       try {
         return inflateSync(bytes, flush);
-      } catch {
+      } catch (err) {
+        if (isTooLarge(err)) throw err;
         return inflateRawSync(bytes, flush);
       }
     case 'br':
@@ -63,6 +106,11 @@ export function decodeCoding(bytes: Buffer, coding: string, opts: { truncated?: 
     default:
       throw new Error(`unknown coding ${coding}`);
   }
+}
+
+/** zlib's error for output past `maxOutputLength`. */
+function isTooLarge(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === 'ERR_BUFFER_TOO_LARGE';
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -4,7 +4,7 @@
 // are their own concern; still pure, bytes come through `readBody`.
 import type { BbEntryExt, HarContent, HarEventSourceMessage, HarPostData, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice } from './journal.js';
-import { bodyText, decodeContent } from './body.js';
+import { bodyText, decodeContent, type DecodeLimits } from './body.js';
 import { EventStreamParser, isBinaryMedia, isEventStreamMedia, isFormMedia, isJsonLinesMedia, isJsonMedia, isTextualMedia, mediaType } from '../core/index.js';
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
@@ -16,6 +16,8 @@ export interface BodyContext {
   readBody(slice: BodySlice): Buffer;
   /** Redacts values; absent with --no-redact. */
   redactor?: Redactor;
+  /** The most bytes a body decodes to before it is kept as sent (DECODED_BODY_CAP when absent). */
+  maxDecoded?: number;
 }
 
 /** Concatenates recorded slices; notes bytes lost to a recording error. */
@@ -36,13 +38,22 @@ export function gather(chunks: BodySlice[], ctx: BodyContext, notes: string[]): 
   return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), recorded, wire };
 }
 
+/**
+ * How far a recorded body decodes: to the capture's cap; past it a whole body is kept as sent (compared by its bytes,
+ * never by a start that would hide what follows), one cut at the body cap keeps its decoded start (it is a start).
+ */
+function decodeLimits(ctx: BodyContext, truncated: boolean): DecodeLimits {
+  return { ...(ctx.maxDecoded !== undefined ? { maxDecoded: ctx.maxDecoded } : {}), startPastCap: truncated };
+}
+
 /** The request body as HAR postData: decoded, text or base64, form params, secrets redacted. */
 export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContext, bb: BbEntryExt, notes: string[]): HarPostData {
   const mimeType = headerValue(h, 'content-type') ?? '';
   const { bytes, recorded, wire } = gather(chunks, ctx, notes);
   const truncated = recorded < wire;
   if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
-  const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated);
+  const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated, decodeLimits(ctx, truncated));
+  if (decoded.cut) notes.push(`request body decodes past the cap: its first ${decoded.bytes.length} decoded bytes kept`);
   // Multipart is redacted as bytes: a part holding a file must not keep a password field beside it readable in base64.
   const boundary = ctx.redactor && !decoded.undecoded ? multipartBoundary(mimeType) : undefined;
   const multipart = boundary ? redactMultipart(decoded.bytes, boundary, ctx.redactor!) : undefined;
@@ -136,7 +147,8 @@ export function fillContent(
   if (truncated) bb.truncated = { ...bb.truncated, response: recorded };
   response.bodySize = wire;
   const encoding = headerValue(h, 'content-encoding');
-  const decoded = decodeContent(bytes, encoding, truncated);
+  const decoded = decodeContent(bytes, encoding, truncated, decodeLimits(ctx, truncated));
+  if (decoded.cut) notes.push(`response body decodes past the cap: its first ${decoded.bytes.length} decoded bytes kept`);
   const content: HarContent = { size: decoded.bytes.length, mimeType };
   if (!truncated && !decoded.undecoded) content.compression = decoded.bytes.length - wire;
   if (decoded.bytes.length > 0 && decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {

@@ -1,7 +1,7 @@
 // Content decoding and body text (capture/body.ts), as tables.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { bodyText, decodeContent } from '../../capture/body.js';
 
 describe('decodeContent and bodyText', () => {
@@ -30,6 +30,40 @@ describe('decodeContent and bodyText', () => {
     // Level 0 stores the text as is: the 5000 wire bytes less gzip's 10-byte header and a 5-byte block header.
     assert.equal(r.bytes.length, 4985);
     assert.ok(text.subarray(0, r.bytes.length).equals(r.bytes));
+  });
+
+  it('stops at the decoded cap: a whole body past it stays as sent, a start past it decodes as far as the cap', () => {
+    // Each coding of 1 MiB repeating one kilobyte of letters: a few kilobytes on the wire, hundreds of times that decoded.
+    const block = Buffer.from(Array.from({ length: 1024 }, (_, i) => 97 + ((i * 7919) % 26)));
+    const text = Buffer.concat(Array.from({ length: 1024 }, () => block));
+    const encoders: Array<[string, (b: Buffer) => Buffer]> = [
+      ['gzip', (b) => gzipSync(b)], ['deflate', (b) => deflateSync(b)], ['deflate', (b) => deflateRawSync(b)], ['br', (b) => brotliCompressSync(b)],
+    ];
+    for (const [coding, encode] of encoders) {
+      const wire = encode(text);
+      assert.ok(wire.length < 8192, `${coding}: ${wire.length} bytes on the wire`);
+      // Within the cap: decoded whole.
+      assert.ok(decodeContent(wire, coding, false, { maxDecoded: 1048576 }).bytes.equals(text), coding);
+      // Past it, whole: kept as sent, and said why.
+      const kept = decodeContent(wire, coding, false, { maxDecoded: 65536 });
+      assert.equal(kept.decoded, false, coding);
+      assert.ok(kept.bytes.equals(wire), `${coding}: the bytes as sent`);
+      assert.equal(kept.undecoded, `${coding}: decodes to more than 65536 bytes, body kept as sent`);
+      // Past it, a start asked for: the decoded start, within the cap, marked cut.
+      const start = decodeContent(wire, coding, false, { maxDecoded: 65536, startPastCap: true });
+      assert.equal(start.cut, true, coding);
+      assert.ok(start.bytes.length > 0 && start.bytes.length <= 65536, `${coding}: ${start.bytes.length} bytes`);
+      assert.ok(text.subarray(0, start.bytes.length).equals(start.bytes), `${coding}: a start of the body`);
+    }
+    // Two codings past the cap: kept as sent (no start of a start).
+    const twice = decodeContent(gzipSync(gzipSync(text)), 'gzip, gzip', false, { maxDecoded: 65536, startPastCap: true });
+    assert.equal(twice.decoded, false);
+    assert.match(twice.undecoded!, /decodes to more than 65536 bytes/);
+    // The default cap is 64 MiB: 65 members of 1 MiB (gzip members follow each other in one body) pass it.
+    const member = gzipSync(text);
+    const bomb = Buffer.concat(Array.from({ length: 65 }, () => member));
+    assert.match(decodeContent(bomb, 'gzip', false).undecoded!, /^gzip: decodes to more than 67108864 bytes/);
+    assert.equal(decodeContent(bomb.subarray(0, 64 * member.length), 'gzip', false).bytes.length, 64 * 1048576);
   });
 
   it('keeps text as text and everything else as base64', () => {

@@ -9,6 +9,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
@@ -40,7 +41,7 @@ async function server(): Promise<string> {
 }
 
 /** A request (a POST with a body and a Content-Encoding its bytes do not have), its answer read whole as bytes. */
-function send(port: number, path: string, post?: { type: string; coding: string; body: string }): Promise<void> {
+function send(port: number, path: string, post?: { type: string; coding: string; body: string | Buffer }): Promise<void> {
   return new Promise((resolve, reject) => {
     const headers = post ? { 'Content-Type': post.type, 'Content-Encoding': post.coding } : {};
     const req = http.request({ host: '127.0.0.1', port, path, method: post ? 'POST' : 'GET', headers }, (res) => {
@@ -90,5 +91,62 @@ describe('a body bb cannot decode, with redaction on', () => {
 
   it('is kept as sent with --no-redact (the search above can fail)', async () => {
     assert.deepEqual(leaked(await recordAll(false)), SECRETS);
+  });
+});
+
+// A compression bomb (or a huge repetitive log): 600 KB of gzip on the wire
+// that decodes to 600 MiB. Decoding it whole made the HAR unwritable ("Cannot
+// create a string longer than 0x1fffffe8 characters", 2.1 GB RSS) and `bb
+// recover` failed the same way, so every exchange of the capture was lost. A
+// body decodes to 64 MiB at most (capture/body.ts DECODED_BODY_CAP); past it,
+// it is kept as sent.
+describe('a body that decodes to more than bb holds', () => {
+  const member = gzipSync(Buffer.alloc(1048576, 'a'));
+  const bomb = Buffer.concat(Array.from({ length: 600 }, () => member));
+
+  async function bombServer(): Promise<string> {
+    const s = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const type = req.url === '/json' ? 'application/json' : req.url === '/bin' ? 'application/octet-stream' : 'text/plain';
+        if (req.url === '/small') res.writeHead(200, { 'Content-Type': type, 'Content-Encoding': 'gzip' }).end(gzipSync('{"a":1}'));
+        else res.writeHead(200, { 'Content-Type': type, 'Content-Encoding': 'gzip', 'Content-Length': bomb.length }).end(bomb);
+      });
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise<void>((r) => s.close(() => r())));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  }
+
+  async function recordBombs(redact: boolean): Promise<Har> {
+    const rec = await record(cleanups, await bombServer(), redact ? {} : { redact: false });
+    for (const path of ['/text', '/json', '/bin', '/small']) await send(rec.port, path);
+    await send(rec.port, '/upload', { type: 'application/json', coding: 'gzip', body: bomb });
+    return rec.finish();
+  }
+  const WHY = 'gzip: decodes to more than 67108864 bytes, body kept as sent';
+
+  it('is kept as sent, marked; the capture is written with every exchange', async () => {
+    const har = await recordBombs(false);
+    assert.deepEqual(har.log.entries.map((e) => new URL(e.request.url).pathname), ['/text', '/json', '/bin', '/small', '/upload']);
+    for (const e of har.log.entries.slice(0, 3)) {
+      const c = e.response.content;
+      assert.equal(c._bbUndecoded, WHY, e.request.url);
+      assert.equal(c.encoding, 'base64');
+      assert.ok(Buffer.from(c.text!, 'base64').equals(bomb), 'the bytes as sent');
+    }
+    assert.equal(har.log.entries[3]!.response.content.text, '{"a":1}', 'a body under the cap is decoded as before');
+    const post = har.log.entries[4]!.request.postData!;
+    assert.equal(post._encoding, 'base64');
+    assert.ok(Buffer.from(post.text, 'base64').equals(bomb));
+  });
+
+  it('with redaction on, a type bb searches for secrets is a placeholder keyed by its bytes; a binary one stays as sent', async () => {
+    const har = await recordBombs(true);
+    const [text, json, bin] = har.log.entries.map((e) => e.response.content);
+    assert.match(text!.text!, new RegExp(`^<redacted: gzip: decodes to more than 67108864 bytes; ${bomb.length} bytes not kept, <redacted:[0-9a-f]{8}>>$`));
+    assert.equal(json!.text, text!.text, 'the same bytes, the same placeholder');
+    assert.ok(Buffer.from(bin!.text!, 'base64').equals(bomb));
+    assert.match(har.log.entries[4]!.request.postData!.text, /^<redacted: gzip: decodes to more than/);
   });
 });
