@@ -222,6 +222,22 @@ class ReadWindow {
 }
 
 /**
+ * The most bytes of JSON parsed as one piece (a whole file, or one entry of an indexed one): past it, one string
+ * would near V8's limit of 0x1fffffe8 characters.
+ */
+export const ONE_PIECE_LIMIT = 480 * 1024 * 1024;
+
+/** An entry longer than ONE_PIECE_LIMIT (a WebSocket conversation of that much message data). */
+export class EntryTooLargeError extends Error {
+  constructor(
+    readonly index: number,
+    readonly bytes: number,
+  ) {
+    super(`log.entries[${index}] is ${Math.round(bytes / 1048576)} MB`);
+  }
+}
+
+/**
  * Indexes a capture file (throws HarShapeError for a file with no log.entries
  * array, SyntaxError when the header is not JSON; errors from reading pass through).
  */
@@ -245,6 +261,8 @@ export async function indexCaptureFile(path: string): Promise<IndexedCapture> {
     const ends = Float64Array.from(s.ends);
     const window = new ReadWindow(fd);
     const readEntry = async (i: number): Promise<HarEntry> => {
+      // Checked before reading: its bytes would be read whole and then fail as a string.
+      if (ends[i]! - starts[i]! > ONE_PIECE_LIMIT) throw new EntryTooLargeError(i, ends[i]! - starts[i]!);
       let doc: unknown;
       try {
         doc = JSON.parse(window.text(starts[i]!, ends[i]!, i));

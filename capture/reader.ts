@@ -18,7 +18,7 @@ import { BbError, type BbErrorOptions } from '../core/index.js';
 import { journalPaths } from './options.js';
 import type { Har, HarEntry } from './har.js';
 import { HarShapeError, validateEntry, validateHar, validateLogHeader, type HarLogHeader } from './reader-validate.js';
-import { indexCaptureFile, type IndexedCapture } from './reader-index.js';
+import { EntryTooLargeError, indexCaptureFile, ONE_PIECE_LIMIT, type IndexedCapture } from './reader-index.js';
 
 export type { IndexedCapture } from './reader-index.js';
 
@@ -58,9 +58,9 @@ export interface CaptureStream {
   entries(): AsyncIterable<HarEntry>;
 }
 
-// Past this, one JSON string would near V8's ~512 Mi-character limit. Bigger
-// files need a token-streaming parser (issue 8: stream-json, entry by entry).
-const WHOLE_FILE_LIMIT = 480 * 1024 * 1024;
+// Past ONE_PIECE_LIMIT, one JSON string would near V8's ~512 Mi-character
+// limit. Bigger files are read entry by entry (indexCapture).
+const WHOLE_FILE_LIMIT = ONE_PIECE_LIMIT;
 
 /** Reads and checks a whole capture file. */
 export async function readCapture(path: string, opts: ReadCaptureOptions = {}): Promise<Har> {
@@ -189,6 +189,9 @@ async function parseFile(path: string): Promise<unknown> {
 }
 
 function shapeError(path: string, err: unknown): Error {
+  if (err instanceof EntryTooLargeError) {
+    return new CaptureReadError('BB_CAPTURE_UNREADABLE', `${path}: ${err.message}, past what bb parses as one entry (${ONE_PIECE_LIMIT / 1048576} MB: a WebSocket conversation of that much message data): bb cannot read it; remove that entry from the file to read the rest.`, { file: path });
+  }
   if (err instanceof HarShapeError) {
     const notHar = err.path === 'log' || err.path === '(top level)' || err.path === 'log.entries';
     return new CaptureReadError('BB_CAPTURE_INVALID', notHar

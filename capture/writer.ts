@@ -13,13 +13,14 @@ import { closeSync, openSync } from 'node:fs';
 import type { BbLogExt, HarPage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
-import { buildEntry, type EntryContext, type ExchangeRecords } from './to-har.js';
+import { buildEntry, buildWsMessage, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler } from './entry-assembly.js';
 import { readLineRanges, scanJournal } from './journal-bytes.js';
 import type { Redactor } from './redact.js';
 import { BbError } from '../core/index.js';
 import { openAtomic } from './out-file.js';
 import { SliceReader } from './body-read.js';
+import { DECODED_BODY_CAP } from './body.js';
 
 /** How to turn one journal into a HAR. */
 export interface WriteHarOptions {
@@ -112,11 +113,30 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
   let lastTs = 0;
   let first = true;
 
-  const writeEntry = (ex: ExchangeRecords) => {
+  const writeEntry = (ex: ExchangeRecords): Promise<void> | undefined => {
     result.heldAtMost = Math.max(result.heldAtMost, assembler.heldWsRecords() + ex.ws.length);
+    if (ex.upgrade && ex.ws.length > 0) return writeConversation(ex);
     const entry = buildEntry(ex, ctx!);
-    result.webSocketMessages += entry._webSocketMessages?.length ?? 0;
     out.write((first ? '\n' : ',\n') + JSON.stringify(entry));
+    entryWritten(0);
+    return undefined;
+  };
+  // A WebSocket entry is written a message at a time: a long conversation's messages together can be longer than
+  // one string may be (9,000 binary messages of 64 KiB are 786M characters of base64; the HAR was not written at
+  // all), and none of them is held past its write.
+  const writeConversation = async (ex: ExchangeRecords): Promise<void> => {
+    const text = JSON.stringify(buildEntry({ ...ex, ws: [] }, ctx!));
+    const at = text.indexOf(NO_MESSAGES) + NO_MESSAGES.length - 1;
+    out.write((first ? '\n' : ',\n') + text.slice(0, at));
+    for (let i = 0; i < ex.ws.length; i++) {
+      out.write((i > 0 ? ',' : '') + JSON.stringify(buildWsMessage(ex.ws[i]!, ctx!)));
+      await out.drain();
+    }
+    out.write(text.slice(at));
+    entryWritten(ex.ws.length);
+  };
+  const entryWritten = (messages: number) => {
+    result.webSocketMessages += messages;
     first = false;
     result.entries++;
     if (result.entries % PROGRESS_EVERY === 0) progress();
@@ -142,15 +162,21 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
     }
     // A folded line's records (journal-fold.ts) are HTTP ones, never read back: only a line of one record gives its place.
     const records = unfoldRecord(rec as JournalRecord);
-    for (const r of records) {
+    return feed(records, 0, records.length > 1 ? -1 : at, bytes);
+  };
+  // The records of one line from the i-th on; resumed after an entry whose writing waits for its output.
+  const feed = (records: JournalRecord[], i: number, at: number, bytes: number): Promise<void> | undefined => {
+    for (; i < records.length; i++) {
+      const r = records[i]!;
       if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
       if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
-      const done = assembler.feed(r, records.length > 1 ? -1 : at, bytes);
+      const done = assembler.feed(r, at, bytes);
       result.heldAtMost = Math.max(result.heldAtMost, assembler.heldWsRecords());
       if (done?.kind === 'page') {
         pages.push({ startedDateTime: new Date(done.ts).toISOString(), id: done.id, title: done.title, pageTimings: {} });
       } else if (done?.kind === 'entry') {
-        writeEntry(done.exchange);
+        const writing = writeEntry(done.exchange);
+        if (writing) return writing.then(() => feed(records, i + 1, at, bytes));
       }
     }
     return out.drain();
@@ -160,7 +186,7 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
   if (!header) throw journalError(opts.journalPath, result.dropped ? 'does not start with a bb journal header' : 'is empty (no header record)');
   // What never ended goes in too, oldest first: a recovered capture keeps everything it saw.
   for (const ex of assembler.unfinished()) {
-    writeEntry(ex);
+    await writeEntry(ex);
     result.open++;
     await out.drain();
   }
@@ -193,10 +219,15 @@ export function entryContext(header: HeaderRecord, redactor: Redactor | undefine
   const bodies = new SliceReader(bodiesFd, seal && ((bytes, offset) => seal.applyInOrder(bytes, offset)));
   return {
     readBody: (slice) => bodies.read(slice),
+    // A capture recording bodies past 64 MiB decodes them as far too.
+    maxDecoded: Math.max(DECODED_BODY_CAP, typeof header.bodyCap === 'number' ? header.bodyCap : 0),
     fallbackOrigin: header.listen,
     ...(redactor ? { redactor } : {}),
   };
 }
+
+/** What a WebSocket entry built without its messages holds in their place (the one key of that name: any other is inside a string, its quotes escaped). */
+const NO_MESSAGES = '"_webSocketMessages":[]';
 
 function journalError(path: string, what: string): BbError {
   return new BbError('BB_JOURNAL_INVALID', `${path} ${what}: it is not a journal this bb can finalize.`);

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
-import { closeSync, copyFileSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startProxy, FactBus } from '../../proxy/index.js';
-import { openCapture, redactorFor } from '../../capture/index.js';
+import { indexCapture, openCapture, redactorFor } from '../../capture/index.js';
 import { writeHarFromJournal, entryContext } from '../../capture/writer.js';
 import { EntryAssembler, WS_HELD } from '../../capture/entry-assembly.js';
 import { unfoldRecord } from '../../capture/journal-fold.js';
@@ -134,5 +134,91 @@ describe('writeHarFromJournal on a file that is not a journal', () => {
   it('says an empty file is empty, and one that holds other text is not a journal (not that it is empty)', async () => {
     assert.match(await attempt('empty', ''), /empty\.journal is empty \(no header record\): it is not a journal/);
     assert.match(await attempt('garbage', 'garbage\nmore garbage\n'), /garbage\.journal does not start with a bb journal header: it is not a journal/);
+  });
+});
+
+// A conversation whose messages together are longer than one string may be
+// (Node's limit: 0x1fffffe8 characters). Writing its entry as one
+// JSON.stringify failed ("Invalid string length") and no HAR was written at
+// all; `bb recover` failed the same way. 1,500 text messages of 64 KiB of
+// U+0001 (valid UTF-8, each character escaped as six in JSON): 96 MiB on the
+// wire, 590M characters of HAR.
+describe('writeHarFromJournal, a conversation longer than a string', () => {
+  it('writes the entry a message at a time: the HAR is whole, every message in it', async () => {
+    const MESSAGES = 1500;
+    const payload = '\u0001'.repeat(65536);
+    const server = http.createServer((_req, res) => res.end('ok'));
+    const wss = new WebSocketServer({ server, perMessageDeflate: false });
+    wss.on('connection', (ws) => {
+      let i = 0;
+      const pump = (): void => {
+        while (i < MESSAGES) {
+          ws.send(payload);
+          i++;
+          if (ws.bufferedAmount > 4 << 20) return void setTimeout(pump, 2);
+        }
+        ws.close(1000, 'done');
+      };
+      pump();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const bus = new FactBus();
+    const proxy = await startProxy({ target: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, bus });
+    const out = tmp.path('long-ws.har');
+    const capture = await openCapture({ out, label: 'p', target: proxy.target, listen: proxy.url, bbHome: tmp.bbHome });
+    bus.on(capture.listener);
+    after(async () => {
+      await proxy.close(0);
+      wss.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+    const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws`, { perMessageDeflate: false });
+    let received = 0;
+    ws.on('message', () => received++);
+    await once(ws, 'close');
+    assert.equal(received, MESSAGES);
+    await sleep(100);
+    await capture.close();
+
+    // Too long to parse as one string: read as bytes. Its end is the log's end, and every message is in it.
+    const size = statSync(out).size;
+    assert.ok(size > 0x1fffffe8, `the HAR is ${size} bytes: longer than a string, so the test reaches the limit`);
+    const fd = openSync(out, 'r');
+    try {
+      const at = (pos: number, n: number): string => {
+        const b = Buffer.alloc(n);
+        return b.subarray(0, readSync(fd, b, 0, n, pos)).toString('utf8');
+      };
+      const tail = at(size - 4096, 4096);
+      const log = JSON.parse(`{${tail.slice(tail.lastIndexOf('],"pages":') + 2)}`.slice(0, -2)) as { _bb: { counts: { webSocketMessages: number } } };
+      assert.equal(log._bb.counts.webSocketMessages, MESSAGES + 2, 'the messages and both closes');
+      const head = at(0, 65536);
+      assert.match(head, /"_webSocketMessages":\[\{"type":"receive","time":[\d.]+,"opcode":1,"data":"(\\u0001)+/);
+      // Each message's opening, counted over the whole file a megabyte at a time (the payload holds no quote).
+      let messages = 0;
+      let carry = '';
+      for (let pos = 0; pos < size; pos += 1 << 20) {
+        const text = carry + at(pos, 1 << 20);
+        messages += text.split('{"type":"receive"').length - 1;
+        // A marker cut at the boundary has at most 16 of its 17 characters before it; a whole one is not carried.
+        carry = text.slice(-16);
+      }
+      assert.equal(messages, MESSAGES + 1, 'every message the server sent, and its close');
+    } finally {
+      closeSync(fd);
+    }
+    // Readers parse an entry as one string: past their limit they say so in one line (they read 3 GB first and
+    // then called the entry invalid JSON).
+    const cap = await indexCapture(out);
+    try {
+      await assert.rejects(cap.readEntry(0), (err: Error) => {
+        assert.match(err.message, /long-ws\.har: log\.entries\[0\] is \d+ MB, past what bb parses as one entry \(480 MB: a WebSocket conversation of that much message data\): bb cannot read it; remove that entry from the file to read the rest\.$/);
+        return true;
+      });
+    } finally {
+      await cap.close();
+    }
   });
 });
