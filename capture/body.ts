@@ -13,6 +13,8 @@ export interface DecodedBody {
   undecoded?: string;
   /** The decoded bytes are the start of a body that decodes to more than the cap (DecodeLimits.startPastCap). */
   cut?: boolean;
+  /** The body decodes, to more than the cap: kept as sent (`undecoded` says so), or its start (`cut`). */
+  pastCap?: boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ export function decodeContent(raw: Buffer, contentEncoding: string | undefined, 
     try {
       bytes = decodeCoding(bytes, coding, { truncated, maxOutputLength: max });
     } catch (err) {
-      if (isTooLarge(err) && limits.startPastCap && codings.length === 1) return { bytes: decodedStart(raw, coding, max), decoded: true, cut: true };
+      if (isTooLarge(err) && limits.startPastCap && codings.length === 1) return { bytes: decodedStart(raw, coding, max), decoded: true, cut: true, pastCap: true };
       const why =
         coding === 'zstd'
           ? 'zstd: no decoder in Node 20, body kept as sent'
@@ -59,7 +61,7 @@ export function decodeContent(raw: Buffer, contentEncoding: string | undefined, 
             : isTooLarge(err)
               ? `${coding}: decodes to more than ${max} bytes, body kept as sent`
               : `${coding}: does not decode (${(err as Error).message}), body kept as sent`;
-      return { bytes: raw, decoded: false, undecoded: why };
+      return { bytes: raw, decoded: false, undecoded: why, ...(isTooLarge(err) ? { pastCap: true } : {}) };
     }
   }
   return { bytes, decoded: true };

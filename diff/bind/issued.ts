@@ -30,6 +30,9 @@ import { isXml, xmlValues } from './xml.js';
  */
 export const BIND_READ_BYTES = 256 * 1024;
 
+/** What binding reads of an answer once decoded (content-coding undone): its start as far as this, in bytes. */
+export const BIND_DECODED_BYTES = 16 * BIND_READ_BYTES;
+
 /** One value a server issued, at its place. */
 export interface IssuedValue {
   /** Where in the response: "header:location#0~2", "cookie:sid", "body:$.id~0", "ws[3]:$.cursor". */

@@ -12,6 +12,7 @@
 import { connect, type Socket } from 'node:net';
 import { EventStreamParser, headerValue } from '../../core/index.js';
 import { Http1Parser, type Http1Head } from '../../proxy/index.js';
+import { BIND_READ_BYTES } from '../../diff/index.js';
 import type { WireRequest } from './request.js';
 
 /** Why an exchange was cut: as the original client did, --timeout, or Ctrl-C. */
@@ -19,12 +20,38 @@ export type CutReason = 'client' | 'timeout' | 'interrupted';
 
 /** How one exchange on the socket ended. */
 export type ExchangeOutcome =
-  /** A whole response (whatever its status). */
-  | { kind: 'response'; status: number; rawHeaders: string[]; body: Buffer }
+  /** A whole response (whatever its status): its body's start (AnswerStart), `truncated` when more came. */
+  | { kind: 'response'; status: number; rawHeaders: string[]; body: Buffer; truncated?: boolean }
   /** Cut before the response ended, after `afterMs`. */
   | { kind: 'cut'; why: CutReason; afterMs: number }
   /** The connection failed (refused, reset, not HTTP), in a few words. */
   | { kind: 'failed'; reason: string };
+
+/**
+ * What an answer's body keeps: its first BIND_READ_BYTES, all that binding reads of it (the capture records the
+ * answer; this copy is the replay's and the shadow's mirrors' own). The rest is counted, not held: a 1 GiB download
+ * replayed or mirrored held 1 GiB, times the mirrors in flight.
+ */
+export class AnswerStart {
+  private readonly parts: Buffer[] = [];
+  private kept = 0;
+  private cut = false;
+
+  /** A chunk of the body, as it came (kept as far as there is room: not copied). */
+  add(chunk: Buffer): void {
+    const room = BIND_READ_BYTES - this.kept;
+    if (chunk.length > room) this.cut = true;
+    if (room <= 0) return;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.parts.push(part);
+    this.kept += part.length;
+  }
+
+  /** The outcome's body and whether it is a start only. */
+  body(): { body: Buffer; truncated?: boolean } {
+    return { body: Buffer.concat(this.parts), ...(this.cut ? { truncated: true } : {}) };
+  }
+}
 
 /** When an exchange is cut. */
 export interface ExchangeLimits {
@@ -104,7 +131,7 @@ export class LaneConnection {
     return new Promise<ExchangeOutcome>((resolve) => {
       const started = performance.now();
       let response: Extract<Http1Head, { kind: 'response' }> | undefined;
-      const chunks: Buffer[] = [];
+      const answer = new AnswerStart();
       let settled = false;
       const finish = (outcome: ExchangeOutcome, keep = false) => {
         if (settled) return;
@@ -124,12 +151,12 @@ export class LaneConnection {
         body: (chunk, start, end) => {
           if (!response) return;
           const part = Buffer.from(chunk.subarray(start, end));
-          chunks.push(part);
+          answer.add(part);
           limits.onBody?.(part);
           if (readAll?.(part)) cut('client');
         },
         end: () => {
-          if (response) finish({ kind: 'response', status: response.statusCode, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }, persists(req, response));
+          if (response) finish({ kind: 'response', status: response.statusCode, rawHeaders: response.rawHeaders, ...answer.body() }, persists(req, response));
         },
       });
       parser.expect(req.method);

@@ -210,7 +210,7 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
           })
           : await connection.exchange(wireRequest(sent, opts.host), limits);
         if (outcome.kind === 'response') {
-          const res = liveResponse(outcome.status, outcome.rawHeaders, outcome.body);
+          const res = liveResponse(outcome.status, outcome.rawHeaders, outcome.body, outcome.truncated);
           if (res.proxyError) result.failed.push({ entry: ex.key, reason: `no response from the target (${res.proxyError})` });
           else {
             result.replayed++;

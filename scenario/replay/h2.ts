@@ -13,7 +13,7 @@ import tls from 'node:tls';
 import type { Readable } from 'node:stream';
 import { pairValue } from '../../core/index.js';
 import { grpcMedia, GrpcMessageCounter, type HarEntry } from '../../capture/index.js';
-import { armCut, clientReadUpTo, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
+import { AnswerStart, armCut, clientReadUpTo, type CutReason, type ExchangeLimits, type ExchangeOutcome } from './connection.js';
 import { grpcSends, grpcTimeoutLeft, grpcTimeoutMs, type GrpcSend } from './grpc.js';
 import { bodyBytes, type RequestParts } from './request.js';
 import { waitUntil } from './ws.js';
@@ -182,7 +182,7 @@ export class H2Connection {
     return new Promise<ExchangeOutcome>((resolve) => {
       let status = 0;
       let rawHeaders: string[] = [];
-      const chunks: Buffer[] = [];
+      const answer = new AnswerStart();
       let counter: GrpcMessageCounter | undefined;
       let received = 0;
       const waiters = new Set<() => void>();
@@ -224,7 +224,7 @@ export class H2Connection {
         if (grpcMedia(typeof h['content-type'] === 'string' ? h['content-type'] : undefined)) counter = new GrpcMessageCounter(false);
       });
       stream.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
+        answer.add(chunk);
         limits.onBody?.(chunk);
         if (readAll?.(chunk)) return cut('client');
         if (!counter) return;
@@ -232,7 +232,7 @@ export class H2Connection {
         waiters.forEach((w) => w());
       });
       stream.on('end', () => {
-        if (status) finish({ kind: 'response', status, rawHeaders, body: Buffer.concat(chunks) });
+        if (status) finish({ kind: 'response', status, rawHeaders, ...answer.body() });
       });
       stream.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'failed', reason: `the stream failed (${err.code ?? err.message})` }));
       stream.on('close', () => finish({ kind: 'failed', reason: `the stream closed before the response ended (RST_STREAM ${stream!.rstCode})` }));

@@ -8,7 +8,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import { EventStreamParser, headerPairs, headerValue, isEventStreamMedia, isTextualMedia, mediaType, pairValue, serializeHead } from '../../core/index.js';
 import { decodeContent, grpcMedia, multipartBoundary, splitGrpcBody, type HarRequest } from '../../capture/index.js';
-import { grpcMessageBytes, type ResponseView } from '../../diff/index.js';
+import { BIND_DECODED_BYTES, grpcMessageBytes, type ResponseView } from '../../diff/index.js';
 
 /** A request as the replay sends it. */
 export interface RequestParts {
@@ -97,7 +97,8 @@ export function encodeBody(bytes: Buffer, contentEncoding: string | undefined, a
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0 || bytes.length === 0 || asSent) return bytes;
   if (codings.some((c) => ENCODERS[c] === undefined)) return bytes;
-  if (decodeContent(bytes, contentEncoding, false).decoded) return bytes;
+  const already = decodeContent(bytes, contentEncoding, false);
+  if (already.decoded || already.pastCap) return bytes;
   return codings.reduce((b, c) => ENCODERS[c]!(b), bytes);
 }
 
@@ -179,8 +180,11 @@ export function liveResponse(status: number, rawHeaders: readonly string[], body
     const { messages } = splitGrpcBody([{ bytes: body, ts: 0 }], { type: 'receive', media: grpc, encoding: headerValue(rawHeaders, 'grpc-encoding'), truncated });
     return { status, ...(proxyError ? { proxyError } : {}), view: { headers, grpc: messages.map(grpcMessageBytes) } };
   }
-  // As the capture decodes bodies (codings in sequence; what does not decode stays as sent).
-  const bytes = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), truncated).bytes;
+  // As the capture decodes bodies (codings in sequence; what does not decode stays as sent), as far as binding reads:
+  // a start past BIND_DECODED_BYTES (256 KiB of gzip can decode to 256 MiB, on bb shadow's relay thread).
+  const decoded = decodeContent(body, headerValue(rawHeaders, 'content-encoding'), truncated, { maxDecoded: BIND_DECODED_BYTES, startPastCap: true });
+  const bytes = decoded.bytes;
+  if (decoded.cut) truncated = true;
   let view: ResponseView;
   if (isEventStreamMedia(ct)) {
     const events = EventStreamParser.parseText(bytes.toString('utf8'));

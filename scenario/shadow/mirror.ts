@@ -203,7 +203,7 @@ export class MirrorTarget {
         this.inFlight--;
         this.queuedBytes -= req.body.length;
         built.more?.destroy();
-        onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+        onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body, outcome.truncated).view : undefined);
         this.answered(req.id);
       });
       return built.more;
@@ -287,7 +287,7 @@ export class MirrorTarget {
         lane.busy = false;
         this.inFlight--;
         this.queuedBytes -= job.req.body.length;
-        job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body).view : undefined);
+        job.onAnswer(outcome.kind === 'response' ? liveResponse(outcome.status, outcome.rawHeaders, outcome.body, outcome.truncated).view : undefined);
         this.answered(job.req.id);
         this.pump(connection, lane);
       });

@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as zlib from 'node:zlib';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { encodeBody, requestParts, wireRequest, type RequestParts } from '../../../scenario/replay/request.js';
+import { encodeBody, liveResponse, requestParts, wireRequest, type RequestParts } from '../../../scenario/replay/request.js';
+import { BIND_DECODED_BYTES, responseValues } from '../../../diff/index.js';
 import type { HarRequest } from '../../../capture/index.js';
 
 const TEXT = Buffer.from('{"kind":"replayed","n":12345}');
@@ -40,6 +41,33 @@ describe('encodeBody', () => {
     const gz = zlib.gzipSync(TEXT);
     assert.deepEqual(encodeBody(gz, 'gzip'), gz);
     assert.equal(encodeBody(Buffer.alloc(0), 'gzip').length, 0);
+    // Bytes that decode as declared to more than bb decodes (a HAR of another tool that kept them raw): as they are,
+    // not gzipped once more.
+    const member = zlib.gzipSync(Buffer.alloc(1048576, 'a'));
+    const bomb = Buffer.concat(Array.from({ length: 65 }, () => member));
+    assert.ok(encodeBody(bomb, 'gzip').equals(bomb));
+  });
+});
+
+// What binding reads of a live answer (the replay's target, bb shadow's primary and mirrors): decoded as the capture
+// decodes, as far as BIND_DECODED_BYTES. 256 KiB of gzip decoded to 256 MiB before, on bb shadow's relay thread.
+describe('liveResponse', () => {
+  const json = ['content-type', 'application/json', 'content-encoding', 'gzip'];
+  it('decodes a coded answer whole within BIND_DECODED_BYTES, and only its start past it', () => {
+    const whole = liveResponse(200, json, zlib.gzipSync('{"id":"a1"}')).view;
+    assert.deepEqual([whole.text, whole.truncated], ['{"id":"a1"}', undefined]);
+    const long = JSON.stringify({ id: 'a1c9f2e7', pad: 'x'.repeat(2 * BIND_DECODED_BYTES) });
+    const start = liveResponse(200, json, zlib.gzipSync(long)).view;
+    assert.equal(start.truncated, true);
+    assert.ok(start.text!.length > 0 && start.text!.length <= BIND_DECODED_BYTES, `${start.text!.length} characters`);
+    assert.ok(long.startsWith(start.text!));
+    // Read as a start: its values before the cut bind.
+    assert.deepEqual(responseValues(start).filter((v) => v.value === 'a1c9f2e7').map((v) => v.place), ['body:$.id~0']);
+    // A bomb: 600 KB that decode to 600 MiB, decoded no further than the cap.
+    const member = zlib.gzipSync(Buffer.alloc(1048576, 'a'));
+    const bomb = liveResponse(200, ['content-type', 'text/plain', 'content-encoding', 'gzip'], Buffer.concat(Array.from({ length: 600 }, () => member))).view;
+    assert.equal(bomb.truncated, true);
+    assert.ok(bomb.text!.length <= BIND_DECODED_BYTES && /^a+$/.test(bomb.text!));
   });
 });
 
