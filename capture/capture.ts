@@ -39,6 +39,8 @@ export interface CaptureOptions {
   redact?: RedactConfig | false;
   /** Recorded bytes per body (and per WebSocket message); default 16 MiB. */
   bodyCap?: number;
+  /** Recorded message bytes per WebSocket connection and direction; past it messages keep their size and a hash. Default 128 MiB. */
+  wsBudget?: number;
   /** Recorded as log._bb.serverHome. */
   serverHome?: string;
   /** bb replay: recorded as log._bb.replayOf (replay-of.ts). */
@@ -145,7 +147,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
-  const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs);
+  const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget);
 
   let live: LiveRecords | undefined;
   const follow = (keep?: number): LiveCapture => {
@@ -232,5 +234,8 @@ function validate(opts: CaptureOptions): void {
   }
   if (opts.bodyCap !== undefined && (!Number.isInteger(opts.bodyCap) || opts.bodyCap < 0)) {
     throw new BbError('BB_CAPTURE_OPTIONS', `bodyCap must be a whole number of bytes ≥ 0, got ${opts.bodyCap}.`);
+  }
+  if (opts.wsBudget !== undefined && (!Number.isInteger(opts.wsBudget) || opts.wsBudget < 0)) {
+    throw new BbError('BB_CAPTURE_OPTIONS', `wsBudget must be a whole number of bytes ≥ 0, got ${opts.wsBudget}.`);
   }
 }

@@ -6,6 +6,13 @@
 /** Default per-body cap on recorded bytes: 16 MiB (the rest streams through unrecorded). */
 export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
 
+/**
+ * Message bytes recorded per WebSocket connection and direction: past it, each message keeps its size and a hash
+ * of its payload, not its bytes, so a conversation's entry stays one a reader can parse (docs/capture-format.md
+ * "Past the body cap"). 128 MiB: two directions' worth is at most 342M characters of base64.
+ */
+export const DEFAULT_WS_BUDGET = 128 * 1024 * 1024;
+
 const JOURNAL = '.journal';
 
 /** A capture's three paths. */

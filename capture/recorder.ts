@@ -12,6 +12,7 @@ import {
 } from './journal-lines.js';
 import { bodyRecord, HeldLines, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
+import { DEFAULT_WS_BUDGET } from './options.js';
 import type { Hash } from 'node:crypto';
 
 /** Per open exchange: recorded byte counts (for the cap), and its start or response start while held (journal-fold.ts). */
@@ -25,6 +26,8 @@ interface OpenExchange extends HeadHolder {
   /** Running hashes of the request's and the response's bytes past the cap (rest-hash.ts), made at the first such byte. */
   reqRest?: Hash;
   resRest?: Hash;
+  /** A WebSocket conversation: message bytes recorded per direction so far, -1 once past the budget. */
+  wsKept?: { send: number; receive: number };
 }
 
 /** True for the facts whose records hold a start or response start or fold into one (journal-fold.ts). */
@@ -85,6 +88,8 @@ export class Recorder {
     private readonly redactor?: Redactor,
     /** The seq counter (one per recording; a rotating capture's segments share it). */
     private readonly seqs: { n: number } = { n: 0 },
+    /** Message bytes recorded per WebSocket connection and direction (wsRoom). */
+    private readonly wsBudget = DEFAULT_WS_BUDGET,
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
     this.held = new HeldLines(journal);
@@ -312,7 +317,7 @@ export class Recorder {
         this.counts.webSocketMessages++;
         const place = this.wsmPlace;
         place.seq = ++this.seq;
-        const n = (place.n = this.room(0, fact.data.length));
+        const n = (place.n = this.room(0, this.wsRoom(fact)));
         place.o = n === 0 ? 0 : this.keep(fact.data, n);
         place.w = fact.size ?? fact.data.length;
         place.h = this.wsRest(fact, n);
@@ -373,12 +378,36 @@ export class Recorder {
     return this.journal.appendBody(n === bytes.length ? bytes : bytes.subarray(0, n));
   }
 
+  // How many bytes of a WebSocket message its conversation's budget lets the record keep: all of
+  // them while the direction's messages so far and this one fit in wsBudget, none from the first
+  // data message that does not (in wire order, so two captures of the same conversation cut at
+  // the same message). Control frames are always kept (125 bytes at most).
+  private wsRoom(fact: Extract<Fact, { type: 'ws-message' }>): number {
+    const length = fact.data.length;
+    if (fact.opcode !== 1 && fact.opcode !== 2) return length;
+    const ex = this.open.get(fact.exchangeId);
+    if (!ex) return length;
+    const kept = (ex.wsKept ??= { send: 0, receive: 0 });
+    const so = kept[fact.direction];
+    if (so >= 0 && so + length <= this.wsBudget) {
+      kept[fact.direction] = so + length;
+      return length;
+    }
+    kept[fact.direction] = -1;
+    return 0;
+  }
+
   // The rest hash of a WebSocket message kept `n` bytes of: the tap's, when the tap cut it and
   // the cap kept all it handed over; the recorder's own, when the cap cut a message the tap
-  // kept whole; none when both cut (bytes between the two cuts were never hashed).
+  // kept whole; none when both cut (bytes between the two cuts were never hashed), except a
+  // message past its conversation's budget (none kept): the hash of the kept bytes' hash and
+  // the tap's rest hash, the same for the same payload cut at the same byte.
   private wsRest(fact: Extract<Fact, { type: 'ws-message' }>, n: number): string | undefined {
     if (n === fact.data.length) return fact.restSha256 && this.rest.value(fact.restSha256);
-    if (fact.size !== undefined) return undefined;
+    if (fact.size !== undefined) {
+      if (n > 0 || !fact.restSha256) return undefined;
+      return this.rest.value(RestHashing.start().update(RestHashing.start().update(fact.data).digest()).update(fact.restSha256).digest());
+    }
     return this.rest.value(RestHashing.start().update(fact.data.subarray(n)).digest());
   }
 

@@ -14,7 +14,7 @@ import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, DEFAULT_WS_BUDGET, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 import { loadConfigProtoSchema } from '../../diff/index.js';
@@ -94,6 +94,7 @@ export const captureCommand: BbCommand = {
       .option('quiet', { type: 'boolean', default: false, describe: 'no line per exchange' })
       .option('rotate', { type: 'string', describe: 'write the capture in finished segments while it runs (<name>-0001.har, …): a new one past a size (64MB) or an age (10m)' })
       .option('body-cap', { type: 'string', default: `${DEFAULT_BODY_CAP / 1048576}MiB`, describe: 'max recorded bytes per body (the rest streams through)' })
+      .option('ws-budget', { type: 'string', default: `${DEFAULT_WS_BUDGET / 1048576}MiB`, describe: 'recorded message bytes per WebSocket connection and direction; later messages keep their size and a hash' })
       .option('admin', { type: 'string', describe: 'loopback host:port for the step endpoint (POST /step, GET /status)' })
       .option('ui', { type: 'string', describe: 'serve a live web view of the exchanges on loopback (default a free port; --ui 127.0.0.1:8090)' })
       .option('config', { type: 'string', describe: "with --ui: bb diff's config, whose normalize.proto names gRPC messages' fields in the view" })
@@ -114,6 +115,7 @@ export const captureCommand: BbCommand = {
     const listenTls = Boolean(argv['listen-tls']);
     if (listenTls) checkListenTls(plans, fwd.forward);
     const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
+    const wsBudget = parseByteSize(String(argv['ws-budget']), '--ws-budget');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
     // Refused before any port is bound (startAdmin checks too, for library callers).
@@ -195,6 +197,7 @@ export const captureCommand: BbCommand = {
             listen: plan.listen,
             redact,
             bodyCap,
+            wsBudget,
             bbHome,
             serverHome: argv['server-home'] as string | undefined,
             xfwd: Boolean(argv.xfwd),

@@ -28,6 +28,8 @@ export interface RecordingOptions {
   redact?: RedactConfig | false;
   /** Max recorded bytes per body; default 16 MiB (the rest streams through unrecorded). */
   bodyCap?: number;
+  /** Recorded message bytes per WebSocket connection and direction; default 128 MiB (later messages keep their size and a hash). */
+  wsBudget?: number;
   /** bb's home (redaction key, CA); the package's startRecording defaults it to BB_HOME or ~/.bb. */
   bbHome: string;
   /** The server's HOME, recorded for the <HOME> placeholder. */
@@ -139,6 +141,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       force: options.force,
       redact: options.redact,
       bodyCap: options.bodyCap,
+      ...(options.wsBudget !== undefined ? { wsBudget: options.wsBudget } : {}),
       serverHome: options.serverHome,
       ...(options.setHeaders?.length ? { setHeaders: options.setHeaders } : {}),
       ...(options.replayOf ? { replayOf: options.replayOf } : {}),

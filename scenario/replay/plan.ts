@@ -159,6 +159,11 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     if (entry._bb?.truncated?.request !== undefined) {
       fail('BB_REPLAY_TRUNCATED', `${file}: the request body of ${key} ${entry.request.method} ${entry.request.url} was truncated at capture (${entry._bb.truncated.request} bytes kept): it cannot be re-sent; record again with a larger --body-cap.`);
     }
+    // A client message cut at capture (past the body cap, or past its conversation's budget) would go as its start only.
+    const cut = entry._webSocketMessages?.find((m) => m.type === 'send' && m._bb?.truncated !== undefined);
+    if (cut) {
+      fail('BB_REPLAY_TRUNCATED', `${file}: a WebSocket message the client sent on ${key} ${entry.request.url} was cut at capture (${cut._bb!.truncated} of ${cut._bb!.size} bytes kept): it cannot be re-sent; record again with a larger --body-cap or --ws-budget.`);
+    }
     if (!isResendable(entry)) {
       skipped.push({ entry: key, reason: entry._bb?.tunnel ? 'a tunnel (not intercepted)' : 'not an HTTP request bb could parse' });
       leave(entry, index, seq, entry._bb?.tunnel ? 'tunnel' : 'unparsed');

@@ -212,3 +212,81 @@ describe('bodies past the body cap compare by size and hash', () => {
     assert.equal(report.routes['GET /same']?.equal, 1, JSON.stringify(report.routes));
   });
 });
+
+// A conversation's budget (capture/recorder.ts wsRoom): a direction keeps its messages' bytes while they fit in
+// --ws-budget; from the first message that does not, each message keeps its size and a hash of its payload. The
+// budget keeps a long conversation's entry one a reader can parse (without it, 9,000 messages of 64 KiB made a
+// 787 MB entry no reader could open), and bb diff still compares every message past it, by hash.
+describe('messages past a conversation\'s budget compare by size and hash', () => {
+  const home = join(tmp.dir, 'home-budget');
+  const BUDGET = 10_000;
+  /** Server messages: 12 of 1,000 bytes (`tail` in the 11th), then a short one; the client's: 3 short ones. */
+  async function conversation(name: string, tail: string, redact: boolean, bodyCap?: number, wsBudget = BUDGET): Promise<{ file: string; har: Har }> {
+    const server = http.createServer();
+    const wss = new WebSocketServer({ server, perMessageDeflate: { threshold: 0 } });
+    wss.on('connection', (ws) => ws.on('message', (data) => {
+      if (data.toString() !== 'go') return void ws.send(`echo ${data.toString()}`);
+      for (let i = 0; i < 12; i++) ws.send(i === 10 ? 'b'.repeat(999) + tail : 'b'.repeat(1000));
+      ws.send('end');
+    }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise<void>((r) => {
+      for (const c of wss.clients) c.terminate();
+      server.close(() => r());
+    }));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, { wsBudget, bbHome: home, label: name, ...(bodyCap ? { bodyCap } : {}), ...(redact ? {} : { redact: false }) });
+    const ws = new WebSocket(`ws://127.0.0.1:${rec.port}/chat`, { perMessageDeflate: { threshold: 0 } });
+    await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+    let got = 0;
+    const all = new Promise<void>((r) => ws.on('message', () => ++got === 14 && r()));
+    ws.send('hi');
+    ws.send('go');
+    await all;
+    ws.close(1000);
+    await new Promise((r) => ws.once('close', r));
+    const har = await rec.finish();
+    const file = tmp.path(`${name}.har`);
+    await writeFile(file, JSON.stringify(har));
+    return { file, har };
+  }
+
+  it('keeps the bytes of the messages within it and the size and hash of those past it; bb diff finds a change past it', async () => {
+    const { createHash } = await import('node:crypto');
+    const plain = await conversation('budget-plain', 'x', false);
+    const received = plain.har.log.entries[0]!._webSocketMessages!.filter((m) => m.type === 'receive' && m.opcode === 1);
+    assert.equal(received.length, 14);
+    // "echo hi" (7 bytes) and nine messages of 1,000 fit in 10,000 bytes; the tenth does not.
+    const kept = received.filter((m) => m._bb?.truncated === undefined);
+    assert.deepEqual(kept.map((m) => m.data.length), [7, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]);
+    const past = received.filter((m) => m._bb?.truncated !== undefined);
+    // Every later message, the short last one too (a budget once passed stays passed, whatever the sizes after).
+    assert.deepEqual(past.map((m) => [m.data, m._bb!.truncated, m._bb!.size]), [...Array(3).fill(['', 0, 1000]), ['', 0, 3]]);
+    assert.equal(past[1]!._bb!.restHash, `sha256:${createHash('sha256').update('b'.repeat(999) + 'x').digest('hex')}`, 'the hash of the whole payload (inflated)');
+    // The client's direction has its own budget: its messages are whole.
+    assert.ok(plain.har.log.entries[0]!._webSocketMessages!.filter((m) => m.type === 'send' && m.opcode === 1).every((m) => m._bb?.truncated === undefined));
+
+    const old = await conversation('budget-old', 'x', true);
+    const same = await conversation('budget-same', 'x', true);
+    const changed = await conversation('budget-new', 'y', true);
+    const equal = await diff(old.file, same.file);
+    assert.equal(equal.code, 0, `${equal.stdout}\n${JSON.stringify(equal.rows)}`);
+    const found = await diff(old.file, changed.file);
+    assert.equal(found.code, 1, found.stdout);
+    assert.deepEqual(found.patterns, ['ws.messages[].data.truncated.hash'], found.stdout);
+    assert.equal(found.rows.length, 1, JSON.stringify(found.rows));
+  });
+
+  it('compares a message cut at the body cap and past the budget by one hash of its kept bytes and its rest', async () => {
+    // --body-cap 500: the tap hands over each 1,000-byte message's first 500 bytes and a hash of the rest. A budget
+    // of 2,000 bytes: "echo hi" and three such starts fit; the nine other messages of 1,000 and "end" do not.
+    const old = await conversation('cut-old', 'x', true, 500, 2000);
+    const past = old.har.log.entries[0]!._webSocketMessages!.filter((m) => m.type === 'receive' && m._bb?.truncated === 0);
+    assert.equal(past.length, 10, JSON.stringify(old.har.log.entries[0]!._webSocketMessages!.map((m) => m._bb)));
+    assert.ok(past.slice(0, 9).every((m) => /^hmac-sha256:/.test(m._bb!.restHash ?? '') && m._bb!.size === 1000), 'a hash for each cut message past the budget');
+    const same = await conversation('cut-same', 'x', true, 500, 2000);
+    const changed = await conversation('cut-new', 'y', true, 500, 2000);
+    assert.equal((await diff(old.file, same.file)).code, 0);
+    const found = await diff(old.file, changed.file);
+    assert.deepEqual([found.code, found.patterns, found.rows.length], [1, ['ws.messages[].data.truncated.hash'], 1], found.stdout);
+  });
+});

@@ -318,6 +318,13 @@ describe('bb replay: bad input', () => {
     });
     const truncated = await tmp.write('truncated.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({ _bb: { seq: 1, seqEnd: 2, truncated: { request: 4 } } })] } });
     const fine = await tmp.write('fine.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({})] } });
+    // A WebSocket whose client message was cut at capture (past the body cap or its conversation's budget): it would go as its start.
+    const wsCut = await tmp.write('ws-cut.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({
+      request: { method: 'GET', url: 'http://127.0.0.1:1/chat', httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Upgrade', value: 'websocket' }], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 101, statusText: 'Switching Protocols', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _resourceType: 'websocket',
+      _webSocketMessages: [{ type: 'send', time: 1, opcode: 1, data: 'hello' }, { type: 'send', time: 2, opcode: 1, data: '', _bb: { truncated: 0, size: 70000, restHash: 'sha256:00' } }],
+    })] } });
     const { request: _dropped, ...noRequest } = entry({}) as Record<string, unknown>;
     const requestless = await tmp.write('requestless.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({}), noRequest] } });
     const cut = tmp.path('cut.har');
@@ -328,6 +335,7 @@ describe('bb replay: bad input', () => {
       [[requestless, '--target', fresh.url], /log\.entries\[1\]\.request must be an object/],
       [[cut, '--target', fresh.url], /cut\.har is not valid JSON .*truncated/],
       [[truncated, '--target', fresh.url], /request body of #1 POST .* was truncated at capture \(4 bytes kept\)/],
+      [[wsCut, '--target', fresh.url], /a WebSocket message the client sent on #1 http:\/\/127\.0\.0\.1:1\/chat was cut at capture \(0 of 70000 bytes kept\): it cannot be re-sent; record again with a larger --body-cap or --ws-budget\.\n$/],
       [[fine, '--target', 'http://127.0.0.1:9'], /the target http:\/\/127\.0\.0\.1:9 does not accept connections \(ECONNREFUSED\)/],
       [[fine, '--target', 'localhost'], /--target needs a URL like http:\/\/127\.0\.0\.1:3000/],
       [[fine, '--target', fresh.url, '--pace', 'fast'], /--pace needs asap, original or a speed like 2x/],
