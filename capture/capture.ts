@@ -16,7 +16,7 @@ import type { HarReplayOf } from './har.js';
 import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
-import { DEFAULT_BODY_CAP, journalPaths } from './options.js';
+import { DEFAULT_BODY_CAP, journalPaths, MAX_RECORDED_CAP } from './options.js';
 import { checkOutPath, makeOutFolder } from './out-file.js';
 import { LiveRecords, type LiveCapture } from './live.js';
 
@@ -232,10 +232,10 @@ function validate(opts: CaptureOptions): void {
       throw new BbError('BB_CAPTURE_OPTIONS', `openCapture needs ${name} as a non-empty string.`);
     }
   }
-  if (opts.bodyCap !== undefined && (!Number.isInteger(opts.bodyCap) || opts.bodyCap < 0)) {
-    throw new BbError('BB_CAPTURE_OPTIONS', `bodyCap must be a whole number of bytes ≥ 0, got ${opts.bodyCap}.`);
-  }
-  if (opts.wsBudget !== undefined && (!Number.isInteger(opts.wsBudget) || opts.wsBudget < 0)) {
-    throw new BbError('BB_CAPTURE_OPTIONS', `wsBudget must be a whole number of bytes ≥ 0, got ${opts.wsBudget}.`);
+  for (const name of ['bodyCap', 'wsBudget'] as const) {
+    const n = opts[name];
+    if (n !== undefined && (!Number.isInteger(n) || n < 0 || n > MAX_RECORDED_CAP)) {
+      throw new BbError('BB_CAPTURE_OPTIONS', `${name} must be a whole number of bytes from 0 to ${MAX_RECORDED_CAP} (128 MiB: readers parse an entry of at most 480 MB), got ${n}.`);
+    }
   }
 }

@@ -9,9 +9,16 @@ export const DEFAULT_BODY_CAP = 16 * 1024 * 1024;
 /**
  * Message bytes recorded per WebSocket connection and direction: past it, each message keeps its size and a hash
  * of its payload, not its bytes, so a conversation's entry stays one a reader can parse (docs/capture-format.md
- * "Past the body cap"). 128 MiB: two directions' worth is at most 342M characters of base64.
+ * "What a capture holds"). 64 MiB: two directions' worth is 171M characters of base64, 256M of text escaped twice.
  */
-export const DEFAULT_WS_BUDGET = 128 * 1024 * 1024;
+export const DEFAULT_WS_BUDGET = 64 * 1024 * 1024;
+
+/**
+ * The most `bodyCap` and `wsBudget` may be: an entry holds its bodies (or a conversation's messages) as JSON text,
+ * and readers parse one entry of at most 480 MB (capture/reader-index.ts ONE_PIECE_LIMIT); two bodies of 128 MiB
+ * are 342M characters of base64.
+ */
+export const MAX_RECORDED_CAP = 128 * 1024 * 1024;
 
 const JOURNAL = '.journal';
 

@@ -14,7 +14,7 @@ import { progressLine, writingText } from '../progress.js';
 import { parseByteSize, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { forwardFlagsFrom, forwardPlanArgs, upstreamTlsFrom, withForwardOptions } from '../forward-options.js';
 import { bindRecording, type BoundRecording, type Recording } from '../../scenario/index.js';
-import { DEFAULT_BODY_CAP, DEFAULT_WS_BUDGET, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, DEFAULT_WS_BUDGET, MAX_RECORDED_CAP, journalPaths, liveJournalWriter, loadRedactKey, Redactor } from '../../capture/index.js';
 import { PROXY_DEFAULTS } from '../../proxy/index.js';
 import { captureFeeds, CAPTURE_VIEWS, checkUiAddress, startUi, type UiServer } from '../../ui/index.js';
 import { loadConfigProtoSchema } from '../../diff/index.js';
@@ -114,8 +114,8 @@ export const captureCommand: BbCommand = {
     const plans = planCaptures(targets, listens, argv.out as string | undefined, Boolean(argv.force));
     const listenTls = Boolean(argv['listen-tls']);
     if (listenTls) checkListenTls(plans, fwd.forward);
-    const bodyCap = parseByteSize(String(argv['body-cap']), '--body-cap');
-    const wsBudget = parseByteSize(String(argv['ws-budget']), '--ws-budget');
+    const bodyCap = recordedCap(String(argv['body-cap']), '--body-cap');
+    const wsBudget = recordedCap(String(argv['ws-budget']), '--ws-budget');
     const redact = redactOptionsFrom(argv);
     const admin = argv.admin !== undefined ? parseListen(String(argv.admin), '--admin') : undefined;
     // Refused before any port is bound (startAdmin checks too, for library callers).
@@ -282,3 +282,12 @@ export const captureCommand: BbCommand = {
     return 0;
   },
 };
+
+/** --body-cap and --ws-budget: a size up to MAX_RECORDED_CAP, or one line and exit 2. */
+function recordedCap(value: string, flag: string): number {
+  const n = parseByteSize(value, flag);
+  if (n > MAX_RECORDED_CAP) {
+    throw new BbError('BB_BAD_SIZE', `${flag} ${value} is past ${MAX_RECORDED_CAP / 1048576}MiB: a HAR entry holds what it records as JSON text, and readers parse an entry of at most 480 MB; give ${MAX_RECORDED_CAP / 1048576}MiB or less (what passes it is hashed, and compared by its hash).`);
+  }
+  return n;
+}

@@ -226,3 +226,15 @@ describe('capture through the proxy', () => {
     assert.equal(e._bb?.error?.code, 'ECONNREFUSED');
   });
 });
+
+describe('openCapture options', () => {
+  it('refuses a body cap or WebSocket budget past 128 MiB (readers parse an entry of at most 480 MB), or not a whole number', async () => {
+    for (const [name, value] of [['bodyCap', 128 * 1048576 + 1], ['wsBudget', 1e9], ['bodyCap', -1], ['wsBudget', 1.5]] as const) {
+      await assert.rejects(
+        openCapture({ out: '/nonexistent/never.har', label: 'x', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: '/nonexistent/home', [name]: value }),
+        (err: Error & { code?: string }) => err.code === 'BB_CAPTURE_OPTIONS' && err.message.startsWith(`${name} must be a whole number of bytes from 0 to 134217728`),
+        `${name} ${value}`,
+      );
+    }
+  });
+});

@@ -51,6 +51,9 @@ const badFlags: Array<[string, string[], RegExp]> = [
   ['more listens than targets', ['capture', '--target', 'http://127.0.0.1:1', '--listen', '1', '--listen', '2'], /at most one --listen per --target/],
   ['a non-loopback admin', ['capture', '--target', 'http://127.0.0.1:1', '--admin', '0.0.0.0:9000'], /--admin must bind a loopback address/],
   ['a bad body cap', ['capture', '--target', 'http://127.0.0.1:1', '--body-cap', 'lots'], /--body-cap needs a size/],
+  // An entry holds what it records as JSON text; readers parse one of at most 480 MB.
+  ['a body cap past 128MiB', ['capture', '--target', 'http://127.0.0.1:1', '--body-cap', '1GiB'], /^bb: --body-cap 1GiB is past 128MiB: a HAR entry holds what it records as JSON text, and readers parse an entry of at most 480 MB; give 128MiB or less \(what passes it is hashed, and compared by its hash\)\.\n$/],
+  ['a bad WebSocket budget', ['capture', '--target', 'http://127.0.0.1:1', '--ws-budget', '200MiB'], /^bb: --ws-budget 200MiB is past 128MiB/],
   ['an unknown flag', ['capture', '--target', 'http://127.0.0.1:1', '--bogus'], /unknown flag --bogus: bb capture --help lists the flags/],
 ];
 for (const [what, args, message] of badFlags) {
