@@ -14,7 +14,7 @@
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
 import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
-import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, mayHoldEpoch, mayHoldHttpDate, type CaptureWindow } from './timestamps.js';
+import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
 export type Hint = (s: string) => boolean;
@@ -148,14 +148,9 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   },
   {
     name: 'iso-time',
-    // Shortest match: '2020-01-01T00:00'.
-    value: {
-      step: 5,
-      pattern: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g,
-      replace: '<TS>',
-      hint: (s) => s.length >= 16 && s.includes('-') && s.includes(':'),
-      shortest: 16,
-    },
+    // Inside the side's time window, as an HTTP date or an epoch: a fixed date-time (an expiry in 2099, a birth
+    // time) is a value. Shortest match: '2020-01-01T00:00'.
+    value: { step: 5, apply: (s, _homes, w) => (mayHoldIsoTime(s) ? isoTimesInText(s, w) : s), shortest: () => ISO_TIME_SHORTEST },
   },
   {
     name: 'http-dates',

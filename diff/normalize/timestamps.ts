@@ -79,6 +79,35 @@ export function httpDatesInText(s: string, w: CaptureWindow | undefined): string
   });
 }
 
+// ISO-8601 date-times (RFC 3339 and the space-separated form), minutes at least, a zone or none.
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g;
+
+/** The shortest ISO date-time: `2020-01-01T00:00`. */
+export const ISO_TIME_SHORTEST = 16;
+
+/**
+ * ISO-8601 date-times inside a string → <TS> when inside the window (one without a zone read as UTC: a day of slack
+ * covers any zone); one that does not parse, or with no window, → <TS> as before windows.
+ */
+export function isoTimesInText(s: string, w: CaptureWindow | undefined): string {
+  return s.replace(ISO_TIME, (m) => {
+    if (!w) return TIMESTAMP;
+    const t = isoTime(m);
+    return Number.isNaN(t) || (t >= w.from && t <= w.to) ? TIMESTAMP : m;
+  });
+}
+
+// A match as epoch ms: its comma fraction as a dot, a zone without a colon given one, no zone as UTC.
+function isoTime(m: string): number {
+  const text = m.replace(' ', 'T').replace(',', '.').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  return Date.parse(/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
+}
+
+/** True when a string may hold an ISO date-time (the regex runs only then). */
+export function mayHoldIsoTime(s: string): boolean {
+  return s.length >= ISO_TIME_SHORTEST && s.includes('-') && s.includes(':');
+}
+
 /** True when a string may hold an HTTP date (the regex runs only then). */
 export function mayHoldHttpDate(s: string): boolean {
   return s.length >= HTTP_DATE_SHORTEST && s.includes(':') && s.includes(', ');

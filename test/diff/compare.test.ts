@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffCaptures, renderText, validateDiffConfig, type DiffOptions, type DiffResult } from '../../diff/index.js';
-import { capture, uuid, type ExchangeSpec } from '../helpers/har.js';
+import { capture, runTime, uuid, type ExchangeSpec } from '../helpers/har.js';
 import { lineUpMessages } from '../../diff/compare.js';
 import { wsColumnsHtml, type PairView } from '../../diff/report/html-pair.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -17,7 +17,7 @@ const show = (r: DiffResult) => renderText(r, { color: false });
 type Msg = NonNullable<ExchangeSpec['ws']>[number];
 const hello: Msg = { type: 'send', data: { type: 'client_hello', v: 1 } };
 const sub: Msg = { type: 'send', data: { type: 'subscribe', cursor: 0 } };
-const ev = (n: number, extra: object = {}): Msg => ({ type: 'receive', data: { type: 'event', seq: n, at: new Date().toISOString(), ...extra } });
+const ev = (n: number, extra: object = {}): Msg => ({ type: 'receive', data: { type: 'event', seq: n, at: runTime(), ...extra } });
 
 function conn(messages: Msg[], close = { code: 1000, reason: 'bye', by: 'client' as const }): ExchangeSpec {
   return { url: 'http://127.0.0.1:1/ws', ws: messages, close };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { diffCaptures, renderText, type DiffResult } from '../../diff/index.js';
 import type { Har } from '../../capture/har.js';
-import { capture, uuid } from '../helpers/har.js';
+import { capture, runTime, uuid } from '../helpers/har.js';
 import { tempDir } from '../helpers/tmp.js';
 import { sharedFixture } from '../helpers/fixtures.js';
 
@@ -47,13 +47,13 @@ describe('captures from other producers', () => {
   it('a hand-made Chrome-style HAR with _webSocketMessages matches bb’s capture of the same traffic', async () => {
     const sid = `session_${uuid()}`;
     const traffic = (id: string) => [
-      { method: 'POST', url: 'http://127.0.0.1:7001/v1/sessions', body: { id, created_at: new Date().toISOString() }, page: 'create' },
+      { method: 'POST', url: 'http://127.0.0.1:7001/v1/sessions', body: { id, created_at: runTime() }, page: 'create' },
       { url: `http://127.0.0.1:7001/v1/sessions/${id}`, body: { id }, page: 'create' },
       {
         url: 'http://127.0.0.1:7001/ws', page: 'ws',
         ws: [
           { type: 'send' as const, data: { type: 'hello' } },
-          { type: 'receive' as const, data: { type: 'welcome', session: id, at: new Date().toISOString() } },
+          { type: 'receive' as const, data: { type: 'welcome', session: id, at: runTime() } },
         ],
       },
     ];

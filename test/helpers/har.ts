@@ -23,6 +23,11 @@ export interface ExchangeSpec {
 
 let clock = Date.parse('2026-01-01T00:00:00Z');
 
+/** A time of the run these captures record (inside their time window), fresh each call: what a server stamps a response with. */
+export function runTime(): string {
+  return new Date(clock + Math.floor(Math.random() * 3_600_000)).toISOString();
+}
+
 /** One bb-shaped entry. */
 export function bbEntry(spec: ExchangeSpec, seq: number): HarEntry {
   clock += 1000;

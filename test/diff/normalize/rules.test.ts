@@ -75,7 +75,7 @@ describe('strings too short for any value rule', () => {
     'ipv4-mapped-loopback': '::ffff:127.0.0.1',
     'loopback-port': '[::1]:0',
     'multipart-boundary': 'boundary=x',
-    'iso-time': '2026-01-02T03:04',
+    'iso-time': '1994-11-06T08:49',
     'session-id': `session_${'a'.repeat(32)}`,
     ulid: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
     uuid: '123e4567-e89b-12d3-a456-426614174000',

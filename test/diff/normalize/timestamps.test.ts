@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderText, type DiffResult } from '../../../diff/index.js';
 import { diffAgreeing } from '../diff-bounded.js';
-import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, DAY_MS } from '../../../diff/normalize/timestamps.js';
+import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, isoTimesInText, DAY_MS } from '../../../diff/normalize/timestamps.js';
 import type { Har, HarEntry } from '../../../capture/har.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -103,5 +103,34 @@ describe('the capture window', () => {
     assert.equal(epochsInText(ms, undefined), ms);
     assert.equal(httpDatesInText('served Thu, 01 Jan 2026 00:00:05 GMT; Wed, 01-Jan-2026 01:00:00 GMT', w), 'served <TS>; <TS>');
     assert.equal(httpDatesInText('Thu, 01 Jan 1970 00:00:00 GMT', w), 'Thu, 01 Jan 1970 00:00:00 GMT');
+  });
+
+  it('finds ISO date-times inside the window in any zone and form; a fixed one far from it is a value', () => {
+    const inside = ['2026-01-01T00:00:05Z', '2026-01-01 10:00', '2026-01-01T05:30:00.123+05:30', '2025-12-31T19:00:00,5-0500', '2026-01-01T00:01:00.123456789Z'];
+    for (const x of inside) assert.equal(isoTimesInText(`at ${x}.`, w), 'at <TS>.', x);
+    // An expiry far ahead, a birth time, a date of another year: values (they were <TS> whatever their date).
+    for (const x of ['2099-01-01T00:00:00Z', '1990-05-01T08:00:00Z', '2025-06-01T12:00:00+02:00']) assert.equal(isoTimesInText(x, w), x);
+    assert.equal(isoTimesInText('from 2026-01-01T00:00:00Z until 2099-12-31T23:59:59Z', w), 'from <TS> until 2099-12-31T23:59:59Z');
+    // Without a window (nothing in the capture has a time): every date-time, as before windows.
+    assert.equal(isoTimesInText('2099-01-01T00:00:00Z', undefined), '<TS>');
+  });
+});
+
+describe('ISO date-times by value', () => {
+  const t = tempDir();
+  // A response stamped at the run's time (NOW), and a fixed expiry the new build changed to the run's time.
+  const iso = (expires: string): ExchangeSpec[] => [{ url: 'http://127.0.0.1:3001/token', mime: 'application/json', body: `{"issued":"ISO(+0)","expires":"${expires}"}` }];
+  const filled = (har: Har, skew: number): Har => {
+    for (const e of har.log.entries) {
+      const start = Date.parse(e.startedDateTime);
+      e.response.content.text = e.response.content.text!.replace(/ISO\(\+(\d+)\)/g, (_m, n: string) => new Date(start + (Number(n) + skew) * 1000).toISOString());
+    }
+    return har;
+  };
+  it('compares the run\'s own times as <TS> and a fixed one as a value: an expiry moved from 2099 to now is a real finding', async () => {
+    const same = await diffAgreeing(t, filled(capture(iso('2099-01-01T00:00:00Z')), 0), filled(capture(iso('2099-01-01T00:00:00Z')), 9));
+    assert.equal(same.verdict, 'match', show(same));
+    const moved = await diffAgreeing(t, filled(capture(iso('2099-01-01T00:00:00Z')), 0), filled(capture(iso('ISO(+3600)')), 0));
+    assert.deepEqual(moved.differences.map((d) => [d.path, d.old, d.new]), [['response.body.expires', '2099-01-01T00:00:00Z', '<TS>']], show(moved));
   });
 });

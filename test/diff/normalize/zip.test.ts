@@ -118,8 +118,9 @@ describe('zip bodies: bb diff', () => {
     const b = makeZip([
       { name: 'export/', data: '', method: 0, mtime: 0x7777 },
       { name: 'export/session.json', data: JSON.stringify({ id: 's-1', model: 'm1', created_at: '2027-05-05T05:05:05Z' }), mtime: 0x7777 },
-      { name: 'export/events.jsonl', data: '{"type":"start","at":"2027-01-01T09:09:09Z"}\n{"type":"stop"}\n', method: 0 },
-      { name: 'export/README.md', data: '# Export\nmade at 2027-03-01T00:00:02Z in 127.0.0.1:9999\n' },
+      // Times of this run (inside the capture's window, as a fresh export's are).
+      { name: 'export/events.jsonl', data: '{"type":"start","at":"2026-01-01T09:09:09Z"}\n{"type":"stop"}\n', method: 0 },
+      { name: 'export/README.md', data: '# Export\nmade at 2026-01-01T20:00:02Z in 127.0.0.1:9999\n' },
       { name: 'export/logo.png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 9, 9, 9, 9, 9, 9]), method: 0 },
     ]);
     const r = await diffZips(zipCapture(a), zipCapture(b));
