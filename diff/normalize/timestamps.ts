@@ -97,10 +97,24 @@ export function isoTimesInText(s: string, w: CaptureWindow | undefined): string 
   });
 }
 
-// A match as epoch ms: its comma fraction as a dot, a zone without a colon given one, no zone as UTC.
+// A match (ISO_TIME's shape, so its digits sit at fixed places up to the minutes) as epoch ms, to the second: the
+// fraction does not matter to a window a day wide. No zone reads as UTC; a zone is `Z` or ±hh[:]mm.
 function isoTime(m: string): number {
-  const text = m.replace(' ', 'T').replace(',', '.').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
-  return Date.parse(/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
+  let at = 16;
+  let seconds = 0;
+  if (m.charCodeAt(at) === 58) {
+    seconds = twoDigits(m, 17);
+    at = 19;
+  }
+  if (m.charCodeAt(at) === 46 || m.charCodeAt(at) === 44) while (++at < m.length && m.charCodeAt(at) >= 48 && m.charCodeAt(at) <= 57);
+  let offset = 0;
+  const sign = m.charCodeAt(at);
+  if (sign === 43 || sign === 45) offset = (sign === 43 ? 60_000 : -60_000) * (twoDigits(m, at + 1) * 60 + twoDigits(m, m.charCodeAt(at + 3) === 58 ? at + 4 : at + 3));
+  return Date.UTC(twoDigits(m, 0) * 100 + twoDigits(m, 2), twoDigits(m, 5) - 1, twoDigits(m, 8), twoDigits(m, 11), twoDigits(m, 14), seconds) - offset;
+}
+
+function twoDigits(s: string, i: number): number {
+  return (s.charCodeAt(i) - 48) * 10 + s.charCodeAt(i + 1) - 48;
 }
 
 /** True when a string may hold an ISO date-time (the regex runs only then). */
