@@ -119,7 +119,8 @@ function isScalar(v: unknown): boolean {
 
 /** Headers that vary per connection or per response whatever the server does. */
 const VOLATILE_HEADERS = [
-  'date', 'age', 'etag', 'last-modified', 'expires',
+  // (Expires is compared as the lifetime it gives from Date, as a cookie's: entry.ts.)
+  'date', 'age', 'etag', 'last-modified',
   // hop-by-hop: the proxy (or the client library) may add or change them.
   'connection', 'keep-alive',
   // random per WebSocket handshake (RFC 6455 §4.1, §4.2.2).
@@ -156,7 +157,8 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     name: 'http-dates',
     // Inside the side's time window only: a fixed date (an expiry in 1970) is a value.
     value: { step: 6, apply: (s, _homes, w) => (mayHoldHttpDate(s) ? httpDatesInText(s, w) : s), shortest: () => HTTP_DATE_SHORTEST },
-    // A cookie's Expires is the response's date plus a lifetime, often beyond the window: compared as that lifetime.
+    // A cookie's Expires and the Expires header are the response's date plus a lifetime, often beyond the window:
+    // compared as that lifetime.
     cookieLifetimes: true,
   },
   {

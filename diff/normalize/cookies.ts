@@ -72,7 +72,8 @@ export function responseCookies(e: HarEntry, ctx: NormalizeContext): Record<stri
 }
 
 /** When the server answered: its Date header (the clock Expires was computed on), else when the request started; NaN when neither parses. */
-function responseTime(e: HarEntry): number {
+/** When a response was given: its Date header, else when its exchange started (epoch ms). */
+export function responseTime(e: HarEntry): number {
   const date = e.response.headers.find((h) => h.name.toLowerCase() === 'date');
   const t = date ? Date.parse(date.value) : NaN;
   return Number.isFinite(t) ? t : Date.parse(e.startedDateTime);

@@ -14,7 +14,7 @@ import { unnumber } from './ordinals.js';
 import { keyedRoute, requestKeyOf } from './route-keys.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
 import { entryKey } from './keys.js';
-import { comparedAsCookies, requestCookies, responseCookies } from './cookies.js';
+import { comparedAsCookies, lifetime, requestCookies, responseCookies, responseTime } from './cookies.js';
 import { getOwn, mediaType, pairValue, setOwn } from '../../core/index.js';
 import { joinPath } from '../selector.js';
 import { setPastCaps } from '../past-cap.js';
@@ -28,7 +28,8 @@ function isH2OrLater(e: HarEntry): boolean {
 }
 
 // `at`: where the headers are compared (`request.headers`), for the notes of what a config header mask erased.
-function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string): Record<string, MultiValue> {
+// `answeredAt`: a response's time (its Date header, else its start), from which its Expires is a lifetime.
+function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, bodyParsed: boolean, h2Url?: string, answeredAt?: number): Record<string, MultiValue> {
   const out: Record<string, MultiValue> = {};
   // :authority is HTTP/2's Host (RFC 9113 §8.3.1): compared as host, so h1 and h2 recordings agree.
   // Exporters that leave pseudo-headers out (mitmproxy) still have it in the URL.
@@ -48,6 +49,9 @@ function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, b
       if (rule !== undefined) noteErased(`headers[${rule}]`, seen === undefined ? joinPath(at, name) : joinPath(joinPath(at, name), Array.isArray(seen) ? seen.length : 1), h.value, ctx.walk);
     }
     if (value === undefined && name === 'content-length' && bodyParsed && ctx.rules.maskBodyLength) value = '<VOLATILE>';
+    // Expires is the response's time plus a lifetime (`<TS+1h>`), as a cookie's: two runs give it seconds apart, and
+    // a date as written (1970 for "already expired", 2099 for "forever") is a value.
+    if (value === undefined && name === 'expires' && answeredAt !== undefined && ctx.rules.cookieLifetimes) value = lifetime(h.value, answeredAt);
     value ??= normalizeString(h.value, ctx.walk);
     const prev = getOwn(out, name);
     setOwn(out, name, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
@@ -185,7 +189,7 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
     key: entryKey(page, keyRoute),
     route: keyRoute,
     request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, 'request.headers', ctx, req.parsed, h2 ? e.request.url : undefined) },
-    response: { status: e.response.status, headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed) },
+    response: { status: e.response.status, headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed, undefined, responseTime(e)) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page, ...(rk ? { requestKey: rk } : {}), ...(res.events !== undefined && e._bb?.aborted === 'client' ? { clientLeft: true } : {}) },
   };

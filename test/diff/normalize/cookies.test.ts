@@ -88,6 +88,21 @@ describe('cookies as fields', () => {
     assert.ok(real(r).includes('changed response.cookies.sid.max-age'), show(r));
   });
 
+  // The Expires header, as a cookie's (it was <VOLATILE> whatever it said: "cache forever" becoming "already
+  // expired" matched).
+  it('compares the Expires header as the lifetime it gives from Date; a date as written (1970, 2099) as a value', async () => {
+    const page = (expires: string): ExchangeSpec[] => [{ url: 'http://127.0.0.1:3001/page', body: 'hi', responseHeaders: [['Expires', expires], ['Cache-Control', 'max-age=3600']] }];
+    const same = await diff(stamped(capture(page('EXPIRES(+3600)'))), stamped(capture(page('EXPIRES(+3600)')), 2));
+    assert.equal(same.verdict, 'match', show(same));
+    const longer = await diff(stamped(capture(page('EXPIRES(+3600)'))), stamped(capture(page('EXPIRES(+86400)'))));
+    assert.deepEqual(longer.differences.map((d) => [d.path, d.old, d.new]), [['response.headers.expires', '<TS+1h>', '<TS+1d>']], show(longer));
+    const written = await diff(stamped(capture(page('Thu, 01 Jan 2099 00:00:00 GMT'))), stamped(capture(page('Thu, 01 Jan 1970 00:00:00 GMT'))));
+    assert.deepEqual(written.differences.map((d) => [d.path, d.old, d.new]), [['response.headers.expires', 'Thu, 01 Jan 2099 00:00:00 GMT', 'Thu, 01 Jan 1970 00:00:00 GMT']], show(written));
+    // Not a date ("0": already expired, RFC 9111 §5.3): as written.
+    const zero = await diff(stamped(capture(page('0'))), stamped(capture(page('EXPIRES(+3600)'))));
+    assert.deepEqual(zero.differences.map((d) => [d.path, d.old, d.new]), [['response.headers.expires', '0', '<TS+1h>']], show(zero));
+  });
+
   it('keeps a cleared cookie visibly empty, and a deletion date as written', async () => {
     const cleared = 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT';
     const r = await diff(stamped(capture(run({ setCookie: cleared }))), stamped(capture(run())));
