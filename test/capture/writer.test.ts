@@ -166,7 +166,8 @@ describe('writeHarFromJournal, a conversation longer than a string', () => {
     const bus = new FactBus();
     const proxy = await startProxy({ target: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, bus });
     const out = tmp.path('long-ws.har');
-    const capture = await openCapture({ out, label: 'p', target: proxy.target, listen: proxy.url, bbHome: tmp.bbHome });
+    // The largest budget a capture takes (128 MiB a direction): all 96 MiB are recorded.
+    const capture = await openCapture({ out, label: 'p', target: proxy.target, listen: proxy.url, bbHome: tmp.bbHome, wsBudget: 128 * 1048576 });
     bus.on(capture.listener);
     after(async () => {
       await proxy.close(0);
