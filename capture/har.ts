@@ -76,6 +76,15 @@ export interface HarResponse {
   comment?: string;
   /** bb: trailers as received, in order. */
   _trailers?: HarNameValue[];
+  /** bb: the informational (1xx) heads that came before this one (100 Continue, 103 Early Hints), in order. */
+  _informational?: HarInformational[];
+}
+
+/** An informational (1xx) response head, as received. */
+export interface HarInformational {
+  status: number;
+  statusText: string;
+  headers: HarNameValue[];
 }
 
 export interface HarTimings {

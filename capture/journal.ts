@@ -41,6 +41,7 @@
 //                                        one record for all (te = when the last was reset; the head is the
 //                                        first stream's, sid its id; ids = [first, last] id ranges, two apart;
 //                                        rst = [{by, code, n}]): an exchange of one record, like cerr
+//   {"r":"inf","x","ts","st","sm","v","h"}  an informational (1xx) response head before the final one
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
 //   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"h"?,"page"?}
 //                                        WebSocket message: d = send|receive, op = opcode, f = frames,
@@ -157,6 +158,8 @@ export interface ResetBurstRecord {
   page?: string;
 }
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
+/** An informational (1xx) response head (100 Continue, 103 Early Hints) before the final one. */
+export interface InformationalRecord { r: 'inf'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
 export interface WsMessageRecord extends BodySlice {
   r: 'wsm'; x: number; ts: number; seq: number; d: 'send' | 'receive'; op: number; f: number; z: boolean;
   cc?: number; cr?: string; page?: string;
@@ -177,7 +180,7 @@ export interface ShadowTagRecord { r: 'tag'; x: number; ts: number; shadow: HarS
 /** Any record after the header. */
 export type JournalRecord =
   | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | RestHashRecord | ResponseStartRecord | DoneRecord | FailRecord
-  | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
+  | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | InformationalRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */
 export const END_RECORDS: ReadonlySet<string> = new Set(['done', 'fail', 'abort', 'cerr', 'wsc']);

@@ -307,6 +307,9 @@ export class Recorder {
           ...(this.page ? { page: this.page } : {}),
         });
         return;
+      case 'response-informational':
+        j.appendRecord({ r: 'inf', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage, v: fact.httpVersion, h: this.head(fact.rawHeaders) });
+        return;
       case 'upgrade-opened':
         j.appendRecord({
           r: 'upg', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,

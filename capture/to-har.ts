@@ -4,7 +4,7 @@ import type { BbEntryExt, HarEntry, HarShadow, HarRequest, HarResponse, HarTimin
 import { END_RECORDS } from './journal.js';
 import type {
   AbortRecord, BodyRecord, JournalRecord, ClientErrorRecord, DoneRecord, FailRecord, GrpcSeqRecord, RequestEndRecord,
-  ResetBurstRecord, ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
+  InformationalRecord, ResetBurstRecord, ResponseStartRecord, StartRecord, UpgradeRecord, WsCloseRecord, WsErrorRecord, WsMessageRecord,
 } from './journal.js';
 import { utf8Text } from './body.js';
 import {
@@ -30,6 +30,8 @@ export interface ExchangeRecords {
   responseBody: BodyRecord[];
   /** The 101, for WebSockets. */
   upgrade?: UpgradeRecord;
+  /** Informational (1xx) heads before the final response, in order. */
+  informational?: InformationalRecord[];
   /** WebSocket messages and error rows, in order. */
   ws: Array<WsMessageRecord | WsErrorRecord>;
   /** gRPC messages' seqs, in the order their last bytes crossed. */
@@ -71,6 +73,7 @@ export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
     case 'qe': ex.requestEnd = r; break;
     case 'rs': ex.responseStart = r; break;
     case 'upg': ex.upgrade = r; break;
+    case 'inf': (ex.informational ??= []).push(r); break;
     case 'wsm': case 'wse': ex.ws.push(r); break;
     case 'gm': (ex.grpcSeq ??= []).push(r); break;
     case 'tag': ex.shadow = { ...ex.shadow, ...r.shadow }; break;
@@ -143,6 +146,7 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     // No response reached the client (upstream failed after the head, or a hang-up).
     response = emptyResponse();
   }
+  if (ex.informational) response._informational = ex.informational.map((r) => ({ status: r.st, statusText: r.sm, headers: redactHeaders(r.h, ctx) }));
   entry.response = response;
   const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq, ctx.redactor);
   if (grpc) {

@@ -83,6 +83,8 @@ export interface NormalizedEntry {
     truncated?: PastCap;
     /** Chunked or HTTP/2 trailers (a gRPC call's too, but for grpc-status and grpc-message, compared as `grpc`); absent when none came. */
     trailers?: Record<string, MultiValue>;
+    /** The informational (1xx) heads before the response (100 Continue, 103 Early Hints), in order; absent when none came. */
+    informational?: Array<{ status: number; headers: Record<string, MultiValue> }>;
   };
   /** WebSocket connection, for upgrade entries. */
   ws?: {

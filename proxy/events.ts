@@ -110,6 +110,21 @@ export interface ResponseStarted {
   rawHeaders: RawHeaders;
 }
 
+/**
+ * An informational (1xx) response head arrived before the final one (100 Continue, 103 Early Hints; not 101, which
+ * upgrade-opened reports): relayed as it came, and recorded, since a build that stops sending one (or starts) changes
+ * what its clients see.
+ */
+export interface ResponseInformational {
+  type: 'response-informational';
+  exchangeId: number;
+  time: EpochMs;
+  statusCode: number;
+  statusMessage: string;
+  httpVersion: string;
+  rawHeaders: RawHeaders;
+}
+
 /** Some response body bytes arrived from the upstream (decoded from chunked framing, still content-encoded). */
 export interface ResponseBodyChunk {
   type: 'response-body';
@@ -283,6 +298,7 @@ export type Fact =
   | RequestBodyChunk
   | RequestEnded
   | ResponseStarted
+  | ResponseInformational
   | ResponseBodyChunk
   | ExchangeCompleted
   | Flush

@@ -97,7 +97,14 @@ export class H2Streams {
           return;
         }
         const ex = this.open.get(f.streamId);
-        if (!ex || f.kind === 'informational') return;
+        if (!ex) return;
+        if (f.kind === 'informational') {
+          bus.emit({
+            type: 'response-informational', exchangeId: this.started(ex).id!, time: f.time,
+            statusCode: Number(field(f.headers, ':status') ?? 0), statusMessage: '', httpVersion: '2.0', rawHeaders: flat(f.headers),
+          });
+          return;
+        }
         if (f.kind === 'response') {
           ex.responseStarted = true;
           bus.emit({

@@ -59,6 +59,16 @@ function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, b
   return out;
 }
 
+/** The 1xx heads before a response (bb's `_informational`), each as its status and headers; anything else there is left out. */
+function informationalHeads(list: unknown, ctx: NormalizeContext): NonNullable<NormalizedEntry['response']['informational']> | undefined {
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const heads = list.filter((i): i is { status: number; headers: HarNameValue[] } => typeof i?.status === 'number' && Array.isArray(i.headers));
+  return heads.map((i, k) => ({
+    status: i.status,
+    headers: headerMap(i.headers.filter((h) => typeof h?.name === 'string' && typeof h.value === 'string'), `response.informational[${k}].headers`, ctx, false),
+  }));
+}
+
 function urlHost(url: string): string | undefined {
   try {
     return new URL(url).host || undefined;
@@ -206,6 +216,8 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
   // Trailers are fields like headers (response.trailers.NAME), after the headers in ordinal order.
   if (e.request._trailers?.length) out.request.trailers = headerMap(e.request._trailers, 'request.trailers', ctx, false);
   if (e.response._trailers?.length) out.response.trailers = headerMap(e.response._trailers, 'response.trailers', ctx, false);
+  const informational = informationalHeads(e.response._informational, ctx);
+  if (informational) out.response.informational = informational;
   // A gRPC call's bodies are its framed messages: compared as messages (grpc), not as bytes.
   if (e._grpcMessages) out.grpc = normalizeGrpc(e._grpcMessages, e, req.rawPath, ctx);
   else {

@@ -243,7 +243,14 @@ export class UpstreamSide {
     this.from = end;
     if (head.switches) this.lastSwitch = head;
     const ex = this.exchanges.front;
-    if (!ex || head.informational || head.switches) return;
+    if (ex && head.informational) {
+      this.settings.bus.emit({
+        type: 'response-informational', exchangeId: ex.id, time: this.headAt,
+        statusCode: head.statusCode, statusMessage: head.statusMessage, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders,
+      });
+      return;
+    }
+    if (!ex || head.switches) return;
     ex.responseStarted = true;
     this.settings.bus.emit({
       type: 'response-started',

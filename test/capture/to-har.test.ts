@@ -14,6 +14,8 @@ import { exchange, only, recordFacts, TEST_T0 } from './capture-harness.js';
 import { tempDir } from '../helpers/tmp.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
+import type { Har } from '../../capture/har.js';
+import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 
 const tmp = tempDir();
 let n = 0;
@@ -403,6 +405,72 @@ describe('HAR timings at the proxy', () => {
       within(t.wait, seen.first - seen.end, 'wait');
       within(t.receive, seen.last - seen.first, 'receive');
       assert.equal(har.log.entries[0]!.time, Math.round((t.send + t.wait + t.receive) * 1000) / 1000);
+    } finally {
+      await cleanups.run();
+    }
+  });
+});
+
+// Informational (1xx) heads: relayed as they came, and now recorded (`response._informational`) and compared, since a
+// build that stops sending 103 Early Hints, or 100 Continue, changes what its clients see. Before, both taps let them
+// pass unrecorded, so such a change was a MATCH.
+describe('informational (1xx) heads', () => {
+  const cleanups = new Cleanups();
+  const hints = (withHints: boolean) => http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (withHints) res.writeEarlyHints({ link: '</app.css>; rel=preload; as=style' });
+      res.end('page');
+    });
+  });
+  async function recordRun(withHints: boolean): Promise<Har> {
+    const server = hints(withHints);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    // A GET (103 before 200), and a POST asking for 100 Continue (node:http's server sends it at once).
+    await new Promise<void>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: rec.port, path: '/page' }, (res) => res.resume().on('end', resolve)).on('error', reject);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: rec.port, path: '/upload', method: 'POST', headers: { expect: '100-continue', 'content-type': 'text/plain' } }, (res) => res.resume().on('end', resolve));
+      req.on('continue', () => req.end('body'));
+      req.on('error', reject);
+    });
+    return rec.finish();
+  }
+
+  it('records each 1xx head before the response, over HTTP/1.1 and h2, and bb diff finds one that went away', async () => {
+    try {
+      const withHints = await recordRun(true);
+      const [page, upload] = withHints.log.entries;
+      assert.deepEqual(page!.response._informational?.map((i) => [i.status, i.headers.find((h) => h.name.toLowerCase() === 'link')?.value]), [[103, '</app.css>; rel=preload; as=style']]);
+      assert.equal(page!.response.status, 200);
+      // Both, in the order they came: node:http's 100 Continue, then the server's 103.
+      assert.deepEqual(upload!.response._informational?.map((i) => [i.status, i.statusText]), [[100, 'Continue'], [103, 'Early Hints']]);
+
+      const without = await recordRun(false);
+      assert.equal(without.log.entries[0]!.response._informational, undefined);
+      const { diffHars } = await import('../../diff/index.js');
+      const same = await diffHars({ name: 'a.har', har: withHints }, { name: 'b.har', har: await recordRun(true) });
+      assert.equal(same.verdict, 'match', JSON.stringify(same.differences));
+      const gone = await diffHars({ name: 'a.har', har: withHints }, { name: 'b.har', har: without });
+      // The page lost its one 1xx head; the upload keeps its 100 Continue and lost the 103 after it.
+      assert.deepEqual(gone.differences.filter((d) => d.class === 'real').map((d) => [d.kind, d.path]), [['removed', 'response.informational'], ['removed', 'response.informational[1]']]);
+
+      // h2: a 103 as HEADERS before the response's.
+      const server = await h2Server(cleanups, (stream) => {
+        stream.additionalHeaders({ ':status': 103, link: '</h2.css>; rel=preload' });
+        stream.respond({ ':status': 200, 'content-type': 'text/plain' });
+        stream.end('h2 page');
+      });
+      const rec = await record(cleanups, server.url);
+      const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+      const res = await h2Request(session, { ':path': '/h2', ':method': 'GET' });
+      assert.equal(res.body.toString(), 'h2 page');
+      session.close();
+      const h2 = (await rec.finish()).log.entries[0]!;
+      assert.deepEqual(h2.response._informational?.map((i) => [i.status, i.headers.find((h) => h.name === 'link')?.value]), [[103, '</h2.css>; rel=preload']]);
     } finally {
       await cleanups.run();
     }
