@@ -43,6 +43,10 @@ before(async () => {
         res.write('sum ');
         res.addTrailers({ 'x-checksum': `sha-${req.trailers['x-sent'] ?? 'none'}` });
         res.end('me');
+      } else if (req.url === '/hints') {
+        res.writeEarlyHints({ link: '</app.css>; rel=preload' });
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end('hinted');
       } else if (req.url === '/sse') {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         res.end('event: tick\nid: 1\ndata: {"n":1}\n\ndata: plain\n\n');
@@ -76,6 +80,8 @@ before(async () => {
   await (await fetch(`${url}/bin`)).arrayBuffer();
   await (await fetch(`${url}/sse`)).text();
   await bb.waitFor(/GET \/sse 200/);
+  await new Promise<void>((resolve, reject) => http.get(`${url}/hints`, (res) => res.resume().on('end', resolve)).on('error', reject));
+  await bb.waitFor(/GET \/hints 200/);
   // A chunked request and response, each ending with a trailer.
   await new Promise<void>((resolve, reject) => {
     const req = http.request(`${url}/trailers`, { method: 'PUT', headers: { 'Transfer-Encoding': 'chunked', Trailer: 'x-sent' } }, (res) => {
@@ -189,6 +195,12 @@ test('bb show --entry prints the request and response trailers after their bodie
   // Without --body too: trailers are part of the heads.
   const heads = await runBb(['show', out, '--entry', `#${byPath('/trailers', 'PUT')._bb.seq}`], env);
   assert.match(heads.stdout, /^trailers:\nx-checksum: sha-42$/m);
+});
+
+test('bb show --entry prints the 1xx heads before the response, as they came', async () => {
+  const r = await runBb(['show', out, '--entry', `#${byPath('/hints')._bb.seq}`], env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\n\nHTTP\/1\.1 103 Early Hints\nLink: <\/app\.css>; rel=preload\n\nHTTP\/1\.1 200 OK\n/);
 });
 
 test("bb show --entry '#N' --json prints the HAR entry as written; an unknown #N is exit 2", async () => {
