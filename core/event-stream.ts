@@ -10,6 +10,8 @@ export interface EventStreamMessage {
   eventName: string;
   eventId: string;
   data: string;
+  /** The reconnection time (ms) a `retry:` line set since the event before, when one did: a client's reconnection delay. */
+  retry?: number;
 }
 
 /** Parses an event stream as it arrives. */
@@ -23,6 +25,7 @@ export class EventStreamParser {
   private data: string[] = [];
   private eventType = '';
   private lastEventId = '';
+  private retry: number | undefined;
 
   /** Feeds one chunk that arrived at `timeMs` (epoch ms). */
   push(chunk: Uint8Array, timeMs: number): void {
@@ -84,8 +87,12 @@ export class EventStreamParser {
       case 'id':
         if (!value.includes('\0')) this.lastEventId = value;
         break;
+      case 'retry':
+        // Only ASCII digits set the reconnection time; it makes no event (it goes with the next one).
+        if (/^\d+$/.test(value)) this.retry = Number(value);
+        break;
       default:
-        // retry and unknown fields do not make events.
+        // Unknown fields do nothing.
         break;
     }
   }
@@ -100,7 +107,9 @@ export class EventStreamParser {
       eventName: this.eventType || 'message',
       eventId: this.lastEventId,
       data: this.data.join('\n'),
+      ...(this.retry !== undefined ? { retry: this.retry } : {}),
     });
+    this.retry = undefined;
     this.data = [];
     this.eventType = '';
   }

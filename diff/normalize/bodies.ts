@@ -31,6 +31,8 @@ export interface SseEvent {
   id: string;
   /** data, parsed as JSON when it parses. */
   data: unknown;
+  /** The reconnection time a `retry:` line set before it (absent when none did). */
+  retry?: number;
 }
 
 /** A parsed body: `events` for SSE, otherwise `value`. */
@@ -62,7 +64,7 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
  * event. Data that parses as JSON is compared as JSON.
  */
 export function parseSseText(text: string): SseEvent[] {
-  return EventStreamParser.parseText(text).map((e) => ({ event: e.eventName, id: e.eventId, data: sseData(e.data) }));
+  return EventStreamParser.parseText(text).map((e) => ({ event: e.eventName, id: e.eventId, data: sseData(e.data), ...(e.retry !== undefined ? { retry: e.retry } : {}) }));
 }
 
 function sseData(s: string): unknown {
@@ -85,7 +87,7 @@ export const bodyParsers: BodyParser[] = [
     name: 'sse',
     parse: (b) => {
       if (b.events && b.events.length) {
-        return { kind: 'events', events: b.events.map((e) => ({ event: e.eventName || 'message', id: e.eventId ?? '', data: sseData(e.data) })) };
+        return { kind: 'events', events: b.events.map((e) => ({ event: e.eventName || 'message', id: e.eventId ?? '', data: sseData(e.data), ...(typeof e.retry === 'number' ? { retry: e.retry } : {}) })) };
       }
       if (b.media === 'text/event-stream' && b.text !== undefined) return { kind: 'events', events: parseSseText(b.text) };
       return undefined;

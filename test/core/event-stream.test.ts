@@ -26,3 +26,13 @@ describe('EventStreamParser', () => {
     });
   }
 });
+
+// `retry:` sets the stream's reconnection time (HTML standard, "Interpreting an event stream": only ASCII digits);
+// it makes no event, so it goes with the next one, where bb diff compares it (`response.events[k].retry`).
+describe('EventStreamParser: retry', () => {
+  it('gives the next event the reconnection time a retry line set; other values and a trailing retry set nothing', () => {
+    const events = EventStreamParser.parseText('retry: 100\n\ndata: a\n\ndata: b\n\nretry: 1e3\ndata: c\n\nretry:250\nretry: 300\nid: 9\ndata: d\n\nretry: 5\n');
+    assert.deepEqual(events.map((e) => [e.data, e.retry]), [['a', 100], ['b', undefined], ['c', undefined], ['d', 300]]);
+    assert.equal('retry' in events[1]!, false, 'absent, not undefined: a HAR without it is written as before');
+  });
+});

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { diffCaptures, loadDiffConfig, type DiffResult } from '../../../diff/index.js';
+import { diffCaptures, diffHars, loadDiffConfig, type DiffResult } from '../../../diff/index.js';
 import { capture, uuid } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 
@@ -59,5 +59,17 @@ describe('multipart bodies', () => {
     const config = await t.write(`${n}-config.json`, { normalize: { disable: ['multipart-boundary', 'generated-ids'] } });
     const r = await diffCaptures(await t.write(`${n}-a.har`, upload('hello')), await t.write(`${n}-b.har`, upload('hello')), { config: await loadDiffConfig(config) });
     assert.deepEqual(r.differences.map((d) => d.path), ['request.headers.content-type']);
+  });
+});
+
+// An SSE stream's `retry:` (core/event-stream.ts gives it to the next event) is compared with that event.
+describe('event streams', () => {
+  it('is compared by bb diff: a build that starts asking for a 100 ms reconnection is a finding', async () => {
+    const sse = (text: string) => capture([{ url: 'http://127.0.0.1:1/events', body: text, mime: 'text/event-stream' }]);
+    const base = 'event: tick\nid: 1\ndata: {"n":1}\n\n';
+    const r = await diffHars({ name: 'a.har', har: sse(base) }, { name: 'b.har', har: sse(`retry: 100\n\n${base}`) });
+    assert.deepEqual(r.differences.map((d) => [d.kind, d.path, d.new]), [['added', 'response.events[0].retry', 100]]);
+    const same = await diffHars({ name: 'a.har', har: sse(`retry: 100\n${base}`) }, { name: 'b.har', har: sse(`retry: 100\n\n${base}`) });
+    assert.equal(same.verdict, 'match');
   });
 });
