@@ -41,7 +41,8 @@
 //                                        one record for all (te = when the last was reset; the head is the
 //                                        first stream's, sid its id; ids = [first, last] id ranges, two apart;
 //                                        rst = [{by, code, n}]): an exchange of one record, like cerr
-//   {"r":"inf","x","ts","st","sm","v","h"}  an informational (1xx) response head before the final one
+//   {"r":"inf","x","ts","st","sm","v","h","more"?}  an informational (1xx) response head before the final one
+//                                        (the first 16 of an exchange; "more": a 17th came, and maybe others)
 //   {"r":"upg","x","ts","st","sm","v","h"}  101 Switching Protocols
 //   {"r":"wsm","x","ts","seq","d","op","o"?,"n","w","f","z","cc"?,"cr"?,"h"?,"page"?}
 //                                        WebSocket message: d = send|receive, op = opcode, f = frames,
@@ -158,8 +159,8 @@ export interface ResetBurstRecord {
   page?: string;
 }
 export interface UpgradeRecord { r: 'upg'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
-/** An informational (1xx) response head (100 Continue, 103 Early Hints) before the final one. */
-export interface InformationalRecord { r: 'inf'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders }
+/** An informational (1xx) response head (100 Continue, 103 Early Hints) before the final one; `more`: past the kept ones, more came (not recorded). */
+export interface InformationalRecord { r: 'inf'; x: number; ts: number; st: number; sm: string; v: string; h: RawHeaders; more?: true }
 export interface WsMessageRecord extends BodySlice {
   r: 'wsm'; x: number; ts: number; seq: number; d: 'send' | 'receive'; op: number; f: number; z: boolean;
   cc?: number; cr?: string; page?: string;

@@ -28,7 +28,12 @@ interface OpenExchange extends HeadHolder {
   resRest?: Hash;
   /** A WebSocket conversation: message bytes recorded per direction so far, -1 once past the budget. */
   wsKept?: { send: number; receive: number };
+  /** Informational (1xx) heads seen so far. */
+  informational?: number;
 }
+
+/** The informational (1xx) heads of one exchange that are recorded; past them, one record says more came. */
+export const INFORMATIONAL_KEPT = 16;
 
 /** True for the facts whose records hold a start or response start or fold into one (journal-fold.ts). */
 function exchangeFlow(type: Fact['type']): boolean {
@@ -307,9 +312,18 @@ export class Recorder {
           ...(this.page ? { page: this.page } : {}),
         });
         return;
-      case 'response-informational':
-        j.appendRecord({ r: 'inf', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage, v: fact.httpVersion, h: this.head(fact.rawHeaders) });
+      case 'response-informational': {
+        // The first INFORMATIONAL_KEPT of an exchange, then one record saying more came: a server may send 1xx heads
+        // without end before its response (the relay passes them all), and each record is held until the entry ends.
+        const ex = this.open.get(fact.exchangeId);
+        const k = ex ? (ex.informational = (ex.informational ?? 0) + 1) : 1;
+        if (k > INFORMATIONAL_KEPT + 1) return;
+        j.appendRecord({
+          r: 'inf', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage, v: fact.httpVersion, h: this.head(fact.rawHeaders),
+          ...(k > INFORMATIONAL_KEPT ? { more: true as const } : {}),
+        });
         return;
+      }
       case 'upgrade-opened':
         j.appendRecord({
           r: 'upg', x: fact.exchangeId, ts: fact.time, st: fact.statusCode, sm: fact.statusMessage,

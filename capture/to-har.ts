@@ -146,7 +146,11 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     // No response reached the client (upstream failed after the head, or a hang-up).
     response = emptyResponse();
   }
-  if (ex.informational) response._informational = ex.informational.map((r) => ({ status: r.st, statusText: r.sm, headers: redactHeaders(r.h, ctx) }));
+  if (ex.informational) {
+    const kept = ex.informational.filter((r) => !r.more);
+    if (kept.length) response._informational = kept.map((r) => ({ status: r.st, statusText: r.sm, headers: redactHeaders(r.h, ctx) }));
+    if (kept.length < ex.informational.length) notes.push(`more than ${kept.length} informational (1xx) heads came before the response; the first ${kept.length} are kept`);
+  }
   entry.response = response;
   const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq, ctx.redactor);
   if (grpc) {

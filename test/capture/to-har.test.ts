@@ -5,6 +5,7 @@ import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:
 import { randomBytes } from 'node:crypto';
 import { Duplex } from 'node:stream';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -471,6 +472,36 @@ describe('informational (1xx) heads', () => {
       session.close();
       const h2 = (await rec.finish()).log.entries[0]!;
       assert.deepEqual(h2.response._informational?.map((i) => [i.status, i.headers.find((h) => h.name === 'link')?.value]), [[103, '</h2.css>; rel=preload']]);
+    } finally {
+      await cleanups.run();
+    }
+  });
+
+  it('keeps the first 16 of a flood of 1xx heads and says more came; the client gets every byte', async () => {
+    try {
+      // A raw server: 1,000 103s, then the response (each 1xx record would be held until the entry ends).
+      const raw = net.createServer((socket) => {
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n'.repeat(1000));
+          socket.end('HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\ndone');
+        });
+      });
+      await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+      cleanups.add(() => new Promise<void>((r) => raw.close(() => r())));
+      const rec = await record(cleanups, `http://127.0.0.1:${(raw.address() as AddressInfo).port}`);
+      let hints = 0;
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: rec.port, path: '/flood' }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve(text));
+        });
+        req.on('information', () => hints++);
+        req.on('error', reject);
+      });
+      assert.deepEqual([body, hints], ['done', 1000]);
+      const entry = (await rec.finish()).log.entries[0]!;
+      assert.equal(entry.response._informational?.length, 16);
+      assert.match(entry.comment ?? '', /more than 16 informational \(1xx\) heads came before the response; the first 16 are kept/);
     } finally {
       await cleanups.run();
     }
