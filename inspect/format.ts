@@ -117,7 +117,8 @@ export function messageLine(m: HarWebSocketMessage, openedAt: number, style: Sty
   ];
   const head = parts.join(' ');
   const used = visibleLength(head) + 2;
-  const cut = whole !== undefined ? paint(style, 'dim', `(recorded ${formatSize(m._bb!.truncated!)}) `) : '';
+  // None kept: past its conversation's budget (--ws-budget), only its size and hash were recorded.
+  const cut = whole === undefined ? '' : paint(style, 'dim', m._bb!.truncated === 0 ? '(size and hash only) ' : `(recorded ${formatSize(m._bb!.truncated!)}) `);
   return `${head}  ${cut}${clip(preview(m, grpcSchemaAt(style.proto, url)), Math.max(10, style.width - used - visibleLength(cut)))}`;
 }
 

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { HarWebSocketMessage } from '../../capture/har.js';
-import { connectionHeading } from '../../inspect/format.js';
+import { connectionHeading, messageLine } from '../../inspect/format.js';
 import type { WsConnectionView } from '../../inspect/model.js';
 
 const style = { color: false, width: 120 };
@@ -22,5 +22,15 @@ describe('connectionHeading', () => {
     assert.match(connectionHeading(view(1, { grpc: { status: 0 } }), style, 1), /\(1 message; grpc 0 OK\)$/);
     assert.match(connectionHeading(view(1, { sse: { end: 'server' } }), style, 1), /\(1 event; /);
     assert.match(connectionHeading(view(2, { sse: { end: 'server' } }), style, 2), /\(2 events; /);
+  });
+});
+
+describe('messageLine', () => {
+  const style = { color: false, width: 120 } as Parameters<typeof messageLine>[2];
+  const at = (extra: Partial<HarWebSocketMessage>): HarWebSocketMessage => ({ type: 'receive', time: 10, opcode: 1, data: 'hello', ...extra });
+  it('shows a message cut at the body cap by what was recorded, and one past its conversation\'s budget as size and hash only', () => {
+    assert.match(messageLine(at({ data: 'hel', _bb: { seq: 3, truncated: 3, size: 5000 } } as Partial<HarWebSocketMessage>), 9, style), / 4\.9KB {2}\(recorded 3B\) hel/);
+    assert.match(messageLine(at({ data: '', _bb: { seq: 4, truncated: 0, size: 5000, restHash: 'sha256:00' } } as Partial<HarWebSocketMessage>), 9, style), / 4\.9KB {2}\(size and hash only\) /);
+    assert.doesNotMatch(messageLine(at({ _bb: { seq: 5 } } as Partial<HarWebSocketMessage>), 9, style), /recorded|hash only/);
   });
 });
