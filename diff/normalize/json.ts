@@ -25,19 +25,71 @@ const CLOSERS = new Set([0x7d, 0x5d]); // } ]
 
 /** JSON.parse, with each value nested deeper than `maxDepth` replaced by deepJsonMark + its compact JSON text; throws as JSON.parse does. */
 export function parseComparedJson(text: string, maxDepth = MAX_COMPARED_DEPTH): unknown {
-  const value: unknown = JSON.parse(text);
+  let value: unknown = JSON.parse(text);
+  // A number a double does not hold (an int64 id or amount past 2^53) is compared as written: JSON.parse made
+  // 9007199254740993 and 9007199254740992 one value. Only texts with a run of 16 digits are looked at.
+  if (LONG_DIGITS.test(text)) {
+    const written = inexactNumbers(text);
+    if (written.length > 0) {
+      text = replaceSpans(text, written, (literal) => JSON.stringify(`<NUMBER ${literal}>`));
+      value = JSON.parse(text);
+    }
+  }
   // Nesting n levels takes 2n characters, and n opening brackets: texts short of either need no scan.
   if (text.length < 2 * (maxDepth + 1) || !hasOpeners(text, maxDepth + 1)) return value;
   const spans = deepSpans(text, maxDepth);
   if (spans.length === 0) return value;
   const mark = deepJsonMark(maxDepth);
+  return JSON.parse(replaceSpans(text, spans, (piece) => JSON.stringify(mark + compact(piece))));
+}
+
+const LONG_DIGITS = /\d{16}/;
+
+/** What a number literal a double does not hold becomes (compared as written; numeric-ids reads it as an integer). */
+export const WRITTEN_NUMBER = /^<NUMBER (-?\d[\d.eE+-]*)>$/;
+
+/**
+ * [start, end) of each number literal (outside strings) with 16 or more significant digits that a double does not
+ * hold exactly: an integer whose double is another integer, a fraction whose double prints otherwise.
+ */
+function inexactNumbers(text: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let start = -1;
+  const end = (e: number) => {
+    const literal = text.slice(start, e);
+    if (significantDigits(literal) >= 16 && !heldExactly(literal)) spans.push([start, e]);
+    start = -1;
+  };
+  outsideStrings(text, (c, i) => {
+    const numeric = (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+    if (numeric) {
+      if (start < 0) start = i;
+    } else if (start >= 0) end(i);
+  });
+  if (start >= 0) end(text.length);
+  return spans;
+}
+
+function significantDigits(literal: string): number {
+  const mantissa = literal.split(/[eE]/)[0]!.replace(/[-+.]/g, '').replace(/^0+/, '');
+  return mantissa.length;
+}
+
+function heldExactly(literal: string): boolean {
+  const n = Number(literal);
+  if (!Number.isFinite(n)) return false;
+  if (/^-?\d+$/.test(literal)) return BigInt(literal) === BigInt(n);
+  return String(n) === literal;
+}
+
+function replaceSpans(text: string, spans: ReadonlyArray<[number, number]>, replace: (piece: string) => string): string {
   let out = '';
   let at = 0;
   for (const [start, end] of spans) {
-    out += text.slice(at, start) + JSON.stringify(mark + compact(text.slice(start, end)));
+    out += text.slice(at, start) + replace(text.slice(start, end));
     at = end;
   }
-  return JSON.parse(out + text.slice(at));
+  return out + text.slice(at);
 }
 
 /**

@@ -15,6 +15,7 @@
 // alphabet) and the nanoid length stand apart. What is not generated is
 // words: English, snake_case, camelCase, SCREAMING_CASE, kebab-case, numbers
 // and dates (looksGenerated).
+import { WRITTEN_NUMBER } from './json.js';
 
 /** Hex tokens of these lengths are shapes (12 covers short object ids, 64 a sha-256). */
 export const HEX_LENGTHS = { min: 12, max: 64 } as const;
@@ -314,5 +315,8 @@ export function idKeyTokenShape(key: string, value: string): string | undefined 
 export function numericIdShape(key: string, value: unknown): (typeof NUMERIC_ID_CLASSES)[number] | undefined {
   if (!ID_KEY.test(key)) return undefined;
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 1000 ? 'INT' : undefined;
-  return typeof value === 'string' && /^[0-9]{4,}$/.test(value) ? 'DIGITS' : undefined;
+  if (typeof value !== 'string') return undefined;
+  // An integer past 2^53, kept as written (json.ts WRITTEN_NUMBER): an int64 id.
+  if (WRITTEN_NUMBER.exec(value)?.[1]?.match(/^\d+$/)) return 'INT';
+  return /^[0-9]{4,}$/.test(value) ? 'DIGITS' : undefined;
 }
