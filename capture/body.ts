@@ -52,16 +52,17 @@ export function decodeContent(raw: Buffer, contentEncoding: string | undefined, 
     try {
       bytes = decodeCoding(bytes, coding, { truncated, maxOutputLength: max });
     } catch (err) {
-      if (isTooLarge(err) && limits.startPastCap && codings.length === 1) return { bytes: decodedStart(raw, coding, max), decoded: true, cut: true, pastCap: true };
+      if (isTooLarge(err)) {
+        if (limits.startPastCap && codings.length === 1) return { bytes: decodedStart(raw, coding, max), decoded: true, cut: true, pastCap: true };
+        return { bytes: raw, decoded: false, undecoded: `${coding}: decodes to more than ${max} bytes, body kept as sent`, pastCap: true };
+      }
       const why =
         coding === 'zstd'
           ? 'zstd: no decoder in Node 20, body kept as sent'
           : (err as Error).message.startsWith('unknown coding')
             ? `${coding}: unknown content-coding, body kept as sent`
-            : isTooLarge(err)
-              ? `${coding}: decodes to more than ${max} bytes, body kept as sent`
-              : `${coding}: does not decode (${(err as Error).message}), body kept as sent`;
-      return { bytes: raw, decoded: false, undecoded: why, ...(isTooLarge(err) ? { pastCap: true } : {}) };
+            : `${coding}: does not decode (${(err as Error).message}), body kept as sent`;
+      return { bytes: raw, decoded: false, undecoded: why };
     }
   }
   return { bytes, decoded: true };

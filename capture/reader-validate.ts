@@ -12,6 +12,7 @@ import type {
   HarWebSocketMessage,
   HarGrpcMessage,
   HarEventSourceMessage,
+  HarInformational,
   HarPage,
 } from './har.js';
 import { toEpochSeconds } from '../core/index.js';
@@ -160,6 +161,16 @@ function sseMessages(e: Obj, path: string): HarEventSourceMessage[] | undefined 
   });
 }
 
+/** A response's 1xx heads (bb's `_informational`): each a status, its text ('' when none) and headers. */
+function informationalHeads(res: Obj, path: string): HarInformational[] | undefined {
+  if (res._informational === undefined || res._informational === null) return undefined;
+  return arr(res, '_informational', path).map((item, i) => {
+    const p = `${path}._informational[${i}]`;
+    const h = obj(item, p);
+    return { ...h, status: num(h, 'status', p), statusText: str(h, 'statusText', p, ''), headers: nameValues(h, 'headers', p) } as HarInformational;
+  });
+}
+
 /** Checks one entry (at `path`, e.g. "log.entries[3]") and fills its missing optional fields. */
 export function validateEntry(raw: unknown, path: string): HarEntry {
   const e = obj(raw, path);
@@ -203,6 +214,8 @@ export function validateEntry(raw: unknown, path: string): HarEntry {
   res.redirectURL = str(res, 'redirectURL', sp, '');
   res.headersSize = num(res, 'headersSize', sp, -1);
   res.bodySize = num(res, 'bodySize', sp, -1);
+  const informational = informationalHeads(res, sp);
+  if (informational) res._informational = informational;
   e.request = req;
   e.response = res;
   e.cache = optObj(e, 'cache', path) ?? {};

@@ -132,9 +132,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
   const res = entry.response;
   const statusLine = (status: number, statusText: string) => escapeControls([res.httpVersion, status, statusText].filter((x) => x !== '' && x !== undefined).join(' '));
   // The 1xx heads before the response (100 Continue, 103 Early Hints), as they came.
-  for (const i of Array.isArray(res._informational) ? res._informational : []) {
-    if (typeof i?.status === 'number' && Array.isArray(i.headers)) lines.push('', statusLine(i.status, typeof i.statusText === 'string' ? i.statusText : ''), ...headerLines(i.headers.filter((h) => typeof h?.name === 'string' && typeof h.value === 'string')));
-  }
+  for (const i of res._informational ?? []) lines.push('', statusLine(i.status, i.statusText), ...headerLines(i.headers));
   lines.push('', bold(statusLine(res.status, res.statusText)), ...headerLines(res.headers));
   const resBytes = responseBody(entry);
   const events = entry._eventSourceMessages ?? [];

@@ -99,9 +99,8 @@ export interface RequestEnded {
   rawTrailers: RawHeaders;
 }
 
-/** The upstream's response head arrived (any status except 1xx informational; 101 is reported by upgrade-opened). */
-export interface ResponseStarted {
-  type: 'response-started';
+/** A response head from the upstream, as read. */
+interface ResponseHeadFields {
   exchangeId: number;
   time: EpochMs;
   statusCode: number;
@@ -110,19 +109,18 @@ export interface ResponseStarted {
   rawHeaders: RawHeaders;
 }
 
+/** The upstream's response head arrived (any status except 1xx informational; 101 is reported by upgrade-opened). */
+export interface ResponseStarted extends ResponseHeadFields {
+  type: 'response-started';
+}
+
 /**
  * An informational (1xx) response head arrived before the final one (100 Continue, 103 Early Hints; not 101, which
  * upgrade-opened reports): relayed as it came, and recorded, since a build that stops sending one (or starts) changes
  * what its clients see.
  */
-export interface ResponseInformational {
+export interface ResponseInformational extends ResponseHeadFields {
   type: 'response-informational';
-  exchangeId: number;
-  time: EpochMs;
-  statusCode: number;
-  statusMessage: string;
-  httpVersion: string;
-  rawHeaders: RawHeaders;
 }
 
 /** Some response body bytes arrived from the upstream (decoded from chunked framing, still content-encoded). */

@@ -98,20 +98,14 @@ export class H2Streams {
         }
         const ex = this.open.get(f.streamId);
         if (!ex) return;
-        if (f.kind === 'informational') {
+        if (f.kind === 'informational' || f.kind === 'response') {
+          // A 1xx head comes before the stream's response; the final one starts it.
+          if (f.kind === 'response') ex.responseStarted = true;
           bus.emit({
-            type: 'response-informational', exchangeId: this.started(ex).id!, time: f.time,
+            type: f.kind === 'response' ? 'response-started' : 'response-informational', exchangeId: this.started(ex).id!, time: f.time,
             statusCode: Number(field(f.headers, ':status') ?? 0), statusMessage: '', httpVersion: '2.0', rawHeaders: flat(f.headers),
           });
-          return;
-        }
-        if (f.kind === 'response') {
-          ex.responseStarted = true;
-          bus.emit({
-            type: 'response-started', exchangeId: this.started(ex).id!, time: f.time,
-            statusCode: Number(field(f.headers, ':status') ?? 0), statusMessage: '', httpVersion: '2.0', rawHeaders: flat(f.headers),
-          });
-          if (f.endStream) this.complete(f.streamId, ex, []);
+          if (f.kind === 'response' && f.endStream) this.complete(f.streamId, ex, []);
         } else if (ex.responseStarted) {
           this.complete(f.streamId, ex, flat(f.headers));
         }

@@ -3,7 +3,7 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { decodeProtobuf, grpcStatus, type HarEntry, type HarGrpcMessage, type HarNameValue } from '../../capture/index.js';
+import { decodeProtobuf, grpcStatus, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
 import type { NormalizeContext } from './context.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
@@ -59,14 +59,10 @@ function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, b
   return out;
 }
 
-/** The 1xx heads before a response (bb's `_informational`), each as its status and headers; anything else there is left out. */
-function informationalHeads(list: unknown, ctx: NormalizeContext): NonNullable<NormalizedEntry['response']['informational']> | undefined {
-  if (!Array.isArray(list) || list.length === 0) return undefined;
-  const heads = list.filter((i): i is { status: number; headers: HarNameValue[] } => typeof i?.status === 'number' && Array.isArray(i.headers));
-  return heads.map((i, k) => ({
-    status: i.status,
-    headers: headerMap(i.headers.filter((h) => typeof h?.name === 'string' && typeof h.value === 'string'), `response.informational[${k}].headers`, ctx, false),
-  }));
+/** The 1xx heads before a response (bb's `_informational`, checked by the reader), each as its status and headers. */
+function informationalHeads(heads: HarInformational[] | undefined, ctx: NormalizeContext): NormalizedEntry['response']['informational'] {
+  if (!heads?.length) return undefined;
+  return heads.map((i, k) => ({ status: i.status, headers: headerMap(i.headers, `response.informational[${k}].headers`, ctx, false) }));
 }
 
 function urlHost(url: string): string | undefined {

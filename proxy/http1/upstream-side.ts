@@ -243,17 +243,11 @@ export class UpstreamSide {
     this.from = end;
     if (head.switches) this.lastSwitch = head;
     const ex = this.exchanges.front;
-    if (ex && head.informational) {
-      this.settings.bus.emit({
-        type: 'response-informational', exchangeId: ex.id, time: this.headAt,
-        statusCode: head.statusCode, statusMessage: head.statusMessage, httpVersion: head.httpVersion, rawHeaders: head.rawHeaders,
-      });
-      return;
-    }
     if (!ex || head.switches) return;
-    ex.responseStarted = true;
+    // A 1xx head comes before the exchange's response; the final one starts it.
+    if (!head.informational) ex.responseStarted = true;
     this.settings.bus.emit({
-      type: 'response-started',
+      type: head.informational ? 'response-informational' : 'response-started',
       exchangeId: ex.id,
       time: this.headAt,
       statusCode: head.statusCode,
