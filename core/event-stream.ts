@@ -27,6 +27,9 @@ export class EventStreamParser {
   private lastEventId = '';
   private retry: number | undefined;
 
+  /** `each`: given, each event goes to it as it is dispatched, and `events` stays empty (a long stream is not held). */
+  constructor(private readonly each?: (event: EventStreamMessage) => void) {}
+
   /** Feeds one chunk that arrived at `timeMs` (epoch ms). */
   push(chunk: Uint8Array, timeMs: number): void {
     this.feed(this.decoder.decode(chunk, { stream: true }), timeMs);
@@ -43,6 +46,13 @@ export class EventStreamParser {
     const p = new EventStreamParser();
     p.feed(text, 0);
     return p.end(0);
+  }
+
+  /** Calls `each` with every event of a whole stream held as text, one at a time (times are 0). */
+  static eachInText(text: string, each: (event: EventStreamMessage) => void): void {
+    const p = new EventStreamParser(each);
+    p.feed(text, 0);
+    p.end(0);
   }
 
   private feed(text: string, timeMs: number): void {
@@ -102,13 +112,15 @@ export class EventStreamParser {
       this.eventType = '';
       return;
     }
-    this.events.push({
+    const event: EventStreamMessage = {
       time: timeMs / 1000,
       eventName: this.eventType || 'message',
       eventId: this.lastEventId,
       data: this.data.join('\n'),
       ...(this.retry !== undefined ? { retry: this.retry } : {}),
-    });
+    };
+    if (this.each) this.each(event);
+    else this.events.push(event);
     this.retry = undefined;
     this.data = [];
     this.eventType = '';

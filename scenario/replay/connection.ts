@@ -75,12 +75,13 @@ export interface ExchangeLimits {
 export function clientReadUpTo(read: { bytes: number; events?: number } | undefined): ((chunk: Buffer) => boolean) | undefined {
   if (!read) return undefined;
   let bytes = 0;
-  const events = read.events !== undefined ? new EventStreamParser() : undefined;
+  let seen = 0;
+  const events = read.events !== undefined ? new EventStreamParser(() => seen++) : undefined;
   return (chunk) => {
     bytes += chunk.length;
     if (!events) return bytes >= read.bytes;
     events.push(chunk, Date.now());
-    return events.events.length >= read.events!;
+    return seen >= read.events!;
   };
 }
 

@@ -199,13 +199,9 @@ export class OpenStreams {
 
 /** A feed of an event stream's body chunks that calls `f` with each event's data as it completes. */
 export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
-  const parser = new EventStreamParser();
-  return (chunk) => {
-    parser.push(chunk, 0);
-    for (const e of parser.events) f(e.data);
-    // Read once: a long stream's events are not held.
-    parser.events.length = 0;
-  };
+  // Each event as it is dispatched: a long stream's events are not held.
+  const parser = new EventStreamParser((e) => f(e.data));
+  return (chunk) => parser.push(chunk, 0);
 }
 
 /** A feed of a gRPC call's body chunks that calls `f` with each message (capture's grpcMessageFeed), bounded as texts are (BIND_READ_BYTES). */

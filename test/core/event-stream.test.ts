@@ -36,3 +36,18 @@ describe('EventStreamParser: retry', () => {
     assert.equal('retry' in events[1]!, false, 'absent, not undefined: a HAR without it is written as before');
   });
 });
+
+describe('EventStreamParser: one event at a time', () => {
+  it('hands each event to `each` as it is dispatched and holds none', () => {
+    const seen: string[] = [];
+    const p = new EventStreamParser((e) => seen.push(`${e.eventName}:${e.data}`));
+    p.push(Buffer.from('data: a\n\nevent: x\nda'), 0);
+    assert.deepEqual(seen, ['message:a']);
+    p.push(Buffer.from('ta: b\n\n'), 0);
+    assert.deepEqual(p.end(0), []);
+    assert.deepEqual(seen, ['message:a', 'x:b']);
+    const texts: string[] = [];
+    EventStreamParser.eachInText('data: 1\n\n: comment\ndata: 2\n\ndata: cut', (e) => texts.push(e.data));
+    assert.deepEqual(texts, ['1', '2']);
+  });
+});
