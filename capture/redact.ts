@@ -414,14 +414,21 @@ export class Redactor {
 
   /** Redacts the JSON `data:` lines of an event stream's text; undefined when nothing changed. */
   eventStreamText(text: string): string | undefined {
-    let changed = false;
-    const out = text.replace(/^(data: ?)(.*)$/gm, (whole, prefix: string, data: string) => {
-      const r = this.textValue(data);
-      if (r === undefined) return whole;
-      changed = true;
-      return prefix + r;
-    });
-    return changed ? out : undefined;
+    // Pieces are kept only around the lines that change: String.replace with a function holds a part per match,
+    // and a stream of 2.36M events took 600 MB so.
+    const data = /^(data: ?)(.*)$/gm;
+    const parts: string[] = [];
+    let last = 0;
+    for (let m = data.exec(text); m !== null; m = data.exec(text)) {
+      const r = this.textValue(m[2]!);
+      if (r === undefined) continue;
+      const at = m.index + m[1]!.length;
+      parts.push(text.slice(last, at), r);
+      last = at + m[2]!.length;
+    }
+    if (parts.length === 0) return undefined;
+    parts.push(text.slice(last));
+    return parts.join('');
   }
 }
 
