@@ -14,6 +14,7 @@ import { pairValue } from '../core/index.js';
 import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice, GrpcSeqRecord } from './journal.js';
+import { MESSAGES_LISTED } from './options.js';
 import type { Redactor } from './redact.js';
 
 /** Decompressed bytes kept per message: past it the message stays compressed and says so. */
@@ -45,6 +46,8 @@ export class GrpcMessageCounter {
   /** Bytes of the current message still to come; -1 while reading a prefix. */
   private left = -1;
   private trailer = false;
+  /** Messages completed so far. */
+  completed = 0;
 
   constructor(private readonly web: boolean) {}
 
@@ -72,6 +75,7 @@ export class GrpcMessageCounter {
         this.left = -1;
       }
     }
+    this.completed += done;
     return done;
   }
 }
@@ -169,15 +173,40 @@ export interface GrpcSplitOptions {
   truncated: boolean;
   /** Redaction on: each message's JWTs masked (Redactor.jwtBytes). */
   redactor?: Pick<Redactor, 'jwtBytes'>;
+  /** Messages listed at most (MESSAGES_LISTED); later whole ones are counted in `unlisted`. */
+  listed?: number;
 }
 
 /** One direction's messages, the trailer frame's headers, and what a reader should know. */
 export interface GrpcSplit {
   messages: HarGrpcMessage[];
+  /** Whole messages past the listed. */
+  unlisted: number;
   /** gRPC-Web: the trailer frame's headers, in order. */
   trailers?: HarNameValue[];
   /** Sentences for the entry's comment. */
   notes: string[];
+}
+
+/** A length-prefixed frame read at `at`: its flags, declared length, payload as far as the bytes go (shorter when cut), where the next begins. */
+export interface GrpcFrameRead {
+  flags: number;
+  length: number;
+  payload: Buffer;
+  next: number;
+}
+
+/** The frame at `at` of a body's bytes; undefined when fewer than its 5-byte prefix are left. */
+export function grpcFrameAt(bytes: Buffer, at: number): GrpcFrameRead | undefined {
+  if (bytes.length - at < 5) return undefined;
+  const length = bytes.readUInt32BE(at + 1);
+  const next = at + 5 + length;
+  return { flags: bytes[at]!, length, payload: bytes.subarray(at + 5, Math.min(next, bytes.length)), next };
+}
+
+/** A body's framed bytes as recorded: gRPC-Web-text's base64 decoded segment by segment, others as they are. */
+export function grpcFramedBytes(body: Buffer, media: GrpcMedia): Buffer {
+  return media.text ? fromBase64Text([{ bytes: body, ts: 0 }]).bytes : body;
 }
 
 /** Splits one direction's recorded body into gRPC messages, each timed by the chunk that held its last byte. */
@@ -185,23 +214,28 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
   const { bytes, timeAt } = opts.media.text ? fromBase64Text(chunks) : joined(chunks);
   // A message is read without a schema, so its secrets have no names: its JWTs are masked, at their length.
   const masked = (b: Buffer) => (opts.redactor ? opts.redactor.jwtBytes(b) : b);
-  const out: GrpcSplit = { messages: [], notes: [] };
+  const out: GrpcSplit = { messages: [], unlisted: 0, notes: [] };
+  const listed = opts.listed ?? MESSAGES_LISTED;
   let at = 0;
   while (at < bytes.length) {
-    if (bytes.length - at < 5) {
+    const frame = grpcFrameAt(bytes, at);
+    if (!frame) {
       out.notes.push(`${opts.type}: ${bytes.length - at} bytes of a message prefix cut short`);
       break;
     }
-    const flags = bytes[at]!;
-    const length = bytes.readUInt32BE(at + 1);
-    const start = at + 5;
-    const end = start + length;
-    const have = Math.min(end, bytes.length);
-    const payload = bytes.subarray(start, have);
+    const { flags, length, payload } = frame;
+    const end = at + 5 + length;
+    const have = at + 5 + payload.length;
     const time = timeAt(have - 1) / 1000;
-    at = end;
+    at = frame.next;
     if (opts.media.web && flags & 0x80) {
       out.trailers = parseTrailerBlock(payload.toString('latin1'));
+      continue;
+    }
+    if (out.messages.length >= listed) {
+      // Past the listed: counted, neither decoded nor copied (the body's bytes hold them).
+      if (have < end) out.notes.push(`${opts.type}: last message cut short, ${payload.length} of ${length} bytes recorded`);
+      else out.unlisted++;
       continue;
     }
     const msg: HarGrpcMessage = { type: opts.type, time, compressed: (flags & 1) === 1, data: '' };
@@ -224,6 +258,7 @@ export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): Grpc
     out.messages.push(msg);
   }
   if (opts.truncated && !out.notes.some((n) => n.includes('cut short'))) out.notes.push(`${opts.type}: body past the cap, later messages not recorded`);
+  if (out.unlisted > 0) out.notes.push(`${opts.type}: ${out.unlisted} messages past the first ${listed} are not listed (the body holds them)`);
   return out;
 }
 
@@ -289,6 +324,8 @@ function percentDecoded(v: string): string {
 export interface GrpcEntryParts {
   /** Both directions' messages, ordered by time (sends first on a tie). */
   messages: HarGrpcMessage[];
+  /** Each direction's whole messages past the listed (GrpcSplit.unlisted). */
+  unlisted: { send: number; receive: number };
   /** The status from the trailers, the trailer frame, or trailers-only headers. */
   status: { status: number | null; message?: string };
   /** gRPC-Web: the trailer frame's headers (they become response._trailers). */
@@ -306,7 +343,7 @@ export function grpcEntryParts(
   const resMedia = grpcMedia(pairValue(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);
   if (!reqMedia && !resMedia) return undefined;
   const side = (type: 'send' | 'receive', body: BodyRecord[], media: GrpcMedia | undefined, headers: HarNameValue[]): GrpcSplit => {
-    if (!media) return { messages: [], notes: [] };
+    if (!media) return { messages: [], unlisted: 0, notes: [] };
     const chunks = body.filter((c) => c.n > 0).map((c) => ({ bytes: readBody(c), ts: c.ts }));
     const truncated = body.reduce((n, c) => n + c.w - c.n, 0) > 0;
     return splitGrpcBody(chunks, { type, media, encoding: pairValue(headers, 'grpc-encoding'), truncated, ...(redactor ? { redactor } : {}) });
@@ -321,6 +358,7 @@ export function grpcEntryParts(
   );
   const parts: GrpcEntryParts = {
     messages,
+    unlisted: { send: sent.unlisted, receive: received.unlisted },
     status: grpcStatus(response._trailers, received.trailers, response.headers),
     notes: [...sent.notes, ...received.notes],
   };

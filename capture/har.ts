@@ -118,6 +118,11 @@ export interface BbEntryExt {
   truncated?: { request?: number; response?: number };
   /** With `truncated`: the hash of each cut body's bytes past the cap, `sha256:HEX` or, redacted, `hmac-sha256:KEYID:HEX` (docs/capture-format.md). */
   restHash?: { request?: string; response?: string };
+  /**
+   * gRPC and event streams: whole messages (events) of a direction's recorded body past the MESSAGES_LISTED listed
+   * in `_grpcMessages` / `_eventSourceMessages` (capture/options.ts); they are in the body's bytes.
+   */
+  unlisted?: { request?: number; response?: number };
   /** WebSocket: how the connection ended. */
   close?: { code: number | null; reason: string; by: 'client' | 'server' | 'none'; time: number | null };
   /** WebSocket: negotiated extensions, from the 101 (e.g. { "permessage-deflate": { ... } }). */

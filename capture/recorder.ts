@@ -12,7 +12,7 @@ import {
 } from './journal-lines.js';
 import { bodyRecord, HeldLines, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
-import { DEFAULT_WS_BUDGET } from './options.js';
+import { DEFAULT_WS_BUDGET, MESSAGES_LISTED } from './options.js';
 import type { Hash } from 'node:crypto';
 
 /** Per open exchange: recorded byte counts (for the cap), and its start or response start while held (journal-fold.ts). */
@@ -208,9 +208,15 @@ export class Recorder {
           writeBodyLine(j.beginLine(), request, fact.exchangeId, fact.time, keptAt, n, fact.chunk.length);
           j.endLine();
         }
-        if (ex?.grpc) {
+        // A seq for each message the HAR will list: whole in the kept bytes, among a direction's first MESSAGES_LISTED
+        // (past them, or past the cap, a long stream of small messages would grow the journal without end).
+        const counter = ex?.grpc?.[request ? 'send' : 'receive'];
+        if (counter && n > 0 && counter.completed < MESSAGES_LISTED) {
           const d = request ? 'send' : 'receive';
-          for (let n = ex.grpc[d].feed(fact.chunk); n > 0; n--) j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
+          const room = MESSAGES_LISTED - counter.completed;
+          for (let k = Math.min(counter.feed(n < fact.chunk.length ? fact.chunk.subarray(0, n) : fact.chunk), room); k > 0; k--) {
+            j.appendRecord({ r: 'gm', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, d });
+          }
         }
         return;
       }

@@ -9,6 +9,7 @@ import { EventStreamParser, isBinaryMedia, isEventStreamMedia, isFormMedia, isJs
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
 import { multipartBoundary, redactMultipart } from './redact-raw.js';
+import { MESSAGES_LISTED } from './options.js';
 
 /** What reading an exchange's bodies needs. */
 export interface BodyContext {
@@ -175,18 +176,29 @@ export function fillContent(
   if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
   response.content = content;
   if (!sse || !isEventStreamMedia(mimeType)) return undefined;
-  return eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
+  const { events, unlisted } = eventSourceMessages(chunks, decoded.decoded ? decoded.bytes : undefined, ctx);
+  if (unlisted > 0) {
+    bb.unlisted = { ...bb.unlisted, response: unlisted };
+    notes.push(`${unlisted} events past the first ${MESSAGES_LISTED} are not listed (the body holds them)`);
+  }
+  return events;
 }
 
 // Events are parsed chunk by chunk with each chunk's time; a content-encoded
 // stream is parsed from its decoded whole, every event at the last chunk's time.
-function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: BodyContext): HarEventSourceMessage[] {
-  const parser = new EventStreamParser();
+// The first MESSAGES_LISTED are listed, later ones counted.
+function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: BodyContext): { events: HarEventSourceMessage[]; unlisted: number } {
+  const events: HarEventSourceMessage[] = [];
+  let unlisted = 0;
+  const parser = new EventStreamParser((e) => {
+    if (events.length < MESSAGES_LISTED) events.push(e);
+    else unlisted++;
+  });
   const lastTs = chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0;
   if (decodedWhole) parser.push(decodedWhole, lastTs);
   else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
-  const events = parser.end(lastTs);
+  parser.end(lastTs);
   const r = ctx.redactor;
   if (r) for (const e of events) e.data = r.textValue(e.data) ?? e.data;
-  return events;
+  return { events, unlisted };
 }

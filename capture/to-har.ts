@@ -155,6 +155,8 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
   const grpc = ex.upgrade ? undefined : grpcEntryParts(request, response, ex.requestBody, ex.responseBody, ctx.readBody, ex.grpcSeq, ctx.redactor);
   if (grpc) {
     entry._grpcMessages = grpc.messages;
+    if (grpc.unlisted.send > 0) (bb.unlisted ??= {}).request = grpc.unlisted.send;
+    if (grpc.unlisted.receive > 0) (bb.unlisted ??= {}).response = grpc.unlisted.receive;
     bb.grpc = grpc.status;
     if (grpc.trailers && !response._trailers) response._trailers = grpc.trailers;
     notes.push(...grpc.notes);

@@ -2,6 +2,7 @@
 export { globMatcher } from './glob.js';
 export { isLoopbackHost, namesOwnAddress } from './hosts.js';
 export { foreignRequestReason } from './local-request.js';
+export { canonical } from './canonical.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';
 export { BbError, isBbError, listenFailureWhy, oneLine, unreadableWhy, type BbErrorOptions } from './errors.js';
 export { ERROR_CODES, FAILURE_CODES, type BbCode, type FailureCode } from './codes.js';

@@ -12,26 +12,12 @@ import { alignMessages, eventIdentity, isEventStream } from './streams.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { keyedRequestLine } from './normalize/index.js';
-import { comparablePastCap, pastCapRows } from './past-cap.js';
-import { appendAll, setOwn } from '../core/index.js';
+import { comparablePastCap, pastCapRows, unlistedRows } from './past-cap.js';
+import { appendAll, canonical, setOwn } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
 export const MAX_ROWS_PER_PAIR = 1000;
 
-/** Canonical JSON: object keys sorted (key order carries no meaning in JSON). */
-export function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  let s: string;
-  if (Array.isArray(v)) {
-    s = '[';
-    for (let i = 0; i < v.length; i++) s += (i ? ',' : '') + canonical(v[i]);
-    return s + ']';
-  }
-  const keys = Object.keys(v).sort();
-  s = '{';
-  for (let i = 0; i < keys.length; i++) s += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${canonical((v as Record<string, unknown>)[keys[i]!])}`;
-  return s + '}';
-}
 
 /** Stable id of a difference: the same entry, path and kind give the same id in every run. */
 export function differenceId(entry: string, path: string, kind: DifferenceKind): string {
@@ -255,8 +241,8 @@ export function comparePair(
     diffValues(stripUndefined(ra), stripUndefined(rb), 'request', rows, arrays);
     // A gRPC call's status is compared once, as grpc.status (from trailers or trailers-only headers alike).
     const grpcBoth = !!(a.grpc && b.grpc);
-    const sa = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined, truncated: undefined } : a.response, crossed), grpcBoth);
-    const sb = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined, truncated: undefined } : b.response, crossed), grpcBoth);
+    const sa = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...a.response, body: undefined, events: undefined, unlisted: undefined, truncated: undefined } : a.response, crossed), grpcBoth);
+    const sb = withoutGrpcStatus(withoutHopHeaders(truncatedRes ? { ...b.response, body: undefined, events: undefined, unlisted: undefined, truncated: undefined } : b.response, crossed), grpcBoth);
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
@@ -266,6 +252,8 @@ export function comparePair(
       // Messages of a body cut at the cap are not compared on either side (the cut one, or those never recorded).
       const kept = (m: NormalizedWsMessage) => !(m.type === 'send' ? truncated : truncatedRes);
       diffMessages((a.grpc?.messages ?? []).filter(kept), (b.grpc?.messages ?? []).filter(kept), rows, opts.wsOrder, arrays, 'grpc');
+      if (!truncated) diffValues(a.grpc?.unlisted?.send, b.grpc?.unlisted?.send, 'grpc.unlisted.send', rows);
+      if (!truncatedRes) diffValues(a.grpc?.unlisted?.receive, b.grpc?.unlisted?.receive, 'grpc.unlisted.receive', rows);
       diffValues(a.grpc?.status ?? null, b.grpc?.status ?? null, 'grpc.status', rows);
       diffValues(a.grpc?.message ?? null, b.grpc?.message ?? null, 'grpc.message', rows);
     }
@@ -274,7 +262,7 @@ export function comparePair(
       diffValues(a.headerOrder.response.join(', '), b.headerOrder.response.join(', '), 'response.headerOrder', rows);
     }
   }
-  rows = pastCapRows(rows);
+  rows = unlistedRows(pastCapRows(rows));
   if (rows.length > MAX_ROWS_PER_PAIR) {
     const cut = rows.length - MAX_ROWS_PER_PAIR;
     rows.length = MAX_ROWS_PER_PAIR;

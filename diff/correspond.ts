@@ -8,7 +8,8 @@
 // removed Location header carrying the new record's id) can no longer take a
 // number before the place where both sides hold the id.
 import { alignItems, identityOf, type ArrayRules } from './arrays.js';
-import { canonical, lineUpMessages } from './compare.js';
+import { lineUpMessages } from './compare.js';
+import { canonical } from '../core/index.js';
 import { eventIdentity } from './streams.js';
 import { joinPath } from './selector.js';
 import { hasMarker, markersOf, type OrdinalNumbering } from './normalize/index.js';

@@ -8,7 +8,7 @@
 // (shown when they are all the same). What follows from a status change
 // folds under it (findings-fold.ts). Pure.
 import { createHash } from 'node:crypto';
-import { canonical } from './compare.js';
+import { canonical } from '../core/index.js';
 import { joinPath } from './selector.js';
 import { hasMarker } from './normalize/index.js';
 import type { Difference, DifferenceClass, Finding } from './types.js';

@@ -6,13 +6,14 @@
 // byte and hashed the same way; else, as before hashes existed, the body is
 // not compared. The bytes past the cap compare exactly: no rule can see them.
 // A difference there is one finding saying so (`….truncated.hash`), never the
-// two hashes as values.
+// two hashes as values. Messages past those a capture lists (normalize/unlisted.ts)
+// are shown the same way: a count, and a digest that says one differs.
 import { restHashScheme, type HarEntry, type HarRequest, type HarResponse } from '../capture/index.js';
 import { pairValue } from '../core/index.js';
-import type { NormalizedEntry, PastCap } from './types.js';
+import type { NormalizedEntry, PastCap, Unlisted } from './types.js';
 
 /** A difference row before it is named (compare.ts's). */
-interface PathRow { path: string; old?: unknown; new?: unknown }
+interface PathRow { kind?: string; path: string; old?: unknown; new?: unknown }
 
 /**
  * What a cut body compares as past the cap, or undefined when it is not cut
@@ -61,4 +62,26 @@ export function pastCapRows<R extends PathRow>(rows: R[]): R[] {
 
 function isHashRow(r: PathRow): boolean {
   return r.path.endsWith('truncated.hash');
+}
+
+const UNLISTED = /\.unlisted(\.(send|receive))?$/;
+
+/**
+ * Rows of unlisted messages, readable: a side with none compares as a count of 0 (one `….unlisted.count` row), and
+ * a differing digest says so in words, dropped where the count already differs.
+ */
+export function unlistedRows<R extends PathRow>(rows: R[]): R[] {
+  if (!rows.some((r) => r.path.includes('.unlisted'))) return rows;
+  const counted = new Set(rows.filter((r) => UNLISTED.test(r.path.replace(/\.count$/, ''))).map((r) => r.path.replace(/\.count$/, '')));
+  return rows.flatMap((r) => {
+    if (UNLISTED.test(r.path)) return [{ ...r, kind: 'changed', path: `${r.path}.count`, old: countOf(r.old), new: countOf(r.new) }];
+    const base = r.path.replace(/\.digest$/, '');
+    if (base === r.path || !UNLISTED.test(base)) return [r];
+    if (counted.has(base)) return [];
+    return [{ ...r, old: 'the messages past those listed', new: 'other messages past those listed (compared by a digest of their normalized forms)' }];
+  });
+}
+
+function countOf(v: unknown): number {
+  return typeof v === 'object' && v !== null && typeof (v as Unlisted).count === 'number' ? (v as Unlisted).count : 0;
 }

@@ -9,7 +9,7 @@
 // missing or extra, is one finding whatever it held (findings.ts), so its
 // ratification is of the presence. An entry without values (written by hand)
 // matches any value. Pure.
-import { canonical } from './compare.js';
+import { canonical } from '../core/index.js';
 import type { DifferenceKind, KnownValues } from './types.js';
 
 /** Shape names of JSON types; a value that is one placeholder has the placeholder's name instead (`<UUID>`). */

@@ -31,9 +31,17 @@ export interface PastCap {
 }
 
 /** A WebSocket message as compared. */
+/** Messages a capture does not list (past MESSAGES_LISTED), as compared: how many, and a digest of their normalized forms in order (normalize/unlisted.ts). */
+export interface Unlisted {
+  count: number;
+  digest: string;
+}
+
 /** A gRPC call as compared: messages in order (opcode 2, data decoded), grpc-status and grpc-message. */
 export interface NormalizedGrpc {
   messages: NormalizedWsMessage[];
+  /** Each direction's messages past the listed, when some are. */
+  unlisted?: { send?: Unlisted; receive?: Unlisted };
   /** grpc-status; null when the call ended without one. */
   status: number | null;
   /** grpc-message, when present. */
@@ -79,6 +87,8 @@ export interface NormalizedEntry {
     cookies?: Record<string, NormalizedSetCookie | NormalizedSetCookie[]>;
     body?: unknown;
     events?: unknown[];
+    /** An event stream's events past the listed, when some are. */
+    unlisted?: Unlisted;
     /** A body cut at the cap: compared past it by size and hash (past-cap.ts). */
     truncated?: PastCap;
     /** Chunked or HTTP/2 trailers (a gRPC call's too, but for grpc-status and grpc-message, compared as `grpc`); absent when none came. */

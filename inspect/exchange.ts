@@ -145,6 +145,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
       const id = ev.eventId ? ` id ${escapeControls(ev.eventId)}` : '';
       lines.push(`${formatOffset(ev.time > 1e11 ? ev.time / 1000 : ev.time, since).padStart(11)} ${name}${id}: ${escapeControls(ev.data)}`);
     }
+    if (unlistedNote(bb?.unlisted?.response, 'event')) lines.push(dim(unlistedNote(bb?.unlisted?.response, 'event')!));
   } else if (options.body && resBytes.length > 0) {
     lines.push('', ...bodyLines(resBytes, res.content.mimeType ?? ''));
   } else if (resBytes.length > 0) {
@@ -166,7 +167,16 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
     const grpc = entry._grpcMessages!;
     lines.push('', `${grpcStatusText(grpcCallStatus(entry))}; ${dim(`${grpc.length} gRPC message${grpc.length === 1 ? '' : 's'}${options.body ? ':' : ' (--body lists them)'}`)}`);
     if (options.body) for (const m of grpc) lines.push(messageLine(grpcAsMessage(m), isoToSeconds(entry.startedDateTime), style, undefined, entry.request.url));
+    for (const [dir, n] of [['sent', bb?.unlisted?.request], ['received', bb?.unlisted?.response]] as const) {
+      const note = unlistedNote(n, `${dir} message`);
+      if (note) lines.push(dim(note));
+    }
   }
   if (bb?.close) lines.push(dim(`closed by ${bb.close.by}${bb.close.code !== null ? ` with ${bb.close.code}` : ''}${bb.close.reason ? ` ${escapeControls(bb.close.reason)}` : ''}`));
   return lines;
+}
+
+/** The line for a direction's messages the capture does not list (`_bb.unlisted`), or undefined when there are none. */
+function unlistedNote(n: number | undefined, what: string): string | undefined {
+  return n !== undefined && n > 0 ? `(and ${n} more ${what}${n === 1 ? '' : 's'} not listed: the recorded body holds them)` : undefined;
 }

@@ -28,6 +28,8 @@ export interface WsConnectionView {
   grpc?: GrpcCallStatus;
   /** Set for a server-sent event stream (listed like a connection, one per stream): who ended it. */
   sse?: { end: StreamEnd };
+  /** gRPC calls and event streams: messages past those the capture lists (`_bb.unlisted`, both directions), when some are. */
+  unlisted?: number;
 }
 
 /** One HTTP entry as `bb show` lists it. */
@@ -154,6 +156,8 @@ export function wsConnections(har: Har): WsConnectionView[] {
     const view: WsConnectionView = { id, url: entry.request.url, entry: index, exchange, openedAt: isoToSeconds(entry.startedDateTime), messages };
     if (grpc) view.grpc = grpcCallStatus(entry);
     if (sse) view.sse = { end: streamEnd(entry) };
+    const unlisted = (entry._bb?.unlisted?.request ?? 0) + (entry._bb?.unlisted?.response ?? 0);
+    if ((grpc || sse) && unlisted > 0) view.unlisted = unlisted;
     conns.push(view);
   }
   return conns;
@@ -251,7 +255,7 @@ export function entryRows(har: Har): EntryRow[] {
     if (seq !== undefined) row.seq = seq;
     if (e.pageref !== undefined) row.page = titles.get(e.pageref) ?? e.pageref;
     if (e.connection !== undefined) row.connection = String(e.connection);
-    if (isGrpcEntry(e)) row.grpc = { ...grpcCallStatus(e), messages: e._grpcMessages!.length };
+    if (isGrpcEntry(e)) row.grpc = { ...grpcCallStatus(e), messages: e._grpcMessages!.length + (e._bb?.unlisted?.request ?? 0) + (e._bb?.unlisted?.response ?? 0) };
     const error = entryError(e);
     if (error !== undefined) row.error = error;
     const by = entryErrorBy(e);

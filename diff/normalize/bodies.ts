@@ -5,9 +5,9 @@
 // wins), so a zip parser (issue 8) slots in by name before "binary".
 import { createHash } from 'node:crypto';
 import type { HarEventSourceMessage } from '../../capture/index.js';
-import { EventStreamParser, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType, setOwn } from '../../core/index.js';
+import { EventStreamParser, type EventStreamMessage, isJsonLinesMedia, isJsonMedia, isTextMedia, isTextualMedia, isZipMedia, mediaType, setOwn } from '../../core/index.js';
 import { decodeEnginePayload, engineIoVersion } from './engine-io.js';
-import { parseComparedJson } from './json.js';
+import { mayBeJson, parseComparedJson } from './json.js';
 
 /** A body as bytes or text, with what the HAR says about it. */
 export interface RawBody {
@@ -50,6 +50,7 @@ export interface BodyParser {
 
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (!mayBeJson(text)) return { ok: false };
   try {
     return { ok: true, value: parseComparedJson(text) };
   } catch {
@@ -64,7 +65,12 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
  * event. Data that parses as JSON is compared as JSON.
  */
 export function parseSseText(text: string): SseEvent[] {
-  return EventStreamParser.parseText(text).map((e) => ({ event: e.eventName, id: e.eventId, data: sseData(e.data), ...(e.retry !== undefined ? { retry: e.retry } : {}) }));
+  return EventStreamParser.parseText(text).map(sseEvent);
+}
+
+/** One event as compared: its name (`message` when none), id, data (JSON when it parses) and reconnection time. */
+export function sseEvent(e: EventStreamMessage | HarEventSourceMessage): SseEvent {
+  return { event: e.eventName || 'message', id: e.eventId ?? '', data: sseData(e.data), ...(typeof e.retry === 'number' ? { retry: e.retry } : {}) };
 }
 
 function sseData(s: string): unknown {
@@ -87,7 +93,7 @@ export const bodyParsers: BodyParser[] = [
     name: 'sse',
     parse: (b) => {
       if (b.events && b.events.length) {
-        return { kind: 'events', events: b.events.map((e) => ({ event: e.eventName || 'message', id: e.eventId ?? '', data: sseData(e.data), ...(typeof e.retry === 'number' ? { retry: e.retry } : {}) })) };
+        return { kind: 'events', events: b.events.map(sseEvent) };
       }
       if (b.media === 'text/event-stream' && b.text !== undefined) return { kind: 'events', events: parseSseText(b.text) };
       return undefined;

@@ -3,13 +3,14 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { decodeProtobuf, grpcStatus, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
-import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage } from '../types.js';
+import { decodeProtobuf, grpcMedia, grpcStatus, inflateGrpcMessage, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
+import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage, Unlisted } from '../types.js';
 import type { NormalizeContext } from './context.js';
-import { bodyParsers, parseBody, parsedByMedia, rawBody, type RawBody } from './bodies.js';
+import { bodyParsers, parseBody, parsedByMedia, rawBody, sseEvent, type RawBody } from './bodies.js';
+import { unlistedEvents, unlistedGrpc } from './unlisted.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
 import { normalizeString, normalizeValue, noteErased } from './walk.js';
-import { parseComparedJson } from './json.js';
+import { mayBeJson, parseComparedJson } from './json.js';
 import { unnumber } from './ordinals.js';
 import { keyedRoute, requestKeyOf } from './route-keys.js';
 import { requestNotRecorded, responseNotRecorded } from './not-recorded.js';
@@ -143,7 +144,7 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
 }
 
 /** The response's body (or its events, for text/event-stream), parsed and normalized. */
-function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | undefined): { body: unknown; events?: unknown[]; parsed: boolean; notRecorded: boolean } {
+function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | undefined): { body: unknown; events?: unknown[]; unlisted?: Unlisted; parsed: boolean; notRecorded: boolean } {
   const c = e.response.content;
   const notRecorded = responseNotRecorded(e);
   const raw = withUrl(rawBody(c.mimeType, c.text, c.encoding, e._eventSourceMessages), e, eio);
@@ -158,7 +159,11 @@ function normalizeResponse(e: HarEntry, ctx: NormalizeContext, eio: string | und
     else body = normalizeValue(p.value, ctx.walk, 'response.body');
   }
   if (eio !== undefined) engineIoSids(body, ctx.table);
-  return { body, ...(events !== undefined ? { events } : {}), parsed, notRecorded };
+  // Events the capture did not list: read from the body's text past the listed ones.
+  const unlisted = events !== undefined && (e._bb?.unlisted?.response ?? 0) > 0 && raw?.text !== undefined
+    ? unlistedEvents(raw.text, events.length, (ev) => normalizeValue(sseEvent(ev), ctx.walk))
+    : undefined;
+  return { body, ...(events !== undefined ? { events } : {}), ...(unlisted ? { unlisted } : {}), parsed, notRecorded };
 }
 
 /**
@@ -221,6 +226,7 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
     if (res.body !== undefined) out.response.body = res.body;
   }
   if (res.events !== undefined) out.response.events = res.events;
+  if (res.unlisted) out.response.unlisted = res.unlisted;
   if (ctx.rules.cookies) {
     const sent = comparedAsCookies('cookie', ctx) ? requestCookies(e.request.headers, ctx) : undefined;
     const set = comparedAsCookies('set-cookie', ctx) ? responseCookies(e, ctx) : undefined;
@@ -271,11 +277,14 @@ function wsData(opcode: number, data: string, bb: { code?: number; reason?: stri
       engineIoSids(v, ctx.table);
       return v;
     }
-    try {
-      return normalizeValue(parseComparedJson(data), ctx.walk, at);
-    } catch {
-      return normalizeString(data, ctx.walk);
+    if (mayBeJson(data)) {
+      try {
+        return normalizeValue(parseComparedJson(data), ctx.walk, at);
+      } catch {
+        // Not JSON after all: compared as text.
+      }
     }
+    return normalizeString(data, ctx.walk);
   }
   if (opcode === 8) {
     if (bb?.code !== undefined) return { code: bb.code, reason: bb.reason ?? '' };
@@ -298,11 +307,42 @@ function normalizeGrpc(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: N
   const messages = msgs.map((m, i) => {
     const bytes = Buffer.from(m.data, 'base64');
     const whole = m._bb?.truncated === undefined && m._bb?.undecoded === undefined;
-    const decoded = whole ? (ctx.proto?.decode(path, m.type, bytes) ?? decodeProtobuf(bytes)) : undefined;
-    return { type: m.type, opcode: 2, data: decoded ? normalizeValue(decoded, ctx.walk, ctx.walk.notes ? `grpc.messages[${i}].data` : '') : m.data };
+    return { type: m.type, opcode: 2, data: grpcData(bytes, whole, m.type, path, ctx, ctx.walk.notes ? `grpc.messages[${i}].data` : '') ?? m.data };
   });
   const { status, message } = grpcStatus(e.response._trailers, e.response.headers);
   const out: NormalizedGrpc = { messages, status };
   if (message !== undefined) out.message = normalizeString(message, ctx.walk);
+  const unlisted = unlistedGrpcMessages(msgs, e, path, ctx);
+  if (unlisted) out.unlisted = unlisted;
   return out;
+}
+
+/** A whole gRPC message's data as compared: decoded (with the config's .proto, else without a schema) and normalized; undefined when it stays base64. */
+function grpcData(bytes: Buffer, whole: boolean, type: 'send' | 'receive', path: string, ctx: NormalizeContext, at: string): unknown {
+  const decoded = whole ? (ctx.proto?.decode(path, type, bytes) ?? decodeProtobuf(bytes)) : undefined;
+  return decoded ? normalizeValue(decoded, ctx.walk, at) : undefined;
+}
+
+/** Each direction's messages the capture did not list (`_bb.unlisted`), read from its body past the listed ones. */
+function unlistedGrpcMessages(msgs: HarGrpcMessage[], e: HarEntry, path: string, ctx: NormalizeContext): NormalizedGrpc['unlisted'] {
+  const counts = e._bb?.unlisted;
+  if (!counts) return undefined;
+  const out: NonNullable<NormalizedGrpc['unlisted']> = {};
+  for (const type of ['send', 'receive'] as const) {
+    const side = type === 'send' ? e.request : e.response;
+    const text = type === 'send' ? e.request.postData?.text : e.response.content.text;
+    const encoding = type === 'send' ? e.request.postData?._encoding : e.response.content.encoding;
+    const media = grpcMedia(pairValue(side.headers, 'content-type'));
+    if (!(counts[type === 'send' ? 'request' : 'response']! > 0) || text === undefined || !media) continue;
+    const coding = pairValue(side.headers, 'grpc-encoding');
+    const listed = msgs.filter((m) => m.type === type).length;
+    const body = Buffer.from(text, encoding === 'base64' ? 'base64' : 'latin1');
+    const folded = unlistedGrpc(body, media, listed, (flags, payload) => {
+      const read = flags & 1 ? inflateGrpcMessage(payload, coding) : payload;
+      if (typeof read === 'string') return payload.toString('base64');
+      return grpcData(read, true, type, path, ctx, '') ?? read.toString('base64');
+    });
+    if (folded) out[type] = folded;
+  }
+  return out.send || out.receive ? out : undefined;
 }

@@ -43,6 +43,20 @@ export function parseComparedJson(text: string, maxDepth = MAX_COMPARED_DEPTH): 
   return JSON.parse(replaceSpans(text, spans, (piece) => JSON.stringify(mark + compact(piece))));
 }
 
+/**
+ * Whether a text may be JSON: its first character past whitespace can begin a JSON value. A text that cannot is
+ * not handed to JSON.parse, whose throw costs ~8 µs (an event stream of 2.26M `data:` lines of no JSON spent 18 s
+ * in throws alone).
+ */
+export function mayBeJson(text: string): boolean {
+  const m = FIRST_NON_SPACE.exec(text);
+  return m !== null && JSON_STARTS.has(m[0].charCodeAt(0));
+}
+
+const FIRST_NON_SPACE = /[^ \t\n\r]/;
+// { [ " - 0-9 t f n
+const JSON_STARTS = new Set([0x7b, 0x5b, 0x22, 0x2d, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x74, 0x66, 0x6e]);
+
 const LONG_DIGITS = /\d{16}/;
 
 /** What a number literal a double does not hold becomes (compared as written; numeric-ids reads it as an integer). */

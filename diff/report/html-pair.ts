@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import { create } from 'jsondiffpatch';
 import { format } from 'jsondiffpatch/formatters/html';
-import { canonical, lineUpMessages } from '../compare.js';
+import { lineUpMessages } from '../compare.js';
+import { canonical } from '../../core/index.js';
 import type { EntryView, NormalizedWsMessage, PairView } from '../types.js';
 import { esc, setOwn } from '../../core/index.js';
 

@@ -7,7 +7,7 @@
 // server, client and bidi streaming calls alike. And the call's deadline:
 // `grpc-timeout` (PROTOCOL-HTTP2.md "Timeout") read and written again.
 import { pairValue } from '../../core/index.js';
-import { grpcMedia, type HarEntry } from '../../capture/index.js';
+import { grpcFrameAt, grpcMedia, type HarEntry } from '../../capture/index.js';
 import { encodeCoding } from './request.js';
 
 /** One client message of a call, ready to go. */
@@ -39,6 +39,18 @@ export function grpcSends(entry: HarEntry, rewrite: (message: Buffer, k: number)
       const data = Buffer.from(m.data, 'base64');
       const k = out.length;
       out.push({ frame: () => frameMessage(whole ? rewrite(data, k) : data, m.compressed, encoding, m._bb?.undecoded !== undefined), after: received });
+    }
+  }
+  // Messages past those the capture lists (_bb.unlisted) go as the recorded body holds them, after the listed ones.
+  const listed = out.length;
+  const text = entry.request.postData?.text;
+  if ((entry._bb?.unlisted?.request ?? 0) > 0 && text !== undefined) {
+    const body = Buffer.from(text, entry.request.postData?._encoding === 'base64' ? 'base64' : 'latin1');
+    let k = 0;
+    for (let f = grpcFrameAt(body, 0); f && f.next <= body.length; f = grpcFrameAt(body, f.next)) {
+      if (k++ < listed) continue;
+      const frame = body.subarray(f.next - 5 - f.length, f.next);
+      out.push({ frame: () => frame, after: received });
     }
   }
   return out;

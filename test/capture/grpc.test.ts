@@ -77,6 +77,15 @@ describe('splitGrpcBody', () => {
     assert.deepEqual(grpcStatus(split.trailers), { status: 0 });
   });
 
+  it('lists `listed` messages at most and counts the later whole ones, reading a trailer frame past them', () => {
+    const body = Buffer.concat([frame('a'), frame('b'), frame('c'), frame('d'), frame('grpc-status: 0\r\n', 0x80), frame('0123456789').subarray(0, 8)]);
+    const split = splitGrpcBody([{ bytes: body, ts: 0 }], { type: 'receive', media: WEB, truncated: true, listed: 2 });
+    assert.deepEqual(split.messages.map((m) => Buffer.from(m.data, 'base64').toString()), ['a', 'b']);
+    assert.equal(split.unlisted, 2);
+    assert.deepEqual(split.trailers, [{ name: 'grpc-status', value: '0' }]);
+    assert.deepEqual(split.notes, ['receive: last message cut short, 3 of 10 bytes recorded', 'receive: 2 messages past the first 2 are not listed (the body holds them)']);
+  });
+
   it('keeps a message cut short as truncated, with what was recorded, and never throws', () => {
     const body = Buffer.concat([frame('whole'), frame('0123456789')]).subarray(0, 20);
     const split = splitGrpcBody([{ bytes: body, ts: 0 }], { type: 'receive', media: WEB, truncated: true });

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { leavesOf, similarity } from '../../diff/similarity.js';
 import { alignItems, MIN_SIMILARITY } from '../../diff/arrays.js';
-import { canonical } from '../../diff/compare.js';
+import { canonical } from '../../core/index.js';
 
 const alike = (a: unknown, b: unknown) => similarity(leavesOf(a)!, leavesOf(b)!);
 

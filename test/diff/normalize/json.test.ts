@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffHars } from '../../../diff/index.js';
 import { capture } from '../../helpers/har.js';
-import { deepJsonMark, parseComparedJson } from '../../../diff/normalize/json.js';
+import { deepJsonMark, mayBeJson, parseComparedJson } from '../../../diff/normalize/json.js';
 
 const MARK = deepJsonMark(2);
 const MARK3 = deepJsonMark(3);
@@ -47,5 +47,18 @@ describe('numbers a double does not hold', () => {
     // A snowflake id of each run (numeric-ids: an integer under an id key is compared as an id, not by its value).
     const ids = await diffHars({ name: 'a.har', har: mk('{"id":1234567890123456789}') }, { name: 'b.har', har: mk('{"id":1234567890987654321}') });
     assert.equal(ids.verdict, 'match', JSON.stringify(ids.differences));
+  });
+});
+
+describe('mayBeJson', () => {
+  it('is true for every text JSON.parse accepts and false for texts whose first character cannot begin JSON', () => {
+    for (const t of ['{}', ' [1]', '\n"s"', '-1', '0', '9e3', 'true', 'false', 'null', '\t{"a":1}']) {
+      JSON.parse(t);
+      assert.equal(mayBeJson(t), true, t);
+    }
+    for (const t of ['', '   ', 'hello', '<x/>', '+1', '.5', "'a'", '\u00a0{}', '\ufeff{}', 'NaN']) {
+      assert.throws(() => JSON.parse(t), undefined, t);
+      assert.equal(mayBeJson(t), false, JSON.stringify(t));
+    }
   });
 });

@@ -53,4 +53,19 @@ describe('grpcSends', () => {
     assert.deepEqual(grpcSends(entry)!.map((s) => [s.frame().subarray(5).toString(), s.after]), [['a', 0], ['b', 1], ['c', 3]]);
     assert.equal(grpcSends({ ...entry, request: { headers: [{ name: 'content-type', value: 'application/json' }] } } as unknown as HarEntry), undefined);
   });
+
+  it('sends the messages past those the capture lists (_bb.unlisted) as the recorded body holds them, after the listed', () => {
+    const frame = (s: string) => frameMessage(Buffer.from(s), false, undefined);
+    const body = Buffer.concat([frame('a'), frame('b'), frame('c'), frame('d')]);
+    const entry = {
+      request: { headers: [{ name: 'content-type', value: 'application/grpc' }], postData: { mimeType: 'application/grpc', text: body.toString('base64'), _encoding: 'base64' } },
+      _grpcMessages: [
+        { type: 'send', data: Buffer.from('a').toString('base64'), compressed: false },
+        { type: 'receive', data: Buffer.from('A').toString('base64'), compressed: false },
+        { type: 'send', data: Buffer.from('b').toString('base64'), compressed: false },
+      ],
+      _bb: { unlisted: { request: 2 } },
+    } as unknown as HarEntry;
+    assert.deepEqual(grpcSends(entry)!.map((s) => [s.frame().subarray(5).toString(), s.after]), [['a', 0], ['b', 1], ['c', 1], ['d', 1]]);
+  });
 });
