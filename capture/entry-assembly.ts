@@ -19,7 +19,7 @@
 // live capture (live.ts) uses it too, for the entry of an exchange whose
 // records it let go.
 import type { JournalRecord } from './journal.js';
-import { addRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
+import { addRecord, addWsRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
 export type Assembled =
@@ -29,6 +29,9 @@ export type Assembled =
 
 /** WebSocket records an open exchange holds as objects before the rest are kept as journal byte ranges. */
 export const WS_HELD = 64;
+
+/** Records read back from the journal at once. */
+const READ_BACK_BATCH = 8192;
 
 /** Byte ranges of journal lines (where each starts, its length), packed: what an exchange keeps of records it does not hold. */
 export class LineRanges {
@@ -95,7 +98,13 @@ export class EntryAssembler {
 
   /** Reads an exchange's deferred records back into it (after the held ones, in journal order): the exchange whole. */
   readLater(ex: ExchangeRecords, later: LineRanges): ExchangeRecords {
-    for (const r of this.readBack!(later)) if (r.r === 'wsm' || r.r === 'wse') ex.ws.push(r);
+    // A batch at a time: the records past the list are folded as they come, and 3M read at once were 400 MB.
+    for (let from = 0; from < later.at.length; from += READ_BACK_BATCH) {
+      const batch = new LineRanges();
+      batch.at.push(...later.at.slice(from, from + READ_BACK_BATCH));
+      batch.bytes.push(...later.bytes.slice(from, from + READ_BACK_BATCH));
+      for (const r of this.readBack!(batch)) if (r.r === 'wsm' || r.r === 'wse') addWsRecord(ex, r);
+    }
     return ex;
   }
 

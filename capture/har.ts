@@ -123,6 +123,11 @@ export interface BbEntryExt {
    * in `_grpcMessages` / `_eventSourceMessages` (capture/options.ts); they are in the body's bytes.
    */
   unlisted?: { request?: number; response?: number };
+  /**
+   * WebSocket: with `unlisted`, a hash of each direction's messages past the list (opcodes and payloads in order),
+   * `sha256:HEX` or, redacted, `hmac-sha256:KEYID:HEX` as rest hashes are (capture/ws-unlisted.ts).
+   */
+  unlistedHash?: { request?: string; response?: string };
   /** WebSocket: how the connection ended. */
   close?: { code: number | null; reason: string; by: 'client' | 'server' | 'none'; time: number | null };
   /** WebSocket: negotiated extensions, from the 101 (e.g. { "permessage-deflate": { ... } }). */

@@ -1,7 +1,7 @@
 // capture/'s public face: record proxy facts into HAR files, recover after a
 // crash, redact secrets, read any HAR (the types of the format are har.ts).
 export { openCapture, redactorFor } from './capture.js';
-export { DEFAULT_BODY_CAP, DEFAULT_WS_BUDGET, MAX_RECORDED_CAP, journalPaths, type CapturePaths } from './options.js';
+export { DEFAULT_BODY_CAP, DEFAULT_WS_BUDGET, MAX_RECORDED_CAP, MESSAGES_LISTED, journalPaths, type CapturePaths } from './options.js';
 export type { Capture, CaptureOptions, CaptureStats } from './capture.js';
 export { recoverCapture } from './recover.js';
 export { liveJournalWriter } from './journal-owner.js';

@@ -14,6 +14,9 @@ import {
 import type { Redactor } from './redact.js';
 import { redactRawPacket } from './redact-raw.js';
 import { grpcEntryParts } from './grpc.js';
+import { MESSAGES_LISTED } from './options.js';
+import { RestHashing } from './rest-hash.js';
+import { WsUnlisted } from './ws-unlisted.js';
 import { buildPostData, fillContent, gather, type BodyContext } from './to-har-bodies.js';
 
 /** Everything the journal said about one exchange, gathered by the writer. */
@@ -32,8 +35,10 @@ export interface ExchangeRecords {
   upgrade?: UpgradeRecord;
   /** Informational (1xx) heads before the final response, in order. */
   informational?: InformationalRecord[];
-  /** WebSocket messages and error rows, in order. */
+  /** WebSocket messages and error rows, in order: the first MESSAGES_LISTED messages of a direction. */
   ws: Array<WsMessageRecord | WsErrorRecord>;
+  /** WebSocket: the messages past the list, folded (ws-unlisted.ts). */
+  wsUnlisted?: WsUnlisted;
   /** gRPC messages' seqs, in the order their last bytes crossed. */
   grpcSeq?: GrpcSeqRecord[];
   /** h2: a burst of streams reset before any response, one record for the whole entry. */
@@ -74,7 +79,7 @@ export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
     case 'rs': ex.responseStart = r; break;
     case 'upg': ex.upgrade = r; break;
     case 'inf': (ex.informational ??= []).push(r); break;
-    case 'wsm': case 'wse': ex.ws.push(r); break;
+    case 'wsm': case 'wse': addWsRecord(ex, r); break;
     case 'gm': (ex.grpcSeq ??= []).push(r); break;
     case 'tag': ex.shadow = { ...ex.shadow, ...r.shadow }; break;
     case 'rest': (ex.rest ??= {})[r.d] = r.h; break;
@@ -83,6 +88,11 @@ export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
   if (!END_RECORDS.has(r.r)) return false;
   ex.end = r as ExchangeRecords['end'];
   return true;
+}
+
+/** Adds a WebSocket message or error row: listed, or past the list folded into the exchange's WsUnlisted. */
+export function addWsRecord(ex: ExchangeRecords, r: WsMessageRecord | WsErrorRecord): void {
+  if (r.r === 'wse' || (ex.wsUnlisted ??= new WsUnlisted()).take(r)) ex.ws.push(r);
 }
 
 /** Builds the HAR entry for one exchange. */
@@ -128,6 +138,14 @@ export function buildEntry(ex: ExchangeRecords, ctx: EntryContext): HarEntry {
     response = buildHead(ex.upgrade.st, ex.upgrade.sm, ex.upgrade.v, ex.upgrade.h, ctx);
     entry._resourceType = 'websocket';
     entry._webSocketMessages = ex.ws.map((m) => buildWsMessage(m, ctx));
+    if (ex.wsUnlisted?.any()) {
+      const { counts, hashes } = ex.wsUnlisted.summary(ctx.readBody, ctx.redactor ? ctx.redactor.restHashing() : new RestHashing());
+      bb.unlisted = counts;
+      bb.unlistedHash = hashes;
+      for (const [side, who] of [['request', 'the client'], ['response', 'the server']] as const) {
+        if (counts[side]) notes.push(`${counts[side]} messages ${who} sent past the first ${MESSAGES_LISTED} are not listed: their count and a hash are kept`);
+      }
+    }
     bb.extensions = parseExtensions(headerValue(ex.upgrade.h, 'sec-websocket-extensions'));
     const close = ex.end?.r === 'wsc' ? ex.end : undefined;
     bb.close = close

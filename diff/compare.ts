@@ -12,7 +12,7 @@ import { alignMessages, eventIdentity, isEventStream } from './streams.js';
 import { joinPath, pathPattern } from './selector.js';
 import type { Difference, DifferenceKind, Move, NormalizedEntry, NormalizedWsMessage } from './types.js';
 import { keyedRequestLine } from './normalize/index.js';
-import { comparablePastCap, pastCapRows, unlistedRows } from './past-cap.js';
+import { comparablePastCap, comparableUnlisted, pastCapRows, unlistedRows } from './past-cap.js';
 import { appendAll, canonical, setOwn } from '../core/index.js';
 
 /** Rows kept per entry pair; past it one row says how many more were cut. */
@@ -246,6 +246,10 @@ export function comparePair(
     diffValues(stripUndefined(sa), stripUndefined(sb), 'response', rows, arrays);
     if (a.ws || b.ws) {
       diffMessages(a.ws?.messages ?? [], b.ws?.messages ?? [], rows, opts.wsOrder, arrays);
+      for (const d of ['send', 'receive'] as const) {
+        const [ua, ub] = comparableUnlisted(a.ws?.unlisted?.[d], b.ws?.unlisted?.[d]);
+        diffValues(ua, ub, `ws.unlisted.${d}`, rows);
+      }
       diffValues(a.ws?.close ?? null, b.ws?.close ?? null, 'ws.close', rows);
     }
     if (a.grpc || b.grpc) {

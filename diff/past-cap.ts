@@ -78,10 +78,20 @@ export function unlistedRows<R extends PathRow>(rows: R[]): R[] {
     const base = r.path.replace(/\.digest$/, '');
     if (base === r.path || !UNLISTED.test(base)) return [r];
     if (counted.has(base)) return [];
-    return [{ ...r, old: 'the messages past those listed', new: 'other messages past those listed (compared by a digest of their normalized forms)' }];
+    const how = r.path.startsWith('ws.') ? 'compared by hash' : 'compared by a digest of their normalized forms';
+    return [{ ...r, old: 'the messages past those listed', new: `other messages past those listed (${how})` }];
   });
 }
 
 function countOf(v: unknown): number {
   return typeof v === 'object' && v !== null && typeof (v as Unlisted).count === 'number' ? (v as Unlisted).count : 0;
+}
+
+/**
+ * Two sides' WebSocket messages past the list as compared: their hashes only when taken the same way (both plain, or
+ * keyed under one key: rest-hash.ts), else their counts alone.
+ */
+export function comparableUnlisted(a: Unlisted | undefined, b: Unlisted | undefined): [Unlisted | undefined, Unlisted | undefined] {
+  if (!a || !b || (a.digest !== '' && b.digest !== '' && restHashScheme(a.digest) === restHashScheme(b.digest))) return [a, b];
+  return [{ count: a.count, digest: '' }, { count: b.count, digest: '' }];
 }

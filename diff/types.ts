@@ -99,6 +99,8 @@ export interface NormalizedEntry {
   /** WebSocket connection, for upgrade entries. */
   ws?: {
     messages: NormalizedWsMessage[];
+    /** Each direction's messages past those the capture lists: their count and hash (`_bb.unlisted`, `_bb.unlistedHash`). */
+    unlisted?: { send?: Unlisted; receive?: Unlisted };
     close?: { code: number | null; reason: string; by: string };
   };
   /** gRPC call: its messages (protobuf decoded with the config's .proto files, else without a schema) and status, compared like WebSocket messages. */

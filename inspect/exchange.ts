@@ -162,6 +162,9 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
       const ordered = [...messages].sort((a, b) => (a._bb?.seq ?? 0) - (b._bb?.seq ?? 0) || a.time - b.time);
       for (const m of ordered) lines.push(messageLine(m, opened, style));
     }
+    for (const [dir, n] of [['sent', bb?.unlisted?.request], ['received', bb?.unlisted?.response]] as const) {
+      if (n !== undefined && n > 0) lines.push(dim(`(and ${n} more ${dir} message${n === 1 ? '' : 's'} not listed: only their count and a hash were kept)`));
+    }
   }
   if (isGrpcEntry(entry)) {
     const grpc = entry._grpcMessages!;

@@ -142,7 +142,7 @@ export function framesText(conns: WsConnectionView[], totals: Map<string, number
     if (lines.length > 0) lines.push('');
     lines.push(connectionHeading(c, style, totals.get(c.id) ?? c.messages.length, labels[i]));
     for (const m of c.messages) lines.push(messageLine(m, c.openedAt, style, undefined, c.url));
-    if (c.unlisted) lines.push(paint(style, 'dim', `(and ${c.unlisted} more not listed: the recorded body holds them)`));
+    if (c.unlisted) lines.push(paint(style, 'dim', `(and ${c.unlisted} more not listed: ${c.grpc || c.sse ? 'the recorded body holds them' : 'only their count and a hash were kept'})`));
   }
   return lines;
 }

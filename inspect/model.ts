@@ -28,7 +28,7 @@ export interface WsConnectionView {
   grpc?: GrpcCallStatus;
   /** Set for a server-sent event stream (listed like a connection, one per stream): who ended it. */
   sse?: { end: StreamEnd };
-  /** gRPC calls and event streams: messages past those the capture lists (`_bb.unlisted`, both directions), when some are. */
+  /** Messages past those the capture lists (`_bb.unlisted`, both directions), when some are. */
   unlisted?: number;
 }
 
@@ -157,7 +157,7 @@ export function wsConnections(har: Har): WsConnectionView[] {
     if (grpc) view.grpc = grpcCallStatus(entry);
     if (sse) view.sse = { end: streamEnd(entry) };
     const unlisted = (entry._bb?.unlisted?.request ?? 0) + (entry._bb?.unlisted?.response ?? 0);
-    if ((grpc || sse) && unlisted > 0) view.unlisted = unlisted;
+    if (unlisted > 0) view.unlisted = unlisted;
     conns.push(view);
   }
   return conns;
@@ -249,7 +249,7 @@ export function entryRows(har: Har): EntryRow[] {
       contentSize: e.response.content.size,
       duration: e.time,
       webSocket: isWebSocketEntry(e),
-      webSocketMessages: e._webSocketMessages?.length ?? 0,
+      webSocketMessages: (e._webSocketMessages?.length ?? 0) + (Array.isArray(e._webSocketMessages) ? (e._bb?.unlisted?.request ?? 0) + (e._bb?.unlisted?.response ?? 0) : 0),
     };
     const seq = seqOf(e);
     if (seq !== undefined) row.seq = seq;

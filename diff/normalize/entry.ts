@@ -259,6 +259,16 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
     messages.push({ type: m.type, opcode: m.opcode, data });
   }
   const out: NonNullable<NormalizedEntry['ws']> = { messages };
+  // Messages past the list: in no body, only their count and hash are in the capture (capture/ws-unlisted.ts).
+  const counts = e._bb?.unlisted;
+  if (counts) {
+    const unlisted: NonNullable<typeof out.unlisted> = {};
+    for (const [d, side] of [['send', 'request'], ['receive', 'response']] as const) {
+      const n = counts[side];
+      if (n !== undefined && n > 0) unlisted[d] = { count: n, digest: e._bb?.unlistedHash?.[side] ?? '' };
+    }
+    if (unlisted.send || unlisted.receive) out.unlisted = unlisted;
+  }
   const close = e._bb?.close;
   if (close) out.close = { code: close.code, reason: normalizeString(String(close.reason ?? ''), ctx.walk), by: close.by };
   return out;

@@ -13,7 +13,7 @@
 // (the proxy's one total order), else times in ms.
 import type { BbCode } from '../../core/index.js';
 import { BbError } from '../../core/index.js';
-import { entryIdentity, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
+import { MESSAGES_LISTED, entryIdentity, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
 import { sortForComparison } from '../../diff/index.js';
 
 /** One WebSocket message of the original, as the replay needs it. */
@@ -163,6 +163,11 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     const cut = entry._webSocketMessages?.find((m) => m.type === 'send' && m._bb?.truncated !== undefined);
     if (cut) {
       fail('BB_REPLAY_TRUNCATED', `${file}: a WebSocket message the client sent on ${key} ${entry.request.url} was cut at capture (${cut._bb!.truncated} of ${cut._bb!.size} bytes kept): it cannot be re-sent; record again with a larger --body-cap or --ws-budget.`);
+    }
+    // Client messages past those the capture lists are kept as a count and a hash only: there is nothing to send.
+    const unsent = entry._webSocketMessages !== undefined ? (entry._bb?.unlisted?.request ?? 0) : 0;
+    if (unsent > 0) {
+      fail('BB_REPLAY_TRUNCATED', `${file}: the client sent ${unsent} WebSocket messages on ${key} ${entry.request.url} past the ${MESSAGES_LISTED} a capture lists; only their count and a hash were kept, so they cannot be re-sent: replay a shorter conversation.`);
     }
     if (!isResendable(entry)) {
       skipped.push({ entry: key, reason: entry._bb?.tunnel ? 'a tunnel (not intercepted)' : 'not an HTTP request bb could parse' });

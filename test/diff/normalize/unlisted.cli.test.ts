@@ -1,11 +1,12 @@
 // Messages past those a capture lists (MESSAGES_LISTED, 100,000 a direction):
-// a gRPC-Web call and an event stream of real servers on loopback, recorded
-// by a real proxy, answer with more messages than that. The HAR lists the
-// first 100,000 and counts the rest (`_bb.unlisted`); the journal holds a
-// message record for the listed ones only, and none past the body cap; the
-// real `bb diff` compares the unlisted ones as a count and a digest of their
-// normalized forms: two recordings of one build match (their times differ),
-// a changed or an added message past the listed is found.
+// a gRPC-Web call, an event stream and a WebSocket of real servers on
+// loopback, recorded by a real proxy, carry more messages than that. The HAR
+// lists the first 100,000 and counts the rest (`_bb.unlisted`); the journal
+// holds a gRPC message record for the listed ones only, and none past the
+// body cap; the real `bb diff` compares the unlisted ones as a count and a
+// digest of their normalized forms (a WebSocket's, in no body, by a hash of
+// their bytes): two recordings of one build match (their times differ), a
+// changed or an added message past the listed is found.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
+import WebSocket, { WebSocketServer } from 'ws';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { record } from '../../helpers/recording.js';
 import { runBb } from '../../helpers/cli.js';
@@ -67,8 +69,16 @@ async function build(word: string, extra: boolean): Promise<string> {
       } else res.end('ok');
     });
   });
+  // A feed: 100,000 messages and three more, the middle one `word`; the client's messages are not answered.
+  const wss = new WebSocketServer({ server, perMessageDeflate: false });
+  wss.on('connection', (ws) => {
+    for (let k = 0; k < MESSAGES_LISTED; k++) ws.send('x');
+    for (const m of ['same', word, 'same']) ws.send(m);
+    ws.close(1000, 'done');
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.add(() => new Promise<void>((r) => {
+    for (const c of wss.clients) c.terminate();
     server.closeAllConnections();
     server.close(() => r());
   }));
@@ -76,12 +86,17 @@ async function build(word: string, extra: boolean): Promise<string> {
 }
 
 /** Drives one recording of a build; returns its HAR path, the HAR, and the journal's message records when the calls were done. */
-async function recordBuild(name: string, target: string): Promise<{ path: string; har: Har; gm: number }> {
-  const rec = await record(cleanups, target);
+async function recordBuild(name: string, target: string, bbHome?: string): Promise<{ path: string; har: Har; gm: number }> {
+  const rec = await record(cleanups, target, bbHome ? { bbHome } : {});
   const base = `http://127.0.0.1:${rec.port}`;
   const call = await request(`${base}/demo.Feed/Watch`, { method: 'POST', headers: { 'content-type': 'application/grpc-web+proto' }, body: frame(proto({ 1: 'hi' })) });
   await call.body.arrayBuffer();
   for (const path of ['/events', '/more']) await (await request(`${base}${path}`)).body.text();
+  const ws = new WebSocket(`ws://127.0.0.1:${rec.port}/feed`, { perMessageDeflate: false });
+  let heard = 0;
+  ws.on('message', () => heard++);
+  await new Promise((r) => ws.once('close', r));
+  assert.equal(heard, MESSAGES_LISTED + 3);
   // What a kill -9 now would leave: the exchanges are complete, so their records are in the journal.
   const journal = await readFile(join(rec.dir, 'cap.har.journal'), 'utf8');
   const gm = journal.split('\n').filter((l) => l.includes('"r":"gm"')).length;
@@ -109,6 +124,12 @@ describe('messages past those listed', () => {
     assert.equal(events._eventSourceMessages!.length, MESSAGES_LISTED);
     assert.deepEqual(events._bb!.unlisted, { response: 3 });
     assert.match(events.comment!, /3 events past the first 100000 are not listed/);
+    const feed = byPath(har, '/feed');
+    assert.equal(feed._webSocketMessages!.filter((m) => m.type === 'receive').length, MESSAGES_LISTED);
+    // The three past the list, and the server's close frame.
+    assert.deepEqual(feed._bb!.unlisted, { response: 4 });
+    assert.match(feed._bb!.unlistedHash!.response!, /^hmac-sha256:[0-9a-f]{8}:[0-9a-f]{64}$/);
+    assert.match(feed.comment!, /4 messages the server sent past the first 100000 are not listed: their count and a hash are kept/);
     // bb frames says so under each stream, and bb show counts them.
     const frames = await runBb(['frames', path]);
     assert.equal(frames.code, 0, frames.stderr);
@@ -116,6 +137,7 @@ describe('messages past those listed', () => {
       '(and 5 more not listed: the recorded body holds them)',
       '(and 3 more not listed: the recorded body holds them)',
       '(and 3 more not listed: the recorded body holds them)',
+      '(and 4 more not listed: only their count and a hash were kept)',
     ]);
     const show = await runBb(['show', path]);
     assert.match(show.stdout, new RegExp(`${MESSAGES_LISTED + 1 + 5}\\s+http\\S+/demo\\.Feed/Watch`));
@@ -135,9 +157,11 @@ describe('messages past those listed', () => {
 
   it('bb diff: two recordings of one build match; a change or one more message past the listed is found', async () => {
     const old = await build('old', false);
-    const a = await recordBuild('a', old);
-    const b = await recordBuild('b', old);
-    const c = await recordBuild('c', await build('new', true));
+    // One bb home: WebSocket hashes past the list are keyed by its redaction key, as the user's captures are.
+    const home = tmp.path('home');
+    const a = await recordBuild('a', old, home);
+    const b = await recordBuild('b', old, home);
+    const c = await recordBuild('c', await build('new', true), home);
     const same = await runBb(['diff', a.path, b.path]);
     assert.equal(same.code, 0, same.stdout + same.stderr);
     assert.match(same.stdout, /MATCH/);
@@ -148,6 +172,7 @@ describe('messages past those listed', () => {
     const rows = (report.differences ?? []).filter((d) => d.class === 'real').map((d) => `${d.route} ${d.path} ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)}`).sort();
     assert.deepEqual(rows, [
       'GET /events response.unlisted.digest "the messages past those listed" → "other messages past those listed (compared by a digest of their normalized forms)"',
+      'GET /feed ws.unlisted.receive.digest "the messages past those listed" → "other messages past those listed (compared by hash)"',
       'GET /more response.unlisted.count 3 → 4',
       'POST /demo.Feed/Watch grpc.unlisted.receive.digest "the messages past those listed" → "other messages past those listed (compared by a digest of their normalized forms)"',
     ]);

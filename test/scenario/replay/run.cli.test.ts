@@ -325,6 +325,14 @@ describe('bb replay: bad input', () => {
       _resourceType: 'websocket',
       _webSocketMessages: [{ type: 'send', time: 1, opcode: 1, data: 'hello' }, { type: 'send', time: 2, opcode: 1, data: '', _bb: { truncated: 0, size: 70000, restHash: 'sha256:00' } }],
     })] } });
+    // A conversation whose client sent more messages than a capture lists: those past the list are a count and a hash.
+    const wsUnlisted = await tmp.write('ws-unlisted.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({
+      request: { method: 'GET', url: 'http://127.0.0.1:1/chat', httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Upgrade', value: 'websocket' }], queryString: [], headersSize: -1, bodySize: 0 },
+      response: { status: 101, statusText: 'Switching Protocols', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _resourceType: 'websocket',
+      _webSocketMessages: [{ type: 'send', time: 1, opcode: 1, data: 'hello' }],
+      _bb: { seq: 1, unlisted: { request: 7 }, unlistedHash: { request: 'sha256:00' } },
+    })] } });
     const { request: _dropped, ...noRequest } = entry({}) as Record<string, unknown>;
     const requestless = await tmp.write('requestless.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [entry({}), noRequest] } });
     const cut = tmp.path('cut.har');
@@ -336,6 +344,7 @@ describe('bb replay: bad input', () => {
       [[cut, '--target', fresh.url], /cut\.har is not valid JSON .*truncated/],
       [[truncated, '--target', fresh.url], /request body of #1 POST .* was truncated at capture \(4 bytes kept\)/],
       [[wsCut, '--target', fresh.url], /a WebSocket message the client sent on #1 http:\/\/127\.0\.0\.1:1\/chat was cut at capture \(0 of 70000 bytes kept\): it cannot be re-sent; record again with a larger --body-cap or --ws-budget\.\n$/],
+      [[wsUnlisted, '--target', fresh.url], /the client sent 7 WebSocket messages on #1 http:\/\/127\.0\.0\.1:1\/chat past the 100000 a capture lists; only their count and a hash were kept, so they cannot be re-sent/],
       [[fine, '--target', 'http://127.0.0.1:9'], /the target http:\/\/127\.0\.0\.1:9 does not accept connections \(ECONNREFUSED\)/],
       [[fine, '--target', 'localhost'], /--target needs a URL like http:\/\/127\.0\.0\.1:3000/],
       [[fine, '--target', fresh.url, '--pace', 'fast'], /--pace needs asap, original or a speed like 2x/],
