@@ -28,6 +28,13 @@ import {
   startRecord, writeChunkListEnd, writeClose, writeFoldedChunk, writeFoldedDone, writeFoldedRequestEnd, writeFoldedTag, writeResponseStartOpen, writeStartOpen,
 } from './journal-lines.js';
 
+/**
+ * How far apart (ms) two chunks of a body may be and be one record: a chunk's time is the time of the events and gRPC
+ * messages that end in it, so chunks farther apart stay apart. Within it a peer's one-byte chunks, read together, are
+ * one record (they were a record each: 64 journal bytes a body byte).
+ */
+export const JOIN_MS = 1;
+
 /** A body chunk folded into a start or response start: a BodyRecord without `r` and `x`. */
 export interface FoldedChunk extends BodySlice {
   ts: number;
@@ -133,7 +140,16 @@ export class HeldLines {
 
   /** Folds a body chunk (its ts and slice) into the holder's head. */
   chunk(held: HeldHead, ts: number, o: number, n: number, w: number): void {
-    (held.chunks ??= []).push(ts, o, n, w);
+    const c = (held.chunks ??= []);
+    // One that continues the last one's kept bytes soon after it (or, past the cap, keeps none as it did) extends it:
+    // a peer's one-byte chunks are not one record each.
+    const k = c.length - 4;
+    if (k >= 0 && (n === 0 ? c[k + 2] === 0 : c[k + 2]! > 0 && c[k + 1]! + c[k + 2]! === o && ts - c[k]! < JOIN_MS)) {
+      c[k + 2] = c[k + 2]! + n;
+      c[k + 3] = c[k + 3]! + w;
+      return;
+    }
+    c.push(ts, o, n, w);
   }
 
   /** Folds a `bb shadow` tag into a held start (tags given twice merge, as their records would). */

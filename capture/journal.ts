@@ -238,6 +238,8 @@ export class JournalAppender {
   private lineFrom = 0;
   /** Called first by every flush: its owner queues the lines it holds to fold more into (the recorder's, journal-fold.ts). */
   release: (() => void) | undefined;
+  /** Called before any line is queued: its owner queues a line it holds open to extend (the recorder's body line), keeping the order. */
+  beforeLine: (() => void) | undefined;
 
   private constructor(
     private journalFd: number,
@@ -277,6 +279,7 @@ export class JournalAppender {
 
   /** Queues one record. */
   appendRecord(record: HeaderRecord | JournalRecord): void {
+    this.beforeLine?.();
     const json = JSON.stringify(record);
     // What a reader parses back, sharing nothing with the caller's object (these kinds are the rare ones).
     if (this.tap && record.r !== 'bb-journal') this.tap.record(JSON.parse(json) as JournalRecord);
@@ -286,6 +289,7 @@ export class JournalAppender {
 
   /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine() before anything else is queued: the recorder's hot records. */
   beginLine(): LineBuffer {
+    this.beforeLine?.();
     this.lineFrom = this.lines.size;
     return this.lines;
   }

@@ -10,7 +10,7 @@ import type { HarShadow } from './har.js';
 import {
   writeBodyLine, writeDoneLine, writeRequestEndLine, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
-import { bodyRecord, HeldLines, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
+import { bodyRecord, HeldLines, JOIN_MS, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import { DEFAULT_WS_BUDGET, MESSAGES_LISTED } from './options.js';
 import type { Hash } from 'node:crypto';
@@ -99,7 +99,12 @@ export class Recorder {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
     this.held = new HeldLines(journal);
     // Every flush (the turn's, a completion's, the close) writes the held lines first.
-    journal.release = () => this.held.releaseAll();
+    journal.release = () => {
+      this.writeOpenBody();
+      this.held.releaseAll();
+    };
+    // Any other line goes after the body line held open.
+    journal.beforeLine = () => this.writeOpenBody();
   }
 
   // Raw headers as the journal may hold them.
@@ -158,8 +163,28 @@ export class Recorder {
     }
   }
 
+  /**
+   * The body line held open: a body's chunks of one turn are one record (a peer's one-byte chunks made a record
+   * each, 64 journal bytes a body byte, and at the HAR write an object each: 2M chunks took 1.1 GB).
+   */
+  private openBody: { x: number; request: boolean; ts: number; o: number; n: number; w: number } | undefined;
+
+  // Writes the body line held open, if one is (hand-written JSON for the hottest records: the same bytes JSON.stringify
+  // writes, in BodyRecord's order).
+  private writeOpenBody(): void {
+    const b = this.openBody;
+    if (!b) return;
+    this.openBody = undefined;
+    const j = this.journal;
+    j.tapped?.record(bodyRecord(b.request ? 'qb' : 'rb', b.x, b.ts, b.o, b.n, b.w));
+    writeBodyLine(j.beginLine(), b.request, b.x, b.ts, b.o, b.n, b.w);
+    j.endLine();
+  }
+
   private recordFact(fact: Fact): void {
     const j = this.journal;
+    // Any other fact's records go after the body line held open (the live tap is told records in journal order too).
+    if (this.openBody && fact.type !== 'request-body' && fact.type !== 'response-body') this.writeOpenBody();
     // A record of another kind is written after the held lines, in the order the facts came.
     if (!exchangeFlow(fact.type)) this.held.releaseAll();
     switch (fact.type) {
@@ -201,12 +226,18 @@ export class Recorder {
           // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
           if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
         }
-        // Hand-written JSON for the hottest records (the same bytes JSON.stringify writes, in BodyRecord's order).
         if (ex?.held) this.held.chunk(ex.held, fact.time, keptAt, n, fact.chunk.length);
         else {
-          j.tapped?.record(bodyRecord(request ? 'qb' : 'rb', fact.exchangeId, fact.time, keptAt, n, fact.chunk.length));
-          writeBodyLine(j.beginLine(), request, fact.exchangeId, fact.time, keptAt, n, fact.chunk.length);
-          j.endLine();
+          // Held open until another line, a flush or the turn's end: the chunks that follow it in the turn extend it.
+          const open = this.openBody;
+          if (open && open.x === fact.exchangeId && open.request === request && extends_(open, fact.time, keptAt, n)) {
+            open.n += n;
+            open.w += fact.chunk.length;
+          } else {
+            this.writeOpenBody();
+            this.openBody = { x: fact.exchangeId, request, ts: fact.time, o: keptAt, n, w: fact.chunk.length };
+            j.soon();
+          }
         }
         // A seq for each message the HAR will list: whole in the kept bytes, among a direction's first MESSAGES_LISTED
         // (past them, or past the cap, a long stream of small messages would grow the journal without end).
@@ -482,4 +513,10 @@ function wsRecord(fact: Extract<Fact, { type: 'ws-message' }>, seq: number, slic
 // The BodySlice appendCappedJson wrote as text (o absent when nothing was kept), for a journal tap.
 function keptSlice(o: number, n: number, w: number): BodySlice {
   return n === 0 ? { n: 0, w } : { o, n, w };
+}
+
+// Whether a chunk (kept bytes `n` at `o`, at `ts`) extends a body line: both past the cap (their time matters to
+// nothing), or right after the line's bytes within JOIN_MS of its time (the time events and gRPC messages in it get).
+function extends_(line: { ts: number; o: number; n: number }, ts: number, o: number, n: number): boolean {
+  return n === 0 ? line.n === 0 : line.n > 0 && line.o + line.n === o && ts - line.ts < JOIN_MS;
 }

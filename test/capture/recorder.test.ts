@@ -1,7 +1,10 @@
 // The recorder writes its hottest records (qb, rb, wsm) as hand-built JSON:
 // each line must be exactly what JSON.stringify writes for the record, field
 // order included, whatever the optional fields and the body cap do.
-import { describe, it } from 'node:test';
+import { describe, it, after } from 'node:test';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +13,11 @@ import { createHash } from 'node:crypto';
 import { loadRedactKey, openCapture } from '../../capture/index.js';
 import { RestHashing } from '../../capture/rest-hash.js';
 import type { JournalRecord } from '../../capture/journal.js';
-import { unfoldRecord } from '../../capture/journal-fold.js';
+import { JOIN_MS, unfoldRecord } from '../../capture/journal-fold.js';
+import type { Har } from '../../capture/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record } from '../helpers/recording.js';
 
 const tmp = tempDir();
 const T = 1764625000123.4567;
@@ -76,5 +82,88 @@ describe('recorder journal lines', () => {
       { r: 'wsm', x: 2, ts: T + 5, seq: 5, d: 'receive', op: 8, n: 0, w: 0, f: 1, z: false, page: 'page_1' },
     ];
     assert.deepEqual(hot, expected.map((r) => JSON.stringify(r)));
+  });
+});
+
+describe('a body of many small chunks', () => {
+  /** Records the facts, reads the journal's records before close, then the HAR. */
+  async function journalOf(name: string, facts: Fact[], bodyCap = 1024, ...later: Fact[][]): Promise<{ records: JournalRecord[]; har: Har }> {
+    const out = join(tmp.dir, `${name}.har`);
+    const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, bodyCap });
+    const bus = new FactBus();
+    bus.on(capture.listener);
+    // Each list in a turn of its own.
+    for (const turn of [facts, ...later]) {
+      for (const f of turn) bus.emit(f);
+      await new Promise((r) => setImmediate(r));
+    }
+    const records = readFileSync(`${out}.journal`, 'utf8').split('\n').filter(Boolean).flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord));
+    await capture.close();
+    assert.equal(bus.listenerErrors.length, 0);
+    return { records, har: JSON.parse(readFileSync(out, 'utf8')) as Har };
+  }
+
+  const started = (x: number): Fact[] => [
+    { type: 'exchange-started', exchangeId: x, connectionId: `c${x}`, time: T, scheme: 'http', method: 'GET', target: '/', httpVersion: '1.1', rawHeaders: [], upstream: 'http://127.0.0.1:3001', upgrade: false },
+    { type: 'request-ended', exchangeId: x, time: T, rawTrailers: [] },
+    { type: 'response-started', exchangeId: x, time: T + 1, statusCode: 200, statusMessage: 'OK', httpVersion: '1.1', rawHeaders: ['content-type', 'text/plain'] },
+  ];
+
+  it('folds the chunks of one turn that follow each other into one record: one-byte chunks were a record each', async () => {
+    // 3,000 one-byte chunks read together (µs apart), past a 1 KiB cap after 1,024 of them.
+    const chunks: Fact[] = Array.from({ length: 3000 }, (_, i) => ({ type: 'response-body', exchangeId: 1, time: T + 2 + i / 1e4, chunk: Buffer.from(String(i % 10)) }));
+    const end: Fact = { type: 'response-ended', exchangeId: 1, time: T + 3, rawTrailers: [] };
+    // The response head held in the chunks' turn (they fold into its line), and written in a turn before them.
+    for (const [name, turns] of [['held', [[...started(1), ...chunks, end]]], ['open', [started(1), [...chunks, end]]]] as const) {
+      const { records, har } = await journalOf(`small-chunks-${name}`, turns[0], 1024, ...turns.slice(1));
+      const rb = records.filter((r) => r.r === 'rb');
+      assert.deepEqual(rb.map((r) => [r.r === 'rb' && r.n, r.r === 'rb' && r.w]), [[1024, 1024], [0, 1976]], name);
+      const entry = har.log.entries[0]!;
+      assert.equal(entry.response.content.text, chunks.slice(0, 1024).map((f) => (f as { chunk: Buffer }).chunk.toString()).join(''));
+      assert.equal(entry.response.bodySize, 3000);
+      assert.equal(entry._bb!.truncated!.response, 1024);
+    }
+  });
+
+  it('keeps chunks JOIN_MS or more apart as records of their own (an event is timed by its chunk), and another exchange\'s chunk between them', async () => {
+    const body = (x: number, ms: number, text: string): Fact => ({ type: 'response-body', exchangeId: x, time: T + ms, chunk: Buffer.from(text) });
+    const { records, har } = await journalOf('apart', [
+      ...started(1), ...started(2),
+      body(1, 2, 'data: a\n\n'), body(1, 2 + JOIN_MS, 'data: b\n\n'), body(1, 2.5 + JOIN_MS, 'da'), body(2, 2.6 + JOIN_MS, 'x'), body(1, 2.7 + JOIN_MS, 'ta: c\n\n'),
+      { type: 'response-ended', exchangeId: 1, time: T + 9, rawTrailers: [] }, { type: 'response-ended', exchangeId: 2, time: T + 9, rawTrailers: [] },
+    ]);
+    const rb = records.filter((r): r is Extract<JournalRecord, { r: 'rb' }> => r.r === 'rb');
+    const of = (x: number) => rb.filter((r) => r.x === x).map((r) => [r.ts, r.n]);
+    // 'da' came 0.5 ms after 'data: b': one record; 'ta: c' follows another exchange's byte in .bodies: its own.
+    assert.deepEqual(of(1), [[T + 2, 9], [T + 2 + JOIN_MS, 11], [T + 2.7 + JOIN_MS, 7]]);
+    assert.deepEqual(of(2), [[T + 2.6 + JOIN_MS, 1]]);
+    assert.equal(har.log.entries[0]!.response.content.text, 'data: a\n\ndata: b\n\ndata: c\n\n');
+  });
+});
+
+describe('one-byte chunks through a recording proxy', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+
+  it('relays the bytes unchanged and records them in a few records, not one a chunk', async () => {
+    // A server that answers with 50,000 chunked-encoding chunks of one byte each (300 KB of framing for 50 KB).
+    const body = Buffer.from(Array.from({ length: 50_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''));
+    const server = net.createServer((s) => {
+      s.once('data', () => {
+        s.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n');
+        s.end(Buffer.concat([...Array.from(body, (b) => Buffer.from(`1\r\n${String.fromCharCode(b)}\r\n`)), Buffer.from('0\r\n\r\n')]));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise<void>((r) => server.close(() => r())));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const res = await request(`http://127.0.0.1:${rec.port}/trickle`);
+    assert.equal(await res.body.text(), body.toString());
+    const records = readFileSync(join(rec.dir, 'cap.har.journal'), 'utf8').split('\n').filter(Boolean).flatMap((l) => unfoldRecord(JSON.parse(l) as JournalRecord));
+    const rb = records.filter((r) => r.r === 'rb');
+    // One a read of the socket at most (before: 50,000).
+    assert.ok(rb.length >= 1 && rb.length <= 100, `${rb.length} rb records`);
+    const har = await rec.finish();
+    assert.equal(har.log.entries[0]!.response.content.text, body.toString());
   });
 });
