@@ -30,6 +30,9 @@
 // costs no hashing.
 import { createHash, type Hash } from 'node:crypto';
 
+/** Fragments of one message held as views before they are gathered into one copy. */
+const FRAGMENTS_GATHERED = 1024;
+
 /** One whole message or control frame. */
 export interface ParsedUnit {
   /** 1 text, 2 binary (the first frame's opcode), 8 close, 9 ping, 10 pong. */
@@ -124,6 +127,8 @@ export class FrameParser {
   private messageBytes = 0;
   private messageKept = 0;
   private fragments: Buffer[] = [];
+  /** How many leading `fragments` are gathered copies (FRAGMENTS_GATHERED frames each); the rest are the frames' own views. */
+  private gathered = 0;
   private readonly onCompressed: (piece: Buffer) => void;
   /** True after a close frame or an error: nothing more is read. */
   ended = false;
@@ -330,7 +335,15 @@ export class FrameParser {
     }
     this.messageFrames++;
     this.messageKept += data.length;
-    if (data.length > 0) this.fragments.push(data);
+    if (data.length > 0) {
+      this.fragments.push(data);
+      // A peer's message in thousands of tiny frames: a frame's view costs ~100 bytes and holds its read's whole
+      // buffer, so each thousand are gathered into one copy (10M one-byte frames held 10M views).
+      if (this.fragments.length - this.gathered >= FRAGMENTS_GATHERED) {
+        this.fragments.push(Buffer.concat(this.fragments.splice(this.gathered)));
+        this.gathered = this.fragments.length;
+      }
+    }
     if (!this.fin) return;
     const fragments = this.fragments;
     const unit: ParsedUnit = {
@@ -348,6 +361,7 @@ export class FrameParser {
     this.messageKept = 0;
     this.messageCompressed = false;
     this.fragments = fragments.length === 0 ? fragments : [];
+    this.gathered = 0;
     this.onUnit(unit);
   }
 
@@ -357,6 +371,7 @@ export class FrameParser {
     this.direct = undefined;
     this.rest = undefined;
     this.fragments = [];
+    this.gathered = 0;
     return new FrameError(code, message);
   }
 }

@@ -56,6 +56,18 @@ describe('FrameParser', () => {
     ]);
   });
 
+  it('assembles a message of thousands of one-byte frames with a ping between them, whole and in order, the next one too', () => {
+    // 5,000 fragments: gathered into copies by the thousand while they come, the last ones still the frames' own.
+    const text = Array.from({ length: 5000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    const frames = Array.from(text, (ch, i) => wsFrame({ opcode: i === 0 ? 1 : 0, fin: i === text.length - 1, payload: ch }));
+    frames.splice(2500, 0, wsFrame({ opcode: 9, payload: 'p' }));
+    const bytes = Buffer.concat([...frames, wsFrame({ opcode: 2, fin: false, payload: 'A' }), wsFrame({ opcode: 0, payload: 'B' })]);
+    for (const step of [1, 3000, bytes.length]) {
+      const units = parse(bytes, {}, step);
+      assert.deepEqual(units.map((u) => [u.opcode, u.frames, Buffer.from(u.data, 'hex').toString()]), [[9, 1, 'p'], [1, 5000, text], [2, 2, 'AB']], `step ${step}`);
+    }
+  });
+
   const refusals = [
     { bytes: wsFrame({ opcode: 1, payload: 'x', mask: MASK }), code: 'WS_ERR_UNEXPECTED_MASK' },
     { bytes: wsFrame({ opcode: 1, payload: 'x' }), opts: { masked: true }, code: 'WS_ERR_EXPECTED_MASK' },
