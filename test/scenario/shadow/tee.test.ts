@@ -600,8 +600,10 @@ describe('bb shadow: an event stream its client left after a few events', () => 
       await readSome(shadow.url, h2, 2);
       const report = await shadow.close();
       assert.equal(report.totals.unclassified, 1, JSON.stringify(report.findings));
-      // Its copy was ahead by the extra event when the client left: cut there, at three (what came is recorded).
-      assert.ok(eventsOf(`${out}/candidate.har`)[0]! <= 3, String(eventsOf(`${out}/candidate.har`)));
+      // Its copy was ahead by the extra event when the client left: cut then (at two or three, or a tick or two later when
+      // the client's leaving is seen late: CI recorded four under the full suite's load), not run to its end (eleven).
+      const cut = eventsOf(`${out}/candidate.har`)[0]!;
+      assert.ok(cut >= 2 && cut <= 5, String(cut));
     });
   }
 });
