@@ -73,8 +73,8 @@ export function emptyRecords(): ExchangeRecords {
  */
 export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
   switch (r.r) {
-    case 'qb': ex.requestBody.push(r); break;
-    case 'rb': ex.responseBody.push(r); break;
+    case 'qb': addBodyRecord(ex.requestBody, r); break;
+    case 'rb': addBodyRecord(ex.responseBody, r); break;
     case 'qe': ex.requestEnd = r; break;
     case 'rs': ex.responseStart = r; break;
     case 'upg': ex.upgrade = r; break;
@@ -88,6 +88,14 @@ export function addRecord(ex: ExchangeRecords, r: JournalRecord): boolean {
   if (!END_RECORDS.has(r.r)) return false;
   ex.end = r as ExchangeRecords['end'];
   return true;
+}
+
+// A body's records past the cap keep no bytes: one after another they are one (a new object, the records may be
+// shared), so a peer trickling bytes for hours past the cap costs one record here, not one a turn.
+function addBodyRecord(list: BodyRecord[], r: BodyRecord): void {
+  const last = list[list.length - 1];
+  if (r.n === 0 && last !== undefined && last.n === 0) list[list.length - 1] = { ...last, w: last.w + r.w };
+  else list.push(r);
 }
 
 /** Adds a WebSocket message or error row: listed, or past the list folded into the exchange's WsUnlisted. */

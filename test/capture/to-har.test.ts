@@ -16,6 +16,8 @@ import { tempDir } from '../helpers/tmp.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import type { Har } from '../../capture/har.js';
+import { addRecord, emptyRecords } from '../../capture/to-har.js';
+import type { BodyRecord } from '../../capture/journal.js';
 import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
 
 const tmp = tempDir();
@@ -505,5 +507,20 @@ describe('informational (1xx) heads', () => {
     } finally {
       await cleanups.run();
     }
+  });
+});
+
+describe('addRecord: a body\'s records past the cap', () => {
+  it('are one record one after another (a new one: the records read stay as they are), and the body is what it was', () => {
+    const ex = emptyRecords();
+    const read: BodyRecord[] = [
+      { r: 'rb', x: 1, ts: 1, o: 0, n: 4, w: 4 },
+      { r: 'rb', x: 1, ts: 2, o: 4, n: 2, w: 5 },
+      ...Array.from({ length: 1000 }, (_, i): BodyRecord => ({ r: 'rb', x: 1, ts: 3 + i, n: 0, w: 7 })),
+    ];
+    const before = JSON.stringify(read);
+    for (const r of read) addRecord(ex, r);
+    assert.deepEqual(ex.responseBody, [read[0], read[1], { r: 'rb', x: 1, ts: 3, n: 0, w: 7000 }]);
+    assert.equal(JSON.stringify(read), before);
   });
 });
