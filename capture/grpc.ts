@@ -209,6 +209,20 @@ export function grpcFramedBytes(body: Buffer, media: GrpcMedia): Buffer {
   return media.text ? fromBase64Text([{ bytes: body, ts: 0 }]).bytes : body;
 }
 
+/**
+ * The whole messages of a recorded body past its first `listed` (those a capture does not list, `_bb.unlisted`):
+ * each frame's flags, payload and bytes (prefix included), a gRPC-Web trailer frame being no message. bb diff folds
+ * them, bb replay sends them.
+ */
+export function* grpcMessagesPast(body: Buffer, media: GrpcMedia, listed: number): Generator<{ flags: number; payload: Buffer; frame: Buffer }> {
+  const bytes = grpcFramedBytes(body, media);
+  let k = 0;
+  for (let at = 0, f = grpcFrameAt(bytes, 0); f && f.next <= bytes.length; at = f.next, f = grpcFrameAt(bytes, at)) {
+    if (media.web && f.flags & 0x80) continue;
+    if (k++ >= listed) yield { flags: f.flags, payload: f.payload, frame: bytes.subarray(at, f.next) };
+  }
+}
+
 /** Splits one direction's recorded body into gRPC messages, each timed by the chunk that held its last byte. */
 export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): GrpcSplit {
   const { bytes, timeAt } = opts.media.text ? fromBase64Text(chunks) : joined(chunks);

@@ -21,7 +21,7 @@ export type {
   HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, HarInformational, BbLogExt, BbEntryExt, HarShadow, HarReplayOf, HarReplaySkip,
 } from './har.js';
 export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './replay-of.js';
-export { GrpcFrames, grpcFrameAt, grpcFramedBytes, grpcMedia, type GrpcMedia, grpcMessageFeed, grpcStatus, grpcStatusName, GrpcMessageCounter, inflateGrpcMessage, splitGrpcBody } from './grpc.js';
+export { GrpcFrames, grpcMedia, grpcMessagesPast, type GrpcMedia, grpcMessageFeed, grpcStatus, grpcStatusName, GrpcMessageCounter, inflateGrpcMessage, splitGrpcBody } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
 export { entryStartMs, exchangeEndMs, messageEpochMs } from './entry-times.js';

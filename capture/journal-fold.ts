@@ -35,6 +35,14 @@ import {
  */
 export const JOIN_MS = 1;
 
+/**
+ * Whether a body chunk (kept bytes `n` at `o`, at `ts`) extends the chunk before it (`lastTs`, `lastO`, `lastN`):
+ * both past the cap (their time matters to nothing), or right after its bytes within JOIN_MS of its time.
+ */
+export function joinsChunk(lastTs: number, lastO: number, lastN: number, ts: number, o: number, n: number): boolean {
+  return n === 0 ? lastN === 0 : lastN > 0 && lastO + lastN === o && ts - lastTs < JOIN_MS;
+}
+
 /** A body chunk folded into a start or response start: a BodyRecord without `r` and `x`. */
 export interface FoldedChunk extends BodySlice {
   ts: number;
@@ -144,7 +152,7 @@ export class HeldLines {
     // One that continues the last one's kept bytes soon after it (or, past the cap, keeps none as it did) extends it:
     // a peer's one-byte chunks are not one record each.
     const k = c.length - 4;
-    if (k >= 0 && (n === 0 ? c[k + 2] === 0 : c[k + 2]! > 0 && c[k + 1]! + c[k + 2]! === o && ts - c[k]! < JOIN_MS)) {
+    if (k >= 0 && joinsChunk(c[k]!, c[k + 1]!, c[k + 2]!, ts, o, n)) {
       c[k + 2] = c[k + 2]! + n;
       c[k + 3] = c[k + 3]! + w;
       return;

@@ -10,7 +10,7 @@ import type { HarShadow } from './har.js';
 import {
   writeBodyLine, writeDoneLine, writeRequestEndLine, writeWsmLine, type WsmPlace,
 } from './journal-lines.js';
-import { bodyRecord, HeldLines, JOIN_MS, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
+import { bodyRecord, HeldLines, joinsChunk, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import { DEFAULT_WS_BUDGET, MESSAGES_LISTED } from './options.js';
 import type { Hash } from 'node:crypto';
@@ -230,7 +230,7 @@ export class Recorder {
         else {
           // Held open until another line, a flush or the turn's end: the chunks that follow it in the turn extend it.
           const open = this.openBody;
-          if (open && open.x === fact.exchangeId && open.request === request && extends_(open, fact.time, keptAt, n)) {
+          if (open && open.x === fact.exchangeId && open.request === request && joinsChunk(open.ts, open.o, open.n, fact.time, keptAt, n)) {
             open.n += n;
             open.w += fact.chunk.length;
           } else {
@@ -513,10 +513,4 @@ function wsRecord(fact: Extract<Fact, { type: 'ws-message' }>, seq: number, slic
 // The BodySlice appendCappedJson wrote as text (o absent when nothing was kept), for a journal tap.
 function keptSlice(o: number, n: number, w: number): BodySlice {
   return n === 0 ? { n: 0, w } : { o, n, w };
-}
-
-// Whether a chunk (kept bytes `n` at `o`, at `ts`) extends a body line: both past the cap (their time matters to
-// nothing), or right after the line's bytes within JOIN_MS of its time (the time events and gRPC messages in it get).
-function extends_(line: { ts: number; o: number; n: number }, ts: number, o: number, n: number): boolean {
-  return n === 0 ? line.n === 0 : line.n > 0 && line.o + line.n === o && ts - line.ts < JOIN_MS;
 }

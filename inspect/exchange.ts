@@ -145,7 +145,7 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
       const id = ev.eventId ? ` id ${escapeControls(ev.eventId)}` : '';
       lines.push(`${formatOffset(ev.time > 1e11 ? ev.time / 1000 : ev.time, since).padStart(11)} ${name}${id}: ${escapeControls(ev.data)}`);
     }
-    if (unlistedNote(bb?.unlisted?.response, 'event')) lines.push(dim(unlistedNote(bb?.unlisted?.response, 'event')!));
+    lines.push(...unlistedLines([['event', bb?.unlisted?.response]], IN_BODY, dim));
   } else if (options.body && resBytes.length > 0) {
     lines.push('', ...bodyLines(resBytes, res.content.mimeType ?? ''));
   } else if (resBytes.length > 0) {
@@ -162,24 +162,27 @@ export function exchangeText(entry: HarEntry, index: number, style: Style, optio
       const ordered = [...messages].sort((a, b) => (a._bb?.seq ?? 0) - (b._bb?.seq ?? 0) || a.time - b.time);
       for (const m of ordered) lines.push(messageLine(m, opened, style));
     }
-    for (const [dir, n] of [['sent', bb?.unlisted?.request], ['received', bb?.unlisted?.response]] as const) {
-      if (n !== undefined && n > 0) lines.push(dim(`(and ${n} more ${dir} message${n === 1 ? '' : 's'} not listed: only their count and a hash were kept)`));
-    }
+    lines.push(...unlistedLines(bothWays(bb?.unlisted), 'only their count and a hash were kept', dim));
   }
   if (isGrpcEntry(entry)) {
     const grpc = entry._grpcMessages!;
     lines.push('', `${grpcStatusText(grpcCallStatus(entry))}; ${dim(`${grpc.length} gRPC message${grpc.length === 1 ? '' : 's'}${options.body ? ':' : ' (--body lists them)'}`)}`);
     if (options.body) for (const m of grpc) lines.push(messageLine(grpcAsMessage(m), isoToSeconds(entry.startedDateTime), style, undefined, entry.request.url));
-    for (const [dir, n] of [['sent', bb?.unlisted?.request], ['received', bb?.unlisted?.response]] as const) {
-      const note = unlistedNote(n, `${dir} message`);
-      if (note) lines.push(dim(note));
-    }
+    lines.push(...unlistedLines(bothWays(bb?.unlisted), IN_BODY, dim));
   }
   if (bb?.close) lines.push(dim(`closed by ${bb.close.by}${bb.close.code !== null ? ` with ${bb.close.code}` : ''}${bb.close.reason ? ` ${escapeControls(bb.close.reason)}` : ''}`));
   return lines;
 }
 
-/** The line for a direction's messages the capture does not list (`_bb.unlisted`), or undefined when there are none. */
-function unlistedNote(n: number | undefined, what: string): string | undefined {
-  return n !== undefined && n > 0 ? `(and ${n} more ${what}${n === 1 ? '' : 's'} not listed: the recorded body holds them)` : undefined;
+/** Where a gRPC call's or an event stream's messages past the list are. */
+const IN_BODY = 'the recorded body holds them';
+
+// A conversation's or call's messages past the list, by direction.
+function bothWays(unlisted: { request?: number; response?: number } | undefined): Array<[string, number | undefined]> {
+  return [['sent message', unlisted?.request], ['received message', unlisted?.response]];
+}
+
+/** A line for each kind of message the capture does not list (`_bb.unlisted`): how many, and where they are. */
+function unlistedLines(counts: Array<[string, number | undefined]>, where: string, dim: (s: string) => string): string[] {
+  return counts.flatMap(([what, n]) => (n !== undefined && n > 0 ? [dim(`(and ${n} more ${what}${n === 1 ? '' : 's'} not listed: ${where})`)] : []));
 }

@@ -8,11 +8,11 @@
 // one message; a difference says that one of them differs, not which.
 import { createHash, type Hash } from 'node:crypto';
 import { canonical, EventStreamParser, type EventStreamMessage } from '../../core/index.js';
-import { grpcFrameAt, grpcFramedBytes, type GrpcMedia } from '../../capture/index.js';
+import { grpcMessagesPast, type GrpcMedia } from '../../capture/index.js';
 import type { Unlisted } from '../types.js';
 
-/** Folds normalized messages, in order, into a count and a digest. */
-class UnlistedFold {
+/** Folds normalized messages (or an array's items past those compared: walk.ts), in order, into a count and a digest. */
+export class UnlistedFold {
   private readonly hash: Hash = createHash('sha256');
   private count = 0;
 
@@ -38,17 +38,11 @@ export function unlistedEvents(text: string, listed: number, normalize: (event: 
 }
 
 /**
- * The whole messages of a gRPC body past its first `listed`, each normalized by `normalize` (its flags and payload);
- * a gRPC-Web trailer frame is no message. Undefined when none are.
+ * The whole messages of a gRPC body past its first `listed` (capture's grpcMessagesPast), each normalized by
+ * `normalize` (its flags and payload). Undefined when none are.
  */
 export function unlistedGrpc(body: Buffer, media: GrpcMedia, listed: number, normalize: (flags: number, payload: Buffer) => unknown): Unlisted | undefined {
-  const bytes = grpcFramedBytes(body, media);
   const fold = new UnlistedFold();
-  let k = 0;
-  for (let frame = grpcFrameAt(bytes, 0); frame && frame.next <= bytes.length; frame = grpcFrameAt(bytes, frame.next)) {
-    if (media.web && frame.flags & 0x80) continue;
-    if (k++ >= listed) fold.add(normalize(frame.flags, frame.payload));
-  }
+  for (const m of grpcMessagesPast(body, media, listed)) fold.add(normalize(m.flags, m.payload));
   return fold.done();
 }
-

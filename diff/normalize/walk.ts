@@ -6,8 +6,8 @@ import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { boundAbsent, ISSUED_CLASS, madeNotWord, markIssued } from '../bind/index.js';
 import { idKeyTokenShape, numericIdShape } from './shapes.js';
-import { createHash } from 'node:crypto';
-import { canonical, setOwn } from '../../core/index.js';
+import { setOwn } from '../../core/index.js';
+import { UnlistedFold } from './unlisted.js';
 import { joinPath } from '../selector.js';
 import { unnumber } from './ordinals.js';
 import { erasedNote, type ErasedNote } from './erased.js';
@@ -142,9 +142,9 @@ export const ITEMS_COMPARED = 100_000;
 // The items of `v` from `from` on, each normalized as any item (rules, ids and times apply) and let go: one string
 // saying how many and their digest, so a change among them is one difference at `[ITEMS_COMPARED]`.
 function pastItems(v: unknown[], from: number, w: ValueWalk, at: string): string {
-  const hash = createHash('sha256');
-  for (let i = from; i < v.length; i++) hash.update(canonical(normalizeValue(v[i], w, w.notes ? joinPath(at, i) : at))).update('\n');
-  return `<${v.length - from} items past the first ${from}, digest ${hash.digest('hex').slice(0, 16)}>`;
+  const fold = new UnlistedFold();
+  for (let i = from; i < v.length; i++) fold.add(normalizeValue(v[i], w, w.notes ? joinPath(at, i) : at));
+  return `<${v.length - from} items past the first ${from}, digest ${fold.done()!.digest.slice(0, 16)}>`;
 }
 
 /**

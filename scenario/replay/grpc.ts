@@ -7,7 +7,7 @@
 // server, client and bidi streaming calls alike. And the call's deadline:
 // `grpc-timeout` (PROTOCOL-HTTP2.md "Timeout") read and written again.
 import { pairValue } from '../../core/index.js';
-import { grpcFrameAt, grpcMedia, type HarEntry } from '../../capture/index.js';
+import { grpcMedia, grpcMessagesPast, type HarEntry } from '../../capture/index.js';
 import { encodeCoding } from './request.js';
 
 /** One client message of a call, ready to go. */
@@ -46,12 +46,7 @@ export function grpcSends(entry: HarEntry, rewrite: (message: Buffer, k: number)
   const text = entry.request.postData?.text;
   if ((entry._bb?.unlisted?.request ?? 0) > 0 && text !== undefined) {
     const body = Buffer.from(text, entry.request.postData?._encoding === 'base64' ? 'base64' : 'latin1');
-    let k = 0;
-    for (let f = grpcFrameAt(body, 0); f && f.next <= body.length; f = grpcFrameAt(body, f.next)) {
-      if (k++ < listed) continue;
-      const frame = body.subarray(f.next - 5 - f.length, f.next);
-      out.push({ frame: () => frame, after: received });
-    }
+    for (const { frame } of grpcMessagesPast(body, media, listed)) out.push({ frame: () => frame, after: received });
   }
   return out;
 }
