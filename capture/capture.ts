@@ -51,6 +51,8 @@ export interface CaptureOptions {
   onError?: (err: Error) => void;
   /** The `_bb.seq` counter to go on from (a rotating capture's segments share one: segments.ts). */
   seqs?: { n: number };
+  /** A body's pieces written each at its own time before its bytes are gathered; default PIECES_TIMED (tests lower it). */
+  piecesTimed?: number;
 }
 
 /** Counts while recording. */
@@ -147,7 +149,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
-  const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget);
+  const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget, opts.piecesTimed);
 
   let live: LiveRecords | undefined;
   const follow = (keep?: number): LiveCapture => {
@@ -161,7 +163,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
 
   let closing: Promise<string> | undefined;
   const close = async (onProgress?: (progress: WriteProgress) => void): Promise<string> => {
-    recorder.stopped = true;
+    recorder.stop();
     journal.close();
     try {
       await writeHarFromJournal({
@@ -201,7 +203,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     tag: (exchangeId, shadow) => recorder.tag(exchangeId, shadow, now()),
     live: follow,
     discard: () => {
-      recorder.stopped = true;
+      recorder.stop();
       journal.close();
       live?.close();
       rmSync(paths.journal, { force: true });
@@ -231,6 +233,9 @@ function validate(opts: CaptureOptions): void {
     if (typeof opts[name] !== 'string' || opts[name] === '') {
       throw new BbError('BB_CAPTURE_OPTIONS', `openCapture needs ${name} as a non-empty string.`);
     }
+  }
+  if (opts.piecesTimed !== undefined && (!Number.isInteger(opts.piecesTimed) || opts.piecesTimed < 1)) {
+    throw new BbError('BB_CAPTURE_OPTIONS', `piecesTimed must be a whole number from 1 on, got ${opts.piecesTimed}.`);
   }
   for (const name of ['bodyCap', 'wsBudget'] as const) {
     const n = opts[name];

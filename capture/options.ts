@@ -29,6 +29,19 @@ export const MAX_RECORDED_CAP = 128 * 1024 * 1024;
  */
 export const MESSAGES_LISTED = 100_000;
 
+/**
+ * A body's pieces recorded each at its own time: a piece is a journal record of the body's bytes (chunks that follow
+ * each other within 1 ms are one, journal-fold.ts JOIN_MS). Past them the recorder gathers the body's kept bytes in
+ * memory and writes them as one piece at most every GATHER_MS, or every hundredth of the exchange's age when that is
+ * longer, or at GATHER_BYTES: a peer trickling a byte every few ms for hours made a record each (64 journal bytes and
+ * ~160 bytes of every reader's memory a byte), enough to take the HAR's writer past the heap (docs/capture-format.md).
+ */
+export const PIECES_TIMED = 10_000;
+/** The shortest time a gathered piece of a body past PIECES_TIMED spans. */
+export const GATHER_MS = 100;
+/** The most bytes a gathered piece holds (a body's bytes the recorder holds in memory). */
+export const GATHER_BYTES = 64 * 1024;
+
 const JOURNAL = '.journal';
 
 /** A capture's three paths. */

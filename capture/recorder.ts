@@ -12,8 +12,9 @@ import {
 } from './journal-lines.js';
 import { bodyRecord, HeldLines, joinsChunk, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
-import { DEFAULT_WS_BUDGET, MESSAGES_LISTED } from './options.js';
+import { DEFAULT_WS_BUDGET, GATHER_BYTES, GATHER_MS, MESSAGES_LISTED, PIECES_TIMED } from './options.js';
 import type { Hash } from 'node:crypto';
+import { now } from '../core/index.js';
 
 /** Per open exchange: recorded byte counts (for the cap), and its start or response start while held (journal-fold.ts). */
 interface OpenExchange extends HeadHolder {
@@ -30,6 +31,38 @@ interface OpenExchange extends HeadHolder {
   wsKept?: { send: number; receive: number };
   /** Informational (1xx) heads seen so far. */
   informational?: number;
+  /** When the exchange began (a gathered piece spans at least a hundredth of its age). */
+  started: number;
+  /** Pieces (body records) written per body, counted until the body's bytes are gathered (PIECES_TIMED). */
+  reqPieces: number;
+  resPieces: number;
+  /** A body's bytes past its first PIECES_TIMED pieces, gathered to be written as one piece. */
+  reqGather: Gather | undefined;
+  resGather: Gather | undefined;
+}
+
+/**
+ * A body's kept bytes held in memory past its first PIECES_TIMED pieces, written as one piece (one record, one run of
+ * `.bodies`) when they span their window or fill GATHER_BYTES, and before any other record of their exchange.
+ */
+interface Gather {
+  ex: OpenExchange;
+  x: number;
+  request: boolean;
+  /** The bytes gathered (a copy: a chunk may be a view of a far larger read). */
+  buf: Buffer;
+  n: number;
+  /** Wire bytes they stand for. */
+  w: number;
+  /** The first one's time: the piece's. */
+  ts: number;
+}
+
+const NO_BYTES = Buffer.alloc(0);
+
+/** How long a piece gathered from `ts` on may span: GATHER_MS, or a hundredth of the exchange's age when longer. */
+function gatherWindow(started: number, ts: number): number {
+  return Math.max(GATHER_MS, (ts - started) / 100);
 }
 
 /** The informational (1xx) heads of one exchange that are recorded; past them, one record says more came. */
@@ -82,6 +115,9 @@ export class Recorder {
   private keptO = 0;
   /** Starts and response starts held to fold their exchange's chunks and end of this turn into (journal-fold.ts). */
   private readonly held: HeldLines;
+  /** Bodies whose bytes are being gathered (PIECES_TIMED), and the timer that writes those that spanned their window. */
+  private readonly gathers = new Set<Gather>();
+  private gatherTimer: NodeJS.Timeout | undefined;
   /** The place members of the WebSocket message being written (one object reused: a message's line allocates nothing of its own). */
   private readonly wsmPlace: WsmPlace = { seq: 0, o: 0, n: 0, w: 0, h: undefined, page: undefined };
 
@@ -95,6 +131,8 @@ export class Recorder {
     private readonly seqs: { n: number } = { n: 0 },
     /** Message bytes recorded per WebSocket connection and direction (wsRoom). */
     private readonly wsBudget = DEFAULT_WS_BUDGET,
+    /** A body's pieces written each at its own time before its bytes are gathered (PIECES_TIMED; tests lower it). */
+    private readonly piecesTimed = PIECES_TIMED,
   ) {
     this.rest = redactor ? redactor.restHashing() : new RestHashing();
     this.held = new HeldLines(journal);
@@ -153,6 +191,17 @@ export class Recorder {
     return true;
   }
 
+  /** Ends the recording: bytes still gathered are written (the journal's close flushes them), later facts are ignored. */
+  stop(): void {
+    if (this.stopped) return;
+    try {
+      for (const g of [...this.gathers]) this.endGather(g);
+    } catch (err) {
+      this.onError(err as Error);
+    }
+    this.stopped = true;
+  }
+
   /** The FactListener body. Never throws. */
   record(fact: Fact): void {
     if (this.stopped) return;
@@ -175,22 +224,106 @@ export class Recorder {
     const b = this.openBody;
     if (!b) return;
     this.openBody = undefined;
+    this.writeBody(b.request, b.x, b.ts, b.o, b.n, b.w);
+  }
+
+  private writeBody(request: boolean, x: number, ts: number, o: number, n: number, w: number): void {
     const j = this.journal;
-    j.tapped?.record(bodyRecord(b.request ? 'qb' : 'rb', b.x, b.ts, b.o, b.n, b.w));
-    writeBodyLine(j.beginLine(), b.request, b.x, b.ts, b.o, b.n, b.w);
+    j.tapped?.record(bodyRecord(request ? 'qb' : 'rb', x, ts, o, n, w));
+    writeBodyLine(j.beginLine(), request, x, ts, o, n, w);
     j.endLine();
+  }
+
+  // Takes a chunk wholly under the cap into its body's gathered bytes; false when it is not for them (it reaches the
+  // cap, or is larger than a gathered piece): then the bytes gathered so far are written first, and it goes as before.
+  private gather(g: Gather, chunk: Buffer, time: number, already: number): boolean {
+    const len = chunk.length;
+    if (len > GATHER_BYTES || this.room(already, len) < len) {
+      if (len > GATHER_BYTES) this.writeGather(g);
+      else this.endGather(g);
+      return false;
+    }
+    if (g.n > 0 && (g.n + len > GATHER_BYTES || time - g.ts >= gatherWindow(g.ex.started, g.ts))) this.writeGather(g);
+    if (g.n === 0) g.ts = time;
+    if (g.n + len > g.buf.length) {
+      const next = Buffer.allocUnsafe(Math.min(GATHER_BYTES, Math.max(2 * g.buf.length, g.n + len, 1024)));
+      g.buf.copy(next, 0, 0, g.n);
+      g.buf = next;
+    }
+    chunk.copy(g.buf, g.n);
+    g.n += len;
+    g.w += len;
+    return true;
+  }
+
+  // Writes a body's gathered bytes as one piece; the buffer goes to `.bodies` as it is and the next piece gets its own.
+  private writeGather(g: Gather): void {
+    if (g.n === 0) return;
+    if (g.ex.held) this.held.release(g.ex);
+    const o = this.journal.appendBody(g.buf.subarray(0, g.n));
+    this.writeBody(g.request, g.x, g.ts, o, g.n, g.w);
+    g.buf = NO_BYTES;
+    g.n = 0;
+    g.w = 0;
+    this.journal.soon();
+  }
+
+  // Writes what a body gathered and stops gathering it.
+  private endGather(g: Gather): void {
+    this.writeGather(g);
+    this.gathers.delete(g);
+    if (g.request) g.ex.reqGather = undefined;
+    else g.ex.resGather = undefined;
+    if (this.gathers.size === 0 && this.gatherTimer) {
+      clearInterval(this.gatherTimer);
+      this.gatherTimer = undefined;
+    }
+  }
+
+  private startGather(ex: OpenExchange, x: number, request: boolean): void {
+    const g: Gather = { ex, x, request, buf: NO_BYTES, n: 0, w: 0, ts: 0 };
+    if (request) ex.reqGather = g;
+    else ex.resGather = g;
+    this.gathers.add(g);
+    // A body that goes quiet is still written within its window, not only at its next chunk or its end.
+    this.gatherTimer ??= setInterval(() => {
+      try {
+        const t = now();
+        for (const each of this.gathers) if (each.n > 0 && t - each.ts >= gatherWindow(each.ex.started, each.ts)) this.writeGather(each);
+      } catch (err) {
+        this.onError(err as Error);
+      }
+    }, GATHER_MS).unref();
+  }
+
+  // Another record of an exchange is coming: its bodies' gathered bytes go first (its end: and gathering stops).
+  private beforeExchangeRecord(fact: Fact): void {
+    if (!('exchangeId' in fact)) return;
+    const ex = this.open.get(fact.exchangeId);
+    if (!ex) return;
+    const ends = fact.type === 'exchange-completed' || fact.type === 'exchange-failed' || fact.type === 'exchange-aborted' || fact.type === 'upgrade-closed';
+    for (const g of [ex.reqGather, ex.resGather]) {
+      if (!g) continue;
+      if (ends || (g.request && fact.type === 'request-ended')) this.endGather(g);
+      else this.writeGather(g);
+    }
   }
 
   private recordFact(fact: Fact): void {
     const j = this.journal;
     // Any other fact's records go after the body line held open (the live tap is told records in journal order too).
     if (this.openBody && fact.type !== 'request-body' && fact.type !== 'response-body') this.writeOpenBody();
+    // Bodies gathered past PIECES_TIMED are written before any other record of their exchange.
+    if (this.gathers.size > 0 && fact.type !== 'request-body' && fact.type !== 'response-body') this.beforeExchangeRecord(fact);
     // A record of another kind is written after the held lines, in the order the facts came.
     if (!exchangeFlow(fact.type)) this.held.releaseAll();
     switch (fact.type) {
       case 'exchange-started': {
         const seq = ++this.seq;
-        const ex: OpenExchange = { reqRecorded: 0, resRecorded: 0, seq, held: undefined };
+        const ex: OpenExchange = {
+          reqRecorded: 0, resRecorded: 0, seq, held: undefined,
+          started: fact.time, reqPieces: 0, resPieces: 0, reqGather: undefined, resGather: undefined,
+        };
         // gRPC calls are POSTs: only those pay for the content-type look-up.
         if (fact.method === 'POST') {
           const media = grpcMedia(headerValue(fact.rawHeaders, 'content-type'));
@@ -217,26 +350,39 @@ export class Recorder {
         // The exchange's other head, held, goes first (its records keep their order).
         if (ex?.held && ex.held.kind !== (request ? 'start' : 'rs')) this.held.release(ex);
         const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
-        this.appendCappedJson(fact.chunk, already);
-        const n = this.keptN;
-        const keptAt = this.keptO;
-        if (ex) {
-          if (request) ex.reqRecorded += n;
-          else ex.resRecorded += n;
-          // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
-          if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
-        }
-        if (ex?.held) this.held.chunk(ex.held, fact.time, keptAt, n, fact.chunk.length);
-        else {
-          // Held open until another line, a flush or the turn's end: the chunks that follow it in the turn extend it.
-          const open = this.openBody;
-          if (open && open.x === fact.exchangeId && open.request === request && joinsChunk(open.ts, open.o, open.n, fact.time, keptAt, n)) {
-            open.n += n;
-            open.w += fact.chunk.length;
-          } else {
-            this.writeOpenBody();
-            this.openBody = { x: fact.exchangeId, request, ts: fact.time, o: keptAt, n, w: fact.chunk.length };
-            j.soon();
+        const g = ex === undefined ? undefined : request ? ex.reqGather : ex.resGather;
+        let n: number;
+        if (g !== undefined && this.gather(g, fact.chunk, fact.time, already)) {
+          n = fact.chunk.length;
+          if (request) ex!.reqRecorded += n;
+          else ex!.resRecorded += n;
+        } else {
+          this.appendCappedJson(fact.chunk, already);
+          n = this.keptN;
+          const keptAt = this.keptO;
+          if (ex) {
+            if (request) ex.reqRecorded += n;
+            else ex.resRecorded += n;
+            // Past the cap: hashed, not kept (only then: a body under the cap costs no hashing).
+            if (n < fact.chunk.length) this.hashRest(ex, request, fact.chunk.subarray(n));
+          }
+          if (ex?.held) this.held.chunk(ex.held, fact.time, keptAt, n, fact.chunk.length);
+          else {
+            // Held open until another line, a flush or the turn's end: the chunks that follow it in the turn extend it.
+            const open = this.openBody;
+            if (open && open.x === fact.exchangeId && open.request === request && joinsChunk(open.ts, open.o, open.n, fact.time, keptAt, n)) {
+              open.n += n;
+              open.w += fact.chunk.length;
+            } else {
+              this.writeOpenBody();
+              this.openBody = { x: fact.exchangeId, request, ts: fact.time, o: keptAt, n, w: fact.chunk.length };
+              j.soon();
+              // Past its first pieces a body whose chunks keep coming apart (a peer trickling bytes) is gathered.
+              if (ex && n > 0 && n === fact.chunk.length && g === undefined) {
+                const pieces = request ? ++ex.reqPieces : ++ex.resPieces;
+                if (pieces >= this.piecesTimed) this.startGather(ex, fact.exchangeId, request);
+              }
+            }
           }
         }
         // A seq for each message the HAR will list: whole in the kept bytes, among a direction's first MESSAGES_LISTED

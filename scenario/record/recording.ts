@@ -30,6 +30,8 @@ export interface RecordingOptions {
   bodyCap?: number;
   /** Recorded message bytes per WebSocket connection and direction; default 128 MiB (later messages keep their size and a hash). */
   wsBudget?: number;
+  /** A body's pieces written each at its own time before its bytes are gathered; default PIECES_TIMED (tests lower it). */
+  piecesTimed?: number;
   /** bb's home (redaction key, CA); the package's startRecording defaults it to BB_HOME or ~/.bb. */
   bbHome: string;
   /** The server's HOME, recorded for the <HOME> placeholder. */
@@ -142,6 +144,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       redact: options.redact,
       bodyCap: options.bodyCap,
       ...(options.wsBudget !== undefined ? { wsBudget: options.wsBudget } : {}),
+      ...(options.piecesTimed !== undefined ? { piecesTimed: options.piecesTimed } : {}),
       serverHome: options.serverHome,
       ...(options.setHeaders?.length ? { setHeaders: options.setHeaders } : {}),
       ...(options.replayOf ? { replayOf: options.replayOf } : {}),
