@@ -71,12 +71,16 @@ export interface ExchangeLimits {
   onBody?: (chunk: Buffer) => void;
 }
 
+/** What an event's lines may hold while clientReadUpTo counts events (it reads none of them). */
+const COUNTED_EVENT_CHARS = 64 * 1024;
+
 /** Whether a response has given what the original client had read before it aborted (ExchangeLimits.clientRead): feed it each body chunk. */
 export function clientReadUpTo(read: { bytes: number; events?: number } | undefined): ((chunk: Buffer) => boolean) | undefined {
   if (!read) return undefined;
   let bytes = 0;
   let seen = 0;
-  const events = read.events !== undefined ? new EventStreamParser(() => seen++) : undefined;
+  // Counted, not held: an event's text past COUNTED_EVENT_CHARS is not kept (a target's endless event is one event).
+  const events = read.events !== undefined ? new EventStreamParser(() => seen++, COUNTED_EVENT_CHARS) : undefined;
   return (chunk) => {
     bytes += chunk.length;
     if (!events) return bytes >= read.bytes;

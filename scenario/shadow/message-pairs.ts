@@ -197,10 +197,14 @@ export class OpenStreams {
   }
 }
 
-/** A feed of an event stream's body chunks that calls `f` with each event's data as it completes. */
-export function eventFeed(f: (data: string) => void): (chunk: Buffer) => void {
-  // Each event as it is dispatched: a long stream's events are not held.
-  const parser = new EventStreamParser((e) => f(e.data));
+/**
+ * A feed of an event stream's body chunks that calls `f` with each event's data as it completes, undefined for an
+ * event past BIND_READ_BYTES (binding reads no more of a text; it still counts in the numbering).
+ */
+export function eventFeed(f: (data: string | undefined) => void): (chunk: Buffer) => void {
+  // Each event as it is dispatched (a long stream's events are not held), and none held past what binding reads:
+  // a peer's event that never ends took the shadow, and the primary's clients with it, past the heap.
+  const parser = new EventStreamParser((e) => f(e.oversized ? undefined : e.data), BIND_READ_BYTES);
   return (chunk) => parser.push(chunk, 0);
 }
 

@@ -51,3 +51,98 @@ describe('EventStreamParser: one event at a time', () => {
     assert.deepEqual(texts, ['1', '2']);
   });
 });
+
+// The parser takes a line's text a run at a time; the standard's algorithm reads a character at a time. The two
+// must agree however a stream is cut into chunks (a CRLF or a UTF-8 character split between two included).
+describe('EventStreamParser: against the standard read a character at a time', () => {
+  function reference(text: string): Array<[string, string, string]> {
+    const out: Array<[string, string, string]> = [];
+    let data: string[] = [];
+    let type = '';
+    let id = '';
+    let line = '';
+    const lineEnd = (l: string): void => {
+      if (l === '') {
+        if (data.length > 0) out.push([type || 'message', id, data.join('\n')]);
+        data = [];
+        type = '';
+        return;
+      }
+      if (l.startsWith(':')) return;
+      const colon = l.indexOf(':');
+      const field = colon < 0 ? l : l.slice(0, colon);
+      let value = colon < 0 ? '' : l.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+      else if (field === 'id' && !value.includes('\0')) id = value;
+    };
+    if (text.startsWith('\ufeff')) text = text.slice(1);
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i]!;
+      if (ch === '\r' || ch === '\n') {
+        lineEnd(line);
+        line = '';
+        if (ch === '\r' && text[i + 1] === '\n') i++;
+      } else line += ch;
+    }
+    return out;
+  }
+
+  // A seeded generator (mulberry32): the same streams every run.
+  function random(seed: number): () => number {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const pieces = ['data', 'data:', 'data: ', 'event:', 'id: ', 'retry: 5', ': c', ':', 'x', 'é', '€', '\0', ' ', '\r', '\n', '\r\n', '\n\n', '\r\r', 'data: a\n\n'];
+
+  it('gives the same events for 2,000 random streams cut at random bytes', () => {
+    const next = random(39);
+    for (let k = 0; k < 2000; k++) {
+      let text = next() < 0.1 ? '\ufeff' : '';
+      const n = 1 + Math.floor(next() * 40);
+      for (let i = 0; i < n; i++) text += pieces[Math.floor(next() * pieces.length)]!;
+      const bytes = Buffer.from(text, 'utf8');
+      const p = new EventStreamParser();
+      let at = 0;
+      while (at < bytes.length) {
+        const len = 1 + Math.floor(next() * 6);
+        p.push(bytes.subarray(at, at + len), 0);
+        at += len;
+      }
+      assert.deepEqual(p.end(0).map((e) => [e.eventName, e.eventId, e.data]), reference(text), JSON.stringify(text));
+    }
+  });
+});
+
+// A live feed of a peer's stream (bb shadow's binding, bb replay's count) sets maxEventChars: an event that never
+// ends took bb shadow past V8's heap (800 MB of one `data:` line: the primary's clients lost with it).
+describe('EventStreamParser: maxEventChars', () => {
+  it('dispatches an event past the limit with no data, holds none of it, and reads the next events as before', () => {
+    const seen: Array<[string, string, boolean]> = [];
+    const p = new EventStreamParser((e) => seen.push([e.eventName, e.data, e.oversized === true]), 100);
+    p.push(Buffer.from('event: big\nid: 7\ndata: '), 0);
+    // 64 MiB of one line, a MiB at a time: read past, never held.
+    const mib = Buffer.alloc(1 << 20, 'x');
+    for (let i = 0; i < 64; i++) p.push(mib, 0);
+    p.push(Buffer.from('\ndata: more\n\ndata: small\n\n'), 0);
+    // Data lines that add up past the limit, then a comment longer than it (comments count for nothing).
+    p.push(Buffer.from(`data: ${'y'.repeat(60)}\ndata: ${'z'.repeat(60)}\n\n: ${'c'.repeat(500)}\ndata: after\n\n`), 0);
+    p.end(0);
+    assert.deepEqual(seen, [['big', '', true], ['message', 'small', false], ['message', '', true], ['message', 'after', false]]);
+  });
+
+  it('counts whole lines: a line of exactly the limit is kept, one more character is not', () => {
+    for (const [limit, data] of [[16, '0123456789'], [15, '']] as const) {
+      const events = [] as string[];
+      const p = new EventStreamParser((e) => events.push(e.data), limit);
+      p.push(Buffer.from('data: 0123456789\n\n'), 0);
+      p.end(0);
+      assert.deepEqual(events, [data], `limit ${limit}`);
+    }
+  });
+});

@@ -35,7 +35,7 @@ after(async () => {
  * A help desk: a socket issues a numbered ticket, acknowledged on the socket, read over HTTP; the new build's desk
  * and state differ. `reads`: each ticket read, with its status. With `h2c` it speaks HTTP/2 over cleartext (no desk).
  */
-async function startDesk(build: 'old' | 'new', firstTicket: number, reads: string[] = [], h2c = false): Promise<string> {
+async function startDesk(build: 'old' | 'new', firstTicket: number, reads: string[] = [], h2c = false, bigFirst = false): Promise<string> {
   let next = firstTicket;
   const tickets = new Set<number>();
   const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
@@ -44,7 +44,9 @@ async function startDesk(build: 'old' | 'new', firstTicket: number, reads: strin
       const ticket = next++;
       tickets.add(ticket);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write(`data: ${JSON.stringify({ ticket })}\n\n`);
+      // `bigFirst`: an event past what binding reads comes first (its data one line of 4 MiB, a piece at a time).
+      if (bigFirst) for (let i = 0; i < 64; i++) res.write(i === 0 ? `data: ${'x'.repeat(65536)}` : 'x'.repeat(65536));
+      res.write(`${bigFirst ? '\n\n' : ''}data: ${JSON.stringify({ ticket })}\n\n`);
       return;
     }
     if (req.url === '/tickets' && req.method === 'POST') {
@@ -192,6 +194,34 @@ describe('bb shadow: values a server issues in WebSocket messages and events', (
     assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline), findingKeys(report));
+  });
+
+  // An event longer than binding reads (BIND_READ_BYTES) is counted, not held (an event that never ends took bb shadow
+  // past V8's heap: 800 MB of one data line), so the ticket after it is still each target's own.
+  it('a ticket issued after an event too long to read is each target\'s own', async () => {
+    const reads = { primary: [] as string[], candidate: [] as string[], secondary: [] as string[] };
+    const [primary, candidate, secondary] = [await startDesk('old', 1000, reads.primary, false, true), await startDesk('new', 5000, reads.candidate, false, true), await startDesk('old', 9000, reads.secondary, false, true)];
+    const out = tmp.path('queue-big');
+    const shadow = await startShadow({ primary, candidate, secondary, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 100 });
+    const stream = new Client(shadow.url);
+    const ac = new AbortController();
+    const res = await stream.request({ method: 'GET', path: '/queue', signal: ac.signal });
+    res.body.on('error', () => {});
+    let text = '';
+    const ticket = await new Promise<number>((resolve) => {
+      res.body.on('data', (d: Buffer) => {
+        text += d.toString();
+        const m = /data: (\{"ticket":\d+\})\n\n/.exec(text);
+        if (m) resolve((JSON.parse(m[1]!) as { ticket: number }).ticket);
+      });
+    });
+    await readTicket(shadow, ticket);
+    ac.abort();
+    await stream.destroy();
+    const report = await shadow.close();
+    assert.equal(report.totals.errors, 0);
+    assert.deepEqual(reads, { primary: ['1000 200'], candidate: ['5000 200'], secondary: ['9000 200'] });
+    assert.deepEqual(findingKeys(report), ['real changed response.body.state']);
   });
 
   // The same over h2: the stream and the read are streams of one connection. The relay bound an h2 event stream's
