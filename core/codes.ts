@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   BB_CAPTURE_OPTIONS: 'openCapture was called with missing or invalid options',
   BB_CAPTURE_OPEN: "the capture's journal cannot be created",
   BB_CAPTURE_FINALIZE: 'the journal could not be turned into the HAR file',
+  BB_DIFF_OUT_OF_MEMORY: 'bb diff reached Node\'s heap limit reading captures this large',
   BB_REDACT_KEY: 'the redaction key is missing or unreadable',
   BB_JOURNAL_LEFTOVER: 'a journal from an earlier run is in the way: recover or remove it',
   BB_JOURNAL_LIVE: 'the journal is being written by a capture that is still running',

@@ -72,6 +72,14 @@ export function fromErrorData(d: ErrorData): Error {
 
 const YOUNG_GENERATION_MB = 48;
 
+/** The error of a worker that reached its heap limit reading `path`. */
+function outOfMemory(path: string): BbError {
+  return new BbError(
+    'BB_DIFF_OUT_OF_MEMORY',
+    `reading ${path} took a diff thread to Node's heap limit (its entries' summaries are held until they are paired); give Node more heap (NODE_OPTIONS=--max-old-space-size=8192 bb diff ...) or diff smaller captures (bb capture --rotate writes segments).`,
+  );
+}
+
 function startWorker(spec: SideSpec): Worker {
   // A young generation bigger than the default: each entry read leaves short-lived
   // garbage (its parsed JSON, the normalized copy); fewer scavenges measured ~4% faster
@@ -89,7 +97,10 @@ class WorkerSide implements SideHandle {
   private ended = false;
   header!: SideHeader;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    path: string,
+  ) {
     worker.on('message', (r: Reply) => {
       if ('progress' in r) {
         this.onProgress?.(r.progress);
@@ -107,7 +118,8 @@ class WorkerSide implements SideHandle {
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
-    worker.on('error', fail);
+    // A side too large for the thread's heap: one line saying what to do, not the worker's stack.
+    worker.on('error', (err: Error & { code?: string }) => fail(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? outOfMemory(path) : err));
     worker.on('exit', (code) => fail(new Error(`bb diff: a diff worker stopped (exit code ${code}); run again with BB_DIFF_WORKERS=0 to diff in one thread`)));
     // Only a pending request keeps the process alive: a run that throws
     // between stages leaves no thread holding it open.
@@ -115,7 +127,7 @@ class WorkerSide implements SideHandle {
   }
 
   static async open(spec: SideSpec): Promise<WorkerSide> {
-    const w = new WorkerSide(startWorker(spec));
+    const w = new WorkerSide(startWorker(spec), spec.path);
     w.header = (await w.call(0, undefined)) as SideHeader;
     return w;
   }

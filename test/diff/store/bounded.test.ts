@@ -142,3 +142,19 @@ describe('a diff of more entries than one call takes arguments', () => {
     }
   });
 });
+
+describe('a side too large for a diff thread\'s heap', () => {
+  const { write } = tempDir();
+
+  it('stops with one line saying what to do, exit 2 (was: the worker\'s stack as an internal error)', async () => {
+    const specs = Array.from({ length: 30_000 }, (_, i) => ({ url: `http://127.0.0.1:3001/n/${i % 40}`, body: { i } }));
+    const oldPath = await write('heavy-old.har', capture(specs));
+    const newPath = await write('heavy-new.har', capture(specs));
+    // A 20 MB heap for every thread: the side's worker reaches it while the main thread waits.
+    const run = await runBb(['diff', oldPath, newPath], { BB_DIFF_BOUNDED_BYTES: '0' }, { nodeFlags: ['--max-old-space-size=20'] });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /^bb: reading \S+heavy-(old|new)\.har took a diff thread to Node's heap limit .*NODE_OPTIONS=--max-old-space-size=8192.*\n$/);
+    assert.equal(run.stderr.split('\n').length, 2, run.stderr);
+  });
+});
+
