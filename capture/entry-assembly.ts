@@ -18,8 +18,10 @@
 // journal-bytes.ts readLineRanges reads such ranges back; the in-process
 // live capture (live.ts) uses it too, for the entry of an exchange whose
 // records it let go.
-import type { JournalRecord } from './journal.js';
+import type { BodySlice, JournalRecord } from './journal.js';
 import { addRecord, addWsRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
+import { MESSAGES_LISTED } from './options.js';
+import { WsUnlisted } from './ws-unlisted.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
 export type Assembled =
@@ -51,15 +53,21 @@ export class EntryAssembler {
   private readonly later = new Map<number, LineRanges>();
   /** WebSocket records held as objects across open exchanges (kept as records come and go: heldWsRecords is read once a record). */
   private held = 0;
+  /** Per open conversation (with readBody): its WebSocket messages so far per direction, to know those past the list. */
+  private readonly messages = new Map<number, { send: number; receive: number }>();
 
   /**
    * With `readBack`, WebSocket records past the first WS_HELD of an exchange
    * are read back from the journal at its end, not held; with `deferReadBack`
-   * too, not even then: the entry comes with `later` for readLater.
+   * too, not even then: the entry comes with `later` for readLater. With
+   * `readBody` (a reader of `.bodies`), messages past a direction's first
+   * MESSAGES_LISTED are folded as they come (ws-unlisted.ts): a conversation
+   * of hours costs neither their records nor their ranges.
    */
   constructor(
     private readonly readBack?: ReadBack,
     private readonly deferReadBack = false,
+    private readonly readBody?: (slice: BodySlice) => Buffer,
   ) {}
 
   /**
@@ -77,6 +85,14 @@ export class EntryAssembler {
     const ex = this.open.get(r.x);
     // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
     if (!ex) return undefined;
+    if (r.r === 'wsm' && this.readBody) {
+      let seen = this.messages.get(r.x);
+      if (!seen) this.messages.set(r.x, (seen = { send: 0, receive: 0 }));
+      if (++seen[r.d] > MESSAGES_LISTED) {
+        (ex.wsUnlisted ??= new WsUnlisted()).fold(r, this.readBody);
+        return undefined;
+      }
+    }
     if ((r.r === 'wsm' || r.r === 'wse') && this.readBack && at >= 0 && ex.ws.length >= WS_HELD) {
       let lines = this.later.get(r.x);
       if (!lines) this.later.set(r.x, (lines = new LineRanges()));
@@ -89,6 +105,7 @@ export class EntryAssembler {
     this.held += ex.ws.length - before;
     if (!ended) return undefined;
     this.open.delete(r.x);
+    this.messages.delete(r.x);
     this.held -= ex.ws.length;
     const later = this.deferReadBack ? this.later.get(r.x) : undefined;
     if (!later) return { kind: 'entry', exchange: this.whole(r.x, ex) };
@@ -119,6 +136,7 @@ export class EntryAssembler {
     for (const x of order) {
       const ex = this.open.get(x)!;
       this.open.delete(x);
+      this.messages.delete(x);
       this.held -= ex.ws.length;
       yield this.whole(x, ex);
     }

@@ -67,7 +67,7 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
   let fd: number | undefined;
   // The journal, for records read back (opened with the header: still readable once the capture renames or removes it).
   let journalFd: number | undefined;
-  const assembler = new EntryAssembler((lines) => readLineRanges(journalFd!, lines), opts.holdFilesUntil !== undefined);
+  const assembler = new EntryAssembler((lines) => readLineRanges(journalFd!, lines), opts.holdFilesUntil !== undefined, (slice) => ctx!.readBody(slice));
   // Entries handed over with `whole` and not built yet: they still read from both files.
   let unbuilt = 0;
   let ended = false;

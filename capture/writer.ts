@@ -106,8 +106,9 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
   const progress = (): void => opts.onProgress?.({ entries: result.entries, journalBytesRead, journalBytes });
   let header: HeaderRecord | undefined;
   let ctx: EntryContext | undefined;
-  // Records past an open conversation's first ones are read back from the journal by their ranges.
-  const assembler = new EntryAssembler((lines) => readLineRanges(journal.fd, lines));
+  // Records past an open conversation's first ones are read back from the journal by their ranges; its messages past
+  // the list are folded as they come (with the header read, ctx is there before any message).
+  const assembler = new EntryAssembler((lines) => readLineRanges(journal.fd, lines), false, (slice) => ctx!.readBody(slice));
   const pages: HarPage[] = [];
   const result: WriteHarResult = { entries: 0, webSocketMessages: 0, dropped: 0, open: 0, heldAtMost: 0 };
   let lastTs = 0;

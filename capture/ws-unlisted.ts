@@ -10,10 +10,12 @@
 // messages are in no body: no rule can reach them, and two conversations
 // compare past the list exactly, as messages past the budget do.
 //
-// Memory: a message past the list costs its slice (two numbers) until the
-// entry is written; one kept as a hash alone (past the budget: every later one
-// of its direction is) is folded at once and costs nothing. Pings and pongs
-// past the list (timer-driven, and dropped by bb diff's ws-ping-pong rule) are
+// Memory: given a reader of `.bodies` (the HAR's writer and a follower of a
+// capture have one: entry-assembly.ts) a message past the list is folded as it
+// comes and costs nothing; without one it costs its slice (three numbers) until
+// the entry is written. One kept as a hash alone (past the budget: every later
+// one of its direction is) is folded at once either way. Pings and pongs past
+// the list (timer-driven, and dropped by bb diff's ws-ping-pong rule) are
 // neither counted nor hashed.
 import { createHash, type Hash } from 'node:crypto';
 import type { BodySlice, WsMessageRecord } from './journal.js';
@@ -31,11 +33,23 @@ class PastDirection {
   /** Messages kept as a hash alone (past the budget), folded as they come; a run ended by a message with bytes (a close frame) is placed before it. */
   private tail: Hash | undefined;
   private readonly tails = new Map<number, Buffer>();
+  /** The digest so far of the messages folded as they came (add with a reader), before the deferred ones. */
+  private folded: Hash | undefined;
 
-  add(r: WsMessageRecord): void {
+  /** Adds the next message: folded now when `read` is given, else its slice kept for digest. */
+  add(r: WsMessageRecord, read?: (slice: BodySlice) => Buffer): void {
     this.count++;
     if (r.n === 0 && r.h !== undefined) {
       (this.tail ??= createHash('sha256')).update(`${r.op}:${r.h}\n`);
+      return;
+    }
+    if (read && this.at.length === 0) {
+      const all = (this.folded ??= createHash('sha256'));
+      if (this.tail) {
+        all.update(this.tail.digest());
+        this.tail = undefined;
+      }
+      all.update(messageLine(r.op, r.n > 0 && r.o !== undefined && r.o >= 0 ? read({ o: r.o, n: r.n, w: r.n }) : NO_BYTES, r.h));
       return;
     }
     if (this.tail) {
@@ -50,16 +64,22 @@ class PastDirection {
 
   /** The digest of the messages in order; `read` gives a slice's bytes. */
   digest(read: (slice: BodySlice) => Buffer): Buffer {
-    const all = createHash('sha256');
+    const all = this.folded ?? createHash('sha256');
     for (let i = 0; i < this.at.length; i++) {
       const run = this.tails.get(i);
       if (run) all.update(run);
-      const bytes = this.kept[i]! > 0 && this.at[i]! >= 0 ? read({ o: this.at[i]!, n: this.kept[i]!, w: this.kept[i]! }) : Buffer.alloc(0);
-      all.update(`${this.ops[i]}:${createHash('sha256').update(bytes).digest('hex')}:${this.rests.get(i) ?? ''}\n`);
+      all.update(messageLine(this.ops[i]!, this.kept[i]! > 0 && this.at[i]! >= 0 ? read({ o: this.at[i]!, n: this.kept[i]!, w: this.kept[i]! }) : NO_BYTES, this.rests.get(i)));
     }
     if (this.tail) all.update(this.tail.digest());
     return all.digest();
   }
+}
+
+const NO_BYTES = Buffer.alloc(0);
+
+// What a message with bytes adds to its direction's digest: its opcode, the hash of its kept bytes, the hash of a rest.
+function messageLine(op: number, bytes: Buffer, rest: string | undefined): string {
+  return `${op}:${createHash('sha256').update(bytes).digest('hex')}:${rest ?? ''}\n`;
 }
 
 /** Both directions of a conversation: which messages it lists, and the rest folded. */
@@ -75,6 +95,14 @@ export class WsUnlisted {
     }
     if (r.op !== 9 && r.op !== 10) (this.past[r.d] ??= new PastDirection()).add(r);
     return false;
+  }
+
+  /**
+   * Folds a message its reader knows is past the list (the direction's first MESSAGES_LISTED came before it, listed
+   * or still to be read back), now, with its bytes: it costs nothing until the entry is written.
+   */
+  fold(r: WsMessageRecord, read: (slice: BodySlice) => Buffer): void {
+    if (r.op !== 9 && r.op !== 10) (this.past[r.d] ??= new PastDirection()).add(r, read);
   }
 
   /** Whether any message went past the list. */

@@ -5,7 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EntryAssembler, WS_HELD, type LineRanges } from '../../capture/entry-assembly.js';
-import { parseJournalLine, type JournalRecord } from '../../capture/journal.js';
+import { parseJournalLine, type BodySlice, type JournalRecord } from '../../capture/journal.js';
+import { MESSAGES_LISTED } from '../../capture/options.js';
+import { RestHashing } from '../../capture/rest-hash.js';
 
 const T = 1_700_000_000_000;
 
@@ -91,3 +93,56 @@ describe('EntryAssembler with a read-back', () => {
     assert.deepEqual(open?.ws.map((r) => r.seq), recs.filter((r) => r.r === 'wsm' || r.r === 'wse').map((r) => (r as { seq: number }).seq));
   });
 });
+
+// A conversation past the list (MESSAGES_LISTED a direction): with a reader of `.bodies` the assembler folds those
+// messages as they come, so an hours-long conversation costs neither their records nor their journal ranges (3M
+// one-byte messages took the HAR's writer to 380 MB). The counts and digests are those of folding them at the end.
+describe('EntryAssembler with a reader of the bodies', () => {
+  it('folds the messages past the list as they come: the same counts and hashes, none of them read back', () => {
+    const past = 300;
+    const total = 2 * (MESSAGES_LISTED + past);
+    const bodies = Buffer.alloc(total * 4);
+    for (let i = 0; i < total; i++) bodies.writeUInt32BE((i * 2654435761) >>> 0, i * 4);
+    const read = (slice: BodySlice): Buffer => bodies.subarray(slice.o!, slice.o! + slice.n);
+    const recs: JournalRecord[] = [
+      { r: 'start', x: 1, seq: 1, c: 'c1', ts: T, scheme: 'http', method: 'GET', target: '/ws', v: '1.1', h: [], up: 'http://u', upg: true },
+      { r: 'upg', x: 1, ts: T + 1, st: 101, sm: 'Switching Protocols', v: '1.1', h: [] },
+    ] as JournalRecord[];
+    for (let i = 0; i < total; i++) {
+      // Past the list: a ping now and then (neither counted nor hashed), a message kept as a hash alone (past the budget).
+      const op = i > total - 200 && i % 7 === 0 ? 9 : i % 3 ? 1 : 2;
+      const hashOnly = i > total - 100 && i % 5 === 0;
+      recs.push({ r: 'wsm', x: 1, ts: T + 2 + i, seq: 10 + i, d: i % 2 ? 'receive' : 'send', op, f: 1, z: false, ...(hashOnly ? { n: 0, w: 4, h: `h${i}` } : { o: i * 4, n: 4, w: 4 }) } as JournalRecord);
+    }
+    recs.push({ r: 'wsc', x: 1, ts: T + total + 5, seq: 10 + total, code: 1000, reason: 'bye', by: 'client' } as JournalRecord);
+    const lines = recs.map((r) => JSON.stringify(r));
+    const journal = Buffer.from(lines.join('\n') + '\n');
+    let readBack = 0;
+    const folding = new EntryAssembler((l) => {
+      readBack += l.at.length;
+      return l.at.map((a, i) => parseJournalLine(journal.toString('utf8', a, a + l.bytes[i]!)) as JournalRecord);
+    }, false, read);
+    const holding = new EntryAssembler();
+    let got;
+    let want;
+    for (let i = 0, pos = 0; i < lines.length; i++) {
+      const bytes = Buffer.byteLength(lines[i]!);
+      const a = folding.feed(parseJournalLine(lines[i]!) as JournalRecord, pos, bytes);
+      const b = holding.feed(parseJournalLine(lines[i]!) as JournalRecord);
+      pos += bytes + 1;
+      if (a?.kind === 'entry') got = a.exchange;
+      if (b?.kind === 'entry') want = b.exchange;
+    }
+    assert.ok(got && want);
+    // Only the listed ones past the held were read back.
+    assert.equal(readBack, 2 * MESSAGES_LISTED - WS_HELD);
+    assert.equal(got.ws.length, 2 * MESSAGES_LISTED);
+    assert.deepEqual(got.ws, want.ws);
+    const hashing = new RestHashing(Buffer.alloc(32, 7));
+    const summary = got.wsUnlisted!.summary(read, hashing);
+    assert.deepEqual(summary, want.wsUnlisted!.summary(read, hashing));
+    const pings = recs.filter((r) => r.r === 'wsm' && r.seq - 10 >= 2 * MESSAGES_LISTED && r.op === 9).length;
+    assert.equal(summary.counts.request! + summary.counts.response!, 2 * past - pings);
+  });
+});
+
