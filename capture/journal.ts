@@ -213,9 +213,18 @@ export interface JournalTap {
 }
 
 /**
+ * A turn's queued lines (bytes) or bodies past which the journal writes them at once, mid-turn. One turn can read
+ * 2 MB from each of many sockets (libuv reads a stream up to 32 times a turn): 700,000 one-byte WebSocket messages a
+ * connection, whose lines, body views and a live view's records held until the turn's end took a capture to 650 MB.
+ */
+const FLUSH_LINE_BYTES = 1024 * 1024;
+const FLUSH_BODIES = 16 * 1024;
+
+/**
  * Appends to `.journal` and `.bodies`. Writes are queued and flushed once per
- * event-loop turn (setImmediate), or at once with flushNow() — bodies first,
- * then journal lines, so a record never points at bytes not yet written.
+ * event-loop turn (setImmediate), at once with flushNow(), or as soon as a
+ * turn has queued FLUSH_LINE_BYTES of lines or FLUSH_BODIES bodies — bodies
+ * first, then journal lines, so a record never points at bytes not yet written.
  * A failing write never throws: it is reported through onError and counted.
  */
 export class JournalAppender {
@@ -226,6 +235,8 @@ export class JournalAppender {
   private bodiesOffset = 0;
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
+  /** Inside flushNow (its release queues lines too: no flush within the flush). */
+  private flushing = false;
   /** Number of failed writes so far. */
   errors = 0;
   /** Seals body bytes as they are appended (redaction on); set before the first body. */
@@ -285,6 +296,7 @@ export class JournalAppender {
     if (this.tap && record.r !== 'bb-journal') this.tap.record(JSON.parse(json) as JournalRecord);
     this.queue(json);
     this.schedule();
+    this.flushIfFull();
   }
 
   /** The turn's lines, to write one line into piece by piece (LineBuffer's ascii/num/utf8), then endLine() before anything else is queued: the recorder's hot records. */
@@ -299,6 +311,12 @@ export class JournalAppender {
     this.lines.newline();
     if (this.tap) this.tap.line(this.tapAt + this.lineFrom, this.lines.size - this.lineFrom - 1);
     this.schedule();
+    this.flushIfFull();
+  }
+
+  // A turn that has queued a lot writes it now: what waits for the turn's end stays bounded.
+  private flushIfFull(): void {
+    if (!this.flushing && (this.lines.size >= FLUSH_LINE_BYTES || this.bodyQueue.length >= FLUSH_BODIES)) this.flushNow();
   }
 
   /** The live capture's tap while one is attached (the recorder hands it the records of the lines it writes by hand). */
@@ -347,6 +365,16 @@ export class JournalAppender {
 
   /** Writes everything queued with synchronous write calls (bodies, then lines). */
   flushNow(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      this.flushQueued();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private flushQueued(): void {
     this.release?.();
     if (this.bodyQueue.length > 0) {
       // One writev of the queued buffers: no concatenated copy of the turn's body bytes.
