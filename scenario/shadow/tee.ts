@@ -30,7 +30,7 @@ export interface TeeOptions {
   sampleBy?: { kind: 'header' | 'cookie'; name: string };
   /** Mirrored requests in flight per target, at most (default 256). */
   maxInFlight?: number;
-  /** Bytes of mirrored requests queued per target, at most (default 64 MiB). */
+  /** Bytes of mirrored requests queued per target, at most (default 64 MiB); the bodies of requests still arriving that the tee holds to mirror, at most as many in all. */
   maxQueuedBytes?: number;
   /** Request bodies larger than this are not mirrored ("too large"; default 8 MiB). */
   maxMirrorBody?: number;
@@ -43,6 +43,8 @@ interface Pending {
   /** The request body so far, joined once when the request is handed over. */
   bodyChunks: Buffer[];
   bodyBytes: number;
+  /** Bytes of bodyChunks counted in the tee's `gathered` (a body gathered to be mirrored). */
+  gathered: number;
   requestEnded: boolean;
   responded: boolean;
   dispatched: boolean;
@@ -86,6 +88,8 @@ export class Tee {
   /** What the primary's client sent first, and when (on its clock): a value it sent before an answer or a stream's message issued it is its own, never learned (ClientSends). */
   private readonly sends = new ClientSends();
   private readonly pending = new Map<number, Pending>();
+  /** Bytes of request bodies held to be mirrored, across the requests still arriving (Pending.gathered). */
+  private gathered = 0;
   private readonly optIn: Array<(route: string) => boolean>;
   constructor(
     private readonly primary: Recording,
@@ -107,7 +111,7 @@ export class Tee {
         const req: MirrorRequest = { id, connection: f.connectionId, method: f.method, target: f.target, version: f.httpVersion, rawHeaders: f.rawHeaders, body: Buffer.alloc(0), trailers: [] };
         // What the client sends, mirrored or not, counts toward its own values (its body too, once handed over).
         this.sends.note(headTokens(req), this.sends.tick());
-        const p: Pending = { req, bodyChunks: [], bodyBytes: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
+        const p: Pending = { req, bodyChunks: [], bodyBytes: 0, gathered: 0, requestEnded: false, responded: false, dispatched: false, responseBody: [], responseBytes: 0, answers: [], h2: f.stream !== undefined };
         const decided = this.decide(f);
         if (decided === ON_ANSWER) p.sampleOnAnswer = true;
         else p.skip = decided;
@@ -136,7 +140,15 @@ export class Tee {
           this.skip(f.exchangeId, p, 'too large');
           return;
         }
+        // The bodies of requests still arriving, in all, held at most as many bytes as a target may queue: many
+        // uploads at once each held up to the mirrored-body cap (1,000 of 8 MiB were 8 GB of the shadow's memory).
+        if (this.gathered + f.chunk.length > (this.opts.maxQueuedBytes ?? 64 << 20)) {
+          this.skip(f.exchangeId, p, 'queue full');
+          return;
+        }
         p.bodyChunks.push(Buffer.from(f.chunk));
+        p.gathered += f.chunk.length;
+        this.gathered += f.chunk.length;
         return;
       }
       case 'request-ended': {
@@ -183,6 +195,7 @@ export class Tee {
         if (p.sockets) {
           // A WebSocket's exchange ends when it closes: close each target's side too.
           void p.sockets.then((ss) => ss.forEach((s) => s?.close()));
+          this.ungather(p);
           this.pending.delete(f.exchangeId);
           return;
         }
@@ -199,6 +212,7 @@ export class Tee {
         const end = p.streamEnd;
         if (end && f.type === 'exchange-aborted' && p.copies) this.cutCopies(p);
         else if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
+        this.ungather(p);
         this.pending.delete(f.exchangeId);
         if (f.type !== 'exchange-completed' || p.status === undefined || !p.responseHeaders || p.skip) {
           p.responseBody = [];
@@ -308,9 +322,16 @@ export class Tee {
     p.bodyChunks = [];
   }
 
+  // A gathered body is handed over or dropped: it no longer counts.
+  private ungather(p: Pending): void {
+    this.gathered -= p.gathered;
+    p.gathered = 0;
+  }
+
   private skip(exchangeId: number, p: Pending, why: string): void {
     p.skip = why;
     // Dropped part-way: none of the rest is kept (a body's tail alone is not what binding reads).
+    this.ungather(p);
     p.bodyChunks = [];
     p.bodyBytes = Infinity;
     this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
@@ -324,6 +345,7 @@ export class Tee {
     const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
     p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
     p.bodyChunks = [];
+    this.ungather(p);
     // Its body's values are the client's from now, mirrored or not (read up to what binding reads at all; its head was noted at its start).
     if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     // All targets or none: a comparison needs every answer.

@@ -20,6 +20,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { Client } from 'undici';
 import { WebSocketServer, WebSocket } from 'ws';
 import { startShadow } from '../../../scenario/index.js';
@@ -200,6 +201,45 @@ describe('bb shadow: caps drop the mirror, never the primary, and count it', () 
     assert.deepEqual(report.totals.skipped, { 'queue full': 1, 'too large': 1 });
     assert.equal(report.totals.mirrored + 2, report.totals.requests);
     assert.deepEqual(report.routes['POST /large']?.skipped, { 'too large': 1 });
+  });
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('bb shadow: the bodies of requests still arriving', () => {
+  // Each held up to the mirrored-body cap until its request ended: many uploads at once (1,000 of 8 MiB) were that
+  // many megabytes of the shadow's memory. Now all of them together hold at most the queued-bytes cap: the upload
+  // that would take them past it is not mirrored (queue full), as soon as it would.
+  it('an upload that would take the gathered bodies past the queued-bytes cap is queue full while it arrives', async () => {
+    const [primary, candidate] = [await upstream(), await upstream(true)];
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir: tmp.path('gathered'), bbHome: tmp.bbHome, mirror: 'all', maxQueuedBytes: 1500 });
+    const uploads = ['/a', '/b'].map((path) => {
+      const body = new PassThrough();
+      const c = new Client(shadow.url);
+      return { path, body, c, res: c.request({ method: 'POST', path, body, headers: { 'content-length': '1200' } }) };
+    });
+    try {
+      // 600 bytes of /a, then 600 of /b (1,200 held), then /b's last 600 would make 1,800.
+      // (Apart by 300 ms: each read by bb, in this order, before the next is sent.)
+      uploads[0]!.body.write('a'.repeat(600));
+      await sleep(300);
+      uploads[1]!.body.write('b'.repeat(600));
+      await sleep(300);
+      // /b ends first: had it been held, it would be mirrored, and /a (the candidate still holding /b) would not.
+      uploads[1]!.body.end('b'.repeat(600));
+      assert.equal((await uploads[1]!.res).statusCode, 200);
+      uploads[0]!.body.end('a'.repeat(600));
+      assert.equal((await uploads[0]!.res).statusCode, 200);
+      await Promise.race([candidate.received(1), sleep(10_000).then(() => assert.fail('no request was mirrored'))]);
+    } finally {
+      candidate.release();
+      for (const u of uploads) await u.c.close();
+    }
+    const report = await shadow.close();
+    assert.deepEqual(primary.seen.map((s) => [s.url, s.bodyBytes]).sort(), [['/a', 1200], ['/b', 1200]]);
+    assert.deepEqual(candidate.seen.map((s) => [s.url, s.bodyBytes]), [['/a', 1200]]);
+    assert.deepEqual(report.totals.skipped, { 'queue full': 1 });
+    assert.deepEqual(report.routes['POST /b']?.skipped, { 'queue full': 1 });
   });
 });
 
