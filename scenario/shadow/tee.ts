@@ -124,10 +124,18 @@ export class Tee {
         const p = this.pending.get(f.exchangeId);
         if (!p || p.req.rawHeaders.length === 0) return;
         if (p.skip) {
-          // Not mirrored: its body still says what the client chose (a name it signed up with); kept up to what binding reads.
+          // Not mirrored: its body still says what the client chose (a name it signed up with); kept up to what binding
+          // reads, and within what the tee holds of arriving bodies in all (past it, not read for binding).
           p.bodyBytes += f.chunk.length;
-          if (p.bodyBytes <= BIND_READ_BYTES) p.bodyChunks.push(Buffer.from(f.chunk));
-          else p.bodyChunks = [];
+          if (p.bodyBytes <= BIND_READ_BYTES && this.gathered + f.chunk.length <= (this.opts.maxQueuedBytes ?? 64 << 20)) {
+            p.bodyChunks.push(Buffer.from(f.chunk));
+            p.gathered += f.chunk.length;
+            this.gathered += f.chunk.length;
+          } else {
+            this.ungather(p);
+            p.bodyChunks = [];
+            p.bodyBytes = Infinity;
+          }
           return;
         }
         if (p.streams) {
@@ -320,6 +328,7 @@ export class Tee {
     if (p.bodyChunks.length === 0 || p.bodyBytes > BIND_READ_BYTES) return;
     this.sends.note(bodyTokens({ ...p.req, body: Buffer.concat(p.bodyChunks) }), this.sends.tick());
     p.bodyChunks = [];
+    this.ungather(p);
   }
 
   // A gathered body is handed over or dropped: it no longer counts.
