@@ -62,15 +62,15 @@ class PastDirection {
     this.ops.push(r.op);
   }
 
-  /** The digest of the messages in order; `read` gives a slice's bytes. */
+  /** The digest of the messages in order; `read` gives a slice's bytes. Taken from copies: it may be asked again (a follower builds an entry's head, then the whole). */
   digest(read: (slice: BodySlice) => Buffer): Buffer {
-    const all = this.folded ?? createHash('sha256');
+    const all = this.folded ? this.folded.copy() : createHash('sha256');
     for (let i = 0; i < this.at.length; i++) {
       const run = this.tails.get(i);
       if (run) all.update(run);
       all.update(messageLine(this.ops[i]!, this.kept[i]! > 0 && this.at[i]! >= 0 ? read({ o: this.at[i]!, n: this.kept[i]!, w: this.kept[i]! }) : NO_BYTES, this.rests.get(i)));
     }
-    if (this.tail) all.update(this.tail.digest());
+    if (this.tail) all.update(this.tail.copy().digest());
     return all.digest();
   }
 }
