@@ -43,7 +43,7 @@ interface Pending {
   /** The request body so far, joined once when the request is handed over. */
   bodyChunks: Buffer[];
   bodyBytes: number;
-  /** Bytes of bodyChunks counted in the tee's `gathered` (a body gathered to be mirrored). */
+  /** Bytes of bodyChunks counted in the tee's `gathered` (a body held to be mirrored, or read for binding). */
   gathered: number;
   requestEnded: boolean;
   responded: boolean;
@@ -88,7 +88,7 @@ export class Tee {
   /** What the primary's client sent first, and when (on its clock): a value it sent before an answer or a stream's message issued it is its own, never learned (ClientSends). */
   private readonly sends = new ClientSends();
   private readonly pending = new Map<number, Pending>();
-  /** Bytes of request bodies held to be mirrored, across the requests still arriving (Pending.gathered). */
+  /** Bytes of request bodies held across the requests still arriving, to mirror them or read them for binding (Pending.gathered). */
   private gathered = 0;
   private readonly optIn: Array<(route: string) => boolean>;
   constructor(
@@ -127,11 +127,7 @@ export class Tee {
           // Not mirrored: its body still says what the client chose (a name it signed up with); kept up to what binding
           // reads, and within what the tee holds of arriving bodies in all (past it, not read for binding).
           p.bodyBytes += f.chunk.length;
-          if (p.bodyBytes <= BIND_READ_BYTES && this.gathered + f.chunk.length <= (this.opts.maxQueuedBytes ?? 64 << 20)) {
-            p.bodyChunks.push(Buffer.from(f.chunk));
-            p.gathered += f.chunk.length;
-            this.gathered += f.chunk.length;
-          } else {
+          if (p.bodyBytes > BIND_READ_BYTES || !this.hold(p, f.chunk)) {
             this.ungather(p);
             p.bodyChunks = [];
             p.bodyBytes = Infinity;
@@ -150,13 +146,7 @@ export class Tee {
         }
         // The bodies of requests still arriving, in all, held at most as many bytes as a target may queue: many
         // uploads at once each held up to the mirrored-body cap (1,000 of 8 MiB were 8 GB of the shadow's memory).
-        if (this.gathered + f.chunk.length > (this.opts.maxQueuedBytes ?? 64 << 20)) {
-          this.skip(f.exchangeId, p, 'queue full');
-          return;
-        }
-        p.bodyChunks.push(Buffer.from(f.chunk));
-        p.gathered += f.chunk.length;
-        this.gathered += f.chunk.length;
+        if (!this.hold(p, f.chunk)) this.skip(f.exchangeId, p, 'queue full');
         return;
       }
       case 'request-ended': {
@@ -331,6 +321,20 @@ export class Tee {
     this.ungather(p);
   }
 
+  /** The queued-bytes cap: per target, and for the bodies of arriving requests in all. */
+  private get queuedCap(): number {
+    return this.opts.maxQueuedBytes ?? 64 << 20;
+  }
+
+  // Holds a chunk of an arriving request's body, counted in `gathered`; false (nothing held) when it would pass the cap.
+  private hold(p: Pending, chunk: Buffer): boolean {
+    if (this.gathered + chunk.length > this.queuedCap) return false;
+    p.bodyChunks.push(Buffer.from(chunk));
+    p.gathered += chunk.length;
+    this.gathered += chunk.length;
+    return true;
+  }
+
   // A gathered body is handed over or dropped: it no longer counts.
   private ungather(p: Pending): void {
     this.gathered -= p.gathered;
@@ -351,7 +355,7 @@ export class Tee {
     if (p.dispatched || p.skip || p.sockets || (!p.requestEnded && !p.h2) || !p.responded) return;
     p.dispatched = true;
     const cap = this.opts.maxInFlight ?? 256;
-    const bytes = this.opts.maxQueuedBytes ?? 64 << 20;
+    const bytes = this.queuedCap;
     p.req.body = p.bodyChunks.length === 1 ? p.bodyChunks[0]! : Buffer.concat(p.bodyChunks);
     p.bodyChunks = [];
     this.ungather(p);
