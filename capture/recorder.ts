@@ -49,11 +49,9 @@ interface Gather {
   ex: OpenExchange;
   x: number;
   request: boolean;
-  /** The bytes gathered (a copy: a chunk may be a view of a far larger read). */
+  /** The bytes gathered (a copy: a chunk may be a view of a far larger read); under the cap, as many as crossed. */
   buf: Buffer;
   n: number;
-  /** Wire bytes they stand for. */
-  w: number;
   /** The first one's time: the piece's. */
   ts: number;
 }
@@ -252,7 +250,6 @@ export class Recorder {
     }
     chunk.copy(g.buf, g.n);
     g.n += len;
-    g.w += len;
     return true;
   }
 
@@ -261,10 +258,9 @@ export class Recorder {
     if (g.n === 0) return;
     if (g.ex.held) this.held.release(g.ex);
     const o = this.journal.appendBody(g.buf.subarray(0, g.n));
-    this.writeBody(g.request, g.x, g.ts, o, g.n, g.w);
+    this.writeBody(g.request, g.x, g.ts, o, g.n, g.n);
     g.buf = NO_BYTES;
     g.n = 0;
-    g.w = 0;
     this.journal.soon();
   }
 
@@ -281,7 +277,7 @@ export class Recorder {
   }
 
   private startGather(ex: OpenExchange, x: number, request: boolean): void {
-    const g: Gather = { ex, x, request, buf: NO_BYTES, n: 0, w: 0, ts: 0 };
+    const g: Gather = { ex, x, request, buf: NO_BYTES, n: 0, ts: 0 };
     if (request) ex.reqGather = g;
     else ex.resGather = g;
     this.gathers.add(g);
@@ -311,10 +307,12 @@ export class Recorder {
 
   private recordFact(fact: Fact): void {
     const j = this.journal;
-    // Any other fact's records go after the body line held open (the live tap is told records in journal order too).
-    if (this.openBody && fact.type !== 'request-body' && fact.type !== 'response-body') this.writeOpenBody();
-    // Bodies gathered past PIECES_TIMED are written before any other record of their exchange.
-    if (this.gathers.size > 0 && fact.type !== 'request-body' && fact.type !== 'response-body') this.beforeExchangeRecord(fact);
+    if (fact.type !== 'request-body' && fact.type !== 'response-body') {
+      // Any other fact's records go after the body line held open (the live tap is told records in journal order too).
+      if (this.openBody) this.writeOpenBody();
+      // Bodies gathered past PIECES_TIMED are written before any other record of their exchange.
+      if (this.gathers.size > 0) this.beforeExchangeRecord(fact);
+    }
     // A record of another kind is written after the held lines, in the order the facts came.
     if (!exchangeFlow(fact.type)) this.held.releaseAll();
     switch (fact.type) {
