@@ -179,6 +179,11 @@ export class LiveRowTable {
     this.lastLine[i] = l;
   }
 
+  /** Journal lines placed so far, all rows. */
+  get lineCount(): number {
+    return this.lines;
+  }
+
   /** Row `i`'s journal lines, in order. */
   linesOf(i: number): LineRanges {
     const out = new LineRanges();

@@ -11,7 +11,10 @@
 // every exchange keeps its row and where its journal lines are (columns of
 // numbers: live-rows.ts, ~150 bytes an exchange and no object of its own),
 // but its records only while it is open and among the last `keep` finished
-// (and a WebSocket conversation only its first WS_HELD messages'). An older
+// (and a WebSocket conversation only its first WS_HELD messages'). A
+// conversation's messages past the list (MESSAGES_LISTED a direction) are
+// folded as they come (ws-unlisted.ts, as the HAR's writer folds them): their
+// count and hash, not a line place each. An older
 // exchange's entry is read back from the journal by its lines' places
 // (journal-bytes.ts readLineRanges, as a follower of the file does) and
 // assembled again. Bodies stay in `.bodies`, read back by offset. The journal
@@ -21,9 +24,11 @@
 import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
-import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap } from './journal.js';
+import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type WsMessageRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, WS_HELD } from './entry-assembly.js';
+import { MESSAGES_LISTED } from './options.js';
+import { WsUnlisted } from './ws-unlisted.js';
 import { readLineRanges } from './journal-bytes.js';
 import { LiveRowTable, type LiveRow } from './live-rows.js';
 import { entryContext } from './writer.js';
@@ -64,6 +69,8 @@ export interface LiveCapture {
   readonly listenerErrors: number;
   /** Exchanges whose records are in memory now: the open ones and at most `keep` finished (the rest are read back). */
   readonly heldExchanges: number;
+  /** Journal lines whose places are kept (16 bytes each): one or a few an exchange, and a conversation's listed messages only. */
+  readonly placedLines: number;
 }
 
 /** Finished exchanges whose records a live capture keeps by default (older entries are read back from the journal). */
@@ -84,6 +91,10 @@ export class LiveRecords implements LiveCapture, JournalTap {
   private readonly held = new Map<number, Held>();
   /** Proxy exchange id → row, while open. */
   private readonly rowOfX = new Map<number, number>();
+  /** By row, while a conversation is open: its WebSocket messages so far per direction. */
+  private readonly wsCounts = new Map<number, { send: number; receive: number }>();
+  /** By row: a conversation's messages past the list, folded as they came (kept once it ends: its lines are not). */
+  private readonly unlisted = new Map<number, WsUnlisted>();
   private readonly listeners = new Set<(event: LiveEvent) => void>();
   private readonly pageList: LivePage[] = [];
   private readonly ctx: EntryContext;
@@ -117,6 +128,10 @@ export class LiveRecords implements LiveCapture, JournalTap {
     return this.held.size;
   }
 
+  get placedLines(): number {
+    return this.table.lineCount;
+  }
+
   on(listener: (event: LiveEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -139,7 +154,11 @@ export class LiveRecords implements LiveCapture, JournalTap {
     const i = this.table.find(seq);
     const records = i < 0 ? undefined : this.held.get(i)?.records ?? this.readBack(i);
     if (!records || records.length === 0) return undefined;
-    const entry = buildEntry(assemble(records), this.ctx);
+    const exchange = assemble(records);
+    // The messages past the list are in no line read back: their fold stands for them (its digest is taken from copies).
+    const past = this.unlisted.get(i);
+    if (past) exchange.wsUnlisted = past;
+    const entry = buildEntry(exchange, this.ctx);
     // The writer's note is about a capture that ended; this one is still going (`_bb.inFlight` says enough).
     if (entry._bb?.inFlight && entry.comment !== undefined) {
       const notes = entry.comment.split('; ').filter((n) => n !== IN_FLIGHT_NOTE);
@@ -237,6 +256,11 @@ export class LiveRecords implements LiveCapture, JournalTap {
     const i = this.rowOfX.get(r.x);
     // A record of an exchange whose start is unknown: nothing to attach it to (as the writer does).
     if (i === undefined) return undefined;
+    if (r.r === 'wsm' && this.pastList(i, r)) {
+      t.set(i, 'messages', t.get(i, 'messages') + 1);
+      messages?.push({ type: 'message', seq: t.seq(i), message: buildWsMessage(r, this.ctx) });
+      return i;
+    }
     t.addLine(i, at, bytes);
     const held = this.held.get(i);
     if (held) {
@@ -267,11 +291,23 @@ export class LiveRecords implements LiveCapture, JournalTap {
     }
     if (END_RECORDS.has(r.r)) {
       this.rowOfX.delete(r.x);
+      this.wsCounts.delete(i);
       t.set(i, 'endedAt', r.ts);
       t.setState(i, r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed');
       if (this.held.has(i)) this.finished(i);
     }
     return i;
+  }
+
+  // Whether a WebSocket message is past its direction's list: then folded now, with its bytes, and neither held nor placed.
+  private pastList(i: number, r: WsMessageRecord): boolean {
+    let seen = this.wsCounts.get(i);
+    if (!seen) this.wsCounts.set(i, (seen = { send: 0, receive: 0 }));
+    if (++seen[r.d] <= MESSAGES_LISTED) return false;
+    let past = this.unlisted.get(i);
+    if (!past) this.unlisted.set(i, (past = new WsUnlisted()));
+    past.fold(r, this.ctx.readBody);
+    return true;
   }
 
   // A finished exchange joins the recent ones; the oldest past `keep` lets its records go.

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { LiveEvent, LiveRow } from '../../capture/index.js';
+import { MESSAGES_LISTED, type LiveEvent, type LiveRow } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
@@ -190,5 +190,49 @@ describe('a capture followed live', () => {
     const har = await rec.finish();
     const bySeq = new Map(har.log.entries.map((e) => [e._bb!.seq, e]));
     assert.deepEqual(seen, seqs.map((seq) => bySeq.get(seq)));
+  });
+
+  it('folds a conversation\'s messages past the list as they come: no line place each, and its entry is the HAR entry', async () => {
+    let got = 0;
+    const s = http.createServer((_req, res) => res.end('x'));
+    const wss = new WebSocketServer({ server: s });
+    wss.on('connection', (ws) => ws.on('message', (data) => {
+      got++;
+      // A few answers, so the other direction is listed whole.
+      if (got % 25_000 === 0) ws.send(`at ${got} ${String(data)}`);
+    }));
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    cleanups.add(() => closeHttpAndWs(s, wss));
+    const rec = await record(cleanups, `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    let told = 0;
+    live.on((e) => {
+      if (e.type === 'message') told++;
+    });
+    const past = 300;
+    const sent = MESSAGES_LISTED + past;
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/flood`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    for (let i = 0; i < sent; i++) {
+      // Text and binary, payloads that differ: the hash past the list covers each one.
+      ws.send(i % 7 === 0 ? Buffer.from([i & 255, (i >> 8) & 255]) : `m${i}`);
+      if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
+    }
+    await until(() => got === sent && told >= sent, 'every message through the proxy and told');
+    // The messages past the list took no line place (each listed one takes one; the start and the upgrade a few).
+    assert.ok(live.placedLines < MESSAGES_LISTED + 20, `lines placed: ${live.placedLines}`);
+    const seq = live.rows().find((r) => r.kind === 'websocket')!.seq;
+    assert.equal(live.row(seq)!.messages, sent + Math.floor(sent / 25_000));
+    const open = live.entry(seq)!;
+    assert.equal(open._webSocketMessages!.filter((m) => m.type === 'send').length, MESSAGES_LISTED);
+    assert.deepEqual(open._bb!.unlisted, { request: past });
+    ws.close(1000, 'bye');
+    await until(() => live.row(seq)!.endedAt !== undefined, 'the conversation to end');
+    const ended = live.entry(seq)!;
+    // Asked twice: the fold's digest is taken from copies.
+    assert.deepEqual(live.entry(seq), ended);
+    const har = await rec.finish();
+    assert.deepEqual(ended, har.log.entries.find((e) => e._bb!.seq === seq));
+    assert.match(String(ended._bb!.unlistedHash!.request), /^hmac-sha256:/);
   });
 });
