@@ -16,8 +16,11 @@ const READ_WINDOW = 256 * 1024;
 /** Journal bytes read at a time when scanning a whole journal. */
 const SCAN_CHUNK = 1 << 20;
 
-/** Reads these journal lines' records back, in order (a line that no longer parses is left out). */
-export function readLineRanges(fd: number, lines: LineRanges): JournalRecord[] {
+/**
+ * Reads these journal lines' records back, in order (a line that no longer parses is left out); `lineOf`, when
+ * given, gets each record's line (its index in `lines`).
+ */
+export function readLineRanges(fd: number, lines: LineRanges, lineOf?: number[]): JournalRecord[] {
   const out: JournalRecord[] = [];
   // One buffer read into again and again (lines are decoded to strings at once): a conversation spread over a
   // long journal takes many windows, and a fresh buffer each would pile up until the next GC.
@@ -33,7 +36,10 @@ export function readLineRanges(fd: number, lines: LineRanges): JournalRecord[] {
       windowAt = at;
     }
     const rec = parseJournalLine(window.toString('utf8', at - windowAt, at - windowAt + bytes));
-    if (rec && rec.r !== 'bb-journal') out.push(...unfoldRecord(rec as JournalRecord));
+    if (!rec || rec.r === 'bb-journal') continue;
+    const records = unfoldRecord(rec as JournalRecord);
+    out.push(...records);
+    if (lineOf) for (let k = 0; k < records.length; k++) lineOf.push(i);
   }
   return out;
 }

@@ -67,10 +67,11 @@ export class LiveRowTable {
   /** Per row: its first and last line (-1: none). */
   private firstLine = new Int32Array(1024);
   private lastLine = new Int32Array(1024);
-  /** Per line: byte offset in the journal, length, and the next line of the same row (-1: none). */
+  /** Per line: byte offset in the journal, length, and the next and the previous line of the same row (-1: none). */
   private lineAt = new Float64Array(2048);
   private lineBytes = new Int32Array(2048);
   private lineNext = new Int32Array(2048);
+  private linePrev = new Int32Array(2048);
   private lines = 0;
 
   /** Adds a row (its seq above every other's); returns its index. */
@@ -174,6 +175,7 @@ export class LiveRowTable {
     this.lineAt[l] = at;
     this.lineBytes[l] = bytes;
     this.lineNext[l] = -1;
+    this.linePrev[l] = last;
     if (last >= 0) this.lineNext[last] = l;
     else this.firstLine[i] = l;
     this.lastLine[i] = l;
@@ -194,6 +196,64 @@ export class LiveRowTable {
     return out;
   }
 
+  /**
+   * The last `n` journal lines of these rows together (the latest by their place in the journal, which is the order
+   * they were written in), per row in journal order. Walks back from each row's last line, always the latest one
+   * left: about n steps, whatever the rows' lengths.
+   */
+  latestLines(rows: readonly number[], n: number): Map<number, LineRanges> {
+    // A max-heap of each row's next line back (by its place), as [line, row] pairs.
+    const heap: Array<[number, number]> = [];
+    const above = (a: [number, number], b: [number, number]): boolean => this.lineAt[a[0]]! > this.lineAt[b[0]]!;
+    const push = (item: [number, number]): void => {
+      heap.push(item);
+      for (let k = heap.length - 1; k > 0; ) {
+        const parent = (k - 1) >> 1;
+        if (!above(heap[k]!, heap[parent]!)) break;
+        [heap[k], heap[parent]] = [heap[parent]!, heap[k]!];
+        k = parent;
+      }
+    };
+    const pop = (): [number, number] => {
+      const top = heap[0]!;
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        for (let k = 0; ; ) {
+          const l = 2 * k + 1;
+          const r = l + 1;
+          let m = k;
+          if (l < heap.length && above(heap[l]!, heap[m]!)) m = l;
+          if (r < heap.length && above(heap[r]!, heap[m]!)) m = r;
+          if (m === k) break;
+          [heap[k], heap[m]] = [heap[m]!, heap[k]!];
+          k = m;
+        }
+      }
+      return top;
+    };
+    for (const i of rows) if (this.lastLine[i]! >= 0) push([this.lastLine[i]!, i]);
+    const picked = new Map<number, number[]>();
+    for (let taken = 0; taken < n && heap.length > 0; taken++) {
+      const [l, i] = pop();
+      let lines = picked.get(i);
+      if (!lines) picked.set(i, (lines = []));
+      lines.push(l);
+      const prev = this.linePrev[l]!;
+      if (prev >= 0) push([prev, i]);
+    }
+    const out = new Map<number, LineRanges>();
+    for (const [i, lines] of picked) {
+      const ranges = new LineRanges();
+      for (let k = lines.length - 1; k >= 0; k--) {
+        ranges.at.push(this.lineAt[lines[k]!]!);
+        ranges.bytes.push(this.lineBytes[lines[k]!]!);
+      }
+      out.set(i, ranges);
+    }
+    return out;
+  }
+
   private growRows(): void {
     const size = this.seqs.length * 2;
     this.seqs = grown(this.seqs, new Float64Array(size));
@@ -209,6 +269,7 @@ export class LiveRowTable {
     this.lineAt = grown(this.lineAt, new Float64Array(size));
     this.lineBytes = grown(this.lineBytes, new Int32Array(size));
     this.lineNext = grown(this.lineNext, new Int32Array(size));
+    this.linePrev = grown(this.linePrev, new Int32Array(size));
   }
 }
 

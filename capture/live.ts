@@ -24,7 +24,7 @@
 import { closeSync, openSync } from 'node:fs';
 import type { HarEntry, HarWebSocketMessage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
-import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type WsMessageRecord } from './journal.js';
+import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type WsErrorRecord, type WsMessageRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, WS_HELD } from './entry-assembly.js';
 import { MESSAGES_LISTED } from './options.js';
@@ -67,6 +67,12 @@ export interface LiveCapture {
   entry(seq: number): HarEntry | undefined;
   /** Listeners that threw (each time counted; the others were still told). */
   readonly listenerErrors: number;
+  /**
+   * The last `limit` WebSocket messages (and error rows) the conversations list, all conversations together, in the
+   * order they were recorded, each with its exchange's seq: read back by their lines' places, about `limit` lines
+   * however long the capture (a frames view opened late shows these).
+   */
+  recentMessages(limit: number): Array<{ seq: number; message: HarWebSocketMessage }>;
   /** Exchanges whose records are in memory now: the open ones and at most `keep` finished (the rest are read back). */
   readonly heldExchanges: number;
   /** Journal lines whose places are kept (16 bytes each): one or a few an exchange, and a conversation's listed messages only. */
@@ -166,6 +172,28 @@ export class LiveRecords implements LiveCapture, JournalTap {
       else delete entry.comment;
     }
     return entry;
+  }
+
+  recentMessages(limit: number): Array<{ seq: number; message: HarWebSocketMessage }> {
+    const t = this.table;
+    const rows: number[] = [];
+    for (let i = 0; i < t.length; i++) if (t.kind(i) === 'websocket') rows.push(i);
+    const found: Array<{ at: number; i: number; r: WsMessageRecord | WsErrorRecord }> = [];
+    if (this.journalFd === undefined) {
+      // No journal to read back from: the records are all held (drop keeps them).
+      for (const i of rows) for (const r of this.held.get(i)?.records ?? []) if (r.r === 'wsm' || r.r === 'wse') found.push({ at: found.length, i, r });
+    } else {
+      // A conversation's lines besides its messages' are few (its start, its upgrade, its close): asked for on top.
+      for (const [i, lines] of t.latestLines(rows, limit + 3 * rows.length)) {
+        const lineOf: number[] = [];
+        const records = readLineRanges(this.journalFd, lines, lineOf);
+        records.forEach((r, k) => {
+          if (r.r === 'wsm' || r.r === 'wse') found.push({ at: lines.at[lineOf[k]!]!, i, r });
+        });
+      }
+      found.sort((a, b) => a.at - b.at);
+    }
+    return found.slice(-limit).map(({ i, r }) => ({ seq: t.seq(i), message: buildWsMessage(r, this.ctx) }));
   }
 
   /** Takes what was written before the tap was attached: the journal's bytes from its start (the header line is skipped). */

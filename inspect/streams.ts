@@ -84,11 +84,17 @@ export function responseHeadTime(e: HarEntry, started: number, firstReceived: nu
 
 /** Places time-only items among seq-numbered records (see the file's comment). */
 export class SeqPlacer {
-  private readonly seqs: number[];
-  private readonly times: number[];
+  private seqs: number[];
+  private times: number[];
 
-  /** `anchors`: every numbered record with the time it was made (seconds). */
-  constructor(anchors: Array<{ seq: number; time: number }>) {
+  /**
+   * `anchors`: every numbered record with the time it was made (seconds). With `keep`, a live placer keeps the
+   * latest `keep` to twice as many of those it is added (an item older than them all goes before them).
+   */
+  constructor(
+    anchors: Array<{ seq: number; time: number }>,
+    private readonly keep = Infinity,
+  ) {
     const sorted = anchors.filter((a) => Number.isFinite(a.time)).sort((a, b) => a.seq - b.seq);
     this.seqs = sorted.map((a) => a.seq);
     // Times as a running maximum, so a binary search over them is sound.
@@ -101,6 +107,10 @@ export class SeqPlacer {
     if (!Number.isFinite(time) || (this.seqs.length > 0 && seq <= this.seqs.at(-1)!)) return;
     this.seqs.push(seq);
     this.times.push(Math.max(this.times.at(-1) ?? -Infinity, time));
+    if (this.seqs.length >= 2 * this.keep) {
+      this.seqs = this.seqs.slice(-this.keep);
+      this.times = this.times.slice(-this.keep);
+    }
   }
 
   /** True when there are numbered records to place among. */

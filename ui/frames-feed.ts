@@ -1,21 +1,32 @@
-// The frames tab's feed: every message of the running captures' streams in
-// bb's order (WebSocket messages, SSE events, gRPC messages both ways), with
-// the stream it belongs to, for a live picture of lanes (one per connection,
-// event stream or gRPC call) like `bb frames --html` draws of a finished capture.
+// The frames tab's feed: the running captures' stream messages in bb's order
+// (WebSocket messages, SSE events, gRPC messages both ways), with the stream
+// each belongs to, for a live picture of lanes (one per connection, event
+// stream or gRPC call) like `bb frames --html` draws of a finished capture.
 //
 //   frames   {type:"captures", labels}, then {type:"connection", label, row, text}
-//            per stream (again when its row or its label `text` changes) and
-//            {type:"frame", label, exchange, frame} per message so far (in
-//            bb's order), then each new one as it is recorded
+//            per stream (again when its row or its label `text` changes),
+//            {type:"frame", label, exchange, frame} per message of the window
+//            (in bb's order), {type:"window", limit, cut} when the capture
+//            holds more than the window shows, then each new message as it
+//            is recorded
 //
 // The messages are `bb frames`'s model (inspect/: sseAsMessage, grpcAsMessage,
 // lane labels, SeqPlacer for an SSE event's place among numbered records).
 // WebSocket messages come one by one from the live capture; SSE events and
-// gRPC messages live in their exchange's body, so a stream whose row changed
-// is read again (at most every PULL_EVERY_MS) and its new messages sent.
+// gRPC messages live in their exchange's body, so the streams whose rows
+// changed are read again in rounds, at most every PULL_EVERY_MS and, since a
+// read costs as much as the stream is long, with at least PULL_IDLE times its
+// cost between rounds: the relay's thread spends at most about a tenth of its
+// time on a tab (a 50,000-event stream read every 100 ms took it from 4 % to
+// 36 % of a core, docs/performance.md "ui").
 //
-// A frame carries at most PREVIEW characters of its payload (the exchange's
-// own view has it whole): a tab of 100,000 frames stays a few MB.
+// Bounded by the window, not the capture: opening the tab sends the last
+// FRAMES_SHOWN messages of the capture (WebSocket ones read back by their
+// journal lines, LiveCapture.recentMessages; the latest streams' messages),
+// not all (1,000,000 messages took 3.6 s of the relay's thread and 400 MB),
+// and the page keeps as many (`bb frames` on the HAR lists them all). A frame
+// carries at most PREVIEW characters of its payload (the exchange's own view
+// has it whole).
 import type { HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
 import {
   grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
@@ -25,8 +36,14 @@ import type { LiveSource } from './capture-feed.js';
 
 /** Payload characters a frame carries. */
 const PREVIEW = 512;
-/** How often a stream whose body grows is read for new messages, at most. */
+/** Messages a snapshot sends at most: the latest of the capture (the page keeps as many: assets/views/frames.js). */
+export const FRAMES_SHOWN = 50_000;
+/** How often the streams whose bodies grow are read for new messages, at most. */
 const PULL_EVERY_MS = 100;
+/** Between two rounds of reads, at least this many times the last round's cost: reads take at most ~1/(1 + this) of the thread. */
+const PULL_IDLE = 9;
+/** Numbered records the placer keeps to place a stream's message among (the latest; an older time goes before them). */
+const PLACER_KEEP = 4 * FRAMES_SHOWN;
 /** How long lane labels wait for more lanes and first messages before they are worked out again. */
 const RELABEL_AFTER_MS = 50;
 /** Messages a lane keeps for its label (lanes.ts compares no more). */
@@ -79,9 +96,14 @@ class SourceFrames {
   private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string }>();
   /** Stream messages sent so far, per exchange and direction. */
   private readonly pulled = new Map<number, { send: number; receive: number }>();
-  private readonly pulls = new Map<number, NodeJS.Timeout>();
+  /** Streams whose rows changed since their last read, and the timer of the next round of reads. */
+  private readonly dirty = new Set<number>();
+  private pullTimer: NodeJS.Timeout | undefined;
+  /** When the last round of reads ended, and what it cost (ms). */
+  private lastRoundEnd = 0;
+  private lastRoundCost = 0;
   private relabelTimer: NodeJS.Timeout | undefined;
-  private readonly placer = new SeqPlacer([]);
+  private readonly placer = new SeqPlacer([], PLACER_KEEP);
 
   constructor(
     private readonly label: string,
@@ -90,23 +112,42 @@ class SourceFrames {
     private readonly proto?: ProtoSchema,
   ) {}
 
-  /** Everything so far, frames in bb's order; lanes labelled at once. */
+  /** The window: the capture's last FRAMES_SHOWN messages in bb's order, the lanes they and the open streams are on, labelled at once. */
   snapshot(): void {
     const rows = this.live.rows();
     const frames: Array<{ exchange: number; frame: Frame }> = [];
     const emit = (exchange: number, frame: Frame): void => void frames.push({ exchange, frame });
-    // Every numbered record known, in seq order, before any event is placed among them; lanes in the order their exchanges began.
-    const ws = new Map(rows.filter((r) => r.kind === 'websocket').map((r) => [r.seq, this.live.entry(r.seq)?._webSocketMessages ?? []]));
+    const recent = this.live.recentMessages(FRAMES_SHOWN);
+    // Every numbered record known, in seq order, before any event is placed among them.
     const anchors = rows.map((r) => ({ seq: r.seq, time: r.startedAt / 1000 }));
-    for (const messages of ws.values()) for (const m of messages) if (m._bb?.seq !== undefined) anchors.push({ seq: m._bb.seq, time: m.time });
+    for (const { message: m } of recent) if (m._bb?.seq !== undefined) anchors.push({ seq: m._bb.seq, time: m.time });
     for (const a of anchors.sort((x, y) => x.seq - y.seq)) this.placer.add(a.seq, a.time);
-    for (const row of rows) if (isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
-    for (const [seq, messages] of ws) for (const m of messages) this.message(seq, m, emit);
-    for (const row of rows) if (row.kind === 'sse' || row.kind === 'grpc') this.pull(row.seq, emit);
+    // Lanes in the order their exchanges began: the window's conversations, the open ones (their next messages come
+    // live) and, until they are read below, every stream.
+    const recentOf = new Set(recent.map((r) => r.seq));
+    const going = (row: LiveRow): boolean => row.endedAt === undefined && row.state !== 'closed';
+    for (const row of rows) {
+      if (row.kind === 'websocket' ? recentOf.has(row.seq) || going(row) : isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
+    }
+    for (const { seq, message } of recent) this.message(seq, message, emit);
+    // The streams: the open ones, then the ended ones latest first while they give less than a window.
+    const streams = rows.filter((r) => r.kind === 'sse' || r.kind === 'grpc');
+    let fromStreams = 0;
+    for (const row of streams) if (going(row)) fromStreams += this.pull(row.seq, emit);
+    const ended = streams.filter((r) => !going(r)).reverse();
+    let read = 0;
+    for (; read < ended.length && fromStreams < FRAMES_SHOWN; read++) fromStreams += this.pull(ended[read]!.seq, emit);
+    frames.sort((a, b) => a.frame.seq - b.frame.seq);
+    const shown = frames.slice(-FRAMES_SHOWN);
+    // A stream that ended with nothing in the window has no lane.
+    const inWindow = new Set(shown.map((f) => f.exchange));
+    for (const [seq, lane] of this.lanes) if (!inWindow.has(seq) && !going(lane.row)) this.lanes.delete(seq);
     this.relabel(false);
     for (const lane of this.lanes.values()) this.send({ type: 'connection', label: this.label, row: lane.row, text: lane.text });
-    frames.sort((a, b) => a.frame.seq - b.frame.seq);
-    for (const { exchange, frame } of frames) this.send({ type: 'frame', label: this.label, exchange, frame });
+    // Cut: streams left unread, frames past the window, or a capture listing more WebSocket messages than were read back.
+    const listed = rows.reduce((n, r) => n + (r.kind === 'websocket' ? r.messages : 0), 0);
+    if (read < ended.length || frames.length > shown.length || listed > recent.length) this.send({ type: 'window', label: this.label, limit: FRAMES_SHOWN, cut: true });
+    for (const { exchange, frame } of shown) this.send({ type: 'frame', label: this.label, exchange, frame });
   }
 
   /** One event of the live capture. */
@@ -125,18 +166,31 @@ class SourceFrames {
       this.scheduleRelabel();
     }
     this.send({ type: 'connection', label: this.label, row, text: this.lanes.get(row.seq)!.text });
-    if (row.kind !== 'websocket' && !this.pulls.has(row.seq)) {
-      this.pulls.set(row.seq, setTimeout(() => {
-        this.pulls.delete(row.seq);
-        this.pull(row.seq, emit);
-      }, PULL_EVERY_MS));
+    if (row.kind !== 'websocket') {
+      this.dirty.add(row.seq);
+      this.schedulePulls(emit);
     }
   }
 
   /** Stops the timers. */
   close(): void {
-    for (const timer of this.pulls.values()) clearTimeout(timer);
+    if (this.pullTimer) clearTimeout(this.pullTimer);
     if (this.relabelTimer) clearTimeout(this.relabelTimer);
+  }
+
+  // The next round of reads: PULL_EVERY_MS after the last one ended, or PULL_IDLE times its cost.
+  private schedulePulls(emit: (exchange: number, frame: Frame) => void): void {
+    if (this.pullTimer) return;
+    const wait = Math.max(PULL_EVERY_MS, PULL_IDLE * this.lastRoundCost) - (performance.now() - this.lastRoundEnd);
+    this.pullTimer = setTimeout(() => {
+      this.pullTimer = undefined;
+      const started = performance.now();
+      const streams = [...this.dirty];
+      this.dirty.clear();
+      for (const seq of streams) this.pull(seq, emit);
+      this.lastRoundEnd = performance.now();
+      this.lastRoundCost = this.lastRoundEnd - started;
+    }, Math.max(0, wait));
   }
 
   private message(exchange: number, m: HarWebSocketMessage, emit: (exchange: number, frame: Frame) => void, url?: string): void {
@@ -150,22 +204,25 @@ class SourceFrames {
     emit(exchange, frameOf(m, seq ?? this.placer.place(m.time, exchange), grpcSchemaAt(this.proto, url)));
   }
 
-  // An SSE stream's or gRPC call's messages not sent yet; a gRPC message still cut short waits for its end.
-  private pull(exchange: number, emit: (exchange: number, frame: Frame) => void): void {
+  // An SSE stream's or gRPC call's messages not sent yet (how many); a gRPC message still cut short waits for its end.
+  private pull(exchange: number, emit: (exchange: number, frame: Frame) => void): number {
     const entry = this.live.entry(exchange);
-    if (!entry) return;
+    if (!entry) return 0;
     const sse = isSseEntry(entry);
     const messages = sse ? entry._eventSourceMessages!.map(sseAsMessage) : isGrpcEntry(entry) ? entry._grpcMessages!.map(grpcAsMessage) : [];
     const sent = this.pulled.get(exchange) ?? { send: 0, receive: 0 };
     this.pulled.set(exchange, sent);
     const seen = { send: 0, receive: 0 };
+    let told = 0;
     for (const m of messages) {
       if (m.type === 'error') continue;
       if (seen[m.type]++ < sent[m.type]) continue;
       if (entry._bb?.inFlight && (m._bb as { truncated?: number } | undefined)?.truncated !== undefined) break;
       sent[m.type]++;
+      told++;
       this.message(exchange, m, emit, entry.request.url);
     }
+    return told;
   }
 
   private scheduleRelabel(): void {

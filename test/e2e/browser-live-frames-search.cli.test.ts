@@ -1,8 +1,8 @@
-// The live Frames tab's search at 50,000 frames, during a capture driven by
-// this test: `bb capture --ui` (bin/bb.js) in front of a WebSocket server on
-// 127.0.0.1 port 0, two clients that each ask for 25,000 messages, headless
+// The live Frames tab's search at 50,000 frames (the most it keeps: ui/frames-feed.ts FRAMES_SHOWN), during a
+// capture driven by this test: `bb capture --ui` (bin/bb.js) in front of a WebSocket server on
+// 127.0.0.1 port 0, two clients that each ask for 24,999 messages, headless
 // Debian chromium on the live view. Every frame reaches the open tab (no
-// reload), and each search narrows the 50,002 frames to exactly the matches
+// reload; a tab that falls behind gets the window again), and each search narrows the 50,000 frames to exactly the matches
 // (payload words and phrases, direction, lane); Enter jumps through them and
 // Escape shows the one it reached among all. How long a search takes is
 // printed (t.diagnostic), not asserted: the cores are shared.
@@ -18,11 +18,13 @@ import { liveViewUrl, openLiveView, type LiveViewPage } from '../helpers/live-vi
 import { startBb, type BbProcess } from '../helpers/cli.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
+import { FRAMES_SHOWN } from '../../ui/frames-feed.js';
 
-/** Messages the server sends on each of the two connections. */
-const PER_CONNECTION = 25_000;
+/** Messages the server sends on each of the two connections: with the clients' two, the frames the tab keeps. */
+const PER_CONNECTION = 24_999;
 /** The frames the tab lists: per connection the client's "go" and the server's messages. */
 const TOTAL = 2 * (PER_CONNECTION + 1);
+assert.equal(TOTAL, FRAMES_SHOWN);
 
 /** The server's i-th message on a connection. */
 const message = (i: number): string => JSON.stringify({ type: 'item', n: i, user: `u${i % 97}`, text: i % 1000 === 7 ? 'needle in the stack' : 'lorem ipsum dolor' });

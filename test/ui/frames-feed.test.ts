@@ -10,6 +10,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { captureFeeds } from '../../ui/index.js';
+import { FRAMES_SHOWN } from '../../ui/frames-feed.js';
+import type { LiveCapture, LiveRow } from '../../capture/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
@@ -71,5 +73,102 @@ describe("the frames tab's feed", () => {
     const lanes = later.filter((e) => e.type === 'connection').map((e) => e['text']);
     assert.match(String(lanes[0]), /^sse stream #\d+ 127\.0\.0\.1:\d+ \/events$/);
     assert.match(String(lanes[1]), /^#\d+ 127\.0\.0\.1:\d+ \/chat \?room=1$/);
+  });
+});
+
+describe("the frames tab's feed over a long capture", () => {
+  it('sends the window when opened: the latest FRAMES_SHOWN messages, as the HAR holds them, and says the rest are not listed', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (let i = 0; i < 50; i++) res.write(`data: early ${i}\n\n`);
+      res.end();
+    });
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => closeHttpAndWs(server, wss));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    // An event stream that ended before the window, then two conversations of round trips, interleaved, a little
+    // more than the window together.
+    await new Promise<void>((r, j) => http.get(`${rec.cap.url}/early`, (res) => res.resume().on('end', r)).on('error', j));
+    const clients = await Promise.all(['a', 'b'].map(async (room) => {
+      const ws = new WebSocket(`${rec.cap.url.replace('http', 'ws')}/chat?room=${room}`);
+      await new Promise((r, j) => ws.once('open', r).once('error', j));
+      return ws;
+    }));
+    const trips = FRAMES_SHOWN / 4 + 500;
+    await Promise.all(clients.map(async (ws, c) => {
+      for (let i = 0; i < trips; i++) {
+        const reply = new Promise((r) => ws.once('message', r));
+        ws.send(`${c}:${i}`);
+        await reply;
+      }
+    }));
+    await until(() => live.rows().filter((r) => r.kind === 'websocket').every((r) => r.messages === 2 * trips), 'every message recorded');
+    const feed = captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'frames')!;
+    const events: UiEvent[] = [];
+    feed.open(undefined, (e) => events.push(e))!();
+    const frames = events.filter((e) => e.type === 'frame').map((e) => e['frame'] as { seq: number; data: string });
+    assert.equal(frames.length, FRAMES_SHOWN);
+    assert.deepEqual(events.filter((e) => e.type === 'window').map((e) => [e['limit'], e['cut']]), [[FRAMES_SHOWN, true]]);
+    // The ended stream has nothing in the window: no lane; both conversations have one.
+    assert.deepEqual(events.filter((e) => e.type === 'connection').map((e) => (e['row'] as LiveRow).kind), ['websocket', 'websocket']);
+    for (const ws of clients) ws.close();
+    const har = await rec.finish();
+    const all = har.log.entries.flatMap((e) => e._webSocketMessages ?? []).filter((m) => m.opcode === 1).sort((x, y) => x._bb!.seq! - y._bb!.seq!);
+    assert.equal(all.length, 4 * trips);
+    assert.deepEqual(frames.map((f) => [f.seq, f.data]), all.slice(-FRAMES_SHOWN).map((m) => [m._bb!.seq, m.data]));
+  });
+
+  it('reads a growing stream again in rounds spaced by what a read costs: at most about a tenth of the thread', async () => {
+    let push: (text: string) => void = () => {};
+    let end: () => void = () => {};
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.flushHeaders();
+      push = (text) => res.write(text);
+      end = () => res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    // The same live capture, its entry() timed: each read of the stream is one.
+    const reads: Array<{ start: number; end: number }> = [];
+    const timed: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
+      entry(seq: number) {
+        const start = performance.now();
+        const entry = live.entry(seq);
+        reads.push({ start, end: performance.now() });
+        return entry;
+      },
+    });
+    const feed = captureFeeds([{ label: 'one', live: timed }]).find((f) => f.name === 'frames')!;
+    let told = 0;
+    const stop = feed.open(undefined, (e) => { if (e.type === 'frame') told++; })!;
+    cleanups.add(stop);
+    const req = http.get(`${rec.cap.url}/ticks`);
+    cleanups.add(() => req.destroy());
+    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
+    res.resume();
+    // 40,000 events of ~100 bytes, 2,000 every 50 ms: reads grow with the stream.
+    const events = 40_000;
+    for (let n = 0; n < events; ) {
+      let text = '';
+      for (let k = 0; k < 2_000; k++, n++) text += `id: ${n}\ndata: {"n":${n},"pad":"${'p'.repeat(60)}"}\n\n`;
+      push(text);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    end();
+    await until(() => told === events, 'every event told', 60_000);
+    assert.ok(reads.length >= 3, `reads: ${reads.length}`);
+    for (let k = 1; k < reads.length; k++) {
+      const cost = reads[k - 1]!.end - reads[k - 1]!.start;
+      const gap = reads[k]!.start - reads[k - 1]!.end;
+      // Timers round to the millisecond: a millisecond's grace.
+      assert.ok(gap >= Math.max(100, 9 * cost) - 1, `read ${k} came ${gap.toFixed(1)} ms after one that took ${cost.toFixed(1)} ms`);
+    }
+    assert.ok(reads.some((r) => r.end - r.start > 100 / 9), 'some read cost more than 11 ms (else the spacing is the 100 ms floor alone)');
   });
 });

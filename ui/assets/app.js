@@ -97,7 +97,8 @@
    * follows each draw. add() appends (shown at once when it passes the
    * filter), insert() puts one before others (a late item of an ordered
    * list), replace() changes one, filter(test) shows only the items it
-   * passes (undefined: all), clear() empties it, reveal(item) scrolls to one.
+   * passes (undefined: all), dropFirst(n) removes the oldest, clear()
+   * empties it, reveal(item) scrolls to one.
    * At the end of the list, it keeps to the end.
    */
   function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
@@ -194,6 +195,14 @@
       replace(index, item) {
         items[index] = item;
         if (test) refilter = true;
+        schedule();
+      },
+      /** Removes the first `n` items (the oldest of a list kept to a window). */
+      dropFirst(n) {
+        if (n <= 0) return;
+        if (revealing !== undefined && items.indexOf(revealing) < n) revealing = undefined;
+        items.splice(0, n);
+        refilter = true;
         schedule();
       },
       /** Removes every item (a feed's resync: its snapshot follows). */

@@ -8,8 +8,10 @@
 // script of `bb frames --html` (bbFrameSearch, inspect/frames-search.ts: words,
 // "phrases", dir:send, dir:receive, conn:X); Enter jumps to the next match
 // (Shift+Enter back) and marks it, Escape clears the search with the marked
-// frame kept in sight among all the others. A simple live picture; `bb frames
-// --html` draws a finished capture.
+// frame kept in sight among all the others. A simple live picture of the
+// latest frames: bb sends the last KEPT when the tab opens and the tab keeps
+// as many as they come (ui/frames-feed.ts FRAMES_SHOWN); `bb frames --html`
+// draws a finished capture whole.
 //
 // Captured text reaches the page through textContent only (bb.el).
 'use strict';
@@ -20,6 +22,10 @@
   const LANE = 22;
   // Frames a late one is compared with to find its place (it is late by a pull, a few hundred ms).
   const LOOK_BACK = 5000;
+  // Frames the tab keeps, the latest (bb's snapshot sends as many: frames-feed.ts FRAMES_SHOWN); past it the oldest
+  // go, SLACK at a time.
+  const KEPT = 50000;
+  const SLACK = 5000;
   const OPCODES = { 0: 'cont', 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', '-1': 'error' };
 
   /** What a frame's row shows of its payload: a stream message's preview, text (cut), a binary one's size, a close's code and reason. */
@@ -40,6 +46,7 @@
     let labels = [];
     const lanes = new Map(); // label/seq → { index, text }
     const placed = []; // the listed frames' capture and seq, in list order
+    let older = false; // frames came before the window: the count says they are not listed
 
     const bar = el('div', 'filters');
     const search = el('input', 'f-frames');
@@ -55,7 +62,10 @@
       rowHeight: ROW,
       cells: ['c-seq', 'c-time', 'c-lanes', 'c-op', 'c-data'],
       onClick: (f) => open('capture', f.conn),
-      onDraw: (n, total) => (count.textContent = n === total ? `${total} frames on ${lanes.size} connections` : `${n} of ${total} frames`),
+      onDraw: (n, total) =>
+        (count.textContent =
+          (n === total ? `${total} frames on ${lanes.size} connections` : `${n} of ${total} frames`) +
+          (older ? ' (older ones not listed: bb frames on the HAR lists all)' : '')),
       fill(r, f) {
         const lane = lanes.get(f.conn);
         r.className = 'row frame ' + f.frame.type + (f === current ? ' sel' : '');
@@ -121,11 +131,13 @@
       // The lanes and frames again from bb's snapshot; the search stays.
       if (e.type === 'resync') {
         current = undefined;
+        older = false;
         lanes.clear();
         placed.length = 0;
         list.clear();
         drawLegend();
       } else if (e.type === 'captures') labels = e.labels;
+      else if (e.type === 'window') older = true;
       else if (e.type === 'connection') {
         const key = e.label + '/' + e.row.seq;
         const known = lanes.get(key);
@@ -146,6 +158,13 @@
         }
         placed.splice(at, 0, { label: e.label, seq: e.frame.seq });
         list.insert(at, item);
+        if (placed.length > KEPT + SLACK) {
+          const cut = placed.length - KEPT;
+          placed.splice(0, cut);
+          list.dropFirst(cut);
+          if (current !== undefined && !list.items().includes(current)) current = undefined;
+          older = true;
+        }
       }
       list.schedule();
     });
