@@ -10,10 +10,12 @@
 //                        {type:"message", message} per WebSocket message,
 //                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
-//                        events, gRPC messages, a download)
+//                        events, gRPC messages, a download), paced by what
+//                        building it costs (paced.ts)
 import type { HarEntry, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
 import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
+import { PacedRuns } from './paced.js';
 
 /** One recording the view shows. */
 export interface LiveSource {
@@ -63,22 +65,17 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       if (!row || !entry) return undefined;
       const shown: Array<ShownMessage | null> = [];
       send(entryEvent(label, row, entry, shown, proto));
-      let timer: NodeJS.Timeout | undefined;
-      const resend = (): void => {
-        timer = undefined;
-        const now = live.row(seq);
-        send(entryEvent(label, now, live.entry(seq), shown, proto));
-      };
+      const resends = new PacedRuns(() => send(entryEvent(label, live.row(seq), live.entry(seq), shown, proto)), ENTRY_EVERY_MS);
       const stop = live.on((event) => {
         if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
         if (event.type !== 'row' || event.row.seq !== seq) return;
         send({ type: 'row', label, row: event.row } satisfies UiEvent);
         // WebSocket messages come one by one above; other bodies only whole, so the entry is sent again.
-        if (!timer && grows(event.row)) timer = setTimeout(resend, ENTRY_EVERY_MS);
+        if (grows(event.row)) resends.ask();
       });
       return () => {
         stop();
-        if (timer) clearTimeout(timer);
+        resends.stop();
       };
     },
   };

@@ -15,10 +15,10 @@
 // WebSocket messages come one by one from the live capture; SSE events and
 // gRPC messages live in their exchange's body, so the streams whose rows
 // changed are read again in rounds, at most every PULL_EVERY_MS and, since a
-// read costs as much as the stream is long, with at least PULL_IDLE times its
-// cost between rounds: the relay's thread spends at most about a tenth of its
-// time on a tab (a 50,000-event stream read every 100 ms took it from 4 % to
-// 36 % of a core, docs/performance.md "ui").
+// read costs as much as the stream is long, paced by their cost (paced.ts):
+// the relay's thread spends at most about a tenth of its time on a tab (a
+// 50,000-event stream read every 100 ms took it from 4 % to 36 % of a core,
+// docs/performance.md "ui").
 //
 // Bounded by the window, not the capture: opening the tab sends the last
 // FRAMES_SHOWN messages of the capture (WebSocket ones read back by their
@@ -27,6 +27,7 @@
 // and the page keeps as many (`bb frames` on the HAR lists them all). A frame
 // carries at most PREVIEW characters of its payload (the exchange's own view
 // has it whole).
+import { PacedRuns } from './paced.js';
 import type { HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
 import {
   grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
@@ -38,10 +39,8 @@ import type { LiveSource } from './capture-feed.js';
 const PREVIEW = 512;
 /** Messages a snapshot sends at most: the latest of the capture (the page keeps as many: assets/views/frames.js). */
 export const FRAMES_SHOWN = 50_000;
-/** How often the streams whose bodies grow are read for new messages, at most. */
+/** How often the streams whose bodies grow are read for new messages, at most (and paced by the reads' cost: paced.ts). */
 const PULL_EVERY_MS = 100;
-/** Between two rounds of reads, at least this many times the last round's cost: reads take at most ~1/(1 + this) of the thread. */
-const PULL_IDLE = 9;
 /** Numbered records the placer keeps to place a stream's message among (the latest; an older time goes before them). */
 const PLACER_KEEP = 4 * FRAMES_SHOWN;
 /** How long lane labels wait for more lanes and first messages before they are worked out again. */
@@ -96,12 +95,13 @@ class SourceFrames {
   private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string }>();
   /** Stream messages sent so far, per exchange and direction. */
   private readonly pulled = new Map<number, { send: number; receive: number }>();
-  /** Streams whose rows changed since their last read, and the timer of the next round of reads. */
+  /** Streams whose rows changed since their last read, read in the next round. */
   private readonly dirty = new Set<number>();
-  private pullTimer: NodeJS.Timeout | undefined;
-  /** When the last round of reads ended, and what it cost (ms). */
-  private lastRoundEnd = 0;
-  private lastRoundCost = 0;
+  private readonly pulls = new PacedRuns(() => {
+    const streams = [...this.dirty];
+    this.dirty.clear();
+    for (const seq of streams) this.pull(seq, (exchange, frame) => this.send({ type: 'frame', label: this.label, exchange, frame }));
+  }, PULL_EVERY_MS);
   private relabelTimer: NodeJS.Timeout | undefined;
   private readonly placer = new SeqPlacer([], PLACER_KEEP);
 
@@ -168,29 +168,14 @@ class SourceFrames {
     this.send({ type: 'connection', label: this.label, row, text: this.lanes.get(row.seq)!.text });
     if (row.kind !== 'websocket') {
       this.dirty.add(row.seq);
-      this.schedulePulls(emit);
+      this.pulls.ask();
     }
   }
 
   /** Stops the timers. */
   close(): void {
-    if (this.pullTimer) clearTimeout(this.pullTimer);
+    this.pulls.stop();
     if (this.relabelTimer) clearTimeout(this.relabelTimer);
-  }
-
-  // The next round of reads: PULL_EVERY_MS after the last one ended, or PULL_IDLE times its cost.
-  private schedulePulls(emit: (exchange: number, frame: Frame) => void): void {
-    if (this.pullTimer) return;
-    const wait = Math.max(PULL_EVERY_MS, PULL_IDLE * this.lastRoundCost) - (performance.now() - this.lastRoundEnd);
-    this.pullTimer = setTimeout(() => {
-      this.pullTimer = undefined;
-      const started = performance.now();
-      const streams = [...this.dirty];
-      this.dirty.clear();
-      for (const seq of streams) this.pull(seq, emit);
-      this.lastRoundEnd = performance.now();
-      this.lastRoundCost = this.lastRoundEnd - started;
-    }, Math.max(0, wait));
   }
 
   private message(exchange: number, m: HarWebSocketMessage, emit: (exchange: number, frame: Frame) => void, url?: string): void {

@@ -162,7 +162,7 @@ describe("the frames tab's feed over a long capture", () => {
     }
     end();
     await until(() => told === events, 'every event told', 60_000);
-    assert.ok(reads.length >= 3, `reads: ${reads.length}`);
+    assert.ok(reads.length >= 2, `reads: ${reads.length}`);
     for (let k = 1; k < reads.length; k++) {
       const cost = reads[k - 1]!.end - reads[k - 1]!.start;
       const gap = reads[k]!.start - reads[k - 1]!.end;

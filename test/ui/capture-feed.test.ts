@@ -1,0 +1,73 @@
+// The capture view's feeds over a real capture (a real server and client on
+// loopback through a recording proxy): an exchange opened while its event
+// stream grows is sent again, each time built from the journal, at a pace set
+// by what building it costs (paced.ts), and the last one sent is the HAR's.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { captureFeeds } from '../../ui/index.js';
+import type { UiEvent } from '../../ui/server.js';
+import type { HarEntry, LiveCapture } from '../../capture/index.js';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record, waitUntil as until } from '../helpers/recording.js';
+
+const cleanups = new Cleanups();
+after(() => cleanups.run());
+
+describe("the exchange feed (an exchange opened in the view)", () => {
+  it('sends a growing stream again paced by what building it costs, ending with the HAR entry', async () => {
+    let push: (text: string) => void = () => {};
+    let end: () => void = () => {};
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.flushHeaders();
+      push = (text) => res.write(text);
+      end = () => res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    const builds: Array<{ start: number; end: number }> = [];
+    const timed: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
+      entry(seq: number) {
+        const start = performance.now();
+        const entry = live.entry(seq);
+        builds.push({ start, end: performance.now() });
+        return entry;
+      },
+    });
+    const feed = captureFeeds([{ label: 'one', live: timed }]).find((f) => f.name === 'exchange')!;
+    const req = http.get(`${rec.cap.url}/ticks`);
+    cleanups.add(() => req.destroy());
+    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
+    res.resume();
+    await until(() => live.rows().length === 1, 'the stream listed');
+    const seq = live.rows()[0]!.seq;
+    const sent: UiEvent[] = [];
+    const stop = feed.open(`one/${seq}`, (e) => sent.push(e))!;
+    cleanups.add(stop);
+    // 40,000 events of ~100 bytes, 2,000 every 50 ms: each build reads the whole stream so far.
+    const events = 40_000;
+    for (let n = 0; n < events; ) {
+      let text = '';
+      for (let k = 0; k < 2_000; k++, n++) text += `id: ${n}\ndata: {"n":${n},"pad":"${'p'.repeat(60)}"}\n\n`;
+      push(text);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    end();
+    const entries = () => sent.filter((e) => e.type === 'entry').map((e) => e['entry'] as HarEntry);
+    await until(() => entries().at(-1)?._eventSourceMessages?.length === events && entries().at(-1)?._bb?.inFlight === undefined, 'the ended stream sent', 60_000);
+    assert.ok(builds.length >= 2, `builds: ${builds.length}`);
+    for (let k = 1; k < builds.length; k++) {
+      const cost = builds[k - 1]!.end - builds[k - 1]!.start;
+      const gap = builds[k]!.start - builds[k - 1]!.end;
+      assert.ok(gap >= Math.max(200, 9 * cost) - 1, `build ${k} came ${gap.toFixed(1)} ms after one that took ${cost.toFixed(1)} ms`);
+    }
+    assert.ok(builds.some((b) => b.end - b.start > 200 / 9), 'some build cost more than 22 ms (else the spacing is the 200 ms floor alone)');
+    stop();
+    const har = await rec.finish();
+    assert.deepEqual(entries().at(-1), har.log.entries[0]);
+  });
+});

@@ -1,0 +1,60 @@
+// PacedRuns (ui/paced.ts): work asked for again and again runs at most every
+// `everyMs` after it was asked for, and at least `idle` times its last run's
+// cost after that run ended. Real timers; the work's cost is a busy wait.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PacedRuns } from '../../ui/paced.js';
+
+const busy = (ms: number): void => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+describe('PacedRuns', () => {
+  it('asks until a run are that run, which comes everyMs after the first ask', async () => {
+    const runs: number[] = [];
+    const asked = performance.now();
+    const paced = new PacedRuns(() => runs.push(performance.now()), 30);
+    for (let i = 0; i < 5; i++) paced.ask();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(runs.length, 1);
+    assert.ok(runs[0]! - asked >= 29, `ran ${runs[0]! - asked} ms after the ask`);
+    paced.stop();
+  });
+
+  it('a run that cost c ms is followed by the next no sooner than idle × c after it ended', async () => {
+    const runs: Array<{ start: number; end: number }> = [];
+    const costs = [5, 20, 2, 20];
+    const paced = new PacedRuns(() => {
+      const start = performance.now();
+      busy(costs[runs.length] ?? 1);
+      runs.push({ start, end: performance.now() });
+    }, 10, 4);
+    const until = performance.now() + 600;
+    // Asked all the time: the pace alone spaces the runs.
+    while (performance.now() < until && runs.length < costs.length) {
+      paced.ask();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    paced.stop();
+    assert.equal(runs.length, costs.length);
+    for (let k = 1; k < runs.length; k++) {
+      const cost = runs[k - 1]!.end - runs[k - 1]!.start;
+      const gap = runs[k]!.start - runs[k - 1]!.end;
+      assert.ok(gap >= Math.max(10, 4 * cost) - 1, `run ${k}: ${gap.toFixed(1)} ms after one of ${cost.toFixed(1)} ms`);
+    }
+    // After the 20 ms run, 80 ms; after the 2 ms one, the 10 ms floor.
+    assert.ok(runs[2]!.start - runs[1]!.end >= 79);
+    assert.ok(runs[3]!.start - runs[2]!.end < 60, 'a cheap run is followed soon');
+  });
+
+  it('stop cancels a run asked for, and later asks do nothing', async () => {
+    let ran = 0;
+    const paced = new PacedRuns(() => ran++, 10);
+    paced.ask();
+    paced.stop();
+    paced.ask();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ran, 0);
+  });
+});
