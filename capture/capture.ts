@@ -18,7 +18,7 @@ import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
 import { DEFAULT_BODY_CAP, journalPaths, MAX_RECORDED_CAP } from './options.js';
 import { checkOutPath, makeOutFolder } from './out-file.js';
-import { LiveRecords, type LiveCapture } from './live.js';
+import { LiveRecords, type LiveCapture, type LiveLimits } from './live.js';
 
 
 /** How to record one proxy's traffic. */
@@ -81,8 +81,8 @@ export interface Capture {
   seqOf(exchangeId: number): number | undefined;
   /** `bb shadow`: writes `_bb.shadow` on an exchange still open (later tags merge); false when it has ended. */
   tag(exchangeId: number, shadow: HarShadow): boolean;
-  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far; `keep`: finished exchanges whose records stay in memory (live.ts LIVE_KEEP). */
-  live(keep?: number): LiveCapture;
+  /** The capture followed live (rows, entries, messages as recorded), made on first call with everything recorded so far; `limits`: what it keeps (live.ts LiveLimits). */
+  live(limits?: LiveLimits): LiveCapture;
   /** Drops the recording: closes and removes the journal and bodies, writes no HAR (a start that failed). */
   discard(): void;
   /** Finalizes `<out>` (journal → `.tmp` → fsync → rename), removes journal and bodies; resolves to out. Idempotent. */
@@ -152,9 +152,9 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget, opts.piecesTimed);
 
   let live: LiveRecords | undefined;
-  const follow = (keep?: number): LiveCapture => {
+  const follow = (limits?: LiveLimits): LiveCapture => {
     if (live) return live;
-    live = new LiveRecords(header, redactor, paths, keep);
+    live = new LiveRecords(header, redactor, paths, limits);
     // What is recorded so far comes from the file (whole lines once flushed), the rest from the recorder as it is written.
     const size = journal.attach(live);
     live.catchUp(readFileSync(paths.journal).subarray(0, size));

@@ -60,10 +60,10 @@ export class LiveRowTable {
   };
   private states = new Uint8Array(1024);
   private kinds = new Uint8Array(1024);
-  private readonly methods: string[] = [];
-  private readonly urls: string[] = [];
-  private readonly mimes: string[] = [];
-  private readonly pages: Array<string | undefined> = [];
+  private methods: string[] = [];
+  private urls: string[] = [];
+  private mimes: string[] = [];
+  private pages: Array<string | undefined> = [];
   /** Per row: its first and last line (-1: none). */
   private firstLine = new Int32Array(1024);
   private lastLine = new Int32Array(1024);
@@ -252,6 +252,72 @@ export class LiveRowTable {
       out.set(i, ranges);
     }
     return out;
+  }
+
+  /**
+   * Keeps the rows `keep` passes (in order) with their lines and lets the others go; returns each old index's new
+   * one (-1: gone). Everything is copied into arrays sized for what is kept.
+   */
+  compact(keep: (i: number) => boolean): Int32Array {
+    const remap = new Int32Array(this.length).fill(-1);
+    let n = 0;
+    let lineCount = 0;
+    for (let i = 0; i < this.length; i++) {
+      if (!keep(i)) continue;
+      remap[i] = n++;
+      for (let l = this.firstLine[i]!; l >= 0; l = this.lineNext[l]!) lineCount++;
+    }
+    const rows = Math.max(1024, n * 2);
+    const take = <T extends Float64Array | Int32Array | Uint8Array>(from: T, to: T): T => {
+      for (let i = 0; i < this.length; i++) if (remap[i]! >= 0) to[remap[i]!] = from[i]!;
+      return to;
+    };
+    const takeList = <T>(from: T[]): T[] => from.filter((_, i) => remap[i]! >= 0);
+    const seqs = take(this.seqs, new Float64Array(rows));
+    for (const c of Object.keys(this.numbers) as Column[]) this.numbers[c] = take(this.numbers[c], new Float64Array(rows));
+    const states = take(this.states, new Uint8Array(rows));
+    const kinds = take(this.kinds, new Uint8Array(rows));
+    const methods = takeList(this.methods);
+    const urls = takeList(this.urls);
+    const mimes = takeList(this.mimes);
+    const pages = takeList(this.pages);
+    const lines = Math.max(2048, lineCount * 2);
+    const lineAt = new Float64Array(lines);
+    const lineBytes = new Int32Array(lines);
+    const lineNext = new Int32Array(lines);
+    const linePrev = new Int32Array(lines);
+    const firstLine = new Int32Array(rows).fill(-1);
+    const lastLine = new Int32Array(rows).fill(-1);
+    let l2 = 0;
+    for (let i = 0; i < this.length; i++) {
+      const r = remap[i]!;
+      if (r < 0) continue;
+      for (let l = this.firstLine[i]!; l >= 0; l = this.lineNext[l]!, l2++) {
+        lineAt[l2] = this.lineAt[l]!;
+        lineBytes[l2] = this.lineBytes[l]!;
+        lineNext[l2] = -1;
+        linePrev[l2] = lastLine[r]!;
+        if (lastLine[r]! >= 0) lineNext[lastLine[r]!] = l2;
+        else firstLine[r] = l2;
+        lastLine[r] = l2;
+      }
+    }
+    this.seqs = seqs;
+    this.states = states;
+    this.kinds = kinds;
+    this.methods = methods;
+    this.urls = urls;
+    this.mimes = mimes;
+    this.pages = pages;
+    this.firstLine = firstLine;
+    this.lastLine = lastLine;
+    this.lineAt = lineAt;
+    this.lineBytes = lineBytes;
+    this.lineNext = lineNext;
+    this.linePrev = linePrev;
+    this.lines = l2;
+    this.length = n;
+    return remap;
   }
 
   private growRows(): void {

@@ -77,10 +77,29 @@ export interface LiveCapture {
   readonly heldExchanges: number;
   /** Journal lines whose places are kept (16 bytes each): one or a few an exchange, and a conversation's listed messages only. */
   readonly placedLines: number;
+  /** Rows let go so far (the oldest, past LIVE_ROWS): their exchanges are in the HAR, no longer in the live view. */
+  readonly forgottenRows: number;
 }
 
 /** Finished exchanges whose records a live capture keeps by default (older entries are read back from the journal). */
 export const LIVE_KEEP = 100;
+
+/**
+ * Rows a live capture keeps at least, the latest (and every open one); at twice as many the older ones go: a load
+ * test through `--ui` makes millions of exchanges, ~150 bytes of row and lines each, and no page lists them all.
+ */
+export const LIVE_ROWS = 100_000;
+
+/** Characters of a row's URL (a page lists it; the entry holds it whole): a peer's 16 KB request lines, row after row. */
+export const ROW_URL_CHARS = 2048;
+
+/** How much a live capture keeps (Capture.live()). */
+export interface LiveLimits {
+  /** Finished exchanges whose records stay in memory (LIVE_KEEP). */
+  keep?: number;
+  /** Rows kept at least, the latest (LIVE_ROWS). */
+  rows?: number;
+}
 
 /** An exchange's records while held: in journal order (assembled only when its entry is asked for). */
 interface Held {
@@ -94,13 +113,13 @@ export class LiveRecords implements LiveCapture, JournalTap {
   /** Every exchange's row and journal lines. */
   private readonly table = new LiveRowTable();
   /** By row: the records of exchanges open or among the last `keep` finished (not a conversation past WS_HELD messages). */
-  private readonly held = new Map<number, Held>();
+  private held = new Map<number, Held>();
   /** Proxy exchange id → row, while open. */
   private readonly rowOfX = new Map<number, number>();
   /** By row, while a conversation is open: its WebSocket messages so far per direction. */
-  private readonly wsCounts = new Map<number, { send: number; receive: number }>();
+  private wsCounts = new Map<number, { send: number; receive: number }>();
   /** By row: a conversation's messages past the list, folded as they came (kept once it ends: its lines are not). */
-  private readonly unlisted = new Map<number, WsUnlisted>();
+  private unlisted = new Map<number, WsUnlisted>();
   private readonly listeners = new Set<(event: LiveEvent) => void>();
   private readonly pageList: LivePage[] = [];
   private readonly ctx: EntryContext;
@@ -116,14 +135,22 @@ export class LiveRecords implements LiveCapture, JournalTap {
   private lineAt: number[] = [];
   private lineBytes: number[] = [];
   listenerErrors = 0;
+  forgottenRows = 0;
+  /** Finished exchanges whose records stay in memory. */
+  private readonly keep: number;
+  /** Rows kept at least, and the number of rows at which the older ones go next. */
+  private readonly rowsKept: number;
+  private compactAtRows: number;
 
   constructor(
     private readonly header: HeaderRecord,
     private readonly redactor: Redactor | undefined,
     paths: { journal: string; bodies: string },
-    /** Finished exchanges whose records stay in memory. */
-    private readonly keep = LIVE_KEEP,
+    limits: LiveLimits = {},
   ) {
+    this.keep = limits.keep ?? LIVE_KEEP;
+    this.rowsKept = limits.rows ?? LIVE_ROWS;
+    this.compactAtRows = 2 * this.rowsKept;
     // Neither file: entries note their bodies as lost (as the writer does), and an entry no longer held is none.
     this.bodiesFd = openOrNot(paths.bodies);
     this.journalFd = openOrNot(paths.journal);
@@ -266,20 +293,20 @@ export class LiveRecords implements LiveCapture, JournalTap {
       t.addLine(i, at, bytes);
       this.held.set(i, { records: [r], ws: 0 });
       this.finished(i);
-      return i;
+      return this.compactAt(i);
     }
     if (r.r === 'start') {
       // gRPC calls are POSTs: only those pay for the content-type look-up (as in the recorder).
       const media = r.method === 'POST' ? grpcMedia(headerValue(r.h, 'content-type')) : undefined;
       const i = t.add({
-        seq: r.seq, method: r.method, url: entryUrl(r, this.header.listen, this.redactor), status: 0, state: 'sending',
+        seq: r.seq, method: r.method, url: rowUrl(entryUrl(r, this.header.listen, this.redactor)), status: 0, state: 'sending',
         kind: media ? 'grpc' : 'http', mime: '', startedAt: r.ts, requestBytes: 0, responseBytes: 0, messages: 0,
         ...(r.page ? { page: r.page } : {}),
       });
       t.addLine(i, at, bytes);
       this.held.set(i, { records: [r], ws: 0 });
       this.rowOfX.set(r.x, i);
-      return i;
+      return this.compactAt(i);
     }
     const i = this.rowOfX.get(r.x);
     // A record of an exchange whose start is unknown: nothing to attach it to (as the writer does).
@@ -325,6 +352,29 @@ export class LiveRecords implements LiveCapture, JournalTap {
       if (this.held.has(i)) this.finished(i);
     }
     return i;
+  }
+
+  // Row `i` just added: at twice rowsKept rows the older ones go, but the open and the held; returns `i`'s new index.
+  // Open rows may be many (long-lived connections): the next compaction waits for twice what this one kept.
+  private compactAt(i: number): number {
+    const t = this.table;
+    if (t.length < this.compactAtRows) return i;
+    const from = t.length - this.rowsKept;
+    const remap = t.compact((k) => k >= from || this.held.has(k));
+    const moved = <V>(map: Map<number, V>): Map<number, V> => {
+      const out = new Map<number, V>();
+      for (const [k, v] of map) if (remap[k]! >= 0) out.set(remap[k]!, v);
+      return out;
+    };
+    this.forgottenRows += remap.length - t.length;
+    this.held = moved(this.held);
+    this.wsCounts = moved(this.wsCounts);
+    this.unlisted = moved(this.unlisted);
+    for (const [x, k] of this.rowOfX) this.rowOfX.set(x, remap[k]!);
+    this.recent = this.recent.slice(this.recentFrom).map((k) => remap[k]!);
+    this.recentFrom = 0;
+    this.compactAtRows = Math.max(2 * this.rowsKept, 2 * t.length);
+    return remap[i]!;
   }
 
   // Whether a WebSocket message is past its direction's list: then folded now, with its bytes, and neither held nor placed.
@@ -380,6 +430,9 @@ function assemble(records: JournalRecord[]): ExchangeRecords {
   }
   return assembler.unfinished().next().value ?? emptyRecords();
 }
+
+// A row's URL, cut to ROW_URL_CHARS (its entry holds it whole).
+const rowUrl = (url: string): string => (url.length > ROW_URL_CHARS ? `${url.slice(0, ROW_URL_CHARS - 1)}…` : url);
 
 function openOrNot(path: string): number | undefined {
   try {

@@ -2,9 +2,11 @@
 // each recording's live capture (capture/live.ts, the same records the HAR is
 // written from, redacted as it will be).
 //
-//   exchanges            {type:"captures", labels}, then every page and row so
-//                        far, then each new or changed row and each step:
-//                        {type:"row", label, row} / {type:"page", label, id, title, time}
+//   exchanges            {type:"captures", labels}, then every page and the
+//                        rows so far (the latest LIVE_ROWS and the open ones;
+//                        {type:"window", label, limit, cut} when older ones
+//                        are not listed), then each new or changed row and
+//                        each step: {type:"row", label, row} / {type:"page", label, id, title, time}
 //   exchange?key=L/SEQ   {type:"entry", label, row, entry, grpc?} (the HAR entry
 //                        as it stands; a gRPC call's messages decoded), then
 //                        {type:"message", message} per WebSocket message,
@@ -12,7 +14,7 @@
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download), paced by what
 //                        building it costs (paced.ts)
-import type { HarEntry, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
+import { LIVE_ROWS, type HarEntry, type LiveCapture, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 import { PacedRuns } from './paced.js';
@@ -38,7 +40,12 @@ export function exchangesFeed(sources: LiveSource[]): UiFeed {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
       for (const { label, live } of sources) {
         for (const page of live.pages()) send({ type: 'page', label, ...page });
-        for (const row of live.rows()) send({ type: 'row', label, row });
+        const rows = live.rows();
+        const from = Math.max(0, rows.length - LIVE_ROWS);
+        if (from > 0 || live.forgottenRows > 0) send({ type: 'window', label, limit: LIVE_ROWS, cut: true });
+        rows.forEach((row, k) => {
+          if (k >= from || row.endedAt === undefined) send({ type: 'row', label, row });
+        });
       }
       const stops = sources.map(({ label, live }) =>
         live.on((event) => {

@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type HarReplayOf, type LiveCapture, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type HarReplayOf, type LiveCapture, type LiveLimits, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -79,7 +79,7 @@ export interface Recording {
   /** The capture's journal and bodies files (a live follower reads them: capture's followEntries). */
   journal: { journal: string; bodies: string };
   /** The capture followed live (what a live view shows): rows, entries and messages as they are recorded; `keep` as Capture.live. */
-  live(keep?: number): LiveCapture;
+  live(limits?: LiveLimits): LiveCapture;
   /** Stops the proxy and removes the capture files without writing a HAR (a start that failed). */
   discard(): Promise<void>;
   /** Stops the proxy (in-flight exchanges finish, up to graceMs), writes the HAR, resolves to its path. */
@@ -166,7 +166,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       seqOf: (exchangeId) => capture.seqOf(exchangeId),
       tag: (exchangeId, shadow) => capture.tag(exchangeId, shadow),
       journal: journalPaths(segments ? segmentPath(out, 1) : out),
-      live: (keep) => capture.live(keep),
+      live: (limits) => capture.live(limits),
       discard: async () => {
         await proxy.close(0);
         capture.discard();

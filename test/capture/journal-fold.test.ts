@@ -182,7 +182,7 @@ describe('folded journal records', () => {
     const out = join(tmp.dir, 'streams.har');
     const capture = await openCapture({ out, label: 'old', target: 'http://127.0.0.1:3001', listen: 'http://127.0.0.1:8080', bbHome: tmp.bbHome, redact: false });
     // Followed live, keeping no finished exchange: its entry is read back through the lines the tap was told.
-    const live = capture.live(0);
+    const live = capture.live({ keep: 0 });
     const bus = new FactBus();
     bus.on(capture.listener);
     const [a, b, c] = streams();

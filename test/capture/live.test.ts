@@ -152,7 +152,7 @@ describe('a capture followed live', () => {
     const srv = await server();
     const rec = await record(cleanups, srv.target);
     const keep = 5;
-    const live = rec.cap.live(keep);
+    const live = rec.cap.live({ keep });
     const exchanges = 60;
     let most = 0;
     for (let i = 0; i < exchanges; i++) {
@@ -234,5 +234,48 @@ describe('a capture followed live', () => {
     const har = await rec.finish();
     assert.deepEqual(ended, har.log.entries.find((e) => e._bb!.seq === seq));
     assert.match(String(ended._bb!.unlistedHash!.request), /^hmac-sha256:/);
+  });
+});
+
+describe('a live capture of a long run', () => {
+  it('keeps its latest rows and the open ones: the older let go, counted, entries of those kept still the HAR\'s', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const rows = 50;
+    const live = rec.cap.live({ rows, keep: 5 });
+    // A conversation open from the start, through every compaction.
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    const echo = (text: string) => new Promise<void>((r) => { ws.once('message', () => r()); ws.send(text); });
+    await echo('first');
+    const long = `/long?${'q'.repeat(5_000)}`;
+    const total = 230;
+    for (let i = 0; i < total; i++) {
+      await (await request(`${rec.cap.url}${i === total - 3 ? long : `/item/${i}`}`)).body.text();
+      if (i % 40 === 0) await echo(`m${i}`);
+    }
+    await until(() => live.forgottenRows + live.rows().length === total + 1, 'every exchange a row or let go');
+    const kept = live.rows();
+    assert.ok(kept.length >= rows && kept.length < 2 * rows, `rows kept: ${kept.length}`);
+    const chat = kept.find((r) => r.kind === 'websocket');
+    assert.ok(chat, 'the open conversation kept');
+    assert.equal(chat.messages, 2 * (1 + Math.ceil(total / 40)));
+    // The latest rows, in seq order, the last one's URL cut for the row (its entry has it whole).
+    assert.deepEqual(kept.map((r) => r.seq), [...kept.map((r) => r.seq)].sort((a, b) => a - b));
+    const cut = kept.find((r) => r.url.includes('/long?'))!;
+    assert.equal(cut.url.length, 2048);
+    assert.ok(cut.url.endsWith('…'));
+    assert.ok(live.entry(cut.seq)!.request.url.endsWith(long));
+    await echo('after');
+    ws.close(1000, 'bye');
+    await until(() => live.row(chat.seq)!.state === 'closed', 'the conversation to end');
+    const seen = new Map(live.rows().map((r) => [r.seq, live.entry(r.seq)]));
+    const har = await rec.finish();
+    assert.equal(har.log.entries.length, total + 1);
+    // A row let go has no entry in the view; the HAR has them all.
+    const gone = har.log.entries.map((e) => e._bb!.seq).filter((s) => !seen.has(s));
+    assert.equal(gone.length, live.forgottenRows);
+    assert.equal(live.entry(gone[0]!), undefined);
+    for (const e of har.log.entries) if (seen.has(e._bb!.seq)) assert.deepEqual(seen.get(e._bb!.seq), e);
   });
 });

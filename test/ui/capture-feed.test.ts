@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { captureFeeds } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
-import type { HarEntry, LiveCapture } from '../../capture/index.js';
+import { LIVE_ROWS, type HarEntry, type LiveCapture } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
 
@@ -69,5 +69,21 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     stop();
     const har = await rec.finish();
     assert.deepEqual(entries().at(-1), har.log.entries[0]);
+  });
+
+  it('the exchanges list says when older rows are not listed: the live capture let them go', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise((r) => server.close(r)));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live({ rows: 20, keep: 5 });
+    for (let i = 0; i < 60; i++) await (await fetch(`${rec.cap.url}/item/${i}`)).text();
+    await until(() => live.forgottenRows + live.rows().length === 60, 'every exchange a row or let go');
+    const feed = captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'exchanges')!;
+    const sent: UiEvent[] = [];
+    feed.open(undefined, (e) => sent.push(e))!();
+    assert.deepEqual(sent.filter((e) => e.type === 'window').map((e) => [e['label'], e['limit'], e['cut']]), [['one', LIVE_ROWS, true]]);
+    assert.deepEqual(sent.filter((e) => e.type === 'row').map((e) => (e['row'] as { seq: number }).seq), live.rows().map((r) => r.seq));
+    assert.ok(live.rows().length < 40 && live.rows().at(-1)!.url.endsWith('/item/59'));
   });
 });

@@ -18,9 +18,10 @@ import { openStalledPage, type StalledPage } from '../helpers/stalled-page.js';
 import { tempDir } from '../helpers/tmp.js';
 import type { FeedStat } from '../../ui/feed-stream.js';
 
-const REQUESTS = 800;
+const REQUESTS = 2_400;
 const AT_ONCE = 8;
-// Long URLs make big rows: ~6 KB a row event, a few per exchange, several MB for the page in all.
+// Long URLs make big rows: a row's URL is cut at 2,048 characters (capture/live.ts ROW_URL_CHARS), so ~2 KB a row
+// event, a few per exchange, several MB for the page in all.
 const PADDING = 'p'.repeat(6000);
 
 const dir = tempDir().dir;

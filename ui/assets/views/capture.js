@@ -1,6 +1,7 @@
 // The capture view: every exchange as a row (in flight ones with their state),
 // filtered by text, method, status, host and route, drawn virtually (only the
-// rows in sight exist in the page, so 100,000 stay smooth), and one exchange
+// rows in sight exist in the page, so 100,000 stay smooth; the latest KEPT are
+// listed, as bb keeps them: capture/live.ts LIVE_ROWS), and one exchange
 // opened whole: heads, bodies (JSON pretty, binary as hex, images shown from a
 // data: URL of the captured bytes), timing, redaction marks, and a stream's
 // messages in order, live.
@@ -13,6 +14,9 @@
 (function () {
   const { el, feed, view, virtualList, opener } = window.bb;
   const ROW = 22;
+  // Rows the list keeps, the latest (bb's snapshot sends as many); past it the oldest go, SLACK at a time.
+  const KEPT = 100000;
+  const SLACK = 10000;
   const HEX_LIMIT = 64 * 1024;
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
   const IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'image/x-icon', 'image/vnd.microsoft.icon', 'image/svg+xml']);
@@ -163,6 +167,7 @@
 
   view('capture', (root) => {
     const byKey = new Map();
+    let older = false; // rows came before the ones listed: the count says they are not
     let labels = [];
     let selected;
 
@@ -194,7 +199,8 @@
       rowHeight: ROW,
       cells: ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time'].map((c) => 'c-' + c),
       onClick: (item) => open(item.key),
-      onDraw: (n, total) => (count.textContent = n === total ? `${total} exchanges` : `${n} of ${total}`),
+      onDraw: (n, total) =>
+        (count.textContent = (n === total ? `${total} exchanges` : `${n} of ${total}`) + (older ? ' (older ones not listed: bb show on the HAR lists all)' : '')),
       fill(r, item) {
         const row = item.row;
         r.dataset.key = item.key;
@@ -242,8 +248,14 @@
         segments: path.split('?')[0].toLowerCase().split('/').filter(Boolean),
       };
       const at = byKey.get(key);
-      if (at === undefined) byKey.set(key, rows.add(item));
-      else rows.replace(at, item);
+      if (at !== undefined) return rows.replace(at, item);
+      byKey.set(key, rows.add(item));
+      if (byKey.size > KEPT + SLACK) {
+        rows.dropFirst(byKey.size - KEPT);
+        byKey.clear();
+        rows.items().forEach((it, i) => byKey.set(it.key, i));
+        older = true;
+      }
     }
 
     feed('exchanges', undefined, (e) => {
@@ -251,6 +263,10 @@
       if (e.type === 'resync') {
         byKey.clear();
         rows.clear();
+        older = false;
+      } else if (e.type === 'window') {
+        older = true;
+        schedule();
       } else if (e.type === 'captures') {
         labels = e.labels;
         schedule();
