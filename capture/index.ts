@@ -28,7 +28,7 @@ export { entryStartMs, exchangeEndMs, messageEpochMs } from './entry-times.js';
 export { restHashScheme } from './rest-hash.js';
 export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';
 export { followEntries, type WholeEntry } from './entry-follow.js';
-export type { LiveCapture, LiveEvent, LiveLimits, LivePage, LiveRow, LiveState } from './live.js';
+export type { EventFollower, LiveCapture, LiveEvent, LiveLimits, LivePage, LiveRow, LiveState } from './live.js';
 export { LIVE_ROWS } from './live.js';
 export { decodeProtobuf, protoFields, rewriteProtobuf, type ProtoField } from './protobuf.js';
 export { ProtoSchema } from './proto-schema.js';

@@ -22,9 +22,10 @@
 // them, the open descriptors still read them until the capture closes this
 // (after its HAR is written).
 import { closeSync, openSync } from 'node:fs';
-import type { HarEntry, HarWebSocketMessage } from './har.js';
+import type { HarEntry, HarEventSourceMessage, HarWebSocketMessage } from './har.js';
+import { EventLister } from './to-har-bodies.js';
 import { unfoldRecord } from './journal-fold.js';
-import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type WsErrorRecord, type WsMessageRecord } from './journal.js';
+import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type ResponseStartRecord, type WsErrorRecord, type WsMessageRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, WS_HELD } from './entry-assembly.js';
 import { MESSAGES_LISTED } from './options.js';
@@ -34,7 +35,7 @@ import { LiveRowTable, type LiveRow } from './live-rows.js';
 import { entryContext } from './writer.js';
 import type { Redactor } from './redact.js';
 import { grpcMedia } from './grpc.js';
-import { headerValue } from '../core/index.js';
+import { headerValue, isEventStreamMedia } from '../core/index.js';
 
 export type { LiveRow, LiveState } from './live-rows.js';
 
@@ -73,6 +74,12 @@ export interface LiveCapture {
    * however long the capture (a frames view opened late shows these).
    */
   recentMessages(limit: number): Array<{ seq: number; message: HarWebSocketMessage }>;
+  /**
+   * Follows an event stream's events from its start, each chunk read once: next() gives the events its entry lists
+   * that came since the last call, and whether the stream ended. Undefined when `seq` is no event stream whose
+   * records are held, or its body is content-encoded (parsed whole when its entry is built): ask the entry then.
+   */
+  followEvents(seq: number): EventFollower | undefined;
   /** Exchanges whose records are in memory now: the open ones and at most `keep` finished (the rest are read back). */
   readonly heldExchanges: number;
   /** Journal lines whose places are kept (16 bytes each): one or a few an exchange, and a conversation's listed messages only. */
@@ -92,6 +99,12 @@ export const LIVE_ROWS = 100_000;
 
 /** Characters of a row's URL (a page lists it; the entry holds it whole): a peer's 16 KB request lines, row after row. */
 export const ROW_URL_CHARS = 2048;
+
+/** An event stream followed as it grows (LiveCapture.followEvents). */
+export interface EventFollower {
+  /** The events listed since the last call, and whether the stream ended (nothing comes after). */
+  next(): { events: HarEventSourceMessage[]; ended: boolean };
+}
 
 /** How much a live capture keeps (Capture.live()). */
 export interface LiveLimits {
@@ -221,6 +234,34 @@ export class LiveRecords implements LiveCapture, JournalTap {
       found.sort((a, b) => a.at - b.at);
     }
     return found.slice(-limit).map(({ i, r }) => ({ seq: t.seq(i), message: buildWsMessage(r, this.ctx) }));
+  }
+
+  followEvents(seq: number): EventFollower | undefined {
+    const i = this.table.find(seq);
+    const held = i < 0 ? undefined : this.held.get(i);
+    const head = held?.records.find((r): r is ResponseStartRecord => r.r === 'rs');
+    if (!held || !head || !isEventStreamMedia(headerValue(head.h, 'content-type') ?? '') || headerValue(head.h, 'content-encoding') !== undefined) return undefined;
+    // The held records only grow while the exchange is open (and stay whole once it ended): read from where the last call stopped.
+    let at = 0;
+    let ended = false;
+    let fresh: HarEventSourceMessage[] = [];
+    const lister = new EventLister(this.ctx, (e) => fresh.push(e));
+    return {
+      next: () => {
+        const records = held.records;
+        for (; at < records.length && !ended; at++) {
+          const r = records[at]!;
+          if (r.r === 'rb') lister.push(r);
+          else if (END_RECORDS.has(r.r)) {
+            lister.end();
+            ended = true;
+          }
+        }
+        const events = fresh;
+        fresh = [];
+        return { events, ended };
+      },
+    };
   }
 
   /** Takes what was written before the tap was attached: the journal's bytes from its start (the header line is skipped). */

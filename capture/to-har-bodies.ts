@@ -189,16 +189,54 @@ export function fillContent(
 // The first MESSAGES_LISTED are listed, later ones counted.
 function eventSourceMessages(chunks: BodyRecord[], decodedWhole: Buffer | undefined, ctx: BodyContext): { events: HarEventSourceMessage[]; unlisted: number } {
   const events: HarEventSourceMessage[] = [];
-  let unlisted = 0;
-  const parser = new EventStreamParser((e) => {
-    if (events.length < MESSAGES_LISTED) events.push(e);
-    else unlisted++;
-  });
-  const lastTs = chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0;
-  if (decodedWhole) parser.push(decodedWhole, lastTs);
-  else for (const c of chunks) if (c.n > 0) parser.push(ctx.readBody(c), c.ts);
-  parser.end(lastTs);
-  const r = ctx.redactor;
-  if (r) for (const e of events) e.data = r.textValue(e.data) ?? e.data;
-  return { events, unlisted };
+  const lister = new EventLister(ctx, (e) => events.push(e));
+  if (decodedWhole) lister.pushDecoded(decodedWhole, chunks.length > 0 ? chunks[chunks.length - 1]!.ts : 0);
+  else for (const c of chunks) lister.push(c);
+  lister.end();
+  return { events, unlisted: lister.unlisted };
+}
+
+/**
+ * An event stream's events as its entry lists them (redacted, the first MESSAGES_LISTED; later ones counted), fed
+ * its response body's records in order: the entry's own parse, and a live follower's that reads each chunk once
+ * (live.ts followEvents: a page following a long stream, without building the entry again for each new event).
+ */
+export class EventLister {
+  unlisted = 0;
+  private listed = 0;
+  private lastTs = 0;
+  private readonly parser: EventStreamParser;
+
+  constructor(
+    private readonly ctx: BodyContext,
+    each: (event: HarEventSourceMessage) => void,
+  ) {
+    const r = ctx.redactor;
+    this.parser = new EventStreamParser((e) => {
+      if (this.listed >= MESSAGES_LISTED) {
+        this.unlisted++;
+        return;
+      }
+      this.listed++;
+      if (r) e.data = r.textValue(e.data) ?? e.data;
+      each(e);
+    });
+  }
+
+  /** The body's next record (its kept bytes, read from `.bodies`, at its time). */
+  push(c: BodyRecord): void {
+    this.lastTs = c.ts;
+    if (c.n > 0) this.parser.push(this.ctx.readBody(c), c.ts);
+  }
+
+  /** A content-encoded body's decoded whole, every event at `ts` (its last chunk's time). */
+  pushDecoded(bytes: Buffer, ts: number): void {
+    this.lastTs = ts;
+    this.parser.push(bytes, ts);
+  }
+
+  /** The body ended (or the entry is built as it stands). */
+  end(): void {
+    this.parser.end(this.lastTs);
+  }
 }

@@ -14,8 +14,10 @@
 // lane labels, SeqPlacer for an SSE event's place among numbered records).
 // WebSocket messages come one by one from the live capture; SSE events and
 // gRPC messages live in their exchange's body, so the streams whose rows
-// changed are read again in rounds, at most every PULL_EVERY_MS and, since a
-// read costs as much as the stream is long, paced by their cost (paced.ts):
+// changed are read again in rounds, at most every PULL_EVERY_MS: an event
+// stream the live capture can follow (LiveCapture.followEvents: uncoded) from
+// where the last read stopped, any other from its entry, which costs as much
+// as the stream is long, so rounds are paced by their cost (paced.ts):
 // the relay's thread spends at most about a tenth of its time on a tab (a
 // 50,000-event stream read every 100 ms took it from 4 % to 36 % of a core,
 // docs/performance.md "ui").
@@ -28,7 +30,7 @@
 // carries at most PREVIEW characters of its payload (the exchange's own view
 // has it whole).
 import { PacedRuns } from './paced.js';
-import type { HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
+import type { EventFollower, HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
 import {
   grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
 } from '../inspect/index.js';
@@ -95,6 +97,8 @@ class SourceFrames {
   private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string }>();
   /** Stream messages sent so far, per exchange and direction. */
   private readonly pulled = new Map<number, { send: number; receive: number }>();
+  /** Per stream read so far: its follower (an event stream read as it grows), 'ended' once it ended, null: read from its entry. */
+  private readonly followers = new Map<number, EventFollower | 'ended' | null>();
   /** Streams whose rows changed since their last read, read in the next round. */
   private readonly dirty = new Set<number>();
   private readonly pulls = new PacedRuns(() => {
@@ -190,7 +194,17 @@ class SourceFrames {
   }
 
   // An SSE stream's or gRPC call's messages not sent yet (how many); a gRPC message still cut short waits for its end.
+  // An event stream the live capture can follow is read from where the last read stopped; the rest from its entry.
   private pull(exchange: number, emit: (exchange: number, frame: Frame) => void): number {
+    let follower = this.followers.get(exchange);
+    if (follower === undefined) this.followers.set(exchange, (follower = this.pulled.has(exchange) ? null : this.live.followEvents(exchange) ?? null));
+    if (follower === 'ended') return 0;
+    if (follower) {
+      const { events, ended } = follower.next();
+      if (ended) this.followers.set(exchange, 'ended');
+      for (const e of events) this.message(exchange, sseAsMessage(e), emit);
+      return events.length;
+    }
     const entry = this.live.entry(exchange);
     if (!entry) return 0;
     const sse = isSseEntry(entry);

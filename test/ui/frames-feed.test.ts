@@ -121,11 +121,13 @@ describe("the frames tab's feed over a long capture", () => {
     assert.deepEqual(frames.map((f) => [f.seq, f.data]), all.slice(-FRAMES_SHOWN).map((m) => [m._bb!.seq, m.data]));
   });
 
-  it('reads a growing stream again in rounds spaced by what a read costs: at most about a tenth of the thread', async () => {
+  it('reads a growing stream it cannot follow again in rounds spaced by what a read costs: at most about a tenth of the thread', async () => {
     let push: (text: string) => void = () => {};
     let end: () => void = () => {};
+    // An event stream with a Content-Encoding (identity here, so the events can be counted in flight): the live
+    // capture follows no coded stream (a coded one is parsed from its decoded whole), so each read builds the entry.
     const server = http.createServer((_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Content-Encoding': 'identity' });
       res.flushHeaders();
       push = (text) => res.write(text);
       end = () => res.end();
@@ -170,5 +172,55 @@ describe("the frames tab's feed over a long capture", () => {
       assert.ok(gap >= Math.max(100, 9 * cost) - 1, `read ${k} came ${gap.toFixed(1)} ms after one that took ${cost.toFixed(1)} ms`);
     }
     assert.ok(reads.some((r) => r.end - r.start > 100 / 9), 'some read cost more than 11 ms (else the spacing is the 100 ms floor alone)');
+  });
+
+  it('follows an event stream as it grows, each chunk read once and no entry built: its events as the HAR lists them', async () => {
+    let push: (bytes: Buffer) => void = () => {};
+    let end: () => void = () => {};
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8' });
+      res.flushHeaders();
+      push = (bytes) => res.write(bytes);
+      end = () => res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    let built = 0;
+    const counted: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
+      entry(seq: number) {
+        built++;
+        return live.entry(seq);
+      },
+    });
+    const feed = captureFeeds([{ label: 'one', live: counted }]).find((f) => f.name === 'frames')!;
+    const frames: Array<{ data: string }> = [];
+    const stop = feed.open(undefined, (e) => { if (e.type === 'frame') frames.push(e['frame'] as { data: string }); })!;
+    cleanups.add(stop);
+    const req = http.get(`${rec.cap.url}/ticks`);
+    cleanups.add(() => req.destroy());
+    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
+    res.resume();
+    // Events with multi-byte text and a secret, the bytes cut anywhere (mid-line, mid-character), sent a piece at a time.
+    const events = 3_000;
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.${Buffer.from('{"sub":"u1"}').toString('base64url')}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;
+    let text = '';
+    for (let n = 0; n < events; n++) text += `event: tick\nid: ${n}\ndata: {"n":${n},"word":"héllo wörld ✓","auth":"${n % 100 === 0 ? jwt : 'none'}"}\n\n`;
+    const bytes = Buffer.from(text);
+    for (let at = 0, k = 0; at < bytes.length; k++) {
+      const size = 1 + ((k * 7919) % 4096);
+      push(bytes.subarray(at, at + size));
+      at += size;
+      if (k % 20 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    end();
+    await until(() => frames.length === events, 'every event told', 30_000);
+    assert.equal(built, 0, 'no entry built for a stream the live capture follows');
+    const har = await rec.finish();
+    const listed = har.log.entries[0]!._eventSourceMessages!;
+    assert.equal(listed.length, events);
+    assert.deepEqual(frames.map((f) => f.data), listed.map((e) => e.data.slice(0, 512)));
+    assert.ok(!frames.some((f) => f.data.includes(jwt)) && frames.some((f) => f.data.includes('<redacted:')), 'the secret redacted as the HAR has it');
   });
 });
