@@ -83,3 +83,31 @@ export async function recordingUpstream(hold = false): Promise<RecordingUpstream
     close: () => closeHttpAndWs(server),
   };
 }
+
+/** An event-stream server the test writes to: each request's response head goes at once, its bytes when pushed. */
+export interface PushedStream {
+  /** The server's origin. */
+  url: string;
+  /** Writes to the latest response. */
+  push(bytes: string | Buffer): void;
+  /** Ends the latest response. */
+  end(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a PushedStream answering with `headers` (an event stream by default). */
+export async function pushedStream(headers: http.OutgoingHttpHeaders = { 'Content-Type': 'text/event-stream' }): Promise<PushedStream> {
+  let res: http.ServerResponse | undefined;
+  const server = http.createServer((_req, r) => {
+    r.writeHead(200, headers);
+    r.flushHeaders();
+    res = r;
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    push: (bytes) => void res?.write(bytes),
+    end: () => void res?.end(),
+    close: () => closeHttpAndWs(server),
+  };
+}

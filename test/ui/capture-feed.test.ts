@@ -11,23 +11,16 @@ import type { UiEvent } from '../../ui/server.js';
 import { LIVE_ROWS, type HarEntry, type LiveCapture } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
+import { pushedStream } from '../helpers/servers.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
 
 describe("the exchange feed (an exchange opened in the view)", () => {
   it('sends a growing stream again paced by what building it costs, ending with the HAR entry', async () => {
-    let push: (text: string) => void = () => {};
-    let end: () => void = () => {};
-    const server = http.createServer((_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      res.flushHeaders();
-      push = (text) => res.write(text);
-      end = () => res.end();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
-    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const { url, push, end, close } = await pushedStream();
+    cleanups.add(close);
+    const rec = await record(cleanups, url);
     const live = rec.cap.live();
     const builds: Array<{ start: number; end: number }> = [];
     const timed: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {

@@ -15,7 +15,7 @@ import type { LiveCapture, LiveRow } from '../../capture/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
-import { closeHttpAndWs } from '../helpers/servers.js';
+import { closeHttpAndWs, pushedStream } from '../helpers/servers.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -122,19 +122,11 @@ describe("the frames tab's feed over a long capture", () => {
   });
 
   it('reads a growing stream it cannot follow again in rounds spaced by what a read costs: at most about a tenth of the thread', async () => {
-    let push: (text: string) => void = () => {};
-    let end: () => void = () => {};
     // An event stream with a Content-Encoding (identity here, so the events can be counted in flight): the live
     // capture follows no coded stream (a coded one is parsed from its decoded whole), so each read builds the entry.
-    const server = http.createServer((_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Content-Encoding': 'identity' });
-      res.flushHeaders();
-      push = (text) => res.write(text);
-      end = () => res.end();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
-    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const { url, push, end, close } = await pushedStream({ 'Content-Type': 'text/event-stream', 'Content-Encoding': 'identity' });
+    cleanups.add(close);
+    const rec = await record(cleanups, url);
     const live = rec.cap.live();
     // The same live capture, its entry() timed: each read of the stream is one.
     const reads: Array<{ start: number; end: number }> = [];
@@ -175,17 +167,9 @@ describe("the frames tab's feed over a long capture", () => {
   });
 
   it('follows an event stream as it grows, each chunk read once and no entry built: its events as the HAR lists them', async () => {
-    let push: (bytes: Buffer) => void = () => {};
-    let end: () => void = () => {};
-    const server = http.createServer((_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8' });
-      res.flushHeaders();
-      push = (bytes) => res.write(bytes);
-      end = () => res.end();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.add(() => { server.closeAllConnections(); return new Promise((r) => server.close(r)); });
-    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const { url, push, end, close } = await pushedStream({ 'Content-Type': 'text/event-stream; charset=utf-8' });
+    cleanups.add(close);
+    const rec = await record(cleanups, url);
     const live = rec.cap.live();
     let built = 0;
     const counted: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
