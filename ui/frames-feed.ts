@@ -47,6 +47,12 @@ const PULL_EVERY_MS = 100;
 const PLACER_KEEP = 4 * FRAMES_SHOWN;
 /** How long lane labels wait for more lanes and first messages before they are worked out again. */
 const RELABEL_AFTER_MS = 50;
+/**
+ * Ended lanes labelled again as new ones come, the latest (open ones always are): labels are worked out over every
+ * lane kept, and a client opening a connection per message made that pass grow with the run (16,000 connections:
+ * stalls of 86 ms). An older ended lane keeps the label it was last told.
+ */
+const ENDED_LANES_LABELLED = 256;
 /** Messages a lane keeps for its label (lanes.ts compares no more). */
 const LABEL_MESSAGES = 20;
 
@@ -85,6 +91,9 @@ const frameOf = (m: HarWebSocketMessage, seq = m._bb?.seq ?? 0, schemaOf?: GrpcS
   }
   return frame;
 };
+
+/** Whether a stream is still going (its lane can get messages). */
+const going = (row: LiveRow): boolean => row.endedAt === undefined && row.state !== 'closed';
 
 /** True for the rows the tab draws a lane of. */
 const isLane = (row: LiveRow): boolean => row.kind === 'websocket' || row.kind === 'sse' || row.kind === 'grpc';
@@ -129,7 +138,6 @@ class SourceFrames {
     // Lanes in the order their exchanges began: the window's conversations, the open ones (their next messages come
     // live) and, until they are read below, every stream.
     const recentOf = new Set(recent.map((r) => r.seq));
-    const going = (row: LiveRow): boolean => row.endedAt === undefined && row.state !== 'closed';
     for (const row of rows) {
       if (row.kind === 'websocket' ? recentOf.has(row.seq) || going(row) : isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
     }
@@ -231,8 +239,12 @@ class SourceFrames {
     }, RELABEL_AFTER_MS);
   }
 
-  // `bb frames`'s labels over every lane of this recording; a lane whose label changed is told again.
+  // `bb frames`'s labels over the lanes kept (the open ones and the latest ended); a lane whose label changed is told again.
   private relabel(tell: boolean): void {
+    if (this.lanes.size > 2 * ENDED_LANES_LABELLED) {
+      const ended = [...this.lanes].filter(([, lane]) => !going(lane.row)).map(([seq]) => seq);
+      for (const seq of ended.slice(0, Math.max(0, ended.length - ENDED_LANES_LABELLED))) this.lanes.delete(seq);
+    }
     const lanes = [...this.lanes.values()];
     const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })), this.proto);
     lanes.forEach((lane, i) => {

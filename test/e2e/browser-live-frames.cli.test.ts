@@ -193,6 +193,12 @@ test('a long stream: the tab keeps the latest 50,000 frames and says older ones 
   await page.fill('.f-frames', 'second'); // the first test's event, among the oldest: dropped
   await counted(`0 of ${kept} frames${note}`);
   await page.fill('.f-frames', '');
+  // The first test's event stream ended and has no frame left in the list: its lane went, the flood's is the first.
+  // (The gRPC call's frames are the latest of their own capture: kept, in the list or in bb's window after a resync.)
+  await counted(`${kept} frames on 2 connections${note}`);
+  const lanes = await page.$$eval('[data-view="frames"] .lane-name', (l) => l.map((e) => e.textContent!));
+  assert.ok(!lanes.some((l) => l.includes('topic=news')), lanes.join(' | '));
+  assert.match(lanes[0]!, /^1: sse sse stream #\d+ 127\.0\.0\.1:\d+ \/events \?topic=flood$/);
   pushEvent(undefined);
   sse.destroy();
   assert.deepEqual(complaints, []);

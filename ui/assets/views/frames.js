@@ -46,6 +46,7 @@
     let labels = [];
     const lanes = new Map(); // label/seq → { index, text }
     const placed = []; // the listed frames' capture and seq, in list order
+    const framesOf = new Map(); // lane key → its frames in the list
     let older = false; // frames came before the window: the count says they are not listed
 
     const bar = el('div', 'filters');
@@ -133,6 +134,7 @@
         current = undefined;
         older = false;
         lanes.clear();
+        framesOf.clear();
         placed.length = 0;
         list.clear();
         drawLegend();
@@ -142,8 +144,9 @@
         const key = e.label + '/' + e.row.seq;
         const known = lanes.get(key);
         const text = laneLabel(e.label, labels, e.row, e.text);
-        if (known) known.text = text;
-        else lanes.set(key, { index: lanes.size, text });
+        const ended = e.row.kind === 'websocket' ? e.row.state === 'closed' : e.row.endedAt !== undefined;
+        if (known) Object.assign(known, { text, ended });
+        else lanes.set(key, { index: lanes.size, text, ended });
         drawLegend();
       } else if (e.type === 'frame') {
         const conn = e.label + '/' + e.exchange;
@@ -156,14 +159,24 @@
           if (placed[k].seq <= e.frame.seq) break;
           at = k;
         }
-        placed.splice(at, 0, { label: e.label, seq: e.frame.seq });
+        placed.splice(at, 0, { label: e.label, seq: e.frame.seq, conn });
+        framesOf.set(conn, (framesOf.get(conn) ?? 0) + 1);
         list.insert(at, item);
         if (placed.length > KEPT + SLACK) {
           const cut = placed.length - KEPT;
-          placed.splice(0, cut);
+          for (const p of placed.splice(0, cut)) framesOf.set(p.conn, framesOf.get(p.conn) - 1);
           list.dropFirst(cut);
           if (current !== undefined && !list.items().includes(current)) current = undefined;
           older = true;
+          // A lane that ended with no frame left in the list goes; the others close up, in their order.
+          let index = 0;
+          for (const [key, lane] of lanes) {
+            if ((framesOf.get(key) ?? 0) === 0 && lane.ended) {
+              lanes.delete(key);
+              framesOf.delete(key);
+            } else lane.index = index++;
+          }
+          drawLegend();
         }
       }
       list.schedule();
