@@ -24,8 +24,17 @@ export class PacedRuns {
   /** Asks for a run: the next one comes when the pace allows (asks until then are that one). */
   ask(): void {
     if (this.timer || this.stopped) return;
-    const wait = Math.max(this.everyMs, this.idle * this.lastCost - (performance.now() - this.lastEnd));
-    this.timer = setTimeout(() => this.run(), wait);
+    const now = performance.now();
+    this.arm(now + Math.max(this.everyMs, this.idle * this.lastCost - (now - this.lastEnd)));
+  }
+
+  // Timers count whole milliseconds from the loop's time, which a busy turn leaves behind: one that fires before
+  // `due` is armed again for the rest.
+  private arm(due: number): void {
+    this.timer = setTimeout(() => {
+      if (performance.now() < due) this.arm(due);
+      else this.run();
+    }, Math.max(1, Math.ceil(due - performance.now())));
   }
 
   /** No more runs. */
