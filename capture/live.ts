@@ -290,6 +290,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
   written(): void {
     // No page open: rows change, and no event is made for nobody (a WebSocket message's would read its payload).
     const telling = this.listeners.size > 0;
+    // By seq: a compaction within the batch moves rows to other indices.
     const changed = telling ? new Set<number>() : undefined;
     const messages: LiveEvent[] | undefined = telling ? [] : undefined;
     const { pending, pendingLine, lineAt, lineBytes } = this;
@@ -300,11 +301,14 @@ export class LiveRecords implements LiveCapture, JournalTap {
     for (let i = 0; i < pending.length; i++) {
       const k = pendingLine[i]!;
       const row = this.add(pending[i]!, lineAt[k] ?? -1, lineBytes[k] ?? 0, messages);
-      if (row !== undefined) changed?.add(row);
+      if (row !== undefined) changed?.add(this.table.seq(row));
     }
     if (!changed || !messages) return;
     // Rows first: a message's exchange is listed before the message arrives.
-    for (const i of changed) this.tell({ type: 'row', row: this.table.row(i) });
+    for (const seq of changed) {
+      const i = this.table.find(seq);
+      if (i >= 0) this.tell({ type: 'row', row: this.table.row(i) });
+    }
     for (const m of messages) this.tell(m);
   }
 
