@@ -53,6 +53,8 @@ const RELABEL_AFTER_MS = 50;
  * stalls of 86 ms). An older ended lane keeps the label it was last told.
  */
 const ENDED_LANES_LABELLED = 256;
+/** Streams the feed remembers reading (and having read to their end), at most: the oldest ended ones go first. */
+const FOLLOWED_KEPT = 10_000;
 /** Messages a lane keeps for its label (lanes.ts compares no more). */
 const LABEL_MESSAGES = 20;
 
@@ -209,7 +211,7 @@ class SourceFrames {
     if (follower === 'ended') return 0;
     if (follower) {
       const { events, ended } = follower.next();
-      if (ended) this.followers.set(exchange, 'ended');
+      if (ended) this.ended(exchange);
       for (const e of events) this.message(exchange, sseAsMessage(e), emit);
       return events.length;
     }
@@ -229,7 +231,19 @@ class SourceFrames {
       told++;
       this.message(exchange, m, emit, entry.request.url);
     }
+    if (!entry._bb?.inFlight) this.ended(exchange);
     return told;
+  }
+
+  // A stream read to its end: nothing more to read (a stream per request, for hours: the oldest marks go past FOLLOWED_KEPT).
+  private ended(exchange: number): void {
+    this.pulled.delete(exchange);
+    this.followers.set(exchange, 'ended');
+    if (this.followers.size <= FOLLOWED_KEPT) return;
+    for (const [seq, state] of this.followers) {
+      if (this.followers.size <= FOLLOWED_KEPT / 2) break;
+      if (state === 'ended') this.followers.delete(seq);
+    }
   }
 
   private scheduleRelabel(): void {
