@@ -405,7 +405,9 @@ export class LiveRecords implements LiveCapture, JournalTap {
     const t = this.table;
     if (t.length < this.compactAtRows) return i;
     const from = t.length - this.rowsKept;
-    const remap = t.compact((k) => k >= from || this.held.has(k));
+    // Open rows are not all held (a long conversation's records are read back): they are the ones records still come to.
+    const open = new Set(this.rowOfX.values());
+    const remap = t.compact((k) => k >= from || open.has(k) || this.held.has(k));
     const moved = <V>(map: Map<number, V>): Map<number, V> => {
       const out = new Map<number, V>();
       for (const [k, v] of map) if (remap[k]! >= 0) out.set(remap[k]!, v);
