@@ -62,9 +62,19 @@ function parseSampleBy(value: unknown): { kind: 'header' | 'cookie'; name: strin
   return { kind: m[1] as 'header' | 'cookie', name: m[2]! };
 }
 
-/** One line per route: what the terminal shows live and at the end. */
+/** Routes the terminal lists, the busiest (the JSON report has every route the run counted apart). */
+export const ROUTE_LINES = 20;
+
+/** One line per route, the ROUTE_LINES busiest in name order, then all routes together: what the terminal shows live and at the end. */
 export function routeLines(report: ShadowReport): string[] {
-  const rows = Object.entries(report.routes).map(([route, c]) => routeLine(route, c, report.latency[route]));
+  let routes = Object.entries(report.routes);
+  const more = routes.length - ROUTE_LINES;
+  if (more > 0) {
+    const busiest = new Set([...routes].sort(([, a], [, b]) => b.requests - a.requests).slice(0, ROUTE_LINES).map(([r]) => r));
+    routes = routes.filter(([r]) => busiest.has(r));
+  }
+  const rows = routes.map(([route, c]) => routeLine(route, c, report.latency[route]));
+  if (more > 0) rows.push(`  … and ${more} more route${more === 1 ? '' : 's'} (--json FILE lists each)`);
   return [...rows, routeLine('all routes', report.totals, undefined)];
 }
 

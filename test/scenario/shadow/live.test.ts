@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { liveRows, MAX_SIGNATURES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { liveRows, MAX_ROUTES, MAX_SIGNATURES, OTHER_ROUTES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 import { buildFindings } from '../../../diff/findings.js';
 import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
 import { mulberry32 } from '../../../core/index.js';
@@ -190,5 +190,32 @@ describe('ShadowLive: bounded over a long run', () => {
     const found = live.report().findings;
     assert.deepEqual(found.map((f) => `${f.routes.join()} ×${f.count} samples ${f.samples.length}`).sort(), [`GET /a ×${n / 2} samples 5`, `GET /b ×${n / 2} samples 5`]);
     assert.equal(live.overflowed, 50);
+  });
+});
+
+describe('ShadowLive routes', () => {
+  it('counts the first MAX_ROUTES routes apart and later new ones together, their latency with them', () => {
+    const live = new ShadowLive({ primary: 'http://a', candidate: 'http://b' });
+    const extra = 500;
+    // Paths no rule folds (slugs): a route each.
+    for (let i = 0; i < MAX_ROUTES + extra; i++) {
+      const route = `GET /blog/post-${String.fromCharCode(97 + (i % 26))}-${i.toString(36)}`;
+      const c = live.route(route);
+      c.requests++;
+      c.mirrored++;
+      c.equal++;
+      live.time(route, 'primary', 5);
+      if (i % 2) live.skip(route, 'sampled out');
+    }
+    // An early route still has its own row.
+    live.route('GET /blog/post-a-0').requests++;
+    const r = live.report();
+    assert.equal(Object.keys(r.routes).length, MAX_ROUTES + 1);
+    assert.equal(r.routes[OTHER_ROUTES]!.requests, extra);
+    assert.equal(r.routes[OTHER_ROUTES]!.skipped['sampled out'], extra / 2);
+    assert.equal(r.routes['GET /blog/post-a-0']!.requests, 2);
+    assert.equal(r.latency[OTHER_ROUTES]!.primary!.count, extra);
+    assert.equal(Object.keys(r.latency).length, MAX_ROUTES + 1);
+    assert.equal(r.totals.requests, MAX_ROUTES + extra + 1);
   });
 });
