@@ -234,6 +234,14 @@ export const MAX_ROUTES_PER_FINDING = 20;
 export const MAX_ROUTES = 1000;
 /** The row of the routes past MAX_ROUTES. */
 export const OTHER_ROUTES = '(other routes)';
+/**
+ * Fields (a class, kind and pattern: what a finding is of) a run keeps apart; past it a new field's rows count as
+ * values seen once of OTHER_FIELDS, in its class and kind, per route. A candidate that names a header or a JSON key
+ * anew in every answer (`x-trace-<id>`, a map keyed by generated names no rule knows) made a finding each.
+ */
+export const MAX_FIELDS = 2000;
+/** The pattern of the fields past MAX_FIELDS. */
+export const OTHER_FIELDS = '(other fields)';
 /** Samples kept per finding. */
 export const SAMPLES_PER_FINDING = 5;
 const BUCKETS = 96;
@@ -299,6 +307,8 @@ export class ShadowLive {
   private signatures = 0;
   /** Rows counted past MAX_SIGNATURES (as values seen once). */
   overflowed = 0;
+  /** Rows of fields past MAX_FIELDS (counted in OTHER_FIELDS). */
+  otherFields = 0;
   constructor(
     private readonly targets: Partial<Record<TargetName, string>>,
     /** When the run began (a worker that compares a run whole at its end reports the run's start). */
@@ -334,13 +344,18 @@ export class ShadowLive {
 
   /** Counts one row of an exchange (liveRows), with the exchange's sample; what it counted, for `forget`. */
   find(row: LiveRow, route: string, sample: LiveSample): CountedRow {
-    const bucket = bucketOf(row);
+    let bucket = bucketOf(row);
     let b = this.buckets.get(bucket);
-    if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern: row.pattern, sigs: new Map(), overflow: new Map(), held: new Map() }));
+    // Past MAX_FIELDS a new field is one of its class and kind's other fields, its values each seen once.
+    const other = !b && this.buckets.size >= MAX_FIELDS;
+    const pattern = other ? OTHER_FIELDS : row.pattern;
+    if (other) b = this.buckets.get((bucket = bucketOf({ class: row.class, kind: row.kind, pattern })));
+    if (!b) this.buckets.set(bucket, (b = { class: row.class, kind: row.kind, pattern, sigs: new Map(), overflow: new Map(), held: new Map() }));
     const hash = row.hash;
-    let sig = b.sigs.get(hash);
-    if (!sig && this.signatures >= MAX_SIGNATURES) {
-      this.overflowed++;
+    let sig = other ? undefined : b.sigs.get(hash);
+    if (!sig && (other || this.signatures >= MAX_SIGNATURES)) {
+      if (other) this.otherFields++;
+      else this.overflowed++;
       const key = `${route}\n${row.part}`;
       let o = b.overflow.get(key);
       if (!o) b.overflow.set(key, (o = { ...emptyPart(), route, part: row.part }));

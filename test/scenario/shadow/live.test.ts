@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { liveRows, MAX_ROUTES, MAX_SIGNATURES, OTHER_ROUTES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { liveRows, MAX_FIELDS, MAX_ROUTES, MAX_SIGNATURES, OTHER_FIELDS, OTHER_ROUTES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 import { buildFindings } from '../../../diff/findings.js';
 import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
 import { mulberry32 } from '../../../core/index.js';
@@ -190,6 +190,24 @@ describe('ShadowLive: bounded over a long run', () => {
     const found = live.report().findings;
     assert.deepEqual(found.map((f) => `${f.routes.join()} ×${f.count} samples ${f.samples.length}`).sort(), [`GET /a ×${n / 2} samples 5`, `GET /b ×${n / 2} samples 5`]);
     assert.equal(live.overflowed, 50);
+  });
+
+  it('a field named anew in every answer is a finding each up to MAX_FIELDS, then the other fields of its kind per route', () => {
+    const live = new ShadowLive({});
+    const n = MAX_FIELDS + 300;
+    for (let id = 1; id <= n; id++) {
+      const route = id % 2 ? 'GET /a' : 'GET /b';
+      // A header the candidate names anew each time (a name no rule folds).
+      for (const r of liveRows([row(`e${id}`, route, 'added', `response.headers.x-trace-${id.toString(36)}z`, undefined, 'v')], () => 'regression')) live.find(r, route, { id, request: route });
+    }
+    const found = live.report().findings;
+    assert.equal(found.length, MAX_FIELDS + 2);
+    const other = found.filter((f) => f.pattern === OTHER_FIELDS);
+    assert.deepEqual(other.map((f) => `${f.class} ${f.kind} ${f.routes.join()} ×${f.count} samples ${f.samples.length}`).sort(), [
+      'regression added GET /a ×150 samples 5', 'regression added GET /b ×150 samples 5',
+    ]);
+    assert.equal(live.otherFields, 300);
+    assert.equal(found.reduce((s, f) => s + f.count, 0), n);
   });
 });
 
