@@ -156,8 +156,10 @@ class SourceFrames {
     // A stream that ended with nothing in the window has no lane.
     const inWindow = new Set(shown.map((f) => f.exchange));
     for (const [seq, lane] of this.lanes) if (!inWindow.has(seq) && !going(lane.row)) this.lanes.delete(seq);
+    // Every lane of the window is named to the page, then the oldest ended ones are let go here.
     this.relabel(false);
     for (const lane of this.lanes.values()) this.send({ type: 'connection', label: this.label, row: lane.row, text: lane.text });
+    this.forgetEndedLanes();
     // Cut: streams left unread, frames past the window, or a capture listing more WebSocket messages than were read back.
     const listed = rows.reduce((n, r) => n + (r.kind === 'websocket' ? r.messages : 0), 0);
     if (read < ended.length || frames.length > shown.length || listed > recent.length) this.send({ type: 'window', label: this.label, limit: FRAMES_SHOWN, cut: true });
@@ -253,12 +255,16 @@ class SourceFrames {
     }, RELABEL_AFTER_MS);
   }
 
+  // Lets the oldest ended lanes past ENDED_LANES_LABELLED go (they keep the label the page was told last).
+  private forgetEndedLanes(): void {
+    if (this.lanes.size <= 2 * ENDED_LANES_LABELLED) return;
+    const ended = [...this.lanes].filter(([, lane]) => !going(lane.row)).map(([seq]) => seq);
+    for (const seq of ended.slice(0, Math.max(0, ended.length - ENDED_LANES_LABELLED))) this.lanes.delete(seq);
+  }
+
   // `bb frames`'s labels over the lanes kept (the open ones and the latest ended); a lane whose label changed is told again.
   private relabel(tell: boolean): void {
-    if (this.lanes.size > 2 * ENDED_LANES_LABELLED) {
-      const ended = [...this.lanes].filter(([, lane]) => !going(lane.row)).map(([seq]) => seq);
-      for (const seq of ended.slice(0, Math.max(0, ended.length - ENDED_LANES_LABELLED))) this.lanes.delete(seq);
-    }
+    if (tell) this.forgetEndedLanes();
     const lanes = [...this.lanes.values()];
     const labels = laneLabels(lanes.map((l) => ({ url: l.row.url, messages: l.messages })), this.proto);
     lanes.forEach((lane, i) => {

@@ -18,6 +18,8 @@ import { record, waitUntil as until } from '../helpers/recording.js';
 import { closeHttpAndWs, pushedStream } from '../helpers/servers.js';
 
 const cleanups = new Cleanups();
+/** The frames feed over one live capture. */
+const feed = (live: LiveCapture) => captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'frames')!;
 after(() => cleanups.run());
 
 /** The frames as the tab orders them (bb's order, seq), as "kind payload". */
@@ -206,5 +208,32 @@ describe("the frames tab's feed over a long capture", () => {
     assert.equal(listed.length, events);
     assert.deepEqual(frames.map((f) => f.data), listed.map((e) => e.data.slice(0, 512)));
     assert.ok(!frames.some((f) => f.data.includes(jwt)) && frames.some((f) => f.data.includes('<redacted:')), 'the secret redacted as the HAR has it');
+  });
+
+  it('opened after hundreds of short conversations, names a lane for each one with frames in the window', async () => {
+    const server = http.createServer();
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => closeHttpAndWs(server, wss));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    const conversations = 600;
+    for (let k = 0; k < conversations; k += 20) {
+      await Promise.all(Array.from({ length: 20 }, async (_, j) => {
+        const ws = new WebSocket(`${rec.cap.url.replace('http', 'ws')}/room?u=${k + j}`);
+        await new Promise((r, j2) => ws.once('open', r).once('error', j2));
+        await new Promise<void>((r) => { ws.once('message', () => r()); ws.send(`hi ${k + j}`); });
+        ws.close(1000);
+        await new Promise((r) => ws.once('close', r));
+      }));
+    }
+    await until(() => live.rows().filter((r) => r.state === 'closed').length === conversations, 'every conversation closed', 20_000);
+    const events: UiEvent[] = [];
+    feed(live).open(undefined, (e) => events.push(e))!();
+    const named = new Set(events.filter((e) => e.type === 'connection').map((e) => (e['row'] as LiveRow).seq));
+    const framed = new Set(events.filter((e) => e.type === 'frame').map((e) => e['exchange'] as number));
+    assert.equal(framed.size, conversations);
+    assert.deepEqual([...framed].filter((seq) => !named.has(seq)), []);
   });
 });
