@@ -24,7 +24,9 @@ describe('bb replay of an event stream its client left after a few events', () =
       const original = await rec.close(2000);
       const replay = tmp.path(`replay-${over}.har`);
       await replayCapture(original, { target: await feed(cleanups, h2, 0, false, true), out: replay, bbHome: tmp.bbHome });
-      assert.deepEqual([eventsOf(original), eventsOf(replay)[0]! > 2], [[2], true], String(eventsOf(replay)));
+      // The original's client left after two events; a third may cross first when the machine is busy (30 ms apart).
+      const [got, copied] = [eventsOf(original)[0]!, eventsOf(replay)[0]!];
+      assert.ok(got >= 2 && copied > got, `original ${got}, replay ${copied}`);
       assert.equal((await diffCaptures(original, replay)).verdict, 'match');
       assert.equal((await diffCaptures(replay, original)).verdict, 'match');
     });
@@ -44,7 +46,9 @@ describe('two recordings of a client that left an event stream after a few event
     it(`compare as far as both got: MATCH however many more crossed; a changed event within that is still a change (${over})`, async () => {
       const paced = await record(`paced-${over}`, h2, await feed(cleanups, h2), 2);
       const burst = await record(`burst-${over}`, h2, await feed(cleanups, h2, 0, false, true), 2);
-      assert.deepEqual([eventsOf(paced), eventsOf(burst)[0]! > 2], [[2], true], String(eventsOf(burst)));
+      // Each client left after two events; the paced side may get a third across first when the machine is busy.
+      const [slow, fast] = [eventsOf(paced)[0]!, eventsOf(burst)[0]!];
+      assert.ok(slow >= 2 && fast > slow, `paced ${slow}, burst ${fast}`);
       assert.equal((await diffCaptures(paced, burst)).verdict, 'match');
       assert.equal((await diffCaptures(burst, paced)).verdict, 'match');
       // The new build's extra first event: within what both got, so it shows.
