@@ -8,10 +8,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { captureFeeds } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
-import { LIVE_ROWS, type HarEntry, type LiveCapture } from '../../capture/index.js';
+import { LIVE_ROWS, type HarEntry } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
 import { pushedStream } from '../helpers/servers.js';
+import { assertPaced, followStream, pushTicks, timedEntries } from '../helpers/live-feeds.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -22,20 +23,9 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     cleanups.add(close);
     const rec = await record(cleanups, url);
     const live = rec.cap.live();
-    const builds: Array<{ start: number; end: number }> = [];
-    const timed: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
-      entry(seq: number) {
-        const start = performance.now();
-        const entry = live.entry(seq);
-        builds.push({ start, end: performance.now() });
-        return entry;
-      },
-    });
+    const { live: timed, builds } = timedEntries(live);
     const feed = captureFeeds([{ label: 'one', live: timed }]).find((f) => f.name === 'exchange')!;
-    const req = http.get(`${rec.cap.url}/ticks`);
-    cleanups.add(() => req.destroy());
-    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
-    res.resume();
+    await followStream(cleanups, `${rec.cap.url}/ticks`);
     await until(() => live.rows().length === 1, 'the stream listed');
     const seq = live.rows()[0]!.seq;
     const sent: UiEvent[] = [];
@@ -43,21 +33,12 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     cleanups.add(stop);
     // 40,000 events of ~100 bytes, 2,000 every 50 ms: each build reads the whole stream so far.
     const events = 40_000;
-    for (let n = 0; n < events; ) {
-      let text = '';
-      for (let k = 0; k < 2_000; k++, n++) text += `id: ${n}\ndata: {"n":${n},"pad":"${'p'.repeat(60)}"}\n\n`;
-      push(text);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pushTicks(push, events);
     end();
     const entries = () => sent.filter((e) => e.type === 'entry').map((e) => e['entry'] as HarEntry);
     await until(() => entries().at(-1)?._eventSourceMessages?.length === events && entries().at(-1)?._bb?.inFlight === undefined, 'the ended stream sent', 60_000);
     assert.ok(builds.length >= 2, `builds: ${builds.length}`);
-    for (let k = 1; k < builds.length; k++) {
-      const cost = builds[k - 1]!.end - builds[k - 1]!.start;
-      const gap = builds[k]!.start - builds[k - 1]!.end;
-      assert.ok(gap >= Math.max(200, 9 * cost) - 2, `build ${k} came ${gap.toFixed(1)} ms after one that took ${cost.toFixed(1)} ms`);
-    }
+    assertPaced(builds, 200, 9, 'build');
     assert.ok(builds.some((b) => b.end - b.start > 200 / 9), 'some build cost more than 22 ms (else the spacing is the 200 ms floor alone)');
     stop();
     const har = await rec.finish();

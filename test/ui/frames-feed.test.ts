@@ -16,6 +16,7 @@ import type { UiEvent } from '../../ui/server.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record, waitUntil as until } from '../helpers/recording.js';
 import { closeHttpAndWs, pushedStream } from '../helpers/servers.js';
+import { assertPaced, followStream, pushTicks, timedEntries } from '../helpers/live-feeds.js';
 
 const cleanups = new Cleanups();
 /** The frames feed over one live capture. */
@@ -43,9 +44,9 @@ describe("the frames tab's feed", () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.add(() => { server.closeAllConnections(); return closeHttpAndWs(server, wss); });
     const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    const feed = captureFeeds([{ label: 'one', live: rec.cap.live() }]).find((f) => f.name === 'frames')!;
+    const frames = feed(rec.cap.live());
     const live: UiEvent[] = [];
-    const stop = feed.open(undefined, (e) => live.push(e))!;
+    const stop = frames.open(undefined, (e) => live.push(e))!;
     cleanups.add(stop);
 
     const got: string[] = [];
@@ -70,7 +71,7 @@ describe("the frames tab's feed", () => {
     assert.deepEqual(ordered(live), all);
 
     const later: UiEvent[] = [];
-    cleanups.add(feed.open(undefined, (e) => later.push(e))!);
+    cleanups.add(frames.open(undefined, (e) => later.push(e))!);
     assert.deepEqual(ordered(later), all);
     const lanes = later.filter((e) => e.type === 'connection').map((e) => e['text']);
     assert.match(String(lanes[0]), /^sse stream #\d+ 127\.0\.0\.1:\d+ \/events$/);
@@ -108,9 +109,8 @@ describe("the frames tab's feed over a long capture", () => {
       }
     }));
     await until(() => live.rows().filter((r) => r.kind === 'websocket').every((r) => r.messages === 2 * trips), 'every message recorded');
-    const feed = captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'frames')!;
     const events: UiEvent[] = [];
-    feed.open(undefined, (e) => events.push(e))!();
+    feed(live).open(undefined, (e) => events.push(e))!();
     const frames = events.filter((e) => e.type === 'frame').map((e) => e['frame'] as { seq: number; data: string });
     assert.equal(frames.length, FRAMES_SHOWN);
     assert.deepEqual(events.filter((e) => e.type === 'window').map((e) => [e['limit'], e['cut']]), [[FRAMES_SHOWN, true]]);
@@ -131,40 +131,18 @@ describe("the frames tab's feed over a long capture", () => {
     const rec = await record(cleanups, url);
     const live = rec.cap.live();
     // The same live capture, its entry() timed: each read of the stream is one.
-    const reads: Array<{ start: number; end: number }> = [];
-    const timed: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
-      entry(seq: number) {
-        const start = performance.now();
-        const entry = live.entry(seq);
-        reads.push({ start, end: performance.now() });
-        return entry;
-      },
-    });
-    const feed = captureFeeds([{ label: 'one', live: timed }]).find((f) => f.name === 'frames')!;
+    const { live: timed, builds: reads } = timedEntries(live);
     let told = 0;
-    const stop = feed.open(undefined, (e) => { if (e.type === 'frame') told++; })!;
+    const stop = feed(timed).open(undefined, (e) => { if (e.type === 'frame') told++; })!;
     cleanups.add(stop);
-    const req = http.get(`${rec.cap.url}/ticks`);
-    cleanups.add(() => req.destroy());
-    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
-    res.resume();
+    await followStream(cleanups, `${rec.cap.url}/ticks`);
     // 40,000 events of ~100 bytes, 2,000 every 50 ms: reads grow with the stream.
     const events = 40_000;
-    for (let n = 0; n < events; ) {
-      let text = '';
-      for (let k = 0; k < 2_000; k++, n++) text += `id: ${n}\ndata: {"n":${n},"pad":"${'p'.repeat(60)}"}\n\n`;
-      push(text);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pushTicks(push, events);
     end();
     await until(() => told === events, 'every event told', 60_000);
     assert.ok(reads.length >= 2, `reads: ${reads.length}`);
-    for (let k = 1; k < reads.length; k++) {
-      const cost = reads[k - 1]!.end - reads[k - 1]!.start;
-      const gap = reads[k]!.start - reads[k - 1]!.end;
-      // Timers count whole milliseconds from the loop's time: two milliseconds' grace.
-      assert.ok(gap >= Math.max(100, 9 * cost) - 2, `read ${k} came ${gap.toFixed(1)} ms after one that took ${cost.toFixed(1)} ms`);
-    }
+    assertPaced(reads, 100, 9, 'read');
     assert.ok(reads.some((r) => r.end - r.start > 100 / 9), 'some read cost more than 11 ms (else the spacing is the 100 ms floor alone)');
   });
 
@@ -173,21 +151,11 @@ describe("the frames tab's feed over a long capture", () => {
     cleanups.add(close);
     const rec = await record(cleanups, url);
     const live = rec.cap.live();
-    let built = 0;
-    const counted: LiveCapture = Object.assign(Object.create(live) as LiveCapture, {
-      entry(seq: number) {
-        built++;
-        return live.entry(seq);
-      },
-    });
-    const feed = captureFeeds([{ label: 'one', live: counted }]).find((f) => f.name === 'frames')!;
+    const { live: counted, builds } = timedEntries(live);
     const frames: Array<{ data: string }> = [];
-    const stop = feed.open(undefined, (e) => { if (e.type === 'frame') frames.push(e['frame'] as { data: string }); })!;
+    const stop = feed(counted).open(undefined, (e) => { if (e.type === 'frame') frames.push(e['frame'] as { data: string }); })!;
     cleanups.add(stop);
-    const req = http.get(`${rec.cap.url}/ticks`);
-    cleanups.add(() => req.destroy());
-    const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
-    res.resume();
+    await followStream(cleanups, `${rec.cap.url}/ticks`);
     // Events with multi-byte text and a secret, the bytes cut anywhere (mid-line, mid-character), sent a piece at a time.
     const events = 3_000;
     const jwt = `eyJhbGciOiJIUzI1NiJ9.${Buffer.from('{"sub":"u1"}').toString('base64url')}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;
@@ -202,7 +170,7 @@ describe("the frames tab's feed over a long capture", () => {
     }
     end();
     await until(() => frames.length === events, 'every event told', 30_000);
-    assert.equal(built, 0, 'no entry built for a stream the live capture follows');
+    assert.equal(builds.length, 0, 'no entry built for a stream the live capture follows');
     const har = await rec.finish();
     const listed = har.log.entries[0]!._eventSourceMessages!;
     assert.equal(listed.length, events);

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PacedRuns } from '../../ui/paced.js';
+import { assertPaced, type Run } from '../helpers/live-feeds.js';
 
 const busy = (ms: number): void => {
   const end = performance.now() + ms;
@@ -23,7 +24,7 @@ describe('PacedRuns', () => {
   });
 
   it('a run that cost c ms is followed by the next no sooner than idle × c after it ended', async () => {
-    const runs: Array<{ start: number; end: number }> = [];
+    const runs: Run[] = [];
     const costs = [5, 20, 2, 20];
     const paced = new PacedRuns(() => {
       const start = performance.now();
@@ -38,11 +39,7 @@ describe('PacedRuns', () => {
     }
     paced.stop();
     assert.equal(runs.length, costs.length);
-    for (let k = 1; k < runs.length; k++) {
-      const cost = runs[k - 1]!.end - runs[k - 1]!.start;
-      const gap = runs[k]!.start - runs[k - 1]!.end;
-      assert.ok(gap >= Math.max(10, 4 * cost) - 2, `run ${k}: ${gap.toFixed(1)} ms after one of ${cost.toFixed(1)} ms`);
-    }
+    assertPaced(runs, 10, 4, 'run');
     // After the 20 ms run, 80 ms; after the 2 ms one, the 10 ms floor.
     assert.ok(runs[2]!.start - runs[1]!.end >= 79);
     assert.ok(runs[3]!.start - runs[2]!.end < 60, 'a cheap run is followed soon');
