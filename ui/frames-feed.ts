@@ -106,10 +106,11 @@ const laneName = (row: LiveRow): string => (row.kind === 'sse' ? `sse stream #${
 /** One recording's streams as one subscriber of the tab has been told them. */
 class SourceFrames {
   private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string }>();
-  /** Stream messages sent so far, per exchange and direction. */
-  private readonly pulled = new Map<number, { send: number; receive: number }>();
-  /** Per stream read so far: its follower (an event stream read as it grows), 'ended' once it ended, null: read from its entry. */
-  private readonly followers = new Map<number, EventFollower | 'ended' | null>();
+  /**
+   * Per stream read so far: its follower (an event stream read as it grows), or the messages sent so far per
+   * direction (read from its entry), or 'ended' once read to its end.
+   */
+  private readonly reads = new Map<number, EventFollower | { send: number; receive: number } | 'ended'>();
   /** Streams whose rows changed since their last read, read in the next round. */
   private readonly dirty = new Set<number>();
   private readonly pulls = new PacedRuns(() => {
@@ -208,11 +209,11 @@ class SourceFrames {
   // An SSE stream's or gRPC call's messages not sent yet (how many); a gRPC message still cut short waits for its end.
   // An event stream the live capture can follow is read from where the last read stopped; the rest from its entry.
   private pull(exchange: number, emit: (exchange: number, frame: Frame) => void): number {
-    let follower = this.followers.get(exchange);
-    if (follower === undefined) this.followers.set(exchange, (follower = this.pulled.has(exchange) ? null : this.live.followEvents(exchange) ?? null));
-    if (follower === 'ended') return 0;
-    if (follower) {
-      const { events, ended } = follower.next();
+    let read = this.reads.get(exchange);
+    if (read === 'ended') return 0;
+    if (read === undefined) this.reads.set(exchange, (read = this.live.followEvents(exchange) ?? { send: 0, receive: 0 }));
+    if ('next' in read) {
+      const { events, ended } = read.next();
       if (ended) this.ended(exchange);
       for (const e of events) this.message(exchange, sseAsMessage(e), emit);
       return events.length;
@@ -221,8 +222,7 @@ class SourceFrames {
     if (!entry) return 0;
     const sse = isSseEntry(entry);
     const messages = sse ? entry._eventSourceMessages!.map(sseAsMessage) : isGrpcEntry(entry) ? entry._grpcMessages!.map(grpcAsMessage) : [];
-    const sent = this.pulled.get(exchange) ?? { send: 0, receive: 0 };
-    this.pulled.set(exchange, sent);
+    const sent = read;
     const seen = { send: 0, receive: 0 };
     let told = 0;
     for (const m of messages) {
@@ -239,12 +239,11 @@ class SourceFrames {
 
   // A stream read to its end: nothing more to read (a stream per request, for hours: the oldest marks go past FOLLOWED_KEPT).
   private ended(exchange: number): void {
-    this.pulled.delete(exchange);
-    this.followers.set(exchange, 'ended');
-    if (this.followers.size <= FOLLOWED_KEPT) return;
-    for (const [seq, state] of this.followers) {
-      if (this.followers.size <= FOLLOWED_KEPT / 2) break;
-      if (state === 'ended') this.followers.delete(seq);
+    this.reads.set(exchange, 'ended');
+    if (this.reads.size <= FOLLOWED_KEPT) return;
+    for (const [seq, read] of this.reads) {
+      if (this.reads.size <= FOLLOWED_KEPT / 2) break;
+      if (read === 'ended') this.reads.delete(seq);
     }
   }
 
