@@ -97,11 +97,12 @@
    * follows each draw. add() appends (shown at once when it passes the
    * filter), insert() puts one before others (a late item of an ordered
    * list), replace() changes one, filter(test) shows only the items it
-   * passes (undefined: all), dropFirst(n) removes the oldest, clear()
-   * empties it, reveal(item) scrolls to one.
+   * passes (undefined: all), clear() empties it, reveal(item) scrolls to one.
+   * With `keep`, the list holds the latest items only: past keep + a tenth
+   * the oldest go, down to keep, and onDrop(dropped) is told them.
    * At the end of the list, it keeps to the end.
    */
-  function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw }) {
+  function virtualList(parent, { rowHeight, cells, fill, onClick, onDraw, keep = Infinity, onDrop }) {
     const list = el('div', 'list');
     list.tabIndex = 0;
     // The rows sit inside the spacer, which clips them: the list scrolls as far as the items, no farther.
@@ -165,6 +166,14 @@
       }
       return i >= 0 && shown[lo] === i ? lo : -1;
     }
+    // Past keep and its slack, the oldest items go (add() and insert() call it before they answer).
+    function dropOldest() {
+      if (items.length <= keep + Math.ceil(keep / 10)) return;
+      const dropped = items.splice(0, items.length - keep);
+      if (revealing !== undefined && dropped.includes(revealing)) revealing = undefined;
+      refilter = true;
+      if (onDrop) onDrop(dropped);
+    }
     function schedule() {
       if (pending) return;
       pending = true;
@@ -180,6 +189,7 @@
         items.push(item);
         if (!refilter && (!test || test(item))) shown.push(items.length - 1);
         grew = true;
+        dropOldest();
         schedule();
         return items.length - 1;
       },
@@ -188,21 +198,15 @@
         if (index >= items.length) return this.add(item);
         items.splice(index, 0, item);
         refilter = true;
+        const before = items.length;
+        dropOldest();
         schedule();
-        return index;
+        return index - (before - items.length);
       },
       /** Changes the item at `index` (it may enter or leave the filter). */
       replace(index, item) {
         items[index] = item;
         if (test) refilter = true;
-        schedule();
-      },
-      /** Removes the first `n` items (the oldest of a list kept to a window). */
-      dropFirst(n) {
-        if (n <= 0) return;
-        if (revealing !== undefined && items.indexOf(revealing) < n) revealing = undefined;
-        items.splice(0, n);
-        refilter = true;
         schedule();
       },
       /** Removes every item (a feed's resync: its snapshot follows). */

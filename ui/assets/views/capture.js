@@ -14,9 +14,8 @@
 (function () {
   const { el, feed, view, virtualList, opener } = window.bb;
   const ROW = 22;
-  // Rows the list keeps, the latest (bb's snapshot sends as many); past it the oldest go, SLACK at a time.
+  // Rows the list keeps, the latest (bb's snapshot sends as many); past it the oldest go, a tenth at a time.
   const KEPT = 100000;
-  const SLACK = 10000;
   const HEX_LIMIT = 64 * 1024;
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
   const IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'image/x-icon', 'image/vnd.microsoft.icon', 'image/svg+xml']);
@@ -197,6 +196,13 @@
     root.append(bar, split);
     const rows = virtualList(left, {
       rowHeight: ROW,
+      keep: KEPT,
+      // The rows' places moved: counted again.
+      onDrop: () => {
+        byKey.clear();
+        rows.items().forEach((it, i) => byKey.set(it.key, i));
+        older = true;
+      },
       cells: ['seq', 'state', 'method', 'status', 'host', 'path', 'kind', 'size', 'time'].map((c) => 'c-' + c),
       onClick: (item) => open(item.key),
       onDraw: (n, total) =>
@@ -250,12 +256,6 @@
       const at = byKey.get(key);
       if (at !== undefined) return rows.replace(at, item);
       byKey.set(key, rows.add(item));
-      if (byKey.size > KEPT + SLACK) {
-        rows.dropFirst(byKey.size - KEPT);
-        byKey.clear();
-        rows.items().forEach((it, i) => byKey.set(it.key, i));
-        older = true;
-      }
     }
 
     feed('exchanges', undefined, (e) => {

@@ -23,9 +23,8 @@
   // Frames a late one is compared with to find its place (it is late by a pull, a few hundred ms).
   const LOOK_BACK = 5000;
   // Frames the tab keeps, the latest (bb's snapshot sends as many: frames-feed.ts FRAMES_SHOWN); past it the oldest
-  // go, SLACK at a time.
+  // go, a tenth at a time.
   const KEPT = 50000;
-  const SLACK = 5000;
   const OPCODES = { 0: 'cont', 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', '-1': 'error' };
 
   /** What a frame's row shows of its payload: a stream message's preview, text (cut), a binary one's size, a close's code and reason. */
@@ -61,6 +60,22 @@
 
     const list = virtualList(body, {
       rowHeight: ROW,
+      keep: KEPT,
+      onDrop: (dropped) => {
+        placed.splice(0, dropped.length);
+        for (const f of dropped) framesOf.set(f.conn, framesOf.get(f.conn) - 1);
+        if (dropped.includes(current)) current = undefined;
+        older = true;
+        // A lane that ended with no frame left in the list goes; the others close up, in their order.
+        let index = 0;
+        for (const [key, lane] of lanes) {
+          if ((framesOf.get(key) ?? 0) === 0 && lane.ended) {
+            lanes.delete(key);
+            framesOf.delete(key);
+          } else lane.index = index++;
+        }
+        drawLegend();
+      },
       cells: ['c-seq', 'c-time', 'c-lanes', 'c-op', 'c-data'],
       onClick: (f) => open('capture', f.conn),
       onDraw: (n, total) =>
@@ -159,25 +174,9 @@
           if (placed[k].seq <= e.frame.seq) break;
           at = k;
         }
-        placed.splice(at, 0, { label: e.label, seq: e.frame.seq, conn });
+        placed.splice(at, 0, { label: e.label, seq: e.frame.seq });
         framesOf.set(conn, (framesOf.get(conn) ?? 0) + 1);
         list.insert(at, item);
-        if (placed.length > KEPT + SLACK) {
-          const cut = placed.length - KEPT;
-          for (const p of placed.splice(0, cut)) framesOf.set(p.conn, framesOf.get(p.conn) - 1);
-          list.dropFirst(cut);
-          if (current !== undefined && !list.items().includes(current)) current = undefined;
-          older = true;
-          // A lane that ended with no frame left in the list goes; the others close up, in their order.
-          let index = 0;
-          for (const [key, lane] of lanes) {
-            if ((framesOf.get(key) ?? 0) === 0 && lane.ended) {
-              lanes.delete(key);
-              framesOf.delete(key);
-            } else lane.index = index++;
-          }
-          drawLegend();
-        }
       }
       list.schedule();
     });
