@@ -20,7 +20,6 @@
 // records it let go.
 import type { BodySlice, JournalRecord } from './journal.js';
 import { addRecord, addWsRecord, emptyRecords, type ExchangeRecords } from './to-har.js';
-import { MESSAGES_LISTED } from './options.js';
 import { WsUnlisted } from './ws-unlisted.js';
 
 /** What one record did: finished an exchange (its records, ready for buildEntry), began a page, or nothing yet. */
@@ -53,8 +52,6 @@ export class EntryAssembler {
   private readonly later = new Map<number, LineRanges>();
   /** WebSocket records held as objects across open exchanges (kept as records come and go: heldWsRecords is read once a record). */
   private held = 0;
-  /** Per open conversation (with readBody): its WebSocket messages so far per direction, to know those past the list. */
-  private readonly messages = new Map<number, { send: number; receive: number }>();
 
   /**
    * With `readBack`, WebSocket records past the first WS_HELD of an exchange
@@ -85,14 +82,7 @@ export class EntryAssembler {
     const ex = this.open.get(r.x);
     // A record for an exchange whose start is unknown (lost to a write error): nothing to attach it to.
     if (!ex) return undefined;
-    if (r.r === 'wsm' && this.readBody) {
-      let seen = this.messages.get(r.x);
-      if (!seen) this.messages.set(r.x, (seen = { send: 0, receive: 0 }));
-      if (++seen[r.d] > MESSAGES_LISTED) {
-        (ex.wsUnlisted ??= new WsUnlisted()).fold(r, this.readBody);
-        return undefined;
-      }
-    }
+    if (r.r === 'wsm' && this.readBody && (ex.wsUnlisted ??= new WsUnlisted()).foldPast(r, this.readBody)) return undefined;
     if ((r.r === 'wsm' || r.r === 'wse') && this.readBack && at >= 0 && ex.ws.length >= WS_HELD) {
       let lines = this.later.get(r.x);
       if (!lines) this.later.set(r.x, (lines = new LineRanges()));
@@ -105,7 +95,6 @@ export class EntryAssembler {
     this.held += ex.ws.length - before;
     if (!ended) return undefined;
     this.open.delete(r.x);
-    this.messages.delete(r.x);
     this.held -= ex.ws.length;
     const later = this.deferReadBack ? this.later.get(r.x) : undefined;
     if (!later) return { kind: 'entry', exchange: this.whole(r.x, ex) };
@@ -136,7 +125,6 @@ export class EntryAssembler {
     for (const x of order) {
       const ex = this.open.get(x)!;
       this.open.delete(x);
-      this.messages.delete(x);
       this.held -= ex.ws.length;
       yield this.whole(x, ex);
     }

@@ -28,7 +28,6 @@ import { unfoldRecord } from './journal-fold.js';
 import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type ResponseStartRecord, type WsErrorRecord, type WsMessageRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
 import { EntryAssembler, WS_HELD } from './entry-assembly.js';
-import { MESSAGES_LISTED } from './options.js';
 import { WsUnlisted } from './ws-unlisted.js';
 import { readLineRanges } from './journal-bytes.js';
 import { LiveRowTable, type LiveRow } from './live-rows.js';
@@ -129,9 +128,10 @@ export class LiveRecords implements LiveCapture, JournalTap {
   private held = new Map<number, Held>();
   /** Proxy exchange id → row, while open. */
   private readonly rowOfX = new Map<number, number>();
-  /** By row, while a conversation is open: its WebSocket messages so far per direction. */
-  private wsCounts = new Map<number, { send: number; receive: number }>();
-  /** By row: a conversation's messages past the list, folded as they came (kept once it ends: its lines are not). */
+  /**
+   * By row: a conversation's count of messages per direction while it is open, and those past the list, folded as
+   * they came (kept once it ends when there are any: their lines are not).
+   */
   private unlisted = new Map<number, WsUnlisted>();
   private readonly listeners = new Set<(event: LiveEvent) => void>();
   private readonly pageList: LivePage[] = [];
@@ -391,7 +391,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
     }
     if (END_RECORDS.has(r.r)) {
       this.rowOfX.delete(r.x);
-      this.wsCounts.delete(i);
+      if (this.unlisted.get(i)?.any() === false) this.unlisted.delete(i);
       t.set(i, 'endedAt', r.ts);
       t.setState(i, r.r === 'done' ? 'done' : r.r === 'fail' ? 'failed' : r.r === 'abort' ? 'aborted' : 'closed');
       if (this.held.has(i)) this.finished(i);
@@ -415,7 +415,6 @@ export class LiveRecords implements LiveCapture, JournalTap {
     };
     this.forgottenRows += remap.length - t.length;
     this.held = moved(this.held);
-    this.wsCounts = moved(this.wsCounts);
     this.unlisted = moved(this.unlisted);
     for (const [x, k] of this.rowOfX) this.rowOfX.set(x, remap[k]!);
     this.recent = this.recent.slice(this.recentFrom).map((k) => remap[k]!);
@@ -426,13 +425,9 @@ export class LiveRecords implements LiveCapture, JournalTap {
 
   // Whether a WebSocket message is past its direction's list: then folded now, with its bytes, and neither held nor placed.
   private pastList(i: number, r: WsMessageRecord): boolean {
-    let seen = this.wsCounts.get(i);
-    if (!seen) this.wsCounts.set(i, (seen = { send: 0, receive: 0 }));
-    if (++seen[r.d] <= MESSAGES_LISTED) return false;
     let past = this.unlisted.get(i);
     if (!past) this.unlisted.set(i, (past = new WsUnlisted()));
-    past.fold(r, this.ctx.readBody);
-    return true;
+    return past.foldPast(r, this.ctx.readBody);
   }
 
   // A finished exchange joins the recent ones; the oldest past `keep` lets its records go.

@@ -97,12 +97,18 @@ export class WsUnlisted {
     return false;
   }
 
+  /** Messages a reader of `.bodies` met so far per direction (foldPast), whether it holds them or reads them back later. */
+  private met = { send: 0, receive: 0 };
+
   /**
-   * Folds a message its reader knows is past the list (the direction's first MESSAGES_LISTED came before it, listed
-   * or still to be read back), now, with its bytes: it costs nothing until the entry is written.
+   * For a reader of `.bodies` meeting a conversation's messages as they come (the HAR's writer, a follower, the
+   * live view): whether this one is past its direction's list (the first MESSAGES_LISTED), and then it is folded
+   * now, with its bytes, and costs nothing until the entry is written. The reader neither holds nor places it.
    */
-  fold(r: WsMessageRecord, read: (slice: BodySlice) => Buffer): void {
+  foldPast(r: WsMessageRecord, read: (slice: BodySlice) => Buffer): boolean {
+    if (++this.met[r.d] <= MESSAGES_LISTED) return false;
     if (r.op !== 9 && r.op !== 10) (this.past[r.d] ??= new PastDirection()).add(r, read);
+    return true;
   }
 
   /** Whether any message went past the list. */
