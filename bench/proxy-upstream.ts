@@ -4,6 +4,7 @@
 //   GET  /1mib        1 MiB of bytes (Content-Length)
 //   POST /upload      reads the body, answers small JSON with its size
 //   GET  /sse?n=N     text/event-stream: N events, one per write, one event-loop turn apart
+//   GET  /sse-paced?rate=R&seconds=S   text/event-stream: R events a second for S seconds, written every 10 ms
 //   WebSocket (any path)  echoes every message back as it came (no compression)
 //
 // An optional first argument delays every HTTP answer by that many ms (the
@@ -39,6 +40,24 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
       res.end(body);
     });
+  } else if (url.startsWith('/sse-paced')) {
+    const q = new URL(url, 'http://x').searchParams;
+    const perTick = Math.max(1, Math.round(Number(q.get('rate') ?? 1000) / 100));
+    const ticks = Math.max(1, Math.round(Number(q.get('seconds') ?? 10) * 100));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let sent = 0;
+    let tick = 0;
+    const started = performance.now();
+    const next = (): void => {
+      if (res.destroyed) return;
+      let chunk = '';
+      for (let i = 0; i < perTick; i++, sent++) chunk += `id: ${sent}\nevent: tick\ndata: {"n":${sent},"payload":"${'s'.repeat(40)}"}\n\n`;
+      res.write(chunk);
+      // Paced by the clock, not by the timers' drift: tick k is due at k × 10 ms.
+      if (++tick >= ticks) res.end();
+      else setTimeout(next, Math.max(0, started + tick * 10 - performance.now()));
+    };
+    next();
   } else if (url.startsWith('/sse')) {
     const n = Math.min(10_000, Number(new URL(url, 'http://x').searchParams.get('n') ?? 100));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -6,7 +6,7 @@
 // slow figure, only when they cannot run.
 import { spawnSync } from 'node:child_process';
 
-const AREAS = ['proxy', 'diff', 'tls', 'frames', 'replay', 'shadow', 'ui'];
+const AREAS = ['proxy', 'diff', 'tls', 'frames', 'replay', 'shadow', 'ui', 'ui-long'];
 const root = new URL('..', import.meta.url).pathname;
 const argv = process.argv.slice(2);
 // Areas come first (bare words), then flags for every area.

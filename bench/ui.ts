@@ -22,8 +22,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { openFeed, until } from './lib/feed.js';
 import { positiveFlags } from './lib/args.js';
 import { httpLoad } from './lib/load.js';
 import { cpuSeconds } from './lib/proc.js';
@@ -47,7 +47,7 @@ function parseArgs(argv: string[]): Args {
 }
 
 /** A running `bb capture`. */
-interface Bb {
+export interface Bb {
   child: ChildProcess;
   proxy: string;
   ui?: string;
@@ -55,8 +55,8 @@ interface Bb {
 }
 
 /** Starts `bb capture` (with --ui when asked) and waits for its proxy's (and page's) URL. */
-async function startBb(upstream: string, out: string, ui: boolean): Promise<Bb> {
-  const child = spawn(process.execPath, [BIN, 'capture', '--target', upstream, '--out', out, ...(ui ? ['--ui'] : [])], {
+export async function startBb(upstream: string, out: string, ui: boolean, nodeFlags: string[] = []): Promise<Bb> {
+  const child = spawn(process.execPath, [...nodeFlags, BIN, 'capture', '--target', upstream, '--out', out, ...(ui ? ['--ui'] : [])], {
     env: { ...process.env, NO_COLOR: '1', BB_HOME: join(out, '..', 'home') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -100,44 +100,16 @@ interface Reader {
 }
 
 async function readFeed(ui: string): Promise<Reader> {
-  const res = await request(`${ui}feed/exchanges`);
-  if (res.statusCode !== 200) throw new Error(`the exchanges feed answered ${res.statusCode}`);
-  const reader: Reader = {
-    rows: 0, done: new Set(), first: 0, last: 0,
-    until: (n) => new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (reader.done.size >= n) return resolve();
-        if (ended) return reject(new Error(`the feed ended after ${reader.done.size} of ${n} rows done`));
-        setTimeout(check, 5);
-      };
-      check();
-    }),
-    close: () => res.body.destroy(),
-  };
-  let ended = false;
-  let text = '';
-  void (async () => {
-    try {
-      for await (const chunk of res.body) {
-        text += String(chunk);
-        const end = text.lastIndexOf('\n\n');
-        if (end < 0) continue;
-        const events = text.slice(0, end);
-        text = text.slice(end + 2);
-        for (const line of events.split('\n\n')) {
-          if (!line.startsWith('data: {"type":"row"')) continue;
-          const now = performance.now();
-          if (reader.rows++ === 0) reader.first = now;
-          reader.last = now;
-          if (line.includes('"state":"done"')) reader.done.add(Number(/"seq":(\d+)/.exec(line)?.[1]));
-        }
-      }
-    } catch {
-      // destroyed by close()
-    } finally {
-      ended = true;
-    }
-  })();
+  const reader: Reader = { rows: 0, done: new Set(), first: 0, last: 0, until: async () => undefined, close: () => undefined };
+  const feed = await openFeed(`${ui}feed/exchanges`, (type, data) => {
+    if (type !== 'row') return;
+    const now = performance.now();
+    if (reader.rows++ === 0) reader.first = now;
+    reader.last = now;
+    if (data.includes('"state":"done"')) reader.done.add(Number(/"seq":(\d+)/.exec(data)?.[1]));
+  });
+  reader.until = (n) => until(feed, () => reader.done.size >= n, `${n} rows done`);
+  reader.close = () => feed.close();
   return reader;
 }
 

@@ -1,0 +1,324 @@
+// The live view (`bb capture --ui`) over a long run: what each of its windows
+// and paces holds down, measured as a user meets it (docs/performance.md "ui").
+//
+//   npm run bench -- ui-long [--quick] [--messages N] [--conversations C] [--events-per-second R]
+//                            [--seconds S] [--connections K] [--requests Q]
+//
+// `bb capture --ui` runs as users run it (bin/bb.js, its own process, writing
+// its HAR) in front of proxy-upstream.ts (node:http + a ws echo, its own
+// process); the feeds are read by SSE clients in this process (bench/lib/feed.ts).
+// Throughout each part a prober sends `GET /small` through the proxy every
+// 20 ms, one at a time: "longest probe" is the slowest answer it got while the
+// part's measured work ran (what the relay's stalls cost any client of it).
+// CPU and RSS are bb's (/proc). Five parts, each on a fresh bb:
+//
+// 1. A long conversation: one WebSocket client sends N two-byte messages (the
+//    upstream echoes each), then a page opens the conversation
+//    (`/feed/exchange?key=`): the time to its entry, and RSS before and after.
+//    Past 100,000 a direction the messages are folded as they are written.
+// 2. The Frames tab on a long capture: C conversations of N / C messages, then
+//    a page opens `/feed/frames`: the time to the window (the last 50,000
+//    frames), the bytes sent, RSS before and after.
+// 3. A growing event stream: one SSE stream of R events a second for S
+//    seconds, with no page, then with a page on the Frames tab: bb's CPU over
+//    the stream.
+// 4. Short WebSocket connections: K connections, 8 at a time, each opening,
+//    sending one message, reading its echo and closing; with no page, then
+//    with a page on the Frames tab: the time they take and bb's CPU.
+// 5. A long run's rows: Q small GETs, then a page opens the Exchanges tab
+//    (`/feed/exchanges`): the rows the snapshot sends (the latest 100,000 and
+//    the open ones), its time and bytes, RSS.
+//
+// Needs a built dist/ (npm run bench builds it).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import WebSocket from 'ws';
+import { positiveFlags } from './lib/args.js';
+import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { openFeed, until, type Feed } from './lib/feed.js';
+import { httpLoad } from './lib/load.js';
+import { cpuSeconds, rssMiB } from './lib/proc.js';
+import { auto, markdownTable, num } from './lib/table.js';
+import { startBb, type Bb } from './ui.js';
+
+interface Args {
+  messages: number;
+  conversations: number;
+  eventsPerSecond: number;
+  seconds: number;
+  connections: number;
+  requests: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const f = positiveFlags(
+    argv,
+    {
+      messages: [1_000_000, 200_000],
+      conversations: [20, 4],
+      'events-per-second': 5_000,
+      seconds: [10, 4],
+      connections: [16_000, 2_000],
+      requests: [300_000, 120_000],
+    },
+    true,
+  );
+  return { ...f, eventsPerSecond: f['events-per-second'] };
+}
+
+/** Probes the proxy every `everyMs`, one GET at a time; `worst()` is the slowest answer since the last `reset()`. */
+function startProber(proxy: string, everyMs = 20): { reset(): void; worst(): number; stop(): Promise<void> } {
+  let worst = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t0 = performance.now();
+      const res = await request(`${proxy}/small`);
+      await res.body.dump();
+      worst = Math.max(worst, performance.now() - t0);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    reset: () => void (worst = 0),
+    worst: () => worst,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** One WebSocket client sending `count` two-byte messages through the proxy, a window of 1,000 unanswered at most. */
+async function converse(wsUrl: string, count: number): Promise<void> {
+  const socket = new WebSocket(wsUrl, { perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  let answered = 0;
+  let sent = 0;
+  await new Promise<void>((resolve, reject) => {
+    const more = (): void => {
+      while (sent < count && sent - answered < 1_000) socket.send(String(sent++ % 100).padStart(2, '0'));
+    };
+    socket.on('message', () => {
+      if (++answered === count) resolve();
+      else if (sent - answered < 500) more();
+    });
+    socket.once('error', reject);
+    more();
+  });
+  socket.close();
+  await new Promise((r) => socket.once('close', r));
+}
+
+/** Short connections: `count` in all, `parallel` at a time, each one message and its echo. */
+async function shortConnections(wsUrl: string, count: number, parallel = 8): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      next++;
+      await converse(wsUrl, 1);
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+}
+
+/** The first row of `kind` in the running capture, from a fresh read of the exchanges feed's snapshot. */
+async function firstRow(ui: string, kind: string): Promise<{ seq: number; label: string }> {
+  let found: { seq: number; label: string } | undefined;
+  const feed = await openFeed(`${ui}feed/exchanges`, (type, data) => {
+    if (type !== 'row' || found) return;
+    const e = JSON.parse(data) as { label: string; row: { seq: number; kind: string } };
+    if (e.row.kind === kind) found = { seq: e.row.seq, label: e.label };
+  });
+  await until(feed, () => found !== undefined, `a ${kind} row`);
+  feed.close();
+  return found!;
+}
+
+/** A figure of one part: its name and value, printed as a table row. */
+type Row = [part: string, figure: string, value: string];
+
+/** Runs `work` on a fresh `bb capture --ui` with a prober going; bb is stopped after. */
+async function withBb<T>(upstream: string, dir: string, name: string, work: (bb: Bb, prober: ReturnType<typeof startProber>) => Promise<T>): Promise<T> {
+  const bb = await startBb(upstream, join(dir, `${name}.har`), true);
+  const prober = startProber(bb.proxy);
+  try {
+    return await work(bb, prober);
+  } finally {
+    await prober.stop();
+    await bb.stop();
+  }
+}
+
+async function longConversation(upstream: string, dir: string, a: Args): Promise<Row[]> {
+  return withBb(upstream, dir, 'conversation', async (bb) => {
+    const wsUrl = bb.proxy.replace('http', 'ws') + '/chat';
+    const t0 = performance.now();
+    await converse(wsUrl, a.messages);
+    const sendMs = performance.now() - t0;
+    const row = await firstRow(bb.ui!, 'websocket');
+    const rss0 = rssMiB(bb.child.pid!);
+    const opened = performance.now();
+    let entryMs = 0;
+    const feed = await openFeed(`${bb.ui}feed/exchange?key=${encodeURIComponent(`${row.label}/${row.seq}`)}`, (type) => {
+      if (type === 'entry' && entryMs === 0) entryMs = performance.now() - opened;
+    });
+    await until(feed, () => entryMs > 0, 'the entry');
+    const rss1 = rssMiB(bb.child.pid!);
+    feed.close();
+    return [
+      [`1. one conversation of ${num(a.messages)} messages each way`, 'sent and echoed through bb', `${auto(sendMs / 1000)} s (${num(a.messages / (sendMs / 1000))} msg/s)`],
+      ['', 'its entry opened in the page', `${auto(entryMs)} ms`],
+      ['', 'bb RSS before → after the open', `${num(rss0)} → ${num(rss1)} MiB`],
+    ];
+  });
+}
+
+async function framesWindow(upstream: string, dir: string, a: Args): Promise<Row[]> {
+  return withBb(upstream, dir, 'frames', async (bb, prober) => {
+    const wsUrl = bb.proxy.replace('http', 'ws') + '/chat';
+    const each = Math.ceil(a.messages / a.conversations);
+    // Two at a time: their messages interleave, as conversations do.
+    for (let c = 0; c < a.conversations; c += 2) await Promise.all([converse(wsUrl, each), c + 1 < a.conversations ? converse(wsUrl, each) : undefined]);
+    const frames = 2 * each * a.conversations;
+    const rss0 = rssMiB(bb.child.pid!);
+    const cpu0 = cpuSeconds(bb.child.pid!);
+    prober.reset();
+    const opened = performance.now();
+    let got = 0;
+    let windowMs = 0;
+    const feed = await openFeed(`${bb.ui}feed/frames`, (type) => {
+      if (type === 'frame' && ++got === Math.min(frames, 50_000)) windowMs = performance.now() - opened;
+    });
+    await until(feed, () => windowMs > 0, 'the window of frames');
+    const cpu = cpuSeconds(bb.child.pid!) - cpu0;
+    const rss1 = rssMiB(bb.child.pid!);
+    const worst = prober.worst();
+    feed.close();
+    return [
+      [`2. the Frames tab opened on ${a.conversations} conversations, ${num(frames)} frames`, 'time to its window (the last 50,000)', `${auto(windowMs)} ms, ${auto(feed.bytes / 2 ** 20)} MiB sent`],
+      ['', 'bb CPU over the open; longest probe', `${auto(cpu * 1000)} ms; ${auto(worst)} ms`],
+      ['', 'bb RSS before → after the open', `${num(rss0)} → ${num(rss1)} MiB`],
+    ];
+  });
+}
+
+/** One SSE stream through bb, read to its end; bb's CPU over it and the longest probe, with a Frames page open or not. */
+async function eventStream(upstream: string, dir: string, a: Args, page: boolean): Promise<{ cpuMs: number; worst: number; frames: number; resyncs: number }> {
+  return withBb(upstream, dir, page ? 'sse-page' : 'sse', async (bb, prober) => {
+    const events = a.eventsPerSecond * a.seconds;
+    // The last event's data as a frame's JSON holds it.
+    const last = `{\\"n\\":${events - 1},`;
+    let frames = 0;
+    let lastSeen = false;
+    let resyncs = 0;
+    const feed: Feed | undefined = page
+      ? await openFeed(`${bb.ui}feed/frames`, (type, data) => {
+          if (type === 'resync') resyncs++;
+          if (type !== 'frame') return;
+          frames++;
+          if (data.includes(last)) lastSeen = true;
+        })
+      : undefined;
+    const cpu0 = cpuSeconds(bb.child.pid!);
+    prober.reset();
+    const res = await request(`${bb.proxy}/sse-paced?rate=${a.eventsPerSecond}&seconds=${a.seconds}`);
+    // Read to its end (body.dump() would stop at 128 KiB and abort it).
+    for await (const _ of res.body);
+    // The page has the stream's last event (read in the pull after it ended).
+    if (feed) await until(feed, () => lastSeen, `the stream's last event in the Frames tab`);
+    const cpuMs = (cpuSeconds(bb.child.pid!) - cpu0) * 1000;
+    const worst = prober.worst();
+    feed?.close();
+    return { cpuMs, worst, frames, resyncs };
+  });
+}
+
+async function growingStream(upstream: string, dir: string, a: Args): Promise<Row[]> {
+  const none = await eventStream(upstream, dir, a, false);
+  const page = await eventStream(upstream, dir, a, true);
+  const name = `3. one event stream, ${num(a.eventsPerSecond)} events/s for ${a.seconds} s`;
+  return [
+    [name, 'bb CPU over the stream: no page; Frames tab open', `${auto(none.cpuMs)} ms; ${auto(page.cpuMs)} ms (${(page.cpuMs / none.cpuMs).toFixed(2)}×)`],
+    ['', 'longest probe: no page; Frames tab open', `${auto(none.worst)} ms; ${auto(page.worst)} ms`],
+    ['', 'frame events the page read (resyncs: the page fell behind)', `${num(page.frames)} (${page.resyncs})`],
+  ];
+}
+
+/** K short connections through bb, with a Frames page open or not. */
+async function connectionsRun(upstream: string, dir: string, a: Args, page: boolean): Promise<{ ms: number; cpuMs: number; worst: number }> {
+  return withBb(upstream, dir, page ? 'conns-page' : 'conns', async (bb, prober) => {
+    const feed = page ? await openFeed(`${bb.ui}feed/frames`, () => undefined) : undefined;
+    const cpu0 = cpuSeconds(bb.child.pid!);
+    prober.reset();
+    const t0 = performance.now();
+    await shortConnections(bb.proxy.replace('http', 'ws') + '/chat', a.connections);
+    const ms = performance.now() - t0;
+    const cpuMs = (cpuSeconds(bb.child.pid!) - cpu0) * 1000;
+    const worst = prober.worst();
+    feed?.close();
+    return { ms, cpuMs, worst };
+  });
+}
+
+async function shortOnes(upstream: string, dir: string, a: Args): Promise<Row[]> {
+  const none = await connectionsRun(upstream, dir, a, false);
+  const page = await connectionsRun(upstream, dir, a, true);
+  return [
+    [`4. ${num(a.connections)} short WebSocket connections, 8 at a time`, 'time: no page; Frames tab open', `${auto(none.ms / 1000)} s; ${auto(page.ms / 1000)} s`],
+    ['', 'bb CPU: no page; Frames tab open', `${auto(none.cpuMs / 1000)} s; ${auto(page.cpuMs / 1000)} s`],
+    ['', 'longest probe: no page; Frames tab open', `${auto(none.worst)} ms; ${auto(page.worst)} ms`],
+  ];
+}
+
+async function longRun(upstream: string, dir: string, a: Args): Promise<Row[]> {
+  return withBb(upstream, dir, 'rows', async (bb, prober) => {
+    const load = await httpLoad({ url: `${bb.proxy}/small`, connections: 10, amount: a.requests });
+    if (load.errors > 0) throw new Error(`${load.errors} of ${load.ops} requests failed`);
+    const rss0 = rssMiB(bb.child.pid!);
+    const cpu0 = cpuSeconds(bb.child.pid!);
+    prober.reset();
+    // The snapshot: every row it sends comes before the first row of a probe sent after it opened.
+    const opened = performance.now();
+    let rows = 0;
+    let window = false;
+    let snapshotMs = 0;
+    const feed = await openFeed(`${bb.ui}feed/exchanges`, (type) => {
+      if (type === 'window') window = true;
+      else if (type === 'row' && ++rows >= Math.min(a.requests, 100_000)) snapshotMs ||= performance.now() - opened;
+    });
+    await until(feed, () => snapshotMs > 0, 'the snapshot');
+    const cpu = cpuSeconds(bb.child.pid!) - cpu0;
+    const worst = prober.worst();
+    const rss1 = rssMiB(bb.child.pid!);
+    feed.close();
+    return [
+      [`5. the Exchanges tab opened after ${num(a.requests)} GETs`, 'rows in its snapshot (window said)', `${num(rows)} (${window ? 'yes' : 'no'}) in ${auto(snapshotMs)} ms, ${auto(feed.bytes / 2 ** 20)} MiB`],
+      ['', 'bb CPU over the open; longest probe', `${auto(cpu * 1000)} ms; ${auto(worst)} ms`],
+      ['', 'bb RSS after the GETs → after the open', `${num(rss0)} → ${num(rss1)} MiB`],
+    ];
+  });
+}
+
+/** Entry point for bench/lib/area.ts. */
+export async function run(argv: string[]): Promise<void> {
+  const a = parseArgs(argv);
+  const dir = await mkdtemp(join(tmpdir(), 'bb-bench-ui-long-'));
+  let upstream: Helper | undefined;
+  try {
+    upstream = await startHelper(benchPath('proxy-upstream.ts'), []);
+    const origin = `http://127.0.0.1:${upstream.port}`;
+    console.log(`\n## ui-long\n\nbb capture --ui over a long run, each part on a fresh bb; a probe GET every 20 ms throughout; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}\n`);
+    const rows: Row[] = [];
+    for (const part of [longConversation, framesWindow, growingStream, shortOnes, longRun]) rows.push(...(await part(origin, dir, a)));
+    console.log(markdownTable(['part', 'figure', 'measured'], rows));
+  } finally {
+    await upstream?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
