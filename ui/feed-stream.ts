@@ -22,6 +22,13 @@
 // The socket's queue is first in, first out, so the updates still queued are
 // min(writableLength, bytes written since the snapshot ended).
 //
+// A snapshot is written a slice at a time, SLICE_MS of the loop's turn each:
+// the feed hands over its events at once (cheap objects: the state as it is),
+// their text is made and written over the next turns, so the proxy on the
+// same thread keeps serving (100,000 rows at once stalled it 0.7 s:
+// docs/performance.md "ui"). Updates sent meanwhile wait behind the snapshot
+// and are not held against the cap until it is out: a few turns' worth.
+//
 // A page that reconnects (EventSource does by itself) is a new subscription
 // and gets a snapshot too; the page's shell (assets/app.js) treats that as a
 // resync.
@@ -53,6 +60,10 @@ export const FEED_QUEUE_MAX = 1024 * 1024;
 const HELLO = ': bb live view\n\n';
 /** How often an idle stream gets a comment, so nothing between cuts it. */
 const PING_EVERY_MS = 15_000;
+/** How long a turn of the event loop writes a snapshot's events, at most (then the next turn goes on). */
+const SLICE_MS = 8;
+/** Events made into text between looks at the clock. */
+const SLICE_CHECK = 64;
 
 /** What /api/feeds says of one open page subscription. */
 export interface FeedStat {
@@ -75,8 +86,13 @@ export interface FeedStat {
 /** One page reading one feed. */
 export class FeedStream {
   private state: FeedStat['state'] = 'live';
+  /** Updates' text, written once per turn after the snapshot. */
   private queue: string[] = [];
+  /** Bytes of `queue`. */
   private pending = 0;
+  /** The snapshot's events, the first `snapshotAt` already written. */
+  private snapshot: UiEvent[] = [];
+  private snapshotAt = 0;
   private scheduled = false;
   private ended = false;
   private stopFeed: (() => void) | undefined;
@@ -85,6 +101,7 @@ export class FeedStream {
   // True while the feed's open() sends its snapshot: that is never cut.
   private opening = false;
   private written = 0;
+  // Where the last snapshot ended in the bytes written (infinite while it is being written).
   private snapshotEnd = 0;
   private snapshotBytes = 0;
   private most = 0;
@@ -105,9 +122,6 @@ export class FeedStream {
 
   /** Opens the feed and answers the page; false when the key names nothing (then the page got 404 already). */
   start(): boolean {
-    // The opening comment goes out with the snapshot, in its first write.
-    this.queue.push(HELLO);
-    this.pending = Buffer.byteLength(HELLO);
     if (!this.open()) {
       this.ended = true;
       const body = `feed ${this.feed.name} has nothing named ${JSON.stringify(this.key ?? '')}\n`;
@@ -116,6 +130,8 @@ export class FeedStream {
       return false;
     }
     this.res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    // The opening comment and the snapshot's first slice go out at once.
+    this.snapshotBytes += this.write(HELLO);
     this.flush();
     this.ping = setInterval(() => {
       // Only an idle stream needs one: bytes still queued say the same, and a stalled page must not collect pings.
@@ -134,6 +150,7 @@ export class FeedStream {
     this.stopFeed?.();
     this.stopFeed = undefined;
     this.queue = [];
+    this.snapshot = [];
     this.res.end();
     this.onEnd();
   }
@@ -143,7 +160,7 @@ export class FeedStream {
     return { feed: this.feed.name, key: this.key ?? null, state: this.state, queued: this.updatesQueued(), most: this.most, snapshot: this.snapshotBytes, resyncs: this.resyncs };
   }
 
-  // Opens (again) the feed; what it sends at once is the snapshot, queued whole (start() writes it at once, a resync on the next turn).
+  // Opens (again) the feed; what it sends at once is the snapshot, written by the caller's flush, a slice a turn.
   private open(): boolean {
     const generation = ++this.generation;
     const send = (event: UiEvent): void => {
@@ -153,49 +170,81 @@ export class FeedStream {
     const stop = this.feed.open(this.key, send);
     this.opening = false;
     this.stopFeed = stop;
-    // The snapshot ends where what is queued now ends, once written.
-    this.snapshotBytes = this.pending;
-    this.snapshotEnd = this.written + this.pending;
+    this.snapshotBytes = 0;
+    this.snapshotEnd = Number.POSITIVE_INFINITY;
     return stop !== undefined;
   }
 
   // JSON.stringify writes no CR or LF, so each event is one `data:` line.
   private send(event: UiEvent): void {
     if (this.ended || this.state === 'behind') return;
+    if (this.opening) {
+      this.snapshot.push(event);
+      return;
+    }
     const line = `data: ${JSON.stringify(event)}\n\n`;
     const bytes = Buffer.byteLength(line);
     // One event bigger than the cap (an exchange's entry with a big body) still goes to a page that has nothing queued.
-    const before = this.opening ? 0 : this.updatesQueued();
+    const before = this.updatesQueued();
     if (before > 0 && before + bytes > this.max) return this.fallBehind();
     this.queue.push(line);
     this.pending += bytes;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.schedule();
   }
 
-  // Events sent in one turn go out in one write (a snapshot of 100,000 rows is one write, not 100,000).
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  // Once a turn: the snapshot's next slice, or (once it is out) the updates sent since, in one write.
   private flush(): void {
     this.scheduled = false;
-    if (this.ended || this.queue.length === 0) return;
+    if (this.ended) return;
+    if (this.snapshotAt < this.snapshot.length) {
+      this.snapshotBytes += this.write(this.snapshotSlice());
+      if (this.snapshotAt < this.snapshot.length) return this.schedule();
+      this.snapshot = [];
+      this.snapshotAt = 0;
+    }
+    if (this.snapshotEnd === Number.POSITIVE_INFINITY) this.snapshotEnd = this.written;
+    if (this.queue.length === 0) return;
     const text = this.queue.join('');
     this.queue = [];
     this.pending = 0;
     this.write(text);
   }
 
-  private write(text: string): void {
-    this.written += Buffer.byteLength(text);
-    this.res.write(text);
-    this.most = Math.max(this.most, this.updatesQueued());
+  // The snapshot's events from where the last slice stopped, as text, for SLICE_MS at most (at least SLICE_CHECK events).
+  private snapshotSlice(): string {
+    const started = performance.now();
+    const lines: string[] = [];
+    const events = this.snapshot;
+    let at = this.snapshotAt;
+    do {
+      for (const end = Math.min(events.length, at + SLICE_CHECK); at < end; at++) lines.push(`data: ${JSON.stringify(events[at])}\n\n`);
+    } while (at < events.length && performance.now() - started < SLICE_MS);
+    this.snapshotAt = at;
+    return lines.join('');
   }
 
-  /** Bytes queued after the last snapshot: not yet written, and written but not yet taken by the socket. */
+  // Writes text to the page; its bytes.
+  private write(text: string): number {
+    const bytes = Buffer.byteLength(text);
+    this.written += bytes;
+    this.res.write(text);
+    this.most = Math.max(this.most, this.updatesQueued());
+    return bytes;
+  }
+
+  /**
+   * Bytes queued after the last snapshot: not yet written, and written but not yet taken by the socket. While a
+   * snapshot is being written, none: the updates wait behind it for a few turns.
+   */
   private updatesQueued(): number {
-    const inResponse = Math.max(0, Math.min(this.res.writableLength, this.written - this.snapshotEnd));
-    const notWritten = this.pending - Math.max(0, this.snapshotEnd - this.written);
-    return inResponse + Math.max(0, notWritten);
+    if (this.snapshotEnd === Number.POSITIVE_INFINITY) return 0;
+    return Math.max(0, Math.min(this.res.writableLength, this.written - this.snapshotEnd)) + this.pending;
   }
 
   // The page is not keeping up: stop the feed and drop what it missed; a snapshot follows when it drains.
@@ -203,7 +252,6 @@ export class FeedStream {
     this.state = 'behind';
     this.queue = [];
     this.pending = 0;
-    this.snapshotEnd = Math.min(this.snapshotEnd, this.written);
     this.stopFeed?.();
     this.stopFeed = undefined;
     // A burst of one turn may pass the cap with nothing stuck in the socket: then no drain comes.
@@ -215,10 +263,10 @@ export class FeedStream {
     if (this.ended) return;
     this.state = 'live';
     this.resyncs++;
-    this.opening = true;
-    this.send({ type: 'resync' });
-    this.opening = false;
+    this.snapshot = [{ type: 'resync' }];
+    this.snapshotAt = 0;
     // A feed that names nothing any more (an exchange gone) ends the stream; the page sees it close.
     if (!this.open()) this.close();
+    else this.flush();
   }
 }

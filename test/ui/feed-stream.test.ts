@@ -89,3 +89,47 @@ describe('a feed whose page stops reading', () => {
     stalled.close();
   });
 });
+
+describe('a feed with a big snapshot', () => {
+  const ROWS = 200_000;
+  const TICKS = 40;
+  const sends = new Set<(e: UiEvent) => void>();
+  const big: UiFeed = {
+    name: 'big',
+    open(_key, send) {
+      for (let n = 0; n < ROWS; n++) send({ type: 'row', n, text: 'r'.repeat(80) });
+      sends.add(send);
+      return () => sends.delete(send);
+    },
+  };
+  let ui: UiServer;
+  before(async () => {
+    ui = await startUi({ title: 'bb test', views: [], feeds: [big], feedQueueMax: CAP });
+  });
+  after(() => ui.close());
+
+  it('writes it a slice at a time: the server answers meanwhile, and updates sent meanwhile follow it, in order, not held against the cap', async () => {
+    const page = await request(ui.url + 'feed/big');
+    assert.equal(page.statusCode, 200);
+    // Updates while the snapshot goes out: 80 KB in all, past the 64 KB cap.
+    for (let n = 1; n <= TICKS; n++) for (const send of sends) send({ type: 'tick', n, filler: FILLER, ...(n === TICKS ? { last: 'LAST-TICK' } : {}) });
+    const during = (await stats(ui)).pages.find((p) => p.feed === 'big');
+    const chunks: string[] = [];
+    let tail = '';
+    for await (const chunk of page.body) {
+      const text = String(chunk);
+      chunks.push(text);
+      if ((tail + text).includes('LAST-TICK') || (tail + text).includes('"type":"resync"')) break;
+      tail = text.slice(-16);
+    }
+    page.body.destroy();
+    const seen = chunks.join('');
+    const whole = Buffer.byteLength(seen.slice(0, seen.indexOf('data: {"type":"tick"')));
+    assert.ok(during && during.snapshot < whole / 2, `the server answered while the snapshot went out: ${during?.snapshot} of its ${whole} bytes written then`);
+    const events = [...seen.matchAll(/^data: \{"type":"(row|tick)","n":(\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const expected = [...Array.from({ length: ROWS }, (_, n) => `row ${n}`), ...Array.from({ length: TICKS }, (_, n) => `tick ${n + 1}`)];
+    assert.equal(events.length, expected.length);
+    assert.ok(events.every((e, i) => e === expected[i]), 'the snapshot whole, then the updates, in order');
+    assert.doesNotMatch(seen, /resync/);
+  });
+});
