@@ -24,7 +24,7 @@ export {
   type Har, type HarLog, type HarPage, type HarEntry, type HarRequest, type HarResponse, type HarTimings,
   type HarNameValue, type HarCookie, type HarPostData, type HarContent,
   type HarWebSocketMessage, type HarEventSourceMessage, type HarGrpcMessage, type BbLogExt, type BbEntryExt, type HarShadow, type HarReplayOf, type HarReplaySkip,
-  type LiveCapture, type LiveLimits, type LiveRow, type LiveEvent, type LivePage, type LiveState, type EventFollower,
+  type LiveCapture, type LiveLimits, type LiveRow, type LiveEvent, type LivePage, type LiveState, type EventFollower, type RecentMessage,
 } from './capture/index.js';
 // Scenarios for bb compare.
 export { defineScenario, type Scenario, type ScenarioFn, type ScenarioContext } from './scenario/index.js';

@@ -27,7 +27,7 @@ import { EventLister } from './to-har-bodies.js';
 import { unfoldRecord } from './journal-fold.js';
 import { END_RECORDS, parseJournalLine, type HeaderRecord, type JournalRecord, type JournalTap, type ResponseStartRecord, type WsErrorRecord, type WsMessageRecord } from './journal.js';
 import { IN_FLIGHT_NOTE, buildEntry, buildWsMessage, emptyRecords, entryUrl, type EntryContext, type ExchangeRecords } from './to-har.js';
-import { EntryAssembler, WS_HELD } from './entry-assembly.js';
+import { EntryAssembler, LineRanges, WS_HELD } from './entry-assembly.js';
 import { WsUnlisted } from './ws-unlisted.js';
 import { readLineRanges } from './journal-bytes.js';
 import { LiveRowTable, type LiveRow } from './live-rows.js';
@@ -70,9 +70,12 @@ export interface LiveCapture {
   /**
    * The last `limit` WebSocket messages (and error rows) the conversations list, all conversations together, in the
    * order they were recorded, each with its exchange's seq: read back by their lines' places, about `limit` lines
-   * however long the capture (a frames view opened late shows these).
+   * however long the capture (a frames view opened late shows these). Each message is built when asked (`build`:
+   * reading and unsealing its payload, most of the cost), so a caller can spread that over turns of the loop.
    */
-  recentMessages(limit: number): Array<{ seq: number; message: HarWebSocketMessage }>;
+  recentMessages(limit: number): RecentMessage[];
+  /** recentMessages read a few thousand lines a step (each `yield` may end a turn of the loop); what it returns is theirs. */
+  recentMessageSteps(limit: number): Generator<void, RecentMessage[]>;
   /**
    * Follows an event stream's events from its start, each chunk read once: next() gives the events its entry lists
    * that came since the last call, and whether the stream ended. Undefined when `seq` is no event stream whose
@@ -90,6 +93,16 @@ export interface LiveCapture {
 /** Finished exchanges whose records a live capture keeps by default (older entries are read back from the journal). */
 export const LIVE_KEEP = 100;
 
+/** A message of recentMessages built after its live capture closed (its files with it). */
+export class LiveCaptureClosed extends Error {
+  constructor() {
+    super('the live capture is closed');
+  }
+}
+
+/** Journal lines recentMessageSteps reads between steps. */
+const RECENT_READ_STEP = 2000;
+
 /**
  * Rows a live capture keeps at least, the latest (and every open one); at twice as many the older ones go: a load
  * test through `--ui` makes millions of exchanges, ~150 bytes of row and lines each, and no page lists them all.
@@ -98,6 +111,17 @@ export const LIVE_ROWS = 100_000;
 
 /** Characters of a row's URL (a page lists it; the entry holds it whole): a peer's 16 KB request lines, row after row. */
 export const ROW_URL_CHARS = 2048;
+
+/** One of a capture's latest WebSocket messages (LiveCapture.recentMessages). */
+export interface RecentMessage {
+  /** Its exchange's seq. */
+  seq: number;
+  /** Its own `_bb.seq` and time (epoch seconds), known before it is built. */
+  messageSeq: number;
+  time: number;
+  /** The message as the HAR holds it. */
+  build(): HarWebSocketMessage;
+}
 
 /** An event stream followed as it grows (LiveCapture.followEvents). */
 export interface EventFollower {
@@ -149,6 +173,8 @@ export class LiveRecords implements LiveCapture, JournalTap {
   private lineBytes: number[] = [];
   listenerErrors = 0;
   forgottenRows = 0;
+  /** Closed (its files with it): what was handed out to build later builds nothing. */
+  private closed = false;
   /** Finished exchanges whose records stay in memory. */
   private readonly keep: number;
   /** Rows kept at least, and the number of rows at which the older ones go next. */
@@ -214,26 +240,53 @@ export class LiveRecords implements LiveCapture, JournalTap {
     return entry;
   }
 
-  recentMessages(limit: number): Array<{ seq: number; message: HarWebSocketMessage }> {
+  recentMessages(limit: number): RecentMessage[] {
+    const steps = this.recentMessageSteps(limit);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  *recentMessageSteps(limit: number): Generator<void, RecentMessage[]> {
     const t = this.table;
     const rows: number[] = [];
     for (let i = 0; i < t.length; i++) if (t.kind(i) === 'websocket') rows.push(i);
-    const found: Array<{ at: number; i: number; r: WsMessageRecord | WsErrorRecord }> = [];
-    if (this.journalFd === undefined) {
+    // By seq, not row: a compaction between steps moves rows.
+    const found: Array<{ at: number; seq: number; r: WsMessageRecord | WsErrorRecord }> = [];
+    const fd = this.journalFd;
+    if (fd === undefined) {
       // No journal to read back from: the records are all held (drop keeps them).
-      for (const i of rows) for (const r of this.held.get(i)?.records ?? []) if (r.r === 'wsm' || r.r === 'wse') found.push({ at: found.length, i, r });
+      for (const i of rows) for (const r of this.held.get(i)?.records ?? []) if (r.r === 'wsm' || r.r === 'wse') found.push({ at: found.length, seq: t.seq(i), r });
     } else {
       // A conversation's lines besides its messages' are few (its start, its upgrade, its close): asked for on top.
       for (const [i, lines] of t.latestLines(rows, limit + 3 * rows.length)) {
-        const lineOf: number[] = [];
-        const records = readLineRanges(this.journalFd, lines, lineOf);
-        records.forEach((r, k) => {
-          if (r.r === 'wsm' || r.r === 'wse') found.push({ at: lines.at[lineOf[k]!]!, i, r });
-        });
+        const seq = t.seq(i);
+        for (let from = 0; from < lines.at.length; from += RECENT_READ_STEP) {
+          // Closed meanwhile (its number may be another file's now): nothing more is read.
+          if (this.closed) return [];
+          const part = new LineRanges();
+          part.at.push(...lines.at.slice(from, from + RECENT_READ_STEP));
+          part.bytes.push(...lines.bytes.slice(from, from + RECENT_READ_STEP));
+          const lineOf: number[] = [];
+          readLineRanges(fd, part, lineOf).forEach((r, k) => {
+            if (r.r === 'wsm' || r.r === 'wse') found.push({ at: part.at[lineOf[k]!]!, seq, r });
+          });
+          yield;
+        }
       }
       found.sort((a, b) => a.at - b.at);
     }
-    return found.slice(-limit).map(({ i, r }) => ({ seq: t.seq(i), message: buildWsMessage(r, this.ctx) }));
+    if (this.closed) return [];
+    return found.slice(-limit).map(({ seq, r }) => ({
+      seq,
+      messageSeq: r.seq,
+      time: r.ts / 1000,
+      build: () => {
+        if (this.closed) throw new LiveCaptureClosed();
+        return buildWsMessage(r, this.ctx);
+      },
+    }));
   }
 
   followEvents(seq: number): EventFollower | undefined {
@@ -314,6 +367,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
 
   /** Stops telling and closes the files. */
   close(): void {
+    this.closed = true;
     this.listeners.clear();
     for (const fd of [this.bodiesFd, this.journalFd]) if (fd !== undefined) closeSync(fd);
     this.bodiesFd = this.journalFd = undefined;

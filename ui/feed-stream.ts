@@ -48,9 +48,12 @@ export interface UiFeed {
   /**
    * Starts one subscriber: sends what is known now, then each new event,
    * through `send`; returns how to stop, or undefined when `key` names
-   * nothing (the page gets 404).
+   * nothing (the page gets 404). A feed whose snapshot takes more than a
+   * turn of the loop to make (frames-feed.ts) calls `snapshotGoesOn` before
+   * it returns, and the function that gives back once the snapshot's last
+   * event is sent: until then every event it sends is the snapshot's.
    */
-  open(key: string | undefined, send: (event: UiEvent) => void): (() => void) | undefined;
+  open(key: string | undefined, send: (event: UiEvent) => void, snapshotGoesOn?: () => () => void): (() => void) | undefined;
 }
 
 /** The default cap on one page's queued updates, in bytes. */
@@ -93,6 +96,8 @@ export class FeedStream {
   /** The snapshot's events, the first `snapshotAt` already written. */
   private snapshot: UiEvent[] = [];
   private snapshotAt = 0;
+  /** The feed is still making its snapshot (snapshotGoesOn): what it sends belongs to it. */
+  private making = false;
   private scheduled = false;
   private ended = false;
   private stopFeed: (() => void) | undefined;
@@ -151,6 +156,7 @@ export class FeedStream {
     this.stopFeed = undefined;
     this.queue = [];
     this.snapshot = [];
+    this.making = false;
     this.res.end();
     this.onEnd();
   }
@@ -166,8 +172,17 @@ export class FeedStream {
     const send = (event: UiEvent): void => {
       if (generation === this.generation) this.send(event);
     };
+    const goesOn = (): (() => void) => {
+      this.making = true;
+      return () => {
+        if (generation !== this.generation || !this.making) return;
+        this.making = false;
+        this.schedule();
+      };
+    };
+    this.making = false;
     this.opening = true;
-    const stop = this.feed.open(this.key, send);
+    const stop = this.feed.open(this.key, send, goesOn);
     this.opening = false;
     this.stopFeed = stop;
     this.snapshotBytes = 0;
@@ -178,8 +193,10 @@ export class FeedStream {
   // JSON.stringify writes no CR or LF, so each event is one `data:` line.
   private send(event: UiEvent): void {
     if (this.ended || this.state === 'behind') return;
-    if (this.opening) {
+    if (this.opening || this.making) {
       this.snapshot.push(event);
+      // Made over turns: written as it comes (start() and resync() write what open() sent).
+      if (this.making && !this.opening) this.schedule();
       return;
     }
     const line = `data: ${JSON.stringify(event)}\n\n`;
@@ -208,6 +225,8 @@ export class FeedStream {
       this.snapshot = [];
       this.snapshotAt = 0;
     }
+    // The feed is still making it: its next events come in a later turn.
+    if (this.making) return;
     if (this.snapshotEnd === Number.POSITIVE_INFINITY) this.snapshotEnd = this.written;
     if (this.queue.length === 0) return;
     const text = this.queue.join('');
@@ -252,6 +271,7 @@ export class FeedStream {
     this.state = 'behind';
     this.queue = [];
     this.pending = 0;
+    this.making = false;
     this.stopFeed?.();
     this.stopFeed = undefined;
     // A burst of one turn may pass the cap with nothing stuck in the socket: then no drain comes.

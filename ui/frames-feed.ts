@@ -30,7 +30,7 @@
 // carries at most PREVIEW characters of its payload (the exchange's own view
 // has it whole).
 import { PacedRuns } from './paced.js';
-import type { EventFollower, HarWebSocketMessage, LiveCapture, LiveRow, ProtoSchema } from '../capture/index.js';
+import { LiveCaptureClosed, type EventFollower, type HarWebSocketMessage, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import {
   grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
 } from '../inspect/index.js';
@@ -57,6 +57,10 @@ const ENDED_LANES_LABELLED = 256;
 const FOLLOWED_KEPT = 10_000;
 /** Messages a lane keeps for its label (lanes.ts compares no more). */
 const LABEL_MESSAGES = 20;
+/** Messages built between the snapshot's steps. */
+const SNAPSHOT_STEP = 500;
+/** How long a turn of the loop makes the snapshot, at most (then the next turn goes on: the relay shares the thread). */
+const SNAPSHOT_TURN_MS = 8;
 
 /** One message as the frames tab lists it. */
 interface Frame {
@@ -119,6 +123,8 @@ class SourceFrames {
     for (const seq of streams) this.pull(seq, (exchange, frame) => this.send({ type: 'frame', label: this.label, exchange, frame }));
   }, PULL_EVERY_MS);
   private relabelTimer: NodeJS.Timeout | undefined;
+  /** The snapshot is being made (in steps). */
+  private making = false;
   private readonly placer = new SeqPlacer([], PLACER_KEEP);
 
   constructor(
@@ -128,15 +134,21 @@ class SourceFrames {
     private readonly proto?: ProtoSchema,
   ) {}
 
-  /** The window: the capture's last FRAMES_SHOWN messages in bb's order, the lanes they and the open streams are on, labelled at once. */
-  snapshot(): void {
+  /**
+   * The window: the capture's last FRAMES_SHOWN messages in bb's order, the lanes they and the open streams are on,
+   * labelled at once. Made in steps (each `yield` may end a turn of the loop: framesFeed runs them a few ms a turn),
+   * from the capture as it stood at the first; what happens meanwhile is told after it.
+   */
+  *snapshot(): Generator<void> {
+    this.making = true;
     const rows = this.live.rows();
     const frames: Array<{ exchange: number; frame: Frame }> = [];
     const emit = (exchange: number, frame: Frame): void => void frames.push({ exchange, frame });
-    const recent = this.live.recentMessages(FRAMES_SHOWN);
+    const recent = yield* this.live.recentMessageSteps(FRAMES_SHOWN);
+    yield;
     // Every numbered record known, in seq order, before any event is placed among them.
     const anchors = rows.map((r) => ({ seq: r.seq, time: r.startedAt / 1000 }));
-    for (const { message: m } of recent) if (m._bb?.seq !== undefined) anchors.push({ seq: m._bb.seq, time: m.time });
+    for (const m of recent) anchors.push({ seq: m.messageSeq, time: m.time });
     for (const a of anchors.sort((x, y) => x.seq - y.seq)) this.placer.add(a.seq, a.time);
     // Lanes in the order their exchanges began: the window's conversations, the open ones (their next messages come
     // live) and, until they are read below, every stream.
@@ -144,20 +156,33 @@ class SourceFrames {
     for (const row of rows) {
       if (row.kind === 'websocket' ? recentOf.has(row.seq) || going(row) : isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
     }
-    for (const { seq, message } of recent) this.message(seq, message, emit);
+    yield;
+    // Building the messages (their payloads read and unsealed) is most of the work.
+    for (let k = 0; k < recent.length; k++) {
+      this.message(recent[k]!.seq, recent[k]!.build(), emit);
+      if (k % SNAPSHOT_STEP === SNAPSHOT_STEP - 1) yield;
+    }
     // The streams: the open ones, then the ended ones latest first while they give less than a window.
     const streams = rows.filter((r) => r.kind === 'sse' || r.kind === 'grpc');
     let fromStreams = 0;
-    for (const row of streams) if (going(row)) fromStreams += this.pull(row.seq, emit);
+    for (const row of streams) {
+      if (!going(row)) continue;
+      fromStreams += this.pull(row.seq, emit);
+      yield;
+    }
     const ended = streams.filter((r) => !going(r)).reverse();
     let read = 0;
-    for (; read < ended.length && fromStreams < FRAMES_SHOWN; read++) fromStreams += this.pull(ended[read]!.seq, emit);
+    for (; read < ended.length && fromStreams < FRAMES_SHOWN; read++) {
+      fromStreams += this.pull(ended[read]!.seq, emit);
+      yield;
+    }
     frames.sort((a, b) => a.frame.seq - b.frame.seq);
     const shown = frames.slice(-FRAMES_SHOWN);
     // A stream that ended with nothing in the window has no lane.
     const inWindow = new Set(shown.map((f) => f.exchange));
     for (const [seq, lane] of this.lanes) if (!inWindow.has(seq) && !going(lane.row)) this.lanes.delete(seq);
     // Every lane of the window is named to the page, then the oldest ended ones are let go here.
+    this.making = false;
     this.relabel(false);
     for (const lane of this.lanes.values()) this.send({ type: 'connection', label: this.label, row: lane.row, text: lane.text });
     this.forgetEndedLanes();
@@ -248,6 +273,8 @@ class SourceFrames {
   }
 
   private scheduleRelabel(): void {
+    // The snapshot labels its lanes at its end: a timer of its own first steps would name some of them early.
+    if (this.making) return;
     this.relabelTimer ??= setTimeout(() => {
       this.relabelTimer = undefined;
       this.relabel(true);
@@ -283,12 +310,44 @@ class SourceFrames {
 export function framesFeed(sources: LiveSource[]): UiFeed {
   return {
     name: 'frames',
-    open(_key, send) {
+    open(_key, send, snapshotGoesOn) {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
       const states = sources.map(({ label, live, proto }) => new SourceFrames(label, live, send, proto));
-      states.forEach((s) => s.snapshot());
-      const stops = sources.map(({ live }, i) => live.on((event) => states[i]!.onEvent(event)));
+      // What the captures tell while the snapshot is made waits, in order, and is told after it.
+      let waiting: Array<{ i: number; event: LiveEvent }> | undefined = [];
+      const stops = sources.map(({ live }, i) => live.on((event) => (waiting ? waiting.push({ i, event }) : states[i]!.onEvent(event))));
+      const steps = (function* () {
+        for (const s of states) yield* s.snapshot();
+      })();
+      let stopped = false;
+      const done = snapshotGoesOn?.();
+      const step = (): void => {
+        if (stopped) return;
+        const started = performance.now();
+        do {
+          let last: boolean | undefined;
+          try {
+            last = steps.next().done;
+          } catch (err) {
+            // The capture closed under it (bb is ending): the page gets what was sent. Anything else is bb's fault, said
+            // once; the page keeps what it got and the recording goes on (this runs on the proxy's thread).
+            stopped = true;
+            done?.();
+            if (!(err instanceof LiveCaptureClosed)) console.error(`bb: ui: the frames tab's window could not be made: ${(err as Error).message}`);
+            return;
+          }
+          if (!last) continue;
+          const told = waiting!;
+          waiting = undefined;
+          done?.();
+          for (const { i, event } of told) states[i]!.onEvent(event);
+          return;
+        } while (!done || performance.now() - started < SNAPSHOT_TURN_MS);
+        setImmediate(step);
+      };
+      step();
       return () => {
+        stopped = true;
         stops.forEach((stop) => stop());
         states.forEach((s) => s.close());
       };

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
-import { MESSAGES_LISTED, type LiveEvent, type LiveRow } from '../../capture/index.js';
+import { LiveCaptureClosed, MESSAGES_LISTED, type LiveEvent, type LiveRow } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
@@ -111,6 +111,33 @@ describe('a capture followed live', () => {
     // Both close frames are messages too.
     assert.equal(live.rows()[0]!.messages, 8);
     assert.deepEqual(events.flatMap((e) => (e.type === 'message' ? [e.message.opcode] : [])).slice(6), [8, 8]);
+  });
+
+  it('hands out its latest messages to build later, read a step at a time; closed, it reads and builds nothing more', async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const live = rec.cap.live();
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    for (const text of ['one', 'two']) {
+      const reply = new Promise((r) => ws.once('message', r));
+      ws.send(text);
+      await reply;
+    }
+    await until(() => live.rows()[0]?.messages === 4, 'four messages');
+    const recent = live.recentMessages(3);
+    assert.deepEqual(recent.map((m) => [m.seq, m.time > 0]), [[1, true], [1, true], [1, true]]);
+    assert.deepEqual(recent.map((m) => m.build().data), ['echo one', 'two', 'echo two']);
+    assert.deepEqual(recent.map((m) => m.build()._bb?.seq), recent.map((m) => m.messageSeq));
+    const steps = live.recentMessageSteps(3);
+    assert.equal(steps.next().done, false, 'a step read');
+    ws.close();
+    await rec.finish();
+    // Its files are closed (their numbers may be another file's): the rest of the read, and a build, give nothing.
+    const rest = steps.next();
+    assert.equal(rest.done, true);
+    assert.deepEqual(rest.value, []);
+    assert.throws(() => recent[0]!.build(), LiveCaptureClosed);
   });
 
   it('lists a gRPC call as a grpc row with its messages counted, its entry with the messages split', async () => {

@@ -133,3 +133,46 @@ describe('a feed with a big snapshot', () => {
     assert.doesNotMatch(seen, /resync/);
   });
 });
+
+describe('a feed that makes its snapshot over turns', () => {
+  // Each part of the snapshot is past the cap: a snapshot is never held against it, however long it takes to make.
+  const PART = 'p'.repeat(100 * 1024);
+  const made: UiFeed = {
+    name: 'made',
+    open(_key, send, snapshotGoesOn) {
+      send({ type: 'part', n: 0, text: PART });
+      const done = snapshotGoesOn!();
+      setImmediate(() => {
+        send({ type: 'part', n: 1, text: PART });
+        setTimeout(() => {
+          send({ type: 'part', n: 2, text: PART });
+          done();
+          send({ type: 'tick', n: 1 });
+        }, 20);
+      });
+      return () => undefined;
+    },
+  };
+  let ui: UiServer;
+  before(async () => {
+    ui = await startUi({ title: 'bb test', views: [], feeds: [made], feedQueueMax: CAP });
+  });
+  after(() => ui.close());
+
+  it('sends what the feed makes meanwhile as the snapshot, then its updates', async () => {
+    const page = await request(ui.url + 'feed/made');
+    let seen = '';
+    let pages: FeedStat[] = [];
+    for await (const chunk of page.body) {
+      seen += String(chunk);
+      if (!seen.includes('"type":"tick"') && !seen.includes('"type":"resync"')) continue;
+      // Asked while the page is open (leaving the loop ends it).
+      pages = (await stats(ui)).pages;
+      break;
+    }
+    assert.deepEqual([...seen.matchAll(/"type":"(part|tick)","n":(\d)/g)].map((m) => `${m[1]} ${m[2]}`), ['part 0', 'part 1', 'part 2', 'tick 1']);
+    assert.doesNotMatch(seen, /resync/);
+    const stat = pages.find((p) => p.feed === 'made');
+    assert.ok(stat && stat.snapshot > 3 * PART.length, `the three parts are the snapshot: ${stat?.snapshot} bytes`);
+  });
+});
