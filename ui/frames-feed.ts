@@ -61,6 +61,8 @@ const LABEL_MESSAGES = 20;
 const SNAPSHOT_STEP = 500;
 /** How long a turn of the loop makes the snapshot, at most (then the next turn goes on: the relay shares the thread). */
 const SNAPSHOT_TURN_MS = 8;
+/** The captures' events that wait for a snapshot being made, at most (then it is finished at once). */
+const WAITING_MAX = 20_000;
 
 /** One message as the frames tab lists it. */
 interface Frame {
@@ -306,16 +308,24 @@ class SourceFrames {
   }
 }
 
-/** The frames tab's feed over these recordings. */
-export function framesFeed(sources: LiveSource[]): UiFeed {
+/** The frames tab's feed over these recordings; `waitingMax`: WAITING_MAX (a test makes it small). */
+export function framesFeed(sources: LiveSource[], limits: { waitingMax?: number } = {}): UiFeed {
+  const waitingMax = limits.waitingMax ?? WAITING_MAX;
   return {
     name: 'frames',
     open(_key, send, snapshotGoesOn) {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
       const states = sources.map(({ label, live, proto }) => new SourceFrames(label, live, send, proto));
-      // What the captures tell while the snapshot is made waits, in order, and is told after it.
+      // What the captures tell while the snapshot is made waits, in order, and is told after it. Past WAITING_MAX
+      // events (a busy capture) the rest of the snapshot is made at the next step, whole: the wait stays bounded.
       let waiting: Array<{ i: number; event: LiveEvent }> | undefined = [];
-      const stops = sources.map(({ live }, i) => live.on((event) => (waiting ? waiting.push({ i, event }) : states[i]!.onEvent(event))));
+      let hurry = false;
+      const stops = sources.map(({ live }, i) =>
+        live.on((event) => {
+          if (!waiting) return states[i]!.onEvent(event);
+          if (waiting.push({ i, event }) > waitingMax) hurry = true;
+        }),
+      );
       const steps = (function* () {
         for (const s of states) yield* s.snapshot();
       })();
@@ -342,7 +352,7 @@ export function framesFeed(sources: LiveSource[]): UiFeed {
           done?.();
           for (const { i, event } of told) states[i]!.onEvent(event);
           return;
-        } while (!done || performance.now() - started < SNAPSHOT_TURN_MS);
+        } while (!done || hurry || performance.now() - started < SNAPSHOT_TURN_MS);
         setImmediate(step);
       };
       step();

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { captureFeeds } from '../../ui/index.js';
-import { FRAMES_SHOWN } from '../../ui/frames-feed.js';
+import { FRAMES_SHOWN, framesFeed } from '../../ui/frames-feed.js';
 import type { LiveCapture, LiveRow } from '../../capture/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { Cleanups } from '../helpers/cleanups.js';
@@ -133,11 +133,28 @@ describe("the frames tab's feed over a long capture", () => {
     assert.deepEqual(steppedFrames.slice(0, FRAMES_SHOWN), frames, 'the same window');
     assert.deepEqual(steppedFrames.slice(FRAMES_SHOWN).map((f) => f.data), ['late', 'echo late']);
     stop();
+
+    // A busy capture: past the events a snapshot may keep waiting, the rest of it is made at once (here the first
+    // event of the round trip), before the echo comes back; the round trip still follows the window.
+    const hurried: UiEvent[] = [];
+    let hurriedMade = false;
+    const stopHurried = framesFeed([{ label: 'one', live }], { waitingMax: 0 }).open(undefined, (e) => hurried.push(e), () => () => void (hurriedMade = true))!;
+    cleanups.add(stopHurried);
+    assert.equal(hurriedMade, false);
+    const again = new Promise((r) => clients[0]!.once('message', r));
+    clients[0]!.send('later');
+    await again;
+    assert.equal(hurriedMade, true, 'made at once when the first event waited');
+    await until(() => hurried.some((e) => e.type === 'frame' && (e['frame'] as { data: string }).data === 'echo later'), 'the round trip after the window');
+    const hurriedFrames = hurried.filter((e) => e.type === 'frame').map((e) => (e['frame'] as { data: string }).data);
+    assert.deepEqual(hurriedFrames.slice(-2), ['later', 'echo later']);
+    assert.equal(hurriedFrames.length, FRAMES_SHOWN + 2);
+    stopHurried();
     for (const ws of clients) ws.close();
     const har = await rec.finish();
     const all = har.log.entries.flatMap((e) => e._webSocketMessages ?? []).filter((m) => m.opcode === 1).sort((x, y) => x._bb!.seq! - y._bb!.seq!);
-    assert.equal(all.length, 4 * trips + 2);
-    assert.deepEqual(frames.map((f) => [f.seq, f.data]), all.slice(0, -2).slice(-FRAMES_SHOWN).map((m) => [m._bb!.seq, m.data]));
+    assert.equal(all.length, 4 * trips + 4);
+    assert.deepEqual(frames.map((f) => [f.seq, f.data]), all.slice(0, -4).slice(-FRAMES_SHOWN).map((m) => [m._bb!.seq, m.data]));
   });
 
   it('reads a growing stream it cannot follow again in rounds spaced by what a read costs: at most about a tenth of the thread', async () => {
