@@ -27,7 +27,7 @@ const EXPORTS = [
   // The HAR format with bb's extensions (capture/har.ts).
   'Har', 'HarLog', 'HarPage', 'HarEntry', 'HarRequest', 'HarResponse', 'HarTimings', 'HarNameValue', 'HarCookie', 'HarPostData', 'HarContent',
   'HarWebSocketMessage', 'HarEventSourceMessage', 'HarGrpcMessage', 'BbLogExt', 'BbEntryExt', 'HarShadow', 'HarReplayOf', 'HarReplaySkip',
-  'LiveCapture', 'LiveLimits', 'LiveRow', 'LiveEvent', 'LivePage', 'LiveState', 'EventFollower',
+  'LiveCapture', 'LiveLimits', 'LiveRow', 'LiveEvent', 'LivePage', 'LiveState', 'EventFollower', 'RecentMessage',
   // Scenarios for bb compare (scenario/).
   'defineScenario', 'Scenario', 'ScenarioFn', 'ScenarioContext',
   // A live shadow run and its report (scenario/shadow/).
