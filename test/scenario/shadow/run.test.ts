@@ -14,6 +14,9 @@
 // its report must be the live worker's (the same counts per route, the same
 // findings), here with the two builds of service.ts and a secondary. The
 // same report when nothing is compared until the run ends (compare: 'end').
+//
+// Realistic flows end to end, each target its own issued values (moved here
+// from mirror.test.ts, which ran near its file's 120 s budget on a slower machine).
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'undici';
@@ -24,12 +27,15 @@ import { startHttp1Upstream } from '../../proxy/tls/alpn-peers.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
 import { recordingUpstream } from '../../helpers/servers.js';
+import { startMoreFlowsApp, startH2FlowsApp, moreFlowsClient, h2CreateThenRead } from '../../helpers/web-flows-more.js';
+import type { FlowsApp } from '../../helpers/web-flows.js';
+import { compared, findingKeys, offlineKeys } from './compared.js';
 import { diffCaptures, renderText } from '../../../diff/index.js';
 import type { Har } from '../../../capture/index.js';
 import { readFile } from 'node:fs/promises';
 
 const tmp = tempDir();
-const services: ShadowService[] = [];
+const services: Array<ShadowService | FlowsApp> = [];
 after(async () => {
   for (const s of services) await s.close();
 });
@@ -228,4 +234,45 @@ describe('bb shadow --header', () => {
     assert.equal(offline.verdict, 'match', renderText(offline, { color: false }));
     assert.equal(offline.noiseRun?.differences, 0);
   });
+});
+
+// Realistic flows (test/helpers/web-flows-more.ts) through bb shadow, each
+// target its own issued values (as mirror.test.ts's flows): a
+// Socket.IO-style session, a redirect chain, SOAP, a CSV export's job, a
+// 202's Operation-Location and an h2c create-then-read.
+type MoreFlows = ReturnType<typeof moreFlowsClient>;
+const more = (run: (c: MoreFlows) => Promise<unknown>) => async (url: string, settle?: (n: number) => Promise<void>) => {
+  const c = moreFlowsClient(url, settle);
+  try {
+    return await run(c);
+  } finally {
+    await c.close();
+  }
+};
+const moreFlows: Array<[string, (build: 'old' | 'new') => Promise<FlowsApp>, (url: string, settle?: (n: number) => Promise<void>) => Promise<unknown>, unknown, string[]]> = [
+  ['a Socket.IO-style session: an order id in a 42 event packet sent back in a later packet, polling then WebSocket', startMoreFlowsApp, more((c) => c.socketIo()), ['open', 'open'], ['response.body[].args[].status', 'ws.messages[].data.args[].status']],
+  ['a chain of three 302s, each Location with a fresh token, the last setting a cookie', startMoreFlowsApp, more((c) => c.redirectChain()), 'open', ['response.body.status']],
+  ['a SOAP answer\'s OrderId sent back in the next request\'s XML body', startMoreFlowsApp, more((c) => c.soap()), 'open', ['response.body']],
+  ['a CSV export whose first line names the job then polled at /jobs/<id>', startMoreFlowsApp, more((c) => c.exportJob()), 'open', ['response.body.status']],
+  ['a 202 Accepted with Retry-After and Operation-Location polled until done', startMoreFlowsApp, more((c) => c.longRunning()), 'open', ['response.body.status']],
+  ['h2c: a JSON create then a read of its id on the same connection', startH2FlowsApp, (url) => h2CreateThenRead(url), 'open', ['response.body.status']],
+];
+
+describe('shadow mirror: more realistic flows, each target its own issued values', () => {
+  for (const [name, start, flow, expected, changed] of moreFlows) for (const edges of [false, true]) {
+    it(`${name}${edges ? ', each step in its own batch' : ''}`, async () => {
+      const [primary, candidate, secondary] = [await start('old'), await start('new'), await start('old')];
+      services.push(primary, candidate, secondary);
+      const out = tmp.path(`more-${name.replace(/\W+/g, '-').slice(0, 40)}${edges ? '-edges' : ''}`);
+      const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: secondary.url, outDir: out, bbHome: tmp.bbHome, mirror: 'all', reportEveryMs: 100 });
+      assert.deepEqual(await flow(shadow.url, edges ? (n) => compared(shadow, n) : undefined), expected);
+      const report = await shadow.close(2_000);
+      assert.deepEqual({ primary: primary.refused, candidate: candidate.refused, secondary: secondary.refused }, { primary: [], candidate: [], secondary: [] }, JSON.stringify({ candidate: candidate.log, secondary: secondary.log }));
+      assert.deepEqual([candidate.log.length, secondary.log.length], [primary.log.length, primary.log.length]);
+      assert.equal(report.totals.errors, 0, JSON.stringify(report.routes));
+      const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
+      const real = changed.map((c) => `real changed ${c}`);
+      assert.deepEqual({ live: findingKeys(report), offline: offlineKeys(offline) }, { live: real, offline: real }, JSON.stringify(report.findings.map((f) => [f.pattern, f.samples.slice(0, 2)])));
+    });
+  }
 });
