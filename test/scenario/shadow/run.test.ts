@@ -16,7 +16,8 @@
 // same report when nothing is compared until the run ends (compare: 'end').
 //
 // Realistic flows end to end, each target its own issued values (moved here
-// from mirror.test.ts, which ran near its file's 120 s budget on a slower machine).
+// from mirror.test.ts, which ran near its file's 120 s budget on a slower machine;
+// the other flows are in test/e2e/shadow-flows.test.ts).
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'undici';
