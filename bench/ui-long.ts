@@ -2,7 +2,7 @@
 // and paces holds down, measured as a user meets it (docs/performance.md "ui").
 //
 //   npm run bench -- ui-long [--quick] [--messages N] [--conversations C] [--events-per-second R]
-//                            [--seconds S] [--connections K] [--requests Q]
+//                            [--seconds S] [--connections K] [--requests Q] [--parts 1,5]
 //
 // `bb capture --ui` runs as users run it (bin/bb.js, its own process, writing
 // its HAR) in front of proxy-upstream.ts (node:http + a ws echo, its own
@@ -14,7 +14,9 @@
 //
 // 1. A long conversation: one WebSocket client sends N two-byte messages (the
 //    upstream echoes each), then a page opens the conversation
-//    (`/feed/exchange?key=`): the time to its entry, and RSS before and after.
+//    (`/feed/exchange?key=`): the time to its entry (the latest 1,000
+//    messages), the longest probe, RSS before and after; then the same
+//    opened with the latest 10,000 (`key=L/SEQ~10000`, the most a page asks).
 //    Past 100,000 a direction the messages are folded as they are written.
 // 2. The Frames tab on a long capture: C conversations of N / C messages, then
 //    a page opens `/feed/frames`: the time to the window (the last 50,000
@@ -50,6 +52,8 @@ interface Args {
   seconds: number;
   connections: number;
   requests: number;
+  /** The parts to run (1–5), all when absent. */
+  parts?: number[];
 }
 
 function parseArgs(argv: string[]): Args {
@@ -65,7 +69,10 @@ function parseArgs(argv: string[]): Args {
     },
     true,
   );
-  return { ...f, eventsPerSecond: f['events-per-second'] };
+  const at = argv.indexOf('--parts');
+  const parts = at >= 0 ? (argv[at + 1] ?? '').split(',').map(Number) : undefined;
+  if (parts && !parts.every((n) => Number.isInteger(n) && n >= 1 && n <= 5)) throw new Error('--parts takes part numbers 1 to 5, e.g. --parts 1,5');
+  return { ...f, eventsPerSecond: f['events-per-second'], parts };
 }
 
 /** Probes the proxy every `everyMs`, one GET at a time; `worst()` is the slowest answer since the last `reset()`. */
@@ -156,25 +163,36 @@ async function withBb<T>(upstream: string, dir: string, name: string, work: (bb:
 }
 
 async function longConversation(upstream: string, dir: string, a: Args): Promise<Row[]> {
-  return withBb(upstream, dir, 'conversation', async (bb) => {
+  return withBb(upstream, dir, 'conversation', async (bb, prober) => {
     const wsUrl = bb.proxy.replace('http', 'ws') + '/chat';
     const t0 = performance.now();
     await converse(wsUrl, a.messages);
     const sendMs = performance.now() - t0;
     const row = await firstRow(bb.ui!, 'websocket');
     const rss0 = rssMiB(bb.child.pid!);
-    const opened = performance.now();
-    let entryMs = 0;
-    const feed = await openFeed(`${bb.ui}feed/exchange?key=${encodeURIComponent(`${row.label}/${row.seq}`)}`, (type) => {
-      if (type === 'entry' && entryMs === 0) entryMs = performance.now() - opened;
-    });
-    await until(feed, () => entryMs > 0, 'the entry');
+    // As the page opens it (its latest messages), then as a page asking for the most it may (`~10000`).
+    const open = async (suffix: string): Promise<{ ms: number; mib: number; worst: number }> => {
+      prober.reset();
+      const opened = performance.now();
+      let ms = 0;
+      const feed = await openFeed(`${bb.ui}feed/exchange?key=${encodeURIComponent(`${row.label}/${row.seq}${suffix}`)}`, (type) => {
+        if (type === 'entry' && ms === 0) ms = performance.now() - opened;
+      });
+      await until(feed, () => ms > 0, 'the entry');
+      // A few probes after the entry: a stall it caused ends in one of them.
+      await new Promise((r) => setTimeout(r, 100));
+      feed.close();
+      return { ms, mib: feed.bytes / 2 ** 20, worst: prober.worst() };
+    };
+    const first = await open('');
     const rss1 = rssMiB(bb.child.pid!);
-    feed.close();
+    // A build before the window (2026-12-07) answers 404 to the key: the row says so.
+    const most = await open('~10000').catch(() => undefined);
     return [
       [`1. one conversation of ${num(a.messages)} messages each way`, 'sent and echoed through bb', `${auto(sendMs / 1000)} s (${num(a.messages / (sendMs / 1000))} msg/s)`],
-      ['', 'its entry opened in the page', `${auto(entryMs)} ms`],
+      ['', 'its entry opened in the page (sent; longest probe)', `${auto(first.ms)} ms (${auto(first.mib)} MiB; ${auto(first.worst)} ms)`],
       ['', 'bb RSS before → after the open', `${num(rss0)} → ${num(rss1)} MiB`],
+      ['', 'opened with its latest 10,000 (sent; longest probe)', most ? `${auto(most.ms)} ms (${auto(most.mib)} MiB; ${auto(most.worst)} ms)` : 'not served'],
     ];
   });
 }
@@ -315,7 +333,8 @@ export async function run(argv: string[]): Promise<void> {
     const origin = `http://127.0.0.1:${upstream.port}`;
     console.log(`\n## ui-long\n\nbb capture --ui over a long run, each part on a fresh bb; a probe GET every 20 ms throughout; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}\n`);
     const rows: Row[] = [];
-    for (const part of [longConversation, framesWindow, growingStream, shortOnes, longRun]) rows.push(...(await part(origin, dir, a)));
+    const parts = [longConversation, framesWindow, growingStream, shortOnes, longRun];
+    for (const [k, part] of parts.entries()) if (!a.parts || a.parts.includes(k + 1)) rows.push(...(await part(origin, dir, a)));
     console.log(markdownTable(['part', 'figure', 'measured'], rows));
   } finally {
     await upstream?.stop();

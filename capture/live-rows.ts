@@ -47,7 +47,7 @@ const STATE_CODE = new Map(STATES.map((s, i) => [s, i]));
 const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
 
 /** A row's numbers, by column. */
-type Column = 'status' | 'startedAt' | 'endedAt' | 'requestBytes' | 'responseBytes' | 'messages';
+type Column = 'status' | 'startedAt' | 'endedAt' | 'requestBytes' | 'responseBytes' | 'messages' | 'listed';
 
 /** Rows in seq order (appended as exchanges start, which is seq order), and where each one's journal lines are. */
 export class LiveRowTable {
@@ -57,6 +57,8 @@ export class LiveRowTable {
   private numbers: Record<Column, Float64Array> = {
     status: new Float64Array(1024), startedAt: new Float64Array(1024), endedAt: new Float64Array(1024),
     requestBytes: new Float64Array(1024), responseBytes: new Float64Array(1024), messages: new Float64Array(1024),
+    // A conversation's messages (and error rows) its entry lists, each with its journal line: not a LiveRow field.
+    listed: new Float64Array(1024),
   };
   private states = new Uint8Array(1024);
   private kinds = new Uint8Array(1024);
@@ -93,6 +95,7 @@ export class LiveRowTable {
     n.requestBytes[i] = row.requestBytes;
     n.responseBytes[i] = row.responseBytes;
     n.messages[i] = row.messages;
+    n.listed[i] = 0;
     this.firstLine[i] = this.lastLine[i] = -1;
     return i;
   }
@@ -194,6 +197,36 @@ export class LiveRowTable {
       out.bytes.push(this.lineBytes[l]!);
     }
     return out;
+  }
+
+  /**
+   * Row `i`'s first `head` and last `tail` journal lines, in order (all of them when they are no more): the ends of a
+   * long conversation without a walk over its middle. `apart` says whether lines were left out between the two.
+   */
+  edgeLines(i: number, head: number, tail: number): { head: LineRanges; tail: LineRanges; apart: boolean } {
+    const first = new LineRanges();
+    const lastBack: number[] = [];
+    let l = this.firstLine[i]!;
+    for (let k = 0; k < head && l >= 0; k++, l = this.lineNext[l]!) {
+      first.at.push(this.lineAt[l]!);
+      first.bytes.push(this.lineBytes[l]!);
+    }
+    // `l` is the first line not taken: the tail walks back to it at most.
+    const stop = l;
+    let back = this.lastLine[i]!;
+    if (stop >= 0) {
+      for (let k = 0; k < tail; k++) {
+        lastBack.push(back);
+        if (back === stop) break;
+        back = this.linePrev[back]!;
+      }
+    }
+    const last = new LineRanges();
+    for (let k = lastBack.length - 1; k >= 0; k--) {
+      last.at.push(this.lineAt[lastBack[k]!]!);
+      last.bytes.push(this.lineBytes[lastBack[k]!]!);
+    }
+    return { head: first, tail: last, apart: stop >= 0 && lastBack.at(-1) !== stop };
   }
 
   /**

@@ -65,6 +65,12 @@ export interface LiveCapture {
   row(seq: number): LiveRow | undefined;
   /** The HAR entry of exchange `seq` as it stands (in flight: `_bb.inFlight`), or undefined when there is none. */
   entry(seq: number): HarEntry | undefined;
+  /**
+   * entry(seq), a WebSocket conversation with its latest `messages` listed messages only (and error rows), and how
+   * many it lists before them: its first and last journal lines read back, never its middle (a page opening a
+   * conversation of 200,000 messages built them all: 1 s of the relay's thread). Other exchanges whole, earlier 0.
+   */
+  latestOf(seq: number, messages: number): { entry: HarEntry; earlier: number } | undefined;
   /** Listeners that threw (each time counted; the others were still told). */
   readonly listenerErrors: number;
   /**
@@ -99,6 +105,9 @@ export class LiveCaptureClosed extends Error {
     super('the live capture is closed');
   }
 }
+
+/** Journal lines latestOf reads of a conversation besides its messages, at each end (its start and upgrade; its close). */
+const EDGE_LINES = 8;
 
 /** Journal lines recentMessageSteps reads between steps. */
 const RECENT_READ_STEP = 2000;
@@ -225,7 +234,36 @@ export class LiveRecords implements LiveCapture, JournalTap {
   entry(seq: number): HarEntry | undefined {
     const i = this.table.find(seq);
     const records = i < 0 ? undefined : this.held.get(i)?.records ?? this.readBack(i);
+    return records && records.length > 0 ? this.built(i, records) : undefined;
+  }
+
+  latestOf(seq: number, messages: number): { entry: HarEntry; earlier: number } | undefined {
+    const i = this.table.find(seq);
+    if (i < 0) return undefined;
+    if (this.table.kind(i) !== 'websocket') {
+      const entry = this.entry(seq);
+      return entry && { entry, earlier: 0 };
+    }
+    const held = this.held.get(i)?.records;
+    let records: JournalRecord[] | undefined;
+    if (held) records = latestMessages(held, messages);
+    else if (this.journalFd !== undefined) {
+      // The conversation's first lines (its start and upgrade) and its last (its latest messages, its close): never its middle.
+      const { head, tail, apart } = this.table.edgeLines(i, EDGE_LINES, messages + EDGE_LINES);
+      const fd = this.journalFd;
+      const first = readLineRanges(fd, head);
+      const last = readLineRanges(fd, tail);
+      // Lines left out between: the head's messages are older than some not read, so none of them is shown.
+      records = apart ? latestMessages([...first.filter((r) => !isMessage(r)), ...last], messages) : latestMessages([...first, ...last], messages);
+    }
     if (!records || records.length === 0) return undefined;
+    let shown = 0;
+    for (const r of records) if (isMessage(r)) shown++;
+    return { entry: this.built(i, records), earlier: Math.max(0, this.table.get(i, 'listed') - shown) };
+  }
+
+  // Row `i`'s entry from these records of it.
+  private built(i: number, records: JournalRecord[]): HarEntry {
     const exchange = assemble(records);
     // The messages past the list are in no line read back: their fold stands for them (its digest is taken from copies).
     const past = this.unlisted.get(i);
@@ -438,6 +476,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
       case 'gm': t.set(i, 'messages', t.get(i, 'messages') + 1); break;
       case 'wsm': case 'wse':
         t.set(i, 'messages', t.get(i, 'messages') + 1);
+        t.set(i, 'listed', t.get(i, 'listed') + 1);
         messages?.push({ type: 'message', seq: t.seq(i), message: buildWsMessage(r, this.ctx) });
         break;
       case 'fail': if (r.resp) t.set(i, 'status', r.resp.st); break;
@@ -525,6 +564,16 @@ function assemble(records: JournalRecord[]): ExchangeRecords {
     if (done?.kind === 'entry') return done.exchange;
   }
   return assembler.unfinished().next().value ?? emptyRecords();
+}
+
+const isMessage = (r: JournalRecord): r is WsMessageRecord | WsErrorRecord => r.r === 'wsm' || r.r === 'wse';
+
+// The records with only the last `n` messages (and error rows) among them; the others all kept, in order.
+function latestMessages(records: JournalRecord[], n: number): JournalRecord[] {
+  let messages = 0;
+  for (const r of records) if (isMessage(r)) messages++;
+  let skip = messages - n;
+  return skip <= 0 ? records : records.filter((r) => !isMessage(r) || skip-- <= 0);
 }
 
 // A row's URL, cut to ROW_URL_CHARS (its entry holds it whole).

@@ -7,8 +7,13 @@
 //                        {type:"window", label, limit, cut} when older ones
 //                        are not listed), then each new or changed row and
 //                        each step: {type:"row", label, row} / {type:"page", label, id, title, time}
-//   exchange?key=L/SEQ   {type:"entry", label, row, entry, grpc?} (the HAR entry
-//                        as it stands; a gRPC call's messages decoded), then
+//   exchange?key=L/SEQ[~N]
+//                        {type:"entry", label, row, entry, grpc?, earlier, window}
+//                        (the HAR entry as it stands; a gRPC call's messages
+//                        decoded; a WebSocket conversation with its latest
+//                        `window` messages, ENTRY_MESSAGES or N up to
+//                        ENTRY_MESSAGES_MAX, `earlier` the ones it lists
+//                        before them), then
 //                        {type:"message", message} per WebSocket message,
 //                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
@@ -28,6 +33,11 @@ export interface LiveSource {
   /** The .proto files that name its gRPC messages' fields (the config's normalize.proto); absent: field numbers. */
   proto?: ProtoSchema;
 }
+
+/** A conversation's latest messages its entry is sent with (the page keeps as many: assets/views/capture.js). */
+export const ENTRY_MESSAGES = 1_000;
+/** The most a page may ask for (key `L/SEQ~N`): reading them back and building them takes the relay's thread ~5 µs each. */
+export const ENTRY_MESSAGES_MAX = 10_000;
 
 /** How often an open exchange whose body grows is sent again, at most. */
 const ENTRY_EVERY_MS = 200;
@@ -62,17 +72,18 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
   return {
     name: 'exchange',
     open(key, send) {
-      const m = /^(.*)\/(\d+)$/.exec(key ?? '');
+      const m = /^(.*)\/(\d+)(?:~(\d+))?$/.exec(key ?? '');
       const source = m ? sources.find((s) => s.label === m[1]) : undefined;
       const seq = m ? Number(m[2]) : NaN;
       if (!source) return undefined;
+      const window = Math.min(ENTRY_MESSAGES_MAX, Math.max(1, m![3] === undefined ? ENTRY_MESSAGES : Number(m![3])));
       const { label, live, proto } = source;
       const row = live.row(seq);
-      const entry = live.entry(seq);
-      if (!row || !entry) return undefined;
+      const latest = live.latestOf(seq, window);
+      if (!row || !latest) return undefined;
       const shown: Array<ShownMessage | null> = [];
-      send(entryEvent(label, row, entry, shown, proto));
-      const resends = new PacedRuns(() => send(entryEvent(label, live.row(seq), live.entry(seq), shown, proto)), ENTRY_EVERY_MS);
+      send(entryEvent(label, row, latest, window, shown, proto));
+      const resends = new PacedRuns(() => send(entryEvent(label, live.row(seq), live.latestOf(seq, window), window, shown, proto)), ENTRY_EVERY_MS);
       const stop = live.on((event) => {
         if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
         if (event.type !== 'row' || event.row.seq !== seq) return;
@@ -94,8 +105,11 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
  * call's messages only grow, so only the new ones (and the last, which a cut
  * may have changed) are decoded again; with `proto`, named where it defines the call's method.
  */
-function entryEvent(label: string, row: LiveRow | undefined, entry: HarEntry | undefined, shown: Array<ShownMessage | null>, proto?: ProtoSchema): UiEvent {
-  const event: UiEvent = { type: 'entry', label, row, entry };
+function entryEvent(
+  label: string, row: LiveRow | undefined, latest: { entry: HarEntry; earlier: number } | undefined, window: number, shown: Array<ShownMessage | null>, proto?: ProtoSchema,
+): UiEvent {
+  const entry = latest?.entry;
+  const event: UiEvent = { type: 'entry', label, row, entry, earlier: latest?.earlier ?? 0, window };
   const messages = entry?._grpcMessages;
   if (messages) {
     shown.length = Math.min(shown.length, Math.max(0, messages.length - 1));

@@ -5,12 +5,14 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { LiveCaptureClosed, MESSAGES_LISTED, type LiveEvent, type LiveRow } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
-import { record } from '../helpers/recording.js';
+import { record, waitUntil } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 import { driveItems, itemsServer } from '../helpers/grpc-items.js';
 import { captureFeeds } from '../../ui/index.js';
@@ -138,6 +140,69 @@ describe('a capture followed live', () => {
     assert.equal(rest.done, true);
     assert.deepEqual(rest.value, []);
     assert.throws(() => recent[0]!.build(), LiveCaptureClosed);
+  });
+
+  it("opens a long conversation with its latest messages: its first and last lines read back, never its middle", async () => {
+    const srv = await server();
+    const rec = await record(cleanups, srv.target);
+    const live = rec.cap.live();
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    const seq = (): number => live.rows()[0]!.seq;
+    /** latestOf(seq, n) against the whole entry's last n messages, and the count of those before them. */
+    const sameAsWhole = (n: number, whole: HarEntry, what: string): void => {
+      const listed = whole._webSocketMessages!;
+      const latest = live.latestOf(seq(), n)!;
+      assert.deepEqual(latest.entry, { ...whole, _webSocketMessages: listed.slice(-n) }, `${what}: the latest ${n}`);
+      assert.equal(latest.earlier, Math.max(0, listed.length - n), `${what}: earlier than the latest ${n}`);
+    };
+    const burst = async (from: number, count: number): Promise<void> => {
+      for (let i = from; i < from + count; i++) {
+        ws.send(`m${i}`);
+        if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+      }
+    };
+    // A short conversation: its records are held (entry-assembly.ts WS_HELD).
+    await burst(0, 10);
+    await until(() => live.rows()[0]?.messages === 20, 'twenty messages');
+    assert.ok(live.heldExchanges === 1);
+    for (const n of [1, 5, 20, 1000]) sameAsWhole(n, live.entry(seq())!, 'held');
+    // A long one: read back from the journal.
+    await burst(10, 2990);
+    await waitUntil(() => live.rows()[0]?.messages === 6000, 'six thousand messages', 20_000);
+    assert.equal(live.heldExchanges, 0);
+    for (const n of [1, 1000, 5990, 5999, 6000, 10_000]) sameAsWhole(n, live.entry(seq())!, 'open');
+
+    // A message's line in the middle made a close of the conversation: the whole entry ends there, the latest 1,000
+    // do not (never read).
+    const journal = join(rec.dir, 'cap.har.journal');
+    const text = readFileSync(journal);
+    const lines: Array<[number, number]> = [];
+    for (let at = 0, nl = text.indexOf(10); nl >= 0; at = nl + 1, nl = text.indexOf(10, at)) {
+      if (text.toString('utf8', at, Math.min(nl, at + 12)).includes('"wsm"')) lines.push([at, nl - at]);
+    }
+    const [at, bytes] = lines[Math.floor(lines.length / 2)]!;
+    const saved = text.subarray(at, at + bytes);
+    const before = live.entry(seq())!;
+    const m = JSON.parse(saved.toString('utf8')) as { x: number; ts: number; seq: number };
+    const close = Buffer.from(JSON.stringify({ r: 'wsc', x: m.x, ts: m.ts, seq: m.seq, by: 'client' }));
+    assert.ok(close.length <= bytes);
+    const fd = openSync(journal, 'r+');
+    try {
+      writeSync(fd, Buffer.concat([close, Buffer.alloc(bytes - close.length, ' ')]), 0, bytes, at);
+      assert.ok(live.entry(seq())!._webSocketMessages!.length < 5000, 'the whole entry reads the middle');
+      sameAsWhole(1000, before, 'the middle changed');
+    } finally {
+      writeSync(fd, saved, 0, bytes, at);
+      closeSync(fd);
+    }
+    ws.close(1000, 'bye');
+    await until(() => live.rows()[0]!.state === 'closed', 'the conversation to close');
+    const closed = live.entry(seq())!;
+    assert.equal(closed._webSocketMessages!.length, 6002);
+    for (const n of [1, 1000, 6002]) sameAsWhole(n, closed, 'closed');
+    const har = await rec.finish();
+    assert.deepEqual(closed, har.log.entries[0]);
   });
 
   it('lists a gRPC call as a grpc row with its messages counted, its entry with the messages split', async () => {

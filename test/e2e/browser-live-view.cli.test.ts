@@ -18,8 +18,8 @@ import { request } from 'undici';
 import type { Browser, Page } from 'playwright-core';
 import WebSocket, { WebSocketServer } from 'ws';
 import { CHROMIUM } from '../helpers/browser-app.js';
-import { liveViewUrl, openLiveView } from '../helpers/live-view.js';
-import { startBb, type BbProcess } from '../helpers/cli.js';
+import { liveCaptureInBrowser, type LiveCaptureInBrowser } from '../helpers/live-view.js';
+import type { BbProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 
@@ -35,6 +35,7 @@ const HOSTILE_BODY = `</script><img src=x onerror="window.__pwned='img'"><script
 const dir = tempDir().dir;
 // The screenshots are taken on every run, so their steps cannot rot unseen; kept only when asked for.
 const shots = process.env['BB_SCREENSHOTS'] || dir;
+let run: LiveCaptureInBrowser | undefined;
 let browser: Browser | undefined;
 let page: Page;
 let bb: BbProcess;
@@ -93,19 +94,13 @@ before(async () => {
   wss.on('connection', (ws) => ws.on('message', (data) => ws.send(JSON.stringify({ type: 'ack', of: String(data) }))));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const target = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  bb = startBb(['capture', '--target', target, '--ui', '--out', join(dir, 'live.har')], { BB_HOME: join(dir, 'home') }, { timeoutMs: 120_000 });
-  proxy = (await bb.waitFor(/bb: capture: (http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
-  ui = await liveViewUrl(bb);
-  ({ browser, page, elsewhere, complaints } = await openLiveView(ui, { width: 1280, height: 720 }));
+  run = await liveCaptureInBrowser(target, dir, { width: 1280, height: 720 });
+  ({ bb, proxy, ui, browser, page, elsewhere, complaints } = run);
   await page.waitForFunction(() => document.querySelector('.count')?.textContent === '0 exchanges');
 });
 
 after(async () => {
-  await browser?.close();
-  if (bb) {
-    bb.child.kill('SIGINT');
-    await bb.exited;
-  }
+  await run?.stop();
   if (server) await closeHttpAndWs(server, wss);
 });
 

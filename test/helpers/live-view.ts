@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from './browser-app.js';
-import type { BbProcess } from './cli.js';
+import { join } from 'node:path';
+import { startBb, type BbProcess } from './cli.js';
 import type { UiFeed } from '../../ui/index.js';
 
 /** Waits for bb's `bb: ui: URL` line on stderr (up to 10 s); returns the URL. */
@@ -39,6 +40,36 @@ export async function openLiveView(ui: string, viewport: { width: number; height
   page.on('pageerror', (e) => complaints.push(e.message));
   await page.goto(ui);
   return { browser, page, elsewhere, complaints };
+}
+
+/** `bb capture --target TARGET --ui` (its HAR and home in `dir`) with its live view open in chromium. */
+export interface LiveCaptureInBrowser extends LiveViewPage {
+  bb: BbProcess;
+  /** The recording proxy's URL. */
+  proxy: string;
+  /** The live view's URL. */
+  ui: string;
+  /** Closes the browser, then ends bb with SIGINT (it writes its HAR) and waits for it. */
+  stop(): Promise<void>;
+}
+
+/** Starts `bb capture --ui` in front of `target` as users run it and opens its live view. */
+export async function liveCaptureInBrowser(target: string, dir: string, viewport: { width: number; height: number }): Promise<LiveCaptureInBrowser> {
+  const bb = startBb(['capture', '--target', target, '--ui', '--out', join(dir, 'live.har')], { BB_HOME: join(dir, 'home') }, { timeoutMs: 120_000 });
+  const proxy = (await bb.waitFor(/bb: capture: (http:\/\/127\.0\.0\.1:\d+) ->/))[1]!;
+  const ui = await liveViewUrl(bb);
+  const view = await openLiveView(ui, viewport);
+  return {
+    ...view,
+    bb,
+    proxy,
+    ui,
+    async stop() {
+      await view.browser.close();
+      bb.child.kill('SIGINT');
+      await bb.exited;
+    },
+  };
 }
 
 /** The capture view's three feeds for a test's own exchanges feed (and frames feed); the exchange feed knows nothing. */

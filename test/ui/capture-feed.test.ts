@@ -9,8 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { captureFeeds } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { LIVE_ROWS, type HarEntry } from '../../capture/index.js';
+import WebSocket from 'ws';
+import { ENTRY_MESSAGES, ENTRY_MESSAGES_MAX } from '../../ui/capture-feed.js';
 import { Cleanups } from '../helpers/cleanups.js';
-import { record, waitUntil as until } from '../helpers/recording.js';
+import { echoServer, record, waitUntil as until } from '../helpers/recording.js';
 import { pushedStream } from '../helpers/servers.js';
 import { assertPaced, followStream, pushTicks, timedEntries } from '../helpers/live-feeds.js';
 
@@ -59,5 +61,41 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     assert.deepEqual(sent.filter((e) => e.type === 'window').map((e) => [e['label'], e['limit'], e['cut']]), [['one', LIVE_ROWS, true]]);
     assert.deepEqual(sent.filter((e) => e.type === 'row').map((e) => (e['row'] as { seq: number }).seq), live.rows().map((r) => r.seq));
     assert.ok(live.rows().length < 40 && live.rows().at(-1)!.url.endsWith('/item/59'));
+  });
+
+  it("opens a conversation with its latest messages (a page may ask for up to 10,000), the earlier ones counted, then the new ones", async () => {
+    const echo = await echoServer(cleanups);
+    const rec = await record(cleanups, echo.url);
+    const live = rec.cap.live();
+    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/room`);
+    cleanups.add(() => ws.terminate());
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    for (let i = 0; i < 6000; i++) {
+      ws.send(`m${i}`);
+      if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+    }
+    await until(() => live.rows()[0]?.messages === 12_000, 'every message and its echo', 20_000);
+    const seq = live.rows()[0]!.seq;
+    const whole = live.entry(seq)!._webSocketMessages!;
+    const feed = captureFeeds([{ label: 'one', live }]).find((f) => f.name === 'exchange')!;
+    const opened = (key: string): UiEvent[] => {
+      const sent: UiEvent[] = [];
+      const stop = feed.open(key, (e) => sent.push(e))!;
+      cleanups.add(stop);
+      return sent;
+    };
+    for (const [key, window] of [[`one/${seq}`, ENTRY_MESSAGES], [`one/${seq}~5000`, 5000], [`one/${seq}~99999`, ENTRY_MESSAGES_MAX], [`one/${seq}~0`, 1]] as const) {
+      const [event] = opened(key);
+      assert.equal(event!.type, 'entry');
+      assert.equal(event!['window'], window, key);
+      assert.equal(event!['earlier'], whole.length - window, key);
+      assert.deepEqual((event!['entry'] as HarEntry)._webSocketMessages, whole.slice(-window), key);
+    }
+    const later = opened(`one/${seq}`);
+    const reply = new Promise((r) => ws.once('message', r));
+    ws.send('after');
+    await reply;
+    await until(() => later.filter((e) => e.type === 'message').length === 2, 'the new message and its echo');
+    assert.deepEqual(later.filter((e) => e.type === 'message').map((e) => (e['message'] as { data: string }).data), ['after', 'after']);
   });
 });

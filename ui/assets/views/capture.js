@@ -20,6 +20,9 @@
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
   const IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'image/x-icon', 'image/vnd.microsoft.icon', 'image/svg+xml']);
   const OPCODES = { 0: 'cont', 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', '-1': 'error' };
+  // A conversation's latest messages the page may ask for at most (ui/capture-feed.ts ENTRY_MESSAGES_MAX); it keeps
+  // as many as bb sent it (the feed's `window`), the oldest going as new ones come.
+  const MESSAGES_MAX = 10000;
 
   /** Appends text to parent, each `<redacted:…>` placeholder marked. */
   function text(parent, s) {
@@ -281,23 +284,25 @@
     // Another view opens an exchange here (a frame clicked in the frames tab): its messages shown.
     opener('capture', (key) => open(key, 'messages'));
 
-    function open(key, showTab) {
+    function open(key, showTab, window) {
       if (!key) return;
       if (showTab) tab = showTab;
       if (closeDetail) closeDetail();
       selected = key;
-      current = { key, entry: undefined, row: undefined, messages: [] };
+      current = { key, entry: undefined, row: undefined, messages: [], earlier: 0, window: Infinity };
       detail.hidden = false;
       split.classList.add('open');
       detail.replaceChildren(el('p', 'none', 'loading…'));
       schedule();
       const mine = current;
-      closeDetail = feed('exchange', key, (e) => {
+      closeDetail = feed('exchange', window ? `${key}~${window}` : key, (e) => {
         if (current !== mine) return;
         if (e.type === 'entry') {
           mine.entry = e.entry;
           mine.row = e.row;
           mine.messages = e.entry._webSocketMessages ? e.entry._webSocketMessages.slice() : [];
+          mine.earlier = e.earlier ?? 0;
+          mine.window = e.window ?? Infinity;
           mine.grpc = e.grpc ?? [];
           drawDetail();
         } else if (e.type === 'row') {
@@ -307,6 +312,13 @@
           mine.messages.push(e.message);
           const box = detail.querySelector('.messages');
           if (box && tab === 'messages') box.append(wsLine(e.message, mine.entry));
+          // The page keeps the window bb sent: the oldest message goes (and its line).
+          if (mine.messages.length > mine.window) {
+            mine.messages.shift();
+            mine.earlier++;
+            if (box && tab === 'messages') box.querySelector('.msg')?.remove();
+          }
+          if (box && tab === 'messages') drawEarlier(box);
           drawHead();
         }
       });
@@ -357,6 +369,20 @@
       dbody.scrollTop = scroll;
     }
 
+    // A conversation's listed messages before those the page holds: how many, and the way to ask for more.
+    function drawEarlier(box) {
+      const mine = current;
+      let note = box.querySelector('.earlier');
+      if (mine.earlier === 0) return note?.remove();
+      if (!note) box.prepend((note = el('p', 'earlier none')));
+      note.replaceChildren(el('span', '', `${mine.earlier.toLocaleString('en-US')} earlier messages are not shown: this view holds the latest ${mine.window.toLocaleString('en-US')} (the Frames tab the latest of all streams, the HAR every one).`));
+      if (mine.window < MESSAGES_MAX) {
+        const more = el('button', 'more', `show the latest ${MESSAGES_MAX.toLocaleString('en-US')}`);
+        more.addEventListener('click', () => open(mine.key, 'messages', MESSAGES_MAX));
+        note.append(' ', more);
+      }
+    }
+
     function wsLine(m, entry) {
       const line = el('div', 'msg ' + m.type);
       const t0 = Date.parse(entry.startedDateTime);
@@ -398,7 +424,10 @@
       },
       messages(entry, row) {
         const box = el('div', 'messages');
-        if (row.kind === 'websocket') for (const m of current.messages) box.append(wsLine(m, entry));
+        if (row.kind === 'websocket') {
+          for (const m of current.messages) box.append(wsLine(m, entry));
+          drawEarlier(box);
+        }
         for (const m of entry._eventSourceMessages ?? []) {
           const line = el('div', 'msg receive');
           line.append(el('span', 'm-dir', '↓ event'), el('span', 'm-op', m.eventName || 'message'), el('span', 'm-id', m.eventId ? 'id ' + m.eventId : ''));
