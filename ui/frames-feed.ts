@@ -103,6 +103,9 @@ const frameOf = (m: HarWebSocketMessage, seq = m._bb?.seq ?? 0, schemaOf?: GrpcS
 /** Whether a stream is still going (its lane can get messages). */
 const going = (row: LiveRow): boolean => row.endedAt === undefined && row.state !== 'closed';
 
+/** What the page draws of a lane's row (assets/views/frames.js laneLabel): its kind and whether it ended. */
+const laneShows = (row: LiveRow): string => `${row.kind} ${row.kind === 'websocket' ? row.state === 'closed' : row.endedAt !== undefined}`;
+
 /** True for the rows the tab draws a lane of. */
 const isLane = (row: LiveRow): boolean => row.kind === 'websocket' || row.kind === 'sse' || row.kind === 'grpc';
 
@@ -111,7 +114,8 @@ const laneName = (row: LiveRow): string => (row.kind === 'sse' ? `sse stream #${
 
 /** One recording's streams as one subscriber of the tab has been told them. */
 class SourceFrames {
-  private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string }>();
+  /** Per lane: its row as last told, the messages its label reads, its label, and what the page shows of its row (laneShows). */
+  private readonly lanes = new Map<number, { row: LiveRow; messages: HarWebSocketMessage[]; text: string; shown: string }>();
   /**
    * Per stream read so far: its follower (an event stream read as it grows), or the messages sent so far per
    * direction (read from its entry), or 'ended' once read to its end.
@@ -156,7 +160,7 @@ class SourceFrames {
     // live) and, until they are read below, every stream.
     const recentOf = new Set(recent.map((r) => r.seq));
     for (const row of rows) {
-      if (row.kind === 'websocket' ? recentOf.has(row.seq) || going(row) : isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '' });
+      if (row.kind === 'websocket' ? recentOf.has(row.seq) || going(row) : isLane(row)) this.lanes.set(row.seq, { row, messages: [], text: '', shown: laneShows(row) });
     }
     yield;
     // Building the messages (their payloads read and unsealed) is most of the work.
@@ -203,13 +207,21 @@ class SourceFrames {
     this.placer.add(row.seq, row.startedAt / 1000);
     if (!isLane(row)) return;
     const lane = this.lanes.get(row.seq);
-    if (lane) lane.row = row;
-    else {
+    const shown = laneShows(row);
+    if (lane) {
+      lane.row = row;
+      // A row changes with each message (its count): the page is told only what its lane shows.
+      if (lane.shown !== shown) {
+        lane.shown = shown;
+        this.send({ type: 'connection', label: this.label, row, text: lane.text });
+      }
+    } else {
       // A new lane is named at once; its label's difference from the others follows (relabel).
-      this.lanes.set(row.seq, { row, messages: [], text: this.textOf(row, laneLabels([{ url: row.url, messages: [] }])[0]!) });
+      const text = this.textOf(row, laneLabels([{ url: row.url, messages: [] }])[0]!);
+      this.lanes.set(row.seq, { row, messages: [], text, shown });
       this.scheduleRelabel();
+      this.send({ type: 'connection', label: this.label, row, text });
     }
-    this.send({ type: 'connection', label: this.label, row, text: this.lanes.get(row.seq)!.text });
     if (row.kind !== 'websocket') {
       this.dirty.add(row.seq);
       this.pulls.ask();

@@ -238,4 +238,35 @@ describe("the frames tab's feed over a long capture", () => {
     assert.equal(framed.size, conversations);
     assert.deepEqual([...framed].filter((seq) => !named.has(seq)), []);
   });
+
+  it("tells a lane again only when what the page shows of it changes: its label or its end, not each message's count", async () => {
+    const server = http.createServer();
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => closeHttpAndWs(server, wss));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    const events: UiEvent[] = [];
+    const stop = feed(live).open(undefined, (e) => events.push(e))!;
+    cleanups.add(stop);
+    const ws = new WebSocket(`${rec.cap.url.replace('http', 'ws')}/chat`);
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    const trips = 50;
+    for (let i = 0; i < trips; i++) {
+      const reply = new Promise((r) => ws.once('message', r));
+      ws.send(`m${i}`);
+      await reply;
+    }
+    ws.close(1000);
+    await until(() => events.filter((e) => e.type === 'frame').length === 2 * trips + 2, 'every frame, the closes too');
+    // Relabelled 50 ms after its first messages (its label names the query or first message that tells it apart).
+    await new Promise((r) => setTimeout(r, 200));
+    const told = events.filter((e) => e.type === 'connection').map((e) => [(e['row'] as LiveRow).state, e['text']]);
+    // Its rows changed 100 times and more (each message counted); the page was told when the lane began, when its
+    // label changed (at most once), and when it closed.
+    assert.ok(told.length >= 2 && told.length <= 3, JSON.stringify(told));
+    assert.equal(told.at(-1)![0], 'closed');
+    assert.equal(told.filter(([state]) => state === 'closed').length, 1);
+  });
 });
