@@ -123,14 +123,23 @@ export class LiveRowTable {
   row(i: number): LiveRow {
     const n = this.numbers;
     const ended = n.endedAt[i]!;
-    const row: LiveRow = {
+    // One shape for every row (endedAt and page undefined when absent, as JSON leaves them out): no spread, no
+    // property added later; 200,000 rows took 120 ms made with a spread, the Exchanges tab's snapshot makes them all.
+    return {
       seq: this.seqs[i]!, method: this.methods[i]!, url: this.urls[i]!, status: n.status[i]!, state: STATES[this.states[i]!]!,
-      kind: KINDS[this.kinds[i]!]!, mime: this.mimes[i]!, startedAt: n.startedAt[i]!, ...(Number.isNaN(ended) ? {} : { endedAt: ended }),
-      requestBytes: n.requestBytes[i]!, responseBytes: n.responseBytes[i]!, messages: n.messages[i]!,
+      kind: KINDS[this.kinds[i]!]!, mime: this.mimes[i]!, startedAt: n.startedAt[i]!, endedAt: Number.isNaN(ended) ? undefined : ended,
+      requestBytes: n.requestBytes[i]!, responseBytes: n.responseBytes[i]!, messages: n.messages[i]!, page: this.pages[i],
     };
-    const page = this.pages[i];
-    if (page !== undefined) row.page = page;
-    return row;
+  }
+
+  /** The seqs of the latest `limit` rows and of the open ones before them, in order: what a list shows. */
+  listed(limit: number): number[] {
+    const from = Math.max(0, this.length - limit);
+    const out: number[] = [];
+    const ended = this.numbers.endedAt;
+    for (let i = 0; i < from; i++) if (Number.isNaN(ended[i]!)) out.push(this.seqs[i]!);
+    for (let i = from; i < this.length; i++) out.push(this.seqs[i]!);
+    return out;
   }
 
   /** A number of row `i`. */

@@ -59,6 +59,11 @@ export interface LiveCapture {
   on(listener: (event: LiveEvent) => void): () => void;
   /** Every row so far, in seq order. */
   rows(): LiveRow[];
+  /**
+   * The seqs of the rows a list shows, in order: the latest `limit` and the open ones before them; `cut` when rows
+   * were left out (older finished ones, or ones the live capture let go). Their rows are made when asked (row()).
+   */
+  listedRows(limit: number): { seqs: number[]; cut: boolean };
   /** Steps begun so far. */
   pages(): LivePage[];
   /** Exchange `seq`'s row, or undefined. */
@@ -220,6 +225,10 @@ export class LiveRecords implements LiveCapture, JournalTap {
 
   rows(): LiveRow[] {
     return Array.from({ length: this.table.length }, (_, i) => this.table.row(i));
+  }
+
+  listedRows(limit: number): { seqs: number[]; cut: boolean } {
+    return { seqs: this.table.listed(limit), cut: this.table.length > limit || this.forgottenRows > 0 };
   }
 
   row(seq: number): LiveRow | undefined {

@@ -23,6 +23,7 @@ import { LIVE_ROWS, type HarEntry, type LiveCapture, type LiveRow, type ProtoSch
 import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 import { PacedRuns } from './paced.js';
+import { steppedSnapshot } from './stepped.js';
 
 /** One recording the view shows. */
 export interface LiveSource {
@@ -42,29 +43,75 @@ export const ENTRY_MESSAGES_MAX = 10_000;
 /** How often an open exchange whose body grows is sent again, at most. */
 const ENTRY_EVERY_MS = 200;
 
-/** The exchange list's feed: every row and step, then each change. */
-export function exchangesFeed(sources: LiveSource[]): UiFeed {
+/** Rows made between looks at the clock while the list's snapshot is made. */
+const ROWS_STEP = 2000;
+
+/**
+ * The exchange list's feed: every step and row, then each change; `limits` a test's (ROWS_STEP rows between looks
+ * at the clock, SNAPSHOT_TURN_MS a turn). The rows (100,000 and more) are made a few ms a
+ * turn (stepped.ts), in seq order; a change of a row not sent yet is dropped (the row is made later, as it then
+ * stands), any other change waits and follows the snapshot.
+ */
+export function exchangesFeed(sources: LiveSource[], limits: { rowsStep?: number; turnMs?: number } = {}): UiFeed {
+  const rowsStep = limits.rowsStep ?? ROWS_STEP;
   return {
     name: 'exchanges',
-    open(_key, send) {
+    open(_key, send, snapshotGoesOn) {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
-      for (const { label, live } of sources) {
+      // Per source: the seqs its snapshot lists, and how many of them are sent.
+      const lists = sources.map(({ label, live }) => {
         for (const page of live.pages()) send({ type: 'page', label, ...page });
-        const rows = live.rows();
-        const from = Math.max(0, rows.length - LIVE_ROWS);
-        if (from > 0 || live.forgottenRows > 0) send({ type: 'window', label, limit: LIVE_ROWS, cut: true });
-        rows.forEach((row, k) => {
-          if (k >= from || row.endedAt === undefined) send({ type: 'row', label, row });
-        });
-      }
+        const { seqs, cut } = live.listedRows(LIVE_ROWS);
+        if (cut) send({ type: 'window', label, limit: LIVE_ROWS, cut: true });
+        return { seqs, sent: 0 };
+      });
+      const steps = (function* () {
+        for (const [i, { label, live }] of sources.entries()) {
+          const list = lists[i]!;
+          while (list.sent < list.seqs.length) {
+            const end = Math.min(list.seqs.length, list.sent + rowsStep);
+            for (; list.sent < end; list.sent++) {
+              // Let go meanwhile (the oldest finished rows, past twice LIVE_ROWS): not listed any more.
+              const row = live.row(list.seqs[list.sent]!);
+              if (row) send({ type: 'row', label, row });
+            }
+            yield;
+          }
+        }
+      })();
+      const snapshot = steppedSnapshot<UiEvent>({
+        steps,
+        snapshotGoesOn,
+        told: send,
+        turnMs: limits.turnMs,
+        keeps: (event) => event.type !== 'row' || !notSentYet(lists[sources.findIndex((s) => s.label === event['label'])]!, (event['row'] as LiveRow).seq),
+        what: "the exchanges tab's rows",
+      });
       const stops = sources.map(({ label, live }) =>
         live.on((event) => {
-          if (event.type !== 'message') send({ ...event, label });
+          if (event.type !== 'message') snapshot.tell({ ...event, label });
         }),
       );
-      return () => stops.forEach((stop) => stop());
+      return () => {
+        snapshot.stop();
+        stops.forEach((stop) => stop());
+      };
     },
   };
+}
+
+// Whether the snapshot lists row `seq` and has not sent it yet (then it sends the row as it stands then).
+function notSentYet(list: { seqs: number[]; sent: number }, seq: number): boolean {
+  let lo = list.sent;
+  let hi = list.seqs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const s = list.seqs[mid]!;
+    if (s === seq) return true;
+    if (s < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 /** One exchange's feed: its entry as it stands, then its messages and changes. */

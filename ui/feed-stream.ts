@@ -64,7 +64,7 @@ const HELLO = ': bb live view\n\n';
 /** How often an idle stream gets a comment, so nothing between cuts it. */
 const PING_EVERY_MS = 15_000;
 /** How long a turn of the event loop writes a snapshot's events, at most (then the next turn goes on). */
-const SLICE_MS = 8;
+const SLICE_MS = 4;
 /** Events made into text between looks at the clock. */
 const SLICE_CHECK = 64;
 

@@ -30,7 +30,8 @@
 // carries at most PREVIEW characters of its payload (the exchange's own view
 // has it whole).
 import { PacedRuns } from './paced.js';
-import { LiveCaptureClosed, type EventFollower, type HarWebSocketMessage, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
+import { steppedSnapshot } from './stepped.js';
+import { type EventFollower, type HarWebSocketMessage, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import {
   grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
 } from '../inspect/index.js';
@@ -59,10 +60,6 @@ const FOLLOWED_KEPT = 10_000;
 const LABEL_MESSAGES = 20;
 /** Messages built between the snapshot's steps. */
 const SNAPSHOT_STEP = 500;
-/** How long a turn of the loop makes the snapshot, at most (then the next turn goes on: the relay shares the thread). */
-const SNAPSHOT_TURN_MS = 8;
-/** The captures' events that wait for a snapshot being made, at most (then it is finished at once). */
-const WAITING_MAX = 20_000;
 
 /** One message as the frames tab lists it. */
 interface Frame {
@@ -322,54 +319,23 @@ class SourceFrames {
 
 /** The frames tab's feed over these recordings; `waitingMax`: WAITING_MAX (a test makes it small). */
 export function framesFeed(sources: LiveSource[], limits: { waitingMax?: number } = {}): UiFeed {
-  const waitingMax = limits.waitingMax ?? WAITING_MAX;
   return {
     name: 'frames',
     open(_key, send, snapshotGoesOn) {
       send({ type: 'captures', labels: sources.map((s) => s.label) });
       const states = sources.map(({ label, live, proto }) => new SourceFrames(label, live, send, proto));
-      // What the captures tell while the snapshot is made waits, in order, and is told after it. Past WAITING_MAX
-      // events (a busy capture) the rest of the snapshot is made at the next step, whole: the wait stays bounded.
-      let waiting: Array<{ i: number; event: LiveEvent }> | undefined = [];
-      let hurry = false;
-      const stops = sources.map(({ live }, i) =>
-        live.on((event) => {
-          if (!waiting) return states[i]!.onEvent(event);
-          if (waiting.push({ i, event }) > waitingMax) hurry = true;
-        }),
-      );
-      const steps = (function* () {
-        for (const s of states) yield* s.snapshot();
-      })();
-      let stopped = false;
-      const done = snapshotGoesOn?.();
-      const step = (): void => {
-        if (stopped) return;
-        const started = performance.now();
-        do {
-          let last: boolean | undefined;
-          try {
-            last = steps.next().done;
-          } catch (err) {
-            // The capture closed under it (bb is ending): the page gets what was sent. Anything else is bb's fault, said
-            // once; the page keeps what it got and the recording goes on (this runs on the proxy's thread).
-            stopped = true;
-            done?.();
-            if (!(err instanceof LiveCaptureClosed)) console.error(`bb: ui: the frames tab's window could not be made: ${(err as Error).message}`);
-            return;
-          }
-          if (!last) continue;
-          const told = waiting!;
-          waiting = undefined;
-          done?.();
-          for (const { i, event } of told) states[i]!.onEvent(event);
-          return;
-        } while (!done || hurry || performance.now() - started < SNAPSHOT_TURN_MS);
-        setImmediate(step);
-      };
-      step();
+      const snapshot = steppedSnapshot<{ i: number; event: LiveEvent }>({
+        steps: (function* () {
+          for (const s of states) yield* s.snapshot();
+        })(),
+        snapshotGoesOn,
+        told: ({ i, event }) => states[i]!.onEvent(event),
+        waitingMax: limits.waitingMax,
+        what: "the frames tab's window",
+      });
+      const stops = sources.map(({ live }, i) => live.on((event) => snapshot.tell({ i, event })));
       return () => {
-        stopped = true;
+        snapshot.stop();
         stops.forEach((stop) => stop());
         states.forEach((s) => s.close());
       };

@@ -10,7 +10,7 @@ import { captureFeeds } from '../../ui/index.js';
 import type { UiEvent } from '../../ui/server.js';
 import { LIVE_ROWS, type HarEntry } from '../../capture/index.js';
 import WebSocket from 'ws';
-import { ENTRY_MESSAGES, ENTRY_MESSAGES_MAX } from '../../ui/capture-feed.js';
+import { ENTRY_MESSAGES, ENTRY_MESSAGES_MAX, exchangesFeed } from '../../ui/capture-feed.js';
 import { Cleanups } from '../helpers/cleanups.js';
 import { echoServer, record, waitUntil as until } from '../helpers/recording.js';
 import { pushedStream } from '../helpers/servers.js';
@@ -97,5 +97,55 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     await reply;
     await until(() => later.filter((e) => e.type === 'message').length === 2, 'the new message and its echo');
     assert.deepEqual(later.filter((e) => e.type === 'message').map((e) => (e['message'] as { data: string }).data), ['after', 'after']);
+  });
+
+  it('makes the list of rows over turns while the proxy records: a change of a row not sent yet is in that row, later ones follow', async () => {
+    const held: Array<() => void> = [];
+    const server = http.createServer((req, res) => {
+      if (req.url?.startsWith('/hold')) return void held.push(() => res.end('late'));
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise((r) => server.close(r)));
+    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const live = rec.cap.live();
+    const answers: Array<Promise<string>> = [];
+    const ask = (path: string) => answers.push(fetch(`${rec.cap.url}${path}`).then((r) => r.text()));
+    // An exchange open from the start (listed first), 2,000 finished ones, one open at the end (listed last).
+    ask('/hold-first');
+    await until(() => held.length === 1, 'the first exchange open');
+    for (let i = 0; i < 2000; i += 50) await Promise.all(Array.from({ length: 50 }, async (_, k) => (await fetch(`${rec.cap.url}/item/${i + k}`)).text()));
+    ask('/hold-last');
+    await until(() => held.length === 2 && live.rows().length === 2002, 'the last exchange open');
+    const [first, last] = [live.rows()[0]!.seq, live.rows().at(-1)!.seq];
+
+    // A row a turn (limits): the list takes ~2,000 turns; both held exchanges end meanwhile, and a new one comes.
+    let made = false;
+    let endedWhileMade: boolean[] = [];
+    live.on((e) => {
+      if (e.type === 'row' && e.row.state === 'done' && (e.row.seq === first || e.row.seq === last)) endedWhileMade.push(!made);
+    });
+    const sent: UiEvent[] = [];
+    const stop = exchangesFeed([{ label: 'one', live }], { rowsStep: 1, turnMs: 0 }).open(undefined, (e) => sent.push(e), () => () => void (made = true))!;
+    cleanups.add(stop);
+    assert.equal(made, false, 'not made in one turn');
+    for (const release of held) release();
+    ask('/after');
+    assert.deepEqual(await Promise.all(answers), ['late', 'late', 'ok']);
+    await until(() => made && live.rows().length === 2003 && sent.some((e) => e.type === 'row' && (e['row'] as { seq: number }).seq === live.rows().at(-1)!.seq), 'the list, then the new row');
+    assert.deepEqual(endedWhileMade, [true, true], 'both held exchanges ended while the list was made');
+    await new Promise((r) => setTimeout(r, 50));
+    const rows = sent.filter((e) => e.type === 'row').map((e) => e['row'] as { seq: number; state: string });
+    const madeRows = rows.slice(0, 2002);
+    assert.deepEqual(madeRows.map((r) => r.seq), live.rows().slice(0, 2002).map((r) => r.seq), 'the list in seq order');
+    // The first row was sent open, then its end followed; the last one was sent as it stood when made: ended, once.
+    assert.equal(madeRows[0]!.state, 'waiting');
+    assert.equal(madeRows.at(-1)!.state, 'done');
+    assert.equal(rows.filter((r) => r.seq === last).length, 1, 'the last row sent once');
+    const later = rows.slice(2002);
+    assert.ok(later.some((r) => r.seq === first && r.state === 'done'), 'the first row\'s end follows the list');
+    // The page ends where the capture is.
+    const final = new Map(rows.map((r) => [r.seq, r.state]));
+    assert.deepEqual([...final], live.rows().map((r) => [r.seq, r.state]));
   });
 });
