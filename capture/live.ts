@@ -76,6 +76,8 @@ export interface LiveCapture {
    * conversation of 200,000 messages built them all: 1 s of the relay's thread). Other exchanges whole, earlier 0.
    */
   latestOf(seq: number, messages: number): { entry: HarEntry; earlier: number } | undefined;
+  /** latestOf a few thousand lines read, or a few hundred messages built, a step (each `yield` may end a turn). */
+  latestOfSteps(seq: number, messages: number): Generator<void, { entry: HarEntry; earlier: number } | undefined>;
   /** Listeners that threw (each time counted; the others were still told). */
   readonly listenerErrors: number;
   /**
@@ -114,7 +116,10 @@ export class LiveCaptureClosed extends Error {
 /** Journal lines latestOf reads of a conversation besides its messages, at each end (its start and upgrade; its close). */
 const EDGE_LINES = 8;
 
-/** Journal lines recentMessageSteps reads between steps. */
+/** Messages latestOfSteps builds between steps. */
+const LATEST_BUILD_STEP = 500;
+
+/** Journal lines recentMessageSteps and latestOfSteps read between steps. */
 const RECENT_READ_STEP = 2000;
 
 /**
@@ -243,37 +248,69 @@ export class LiveRecords implements LiveCapture, JournalTap {
   entry(seq: number): HarEntry | undefined {
     const i = this.table.find(seq);
     const records = i < 0 ? undefined : this.held.get(i)?.records ?? this.readBack(i);
-    return records && records.length > 0 ? this.built(i, records) : undefined;
+    return records && records.length > 0 ? this.built(i, assemble(records)) : undefined;
   }
 
   latestOf(seq: number, messages: number): { entry: HarEntry; earlier: number } | undefined {
-    const i = this.table.find(seq);
-    if (i < 0) return undefined;
-    if (this.table.kind(i) !== 'websocket') {
+    const steps = this.latestOfSteps(seq, messages);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  *latestOfSteps(seq: number, messages: number): Generator<void, { entry: HarEntry; earlier: number } | undefined> {
+    const at = this.table.find(seq);
+    if (at < 0) return undefined;
+    if (this.table.kind(at) !== 'websocket') {
       const entry = this.entry(seq);
       return entry && { entry, earlier: 0 };
     }
-    const held = this.held.get(i)?.records;
+    // Listed now: the lines read below are the ones placed now (later messages are told to listeners as they come).
+    const listed = this.table.get(at, 'listed');
+    const held = this.held.get(at)?.records;
     let records: JournalRecord[] | undefined;
     if (held) records = latestMessages(held, messages);
     else if (this.journalFd !== undefined) {
       // The conversation's first lines (its start and upgrade) and its last (its latest messages, its close): never its middle.
-      const { head, tail, apart } = this.table.edgeLines(i, EDGE_LINES, messages + EDGE_LINES);
-      const fd = this.journalFd;
-      const first = readLineRanges(fd, head);
-      const last = readLineRanges(fd, tail);
+      const { head, tail, apart } = this.table.edgeLines(at, EDGE_LINES, messages + EDGE_LINES);
+      const first = readLineRanges(this.journalFd, head);
+      const last: JournalRecord[] = [];
+      for (let from = 0; from < tail.at.length; from += RECENT_READ_STEP) {
+        const part = new LineRanges();
+        part.at.push(...tail.at.slice(from, from + RECENT_READ_STEP));
+        part.bytes.push(...tail.bytes.slice(from, from + RECENT_READ_STEP));
+        if (from > 0) yield;
+        // Closed meanwhile (its number may be another file's now): nothing more is read.
+        if (this.journalFd === undefined) throw new LiveCaptureClosed();
+        for (const r of readLineRanges(this.journalFd, part)) last.push(r);
+      }
       // Lines left out between: the head's messages are older than some not read, so none of them is shown.
       records = apart ? latestMessages([...first.filter((r) => !isMessage(r)), ...last], messages) : latestMessages([...first, ...last], messages);
     }
     if (!records || records.length === 0) return undefined;
-    let shown = 0;
-    for (const r of records) if (isMessage(r)) shown++;
-    return { entry: this.built(i, records), earlier: Math.max(0, this.table.get(i, 'listed') - shown) };
+    // The row may have moved meanwhile (a compaction between steps): found again by its seq.
+    const i = this.table.find(seq);
+    if (i < 0) return undefined;
+    const exchange = assemble(records);
+    const ws = exchange.ws;
+    exchange.ws = [];
+    const entry = this.built(i, exchange);
+    const earlier = Math.max(0, listed - ws.length);
+    // The messages last, a few hundred a step: building one reads and unseals its payload (most of the cost).
+    const list = entry._webSocketMessages!;
+    for (let k = 0; k < ws.length; k++) {
+      if (k > 0 && k % LATEST_BUILD_STEP === 0) {
+        yield;
+        if (this.closed) throw new LiveCaptureClosed();
+      }
+      list.push(buildWsMessage(ws[k]!, this.ctx));
+    }
+    return { entry, earlier };
   }
 
-  // Row `i`'s entry from these records of it.
-  private built(i: number, records: JournalRecord[]): HarEntry {
-    const exchange = assemble(records);
+  // Row `i`'s entry from its records (assembled).
+  private built(i: number, exchange: ExchangeRecords): HarEntry {
     // The messages past the list are in no line read back: their fold stands for them (its digest is taken from copies).
     const past = this.unlisted.get(i);
     if (past) exchange.wsUnlisted = past;

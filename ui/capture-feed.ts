@@ -19,7 +19,7 @@
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download), paced by what
 //                        building it costs (paced.ts)
-import { LIVE_ROWS, type HarEntry, type LiveCapture, type LiveRow, type ProtoSchema } from '../capture/index.js';
+import { LIVE_ROWS, type HarEntry, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 import { PacedRuns } from './paced.js';
@@ -118,27 +118,36 @@ function notSentYet(list: { seqs: number[]; sent: number }, seq: number): boolea
 export function exchangeFeed(sources: LiveSource[]): UiFeed {
   return {
     name: 'exchange',
-    open(key, send) {
+    open(key, send, snapshotGoesOn) {
       const m = /^(.*)\/(\d+)(?:~(\d+))?$/.exec(key ?? '');
       const source = m ? sources.find((s) => s.label === m[1]) : undefined;
       const seq = m ? Number(m[2]) : NaN;
-      if (!source) return undefined;
+      if (!source || !source.live.row(seq)) return undefined;
       const window = Math.min(ENTRY_MESSAGES_MAX, Math.max(1, m![3] === undefined ? ENTRY_MESSAGES : Number(m![3])));
       const { label, live, proto } = source;
-      const row = live.row(seq);
-      const latest = live.latestOf(seq, window);
-      if (!row || !latest) return undefined;
       const shown: Array<ShownMessage | null> = [];
-      send(entryEvent(label, row, latest, window, shown, proto));
       const resends = new PacedRuns(() => send(entryEvent(label, live.row(seq), live.latestOf(seq, window), window, shown, proto)), ENTRY_EVERY_MS);
-      const stop = live.on((event) => {
-        if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
-        if (event.type !== 'row' || event.row.seq !== seq) return;
-        send({ type: 'row', label, row: event.row } satisfies UiEvent);
-        // WebSocket messages come one by one above; other bodies only whole, so the entry is sent again.
-        if (grows(event.row)) resends.ask();
+      // The entry is made in steps (a conversation's 10,000 latest messages: ~90 ms of the relay's thread at once);
+      // what the capture tells meanwhile follows it.
+      const snapshot = steppedSnapshot<LiveEvent>({
+        steps: (function* () {
+          const latest = yield* live.latestOfSteps(seq, window);
+          // Gone meanwhile (let go, or never an entry): the page keeps what it has.
+          if (latest) send(entryEvent(label, live.row(seq), latest, window, shown, proto));
+        })(),
+        snapshotGoesOn,
+        told: (event) => {
+          if (event.type === 'message' && event.seq === seq) send({ type: 'message', message: event.message });
+          if (event.type !== 'row' || event.row.seq !== seq) return;
+          send({ type: 'row', label, row: event.row } satisfies UiEvent);
+          // WebSocket messages come one by one above; other bodies only whole, so the entry is sent again.
+          if (grows(event.row)) resends.ask();
+        },
+        what: "an exchange's entry",
       });
+      const stop = live.on((event) => snapshot.tell(event));
       return () => {
+        snapshot.stop();
         stop();
         resends.stop();
       };

@@ -92,11 +92,24 @@ describe("the exchange feed (an exchange opened in the view)", () => {
       assert.deepEqual((event!['entry'] as HarEntry)._webSocketMessages, whole.slice(-window), key);
     }
     const later = opened(`one/${seq}`);
+    // Opened by a page asking for the most (the server lets the entry be made over turns): a round trip relayed while
+    // it is made follows it, not counted among the earlier ones.
+    const stepped: UiEvent[] = [];
+    let made = false;
+    const stop = feed.open(`one/${seq}~${ENTRY_MESSAGES_MAX}`, (e) => stepped.push(e), () => () => void (made = true))!;
+    cleanups.add(stop);
+    assert.equal(made, false, 'not made in one turn');
     const reply = new Promise((r) => ws.once('message', r));
     ws.send('after');
     await reply;
+    assert.equal(made, false, 'the proxy relayed a round trip while the entry was made');
     await until(() => later.filter((e) => e.type === 'message').length === 2, 'the new message and its echo');
     assert.deepEqual(later.filter((e) => e.type === 'message').map((e) => (e['message'] as { data: string }).data), ['after', 'after']);
+    await until(() => made && stepped.filter((e) => e.type === 'message').length === 2, 'the entry, then the round trip');
+    assert.deepEqual(stepped.map((e) => e.type).filter((t) => t !== 'row'), ['entry', 'message', 'message']);
+    const [entry] = stepped;
+    assert.equal(entry!['earlier'], whole.length - ENTRY_MESSAGES_MAX);
+    assert.deepEqual((entry!['entry'] as HarEntry)._webSocketMessages, whole.slice(-ENTRY_MESSAGES_MAX));
   });
 
   it('makes the list of rows over turns while the proxy records: a change of a row not sent yet is in that row, later ones follow', async () => {
