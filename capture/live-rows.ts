@@ -7,6 +7,7 @@
 // (docs/performance.md "ui"). LiveRow objects are made when asked for (a page
 // opening, a row event told to a page).
 import { LineRanges } from './entry-assembly.js';
+import { indexInAscending } from '../core/index.js';
 
 /** Where an exchange is: under way (sending, waiting, receiving, open for an upgraded connection) or how it ended. */
 export type LiveState = 'sending' | 'waiting' | 'receiving' | 'open' | 'done' | 'failed' | 'aborted' | 'refused' | 'closed' | 'reset';
@@ -102,16 +103,7 @@ export class LiveRowTable {
 
   /** The index of the row of exchange `seq`, or -1. */
   find(seq: number): number {
-    let lo = 0;
-    let hi = this.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const s = this.seqs[mid]!;
-      if (s === seq) return mid;
-      if (s < seq) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return indexInAscending(this.seqs, seq, 0, this.length);
   }
 
   /** Row `i`'s seq. */

@@ -11,7 +11,7 @@ export { mediaType, isJsonMedia, isJsonLinesMedia, isEventStreamMedia, isTextMed
 export { headerPairs, headerValue, headerValues, pairValue, pairValues, serializeHead } from './raw-headers.js';
 export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
-export { appendAll } from './arrays.js';
+export { appendAll, indexInAscending } from './arrays.js';
 export { esc, pageHead, scriptJson } from './html.js';
 export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';

@@ -24,6 +24,7 @@ import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js'
 import type { UiEvent, UiFeed } from './server.js';
 import { PacedRuns } from './paced.js';
 import { steppedSnapshot } from './stepped.js';
+import { indexInAscending } from '../core/index.js';
 
 /** One recording the view shows. */
 export interface LiveSource {
@@ -101,18 +102,7 @@ export function exchangesFeed(sources: LiveSource[], limits: { rowsStep?: number
 }
 
 // Whether the snapshot lists row `seq` and has not sent it yet (then it sends the row as it stands then).
-function notSentYet(list: { seqs: number[]; sent: number }, seq: number): boolean {
-  let lo = list.sent;
-  let hi = list.seqs.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const s = list.seqs[mid]!;
-    if (s === seq) return true;
-    if (s < seq) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
-}
+const notSentYet = (list: { seqs: number[]; sent: number }, seq: number): boolean => indexInAscending(list.seqs, seq, list.sent) >= 0;
 
 /** One exchange's feed: its entry as it stands, then its messages and changes. */
 export function exchangeFeed(sources: LiveSource[]): UiFeed {

@@ -31,6 +31,17 @@ const ordered = (events: UiEvent[]): string[] =>
     .sort((a, b) => a.seq - b.seq)
     .map((f) => `${f.kind ?? f.type} ${f.text ?? f.data}`);
 
+/** A capture (followed live) in front of a WebSocket server that answers each message with `echo <message>`. */
+async function echoCapture() {
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.add(() => closeHttpAndWs(server, wss));
+  const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  return { rec, live: rec.cap.live() };
+}
+
 describe("the frames tab's feed", () => {
   it('lists SSE events among WebSocket messages in bb order, live and when opened later, one labelled lane each', async () => {
     let push: (data: string) => void = () => {};
@@ -213,13 +224,7 @@ describe("the frames tab's feed over a long capture", () => {
   });
 
   it('opened after hundreds of short conversations, names a lane for each one with frames in the window', async () => {
-    const server = http.createServer();
-    const wss = new WebSocketServer({ server });
-    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.add(() => closeHttpAndWs(server, wss));
-    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    const live = rec.cap.live();
+    const { rec, live } = await echoCapture();
     const conversations = 600;
     for (let k = 0; k < conversations; k += 20) {
       await Promise.all(Array.from({ length: 20 }, async (_, j) => {
@@ -240,13 +245,7 @@ describe("the frames tab's feed over a long capture", () => {
   });
 
   it("tells a lane again only when what the page shows of it changes: its label or its end, not each message's count", async () => {
-    const server = http.createServer();
-    const wss = new WebSocketServer({ server });
-    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.add(() => closeHttpAndWs(server, wss));
-    const rec = await record(cleanups, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    const live = rec.cap.live();
+    const { rec, live } = await echoCapture();
     const events: UiEvent[] = [];
     const stop = feed(live).open(undefined, (e) => events.push(e))!;
     cleanups.add(stop);
