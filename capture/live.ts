@@ -298,7 +298,9 @@ export class LiveRecords implements LiveCapture, JournalTap {
     const entry = this.built(i, exchange);
     const earlier = Math.max(0, listed - ws.length);
     // The messages last, a few hundred a step: building one reads and unseals its payload (most of the cost).
-    const list = entry._webSocketMessages!;
+    const list = entry._webSocketMessages;
+    // No upgrade among the lines read (none has come that far): no messages to list.
+    if (!list) return { entry, earlier };
     for (let k = 0; k < ws.length; k++) {
       if (k > 0 && k % LATEST_BUILD_STEP === 0) {
         yield;
