@@ -18,7 +18,10 @@
 //                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
 //                        events, gRPC messages, a download), paced by what
-//                        building it costs (paced.ts)
+//                        building it costs (paced.ts); a WebSocket
+//                        conversation's once it closes, without its
+//                        messages (`messagesKept`: the page has them, each
+//                        told as it came)
 import { LIVE_ROWS, type HarEntry, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import { grpcSchemaAt, grpcShown, type ShownMessage } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
@@ -116,7 +119,12 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       const window = Math.min(ENTRY_MESSAGES_MAX, Math.max(1, m![3] === undefined ? ENTRY_MESSAGES : Number(m![3])));
       const { label, live, proto } = source;
       const shown: Array<ShownMessage | null> = [];
-      const resends = new PacedRuns(() => send(entryEvent(label, live.row(seq), live.latestOf(seq, window), window, shown, proto)), ENTRY_EVERY_MS);
+      const resends = new PacedRuns(() => {
+        const row = live.row(seq);
+        // A conversation's messages all came one by one: its entry again (its close) is read without them.
+        if (row?.kind === 'websocket') send({ ...entryEvent(label, row, live.latestOf(seq, 0), window, shown, proto), messagesKept: true });
+        else send(entryEvent(label, row, live.latestOf(seq, window), window, shown, proto));
+      }, ENTRY_EVERY_MS);
       // The entry is made in steps (a conversation's 10,000 latest messages: ~90 ms of the relay's thread at once);
       // what the capture tells meanwhile follows it.
       const snapshot = steppedSnapshot<LiveEvent>({

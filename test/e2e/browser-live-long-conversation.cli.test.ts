@@ -76,6 +76,10 @@ test('a long conversation opens with its latest 1,000 messages, keeps 1,000 as m
   // Still live, on the messages tab.
   await say(760, 761);
   await page.waitForFunction(() => document.querySelectorAll('.detail .messages .msg').length === 1522);
-  ws.close();
+  // Closed: the entry comes again without its messages; the page keeps its own, the two closes added.
+  ws.close(1000, 'done');
+  await page.waitForFunction(() => /closed/.test(document.querySelector('.detail .dhead .badge')?.textContent ?? ''));
+  await page.waitForFunction(() => document.querySelectorAll('.detail .messages .msg').length === 1524);
+  assert.deepEqual((await shown()).slice(0, 2), lines(0, 2));
   assert.deepEqual(run.complaints, []);
 });

@@ -110,6 +110,14 @@ describe("the exchange feed (an exchange opened in the view)", () => {
     const [entry] = stepped;
     assert.equal(entry!['earlier'], whole.length - ENTRY_MESSAGES_MAX);
     assert.deepEqual((entry!['entry'] as HarEntry)._webSocketMessages, whole.slice(-ENTRY_MESSAGES_MAX));
+    // Closed: the entry comes again (its close) without its messages, which the page got one by one.
+    ws.close(1000, 'bye');
+    await until(() => later.some((e) => e.type === 'entry' && e['messagesKept'] === true), 'the closed entry');
+    const closed = later.find((e) => e.type === 'entry' && e['messagesKept'] === true)!;
+    assert.deepEqual((closed['entry'] as HarEntry)._bb!.close, { ...(closed['entry'] as HarEntry)._bb!.close, code: 1000, reason: 'bye', by: 'client' });
+    assert.deepEqual((closed['entry'] as HarEntry)._webSocketMessages, []);
+    assert.equal(closed['earlier'], whole.length + 4, 'every message listed: the round trip and both closes too');
+    assert.deepEqual(later.filter((e) => e.type === 'message').map((e) => (e['message'] as { opcode: number }).opcode), [1, 1, 8, 8]);
   });
 
   it('makes the list of rows over turns while the proxy records: a change of a row not sent yet is in that row, later ones follow', async () => {

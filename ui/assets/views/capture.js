@@ -300,9 +300,12 @@
         if (e.type === 'entry') {
           mine.entry = e.entry;
           mine.row = e.row;
-          mine.messages = e.entry._webSocketMessages ? e.entry._webSocketMessages.slice() : [];
-          mine.earlier = e.earlier ?? 0;
-          mine.window = e.window ?? Infinity;
+          // A closed conversation's entry comes again without its messages: the page has them.
+          if (!e.messagesKept) {
+            mine.messages = e.entry._webSocketMessages ? e.entry._webSocketMessages.slice() : [];
+            mine.earlier = e.earlier ?? 0;
+            mine.window = e.window ?? Infinity;
+          }
           mine.grpc = e.grpc ?? [];
           drawDetail();
         } else if (e.type === 'row') {
