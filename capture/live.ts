@@ -252,11 +252,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   latestOf(seq: number, messages: number): { entry: HarEntry; earlier: number } | undefined {
-    const steps = this.latestOfSteps(seq, messages);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return finished(this.latestOfSteps(seq, messages));
   }
 
   *latestOfSteps(seq: number, messages: number): Generator<void, { entry: HarEntry; earlier: number } | undefined> {
@@ -276,15 +272,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
       const { head, tail, apart } = this.table.edgeLines(at, EDGE_LINES, messages + EDGE_LINES);
       const first = readLineRanges(this.journalFd, head);
       const last: JournalRecord[] = [];
-      for (let from = 0; from < tail.at.length; from += RECENT_READ_STEP) {
-        const part = new LineRanges();
-        part.at.push(...tail.at.slice(from, from + RECENT_READ_STEP));
-        part.bytes.push(...tail.bytes.slice(from, from + RECENT_READ_STEP));
-        if (from > 0) yield;
-        // Closed meanwhile (its number may be another file's now): nothing more is read.
-        if (this.journalFd === undefined) throw new LiveCaptureClosed();
-        for (const r of readLineRanges(this.journalFd, part)) last.push(r);
-      }
+      if (!(yield* this.readBackSteps(tail, (r) => void last.push(r)))) throw new LiveCaptureClosed();
       // Lines left out between: the head's messages are older than some not read, so none of them is shown.
       records = apart ? latestMessages([...first.filter((r) => !isMessage(r)), ...last], messages) : latestMessages([...first, ...last], messages);
     }
@@ -327,11 +315,7 @@ export class LiveRecords implements LiveCapture, JournalTap {
   }
 
   recentMessages(limit: number): RecentMessage[] {
-    const steps = this.recentMessageSteps(limit);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return finished(this.recentMessageSteps(limit));
   }
 
   *recentMessageSteps(limit: number): Generator<void, RecentMessage[]> {
@@ -340,26 +324,17 @@ export class LiveRecords implements LiveCapture, JournalTap {
     for (let i = 0; i < t.length; i++) if (t.kind(i) === 'websocket') rows.push(i);
     // By seq, not row: a compaction between steps moves rows.
     const found: Array<{ at: number; seq: number; r: WsMessageRecord | WsErrorRecord }> = [];
-    const fd = this.journalFd;
-    if (fd === undefined) {
+    if (this.journalFd === undefined) {
       // No journal to read back from: the records are all held (drop keeps them).
-      for (const i of rows) for (const r of this.held.get(i)?.records ?? []) if (r.r === 'wsm' || r.r === 'wse') found.push({ at: found.length, seq: t.seq(i), r });
+      for (const i of rows) for (const r of this.held.get(i)?.records ?? []) if (isMessage(r)) found.push({ at: found.length, seq: t.seq(i), r });
     } else {
       // A conversation's lines besides its messages' are few (its start, its upgrade, its close): asked for on top.
       for (const [i, lines] of t.latestLines(rows, limit + 3 * rows.length)) {
         const seq = t.seq(i);
-        for (let from = 0; from < lines.at.length; from += RECENT_READ_STEP) {
-          // Closed meanwhile (its number may be another file's now): nothing more is read.
-          if (this.closed) return [];
-          const part = new LineRanges();
-          part.at.push(...lines.at.slice(from, from + RECENT_READ_STEP));
-          part.bytes.push(...lines.bytes.slice(from, from + RECENT_READ_STEP));
-          const lineOf: number[] = [];
-          readLineRanges(fd, part, lineOf).forEach((r, k) => {
-            if (r.r === 'wsm' || r.r === 'wse') found.push({ at: part.at[lineOf[k]!]!, seq, r });
-          });
-          yield;
-        }
+        const read = yield* this.readBackSteps(lines, (r, at) => {
+          if (isMessage(r)) found.push({ at, seq, r });
+        });
+        if (!read) return [];
       }
       found.sort((a, b) => a.at - b.at);
     }
@@ -373,6 +348,24 @@ export class LiveRecords implements LiveCapture, JournalTap {
         return buildWsMessage(r, this.ctx);
       },
     }));
+  }
+
+  /**
+   * Reads `lines` back from the journal RECENT_READ_STEP lines at a time, a `yield` after each part; `take` gets each
+   * record and the place of its line. False when the capture closed meanwhile (its file number may be another file's
+   * now): nothing more is read.
+   */
+  private *readBackSteps(lines: LineRanges, take: (r: JournalRecord, at: number) => void): Generator<void, boolean> {
+    for (let from = 0; from < lines.at.length; from += RECENT_READ_STEP) {
+      if (this.closed || this.journalFd === undefined) return false;
+      const part = new LineRanges();
+      part.at.push(...lines.at.slice(from, from + RECENT_READ_STEP));
+      part.bytes.push(...lines.bytes.slice(from, from + RECENT_READ_STEP));
+      const lineOf: number[] = [];
+      readLineRanges(this.journalFd, part, lineOf).forEach((r, k) => take(r, part.at[lineOf[k]!]!));
+      yield;
+    }
+    return true;
   }
 
   followEvents(seq: number): EventFollower | undefined {
@@ -612,6 +605,14 @@ function assemble(records: JournalRecord[]): ExchangeRecords {
     if (done?.kind === 'entry') return done.exchange;
   }
   return assembler.unfinished().next().value ?? emptyRecords();
+}
+
+/** Runs steps to their end at once; what they return. */
+function finished<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 const isMessage = (r: JournalRecord): r is WsMessageRecord | WsErrorRecord => r.r === 'wsm' || r.r === 'wse';

@@ -8,12 +8,12 @@
 //                        are not listed), then each new or changed row and
 //                        each step: {type:"row", label, row} / {type:"page", label, id, title, time}
 //   exchange?key=L/SEQ[~N]
-//                        {type:"entry", label, row, entry, grpc?, earlier, window}
+//                        {type:"entry", label, row, entry, grpc?, earlier, window, most}
 //                        (the HAR entry as it stands; a gRPC call's messages
 //                        decoded; a WebSocket conversation with its latest
 //                        `window` messages, ENTRY_MESSAGES or N up to
-//                        ENTRY_MESSAGES_MAX, `earlier` the ones it lists
-//                        before them), then
+//                        ENTRY_MESSAGES_MAX (`most`), `earlier` the ones it
+//                        lists before them), then
 //                        {type:"message", message} per WebSocket message,
 //                        {type:"row"} per change, and a fresh entry at
 //                        most every ENTRY_EVERY_MS while its body grows (SSE
@@ -83,17 +83,17 @@ export function exchangesFeed(sources: LiveSource[], limits: { rowsStep?: number
           }
         }
       })();
-      const snapshot = steppedSnapshot<UiEvent>({
+      const snapshot = steppedSnapshot<{ i: number; event: LiveEvent }>({
         steps,
         snapshotGoesOn,
-        told: send,
+        told: ({ i, event }) => send({ ...event, label: sources[i]!.label }),
         turnMs: limits.turnMs,
-        keeps: (event) => event.type !== 'row' || !notSentYet(lists[sources.findIndex((s) => s.label === event['label'])]!, (event['row'] as LiveRow).seq),
+        keeps: ({ i, event }) => event.type !== 'row' || !notSentYet(lists[i]!, event.row.seq),
         what: "the exchanges tab's rows",
       });
-      const stops = sources.map(({ label, live }) =>
+      const stops = sources.map(({ live }, i) =>
         live.on((event) => {
-          if (event.type !== 'message') snapshot.tell({ ...event, label });
+          if (event.type !== 'message') snapshot.tell({ i, event });
         }),
       );
       return () => {
@@ -163,7 +163,7 @@ function entryEvent(
   label: string, row: LiveRow | undefined, latest: { entry: HarEntry; earlier: number } | undefined, window: number, shown: Array<ShownMessage | null>, proto?: ProtoSchema,
 ): UiEvent {
   const entry = latest?.entry;
-  const event: UiEvent = { type: 'entry', label, row, entry, earlier: latest?.earlier ?? 0, window };
+  const event: UiEvent = { type: 'entry', label, row, entry, earlier: latest?.earlier ?? 0, window, most: ENTRY_MESSAGES_MAX };
   const messages = entry?._grpcMessages;
   if (messages) {
     shown.length = Math.min(shown.length, Math.max(0, messages.length - 1));

@@ -12,7 +12,7 @@ import { request } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { LiveCaptureClosed, MESSAGES_LISTED, type LiveEvent, type LiveRow } from '../../capture/index.js';
 import { Cleanups } from '../helpers/cleanups.js';
-import { record, waitUntil } from '../helpers/recording.js';
+import { record, waitUntil, type Recording } from '../helpers/recording.js';
 import { closeHttpAndWs } from '../helpers/servers.js';
 import { driveItems, itemsServer } from '../helpers/grpc-items.js';
 import { captureFeeds } from '../../ui/index.js';
@@ -49,6 +49,20 @@ async function server() {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   cleanups.add(() => closeHttpAndWs(s, wss));
   return { target: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, release: () => release() };
+}
+
+/** A WebSocket client of the capture's /chat, open. */
+async function openChat(rec: Recording): Promise<WebSocket> {
+  const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
+  await new Promise((r, j) => ws.once('open', r).once('error', j));
+  return ws;
+}
+
+/** Sends `text` and waits for the answer. */
+function roundTrip(ws: WebSocket, text: string): Promise<void> {
+  const reply = new Promise<void>((r) => ws.once('message', () => r()));
+  ws.send(text);
+  return reply;
 }
 
 describe('a capture followed live', () => {
@@ -95,13 +109,8 @@ describe('a capture followed live', () => {
     const live = rec.cap.live();
     const events: LiveEvent[] = [];
     live.on((e) => events.push(e));
-    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    for (const text of ['one', 'two', 'three']) {
-      const reply = new Promise((r) => ws.once('message', r));
-      ws.send(text);
-      await reply;
-    }
+    const ws = await openChat(rec);
+    for (const text of ['one', 'two', 'three']) await roundTrip(ws, text);
     await until(() => events.filter((e) => e.type === 'message').length === 6, 'six messages');
     const firstMessage = events.findIndex((e) => e.type === 'message');
     const rowBefore = events.slice(0, firstMessage).findLast((e) => e.type === 'row');
@@ -119,13 +128,8 @@ describe('a capture followed live', () => {
     const srv = await server();
     const rec = await record(cleanups, srv.target);
     const live = rec.cap.live();
-    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    for (const text of ['one', 'two']) {
-      const reply = new Promise((r) => ws.once('message', r));
-      ws.send(text);
-      await reply;
-    }
+    const ws = await openChat(rec);
+    for (const text of ['one', 'two']) await roundTrip(ws, text);
     await until(() => live.rows()[0]?.messages === 4, 'four messages');
     const recent = live.recentMessages(3);
     assert.deepEqual(recent.map((m) => [m.seq, m.time > 0]), [[1, true], [1, true], [1, true]]);
@@ -146,8 +150,7 @@ describe('a capture followed live', () => {
     const srv = await server();
     const rec = await record(cleanups, srv.target);
     const live = rec.cap.live();
-    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    const ws = await openChat(rec);
     const seq = (): number => live.rows()[0]!.seq;
     /** latestOf(seq, n) against the whole entry's last n messages, and the count of those before them. */
     const sameAsWhole = (n: number, whole: HarEntry, what: string): void => {
@@ -254,13 +257,8 @@ describe('a capture followed live', () => {
       most = Math.max(most, live.heldExchanges);
     }
     // A WebSocket conversation longer than the messages an open exchange holds (entry-assembly.ts WS_HELD).
-    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    for (let i = 0; i < 70; i++) {
-      const reply = new Promise((r) => ws.once('message', r));
-      ws.send(`m${i}`);
-      await reply;
-    }
+    const ws = await openChat(rec);
+    for (let i = 0; i < 70; i++) await roundTrip(ws, `m${i}`);
     most = Math.max(most, live.heldExchanges);
     ws.close(1000, 'bye');
     await until(() => live.rows().length === exchanges + 1 && live.rows().every((r) => r.endedAt !== undefined), 'every exchange to end');
@@ -343,9 +341,8 @@ describe('a live capture of a long run', () => {
       if (e.type === 'row') told.set(e.row.seq, e.row);
     });
     // A conversation open from the start, through every compaction.
-    const ws = new WebSocket(`${rec.cap.url.replace(/^http/, 'ws')}/chat`);
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    const echo = (text: string) => new Promise<void>((r) => { ws.once('message', () => r()); ws.send(text); });
+    const ws = await openChat(rec);
+    const echo = (text: string) => roundTrip(ws, text);
     // Longer than the messages an open conversation's records hold (WS_HELD): its records are read back, not held.
     for (let k = 0; k < 40; k++) await echo(`first ${k}`);
     const long = `/long?${'q'.repeat(5_000)}`;

@@ -20,9 +20,6 @@
   const REDACTED = /<redacted:[0-9a-f]{8}>/g;
   const IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'image/x-icon', 'image/vnd.microsoft.icon', 'image/svg+xml']);
   const OPCODES = { 0: 'cont', 1: 'text', 2: 'binary', 8: 'close', 9: 'ping', 10: 'pong', '-1': 'error' };
-  // A conversation's latest messages the page may ask for at most (ui/capture-feed.ts ENTRY_MESSAGES_MAX); it keeps
-  // as many as bb sent it (the feed's `window`), the oldest going as new ones come.
-  const MESSAGES_MAX = 10000;
 
   /** Appends text to parent, each `<redacted:…>` placeholder marked. */
   function text(parent, s) {
@@ -289,7 +286,9 @@
       if (showTab) tab = showTab;
       if (closeDetail) closeDetail();
       selected = key;
-      current = { key, entry: undefined, row: undefined, messages: [], earlier: 0, window: Infinity };
+      // A conversation's page keeps as many messages as bb sent (`window`), the oldest going as new ones come; `most`
+      // is the most it may ask for (ui/capture-feed.ts ENTRY_MESSAGES_MAX).
+      current = { key, entry: undefined, row: undefined, messages: [], earlier: 0, window: Infinity, most: 0 };
       detail.hidden = false;
       split.classList.add('open');
       detail.replaceChildren(el('p', 'none', 'loading…'));
@@ -305,6 +304,7 @@
             mine.messages = e.entry._webSocketMessages ? e.entry._webSocketMessages.slice() : [];
             mine.earlier = e.earlier ?? 0;
             mine.window = e.window ?? Infinity;
+            mine.most = e.most ?? 0;
           }
           mine.grpc = e.grpc ?? [];
           drawDetail();
@@ -377,13 +377,17 @@
       const mine = current;
       let note = box.querySelector('.earlier');
       if (mine.earlier === 0) return note?.remove();
-      if (!note) box.prepend((note = el('p', 'earlier none')));
-      note.replaceChildren(el('span', '', `${mine.earlier.toLocaleString('en-US')} earlier messages are not shown: this view holds the latest ${mine.window.toLocaleString('en-US')} (the Frames tab the latest of all streams, the HAR every one).`));
-      if (mine.window < MESSAGES_MAX) {
-        const more = el('button', 'more', `show the latest ${MESSAGES_MAX.toLocaleString('en-US')}`);
-        more.addEventListener('click', () => open(mine.key, 'messages', MESSAGES_MAX));
-        note.append(' ', more);
+      // Made once; each new message changes its count only.
+      if (!note) {
+        box.prepend((note = el('p', 'earlier none')));
+        note.append(el('span'));
+        if (mine.window < mine.most) {
+          const more = el('button', 'more', `show the latest ${mine.most.toLocaleString('en-US')}`);
+          more.addEventListener('click', () => open(mine.key, 'messages', mine.most));
+          note.append(' ', more);
+        }
       }
+      note.firstChild.textContent = `${mine.earlier.toLocaleString('en-US')} earlier messages are not shown: this view holds the latest ${mine.window.toLocaleString('en-US')} (the Frames tab the latest of all streams, the HAR every one).`;
     }
 
     function wsLine(m, entry) {
