@@ -104,7 +104,13 @@ export async function startHelper(script: string, args: string[], nodeFlags: str
           reject(e);
         },
       });
-      child.send({ type: 'ask', id, what } satisfies ChildMessage);
+      // A child whose channel has just closed (its exit not yet seen) fails the send: that rejects this ask, not the run.
+      child.send({ type: 'ask', id, what } satisfies ChildMessage, (err) => {
+        if (!err) return;
+        waiting.delete(id);
+        clearTimeout(timer);
+        reject(new Error(`${script} could not be asked '${what}': ${err.message}`));
+      });
     });
   return {
     pid: child.pid!,
