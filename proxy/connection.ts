@@ -1,6 +1,7 @@
 // State kept per client connection: its id, the scheme it reached bb with,
 // and how many exchanges are under way on it (graceful stop waits for them).
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { now, type FactBus } from './events.js';
 
 /** One client connection as the proxy sees it. */
@@ -29,4 +30,14 @@ export function trackConnection(socket: Socket, id: string, scheme: 'http' | 'ht
 /** The state of a tracked client socket (undefined when it was never tracked). */
 export function connectionOf(socket: Socket): ConnectionState | undefined {
   return (socket as Socket & { [STATE]?: ConnectionState })[STATE];
+}
+
+/**
+ * Ends a socket's writable side unless it is ended or destroyed already.
+ * Node's end() on a finished or destroyed stream builds an Error (its stack
+ * captured) that nobody reads: ~10 µs on every connection a client closes
+ * after a `Connection: close` answer (bench/profiles/README.md).
+ */
+export function endSocket(socket: Writable): void {
+  if (!socket.writableEnded && !socket.destroyed) socket.end();
 }

@@ -14,6 +14,7 @@ import { headerValue } from '../core/index.js';
 import { now, type FactBus, type RawHeaders } from './events.js';
 import type { RequestHead, ResponseHead } from './http1/head.js';
 import { tapWebSocket } from './ws-tap.js';
+import { endSocket } from './connection.js';
 
 /** Per direction, what the relay passes each chunk to once it is forwarded, with the time it arrived (epoch ms). */
 export interface TapFeeds {
@@ -122,5 +123,5 @@ function relay(from: Duplex, to: Duplex, feed: ((chunk: Buffer, time: number) =>
       feed = undefined;
     }
   });
-  from.once('end', () => to.end());
+  from.once('end', () => endSocket(to));
 }

@@ -40,7 +40,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { badRequest, serializeResponse } from '../errors.js';
 import { now } from '../events.js';
-import type { ConnectionState } from '../connection.js';
+import { endSocket, type ConnectionState } from '../connection.js';
 import type { FeedOutcome } from './parser.js';
 import type { RequestHead, ResponseHead } from './head.js';
 import { handOver } from '../upgrade.js';
@@ -152,7 +152,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     // Pass the half-close on: the server sees the client's close behaviour.
     if (!this.upstreamSide.passHalfClose() && this.exchanges.queue.length === 0) {
       this.upstreamSide.settle();
-      this.client.end();
+      endSocket(this.client);
     }
   };
 
@@ -303,7 +303,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     this.exchanges.failUnanswered({ code: 'BB_UPSTREAM_CLOSED', message: 'the upstream closed the connection to end the close-delimited response before this one, so this pipelined request was never answered', phase: 'request' });
     this.enter('ended');
     this.upstreamSide.settle();
-    this.client.end();
+    endSocket(this.client);
     this.upstreamSide.end();
   }
 
@@ -341,7 +341,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
     // that this upstream connection has no part in: its end is not the client's.
     if (this.state !== 'closed' && this.state !== 'awaiting-upstream' && this.state !== 'switched' && this.state !== 'ended') {
       this.upstreamSide.settle();
-      this.client.end();
+      endSocket(this.client);
     }
   }
 }

@@ -23,6 +23,7 @@ import { viewStart } from './lines.js';
 import { TurnFlush } from '../turn-flush.js';
 import type { ResponseHead } from './head.js';
 import type { Exchange, Exchanges } from './exchanges.js';
+import { endSocket } from '../connection.js';
 
 /** What the upstream side asks of its connection (tap.ts). */
 export interface UpstreamSideOwner {
@@ -128,14 +129,14 @@ export class UpstreamSide {
   /** Passes the client's half-close on; false when there is no open upstream to pass it to. */
   passHalfClose(): boolean {
     if (!this.socket || this.socket.destroyed) return false;
-    this.socket.end();
+    endSocket(this.socket);
     return true;
   }
 
   /** Ends the upstream once the client connection ends (after bb's own last answer, or a close-delimited body); bytes kept for a next upstream are dropped. */
   end(): void {
     this.outbox = undefined;
-    this.socket?.end();
+    if (this.socket) endSocket(this.socket);
     // One opened at accept and never used serves no one once the client connection ends.
     this.preconnected?.socket.destroy();
     this.preconnected = undefined;
