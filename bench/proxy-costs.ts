@@ -1,0 +1,193 @@
+// What one operation costs a proxy process, counted where a profile cannot
+// count it (issue 39: "say where the µs go"): CPU by thread from /proc (the
+// main thread apart from V8's helper threads, which run most of the garbage
+// collection) and the process's read and write system calls from
+// /proc/PID/io (exact: the same load gives the same counts whatever the
+// machine's noise), per operation, for the raw TCP pipe, bb with nobody
+// recording (bb-off) and bb recording (bb).
+//
+//   node --import tsx bench/lib/area.ts proxy-costs [--rounds 3] [--only keepalive,ws,close,wsshort,paced] [--configs pipe,bb-off,bb]
+//
+// Workloads (each config of a round gets a fresh upstream and proxy, one
+// warm-up run, then the measured run; the configs' order turns each round):
+//   keepalive  small GETs over 32 keep-alive connections (autocannon), 3 s
+//   ws         WebSocket echo, 32 clients × 1,500 round trips of 100 bytes; an op is a round trip
+//   close      GETs with `Connection: close`, 8 at a time, 4,000: an op is a whole connection
+//   wsshort    short WebSocket connections, 8 at a time, 3,000: open, one message and its echo, close
+//   paced      small GETs at 400 a second over 16 connections for 6 s (undici): a light load, where
+//              each request wakes the process on its own
+//
+// Syscalls: the pipe's are the floor of any hop (a read and a write each way);
+// what bb adds is its journal's writes (one `writeSync` of the journal and one
+// `writev` of `.bodies` per loop turn with records). CPU per op moves with the
+// load's pace on a shared machine (more ops per wake-up costs less each), so
+// read the rounds' range, not one figure.
+import http from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { benchPath, startHelper, type Helper } from './lib/child.js';
+import { httpLoad, undiciLoad, wsEchoLoad } from './lib/load.js';
+import { positiveFlags } from './lib/args.js';
+import { threadCpuMs } from './lib/proc.js';
+import { spread } from './lib/stats.js';
+
+const WORKLOADS = ['keepalive', 'ws', 'close', 'wsshort', 'paced'] as const;
+type Workload = (typeof WORKLOADS)[number];
+const CONFIGS = ['pipe', 'bb-off', 'bb'] as const;
+
+/** One measured run: its operations, their rate, and the process's costs over them. */
+interface Run {
+  ops: number;
+  rate: number;
+  /** CPU µs per op: all threads, the main thread, the others (V8's helpers, libuv's pool). */
+  cpu: number;
+  main: number;
+  helpers: number;
+  /** System calls per op. */
+  writes: number;
+  reads: number;
+}
+
+/** `count` operations (or a paced spell) of `work` against the proxy on `port`. */
+async function drive(work: Workload, port: number): Promise<{ ops: number; rate: number }> {
+  const base = `http://127.0.0.1:${port}`;
+  switch (work) {
+    case 'keepalive': {
+      // For a duration: with `amount`, autocannon ends on its one-second tick, and the rate would be whole seconds'.
+      const m = await httpLoad({ url: `${base}/small`, connections: 32, duration: 3 });
+      return { ops: m.ops, rate: m.rate };
+    }
+    case 'ws': {
+      const m = await wsEchoLoad(`ws://127.0.0.1:${port}/echo`, 32, 1500);
+      return { ops: m.ops, rate: m.rate };
+    }
+    case 'paced': {
+      const m = await undiciLoad(base, '/small', 16, 6, 400);
+      return { ops: m.ops, rate: m.rate };
+    }
+    case 'close':
+      return eightAtATime(4000, () => closedGet(port));
+    case 'wsshort':
+      return eightAtATime(3000, () => shortWebSocket(port));
+  }
+}
+
+/** `n` operations, 8 at a time; their rate over the whole. */
+async function eightAtATime(n: number, one: () => Promise<void>): Promise<{ ops: number; rate: number }> {
+  const t0 = performance.now();
+  let left = n;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (left-- > 0) await one();
+  }));
+  return { ops: n, rate: n / ((performance.now() - t0) / 1000) };
+}
+
+function closedGet(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ port, host: '127.0.0.1', path: '/small', agent: false, headers: { connection: 'close' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      })
+      .on('error', reject);
+  });
+}
+
+function shortWebSocket(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/echo`);
+    ws.on('open', () => ws.send('hello'));
+    ws.on('message', () => ws.close());
+    ws.on('close', () => resolve());
+    ws.on('error', reject);
+  });
+}
+
+/** The process's read and write system calls so far (/proc/PID/io). */
+function syscalls(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+  return { reads: field('syscr'), writes: field('syscw') };
+}
+
+/** CPU ms of the main thread (the process's own tid) and of the others. */
+function cpuSplit(pid: number): { main: number; helpers: number } {
+  let main = 0;
+  let helpers = 0;
+  for (const [thread, ms] of threadCpuMs(pid)) {
+    if (thread.startsWith(`${pid} `)) main += ms;
+    else helpers += ms;
+  }
+  return { main, helpers };
+}
+
+async function measure(config: string, work: Workload, workRoot: string): Promise<Run> {
+  const helpers: Helper[] = [];
+  const dir = mkdtempSync(join(workRoot, `${config}-${work}-`));
+  try {
+    const upstream = await startHelper(benchPath('proxy-upstream.ts'), []);
+    helpers.push(upstream);
+    const proxy = await startHelper(benchPath('proxy-peer.ts'), [config, String(upstream.port), dir]);
+    helpers.push(proxy);
+    await drive(work, proxy.port);
+    const cpu0 = cpuSplit(proxy.pid);
+    const sys0 = syscalls(proxy.pid);
+    const m = await drive(work, proxy.port);
+    const cpu1 = cpuSplit(proxy.pid);
+    const sys1 = syscalls(proxy.pid);
+    const per = (v: number): number => v / m.ops;
+    const main = per((cpu1.main - cpu0.main) * 1000);
+    const other = per((cpu1.helpers - cpu0.helpers) * 1000);
+    return { ops: m.ops, rate: m.rate, cpu: main + other, main, helpers: other, writes: per(sys1.writes - sys0.writes), reads: per(sys1.reads - sys0.reads) };
+  } finally {
+    for (const h of helpers.reverse()) await h.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Median of the rounds, and their range when there are several. */
+const range = (xs: number[], digits: number): string => {
+  const s = spread(xs);
+  const f = (x: number) => x.toFixed(digits);
+  return xs.length > 1 ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
+};
+
+/** Prints the table (called by bench/run.mjs through bench/lib/area.ts). */
+export async function run(args: string[]): Promise<void> {
+  const { rounds } = positiveFlags(args, { rounds: 3 }, true);
+  const pick = <T extends string>(flag: string, all: readonly T[]): T[] => {
+    const at = args.indexOf(flag);
+    if (at < 0) return [...all];
+    const names = String(args[at + 1]).split(',');
+    for (const n of names) if (!all.includes(n as T)) throw new Error(`${flag}: '${n}' is not one of ${all.join(', ')}`);
+    return names as T[];
+  };
+  const works = pick('--only', WORKLOADS);
+  const configs = pick('--configs', CONFIGS);
+  console.log(`## proxy-costs\n\n${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · Node ${process.version} · ${os.cpus().length} × ${os.cpus()[0]?.model.trim()} · load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} · ${rounds} rounds, a fresh upstream and proxy for each run\n`);
+  const workRoot = mkdtempSync(join(os.tmpdir(), 'bb-bench-costs-'));
+  try {
+    for (const work of works) {
+      const runs = new Map<string, Run[]>(configs.map((c) => [c, []]));
+      for (let r = 0; r < rounds; r++) {
+        // The order turns each round: no config always runs first (or last) on a machine that warms or cools.
+        const order = configs.map((_, i) => configs[(i + r) % configs.length]!);
+        for (const c of order) runs.get(c)!.push(await measure(c, work, workRoot));
+      }
+      console.log(`### ${work}\n`);
+      console.log('| config | ops/s | CPU µs/op | main thread | other threads | × pipe (CPU, per round) | write syscalls/op | read syscalls/op |');
+      console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+      const pipe = runs.get('pipe');
+      for (const c of configs) {
+        const rs = runs.get(c)!;
+        const ratio = pipe && c !== 'pipe' ? range(rs.map((x, i) => x.cpu / pipe[i]!.cpu), 2) + '×' : '—';
+        console.log(`| ${c} | ${range(rs.map((x) => x.rate), 0)} | ${range(rs.map((x) => x.cpu), 1)} | ${range(rs.map((x) => x.main), 1)} | ${range(rs.map((x) => x.helpers), 1)} | ${ratio} | ${range(rs.map((x) => x.writes), 2)} | ${range(rs.map((x) => x.reads), 2)} |`);
+      }
+      console.log('');
+    }
+  } finally {
+    rmSync(workRoot, { recursive: true, force: true });
+  }
+}
