@@ -6,7 +6,10 @@
 // machine's noise), per operation, for the raw TCP pipe, bb with nobody
 // recording (bb-off) and bb recording (bb).
 //
-//   node --import tsx bench/lib/area.ts proxy-costs [--rounds 3] [--only keepalive,ws,close,wsshort,paced] [--configs pipe,bb-off,bb]
+//   node --import tsx bench/lib/area.ts proxy-costs [--quick] [--rounds 3] [--only keepalive,ws,close,wsshort,paced] [--configs pipe,bb-off,bb]
+//
+// --quick: one round of a fifth of each load (test/bench/proxy-costs.cli.test.ts
+// runs it and checks the system calls, the figures that do not move).
 //
 // Workloads (each config of a round gets a fresh upstream and proxy, one
 // warm-up run, then the measured run; the configs' order turns each round):
@@ -50,27 +53,38 @@ interface Run {
   reads: number;
 }
 
-/** `count` operations (or a paced spell) of `work` against the proxy on `port`. */
-async function drive(work: Workload, port: number): Promise<{ ops: number; rate: number }> {
+/** How much of each load a run drives: whole, or a fifth (--quick). */
+interface Sizes {
+  seconds: number;
+  roundTrips: number;
+  closed: number;
+  short: number;
+  paced: number;
+}
+const FULL: Sizes = { seconds: 3, roundTrips: 1500, closed: 4000, short: 3000, paced: 6 };
+const QUICK: Sizes = { seconds: 1, roundTrips: 300, closed: 800, short: 600, paced: 2 };
+
+/** Operations (or a paced spell) of `work` against the proxy on `port`. */
+async function drive(work: Workload, port: number, z: Sizes): Promise<{ ops: number; rate: number }> {
   const base = `http://127.0.0.1:${port}`;
   switch (work) {
     case 'keepalive': {
       // For a duration: with `amount`, autocannon ends on its one-second tick, and the rate would be whole seconds'.
-      const m = await httpLoad({ url: `${base}/small`, connections: 32, duration: 3 });
+      const m = await httpLoad({ url: `${base}/small`, connections: 32, duration: z.seconds });
       return { ops: m.ops, rate: m.rate };
     }
     case 'ws': {
-      const m = await wsEchoLoad(`ws://127.0.0.1:${port}/echo`, 32, 1500);
+      const m = await wsEchoLoad(`ws://127.0.0.1:${port}/echo`, 32, z.roundTrips);
       return { ops: m.ops, rate: m.rate };
     }
     case 'paced': {
-      const m = await undiciLoad(base, '/small', 16, 6, 400);
+      const m = await undiciLoad(base, '/small', 16, z.paced, 400);
       return { ops: m.ops, rate: m.rate };
     }
     case 'close':
-      return eightAtATime(4000, () => closedGet(port));
+      return eightAtATime(z.closed, () => closedGet(port));
     case 'wsshort':
-      return eightAtATime(3000, () => shortWebSocket(port));
+      return eightAtATime(z.short, () => shortWebSocket(port));
   }
 }
 
@@ -123,7 +137,7 @@ function cpuSplit(pid: number): { main: number; helpers: number } {
   return { main, helpers };
 }
 
-async function measure(config: string, work: Workload, workRoot: string): Promise<Run> {
+async function measure(config: string, work: Workload, workRoot: string, z: Sizes): Promise<Run> {
   const helpers: Helper[] = [];
   const dir = mkdtempSync(join(workRoot, `${config}-${work}-`));
   try {
@@ -131,10 +145,10 @@ async function measure(config: string, work: Workload, workRoot: string): Promis
     helpers.push(upstream);
     const proxy = await startHelper(benchPath('proxy-peer.ts'), [config, String(upstream.port), dir]);
     helpers.push(proxy);
-    await drive(work, proxy.port);
+    await drive(work, proxy.port, z);
     const cpu0 = cpuSplit(proxy.pid);
     const sys0 = syscalls(proxy.pid);
-    const m = await drive(work, proxy.port);
+    const m = await drive(work, proxy.port, z);
     const cpu1 = cpuSplit(proxy.pid);
     const sys1 = syscalls(proxy.pid);
     const per = (v: number): number => v / m.ops;
@@ -156,7 +170,8 @@ const range = (xs: number[], digits: number): string => {
 
 /** Prints the table (called by bench/run.mjs through bench/lib/area.ts). */
 export async function run(args: string[]): Promise<void> {
-  const { rounds } = positiveFlags(args, { rounds: 3 }, true);
+  const { rounds } = positiveFlags(args, { rounds: [3, 1] }, true);
+  const z = args.includes('--quick') ? QUICK : FULL;
   const pick = <T extends string>(flag: string, all: readonly T[]): T[] => {
     const at = args.indexOf(flag);
     if (at < 0) return [...all];
@@ -174,7 +189,7 @@ export async function run(args: string[]): Promise<void> {
       for (let r = 0; r < rounds; r++) {
         // The order turns each round: no config always runs first (or last) on a machine that warms or cools.
         const order = configs.map((_, i) => configs[(i + r) % configs.length]!);
-        for (const c of order) runs.get(c)!.push(await measure(c, work, workRoot));
+        for (const c of order) runs.get(c)!.push(await measure(c, work, workRoot, z));
       }
       console.log(`### ${work}\n`);
       console.log('| config | ops/s | CPU µs/op | main thread | other threads | × pipe (CPU, per round) | write syscalls/op | read syscalls/op |');

@@ -1,0 +1,46 @@
+// bench/proxy-costs.ts in its quick configuration: it runs to its end, and
+// the figures that do not move with the machine's load, the system calls per
+// operation, say what bb's proxy does on the wire. Its relay reads and writes
+// each socket as often as a raw TCP pipe (a head and its body go out in one
+// write, a message in one write), and recording adds only the journal's file
+// writes, at most three an exchange (its start, its line, its body bytes)
+// when no two exchanges share a loop turn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { repoRoot } from '../helpers/sources.js';
+
+/** Runs `node --import tsx bench/lib/area.ts proxy-costs ARGS`; resolves to its exit code and output. */
+function costs(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/area.ts', 'proxy-costs', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c));
+  child.stderr.on('data', (c: Buffer) => (out += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
+}
+
+/** The write and read system calls per op of `config` in the table under `### workload` (one round: plain numbers). */
+function syscalls(out: string, workload: string, config: string): { writes: number; reads: number } {
+  const table = out.split(`### ${workload}\n`)[1]?.trimStart().split('\n\n')[0] ?? '';
+  const row = table.split('\n').find((line) => line.startsWith(`| ${config} |`));
+  assert.ok(row, `no ${config} row under ### ${workload}:\n${out}`);
+  const cells = row.split('|').map((c) => c.trim());
+  // | config | ops/s | CPU | main | other | × pipe | writes | reads |
+  return { writes: Number(cells[7]), reads: Number(cells[8]) };
+}
+
+test('proxy-costs --quick: bb relays with the pipe\'s system calls; recording adds at most three file writes an exchange', async () => {
+  const { code, out } = await costs(['--quick', '--only', 'keepalive,ws']);
+  assert.equal(code, 0, out);
+  for (const workload of ['keepalive', 'ws']) {
+    const pipe = syscalls(out, workload, 'pipe');
+    const off = syscalls(out, workload, 'bb-off');
+    const bb = syscalls(out, workload, 'bb');
+    // A request and its answer (or a message and its echo): one read and one write each way.
+    assert.ok(Math.abs(pipe.writes - 2) < 0.05 && Math.abs(pipe.reads - 2) < 0.05, `${workload}: the pipe ${JSON.stringify(pipe)}`);
+    assert.ok(off.writes <= pipe.writes + 0.05 && off.reads <= pipe.reads + 0.05, `${workload}: bb-off ${JSON.stringify(off)} against the pipe's ${JSON.stringify(pipe)}`);
+    // Recording reads no socket more, and writes its journal: more than nothing, at most three writes an op.
+    assert.ok(bb.reads <= pipe.reads + 0.05, `${workload}: bb reads ${bb.reads}`);
+    assert.ok(bb.writes > off.writes && bb.writes <= off.writes + 3.05, `${workload}: bb writes ${bb.writes} against bb-off's ${off.writes}`);
+  }
+});
