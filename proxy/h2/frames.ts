@@ -33,6 +33,9 @@ export interface H2FrameParserOptions {
 }
 
 /** Where the parser is. */
+/** The payload of a frame with none (zero-length frames are frequent: SETTINGS acks, empty DATA with END_STREAM). */
+const EMPTY = Buffer.alloc(0);
+
 const enum State {
   /** Matching the client preface. */
   Preface,
@@ -144,14 +147,22 @@ export class H2FrameParser {
           break;
         }
         case State.Header: {
-          if (this.headHave === 0) this.time = time;
+          if (this.headHave === 0) {
+            this.time = time;
+            // A frame header whole in this chunk (nearly all) is read where it is: no copy, no native call.
+            if (chunk.length - pos >= 9) {
+              pos += 9;
+              this.startFrame(chunk, pos - 9);
+              break;
+            }
+          }
           const take = Math.min(chunk.length - pos, 9 - this.headHave);
           chunk.copy(this.head, this.headHave, pos, pos + take);
           pos += take;
           this.headHave += take;
           if (this.headHave === 9) {
             this.headHave = 0;
-            this.startFrame();
+            this.startFrame(this.head, 0);
           }
           break;
         }
@@ -231,12 +242,13 @@ export class H2FrameParser {
 
   // A frame header is in: check what can be checked before the payload, and
   // choose how to read the payload.
-  private startFrame(): void {
-    const h = this.head;
-    this.length = h.readUIntBE(0, 3);
-    this.type = h[3]!;
-    this.flags = h[4]!;
-    this.streamId = h.readUInt32BE(5) & 0x7fffffff;
+  /** Reads the 9-byte frame header at `at` of `h` and enters the state its type starts. */
+  private startFrame(h: Buffer, at: number): void {
+    this.length = (h[at]! << 16) | (h[at + 1]! << 8) | h[at + 2]!;
+    this.type = h[at + 3]!;
+    this.flags = h[at + 4]!;
+    // The first bit is reserved: ignored on receipt (RFC 9113 section 4.1).
+    this.streamId = ((h[at + 5]! & 0x7f) << 24) | (h[at + 6]! << 16) | (h[at + 7]! << 8) | h[at + 8]!;
     const error = checkFrameHeader({
       length: this.length, type: this.type, flags: this.flags, streamId: this.streamId, maxFrameSize: this.maxFrameSize,
       seenFrame: this.seenFrame, fromClient: this.fromClient, block: this.block,
@@ -251,7 +263,7 @@ export class H2FrameParser {
       this.dataLeft = this.length;
       this.padLeft = 0;
       this.state = this.flags & FLAG.PADDED ? State.PadLength : State.Data;
-      if (this.state === State.Data && this.length === 0) this.endData(this.head.subarray(0, 0), this.time);
+      if (this.state === State.Data && this.length === 0) this.endData(EMPTY, this.time);
     } else if (this.type > TYPE.CONTINUATION) {
       this.dataLeft = this.length;
       this.state = State.Skip;
@@ -260,7 +272,7 @@ export class H2FrameParser {
       this.state = State.Payload;
       if (this.length === 0) {
         this.state = State.Header;
-        this.endFrame(Buffer.alloc(0));
+        this.endFrame(EMPTY);
       }
     }
   }

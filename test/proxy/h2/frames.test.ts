@@ -45,6 +45,23 @@ function parseEveryWay(bytes: Buffer, opts: Partial<H2FrameParserOptions> = {}) 
 }
 
 describe('H2FrameParser', () => {
+  it('ignores the reserved bit of the stream identifier and reads 24-bit lengths and 31-bit ids, whole and split (RFC 9113 section 4.1)', () => {
+    const small = Buffer.concat([
+      EMPTY_SETTINGS,
+      hex('000001 01 05 80000001 82'), // HEADERS on stream 1 with the reserved bit set
+      hex('000004 08 00 ffffffff 00000001'), // WINDOW_UPDATE on the largest stream id, reserved bit set
+    ]);
+    const { frames, error } = parseEveryWay(small);
+    assert.equal(error, undefined);
+    assert.deepEqual(frames.map((f) => [f.type, f.streamId]), [['SETTINGS', undefined], ['HEADERS', 1], ['WINDOW_UPDATE', 0x7fffffff]]);
+    // DATA of 70,000 bytes (a length past 16 bits) on stream 2^31 - 3: whole, and cut at every byte of its header.
+    const big = Buffer.concat([EMPTY_SETTINGS, hex('011170 00 01 7ffffffd'), Buffer.alloc(70_000, 0x61)]);
+    const expected = parse(whole(big), { maxFrameSize: 100_000 });
+    assert.equal(expected.error, undefined);
+    assert.deepEqual(expected.frames.map((f) => [f.type, f.streamId, (f.data as string | undefined)?.length]), [['SETTINGS', undefined, undefined], ['DATA', 0x7ffffffd, 140_000]]);
+    for (let cut = 9; cut <= 18; cut++) assert.deepEqual(parse(cutAt(big, cut), { maxFrameSize: 100_000 }), expected, `cut at ${cut}`);
+  });
+
   it('reads every frame type after the client preface, whole, byte by byte and cut at every byte', () => {
     const bytes = Buffer.concat([
       PREFACE,
