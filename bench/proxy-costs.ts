@@ -29,9 +29,8 @@ import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
-import { httpLoad, undiciLoad, wsEchoLoad } from './lib/load.js';
+import { converse, httpLoad, inParallel, undiciLoad, wsEchoLoad } from './lib/load.js';
 import { positiveFlags } from './lib/args.js';
 import { threadCpuMs } from './lib/proc.js';
 import { spread } from './lib/stats.js';
@@ -84,17 +83,14 @@ async function drive(work: Workload, port: number, z: Sizes): Promise<{ ops: num
     case 'close':
       return eightAtATime(z.closed, () => closedGet(port));
     case 'wsshort':
-      return eightAtATime(z.short, () => shortWebSocket(port));
+      return eightAtATime(z.short, () => converse(`ws://127.0.0.1:${port}/echo`, 1));
   }
 }
 
 /** `n` operations, 8 at a time; their rate over the whole. */
 async function eightAtATime(n: number, one: () => Promise<void>): Promise<{ ops: number; rate: number }> {
   const t0 = performance.now();
-  let left = n;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (left-- > 0) await one();
-  }));
+  await inParallel(n, 8, one);
   return { ops: n, rate: n / ((performance.now() - t0) / 1000) };
 }
 
@@ -106,16 +102,6 @@ function closedGet(port: number): Promise<void> {
         res.on('end', () => resolve());
       })
       .on('error', reject);
-  });
-}
-
-function shortWebSocket(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/echo`);
-    ws.on('open', () => ws.send('hello'));
-    ws.on('message', () => ws.close());
-    ws.on('close', () => resolve());
-    ws.on('error', reject);
   });
 }
 

@@ -37,11 +37,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import WebSocket from 'ws';
 import { positiveFlags } from './lib/args.js';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { openFeed, until, type Feed } from './lib/feed.js';
-import { httpLoad } from './lib/load.js';
+import { converse, httpLoad, shortConnections } from './lib/load.js';
 import { cpuSeconds, rssMiB } from './lib/proc.js';
 import { auto, markdownTable, num } from './lib/table.js';
 import { startBb, type Bb } from './ui.js';
@@ -120,42 +119,6 @@ function startProber(proxy: string, everyMs = 20): { reset(): void; worst(): Pro
       await exited;
     },
   };
-}
-
-/** One WebSocket client sending `count` two-byte messages through the proxy, a window of 1,000 unanswered at most. */
-async function converse(wsUrl: string, count: number): Promise<void> {
-  const socket = new WebSocket(wsUrl, { perMessageDeflate: false });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  let answered = 0;
-  let sent = 0;
-  await new Promise<void>((resolve, reject) => {
-    const more = (): void => {
-      while (sent < count && sent - answered < 1_000) socket.send(String(sent++ % 100).padStart(2, '0'));
-    };
-    socket.on('message', () => {
-      if (++answered === count) resolve();
-      else if (sent - answered < 500) more();
-    });
-    socket.once('error', reject);
-    more();
-  });
-  socket.close();
-  await new Promise((r) => socket.once('close', r));
-}
-
-/** Short connections: `count` in all, `parallel` at a time, each one message and its echo. */
-async function shortConnections(wsUrl: string, count: number, parallel = 8): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      next++;
-      await converse(wsUrl, 1);
-    }
-  };
-  await Promise.all(Array.from({ length: parallel }, worker));
 }
 
 /** The first row of `kind` in the running capture, from a fresh read of the exchanges feed's snapshot. */

@@ -36,7 +36,8 @@ export function connectionOf(socket: Socket): ConnectionState | undefined {
  * Ends a socket's writable side unless it is ended or destroyed already.
  * Node's end() on a finished or destroyed stream builds an Error (its stack
  * captured) that nobody reads: ~10 µs on every connection a client closes
- * after a `Connection: close` answer (bench/profiles/README.md).
+ * after a `Connection: close` answer (docs/performance.md "Counted per
+ * operation"). Every end of a proxied socket goes through it.
  */
 export function endSocket(socket: Writable): void {
   if (!socket.writableEnded && !socket.destroyed) socket.end();

@@ -18,7 +18,7 @@ import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { now, type FailureInfo, type Side } from './events.js';
 import { classifyUpstreamError } from './errors.js';
-import type { ConnectionState } from './connection.js';
+import { endSocket, type ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
 import { armConnectTimeout, armSilenceTimeout, upstreamCa, type Upstream } from './upstream.js';
 import { H2Session, goawayFrame, type H2ConnectionError, type H2ErrorName, type H2Fact, type H2Side } from './h2/index.js';
@@ -178,7 +178,7 @@ class H2Tap {
     this.connected = true;
     for (const chunk of this.waiting) this.writeUp(chunk);
     this.waiting = [];
-    if (this.clientEnded) this.upstream.end();
+    if (this.clientEnded) endSocket(this.upstream);
   }
 
   // ---- client → upstream
@@ -213,7 +213,7 @@ class H2Tap {
 
   private readonly onClientEnd = (): void => {
     this.clientEnded = true;
-    if (this.connected && this.upstream && !this.upstream.destroyed) this.upstream.end();
+    if (this.connected && this.upstream) endSocket(this.upstream);
   };
 
   private readonly onClientClose = (): void => {
@@ -259,7 +259,7 @@ class H2Tap {
   private onUpstreamEnd(): void {
     if (this.done) return;
     if (!this.confirmed) return; // close follows: answered there
-    this.client.end();
+    endSocket(this.client);
   }
 
   private onUpstreamClose(err: NodeJS.ErrnoException | undefined): void {
@@ -283,7 +283,7 @@ class H2Tap {
       // bb gave up on a silent server: the client hears it as a GOAWAY (its streams were not all answered), not a reset.
       goAway(this.client, this.streams.highestClientStream, 'INTERNAL_ERROR', `bb: ${failure.message}`.slice(0, 256));
     } else if (err) this.client.destroy();
-    else this.client.end();
+    else endSocket(this.client);
   }
 
   // ---- bb's own words

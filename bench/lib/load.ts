@@ -316,3 +316,44 @@ export async function wsPacedLoad(wsUrl: string, clients: number, perSecond: num
     },
   };
 }
+
+/** One WebSocket client sending `count` two-byte messages through the proxy, a window of 1,000 unanswered at most. */
+export async function converse(wsUrl: string, count: number): Promise<void> {
+  const socket = new WebSocket(wsUrl, { perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  let answered = 0;
+  let sent = 0;
+  await new Promise<void>((resolve, reject) => {
+    const more = (): void => {
+      while (sent < count && sent - answered < 1_000) socket.send(String(sent++ % 100).padStart(2, '0'));
+    };
+    socket.on('message', () => {
+      if (++answered === count) resolve();
+      else if (sent - answered < 500) more();
+    });
+    socket.once('error', reject);
+    more();
+  });
+  socket.close();
+  await new Promise((r) => socket.once('close', r));
+}
+
+/** `count` runs of `one`, `parallel` at a time (each worker starts the next as its last ends). */
+export async function inParallel(count: number, parallel: number, one: () => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      next++;
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+}
+
+/** Short WebSocket connections: `count` in all, `parallel` at a time, each one message and its echo. */
+export async function shortConnections(wsUrl: string, count: number, parallel = 8): Promise<void> {
+  await inParallel(count, parallel, () => converse(wsUrl, 1));
+}

@@ -32,10 +32,10 @@ export interface H2FrameParserOptions {
   maxContinuations?: number;
 }
 
-/** Where the parser is. */
 /** The payload of a frame with none (zero-length frames are frequent: SETTINGS acks, empty DATA with END_STREAM). */
 const EMPTY = Buffer.alloc(0);
 
+/** Where the parser is. */
 const enum State {
   /** Matching the client preface. */
   Preface,
@@ -240,9 +240,10 @@ export class H2FrameParser {
     return this.failure;
   }
 
-  // A frame header is in: check what can be checked before the payload, and
-  // choose how to read the payload.
-  /** Reads the 9-byte frame header at `at` of `h` and enters the state its type starts. */
+  /**
+   * A frame header is in, its 9 bytes at `at` of `h` (the chunk, or `head` when it came split): check what can be
+   * checked before the payload, and choose how to read the payload.
+   */
   private startFrame(h: Buffer, at: number): void {
     this.length = (h[at]! << 16) | (h[at + 1]! << 8) | h[at + 2]!;
     this.type = h[at + 3]!;

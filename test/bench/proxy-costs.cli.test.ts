@@ -7,17 +7,7 @@
 // when no two exchanges share a loop turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { repoRoot } from '../helpers/sources.js';
-
-/** Runs `node --import tsx bench/lib/area.ts proxy-costs ARGS`; resolves to its exit code and output. */
-function costs(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/area.ts', 'proxy-costs', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c));
-  child.stderr.on('data', (c: Buffer) => (out += c));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
-}
+import { benchArea } from '../helpers/bench.js';
 
 /** The write and read system calls per op of `config` in the table under `### workload` (one round: plain numbers). */
 function syscalls(out: string, workload: string, config: string): { writes: number; reads: number } {
@@ -30,7 +20,7 @@ function syscalls(out: string, workload: string, config: string): { writes: numb
 }
 
 test('proxy-costs --quick: bb relays with the pipe\'s system calls; recording adds at most three file writes an exchange', async () => {
-  const { code, out } = await costs(['--quick', '--only', 'keepalive,ws']);
+  const { code, out } = await benchArea('proxy-costs', ['--quick', '--only', 'keepalive,ws']);
   assert.equal(code, 0, out);
   for (const workload of ['keepalive', 'ws']) {
     const pipe = syscalls(out, workload, 'pipe');

@@ -14,7 +14,16 @@ import { repoRoot } from './sources.js';
 
 /** Runs `node bench/run.mjs ARGS`; resolves to its exit code and output. */
 function bench(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['bench/run.mjs', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  return runNode(['bench/run.mjs', ...args]);
+}
+
+/** Runs one benchmark area outside `npm run bench`'s list (`node --import tsx bench/lib/area.ts AREA ARGS`): its exit code and output. */
+export function benchArea(area: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return runNode(['--import', 'tsx', 'bench/lib/area.ts', area, ...args]);
+}
+
+function runNode(argv: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, argv, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c));
   child.stderr.on('data', (c: Buffer) => (out += c));
