@@ -18,17 +18,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { areaTimes, hotSpots } from './lib/cpuprofile.js';
-import { bbArea } from './lib/profile-areas.js';
+import { shadowArea } from './lib/profile-areas.js';
 import { undiciLoad } from './lib/load.js';
 import { positiveFlags } from './lib/args.js';
 import { threadCpuMs } from './lib/proc.js';
-
-/** bbArea, with the shadow's own pieces named: the tee's dispatch, and the mirror clients (their lanes, sockets, parsing, value binding). */
-function shadowArea(file: string, functionName: string): string | undefined {
-  if (/dist\/scenario\/shadow\/(tee|after-turn|run|safe|route)\.js$/.test(file)) return 'mirror dispatch (tee, after-turn)';
-  if (/dist\/(scenario\/shadow\/mirror[^/]*|scenario\/replay\/[^/]+|diff\/bind\/[^/]+)\.js$/.test(file)) return 'mirror clients (lanes, requests, answers, binding)';
-  return bbArea(file, functionName);
-}
 
 const args = process.argv.slice(2);
 const { seconds, top, warmup } = positiveFlags(args, { seconds: 10, top: 30, warmup: 10 });

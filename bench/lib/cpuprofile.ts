@@ -96,33 +96,99 @@ export type AreaOf = (file: string, functionName: string) => string | undefined;
 export function areaTimes(paths: string | string[], areaOf: AreaOf, repoRoot = '', fallback = 'node (sockets, streams, event loop)'): Map<string, number> {
   const out = new Map<string, number>();
   for (const path of Array.isArray(paths) ? paths : [paths]) {
-    const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile & { nodes: Array<ProfileNode & { children?: number[] }> };
-    const parent = new Map<number, number>();
-    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    // The area of each node, found once and kept (many samples share a node).
-    const areaOfNode = new Map<number, string>();
-    const resolve = (id: number): string => {
-      const known = areaOfNode.get(id);
-      if (known !== undefined) return known;
-      const node = byId.get(id);
-      let area: string;
-      if (!node) area = fallback;
-      else if (node.callFrame.functionName === '(garbage collector)') area = 'GC';
-      else {
-        const file = node.callFrame.url.replace(/^file:\/\//, '').replace(repoRoot, '');
-        const up = parent.get(id);
-        area = (file ? areaOf(file, node.callFrame.functionName) : undefined) ?? (up !== undefined ? resolve(up) : fallback);
-      }
-      areaOfNode.set(id, area);
-      return area;
-    };
+    const { profile, byId, areaOfNode } = readWithAreas(path, areaOf, repoRoot, fallback);
     for (let i = 0; i < profile.samples.length; i++) {
       const node = byId.get(profile.samples[i]!);
       if (!node || node.callFrame.functionName === '(idle)') continue;
-      const area = resolve(node.id);
+      const area = areaOfNode(node.id);
       out.set(area, (out.get(area) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
     }
   }
+  return out;
+}
+
+/** A profile read, its nodes by id, and the area of a node (areaTimes' rule: the innermost frame `areaOf` names; GC its own). */
+function readWithAreas(path: string, areaOf: AreaOf, repoRoot: string, fallback: string): { profile: Profile; byId: Map<number, ProfileNode>; areaOfNode: (id: number) => string } {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile & { nodes: Array<ProfileNode & { children?: number[] }> };
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  // The area of each node, found once and kept (many samples share a node).
+  const known = new Map<number, string>();
+  const areaOfNode = (id: number): string => {
+    const was = known.get(id);
+    if (was !== undefined) return was;
+    const node = byId.get(id);
+    let area: string;
+    if (!node) area = fallback;
+    else if (node.callFrame.functionName === '(garbage collector)') area = 'GC';
+    else {
+      const file = node.callFrame.url.replace(/^file:\/\//, '').replace(repoRoot, '');
+      const up = parent.get(id);
+      area = (file ? areaOf(file, node.callFrame.functionName) : undefined) ?? (up !== undefined ? areaOfNode(up) : fallback);
+    }
+    known.set(id, area);
+    return area;
+  };
+  return { profile, byId, areaOfNode };
+}
+
+/** A profile's busy stretches: how long the thread ran between idle moments, and what ran in the long ones. */
+export interface Stretches {
+  /** Each stretch's length, ms, in time order. */
+  lengths: number[];
+  /** Self time by area (areaTimes' areas) over every stretch, and over those at least `longMs` long, ms. */
+  all: Map<string, number>;
+  long: Map<string, number>;
+  /** Stretches left out because they ran the `drop` area (a profiler's own start and stop). */
+  dropped: number;
+}
+
+/**
+ * The thread's busy stretches in one .cpuprofile: runs of samples that are
+ * not `(idle)`, joined across idle gaps shorter than `joinMs` (a turn of the
+ * event loop that finds more work at once). A request that arrives during a
+ * stretch waits for it: their lengths are the queue a relay's tail latency
+ * is made of, where a profile's totals say only how much work there was.
+ * Each sample's time goes to the area `areaOf` names, as in areaTimes; a
+ * stretch with any sample in the area `drop` is left out whole (the
+ * harness's work, not the thread's: counted in `dropped`).
+ */
+export function busyStretches(path: string, areaOf: AreaOf, opts: { repoRoot?: string; longMs?: number; joinMs?: number; drop?: string } = {}, fallback = 'node (sockets, streams, event loop)'): Stretches {
+  const { repoRoot = '', longMs = 2, joinMs = 0.2, drop } = opts;
+  const { profile, byId, areaOfNode } = readWithAreas(path, areaOf, repoRoot, fallback);
+  const out: Stretches = { lengths: [], all: new Map(), long: new Map(), dropped: 0 };
+  let t = 0;
+  let open: { from: number; to: number; areas: Map<string, number> } | undefined;
+  const close = (): void => {
+    if (!open) return;
+    if (drop !== undefined && open.areas.has(drop)) {
+      out.dropped++;
+      open = undefined;
+      return;
+    }
+    const length = (open.to - open.from) / 1000;
+    out.lengths.push(length);
+    for (const [area, us] of open.areas) {
+      out.all.set(area, (out.all.get(area) ?? 0) + us / 1000);
+      if (length >= longMs) out.long.set(area, (out.long.get(area) ?? 0) + us / 1000);
+    }
+    open = undefined;
+  };
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    const node = byId.get(profile.samples[i]!);
+    if (!node || node.callFrame.functionName === '(idle)' || node.callFrame.functionName === '(root)') {
+      if (open && t - open.to >= joinMs * 1000) close();
+      continue;
+    }
+    // A sample stands for the time since the one before it: the stretch began then.
+    if (!open) open = { from: t - dt, to: t, areas: new Map() };
+    open.to = t;
+    const area = areaOfNode(node.id);
+    open.areas.set(area, (open.areas.get(area) ?? 0) + dt);
+  }
+  close();
   return out;
 }

@@ -6,13 +6,16 @@ import { join } from 'node:path';
 import { benchPath } from './child.js';
 import { areaTimes, hotSpots } from './cpuprofile.js';
 
+/** The area of the profiler's own start and stop (node:inspector's dispatch): the harness's, not bb's. */
+export const PROFILER_AREA = 'profiler (harness)';
+
 /**
  * The area of bb a frame of the built code belongs to (dist/<folder>/<file>.js), for the per-exchange
  * table of the profiles: the relay (tap I/O), parsing, facts, the journal (encoding, writes), redaction.
  */
 export function bbArea(file: string, functionName: string): string | undefined {
   // The profiler's own start and stop (node:inspector's dispatch): the harness, not bb.
-  if (file === 'node:inspector') return 'profiler (harness)';
+  if (file === 'node:inspector') return PROFILER_AREA;
   const m = /(?:^|\/)dist\/(.+)\.js$/.exec(file);
   if (!m) return undefined;
   const mod = m[1]!;
@@ -24,6 +27,13 @@ export function bbArea(file: string, functionName: string): string | undefined {
   if (/^proxy\/(http1\/(parser|head|lines)|ws-frames|ws-inflate|h2\/)/.test(mod)) return 'tap parsing';
   if (mod.startsWith('proxy/')) return 'relay (tap, socket writes)';
   return 'other bb';
+}
+
+/** bbArea, with a shadow's own pieces named: the tee's dispatch, and the mirror clients (their lanes, sockets, parsing, value binding). */
+export function shadowArea(file: string, functionName: string): string | undefined {
+  if (/dist\/scenario\/shadow\/(tee|after-turn|run|safe|route)\.js$/.test(file)) return 'mirror dispatch (tee, after-turn)';
+  if (/dist\/(scenario\/shadow\/mirror[^/]*|scenario\/replay\/[^/]+|diff\/bind\/[^/]+)\.js$/.test(file)) return 'mirror clients (lanes, requests, answers, binding)';
+  return bbArea(file, functionName);
 }
 
 /**

@@ -1,0 +1,36 @@
+// bench/shadow-tail.ts in its quick configuration: it runs to its end and
+// every table has a row per configuration with what it counts: the requests
+// it sent (a paced load: about --rate a second), the main thread's
+// scavenges seen by the peers' 'gc-start' / 'gc-stop' asks (a bb relay
+// collects its young generation many times over 800 requests), and the busy
+// stretches of the profiled main threads. Figures are the bench's to read.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { benchArea } from '../helpers/bench.js';
+
+const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end'];
+
+/** The cells of `config`'s row in the table that follows the line starting `heading`. */
+function row(out: string, heading: string, config: string): string[] {
+  const table = out.split('\n' + heading)[1]?.split('\n\n')[1] ?? '';
+  const line = table.split('\n').find((l) => l.startsWith(`| ${config} `));
+  assert.ok(line, `no ${config} row after "${heading}":\n${out}`);
+  return line.split('|').slice(2, -1).map((c) => c.trim());
+}
+const count = (cell: string) => Number(cell.replace(/,/g, ''));
+
+test('shadow-tail --quick --profile: latency, GC pauses and busy stretches for capture, shadow and shadow compared at the end', async () => {
+  const { code, out } = await benchArea('shadow-tail', ['--quick', '--profile']);
+  assert.equal(code, 0, out);
+  for (const config of CONFIGS) {
+    // Two rounds of 1 s at 400 requests a second.
+    const [requests] = row(out, 'latency, every request', config);
+    assert.ok(count(requests!) >= 400 && count(requests!) <= 820, `${config}: ${requests} requests`);
+    const [scavenges] = row(out, "the main thread's garbage-collection pauses", config);
+    assert.ok(Number(scavenges) > 0, `${config}: ${scavenges} scavenges / 1k requests`);
+    const [stretches, median, , , busy] = row(out, "the main thread's busy stretches", config);
+    // At 400 paced requests a second the thread idles between most of them: about a stretch a request.
+    assert.ok(Number(stretches) >= 300, `${config}: ${stretches} stretches / 1k requests`);
+    assert.ok(Number(median) > 0 && Number(busy) > 0, `${config}: median ${median} ms, busy ${busy} ms / 1k requests`);
+  }
+});
