@@ -2,9 +2,10 @@
 // RSS are its alone (the comparison worker included: a thread of this
 // process). Usage:
 //
-//   node <shadow-peer compiled to JS> <primary port> <candidate port> <work dir> [end]   (see lib/compile.ts)
+//   node <shadow-peer compiled to JS> <primary port> <candidate port> <work dir> [end|live] [<share mirrored>]   (see lib/compile.ts)
 //
 // `end`: the run compares at its close (`--compare end`), not as the traffic flows.
+// A share (0 to 1, `--sample`): the part of the requests mirrored (default all).
 //
 // The recording-proxy baseline it is measured against is proxy-peer.ts's
 // `bb` (startCapture): the same tap the shadow's primary goes through.
@@ -20,7 +21,7 @@ import { profileAsk } from './lib/profile-asks.js';
 // The built bb (npm run bench builds first): what `bb shadow` runs.
 import { startShadow } from '../dist/index.js';
 
-const [primaryPort, candidatePort, workDir, when] = process.argv.slice(2);
+const [primaryPort, candidatePort, workDir, when, share] = process.argv.slice(2);
 if (!primaryPort || !candidatePort || !workDir) {
   console.error('shadow-peer: usage: <primary port> <candidate port> <work dir>');
   process.exit(2);
@@ -31,6 +32,7 @@ const shadow = await startShadow({
   outDir: join(workDir, 'out'),
   bbHome: join(workDir, 'home'),
   ...(when === 'end' ? { compare: 'end' as const } : {}),
+  ...(share !== undefined ? { sample: Number(share) } : {}),
 });
 serveHelper(Number(new URL(shadow.url).port), async (what) => {
   const profiled = profileAsk(what);

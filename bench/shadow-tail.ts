@@ -12,14 +12,16 @@
 //     for its end) and what ran in the long ones, by area of bb.
 //
 //   node --import tsx bench/lib/area.ts shadow-tail [--rounds 8] [--seconds 3] [--rate 400] [--warmup 5]
-//        [--profile] [--node-flags '--max-semi-space-size=4'] [--candidate-idle] [--quick]
+//        [--profile] [--node-flags '--max-semi-space-size=4'] [--candidate-idle] [--samples 0,0.5] [--quick]
 //
 // Runs the built bb (npm run build first), through the peers bench/shadow.ts
 // measures (proxy-peer.ts's `bb`, shadow-peer.ts). --node-flags: V8 or Node
 // flags for the bb processes (the same for all three). --candidate-idle: the
 // candidate's server runs at SCHED_IDLE (chrt), so its own CPU takes no core
 // the relay wants: on a machine where it shares the cores, what is left is
-// bb's. --quick: 2 rounds of 1 s after 1 s of warm-up (the bench test).
+// bb's. --samples: more `--compare end` configurations, each mirroring only
+// that share of the requests (`--sample`): how the tail follows the mirror
+// path's work. --quick: 2 rounds of 1 s after 1 s of warm-up (the bench test).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -34,8 +36,8 @@ import { percentile } from './lib/stats.js';
 import { markdownTable, num } from './lib/table.js';
 import { machineLine } from './proxy.js';
 
-const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end'] as const;
-type ConfigName = (typeof CONFIGS)[number];
+/** A configuration: `bb capture`, `bb shadow`, `bb shadow --compare end`, and that mirroring a share of the requests (--samples). */
+type ConfigName = string;
 /** A stretch at least this long is a long one (ms): a request arriving at its start waits this long. */
 const LONG_MS = 2;
 
@@ -54,6 +56,9 @@ export async function run(args: string[]): Promise<void> {
   const profile = args.includes('--profile');
   const flagsAt = args.indexOf('--node-flags');
   const nodeFlags = flagsAt >= 0 ? (args[flagsAt + 1] ?? '').split(/\s+/).filter(Boolean) : [];
+  const samplesAt = args.indexOf('--samples');
+  const samples = samplesAt >= 0 ? (args[samplesAt + 1] ?? '').split(',').filter(Boolean).map(Number) : [];
+  if (samples.some((x) => !(x >= 0 && x <= 1))) throw new Error(`--samples takes shares from 0 to 1, comma-separated (got '${args[samplesAt + 1]}')`);
   console.log(`## shadow-tail\n\n${machineLine()}`);
   console.log(`\nsmall GET at ${num(o.rate)} req/s over 16 keep-alive connections, ${o.warmup} s of warm-up each, ${o.rounds} round(s) of ${o.seconds} s, configurations alternated${nodeFlags.length ? `; bb runs with ${nodeFlags.join(' ')}` : ''}${profile ? '; main threads profiled (100 µs samples: the quantiles carry the profiler)' : ''}`);
   const work = mkdtempSync(join(os.tmpdir(), 'bb-bench-shadow-tail-'));
@@ -70,18 +75,21 @@ export async function run(args: string[]): Promise<void> {
       execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(candidate.pid)]);
       console.log(`the candidate's server (pid ${candidate.pid}) runs at SCHED_IDLE`);
     }
+    const shadowPeer = (dir: string, ...rest: string[]) => start('shadow-peer.ts', [String(primary.port), String(candidate.port), join(work, dir), ...rest], nodeFlags);
     const peers = new Map<ConfigName, Helper>([
       ['capture', await start('proxy-peer.ts', ['bb', String(primary.port), join(work, 'capture')], nodeFlags)],
-      ['shadow', await start('shadow-peer.ts', [String(primary.port), String(candidate.port), join(work, 'shadow')], nodeFlags)],
-      ['shadow, compared at the end', await start('shadow-peer.ts', [String(primary.port), String(candidate.port), join(work, 'shadow-end'), 'end'], nodeFlags)],
+      ['shadow', await shadowPeer('shadow')],
+      ['shadow, compared at the end', await shadowPeer('shadow-end', 'end')],
     ]);
+    for (const share of samples) peers.set(`shadow, compared at the end, ${Math.round(share * 100)} % mirrored`, await shadowPeer(`shadow-end-${share}`, 'end', String(share)));
+    const configs = [...peers.keys()];
     const url = (h: Helper) => `http://127.0.0.1:${h.port}`;
     for (const h of peers.values()) await undiciLoad(url(h), '/small', 16, o.warmup, o.rate);
-    const pooled = new Map<ConfigName, Pooled>(CONFIGS.map((c) => [c, { latencies: [], gc: { minor: [], major: [] }, stretches: [], areasAll: new Map(), areasLong: new Map() }]));
+    const pooled = new Map<ConfigName, Pooled>(configs.map((c) => [c, { latencies: [], gc: { minor: [], major: [] }, stretches: [], areasAll: new Map(), areasLong: new Map() }]));
     const root = benchPath('..').replace(/\/?$/, '/');
     for (let round = 0; round < o.rounds; round++) {
-      for (let i = 0; i < CONFIGS.length; i++) {
-        const name = CONFIGS[(i + round) % CONFIGS.length]!;
+      for (let i = 0; i < configs.length; i++) {
+        const name = configs[(i + round) % configs.length]!;
         const h = peers.get(name)!;
         const p = pooled.get(name)!;
         const file = join(work, 'profiles', `${round}-${i}.cpuprofile`);

@@ -3,13 +3,14 @@
 // it sent (a paced load: about --rate a second), the main thread's
 // scavenges seen by the peers' 'gc-start' / 'gc-stop' asks (a bb relay
 // collects its young generation many times over 800 requests), and the busy
-// stretches of the profiled main threads. Figures are the bench's to read: on
+// stretches of the profiled main threads; `--samples 0` adds a shadow that
+// mirrors nothing. Figures are the bench's to read: on
 // a busy machine stretches run into each other and fewer requests are sent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { benchArea } from '../helpers/bench.js';
 
-const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end'];
+const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end', 'shadow, compared at the end, 0 % mirrored'];
 
 /** The cells of `config`'s row in the table that follows the line starting `heading`. */
 function row(out: string, heading: string, config: string): string[] {
@@ -20,8 +21,8 @@ function row(out: string, heading: string, config: string): string[] {
 }
 const count = (cell: string) => Number(cell.replace(/,/g, ''));
 
-test('shadow-tail --quick --profile: latency, GC pauses and busy stretches for capture, shadow and shadow compared at the end', async () => {
-  const { code, out } = await benchArea('shadow-tail', ['--quick', '--profile']);
+test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy stretches for capture, shadow, shadow compared at the end, and that mirroring nothing', async () => {
+  const { code, out } = await benchArea('shadow-tail', ['--quick', '--profile', '--samples', '0']);
   assert.equal(code, 0, out);
   for (const config of CONFIGS) {
     // Two rounds of 1 s at 400 requests a second (a loaded machine answers fewer in that time).
