@@ -72,7 +72,11 @@ export async function run(args: string[]): Promise<void> {
     const primary = await start('proxy-upstream.ts', []);
     const candidate = await start('proxy-upstream.ts', []);
     if (args.includes('--candidate-idle')) {
-      execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(candidate.pid)]);
+      try {
+        execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(candidate.pid)], { stdio: 'pipe' });
+      } catch (err) {
+        throw new Error(`--candidate-idle needs chrt (util-linux) allowed to set SCHED_IDLE: ${(err as Error).message.split('\n')[0]}`);
+      }
       console.log(`the candidate's server (pid ${candidate.pid}) runs at SCHED_IDLE`);
     }
     const shadowPeer = (dir: string, ...rest: string[]) => start('shadow-peer.ts', [String(primary.port), String(candidate.port), join(work, dir), ...rest], nodeFlags);
