@@ -26,14 +26,16 @@
 // load's pace on a shared machine (more ops per wake-up costs less each), so
 // read the rounds' range, not one figure.
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { converse, httpLoad, inParallel, undiciLoad, wsEchoLoad } from './lib/load.js';
-import { positiveFlags } from './lib/args.js';
-import { threadCpuMs } from './lib/proc.js';
+import { listFlag, positiveFlags } from './lib/args.js';
+import { mainAndOtherCpuMs, syscallCounts } from './lib/proc.js';
 import { spread } from './lib/stats.js';
+import { withSpread } from './lib/table.js';
+import { machineLine } from './proxy.js';
 
 const WORKLOADS = ['keepalive', 'ws', 'close', 'wsshort', 'paced'] as const;
 type Workload = (typeof WORKLOADS)[number];
@@ -105,24 +107,6 @@ function closedGet(port: number): Promise<void> {
   });
 }
 
-/** The process's read and write system calls so far (/proc/PID/io). */
-function syscalls(pid: number): { reads: number; writes: number } {
-  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-  const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
-  return { reads: field('syscr'), writes: field('syscw') };
-}
-
-/** CPU ms of the main thread (the process's own tid) and of the others. */
-function cpuSplit(pid: number): { main: number; helpers: number } {
-  let main = 0;
-  let helpers = 0;
-  for (const [thread, ms] of threadCpuMs(pid)) {
-    if (thread.startsWith(`${pid} `)) main += ms;
-    else helpers += ms;
-  }
-  return { main, helpers };
-}
-
 async function measure(config: string, work: Workload, workRoot: string, z: Sizes): Promise<Run> {
   const helpers: Helper[] = [];
   const dir = mkdtempSync(join(workRoot, `${config}-${work}-`));
@@ -132,14 +116,14 @@ async function measure(config: string, work: Workload, workRoot: string, z: Size
     const proxy = await startHelper(benchPath('proxy-peer.ts'), [config, String(upstream.port), dir]);
     helpers.push(proxy);
     await drive(work, proxy.port, z);
-    const cpu0 = cpuSplit(proxy.pid);
-    const sys0 = syscalls(proxy.pid);
+    const cpu0 = mainAndOtherCpuMs(proxy.pid);
+    const sys0 = syscallCounts(proxy.pid);
     const m = await drive(work, proxy.port, z);
-    const cpu1 = cpuSplit(proxy.pid);
-    const sys1 = syscalls(proxy.pid);
+    const cpu1 = mainAndOtherCpuMs(proxy.pid);
+    const sys1 = syscallCounts(proxy.pid);
     const per = (v: number): number => v / m.ops;
     const main = per((cpu1.main - cpu0.main) * 1000);
-    const other = per((cpu1.helpers - cpu0.helpers) * 1000);
+    const other = per((cpu1.others - cpu0.others) * 1000);
     return { ops: m.ops, rate: m.rate, cpu: main + other, main, helpers: other, writes: per(sys1.writes - sys0.writes), reads: per(sys1.reads - sys0.reads) };
   } finally {
     for (const h of helpers.reverse()) await h.stop();
@@ -147,27 +131,16 @@ async function measure(config: string, work: Workload, workRoot: string, z: Size
   }
 }
 
-/** Median of the rounds, and their range when there are several. */
-const range = (xs: number[], digits: number): string => {
-  const s = spread(xs);
-  const f = (x: number) => x.toFixed(digits);
-  return xs.length > 1 ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
-};
+/** Median of the rounds, and their range when they differ. */
+const range = (xs: number[], digits: number): string => withSpread(spread(xs), (x) => x.toFixed(digits));
 
 /** Prints the table (called by bench/run.mjs through bench/lib/area.ts). */
 export async function run(args: string[]): Promise<void> {
   const { rounds } = positiveFlags(args, { rounds: [3, 1] }, true);
   const z = args.includes('--quick') ? QUICK : FULL;
-  const pick = <T extends string>(flag: string, all: readonly T[]): T[] => {
-    const at = args.indexOf(flag);
-    if (at < 0) return [...all];
-    const names = String(args[at + 1]).split(',');
-    for (const n of names) if (!all.includes(n as T)) throw new Error(`${flag}: '${n}' is not one of ${all.join(', ')}`);
-    return names as T[];
-  };
-  const works = pick('--only', WORKLOADS);
-  const configs = pick('--configs', CONFIGS);
-  console.log(`## proxy-costs\n\n${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · Node ${process.version} · ${os.cpus().length} × ${os.cpus()[0]?.model.trim()} · load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} · ${rounds} rounds, a fresh upstream and proxy for each run\n`);
+  const works = listFlag(args, '--only', WORKLOADS) ?? [...WORKLOADS];
+  const configs = listFlag(args, '--configs', CONFIGS) ?? [...CONFIGS];
+  console.log(`## proxy-costs\n\n${machineLine()} · ${rounds} rounds, a fresh upstream and proxy for each run\n`);
   const workRoot = mkdtempSync(join(os.tmpdir(), 'bb-bench-costs-'));
   try {
     for (const work of works) {

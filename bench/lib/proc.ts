@@ -74,3 +74,21 @@ export function threadCpuMs(pid: number): Map<string, number> {
   }
   return out;
 }
+
+/** CPU ms so far of a process's main thread (its own tid) and of its other threads (V8's helpers, libuv's pool, workers). */
+export function mainAndOtherCpuMs(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const [thread, ms] of threadCpuMs(pid)) {
+    if (thread.startsWith(`${pid} `)) main += ms;
+    else others += ms;
+  }
+  return { main, others };
+}
+
+/** The process's read and write system calls so far (/proc/<pid>/io: syscr, syscw). */
+export function syscallCounts(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+  return { reads: field('syscr'), writes: field('syscw') };
+}

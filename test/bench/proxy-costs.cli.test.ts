@@ -7,16 +7,13 @@
 // when no two exchanges share a loop turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchArea } from '../helpers/bench.js';
+import { benchArea, benchTableRow } from '../helpers/bench.js';
 
 /** The write and read system calls per op of `config` in the table under `### workload` (one round: plain numbers). */
 function syscalls(out: string, workload: string, config: string): { writes: number; reads: number } {
-  const table = out.split(`### ${workload}\n`)[1]?.trimStart().split('\n\n')[0] ?? '';
-  const row = table.split('\n').find((line) => line.startsWith(`| ${config} |`));
-  assert.ok(row, `no ${config} row under ### ${workload}:\n${out}`);
-  const cells = row.split('|').map((c) => c.trim());
   // | config | ops/s | CPU | main | other | × pipe | writes | reads |
-  return { writes: Number(cells[7]), reads: Number(cells[8]) };
+  const cells = benchTableRow(out, `### ${workload}\n`, config);
+  return { writes: Number(cells[5]), reads: Number(cells[6]) };
 }
 
 test('proxy-costs --quick: bb relays with the pipe\'s system calls; recording adds at most three file writes an exchange', async () => {

@@ -8,17 +8,10 @@
 // a busy machine stretches run into each other and fewer requests are sent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchArea } from '../helpers/bench.js';
+import { benchArea, benchTableRow } from '../helpers/bench.js';
 
 const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end', 'shadow, compared at the end, 0 % mirrored'];
 
-/** The cells of `config`'s row in the table that follows the line starting `heading`. */
-function row(out: string, heading: string, config: string): string[] {
-  const table = out.split('\n' + heading)[1]?.split('\n\n')[1] ?? '';
-  const line = table.split('\n').find((l) => l.startsWith(`| ${config} `));
-  assert.ok(line, `no ${config} row after "${heading}":\n${out}`);
-  return line.split('|').slice(2, -1).map((c) => c.trim());
-}
 const count = (cell: string) => Number(cell.replace(/,/g, ''));
 
 test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy stretches for capture, shadow, shadow compared at the end, and that mirroring nothing', async () => {
@@ -26,12 +19,12 @@ test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy str
   assert.equal(code, 0, out);
   for (const config of CONFIGS) {
     // Two rounds of 1 s at 400 requests a second (a loaded machine answers fewer in that time).
-    const [requests] = row(out, 'latency, every request', config);
+    const [requests] = benchTableRow(out, 'latency, every request', config);
     assert.ok(count(requests!) >= 200 && count(requests!) <= 820, `${config}: ${requests} requests`);
-    const [scavenges] = row(out, "the main thread's garbage-collection pauses", config);
+    const [scavenges] = benchTableRow(out, "the main thread's garbage-collection pauses", config);
     assert.ok(Number(scavenges) > 0, `${config}: ${scavenges} scavenges / 1k requests`);
     // How many stretches and how long is the machine's to say (on a busy one they run into each other): that there are some, in order.
-    const [stretches, median, p99, share, busy] = row(out, "the main thread's busy stretches", config);
+    const [stretches, median, p99, share, busy] = benchTableRow(out, "the main thread's busy stretches", config);
     assert.ok(Number(stretches) > 0 && Number(busy) > 0, `${config}: ${stretches} stretches, ${busy} ms busy / 1k requests`);
     assert.ok(Number(median) > 0 && Number(median) <= Number(p99), `${config}: median ${median} ms, p99 ${p99} ms`);
     assert.match(share!, /^\d+(\.\d)? %$/, `${config}: share ${share}`);

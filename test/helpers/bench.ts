@@ -39,3 +39,20 @@ export function benchRunsToItsEnd(args: string[], prints: RegExp, opts: { browse
     assert.match(out, prints, out);
   });
 }
+
+/**
+ * The cells after the first of the row whose first cell is `first`, in the
+ * first Markdown table printed after the line that starts with `heading`
+ * (a bench's output; cells trimmed, padding or not). Fails the test when
+ * there is no such row.
+ */
+export function benchTableRow(out: string, heading: string, first: string): string[] {
+  const after = out.split('\n' + heading)[1] ?? '';
+  const lines = after.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('|'));
+  const table: string[] = [];
+  for (let i = start; i >= 0 && i < lines.length && lines[i]!.startsWith('|'); i++) table.push(lines[i]!);
+  const row = table.find((l) => l.split('|')[1]?.trim() === first);
+  assert.ok(row, `no ${first} row in the table after "${heading}":\n${out}`);
+  return row.split('|').slice(2, -1).map((c) => c.trim());
+}

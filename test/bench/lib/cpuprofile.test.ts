@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { busyStretches } from '../../bench/lib/cpuprofile.js';
-import { tempDir } from '../helpers/tmp.js';
+import { busyStretches } from '../../../bench/lib/cpuprofile.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const tmp = tempDir();
 
