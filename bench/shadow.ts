@@ -12,8 +12,10 @@
 //    `bb shadow` with a healthy candidate, through `bb shadow` with a
 //    candidate that answers 200 ms late, and through `bb shadow --compare
 //    end` (nothing compared until the run closes) with each candidate.
-//    Rounds interleave the five; ratios are taken round by round against
-//    the recording proxy (target ≤ 1.1×).
+//    Rounds interleave the six (a second recording proxy among them: how far
+//    two identical configurations' quantiles stand apart in the same run,
+//    the noise a ratio is read against); ratios are taken round by round
+//    against the recording proxy (target ≤ 1.1×).
 //    Each configuration first takes --warmup seconds (10) of the same load,
 //    unmeasured: a shadow's V8 compiles its code (the comparison worker's diff
 //    engine above all) on V8's helper threads for about that long, and a
@@ -70,9 +72,9 @@ function parseArgs(args: string[]): Settings {
 }
 
 /** The configurations of the latency table, in order: the baseline first. */
-const CONFIGS = ['capture', 'shadow', 'shadow, candidate +200 ms', 'shadow, compared at the end', 'shadow, +200 ms, compared at the end'] as const;
+const CONFIGS = ['capture', 'capture, a second peer', 'shadow', 'shadow, candidate +200 ms', 'shadow, compared at the end', 'shadow, +200 ms, compared at the end'] as const;
 /** The shadows, in the tables' order. */
-const SHADOWS = CONFIGS.filter((c): c is Exclude<ConfigName, 'capture'> => c !== 'capture');
+const SHADOWS = CONFIGS.filter((c): c is Extract<ConfigName, `shadow${string}`> => c.startsWith('shadow'));
 type ConfigName = (typeof CONFIGS)[number];
 
 interface Sample {
@@ -143,6 +145,8 @@ async function latency(
   console.log(`\n### added latency: small GET, ${num(s.rate)} req/s paced over ${s.connections} keep-alive connections, ${s.warmup} s of warm-up each, then ${s.rounds} round(s) of ${s.duration} s\n`);
   const configs = new Map<ConfigName, Helper>([
     ['capture', await start('proxy-peer.ts', ['bb', String(primaryPort), join(workRoot, 'capture')])],
+    // The same as the baseline, in a process of its own: the run's noise.
+    ['capture, a second peer', await start('proxy-peer.ts', ['bb', String(primaryPort), join(workRoot, 'capture-2')])],
     ['shadow', await start('shadow-peer.ts', [String(primaryPort), String(candidatePort), join(workRoot, 'shadow')])],
     ['shadow, candidate +200 ms', await start('shadow-peer.ts', [String(primaryPort), String(slowPort), join(workRoot, 'shadow-slow')])],
     // --compare end: nothing compared while the traffic flows (the comparison's cores are the tail's cause on a small machine).
@@ -222,6 +226,8 @@ async function latency(
       console.log(`    ${verdict(Number.isFinite(r) ? r <= 1.1 : undefined)}  ${q} through ${name} ≤ 1.1× capture: ${Number.isFinite(r) ? r.toFixed(2) : '—'}× (rounds' median ${Number.isFinite(perRound) ? perRound.toFixed(2) : '—'}×)`);
     }
   }
+  const twin = pooled('capture, a second peer');
+  console.log(`  The run's noise: the second recording proxy, the same configuration, had ${ratio1(twin.p50 / basePooled.p50)} the first's p50 and ${ratio1(twin.p99 / basePooled.p99)} its p99; a ratio that far from 1× is not told apart from noise here.`);
 }
 
 /** Waits until these processes together take under 2 % of a core over 200 ms (10 s at most). */
