@@ -1,8 +1,9 @@
 // What the primary's slowest requests wait for through `bb shadow` (issue 37's
 // p99 target: within 1.1× of `bb capture`'s): the shadow benchmark's latency
 // load (a small GET paced at --rate over 16 keep-alive connections) through
-// `bb capture`, `bb shadow` and `bb shadow --compare end`, rounds alternated,
-// every request of a configuration pooled. Beside the quantiles it counts
+// `bb capture` (twice: a second peer is the run's noise, how far two identical
+// configurations stand apart), `bb shadow` and `bb shadow --compare end`,
+// rounds alternated, every request of a configuration pooled. Beside the quantiles it counts
 // what a tail is made of on the relay's thread:
 //   - requests over 2 and 4 ms (the tail itself, in numbers, not one quantile);
 //   - the main thread's garbage-collection pauses (perf_hooks 'gc' entries
@@ -81,6 +82,7 @@ export async function run(args: string[]): Promise<void> {
     const shadowPeer = (dir: string, ...rest: string[]) => start('shadow-peer.ts', [String(primary.port), String(candidate.port), join(work, dir), ...rest], nodeFlags);
     const peers = new Map<ConfigName, Helper>([
       ['capture', await start('proxy-peer.ts', ['bb', String(primary.port), join(work, 'capture')], nodeFlags)],
+      ['capture, a second peer', await start('proxy-peer.ts', ['bb', String(primary.port), join(work, 'capture-2')], nodeFlags)],
       ['shadow', await shadowPeer('shadow')],
       ['shadow, compared at the end', await shadowPeer('shadow-end', 'end')],
     ]);

@@ -10,11 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { benchArea, benchTableRow } from '../helpers/bench.js';
 
-const CONFIGS = ['capture', 'shadow', 'shadow, compared at the end', 'shadow, compared at the end, 0 % mirrored'];
+const CONFIGS = ['capture', 'capture, a second peer', 'shadow', 'shadow, compared at the end', 'shadow, compared at the end, 0 % mirrored'];
 
 const count = (cell: string) => Number(cell.replace(/,/g, ''));
 
-test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy stretches for capture, shadow, shadow compared at the end, and that mirroring nothing', async () => {
+test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy stretches for capture (twice), shadow, shadow compared at the end, and that mirroring nothing', async () => {
   const { code, out } = await benchArea('shadow-tail', ['--quick', '--profile', '--samples', '0']);
   assert.equal(code, 0, out);
   for (const config of CONFIGS) {
