@@ -26,7 +26,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { spread } from './lib/stats.js';
-import { positiveFlags } from './lib/args.js';
+import { listFlag, positiveFlags } from './lib/args.js';
 import { machineLine } from './proxy.js';
 
 /** One stream's times (process.hrtime, ns): its start, the response event, the first body bytes. */
@@ -74,7 +74,7 @@ const median = (values: number[]): number => spread(values).median;
 export async function run(args: string[]): Promise<void> {
   const { streams, events } = positiveFlags(args, { streams: 200, events: 100 }, true);
   const warmGets = Number(value(args, '--warm-gets') ?? 0);
-  const names = (value(args, '--configs') ?? 'pipe,bb-off,bb').split(',');
+  const names = listFlag(args, '--configs') ?? ['pipe', 'bb-off', 'bb'];
   const hops = args.includes('--hops');
   const profileDir = value(args, '--profile');
   console.log(`## proxy-sse\n\n${machineLine()}\n${streams} streams of ${events} events through each of ${names.join(', ')}, in turn${warmGets ? ` (after ${warmGets} small GETs each)` : ''}`);

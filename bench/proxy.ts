@@ -22,6 +22,7 @@ import { longCapture, type LongOptions } from './proxy-long.js';
 import { findMitmdump, startMitmdump } from './proxy-mitm.js';
 import { printWorkload, printTargets, type Sample, type WorkloadResults } from './proxy-report.js';
 import { runH2 } from './proxy-h2.js';
+import { listFlag } from './lib/args.js';
 
 /** How long and how much: the full run and --quick. */
 interface Settings {
@@ -57,7 +58,6 @@ function parseArgs(args: string[]): Settings {
     const at = args.indexOf(name);
     return at >= 0 ? args[at + 1] : undefined;
   };
-  const list = (name: string): string[] | undefined => value(name)?.split(',').map((s) => s.trim()).filter(Boolean);
   const longCount = quick ? 10_000 : 200_000;
   const settings: Settings = {
     rounds: Number(value('--rounds') ?? (quick ? 1 : 3)),
@@ -69,8 +69,8 @@ function parseArgs(args: string[]): Settings {
     long: args.includes('--no-long') ? undefined : { exchanges: longCount, wsMessages: longCount, connections: CONNECTIONS, wsClients: WS_CLIENTS },
     profile: args.includes('--profile'),
     keepProfiles: value('--keep-profiles'),
-    only: args.includes('--long-only') ? [] : list('--only'),
-    configs: list('--configs'),
+    only: args.includes('--long-only') ? [] : listFlag(args, '--only'),
+    configs: listFlag(args, '--configs'),
   };
   for (const w of settings.only ?? []) {
     if (!(WORKLOADS as readonly string[]).includes(w) && w !== 'h2') throw new Error(`--only takes workloads among ${WORKLOADS.join(', ')}, h2; got '${w}'`);

@@ -37,7 +37,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { positiveFlags } from './lib/args.js';
+import { listFlag, positiveFlags } from './lib/args.js';
 import { benchPath, startHelper, type Helper } from './lib/child.js';
 import { openFeed, until, type Feed } from './lib/feed.js';
 import { converse, httpLoad, shortConnections } from './lib/load.js';
@@ -69,8 +69,7 @@ function parseArgs(argv: string[]): Args {
     },
     true,
   );
-  const at = argv.indexOf('--parts');
-  const parts = at >= 0 ? (argv[at + 1] ?? '').split(',').map(Number) : undefined;
+  const parts = listFlag(argv, '--parts')?.map(Number);
   if (parts && !parts.every((n) => Number.isInteger(n) && n >= 1 && n <= 5)) throw new Error('--parts takes part numbers 1 to 5, e.g. --parts 1,5');
   return { ...f, eventsPerSecond: f['events-per-second'], parts };
 }
