@@ -25,7 +25,6 @@ import { fileURLToPath } from 'node:url';
 import { generateCapture } from './gen-capture.js';
 import { markdownTable, num } from './lib/table.js';
 import { hotSpots, inclusiveMs } from './lib/cpuprofile.js';
-import { listFlag } from './lib/args.js';
 
 const BIN = fileURLToPath(new URL('../bin/bb.js', import.meta.url));
 // Reports the child's own peak RSS and CPU (all its threads) when it exits (bb's main calls process.exit).
@@ -68,7 +67,7 @@ function parseArgs(args: string[]): Args {
     else if (a === '--quick') out.sizes = [20, 1000, 10_000];
     else if (a === '--sizes') {
       const v = args[++i] ?? '';
-      out.sizes = (listFlag(args, '--sizes') ?? []).map(Number);
+      out.sizes = v.split(',').map(Number);
       if (!out.sizes.length || out.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes entry counts like 1000,10000; got '${v}'`);
     }
   }

@@ -27,11 +27,11 @@ export function positiveFlags<K extends string>(
   return out;
 }
 
-/** The comma-separated names after `flag` (`--only ws,sse`), or undefined without the flag; with `allowed`, a sentence for a name not in it. */
+/** The comma-separated names after `flag` (`--only ws,sse`, spaces around a name ignored), or undefined without the flag; with `allowed`, a sentence for a name not in it. */
 export function listFlag<T extends string>(argv: readonly string[], flag: string, allowed?: readonly T[]): T[] | undefined {
   const at = argv.indexOf(flag);
   if (at < 0) return undefined;
-  const names = String(argv[at + 1] ?? '').split(',').filter(Boolean);
+  const names = String(argv[at + 1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
   if (names.length === 0) throw new Error(`${flag} needs a comma-separated list`);
   for (const n of names) if (allowed && !allowed.includes(n as T)) throw new Error(`${flag}: '${n}' is not one of ${allowed.join(', ')}`);
   return names as T[];
