@@ -64,13 +64,16 @@ export async function httpLoad(opts: AutocannonOptions & { onResponse?: () => vo
   if (options.amount) delete options.duration;
   const instance = autocannon(options);
   if (opts.onResponse) instance.on('response', opts.onResponse);
+  // With `amount`, autocannon ends on its next one-second tick after the last answer: the run's time is up to that answer.
+  let lastAnswer = started;
+  if (opts.amount) instance.on('response', () => (lastAnswer = performance.now()));
   const result = await instance;
   const seconds = (performance.now() - started) / 1000;
   const ops = result.requests.total;
   return {
     ops,
     seconds,
-    rate: ops / (opts.amount ? seconds : result.duration),
+    rate: ops / (opts.amount ? (lastAnswer - started) / 1000 : result.duration),
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
