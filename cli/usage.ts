@@ -10,6 +10,7 @@ const USAGE: Readonly<Record<string, { needs: string; usage: string }>> = {
   show: { needs: 'a capture', usage: 'bb show CAPTURE.har' },
   frames: { needs: 'a capture', usage: 'bb frames CAPTURE.har' },
   recover: { needs: 'the capture to recover', usage: 'bb recover captures/capture.har' },
+  replay: { needs: 'a capture to replay', usage: 'bb replay CAPTURE.har --target http://127.0.0.1:3001' },
   known: { needs: 'an action and finding ids (or --all)', usage: 'bb known add FINDING-ID... --from report.json --reason "..."' },
   ca: { needs: 'an action', usage: 'bb ca path|print|export|trust-info' },
 };

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { commands } from '../../cli/commands/index.js';
 import { runBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -38,3 +39,18 @@ for (const [what, args, says] of cases) {
     assert.deepEqual(readdirSync(dir), []);
   });
 }
+
+// Every command with a required argument says what it needs in bb's words (a new command without a USAGE line fails here).
+test('every command with a required argument, run without it: "bb NAME needs …", exit 2', async (t) => {
+  const dir = tempDir(t).dir;
+  const needing: string[] = [];
+  for (const lazy of commands) {
+    const spec = (await lazy.load()).command;
+    if (!/<[^>]+>/.test(spec)) continue;
+    needing.push(lazy.name);
+    const r = await runBb([lazy.name], { BB_HOME: join(dir, 'home') }, { cwd: dir });
+    assert.equal(r.code, 2, `${lazy.name}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^bb: bb ${lazy.name} needs [^\\n]+: bb ${lazy.name} [^\\n]+\\n$`), lazy.name);
+  }
+  assert.deepEqual(needing.sort(), ['ca', 'diff', 'frames', 'known', 'noise', 'recover', 'replay', 'show']);
+});
