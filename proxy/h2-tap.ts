@@ -107,16 +107,19 @@ class H2Tap {
     this.client.once('close', this.onClientClose);
     // Whichever way the connection ends, the reset burst it leaves is recorded (this listener stays when bb answers itself).
     this.client.once('close', () => this.streams.endBurst());
+    // The upstream is named before the head is parsed: the streams that came with the preface go to it too.
+    const target = this.begin.upstream ?? this.resolve();
+    if ('origin' in target) this.origin = target.origin;
     if (this.begin.head.length > 0) this.onClient(this.begin.head);
     if (this.done) return;
     if (this.begin.upstream) {
-      const { socket, origin } = this.begin.upstream;
-      this.origin = origin;
+      const { socket } = this.begin.upstream;
       // One opened at accept (h2c after the HTTP/1 tap's) may still be connecting: bytes wait for it.
       const connecting = socket instanceof net.Socket && socket.connecting;
       if (connecting) socket.once('connect', () => this.onConnected());
       this.attachUpstream(socket, !connecting);
-    } else this.connect();
+    } else if ('code' in target) this.answerItself(target);
+    else this.connect(target as Upstream);
   }
 
   private onFact(fact: H2Fact): void {
@@ -135,15 +138,16 @@ class H2Tap {
 
   // ---- connecting
 
-  private connect(): void {
-    let upstream: Upstream;
+  /** Where this connection's streams go, or why bb cannot send them anywhere. */
+  private resolve(): Upstream | FailureInfo {
     try {
-      upstream = this.settings.resolveUpstream({ url: '*', method: 'PRI', httpVersion: '2.0', rawHeaders: [], socket: this.client }, this.conn.scheme);
+      return this.settings.resolveUpstream({ url: '*', method: 'PRI', httpVersion: '2.0', rawHeaders: [], socket: this.client }, this.conn.scheme);
     } catch (err) {
-      this.answerItself({ code: 'BB_BAD_TARGET', message: (err as Error).message, phase: 'request' });
-      return;
+      return { code: 'BB_BAD_TARGET', message: (err as Error).message, phase: 'request' };
     }
-    this.origin = upstream.origin;
+  }
+
+  private connect(upstream: Upstream): void {
     const socket = upstream.tls
       ? tls.connect({
           host: upstream.hostname, port: upstream.port, servername: upstream.servername, ca: upstreamCa(this.settings.tlsOptions),

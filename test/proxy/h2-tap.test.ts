@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import http2 from 'node:http2';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
@@ -121,6 +123,18 @@ describe('h2c with prior knowledge in reverse mode', () => {
     assert.equal(header(n, 'request', 'x-from'), 'nghttp');
     assert.equal(JSON.parse(n.response.content.text!).method, 'GET');
     assert.notEqual(c.connection, n.connection);
+  });
+
+  it('streams that came in the first packet with the preface name the upstream they went to', async () => {
+    const server = await echoH2();
+    const rec = await record(cleanups, server.url);
+    // nghttp writes the preface, its SETTINGS and the three requests' HEADERS in one write: the h1 tap hands them over as the head.
+    const ng = await run('nghttp', ['-n', '-m', '3', `http://127.0.0.1:${rec.port}/first`]);
+    assert.equal(ng.stderr, '');
+    const journal = await readFile(join(rec.dir, 'cap.har.journal'), 'utf8');
+    const starts = journal.split('\n').filter((l) => l.startsWith('{"r":"start"')).map((l) => JSON.parse(l) as { up: string; target: string });
+    assert.deepEqual(starts.map((s) => [s.target, s.up]), Array.from({ length: 3 }, () => ['/first', server.url]));
+    await rec.finish();
   });
 
   it('HTTP/1.1 clients of the same proxy are tapped as before', async () => {
