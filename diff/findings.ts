@@ -337,14 +337,7 @@ export function buildFindings(differences: Difference[], pairs: PairShape[]): Fi
       const sameValues = rows.every((r) => canonical(r.old) === canonical(first.old) && canonical(r.new) === canonical(first.new));
       const whole = first.path === '' || WHOLE.has(first.kind) || /^ws\.messages\[\]$/.test(pattern);
       const id = findingId([first.kind, pattern, sig]);
-      const samples: Finding['samples'] = [];
-      const seen = new Set<string>();
-      for (const r of rows) {
-        if (seen.has(r.entry)) continue;
-        seen.add(r.entry);
-        samples.push({ id: r.entry, request: r.request });
-        if (samples.length === 3) break;
-      }
+      const samples = findingSamples(rows);
       // A real finding at a ratified place says what was ratified (its rows broke the same entry, or the first one's).
       const ratified = rows.find((r) => r.ratified)?.ratified;
       const f: Finding = {
@@ -391,4 +384,25 @@ function splitByStatus(sig: string, rows: Difference[], statusChange: (r: Differ
 // Rows hold rendered values (<UUID:3>, never markers): their JSON, ordinal numbers dropped by the caller.
 function valueSig(v: unknown): string {
   return v === undefined ? '∅' : canonical(v);
+}
+
+/**
+ * Up to three entries a finding shows, the first row's first: entries whose
+ * request line none shown has come first (a finding across routes names
+ * three of them, not one route's three calls), then the others in row order.
+ */
+function findingSamples(rows: ReadonlyArray<{ entry: string; request: string }>): Finding['samples'] {
+  const samples: Finding['samples'] = [];
+  const entries = new Set<string>();
+  const requests = new Set<string>();
+  for (const distinct of [true, false]) {
+    for (const r of rows) {
+      if (samples.length === 3) return samples;
+      if (entries.has(r.entry) || (distinct && requests.has(r.request))) continue;
+      entries.add(r.entry);
+      requests.add(r.request);
+      samples.push({ id: r.entry, request: r.request });
+    }
+  }
+  return samples;
 }

@@ -201,7 +201,8 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
       if (cls === 'known' && x.reason) lines.push(`      reason: ${x.reason}`);
       if (opts.rows) for (const id of rowsUnder(x)) lines.push(rowLine(byId.get(id)!));
       else if (!folded) {
-        lines.push(c('2', `      e.g. ${x.samples.map((s) => s.request).join(' · ')}`));
+        // Each request line once: the samples are distinct entries, two of them may be the same call.
+        lines.push(c('2', `      e.g. ${[...new Set(x.samples.map((s) => s.request))].join(' · ')}`));
         const open = showCommand(x, result, exchanges);
         if (open) lines.push(c('2', `      ${open}`));
       }

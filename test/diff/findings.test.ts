@@ -123,7 +123,8 @@ describe('comparison bugs of a real upgrade (issue 15)', () => {
       const [server, title] = r.findings;
       assert.deepEqual({ ...server, id: '', rows: server!.rows.length }, {
         id: '', class: 'real', kind: 'changed', pattern: 'response.headers.server', old: 'api/1.4', new: 'api/2.0', rows: 4, entries: 4, of: 4, routes: ['GET /a', 'GET /b', 'GET /c'], everywhere: true,
-        samples: [{ id: '/GET /a#1', request: 'GET /a' }, { id: '/GET /a#2', request: 'GET /a' }, { id: '/GET /b#1', request: 'GET /b' }],
+        // One entry of each route before a second of one.
+        samples: [{ id: '/GET /a#1', request: 'GET /a' }, { id: '/GET /b#1', request: 'GET /b' }, { id: '/GET /c#1', request: 'GET /c' }],
       });
       assert.match(server!.id, /^F[0-9a-f]{9}$/);
       assert.deepEqual([title!.pattern, title!.routes, title!.entries, title!.of, 'old' in title!], ['response.body.t', ['GET /a'], 2, 2, false]);
