@@ -21,7 +21,7 @@ export { pairViewsFrom } from './report/html-views.js';
 export { renderJunit, type JunitOptions } from './report/junit.js';
 export { narrowestKnown, knownForFinding, findingOnRoutes, noiseRules } from './triage-rules.js';
 export { addToConfigFile } from './config-edit.js';
-export { ratifiedSides } from './ratified.js';
+export { ratifiedValuesText } from './ratified.js';
 export { sortForComparison } from './order.js';
 export { followsFromStatus, statusChangeText, statusRows } from './findings-fold.js';
 export { byStatusPattern, findingHash, findingPattern, groupsAlone, idOfHash, rowSignature, splitsByStatus, varyingPart, varyingSignature, withStatus } from './findings.js';

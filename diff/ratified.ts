@@ -5,10 +5,13 @@
 // `<UUID:3>` and `<UUID:7>` are one value), else the shape the rows shared
 // (`oldShape` / `newShape`: "number", "string", "<UUID>", …), else nothing for
 // that side. A later row at the same place with other values is real again.
-// Only `changed` rows record values: a field that comes or goes, an entry
-// missing or extra, is one finding whatever it held (findings.ts), so its
-// ratification is of the presence. An entry without values (written by hand)
-// matches any value. Pure.
+// `changed` rows record both sides, `added` rows the new one: a field the
+// new build sends is ratified with what it sent, so a later build that sends
+// something else there is real again (an added `"role": "user"` does not
+// pass a later `"role": "admin"`). A removed field's old value is the old
+// build's, not a behaviour of the new one, and an entry missing or extra is
+// one finding whatever it held: those ratify the presence. An entry without
+// values (written by hand) matches any value. Pure.
 import { canonical } from '../core/index.js';
 import type { DifferenceKind, KnownValues } from './types.js';
 
@@ -57,9 +60,11 @@ function recordSide(values: unknown[], side: 'old' | 'new'): KnownValues {
   return shapes.size === 1 ? { [`${side}Shape`]: [...shapes][0]! } : {};
 }
 
-/** What a known entry records of the rows it ratifies: values (or shapes) of `changed` rows, nothing for other kinds. */
+/** What a known entry records of the rows it ratifies: values (or shapes) of `changed` rows, the new side of `added` ones, nothing for other kinds. */
 export function recordValues(kind: DifferenceKind, rows: ReadonlyArray<{ old?: unknown; new?: unknown }>): KnownValues {
-  if (kind !== 'changed' || rows.length === 0) return {};
+  if (rows.length === 0) return {};
+  if (kind === 'added') return recordSide(rows.map((r) => r.new), 'new');
+  if (kind !== 'changed') return {};
   return { ...recordSide(rows.map((r) => r.old), 'old'), ...recordSide(rows.map((r) => r.new), 'new') };
 }
 
@@ -82,6 +87,13 @@ function sideMatches(k: KnownValues, side: 'old' | 'new', v: unknown): boolean {
 /** True when a row's values are what the known entry recorded (always, for an entry that recorded none). */
 export function valuesMatch(k: KnownValues, d: { old?: unknown; new?: unknown }): boolean {
   return sideMatches(k, 'old', d.old) && sideMatches(k, 'new', d.new);
+}
+
+/** What a known entry of `kind` fixed, as text: `201 → 200` (a change), `"1"` (an added field's value); undefined when it recorded nothing. */
+export function ratifiedValuesText(kind: DifferenceKind | undefined, k: KnownValues): string | undefined {
+  const [a, b] = ratifiedSides(k);
+  if (a === '*' && b === '*') return undefined;
+  return kind === 'added' ? b : `${a} → ${b}`;
 }
 
 /** Each side of what was ratified as text: the value's JSON, `(shape)`, or `*` (any). */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { addToConfigFile, type Difference, type Finding, type KnownConfig } from '../../diff/index.js';
-import { findingOnRoutes, knownForFinding, narrowestKnown, ratifiedSides } from '../../diff/index.js';
+import { findingOnRoutes, knownForFinding, narrowestKnown, ratifiedValuesText } from '../../diff/index.js';
 import { BbError, globMatcher, isBbError, oneLine, unreadableWhy } from '../../core/index.js';
 
 async function readText(path: string, what: string, missingOk: boolean): Promise<string | undefined> {
@@ -66,10 +66,10 @@ function ratifications(report: Report, from: string, ids: string[], opts: { all:
   return out;
 }
 
-/** One line per written entry: where, path, kind, and what it fixed ("as 201 → 200"). */
+/** One line per written entry: where, path, kind, and what it fixed ("as 201 → 200", an added field's "as \"1\""). */
 function writtenLine(configPath: string, k: KnownConfig): string {
-  const [a, b] = ratifiedSides(k);
-  const values = a === '*' && b === '*' ? '' : ` as ${a} → ${b}`;
+  const fixed = ratifiedValuesText(k.kind, k);
+  const values = fixed === undefined ? '' : ` as ${fixed}`;
   return `added to ${configPath}: known where ${JSON.stringify(k.where)} path ${JSON.stringify(k.path)} kind ${k.kind}${values}: ${k.reason}\n`;
 }
 

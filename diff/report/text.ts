@@ -6,7 +6,7 @@
 // (stable id, request line, entry id and each side's #<seq>, path, old → new
 // elided around the change) under its finding.
 import type { DiffResult, Difference, Finding } from '../types.js';
-import { ratifiedSides } from '../ratified.js';
+import { ratifiedValuesText } from '../ratified.js';
 import { noResponse } from '../findings-fold.js';
 import { ruleHiddenAdvice, ruleHiddenText } from '../rule-hidden.js';
 import { notReplayedText } from '../not-replayed.js';
@@ -111,12 +111,17 @@ export function rowsUnder(f: Finding): string[] {
   return f.consequences?.length ? [...f.rows, ...f.consequences.flatMap((k) => k.rows)] : f.rows;
 }
 
-/** A real finding that breaks a ratification: "was ratified as 201 → 200, now 201 → 500 (known[3]: reason)"; undefined for others. */
+/**
+ * A real finding that breaks a ratification: "was ratified as 201 → 200, now
+ * 201 → 500 (known[3]: reason)", for an added field "was ratified as added
+ * "user", now added "admin" (…)"; undefined for others.
+ */
 export function brokenRatificationText(f: Finding): string | undefined {
   if (!f.ratified) return undefined;
-  const [a, b] = ratifiedSides(f.ratified);
-  const now = 'old' in f || 'new' in f ? elidePair(f.old, f.new, WIDTH, f.pattern).join(' → ') : 'other values';
-  return `was ratified as ${a} → ${b}, now ${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
+  const added = f.kind === 'added';
+  const was = ratifiedValuesText(f.kind, f.ratified) ?? '* → *';
+  const now = !('old' in f || 'new' in f) ? 'other values' : added ? shortValue(f.new, WIDTH, f.pattern) : elidePair(f.old, f.new, WIDTH, f.pattern).join(' → ');
+  return added ? `was ratified as added ${was}, now added ${now} (known[${f.ratified.known}]: ${f.ratified.reason})` : `was ratified as ${was}, now ${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
 }
 
 /** The line a self-check run (both captures of one build) says instead of listing stale known entries; undefined otherwise. */

@@ -2,7 +2,7 @@
 // classifyKnown treats a row at a ratified place with other values.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { knownValuesOf, ratifiedSides, recordValues, valueShape, valuesMatch } from '../../diff/ratified.js';
+import { knownValuesOf, ratifiedSides, ratifiedValuesText, recordValues, valueShape, valuesMatch } from '../../diff/ratified.js';
 import { classifyKnown } from '../../diff/classify.js';
 import { validateDiffConfig } from '../../diff/config.js';
 import type { Difference, DifferenceKind, KnownValues } from '../../diff/types.js';
@@ -48,7 +48,8 @@ describe('recordValues', () => {
     ['shapes that vary too: nothing for that side', 'changed', [['a', 1], [2, 1]], { new: 1 }],
     ['null is a value', 'changed', [[null, 1]], { old: null, new: 1 }],
     ['removed: presence only', 'removed', [['stack', undefined]], {}],
-    ['added: presence only', 'added', [[undefined, 'x']], {}],
+    ['added: the value sent', 'added', [[undefined, 'x']], { new: 'x' }],
+    ['added values that vary: their shape', 'added', [[undefined, 'x'], [undefined, 'y']], { newShape: 'string' }],
     ['missing: presence only', 'missing', [[undefined, undefined]], {}],
   ];
   for (const [name, kind, rows, want] of table) {
@@ -71,6 +72,15 @@ describe('valuesMatch', () => {
     ['null is not absent', { old: null }, undefined, 1, false],
   ];
   for (const [name, k, old, nu, want] of table) it(name, () => assert.equal(valuesMatch(k, { old, new: nu }), want));
+});
+
+describe('ratifiedValuesText', () => {
+  it('says a change as old → new, an added field as its value, nothing when nothing was recorded', () => {
+    assert.equal(ratifiedValuesText('changed', { old: 201, new: 200 }), '201 → 200');
+    assert.equal(ratifiedValuesText('added', { new: 'user' }), '"user"');
+    assert.equal(ratifiedValuesText('added', { newShape: '<UUID>' }), '(<UUID>)');
+    assert.equal(ratifiedValuesText('removed', {}), undefined);
+  });
 });
 
 describe('ratifiedSides', () => {

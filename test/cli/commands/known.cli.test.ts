@@ -176,3 +176,35 @@ describe('bb known add records what it ratified', () => {
     assert.match(nothing.stderr, /^bb: bb known add needs finding ids, --all or --route GLOB[^\n]*\n$/);
   });
 });
+
+// An added field is ratified with what the new build sent there: a later
+// build that sends something else in it is real again. A removed field's
+// ratification is of its absence (its old value is the old build's).
+describe('bb known add on an added and a removed field', () => {
+  const t = tempDir();
+  const me = (body: Record<string, unknown>): ExchangeSpec[] => [{ url: 'http://127.0.0.1:1/me', body }];
+
+  it('records the added value: the same value is known, another one real and says what was ratified; the removal stays known', async () => {
+    const oldHar = await t.write('old.har', capture(me({ name: 'ann', legacy: 1 })));
+    const newHar = await t.write('new.har', capture(me({ name: 'ann', role: 'user' })));
+    const report = join(t.dir, 'report.json');
+    assert.equal((await runBb(['diff', oldHar, newHar, '--json', report])).code, 1);
+    const config = join(t.dir, 'config.json');
+    const add = await runBb(['known', 'add', '--all', '--from', report, '--reason', 'role added, legacy gone', '--config', config]);
+    assert.equal(add.code, 0, add.stdout + add.stderr);
+    assert.match(add.stdout, /path "response\.body\.role" kind added as "user": role added, legacy gone\n/);
+    assert.match(add.stdout, /path "response\.body\.legacy" kind removed: role added, legacy gone\n/);
+    const known = JSON.parse(await readFile(config, 'utf8')).known as Array<Record<string, unknown>>;
+    assert.deepEqual(known.map((k) => [k.path, k.kind, 'old' in k, k.new]).sort(), [['response.body.legacy', 'removed', false, undefined], ['response.body.role', 'added', false, 'user']]);
+
+    const same = await runBb(['diff', oldHar, await t.write('same.har', capture(me({ name: 'ann', role: 'user' }))), '--config', config]);
+    assert.equal(same.code, 0, same.stdout);
+    assert.match(same.stdout, /^MATCH with 2 known\b/);
+
+    const admin = await runBb(['diff', oldHar, await t.write('admin.har', capture(me({ name: 'ann', role: 'admin' }))), '--config', config]);
+    assert.equal(admin.code, 1, admin.stdout);
+    assert.match(admin.stdout, /^DIFF: 1 real finding \(1 difference\)/);
+    assert.match(admin.stdout, /response\.body\.role added "admin" in 1 of 1 GET \/me\n {6}was ratified as added "user", now added "admin" \(known\[\d\]: role added, legacy gone\)\n/);
+    assert.match(admin.stdout, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.body\.legacy removed/);
+  });
+});
