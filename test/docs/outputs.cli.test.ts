@@ -258,6 +258,11 @@ describe('the outputs shown in the docs', () => {
     assert.match(shapeMismatch(['b 1', 'x'], real) ?? '', /shown: x\n {2}real: {2}c N/);
   });
 
+  it('leaves out the run folder and the notice a busy machine adds to a shadow run, nothing else', () => {
+    const out = '/run/dir/x.har\nthe comparison worker got too little CPU at the end (other processes keep the cores busy): a fresh worker compared the journals whole\ncaptures: /run/dir/p.har\nthe comparison worker said hello\n';
+    assert.deepEqual(realLines(out, '/run/dir'), ['x.har', 'captures: p.har', 'the comparison worker said hello']);
+  });
+
   it('reads a marked block inside a list item (indented 4 more than its marker)', () => {
     const md = ['- an item:', '', '  <!-- output: x -->', '', '      a 1', '', '      b 2', '', '  more text', '      not this'].join('\n');
     assert.deepEqual(shownBlocks('p.md', md).map((b) => [b.name, b.lines]), [['x', ['a 1', '', 'b 2']]]);
