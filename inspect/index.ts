@@ -5,7 +5,7 @@ export {
   opcodeName, type FrameFilter, type EntryFilter,
 } from './model.js';
 export { framesText, timelineText, showText, messageLine, formatOffset, preview, type Style } from './format.js';
-export { grpcAsMessage, isGrpcEntry, isSseEntry, sseAsMessage, messageKindOf, SeqPlacer } from './streams.js';
+export { grpcAsMessage, isGrpcEntry, isSseEntry, sseAsMessage, sseMessages, messageKindOf, SeqPlacer } from './streams.js';
 export { exchangeText, findExchange, isExchangeName } from './exchange.js';
 export { framesDiagram, filterConnectionsByPage, filterTimelineByPage } from './frames-diagram.js';
 export { framesHtml } from './frames-html.js';

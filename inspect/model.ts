@@ -8,7 +8,7 @@
 // connection ids").
 import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
 import { globMatcher, isoToSeconds } from '../core/index.js';
-import { grpcAsMessage, grpcCallStatus, isGrpcEntry, isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseAsMessage, streamEnd, type GrpcCallStatus, type StreamEnd } from './streams.js';
+import { grpcAsMessage, grpcCallStatus, isGrpcEntry, isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseMessages, streamEnd, type GrpcCallStatus, type StreamEnd } from './streams.js';
 
 /** One WebSocket connection of a capture. */
 export interface WsConnectionView {
@@ -153,7 +153,7 @@ export function wsConnections(har: Har): WsConnectionView[] {
     let id = grpc || sse ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
     if (used.has(id)) id = `${id}/${index}`;
     used.add(id);
-    const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : sse ? entry._eventSourceMessages!.map(sseAsMessage) : entry._webSocketMessages ?? [];
+    const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : sse ? sseMessages(entry) : entry._webSocketMessages ?? [];
     const messages = sorted(raw.map((m, pos) => ({ item: m, seq: seqOf(m), time: m.time, pos })));
     const view: WsConnectionView = { id, url: entry.request.url, entry: index, exchange, openedAt: isoToSeconds(entry.startedDateTime), messages };
     if (grpc) view.grpc = grpcCallStatus(entry);
@@ -345,7 +345,7 @@ function messageSeq(m: HarWebSocketMessage, e: HarEntry, placer: SeqPlacer): num
 
 /** A stream's response head event: at the time its head arrived, placed before the first message it answered with. */
 function headPlace(e: HarEntry, started: number, placer: SeqPlacer): { time: number; seq?: number } | undefined {
-  const received = isSseEntry(e) ? e._eventSourceMessages!.map(sseAsMessage) : e._grpcMessages!.filter((m) => m.type === 'receive').map(grpcAsMessage);
+  const received = isSseEntry(e) ? sseMessages(e) : e._grpcMessages!.filter((m) => m.type === 'receive').map(grpcAsMessage);
   let first: HarWebSocketMessage | undefined;
   for (const m of received) if (first === undefined || (seqOf(m) ?? m.time) < (seqOf(first) ?? first.time)) first = m;
   const time = responseHeadTime(e, started, first?.time);

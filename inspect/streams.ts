@@ -10,10 +10,31 @@
 // that was made at or after their time (SeqPlacer), kept between their
 // exchange's start and end.
 import { grpcStatus, grpcStatusName, type HarEntry, type HarEventSourceMessage, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
+import { EventStreamParser, isEventStreamMedia, isoToSeconds } from '../core/index.js';
 
-/** True when an entry is a server-sent event stream bb (or another tool) split into events. */
+/**
+ * True when an entry is a server-sent event stream: one bb (or Chrome) split
+ * into events, or a text/event-stream response another tool kept whole as its
+ * body (Firefox, mitmproxy), or kept nothing of.
+ */
 export function isSseEntry(e: HarEntry): boolean {
-  return Array.isArray(e._eventSourceMessages) && !Array.isArray(e._webSocketMessages) && !Array.isArray(e._grpcMessages) && e.response.status !== 101;
+  if (Array.isArray(e._webSocketMessages) || Array.isArray(e._grpcMessages) || e.response.status === 101) return false;
+  return Array.isArray(e._eventSourceMessages) || isEventStreamMedia(e.response.content?.mimeType);
+}
+
+/**
+ * An SSE entry's events as frames lists them. A body kept whole is read with
+ * the one event-stream parser (core/event-stream.ts, as bb's capture and diff
+ * read it); its events have no times of their own and are placed at the
+ * response's end, when all of them had come.
+ */
+export function sseMessages(e: HarEntry): HarWebSocketMessage[] {
+  if (Array.isArray(e._eventSourceMessages)) return e._eventSourceMessages.map(sseAsMessage);
+  const content = e.response.content;
+  if (!content?.text) return [];
+  const text = content.encoding === 'base64' ? Buffer.from(content.text, 'base64').toString('utf8') : content.text;
+  const end = isoToSeconds(e.startedDateTime) + Math.max(0, e.time) / 1000;
+  return EventStreamParser.parseText(text).map((ev) => sseAsMessage({ ...ev, time: end }));
 }
 
 /** Facts about an SSE event kept on its message: the event name ("message" when none came) and last event id. */

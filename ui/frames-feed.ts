@@ -33,7 +33,7 @@ import { PacedRuns } from './paced.js';
 import { steppedSnapshot } from './stepped.js';
 import { type EventFollower, type HarWebSocketMessage, type LiveCapture, type LiveEvent, type LiveRow, type ProtoSchema } from '../capture/index.js';
 import {
-  grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage,
+  grpcAsMessage, grpcSchemaAt, type GrpcSchemaOf, isGrpcEntry, isSseEntry, laneLabels, laneLabelText, messageKindOf, opcodeName, preview, SeqPlacer, sseAsMessage, sseMessages,
 } from '../inspect/index.js';
 import type { UiEvent, UiFeed } from './server.js';
 import type { LiveSource } from './capture-feed.js';
@@ -257,7 +257,7 @@ class SourceFrames {
     const entry = this.live.entry(exchange);
     if (!entry) return 0;
     const sse = isSseEntry(entry);
-    const messages = sse ? entry._eventSourceMessages!.map(sseAsMessage) : isGrpcEntry(entry) ? entry._grpcMessages!.map(grpcAsMessage) : [];
+    const messages = sse ? sseMessages(entry) : isGrpcEntry(entry) ? entry._grpcMessages!.map(grpcAsMessage) : [];
     const sent = read;
     const seen = { send: 0, receive: 0 };
     let told = 0;

@@ -173,6 +173,32 @@ describe('bb frames', () => {
     assert.deepEqual(doc.connections[2].messages.map((m: Msg) => m.data), ['{"error":"Unknown api key"}', 'foo', 'bar']);
   });
 
+  // Firefox and mitmproxy keep an event stream's body whole: its events are read from it (the parser bb's
+  // capture and diff use), at the response's end, having no times of their own; an empty body is a stream of none.
+  it('reads an event stream another tool kept as its body text, and lists one whose body it did not keep', async (t) => {
+    const text = 'event: hello\ndata: {"a":1}\n\n: a comment\ndata: second\ndata: line\nid: 7\n\ndata: cut, no blank line';
+    const sse = (body: { text?: string; encoding?: string }) => entry('https://app.test/feed', '2024-05-01T10:00:00.000Z', {
+      time: 250,
+      response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Content-Type', value: 'text/event-stream' }], content: { size: 60, mimeType: 'text/event-stream; charset=utf-8', ...body }, redirectURL: '', headersSize: -1, bodySize: -1 },
+    });
+    const file = await files.write('sse-body.har', har([sse({ text }), sse({ text: b64(text), encoding: 'base64' })]));
+    const run = await bb(['frames', file]);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trimEnd().split('\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('sse stream ')).map((l) => l.split(/\s+/).slice(0, 3).join(' ')), ['sse stream #0', 'sse stream #1']);
+    const rows = lines.filter((l) => /← sse/.test(l)).map((l) => l.trim().split(/\s{2,}/).slice(1).join(' | '));
+    assert.deepEqual(rows.slice(0, 2), ['+0.250s ← sse | 7B | event hello: {"a":1}', '+0.250s ← sse | 11B | message id 7: second\\nline']);
+    assert.equal(rows.length, 4);
+    const doc = JSON.parse((await bb(['frames', file, '--json'])).stdout);
+    assert.deepEqual(doc.connections[1].messages.map((m: Msg) => m.data), ['{"a":1}', 'second\nline']);
+
+    const MITM = sharedFixture(t, 'mitmproxy-event-stream.har');
+    if (!MITM) return;
+    const mitm = await bb(['frames', MITM]);
+    assert.equal(mitm.code, 0, mitm.stderr);
+    assert.equal(mitm.stdout.split('\n').filter((l) => /^sse stream #\d+ .*\(0 events; ended by the server\)$/.test(l)).length, 2, mitm.stdout);
+  });
+
   it('refuses a broken file and a bad option with exit 2 and one line', async () => {
     const broken = await bb(['frames', path.broken!]);
     assert.equal(broken.code, 2);
