@@ -149,8 +149,9 @@ export function wsConnections(har: Har): WsConnectionView[] {
     const sse = !grpc && isSseEntry(entry);
     if (!grpc && !sse && !isWebSocketEntry(entry)) continue;
     const exchange = seqOf(entry) ?? index;
-    // A gRPC call or an event stream is named by its exchange: many share one connection.
-    let id = grpc || sse ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
+    // A gRPC call, an event stream or a WebSocket over an HTTP/2 stream (RFC 8441) is named by its exchange: many share one connection.
+    const byExchange = grpc || sse || entry.request.httpVersion === 'HTTP/2.0';
+    let id = byExchange ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
     if (used.has(id)) id = `${id}/${index}`;
     used.add(id);
     const raw = grpc ? entry._grpcMessages!.map(grpcAsMessage) : sse ? sseMessages(entry) : entry._webSocketMessages ?? [];

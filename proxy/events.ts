@@ -224,7 +224,7 @@ export interface StreamsReset {
   resets: Array<{ by: Side; code: string; count: number }>;
 }
 
-/** The upstream answered an upgrade request with 101 and bytes now flow both ways. */
+/** The upstream answered an upgrade request with 101 (or an HTTP/2 extended CONNECT with 2xx) and bytes now flow both ways. */
 export interface UpgradeOpened {
   type: 'upgrade-opened';
   exchangeId: number;
@@ -233,10 +233,10 @@ export interface UpgradeOpened {
   statusMessage: string;
   httpVersion: string;
   rawHeaders: RawHeaders;
-  /** The client's socket (bytes it sends go upstream). For taps: read only, never write. */
-  client: Duplex;
-  /** The upstream's socket. For taps: read only, never write. */
-  upstream: Duplex;
+  /** The client's socket (bytes it sends go upstream). For taps: read only, never write. Absent for a WebSocket over an HTTP/2 stream (RFC 8441: a 2xx to an extended CONNECT). */
+  client?: Duplex;
+  /** The upstream's socket. For taps: read only, never write. Absent with `client`. */
+  upstream?: Duplex;
 }
 
 /** One whole WebSocket message (or control frame) crossed the proxy. */

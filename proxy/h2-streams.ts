@@ -19,6 +19,16 @@ import type { ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
 import type { H2Fact } from './h2/index.js';
 import { BURST_SPAN_MS, ResetBurst, ResetFloodGauge, type HeldHead } from './h2-reset-bursts.js';
+import { tapWebSocket, type WsTap } from './ws-tap.js';
+
+const EMPTY = Buffer.alloc(0);
+
+/** A WebSocket over one stream (RFC 8441): its tap once the upstream answered 2xx, and which sides have ended. */
+interface StreamWebSocket {
+  tap?: WsTap;
+  clientEnded: boolean;
+  serverEnded: boolean;
+}
 
 /** One stream's exchange while it is open. */
 interface StreamExchange {
@@ -30,6 +40,13 @@ interface StreamExchange {
   requestEndedAt?: number;
   requestEnded: boolean;
   responseStarted: boolean;
+  /** An extended CONNECT asking for a WebSocket (RFC 8441 section 4). */
+  ws?: StreamWebSocket;
+}
+
+/** An extended CONNECT whose :protocol is websocket (RFC 8441 section 4): the stream carries a WebSocket once answered 2xx. */
+function isWebSocketConnect(headers: ReadonlyArray<readonly [string, string]>): boolean {
+  return field(headers, ':method') === 'CONNECT' && field(headers, ':protocol')?.toLowerCase() === 'websocket';
 }
 
 /** Flattens decoded fields into Node's rawHeaders shape, pseudo-headers first as they came. */
@@ -92,12 +109,23 @@ export class H2Streams {
             if (f.endStream) this.requestEnded(f.streamId, ex, []);
           } else {
             const ex = this.open.get(f.streamId);
-            if (ex) this.requestEnded(f.streamId, this.started(ex), flat(f.headers));
+            if (ex?.ws?.tap) {
+              if (f.endStream) this.wsSideEnded(f.streamId, ex, 'client');
+            } else if (ex) this.requestEnded(f.streamId, this.started(ex), flat(f.headers));
           }
           return;
         }
         const ex = this.open.get(f.streamId);
         if (!ex) return;
+        if (ex.ws?.tap) {
+          // Trailers on a WebSocket's stream end the upstream's side.
+          if (f.endStream) this.wsSideEnded(f.streamId, ex, 'server');
+          return;
+        }
+        if (f.kind === 'response' && ex.ws && !f.endStream && /^2\d\d$/.test(field(f.headers, ':status') ?? '')) {
+          this.openWebSocket(ex, f.headers, f.time);
+          return;
+        }
         if (f.kind === 'informational' || f.kind === 'response') {
           // A 1xx head comes before the stream's response; the final one starts it.
           if (f.kind === 'response') ex.responseStarted = true;
@@ -114,6 +142,13 @@ export class H2Streams {
       case 'data': {
         const ex = this.open.get(f.streamId);
         if (!ex) return;
+        const tap = ex.ws?.tap;
+        if (tap) {
+          // A WebSocket's frames, each direction to its parser (DATA frames need not align with WebSocket frames).
+          if (f.data.length > 0) (f.from === 'client' ? tap.fromClient(f.data, f.time) : tap.fromUpstream(f.data, f.time));
+          if (f.endStream) this.wsSideEnded(f.streamId, ex, f.from === 'client' ? 'client' : 'server');
+          return;
+        }
         if (f.from === 'client') {
           if (ex.requestEnded) return;
           if (f.data.length > 0) bus.emit({ type: 'request-body', exchangeId: this.started(ex).id!, time: f.time, chunk: f.data });
@@ -134,6 +169,8 @@ export class H2Streams {
         const ex = this.open.get(f.streamId);
         if (!ex) return;
         this.end(f.streamId);
+        // A WebSocket's stream reset: the connection ends (upgrade-closed, as a socket's error ends an HTTP/1.1 one).
+        if (ex.ws?.tap) return ex.ws.tap.end();
         const by: Side = f.from === 'client' ? 'client' : 'upstream';
         if (!ex.responseStarted) this.gauge.resetEarly(f.time);
         if (ex.held) {
@@ -167,6 +204,10 @@ export class H2Streams {
   abortAll(by: Side, error?: FailureInfo): void {
     for (const [streamId, ex] of [...this.open]) {
       this.end(streamId);
+      if (ex.ws?.tap) {
+        ex.ws.tap.end();
+        continue;
+      }
       this.settings.bus.emit({
         type: 'exchange-aborted', exchangeId: this.started(ex).id!, time: now(), by, phase: ex.responseStarted ? 'response' : 'request',
         ...(error ? { error } : {}),
@@ -228,11 +269,36 @@ export class H2Streams {
 
   private emitStart(ex: StreamExchange, head: HeldHead, pushedBy: number | undefined): void {
     ex.id = this.settings.nextExchangeId();
+    if (pushedBy === undefined && isWebSocketConnect(head.headers)) ex.ws = { clientEnded: false, serverEnded: false };
     this.settings.bus.emit({
       type: 'exchange-started', exchangeId: ex.id, connectionId: this.conn.id, time: head.time, scheme: this.conn.scheme,
-      ...requestHead(head.headers), httpVersion: '2.0', upstream: this.origin(), upgrade: false, stream: head.streamId,
+      ...requestHead(head.headers), httpVersion: '2.0', upstream: this.origin(), upgrade: ex.ws !== undefined, stream: head.streamId,
       ...(pushedBy !== undefined ? { pushedBy } : {}),
     });
+  }
+
+  /**
+   * The upstream answered a WebSocket's extended CONNECT with 2xx: from here the stream's DATA in each direction
+   * are WebSocket frames, read by the WebSocket tap (bytes cross as they came, as on HTTP/1.1 after a 101).
+   */
+  private openWebSocket(ex: StreamExchange, headers: Array<[string, string]>, time: number): void {
+    const started = this.started(ex);
+    const exchangeId = started.id!;
+    const bus = this.settings.bus;
+    ex.responseStarted = true;
+    const rawHeaders = flat(headers);
+    bus.emit({ type: 'upgrade-opened', exchangeId, time, statusCode: Number(field(headers, ':status')), statusMessage: '', httpVersion: '2.0', rawHeaders });
+    ex.ws!.tap = tapWebSocket({ exchangeId, clientHead: EMPTY, upstreamHead: EMPTY, responseHeaders: rawHeaders, emit: (fact) => bus.emit(fact), fed: true, keep: this.settings.wsKeep });
+  }
+
+  /** One side of a WebSocket's stream sent END_STREAM; once both have, the stream and its WebSocket end. */
+  private wsSideEnded(streamId: number, ex: StreamExchange, side: 'client' | 'server'): void {
+    const ws = ex.ws!;
+    if (side === 'client') ws.clientEnded = true;
+    else ws.serverEnded = true;
+    if (!ws.clientEnded || !ws.serverEnded) return;
+    this.end(streamId);
+    ws.tap!.end();
   }
 
   private requestEnded(_streamId: number, ex: StreamExchange, rawTrailers: RawHeaders): void {

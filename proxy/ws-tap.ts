@@ -36,10 +36,14 @@ const wsLib = lazyModule<{ PerMessageDeflate: typeof Deflate; extension: typeof 
 export interface WsTapOptions {
   /** The exchange of the upgrade request; every fact carries it. */
   exchangeId: number;
-  /** Client socket (already piped to upstream; read only for the tap). */
-  client: Duplex;
+  /**
+   * Client socket (already piped to upstream; read only for the tap). Both
+   * sockets are absent for a WebSocket over an HTTP/2 stream (RFC 8441,
+   * h2-streams.ts): that tap is fed and told the end (WsTap.end).
+   */
+  client?: Duplex;
   /** Upstream socket (already piped to client; read only for the tap). */
-  upstream: Duplex;
+  upstream?: Duplex;
   /** Bytes the client sent after its upgrade request head (already forwarded). */
   clientHead: Buffer;
   /** Bytes the upstream sent right after the 101 head (already forwarded). */
@@ -62,6 +66,8 @@ export interface WsTap {
   fromClient(chunk: Buffer, time: number): void;
   /** Parses a chunk the upstream sent, which reached the proxy at `time` (epoch ms); for a `fed` tap. */
   fromUpstream(chunk: Buffer, time: number): void;
+  /** The connection ended both ways (a tap without sockets): upgrade-closed follows once nothing is inflating. Idempotent. */
+  end(): void;
 }
 
 /** Default payload bytes of one message the tap keeps (inflated). */
@@ -113,17 +119,22 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
   const onClientData = (chunk: Buffer): void => send.push(chunk, now());
   const onUpstreamData = (chunk: Buffer): void => receive.push(chunk, now());
   if (!opts.fed) {
-    opts.client.on('data', onClientData);
-    opts.upstream.on('data', onUpstreamData);
+    opts.client?.on('data', onClientData);
+    opts.upstream?.on('data', onUpstreamData);
   }
 
-  // upgrade-closed once both sockets have closed and both parsers have drained
-  // (inflate is asynchronous: a message may still be on its way).
+  // upgrade-closed once both sockets have closed (or end() was called) and both
+  // parsers have drained (inflate is asynchronous: a message may still be on its way).
   let open = 2;
+  let ended = false;
   let closedAt = 0;
   const onSocketClosed = (): void => {
     open -= 1;
-    if (open > 0) return;
+    if (open === 0) endConnection();
+  };
+  const endConnection = (): void => {
+    if (ended) return;
+    ended = true;
     closedAt = now();
     void Promise.all(directions.map((d) => d.finish())).then(() => {
       emit({
@@ -148,12 +159,12 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
     else socket.once('close', once);
     return () => socket.removeListener('close', once);
   };
-  const unwatchClient = watchClose(opts.client);
-  const unwatchUpstream = watchClose(opts.upstream);
+  const unwatchClient = opts.client ? watchClose(opts.client) : () => {};
+  const unwatchUpstream = opts.upstream ? watchClose(opts.upstream) : () => {};
 
   function detach(): void {
-    opts.client.removeListener('data', onClientData);
-    opts.upstream.removeListener('data', onUpstreamData);
+    opts.client?.removeListener('data', onClientData);
+    opts.upstream?.removeListener('data', onUpstreamData);
     unwatchClient();
     unwatchUpstream();
     for (const d of directions) d.dispose();
@@ -167,6 +178,7 @@ export function tapWebSocket(opts: WsTapOptions): WsTap {
     },
     fromClient: (chunk, time) => send.push(chunk, time),
     fromUpstream: (chunk, time) => receive.push(chunk, time),
+    end: endConnection,
   };
 }
 

@@ -275,6 +275,8 @@ export class Tee {
   private decide(f: Extract<Fact, { type: 'exchange-started' }>): string | typeof ON_ANSWER | undefined {
     // A server push is the server's own promise, not a request of the client's.
     if (f.pushedBy !== undefined) return 'server push';
+    // A WebSocket over an HTTP/2 stream (RFC 8441): the primary records it; the mirrors open WebSockets over HTTP/1.1 only.
+    if (f.upgrade && f.stream !== undefined) return 'WebSocket over HTTP/2';
     const policy = this.opts.mirror ?? 'safe';
     if (policy !== 'all' && !safe(f.method, f.rawHeaders) && !this.optedIn(f)) return 'unsafe';
     const share = this.opts.sample ?? 1;
