@@ -288,8 +288,12 @@ export function comparePair(
   }));
 }
 
-/** Headers HTTP/2 forbids as connection-specific (RFC 9113 §8.2.2); HTTP/3 likewise (RFC 9114 §4.2). */
-const HOP_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+/**
+ * Headers HTTP/2 forbids as connection-specific (RFC 9113 §8.2.2; HTTP/3
+ * likewise, RFC 9114 §4.2), and the HTTP/1.1 WebSocket handshake's key and
+ * accept, which a WebSocket over HTTP/2 does not use (RFC 8441 §5).
+ */
+const HOP_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'sec-websocket-key', 'sec-websocket-accept'];
 
 function withoutHopHeaders<T extends { headers: Record<string, unknown> }>(side: T, crossed: boolean): T {
   if (!crossed || !HOP_HEADERS.some((h) => h in side.headers)) return side;

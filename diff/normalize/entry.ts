@@ -140,7 +140,22 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
     body = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), walk, 'request.body');
     parsed = true;
   }
-  return { method: e.request.method.toUpperCase(), rawPath, path, query, body, parsed, notRecorded };
+  return { method: isH2WebSocket(e) ? 'GET' : e.request.method.toUpperCase(), rawPath, path, query, body, parsed, notRecorded };
+}
+
+/**
+ * A WebSocket over an HTTP/2 stream (RFC 8441): compared as one over
+ * HTTP/1.1, its extended CONNECT as the GET that upgrades and the 2xx that
+ * accepted it as the 101, so a server (or client) moving between the two
+ * speaks the same protocol (the version is not compared; the messages are).
+ */
+function isH2WebSocket(e: HarEntry): boolean {
+  return e.request.method.toUpperCase() === 'CONNECT' && (e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages));
+}
+
+/** The response status as compared: an HTTP/2 WebSocket's 2xx is HTTP/1.1's 101. */
+function comparedStatus(e: HarEntry): number {
+  return isH2WebSocket(e) && e.response.status >= 200 && e.response.status < 300 ? 101 : e.response.status;
 }
 
 /** The response's body (or its events, for text/event-stream), parsed and normalized. */
@@ -200,7 +215,7 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
     key: entryKey(page, keyRoute),
     route: keyRoute,
     request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, 'request.headers', ctx, req.parsed, h2 ? e.request.url : undefined) },
-    response: { status: e.response.status, headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed, undefined, responseTime(e)) },
+    response: { status: comparedStatus(e), headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed, undefined, responseTime(e)) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
     meta: { index, page, ...(rk ? { requestKey: rk } : {}), ...(res.events !== undefined && e._bb?.aborted === 'client' ? { clientLeft: true } : {}) },
   };

@@ -119,8 +119,9 @@ function closeOf(m: HarWebSocketMessage): { code: number; reason?: string } {
 }
 
 /** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
+/** A request bb can send again: not a tunnel, not bytes it could not parse, no CONNECT but a WebSocket's over HTTP/2 (RFC 8441: replayed as a WebSocket over HTTP/1.1). */
 function isResendable(e: HarEntry): boolean {
-  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && e.request.method !== 'CONNECT';
+  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && (e.request.method !== 'CONNECT' || isWebSocket(e));
 }
 
 /**

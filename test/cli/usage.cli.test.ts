@@ -45,7 +45,7 @@ test('every command with a required argument, run without it: "bb NAME needs …
   const dir = tempDir(t).dir;
   const needing: string[] = [];
   for (const lazy of commands) {
-    const spec = (await lazy.load()).command;
+    const spec = [(await lazy.load()).command].flat().join(' ');
     if (!/<[^>]+>/.test(spec)) continue;
     needing.push(lazy.name);
     const r = await runBb([lazy.name], { BB_HOME: join(dir, 'home') }, { cwd: dir });

@@ -14,6 +14,11 @@ import { record } from '../helpers/recording.js';
 import { h2Client, h2Server } from '../helpers/h2-peers.js';
 import { OP, parseFrames, wsFrame } from '../helpers/ws-frames.js';
 import { wsConnections } from '../../inspect/model.js';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { replayCapture } from '../../scenario/index.js';
+import { diffCaptures, renderText } from '../../diff/index.js';
 
 const cleanups = new Cleanups();
 after(() => cleanups.run());
@@ -26,7 +31,7 @@ function echoOverStream(stream: http2.ServerHttp2Stream, headers: http2.Incoming
     return;
   }
   stream.respond({ ':status': 200 });
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   stream.on('data', (chunk: Buffer) => {
     const { frames, rest } = parseFrames(Buffer.concat([pending, chunk]));
     pending = rest;
@@ -107,5 +112,56 @@ describe('WebSocket over HTTP/2 (RFC 8441) through a recording bb', () => {
     assert.equal(e._webSocketMessages, undefined);
     assert.equal(e.response.status, 404);
     assert.equal(e.response.content.text, 'no such socket');
+  });
+});
+
+// The capture of a WebSocket over HTTP/2, replayed against a server that speaks WebSocket over HTTP/1.1 (ws), diffs
+// as the same conversation: the CONNECT pairs with the GET that upgrades, its 200 with the 101, the handshake's key
+// and accept (HTTP/1.1 only, RFC 8441 §5) are not compared across the two; a changed message is a finding.
+describe('a WebSocket over HTTP/2 replayed over HTTP/1.1', () => {
+  it('bb replay sends its messages as a WebSocket over HTTP/1.1 and bb diff pairs the two: MATCH, then the changed answer', async () => {
+    const server = await h2Server(cleanups, (stream, headers) => {
+      stream.respond({ ':status': 200 });
+      stream.on('data', (chunk: Buffer) => {
+        for (const f of parseFrames(chunk).frames) {
+          if (f.opcode === OP.close) stream.end(wsFrame({ opcode: OP.close, payload: f.payload }));
+          else stream.write(wsFrame({ opcode: f.opcode, payload: `${headers[':path']} got ${f.payload}` }));
+        }
+      });
+    }, { enableConnectProtocol: true });
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    await once(session, 'remoteSettings');
+    const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': '/chat', ':authority': `127.0.0.1:${rec.port}`, 'sec-websocket-version': '13' }, { endStream: false });
+    await once(stream, 'response');
+    const answers = collect(stream);
+    for (const text of ['one', 'two']) {
+      stream.write(wsFrame({ opcode: OP.text, payload: text, mask: true }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    await answers;
+    session.close();
+    await rec.finish();
+    const oldHar = join(rec.dir, 'cap.har');
+
+    // The same service over HTTP/1.1, its 101 with a Date as node:http2 sends one; the second, changed.
+    const h1 = async (changed: boolean): Promise<string> => {
+      const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+      cleanups.add(() => new Promise<void>((r) => wss.close(() => r())));
+      wss.on('headers', (h) => h.push(`Date: ${new Date().toUTCString()}`));
+      wss.on('connection', (ws, req) => ws.on('message', (data) => ws.send(`${req.url} got ${data}${changed ? '!' : ''}`)));
+      await once(wss, 'listening');
+      return `http://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+    };
+    const same = join(rec.dir, 'same.har');
+    await replayCapture(oldHar, { target: await h1(false), out: same, bbHome: join(rec.dir, 'home') });
+    const matched = await diffCaptures(oldHar, same, {});
+    assert.equal(matched.exitCode, 0, renderText(matched, { color: false }));
+    const other = join(rec.dir, 'changed.har');
+    await replayCapture(oldHar, { target: await h1(true), out: other, bbHome: join(rec.dir, 'home') });
+    const changed = await diffCaptures(oldHar, other, {});
+    assert.equal(changed.exitCode, 1);
+    assert.deepEqual([...new Set(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`))], ['real changed ws.messages[].data'], renderText(changed, { color: false }));
   });
 });
