@@ -12,7 +12,8 @@ import type http2 from 'node:http2';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
 import { h2Client, h2Server } from '../helpers/h2-peers.js';
-import { OP, parseFrames, wsFrame } from '../helpers/ws-frames.js';
+import { deflatePayload, OP, parseFrames, wsFrame } from '../helpers/ws-frames.js';
+import { constants as zlibConstants, inflateRawSync } from 'node:zlib';
 import { wsConnections } from '../../inspect/model.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -95,6 +96,31 @@ describe('WebSocket over HTTP/2 (RFC 8441) through a recording bb', () => {
     assert.deepEqual(closes, [['send', 1000, 'done'], ['receive', 1000, 'done']]);
     // bb frames names it by its exchange, as a gRPC call: many WebSockets may share one h2 connection.
     assert.deepEqual(wsConnections(har).map((c) => [c.id, c.messages.length]), [[`#${e._bb!.seq}`, 8]]);
+  });
+
+  it('permessage-deflate negotiated in the stream\'s headers: compressed messages both ways are recorded inflated', async () => {
+    const server = await h2Server(cleanups, (stream) => {
+      stream.respond({ ':status': 200, 'sec-websocket-extensions': 'permessage-deflate; server_no_context_takeover; client_no_context_takeover' });
+      stream.on('data', (chunk: Buffer) => {
+        for (const f of parseFrames(chunk).frames) {
+          if (f.opcode === OP.close) stream.end(wsFrame({ opcode: OP.close, payload: f.payload }));
+          else stream.write(wsFrame({ opcode: OP.text, rsv1: true, payload: deflatePayload(`echo ${inflateRawSync(Buffer.concat([f.payload, Buffer.from([0, 0, 0xff, 0xff])]), { finishFlush: zlibConstants.Z_SYNC_FLUSH })}`) }));
+        }
+      });
+    }, { enableConnectProtocol: true });
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    await once(session, 'remoteSettings');
+    const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': '/z', ':authority': `127.0.0.1:${rec.port}`, 'sec-websocket-version': '13', 'sec-websocket-extensions': 'permessage-deflate; client_no_context_takeover; server_no_context_takeover' }, { endStream: false });
+    await once(stream, 'response');
+    const answers = collect(stream);
+    stream.write(wsFrame({ opcode: OP.text, rsv1: true, payload: deflatePayload('squeeze '.repeat(20)), mask: true }));
+    await new Promise((r) => setTimeout(r, 30));
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    await answers;
+    const har = await rec.finish();
+    const text = (har.log.entries[0]!._webSocketMessages ?? []).filter((m) => m.opcode === 1).map((m) => [m.type, m.data, (m._bb as { compressed?: boolean }).compressed]);
+    assert.deepEqual(text, [['send', 'squeeze '.repeat(20), true], ['receive', `echo ${'squeeze '.repeat(20)}`, true]]);
   });
 
   it('a refused extended CONNECT is an ordinary exchange with its answer', async () => {
