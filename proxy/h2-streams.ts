@@ -122,7 +122,8 @@ export class H2Streams {
           if (f.endStream) this.wsSideEnded(f.streamId, ex, 'server');
           return;
         }
-        if (f.kind === 'response' && ex.ws && !f.endStream && /^2\d\d$/.test(field(f.headers, ':status') ?? '')) {
+        // (A held stream, in a reset flood, knows it is a WebSocket once started.)
+        if (f.kind === 'response' && !f.endStream && /^2\d\d$/.test(field(f.headers, ':status') ?? '') && this.started(ex).ws) {
           this.openWebSocket(ex, f.headers, f.time);
           return;
         }
@@ -282,8 +283,7 @@ export class H2Streams {
    * are WebSocket frames, read by the WebSocket tap (bytes cross as they came, as on HTTP/1.1 after a 101).
    */
   private openWebSocket(ex: StreamExchange, headers: Array<[string, string]>, time: number): void {
-    const started = this.started(ex);
-    const exchangeId = started.id!;
+    const exchangeId = ex.id!;
     const bus = this.settings.bus;
     ex.responseStarted = true;
     const rawHeaders = flat(headers);
