@@ -6,7 +6,7 @@
 // Order, everywhere: `_bb.seq` where both sides have one (bb's total order),
 // else time, then position in the file (docs/frames-and-show.md "Order and
 // connection ids").
-import type { Har, HarEntry, HarWebSocketMessage } from '../capture/index.js';
+import { isH2OrLater, isWebSocketEntry, type Har, type HarEntry, type HarWebSocketMessage } from '../capture/index.js';
 import { globMatcher, isoToSeconds } from '../core/index.js';
 import { grpcAsMessage, grpcCallStatus, isGrpcEntry, isSseEntry, isStreamEntry, responseHeadTime, SeqPlacer, sseMessages, streamEnd, type GrpcCallStatus, type StreamEnd } from './streams.js';
 
@@ -123,10 +123,8 @@ const seqOf = (x: { _bb?: { seq?: unknown } }): number | undefined =>
 // isoToSeconds is core's (core/clock.ts); inspect/'s face keeps offering it.
 export { isoToSeconds };
 
-/** True when an entry is a WebSocket upgrade (Chrome's marker, messages, or a 101). */
-export function isWebSocketEntry(e: HarEntry): boolean {
-  return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response.status === 101;
-}
+// isWebSocketEntry is capture's (capture/har-entry.ts), as bb diff and bb replay read entries; inspect/'s face keeps offering it.
+export { isWebSocketEntry };
 
 /** Entries in capture order, with their index. */
 export function orderedEntries(har: Har): Array<{ entry: HarEntry; index: number }> {
@@ -150,7 +148,7 @@ export function wsConnections(har: Har): WsConnectionView[] {
     if (!grpc && !sse && !isWebSocketEntry(entry)) continue;
     const exchange = seqOf(entry) ?? index;
     // A gRPC call, an event stream or a WebSocket over an HTTP/2 stream (RFC 8441) is named by its exchange: many share one connection.
-    const byExchange = grpc || sse || entry.request.httpVersion === 'HTTP/2.0';
+    const byExchange = grpc || sse || isH2OrLater(entry);
     let id = byExchange ? `#${exchange}` : entry.connection !== undefined && entry.connection !== '' ? String(entry.connection) : String(index);
     if (used.has(id)) id = `${id}/${index}`;
     used.add(id);

@@ -9,8 +9,7 @@
 // items get a seq *position* instead: just before the first numbered record
 // that was made at or after their time (SeqPlacer), kept between their
 // exchange's start and end.
-import { grpcStatus, grpcStatusName, type HarEntry, type HarEventSourceMessage, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
-import { EventStreamParser, isEventStreamMedia, isoToSeconds } from '../core/index.js';
+import { grpcStatus, grpcStatusName, isEventStreamEntry, sseEventsOf, type HarEntry, type HarEventSourceMessage, type HarGrpcMessage, type HarWebSocketMessage } from '../capture/index.js';
 
 /**
  * True when an entry is a server-sent event stream: one bb (or Chrome) split
@@ -19,22 +18,12 @@ import { EventStreamParser, isEventStreamMedia, isoToSeconds } from '../core/ind
  */
 export function isSseEntry(e: HarEntry): boolean {
   if (Array.isArray(e._webSocketMessages) || Array.isArray(e._grpcMessages) || e.response.status === 101) return false;
-  return Array.isArray(e._eventSourceMessages) || isEventStreamMedia(e.response.content?.mimeType);
+  return Array.isArray(e._eventSourceMessages) || isEventStreamEntry(e);
 }
 
-/**
- * An SSE entry's events as frames lists them. A body kept whole is read with
- * the one event-stream parser (core/event-stream.ts, as bb's capture and diff
- * read it); its events have no times of their own and are placed at the
- * response's end, when all of them had come.
- */
+/** An SSE entry's events as frames lists them (capture/har-entry.ts sseEventsOf: a body kept whole is read too). */
 export function sseMessages(e: HarEntry): HarWebSocketMessage[] {
-  if (Array.isArray(e._eventSourceMessages)) return e._eventSourceMessages.map(sseAsMessage);
-  const content = e.response.content;
-  if (!content?.text) return [];
-  const text = content.encoding === 'base64' ? Buffer.from(content.text, 'base64').toString('utf8') : content.text;
-  const end = isoToSeconds(e.startedDateTime) + Math.max(0, e.time) / 1000;
-  return EventStreamParser.parseText(text).map((ev) => sseAsMessage({ ...ev, time: end }));
+  return sseEventsOf(e).map(sseAsMessage);
 }
 
 /** Facts about an SSE event kept on its message: the event name ("message" when none came) and last event id. */

@@ -16,8 +16,8 @@
 // joined by \x1e) is skipped, and a short plain-text body is a token list.
 // Prose never is (prose.ts): a JSON string, header value, text body or event
 // that is an error message, a sentence or markup issues nothing.
-import { EventStreamParser, isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
-import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
+import { isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
+import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, sseEventsOf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
 import { lettersReadRandom } from '../normalize/shapes.js';
 import { parseJsonPrefix } from './json-prefix.js';
@@ -424,7 +424,7 @@ export function recordedResponse(entry: HarEntry): ResponseView {
   const ct = pairValue(headers, 'content-type') ?? res?.content?.mimeType;
   const c = res?.content;
   if (isEventStreamMedia(ct)) {
-    const events = entry._eventSourceMessages ?? (c?.text !== undefined ? EventStreamParser.parseText(c.encoding === 'base64' ? Buffer.from(c.text, 'base64').toString('utf8') : c.text) : []);
+    const events = sseEventsOf(entry);
     return { headers, events: events.map((e) => e.data), eventIds: events.map((e) => e.eventId ?? '') };
   }
   // A gRPC call's answer is its messages (the capture split them: capture/grpc.ts).

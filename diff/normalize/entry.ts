@@ -3,7 +3,7 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { decodeProtobuf, grpcMedia, grpcStatus, inflateGrpcMessage, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
+import { decodeProtobuf, grpcMedia, grpcStatus, inflateGrpcMessage, isH2OrLater, isWebSocketEntry, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage, Unlisted } from '../types.js';
 import type { NormalizeContext } from './context.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, sseEvent, type RawBody } from './bodies.js';
@@ -22,11 +22,6 @@ import { setPastCaps } from '../past-cap.js';
 
 /** A request Host bb chose, as compared (docs/diff.md "What is compared"): bb shadow's captures, and both sides of a run with a `bb replay`. */
 const BB_HOST = '<TARGET HOST>';
-
-/** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
-function isH2OrLater(e: HarEntry): boolean {
-  return [e.request.httpVersion, e.response.httpVersion].some((v) => /^(https?\/)?(2|3)(\.0)?$|^h[23]/i.test(v ?? ''));
-}
 
 // `at`: where the headers are compared (`request.headers`), for the notes of what a config header mask erased.
 // `answeredAt`: a response's time (its Date header, else its start), from which its Expires is a lifetime.
@@ -150,7 +145,7 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
  * speaks the same protocol (the version is not compared; the messages are).
  */
 function isH2WebSocket(e: HarEntry): boolean {
-  return e.request.method.toUpperCase() === 'CONNECT' && (e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages));
+  return e.request.method.toUpperCase() === 'CONNECT' && isWebSocketEntry(e);
 }
 
 /** The response status as compared: an HTTP/2 WebSocket's 2xx is HTTP/1.1's 101. */

@@ -118,10 +118,10 @@ export function rowsUnder(f: Finding): string[] {
  */
 export function brokenRatificationText(f: Finding): string | undefined {
   if (!f.ratified) return undefined;
-  const added = f.kind === 'added';
+  const added = f.kind === 'added' ? 'added ' : '';
   const was = ratifiedValuesText(f.kind, f.ratified) ?? '* → *';
   const now = !('old' in f || 'new' in f) ? 'other values' : added ? shortValue(f.new, WIDTH, f.pattern) : elidePair(f.old, f.new, WIDTH, f.pattern).join(' → ');
-  return added ? `was ratified as added ${was}, now added ${now} (known[${f.ratified.known}]: ${f.ratified.reason})` : `was ratified as ${was}, now ${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
+  return `was ratified as ${added}${was}, now ${added}${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
 }
 
 /** The line a self-check run (both captures of one build) says instead of listing stale known entries; undefined otherwise. */

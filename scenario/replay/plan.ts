@@ -13,7 +13,7 @@
 // (the proxy's one total order), else times in ms.
 import type { BbCode } from '../../core/index.js';
 import { BbError } from '../../core/index.js';
-import { MESSAGES_LISTED, entryIdentity, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
+import { MESSAGES_LISTED, entryIdentity, isWebSocketEntry, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
 import { sortForComparison } from '../../diff/index.js';
 
 /** One WebSocket message of the original, as the replay needs it. */
@@ -102,9 +102,6 @@ function originOf(url: string): string | undefined {
   }
 }
 
-function isWebSocket(e: HarEntry): boolean {
-  return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response?.status === 101;
-}
 
 /**
  * A close frame's code and reason: bb's own record of them, else its payload (RFC 6455 §5.5.1: a code in two bytes
@@ -121,7 +118,7 @@ function closeOf(m: HarWebSocketMessage): { code: number; reason?: string } {
 /** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
 /** A request bb can send again: not a tunnel, not bytes it could not parse, no CONNECT but a WebSocket's over HTTP/2 (RFC 8441: replayed as a WebSocket over HTTP/1.1). */
 function isResendable(e: HarEntry): boolean {
-  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && (e.request.method !== 'CONNECT' || isWebSocket(e));
+  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && (e.request.method !== 'CONNECT' || isWebSocketEntry(e));
 }
 
 /**
@@ -189,7 +186,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     kept.push({ entry, key });
   }
   if (kept.length === 0) fail('BB_REPLAY_NO_ENTRIES', `${file} holds no request bb can replay (${skipped.length} skipped: ${skipped[0]?.reason ?? 'none'}).`);
-  const bySeq = kept.every(({ entry }) => typeof entry._bb?.seq === 'number' && (isWebSocket(entry) ? (entry._webSocketMessages ?? []).every((m) => typeof m._bb?.seq === 'number') : true));
+  const bySeq = kept.every(({ entry }) => typeof entry._bb?.seq === 'number' && (isWebSocketEntry(entry) ? (entry._webSocketMessages ?? []).every((m) => typeof m._bb?.seq === 'number') : true));
   const t0 = Math.min(...kept.map(({ entry }) => Date.parse(entry.startedDateTime)).filter((t) => !Number.isNaN(t)));
   const base = Number.isFinite(t0) ? t0 : 0;
 
@@ -201,7 +198,7 @@ export function planReplay(har: Har, file = 'the capture'): ReplayPlan {
     const end = bySeq ? (entry._bb!.seqEnd ?? Infinity) : endMs;
     const page = entry.pageref ? pages.get(entry.pageref) ?? entry.pageref : undefined;
     const ex: PlannedExchange = { i, key, entry, lane: -1, start, end, offsetMs: Number.isNaN(startMs) ? 0 : startMs - base, waits: { after: [], received: [] }, ...(page ? { page } : {}) };
-    if (isWebSocket(entry)) ex.ws = planMessages(msgs, bySeq, startMs);
+    if (isWebSocketEntry(entry)) ex.ws = planMessages(msgs, bySeq, startMs);
     if (entry._grpcMessages) ex.grpcPos = entry._grpcMessages.map((m) => (bySeq ? m._bb?.seq : messageEpochMs(m.time)));
     return ex;
   });

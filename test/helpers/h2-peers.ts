@@ -4,7 +4,9 @@
 // the bytes crossing bb are exactly the peers' own.
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import type { Cleanups } from './cleanups.js';
+import { OP, parseFrames, wsFrame, type ParsedFrame } from './ws-frames.js';
 
 /** Bytes one connection carried, per direction. */
 export interface Wire {
@@ -110,4 +112,53 @@ export function h2Request(session: http2.ClientHttp2Session, headers: http2.Outg
     req.on('close', () => setImmediate(() => resolve({ status, headers: head, body: Buffer.concat(chunks), trailers, rstCode: req.rstCode ?? 0 })));
     if (body !== undefined) req.end(body);
   });
+}
+
+/**
+ * An h2c server that takes WebSockets over its streams (RFC 8441: it enables
+ * the extended CONNECT in its SETTINGS). A stream `accept` refuses gets a 404
+ * and `no such socket`; the others get a 200 (with `answer`'s headers), and
+ * every whole frame the client sends goes to `reply` (a frame to send back,
+ * or nothing); a close is answered with a close and ends the stream.
+ */
+export function h2WebSocketServer(
+  cleanups: Cleanups,
+  reply: (frame: ParsedFrame, headers: http2.IncomingHttpHeaders) => Buffer | undefined,
+  opts: { accept?: (headers: http2.IncomingHttpHeaders) => boolean; answer?: http2.OutgoingHttpHeaders } = {},
+): Promise<H2Server> {
+  return h2Server(cleanups, (stream, headers) => {
+    if (headers[':method'] !== 'CONNECT' || headers[':protocol'] !== 'websocket' || !(opts.accept?.(headers) ?? true)) {
+      stream.respond({ ':status': 404 });
+      stream.end('no such socket');
+      return;
+    }
+    stream.respond({ ':status': 200, ...opts.answer });
+    let pending: Buffer = Buffer.alloc(0);
+    stream.on('data', (chunk: Buffer) => {
+      const { frames, rest } = parseFrames(Buffer.concat([pending, chunk]));
+      pending = rest;
+      for (const f of frames) {
+        if (f.opcode === OP.close) stream.end(wsFrame({ opcode: OP.close, payload: f.payload }));
+        else {
+          const back = reply(f, headers);
+          if (back) stream.write(back);
+        }
+      }
+    });
+  }, { enableConnectProtocol: true });
+}
+
+/** Opens a WebSocket over a new stream of `session` (once its peer's SETTINGS allow it) and waits for the answer's head. */
+export async function openH2WebSocket(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders): Promise<{ stream: http2.ClientHttp2Stream; head: http2.IncomingHttpHeaders }> {
+  if (!session.remoteSettings?.enableConnectProtocol) await once(session, 'remoteSettings');
+  const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ...headers }, { endStream: false });
+  const [head] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
+  return { stream, head };
+}
+
+/** Everything a client stream receives, once it has closed. */
+export function streamBytes(stream: http2.ClientHttp2Stream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return new Promise((resolve) => stream.on('close', () => resolve(Buffer.concat(chunks))));
 }

@@ -11,7 +11,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Cleanups } from '../helpers/cleanups.js';
 import { record } from '../helpers/recording.js';
-import { h2Client, h2Request, h2Server } from '../helpers/h2-peers.js';
+import { h2Client, h2Request, h2Server, h2WebSocketServer, openH2WebSocket, streamBytes } from '../helpers/h2-peers.js';
+import { deflatePayload, OP, parseFrames, wsFrame } from '../helpers/ws-frames.js';
+import { once } from 'node:events';
+import { constants as zlibConstants, inflateRawSync } from 'node:zlib';
+import { wsConnections } from '../../inspect/model.js';
 import { T } from '../helpers/h2-frames.js';
 import type { HarEntry } from '../../capture/har.js';
 
@@ -266,5 +270,96 @@ describe('h2c with prior knowledge in reverse mode', () => {
     const e = byPath(har.log.entries, '/slow')!;
     assert.equal(e._bb!.aborted, undefined);
     assert.equal(e.response.content.text, 'ab');
+  });
+});
+
+// WebSocket over HTTP/2 (RFC 8441): a node:http2 server that enables the
+// extended CONNECT (SETTINGS_ENABLE_CONNECT_PROTOCOL), a node:http2 client
+// that opens a stream with `:method CONNECT` and `:protocol websocket`. After
+// the 200 the stream's DATA are WebSocket frames: the entry is a WebSocket
+// with its messages in order both ways, the DATA cross unchanged, and a
+// refused CONNECT (a 4xx) stays an ordinary exchange.
+describe('WebSocket over HTTP/2 (RFC 8441) through a recording bb', () => {
+  // Echoes each frame of /chat, a text frame's payload upper-cased (its FIN as it came).
+  const echoChat = () =>
+    h2WebSocketServer(cleanups, (f) => wsFrame({ opcode: f.opcode, fin: f.fin, payload: f.opcode === OP.text ? f.payload.toString().toUpperCase() : f.payload }), { accept: (h) => h[':path'] === '/chat' });
+
+  it('records the stream as a WebSocket: every message both ways in order, the close, the bytes unchanged', async () => {
+    const server = await echoChat();
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    // The client may send :protocol only once the server's SETTINGS (relayed by bb unchanged) allowed it.
+    const [settings] = (await once(session, 'remoteSettings')) as [http2.Settings];
+    assert.equal(settings.enableConnectProtocol, true);
+    const { stream, head } = await openH2WebSocket(session, { ':path': '/chat', ':authority': `127.0.0.1:${rec.port}`, 'sec-websocket-version': '13' });
+    assert.equal(head[':status'], 200);
+    const received = streamBytes(stream);
+    // A text message, a binary one, a text message in two fragments cut across DATA frames, then the close.
+    const sent = [
+      wsFrame({ opcode: OP.text, payload: 'hello', mask: true }),
+      wsFrame({ opcode: OP.binary, payload: Buffer.from([0, 1, 2, 255]), mask: true }),
+      Buffer.concat([wsFrame({ opcode: OP.text, payload: 'frag', fin: false, mask: true }), wsFrame({ opcode: OP.continuation, payload: 'mented', mask: true })]),
+    ];
+    for (const bytes of sent) stream.write(bytes);
+    const close = Buffer.concat([Buffer.from([0x03, 0xe8]), Buffer.from('done')]);
+    stream.end(wsFrame({ opcode: OP.close, payload: close, mask: true }));
+    const back = parseFrames(await received);
+    assert.deepEqual(back.frames.map((f) => [f.opcode, f.payload.toString('hex')]), [
+      [OP.text, Buffer.from('HELLO').toString('hex')],
+      [OP.binary, '000102ff'],
+      [OP.text, Buffer.from('FRAG').toString('hex')],
+      [OP.continuation, Buffer.from('mented').toString('hex')],
+      [OP.close, close.toString('hex')],
+    ]);
+
+    const har = await rec.finish();
+    assert.equal(har.log.entries.length, 1);
+    const e = har.log.entries[0]!;
+    assert.equal(e._resourceType, 'websocket');
+    assert.equal(e.request.method, 'CONNECT');
+    assert.equal(e.request.httpVersion, 'HTTP/2.0');
+    assert.equal(e.response.status, 200);
+    assert.equal(e.request.headers.find((h) => h.name === ':protocol')?.value, 'websocket');
+    const messages = (e._webSocketMessages ?? []).map((m) => [m.type, m.opcode, m.opcode === 2 ? Buffer.from(m.data, 'base64').toString('hex') : m.data]);
+    // Echoes follow what they answer; the server's close answers the client's.
+    assert.deepEqual(messages.filter((m) => m[0] === 'send').map((m) => m.slice(1)), [[1, 'hello'], [2, '000102ff'], [1, 'fragmented'], [8, messages.find((m) => m[0] === 'send' && m[1] === 8)![2]]]);
+    assert.deepEqual(messages.filter((m) => m[0] === 'receive' && m[1] !== 8).map((m) => m.slice(1)), [[1, 'HELLO'], [2, '000102ff'], [1, 'FRAGmented']]);
+    const closes = (e._webSocketMessages ?? []).filter((m) => m.opcode === 8).map((m) => [m.type, (m._bb as { code?: number; reason?: string }).code, (m._bb as { reason?: string }).reason]);
+    assert.deepEqual(closes, [['send', 1000, 'done'], ['receive', 1000, 'done']]);
+    // bb frames names it by its exchange, as a gRPC call: many WebSockets may share one h2 connection.
+    assert.deepEqual(wsConnections(har).map((c) => [c.id, c.messages.length]), [[`#${e._bb!.seq}`, 8]]);
+  });
+
+  it('permessage-deflate negotiated in the stream\'s headers: compressed messages both ways are recorded inflated', async () => {
+    const inflate = (payload: Buffer) => inflateRawSync(Buffer.concat([payload, Buffer.from([0, 0, 0xff, 0xff])]), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    const server = await h2WebSocketServer(cleanups, (f) => wsFrame({ opcode: OP.text, rsv1: true, payload: deflatePayload(`echo ${inflate(f.payload)}`) }), {
+      answer: { 'sec-websocket-extensions': 'permessage-deflate; server_no_context_takeover; client_no_context_takeover' },
+    });
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const { stream } = await openH2WebSocket(session, { ':path': '/z', ':authority': `127.0.0.1:${rec.port}`, 'sec-websocket-version': '13', 'sec-websocket-extensions': 'permessage-deflate; client_no_context_takeover; server_no_context_takeover' });
+    const answers = streamBytes(stream);
+    stream.write(wsFrame({ opcode: OP.text, rsv1: true, payload: deflatePayload('squeeze '.repeat(20)), mask: true }));
+    await new Promise((r) => setTimeout(r, 30));
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    await answers;
+    const har = await rec.finish();
+    const text = (har.log.entries[0]!._webSocketMessages ?? []).filter((m) => m.opcode === 1).map((m) => [m.type, m.data, (m._bb as { compressed?: boolean }).compressed]);
+    assert.deepEqual(text, [['send', 'squeeze '.repeat(20), true], ['receive', `echo ${'squeeze '.repeat(20)}`, true]]);
+  });
+
+  it('a refused extended CONNECT is an ordinary exchange with its answer', async () => {
+    const server = await echoChat();
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const { stream, head } = await openH2WebSocket(session, { ':path': '/nowhere', ':authority': `127.0.0.1:${rec.port}` });
+    assert.equal(head[':status'], 404);
+    assert.equal((await streamBytes(stream)).toString(), 'no such socket');
+    const har = await rec.finish();
+    const e = har.log.entries[0]!;
+    assert.notEqual(e._resourceType, 'websocket');
+    assert.equal(e._webSocketMessages, undefined);
+    assert.equal(e.response.status, 404);
+    assert.equal(e.response.content.text, 'no such socket');
   });
 });

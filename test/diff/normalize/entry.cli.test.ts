@@ -17,6 +17,11 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { record } from '../../helpers/recording.js';
+import { h2Client, h2WebSocketServer, openH2WebSocket, streamBytes } from '../../helpers/h2-peers.js';
+import { OP, wsFrame } from '../../helpers/ws-frames.js';
+import { WebSocketServer } from 'ws';
+import { replayCapture } from '../../../scenario/index.js';
+import { diffCaptures, renderText } from '../../../diff/index.js';
 
 async function fixture(name: string): Promise<Har> {
   return JSON.parse((await readFile(sharedFixture(undefined, name)!, 'utf8')).replace(/^\uFEFF/, '')) as Har;
@@ -129,5 +134,46 @@ describe('HTTP/1.1 chunked trailers in bb diff', () => {
     const r = await runBb(['diff', await recordOnce('sha-cccc', dir), await recordOnce('sha-cccc', dir)]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^MATCH/);
+  });
+});
+
+// The capture of a WebSocket over HTTP/2 (RFC 8441), replayed against a server that speaks WebSocket over HTTP/1.1
+// (ws), diffs as the same conversation: the CONNECT pairs with the GET that upgrades, its 200 with the 101, the
+// handshake's key and accept (HTTP/1.1 only, RFC 8441 §5) are not compared across the two; a changed message is a finding.
+describe('a WebSocket over HTTP/2 replayed over HTTP/1.1', () => {
+  it('bb replay sends its messages as a WebSocket over HTTP/1.1 and bb diff pairs the two: MATCH, then the changed answer', async () => {
+    const server = await h2WebSocketServer(cleanups, (f, headers) => wsFrame({ opcode: f.opcode, payload: `${headers[':path']} got ${f.payload}` }));
+    const rec = await record(cleanups, server.url);
+    const { session } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const { stream } = await openH2WebSocket(session, { ':path': '/chat', ':authority': `127.0.0.1:${rec.port}`, 'sec-websocket-version': '13' });
+    const answers = streamBytes(stream);
+    for (const text of ['one', 'two']) {
+      stream.write(wsFrame({ opcode: OP.text, payload: text, mask: true }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    await answers;
+    session.close();
+    await rec.finish();
+    const oldHar = join(rec.dir, 'cap.har');
+
+    // The same service over HTTP/1.1, its 101 with a Date as node:http2 sends one; the second, changed.
+    const h1 = async (changed: boolean): Promise<string> => {
+      const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+      cleanups.add(() => new Promise<void>((r) => wss.close(() => r())));
+      wss.on('headers', (h) => h.push(`Date: ${new Date().toUTCString()}`));
+      wss.on('connection', (ws, req) => ws.on('message', (data) => ws.send(`${req.url} got ${data}${changed ? '!' : ''}`)));
+      await once(wss, 'listening');
+      return `http://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+    };
+    const same = join(rec.dir, 'same.har');
+    await replayCapture(oldHar, { target: await h1(false), out: same, bbHome: join(rec.dir, 'home') });
+    const matched = await diffCaptures(oldHar, same, {});
+    assert.equal(matched.exitCode, 0, renderText(matched, { color: false }));
+    const other = join(rec.dir, 'changed.har');
+    await replayCapture(oldHar, { target: await h1(true), out: other, bbHome: join(rec.dir, 'home') });
+    const changed = await diffCaptures(oldHar, other, {});
+    assert.equal(changed.exitCode, 1);
+    assert.deepEqual([...new Set(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`))], ['real changed ws.messages[].data'], renderText(changed, { color: false }));
   });
 });

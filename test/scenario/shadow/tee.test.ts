@@ -28,6 +28,10 @@ import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { closeHttpAndWs, recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
 import { Cleanups } from '../../helpers/cleanups.js';
+import { join } from 'node:path';
+import type { Har } from '../../../capture/index.js';
+import { h2Client, h2WebSocketServer, openH2WebSocket, streamBytes } from '../../helpers/h2-peers.js';
+import { OP, parseFrames, wsFrame, type ParsedFrame } from '../../helpers/ws-frames.js';
 import { eventsOf, feed, readSome } from '../../helpers/sse-feed.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
 import { startShadowService, type ShadowService } from './service.js';
@@ -646,4 +650,40 @@ describe('bb shadow: an event stream its client left after a few events', () => 
       assert.ok(cut >= 2 && cut <= 5, String(cut));
     });
   }
+});
+
+// A WebSocket over an HTTP/2 stream (RFC 8441) through `bb shadow`: the
+// primary answers and its capture records the messages; the mirrors open
+// WebSockets over HTTP/1.1 only, so the tee counts the exchange as skipped
+// with its reason and the candidate sees no stream at all.
+describe('bb shadow and a WebSocket over HTTP/2', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+
+  it('the primary answers and records it; it is skipped for the mirrors, which see no stream', async () => {
+    const echo = (f: ParsedFrame) => wsFrame({ opcode: f.opcode, payload: f.payload });
+    const primary = await h2WebSocketServer(cleanups, echo);
+    const candidate = await h2WebSocketServer(cleanups, echo);
+    let candidateStreams = 0;
+    candidate.server.on('stream', () => candidateStreams++);
+    const outDir = tmp.path('h2-websocket');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome, mirror: 'all' });
+    const { session } = h2Client(shadow.url, cleanups);
+    const { stream, head } = await openH2WebSocket(session, { ':path': '/live', ':authority': new URL(shadow.url).host });
+    assert.equal(head[':status'], 200);
+    const answers = streamBytes(stream);
+    stream.write(wsFrame({ opcode: OP.text, payload: 'ping me', mask: true }));
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    assert.deepEqual(parseFrames(await answers).frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[OP.text, Buffer.from('ping me').toString('hex')], [OP.close, '03e8']]);
+    session.close();
+
+    const report = await shadow.close();
+    assert.deepEqual(report.totals.skipped, { 'WebSocket over HTTP/2': 1 }, JSON.stringify(report.totals));
+    assert.equal(report.totals.mirrored, 0);
+    assert.equal(candidateStreams, 0);
+    const har = JSON.parse(await readFile(join(outDir, 'primary.har'), 'utf8')) as Har;
+    const e = har.log.entries.find((x) => x.request.method === 'CONNECT')!;
+    assert.equal(e._resourceType, 'websocket');
+    assert.deepEqual((e._webSocketMessages ?? []).filter((m) => m.opcode === 1).map((m) => [m.type, m.data]), [['send', 'ping me'], ['receive', 'ping me']]);
+  });
 });

@@ -3,7 +3,7 @@
 // 8441): a new stream is held while the connection floods, and the held
 // extended CONNECT must still open its WebSocket when the upstream answers
 // 2xx (its exchange starts then, as an upgrade). The facts are what
-// H2Session reads from the wire (test/proxy/h2-websocket.test.ts drives
+// H2Session reads from the wire (test/proxy/h2-tap.test.ts drives
 // the same path with real node:http2 peers).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
