@@ -23,7 +23,12 @@ export interface MirroredSocket {
   heard(text: string | undefined, at?: number): void;
   /** Closes with the client's code, after the client's messages before it. */
   close(code?: number, reason?: string): void;
+  /** The primary's conversation ended (its sockets closed): this side ends too, after the client's messages before it (end()). */
+  end(): void;
 }
+
+/** How long a target's side whose close the client started may take to finish it once the primary's has ended. */
+const CLOSE_WAIT_MS = 2000;
 
 type Job = { until: number; after: number; answers?: readonly number[]; run: () => void };
 
@@ -79,6 +84,24 @@ export class MirroredConversation implements MirroredSocket {
       else if (code === undefined || code === 1005) ws.close();
       // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
       else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
+    });
+  }
+
+  /**
+   * The primary's conversation ended. A side the client's close frame is
+   * closing gets CLOSE_WAIT_MS to finish its handshake; a side still open
+   * (the client left without a close frame: a tab killed, a network gone)
+   * is cut as the primary's was, once the target has said as many messages
+   * as the primary had (its answer to the client's last message is
+   * recorded, as the primary's was), CATCH_UP_MS at most. Before, such a
+   * side stayed open until the run's end: one socket to each target per
+   * conversation a client dropped.
+   */
+  end(): void {
+    this.enqueue(true, undefined, () => {
+      const ws = this.ws;
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.terminate();
+      else if (ws.readyState === ws.CLOSING) setTimeout(() => ws.terminate(), CLOSE_WAIT_MS).unref();
     });
   }
 

@@ -230,6 +230,16 @@ export class Tee {
         });
         return;
       }
+      case 'upgrade-closed': {
+        // A WebSocket's conversation ended (close frames both ways, or its sockets just ended): each target's side
+        // ends too, and the tee forgets it (upgraded exchanges end here, not with exchange-completed).
+        const p = this.pending.get(f.exchangeId);
+        if (!p) return;
+        void p.sockets?.then((ss) => ss.forEach((s) => s?.end()));
+        this.ungather(p);
+        this.pending.delete(f.exchangeId);
+        return;
+      }
       case 'ws-message': {
         const p = this.pending.get(f.exchangeId);
         if (!p?.sockets) return;

@@ -11,7 +11,13 @@
 // run.test.ts.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import WebSocket from 'ws';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { Har } from '../../../capture/index.js';
+import { closeHttpAndWs } from '../../helpers/servers.js';
 import { startShadow } from '../../../scenario/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
@@ -54,6 +60,71 @@ describe('shadow mirror: WebSocket close', () => {
       assert.ok(memory.main.heapUsed > 0 && memory.compare!.heapUsed > 0 && memory.compare!.peakHeapUsed >= memory.compare!.heapUsed, JSON.stringify(memory));
     });
   }
+});
+
+/** A WebSocket echo server on loopback that counts its open connections; `delayMs` holds each echo. */
+async function echoServer(delayMs = 0): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ server });
+  let open = 0;
+  wss.on('connection', (ws) => {
+    open++;
+    ws.on('close', () => open--);
+    ws.on('message', (data) => setTimeout(() => ws.send(`heard ${String(data)}`), delayMs));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open: () => open, close: () => closeHttpAndWs(server, wss) };
+}
+
+/** Resolves once `test()` holds, polling every 20 ms; fails after `ms`. */
+async function until(test: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// A client that leaves without a close frame (a tab killed, a network gone): the primary's side ends at once (the
+// proxy ends the upstream socket); each target's side used to stay open until the run's end, one socket to each
+// target per conversation so dropped. It is now cut as the primary's was, once the target has answered as much as
+// the primary had (a slower candidate's last echo is still recorded, so the conversations compare equal).
+describe('shadow mirror: a client that drops its WebSocket', () => {
+  const servers: Array<{ close(): Promise<void> }> = [];
+  after(async () => {
+    for (const s of servers) await s.close();
+  });
+
+  it("each target's side is cut too, after its answer to the client's last message: equal, no socket left open", async () => {
+    const primary = await echoServer();
+    // The candidate echoes 150 ms late: its answer comes after the client has gone.
+    const candidate = await echoServer(150);
+    servers.push(primary, candidate);
+    const outDir = tmp.path('dropped');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome });
+    const conversations = 5;
+    for (let i = 0; i < conversations; i++) {
+      const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/live`);
+      await new Promise<void>((resolve, reject) => {
+        ws.once('error', reject);
+        ws.once('open', () => ws.send(`hello ${i}`));
+        ws.once('message', () => resolve());
+      });
+      ws.terminate();
+    }
+    // Each target's side ends with the primary's, while the run goes on (before: all still open here).
+    await until(() => primary.open() === 0, 5_000, 'the primary closed every conversation');
+    await until(() => candidate.open() === 0, 5_000, `the candidate's sides closed (${candidate.open()} open)`);
+    const report = await shadow.close(2_000);
+    assert.equal(report.totals.mirrored, conversations, JSON.stringify(report.totals));
+    assert.equal(report.totals.equal, conversations, JSON.stringify(report.findings));
+    // The candidate's late echo of each conversation is in its capture, as the primary's is in the primary's.
+    for (const side of ['primary', 'candidate']) {
+      const har = JSON.parse(await readFile(join(outDir, `${side}.har`), 'utf8')) as Har;
+      const said = har.log.entries.map((e) => (e._webSocketMessages ?? []).filter((m) => m.type === 'receive').map((m) => m.data));
+      assert.deepEqual(said.sort(), Array.from({ length: conversations }, (_, i) => [`heard hello ${i}`]).sort(), side);
+    }
+  });
 });
 
 describe('shadow mirror: values an HTML page issued', () => {
