@@ -348,12 +348,12 @@ export class MirrorTarget {
    * authority when the client addressed bb shadow itself (Host follows the
    * target, as the primary's tap forwards it to the primary); else the
    * client's Host as it was (a proxy or mesh in front mirrors production's
-   * Host, and the primary got it too).
+   * Host, and the primary got it too); an HTTP/2 request's is its :authority.
    */
   private hostFor(req: MirrorRequest): string {
     const override = this.headers.find(([n]) => n.toLowerCase() === 'host');
     if (override) return override[1];
-    const host = headerValue(req.rawHeaders, 'host');
+    const host = headerValue(req.rawHeaders, 'host') ?? headerValue(req.rawHeaders, ':authority');
     return host === undefined || sameAuthority(host, this.own) ? this.authority : host;
   }
 
@@ -396,7 +396,8 @@ export class MirrorTarget {
     const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
     const headers: Record<string, string> = {};
     for (const [n, v] of parts.headers) {
-      if (WS_OWN_HEADERS.has(n.toLowerCase()) || WIRE_HEADERS.has(n.toLowerCase())) continue;
+      // A WebSocket over an HTTP/2 stream (RFC 8441) opens as one over HTTP/1.1: its pseudo-headers are the request line.
+      if (n.startsWith(':') || WS_OWN_HEADERS.has(n.toLowerCase()) || WIRE_HEADERS.has(n.toLowerCase())) continue;
       const prev = getOwn(headers, n);
       setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
     }

@@ -285,10 +285,8 @@ export class Tee {
   private decide(f: Extract<Fact, { type: 'exchange-started' }>): string | typeof ON_ANSWER | undefined {
     // A server push is the server's own promise, not a request of the client's.
     if (f.pushedBy !== undefined) return 'server push';
-    // A WebSocket over an HTTP/2 stream (RFC 8441): the primary records it; the mirrors open WebSockets over HTTP/1.1 only.
-    if (f.upgrade && f.stream !== undefined) return 'WebSocket over HTTP/2';
     const policy = this.opts.mirror ?? 'safe';
-    if (policy !== 'all' && !safe(f.method, f.rawHeaders) && !this.optedIn(f)) return 'unsafe';
+    if (policy !== 'all' && !safe(upgradeMethod(f), f.rawHeaders) && !this.optedIn(f)) return 'unsafe';
     const share = this.opts.sample ?? 1;
     if (share < 1) {
       const by = this.opts.sampleBy;
@@ -321,7 +319,7 @@ export class Tee {
   /** Whether an unsafe request's route ("POST /items/{id}") is opted in; made only here (for every exchange, routePath was 1.2 % of the shadow's main thread: bench/shadow-profile.ts). */
   private optedIn(f: Extract<Fact, { type: 'exchange-started' }>): boolean {
     if (this.optIn.length === 0) return false;
-    const route = `${f.method} ${routePath(f.target)}`;
+    const route = `${upgradeMethod(f)} ${routePath(f.target)}`;
     return this.optIn.some((m) => m(route));
   }
 
@@ -441,4 +439,12 @@ function fraction(s: string): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return ((h ^ (h >>> 16)) >>> 0) / 0x1_0000_0000;
+}
+
+/**
+ * A request's method as the mirror policy reads it: a WebSocket's extended CONNECT over HTTP/2 (RFC 8441) is the
+ * GET of its HTTP/1.1 upgrade (the mirrors open it so, and `bb diff` compares the two alike), a safe method.
+ */
+function upgradeMethod(f: Extract<Fact, { type: 'exchange-started' }>): string {
+  return f.upgrade && f.method === 'CONNECT' ? 'GET' : f.method;
 }

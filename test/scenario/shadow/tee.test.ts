@@ -653,37 +653,58 @@ describe('bb shadow: an event stream its client left after a few events', () => 
 });
 
 // A WebSocket over an HTTP/2 stream (RFC 8441) through `bb shadow`: the
-// primary answers and its capture records the messages; the mirrors open
-// WebSockets over HTTP/1.1 only, so the tee counts the exchange as skipped
-// with its reason and the candidate sees no stream at all.
+// primary answers it over its stream and its capture records the messages;
+// each mirror opens the same conversation as a WebSocket over HTTP/1.1 (as
+// `bb replay` does), with the client's messages, and the two are compared as
+// `bb diff` compares them (the extended CONNECT as the GET, its 200 as the
+// 101). Before, it was skipped (`skipped: WebSocket over HTTP/2`).
 describe('bb shadow and a WebSocket over HTTP/2', () => {
   const cleanups = new Cleanups();
   after(() => cleanups.run());
 
-  it('the primary answers and records it; it is skipped for the mirrors, which see no stream', async () => {
+  it('is mirrored as a WebSocket over HTTP/1.1: an identical conversation is equal, a changed answer is the one finding; live = bb diff of the captures', async () => {
     const echo = (f: ParsedFrame) => wsFrame({ opcode: f.opcode, payload: f.payload });
     const primary = await h2WebSocketServer(cleanups, echo);
-    const candidate = await h2WebSocketServer(cleanups, echo);
-    let candidateStreams = 0;
-    candidate.server.on('stream', () => candidateStreams++);
+    // The candidate speaks WebSocket over HTTP/1.1, its 101 with a Date as node:http2 sends one, and answers "change me" otherwise.
+    const candidateHttp = http.createServer((_req, res) => res.writeHead(404).end());
+    const candidateWs = new WebSocketServer({ server: candidateHttp });
+    candidateWs.on('headers', (h) => h.push(`Date: ${new Date().toUTCString()}`));
+    const heard: string[] = [];
+    candidateWs.on('connection', (ws, req) => {
+      heard.push(`${req.url} ${req.headers.host}`);
+      ws.on('message', (data) => ws.send(String(data) === 'change me' ? 'changed me' : String(data)));
+    });
+    await new Promise<void>((resolve) => candidateHttp.listen(0, '127.0.0.1', resolve));
+    cleanups.add(() => closeHttpAndWs(candidateHttp, candidateWs));
+    const candidateUrl = `http://127.0.0.1:${(candidateHttp.address() as AddressInfo).port}`;
     const outDir = tmp.path('h2-websocket');
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome, mirror: 'all' });
+    // The default policy: an extended CONNECT is a WebSocket's GET, a safe method.
+    const shadow = await startShadow({ primary: primary.url, candidate: candidateUrl, outDir, bbHome: tmp.bbHome });
     const { session } = h2Client(shadow.url, cleanups);
-    const { stream, head } = await openH2WebSocket(session, { ':path': '/live', ':authority': new URL(shadow.url).host });
-    assert.equal(head[':status'], 200);
-    const answers = streamBytes(stream);
-    stream.write(wsFrame({ opcode: OP.text, payload: 'ping me', mask: true }));
-    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
-    assert.deepEqual(parseFrames(await answers).frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[OP.text, Buffer.from('ping me').toString('hex')], [OP.close, '03e8']]);
+    for (const [path, text] of [['/live', 'ping me'], ['/live?room=2', 'change me']] as const) {
+      const { stream, head } = await openH2WebSocket(session, { ':path': path, ':authority': new URL(shadow.url).host, 'sec-websocket-version': '13' });
+      assert.equal(head[':status'], 200);
+      const answers = streamBytes(stream);
+      stream.write(wsFrame({ opcode: OP.text, payload: text, mask: true }));
+      stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+      // The client hears the primary alone.
+      assert.deepEqual(parseFrames(await answers).frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[OP.text, Buffer.from(text).toString('hex')], [OP.close, '03e8']]);
+    }
     session.close();
-
+    await compared(shadow, 2);
     const report = await shadow.close();
-    assert.deepEqual(report.totals.skipped, { 'WebSocket over HTTP/2': 1 }, JSON.stringify(report.totals));
-    assert.equal(report.totals.mirrored, 0);
-    assert.equal(candidateStreams, 0);
-    const har = JSON.parse(await readFile(join(outDir, 'primary.har'), 'utf8')) as Har;
-    const e = har.log.entries.find((x) => x.request.method === 'CONNECT')!;
-    assert.equal(e._resourceType, 'websocket');
-    assert.deepEqual((e._webSocketMessages ?? []).filter((m) => m.opcode === 1).map((m) => [m.type, m.data]), [['send', 'ping me'], ['receive', 'ping me']]);
+    assert.deepEqual(report.totals.skipped ?? {}, {}, JSON.stringify(report.totals));
+    assert.equal(report.totals.mirrored, 2);
+    assert.equal(report.totals.equal, 1, JSON.stringify(report.findings));
+    // Each conversation reached the candidate with its path, and the Host its own authority.
+    assert.deepEqual(heard.sort(), ['/live 127.0.0.1:' + new URL(candidateUrl).port, '/live?room=2 127.0.0.1:' + new URL(candidateUrl).port].sort());
+    const live = findingKeys(report);
+    assert.deepEqual(live, ['unclassified changed ws.messages[].data'], JSON.stringify(report.findings));
+    const primaryHar = JSON.parse(await readFile(join(outDir, 'primary.har'), 'utf8')) as Har;
+    const candidateHar = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
+    assert.deepEqual(primaryHar.log.entries.map((e) => [e.request.method, e.response.status]), [['CONNECT', 200], ['CONNECT', 200]]);
+    assert.deepEqual(candidateHar.log.entries.map((e) => [e.request.method, e.response.status]), [['GET', 101], ['GET', 101]]);
+    const offline = await diffCaptures(join(outDir, 'primary.har'), join(outDir, 'candidate.har'));
+    assert.deepEqual(offlineKeys(offline).map((k) => k.replace(/^real /, 'unclassified ')), live);
   });
 });
