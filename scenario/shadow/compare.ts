@@ -144,6 +144,9 @@ export class ShadowComparer {
         return;
       }
       counts.mirrored++;
+    } else if (entry._bb?.shadow?.skipped) {
+      // A conversation whose mirrors were dropped part-way (tee.ts dropConversation): its primary counts it as skipped.
+      return;
     }
     let g = this.groups.get(id);
     if (!g) this.groups.set(id, (g = { since: Date.now() }));

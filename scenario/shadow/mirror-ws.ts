@@ -17,14 +17,16 @@ import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
 
 /** The client's side of a mirrored WebSocket. */
 export interface MirroredSocket {
-  /** Sends one client message (text 1, binary 2, ping 9), once the target has said what the primary had. */
-  send(opcode: number, data: Buffer): void;
+  /** Sends one client message (text 1, binary 2, ping 9), once the target has said what the primary had; `sent` once its bytes are written to the socket or dropped. */
+  send(opcode: number, data: Buffer, sent?: () => void): void;
   /** The primary's server sent a data message: its text (undefined for a binary one, or a text the tap kept only the first bytes of); `at`: when, on the clock of what the client sent (ClientSends). */
   heard(text: string | undefined, at?: number): void;
   /** Closes with the client's code, after the client's messages before it. */
   close(code?: number, reason?: string): void;
   /** The primary's conversation ended (its sockets closed): this side ends too, after the client's messages before it (end()). */
   end(): void;
+  /** The tee dropped this conversation's mirrors: the socket is cut now, messages still queued are not sent. */
+  drop(): void;
 }
 
 /** How long a target's side whose close the client started may take to finish it once the primary's has ended. */
@@ -44,6 +46,8 @@ export interface AnswerWaits {
 export class MirroredConversation implements MirroredSocket {
   private readonly queue: Job[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** The `sent` callbacks of messages not yet written: a socket that closes releases them all. */
+  private readonly unsent = new Set<() => void>();
 
   /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); `answers`: the target's answers still to come; made before the socket can deliver a message. */
   constructor(
@@ -52,6 +56,9 @@ export class MirroredConversation implements MirroredSocket {
     private readonly said: MessagePairs,
     private readonly answers: AnswerWaits,
   ) {
+    ws.once('close', () => {
+      for (const release of [...this.unsent]) release();
+    });
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       this.said.target(isBinary ? undefined : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
       this.flush();
@@ -62,18 +69,35 @@ export class MirroredConversation implements MirroredSocket {
     this.said.primary(text, at);
   }
 
-  send(opcode: number, data: Buffer): void {
+  send(opcode: number, data: Buffer, sent: () => void = () => {}): void {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.unsent.delete(release);
+      sent();
+    };
+    this.unsent.add(release);
     let tokens: Set<string> | undefined;
     const carried = () => (tokens ??= new Set(tokensOf(data.toString('utf8'))));
     const carries = opcode === 1 && this.said.targetCount < this.said.primaryCount && this.said.awaits(carried());
     // A value an answer on another connection issued (a ticket POSTed, then acknowledged on the socket): the target's answer first.
     const answers = opcode === 1 ? this.answers.behind(carried) : undefined;
     this.enqueue(carries, answers, () => {
-      if (this.ws.readyState !== this.ws.OPEN) return;
-      if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'));
-      else if (opcode === 2) this.ws.send(data, { binary: true });
-      else if (opcode === 9) this.ws.ping(data);
+      if (this.ws.readyState !== this.ws.OPEN) return release();
+      // ws calls back once the frame is written to the socket (or failed): the bytes are the kernel's from there.
+      if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'), release);
+      else if (opcode === 2) this.ws.send(data, { binary: true }, release);
+      else if (opcode === 9) this.ws.ping(data, undefined, release);
+      else release();
     });
+  }
+
+  drop(): void {
+    this.queue.length = 0;
+    clearTimeout(this.timer);
+    this.ws.terminate();
+    for (const release of [...this.unsent]) release();
   }
 
   close(code?: number, reason?: string): void {

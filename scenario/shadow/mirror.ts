@@ -81,6 +81,10 @@ export class MirrorTarget {
   private readonly unsettled = new Map<number, number>();
   /** Bytes of those requests. */
   queuedBytes = 0;
+  /** Bytes of client WebSocket messages handed to this target's conversations and not yet written to its socket (the tee counts them against the same cap). */
+  wsQueuedBytes = 0;
+  /** Each open conversation's exchange in this target's capture, by shared id (dropConversation tags it). */
+  private readonly wsExchanges = new Map<number, number>();
   private readonly host: string;
   private readonly port: number;
   private readonly sockets = new Set<WebSocket>();
@@ -112,7 +116,9 @@ export class MirrorTarget {
       else if (fact.type === 'connection-closed') this.portOf.delete(fact.connectionId);
       else if (fact.type === 'exchange-started') {
         const id = this.sharedIdOf(fact);
-        if (id !== undefined) recording.tag(fact.exchangeId, { id });
+        if (id === undefined) return;
+        recording.tag(fact.exchangeId, { id });
+        if (fact.upgrade) this.wsExchanges.set(id, fact.exchangeId);
       }
     });
   }
@@ -421,6 +427,7 @@ export class MirrorTarget {
     // Listening from the start: the target's first message may come with its handshake's answer.
     const stream = this.streams.add();
     ws.once('close', stream.done);
+    ws.once('close', () => this.wsExchanges.delete(req.id));
     const conversation = new MirroredConversation(ws, this.bindings, stream.pairs, {
       behind: (tokens) => this.awaited.behind(tokens),
       unanswered: (id) => this.awaited.has(id),
@@ -443,6 +450,16 @@ export class MirrorTarget {
     this.sockets.add(ws);
     ws.once('close', () => this.sockets.delete(ws));
     return conversation;
+  }
+
+  /**
+   * The tee dropped a conversation's mirrors part-way (a client message too large to mirror whole, or past the
+   * queued-bytes cap): its exchange in this target's capture is tagged as the primary's is, so neither the live
+   * comparison nor `bb diff` of the captures compares the part that went.
+   */
+  dropConversation(id: number, why: string): void {
+    const exchangeId = this.wsExchanges.get(id);
+    if (exchangeId !== undefined) this.recording.tag(exchangeId, { id, skipped: why });
   }
 
   /** Waits (at most `ms`) until every queued request is answered, then closes lanes and sockets. */

@@ -245,7 +245,7 @@ export class Tee {
         if (!p?.sockets) return;
         if (f.direction !== 'send') {
           // The primary's server messages, in the order the client's go (one promise's turns): a value one issues binds with the target's (mirror-ws.ts).
-          if (f.opcode !== 1 && f.opcode !== 2) return;
+          if ((f.opcode !== 1 && f.opcode !== 2) || p.skip) return;
           // Decoded now, once for every target (the tap's bytes are its own again after this turn).
           const said = f.opcode === 1 && f.size === undefined ? f.data.toString('utf8') : undefined;
           // When it crossed, on the clock of what the client sent (its tick taken now, not in the promise's turn).
@@ -253,14 +253,31 @@ export class Tee {
           void p.sockets.then((ss) => ss.forEach((s) => s?.heard(said, at)));
           return;
         }
-        const data = Buffer.from(f.data);
         // What the client says on a socket is its own from now (a nick it joins with).
-        if (f.opcode === 1 && f.size === undefined && data.length <= BIND_READ_BYTES) this.sends.note(tokensOf(data.toString('utf8')), this.sends.tick());
+        if (f.opcode === 1 && f.size === undefined && f.data.length <= BIND_READ_BYTES) this.sends.note(tokensOf(f.data.toString('utf8')), this.sends.tick());
+        if (p.skip) return;
+        if (f.opcode === 8) {
+          void p.sockets.then((ss) => ss.forEach((s) => s?.close(f.closeCode, f.closeReason)));
+          return;
+        }
+        // A message the tap kept only the start of cannot be mirrored whole; one that would take a target past the
+        // queued-bytes cap (a target that stopped reading) would grow the shadow's memory without end. Either drops
+        // the conversation's mirrors, all targets alike (a comparison needs every side), from here on.
+        const n = f.data.length;
+        const why = f.size !== undefined ? 'too large' : this.mirrors.some((m) => m.queuedBytes + m.wsQueuedBytes + n > this.queuedCap) ? 'queue full' : undefined;
+        if (why) {
+          this.dropConversation(f.exchangeId, p, why);
+          return;
+        }
+        const data = Buffer.from(f.data);
+        for (const m of this.mirrors) m.wsQueuedBytes += n;
         void p.sockets.then((ss) => {
-          for (const s of ss) {
-            if (f.opcode === 8) s?.close(f.closeCode, f.closeReason);
-            else s?.send(f.opcode, data);
-          }
+          ss.forEach((s, i) => {
+            const m = this.mirrors[i]!;
+            const sent = (): void => void (m.wsQueuedBytes -= n);
+            if (s) s.send(f.opcode, data, sent);
+            else sent();
+          });
         });
         return;
       }
@@ -351,6 +368,22 @@ export class Tee {
     p.gathered = 0;
   }
 
+  /**
+   * Drops a WebSocket conversation's mirrors part-way: each target's side is cut and its capture's exchange tagged,
+   * the primary's too, so the conversation counts as skipped (why) and neither the live comparison nor `bb diff` of
+   * the captures compares the part that went.
+   */
+  private dropConversation(exchangeId: number, p: Pending, why: string): void {
+    p.skip = why;
+    this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
+    void p.sockets!.then((ss) =>
+      ss.forEach((s, i) => {
+        this.mirrors[i]!.dropConversation(p.req.id, why);
+        s?.drop();
+      }),
+    );
+  }
+
   private skip(exchangeId: number, p: Pending, why: string): void {
     p.skip = why;
     // Dropped part-way: none of the rest is kept (a body's tail alone is not what binding reads).
@@ -372,7 +405,7 @@ export class Tee {
     // Its body's values are the client's from now, mirrored or not (read up to what binding reads at all; its head was noted at its start).
     if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     // All targets or none: a comparison needs every answer.
-    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + p.bodyBytes > bytes)) {
+    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + m.wsQueuedBytes + p.bodyBytes > bytes)) {
       p.req.body = Buffer.alloc(0);
       this.skip(exchangeId, p, 'queue full');
       return;

@@ -17,6 +17,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -206,6 +207,70 @@ describe('bb shadow: caps drop the mirror, never the primary, and count it', () 
     assert.equal(report.totals.mirrored + 2, report.totals.requests);
     assert.deepEqual(report.routes['POST /large']?.skipped, { 'too large': 1 });
   });
+});
+
+/** A WebSocket server that records the size of every message it reads; with `stall`, it reads nothing (its socket paused). */
+async function sizesServer(stall = false): Promise<{ url: string; sizes: number[]; closed: Promise<void>; resume(): void }> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ server });
+  const sizes: number[] = [];
+  let closed!: () => void;
+  const done = new Promise<void>((r) => (closed = r));
+  let socket: import('node:net').Socket | undefined;
+  wss.on('connection', (ws, req) => {
+    socket = req.socket;
+    if (stall) socket.pause();
+    ws.on('message', (data: Buffer) => sizes.push(data.length));
+    ws.once('close', closed);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => closeHttpAndWs(server, wss));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sizes, closed: done, resume: () => socket?.resume() };
+}
+
+// WebSocket messages count against the queued-bytes cap too. Before, a client's messages to a target that had
+// stopped reading piled up in the shadow's memory without end (200 MiB sent, 192 MiB held), and a message the tap
+// kept only the start of (past --body-cap) reached each target cut. Either now drops the conversation's mirrors on
+// every target, tags its exchange in each capture, and counts it skipped; the primary gets every byte.
+describe('bb shadow: a WebSocket past the caps', () => {
+  for (const [why, opts] of [
+    ['queue full', { maxQueuedBytes: 1 << 20 }],
+    ['too large', { bodyCap: 64 << 10 }],
+  ] as const) {
+    it(`${why === 'queue full' ? 'a target that stopped reading: past the queued-bytes cap' : 'a message past --body-cap'} the conversation's mirrors are dropped as ${why}; the primary gets every message, no target a cut one`, async () => {
+      const primary = await sizesServer();
+      const candidate = await sizesServer(why === 'queue full');
+      const outDir = tmp.path(`ws-${why.replace(' ', '-')}`);
+      const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome, ...opts });
+      const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/upload`);
+      await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+      // Small messages first (mirrored), then 96 MiB in 1 MiB messages (more than the kernel's socket buffers of the
+      // two hops to a target can take: past them the shadow's own memory would hold the rest), or one of 100 KiB.
+      const sent = why === 'queue full' ? [10, 10, ...Array.from({ length: 96 }, () => 1 << 20)] : [10, 10, 100 << 10, 10];
+      for (const [i, n] of sent.entries()) {
+        ws.send(Buffer.alloc(n, i));
+        await new Promise<void>((resolve) => ws.once('pong', () => resolve()).ping());
+      }
+      // Each target's side is cut when the mirrors are dropped (a stalled target reads what reached it, then the end).
+      candidate.resume();
+      const cut = await Promise.race([candidate.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 15_000).unref())]);
+      assert.ok(cut, "the target's side was not cut");
+      assert.ok(candidate.sizes.every((n, i) => n === sent[i]), `the candidate got whole messages only: ${candidate.sizes}`);
+      ws.close();
+      await once(ws, 'close');
+      const report = await shadow.close(2_000);
+      assert.deepEqual(primary.sizes, sent);
+      if (why === 'too large') assert.deepEqual(candidate.sizes, [10, 10], 'the messages before it, none cut');
+      assert.deepEqual(report.totals.skipped, { [why]: 1 }, JSON.stringify(report.totals));
+      assert.equal(report.totals.mirrored, 0);
+      // Each capture tags it, so bb diff of the captures compares it no more than the live comparison did.
+      for (const side of ['primary', 'candidate'] as const) {
+        assert.deepEqual((await shadowTags(join(outDir, `${side}.har`))).map((t) => t.skipped), [why], side);
+      }
+      const offline = await diffCaptures(join(outDir, 'primary.har'), join(outDir, 'candidate.har'));
+      assert.equal(offline.exitCode, 0, JSON.stringify(offline.findings));
+    });
+  }
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
