@@ -91,6 +91,11 @@ export class ClientMessages {
     private readonly encoding: string | undefined,
   ) {}
 
+  /** Bytes of messages waiting for the target (what the mirror holds of the call, with its stream's buffers). */
+  get waiting(): number {
+    return this.waitingBytes;
+  }
+
   /** More of the body, as it crossed. */
   write(chunk: Buffer): void {
     this.frames.write(chunk);

@@ -81,10 +81,22 @@ export class MirrorTarget {
   private readonly unsettled = new Map<number, number>();
   /** Bytes of those requests. */
   queuedBytes = 0;
-  /** Bytes of client WebSocket messages handed to this target's conversations and not yet written to its socket (the tee counts them against the same cap). */
+  /** Bytes of client WebSocket messages handed to this target's conversations and not yet written to its socket. */
   wsQueuedBytes = 0;
-  /** Each open conversation's exchange in this target's capture, by shared id (dropConversation tags it). */
-  private readonly wsExchanges = new Map<number, number>();
+  /**
+   * What this target holds to send, counted against the queued-bytes cap: whole requests queued or in flight, and
+   * the bytes of WebSocket conversations and h2 streams still arriving not yet written (a target that stopped
+   * reading held them all before).
+   */
+  get queued(): number {
+    let n = this.queuedBytes + this.wsQueuedBytes;
+    for (const held of this.liveStreams) n += held();
+    return n;
+  }
+  /** Each h2 stream's bytes still arriving that it holds and has not yet handed to its session (sendH2, live). */
+  private readonly liveStreams = new Set<() => number>();
+  /** The exchange in this target's capture of each WebSocket conversation and h2 stream under way, by shared id (dropMirror tags it). */
+  private readonly exchanges = new Map<number, number>();
   private readonly host: string;
   private readonly port: number;
   private readonly sockets = new Set<WebSocket>();
@@ -118,7 +130,7 @@ export class MirrorTarget {
         const id = this.sharedIdOf(fact);
         if (id === undefined) return;
         recording.tag(fact.exchangeId, { id });
-        if (fact.upgrade) this.wsExchanges.set(id, fact.exchangeId);
+        if (fact.upgrade || fact.stream !== undefined) this.exchanges.set(id, fact.exchangeId);
       }
     });
   }
@@ -206,6 +218,8 @@ export class MirrorTarget {
       void conn.exchange(built.request, limits).then((outcome) => {
         done();
         settle();
+        this.exchanges.delete(req.id);
+        if (held) this.liveStreams.delete(held);
         this.inFlight--;
         this.queuedBytes -= req.body.length;
         built.more?.destroy();
@@ -214,6 +228,8 @@ export class MirrorTarget {
       });
       return built.more;
     };
+    // A body still arriving: what it holds until its session takes it (counted in `queued`).
+    let held: (() => number) | undefined;
     if (!live) return void this.streams.whenCaughtUp(wait, () => void go());
     // A request still arriving goes once its head may: a head that carries a value another exchange's primary
     // answer issued (a token from a login on a stream beside it: grpc-js calls share one connection) waits for
@@ -222,21 +238,25 @@ export class MirrorTarget {
     let head: Set<string> | undefined;
     const headWait = this.waitFor(this.streams.behind(() => (head ??= new Set(headTokens(req)))), this.awaited.behind(() => (head ??= new Set(headTokens(req)))));
     let more: PassThrough | undefined;
-    const held: Buffer[] = [];
-    let heldBytes = 0;
+    const waiting: Buffer[] = [];
+    let waitingBytes = 0;
     let endHeld = false;
+    let messages: ClientMessages | undefined;
+    held = () => waitingBytes + (more ? more.writableLength + more.readableLength : 0) + (messages?.waiting ?? 0);
+    this.liveStreams.add(held);
     const start = () => {
       if (more) return;
       more = go()!;
-      for (const chunk of held.splice(0)) if (more.writable) more.write(chunk);
+      for (const chunk of waiting.splice(0)) if (more.writable) more.write(chunk);
+      waitingBytes = 0;
       if (endHeld && more.writable) more.end();
     };
     this.streams.whenCaughtUp(headWait, start);
     const out = {
       write: (chunk: Buffer) => {
         if (more) return void (more.writable && more.write(chunk));
-        held.push(chunk);
-        if ((heldBytes += chunk.length) > MAX_WAITING_BYTES) start();
+        waiting.push(chunk);
+        if ((waitingBytes += chunk.length) > MAX_WAITING_BYTES) start();
       },
       end: () => {
         if (more) return void (more.writable && more.end());
@@ -244,7 +264,7 @@ export class MirrorTarget {
       },
     };
     if (!calls) return { ...out, abort: () => abort.abort() };
-    const messages = new ClientMessages(
+    messages = new ClientMessages(
       {
         bindings: this.bindings,
         whenReady: (tokens, go) => this.streams.whenCaughtUp(this.waitFor(this.streams.behind(tokens), this.awaited.behind(tokens)), go),
@@ -427,7 +447,7 @@ export class MirrorTarget {
     // Listening from the start: the target's first message may come with its handshake's answer.
     const stream = this.streams.add();
     ws.once('close', stream.done);
-    ws.once('close', () => this.wsExchanges.delete(req.id));
+    ws.once('close', () => this.exchanges.delete(req.id));
     const conversation = new MirroredConversation(ws, this.bindings, stream.pairs, {
       behind: (tokens) => this.awaited.behind(tokens),
       unanswered: (id) => this.awaited.has(id),
@@ -453,12 +473,12 @@ export class MirrorTarget {
   }
 
   /**
-   * The tee dropped a conversation's mirrors part-way (a client message too large to mirror whole, or past the
-   * queued-bytes cap): its exchange in this target's capture is tagged as the primary's is, so neither the live
+   * The tee dropped a conversation's or a stream's mirrors part-way (a client message too large to mirror whole, or
+   * past the queued-bytes cap): its exchange in this target's capture is tagged as the primary's is, so neither the live
    * comparison nor `bb diff` of the captures compares the part that went.
    */
-  dropConversation(id: number, why: string): void {
-    const exchangeId = this.wsExchanges.get(id);
+  dropMirror(id: number, why: string): void {
+    const exchangeId = this.exchanges.get(id);
     if (exchangeId !== undefined) this.recording.tag(exchangeId, { id, skipped: why });
   }
 

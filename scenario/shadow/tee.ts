@@ -135,7 +135,9 @@ export class Tee {
           return;
         }
         if (p.streams) {
-          // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary.
+          // Mirrored already: the rest of the body crosses to the targets as it crosses to the primary, within each
+          // target's queued-bytes cap (a target that stopped reading would have the shadow hold the rest).
+          if (this.mirrors.some((m) => m.queued + f.chunk.length > this.queuedCap)) return this.dropMirrors(f.exchangeId, p, 'queue full');
           for (const s of p.streams) s.write(Buffer.from(f.chunk));
           return;
         }
@@ -264,11 +266,8 @@ export class Tee {
         // queued-bytes cap (a target that stopped reading) would grow the shadow's memory without end. Either drops
         // the conversation's mirrors, all targets alike (a comparison needs every side), from here on.
         const n = f.data.length;
-        const why = f.size !== undefined ? 'too large' : this.mirrors.some((m) => m.queuedBytes + m.wsQueuedBytes + n > this.queuedCap) ? 'queue full' : undefined;
-        if (why) {
-          this.dropConversation(f.exchangeId, p, why);
-          return;
-        }
+        const why = f.size !== undefined ? 'too large' : this.mirrors.some((m) => m.queued + n > this.queuedCap) ? 'queue full' : undefined;
+        if (why) return this.dropMirrors(f.exchangeId, p, why);
         const data = Buffer.from(f.data);
         for (const m of this.mirrors) m.wsQueuedBytes += n;
         void p.sockets.then((ss) => {
@@ -369,16 +368,22 @@ export class Tee {
   }
 
   /**
-   * Drops a WebSocket conversation's mirrors part-way: each target's side is cut and its capture's exchange tagged,
-   * the primary's too, so the conversation counts as skipped (why) and neither the live comparison nor `bb diff` of
-   * the captures compares the part that went.
+   * Drops the mirrors of a WebSocket conversation or of an h2 stream still arriving, part-way: each target's side is
+   * cut and its capture's exchange tagged, the primary's too, so the exchange counts as skipped (why) and neither
+   * the live comparison nor `bb diff` of the captures compares the part that went.
    */
-  private dropConversation(exchangeId: number, p: Pending, why: string): void {
+  private dropMirrors(exchangeId: number, p: Pending, why: string): void {
     p.skip = why;
     this.primary.tag(exchangeId, { id: p.req.id, skipped: why });
-    void p.sockets!.then((ss) =>
+    if (p.streams) {
+      for (const m of this.mirrors) m.dropMirror(p.req.id, why);
+      p.streams.forEach((s) => s.abort());
+      p.streams = undefined;
+    }
+    void p.sockets?.then((ss) =>
       ss.forEach((s, i) => {
-        this.mirrors[i]!.dropConversation(p.req.id, why);
+        // Once open (a conversation still opening when dropped has no exchange on the target yet).
+        this.mirrors[i]!.dropMirror(p.req.id, why);
         s?.drop();
       }),
     );
@@ -405,7 +410,7 @@ export class Tee {
     // Its body's values are the client's from now, mirrored or not (read up to what binding reads at all; its head was noted at its start).
     if (p.req.body.length > 0 && p.req.body.length <= BIND_READ_BYTES) this.sends.note(bodyTokens(p.req), this.sends.tick());
     // All targets or none: a comparison needs every answer.
-    if (this.mirrors.some((m) => m.inFlight >= cap || m.queuedBytes + m.wsQueuedBytes + p.bodyBytes > bytes)) {
+    if (this.mirrors.some((m) => m.inFlight >= cap || m.queued + p.bodyBytes > bytes)) {
       p.req.body = Buffer.alloc(0);
       this.skip(exchangeId, p, 'queue full');
       return;

@@ -17,6 +17,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import type http2 from 'node:http2';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
@@ -31,7 +32,7 @@ import { closeHttpAndWs, recordingUpstream, type RecordingUpstream } from '../..
 import { Cleanups } from '../../helpers/cleanups.js';
 import { join } from 'node:path';
 import type { Har } from '../../../capture/index.js';
-import { h2Client, h2WebSocketServer, openH2WebSocket, streamBytes } from '../../helpers/h2-peers.js';
+import { h2Client, h2Server, h2WebSocketServer, openH2WebSocket, streamBytes } from '../../helpers/h2-peers.js';
 import { OP, parseFrames, wsFrame, type ParsedFrame } from '../../helpers/ws-frames.js';
 import { eventsOf, feed, readSome } from '../../helpers/sse-feed.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
@@ -271,6 +272,60 @@ describe('bb shadow: a WebSocket past the caps', () => {
       assert.equal(offline.exitCode, 0, JSON.stringify(offline.findings));
     });
   }
+});
+
+// An h2 upload still arriving when the primary's answer head came is mirrored live, the rest as it crosses. A target
+// that stopped reading it (its flow-control window full) had the shadow hold the rest without end; now what a
+// target holds of streams still arriving counts against the queued-bytes cap, and past it the stream's mirrors are
+// cancelled, the exchange tagged skipped in each capture.
+describe('bb shadow: an h2 upload still arriving past the queued-bytes cap', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+
+  it("a target that stopped reading: the stream's mirrors are cancelled as queue full; the primary gets every byte", async () => {
+    let primaryBytes = 0;
+    const primary = await h2Server(cleanups, (stream) => {
+      // The answer's head at once: the mirror goes while the upload still arrives.
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.on('data', (c: Buffer) => (primaryBytes += c.length));
+      stream.on('end', () => stream.end(JSON.stringify({ received: primaryBytes })));
+    });
+    let candidateStreams = 0;
+    let candidateClosed!: () => void;
+    const candidateDone = new Promise<void>((r) => (candidateClosed = r));
+    const candidate = await h2Server(cleanups, (stream) => {
+      candidateStreams++;
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      // Reads nothing: its window fills and the mirror's stream can send no more.
+      stream.pause();
+      stream.once('close', candidateClosed);
+    });
+    const outDir = tmp.path('h2-upload-cap');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome, mirror: 'all', maxQueuedBytes: 1 << 20 });
+    const { session } = h2Client(shadow.url, cleanups);
+    const req = session.request({ ':method': 'POST', ':path': '/upload', 'content-type': 'application/octet-stream' });
+    const [head] = (await once(req, 'response')) as [http2.IncomingHttpHeaders];
+    assert.equal(head[':status'], 200);
+    const answer = streamBytes(req);
+    const total = 8 << 20;
+    for (let i = 0; i < 8; i++) if (!req.write(Buffer.alloc(1 << 20, i))) await once(req, 'drain');
+    req.end();
+    assert.deepEqual(JSON.parse((await answer).toString()), { received: total });
+    // The candidate's stream is cancelled when its mirror is dropped.
+    const cut = await Promise.race([candidateDone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 15_000).unref())]);
+    assert.ok(cut, "the candidate's stream was not cancelled");
+    session.close();
+    const report = await shadow.close(2_000);
+    assert.equal(primaryBytes, total);
+    assert.equal(candidateStreams, 1);
+    assert.deepEqual(report.totals.skipped, { 'queue full': 1 }, JSON.stringify(report.totals));
+    assert.equal(report.totals.mirrored, 0);
+    for (const side of ['primary', 'candidate'] as const) {
+      assert.deepEqual((await shadowTags(join(outDir, `${side}.har`))).map((t) => t.skipped), ['queue full'], side);
+    }
+    const offline = await diffCaptures(join(outDir, 'primary.har'), join(outDir, 'candidate.har'));
+    assert.equal(offline.exitCode, 0, JSON.stringify(offline.findings));
+  });
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
