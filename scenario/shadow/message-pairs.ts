@@ -25,6 +25,26 @@ export type Said = string | Uint8Array;
 export const CATCH_UP_MS = 1000;
 /** Messages of one side kept while the other side's same message has not come (the oldest go first). */
 const MAX_PENDING = 256;
+/**
+ * Bytes of such messages one target's open streams keep in all: past it the longest-open stream's oldest go first
+ * (a client sends back what it heard lately), and a message larger than all of it is not kept (so not bound).
+ * Without it a target that lags on many conversations whose primary says long messages held up to 256 × 256 KiB
+ * for each of them.
+ */
+export const MAX_PENDING_BYTES = 16 << 20;
+
+/** What one target's open streams keep of messages waiting for their pair, shared by its MessagePairs. */
+export interface PendingBudget {
+  bytes: number;
+  readonly max: number;
+  /** Forgets one kept message to make room (false: none kept). */
+  evict(): boolean;
+}
+
+/** The memory a kept message counts for (a string's characters, a gRPC message's bytes). */
+function sizeOf(text: Said): number {
+  return typeof text === 'string' ? text.length : text.byteLength;
+}
 
 /** The primary's and one target's server messages of one stream, paired by number. */
 export class MessagePairs {
@@ -46,7 +66,25 @@ export class MessagePairs {
     private readonly bindings: Counterparts,
     private readonly onTarget: () => void = () => {},
     private readonly onLearned: (values: string[]) => void = () => {},
+    /** Shared with the target's other streams (OpenStreams); default: this stream's own. */
+    private readonly budget: PendingBudget = { bytes: 0, max: MAX_PENDING_BYTES, evict: () => this.dropOldestKept() },
   ) {}
+
+  /** Bytes this stream keeps of messages waiting for their pair (counted in the budget). */
+  private keptBytes = 0;
+  /** The stream ended (release): later messages are paired with what is kept, and kept no more. */
+  private released = false;
+
+  /** The stream ended: what it kept leaves the budget. */
+  release(): void {
+    this.released = true;
+    this.budget.bytes -= this.keptBytes;
+    this.keptBytes = 0;
+    this.primaryTexts.clear();
+    this.targetTexts.clear();
+    this.issued.clear();
+    this.primaryAt.clear();
+  }
 
   /** Messages the primary's server sent so far. */
   get primaryCount(): number {
@@ -92,6 +130,7 @@ export class MessagePairs {
     const theirs = other.get(r);
     if (theirs !== undefined) {
       other.delete(r);
+      this.unkeep(theirs);
       this.issued.delete(r);
       const at = this.primaryAt.get(r);
       this.primaryAt.delete(r);
@@ -102,19 +141,47 @@ export class MessagePairs {
       return;
     }
     // The other side's r-th came already (binary, or kept in part): nothing to wait for.
-    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > BIND_READ_BYTES) {
+    if (r < (side === 'primary' ? this.targetSaid : this.primarySaid) || text.length > BIND_READ_BYTES || this.released) {
+      this.primaryAt.delete(r);
+      return;
+    }
+    const size = sizeOf(text);
+    // Room in the target's budget, the oldest kept going first; else (larger than all of it) not kept.
+    while (this.budget.bytes + size > this.budget.max && this.budget.evict());
+    if (this.budget.bytes + size > this.budget.max) {
       this.primaryAt.delete(r);
       return;
     }
     mine.set(r, text);
-    if (mine.size > MAX_PENDING) {
-      const oldest = mine.keys().next().value!;
-      mine.delete(oldest);
-      if (side === 'primary') {
-        this.issued.delete(oldest);
-        this.primaryAt.delete(oldest);
-      }
+    this.keptBytes += size;
+    this.budget.bytes += size;
+    if (mine.size > MAX_PENDING) this.dropOldest(side);
+  }
+
+  /** Forgets this stream's oldest message still waiting for its pair (the primary's first); false when none is kept. */
+  dropOldestKept(): boolean {
+    if (this.keptBytes === 0) return false;
+    this.dropOldest(this.primaryTexts.size > 0 ? 'primary' : 'target');
+    return true;
+  }
+
+  // Forgets one side's oldest message still waiting for its pair.
+  private dropOldest(side: 'primary' | 'target'): void {
+    const mine = side === 'primary' ? this.primaryTexts : this.targetTexts;
+    const oldest = mine.keys().next().value;
+    if (oldest === undefined) return;
+    this.unkeep(mine.get(oldest)!);
+    mine.delete(oldest);
+    if (side === 'primary') {
+      this.issued.delete(oldest);
+      this.primaryAt.delete(oldest);
     }
+  }
+
+  private unkeep(text: Said): void {
+    const size = sizeOf(text);
+    this.keptBytes -= size;
+    this.budget.bytes -= size;
   }
 }
 
@@ -137,6 +204,8 @@ export interface CatchUp {
 export class OpenStreams {
   private readonly open = new Set<MessagePairs>();
   private readonly waiting = new Set<() => boolean>();
+  /** What the open streams keep of messages waiting for their pair, in all. */
+  readonly pending: PendingBudget;
 
   /**
    * `unanswered`: whether the target's answer to an exchange (by shared id) is still to come; `onLearned`: the primary's
@@ -146,13 +215,30 @@ export class OpenStreams {
     private readonly bindings: Counterparts,
     private readonly unanswered: (id: number) => boolean = () => false,
     private readonly onLearned: (values: string[]) => void = () => {},
-  ) {}
+    maxPendingBytes = MAX_PENDING_BYTES,
+  ) {
+    // The longest-open stream that keeps any gives up its oldest (the Set's order is the order they opened in).
+    this.pending = {
+      bytes: 0,
+      max: maxPendingBytes,
+      evict: () => {
+        for (const s of this.open) if (s.dropOldestKept()) return true;
+        return false;
+      },
+    };
+  }
 
-  /** A new stream's pairs, counted among the open ones until `done()`. */
+  /** A new stream's pairs, counted among the open ones until `done()` (which releases what it kept). */
   add(): { pairs: MessagePairs; done(): void } {
-    const pairs = new MessagePairs(this.bindings, () => this.wake(), this.onLearned);
+    const pairs = new MessagePairs(this.bindings, () => this.wake(), this.onLearned, this.pending);
     this.open.add(pairs);
-    return { pairs, done: () => (this.open.delete(pairs), this.wake()) };
+    return {
+      pairs,
+      done: () => {
+        if (this.open.delete(pairs)) pairs.release();
+        this.wake();
+      },
+    };
   }
 
   /**

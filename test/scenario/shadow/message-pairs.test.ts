@@ -21,7 +21,8 @@ import { connect, constants, createServer as createH2cServer, type Http2ServerRe
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startShadow, type Shadow } from '../../../scenario/index.js';
-import { diffCaptures } from '../../../diff/index.js';
+import { Counterparts, diffCaptures } from '../../../diff/index.js';
+import { OpenStreams } from '../../../scenario/shadow/message-pairs.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
 
@@ -312,5 +313,41 @@ describe('bb shadow: a lagging stream holds back no request that does not carry 
     ac.abort();
     await stream.destroy();
     await shadow.close();
+  });
+});
+
+// What one target's open streams keep of messages waiting for their pair is bounded in bytes across its streams
+// (MAX_PENDING_BYTES): a target lagging on many conversations whose primary says long messages held up to
+// 256 × 256 KiB for each before. Past the budget the longest-open stream's oldest go first; what is kept still binds,
+// and a stream's end releases its share.
+describe('message pairs: the bytes kept for pairing, per target', () => {
+  const ticket = (side: string, n: number) => `${side}-7f3a9c${n}e2b4d1`;
+  const say = (side: string, n: number) => JSON.stringify({ ticket: ticket(side, n), note: 'x'.repeat(100_000) });
+
+  it('stay within the budget across streams; the messages kept still bind; a stream that ends releases its share', () => {
+    const bindings = new Counterparts();
+    const streams = new OpenStreams(bindings, undefined, undefined, 300_000);
+    const opened = [streams.add(), streams.add(), streams.add()];
+    let most = 0;
+    for (const [i, s] of opened.entries()) {
+      for (let n = 0; n < 4; n++) {
+        s.pairs.primary(say('primary', i * 10 + n));
+        most = Math.max(most, streams.pending.bytes);
+      }
+    }
+    assert.ok(most <= 300_000, `kept ${most} bytes`);
+    assert.ok(streams.pending.bytes > 200_000, `kept ${streams.pending.bytes} bytes: the budget is used, not emptied`);
+    // The last stream's latest message is kept: the target's says its counterpart.
+    const last = opened[2]!.pairs;
+    for (let n = 0; n < 4; n++) last.target(say('target', 20 + n));
+    assert.equal(bindings.get(ticket('primary', 23)), ticket('target', 23));
+    // The first stream's were dropped for the later ones: no counterpart learned, nothing held for them.
+    opened[0]!.pairs.target(say('target', 0));
+    assert.equal(bindings.get(ticket('primary', 0)), undefined);
+    for (const s of opened) s.done();
+    assert.equal(streams.pending.bytes, 0);
+    // A message after its stream ended is not kept.
+    opened[1]!.pairs.primary(say('primary', 99));
+    assert.equal(streams.pending.bytes, 0);
   });
 });
