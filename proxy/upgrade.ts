@@ -27,11 +27,15 @@ export interface TapFeeds {
 /**
  * Called once bytes flow both ways; it may read (never write) both sockets,
  * either with listeners of its own or by returning feeds the relay calls.
+ * The proxy reports the connection's end (upgrade-closed, by 'none'): only
+ * the built-in WebSocket tap says more (who closed first, with what code).
  */
 export type UpgradeTap = (args: {
   exchangeId: number;
-  client: Duplex;
-  upstream: Duplex;
+  /** Absent for a WebSocket over an HTTP/2 stream (RFC 8441): there the stream's bytes come through the feeds only. */
+  client?: Duplex;
+  /** Absent as `client` is. */
+  upstream?: Duplex;
   clientHead: Buffer;
   upstreamHead: Buffer;
   responseHeaders: RawHeaders;
@@ -80,8 +84,10 @@ export function handOver(h: HandOver): void {
     } catch {
       // A broken tap must never break the connection.
     }
-  } else {
-    // Not a WebSocket (or tapping is off): only the end is a fact.
+  }
+  if (!tap || h.tap) {
+    // No WebSocket tap reads it (not a WebSocket, or a caller's own tap): only the end is a fact. (A caller's tap
+    // emitted none before: its connections stayed open in the proxy's count, and close() waited out its grace.)
     let closedOnce = false;
     const closed = (): void => {
       if (closedOnce) return;

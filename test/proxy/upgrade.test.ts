@@ -12,8 +12,9 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { startProxy, FactBus, type Fact, type RunningProxy } from '../../proxy/index.js';
 import { rawClient } from '../helpers/raw.js';
 import { scriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { OP, afterHead, deflatePayload, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
+import { OP, afterHead, deflatePayload, parseFrames, upgradeRequest, upgradeResponse, wsFrame, wsKey } from '../helpers/ws-frames.js';
 import { Cleanups } from '../helpers/cleanups.js';
+import { h2Client, h2WebSocketServer, openH2WebSocket, streamBytes } from '../helpers/h2-peers.js';
 import { Steps } from '../helpers/steps.js';
 import { alongside, echoServer, record, waitUntil, type Recording } from '../helpers/recording.js';
 import type { Har } from '../../capture/har.js';
@@ -256,5 +257,73 @@ describe('invalid WebSocket frames, in each direction', () => {
     }
     const goodHar = await goodRec.finish();
     assert.equal(goodHar.log.entries.length, goodTotal, 'every good request recorded once');
+  });
+});
+
+// A caller's own UpgradeTap (ProxyOptions.tap) reads the upgraded bytes instead of the WebSocket tap: the proxy
+// reports the connection's end itself (upgrade-closed, by 'none'). It reported none before, so every such
+// connection stayed in the proxy's count of open upgrades and close() waited out its grace. A WebSocket over an
+// HTTP/2 stream (RFC 8441) goes to the caller's tap too, fed the stream's DATA (it went to the built-in tap).
+describe("a caller's own upgrade tap", () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+
+  /** A proxy to `target` whose tap keeps what it is fed, by direction, and the bus's facts. */
+  async function tappedProxy(target: string): Promise<{ proxy: RunningProxy; facts: Fact[]; fed: { client: Buffer[]; upstream: Buffer[] }; sockets: boolean[] }> {
+    const bus = new FactBus();
+    const facts: Fact[] = [];
+    bus.on((f) => facts.push(f));
+    const fed = { client: [] as Buffer[], upstream: [] as Buffer[] };
+    const sockets: boolean[] = [];
+    const proxy = await startProxy({
+      target,
+      bus,
+      tap: ({ client, upstream }) => {
+        sockets.push(client !== undefined && upstream !== undefined);
+        return { fromClient: (c) => fed.client.push(Buffer.from(c)), fromUpstream: (c) => fed.upstream.push(Buffer.from(c)) };
+      },
+    });
+    cleanups.add(() => proxy.close(0));
+    return { proxy, facts, fed, sockets };
+  }
+
+  it('HTTP/1.1: fed every byte both ways; the end is upgrade-closed, no WebSocket facts', async () => {
+    const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(wss, 'listening');
+    cleanups.add(() => new Promise<void>((done) => wss.close(() => done())));
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${data}`)));
+    const { proxy, facts, fed, sockets } = await tappedProxy(`http://127.0.0.1:${(wss.address() as net.AddressInfo).port}`);
+    const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/chat`, { perMessageDeflate: false });
+    await once(ws, 'open');
+    ws.send('hello');
+    await once(ws, 'message');
+    ws.close(1000);
+    await once(ws, 'close');
+    await until(() => facts.some((f) => f.type === 'upgrade-closed'), 'upgrade-closed');
+    assert.deepEqual(sockets, [true]);
+    assert.deepEqual(facts.filter((f) => f.type === 'upgrade-closed').map((f) => f.type === 'upgrade-closed' && f.by), ['none']);
+    assert.equal(facts.filter((f) => f.type === 'ws-message').length, 0);
+    // What the tap was fed is the frames themselves: the client's masked text, the server's echo and both closes.
+    const fromServer = parseFrames(Buffer.concat(fed.upstream)).frames.map((f) => [f.opcode, f.payload.toString()]);
+    assert.deepEqual(fromServer, [[OP.text, 'echo hello'], [OP.close, fromServer[1]![1]]]);
+    assert.deepEqual(parseFrames(Buffer.concat(fed.client)).frames.map((f) => f.opcode), [OP.text, OP.close]);
+  });
+
+  it('a WebSocket over an HTTP/2 stream: fed the stream\'s DATA, no sockets; the end is upgrade-closed', async () => {
+    const server = await h2WebSocketServer(cleanups, (f) => wsFrame({ opcode: f.opcode, payload: `echo ${f.payload}` }));
+    const { proxy, facts, fed, sockets } = await tappedProxy(server.url);
+    const { session } = h2Client(proxy.url, cleanups);
+    const { stream, head } = await openH2WebSocket(session, { ':path': '/chat', ':authority': new URL(proxy.url).host, 'sec-websocket-version': '13' });
+    assert.equal(head[':status'], 200);
+    const answers = streamBytes(stream);
+    stream.write(wsFrame({ opcode: OP.text, payload: 'hello', mask: true }));
+    stream.end(wsFrame({ opcode: OP.close, payload: Buffer.from([0x03, 0xe8]), mask: true }));
+    await answers;
+    await until(() => facts.some((f) => f.type === 'upgrade-closed'), 'upgrade-closed');
+    assert.deepEqual(sockets, [false]);
+    assert.equal(facts.filter((f) => f.type === 'ws-message').length, 0);
+    assert.deepEqual(parseFrames(Buffer.concat(fed.client)).frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[OP.text, Buffer.from('hello').toString('hex')], [OP.close, '03e8']]);
+    assert.deepEqual(parseFrames(Buffer.concat(fed.upstream)).frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[OP.text, Buffer.from('echo hello').toString('hex')], [OP.close, '03e8']]);
+    session.close();
   });
 });
