@@ -78,9 +78,14 @@ function verdictOf(diffs: readonly Difference[], secondary: boolean): Counted['v
   return diffs.length > 0 ? 'noise' : 'equal';
 }
 
+/** How many of the latest skipped primary exchanges the comparison remembers (to drop a target's entry that comes after). */
+const SKIPPED_KEPT = 4096;
+
 /** Compares the three captures' entries as they come. */
 export class ShadowComparer {
   private readonly groups = new Map<number, Group>();
+  /** The latest primary exchanges counted as skipped (SKIPPED_KEPT at most): a target's entry of one that comes later is not held. */
+  private readonly skipped = new Set<number>();
   readonly live: ShadowLive;
   private readonly binding: BatchBinding;
   /** Compared exchanges whose verdict waits for the use of the values they issued (settle). */
@@ -141,11 +146,15 @@ export class ShadowComparer {
       if (skipped) {
         this.live.skip(route, skipped);
         this.groups.delete(id);
+        this.skipped.add(id);
+        if (this.skipped.size > SKIPPED_KEPT) this.skipped.delete(this.skipped.values().next().value!);
         return;
       }
       counts.mirrored++;
-    } else if (entry._bb?.shadow?.skipped) {
-      // A conversation whose mirrors were dropped part-way (tee.ts dropConversation): its primary counts it as skipped.
+    } else if (entry._bb?.shadow?.skipped || this.skipped.has(id)) {
+      // A conversation or stream whose mirrors were dropped part-way (tee.ts dropMirrors): its primary counts it as
+      // skipped. A target's entry that was not tagged so (its side had ended first) and comes after the primary's
+      // would otherwise wait for a primary entry that never comes, for the rest of the run.
       return;
     }
     let g = this.groups.get(id);

@@ -22,7 +22,7 @@ import { diffCaptures, type Finding } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { closeHttpAndWs } from '../../helpers/servers.js';
 import type { HarEntry } from '../../../capture/index.js';
-import { batchLength, type Group } from '../../../scenario/shadow/compare.js';
+import { batchLength, ShadowComparer, type Group } from '../../../scenario/shadow/compare.js';
 
 const tmp = tempDir();
 
@@ -159,5 +159,35 @@ describe('bb shadow: a candidate that answers 500 on some requests', () => {
     ]);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.deepEqual(offlineKeys(offline.findings), liveKeys(report.findings));
+  });
+});
+
+// A conversation whose mirrors were dropped part-way is skipped in the primary's capture, and in each target's when
+// its side was still open to be tagged. A target's side that had ended first keeps an untagged entry; when that
+// entry reaches the comparison after the primary's, it waited for a primary entry that never comes, for the rest of
+// the run (a whole conversation held). The comparison now leaves a target's entry of a skipped exchange, whichever
+// comes first.
+describe('the live comparison and an exchange skipped part-way', () => {
+  const ws = (id: number, skipped?: string): HarEntry =>
+    ({
+      startedDateTime: new Date(0).toISOString(),
+      time: 5,
+      request: { method: 'GET', url: 'http://127.0.0.1:1/live', httpVersion: 'HTTP/1.1', headers: [], queryString: [], cookies: [], headersSize: -1, bodySize: 0 },
+      response: { status: 101, statusText: '', httpVersion: 'HTTP/1.1', headers: [], cookies: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      _resourceType: 'websocket',
+      _webSocketMessages: [],
+      _bb: { shadow: skipped ? { id, skipped } : { id } },
+    }) as unknown as HarEntry;
+
+  it("holds no target entry of it, before or after the primary's", async () => {
+    const comparer = new ShadowComparer({ secondary: false, targets: { primary: 'http://p', candidate: 'http://c' } });
+    comparer.add('candidate', ws(1));
+    comparer.add('primary', ws(1, 'queue full'));
+    comparer.add('primary', ws(2, 'queue full'));
+    comparer.add('candidate', ws(2));
+    assert.equal(comparer.waiting, 0);
+    await comparer.compareReady(true);
+    const totals = comparer.live.report().totals;
+    assert.deepEqual([totals.requests, totals.mirrored, totals.skipped], [2, 0, { 'queue full': 2 }]);
   });
 });
