@@ -158,6 +158,8 @@ interface Pending {
   list: EntrySummary[];
   /** startedDateTime (for the order), host (for the names) and content digest (for the token). */
   started: string[];
+  /** What each entry is compared in order of (order.ts comparisonSeq: a shadow's shared id, else `_bb.seq`), by index. */
+  order: Array<number | undefined>;
   hosts: string[];
   digests: string[];
   /** Where each entry's kept JSON and marker sequence went. */
@@ -274,7 +276,7 @@ export class SideWork {
       if (s === undefined) shapeOfDigest.set(digest, (s = shapes.add(n)));
       return s;
     };
-    const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks };
+    const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks, order: [] };
     const hosts = new Set<string>();
     for (let i = 0; i < this.cap.entryCount; i++) {
       if (leave.has(i)) {
@@ -298,9 +300,11 @@ export class SideWork {
         p.kept[i] = kept;
       }
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
+      p.order[i] = comparisonSeq(entry);
       if (!(pair.shadowPair && notCompared(entry))) p.list.push({
         index: i,
-        ...(typeof comparisonSeq(entry) === 'number' ? { seq: comparisonSeq(entry) } : {}),
+        // The capture's own number (`#N` in bb inspect and frames), as the in-memory store gives it; a shadow's shared id only orders.
+        ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
         key: n.key,
         route: n.route,
         page,
@@ -335,7 +339,10 @@ export class SideWork {
     this.pending = undefined;
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
-    const list = sortForComparison(p.list, (s) => p.started[s.index]);
+    const list = sortForComparison(
+      p.list.map((s) => ({ s, index: s.index, seq: p.order[s.index] })),
+      (x) => p.started[x.index],
+    ).map((x) => x.s);
     assignIds(list, (s) => s.page, hosts ? (s) => p.hosts[s.index]! : undefined);
     const markers = p.marks.take();
     // The compared entries' keyed ordinals, as the in-memory store finds them (after the path rules).

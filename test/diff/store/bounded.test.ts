@@ -1,5 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffOptions, type DiffStage } from '../../../diff/index.js';
 import { createContext, type StoreKind } from '../../../diff/context.js';
 import { defaultStages, runStages } from '../../../diff/stages.js';
@@ -74,6 +78,42 @@ describe('the bounded store (captures of any size)', () => {
       assert.match(await renderHtml(bounded, { views }), /jsondiffpatch-modified/);
     });
   }
+
+  // Two of a shadow's captures are compared in the order of their shared ids, but a pair's `exchange` names each
+  // capture's own entry (`#N`: its `_bb.seq`, as bb inspect and bb frames read it). The bounded store named the shared
+  // id on both sides, so past the in-memory threshold a candidate's `#5` was another exchange of candidate.har.
+  it("gives the same result on two of a shadow's captures: each pair's exchange is its own capture's number", async () => {
+    const dir = tempDir();
+    const servers: http.Server[] = [];
+    const serve = (v: string) =>
+      new Promise<string>((resolve) => {
+        const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v, path: req.url })));
+        servers.push(server);
+        server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+      });
+    try {
+      const shadow = await startShadow({ primary: await serve('old'), candidate: await serve('new'), outDir: dir.path('shadow'), bbHome: dir.bbHome });
+      // A POST between the GETs is not mirrored: the candidate's capture numbers its entries apart from the shared ids.
+      for (const [i, method] of ['GET', 'POST', 'GET', 'GET'].entries()) await (await fetch(`${shadow.url}/x/${i}`, { method })).text();
+      await shadow.close();
+    } finally {
+      for (const server of servers) server.close();
+    }
+    const [oldPath, newPath] = [dir.path('shadow/primary.har'), dir.path('shadow/candidate.har')];
+    const whole = await runStages(createContext(oldPath, newPath, {}, 'memory'), defaultStages);
+    const bounded = await runStages(createContext(oldPath, newPath, {}, 'bounded'), defaultStages);
+    assert.deepEqual(bounded.pairs, whole.pairs);
+    assert.deepEqual(bounded, whole);
+    const seqs = (path: string) => new Map((JSON.parse(readFileSync(path, 'utf8')) as Har).log.entries.map((e) => [`#${e._bb!.seq}`, new URL(e.request.url).pathname]));
+    const [oldSeqs, newSeqs] = [seqs(oldPath), seqs(newPath)];
+    const paired = bounded.pairs.filter((p) => p.status === 'paired');
+    assert.equal(paired.length, 3);
+    for (const p of paired) {
+      const path = p.request!.replace(/^GET /, '');
+      assert.equal(oldSeqs.get(p.exchange!.old!), path, `old ${p.exchange!.old} of ${p.request}`);
+      assert.equal(newSeqs.get(p.exchange!.new!), path, `new ${p.exchange!.new} of ${p.request}`);
+    }
+  });
 
   it('runs the one stage list, the store being the only difference, and an edit by name reaches both stores', async () => {
     const dir = tempDir();
