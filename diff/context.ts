@@ -67,6 +67,8 @@ export interface EntrySummary {
   index: number;
   /** bb's capture sequence number. */
   seq?: number;
+  /** `bb shadow`'s shared id (`_bb.shadow.id`), in a shadow's capture. */
+  shadow?: number;
   /** Pairing key: page and route. */
   key: string;
   /** "METHOD path" (with the host when hosts are in keys). */
@@ -184,6 +186,8 @@ export interface Summarized {
   hosts: string[];
   /** The entries a replay of this side did not send, left out (SideStore.summarize's `replayOf`). */
   leftOut?: HarReplaySkip[];
+  /** With PairFacts.shadowPair: the shared ids of the entries left out as not mirrored (order.ts notCompared). */
+  notCompared?: number[];
 }
 
 /** Which store the sides are kept in. */
@@ -222,6 +226,8 @@ export interface DiffContext {
   new: DiffSide;
   /** Pairing (pair stage). */
   lineup: Lineup[];
+  /** Two of a shadow's captures: each side's shared ids left out as not mirrored (normalize stage), for the pair stage. */
+  shadowLeftOut?: [ReadonlySet<number>, ReadonlySet<number>];
   /** Differences (compare stage), classified by the classify stage. */
   differences: Difference[];
   /** Per-pair counts. */

@@ -39,6 +39,12 @@ export function comparisonSeq(entry: HarEntry): number | undefined {
   return typeof shadow === 'number' ? shadow : entry._bb?.seq;
 }
 
+/** `{ shadow: id }` for an entry of a shadow's capture (EntrySummary.shadow), else nothing. */
+export function shadowIdOf(entry: HarEntry): { shadow?: number } {
+  const id = entry._bb?.shadow?.id;
+  return typeof id === 'number' ? { shadow: id } : {};
+}
+
 /** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison with another of the shadow's captures holds it (PairFacts.shadowPair). */
 export function notCompared(entry: HarEntry): boolean {
   return typeof entry._bb?.shadow?.skipped === 'string';

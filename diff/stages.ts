@@ -6,7 +6,7 @@
 // edited by name without touching the others.
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type PairFacts, type SideHeader, type SideStore, type StagePart, type Summarized } from './context.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type StagePart, type Summarized } from './context.js';
 import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
 import { pairEntries, settleReorders } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
@@ -163,6 +163,7 @@ export const defaultStages: readonly DiffStage[] = [
       ]);
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;
+      if (ho.notCompared || hn.notCompared) ctx.shadowLeftOut = [new Set(ho.notCompared), new Set(hn.notCompared)];
       // Hosts in keys or not is decided for both sides at once (docs/diff.md "What is compared"); entries are named after.
       const withHosts = hostsInKeys(new Set(ho.hosts), new Set(hn.hosts));
       // One side after the other: a bounded side's worker ends once it handed its summaries over
@@ -181,6 +182,14 @@ export const defaultStages: readonly DiffStage[] = [
       // Two of a shadow's captures hold each exchange under its shared id, in one order: place says which pair.
       const shadowPair = isShadowPair(o.header, n.header);
       ctx.lineup = pairEntries(o.summaries, n.summaries, ctx.config.pairing.unordered ?? [], !shadowPair);
+      // An exchange one side left out as not mirrored is left out of the other too: a stream whose mirrors bb shadow
+      // dropped part-way after a target's side had ended keeps that side's entry untagged (the live comparison
+      // leaves it as well: scenario/shadow/compare.ts).
+      const left = ctx.shadowLeftOut;
+      if (shadowPair && left) {
+        const leftOut = (set: ReadonlySet<number>, s: EntrySummary | undefined) => s?.shadow !== undefined && set.has(s.shadow);
+        ctx.lineup = ctx.lineup.filter((l) => !(l.old === undefined && leftOut(left[0], n.summaries[l.new!])) && !(l.new === undefined && leftOut(left[1], o.summaries[l.old!])));
+      }
       settleReorders(ctx.lineup, o.summaries, n.summaries);
     },
   },

@@ -6,7 +6,7 @@ import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, shadowIdOf, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
 import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
@@ -66,13 +66,19 @@ export class MemoryStore implements SideStore {
     const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries, pair.primarySends), this.boundBefore) : undefined;
     const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
+    const notMirrored: number[] = [];
     for (const { entry, index } of order) {
-      if ((pair.shadowPair && notCompared(entry)) || leave.has(index)) continue;
+      if (pair.shadowPair && notCompared(entry)) {
+        const id = shadowIdOf(entry).shadow;
+        if (id !== undefined) notMirrored.push(id);
+        continue;
+      }
+      if (leave.has(index)) continue;
       const page = entry.pageref ? labels.get(entry.pageref) ?? '' : '';
       this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
       this.hosts.push(entryHost(entry, nctx));
     }
-    return { hosts: [...new Set(this.hosts)], ...(leftOut ? { leftOut } : {}) };
+    return { hosts: [...new Set(this.hosts)], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}) };
   }
 
   async finish(withHosts: boolean): Promise<void> {
@@ -92,6 +98,7 @@ export class MemoryStore implements SideStore {
       return {
         index: e.meta.index,
         ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}),
+        ...shadowIdOf(logEntries[e.meta.index]!),
         key: e.key,
         route: e.route,
         page: e.meta.page,

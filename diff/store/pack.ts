@@ -8,7 +8,7 @@ import type { EntrySummary } from '../context.js';
 import type { KeptRef } from './side-work.js';
 
 /** Numbers per entry in PackedSummaries.numbers. */
-const STRIDE = 17;
+const STRIDE = 18;
 
 /** Summaries as columns. */
 export interface PackedSummaries {
@@ -16,7 +16,7 @@ export interface PackedSummaries {
   count: number;
   /** The distinct keys, routes and pages, by number. */
   names: string[];
-  /** Per entry, STRIDE numbers: index, key, route, page (into names), shape, seq, kept (chunk, at, text, rest), marks (start, length in the side's markers), start and end, seqStart and seqEnd, connection (into names); -1 or NaN where absent. */
+  /** Per entry, STRIDE numbers: index, key, route, page (into names), shape, seq, kept (chunk, at, text, rest), marks (start, length in the side's markers), start and end, seqStart and seqEnd, connection (into names), shadow; -1 or NaN where absent. */
   numbers: Float64Array;
   /** Each entry's id. */
   ids: string[];
@@ -72,6 +72,7 @@ export function packSummaries(list: readonly EntrySummary[], kept: ReadonlyArray
     numbers[o + 14] = s.seqStart ?? NaN;
     numbers[o + 15] = s.seqEnd ?? NaN;
     numbers[o + 16] = s.connection !== undefined ? name(s.connection) : -1;
+    numbers[o + 17] = s.shadow ?? NaN;
     ids[i] = s.id;
     tokens[i] = s.token;
     requests[i] = s.request ?? '';
@@ -103,6 +104,7 @@ export function unpackSummaries(p: PackedSummaries, markers: Uint32Array): { sum
     if (!Number.isNaN(n[o + 14]!)) s.seqStart = n[o + 14]!;
     if (!Number.isNaN(n[o + 15]!)) s.seqEnd = n[o + 15]!;
     if (n[o + 16]! >= 0) s.connection = p.names[n[o + 16]!]!;
+    if (!Number.isNaN(n[o + 17]!)) s.shadow = n[o + 17]!;
     if (n[o + 10]! >= 0) s.marks = markers.subarray(n[o + 10]!, n[o + 10]! + n[o + 11]!);
     const t = p.times?.[i];
     if (t) s.times = t;

@@ -15,7 +15,7 @@ import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentText, contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, shadowIdOf, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
@@ -278,6 +278,7 @@ export class SideWork {
     };
     const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks, order: [] };
     const hosts = new Set<string>();
+    const notMirrored: number[] = [];
     for (let i = 0; i < this.cap.entryCount; i++) {
       if (leave.has(i)) {
         // Its slots in the parallel arrays stay (they are by index); no summary names it.
@@ -301,8 +302,12 @@ export class SideWork {
       }
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
       p.order[i] = comparisonSeq(entry);
-      if (!(pair.shadowPair && notCompared(entry))) p.list.push({
+      const left = pair.shadowPair && notCompared(entry);
+      const shadowId = shadowIdOf(entry).shadow;
+      if (left && shadowId !== undefined) notMirrored.push(shadowId);
+      else p.list.push({
         index: i,
+        ...shadowIdOf(entry),
         // The capture's own number (`#N` in bb inspect and frames), as the in-memory store gives it; a shadow's shared id only orders.
         ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
         key: n.key,
@@ -324,7 +329,7 @@ export class SideWork {
       if (noPathRules) p.markRefs[i] = marks.add(markers);
     }
     this.pending = p;
-    return { hosts: [...hosts], ...(leftOut ? { leftOut } : {}) };
+    return { hosts: [...hosts], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}) };
   }
 
   /**

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures, pairViewsFrom, renderHtml, validateDiffConfig, type DiffOptions, type DiffStage } from '../../../diff/index.js';
 import { createContext, type StoreKind } from '../../../diff/context.js';
@@ -40,6 +40,29 @@ function captures(): { a: Har; b: Har } {
   const zip = makeZip([{ name: 'session.json', data: JSON.stringify({ id: idsB[0], v: 2 }) }, { name: 'notes.md', data: '# hi' }]);
   Object.assign(b.log.entries.at(-1)!.response.content, { mimeType: 'application/zip', text: zip.toString('base64'), encoding: 'base64' });
   return { a, b };
+}
+
+/**
+ * The primary's and the candidate's captures of a real `bb shadow` run: GET /x/0, POST /x/1 (not mirrored), GET /x/2,
+ * GET /x/3; each server answers its build's name and the path.
+ */
+async function shadowCaptures(dir: ReturnType<typeof tempDir>, candidateBuild: string): Promise<[string, string]> {
+  const servers: http.Server[] = [];
+  const serve = (v: string) =>
+    new Promise<string>((resolve) => {
+      const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v, path: req.url })));
+      servers.push(server);
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    });
+  try {
+    const shadow = await startShadow({ primary: await serve('old'), candidate: await serve(candidateBuild), outDir: dir.path('shadow'), bbHome: dir.bbHome });
+    // A POST between the GETs is not mirrored: the candidate's capture numbers its entries apart from the shared ids.
+    for (const [i, method] of ['GET', 'POST', 'GET', 'GET'].entries()) await (await fetch(`${shadow.url}/x/${i}`, { method })).text();
+    await shadow.close();
+  } finally {
+    for (const server of servers) server.close();
+  }
+  return [dir.path('shadow/primary.har'), dir.path('shadow/candidate.har')];
 }
 
 describe('the bounded store (captures of any size)', () => {
@@ -84,22 +107,7 @@ describe('the bounded store (captures of any size)', () => {
   // id on both sides, so past the in-memory threshold a candidate's `#5` was another exchange of candidate.har.
   it("gives the same result on two of a shadow's captures: each pair's exchange is its own capture's number", async () => {
     const dir = tempDir();
-    const servers: http.Server[] = [];
-    const serve = (v: string) =>
-      new Promise<string>((resolve) => {
-        const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v, path: req.url })));
-        servers.push(server);
-        server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-      });
-    try {
-      const shadow = await startShadow({ primary: await serve('old'), candidate: await serve('new'), outDir: dir.path('shadow'), bbHome: dir.bbHome });
-      // A POST between the GETs is not mirrored: the candidate's capture numbers its entries apart from the shared ids.
-      for (const [i, method] of ['GET', 'POST', 'GET', 'GET'].entries()) await (await fetch(`${shadow.url}/x/${i}`, { method })).text();
-      await shadow.close();
-    } finally {
-      for (const server of servers) server.close();
-    }
-    const [oldPath, newPath] = [dir.path('shadow/primary.har'), dir.path('shadow/candidate.har')];
+    const [oldPath, newPath] = await shadowCaptures(dir, 'new');
     const whole = await runStages(createContext(oldPath, newPath, {}, 'memory'), defaultStages);
     const bounded = await runStages(createContext(oldPath, newPath, {}, 'bounded'), defaultStages);
     assert.deepEqual(bounded.pairs, whole.pairs);
@@ -112,6 +120,24 @@ describe('the bounded store (captures of any size)', () => {
       const path = p.request!.replace(/^GET /, '');
       assert.equal(oldSeqs.get(p.exchange!.old!), path, `old ${p.exchange!.old} of ${p.request}`);
       assert.equal(newSeqs.get(p.exchange!.new!), path, `new ${p.exchange!.new} of ${p.request}`);
+    }
+  });
+
+  // A stream whose mirrors bb shadow dropped part-way is tagged skipped in the primary's capture, and in a target's
+  // only if its side was still open; one that had ended first keeps its entry untagged. The live comparison leaves
+  // that entry; bb diff of the captures listed it as an extra exchange. Both stores now leave it out too.
+  it("leaves out a target's entry of an exchange the primary's capture says was not mirrored, on both stores", async () => {
+    const dir = tempDir();
+    const [oldPath, newPath] = await shadowCaptures(dir, 'old');
+    // The primary's capture as the tee leaves it when it drops a mirror part-way: the entry tagged skipped.
+    const har = JSON.parse(readFileSync(oldPath, 'utf8')) as Har;
+    const dropped = har.log.entries.find((e) => e.request.url.endsWith('/x/2'))!;
+    dropped._bb!.shadow = { id: dropped._bb!.shadow!.id, skipped: 'queue full' };
+    writeFileSync(oldPath, JSON.stringify(har));
+    for (const kind of ['memory', 'bounded'] as const) {
+      const result = await runStages(createContext(oldPath, newPath, {}, kind), defaultStages);
+      assert.deepEqual(result.pairs.map((p) => [p.route, p.status]), [['GET /x/0', 'paired'], ['GET /x/3', 'paired']], kind);
+      assert.equal(result.differences.length, 0, kind);
     }
   });
 
