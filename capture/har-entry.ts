@@ -9,6 +9,11 @@ export function isWebSocketEntry(e: HarEntry): boolean {
   return e._resourceType === 'websocket' || Array.isArray(e._webSocketMessages) || e.response.status === 101;
 }
 
+/** True for a WebSocket over an HTTP/2 stream (RFC 8441): an extended CONNECT that a WebSocket entry records. */
+export function isH2WebSocketEntry(e: HarEntry): boolean {
+  return e.request.method.toUpperCase() === 'CONNECT' && isWebSocketEntry(e);
+}
+
 /** True for an entry spoken over HTTP/2 or HTTP/3 (`HTTP/2.0`, Chrome's `http/2.0`, `h2`, `h3`, `HTTP/3`). */
 export function isH2OrLater(e: HarEntry): boolean {
   return [e.request.httpVersion, e.response.httpVersion].some((v) => /^(https?\/)?(2|3)(\.0)?$|^h[23]/i.test(v ?? ''));

@@ -24,7 +24,7 @@ export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './r
 export { GrpcFrames, grpcMedia, grpcMessagesPast, type GrpcMedia, grpcMessageFeed, grpcStatus, grpcStatusName, GrpcMessageCounter, inflateGrpcMessage, splitGrpcBody } from './grpc.js';
 export { followJournal, type FollowedEvent } from './journal-follow.js';
 export { decodeContent, utf8Text } from './body.js';
-export { isEventStreamEntry, isH2OrLater, isWebSocketEntry, sseEventsOf } from './har-entry.js';
+export { isEventStreamEntry, isH2OrLater, isH2WebSocketEntry, isWebSocketEntry, sseEventsOf } from './har-entry.js';
 export { entryStartMs, exchangeEndMs, messageEpochMs } from './entry-times.js';
 export { restHashScheme } from './rest-hash.js';
 export { checkOutPathInFolder, makeOutFolder, writeOutFile } from './out-file.js';

@@ -35,14 +35,13 @@ export function sortForComparison<T extends Omit<Orderable, 'started'>>(list: T[
 
 /** The number an entry is compared in order of: `bb shadow`'s shared id (the primary's order in all three captures), else `_bb.seq`. */
 export function comparisonSeq(entry: HarEntry): number | undefined {
-  const shadow = entry._bb?.shadow?.id;
-  return typeof shadow === 'number' ? shadow : entry._bb?.seq;
+  return shadowId(entry) ?? entry._bb?.seq;
 }
 
-/** `{ shadow: id }` for an entry of a shadow's capture (EntrySummary.shadow), else nothing. */
-export function shadowIdOf(entry: HarEntry): { shadow?: number } {
+/** `bb shadow`'s shared id of an entry of one of its captures (EntrySummary.shadow). */
+export function shadowId(entry: HarEntry): number | undefined {
   const id = entry._bb?.shadow?.id;
-  return typeof id === 'number' ? { shadow: id } : {};
+  return typeof id === 'number' ? id : undefined;
 }
 
 /** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison with another of the shadow's captures holds it (PairFacts.shadowPair). */

@@ -14,8 +14,8 @@
 // the connection ending) starts its exchange with the head's time, so
 // nothing of it is lost; a held stream that is only reset is summed into the
 // connection's burst instead.
-import { now, type FactBus, type FailureInfo, type RawHeaders, type Side, type SyntheticResponse } from './events.js';
-import type { TapFeeds, UpgradeTap } from './upgrade.js';
+import { now, type FailureInfo, type RawHeaders, type Side, type SyntheticResponse } from './events.js';
+import { fedUpgradeTap } from './upgrade.js';
 import type { ConnectionState } from './connection.js';
 import type { TapSettings } from './tap-settings.js';
 import type { H2Fact } from './h2/index.js';
@@ -291,7 +291,7 @@ export class H2Streams {
     bus.emit({ type: 'upgrade-opened', exchangeId, time, statusCode: Number(field(headers, ':status')), statusMessage: '', httpVersion: '2.0', rawHeaders });
     const custom = this.settings.tap;
     ex.ws!.tap = custom
-      ? callerTap(custom, exchangeId, rawHeaders, bus)
+      ? fedUpgradeTap(custom, exchangeId, rawHeaders, bus)
       : tapWebSocket({ exchangeId, clientHead: EMPTY, upstreamHead: EMPTY, responseHeaders: rawHeaders, emit: (fact) => bus.emit(fact), fed: true, keep: this.settings.wsKeep });
   }
 
@@ -332,43 +332,3 @@ export class H2Streams {
   }
 }
 
-/**
- * A caller's own UpgradeTap (ProxyOptions.tap) on a WebSocket over an HTTP/2 stream: no sockets, the stream's DATA
- * fed through the feeds it returns, and the end reported as upgrade.ts reports it for an HTTP/1.1 upgrade (by
- * 'none'). Before, such a stream went to the built-in WebSocket tap whatever the caller asked.
- */
-function callerTap(tap: UpgradeTap, exchangeId: number, responseHeaders: RawHeaders, bus: FactBus): WsTap {
-  let feeds: TapFeeds | void = undefined;
-  try {
-    feeds = tap({ exchangeId, clientHead: EMPTY, upstreamHead: EMPTY, responseHeaders });
-  } catch {
-    // A broken tap must never break the stream.
-  }
-  let fromClient = feeds?.fromClient?.bind(feeds);
-  let fromUpstream = feeds?.fromUpstream?.bind(feeds);
-  let ended = false;
-  return {
-    fromClient(chunk, time) {
-      try {
-        fromClient?.(chunk, time);
-      } catch {
-        fromClient = undefined;
-      }
-    },
-    fromUpstream(chunk, time) {
-      try {
-        fromUpstream?.(chunk, time);
-      } catch {
-        fromUpstream = undefined;
-      }
-    },
-    end() {
-      if (ended) return;
-      ended = true;
-      bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
-    },
-    stop() {
-      fromClient = fromUpstream = undefined;
-    },
-  };
-}

@@ -108,18 +108,19 @@ class H2Tap {
     // Whichever way the connection ends, the reset burst it leaves is recorded (this listener stays when bb answers itself).
     this.client.once('close', () => this.streams.endBurst());
     // The upstream is named before the head is parsed: the streams that came with the preface go to it too.
-    const target = this.begin.upstream ?? this.resolve();
-    if ('origin' in target) this.origin = target.origin;
+    const opened = this.begin.upstream;
+    const resolved = opened ? undefined : this.resolve();
+    this.origin = opened?.origin ?? resolved?.upstream?.origin ?? this.origin;
     if (this.begin.head.length > 0) this.onClient(this.begin.head);
     if (this.done) return;
-    if (this.begin.upstream) {
-      const { socket } = this.begin.upstream;
+    if (opened) {
+      const { socket } = opened;
       // One opened at accept (h2c after the HTTP/1 tap's) may still be connecting: bytes wait for it.
       const connecting = socket instanceof net.Socket && socket.connecting;
       if (connecting) socket.once('connect', () => this.onConnected());
       this.attachUpstream(socket, !connecting);
-    } else if ('code' in target) this.answerItself(target);
-    else this.connect(target as Upstream);
+    } else if (resolved?.upstream) this.connect(resolved.upstream);
+    else if (resolved?.failure) this.answerItself(resolved.failure);
   }
 
   private onFact(fact: H2Fact): void {
@@ -139,11 +140,11 @@ class H2Tap {
   // ---- connecting
 
   /** Where this connection's streams go, or why bb cannot send them anywhere. */
-  private resolve(): Upstream | FailureInfo {
+  private resolve(): { upstream: Upstream; failure?: undefined } | { upstream?: undefined; failure: FailureInfo } {
     try {
-      return this.settings.resolveUpstream({ url: '*', method: 'PRI', httpVersion: '2.0', rawHeaders: [], socket: this.client }, this.conn.scheme);
+      return { upstream: this.settings.resolveUpstream({ url: '*', method: 'PRI', httpVersion: '2.0', rawHeaders: [], socket: this.client }, this.conn.scheme) };
     } catch (err) {
-      return { code: 'BB_BAD_TARGET', message: (err as Error).message, phase: 'request' };
+      return { failure: { code: 'BB_BAD_TARGET', message: (err as Error).message, phase: 'request' } };
     }
   }
 

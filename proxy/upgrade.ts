@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { headerValue } from '../core/index.js';
 import { now, type FactBus, type RawHeaders } from './events.js';
 import type { RequestHead, ResponseHead } from './http1/head.js';
-import { tapWebSocket } from './ws-tap.js';
+import { tapWebSocket, type WsTap } from './ws-tap.js';
 import { endSocket } from './connection.js';
 
 /** Per direction, what the relay passes each chunk to once it is forwarded, with the time it arrived (epoch ms). */
@@ -92,7 +92,7 @@ export function handOver(h: HandOver): void {
     const closed = (): void => {
       if (closedOnce) return;
       closedOnce = true;
-      bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
+      closedByNone(bus, exchangeId);
     };
     client.once('close', closed);
     upstream.once('close', closed);
@@ -130,4 +130,52 @@ function relay(from: Duplex, to: Duplex, feed: ((chunk: Buffer, time: number) =>
     }
   });
   from.once('end', () => endSocket(to));
+}
+
+/** An upgraded connection no WebSocket tap reads has ended: only that is a fact. */
+function closedByNone(bus: FactBus, exchangeId: number): void {
+  bus.emit({ type: 'upgrade-closed', exchangeId, time: now(), by: 'none' });
+}
+
+/**
+ * A caller's own UpgradeTap (ProxyOptions.tap) on a WebSocket over an HTTP/2 stream: no sockets, the stream's DATA
+ * fed through the feeds it returns (h2-streams.ts), and the end reported as handOver reports it for an HTTP/1.1
+ * upgrade (closedByNone). Before, such a stream went to the built-in WebSocket tap whatever the caller asked.
+ */
+export function fedUpgradeTap(tap: UpgradeTap, exchangeId: number, responseHeaders: RawHeaders, bus: FactBus): WsTap {
+  let feeds: TapFeeds | void = undefined;
+  try {
+    // The stream's bytes all come through the feeds: nothing came before the 2xx.
+    const none = Buffer.alloc(0);
+    feeds = tap({ exchangeId, clientHead: none, upstreamHead: none, responseHeaders });
+  } catch {
+    // A broken tap must never break the stream.
+  }
+  let fromClient = feeds?.fromClient?.bind(feeds);
+  let fromUpstream = feeds?.fromUpstream?.bind(feeds);
+  let ended = false;
+  return {
+    fromClient(chunk, time) {
+      try {
+        fromClient?.(chunk, time);
+      } catch {
+        fromClient = undefined;
+      }
+    },
+    fromUpstream(chunk, time) {
+      try {
+        fromUpstream?.(chunk, time);
+      } catch {
+        fromUpstream = undefined;
+      }
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      closedByNone(bus, exchangeId);
+    },
+    stop() {
+      fromClient = fromUpstream = undefined;
+    },
+  };
 }

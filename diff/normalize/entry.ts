@@ -3,7 +3,7 @@
 // table come in (context.ts); nothing is read from disk. The request, the
 // response, a WebSocket connection and a gRPC call each have their function;
 // normalizeEntry calls them and builds the entry.
-import { decodeProtobuf, grpcMedia, grpcStatus, inflateGrpcMessage, isH2OrLater, isWebSocketEntry, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
+import { decodeProtobuf, grpcMedia, grpcStatus, inflateGrpcMessage, isH2OrLater, isH2WebSocketEntry, type HarEntry, type HarGrpcMessage, type HarInformational, type HarNameValue } from '../../capture/index.js';
 import type { MultiValue, NormalizedEntry, NormalizedGrpc, NormalizedWsMessage, Unlisted } from '../types.js';
 import type { NormalizeContext } from './context.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, sseEvent, type RawBody } from './bodies.js';
@@ -135,22 +135,14 @@ function normalizeRequest(e: HarEntry, ctx: NormalizeContext, eio: string | unde
     body = normalizeValue(Object.fromEntries(post.params.map((p) => [p.name, p.value ?? p.fileName ?? ''])), walk, 'request.body');
     parsed = true;
   }
-  return { method: isH2WebSocket(e) ? 'GET' : e.request.method.toUpperCase(), rawPath, path, query, body, parsed, notRecorded };
+  // A WebSocket over an HTTP/2 stream (RFC 8441) is compared as one over HTTP/1.1: its extended CONNECT as the GET
+  // that upgrades (and its 2xx as the 101: comparedStatus), so a server moving between the two speaks the same protocol.
+  return { method: isH2WebSocketEntry(e) ? 'GET' : e.request.method.toUpperCase(), rawPath, path, query, body, parsed, notRecorded };
 }
 
-/**
- * A WebSocket over an HTTP/2 stream (RFC 8441): compared as one over
- * HTTP/1.1, its extended CONNECT as the GET that upgrades and the 2xx that
- * accepted it as the 101, so a server (or client) moving between the two
- * speaks the same protocol (the version is not compared; the messages are).
- */
-function isH2WebSocket(e: HarEntry): boolean {
-  return e.request.method.toUpperCase() === 'CONNECT' && isWebSocketEntry(e);
-}
-
-/** The response status as compared: an HTTP/2 WebSocket's 2xx is HTTP/1.1's 101. */
+/** The response status as compared: an HTTP/2 WebSocket's 2xx is HTTP/1.1's 101 (normalizeRequest). */
 function comparedStatus(e: HarEntry): number {
-  return isH2WebSocket(e) && e.response.status >= 200 && e.response.status < 300 ? 101 : e.response.status;
+  return isH2WebSocketEntry(e) && e.response.status >= 200 && e.response.status < 300 ? 101 : e.response.status;
 }
 
 /** The response's body (or its events, for text/event-stream), parsed and normalized. */

@@ -6,7 +6,7 @@ import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, shadowIdOf, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, shadowId, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
 import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
@@ -69,7 +69,7 @@ export class MemoryStore implements SideStore {
     const notMirrored: number[] = [];
     for (const { entry, index } of order) {
       if (pair.shadowPair && notCompared(entry)) {
-        const id = shadowIdOf(entry).shadow;
+        const id = shadowId(entry);
         if (id !== undefined) notMirrored.push(id);
         continue;
       }
@@ -95,10 +95,11 @@ export class MemoryStore implements SideStore {
       const texts = contentTexts(e);
       const { digest, marks } = digestAndMarks(texts.text, table);
       keyedSlotsIn(marks, keyedClasses, this.keyed);
+      const shadow = shadowId(logEntries[e.meta.index]!);
       return {
         index: e.meta.index,
         ...(e.meta.seq !== undefined ? { seq: e.meta.seq } : {}),
-        ...shadowIdOf(logEntries[e.meta.index]!),
+        ...(shadow !== undefined ? { shadow } : {}),
         key: e.key,
         route: e.route,
         page: e.meta.page,

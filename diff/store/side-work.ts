@@ -15,7 +15,7 @@ import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentText, contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, shadowIdOf, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, notCompared, shadowId, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
@@ -302,12 +302,12 @@ export class SideWork {
       }
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
       p.order[i] = comparisonSeq(entry);
-      const left = pair.shadowPair && notCompared(entry);
-      const shadowId = shadowIdOf(entry).shadow;
-      if (left && shadowId !== undefined) notMirrored.push(shadowId);
-      else p.list.push({
+      const shadow = shadowId(entry);
+      if (pair.shadowPair && notCompared(entry)) {
+        if (shadow !== undefined) notMirrored.push(shadow);
+      } else p.list.push({
         index: i,
-        ...shadowIdOf(entry),
+        ...(shadow !== undefined ? { shadow } : {}),
         // The capture's own number (`#N` in bb inspect and frames), as the in-memory store gives it; a shadow's shared id only orders.
         ...(typeof entry._bb?.seq === 'number' ? { seq: entry._bb.seq } : {}),
         key: n.key,

@@ -13,7 +13,7 @@
 // (the proxy's one total order), else times in ms.
 import type { BbCode } from '../../core/index.js';
 import { BbError } from '../../core/index.js';
-import { MESSAGES_LISTED, entryIdentity, isWebSocketEntry, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
+import { MESSAGES_LISTED, entryIdentity, isH2WebSocketEntry, isWebSocketEntry, exchangeEndMs, messageEpochMs, type Har, type HarEntry, type HarReplayOf, type HarReplaySkip, type HarWebSocketMessage } from '../../capture/index.js';
 import { sortForComparison } from '../../diff/index.js';
 
 /** One WebSocket message of the original, as the replay needs it. */
@@ -102,7 +102,6 @@ function originOf(url: string): string | undefined {
   }
 }
 
-
 /**
  * A close frame's code and reason: bb's own record of them, else its payload (RFC 6455 §5.5.1: a code in two bytes
  * big-endian, then the reason's UTF-8); an empty payload is a close without a status (1005, §7.1.5), which the
@@ -115,10 +114,9 @@ function closeOf(m: HarWebSocketMessage): { code: number; reason?: string } {
   return { code: payload.readUInt16BE(0), reason: payload.subarray(2).toString('utf8') };
 }
 
-/** Whether the capture has the entry as an HTTP exchange bb can re-send (not a tunnel, not a packet it could not parse). */
 /** A request bb can send again: not a tunnel, not bytes it could not parse, no CONNECT but a WebSocket's over HTTP/2 (RFC 8441: replayed as a WebSocket over HTTP/1.1). */
 function isResendable(e: HarEntry): boolean {
-  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && (e.request.method !== 'CONNECT' || isWebSocketEntry(e));
+  return !!e.request && typeof e.request.url === 'string' && !e._bb?.tunnel && !e._bb?.rawPacket && (e.request.method !== 'CONNECT' || isH2WebSocketEntry(e));
 }
 
 /**

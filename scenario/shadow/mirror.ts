@@ -81,18 +81,8 @@ export class MirrorTarget {
   private readonly unsettled = new Map<number, number>();
   /** Bytes of those requests. */
   queuedBytes = 0;
-  /** Bytes of client WebSocket messages handed to this target's conversations and not yet written to its socket. */
-  wsQueuedBytes = 0;
-  /**
-   * What this target holds to send, counted against the queued-bytes cap: whole requests queued or in flight, and
-   * the bytes of WebSocket conversations and h2 streams still arriving not yet written (a target that stopped
-   * reading held them all before).
-   */
-  get queued(): number {
-    let n = this.queuedBytes + this.wsQueuedBytes;
-    for (const held of this.liveStreams) n += held();
-    return n;
-  }
+  /** Bytes of client WebSocket messages handed to this target's conversations and not yet written to its socket (messageQueued). */
+  private wsQueuedBytes = 0;
   /** Each h2 stream's bytes still arriving that it holds and has not yet handed to its session (sendH2, live). */
   private readonly liveStreams = new Set<() => number>();
   /** The exchange in this target's capture of each WebSocket conversation and h2 stream under way, by shared id (dropMirror tags it). */
@@ -133,6 +123,23 @@ export class MirrorTarget {
         if (fact.upgrade || fact.stream !== undefined) this.exchanges.set(id, fact.exchangeId);
       }
     });
+  }
+
+  /**
+   * What this target holds to send, counted against the queued-bytes cap: whole requests queued or in flight, and
+   * the bytes of WebSocket conversations and h2 streams still arriving not yet written (a target that stopped
+   * reading held them all before).
+   */
+  get queued(): number {
+    let n = this.queuedBytes + this.wsQueuedBytes;
+    for (const held of this.liveStreams) n += held();
+    return n;
+  }
+
+  /** A client WebSocket message of `bytes` handed to one of this target's conversations: counted in `queued` until the returned release (its `sent`). */
+  messageQueued(bytes: number): () => void {
+    this.wsQueuedBytes += bytes;
+    return () => void (this.wsQueuedBytes -= bytes);
   }
 
   /** The shared id of the request that made an exchange this target's proxy saw start (its capture's segment follows it: segment.ts). */
@@ -206,6 +213,8 @@ export class MirrorTarget {
     const carried = () => (tokens ??= new Set(carriedTokens(req)));
     const wait = live ? undefined : this.waitFor(this.streams.behind(carried), this.awaited.behind(carried));
     this.awaited.sent(req.id, req.connection);
+    // A body still arriving: what it holds until its session takes it (counted in `queued`; set below).
+    let held: (() => number) | undefined;
     // Sends it; the stream a body still arriving goes on through.
     const go = (): PassThrough | undefined => {
       const built = mirroredH2Request(req.rawHeaders, calls ? Buffer.alloc(0) : req.body, this.parts(req), this.authority, live);
@@ -228,8 +237,6 @@ export class MirrorTarget {
       });
       return built.more;
     };
-    // A body still arriving: what it holds until its session takes it (counted in `queued`).
-    let held: (() => number) | undefined;
     if (!live) return void this.streams.whenCaughtUp(wait, () => void go());
     // A request still arriving goes once its head may: a head that carries a value another exchange's primary
     // answer issued (a token from a login on a stream beside it: grpc-js calls share one connection) waits for

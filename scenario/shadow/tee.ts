@@ -269,15 +269,8 @@ export class Tee {
         const why = f.size !== undefined ? 'too large' : this.mirrors.some((m) => m.queued + n > this.queuedCap) ? 'queue full' : undefined;
         if (why) return this.dropMirrors(f.exchangeId, p, why);
         const data = Buffer.from(f.data);
-        for (const m of this.mirrors) m.wsQueuedBytes += n;
-        void p.sockets.then((ss) => {
-          ss.forEach((s, i) => {
-            const m = this.mirrors[i]!;
-            const sent = (): void => void (m.wsQueuedBytes -= n);
-            if (s) s.send(f.opcode, data, sent);
-            else sent();
-          });
-        });
+        const sent = this.mirrors.map((m) => m.messageQueued(n));
+        void p.sockets.then((ss) => ss.forEach((s, i) => (s ? s.send(f.opcode, data, sent[i]) : sent[i]!())));
         return;
       }
       case 'connection-closed':
