@@ -1,7 +1,7 @@
 // Small upstreams and their shutdown, shared by tests that start their own servers on 127.0.0.1 port 0.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 
 /** Ends an HTTP server and the WebSocket server on it: open sockets are cut, so the close never waits on a client. */
 export function closeHttpAndWs(server: http.Server, wss?: WebSocketServer): Promise<void> {
@@ -9,6 +9,15 @@ export function closeHttpAndWs(server: http.Server, wss?: WebSocketServer): Prom
   wss?.close();
   server.closeAllConnections();
   return new Promise<void>((r) => server.close(() => r()));
+}
+
+/** A WebSocket server on 127.0.0.1 port 0 (its plain HTTP requests answered 404), `onConnection` its handler; close() ends both. */
+export async function wsServer(onConnection: (ws: import('ws').WebSocket, req: http.IncomingMessage) => void): Promise<{ url: string; wss: WebSocketServer; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', onConnection);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, wss, close: () => closeHttpAndWs(server, wss) };
 }
 
 /** An HTTP server that reads each request's body whole, then calls `handle` with it and the request's URL (the test apps' servers). */

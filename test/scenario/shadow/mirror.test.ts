@@ -11,13 +11,12 @@
 // run.test.ts.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import type { Har } from '../../../capture/index.js';
-import { closeHttpAndWs } from '../../helpers/servers.js';
+import { wsServer } from '../../helpers/servers.js';
+import { waitUntil } from '../../helpers/recording.js';
 import { startShadow } from '../../../scenario/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startShadowService, type ShadowService } from './service.js';
@@ -64,25 +63,13 @@ describe('shadow mirror: WebSocket close', () => {
 
 /** A WebSocket echo server on loopback that counts its open connections; `delayMs` holds each echo. */
 async function echoServer(delayMs = 0): Promise<{ url: string; open(): number; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server });
   let open = 0;
-  wss.on('connection', (ws) => {
+  const server = await wsServer((ws) => {
     open++;
     ws.on('close', () => open--);
     ws.on('message', (data) => setTimeout(() => ws.send(`heard ${String(data)}`), delayMs));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open: () => open, close: () => closeHttpAndWs(server, wss) };
-}
-
-/** Resolves once `test()` holds, polling every 20 ms; fails after `ms`. */
-async function until(test: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return { url: server.url, open: () => open, close: server.close };
 }
 
 // A client that leaves without a close frame (a tab killed, a network gone): the primary's side ends at once (the
@@ -113,8 +100,8 @@ describe('shadow mirror: a client that drops its WebSocket', () => {
       ws.terminate();
     }
     // Each target's side ends with the primary's, while the run goes on (before: all still open here).
-    await until(() => primary.open() === 0, 5_000, 'the primary closed every conversation');
-    await until(() => candidate.open() === 0, 5_000, `the candidate's sides closed (${candidate.open()} open)`);
+    await waitUntil(() => primary.open() === 0, 'the primary closed every conversation');
+    await waitUntil(() => candidate.open() === 0, "the candidate's sides closed");
     const report = await shadow.close(2_000);
     assert.equal(report.totals.mirrored, conversations, JSON.stringify(report.totals));
     assert.equal(report.totals.equal, conversations, JSON.stringify(report.findings));

@@ -28,7 +28,7 @@ import { WebSocketServer, WebSocket } from 'ws';
 import { startShadow } from '../../../scenario/index.js';
 import { diffCaptures } from '../../../diff/index.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { closeHttpAndWs, recordingUpstream, type RecordingUpstream } from '../../helpers/servers.js';
+import { closeHttpAndWs, recordingUpstream, wsServer, type RecordingUpstream } from '../../helpers/servers.js';
 import { Cleanups } from '../../helpers/cleanups.js';
 import { join } from 'node:path';
 import type { Har } from '../../../capture/index.js';
@@ -212,21 +212,18 @@ describe('bb shadow: caps drop the mirror, never the primary, and count it', () 
 
 /** A WebSocket server that records the size of every message it reads; with `stall`, it reads nothing (its socket paused). */
 async function sizesServer(stall = false): Promise<{ url: string; sizes: number[]; closed: Promise<void>; resume(): void }> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server });
   const sizes: number[] = [];
   let closed!: () => void;
   const done = new Promise<void>((r) => (closed = r));
   let socket: import('node:net').Socket | undefined;
-  wss.on('connection', (ws, req) => {
+  const server = await wsServer((ws, req) => {
     socket = req.socket;
     if (stall) socket.pause();
     ws.on('message', (data: Buffer) => sizes.push(data.length));
     ws.once('close', closed);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => closeHttpAndWs(server, wss));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sizes, closed: done, resume: () => socket?.resume() };
+  after(() => server.close());
+  return { url: server.url, sizes, closed: done, resume: () => socket?.resume() };
 }
 
 // WebSocket messages count against the queued-bytes cap too. Before, a client's messages to a target that had
@@ -786,17 +783,14 @@ describe('bb shadow and a WebSocket over HTTP/2', () => {
     const echo = (f: ParsedFrame) => wsFrame({ opcode: f.opcode, payload: f.payload });
     const primary = await h2WebSocketServer(cleanups, echo);
     // The candidate speaks WebSocket over HTTP/1.1, its 101 with a Date as node:http2 sends one, and answers "change me" otherwise.
-    const candidateHttp = http.createServer((_req, res) => res.writeHead(404).end());
-    const candidateWs = new WebSocketServer({ server: candidateHttp });
-    candidateWs.on('headers', (h) => h.push(`Date: ${new Date().toUTCString()}`));
     const heard: string[] = [];
-    candidateWs.on('connection', (ws, req) => {
+    const candidateWs = await wsServer((ws, req) => {
       heard.push(`${req.url} ${req.headers.host}`);
       ws.on('message', (data) => ws.send(String(data) === 'change me' ? 'changed me' : String(data)));
     });
-    await new Promise<void>((resolve) => candidateHttp.listen(0, '127.0.0.1', resolve));
-    cleanups.add(() => closeHttpAndWs(candidateHttp, candidateWs));
-    const candidateUrl = `http://127.0.0.1:${(candidateHttp.address() as AddressInfo).port}`;
+    candidateWs.wss.on('headers', (h) => h.push(`Date: ${new Date().toUTCString()}`));
+    cleanups.add(() => candidateWs.close());
+    const candidateUrl = candidateWs.url;
     const outDir = tmp.path('h2-websocket');
     // The default policy: an extended CONNECT is a WebSocket's GET, a safe method.
     const shadow = await startShadow({ primary: primary.url, candidate: candidateUrl, outDir, bbHome: tmp.bbHome });
