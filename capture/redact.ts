@@ -62,7 +62,7 @@ export function secretNameForm(name: string): string {
  * `eyJ`): a bearer credential whatever names it (an ID token in Google's `credential`, a token in a path or a
  * custom header, a JWE's five parts). JWT_HINT is tested first, the hot path's whole cost.
  */
-const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const JWT_HINT = 'eyJ';
 /**
  * Secrets a text may hold whatever names them (`embedded`), besides a JWT: a URL's password
@@ -75,7 +75,7 @@ const PEM_BEGIN = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
 const PEM_END = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----/y;
 /** A PEM body is a few KiB (an 8192-bit RSA key 6.5); a BEGIN further than this from its END is no key. */
 const PEM_MAX_BODY = 16 * 1024;
-const KNOWN_TOKEN = /(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})/g;
+const KNOWN_TOKEN = /(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{36}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{22}[A-Za-z0-9_]*|xox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*|[sr]k_(?:live|test)_[A-Za-z0-9]{16}[A-Za-z0-9]*|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*|AIza[0-9A-Za-z_-]{35})/g;
 const KNOWN_TOKEN_HINT = /gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|sk-|AIza/;
 /** Shorter texts hold none of them (a JWT is 13 characters at least). */
 const SHORTEST_EMBEDDED = 13;
@@ -84,7 +84,7 @@ const SHORTEST_EMBEDDED = 13;
  * In bytes a token may follow bytes that read as its characters (a protobuf field 8's tag and length: `BZ`), so
  * jwtBytes reads runs of token characters and finds JWTs in them by their dots (jwtsInRun).
  */
-const TOKEN_RUN = /[A-Za-z0-9_.-]{19,}/g;
+const TOKEN_RUN = /[A-Za-z0-9_.-]{19}[A-Za-z0-9_.-]*/g;
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
 
 /** Kubernetes' WebSocket clients (kubectl exec) offer their bearer token as a subprotocol, base64url-encoded. */

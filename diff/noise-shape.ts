@@ -132,7 +132,7 @@ export function hasShape(shape: Pick<VaryingShape, 'regex'>, v: unknown): boolea
  */
 export function looksGenerated(s: string): boolean {
   if (/^<[A-Z][A-Z0-9_]*(?::\d+)?>$/.test(s)) return true;
-  if (/^\d{4,}$/.test(s)) return true;
+  if (/^\d{4}\d*$/.test(s)) return true;
   if (namedByWords(s.split(/[-_]/))) return false;
   return s.length >= 8 && /^[A-Za-z0-9_-]+$/.test(s) && /[0-9]/.test(s);
 }

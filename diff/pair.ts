@@ -327,8 +327,8 @@ export function pairByKeys(oldKeys: string[], newKeys: string[], oldTokens: stri
 
 // A run of token characters in a key long enough to be an id (the shortest shape is 12 hex digits); its parts
 // between `_` and `-`, as the generated-ids rule cuts them.
-const KEY_RUN = /[A-Za-z0-9_-]{12,}/g;
-const RUN_PART = /[A-Za-z0-9]{12,}/g;
+const KEY_RUN = /[A-Za-z0-9_-]{12}[A-Za-z0-9_-]*/g;
+const RUN_PART = /[A-Za-z0-9]{12}[A-Za-z0-9]*/g;
 /** Spellings of one key tried, at most (its runs' shapes multiply). */
 const MAX_SPELLINGS = 64;
 

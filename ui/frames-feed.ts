@@ -92,7 +92,7 @@ const frameOf = (m: HarWebSocketMessage, seq = m._bb?.seq ?? 0, schemaOf?: GrpcS
   if (kind === 'sse' || kind === 'grpc') {
     frame.kind = kind;
     frame.text = preview(m, schemaOf).slice(0, PREVIEW);
-    if (kind === 'grpc') frame.strings = (Buffer.from(m.data, 'base64').toString('latin1').match(/[\x20-\x7e]{3,}/g) ?? []).join(' ').slice(0, PREVIEW);
+    if (kind === 'grpc') frame.strings = (Buffer.from(m.data, 'base64').toString('latin1').match(/[\x20-\x7e]{3}[\x20-\x7e]*/g) ?? []).join(' ').slice(0, PREVIEW);
   }
   return frame;
 };

@@ -59,7 +59,7 @@ function range(from: number, to: number): number[] {
 }
 
 // Letter runs as words are written: `Session`, `session`, `HTTP` before `Server`.
-const LETTER_PARTS = /[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]/g;
+const LETTER_PARTS = /[A-Z]{2}[A-Z]*(?![a-z])|[A-Z]?[a-z]+|[A-Z]/g;
 
 // The commonest letter pairs inside English words (about a fifth of all pairs):
 // words are mostly made of them, random letters rarely. A dictionary would do
@@ -182,7 +182,7 @@ export function looksGenerated(token: string): boolean {
  * generated). bb noise's globs (diff/noise-shape.ts) ask the same.
  */
 export function namedByWords(segments: readonly string[]): boolean {
-  const word = (x: string) => /^[a-z]{4,}$/.test(x) && wordLike(x, false);
+  const word = (x: string) => /^[a-z]{4}[a-z]*$/.test(x) && wordLike(x, false);
   return segments.filter(word).length >= 2 && segments.every((x) => word(x) || x.length < HEX_LENGTHS.min);
 }
 
@@ -231,7 +231,7 @@ export function shapeOf(token: string): string | undefined {
 }
 
 // A JWT (RFC 7519 §3: base64url header `{"…` . payload . signature, the last may be empty), or a run of url-safe token characters.
-const CANDIDATES = /(?<![A-Za-z0-9_-])(?:(eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)|[A-Za-z0-9_-]{12,})(?![A-Za-z0-9_-])/g;
+const CANDIDATES = /(?<![A-Za-z0-9_-])(?:(eyJ[A-Za-z0-9_-]{5}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{5}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)|[A-Za-z0-9_-]{12}[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])/g;
 // A whole value in the standard base64 alphabet, padded or not (a header value, a JSON string).
 const WHOLE_BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 // A digest names what it digests (bb's own `<binary 44 bytes sha256:…>` among them): content, not a generated value.
@@ -271,7 +271,7 @@ export function shapeSpans(s: string): ShapeSpan[] {
     }
     // Past the longest shape a run is data (a blob), not ids to cut out of it.
     if (run.length > TOKEN_LENGTHS.max) continue;
-    for (const p of run.matchAll(/[A-Za-z0-9]{12,}/g)) {
+    for (const p of run.matchAll(/[A-Za-z0-9]{12}[A-Za-z0-9]*/g)) {
       const cls = shapeOf(p[0]);
       if (cls) out.push({ start: start + p.index, end: start + p.index + p[0].length, cls });
     }
@@ -318,5 +318,5 @@ export function numericIdShape(key: string, value: unknown): (typeof NUMERIC_ID_
   if (typeof value !== 'string') return undefined;
   // An integer past 2^53, kept as written (json.ts WRITTEN_NUMBER): an int64 id.
   if (WRITTEN_NUMBER.exec(value)?.[1]?.match(/^\d+$/)) return 'INT';
-  return /^[0-9]{4,}$/.test(value) ? 'DIGITS' : undefined;
+  return /^[0-9]{4}[0-9]*$/.test(value) ? 'DIGITS' : undefined;
 }

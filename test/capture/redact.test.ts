@@ -196,6 +196,16 @@ describe('Redactor', () => {
     for (const raw of ['2', '3probe', '42["chat",{"text":"hi"}]', 'SEND\ndestination:/q\n\nhello\0']) assert.equal(fresh.textValue(raw), undefined, raw);
   });
 
+  it('reads a text of one token run millions of characters long, and still finds the secret at its end (a long run used to overflow the regex stack)', () => {
+    const fresh = new Redactor(Buffer.alloc(32, 7));
+    const blob = 'a1'.repeat(3_500_000);
+    assert.equal(fresh.textValue(blob), undefined);
+    const key = `sk-${'A'.repeat(6_000_000)}`;
+    assert.equal(fresh.textValue(`{"note":"${key}"}`), `{"note":"${fresh.placeholder(key)}"}`);
+    const jwt = `eyJ${'b'.repeat(6_000_000)}.eyJzdWIiOiJhbm4ifQ.c2ln`;
+    assert.equal(fresh.textValue(jwt), fresh.placeholder(jwt));
+  });
+
   it('redacts a JWT wherever it stands, whatever names it', () => {
     const fresh = new Redactor(Buffer.alloc(32, 7));
     const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJlLWJ5dGVz';

@@ -72,6 +72,10 @@ describe('shapeOf and shapeSpans', () => {
   ];
   for (const [s, want] of table) it(`${s.slice(0, 60)} → ${want.join(', ') || 'nothing'}`, () => assert.deepEqual(shapeSpans(s).map((x) => x.cls), want));
 
+  it('reads a run millions of characters long as data, and a JWT with a long part as a JWT (a long run used to overflow the regex stack)', () => {
+    assert.deepEqual(shapeSpans(`{"hex":"${'0f'.repeat(4_500_000)}"}`), []);
+    assert.deepEqual(shapeSpans(`x eyJ${'b'.repeat(6_000_000)}.eyJzdWIiOiJhbm4ifQ.c2ln y`).map((x) => x.cls), ['JWT']);
+  });
   it('names every shape it gives in SHAPE_CLASSES', () => {
     for (const [s] of table) for (const { cls } of shapeSpans(s)) assert.ok(SHAPE_CLASSES.includes(cls), cls);
     assert.equal(shapeOf('x'.repeat(200)), undefined);
