@@ -12,7 +12,7 @@ import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.
 import { currentOwner } from './journal-owner.js';
 import { bbVersion } from './version.js';
 import type { HarShadow } from './har.js';
-import type { HarReplayOf } from './har.js';
+import type { HarReplayOf, ShadowRole } from './har.js';
 import { BodySeal } from './body-seal.js';
 import { writeHarFromJournal, type WriteProgress } from './writer.js';
 import { BbError, isBbError } from '../core/index.js';
@@ -47,6 +47,8 @@ export interface CaptureOptions {
   replayOf?: HarReplayOf;
   /** bb shadow: the request headers it sets on this target's copies (--header), recorded as log._bb.setHeaders. */
   setHeaders?: string[];
+  /** bb shadow: which of its captures this is, recorded as log._bb.shadowRole. */
+  shadowRole?: ShadowRole;
   /** Recording failures (disk full, folder removed): called and counted, never thrown into traffic. */
   onError?: (err: Error) => void;
   /** The `_bb.seq` counter to go on from (a rotating capture's segments share one: segments.ts). */
@@ -143,6 +145,7 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
     ...(opts.serverHome !== undefined ? { serverHome: opts.serverHome } : {}),
     ...(opts.replayOf !== undefined ? { replayOf: opts.replayOf } : {}),
     ...(opts.setHeaders?.length ? { setHeaders: opts.setHeaders } : {}),
+    ...(opts.shadowRole ? { shadowRole: opts.shadowRole } : {}),
     ...currentOwner(paths.journal),
     creator: { name: 'bb', version: bbVersion() },
   };

@@ -303,7 +303,15 @@ export interface BbLogExt {
   replayOf?: HarReplayOf;
   /** Request headers bb itself set on this capture's requests, lower case (`bb shadow --header`): bb's choice, never compared. */
   setHeaders?: string[];
+  /** Set by `bb shadow`: which of its run's captures this is (`bb diff` knows a shadow's captures by it, whatever their first entry). */
+  shadowRole?: ShadowRole;
 }
+
+/** The three captures of a `bb shadow` run. */
+export type ShadowRole = 'primary' | 'candidate' | 'secondary';
+
+/** Whether a value is a ShadowRole (a log read from a file). */
+export const isShadowRole = (v: unknown): v is ShadowRole => v === 'primary' || v === 'candidate' || v === 'secondary';
 
 export interface HarLog {
   version: string;

@@ -18,7 +18,7 @@ export {
 } from './reader.js';
 export type {
   Har, HarLog, HarPage, HarEntry, HarRequest, HarResponse, HarTimings, HarNameValue, HarCookie, HarPostData, HarContent,
-  HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, HarInformational, BbLogExt, BbEntryExt, HarShadow, HarReplayOf, HarReplaySkip,
+  HarWebSocketMessage, HarEventSourceMessage, HarGrpcMessage, HarInformational, BbLogExt, BbEntryExt, HarShadow, HarReplayOf, HarReplaySkip, ShadowRole,
 } from './har.js';
 export { entryIdentity, replayOfShape, claimedIndices, replaySkipsIn } from './replay-of.js';
 export { GrpcFrames, grpcMedia, grpcMessagesPast, type GrpcMedia, grpcMessageFeed, grpcStatus, grpcStatusName, GrpcMessageCounter, inflateGrpcMessage, splitGrpcBody } from './grpc.js';

@@ -64,7 +64,7 @@
 // add, never change). A torn last line (the process died mid-write) does not
 // parse and is dropped.
 import type { HarShadow } from './har.js';
-import type { HarReplayOf } from './har.js';
+import type { HarReplayOf, ShadowRole } from './har.js';
 import { closeSync, fstatSync, openSync, rmSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
@@ -112,6 +112,8 @@ export interface HeaderRecord {
   replayOf?: HarReplayOf;
   /** bb shadow: request headers bb sets on this target's copies (log._bb.setHeaders). */
   setHeaders?: string[];
+  /** bb shadow: which of its captures this is (log._bb.shadowRole). */
+  shadowRole?: ShadowRole;
   /** The capture's process and machine (journal-owner.ts): bb recover and a second capture refuse a journal still being written. */
   pid?: number;
   host?: string;

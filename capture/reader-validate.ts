@@ -15,6 +15,7 @@ import type {
   HarInformational,
   HarPage,
 } from './har.js';
+import { isShadowRole } from './har.js';
 import { toEpochSeconds } from '../core/index.js';
 
 /** A value in the file has the wrong type; `path` is its JSON path. */
@@ -267,6 +268,7 @@ export function validateLogHeader(raw: Obj): HarLogHeader {
     if (bb.setHeaders !== undefined && !(Array.isArray(bb.setHeaders) && bb.setHeaders.every((n) => typeof n === 'string'))) {
       throw new HarShapeError('log._bb.setHeaders', 'an array of header names', bb.setHeaders);
     }
+    if (bb.shadowRole !== undefined && !isShadowRole(bb.shadowRole)) throw new HarShapeError('log._bb.shadowRole', "'primary', 'candidate' or 'secondary'", bb.shadowRole);
   }
   return header;
 }

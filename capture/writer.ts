@@ -10,7 +10,7 @@
 // rule of every file bb writes): a reader never sees half a file.
 import { open, type FileHandle } from 'node:fs/promises';
 import { closeSync, openSync } from 'node:fs';
-import type { BbLogExt, HarPage } from './har.js';
+import { isShadowRole, type BbLogExt, type HarPage } from './har.js';
 import { unfoldRecord } from './journal-fold.js';
 import { JOURNAL_VERSION, parseJournalLine, type HeaderRecord, type JournalRecord } from './journal.js';
 import { buildEntry, buildWsMessage, type EntryContext, type ExchangeRecords } from './to-har.js';
@@ -206,6 +206,7 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
     ...(header.serverHome !== undefined ? { serverHome: header.serverHome } : {}),
     ...(header.replayOf !== undefined ? { replayOf: header.replayOf } : {}),
     ...(Array.isArray(header.setHeaders) ? { setHeaders: header.setHeaders.filter((n): n is string => typeof n === 'string') } : {}),
+    ...(isShadowRole(header.shadowRole) ? { shadowRole: header.shadowRole } : {}),
     ...(opts.complete ? {} : { recovered: { droppedRecords: result.dropped, openExchanges: result.open } }),
   };
   progress();

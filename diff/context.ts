@@ -111,7 +111,10 @@ export interface SideHeader {
   window: CaptureWindow | undefined;
   /** log._bb.replayOf when the side is a `bb replay` (capture's replay-of.ts), checked for shape. */
   replayOf?: HarReplayOf;
-  /** Its first entry carries bb shadow's tag: the side is one of a `bb shadow` run's captures. */
+  /**
+   * The side is one of a `bb shadow` run's captures: its log says so (log._bb.shadowRole), or, written before
+   * that, its first entry carries bb shadow's tag.
+   */
   shadow?: boolean;
   /** A `bb shadow` run's primary capture (its log's label): the one that holds the exchanges not mirrored. */
   shadowPrimary?: boolean;
@@ -125,7 +128,10 @@ const isMirrorLabel = (label: string | undefined): boolean => label === 'candida
 /** A side's header from its log (pages and `_bb`), its entry count, time window and first entry: the same for every store. */
 export function sideHeader(log: Pick<HarLog, 'pages' | '_bb'>, entryCount: number, window: CaptureWindow | undefined, first: HarEntry | undefined): SideHeader {
   const replayOf = replayOfShape(log._bb?.replayOf);
-  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(first?._bb?.shadow !== undefined || (entryCount === 0 && isMirrorLabel(log._bb?.label)) ? { shadow: true, ...(log._bb?.label === 'primary' ? { shadowPrimary: true } : {}) } : {}), ...(log._bb?.setHeaders?.length ? { setHeaders: log._bb.setHeaders.map((n) => n.toLowerCase()) } : {}) };
+  const role = log._bb?.shadowRole;
+  const shadow = role !== undefined || first?._bb?.shadow !== undefined || (entryCount === 0 && isMirrorLabel(log._bb?.label));
+  const primary = role !== undefined ? role === 'primary' : log._bb?.label === 'primary';
+  return { pages: log.pages, entryCount, serverHome: log._bb?.serverHome, window, ...(replayOf ? { replayOf } : {}), ...(shadow ? { shadow: true, ...(primary ? { shadowPrimary: true } : {}) } : {}), ...(log._bb?.setHeaders?.length ? { setHeaders: log._bb.setHeaders.map((n) => n.toLowerCase()) } : {}) };
 }
 
 /**

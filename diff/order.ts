@@ -44,9 +44,14 @@ export function shadowId(entry: HarEntry): number | undefined {
   return typeof id === 'number' ? id : undefined;
 }
 
-/** An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison with another of the shadow's captures holds it (PairFacts.shadowPair). */
+/**
+ * An entry `bb shadow` did not mirror (docs/shadow.md "The captures"): only the primary has it, so no comparison
+ * with another of the shadow's captures holds it (PairFacts.shadowPair). Tagged skipped, or not tagged at all: a
+ * request bb refused itself (a malformed or oversized head, answered 400 or 431) never reached the tee.
+ */
 export function notCompared(entry: HarEntry): boolean {
-  return typeof entry._bb?.shadow?.skipped === 'string';
+  const tag = entry._bb?.shadow;
+  return tag === undefined || typeof tag.skipped === 'string';
 }
 
 /**

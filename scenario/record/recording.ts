@@ -4,7 +4,7 @@
 // through here.
 import { join, resolve } from 'node:path';
 import { createLeafFactory, loadOrCreateCa, startForwardProxy, startProxy, PROXY_DEFAULTS, type Fact, type ListenerErrorReport, type RunningProxy, type UpstreamTlsOptions } from '../../proxy/index.js';
-import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type HarReplayOf, type LiveCapture, type LiveLimits, type RedactConfig, type WriteProgress } from '../../capture/index.js';
+import { DEFAULT_BODY_CAP, journalPaths, openCapture, openSegmentedCapture, segmentPath, type Capture, type SegmentedCaptureOptions, type HarShadow, type HarReplayOf, type ShadowRole, type LiveCapture, type LiveLimits, type RedactConfig, type WriteProgress } from '../../capture/index.js';
 
 /** Options of one recording proxy (the CLI's flags, as data). */
 export interface RecordingOptions {
@@ -38,6 +38,8 @@ export interface RecordingOptions {
   serverHome?: string;
   /** bb shadow: request headers it sets on this target's copies (capture's setHeaders). */
   setHeaders?: string[];
+  /** bb shadow: which of its captures this is (log._bb.shadowRole). */
+  shadowRole?: ShadowRole;
   /** bb replay: the capture replayed and the entries it did not send (log._bb.replayOf). */
   replayOf?: HarReplayOf;
   /** Add X-Forwarded-* headers. */
@@ -147,6 +149,7 @@ export async function bindRecording(options: RecordingOptions): Promise<BoundRec
       ...(options.piecesTimed !== undefined ? { piecesTimed: options.piecesTimed } : {}),
       serverHome: options.serverHome,
       ...(options.setHeaders?.length ? { setHeaders: options.setHeaders } : {}),
+      ...(options.shadowRole ? { shadowRole: options.shadowRole } : {}),
       ...(options.replayOf ? { replayOf: options.replayOf } : {}),
       onError: options.onRecordingError,
     };

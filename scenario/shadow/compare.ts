@@ -346,7 +346,7 @@ export class ShadowComparer {
           creator: { name: 'bb', version: 'shadow' },
           entries,
           pages: [],
-          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true, ...(setHeaders?.length ? { setHeaders } : {}) },
+          _bb: { format: 1, label, target: this.opts.targets[label] ?? '', listen: '', startedDateTime: at, endedDateTime: at, complete: true, counts: { entries: entries.length, webSocketMessages: 0 }, redacted: true, shadowRole: label, ...(setHeaders?.length ? { setHeaders } : {}) },
         },
       },
     };

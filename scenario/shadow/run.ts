@@ -140,6 +140,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   const rotation = options.rotate ? new ShadowRotation(options.rotate, sides, options.onSegment) : undefined;
   // Each target's recording options: its segments when rotating; it reports its bus's listener errors when it closes (scenario/record/recording.ts).
   const ofSide = (side: TargetName) => ({
+    shadowRole: side,
     ...(rotation ? { segments: rotation.options(side) } : {}),
     // What --header sets on a target's copies is bb's choice: its capture names the headers, and no comparison compares them.
     ...(side !== 'primary' && setHeaders[side]?.length ? { setHeaders: setHeaders[side] } : {}),

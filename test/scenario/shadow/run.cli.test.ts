@@ -8,6 +8,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { Client } from 'undici';
 import WebSocket from 'ws';
 import { runBb, startBb, startBbOnTty } from '../../helpers/cli.js';
@@ -194,6 +195,48 @@ describe('bb shadow: two builds, a secondary, live findings = bb diff of the cap
     assert.equal(two.totals.requests, one.totals.requests * 2);
     assert.equal(two.merged, 2);
     assert.equal(two.findings[0]!.count, one.findings[0]!.count * 2);
+  });
+});
+
+describe('bb shadow: requests bb refuses itself', () => {
+  it('a malformed request first (bb answers 400) and an oversized head (431): neither counts live, and bb diff of the captures leaves them out too', async () => {
+    const [primary, candidate, secondary] = [await service('old'), await service('old'), await service('old')];
+    const out = tmp.path('refused');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', out, '--until', '3'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const { port } = new URL(url!);
+    // A header line with no colon: bb answers 400 before the tee sees an exchange.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const s = connect(Number(port), '127.0.0.1', () => s.end('GET /items HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'));
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.on('end', () => resolve(got));
+      s.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1\.1 400 /);
+    const c = new Client(url!);
+    try {
+      const big = await c.request({ method: 'GET', path: '/items', headers: { 'x-long': 'y'.repeat(30_000) } });
+      assert.equal(big.statusCode, 431);
+      await big.body.text();
+      const post = await c.request({ method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+      await post.body.text();
+      for (let i = 0; i < 2; i++) assert.equal((await get(c, '/items')).status, 200);
+    } finally {
+      await c.close();
+    }
+    assert.equal(await bb.exited, 0, bb.stdout() + bb.stderr());
+    assert.match(bb.stdout(), /OK: 3 requests, 2 mirrored/);
+    // The refused request is the primary capture's first entry, with no shadow tag: before, bb diff then took the
+    // captures for plain ones and reported every exchange the shadow did not mirror as missing.
+    const first = (JSON.parse(await readFile(`${out}/primary.har`, 'utf8')) as { log: { entries: Array<{ _bb: { shadow?: unknown; error?: unknown } }> } }).log.entries[0]!;
+    assert.equal(first._bb.shadow, undefined);
+    assert.ok(first._bb.error);
+    for (const noise of [[], ['--noise', `${out}/secondary.har`]]) {
+      const diff = await runBb(['diff', `${out}/primary.har`, `${out}/candidate.har`, ...noise], env);
+      assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+      assert.match(diff.stdout, /^MATCH +\(2 pairs;/);
+    }
   });
 });
 

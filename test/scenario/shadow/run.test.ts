@@ -231,6 +231,8 @@ describe('bb shadow --header', () => {
     assert.deepEqual((await harOf('candidate')).log._bb?.setHeaders, ['authorization']);
     assert.deepEqual((await harOf('secondary')).log._bb?.setHeaders, ['x-env']);
     assert.equal((await harOf('primary')).log._bb?.setHeaders, undefined);
+    // Each capture says which of the run's it is (bb diff knows a shadow's captures by it).
+    for (const side of ['primary', 'candidate', 'secondary']) assert.equal((await harOf(side)).log._bb?.shadowRole, side);
     const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`, { noisePath: `${out}/secondary.har` });
     assert.equal(offline.verdict, 'match', renderText(offline, { color: false }));
     assert.equal(offline.noiseRun?.differences, 0);
