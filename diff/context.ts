@@ -152,6 +152,12 @@ export interface PairFacts {
    */
   shadowPair?: boolean;
   /**
+   * With shadowPair: this side is one of the run's mirrors (the candidate, the secondary). An exchange it has no
+   * answer for (bb's own error answer: a reset, a timeout, a target gone) is left out of both sides, as the live
+   * comparison counts it an error and compares nothing of it (order.ts noAnswer).
+   */
+  shadowMirror?: boolean;
+  /**
    * The other side is that run's primary and this one a mirror: what the client sent in the exchanges the shadow
    * did not mirror, read by this side's binding where they stood (IssuedTimeline).
    */
@@ -192,8 +198,10 @@ export interface Summarized {
   hosts: string[];
   /** The entries a replay of this side did not send, left out (SideStore.summarize's `replayOf`). */
   leftOut?: HarReplaySkip[];
-  /** With PairFacts.shadowPair: the shared ids of the entries left out as not mirrored (order.ts notCompared). */
+  /** With PairFacts.shadowPair: the shared ids of the entries left out as not mirrored (order.ts notCompared), or, on a mirror, not answered. */
   notCompared?: number[];
+  /** With PairFacts.shadowMirror: how many of those the mirror left out for want of an answer (order.ts noAnswer). */
+  unanswered?: number;
 }
 
 /** Which store the sides are kept in. */
@@ -234,6 +242,8 @@ export interface DiffContext {
   lineup: Lineup[];
   /** Two of a shadow's captures: each side's shared ids left out as not mirrored (normalize stage), for the pair stage. */
   shadowLeftOut?: [ReadonlySet<number>, ReadonlySet<number>];
+  /** Two of a shadow's captures: the exchanges a mirror has no answer for, left out (PairFacts.shadowMirror). */
+  shadowUnanswered?: number;
   /** Differences (compare stage), classified by the classify stage. */
   differences: Difference[];
   /** Per-pair counts. */

@@ -22,7 +22,7 @@ export { renderJunit, type JunitOptions } from './report/junit.js';
 export { narrowestKnown, knownForFinding, findingOnRoutes, noiseRules } from './triage-rules.js';
 export { addToConfigFile } from './config-edit.js';
 export { ratifiedValuesText } from './ratified.js';
-export { sortForComparison } from './order.js';
+export { noAnswer, sortForComparison } from './order.js';
 export { followsFromStatus, statusChangeText, statusRows } from './findings-fold.js';
 export { byStatusPattern, findingHash, findingPattern, groupsAlone, idOfHash, rowSignature, splitsByStatus, varyingPart, varyingSignature, withStatus } from './findings.js';
 export { BIND_DECODED_BYTES, BIND_READ_BYTES, ClientSends, Counterparts, grpcMessageBytes, grpcSentTokens, madeNotWord, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, sentRequest, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';

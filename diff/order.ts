@@ -55,6 +55,16 @@ export function notCompared(entry: HarEntry): boolean {
 }
 
 /**
+ * A mirror target's entry that is no answer: bb's own error response, the target hung up before answering whole,
+ * or no response came at all (the mirror's connection failed under it: a target that went away). The live
+ * comparison counts such an exchange an error and compares nothing of it; so does `bb diff` of the captures
+ * (PairFacts.shadowMirror).
+ */
+export function noAnswer(entry: HarEntry): boolean {
+  return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
+}
+
+/**
  * Names each entry (in comparison order): with `hostOf` (hosts in keys:
  * either capture has several), its route and key name its host; then its id
  * `<page>/<route>#<n>`, n counting per pairing key.

@@ -158,9 +158,11 @@ export const defaultStages: readonly DiffStage[] = [
         return side.summarize(k === 0 ? labels.old : labels.new, report(k), facts);
       };
       const [ho, hn] = await Promise.all([
-        summarize(o, 0, { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...bbSet }),
-        summarize(n, 1, { bbChoseHost, shadowPair, ...bbSet }),
+        summarize(o, 0, { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...(shadowPair && !o.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
+        summarize(n, 1, { bbChoseHost, shadowPair, ...(shadowPair && !n.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
       ]);
+      const unanswered = (ho.unanswered ?? 0) + (hn.unanswered ?? 0);
+      if (unanswered) ctx.shadowUnanswered = unanswered;
       const notReplayed = notReplayedOf(ho.leftOut);
       if (notReplayed) ctx.notReplayed = notReplayed;
       if (ho.notCompared || hn.notCompared) ctx.shadowLeftOut = [new Set(ho.notCompared), new Set(hn.notCompared)];
@@ -292,6 +294,7 @@ export const defaultStages: readonly DiffStage[] = [
         ...(ctx.noise && ctx.options.noisePath ? { noiseRun: { path: ctx.options.noisePath, differences: ctx.noise.length, hidden: ctx.noiseHidden ?? { rows: 0, byKind: {} } } } : {}),
         ...(ctx.hiddenByRules.length ? { hiddenByRules: ctx.hiddenByRules } : {}),
         ...(ctx.notReplayed ? { notReplayed: ctx.notReplayed } : {}),
+        ...(ctx.shadowUnanswered ? { shadowUnanswered: ctx.shadowUnanswered } : {}),
         ...(ctx.timing ? { timing: ctx.timing } : {}),
         ...(ctx.options.views ? { views: ctx.views } : {}),
       };

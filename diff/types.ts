@@ -317,6 +317,8 @@ export interface DiffResult {
   timing?: TimingReport;
   /** The new capture is a `bb replay` of the old one: the old entries it did not send, left out of the comparison (not-replayed.ts). */
   notReplayed?: NotReplayed;
+  /** Two of a `bb shadow` run's captures: the exchanges a mirror has no answer for (bb's own error answer), left out of the comparison as the live run counts them errors. */
+  shadowUnanswered?: number;
 }
 
 /** How many rows noise hid (bb diff --noise), in all and by kind. */

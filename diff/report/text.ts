@@ -146,6 +146,7 @@ export function hiddenTexts(result: DiffResult): string[] {
   for (const r of result.hiddenByRules ?? []) out.push(`${ruleHiddenText(r)} (${ruleHiddenAdvice(r)}).`);
   const notReplayed = notReplayedText(result.notReplayed);
   if (notReplayed) out.push(notReplayed);
+  if (result.shadowUnanswered) out.push(`${plural(result.shadowUnanswered, 'exchange')} left out: a mirror has no answer (bb's own error answer: reset, timed out, gone), as bb shadow counts errors.`);
   return out;
 }
 

@@ -6,7 +6,7 @@ import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, shadowId, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, noAnswer, notCompared, shadowId, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
 import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
@@ -67,10 +67,13 @@ export class MemoryStore implements SideStore {
     const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     const notMirrored: number[] = [];
+    let unanswered = 0;
     for (const { entry, index } of order) {
-      if (pair.shadowPair && notCompared(entry)) {
+      const failed = pair.shadowMirror === true && noAnswer(entry);
+      if (pair.shadowPair && (notCompared(entry) || failed)) {
         const id = shadowId(entry);
         if (id !== undefined) notMirrored.push(id);
+        if (failed) unanswered++;
         continue;
       }
       if (leave.has(index)) continue;
@@ -78,7 +81,7 @@ export class MemoryStore implements SideStore {
       this.entries.push({ id: '', ...normalizeEntry(entry, index, page, nctx) });
       this.hosts.push(entryHost(entry, nctx));
     }
-    return { hosts: [...new Set(this.hosts)], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}) };
+    return { hosts: [...new Set(this.hosts)], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}), ...(unanswered ? { unanswered } : {}) };
   }
 
   async finish(withHosts: boolean): Promise<void> {

@@ -15,7 +15,7 @@ import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentText, contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, notCompared, shadowId, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, noAnswer, notCompared, shadowId, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
@@ -279,6 +279,7 @@ export class SideWork {
     const p: Pending = { list: [], started: [], hosts: [], digests: [], kept: [], markRefs: [], marks, order: [] };
     const hosts = new Set<string>();
     const notMirrored: number[] = [];
+    let unanswered = 0;
     for (let i = 0; i < this.cap.entryCount; i++) {
       if (leave.has(i)) {
         // Its slots in the parallel arrays stay (they are by index); no summary names it.
@@ -303,8 +304,10 @@ export class SideWork {
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
       p.order[i] = comparisonSeq(entry);
       const shadow = shadowId(entry);
-      if (pair.shadowPair && notCompared(entry)) {
+      const failed = pair.shadowMirror === true && noAnswer(entry);
+      if (pair.shadowPair && (notCompared(entry) || failed)) {
         if (shadow !== undefined) notMirrored.push(shadow);
+        if (failed) unanswered++;
       } else p.list.push({
         index: i,
         ...(shadow !== undefined ? { shadow } : {}),
@@ -329,7 +332,7 @@ export class SideWork {
       if (noPathRules) p.markRefs[i] = marks.add(markers);
     }
     this.pending = p;
-    return { hosts: [...hosts], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}) };
+    return { hosts: [...hosts], ...(leftOut ? { leftOut } : {}), ...(notMirrored.length ? { notCompared: notMirrored } : {}), ...(unanswered ? { unanswered } : {}) };
   }
 
   /**

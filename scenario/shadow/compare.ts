@@ -12,7 +12,7 @@
 // This runs in the comparison worker (compare-worker.ts), never on the
 // proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
-import { diffHars, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
+import { diffHars, noAnswer, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
 import { liveRows, ShadowLive, type Counted, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
@@ -41,14 +41,8 @@ export interface Group {
   at?: number;
 }
 
-/**
- * A mirror target's entry that is no answer: bb's own error response, the
- * target hung up before answering whole, or no response came at all (the
- * mirror's connection failed under it: a target that went away).
- */
-function failed(entry: HarEntry): boolean {
-  return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
-}
+/** A mirror target's entry that is no answer (diff/order.ts noAnswer): bb diff of the captures leaves it out as this counts it an error. */
+const failed = noAnswer;
 
 /** When an exchange's primary entry started (ms), its place in the traffic. */
 function startedMs(g: Group): number {

@@ -293,6 +293,13 @@ describe('bb shadow: the candidate dies mid-run', () => {
     assert.match(bb.stdout(), /3 errors/);
     // Errors are not regressions: the gate looks at what was compared.
     assert.equal(code, 0, bb.stdout() + bb.stderr());
+    // bb diff of the captures leaves the three out as the live run did (before, it compared bb's own 502 with the primary's 200).
+    for (const env2 of [env, { ...env, BB_DIFF_BOUNDED_BYTES: '1' }]) {
+      const diff = await runBb(['diff', `${tmp.path('dies')}/primary.har`, `${tmp.path('dies')}/candidate.har`], env2);
+      assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+      assert.match(diff.stdout, /^MATCH +\(3 pairs;/);
+      assert.match(diff.stdout, /3 exchanges left out: a mirror has no answer/);
+    }
   });
 });
 
