@@ -25,8 +25,13 @@ import {
 } from './head.js';
 import { LineBlock } from './lines.js';
 
-/** The largest head (start line, fields, blank line) or trailer block bb reads: 16 KiB, Node's default. */
+/** The largest request head (start line, fields, blank line) or trailer block bb reads: 16 KiB, Node's default. */
 export const MAX_HEAD_BYTES = 16 * 1024;
+/**
+ * The largest response head or trailer block bb reads: 256 KiB, what Chromium takes. A server's answer is the
+ * tap's to pass on, not to judge: a 20 KB Content-Security-Policy reached the client as bb's 502 at 16 KiB.
+ */
+export const MAX_RESPONSE_HEAD_BYTES = 256 * 1024;
 /** How every response this parser accepts begins. */
 const STATUS_PREFIX = Buffer.from('HTTP/1.', 'latin1');
 /** The longest chunk-size line (size and extensions) bb reads. */
@@ -93,11 +98,11 @@ export class Http1Parser {
   private current: Http1Head | undefined;
   private failure: FeedOutcome | undefined;
 
-  /** `side` says which direction this parser reads; `maxHeadBytes` caps heads and trailer blocks. */
+  /** `side` says which direction this parser reads; `maxHeadBytes` caps heads and trailer blocks (by default MAX_HEAD_BYTES for requests, MAX_RESPONSE_HEAD_BYTES for responses). */
   constructor(
     readonly side: 'request' | 'response',
     private readonly listener: Http1Listener,
-    maxHeadBytes = MAX_HEAD_BYTES,
+    maxHeadBytes = side === 'response' ? MAX_RESPONSE_HEAD_BYTES : MAX_HEAD_BYTES,
   ) {
     this.block = new LineBlock(maxHeadBytes);
   }

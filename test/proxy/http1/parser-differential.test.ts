@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { setImmediate as tick } from 'node:timers/promises';
 import { parsePieces, type ParsedMessage, type Parsed } from '../../helpers/http1.js';
 import { requestCorpus, responseCorpus, fuzzRequests, fuzzResponses, type FuzzCase, type ResponseCase } from '../../helpers/http1-fuzz.js';
+import { MAX_RESPONSE_HEAD_BYTES } from '../../../proxy/http1/parser.js';
 
 /** What Node made of some bytes. */
 interface NodeView {
@@ -88,7 +89,7 @@ async function scriptedServer(): Promise<{ run: (c: ResponseCase) => Promise<Nod
     new Promise((resolve) => {
       answer = c.bytes;
       const view: NodeView = { messages: [], refused: false };
-      const req = http.request({ host: '127.0.0.1', port, method: c.method, path: '/', agent: false });
+      const req = http.request({ host: '127.0.0.1', port, method: c.method, path: '/', agent: false, maxHeaderSize: MAX_RESPONSE_HEAD_BYTES });
       req.on('response', (res) => {
         const m = { line: `HTTP/${res.httpVersion} ${res.statusCode}${res.statusMessage ? ' ' + res.statusMessage : ''}`, rawHeaders: res.rawHeaders, body: '', rawTrailers: [] as string[], complete: false, keepAlive: true };
         view.messages.push(m);

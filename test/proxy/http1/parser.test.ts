@@ -3,7 +3,7 @@
 // boundary and one byte at a time: every cut must give the same result.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Http1Parser, MAX_HEAD_BYTES } from '../../../proxy/http1/parser.js';
+import { Http1Parser, MAX_HEAD_BYTES, MAX_RESPONSE_HEAD_BYTES } from '../../../proxy/http1/parser.js';
 import { parsePieces, splits, type Parsed } from '../../helpers/http1.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -188,6 +188,15 @@ describe('the HTTP/1.1 parser, response side', () => {
     );
     assert.deepEqual(parsed.messages.map((m) => m.line), ['HTTP/1.1 100 Continue', 'HTTP/1.1 103 Early Hints', 'HTTP/1.1 201 Created']);
     assert.equal(parsed.messages[2]!.body, '!');
+  });
+
+  it('reads a response head past the request cap up to 256 KiB exactly, and refuses one byte more', () => {
+    const frame = 'HTTP/1.1 200 OK\r\nContent-Security-Policy: \r\nContent-Length: 2\r\n\r\n';
+    const exact = frame.replace('Policy: ', 'Policy: ' + 'p'.repeat(MAX_RESPONSE_HEAD_BYTES - frame.length));
+    assert.equal(Buffer.byteLength(exact), MAX_RESPONSE_HEAD_BYTES);
+    const read = parsePieces('response', [b(exact + 'ok')], ['GET']);
+    assert.deepEqual([read.messages[0]?.body, read.messages[0]?.complete], ['ok', true]);
+    assert.equal(parsePieces('response', [b(exact.replace('Policy: ', 'Policy: p') + 'ok')], ['GET']).code, 'HPE_HEADER_OVERFLOW');
   });
 
   it('reads 204 and 304 as bodiless even with a Content-Length', () => {

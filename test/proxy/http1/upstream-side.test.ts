@@ -31,4 +31,15 @@ describe('upstream side', () => {
     // Adjacent bytes of one upstream chunk: one buffer, a plain write, not a writev of two.
     assert.equal(first.length, 1, `one buffer, not ${first.length}: ${JSON.stringify(calls)}`);
   });
+
+  it('passes a response head of 20 KB on as it came (a long Content-Security-Policy was answered with bb 502 at 16 KiB)', async () => {
+    const policy = `default-src 'self' ${'https://cdn.example '.repeat(1000)}`;
+    const answer = `HTTP/1.1 200 OK\r\nContent-Security-Policy: ${policy}\r\nContent-Length: 2\r\n\r\nok`;
+    const { client } = await rawThroughProxy((socket) => {
+      socket.once('data', () => socket.write(answer));
+    });
+    client.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const got = await until(client.bytes, (b) => b.length >= answer.length);
+    assert.equal(got.toString('latin1'), answer);
+  });
 });
