@@ -35,6 +35,8 @@ export interface NormalizeContext {
   proto?: ProtoSchema;
   /** Every entry's request Host is bb's choice (a side of the run is a `bb replay`, which names its target): compared as a mask. */
   bbChoseHost?: boolean;
+  /** Both sides are a `bb shadow` run's captures (PairFacts.shadowPair): an HTTP/1 request's Host is bb's even where the client sent none. */
+  shadowPair?: boolean;
   /** Request headers bb set on one side's requests (`bb shadow --header`, either capture's log._bb.setHeaders), lower case: left out on both sides. */
   bbSetHeaders?: ReadonlySet<string>;
 }

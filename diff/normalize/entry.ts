@@ -208,8 +208,11 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
   };
   // bb chose the request Host: bb shadow's (the client's for the primary, each target's own authority for a mirror), or a
   // replay's (it names its target, whatever the original named): a difference of bb's, never of the builds'. A replay's
-  // Host is masked on both sides of its run, so a replay compares with any capture, a shadow's among them.
+  // Host is masked on both sides of its run, so a replay compares with any capture, a shadow's among them. Between two
+  // of a shadow's captures an HTTP/1 request has bb's Host whether the client sent one or not: an HTTP/1.0 client may
+  // send none, and each mirror names its target all the same (h2 names it in :authority, on every side).
   if ((ctx.bbChoseHost || e._bb?.shadow !== undefined) && getOwn(out.request.headers, 'host') !== undefined) setOwn(out.request.headers, 'host', BB_HOST);
+  else if (ctx.shadowPair && e._bb?.shadow !== undefined && !h2) setOwn(out.request.headers, 'host', BB_HOST);
   // Headers `bb shadow --header` set on a target's copies (a token for the candidate) are the user's choice for that
   // target, not the build's: left out on both sides, as if neither request had them.
   if (ctx.bbSetHeaders?.size) {

@@ -64,7 +64,7 @@ export class MemoryStore implements SideStore {
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
     const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries, pair.primarySends), this.boundBefore) : undefined;
-    const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
+    const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     const notMirrored: number[] = [];
     let unanswered = 0;

@@ -262,7 +262,7 @@ export class SideWork {
       for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
       this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, timeline.bound);
     }
-    this.nctx = { ...this.nctx, bbChoseHost: pair.bbChoseHost === true, ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
+    this.nctx = { ...this.nctx, bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const un = (t: string) => unnumber(t, this.ctx.table);
     const noPathRules = this.nctx.pathRules.length === 0;
     const timed = this.ctx.options.timing !== undefined;

@@ -125,3 +125,28 @@ describe('request headers bb shadow set on a target\'s copies', () => {
     assert.deepEqual(rows(await diff([['Accept', '*/*'], ['Authorization', 'Bearer for-candidate']])), ['changed request.headers.authorization']);
   });
 });
+
+// An HTTP/1.0 client may send no Host; bb shadow's mirrors name their target all the same (a probe's identical
+// builds then failed on `request.headers.host added`).
+describe("the request Host of a shadow's HTTP/1 exchange", () => {
+  const t = tempDir();
+  const side = (headers: Array<[string, string]>, label: string, httpVersion = 'HTTP/1.0') =>
+    har(
+      [entry('http://127.0.0.1:4000/x', T0, { request: { method: 'GET', url: 'http://127.0.0.1:4000/x', httpVersion, cookies: [], headers: headers.map(([name, value]) => ({ name, value })), queryString: [], headersSize: -1, bodySize: 0 }, _bb: { shadow: { id: 1 } } })],
+      { _bb: { format: 1, label, target: '', listen: '', startedDateTime: T0, endedDateTime: T0, complete: true, counts: { entries: 1, webSocketMessages: 0 }, shadowRole: label } },
+    );
+  it('is bb\'s whether the client sent one or not', async () => {
+    const r = await diffCaptures(
+      await t.write('p.har', side([['Accept', '*/*']], 'primary')),
+      await t.write('c.har', side([['Host', '127.0.0.1:5000'], ['Accept', '*/*']], 'candidate', 'HTTP/1.1')),
+    );
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+  });
+  it('and a header beside it that differs is still a difference', async () => {
+    const r = await diffCaptures(
+      await t.write('p2.har', side([['Accept', '*/*']], 'primary')),
+      await t.write('c2.har', side([['Host', '127.0.0.1:5000'], ['Accept', 'text/html']], 'candidate', 'HTTP/1.1')),
+    );
+    assert.deepEqual(r.findings.map((f) => `${f.kind} ${f.pattern}`), ['changed request.headers.accept']);
+  });
+});
