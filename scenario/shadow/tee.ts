@@ -78,9 +78,13 @@ interface Pending {
 /** What decide says of a request sampled by a cookie, which its answer may set: decided at the answer's head. */
 const ON_ANSWER = Symbol('on answer');
 
-/** How long after the primary's event stream ended the mirrors' copies are ended. */
+/** How long after the primary's event stream ended otherwise (the primary failed; a coded stream its client left) the mirrors' copies are ended. */
 const STREAM_END_GRACE_MS = 250;
-/** How long a copy of an event stream its client left may take to reach as many events as the client got. */
+/**
+ * How long a copy of an event stream may take to catch up: one its client left, to reach as many events as the
+ * client got; one the primary's server ended, to end on its own (a target 300 ms behind had its copy cut at a
+ * quarter second and every event after the cut reported removed).
+ */
 const STREAM_CUT_WAIT_MS = 5_000;
 
 /** Reads the primary's facts and hands requests to the mirrors; never waits for them. */
@@ -206,12 +210,13 @@ export class Tee {
         p.responded = true;
         this.maybeDispatch(f.exchangeId, p);
         p.issuedAt = this.sends.tick();
-        // Late events already on their way still arrive: the copies end a moment after the primary's stream. A
-        // stream its client left (an SSE page closed) is compared as far as the client read it: each target's
-        // copy is cut once it has as many events (STREAM_CUT_WAIT_MS at most), as bb replay cuts its copy.
+        // A stream its client left (an SSE page closed) is compared as far as the client read it: each target's
+        // copy is cut once it has as many events (STREAM_CUT_WAIT_MS at most), as bb replay cuts its copy. One the
+        // primary's server ended is the targets' to end too: a slower target's copy is cut only if it has not
+        // ended STREAM_CUT_WAIT_MS later (a copy that runs on is the target's difference, not bb's).
         const end = p.streamEnd;
         if (end && f.type === 'exchange-aborted' && p.copies) this.cutCopies(p);
-        else if (end) setTimeout(() => end.abort(), STREAM_END_GRACE_MS).unref();
+        else if (end) setTimeout(() => end.abort(), f.type === 'exchange-completed' ? STREAM_CUT_WAIT_MS : STREAM_END_GRACE_MS).unref();
         this.ungather(p);
         this.pending.delete(f.exchangeId);
         if (f.type !== 'exchange-completed' || p.status === undefined || !p.responseHeaders || p.skip) {

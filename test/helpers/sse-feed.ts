@@ -63,5 +63,24 @@ export async function readSome(url: string, h2: boolean, events: number): Promis
   await new Promise<void>((r) => session.close(() => r()));
 }
 
+/** Reads the feed through `url` to its end. */
+export async function readAll(url: string, h2: boolean): Promise<string> {
+  if (!h2) {
+    const c = new Client(url);
+    try {
+      return await (await c.request({ method: 'GET', path: '/feed' })).body.text();
+    } finally {
+      await c.close();
+    }
+  }
+  const session = connect(url);
+  const stream = session.request({ ':method': 'GET', ':path': '/feed' });
+  let got = '';
+  stream.on('data', (chunk: Buffer) => (got += chunk));
+  await new Promise((r) => stream.once('end', r));
+  await new Promise<void>((r) => session.close(() => r()));
+  return got;
+}
+
 /** Each entry's event count in the capture at `path`. */
 export const eventsOf = (path: string): number[] => (JSON.parse(readFileSync(path, 'utf8')) as Har).log.entries.map((e) => (e.response.content.text ?? '').split('data:').length - 1);

@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import type { Har } from '../../../capture/index.js';
 import { h2Client, h2Server, h2WebSocketServer, openH2WebSocket, streamBytes } from '../../helpers/h2-peers.js';
 import { OP, parseFrames, wsFrame, type ParsedFrame } from '../../helpers/ws-frames.js';
-import { eventsOf, feed, readSome } from '../../helpers/sse-feed.js';
+import { eventsOf, feed, readAll, readSome } from '../../helpers/sse-feed.js';
 import { compared, findingKeys, offlineKeys } from './compared.js';
 import { startShadowService, type ShadowService } from './service.js';
 
@@ -765,6 +765,28 @@ describe('bb shadow: an event stream its client left after a few events', () => 
       // the client's leaving is seen late: CI recorded four under the full suite's load), not run to its end (eleven).
       const cut = eventsOf(`${out}/candidate.har`)[0]!;
       assert.ok(cut >= 2 && cut <= 5, String(cut));
+    });
+  }
+});
+
+// An event stream its server ended: each target's copy is the target's to end. A probe's candidate sent the same
+// events 300 ms behind the primary; its copy was cut a quarter second after the primary's stream ended, and the
+// events after the cut were reported removed, live and in bb diff.
+describe('bb shadow: an event stream its server ended, the candidate slower', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  for (const h2 of [false, true]) {
+    const over = h2 ? 'h2' : 'HTTP/1.1';
+    it(`waits for the candidate's copy to end: equal, every event recorded (${over})`, async () => {
+      const [primary, candidate] = [await feed(cleanups, h2), await feed(cleanups, h2, 600)];
+      const out = tmp.path(`slow-end-${over}`);
+      const shadow = await startShadow({ primary, candidate, outDir: out, bbHome: tmp.bbHome, reportEveryMs: 50 });
+      assert.equal((await readAll(shadow.url, h2)).split('data:').length - 1, 10);
+      const report = await shadow.close();
+      assert.deepEqual(report.findings, [], JSON.stringify(report.findings));
+      assert.equal(report.totals.equal, 1);
+      assert.deepEqual([eventsOf(`${out}/primary.har`)[0], eventsOf(`${out}/candidate.har`)[0]], [10, 10]);
+      assert.equal((await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`)).verdict, 'match');
     });
   }
 });
