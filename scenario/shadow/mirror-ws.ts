@@ -23,6 +23,12 @@ export interface MirroredSocket {
   heard(text: string | undefined, at?: number): void;
   /** Closes with the client's code, after the client's messages before it. */
   close(code?: number, reason?: string): void;
+  /**
+   * The client's close answered the primary's server's close: the target's server closes this side itself (ws
+   * answers it), as the primary's did; one that has not CLOSE_WAIT_MS after the client's messages before it is
+   * closed with the client's code.
+   */
+  answerClose(code?: number, reason?: string): void;
   /** The primary's conversation ended (its sockets closed): this side ends too, after the client's messages before it (end()). */
   end(): void;
   /** The tee dropped this conversation's mirrors: the socket is cut now, messages still queued are not sent. */
@@ -48,6 +54,8 @@ export class MirroredConversation implements MirroredSocket {
   private timer: NodeJS.Timeout | undefined;
   /** The `sent` callbacks of messages not yet written: a socket that closes releases them all. */
   private readonly unsent = new Set<() => void>();
+  /** answerClose: the target's own close is waited for (end() leaves an open side to it). */
+  private closeAwaited = false;
 
   /** `bindings`: the target's counterparts; `said`: this conversation's server messages (OpenStreams); `answers`: the target's answers still to come; made before the socket can deliver a message. */
   constructor(
@@ -101,14 +109,31 @@ export class MirroredConversation implements MirroredSocket {
   }
 
   close(code?: number, reason?: string): void {
+    this.enqueue(false, undefined, () => this.closeWith(code, reason));
+  }
+
+  answerClose(code?: number, reason?: string): void {
     this.enqueue(false, undefined, () => {
       const ws = this.ws;
-      if (ws.readyState !== ws.OPEN) ws.terminate();
-      // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
-      else if (code === undefined || code === 1005) ws.close();
-      // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
-      else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
+      // The target's server closed already: ws answered it.
+      if (ws.readyState !== ws.OPEN) return;
+      this.closeAwaited = true;
+      const late = setTimeout(() => {
+        if (ws.readyState !== ws.OPEN) return;
+        this.closeWith(code, reason);
+        setTimeout(() => ws.terminate(), CLOSE_WAIT_MS).unref();
+      }, CLOSE_WAIT_MS).unref();
+      ws.once('close', () => clearTimeout(late));
     });
+  }
+
+  private closeWith(code: number | undefined, reason: string | undefined): void {
+    const ws = this.ws;
+    if (ws.readyState !== ws.OPEN) ws.terminate();
+    // A client's close with no status code goes out with none (ws sends an empty close frame), as the primary got it.
+    else if (code === undefined || code === 1005) ws.close();
+    // ws throws on a code a client may not send (1004, 1006, 1015, 2000…): those go out as 1000.
+    else ws.close((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code < 5000) ? code : 1000, reason ?? '');
   }
 
   /**
@@ -124,6 +149,8 @@ export class MirroredConversation implements MirroredSocket {
   end(): void {
     this.enqueue(true, undefined, () => {
       const ws = this.ws;
+      // Its server's close is awaited (answerClose): that wait ends it.
+      if (ws.readyState === ws.OPEN && this.closeAwaited) return;
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.terminate();
       else if (ws.readyState === ws.CLOSING) setTimeout(() => ws.terminate(), CLOSE_WAIT_MS).unref();
     });

@@ -63,6 +63,8 @@ interface Pending {
   copies?: Array<{ n: number; want?: number; cut: AbortController }>;
   /** WebSocket: each target's side. */
   sockets?: Promise<Array<MirroredSocket | undefined>>;
+  /** WebSocket: the primary's server sent its close frame (a client close after it answers it). */
+  serverClosed?: boolean;
   /** HTTP/2 (one stream): true. */
   h2: boolean;
   /** An event stream's events or a gRPC call's messages, read as they cross: fed to each target's pairs (message-pairs.ts). */
@@ -251,6 +253,7 @@ export class Tee {
         const p = this.pending.get(f.exchangeId);
         if (!p?.sockets) return;
         if (f.direction !== 'send') {
+          if (f.opcode === 8) p.serverClosed = true;
           // The primary's server messages, in the order the client's go (one promise's turns): a value one issues binds with the target's (mirror-ws.ts).
           if ((f.opcode !== 1 && f.opcode !== 2) || p.skip) return;
           // Decoded now, once for every target (the tap's bytes are its own again after this turn).
@@ -264,7 +267,10 @@ export class Tee {
         if (f.opcode === 1 && f.size === undefined && f.data.length <= BIND_READ_BYTES) this.sends.note(tokensOf(f.data.toString('utf8')), this.sends.tick());
         if (p.skip) return;
         if (f.opcode === 8) {
-          void p.sockets.then((ss) => ss.forEach((s) => s?.close(f.closeCode, f.closeReason)));
+          // The client's close starts the handshake, or answers the primary's server's close: then each target's server
+          // is left to close its side itself, as the primary's did (its code and who closed are compared).
+          const answer = p.serverClosed === true;
+          void p.sockets.then((ss) => ss.forEach((s) => (answer ? s?.answerClose(f.closeCode, f.closeReason) : s?.close(f.closeCode, f.closeReason))));
           return;
         }
         // A message the tap kept only the start of cannot be mirrored whole; one that would take a target past the

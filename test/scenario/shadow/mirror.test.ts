@@ -61,6 +61,55 @@ describe('shadow mirror: WebSocket close', () => {
   }
 });
 
+/** A WebSocket server that answers "close" by closing with `code` (after `delayMs`), and echoes the rest. */
+async function closingServer(code: number, delayMs = 0): Promise<{ url: string; close(): Promise<void> }> {
+  return wsServer((ws) => {
+    ws.on('message', (data) => {
+      if (String(data) === 'close') setTimeout(() => ws.close(code, 'bye'), delayMs);
+      else ws.send(`heard ${String(data)}`);
+    });
+  });
+}
+
+// A server that closes the conversation: the client's close frame answers it. A probe found the answer mirrored at
+// once as a client's close, before the target's server had closed: identical builds differed in `ws.close.by`
+// (the candidate's side closed by the client), and a candidate closing 50 ms later with another code was reported
+// only as that, its code never recorded.
+describe('shadow mirror: a WebSocket its server closes', () => {
+  const servers: Array<{ close(): Promise<void> }> = [];
+  after(async () => {
+    for (const s of servers) await s.close();
+  });
+  const talk = async (url: string) => {
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/chat`);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => (ws.send('hello'), ws.send('close')));
+      ws.once('close', () => resolve());
+    });
+  };
+  for (const [name, code, delayMs, want] of [
+    ['the same close, 50 ms later', 4000, 50, []],
+    ['another code, 50 ms later', 4001, 50, ['real changed ws.close.code', 'real changed ws.messages[].data.code']],
+  ] as const) {
+    it(`each target's server closes its side itself: ${name}`, async () => {
+      const primary = await closingServer(4000);
+      const candidate = await closingServer(code, delayMs);
+      servers.push(primary, candidate);
+      const outDir = tmp.path(`server-closes-${code}`);
+      const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, secondary: primary.url, outDir, bbHome: tmp.bbHome });
+      await talk(shadow.url);
+      await new Promise((r) => setTimeout(r, 300));
+      const report = await shadow.close(2_000);
+      assert.deepEqual(findingKeys(report), want, JSON.stringify(report.findings));
+      const har = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
+      assert.equal(har.log.entries[0]!._bb?.close?.by, 'server', JSON.stringify(har.log.entries[0]!._bb));
+      const offline = await diffCaptures(join(outDir, 'primary.har'), join(outDir, 'candidate.har'), { noisePath: join(outDir, 'secondary.har') });
+      assert.deepEqual(offlineKeys(offline), findingKeys(report));
+    });
+  }
+});
+
 /** A WebSocket echo server on loopback that counts its open connections; `delayMs` holds each echo. */
 async function echoServer(delayMs = 0): Promise<{ url: string; open(): number; close(): Promise<void> }> {
   let open = 0;
