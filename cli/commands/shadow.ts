@@ -14,7 +14,7 @@ import { gracefulStop } from '../stop.js';
 import { listenerErrorText } from '../listener-errors.js';
 import { durationMs, flagValues, parseHeaderFlag, parseRotate, redactOptionsFrom, withRedactOptions } from '../options.js';
 import { upstreamTlsFrom, withUpstreamTlsOptions } from '../forward-options.js';
-import { mergeReports, quantile, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
+import { mergeReports, quantile, reportShapeError, startShadow, type MirrorPolicy, type RouteCounts, type ShadowReport } from '../../scenario/index.js';
 import { runFolderName } from './compare.js';
 import { checkReport, writeReport } from './diff.js';
 
@@ -113,11 +113,9 @@ function readReport(path: string): ShadowReport {
   } catch (err) {
     throw new BbError('BB_BAD_SHADOW_REPORT', `${path} cannot be read as JSON (${oneLine((err as Error).message)}): give the --json files of bb shadow runs`);
   }
-  const r = doc as Partial<ShadowReport> | null;
-  if (!r || r.format !== 1 || typeof r.routes !== 'object' || !Array.isArray(r.findings)) {
-    throw new BbError('BB_BAD_SHADOW_REPORT', `${path} is not a bb shadow report (format 1): give the --json files of bb shadow runs`);
-  }
-  return r as ShadowReport;
+  const wrong = reportShapeError(doc);
+  if (wrong) throw new BbError('BB_BAD_SHADOW_REPORT', `${path} is not a bb shadow report (format 1; ${oneLine(wrong).slice(0, 200)}): give the --json files of bb shadow runs`);
+  return doc as ShadowReport;
 }
 
 export const shadowCommand: BbCommand = {
@@ -128,22 +126,22 @@ export const shadowCommand: BbCommand = {
       .option('primary', { type: 'string', describe: 'the build in production: it answers the clients' })
       .option('candidate', { type: 'string', describe: 'the build under test: gets a copy of each mirrored request' })
       .option('secondary', { type: 'string', describe: "a second instance of the primary's build: what differs there too is noise" })
-      .option('listen', { type: 'string', describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
+      .option('listen', { type: 'string', nargs: 1, describe: 'host:port clients connect to (default 127.0.0.1, a free port)' })
       .option('listen-tls', { type: 'boolean', default: false, describe: "clients speak TLS to bb shadow, with a leaf from bb's CA, in front of an https --primary (ALPN mirrored: h2 clients get h2)" })
-      .option('out', { type: 'string', describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
+      .option('out', { type: 'string', nargs: 1, describe: 'folder for primary.har, candidate.har, secondary.har (default captures/shadow-<time>/)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite captures in --out' })
-      .option('rotate', { type: 'string', describe: "write the captures in finished segments while the run goes (primary-0001.har, …): a new one once the primary's passes a size (64MB) or an age (10m)" })
-      .option('config', { type: 'string', describe: "the diff's config (rules, keys, known), as bb diff --config" })
+      .option('rotate', { type: 'string', nargs: 1, describe: "write the captures in finished segments while the run goes (primary-0001.har, …): a new one once the primary's passes a size (64MB) or an age (10m)" })
+      .option('config', { type: 'string', nargs: 1, describe: "the diff's config (rules, keys, known), as bb diff --config" })
       .option('mirror', { type: 'string', array: true, describe: "safe (GET, HEAD, OPTIONS, gRPC calls sent as PUT or GET; default) | all | routes to add, like 'POST /search' or 'POST /pkg.Svc/Method' for a gRPC method (needs isolated data)" })
-      .option('sample', { type: 'string', describe: 'share of exchanges mirrored: 0.1 or 10% (default all)' })
-      .option('sample-by', { type: 'string', describe: "header:NAME or cookie:NAME: a user's requests are all in or all out" })
+      .option('sample', { type: 'string', nargs: 1, describe: 'share of exchanges mirrored: 0.1 or 10% (default all)' })
+      .option('sample-by', { type: 'string', nargs: 1, describe: "header:NAME or cookie:NAME: a user's requests are all in or all out" })
       .option('header', { type: 'string', array: true, describe: "TARGET:'Name: value' sets a header on mirrored requests to candidate or secondary" })
-      .option('until', { type: 'string', describe: 'end after N requests or a duration (30s, 10m, 1h); default Ctrl-C' })
-      .option('fail-on', { type: 'string', default: '0', describe: 'exit 1 when regressions / compared exchanges passes this share (default: any regression)' })
-      .option('json', { type: 'string', describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
+      .option('until', { type: 'string', nargs: 1, describe: 'end after N requests or a duration (30s, 10m, 1h); default Ctrl-C' })
+      .option('fail-on', { type: 'string', default: '0', nargs: 1, describe: 'exit 1 when regressions / compared exchanges passes this share (default: any regression)' })
+      .option('json', { type: 'string', nargs: 1, describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
       .option('merge', { type: 'string', array: true, describe: 'add up the --json reports of several shadows into one verdict (no traffic)' })
-      .option('timeout', { type: 'number', default: 30_000, describe: 'ms a mirrored request may take' })
-      .option('compare', { type: 'string', describe: "live (default): compare exchanges as they flow | end: compare once the run ends, so no comparison takes a core from the relay while traffic flows (a small machine's p99)" })
+      .option('timeout', { type: 'number', default: 30_000, nargs: 1, describe: 'ms a mirrored request may take' })
+      .option('compare', { type: 'string', nargs: 1, describe: "live (default): compare exchanges as they flow | end: compare once the run ends, so no comparison takes a core from the relay while traffic flows (a small machine's p99)" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no live lines' })
       .option('ui', { type: 'string', describe: 'serve a live web view of the run on loopback: route table, findings side by side, ratify into --config (default a free port; --ui 127.0.0.1:8090)' }),
   run: async (argv, environment) => {

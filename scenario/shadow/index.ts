@@ -5,4 +5,4 @@ export { startShadow, type Shadow, type ShadowOptions } from './run.js';
 export type { MirrorPolicy } from './tee.js';
 export type { SegmentFiles } from './rotation.js';
 export type { ThreadMemory } from './thread-memory.js';
-export { mergeReports, quantile, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './live.js';
+export { mergeReports, quantile, reportShapeError, type ShadowReport, type RouteCounts, type LiveFinding, type Histogram, type TargetName } from './live.js';

@@ -571,6 +571,66 @@ function sortFindings(list: LiveFinding[]): LiveFinding[] {
 }
 
 /** Merges the reports of several shadows (a fleet fed by a mesh's mirroring) into one. */
+/**
+ * Where a parsed --json file is not a ShadowReport as mergeReports reads it, or undefined: the first wrong
+ * field's path and what it should be ("routes.GET /a.requests: a count"). A report is input a user hands over
+ * (edited, truncated, of another tool): merged unchecked, a count that is a string added up as text and a route
+ * list that is an array was dropped.
+ */
+export function reportShapeError(doc: unknown): string | undefined {
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const count = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  if (!isObj(doc) || doc.format !== 1) return 'format: 1';
+  for (const k of ['startedDateTime', 'endedDateTime'] as const) if (typeof doc[k] !== 'string') return `${k}: a date`;
+  if (!isObj(doc.targets)) return 'targets: an object';
+  if (doc.merged !== undefined && !count(doc.merged)) return 'merged: a count';
+  const countsError = (c: unknown, at: string): string | undefined => {
+    if (!isObj(c)) return `${at}: the counts of a route`;
+    for (const k of ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'] as const) if (!count(c[k])) return `${at}.${k}: a count`;
+    if (!isObj(c.skipped)) return `${at}.skipped: counts by reason`;
+    for (const [why, n] of Object.entries(c.skipped)) if (!count(n)) return `${at}.skipped.${why}: a count`;
+    return undefined;
+  };
+  if (!isObj(doc.routes)) return 'routes: counts by route';
+  for (const [route, c] of Object.entries(doc.routes)) {
+    const e = countsError(c, `routes.${route}`);
+    if (e) return e;
+  }
+  const totals = countsError(doc.totals, 'totals');
+  if (totals) return totals;
+  if (!isObj(doc.latency)) return 'latency: histograms by route';
+  for (const [route, per] of Object.entries(doc.latency)) {
+    if (!isObj(per)) return `latency.${route}: histograms by target`;
+    for (const [t, h] of Object.entries(per)) {
+      if (t !== 'primary' && t !== 'candidate' && t !== 'secondary') return `latency.${route}.${t}: primary, candidate or secondary`;
+      if (!isObj(h) || !count(h.count) || !Array.isArray(h.buckets) || !h.buckets.every(count)) return `latency.${route}.${t}: a histogram (buckets, count)`;
+    }
+  }
+  const findingError = (f: unknown, at: string): string | undefined => {
+    if (!isObj(f)) return `${at}: a finding`;
+    if (f.class !== 'regression' && f.class !== 'noise' && f.class !== 'unclassified') return `${at}.class: regression, noise or unclassified`;
+    for (const k of ['kind', 'pattern'] as const) if (typeof f[k] !== 'string') return `${at}.${k}: text`;
+    if (f.id !== undefined && typeof f.id !== 'string') return `${at}.id: text`;
+    if (!count(f.count)) return `${at}.count: a count`;
+    if (!Array.isArray(f.routes) || !f.routes.every((r) => typeof r === 'string')) return `${at}.routes: a list of routes`;
+    if (!Array.isArray(f.samples) || !f.samples.every((s) => isObj(s) && typeof s.id === 'number' && typeof s.request === 'string')) return `${at}.samples: a list of samples`;
+    if (f.consequences !== undefined) {
+      if (!Array.isArray(f.consequences)) return `${at}.consequences: a list of findings`;
+      for (const [i, c] of f.consequences.entries()) {
+        const e = findingError(c, `${at}.consequences[${i}]`);
+        if (e) return e;
+      }
+    }
+    return undefined;
+  };
+  if (!Array.isArray(doc.findings)) return 'findings: a list';
+  for (const [i, f] of doc.findings.entries()) {
+    const e = findingError(f, `findings[${i}]`);
+    if (e) return e;
+  }
+  return undefined;
+}
+
 export function mergeReports(reports: ShadowReport[]): ShadowReport {
   const routes = new Map<string, RouteCounts>();
   const latency = new Map<string, Partial<Record<TargetName, Histogram>>>();

@@ -20,6 +20,11 @@ const env = { BB_HOME: tmp.bbHome };
 const badConfig = tmp.path('bad-config.json');
 writeFileSync(badConfig, '{ "normalize": ');
 const base = ['shadow', '--primary', 'http://127.0.0.1:9', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')];
+const counts = { requests: 6, mirrored: 6, equal: 6, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {} };
+const goodReport = {
+  format: 1, targets: {}, startedDateTime: '2026-12-07T00:00:00.000Z', endedDateTime: '2026-12-07T00:01:00.000Z', totals: counts,
+  routes: { 'GET /a': counts }, latency: { 'GET /a': { primary: { buckets: [0, 6], count: 6 } } }, findings: [], regressionRate: 0,
+};
 
 describe('bb shadow: bad input', () => {
   const cases: Array<[string, string[], RegExp]> = [
@@ -38,6 +43,24 @@ describe('bb shadow: bad input', () => {
     ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
     ['a --json in a folder that does not exist (said before the run, not after it)', [...base, '--json', tmp.path('no-such-folder', 'r.json')], /cannot write --json .*r\.json \(its folder does not exist\): choose another path/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
+    // A value that starts with '-' is the flag's value, named in its line (before: "Unknown arguments: 5, m").
+    ['a negative --until', [...base, '--until', '-5m'], /--until needs a number of requests .* got '-5m'/],
+    ['a negative --sample', [...base, '--sample', '-10%'], /--sample needs a share .* got '-10%'/],
+    // Reports of the right format but the wrong shape (edited, truncated): before, a TypeError with its stack, or a
+    // count that was text added up as text and a route list that was an array dropped.
+    ...([
+      ['no latency', { latency: undefined }, /latency: histograms by route/],
+      ['routes null', { routes: null }, /routes: counts by route/],
+      ['routes a list', { routes: [] }, /routes: counts by route/],
+      ['a count that is text', { routes: { 'GET /a': { ...counts, requests: '6' } } }, /routes\.GET \/a\.requests: a count/],
+      ['a route without skipped', { routes: { 'GET /a': { ...counts, skipped: undefined } } }, /routes\.GET \/a\.skipped: counts by reason/],
+      ['histogram buckets as text', { latency: { 'GET /a': { primary: { buckets: 'x', count: 1 } } } }, /latency\.GET \/a\.primary: a histogram/],
+      ['a finding without its fields', { findings: [{}] }, /findings\[0\]\.class/],
+    ] as const).map(([what, change, message]): [string, string[], RegExp] => {
+      const path = tmp.path(`report-${what.replace(/ /g, '-')}.json`);
+      writeFileSync(path, JSON.stringify({ ...goodReport, ...change }));
+      return [`a --merge report with ${what}`, ['shadow', '--merge', path], new RegExp(`is not a bb shadow report \\(format 1; ${message.source}`)];
+    }),
   ];
   for (const [what, args, message] of cases) {
     it(what, async () => {
