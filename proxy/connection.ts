@@ -14,6 +14,10 @@ export interface ConnectionState {
   active: number;
   /** The client socket. */
   socket: Socket;
+  /** The proxy is stopping (RunningProxy.close): no new exchange starts on this connection. */
+  closing?: boolean;
+  /** Switched to another protocol (a WebSocket after its 101): its bytes are the upgrade tap's. */
+  switched?: boolean;
 }
 
 const STATE = Symbol('bb.connection');

@@ -5,7 +5,7 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FactBus } from './events.js';
 import { PROXY_DEFAULTS } from './options.js';
-import { connectionOf, trackConnection, type ConnectionState } from './connection.js';
+import { connectionOf, endSocket, trackConnection, type ConnectionState } from './connection.js';
 import { tapConnection, type PreconnectedUpstream, type TapSettings, type UpstreamQuery } from './http1/tap.js';
 import { tapH2 } from './h2-tap.js';
 import type { UpgradeTap } from './upgrade.js';
@@ -81,6 +81,14 @@ export interface RunningProxy {
   /** Takes the next exchange id (for entries made outside the HTTP server, such as opaque tunnels). */
   nextExchangeId(): number;
   /**
+   * Stops taking new work: no new connection is accepted, and an HTTP/1
+   * connection takes no new request (its next one is left unread and the
+   * connection ends once nothing is under way on it). What is under way goes
+   * on. The first step of close; `bb shadow --until N` takes it at the N-th
+   * request. Idempotent.
+   */
+  stopTaking(): void;
+  /**
    * Stops accepting, lets in-flight exchanges finish for up to graceMs, then
    * closes every connection (upgraded ones included). Idempotent.
    */
@@ -148,9 +156,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     else if (fact.type === 'upgrade-closed') openUpgrades.delete(fact.exchangeId);
   });
 
+  /** stopTaking was called: connections tracked from then on take no new exchange either. */
+  let stopped = false;
   const track = (socket: Socket, scheme: 'http' | 'https'): ConnectionState => {
     const state = trackConnection(socket, `c${++connectionCounter}`, scheme, bus);
     connections.add(state);
+    if (stopped) state.closing = true;
     socket.once('close', () => connections.delete(state));
     return state;
   };
@@ -213,6 +224,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   }
 
   let closing: Promise<void> | undefined;
+  const stopTaking = (): void => {
+    if (stopped) return;
+    stopped = true;
+    server.close();
+    // No new exchange starts on any connection (a keep-alive client's next request is not taken: http1/tap.ts).
+    for (const c of connections) c.closing = true;
+  };
   const inFlight = (): number => {
     let n = 0;
     for (const c of connections) n += c.active;
@@ -226,15 +244,40 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     target: targetLabel,
     server,
     inFlight,
+    stopTaking,
     adopt,
     nextExchangeId: settings.nextExchangeId,
     close(graceMs = PROXY_DEFAULTS.closeGraceMs) {
       closing ??= (async () => {
-        server.close();
-        for (const c of connections) if (c.active === 0) c.socket.destroy();
+        stopTaking();
         for (const s of handshaking) s.destroy();
         const deadline = Date.now() + graceMs;
-        while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        // A connection with nothing under way ends, its last answer written first: the last chunk of a response
+        // waits for the turn's journal write (turn-flush.ts, a setImmediate) after its exchange is counted done,
+        // and a destroy then lost it (the client got 'other side closed' for an answer its HAR held complete). So a
+        // connection ends once it was seen idle twice, a pass apart (a turn or more): its held bytes are out by
+        // then, and end() sends the FIN after them. A switched connection (a WebSocket) is cut as before.
+        const ended = new Set<ConnectionState>();
+        let seenIdle = new Set<ConnectionState>();
+        for (;;) {
+          const idleNow = new Set<ConnectionState>();
+          for (const c of connections) {
+            if (c.active > 0 || ended.has(c)) continue;
+            if (!seenIdle.has(c)) {
+              idleNow.add(c);
+              continue;
+            }
+            ended.add(c);
+            if (c.switched) c.socket.destroy();
+            else endSocket(c.socket);
+          }
+          seenIdle = idleNow;
+          if ((inFlight() === 0 && idleNow.size === 0) || Date.now() >= deadline) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        // Ended sockets close once their bytes are out and the client answers the FIN: a few turns.
+        const endedBy = Date.now() + 1_000;
+        while ([...connections].some((c) => ended.has(c)) && Date.now() < endedBy) await new Promise((r) => setTimeout(r, 5));
         for (const c of connections) c.socket.destroy();
         // Let every socket's 'close' run (and the WebSocket taps report upgrade-closed)
         // before the caller finalizes a capture: bounded, sockets close within a few turns.

@@ -202,6 +202,7 @@ export const shadowCommand: BbCommand = {
         redact: redactOptionsFrom(argv),
         ...(ui ? { ui } : {}),
         ...(compare ? { compare } : {}),
+        ...(until && 'requests' in until ? { untilRequests: until.requests } : {}),
         ...(rotate
           ? {
               rotate,

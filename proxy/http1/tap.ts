@@ -112,6 +112,15 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
 
   private readonly onClientData = (chunk: Buffer): void => {
     if (this.state === 'refused' || this.state === 'ended') return;
+    // The proxy is stopping and nothing is under way here: a request that starts now is not taken (nor recorded), the
+    // connection ends, and the client sends it again elsewhere as after any keep-alive close. Before, a stopping
+    // proxy kept taking a keep-alive client's requests until its grace ran out, then cut them (`--until 100` ran on
+    // to ~1,500 requests).
+    if (this.conn.closing && this.conn.active === 0 && this.clientSide.reading === 'idle') {
+      this.client.pause();
+      endSocket(this.client);
+      return;
+    }
     if (this.state === 'awaiting-upstream') {
       // Backpressure: past a small hold the client waits for the answer, its bytes in its own socket buffers.
       if (!this.clientSide.hold(chunk)) this.client.pause();
@@ -315,6 +324,7 @@ class Http1Tap implements ClientSideOwner, UpstreamSideOwner {
       return;
     }
     this.exchanges.finish(ex);
+    this.conn.switched = true;
     // What an earlier response of this turn held goes before the 101 the upgrade tap writes.
     this.upstreamSide.settle();
     const clientHead = Buffer.concat(this.clientSide.takeHeld());

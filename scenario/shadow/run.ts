@@ -69,6 +69,13 @@ export interface ShadowOptions extends TeeOptions {
   redact?: RedactConfig | false;
   /** Recorded bytes per body (default 16 MiB). */
   bodyCap?: number;
+  /**
+   * Take this many requests, then no more (`--until N`): the primary's proxy stops taking new requests at the N-th
+   * (RunningProxy.stopTaking); the run goes on until they are compared and `close()`. Before, the count was
+   * read from the comparison's reports, and a keep-alive client's requests kept coming meanwhile (`--until 100`
+   * ended at ~1,500).
+   */
+  untilRequests?: number;
   /** Called with the report every `reportEveryMs` (default 500). */
   onReport?: (report: ShadowReport) => void;
   reportEveryMs?: number;
@@ -180,6 +187,13 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   rotation?.mirrorTargets(mirrors);
   const tee = new Tee(primary, mirrors, options, later);
   primary.proxy.bus.on((fact) => (tee.fact(fact), afterTurn.fact(fact)));
+  if (options.untilRequests !== undefined) {
+    let started = 0;
+    const limit = options.untilRequests;
+    primary.proxy.bus.on((fact) => {
+      if (fact.type === 'exchange-started' && ++started === limit) primary.proxy.stopTaking();
+    });
+  }
 
   const targets = { primary: options.primary, candidate: options.candidate, ...(options.secondary ? { secondary: options.secondary } : {}) };
   const reportEveryMs = options.reportEveryMs ?? 500;

@@ -164,6 +164,39 @@ describe('bb shadow: the flags that shape the mirrors', () => {
     for (const side of ['primary', 'candidate', 'secondary']) assert.doesNotMatch(readFileSync(tmp.path('flags', `${side}.har`), 'utf8'), /for-candidate/, side);
   });
 
+  it('--until N takes N requests from keep-alive clients that keep sending, and no more; each one a client saw failed is not in the capture', async () => {
+    const [primary, candidate] = [await upstream(), await upstream()];
+    const out = tmp.path('until-n');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', out, '--json', `${out}.json`, '--until', '20', '--quiet'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const answered = new Set<string>();
+    let k = 0;
+    // Four clients, each sending its next request as soon as the last is answered, until one fails (bounded).
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const c = new Client(url!);
+        try {
+          while (k < 500) {
+            const path = `/k${k++}`;
+            try {
+              await (await c.request({ method: 'GET', path })).body.text();
+              answered.add(path);
+            } catch {
+              return;
+            }
+          }
+        } finally {
+          await c.destroy();
+        }
+      }),
+    );
+    assert.equal(await bb.exited, 0, bb.stdout() + bb.stderr());
+    const report = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.requests, 20, JSON.stringify(report.totals));
+    const recorded = (JSON.parse(readFileSync(`${out}/primary.har`, 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } }).log.entries.map((e) => new URL(e.request.url).pathname);
+    assert.deepEqual(recorded.sort(), [...answered].sort());
+  });
+
   it('--until DURATION ends a run with no traffic: the report says 0 requests, exit 0', async () => {
     const [primary, candidate] = [await upstream(), await upstream()];
     const run = await runBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('quiet'), '--until', '1s', '--quiet'], env);
