@@ -13,7 +13,7 @@
 // proxy's thread.
 import type { HarEntry, WholeEntry } from '../../capture/index.js';
 import { diffHars, noAnswer, type DiffConfig, type Difference, type NamedHar } from '../../diff/index.js';
-import { liveRows, ShadowLive, type Counted, type TargetName } from './live.js';
+import { boundedSample, liveRows, ShadowLive, type Counted, type TargetName } from './live.js';
 import { routeOf } from './route.js';
 import { BatchBinding, mergeBound, type BoundBefore } from './batch-binding.js';
 import { groupBytes, Revisables, signature } from './revise.js';
@@ -322,7 +322,7 @@ export class ShadowComparer {
     for (const row of liveRows(diffs, (d) => (d.class === 'noise' ? 'noise' : this.opts.secondary ? 'regression' : 'unclassified'))) {
       const d = row.d;
       const sample = { id, request: d.request, ...(d.old !== undefined ? { primary: d.old } : {}), ...(d.new !== undefined ? { candidate: d.new } : {}), entry: d.entry, path: d.path, seqs };
-      counted.findings.push(this.live.find(row, d.route, sample));
+      counted.findings.push(this.live.find(row, d.route, boundedSample(sample)));
     }
     return counted;
   }

@@ -6,7 +6,7 @@
 // shadows merge (`bb shadow --merge`): counts add, histograms add, samples
 // fill up to the cap. Nothing here touches the network or the disk.
 
-import { byStatusPattern, findingHash, findingPattern, followsFromStatus, groupsAlone, idOfHash, rowSignature, splitsByStatus, statusChangeText, statusRows, varyingPart, varyingSignature, withStatus, type Difference } from '../../diff/index.js';
+import { byStatusPattern, elidePair, findingHash, findingPattern, followsFromStatus, groupsAlone, idOfHash, rowSignature, splitsByStatus, statusChangeText, statusRows, varyingPart, varyingSignature, withStatus, type Difference } from '../../diff/index.js';
 
 /** The targets a run talks to. */
 export type TargetName = 'primary' | 'candidate' | 'secondary';
@@ -75,6 +75,23 @@ export interface LiveSample {
   path?: string;
   /** Each capture's `_bb.seq` of the exchange (the live view opens the three answers by it). */
   seqs?: Partial<Record<TargetName, number>>;
+  /** The values were longer than SAMPLE_VALUE_MAX: each is its text elided around the change (boundedSample). */
+  elided?: true;
+}
+
+/** The longest sample value kept as it is (its JSON text, in characters). */
+export const SAMPLE_VALUE_MAX = 4096;
+
+/**
+ * A sample whose values are long (a 20 MiB text body compared whole) with both elided around their first and last
+ * differing characters, as `bb diff` shows them, and marked `elided`. Kept whole, a report held and wrote every
+ * sample's values: 42 MB of report.json and of terminal lines for one changed 20 MiB body.
+ */
+export function boundedSample(sample: LiveSample): LiveSample {
+  const long = (v: unknown) => v !== undefined && (typeof v === 'string' ? v.length > SAMPLE_VALUE_MAX : (JSON.stringify(v)?.length ?? 0) > SAMPLE_VALUE_MAX);
+  if (!long(sample.primary) && !long(sample.candidate)) return sample;
+  const [primary, candidate] = elidePair(sample.primary ?? null, sample.candidate ?? null, SAMPLE_VALUE_MAX, sample.path ?? '');
+  return { ...sample, ...(sample.primary !== undefined ? { primary } : {}), ...(sample.candidate !== undefined ? { candidate } : {}), elided: true };
 }
 
 /** The whole report (`--json`): also what `--merge` reads. */

@@ -1,33 +1,21 @@
-// The terminal's table of a `bb shadow` run (cli/commands/shadow.ts
-// routeLines): a line per route in name order, the busiest ROUTE_LINES only
-// when there are more (the JSON report lists each), then all routes together.
+// bb shadow's terminal lines (cli/commands/shadow.ts findingLines): a finding's sample values elided around the
+// change as bb diff's lines are. A changed 200 KB body was one 400,000-character line (a probe's 20 MiB one, 42 MB).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { routeLines, ROUTE_LINES } from '../../../cli/commands/shadow.js';
-import type { RouteCounts, ShadowReport } from '../../../scenario/index.js';
+import { findingLines } from '../../../cli/commands/shadow.js';
+import type { LiveFinding, ShadowReport } from '../../../scenario/index.js';
 
-const counts = (requests: number): RouteCounts => ({ requests, mirrored: requests, equal: requests, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {} });
-
-function report(n: number): ShadowReport {
-  const routes: Record<string, RouteCounts> = {};
-  // Route i has i + 1 requests: the busiest are the last ones.
-  for (let i = 0; i < n; i++) routes[`GET /r${String(i).padStart(3, '0')}`] = counts(i + 1);
-  const totals = counts(Object.values(routes).reduce((s, c) => s + c.requests, 0));
-  return { format: 1, targets: { primary: 'http://a', candidate: 'http://b' }, startedDateTime: '', endedDateTime: '', totals, routes, latency: {}, findings: [], regressionRate: 0 };
-}
-
-describe('routeLines', () => {
-  it('lists every route when there are few', () => {
-    const lines = routeLines(report(3));
-    assert.deepEqual(lines.map((l) => l.split(':')[0]!.trim()), ['GET /r000', 'GET /r001', 'GET /r002', 'all routes']);
+describe('bb shadow: a finding line', () => {
+  it('shows a long value a few dozen characters around the change', () => {
+    const head = 'lorem ipsum '.repeat(20_000);
+    const sample = { id: 7, request: 'GET /doc', primary: `${head}word${head}`, candidate: `${head}wore${head}`, path: 'response.body' };
+    const finding: LiveFinding = { id: 'F1', class: 'unclassified', kind: 'changed', routes: ['GET /doc'], pattern: 'response.body', count: 1, samples: [sample] };
+    const [line] = findingLines({ findings: [finding] } as unknown as ShadowReport);
+    assert.ok(line!.length < 300, `${line!.length} characters`);
+    assert.match(line!, /word.*→.*wore/);
   });
-
-  it('lists the busiest ROUTE_LINES in name order, says how many more, then all routes', () => {
-    const n = ROUTE_LINES + 7;
-    const lines = routeLines(report(n));
-    assert.equal(lines.length, ROUTE_LINES + 2);
-    assert.deepEqual(lines.slice(0, ROUTE_LINES).map((l) => l.split(':')[0]!.trim()), Array.from({ length: ROUTE_LINES }, (_, k) => `GET /r${String(k + 7).padStart(3, '0')}`));
-    assert.equal(lines[ROUTE_LINES], '  … and 7 more routes (--json FILE lists each)');
-    assert.match(lines.at(-1)!, new RegExp(`^  all routes: ${(n * (n + 1)) / 2} requests`));
+  it('shows short values as JSON, as before', () => {
+    const finding: LiveFinding = { id: 'F2', class: 'regression', kind: 'changed', routes: ['GET /items'], pattern: 'response.body.total', count: 3, samples: [{ id: 3, request: 'GET /items', primary: 1, candidate: 2 }] };
+    assert.deepEqual(findingLines({ findings: [finding] } as unknown as ShadowReport), ['  regression response.body.total changed in 3 exchanges (1 → 2), e.g. GET /items #3']);
   });
 });

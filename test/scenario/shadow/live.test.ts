@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { liveRows, MAX_FIELDS, MAX_ROUTES, MAX_SIGNATURES, OTHER_FIELDS, OTHER_ROUTES, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { boundedSample, liveRows, MAX_FIELDS, MAX_ROUTES, MAX_SIGNATURES, OTHER_FIELDS, OTHER_ROUTES, SAMPLE_VALUE_MAX, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 import { buildFindings } from '../../../diff/findings.js';
 import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
 import { mulberry32 } from '../../../core/index.js';
@@ -235,5 +235,21 @@ describe('ShadowLive routes', () => {
     assert.equal(r.latency[OTHER_ROUTES]!.primary!.count, extra);
     assert.equal(Object.keys(r.latency).length, MAX_ROUTES + 1);
     assert.equal(r.totals.requests, MAX_ROUTES + extra + 1);
+  });
+});
+
+// A changed 200 KB text body compared whole: its sample values were kept, written to the report and printed as they
+// were (a probe's 20 MiB body: 42 MB of report.json and of terminal output).
+describe('a sample of long values', () => {
+  const head = 'lorem ipsum '.repeat(20_000);
+  const sample = { id: 7, request: 'GET /doc', primary: `${head}word${head}`, candidate: `${head}wore${head}`, path: 'response.body' };
+  it('keeps both values elided around the change, marked so; a short one stays as it is', () => {
+    const b = boundedSample(sample);
+    assert.equal(b.elided, true);
+    for (const v of [b.primary, b.candidate]) assert.ok(typeof v === 'string' && v.length <= SAMPLE_VALUE_MAX + 2, String(v).length.toString());
+    assert.match(String(b.primary), /word/);
+    assert.match(String(b.candidate), /wore/);
+    const short = { id: 8, request: 'GET /a', primary: 1, candidate: 2 };
+    assert.equal(boundedSample(short), short);
   });
 });
