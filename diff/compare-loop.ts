@@ -133,8 +133,15 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
  * crossed before a client's reset or close reached the server is timing, not the build.
  */
 function asFarAs(reference: NormalizedEntry, copy: NormalizedEntry): NormalizedEntry {
+  if (!reference.meta.clientLeft) return copy;
   const seen = reference.response.events;
   const events = copy.response.events;
-  if (!reference.meta.clientLeft || !seen || !events || events.length <= seen.length) return copy;
-  return { ...copy, response: { ...copy.response, events: events.slice(0, seen.length) } };
+  if (seen && events && events.length > seen.length) return { ...copy, response: { ...copy.response, events: events.slice(0, seen.length) } };
+  // A gRPC call its client cancelled: the copy's answer messages as far as the reference's (its own in between kept).
+  const got = reference.grpc?.messages.filter((m) => m.type === 'receive').length;
+  const messages = copy.grpc?.messages;
+  if (got === undefined || !messages || messages.filter((m) => m.type === 'receive').length <= got) return copy;
+  let n = 0;
+  const kept = messages.filter((m) => m.type !== 'receive' || ++n <= got);
+  return { ...copy, grpc: { ...copy.grpc!, messages: kept, status: reference.grpc!.status === null ? null : copy.grpc!.status } };
 }

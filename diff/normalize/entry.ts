@@ -204,7 +204,7 @@ function normalizeEntryAs(e: HarEntry, index: number, page: string, ctx: Normali
     request: { method: req.method, path: req.path, query: req.query, headers: headerMap(e.request.headers, 'request.headers', ctx, req.parsed, h2 ? e.request.url : undefined) },
     response: { status: comparedStatus(e), headers: headerMap(e.response.headers, 'response.headers', ctx, res.parsed, undefined, responseTime(e)) },
     headerOrder: { request: e.request.headers.map((h) => h.name), response: e.response.headers.map((h) => h.name) },
-    meta: { index, page, ...(rk ? { requestKey: rk } : {}), ...(res.events !== undefined && e._bb?.aborted === 'client' ? { clientLeft: true } : {}) },
+    meta: { index, page, ...(rk ? { requestKey: rk } : {}), ...((res.events !== undefined || e._grpcMessages !== undefined) && e._bb?.aborted === 'client' ? { clientLeft: true } : {}) },
   };
   // bb chose the request Host: bb shadow's (the client's for the primary, each target's own authority for a mirror), or a
   // replay's (it names its target, whatever the original named): a difference of bb's, never of the builds'. A replay's

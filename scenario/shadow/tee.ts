@@ -174,8 +174,11 @@ export class Tee {
         p.status = f.statusCode;
         p.responseHeaders = f.rawHeaders;
         if (p.sampleOnAnswer && !p.skip) this.sampleByAnswer(f.exchangeId, p, f.rawHeaders);
-        // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does.
-        if (/^\s*text\/event-stream/i.test(headerValue(f.rawHeaders, 'content-type') ?? '')) {
+        // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does. An event
+        // stream, and a gRPC call over h2 (a server-streaming one its client cancels: the targets' calls are
+        // cancelled too, as far as the client read, where before they ran to their end).
+        const type = headerValue(f.rawHeaders, 'content-type') ?? '';
+        if (/^\s*text\/event-stream/i.test(type) || (p.h2 && grpcMedia(type)?.text === false)) {
           p.streamEnd = new AbortController();
           p.req.ended = p.streamEnd.signal;
         }
@@ -424,8 +427,11 @@ export class Tee {
     // An event stream's events (HTTP/1.1 or h2), and a gRPC call's messages, issue values its client sends back while it goes on:
     // bound message by message, not at its end.
     const headers = p.responseHeaders ?? [];
-    const sse = p.streamEnd && headerValue(headers, 'content-encoding') === undefined;
+    const sse = p.streamEnd !== undefined && /^\s*text\/event-stream/i.test(headerValue(headers, 'content-type') ?? '') && headerValue(headers, 'content-encoding') === undefined;
     const grpc = p.h2 && grpcMedia(headerValue(headers, 'content-type'));
+    // Whose messages are counted, to cut the copies as far as the primary's client read (cutCopies): an event
+    // stream's events, a gRPC call's answer messages.
+    const counted = sse || (p.streamEnd !== undefined && grpc !== undefined && grpc !== false && !grpc.text);
     const encoding = grpc && !grpc.text ? headerValue(headers, 'grpc-encoding') : undefined;
     const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;
     const feed = (f: (message: string | Uint8Array | undefined) => void) => (sse ? eventFeed(f) : grpcFeed(encoding, f));
@@ -433,11 +439,11 @@ export class Tee {
     // any stream's do), and so are each copy's, to be cut as far as the primary's client read (cutCopies).
     if (said) {
       p.events = feed((message) => {
-        if (sse) p.eventsSeen!++;
+        if (counted) p.eventsSeen!++;
         said.forEach((s) => s.pairs.primary(message));
       });
     }
-    if (sse) {
+    if (counted) {
       p.eventsSeen = 0;
       const end = p.streamEnd!.signal;
       p.copies = this.mirrors.map(() => ({ n: 0, cut: new AbortController() }));

@@ -288,3 +288,61 @@ describe('bb shadow: an id a gRPC answer issued, sent back in a later call', () 
     });
   });
 });
+
+// A server-streaming call its client cancels after a few messages (RST_STREAM CANCEL): each target's call is cancelled
+// too, once it has sent as many as the client read, and compared as far as that. A probe's candidate ran its copy to
+// the end (100 messages and an OK status) and the run reported grpc.status and grpc.messages[] extra, live and in bb
+// diff: only h2 calls whose request body was still arriving were cancelled on the targets.
+describe('bb shadow: a server-streaming gRPC call its client cancels', () => {
+  const feed = itemMethod('/probe.Feed/Ticks', false, true);
+  async function ticker(delayMs: number) {
+    const seen = { cancelled: 0, finished: 0 };
+    const server = new grpc.Server();
+    server.addService({ ticks: feed } as unknown as grpc.ServiceDefinition, {
+      ticks: (call: grpc.ServerWritableStream<ItemValue, ItemValue>) => {
+        let n = 0;
+        let timer: NodeJS.Timeout | undefined;
+        const tick = () => {
+          if (call.cancelled) return;
+          call.write({ name: 'tick', n: ++n });
+          if (n === 100) return (seen.finished++, call.end());
+          timer = setTimeout(tick, 10);
+        };
+        call.on('cancelled', () => (clearTimeout(timer), seen.cancelled++));
+        timer = setTimeout(tick, delayMs);
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    after(() => new Promise<void>((r) => server.tryShutdown(() => r())));
+    return { url: `http://127.0.0.1:${port}`, seen };
+  }
+
+  it("cancels each target's call as far as the client read: equal, live and in bb diff of the captures", async () => {
+    // The candidate starts 100 ms later: its copy is cut once it caught up with the client's count.
+    const [primary, candidate] = [await ticker(0), await ticker(100)];
+    const out = tmp.path('grpc-cancel');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir: out, bbHome: tmp.bbHome, mirror: ['POST /probe.Feed/Ticks'], reportEveryMs: 50 });
+    const Ctor = grpc.makeGenericClientConstructor({ ticks: feed } as unknown as grpc.ServiceDefinition, 'Feed');
+    const client = new Ctor(new URL(shadow.url).host, grpc.credentials.createInsecure()) as unknown as { ticks(req: ItemValue): grpc.ClientReadableStream<ItemValue> };
+    try {
+      await new Promise<void>((resolve) => {
+        const call = client.ticks({ name: 'go', n: 0 });
+        let got = 0;
+        call.on('data', () => {
+          if (++got === 4) call.cancel();
+        });
+        call.on('error', () => resolve());
+        call.on('end', () => resolve());
+      });
+    } finally {
+      (client as unknown as grpc.Client).close();
+    }
+    // The candidate's call is cancelled while the run goes on, not run to its 100th message.
+    for (let i = 0; i < 300 && candidate.seen.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const report = await shadow.close();
+    assert.deepEqual(candidate.seen, { cancelled: 1, finished: 0 });
+    assert.deepEqual(report.findings, [], JSON.stringify(report.findings));
+    assert.equal(report.totals.equal, 1, JSON.stringify(report.totals));
+    assert.equal((await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`)).verdict, 'match');
+  });
+});
