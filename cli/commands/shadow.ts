@@ -164,6 +164,11 @@ export const shadowCommand: BbCommand = {
     const mirror = parseMirror(argv.mirror);
     const sample = argv.sample !== undefined ? parseShare(argv.sample, '--sample', 'BB_BAD_SAMPLE') : undefined;
     const sampleBy = parseSampleBy(argv['sample-by']);
+    // Without a share every user is in: the flag would do nothing, silently.
+    if (sampleBy && sample === undefined) throw new BbError('BB_BAD_SAMPLE', `--sample-by picks which users a --sample share keeps: give the share too, like --sample 10% --sample-by ${sampleBy.kind}:${sampleBy.name}`);
+    const timeoutMs = Number(argv.timeout);
+    // 0 (or less) made every mirror an error, the verdict still OK.
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BbError('BB_USAGE', `--timeout needs the ms a mirrored request may take, more than 0 (default 30000), got '${String(argv.timeout)}'`);
     const headers = parseTargetHeaders(argv.header);
     const until = argv.until !== undefined ? parseUntil(argv.until) : undefined;
     const listen = argv.listen !== undefined ? parseListen(String(argv.listen)) : undefined;
@@ -199,7 +204,7 @@ export const shadowCommand: BbCommand = {
         ...(sample !== undefined ? { sample } : {}),
         ...(sampleBy ? { sampleBy } : {}),
         headers,
-        timeoutMs: Number(argv.timeout),
+        timeoutMs,
         bbHome: environment.home.path,
         redact: redactOptionsFrom(argv),
         ...(ui ? { ui } : {}),

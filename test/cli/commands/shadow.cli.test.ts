@@ -45,6 +45,9 @@ describe('bb shadow: bad input', () => {
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
     // A value that starts with '-' is the flag's value, named in its line (before: "Unknown arguments: 5, m").
     ['a negative --until', [...base, '--until', '-5m'], /--until needs a number of requests .* got '-5m'/],
+    ['--sample-by without --sample (it would do nothing)', [...base, '--sample-by', 'header:X-User'], /--sample-by picks which users a --sample share keeps: give the share too, like --sample 10% --sample-by header:X-User/],
+    ['a --timeout of 0 (every mirror an error)', [...base, '--timeout', '0'], /--timeout needs the ms a mirrored request may take, more than 0/],
+    ['a --timeout that is not a number', [...base, '--timeout', 'soon'], /--timeout needs a number of 0 or more, got 'soon'/],
     ['a negative --sample', [...base, '--sample', '-10%'], /--sample needs a share .* got '-10%'/],
     // Reports of the right format but the wrong shape (edited, truncated): before, a TypeError with its stack, or a
     // count that was text added up as text and a route list that was an array dropped.
