@@ -144,7 +144,11 @@ export class LaneConnection {
         clearTimeout(timer);
         limits.signal?.removeEventListener('abort', onAbort);
         socket.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
-        if (!keep) this.drop(socket);
+        // A cut exchange's connection is reset, not closed: a FIN after a whole request reads as a client that
+        // half-closed and still waits for the answer, so the proxy in between (bb shadow's recording proxy of a
+        // target) kept the exchange open until the run's end when the target never answered (--timeout did not cut
+        // it there: a probe's stopped candidate). An RST says the client is gone.
+        if (!keep) this.drop(socket, outcome.kind === 'cut');
         resolve(outcome);
       };
       const cut = (why: CutReason, boundMs = 0) => finish({ kind: 'cut', why, afterMs: Math.max(boundMs, Math.round(performance.now() - started)) });
@@ -198,8 +202,9 @@ export class LaneConnection {
     return socket;
   }
 
-  private drop(socket: Socket): void {
-    socket.destroy();
+  private drop(socket: Socket, reset = false): void {
+    if (reset && !socket.destroyed) socket.resetAndDestroy();
+    else socket.destroy();
     if (this.socket === socket) this.socket = undefined;
   }
 }

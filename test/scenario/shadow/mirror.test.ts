@@ -182,3 +182,43 @@ describe('shadow mirror: values an HTML page issued', () => {
     assert.deepEqual(findingKeys(report), ['real changed response.body']);
   });
 });
+
+// A target that takes a request and never answers nor closes (a process stopped, a server wedged): past --timeout
+// the mirror counts an error and its capture's exchange ends then. Before, the mirror closed its connection with a
+// FIN, which the target's recording proxy read as a client that half-closed and still waits for its answer: the
+// exchange (and a connection to the target) stayed open until the run's end.
+describe('shadow mirror: a target that never answers', () => {
+  it("is cut at --timeout: the error counted, its capture's exchange aborted by the mirror while the run goes on", async () => {
+    const net = await import('node:net');
+    let closed = 0;
+    const sockets = new Set<import('node:net').Socket>();
+    const wedged = net.createServer({ allowHalfOpen: true }, (s) => {
+      sockets.add(s);
+      s.on('data', () => {});
+      s.on('error', () => {});
+      // Its peer going away: a FIN (this side stays half-open, as a wedged process's would) or a reset.
+      s.on('end', () => closed++);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => wedged.listen(0, '127.0.0.1', r));
+    const primary = await startShadowService('old');
+    services.push(primary);
+    const outDir = tmp.path('wedged');
+    const shadow = await startShadow({ primary: primary.url, candidate: `http://127.0.0.1:${(wedged.address() as { port: number }).port}`, outDir, bbHome: tmp.bbHome, timeoutMs: 300, reportEveryMs: 50 });
+    try {
+      const res = await fetch(`${shadow.url}/items`);
+      assert.equal(res.status, 200);
+      await res.text();
+      // The recording proxy gives its upstream up once the mirror left: the target's connection closes, the run still on.
+      await waitUntil(() => closed > 0, "the wedged target's connection closed");
+      await waitUntil(() => (shadow.report()?.totals.errors ?? 0) === 1, 'the error counted');
+    } finally {
+      const report = await shadow.close(1_000);
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => wedged.close(() => r()));
+      assert.equal(report.totals.errors, 1);
+    }
+    const har = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
+    assert.equal(har.log.entries[0]?._bb?.aborted, 'client', JSON.stringify(har.log.entries[0]?._bb));
+  });
+});
