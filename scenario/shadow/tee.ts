@@ -174,6 +174,12 @@ export class Tee {
         p.status = f.statusCode;
         p.responseHeaders = f.rawHeaders;
         if (p.sampleOnAnswer && !p.skip) this.sampleByAnswer(f.exchangeId, p, f.rawHeaders);
+        // A final answer to an `Expect: 100-continue` request whose body has not come (a 413 before it): the client
+        // does not send it (RFC 9110 §10.1.1), so the request as sent has a Content-Length and no body. Not
+        // mirrored: a target got it with its length rewritten to 0, and identical builds differed in it.
+        if (!p.skip && !p.h2 && !p.requestEnded && f.statusCode >= 200 && /^\s*100-continue\s*$/i.test(headerValue(p.req.rawHeaders, 'expect') ?? '')) {
+          this.skip(f.exchangeId, p, 'body not sent');
+        }
         // A stream lasts as long as its client stays: the mirrors' copies end when the primary's does. An event
         // stream, and a gRPC call over h2 (a server-streaming one its client cancels: the targets' calls are
         // cancelled too, as far as the client read, where before they ran to their end).
