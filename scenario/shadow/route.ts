@@ -13,9 +13,18 @@ export function routeOf(entry: HarEntry): string {
   return `${method} ${routePath(entry.request.url)}`;
 }
 
-/** The path of a URL with id-like segments as `{id}`. */
+/**
+ * The path of a URL with id-like segments as `{id}`. The path as the diff reads it (a URL's pathname: `<` as
+ * `%3C`, dot segments resolved), so a route's row and its findings name it alike (a raw `/<b>` was a row of its
+ * own beside the `/%3Cb%3E` its findings named).
+ */
 export function routePath(url: string): string {
-  const path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0] || '/';
+  let path: string;
+  try {
+    path = new URL(url, 'http://bb.invalid').pathname;
+  } catch {
+    path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0] || '/';
+  }
   return path
     .split('/')
     .map((s) => (isIdLike(s) ? '{id}' : s))

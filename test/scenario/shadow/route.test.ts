@@ -14,6 +14,9 @@ describe('routePath', () => {
       ['/magic/%3Credacted:0a1b2c3d%3E', '/magic/{id}'],
       ['/blob/<redacted:0a1b2c3d~~~~~>', '/blob/{id}'],
       ['/users/me/settings', '/users/me/settings'],
+      // As the diff names the path (a URL's pathname), so a row and its findings name a route alike.
+      ['http://127.0.0.1:8080/<b>hi</b>', '/%3Cb%3Ehi%3C/b%3E'],
+      ['/a/./b/../c', '/a/c'],
       ['/', '/'],
     ];
     for (const [url, route] of rows) assert.equal(routePath(url), route, url);
