@@ -198,9 +198,9 @@ export interface Summarized {
   hosts: string[];
   /** The entries a replay of this side did not send, left out (SideStore.summarize's `replayOf`). */
   leftOut?: HarReplaySkip[];
-  /** With PairFacts.shadowPair: the shared ids of the entries left out as not mirrored (order.ts notCompared), or, on a mirror, not answered. */
+  /** With PairFacts.shadowPair: the shared ids of the entries left out as not mirrored (order.ts shadowLeftOut): not mirrored, or, on a mirror, not answered. */
   notCompared?: number[];
-  /** With PairFacts.shadowMirror: how many of those the mirror left out for want of an answer (order.ts noAnswer). */
+  /** With PairFacts.shadowMirror: how many of those the mirror left out for want of an answer (order.ts shadowLeftOut). */
   unanswered?: number;
 }
 

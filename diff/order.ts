@@ -49,7 +49,7 @@ export function shadowId(entry: HarEntry): number | undefined {
  * with another of the shadow's captures holds it (PairFacts.shadowPair). Tagged skipped, or not tagged at all: a
  * request bb refused itself (a malformed or oversized head, answered 400 or 431) never reached the tee.
  */
-export function notCompared(entry: HarEntry): boolean {
+function notCompared(entry: HarEntry): boolean {
   const tag = entry._bb?.shadow;
   return tag === undefined || typeof tag.skipped === 'string';
 }
@@ -62,6 +62,17 @@ export function notCompared(entry: HarEntry): boolean {
  */
 export function noAnswer(entry: HarEntry): boolean {
   return entry._bb?.error !== undefined || entry._bb?.aborted === 'upstream' || !(entry.response?.status > 0);
+}
+
+/**
+ * Between two of a shadow's captures (PairFacts.shadowPair): why an entry is left out of both sides' comparison —
+ * not mirrored (notCompared), or, on a mirror's side (PairFacts.shadowMirror), not answered (noAnswer) — or
+ * undefined when it is compared. Both stores ask this one question.
+ */
+export function shadowLeftOut(entry: HarEntry, pair: { shadowPair?: boolean; shadowMirror?: boolean }): 'not mirrored' | 'unanswered' | undefined {
+  if (!pair.shadowPair) return undefined;
+  if (notCompared(entry)) return 'not mirrored';
+  return pair.shadowMirror && noAnswer(entry) ? 'unanswered' : undefined;
 }
 
 /**

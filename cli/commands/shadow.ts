@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
 import { BbError, isLoopbackHost, oneLine, unreadableWhy } from '../../core/index.js';
-import { elidePair } from '../../diff/index.js';
+import { elidePair, VALUE_WIDTH } from '../../diff/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
 import { gracefulStop } from '../stop.js';
@@ -96,7 +96,7 @@ export function findingLines(report: ShadowReport): string[] {
   return report.findings.slice(0, 20).map((f) => {
     const s = f.samples[0];
     // Elided around the change as bb diff's lines are (a changed 200 KB body was one 400,000-character line).
-    const values = s ? ` (${elidePair(s.primary ?? null, s.candidate ?? null, 60, f.pattern).join(' → ')})` : '';
+    const values = s ? ` (${elidePair(s.primary ?? null, s.candidate ?? null, VALUE_WIDTH, f.pattern).join(' → ')})` : '';
     const following = f.consequences ? `; with it: ${f.consequences.map((c) => `${c.pattern} ${c.kind}`).join(', ')}` : '';
     return `  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}${following}`;
   });

@@ -24,16 +24,17 @@ export interface TextOptions {
   report?: string;
 }
 
-const WIDTH = 60;
+/** How wide a value is shown in a finding's line (bb shadow's lines too). */
+export const VALUE_WIDTH = 60;
 
 /** A value as short JSON-ish text; `path`: the field it is the value of (shown-value.ts). */
-export function shortValue(v: unknown, max = WIDTH, path = ''): string {
+export function shortValue(v: unknown, max = VALUE_WIDTH, path = ''): string {
   const s = shownValue(v, path);
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }
 
 /** old → new, both elided around the first and last changed characters; `path`: the field they are values of (shown-value.ts). */
-export function elidePair(a: unknown, b: unknown, max = WIDTH, path = ''): [string, string] {
+export function elidePair(a: unknown, b: unknown, max = VALUE_WIDTH, path = ''): [string, string] {
   const sa = shownValue(a, path);
   const sb = shownValue(b, path);
   if (sa.length <= max && sb.length <= max) return [sa, sb];
@@ -56,7 +57,7 @@ export function elidePair(a: unknown, b: unknown, max = WIDTH, path = ''): [stri
 function movedLine(d: Difference): string | undefined {
   const m = d.move;
   if (m?.item === undefined) return undefined;
-  const what = m.item.length > WIDTH ? `${m.item.slice(0, WIDTH - 1)}…` : m.item;
+  const what = m.item.length > VALUE_WIDTH ? `${m.item.slice(0, VALUE_WIDTH - 1)}…` : m.item;
   return `moved ${m.from} → ${m.to}: ${what}`;
 }
 
@@ -93,16 +94,16 @@ function findingWhat(f: Finding, c: Paint): { what: string; values: string } {
   const none = noResponse(f);
   if (none) {
     const other = none === 'old' ? f.new : f.old;
-    return { what: `no response in ${none}`, values: other === undefined ? '' : ` (${none === 'old' ? 'new' : 'old'} answered ${c(none === 'old' ? '32' : '31', shortValue(other, WIDTH, f.pattern))})` };
+    return { what: `no response in ${none}`, values: other === undefined ? '' : ` (${none === 'old' ? 'new' : 'old'} answered ${c(none === 'old' ? '32' : '31', shortValue(other, VALUE_WIDTH, f.pattern))})` };
   }
   const what = f.pattern === '' ? `entry ${f.kind}` : `${f.pattern} ${f.kind}`;
   let values = '';
   if (f.kind === 'slower' && typeof f.old === 'number' && typeof f.new === 'number') values = ` median ${c('31', `${ms(f.old)} ms`)} → ${c('31', `${ms(f.new)} ms`)} (${times(f.old > 0 ? f.new / f.old : null)})`;
   else if (f.kind === 'changed' && ('old' in f || 'new' in f)) {
-    const [a, b] = elidePair(f.old, f.new, WIDTH, f.pattern);
+    const [a, b] = elidePair(f.old, f.new, VALUE_WIDTH, f.pattern);
     values = ` ${c('31', a)} → ${c('32', b)}`;
-  } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old, WIDTH, f.pattern))}`;
-  else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new, WIDTH, f.pattern))}`;
+  } else if ((f.kind === 'removed' || f.kind === 'missing') && 'old' in f && f.pattern !== '') values = ` ${c('31', shortValue(f.old, VALUE_WIDTH, f.pattern))}`;
+  else if ((f.kind === 'added' || f.kind === 'extra') && 'new' in f && f.pattern !== '') values = ` ${c('32', shortValue(f.new, VALUE_WIDTH, f.pattern))}`;
   return { what, values };
 }
 
@@ -120,7 +121,7 @@ export function brokenRatificationText(f: Finding): string | undefined {
   if (!f.ratified) return undefined;
   const added = f.kind === 'added' ? 'added ' : '';
   const was = ratifiedValuesText(f.kind, f.ratified) ?? '* → *';
-  const now = !('old' in f || 'new' in f) ? 'other values' : added ? shortValue(f.new, WIDTH, f.pattern) : elidePair(f.old, f.new, WIDTH, f.pattern).join(' → ');
+  const now = !('old' in f || 'new' in f) ? 'other values' : added ? shortValue(f.new, VALUE_WIDTH, f.pattern) : elidePair(f.old, f.new, VALUE_WIDTH, f.pattern).join(' → ');
   return `was ratified as ${added}${was}, now ${added}${now} (known[${f.ratified.known}]: ${f.ratified.reason})`;
 }
 
@@ -188,7 +189,7 @@ export function renderText(result: DiffResult, opts: TextOptions): string {
     return named.length ? `, ${named.join(' → ')}` : '';
   };
   const rowLine = (d: Difference) => {
-    const [a, b] = elidePair(d.old, d.new, WIDTH, d.path);
+    const [a, b] = elidePair(d.old, d.new, VALUE_WIDTH, d.path);
     const moved = movedLine(d);
     const change = moved !== undefined ? moved : d.kind === 'added' || d.kind === 'extra' ? c('32', `+ ${b}`) : d.kind === 'removed' || d.kind === 'missing' ? c('31', `- ${a}`) : `${c('31', a)} → ${c('32', b)}`;
     return `      [${d.id}] ${d.request} (${d.entry}${sides(d.entry)})${d.path ? ` ${d.path}` : ''}: ${change}`;

@@ -6,7 +6,7 @@ import { readCapture, replaySkipsIn, type Har } from '../../capture/index.js';
 import { normalizeContextFor, parsersOf, sideHeader, type DiffContext, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type Summarized } from '../context.js';
 import { applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, unnumber, ZipBodies } from '../normalize/index.js';
 import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, noAnswer, notCompared, shadowId, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
 import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
@@ -69,11 +69,11 @@ export class MemoryStore implements SideStore {
     const notMirrored: number[] = [];
     let unanswered = 0;
     for (const { entry, index } of order) {
-      const failed = pair.shadowMirror === true && noAnswer(entry);
-      if (pair.shadowPair && (notCompared(entry) || failed)) {
+      const out = shadowLeftOut(entry, pair);
+      if (out) {
         const id = shadowId(entry);
         if (id !== undefined) notMirrored.push(id);
-        if (failed) unanswered++;
+        if (out === 'unanswered') unanswered++;
         continue;
       }
       if (leave.has(index)) continue;

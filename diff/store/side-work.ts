@@ -15,7 +15,7 @@ import type { HarEntry } from '../../capture/index.js';
 import { createContext, normalizeContextFor, sideHeader, type DiffContext, type DiffOptions, type EntrySummary, type PairFacts, type SideHeader, type Summarized } from '../context.js';
 import { unnumber, applyPathRulesNoting, bothErased, captureWindow, entryHost, keyedClassIndices, keyedSlotsIn, normalizeEntry, type NormalizeContext, ZipBodies } from '../normalize/index.js';
 import { contentText, contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '../pair.js';
-import { assignIds, comparisonSeq, noAnswer, notCompared, shadowId, sortForComparison } from '../order.js';
+import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
@@ -304,10 +304,10 @@ export class SideWork {
       // Left out (bb shadow did not mirror it): its slots in the parallel arrays stay, no summary names it.
       p.order[i] = comparisonSeq(entry);
       const shadow = shadowId(entry);
-      const failed = pair.shadowMirror === true && noAnswer(entry);
-      if (pair.shadowPair && (notCompared(entry) || failed)) {
+      const out = shadowLeftOut(entry, pair);
+      if (out) {
         if (shadow !== undefined) notMirrored.push(shadow);
-        if (failed) unanswered++;
+        if (out === 'unanswered') unanswered++;
       } else p.list.push({
         index: i,
         ...(shadow !== undefined ? { shadow } : {}),

@@ -41,8 +41,6 @@ export interface Group {
   at?: number;
 }
 
-/** A mirror target's entry that is no answer (diff/order.ts noAnswer): bb diff of the captures leaves it out as this counts it an error. */
-const failed = noAnswer;
 
 /** When an exchange's primary entry started (ms), its place in the traffic. */
 function startedMs(g: Group): number {
@@ -201,7 +199,7 @@ export class ShadowComparer {
       if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
       if (g.secondary && g.secondary.time >= 0) this.live.time(route, 'secondary', g.secondary.time);
       // No answer from a mirror target, bb's own error answer for it, or the target hung up: an error, never compared.
-      if (!g.candidate || (this.opts.secondary && !g.secondary) || failed(g.candidate) || (g.secondary && failed(g.secondary))) {
+      if (!g.candidate || (this.opts.secondary && !g.secondary) || noAnswer(g.candidate) || (g.secondary && noAnswer(g.secondary))) {
         this.live.route(route).errors++;
         continue;
       }
@@ -209,7 +207,7 @@ export class ShadowComparer {
     }
     // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
     // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
-    const answered = (g: Group) => ({ primary: g.primary!, ...(g.at !== undefined ? { at: g.at } : {}), ...(g.candidate && !failed(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !failed(g.secondary) ? { secondary: g.secondary } : {}) });
+    const answered = (g: Group) => ({ primary: g.primary!, ...(g.at !== undefined ? { at: g.at } : {}), ...(g.candidate && !noAnswer(g.candidate) ? { candidate: g.candidate } : {}), ...(g.secondary && !noAnswer(g.secondary) ? { secondary: g.secondary } : {}) });
     // An exchange left out of the comparison (an error) teaches at once: the diff's own binding does not see its
     // answer, so a read of what it created in this same batch binds only through its counterparts.
     const compared = new Set(whole);

@@ -6,10 +6,12 @@
 // shadows merge (`bb shadow --merge`): counts add, histograms add, samples
 // fill up to the cap. Nothing here touches the network or the disk.
 
+import type { ShadowRole } from '../../capture/index.js';
 import { byStatusPattern, elidePair, findingHash, findingPattern, followsFromStatus, groupsAlone, idOfHash, rowSignature, splitsByStatus, statusChangeText, statusRows, varyingPart, varyingSignature, withStatus, type Difference } from '../../diff/index.js';
 
 /** The targets a run talks to. */
-export type TargetName = 'primary' | 'candidate' | 'secondary';
+/** One of a run's three targets: the role its capture names (log._bb.shadowRole). */
+export type TargetName = ShadowRole;
 
 /** Per-route counts. */
 export interface RouteCounts {

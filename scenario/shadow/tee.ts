@@ -56,7 +56,9 @@ interface Pending {
   /** Mirror answers waiting for the primary's to finish. */
   answers: Array<{ target: MirrorTarget; view: ResponseView }>;
   primaryView?: ResponseView;
-  /** An event stream: ends the mirrors' copies when the primary's stream ends. */
+  /** An event stream, or a gRPC call over h2 (its answer as binary messages): what its answer streams, known at its head. */
+  stream?: 'sse' | 'grpc';
+  /** With `stream`: ends the mirrors' copies when the primary's stream ends. */
   streamEnd?: AbortController;
   /** A mirrored event stream's events as its client got them (plain text only), and each target's copy's, cut alike (cutCopies). */
   eventsSeen?: number;
@@ -184,7 +186,8 @@ export class Tee {
         // stream, and a gRPC call over h2 (a server-streaming one its client cancels: the targets' calls are
         // cancelled too, as far as the client read, where before they ran to their end).
         const type = headerValue(f.rawHeaders, 'content-type') ?? '';
-        if (/^\s*text\/event-stream/i.test(type) || (p.h2 && grpcMedia(type)?.text === false)) {
+        p.stream = /^\s*text\/event-stream/i.test(type) ? 'sse' : p.h2 && grpcMedia(type)?.text === false ? 'grpc' : undefined;
+        if (p.stream) {
           p.streamEnd = new AbortController();
           p.req.ended = p.streamEnd.signal;
         }
@@ -433,11 +436,11 @@ export class Tee {
     // An event stream's events (HTTP/1.1 or h2), and a gRPC call's messages, issue values its client sends back while it goes on:
     // bound message by message, not at its end.
     const headers = p.responseHeaders ?? [];
-    const sse = p.streamEnd !== undefined && /^\s*text\/event-stream/i.test(headerValue(headers, 'content-type') ?? '') && headerValue(headers, 'content-encoding') === undefined;
+    const sse = p.stream === 'sse' && headerValue(headers, 'content-encoding') === undefined;
     const grpc = p.h2 && grpcMedia(headerValue(headers, 'content-type'));
     // Whose messages are counted, to cut the copies as far as the primary's client read (cutCopies): an event
     // stream's events, a gRPC call's answer messages.
-    const counted = sse || (p.streamEnd !== undefined && grpc !== undefined && grpc !== false && !grpc.text);
+    const counted = sse || p.stream === 'grpc';
     const encoding = grpc && !grpc.text ? headerValue(headers, 'grpc-encoding') : undefined;
     const said = sse || (grpc && !grpc.text) ? this.mirrors.map((m) => m.streams.add()) : undefined;
     const feed = (f: (message: string | Uint8Array | undefined) => void) => (sse ? eventFeed(f) : grpcFeed(encoding, f));

@@ -4,6 +4,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
+import http from 'node:http';
+import { Client } from 'undici';
 import { startProxy, type Fact } from '../../proxy/index.js';
 import { rawClient, rawUpstream, until, hasHead, type RawUpstream } from '../helpers/raw.js';
 
@@ -287,8 +289,6 @@ test('a proxy never sends to itself: its own port named as the target is refused
 // turn's journal write), so the client got 'other side closed' for an answer the capture held complete; and a
 // stopping proxy kept taking a keep-alive client's next requests until its grace ran out, then cut them.
 test('close() under keep-alive load: every exchange it completed reached its client whole; a request after the stop is not taken', async () => {
-  const http = await import('node:http');
-  const { Client } = await import('undici');
   const upstream = http.createServer((req, res) => res.end(JSON.stringify({ path: req.url })));
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   cleanups.push(() => new Promise((r) => (upstream.closeAllConnections(), upstream.close(r))));

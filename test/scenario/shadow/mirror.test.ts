@@ -13,6 +13,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import net from 'node:net';
 import WebSocket from 'ws';
 import type { Har } from '../../../capture/index.js';
 import { wsServer } from '../../helpers/servers.js';
@@ -189,9 +190,8 @@ describe('shadow mirror: values an HTML page issued', () => {
 // exchange (and a connection to the target) stayed open until the run's end.
 describe('shadow mirror: a target that never answers', () => {
   it("is cut at --timeout: the error counted, its capture's exchange aborted by the mirror while the run goes on", async () => {
-    const net = await import('node:net');
     let closed = 0;
-    const sockets = new Set<import('node:net').Socket>();
+    const sockets = new Set<net.Socket>();
     const wedged = net.createServer({ allowHalfOpen: true }, (s) => {
       sockets.add(s);
       s.on('data', () => {});

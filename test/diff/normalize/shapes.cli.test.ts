@@ -2,7 +2,8 @@
 // dump, a base64url blob: a valid answer, under the 16 MiB body cap) is
 // compared, not "Maximum call stack size exceeded" (found probing bb shadow
 // with a 9 MB JSON answer: its live comparison and `bb diff` of the captures
-// both died; the cause and the rule: test/structure/regex-quantifiers.test.ts).
+// both died in the shape scan, diff/normalize/shapes.ts; the cause and the rule:
+// test/structure/regex-quantifiers.test.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBb } from '../../helpers/cli.js';
