@@ -16,6 +16,8 @@ export interface ConnectionState {
   socket: Socket;
   /** The proxy is stopping (RunningProxy.close): no new exchange starts on this connection. */
   closing?: boolean;
+  /** Told once when the proxy stops taking exchanges (RunningProxy.stopTaking): the h2 tap tells its client with a GOAWAY. */
+  onClosing?: () => void;
   /** Switched to another protocol (a WebSocket after its 101): its bytes are the upgrade tap's. */
   switched?: boolean;
 }

@@ -54,6 +54,9 @@ const PREFACE_HEAD = Buffer.from('PRI * HTTP/2.0\r\n\r\n', 'latin1');
 /** Client bytes kept until the upstream proves it speaks h2 (bb can then still answer them itself). */
 const KEEP_LIMIT = 1024 * 1024;
 
+/** The highest stream id (2^31 - 1): a GOAWAY naming it refuses no stream, only new ones. */
+const MAX_STREAM_ID = 0x7fffffff;
+
 /** How long bb waits for peers to close after its GOAWAY. */
 const GOAWAY_LINGER_MS = 2_000;
 
@@ -91,6 +94,8 @@ class H2Tap {
   private clientEnded = false;
   private done = false;
   private goaway: { by: Side; lastStreamId: number; error: string } | undefined;
+  /** The proxy stopped taking exchanges: the client is told so by bb's GOAWAY, once a frame may go (sent). */
+  private stopping: 'no' | 'pending' | 'sent' = 'no';
 
   constructor(private readonly begin: H2TapStart) {
     this.conn = begin.conn;
@@ -101,6 +106,9 @@ class H2Tap {
   }
 
   start(): void {
+    // A stopping proxy takes no new exchange (server.ts stopTaking): an h2 client hears it as a GOAWAY.
+    this.conn.onClosing = () => this.tellStopping();
+    if (this.conn.closing) this.stopping = 'pending';
     this.client.on('data', this.onClient);
     this.client.on('end', this.onClientEnd);
     this.client.on('error', () => {});
@@ -259,6 +267,7 @@ class H2Tap {
       up.pause();
       this.client.once('drain', () => up.resume());
     }
+    if (this.stopping === 'pending') this.sendStopping();
   }
 
   private onUpstreamEnd(): void {
@@ -292,6 +301,27 @@ class H2Tap {
   }
 
   // ---- bb's own words
+
+  /** The proxy is stopping: tell the client to open no more streams, as a server shutting down gracefully does. */
+  private tellStopping(): void {
+    if (this.stopping !== 'no') return;
+    this.stopping = 'pending';
+    this.sendStopping();
+  }
+
+  /**
+   * bb's GOAWAY for a stop, once a frame may go to the client: after the server's preface, between two of its
+   * frames. Its last stream is the highest id there is (RFC 9113 section 6.8, the graceful form): every stream the
+   * client opened meanwhile still reaches the server (its header block is part of the HPACK state both peers share,
+   * so bb could not hold one back) and is answered; the client opens no more, and its connection ends once its
+   * streams are done (RunningProxy.close).
+   */
+  private sendStopping(): void {
+    if (this.stopping !== 'pending' || this.done || !this.confirmed || !this.session.serverAtFrameBoundary) return;
+    if (this.client.writableEnded || this.client.destroyed) return;
+    this.stopping = 'sent';
+    this.client.write(goawayFrame(MAX_STREAM_ID, 'NO_ERROR', 'bb: the proxy is stopping'));
+  }
 
   /** The upstream is not an h2 server we can use: answer the client ourselves if nothing of the upstream reached it. */
   private notH2(message: string): void {

@@ -228,8 +228,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     if (stopped) return;
     stopped = true;
     server.close();
-    // No new exchange starts on any connection (a keep-alive client's next request is not taken: http1/tap.ts).
-    for (const c of connections) c.closing = true;
+    // No new exchange starts on any connection (a keep-alive client's next request is not taken: http1/tap.ts;
+    // an h2 client is told by a GOAWAY to open no more streams: h2-tap.ts).
+    for (const c of connections) {
+      c.closing = true;
+      c.onClosing?.();
+    }
   };
   const inFlight = (): number => {
     let n = 0;

@@ -5,6 +5,7 @@
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
 import { once } from 'node:events';
+import { Duplex } from 'node:stream';
 import type { Cleanups } from './cleanups.js';
 import { OP, parseFrames, wsFrame, type ParsedFrame } from './ws-frames.js';
 
@@ -25,17 +26,38 @@ export interface H2Server {
   server: http2.Http2Server;
 }
 
-/** Keeps the bytes a socket reads and writes. */
-function recordSocket(socket: net.Socket): Wire {
+/**
+ * A Duplex in front of `socket` that keeps every byte read from and written to it. node:http2 must be given this,
+ * not the socket: handed a net.Socket it takes over the socket's handle and reads and writes it natively, past any
+ * 'data' listener or patched write (the wires of these helpers stayed empty then, and every byte-for-byte check
+ * built on them held vacuously).
+ */
+function recordedDuplex(socket: net.Socket): { duplex: Duplex; wire: Wire } {
   const wire: Wire = { received: [], sent: [] };
-  socket.on('data', (c: Buffer) => wire.received.push(c));
-  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-  socket.write = ((chunk: unknown, ...rest: unknown[]) => {
-    if (Buffer.isBuffer(chunk) || chunk instanceof Uint8Array) wire.sent.push(Buffer.from(chunk));
-    else if (typeof chunk === 'string') wire.sent.push(Buffer.from(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8'));
-    return write(chunk, ...rest);
-  }) as typeof socket.write;
-  return wire;
+  const duplex = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _encoding, callback) {
+      wire.sent.push(Buffer.from(chunk));
+      socket.write(chunk, (err) => callback(err ?? null));
+    },
+    final(callback) {
+      socket.end(() => callback());
+    },
+    destroy(err, callback) {
+      socket.destroy();
+      callback(err);
+    },
+  });
+  socket.on('data', (c: Buffer) => {
+    wire.received.push(c);
+    if (!duplex.push(c)) socket.pause();
+  });
+  socket.on('end', () => duplex.push(null));
+  socket.on('error', (err) => duplex.destroy(err));
+  socket.on('close', () => duplex.destroy());
+  return { duplex, wire };
 }
 
 /** Starts an h2c server; `onStream` answers each stream. */
@@ -52,8 +74,9 @@ export async function h2Server(
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    wires.push(recordSocket(socket));
-    server.emit('connection', socket);
+    const { duplex, wire } = recordedDuplex(socket);
+    wires.push(wire);
+    server.emit('connection', duplex);
   });
   await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
   cleanups.add(
@@ -74,9 +97,9 @@ export function h2Client(url: string, cleanups: Cleanups, settings: http2.Settin
   const session = http2.connect(url, {
     settings,
     createConnection: () => {
-      const socket = net.connect({ host: hostname, port: Number(port) });
-      wire = recordSocket(socket);
-      return socket;
+      const recorded = recordedDuplex(net.connect({ host: hostname, port: Number(port) }));
+      wire = recorded.wire;
+      return recorded.duplex;
     },
   });
   session.on('error', () => {});

@@ -271,6 +271,47 @@ describe('h2c with prior knowledge in reverse mode', () => {
     assert.equal(e._bb!.aborted, undefined);
     assert.equal(e.response.content.text, 'ab');
   });
+
+  it('a stopping proxy tells its h2 client with a graceful GOAWAY: the stream under way finishes, no new one is opened', async () => {
+    let finish!: () => void;
+    let streams = 0;
+    const server = await h2Server(cleanups, (stream) => {
+      streams++;
+      stream.respond({ ':status': 200 });
+      stream.write('a');
+      finish = () => stream.end('b');
+    });
+    const rec = await record(cleanups, server.url);
+    const { session, wire } = h2Client(`http://127.0.0.1:${rec.port}`, cleanups);
+    const result = h2Request(session, { ':path': '/slow' });
+    for (let i = 0; i < 200 && !finish; i++) await new Promise((r) => setTimeout(r, 10));
+    const goaway = once(session, 'goaway') as Promise<[number, number, Buffer]>;
+    const closing = rec.cap.close(10_000);
+    try {
+      // Told before its stream ends (the old proxy only ended the connection once it was idle).
+      const told = await Promise.race([goaway, closing.then(() => undefined)]);
+      assert.ok(told, 'the client got no GOAWAY while its stream was under way');
+      const [code, lastStreamId, debug] = told;
+      assert.equal(code, http2.constants.NGHTTP2_NO_ERROR);
+      assert.equal(lastStreamId, 2 ** 31 - 1, 'the graceful form: no stream the client opened is refused');
+      assert.match(debug.toString(), /proxy is stopping/);
+      // node:http2 opens no stream on a session told to go away.
+      assert.throws(() => session.request({ ':path': '/after' }), { code: 'ERR_HTTP2_GOAWAY_SESSION' });
+    } finally {
+      // The stream ends whatever was asserted (an open one holds the server's cleanup).
+      finish();
+    }
+    const r = await result;
+    assert.equal(r.status, 200);
+    assert.equal(r.body.toString(), 'ab');
+    await closing;
+    assert.equal(streams, 1);
+    // bb's frame went to the client between whole frames of the server's: every frame the client read is whole.
+    assert.ok(frameTypes(Buffer.concat(wire.received)).includes(T.GOAWAY));
+    const har = await rec.finish();
+    assert.deepEqual(har.log.entries.map((e) => new URL(e.request.url).pathname), ['/slow']);
+    assert.equal(har.log.entries[0]!._bb!.aborted, undefined);
+  });
 });
 
 // WebSocket over HTTP/2 (RFC 8441): a node:http2 server that enables the
