@@ -23,6 +23,12 @@ export type Hint = (s: string) => boolean;
 export interface BuiltinKeyRule {
   /** Whether the value under `key` is replaced; looks at the value's JSON type only (rules.ts memoizes by key and type). */
   test: (key: string, value: unknown) => boolean;
+  /**
+   * Whether this value is what the key says it holds (a time, an id), asked of each value `test` took: one that is
+   * not (an empty string, `false`, `0`, "Invalid Date", a fixed date years away) is compared as a value, so a
+   * field that varies and then breaks is a finding, not `<TS>` on both sides.
+   */
+  accepts: (value: unknown, window: CaptureWindow | undefined) => boolean;
   /** The placeholder. */
   replace: string;
 }
@@ -84,8 +90,8 @@ export interface BuiltinRule {
   key?: BuiltinKeyRule;
   /** A value rule. */
   value?: BuiltinValueRule;
-  /** Lower-case header names whose values are replaced by `replace`. */
-  headers?: { names: readonly string[]; replace: string };
+  /** Lower-case header names whose values are replaced by `replace` (those `accepts` takes, when it is given). */
+  headers?: { names: readonly string[]; replace: string; accepts?: (value: string) => boolean };
   /** Also mask content-length of bodies that are compared parsed (text, JSON, events). */
   maskBodyLength?: true;
   /** Drop WebSocket ping/pong (timer-driven) from comparison. */
@@ -138,14 +144,58 @@ const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$
 const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|(Ms|_ms|MS)$/;
 const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 
+/** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`. */
+const CLOCK_TIME = /^\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?$/;
+/** A number as text (epoch seconds or milliseconds written as a string). */
+const NUMBER_TEXT = /^\d{1,19}(?:\.\d{1,9})?$/;
+
+/**
+ * A number a time-like key holds when it is a time: positive, and under 10^9 a duration or a relative time (what a
+ * `*Time` or `*Ms` key holds that moves from run to run), above it an epoch in seconds, milliseconds, microseconds
+ * or nanoseconds inside the side's window. `0`, `-1` and a fixed epoch years away are values.
+ */
+function isTimeNumber(n: number, w: CaptureWindow | undefined): boolean {
+  if (!Number.isFinite(n) || n <= 0) return false;
+  if (n < 1e9 || !w) return true;
+  for (const t of [n * 1000, n, n / 1000, n / 1e6]) if (t >= w.from && t <= w.to) return true;
+  return false;
+}
+
+/**
+ * A value a timestamp-like key holds when it is a time: a number as isTimeNumber says, a clock time, or a string
+ * that reads as a date or date-time (ISO 8601, HTTP dates, JavaScript's own forms) inside the side's window, which
+ * has a day of slack either way (timestamps.ts). Not a time: booleans, empty or wordy strings ("never", "Invalid
+ * Date"), a date years away (a birth date, an expiry in 2099: the `iso-time` rule reads those as values too).
+ */
+export function isTimeValue(v: unknown, w: CaptureWindow | undefined): boolean {
+  if (typeof v === 'number') return isTimeNumber(v, w);
+  if (typeof v !== 'string') return false;
+  const s = v.trim();
+  if (s.length === 0 || s.length > 64) return false;
+  if (NUMBER_TEXT.test(s)) return isTimeNumber(Number(s), w);
+  if (CLOCK_TIME.test(s)) return true;
+  if (s.length < 6 || !/\d/.test(s)) return false;
+  const t = Date.parse(s);
+  return Number.isFinite(t) && (!w || (t >= w.from && t <= w.to));
+}
+
+/** Strings that say there is no id: a request id holding one is compared, not masked. */
+const NOT_AN_ID = new Set(['undefined', 'null', 'nil', 'none', 'nan', 'false', 'true', '0', '-']);
+
+/** A value a request-id key or header holds when it is an id: a positive integer, or a non-empty token without spaces that is not a word for nothing. */
+export function isIdValue(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isInteger(v) && v > 0;
+  return typeof v === 'string' && v.length > 0 && !/\s/.test(v) && !NOT_AN_ID.has(v.toLowerCase());
+}
+
 /** The built-in rules, on by default, in the order their names are listed. */
 export const BUILTIN_RULES: readonly BuiltinRule[] = [
-  { name: 'timestamp-keys', key: { test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), replace: '<TS>' } },
-  { name: 'epoch-ms-keys', key: { test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), replace: '<MS>' } },
+  { name: 'timestamp-keys', key: { test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), accepts: isTimeValue, replace: '<TS>' } },
+  { name: 'epoch-ms-keys', key: { test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), accepts: isTimeValue, replace: '<MS>' } },
   {
     name: 'request-id-keys',
-    key: { test: (k, v) => isScalar(v) && REQUEST_ID_KEY.test(k), replace: '<ID>' },
-    headers: { names: REQUEST_ID_HEADERS, replace: '<ID>' },
+    key: { test: (k, v) => isScalar(v) && REQUEST_ID_KEY.test(k), accepts: isIdValue, replace: '<ID>' },
+    headers: { names: REQUEST_ID_HEADERS, replace: '<ID>', accepts: isIdValue },
   },
   {
     name: 'iso-time',

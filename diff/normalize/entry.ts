@@ -38,6 +38,8 @@ function headerMap(headers: HarNameValue[], at: string, ctx: NormalizeContext, b
     if (name.startsWith(':')) continue; // HTTP/2 pseudo-headers (Chrome lists them): method, path and authority are compared as such
     if (comparedAsCookies(name, ctx)) continue; // compared as request.cookies / response.cookies (cookies.ts)
     let value = ctx.rules.maskedHeaders.get(name);
+    // A request id header that holds no id (empty, "undefined") is compared: a broken one is a finding.
+    if (value !== undefined && ctx.rules.maskAccepts.get(name)?.(h.value) === false) value = undefined;
     if (value !== undefined && ctx.walk.notes) {
       const rule = ctx.rules.configHeaders.get(name);
       // A repeated header is one field of several values: each noted at its place in it.

@@ -27,6 +27,8 @@ export interface KeyRule {
   name: string;
   /** Whether the value under `key` is replaced; looks at the value's JSON type only (answers are memoized per key and type). */
   test: (key: string, value: unknown) => boolean;
+  /** A built-in's check of the value itself, asked each time (builtin-rules.ts BuiltinKeyRule.accepts); a config rule takes every value. */
+  accepts?: (value: unknown, window: CaptureWindow | undefined) => boolean;
   /** The placeholder. */
   replace: string;
   /** Its index in the config's `normalize.keys` (a built-in has none): what it erases is noted (erased.ts). */
@@ -55,6 +57,8 @@ export interface RuleSet {
   keepAlways: Set<string>;
   /** Lower-case header name → placeholder. */
   maskedHeaders: Map<string, string>;
+  /** Of maskedHeaders, those masked only when the value is what the header says (built-in-rules' `accepts`); others are compared. */
+  maskAccepts: Map<string, (value: string) => boolean>;
   /** Lower-case header name → its index in the config's `normalize.headers`, for names no built-in masks anyway: what they erase is noted. */
   configHeaders: Map<string, number>;
   /** The config has rules that replace whole values as they are normalized (`normalize.keys`, `configHeaders`): normalizeEntry notes what they erase. */
@@ -156,13 +160,24 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
   const issuedBefore = builtins.find((r) => r.issued)?.issued?.before;
 
   const maskedHeaders = new Map<string, string>();
-  for (const r of builtins) if (r.headers) for (const h of r.headers.names) maskedHeaders.set(h, r.headers.replace);
+  // A built-in's header mask may take only the values that are what the header says (a request id, not an empty one).
+  const maskAccepts = new Map<string, (value: string) => boolean>();
+  for (const r of builtins) {
+    if (!r.headers) continue;
+    for (const h of r.headers.names) {
+      maskedHeaders.set(h, r.headers.replace);
+      if (r.headers.accepts) maskAccepts.set(h, r.headers.accepts);
+    }
+  }
   const configHeaders = new Map<string, number>();
   for (const [i, h] of (cfg.headers ?? []).entries()) {
     const name = h.toLowerCase();
     if (!maskedHeaders.has(name) && !configHeaders.has(name)) configHeaders.set(name, i);
   }
-  for (const h of cfg.headers ?? []) maskedHeaders.set(h.toLowerCase(), '<MASKED>');
+  for (const h of cfg.headers ?? []) {
+    maskedHeaders.set(h.toLowerCase(), '<MASKED>');
+    maskAccepts.delete(h.toLowerCase());
+  }
 
   const homes = cfg.serverHome === undefined ? [] : Array.isArray(cfg.serverHome) ? cfg.serverHome : [cfg.serverHome];
   return {
@@ -171,6 +186,7 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
     keep: new Set([...DEFAULT_KEEP, ...(cfg.keep ?? [])]),
     keepAlways: new Set(cfg.keep ?? []),
     maskedHeaders,
+    maskAccepts,
     configHeaders,
     erasing: (cfg.keys?.length ?? 0) > 0 || configHeaders.size > 0,
     maskBodyLength: builtins.some((r) => r.maskBodyLength),

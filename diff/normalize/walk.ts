@@ -180,7 +180,9 @@ export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
       setOwn(out, nk, x);
       continue;
     }
-    const rule = keyRuleFor(k, x, w);
+    const keyed = keyRuleFor(k, x, w);
+    // A built-in takes only what its key says the value is (a time, an id): anything else is compared as it is.
+    const rule = keyed && (!keyed.accepts || keyed.accepts(x, w.window)) ? keyed : null;
     // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213"); not a
     // string the server issued: a random id with only digits this run binds like its other runs' ids.
     const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;

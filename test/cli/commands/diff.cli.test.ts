@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { runBb } from '../../helpers/cli.js';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { capture, har, uuid } from '../../helpers/har.js';
+import { capture, har, runTime, uuid } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { sharedFixture } from '../../helpers/fixtures.js';
 
@@ -18,7 +18,7 @@ describe('bb diff on the command line', () => {
   let changed: string;
   before(async () => {
     const run = (n: number) => capture([
-      { method: 'POST', url: 'http://127.0.0.1:5001/v1/sessions', body: { id: `session_${uuid()}`, created_at: new Date().toISOString() } },
+      { method: 'POST', url: 'http://127.0.0.1:5001/v1/sessions', body: { id: `session_${uuid()}`, created_at: runTime() } },
       { url: 'http://127.0.0.1:5001/v1/items', body: { items: [{ name: 'a', n }, { name: 'b', n: 1 }] } },
     ]);
     same1 = await t.write('same1.har', run(1));

@@ -7,9 +7,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sharedFixture } from '../../helpers/fixtures.js';
 import { OrdinalNumbering, OrdinalTable } from '../../../diff/normalize/ordinals.js';
+import { DAY_MS } from '../../../diff/normalize/timestamps.js';
 import { parseSseText } from '../../../diff/normalize/bodies.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../../diff/index.js';
-import { capture, uuid } from '../../helpers/har.js';
+import { capture, runTime, uuid } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { isBbError } from '../../../core/index.js';
 import { exitStatusFor } from '../../../cli/exit.js';
@@ -26,12 +27,16 @@ function norm(v: unknown, cfg = {}, homes: string[] = []): unknown {
 
 describe('built-in rules, one by one', () => {
   const table: Array<[string, unknown, unknown, object?, string[]?]> = [
-    ['timestamp-like keys → <TS>', { created_at: 'x', updatedAt: 5, startTime: 't', timestamp: 1, name: 'n' }, { created_at: '<TS>', updatedAt: '<TS>', startTime: '<TS>', timestamp: '<TS>', name: 'n' }],
+    ['timestamp-like keys → <TS>', { created_at: '2026-01-01T10:00:00Z', updatedAt: 5, startTime: '18:34:27', timestamp: 1, expiry_date: 'Thu, 01 Jan 2026 10:00:00 GMT', ts: '1767225600', name: 'n' }, { created_at: '<TS>', updatedAt: '<TS>', startTime: '<TS>', timestamp: '<TS>', expiry_date: '<TS>', ts: '<TS>', name: 'n' }],
+    // A timestamp-like key's value that is no time is compared: a field that varies and then breaks is a finding.
+    ['timestamp-like keys holding no time stay', { updatedAt: '', createdAt: 'Invalid Date', timestamp: 0, isUpToDate: false, end_time: -1, expiresAt: 'never' }, { updatedAt: '', createdAt: 'Invalid Date', timestamp: 0, isUpToDate: false, end_time: -1, expiresAt: 'never' }],
     ['timestamp keys at any depth', { a: [{ b: { resolved_at: '2026' } }] }, { a: [{ b: { resolved_at: '<TS>' } }] }],
     ['null timestamps stay null (presence is compared)', { ended_at: null }, { ended_at: null }],
     ['epoch-ms keys and *Ms / *_ms → <MS>', { time: 1700000000000, since: 1, durationMs: 12, ttft_ms: 3, count: 7 }, { time: '<MS>', since: '<MS>', durationMs: '<MS>', ttft_ms: '<MS>', count: 7 }],
+    ['epoch-ms keys holding no duration stay', { timeoutMs: 0, until: -1 }, { timeoutMs: 0, until: -1 }],
     ['epoch-ms rule leaves strings to the patterns', { time: 'later' }, { time: 'later' }],
-    ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't' }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>' }],
+    ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
+    ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
     ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
     ['loopback ports', { url: 'http://127.0.0.1:41234/x', b: 'localhost:9', c: '[::1]:80' }, { url: 'http://127.0.0.1:<PORT>/x', b: 'localhost:<PORT>', c: '[::1]:<PORT>' }],
     ['::ffff:127.0.0.1 → 127.0.0.1', { peer: '::ffff:127.0.0.1' }, { peer: '127.0.0.1' }],
@@ -40,7 +45,7 @@ describe('built-in rules, one by one', () => {
     ['bare uuids → <UUID:n>', ['0f8fad5b-d9cb-469f-a165-70867728950e', '7c9e6679-7425-40de-944b-e07fc1f90ae7', '0f8fad5b-d9cb-469f-a165-70867728950e'], ['<UUID:1>', '<UUID:2>', '<UUID:1>']],
     ['ULIDs → <ULID:n>', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', x: 'msg 01ARZ3NDEKTSV4RRFFQ69G5FAW' }, { id: '<ULID:1>', x: 'msg <ULID:2>' }],
     ['prefixed ids keep their prefix and number the id', { m: 'msg_01ARZ3NDEKTSV4RRFFQ69G5FAV', c: 'conn_0f8fad5b-d9cb-469f-a165-70867728950e', w: 'x01ARZ3NDEKTSV4RRFFQ69G5FAV' }, { m: 'msg_<ULID:1>', c: 'conn_<UUID:1>', w: 'x01ARZ3NDEKTSV4RRFFQ69G5FAV' }],
-    ['objects under a kept key are still normalized inside', { event: { type: 'tick', at: '2026-01-01T00:00:00Z', created_at: 'x' }, type: 'verbatim-2026-01-01T00:00:00Z' }, { event: { type: 'tick', at: '<TS>', created_at: '<TS>' }, type: 'verbatim-2026-01-01T00:00:00Z' }],
+    ['objects under a kept key are still normalized inside', { event: { type: 'tick', at: '2026-01-01T00:00:00Z', created_at: 1767225600 }, type: 'verbatim-2026-01-01T00:00:00Z' }, { event: { type: 'tick', at: '<TS>', created_at: '<TS>' }, type: 'verbatim-2026-01-01T00:00:00Z' }],
     ['patterns apply inside object keys', { cursors: { 'session_11111111-1111-4111-8111-111111111111': 4 } }, { cursors: { '<SID:1>': 4 } }],
     ['the keep list is compared verbatim', { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }, { seq: 1700000000000, cursor: '2026-01-01T00:00:00Z', status: 'x' }],
     ['config keep adds keys', { stamp_at: 'x' }, { stamp_at: 'x' }, { keep: ['stamp_at'] }],
@@ -53,6 +58,22 @@ describe('built-in rules, one by one', () => {
   for (const [name, input, want, cfg, homes] of table) {
     it(name, () => assert.deepEqual(norm(input, cfg ?? {}, homes ?? []), want));
   }
+
+  it('a timestamp-like key takes a time inside the side\'s window, in any common form; a fixed date years away is a value', () => {
+    const window = { from: Date.parse('2026-01-01T00:00:00Z') - DAY_MS, to: Date.parse('2026-01-01T01:00:00Z') + DAY_MS };
+    const out = normalizeValue(
+      {
+        createdAt: '2026-01-01T00:30:00.123Z', updated_at: 'Thu Jan 01 2026 00:30:00 GMT+0000 (Coordinated Universal Time)', date: '2026-01-01',
+        startTime: 1767227400, ts: 1767227400123, lastModifiedAt: '1767227400',
+        birthDate: '1990-05-01', expiresAt: '2099-01-01T00:00:00Z', createdAtMs: 1_000_000_000_000,
+      },
+      valueWalk(compileRules(), [], new OrdinalTable(), window),
+    );
+    assert.deepEqual(out, {
+      createdAt: '<TS>', updated_at: '<TS>', date: '<TS>', startTime: '<TS>', ts: '<TS>', lastModifiedAt: '<TS>',
+      birthDate: '1990-05-01', expiresAt: '2099-01-01T00:00:00Z', createdAtMs: 1_000_000_000_000,
+    });
+  });
 
   it('parses SSE text into events, data as JSON when it parses; the last id carries over (HTML spec)', () => {
     assert.deepEqual(parseSseText('event: a\nid: 1\ndata: {"x":1}\n\n: comment\ndata: two\ndata: lines\n\n'), [
@@ -175,8 +196,8 @@ describe('whole captures', () => {
 
   function sessionRun(a: string, b: string) {
     return capture([
-      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: a, created_at: new Date().toISOString() } },
-      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: b, created_at: new Date().toISOString() } },
+      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: a, created_at: runTime() } },
+      { method: 'POST', url: 'http://127.0.0.1:4001/v1/sessions', body: { id: b, created_at: runTime() } },
       { url: `http://127.0.0.1:4001/v1/sessions/${a}`, body: { id: a, forked_from: null } },
       { url: `http://127.0.0.1:4001/v1/sessions/${b}`, body: { id: b, forked_from: a } },
       { url: 'http://127.0.0.1:4001/v1/sessions', body: { items: [{ id: a }, { id: b }], cursors: { [a]: 1, [b]: 2 } } },
@@ -202,6 +223,31 @@ describe('whole captures', () => {
     const r = await diffCaptures(oldPath, newPath);
     assert.equal(r.verdict, 'diff');
     assert.deepEqual(r.differences.map((d) => [d.path, d.old, d.new]), [['response.body.forked_from', '<SID:1>', '<SID:2>']]);
+  });
+
+  it('a time or request id that varies matches; the same field broken in the new build is a finding', async () => {
+    const run = (body: (i: number) => Record<string, unknown>, requestId: (i: number) => string) =>
+      capture([0, 1].map((i) => ({ url: `http://127.0.0.1:1/item/${i}`, body: body(i), responseHeaders: [['X-Request-Id', requestId(i)]] as Array<[string, string]> })));
+    const good = () => run(() => ({ updatedAt: runTime(), timestamp: Date.parse(runTime()), timeoutMs: 30_000, requestId: uuid() }), () => uuid());
+    const same = await diffCaptures(await t.write('k1.har', good()), await t.write('k2.har', good()));
+    assert.equal(same.verdict, 'match', renderText(same, { color: false }));
+    // Item 1 of the new build: an empty time, a zero epoch, a zero timeout, "undefined" for an id, an empty id header.
+    const broken = run(
+      (i) => (i === 0 ? { updatedAt: runTime(), timestamp: Date.parse(runTime()), timeoutMs: 30_000, requestId: uuid() } : { updatedAt: '', timestamp: 0, timeoutMs: 0, requestId: 'undefined' }),
+      (i) => (i === 0 ? uuid() : ''),
+    );
+    const r = await diffCaptures(await t.write('k3.har', good()), await t.write('k4.har', broken));
+    assert.deepEqual(
+      r.differences.map((d) => [d.entry.replace(/#\d+$/, ''), d.path, d.old, d.new]).sort(),
+      [
+        ['/GET /item/1', 'response.body.requestId', '<ID>', 'undefined'],
+        ['/GET /item/1', 'response.body.timeoutMs', '<MS>', 0],
+        ['/GET /item/1', 'response.body.timestamp', '<TS>', 0],
+        ['/GET /item/1', 'response.body.updatedAt', '<TS>', ''],
+        ['/GET /item/1', 'response.headers.x-request-id', '<ID>', ''],
+      ],
+      renderText(r, { color: false }),
+    );
   });
 
   it('replaces the capture’s serverHome and masks volatile headers', async () => {

@@ -117,7 +117,7 @@ describe('zip bodies: bb diff', () => {
     const a = bundle({ 'export/session.json': { mtime: 0x1234 } });
     const b = makeZip([
       { name: 'export/', data: '', method: 0, mtime: 0x7777 },
-      { name: 'export/session.json', data: JSON.stringify({ id: 's-1', model: 'm1', created_at: '2027-05-05T05:05:05Z' }), mtime: 0x7777 },
+      { name: 'export/session.json', data: JSON.stringify({ id: 's-1', model: 'm1', created_at: '2026-01-01T05:05:05Z' }), mtime: 0x7777 },
       // Times of this run (inside the capture's window, as a fresh export's are).
       { name: 'export/events.jsonl', data: '{"type":"start","at":"2026-01-01T09:09:09Z"}\n{"type":"stop"}\n', method: 0 },
       { name: 'export/README.md', data: '# Export\nmade at 2026-01-01T20:00:02Z in 127.0.0.1:9999\n' },
