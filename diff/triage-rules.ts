@@ -32,12 +32,13 @@ export function routeGlob(route: string): string {
 /**
  * The known entry that ratifies a whole finding (docs/diff.md "Triage: known
  * differences, noise, `bb known add`, `bb noise`"): its pattern and kind,
- * `where` its routes (`*` when it spans every route where the field exists),
- * and the values of its rows (`rows`, from the report) as diff/ratified.ts
- * records them.
+ * `where` its routes, and the values of its rows (`rows`, from the report) as
+ * diff/ratified.ts records them. Always the routes it was seen on, never `*`,
+ * even when they were every route that had the field: a route that later
+ * breaks the same field was never looked at, so it is not accepted.
  */
-export function knownForFinding(f: Pick<Finding, 'pattern' | 'kind' | 'routes' | 'everywhere'>, rows: ReadonlyArray<Pick<Difference, 'old' | 'new'>>, reason: string, extra: { since?: string; tracking?: string } = {}): KnownConfig {
-  const where = f.everywhere ? '*' : f.routes.length === 1 ? routeGlob(f.routes[0]!) : f.routes.map(routeGlob);
+export function knownForFinding(f: Pick<Finding, 'pattern' | 'kind' | 'routes'>, rows: ReadonlyArray<Pick<Difference, 'old' | 'new'>>, reason: string, extra: { since?: string; tracking?: string } = {}): KnownConfig {
+  const where = f.routes.length === 1 ? routeGlob(f.routes[0]!) : f.routes.map(routeGlob);
   return {
     where,
     path: f.pattern,

@@ -148,7 +148,7 @@ function ratifyActions(source: ShadowUiSource): UiAction[] {
         const reason = String((body as { reason?: unknown }).reason ?? '').trim();
         if (!reason) throw new BbError('BB_KNOWN_NO_REASON', 'a known entry needs a reason: say why the difference is accepted');
         // As `bb known add` does for a finding: its routes, and the values its rows had (here: its samples').
-        const entry = knownForFinding({ ...f, everywhere: false }, f.samples.map((s) => ({ old: s.primary, new: s.candidate })), reason);
+        const entry = knownForFinding(f, f.samples.map((s) => ({ old: s.primary, new: s.candidate })), reason);
         const added = await addToConfigFile(config, { known: [entry] });
         source.configChanged();
         return { config, written: added.known[0], known: [entry] };
@@ -162,7 +162,7 @@ function ratifyActions(source: ShadowUiSource): UiAction[] {
         const rules = noiseRules(f.samples.map((s) => ({ entry: s.entry ?? s.request, path: s.path ?? f.pattern, pattern: f.pattern, kind: f.kind, old: s.primary, new: s.candidate })));
         // `bb noise` sees every exchange and scopes each rule to its entry; a run's finding keeps a few samples of
         // many exchanges, so its rules cover the finding's routes, as its known entry does (same where).
-        const { where } = knownForFinding({ ...f, everywhere: false }, [], '');
+        const { where } = knownForFinding(f, [], '');
         const known = unique(rules.known.map((k) => ({ ...k, where })));
         const paths = unique(rules.normalize.paths.flatMap((p) => [where].flat().map((w) => ({ ...p, where: w }))));
         const added = await addToConfigFile(config, { known, paths });

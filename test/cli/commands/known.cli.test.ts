@@ -98,7 +98,7 @@ describe('bb known add records what it ratified', () => {
     assert.match(add.stdout, /known where "\*\/POST \/items#\*" path "response\.status" kind changed as 201 → 200: upgrade v2\n/);
     const known = JSON.parse(await readFile(config, 'utf8')).known;
     assert.deepEqual(known.find((k: { path: string }) => k.path === 'response.status'), { where: '*/POST /items#*', path: 'response.status', kind: 'changed', old: 201, new: 200, reason: 'upgrade v2' });
-    assert.deepEqual(known.find((k: { path: string }) => k.path === 'response.headers.x-version'), { where: '*', path: 'response.headers.x-version', kind: 'changed', old: 'v1', new: 'v2', reason: 'upgrade v2' });
+    assert.deepEqual(known.find((k: { path: string }) => k.path === 'response.headers.x-version'), { where: ['*/POST /items#*', '*/GET /items/1#*', '*/GET /stats#*'], path: 'response.headers.x-version', kind: 'changed', old: 'v1', new: 'v2', reason: 'upgrade v2' });
 
     const again = await runBb(['diff', oldHar, newHar, '--config', config]);
     assert.equal(again.code, 0, again.stdout);
@@ -128,6 +128,17 @@ describe('bb known add records what it ratified', () => {
     assert.match(htmlText, /response\.body\.count changed 3 → 99 in 1 of 1 GET \/stats was ratified as 3 → 4, now 3 → 99/);
   });
 
+  it('a finding on every route that has the field is ratified on those routes: a new route breaking the same field is real', async () => {
+    const config = join(t.dir, 'routes.json');
+    const add = await runBb(['known', 'add', idOf('response.headers.x-version'), '--from', report, '--reason', 'v2 header', '--config', config]);
+    assert.equal(add.code, 0, add.stdout + add.stderr);
+    const withReport = (version: string): ExchangeSpec[] => [...api({ created: 201, name: 'a', count: 3, version }), { url: 'http://127.0.0.1:1/report', body: { ok: true }, responseHeaders: [['X-Version', version]] }];
+    const r = await runBb(['diff', await t.write('r-old.har', capture(withReport('v1'))), await t.write('r-new.har', capture(withReport('v2'))), '--config', config, '--rows']);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /^DIFF: 1 real finding \(1 difference\)[^]*response\.headers\.x-version changed "v1" → "v2" in 1 of 1 GET \/report/);
+    assert.match(r.stdout, /KNOWN-DIFF \[F[0-9a-f]{9}\] response\.headers\.x-version changed "v1" → "v2" in 3 of 3/);
+  });
+
   it('a known entry written by hand, without values, matches any value', async () => {
     const config = await t.write('hand.json', { known: [{ where: '*/POST /items#*', path: 'response.status', reason: 'the create answers whatever it likes' }] });
     const r = await runBb(['diff', oldHar, regressed, '--config', config]);
@@ -155,8 +166,8 @@ describe('bb known add records what it ratified', () => {
     const add = await runBb(['known', 'add', '--route', 'GET /stats', '--from', report, '--reason', 'stats v2', '--config', config]);
     assert.equal(add.code, 0, add.stdout + add.stderr);
     const known = JSON.parse(await readFile(config, 'utf8')).known as Array<{ where: unknown; path: string }>;
-    // The count exists on /stats only: its finding covers every route where it exists, so `*`.
-    assert.deepEqual(known.map((k) => [k.where, k.path]).sort(), [['*', 'response.body.count'], ['*/GET /stats#*', 'response.headers.x-version']]);
+    // The count exists on /stats only: its finding covers every route where it exists, and is still scoped to it.
+    assert.deepEqual(known.map((k) => [k.where, k.path]).sort(), [['*/GET /stats#*', 'response.body.count'], ['*/GET /stats#*', 'response.headers.x-version']]);
     const r = await runBb(['diff', oldHar, newHar, '--config', config]);
     assert.equal(r.code, 1);
     // The header on the other two routes is still real; on /stats it is known.
