@@ -51,6 +51,8 @@ export interface LiveFinding {
   kind: string;
   /** Its routes as the diff names them (at most MAX_ROUTES_PER_FINDING). */
   routes: string[];
+  /** It had more routes than MAX_ROUTES_PER_FINDING: `routes` lists the first ones only. */
+  routesCut?: true;
   /** The field pattern ("response.body.total"; "" for a whole entry). */
   pattern: string;
   /** Exchanges that had it. */
@@ -436,7 +438,8 @@ export class ShadowLive {
         for (const f of p.facts) if (f.sample && samples.length < SAMPLES_PER_FINDING) samples.push(f.sample);
       }
       for (const ref of refs) placed.set(ref, id);
-      built.push({ f: { id, class: b.class, kind: b.kind, pattern: b.pattern, routes: [...routes.keys()].slice(0, MAX_ROUTES_PER_FINDING), count, samples }, causes });
+      const cut = routes.size > MAX_ROUTES_PER_FINDING ? { routesCut: true as const } : {};
+      built.push({ f: { id, class: b.class, kind: b.kind, pattern: b.pattern, routes: [...routes.keys()].slice(0, MAX_ROUTES_PER_FINDING), ...cut, count, samples }, causes });
     };
     for (const [bucket, b] of this.buckets) {
       // A route's values seen once, by part: the exchanges (distinct), their facts and their places.
@@ -672,10 +675,15 @@ export function mergeReports(reports: ShadowReport[]): ShadowReport {
       const had = causes.get(key);
       causes.set(key, had === undefined || had === cause ? cause : null);
       const into = findings.get(key);
-      if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
+      if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), ...(f.routes.length > MAX_ROUTES_PER_FINDING ? { routesCut: true as const } : {}), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
       else {
         into.count += f.count;
-        for (const r of f.routes) if (!into.routes.includes(r) && into.routes.length < MAX_ROUTES_PER_FINDING) into.routes.push(r);
+        if (f.routesCut) into.routesCut = true;
+        for (const r of f.routes) {
+          if (into.routes.includes(r)) continue;
+          if (into.routes.length < MAX_ROUTES_PER_FINDING) into.routes.push(r);
+          else into.routesCut = true;
+        }
         for (const s of f.samples) if (into.samples.length < SAMPLES_PER_FINDING) into.samples.push(s);
       }
     }

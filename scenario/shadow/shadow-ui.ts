@@ -22,7 +22,7 @@ import { BbError } from '../../core/index.js';
 import type { HarEntry } from '../../capture/index.js';
 import { CAPTURE_VIEWS, captureFeeds, startUi, type UiAction, type UiFeed, type UiServer } from '../../ui/index.js';
 import type { Recording } from '../record/index.js';
-import { quantile, type LiveFinding, type ShadowReport, type TargetName } from './live.js';
+import { MAX_ROUTES_PER_FINDING, quantile, SAMPLE_VALUE_MAX, type LiveFinding, type ShadowReport, type TargetName } from './live.js';
 
 /** What the live view of a shadow run reads and does. */
 export interface ShadowUiSource {
@@ -132,6 +132,17 @@ function configOf(source: ShadowUiSource): string {
   return source.configPath;
 }
 
+/**
+ * A finding the page may ratify: one whose routes and values the run kept whole. Past MAX_ROUTES_PER_FINDING routes
+ * or SAMPLE_VALUE_MAX characters a value, the live finding holds only part of them, and an entry written from that
+ * part would name routes short or values that never occur (live.ts): the captures hold them all.
+ */
+function wholeFinding(f: LiveFinding): void {
+  const how = 'ratify it from the run\'s captures: bb diff PRIMARY.har CANDIDATE.har --json report.json, then bb known add FINDING-ID --from report.json';
+  if (f.routesCut) throw new BbError('BB_USAGE', `this finding is on more than ${MAX_ROUTES_PER_FINDING} routes and the live view keeps the first ${MAX_ROUTES_PER_FINDING}: ${how}`);
+  if (f.samples.some((s) => s.elided)) throw new BbError('BB_USAGE', `this finding's values are longer than the live view keeps (${SAMPLE_VALUE_MAX} characters): ${how}`);
+}
+
 /** `list` without repeats (rules equal as JSON). */
 function unique<T>(list: T[]): T[] {
   const seen = new Set<string>();
@@ -145,6 +156,7 @@ function ratifyActions(source: ShadowUiSource): UiAction[] {
       async run(body) {
         const config = configOf(source);
         const f = findingOf(source, body);
+        wholeFinding(f);
         const reason = String((body as { reason?: unknown }).reason ?? '').trim();
         if (!reason) throw new BbError('BB_KNOWN_NO_REASON', 'a known entry needs a reason: say why the difference is accepted');
         // As `bb known add` does for a finding: its routes, and the values its rows had (here: its samples').
@@ -159,6 +171,7 @@ function ratifyActions(source: ShadowUiSource): UiAction[] {
       async run(body) {
         const config = configOf(source);
         const f = findingOf(source, body);
+        wholeFinding(f);
         const rules = noiseRules(f.samples.map((s) => ({ entry: s.entry ?? s.request, path: s.path ?? f.pattern, pattern: f.pattern, kind: f.kind, old: s.primary, new: s.candidate })));
         // `bb noise` sees every exchange and scopes each rule to its entry; a run's finding keeps a few samples of
         // many exchanges, so its rules cover the finding's routes, as its known entry does (same where).
