@@ -15,22 +15,16 @@
   const TARGETS = ['primary', 'candidate', 'secondary'];
   const COUNTS = ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'];
 
-  /** "response.body.items[0].id" → ['response', 'body', 'items', 0, 'id']; "[]" stays '[]' (any index). */
-  function parsePath(text) {
-    const out = [];
-    for (const part of String(text || '').split('.')) {
-      const m = /^([^[]*)((?:\[\d*\])*)$/.exec(part);
-      if (!m) { out.push(part); continue; }
-      if (m[1]) out.push(m[1]);
-      for (const ix of m[2].match(/\[\d*\]/g) || []) out.push(ix === '[]' ? '[]' : Number(ix.slice(1, -1)));
-    }
-    return out;
-  }
+  /**
+   * "response.body.items[0][\"@type\"]" → ['response', 'body', 'items', 0, '@type']; "[]" is -1 (any index). The
+   * diff's own parser (diff/selector.ts parseFieldPath, served as /shared.js), so a quoted key is read as written.
+   */
+  const parsePath = (text) => window.bbParseFieldPath(String(text || ''));
 
-  /** True when `path` is at or under `target` ('[]' in target: any index). */
+  /** True when `path` is at or under `target` (-1 in target: any index). */
   function under(path, target) {
     if (!target || path.length < target.length) return false;
-    return target.every((t, i) => (t === '[]' ? typeof path[i] === 'number' : path[i] === t));
+    return target.every((t, i) => (t === -1 ? typeof path[i] === 'number' : path[i] === t));
   }
 
   /** Pretty JSON as lines, the ones at or under `target` (segments of the body) marked. */
