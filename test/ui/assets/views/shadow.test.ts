@@ -2,7 +2,8 @@
 // builds of a small JSON service on loopback whose answers name fields as no identifier does: keys and a header
 // name with quotes, backslashes, brackets, dots, unicode, controls and bidi characters. The diff writes such a
 // field in brackets (`response.body["@type"]`, diff/selector.ts joinPath); a sample opened marks that field in
-// each answer, as it marks a plain one.
+// each answer, as it marks a plain one. What the page shows from the traffic is isolated from bb's own words and
+// its bidi and control characters are written as \u202E: a request's U+202E reversed the sample's header.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { tempDir } from '../../../helpers/tmp.js';
 import { atFileEnd } from '../../../helpers/cleanups.js';
 import { HOSTILE_KEYS } from '../../../helpers/hostile-keys.js';
 import { joinPath, parseFieldPath } from '../../../../diff/selector.js';
+import { visibleText } from '../../../../core/visible.js';
 import { startShadow, type Shadow } from '../../../../scenario/index.js';
 
 const tmp = tempDir();
@@ -67,7 +69,8 @@ test('a field written in brackets is marked in each answer, as a plain one is', 
   await res.body.text();
   await page.waitForFunction((n) => document.querySelectorAll('tr.finding').length === n, HOSTILE_KEYS.length + 2, { timeout: 30_000 });
   const seen = await markedBySample(page);
-  const line = (key: string, value: unknown) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+  // A JSON line as the page writes it: its bidi characters as their escapes (visibleText).
+  const line = (key: string, value: unknown) => visibleText(`${JSON.stringify(key)}: ${JSON.stringify(value)}`);
   const want = [
     { pattern: 'response.body.total', marked: [[line('total', 1)], [line('total', 2)], [line('total', 1)]] },
     ...HOSTILE_KEYS.map((k) => ({ key: k, marked: [[line(k, 'old')], [line(k, 'new')], [line(k, 'old')]] })),
@@ -87,4 +90,26 @@ test("the page reads joinPath's output with the diff's own parser, whatever the 
   const read = await page.evaluate((ps) => ps.map((p) => (window as unknown as { bbParseFieldPath(p: string): unknown }).bbParseFieldPath(p)), paths);
   assert.deepEqual(read, HOSTILE_KEYS.map((k) => ['response', 'body', 'items', 0, k, 'next']));
   assert.deepEqual(read, paths.map(parseFieldPath));
+});
+
+/** The characters visibleText (core/visible.ts) writes as escapes. */
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+test("a bidi character from the request reverses none of bb's text: shown as \\u202E, the request isolated", async (t) => {
+  if (!browser) return t.skip('Debian chromium is not installed (apt-get install chromium)');
+  const res = await request(`${shadow.url}/x/%E2%80%AE?q=%E2%80%AEspoof`);
+  await res.body.text();
+  const row = 'tr.finding[data-pattern="response.body.total"]';
+  await page.waitForFunction((r) => document.querySelectorAll(`${r} button.sample-link`).length === 2, row, { timeout: 30_000 });
+  const button = `${row} button.sample-link:nth-child(2)`;
+  assert.equal(await page.getAttribute(button, 'title'), 'GET /x/%E2%80%AE?q=\\u202Espoof');
+  const id = (await page.textContent(button))!.slice(1);
+  await page.click(button);
+  await page.waitForFunction((want) => document.querySelector('.sample .what')?.textContent === want && document.querySelectorAll('.sample .answers .answer').length === 3, `GET /x/%E2%80%AE?q=\\u202Espoof #${id}: response.body.total changed (regression)`);
+  assert.deepEqual(await page.$$eval('.sample .what bdi', (b) => b.map((x) => x.textContent)), ['GET /x/%E2%80%AE?q=\\u202Espoof', 'response.body.total']);
+  // Nowhere on the tab: not in a finding's field (a key with U+202E), a JSON line, a value, a route or a tooltip.
+  const shown = await page.evaluate(() => [document.querySelector('.shadow')!.textContent!, ...[...document.querySelectorAll('[title]')].map((e) => e.getAttribute('title')!)]);
+  assert.deepEqual(shown.filter((text) => HIDDEN.test(text)), []);
+  assert.ok(shown[0]!.includes(visibleText(joinPath('response.body', '\u202Espoof'))), 'the key with U+202E, escaped');
+  assert.deepEqual(complaints, []);
 });
