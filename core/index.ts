@@ -13,6 +13,7 @@ export { now, isoToSeconds, toEpochSeconds, type EpochMs } from './clock.js';
 export { mulberry32 } from './random.js';
 export { appendAll, indexInAscending } from './arrays.js';
 export { esc, pageHead, scriptJson } from './html.js';
+export { visibleText } from './visible.js';
 export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';
 export { nearest } from './nearest.js';

@@ -23,6 +23,7 @@ export { narrowestKnown, knownForFinding, findingOnRoutes, noiseRules } from './
 export { addToConfigFile } from './config-edit.js';
 export { ratifiedValuesText } from './ratified.js';
 export { noAnswer, sortForComparison } from './order.js';
+export { parseFieldPath } from './selector.js';
 export { followsFromStatus, statusChangeText, statusRows } from './findings-fold.js';
 export { byStatusPattern, findingHash, findingPattern, groupsAlone, idOfHash, rowSignature, splitsByStatus, varyingPart, varyingSignature, withStatus } from './findings.js';
 export { BIND_DECODED_BYTES, BIND_READ_BYTES, ClientSends, Counterparts, grpcMessageBytes, grpcSentTokens, madeNotWord, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, sentRequest, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';

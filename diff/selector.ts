@@ -3,16 +3,26 @@
 // of characters, `?` one); `path` is a field-path suffix matching at a segment boundary,
 // where `*` is one segment and `[]` any index.
 
-/** Splits a field path into segments: `a.b[0]["x.y"]` → ["a", "b", "[0]", "x.y"]. */
-export function splitPath(path: string): string[] {
-  const out: string[] = [];
+/**
+ * Parses a field path as joinPath writes it: `a.b[0]["x.y"][]` → ["a", "b", 0, "x.y", -1]: a key as its text (a
+ * quoted one unescaped as the JSON string it is), an index as its number, `[]` (any index) as -1. Self-contained
+ * (no imports, no helpers, plain ES2022): the live view's page runs this very function (ui/server.ts serves its
+ * text as /field-path.js), so a field the diff names is the field the page marks.
+ */
+export function parseFieldPath(path: string): Array<string | number> {
+  const out: Array<string | number> = [];
   const re = /\["((?:[^"\\]|\\.)*)"\]|\[(\d*)\]|\.?([^.[\]]+)/g;
   for (const m of path.matchAll(re)) {
     if (m[1] !== undefined) out.push(JSON.parse(`"${m[1]}"`) as string);
-    else if (m[2] !== undefined) out.push(`[${m[2]}]`);
+    else if (m[2] !== undefined) out.push(m[2] === '' ? -1 : Number(m[2]));
     else if (m[3] !== undefined) out.push(m[3]);
   }
   return out;
+}
+
+/** Splits a field path into segments: `a.b[0]["x.y"]` → ["a", "b", "[0]", "x.y"] (an index as its bracketed text). */
+export function splitPath(path: string): string[] {
+  return parseFieldPath(path).map((s) => (typeof s === 'string' ? s : s < 0 ? '[]' : `[${s}]`));
 }
 
 /** Compiles a path suffix selector. */
@@ -37,9 +47,9 @@ export function pathMatcher(selector: string): (path: string) => boolean {
   };
 }
 
-/** A field path with indices replaced by []: items[3].name → items[].name. */
+/** A field path with indices replaced by []: items[3].name → items[].name (a quoted key's text, `["[3]"]`, stays). */
 export function pathPattern(path: string): string {
-  return path.replace(/\[\d+\]/g, '[]');
+  return path.replace(/\["(?:[^"\\]|\\.)*"\]|\[\d+\]/g, (m) => (m.startsWith('["') ? m : '[]'));
 }
 
 /** Appends a key to a field path, quoting keys that are not plain identifiers. */

@@ -30,10 +30,11 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { FRAMES_SEARCH_SCRIPT } from '../inspect/index.js';
+import { parseFieldPath } from '../diff/index.js';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { FeedStream, FEED_QUEUE_MAX, type UiFeed } from './feed-stream.js';
-import { BbError, foreignRequestReason, isBbError, isLoopbackHost, listenFailureWhy } from '../core/index.js';
+import { BbError, foreignRequestReason, isBbError, isLoopbackHost, listenFailureWhy, visibleText } from '../core/index.js';
 
 export type { UiEvent, UiFeed } from './feed-stream.js';
 
@@ -101,6 +102,10 @@ function loadAssets(views: UiView[]): Map<string, { type: string; body: Buffer }
   const assets = new Map([...files].map(([path, file]) => [path, { type: TYPES[file.split('.').pop()!]!, body: readFileSync(dir + file) }]));
   // The frames search of `bb frames --html`, one script for both pages (inspect/frames-search.ts).
   assets.set('/frames-search.js', { type: TYPES['js']!, body: Buffer.from(FRAMES_SEARCH_SCRIPT) });
+  // Functions the page shares with bb, their text served from their source (each self-contained): the diff's
+  // field-path parser (a finding's `response.body["@type"]` read with the grammar that wrote it) and the escape of
+  // captured text's controls and bidi characters that bb shadow's terminal lines use too (core/visible.ts).
+  assets.set('/shared.js', { type: TYPES['js']!, body: Buffer.from(`var bbParseFieldPath=(${parseFieldPath.toString()});\nvar bbVisibleText=(${visibleText.toString()});\n`) });
   return assets;
 }
 

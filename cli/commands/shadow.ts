@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Argv } from 'yargs';
 import type { BbCommand } from '../command.js';
-import { BbError, isLoopbackHost, oneLine, unreadableWhy } from '../../core/index.js';
+import { BbError, isLoopbackHost, oneLine, unreadableWhy, visibleText } from '../../core/index.js';
 import { elidePair, VALUE_WIDTH } from '../../diff/index.js';
 import { checkUiAddress } from '../../ui/index.js';
 import { parseListen } from '../listen.js';
@@ -66,7 +66,10 @@ function parseSampleBy(value: unknown): { kind: 'header' | 'cookie'; name: strin
 /** Routes the terminal lists, the busiest (the JSON report has every route the run counted apart). */
 export const ROUTE_LINES = 20;
 
-/** One line per route, the ROUTE_LINES busiest in name order, then all routes together: what the terminal shows live and at the end. */
+/**
+ * One line per route, the ROUTE_LINES busiest in name order, then all routes together: what the terminal shows live
+ * and at the end (a route's controls and bidi characters written as \u202E: visibleText).
+ */
 export function routeLines(report: ShadowReport): string[] {
   let routes = Object.entries(report.routes);
   const more = routes.length - ROUTE_LINES;
@@ -76,7 +79,7 @@ export function routeLines(report: ShadowReport): string[] {
   }
   const rows = routes.map(([route, c]) => routeLine(route, c, report.latency[route]));
   if (more > 0) rows.push(`  … and ${more} more route${more === 1 ? '' : 's'} (--json FILE lists each)`);
-  return [...rows, routeLine('all routes', report.totals, undefined)];
+  return [...rows, routeLine('all routes', report.totals, undefined)].map(visibleText);
 }
 
 function routeLine(route: string, c: RouteCounts, latency: ShadowReport['latency'][string] | undefined): string {
@@ -91,14 +94,14 @@ function routeLine(route: string, c: RouteCounts, latency: ShadowReport['latency
   return `  ${route}: ${c.requests} request${c.requests === 1 ? '' : 's'}, ${c.mirrored} mirrored (${classes.join(', ')})${skipped ? `, skipped: ${skipped}` : ''}${lat}`;
 }
 
-/** The findings, one line each with a sample. */
+/** The findings, one line each with a sample (what came from the traffic with its controls and bidi characters written as \u202E). */
 export function findingLines(report: ShadowReport): string[] {
   return report.findings.slice(0, 20).map((f) => {
     const s = f.samples[0];
     // Elided around the change as bb diff's lines are (a changed 200 KB body was one 400,000-character line).
     const values = s ? ` (${elidePair(s.primary ?? null, s.candidate ?? null, VALUE_WIDTH, f.pattern).join(' → ')})` : '';
     const following = f.consequences ? `; with it: ${f.consequences.map((c) => `${c.pattern} ${c.kind}`).join(', ')}` : '';
-    return `  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}${following}`;
+    return visibleText(`  ${f.class} ${f.pattern || '(whole exchange)'} ${f.kind} in ${f.count} exchange${f.count === 1 ? '' : 's'}${values}, e.g. ${s?.request ?? f.routes[0]} #${s?.id ?? '?'}${following}`);
   });
 }
 

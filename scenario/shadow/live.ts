@@ -204,7 +204,7 @@ export interface CountedRow {
 }
 
 // An exchange that had a row: what a value seen once joins by, and its sample (a value seen once keeps one only
-// while its route's part holds fewer than SAMPLES_PER_FINDING: thousands of values that vary hold five samples).
+// while its route's part holds fewer than HELD_PER_PART: thousands of values that vary hold ten samples).
 interface Fact {
   id: number;
   route: string;
@@ -239,7 +239,7 @@ interface Bucket {
   sigs: Map<string, Signature>;
   /** Past MAX_SIGNATURES: rows counted as values seen once, by route and part. */
   overflow: Map<string, Part & { route: string; part: string }>;
-  /** Samples kept by the first exchanges of signatures, by route and part. */
+  /** Samples kept by values seen once (a signature's only exchange, a value past the cap), by route and part. */
   held: Map<string, number>;
 }
 
@@ -265,6 +265,13 @@ export const MAX_FIELDS = 2000;
 export const OTHER_FIELDS = '(other fields)';
 /** Samples kept per finding. */
 export const SAMPLES_PER_FINDING = 5;
+/**
+ * Samples the values seen once of one route and part keep (their finding shows SAMPLES_PER_FINDING). Twice the
+ * shown five: a value seen once that is seen again becomes a finding of its own and leaves its route's finding,
+ * and a later value's sample fills its place; with five, the one that came while the five were held had been
+ * refused, and a finding of five exchanges showed four.
+ */
+export const HELD_PER_PART = 2 * SAMPLES_PER_FINDING;
 const BUCKETS = 96;
 
 /** An empty count set. */
@@ -390,7 +397,9 @@ export class ShadowLive {
     const sub = row.change ?? '';
     let part = sig.parts.get(sub);
     if (!part) sig.parts.set(sub, (part = { ...emptyPart(), ...(row.change !== undefined ? { id: idOfHash(findingHash([row.kind, row.pattern, withStatus(row.sig, row.change)])) } : {}) }));
-    addTo(part, route, row, sample, sig.n++ === 0 ? b.held : undefined);
+    // Seen again, a value seen once is a finding of its own: its sample no longer counts in its route's part.
+    if (sig.n === 1 && !sig.alone) hold(sig, b.held, false);
+    addTo(part, route, row, sample, sig.n++ === 0 && !sig.alone ? b.held : undefined);
     return { bucket, sig: hash, sub, route, cause: row.cause ?? '' };
   }
 
@@ -409,6 +418,8 @@ export class ShadowLive {
         if (!sig || !part) continue;
         sig.n--;
         if (takeFrom(part, c.id, r, b.held) === 0) sig.parts.delete(r.sub);
+        // Its one exchange left, the signature is a value seen once again: its sample counts in its route's part.
+        if (sig.n === 1 && !sig.alone) hold(sig, b.held, true);
         if (sig.n <= 0) {
           b.sigs.delete(r.sig);
           this.signatures--;
@@ -514,21 +525,34 @@ function emptyPart(): Part {
 }
 
 // Counts one exchange's row in a part; `held`: the part is a signature's first (or a value past the cap), whose
-// sample is kept only while its route's part holds fewer than SAMPLES_PER_FINDING.
+// sample is kept only while its route's part holds fewer than HELD_PER_PART. A part keeps the facts of its first
+// SAMPLES_PER_FINDING samples, and its first fact even without one (a value seen once joins its route's finding by it).
 function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample, held?: Map<string, number>): void {
   p.n++;
   bump1(p.routes, route, 1);
   bump1(p.causes, row.cause ?? '', 1);
-  if (p.facts.length >= SAMPLES_PER_FINDING) return;
+  if (p.facts.filter((f) => f.sample).length >= SAMPLES_PER_FINDING) return;
   const fact: Fact = { id: sample.id, route, part: row.part, cause: row.cause ?? '' };
   const key = `${route}\n${row.part}`;
   if (!held) fact.sample = sample;
-  else if ((held.get(key) ?? 0) < SAMPLES_PER_FINDING) {
+  else if ((held.get(key) ?? 0) < HELD_PER_PART) {
     fact.sample = sample;
     fact.held = true;
     bump1(held, key, 1);
-  }
+  } else if (p.facts.length > 0) return;
   p.facts.push(fact);
+}
+
+// Counts a signature's kept samples in its bucket's `held` (it is a value seen once) or takes them out (it is not).
+function hold(sig: Signature, held: Map<string, number>, on: boolean): void {
+  for (const p of sig.parts.values()) {
+    for (const f of p.facts) {
+      if (!f.sample || Boolean(f.held) === on) continue;
+      if (on) f.held = true;
+      else delete f.held;
+      bump1(held, `${f.route}\n${f.part}`, on ? 1 : -1);
+    }
+  }
 }
 
 // Takes one exchange's row back from a part (and its fact, where kept); the part's count after.

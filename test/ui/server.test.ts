@@ -72,7 +72,7 @@ describe('the live view server', () => {
 
   it('serves the page, its script and style and the registered view under a CSP that runs only its own scripts', async () => {
     assert.match(ui.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
-    for (const [path, type] of [['', 'text/html'], ['app.js', 'text/javascript'], ['app.css', 'text/css'], ['views/capture.js', 'text/javascript']]) {
+    for (const [path, type] of [['', 'text/html'], ['app.js', 'text/javascript'], ['shared.js', 'text/javascript'], ['app.css', 'text/css'], ['views/capture.js', 'text/javascript']]) {
       const res = await request(ui.url + path);
       assert.equal(res.statusCode, 200, path);
       assert.match(String(res.headers['content-type']), new RegExp(`^${type}`), path);
@@ -93,7 +93,7 @@ describe('the live view server', () => {
 
   it('the page loads no script but its own files, and none inline', async () => {
     const html = await (await request(ui.url)).body.text();
-    assert.deepEqual([...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!.trim()), ['src="frames-search.js" defer', 'src="app.js" defer']);
+    assert.deepEqual([...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!.trim()), ['src="frames-search.js" defer', 'src="shared.js" defer', 'src="app.js" defer']);
     assert.doesNotMatch(html, /https?:\/\//);
   });
 

@@ -269,7 +269,20 @@
     else opening.set(name, what);
   }
 
-  window.bb = { el, feed, view, virtualList, action, opener, open };
+  /** Captured text with its controls and bidi characters written as \u202E (core/visible.ts, served as /shared.js): for titles and one-line labels. */
+  function visible(text) {
+    return window.bbVisibleText(String(text ?? ''));
+  }
+
+  /**
+   * Captured text among bb's own words: a <bdi> (its direction isolated from the text around it) holding
+   * visible(text), so a U+202E in a request cannot reverse what bb writes after it.
+   */
+  function captured(text, cls) {
+    return el('bdi', cls, visible(text));
+  }
+
+  window.bb = { el, feed, view, virtualList, action, opener, open, visible, captured };
 
   fetch('/api/views')
     .then((r) => r.json())

@@ -172,8 +172,36 @@ describe('ShadowLive: findings grouped as bb diff groups them', () => {
       }
       const built = buildFindings(all, []);
       assert.deepEqual(listed(live.report().findings), offline(built));
+      // Each finding keeps a sample of each exchange up to the cap.
+      const kept = live.report().findings.flatMap((f) => [f, ...(f.consequences ?? [])]).filter((f) => f.samples.length !== Math.min(f.count, SAMPLES_PER_FINDING));
+      assert.deepEqual(kept.map((f) => `${f.pattern} ×${f.count} samples ${f.samples.map((s) => s.id).join(',')}`), []);
     });
   }
+});
+
+// A value seen once keeps its sample within a budget per route and part; seen again, it is a finding of its own,
+// and its sample leaves that budget (rv-check: seven requests whose values each build chose, a noise finding of
+// five exchanges kept four samples).
+describe('ShadowLive: samples of values seen once', () => {
+  const seen = (live: ShadowLive, id: number, old: number, cur: number) => {
+    for (const r of liveRows([row(`e${id}`, 'GET /rv', 'changed', 'response.body.v', old, cur)], () => 'noise')) live.find(r, 'GET /rv', { id, request: 'GET /rv', primary: old, candidate: cur });
+  };
+  const listed = (f: LiveFinding) => `×${f.count} ${f.samples.map((s) => `${s.id}:${String(s.primary)}→${String(s.candidate)}`).join(' ')}`;
+
+  it('a value seen again leaves its route\'s finding with the samples of the five left', () => {
+    const live = new ShadowLive({});
+    for (const [id, old, cur] of [[1, 1, 2], [2, 2, 1], [3, 0, 2], [4, 0, 1], [5, 2, 0], [6, 1, 0], [7, 2, 0]] as const) seen(live, id, old, cur);
+    assert.deepEqual(live.report().findings.map(listed), ['×5 1:1→2 2:2→1 3:0→2 4:0→1 6:1→0', '×2 5:2→0 7:2→0']);
+  });
+
+  it('values seen again give their place back: later values seen once still keep samples', () => {
+    const live = new ShadowLive({});
+    let id = 0;
+    // Ten values, each seen twice: ten findings of their own, none left seen once.
+    for (let v = 10; v < 20; v++) for (let k = 0; k < 2; k++) seen(live, ++id, v, v + 100);
+    for (let v = 30; v < 33; v++) seen(live, ++id, v, v + 100);
+    assert.deepEqual(live.report().findings.filter((f) => f.count !== 2).map(listed), ['×3 21:30→130 22:31→131 23:32→132']);
+  });
 });
 
 // A long run whose field varies on every exchange (a timestamp no rule covers, without a secondary): the live

@@ -12,7 +12,7 @@
 'use strict';
 
 (function () {
-  const { el, feed, view, virtualList, opener } = window.bb;
+  const { el, feed, view, virtualList, opener, visible, captured } = window.bb;
   const ROW = 22;
   // Rows the list keeps, the latest (bb's snapshot sends as many); past it the oldest go, a tenth at a time.
   const KEPT = 100000;
@@ -216,8 +216,8 @@
         c[1].textContent = row.state;
         c[2].textContent = row.method;
         c[3].textContent = row.status ? String(row.status) : '–';
-        c[4].textContent = item.host;
-        c[5].textContent = item.path;
+        c[4].textContent = visible(item.host);
+        c[5].textContent = visible(item.path);
         c[6].textContent = row.kind === 'http' ? row.mime.split(';')[0] : row.kind + (row.messages ? ` · ${row.messages}` : '');
         c[7].textContent = formatSize(row.responseBytes);
         c[8].textContent = row.endedAt ? Math.round(row.endedAt - row.startedAt) + ' ms' : '…';
@@ -341,7 +341,7 @@
       const h = detail.querySelector('.dhead .what');
       if (!h || !current.row) return;
       const r = current.row;
-      h.replaceChildren(text(el('span'), `#${r.seq} ${r.method} ${current.entry.request.url}`), el('span', 'badge st-' + r.state, `${r.status || '–'} ${r.state}${r.messages ? ` · ${r.messages} messages` : ''}`));
+      h.replaceChildren(el('span', '', `#${r.seq} ${r.method} `), text(el('bdi'), visible(current.entry.request.url)), el('span', 'badge st-' + r.state, `${r.status || '–'} ${r.state}${r.messages ? ` · ${r.messages} messages` : ''}`));
     }
 
     function drawDetail() {

@@ -17,7 +17,7 @@
 'use strict';
 
 (function () {
-  const { el, feed, view, virtualList, open } = window.bb;
+  const { el, feed, view, virtualList, open, visible, captured } = window.bb;
   const ROW = 22;
   const LANE = 22;
   // Frames a late one is compared with to find its place (it is late by a pull, a few hundred ms).
@@ -96,16 +96,20 @@
         }
         mark.textContent = f.frame.type === 'send' ? '↑' : f.frame.type === 'receive' ? '↓' : '⚠';
         mark.style.left = (lane ? lane.index : 0) * LANE + 'px';
-        mark.title = lane ? lane.text : '';
+        mark.title = lane ? visible(lane.text) : '';
         c[3].textContent = f.frame.kind ?? OPCODES[f.frame.opcode] ?? String(f.frame.opcode);
-        c[4].textContent = payload(f.frame);
-        c[4].title = lane ? lane.text : '';
+        c[4].textContent = visible(payload(f.frame));
+        c[4].title = lane ? visible(lane.text) : '';
       },
     });
 
     // One chip per lane, numbered as the lane columns are (1 the leftmost).
     function drawLegend() {
-      legend.replaceChildren(...[...lanes.values()].map((l) => el('span', 'lane-name', `${l.index + 1}: ${l.text}`)));
+      legend.replaceChildren(...[...lanes.values()].map((l) => {
+        const chip = el('span', 'lane-name', `${l.index + 1}: `);
+        chip.append(captured(l.text));
+        return chip;
+      }));
     }
 
     // What bbFrameSearch reads of a frame and of the lanes (lane ids are their keys).

@@ -11,33 +11,28 @@
 'use strict';
 
 (function () {
-  const { el, feed, view, action } = window.bb;
+  const { el, feed, view, action, visible, captured } = window.bb;
   const TARGETS = ['primary', 'candidate', 'secondary'];
   const COUNTS = ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'];
 
-  /** "response.body.items[0].id" → ['response', 'body', 'items', 0, 'id']; "[]" stays '[]' (any index). */
-  function parsePath(text) {
-    const out = [];
-    for (const part of String(text || '').split('.')) {
-      const m = /^([^[]*)((?:\[\d*\])*)$/.exec(part);
-      if (!m) { out.push(part); continue; }
-      if (m[1]) out.push(m[1]);
-      for (const ix of m[2].match(/\[\d*\]/g) || []) out.push(ix === '[]' ? '[]' : Number(ix.slice(1, -1)));
-    }
-    return out;
-  }
+  /**
+   * "response.body.items[0][\"@type\"]" → ['response', 'body', 'items', 0, '@type']; "[]" is -1 (any index). The
+   * diff's own parser (diff/selector.ts parseFieldPath, served as /shared.js), so a quoted key is read as written.
+   */
+  const parsePath = (text) => window.bbParseFieldPath(String(text || ''));
 
-  /** True when `path` is at or under `target` ('[]' in target: any index). */
+  /** True when `path` is at or under `target` (-1 in target: any index). */
   function under(path, target) {
     if (!target || path.length < target.length) return false;
-    return target.every((t, i) => (t === '[]' ? typeof path[i] === 'number' : path[i] === t));
+    return target.every((t, i) => (t === -1 ? typeof path[i] === 'number' : path[i] === t));
   }
 
   /** Pretty JSON as lines, the ones at or under `target` (segments of the body) marked. */
   function jsonView(value, target) {
     const pre = el('pre', 'json');
     const line = (indent, text, path) => {
-      const l = el('div', under(path, target) ? 'jl hl' : 'jl', '  '.repeat(indent) + text);
+      // JSON text already: a bidi character in a key or string is written as its JSON escape, \u202E.
+      const l = el('div', under(path, target) ? 'jl hl' : 'jl', '  '.repeat(indent) + visible(text));
       pre.append(l);
     };
     (function walk(v, path, indent, prefix, comma) {
@@ -68,7 +63,7 @@
     const table = el('table', 'hdrs');
     for (const h of res.headers || []) {
       const tr = el('tr', under(['response', 'headers', String(h.name).toLowerCase()], target) ? 'hl' : '');
-      tr.append(el('th', '', h.name), el('td', '', h.value));
+      tr.append(el('th', '', visible(h.name)), el('td', '', visible(h.value)));
       table.append(tr);
     }
     col.append(table);
@@ -113,7 +108,7 @@
       const rows = Object.entries(report.routes).concat([['all routes', report.totals]]);
       for (const [route, c] of rows) {
         const tr = el('tr', route === 'all routes' ? 'sum' : '');
-        tr.append(el('td', 'route', route));
+        tr.append(el('td', 'route', visible(route)));
         for (const k of COUNTS) tr.append(el('td', 'n c-' + k + (k === 'regressions' && c[k] > 0 ? ' bad' : ''), c[k]));
         tr.append(el('td', 'skipped', Object.entries(c.skipped).map(([why, n]) => `${n} ${why}`).join(', ')));
         for (const t of targets) {
@@ -187,15 +182,15 @@
         }
         // A field changed the same way on every sample says how (two findings of one field differ by their values).
         const same = f.kind === 'changed' && f.samples.length > 0 && f.samples.every((s) => show(s.primary) === show(f.samples[0].primary) && show(s.candidate) === show(f.samples[0].candidate));
-        r.cells.pattern.textContent = (under ? '↳ ' : '') + (f.pattern || '(whole exchange)') + (same ? ` ${show(f.samples[0].primary)} → ${show(f.samples[0].candidate)}` : '');
-        r.cells.routes.textContent = f.routes.join(', ');
+        r.cells.pattern.replaceChildren(under ? '↳ ' : '', f.pattern ? captured(f.pattern) : '(whole exchange)', ...(same ? [' ', captured(show(f.samples[0].primary)), ' → ', captured(show(f.samples[0].candidate))] : []));
+        r.cells.routes.replaceChildren(...f.routes.flatMap((route, i) => (i ? [', ', captured(route)] : [captured(route)])));
         r.cells.count.textContent = f.count;
         const ids = f.samples.map((s) => s.id).join(',');
         if (ids !== r.ids) {
           r.ids = ids;
           r.cells.samples.replaceChildren(...f.samples.map((s) => {
             const b = el('button', 'sample-link', '#' + s.id);
-            b.title = s.request;
+            b.title = visible(s.request);
             b.addEventListener('click', () => openSample(f, s));
             return b;
           }));
@@ -217,9 +212,12 @@
       const head = el('div', 'dhead');
       const x = el('button', 'x', '×');
       x.addEventListener('click', () => { closeSample(); sampleBox.hidden = true; });
-      head.append(el('span', 'what', `${s.request} #${s.id}: ${f.pattern || '(whole exchange)'} ${f.kind} (${f.class})`), x);
+      // What came from the traffic (the request, the field's keys, the values) isolated and its bidi characters shown.
+      const what = el('span', 'what');
+      what.append(captured(s.request), ` #${s.id}: `, f.pattern ? captured(f.pattern) : '(whole exchange)', ` ${f.kind} (${f.class})`);
+      head.append(what, x);
       const values = el('p', 'values');
-      values.append(el('span', '', 'primary ' + show(s.primary)), el('span', '', ' → candidate ' + show(s.candidate)));
+      values.append(el('span', '', 'primary '), captured(show(s.primary)), el('span', '', ' → candidate '), captured(show(s.candidate)));
       const req = el('div', 'request');
       const cols = el('div', 'answers');
       sampleBox.replaceChildren(head, values, req, cols);
@@ -228,7 +226,7 @@
         if (e.type !== 'answers') return;
         const p = e.answers.primary;
         if (p) {
-          req.replaceChildren(el('h4', '', 'request'), el('pre', 'reqline', `${p.request.method} ${p.request.url}`));
+          req.replaceChildren(el('h4', '', 'request'), el('pre', 'reqline', visible(`${p.request.method} ${p.request.url}`)));
           const t = p.request.postData && p.request.postData.text;
           if (t) req.append(el('pre', '', t));
         }
