@@ -243,9 +243,30 @@ function wholeBase64(s: string): boolean {
   return (s.includes('+') || s.endsWith('=') || (s.includes('/') && !s.startsWith('/'))) && looksGenerated(s);
 }
 
+// A standard-base64 value inside a longer string (a CSP nonce `'nonce-OtQJ…/iD=='`, a Digest nonce): a run of the
+// alphabet that shows `+` or ends in padding, not part of a longer run of the alphabet (a `-` or `_` may come before
+// it: `nonce-`, `token_`, `sid=`).
+const EMBEDDED_BASE64 = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{15}[A-Za-z0-9+/]*={0,2}(?![A-Za-z0-9+/=_-])/g;
+
+/** The standard-base64 values inside `s` (EMBEDDED_BASE64) that look generated, as spans of their shape (no class: a digest's, left as it is). */
+function embeddedBase64(s: string): ShapeSpan[] {
+  if (!s.includes('+') && !s.includes('=')) return [];
+  const out: ShapeSpan[] = [];
+  for (const m of s.matchAll(EMBEDDED_BASE64)) {
+    const run = m[0];
+    if (run.length > TOKEN_LENGTHS.max || !(run.includes('+') || run.endsWith('=')) || !looksGenerated(run)) continue;
+    // After a digest label it is content (`sha256=47DEQpj8HBSa+/TI…=`): held with no class, so no part of it is marked either.
+    const digest = DIGEST_LABEL.test(s.slice(Math.max(0, m.index - 9), m.index));
+    out.push({ start: m.index, end: m.index + run.length, cls: digest ? '' : run.length === NANOID_LENGTH ? 'NANOID' : `B64_${run.length}` });
+  }
+  return out;
+}
+
 /**
  * The generated-looking tokens of a string, in order, not overlapping: the
- * whole string when it is one base64 value; else each JWT and each run of
+ * whole string when it is one base64 value; else each standard-base64 value
+ * inside it (shown by a `+` or padding: its `/` and `+` would cut it into
+ * parts whose lengths vary from run to run), each JWT and each run of
  * [A-Za-z0-9_-] that has a shape as a whole, or, failing that, its parts
  * between `_` and `-` that have one (`internationalization_service_a1b2c3d4e5f6`).
  * A run right after a digest label (`sha256:`) is content, left as it is.
@@ -255,10 +276,16 @@ export function shapeSpans(s: string): ShapeSpan[] {
   if (wholeBase64(s)) {
     return [{ start: 0, end: s.length, cls: s.length === NANOID_LENGTH ? 'NANOID' : `B64_${s.length}` }];
   }
+  const b64 = embeddedBase64(s);
   const out: ShapeSpan[] = [];
+  const keep = (span: ShapeSpan) => span.cls && out.push(span);
+  let next = 0;
   for (const m of s.matchAll(CANDIDATES)) {
     const start = m.index;
     const run = m[0];
+    // The base64 values before this run, and this run left out when it is part of one.
+    while (next < b64.length && b64[next]!.end <= start) keep(b64[next++]!);
+    if (next < b64.length && b64[next]!.start < start + run.length) continue;
     if (DIGEST_LABEL.test(s.slice(Math.max(0, start - 9), start))) continue;
     if (m[1] !== undefined) {
       out.push({ start, end: start + run.length, cls: 'JWT' });
@@ -276,6 +303,7 @@ export function shapeSpans(s: string): ShapeSpan[] {
       if (cls) out.push({ start: start + p.index, end: start + p.index + p[0].length, cls });
     }
   }
+  while (next < b64.length) keep(b64[next++]!);
   return out;
 }
 

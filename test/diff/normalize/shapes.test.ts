@@ -9,7 +9,7 @@ import { mulberry32 } from '../../../core/index.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { renderText, type DiffResult } from '../../../diff/index.js';
 import type { Har } from '../../../capture/har.js';
 import { Cleanups } from '../../helpers/cleanups.js';
@@ -110,6 +110,29 @@ describe('random values keep their shape', () => {
     ['21 lower-case letters (a custom nanoid alphabet)', () => pick('abcdefghijklmnopqrstuvwxyz', 21), 'NANOID', 1 / 1000],
     ['26 base32 (RFC 4648, lower case)', () => pick('abcdefghijklmnopqrstuvwxyz234567', 26), 'B64_26', 1 / 1000],
   ];
+  // Inside a longer text (a Content-Security-Policy nonce, a Digest nonce): the value whole, its prefix left as it is,
+  // when a '+' or its padding shows it is base64 (base64 of 16 or 32 bytes is always padded).
+  const within: Array<[string, (b64: string) => string, number]> = [
+    ['a CSP nonce', (b64) => `script-src 'self' 'nonce-${b64}' 'strict-dynamic'`, 16],
+    ['a Digest nonce', (b64) => `Digest realm="api", qop="auth", nonce="${b64}", opaque="5ccc"`, 32],
+    ['a cookie', (b64) => `sid=${b64}; Path=/; HttpOnly`, 16],
+  ];
+  // Their own draws: the cases below are bounded on the seeded sequence they were measured on.
+  const nonces = mulberry32(34);
+  const nonce = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(nonces() * 256))).toString('base64');
+  for (const [name, text, size] of within) {
+    it(`base64 of ${size} bytes in ${name} → B64_${Math.ceil(size / 3) * 4} in all but 1 of 500, whatever '+' and '/' it holds`, () => {
+      let off = 0;
+      for (let i = 0; i < 2_000; i++) {
+        const b64 = nonce(size);
+        const s = text(b64);
+        const spans = shapeSpans(s);
+        const at = s.indexOf(b64);
+        if (!(spans.length === 1 && spans[0]!.cls === `B64_${b64.length}` && spans[0]!.start === at && spans[0]!.end === at + b64.length)) off++;
+      }
+      assert.ok(off <= 2_000 / 500, `${off} of 2000`);
+    });
+  }
   for (const [name, draw, want, rate] of cases) {
     it(`${name} → ${want} in all but ${rate * N} of ${N}`, () => {
       let off = 0;
@@ -335,5 +358,25 @@ describe('common id formats, two runs of one build', () => {
       const r = await diffAgreeing(t, run(idKeyOnly, key), run(idKeyOnly, key));
       assert.equal(r.verdict, 'match', renderText(r, { color: false }));
     }
+  });
+});
+
+describe('a Content-Security-Policy nonce, two runs of one build', () => {
+  const t = tempDir();
+  const page = (policy: (nonce: string) => string) => {
+    const nonce = randomBytes(16).toString('base64');
+    return capture([{ url: 'http://127.0.0.1:1/page', mime: 'text/html', body: `<html><script nonce="${nonce}">go()</script></html>`, responseHeaders: [['Content-Security-Policy', policy(nonce)]] }]);
+  };
+  const strict = (nonce: string) => `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'`;
+
+  it('match with no config, whatever "+" and "/" each nonce holds; a changed directive beside it is the one finding', async () => {
+    for (let i = 0; i < 20; i++) {
+      const r = await diffAgreeing(t, page(strict), page(strict));
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    }
+    const loose = await diffAgreeing(t, page(strict), page((n) => `script-src 'nonce-${n}' 'unsafe-inline'; object-src 'none'`));
+    assert.deepEqual(loose.differences.map((d) => [d.path, d.old, d.new]), [
+      ['response.headers.content-security-policy', "script-src 'nonce-<B64_24:1>' 'strict-dynamic'; object-src 'none'", "script-src 'nonce-<B64_24:1>' 'unsafe-inline'; object-src 'none'"],
+    ]);
   });
 });
