@@ -4,7 +4,7 @@
 // (correlate.ts: stops here, before anything is sent, for a client
 // secret nobody supplies) → check the target is up → record while the
 // driver (drive.ts) runs → finalize the capture, whatever happened.
-import { BbError } from '../../core/index.js';
+import { BbError, parseOrigin } from '../../core/index.js';
 import { loadRedactKey, readCapture, Redactor, type RedactConfig } from '../../capture/index.js';
 import { planReplay, type ReplayPlan } from './plan.js';
 import { Correlation, type Rewritten } from './correlate.js';
@@ -80,20 +80,6 @@ export interface ReplaySummary {
   line: string;
   /** What the user should know about how it went (a target without HTTP/2), one sentence each. */
   notes: string[];
-}
-
-/** Parses a replay target URL; throws BB_BAD_TARGET with what to give. */
-function parseReplayTarget(target: string): URL {
-  let url: URL | undefined;
-  try {
-    url = new URL(target);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new BbError('BB_BAD_TARGET', `--target needs a URL like http://127.0.0.1:3000, got '${target}'`);
-  }
-  return url;
 }
 
 /** A capture read, planned and checked for secrets, ready to replay against any number of servers. */
@@ -180,7 +166,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
 
 /** Replays the capture at `path` against `options.target`; throws a BbError when it could not run. */
 export async function replayCapture(path: string, options: ReplayOptions): Promise<ReplaySummary> {
-  const target = parseReplayTarget(options.target);
+  const target = parseOrigin(options.target, '--target');
   const prepared = await prepareReplay(path, options);
   // A target that is down, or whose certificate bb cannot verify, stops the replay before a capture exists.
   const probe = await probeUpstream(target.origin, options.upstreamTls ?? {}, 5_000);
