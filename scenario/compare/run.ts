@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRecording } from '../record/index.js';
 import { makeOutFolder, writeOutFile } from '../../capture/index.js';
-import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
+import { diffCaptures, pairViewsFrom, plural, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
 import { bootServer, type BootedServer } from './boot/server.js';
 import { describeExit, RunningServers } from './boot/process-group.js';
 import type { CompareConfig, TreeName } from './config.js';
@@ -242,7 +242,7 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
           });
           for (const note of run.notes) opts.log?.(`bb: ${slot.label}: ${note}`);
           replayFailed = run.failed.length > 0;
-          if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${run.failed.length} replayed exchanges got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
+          if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${plural(run.failed.length, 'replayed exchange')} got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
         } else await driveScenario(driver.scenario, {
           baseUrl: recording.url,
           label: slot.label,

@@ -12,6 +12,7 @@ import { driveReplay, type DriveReplayResult } from './drive.js';
 import { startRecording } from '../record/index.js';
 import { probeUpstream, UPSTREAM_VERIFY_HINT, type UpstreamTlsOptions } from '../../proxy/index.js';
 import { isHttp2, speaksHttp2 } from './h2.js';
+import { plural } from '../../diff/index.js';
 
 /** How to pace a replay: asap keeps the order only; original keeps the gaps; a number scales them (2 = twice as fast). */
 export type ReplayPace = 'asap' | 'original' | number;
@@ -161,7 +162,7 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return { ...drove, rewritten: correlation.rewritten(), notes: http2 ? [] : [`the target does not speak HTTP/2: ${h2Entries} exchanges recorded over HTTP/2 went as HTTP/1.1`] };
+  return { ...drove, rewritten: correlation.rewritten(), notes: http2 ? [] : [`the target does not speak HTTP/2: ${plural(h2Entries, 'exchange')} recorded over HTTP/2 went as HTTP/1.1`] };
 }
 
 /** Replays the capture at `path` against `options.target`; throws a BbError when it could not run. */
@@ -195,8 +196,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     await recording.close(2_000);
   }
   const total = prepared.plan.exchanges.length;
-  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
-  const line = `replayed ${count(run.replayed, 'exchange')} and ${count(run.webSocketMessages, 'WebSocket message')} to ${target.origin}, ${count(run.rewritten.length, 'value')} rewritten` +
+  const line = `replayed ${plural(run.replayed, 'exchange')} and ${plural(run.webSocketMessages, 'WebSocket message')} to ${target.origin}, ${plural(run.rewritten.length, 'value')} rewritten` +
     (run.cut.length ? `, ${run.cut.length} cut` : '') + ` → ${recording.out}` +
     (run.failed.length ? ` (${run.failed.length} of ${total} got no response)` : '');
   return {
