@@ -1,5 +1,5 @@
 // Parsing of address and target flags, with sentences that say what to type.
-import { BbError } from '../core/index.js';
+import { BbError, parseOrigin } from '../core/index.js';
 
 /** A host:port to listen on. */
 export interface ListenAddress {
@@ -37,17 +37,6 @@ export function parseTarget(value: string): TargetSpec {
   if (label !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(label)) {
     throw new BbError('BB_BAD_TARGET', `--target label '${label}' may hold only letters, digits, '.', '_' and '-' (it names the capture file)`);
   }
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
-    throw new BbError('BB_BAD_TARGET', `--target needs a URL like http://127.0.0.1:3000, got '${url}'`);
-  }
-  if (parsed.pathname !== '/' || parsed.search) {
-    throw new BbError('BB_BAD_TARGET', `--target is an origin (scheme, host, port) like http://127.0.0.1:3000, without a path; got '${url}'`);
-  }
+  const parsed = parseOrigin(url, '--target');
   return { label, url: `${parsed.protocol}//${parsed.host}` };
 }

@@ -1,6 +1,7 @@
 // core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
 export { globMatcher } from './glob.js';
 export { isLoopbackHost, namesOwnAddress } from './hosts.js';
+export { parseOrigin } from './origin.js';
 export { foreignRequestReason } from './local-request.js';
 export { canonical } from './canonical.js';
 export { EventStreamParser, type EventStreamMessage } from './event-stream.js';

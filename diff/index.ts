@@ -12,7 +12,7 @@ export type { TimingOptions, TimingReport } from './timing.js';
 export type { DiffResult, Finding, Difference, Pair, StaleKnown, PairView, EntryView, NoiseHidden, RuleHidden } from './types.js';
 export type { NotReplayed } from './not-replayed.js';
 export { diffHars, type NamedHar } from './in-memory.js';
-export { elidePair, renderText, VALUE_WIDTH, type TextOptions } from './report/text.js';
+export { elidePair, plural, renderText, VALUE_WIDTH, type TextOptions } from './report/text.js';
 export { renderJson } from './report/json.js';
 export { renderHtml } from './report/html-lazy.js';
 export type { HtmlOptions } from './report/html.js';

@@ -42,21 +42,22 @@ function replayValuesFrom(file: string | undefined): Record<string, string> {
 export const replayCommand: BbCommand = {
   command: 'replay <capture>',
   describe: "re-drive a capture's client side against --target through a recording proxy, following the server's ids",
+  // nargs 1: a value that starts with '-' (--pace -2x) is the flag's, refused by its own check, not read as flags.
   builder: (y: Argv) =>
     withUpstreamTlsOptions(withRedactOptions(y, ' in the new capture'), 'targets')
       .positional('capture', { type: 'string', describe: 'the capture to replay (any HAR with requests)' })
-      .option('target', { type: 'string', describe: 'the server to replay against, e.g. http://127.0.0.1:3001' })
-      .option('out', { type: 'string', describe: 'the new capture (default captures/replay-<time>.har)' })
+      .option('target', { type: 'string', nargs: 1, describe: 'the server to replay against, e.g. http://127.0.0.1:3001' })
+      .option('out', { type: 'string', nargs: 1, describe: 'the new capture (default captures/replay-<time>.har)' })
       .option('force', { type: 'boolean', default: false, describe: 'overwrite --out if it exists' })
-      .option('pace', { type: 'string', default: REPLAY_DEFAULTS.pace, describe: 'asap (order only) | original (keep the gaps) | <N>x (gaps / N)' })
-      .option('ws', { type: 'string', default: REPLAY_DEFAULTS.ws, describe: "WebSocket pacing: wait (for the server's messages) | timing (original gaps)" })
+      .option('pace', { type: 'string', nargs: 1, default: REPLAY_DEFAULTS.pace, describe: 'asap (order only) | original (keep the gaps) | <N>x (gaps / N)' })
+      .option('ws', { type: 'string', nargs: 1, default: REPLAY_DEFAULTS.ws, describe: "WebSocket pacing: wait (for the server's messages) | timing (original gaps)" })
       .option('header', { type: 'string', array: true, describe: "'Name: value' set on every request, replacing that header (repeatable)" })
       .option('correlate', { type: 'boolean', default: true, describe: 'follow server-issued ids and cookies (--no-correlate sends the old values)' })
-      .option('config', { type: 'string', describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
+      .option('config', { type: 'string', nargs: 1, describe: 'a JSON config whose "replay": { "values": {...} } supplies redacted fields' })
       .option('json', { type: 'string', nargs: 1, describe: 'write the replay report as JSON to FILE ("-" = stdout)' })
       .option('wait-ms', { type: 'number', default: REPLAY_DEFAULTS.waitMs, describe: "bound on each wait for the target's WebSocket messages (and for what an aborting client had read), ms" })
       .option('timeout', { type: 'number', default: REPLAY_DEFAULTS.timeoutMs, describe: 'bound on each exchange, ms: past it the request is cut and counted' })
-      .option('server-home', { type: 'string', describe: "the server's HOME, for the <HOME> placeholder in diffs" })
+      .option('server-home', { type: 'string', nargs: 1, describe: "the server's HOME, for the <HOME> placeholder in diffs" })
       .option('quiet', { type: 'boolean', default: false, describe: 'no progress line' }),
   run: async (argv, environment) => {
     if (typeof argv.target !== 'string') throw new BbError('BB_NO_TARGET', 'bb replay needs --target http://127.0.0.1:PORT (the server to replay against)');

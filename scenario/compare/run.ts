@@ -12,12 +12,12 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRecording } from '../record/index.js';
 import { makeOutFolder, writeOutFile } from '../../capture/index.js';
-import { diffCaptures, pairViewsFrom, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
+import { diffCaptures, pairViewsFrom, plural, renderHtml, renderJson, renderText, type DiffResult, type TimingOptions } from '../../diff/index.js';
 import { bootServer, type BootedServer } from './boot/server.js';
 import { describeExit, RunningServers } from './boot/process-group.js';
 import type { CompareConfig, TreeName } from './config.js';
 import { driveScenario, loadScenario, type Scenario } from './drive.js';
-import { logTail } from './log-tail.js';
+import { logsNamed, logTail } from './log-tail.js';
 import { prepareReplay, replayThrough, type PreparedReplay } from '../replay/index.js';
 import { BbError } from '../../core/index.js';
 
@@ -209,15 +209,27 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
     });
     try {
       let step: string | undefined;
+      // Where the scenario was when the server died: not begun, or begun (in a step when it names them).
+      let began = false;
       let scenarioError: unknown;
+      // Exchanges of a replay that got no answer: a replay goes on past them, but a server that died explains them.
+      let replayFailed = false;
       const stop = new AbortController();
       const onAbort = () => stop.abort(opts.signal?.reason);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       // A server that dies mid-scenario stops the scenario at once, naming the step.
       void server.exited.then((exit) => {
-        if (!stop.signal.aborted) stop.abort(diedDuring(server, describeExit(exit), step));
+        if (!stop.signal.aborted) stop.abort(diedDuring(server, describeExit(exit), where()));
       });
+      const where = (): string => {
+        if (step !== undefined) return `during scenario step "${step}"`;
+        if (!began) return 'before the scenario began';
+        // A replayed capture has steps only when it has pages.
+        return driver.replay ? `during the replay of ${driver.replay.path}` : 'during the scenario';
+      };
       try {
+        // A server already gone when the scenario starts died before it.
+        began = server.exitInfo() === undefined;
         if (driver.replay) {
           const run = await replayThrough(driver.replay, {
             proxyUrl: recording.url,
@@ -229,7 +241,8 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
             signal: stop.signal,
           });
           for (const note of run.notes) opts.log?.(`bb: ${slot.label}: ${note}`);
-          if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${run.failed.length} replayed exchanges got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
+          replayFailed = run.failed.length > 0;
+          if (run.failed.length) opts.log?.(`bb: ${slot.label}: ${plural(run.failed.length, 'replayed exchange')} got no response (first: ${run.failed[0]!.entry}, ${run.failed[0]!.reason})`);
         } else await driveScenario(driver.scenario, {
           baseUrl: recording.url,
           label: slot.label,
@@ -249,10 +262,11 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
       }
       const har = await recording.close(SCENARIO_GRACE_MS);
       // The server's death explains failed steps better than their own errors (a 502, a reset). A dying server's last
-      // answer can be seen before its exit is (a loaded machine): a failed step gives the exit a moment to arrive.
-      if (scenarioError && !opts.signal?.aborted && !server.exitInfo()) await Promise.race([server.exited, new Promise((r) => setTimeout(r, EXIT_WAIT_MS).unref())]);
+      // answer can be seen before its exit is (a loaded machine): a failed step (or replayed exchange) gives the exit a
+      // moment to arrive.
+      if ((scenarioError || replayFailed) && !opts.signal?.aborted && !server.exitInfo()) await Promise.race([server.exited, new Promise((r) => setTimeout(r, EXIT_WAIT_MS).unref())]);
       const exit = server.exitInfo();
-      if (exit) throw diedDuring(server, describeExit(exit), step);
+      if (exit) throw diedDuring(server, describeExit(exit), where());
       if (scenarioError) throw scenarioError;
       const entries = recording.stats().entries;
       if (entries === 0) {
@@ -268,7 +282,7 @@ async function recordOne(slot: Slot, driver: Driver, servers: RunningServers, op
   }
 }
 
-function diedDuring(server: BootedServer, how: string, step: string | undefined): BbError {
-  const where = step ? `during scenario step "${step}"` : 'before the scenario began';
-  return new BbError('BB_SERVER_DIED', `server "${server.label}" exited with ${how} ${where} (log: ${server.logs.stdout})${logTail(server.tail())}`);
+/** `where`: when it died, as the message says it ("during scenario step "export"", "during the replay of x.har"). */
+function diedDuring(server: BootedServer, how: string, where: string): BbError {
+  return new BbError('BB_SERVER_DIED', `server "${server.label}" exited with ${how} ${where} ${logsNamed(server.logsWithOutput())}${logTail(server.tail())}`);
 }

@@ -18,12 +18,24 @@ import type { WireRequest } from './request.js';
 /** Why an exchange was cut: as the original client did, --timeout, or Ctrl-C. */
 export type CutReason = 'client' | 'timeout' | 'interrupted';
 
+/** What of a response had arrived: its head and its body's start (AnswerStart), `truncated` when more came. */
+export interface ResponsePart {
+  /** HTTP status. */
+  status: number;
+  /** The response's headers, as name/value pairs flattened. */
+  rawHeaders: string[];
+  /** The body as far as it is kept. */
+  body: Buffer;
+  /** More of the body came (or, cut, would have) than `body` holds. */
+  truncated?: boolean;
+}
+
 /** How one exchange on the socket ended. */
 export type ExchangeOutcome =
-  /** A whole response (whatever its status): its body's start (AnswerStart), `truncated` when more came. */
-  | { kind: 'response'; status: number; rawHeaders: string[]; body: Buffer; truncated?: boolean }
-  /** Cut before the response ended, after `afterMs`. */
-  | { kind: 'cut'; why: CutReason; afterMs: number }
+  /** A whole response (whatever its status). */
+  | ({ kind: 'response' } & ResponsePart)
+  /** Cut before the response ended, after `afterMs`; `partial` is what of the response had arrived by then (an event stream's first events). */
+  | { kind: 'cut'; why: CutReason; afterMs: number; partial?: ResponsePart }
   /** The connection failed (refused, reset, not HTTP), in a few words. */
   | { kind: 'failed'; reason: string };
 
@@ -151,7 +163,12 @@ export class LaneConnection {
         if (!keep) this.drop(socket, outcome.kind === 'cut');
         resolve(outcome);
       };
-      const cut = (why: CutReason, boundMs = 0) => finish({ kind: 'cut', why, afterMs: Math.max(boundMs, Math.round(performance.now() - started)) });
+      const cut = (why: CutReason, boundMs = 0) => finish({
+        kind: 'cut',
+        why,
+        afterMs: Math.max(boundMs, Math.round(performance.now() - started)),
+        ...(response ? { partial: { status: response.statusCode, rawHeaders: response.rawHeaders, ...answer.body(), truncated: true } } : {}),
+      });
       const readAll = clientReadUpTo(limits.clientRead);
       const parser = new Http1Parser('response', {
         head: (head) => {

@@ -299,6 +299,19 @@ export class Correlation {
     }
   }
 
+  /**
+   * How many server messages of WebSocket exchange i must have arrived before its client message k carries the
+   * values it sends back from them (a value issued at `ws[r]` needs r + 1); 0 when it sends back none.
+   */
+  issuedBefore(i: number, k: number): number {
+    let count = 0;
+    for (const b of this.uses.get(`${i}/${k}`) ?? []) {
+      const r = b.exchange === i ? /^ws\[(\d+)\]/.exec(b.place) : null;
+      if (r) count = Math.max(count, Number(r[1]) + 1);
+    }
+    return count;
+  }
+
   /** The replacements for exchange i's request (or message k of its WebSocket; with `grpc`, client message k of its call). */
   replacementsFor(i: number, k?: number, grpc = false): Replacements {
     const map = new Map(this.secrets);

@@ -219,6 +219,10 @@ export async function driveReplay(plan: ReplayPlan, opts: DriveReplayOptions): P
         } else if (outcome.kind === 'failed') result.failed.push({ entry: ex.key, reason: outcome.reason });
         else if (outcome.why === 'interrupted') result.failed.push({ entry: ex.key, reason: 'the replay was interrupted' });
         else {
+          // What the target sent before the cut issued values as the original's did (an EventSource that read one event
+          // and left sends its id back in Last-Event-ID): learned as far as it goes.
+          const part = outcome.partial && liveResponse(outcome.partial.status, outcome.partial.rawHeaders, outcome.partial.body, true);
+          if (part && !part.proxyError) opts.correlation.learnResponse(i, part.view);
           result.cut.push({ entry: ex.key, why: outcome.why, afterMs: outcome.afterMs });
           // Cut as the original was is the original's outcome; cut by --timeout is no response.
           if (outcome.why === 'timeout') result.failed.push({ entry: ex.key, reason: `no response within --timeout ${opts.timeoutMs} ms` });

@@ -199,7 +199,12 @@ export class H2Connection {
       const cut = (why: CutReason, boundMs = 0) => {
         // RST_STREAM(CANCEL): the proxy records the stream as aborted by the client, as it was.
         if (stream && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-        finish({ kind: 'cut', why, afterMs: Math.max(boundMs, Math.round(performance.now() - started)) });
+        finish({
+          kind: 'cut',
+          why,
+          afterMs: Math.max(boundMs, Math.round(performance.now() - started)),
+          ...(status ? { partial: { status, rawHeaders, ...answer.body(), truncated: true } } : {}),
+        });
       };
       const onAbort = () => cut('interrupted');
       const timer = armCut(bounded, cut);

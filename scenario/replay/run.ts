@@ -4,7 +4,7 @@
 // (correlate.ts: stops here, before anything is sent, for a client
 // secret nobody supplies) → check the target is up → record while the
 // driver (drive.ts) runs → finalize the capture, whatever happened.
-import { BbError } from '../../core/index.js';
+import { BbError, parseOrigin } from '../../core/index.js';
 import { loadRedactKey, readCapture, Redactor, type RedactConfig } from '../../capture/index.js';
 import { planReplay, type ReplayPlan } from './plan.js';
 import { Correlation, type Rewritten } from './correlate.js';
@@ -12,6 +12,7 @@ import { driveReplay, type DriveReplayResult } from './drive.js';
 import { startRecording } from '../record/index.js';
 import { probeUpstream, UPSTREAM_VERIFY_HINT, type UpstreamTlsOptions } from '../../proxy/index.js';
 import { isHttp2, speaksHttp2 } from './h2.js';
+import { plural } from '../../diff/index.js';
 
 /** How to pace a replay: asap keeps the order only; original keeps the gaps; a number scales them (2 = twice as fast). */
 export type ReplayPace = 'asap' | 'original' | number;
@@ -80,20 +81,6 @@ export interface ReplaySummary {
   line: string;
   /** What the user should know about how it went (a target without HTTP/2), one sentence each. */
   notes: string[];
-}
-
-/** Parses a replay target URL; throws BB_BAD_TARGET with what to give. */
-function parseReplayTarget(target: string): URL {
-  let url: URL | undefined;
-  try {
-    url = new URL(target);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new BbError('BB_BAD_TARGET', `--target needs a URL like http://127.0.0.1:3000, got '${target}'`);
-  }
-  return url;
 }
 
 /** A capture read, planned and checked for secrets, ready to replay against any number of servers. */
@@ -175,12 +162,12 @@ export async function replayThrough(prepared: PreparedReplay, options: ReplayRun
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return { ...drove, rewritten: correlation.rewritten(), notes: http2 ? [] : [`the target does not speak HTTP/2: ${h2Entries} exchanges recorded over HTTP/2 went as HTTP/1.1`] };
+  return { ...drove, rewritten: correlation.rewritten(), notes: http2 ? [] : [`the target does not speak HTTP/2: ${plural(h2Entries, 'exchange')} recorded over HTTP/2 went as HTTP/1.1`] };
 }
 
 /** Replays the capture at `path` against `options.target`; throws a BbError when it could not run. */
 export async function replayCapture(path: string, options: ReplayOptions): Promise<ReplaySummary> {
-  const target = parseReplayTarget(options.target);
+  const target = parseOrigin(options.target, '--target');
   const prepared = await prepareReplay(path, options);
   // A target that is down, or whose certificate bb cannot verify, stops the replay before a capture exists.
   const probe = await probeUpstream(target.origin, options.upstreamTls ?? {}, 5_000);
@@ -209,8 +196,7 @@ export async function replayCapture(path: string, options: ReplayOptions): Promi
     await recording.close(2_000);
   }
   const total = prepared.plan.exchanges.length;
-  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
-  const line = `replayed ${count(run.replayed, 'exchange')} and ${count(run.webSocketMessages, 'WebSocket message')} to ${target.origin}, ${count(run.rewritten.length, 'value')} rewritten` +
+  const line = `replayed ${plural(run.replayed, 'exchange')} and ${plural(run.webSocketMessages, 'WebSocket message')} to ${target.origin}, ${plural(run.rewritten.length, 'value')} rewritten` +
     (run.cut.length ? `, ${run.cut.length} cut` : '') + ` → ${recording.out}` +
     (run.failed.length ? ` (${run.failed.length} of ${total} got no response)` : '');
   return {

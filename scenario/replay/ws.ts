@@ -3,7 +3,9 @@
 // original negotiated it, then the client's messages in order. `--ws wait`
 // sends client message k once the target has sent as many messages as the
 // original server had before k (bounded; a wait that runs out is reported
-// and the conversation goes on); `--ws timing` keeps the original gaps.
+// and the conversation goes on); `--ws timing` keeps the original gaps (at
+// --pace's speed; under asap as recorded), and a message that sends back a
+// value the target issued on the socket still waits for it (bounded).
 // Text, binary and pings go as recorded (pongs are ws's own answers to the
 // target's pings); the close carries the original code.
 import { getOwn, lazyModule, pairValue, pairValues, setOwn } from '../../core/index.js';
@@ -29,7 +31,7 @@ export interface WsReplayContext {
   mode: 'wait' | 'timing';
   /** Bound on each wait for the target, ms. */
   waitMs: number;
-  /** Gap scale: 1 keeps original gaps, 2 halves them; 0 (asap) sends at once in timing mode too. */
+  /** Gap scale: 1 keeps original gaps, 2 halves them; 0 (asap) keeps them in timing mode, which asks for them. */
   speed: number;
   /** Waits on other lanes (exchanges done, other sockets' progress). */
   waitFor(waits: Waits, what: string): Promise<void>;
@@ -162,7 +164,9 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
     await ctx.waitFor(m.waits, what);
     if (ctx.mode === 'timing') {
       // Ctrl-C closes the socket: a long original gap ends with it.
-      if (ctx.speed > 0) await Promise.race([sleep(openedAt + m.offsetMs / ctx.speed - performance.now()), closedP]);
+      await Promise.race([sleep(openedAt + m.offsetMs / (ctx.speed || 1) - performance.now()), closedP]);
+      // A target slower than the original would get its own value back as the recorded one: the message waits for it.
+      await untilReceived(ctx.correlation.issuedBefore(ex.i, k), what);
     } else {
       await untilReceived(m.receivedBefore, what);
     }

@@ -10,7 +10,7 @@
 import { join, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
-import { BbError, startModuleWorker } from '../../core/index.js';
+import { BbError, parseOrigin, startModuleWorker } from '../../core/index.js';
 import { loadDiffConfig } from '../../diff/index.js';
 import { probeUpstream, PROXY_DEFAULTS, UPSTREAM_VERIFY_HINT, type ListenerErrorReport, type UpstreamTlsOptions } from '../../proxy/index.js';
 import type { RedactConfig, RotateSpec } from '../../capture/index.js';
@@ -158,9 +158,10 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
   if (options.listenTls && !options.primary.startsWith('https://')) {
     throw new BbError('BB_USAGE', `--listen-tls needs an https:// --primary (bb shadow terminates the client's TLS and speaks TLS to the primary), got ${options.primary}: drop --listen-tls or give the https URL`);
   }
-  for (const [name, url] of [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const) {
-    if (url !== undefined) await checkReachable(name, url, options.upstreamTls ?? {});
-  }
+  const targetUrls = [['primary', options.primary], ['candidate', options.candidate], ['secondary', options.secondary]] as const;
+  // Each URL's form before any is probed: a path on the last is refused as fast as one on the first.
+  for (const [name, url] of targetUrls) if (url !== undefined) parseOrigin(url, `--${name}`);
+  for (const [name, url] of targetUrls) if (url !== undefined) await checkReachable(name, url, options.upstreamTls ?? {});
   const bound: BoundRecording[] = [];
   let recs: Partial<Record<TargetName, Recording>> = {};
   try {
@@ -347,13 +348,6 @@ function emptyReport(targets: ShadowReport['targets']): ShadowReport {
 
 /** Any target down at start, or an https one whose certificate bb cannot verify: one line, exit 2. */
 async function checkReachable(name: string, url: string, upstreamTls: UpstreamTlsOptions): Promise<void> {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000, got '${url}'`);
-  }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw new BbError('BB_BAD_TARGET', `--${name} needs a URL like http://127.0.0.1:3000 or https://localhost:3443, got '${url}'`);
   const probe = await probeUpstream(url, upstreamTls, 3000);
   if (!probe.ok && probe.untrusted) throw new BbError('BB_TARGET_UNTRUSTED', `the ${name} ${url} has a certificate bb cannot verify (${probe.code}): ${UPSTREAM_VERIFY_HINT}`);
   if (!probe.ok) throw new BbError('BB_TARGET_DOWN', `the ${name} ${url} does not accept connections: start it (or fix the URL), then run bb shadow again`);

@@ -9,7 +9,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { logTail } from '../log-tail.js';
+import { logsNamed, logTail } from '../log-tail.js';
 import { prepareWorktree } from '../worktree.js';
 import { BbError, type BbCode } from '../../../core/index.js';
 import { hermeticEnv } from './env.js';
@@ -59,6 +59,8 @@ export interface BootedServer {
   exitInfo(): ExitInfo | undefined;
   /** The last lines of its output (stdout and stderr interleaved). */
   tail(): string[];
+  /** The paths of the logs it wrote to (both when it wrote to neither): where a message sends the reader. */
+  logsWithOutput(): string[];
   /** Stops the whole process group (SIGTERM, then SIGKILL after the grace period) and removes HOME. Idempotent. */
   stop(): Promise<void>;
 }
@@ -122,6 +124,8 @@ class RunningServer implements BootedServer {
   private readonly lines: string[] = [];
   private readonly lineWatchers = new Set<(line: string) => void>();
   private stopping?: Promise<void>;
+  /** Whether each stream had output. */
+  private readonly wrote = { stdout: false, stderr: false };
 
   constructor(
     readonly label: string,
@@ -168,6 +172,11 @@ class RunningServer implements BootedServer {
     return [...this.lines];
   }
 
+  logsWithOutput(): string[] {
+    const some = (['stdout', 'stderr'] as const).filter((s) => this.wrote[s]).map((s) => this.logs[s]);
+    return some.length ? some : [this.logs.stdout, this.logs.stderr];
+  }
+
   onStdoutLine(fn: (line: string) => void): () => void {
     this.lineWatchers.add(fn);
     return () => this.lineWatchers.delete(fn);
@@ -176,6 +185,7 @@ class RunningServer implements BootedServer {
   private split(stream: NodeJS.ReadableStream, log: WriteStream, isStdout: boolean): void {
     let partial = '';
     stream.on('data', (chunk: Buffer) => {
+      if (chunk.length) this.wrote[isStdout ? 'stdout' : 'stderr'] = true;
       log.write(chunk);
       const parts = (partial + chunk.toString('utf8')).split('\n');
       partial = parts.pop()!;
@@ -197,7 +207,7 @@ class RunningServer implements BootedServer {
 
   /** A BbError naming this server, its log and its last lines. */
   failure(what: string, code: BbCode): BbError {
-    return new BbError(code, `server "${this.label}" ${what} (log: ${this.logs.stdout})${logTail(this.tail())}`);
+    return new BbError(code, `server "${this.label}" ${what} ${logsNamed(this.logsWithOutput())}${logTail(this.tail())}`);
   }
 
   stop(): Promise<void> {

@@ -13,6 +13,7 @@ import { COMPARE_TIMEOUT_MS, demoConfigWith, paths, runCompare } from '../../sce
 import { runBb, startBb } from '../../helpers/cli.js';
 import { pidAlive } from '../../helpers/processes.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { capture as harOf } from '../../helpers/har.js';
 
 describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
   const dir = tempDir().dir;
@@ -48,6 +49,20 @@ describe('bb compare fails closed (exit 2) and leaves nothing running', () => {
     const run = await compareWith('dies-late', { old: fixtureServer('dies-late'), new: fixtureServer('dies-late') }, "await t.step('boom', async () => { await t.http.get('/die', { expect: 200 }); });");
     assert.equal(run.code, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /server "old" exited with exit code 70 during scenario step "boom"/);
+    assert.match(run.stderr, /dying late, as asked/);
+  });
+
+  // A capture without pages has no steps: the replay was under way all the same, and the crash's own words are in
+  // the server's stderr, so the message names that log too.
+  it('a server that dies during a replay of a capture without pages: exit 2, "during the replay", both logs named', async () => {
+    const har = join(dir, 'no-pages.har');
+    await writeFile(har, JSON.stringify(harOf(['/cwd', '/die', '/cwd'].map((path) => ({ url: `http://127.0.0.1:3001${path}`, body: {} })))));
+    const cfg = await config('dies-in-replay.json', { servers: { old: fixtureServer('line'), new: fixtureServer('dies-late') }, scenario: 'unused.mjs' });
+    const out = join(dir, 'dies-in-replay');
+    const run = await runCompare(['compare', '--config', cfg, '--replay', har, '--out', out], env);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    const logs = `(logs: ${join(out, 'new.stdout.log')} and ${join(out, 'new.stderr.log')})`;
+    assert.ok(run.stderr.includes(`bb: server "new" exited with exit code 70 during the replay of ${har} ${logs}; its log ends:\n`), run.stderr);
     assert.match(run.stderr, /dying late, as asked/);
   });
 

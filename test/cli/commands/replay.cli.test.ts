@@ -71,6 +71,13 @@ describe('bb replay: waiting, bounded and interrupted', () => {
     }
   });
 
+  // A value that starts with '-' is the flag's, refused by its own check (before: "Unknown arguments: 2, x").
+  it('refuses a negative --pace as it refuses any bad one: one line, exit 2', async () => {
+    const run = await runBb(['replay', original, '--target', 'http://127.0.0.1:9', '--pace', '-2x'], env);
+    assert.equal(run.code, 2);
+    assert.equal(run.stderr, "bb: --pace needs asap, original or a speed like 2x, got '-2x'\n");
+  });
+
   it('refuses a --json in a folder that does not exist before it sends anything (exit 2: nothing was sent)', async () => {
     const server = await startPatientServer([]);
     const out = tmp.path('never-sent.har');

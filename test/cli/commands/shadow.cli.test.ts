@@ -43,6 +43,8 @@ describe('bb shadow: bad input', () => {
     ['--upstream-ca and --insecure-upstream together', [...base, '--upstream-ca', badConfig, '--insecure-upstream'], /--upstream-ca and --insecure-upstream contradict/],
     ['a --json in a folder that does not exist (said before the run, not after it)', [...base, '--json', tmp.path('no-such-folder', 'r.json')], /cannot write --json .*r\.json \(its folder does not exist\): choose another path/],
     ['a target that is not a URL', ['shadow', '--primary', 'localhost:3000', '--candidate', 'http://127.0.0.1:9', '--out', tmp.path('never')], /--primary needs a URL like http:\/\/127\.0\.0\.1:3000/],
+    // Mirrors go to each request's own path: a prefix would be dropped. Said before any target is tried (the primary here is down).
+    ['a target with a path', ['shadow', '--primary', 'http://127.0.0.1:9', '--candidate', 'http://127.0.0.1:9/v2', '--out', tmp.path('never')], /--candidate is an origin \(scheme, host, port\) like http:\/\/127\.0\.0\.1:3000, without a path; got 'http:\/\/127\.0\.0\.1:9\/v2'/],
     // A value that starts with '-' is the flag's value, named in its line (before: "Unknown arguments: 5, m").
     ['a negative --until', [...base, '--until', '-5m'], /--until needs a number of requests .* got '-5m'/],
     ['--sample-by without --sample (it would do nothing)', [...base, '--sample-by', 'header:X-User'], /--sample-by picks which users a --sample share keeps: give the share too, like --sample 10% --sample-by header:X-User/],

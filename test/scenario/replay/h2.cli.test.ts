@@ -12,7 +12,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { startRecording } from '../../../scenario/index.js';
 import { localhostCert } from '../../helpers/localhost-cert.js';
 import type { Har } from '../../../capture/index.js';
@@ -194,6 +194,13 @@ describe('bb replay: HTTP/2', () => {
     assert.match(run.stderr, /^bb replay: the target does not speak HTTP\/2: 4 exchanges recorded over HTTP\/2 went as HTTP\/1\.1$/m);
     assert.equal(paths.length, 4);
     assert.ok(paths.every((p) => p.endsWith('HTTP/1.1')), paths.join('\n'));
+    // One exchange is one, not "1 exchanges".
+    const har = JSON.parse(await readFile(original, 'utf8')) as Har;
+    const one = tmp.path('one-h2.har');
+    await writeFile(one, JSON.stringify({ log: { ...har.log, entries: har.log.entries.slice(0, 1) } }));
+    const single = await runBb(['replay', one, '--target', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--out', tmp.path('one-h1-replay.har')], env);
+    assert.equal(single.code, 0, single.stderr + single.stdout);
+    assert.match(single.stderr, /^bb replay: the target does not speak HTTP\/2: 1 exchange recorded over HTTP\/2 went as HTTP\/1\.1$/m);
   });
 
   it('goes over h2 by ALPN to an https:// target, its certificate trusted through NODE_EXTRA_CA_CERTS', async () => {

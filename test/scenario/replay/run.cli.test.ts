@@ -306,7 +306,7 @@ describe('bb replay: concurrency', () => {
 });
 
 describe('bb replay: bad input', () => {
-  it('a file that is not a HAR, a cut-off file, a HAR without entries, an entry without a request, a truncated request body, a target that is down: exit 2, one line each', async () => {
+  it('a file that is not a HAR, a cut-off file, a HAR without entries, an entry without a request, a truncated request body, a target that is down or has a path: exit 2, one line each', async () => {
     const fresh = await service();
     const notHar = await tmp.write('not.har', { hello: 'world' });
     const empty = await tmp.write('empty.har', { log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } });
@@ -347,6 +347,8 @@ describe('bb replay: bad input', () => {
       [[wsUnlisted, '--target', fresh.url], /the client sent 7 WebSocket messages on #1 http:\/\/127\.0\.0\.1:1\/chat past the 100000 a capture lists; only their count and a hash were kept, so they cannot be re-sent/],
       [[fine, '--target', 'http://127.0.0.1:9'], /the target http:\/\/127\.0\.0\.1:9 does not accept connections \(ECONNREFUSED\)/],
       [[fine, '--target', 'localhost'], /--target needs a URL like http:\/\/127\.0\.0\.1:3000/],
+      // Each request goes to its own recorded path: a prefix on the target would be dropped, so it is refused.
+      [[fine, '--target', `${fresh.url}/prefix`], /--target is an origin \(scheme, host, port\) like http:\/\/127\.0\.0\.1:3000, without a path; got 'http:\/\/127\.0\.0\.1:\d+\/prefix'/],
       [[fine, '--target', fresh.url, '--pace', 'fast'], /--pace needs asap, original or a speed like 2x/],
       [[fine, '--target', fresh.url, '--header', 'nocolon'], /--header needs 'Name: value'/],
     ];

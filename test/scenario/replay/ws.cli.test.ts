@@ -1,7 +1,8 @@
 // bb replay's WebSocket conversations against servers that do not answer as
 // the original did: a bounded wait that runs out is reported and the
 // conversation goes on; a refused upgrade is an exchange without a response;
-// --ws timing keeps the original gaps instead of waiting.
+// --ws timing keeps the original gaps instead of waiting, but never sends back
+// a value the target issued before it has arrived.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -15,7 +16,7 @@ import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startReplayService, type ReplayService } from './service.js';
 import type { Har } from '../../../capture/index.js';
-import { closeHttpAndWs } from '../../helpers/servers.js';
+import { closeHttpAndWs, wsServer } from '../../helpers/servers.js';
 
 const tmp = tempDir();
 const env = { BB_HOME: tmp.bbHome };
@@ -74,15 +75,51 @@ describe('bb replay: WebSockets that do not go as recorded', () => {
     assert.ok(timeouts.every((w) => w.waitedMs >= 350), JSON.stringify(timeouts));
   });
 
-  it('--ws timing: the subscribe goes about 600 ms after the opening, without waiting for anything', async () => {
-    const quiet = await quietServer();
-    const run = await runBb(['replay', original, '--target', quiet.url, '--out', tmp.path('timing.har'), '--ws', 'timing', '--pace', 'original'], env);
+  it('--ws timing keeps the recorded gaps under the default --pace asap: the subscribe goes 600 ms or more after the opening', async () => {
+    // A fresh service says hello at once: nothing is waited for, only the gap is kept (a sleep, so a lower bound only).
+    const fresh = await startReplayService();
+    closers.push(() => fresh.close());
+    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('timing.har'), '--ws', 'timing'], env);
     assert.equal(run.code, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /waited for/);
     const har = JSON.parse(await readFile(tmp.path('timing.har'), 'utf8'));
-    const msgs = har.log.entries[0]._webSocketMessages.filter((m: { opcode: number }) => m.opcode === 1);
+    const sent = har.log.entries[0]._webSocketMessages.filter((m: { type: string; opcode: number }) => m.type === 'send' && m.opcode === 1);
     const opened = Date.parse(har.log.entries[0].startedDateTime) / 1000;
-    assert.ok(msgs[0].time - opened >= 0.5, `sent ${(msgs[0].time - opened).toFixed(3)} s after the upgrade`);
+    assert.ok(sent[0].time - opened >= 0.5, `sent ${(sent[0].time - opened).toFixed(3)} s after the upgrade`);
+  });
+
+  it('--ws timing: a message that sends back a value waits for the target that issues it later than the original did', async () => {
+    /** A WebSocket server that says hello with a fresh session after `helloAfterMs`; logs each message's session as its own or stale. */
+    const lateHello = async (helloAfterMs: number) => {
+      const sessions: string[] = [];
+      const { url, close } = await wsServer((ws) => {
+        const session = randomBytes(9).toString('base64url');
+        const timer = setTimeout(() => ws.send(JSON.stringify({ type: 'hello', session })), helloAfterMs);
+        ws.on('close', () => clearTimeout(timer));
+        ws.on('message', (d) => sessions.push(JSON.parse(d.toString()).session === session ? 'own' : 'stale'));
+      });
+      closers.push(close);
+      return { url, sessions };
+    };
+    const first = await lateHello(0);
+    const rec = await startRecording({ target: first.url, out: tmp.path('late-hello.har'), label: 'late-hello', bbHome: tmp.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    const ws = new WebSocket(rec.url.replace('http', 'ws') + '/ws');
+    const hello = await new Promise<{ session: string }>((r) => ws.once('message', (d) => r(JSON.parse(d.toString()))));
+    ws.send(JSON.stringify({ type: 'subscribe', session: hello.session }));
+    ws.close(1000);
+    await new Promise((r) => ws.once('close', r));
+    const recorded = await rec.close(1000);
+    assert.deepEqual(first.sessions, ['own']);
+
+    // The fresh build says hello 1.5 s after the opening; the original client had sent its subscribe at once.
+    const slow = await lateHello(1500);
+    const report = tmp.path('late-hello.json');
+    const run = await runBb(['replay', recorded, '--target', slow.url, '--out', tmp.path('late-hello-replay.har'), '--ws', 'timing', '--json', report], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(slow.sessions, ['own']);
+    const json = JSON.parse(await readFile(report, 'utf8'));
+    assert.deepEqual(json.timeouts, []);
+    assert.deepEqual(json.rewritten.map((r: { from: { path: string } }) => r.from.path), ['ws[0]:$.session~0']);
   });
 
   it('a server that refuses the upgrade: exit 1, the refusal named with its status', async () => {

@@ -87,12 +87,13 @@ describe('bootServer', () => {
     });
   });
 
-  it('fails with exit code 2 and the log tail when the server exits before it is ready', async () => {
+  it('fails with exit code 2, both logs named and their tail when the server exits before it is ready', async () => {
     await assert.rejects(boot(['early-exit']), (err: Error & { code?: string }) => {
       assert.ok(isBbError(err), String(err));
       assert.equal(exitStatusFor(err), 2);
       assert.equal(err.code, 'BB_SERVER_EXITED');
-      assert.match(err.message, /server "srv" exited with exit code 3 before it was ready/);
+      // It wrote to stdout and to stderr (its complaint): the message sends the reader to both.
+      assert.ok(err.message.startsWith(`server "srv" exited with exit code 3 before it was ready (logs: ${join(runDir, 'srv.stdout.log')} and ${join(runDir, 'srv.stderr.log')}); its log ends:\n`), err.message);
       assert.match(err.message, /fatal: config file missing/);
       return true;
     });
