@@ -37,6 +37,8 @@ export interface PathRuleConfig {
   replace?: string;
   /** Mask only what this regex matches inside the value (a string, or a number's text); a value it does not match is compared as it is. Without it the whole field is masked. */
   pattern?: string;
+  /** With `pattern`: mask only values of this JSON type (`bb noise` writes the type of the values it saw, so a pattern made from numbers does not mask a string of digits, nor one made from strings a number). */
+  type?: 'string' | 'number' | 'boolean';
   /** Drop the field instead of masking it. */
   ignore?: boolean;
 }

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DifferenceKind } from './types.js';
-import type { DiffConfig, KnownConfig, PairingConfig } from './config-types.js';
+import type { DiffConfig, KnownConfig, PairingConfig, PathRuleConfig } from './config-types.js';
 import type { KnownValues } from './types.js';
 import { BUILTIN_RULE_NAMES, KEY_DETECTORS, ProtoSchema } from './normalize/index.js';
 import { BbError, nearest, oneLine, unreadableWhy } from '../core/index.js';
@@ -138,14 +138,17 @@ export function validateDiffConfig(doc: unknown, file = 'config'): DiffConfig {
   const paths = list(n.paths, `${file} normalize.paths`).map((p, i) => {
     const where = `${file} normalize.paths[${i}]`;
     if (!isObj(p)) fail(where, 'must be an object like {"path": "response.headers.content-length", "replace": "<LEN>"}');
-    onlyKeys(p, ['where', 'path', 'replace', 'pattern', 'ignore'], where);
+    onlyKeys(p, ['where', 'path', 'replace', 'pattern', 'type', 'ignore'], where);
     const pattern = optString(p, 'pattern', where);
     if (pattern === '') fail(`${where}.pattern`, 'must not be empty');
     if (pattern !== undefined) {
       checkRegex(pattern, 'g', `${where}.pattern`);
       if (p.ignore === true) fail(where, '"pattern" masks inside the value, "ignore" drops the field: use one');
     }
-    return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ...(pattern !== undefined ? { pattern } : {}), ignore: p.ignore === true };
+    const type = optString(p, 'type', where);
+    if (type !== undefined && !['string', 'number', 'boolean'].includes(type)) fail(`${where}.type`, `must be "string", "number" or "boolean", got ${JSON.stringify(type)}`);
+    if (type !== undefined && pattern === undefined) fail(where, '"type" says which values a "pattern" masks: give the pattern too');
+    return { where: optString(p, 'where', where), path: needString(p, 'path', where), replace: optString(p, 'replace', where), ...(pattern !== undefined ? { pattern } : {}), ...(type !== undefined ? { type: type as PathRuleConfig['type'] } : {}), ignore: p.ignore === true };
   });
   const unorderedArrays = list(n.unorderedArrays, `${file} normalize.unorderedArrays`).map((u, i) => {
     if (typeof u !== 'string' || !u) fail(`${file} normalize.unorderedArrays[${i}]`, 'must be a field path like "response.body.tags"');

@@ -124,7 +124,9 @@ export function noiseRules(differences: ReadonlyArray<Pick<Difference, 'entry' |
     const path = whole ? d.pattern : pathGlob(d.pattern);
     const shape = d.kind === 'changed' && !whole ? varyingShape(d.old, d.new) : undefined;
     if (shape) {
-      once(paths, { where, path, pattern: shape.regex, replace: shape.replace });
+      // The values' type too (varyingShape gives a shape to two values of one type only): a pattern over a number's
+      // text would also take a string of digits, and the new build turning 1 into "5" is a change.
+      once(paths, { where, path, pattern: shape.regex, replace: shape.replace, type: typeof d.old as 'string' | 'number' | 'boolean' });
       continue;
     }
     const kinds = BOTH_WAYS[d.kind] ?? [d.kind];

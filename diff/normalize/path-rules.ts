@@ -34,6 +34,8 @@ export function compilePathRules(rules: readonly PathRuleConfig[]): PathRules {
 
 // A scalar value with a rule's pattern masked inside its text (a string as it is, a number's or boolean's JSON); other values and no match: unchanged.
 function maskInside(v: unknown, rule: CompiledPathRule): unknown {
+  // A rule made from values of one type (bb noise) leaves the others to be compared: 1 → "5" is a change of type.
+  if (rule.type !== undefined && typeof v !== rule.type) return v;
   const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : undefined;
   if (text === undefined) return v;
   const out = text.replace(rule.regex!, rule.replace ?? '<MASKED>');

@@ -23,6 +23,8 @@ describe('validateDiffConfig: unknown keys', () => {
     ['a misspelt route key', { pairing: { keys: [{ route: 'POST /graphql', bye: 'graphql' }] } }, /^config bb\.json pairing\.keys\[0\]: unknown key "bye": did you mean "by"\?$/],
     ['a misspelt array key', { pairing: { arrayKeys: [{ path: 'response.body.items', keys: 'sku' }] } }, /^config bb\.json pairing\.arrayKeys\[0\]: unknown key "keys": did you mean "key"\?$/],
     ['a misspelt known key', { known: [{ where: '*', path: 'x', reason: 'r', olds: 1 }] }, /^config bb\.json known\[0\]: unknown key "olds": did you mean "old"\?$/],
+    ['a path rule type that is no JSON type', { normalize: { paths: [{ path: 'x', pattern: '^a$', type: 'int' }] } }, /^config bb\.json normalize\.paths\[0\]\.type: must be "string", "number" or "boolean", got "int"$/],
+    ['a path rule type without a pattern', { normalize: { paths: [{ path: 'x', type: 'number' }] } }, /^config bb\.json normalize\.paths\[0\]: "type" says which values a "pattern" masks: give the pattern too$/],
   ];
   for (const [name, doc, message] of refusals) {
     it(`refuses ${name} with exit code 2 and the nearest real key`, () => {

@@ -180,4 +180,21 @@ describe('noise from two runs of one build', () => {
     assert.equal(after.code, 0, after.stdout);
     assert.match(after.stdout, /^MATCH with 1 known/);
   });
+
+  it('bb noise rules keep the values\' type: a number that varied does not hide the new build sending a string, nor a flag a word', async () => {
+    const runOf = (queue: unknown, warm: unknown, label: unknown): ExchangeSpec[] => [{ url: 'http://127.0.0.1:1/status', body: { queue, warm, label } }];
+    const a = await t.write('ta.har', capture(runOf(1, true, '7')));
+    const b = await t.write('tb.har', capture(runOf(2, false, '8')));
+    const rules = join(t.dir, 'typed.json');
+    const r = await bb(['noise', a, b, '-o', rules]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(await readFile(rules, 'utf8'));
+    assert.deepEqual(doc.normalize.paths.map((p: { path: string; type: string }) => [p.path, p.type]).sort(), [['response.body.label', 'string'], ['response.body.queue', 'number'], ['response.body.warm', 'boolean']]);
+    // Another run of the build: its values are noise. The new build: each field turned into another type.
+    const same = await bb(['diff', a, await t.write('tc.har', capture(runOf(3, true, '9'))), '--config', rules]);
+    assert.equal(same.code, 0, same.stdout);
+    const typed = await bb(['diff', a, await t.write('td.har', capture(runOf('5', 'no', 9))), '--config', rules, '--rows']);
+    assert.equal(typed.code, 1, typed.stdout);
+    for (const row of ['response.body.queue: "<NUM>" → "5"', 'response.body.warm: "<WORD>" → "no"', 'response.body.label: "<NUM>" → 9']) assert.ok(typed.stdout.includes(row), `${row}\n${typed.stdout}`);
+  });
 });
