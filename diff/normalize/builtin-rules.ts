@@ -133,6 +133,8 @@ const VOLATILE_HEADERS = [
   'sec-websocket-key', 'sec-websocket-accept',
   // the deadline a gRPC call has left when it goes out (PROTOCOL-HTTP2.md "Timeout"): a clock reading, new on every run.
   'grpc-timeout',
+  // how long the server took (W3C Server Timing's durations, Express's, Rails's, Envoy's): a stopwatch reading.
+  'server-timing', 'x-response-time', 'x-runtime', 'x-envoy-upstream-service-time',
 ];
 
 /** Headers that carry request ids (masked as <ID> under request-id-keys). */
@@ -140,8 +142,9 @@ const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-correlation-id', 'x
 
 // timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
 const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;
-// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms).
-const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|(Ms|_ms|MS)$/;
+// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms); how long a search took
+// (Elasticsearch's `took`) or a step lasted (`elapsed`).
+const EPOCH_MS_KEY = /^(time|since|until|now|epoch|took|elapsed)$|(Ms|_ms|MS)$/;
 const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 
 /** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`. */

@@ -34,6 +34,7 @@ describe('built-in rules, one by one', () => {
     ['null timestamps stay null (presence is compared)', { ended_at: null }, { ended_at: null }],
     ['epoch-ms keys and *Ms / *_ms → <MS>', { time: 1700000000000, since: 1, durationMs: 12, ttft_ms: 3, count: 7 }, { time: '<MS>', since: '<MS>', durationMs: '<MS>', ttft_ms: '<MS>', count: 7 }],
     ['epoch-ms keys holding no duration stay', { timeoutMs: 0, until: -1 }, { timeoutMs: 0, until: -1 }],
+    ['how long it took → <MS>', { took: 12, elapsed: 3.5, hits: 4 }, { took: '<MS>', elapsed: '<MS>', hits: 4 }],
     ['epoch-ms rule leaves strings to the patterns', { time: 'later' }, { time: 'later' }],
     ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
     ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
@@ -248,6 +249,12 @@ describe('whole captures', () => {
       ],
       renderText(r, { color: false }),
     );
+  });
+
+  it('the server\'s own timing headers are masked: two runs of one build match', async () => {
+    const run = (ms: number) => capture([{ url: 'http://127.0.0.1:1/t', body: 'ok', responseHeaders: [['Server-Timing', `db;dur=${ms}, app;dur=${ms * 2}`], ['X-Response-Time', `${ms}ms`], ['X-Runtime', String(ms / 1000)], ['X-Envoy-Upstream-Service-Time', String(ms)]] }]);
+    const r = await diffCaptures(await t.write('st1.har', run(25.9)), await t.write('st2.har', run(6.2)));
+    assert.equal(r.verdict, 'match', renderText(r, { color: false }));
   });
 
   it('replaces the capture’s serverHome and masks volatile headers', async () => {
