@@ -4,10 +4,10 @@
 // exclusively (O_EXCL: never through a symlink planted there), fsynced, then
 // renamed over the path — so a reader never sees half a file and --force
 // replaces a symlink itself, never the file it points to.
-import { lstatSync, mkdirSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { BbError } from '../core/index.js';
+import { BbError, makeDirsSync } from '../core/index.js';
 
 /** What is being written, for the sentences a refusal says. */
 export interface OutFileOptions {
@@ -80,7 +80,7 @@ function unwritable(path: string, what: string, err: unknown, bbCode: OutFileOpt
 /** Creates `folder` (and its parents); BB_OUT_UNWRITABLE (one sentence) when a file is in the way or it cannot be made. */
 export function makeOutFolder(folder: string, what = '--out', mode?: number): void {
   try {
-    mkdirSync(folder, { recursive: true, ...(mode !== undefined ? { mode } : {}) });
+    makeDirsSync(folder, mode);
   } catch (err) {
     throw unwritable(folder, what, err);
   }

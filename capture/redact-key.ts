@@ -2,7 +2,8 @@
 // (capture/redact.ts uses it for its placeholders; the journal seals its
 // body sidecar with a key derived from it).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { makeDirsSync } from '../core/index.js';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** The file under bb's home holding the redaction key. */
@@ -33,7 +34,7 @@ export function loadRedactKeyFile(path: string, create: boolean): Buffer {
 function createKeyFile(path: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirsSync(dir, 0o700);
     chmodSync(dir, 0o700);
   }
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;

@@ -1,4 +1,4 @@
-// core/: layer 0 of bb. Only node: imports, no I/O; every other folder may import it.
+// core/: layer 0 of bb. Only node: imports, no I/O but making folders (dirs.ts); every other folder may import it.
 export { globMatcher } from './glob.js';
 export { isLoopbackHost, namesOwnAddress } from './hosts.js';
 export { parseOrigin } from './origin.js';
@@ -19,3 +19,4 @@ export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';
 export { nearest } from './nearest.js';
 export { lazyModule } from './lazy-module.js';
+export { makeDirs, makeDirsSync } from './dirs.js';

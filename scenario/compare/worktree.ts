@@ -8,11 +8,11 @@
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { logTail } from './log-tail.js';
-import { BbError } from '../../core/index.js';
+import { BbError, makeDirs } from '../../core/index.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -70,7 +70,7 @@ export async function prepareWorktree(req: WorktreeRequest): Promise<PreparedTre
   const hash = createHash('sha256').update(`${repo}\0${commit}`).digest('hex').slice(0, 16);
   const root = join(req.bbHome, 'cache', 'worktrees');
   const dir = join(root, hash);
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  await makeDirs(root, 0o700);
 
   const head = existsSync(join(dir, '.git'))
     ? await git(['-C', dir, 'rev-parse', 'HEAD'], req.env, req.label).catch(() => '')

@@ -66,6 +66,15 @@ for (const [what, args, message] of badFlags) {
   });
 }
 
+test('an --out or BB_HOME under /proc is one line, exit 2 (node\'s recursive mkdir never returned there)', async () => {
+  const out = await runBb(['capture', '--target', 'http://127.0.0.1:1', '--out', '/proc/nope/x.har'], env, { timeoutMs: 20_000 });
+  assert.equal(out.code, 2, out.stderr);
+  assert.match(out.stderr, /^bb: cannot write --out \/proc\/nope \(its folder does not exist\): choose another path\.\n$/);
+  const home = await runBb(['ca', 'path'], { BB_HOME: '/proc/nope/home' }, { timeoutMs: 20_000 });
+  assert.equal(home.code, 2, home.stderr);
+  assert.match(home.stderr, /^bb: cannot create bb's home \/proc\/nope\/home \(ENOENT\): set BB_HOME to a writable folder\.\n$/);
+});
+
 test('records two targets to two files and stops cleanly on SIGTERM, finishing an in-flight exchange', async () => {
   const [p1, p2] = [await server('old'), await server('new')];
   const out = join(dir, 'two');
