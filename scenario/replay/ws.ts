@@ -1,6 +1,7 @@
-// One replayed WebSocket conversation (ws 8): the upgrade with the
-// original's headers and subprotocols, permessage-deflate offered as the
-// original negotiated it, then the client's messages in order. `--ws wait`
+// One replayed WebSocket conversation (ws 8): the upgrade as the original
+// client wrote it (ws-upgrade.ts: bb's head writer, the recorded headers in
+// their order and case, permessage-deflate offered as recorded), then the
+// client's messages in order, ws speaking the frames. `--ws wait`
 // sends client message k once the target has sent as many messages as the
 // original server had before k (bounded; a wait that runs out is reported
 // and the conversation goes on); `--ws timing` keeps the original gaps (at
@@ -8,11 +9,12 @@
 // value the target issued on the socket still waits for it (bounded).
 // Text, binary and pings go as recorded (pongs are ws's own answers to the
 // target's pings); the close carries the original code.
-import { getOwn, lazyModule, pairValue, pairValues, setOwn } from '../../core/index.js';
+import { headerValue, lazyModule, pairValue, pairValues } from '../../core/index.js';
 import type WebSocket from 'ws';
 import type { Correlation } from './correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
-import { requestParts, withHeaders, WIRE_HEADERS, WS_OWN_HEADERS } from './request.js';
+import { requestParts, withHeaders } from './request.js';
+import { freshKey, openUpgrade, SwitchedSocket, upgradeRequest } from './ws-upgrade.js';
 
 // ws, loaded on the first WebSocket: a run without one never loads it.
 const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
@@ -56,9 +58,10 @@ export interface WsReplayResult {
 }
 
 /**
- * ws options that offer permessage-deflate as the original client did (the
- * same Sec-WebSocket-Extensions offer, RFC 7692 §7.1), so the target can
- * negotiate what the original server did; false when the original offered none.
+ * ws options that match the original client's permessage-deflate offer (its
+ * Sec-WebSocket-Extensions, RFC 7692 §7.1), which the upgrade carries as
+ * recorded: ws then takes the target's answer to that offer, and checks it as
+ * the offer allows; false when the original offered none.
  */
 export function deflateOptions(entry: PlannedExchange['entry']): WebSocket.PerMessageDeflateOptions | false {
   const offer = pairValues(entry.request.headers, 'sec-websocket-extensions').join(', ');
@@ -92,17 +95,26 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const parts = ctx.correlation.rewriteRequest(requestParts(ex.entry.request), ctx.correlation.replacementsFor(ex.i));
   const protocolHeader = pairValue(ex.entry.request.headers, 'sec-websocket-protocol');
   const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
-  // Host is the target's, first as clients write it, as every replayed request's (ws would write the proxy's address).
-  const headers: Record<string, string> = { Host: ctx.host };
-  // The WebSocket client writes the upgrade's own and framing headers (Connection, Upgrade, Sec-WebSocket-*).
-  const own = parts.headers.filter(([n]) => !WS_OWN_HEADERS.has(n.toLowerCase()) && !WIRE_HEADERS.has(n.toLowerCase()));
-  for (const [n, v] of withHeaders(own, ctx.headers)) {
-    const prev = getOwn(headers, n);
-    setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
+  // The upgrade is bb's (ws-upgrade.ts): the recorded head, Host the target's, the key bb's own.
+  const key = freshKey();
+  const proxy = new URL(ctx.proxyUrl);
+  const answer = await openUpgrade(proxy.hostname.replace(/^\[|\]$/g, ''), Number(proxy.port || 80), upgradeRequest({ ...parts, headers: withHeaders(parts.headers, ctx.headers) }, ctx.host, key), key, ctx.waitMs * 2);
+  if (answer.kind === 'failed') return { opened: false, reason: `the WebSocket failed (${answer.reason})`, sent: 0, received: 0 };
+  if (answer.kind === 'refused') {
+    const bbError = headerValue(answer.rawHeaders, 'x-bb-error');
+    return { opened: false, reason: bbError ? `the target failed (${bbError})` : `the server refused the WebSocket with ${answer.status}`, sent: 0, received: 0 };
   }
-  const url = ctx.proxyUrl.replace(/^http/, 'ws') + parts.target;
-  const deflate = deflateOptions(ex.entry);
-  const ws = new (wsLib())(url, protocols, { headers, perMessageDeflate: deflate, handshakeTimeout: ctx.waitMs * 2 });
+  // ws speaks the frames on the switched socket; the offer it would write (never sent) is the original's, so it takes
+  // the target's answer to that offer. Its URL only names the request it believes it makes.
+  const switched = new SwitchedSocket(answer.socket, answer.rawHeaders, answer.rest);
+  let ws: WebSocket;
+  try {
+    ws = new (wsLib())(ctx.proxyUrl.replace(/^http/, 'ws'), protocols, { perMessageDeflate: deflateOptions(ex.entry), createConnection: () => switched });
+  } catch (err) {
+    // A recorded subprotocol ws refuses to offer (not a token): the socket the target opened is closed, not left.
+    switched.destroy();
+    return { opened: false, reason: `the WebSocket failed (${(err as Error).message})`, sent: 0, received: 0 };
+  }
 
   let received = 0;
   let closed = false;
@@ -127,12 +139,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
 
   const opened = await new Promise<WsReplayResult>((resolve) => {
     ws.once('open', () => resolve({ opened: true, sent: 0, received: 0 }));
-    ws.once('unexpected-response', (_req, res) => {
-      const bbError = res.headers['x-bb-error'];
-      resolve({ opened: false, reason: bbError ? `the target failed (${String(bbError)})` : `the server refused the WebSocket with ${res.statusCode}`, sent: 0, received: 0 });
-      res.resume();
-      ws.terminate();
-    });
+    // The target's subprotocol or extensions are not what was offered (ws's words), or the socket failed.
     ws.once('error', (err) => resolve({ opened: false, reason: `the WebSocket failed (${(err as NodeJS.ErrnoException).code ?? err.message})`, sent: 0, received: 0 }));
   });
   if (!opened.opened) return opened;
