@@ -9,6 +9,8 @@ import { EventStreamParser, isBinaryMedia, isEventStreamMedia, isFormMedia, isJs
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
 import { multipartBoundary, redactMultipart } from './redact-raw.js';
+import { grpcMedia } from './grpc.js';
+import { redactGrpcBody } from './grpc-redact.js';
 import { MESSAGES_LISTED } from './options.js';
 
 /** What reading an exchange's bodies needs. */
@@ -58,7 +60,7 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   if (decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
     return { mimeType, text: uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor), comment: `${decoded.undecoded}: not kept, bb cannot search it for secrets` };
   }
-  const body = recordedBody(decoded, mimeType, ctx.redactor, notes);
+  const body = recordedBody(decoded, mimeType, h, ctx.redactor, notes);
   const post: HarPostData = { mimeType, text: body.text };
   if (body.base64) post._encoding = 'base64';
   if (body.form !== undefined) post.params = ctx.redactor ? parseParams(body.form).map((p) => ctx.redactor!.param(p)) : parseParams(body.form);
@@ -81,11 +83,12 @@ interface RecordedBody {
 
 /**
  * A decoded body's HAR text with its secrets redacted by its media type: the one path a request's postData and a
- * response's content both take, so a form or multipart body is redacted alike whichever side carried it (an
+ * response's content both take, so a form, multipart or gRPC body is redacted alike whichever side carried it (an
  * OAuth token endpoint answers `access_token=…` as a form).
  */
-function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: string, r: Redactor | undefined, notes: string[]): RecordedBody {
+function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: string, h: string[], r: Redactor | undefined, notes: string[]): RecordedBody {
   let bytes = decoded.bytes;
+  let comment: string | undefined;
   // Multipart is redacted as bytes: a part holding a file must not keep a password field beside it readable in base64.
   const boundary = r && !decoded.undecoded ? multipartBoundary(mimeType) : undefined;
   if (boundary) {
@@ -97,8 +100,16 @@ function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: strin
     // Other parts' JWTs, masked at their length (the parts' framing stays).
     bytes = r!.jwtBytes(bytes);
   }
+  // A gRPC message's JWT hides from the body as carried when compressed or in gRPC-Web-text's base64 (grpc-redact.ts).
+  const grpc = r && !decoded.undecoded ? grpcMedia(mimeType) : undefined;
+  const grpcRedacted = grpc ? redactGrpcBody(bytes, grpc, headerValue(h, 'grpc-encoding'), r!) : undefined;
+  if (grpcRedacted) {
+    bytes = grpcRedacted.bytes;
+    const n = grpcRedacted.decompressed;
+    if (n > 0) comment = `redacted: ${n} compressed gRPC message${n === 1 ? '' : 's'} kept decompressed, JWTs masked; bytes differ from the wire`;
+  }
   const out = recordedText({ ...decoded, bytes }, mimeType, r);
-  if (out.base64) return out;
+  if (out.base64) return comment ? { ...out, comment } : out;
   if (isFormMedia(mimeType)) {
     const red = r ? r.queryString(out.text) : out.text;
     return red === out.text ? { ...out, form: out.text } : { text: red, base64: false, comment: 'secret form values redacted', form: out.text };
@@ -170,7 +181,7 @@ export function fillContent(
     content._bbUndecoded = decoded.undecoded;
     content.comment = `${decoded.undecoded}: not kept, bb cannot search it for secrets`;
   } else if (decoded.bytes.length > 0) {
-    const body = recordedBody(decoded, mimeType, ctx.redactor, notes);
+    const body = recordedBody(decoded, mimeType, h, ctx.redactor, notes);
     content.text = body.text;
     if (body.base64) content.encoding = 'base64';
     if (decoded.undecoded) content._bbUndecoded = decoded.undecoded;
