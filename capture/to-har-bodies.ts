@@ -9,6 +9,8 @@ import { EventStreamParser, isBinaryMedia, isEventStreamMedia, isFormMedia, isJs
 import { headerValue, parseParams } from './http-parts.js';
 import type { Redactor } from './redact.js';
 import { multipartBoundary, redactMultipart } from './redact-raw.js';
+import { grpcMedia } from './grpc.js';
+import { redactGrpcBody } from './grpc-redact.js';
 import { MESSAGES_LISTED } from './options.js';
 
 /** What reading an exchange's bodies needs. */
@@ -55,43 +57,65 @@ export function buildPostData(chunks: BodyRecord[], h: string[], ctx: BodyContex
   if (truncated) bb.truncated = { ...bb.truncated, request: recorded };
   const decoded = decodeContent(bytes, headerValue(h, 'content-encoding'), truncated, decodeLimits(ctx, truncated));
   if (decoded.cut) notes.push(`request body decodes past the cap: its first ${decoded.bytes.length} decoded bytes kept`);
-  // Multipart is redacted as bytes: a part holding a file must not keep a password field beside it readable in base64.
-  const boundary = ctx.redactor && !decoded.undecoded ? multipartBoundary(mimeType) : undefined;
-  const multipart = boundary ? redactMultipart(decoded.bytes, boundary, ctx.redactor!) : undefined;
-  if (multipart) {
-    decoded.bytes = multipart;
-    notes.push('secret multipart fields redacted');
-  }
-  // Other parts' JWTs, masked at their length (the parts' framing stays).
-  if (boundary) decoded.bytes = ctx.redactor!.jwtBytes(decoded.bytes);
   if (decoded.undecoded && ctx.redactor && searchedMedia(mimeType)) {
     return { mimeType, text: uninspectable(decoded.bytes, decoded.undecoded, ctx.redactor), comment: `${decoded.undecoded}: not kept, bb cannot search it for secrets` };
   }
-  const { text, base64 } = recordedText(decoded, mimeType, ctx.redactor);
-  const post: HarPostData = { mimeType, text };
-  if (base64) {
-    post._encoding = 'base64';
-    if (decoded.undecoded) post.comment = decoded.undecoded;
-    return post;
-  }
-  const r = ctx.redactor;
-  if (isFormMedia(mimeType)) {
-    post.params = r ? parseParams(text).map((p) => r.param(p)) : parseParams(text);
-    if (r) {
-      const red = r.queryString(text);
-      if (red !== text) {
-        post.text = red;
-        post.comment = 'secret form values redacted';
-      }
-    }
-  } else if (r) {
-    const red = redactText(text, mimeType, r);
-    if (red !== undefined) {
-      post.text = red;
-      post.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
-    }
-  }
+  const body = recordedBody(decoded, mimeType, h, ctx.redactor, notes);
+  const post: HarPostData = { mimeType, text: body.text };
+  if (body.base64) post._encoding = 'base64';
+  if (body.form !== undefined) post.params = ctx.redactor ? parseParams(body.form).map((p) => ctx.redactor!.param(p)) : parseParams(body.form);
+  const comment = body.base64 && decoded.undecoded ? decoded.undecoded : body.comment;
+  if (comment) post.comment = comment;
   return post;
+}
+
+/** A body as HAR records it, redacted by its media type (recordedBody). */
+interface RecordedBody {
+  /** HAR's text: the body as text, or its bytes in base64. */
+  text: string;
+  /** True when `text` is base64. */
+  base64: boolean;
+  /** Why the text differs from the decoded bytes (what was redacted), when it does. */
+  comment?: string;
+  /** A form body's text before its values were redacted: postData.params are parsed from it and redacted one by one. */
+  form?: string;
+}
+
+/**
+ * A decoded body's HAR text with its secrets redacted by its media type: the one path a request's postData and a
+ * response's content both take, so a form, multipart or gRPC body is redacted alike whichever side carried it (an
+ * OAuth token endpoint answers `access_token=…` as a form).
+ */
+function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: string, h: string[], r: Redactor | undefined, notes: string[]): RecordedBody {
+  let bytes = decoded.bytes;
+  let comment: string | undefined;
+  // Multipart is redacted as bytes: a part holding a file must not keep a password field beside it readable in base64.
+  const boundary = r && !decoded.undecoded ? multipartBoundary(mimeType) : undefined;
+  if (boundary) {
+    const multipart = redactMultipart(bytes, boundary, r!);
+    if (multipart) {
+      bytes = multipart;
+      notes.push('secret multipart fields redacted');
+    }
+    // Other parts' JWTs, masked at their length (the parts' framing stays).
+    bytes = r!.jwtBytes(bytes);
+  }
+  // A gRPC message's JWT hides from the body as carried when compressed or in gRPC-Web-text's base64 (grpc-redact.ts).
+  const grpc = r && !decoded.undecoded ? grpcMedia(mimeType) : undefined;
+  const grpcRedacted = grpc ? redactGrpcBody(bytes, grpc, headerValue(h, 'grpc-encoding'), r!) : undefined;
+  if (grpcRedacted) {
+    bytes = grpcRedacted.bytes;
+    const n = grpcRedacted.decompressed;
+    if (n > 0) comment = `redacted: ${n} compressed gRPC message${n === 1 ? '' : 's'} kept decompressed, JWTs masked; bytes differ from the wire`;
+  }
+  const out = recordedText({ ...decoded, bytes }, mimeType, r);
+  if (out.base64) return comment ? { ...out, comment } : out;
+  if (isFormMedia(mimeType)) {
+    const red = r ? r.queryString(out.text) : out.text;
+    return red === out.text ? { ...out, form: out.text } : { text: red, base64: false, comment: 'secret form values redacted', form: out.text };
+  }
+  const red = r ? redactText(out.text, mimeType, r) : undefined;
+  return red === undefined ? out : { text: red, base64: false, comment: 'redacted: JSON re-serialized, bytes differ from the wire' };
 }
 
 /**
@@ -157,21 +181,12 @@ export function fillContent(
     content._bbUndecoded = decoded.undecoded;
     content.comment = `${decoded.undecoded}: not kept, bb cannot search it for secrets`;
   } else if (decoded.bytes.length > 0) {
-    const { text, base64 } = recordedText(decoded, mimeType, ctx.redactor);
-    content.text = text;
-    if (base64) content.encoding = 'base64';
-    if (decoded.undecoded) {
-      content._bbUndecoded = decoded.undecoded;
-      content.comment = decoded.undecoded;
-    }
-    const r = ctx.redactor;
-    if (!base64 && r) {
-      const red = redactText(text, mimeType, r);
-      if (red !== undefined) {
-        content.text = red;
-        content.comment = 'redacted: JSON re-serialized, bytes differ from the wire';
-      }
-    }
+    const body = recordedBody(decoded, mimeType, h, ctx.redactor, notes);
+    content.text = body.text;
+    if (body.base64) content.encoding = 'base64';
+    if (decoded.undecoded) content._bbUndecoded = decoded.undecoded;
+    const comment = body.base64 && decoded.undecoded ? decoded.undecoded : body.comment;
+    if (comment) content.comment = comment;
   }
   if (truncated) notes.push(`response body past the cap: ${recorded} of ${wire} bytes recorded`);
   response.content = content;

@@ -150,3 +150,77 @@ describe('a body that decodes to more than bb holds', () => {
     assert.match(har.log.entries[4]!.request.postData!.text, /^<redacted: gzip: decodes to more than/);
   });
 });
+
+// A response body is redacted as a request body of its media type is: form
+// and multipart were redacted in postData only, so a server echoing a form,
+// or an OAuth token endpoint answering `access_token=…` as a form (GitHub's
+// does by default), kept its secrets in response.content.text. An echo server
+// answers each body with its own Content-Type (a multipart with a binary part
+// is base64 in the HAR; the search decodes it), one answer gzip-encoded.
+describe('a response body of form or multipart type', () => {
+  const FORM = 'user=ann&password=zqresp-form';
+  const FORM_ENCODED_NAME = 'user=ann&pass%77ord=zqresp-encname';
+  const MULTIPART = [
+    '--B0\r\nContent-Disposition: form-data; name="password"\r\n\r\nzqresp-multipass\r\n',
+    '--B0\r\nContent-Disposition: form-data; name="meta"\r\nContent-Type: application/json\r\n\r\n{"token":"zqresp-multijson"}\r\n',
+    '--B0\r\nContent-Disposition: form-data; name="f"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\nbin\x00\x01\r\n',
+    '--B0--\r\n',
+  ].join('');
+  const OAUTH = 'access_token=zqresp-oauth&token_type=bearer&scope=repo';
+  const RESPONSE_SECRETS = ['zqresp-form', 'zqresp-encname', 'zqresp-multipass', 'zqresp-multijson', 'zqresp-oauth', 'zqresp-gzform'];
+
+  async function echoServer(): Promise<string> {
+    const s = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+        if (req.url === '/oauth') res.writeHead(200, form).end(OAUTH);
+        else if (req.url === '/gzform') res.writeHead(200, { ...form, 'Content-Encoding': 'gzip' }).end(gzipSync('refresh_token=zqresp-gzform&n=1'));
+        else res.writeHead(200, { 'Content-Type': req.headers['content-type'] }).end(Buffer.concat(chunks));
+      });
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    cleanups.add(() => new Promise<void>((r) => s.close(() => r())));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  }
+
+  async function recordEchoes(redact: boolean): Promise<Har> {
+    const rec = await record(cleanups, await echoServer(), redact ? {} : { redact: false });
+    const post = (type: string, body: string) => send(rec.port, '/echo', { type, coding: 'identity', body: Buffer.from(body, 'latin1') });
+    await post('application/x-www-form-urlencoded', FORM);
+    await post('application/x-www-form-urlencoded; charset=utf-8', FORM_ENCODED_NAME);
+    await post('multipart/form-data; boundary=B0', MULTIPART);
+    await send(rec.port, '/oauth');
+    await send(rec.port, '/gzform');
+    return rec.finish();
+  }
+
+  const leakedHere = (har: Har) => {
+    const text = decodedStrings(har).join('\n');
+    return RESPONSE_SECRETS.filter((s) => text.includes(s));
+  };
+
+  it('has its secrets redacted as the request body of that type has: an echo reads the same both ways', async () => {
+    const har = await recordEchoes(true);
+    assert.deepEqual(leakedHere(har), []);
+    const [form, encodedName, multipart, oauth, gzform] = har.log.entries;
+    for (const e of [form!, encodedName!, multipart!]) {
+      assert.equal(e.response.content.text, e.request.postData!.text, `${e.request.postData!.mimeType}: the echo is recorded as the request is`);
+      assert.equal(e.response.content.encoding, e.request.postData!._encoding);
+    }
+    assert.match(form!.response.content.text!, /^user=ann&password=<redacted:[0-9a-f]{8}>$/);
+    assert.match(oauth!.response.content.text!, /^access_token=<redacted:[0-9a-f]{8}>&token_type=bearer&scope=repo$/);
+    assert.match(gzform!.response.content.text!, /^refresh_token=<redacted:[0-9a-f]{8}>&n=1$/);
+    assert.equal(oauth!.response.content.comment, 'secret form values redacted');
+    // The multipart's binary part makes it base64; its framing and other parts stay.
+    const parts = Buffer.from(multipart!.response.content.text!, 'base64').toString('latin1');
+    assert.match(parts, /name="password"\r\n\r\n<redacted:[0-9a-f]{8}>\r\n/);
+    assert.match(parts, /\{"token":"<redacted:[0-9a-f]{8}>"\}/);
+    assert.ok(parts.includes('bin\x00\x01\r\n--B0--\r\n'));
+  });
+
+  it('keeps every value with --no-redact (the search above can fail)', async () => {
+    assert.deepEqual(leakedHere(await recordEchoes(false)), RESPONSE_SECRETS);
+  });
+});
