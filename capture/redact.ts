@@ -31,8 +31,14 @@ export const DEFAULT_REDACTED_HEADERS = [
   'x-auth-token', 'x-amz-security-token', 'x-csrf-token', 'x-xsrf-token', 'authentication-info', 'proxy-authentication-info',
 ];
 
-/** Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). */
-export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh', 'link'];
+/**
+ * Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). HTTP/2's `:path`
+ * is the request's path and query (RFC 9113 §8.3.1): an h2 or gRPC request's query secrets stand there too.
+ */
+export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh', 'link', ':path'];
+
+/** HTTP/2's authority pseudo-header: it must not hold userinfo (RFC 9113 §8.3.1), but a client may send `user:password@host`. */
+const AUTHORITY_HEADER = ':authority';
 
 /** Query parameter names and JSON keys whose string values are secrets. */
 export const DEFAULT_REDACTED_KEYS = [
@@ -204,7 +210,7 @@ export class Redactor {
     let redacts = this.redactsByName.get(name);
     if (redacts === undefined) {
       const lower = name.toLowerCase();
-      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER;
+      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER || lower === AUTHORITY_HEADER;
       // Bounded: names repeat, but a peer may make up new ones.
       if (this.redactsByName.size >= 1000) this.redactsByName.clear();
       this.redactsByName.set(name, redacts);
@@ -310,6 +316,7 @@ export class Redactor {
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
     if (lower === SUBPROTOCOL_HEADER) return value.replace(K8S_BEARER_PROTOCOL, (_all, lead: string, token: string) => lead + this.placeholder(token));
+    if (lower === AUTHORITY_HEADER) return this.authority(value);
     if (!this.isSecretHeader(name)) return this.embedded(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
@@ -324,14 +331,28 @@ export class Redactor {
   }
 
   /**
-   * "name=value" with the value (trimmed) a placeholder; a part without "="
-   * stays as it is, and so does an empty value: `sid=` (a cookie cleared) is
-   * no secret, and a placeholder would make it look set.
+   * "name=value" with the value (trimmed) a placeholder. A part without "=" is
+   * a cookie without a name, sent as its bare value (RFC 6265 §5.2 step 5, as
+   * browsers do): it becomes a placeholder, its white space kept. An empty value
+   * stays: `sid=` (a cookie cleared) is no secret, and a placeholder would make it look set.
    */
   private pairWithPlaceholder(part: string): string {
     const eq = part.indexOf('=');
     const value = part.slice(eq + 1).trim();
-    return eq < 0 || value === '' ? part : `${part.slice(0, eq)}=${this.placeholder(value)}`;
+    if (value === '') return part;
+    if (eq >= 0) return `${part.slice(0, eq)}=${this.placeholder(value)}`;
+    const at = part.indexOf(value);
+    return part.slice(0, at) + this.placeholder(value) + part.slice(at + value.length);
+  }
+
+  /** An authority (`host:port`) with the userinfo a client put before its `@` redacted as a URL's password is: the password alone, or a bare token (`TOKEN@host`) whole. */
+  private authority(value: string): string {
+    const at = value.lastIndexOf('@');
+    if (at < 0) return this.embedded(value);
+    const userinfo = value.slice(0, at);
+    const colon = userinfo.indexOf(':');
+    const hidden = colon < 0 ? this.placeholder(userinfo) : `${userinfo.slice(0, colon + 1)}${this.placeholder(userinfo.slice(colon + 1))}`;
+    return `${hidden}${value.slice(at)}`;
   }
 
   /**

@@ -304,10 +304,10 @@ describe('Redactor', () => {
     assert.equal(r.headerValue('Set-Cookie', 'a=b; Path=/'), `a=${r.placeholder('b')}; Path=/`);
     assert.equal(r.headerValue('X-Other', 'v'), 'v');
   });
-  it('keeps cookie names and parts without "=" in Cookie and Set-Cookie', () => {
-    assert.equal(r.headerValue('Cookie', 'a=1; b= 2;flag'), `a=${r.placeholder('1')}; b=${r.placeholder('2')};flag`);
+  it('keeps cookie names and hides a part without "=" (a cookie without a name is its value) in Cookie and Set-Cookie', () => {
+    assert.equal(r.headerValue('Cookie', 'a=1; b= 2;flag'), `a=${r.placeholder('1')}; b=${r.placeholder('2')};${r.placeholder('flag')}`);
     assert.equal(r.headerValue('set-cookie', 'sid=x'), `sid=${r.placeholder('x')}`);
-    assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), 'novalue; Path=/');
+    assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), `${r.placeholder('novalue')}; Path=/`);
   });
   it('keeps an empty cookie value empty: a cleared cookie stays visibly cleared', () => {
     assert.equal(r.headerValue('set-cookie', 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT'), 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
@@ -368,6 +368,20 @@ describe('header values that are secrets', () => {
   });
   it('a Location without secrets stays byte for byte', () => {
     assert.equal(r.headerValue('Location', '/a?b=1#top'), '/a?b=1#top');
+  });
+  it("HTTP/2's :path redacts its query like the request URL, in the head the journal holds too", () => {
+    assert.deepEqual(r.head([':method', 'GET', ':path', '/plain?access_token=zqh2q&x=1', 'accept', '*/*']),
+      [':method', 'GET', ':path', `/plain?access_token=${P('zqh2q')}&x=1`, 'accept', '*/*']);
+  });
+  it(":authority keeps its host and hides the userinfo a client put before it (the password, or a bare token whole)", () => {
+    assert.deepEqual(r.head([':authority', 'ann:zqauthpw@h:8443', ':authority', 'zqauthtok@h']), [':authority', `ann:${P('zqauthpw')}@h:8443`, ':authority', `${P('zqauthtok')}@h`]);
+    assert.equal(r.headerValue(':authority', 'h:8443'), 'h:8443');
+  });
+  it('a cookie without a name (a bare value, as browsers send one) becomes a placeholder; attributes stay', () => {
+    assert.equal(r.headerValue('Cookie', 'zqnameless'), P('zqnameless'));
+    assert.equal(r.headerValue('Cookie', 'a=1; zqnameless2 ; b=2'), `a=${P('1')}; ${P('zqnameless2')} ; b=${P('2')}`);
+    assert.equal(r.headerValue('Set-Cookie', 'zqnamelessset; Path=/; HttpOnly; Secure'), `${P('zqnamelessset')}; Path=/; HttpOnly; Secure`);
+    assert.equal(r.headerValue('Set-Cookie', 'sid=; Path=/'), 'sid=; Path=/', 'a cleared cookie stays cleared');
   });
 });
 
