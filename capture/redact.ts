@@ -372,23 +372,59 @@ export class Redactor {
     return out;
   }
 
-  /** Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte. */
+  /**
+   * Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte.
+   * `;` separates parameters too (HTML 4's recommendation, which servers such as Rails and Java's path parameters
+   * still honour: `a=1;token=x`); a secret's value runs to the next `&`, `;`s included, so a value holding one
+   * stays hidden whole.
+   */
   queryString(raw: string): string {
     return raw
       .split('&')
       .map((part) => {
-        const eq = part.indexOf('=');
-        if (eq < 0) return this.embedded(part);
-        const name = safeDecode(part.slice(0, eq));
-        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.paramValue(part.slice(eq + 1));
-        return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
+        if (!part.includes(';')) return this.queryPart(part);
+        const pieces = part.split(';');
+        for (let i = 0; i < pieces.length; i++) {
+          if (!this.isSecretPiece(pieces[i]!)) continue;
+          return [...pieces.slice(0, i).map((piece) => this.queryPart(piece)), this.queryPart(pieces.slice(i).join(';'))].join(';');
+        }
+        return pieces.map((piece) => this.queryPart(piece)).join(';');
       })
       .join('&');
   }
 
-  /** A decoded parameter (HAR's queryString and postData.params) with its value redacted as queryString redacts it in the text. */
+  /** One raw `name=value` of a query (or a bare value) with its value redacted: a placeholder under a secret name, else the secrets in it. */
+  private queryPart(part: string): string {
+    const eq = part.indexOf('=');
+    if (eq < 0) return this.embedded(part);
+    const name = safeDecode(part.slice(0, eq));
+    if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.paramValue(part.slice(eq + 1));
+    return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
+  }
+
+  /** True when a raw `name=value` names a secret parameter. */
+  private isSecretPiece(piece: string): boolean {
+    const eq = piece.indexOf('=');
+    return eq >= 0 && this.isSecretParam(safeDecode(piece.slice(0, eq)));
+  }
+
+  /**
+   * A decoded parameter (HAR's queryString and postData.params, split at `&` only) with its value redacted as
+   * queryString redacts it in the text: `a=1;token=x` is the parameter `a` whose value `1;token=x` holds a secret's.
+   */
   param<T extends { name: string; value: string }>(p: T): T {
-    if (this.isSecretParam(p.name)) return { ...p, value: this.placeholder(p.value) };
+    const name = p.name.includes(';') ? p.name.slice(p.name.lastIndexOf(';') + 1) : p.name;
+    if (this.isSecretParam(name)) return { ...p, value: this.placeholder(p.value) };
+    if (p.value.includes(';')) {
+      const pieces = p.value.split(';');
+      for (let i = 1; i < pieces.length; i++) {
+        const eq = pieces[i]!.indexOf('=');
+        if (eq < 0 || !this.isSecretParam(pieces[i]!.slice(0, eq))) continue;
+        const before = pieces.slice(0, i).join(';');
+        const secret = [pieces[i]!.slice(eq + 1), ...pieces.slice(i + 1)].join(';');
+        return { ...p, value: `${this.inString(before) ?? before};${pieces[i]!.slice(0, eq)}=${this.placeholder(secret)}` };
+      }
+    }
     const value = this.inString(p.value);
     return value === undefined ? p : { ...p, value };
   }

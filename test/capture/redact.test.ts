@@ -392,8 +392,17 @@ describe('query parameters', () => {
     ['password[0]=zqa', `password[0]=${P('zqa')}`],
     ['user[password]=zqa', `user[password]=${P('zqa')}`],
     ['page=2', 'page=2'],
+    // `;` separates parameters too; a secret's value runs to the next `&`.
+    ['a=1;token=zqsemi&b=2', `a=1;token=${P('zqsemi')}&b=2`],
+    ['token=zqsemi2;a=1&b=2', `token=${P('zqsemi2;a=1')}&b=2`],
+    ['a=1;b=2;c', 'a=1;b=2;c'],
   ];
   for (const [raw, want] of rows) it(`${raw} → ${want}`, () => assert.equal(r.queryString(raw), want));
+  it("a decoded parameter that holds a `;`-separated secret (HAR's queryString) hides it as the URL does", () => {
+    assert.deepEqual(r.param({ name: 'a', value: '1;token=zqsemi' }), { name: 'a', value: `1;token=${P('zqsemi')}` });
+    assert.deepEqual(r.param({ name: 'a;token', value: 'zqsemi3' }), { name: 'a;token', value: P('zqsemi3') });
+    assert.deepEqual(r.param({ name: 'a', value: '1;b=2' }), { name: 'a', value: '1;b=2' });
+  });
 });
 
 describe('JSON bodies', () => {
