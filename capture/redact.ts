@@ -7,7 +7,7 @@
 // capture, so diffs keep working while values stay out of the files.
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
 import { createHmac } from 'node:crypto';
-import { readsAsJson, redactJsonText, redactJsonValue } from './redact-json.js';
+import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 
@@ -469,23 +469,76 @@ export class Redactor {
     return changed ? lines.join('\n') : undefined;
   }
 
-  /** Redacts the JSON `data:` lines of an event stream's text; undefined when nothing changed. */
+  /**
+   * Redacts the `data:` lines of an event stream's text, event by event: an event's data is its `data:` lines
+   * joined by LF (HTML's "Interpreting an event stream"), so JSON may span several lines. Undefined when nothing
+   * changed. Every line stays where it was: a redacted event keeps its line structure when the redaction keeps
+   * its LFs (a placeholder in place), else its data goes on its first line and the others are left empty (JSON
+   * followed by LFs is the same JSON).
+   */
   eventStreamText(text: string): string | undefined {
     // Pieces are kept only around the lines that change: String.replace with a function holds a part per match,
     // and a stream of 2.36M events took 600 MB so.
     const data = /^(data: ?)(.*)$/gm;
     const parts: string[] = [];
     let last = 0;
+    // The current event's data lines: where each value starts and the value.
+    let event: Array<{ at: number; value: string }> = [];
+    const flush = (): void => {
+      const values = this.eventValues(event.map((line) => line.value));
+      if (values !== undefined) {
+        for (let i = 0; i < event.length; i++) {
+          if (values[i] === event[i]!.value) continue;
+          parts.push(text.slice(last, event[i]!.at), values[i]!);
+          last = event[i]!.at + event[i]!.value.length;
+        }
+      }
+      event = [];
+    };
+    let lineEnd = 0;
     for (let m = data.exec(text); m !== null; m = data.exec(text)) {
-      const r = this.textValue(m[2]!);
-      if (r === undefined) continue;
-      const at = m.index + m[1]!.length;
-      parts.push(text.slice(last, at), r);
-      last = at + m[2]!.length;
+      if (event.length > 0 && BLANK_LINE.test(text.slice(lineEnd, m.index))) flush();
+      event.push({ at: m.index + m[1]!.length, value: m[2]! });
+      lineEnd = m.index + m[0].length;
     }
+    if (event.length > 0) flush();
     if (parts.length === 0) return undefined;
     parts.push(text.slice(last));
     return parts.join('');
+  }
+
+  /** One event's `data:` values redacted (as many, in order); undefined when none changed. */
+  private eventValues(values: string[]): string[] | undefined {
+    if (values.length === 1) {
+      const r = this.textValue(values[0]!);
+      return r === undefined ? undefined : [r];
+    }
+    const joined = values.join('\n');
+    const whole = this.textValue(joined);
+    if (whole === undefined) {
+      // Nothing in the joined data; each line on its own, as before events were read whole.
+      const each = values.map((v) => this.textValue(v) ?? v);
+      return each.some((v, i) => v !== values[i]) ? each : undefined;
+    }
+    // JSON redacted in place (placeholders where its secret strings were), when that is all the full walk redacts.
+    const inPlace = this.embedded(scanJsonTokens(joined, this) ?? joined);
+    const lines = inPlace.split('\n');
+    if (lines.length === values.length && sameJson(inPlace, whole)) return lines;
+    const wholeLines = whole.split('\n');
+    if (wholeLines.length === values.length) return wholeLines;
+    return [whole, ...values.slice(1).map(() => '')];
+  }
+}
+
+/** A blank line, which ends an event in an event stream (any of its three line ends). */
+const BLANK_LINE = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)/;
+
+/** True when two texts parse as JSON to the same value. */
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return false;
   }
 }
 

@@ -405,6 +405,30 @@ describe('query parameters', () => {
   });
 });
 
+describe('event streams', () => {
+  it('redacts JSON that spans several data: lines of one event, each line kept where it was', () => {
+    const text = 'id: 1\ndata: {"token":\ndata: "zqsse1", "n": 1}\n\ndata: {"n":2}\n\n';
+    assert.equal(r.eventStreamText(text), `id: 1\ndata: {"token":\ndata: "${P('zqsse1')}", "n": 1}\n\ndata: {"n":2}\n\n`);
+  });
+  it('reads CRLF line ends and keeps events apart at blank lines', () => {
+    const text = 'data: {"password":\r\ndata: "zqsse2"}\r\n\r\ndata: {"token":\r\n\r\ndata: "not-a-secret"}\r\n\r\n';
+    assert.equal(r.eventStreamText(text), `data: {"password":\r\ndata: "${P('zqsse2')}"}\r\n\r\ndata: {"token":\r\n\r\ndata: "not-a-secret"}\r\n\r\n`);
+  });
+  it('puts the data on the first line when only re-serializing redacts it (a secret JSON encoded twice), the other lines left empty', () => {
+    const inner = JSON.stringify(JSON.stringify({ password: 'zqsse3' }));
+    const out = r.eventStreamText(`data: {"payload":\ndata: ${inner}}\n\n`)!;
+    assert.equal(out.includes('zqsse3'), false, out);
+    const lines = out.split('\n');
+    assert.equal(lines.length, 4);
+    assert.equal(lines[1], 'data: ');
+    // The event's data (its lines joined by LF) is still the redacted JSON.
+    assert.deepEqual(JSON.parse(`${lines[0]!.slice('data: '.length)}\n`), { payload: JSON.stringify({ password: P('zqsse3') }) });
+  });
+  it('an event without secrets stays byte for byte', () => {
+    assert.equal(r.eventStreamText('data: {"a":\ndata: 1}\n\n'), undefined);
+  });
+});
+
 describe('JSON bodies', () => {
   const rows: Array<[string, unknown, string[]]> = [
     ['an array under a secret key', { password: ['zqp1', 'zqp2'], n: 1 }, ['zqp1', 'zqp2']],
