@@ -148,6 +148,11 @@ export class Recorder {
     return this.redactor ? this.redactor.head(h) : h;
   }
 
+  // A WebSocket close reason as the journal may hold it: free text a peer chose (`bye <token>`), redacted as a text message is.
+  private closeReason(reason: string | undefined): string | undefined {
+    return reason === undefined || !this.redactor ? reason : (this.redactor.textValue(reason) ?? reason);
+  }
+
   /** Exchanges begun and not yet ended. */
   get inFlight(): number {
     return this.open.size;
@@ -513,6 +518,8 @@ export class Recorder {
         return;
       case 'ws-message': {
         this.counts.webSocketMessages++;
+        // Close frames are few: a copy with the reason redacted costs nothing on the hot path of data messages.
+        if (fact.closeReason !== undefined && this.redactor) fact = { ...fact, closeReason: this.closeReason(fact.closeReason) };
         const place = this.wsmPlace;
         place.seq = ++this.seq;
         const n = (place.n = this.room(0, this.wsRoom(fact)));
@@ -538,7 +545,7 @@ export class Recorder {
         j.appendRecord({
           r: 'wsc', x: fact.exchangeId, ts: fact.time, seq: ++this.seq, by: fact.by,
           ...(fact.code !== undefined ? { code: fact.code } : {}),
-          ...(fact.reason !== undefined ? { reason: fact.reason } : {}),
+          ...(fact.reason !== undefined ? { reason: this.closeReason(fact.reason) } : {}),
         });
         j.flushNow();
         return;

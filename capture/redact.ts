@@ -7,7 +7,7 @@
 // capture, so diffs keep working while values stay out of the files.
 // Only string values are redacted: `token: 5` and `prompt_tokens: 11` stay.
 import { createHmac } from 'node:crypto';
-import { readsAsJson, redactJsonText, redactJsonValue } from './redact-json.js';
+import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 
@@ -31,8 +31,14 @@ export const DEFAULT_REDACTED_HEADERS = [
   'x-auth-token', 'x-amz-security-token', 'x-csrf-token', 'x-xsrf-token', 'authentication-info', 'proxy-authentication-info',
 ];
 
-/** Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). */
-export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh', 'link'];
+/**
+ * Headers whose value is (or names) a URL: redacted like the request URL (query and fragment). HTTP/2's `:path`
+ * is the request's path and query (RFC 9113 §8.3.1): an h2 or gRPC request's query secrets stand there too.
+ */
+export const URL_HEADERS = ['location', 'content-location', 'referer', 'refresh', 'link', ':path'];
+
+/** HTTP/2's authority pseudo-header: it must not hold userinfo (RFC 9113 §8.3.1), but a client may send `user:password@host`. */
+const AUTHORITY_HEADER = ':authority';
 
 /** Query parameter names and JSON keys whose string values are secrets. */
 export const DEFAULT_REDACTED_KEYS = [
@@ -204,7 +210,7 @@ export class Redactor {
     let redacts = this.redactsByName.get(name);
     if (redacts === undefined) {
       const lower = name.toLowerCase();
-      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER;
+      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER || lower === AUTHORITY_HEADER;
       // Bounded: names repeat, but a peer may make up new ones.
       if (this.redactsByName.size >= 1000) this.redactsByName.clear();
       this.redactsByName.set(name, redacts);
@@ -310,6 +316,7 @@ export class Redactor {
     if (lower === 'link') return value.replace(/<([^>]*)>/g, (_all, url: string) => `<${this.url(url)}>`);
     if (URL_HEADERS.includes(lower)) return this.url(value);
     if (lower === SUBPROTOCOL_HEADER) return value.replace(K8S_BEARER_PROTOCOL, (_all, lead: string, token: string) => lead + this.placeholder(token));
+    if (lower === AUTHORITY_HEADER) return this.authority(value);
     if (!this.isSecretHeader(name)) return this.embedded(value);
     if (lower === 'cookie') return value.split(';').map((part) => this.pairWithPlaceholder(part)).join(';');
     if (lower === 'set-cookie') {
@@ -324,14 +331,28 @@ export class Redactor {
   }
 
   /**
-   * "name=value" with the value (trimmed) a placeholder; a part without "="
-   * stays as it is, and so does an empty value: `sid=` (a cookie cleared) is
-   * no secret, and a placeholder would make it look set.
+   * "name=value" with the value (trimmed) a placeholder. A part without "=" is
+   * a cookie without a name, sent as its bare value (RFC 6265 §5.2 step 5, as
+   * browsers do): it becomes a placeholder, its white space kept. An empty value
+   * stays: `sid=` (a cookie cleared) is no secret, and a placeholder would make it look set.
    */
   private pairWithPlaceholder(part: string): string {
     const eq = part.indexOf('=');
     const value = part.slice(eq + 1).trim();
-    return eq < 0 || value === '' ? part : `${part.slice(0, eq)}=${this.placeholder(value)}`;
+    if (value === '') return part;
+    if (eq >= 0) return `${part.slice(0, eq)}=${this.placeholder(value)}`;
+    const at = part.indexOf(value);
+    return part.slice(0, at) + this.placeholder(value) + part.slice(at + value.length);
+  }
+
+  /** An authority (`host:port`) with the userinfo a client put before its `@` redacted as a URL's password is: the password alone, or a bare token (`TOKEN@host`) whole. */
+  private authority(value: string): string {
+    const at = value.lastIndexOf('@');
+    if (at < 0) return this.embedded(value);
+    const userinfo = value.slice(0, at);
+    const colon = userinfo.indexOf(':');
+    const hidden = colon < 0 ? this.placeholder(userinfo) : `${userinfo.slice(0, colon + 1)}${this.placeholder(userinfo.slice(colon + 1))}`;
+    return `${hidden}${value.slice(at)}`;
   }
 
   /**
@@ -351,23 +372,59 @@ export class Redactor {
     return out;
   }
 
-  /** Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte. */
+  /**
+   * Redacts the values of secret parameters in a raw query string ("a=1&token=x"); keeps the rest byte for byte.
+   * `;` separates parameters too (HTML 4's recommendation, which servers such as Rails and Java's path parameters
+   * still honour: `a=1;token=x`); a secret's value runs to the next `&`, `;`s included, so a value holding one
+   * stays hidden whole.
+   */
   queryString(raw: string): string {
     return raw
       .split('&')
       .map((part) => {
-        const eq = part.indexOf('=');
-        if (eq < 0) return this.embedded(part);
-        const name = safeDecode(part.slice(0, eq));
-        if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.paramValue(part.slice(eq + 1));
-        return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
+        if (!part.includes(';')) return this.queryPart(part);
+        const pieces = part.split(';');
+        for (let i = 0; i < pieces.length; i++) {
+          if (!this.isSecretPiece(pieces[i]!)) continue;
+          return [...pieces.slice(0, i).map((piece) => this.queryPart(piece)), this.queryPart(pieces.slice(i).join(';'))].join(';');
+        }
+        return pieces.map((piece) => this.queryPart(piece)).join(';');
       })
       .join('&');
   }
 
-  /** A decoded parameter (HAR's queryString and postData.params) with its value redacted as queryString redacts it in the text. */
+  /** One raw `name=value` of a query (or a bare value) with its value redacted: a placeholder under a secret name, else the secrets in it. */
+  private queryPart(part: string): string {
+    const eq = part.indexOf('=');
+    if (eq < 0) return this.embedded(part);
+    const name = safeDecode(part.slice(0, eq));
+    if (!this.isSecretParam(name)) return part.slice(0, eq + 1) + this.paramValue(part.slice(eq + 1));
+    return `${part.slice(0, eq)}=${this.placeholder(safeDecode(part.slice(eq + 1)))}`;
+  }
+
+  /** True when a raw `name=value` names a secret parameter. */
+  private isSecretPiece(piece: string): boolean {
+    const eq = piece.indexOf('=');
+    return eq >= 0 && this.isSecretParam(safeDecode(piece.slice(0, eq)));
+  }
+
+  /**
+   * A decoded parameter (HAR's queryString and postData.params, split at `&` only) with its value redacted as
+   * queryString redacts it in the text: `a=1;token=x` is the parameter `a` whose value `1;token=x` holds a secret's.
+   */
   param<T extends { name: string; value: string }>(p: T): T {
-    if (this.isSecretParam(p.name)) return { ...p, value: this.placeholder(p.value) };
+    const name = p.name.includes(';') ? p.name.slice(p.name.lastIndexOf(';') + 1) : p.name;
+    if (this.isSecretParam(name)) return { ...p, value: this.placeholder(p.value) };
+    if (p.value.includes(';')) {
+      const pieces = p.value.split(';');
+      for (let i = 1; i < pieces.length; i++) {
+        const eq = pieces[i]!.indexOf('=');
+        if (eq < 0 || !this.isSecretParam(pieces[i]!.slice(0, eq))) continue;
+        const before = pieces.slice(0, i).join(';');
+        const secret = [pieces[i]!.slice(eq + 1), ...pieces.slice(i + 1)].join(';');
+        return { ...p, value: `${this.inString(before) ?? before};${pieces[i]!.slice(0, eq)}=${this.placeholder(secret)}` };
+      }
+    }
     const value = this.inString(p.value);
     return value === undefined ? p : { ...p, value };
   }
@@ -412,23 +469,76 @@ export class Redactor {
     return changed ? lines.join('\n') : undefined;
   }
 
-  /** Redacts the JSON `data:` lines of an event stream's text; undefined when nothing changed. */
+  /**
+   * Redacts the `data:` lines of an event stream's text, event by event: an event's data is its `data:` lines
+   * joined by LF (HTML's "Interpreting an event stream"), so JSON may span several lines. Undefined when nothing
+   * changed. Every line stays where it was: a redacted event keeps its line structure when the redaction keeps
+   * its LFs (a placeholder in place), else its data goes on its first line and the others are left empty (JSON
+   * followed by LFs is the same JSON).
+   */
   eventStreamText(text: string): string | undefined {
     // Pieces are kept only around the lines that change: String.replace with a function holds a part per match,
     // and a stream of 2.36M events took 600 MB so.
     const data = /^(data: ?)(.*)$/gm;
     const parts: string[] = [];
     let last = 0;
+    // The current event's data lines: where each value starts and the value.
+    let event: Array<{ at: number; value: string }> = [];
+    const flush = (): void => {
+      const values = this.eventValues(event.map((line) => line.value));
+      if (values !== undefined) {
+        for (let i = 0; i < event.length; i++) {
+          if (values[i] === event[i]!.value) continue;
+          parts.push(text.slice(last, event[i]!.at), values[i]!);
+          last = event[i]!.at + event[i]!.value.length;
+        }
+      }
+      event = [];
+    };
+    let lineEnd = 0;
     for (let m = data.exec(text); m !== null; m = data.exec(text)) {
-      const r = this.textValue(m[2]!);
-      if (r === undefined) continue;
-      const at = m.index + m[1]!.length;
-      parts.push(text.slice(last, at), r);
-      last = at + m[2]!.length;
+      if (event.length > 0 && BLANK_LINE.test(text.slice(lineEnd, m.index))) flush();
+      event.push({ at: m.index + m[1]!.length, value: m[2]! });
+      lineEnd = m.index + m[0].length;
     }
+    if (event.length > 0) flush();
     if (parts.length === 0) return undefined;
     parts.push(text.slice(last));
     return parts.join('');
+  }
+
+  /** One event's `data:` values redacted (as many, in order); undefined when none changed. */
+  private eventValues(values: string[]): string[] | undefined {
+    if (values.length === 1) {
+      const r = this.textValue(values[0]!);
+      return r === undefined ? undefined : [r];
+    }
+    const joined = values.join('\n');
+    const whole = this.textValue(joined);
+    if (whole === undefined) {
+      // Nothing in the joined data; each line on its own, as before events were read whole.
+      const each = values.map((v) => this.textValue(v) ?? v);
+      return each.some((v, i) => v !== values[i]) ? each : undefined;
+    }
+    // JSON redacted in place (placeholders where its secret strings were), when that is all the full walk redacts.
+    const inPlace = this.embedded(scanJsonTokens(joined, this) ?? joined);
+    const lines = inPlace.split('\n');
+    if (lines.length === values.length && sameJson(inPlace, whole)) return lines;
+    const wholeLines = whole.split('\n');
+    if (wholeLines.length === values.length) return wholeLines;
+    return [whole, ...values.slice(1).map(() => '')];
+  }
+}
+
+/** A blank line, which ends an event in an event stream (any of its three line ends). */
+const BLANK_LINE = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)/;
+
+/** True when two texts parse as JSON to the same value. */
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return false;
   }
 }
 

@@ -2,13 +2,17 @@
 // redaction key and the CA are made once, atomically, and every process uses
 // the same ones. Apart from test/cli/commands/capture.cli.test.ts so each file stays well
 // inside the suite's per-file time on a busy machine. Real child processes.
-import { test, after } from 'node:test';
+import { test, describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import http2 from 'node:http2';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runBb, startBb } from '../helpers/cli.js';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { runBb, startBb, type BbProcess } from '../helpers/cli.js';
+import { decodedStrings } from '../helpers/decoded.js';
 import { helloServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -97,4 +101,124 @@ test('ten bb capture --mode forward at once on a fresh bb home share one CA', as
   assert.deepEqual(readdirSync(home).sort(), ['ca.key', 'ca.pem', 'redact.key'], 'one CA, no temporary files');
   const path = await runBb(['ca', 'print'], { BB_HOME: home });
   assert.equal(path.code, 0, path.stderr);
+});
+
+// Secrets a probe found in clear, sent by real clients through a real bb capture (node:http2 for `:path`, ws for a
+// close reason, a raw event stream, raw cookies, a `;` query): the HAR, the stdout lines, and the journal a kill -9
+// leaves, all searched decoded; --no-redact finds every one, so the searches can fail.
+const G = {
+  h2Query: 'zqgap-h2query', h2Auth: 'zqgap-h2authpw', cookie: 'zqgap-namelesscookie', setCookie: 'zqgap-namelessset',
+  semi: 'zqgap-semitoken', sse: 'zqgap-ssemultiline', closeJwt: 'zqgap-closejwt',
+} as const;
+const GAPS = Object.values(G);
+const gapJwt = `eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbm4ifQ.${G.closeJwt}`;
+
+/** An HTTP/1 upstream (a nameless Set-Cookie, a raw event stream, a WebSocket) and an h2c one; their ports. */
+async function gapUpstreams(): Promise<{ h1: number; h2: number }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.url === '/events') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      // One event whose JSON spans two data: lines (its data is the lines joined by LF).
+      res.end(`data: {"token":\ndata: "${G.sse}"}\n\n`);
+    } else {
+      res.writeHead(200, { 'Set-Cookie': `${G.setCookie}; Path=/; HttpOnly` });
+      res.end('ok');
+    }
+  });
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => ws.on('message', () => ws.close(1000, `bye ${gapJwt}`)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  const h2 = http2.createServer((req, res) => res.end('ok'));
+  await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
+  h2Servers.push(h2);
+  return { h1: (server.address() as AddressInfo).port, h2: (h2.address() as AddressInfo).port };
+}
+
+const h2Servers: http2.Http2Server[] = [];
+const gapChildren: BbProcess[] = [];
+after(() => {
+  for (const b of gapChildren) if (b.child.exitCode === null && b.child.signalCode === null) b.child.kill('SIGKILL');
+  for (const s of h2Servers) s.close();
+});
+
+async function gapCapture(target: number, out: string, redact: boolean): Promise<{ bb: BbProcess; url: string }> {
+  const bb = startBb(['capture', '--target', `http://127.0.0.1:${target}`, '--out', out, ...(redact ? [] : ['--no-redact'])], { BB_HOME: join(dir, 'gap-home') });
+  gapChildren.push(bb);
+  return { bb, url: (await bb.waitFor(/capture: (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1]! };
+}
+
+/** Sends each secret through the bb at `h1` (HTTP/1 and WebSocket) and the bb at `h2` (node:http2). */
+async function sendGaps(h1: string, h2: string): Promise<void> {
+  const get = (path: string, headers: http.OutgoingHttpHeaders = {}) =>
+    new Promise<void>((resolve, reject) => {
+      http.get(`${h1}${path}`, { headers }, (res) => res.resume().on('end', resolve)).on('error', reject);
+    });
+  await get('/a', { Cookie: G.cookie });
+  await get(`/a?a=1;token=${G.semi}`);
+  await get('/events');
+  const session = http2.connect(h2);
+  await new Promise<void>((resolve, reject) => {
+    const req = session.request({ ':path': `/plain?access_token=${G.h2Query}`, ':authority': `ann:${G.h2Auth}@127.0.0.1` });
+    req.on('error', reject);
+    req.resume().on('end', resolve);
+  });
+  await new Promise<void>((resolve) => session.close(resolve));
+  const ws = new WebSocket(`${h1.replace('http', 'ws')}/ws`);
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  ws.send('hello');
+  await new Promise((resolve) => ws.once('close', resolve));
+}
+
+/** Every string of each journal record decoded, and the journal's text. */
+function journalText(out: string): string {
+  const journal = readFileSync(`${out}.journal`, 'utf8');
+  const records = journal.split('\n').filter((l) => l !== '').flatMap((l) => decodedStrings(JSON.parse(l)));
+  return [journal, ...records].join('\n');
+}
+
+const found = (text: string) => GAPS.filter((s) => text.includes(s));
+
+describe('secrets in places a probe found in clear', () => {
+  it("an h2 :path's query and :authority's password, a nameless cookie, a `;` query, a multi-line SSE event, a close reason: none in the HAR or the printed lines", async () => {
+    const { h1, h2 } = await gapUpstreams();
+    for (const redact of [true, false]) {
+      const [a, b] = await Promise.all([gapCapture(h1, join(dir, 'gaps', `h1-${redact}.har`), redact), gapCapture(h2, join(dir, 'gaps', `h2-${redact}.har`), redact)]);
+      await sendGaps(a.url, b.url);
+      for (const { bb } of [a, b]) bb.child.kill('SIGINT');
+      assert.deepEqual(await Promise.all([a.bb.exited, b.bb.exited]), [0, 0], a.bb.stderr() + b.bb.stderr());
+      const hars = ['h1', 'h2'].map((n) => JSON.parse(readFileSync(join(dir, 'gaps', `${n}-${redact}.har`), 'utf8')));
+      const text = [...hars.flatMap((har) => decodedStrings(har)), a.bb.stdout(), b.bb.stdout()].join('\n');
+      if (redact) {
+        assert.deepEqual(found(text), []);
+        const close = hars[0].log.entries.find((e: { _bb?: { close?: unknown } }) => e._bb?.close);
+        assert.match(close._bb.close.reason, /^bye <redacted:[0-9a-f]{8}>$/, 'the reason keeps its words');
+      } else assert.deepEqual(found(text), GAPS);
+    }
+  });
+
+  it('after kill -9: the journal, decoded, holds none of them; bb recover writes a HAR without them', async () => {
+    const { h1, h2 } = await gapUpstreams();
+    for (const redact of [true, false]) {
+      const outs = ['h1', 'h2'].map((n) => join(dir, 'gaps-killed', `${n}-${redact}.har`));
+      const [a, b] = await Promise.all([gapCapture(h1, outs[0]!, redact), gapCapture(h2, outs[1]!, redact)]);
+      await sendGaps(a.url, b.url);
+      // End records are written before the last byte goes out: every exchange above is on disk.
+      for (const { bb } of [a, b]) bb.child.kill('SIGKILL');
+      await Promise.all([a.bb.exited, b.bb.exited]);
+      const text = outs.map(journalText).join('\n');
+      if (!redact) {
+        // The SSE event is a body: sealed in the sidecar, never in the journal.
+        assert.deepEqual(found(text), GAPS.filter((s) => s !== G.sse));
+        continue;
+      }
+      assert.deepEqual(found(text), []);
+      for (const out of outs) {
+        const recover = startBb(['recover', out], { BB_HOME: join(dir, 'gap-home') });
+        assert.equal(await recover.exited, 0, recover.stderr());
+      }
+      assert.deepEqual(found(outs.flatMap((out) => decodedStrings(JSON.parse(readFileSync(out, 'utf8')))).join('\n')), []);
+    }
+  });
 });

@@ -304,10 +304,10 @@ describe('Redactor', () => {
     assert.equal(r.headerValue('Set-Cookie', 'a=b; Path=/'), `a=${r.placeholder('b')}; Path=/`);
     assert.equal(r.headerValue('X-Other', 'v'), 'v');
   });
-  it('keeps cookie names and parts without "=" in Cookie and Set-Cookie', () => {
-    assert.equal(r.headerValue('Cookie', 'a=1; b= 2;flag'), `a=${r.placeholder('1')}; b=${r.placeholder('2')};flag`);
+  it('keeps cookie names and hides a part without "=" (a cookie without a name is its value) in Cookie and Set-Cookie', () => {
+    assert.equal(r.headerValue('Cookie', 'a=1; b= 2;flag'), `a=${r.placeholder('1')}; b=${r.placeholder('2')};${r.placeholder('flag')}`);
     assert.equal(r.headerValue('set-cookie', 'sid=x'), `sid=${r.placeholder('x')}`);
-    assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), 'novalue; Path=/');
+    assert.equal(r.headerValue('set-cookie', 'novalue; Path=/'), `${r.placeholder('novalue')}; Path=/`);
   });
   it('keeps an empty cookie value empty: a cleared cookie stays visibly cleared', () => {
     assert.equal(r.headerValue('set-cookie', 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT'), 'sid=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
@@ -369,6 +369,20 @@ describe('header values that are secrets', () => {
   it('a Location without secrets stays byte for byte', () => {
     assert.equal(r.headerValue('Location', '/a?b=1#top'), '/a?b=1#top');
   });
+  it("HTTP/2's :path redacts its query like the request URL, in the head the journal holds too", () => {
+    assert.deepEqual(r.head([':method', 'GET', ':path', '/plain?access_token=zqh2q&x=1', 'accept', '*/*']),
+      [':method', 'GET', ':path', `/plain?access_token=${P('zqh2q')}&x=1`, 'accept', '*/*']);
+  });
+  it(":authority keeps its host and hides the userinfo a client put before it (the password, or a bare token whole)", () => {
+    assert.deepEqual(r.head([':authority', 'ann:zqauthpw@h:8443', ':authority', 'zqauthtok@h']), [':authority', `ann:${P('zqauthpw')}@h:8443`, ':authority', `${P('zqauthtok')}@h`]);
+    assert.equal(r.headerValue(':authority', 'h:8443'), 'h:8443');
+  });
+  it('a cookie without a name (a bare value, as browsers send one) becomes a placeholder; attributes stay', () => {
+    assert.equal(r.headerValue('Cookie', 'zqnameless'), P('zqnameless'));
+    assert.equal(r.headerValue('Cookie', 'a=1; zqnameless2 ; b=2'), `a=${P('1')}; ${P('zqnameless2')} ; b=${P('2')}`);
+    assert.equal(r.headerValue('Set-Cookie', 'zqnamelessset; Path=/; HttpOnly; Secure'), `${P('zqnamelessset')}; Path=/; HttpOnly; Secure`);
+    assert.equal(r.headerValue('Set-Cookie', 'sid=; Path=/'), 'sid=; Path=/', 'a cleared cookie stays cleared');
+  });
 });
 
 describe('query parameters', () => {
@@ -378,8 +392,41 @@ describe('query parameters', () => {
     ['password[0]=zqa', `password[0]=${P('zqa')}`],
     ['user[password]=zqa', `user[password]=${P('zqa')}`],
     ['page=2', 'page=2'],
+    // `;` separates parameters too; a secret's value runs to the next `&`.
+    ['a=1;token=zqsemi&b=2', `a=1;token=${P('zqsemi')}&b=2`],
+    ['token=zqsemi2;a=1&b=2', `token=${P('zqsemi2;a=1')}&b=2`],
+    ['a=1;b=2;c', 'a=1;b=2;c'],
   ];
   for (const [raw, want] of rows) it(`${raw} → ${want}`, () => assert.equal(r.queryString(raw), want));
+  it("a decoded parameter that holds a `;`-separated secret (HAR's queryString) hides it as the URL does", () => {
+    assert.deepEqual(r.param({ name: 'a', value: '1;token=zqsemi' }), { name: 'a', value: `1;token=${P('zqsemi')}` });
+    assert.deepEqual(r.param({ name: 'a;token', value: 'zqsemi3' }), { name: 'a;token', value: P('zqsemi3') });
+    assert.deepEqual(r.param({ name: 'a', value: '1;b=2' }), { name: 'a', value: '1;b=2' });
+  });
+});
+
+describe('event streams', () => {
+  it('redacts JSON that spans several data: lines of one event, each line kept where it was', () => {
+    const text = 'id: 1\ndata: {"token":\ndata: "zqsse1", "n": 1}\n\ndata: {"n":2}\n\n';
+    assert.equal(r.eventStreamText(text), `id: 1\ndata: {"token":\ndata: "${P('zqsse1')}", "n": 1}\n\ndata: {"n":2}\n\n`);
+  });
+  it('reads CRLF line ends and keeps events apart at blank lines', () => {
+    const text = 'data: {"password":\r\ndata: "zqsse2"}\r\n\r\ndata: {"token":\r\n\r\ndata: "not-a-secret"}\r\n\r\n';
+    assert.equal(r.eventStreamText(text), `data: {"password":\r\ndata: "${P('zqsse2')}"}\r\n\r\ndata: {"token":\r\n\r\ndata: "not-a-secret"}\r\n\r\n`);
+  });
+  it('puts the data on the first line when only re-serializing redacts it (a secret JSON encoded twice), the other lines left empty', () => {
+    const inner = JSON.stringify(JSON.stringify({ password: 'zqsse3' }));
+    const out = r.eventStreamText(`data: {"payload":\ndata: ${inner}}\n\n`)!;
+    assert.equal(out.includes('zqsse3'), false, out);
+    const lines = out.split('\n');
+    assert.equal(lines.length, 4);
+    assert.equal(lines[1], 'data: ');
+    // The event's data (its lines joined by LF) is still the redacted JSON.
+    assert.deepEqual(JSON.parse(`${lines[0]!.slice('data: '.length)}\n`), { payload: JSON.stringify({ password: P('zqsse3') }) });
+  });
+  it('an event without secrets stays byte for byte', () => {
+    assert.equal(r.eventStreamText('data: {"a":\ndata: 1}\n\n'), undefined);
+  });
 });
 
 describe('JSON bodies', () => {
