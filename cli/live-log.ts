@@ -2,7 +2,7 @@
 // method, path, status, size, duration), and a running count on a TTY.
 import { isVerifyFailure, UPSTREAM_VERIFY_HINT, type Fact, type FactListener, type RawHeaders } from '../proxy/index.js';
 import { grpcMedia, grpcStatusName } from '../capture/index.js';
-import { headerValue } from '../core/index.js';
+import { headerValue, visibleText } from '../core/index.js';
 
 interface Pending {
   /** The exchange's `_bb.seq` when known (else the proxy's exchange id). */
@@ -72,7 +72,8 @@ export function liveLog(options: LiveLogOptions): FactListener & { finished: () 
     finished++;
     const ms = Math.round(performance.timeOrigin + performance.now() - p.start);
     const prefix = options.label ? `${options.label} ` : '';
-    const target = options.showTarget ? options.showTarget(p.target) : p.target;
+    // A peer's control or bidi characters (an h2 :path may hold an ESC) are written as escapes: they never reach the terminal as such.
+    const target = visibleText(options.showTarget ? options.showTarget(p.target) : p.target);
     const path = target.length > 80 ? target.slice(0, 77) + '...' : target;
     options.write(`${prefix}#${p.seq} ${p.method} ${path} ${paint(status, status)} ${formatBytes(p.bytes)} ${ms} ms${note}`);
   };

@@ -25,6 +25,11 @@ describe('live log', () => {
     assert.deepEqual(lines, [`#1 GET /x 502 ${body.length} B N ms (bb: ECONNREFUSED)`]);
   });
 
+  it('writes a target\'s control and bidi characters as escapes: a peer cannot colour, move or reverse the terminal\'s text', () => {
+    const lines = run([{ ...started, target: '/e\u001b[31mred\u202Eyz' }, { type: 'response-started', exchangeId: 1, time: now(), statusCode: 200, rawHeaders: [] }, { type: 'exchange-completed', exchangeId: 1, time: now() }]);
+    assert.deepEqual(lines, ['#1 GET /e\\u001B[31mred\\u202Eyz 200 0 B N ms']);
+  });
+
   it('keeps the status the server sent when the upstream fails after the response started', () => {
     const lines = run([
       started,
