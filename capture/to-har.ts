@@ -286,7 +286,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
     const r = ctx.redactor;
     if (r) data = r.textValue(data) ?? data;
   } else {
-    data = (ctx.redactor ? ctx.redactor.jwtBytes(payload) : payload).toString('base64');
+    data = (ctx.redactor ? ctx.redactor.jwtBytes(closePayload(payload, m.op, ctx.redactor)) : payload).toString('base64');
   }
   const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: m.seq, frames: m.f, compressed: m.z };
   if (m.page) bb.page = m.page;
@@ -298,6 +298,17 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
     if (m.h !== undefined) bb.restHash = m.h;
   }
   return { type: m.d, time: m.ts / 1000, opcode: m.op, data, _bb: bb };
+}
+
+/**
+ * A close frame's payload (its code, then its reason's UTF-8) with the reason redacted as the reason fields are
+ * (recorder.ts): jwtBytes alone left another secret, a `ghp_…` token say, readable in the message's base64.
+ */
+function closePayload(payload: Buffer, op: number, redactor: NonNullable<EntryContext['redactor']>): Buffer {
+  if (op !== 8 || payload.length <= 2) return payload;
+  const reason = payload.subarray(2).toString('utf8');
+  const redacted = redactor.textValue(reason);
+  return redacted === undefined || redacted === reason ? payload : Buffer.concat([payload.subarray(0, 2), Buffer.from(redacted, 'utf8')]);
 }
 
 /** `https://host` from a CONNECT authority (`host:443` → `https://host`). */

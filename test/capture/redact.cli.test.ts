@@ -108,7 +108,7 @@ test('ten bb capture --mode forward at once on a fresh bb home share one CA', as
 // leaves, all searched decoded; --no-redact finds every one, so the searches can fail.
 const G = {
   h2Query: 'zqgap-h2query', h2Auth: 'zqgap-h2authpw', cookie: 'zqgap-namelesscookie', setCookie: 'zqgap-namelessset',
-  semi: 'zqgap-semitoken', sse: 'zqgap-ssemultiline', closeJwt: 'zqgap-closejwt',
+  semi: 'zqgap-semitoken', sse: 'zqgap-ssemultiline', closeJwt: 'zqgap-closejwt', closeGhp: 'zqgapcloseghp',
 } as const;
 const GAPS = Object.values(G);
 const gapJwt = `eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbm4ifQ.${G.closeJwt}`;
@@ -127,7 +127,8 @@ async function gapUpstreams(): Promise<{ h1: number; h2: number }> {
     }
   });
   const wss = new WebSocketServer({ server });
-  wss.on('connection', (ws) => ws.on('message', () => ws.close(1000, `bye ${gapJwt}`)));
+  // A JWT, and a GitHub token (ghp_ and 36 letters and digits), each in a close reason.
+  wss.on('connection', (ws, req) => ws.on('message', () => ws.close(1000, req.url === '/ghp' ? `bye ghp_${G.closeGhp}${'0'.repeat(36 - G.closeGhp.length)}` : `bye ${gapJwt}`)));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push(server);
   const h2 = http2.createServer((req, res) => res.end('ok'));
@@ -165,10 +166,12 @@ async function sendGaps(h1: string, h2: string): Promise<void> {
     req.resume().on('end', resolve);
   });
   await new Promise<void>((resolve) => session.close(resolve));
-  const ws = new WebSocket(`${h1.replace('http', 'ws')}/ws`);
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  ws.send('hello');
-  await new Promise((resolve) => ws.once('close', resolve));
+  for (const path of ['/ws', '/ghp']) {
+    const ws = new WebSocket(`${h1.replace('http', 'ws')}${path}`);
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send('hello');
+    await new Promise((resolve) => ws.once('close', resolve));
+  }
 }
 
 /** Every string of each journal record decoded, and the journal's text. */
@@ -192,8 +195,9 @@ describe('secrets in places a probe found in clear', () => {
       const text = [...hars.flatMap((har) => decodedStrings(har)), a.bb.stdout(), b.bb.stdout()].join('\n');
       if (redact) {
         assert.deepEqual(found(text), []);
-        const close = hars[0].log.entries.find((e: { _bb?: { close?: unknown } }) => e._bb?.close);
-        assert.match(close._bb.close.reason, /^bye <redacted:[0-9a-f]{8}>$/, 'the reason keeps its words');
+        const closes = hars[0].log.entries.filter((e: { _bb?: { close?: unknown } }) => e._bb?.close);
+        assert.equal(closes.length, 2);
+        for (const close of closes) assert.match(close._bb.close.reason, /^bye <redacted:[0-9a-f]{8}>$/, 'the reason keeps its words');
       } else assert.deepEqual(found(text), GAPS);
     }
   });
