@@ -226,13 +226,14 @@ describe('shadow mirror: a target that never answers', () => {
 });
 
 /** A WebSocket echo server (permessage-deflate) on node:http that keeps each upgrade's raw header lines and the messages it heard. */
-async function headKeepingServer(): Promise<{ url: string; port: number; heads: string[][]; heard: string[]; close(): Promise<void> }> {
+async function headKeepingServer(refuse = false): Promise<{ url: string; port: number; heads: string[][]; heard: string[]; close(): Promise<void> }> {
   const heads: string[][] = [];
   const heard: string[] = [];
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: true });
   server.on('upgrade', (req, socket, head) => {
     heads.push(req.rawHeaders);
+    if (refuse) return void socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
     wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (d) => (heard.push(String(d)), ws.send(`echo ${String(d)}`))));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -296,5 +297,26 @@ describe("shadow mirror: a WebSocket upgrade as the client sent it", () => {
     assert.notEqual(valueOf(got, 'sec-websocket-key'), valueOf(sent, 'sec-websocket-key'));
     const masked = (raw: string[]) => raw.map((v, i) => (i % 2 === 1 && /^(host|sec-websocket-key)$/i.test(raw[i - 1]!) ? '*' : v));
     assert.deepEqual(masked(got), masked(sent));
+  });
+
+  it("a target that refuses the upgrade (403) ends its side: the client's conversation with the primary goes on, the refusal in the target's capture", async () => {
+    const primary = await headKeepingServer();
+    const candidate = await headKeepingServer(true);
+    servers.push(primary, candidate);
+    const outDir = tmp.path('upgrade-refused');
+    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome });
+    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
+    const echo = await new Promise<string>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => ws.send('hi'));
+      ws.once('message', (d) => resolve(String(d)));
+    });
+    assert.equal(echo, 'echo hi');
+    await waitUntil(() => candidate.heads.length === 1, 'the candidate saw the upgrade');
+    await new Promise<void>((r) => (ws.once('close', () => r()), ws.close(1000)));
+    await shadow.close(2_000);
+    assert.deepEqual(candidate.heard, []);
+    const har = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
+    assert.deepEqual(har.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname} ${e.response.status}`), ['GET /chat 403']);
   });
 });
