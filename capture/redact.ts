@@ -202,7 +202,11 @@ export class Redactor {
 
   /** True when a header's value is a secret (the built-in headers and --redact header:NAME are secret names). */
   isSecretHeader(name: string): boolean {
-    return this.isSecretName(name);
+    // gRPC's binary metadata names end in -bin (the value is base64): the name before it says what it holds.
+    const base = name.length > 4 && name.toLowerCase().endsWith('-bin') ? name.slice(0, -4) : name;
+    // A header named as a token (Authorization-Token, X-Session-Token, X-Token) carries a credential. A JSON key or
+    // a parameter so named may be a page's cursor (`nextPageToken`): this ending counts for headers only.
+    return this.isSecretName(base) || secretNameForm(base).endsWith('token');
   }
 
   /** True when headerValue may change a header's value (a secret, or a URL). */

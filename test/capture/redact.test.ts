@@ -167,6 +167,10 @@ describe('Redactor', () => {
     assert.equal(fresh.queryString('accessToken=zq1&user[password_confirmation]=zq2&pageToken=CAE'), `accessToken=${fresh.placeholder('zq1')}&user[password_confirmation]=${fresh.placeholder('zq2')}&pageToken=CAE`);
     assert.equal(fresh.headerValue('X-Goog-Api-Key', 'zq3'), fresh.placeholder('zq3'));
     assert.equal(fresh.headerValue('X-Request-Id', 'zq4'), 'zq4');
+    // A header named as a token carries a credential (a JSON key or parameter so named may be a page's cursor), and
+    // gRPC binary metadata is named by what precedes its -bin.
+    for (const name of ['Authorization-Token', 'X-Session-Token', 'X-Token', 'x-token-bin', 'x-api-key-bin', 'authorization-bin']) assert.equal(fresh.headerValue(name, 'zq7'), fresh.placeholder('zq7'), name);
+    for (const name of ['X-Next-Page', 'grpc-status-details-bin', 'x-trace-bin']) assert.equal(fresh.headerValue(name, 'zq8'), 'zq8', name);
     // An echo of the request's headers: the secret the header carried stays out of the answer too.
     const echo = { headers: { Authorization: 'Bearer zq5', Cookie: 'sid=zq6', Host: 'x' } };
     assert.equal(fresh.jsonValue(echo), true);
