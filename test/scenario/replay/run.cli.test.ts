@@ -159,6 +159,24 @@ describe('bb replay: values issued in bodies that are not plain JSON', () => {
   });
 });
 
+describe('bb replay: a token sent back in a header named as one', () => {
+  it('is redacted where it is issued and where it is sent, and the fresh server\'s own token is sent', async () => {
+    const original = await recordCapture('api-token', async (url) => {
+      const c = new Client(url);
+      const token = ((await call(c, 'POST', '/api-login')).body as { user: { token: string } }).user.token;
+      assert.equal((await call(c, 'GET', '/whoami', undefined, { 'Authorization-Token': token })).status, 200);
+      await c.close();
+    });
+    const har = await readHar(original);
+    const sent = har.log.entries.find((e) => e.request.url.endsWith('/whoami'))!.request.headers.find((h) => h.name === 'Authorization-Token')!.value;
+    assert.match(sent, /^<redacted:[0-9a-f]{8}>$/, 'the token is redacted where it is sent');
+    const fresh = await service();
+    const run = await runBb(['replay', original, '--target', fresh.url, '--out', tmp.path('api-token-replay.har')], env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.deepEqual(fresh.log, ['POST /api-login 200', 'GET /whoami 200']);
+  });
+});
+
 describe('bb replay: a session-cookie login, through redaction', () => {
   let original: string;
   before(async () => {

@@ -104,6 +104,13 @@ export async function startReplayService(): Promise<ReplayService> {
         return send(res, 200, token);
       }
       if (parts[0] === 'secure') return tokens.has(url.searchParams.get('token') ?? '') ? send(res, 200, { ok: true }) : send(res, 403, { error: 'bad token' });
+      // An API login whose token the client sends back in a header named as a token (not Authorization).
+      if (parts[0] === 'api-login') {
+        const token = id('tok');
+        tokens.add(token);
+        return send(res, 200, { user: { token } });
+      }
+      if (parts[0] === 'whoami') return tokens.has(String(req.headers['authorization-token'] ?? '')) ? send(res, 200, { ok: true }) : send(res, 403, { error: 'bad token' });
       // Engine.IO's long-polling handshake: a packet type before the JSON; later polls carry the sid.
       if (parts[0] === 'eio') {
         const sid = url.searchParams.get('sid');
