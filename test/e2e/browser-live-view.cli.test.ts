@@ -246,7 +246,7 @@ test('a hostile exchange shows as text and runs nothing; an image shows from its
   assert.equal(await page.$eval('.detail .dbody pre', (p) => p.textContent), HOSTILE_BODY);
   assert.equal(await page.$$eval('.detail img, .detail script, .detail a, .detail iframe', (e) => e.length), 0);
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned), undefined);
-  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'frames-search.js,app.js,views/capture.js,views/frames.js');
+  assert.equal(await page.$$eval('script', (s) => s.map((e) => (e as HTMLScriptElement).getAttribute('src')).join(',')), 'frames-search.js,shared.js,app.js,views/capture.js,views/frames.js');
 
   await (await request(`${proxy}/pixel.png`)).body.arrayBuffer();
   await openRow('/pixel.png');
