@@ -4,9 +4,7 @@ export type { ReplayOptions, ReplaySummary, ReplayPace, PreparedReplay } from '.
 export type { Rewritten } from './correlate.js';
 // bb's own head writer and HTTP/1.1 connection, and the live response view: bb shadow's mirrors send with them too.
 export { LaneConnection, type ExchangeOutcome } from './connection.js';
-export { bodyBytes, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, type RequestParts } from './request.js';
+export { bodyBytes, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type RequestParts } from './request.js';
 // Replay's h2c session and h2 fields: bb shadow mirrors HTTP/2 exchanges and gRPC calls with them.
-// Replay's WebSocket upgrade (the head as the client wrote it, on bb's own socket): bb shadow's mirrors open theirs with it.
-export { deflateOffer, freshKey, openUpgrade, SwitchedSocket, upgradeRequest } from './ws-upgrade.js';
 export { H2Connection, h2Fields, type H2Request } from './h2.js';
 export { frameMessage } from './grpc.js';

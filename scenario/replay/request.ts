@@ -28,9 +28,13 @@ export interface RequestParts {
 
 /**
  * Headers about the connection and the message's framing, not the
- * application: correlation neither binds nor rewrites them.
+ * application: correlation neither binds nor rewrites them, and the WebSocket
+ * client writes its own.
  */
 export const WIRE_HEADERS = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'upgrade', 'te', 'trailer', 'expect', 'http2-settings']);
+
+/** Headers a WebSocket client writes itself on the upgrade. */
+export const WS_OWN_HEADERS = new Set(['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-accept', 'sec-websocket-protocol']);
 
 /** The parts of a HAR request the replay re-sends. */
 export function requestParts(req: HarRequest): RequestParts {

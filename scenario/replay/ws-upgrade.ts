@@ -12,13 +12,9 @@
 // answers ws's own request head itself, with the target's subprotocol and
 // extensions, so ws negotiates permessage-deflate as the target did. ws's
 // head never reaches the wire.
-//
-// bb shadow's mirrors open their WebSockets the same way (mirror.ts): the
-// client's upgrade as it was sent, Host and the key each target's own.
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import type WebSocket from 'ws';
 import { headerValue, headerValues } from '../../core/index.js';
 import { Http1Parser } from '../../proxy/index.js';
 import { wireRequest, type RequestParts, type WireRequest } from './request.js';
@@ -75,16 +71,10 @@ export function badSwitch(rawHeaders: readonly string[], key: string): string | 
   return undefined;
 }
 
-/**
- * Sends `req` (an upgrade with `key`) on a new connection to host:port and
- * reads the answer's head; bounded by `timeoutMs`; never throws. `onSocket`
- * gets the connection before anything is written on it (bb shadow maps its
- * local port to the exchange once it connects).
- */
-export function openUpgrade(host: string, port: number, req: WireRequest, key: string, timeoutMs: number, onSocket?: (socket: Socket) => void): Promise<UpgradeOutcome> {
+/** Sends `req` (an upgrade with `key`) on a new connection to host:port and reads the answer's head; bounded by `timeoutMs`; never throws. */
+export function openUpgrade(host: string, port: number, req: WireRequest, key: string, timeoutMs: number): Promise<UpgradeOutcome> {
   return new Promise<UpgradeOutcome>((resolve) => {
     const socket = connect({ host, port, noDelay: true });
-    onSocket?.(socket);
     let response: { status: number; rawHeaders: string[] } | undefined;
     const finish = (outcome: UpgradeOutcome) => {
       clearTimeout(timer);
@@ -119,36 +109,6 @@ export function openUpgrade(host: string, port: number, req: WireRequest, key: s
     socket.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
     socket.write(req.head);
   });
-}
-
-/**
- * ws options that match a client's permessage-deflate offer (its
- * Sec-WebSocket-Extensions, RFC 7692 §7.1), which the upgrade carries as the
- * client wrote it: ws then takes the target's answer to that offer, and checks
- * it as the offer allows; false when the client offered none.
- */
-export function deflateOffer(offer: string): WebSocket.PerMessageDeflateOptions | false {
-  const first = offer.split(',').map((s) => s.trim()).find((s) => /^permessage-deflate\b/i.test(s));
-  if (!first) return false;
-  const params = new Map<string, string | true>();
-  for (const part of first.split(';').slice(1)) {
-    const [k, v] = part.split('=').map((x) => x.trim().replace(/^"|"$/g, ''));
-    if (k) params.set(k.toLowerCase(), v ?? true);
-  }
-  const bits = (name: string): number | undefined => {
-    const v = params.get(name);
-    return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
-  };
-  const client = params.get('client_max_window_bits');
-  return {
-    serverNoContextTakeover: params.has('server_no_context_takeover'),
-    clientNoContextTakeover: params.has('client_no_context_takeover'),
-    ...(bits('server_max_window_bits') ? { serverMaxWindowBits: bits('server_max_window_bits')! } : {}),
-    // ws offers a bare client_max_window_bits unless told a number, or told false (not offered).
-    ...(client === undefined ? { clientMaxWindowBits: false as unknown as number } : bits('client_max_window_bits') ? { clientMaxWindowBits: bits('client_max_window_bits')! } : {}),
-    // Each message is compressed as the client chose (`compress` per send); ws's size threshold would skip small ones.
-    threshold: 0,
-  };
 }
 
 /**

@@ -14,7 +14,7 @@ import type WebSocket from 'ws';
 import type { Correlation } from './correlate.js';
 import type { PlannedExchange, PlannedMessage, Waits } from './plan.js';
 import { requestParts, withHeaders } from './request.js';
-import { deflateOffer, freshKey, openUpgrade, SwitchedSocket, upgradeRequest } from './ws-upgrade.js';
+import { freshKey, openUpgrade, SwitchedSocket, upgradeRequest } from './ws-upgrade.js';
 
 // ws, loaded on the first WebSocket: a run without one never loads it.
 const wsLib = lazyModule<typeof WebSocket>('ws', import.meta.url);
@@ -57,6 +57,37 @@ export interface WsReplayResult {
   received: number;
 }
 
+/**
+ * ws options that match the original client's permessage-deflate offer (its
+ * Sec-WebSocket-Extensions, RFC 7692 §7.1), which the upgrade carries as
+ * recorded: ws then takes the target's answer to that offer, and checks it as
+ * the offer allows; false when the original offered none.
+ */
+export function deflateOptions(entry: PlannedExchange['entry']): WebSocket.PerMessageDeflateOptions | false {
+  const offer = pairValues(entry.request.headers, 'sec-websocket-extensions').join(', ');
+  const first = offer.split(',').map((s) => s.trim()).find((s) => /^permessage-deflate\b/i.test(s));
+  if (!first) return false;
+  const params = new Map<string, string | true>();
+  for (const part of first.split(';').slice(1)) {
+    const [k, v] = part.split('=').map((x) => x.trim().replace(/^"|"$/g, ''));
+    if (k) params.set(k.toLowerCase(), v ?? true);
+  }
+  const bits = (name: string): number | undefined => {
+    const v = params.get(name);
+    return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+  };
+  const client = params.get('client_max_window_bits');
+  return {
+    serverNoContextTakeover: params.has('server_no_context_takeover'),
+    clientNoContextTakeover: params.has('client_no_context_takeover'),
+    ...(bits('server_max_window_bits') ? { serverMaxWindowBits: bits('server_max_window_bits')! } : {}),
+    // ws offers a bare client_max_window_bits unless told a number, or told false (not offered).
+    ...(client === undefined ? { clientMaxWindowBits: false as unknown as number } : bits('client_max_window_bits') ? { clientMaxWindowBits: bits('client_max_window_bits')! } : {}),
+    // Each message is compressed as the original chose (`compress` per send); ws's size threshold would skip small ones.
+    threshold: 0,
+  };
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref?.());
 
 /** Re-drives one WebSocket exchange. */
@@ -78,7 +109,7 @@ export async function replayWebSocket(ex: PlannedExchange, ctx: WsReplayContext)
   const switched = new SwitchedSocket(answer.socket, answer.rawHeaders, answer.rest);
   let ws: WebSocket;
   try {
-    ws = new (wsLib())(ctx.proxyUrl.replace(/^http/, 'ws'), protocols, { perMessageDeflate: deflateOffer(pairValues(ex.entry.request.headers, 'sec-websocket-extensions').join(', ')), createConnection: () => switched });
+    ws = new (wsLib())(ctx.proxyUrl.replace(/^http/, 'ws'), protocols, { perMessageDeflate: deflateOptions(ex.entry), createConnection: () => switched });
   } catch (err) {
     // A recorded subprotocol ws refuses to offer (not a token): the socket the target opened is closed, not left.
     switched.destroy();

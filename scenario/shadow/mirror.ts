@@ -13,12 +13,13 @@
 // message's field: mirror-ws.ts) are bound, so later mirrored requests carry
 // this target's own ids and cookies (the binding bb replay and bb diff use;
 // a gRPC call's messages are rewritten in mirror-grpc.ts).
+import { connect } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
 import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, tokensOf, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
-import { deflateOffer, freshKey, LaneConnection, liveResponse, openUpgrade, SwitchedSocket, upgradeRequest, withHeaders, wireRequest, WIRE_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
-import { headerValue, isLoopbackHost, lazyModule } from '../../core/index.js';
+import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
+import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
 import { grpcMedia, utf8Text } from '../../capture/index.js';
 import { ClientMessages, grpcBodyTokens, MAX_WAITING_BYTES, rewriteGrpcBody } from './mirror-grpc.js';
 import { H2Sessions, mirroredH2Request, type MirroredStream } from './mirror-h2.js';
@@ -423,39 +424,33 @@ export class MirrorTarget {
     const carried = new Set(carriedTokens(req));
     const wait = this.waitFor(this.streams.behind(() => carried), this.awaited.behind(() => carried));
     if (wait) await new Promise<void>((resolve) => this.streams.whenCaughtUp(wait, resolve));
-    // The upgrade is the client's as it sent it (replay's ws-upgrade.ts: bb's head writer on bb's own socket), its
-    // values bound, --header overrides applied; Host the target's (hostFor), the key bb's own. A WebSocket over an
-    // HTTP/2 stream (RFC 8441) opens as one over HTTP/1.1: its pseudo-headers are the request line.
     const parts = this.parts(req);
-    const key = freshKey();
-    const head = upgradeRequest({ ...parts, headers: parts.headers.filter(([n]) => !n.startsWith(':')) }, this.hostFor(req), key);
-    // Our own connection: its local port names the exchange before the target's proxy sees the upgrade.
-    const answer = await openUpgrade(this.host.replace(/^\[|\]$/g, ''), this.port, head, key, this.timeoutMs, (socket) =>
-      socket.once('connect', () => {
-        const port = socket.localPort!;
-        this.wsByPort.set(port, req.id);
-        socket.once('close', () => this.wsByPort.delete(port));
-      }),
-    );
-    // Refused (not a 101) or failed: the tee counts the mirror's side as not opened.
-    if (answer.kind !== 'switched') return undefined;
-    // ws speaks the frames on the switched socket; the subprotocols and permessage-deflate offer it would write
-    // (never sent) are the head's (values bound, overrides applied), so it checks the target's answer to them. Its
-    // URL only names the request it believes it makes.
-    const sent = (name: string) => parts.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
-    const protocols = sent('sec-websocket-protocol').flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
-    const switched = new SwitchedSocket(answer.socket, answer.rawHeaders, answer.rest);
-    let ws: WebSocket;
-    try {
-      ws = new (wsLib())(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
-        perMessageDeflate: deflateOffer(sent('sec-websocket-extensions').join(', ')),
-        createConnection: () => switched,
-      });
-    } catch {
-      // A subprotocol ws refuses to offer (not a token): the socket the target opened is closed, not left.
-      switched.destroy();
-      return undefined;
+    const protocolHeader = headerValue(req.rawHeaders, 'sec-websocket-protocol');
+    const protocols = protocolHeader ? protocolHeader.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const headers: Record<string, string> = {};
+    for (const [n, v] of parts.headers) {
+      // A WebSocket over an HTTP/2 stream (RFC 8441) opens as one over HTTP/1.1: its pseudo-headers are the request line.
+      if (n.startsWith(':') || WS_OWN_HEADERS.has(n.toLowerCase()) || WIRE_HEADERS.has(n.toLowerCase())) continue;
+      const prev = getOwn(headers, n);
+      setOwn(headers, n, prev === undefined ? v : `${prev}, ${v}`);
     }
+    headers['Host'] = this.hostFor(req);
+    const offered = /permessage-deflate/i.test(headerValue(req.rawHeaders, 'sec-websocket-extensions') ?? '');
+    const ws = new (wsLib())(`ws://${this.host}:${this.port}${parts.target}`, protocols, {
+      headers,
+      perMessageDeflate: offered,
+      handshakeTimeout: this.timeoutMs,
+      // Our own connection, so its local port is known before the proxy sees the upgrade.
+      createConnection: () => {
+        const socket = connect({ host: this.host, port: this.port });
+        socket.once('connect', () => {
+          const port = socket.localPort!;
+          this.wsByPort.set(port, req.id);
+          socket.once('close', () => this.wsByPort.delete(port));
+        });
+        return socket;
+      },
+    });
     // Listening from the start: the target's first message may come with its handshake's answer.
     const stream = this.streams.add();
     ws.once('close', stream.done);
@@ -466,9 +461,13 @@ export class MirrorTarget {
     });
     this.conversations.add(conversation);
     ws.once('close', () => this.conversations.delete(conversation));
-    // ws's own checks of the target's subprotocol and extensions against the offer.
     const opened = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
+      ws.once('unexpected-response', (_q, res) => {
+        res.resume();
+        ws.terminate();
+        resolve(false);
+      });
       ws.once('error', () => resolve(false));
     });
     // Open or refused, openWebSocket settles its hold: an open one's exchange goes on in this target's capture.

@@ -13,12 +13,10 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import net from 'node:net';
+import WebSocket from 'ws';
 import type { Har } from '../../../capture/index.js';
-import { closeHttpAndWs, wsServer } from '../../helpers/servers.js';
-import { MASK, OP, wsClose, wsFrame, wsKey } from '../../helpers/ws-frames.js';
+import { wsServer } from '../../helpers/servers.js';
 import { waitUntil } from '../../helpers/recording.js';
 import { startShadow } from '../../../scenario/index.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -222,101 +220,5 @@ describe('shadow mirror: a target that never answers', () => {
     }
     const har = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
     assert.equal(har.log.entries[0]?._bb?.aborted, 'client', JSON.stringify(har.log.entries[0]?._bb));
-  });
-});
-
-/** A WebSocket echo server (permessage-deflate) on node:http that keeps each upgrade's raw header lines and the messages it heard. */
-async function headKeepingServer(refuse = false): Promise<{ url: string; port: number; heads: string[][]; heard: string[]; close(): Promise<void> }> {
-  const heads: string[][] = [];
-  const heard: string[] = [];
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: true });
-  server.on('upgrade', (req, socket, head) => {
-    heads.push(req.rawHeaders);
-    if (refuse) return void socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-    wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (d) => (heard.push(String(d)), ws.send(`echo ${String(d)}`))));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, port, heads, heard, close: () => closeHttpAndWs(server, wss) };
-}
-
-// A mirror sends each target the client's upgrade (docs/shadow.md): before, the ws library wrote it from a plain
-// object, so a duplicate came merged ("a, b"), names re-cased, Host first and the upgrade's own headers last.
-describe("shadow mirror: a WebSocket upgrade as the client sent it", () => {
-  const servers: Array<{ close(): Promise<void> }> = [];
-  after(async () => {
-    for (const s of servers) await s.close();
-  });
-
-  it("the candidate gets the client's header lines in their order and case, duplicates kept; only Host and the key its own", async () => {
-    const primary = await headKeepingServer();
-    const candidate = await headKeepingServer();
-    servers.push(primary, candidate);
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir: tmp.path('upgrade-head'), bbHome: tmp.bbHome });
-    const own = new URL(shadow.url);
-    // Upgrade headers lower-cased among the others, a custom header first, a duplicate split by another header.
-    const lines = [
-      'X-First: 1',
-      `Host: ${own.host}`,
-      'upgrade: websocket',
-      'connection: Upgrade',
-      `sec-websocket-key: ${wsKey()}`,
-      'sec-websocket-version: 13',
-      'X-Dup: a',
-      'Sec-WebSocket-Protocol: chat',
-      'X-Dup: b',
-      'sec-websocket-extensions: permessage-deflate; client_max_window_bits',
-      'origin: http://app.example',
-      'x-lower-case: v',
-    ];
-    const socket = net.connect(Number(own.port), '127.0.0.1');
-    socket.on('error', () => {});
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    await new Promise<void>((r) => socket.once('connect', () => r()));
-    socket.write(`GET /chat?room=7 HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`);
-    await waitUntil(() => Buffer.concat(chunks).includes('\r\n\r\n'), "the primary's 101");
-    assert.match(Buffer.concat(chunks).toString('latin1'), /^HTTP\/1\.1 101 /);
-    socket.write(wsFrame({ opcode: OP.text, payload: 'hi', mask: MASK }));
-    // The candidate hears the client's message: the conversation is mirrored over the head bb wrote.
-    await waitUntil(() => candidate.heard.length > 0, 'the candidate heard the message');
-    socket.write(wsClose(1000, '', true));
-    await new Promise<void>((r) => socket.once('close', () => r()));
-    await shadow.close(2_000);
-
-    assert.deepEqual(candidate.heard, ['hi']);
-    assert.equal(candidate.heads.length, 1);
-    const got = candidate.heads[0]!;
-    const sent = lines.flatMap((l) => {
-      const at = l.indexOf(': ');
-      return [l.slice(0, at), l.slice(at + 2)];
-    });
-    const valueOf = (raw: string[], name: string) => raw[raw.findIndex((v, i) => i % 2 === 0 && v.toLowerCase() === name) + 1];
-    assert.equal(valueOf(got, 'host'), `127.0.0.1:${candidate.port}`);
-    assert.notEqual(valueOf(got, 'sec-websocket-key'), valueOf(sent, 'sec-websocket-key'));
-    const masked = (raw: string[]) => raw.map((v, i) => (i % 2 === 1 && /^(host|sec-websocket-key)$/i.test(raw[i - 1]!) ? '*' : v));
-    assert.deepEqual(masked(got), masked(sent));
-  });
-
-  it("a target that refuses the upgrade (403) ends its side: the client's conversation with the primary goes on, the refusal in the target's capture", async () => {
-    const primary = await headKeepingServer();
-    const candidate = await headKeepingServer(true);
-    servers.push(primary, candidate);
-    const outDir = tmp.path('upgrade-refused');
-    const shadow = await startShadow({ primary: primary.url, candidate: candidate.url, outDir, bbHome: tmp.bbHome });
-    const ws = new WebSocket(`${shadow.url.replace('http', 'ws')}/chat`);
-    const echo = await new Promise<string>((resolve, reject) => {
-      ws.once('error', reject);
-      ws.once('open', () => ws.send('hi'));
-      ws.once('message', (d) => resolve(String(d)));
-    });
-    assert.equal(echo, 'echo hi');
-    await waitUntil(() => candidate.heads.length === 1, 'the candidate saw the upgrade');
-    await new Promise<void>((r) => (ws.once('close', () => r()), ws.close(1000)));
-    await shadow.close(2_000);
-    assert.deepEqual(candidate.heard, []);
-    const har = JSON.parse(await readFile(join(outDir, 'candidate.har'), 'utf8')) as Har;
-    assert.deepEqual(har.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname} ${e.response.status}`), ['GET /chat 403']);
   });
 });
