@@ -5,18 +5,7 @@
 // Node 20). Here the first missing level that cannot be made fails with its
 // errno error, as for any other unwritable place.
 import { mkdirSync, statSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-
-/** The levels of `path` (absolute) that do not exist yet, outermost first. */
-function missingLevels(path: string, exists: (p: string) => boolean): string[] {
-  const levels: string[] = [];
-  for (let p = resolve(path); !exists(p); p = dirname(p)) {
-    levels.unshift(p);
-    if (dirname(p) === p) break;
-  }
-  return levels;
-}
 
 const existsNow = (p: string): boolean => {
   try {
@@ -27,9 +16,19 @@ const existsNow = (p: string): boolean => {
   }
 };
 
+/** The levels of `path` (absolute) that do not exist yet, outermost first. */
+function missingLevels(path: string): string[] {
+  const levels: string[] = [];
+  for (let p = resolve(path); !existsNow(p); p = dirname(p)) {
+    levels.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  return levels;
+}
+
 /** Creates `path` and its missing parents (each with `mode`, when given); the first level that cannot be made throws its errno error. Returns the first folder it made, or undefined when `path` existed. */
 export function makeDirsSync(path: string, mode?: number): string | undefined {
-  const levels = missingLevels(path, existsNow);
+  const levels = missingLevels(path);
   for (const level of levels) {
     try {
       mkdirSync(level, mode === undefined ? undefined : { mode });
@@ -40,24 +39,5 @@ export function makeDirsSync(path: string, mode?: number): string | undefined {
   }
   // A path that exists but is no folder: mkdir says so, as `recursive` did.
   if (!levels.length && !statSync(path).isDirectory()) mkdirSync(path);
-  return levels[0];
-}
-
-/** makeDirsSync, without blocking the loop. */
-export async function makeDirs(path: string, mode?: number): Promise<string | undefined> {
-  const levels: string[] = [];
-  for (let p = resolve(path); !(await stat(p).then(() => true, () => false)); p = dirname(p)) {
-    levels.unshift(p);
-    if (dirname(p) === p) break;
-  }
-  for (const level of levels) {
-    try {
-      await mkdir(level, mode === undefined ? undefined : { mode });
-    } catch (err) {
-      // Another process made it meanwhile (two captures starting on a fresh home): it is there, as wanted.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
-  if (!levels.length && !(await stat(path)).isDirectory()) await mkdir(path);
   return levels[0];
 }

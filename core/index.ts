@@ -19,4 +19,4 @@ export { getOwn, setOwn } from './own-keys.js';
 export { startModuleWorker } from './worker.js';
 export { nearest } from './nearest.js';
 export { lazyModule } from './lazy-module.js';
-export { makeDirs, makeDirsSync } from './dirs.js';
+export { makeDirsSync } from './dirs.js';

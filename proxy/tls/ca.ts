@@ -9,7 +9,7 @@ import { chmod, link, readFile, unlink, writeFile, rename } from 'node:fs/promis
 import { join, resolve } from 'node:path';
 import type forge from 'node-forge';
 import { daysFrom, nodeForge, randomSerial, signCertificate, subjectKeyId } from './x509.js';
-import { BbError, isBbError, makeDirs } from '../../core/index.js';
+import { BbError, isBbError, makeDirsSync } from '../../core/index.js';
 
 /** File name of the CA certificate inside bb's home. */
 export const CA_CERT_FILE = 'ca.pem';
@@ -135,7 +135,7 @@ export function buildCaCertificate(key: KeyObject, at = new Date()): string {
 // renames the certificate after it. Returns undefined when another process won.
 async function createCa(paths: CaPaths): Promise<Ca | undefined> {
   try {
-    const createdHome = await makeDirs(paths.home, 0o700);
+    const createdHome = makeDirsSync(paths.home, 0o700);
     // The mode given to mkdir passes through the umask; say it once more.
     if (createdHome !== undefined) await chmod(paths.home, 0o700);
   } catch (err) {

@@ -12,7 +12,7 @@ import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { logTail } from './log-tail.js';
-import { BbError, makeDirs } from '../../core/index.js';
+import { BbError, makeDirsSync } from '../../core/index.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -70,7 +70,7 @@ export async function prepareWorktree(req: WorktreeRequest): Promise<PreparedTre
   const hash = createHash('sha256').update(`${repo}\0${commit}`).digest('hex').slice(0, 16);
   const root = join(req.bbHome, 'cache', 'worktrees');
   const dir = join(root, hash);
-  await makeDirs(root, 0o700);
+  makeDirsSync(root, 0o700);
 
   const head = existsSync(join(dir, '.git'))
     ? await git(['-C', dir, 'rev-parse', 'HEAD'], req.env, req.label).catch(() => '')

@@ -531,7 +531,7 @@ function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample, held?: 
   p.n++;
   bump1(p.routes, route, 1);
   bump1(p.causes, row.cause ?? '', 1);
-  if (p.facts.filter((f) => f.sample).length >= SAMPLES_PER_FINDING) return;
+  if (sampledFacts(p) >= SAMPLES_PER_FINDING) return;
   const fact: Fact = { id: sample.id, route, part: row.part, cause: row.cause ?? '' };
   const key = `${route}\n${row.part}`;
   if (!held) fact.sample = sample;
@@ -541,6 +541,13 @@ function addTo(p: Part, route: string, row: LiveRow, sample: LiveSample, held?: 
     bump1(held, key, 1);
   } else if (p.facts.length > 0) return;
   p.facts.push(fact);
+}
+
+// How many of a part's facts keep a sample (a few at most: counted, not filtered, on every row added).
+function sampledFacts(p: Part): number {
+  let n = 0;
+  for (const f of p.facts) if (f.sample) n++;
+  return n;
 }
 
 // Counts a signature's kept samples in its bucket's `held` (it is a value seen once) or takes them out (it is not).
@@ -699,7 +706,7 @@ export function mergeReports(reports: ShadowReport[]): ShadowReport {
       const had = causes.get(key);
       causes.set(key, had === undefined || had === cause ? cause : null);
       const into = findings.get(key);
-      if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), ...(f.routes.length > MAX_ROUTES_PER_FINDING ? { routesCut: true as const } : {}), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
+      if (!into) findings.set(key, { ...f, routes: f.routes.slice(0, MAX_ROUTES_PER_FINDING), samples: f.samples.slice(0, SAMPLES_PER_FINDING) });
       else {
         into.count += f.count;
         if (f.routesCut) into.routesCut = true;
