@@ -7,7 +7,7 @@
  * Parses a field path as joinPath writes it: `a.b[0]["x.y"][]` → ["a", "b", 0, "x.y", -1]: a key as its text (a
  * quoted one unescaped as the JSON string it is), an index as its number, `[]` (any index) as -1. Self-contained
  * (no imports, no helpers, plain ES2022): the live view's page runs this very function (ui/server.ts serves its
- * text as /field-path.js), so a field the diff names is the field the page marks.
+ * text as /shared.js), so a field the diff names is the field the page marks.
  */
 export function parseFieldPath(path: string): Array<string | number> {
   const out: Array<string | number> = [];

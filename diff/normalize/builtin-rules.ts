@@ -14,7 +14,7 @@
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
 import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
-import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, type CaptureWindow } from './timestamps.js';
+import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, wholeIsoTime, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
 export type Hint = (s: string) => boolean;
@@ -173,6 +173,9 @@ function isTimeNumber(n: number, w: CaptureWindow | undefined): boolean {
 export function isTimeValue(v: unknown, w: CaptureWindow | undefined): boolean {
   if (typeof v === 'number') return isTimeNumber(v, w);
   if (typeof v !== 'string') return false;
+  // The commonest form first, read as the iso-time rule reads it (no regex tests, no Date.parse).
+  const iso = wholeIsoTime(v);
+  if (iso !== undefined) return !w || (iso >= w.from && iso <= w.to);
   const s = v.trim();
   if (s.length === 0 || s.length > 64) return false;
   if (NUMBER_TEXT.test(s)) return isTimeNumber(Number(s), w);

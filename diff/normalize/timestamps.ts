@@ -97,6 +97,14 @@ export function isoTimesInText(s: string, w: CaptureWindow | undefined): string 
   });
 }
 
+// A whole value that is one ISO-8601 date-time, as ISO_TIME reads one.
+const WHOLE_ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
+
+/** A whole ISO-8601 date-time's epoch ms (as isoTimesInText reads it), or undefined when `s` is not one: the cheap reading of the commonest time a key holds. */
+export function wholeIsoTime(s: string): number | undefined {
+  return s.length >= ISO_TIME_SHORTEST && WHOLE_ISO_TIME.test(s) ? isoTime(s) : undefined;
+}
+
 // A match (ISO_TIME's shape, so its digits sit at fixed places up to the minutes) as epoch ms, to the second: the
 // fraction does not matter to a window a day wide. No zone reads as UTC; a zone is `Z` or ±hh[:]mm.
 function isoTime(m: string): number {
