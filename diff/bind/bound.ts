@@ -235,6 +235,9 @@ export function boundValues(entries: readonly HarEntry[], primary?: PrimarySends
   return t.bound;
 }
 
+/** A percent-escape of a base64 character (`+`, `/`, `=`). */
+const ENCODED_BASE64_CHAR = /%(?:2[BbFf]|3[Dd])/;
+
 /** Bound values at most this many are looked for by substring (boundAbsent); more, and every string goes through markIssued. */
 const FEW_BOUND = 16;
 
@@ -248,7 +251,10 @@ const FEW_BOUND = 16;
 export function boundAbsent(bound: ReadonlySet<string>): ((s: string) => boolean) | undefined {
   if (bound.size > FEW_BOUND) return undefined;
   const values = [...bound];
+  // A base64 value may stand in a text percent-encoded (a URL's query), where markIssued finds it too (base64Runs).
+  const encodable = values.some((v) => /[+/=]/.test(v));
   return (s) => {
+    if (encodable && ENCODED_BASE64_CHAR.test(s)) return false;
     for (const v of values) if (s.includes(v)) return false;
     return true;
   };
@@ -258,7 +264,8 @@ export function boundAbsent(bound: ReadonlySet<string>): ((s: string) => boolean
 export function markIssued(s: string, bound: ReadonlySet<string>, mark: (value: string) => string): string {
   // A whole value first: a cookie value ("a/b+c==") is bound whole, not token by token.
   if (bound.has(s)) return mark(s);
-  return rewriteTokens(s, { get: (t) => (bound.has(t) ? mark(t) : undefined) }).text;
+  // The mark is written as it is, even where the value was percent-encoded.
+  return rewriteTokens(s, { get: (t) => (bound.has(t) ? mark(t) : undefined) }, (marked) => marked).text;
 }
 
 /**

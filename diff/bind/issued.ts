@@ -16,10 +16,10 @@
 // joined by \x1e) is skipped, and a short plain-text body is a token list.
 // Prose never is (prose.ts): a JSON string, header value, text body or event
 // that is an error message, a sentence or markup issues nothing.
-import { isEventStreamMedia, isTextualMedia, pairValue } from '../../core/index.js';
+import { isEventStreamMedia, isFormMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, sseEventsOf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
-import { lettersReadRandom } from '../normalize/shapes.js';
+import { base64Runs, lettersReadRandom, readsAsPath } from '../normalize/shapes.js';
 import { parseJsonPrefix } from './json-prefix.js';
 import { htmlValues, isHtml } from './html.js';
 import { isXml, xmlValues } from './xml.js';
@@ -94,26 +94,87 @@ export function madeNotWord(v: string): boolean {
   return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1))) || lettersReadRandom(v);
 }
 
-/** The candidate tokens of a text, in order. */
-export function tokensOf(text: string): string[] {
-  // match (global) gives the strings without a match object each: the cheaper walk, measured.
-  const all = text.match(TOKEN);
-  if (!all) return [];
-  const out: string[] = [];
-  for (const t of all) if (isCandidate(t)) out.push(t);
-  return out;
+/**
+ * The candidate tokens of a text (placedTokens): its tokens and the base64 values it holds whole (base64Runs: a
+ * cursor `4witsO+F3O6FXo0Vt+i6+x/n`, also as a URL carries it back, `4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn`, each the
+ * value with `+` and `/`). The separators would cut such a value into parts whose number and lengths vary from one random
+ * value to the next, so only the whole binds the same way on both sides; the parts stay, so a value that is a path
+ * of ids still binds by its ids. `target`: the text is a request's target (targetTokens), whose `/` is its path's.
+ */
+export function tokensOf(text: string, target = false): string[] {
+  return placedTokens(text, target).tokens;
 }
 
-/** Replaces whole tokens of `text` that `map` has a value for; `encode` turns a new value into the text's syntax. */
-export function rewriteTokens(text: string, map: { get(token: string): string | undefined }, encode: (value: string) => string = (v) => v): { text: string; uses: string[] } {
+/**
+ * tokensOf's tokens and how many of them are tokens (the rest are base64 values read whole). A text that is one
+ * value is its own first token, its parts after (when it has more than itself): so a random cursor is at `~0`
+ * whether or not it drew a `+` or `/`, as a plain id is. A value read whole inside a longer text, or a text that
+ * reads as a path, comes after the tokens, at `~bj` (its index among those), so whether there is one does not move
+ * the places of the tokens (bb shadow and bb replay pair values by place).
+ */
+export function placedTokens(text: string, target = false): { tokens: string[]; pieces: number } {
+  // match (global) gives the strings without a match object each: the cheaper walk, measured.
+  const all = text.match(TOKEN);
+  // A new array each time: callers append to tokensOf's.
+  if (!all) return { tokens: [], pieces: 0 };
+  const tokens: string[] = [];
+  for (const t of all) if (isCandidate(t)) tokens.push(t);
+  const runs = base64Runs(text, MAX_LENGTH, target);
+  if (runs.length === 0) return { tokens, pieces: tokens.length };
+  const first = runs[0]!;
+  // A path is read whole too, after its tokens: a build's path with a `.` in it is not one value, and its tokens
+  // must keep their places.
+  if (runs.length === 1 && first.start === 0 && first.end === text.length && !first.encoded && !readsAsPath(text)) {
+    if (!(tokens.length === 1 && tokens[0] === first.value)) tokens.unshift(first.value);
+    return { tokens, pieces: tokens.length };
+  }
+  const pieces = tokens.length;
+  for (const run of runs) tokens.push(run.value);
+  return { tokens, pieces };
+}
+
+/** The place suffix of a text's k-th token of placedTokens. */
+function slot(k: number, pieces: number): string {
+  return k < pieces ? `~${k}` : `~b${k - pieces}`;
+}
+
+/** The candidate tokens of a request's target (path and query): a `/` alone never shows a base64 value there. */
+export function targetTokens(target: string): string[] {
+  return tokensOf(target, true);
+}
+
+/** A request's target with what `map` has a value for replaced, each new value percent-encoded (a `+` in it is no space, a `/` no path). */
+export function rewriteTarget(target: string, map: { get(token: string): string | undefined }): { text: string; uses: string[] } {
+  return rewriteTokens(target, map, encodeURIComponent, true);
+}
+
+/**
+ * Replaces what `map` has a value for in `text`: a standard-base64 value whole (base64Runs), else whole tokens;
+ * `encode` turns a new value into the text's syntax. A value that was written percent-encoded is written back so
+ * when no `encode` is given (its `+`, `/` and `=` as escapes: a `+` in a query is a space).
+ */
+export function rewriteTokens(text: string, map: { get(token: string): string | undefined }, encode?: (value: string) => string, target = false): { text: string; uses: string[] } {
   const uses: string[] = [];
-  const out = text.replace(TOKEN, (token) => {
-    const next = map.get(token);
-    if (next === undefined) return token;
-    uses.push(token);
-    return encode(next);
-  });
-  return { text: out, uses };
+  const tokens = (part: string) =>
+    part.replace(TOKEN, (token) => {
+      const next = map.get(token);
+      if (next === undefined) return token;
+      uses.push(token);
+      return encode ? encode(next) : next;
+    });
+  const runs = base64Runs(text, MAX_LENGTH, target);
+  if (runs.length === 0) return { text: tokens(text), uses };
+  let out = '';
+  let from = 0;
+  for (const run of runs) {
+    const next = map.get(run.value);
+    if (next === undefined) continue;
+    out += tokens(text.slice(from, run.start));
+    uses.push(run.value);
+    out += encode ? encode(next) : run.encoded ? next.replace(/[+/=]/g, (c) => encodeURIComponent(c)) : next;
+    from = run.end;
+  }
+  return { text: out + tokens(text.slice(from)), uses };
 }
 
 /** Parses JSON text, or JSON after a short non-JSON prefix (Engine.IO/Socket.IO packet types, lengths). */
@@ -128,6 +189,19 @@ export function parseLooseJson(text: string): { value: unknown } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A value as a JSON string's characters (a value replaced inside a JSON text). */
+export const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
+
+/**
+ * How rewriteTokens writes a new value into a request's body or a client message: JSON-escaped in JSON,
+ * URL-encoded in a form, else as it is. (A request's target takes encodeURIComponent: a value with a `+` or `/`,
+ * a base64 cursor, must not reach the server as a space or a path.) bb replay and bb shadow's mirror both ask.
+ */
+export function textEncoding(text: string, contentType?: string): ((value: string) => string) | undefined {
+  if (parseLooseJson(text) !== undefined) return jsonEscape;
+  return isFormMedia(contentType) ? encodeURIComponent : undefined;
 }
 
 /**
@@ -147,10 +221,13 @@ interface ValueSink {
 }
 
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
-function tokensFor(text: string, out: ValueSink): string[] {
-  const tokens = tokensOf(text);
-  return out.wants && !tokens.some(out.wants) ? [] : tokens;
+function tokensFor(text: string, out: ValueSink, target = false): { readonly tokens: readonly string[]; readonly pieces: number } {
+  const placed = placedTokens(text, target);
+  return out.wants && !placed.tokens.some(out.wants) ? NO_TOKENS : placed;
 }
+
+/** No tokens, for tokensFor's callers (which only read it). */
+const NO_TOKENS: { readonly tokens: readonly string[]; readonly pieces: number } = { tokens: [], pieces: 0 };
 
 /** A sink that collects IssuedValues with their places. */
 function collect(out: IssuedValue[]): ValueSink {
@@ -166,10 +243,10 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
     if (typeof v === 'string') {
       // Shorter than a token: nothing to find (and no prose test to run).
       if (v.length < MIN_LENGTH) return;
-      const tokens = tokensFor(v, out);
+      const { tokens, pieces } = tokensFor(v, out);
       // A sentence or an error message in a field is written for people, not issued.
       if (tokens.length === 0 || isProse(v)) return;
-      tokens.forEach((token, k) => out.add(places ? `${prefix}${path}~${k}` : '', token));
+      tokens.forEach((token, k) => out.add(places ? `${prefix}${path}${slot(k, pieces)}` : '', token));
     } else if (typeof v === 'number') {
       if (Number.isInteger(v) && Math.abs(v) >= 1000) out.add(places ? `${prefix}${path}` : '', String(v));
     } else if (Array.isArray(v)) {
@@ -190,8 +267,8 @@ function textValues(text: string, prefix: string, out: ValueSink, truncated = fa
     const json = parseLooseJson(packet) ?? (truncated && p === packets.length - 1 ? parseJsonPrefix(packet) : undefined);
     if (json) jsonValues(json.value, at, out);
     else if (packet.length <= MAX_PLAIN_TEXT) {
-      const tokens = tokensFor(packet, out);
-      if (tokens.length && !isProse(packet)) tokens.forEach((token, k) => out.add(out.places ? `${at}~${k}` : '', token));
+      const { tokens, pieces } = tokensFor(packet, out);
+      if (tokens.length && !isProse(packet)) tokens.forEach((token, k) => out.add(out.places ? `${at}${slot(k, pieces)}` : '', token));
     }
   });
 }
@@ -206,6 +283,9 @@ export function setCookiePair(value: string): { name: string; value: string } | 
 
 /** Headers whose values are not issued to the client for later use (or are the body's own framing). */
 const NOT_ISSUED = new Set(['date', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'server', 'age', 'expires', 'cache-control', 'content-encoding', 'accept-ranges', 'x-bb-error']);
+
+/** Headers whose value is a URL the client may go to next. */
+const URL_HEADERS = new Set(['location', 'content-location']);
 
 /**
  * Last-Modified is issued whole: a client revalidates with the date it was
@@ -287,8 +367,9 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
       if (pair && pair.value.length >= MIN_LENGTH) out.add(`cookie:${pair.name}`, pair.value);
       continue;
     }
-    const tokens = tokensFor(value, out);
-    if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}~${k}` : '', token));
+    // A Location is a request's target to be: its `/` is its path's (targetTokens).
+    const { tokens, pieces } = tokensFor(value, out, URL_HEADERS.has(lower));
+    if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}${slot(k, pieces)}` : '', token));
   }
   if (res.text !== undefined) {
     const type = pairValue(res.headers, 'content-type');
@@ -298,7 +379,10 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
   }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
   // An event's id is issued as a header value is: by tokens (Last-Event-ID carries it back, https://html.spec.whatwg.org/multipage/server-sent-events.html#the-last-event-id-header).
-  res.eventIds?.forEach((id, i) => tokensFor(id, out).forEach((token, k) => out.add(out.places ? `sse[${i}]@id~${k}` : '', token)));
+  res.eventIds?.forEach((id, i) => {
+    const { tokens, pieces } = tokensFor(id, out);
+    tokens.forEach((token, k) => out.add(out.places ? `sse[${i}]@id${slot(k, pieces)}` : '', token));
+  });
   res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
 }
 
@@ -315,9 +399,10 @@ function pageValues(text: string, out: ValueSink): void {
 /** The made tokens (madeNotWord) of a markup document's values (an HTML page's, an XML document's: xml.ts), at `kind:place~k`; words are prose. */
 function documentValues(values: Array<{ place: string; value: string }>, kind: string, out: ValueSink): void {
   for (const { place, value } of values) {
-    const tokens = tokensFor(value, out);
+    // A link's href and a form's action are targets to be (targetTokens).
+    const { tokens, pieces } = tokensFor(value, out, place.endsWith('@href') || place.endsWith('@action'));
     if (tokens.length === 0 || isProse(value)) continue;
-    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `${kind}:${place}~${k}` : '', token));
+    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `${kind}:${place}${slot(k, pieces)}` : '', token));
   }
 }
 
@@ -459,7 +544,7 @@ function cookieValues(headers: SentRequest['headers']): string[] {
 
 /** Every candidate value a request carries (tokens of URL, headers, body; whole cookie values). */
 export function requestTokens(parts: SentRequest): string[] {
-  const out = tokensOf(parts.target);
+  const out = targetTokens(parts.target);
   for (const [n, v] of parts.headers) {
     const lower = n.toLowerCase();
     if (SENT_WHOLE.has(lower)) out.push(v);

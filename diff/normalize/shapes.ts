@@ -237,10 +237,23 @@ const WHOLE_BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 // A digest names what it digests (bb's own `<binary 44 bytes sha256:…>` among them): content, not a generated value.
 const DIGEST_LABEL = /(?:sha\d*|md5|digest|hash|checksum)[:=]$/i;
 
-/** Whether the whole string is one base64 value: in the alphabet, and showing `+`, padding, or a `/` that does not start it as a path's does. */
+/** Whether a text starts as a path does (`/users/Xk9f…`: PATH_START), though it may be a value that starts with its `/`. */
+export function readsAsPath(text: string): boolean {
+  return PATH_START.test(text);
+}
+
+// A path's start: a `/`, a segment of a path's words (lower-case letters, `-`, `_`, `.`, digits after the first
+// letter: `api`, `users`, `_next`, `user-files`), a version (`v2`) or a number, and another `/` (`/users/Xk9f…`).
+const PATH_START = /^\/(?:_?[a-z]+(?:[-_.]?[a-z0-9]+)*|v\d+|\d+)\//;
+
+/**
+ * Whether the whole string is one base64 value: in the alphabet, and showing `+`, padding, or a `/` that is not a
+ * path's (PATH_START). A random value may start with its `/` (one in 64) and show another (a third of those, at
+ * 24 characters): its first part then reads as a path's word about one time in thirty.
+ */
 function wholeBase64(s: string): boolean {
   if (s.length < TOKEN_LENGTHS.min || s.length > TOKEN_LENGTHS.max || !WHOLE_BASE64.test(s)) return false;
-  return (s.includes('+') || s.endsWith('=') || (s.includes('/') && !s.startsWith('/'))) && looksGenerated(s);
+  return (s.includes('+') || s.endsWith('=') || (s.includes('/') && !PATH_START.test(s))) && looksGenerated(s);
 }
 
 // A standard-base64 value inside a longer string (a CSP nonce `'nonce-OtQJ…/iD=='`, a Digest nonce): a run of the
@@ -260,6 +273,75 @@ function embeddedBase64(s: string): ShapeSpan[] {
     out.push({ start: m.index, end: m.index + run.length, cls: digest ? '' : run.length === NANOID_LENGTH ? 'NANOID' : `B64_${run.length}` });
   }
   return out;
+}
+
+// A standard-base64 run as a value is written or as a URL carries it back (`+`, `/` and `=` percent-encoded:
+// encodeURIComponent's form), not inside a longer run of the alphabet nor in the middle of a percent-escape.
+const BASE64_RUN = /(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9+/%]))(?:[A-Za-z0-9+/]|%2[BbFf])+(?:=|%3[Dd]){0,2}(?![A-Za-z0-9+/=_-]|%(?:2[BbFf]|3[Dd]))/g;
+// What a text needs to hold for BASE64_RUN to find a value in it that binding's tokens would cut.
+const MAY_CUT_BASE64 = /[+/=]|%(?:2[BbFf]|3[Dd])/;
+// A text that is one value of a base64 or base64url alphabet, padded or not.
+const ONE_VALUE = /^[A-Za-z0-9+/_-]+={0,2}$/;
+// A JSON string in a text that is one such value (a cursor the client sends back in a JSON body).
+const QUOTED_VALUE = /"([A-Za-z0-9+/_-]{16,}={0,2})"/g;
+
+/** A base64 value inside a text: where it is, as written there, and its value (percent-escapes undone). */
+export interface Base64Run {
+  start: number;
+  end: number;
+  value: string;
+  /** Written with its `+`, `/` or `=` percent-encoded. */
+  encoded: boolean;
+}
+
+// Made, not words (`application/ld+json`): a digit or both cases. A random value's parts between its `+` and `/`
+// are short and read as nothing, so looksGenerated's test of separated pieces would refuse some.
+function madeValue(value: string, max: number): boolean {
+  return value.length >= TOKEN_LENGTHS.min && value.length <= max && (/\d/.test(value) || (/[a-z]/.test(value) && /[A-Z]/.test(value)));
+}
+
+/**
+ * The values of a text that the issued-values binding takes whole (diff/bind/issued.ts), 16 to `max` characters,
+ * made (a digit or both cases), in order, not overlapping: the whole text when it is one value of the base64 or
+ * base64url alphabet, whatever it shows (a cursor `4witsO+F3O6FXo0Vt+i6+x/n`, one that drew no `+` or `/`, a
+ * cursor that starts with its `/`, or a path: `/operations/tIdgwSBbNIDn`, which readsAsPath tells); else each JSON string in it that is one such value; and each standard-base64
+ * value that shows itself by a `+`, padding or an encoded `/`, as written or percent-encoded as a URL carries it back
+ * (`4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn`). The separators `+` and `/` would cut such a value into parts whose number
+ * and lengths vary from one random value to the next. In a request's target (`target`) only the last kind is read:
+ * a `/` there is its path's, and a path's segments before such a value are cut off (`/cursor/xK9f…==`).
+ */
+export function base64Runs(text: string, max: number, target = false): Base64Run[] {
+  if (text.length < TOKEN_LENGTHS.min) return [];
+  if (!target && ONE_VALUE.test(text)) return madeValue(text, max) ? [{ start: 0, end: text.length, value: text, encoded: false }] : [];
+  const out: Base64Run[] = [];
+  if (!target && text.includes('"')) {
+    for (const m of text.matchAll(QUOTED_VALUE)) if (madeValue(m[1]!, max)) out.push({ start: m.index + 1, end: m.index + m[0].length - 1, value: m[1]!, encoded: false });
+  }
+  if (!MAY_CUT_BASE64.test(text)) return out;
+  const quoted = out.length;
+  let q = 0;
+  for (const m of text.matchAll(BASE64_RUN)) {
+    let run = m[0];
+    let start = m.index;
+    // Inside a JSON string taken whole above.
+    while (q < quoted && out[q]!.end <= start) q++;
+    if (q < quoted && out[q]!.start < start + run.length) continue;
+    // A run that starts with a `/` holds a path's segments before the value: cut off up to the last `/` before the
+    // value shows itself.
+    if (run.startsWith('/')) {
+      const shows = run.search(/[+=]|%(?:2[BbFf]|3[Dd])/);
+      const cut = shows < 0 ? -1 : run.lastIndexOf('/', shows);
+      if (cut >= 0) {
+        start += cut + 1;
+        run = run.slice(cut + 1);
+      }
+    }
+    const encoded = run.includes('%');
+    const value = encoded ? run.replace(/%2[Bb]/g, '+').replace(/%2[Ff]/g, '/').replace(/%3[Dd]/g, '=') : run;
+    if (!(value.includes('+') || value.endsWith('=') || /%2[Ff]/.test(run)) || !madeValue(value, max)) continue;
+    out.push({ start, end: start + run.length, value, encoded });
+  }
+  return quoted === 0 || out.length === quoted ? out : out.sort((a, b) => a.start - b.start);
 }
 
 /**

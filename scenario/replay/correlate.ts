@@ -13,7 +13,7 @@
 // stops before sending anything.
 import { BbError, isFormMedia } from '../../core/index.js';
 import type { PlannedExchange, ReplayPlan } from './plan.js';
-import { grpcMessageBytes, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, setCookiePair, streamMessageValues, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
+import { grpcMessageBytes, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTarget, rewriteTokens, setCookiePair, streamMessageValues, textEncoding, tokensOf, type IssuedValue, type ResponseView } from '../../diff/index.js';
 import { requestParts, WIRE_HEADERS, type RequestParts } from './request.js';
 import { placeholdersIn } from './values.js';
 
@@ -34,7 +34,6 @@ interface Binding {
 /** What to replace in one request or message. */
 export type Replacements = ReadonlyMap<string, string>;
 
-const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
 
 /** Bytes (a gRPC or binary WebSocket message) as a body whose text checkSecrets reads for placeholders. */
 const bytesAsBody = (bytes: Buffer): RequestParts => ({ method: 'MSG', target: '', headers: [], body: { text: bytes.toString('latin1'), base64: false, mime: 'application/octet-stream' } });
@@ -330,7 +329,7 @@ export class Correlation {
       used.push(...r.uses);
       return r.text;
     };
-    const target = take(rewriteTokens(parts.target, map, encodeURIComponent));
+    const target = take(rewriteTarget(parts.target, map));
     const headers = parts.headers.map(([n, v]): [string, string] => {
       // Host and framing follow the target and the body (wireRequest), not the server's values.
       if (WIRE_HEADERS.has(n.toLowerCase())) return [n, v];
@@ -352,9 +351,7 @@ export class Correlation {
     });
     let body = parts.body;
     if (body && !body.base64) {
-      const json = parseLooseJson(body.text) !== undefined;
-      const form = isFormMedia(body.mime);
-      body = { ...body, text: take(rewriteTokens(body.text, map, json ? jsonEscape : form ? encodeURIComponent : undefined)) };
+      body = { ...body, text: take(rewriteTokens(body.text, map, textEncoding(body.text, body.mime))) };
     }
     this.count(used);
     return { ...parts, target, headers, ...(body ? { body } : {}) };
@@ -371,7 +368,7 @@ export class Correlation {
   /** Rewrites a client WebSocket text message. */
   rewriteMessage(text: string, map: Replacements): string {
     if (map.size === 0) return text;
-    const r = rewriteTokens(text, map, parseLooseJson(text) ? jsonEscape : undefined);
+    const r = rewriteTokens(text, map, textEncoding(text));
     this.count(r.uses);
     return r.text;
   }

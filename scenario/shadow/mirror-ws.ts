@@ -12,7 +12,7 @@
 // regression) delays its own copy only; messages carrying no such value wait
 // only for those before them (the client's order).
 import type WebSocket from 'ws';
-import { rewriteTokens, tokensOf, type Counterparts } from '../../diff/index.js';
+import { rewriteTokens, textEncoding, tokensOf, type Counterparts } from '../../diff/index.js';
 import { CATCH_UP_MS, type MessagePairs } from './message-pairs.js';
 
 /** The client's side of a mirrored WebSocket. */
@@ -94,8 +94,10 @@ export class MirroredConversation implements MirroredSocket {
     this.enqueue(carries, answers, () => {
       if (this.ws.readyState !== this.ws.OPEN) return release();
       // ws calls back once the frame is written to the socket (or failed): the bytes are the kernel's from there.
-      if (opcode === 1) this.ws.send(this.bindings.size ? rewriteTokens(data.toString('utf8'), this.bindings).text : data.toString('utf8'), release);
-      else if (opcode === 2) this.ws.send(data, { binary: true }, release);
+      if (opcode === 1) {
+        const text = data.toString('utf8');
+        this.ws.send(this.bindings.size ? rewriteTokens(text, this.bindings, textEncoding(text)).text : text, release);
+      } else if (opcode === 2) this.ws.send(data, { binary: true }, release);
       else if (opcode === 9) this.ws.ping(data, undefined, release);
       else release();
     });

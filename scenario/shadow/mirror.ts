@@ -16,7 +16,7 @@
 import { connect } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
-import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTokens, tokensOf, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTarget, rewriteTokens, textEncoding, tokensOf, type ResponseView } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -348,7 +348,8 @@ export class MirrorTarget {
   /** The request as this target gets it: values bound to its own, --header overrides applied. */
   private parts(req: MirrorRequest): RequestParts {
     const map = this.bindings;
-    const rewrite = (text: string) => (map.size === 0 ? text : rewriteTokens(text, map).text);
+    // A new value in a body is written as its syntax asks (textEncoding); in the target, percent-encoded (rewriteTarget).
+    const rewrite = (text: string, encode?: (value: string) => string) => (map.size === 0 ? text : rewriteTokens(text, map, encode).text);
     const headers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!;
@@ -362,13 +363,13 @@ export class MirrorTarget {
       req.body.length === 0 && !headers.some(([n]) => /^(content-length|transfer-encoding)$/i.test(n))
         ? undefined
         : text !== undefined
-          ? { text: rewrite(text), base64: false, mime: '' }
+          ? { text: map.size === 0 ? text : rewrite(text, textEncoding(text, headerValue(req.rawHeaders, 'content-type'))), base64: false, mime: '' }
           : { text: (grpc && !coded ? rewriteGrpcBody(req.body, map, headerValue(req.rawHeaders, 'grpc-encoding')) : req.body).toString('base64'), base64: true, mime: '', asSent: true };
     const trailers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.trailers.length; i += 2) trailers.push([req.trailers[i]!, req.trailers[i + 1]!]);
     return {
       method: req.method,
-      target: rewrite(req.target),
+      target: map.size === 0 ? req.target : rewriteTarget(req.target, map).text,
       version: req.version === '1.0' ? '1.0' : '1.1',
       headers: withHeaders(headers, this.headers),
       ...(body ? { body } : {}),

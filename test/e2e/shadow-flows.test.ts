@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startShadow } from '../../scenario/index.js';
 import { diffCaptures } from '../../diff/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startFlowsApp, flowsClient, type FlowsApp } from '../helpers/web-flows.js';
+import { startFlowsApp, flowsClient, FEED_PAGES, type FlowsApp } from '../helpers/web-flows.js';
 import { compared, findingKeys, offlineKeys } from '../scenario/shadow/compared.js';
 
 const tmp = tempDir();
@@ -28,6 +28,7 @@ const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown, string]> = 
   ['Last-Modified / If-Modified-Since revalidation (the candidate\'s document is newer)', (c) => c.revalidate('date'), 304, 'response.body.status'],
   ['an OAuth-style redirect: code and state in the 302 Location, the callback, then the token', (c) => c.signIn(), 'open', 'response.body.status'],
   ['pagination by a Link rel="next" header, then a next_cursor field', (c) => c.paginate(), [0, 1, 2], 'response.body.status'],
+  ['a feed paged by random standard-base64 cursors (`+`, `/`), sent back URL-encoded, the last in a JSON body', (c) => c.feed(), Array.from({ length: FEED_PAGES }, (_, i) => i), 'response.body.status'],
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open', 'response.body.status'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open'], 'response.body.data.order.status'],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file', 'response.body.status'],

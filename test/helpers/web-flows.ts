@@ -12,8 +12,9 @@
 // /files/<id>`, PATCHes with `Upload-Offset`, a HEAD for the offset), HAL
 // and JSON:API links followed, a JSON login's access and refresh tokens
 // (Bearer, then refreshed), an `Idempotency-Key` the client made up (a POST
-// sent twice answers the same payment; `keys` lists the keys each build got)
-// and a WebSocket's resume token sent back on a new connection's URL. Every issued value is random or numbered from the
+// sent twice answers the same payment; `keys` lists the keys each build got),
+// a WebSocket's resume token sent back on a new connection's URL, and a feed
+// paged by opaque standard-base64 cursors sent back URL-encoded. Every issued value is random or numbered from the
 // build's own start, so a replay or a mirror that sends the recorded value to
 // another server is refused (counted in `refused`) or answered otherwise
 // (a conditional GET answered 200, counted too).
@@ -22,6 +23,9 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 import { bodyServer, closeHttpAndWs } from './servers.js';
+
+/** Pages of /feed: enough that some cursors show a `+` or `/` and some none (about half of 24 characters show one). */
+export const FEED_PAGES = 12;
 
 /** A running build of the API. */
 export interface FlowsApp {
@@ -47,6 +51,7 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
   const codes = new Set<string>();
   const tokens = new Set<string>();
   const cursors = new Map<string, number>();
+  const feedCursors = new Map<string, number>();
   const orders = new Map<string, string>();
   const files = new Map<string, string>();
   const events = new Map<string, number>();
@@ -103,6 +108,17 @@ export async function startFlowsApp(firstId: number, build: 'old' | 'new' = 'old
       const nextCursor = rand();
       cursors.set(nextCursor, page + 1);
       return send(200, { page, items: [`item-${page}`], status, next_cursor: nextCursor }, { link: `</items?cursor=${nextCursor}>; rel="next"` });
+    }
+    if (p === '/feed') {
+      // An opaque cursor in standard base64, random each time: whether it shows a `+` or a `/`, and where, varies
+      // from run to run. The client sends it back URL-encoded in the query, the last page's in a JSON body.
+      const cursor = req.method === 'POST' ? (JSON.parse(body || '{}') as { cursor?: string }).cursor : url.searchParams.get('cursor');
+      const page = cursor === null || cursor === undefined ? 0 : feedCursors.get(cursor);
+      if (page === undefined) return send(400, { error: 'bad cursor' });
+      if (page >= FEED_PAGES - 1) return send(200, { page, status, next: null });
+      const nextCursor = randomBytes(18).toString('base64');
+      feedCursors.set(nextCursor, page + 1);
+      return send(200, { page, status, next: nextCursor });
     }
     if (p === '/orders' && req.method === 'POST') {
       const id = order();
@@ -255,6 +271,18 @@ export async function flowsClient(url: string, settle?: (n: number) => Promise<v
       const two = await call('GET', /<([^>]+)>; rel="next"/.exec(String(one.headers.link))![1]!);
       const three = await call('GET', `/items?cursor=${two.json().next_cursor}`);
       return [one, two, three].map((p) => p.json().page as number);
+    },
+    /** Every page of /feed by its standard-base64 cursor, URL-encoded in the query, the last one's in a JSON body: the pages' numbers. */
+    async feed(): Promise<number[]> {
+      const pages: number[] = [];
+      let next: string | null = null;
+      for (let i = 0; i < FEED_PAGES; i++) {
+        const answer: { page: number; next: string | null } =
+          next === null ? (await call('GET', '/feed')).json() : i === FEED_PAGES - 1 ? (await call('POST', '/feed', { 'content-type': 'application/json' }, JSON.stringify({ cursor: next }))).json() : (await call('GET', `/feed?cursor=${encodeURIComponent(next)}`)).json();
+        pages.push(answer.page);
+        next = answer.next;
+      }
+      return pages;
     },
     /** Creates an order and GETs the href it was answered with: the items page's status. */
     async followHref(): Promise<string> {

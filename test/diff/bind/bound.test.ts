@@ -2,6 +2,7 @@
 // not the words of a protocol (an Engine.IO handshake offers "websocket" and
 // the client asks for ?transport=websocket).
 import { describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { boundAbsent, boundValues, markIssued } from '../../../diff/bind/bound.js';
 import { madeNotWord } from '../../../diff/bind/issued.js';
@@ -52,14 +53,53 @@ describe('an id of letters alone binds', () => {
   });
 });
 
+describe('a standard-base64 cursor the client sends back URL-encoded binds whole', () => {
+  const t = tempDir();
+  const origin = 'http://127.0.0.1:4000';
+  // Twelve pages: each answer but the last issues a random cursor (whether it shows a `+` or `/`, and where, varies
+  // from draw to draw); the client sends it back encoded in the query, the last one in a JSON body. `sent` overrides what the
+  // client sent back on one page (a client that lost its place).
+  const run = (status = 'open', sent: Record<number, string> = {}) => {
+    const cursors = Array.from({ length: 12 }, () => randomBytes(18).toString('base64'));
+    return capture(
+      cursors.map((_, i) => {
+        const back = i === 0 ? undefined : (sent[i] ?? cursors[i - 1]!);
+        const body = { page: i, status, next: i === 11 ? null : cursors[i] };
+        if (i === 11) return { method: 'POST', url: `${origin}/feed`, requestBody: { cursor: back }, body };
+        return { url: `${origin}/feed${back === undefined ? '' : `?cursor=${encodeURIComponent(back)}`}`, body };
+      }),
+    );
+  };
+  const diff = async (a: unknown, b: unknown) => diffCaptures(await t.write(`a-${Math.random()}.har`, a), await t.write(`b-${Math.random()}.har`, b), {});
+
+  it('two runs of one build compare equal, draw after draw', async () => {
+    for (let k = 0; k < 10; k++) {
+      const r = await diff(run(), run());
+      assert.equal(r.verdict, 'match', renderText(r, { color: false }));
+    }
+  });
+
+  it('a changed field is still found, and a cursor sent back that was not the one issued breaks its binding', async () => {
+    const changed = await diff(run(), run('active'));
+    assert.deepEqual(changed.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`), ['real changed response.body.status']);
+    const stray = randomBytes(18).toString('base64');
+    const lost = await diff(run(), run('open', { 5: stray }));
+    const query = lost.findings.find((f) => f.pattern === 'request.query.cursor');
+    assert.equal(query?.class, 'real', renderText(lost, { color: false }));
+    assert.equal(query.new, stray);
+  });
+});
+
 describe('boundAbsent: the quick pass before markIssued', () => {
   it('says absent only where markIssued would change nothing, and gives up past 16 values', () => {
-    const bound = new Set(['1999', 'sess_9f8e7d', 'a/b+c==']);
+    const bound = new Set(['1999', 'sess_9f8e7d', 'a/b+c==', '4witsO+F3O6FXo0Vt+i6+x/n']);
     const absent = boundAbsent(bound)!;
     const mark = (v: string) => `<${v}>`;
-    const strings = ['1999', 'id 1999 here', '/items/19990', 'x=sess_9f8e7d;', 'a/b+c==', 'nothing', '', '199', 'sess_9f8e7', 'a/b+c='];
+    // A base64 value percent-encoded in a URL is found by markIssued (diff/normalize/shapes.ts base64Runs).
+    const strings = ['1999', 'id 1999 here', '/items/19990', 'x=sess_9f8e7d;', 'a/b+c==', 'nothing', '', '199', 'sess_9f8e7', 'a/b+c=', '/feed?cursor=4witsO%2bF3O6FXo0Vt%2Bi6%2Bx%2Fn'];
     for (const s of strings) if (absent(s)) assert.equal(markIssued(s, bound, mark), s, s);
     assert.deepEqual(strings.filter(absent), ['nothing', '', '199', 'sess_9f8e7', 'a/b+c=']);
+    assert.equal(markIssued(strings.at(-1)!, bound, mark), '/feed?cursor=<4witsO+F3O6FXo0Vt+i6+x/n>');
     assert.equal(boundAbsent(new Set(Array.from({ length: 17 }, (_, i) => `v${i}xx`))), undefined);
   });
 });

@@ -2,14 +2,15 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTokens, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, placedTokens, rewriteTarget, rewriteTokens, targetTokens, textEncoding, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem } from '../../helpers/grpc-items.js';
 import { sameIssued } from '../../../diff/bind/issued.js';
 
 describe('tokensOf', () => {
   const table: Array<[string, string[]]> = [
-    ['/v1/sessions/session_4f2a-9b/prompts', ['v1', 'sessions', 'session_4f2a-9b', 'prompts'].filter((t) => t.length >= 4)],
+    // A text that reads as a path is also read whole, after its tokens (a JSON string a client may send back whole).
+    ['/v1/sessions/session_4f2a-9b/prompts', ['sessions', 'session_4f2a-9b', 'prompts', '/v1/sessions/session_4f2a-9b/prompts']],
     ['sid=<redacted:0123abcd>; theme=dark', ['<redacted:0123abcd>', 'theme', 'dark']],
     ['Bearer eyJhbGciOi.eyJzdWIi.sig', ['Bearer', 'eyJhbGciOi.eyJzdWIi.sig']],
     ['{"price":12.50,"n":123,"id":4711}', ['price', '4711']],
@@ -18,6 +19,58 @@ describe('tokensOf', () => {
     ['variables=%7B%22id%22%3A%221042%22%7D&ids=5017%2C5018', ['variables', '1042', '5017', '5018']],
   ];
   for (const [text, tokens] of table) it(`splits ${JSON.stringify(text)}`, () => assert.deepEqual(tokensOf(text), tokens));
+});
+
+describe('a standard-base64 value is one token, as written or percent-encoded', () => {
+  // Its `+` and `/` would cut it into parts whose number and lengths vary from one random value to the next.
+  const value = '4witsO+F3O6FXo0Vt+i6+x/n';
+  // The values taken whole: a text that is one value, or those after the tokens (placedTokens).
+  const wholes = (text: string, target = false) => {
+    const { tokens, pieces } = placedTokens(text, target);
+    assert.deepEqual(target ? targetTokens(text) : tokensOf(text), tokens);
+    return pieces === tokens.length ? tokens.filter((t) => t === text) : tokens.slice(pieces);
+  };
+  it('issues it whole, then its parts; a URL sends it back whole, encoded in either case; a JSON body whole', () => {
+    assert.deepEqual(tokensOf(value), [value, '4witsO', 'F3O6FXo0Vt']);
+    assert.deepEqual(wholes('/feed?page=3&cursor=4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn', true), [value]);
+    assert.deepEqual(wholes('/feed?cursor=4witsO%2bF3O6FXo0Vt%2bi6%2bx%2fn&page=3', true), [value]);
+    assert.deepEqual(wholes(`{"cursor":"${value}","n":"${value}x","id":"Xk9fQ2pL7aB3dE5g"}`), [value, `${value}x`, 'Xk9fQ2pL7aB3dE5g']);
+    // Shown by a `/` alone: whole as a value of its own (a JSON string), or encoded in a query.
+    assert.deepEqual(wholes('3tdVnmuO6aPaWEL/Hl9CbJqj'), ['3tdVnmuO6aPaWEL/Hl9CbJqj']);
+    assert.deepEqual(wholes('{"c":"3tdVnmuO6aPaWEL/Hl9CbJqj"}'), ['3tdVnmuO6aPaWEL/Hl9CbJqj']);
+    assert.deepEqual(wholes('/list?cursor=%2FZyUnIgF3CLOF0xEPBjJshrs', true), ['/ZyUnIgF3CLOF0xEPBjJshrs']);
+    assert.deepEqual(wholes('/ZyUnIgF3CLOF0xEPBjJshrs'), ['/ZyUnIgF3CLOF0xEPBjJshrs']);
+    assert.deepEqual(wholes('/x6vGAN/Xk9fQ2aB7cD8eF1g'), ['/x6vGAN/Xk9fQ2aB7cD8eF1g']);
+    // Padding shows it too; in a target a path's segments before it are not part of it.
+    assert.deepEqual(wholes('/cursor/xK9fQ2pLm3Nq7Rt5Vw8Y==?page=2', true), ['xK9fQ2pLm3Nq7Rt5Vw8Y==']);
+    // A text that is one value is its first token, whether it drew a `+` or `/` or not (bb shadow pairs them there);
+    // a value read whole inside a longer text comes after the tokens, at places of its own.
+    const at = (json: unknown) => responseValues({ headers: [], text: JSON.stringify(json) }).map((v) => `${v.place} ${v.value}`);
+    assert.deepEqual(at({ next: value }), [`body:$.next~0 ${value}`, 'body:$.next~1 4witsO', 'body:$.next~2 F3O6FXo0Vt']);
+    assert.deepEqual(at({ next: 'AbCdEf0123456789xyzW' }), ['body:$.next~0 AbCdEf0123456789xyzW']);
+    assert.deepEqual(at({ next: `/feed?cursor=${encodeURIComponent(value)}&n=4711` }), ['body:$.next~0 feed', 'body:$.next~1 cursor', 'body:$.next~2 4witsO', 'body:$.next~3 F3O6FXo0Vt', 'body:$.next~4 4711', `body:$.next~b0 ${value}`]);
+  });
+  it("leaves a path, words, short values and other escapes as they were: tokens only", () => {
+    for (const text of ['image/svg+xml', 'a+b', 'multipart/form-data; boundary=----x', 'variables=%7B%22id%22%3A%221042%22%7D&ids=5017%2C5018', 'en-US,en;q=0.9', 'Hello world, this is + that', 'application/ld+json', '/files/report-2.pdf']) {
+      assert.deepEqual(wholes(text), [], text);
+    }
+    // A text that reads as a path is whole after its tokens, which keep their places whether it is or not.
+    assert.deepEqual(placedTokens('/operations/tIdgwSBbNIDn'), { tokens: ['operations', 'tIdgwSBbNIDn', '/operations/tIdgwSBbNIDn'], pieces: 2 });
+    assert.deepEqual(placedTokens('/operations/tIdg.SBbNIDn'), { tokens: ['operations', 'tIdg.SBbNIDn'], pieces: 2 });
+    // A request's path: its `/` is the path's, though a JSON string of the same text would be one value.
+    for (const target of ['/x6vGAN/Xk9fQ2aB7cD8eF1g', '/rp/F1I/hhiciZrRi8bX4iRX', '/AbCdEf0123456789xyzW']) assert.deepEqual(wholes(target, true), [], target);
+    assert.deepEqual(rewriteTarget('/x6vGAN/Xk9fQ2aB7cD8eF1g', new Map([['/x6vGAN/Xk9fQ2aB7cD8eF1g', '/x'], ['Xk9fQ2aB7cD8eF1g', 'Yk9fQ2aB7cD8eF1h']])).text, '/x6vGAN/Yk9fQ2aB7cD8eF1h');
+  });
+  it("rewrites it whole, percent-encoded again where it was (a `+` in a query is a space), else as its context's encoder writes it", () => {
+    const map = new Map([[value, 'Zz9+Yy8/Xx7+Ww6=']]);
+    assert.deepEqual(rewriteTokens('/feed?cursor=4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn&page=3', map), { text: '/feed?cursor=Zz9%2BYy8%2FXx7%2BWw6%3D&page=3', uses: [value] });
+    assert.deepEqual(rewriteTokens('/feed?cursor=4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn', map, encodeURIComponent).text, '/feed?cursor=Zz9%2BYy8%2FXx7%2BWw6%3D');
+    assert.deepEqual(rewriteTokens(`{"cursor":"${value}","n":4711}`, map, textEncoding(`{"cursor":"${value}"}`)).text, '{"cursor":"Zz9+Yy8/Xx7+Ww6=","n":4711}');
+    // A value the primary issued as one token whose counterpart shows a `+`: the target's query gets it encoded.
+    assert.equal(rewriteTokens('/feed?cursor=AbCdEf0123456789xyzW', new Map([['AbCdEf0123456789xyzW', 'Zz9+Yy8/Xx7+Ww6=']]), encodeURIComponent).text, '/feed?cursor=Zz9%2BYy8%2FXx7%2BWw6%3D');
+    // Parts around it still rewrite.
+    assert.equal(rewriteTokens('/o/4711/feed?cursor=4witsO%2BF3O6FXo0Vt%2Bi6%2Bx%2Fn', new Map([...map, ['4711', '5077']])).text, '/o/5077/feed?cursor=Zz9%2BYy8%2FXx7%2BWw6%3D');
+  });
 });
 
 describe('responseValues', () => {

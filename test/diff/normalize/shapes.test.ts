@@ -49,6 +49,12 @@ describe('shapeOf and shapeSpans', () => {
     ['<binary 44 bytes sha256:0123456789abcdef>', []],
     // A path is not one base64 value, whatever its alphabet.
     ['/v/a1b2c3d4e5f6/x-7', ['HEX12']],
+    ['/api/users/Xk9fQ2aB7cD8eF1gH2', ['B64_18']],
+    ['/v2/orders/Xk9fQ2aB7cD8eF1gH2', ['B64_18']],
+    ['/4711/items/Xk9fQ2aB7cD8eF1gH2', ['B64_18']],
+    // A base64 value may start with its `/`, and show another.
+    ['/x6vGAN/Xk9fQ2aB7cD8eF1g', ['B64_24']],
+    ['/ZyUnIgF3CLOF0xEPBjJshrs', ['B64_24']],
     ['V1StGXR8_Z5jdHi6B-myT', ['NANOID']],
     ['3kTMd9Zq0XwV1bPs7yLr2A', ['B64_22']],
     // A base64 value with + / = is one token; the same length without them is the same shape.
@@ -105,6 +111,10 @@ describe('random values keep their shape', () => {
     ['base62 32', () => pick(B62, 32), 'B64_32', 1 / 2000],
     ['base64url of 32 bytes', () => bytes(32).toString('base64url'), 'B64_43', 1 / 2000],
     ['base64 of 16 bytes', () => bytes(16).toString('base64'), 'B64_24', 1 / 500],
+    // Unpadded, shown by its `+` or `/` alone: one in 64 starts with its `/` and a third of those show another
+    // (`/x6vGAN/…`); only a first part that reads as a path's word (`/api/…`) is a path's.
+    ['base64 of 18 bytes', () => bytes(18).toString('base64'), 'B64_24', 1 / 1000],
+    ['base64 of 33 bytes', () => bytes(33).toString('base64'), 'B64_44', 1 / 1000],
     // One-case letters alone (lettersReadRandom): about one in 1,000 reads as words at 16, one in 4,000 at 21.
     ['16 lower-case letters', () => pick('abcdefghijklmnopqrstuvwxyz', 16), 'B64_16', 1 / 300],
     ['21 lower-case letters (a custom nanoid alphabet)', () => pick('abcdefghijklmnopqrstuvwxyz', 21), 'NANOID', 1 / 1000],

@@ -10,7 +10,7 @@ import { startRecording } from '../../../scenario/index.js';
 import { runBb } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startOrdersApp, visitOrders, type OrdersApp } from '../../helpers/orders-html.js';
-import { startFlowsApp, flowsClient, type FlowsApp } from '../../helpers/web-flows.js';
+import { startFlowsApp, flowsClient, FEED_PAGES, type FlowsApp } from '../../helpers/web-flows.js';
 import { startMoreFlowsApp, startH2FlowsApp, moreFlowsClient, h2CreateThenRead } from '../../helpers/web-flows-more.js';
 
 const tmp = tempDir();
@@ -61,11 +61,13 @@ const flowApps: FlowsApp[] = [];
 after(async () => {
   for (const a of flowApps) await a.close();
 });
+const feedPages = Array.from({ length: FEED_PAGES }, (_, i) => i);
 const flows: Array<[string, (c: Flows) => Promise<unknown>, unknown]> = [
   ['ETag / If-None-Match revalidation: still 304', (c) => c.revalidate('etag'), 304],
   ['Last-Modified / If-Modified-Since revalidation: still 304 where the fresh build\'s document is newer', (c) => c.revalidate('date'), 304],
   ['an OAuth-style redirect: the 302 Location carries code and state, the callback sends them back, then the token', (c) => c.signIn(), 'open'],
   ['pagination by a Link rel="next" header, then a next_cursor field', (c) => c.paginate(), [0, 1, 2]],
+  ['a feed paged by random standard-base64 cursors (`+`, `/`), sent back URL-encoded, the last in a JSON body', (c) => c.feed(), feedPages],
   ['an id inside a longer string ("href": "/orders/1042/items"), then a GET of that href', (c) => c.followHref(), 'open'],
   ['GraphQL over WebSocket (graphql-transport-ws): ids in next messages queried over HTTP', (c) => c.subscribe(), ['open', 'open']],
   ['a multipart/form-data upload answered with a file id that is then fetched', (c) => c.upload(), 'hello file'],
