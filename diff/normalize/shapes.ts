@@ -283,7 +283,7 @@ const MAY_CUT_BASE64 = /[+/=]|%(?:2[BbFf]|3[Dd])/;
 // A text that is one value of a base64 or base64url alphabet, padded or not.
 const ONE_VALUE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 // A JSON string in a text that is one such value (a cursor the client sends back in a JSON body).
-const QUOTED_VALUE = /"([A-Za-z0-9+/_-]{16,}={0,2})"/g;
+const QUOTED_VALUE = /"([A-Za-z0-9+/_-]{16}[A-Za-z0-9+/_-]*={0,2})"/g;
 
 /** A base64 value inside a text: where it is, as written there, and its value (percent-escapes undone). */
 export interface Base64Run {

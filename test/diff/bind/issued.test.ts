@@ -2,10 +2,10 @@
 // (diff/bind/issued.ts: what bb diff binds and bb replay follows).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, placedTokens, rewriteTarget, rewriteTokens, targetTokens, textEncoding, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
+import { messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTarget, rewriteTokens, textEncoding, tokensOf, type ResponseView } from '../../../diff/bind/index.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem } from '../../helpers/grpc-items.js';
-import { sameIssued } from '../../../diff/bind/issued.js';
+import { placedTokens, sameIssued, targetTokens } from '../../../diff/bind/issued.js';
 
 describe('tokensOf', () => {
   const table: Array<[string, string[]]> = [
