@@ -14,7 +14,7 @@
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
 import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
-import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, wholeIsoTime, type CaptureWindow } from './timestamps.js';
+import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, JS_DATE_SHORTEST, jsDatesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, mayHoldJsDate, wholeIsoTime, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
 export type Hint = (s: string) => boolean;
@@ -114,10 +114,10 @@ export interface BuiltinRule {
 }
 
 /** The step of the generated-value shapes: the last value rule, after every rule that names what a value is. */
-const GENERATED_STEP = 13;
+const GENERATED_STEP = 14;
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
-export const CONFIG_PATTERNS_STEP = 8;
+export const CONFIG_PATTERNS_STEP = 9;
 
 function isScalar(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
@@ -142,9 +142,11 @@ const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-correlation-id', 'x
 
 // timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
 const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;
-// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms); how long a search took
-// (Elasticsearch's `took`) or a step lasted (`elapsed`).
-const EPOCH_MS_KEY = /^(time|since|until|now|epoch|took|elapsed)$|(Ms|_ms|MS)$/;
+// epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms), or in nanoseconds or
+// microseconds (durationNs, render_nanos); a stopwatch reading: how long a search took (Elasticsearch's `took`), a
+// step lasted (`elapsed`), a call waited (`latency`), the process has run (`uptime`), in any unit (`elapsedSeconds`,
+// `latency_s`, `uptimeSec`).
+const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|^(took|elapsed|latency|uptime)(_?(s|sec|secs|seconds|Sec|Secs|Seconds|S))?$|(Ms|_ms|MS|Ns|_ns|Nanos|_nanos|Micros|_micros)$/;
 const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 
 /** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`. */
@@ -218,9 +220,14 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     cookieLifetimes: true,
   },
   {
+    name: 'js-dates',
+    // JavaScript's Date#toString and numeric Date#toLocaleString forms, inside the side's time window only.
+    value: { step: 7, apply: (s, _homes, w) => (mayHoldJsDate(s) ? jsDatesInText(s, w) : s), shortest: () => JS_DATE_SHORTEST },
+  },
+  {
     name: 'epoch-timestamps',
     // Strings (headers, cookies, text bodies) here; JSON numbers in walk.ts. 10 digits at least.
-    value: { step: 7, apply: (s, _homes, w) => (mayHoldEpoch(s) ? epochsInText(s, w) : s), shortest: () => 10 },
+    value: { step: 8, apply: (s, _homes, w) => (mayHoldEpoch(s) ? epochsInText(s, w) : s), shortest: () => 10 },
     epochNumbers: true,
   },
   {
@@ -259,7 +266,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     name: 'session-id',
     // Shortest match: 'session_' and 32 hex digits.
     value: {
-      step: 9,
+      step: 10,
       pattern: /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi,
       ordinal: 'SID',
       hint: (s) => s.length >= 40 && /session_/i.test(s),
@@ -269,13 +276,13 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   {
     name: 'ulid',
     // Not \b: ids often come prefixed (msg_<ULID>, conn_<uuid>) and '_' is a word character. 26 characters.
-    value: { step: 10, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
+    value: { step: 11, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
   },
   {
     name: 'uuid',
     // 36 characters.
     value: {
-      step: 11,
+      step: 12,
       pattern: /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi,
       ordinal: 'UUID',
       hint: (s) => s.length >= 36 && s.includes('-'),
@@ -289,7 +296,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     // secret wherever it sits; different ones at one aligned place are equal
     // when they correspond one to one (another key, a secret made up per run):
     // keyed.ts. 19 characters; in a binary payload padded with ~ to the secret's length (Redactor.jwtBytes).
-    value: { step: 12, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
+    value: { step: 13, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
   {
     name: 'generated-ids',

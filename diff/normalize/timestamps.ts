@@ -79,6 +79,44 @@ export function httpDatesInText(s: string, w: CaptureWindow | undefined): string
   });
 }
 
+// JavaScript's own date-time strings, what a server writes with no format in mind: Date#toString
+// (`${new Date()}`: `Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time)`) and Date#toLocaleString in
+// the numeric orders of en-US and en-GB and their kin (`12/7/2026, 9:33:01 PM`, with ICU's narrow no-break space
+// before the PM; `07/12/2026, 21:33:01`).
+const JS_DATE_STRING = new RegExp(`\\b${DAY_NAME} ${MONTH} \\d{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT[+-]\\d{4}(?: \\([^()]{1,64}\\))?`, 'g');
+const LOCALE_DATE_TIME = /(?<![\d/])(\d{1,2})\/(\d{1,2})\/(\d{4}),? (\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s?([AaPp])\.?[Mm]\.?)?(?![\d:])/g;
+
+/** The shortest such string: `1/1/2026 1:00`. */
+export const JS_DATE_SHORTEST = 13;
+
+/** True when a string may hold one of JavaScript's date-time strings (the patterns run only then). */
+export function mayHoldJsDate(s: string): boolean {
+  return s.length >= JS_DATE_SHORTEST && s.includes(':') && (s.includes('/') || s.includes(' GMT'));
+}
+
+/**
+ * JavaScript's date-time strings inside a string → <TS> when inside the window. A locale date-time has no zone and
+ * may put the day or the month first: it is a time of the run when either reading, as UTC, falls inside the window
+ * (a day of slack covers any zone).
+ */
+export function jsDatesInText(s: string, w: CaptureWindow | undefined): string {
+  if (!w) return s;
+  const inWindow = (t: number) => t >= w.from && t <= w.to;
+  let out = s.includes(' GMT') ? s.replace(JS_DATE_STRING, (m) => (inWindow(Date.parse(m)) ? TIMESTAMP : m)) : s;
+  if (out.includes('/')) {
+    out = out.replace(LOCALE_DATE_TIME, (m, a: string, b: string, year: string, hour: string, minute: string, second: string | undefined, half: string | undefined) => {
+      let h = Number(hour);
+      if (half !== undefined) {
+        if (h < 1 || h > 12) return m;
+        h = (h % 12) + (/[Pp]/.test(half) ? 12 : 0);
+      }
+      const at = (month: number, day: number) => (month >= 1 && month <= 12 && day >= 1 && day <= 31 ? Date.UTC(Number(year), month - 1, day, h, Number(minute), Number(second ?? 0)) : NaN);
+      return inWindow(at(Number(a), Number(b))) || inWindow(at(Number(b), Number(a))) ? TIMESTAMP : m;
+    });
+  }
+  return out;
+}
+
 // ISO-8601 date-times (RFC 3339 and the space-separated form), minutes at least, a zone or none.
 const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g;
 

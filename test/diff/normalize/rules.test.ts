@@ -104,11 +104,13 @@ describe('strings too short for any value rule', () => {
     'server-home': '/x',
     // Dated inside the window below (November 1994).
     'http-dates': 'Sun, 6-Nov-94 08:49:37 GMT',
+    // Inside the window read month first (7 January 1995).
+    'js-dates': '1/7/1995 8:49',
     'epoch-timestamps': '0784111777',
     redacted: '<redacted:0123abcd>',
     'generated-ids': 'a1b2c3d4e5f6',
   };
-  const window = { from: Date.parse('1994-11-05T00:00:00Z'), to: Date.parse('1994-11-08T00:00:00Z') };
+  const window = { from: Date.parse('1994-11-05T00:00:00Z'), to: Date.parse('1995-01-08T00:00:00Z') };
 
   it('knows the shortest string each built-in rule changes, and the rule changes no shorter substring of it', () => {
     const rules = compileRules();

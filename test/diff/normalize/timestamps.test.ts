@@ -4,9 +4,12 @@
 // (a day each way); far from it they are values and compare as such.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderText, type DiffResult } from '../../../diff/index.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { diffCaptures, renderText, type DiffResult } from '../../../diff/index.js';
+import { startRecording } from '../../../scenario/index.js';
 import { diffAgreeing } from '../diff-bounded.js';
-import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, isoTimesInText, DAY_MS } from '../../../diff/normalize/timestamps.js';
+import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, isoTimesInText, jsDatesInText, DAY_MS } from '../../../diff/normalize/timestamps.js';
 import type { Har, HarEntry } from '../../../capture/har.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -132,5 +135,64 @@ describe('ISO date-times by value', () => {
     assert.equal(same.verdict, 'match', show(same));
     const moved = await diffAgreeing(t, filled(capture(iso('2099-01-01T00:00:00Z')), 0), filled(capture(iso('ISO(+3600)')), 0));
     assert.deepEqual(moved.differences.map((d) => [d.path, d.old, d.new]), [['response.body.expires', '2099-01-01T00:00:00Z', '<TS>']], show(moved));
+  });
+});
+
+describe("JavaScript's own date strings and stopwatch keys, from a real server", () => {
+  // A server that writes its clock as Node does with no format in mind, and how long things took under the keys
+  // servers use for it: two runs of it, recorded by bb, compare equal; a fixed date in the same forms is a value.
+  const t = tempDir();
+  const serve = (fixed: Date) =>
+    createServer((_req, res) => {
+      const now = new Date();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          toString: String(now),
+          text: `Generated ${now}`,
+          enUS: now.toLocaleString('en-US'),
+          enGB: now.toLocaleString('en-GB'),
+          enUSutc: now.toLocaleString('en-US', { timeZone: 'UTC' }),
+          fixedUS: fixed.toLocaleString('en-US', { timeZone: 'UTC' }),
+          fixedString: fixed.toUTCString().replace('GMT', 'UTC'),
+          uptime: process.uptime() + Math.random(),
+          elapsedSeconds: Math.random() / 100,
+          latency: Math.random() * 10,
+          durationNs: 1 + Math.floor(Math.random() * 1e6),
+          latency_s: Math.random(),
+          count: 3,
+        }),
+      );
+    });
+  const record = async (fixed: Date, slug: string): Promise<string> => {
+    const server = serve(fixed);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const rec = await startRecording({ target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, out: t.path(`${slug}.har`), label: slug, bbHome: t.bbHome, listen: { host: '127.0.0.1', port: 0 } });
+    try {
+      for (let i = 0; i < 3; i++) {
+        await (await fetch(`${rec.url}/clock`)).text();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await rec.close(1000);
+      server.close();
+    }
+    return rec.out;
+  };
+
+  it('compares two runs equal; a fixed date in those forms that changed is a finding', async () => {
+    const fixed = new Date('2001-02-03T04:05:06Z');
+    const [a, b] = [await record(fixed, 'a'), await record(fixed, 'b')];
+    const same = await diffCaptures(a, b, {});
+    assert.equal(same.verdict, 'match', show(same));
+    const moved = await diffCaptures(a, await record(new Date('2001-02-04T04:05:06Z'), 'c'), {});
+    assert.deepEqual(moved.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort(), ['real changed response.body.fixedString', 'real changed response.body.fixedUS']);
+  });
+
+  it('reads both numeric orders of a locale date-time, AM/PM or 24 hours, and only inside the window', () => {
+    const w = { from: Date.parse('2026-12-06T00:00:00Z'), to: Date.parse('2026-12-08T00:00:00Z') };
+    assert.equal(jsDatesInText('at 12/7/2026, 9:33:01\u202fPM and 07/12/2026, 21:33:01', w), 'at <TS> and <TS>');
+    assert.equal(jsDatesInText('Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time).', w), '<TS>.');
+    assert.equal(jsDatesInText('12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM', w), '12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM');
   });
 });
