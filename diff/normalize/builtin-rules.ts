@@ -14,7 +14,7 @@
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
 import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
-import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, JS_DATE_SHORTEST, jsDatesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, mayHoldJsDate, wholeIsoTime, type CaptureWindow } from './timestamps.js';
+import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, RUNTIME_DATE_SHORTEST, runtimeDatesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, mayHoldRuntimeDate, wholeIsoTime, type CaptureWindow } from './timestamps.js';
 
 /** A cheap test that must pass before a value rule's regex runs (most strings hold no id at all). */
 export type Hint = (s: string) => boolean;
@@ -220,9 +220,9 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     cookieLifetimes: true,
   },
   {
-    name: 'js-dates',
+    name: 'runtime-dates',
     // JavaScript's Date#toString and numeric Date#toLocaleString forms, inside the side's time window only.
-    value: { step: 7, apply: (s, _homes, w) => (mayHoldJsDate(s) ? jsDatesInText(s, w) : s), shortest: () => JS_DATE_SHORTEST },
+    value: { step: 7, apply: (s, _homes, w) => (mayHoldRuntimeDate(s) ? runtimeDatesInText(s, w) : s), shortest: () => RUNTIME_DATE_SHORTEST },
   },
   {
     name: 'epoch-timestamps',

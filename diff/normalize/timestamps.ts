@@ -79,30 +79,42 @@ export function httpDatesInText(s: string, w: CaptureWindow | undefined): string
   });
 }
 
-// JavaScript's own date-time strings, what a server writes with no format in mind: Date#toString
-// (`${new Date()}`: `Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time)`) and Date#toLocaleString in
-// the numeric orders of en-US and en-GB and their kin (`12/7/2026, 9:33:01 PM`, with ICU's narrow no-break space
-// before the PM; `07/12/2026, 21:33:01`).
+// The date-time strings language runtimes write when a server prints its clock with no format in mind:
+// JavaScript's Date#toString (`${new Date()}`: `Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time)`),
+// C's asctime (Python's time.ctime: `Mon Dec  7 21:33:01 2026`) and the same with a zone before the year (Java's
+// Date#toString, Go's UnixDate: `Mon Dec 07 21:33:01 UTC 2026`), and Date#toLocaleString in the numeric orders of
+// en-US and en-GB and their kin (`12/7/2026, 9:33:01 PM`, with ICU's narrow no-break space before the PM;
+// `07/12/2026, 21:33:01`); and Go's Time#String's monotonic clock reading after a date-time and its zone
+// (`2026-12-07 21:33:01.5 +0000 UTC m=+0.000123456`: seconds since the process started).
 const JS_DATE_STRING = new RegExp(`\\b${DAY_NAME} ${MONTH} \\d{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT[+-]\\d{4}(?: \\([^()]{1,64}\\))?`, 'g');
+const ASCTIME = new RegExp(`\\b${DAY_NAME} (${MONTH}) ([ \\d]\\d) (\\d{2}):(\\d{2}):(\\d{2})(?: [A-Z]{2,5})? (\\d{4})\\b`, 'g');
 const LOCALE_DATE_TIME = /(?<![\d/])(\d{1,2})\/(\d{1,2})\/(\d{4}),? (\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s?([AaPp])\.?[Mm]\.?)?(?![\d:])/g;
+const GO_MONOTONIC = /( [+-]\d{4} [A-Z]{2,5}) m=[+-]\d{1,12}\.\d{1,9}\b/g;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** The shortest such string: `1/1/2026 1:00`. */
-export const JS_DATE_SHORTEST = 13;
+export const RUNTIME_DATE_SHORTEST = 13;
 
-/** True when a string may hold one of JavaScript's date-time strings (the patterns run only then). */
-export function mayHoldJsDate(s: string): boolean {
-  return s.length >= JS_DATE_SHORTEST && s.includes(':') && (s.includes('/') || s.includes(' GMT'));
+/** True when a string may hold one of those date-time strings (the patterns run only then). */
+export function mayHoldRuntimeDate(s: string): boolean {
+  if (s.length < RUNTIME_DATE_SHORTEST) return false;
+  // Go's monotonic reading may follow a date-time the iso-time rule has made <TS> already.
+  return s.includes(' m=') || (s.includes(':') && (s.includes('/') || s.includes(' GMT') || /\d \d{4}\b/.test(s)));
 }
 
 /**
- * JavaScript's date-time strings inside a string → <TS> when inside the window. A locale date-time has no zone and
- * may put the day or the month first: it is a time of the run when either reading, as UTC, falls inside the window
- * (a day of slack covers any zone).
+ * Those date-time strings inside a string → <TS> when inside the window, Go's monotonic reading → <MONO>. A date-time
+ * with no zone (asctime, a locale's) is read as UTC, a day of slack covering any zone; a locale date-time may put the
+ * day or the month first, and is a time of the run when either reading falls inside the window.
  */
-export function jsDatesInText(s: string, w: CaptureWindow | undefined): string {
-  if (!w) return s;
+export function runtimeDatesInText(s: string, w: CaptureWindow | undefined): string {
+  let out = s.includes(' m=') ? s.replace(GO_MONOTONIC, '$1 m=<MONO>') : s;
+  if (!w) return out;
   const inWindow = (t: number) => t >= w.from && t <= w.to;
-  let out = s.includes(' GMT') ? s.replace(JS_DATE_STRING, (m) => (inWindow(Date.parse(m)) ? TIMESTAMP : m)) : s;
+  if (out.includes(' GMT')) out = out.replace(JS_DATE_STRING, (m) => (inWindow(Date.parse(m)) ? TIMESTAMP : m));
+  out = out.replace(ASCTIME, (m, month: string, day: string, h: string, min: string, sec: string, year: string) =>
+    inWindow(Date.UTC(Number(year), MONTHS.indexOf(month), Number(day), Number(h), Number(min), Number(sec))) ? TIMESTAMP : m,
+  );
   if (out.includes('/')) {
     out = out.replace(LOCALE_DATE_TIME, (m, a: string, b: string, year: string, hour: string, minute: string, second: string | undefined, half: string | undefined) => {
       let h = Number(hour);

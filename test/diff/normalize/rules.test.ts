@@ -105,7 +105,7 @@ describe('strings too short for any value rule', () => {
     // Dated inside the window below (November 1994).
     'http-dates': 'Sun, 6-Nov-94 08:49:37 GMT',
     // Inside the window read month first (7 January 1995).
-    'js-dates': '1/7/1995 8:49',
+    'runtime-dates': '1/7/1995 8:49',
     'epoch-timestamps': '0784111777',
     redacted: '<redacted:0123abcd>',
     'generated-ids': 'a1b2c3d4e5f6',

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { diffCaptures, renderText, type DiffResult } from '../../../diff/index.js';
 import { startRecording } from '../../../scenario/index.js';
 import { diffAgreeing } from '../diff-bounded.js';
-import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, isoTimesInText, jsDatesInText, DAY_MS } from '../../../diff/normalize/timestamps.js';
+import { captureWindow, epochsInText, httpDatesInText, isEpochInWindow, isoTimesInText, runtimeDatesInText, DAY_MS } from '../../../diff/normalize/timestamps.js';
 import type { Har, HarEntry } from '../../../capture/har.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -138,7 +138,13 @@ describe('ISO date-times by value', () => {
   });
 });
 
-describe("JavaScript's own date strings and stopwatch keys, from a real server", () => {
+/** C's asctime form of `d` in UTC (`Mon Dec  7 21:33:01 2026`), a zone before the year when given (Go's UnixDate). */
+function asctime(d: Date, zone?: string): string {
+  const [day, month] = [d.toUTCString().slice(0, 3), d.toUTCString().slice(8, 11)];
+  return `${day} ${month} ${String(d.getUTCDate()).padStart(2, ' ')} ${d.toISOString().slice(11, 19)}${zone ? ` ${zone}` : ''} ${d.getUTCFullYear()}`;
+}
+
+describe("runtimes' own date strings and stopwatch keys, from a real server", () => {
   // A server that writes its clock as Node does with no format in mind, and how long things took under the keys
   // servers use for it: two runs of it, recorded by bb, compare equal; a fixed date in the same forms is a value.
   const t = tempDir();
@@ -153,6 +159,11 @@ describe("JavaScript's own date strings and stopwatch keys, from a real server",
           enUS: now.toLocaleString('en-US'),
           enGB: now.toLocaleString('en-GB'),
           enUSutc: now.toLocaleString('en-US', { timeZone: 'UTC' }),
+          // C's asctime (Python's time.ctime), Java's Date#toString, Go's Time#String with its monotonic reading.
+          asctime: asctime(now),
+          java: asctime(now, 'UTC').replace(/ {2}(\d) /, ' 0$1 '),
+          log: `[${asctime(now)}] GET /clock 200`,
+          go: `${now.toISOString().replace('T', ' ').replace('Z', '')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')} +0000 UTC m=+${process.uptime().toFixed(9)}`,
           fixedUS: fixed.toLocaleString('en-US', { timeZone: 'UTC' }),
           fixedString: fixed.toUTCString().replace('GMT', 'UTC'),
           uptime: process.uptime() + Math.random(),
@@ -191,8 +202,10 @@ describe("JavaScript's own date strings and stopwatch keys, from a real server",
 
   it('reads both numeric orders of a locale date-time, AM/PM or 24 hours, and only inside the window', () => {
     const w = { from: Date.parse('2026-12-06T00:00:00Z'), to: Date.parse('2026-12-08T00:00:00Z') };
-    assert.equal(jsDatesInText('at 12/7/2026, 9:33:01\u202fPM and 07/12/2026, 21:33:01', w), 'at <TS> and <TS>');
-    assert.equal(jsDatesInText('Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time).', w), '<TS>.');
-    assert.equal(jsDatesInText('12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM', w), '12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM');
+    assert.equal(runtimeDatesInText('at 12/7/2026, 9:33:01\u202fPM and 07/12/2026, 21:33:01', w), 'at <TS> and <TS>');
+    assert.equal(runtimeDatesInText('Mon Dec 07 2026 21:33:01 GMT+0000 (Coordinated Universal Time).', w), '<TS>.');
+    assert.equal(runtimeDatesInText('[Mon Dec  7 21:33:01 2026] and Mon Dec 07 21:33:01 CET 2026; Mon Dec  7 21:33:01 1999', w), '[<TS>] and <TS>; Mon Dec  7 21:33:01 1999');
+    assert.equal(runtimeDatesInText('<TS> +0000 UTC m=+0.000123456', w), '<TS> +0000 UTC m=<MONO>');
+    assert.equal(runtimeDatesInText('12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM', w), '12/7/2025, 9:33:01 PM; 1/2/3 4:56; 13/13/2026 1:00; 12/7/2026 13:00 PM');
   });
 });
