@@ -134,11 +134,22 @@ const VOLATILE_HEADERS = [
   // the deadline a gRPC call has left when it goes out (PROTOCOL-HTTP2.md "Timeout"): a clock reading, new on every run.
   'grpc-timeout',
   // how long the server took (W3C Server Timing's durations, Express's, Rails's, Envoy's): a stopwatch reading.
-  'server-timing', 'x-response-time', 'x-runtime', 'x-envoy-upstream-service-time',
+  'server-timing', 'x-response-time', 'x-runtime', 'x-envoy-upstream-service-time', 'x-kong-upstream-latency', 'x-kong-proxy-latency',
+  // Fastly's: when the request reached the edge (epoch seconds) and how long it took there (`S1733612345.123,VS0,VE1`).
+  'x-timer',
 ];
 
-/** Headers that carry request ids (masked as <ID> under request-id-keys). */
-const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-correlation-id', 'x-trace-id', 'traceparent', 'x-amzn-trace-id', 'cf-ray'];
+/**
+ * Headers that carry request and trace ids (masked as <ID> under request-id-keys): the common names, W3C Trace
+ * Context's (traceresponse is what an instrumented server answers with), Zipkin's B3, Jaeger's, Sentry's, Datadog's,
+ * and the ids clouds and gateways stamp on an answer (AWS, Azure, Google Cloud, GitHub, Kong).
+ */
+const REQUEST_ID_HEADERS = [
+  'x-request-id', 'request-id', 'x-correlation-id', 'x-trace-id', 'traceparent', 'tracestate', 'traceresponse', 'x-amzn-trace-id', 'cf-ray',
+  'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-parentspanid', 'uber-trace-id', 'sentry-trace', 'x-datadog-trace-id', 'x-datadog-parent-id',
+  'x-amz-request-id', 'x-amzn-requestid', 'x-amz-id-2', 'x-amz-cf-id', 'x-ms-request-id', 'x-ms-client-request-id', 'x-cloud-trace-context',
+  'x-github-request-id', 'x-kong-request-id',
+];
 
 // timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
 const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;

@@ -33,6 +33,8 @@ describe('the built-in rules table', () => {
     assert.equal(on.maskedHeaders.get('x-request-id'), '<ID>');
     assert.equal(on.maskedHeaders.get('date'), '<VOLATILE>');
     assert.equal(on.maskedHeaders.get('grpc-timeout'), '<VOLATILE>', "a gRPC call's deadline left is a clock reading");
+    for (const name of ['traceresponse', 'x-b3-traceid', 'x-amz-request-id', 'x-ms-request-id', 'x-github-request-id']) assert.equal(on.maskedHeaders.get(name), '<ID>', name);
+    assert.equal(on.maskedHeaders.get('x-timer'), '<VOLATILE>');
     assert.ok(on.keyRules.some((r) => r.name === 'request-id-keys'));
     assert.equal(off.maskedHeaders.size, 0);
     assert.ok(!off.keyRules.some((r) => r.name === 'request-id-keys'));
