@@ -142,7 +142,7 @@ export const shadowCommand: BbCommand = {
       .option('sample-by', { type: 'string', nargs: 1, describe: "header:NAME or cookie:NAME: a user's requests are all in or all out" })
       .option('header', { type: 'string', array: true, describe: "TARGET:'Name: value' sets a header on mirrored requests to candidate or secondary" })
       .option('until', { type: 'string', nargs: 1, describe: 'end after N requests or a duration (30s, 10m, 1h); default Ctrl-C' })
-      .option('fail-on', { type: 'string', default: '0', nargs: 1, describe: 'exit 1 when regressions / compared exchanges passes this share (default: any regression)' })
+      .option('fail-on', { type: 'string', default: '0', nargs: 1, describe: 'exit 1 when (regressions + exchanges the candidate failed) / (compared + those) passes this share (default: any)' })
       .option('json', { type: 'string', nargs: 1, describe: 'write the report (findings, counts, latency) as JSON here (- for stdout)' })
       .option('merge', { type: 'string', array: true, describe: 'add up the --json reports of several shadows into one verdict (no traffic)' })
       .option('timeout', { type: 'number', default: 30_000, nargs: 1, describe: 'ms a mirrored request may take' })
@@ -282,9 +282,10 @@ function parseCompare(value: unknown): 'live' | 'end' | undefined {
 
 async function finish(report: ShadowReport, failOn: number, json: string | undefined, force: boolean, what: string): Promise<number> {
   const t = report.totals;
-  const failed = t.regressions + t.unclassified > 0 && report.regressionRate > failOn;
+  const candidateErrors = t.candidateErrors ?? 0;
+  const failed = t.regressions + t.unclassified + candidateErrors > 0 && report.regressionRate > failOn;
   const lines = [
-    `${failed ? 'REGRESSIONS' : 'OK'}: ${what}, ${t.mirrored} mirrored, ${t.regressions} with regressions${t.unclassified ? `, ${t.unclassified} unclassified` : ''} (rate ${(report.regressionRate * 100).toFixed(2)}%, fail-on ${(failOn * 100).toFixed(2)}%), ${t.noise} noise, ${t.errors} errors`,
+    `${failed ? 'REGRESSIONS' : 'OK'}: ${what}, ${t.mirrored} mirrored, ${t.regressions} with regressions${t.unclassified ? `, ${t.unclassified} unclassified` : ''}${candidateErrors ? `, ${candidateErrors} the candidate failed` : ''} (rate ${(report.regressionRate * 100).toFixed(2)}%, fail-on ${(failOn * 100).toFixed(2)}%), ${t.noise} noise, ${t.errors} errors`,
     ...routeLines(report),
     ...(report.findings.length ? ['findings:', ...findingLines(report)] : []),
   ];

@@ -200,7 +200,10 @@ export class ShadowComparer {
       if (g.secondary && g.secondary.time >= 0) this.live.time(route, 'secondary', g.secondary.time);
       // No answer from a mirror target, bb's own error answer for it, or the target hung up: an error, never compared.
       if (!g.candidate || (this.opts.secondary && !g.secondary) || noAnswer(g.candidate) || (g.secondary && noAnswer(g.secondary))) {
-        this.live.route(route).errors++;
+        const counts = this.live.route(route);
+        counts.errors++;
+        // The new build failed where the primary answered: the gate counts it (live.ts rateOf).
+        if ((!g.candidate || noAnswer(g.candidate)) && !noAnswer(p)) counts.candidateErrors = (counts.candidateErrors ?? 0) + 1;
         continue;
       }
       whole.push(g);

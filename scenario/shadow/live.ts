@@ -29,6 +29,11 @@ export interface RouteCounts {
   unclassified: number;
   /** A mirror target failed (refused, reset, timed out): bb's own error answer. */
   errors: number;
+  /**
+   * Of `errors`, the exchanges the candidate failed where the primary answered: a failure of the new build, which
+   * the gate counts with the regressions (rateOf). Absent in reports written before it was counted.
+   */
+  candidateErrors?: number;
   /** Not mirrored, by reason ("unsafe", "sampled out", "too large", "queue full"). */
   skipped: Record<string, number>;
 }
@@ -115,7 +120,10 @@ export interface ShadowReport {
   latency: Record<string, Partial<Record<TargetName, Histogram>>>;
   /** Findings, regressions first, most frequent first. */
   findings: LiveFinding[];
-  /** (regressions + unclassified) / compared exchanges (0 when none were compared): what --fail-on gates. */
+  /**
+   * (regressions + unclassified + exchanges the candidate failed) / (compared exchanges + those it failed), 0 when
+   * none: what --fail-on gates.
+   */
   regressionRate: number;
   /** Reports this one was merged from (absent for one run). */
   merged?: number;
@@ -276,12 +284,13 @@ const BUCKETS = 96;
 
 /** An empty count set. */
 export function emptyCounts(): RouteCounts {
-  return { requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {} };
+  return { requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, candidateErrors: 0, skipped: {} };
 }
 
 /** Adds b into a. */
 export function addCounts(a: RouteCounts, b: RouteCounts): void {
   for (const k of ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'] as const) a[k] += b[k];
+  if (a.candidateErrors !== undefined || b.candidateErrors !== undefined) a.candidateErrors = (a.candidateErrors ?? 0) + (b.candidateErrors ?? 0);
   for (const [why, n] of Object.entries(b.skipped)) a.skipped[why] = (a.skipped[why] ?? 0) + n;
 }
 
@@ -613,8 +622,9 @@ function foldUnderCauses(list: Array<{ f: LiveFinding; cause: string | null }>):
  * without a secondary the unclassified ones (nothing says they are noise).
  */
 export function rateOf(c: RouteCounts): number {
-  const compared = c.equal + c.regressions + c.noise + c.unclassified;
-  return compared === 0 ? 0 : (c.regressions + c.unclassified) / compared;
+  const failed = c.candidateErrors ?? 0;
+  const gated = c.equal + c.regressions + c.noise + c.unclassified + failed;
+  return gated === 0 ? 0 : (c.regressions + c.unclassified + failed) / gated;
 }
 
 const CLASS_ORDER = { regression: 0, unclassified: 1, noise: 2 } as const;
@@ -640,6 +650,7 @@ export function reportShapeError(doc: unknown): string | undefined {
   const countsError = (c: unknown, at: string): string | undefined => {
     if (!isObj(c)) return `${at}: the counts of a route`;
     for (const k of ['requests', 'mirrored', 'equal', 'regressions', 'noise', 'unclassified', 'errors'] as const) if (!count(c[k])) return `${at}.${k}: a count`;
+    if (c.candidateErrors !== undefined && !count(c.candidateErrors)) return `${at}.candidateErrors: a count`;
     if (!isObj(c.skipped)) return `${at}.skipped: counts by reason`;
     for (const [why, n] of Object.entries(c.skipped)) if (!count(n)) return `${at}.skipped.${why}: a count`;
     return undefined;

@@ -342,7 +342,7 @@ export async function startShadow(options: ShadowOptions): Promise<Shadow> {
 
 function emptyReport(targets: ShadowReport['targets']): ShadowReport {
   const at = new Date().toISOString();
-  const counts = { requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {} };
+  const counts = { requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, candidateErrors: 0, skipped: {} };
   return { format: 1, targets, startedDateTime: at, endedDateTime: at, totals: counts, routes: {}, latency: {}, findings: [], regressionRate: 0 };
 }
 

@@ -7,12 +7,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeReports, quantile, type LiveFinding, type RouteCounts, type ShadowReport } from '../../../scenario/index.js';
-import { boundedSample, liveRows, MAX_FIELDS, MAX_ROUTES, MAX_SIGNATURES, OTHER_FIELDS, OTHER_ROUTES, SAMPLE_VALUE_MAX, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
+import { boundedSample, liveRows, rateOf, MAX_FIELDS, MAX_ROUTES, MAX_SIGNATURES, OTHER_FIELDS, OTHER_ROUTES, SAMPLE_VALUE_MAX, SAMPLES_PER_FINDING, ShadowLive, type Counted } from '../../../scenario/shadow/live.js';
 import { buildFindings } from '../../../diff/findings.js';
 import type { Difference, DifferenceKind, Finding } from '../../../diff/types.js';
 import { mulberry32 } from '../../../core/index.js';
 
-const counts = (c: Partial<RouteCounts>): RouteCounts => ({ requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, skipped: {}, ...c });
+const counts = (c: Partial<RouteCounts>): RouteCounts => ({ requests: 0, mirrored: 0, equal: 0, regressions: 0, noise: 0, unclassified: 0, errors: 0, candidateErrors: 0, skipped: {}, ...c });
 
 /** A finding of response.body.total with samples of the given shared ids. */
 const total = (count: number, ids: number[], route = 'GET /items'): LiveFinding => ({
@@ -95,6 +95,16 @@ describe('mergeReports', () => {
 // revise); what it counted is taken back first: its verdict, its share of each finding, its sample, its route
 // where no other exchange of that finding came on it, and its cause (a finding folds under a status change
 // again once the one exchange that had it without that change is taken back).
+describe('rateOf: the share the gate reads', () => {
+  it('counts what the candidate failed where the primary answered with the regressions; a report without the count, none', () => {
+    assert.equal(rateOf(counts({ equal: 3, candidateErrors: 1, errors: 2 })), 1 / 4);
+    assert.equal(rateOf(counts({ equal: 2, regressions: 1, candidateErrors: 1 })), 2 / 4);
+    const old: RouteCounts = { requests: 3, mirrored: 3, equal: 3, regressions: 0, noise: 0, unclassified: 0, errors: 1, skipped: {} };
+    assert.equal(rateOf(old), 0);
+    assert.equal(rateOf(counts({ errors: 3 })), 0);
+  });
+});
+
 describe('ShadowLive.forget', () => {
   const sample = (id: number, route: string) => ({ id, request: route });
   /** Counts one exchange as ShadowComparer.record does: its status 200 → 500 (or not) and an error body added. */

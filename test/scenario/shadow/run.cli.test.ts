@@ -267,7 +267,7 @@ describe('bb shadow: an event stream', () => {
 });
 
 describe('bb shadow: the candidate dies mid-run', () => {
-  it('the primary keeps serving, the candidate errors count per route, the run says so', async () => {
+  it('the primary keeps serving, the candidate errors count per route, the run says so and fails the gate', async () => {
     const [primary, candidate] = [await service('old'), await service('old')];
     const json = tmp.path('dies.json');
     const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('dies'), '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
@@ -290,9 +290,11 @@ describe('bb shadow: the candidate dies mid-run', () => {
     const cand = JSON.parse(await readFile(`${tmp.path('dies')}/candidate.har`, 'utf8')) as { log: { entries: Array<{ response: { status: number; content: { text?: string } }; _bb: unknown }> } };
     const seen = cand.log.entries.map((e) => `${e.response.status} ${JSON.stringify(e._bb)} ${e.response.content.text ?? ''}`).join('\n');
     assert.equal(report.routes['GET /items']?.errors, 3, `${JSON.stringify(report.routes)} ${JSON.stringify(report.findings)}\n${seen}`);
-    assert.match(bb.stdout(), /3 errors/);
-    // Errors are not regressions: the gate looks at what was compared.
-    assert.equal(code, 0, bb.stdout() + bb.stderr());
+    assert.match(bb.stdout(), /^REGRESSIONS: .*, 3 the candidate failed \(rate 50\.00%.*3 errors/m);
+    assert.equal(report.totals.candidateErrors, 3);
+    assert.equal(report.regressionRate, 0.5);
+    // The new build failed where the old one answered: the gate fails, whatever was compared equal.
+    assert.equal(code, 1, bb.stdout() + bb.stderr());
     // bb diff of the captures leaves the three out as the live run did (before, it compared bb's own 502 with the primary's 200).
     for (const env2 of [env, { ...env, BB_DIFF_BOUNDED_BYTES: '1' }]) {
       const diff = await runBb(['diff', `${tmp.path('dies')}/primary.har`, `${tmp.path('dies')}/candidate.har`], env2);
@@ -300,6 +302,29 @@ describe('bb shadow: the candidate dies mid-run', () => {
       assert.match(diff.stdout, /^MATCH +\(3 pairs;/);
       assert.match(diff.stdout, /3 exchanges left out: a mirror has no answer/);
     }
+  });
+});
+
+describe('bb shadow: the secondary dies mid-run', () => {
+  it('counts its errors but does not fail the gate: the new build answered each exchange as the old one', async () => {
+    const [primary, candidate, secondary] = [await service('old'), await service('old'), await service('old')];
+    const json = tmp.path('secondary-dies.json');
+    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path('secondary-dies'), '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    const c = new Client(url!);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+      await new Promise((r) => setTimeout(r, 300));
+      await secondary.close();
+      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+    } finally {
+      await c.close();
+    }
+    const code = await bb.exited;
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.deepEqual([report.totals.errors, report.totals.candidateErrors, report.regressionRate], [3, 0, 0], JSON.stringify(report.totals));
+    assert.match(bb.stdout(), /^OK: .*3 errors/m);
+    assert.equal(code, 0, bb.stdout() + bb.stderr());
   });
 });
 

@@ -245,7 +245,7 @@
       if (e.type !== 'report') return;
       const t = e.report.totals;
       const skipped = Object.values(t.skipped).reduce((a, b) => a + b, 0);
-      totals.textContent = `${t.requests} requests · ${t.mirrored} mirrored · ${t.equal} equal · ${t.regressions} regressions · ${t.noise} noise · ${t.errors} errors · ${skipped} skipped · rate ${(e.report.regressionRate * 100).toFixed(2)}%`;
+      totals.textContent = `${t.requests} requests · ${t.mirrored} mirrored · ${t.equal} equal · ${t.regressions} regressions · ${t.noise} noise · ${t.errors} errors${t.candidateErrors ? ` (${t.candidateErrors} the candidate's)` : ''} · ${skipped} skipped · rate ${(e.report.regressionRate * 100).toFixed(2)}%`;
       drawRoutes(e.report, e.latency || {});
       drawFindings(e.report);
     });
