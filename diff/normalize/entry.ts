@@ -9,6 +9,7 @@ import type { NormalizeContext } from './context.js';
 import { bodyParsers, parseBody, parsedByMedia, rawBody, sseEvent, type RawBody } from './bodies.js';
 import { unlistedEvents, unlistedGrpc } from './unlisted.js';
 import { decodeEnginePacket, engineIoQuery, engineIoSids, engineIoVersion } from './engine-io.js';
+import { isAppHeartbeat, type HeartbeatContext } from './heartbeats.js';
 import { normalizeString, normalizeValue, noteErased } from './walk.js';
 import { mayBeJson, parseComparedJson } from './json.js';
 import { unnumber } from './ordinals.js';
@@ -256,10 +257,13 @@ function normalizeWebSocket(e: HarEntry, ctx: NormalizeContext, eio: string | un
   const msgs = e._webSocketMessages;
   if (!msgs && e._resourceType !== 'websocket') return undefined;
   const messages: NormalizedWsMessage[] = [];
+  const beats: HeartbeatContext | undefined = ctx.rules.dropPingPong ? { url: e.request.url, subprotocol: (pairValue(e.response.headers, 'sec-websocket-protocol') ?? '').toLowerCase() } : undefined;
   for (const m of msgs ?? []) {
-    if (ctx.rules.dropPingPong && (m.opcode === 9 || m.opcode === 10)) continue;
+    if (beats && (m.opcode === 9 || m.opcode === 10)) continue;
     // Engine.IO heartbeats ("2", "3") are timer-driven too; "2probe" / "3probe" of the upgrade are kept.
-    if (ctx.rules.dropPingPong && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
+    if (beats && eio !== undefined && m.opcode === 1 && (m.data === '2' || m.data === '3')) continue;
+    // So are other protocols' keep-alive messages (heartbeats.ts): Action Cable's, graphql-ws's, SignalR's, Phoenix's, STOMP's...
+    if (beats && m._bb?.truncated === undefined && isAppHeartbeat(m.opcode, m.data, beats)) continue;
     // A message cut at the body cap compares as what was kept (never parsed: a prefix is no packet or JSON) and says so.
     const cut = m._bb?.truncated;
     const data = cut !== undefined ? { truncated: { recorded: cut, size: m._bb?.size ?? null, ...(m._bb?.restHash !== undefined ? { hash: m._bb.restHash } : {}) }, kept: m.opcode === 1 ? normalizeString(m.data, ctx.walk) : m.data } : wsData(m.opcode, m.data, m._bb, ctx, eio, ctx.walk.notes ? `ws.messages[${messages.length}].data` : '');
