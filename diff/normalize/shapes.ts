@@ -278,8 +278,9 @@ function embeddedBase64(s: string): ShapeSpan[] {
 // A standard-base64 run as a value is written or as a URL carries it back (`+`, `/` and `=` percent-encoded:
 // encodeURIComponent's form), not inside a longer run of the alphabet nor in the middle of a percent-escape.
 const BASE64_RUN = /(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9+/%]))(?:[A-Za-z0-9+/]|%2[BbFf])+(?:=|%3[Dd]){0,2}(?![A-Za-z0-9+/=_-]|%(?:2[BbFf]|3[Dd]))/g;
-// What a text needs to hold for BASE64_RUN to find a value in it that binding's tokens would cut.
-const MAY_CUT_BASE64 = /[+/=]|%(?:2[BbFf]|3[Dd])/;
+// What a text needs to hold for BASE64_RUN to find a value in it: a `+`, padding (an `=` no letter or digit
+// follows: a query's `x=1` is none), or an encoded `+`, `/` or `=`. A `/` alone never shows one inside a text.
+const MAY_SHOW_BASE64 = /\+|=(?![A-Za-z0-9])|%(?:2[BbFf]|3[Dd])/;
 // A text that is one value of a base64 or base64url alphabet, padded or not.
 const ONE_VALUE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 // A JSON string in a text that is one such value (a cursor the client sends back in a JSON body).
@@ -317,7 +318,7 @@ export function base64Runs(text: string, max: number, target = false): Base64Run
   if (!target && text.includes('"')) {
     for (const m of text.matchAll(QUOTED_VALUE)) if (madeValue(m[1]!, max)) out.push({ start: m.index + 1, end: m.index + m[0].length - 1, value: m[1]!, encoded: false });
   }
-  if (!MAY_CUT_BASE64.test(text)) return out;
+  if (!MAY_SHOW_BASE64.test(text)) return out;
   const quoted = out.length;
   let q = 0;
   for (const m of text.matchAll(BASE64_RUN)) {

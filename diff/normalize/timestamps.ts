@@ -95,11 +95,15 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /** The shortest such string: `1/1/2026 1:00`. */
 export const RUNTIME_DATE_SHORTEST = 13;
 
+// Quick tests before each pattern: a locale date's digits and slashes, asctime's month and day.
+const MAY_LOCALE = /\d\/\d{1,2}\/\d{4}/;
+const MAY_ASCTIME = /(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:/;
+
 /** True when a string may hold one of those date-time strings (the patterns run only then). */
 export function mayHoldRuntimeDate(s: string): boolean {
   if (s.length < RUNTIME_DATE_SHORTEST) return false;
   // Go's monotonic reading may follow a date-time the iso-time rule has made <TS> already.
-  return s.includes(' m=') || (s.includes(':') && (s.includes('/') || s.includes(' GMT') || /\d \d{4}\b/.test(s)));
+  return s.includes(' m=') || (s.includes(':') && (s.includes(' GMT') || (s.includes('/') && MAY_LOCALE.test(s)) || MAY_ASCTIME.test(s)));
 }
 
 /**
@@ -112,10 +116,10 @@ export function runtimeDatesInText(s: string, w: CaptureWindow | undefined): str
   if (!w) return out;
   const inWindow = (t: number) => t >= w.from && t <= w.to;
   if (out.includes(' GMT')) out = out.replace(JS_DATE_STRING, (m) => (inWindow(Date.parse(m)) ? TIMESTAMP : m));
-  out = out.replace(ASCTIME, (m, month: string, day: string, h: string, min: string, sec: string, year: string) =>
+  if (MAY_ASCTIME.test(out)) out = out.replace(ASCTIME, (m, month: string, day: string, h: string, min: string, sec: string, year: string) =>
     inWindow(Date.UTC(Number(year), MONTHS.indexOf(month), Number(day), Number(h), Number(min), Number(sec))) ? TIMESTAMP : m,
   );
-  if (out.includes('/')) {
+  if (MAY_LOCALE.test(out)) {
     out = out.replace(LOCALE_DATE_TIME, (m, a: string, b: string, year: string, hour: string, minute: string, second: string | undefined, half: string | undefined) => {
       let h = Number(hour);
       if (half !== undefined) {
