@@ -110,7 +110,8 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
   const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
-  const redactor = redact === false ? undefined : new Redactor(loadRedactKey(opts.bbHome), redact);
+  const keyed = redact === false ? undefined : { key: loadRedactKey(opts.bbHome), config: redact };
+  const redactor = keyed && new Redactor(keyed.key, keyed.config);
   makeOutFolder(dirname(out));
 
   let recordingErrors = 0;
@@ -152,12 +153,15 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
+  // Each value redacted for the first time is journaled by its placeholder and length (redact-values.ts).
+  redactor?.rememberValues((secret) => journal.appendRecord({ r: 'sec', ...secret }));
   const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget, opts.piecesTimed);
 
   let live: LiveRecords | undefined;
   const follow = (limits?: LiveLimits): LiveCapture => {
     if (live) return live;
-    live = new LiveRecords(header, redactor, paths, limits);
+    // Its own redactor: what the page builds must not teach the recorder's (whose values go to the journal).
+    live = new LiveRecords(header, keyed && readingRedactor(keyed.key, keyed.config), paths, limits);
     // What is recorded so far comes from the file (whole lines once flushed), the rest from the recorder as it is written.
     const size = journal.attach(live);
     live.catchUp(readFileSync(paths.journal).subarray(0, size));
@@ -228,7 +232,14 @@ export function redactorFor(header: HeaderRecord, bbHome?: string): Redactor | u
     }
     key = loadRedactKey(bbHome);
   }
-  return new Redactor(key, header.redact);
+  return readingRedactor(key, header.redact);
+}
+
+/** A redactor for reading a journal: values redacted by value as its `sec` records and its own redactions teach it. */
+function readingRedactor(key: Buffer, config: RedactConfig): Redactor {
+  const r = new Redactor(key, config);
+  r.rememberValues();
+  return r;
 }
 
 function validate(opts: CaptureOptions): void {
