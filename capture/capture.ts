@@ -8,6 +8,7 @@ import { now } from '../core/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
 import { Redactor, type RedactConfig } from './redact.js';
+import type { SecretValues } from './redact-values.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { currentOwner } from './journal-owner.js';
 import { bbVersion } from './version.js';
@@ -57,6 +58,12 @@ export interface CaptureOptions {
   piecesTimed?: number;
 }
 
+/** The secrets remembered by value so far, handed on by a rotating capture's segments (segments.ts) as they open. */
+export interface SecretsCarried {
+  /** The newest segment's: the next one starts knowing them (journaled as its own) and leaves its own here. */
+  values?: SecretValues;
+}
+
 /** Counts while recording. */
 export interface CaptureStats {
   /** Exchanges seen so far (each becomes an entry). */
@@ -98,8 +105,8 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   return openCaptureNow(opts);
 }
 
-/** openCapture, synchronously: a rotating capture opens its next segment between two facts (segments.ts). */
-export function openCaptureNow(opts: CaptureOptions): Capture {
+/** openCapture, synchronously: a rotating capture opens its next segment between two facts (segments.ts), handing on `secrets`. */
+export function openCaptureNow(opts: CaptureOptions, secrets?: SecretsCarried): Capture {
   validate(opts);
   const out = resolve(opts.out);
   const paths = journalPaths(out);
@@ -153,8 +160,12 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
-  // Each value redacted for the first time is journaled by its placeholder and length (redact-values.ts).
-  redactor?.rememberValues((secret) => journal.appendRecord({ r: 'sec', ...secret }));
+  if (redactor) {
+    // Each value redacted for the first time is journaled by its placeholder and length (redact-values.ts).
+    const values = redactor.rememberValues((secret) => journal.appendRecord({ r: 'sec', ...secret }));
+    if (secrets?.values) values.seed(secrets.values);
+    if (secrets) secrets.values = values;
+  }
   const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget, opts.piecesTimed);
 
   let live: LiveRecords | undefined;
