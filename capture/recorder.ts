@@ -574,11 +574,12 @@ export class Recorder {
     }
   }
 
-  // Holds a response chunk to learn from (a view, not a copy: the proxy never changes a chunk it emitted).
+  // Holds a response chunk to learn from: a view (the proxy never changes a chunk it emitted), copied when it is a
+  // view of a larger read, which a response left open for long would otherwise keep whole in memory.
   private keepToLearn(ex: OpenExchange, learn: LearnBody, chunk: Buffer): void {
     learn.n += chunk.length;
     if (learn.n > LEARN_BYTES) ex.learn = undefined;
-    else learn.chunks.push(chunk);
+    else learn.chunks.push(chunk.buffer.byteLength > LEARN_BYTES ? Buffer.from(chunk) : chunk);
   }
 
   // Remembers the secrets a response that ended names (redact-learn.ts); a body that cannot be read is skipped.
