@@ -268,11 +268,10 @@ export class Redactor {
    * remembered by value in it (a session cookie sent back as `X-Session: <sid>`, `Bearer <token>` under any name).
    */
   anyHeaderValue(name: string, value: string): string {
-    if (this.redactsHeaderValue(name, value)) return this.headerValue(name, value);
-    return this.values?.any ? this.values.replaceIn(value) : value;
+    return this.redactsHeaderValue(name, value) ? this.headerValue(name, value) : this.knownValues(value);
   }
 
-  /** A text (a multipart field's value) with the secrets remembered by value in it hidden, whole or as tokens; itself when none. */
+  /** A text (a header's or multipart field's value) with the secrets remembered by value in it hidden, whole or as tokens; itself when none. */
   knownValues(text: string): string {
     return this.values?.any ? this.values.replaceIn(text) : text;
   }

@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { openCapture, type Capture } from '../../capture/index.js';
 import { FactBus, type Fact } from '../../proxy/events.js';
 import { LEARN_BYTES } from '../../capture/redact-learn.js';
+import { DEFAULT_REDACTED_HEADERS, DEFAULT_REDACTED_KEYS, Redactor, SECRET_NAME_ENDINGS } from '../../capture/redact.js';
 import type { Har } from '../../capture/har.js';
 import { exchange } from './capture-harness.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -78,6 +79,16 @@ describe('the recorder learns the secrets a response body issues', () => {
     ]);
     assert.ok(!journal.includes('"r":"sec"'));
     assert.ok(journal.includes(`t=${TOKEN}`), 'an id is no secret: kept as sent');
+  });
+});
+
+describe('mentionsSecretName', () => {
+  it('finds every secret name in every spelling, and --redact names; a body of other names is read no further', () => {
+    const r = new Redactor(Buffer.alloc(32), { json: ['session_key'], query: ['sig'] });
+    const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...SECRET_NAME_ENDINGS.map((e) => `x_${e}`), 'newPassword', 'sessionKey', 'SESSION-KEY', 'sig'];
+    const spellings = (n: string) => [n, n.toUpperCase(), n.replace(/[-_](.)/g, (_all, c: string) => c.toUpperCase()), n.replace(/_/g, '-')];
+    for (const name of names) for (const s of spellings(name)) assert.ok(r.mentionsSecretName(`{"${s}":"v"}`), s);
+    assert.equal(r.mentionsSecretName(JSON.stringify({ id: 1, user: 'ann', items: [{ qty: 2, href: '/items/2?page=1' }] })), false);
   });
 });
 
