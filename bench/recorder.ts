@@ -3,11 +3,14 @@
 // no sockets. What the journal's encoding and writes cost without the relay
 // and the machine's other load (bench/profiles/README.md, issue 39).
 //
-//   node --import tsx bench/lib/area.ts recorder [--no-redact] [--h2-order]
+//   node --import tsx bench/lib/area.ts recorder [--no-redact] [--h2-order] [--cookie]
 //
 // --h2-order: the responses as an h2 upstream (node:http2) sends them, every
 // stream's HEADERS frame and then every stream's DATA frame, so each
 // exchange's records of the turn come between other exchanges' records.
+// --cookie: each request carries a session cookie, so the capture knows a
+// secret by value and searches every other header and the target for it
+// (capture/redact-values.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import os from 'node:os';
@@ -19,10 +22,12 @@ export async function run(args: string[]): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'rec-mb-'));
   const redact = !args.includes('--no-redact');
   const h2Order = args.includes('--h2-order');
+  const cookie = args.includes('--cookie');
   const cap = await openCapture({ out: join(dir, 'x.har'), label: 'mb', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: join(dir, 'home'), ...(redact ? {} : { redact: false }) });
   const bus = new FactBus();
   bus.on(cap.listener);
   const reqH = [':method', 'GET', ':path', '/small', ':scheme', 'http', ':authority', '127.0.0.1:8080', 'user-agent', 'h2load nghttp2/1.52.0', 'accept', '*/*'];
+  if (cookie) reqH.push('cookie', 'sid=Zk3v9QpL2mXw8RtY6nBc4HdJ0aFs7GeU; theme=dark');
   const resH = [':status', '200', 'content-type', 'application/json', 'content-length', '100', 'date', 'Sat, 05 Dec 2026 02:40:00 GMT'];
   const body = Buffer.alloc(100, 97);
   let x = 0;
@@ -52,7 +57,7 @@ export async function run(args: string[]): Promise<void> {
     const used = process.cpuUsage(cpu);
     // CPU time (user + system) says more than wall time on a shared machine.
     const cpuUs = (used.user + used.system) / 200000;
-    console.log(`${redact ? 'redact' : 'no-redact'}${h2Order ? ' h2-order' : ''} ${((performance.now() - t) * 1000 / 200000).toFixed(2)} µs/exchange wall, ${cpuUs.toFixed(2)} µs CPU`);
+    console.log(`${redact ? 'redact' : 'no-redact'}${h2Order ? ' h2-order' : ''}${cookie ? ' cookie' : ''} ${((performance.now() - t) * 1000 / 200000).toFixed(2)} µs/exchange wall, ${cpuUs.toFixed(2)} µs CPU`);
   }
   cap.discard();
   rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,9 @@
 //   node --import tsx bench/lib/area.ts redact
 //
 // Rows: µs of CPU per 2 KB JSON body of the diff bench's shape (ids, timestamps, URLs, no secret) through
-// Redactor.textValue, per 2 KB protobuf-like message with one JWT through jwtBytes; ms per 1 MB hostile input.
+// Redactor.textValue, per 2 KB protobuf-like message with one JWT through jwtBytes; the same body with two
+// secrets known by value as the HAR's writer knows them (by placeholder and length: redact-values.ts), and with
+// one of them in it; ms per 1 MB hostile input.
 import { Redactor } from '../capture/index.js';
 
 /** Runs the redaction micro-benchmark. */
@@ -31,6 +33,13 @@ export function run(): void {
   };
   perItem('textValue, 2 KB JSON body', bodies, (b: string) => r.textValue(b));
   perItem('jwtBytes, 2 KB message with a JWT', messages, (m: Buffer) => r.jwtBytes(m));
+  // A reader knowing a session id (32 characters, as long as the bodies' ids are not) and a token (36, as long as their ids).
+  const sid = 'Zk3v9QpL2mXw8RtY6nBc4HdJ0aFs7GeU';
+  const reader = new Redactor(Buffer.alloc(32, 7));
+  for (const v of [sid, 'at_9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c1']) reader.knowSecret({ p: reader.placeholderOf(v), n: v.length });
+  perItem('textValue, 2 KB JSON body, 2 values known by placeholder', bodies, (b: string) => reader.textValue(b));
+  const holding = bodies.map((b) => b.replace('plain text note', `plain ${sid} note`));
+  perItem('textValue, 2 KB JSON body holding one of them', holding, (b: string) => reader.textValue(b));
   const N = 1_000_000;
   const hostile: Array<[string, () => unknown]> = [
     ['eyJ eyJ eyJ… as bytes', () => r.jwtBytes(Buffer.from('eyJ'.repeat(N / 3), 'latin1'))],
@@ -40,6 +49,8 @@ export function run(): void {
     ['a scheme of a million letters', () => r.textValue(`${'a'.repeat(N)}://x:y@`)],
     ['2,000 letters before :// again and again, one @', () => r.textValue(`${`${'a'.repeat(2000)}://x`.repeat(N / 2004)}@`)],
     ['sk- sk- sk-…', () => r.textValue('sk-'.repeat(N / 3))],
+    // Every word as long as a value known by placeholder, each another: each one hashed.
+    ['words as long as a known value, 2 known', () => reader.textValue(Array.from({ length: N / 33 }, (_, i) => `${i.toString(36).padStart(31, 'x')}1`).join(' '))],
   ];
   for (const [label, f] of hostile) {
     const t = performance.now();

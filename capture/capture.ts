@@ -8,6 +8,7 @@ import { now } from '../core/index.js';
 import { JournalAppender, JOURNAL_VERSION, type HeaderRecord } from './journal.js';
 import { Recorder } from './recorder.js';
 import { Redactor, type RedactConfig } from './redact.js';
+import type { SecretValues } from './redact-values.js';
 import { loadRedactKey, loadRedactKeyFile, REDACT_KEY_FILE } from './redact-key.js';
 import { currentOwner } from './journal-owner.js';
 import { bbVersion } from './version.js';
@@ -57,6 +58,12 @@ export interface CaptureOptions {
   piecesTimed?: number;
 }
 
+/** The secrets remembered by value so far, handed on by a rotating capture's segments (segments.ts) as they open. */
+export interface SecretsCarried {
+  /** The newest segment's: the next one starts knowing them (journaled as its own) and leaves its own here. */
+  values?: SecretValues;
+}
+
 /** Counts while recording. */
 export interface CaptureStats {
   /** Exchanges seen so far (each becomes an entry). */
@@ -98,8 +105,8 @@ export async function openCapture(opts: CaptureOptions): Promise<Capture> {
   return openCaptureNow(opts);
 }
 
-/** openCapture, synchronously: a rotating capture opens its next segment between two facts (segments.ts). */
-export function openCaptureNow(opts: CaptureOptions): Capture {
+/** openCapture, synchronously: a rotating capture opens its next segment between two facts (segments.ts), handing on `secrets`. */
+export function openCaptureNow(opts: CaptureOptions, secrets?: SecretsCarried): Capture {
   validate(opts);
   const out = resolve(opts.out);
   const paths = journalPaths(out);
@@ -110,7 +117,8 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   const redact = opts.redact ?? {};
   // Load (or create) the key now: a bad bb home should stop the capture before traffic, not at close.
   const keyFile = join(resolve(opts.bbHome), REDACT_KEY_FILE);
-  const redactor = redact === false ? undefined : new Redactor(loadRedactKey(opts.bbHome), redact);
+  const keyed = redact === false ? undefined : { key: loadRedactKey(opts.bbHome), config: redact };
+  const redactor = keyed && new Redactor(keyed.key, keyed.config);
   makeOutFolder(dirname(out));
 
   let recordingErrors = 0;
@@ -152,12 +160,19 @@ export function openCaptureNow(opts: CaptureOptions): Capture {
   journal.appendRecord(header);
   journal.flushNow();
   if (redactor && header.seal) journal.seal = redactor.bodySeal(header.seal);
+  if (redactor) {
+    // Each value redacted for the first time is journaled by its placeholder and length (redact-values.ts).
+    const values = redactor.rememberValues((secret) => journal.appendRecord({ r: 'sec', ...secret }));
+    if (secrets?.values) values.seed(secrets.values);
+    if (secrets) secrets.values = values;
+  }
   const recorder = new Recorder(journal, bodyCap, onError, redactor, opts.seqs, opts.wsBudget, opts.piecesTimed);
 
   let live: LiveRecords | undefined;
   const follow = (limits?: LiveLimits): LiveCapture => {
     if (live) return live;
-    live = new LiveRecords(header, redactor, paths, limits);
+    // Its own redactor: what the page builds must not teach the recorder's (whose values go to the journal).
+    live = new LiveRecords(header, keyed && readingRedactor(keyed.key, keyed.config), paths, limits);
     // What is recorded so far comes from the file (whole lines once flushed), the rest from the recorder as it is written.
     const size = journal.attach(live);
     live.catchUp(readFileSync(paths.journal).subarray(0, size));
@@ -228,7 +243,14 @@ export function redactorFor(header: HeaderRecord, bbHome?: string): Redactor | u
     }
     key = loadRedactKey(bbHome);
   }
-  return new Redactor(key, header.redact);
+  return readingRedactor(key, header.redact);
+}
+
+/** A redactor for reading a journal: values redacted by value as its `sec` records and its own redactions teach it. */
+function readingRedactor(key: Buffer, config: RedactConfig): Redactor {
+  const r = new Redactor(key, config);
+  r.rememberValues();
+  return r;
 }
 
 function validate(opts: CaptureOptions): void {

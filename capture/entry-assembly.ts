@@ -73,6 +73,8 @@ export class EntryAssembler {
    */
   feed(r: JournalRecord, at = -1, bytes = 0): Assembled {
     if (r.r === 'page') return { kind: 'page', id: r.id, title: r.title, ts: r.ts };
+    // A secret by value belongs to no exchange: its reader's redactor takes it (knowSecret) before building entries.
+    if (r.r === 'sec') return undefined;
     if (r.r === 'cerr') return { kind: 'entry', exchange: { ...emptyRecords(), end: r } };
     if (r.r === 'rsts') return { kind: 'entry', exchange: { ...emptyRecords(), burst: r } };
     if (r.r === 'start') {

@@ -106,6 +106,7 @@ export async function followEntries(opts: FollowEntriesOptions): Promise<FollowE
     // A folded line's records (journal-fold.ts) are HTTP ones, never read back: only a line of one record gives its place.
     const records = unfoldRecord(rec as JournalRecord);
     for (const r of records) {
+      if (r.r === 'sec') ctx.redactor?.knowSecret(r);
       const done = assembler.feed(r, journalFd === undefined || records.length > 1 ? -1 : at, bytes);
       if (done?.kind !== 'entry') continue;
       const { exchange, later } = done;

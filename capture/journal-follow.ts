@@ -121,6 +121,9 @@ export async function followJournal(opts: FollowOptions): Promise<FollowEnd> {
       case 'wsc':
         exchanges.delete(rec.x);
         return;
+      case 'sec':
+        ctx?.redactor?.knowSecret(rec);
+        return;
       default:
         return;
     }

@@ -6,7 +6,7 @@
 //                    referenced from the journal as (o = offset, n = length).
 // No base64 or JSON escaping of body bytes happens on the hot path.
 //
-// Record format, version 1 to 4 (every record is a JSON object; `r` says which;
+// Record format, version 1 to 5 (every record is a JSON object; `r` says which;
 // `x` is the proxy's exchange id; `ts` epoch ms as a float; `seq` comes from
 // one counter per capture shared by exchanges and WebSocket messages):
 //
@@ -52,6 +52,11 @@
 //   {"r":"wsc","x","ts","seq","code"?,"reason"?,"by"}    upgraded connection ended (end record)
 //   {"r":"gm","x","ts","seq","d"}        a gRPC message's last byte crossed (d = send|receive): the k-th
 //                                        of a direction is the k-th message split from that body
+//   {"r":"sec","p","n","e"?}             version 5: a value the recorder redacted as a secret, the first time
+//                                        (or again, once SECRETS_KEPT / 2 newer ones came): p = its placeholder,
+//                                        n = its length, e = its percent-encoded form's length when another.
+//                                        Never the value: readers find it again by length and keyed hash
+//                                        wherever it is reused under another name (redact-values.ts)
 //
 // Version 3 folds an exchange's records of one loop turn into one line: a
 // start may carry "qb", "qe", "tr" (its request's chunks and end), a response
@@ -59,6 +64,9 @@
 // how, and readers unfold such a line into the records above (unfoldRecord).
 // Version 4: a start may also carry "tag" ({ts, shadow}: the `bb shadow` tag
 // given while the start was held, unfolded right after the start).
+// Version 5: "sec" records (redaction by value). An older bb would write a
+// HAR without them, a secret reused under another name left in clear where
+// only its value tells it: it refuses the journal, as any newer format.
 //
 // Readers must ignore unknown record kinds and unknown fields (later versions
 // add, never change). A torn last line (the process died mid-write) does not
@@ -68,6 +76,7 @@ import type { HarReplayOf, ShadowRole } from './har.js';
 import { closeSync, fstatSync, openSync, rmSync, writeSync, writevSync, fchmodSync } from 'node:fs';
 import type { FailureInfo, RawHeaders } from '../proxy/index.js';
 import type { RedactConfig } from './redact.js';
+import type { SecretFields } from './redact-values.js';
 import type { BodySeal } from './body-seal.js';
 import { LineBuffer } from './line-buffer.js';
 
@@ -75,7 +84,7 @@ import { LineBuffer } from './line-buffer.js';
 const IOV_MAX = 1024;
 
 /** The journal format version this code writes. */
-export const JOURNAL_VERSION = 4;
+export const JOURNAL_VERSION = 5;
 
 /** Where recorded bytes sit in `.bodies`. */
 export interface BodySlice {
@@ -180,9 +189,11 @@ export interface WsCloseRecord {
 export interface GrpcSeqRecord { r: 'gm'; x: number; ts: number; seq: number; d: 'send' | 'receive' }
 /** `bb shadow`: what the run knows of an exchange beyond its traffic (its shared id; why it was not mirrored). Later tags merge into earlier ones. */
 export interface ShadowTagRecord { r: 'tag'; x: number; ts: number; shadow: HarShadow }
+/** A value redacted as a secret, by its placeholder and lengths only (redact-values.ts SecretFields): readers find it by value. */
+export interface SecretRecord extends SecretFields { r: 'sec' }
 /** Any record after the header. */
 export type JournalRecord =
-  | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | RestHashRecord | ResponseStartRecord | DoneRecord | FailRecord
+  | SecretRecord | ShadowTagRecord | PageRecord | StartRecord | BodyRecord | RequestEndRecord | RestHashRecord | ResponseStartRecord | DoneRecord | FailRecord
   | AbortRecord | ClientErrorRecord | ResetBurstRecord | UpgradeRecord | InformationalRecord | WsMessageRecord | WsErrorRecord | WsCloseRecord | GrpcSeqRecord;
 
 /** Record kinds that end an exchange's entry. */

@@ -461,6 +461,11 @@ export class LiveRecords implements LiveCapture, JournalTap {
       messages?.push({ type: 'page', ...page });
       return undefined;
     }
+    // A secret found by value from now on, in the entries this view builds as in the HAR.
+    if (r.r === 'sec') {
+      this.redactor?.knowSecret(r);
+      return undefined;
+    }
     if (r.r === 'cerr' || r.r === 'rsts') {
       const entry = buildEntry(r.r === 'cerr' ? { ...emptyRecords(), end: r } : { ...emptyRecords(), burst: r }, this.ctx);
       const i = t.add({

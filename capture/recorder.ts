@@ -13,6 +13,7 @@ import {
 import { bodyRecord, HeldLines, joinsChunk, type HeadHolder, type HeldHead, type ResponseFields, type StartFields } from './journal-fold.js';
 import { RestHashing } from './rest-hash.js';
 import { DEFAULT_WS_BUDGET, GATHER_BYTES, GATHER_MS, MESSAGES_LISTED, PIECES_TIMED } from './options.js';
+import { LEARN_BYTES, learnSecrets, learnsFrom } from './redact-learn.js';
 import type { Hash } from 'node:crypto';
 import { now } from '../core/index.js';
 
@@ -39,6 +40,16 @@ interface OpenExchange extends HeadHolder {
   /** A body's bytes past its first PIECES_TIMED pieces, gathered to be written as one piece. */
   reqGather: Gather | undefined;
   resGather: Gather | undefined;
+  /** A small JSON or form response read for the secrets it issues once it ends (redact-learn.ts); dropped past LEARN_BYTES. */
+  learn?: LearnBody;
+}
+
+/** A response body held (its chunks, no copy) to learn its secrets from when it ends. */
+interface LearnBody {
+  chunks: Buffer[];
+  n: number;
+  type: string;
+  encoding: string | undefined;
 }
 
 /**
@@ -350,6 +361,7 @@ export class Recorder {
       case 'response-body': {
         const ex = this.open.get(fact.exchangeId);
         const request = fact.type === 'request-body';
+        if (!request && ex?.learn) this.keepToLearn(ex, ex.learn, fact.chunk);
         // The exchange's other head, held, goes first (its records keep their order).
         if (ex?.held && ex.held.kind !== (request ? 'start' : 'rs')) this.held.release(ex);
         const already = ex ? (request ? ex.reqRecorded : ex.resRecorded) : 0;
@@ -431,10 +443,17 @@ export class Recorder {
         const held: HeldHead = { kind: 'rs', rec: head, chunks: undefined };
         if (!ex || ex.grpc) this.held.write(held);
         else this.held.hold(ex, held);
+        // Its body is read for secrets when it ends (a login answering an access token the client reuses as `?t=`).
+        if (this.redactor && ex && !ex.grpc) {
+          const type = headerValue(fact.rawHeaders, 'content-type');
+          if (learnsFrom(type)) ex.learn = { chunks: [], n: 0, type: type!, encoding: headerValue(fact.rawHeaders, 'content-encoding') };
+        }
         return;
       }
       case 'exchange-completed': {
         const ex = this.open.get(fact.exchangeId);
+        // Learnt before its done is written, and so before the client has the last byte and can reuse what it issued.
+        if (ex?.learn) this.learnFrom(ex.learn);
         if (this.hashing > 0 && ex?.resRest) {
           this.held.release(ex);
           this.endRest(fact.exchangeId, fact.time, 'r');
@@ -553,6 +572,20 @@ export class Recorder {
         // connection-opened / connection-closed: the entries' `connection` says enough.
         return;
     }
+  }
+
+  // Holds a response chunk to learn from: a view (the proxy never changes a chunk it emitted), copied when it is a
+  // view of a larger read, which a response left open for long would otherwise keep whole in memory.
+  private keepToLearn(ex: OpenExchange, learn: LearnBody, chunk: Buffer): void {
+    learn.n += chunk.length;
+    if (learn.n > LEARN_BYTES) ex.learn = undefined;
+    else learn.chunks.push(chunk.buffer.byteLength > LEARN_BYTES ? Buffer.from(chunk) : chunk);
+  }
+
+  // Remembers the secrets a response that ended names (redact-learn.ts); a body that cannot be read is skipped.
+  private learnFrom(learn: LearnBody): void {
+    if (learn.n === 0) return;
+    learnSecrets(this.redactor!, learn.chunks.length === 1 ? learn.chunks[0]! : Buffer.concat(learn.chunks, learn.n), learn.type, learn.encoding);
   }
 
   // Records at most what is left under the cap; the rest only counts. `whole`: the bytes

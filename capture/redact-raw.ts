@@ -5,7 +5,7 @@
 // an HTTP/2 chunk by blanking the payloads that can carry a field or a body
 // (HPACK blocks cannot be redacted without the connection's whole history;
 // the frame headers, which show the fault, stay), a multipart part by its
-// field name.
+// field name or a secret's value in it.
 import type { Redactor } from './redact.js';
 
 /** The client connection preface (RFC 9113 section 3.4). */
@@ -46,7 +46,8 @@ function redactHttp1Text(text: string, r: Redactor): string {
     const name = content.slice(0, colon).trim();
     const lead = /^:[ \t]*/.exec(content.slice(colon))![0];
     const value = content.slice(colon + lead.length);
-    return r.redactsHeaderValue(name, value) ? content.slice(0, colon) + lead + r.headerValue(name, value) + cr : line;
+    const redacted = r.anyHeaderValue(name, value);
+    return redacted !== value ? content.slice(0, colon) + lead + redacted + cr : line;
   });
   const redactedBody = body === '' ? '' : (r.jsonText(body) ?? r.queryString(body));
   return lines.join('\n') + (m ? m[0] : '') + redactedBody;
@@ -80,8 +81,9 @@ export function multipartBoundary(mimeType: string): string | undefined {
 
 /**
  * A multipart body with the values of secret fields (by their
- * Content-Disposition name) replaced by placeholders, and JSON parts
- * redacted; undefined when nothing changed.
+ * Content-Disposition name) replaced by placeholders, JSON parts
+ * redacted, and in other fields (not files) the secrets remembered by
+ * value hidden; undefined when nothing changed.
  */
 export function redactMultipart(bytes: Buffer, boundary: string, r: Redactor): Buffer | undefined {
   const text = bytes.toString('latin1');
@@ -103,6 +105,11 @@ export function redactMultipart(bytes: Buffer, boundary: string, r: Redactor): B
     } else if (/content-type:\s*application\/([\w.+-]*\+)?json/i.test(head)) {
       const json = r.jsonText(Buffer.from(value, 'latin1').toString('utf8'));
       if (json !== undefined) redacted = Buffer.from(json, 'utf8').toString('latin1');
+    } else if (!/\bfilename\*?=/i.test(head)) {
+      // A field (not a file, whose bytes jwtBytes masks at their length): a secret remembered by value, sent under this name.
+      const text = Buffer.from(value, 'latin1').toString('utf8');
+      const known = r.knownValues(text);
+      if (known !== text) redacted = Buffer.from(known, 'utf8').toString('latin1');
     }
     if (redacted === undefined) continue;
     parts[i] = part.slice(0, m.index + m[0].length) + redacted + tail;

@@ -10,6 +10,7 @@ import { createHmac } from 'node:crypto';
 import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
+import { SecretValues, type SecretFields } from './redact-values.js';
 
 /**
  * Extra names to redact on top of the built-in lists. Each is a secret name wherever it stands: a header's name,
@@ -87,6 +88,12 @@ const KNOWN_TOKEN_HINT = /gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test
 const SHORTEST_EMBEDDED = 13;
 
 /**
+ * Words one of which every secret's name holds (DEFAULT_REDACTED_KEYS, SECRET_NAME_ENDINGS, the secret headers),
+ * any case: a body without one names no secret, and the recorder reads it no further (mentionsSecretName).
+ */
+const SECRET_NAME_HINTS = ['token', 'secret', 'passw', 'passcode', 'key', 'jwt', 'credential', 'verifier', 'assertion', 'authoriz', 'cookie', 'authentication'];
+
+/**
  * In bytes a token may follow bytes that read as its characters (a protobuf field 8's tag and length: `BZ`), so
  * jwtBytes reads runs of token characters and finds JWTs in them by their dots (jwtsInRun).
  */
@@ -139,6 +146,10 @@ export class Redactor {
   private readonly hide = (secret: string): string => this.placeholder(secret);
   /** redactsHeader's answers by header name as written: a recorder asks for every header of every exchange, mostly the same few names. */
   private readonly redactsByName = new Map<string, boolean>();
+  /** The secrets found again by value (redact-values.ts), once rememberValues turned it on. */
+  private values: SecretValues | undefined;
+  /** Finds, in a body, a name that may be a secret's (mentionsSecretName). */
+  private readonly secretNameHint: RegExp;
 
   constructor(
     private readonly key: Buffer,
@@ -146,6 +157,30 @@ export class Redactor {
   ) {
     const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
     this.secretNames = new Set(names.map(secretNameForm));
+    const extra = [...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
+    // An extra name as given and in name form (`session_key`, `sessionkey`: `sessionKey` too, the hint ignoring case).
+    const hints = [...SECRET_NAME_HINTS, ...extra.flatMap((n) => [n, secretNameForm(n)])].filter((n) => n !== '');
+    this.secretNameHint = new RegExp(hints.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
+  }
+
+  /**
+   * Turns on redaction by value (redact-values.ts): every value this redactor hides as a secret from now on is
+   * remembered and hidden again wherever it stands (whole, or a token in a longer text). `journal` is told each
+   * value to journal (the recorder's: its placeholder and length, never the value); a reader gives none and learns
+   * the recorder's values from the journal (knowSecret).
+   */
+  rememberValues(journal?: (secret: SecretFields) => void): SecretValues {
+    return (this.values ??= new SecretValues((value) => this.placeholderOf(value), journal));
+  }
+
+  /** A value a journal's `sec` record names: hidden by value from now on (it is found by its length and placeholder). */
+  knowSecret(secret: SecretFields): void {
+    this.rememberValues().know(secret);
+  }
+
+  /** True when a text (a body) holds a word of a secret's name (`token`, `password`, `key`…, and every --redact name): only then may it name one. */
+  mentionsSecretName(text: string): boolean {
+    return this.secretNameHint.test(text);
   }
 
   /**
@@ -164,8 +199,15 @@ export class Redactor {
     return secret;
   }
 
-  /** The placeholder for one secret value. */
+  /** The placeholder for one secret value (remembered to be found by value, once rememberValues turned that on). */
   placeholder(value: string): string {
+    const p = this.placeholderOf(value);
+    if (this.values !== undefined && p !== value) this.values.learn(value, p);
+    return p;
+  }
+
+  /** A value's placeholder, the value not remembered as a secret (a body bb cannot search, keyed so equal ones compare equal). */
+  placeholderOf(value: string): string {
     if (PLACEHOLDER.test(value)) return value;
     let p = this.cache.get(value);
     if (p === undefined) {
@@ -187,12 +229,11 @@ export class Redactor {
     return new RestHashing(this.key);
   }
 
-  /** Raw headers (flat name, value list) with every value headerValue changes redacted. */
+  /** Raw headers (flat name, value list) with every value anyHeaderValue changes redacted. */
   head(h: string[]): string[] {
     let out: string[] | undefined;
     for (let i = 0; i + 1 < h.length; i += 2) {
-      if (!this.redactsHeaderValue(h[i]!, h[i + 1]!)) continue;
-      const value = this.headerValue(h[i]!, h[i + 1]!);
+      const value = this.anyHeaderValue(h[i]!, h[i + 1]!);
       if (value === h[i + 1]) continue;
       out ??= h.slice();
       out[i + 1] = value;
@@ -222,6 +263,19 @@ export class Redactor {
     return redacts;
   }
 
+  /**
+   * One header's value redacted: by headerValue when its name or a JWT says it may hold a secret, else the secrets
+   * remembered by value in it (a session cookie sent back as `X-Session: <sid>`, `Bearer <token>` under any name).
+   */
+  anyHeaderValue(name: string, value: string): string {
+    return this.redactsHeaderValue(name, value) ? this.headerValue(name, value) : this.knownValues(value);
+  }
+
+  /** A text (a header's or multipart field's value) with the secrets remembered by value in it hidden, whole or as tokens; itself when none. */
+  knownValues(text: string): string {
+    return this.values?.any ? this.values.replaceIn(text) : text;
+  }
+
   /** True when headerValue may change this header: its name's (redactsHeader), or a JWT in its value. */
   redactsHeaderValue(name: string, value: string): boolean {
     return this.redactsHeader(name) || (value.length >= SHORTEST_JWT && value.includes(JWT_HINT));
@@ -230,10 +284,16 @@ export class Redactor {
   /**
    * Bytes (a protobuf message, a binary body or WebSocket message) with every JWT of 19 bytes or more in them
    * replaced by its placeholder padded to the token's length (`<redacted:0123abcd~~~…>`): lengths and framing
-   * stay as they were, so a gRPC message still decodes. The same buffer when none.
+   * stay as they were, so a gRPC message still decodes. So are the secrets remembered by value as long as a
+   * placeholder or longer (redact-values.ts maskBytes). The same buffer when none.
    */
   jwtBytes(bytes: Buffer): Buffer {
-    if (bytes.indexOf(JWT_HINT, 0, 'latin1') < 0) return bytes;
+    const masked = this.values?.any ? this.values.maskBytes(bytes) : bytes;
+    return masked.indexOf(JWT_HINT, 0, 'latin1') < 0 ? masked : this.jwtsMasked(masked);
+  }
+
+  // jwtBytes' JWTs.
+  private jwtsMasked(bytes: Buffer): Buffer {
     const text = bytes.toString('latin1');
     let out: Buffer | undefined;
     for (const run of text.matchAll(TOKEN_RUN)) {
@@ -248,9 +308,10 @@ export class Redactor {
 
   /** Every secret `text` holds whatever names it (a JWT, a URL's password, a private key, a known token) replaced by its placeholder; the rest byte for byte. */
   embedded(text: string): string {
-    if (text.length < SHORTEST_EMBEDDED) return text;
+    // A value remembered as a secret, whole or as a token (redact-values.ts), whatever names it now.
+    let out = this.values?.any ? this.values.replaceIn(text) : text;
+    if (out.length < SHORTEST_EMBEDDED) return out;
     const hide = this.hide;
-    let out = text;
     if (out.includes(JWT_HINT)) out = out.replace(JWT, hide);
     if (out.includes('@') && out.includes('://')) out = out.replace(URL_PASSWORD, (_all, head: string, password: string) => `${head}${hide(password)}@`);
     if (out.includes('PRIVATE KEY-----')) out = privateKeys(out, hide);

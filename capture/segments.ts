@@ -15,7 +15,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Fact } from '../proxy/index.js';
 import { BbError } from '../core/index.js';
-import { openCaptureNow, type Capture, type CaptureOptions, type CaptureStats } from './capture.js';
+import { openCaptureNow, type Capture, type CaptureOptions, type CaptureStats, type SecretsCarried } from './capture.js';
 import { journalPaths, type CapturePaths } from './options.js';
 
 /** When a segment is cut: past this many bytes (journal and bodies), or this long after it opened. */
@@ -90,6 +90,8 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
   if (r && !((r.bytes ?? 0) >= 1 || (r.ms ?? 0) >= 1)) throw new BbError('BB_BAD_ROTATE', `rotate needs bytes or ms above 0 (a segment's size or age), got ${JSON.stringify(r)}`);
   checkNoSegments(out, opts.force === true);
   const seqs = { n: 0 };
+  // The newest segment's secrets remembered by value: the next one starts knowing them (a session cookie set before a cut).
+  const secrets: SecretsCarried = {};
   const open = new Map<number, Segment>();
   const owner = new Map<number, Segment>();
   let newest: Segment | undefined;
@@ -101,7 +103,7 @@ export function openSegmentedCapture(opts: SegmentedCaptureOptions): SegmentedCa
 
   const openSegment = (index: number): Segment => {
     const path = segmentPath(out, index);
-    const capture = openCaptureNow({ ...opts, out: path, seqs });
+    const capture = openCaptureNow({ ...opts, out: path, seqs }, secrets);
     const seg: Segment = { index, capture, files: journalPaths(path), first: seqs.n + 1, openedAt: Date.now(), started: 0 };
     ranges[index - 1] = { first: seg.first };
     open.set(index, seg);

@@ -144,7 +144,7 @@ function searchedMedia(mimeType: string): boolean {
  * bytes so that equal bodies still compare equal and different ones differ.
  */
 function uninspectable(bytes: Buffer, why: string, r: Redactor): string {
-  return `<redacted: ${why.replace(/, body kept as sent$/, '')}; ${bytes.length} bytes not kept, ${r.placeholder(bytes.toString('latin1'))}>`;
+  return `<redacted: ${why.replace(/, body kept as sent$/, '')}; ${bytes.length} bytes not kept, ${r.placeholderOf(bytes.toString('latin1'))}>`;
 }
 
 /**

@@ -219,7 +219,11 @@ export function entryUrl(start: StartRecord, fallbackOrigin: string, redactor: R
 }
 
 function redactedUrl(rawUrl: string, { base, query, hash }: ReturnType<typeof splitQuery>, r: Redactor | undefined): string {
-  return query === undefined || !r ? rawUrl : `${base}?${r.queryString(query)}${hash}`;
+  if (!r) return rawUrl;
+  // The path was redacted as it was journaled; a value remembered since (from a body) is hidden in it too.
+  const path = r.knownValues(base);
+  if (query === undefined) return path + hash;
+  return `${path}?${r.queryString(query)}${hash}`;
 }
 
 function buildRequestHead(method: string, rawUrl: string, version: string, h: string[], ctx: EntryContext): HarRequest {
@@ -268,7 +272,11 @@ function emptyResponse(): HarResponse {
 function redactHeaders(h: string[], ctx: EntryContext) {
   const pairs = headerPairs(h);
   const r = ctx.redactor;
-  return r ? pairs.map((p) => (r.redactsHeaderValue(p.name, p.value) ? { name: p.name, value: r.headerValue(p.name, p.value) } : p)) : pairs;
+  if (!r) return pairs;
+  return pairs.map((p) => {
+    const value = r.anyHeaderValue(p.name, p.value);
+    return value === p.value ? p : { name: p.name, value };
+  });
 }
 
 /** One journaled WebSocket message (or error row) in HAR's shape; also for tailing a live journal. */

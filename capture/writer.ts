@@ -169,6 +169,11 @@ async function replayJournal(opts: WriteHarOptions, journal: FileHandle, out: Bu
   const feed = (records: JournalRecord[], i: number, at: number, bytes: number): Promise<void> | undefined => {
     for (; i < records.length; i++) {
       const r = records[i]!;
+      // Secrets by value are known from their record on: the entries that end after it hide them.
+      if (r.r === 'sec') {
+        ctx?.redactor?.knowSecret(r);
+        continue;
+      }
       if ('ts' in r && typeof r.ts === 'number' && r.ts > lastTs) lastTs = r.ts;
       if (r.r === 'rsts' && typeof r.te === 'number' && r.te > lastTs) lastTs = r.te;
       const done = assembler.feed(r, at, bytes);

@@ -10,6 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRecording } from '../../scenario/record/index.js';
 import { segmentPath } from '../../capture/index.js';
+import { openSegmentedCapture } from '../../capture/segments.js';
+import { FactBus } from '../../proxy/events.js';
+import { exchange } from './capture-harness.js';
 import type { Har } from '../../capture/har.js';
 import { assertValidHar } from '../helpers/har-schema.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -81,5 +84,29 @@ describe('a segmented capture', () => {
     }
     assert.equal(seqs.length, 9);
     assert.equal(new Set(seqs).size, 9);
+  });
+});
+
+describe('a segmented capture redacting by value', () => {
+  it('hands the values it remembered on to the next segment: a cookie set in one is hidden where the next reuses it', async () => {
+    const sid = 'Zk3v9QpL2mXw8RtY6nBc4HdJ0aFs7GeU';
+    const out = join(tmp.dir, 'seg-values', 'cap.har');
+    // Segment 2 opens at its first exchange, once segment 1 has seen the cookie set.
+    const cap = openSegmentedCapture({
+      out, label: 'l', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: tmp.bbHome,
+      pick: (fact) => (fact.target.startsWith('/two') ? 2 : 1), mayFinish: () => false,
+    });
+    const bus = new FactBus();
+    bus.on(cap.listener);
+    for (const f of exchange({ target: '/login', status: 200, resHeaders: ['Set-Cookie', `sid=${sid}; Path=/`] })) bus.emit(f);
+    for (const f of exchange({ at: 10, target: `/two?s=${sid}`, reqHeaders: ['Host', 'x', 'Content-Type', 'application/json'], reqBody: [Buffer.from(JSON.stringify({ session: sid }))], status: 200 })) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    assert.ok(!readFileSync(`${segmentPath(out, 2)}.journal`, 'utf8').includes(sid), 'its journal never held it');
+    await cap.close();
+    const [one, two] = [1, 2].map((k) => JSON.parse(readFileSync(segmentPath(out, k), 'utf8')) as Har);
+    const p = /sid=(<redacted:[0-9a-f]{8}>)/.exec(one!.log.entries[0]!.response.headers[0]!.value)![1]!;
+    const reused = two!.log.entries[0]!.request;
+    assert.ok(reused.url.endsWith(`/two?s=${p}`), reused.url);
+    assert.equal(reused.postData!.text, JSON.stringify({ session: p }));
   });
 });

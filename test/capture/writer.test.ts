@@ -19,6 +19,7 @@ import { parseJournalLine, type HeaderRecord, type JournalRecord } from '../../c
 import { buildEntry } from '../../capture/to-har.js';
 import type { Har, HarEntry } from '../../capture/har.js';
 import { tempDir } from '../helpers/tmp.js';
+import { exchange } from './capture-harness.js';
 
 const tmp = tempDir();
 
@@ -221,5 +222,51 @@ describe('writeHarFromJournal, a conversation longer than a string', () => {
     } finally {
       await cap.close();
     }
+  });
+});
+
+describe('writeHarFromJournal and the secrets a journal names by value', () => {
+  const sid = 'Zk3v9QpL2mXw8RtY6nBc4HdJ0aFs7GeU';
+  /** A journal where a cookie is set, then reused in a JSON body (and under its own name in another), copied aside. */
+  async function journal(name: string): Promise<{ journalPath: string; bodiesPath: string }> {
+    const out = tmp.path(`${name}.har`);
+    const cap = await openCapture({ out, label: 'l', target: 'http://127.0.0.1:1', listen: 'http://127.0.0.1:2', bbHome: tmp.bbHome });
+    const bus = new FactBus();
+    bus.on(cap.listener);
+    for (const f of exchange({ target: '/login', status: 200, resHeaders: ['Set-Cookie', `sid=${sid}; Path=/`] })) bus.emit(f);
+    const body = JSON.stringify({ session: sid, password: 'hunter2!x' });
+    for (const f of exchange({ at: 5, method: 'POST', target: '/j', reqHeaders: ['Host', 'x', 'Content-Type', 'application/json'], reqBody: [Buffer.from(body)], status: 200 })) bus.emit(f);
+    bus.emit({ type: 'flush' });
+    const copy = { journalPath: tmp.path(`${name}-copy.journal`), bodiesPath: tmp.path(`${name}-copy.bodies`) };
+    copyFileSync(`${out}.journal`, copy.journalPath);
+    copyFileSync(`${out}.bodies`, copy.bodiesPath);
+    cap.discard();
+    return copy;
+  }
+  const write = async (files: { journalPath: string; bodiesPath: string }, out: string): Promise<Har> => {
+    await writeHarFromJournal({ ...files, out: tmp.path(out), complete: false, redactorFor: (h) => redactorFor(h, tmp.bbHome) });
+    return JSON.parse(readFileSync(tmp.path(out), 'utf8')) as Har;
+  };
+
+  it("hides a value its `sec` record names in the bodies of entries that end after it", async () => {
+    const files = await journal('sec');
+    assert.match(readFileSync(files.journalPath, 'utf8'), /\{"r":"sec","p":"<redacted:[0-9a-f]{8}>","n":32\}/);
+    const har = await write(files, 'sec.har');
+    const p = /sid=(<redacted:[0-9a-f]{8}>)/.exec(har.log.entries[0]!.response.headers[0]!.value)![1]!;
+    const text = JSON.parse(har.log.entries[1]!.request.postData!.text!) as { session: string; password: string };
+    assert.equal(text.session, p);
+    assert.match(text.password, /^<redacted:[0-9a-f]{8}>$/);
+  });
+
+  it('reads a format-4 journal, which has no `sec` records, as before: values hidden by their names only', async () => {
+    const files = await journal('v4');
+    const lines = readFileSync(files.journalPath, 'utf8').split('\n').filter((l) => !l.startsWith('{"r":"sec"'));
+    lines[0] = JSON.stringify({ ...(JSON.parse(lines[0]!) as HeaderRecord), v: 4 });
+    writeFileSync(files.journalPath, lines.join('\n'));
+    const har = await write(files, 'v4.har');
+    assert.equal(har.log.entries.length, 2);
+    const text = JSON.parse(har.log.entries[1]!.request.postData!.text!) as { session: string; password: string };
+    assert.equal(text.session, sid, 'no record named it: kept as before');
+    assert.match(text.password, /^<redacted:[0-9a-f]{8}>$/);
   });
 });
