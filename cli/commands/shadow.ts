@@ -283,7 +283,8 @@ function parseCompare(value: unknown): 'live' | 'end' | undefined {
 async function finish(report: ShadowReport, failOn: number, json: string | undefined, force: boolean, what: string): Promise<number> {
   const t = report.totals;
   const candidateErrors = t.candidateErrors ?? 0;
-  const failed = t.regressions + t.unclassified + candidateErrors > 0 && report.regressionRate > failOn;
+  // The rate is above --fail-on (never negative) only when something failed: rateOf's numerator.
+  const failed = report.regressionRate > failOn;
   const lines = [
     `${failed ? 'REGRESSIONS' : 'OK'}: ${what}, ${t.mirrored} mirrored, ${t.regressions} with regressions${t.unclassified ? `, ${t.unclassified} unclassified` : ''}${candidateErrors ? `, ${candidateErrors} the candidate failed` : ''} (rate ${(report.regressionRate * 100).toFixed(2)}%, fail-on ${(failOn * 100).toFixed(2)}%), ${t.noise} noise, ${t.errors} errors`,
     ...routeLines(report),

@@ -133,9 +133,16 @@ export function placedTokens(text: string, target = false): { tokens: string[]; 
   return { tokens, pieces };
 }
 
-/** The place suffix of a text's k-th token of placedTokens. */
-function slot(k: number, pieces: number): string {
-  return k < pieces ? `~${k}` : `~b${k - pieces}`;
+/**
+ * Adds a text's tokens (placedTokens) to a sink, each at `at` and its place in the text: `~k` for a token, `~bj` for
+ * a value read whole inside it. `keep`: which tokens to add (a markup document's made ones only).
+ */
+function addPlaced(out: ValueSink, at: string, placed: { readonly tokens: readonly string[]; readonly pieces: number }, keep?: (token: string) => boolean): void {
+  const { tokens, pieces } = placed;
+  for (let k = 0; k < tokens.length; k++) {
+    if (keep && !keep(tokens[k]!)) continue;
+    out.add(out.places ? `${at}${k < pieces ? `~${k}` : `~b${k - pieces}`}` : '', tokens[k]!);
+  }
 }
 
 /** The candidate tokens of a request's target (path and query): a `/` alone never shows a base64 value there. */
@@ -243,10 +250,10 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
     if (typeof v === 'string') {
       // Shorter than a token: nothing to find (and no prose test to run).
       if (v.length < MIN_LENGTH) return;
-      const { tokens, pieces } = tokensFor(v, out);
+      const placed = tokensFor(v, out);
       // A sentence or an error message in a field is written for people, not issued.
-      if (tokens.length === 0 || isProse(v)) return;
-      tokens.forEach((token, k) => out.add(places ? `${prefix}${path}${slot(k, pieces)}` : '', token));
+      if (placed.tokens.length === 0 || isProse(v)) return;
+      addPlaced(out, places ? `${prefix}${path}` : '', placed);
     } else if (typeof v === 'number') {
       if (Number.isInteger(v) && Math.abs(v) >= 1000) out.add(places ? `${prefix}${path}` : '', String(v));
     } else if (Array.isArray(v)) {
@@ -267,8 +274,8 @@ function textValues(text: string, prefix: string, out: ValueSink, truncated = fa
     const json = parseLooseJson(packet) ?? (truncated && p === packets.length - 1 ? parseJsonPrefix(packet) : undefined);
     if (json) jsonValues(json.value, at, out);
     else if (packet.length <= MAX_PLAIN_TEXT) {
-      const { tokens, pieces } = tokensFor(packet, out);
-      if (tokens.length && !isProse(packet)) tokens.forEach((token, k) => out.add(out.places ? `${at}${slot(k, pieces)}` : '', token));
+      const placed = tokensFor(packet, out);
+      if (placed.tokens.length && !isProse(packet)) addPlaced(out, at, placed);
     }
   });
 }
@@ -368,8 +375,8 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
       continue;
     }
     // A Location is a request's target to be: its `/` is its path's (targetTokens).
-    const { tokens, pieces } = tokensFor(value, out, URL_HEADERS.has(lower));
-    if (tokens.length && !isProse(value)) tokens.forEach((token, k) => out.add(out.places ? `header:${lower}#${n}${slot(k, pieces)}` : '', token));
+    const placed = tokensFor(value, out, URL_HEADERS.has(lower));
+    if (placed.tokens.length && !isProse(value)) addPlaced(out, out.places ? `header:${lower}#${n}` : '', placed);
   }
   if (res.text !== undefined) {
     const type = pairValue(res.headers, 'content-type');
@@ -379,10 +386,7 @@ function responseValuesTo(res: ResponseView, out: ValueSink): void {
   }
   res.events?.forEach((data, i) => textValues(data, out.places ? `sse[${i}]` : '', out));
   // An event's id is issued as a header value is: by tokens (Last-Event-ID carries it back, https://html.spec.whatwg.org/multipage/server-sent-events.html#the-last-event-id-header).
-  res.eventIds?.forEach((id, i) => {
-    const { tokens, pieces } = tokensFor(id, out);
-    tokens.forEach((token, k) => out.add(out.places ? `sse[${i}]@id${slot(k, pieces)}` : '', token));
-  });
+  res.eventIds?.forEach((id, i) => addPlaced(out, out.places ? `sse[${i}]@id` : '', tokensFor(id, out)));
   res.grpc?.forEach((m, i) => m && protoValues(m, out.places ? `grpc[${i}]:` : '', out));
 }
 
@@ -400,9 +404,9 @@ function pageValues(text: string, out: ValueSink): void {
 function documentValues(values: Array<{ place: string; value: string }>, kind: string, out: ValueSink): void {
   for (const { place, value } of values) {
     // A link's href and a form's action are targets to be (targetTokens).
-    const { tokens, pieces } = tokensFor(value, out, place.endsWith('@href') || place.endsWith('@action'));
-    if (tokens.length === 0 || isProse(value)) continue;
-    tokens.forEach((token, k) => madeNotWord(token) && out.add(out.places ? `${kind}:${place}${slot(k, pieces)}` : '', token));
+    const placed = tokensFor(value, out, place.endsWith('@href') || place.endsWith('@action'));
+    if (placed.tokens.length === 0 || isProse(value)) continue;
+    addPlaced(out, out.places ? `${kind}:${place}` : '', placed, madeNotWord);
   }
 }
 

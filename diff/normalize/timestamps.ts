@@ -61,7 +61,9 @@ export function epochsInText(s: string, w: CaptureWindow | undefined): string {
 }
 
 const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*';
-const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+/** Month names as dates write them, January first (their index is the month's). */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const MONTH = `(?:${MONTHS.join('|')})`;
 // IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), the
 // obsolete RFC 850 form and Netscape's cookie form with dashes
 // (`Sunday, 06-Nov-94 …`, `Wed, 21-Oct-2015 …`), an RFC 5322 zone offset.
@@ -90,14 +92,13 @@ const JS_DATE_STRING = new RegExp(`\\b${DAY_NAME} ${MONTH} \\d{2} \\d{4} \\d{2}:
 const ASCTIME = new RegExp(`\\b${DAY_NAME} (${MONTH}) ([ \\d]\\d) (\\d{2}):(\\d{2}):(\\d{2})(?: [A-Z]{2,5})? (\\d{4})\\b`, 'g');
 const LOCALE_DATE_TIME = /(?<![\d/])(\d{1,2})\/(\d{1,2})\/(\d{4}),? (\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s?([AaPp])\.?[Mm]\.?)?(?![\d:])/g;
 const GO_MONOTONIC = /( [+-]\d{4} [A-Z]{2,5}) m=[+-]\d{1,12}\.\d{1,9}\b/g;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** The shortest such string: `1/1/2026 1:00`. */
 export const RUNTIME_DATE_SHORTEST = 13;
 
 // Quick tests before each pattern: a locale date's digits and slashes, asctime's month and day.
 const MAY_LOCALE = /\d\/\d{1,2}\/\d{4}/;
-const MAY_ASCTIME = /(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:/;
+const MAY_ASCTIME = new RegExp(`${MONTH} [ \\d]\\d \\d{2}:`);
 
 /** True when a string may hold one of those date-time strings (the patterns run only then). */
 export function mayHoldRuntimeDate(s: string): boolean {

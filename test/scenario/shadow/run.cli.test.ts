@@ -266,38 +266,48 @@ describe('bb shadow: an event stream', () => {
   });
 });
 
+/**
+ * A run of six GETs of one build on every target, `dies` stopped for good after the third (its three mirrors
+ * answered first); the primary answers all six. The run's exit code, its report and bb's output, and its --out.
+ */
+async function diesMidRun(slug: string, dies: 'candidate' | 'secondary'): Promise<{ code: number | null; report: ShadowReport; stdout: string; stderr: string; out: string }> {
+  const targets = { primary: await service('old'), candidate: await service('old'), ...(dies === 'secondary' ? { secondary: await service('old') } : {}) };
+  const out = tmp.path(slug);
+  const json = tmp.path(`${slug}.json`);
+  const secondary = targets.secondary ? ['--secondary', targets.secondary.url] : [];
+  const bb = startBb(['shadow', '--primary', targets.primary.url, '--candidate', targets.candidate.url, ...secondary, '--out', out, '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
+  const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+  const c = new Client(url!);
+  try {
+    for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
+    // Give the three mirrors time to be answered, then stop the target for good.
+    await new Promise((r) => setTimeout(r, 300));
+    await targets[dies]!.close();
+    for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200, `the primary answers with the ${dies} gone`);
+  } finally {
+    await c.close();
+  }
+  const code = await bb.exited;
+  return { code, report: JSON.parse(await readFile(json, 'utf8')) as ShadowReport, stdout: bb.stdout(), stderr: bb.stderr(), out };
+}
+
 describe('bb shadow: the candidate dies mid-run', () => {
   it('the primary keeps serving, the candidate errors count per route, the run says so and fails the gate', async () => {
-    const [primary, candidate] = [await service('old'), await service('old')];
-    const json = tmp.path('dies.json');
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--out', tmp.path('dies'), '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
-    const c = new Client(url!);
-    try {
-      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
-      // Give the three mirrors time to be answered, then stop the candidate for good.
-      await new Promise((r) => setTimeout(r, 300));
-      await candidate.close();
-      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200, 'the primary answers with the candidate gone');
-    } finally {
-      await c.close();
-    }
-    const code = await bb.exited;
-    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    const { code, report, stdout, stderr, out } = await diesMidRun('dies', 'candidate');
     assert.equal(report.totals.requests, 6);
     assert.equal(report.totals.mirrored, 6);
     assert.equal(report.routes['GET /items']?.equal, 3, JSON.stringify(report.routes));
-    const cand = JSON.parse(await readFile(`${tmp.path('dies')}/candidate.har`, 'utf8')) as { log: { entries: Array<{ response: { status: number; content: { text?: string } }; _bb: unknown }> } };
+    const cand = JSON.parse(await readFile(`${out}/candidate.har`, 'utf8')) as { log: { entries: Array<{ response: { status: number; content: { text?: string } }; _bb: unknown }> } };
     const seen = cand.log.entries.map((e) => `${e.response.status} ${JSON.stringify(e._bb)} ${e.response.content.text ?? ''}`).join('\n');
     assert.equal(report.routes['GET /items']?.errors, 3, `${JSON.stringify(report.routes)} ${JSON.stringify(report.findings)}\n${seen}`);
-    assert.match(bb.stdout(), /^REGRESSIONS: .*, 3 the candidate failed \(rate 50\.00%.*3 errors/m);
+    assert.match(stdout, /^REGRESSIONS: .*, 3 the candidate failed \(rate 50\.00%.*3 errors/m);
     assert.equal(report.totals.candidateErrors, 3);
     assert.equal(report.regressionRate, 0.5);
     // The new build failed where the old one answered: the gate fails, whatever was compared equal.
-    assert.equal(code, 1, bb.stdout() + bb.stderr());
+    assert.equal(code, 1, stdout + stderr);
     // bb diff of the captures leaves the three out as the live run did (before, it compared bb's own 502 with the primary's 200).
     for (const env2 of [env, { ...env, BB_DIFF_BOUNDED_BYTES: '1' }]) {
-      const diff = await runBb(['diff', `${tmp.path('dies')}/primary.har`, `${tmp.path('dies')}/candidate.har`], env2);
+      const diff = await runBb(['diff', `${out}/primary.har`, `${out}/candidate.har`], env2);
       assert.equal(diff.code, 0, diff.stdout + diff.stderr);
       assert.match(diff.stdout, /^MATCH +\(3 pairs;/);
       assert.match(diff.stdout, /3 exchanges left out: a mirror has no answer/);
@@ -307,24 +317,10 @@ describe('bb shadow: the candidate dies mid-run', () => {
 
 describe('bb shadow: the secondary dies mid-run', () => {
   it('counts its errors but does not fail the gate: the new build answered each exchange as the old one', async () => {
-    const [primary, candidate, secondary] = [await service('old'), await service('old'), await service('old')];
-    const json = tmp.path('secondary-dies.json');
-    const bb = startBb(['shadow', '--primary', primary.url, '--candidate', candidate.url, '--secondary', secondary.url, '--out', tmp.path('secondary-dies'), '--json', json, '--until', '6', '--timeout', '2000'], env, { timeoutMs: 60_000 });
-    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
-    const c = new Client(url!);
-    try {
-      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
-      await new Promise((r) => setTimeout(r, 300));
-      await secondary.close();
-      for (let i = 0; i < 3; i++) assert.equal((await get(c, '/items')).status, 200);
-    } finally {
-      await c.close();
-    }
-    const code = await bb.exited;
-    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    const { code, report, stdout, stderr } = await diesMidRun('secondary-dies', 'secondary');
     assert.deepEqual([report.totals.errors, report.totals.candidateErrors, report.regressionRate], [3, 0, 0], JSON.stringify(report.totals));
-    assert.match(bb.stdout(), /^OK: .*3 errors/m);
-    assert.equal(code, 0, bb.stdout() + bb.stderr());
+    assert.match(stdout, /^OK: .*3 errors/m);
+    assert.equal(code, 0, stdout + stderr);
   });
 });
 
