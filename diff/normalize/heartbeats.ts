@@ -28,6 +28,7 @@ const LONGEST = 160;
 
 const SOCKJS_SOCKET = /\/[^/?#]+\/[^/?#]+\/websocket(?:[?#]|$)/;
 const EOLS = /^(?:\r?\n)+$/;
+const HEARTBEAT_WORDS = /"(?:ping|pong|ka|phoenix)"/;
 
 /** Whether a recorded WebSocket message (opcode, its data as the capture holds it: text, or base64 for binary) is an application heartbeat. */
 export function isAppHeartbeat(opcode: number, data: string, ctx: HeartbeatContext): boolean {
@@ -39,6 +40,8 @@ export function isAppHeartbeat(opcode: number, data: string, ctx: HeartbeatConte
   const signalR = data.endsWith('\x1e');
   const text = signalR ? data.slice(0, -1) : data;
   if (!text.startsWith('{') && !text.startsWith('[')) return false;
+  // The words every heartbeat form holds: a message with none is not parsed here (the diff parses it once, as data).
+  if (!(signalR ? text.includes('6') : HEARTBEAT_WORDS.test(text))) return false;
   let v: unknown;
   try {
     v = JSON.parse(text);
