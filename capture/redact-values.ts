@@ -21,6 +21,8 @@
 // at each record; a value still in use is journaled again once SECRETS_KEPT
 // / 2 newer ones came, so neither drops it.
 
+import { maskedPlaceholder, PLACEHOLDER_LENGTH } from './placeholder.js';
+
 /** Values shorter than this are never remembered: `en-US`, `true` and their like stay wherever they stand. */
 export const MIN_SECRET_VALUE = 8;
 /** Nor longer ones (a PEM key is found by its form): a hostile peer's values cost at most SECRETS_KEPT times this. */
@@ -28,7 +30,7 @@ export const MAX_SECRET_VALUE = 1024;
 /** Values remembered at most; the oldest goes first (a peer setting a million cookies costs no more). */
 export const SECRETS_KEPT = 4096;
 /** In bytes (a binary body, a gRPC message) a value is masked at its own length: only one as long as a placeholder can be. */
-export const SHORTEST_MASKED = '<redacted:01234567>'.length;
+const SHORTEST_MASKED = PLACEHOLDER_LENGTH;
 
 /** What a `sec` journal record says of a secret: its placeholder, its length, its percent-encoded form's length when that differs. */
 export interface SecretFields {
@@ -229,7 +231,7 @@ export class SecretValues {
     const text = bytes.toString('latin1');
     let out: Buffer | undefined;
     this.eachToken(text, SHORTEST_MASKED, (from, to, p) => {
-      (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(to - from - p.length)}>`, from, 'latin1');
+      (out ??= Buffer.from(bytes)).write(maskedPlaceholder(p, to - from), from, 'latin1');
     });
     return out ?? bytes;
   }

@@ -11,6 +11,9 @@ import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 import { SecretValues, type SecretFields } from './redact-values.js';
+import { maskedPlaceholder, PLACEHOLDER, PLACEHOLDER_LENGTH } from './placeholder.js';
+
+export { PLACEHOLDER_SOURCE } from './placeholder.js';
 
 /**
  * Extra names to redact on top of the built-in lists. Each is a secret name wherever it stands: a header's name,
@@ -109,19 +112,6 @@ const OPENS_JSON_PARAM = /^(?:%7[Bb]|%5[Bb]|[{[])/;
 
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
 const STOMP_CONNECT = /^(?:CONNECT|STOMP)\r?\n/;
-
-/**
- * A placeholder as bb writes it, as a pattern's source: `<redacted:` and 8 hex digits of the secret's keyed hash, and
- * in binary payloads `~` up to the secret's length before its `>` (jwtBytes). The one spelling `bb diff`'s rule,
- * the binding's tokens, bb replay's secrets and bb shadow's routes read it by.
- */
-export const PLACEHOLDER_SOURCE = '<redacted:[0-9a-f]{8}~*>';
-
-/** A whole value that is a placeholder: redacting one again keeps it (the journal holds heads already redacted). */
-const PLACEHOLDER = new RegExp(`^${PLACEHOLDER_SOURCE}$`);
-
-/** A placeholder's length without padding: `<redacted:` + 8 hex + `>`. */
-const PLACEHOLDER_LENGTH = 19;
 
 /** Parses CLI/config specs like `header:X-Token`, `query:sig`, `json:session_key` into a RedactConfig. */
 export function parseRedactSpecs(specs: string[]): RedactConfig {
@@ -300,7 +290,7 @@ export class Redactor {
       for (const [from, to] of jwtsInRun(run[0])) {
         const token = run[0].slice(from, to);
         const p = this.placeholder(token);
-        (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`, run.index + from, 'latin1');
+        (out ??= Buffer.from(bytes)).write(maskedPlaceholder(p, token.length), run.index + from, 'latin1');
       }
     }
     return out ?? bytes;
