@@ -145,9 +145,8 @@ export class Redactor {
     private readonly key: Buffer,
     config: RedactConfig = {},
   ) {
-    const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
-    this.secretNames = new Set(names.map(secretNameForm));
     const extra = [...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
+    this.secretNames = new Set([...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...extra].map(secretNameForm));
     // An extra name as given and in name form (`session_key`, `sessionkey`: `sessionKey` too, the hint ignoring case).
     const hints = [...SECRET_NAME_HINTS, ...extra.flatMap((n) => [n, secretNameForm(n)])].filter((n) => n !== '');
     this.secretNameHint = new RegExp(hints.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
@@ -267,7 +266,7 @@ export class Redactor {
   }
 
   /** True when headerValue may change this header: its name's (redactsHeader), or a JWT in its value. */
-  redactsHeaderValue(name: string, value: string): boolean {
+  private redactsHeaderValue(name: string, value: string): boolean {
     return this.redactsHeader(name) || (value.length >= SHORTEST_JWT && value.includes(JWT_HINT));
   }
 
@@ -299,7 +298,7 @@ export class Redactor {
   /** Every secret `text` holds whatever names it (a JWT, a URL's password, a private key, a known token) replaced by its placeholder; the rest byte for byte. */
   embedded(text: string): string {
     // A value remembered as a secret, whole or as a token (redact-values.ts), whatever names it now.
-    let out = this.values?.any ? this.values.replaceIn(text) : text;
+    let out = this.knownValues(text);
     if (out.length < SHORTEST_EMBEDDED) return out;
     const hide = this.hide;
     if (out.includes(JWT_HINT)) out = out.replace(JWT, hide);
