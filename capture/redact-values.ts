@@ -21,6 +21,8 @@
 // at each record; a value still in use is journaled again once SECRETS_KEPT
 // / 2 newer ones came, so neither drops it.
 
+import { maskedPlaceholder, PLACEHOLDER_LENGTH } from './placeholder.js';
+
 /** Values shorter than this are never remembered: `en-US`, `true` and their like stay wherever they stand. */
 export const MIN_SECRET_VALUE = 8;
 /** Nor longer ones (a PEM key is found by its form): a hostile peer's values cost at most SECRETS_KEPT times this. */
@@ -28,7 +30,7 @@ export const MAX_SECRET_VALUE = 1024;
 /** Values remembered at most; the oldest goes first (a peer setting a million cookies costs no more). */
 export const SECRETS_KEPT = 4096;
 /** In bytes (a binary body, a gRPC message) a value is masked at its own length: only one as long as a placeholder can be. */
-export const SHORTEST_MASKED = '<redacted:01234567>'.length;
+const SHORTEST_MASKED = PLACEHOLDER_LENGTH;
 
 /** What a `sec` journal record says of a secret: its placeholder, its length, its percent-encoded form's length when that differs. */
 export interface SecretFields {
@@ -141,10 +143,10 @@ export class SecretValues {
     const encoded = encodeURIComponent(value);
     const secret: RawSecret = { p, encoded: encoded === value ? undefined : encoded, at: this.count++ };
     this.raw.set(value, secret);
-    this.count1(this.rawLengths, value.length, 1);
+    this.countLength(this.rawLengths, value.length, 1);
     if (secret.encoded !== undefined) {
       this.aliases.set(secret.encoded, value);
-      this.count1(this.rawLengths, secret.encoded.length, 1);
+      this.countLength(this.rawLengths, secret.encoded.length, 1);
     }
     this.tell(value, secret);
     if (this.raw.size > this.kept) this.forgetRaw(this.raw.keys().next().value!);
@@ -169,14 +171,9 @@ export class SecretValues {
     }
   }
 
-  /** Every value remembered with its text, oldest first (a rotating capture's next segment starts with them: seed). */
-  remembered(): Array<[string, string]> {
-    return [...this.raw].map(([value, s]) => [value, s.p]);
-  }
-
-  /** Learns each of another memory's values (a new segment's recorder journals them in its own journal). */
+  /** Learns each of another memory's values, oldest first (a new segment's recorder journals them in its own journal). */
   seed(from: SecretValues): void {
-    for (const [value, p] of from.remembered()) this.learn(value, p);
+    for (const [value, secret] of from.raw) this.learn(value, secret.p);
   }
 
   /** The placeholder of a known value (whole, as raw text or percent-encoded), else undefined. */
@@ -229,7 +226,7 @@ export class SecretValues {
     const text = bytes.toString('latin1');
     let out: Buffer | undefined;
     this.eachToken(text, SHORTEST_MASKED, (from, to, p) => {
-      (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(to - from - p.length)}>`, from, 'latin1');
+      (out ??= Buffer.from(bytes)).write(maskedPlaceholder(p, to - from), from, 'latin1');
     });
     return out ?? bytes;
   }
@@ -280,19 +277,19 @@ export class SecretValues {
   private forgetRaw(value: string): void {
     const secret = this.raw.get(value)!;
     this.raw.delete(value);
-    this.count1(this.rawLengths, value.length, -1);
+    this.countLength(this.rawLengths, value.length, -1);
     if (secret.encoded !== undefined) {
       this.aliases.delete(secret.encoded);
-      this.count1(this.rawLengths, secret.encoded.length, -1);
+      this.countLength(this.rawLengths, secret.encoded.length, -1);
     }
   }
 
   private countHashed(s: HashedSecret, by: 1 | -1): void {
-    this.count1(this.hashedLengths, s.n, by);
-    if (s.e !== undefined) this.count1(this.hashedLengths, s.e, by);
+    this.countLength(this.hashedLengths, s.n, by);
+    if (s.e !== undefined) this.countLength(this.hashedLengths, s.e, by);
   }
 
-  private count1(counts: Map<number, number>, length: number, by: 1 | -1): void {
+  private countLength(counts: Map<number, number>, length: number, by: 1 | -1): void {
     add(counts, length, by);
     const all = add(this.allLengths, length, by);
     if (all === 1 && by === 1) this.lengths.splice(longestFirstAt(this.lengths, length), 0, length);

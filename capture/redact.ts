@@ -11,6 +11,9 @@ import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './
 import { BodySeal } from './body-seal.js';
 import { RestHashing } from './rest-hash.js';
 import { SecretValues, type SecretFields } from './redact-values.js';
+import { maskedPlaceholder, PLACEHOLDER, PLACEHOLDER_LENGTH } from './placeholder.js';
+
+export { PLACEHOLDER_SOURCE } from './placeholder.js';
 
 /**
  * Extra names to redact on top of the built-in lists. Each is a secret name wherever it stands: a header's name,
@@ -110,19 +113,6 @@ const OPENS_JSON_PARAM = /^(?:%7[Bb]|%5[Bb]|[{[])/;
 /** A STOMP frame that carries credentials in its headers (STOMP 1.2 §5.1: CONNECT or STOMP, then `login`/`passcode`). */
 const STOMP_CONNECT = /^(?:CONNECT|STOMP)\r?\n/;
 
-/**
- * A placeholder as bb writes it, as a pattern's source: `<redacted:` and 8 hex digits of the secret's keyed hash, and
- * in binary payloads `~` up to the secret's length before its `>` (jwtBytes). The one spelling `bb diff`'s rule,
- * the binding's tokens, bb replay's secrets and bb shadow's routes read it by.
- */
-export const PLACEHOLDER_SOURCE = '<redacted:[0-9a-f]{8}~*>';
-
-/** A whole value that is a placeholder: redacting one again keeps it (the journal holds heads already redacted). */
-const PLACEHOLDER = new RegExp(`^${PLACEHOLDER_SOURCE}$`);
-
-/** A placeholder's length without padding: `<redacted:` + 8 hex + `>`. */
-const PLACEHOLDER_LENGTH = 19;
-
 /** Parses CLI/config specs like `header:X-Token`, `query:sig`, `json:session_key` into a RedactConfig. */
 export function parseRedactSpecs(specs: string[]): RedactConfig {
   const config: Required<RedactConfig> = { headers: [], query: [], json: [] };
@@ -155,9 +145,8 @@ export class Redactor {
     private readonly key: Buffer,
     config: RedactConfig = {},
   ) {
-    const names = [...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
-    this.secretNames = new Set(names.map(secretNameForm));
     const extra = [...(config.headers ?? []), ...(config.query ?? []), ...(config.json ?? [])];
+    this.secretNames = new Set([...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...extra].map(secretNameForm));
     // An extra name as given and in name form (`session_key`, `sessionkey`: `sessionKey` too, the hint ignoring case).
     const hints = [...SECRET_NAME_HINTS, ...extra.flatMap((n) => [n, secretNameForm(n)])].filter((n) => n !== '');
     this.secretNameHint = new RegExp(hints.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
@@ -277,7 +266,7 @@ export class Redactor {
   }
 
   /** True when headerValue may change this header: its name's (redactsHeader), or a JWT in its value. */
-  redactsHeaderValue(name: string, value: string): boolean {
+  private redactsHeaderValue(name: string, value: string): boolean {
     return this.redactsHeader(name) || (value.length >= SHORTEST_JWT && value.includes(JWT_HINT));
   }
 
@@ -300,7 +289,7 @@ export class Redactor {
       for (const [from, to] of jwtsInRun(run[0])) {
         const token = run[0].slice(from, to);
         const p = this.placeholder(token);
-        (out ??= Buffer.from(bytes)).write(`${p.slice(0, -1)}${'~'.repeat(token.length - PLACEHOLDER_LENGTH)}>`, run.index + from, 'latin1');
+        (out ??= Buffer.from(bytes)).write(maskedPlaceholder(p, token.length), run.index + from, 'latin1');
       }
     }
     return out ?? bytes;
@@ -309,7 +298,7 @@ export class Redactor {
   /** Every secret `text` holds whatever names it (a JWT, a URL's password, a private key, a known token) replaced by its placeholder; the rest byte for byte. */
   embedded(text: string): string {
     // A value remembered as a secret, whole or as a token (redact-values.ts), whatever names it now.
-    let out = this.values?.any ? this.values.replaceIn(text) : text;
+    let out = this.knownValues(text);
     if (out.length < SHORTEST_EMBEDDED) return out;
     const hide = this.hide;
     if (out.includes(JWT_HINT)) out = out.replace(JWT, hide);
