@@ -4,7 +4,7 @@
 //   node --import tsx bench/lib/area.ts redact
 //
 // Rows: µs of CPU per 2 KB JSON body of the diff bench's shape (ids, timestamps, URLs, no secret) through
-// Redactor.textValue, per 2 KB protobuf-like message with one JWT through jwtBytes; the same body with two
+// Redactor.textValue, per 2 KB protobuf-like message with one JWT through secretBytes; the same body with two
 // secrets known by value as the HAR's writer knows them (by placeholder and length: redact-values.ts), and with
 // one of them in it; ms per 1 MB hostile input.
 import { Redactor } from '../capture/index.js';
@@ -32,7 +32,7 @@ export function run(): void {
     }
   };
   perItem('textValue, 2 KB JSON body', bodies, (b: string) => r.textValue(b));
-  perItem('jwtBytes, 2 KB message with a JWT', messages, (m: Buffer) => r.jwtBytes(m));
+  perItem('secretBytes, 2 KB message with a JWT', messages, (m: Buffer) => r.secretBytes(m));
   // A reader knowing a session id (32 characters, as long as the bodies' ids are not) and a token (36, as long as their ids).
   const sid = 'Zk3v9QpL2mXw8RtY6nBc4HdJ0aFs7GeU';
   const reader = new Redactor(Buffer.alloc(32, 7));
@@ -42,8 +42,8 @@ export function run(): void {
   perItem('textValue, 2 KB JSON body holding one of them', holding, (b: string) => reader.textValue(b));
   const N = 1_000_000;
   const hostile: Array<[string, () => unknown]> = [
-    ['eyJ eyJ eyJ… as bytes', () => r.jwtBytes(Buffer.from('eyJ'.repeat(N / 3), 'latin1'))],
-    ['eyJ eyJ… then one dot, as bytes', () => r.jwtBytes(Buffer.from(`${'eyJ'.repeat(N / 6)}.${'x'.repeat(N / 2)}`, 'latin1'))],
+    ['eyJ eyJ eyJ… as bytes', () => r.secretBytes(Buffer.from('eyJ'.repeat(N / 3), 'latin1'))],
+    ['eyJ eyJ… then one dot, as bytes', () => r.secretBytes(Buffer.from(`${'eyJ'.repeat(N / 6)}.${'x'.repeat(N / 2)}`, 'latin1'))],
     ['eyJ eyJ eyJ… as text', () => r.textValue('eyJ'.repeat(N / 3))],
     ['BEGIN after BEGIN, no END', () => r.textValue(`${'-----BEGIN RSA PRIVATE KEY-----'.repeat(N / 31)} PRIVATE KEY-----`)],
     ['a scheme of a million letters', () => r.textValue(`${'a'.repeat(N)}://x:y@`)],

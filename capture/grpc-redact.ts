@@ -13,11 +13,11 @@ import { grpcFrameAt, grpcFramedBytes, inflateGrpcMessage, type GrpcMedia } from
 import type { Redactor } from './redact.js';
 
 /**
- * A gRPC body (as recorded, gRPC-Web-text's base64 included) with the JWTs of its messages masked (jwtBytes), and
+ * A gRPC body (as recorded, gRPC-Web-text's base64 included) with the JWTs of its messages masked (secretBytes), and
  * how many compressed messages it keeps decompressed for it; undefined when none held one. A message that does not decompress, or is cut short, stays as sent (its bytes are
  * masked as they are, as a binary body's).
  */
-export function redactGrpcBody(body: Buffer, media: GrpcMedia, encoding: string | undefined, r: Pick<Redactor, 'jwtBytes'>): { bytes: Buffer; decompressed: number } | undefined {
+export function redactGrpcBody(body: Buffer, media: GrpcMedia, encoding: string | undefined, r: Pick<Redactor, 'secretBytes'>): { bytes: Buffer; decompressed: number } | undefined {
   const bytes = grpcFramedBytes(body, media);
   const out: Buffer[] = [];
   let changed = false;
@@ -29,7 +29,7 @@ export function redactGrpcBody(body: Buffer, media: GrpcMedia, encoding: string 
     const whole = f.next <= bytes.length;
     const inflated = whole && f.flags & 1 ? inflateGrpcMessage(f.payload, encoding) : undefined;
     if (inflated instanceof Buffer) {
-      const masked = r.jwtBytes(inflated);
+      const masked = r.secretBytes(inflated);
       if (masked === inflated) out.push(frame);
       else {
         const prefix = Buffer.alloc(5);
@@ -42,7 +42,7 @@ export function redactGrpcBody(body: Buffer, media: GrpcMedia, encoding: string 
       continue;
     }
     // Sent as is (a gRPC-Web trailer frame too), or bytes that do not decompress: masked where they stand.
-    const masked = r.jwtBytes(frame);
+    const masked = r.secretBytes(frame);
     if (masked !== frame) changed = true;
     out.push(masked);
   }

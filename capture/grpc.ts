@@ -171,8 +171,8 @@ export interface GrpcSplitOptions {
   encoding?: string;
   /** Fewer bytes were recorded than crossed (body cap): a cut last message is expected. */
   truncated: boolean;
-  /** Redaction on: each message's JWTs masked (Redactor.jwtBytes). */
-  redactor?: Pick<Redactor, 'jwtBytes'>;
+  /** Redaction on: each message's JWTs masked (Redactor.secretBytes). */
+  redactor?: Pick<Redactor, 'secretBytes'>;
   /** Messages listed at most (MESSAGES_LISTED); later whole ones are counted in `unlisted`. */
   listed?: number;
 }
@@ -227,7 +227,7 @@ export function* grpcMessagesPast(body: Buffer, media: GrpcMedia, listed: number
 export function splitGrpcBody(chunks: GrpcChunk[], opts: GrpcSplitOptions): GrpcSplit {
   const { bytes, timeAt } = opts.media.text ? fromBase64Text(chunks) : joined(chunks);
   // A message is read without a schema, so its secrets have no names: its JWTs are masked, at their length.
-  const masked = (b: Buffer) => (opts.redactor ? opts.redactor.jwtBytes(b) : b);
+  const masked = (b: Buffer) => (opts.redactor ? opts.redactor.secretBytes(b) : b);
   const out: GrpcSplit = { messages: [], unlisted: 0, notes: [] };
   const listed = opts.listed ?? MESSAGES_LISTED;
   let at = 0;
@@ -351,7 +351,7 @@ export interface GrpcEntryParts {
 export function grpcEntryParts(
   request: HarRequest, response: HarResponse, reqBody: BodyRecord[], resBody: BodyRecord[], readBody: (s: BodySlice) => Buffer,
   seqs?: GrpcSeqRecord[],
-  redactor?: Pick<Redactor, 'jwtBytes'>,
+  redactor?: Pick<Redactor, 'secretBytes'>,
 ): GrpcEntryParts | undefined {
   const reqMedia = grpcMedia(pairValue(request.headers, 'content-type'));
   const resMedia = grpcMedia(pairValue(response.headers, 'content-type')) ?? (response.status === 0 ? reqMedia : undefined);

@@ -1,5 +1,5 @@
 // How a redacted secret is spelt (redact.ts makes them, keyed; redact-values.ts
-// and jwtBytes mask bytes with them): the one place the format is written down.
+// and secretBytes mask bytes with them): the one place the format is written down.
 
 /**
  * A placeholder as bb writes it, as a pattern's source: `<redacted:` and 8 hex digits of the secret's keyed hash, and

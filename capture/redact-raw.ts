@@ -106,7 +106,7 @@ export function redactMultipart(bytes: Buffer, boundary: string, r: Redactor): B
       const json = r.jsonText(Buffer.from(value, 'latin1').toString('utf8'));
       if (json !== undefined) redacted = Buffer.from(json, 'utf8').toString('latin1');
     } else if (!/\bfilename\*?=/i.test(head)) {
-      // A field (not a file, whose bytes jwtBytes masks at their length): a secret remembered by value, sent under this name.
+      // A field (not a file, whose bytes secretBytes masks at their length): a secret remembered by value, sent under this name.
       const text = Buffer.from(value, 'latin1').toString('utf8');
       const known = r.knownValues(text);
       if (known !== text) redacted = Buffer.from(known, 'utf8').toString('latin1');

@@ -98,7 +98,7 @@ const SECRET_NAME_HINTS = ['token', 'secret', 'passw', 'passcode', 'key', 'jwt',
 
 /**
  * In bytes a token may follow bytes that read as its characters (a protobuf field 8's tag and length: `BZ`), so
- * jwtBytes reads runs of token characters and finds JWTs in them by their dots (jwtsInRun).
+ * secretBytes reads runs of token characters and finds JWTs in them by their dots (jwtsInRun).
  */
 const TOKEN_RUN = /[A-Za-z0-9_.-]{19}[A-Za-z0-9_.-]*/g;
 const SHORTEST_JWT = 'eyJ'.length + 7 + '.x.'.length;
@@ -276,12 +276,12 @@ export class Redactor {
    * stay as they were, so a gRPC message still decodes. So are the secrets remembered by value as long as a
    * placeholder or longer (redact-values.ts maskBytes). The same buffer when none.
    */
-  jwtBytes(bytes: Buffer): Buffer {
+  secretBytes(bytes: Buffer): Buffer {
     const masked = this.values?.any ? this.values.maskBytes(bytes) : bytes;
     return masked.indexOf(JWT_HINT, 0, 'latin1') < 0 ? masked : this.jwtsMasked(masked);
   }
 
-  // jwtBytes' JWTs.
+  // secretBytes' JWTs.
   private jwtsMasked(bytes: Buffer): Buffer {
     const text = bytes.toString('latin1');
     let out: Buffer | undefined;

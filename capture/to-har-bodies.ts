@@ -98,7 +98,7 @@ function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: strin
       notes.push('secret multipart fields redacted');
     }
     // Other parts' JWTs, masked at their length (the parts' framing stays).
-    bytes = r!.jwtBytes(bytes);
+    bytes = r!.secretBytes(bytes);
   }
   // A gRPC message's JWT hides from the body as carried when compressed or in gRPC-Web-text's base64 (grpc-redact.ts).
   const grpc = r && !decoded.undecoded ? grpcMedia(mimeType) : undefined;
@@ -126,7 +126,7 @@ function recordedBody(decoded: ReturnType<typeof decodeContent>, mimeType: strin
 function recordedText(decoded: ReturnType<typeof decodeContent>, mimeType: string, r: Redactor | undefined): { text: string; base64: boolean } {
   if (decoded.undecoded) return { text: decoded.bytes.toString('base64'), base64: true };
   const out = bodyText(decoded.bytes, mimeType);
-  const masked = out.base64 && r ? r.jwtBytes(decoded.bytes) : decoded.bytes;
+  const masked = out.base64 && r ? r.secretBytes(decoded.bytes) : decoded.bytes;
   return masked === decoded.bytes ? out : { text: masked.toString('base64'), base64: true };
 }
 

@@ -294,7 +294,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
     const r = ctx.redactor;
     if (r) data = r.textValue(data) ?? data;
   } else {
-    data = (ctx.redactor ? ctx.redactor.jwtBytes(closePayload(payload, m.op, ctx.redactor)) : payload).toString('base64');
+    data = (ctx.redactor ? ctx.redactor.secretBytes(closePayload(payload, m.op, ctx.redactor)) : payload).toString('base64');
   }
   const bb: NonNullable<HarWebSocketMessage['_bb']> = { seq: m.seq, frames: m.f, compressed: m.z };
   if (m.page) bb.page = m.page;
@@ -310,7 +310,7 @@ export function buildWsMessage(m: WsMessageRecord | WsErrorRecord, ctx: Pick<Ent
 
 /**
  * A close frame's payload (its code, then its reason's UTF-8) with the reason redacted as the reason fields are
- * (recorder.ts): jwtBytes alone left another secret, a `ghp_…` token say, readable in the message's base64.
+ * (recorder.ts): secretBytes alone left another secret, a `ghp_…` token say, readable in the message's base64.
  */
 function closePayload(payload: Buffer, op: number, redactor: NonNullable<EntryContext['redactor']>): Buffer {
   if (op !== 8 || payload.length <= 2) return payload;

@@ -306,7 +306,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     // under the bb home's key. The same placeholder on both sides is the same
     // secret wherever it sits; different ones at one aligned place are equal
     // when they correspond one to one (another key, a secret made up per run):
-    // keyed.ts. 19 characters; in a binary payload padded with ~ to the secret's length (Redactor.jwtBytes).
+    // keyed.ts. 19 characters; in a binary payload padded with ~ to the secret's length (Redactor.secretBytes).
     value: { step: 13, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
   {

@@ -230,7 +230,7 @@ export class Correlation {
    * message binds what it issued (`grpc[r]:…`, the places a call's answer names), the k-th client message notes
    * what it sends back (`i/gk`), so a bidi call's message sends back what the target's previous message issued.
    * Each client message is checked for secrets where it was sent (with correlation off too): its bytes hold a
-   * masked JWT as a padded placeholder (capture/redact.ts jwtBytes).
+   * masked JWT as a padded placeholder (capture/redact.ts secretBytes).
    */
   private grpcEvents(ex: PlannedExchange, events: Array<{ pos: number; order: number; run: () => void }>, clientSent: Set<string>): void {
     let r = 0;

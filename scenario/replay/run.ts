@@ -104,7 +104,7 @@ export async function prepareReplay(path: string, options: Pick<ReplayOptions, '
     headers: options.headers ?? [],
     values: options.values ?? {},
     file: path,
-    ...(redactor ? { placeholderOf: (v: string) => redactor.placeholder(v) } : {}),
+    ...(redactor ? { placeholderOf: (v: string) => redactor.placeholderOf(v) } : {}),
   };
   // Built once now, so a missing secret stops the replay before any server is touched; each run gets a fresh copy of it.
   const built = new Correlation(plan, opts);

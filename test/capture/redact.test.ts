@@ -252,7 +252,7 @@ describe('Redactor', () => {
     const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJlLWJ5dGVz';
     // A LoginReply { string token = 1; int32 ttl = 2; }: tag 0x0a, the token's length, the token, tag 0x10, 3600 as a varint.
     const message = Buffer.concat([Buffer.from([0x0a, jwt.length]), Buffer.from(jwt, 'latin1'), Buffer.from([0x10, 0x90, 0x1c])]);
-    const masked = fresh.jwtBytes(message);
+    const masked = fresh.secretBytes(message);
     assert.equal(masked.length, message.length);
     assert.deepEqual([...masked.subarray(0, 2), ...masked.subarray(-3)], [...message.subarray(0, 2), ...message.subarray(-3)]);
     const text = masked.subarray(2, 2 + jwt.length).toString('latin1');
@@ -261,18 +261,18 @@ describe('Redactor', () => {
     assert.ok(!masked.includes(Buffer.from('c2lnbmF0dXJl')));
     // Its length byte may read as a letter (90 is `Z`): the token is still found.
     const long = `${jwt}${'x'.repeat(90 - jwt.length)}`;
-    assert.match(fresh.jwtBytes(Buffer.concat([Buffer.from([0x0a, 90]), Buffer.from(long, 'latin1')])).subarray(2).toString('latin1'), /^<redacted:[0-9a-f]{8}~+>$/);
+    assert.match(fresh.secretBytes(Buffer.concat([Buffer.from([0x0a, 90]), Buffer.from(long, 'latin1')])).subarray(2).toString('latin1'), /^<redacted:[0-9a-f]{8}~+>$/);
     // Two token fields glued by bytes that read as token characters (field 8's tag B, a length Z): both masked.
     const glued = Buffer.from(`\x0a\x3e${jwt}BZ${jwt.replace('c2ln', 'b3Ro')}`, 'latin1');
-    const both = fresh.jwtBytes(glued).toString('latin1');
+    const both = fresh.secretBytes(glued).toString('latin1');
     assert.ok(!both.includes('c2lnbmF0dXJl') && !both.includes('b3RobmF0dXJl'), both);
     assert.equal(both.length, glued.length);
     // A JWE (its header names an enc): all five segments.
     const jwe = `${Buffer.from('{"alg":"RSA-OAEP","enc":"A256GCM"}').toString('base64url')}.ZW5jcnlwdGVka2V5.aXZpdml2.Y2lwaGVydGV4dA.dGFndGFn`;
-    assert.match(fresh.jwtBytes(Buffer.from(`\x0a${jwe}`, 'latin1')).toString('latin1'), /^\x0a<redacted:[0-9a-f]{8}~+>$/);
+    assert.match(fresh.secretBytes(Buffer.from(`\x0a${jwe}`, 'latin1')).toString('latin1'), /^\x0a<redacted:[0-9a-f]{8}~+>$/);
     // Nothing to mask: the same buffer.
     const plain = Buffer.from([0x0a, 3, 0x61, 0x62, 0x63]);
-    assert.equal(fresh.jwtBytes(plain), plain);
+    assert.equal(fresh.secretBytes(plain), plain);
   });
 
   // Each of these made a search quadratic in the HAR writer (minutes at 1 MB for the bytes case): linear now, they
@@ -282,9 +282,9 @@ describe('Redactor', () => {
     const fresh = new Redactor(Buffer.alloc(32, 7));
     const N = 1_000_000;
     const eyjBytes = Buffer.from('eyJ'.repeat(N / 3), 'latin1');
-    assert.equal(fresh.jwtBytes(eyjBytes), eyjBytes);
+    assert.equal(fresh.secretBytes(eyjBytes), eyjBytes);
     const oneDot = Buffer.from(`${'eyJ'.repeat(N / 6)}.${'x'.repeat(N / 2)}`, 'latin1');
-    assert.equal(fresh.jwtBytes(oneDot), oneDot);
+    assert.equal(fresh.secretBytes(oneDot), oneDot);
     assert.equal(fresh.textValue('eyJ'.repeat(N / 3)), undefined);
     assert.equal(fresh.textValue(`${'-----BEGIN RSA PRIVATE KEY-----'.repeat(N / 31)} PRIVATE KEY-----`), undefined);
     // No scheme is a million letters long, nor 2,000.
@@ -614,7 +614,7 @@ describe('redaction against seeded random input', () => {
     const leaks: string[] = [];
     for (let seed = 1; seed <= 3000; seed++) {
       const { bytes, secrets } = randomBytes(seed);
-      const out = fuzz.jwtBytes(bytes);
+      const out = fuzz.secretBytes(bytes);
       if (out.length !== bytes.length) leaks.push(`seed ${seed}: length ${bytes.length} → ${out.length}`);
       const text = out.toString('latin1');
       for (const s of secrets) if (text.includes(s)) leaks.push(`seed ${seed}: ${s}`);

@@ -85,7 +85,7 @@ describe('Correlation', () => {
   });
 
   it('checks bytes too: a JWT masked at its length in a client gRPC message or a binary WebSocket message stops the replay, unless given', () => {
-    // A protobuf string field (tag 0x0a, length 25) holding a padded placeholder (capture/redact.ts jwtBytes).
+    // A protobuf string field (tag 0x0a, length 25) holding a padded placeholder (capture/redact.ts secretBytes).
     const message = Buffer.concat([Buffer.from([0x0a, 25]), Buffer.from('<redacted:0123abcd~~~~~~>', 'latin1')]);
     const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
     const call = {
