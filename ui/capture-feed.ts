@@ -129,7 +129,22 @@ export function exchangeFeed(sources: LiveSource[]): UiFeed {
       // what the capture tells meanwhile follows it.
       const snapshot = steppedSnapshot<LiveEvent>({
         steps: (function* () {
-          const latest = yield* live.latestOfSteps(seq, window);
+          // The first build, made in steps, is the resends' work too: the first resend is paced by its costliest step.
+          const building = live.latestOfSteps(seq, window);
+          let costliest = 0;
+          let latest: ReturnType<LiveCapture['latestOf']>;
+          for (;;) {
+            const start = performance.now();
+            const r = building.next();
+            const end = performance.now();
+            costliest = Math.max(costliest, end - start);
+            resends.ranElsewhere(costliest, end);
+            if (r.done) {
+              latest = r.value;
+              break;
+            }
+            yield;
+          }
           // Gone meanwhile (let go, or never an entry): the page keeps what it has.
           if (latest) send(entryEvent(label, live.row(seq), latest, window, shown, proto));
         })(),

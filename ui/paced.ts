@@ -37,6 +37,15 @@ export class PacedRuns {
     }, Math.max(1, Math.ceil(due - performance.now())));
   }
 
+  /**
+   * The same work done elsewhere, ending at `end` and costing `cost` ms at once (a feed's first build, made in
+   * steps: its costliest step): the next run comes `idle` times that after it, as after a run of its own.
+   */
+  ranElsewhere(cost: number, end: number): void {
+    this.lastEnd = end;
+    this.lastCost = cost;
+  }
+
   /** No more runs. */
   stop(): void {
     this.stopped = true;

@@ -27,6 +27,17 @@ describe('PacedRuns', () => {
     paced.stop();
   });
 
+  it('work done elsewhere (a first build in steps) paces the next run as a run of its own would', async () => {
+    const runs: number[] = [];
+    const paced = new PacedRuns(() => runs.push(performance.now()), 10, 4);
+    const end = performance.now();
+    paced.ranElsewhere(40, end);
+    paced.ask();
+    while (runs.length === 0) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(runs[0]! - end >= 4 * 40 - 2, `ran ${runs[0]! - end} ms after work of 40 ms`);
+    paced.stop();
+  });
+
   it('a run that cost c ms is followed by the next no sooner than idle × c after it ended', async () => {
     const runs: Run[] = [];
     const costs = [5, 50, 2, 20];
