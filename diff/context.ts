@@ -164,6 +164,12 @@ export interface PairFacts {
   primarySends?: PrimarySends;
   /** Request headers bb set on either side's requests (SideHeader.setHeaders of both): left out on both (NormalizeContext.bbSetHeaders). */
   bbSetHeaders?: string[];
+  /**
+   * Values both runs of the old build issued alike and their clients sent back (a price, a page size echoed in
+   * a request): what the server did not make up. Never bound on either side, so they compare as they are
+   * (stages.ts `noise`: found by the --noise run, the second old run, before this run normalizes).
+   */
+  unbound?: ReadonlySet<string>;
 }
 
 export interface SideStore {
@@ -174,6 +180,12 @@ export interface SideStore {
    * `pair`: what the other side says of this one (PairFacts).
    */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
+  /**
+   * The values this side's server issued and its client sent back (diff/bind), as summarize binds them but for
+   * `pair.unbound`: read before summarize when another run's bound values decide what is left unbound. Read
+   * once; summarize reuses them. `pair`: the facts summarize will get.
+   */
+  bound(pair?: PairFacts): Promise<ReadonlySet<string>>;
   /** A `bb shadow` primary side: its shared ids in file order and its not-mirrored exchanges' client sides (PairFacts.primarySends), read before summarize. */
   primarySends(): Promise<PrimarySends>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */
@@ -254,6 +266,13 @@ export interface DiffContext {
   knownUnmet: number;
   /** Noise differences between the two old runs (issue 7). */
   noise?: Difference[];
+  /**
+   * Values the two old runs' servers both issued, alike, and their clients sent back (PairFacts.unbound): set
+   * by the noise run when it is the run's (`findsUnbound`), before this run normalizes.
+   */
+  unbound?: ReadonlySet<string>;
+  /** This context is a run's --noise run, two runs of one build: its normalize stage finds `unbound` for both. */
+  findsUnbound?: boolean;
   /** How many rows of this run noise hid (classify stage, with --noise). */
   noiseHidden?: NoiseHidden;
   /** Old entries the new side, a replay of the old, did not send (normalize stage). */

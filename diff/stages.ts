@@ -1,12 +1,13 @@
 // bb diff as one list of named stages over one context (docs/diff.md "Captures
-// of any size"): read → normalize → pair → compare → noise → timing → classify
+// of any size"): noise → read → normalize → pair → compare → timing → classify
 // → findings → verdict. A small capture and a big one go through the same
 // stages; only the store each side is kept in differs (in memory, or bounded:
 // store/), chosen by the read stage. The list lives in a named pipe (pipe.ts),
 // edited by name without touching the others.
 import { arrayRules, type ArrayRules } from './arrays.js';
 import type { DiffConfig } from './config.js';
-import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type StagePart, type Summarized } from './context.js';
+import { createContext, normalizeContextFor, type DiffContext, type DiffProgress, type DiffStage, type EntrySummary, type PairFacts, type SideHeader, type SideStore, type StagePart } from './context.js';
+import { boundAlike } from './bind/index.js';
 import { hostsInKeys, pairedPageLabels, KeyedSlots, keyedClassIndices, OrdinalNumbering, ZipBodies } from './normalize/index.js';
 import { pairEntries, settleReorders } from './pair.js';
 import { compareLineup, type LoopSettings } from './compare-loop.js';
@@ -123,6 +124,34 @@ async function timesOfRuns(ctx: DiffContext, runs: { old: string[]; new: string[
 /** The built-in stages, in order. */
 export const defaultStages: readonly DiffStage[] = [
   {
+    name: 'noise',
+    part: 'judge',
+    run: async (ctx) => {
+      // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
+      if (!ctx.options.noisePath) return;
+      const progress = ctx.options.onProgress;
+      const sub = createContext(
+        ctx.old.path,
+        ctx.options.noisePath,
+        {
+          ...ctx.options,
+          noisePath: undefined,
+          strictKnown: false,
+          config: { ...ctx.config, known: [] },
+          ...(progress ? { onProgress: (p: DiffProgress) => progress({ ...p, stage: `noise run: ${p.stage}` }) } : {}),
+        },
+        ctx.storeKind,
+      );
+      // This run's own stages up to the comparison, so the noise run sees what this one does. It runs first: the
+      // values both old runs issued alike and sent back are then left unbound in this run too (PairFacts.unbound).
+      sub.findsUnbound = true;
+      await runParts(sub, ctx.stages, ['read', 'compare']);
+      ctx.noise = sub.differences;
+      ctx.noiseTiming = sub.new.timing;
+      if (sub.unbound) ctx.unbound = sub.unbound;
+    },
+  },
+  {
     name: 'read',
     part: 'read',
     run: openStores,
@@ -153,14 +182,19 @@ export const defaultStages: readonly DiffStage[] = [
       const primarySends = ctx.storeKind === 'bounded' ? undefined : await sendsRead;
       const setHeaders = [...new Set([...(o.header.setHeaders ?? []), ...(n.header.setHeaders ?? [])])];
       const bbSet = setHeaders.length ? { bbSetHeaders: setHeaders } : {};
-      const summarize = async (side: SideStore, k: 0 | 1, facts: PairFacts): Promise<Summarized> => {
-        if (sendsRead && side !== primary) facts = { ...facts, primarySends: primarySends ?? (await sendsRead) };
-        return side.summarize(k === 0 ? labels.old : labels.new, report(k), facts);
-      };
-      const [ho, hn] = await Promise.all([
-        summarize(o, 0, { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...(shadowPair && !o.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
-        summarize(n, 1, { bbChoseHost, shadowPair, ...(shadowPair && !n.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
+      const factsOf = async (side: SideStore, facts: PairFacts): Promise<PairFacts> => (sendsRead && side !== primary ? { ...facts, primarySends: primarySends ?? (await sendsRead) } : facts);
+      const facts = await Promise.all([
+        factsOf(o, { ...(n.header.replayOf ? { replayOf: n.header.replayOf } : {}), bbChoseHost, shadowPair, ...(shadowPair && !o.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
+        factsOf(n, { bbChoseHost, shadowPair, ...(shadowPair && !n.header.shadowPrimary ? { shadowMirror: true } : {}), ...bbSet }),
       ]);
+      // Two runs of one build (this is a run's --noise run): what both servers issued alike and their clients sent
+      // back is the build's answer, not a value it made up (a price, a page size), for this run and the one it serves.
+      if (ctx.findsUnbound && ctx.rules.issued) {
+        const [bo, bn] = await Promise.all([o.bound(facts[0]), n.bound(facts[1])]);
+        ctx.unbound = boundAlike(bo, bn);
+      }
+      const unbound = ctx.unbound?.size ? { unbound: ctx.unbound } : {};
+      const [ho, hn] = await Promise.all([o.summarize(labels.old, report(0), { ...facts[0], ...unbound }), n.summarize(labels.new, report(1), { ...facts[1], ...unbound })]);
       const unanswered = (ho.unanswered ?? 0) + (hn.unanswered ?? 0);
       if (unanswered) ctx.shadowUnanswered = unanswered;
       const notReplayed = notReplayedOf(ho.leftOut);
@@ -205,31 +239,6 @@ export const defaultStages: readonly DiffStage[] = [
       ctx.views = found.views;
       ctx.pairShapes = found.shapes;
       for (const s of stores) s.releaseAll();
-    },
-  },
-  {
-    name: 'noise',
-    part: 'judge',
-    run: async (ctx) => {
-      // OLD vs OLD2 (two runs of one build), with the same rules but no known entries.
-      if (!ctx.options.noisePath) return;
-      const progress = ctx.options.onProgress;
-      const sub = createContext(
-        ctx.old.path,
-        ctx.options.noisePath,
-        {
-          ...ctx.options,
-          noisePath: undefined,
-          strictKnown: false,
-          config: { ...ctx.config, known: [] },
-          ...(progress ? { onProgress: (p: DiffProgress) => progress({ ...p, stage: `noise run: ${p.stage}` }) } : {}),
-        },
-        ctx.storeKind,
-      );
-      // This run's own stages up to the comparison, in this run's store, so the noise run sees what this one does.
-      await runParts(sub, ctx.stages, ['read', 'compare']);
-      ctx.noise = sub.differences;
-      ctx.noiseTiming = sub.new.timing;
     },
   },
   {

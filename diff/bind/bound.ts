@@ -235,6 +235,25 @@ export function boundValues(entries: readonly HarEntry[], primary?: PrimarySends
   return t.bound;
 }
 
+/**
+ * A side's bound values but those two runs of one build issued alike (PairFacts.unbound: a price or a page size
+ * the client echoed is the build's answer, not a value it made up, and compares as it is).
+ */
+export function boundExcept(bound: ReadonlySet<string>, unbound: ReadonlySet<string> | undefined): ReadonlySet<string> {
+  if (!unbound?.size) return bound;
+  const out = new Set<string>();
+  for (const v of bound) if (!unbound.has(v)) out.add(v);
+  return out;
+}
+
+/** Values issued and sent back alike in two runs (PairFacts.unbound): what both bound sets hold. */
+export function boundAlike(a: ReadonlySet<string>, b: ReadonlySet<string>): Set<string> {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  const out = new Set<string>();
+  for (const v of small) if (large.has(v)) out.add(v);
+  return out;
+}
+
 /** A percent-escape of a base64 character (`+`, `/`, `=`). */
 const ENCODED_BASE64_CHAR = /%(?:2[BbFf]|3[Dd])/;
 

@@ -23,6 +23,44 @@ export class Counterparts {
   private chars = 0;
   /** What the primary's client sent first, for the callers that learn as traffic crosses (bb shadow's relay: its tee sets it). */
   sends?: ClientSends;
+  /** With `trackUnlike`: primary values this target issued nothing for (unlike). */
+  private readonly unlikeValues?: Set<string>;
+  private unlikeChars = 0;
+
+  /**
+   * `trackUnlike`: also remember the primary's values the target issued nothing for, at their place (its answer
+   * lacked it, or it gave none: learnNone), so a caller can tell them from those it issued alike (`unlike`). The
+   * live comparison asks (scenario/shadow/batch-binding.ts); the relay needs only the counterparts.
+   */
+  constructor(trackUnlike = false) {
+    if (trackUnlike) this.unlikeValues = new Set();
+  }
+
+  /**
+   * True for a primary value the target issued nothing for where the primary issued it (trackUnlike): neither
+   * the value itself, as a target that answered alike issued it, nor a counterpart.
+   */
+  unlike(value: string): boolean {
+    return this.unlikeValues?.has(value) === true && !this.map.has(value);
+  }
+
+  /** The target gave no answer to the request the primary answered so (trackUnlike): each value it issued is unlike. */
+  learnNone(primary: ResponseView, own?: (value: string) => boolean): void {
+    if (!this.unlikeValues) return;
+    for (const v of responseValues(primary)) if (madeNotWord(v.value) && !own?.(v.value)) this.addUnlike(v.value);
+  }
+
+  private addUnlike(value: string): void {
+    const set = this.unlikeValues!;
+    if (set.has(value)) return;
+    set.add(value);
+    this.unlikeChars += value.length;
+    while (set.size > MAX_COUNT || this.unlikeChars > MAX_CHARS) {
+      const [k] = set;
+      set.delete(k!);
+      this.unlikeChars -= k!.length;
+    }
+  }
 
   /** Distinct primary values with a counterpart. */
   get size(): number {
@@ -66,12 +104,17 @@ export class Counterparts {
     if (primary.length === 0) return [];
     const theirs = new Map(primary.map((v) => [v.place, v.value]));
     const learned: string[] = [];
-    for (const v of target()) {
+    const values = target();
+    for (const v of values) {
       const p = theirs.get(v.place);
       // A word never binds (bound.ts): `bb diff` of the captures compares it as it is, so the relay sends it on as the client wrote it.
       if (p === undefined || p === v.value || !madeNotWord(p) || own?.(p)) continue;
       this.set(p, v.value);
       learned.push(p);
+    }
+    if (this.unlikeValues) {
+      const places = new Set(values.map((v) => v.place));
+      for (const v of primary) if (!places.has(v.place) && madeNotWord(v.value) && !own?.(v.value)) this.addUnlike(v.value);
     }
     return learned;
   }

@@ -127,6 +127,8 @@ function isScalar(v: unknown): boolean {
 const VOLATILE_HEADERS = [
   // (Expires is compared as the lifetime it gives from Date, as a cookie's: entry.ts.)
   'date', 'age', 'etag', 'last-modified',
+  // the client's copies of those validators, sent back: whether the server honours one shows in its status (304 or 200).
+  'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since', 'if-range',
   // hop-by-hop: the proxy (or the client library) may add or change them.
   'connection', 'keep-alive',
   // random per WebSocket handshake (RFC 6455 §4.1, §4.2.2).

@@ -72,6 +72,10 @@ export class BoundedStore implements SideStore {
     return this.handle.summarize(labels, onProgress, pair);
   }
 
+  bound(pair?: PairFacts): Promise<ReadonlySet<string>> {
+    return this.handle.bound(pair);
+  }
+
   async finish(hosts: boolean): Promise<void> {
     const r = await this.handle.finish(hosts);
     this.summaries = r.summaries;

@@ -9,7 +9,7 @@ import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '..
 import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
-import { boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
+import { boundExcept, boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
 import type { NormalizedEntry } from '../types.js';
 
 /** One side parsed whole, its entries normalized and kept until compared. */
@@ -54,6 +54,17 @@ export class MemoryStore implements SideStore {
     return readPrimarySends(() => this.har!.log.entries);
   }
 
+  /** Bound values, read once (SideStore.bound). */
+  private bindings: Set<string> | undefined;
+
+  async bound(pair: PairFacts = {}): Promise<ReadonlySet<string>> {
+    return this.boundNow(pair);
+  }
+
+  private boundNow(pair: PairFacts): ReadonlySet<string> {
+    return (this.bindings ??= withBefore(boundValues(this.har!.log.entries, pair.primarySends), this.boundBefore));
+  }
+
   // No await in summarize and finish: each side runs whole when called, old
   // before new, so the run's ordinal table meets values in one fixed order.
   async summarize(labels: Map<string, string>, _onProgress?: unknown, pair: PairFacts = {}): Promise<Summarized> {
@@ -63,7 +74,7 @@ export class MemoryStore implements SideStore {
     const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
-    const issued = this.ctx.rules.issued ? withBefore(boundValues(har.log.entries, pair.primarySends), this.boundBefore) : undefined;
+    const issued = this.ctx.rules.issued ? boundExcept(this.boundNow(pair), pair.unbound) : undefined;
     const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     const notMirrored: number[] = [];

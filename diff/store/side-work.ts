@@ -19,7 +19,7 @@ import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } 
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
-import { IssuedTimeline } from '../bind/index.js';
+import { boundExcept, IssuedTimeline } from '../bind/index.js';
 
 /**
  * Bytes of normalized entries kept per side between the two passes, so most
@@ -239,6 +239,21 @@ export class SideWork {
     return { text: contentText(n), rest: restOf(n) };
   }
 
+  /** Bound values, read once (SideStore.bound). */
+  private bindings: Promise<ReadonlySet<string>> | undefined;
+
+  /**
+   * The side's bound values (diff/bind), known before its first entry is normalized: one more read of the
+   * file, from its last entry back, as the in-memory store reads it. Once (SideStore.bound).
+   */
+  bound(pair: PairFacts = {}): Promise<ReadonlySet<string>> {
+    return (this.bindings ??= (async () => {
+      const timeline = new IssuedTimeline(pair.primarySends);
+      for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
+      return timeline.bound;
+    })());
+  }
+
   /**
    * Reads every entry once, keeping summaries, and answers the side's
    * distinct hosts: whether keys include hosts is decided for both sides
@@ -256,11 +271,7 @@ export class SideWork {
     const leftOut = replaySkipsIn(replayOf, this.cap.entryCount, (i) => claimed.get(i));
     const leave = new Set(leftOut?.map((s) => s.index));
     if (this.ctx.rules.issued) {
-      // The side's bound values (diff/bind) must be known before its first entry is normalized:
-      // one more read of the file, from its last entry back, as the in-memory store reads it.
-      const timeline = new IssuedTimeline(pair.primarySends);
-      for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
-      this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, timeline.bound);
+      this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, boundExcept(await this.bound(pair), pair.unbound));
     }
     this.nctx = { ...this.nctx, bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const un = (t: string) => unnumber(t, this.ctx.table);

@@ -16,6 +16,8 @@ export interface SideHandle {
   readonly header: SideHeader;
   /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. `replayOf`: as SideStore.summarize's. */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
+  /** The side's bound values, read once (SideStore.bound). */
+  bound(pair?: PairFacts): Promise<ReadonlySet<string>>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
   finish(hosts: boolean): Promise<SideSummaries>;
   /** Entry `index` in kept form, normalized again. */
@@ -27,6 +29,7 @@ export interface SideHandle {
 /** Messages to the worker. */
 export type Request =
   | { id: number; op: 'summarize'; labels: Array<[string, string]>; pair?: PairFacts }
+  | { id: number; op: 'bound'; pair?: PairFacts }
   | { id: number; op: 'finish'; hosts: boolean }
   | { id: number; op: 'load'; index: number }
   | { id: number; op: 'close' };
@@ -156,6 +159,10 @@ class WorkerSide implements SideHandle {
     } finally {
       this.onProgress = undefined;
     }
+  }
+
+  async bound(pair?: PairFacts): Promise<ReadonlySet<string>> {
+    return (await this.request({ op: 'bound', ...(pair ? { pair } : {}) })) as ReadonlySet<string>;
   }
 
   async finish(hosts: boolean): Promise<SideSummaries> {

@@ -1,6 +1,6 @@
 // The worker thread of one bounded-store side (store/side-work.ts): opens
 // the side from workerData, answers 0 with its header, then serves
-// summarize / finish / load / close requests by id. Errors go back as data
+// summarize / bound / finish / load / close requests by id. Errors go back as data
 // (store/worker-client.ts rebuilds them).
 import { parentPort, workerData } from 'node:worker_threads';
 import { SideWork, type SideSpec } from './side-work.js';
@@ -23,6 +23,8 @@ port.on('message', async (req: Request) => {
     if (!work) throw new Error('bb diff: the side did not open');
     if (req.op === 'summarize') {
       post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done }), req.pair) });
+    } else if (req.op === 'bound') {
+      post({ id: req.id, result: await work.bound(req.pair) });
     } else if (req.op === 'finish') {
       const out = await work.finish(req.hosts);
       // Packed before the transfer: the summaries' marks are views into the markers' buffer.

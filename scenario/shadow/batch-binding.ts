@@ -84,7 +84,7 @@ export class BatchBinding {
   private readonly sendTimes = new ClientSends();
 
   constructor(secondary: boolean) {
-    this.targets = [{ side: 'candidate', values: new Counterparts() }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts() }] : [])];
+    this.targets = [{ side: 'candidate', values: new Counterparts(true) }, ...(secondary ? [{ side: 'secondary' as const, values: new Counterparts(true) }] : [])];
   }
 
   /**
@@ -131,11 +131,16 @@ export class BatchBinding {
     return out;
   }
 
-  // The primary's value and each target's counterpart (its very value where it has none).
+  // The primary's value and each target's counterpart: its very value where it has none (it issued the primary's
+  // value alike, or was sent it from an exchange not mirrored), nothing where it issued none there (its answer
+  // failed or lacked the place: its capture never issued the value, so `bb diff` of it binds none).
   private bindInto(out: BoundBefore | undefined, value: string): BoundBefore {
     out ??= { primary: new Set(), candidate: new Set(), secondary: new Set() };
     out.primary.add(value);
-    for (const t of this.targets) out[t.side].add(t.values.get(value) ?? value);
+    for (const t of this.targets) {
+      const theirs = t.values.get(value) ?? (t.values.unlike(value) ? undefined : value);
+      if (theirs !== undefined) out[t.side].add(theirs);
+    }
     return out;
   }
 
@@ -186,7 +191,11 @@ export class BatchBinding {
       else if (at !== undefined) own = (v) => this.sends.before(v, at + 1);
       for (const t of this.targets) {
         const mine = g[t.side];
-        if (!mine) continue;
+        // No answer from it (an error: not compared): what the primary issued there, it did not.
+        if (!mine) {
+          t.values.learnNone(view, own);
+          continue;
+        }
         note(t.values.learn(view, recordedResponse(mine), own));
         // A value a server message issued (a ticket handed over a socket) is sent back later too.
         if (spoken.length === 0) continue;

@@ -4,13 +4,24 @@
 import { describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { boundAbsent, boundValues, markIssued } from '../../../diff/bind/bound.js';
+import { boundAbsent, boundAlike, boundExcept, boundValues, markIssued } from '../../../diff/bind/bound.js';
 import { madeNotWord } from '../../../diff/bind/issued.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
 import { capture, type ExchangeSpec } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { diffCaptures, renderText } from '../../../diff/index.js';
+
+describe('values two runs issued alike are left unbound', () => {
+  it('boundAlike keeps what both runs bound; boundExcept leaves it out of a side, and returns the side as it is when none', () => {
+    const a = new Set(['1999', 'p_1f3a9c', '1000']);
+    const b = new Set(['1999', 'p_77e0b2', '1000', 'sid9f2e']);
+    assert.deepEqual([...boundAlike(a, b)].sort(), ['1000', '1999']);
+    assert.deepEqual([...boundExcept(b, boundAlike(a, b))].sort(), ['p_77e0b2', 'sid9f2e']);
+    assert.equal(boundExcept(a, new Set()), a);
+    assert.equal(boundExcept(a, undefined), a);
+  });
+});
 
 describe('a bound value is made, not a word', () => {
   it('binds values with a digit or inner capitals, never plain words', () => {

@@ -28,6 +28,29 @@ describe('Counterparts', () => {
     assert.equal(c.size, 0);
   });
 
+  it('with trackUnlike, tells a value the target issued alike from one it issued nothing for (no place, no answer)', () => {
+    const c = new Counterparts(true);
+    // Alike: the price. Unlike: the coupon its answer lacks. A counterpart: the id.
+    c.learn(answer({ id: 1042, price: 1999, coupon: 'SAVE-8841' }), answer({ id: 5017, price: 1999 }));
+    assert.equal(c.get('1042'), '5017');
+    assert.equal(c.unlike('1999'), false);
+    assert.equal(c.unlike('SAVE-8841'), true);
+    assert.equal(c.unlike('1042'), false);
+    // A request it gave no answer to: each value the primary issued there; a value the client sent first is its own.
+    c.learnNone(answer({ id: 1043, name: 'nick_0042' }), (v) => v === 'nick_0042');
+    assert.equal(c.unlike('1043'), true);
+    assert.equal(c.unlike('nick_0042'), false);
+    // Learned a counterpart later: no longer unlike.
+    c.learn(answer({ id: 1043 }), answer({ id: 5018 }));
+    assert.equal(c.unlike('1043'), false);
+    // Without trackUnlike nothing is remembered but counterparts.
+    const plain = new Counterparts();
+    plain.learn(answer({ id: 1042, coupon: 'SAVE-8841' }), answer({ id: 5017 }));
+    plain.learnNone(answer({ id: 1044 }));
+    assert.equal(plain.unlike('SAVE-8841'), false);
+    assert.equal(plain.unlike('1044'), false);
+  });
+
   it('keeps the newest counterpart of a value learned again', () => {
     const c = new Counterparts();
     c.learn(answer({ id: 1042 }), answer({ id: 5017 }));

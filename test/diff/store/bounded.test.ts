@@ -146,7 +146,7 @@ describe('the bounded store (captures of any size)', () => {
     const { a, b } = captures();
     const oldPath = await dir.write('old.har', a);
     const newPath = await dir.write('new.har', b);
-    assert.deepEqual(defaultStages.map((s) => s.name), ['read', 'normalize', 'pair', 'compare', 'noise', 'timing', 'classify', 'findings', 'verdict']);
+    assert.deepEqual(defaultStages.map((s) => s.name), ['noise', 'read', 'normalize', 'pair', 'compare', 'timing', 'classify', 'findings', 'verdict']);
     for (const [threshold, kind] of [[undefined, 'memory'], [0, 'bounded']] as Array<[number | undefined, StoreKind]>) {
       const seen: Array<[string, number]> = [];
       const probe: DiffStage = { name: 'probe', run: (ctx) => void seen.push([ctx.storeKind!, ctx.old.store!.summaries.length]) };

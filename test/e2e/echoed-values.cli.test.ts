@@ -1,0 +1,200 @@
+// A value the server answers alike in every run (a price, a page size, an
+// opaque cursor of a fixed page) that the client sends back is the build's
+// answer, not a value it made up: with a second run of the old build
+// (--noise), such a value compares as it is, so a new build that changes it
+// is a real finding where its client echoes it too (the POST that carries
+// the price, the query that carries the page size), not bound to the new
+// value and hidden. Random ids and the session cookie, which differ between
+// the two old runs, still bind: two runs of one build MATCH, with --noise or
+// without. Both stores of `bb diff` (in memory, bounded) give the same
+// findings. Recorded through bb's proxy from a real server on loopback; and
+// through `bb shadow` (the old build as primary and secondary, the new as
+// candidate), whose live findings are bb diff's of the captures it wrote.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { Cleanups } from '../helpers/cleanups.js';
+import { record } from '../helpers/recording.js';
+import { runBb, startBb } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { assertLiveIsOffline } from '../helpers/shadow-offline.js';
+import type { ShadowReport } from '../../scenario/index.js';
+
+type Build = 'old' | 'new';
+
+/** One build of a small shop: the new build's lamp costs 2099 cents, not 1999, and pages hold 500 reviews, not 1000. */
+async function startCatalog(cleanups: Cleanups, build: Build): Promise<string> {
+  const price = build === 'new' ? 2099 : 1999;
+  const pageSize = build === 'new' ? 500 : 1000;
+  const products = new Set<string>();
+  let session = '';
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://catalog');
+      if (url.pathname === '/login') {
+        session = randomBytes(16).toString('hex');
+        res.setHeader('set-cookie', `sid=${session}; Path=/; HttpOnly`);
+        return json(res, 200, { ok: true });
+      }
+      if (req.headers.cookie !== `sid=${session}`) return json(res, 401, { error: 'who are you' });
+      if (url.pathname === '/product') {
+        const id = `p_${randomUUID()}`;
+        products.add(id);
+        // A fixed cursor: the second page of reviews, the same in every run of either build.
+        return json(res, 200, { id, name: 'Lamp', price_cents: price, maxPageSize: pageSize, reviews: 'cGFnZT0y' });
+      }
+      if (url.pathname === '/cart' && req.method === 'POST') {
+        const b = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; price_cents: number; qty: number };
+        if (!products.has(b.id)) return json(res, 404, { error: 'no such product' });
+        return json(res, 201, { cart: randomUUID(), item: b.id, total_cents: b.price_cents * b.qty });
+      }
+      if (url.pathname === '/reviews') {
+        const limit = Number(url.searchParams.get('limit'));
+        return json(res, 200, { page: url.searchParams.get('cursor'), limit, items: Array.from({ length: 3 }, (_, i) => ({ stars: 5 - i })) });
+      }
+      json(res, 404, { error: 'not found' });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The client: logs in, reads the product, puts two in the cart at the price it was shown, reads the reviews page it was pointed to. */
+async function drive(base: string): Promise<void> {
+  const login = await request(`${base}/login`, { method: 'POST' });
+  await login.body.dump();
+  const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  const call = async (path: string, init: { method?: 'GET' | 'POST'; body?: unknown } = {}) => {
+    const r = await request(`${base}${path}`, {
+      method: init.method ?? 'GET',
+      headers: { cookie, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      ...(init.body ? { body: JSON.stringify(init.body) } : {}),
+    });
+    const text = await r.body.text();
+    assert.ok(r.statusCode < 400, `${path}: ${r.statusCode} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const p = await call('/product');
+  await call('/cart', { method: 'POST', body: { id: p.id, price_cents: p.price_cents, qty: 2 } });
+  await call(`/reviews?cursor=${p.reviews}&limit=${p.maxPageSize}`);
+}
+
+interface Finding {
+  class: string;
+  kind: string;
+  pattern: string;
+  routes: string[];
+}
+
+describe('values a server answers alike in every run, echoed by its client, recorded through bb', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  const t = tempDir();
+  const hars: Record<string, string> = {};
+  const session = async (build: Build) => {
+    const rec = await record(cleanups, await startCatalog(cleanups, build));
+    await drive(`http://127.0.0.1:${rec.port}`);
+    await rec.finish();
+    return join(rec.dir, 'cap.har');
+  };
+  let reports = 0;
+  /** bb diff a b [args]: the exit code, the text and the findings of each class as `kind pattern route`. */
+  const diff = async (a: string, b: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+    const json = t.path(`report-${reports++}.json`);
+    const r = await runBb(['diff', a, b, '--json', json, ...args], env);
+    assert.notEqual(r.code, 2, r.stderr);
+    const doc = JSON.parse(await readFile(json, 'utf8')) as { findings: Finding[] };
+    const of = (c: string) => doc.findings.filter((f) => f.class === c).map((f) => `${f.kind} ${f.pattern} ${f.routes.join(', ')}`).sort();
+    return { code: r.code, text: r.stdout, real: of('real'), noise: of('noise') };
+  };
+
+  before(async () => {
+    hars.old = await session('old');
+    hars.old2 = await session('old');
+    hars.old3 = await session('old');
+    hars.new = await session('new');
+  });
+
+  it('two runs of one build MATCH, with a second old run or without: random ids and cookies still bind', async () => {
+    const plain = await diff(hars.old!, hars.old3!);
+    assert.equal(plain.code, 0, plain.text);
+    const withNoise = await diff(hars.old!, hars.old3!, ['--noise', hars.old2!]);
+    assert.equal(withNoise.code, 0, withNoise.text);
+    assert.deepEqual(withNoise.real, []);
+    assert.deepEqual(withNoise.noise, []);
+  });
+
+  const TRUE_CHANGES = [
+    // The price, where the server answers it and where the client echoes it, and the total it makes.
+    'changed request.body.price_cents POST /cart',
+    'changed response.body.price_cents GET /product',
+    'changed response.body.total_cents POST /cart',
+    // The page size, where it is answered, asked for and reported.
+    'changed request.query.limit GET /reviews',
+    'changed response.body.limit GET /reviews',
+    'changed response.body.maxPageSize GET /product',
+  ];
+
+  for (const [label, env] of [
+    ['in memory', {}],
+    ['bounded', { BB_DIFF_BOUNDED_BYTES: '0' }],
+  ] as const) {
+    it(`old → new with --noise (${label}): the changed price and page size are real wherever they stand, exit 1`, async () => {
+      const r = await diff(hars.old!, hars.new!, ['--noise', hars.old2!], env);
+      assert.equal(r.code, 1, r.text);
+      assert.deepEqual(r.real, [...TRUE_CHANGES].sort(), r.text);
+      assert.deepEqual(r.noise, [], r.text);
+      // A value both runs left unbound is shown as it is.
+      assert.match(r.text, /request\.query\.limit changed "1000" → "500"/);
+      assert.match(r.text, /response\.body\.price_cents changed 1999 → /);
+    });
+  }
+});
+
+describe('bb shadow: a price and a page size the client echoes, the secondary answering them alike', () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  const t = tempDir();
+
+  it('the candidate\'s changed price and page size are regressions wherever they stand, live and in bb diff of the captures', async () => {
+    const [primary, candidate, secondary] = [await startCatalog(cleanups, 'old'), await startCatalog(cleanups, 'new'), await startCatalog(cleanups, 'old')];
+    const out = t.path('shadow');
+    const json = t.path('shadow.json');
+    // --mirror all: the login and the cart's POST go to every target (each catalog keeps its own products).
+    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--secondary', secondary, '--mirror', 'all', '--out', out, '--json', json, '--until', '4'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    await drive(url!);
+    assert.equal(await bb.exited, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.errors, 0, JSON.stringify(report.totals));
+    const live = report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort();
+    // The mirror sends each target the value its own answer gave where it issued one (the cart's price: the
+    // candidate's 2099); a page size of 500 is no issued value (3 digits), so the candidate is asked for the
+    // primary's 1000, answers it, and only its own answer of 500 differs.
+    assert.deepEqual(
+      live,
+      [
+        'regression changed request.body.price_cents',
+        'regression changed response.body.maxPageSize',
+        'regression changed response.body.price_cents',
+        'regression changed response.body.total_cents',
+      ],
+      bb.stdout(),
+    );
+    await assertLiveIsOffline(report, out, true);
+  });
+});
