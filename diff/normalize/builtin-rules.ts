@@ -31,6 +31,8 @@ export interface BuiltinKeyRule {
   accepts: (value: unknown, window: CaptureWindow | undefined) => boolean;
   /** The placeholder. */
   replace: string;
+  /** Instead of the placeholder: the value with its varying parts replaced, normalized as any value then (graphql-tracing). */
+  transform?: (value: unknown) => unknown;
 }
 
 /** A built-in value rule: a regex rewrite, an ordinal marking, or a rewrite of its own (server-home). */
@@ -200,6 +202,48 @@ export function isTimeValue(v: unknown, w: CaptureWindow | undefined): boolean {
   return Number.isFinite(t) && (!w || (t >= w.from && t <= w.to));
 }
 
+/**
+ * What a health or debug endpoint reports of the process that answered: Node's `process.memoryUsage()` (bytes:
+ * rss, heapTotal, heapUsed, arrayBuffers) and the process's id (pid, ppid). New in every run.
+ */
+const PROCESS_STAT_KEY = /^(rss|heapTotal|heapUsed|heap_total|heap_used|arrayBuffers|array_buffers|pid|ppid)$/;
+
+/** Kubernetes' `metadata.resourceVersion`: the store's revision when the object last changed (etcd's), a decimal string. */
+const RESOURCE_VERSION = /^\d{1,20}$/;
+
+/** A number of the process or a count it reports: a positive integer. */
+function isProcessStat(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Apollo's GraphQL tracing extension (`extensions.tracing`, apollo-tracing's format 1): when the request started and
+ * ended, and how long each step and each resolver took (`duration`, `startOffset`: nanoseconds on a stopwatch).
+ */
+function isApolloTracing(v: unknown): boolean {
+  return isObject(v) && v.version === 1 && typeof v.startTime === 'string' && typeof v.duration === 'number' && isObject(v.execution);
+}
+
+/** An Apollo trace with its stopwatch readings replaced by `<NS>` (a positive number only: anything else is compared). */
+function withoutStopwatch(v: unknown): unknown {
+  const t = v as Record<string, unknown>;
+  const timed = (o: unknown): unknown => {
+    if (!isObject(o)) return o;
+    const out: Record<string, unknown> = { ...o };
+    for (const k of ['duration', 'startOffset']) if (typeof out[k] === 'number' && (out[k] as number) >= 0) out[k] = '<NS>';
+    return out;
+  };
+  const execution = t.execution as Record<string, unknown>;
+  return {
+    ...(timed(t) as Record<string, unknown>),
+    ...(isObject(t.parsing) ? { parsing: timed(t.parsing) } : {}),
+    ...(isObject(t.validation) ? { validation: timed(t.validation) } : {}),
+    execution: { ...execution, ...(Array.isArray(execution.resolvers) ? { resolvers: execution.resolvers.map(timed) } : {}) },
+  };
+}
+
 /** Strings that say there is no id: a request id holding one is compared, not masked. */
 const NOT_AN_ID = new Set(['undefined', 'null', 'nil', 'none', 'nan', 'false', 'true', '0', '-']);
 
@@ -213,6 +257,9 @@ export function isIdValue(v: unknown): boolean {
 export const BUILTIN_RULES: readonly BuiltinRule[] = [
   { name: 'timestamp-keys', key: { test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), accepts: isTimeValue, replace: '<TS>' } },
   { name: 'epoch-ms-keys', key: { test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), accepts: isTimeValue, replace: '<MS>' } },
+  { name: 'process-stats', key: { test: (k, v) => typeof v === 'number' && PROCESS_STAT_KEY.test(k), accepts: isProcessStat, replace: '<STAT>' } },
+  { name: 'resource-versions', key: { test: (k, v) => typeof v === 'string' && k === 'resourceVersion', accepts: (v) => RESOURCE_VERSION.test(v as string), replace: '<VERSION>' } },
+  { name: 'graphql-tracing', key: { test: (k, v) => k === 'tracing' && isObject(v), accepts: isApolloTracing, replace: '<TRACING>', transform: withoutStopwatch } },
   {
     name: 'request-id-keys',
     key: { test: (k, v) => isScalar(v) && REQUEST_ID_KEY.test(k), accepts: isIdValue, replace: '<ID>' },

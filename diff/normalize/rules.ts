@@ -31,6 +31,8 @@ export interface KeyRule {
   accepts?: (value: unknown, window: CaptureWindow | undefined) => boolean;
   /** The placeholder. */
   replace: string;
+  /** A built-in's: the value with its varying parts replaced, normalized further instead of the placeholder. */
+  transform?: (value: unknown) => unknown;
   /** Its index in the config's `normalize.keys` (a built-in has none): what it erases is noted (erased.ts). */
   config?: number;
 }

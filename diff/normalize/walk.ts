@@ -188,7 +188,7 @@ export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
     const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
     const p = w.notes ? joinPath(at, nk) : at;
     if (rule?.config !== undefined && w.notes) noteErased(`keys[${rule.config}]`, p, x, w);
-    const value = rule ? rule.replace : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p);
+    const value = rule ? (rule.transform ? normalizeValue(rule.transform(x), w, p) : rule.replace) : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p);
     // id-key-tokens: a token under an id key that every value rule left as it is (too short for generated-ids, or
     // its letters read as words) is marked by its shape.
     const token = value === x && typeof x === 'string' && w.rules.idKeyTokens ? idKeyTokenShape(k, x) : undefined;
