@@ -26,8 +26,11 @@ test('proxy-costs --quick: bb relays with the pipe\'s system calls; recording ad
     // A request and its answer (or a message and its echo): one read and one write each way.
     assert.ok(Math.abs(pipe.writes - 2) < 0.05 && Math.abs(pipe.reads - 2) < 0.05, `${workload}: the pipe ${JSON.stringify(pipe)}`);
     assert.ok(off.writes <= pipe.writes + 0.05 && off.reads <= pipe.reads + 0.05, `${workload}: bb-off ${JSON.stringify(off)} against the pipe's ${JSON.stringify(pipe)}`);
-    // Recording reads no socket more, and writes its journal: more than nothing, at most three writes an op.
-    assert.ok(bb.reads <= pipe.reads + 0.05, `${workload}: bb reads ${bb.reads}`);
+    // Recording reads no socket more, and writes its journal: more than nothing, at most three writes an op. Reads
+    // within 0.15 of the pipe's: on a loaded machine bb's moved 2.01–2.08 between runs of one build (an answer that
+    // reaches the relay in two segments is read twice when the relay is quick to read the first); a read more
+    // per exchange is 1.0.
+    assert.ok(bb.reads <= pipe.reads + 0.15, `${workload}: bb reads ${bb.reads}`);
     assert.ok(bb.writes > off.writes && bb.writes <= off.writes + 3.05, `${workload}: bb writes ${bb.writes} against bb-off's ${off.writes}`);
   }
 });

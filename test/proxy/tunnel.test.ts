@@ -5,7 +5,7 @@
 // and the refusals are in the HAR with `_bb.error`.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import { FREED_HOST, freedPort } from '../helpers/freed-port.js';
 import { rawClient } from '../helpers/raw.js';
 import { garbageBytes } from '../helpers/scripted-upstream.js';
 import { Cleanups } from '../helpers/cleanups.js';
@@ -21,10 +21,8 @@ describe('bad input to the forward proxy', () => {
 
   before(async () => {
     echo = await echoServer(cleanups);
-    const s = net.createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    closedPort = (s.address() as net.AddressInfo).port;
-    await new Promise((r) => s.close(r));
+    // On 127.0.0.3: a server of another test that gets the same port number meanwhile does not answer there.
+    closedPort = await freedPort();
     rec = await record(cleanups, 'http://unused.invalid', { mode: 'forward' });
   });
   after(() => cleanups.run());
@@ -60,7 +58,7 @@ describe('bad input to the forward proxy', () => {
   }));
 
   it('answers 502 for an absolute-form request to a port nobody listens on', offend(async () => {
-    const reply = await exchangeRaw(`GET http://127.0.0.1:${closedPort}/x HTTP/1.1\r\nHost: 127.0.0.1:${closedPort}\r\nConnection: close\r\n\r\n`);
+    const reply = await exchangeRaw(`GET http://${FREED_HOST}:${closedPort}/x HTTP/1.1\r\nHost: ${FREED_HOST}:${closedPort}\r\nConnection: close\r\n\r\n`);
     assert.match(reply, /^HTTP\/1\.1 502 /);
   }));
 
