@@ -163,6 +163,14 @@ const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$
 // `latency_s`, `uptimeSec`).
 const EPOCH_MS_KEY = /^(time|since|until|now|epoch)$|^(took|elapsed|latency|uptime)(_?(s|sec|secs|seconds|Sec|Secs|Seconds|S))?$|(Ms|_ms|MS|Ns|_ns|Nanos|_nanos|Micros|_micros)$/;
 const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
+/** A duration as Go's time.Duration writes it (and Prometheus, and many logs): `54.141ms`, `1.5s`, `3h12m5.5s`, `850µs`. */
+const DURATION_TEXT = /^(?:\d{1,15}(?:\.\d{1,15})?(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h)){1,6}$/;
+
+/** What an epoch-ms key holds when it is a time: a number as isTimeValue reads it, or a duration written with its unit (not zero). */
+function isStopwatchValue(v: unknown, w: CaptureWindow | undefined): boolean {
+  if (typeof v === 'number') return isTimeValue(v, w);
+  return typeof v === 'string' && DURATION_TEXT.test(v) && /[1-9]/.test(v);
+}
 
 /** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`. */
 const CLOCK_TIME = /^\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?$/;
@@ -256,7 +264,7 @@ export function isIdValue(v: unknown): boolean {
 /** The built-in rules, on by default, in the order their names are listed. */
 export const BUILTIN_RULES: readonly BuiltinRule[] = [
   { name: 'timestamp-keys', key: { test: (k, v) => isScalar(v) && TIMESTAMP_KEY.test(k), accepts: isTimeValue, replace: '<TS>' } },
-  { name: 'epoch-ms-keys', key: { test: (k, v) => typeof v === 'number' && EPOCH_MS_KEY.test(k), accepts: isTimeValue, replace: '<MS>' } },
+  { name: 'epoch-ms-keys', key: { test: (k, v) => (typeof v === 'number' || typeof v === 'string') && EPOCH_MS_KEY.test(k), accepts: isStopwatchValue, replace: '<MS>' } },
   { name: 'process-stats', key: { test: (k, v) => typeof v === 'number' && PROCESS_STAT_KEY.test(k), accepts: isProcessStat, replace: '<STAT>' } },
   { name: 'resource-versions', key: { test: (k, v) => typeof v === 'string' && k === 'resourceVersion', accepts: (v) => RESOURCE_VERSION.test(v as string), replace: '<VERSION>' } },
   { name: 'graphql-tracing', key: { test: (k, v) => k === 'tracing' && isObject(v), accepts: isApolloTracing, replace: '<TRACING>', transform: withoutStopwatch } },

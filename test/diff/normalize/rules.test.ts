@@ -36,6 +36,8 @@ describe('built-in rules, one by one', () => {
     ['epoch-ms keys holding no duration stay', { timeoutMs: 0, until: -1 }, { timeoutMs: 0, until: -1 }],
     ['how long it took → <MS>', { took: 12, elapsed: 3.5, hits: 4 }, { took: '<MS>', elapsed: '<MS>', hits: 4 }],
     ['epoch-ms rule leaves strings to the patterns', { time: 'later' }, { time: 'later' }],
+    // Go's time.Duration#String under the same keys; zero, a bare number and words are compared.
+    ['a duration written with its unit → <MS>', { took: '12ms', latency: '54.141ms', uptime: '3h12m5.5s', elapsed: '850\u00b5s', latency_s: '0s', time: '12', since: 'yesterday' }, { took: '<MS>', latency: '<MS>', uptime: '<MS>', elapsed: '<MS>', latency_s: '0s', time: '12', since: 'yesterday' }],
     ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
     ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
     ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
