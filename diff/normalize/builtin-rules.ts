@@ -166,14 +166,18 @@ const REQUEST_ID_KEY = /^(x[-_])?(request|req|trace|correlation|span)[-_]?id$/i;
 /** A duration as Go's time.Duration writes it (and Prometheus, and many logs): `54.141ms`, `1.5s`, `3h12m5.5s`, `850µs`. */
 const DURATION_TEXT = /^(?:\d{1,15}(?:\.\d{1,15})?(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h)){1,6}$/;
 
-/** What an epoch-ms key holds when it is a time: a number as isTimeValue reads it, or a duration written with its unit (not zero). */
+/**
+ * What an epoch-ms key holds when it is a time: a number as isTimeValue reads it, a duration written with its unit
+ * (not zero), or a clock time of day (`"time": "21:33:01"`, `"now": "9:33:01 PM"`).
+ */
 function isStopwatchValue(v: unknown, w: CaptureWindow | undefined): boolean {
   if (typeof v === 'number') return isTimeValue(v, w);
-  return typeof v === 'string' && DURATION_TEXT.test(v) && /[1-9]/.test(v);
+  if (typeof v !== 'string') return false;
+  return (DURATION_TEXT.test(v) && /[1-9]/.test(v)) || CLOCK_TIME.test(v.trim());
 }
 
-/** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`. */
-const CLOCK_TIME = /^\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?$/;
+/** A clock time of day: `18:34`, `18:34:27`, `18:34:27.123`, `6:34:27 PM` (toLocaleTimeString's, its space a narrow no-break one in ICU's en-US). */
+const CLOCK_TIME = /^\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:[ \u00a0\u202f]?[AaPp]\.?[Mm]\.?)?$/;
 /** A number as text (epoch seconds or milliseconds written as a string). */
 const NUMBER_TEXT = /^\d{1,19}(?:\.\d{1,9})?$/;
 

@@ -38,6 +38,8 @@ describe('built-in rules, one by one', () => {
     ['epoch-ms rule leaves strings to the patterns', { time: 'later' }, { time: 'later' }],
     // Go's time.Duration#String under the same keys; zero, a bare number and words are compared.
     ['a duration written with its unit → <MS>', { took: '12ms', latency: '54.141ms', uptime: '3h12m5.5s', elapsed: '850\u00b5s', latency_s: '0s', time: '12', since: 'yesterday' }, { took: '<MS>', latency: '<MS>', uptime: '<MS>', elapsed: '<MS>', latency_s: '0s', time: '12', since: 'yesterday' }],
+    // A clock time of day under a time key (toLocaleTimeString's, with ICU's narrow no-break space); under another key it is a value.
+    ['a clock time under a time key → <MS> / <TS>', { time: '21:33:01', now: '9:33:01\u202fPM', startTime: '9:33 am', opens: '09:00', time_zone: 'UTC' }, { time: '<MS>', now: '<MS>', startTime: '<TS>', opens: '09:00', time_zone: 'UTC' }],
     ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
     ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
     ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
