@@ -12,6 +12,7 @@ import type { PairView } from './types.js';
 import type { Difference, NormalizedEntry, Pair } from './types.js';
 import type { PairShape } from './findings.js';
 import { appendAll } from '../core/index.js';
+import { ISSUED_CLASS } from './bind/index.js';
 
 /** What the compare loop needs of the run. */
 export interface LoopSettings {
@@ -111,7 +112,9 @@ export async function compareLineup(lineup: Lineup[], stores: readonly [SideStor
     }
   }
   const out: LoopResult = { differences: [], pairs: [], views, shapes: [] };
+  const written = issuedAsWritten(s, stores);
   for (const [k, f] of found.entries()) {
+    if (written) for (const d of f!.diffs) written(d);
     appendAll(out.differences, f!.diffs);
     out.pairs.push(f!.pair);
     const l = lineup[k]!;
@@ -144,4 +147,39 @@ function asFarAs(reference: NormalizedEntry, copy: NormalizedEntry): NormalizedE
   let n = 0;
   const kept = messages.filter((m) => m.type !== 'receive' || ++n <= got);
   return { ...copy, grpc: { ...copy.grpc!, messages: kept, status: reference.grpc!.status === null ? null : copy.grpc!.status } };
+}
+
+/** A value that is one bound value's marker, rendered (`<ISSUED:2>`). */
+const ISSUED_ALONE = /^<ISSUED:(\d{1,15})>$/;
+/** A rendered value holding a marker of any class. */
+const MARKED = /<[A-Z][A-Z0-9_]{0,31}(?::\d{1,15})?>/;
+
+/**
+ * Shows a bound value as its side wrote it where the other side holds a plain value at that place: a value bound on
+ * one side only (a price both old runs answered alike, left unbound, that the new build's client echoed; a page size
+ * one build's client sent back and the other's not) reads `1999 → 2099`, not `1999 → "<ISSUED:1>"`. Ids compared
+ * through their binding keep their markers. Undefined when the run binds nothing.
+ */
+function issuedAsWritten(s: LoopSettings, stores: readonly [SideStore, SideStore]): ((d: Difference) => void) | undefined {
+  const cls = s.table.indexOf(ISSUED_CLASS);
+  if (cls === undefined) return undefined;
+  let numbers: [Map<number, number>, Map<number, number>] | undefined;
+  return (d) => {
+    if (d.kind !== 'changed') return;
+    for (const side of [0, 1] as const) {
+      const mine = side === 0 ? d.old : d.new;
+      const theirs = side === 0 ? d.new : d.old;
+      const m = typeof mine === 'string' ? ISSUED_ALONE.exec(mine) : null;
+      if (!m || (theirs !== null && typeof theirs === 'object') || (typeof theirs === 'string' && MARKED.test(theirs))) continue;
+      numbers ??= [s.numbering.valuesOfClass(0, cls), s.numbering.valuesOfClass(1, cls)];
+      const v = numbers[side].get(Number(m[1]));
+      const raw = v === undefined ? undefined : stores[side].issuedValue(v);
+      // The same text on both sides differs by its binding alone: the marker says so.
+      if (raw === undefined || raw === String(theirs)) continue;
+      // A JSON integer is marked as its digits: shown as a number where the other side's is one.
+      const shown = typeof theirs === 'number' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : raw;
+      if (side === 0) d.old = shown;
+      else d.new = shown;
+    }
+  };
 }

@@ -196,6 +196,8 @@ export interface SideStore {
   readonly shapes: ReadonlyArray<Set<string>>;
   /** The keyed ordinals (redaction placeholders) its compared entries hold, as slots (normalize/keyed.ts), after finish. */
   readonly keyed: ReadonlySet<number>;
+  /** The value a bound value's marker of this side stands for, by its value number (after finish). */
+  issuedValue(v: number): string | undefined;
   /** The normalized entry at place `i` of comparison order, markers in, path rules applied. */
   entry(i: number): NormalizedEntry | Promise<NormalizedEntry>;
   /** The compare loop is done with every entry: only the summaries stay. */

@@ -46,6 +46,8 @@ export class OrdinalTable {
   private readonly classes: string[] = [];
   private readonly classIndex = new Map<string, number>();
   private readonly valueIndex = new Map<string, number>();
+  /** Each value by its number (valueOf): what a marker stood for, to show a bound value as it was written. */
+  private readonly values: string[] = [];
   private nextValue = 0;
 
   /** `classes`: class names to intern first, in order (RuleSet.ordinalClasses), so two tables agree on class numbers. */
@@ -71,8 +73,19 @@ export class OrdinalTable {
     if (v === undefined) {
       v = this.nextValue++;
       this.valueIndex.set(value, v);
+      this.values.push(value);
     }
     return OPEN + encode(c) + SEP + encode(v) + CLOSE;
+  }
+
+  /** The value marked with number `v` (mark), if this table gave it out. */
+  valueOf(v: number): string | undefined {
+    return this.values[v];
+  }
+
+  /** The number `value` was marked with, if it was. */
+  numberOfValue(value: string): number | undefined {
+    return this.valueIndex.get(value);
   }
 
   /** The marker of a keyed class (keyed.ts): its value is the identity `n` (below 2^32), the same in every table and thread. */
@@ -319,6 +332,13 @@ export class OrdinalNumbering {
       out += parts[3 * (k + 1)]!;
     }
     return adopted ? out : undefined;
+  }
+
+  /** Per number given to class `cls` on `side`, the value number of its marker (the last one given that number). */
+  valuesOfClass(side: 0 | 1, cls: number): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const [key, n] of this.sides[side]!) if (Math.floor(key / 0x1_0000_0000) === cls) out.set(n, key % 0x1_0000_0000);
+    return out;
   }
 
   /** The number given to marker (cls, value) on `side`, if any. */

@@ -41,6 +41,8 @@ export class BoundedStore implements SideStore {
   /** What `kept` points into. */
   private chunks: Buffer[] = [];
   private closed = false;
+  /** The side's bound values by their value numbers in its thread's table (finish). */
+  private issued = new Map<number, string>();
 
   private constructor(
     private readonly handle: SideHandle,
@@ -82,6 +84,7 @@ export class BoundedStore implements SideStore {
     this.kept = r.kept;
     this.chunks = r.chunks;
     this.keyed = new Set(r.keyed);
+    this.issued = new Map(r.issued);
     const table = new ShapeTable();
     this.shapes = r.shapes.map((t) => table.shapes[table.addText(t)]!);
   }
@@ -99,6 +102,10 @@ export class BoundedStore implements SideStore {
     const e: NormalizedEntry = { id: x.id, ...fromTexts(x, texts) };
     applyPathRules(e, this.pathRules);
     return e;
+  }
+
+  issuedValue(v: number): string | undefined {
+    return this.issued.get(v);
   }
 
   releaseAll(): void {

@@ -138,6 +138,11 @@ export class MemoryStore implements SideStore {
     return this.entries[i]!;
   }
 
+  issuedValue(v: number): string | undefined {
+    // Both sides in memory mark with the run's one table.
+    return this.ctx.table.valueOf(v);
+  }
+
   releaseAll(): void {
     this.entries = [];
   }

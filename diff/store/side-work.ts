@@ -59,6 +59,8 @@ export interface SideSummaries {
   shapes: string[];
   /** The keyed ordinals its compared entries hold, as slots (normalize/keyed.ts). */
   keyed: number[];
+  /** The side's bound values its entries hold, each with its value number in this side's table (SideStore.issuedValue). */
+  issued: Array<[number, string]>;
 }
 
 /** An entry in kept form: contentText and `[headerOrder, meta]`, both JSON (path rules not applied). */
@@ -389,7 +391,12 @@ export class SideWork {
         keyedSlotsIn(marks, keyedClasses, keyed);
       }
     }
-    return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts(), keyed: [...keyed] };
+    const issued: Array<[number, string]> = [];
+    for (const v of this.nctx.walk.issued ?? []) {
+      const n = this.ctx.table.numberOfValue(v);
+      if (n !== undefined) issued.push([n, v]);
+    }
+    return { summaries: list, kept: list.map((s) => p.kept[s.index]), chunks: this.kept.chunks, markers, shapes: shapes.texts(), keyed: [...keyed], issued };
   }
 
   async close(): Promise<void> {

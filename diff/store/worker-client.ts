@@ -166,14 +166,14 @@ class WorkerSide implements SideHandle {
   }
 
   async finish(hosts: boolean): Promise<SideSummaries> {
-    const r = (await this.request({ op: 'finish', hosts })) as { list: PackedSummaries; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[]; keyed: number[] };
+    const r = (await this.request({ op: 'finish', hosts })) as { list: PackedSummaries; chunks: ArrayBuffer[]; markers: Uint32Array; shapes: string[]; keyed: number[]; issued: Array<[number, string]> };
     // A side that kept every entry will load none: its thread (heap and all) ends before this
     // thread's copy of the summaries and the compare loop grow (the run's peak memory was here).
     if (allKept(r.list)) {
       await this.close();
       this.ended = true;
     }
-    return { ...unpackSummaries(r.list, r.markers), chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes, keyed: r.keyed };
+    return { ...unpackSummaries(r.list, r.markers), chunks: r.chunks.map((b) => Buffer.from(b)), markers: r.markers, shapes: r.shapes, keyed: r.keyed, issued: r.issued };
   }
 
   async load(index: number): Promise<EntryTexts> {

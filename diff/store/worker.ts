@@ -31,7 +31,7 @@ port.on('message', async (req: Request) => {
       const list = packSummaries(out.summaries, out.kept);
       // The chunks own their ArrayBuffers: handed over, not copied.
       const buffers = out.chunks.map((c) => c.buffer as ArrayBuffer);
-      post({ id: req.id, result: { list, chunks: buffers, markers: out.markers, shapes: out.shapes, keyed: out.keyed } }, [...buffers, out.markers.buffer as ArrayBuffer, list.numbers.buffer as ArrayBuffer]);
+      post({ id: req.id, result: { list, chunks: buffers, markers: out.markers, shapes: out.shapes, keyed: out.keyed, issued: out.issued } }, [...buffers, out.markers.buffer as ArrayBuffer, list.numbers.buffer as ArrayBuffer]);
     } else if (req.op === 'load') {
       post({ id: req.id, result: await work.load(req.index) });
     } else {

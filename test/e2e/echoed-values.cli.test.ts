@@ -129,6 +129,13 @@ describe('values a server answers alike in every run, echoed by its client, reco
     hars.new = await session('new');
   });
 
+  it('old → new without a second old run: the page size a client sent back is shown as written, not as its marker', async () => {
+    const r = await diff(hars.old!, hars.new!);
+    assert.equal(r.code, 1, r.text);
+    assert.match(r.text, /request\.query\.limit changed "1000" → "500"/);
+    assert.match(r.text, /response\.body\.maxPageSize changed 1000 → 500/);
+  });
+
   it('two runs of one build MATCH, with a second old run or without: random ids and cookies still bind', async () => {
     const plain = await diff(hars.old!, hars.old3!);
     assert.equal(plain.code, 0, plain.text);
@@ -158,9 +165,11 @@ describe('values a server answers alike in every run, echoed by its client, reco
       assert.equal(r.code, 1, r.text);
       assert.deepEqual(r.real, [...TRUE_CHANGES].sort(), r.text);
       assert.deepEqual(r.noise, [], r.text);
-      // A value both runs left unbound is shown as it is.
+      // Each side's value as it wrote it: left unbound (the old price), or bound on the new side only (its client
+      // echoed 2099) and shown as written where the other side holds a plain value.
       assert.match(r.text, /request\.query\.limit changed "1000" → "500"/);
-      assert.match(r.text, /response\.body\.price_cents changed 1999 → /);
+      assert.match(r.text, /response\.body\.price_cents changed 1999 → 2099/);
+      assert.match(r.text, /request\.body\.price_cents changed 1999 → 2099/);
     });
   }
 });
