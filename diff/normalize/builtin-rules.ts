@@ -116,10 +116,10 @@ export interface BuiltinRule {
 }
 
 /** The step of the generated-value shapes: the last value rule, after every rule that names what a value is. */
-const GENERATED_STEP = 14;
+const GENERATED_STEP = 15;
 
 /** Where the config's `normalize.patterns` run among the built-in value rules (no built-in has this step). */
-export const CONFIG_PATTERNS_STEP = 9;
+export const CONFIG_PATTERNS_STEP = 10;
 
 function isScalar(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
@@ -256,6 +256,20 @@ function withoutStopwatch(v: unknown): unknown {
   };
 }
 
+/** A number with a unit of time after it: what stopwatchesInText looks for at all. */
+const STOPWATCH_HINT = /\d ?(?:[nu\u00b5\u03bcm]?s|sec|milli)/i;
+/**
+ * A stopwatch reading in a sentence: after a word that says so (`took`, `elapsed`, `generated in`, `rendered in`,
+ * `response time`…) any number, after a bare `in` one with a fraction (`in 0.092s`: `retry in 5s` is a value), then
+ * a unit of time up to seconds.
+ */
+const STOPWATCH_TEXT = /\b(took|elapsed:?|time taken:?|response time:?|render(?:ing)? time:?|(?:generated|rendered|served|completed|finished|executed|processed|loaded|answered) in|in)(\s{1,3})(\d{1,9}(?:[.,]\d{1,9})?)(\s?)(ns|\u00b5s|\u03bcs|us|ms|milliseconds?|s|secs?|seconds?)(?![A-Za-z\u00b5\u03bc])/gi;
+
+/** A sentence with its stopwatch readings (STOPWATCH_TEXT) as `<ELAPSED>`. */
+export function stopwatchesInText(s: string): string {
+  return s.replace(STOPWATCH_TEXT, (whole, word: string, gap: string, n: string) => (word.toLowerCase() === 'in' && !/[.,]/.test(n) ? whole : `${word}${gap}<ELAPSED>`));
+}
+
 /** Strings that say there is no id: a request id holding one is compared, not masked. */
 const NOT_AN_ID = new Set(['undefined', 'null', 'nil', 'none', 'nan', 'false', 'true', '0', '-']);
 
@@ -303,6 +317,11 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     epochNumbers: true,
   },
   {
+    name: 'stopwatch-text',
+    // How long the server took, said in a sentence: "Page generated in 0.0123 seconds", "query took 12ms". Shortest match: 'took 1s'.
+    value: { step: 9, apply: (s) => (STOPWATCH_HINT.test(s) ? stopwatchesInText(s) : s), shortest: () => 7 },
+  },
+  {
     name: 'multipart-boundary',
     // A multipart boundary parameter (random per request): `boundary=X` or `boundary="X"`. Shortest match: 'boundary=x'.
     value: { step: 4, pattern: /(boundary=)("?)[^";,\s]+"?/gi, replace: '$1$2<BOUNDARY>$2', hint: (s) => s.includes('oundary='), shortest: 10 },
@@ -338,7 +357,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     name: 'session-id',
     // Shortest match: 'session_' and 32 hex digits.
     value: {
-      step: 10,
+      step: 11,
       pattern: /\bsession_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi,
       ordinal: 'SID',
       hint: (s) => s.length >= 40 && /session_/i.test(s),
@@ -348,13 +367,13 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
   {
     name: 'ulid',
     // Not \b: ids often come prefixed (msg_<ULID>, conn_<uuid>) and '_' is a word character. 26 characters.
-    value: { step: 11, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
+    value: { step: 12, pattern: /(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])/g, ordinal: 'ULID', hint: (s) => s.length >= 26, shortest: 26 },
   },
   {
     name: 'uuid',
     // 36 characters.
     value: {
-      step: 12,
+      step: 13,
       pattern: /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi,
       ordinal: 'UUID',
       hint: (s) => s.length >= 36 && s.includes('-'),
@@ -368,7 +387,7 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     // secret wherever it sits; different ones at one aligned place are equal
     // when they correspond one to one (another key, a secret made up per run):
     // keyed.ts. 19 characters; in a binary payload padded with ~ to the secret's length (Redactor.secretBytes).
-    value: { step: 13, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
+    value: { step: 14, pattern: new RegExp(PLACEHOLDER_SOURCE, 'g'), ordinal: 'REDACTED', keyed: placeholderIdentity, hint: (s) => s.includes('<redacted:'), shortest: 19 },
   },
   {
     name: 'generated-ids',

@@ -40,6 +40,8 @@ describe('built-in rules, one by one', () => {
     ['a duration written with its unit → <MS>', { took: '12ms', latency: '54.141ms', uptime: '3h12m5.5s', elapsed: '850\u00b5s', latency_s: '0s', time: '12', since: 'yesterday' }, { took: '<MS>', latency: '<MS>', uptime: '<MS>', elapsed: '<MS>', latency_s: '0s', time: '12', since: 'yesterday' }],
     // A clock time of day under a time key (toLocaleTimeString's, with ICU's narrow no-break space); under another key it is a value.
     ['a clock time under a time key → <MS> / <TS>', { time: '21:33:01', now: '9:33:01\u202fPM', startTime: '9:33 am', opens: '09:00', time_zone: 'UTC' }, { time: '<MS>', now: '<MS>', startTime: '<TS>', opens: '09:00', time_zone: 'UTC' }],
+    // How long the server took, in a sentence; a delay the server asks for and a length of time in days stay.
+    ['stopwatch readings in sentences → <ELAPSED>', { footer: 'Page generated in 0.0123 seconds.', log: 'query took 12ms (3 rows)', html: '<p>Rendered 12:01 in 0.092s</p>', t: 'Elapsed: 1.5 s', r: 'Response time: 850\u00b5s', retry: 'retry in 5s', ship: 'ships in 2 days', took: 'took over' }, { footer: 'Page generated in <ELAPSED>.', log: 'query took <ELAPSED> (3 rows)', html: '<p>Rendered 12:01 in <ELAPSED></p>', t: 'Elapsed: <ELAPSED>', r: 'Response time: <ELAPSED>', retry: 'retry in 5s', ship: 'ships in 2 days', took: 'took over' }],
     ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
     ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
     ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
@@ -111,6 +113,7 @@ describe('strings too short for any value rule', () => {
     // Inside the window read month first (7 January 1995).
     'runtime-dates': '1/7/1995 8:49',
     'epoch-timestamps': '0784111777',
+    'stopwatch-text': 'took 1s',
     redacted: '<redacted:0123abcd>',
     'generated-ids': 'a1b2c3d4e5f6',
   };
