@@ -49,15 +49,21 @@ export function isEpochInWindow(n: number, w: CaptureWindow): boolean {
   return ms >= w.from && ms <= w.to;
 }
 
-// 10 digits (seconds, a fraction allowed) or 13 (milliseconds), not part of a
-// longer word or number: `_` may precede (`ts_1796416406`), a letter, digit
-// or dot may not (hex ids, the fraction of another number).
-const EPOCH_IN_TEXT = /(?<![0-9A-Za-z.])(?:\d{13}|\d{10}(?:\.\d{1,9})?)(?![0-9A-Za-z])/g;
+// 10 digits (seconds, a fraction allowed), 13 (milliseconds), 16 (microseconds:
+// Python's time.time_ns() // 1000) or 19 (nanoseconds: Go's UnixNano, written as
+// a string since a JSON number loses its last digits), not part of a longer word
+// or number: `_` may precede (`ts_1796416406`), a letter, digit or dot may not
+// (hex ids, the fraction of another number).
+const EPOCH_IN_TEXT = /(?<![0-9A-Za-z.])(?:\d{19}|\d{16}|\d{13}|\d{10}(?:\.\d{1,9})?)(?![0-9A-Za-z])/g;
 
-/** Epoch seconds or milliseconds inside a string (a header, a cookie, a text body) → <TS> when inside the window. */
+/**
+ * Epoch seconds, milliseconds, microseconds or nanoseconds inside a string (a header, a cookie, a text body) → <TS>
+ * when inside the window (the finer ones by their first 13 digits, their milliseconds: a snowflake id of 19 digits
+ * reads as a time years away).
+ */
 export function epochsInText(s: string, w: CaptureWindow | undefined): string {
   if (!w) return s;
-  return s.replace(EPOCH_IN_TEXT, (m) => (isEpochInWindow(Number(m), w) ? TIMESTAMP : m));
+  return s.replace(EPOCH_IN_TEXT, (m) => (isEpochInWindow(Number(m.length > 13 ? m.slice(0, 13) : m), w) ? TIMESTAMP : m));
 }
 
 const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*';

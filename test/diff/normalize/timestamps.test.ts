@@ -104,6 +104,9 @@ describe('the capture window', () => {
     assert.equal(epochsInText(`at ${ms}, t=${s}.5; id_${s}`, w), 'at <TS>, t=<TS>; id_<TS>');
     for (const kept of [`${ms}1`, `a${s}`, `0.${ms}`, `${s}ab`, '1500000000000']) assert.equal(epochsInText(kept, w), kept);
     assert.equal(epochsInText(ms, undefined), ms);
+    // Microseconds and nanoseconds (Go's UnixNano as a string); a Discord snowflake and an epoch in ns of 2017 stay.
+    assert.equal(epochsInText(`us=${ms}123 ns=${ms}123456`, w), 'us=<TS> ns=<TS>');
+    for (const kept of [`${ms}12`, `${ms}1234`, '1316091837593817088', '1500000000000123456']) assert.equal(epochsInText(kept, w), kept);
     assert.equal(httpDatesInText('served Thu, 01 Jan 2026 00:00:05 GMT; Wed, 01-Jan-2026 01:00:00 GMT', w), 'served <TS>; <TS>');
     assert.equal(httpDatesInText('Thu, 01 Jan 1970 00:00:00 GMT', w), 'Thu, 01 Jan 1970 00:00:00 GMT');
   });
