@@ -11,7 +11,7 @@ import type { PairShape } from './findings.js';
 import type { DiffResult, Difference, Finding, NoiseHidden, RuleHidden, NormalizedEntry, Pair, PairView, StaleKnown } from './types.js';
 import type { TimingOptions, TimingSample } from './timing.js';
 import type { Pipe } from './pipe.js';
-import type { PrimarySends } from './bind/index.js';
+import type { BoundSet, PrimarySends } from './bind/index.js';
 
 /** Options of one comparison (flags already parsed by the CLI or the caller). */
 export interface DiffOptions {
@@ -183,9 +183,10 @@ export interface SideStore {
   /**
    * The values this side's server issued and its client sent back (diff/bind), as summarize binds them but for
    * `pair.unbound`: read before summarize when another run's bound values decide what is left unbound. Read
-   * once; summarize reuses them. `pair`: the facts summarize will get.
+   * once; summarize reuses them. `pair`: the facts summarize will get; `paths`: also which of them the client sent
+   * in a request's path (asked on the first call).
    */
-  bound(pair?: PairFacts): Promise<ReadonlySet<string>>;
+  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet>;
   /** A `bb shadow` primary side: its shared ids in file order and its not-mirrored exchanges' client sides (PairFacts.primarySends), read before summarize. */
   primarySends(): Promise<PrimarySends>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */

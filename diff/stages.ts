@@ -190,7 +190,7 @@ export const defaultStages: readonly DiffStage[] = [
       // Two runs of one build (this is a run's --noise run): what both servers issued alike and their clients sent
       // back is the build's answer, not a value it made up (a price, a page size), for this run and the one it serves.
       if (ctx.findsUnbound && ctx.rules.issued) {
-        const [bo, bn] = await Promise.all([o.bound(facts[0]), n.bound(facts[1])]);
+        const [bo, bn] = await Promise.all([o.bound(facts[0], true), n.bound(facts[1], true)]);
         ctx.unbound = boundAlike(bo, bn);
       }
       const unbound = ctx.unbound?.size ? { unbound: ctx.unbound } : {};

@@ -21,7 +21,7 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import { entryStartMs, exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, targetTokens, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
@@ -85,7 +85,20 @@ export class IssuedTimeline {
   private readonly place?: Map<number, number>;
   private notMirrored = -1;
 
-  constructor(private readonly primary?: PrimarySends) {
+  /** With `paths`: made tokens the client sent in a request's path (boundInPath). */
+  private readonly inPath?: Set<string>;
+
+  /** `paths`: also note what the client sent in requests' paths (boundInPath: ids, which a second run's alike values keep bound). */
+  constructor(
+    private readonly primary?: PrimarySends,
+    paths = false,
+  ) {
+    if (paths) {
+      const inPath = (this.inPath = new Set<string>());
+      this.sink.pathSent = (tokens) => {
+        for (const t of tokens) if (inPath.size < MAX_VALUES && madeNotWord(t)) inPath.add(t);
+      };
+    }
     if (!primary) return;
     this.place = new Map(primary.ids.map((id, i) => [id, i]));
     this.notMirrored = primary.notMirrored.length - 1;
@@ -180,6 +193,13 @@ export class IssuedTimeline {
     }
   }
 
+  /** Of `bound`, those the client sent in a request's path (with `paths`; else none). */
+  boundInPath(bound: ReadonlySet<string>): Set<string> {
+    const out = new Set<string>();
+    for (const v of this.inPath ?? []) if (bound.has(v)) out.add(v);
+    return out;
+  }
+
   /** Values the server issued and the client later sent back (once every entry was read). */
   get bound(): Set<string> {
     // Not-mirrored exchanges before this capture's first entry.
@@ -228,11 +248,23 @@ function streamValues(e: HarEntry): Map<string, number> {
   return out;
 }
 
+/** A capture's bound values and, when asked, those of them its client sent in a request's path (IssuedTimeline `paths`). */
+export interface BoundSet {
+  values: ReadonlySet<string>;
+  inPath?: ReadonlySet<string>;
+}
+
 /** The bound values of a capture's entries (in file order; read from the last); `primary`: as IssuedTimeline's, for a mirror capture of `bb shadow`. */
 export function boundValues(entries: readonly HarEntry[], primary?: PrimarySends): Set<string> {
-  const t = new IssuedTimeline(primary);
+  return boundSet(entries, primary, false).values as Set<string>;
+}
+
+/** As boundValues, with those sent in a path when `paths` says so. */
+export function boundSet(entries: readonly HarEntry[], primary: PrimarySends | undefined, paths: boolean): BoundSet {
+  const t = new IssuedTimeline(primary, paths);
   for (let i = entries.length - 1; i >= 0; i--) t.addBefore(entries[i]!);
-  return t.bound;
+  const values = t.bound;
+  return { values, ...(paths ? { inPath: t.boundInPath(values) } : {}) };
 }
 
 /**
@@ -246,11 +278,15 @@ export function boundExcept(bound: ReadonlySet<string>, unbound: ReadonlySet<str
   return out;
 }
 
-/** Values issued and sent back alike in two runs (PairFacts.unbound): what both bound sets hold. */
-export function boundAlike(a: ReadonlySet<string>, b: ReadonlySet<string>): Set<string> {
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+/**
+ * Values issued and sent back alike in two runs (PairFacts.unbound): what both bound sets hold, but those either
+ * run's client sent in a request's path: a resource's id (`GET /products/1001`) of fixed data, which the new build
+ * may number otherwise and still serve alike, keeps its binding (the entries pair through it).
+ */
+export function boundAlike(a: BoundSet, b: BoundSet): Set<string> {
+  const [small, large] = a.values.size <= b.values.size ? [a.values, b.values] : [b.values, a.values];
   const out = new Set<string>();
-  for (const v of small) if (large.has(v)) out.add(v);
+  for (const v of small) if (large.has(v) && !a.inPath?.has(v) && !b.inPath?.has(v)) out.add(v);
   return out;
 }
 
@@ -398,6 +434,8 @@ interface PartSink {
   issuing(): boolean;
   /** Tokens the client sent, and when (epoch ms; the request's is `start` as given). */
   sent(tokens: string[], at: number): void;
+  /** When given: the tokens of each request's path (a REST resource's id: `/products/1001`). */
+  pathSent?: (tokens: string[]) => void;
 }
 
 /**
@@ -427,5 +465,7 @@ function readBack(e: HarEntry, start: number, sink: PartSink): void {
     const view = recordedResponse(e);
     eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, sink.issue, sink.wants);
   }
-  sink.sent(requestTokens(sentRequest(e.request)), start);
+  const req = sentRequest(e.request);
+  sink.sent(requestTokens(req), start);
+  sink.pathSent?.(targetTokens(req.target.split('?')[0]!));
 }

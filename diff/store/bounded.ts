@@ -20,7 +20,7 @@ import type { NormalizedEntry } from '../types.js';
 import { fromTexts, type EntryTexts, type KeptRef } from './side-work.js';
 import { openSide, type SideHandle } from './worker-client.js';
 import { indexCapture } from '../../capture/index.js';
-import { readPrimarySends, type PrimarySends } from '../bind/index.js';
+import { readPrimarySends, type BoundSet, type PrimarySends } from '../bind/index.js';
 
 /** Files bigger than this (either side) go to the bounded store. */
 export const BOUNDED_THRESHOLD = 64 * 1024 * 1024;
@@ -74,8 +74,8 @@ export class BoundedStore implements SideStore {
     return this.handle.summarize(labels, onProgress, pair);
   }
 
-  bound(pair?: PairFacts): Promise<ReadonlySet<string>> {
-    return this.handle.bound(pair);
+  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet> {
+    return this.handle.bound(pair, paths);
   }
 
   async finish(hosts: boolean): Promise<void> {

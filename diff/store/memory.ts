@@ -9,7 +9,7 @@ import { contentTexts, digestAndMarks, requestDigest, spanOf, tokenOf } from '..
 import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } from '../order.js';
 import { ShapeIndex } from '../findings.js';
 import { timesOf } from '../timing.js';
-import { boundExcept, boundValues, readPrimarySends, type PrimarySends } from '../bind/index.js';
+import { boundExcept, boundSet, readPrimarySends, type BoundSet, type PrimarySends } from '../bind/index.js';
 import type { NormalizedEntry } from '../types.js';
 
 /** One side parsed whole, its entries normalized and kept until compared. */
@@ -55,14 +55,18 @@ export class MemoryStore implements SideStore {
   }
 
   /** Bound values, read once (SideStore.bound). */
-  private bindings: Set<string> | undefined;
+  private bindings: BoundSet | undefined;
 
-  async bound(pair: PairFacts = {}): Promise<ReadonlySet<string>> {
-    return this.boundNow(pair);
+  async bound(pair: PairFacts = {}, paths = false): Promise<BoundSet> {
+    return this.boundNow(pair, paths);
   }
 
-  private boundNow(pair: PairFacts): ReadonlySet<string> {
-    return (this.bindings ??= withBefore(boundValues(this.har!.log.entries, pair.primarySends), this.boundBefore));
+  private boundNow(pair: PairFacts, paths = false): BoundSet {
+    if (!this.bindings) {
+      const found = boundSet(this.har!.log.entries, pair.primarySends, paths);
+      this.bindings = { ...found, values: withBefore(found.values as Set<string>, this.boundBefore) };
+    }
+    return this.bindings;
   }
 
   // No await in summarize and finish: each side runs whole when called, old
@@ -74,7 +78,7 @@ export class MemoryStore implements SideStore {
     const leftOut = replaySkipsIn(replayOf, har.log.entries.length, (i) => har.log.entries[i]);
     const leave = new Set(leftOut?.map((s) => s.index));
     // The values this side's server issued and its client sent back, known before any entry is normalized (diff/bind).
-    const issued = this.ctx.rules.issued ? boundExcept(this.boundNow(pair), pair.unbound) : undefined;
+    const issued = this.ctx.rules.issued ? boundExcept(this.boundNow(pair).values, pair.unbound) : undefined;
     const nctx = { ...normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, issued), bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const order = sortForComparison(har.log.entries.map((entry, index) => ({ entry, index, seq: comparisonSeq(entry), started: entry.startedDateTime })));
     const notMirrored: number[] = [];

@@ -19,7 +19,7 @@ import { assignIds, comparisonSeq, shadowId, shadowLeftOut, sortForComparison } 
 import { ShapeIndex } from '../findings.js';
 import type { NormalizedEntry } from '../types.js';
 import { timesOf } from '../timing.js';
-import { boundExcept, IssuedTimeline } from '../bind/index.js';
+import { boundExcept, IssuedTimeline, type BoundSet } from '../bind/index.js';
 
 /**
  * Bytes of normalized entries kept per side between the two passes, so most
@@ -242,17 +242,18 @@ export class SideWork {
   }
 
   /** Bound values, read once (SideStore.bound). */
-  private bindings: Promise<ReadonlySet<string>> | undefined;
+  private bindings: Promise<BoundSet> | undefined;
 
   /**
    * The side's bound values (diff/bind), known before its first entry is normalized: one more read of the
    * file, from its last entry back, as the in-memory store reads it. Once (SideStore.bound).
    */
-  bound(pair: PairFacts = {}): Promise<ReadonlySet<string>> {
+  bound(pair: PairFacts = {}, paths = false): Promise<BoundSet> {
     return (this.bindings ??= (async () => {
-      const timeline = new IssuedTimeline(pair.primarySends);
+      const timeline = new IssuedTimeline(pair.primarySends, paths);
       for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
-      return timeline.bound;
+      const values = timeline.bound;
+      return { values, ...(paths ? { inPath: timeline.boundInPath(values) } : {}) };
     })());
   }
 
@@ -273,7 +274,7 @@ export class SideWork {
     const leftOut = replaySkipsIn(replayOf, this.cap.entryCount, (i) => claimed.get(i));
     const leave = new Set(leftOut?.map((s) => s.index));
     if (this.ctx.rules.issued) {
-      this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, boundExcept(await this.bound(pair), pair.unbound));
+      this.nctx = normalizeContextFor(this.ctx, this.which, this.header.serverHome, this.zips, this.header.window, boundExcept((await this.bound(pair)).values, pair.unbound));
     }
     this.nctx = { ...this.nctx, bbChoseHost: pair.bbChoseHost === true, ...(pair.shadowPair ? { shadowPair: true } : {}), ...(pair.bbSetHeaders ? { bbSetHeaders: new Set(pair.bbSetHeaders) } : {}) };
     const un = (t: string) => unnumber(t, this.ctx.table);

@@ -8,6 +8,7 @@ import { BbError, isBbError, startModuleWorker, type BbCode } from '../../core/i
 import type { Worker } from 'node:worker_threads';
 import { SideWork, type EntryTexts, type SideSpec, type SideSummaries } from './side-work.js';
 import type { DiffContext, PairFacts, SideHeader, Summarized } from '../context.js';
+import type { BoundSet } from '../bind/index.js';
 import { allKept, unpackSummaries, type PackedSummaries } from './pack.js';
 
 /** A side as the bounded store uses it, wherever it runs. */
@@ -17,7 +18,7 @@ export interface SideHandle {
   /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. `replayOf`: as SideStore.summarize's. */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
   /** The side's bound values, read once (SideStore.bound). */
-  bound(pair?: PairFacts): Promise<ReadonlySet<string>>;
+  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
   finish(hosts: boolean): Promise<SideSummaries>;
   /** Entry `index` in kept form, normalized again. */
@@ -29,7 +30,7 @@ export interface SideHandle {
 /** Messages to the worker. */
 export type Request =
   | { id: number; op: 'summarize'; labels: Array<[string, string]>; pair?: PairFacts }
-  | { id: number; op: 'bound'; pair?: PairFacts }
+  | { id: number; op: 'bound'; pair?: PairFacts; paths?: boolean }
   | { id: number; op: 'finish'; hosts: boolean }
   | { id: number; op: 'load'; index: number }
   | { id: number; op: 'close' };
@@ -161,8 +162,8 @@ class WorkerSide implements SideHandle {
     }
   }
 
-  async bound(pair?: PairFacts): Promise<ReadonlySet<string>> {
-    return (await this.request({ op: 'bound', ...(pair ? { pair } : {}) })) as ReadonlySet<string>;
+  async bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet> {
+    return (await this.request({ op: 'bound', ...(pair ? { pair } : {}), ...(paths ? { paths } : {}) })) as BoundSet;
   }
 
   async finish(hosts: boolean): Promise<SideSummaries> {

@@ -6,7 +6,10 @@
 // the price, the query that carries the page size), not bound to the new
 // value and hidden. Random ids and the session cookie, which differ between
 // the two old runs, still bind: two runs of one build MATCH, with --noise or
-// without. Both stores of `bb diff` (in memory, bounded) give the same
+// without; so do the ids of fixed data a client reads by path (GET
+// /products/3001), which both old runs answered alike: a new build that
+// numbers them otherwise pairs its reads with the old's. Both stores of `bb
+// diff` (in memory, bounded) give the same
 // findings. Recorded through bb's proxy from a real server on loopback; and
 // through `bb shadow` (the old build as primary and secondary, the new as
 // candidate), whose live findings are bb diff's of the captures it wrote.
@@ -28,10 +31,15 @@ import type { ShadowReport } from '../../scenario/index.js';
 
 type Build = 'old' | 'new';
 
-/** One build of a small shop: the new build's lamp costs 2099 cents, not 1999, and pages hold 500 reviews, not 1000. */
+/**
+ * One build of a small shop: the new build's lamp costs 2099 cents, not 1999, and pages hold 500 reviews, not 1000.
+ * Its featured products are fixed data, the same in every run of a build, numbered 3001… by the old build and 7001…
+ * by the new (a migration renumbered them), and served alike.
+ */
 async function startCatalog(cleanups: Cleanups, build: Build): Promise<string> {
   const price = build === 'new' ? 2099 : 1999;
   const pageSize = build === 'new' ? 500 : 1000;
+  const featured = ['Desk', 'Chair'].map((name, i) => ({ id: (build === 'new' ? 7001 : 3001) + i, name }));
   const products = new Set<string>();
   let session = '';
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -59,6 +67,12 @@ async function startCatalog(cleanups: Cleanups, build: Build): Promise<string> {
         const b = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; price_cents: number; qty: number };
         if (!products.has(b.id)) return json(res, 404, { error: 'no such product' });
         return json(res, 201, { cart: randomUUID(), item: b.id, total_cents: b.price_cents * b.qty });
+      }
+      if (url.pathname === '/featured') return json(res, 200, { items: featured });
+      const fixed = /^\/products\/(\d+)$/.exec(url.pathname);
+      if (fixed) {
+        const p = featured.find((f) => f.id === Number(fixed[1]));
+        return p ? json(res, 200, { ...p, sku: `SKU-${p.name.toUpperCase()}` }) : json(res, 404, { error: 'no such product' });
       }
       if (url.pathname === '/reviews') {
         const limit = Number(url.searchParams.get('limit'));
@@ -91,6 +105,8 @@ async function drive(base: string): Promise<void> {
   const p = await call('/product');
   await call('/cart', { method: 'POST', body: { id: p.id, price_cents: p.price_cents, qty: 2 } });
   await call(`/reviews?cursor=${p.reviews}&limit=${p.maxPageSize}`);
+  const { items } = (await call('/featured')) as { items: Array<{ id: number }> };
+  for (const f of items) await call(`/products/${f.id}`);
 }
 
 interface Finding {
@@ -184,7 +200,7 @@ describe('bb shadow: a price and a page size the client echoes, the secondary an
     const out = t.path('shadow');
     const json = t.path('shadow.json');
     // --mirror all: the login and the cart's POST go to every target (each catalog keeps its own products).
-    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--secondary', secondary, '--mirror', 'all', '--out', out, '--json', json, '--until', '4'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
+    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--secondary', secondary, '--mirror', 'all', '--out', out, '--json', json, '--until', '7'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
     const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
     await drive(url!);
     assert.equal(await bb.exited, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);

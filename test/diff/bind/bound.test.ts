@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { boundAbsent, boundAlike, boundExcept, boundValues, markIssued } from '../../../diff/bind/bound.js';
+import { boundAbsent, boundAlike, boundExcept, boundSet, boundValues, markIssued } from '../../../diff/bind/bound.js';
 import { madeNotWord } from '../../../diff/bind/issued.js';
 import type { HarEntry } from '../../../capture/index.js';
 import { encodeItem, type ItemValue } from '../../helpers/grpc-items.js';
@@ -13,13 +13,26 @@ import { tempDir } from '../../helpers/tmp.js';
 import { diffCaptures, renderText } from '../../../diff/index.js';
 
 describe('values two runs issued alike are left unbound', () => {
-  it('boundAlike keeps what both runs bound; boundExcept leaves it out of a side, and returns the side as it is when none', () => {
-    const a = new Set(['1999', 'p_1f3a9c', '1000']);
-    const b = new Set(['1999', 'p_77e0b2', '1000', 'sid9f2e']);
-    assert.deepEqual([...boundAlike(a, b)].sort(), ['1000', '1999']);
-    assert.deepEqual([...boundExcept(b, boundAlike(a, b))].sort(), ['p_77e0b2', 'sid9f2e']);
+  it('boundAlike keeps what both runs bound but ids sent in a path; boundExcept leaves it out of a side, and returns the side as it is when none', () => {
+    const a = new Set(['1999', 'p_1f3a9c', '1000', '3001']);
+    const b = new Set(['1999', 'p_77e0b2', '1000', 'sid9f2e', '3001']);
+    assert.deepEqual([...boundAlike({ values: a }, { values: b })].sort(), ['1000', '1999', '3001']);
+    // A fixed product's id, read as GET /products/3001 by either run's client, keeps its binding.
+    assert.deepEqual([...boundAlike({ values: a, inPath: new Set(['3001']) }, { values: b, inPath: new Set() })].sort(), ['1000', '1999']);
+    assert.deepEqual([...boundExcept(b, boundAlike({ values: a }, { values: b }))].sort(), ['p_77e0b2', 'sid9f2e']);
     assert.equal(boundExcept(a, new Set()), a);
     assert.equal(boundExcept(a, undefined), a);
+  });
+
+  it('boundSet with paths names the bound values a request sent in its path', () => {
+    const entries = capture([
+      { method: 'GET', url: 'http://api.test/featured', body: { items: [{ id: 3001, price: 1999 }] } },
+      { method: 'GET', url: 'http://api.test/products/3001?limit=1999', body: {} },
+    ]).log.entries;
+    const found = boundSet(entries, undefined, true);
+    assert.deepEqual([...found.values].sort(), ['1999', '3001']);
+    assert.deepEqual([...found.inPath!], ['3001']);
+    assert.equal(boundSet(entries, undefined, false).inPath, undefined);
   });
 });
 
