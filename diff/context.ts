@@ -183,10 +183,10 @@ export interface SideStore {
   /**
    * The values this side's server issued and its client sent back (diff/bind), as summarize binds them but for
    * `pair.unbound`: read before summarize when another run's bound values decide what is left unbound. Read
-   * once; summarize reuses them. `pair`: the facts summarize will get; `paths`: also which of them the client sent
-   * in a request's path (asked on the first call).
+   * once; summarize reuses them. `pair`: the facts summarize will get; `ids`: also which of them are ids by where
+   * they stood (BoundSet.ids; asked on the first call).
    */
-  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet>;
+  bound(pair?: PairFacts, ids?: boolean): Promise<BoundSet>;
   /** A `bb shadow` primary side: its shared ids in file order and its not-mirrored exchanges' client sides (PairFacts.primarySends), read before summarize. */
   primarySends(): Promise<PrimarySends>;
   /** Orders and names the entries (hosts in keys or not, decided for both sides) and makes their summaries. */

@@ -85,18 +85,25 @@ export class IssuedTimeline {
   private readonly place?: Map<number, number>;
   private notMirrored = -1;
 
-  /** With `paths`: made tokens the client sent in a request's path (boundInPath). */
-  private readonly inPath?: Set<string>;
+  /** With `ids`: made tokens the client sent in a request's path, and values the server issued under an id key (boundIds). */
+  private readonly idLike?: Set<string>;
 
-  /** `paths`: also note what the client sent in requests' paths (boundInPath: ids, which a second run's alike values keep bound). */
+  /**
+   * `ids`: also note which values are ids by where they stood (boundIds): sent in a request's path, or issued under a
+   * key that says id. A second run's alike values keep those bound (boundAlike).
+   */
   constructor(
     private readonly primary?: PrimarySends,
-    paths = false,
+    ids = false,
   ) {
-    if (paths) {
-      const inPath = (this.inPath = new Set<string>());
+    if (ids) {
+      const idLike = (this.idLike = new Set<string>());
       this.sink.pathSent = (tokens) => {
-        for (const t of tokens) if (inPath.size < MAX_VALUES && madeNotWord(t)) inPath.add(t);
+        for (const t of tokens) if (idLike.size < MAX_VALUES && madeNotWord(t)) idLike.add(t);
+      };
+      // Only what the client sends later (it is in `next`) can be bound: the rest is not kept.
+      this.sink.idKeyed = (v) => {
+        if (idLike.size < MAX_VALUES && this.next.has(v)) idLike.add(v);
       };
     }
     if (!primary) return;
@@ -193,10 +200,10 @@ export class IssuedTimeline {
     }
   }
 
-  /** Of `bound`, those the client sent in a request's path (with `paths`; else none). */
-  boundInPath(bound: ReadonlySet<string>): Set<string> {
+  /** Of `bound`, the ids by where they stood (with `ids`; else none): sent in a request's path, issued under an id key. */
+  boundIds(bound: ReadonlySet<string>): Set<string> {
     const out = new Set<string>();
-    for (const v of this.inPath ?? []) if (bound.has(v)) out.add(v);
+    for (const v of this.idLike ?? []) if (bound.has(v)) out.add(v);
     return out;
   }
 
@@ -248,10 +255,10 @@ function streamValues(e: HarEntry): Map<string, number> {
   return out;
 }
 
-/** A capture's bound values and, when asked, those of them its client sent in a request's path (IssuedTimeline `paths`). */
+/** A capture's bound values and, when asked, which of them are ids by where they stood (IssuedTimeline `ids`). */
 export interface BoundSet {
   values: ReadonlySet<string>;
-  inPath?: ReadonlySet<string>;
+  ids?: ReadonlySet<string>;
 }
 
 /** The bound values of a capture's entries (in file order; read from the last); `primary`: as IssuedTimeline's, for a mirror capture of `bb shadow`. */
@@ -259,12 +266,12 @@ export function boundValues(entries: readonly HarEntry[], primary?: PrimarySends
   return boundSet(entries, primary, false).values as Set<string>;
 }
 
-/** As boundValues, with those sent in a path when `paths` says so. */
-export function boundSet(entries: readonly HarEntry[], primary: PrimarySends | undefined, paths: boolean): BoundSet {
-  const t = new IssuedTimeline(primary, paths);
+/** As boundValues, with which are ids when `ids` says so. */
+export function boundSet(entries: readonly HarEntry[], primary: PrimarySends | undefined, ids: boolean): BoundSet {
+  const t = new IssuedTimeline(primary, ids);
   for (let i = entries.length - 1; i >= 0; i--) t.addBefore(entries[i]!);
   const values = t.bound;
-  return { values, ...(paths ? { inPath: t.boundInPath(values) } : {}) };
+  return { values, ...(ids ? { ids: t.boundIds(values) } : {}) };
 }
 
 /**
@@ -279,14 +286,15 @@ export function boundExcept(bound: ReadonlySet<string>, unbound: ReadonlySet<str
 }
 
 /**
- * Values issued and sent back alike in two runs (PairFacts.unbound): what both bound sets hold, but those either
- * run's client sent in a request's path: a resource's id (`GET /products/1001`) of fixed data, which the new build
- * may number otherwise and still serve alike, keeps its binding (the entries pair through it).
+ * Values issued and sent back alike in two runs (PairFacts.unbound): what both bound sets hold, but the ids among
+ * them by where either run had them (BoundSet.ids: sent in a request's path, issued under an id key): an id of fixed
+ * data (`GET /products/3001`, `{"id": 3001}`), which the new build may number otherwise and still serve alike, keeps
+ * its binding (the entries pair through it, and it compares through it).
  */
 export function boundAlike(a: BoundSet, b: BoundSet): Set<string> {
   const [small, large] = a.values.size <= b.values.size ? [a.values, b.values] : [b.values, a.values];
   const out = new Set<string>();
-  for (const v of small) if (large.has(v) && !a.inPath?.has(v) && !b.inPath?.has(v)) out.add(v);
+  for (const v of small) if (large.has(v) && !a.ids?.has(v) && !b.ids?.has(v)) out.add(v);
   return out;
 }
 
@@ -436,6 +444,8 @@ interface PartSink {
   sent(tokens: string[], at: number): void;
   /** When given: the tokens of each request's path (a REST resource's id: `/products/1001`). */
   pathSent?: (tokens: string[]) => void;
+  /** When given: each value a response's JSON issued under a key that says it is an id. */
+  idKeyed?: (value: string) => void;
 }
 
 /**
@@ -463,7 +473,7 @@ function readBack(e: HarEntry, start: number, sink: PartSink): void {
   // The response's headers and body (a gRPC call's messages were read above, in their turn).
   if (sink.issuing()) {
     const view = recordedResponse(e);
-    eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, sink.issue, sink.wants);
+    eachResponseValue(e._grpcMessages ? { headers: view.headers } : view, sink.issue, sink.wants, sink.idKeyed);
   }
   const req = sentRequest(e.request);
   sink.sent(requestTokens(req), start);

@@ -19,7 +19,7 @@
 import { isEventStreamMedia, isFormMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, sseEventsOf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
-import { base64Runs, lettersReadRandom, readsAsPath } from '../normalize/shapes.js';
+import { base64Runs, ID_KEY, lettersReadRandom, readsAsPath } from '../normalize/shapes.js';
 import { parseJsonPrefix } from './json-prefix.js';
 import { htmlValues, isHtml } from './html.js';
 import { isXml, xmlValues } from './xml.js';
@@ -225,6 +225,8 @@ interface ValueSink {
    * (the diff's binding wants only values its client sends later).
    */
   wants?: (value: string) => boolean;
+  /** When set, told of each value a JSON body issued under a key that says it is an id (`id`, `productId`, `order_id`). */
+  idKeyed?: (value: string) => void;
 }
 
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
@@ -244,7 +246,8 @@ function collect(out: IssuedValue[]): ValueSink {
 /** The values in a JSON value: string tokens and 4+ digit integers, by JSON path. */
 function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
   const places = out.places;
-  const walk = (v: unknown, path: string, depth: number): void => {
+  const ids = out.idKeyed;
+  const walk = (v: unknown, path: string, depth: number, key: string): void => {
     // Bounded depth: captured content is hostile input.
     if (depth > 64) return;
     if (typeof v === 'string') {
@@ -254,15 +257,19 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
       // A sentence or an error message in a field is written for people, not issued.
       if (placed.tokens.length === 0 || isProse(v)) return;
       addPlaced(out, places ? `${prefix}${path}` : '', placed);
+      if (ids && ID_KEY.test(key)) for (const t of placed.tokens) ids(t);
     } else if (typeof v === 'number') {
-      if (Number.isInteger(v) && Math.abs(v) >= 1000) out.add(places ? `${prefix}${path}` : '', String(v));
+      if (!Number.isInteger(v) || Math.abs(v) < 1000) return;
+      out.add(places ? `${prefix}${path}` : '', String(v));
+      if (ids && ID_KEY.test(key)) ids(String(v));
     } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1);
+      // An array's items stand under its key (`productIds: [3001, 3002]` is ids too).
+      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, key.endsWith('s') ? key.slice(0, -1) : key);
     } else if (v !== null && typeof v === 'object') {
-      for (const key in v) if (Object.hasOwn(v, key)) walk((v as Record<string, unknown>)[key], places ? `${path}.${key}` : '', depth + 1);
+      for (const k in v) if (Object.hasOwn(v, k)) walk((v as Record<string, unknown>)[k], places ? `${path}.${k}` : '', depth + 1, k);
     }
   };
-  walk(value, '$', 0);
+  walk(value, '$', 0, '');
 }
 
 /** The values of a body or message text: JSON (with a prefix), packets split by \x1e, or a short token list. */
@@ -353,8 +360,8 @@ export function responseValues(res: ResponseView): IssuedValue[] {
 }
 
 /** Every value a response issues, in order, without places (what the diff's binding asks); strings with no token `wants` wants may be skipped. */
-export function eachResponseValue(res: ResponseView, f: (value: string) => void, wants?: (value: string) => boolean): void {
-  responseValuesTo(res, { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
+export function eachResponseValue(res: ResponseView, f: (value: string) => void, wants?: (value: string) => boolean, idKeyed?: (value: string) => void): void {
+  responseValuesTo(res, { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}), ...(idKeyed ? { idKeyed } : {}) });
 }
 
 function responseValuesTo(res: ResponseView, out: ValueSink): void {

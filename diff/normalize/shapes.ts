@@ -402,7 +402,8 @@ export function markSpans(s: string, spans: readonly ShapeSpan[], mark: (cls: st
 }
 
 // id, Id, ID alone or ending a key after a lower-case letter, a digit, `_` or `-`: userId, order_id, x-id. Not `paid`, not `PAID`.
-const ID_KEY = /^(id|Id|ID)$|[a-z0-9](Id|ID)$|[_-](id|ID|Id)$/;
+/** A key that says it holds an id: `id`, `*Id`, `*ID`, `*_id`, `*-id` (numeric-ids, id-key-tokens; diff/bind's ids of fixed data). */
+export const ID_KEY = /^(id|Id|ID)$|[a-z0-9](Id|ID)$|[_-](id|ID|Id)$/;
 
 /**
  * The numeric-id class of a value under `key`, or undefined: a non-negative

@@ -74,8 +74,8 @@ export class BoundedStore implements SideStore {
     return this.handle.summarize(labels, onProgress, pair);
   }
 
-  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet> {
-    return this.handle.bound(pair, paths);
+  bound(pair?: PairFacts, ids?: boolean): Promise<BoundSet> {
+    return this.handle.bound(pair, ids);
   }
 
   async finish(hosts: boolean): Promise<void> {

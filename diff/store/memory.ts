@@ -57,13 +57,13 @@ export class MemoryStore implements SideStore {
   /** Bound values, read once (SideStore.bound). */
   private bindings: BoundSet | undefined;
 
-  async bound(pair: PairFacts = {}, paths = false): Promise<BoundSet> {
-    return this.boundNow(pair, paths);
+  async bound(pair: PairFacts = {}, ids = false): Promise<BoundSet> {
+    return this.boundNow(pair, ids);
   }
 
-  private boundNow(pair: PairFacts, paths = false): BoundSet {
+  private boundNow(pair: PairFacts, ids = false): BoundSet {
     if (!this.bindings) {
-      const found = boundSet(this.har!.log.entries, pair.primarySends, paths);
+      const found = boundSet(this.har!.log.entries, pair.primarySends, ids);
       this.bindings = { ...found, values: withBefore(found.values as Set<string>, this.boundBefore) };
     }
     return this.bindings;

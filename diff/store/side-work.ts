@@ -248,12 +248,12 @@ export class SideWork {
    * The side's bound values (diff/bind), known before its first entry is normalized: one more read of the
    * file, from its last entry back, as the in-memory store reads it. Once (SideStore.bound).
    */
-  bound(pair: PairFacts = {}, paths = false): Promise<BoundSet> {
+  bound(pair: PairFacts = {}, ids = false): Promise<BoundSet> {
     return (this.bindings ??= (async () => {
-      const timeline = new IssuedTimeline(pair.primarySends, paths);
+      const timeline = new IssuedTimeline(pair.primarySends, ids);
       for (let i = this.cap.entryCount - 1; i >= 0; i--) timeline.addBefore(await this.cap.readEntry(i));
       const values = timeline.bound;
-      return { values, ...(paths ? { inPath: timeline.boundInPath(values) } : {}) };
+      return { values, ...(ids ? { ids: timeline.boundIds(values) } : {}) };
     })());
   }
 

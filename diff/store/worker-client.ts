@@ -18,7 +18,7 @@ export interface SideHandle {
   /** Reads every entry once; the side's distinct hosts. `onProgress`: entries read so far, now and then. `replayOf`: as SideStore.summarize's. */
   summarize(labels: Map<string, string>, onProgress?: (done: number) => void, pair?: PairFacts): Promise<Summarized>;
   /** The side's bound values, read once (SideStore.bound). */
-  bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet>;
+  bound(pair?: PairFacts, ids?: boolean): Promise<BoundSet>;
   /** Summaries in comparison order (hosts in keys or not), and the chunks their `kept` refs point into. */
   finish(hosts: boolean): Promise<SideSummaries>;
   /** Entry `index` in kept form, normalized again. */
@@ -30,7 +30,7 @@ export interface SideHandle {
 /** Messages to the worker. */
 export type Request =
   | { id: number; op: 'summarize'; labels: Array<[string, string]>; pair?: PairFacts }
-  | { id: number; op: 'bound'; pair?: PairFacts; paths?: boolean }
+  | { id: number; op: 'bound'; pair?: PairFacts; ids?: boolean }
   | { id: number; op: 'finish'; hosts: boolean }
   | { id: number; op: 'load'; index: number }
   | { id: number; op: 'close' };
@@ -162,8 +162,8 @@ class WorkerSide implements SideHandle {
     }
   }
 
-  async bound(pair?: PairFacts, paths?: boolean): Promise<BoundSet> {
-    return (await this.request({ op: 'bound', ...(pair ? { pair } : {}), ...(paths ? { paths } : {}) })) as BoundSet;
+  async bound(pair?: PairFacts, ids?: boolean): Promise<BoundSet> {
+    return (await this.request({ op: 'bound', ...(pair ? { pair } : {}), ...(ids ? { ids } : {}) })) as BoundSet;
   }
 
   async finish(hosts: boolean): Promise<SideSummaries> {

@@ -24,7 +24,7 @@ port.on('message', async (req: Request) => {
     if (req.op === 'summarize') {
       post({ id: req.id, result: await work.summarize(new Map(req.labels), (done) => post({ id: req.id, progress: done }), req.pair) });
     } else if (req.op === 'bound') {
-      post({ id: req.id, result: await work.bound(req.pair, req.paths) });
+      post({ id: req.id, result: await work.bound(req.pair, req.ids) });
     } else if (req.op === 'finish') {
       const out = await work.finish(req.hosts);
       // Packed before the transfer: the summaries' marks are views into the markers' buffer.

@@ -6,9 +6,10 @@
 // the price, the query that carries the page size), not bound to the new
 // value and hidden. Random ids and the session cookie, which differ between
 // the two old runs, still bind: two runs of one build MATCH, with --noise or
-// without; so do the ids of fixed data a client reads by path (GET
-// /products/3001), which both old runs answered alike: a new build that
-// numbers them otherwise pairs its reads with the old's. Both stores of `bb
+// without; so do the ids of fixed data, which both old runs answered alike
+// (issued under `id`, read by path, GET /products/3001, or by query, GET
+// /stock?product=3003): a new build that numbers them otherwise pairs its
+// reads with the old's and compares them equal. Both stores of `bb
 // diff` (in memory, bounded) give the same
 // findings. Recorded through bb's proxy from a real server on loopback; and
 // through `bb shadow` (the old build as primary and secondary, the new as
@@ -39,7 +40,7 @@ type Build = 'old' | 'new';
 async function startCatalog(cleanups: Cleanups, build: Build): Promise<string> {
   const price = build === 'new' ? 2099 : 1999;
   const pageSize = build === 'new' ? 500 : 1000;
-  const featured = ['Desk', 'Chair'].map((name, i) => ({ id: (build === 'new' ? 7001 : 3001) + i, name }));
+  const featured = ['Desk', 'Chair', 'Shelf'].map((name, i) => ({ id: (build === 'new' ? 7001 : 3001) + i, name }));
   const products = new Set<string>();
   let session = '';
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -69,6 +70,7 @@ async function startCatalog(cleanups: Cleanups, build: Build): Promise<string> {
         return json(res, 201, { cart: randomUUID(), item: b.id, total_cents: b.price_cents * b.qty });
       }
       if (url.pathname === '/featured') return json(res, 200, { items: featured });
+      if (url.pathname === '/stock') return json(res, 200, { product: Number(url.searchParams.get('product')), inStock: featured.some((f) => f.id === Number(url.searchParams.get('product'))) });
       const fixed = /^\/products\/(\d+)$/.exec(url.pathname);
       if (fixed) {
         const p = featured.find((f) => f.id === Number(fixed[1]));
@@ -106,7 +108,9 @@ async function drive(base: string): Promise<void> {
   await call('/cart', { method: 'POST', body: { id: p.id, price_cents: p.price_cents, qty: 2 } });
   await call(`/reviews?cursor=${p.reviews}&limit=${p.maxPageSize}`);
   const { items } = (await call('/featured')) as { items: Array<{ id: number }> };
-  for (const f of items) await call(`/products/${f.id}`);
+  // Two read by path, the third's stock asked for by query: an id either way (issued under `id`).
+  for (const f of items.slice(0, 2)) await call(`/products/${f.id}`);
+  await call(`/stock?product=${items[2]!.id}`);
 }
 
 interface Finding {
@@ -200,7 +204,7 @@ describe('bb shadow: a price and a page size the client echoes, the secondary an
     const out = t.path('shadow');
     const json = t.path('shadow.json');
     // --mirror all: the login and the cart's POST go to every target (each catalog keeps its own products).
-    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--secondary', secondary, '--mirror', 'all', '--out', out, '--json', json, '--until', '7'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
+    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--secondary', secondary, '--mirror', 'all', '--out', out, '--json', json, '--until', '8'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
     const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
     await drive(url!);
     assert.equal(await bb.exited, 1, `exit 1 on regressions\n${bb.stdout()}\n${bb.stderr()}`);

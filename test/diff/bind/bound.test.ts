@@ -13,26 +13,26 @@ import { tempDir } from '../../helpers/tmp.js';
 import { diffCaptures, renderText } from '../../../diff/index.js';
 
 describe('values two runs issued alike are left unbound', () => {
-  it('boundAlike keeps what both runs bound but ids sent in a path; boundExcept leaves it out of a side, and returns the side as it is when none', () => {
+  it('boundAlike keeps what both runs bound but the ids among them; boundExcept leaves it out of a side, and returns the side as it is when none', () => {
     const a = new Set(['1999', 'p_1f3a9c', '1000', '3001']);
     const b = new Set(['1999', 'p_77e0b2', '1000', 'sid9f2e', '3001']);
     assert.deepEqual([...boundAlike({ values: a }, { values: b })].sort(), ['1000', '1999', '3001']);
     // A fixed product's id, read as GET /products/3001 by either run's client, keeps its binding.
-    assert.deepEqual([...boundAlike({ values: a, inPath: new Set(['3001']) }, { values: b, inPath: new Set() })].sort(), ['1000', '1999']);
+    assert.deepEqual([...boundAlike({ values: a, ids: new Set(['3001']) }, { values: b, ids: new Set() })].sort(), ['1000', '1999']);
     assert.deepEqual([...boundExcept(b, boundAlike({ values: a }, { values: b }))].sort(), ['p_77e0b2', 'sid9f2e']);
     assert.equal(boundExcept(a, new Set()), a);
     assert.equal(boundExcept(a, undefined), a);
   });
 
-  it('boundSet with paths names the bound values a request sent in its path', () => {
+  it('boundSet with ids names the bound values that are ids by where they stood: sent in a path, issued under an id key', () => {
     const entries = capture([
-      { method: 'GET', url: 'http://api.test/featured', body: { items: [{ id: 3001, price: 1999 }] } },
-      { method: 'GET', url: 'http://api.test/products/3001?limit=1999', body: {} },
+      { method: 'GET', url: 'http://api.test/featured', body: { items: [{ sku: 3001, price: 1999 }], productIds: [4001], owner_id: 'u_9f2e71', note: 'x' } },
+      { method: 'GET', url: 'http://api.test/products/3001?limit=1999&p=4001&o=u_9f2e71', body: {} },
     ]).log.entries;
     const found = boundSet(entries, undefined, true);
-    assert.deepEqual([...found.values].sort(), ['1999', '3001']);
-    assert.deepEqual([...found.inPath!], ['3001']);
-    assert.equal(boundSet(entries, undefined, false).inPath, undefined);
+    assert.deepEqual([...found.values].sort(), ['1999', '3001', '4001', 'u_9f2e71']);
+    assert.deepEqual([...found.ids!].sort(), ['3001', '4001', 'u_9f2e71']);
+    assert.equal(boundSet(entries, undefined, false).ids, undefined);
   });
 });
 
