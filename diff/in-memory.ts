@@ -21,6 +21,8 @@ export interface NamedHar {
    * compared through the binding, as the whole timeline's would be.
    */
   bound?: ReadonlySet<string>;
+  /** Which values bound before are ids by where they stood earlier in the timeline (BoundSet.ids): asked of each bound value. */
+  ids?: { has(value: string): boolean };
 }
 
 /** Compares two captures in memory (and a second old run for noise) as diffCaptures compares files; the names must differ. */
@@ -38,7 +40,7 @@ export async function diffHars(old: NamedHar, next: NamedHar, options: Omit<Diff
       ctx.storeKind = 'memory';
       const open = (which: 'old' | 'new') => {
         const named = byName.get(ctx[which].path);
-        return MemoryStore.of(ctx, which, checkCapture(ctx[which].path, named?.har, { allowIncomplete: ctx.options.allowIncomplete }), named?.bound);
+        return MemoryStore.of(ctx, which, checkCapture(ctx[which].path, named?.har, { allowIncomplete: ctx.options.allowIncomplete }), named?.bound, named?.ids);
       };
       ctx.old.store = await open('old');
       ctx.new.store = await open('new');

@@ -10,7 +10,7 @@
 // batch and sent back in a later one compares through the binding, as
 // `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
 // One learning for both, so the comparison binds what the relay rewrote.
-import { madeNotWord, responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
+import { madeNotWord, placeSaysId, responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
 
 /** Counterparts remembered, at most; past it the oldest go. */
 const MAX_COUNT = 100_000;
@@ -26,6 +26,9 @@ export class Counterparts {
   /** With `trackUnlike`: primary values this target issued nothing for (unlike). */
   private readonly unlikeValues?: Set<string>;
   private unlikeChars = 0;
+  /** With `trackUnlike`: primary values met under a JSON key that says id (isId). */
+  private readonly idValues?: Set<string>;
+  private idChars = 0;
 
   /**
    * `trackUnlike`: also remember the primary's values the target issued nothing for, at their place (its answer
@@ -33,7 +36,14 @@ export class Counterparts {
    * live comparison asks (scenario/shadow/batch-binding.ts); the relay needs only the counterparts.
    */
   constructor(trackUnlike = false) {
-    if (trackUnlike) this.unlikeValues = new Set();
+    if (!trackUnlike) return;
+    this.unlikeValues = new Set();
+    this.idValues = new Set();
+  }
+
+  /** A primary value met, where this target's answer differed, in a JSON field whose key says id (trackUnlike). */
+  isId(value: string): boolean {
+    return this.idValues?.has(value) === true;
   }
 
   /**
@@ -51,15 +61,7 @@ export class Counterparts {
   }
 
   private addUnlike(value: string): void {
-    const set = this.unlikeValues!;
-    if (set.has(value)) return;
-    set.add(value);
-    this.unlikeChars += value.length;
-    while (set.size > MAX_COUNT || this.unlikeChars > MAX_CHARS) {
-      const [k] = set;
-      set.delete(k!);
-      this.unlikeChars -= k!.length;
-    }
+    this.unlikeChars = addBounded(this.unlikeValues!, value, this.unlikeChars);
   }
 
   /** Distinct primary values with a counterpart. */
@@ -114,7 +116,11 @@ export class Counterparts {
     }
     if (this.unlikeValues) {
       const places = new Set(values.map((v) => v.place));
-      for (const v of primary) if (!places.has(v.place) && madeNotWord(v.value) && !own?.(v.value)) this.addUnlike(v.value);
+      for (const v of primary) {
+        if (!madeNotWord(v.value) || own?.(v.value)) continue;
+        if (!places.has(v.place)) this.addUnlike(v.value);
+        if (placeSaysId(v.place)) this.idChars = addBounded(this.idValues!, v.value, this.idChars);
+      }
     }
     return learned;
   }
@@ -134,6 +140,19 @@ export class Counterparts {
       this.chars -= k.length + v.length;
     }
   }
+}
+
+/** Adds `value` to a set bounded as counterparts are (the oldest go); the set's characters after. */
+function addBounded(set: Set<string>, value: string, chars: number): number {
+  if (set.has(value)) return chars;
+  set.add(value);
+  chars += value.length;
+  while (set.size > MAX_COUNT || chars > MAX_CHARS) {
+    const [k] = set;
+    set.delete(k!);
+    chars -= k!.length;
+  }
+  return chars;
 }
 
 /** Values whose first send is remembered, at most, and their characters; past it the oldest go (captured content is hostile input). */

@@ -229,6 +229,22 @@ interface ValueSink {
   idKeyed?: (value: string) => void;
 }
 
+/** The key a JSON place ends with (`body:$.items[0].productId~0` → `productId`; an array's items stand under its key). */
+const PLACE_KEY = /\.([^.[\]~]{1,256})(?:\[\d{1,9}\])*(?:~b?\d{1,9})?$/;
+
+/** Whether an issued value's place (IssuedValue.place) is a JSON field whose key says id (`id`, `productId`, `order_ids[0]`). */
+export function placeSaysId(place: string): boolean {
+  const key = PLACE_KEY.exec(place)?.[1];
+  return key !== undefined && idKey(place.endsWith(']') || /\]~b?\d{1,9}$/.test(place) ? singular(key) : key);
+}
+
+/** A JSON key that says it holds an id (an array's key said of each item: `productIds` → `productId`). */
+function idKey(key: string): boolean {
+  return ID_KEY.test(key);
+}
+
+const singular = (key: string) => (key.endsWith('s') ? key.slice(0, -1) : key);
+
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
 function tokensFor(text: string, out: ValueSink, target = false): { readonly tokens: readonly string[]; readonly pieces: number } {
   const placed = placedTokens(text, target);
@@ -257,14 +273,14 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
       // A sentence or an error message in a field is written for people, not issued.
       if (placed.tokens.length === 0 || isProse(v)) return;
       addPlaced(out, places ? `${prefix}${path}` : '', placed);
-      if (ids && ID_KEY.test(key)) for (const t of placed.tokens) ids(t);
+      if (ids && idKey(key)) for (const t of placed.tokens) ids(t);
     } else if (typeof v === 'number') {
       if (!Number.isInteger(v) || Math.abs(v) < 1000) return;
       out.add(places ? `${prefix}${path}` : '', String(v));
-      if (ids && ID_KEY.test(key)) ids(String(v));
+      if (ids && idKey(key)) ids(String(v));
     } else if (Array.isArray(v)) {
       // An array's items stand under its key (`productIds: [3001, 3002]` is ids too).
-      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, key.endsWith('s') ? key.slice(0, -1) : key);
+      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, singular(key));
     } else if (v !== null && typeof v === 'object') {
       for (const k in v) if (Object.hasOwn(v, k)) walk((v as Record<string, unknown>)[k], places ? `${path}.${k}` : '', depth + 1, k);
     }

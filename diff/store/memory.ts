@@ -29,6 +29,7 @@ export class MemoryStore implements SideStore {
     private har: Har | undefined,
     private readonly zips: ZipBodies,
     private readonly boundBefore?: ReadonlySet<string>,
+    private readonly idsBefore?: { has(value: string): boolean },
   ) {
     const { pages, entries } = har!.log;
     this.header = sideHeader(har!.log, entries.length, captureWindow(entries[0], entries.at(-1), pages), entries[0]);
@@ -44,10 +45,10 @@ export class MemoryStore implements SideStore {
    * (diff/in-memory.ts), its zip bodies decoded; `boundBefore`: values bound
    * before its first entry, when it is one part of a longer timeline.
    */
-  static async of(ctx: DiffContext, which: 'old' | 'new', har: Har, boundBefore?: ReadonlySet<string>): Promise<MemoryStore> {
+  static async of(ctx: DiffContext, which: 'old' | 'new', har: Har, boundBefore?: ReadonlySet<string>, idsBefore?: { has(value: string): boolean }): Promise<MemoryStore> {
     const zips = new ZipBodies();
     await zips.prepareEntries(har.log.entries, parsersOf(ctx.options));
-    return new MemoryStore(ctx, which, har, zips, boundBefore);
+    return new MemoryStore(ctx, which, har, zips, boundBefore, idsBefore);
   }
 
   async primarySends(): Promise<PrimarySends> {
@@ -64,7 +65,10 @@ export class MemoryStore implements SideStore {
   private boundNow(pair: PairFacts, ids = false): BoundSet {
     if (!this.bindings) {
       const found = boundSet(this.har!.log.entries, pair.primarySends, ids);
-      this.bindings = { ...found, values: withBefore(found.values as Set<string>, this.boundBefore) };
+      const values = withBefore(found.values as Set<string>, this.boundBefore);
+      // Values bound before this part of a longer timeline that were ids where they stood earlier in it.
+      const idsNow = found.ids && this.idsBefore ? withBefore(new Set(found.ids), new Set([...(this.boundBefore ?? [])].filter((v) => this.idsBefore!.has(v)))) : found.ids;
+      this.bindings = { values, ...(idsNow ? { ids: idsNow } : {}) };
     }
     return this.bindings;
   }

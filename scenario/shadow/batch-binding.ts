@@ -13,7 +13,7 @@
 // batch's primary requests that send one back bind it on every side, each
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
-import { ClientSends, Counterparts, grpcSentTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
+import { ClientSends, Counterparts, grpcSentTokens, madeNotWord, recordedResponse, requestTokens, sentRequest, targetTokens, tokensOf } from '../../diff/index.js';
 import { entryStartMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
@@ -78,6 +78,14 @@ export class BatchBinding {
   private readonly targets: Array<{ side: 'candidate' | 'secondary'; values: Counterparts }>;
   /** Primary values with a counterpart that a later request sent back (what `boundFor` binds). */
   private readonly sentBack = new Set<string>();
+  /** Made tokens the primary's client sent in a request's path (noteSent): ids by where they stood. */
+  private readonly inPath = new Set<string>();
+  /**
+   * Primary values that are ids by where they stood (sent in a path, or issued in a JSON field whose key says id):
+   * with a secondary, a value the primary and the secondary issued alike stays bound when it is one (a fixed
+   * product's id), as `bb diff --noise` of the captures keeps it (diff/bind boundAlike).
+   */
+  readonly ids = { has: (v: string): boolean => this.inPath.has(v) || this.targets.some((t) => t.values.isId(v)) };
   /** When the primary's client first sent each value, by the order its exchanges ended (noteSent). */
   private readonly sends = new ClientSends();
   /** The same by the capture's times (epoch ms: a request's start, a client message's time), for streams' messages. */
@@ -152,6 +160,11 @@ export class BatchBinding {
   noteSent(primary: HarEntry, at: number): void {
     const c = clientSent(primary);
     this.sends.note(c.all, at);
+    for (const t of targetTokens(sentRequest(primary.request).target.split('?')[0]!)) {
+      if (!madeNotWord(t) || this.inPath.has(t)) continue;
+      this.inPath.add(t);
+      if (this.inPath.size > MAX_SENT_BACK) this.inPath.delete(this.inPath.values().next().value!);
+    }
     const started = entryStartMs(primary);
     if (!Number.isFinite(started)) return;
     this.sendTimes.note(c.request, started);

@@ -334,7 +334,7 @@ export class ShadowComparer {
     const setHeaders = label === 'primary' ? undefined : this.opts.setHeaders?.[label];
     return {
       name: `${label}.har`,
-      ...(bound ? { bound: bound[label] } : {}),
+      ...(bound ? { bound: bound[label], ids: this.binding.ids } : {}),
       har: {
         log: {
           version: '1.2',

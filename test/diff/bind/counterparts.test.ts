@@ -43,6 +43,9 @@ describe('Counterparts', () => {
     // Learned a counterpart later: no longer unlike.
     c.learn(answer({ id: 1043 }), answer({ id: 5018 }));
     assert.equal(c.unlike('1043'), false);
+    // The primary's values under a key that says id, where the answers differed: ids by where they stood.
+    c.learn(answer({ items: [{ id: 3001, price: 2999 }], productIds: [3002], owner_id: 'u_9f2e71' }), answer({ items: [{ id: 7001, price: 2999 }], productIds: [7002], owner_id: 'u_77aa01' }));
+    assert.deepEqual(['3001', '3002', 'u_9f2e71', '2999', '1042', '1999'].map((v) => c.isId(v)), [true, true, true, false, true, false]);
     // Without trackUnlike nothing is remembered but counterparts.
     const plain = new Counterparts();
     plain.learn(answer({ id: 1042, coupon: 'SAVE-8841' }), answer({ id: 5017 }));
