@@ -10,7 +10,7 @@
 // bit 7 for the trailer frame, whose payload is an HTTP/1 header block, and
 // `application/grpc-web-text`, the same frames in base64 (each write may be
 // padded on its own, so the text is decoded segment by segment).
-import { pairValue } from '../core/index.js';
+import { pairValue, percentDecoded } from '../core/index.js';
 import { decodeCoding } from './body.js';
 import type { HarGrpcMessage, HarNameValue, HarRequest, HarResponse } from './har.js';
 import type { BodyRecord, BodySlice, GrpcSeqRecord } from './journal.js';
@@ -319,20 +319,13 @@ export function grpcStatus(...lists: Array<HarNameValue[] | undefined>): { statu
     const message = pairValue(list, 'grpc-message');
     const n = Number(status.trim());
     const out: { status: number | null; message?: string } = { status: Number.isInteger(n) ? n : null };
+    // grpc-message is percent-encoded (PROTOCOL-HTTP2.md "Responses"); a bad escape stays as sent.
     if (message !== undefined && message !== '') out.message = percentDecoded(message);
     return out;
   }
   return { status: null };
 }
 
-// grpc-message is percent-encoded (PROTOCOL-HTTP2.md "Responses"); a bad escape stays as sent.
-function percentDecoded(v: string): string {
-  try {
-    return decodeURIComponent(v);
-  } catch {
-    return v;
-  }
-}
 
 /** What a gRPC exchange adds to its HAR entry. */
 export interface GrpcEntryParts {

@@ -22,6 +22,7 @@
 // / 2 newer ones came, so neither drops it.
 
 import { maskedPlaceholder, PLACEHOLDER_LENGTH } from './placeholder.js';
+import { percentDecoded } from '../core/index.js';
 
 /** Values shorter than this are never remembered: `en-US`, `true` and their like stay wherever they stand. */
 export const MIN_SECRET_VALUE = 8;
@@ -317,11 +318,3 @@ function longestFirstAt(lengths: number[], length: number): number {
   return lo;
 }
 
-/** A percent-encoded text decoded (a value remembered by placeholder, met encoded in a query or form); itself when it does not decode. */
-function percentDecoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}

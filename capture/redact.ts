@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
+import { escapeRegExp } from '../core/index.js';
 import { RestHashing } from './rest-hash.js';
 import { SecretValues, type SecretFields } from './redact-values.js';
 import { maskedPlaceholder, PLACEHOLDER, PLACEHOLDER_LENGTH } from './placeholder.js';
@@ -149,7 +150,7 @@ export class Redactor {
     this.secretNames = new Set([...DEFAULT_REDACTED_KEYS, ...DEFAULT_REDACTED_HEADERS, ...extra].map(secretNameForm));
     // An extra name as given and in name form (`session_key`, `sessionkey`: `sessionKey` too, the hint ignoring case).
     const hints = [...SECRET_NAME_HINTS, ...extra.flatMap((n) => [n, secretNameForm(n)])].filter((n) => n !== '');
-    this.secretNameHint = new RegExp(hints.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
+    this.secretNameHint = new RegExp(hints.map(escapeRegExp).join('|'), 'i');
   }
 
   /**

@@ -14,7 +14,7 @@ import { readdirSync, rmSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Fact } from '../proxy/index.js';
-import { BbError } from '../core/index.js';
+import { BbError, escapeRegExp } from '../core/index.js';
 import { openCaptureNow, type Capture, type CaptureOptions, type CaptureStats, type SecretsCarried } from './capture.js';
 import { journalPaths, type CapturePaths } from './options.js';
 
@@ -304,7 +304,7 @@ function checkNoSegments(out: string, force: boolean): void {
   } catch {
     return;
   }
-  const mine = new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-\\d{4}\\.har(\\.journal)?$`);
+  const mine = new RegExp(`^${escapeRegExp(stem)}-\\d{4}\\.har(\\.journal)?$`);
   for (const name of names) {
     if (!mine.test(name)) continue;
     if (name.endsWith('.journal')) {

@@ -20,3 +20,4 @@ export { startModuleWorker } from './worker.js';
 export { nearest } from './nearest.js';
 export { lazyModule } from './lazy-module.js';
 export { makeDirsSync } from './dirs.js';
+export { escapeRegExp, percentDecoded } from './text.js';

@@ -26,7 +26,7 @@ export { noAnswer, sortForComparison } from './order.js';
 export { parseFieldPath } from './selector.js';
 export { followsFromStatus, statusChangeText, statusRows } from './findings-fold.js';
 export { byStatusPattern, findingHash, findingPattern, groupsAlone, idOfHash, rowSignature, splitsByStatus, varyingPart, varyingSignature, withStatus } from './findings.js';
-export { BIND_DECODED_BYTES, BIND_READ_BYTES, ClientSends, Counterparts, grpcMessageBytes, grpcSentTokens, madeNotWord, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTarget, rewriteTokens, sentRequest, setCookiePair, streamMessageValues, targetTokens, textEncoding, tokensOf, type IssuedValue, type ResponseView } from './bind/index.js';
+export { BIND_DECODED_BYTES, BIND_READ_BYTES, ClientSends, Counterparts, grpcMessageBytes, grpcSentTokens, madeNotWord, messageValues, parseLooseJson, protoTokens, recordedResponse, requestTokens, responseValues, rewriteHeaderValue, rewriteProtoMessage, rewriteTarget, rewriteTokens, sentRequest, setCookiePair, pathTokens, streamMessageValues, textEncoding, tokensOf, type IssuedValue, type ResponseView, type ValueEncoding } from './bind/index.js';
 
 /** Compares two capture files; throws a BbError (CaptureReadError) when either cannot be read or compared. */
 export async function diffCaptures(oldPath: string, newPath: string, options: DiffOptions = {}): Promise<DiffResult> {

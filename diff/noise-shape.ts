@@ -11,6 +11,7 @@
 import { joinPath, splitPath } from './selector.js';
 import { unnumbered } from './ratified.js';
 import { namedByWords } from './normalize/index.js';
+import { escapeRegExp } from '../core/index.js';
 
 /** The shape two varying values share: a regex over the whole value's text, and what a matching value becomes. */
 export interface VaryingShape {
@@ -27,9 +28,6 @@ const TOKENS = /<TS(?:[+-](?:[0-9]+[dhm])+)?>|[A-Za-z0-9]+|[^A-Za-z0-9<]+|</g;
 const ALNUM = /^[A-Za-z0-9]+$/;
 const URL_SAFE = /^[A-Za-z0-9_-]+$/;
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 // The alphabet of two differing runs of letters and digits: a regex class and a placeholder name.
 function alphabetOf(a: string, b: string): { cls: string; name: string; counted: boolean } {
@@ -102,7 +100,7 @@ export function varyingShape(a: unknown, b: unknown): VaryingShape | undefined {
     const x = pa[i]!;
     const y = pb[i]!;
     if (x === y) {
-      regex += escapeRegex(x);
+      regex += escapeRegExp(x);
       replace += x.replace(/\$/g, '$$$$');
     } else if (lifetimes(x, y)) {
       regex += '<TS(?:[+-](?:[0-9]+[dhm])+)?>';

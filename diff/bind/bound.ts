@@ -21,7 +21,7 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import { entryStartMs, exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, requestTokens, responseValues, rewriteTokens, sentRequest, targetTokens, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, pathTokens, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
@@ -99,7 +99,7 @@ export class IssuedTimeline {
     if (ids) {
       const idLike = (this.idLike = new Set<string>());
       this.sink.pathSent = (tokens) => {
-        for (const t of tokens) if (idLike.size < MAX_VALUES && madeNotWord(t)) idLike.add(t);
+        for (const t of tokens) if (idLike.size < MAX_VALUES) idLike.add(t);
       };
       // Only what the client sends later (it is in `next`) can be bound: the rest is not kept.
       this.sink.idKeyed = (v) => {
@@ -442,7 +442,7 @@ interface PartSink {
   issuing(): boolean;
   /** Tokens the client sent, and when (epoch ms; the request's is `start` as given). */
   sent(tokens: string[], at: number): void;
-  /** When given: the tokens of each request's path (a REST resource's id: `/products/1001`). */
+  /** When given: the made tokens of each request's path (pathTokens: a REST resource's id, `/products/1001`). */
   pathSent?: (tokens: string[]) => void;
   /** When given: each value a response's JSON issued under a key that says it is an id. */
   idKeyed?: (value: string) => void;
@@ -477,5 +477,5 @@ function readBack(e: HarEntry, start: number, sink: PartSink): void {
   }
   const req = sentRequest(e.request);
   sink.sent(requestTokens(req), start);
-  sink.pathSent?.(targetTokens(req.target.split('?')[0]!));
+  sink.pathSent?.(pathTokens(req));
 }

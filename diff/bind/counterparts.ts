@@ -23,38 +23,39 @@ export class Counterparts {
   private chars = 0;
   /** What the primary's client sent first, for the callers that learn as traffic crosses (bb shadow's relay: its tee sets it). */
   sends?: ClientSends;
-  /** With `trackUnlike`: primary values this target issued nothing for (unlike). */
+  /** With `track`: primary values this target issued nothing for (unlike). */
   private readonly unlikeValues?: Set<string>;
   private unlikeChars = 0;
-  /** With `trackUnlike`: primary values met under a JSON key that says id (isId). */
+  /** With `track`: primary values met under a JSON key that says id (isId). */
   private readonly idValues?: Set<string>;
   private idChars = 0;
 
   /**
-   * `trackUnlike`: also remember the primary's values the target issued nothing for, at their place (its answer
-   * lacked it, or it gave none: learnNone), so a caller can tell them from those it issued alike (`unlike`). The
-   * live comparison asks (scenario/shadow/batch-binding.ts); the relay needs only the counterparts.
+   * `track`: also remember what the live comparison asks of the primary's values beside their counterparts
+   * (scenario/shadow/batch-binding.ts): those the target issued nothing for, at their place (its answer lacked it,
+   * or it gave none: learnNone), told from those it issued alike (`unlike`); and those met under a JSON key that
+   * says id (`isId`). The relay needs only the counterparts.
    */
-  constructor(trackUnlike = false) {
-    if (!trackUnlike) return;
+  constructor(track = false) {
+    if (!track) return;
     this.unlikeValues = new Set();
     this.idValues = new Set();
   }
 
-  /** A primary value met, where this target's answer differed, in a JSON field whose key says id (trackUnlike). */
+  /** A primary value met, where this target's answer differed, in a JSON field whose key says id (track). */
   isId(value: string): boolean {
     return this.idValues?.has(value) === true;
   }
 
   /**
-   * True for a primary value the target issued nothing for where the primary issued it (trackUnlike): neither
+   * True for a primary value the target issued nothing for where the primary issued it (track): neither
    * the value itself, as a target that answered alike issued it, nor a counterpart.
    */
   unlike(value: string): boolean {
     return this.unlikeValues?.has(value) === true && !this.map.has(value);
   }
 
-  /** The target gave no answer to the request the primary answered so (trackUnlike): each value it issued is unlike. */
+  /** The target gave no answer to the request the primary answered so (track): each value it issued is unlike. */
   learnNone(primary: ResponseView, own?: (value: string) => boolean): void {
     if (!this.unlikeValues) return;
     for (const v of responseValues(primary)) if (madeNotWord(v.value) && !own?.(v.value)) this.addUnlike(v.value);

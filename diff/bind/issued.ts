@@ -150,6 +150,11 @@ export function targetTokens(target: string): string[] {
   return tokensOf(target, true);
 }
 
+/** The made tokens of a request's path, its query left out: where a REST resource's id stands (`/products/3001`). */
+export function pathTokens(req: SentRequest): string[] {
+  return targetTokens(req.target.split('?')[0]!).filter(madeNotWord);
+}
+
 /** A request's target with what `map` has a value for replaced, each new value percent-encoded (a `+` in it is no space, a `/` no path). */
 export function rewriteTarget(target: string, map: { get(token: string): string | undefined }): { text: string; uses: string[] } {
   return rewriteTokens(target, map, encodeURIComponent, true);
@@ -160,13 +165,21 @@ export function rewriteTarget(target: string, map: { get(token: string): string 
  * `encode` turns a new value into the text's syntax. A value that was written percent-encoded is written back so
  * when no `encode` is given (its `+`, `/` and `=` as escapes: a `+` in a query is a space).
  */
-export function rewriteTokens(text: string, map: { get(token: string): string | undefined }, encode?: (value: string) => string, target = false): { text: string; uses: string[] } {
+export function rewriteTokens(text: string, map: { get(token: string): string | undefined }, encoding?: ValueEncoding, target = false): { text: string; uses: string[] } {
   const uses: string[] = [];
+  // A lazy encoding (textEncoding) is chosen at the first value written: a text that holds none is not parsed.
+  let lazy = typeof encoding === 'object' ? encoding.lazy : undefined;
+  let chosen = typeof encoding === 'function' ? encoding : undefined;
+  const encoder = () => {
+    if (lazy) [chosen, lazy] = [lazy(), undefined];
+    return chosen;
+  };
   const tokens = (part: string) =>
     part.replace(TOKEN, (token) => {
       const next = map.get(token);
       if (next === undefined) return token;
       uses.push(token);
+      const encode = encoder();
       return encode ? encode(next) : next;
     });
   const runs = base64Runs(text, MAX_LENGTH, target);
@@ -178,6 +191,7 @@ export function rewriteTokens(text: string, map: { get(token: string): string | 
     if (next === undefined) continue;
     out += tokens(text.slice(from, run.start));
     uses.push(run.value);
+    const encode = encoder();
     out += encode ? encode(next) : run.encoded ? next.replace(/[+/=]/g, (c) => encodeURIComponent(c)) : next;
     from = run.end;
   }
@@ -206,10 +220,14 @@ export const jsonEscape = (v: string): string => JSON.stringify(v).slice(1, -1);
  * URL-encoded in a form, else as it is. (A request's target takes encodeURIComponent: a value with a `+` or `/`,
  * a base64 cursor, must not reach the server as a space or a path.) bb replay and bb shadow's mirror both ask.
  */
-export function textEncoding(text: string, contentType?: string): ((value: string) => string) | undefined {
-  if (parseLooseJson(text) !== undefined) return jsonEscape;
-  return isFormMedia(contentType) ? encodeURIComponent : undefined;
+export function textEncoding(text: string, contentType?: string): ValueEncoding {
+  // Chosen only once a value is written (rewriteTokens): most mirrored bodies and messages hold none, and a JSON
+  // parse of each was the relay's work.
+  return { lazy: () => (parseLooseJson(text) !== undefined ? jsonEscape : isFormMedia(contentType) ? encodeURIComponent : undefined) };
 }
+
+/** How rewriteTokens writes a new value: as a function says, or as one chosen when the first value is written. */
+export type ValueEncoding = ((value: string) => string) | { readonly lazy: () => ((value: string) => string) | undefined };
 
 /**
  * Where extracted values go. `places` false: the values alone, and no place
@@ -229,21 +247,17 @@ interface ValueSink {
   idKeyed?: (value: string) => void;
 }
 
-/** The key a JSON place ends with (`body:$.items[0].productId~0` → `productId`; an array's items stand under its key). */
-const PLACE_KEY = /\.([^.[\]~]{1,256})(?:\[\d{1,9}\])*(?:~b?\d{1,9})?$/;
+/** The key a JSON place ends with, and its items' indices if it is an array's (`body:$.productIds[0]~0`). */
+const PLACE_KEY = /\.([^.[\]~]{1,256})((?:\[\d{1,9}\])*)(?:~b?\d{1,9})?$/;
+
+/** An array's key says what each item is: `productIds` → `productId`. */
+const singular = (key: string) => (key.endsWith('s') ? key.slice(0, -1) : key);
 
 /** Whether an issued value's place (IssuedValue.place) is a JSON field whose key says id (`id`, `productId`, `order_ids[0]`). */
 export function placeSaysId(place: string): boolean {
-  const key = PLACE_KEY.exec(place)?.[1];
-  return key !== undefined && idKey(place.endsWith(']') || /\]~b?\d{1,9}$/.test(place) ? singular(key) : key);
+  const m = PLACE_KEY.exec(place);
+  return m !== null && ID_KEY.test(m[2] ? singular(m[1]!) : m[1]!);
 }
-
-/** A JSON key that says it holds an id (an array's key said of each item: `productIds` → `productId`). */
-function idKey(key: string): boolean {
-  return ID_KEY.test(key);
-}
-
-const singular = (key: string) => (key.endsWith('s') ? key.slice(0, -1) : key);
 
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
 function tokensFor(text: string, out: ValueSink, target = false): { readonly tokens: readonly string[]; readonly pieces: number } {
@@ -273,14 +287,15 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
       // A sentence or an error message in a field is written for people, not issued.
       if (placed.tokens.length === 0 || isProse(v)) return;
       addPlaced(out, places ? `${prefix}${path}` : '', placed);
-      if (ids && idKey(key)) for (const t of placed.tokens) ids(t);
+      if (ids && ID_KEY.test(key)) for (const t of placed.tokens) ids(t);
     } else if (typeof v === 'number') {
       if (!Number.isInteger(v) || Math.abs(v) < 1000) return;
       out.add(places ? `${prefix}${path}` : '', String(v));
-      if (ids && idKey(key)) ids(String(v));
+      if (ids && ID_KEY.test(key)) ids(String(v));
     } else if (Array.isArray(v)) {
       // An array's items stand under its key (`productIds: [3001, 3002]` is ids too).
-      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, singular(key));
+      const itemKey = ids ? singular(key) : '';
+      for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, itemKey);
     } else if (v !== null && typeof v === 'object') {
       for (const k in v) if (Object.hasOwn(v, k)) walk((v as Record<string, unknown>)[k], places ? `${path}.${k}` : '', depth + 1, k);
     }

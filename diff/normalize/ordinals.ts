@@ -10,7 +10,7 @@
 // present on one side only take their numbers after all paired ones, so
 // neither can renumber the rest.
 
-import { setOwn } from '../../core/index.js';
+import { escapeRegExp, setOwn } from '../../core/index.js';
 import { slotKey, type KeyedSlots } from './keyed.js';
 
 const OPEN = '\uE000';
@@ -310,7 +310,7 @@ export class OrdinalNumbering {
     const classes: number[] = [];
     let pattern = '^';
     for (let i = 0; i < parts.length; i += 3) {
-      pattern += parts[i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      pattern += escapeRegExp(parts[i]!);
       if (i + 1 < parts.length) {
         classes.push(decode(parts[i + 1]!));
         // A token, or a marker `plain` already holds there (a string of several ids, one of them read as words).

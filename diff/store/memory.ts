@@ -65,10 +65,9 @@ export class MemoryStore implements SideStore {
   private boundNow(pair: PairFacts, ids = false): BoundSet {
     if (!this.bindings) {
       const found = boundSet(this.har!.log.entries, pair.primarySends, ids);
-      const values = withBefore(found.values as Set<string>, this.boundBefore);
-      // Values bound before this part of a longer timeline that were ids where they stood earlier in it.
-      const idsNow = found.ids && this.idsBefore ? withBefore(new Set(found.ids), new Set([...(this.boundBefore ?? [])].filter((v) => this.idsBefore!.has(v)))) : found.ids;
-      this.bindings = { values, ...(idsNow ? { ids: idsNow } : {}) };
+      // Values bound before this part of a longer timeline count as ids when they were ones where they stood earlier.
+      if (found.ids && this.idsBefore) for (const v of this.boundBefore ?? []) if (this.idsBefore.has(v)) (found.ids as Set<string>).add(v);
+      this.bindings = { ...found, values: withBefore(found.values as Set<string>, this.boundBefore) };
     }
     return this.bindings;
   }

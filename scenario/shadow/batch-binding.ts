@@ -13,7 +13,7 @@
 // batch's primary requests that send one back bind it on every side, each
 // side its own value, so the read compares as `bb diff` of the captures
 // compares it.
-import { ClientSends, Counterparts, grpcSentTokens, madeNotWord, recordedResponse, requestTokens, sentRequest, targetTokens, tokensOf } from '../../diff/index.js';
+import { ClientSends, Counterparts, grpcSentTokens, pathTokens, recordedResponse, requestTokens, sentRequest, tokensOf } from '../../diff/index.js';
 import { entryStartMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import type { TargetName } from './live.js';
 
@@ -160,8 +160,8 @@ export class BatchBinding {
   noteSent(primary: HarEntry, at: number): void {
     const c = clientSent(primary);
     this.sends.note(c.all, at);
-    for (const t of targetTokens(sentRequest(primary.request).target.split('?')[0]!)) {
-      if (!madeNotWord(t) || this.inPath.has(t)) continue;
+    for (const t of pathTokens(sentRequest(primary.request))) {
+      if (this.inPath.has(t)) continue;
       this.inPath.add(t);
       if (this.inPath.size > MAX_SENT_BACK) this.inPath.delete(this.inPath.values().next().value!);
     }

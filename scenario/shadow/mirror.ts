@@ -16,7 +16,7 @@
 import { connect } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
-import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTarget, rewriteTokens, textEncoding, tokensOf, type ResponseView } from '../../diff/index.js';
+import { Counterparts, requestTokens, rewriteHeaderValue, rewriteTarget, rewriteTokens, textEncoding, tokensOf, type ResponseView, type ValueEncoding } from '../../diff/index.js';
 import type { Recording } from '../record/index.js';
 import { LaneConnection, liveResponse, withHeaders, wireRequest, WIRE_HEADERS, WS_OWN_HEADERS, type ExchangeOutcome, type RequestParts } from '../replay/index.js';
 import { getOwn, headerValue, isLoopbackHost, lazyModule, setOwn } from '../../core/index.js';
@@ -349,7 +349,7 @@ export class MirrorTarget {
   private parts(req: MirrorRequest): RequestParts {
     const map = this.bindings;
     // A new value in a body is written as its syntax asks (textEncoding); in the target, percent-encoded (rewriteTarget).
-    const rewrite = (text: string, encode?: (value: string) => string) => (map.size === 0 ? text : rewriteTokens(text, map, encode).text);
+    const rewrite = (text: string, encoding?: ValueEncoding) => (map.size === 0 ? text : rewriteTokens(text, map, encoding).text);
     const headers: Array<[string, string]> = [];
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!;

@@ -28,7 +28,7 @@ describe('Counterparts', () => {
     assert.equal(c.size, 0);
   });
 
-  it('with trackUnlike, tells a value the target issued alike from one it issued nothing for (no place, no answer)', () => {
+  it('with track, tells a value the target issued alike from one it issued nothing for (no place, no answer)', () => {
     const c = new Counterparts(true);
     // Alike: the price. Unlike: the coupon its answer lacks. A counterpart: the id.
     c.learn(answer({ id: 1042, price: 1999, coupon: 'SAVE-8841' }), answer({ id: 5017, price: 1999 }));
@@ -46,7 +46,7 @@ describe('Counterparts', () => {
     // The primary's values under a key that says id, where the answers differed: ids by where they stood.
     c.learn(answer({ items: [{ id: 3001, price: 2999 }], productIds: [3002], owner_id: 'u_9f2e71' }), answer({ items: [{ id: 7001, price: 2999 }], productIds: [7002], owner_id: 'u_77aa01' }));
     assert.deepEqual(['3001', '3002', 'u_9f2e71', '2999', '1042', '1999'].map((v) => c.isId(v)), [true, true, true, false, true, false]);
-    // Without trackUnlike nothing is remembered but counterparts.
+    // Without track nothing is remembered but counterparts.
     const plain = new Counterparts();
     plain.learn(answer({ id: 1042, coupon: 'SAVE-8841' }), answer({ id: 5017 }));
     plain.learnNone(answer({ id: 1044 }));
