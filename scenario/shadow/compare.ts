@@ -198,15 +198,18 @@ export class ShadowComparer {
       const route = routeOf(p);
       if (g.candidate && g.candidate.time >= 0) this.live.time(route, 'candidate', g.candidate.time);
       if (g.secondary && g.secondary.time >= 0) this.live.time(route, 'secondary', g.secondary.time);
-      // No answer from a mirror target, bb's own error answer for it, or the target hung up: an error, never compared.
-      if (!g.candidate || (this.opts.secondary && !g.secondary) || noAnswer(g.candidate) || (g.secondary && noAnswer(g.secondary))) {
+      // No answer from a mirror target, bb's own error answer for it, or the target hung up: an error.
+      const candidateFailed = !g.candidate || noAnswer(g.candidate);
+      if (candidateFailed || (this.opts.secondary && (!g.secondary || noAnswer(g.secondary)))) {
         const counts = this.live.route(route);
         counts.errors++;
         // The new build failed where the primary answered: the gate counts it (live.ts rateOf).
-        if ((!g.candidate || noAnswer(g.candidate)) && !noAnswer(p)) counts.candidateErrors = (counts.candidateErrors ?? 0) + 1;
-        continue;
+        if (candidateFailed && !noAnswer(p)) counts.candidateErrors = (counts.candidateErrors ?? 0) + 1;
       }
-      whole.push(g);
+      // One the candidate failed is never compared. One only the secondary failed is compared as `bb diff
+      // primary.har candidate.har --noise secondary.har` compares it: the candidate's answer with the primary's,
+      // no noise evidence for it (the diff leaves the secondary's failed entry out of the noise run).
+      if (!candidateFailed) whole.push(g);
     }
     // Every answer a side gave teaches its counterparts, whoever else failed (a flaky secondary's
     // failed creation leaves the candidate's order bound, as `bb diff` of the candidate's capture binds it).
@@ -286,7 +289,8 @@ export class ShadowComparer {
     // The batch stays in memory: the diff's engine reads it as it would read these three files (no temp HAR written and parsed back).
     const result = await diffHars(this.har('primary', list.map((g) => g.primary!), bound), this.har('candidate', list.map((g) => g.candidate!), bound), {
       ...(this.opts.config ? { config: this.opts.config } : {}),
-      ...(this.opts.secondary ? { noise: this.har('secondary', list.map((g) => g.secondary!), bound) } : {}),
+      // A secondary that gave no entry in time (still in flight) has none in the noise run.
+      ...(this.opts.secondary ? { noise: this.har('secondary', list.flatMap((g) => (g.secondary ? [g.secondary] : [])), bound) } : {}),
       workers: false,
     });
     // Differences by pair id, and each pair's old index in this batch.
