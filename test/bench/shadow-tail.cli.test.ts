@@ -22,7 +22,10 @@ test('shadow-tail --quick --profile --samples 0: latency, GC pauses and busy str
     const [requests] = benchTableRow(out, 'latency, every request', config);
     assert.ok(count(requests!) >= 200 && count(requests!) <= 820, `${config}: ${requests} requests`);
     const [scavenges] = benchTableRow(out, "the main thread's garbage-collection pauses", config);
-    assert.ok(Number(scavenges) > 0, `${config}: ${scavenges} scavenges / 1k requests`);
+    // A peer's young generation may not fill in two short rounds (one that mirrors nothing, on a loaded machine,
+    // saw none): each says how many it saw; the live shadow, whose main thread allocates the most, must see some.
+    assert.ok(Number.isFinite(Number(scavenges)) && Number(scavenges) >= 0, `${config}: ${scavenges} scavenges / 1k requests`);
+    if (config === 'shadow') assert.ok(Number(scavenges) > 0, `${config}: ${scavenges} scavenges / 1k requests`);
     // How many stretches and how long is the machine's to say (on a busy one they run into each other): that there are some, in order.
     const [stretches, median, p99, share, busy] = benchTableRow(out, "the main thread's busy stretches", config);
     assert.ok(Number(stretches) > 0 && Number(busy) > 0, `${config}: ${stretches} stretches, ${busy} ms busy / 1k requests`);
