@@ -89,12 +89,6 @@ export interface RuleSet {
   ordinalClasses: string[];
   /** Those of them whose markers carry their own identity (keyed.ts: redaction placeholders). */
   keyedClasses: string[];
-  /**
-   * Which key rule answers a key, by key and the value's JSON type slot (see
-   * walk.ts typeSlot): the answer depends on the rules alone, so every side and every
-   * walk over these rules shares it. Bounded like the walks' string memos.
-   */
-  keyMemo: Map<string, Array<KeyRule | null | undefined>>;
 }
 
 const always: Hint = () => true;
@@ -212,7 +206,6 @@ export function compileRules(cfg: NormalizeConfig = {}): RuleSet {
       ]),
     ],
     keyedClasses: builtins.flatMap((r) => (r.value && 'ordinal' in r.value && r.value.keyed ? [r.value.ordinal] : [])),
-    keyMemo: new Map(),
   };
 }
 

@@ -5,7 +5,7 @@ import type { KeyRule, RuleSet } from './rules.js';
 import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { boundAbsent, ISSUED_CLASS, madeNotWord, markIssued } from '../bind/index.js';
-import { idKeyTokenShape, numericIdShape } from './shapes.js';
+import { ID_KEY, idKeyTokenShape, numericIdShape } from './shapes.js';
 import { setOwn } from '../../core/index.js';
 import { UnlistedFold } from './unlisted.js';
 import { joinPath } from '../selector.js';
@@ -36,6 +36,8 @@ export interface ValueWalk {
   readonly window: CaptureWindow | undefined;
   /** Strings already normalized with this combination, bounded (MEMO_MAX_SIZE). */
   readonly strings: Map<string, string>;
+  /** What normalizeValue asks of an object key, asked once per key (bounded: MEMO_MAX_KEYS). */
+  readonly keys: Map<string, KeyFacts>;
   /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
   readonly shortest: number;
   /** Values this side's server issued and its client sent back (diff/bind), marked `<ISSUED:n>` wherever they appear. */
@@ -46,6 +48,24 @@ export interface ValueWalk {
   notes?: ErasedNote[];
 }
 
+/**
+ * An object key's answers, the same for every value under it (keys repeat: a body of 40 fields asked the string
+ * memo, the kept set, the key-rule memo and the id-key pattern for each, ~10 % of normalizing in the diff bench).
+ */
+interface KeyFacts {
+  /** The key normalized (normalizeString). */
+  normalized: string;
+  /** The config or a built-in keeps values under it verbatim (RuleSet.keep). */
+  keep: boolean;
+  /** Its name says id (shapes.ts ID_KEY). */
+  id: boolean;
+  /** The key rule for a value of each JSON type slot (typeSlot); undefined: not asked yet. */
+  rules: Array<KeyRule | null | undefined>;
+}
+
+/** Distinct keys kept in a walk's key memo (hostile input may make every key new); past it the memo starts over. */
+const MEMO_MAX_KEYS = 20_000;
+
 /** Issued values are tokens of 4+ characters (diff/bind). */
 const ISSUED_SHORTEST = 4;
 
@@ -54,7 +74,7 @@ export function valueWalk(rules: RuleSet, homes: readonly string[], table: Ordin
   const marks = issued?.size ? issued : undefined;
   const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)), marks ? ISSUED_SHORTEST : Infinity);
   const absent = marks && boundAbsent(marks);
-  return { rules, homes, table, window, strings: new Map(), shortest, issued: marks, ...(absent ? { issuedAbsent: absent } : {}) };
+  return { rules, homes, table, window, strings: new Map(), keys: new Map(), shortest, issued: marks, ...(absent ? { issuedAbsent: absent } : {}) };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
@@ -93,16 +113,22 @@ function typeSlot(v: unknown): number {
   }
 }
 
-function keyRuleFor(k: string, x: unknown, w: ValueWalk): KeyRule | null {
-  const memo = w.rules.keyMemo;
-  let slots = memo.get(k);
-  if (!slots) {
-    if (memo.size >= MEMO_MAX_SIZE) memo.clear();
-    memo.set(k, (slots = []));
+function keyFacts(k: string, w: ValueWalk): KeyFacts {
+  let f = w.keys.get(k);
+  if (f === undefined) {
+    f = { normalized: normalizeString(k, w), keep: w.rules.keep.has(k), id: ID_KEY.test(k), rules: [] };
+    // A key past the string memo's length is normalized again each time, as normalizeString would (not kept).
+    if (k.length > MEMO_MAX_LENGTH) return f;
+    if (w.keys.size >= MEMO_MAX_KEYS) w.keys.clear();
+    w.keys.set(k, f);
   }
+  return f;
+}
+
+function keyRuleFor(k: string, f: KeyFacts, x: unknown, w: ValueWalk): KeyRule | null {
   const t = typeSlot(x);
-  let rule = slots[t];
-  if (rule === undefined) rule = slots[t] = w.rules.keyRules.find((r) => r.test(k, x)) ?? null;
+  let rule = f.rules[t];
+  if (rule === undefined) rule = f.rules[t] = w.rules.keyRules.find((r) => r.test(k, x)) ?? null;
   return rule;
 }
 
@@ -173,25 +199,26 @@ export function normalizeValue(v: unknown, w: ValueWalk, at = ''): unknown {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(src)) {
     const x = src[k];
-    const nk = normalizeString(k, w);
+    const facts = keyFacts(k, w);
+    const nk = facts.normalized;
     // `keep` protects values (sequence numbers, cursors, type names); objects and
     // arrays under a kept key are still normalized inside.
-    if ((x === null || typeof x !== 'object') && w.rules.keep.has(k) && !keptIssued(k, x, w)) {
+    if ((x === null || typeof x !== 'object') && facts.keep && !keptIssued(k, x, w)) {
       setOwn(out, nk, x);
       continue;
     }
-    const keyed = keyRuleFor(k, x, w);
+    const keyed = keyRuleFor(k, facts, x, w);
     // A built-in takes only what its key says the value is (a time, an id): anything else is compared as it is.
     const rule = keyed && (!keyed.accepts || keyed.accepts(x, w.window)) ? keyed : null;
     // numeric-ids: `"id": 48213` is marked like a uuid would be, as INT (or DIGITS for "48213"); not a
     // string the server issued: a random id with only digits this run binds like its other runs' ids.
-    const numeric = !rule && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
+    const numeric = !rule && facts.id && w.rules.numericIds && !(typeof x === 'string' && w.issued?.has(x)) ? numericIdShape(k, x) : undefined;
     const p = w.notes ? joinPath(at, nk) : at;
     if (rule?.config !== undefined && w.notes) noteErased(`keys[${rule.config}]`, p, x, w);
     const value = rule ? (rule.transform ? normalizeValue(rule.transform(x), w, p) : rule.replace) : numeric ? w.table.mark(numeric, String(x)) : normalizeValue(x, w, p);
     // id-key-tokens: a token under an id key that every value rule left as it is (too short for generated-ids, or
     // its letters read as words) is marked by its shape.
-    const token = value === x && typeof x === 'string' && w.rules.idKeyTokens ? idKeyTokenShape(k, x) : undefined;
+    const token = value === x && facts.id && typeof x === 'string' && w.rules.idKeyTokens ? idKeyTokenShape(k, x) : undefined;
     setOwn(out, nk, token ? w.table.mark(token, x as string) : value);
   }
   return out;
