@@ -21,7 +21,7 @@
 // the same order, so the in-memory and the bounded path bind alike.
 import { entryStartMs, exchangeEndMs, messageEpochMs, type HarEntry } from '../../capture/index.js';
 import { TokenFilter } from './token-filter.js';
-import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, protoTokens, recordedResponse, pathTokens, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
+import { eachMessageValue, eachProtoValue, eachResponseValue, grpcMessageBytes, madeNotWord, placeSaysQuantity, protoTokens, recordedResponse, pathTokens, requestTokens, responseValues, rewriteTokens, sentRequest, tokensOf } from './issued.js';
 
 /** The ordinal class bound values are marked as (`<ISSUED:n>`). */
 export const ISSUED_CLASS = 'ISSUED';
@@ -174,7 +174,7 @@ export class IssuedTimeline {
     const places = typeof id === 'number' ? this.primary?.boundAt?.get(id) : undefined;
     if (!places) return;
     for (const { place, value } of responseValues(recordedResponse(e))) {
-      if (!places.has(place) || !madeNotWord(value)) continue;
+      if (!places.has(place) || !madeNotWord(value) || placeSaysQuantity(place)) continue;
       this.next.set(value, true);
       this.sentFilter.add(value);
     }
@@ -389,7 +389,7 @@ export async function readPrimarySends(entries: () => Iterable<HarEntry> | Async
     let any = false;
     eachResponseValue(res, (v) => (any ||= later(v)), later);
     if (!any) continue;
-    const places = new Set(responseValues(res).filter((x) => later(x.value)).map((x) => x.place));
+    const places = new Set(responseValues(res).filter((x) => later(x.value) && !placeSaysQuantity(x.place)).map((x) => x.place));
     if (places.size) (reader.sends.boundAt ??= new Map()).set(tag.id, places);
   }
   return reader.sends;

@@ -10,7 +10,7 @@
 // batch and sent back in a later one compares through the binding, as
 // `bb diff` of the whole captures binds it: scenario/shadow/compare.ts).
 // One learning for both, so the comparison binds what the relay rewrote.
-import { madeNotWord, placeSaysId, responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
+import { madeNotWord, placeSaysId, placeSaysQuantity, responseValues, sameIssued, streamMessageValues, type IssuedValue, type ResponseView } from './issued.js';
 
 /** Counterparts remembered, at most; past it the oldest go. */
 const MAX_COUNT = 100_000;
@@ -58,7 +58,7 @@ export class Counterparts {
   /** The target gave no answer to the request the primary answered so (track): each value it issued is unlike. */
   learnNone(primary: ResponseView, own?: (value: string) => boolean): void {
     if (!this.unlikeValues) return;
-    for (const v of responseValues(primary)) if (madeNotWord(v.value) && !own?.(v.value)) this.addUnlike(v.value);
+    for (const v of responseValues(primary)) if (madeNotWord(v.value) && !own?.(v.value) && !placeSaysQuantity(v.place)) this.addUnlike(v.value);
   }
 
   private addUnlike(value: string): void {
@@ -112,13 +112,18 @@ export class Counterparts {
       const p = theirs.get(v.place);
       // A word never binds (bound.ts): `bb diff` of the captures compares it as it is, so the relay sends it on as the client wrote it.
       if (p === undefined || p === v.value || !madeNotWord(p) || own?.(p)) continue;
+      // A value under a quantity key (a price the client echoes): the relay sends each target its own, as its
+      // client would, but `bb diff` binds none (issued.ts quantityKey), so neither does the live comparison (track),
+      // nor is it told of one (the primary's values learned).
+      const quantity = placeSaysQuantity(v.place);
+      if (quantity && this.unlikeValues) continue;
       this.set(p, v.value);
-      learned.push(p);
+      if (!quantity) learned.push(p);
     }
     if (this.unlikeValues) {
       const places = new Set(values.map((v) => v.place));
       for (const v of primary) {
-        if (!madeNotWord(v.value) || own?.(v.value)) continue;
+        if (!madeNotWord(v.value) || own?.(v.value) || placeSaysQuantity(v.place)) continue;
         if (!places.has(v.place)) this.addUnlike(v.value);
         if (placeSaysId(v.place)) this.idChars = addBounded(this.idValues!, v.value, this.idChars);
       }

@@ -245,6 +245,8 @@ interface ValueSink {
   wants?: (value: string) => boolean;
   /** When set, told of each value a JSON body issued under a key that says it is an id (`id`, `productId`, `order_id`). */
   idKeyed?: (value: string) => void;
+  /** The diff's binding: a value under a key that names a quantity (quantityKey) is not issued there. */
+  quantities?: 'skip';
 }
 
 /** The key a JSON place ends with, and its items' indices if it is an array's (`body:$.productIds[0]~0`). */
@@ -257,6 +259,30 @@ const singular = (key: string) => (key.endsWith('s') ? key.slice(0, -1) : key);
 export function placeSaysId(place: string): boolean {
   const m = PLACE_KEY.exec(place);
   return m !== null && ID_KEY.test(m[2] ? singular(m[1]!) : m[1]!);
+}
+
+/** What a key's last word says its value is an amount or a measure of: the build computes it, it does not make it up. */
+const QUANTITY_WORDS = ['price', 'cost', 'amount', 'total', 'subtotal', 'balance', 'fee', 'tax', 'discount', 'cents', 'count', 'quantity', 'qty', 'limit', 'size', 'offset', 'stock', 'score', 'rating', 'weight', 'height', 'width', 'length', 'percent', 'capacity'];
+// The word alone or after `_`/`-` in any case (`price`, `price_cents`, `MAX-SIZE`), or capitalized after a lower-case
+// letter or digit (`maxPageSize`, `unitPrice`): `account` and `checksum` name no quantity.
+const QUANTITY_SEPARATED = new RegExp(`(?:^|[_-])(?:${QUANTITY_WORDS.join('|')})s?$`, 'i');
+const QUANTITY_CAMEL = new RegExp(`[a-z0-9](?:${QUANTITY_WORDS.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('|')})s?$`);
+
+/**
+ * Whether a JSON key names a quantity (`price_cents`, `maxPageSize`, `limit`, `itemCount`). `bb diff` binds no value
+ * issued under one (docs/diff.md "Issued values"): a price the client echoes into its cart is the build's answer,
+ * and a new build's other price must show where it is answered and where it is echoed, not bind to the old one and
+ * hide. Without a second run (--noise) to say which echoed values two runs answer alike, the key is the only
+ * witness. bb replay and bb shadow's relay still send each target its own (the client echoes what it was given).
+ */
+export function quantityKey(key: string): boolean {
+  return QUANTITY_SEPARATED.test(key) || QUANTITY_CAMEL.test(key);
+}
+
+/** Whether an issued value's place is a JSON field whose key names a quantity (quantityKey). */
+export function placeSaysQuantity(place: string): boolean {
+  const m = PLACE_KEY.exec(place);
+  return m !== null && quantityKey(m[2] ? singular(m[1]!) : m[1]!);
 }
 
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */
@@ -277,9 +303,11 @@ function collect(out: IssuedValue[]): ValueSink {
 function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
   const places = out.places;
   const ids = out.idKeyed;
+  const quantities = out.quantities === 'skip';
   const walk = (v: unknown, path: string, depth: number, key: string): void => {
     // Bounded depth: captured content is hostile input.
     if (depth > 64) return;
+    if (quantities && (typeof v === 'string' || typeof v === 'number') && key !== '' && quantityKey(key)) return;
     if (typeof v === 'string') {
       // Shorter than a token: nothing to find (and no prose test to run).
       if (v.length < MIN_LENGTH) return;
@@ -294,7 +322,7 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
       if (ids && ID_KEY.test(key)) ids(String(v));
     } else if (Array.isArray(v)) {
       // An array's items stand under its key (`productIds: [3001, 3002]` is ids too).
-      const itemKey = ids ? singular(key) : '';
+      const itemKey = ids || quantities ? singular(key) : '';
       for (let i = 0; i < v.length; i++) walk(v[i], places ? `${path}[${i}]` : '', depth + 1, itemKey);
     } else if (v !== null && typeof v === 'object') {
       for (const k in v) if (Object.hasOwn(v, k)) walk((v as Record<string, unknown>)[k], places ? `${path}.${k}` : '', depth + 1, k);
@@ -390,9 +418,9 @@ export function responseValues(res: ResponseView): IssuedValue[] {
   return out;
 }
 
-/** Every value a response issues, in order, without places (what the diff's binding asks); strings with no token `wants` wants may be skipped. */
+/** Every value a response issues, in order, without places (what the diff's binding asks: none under a quantity key); strings with no token `wants` wants may be skipped. */
 export function eachResponseValue(res: ResponseView, f: (value: string) => void, wants?: (value: string) => boolean, idKeyed?: (value: string) => void): void {
-  responseValuesTo(res, { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}), ...(idKeyed ? { idKeyed } : {}) });
+  responseValuesTo(res, { places: false, add: (_place, value) => f(value), quantities: 'skip', ...(wants ? { wants } : {}), ...(idKeyed ? { idKeyed } : {}) });
 }
 
 function responseValuesTo(res: ResponseView, out: ValueSink): void {
@@ -539,9 +567,9 @@ export function streamMessageValues(message: string | Uint8Array, r: number): Is
   return out;
 }
 
-/** The values a server WebSocket message issues, in order, without places; strings with no token `wants` wants may be skipped. */
+/** The values a server WebSocket message issues, in order, without places (as the diff's binding asks: none under a quantity key); strings with no token `wants` wants may be skipped. */
 export function eachMessageValue(text: string, f: (value: string) => void, wants?: (value: string) => boolean): void {
-  textValues(text, '', { places: false, add: (_place, value) => f(value), ...(wants ? { wants } : {}) });
+  textValues(text, '', { places: false, add: (_place, value) => f(value), quantities: 'skip', ...(wants ? { wants } : {}) });
 }
 
 /** The view of a recorded response the extractor reads: headers, a textual body decoded, an event stream's data, or a gRPC call's server messages. */

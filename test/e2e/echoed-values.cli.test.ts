@@ -4,7 +4,9 @@
 // (--noise), such a value compares as it is, so a new build that changes it
 // is a real finding where its client echoes it too (the POST that carries
 // the price, the query that carries the page size), not bound to the new
-// value and hidden. Random ids and the session cookie, which differ between
+// value and hidden. Without a second run the key tells it: a value answered
+// under a key that names a quantity (`price_cents`, `maxPageSize`) never
+// binds, with the same findings (and without a secondary, live in bb shadow). Random ids and the session cookie, which differ between
 // the two old runs, still bind: two runs of one build MATCH, with --noise or
 // without; so do the ids of fixed data, which both old runs answered alike
 // (issued under `id`, read by path, GET /products/3001, or by query, GET
@@ -29,6 +31,7 @@ import { runBb, startBb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { assertLiveIsOffline } from '../helpers/shadow-offline.js';
 import { startShadow, type ShadowReport } from '../../scenario/index.js';
+import { diffCaptures } from '../../diff/index.js';
 import { compared } from '../scenario/shadow/compared.js';
 
 type Build = 'old' | 'new';
@@ -150,22 +153,6 @@ describe('values a server answers alike in every run, echoed by its client, reco
     hars.new = await session('new');
   });
 
-  it('old → new without a second old run: the page size a client sent back is shown as written, not as its marker', async () => {
-    const r = await diff(hars.old!, hars.new!);
-    assert.equal(r.code, 1, r.text);
-    assert.match(r.text, /request\.query\.limit changed "1000" → "500"/);
-    assert.match(r.text, /response\.body\.maxPageSize changed 1000 → 500/);
-  });
-
-  it('two runs of one build MATCH, with a second old run or without: random ids and cookies still bind', async () => {
-    const plain = await diff(hars.old!, hars.old3!);
-    assert.equal(plain.code, 0, plain.text);
-    const withNoise = await diff(hars.old!, hars.old3!, ['--noise', hars.old2!]);
-    assert.equal(withNoise.code, 0, withNoise.text);
-    assert.deepEqual(withNoise.real, []);
-    assert.deepEqual(withNoise.noise, []);
-  });
-
   const TRUE_CHANGES = [
     // The price, where the server answers it and where the client echoes it, and the total it makes.
     'changed request.body.price_cents POST /cart',
@@ -176,6 +163,32 @@ describe('values a server answers alike in every run, echoed by its client, reco
     'changed response.body.limit GET /reviews',
     'changed response.body.maxPageSize GET /product',
   ];
+
+  for (const [label, env] of [
+    ['in memory', {}],
+    ['bounded', { BB_DIFF_BOUNDED_BYTES: '0' }],
+  ] as const) {
+    it(`old → new without a second old run (${label}): the price and page size, answered under keys that name quantities, are real wherever they stand`, async () => {
+      const r = await diff(hars.old!, hars.new!, [], env);
+      assert.equal(r.code, 1, r.text);
+      // Before, the price bound 1999 ↔ 2099 like an id, in the answer and in the cart's POST: only the total showed.
+      assert.deepEqual(r.real, [...TRUE_CHANGES].sort(), r.text);
+      assert.match(r.text, /request\.query\.limit changed "1000" → "500"/);
+      assert.match(r.text, /response\.body\.maxPageSize changed 1000 → 500/);
+      assert.match(r.text, /response\.body\.price_cents changed 1999 → 2099/);
+      assert.match(r.text, /request\.body\.price_cents changed 1999 → 2099/);
+    });
+  }
+
+  it('two runs of one build MATCH, with a second old run or without: random ids and cookies still bind', async () => {
+    const plain = await diff(hars.old!, hars.old3!);
+    assert.equal(plain.code, 0, plain.text);
+    const withNoise = await diff(hars.old!, hars.old3!, ['--noise', hars.old2!]);
+    assert.equal(withNoise.code, 0, withNoise.text);
+    assert.deepEqual(withNoise.real, []);
+    assert.deepEqual(withNoise.noise, []);
+  });
+
 
   for (const [label, env] of [
     ['in memory', {}],
@@ -226,6 +239,35 @@ describe('bb shadow: a price and a page size the client echoes, the secondary an
       bb.stdout(),
     );
     await assertLiveIsOffline(report, out, true);
+  });
+
+  it('without a secondary, the changed price is unclassified wherever it stands, live and in bb diff of the captures', async () => {
+    const [primary, candidate] = [await startCatalog(cleanups, 'old'), await startCatalog(cleanups, 'new')];
+    const out = t.path('shadow-alone');
+    const json = t.path('shadow-alone.json');
+    const bb = startBb(['shadow', '--primary', primary, '--candidate', candidate, '--mirror', 'all', '--out', out, '--json', json, '--until', '8'], { BB_HOME: t.bbHome }, { timeoutMs: 60_000 });
+    const [, url] = await bb.waitFor(/clients → (http:\/\/\S+)/, 20_000);
+    await drive(url!);
+    assert.equal(await bb.exited, 1, `exit 1 on unclassified differences\n${bb.stdout()}\n${bb.stderr()}`);
+    const report = JSON.parse(await readFile(json, 'utf8')) as ShadowReport;
+    assert.equal(report.totals.errors, 0, JSON.stringify(report.totals));
+    const live = report.findings.map((f) => `${f.class} ${f.kind} ${f.pattern}`).sort();
+    assert.deepEqual(
+      live,
+      [
+        'unclassified changed request.body.price_cents',
+        'unclassified changed response.body.maxPageSize',
+        'unclassified changed response.body.price_cents',
+        'unclassified changed response.body.total_cents',
+      ],
+      bb.stdout(),
+    );
+    // bb diff of the two captures: the same findings, ids and counts.
+    const offline = await diffCaptures(`${out}/primary.har`, `${out}/candidate.har`);
+    assert.deepEqual(
+      offline.findings.filter((f) => f.class !== 'known').map((f) => `${f.id} ${f.kind} ${f.pattern} ×${f.entries}`).sort(),
+      report.findings.map((f) => `${f.id} ${f.kind} ${f.pattern} ×${f.count}`).sort(),
+    );
   });
 
   it("fixed products' ids issued in one batch and read by query in a later one stay bound live, as bb diff of the captures binds them", async () => {

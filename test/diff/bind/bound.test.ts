@@ -26,7 +26,8 @@ describe('values two runs issued alike are left unbound', () => {
 
   it('boundSet with ids names the bound values that are ids by where they stood: sent in a path, issued under an id key', () => {
     const entries = capture([
-      { method: 'GET', url: 'http://api.test/featured', body: { items: [{ sku: 3001, price: 1999 }], productIds: [4001], owner_id: 'u_9f2e71', note: 'x' } },
+      // `batch` says neither id nor quantity (a `price` would not bind at all: quantityKey).
+      { method: 'GET', url: 'http://api.test/featured', body: { items: [{ sku: 3001, batch: 1999 }], productIds: [4001], owner_id: 'u_9f2e71', note: 'x' } },
       { method: 'GET', url: 'http://api.test/products/3001?limit=1999&p=4001&o=u_9f2e71', body: {} },
     ]).log.entries;
     const found = boundSet(entries, undefined, true);
@@ -125,6 +126,28 @@ describe('boundAbsent: the quick pass before markIssued', () => {
     assert.deepEqual(strings.filter(absent), ['nothing', '', '199', 'sess_9f8e7', 'a/b+c=']);
     assert.equal(markIssued(strings.at(-1)!, bound, mark), '/feed?cursor=<4witsO+F3O6FXo0Vt+i6+x/n>');
     assert.equal(boundAbsent(new Set(Array.from({ length: 17 }, (_, i) => `v${i}xx`))), undefined);
+  });
+});
+
+describe('values under keys that name quantities', () => {
+  it('quantityKey reads the last word of a key in any of its spellings; account and checksum name none', async () => {
+    const { quantityKey } = await import('../../../diff/bind/issued.js');
+    const yes = ['price', 'Price', 'PRICE', 'price_cents', 'unitPrice', 'unit-price', 'maxPageSize', 'itemCount', 'limit', 'total', 'subtotal', 'discounts', 'qty', 'stock', 'PAGE_SIZE', 'weight2Length'];
+    const no = ['id', 'productId', 'account', 'checksum', 'discounted', 'sizeId', 'pricing', 'token', 'cursor', 'page', 'version', 'orderNumber', 'totally'];
+    assert.deepEqual(yes.filter((k) => !quantityKey(k)), []);
+    assert.deepEqual(no.filter((k) => quantityKey(k)), []);
+  });
+
+  it('a price and a page size the client echoes do not bind; an id beside them does, and so does the same number issued under an id key', () => {
+    const entries = capture([
+      { url: 'http://shop.test/product', body: { id: 'lamp_7f3a9b', price_cents: 1999, maxPageSize: 1000, prices: [2999, 3999] } },
+      { method: 'POST', url: 'http://shop.test/cart', requestBody: { product: 'lamp_7f3a9b', price_cents: 1999, also: 2999 }, body: { ok: true } },
+      { url: 'http://shop.test/reviews?limit=1000', body: { items: [] } },
+    ]).log.entries;
+    assert.deepEqual([...boundValues(entries)].sort(), ['lamp_7f3a9b']);
+    // The same number also issued under an id key is an id there: bound.
+    const both = capture([{ url: 'http://shop.test/product', body: { total: 4711, orderId: 4711 } }, { url: 'http://shop.test/orders/4711' }]).log.entries;
+    assert.deepEqual([...boundValues(both)], ['4711']);
   });
 });
 

@@ -20,6 +20,20 @@ describe('Counterparts', () => {
     assert.equal(c.size, 2);
   });
 
+  it('a value under a key that names a quantity: the relay learns its counterpart (the client echoes what it was given), the live comparison (track) does not (bb diff binds none)', () => {
+    const [relay, track] = [new Counterparts(), new Counterparts(true)];
+    for (const c of [relay, track]) {
+      const learned = c.learn(answer({ id: 1042, price_cents: 1999, maxPageSize: 1000 }), answer({ id: 5017, price_cents: 2099, maxPageSize: 5000 }));
+      // Only the id is told as learned (what the relay hands the comparison from streams).
+      assert.deepEqual(learned, ['1042']);
+    }
+    assert.deepEqual([relay.get('1042'), relay.get('1999'), relay.get('1000')], ['5017', '2099', '5000']);
+    assert.deepEqual([track.get('1042'), track.get('1999'), track.get('1000')], ['5017', undefined, undefined]);
+    // Nor is a quantity the target did not answer taken for one it issued nothing for.
+    track.learnNone(answer({ total: 4200 }));
+    assert.equal(track.unlike('4200'), false);
+  });
+
   it('learns nothing from the same answer, nor where the primary issued nothing at that place', () => {
     const c = new Counterparts();
     c.learn(answer({ id: 1042 }), answer({ id: 1042 }));
