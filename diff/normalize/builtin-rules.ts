@@ -13,6 +13,7 @@
 // (config-patterns.ts): a pattern may take a whole uuid, never its tail.
 import { ID_KEY_TOKEN_CLASSES, NUMERIC_ID_CLASSES, SHAPE_CLASSES, SHORTEST_SHAPE, shapeSpans, type ShapeSpan } from './shapes.js';
 import { placeholderIdentity } from './keyed.js';
+import { WRITTEN_NUMBER } from './json.js';
 import { PLACEHOLDER_SOURCE } from '../../capture/index.js';
 import { epochsInText, httpDatesInText, HTTP_DATE_SHORTEST, ISO_TIME_SHORTEST, isoTimesInText, RUNTIME_DATE_SHORTEST, runtimeDatesInText, mayHoldEpoch, mayHoldHttpDate, mayHoldIsoTime, mayHoldRuntimeDate, wholeIsoTime, type CaptureWindow } from './timestamps.js';
 
@@ -155,8 +156,8 @@ const REQUEST_ID_HEADERS = [
   'x-github-request-id', 'x-kong-request-id',
 ];
 
-// timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts...
-const TIMESTAMP_KEY = /^(timestamp|ts|date|datetime|time_?stamp|last_?modified)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp)$/;
+// timestamp-like: createdAt, created_at, startTime, expiry_date, timestamp, ts, .NET's ticks (createdTicks)...
+const TIMESTAMP_KEY = /^(at|timestamp|ts|date|datetime|time_?stamp|last_?modified|ticks)$|(At|_at|Time|_time|Date|_date|Timestamp|_timestamp|Ticks|_ticks)$/;
 // epoch ms: time, since, until, and anything ending in Ms / _ms (durationMs, ttft_ms), or in nanoseconds or
 // microseconds (durationNs, render_nanos); a stopwatch reading: how long a search took (Elasticsearch's `took`), a
 // step lasted (`elapsed`), a call waited (`latency`), the process has run (`uptime`), in any unit (`elapsedSeconds`,
@@ -190,8 +191,13 @@ function isTimeNumber(n: number, w: CaptureWindow | undefined): boolean {
   if (!Number.isFinite(n) || n <= 0) return false;
   if (n < 1e9 || !w) return true;
   for (const t of [n * 1000, n, n / 1000, n / 1e6]) if (t >= w.from && t <= w.to) return true;
-  return false;
+  // .NET's DateTime.Ticks: 100 ns steps since 0001-01-01 (18 digits today).
+  const ticks = (n - TICKS_AT_UNIX_EPOCH) / 10_000;
+  return n > TICKS_AT_UNIX_EPOCH && ticks >= w.from && ticks <= w.to;
 }
+
+/** DateTime.Ticks of 1970-01-01T00:00:00Z. */
+const TICKS_AT_UNIX_EPOCH = 621_355_968_000_000_000;
 
 /**
  * A value a timestamp-like key holds when it is a time: a number as isTimeNumber says, a clock time, or a string
@@ -208,6 +214,9 @@ export function isTimeValue(v: unknown, w: CaptureWindow | undefined): boolean {
   const s = v.trim();
   if (s.length === 0 || s.length > 64) return false;
   if (NUMBER_TEXT.test(s)) return isTimeNumber(Number(s), w);
+  // A number a double does not hold, kept as written (json.ts): ticks and nanoseconds are that long.
+  const written = WRITTEN_NUMBER.exec(s)?.[1];
+  if (written !== undefined) return NUMBER_TEXT.test(written) && isTimeNumber(Number(written), w);
   if (CLOCK_TIME.test(s)) return true;
   if (s.length < 6 || !/\d/.test(s)) return false;
   const t = Date.parse(s);
@@ -265,6 +274,14 @@ const STOPWATCH_HINT = /\d ?(?:[nu\u00b5\u03bcm]?s|sec|milli)/i;
  */
 const STOPWATCH_TEXT = /\b(took|elapsed:?|time taken:?|response time:?|render(?:ing)? time:?|(?:generated|rendered|served|completed|finished|executed|processed|loaded|answered) in|in)(\s{1,3})(\d{1,9}(?:[.,]\d{1,9})?)(\s?)(ns|\u00b5s|\u03bcs|us|ms|milliseconds?|s|secs?|seconds?)(?![A-Za-z\u00b5\u03bc])/gi;
 
+/**
+ * How long ago something happened, said as people read it (Rails' time_ago_in_words, Django's naturaltime, moment's
+ * fromNow, a page's `3 days ago`): a count or `a`/`an`/`one`/`a few`, a unit from seconds to years, written out or
+ * short (`5m ago`, `3 hrs ago`), then `ago`. It moves with the clock of the run that rendered it (seeded data is a
+ * day older on the next day's run). `long ago`, `ago` alone and `Chicago` stay.
+ */
+const RELATIVE_TIME = /\b(?:(?:\d{1,4}|an?|one|a few)\s{1,2}(?:second|sec|minute|min|hour|hr|day|week|month|year)s?|\d{1,4}\s?(?:s|m|h|d|w|mo|y|mins?|hrs?|secs?))\s{1,2}ago\b/gi;
+
 /** A sentence with its stopwatch readings (STOPWATCH_TEXT) as `<ELAPSED>`. */
 export function stopwatchesInText(s: string): string {
   return s.replace(STOPWATCH_TEXT, (whole, word: string, gap: string, n: string) => (word.toLowerCase() === 'in' && !/[.,]/.test(n) ? whole : `${word}${gap}<ELAPSED>`));
@@ -320,6 +337,11 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     name: 'stopwatch-text',
     // How long the server took, said in a sentence: "Page generated in 0.0123 seconds", "query took 12ms". Shortest match: 'took 1s'.
     value: { step: 9, apply: (s) => (STOPWATCH_HINT.test(s) ? stopwatchesInText(s) : s), shortest: () => 7 },
+  },
+  {
+    name: 'relative-times',
+    // Between the stopwatch's step and the config's patterns (10). Shortest match: '1s ago'.
+    value: { step: 9.5, pattern: RELATIVE_TIME, replace: '<AGO>', hint: (s) => s.includes('ago') || s.includes('AGO'), shortest: 6 },
   },
   {
     name: 'multipart-boundary',

@@ -13,7 +13,7 @@ import { compileRules } from '../../../diff/normalize/rules.js';
 describe('the built-in rules table', () => {
   it('lists the names in the order docs/diff.md shows them', () => {
     assert.deepEqual(BUILTIN_RULE_NAMES, [
-      'timestamp-keys', 'epoch-ms-keys', 'process-stats', 'resource-versions', 'graphql-tracing', 'request-id-keys', 'iso-time', 'http-dates', 'runtime-dates', 'epoch-timestamps', 'stopwatch-text', 'multipart-boundary', 'server-home',
+      'timestamp-keys', 'epoch-ms-keys', 'process-stats', 'resource-versions', 'graphql-tracing', 'request-id-keys', 'iso-time', 'http-dates', 'runtime-dates', 'epoch-timestamps', 'stopwatch-text', 'relative-times', 'multipart-boundary', 'server-home',
       'ipv4-mapped-loopback', 'loopback-port', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids', 'numeric-ids', 'id-key-tokens', 'volatile-headers',
       'ws-ping-pong', 'cookies', 'issued-values',
     ]);
@@ -28,7 +28,7 @@ describe('the built-in rules table', () => {
   it('compiles value rules in step order: rewrites, the config\'s patterns, then ordinal ids and generated shapes', () => {
     const rules = compileRules({ patterns: [{ name: 'mine', regex: 'x', replace: 'y' }] });
     assert.deepEqual(rules.valueRules.map((r) => r.name), [
-      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'http-dates', 'runtime-dates', 'epoch-timestamps', 'stopwatch-text', 'mine', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids',
+      'server-home', 'ipv4-mapped-loopback', 'loopback-port', 'multipart-boundary', 'iso-time', 'http-dates', 'runtime-dates', 'epoch-timestamps', 'stopwatch-text', 'relative-times', 'mine', 'session-id', 'ulid', 'uuid', 'redacted', 'generated-ids',
     ]);
   });
 

@@ -9,6 +9,7 @@ import { sharedFixture } from '../../helpers/fixtures.js';
 import { OrdinalNumbering, OrdinalTable } from '../../../diff/normalize/ordinals.js';
 import { DAY_MS } from '../../../diff/normalize/timestamps.js';
 import { parseSseText } from '../../../diff/normalize/bodies.js';
+import { parseComparedJson } from '../../../diff/normalize/json.js';
 import { diffCaptures, loadDiffConfig, validateDiffConfig, renderText } from '../../../diff/index.js';
 import { capture, runTime, uuid } from '../../helpers/har.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -42,6 +43,10 @@ describe('built-in rules, one by one', () => {
     ['a clock time under a time key → <MS> / <TS>', { time: '21:33:01', now: '9:33:01\u202fPM', startTime: '9:33 am', opens: '09:00', time_zone: 'UTC' }, { time: '<MS>', now: '<MS>', startTime: '<TS>', opens: '09:00', time_zone: 'UTC' }],
     // How long the server took, in a sentence; a delay the server asks for and a length of time in days stay.
     ['stopwatch readings in sentences → <ELAPSED>', { footer: 'Page generated in 0.0123 seconds.', log: 'query took 12ms (3 rows)', html: '<p>Rendered 12:01 in 0.092s</p>', t: 'Elapsed: 1.5 s', r: 'Response time: 850\u00b5s', retry: 'retry in 5s', ship: 'ships in 2 days', took: 'took over' }, { footer: 'Page generated in <ELAPSED>.', log: 'query took <ELAPSED> (3 rows)', html: '<p>Rendered 12:01 in <ELAPSED></p>', t: 'Elapsed: <ELAPSED>', r: 'Response time: <ELAPSED>', retry: 'retry in 5s', ship: 'ships in 2 days', took: 'took over' }],
+    // How long ago, as a page or an API says it to people; `long ago`, a city and a word alone stay.
+    ['relative times → <AGO>', { seen: '2 minutes ago', short: 'edited 5m ago', moment: 'a few seconds ago', hour: 'an hour ago', upper: '3 DAYS AGO', html: '<time datetime="x">3 days ago</time>', hrs: 'updated 12 hrs  ago', word: 'long ago', city: 'Chicago', alone: 'ago', plan: '2 days', then: 'ago 5 minutes' }, { seen: '<AGO>', short: 'edited <AGO>', moment: '<AGO>', hour: '<AGO>', upper: '<AGO>', html: '<time datetime="x"><AGO></time>', hrs: 'updated <AGO>', word: 'long ago', city: 'Chicago', alone: 'ago', plan: '2 days', then: 'ago 5 minutes' }],
+    // A clock time under `at`, as under other time keys; a place under it stays.
+    ['a clock time or a date under `at` → <TS>', { at: '21:33:01', where: { at: 'home' } }, { at: '<TS>', where: { at: 'home' } }],
     ['request-id keys → <ID>', { request_id: 'r1', requestId: 'r2', 'x-request-id': 'r3', trace_id: 't', span_id: 77 }, { request_id: '<ID>', requestId: '<ID>', 'x-request-id': '<ID>', trace_id: '<ID>', span_id: '<ID>' }],
     ['request-id keys holding no id stay', { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }, { request_id: '', requestId: 'undefined', traceId: false, span_id: 0, correlation_id: 'not an id' }],
     ['ISO-8601 inside strings → <TS>', { msg: 'at 2026-01-02T03:04:05.678Z and 2026-01-02 03:04:05+02:00' }, { msg: 'at <TS> and <TS>' }],
@@ -82,6 +87,15 @@ describe('built-in rules, one by one', () => {
     });
   });
 
+  it(".NET's DateTime.Ticks under a ticks key, as a number, a number past 2^53 kept as written, or a string, inside the window; ticks years away are a value", () => {
+    const window = { from: Date.parse('2026-01-01T00:00:00Z') - DAY_MS, to: Date.parse('2026-01-01T01:00:00Z') + DAY_MS };
+    // 2026-01-01T00:30:00Z: 1767227400000 ms after 1970, 621355968000000000 ticks at 1970.
+    const now = 1767227400000n * 10_000n + 621_355_968_000_000_000n;
+    const json = `{"ticks":"${now}","createdTicks":${now + 12_345n},"expiry_ticks":"${now + 3_153_600_000_000_000n}"}`;
+    const out = normalizeValue(parseComparedJson(json), valueWalk(compileRules(), [], new OrdinalTable(), window));
+    assert.deepEqual(out, { ticks: '<TS>', createdTicks: '<TS>', expiry_ticks: `${now + 3_153_600_000_000_000n}` });
+  });
+
   it('parses SSE text into events, data as JSON when it parses; the last id carries over (HTML spec)', () => {
     assert.deepEqual(parseSseText('event: a\nid: 1\ndata: {"x":1}\n\n: comment\ndata: two\ndata: lines\n\n'), [
       { event: 'a', id: '1', data: { x: 1 } },
@@ -114,6 +128,7 @@ describe('strings too short for any value rule', () => {
     'runtime-dates': '1/7/1995 8:49',
     'epoch-timestamps': '0784111777',
     'stopwatch-text': 'took 1s',
+    'relative-times': '1s ago',
     redacted: '<redacted:0123abcd>',
     'generated-ids': 'a1b2c3d4e5f6',
   };
@@ -161,7 +176,7 @@ describe('strings too short for any value rule', () => {
     }
     assert.ok(strings.size > 500, `${strings.size} strings`);
     for (const [cfg, homes, shortest] of [
-      [{}, [], 7],
+      [{}, [], 6],
       [{}, ['/x', '/home/someone'], 2],
       [{ patterns: [{ regex: 'a', replace: 'b' }] }, [], 0],
     ] as Array<[object, string[], number]>) {
