@@ -276,8 +276,18 @@ const QUANTITY_CAMEL = new RegExp(`[a-z0-9](?:${QUANTITY_WORDS.map((w) => w[0]!.
  * witness. bb replay and bb shadow's relay still send each target its own (the client echoes what it was given).
  */
 export function quantityKey(key: string): boolean {
-  return QUANTITY_SEPARATED.test(key) || QUANTITY_CAMEL.test(key);
+  let yes = quantityKeys.get(key);
+  if (yes === undefined) {
+    yes = QUANTITY_SEPARATED.test(key) || QUANTITY_CAMEL.test(key);
+    // Keys repeat (every answer of a route has the same): asked once each. Bounded: hostile input may make every key new.
+    if (quantityKeys.size >= MAX_QUANTITY_KEYS) quantityKeys.clear();
+    quantityKeys.set(key, yes);
+  }
+  return yes;
 }
+
+const quantityKeys = new Map<string, boolean>();
+const MAX_QUANTITY_KEYS = 10_000;
 
 /** Whether an issued value's place is a JSON field whose key names a quantity (quantityKey). */
 export function placeSaysQuantity(place: string): boolean {
@@ -307,17 +317,16 @@ function jsonValues(value: unknown, prefix: string, out: ValueSink): void {
   const walk = (v: unknown, path: string, depth: number, key: string): void => {
     // Bounded depth: captured content is hostile input.
     if (depth > 64) return;
-    if (quantities && (typeof v === 'string' || typeof v === 'number') && key !== '' && quantityKey(key)) return;
     if (typeof v === 'string') {
       // Shorter than a token: nothing to find (and no prose test to run).
       if (v.length < MIN_LENGTH) return;
       const placed = tokensFor(v, out);
-      // A sentence or an error message in a field is written for people, not issued.
-      if (placed.tokens.length === 0 || isProse(v)) return;
+      // A sentence or an error message in a field is written for people, not issued; nor, for the diff, a quantity.
+      if (placed.tokens.length === 0 || isProse(v) || (quantities && quantityKey(key))) return;
       addPlaced(out, places ? `${prefix}${path}` : '', placed);
       if (ids && ID_KEY.test(key)) for (const t of placed.tokens) ids(t);
     } else if (typeof v === 'number') {
-      if (!Number.isInteger(v) || Math.abs(v) < 1000) return;
+      if (!Number.isInteger(v) || Math.abs(v) < 1000 || (quantities && quantityKey(key))) return;
       out.add(places ? `${prefix}${path}` : '', String(v));
       if (ids && ID_KEY.test(key)) ids(String(v));
     } else if (Array.isArray(v)) {
