@@ -67,6 +67,8 @@ export interface ResponseView {
  * to the escape's hex digits (`221042`, `2C1043`).
  */
 const TOKEN = new RegExp(`${PLACEHOLDER_SOURCE}|${/%[0-9A-Fa-f]{2}|[^\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]+/.source}`, 'g');
+/** A character TOKEN separates at (its last alternative's class, inverted): a text with none is one token whole. */
+const SEPARATOR = /[\s"'`/?&=;,{}[\]()<>:+#\\|@!$*^%]/;
 
 /** Whole tokens only below this length are taken; longer runs (base64 blobs) too, up to a bound. */
 const MIN_LENGTH = 4;
@@ -113,6 +115,10 @@ export function tokensOf(text: string, target = false): string[] {
  * the places of the tokens (bb shadow and bb replay pair values by place).
  */
 export function placedTokens(text: string, target = false): { tokens: string[]; pieces: number } {
+  // Most JSON string values are one token (an id, a name, a tag): no separator, so no placeholder or escape either,
+  // and no base64 run but the text itself, which it already is. Answered without the match and the runs (the
+  // binding pass asks this of every string of every answer).
+  if (!SEPARATOR.test(text)) return isCandidate(text) ? { tokens: [text], pieces: 1 } : { tokens: [], pieces: 0 };
   // match (global) gives the strings without a match object each: the cheaper walk, measured.
   const all = text.match(TOKEN);
   // A new array each time: callers append to tokensOf's.

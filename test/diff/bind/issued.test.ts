@@ -50,6 +50,19 @@ describe('a standard-base64 value is one token, as written or percent-encoded', 
     assert.deepEqual(at({ next: 'AbCdEf0123456789xyzW' }), ['body:$.next~0 AbCdEf0123456789xyzW']);
     assert.deepEqual(at({ next: `/feed?cursor=${encodeURIComponent(value)}&n=4711` }), ['body:$.next~0 feed', 'body:$.next~1 cursor', 'body:$.next~2 4witsO', 'body:$.next~3 F3O6FXo0Vt', 'body:$.next~4 4711', `body:$.next~b0 ${value}`]);
   });
+  it('reads a text with no separator as the one token it is, as the general walk reads it (the same text and a space)', () => {
+    // Separator-free texts of every kind placedTokens tells apart: short, decimal, made, base64-alphabet whole values
+    // (16+ characters), with `.` or `~` inside, non-ASCII letters, past the longest token.
+    const alphabet = 'abcXYZ019_-.~é';
+    const texts = ['', 'abc', 'abcd', '12.50', '-12.50', '4711', 'AbCdEf0123456789xyzW', 'session_4f2a-9b', 'v1.2.3', 'a~b~c', 'naïve1', 'x'.repeat(4097), 'Q'.repeat(4096)];
+    for (let i = 0; i < 2000; i++) texts.push(Array.from({ length: Math.floor(Math.random() * 40) }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join(''));
+    for (const text of texts) {
+      for (const target of [false, true]) assert.deepEqual(placedTokens(text, target), placedTokens(`${text} `, target), JSON.stringify(text));
+    }
+    assert.deepEqual(placedTokens('AbCdEf0123456789xyzW'), { tokens: ['AbCdEf0123456789xyzW'], pieces: 1 });
+    assert.deepEqual(placedTokens('12.50'), { tokens: [], pieces: 0 });
+  });
+
   it("leaves a path, words, short values and other escapes as they were: tokens only", () => {
     for (const text of ['image/svg+xml', 'a+b', 'multipart/form-data; boundary=----x', 'variables=%7B%22id%22%3A%221042%22%7D&ids=5017%2C5018', 'en-US,en;q=0.9', 'Hello world, this is + that', 'application/ld+json', '/files/report-2.pdf']) {
       assert.deepEqual(wholes(text), [], text);
