@@ -9,7 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { readsAsJson, redactJsonText, redactJsonValue, scanJsonTokens } from './redact-json.js';
 import { BodySeal } from './body-seal.js';
-import { escapeRegExp } from '../core/index.js';
+import { BoundedMemo, escapeRegExp } from '../core/index.js';
 import { RestHashing } from './rest-hash.js';
 import { SecretValues, type SecretFields } from './redact-values.js';
 import { maskedPlaceholder, PLACEHOLDER, PLACEHOLDER_LENGTH } from './placeholder.js';
@@ -130,13 +130,13 @@ export function parseRedactSpecs(specs: string[]): RedactConfig {
 export class Redactor {
   /** Every name that names a secret, in secretNameForm: the built-in keys and headers, and every extra name. */
   private readonly secretNames: Set<string>;
-  /** isSecretName's answers by name as written (bounded). */
-  private readonly secretByName = new Map<string, boolean>();
+  /** isSecretName's answers by name as written (bounded: names repeat, but a peer may make up new ones). */
+  private readonly secretByName = new BoundedMemo<string, boolean>(1000);
   private readonly cache = new Map<string, string>();
   /** placeholder as a function made once (embedded's replace callbacks). */
   private readonly hide = (secret: string): string => this.placeholder(secret);
   /** redactsHeader's answers by header name as written: a recorder asks for every header of every exchange, mostly the same few names. */
-  private readonly redactsByName = new Map<string, boolean>();
+  private readonly redactsByName = new BoundedMemo<string, boolean>(1000);
   /** The secrets found again by value (redact-values.ts), once rememberValues turned it on. */
   private values: SecretValues | undefined;
   /** Finds, in a body, a name that may be a secret's (mentionsSecretName). */
@@ -178,15 +178,10 @@ export class Redactor {
    * secret names, holds "password" or "passwd", or ends in one of SECRET_NAME_ENDINGS.
    */
   isSecretName(name: string): boolean {
-    let secret = this.secretByName.get(name);
-    if (secret === undefined) {
-      const form = secretNameForm(name);
-      secret = this.secretNames.has(form) || form.includes('password') || form.includes('passwd') || SECRET_NAME_ENDINGS.some((e) => form.endsWith(e));
-      // Bounded: names repeat, but a peer may make up new ones.
-      if (this.secretByName.size >= 1000) this.secretByName.clear();
-      this.secretByName.set(name, secret);
-    }
-    return secret;
+    const known = this.secretByName.get(name);
+    if (known !== undefined) return known;
+    const form = secretNameForm(name);
+    return this.secretByName.set(name, this.secretNames.has(form) || form.includes('password') || form.includes('passwd') || SECRET_NAME_ENDINGS.some((e) => form.endsWith(e)));
   }
 
   /** The placeholder for one secret value (remembered to be found by value, once rememberValues turned that on). */
@@ -242,15 +237,10 @@ export class Redactor {
 
   /** True when headerValue may change a header's value (a secret, or a URL). */
   redactsHeader(name: string): boolean {
-    let redacts = this.redactsByName.get(name);
-    if (redacts === undefined) {
-      const lower = name.toLowerCase();
-      redacts = this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER || lower === AUTHORITY_HEADER;
-      // Bounded: names repeat, but a peer may make up new ones.
-      if (this.redactsByName.size >= 1000) this.redactsByName.clear();
-      this.redactsByName.set(name, redacts);
-    }
-    return redacts;
+    const known = this.redactsByName.get(name);
+    if (known !== undefined) return known;
+    const lower = name.toLowerCase();
+    return this.redactsByName.set(name, this.isSecretHeader(name) || URL_HEADERS.includes(lower) || lower === SUBPROTOCOL_HEADER || lower === AUTHORITY_HEADER);
   }
 
   /**

@@ -21,3 +21,4 @@ export { nearest } from './nearest.js';
 export { lazyModule } from './lazy-module.js';
 export { makeDirsSync } from './dirs.js';
 export { escapeRegExp, percentDecoded } from './text.js';
+export { BoundedMemo } from './memo.js';

@@ -3,23 +3,19 @@
 // (bb show) agree on what is JSON, JSON Lines, an event stream, text, a zip
 // or binary. Each takes a Content-Type value (parameters and case allowed) or
 // a media type as mediaType() returns it.
+import { BoundedMemo } from './memo.js';
 
 /** The media type alone, lower-case: "application/json; charset=utf-8" → "application/json". */
 export function mediaType(contentType: string | undefined): string {
   if (contentType === undefined) return '';
   // A capture holds few distinct Content-Types and every body asks several
   // of these tests, so answers are memoized (bounded: starts over when full).
-  let media = memo.get(contentType);
-  if (media === undefined) {
-    const semi = contentType.indexOf(';');
-    media = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-    if (memo.size >= MEMO_MAX) memo.clear();
-    memo.set(contentType, media);
-  }
-  return media;
+  const media = memo.get(contentType);
+  if (media !== undefined) return media;
+  const semi = contentType.indexOf(';');
+  return memo.set(contentType, (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase());
 }
-const memo = new Map<string, string>();
-const MEMO_MAX = 256;
+const memo = new BoundedMemo<string, string>(256);
 
 const JSON = /^application\/([\w.-]+\+)?json$|^text\/json$|^application\/x-(json|amz-json-1\.[01])$/;
 const JSON_LINES = /^application\/(x-)?(jsonl|ndjson|jsonlines|x-ndjson|json-seq)$/;

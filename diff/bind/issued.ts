@@ -16,7 +16,7 @@
 // joined by \x1e) is skipped, and a short plain-text body is a token list.
 // Prose never is (prose.ts): a JSON string, header value, text body or event
 // that is an error message, a sentence or markup issues nothing.
-import { isEventStreamMedia, isFormMedia, isTextualMedia, pairValue } from '../../core/index.js';
+import { BoundedMemo, isEventStreamMedia, isFormMedia, isTextualMedia, pairValue } from '../../core/index.js';
 import { decodeProtobuf, PLACEHOLDER_SOURCE, rewriteProtobuf, sseEventsOf, type HarEntry, type HarGrpcMessage, type HarRequest } from '../../capture/index.js';
 import { isProse } from './prose.js';
 import { base64Runs, ID_KEY, lettersReadRandom, readsAsPath } from '../normalize/shapes.js';
@@ -261,10 +261,16 @@ const PLACE_KEY = /\.([^.[\]~]{1,256})((?:\[\d{1,9}\])*)(?:~b?\d{1,9})?$/;
 /** An array's key says what each item is: `productIds` → `productId`. */
 const singular = (key: string) => (key.endsWith('s') ? key.slice(0, -1) : key);
 
-/** Whether an issued value's place (IssuedValue.place) is a JSON field whose key says id (`id`, `productId`, `order_ids[0]`). */
-export function placeSaysId(place: string): boolean {
+/** The JSON key an issued value's place (IssuedValue.place) ends with, an array's by its items (`productIds[0]` → `productId`); undefined for a header's or a message's place. */
+function keyOfPlace(place: string): string | undefined {
   const m = PLACE_KEY.exec(place);
-  return m !== null && ID_KEY.test(m[2] ? singular(m[1]!) : m[1]!);
+  return m === null ? undefined : m[2] ? singular(m[1]!) : m[1]!;
+}
+
+/** Whether an issued value's place is a JSON field whose key says id (`id`, `productId`, `order_ids[0]`). */
+export function placeSaysId(place: string): boolean {
+  const key = keyOfPlace(place);
+  return key !== undefined && ID_KEY.test(key);
 }
 
 /** What a key's last word says its value is an amount or a measure of: the build computes it, it does not make it up. */
@@ -282,23 +288,16 @@ const QUANTITY_CAMEL = new RegExp(`[a-z0-9](?:${QUANTITY_WORDS.map((w) => w[0]!.
  * witness. bb replay and bb shadow's relay still send each target its own (the client echoes what it was given).
  */
 export function quantityKey(key: string): boolean {
-  let yes = quantityKeys.get(key);
-  if (yes === undefined) {
-    yes = QUANTITY_SEPARATED.test(key) || QUANTITY_CAMEL.test(key);
-    // Keys repeat (every answer of a route has the same): asked once each. Bounded: hostile input may make every key new.
-    if (quantityKeys.size >= MAX_QUANTITY_KEYS) quantityKeys.clear();
-    quantityKeys.set(key, yes);
-  }
-  return yes;
+  return quantityKeys.get(key) ?? quantityKeys.set(key, QUANTITY_SEPARATED.test(key) || QUANTITY_CAMEL.test(key));
 }
 
-const quantityKeys = new Map<string, boolean>();
-const MAX_QUANTITY_KEYS = 10_000;
+/** Keys repeat (every answer of a route has the same): each asked once. */
+const quantityKeys = new BoundedMemo<string, boolean>(10_000);
 
 /** Whether an issued value's place is a JSON field whose key names a quantity (quantityKey). */
 export function placeSaysQuantity(place: string): boolean {
-  const m = PLACE_KEY.exec(place);
-  return m !== null && quantityKey(m[2] ? singular(m[1]!) : m[1]!);
+  const key = keyOfPlace(place);
+  return key !== undefined && quantityKey(key);
 }
 
 /** The string's tokens, or none when the sink wants none of them (then they need no prose test). */

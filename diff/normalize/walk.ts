@@ -6,7 +6,7 @@ import type { OrdinalTable } from './ordinals.js';
 import { isEpochInWindow, TIMESTAMP, type CaptureWindow } from './timestamps.js';
 import { boundAbsent, ISSUED_CLASS, madeNotWord, markIssued } from '../bind/index.js';
 import { ID_KEY, idKeyTokenShape, numericIdShape } from './shapes.js';
-import { setOwn } from '../../core/index.js';
+import { BoundedMemo, setOwn } from '../../core/index.js';
 import { UnlistedFold } from './unlisted.js';
 import { joinPath } from '../selector.js';
 import { unnumber } from './ordinals.js';
@@ -35,9 +35,9 @@ export interface ValueWalk {
   /** This side's time window (timestamps.ts); undefined when its capture has no times. */
   readonly window: CaptureWindow | undefined;
   /** Strings already normalized with this combination, bounded (MEMO_MAX_SIZE). */
-  readonly strings: Map<string, string>;
+  readonly strings: BoundedMemo<string, string>;
   /** What normalizeValue asks of an object key, asked once per key (bounded: MEMO_MAX_KEYS). */
-  readonly keys: Map<string, KeyFacts>;
+  readonly keys: BoundedMemo<string, KeyFacts>;
   /** Strings shorter than this are left as they are by every value rule (most keys and many values: no memo lookup). */
   readonly shortest: number;
   /** Values this side's server issued and its client sent back (diff/bind), marked `<ISSUED:n>` wherever they appear. */
@@ -74,7 +74,7 @@ export function valueWalk(rules: RuleSet, homes: readonly string[], table: Ordin
   const marks = issued?.size ? issued : undefined;
   const shortest = Math.min(...rules.valueRules.map((r) => (r.shortest ? r.shortest(homes) : 0)), marks ? ISSUED_SHORTEST : Infinity);
   const absent = marks && boundAbsent(marks);
-  return { rules, homes, table, window, strings: new Map(), keys: new Map(), shortest, issued: marks, ...(absent ? { issuedAbsent: absent } : {}) };
+  return { rules, homes, table, window, strings: new BoundedMemo(MEMO_MAX_SIZE), keys: new BoundedMemo(MEMO_MAX_KEYS), shortest, issued: marks, ...(absent ? { issuedAbsent: absent } : {}) };
 }
 
 function applyValueRules(s: string, w: ValueWalk): string {
@@ -92,13 +92,7 @@ function applyValueRules(s: string, w: ValueWalk): string {
 export function normalizeString(s: string, w: ValueWalk): string {
   if (s.length < w.shortest) return s;
   if (s.length > MEMO_MAX_LENGTH) return applyValueRules(s, w);
-  let out = w.strings.get(s);
-  if (out === undefined) {
-    out = applyValueRules(s, w);
-    if (w.strings.size >= MEMO_MAX_SIZE) w.strings.clear();
-    w.strings.set(s, out);
-  }
-  return out;
+  return w.strings.get(s) ?? w.strings.set(s, applyValueRules(s, w));
 }
 
 // A key rule's test looks at the key and the value's JSON type only, so its
@@ -114,15 +108,11 @@ function typeSlot(v: unknown): number {
 }
 
 function keyFacts(k: string, w: ValueWalk): KeyFacts {
-  let f = w.keys.get(k);
-  if (f === undefined) {
-    f = { normalized: normalizeString(k, w), keep: w.rules.keep.has(k), id: ID_KEY.test(k), rules: [] };
-    // A key past the string memo's length is normalized again each time, as normalizeString would (not kept).
-    if (k.length > MEMO_MAX_LENGTH) return f;
-    if (w.keys.size >= MEMO_MAX_KEYS) w.keys.clear();
-    w.keys.set(k, f);
-  }
-  return f;
+  const known = w.keys.get(k);
+  if (known !== undefined) return known;
+  const f: KeyFacts = { normalized: normalizeString(k, w), keep: w.rules.keep.has(k), id: ID_KEY.test(k), rules: [] };
+  // A key past the string memo's length is normalized again each time, as normalizeString would (not kept).
+  return k.length > MEMO_MAX_LENGTH ? f : w.keys.set(k, f);
 }
 
 function keyRuleFor(k: string, f: KeyFacts, x: unknown, w: ValueWalk): KeyRule | null {
